@@ -1,0 +1,88 @@
+// catalog-service: the records of AI models and hardware, over gRPC.
+#include <cstdlib>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/usage.h"
+#include "absl/time/time.h"
+#include "catalog-service/catalog.h"
+#include "catalog-service/dataset.h"
+#include "catalog-service/service.h"
+#include "catalog-service/store/sqlite_store.h"
+#include "common/config.h"
+#include "common/logging.h"
+#include "common/server.h"
+
+ABSL_FLAG(std::string, grpc_address, "0.0.0.0:50051",
+          "gRPC listen address (host:port; port 0 = any free port)");
+ABSL_FLAG(std::string, metrics_address, "0.0.0.0:9464",
+          "Prometheus /metrics listen address (host:port; port 0 = any free port)");
+ABSL_FLAG(std::string, sqlite_path, "modelatlas-catalog.db",
+          "SQLite database file; created with the shipped dataset if it does not exist");
+ABSL_FLAG(bool, load_shipped_dataset, true,
+          "Load the shipped dataset into an empty catalog at start");
+ABSL_FLAG(std::string, port_file, "",
+          "If set, write the bound ports here once serving (for tests and scripts)");
+ABSL_FLAG(std::string, log_level, "info", "Lowest log level printed: debug, info, warning, error");
+ABSL_FLAG(absl::Duration, readiness_drain, absl::Seconds(0),
+          "On SIGTERM, report not-ready for this long before refusing new calls");
+ABSL_FLAG(absl::Duration, shutdown_deadline, absl::Seconds(10),
+          "On SIGTERM, time in-flight calls get to finish");
+
+namespace {
+
+const std::vector<std::string> kFlagNames = {
+    "grpc_address", "metrics_address", "sqlite_path",     "load_shipped_dataset",
+    "port_file",    "log_level",       "readiness_drain", "shutdown_deadline"};
+
+int Fail(const absl::Status& status) {
+  MA_LOG_ERROR("%s", status.ToString());
+  return EXIT_FAILURE;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace modelatlas;
+  absl::SetProgramUsageMessage(
+      "Serves the ModelAtlas catalog over gRPC. Every flag can also be set through the "
+      "environment as MODELATLAS_CATALOG_<FLAG NAME IN UPPER CASE>.");
+  ServerRunner::BlockShutdownSignals();
+  ParseFlagsWithEnvironment(argc, argv, "MODELATLAS_CATALOG_", kFlagNames);
+  LogLevel level = LogLevel::kInfo;
+  if (!ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
+    std::fprintf(stderr, "catalog-service: --log_level must be debug, info, warning or error\n");
+    return EXIT_FAILURE;
+  }
+  InitLogging("catalog-service", level);
+
+  const std::string path = absl::GetFlag(FLAGS_sqlite_path);
+  auto store = catalog::SqliteStore::Open(path);
+  if (!store.ok()) return Fail(store.status());
+  MA_LOG_INFO("opened SQLite store %s (schema version %d)", path, (*store)->schema_version());
+  catalog::Catalog catalog(*std::move(store));
+
+  if (absl::GetFlag(FLAGS_load_shipped_dataset)) {
+    auto dataset = catalog::ShippedDataset();
+    if (!dataset.ok()) return Fail(dataset.status());
+    auto loaded = catalog.LoadIfEmpty(*dataset);
+    if (!loaded.ok()) return Fail(loaded.status());
+    if (*loaded) {
+      MA_LOG_INFO("loaded the shipped dataset: %d models, %d hardware records",
+                  dataset->models_size(), dataset->hardware_size());
+    }
+  }
+
+  ServerRunner runner({.program = "catalog-service",
+                       .grpc_address = absl::GetFlag(FLAGS_grpc_address),
+                       .metrics_address = absl::GetFlag(FLAGS_metrics_address),
+                       .port_file = absl::GetFlag(FLAGS_port_file),
+                       .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
+                       .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline)});
+  catalog::CatalogServiceImpl service(&catalog);
+  runner.AddService(&service, catalog::v1::CatalogService::service_full_name());
+  if (absl::Status started = runner.Start(); !started.ok()) return Fail(started);
+  // The store is open: the catalog is ready.
+  runner.SetReady(true);
+  runner.WaitForShutdownSignal();
+  return EXIT_SUCCESS;
+}

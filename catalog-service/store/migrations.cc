@@ -1,0 +1,40 @@
+#include "catalog-service/store/migrations.h"
+
+namespace modelatlas::catalog {
+
+const std::vector<Migration>& SqliteMigrations() {
+  static const auto* migrations = new std::vector<Migration>{
+      {1, "records, lookup keys, revision and change log",
+       R"sql(
+CREATE TABLE catalog_state (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  revision INTEGER NOT NULL               -- grows by one per committed write
+);
+INSERT INTO catalog_state (id, revision) VALUES (1, 0);
+CREATE TABLE records (
+  kind TEXT NOT NULL,                      -- 'model' or 'hardware'
+  id TEXT NOT NULL,                        -- AIP-122 resource id
+  display_name TEXT NOT NULL,
+  payload TEXT NOT NULL,                   -- canonical JSON of the record
+  revision INTEGER NOT NULL,               -- revision of the last write
+  PRIMARY KEY (kind, id)
+) WITHOUT ROWID;
+CREATE TABLE lookup_keys (
+  kind TEXT NOT NULL,
+  key TEXT NOT NULL,                       -- LookupKey() of a name or alias
+  id TEXT NOT NULL,
+  PRIMARY KEY (kind, key, id)
+) WITHOUT ROWID;
+CREATE TABLE changes (
+  revision INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  id TEXT NOT NULL,
+  operation TEXT NOT NULL,                 -- 'create', 'update' or 'delete'
+  PRIMARY KEY (revision, kind, id)
+) WITHOUT ROWID;
+)sql"},
+  };
+  return *migrations;
+}
+
+}  // namespace modelatlas::catalog

@@ -1,0 +1,291 @@
+#include "catalog-service/store/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "catalog-service/store/migrations.h"
+#include "common/errors.h"
+
+namespace modelatlas::catalog {
+namespace {
+
+absl::Status SqliteError(sqlite3* db, absl::string_view what) {
+  const int code = sqlite3_extended_errcode(db);
+  std::string message = absl::StrCat("sqlite: ", what, ": ", sqlite3_errmsg(db));
+  // A locked or busy database is transient; everything else is internal.
+  if ((code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED) {
+    return absl::UnavailableError(message);
+  }
+  return absl::InternalError(message);
+}
+
+// A prepared statement, finalized on scope exit.
+class Statement {
+ public:
+  Statement(sqlite3* db, absl::string_view sql) : db_(db) {
+    status_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) ==
+                      SQLITE_OK
+                  ? absl::OkStatus()
+                  : SqliteError(db, absl::StrCat("prepare ", sql));
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  const absl::Status& status() const { return status_; }
+  // Makes the statement ready to run again with new bindings.
+  Statement& Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    return *this;
+  }
+  Statement& Bind(int index, absl::string_view text) {
+    sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& Bind(int index, int64_t value) {
+    sqlite3_bind_int64(stmt_, index, value);
+    return *this;
+  }
+  // Steps once: true when a row is available, false when done.
+  absl::StatusOr<bool> Step() {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return SqliteError(db_, "step");
+  }
+  absl::Status Run() {
+    absl::StatusOr<bool> row = Step();
+    return row.status();
+  }
+  std::string Text(int column) const {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+    return text == nullptr ? std::string() : std::string(text, sqlite3_column_bytes(stmt_, column));
+  }
+  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  absl::Status status_;
+};
+
+absl::Status Exec(sqlite3* db, const std::string& sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
+    absl::Status status = absl::InternalError(
+        absl::StrCat("sqlite: ", error == nullptr ? "error" : error, " in: ", sql));
+    sqlite3_free(error);
+    return status;
+  }
+  return absl::OkStatus();
+}
+
+// Runs `body` inside BEGIN IMMEDIATE ... COMMIT, rolling back on error.
+template <typename Body>
+auto InTransaction(sqlite3* db, Body body) -> decltype(body()) {
+  if (absl::Status begin = Exec(db, "BEGIN IMMEDIATE"); !begin.ok()) return begin;
+  auto result = body();
+  if (!result.ok()) {
+    Exec(db, "ROLLBACK").IgnoreError();
+    return result;
+  }
+  if (absl::Status commit = Exec(db, "COMMIT"); !commit.ok()) {
+    Exec(db, "ROLLBACK").IgnoreError();
+    return commit;
+  }
+  return result;
+}
+
+StoredRecord ReadRecord(const Statement& stmt) {
+  return StoredRecord{stmt.Text(0), stmt.Text(1), stmt.Text(2), stmt.Int(3)};
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  sqlite3* db = nullptr;
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    absl::Status status = absl::UnavailableError(
+        absl::StrCat("cannot open SQLite database \"", path, "\": ", sqlite3_errmsg(db)));
+    sqlite3_close(db);
+    return status;
+  }
+  std::unique_ptr<SqliteStore> store(new SqliteStore(db));
+  sqlite3_busy_timeout(db, 5000);
+  // WAL lets readers run beside the writer; synchronous=FULL makes every
+  // commit durable before it is acknowledged.
+  for (const char* pragma :
+       {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"}) {
+    if (absl::Status s = Exec(db, pragma); !s.ok()) return s;
+  }
+  if (absl::Status s = store->Migrate(); !s.ok()) return s;
+  return store;
+}
+
+SqliteStore::~SqliteStore() { sqlite3_close(db_); }
+
+absl::Status SqliteStore::Migrate() {
+  absl::MutexLock lock(&mutex_);
+  if (absl::Status s = Exec(db_,
+                            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                            "version INTEGER PRIMARY KEY, description TEXT NOT NULL)");
+      !s.ok()) {
+    return s;
+  }
+  Statement current(db_, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+  if (!current.status().ok()) return current.status();
+  absl::StatusOr<bool> row = current.Step();
+  if (!row.ok()) return row.status();
+  schema_version_ = static_cast<int>(current.Int(0));
+
+  const std::vector<Migration>& migrations = SqliteMigrations();
+  if (schema_version_ > static_cast<int>(migrations.size())) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "database schema version ", schema_version_, " is newer than this binary knows (",
+        migrations.size(), "); upgrade catalog-service"));
+  }
+  for (const Migration& migration : migrations) {
+    if (migration.version <= schema_version_) continue;
+    absl::Status applied = InTransaction(db_, [&]() -> absl::Status {
+      if (absl::Status s = Exec(db_, migration.sql); !s.ok()) return s;
+      Statement record(db_, "INSERT INTO schema_migrations (version, description) VALUES (?, ?)");
+      if (!record.status().ok()) return record.status();
+      return record.Bind(1, int64_t{migration.version}).Bind(2, migration.description).Run();
+    });
+    if (!applied.ok()) return applied;
+    schema_version_ = migration.version;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StoredRecord> SqliteStore::Get(RecordKind kind, absl::string_view id) {
+  absl::MutexLock lock(&mutex_);
+  Statement stmt(
+      db_, "SELECT id, display_name, payload, revision FROM records WHERE kind = ? AND id = ?");
+  if (!stmt.status().ok()) return stmt.status();
+  stmt.Bind(1, RecordKindName(kind)).Bind(2, id);
+  absl::StatusOr<bool> row = stmt.Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::NotFoundError(absl::StrCat(RecordKindName(kind), " ", id));
+  return ReadRecord(stmt);
+}
+
+absl::StatusOr<std::vector<std::string>> SqliteStore::FindIdsByLookupKey(RecordKind kind,
+                                                                         absl::string_view key) {
+  absl::MutexLock lock(&mutex_);
+  Statement stmt(db_, "SELECT DISTINCT id FROM lookup_keys WHERE kind = ? AND key = ? ORDER BY id");
+  if (!stmt.status().ok()) return stmt.status();
+  stmt.Bind(1, RecordKindName(kind)).Bind(2, key);
+  std::vector<std::string> ids;
+  while (true) {
+    absl::StatusOr<bool> row = stmt.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    ids.push_back(stmt.Text(0));
+  }
+  return ids;
+}
+
+absl::StatusOr<std::vector<StoredRecord>> SqliteStore::List(RecordKind kind,
+                                                            absl::string_view after_id, int limit) {
+  absl::MutexLock lock(&mutex_);
+  Statement stmt(db_,
+                 "SELECT id, display_name, payload, revision FROM records "
+                 "WHERE kind = ? AND id > ? ORDER BY id LIMIT ?");
+  if (!stmt.status().ok()) return stmt.status();
+  stmt.Bind(1, RecordKindName(kind)).Bind(2, after_id).Bind(3, int64_t{limit});
+  std::vector<StoredRecord> records;
+  while (true) {
+    absl::StatusOr<bool> row = stmt.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    records.push_back(ReadRecord(stmt));
+  }
+  return records;
+}
+
+absl::StatusOr<int64_t> SqliteStore::Count(RecordKind kind) {
+  absl::MutexLock lock(&mutex_);
+  Statement stmt(db_, "SELECT COUNT(*) FROM records WHERE kind = ?");
+  if (!stmt.status().ok()) return stmt.status();
+  stmt.Bind(1, RecordKindName(kind));
+  absl::StatusOr<bool> row = stmt.Step();
+  if (!row.ok()) return row.status();
+  return stmt.Int(0);
+}
+
+absl::StatusOr<int64_t> SqliteStore::Revision() {
+  absl::MutexLock lock(&mutex_);
+  Statement stmt(db_, "SELECT revision FROM catalog_state WHERE id = 1");
+  if (!stmt.status().ok()) return stmt.status();
+  absl::StatusOr<bool> row = stmt.Step();
+  if (!row.ok()) return row.status();
+  return stmt.Int(0);
+}
+
+absl::StatusOr<int64_t> SqliteStore::Insert(const std::vector<RecordWrite>& records) {
+  absl::MutexLock lock(&mutex_);
+  return InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
+    Statement bump(db_,
+                   "UPDATE catalog_state SET revision = revision + 1 WHERE id = 1 "
+                   "RETURNING revision");
+    if (!bump.status().ok()) return bump.status();
+    absl::StatusOr<bool> row = bump.Step();
+    if (!row.ok()) return row.status();
+    const int64_t revision = bump.Int(0);
+    if (absl::Status s = bump.Run(); !s.ok()) return s;  // finish the RETURNING statement
+
+    Statement exists(db_, "SELECT 1 FROM records WHERE kind = ? AND id = ?");
+    Statement insert(db_,
+                     "INSERT INTO records (kind, id, display_name, payload, revision) "
+                     "VALUES (?, ?, ?, ?, ?)");
+    Statement add_key(db_, "INSERT OR IGNORE INTO lookup_keys (kind, key, id) VALUES (?, ?, ?)");
+    Statement log_change(
+        db_, "INSERT INTO changes (revision, kind, id, operation) VALUES (?, ?, ?, 'create')");
+    for (const Statement* stmt : {&exists, &insert, &add_key, &log_change}) {
+      if (!stmt->status().ok()) return stmt->status();
+    }
+    for (const RecordWrite& record : records) {
+      const absl::string_view kind = RecordKindName(record.kind);
+      absl::StatusOr<bool> taken = exists.Reset().Bind(1, kind).Bind(2, record.id).Step();
+      if (!taken.ok()) return taken.status();
+      if (*taken) {
+        return WithReason(
+            absl::AlreadyExistsError(absl::StrCat(kind, " \"", record.id, "\" already exists")),
+            "RESOURCE_ALREADY_EXISTS");
+      }
+      if (absl::Status s = insert.Reset()
+                               .Bind(1, kind)
+                               .Bind(2, record.id)
+                               .Bind(3, record.display_name)
+                               .Bind(4, record.payload_json)
+                               .Bind(5, revision)
+                               .Run();
+          !s.ok()) {
+        return s;
+      }
+      for (const std::string& lookup : record.lookup_keys) {
+        if (absl::Status s = add_key.Reset().Bind(1, kind).Bind(2, lookup).Bind(3, record.id).Run();
+            !s.ok()) {
+          return s;
+        }
+      }
+      if (absl::Status s =
+              log_change.Reset().Bind(1, revision).Bind(2, kind).Bind(3, record.id).Run();
+          !s.ok()) {
+        return s;
+      }
+    }
+    return revision;
+  });
+}
+
+absl::string_view RecordKindName(RecordKind kind) {
+  return kind == RecordKind::kModel ? "model" : "hardware";
+}
+
+}  // namespace modelatlas::catalog

@@ -1,0 +1,44 @@
+// The embedded store: one SQLite file in WAL mode with synchronous=FULL, so
+// an acknowledged write survives a crash of the process or the machine.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "catalog-service/store/store.h"
+
+struct sqlite3;
+
+namespace modelatlas::catalog {
+
+class SqliteStore : public CatalogStore {
+ public:
+  // Opens (creating if needed) the database at `path` and applies pending
+  // migrations. ":memory:" gives a private in-memory database.
+  static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  ~SqliteStore() override;
+
+  absl::string_view backend() const override { return "sqlite"; }
+  int schema_version() const override { return schema_version_; }
+
+  absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) override;
+  absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
+                                                              absl::string_view key) override;
+  absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
+                                                 int limit) override;
+  absl::StatusOr<int64_t> Count(RecordKind kind) override;
+  absl::StatusOr<int64_t> Revision() override;
+  absl::StatusOr<int64_t> Insert(const std::vector<RecordWrite>& records) override;
+
+ private:
+  explicit SqliteStore(sqlite3* db) : db_(db) {}
+  absl::Status Migrate();
+
+  // One connection, serialized: SQLite allows one writer at a time anyway.
+  absl::Mutex mutex_;
+  sqlite3* db_;
+  int schema_version_ = 0;
+};
+
+}  // namespace modelatlas::catalog

@@ -1,0 +1,67 @@
+// The storage interface of the catalog. Records are kept as their canonical
+// JSON (protobuf field names) with their kind, id, display name and the
+// lookup keys they are found by; the catalog layer above owns the typed
+// messages and the rules. Two implementations: SQLite (embedded default)
+// and PostgreSQL (several replicas on one database).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace modelatlas::catalog {
+
+enum class RecordKind { kModel, kHardware };
+
+// "model" or "hardware", as stored.
+absl::string_view RecordKindName(RecordKind kind);
+
+// A record as stored.
+struct StoredRecord {
+  std::string id;
+  std::string display_name;
+  std::string payload_json;
+  // Catalog revision of the last write to this record.
+  int64_t revision = 0;
+};
+
+// A record to write.
+struct RecordWrite {
+  RecordKind kind = RecordKind::kModel;
+  std::string id;
+  std::string display_name;
+  // Keys the record is found by (display name, aliases), see LookupKey().
+  std::vector<std::string> lookup_keys;
+  std::string payload_json;
+};
+
+class CatalogStore {
+ public:
+  virtual ~CatalogStore() = default;
+
+  // "sqlite" or "postgres".
+  virtual absl::string_view backend() const = 0;
+  // The schema version the store was migrated to.
+  virtual int schema_version() const = 0;
+
+  // NOT_FOUND when there is no such record.
+  virtual absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) = 0;
+  // Ids of the records with this lookup key, in id order.
+  virtual absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
+                                                                      absl::string_view key) = 0;
+  // Up to `limit` records with id > after_id, in id order.
+  virtual absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind,
+                                                         absl::string_view after_id, int limit) = 0;
+  virtual absl::StatusOr<int64_t> Count(RecordKind kind) = 0;
+  // The catalog revision: grows by one with every committed write.
+  virtual absl::StatusOr<int64_t> Revision() = 0;
+  // Inserts every record in one transaction at one new revision, which it
+  // returns. ALREADY_EXISTS (naming the record) if any id is taken; then
+  // nothing is written.
+  virtual absl::StatusOr<int64_t> Insert(const std::vector<RecordWrite>& records) = 0;
+};
+
+}  // namespace modelatlas::catalog

@@ -1,0 +1,341 @@
+// modelatlas: the command-line client of catalog-service and estimator-service.
+//
+//   modelatlas models list | models get NAME
+//   modelatlas hardware list | hardware get NAME
+//   modelatlas info
+//   modelatlas estimate memory MODEL [--weights=bf16] [--kv_cache=bf16]
+//                                    [--context=TOKENS] [--batch=N] [--hypothetical]
+//
+// Tables for people by default, --json for scripts. Exit codes: 0 success,
+// 1 the call failed (the message names what), 2 the command line is wrong.
+#include <grpcpp/grpcpp.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <optional>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "cli/output.h"
+#include "common/config.h"
+#include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
+#include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
+
+ABSL_FLAG(std::string, catalog, "localhost:50051", "catalog-service address (host:port)");
+ABSL_FLAG(std::string, estimator, "localhost:50052", "estimator-service address (host:port)");
+ABSL_FLAG(bool, json, false, "Print JSON (protobuf's JSON mapping) instead of tables");
+ABSL_FLAG(absl::Duration, timeout, absl::Seconds(10), "Deadline of each call");
+ABSL_FLAG(int32_t, page_size, 200, "Records fetched per call when listing");
+ABSL_FLAG(std::string, weights, "bf16", "Weight format: fp32, fp16, bf16, fp8, int8, int4");
+ABSL_FLAG(std::string, kv_cache, "bf16", "KV-cache format: fp32, fp16, bf16, fp8, int8, int4");
+ABSL_FLAG(int64_t, context, 0, "Tokens in the KV cache per sequence (0 = the model's maximum)");
+ABSL_FLAG(int32_t, batch, 1, "Sequences served at once");
+ABSL_FLAG(std::optional<int64_t>, overhead_bytes, std::nullopt,
+          "Runtime overhead, bytes (default: the estimator's, 1 GiB)");
+ABSL_FLAG(bool, hypothetical, false,
+          "Estimate even when the weights are not published (the answer says so)");
+
+namespace {
+
+using modelatlas::catalog::v1::CatalogService;
+using modelatlas::estimator::v1::EstimatorService;
+namespace cli = modelatlas::cli;
+namespace common_v1 = modelatlas::common::v1;
+namespace catalog_v1 = modelatlas::catalog::v1;
+namespace estimator_v1 = modelatlas::estimator::v1;
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+constexpr char kUsage[] = R"(usage: modelatlas [flags] COMMAND
+
+Commands:
+  models list                 every model in the catalog
+  models get NAME             one model: models/ID or its name ("megatron bert")
+  hardware list               every hardware record
+  hardware get NAME           one record: hardware/ID, its name or an alias
+  info                        catalog revision and record counts
+  estimate memory MODEL       memory to run MODEL (--weights, --kv_cache,
+                              --context, --batch, --overhead_bytes, --hypothetical)
+
+Flags: --catalog=HOST:PORT --estimator=HOST:PORT --json --timeout=10s
+Environment: MODELATLAS_CATALOG and MODELATLAS_ESTIMATOR set the addresses.
+Run "modelatlas --help" for every flag.)";
+
+int UsageError(const std::string& message) {
+  std::cerr << "modelatlas: " << message << "\n\n" << kUsage << "\n";
+  return kExitUsage;
+}
+
+// Reports a failed call: what was called, where, and why.
+int CallFailed(const grpc::Status& status, const std::string& service, const std::string& address) {
+  std::string code = absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    std::cerr << "modelatlas: cannot reach " << service << " at " << address << " (" << code << ": "
+              << status.error_message() << ")\n";
+  } else {
+    std::cerr << "modelatlas: " << service << " at " << address << " answered " << code << ": "
+              << status.error_message() << "\n";
+  }
+  return kExitFailure;
+}
+
+std::unique_ptr<grpc::ClientContext> NewContext() {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() +
+                        absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_timeout)));
+  return context;
+}
+
+std::string Joined(const google::protobuf::RepeatedPtrField<std::string>& values) {
+  return absl::StrJoin(values, ",");
+}
+
+std::string AccessibilityText(common_v1::Accessibility accessibility) {
+  if (accessibility == common_v1::ACCESSIBILITY_UNSPECIFIED) return "-";
+  std::string name = common_v1::Accessibility_Name(accessibility);
+  return absl::AsciiStrToLower(name.substr(std::string("ACCESSIBILITY_").size()));
+}
+
+class Cli {
+ public:
+  Cli()
+      : catalog_address_(absl::GetFlag(FLAGS_catalog)),
+        estimator_address_(absl::GetFlag(FLAGS_estimator)),
+        json_(absl::GetFlag(FLAGS_json)) {}
+
+  int Run(const std::vector<std::string>& args) {
+    if (args.empty()) return UsageError("no command given");
+    const std::string& noun = args[0];
+    const std::string verb = args.size() > 1 ? args[1] : "";
+    if (noun == "models" && verb == "list" && args.size() == 2) return ListModels();
+    if (noun == "models" && verb == "get" && args.size() == 3) return GetModel(args[2]);
+    if (noun == "hardware" && verb == "list" && args.size() == 2) return ListHardware();
+    if (noun == "hardware" && verb == "get" && args.size() == 3) return GetHardware(args[2]);
+    if (noun == "info" && args.size() == 1) return Info();
+    if (noun == "estimate" && verb == "memory" && args.size() == 3) return EstimateMemory(args[2]);
+    return UsageError(absl::StrCat("unknown command \"", absl::StrJoin(args, " "), "\""));
+  }
+
+ private:
+  CatalogService::Stub& catalog() {
+    if (!catalog_stub_) {
+      catalog_stub_ = CatalogService::NewStub(
+          grpc::CreateChannel(catalog_address_, grpc::InsecureChannelCredentials()));
+    }
+    return *catalog_stub_;
+  }
+
+  EstimatorService::Stub& estimator() {
+    if (!estimator_stub_) {
+      estimator_stub_ = EstimatorService::NewStub(
+          grpc::CreateChannel(estimator_address_, grpc::InsecureChannelCredentials()));
+    }
+    return *estimator_stub_;
+  }
+
+  int CatalogFailed(const grpc::Status& status) {
+    return CallFailed(status, "catalog-service", catalog_address_);
+  }
+
+  // Fetches every page of a List call.
+  template <typename Request, typename Response, typename Call>
+  grpc::Status ListAll(Call call, std::vector<Response>* pages) {
+    Request request;
+    request.set_page_size(absl::GetFlag(FLAGS_page_size));
+    do {
+      Response response;
+      auto context = NewContext();
+      grpc::Status status = call(context.get(), request, &response);
+      if (!status.ok()) return status;
+      request.set_page_token(response.next_page_token());
+      pages->push_back(std::move(response));
+    } while (!request.page_token().empty());
+    return grpc::Status::OK;
+  }
+
+  int ListModels() {
+    std::vector<catalog_v1::ListModelsResponse> pages;
+    grpc::Status status = ListAll<catalog_v1::ListModelsRequest>(
+        [this](grpc::ClientContext* c, const catalog_v1::ListModelsRequest& r,
+               catalog_v1::ListModelsResponse* out) { return catalog().ListModels(c, r, out); },
+        &pages);
+    if (!status.ok()) return CatalogFailed(status);
+    std::vector<std::vector<std::string>> rows;
+    catalog_v1::ListModelsResponse all;
+    for (const auto& page : pages) {
+      for (const auto& model : page.models()) {
+        if (json_) {
+          *all.add_models() = model;
+          continue;
+        }
+        rows.push_back({model.name(), model.display_name(),
+                        model.has_parameters() ? cli::HumanCount(model.parameters()) : "-",
+                        Joined(model.domains()), AccessibilityText(model.accessibility())});
+      }
+    }
+    if (json_) {
+      all.set_catalog_revision(pages.back().catalog_revision());
+      std::cout << cli::ToJson(all) << "\n";
+    } else {
+      cli::PrintTable({"NAME", "DISPLAY NAME", "PARAMETERS", "DOMAIN", "ACCESSIBILITY"}, rows);
+    }
+    return EXIT_SUCCESS;
+  }
+
+  int ListHardware() {
+    std::vector<catalog_v1::ListHardwareResponse> pages;
+    grpc::Status status = ListAll<catalog_v1::ListHardwareRequest>(
+        [this](grpc::ClientContext* c, const catalog_v1::ListHardwareRequest& r,
+               catalog_v1::ListHardwareResponse* out) { return catalog().ListHardware(c, r, out); },
+        &pages);
+    if (!status.ok()) return CatalogFailed(status);
+    std::vector<std::vector<std::string>> rows;
+    catalog_v1::ListHardwareResponse all;
+    auto optional_figure = [](bool has, double value, double scale, const char* format) {
+      return has ? absl::StrFormat(format, value / scale) : std::string("-");
+    };
+    for (const auto& page : pages) {
+      for (const auto& hw : page.hardware()) {
+        if (json_) {
+          *all.add_hardware() = hw;
+          continue;
+        }
+        rows.push_back(
+            {hw.name(), hw.display_name(),
+             optional_figure(hw.has_memory_bytes(), hw.memory_bytes(), 1073741824.0, "%.1f"),
+             optional_figure(hw.has_memory_bandwidth_bytes_per_second(),
+                             hw.memory_bandwidth_bytes_per_second(), 1e9, "%.0f"),
+             optional_figure(hw.peak().has_tensor_fp16_bf16_flops(),
+                             hw.peak().tensor_fp16_bf16_flops(), 1e12, "%.1f"),
+             optional_figure(hw.has_tdp_watts(), hw.tdp_watts(), 1, "%.0f")});
+      }
+    }
+    if (json_) {
+      all.set_catalog_revision(pages.back().catalog_revision());
+      std::cout << cli::ToJson(all) << "\n";
+    } else {
+      cli::PrintTable({"NAME", "DISPLAY NAME", "MEMORY (GiB)", "BANDWIDTH (GB/s)",
+                       "FP16/BF16 (TFLOP/s)", "TDP (W)"},
+                      rows);
+    }
+    return EXIT_SUCCESS;
+  }
+
+  int GetModel(const std::string& name) {
+    catalog_v1::GetModelRequest request;
+    request.set_name(name);
+    common_v1::Model model;
+    auto context = NewContext();
+    grpc::Status status = catalog().GetModel(context.get(), request, &model);
+    if (!status.ok()) return CatalogFailed(status);
+    PrintRecord(model);
+    return EXIT_SUCCESS;
+  }
+
+  int GetHardware(const std::string& name) {
+    catalog_v1::GetHardwareRequest request;
+    request.set_name(name);
+    common_v1::Hardware hardware;
+    auto context = NewContext();
+    grpc::Status status = catalog().GetHardware(context.get(), request, &hardware);
+    if (!status.ok()) return CatalogFailed(status);
+    PrintRecord(hardware);
+    return EXIT_SUCCESS;
+  }
+
+  int Info() {
+    catalog_v1::CatalogInfo info;
+    auto context = NewContext();
+    grpc::Status status = catalog().GetCatalogInfo(context.get(), {}, &info);
+    if (!status.ok()) return CatalogFailed(status);
+    PrintRecord(info);
+    return EXIT_SUCCESS;
+  }
+
+  void PrintRecord(const google::protobuf::Message& message) {
+    if (json_) {
+      std::cout << cli::ToJson(message) << "\n";
+    } else {
+      cli::PrintFields(message);
+    }
+  }
+
+  static std::optional<estimator_v1::NumberFormat> ParseFormat(const std::string& text) {
+    const std::string upper = "NUMBER_FORMAT_" + absl::AsciiStrToUpper(text);
+    estimator_v1::NumberFormat format;
+    if (!estimator_v1::NumberFormat_Parse(upper, &format) ||
+        format == estimator_v1::NUMBER_FORMAT_UNSPECIFIED) {
+      return std::nullopt;
+    }
+    return format;
+  }
+
+  int EstimateMemory(const std::string& model) {
+    estimator_v1::EstimateInferenceMemoryRequest request;
+    request.set_model(model);
+    const auto weights = ParseFormat(absl::GetFlag(FLAGS_weights));
+    if (!weights) return UsageError("--weights must be fp32, fp16, bf16, fp8, int8 or int4");
+    const auto kv_cache = ParseFormat(absl::GetFlag(FLAGS_kv_cache));
+    if (!kv_cache) return UsageError("--kv_cache must be fp32, fp16, bf16, fp8, int8 or int4");
+    request.set_weight_format(*weights);
+    request.set_kv_cache_format(*kv_cache);
+    request.set_context_length_tokens(absl::GetFlag(FLAGS_context));
+    request.set_batch_size(absl::GetFlag(FLAGS_batch));
+    if (auto overhead = absl::GetFlag(FLAGS_overhead_bytes)) request.set_overhead_bytes(*overhead);
+    request.set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
+
+    estimator_v1::EstimateInferenceMemoryResponse response;
+    auto context = NewContext();
+    grpc::Status status = estimator().EstimateInferenceMemory(context.get(), request, &response);
+    if (!status.ok()) return CallFailed(status, "estimator-service", estimator_address_);
+    if (json_) {
+      std::cout << cli::ToJson(response) << "\n";
+      return EXIT_SUCCESS;
+    }
+    std::cout << response.display_name();
+    if (!response.model().empty()) std::cout << " (" << response.model() << ")";
+    std::cout << "\n";
+    if (!response.available()) {
+      std::cout << response.no_estimate_reason() << "\n";
+      return EXIT_SUCCESS;
+    }
+    if (response.hypothetical()) std::cout << "HYPOTHETICAL: weights not published\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& line : response.lines()) {
+      rows.push_back({line.component(), absl::StrCat(line.bytes()),
+                      absl::StrFormat("%.2f", line.bytes() / 1073741824.0), line.arithmetic()});
+    }
+    rows.push_back({"total", absl::StrCat(response.total_bytes()),
+                    absl::StrFormat("%.2f", response.total_gib()),
+                    absl::StrFormat("= %.2f GB (1 GB = 1e9 bytes)", response.total_gb())});
+    cli::PrintTable({"COMPONENT", "BYTES", "GiB", "ARITHMETIC"}, rows);
+    for (const auto& warning : response.warnings()) std::cout << "note: " << warning << "\n";
+    return EXIT_SUCCESS;
+  }
+
+  std::string catalog_address_;
+  std::string estimator_address_;
+  bool json_;
+  std::unique_ptr<CatalogService::Stub> catalog_stub_;
+  std::unique_ptr<EstimatorService::Stub> estimator_stub_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(kUsage);
+  // MODELATLAS_CATALOG / MODELATLAS_ESTIMATOR give the addresses; flags win.
+  std::vector<std::string> args =
+      modelatlas::ParseFlagsWithEnvironment(argc, argv, "MODELATLAS_", {"catalog", "estimator"});
+  args.erase(args.begin());  // program name
+  return Cli().Run(args);
+}

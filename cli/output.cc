@@ -1,0 +1,149 @@
+#include "cli/output.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/reflection.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/type/date.pb.h"
+
+namespace modelatlas::cli {
+namespace {
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+
+std::string ScalarText(const Message& message, const FieldDescriptor* field, int index) {
+  const auto* r = message.GetReflection();
+  const bool repeated = field->is_repeated();
+  switch (field->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_STRING:
+      return repeated ? r->GetRepeatedString(message, field, index) : r->GetString(message, field);
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      return absl::StrFormat("%.17g", repeated ? r->GetRepeatedDouble(message, field, index)
+                                               : r->GetDouble(message, field));
+    case FieldDescriptor::CPPTYPE_FLOAT:
+      return absl::StrCat(repeated ? r->GetRepeatedFloat(message, field, index)
+                                   : r->GetFloat(message, field));
+    case FieldDescriptor::CPPTYPE_INT32:
+      return absl::StrCat(repeated ? r->GetRepeatedInt32(message, field, index)
+                                   : r->GetInt32(message, field));
+    case FieldDescriptor::CPPTYPE_INT64:
+      return absl::StrCat(repeated ? r->GetRepeatedInt64(message, field, index)
+                                   : r->GetInt64(message, field));
+    case FieldDescriptor::CPPTYPE_UINT32:
+      return absl::StrCat(repeated ? r->GetRepeatedUInt32(message, field, index)
+                                   : r->GetUInt32(message, field));
+    case FieldDescriptor::CPPTYPE_UINT64:
+      return absl::StrCat(repeated ? r->GetRepeatedUInt64(message, field, index)
+                                   : r->GetUInt64(message, field));
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return (repeated ? r->GetRepeatedBool(message, field, index) : r->GetBool(message, field))
+                 ? "true"
+                 : "false";
+    case FieldDescriptor::CPPTYPE_ENUM:
+      return (repeated ? r->GetRepeatedEnum(message, field, index) : r->GetEnum(message, field))
+          ->name();
+    default:
+      return "";
+  }
+}
+
+void PrintLine(const std::string& path, const std::string& value) {
+  if (value.find('\n') == std::string::npos) {
+    std::cout << path << ": " << value << "\n";
+    return;
+  }
+  std::cout << path << ":\n    " << absl::StrReplaceAll(value, {{"\n", "\n    "}}) << "\n";
+}
+
+void PrintFieldsWithPrefix(const Message& message, const std::string& prefix) {
+  const auto* r = message.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  r->ListFields(message, &fields);
+  for (const FieldDescriptor* field : fields) {
+    const std::string path =
+        prefix.empty() ? field->name() : absl::StrCat(prefix, ".", field->name());
+    const std::string type_name =
+        field->message_type() != nullptr ? field->message_type()->full_name() : "";
+    if (type_name == "google.type.Date") {
+      const auto& date = static_cast<const google::type::Date&>(r->GetMessage(message, field));
+      PrintLine(path, absl::StrFormat("%04d-%02d-%02d", date.year(), date.month(), date.day()));
+    } else if (type_name == "google.protobuf.Timestamp") {
+      std::string json = ToJson(r->GetMessage(message, field));
+      PrintLine(path, std::string(absl::StripPrefix(absl::StripSuffix(json, "\""), "\"")));
+    } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (field->is_repeated()) {
+        for (int i = 0; i < r->FieldSize(message, field); ++i) {
+          PrintFieldsWithPrefix(r->GetRepeatedMessage(message, field, i),
+                                absl::StrCat(path, "[", i, "]"));
+        }
+      } else {
+        PrintFieldsWithPrefix(r->GetMessage(message, field), path);
+      }
+    } else if (field->is_repeated()) {
+      std::vector<std::string> values;
+      for (int i = 0; i < r->FieldSize(message, field); ++i) {
+        values.push_back(ScalarText(message, field, i));
+      }
+      PrintLine(path, absl::StrJoin(values, "; "));
+    } else {
+      PrintLine(path, ScalarText(message, field, 0));
+    }
+  }
+}
+
+}  // namespace
+
+void PrintTable(const std::vector<std::string>& header,
+                const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths(header.size());
+  for (size_t i = 0; i < header.size(); ++i) widths[i] = header[i].size();
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  auto print_row = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      absl::StrAppend(&line, row[i]);
+      if (i + 1 < row.size()) line.append(widths[i] - row[i].size() + 2, ' ');
+    }
+    std::cout << line << "\n";
+  };
+  print_row(header);
+  for (const auto& row : rows) print_row(row);
+}
+
+void PrintFields(const Message& message) { PrintFieldsWithPrefix(message, ""); }
+
+std::string ToJson(const Message& message) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.add_whitespace = true;
+  if (!google::protobuf::util::MessageToJsonString(message, &json, options).ok()) return "{}";
+  while (!json.empty() && json.back() == '\n') json.pop_back();
+  return json;
+}
+
+std::string HumanCount(double value) {
+  const struct {
+    double scale;
+    const char* suffix;
+  } units[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
+  for (const auto& unit : units) {
+    if (value >= unit.scale) return absl::StrFormat("%.3g%s", value / unit.scale, unit.suffix);
+  }
+  return absl::StrFormat("%.0f", value);
+}
+
+}  // namespace modelatlas::cli

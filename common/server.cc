@@ -1,0 +1,147 @@
+#include "common/server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "common/process_metrics.h"
+
+namespace modelatlas {
+
+ServerRunner::ServerRunner(ServerOptions options)
+    : options_(std::move(options)),
+      registry_(std::make_shared<prometheus::Registry>()),
+      server_metrics_(*registry_, "server") {}
+
+ServerRunner::~ServerRunner() { ShutdownNow(); }
+
+void ServerRunner::BlockShutdownSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+void ServerRunner::AddService(grpc::Service* service, absl::string_view full_name) {
+  services_.push_back(service);
+  readiness_names_.emplace_back(full_name);
+  const auto* descriptor =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(std::string(full_name));
+  if (descriptor != nullptr) server_metrics_.RegisterService(*descriptor);
+}
+
+absl::Status ServerRunner::Start() {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options_.grpc_address, grpc::InsecureServerCredentials(), &grpc_port_);
+  builder.SetMaxReceiveMessageSize(options_.max_receive_message_bytes);
+  builder.AddChannelArgument(
+      GRPC_ARG_MAX_CONNECTION_AGE_MS,
+      static_cast<int>(absl::ToInt64Milliseconds(options_.max_connection_age)));
+  for (grpc::Service* service : services_) builder.RegisterService(service);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(server_metrics_.ServerInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
+
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || grpc_port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", options_.grpc_address,
+                                               " (address in use or invalid?)"));
+  }
+  auto* health = server_->GetHealthCheckService();
+  health->SetServingStatus("", true);
+  health->SetServingStatus(kLivenessService, true);
+  SetReady(false);
+
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(options_.metrics_address);
+  } catch (const std::exception& e) {
+    ShutdownNow();
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen for metrics on ", options_.metrics_address, ": ", e.what()));
+  }
+  exposer_->RegisterCollectable(registry_);
+  process_metrics_ = ProcessMetricsCollectable();
+  exposer_->RegisterCollectable(process_metrics_);
+  const std::vector<int> ports = exposer_->GetListeningPorts();
+  metrics_port_ = ports.empty() ? 0 : ports.front();
+
+  MA_LOG_INFO("serving gRPC on port %d (%s), metrics on port %d (%s)/metrics", grpc_port_,
+              options_.grpc_address, metrics_port_, options_.metrics_address);
+  return WritePortFile();
+}
+
+void ServerRunner::SetReady(bool ready) {
+  // Once shutdown has begun, nothing turns readiness back on.
+  if (server_ == nullptr || (ready && stopped_)) return;
+  if (ready_.exchange(ready) != ready || !ready) {
+    auto* health = server_->GetHealthCheckService();
+    health->SetServingStatus(kReadinessService, ready);
+    for (const std::string& name : readiness_names_) health->SetServingStatus(name, ready);
+  }
+}
+
+absl::Status ServerRunner::WritePortFile() const {
+  if (options_.port_file.empty()) return absl::OkStatus();
+  const std::string temp = options_.port_file + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << "grpc_port=" << grpc_port_ << "\nmetrics_port=" << metrics_port_ << "\n";
+    if (!out.good()) return absl::UnavailableError("cannot write port file " + temp);
+  }
+  if (std::rename(temp.c_str(), options_.port_file.c_str()) != 0) {
+    return absl::UnavailableError("cannot write port file " + options_.port_file);
+  }
+  return absl::OkStatus();
+}
+
+void ServerRunner::WaitForShutdownSignal() {
+  // A helper thread turns a signal into a shutdown request; Shutdown() from
+  // elsewhere wakes it with SIGTERM to itself.
+  std::thread signal_thread([this] {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    int signal_number = 0;
+    sigwait(&set, &signal_number);
+    if (!shutdown_requested_.HasBeenNotified()) {
+      MA_LOG_INFO("received %s: shutting down", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+      shutdown_requested_.Notify();
+    }
+  });
+  shutdown_requested_.WaitForNotification();
+  signal_thread.detach();
+  ShutdownNow();
+}
+
+void ServerRunner::Shutdown() {
+  if (!shutdown_requested_.HasBeenNotified()) shutdown_requested_.Notify();
+}
+
+void ServerRunner::ShutdownNow() {
+  if (server_ == nullptr || stopped_.exchange(true)) return;
+  SetReady(false);
+  if (options_.readiness_drain > absl::ZeroDuration()) {
+    MA_LOG_INFO("readiness off; draining for %s", absl::FormatDuration(options_.readiness_drain));
+    absl::SleepFor(options_.readiness_drain);
+  }
+  server_->GetHealthCheckService()->SetServingStatus(kLivenessService, false);
+  const auto deadline =
+      std::chrono::system_clock::now() + absl::ToChronoMilliseconds(options_.shutdown_deadline);
+  server_->Shutdown(deadline);
+  server_->Wait();
+  MA_LOG_DEBUG("gRPC server drained");
+  exposer_.reset();
+  MA_LOG_INFO("stopped");
+}
+
+}  // namespace modelatlas

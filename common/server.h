@@ -1,0 +1,103 @@
+// What both servers share: the gRPC server with health (separate liveness
+// and readiness names), reflection and per-RPC metrics; the Prometheus
+// /metrics endpoint on its own port; graceful shutdown on SIGTERM/SIGINT.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "common/grpc_metrics.h"
+#include "prometheus/exposer.h"
+#include "prometheus/registry.h"
+
+namespace modelatlas {
+
+// Health-check service names (grpc.health.v1). The empty name reports the
+// server as a whole; Kubernetes probes use the two below.
+inline constexpr char kLivenessService[] = "liveness";
+inline constexpr char kReadinessService[] = "readiness";
+
+struct ServerOptions {
+  // Program name for logs, e.g. "catalog-service".
+  std::string program;
+  // gRPC listen address, host:port; port 0 picks a free port.
+  std::string grpc_address;
+  // Prometheus listen address, host:port; port 0 picks a free port.
+  std::string metrics_address;
+  // When set, "grpc_port=N\nmetrics_port=M\n" is written here once serving.
+  std::string port_file;
+  // After a shutdown signal: time readiness reports NOT_SERVING before the
+  // server stops taking calls (longer than a probe period in production).
+  absl::Duration readiness_drain = absl::Seconds(0);
+  // Deadline for in-flight calls to finish once shutdown starts.
+  absl::Duration shutdown_deadline = absl::Seconds(10);
+  // Maximum connection age: clients reconnect (and re-resolve) after it.
+  absl::Duration max_connection_age = absl::Minutes(5);
+  // Largest request accepted, bytes.
+  int max_receive_message_bytes = 16 * 1024 * 1024;
+};
+
+// Builds, runs and stops one gRPC server. Usage: construct, AddService(),
+// Start(), SetReady(true) when dependencies are up, then
+// WaitForShutdownSignal() (or Shutdown() from a test).
+class ServerRunner {
+ public:
+  explicit ServerRunner(ServerOptions options);
+  ~ServerRunner();
+
+  // Blocks SIGTERM and SIGINT in the calling thread and every thread created
+  // after it, so that WaitForShutdownSignal() receives them. Call first in main.
+  static void BlockShutdownSignals();
+
+  prometheus::Registry& registry() { return *registry_; }
+  GrpcMetrics& server_metrics() { return server_metrics_; }
+
+  // Registers a service by its full name (e.g. "modelatlas.catalog.v1.CatalogService");
+  // its methods' metrics are created at zero and readiness is reported under that name too.
+  void AddService(grpc::Service* service, absl::string_view full_name);
+
+  // Binds both ports and starts serving. Readiness starts NOT_SERVING.
+  absl::Status Start();
+  void SetReady(bool ready);
+  bool ready() const { return ready_; }
+
+  int grpc_port() const { return grpc_port_; }
+  int metrics_port() const { return metrics_port_; }
+  grpc::Server* server() { return server_.get(); }
+
+  // Waits for SIGTERM/SIGINT (or Shutdown()), then shuts down gracefully:
+  // readiness off, wait readiness_drain, stop accepting, drain in-flight
+  // calls until shutdown_deadline.
+  void WaitForShutdownSignal();
+  // Starts the same graceful shutdown from any thread; idempotent.
+  void Shutdown();
+
+ private:
+  void ShutdownNow();
+  absl::Status WritePortFile() const;
+
+  ServerOptions options_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  // The exposer holds collectables by weak_ptr: they live here.
+  std::shared_ptr<prometheus::Collectable> process_metrics_;
+  GrpcMetrics server_metrics_;
+  std::vector<grpc::Service*> services_;
+  std::vector<std::string> readiness_names_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::atomic<bool> ready_{false};
+  int grpc_port_ = 0;
+  int metrics_port_ = 0;
+  absl::Notification shutdown_requested_;
+  std::atomic<bool> stopped_{false};
+};
+
+}  // namespace modelatlas

@@ -1,0 +1,82 @@
+#include "estimator-service/catalog_client.h"
+
+#include <grpcpp/create_channel.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/errors.h"
+#include "common/grpc_status.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+std::chrono::system_clock::time_point DeadlineAfter(absl::Duration timeout) {
+  return std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout);
+}
+
+}  // namespace
+
+CatalogClient::CatalogClient(std::string address, GrpcMetrics* metrics,
+                             absl::Duration default_timeout)
+    : address_(std::move(address)), default_timeout_(default_timeout) {
+  grpc::ChannelArguments args;
+  // Reconnect quickly after the catalog restarts (backoff with jitter is gRPC's own).
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;
+  if (metrics != nullptr) interceptors.push_back(metrics->ClientInterceptorFactory());
+  channel_ = grpc::experimental::CreateCustomChannelWithInterceptors(
+      address_, grpc::InsecureChannelCredentials(), args, std::move(interceptors));
+  stub_ = catalog::v1::CatalogService::NewStub(channel_);
+}
+
+absl::Status CatalogClient::TranslateError(const grpc::Status& status,
+                                           const std::string& model_name) const {
+  switch (status.error_code()) {
+    case grpc::StatusCode::NOT_FOUND:
+      return ResourceNotFoundError("Model", model_name);
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return WithReason(absl::UnavailableError(absl::StrCat(
+                            "catalog at ", address_, " is unavailable: ", status.error_message())),
+                        "CATALOG_UNAVAILABLE");
+    default:
+      return FromGrpcStatus(status, absl::StrCat("catalog at ", address_));
+  }
+}
+
+void CatalogClient::GetModel(grpc::CallbackServerContext* caller, const std::string& name,
+                             std::function<void(absl::StatusOr<common::v1::Model>)> done) {
+  struct Call {
+    std::unique_ptr<grpc::ClientContext> context;
+    catalog::v1::GetModelRequest request;
+    common::v1::Model response;
+    std::function<void(absl::StatusOr<common::v1::Model>)> done;
+  };
+  auto* call = new Call;
+  // Propagates the caller's deadline and cancellation (the earlier deadline wins).
+  call->context = caller != nullptr ? grpc::ClientContext::FromCallbackServerContext(*caller)
+                                    : std::make_unique<grpc::ClientContext>();
+  call->context->set_deadline(DeadlineAfter(default_timeout_));
+  call->request.set_name(name);
+  call->done = std::move(done);
+  stub_->async()->GetModel(call->context.get(), &call->request, &call->response,
+                           [this, call](grpc::Status status) {
+                             if (status.ok()) {
+                               call->done(std::move(call->response));
+                             } else {
+                               call->done(TranslateError(status, call->request.name()));
+                             }
+                             delete call;
+                           });
+}
+
+absl::StatusOr<catalog::v1::CatalogInfo> CatalogClient::GetCatalogInfo(absl::Duration timeout) {
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineAfter(timeout));
+  catalog::v1::CatalogInfo info;
+  grpc::Status status = stub_->GetCatalogInfo(&context, {}, &info);
+  if (!status.ok()) return TranslateError(status, "");
+  return info;
+}
+
+}  // namespace modelatlas::estimator

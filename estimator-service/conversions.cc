@@ -1,0 +1,78 @@
+#include "estimator-service/conversions.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/errors.h"
+
+namespace modelatlas::estimator {
+
+Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
+  Architecture out;
+  out.num_layers = arch.num_layers();
+  out.hidden_size = arch.hidden_size();
+  out.num_attention_heads = arch.num_attention_heads();
+  out.num_key_value_heads = arch.num_key_value_heads();
+  out.head_dim = arch.head_dim();
+  out.intermediate_size = arch.intermediate_size();
+  out.gated_mlp = arch.gated_mlp();
+  out.vocab_size = arch.vocab_size();
+  out.tie_word_embeddings = arch.tie_word_embeddings();
+  out.max_context_length = arch.max_context_length();
+  out.sliding_window = arch.sliding_window();
+  out.num_sliding_window_layers = arch.num_sliding_window_layers();
+  out.attention_qkv_bias = arch.attention_qkv_bias();
+  out.attention_output_bias = arch.attention_output_bias();
+  out.mlp_bias = arch.mlp_bias();
+  out.layer_norm = arch.norm_type() == common::v1::NORM_TYPE_LAYER_NORM;
+  out.qk_norm = arch.qk_norm();
+  out.learned_positions = arch.position_embedding() == common::v1::POSITION_EMBEDDING_LEARNED;
+  out.num_experts = arch.num_experts();
+  out.num_experts_per_token = arch.num_experts_per_token();
+  out.num_shared_experts = arch.num_shared_experts();
+  out.moe_intermediate_size = arch.moe_intermediate_size();
+  out.num_dense_layers = arch.num_dense_layers();
+  out.kv_lora_rank = arch.kv_lora_rank();
+  out.qk_rope_head_dim = arch.qk_rope_head_dim();
+  return out;
+}
+
+absl::StatusOr<NumberFormat> ToCoreNumberFormat(v1::NumberFormat format, NumberFormat fallback,
+                                                const char* field) {
+  switch (format) {
+    case v1::NUMBER_FORMAT_UNSPECIFIED:
+      return fallback;
+    case v1::NUMBER_FORMAT_FP32:
+      return NumberFormat::kFp32;
+    case v1::NUMBER_FORMAT_FP16:
+      return NumberFormat::kFp16;
+    case v1::NUMBER_FORMAT_BF16:
+      return NumberFormat::kBf16;
+    case v1::NUMBER_FORMAT_FP8:
+      return NumberFormat::kFp8;
+    case v1::NUMBER_FORMAT_INT8:
+      return NumberFormat::kInt8;
+    case v1::NUMBER_FORMAT_INT4:
+      return NumberFormat::kInt4;
+    default:
+      return InvalidFieldError(field,
+                               absl::StrCat("unknown number format ", static_cast<int>(format)));
+  }
+}
+
+std::optional<bool> WeightsPublished(const common::v1::Model& model) {
+  switch (model.accessibility()) {
+    case common::v1::ACCESSIBILITY_OPEN_WEIGHTS_UNRESTRICTED:
+    case common::v1::ACCESSIBILITY_OPEN_WEIGHTS_RESTRICTED_USE:
+    case common::v1::ACCESSIBILITY_OPEN_WEIGHTS_NON_COMMERCIAL:
+      return true;
+    case common::v1::ACCESSIBILITY_API_ACCESS:
+    case common::v1::ACCESSIBILITY_HOSTED_ACCESS_NO_API:
+    case common::v1::ACCESSIBILITY_UNRELEASED:
+      return false;
+    default:
+      break;
+  }
+  if (model.has_open_model_weights()) return model.open_model_weights();
+  return std::nullopt;
+}
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,25 @@
+// Between the contracts (protobuf) and the formulas' plain structs.
+#pragma once
+
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "estimator-service/core/architecture.h"
+#include "estimator-service/core/number_format.h"
+#include "modelatlas/common/v1/model.pb.h"
+#include "modelatlas/estimator/v1/estimator_service.pb.h"
+
+namespace modelatlas::estimator {
+
+Architecture ToCoreArchitecture(const common::v1::Architecture& arch);
+
+// The request's format, or `fallback` when unspecified; INVALID_ARGUMENT
+// naming `field` for a value this build does not know.
+absl::StatusOr<NumberFormat> ToCoreNumberFormat(v1::NumberFormat format, NumberFormat fallback,
+                                                const char* field);
+
+// Whether a model's weights are published, from its accessibility and
+// Epoch's "Open model weights?" flag; nullopt when neither is on record.
+std::optional<bool> WeightsPublished(const common::v1::Model& model);
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,60 @@
+// The shape of a transformer, as plain data for the formulas (the estimator's
+// core knows nothing of protobuf or gRPC; service.cc converts).
+#pragma once
+
+#include <cstdint>
+
+namespace modelatlas::estimator {
+
+struct Architecture {
+  int num_layers = 0;
+  int64_t hidden_size = 0;
+  int num_attention_heads = 0;
+  // Equal to num_attention_heads without grouped-query attention.
+  int num_key_value_heads = 0;
+  // 0 = hidden_size / num_attention_heads.
+  int head_dim = 0;
+  int64_t intermediate_size = 0;
+  bool gated_mlp = false;
+  int64_t vocab_size = 0;
+  bool tie_word_embeddings = false;
+  int64_t max_context_length = 0;
+  // Tokens; 0 = full attention everywhere.
+  int64_t sliding_window = 0;
+  // Layers using the window; 0 with a window = all layers.
+  int num_sliding_window_layers = 0;
+  // Biases and norms.
+  bool attention_qkv_bias = false;
+  bool attention_output_bias = false;
+  bool mlp_bias = false;
+  // LayerNorm (weight and bias) instead of RMSNorm (weight only).
+  bool layer_norm = false;
+  // Per-head RMSNorm on queries and keys (Qwen3): 2 x head_dim per layer.
+  bool qk_norm = false;
+  // Learned absolute positions: max_context_length x hidden_size parameters.
+  bool learned_positions = false;
+  // Mixture of experts; 0 experts = dense.
+  int num_experts = 0;
+  int num_experts_per_token = 0;
+  int num_shared_experts = 0;
+  // Per-expert MLP width; 0 = intermediate_size.
+  int64_t moe_intermediate_size = 0;
+  // Leading dense layers of an MoE model.
+  int num_dense_layers = 0;
+  // Multi-head latent attention: the cache holds kv_lora_rank + qk_rope_head_dim
+  // elements per token and layer instead of per-head keys and values.
+  int kv_lora_rank = 0;
+  int qk_rope_head_dim = 0;
+
+  int EffectiveHeadDim() const {
+    if (head_dim > 0) return head_dim;
+    return num_attention_heads > 0 ? static_cast<int>(hidden_size / num_attention_heads) : 0;
+  }
+  int EffectiveKvHeads() const {
+    return num_key_value_heads > 0 ? num_key_value_heads : num_attention_heads;
+  }
+  bool UsesMla() const { return kv_lora_rank > 0; }
+  bool IsMoe() const { return num_experts > 0; }
+};
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,136 @@
+#include "estimator-service/core/inference_memory.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/errors.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+// Largest figures accepted; anything above is a typo, not a model.
+constexpr double kMaxParameters = 1e15;
+constexpr int64_t kMaxContextTokens = 100'000'000;
+constexpr int kMaxBatch = 1'000'000;
+constexpr double kMaxBytes = 4.0e18;  // below INT64_MAX with room for the sum
+
+std::string Int(double value) { return absl::StrFormat("%.0f", value); }
+
+std::string Bits(double bits) { return absl::StrFormat("%g", bits); }
+
+int64_t CeilBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes)); }
+
+}  // namespace
+
+double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
+                            std::string* arithmetic) {
+  const double bytes_per_element = BitsPerElement(format) / 8;
+  if (arch.UsesMla()) {
+    // DeepSeek-V2/V3: one compressed latent plus the shared rotary key per token and layer.
+    const double elements = arch.kv_lora_rank + arch.qk_rope_head_dim;
+    const double bytes = arch.num_layers * elements * bytes_per_element;
+    *arithmetic = absl::StrCat(arch.num_layers, " layers x (", arch.kv_lora_rank,
+                               " kv_lora_rank + ", arch.qk_rope_head_dim, " qk_rope_head_dim) x ",
+                               absl::StrFormat("%g", bytes_per_element), " bytes (",
+                               NumberFormatName(format), ") = ", Int(bytes), " bytes per token");
+    return bytes;
+  }
+  const double bytes =
+      2.0 * arch.num_layers * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element;
+  *arithmetic = absl::StrCat("2 (K and V) x ", arch.num_layers, " layers x ",
+                             arch.EffectiveKvHeads(), " KV heads x ", arch.EffectiveHeadDim(),
+                             " head dim x ", absl::StrFormat("%g", bytes_per_element), " bytes (",
+                             NumberFormatName(format), ") = ", Int(bytes), " bytes per token");
+  return bytes;
+}
+
+absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceMemoryInput& input) {
+  FieldViolations violations;
+  if (!std::isfinite(input.parameters) || input.parameters <= 0 ||
+      input.parameters > kMaxParameters) {
+    violations.Add("parameters", absl::StrCat("must be a positive number of at most ",
+                                              Int(kMaxParameters), ", got ", input.parameters));
+  }
+  if (input.context_length_tokens < 0 || input.context_length_tokens > kMaxContextTokens) {
+    violations.Add("context_length_tokens",
+                   absl::StrCat("must be between 0 and ", kMaxContextTokens, " tokens, got ",
+                                input.context_length_tokens));
+  }
+  if (input.batch_size < 1 || input.batch_size > kMaxBatch) {
+    violations.Add("batch_size", absl::StrCat("must be between 1 and ", kMaxBatch,
+                                              " sequences, got ", input.batch_size));
+  }
+  if (input.overhead_bytes < 0 || input.overhead_bytes > int64_t{1} << 40) {
+    violations.Add("overhead_bytes",
+                   absl::StrCat("must be between 0 and 2^40 bytes, got ", input.overhead_bytes));
+  }
+  if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
+
+  InferenceMemoryEstimate estimate;
+  const double bits = BitsPerElement(input.weight_format);
+  const double weight_bytes = input.parameters * bits / 8;
+  estimate.lines.push_back({"weights", CeilBytes(weight_bytes),
+                            absl::StrCat(Int(input.parameters), " parameters x ", Bits(bits),
+                                         " bits (", NumberFormatName(input.weight_format),
+                                         ") / 8 = ", Int(std::ceil(weight_bytes)), " bytes")});
+
+  if (input.architecture.has_value() && input.architecture->num_layers > 0) {
+    const Architecture& arch = *input.architecture;
+    const int64_t context =
+        input.context_length_tokens > 0 ? input.context_length_tokens : arch.max_context_length;
+    std::string per_token_arithmetic;
+    const double per_token =
+        KvCacheBytesPerToken(arch, input.kv_cache_format, &per_token_arithmetic);
+    double kv_bytes = 0;
+    std::string tokens_arithmetic;
+    const bool windowed = arch.sliding_window > 0 && arch.sliding_window < context;
+    if (windowed) {
+      // Sliding-window layers keep only the last `window` tokens.
+      const int sliding_layers = arch.num_sliding_window_layers > 0
+                                     ? std::min(arch.num_sliding_window_layers, arch.num_layers)
+                                     : arch.num_layers;
+      const double per_layer = per_token / arch.num_layers;
+      const double window_tokens = static_cast<double>(arch.sliding_window);
+      kv_bytes = (per_layer * sliding_layers * window_tokens +
+                  per_layer * (arch.num_layers - sliding_layers) * static_cast<double>(context)) *
+                 input.batch_size;
+      tokens_arithmetic =
+          absl::StrCat("; ", sliding_layers, " of ", arch.num_layers, " layers keep only the ",
+                       arch.sliding_window, "-token window: (", sliding_layers, " x ",
+                       Int(window_tokens), " tokens + ", arch.num_layers - sliding_layers, " x ",
+                       context, " tokens) x ", Int(per_layer), " bytes per layer-token x ",
+                       input.batch_size, " sequences = ", Int(std::ceil(kv_bytes)), " bytes");
+    } else {
+      kv_bytes = per_token * static_cast<double>(context) * input.batch_size;
+      tokens_arithmetic = absl::StrCat("; x ", context, " tokens x ", input.batch_size,
+                                       " sequences = ", Int(std::ceil(kv_bytes)), " bytes");
+    }
+    if (kv_bytes > kMaxBytes) {
+      return InvalidFieldError(
+          "context_length_tokens",
+          "context x batch gives a KV cache beyond any device (over 4e18 bytes)");
+    }
+    if (context == 0) {
+      estimate.warnings.push_back(
+          "no context length given and none on record: KV cache not counted");
+    }
+    estimate.lines.push_back(
+        {"kv_cache", CeilBytes(kv_bytes), per_token_arithmetic + tokens_arithmetic});
+  } else {
+    estimate.warnings.push_back("no architecture on record: KV cache not counted");
+  }
+
+  estimate.lines.push_back(
+      {"overhead", input.overhead_bytes,
+       input.overhead_bytes == InferenceMemoryInput::kDefaultOverheadBytes
+           ? absl::StrCat(input.overhead_bytes,
+                          " bytes (default: CUDA context and allocator reserve, 1 GiB)")
+           : absl::StrCat(input.overhead_bytes, " bytes (as requested)")});
+
+  for (const EstimateLine& line : estimate.lines) estimate.total_bytes += line.bytes;
+  return estimate;
+}
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,47 @@
+// Parameter count of a decoder-only transformer from its shape
+// (docs/FORMULAS.md; ../shared/docs/REFERENCE.md section 4):
+//   attention  h*a*d (Q) + 2*h*g*d (K, V) + a*d*h (O), plus biases
+//   MLP        2*h*f (plain) or 3*h*f (gated); MoE: E experts + router h*E
+//   norms      h (RMSNorm) or 2h (LayerNorm) each, two per layer and a final one
+//   embeddings V*h, once more when the output head is not tied; learned
+//              positions add ctx*h
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "estimator-service/core/architecture.h"
+
+namespace modelatlas::estimator {
+
+struct ParameterCountOptions {
+  // Count normalization weights. Off reproduces simplified counts that
+  // ignore them (the T2R seed page: 668,893,184).
+  bool include_norms = true;
+  // Count the biases the architecture declares.
+  bool include_biases = true;
+};
+
+struct ParameterComponent {
+  std::string name;
+  double parameters = 0;
+  std::string arithmetic;
+};
+
+struct ParameterCount {
+  double total = 0;
+  // Token embedding plus an untied output head plus learned positions.
+  double embedding = 0;
+  double non_embedding = 0;
+  // Parameters used per token: differs from total for MoE.
+  double active = 0;
+  std::vector<ParameterComponent> components;
+};
+
+// INVALID_ARGUMENT naming the field when the shape is incomplete;
+// UNIMPLEMENTED for multi-head latent attention (use the published count).
+absl::StatusOr<ParameterCount> CountParameters(const Architecture& arch,
+                                               const ParameterCountOptions& options = {});
+
+}  // namespace modelatlas::estimator

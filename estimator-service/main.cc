@@ -1,0 +1,104 @@
+// estimator-service: what it takes to run or train a model, over gRPC.
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/usage.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "common/config.h"
+#include "common/logging.h"
+#include "common/server.h"
+#include "estimator-service/catalog_client.h"
+#include "estimator-service/service.h"
+
+ABSL_FLAG(std::string, grpc_address, "0.0.0.0:50052",
+          "gRPC listen address (host:port; port 0 = any free port)");
+ABSL_FLAG(std::string, metrics_address, "0.0.0.0:9465",
+          "Prometheus /metrics listen address (host:port; port 0 = any free port)");
+ABSL_FLAG(std::string, catalog_address, "localhost:50051",
+          "Address of catalog-service (host:port, or a gRPC target such as dns:///catalog:50051)");
+ABSL_FLAG(absl::Duration, catalog_timeout, absl::Seconds(5),
+          "Longest a call to the catalog may take when the caller sets no shorter deadline");
+ABSL_FLAG(absl::Duration, readiness_interval, absl::Seconds(2),
+          "How often readiness checks that the catalog answers");
+ABSL_FLAG(std::string, port_file, "",
+          "If set, write the bound ports here once serving (for tests and scripts)");
+ABSL_FLAG(std::string, log_level, "info", "Lowest log level printed: debug, info, warning, error");
+ABSL_FLAG(absl::Duration, readiness_drain, absl::Seconds(0),
+          "On SIGTERM, report not-ready for this long before refusing new calls");
+ABSL_FLAG(absl::Duration, shutdown_deadline, absl::Seconds(10),
+          "On SIGTERM, time in-flight calls get to finish");
+
+namespace {
+
+const std::vector<std::string> kFlagNames = {
+    "grpc_address", "metrics_address", "catalog_address", "catalog_timeout",  "readiness_interval",
+    "port_file",    "log_level",       "readiness_drain", "shutdown_deadline"};
+
+// Keeps readiness equal to "the catalog answers", checking every interval.
+void WatchCatalog(modelatlas::estimator::CatalogClient* catalog, modelatlas::ServerRunner* runner,
+                  absl::Duration interval, absl::Notification* stop) {
+  bool was_ready = false;
+  do {
+    auto info = catalog->GetCatalogInfo(std::max(interval, absl::Seconds(1)));
+    const bool ready = info.ok();
+    if (ready != was_ready) {
+      if (ready) {
+        MA_LOG_INFO("catalog at %s answers (revision %d, %d models): ready", catalog->address(),
+                    info->revision(), info->model_count());
+      } else {
+        MA_LOG_WARNING("catalog at %s does not answer (%s): not ready", catalog->address(),
+                       info.status().ToString());
+      }
+    }
+    runner->SetReady(ready);
+    was_ready = ready;
+  } while (!stop->WaitForNotificationWithTimeout(interval));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace modelatlas;
+  absl::SetProgramUsageMessage(
+      "Serves ModelAtlas estimates over gRPC. Every flag can also be set through the "
+      "environment as MODELATLAS_ESTIMATOR_<FLAG NAME IN UPPER CASE>.");
+  ServerRunner::BlockShutdownSignals();
+  ParseFlagsWithEnvironment(argc, argv, "MODELATLAS_ESTIMATOR_", kFlagNames);
+  LogLevel level = LogLevel::kInfo;
+  if (!ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
+    std::fprintf(stderr, "estimator-service: --log_level must be debug, info, warning or error\n");
+    return EXIT_FAILURE;
+  }
+  InitLogging("estimator-service", level);
+
+  ServerRunner runner({.program = "estimator-service",
+                       .grpc_address = absl::GetFlag(FLAGS_grpc_address),
+                       .metrics_address = absl::GetFlag(FLAGS_metrics_address),
+                       .port_file = absl::GetFlag(FLAGS_port_file),
+                       .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
+                       .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline)});
+  GrpcMetrics client_metrics(runner.registry(), "client");
+  client_metrics.RegisterService(
+      *google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+          catalog::v1::CatalogService::service_full_name()));
+  estimator::CatalogClient catalog(absl::GetFlag(FLAGS_catalog_address), &client_metrics,
+                                   absl::GetFlag(FLAGS_catalog_timeout));
+  estimator::EstimatorServiceImpl service(&catalog);
+  runner.AddService(&service, estimator::v1::EstimatorService::service_full_name());
+  if (absl::Status started = runner.Start(); !started.ok()) {
+    MA_LOG_ERROR("%s", started.ToString());
+    return EXIT_FAILURE;
+  }
+  MA_LOG_INFO("reading the catalog at %s", catalog.address());
+
+  absl::Notification stop_watching;
+  std::thread watcher(WatchCatalog, &catalog, &runner, absl::GetFlag(FLAGS_readiness_interval),
+                      &stop_watching);
+  runner.WaitForShutdownSignal();
+  stop_watching.Notify();
+  watcher.join();
+  return EXIT_SUCCESS;
+}

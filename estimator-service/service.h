@@ -1,0 +1,28 @@
+// The gRPC adapter of the estimator: validates and translates requests,
+// fetches catalog records, calls the formulas in core/, translates back.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "estimator-service/catalog_client.h"
+#include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
+
+namespace modelatlas::estimator {
+
+// Builds the memory answer for `model` (a catalog record or an inline model
+// turned into one). Plain logic, tested without a server.
+absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
+    const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request);
+
+class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService {
+ public:
+  explicit EstimatorServiceImpl(CatalogClient* catalog) : catalog_(catalog) {}
+
+  grpc::ServerUnaryReactor* EstimateInferenceMemory(
+      grpc::CallbackServerContext* context, const v1::EstimateInferenceMemoryRequest* request,
+      v1::EstimateInferenceMemoryResponse* response) override;
+
+ private:
+  CatalogClient* catalog_;
+};
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages ModelAtlas needs, only those missing.
+#   scripts/install-deps.sh build   compilers and libraries
+#   scripts/install-deps.sh test    the above plus what the tests run
+#   scripts/install-deps.sh ci      the above plus CI's checks (buf via npm, clang-format)
+set -euo pipefail
+
+profile="${1:-build}"
+packages=(
+  g++ cmake ninja-build pkg-config git ca-certificates
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev prometheus-cpp-dev libsqlite3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+if [[ "$profile" == test || "$profile" == ci ]]; then
+  packages+=(sqlite3)
+fi
+if [[ "$profile" == ci ]]; then
+  packages+=(nodejs npm clang-format)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  status="$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)"
+  [[ "$status" == "install ok installed" ]] || missing+=("$package")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "Installing Debian packages: ${missing[*]}" >&2
+if [[ "$(id -u)" != 0 ]]; then
+  sudo=sudo
+else
+  sudo=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

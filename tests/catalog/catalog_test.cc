@@ -1,0 +1,213 @@
+// The catalog's domain logic over a real (in-memory) SQLite store.
+#include "catalog-service/catalog.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "catalog-service/dataset.h"
+#include "catalog-service/page_token.h"
+#include "catalog-service/store/sqlite_store.h"
+#include "common/errors.h"
+
+namespace modelatlas::catalog {
+namespace {
+
+common::v1::Model NewModel(const std::string& id, const std::string& display_name) {
+  common::v1::Model model;
+  model.set_name("models/" + id);
+  model.set_display_name(display_name);
+  model.mutable_provenance()->set_source("test");
+  return model;
+}
+
+std::vector<std::string> ViolatedFields(const absl::Status& status) {
+  std::vector<std::string> fields;
+  for (const auto& v : GetFieldViolations(status)) fields.push_back(v.field);
+  return fields;
+}
+
+class CatalogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = SqliteStore::Open(":memory:");
+    ASSERT_TRUE(store.ok());
+    catalog_ = std::make_unique<Catalog>(*std::move(store));
+  }
+
+  void AddModels(int count) {
+    v1::Dataset dataset;
+    for (int i = 0; i < count; ++i) {
+      char id[16];
+      std::snprintf(id, sizeof(id), "m-%03d", i);
+      *dataset.add_models() = NewModel(id, std::string("Model ") + id);
+    }
+    ASSERT_TRUE(catalog_->CreateAll(dataset).ok());
+  }
+
+  std::unique_ptr<Catalog> catalog_;
+};
+
+TEST_F(CatalogTest, GetByResourceNameDisplayNameOrLookupKey) {
+  v1::Dataset dataset;
+  *dataset.add_models() = NewModel("megatron-bert", "Megatron-BERT");
+  ASSERT_TRUE(catalog_->CreateAll(dataset).ok());
+  for (const char* name :
+       {"models/megatron-bert", "Megatron-BERT", "megatron bert", "MEGATRON_BERT"}) {
+    auto model = catalog_->GetModel(name);
+    ASSERT_TRUE(model.ok()) << name << ": " << model.status();
+    EXPECT_EQ(model->name(), "models/megatron-bert");
+    EXPECT_EQ(model->revision(), 1);
+    EXPECT_EQ(model->etag(), "r1");
+  }
+}
+
+TEST_F(CatalogTest, MissingAndMalformedNamesAreSpecific) {
+  auto missing = catalog_->GetModel("models/nothing-here");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("models/nothing-here"), absl::string_view::npos);
+  auto unknown_display = catalog_->GetModel("No Such Model");
+  EXPECT_EQ(unknown_display.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(unknown_display.status().message().find("No Such Model"), absl::string_view::npos);
+  auto malformed = catalog_->GetModel("models/Bad_Id");
+  EXPECT_EQ(malformed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ViolatedFields(malformed.status()), std::vector<std::string>{"name"});
+  EXPECT_EQ(catalog_->GetModel("").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(CatalogTest, AmbiguousDisplayNameAsksForTheResourceName) {
+  v1::Dataset dataset;
+  *dataset.add_models() = NewModel("gpt-2-a", "GPT 2");
+  *dataset.add_models() = NewModel("gpt-2-b", "GPT-2");
+  ASSERT_TRUE(catalog_->CreateAll(dataset).ok());
+  auto model = catalog_->GetModel("gpt2");
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(model.status().message().find("models/gpt-2-a, models/gpt-2-b"),
+            absl::string_view::npos);
+}
+
+TEST_F(CatalogTest, HardwareIsFoundByAlias) {
+  v1::Dataset dataset;
+  auto* hw = dataset.add_hardware();
+  hw->set_name("hardware/nvidia-a100-sxm4-40gb");
+  hw->set_display_name("NVIDIA A100 SXM4 40 GB");
+  hw->add_aliases("NVIDIA A100");
+  hw->mutable_provenance()->set_source("test");
+  ASSERT_TRUE(catalog_->CreateAll(dataset).ok());
+  auto found = catalog_->GetHardware("nvidia a100");
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->name(), "hardware/nvidia-a100-sxm4-40gb");
+  EXPECT_EQ(catalog_->GetHardware("NVIDIA H100").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(CatalogTest, PagesWalkEveryRecordOnceInOrder) {
+  AddModels(7);
+  std::vector<std::string> seen;
+  std::string token;
+  int pages = 0;
+  do {
+    auto page = catalog_->ListModels(3, token);
+    ASSERT_TRUE(page.ok()) << page.status();
+    for (const auto& model : page->records) seen.push_back(model.name());
+    token = page->next_page_token;
+    EXPECT_EQ(page->revision, 1);
+    ++pages;
+  } while (!token.empty());
+  EXPECT_EQ(pages, 3);
+  ASSERT_EQ(seen.size(), 7u);
+  EXPECT_EQ(seen.front(), "models/m-000");
+  EXPECT_EQ(seen.back(), "models/m-006");
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+}
+
+TEST_F(CatalogTest, ExactPageHasNoNextToken) {
+  AddModels(3);
+  auto page = catalog_->ListModels(3, "");
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->records.size(), 3u);
+  EXPECT_TRUE(page->next_page_token.empty());
+}
+
+TEST_F(CatalogTest, PageSizeFollowsAip158) {
+  AddModels(60);
+  EXPECT_EQ(catalog_->ListModels(0, "")->records.size(), 50u);     // default
+  EXPECT_EQ(catalog_->ListModels(5000, "")->records.size(), 60u);  // coerced to max, all fit
+  auto negative = catalog_->ListModels(-1, "");
+  EXPECT_EQ(negative.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ViolatedFields(negative.status()), std::vector<std::string>{"page_size"});
+}
+
+TEST_F(CatalogTest, ForeignOrMalformedPageTokensAreRefused) {
+  AddModels(5);
+  auto page = catalog_->ListModels(2, "");
+  ASSERT_TRUE(page.ok());
+  // A models token used on hardware.
+  auto wrong_query = catalog_->ListHardware(2, page->next_page_token);
+  EXPECT_EQ(wrong_query.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ViolatedFields(wrong_query.status()), std::vector<std::string>{"page_token"});
+  for (const char* bad : {"garbage!", "dGhpcyBpcyBub3QgYSB0b2tlbg"}) {
+    auto result = catalog_->ListModels(2, bad);
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST_F(CatalogTest, InvalidRecordsAreRefusedWholeWithEveryField) {
+  v1::Dataset dataset;
+  *dataset.add_models() = NewModel("fine", "Fine");
+  common::v1::Model bad = NewModel("Bad Id", "");
+  bad.set_parameters(std::numeric_limits<double>::quiet_NaN());
+  bad.set_hardware_utilization_mfu(1.5);
+  bad.set_training_power_draw_watts(-3);
+  bad.mutable_provenance()->clear_source();
+  bad.mutable_publication_date()->set_year(2020);
+  bad.mutable_publication_date()->set_month(13);
+  *dataset.add_models() = bad;
+  auto result = catalog_->CreateAll(dataset);
+  ASSERT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::vector<std::string> fields = ViolatedFields(result.status());
+  for (const char* expected :
+       {"models[1].name", "models[1].display_name", "models[1].provenance.source",
+        "models[1].parameters", "models[1].hardware_utilization_mfu",
+        "models[1].training_power_draw_watts", "models[1].publication_date"}) {
+    EXPECT_NE(std::find(fields.begin(), fields.end(), expected), fields.end()) << expected;
+  }
+  // Nothing was written, not even the valid record.
+  EXPECT_EQ(catalog_->Info()->model_count(), 0);
+  EXPECT_EQ(catalog_->Info()->revision(), 0);
+}
+
+TEST_F(CatalogTest, LoadIfEmptyLoadsOnce) {
+  v1::Dataset dataset;
+  *dataset.add_models() = NewModel("one", "One");
+  EXPECT_TRUE(*catalog_->LoadIfEmpty(dataset));
+  EXPECT_FALSE(*catalog_->LoadIfEmpty(dataset));
+  EXPECT_EQ(catalog_->Info()->model_count(), 1);
+  EXPECT_EQ(catalog_->Info()->revision(), 1);
+  EXPECT_EQ(catalog_->Info()->store(), "sqlite");
+  EXPECT_EQ(catalog_->Info()->schema_version(), 1);
+}
+
+TEST_F(CatalogTest, OutputOnlyFieldsAreNotStored) {
+  v1::Dataset dataset;
+  common::v1::Model model = NewModel("x", "X");
+  model.set_etag("client-made-up");
+  model.set_revision(999);
+  *dataset.add_models() = model;
+  ASSERT_TRUE(catalog_->CreateAll(dataset).ok());
+  auto read = catalog_->GetModel("models/x");
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->etag(), "r1");
+  EXPECT_EQ(read->revision(), 1);
+}
+
+TEST(PageTokenTest, RoundTrip) {
+  const std::string token = EncodePageToken({"after-id", "models"});
+  auto cursor = DecodePageToken(token, "models");
+  ASSERT_TRUE(cursor.ok());
+  EXPECT_EQ(cursor->after_id, "after-id");
+  EXPECT_FALSE(DecodePageToken(token, "hardware").ok());
+}
+
+}  // namespace
+}  // namespace modelatlas::catalog

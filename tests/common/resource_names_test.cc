@@ -1,0 +1,47 @@
+#include "common/resource_names.h"
+
+#include <gtest/gtest.h>
+
+namespace modelatlas {
+namespace {
+
+TEST(ResourceNamesTest, ValidIdsFollowAip122) {
+  EXPECT_TRUE(IsValidResourceId("a"));
+  EXPECT_TRUE(IsValidResourceId("llama-3-1-8b"));
+  EXPECT_TRUE(IsValidResourceId(std::string(63, 'a')));
+  EXPECT_FALSE(IsValidResourceId(""));
+  EXPECT_FALSE(IsValidResourceId(std::string(64, 'a')));
+  EXPECT_FALSE(IsValidResourceId("3b"));
+  EXPECT_FALSE(IsValidResourceId("ends-"));
+  EXPECT_FALSE(IsValidResourceId("Upper"));
+  EXPECT_FALSE(IsValidResourceId("under_score"));
+}
+
+TEST(ResourceNamesTest, IdFromName) {
+  EXPECT_EQ(ResourceIdFromName("models/gpt-2", "models"), "gpt-2");
+  EXPECT_FALSE(ResourceIdFromName("hardware/gpt-2", "models").has_value());
+  EXPECT_FALSE(ResourceIdFromName("models/", "models").has_value());
+  EXPECT_FALSE(ResourceIdFromName("models/GPT", "models").has_value());
+  EXPECT_FALSE(ResourceIdFromName("modelsx/gpt", "models").has_value());
+  EXPECT_EQ(ResourceName("hardware", "nvidia-t4"), "hardware/nvidia-t4");
+}
+
+TEST(ResourceNamesTest, IdFromDisplayNameIsStableAndValid) {
+  EXPECT_EQ(ResourceIdFromDisplayName("Megatron-BERT"), "megatron-bert");
+  EXPECT_EQ(ResourceIdFromDisplayName("T2R 75% + Pretrain (WT-103)"), "t2r-75-pretrain-wt-103");
+  EXPECT_EQ(ResourceIdFromDisplayName("BERT-Large-CAS (PTB+WT2+WT103)"),
+            "bert-large-cas-ptb-wt2-wt103");
+  EXPECT_EQ(ResourceIdFromDisplayName("3D-Net"), "m-3d-net");
+  EXPECT_EQ(ResourceIdFromDisplayName("Tülu 3"), "t-lu-3");
+  EXPECT_TRUE(IsValidResourceId(ResourceIdFromDisplayName(std::string(200, 'x') + "!")));
+  EXPECT_TRUE(IsValidResourceId(ResourceIdFromDisplayName("")));
+}
+
+TEST(ResourceNamesTest, LookupKeyIgnoresCaseAndPunctuation) {
+  EXPECT_EQ(LookupKey("Megatron-BERT"), LookupKey("megatron bert"));
+  EXPECT_EQ(LookupKey("NVIDIA A100 SXM4 40 GB"), "nvidiaa100sxm440gb");
+  EXPECT_NE(LookupKey("GPT-2"), LookupKey("GPT-3"));
+}
+
+}  // namespace
+}  // namespace modelatlas

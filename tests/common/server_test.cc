@@ -1,0 +1,119 @@
+// ServerRunner: health names, readiness, per-RPC metrics, /metrics, shutdown.
+#include "common/server.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "catalog-service/catalog.h"
+#include "catalog-service/service.h"
+#include "catalog-service/store/sqlite_store.h"
+#include "tests/testing/grpc_testing.h"
+
+namespace modelatlas {
+namespace {
+
+using catalog::v1::CatalogService;
+using testing::HealthStatus;
+using testing::SeriesValue;
+
+class ServerRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = catalog::SqliteStore::Open(":memory:");
+    ASSERT_TRUE(store.ok()) << store.status();
+    catalog_ = std::make_unique<catalog::Catalog>(*std::move(store));
+    service_ = std::make_unique<catalog::CatalogServiceImpl>(catalog_.get());
+    runner_ = std::make_unique<ServerRunner>(ServerOptions{
+        .program = "test", .grpc_address = "127.0.0.1:0", .metrics_address = "127.0.0.1:0"});
+    runner_->AddService(service_.get(), CatalogService::service_full_name());
+    ASSERT_TRUE(runner_->Start().ok());
+    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(runner_->grpc_port()),
+                                   grpc::InsecureChannelCredentials());
+  }
+
+  std::unique_ptr<catalog::Catalog> catalog_;
+  std::unique_ptr<catalog::CatalogServiceImpl> service_;
+  std::unique_ptr<ServerRunner> runner_;
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+TEST_F(ServerRunnerTest, LivenessAndReadinessAreSeparate) {
+  EXPECT_EQ(HealthStatus(channel_, ""), "SERVING");
+  EXPECT_EQ(HealthStatus(channel_, kLivenessService), "SERVING");
+  EXPECT_EQ(HealthStatus(channel_, kReadinessService), "NOT_SERVING");
+  EXPECT_EQ(HealthStatus(channel_, "modelatlas.catalog.v1.CatalogService"), "NOT_SERVING");
+  runner_->SetReady(true);
+  EXPECT_EQ(HealthStatus(channel_, kReadinessService), "SERVING");
+  EXPECT_EQ(HealthStatus(channel_, "modelatlas.catalog.v1.CatalogService"), "SERVING");
+  runner_->SetReady(false);
+  EXPECT_EQ(HealthStatus(channel_, kReadinessService), "NOT_SERVING");
+  EXPECT_EQ(HealthStatus(channel_, kLivenessService), "SERVING");
+}
+
+TEST_F(ServerRunnerTest, EveryMethodStartsAtZeroAndCallsAreCountedByCode) {
+  const std::string before = testing::Render(runner_->registry());
+  for (const char* method : {"GetModel", "ListModels", "GetHardware", "ListHardware"}) {
+    const std::string matcher = std::string("grpc_method=\"") + method + "\"";
+    EXPECT_EQ(SeriesValue(before, "grpc_server_started_total", {matcher}), 0) << method;
+    EXPECT_EQ(SeriesValue(before, "grpc_server_handled_total", {matcher, "grpc_code=\"NotFound\""}),
+              0)
+        << method;
+  }
+  auto stub = CatalogService::NewStub(channel_);
+  for (int i = 0; i < 3; ++i) {
+    grpc::ClientContext context;
+    catalog::v1::GetModelRequest request;
+    request.set_name("models/missing");
+    common::v1::Model model;
+    EXPECT_EQ(stub->GetModel(&context, request, &model).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+  grpc::ClientContext context;
+  catalog::v1::ListModelsResponse page;
+  ASSERT_TRUE(stub->ListModels(&context, {}, &page).ok());
+
+  const std::string after = testing::Render(runner_->registry());
+  const std::string get = "grpc_method=\"GetModel\"";
+  EXPECT_EQ(SeriesValue(after, "grpc_server_started_total", {get}), 3);
+  EXPECT_EQ(SeriesValue(after, "grpc_server_handled_total", {get, "grpc_code=\"NotFound\""}), 3);
+  EXPECT_EQ(SeriesValue(after, "grpc_server_handled_total", {get, "grpc_code=\"OK\""}), 0);
+  EXPECT_EQ(SeriesValue(after, "grpc_server_msg_received_total", {get}), 3);
+  EXPECT_EQ(SeriesValue(after, "grpc_server_handling_seconds_count", {get}), 3);
+  EXPECT_EQ(SeriesValue(after, "grpc_server_handled_total",
+                        {"grpc_method=\"ListModels\"", "grpc_code=\"OK\"", "grpc_type=\"unary\"",
+                         "grpc_service=\"modelatlas.catalog.v1.CatalogService\""}),
+            1);
+}
+
+TEST_F(ServerRunnerTest, MetricsEndpointServesRpcAndProcessMetrics) {
+  ASSERT_GT(runner_->metrics_port(), 0);
+  const std::string body = testing::HttpGet(runner_->metrics_port(), "/metrics");
+  EXPECT_GE(SeriesValue(body, "grpc_server_started_total", {"grpc_method=\"GetModel\""}), 0);
+  EXPECT_GT(SeriesValue(body, "process_resident_memory_bytes", {}), 1e6);
+  EXPECT_GT(SeriesValue(body, "process_start_time_seconds", {}), 1.6e9);
+  EXPECT_GT(SeriesValue(body, "process_open_fds", {}), 0);
+}
+
+TEST_F(ServerRunnerTest, ShutdownStopsServingAndReadinessStaysOff) {
+  runner_->SetReady(true);
+  std::thread waiter([this] { runner_->WaitForShutdownSignal(); });
+  runner_->Shutdown();
+  waiter.join();
+  runner_->SetReady(true);  // too late: shutdown has begun
+  EXPECT_NE(HealthStatus(channel_, kReadinessService), "SERVING");
+}
+
+TEST(ServerRunnerStartTest, TakenPortIsAClearError) {
+  ServerRunner first(
+      {.program = "a", .grpc_address = "127.0.0.1:0", .metrics_address = "127.0.0.1:0"});
+  ASSERT_TRUE(first.Start().ok());
+  ServerRunner second({.program = "b",
+                       .grpc_address = "127.0.0.1:0",
+                       .metrics_address = "127.0.0.1:" + std::to_string(first.metrics_port())});
+  const absl::Status status = second.Start();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(status.message().find("cannot listen for metrics"), absl::string_view::npos);
+}
+
+}  // namespace
+}  // namespace modelatlas

@@ -1,0 +1,196 @@
+// End to end: the real catalog-service and estimator-service binaries on
+// free loopback ports, talking gRPC to each other, called over gRPC and
+// through the CLI, their /metrics scraped, stopped with SIGTERM.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
+#include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
+#include "tests/testing/grpc_testing.h"
+#include "tests/testing/process.h"
+#include "tests/testing/shared_data.h"
+
+namespace modelatlas {
+namespace {
+
+using testing::ChildProcess;
+using testing::RunCommand;
+using testing::SeriesValue;
+
+constexpr int kStartTimeoutMs = 30000;
+
+struct RunningServer {
+  std::unique_ptr<ChildProcess> process;
+  int grpc_port = 0;
+  int metrics_port = 0;
+  std::string address() const { return "127.0.0.1:" + std::to_string(grpc_port); }
+};
+
+class EndToEndTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/e2e_" + std::to_string(getpid());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (HasFailure()) {
+      std::fprintf(stderr, "--- catalog log ---\n%s\n--- estimator log ---\n%s\n",
+                   testing::ReadFile(dir_ + "/catalog.log").c_str(),
+                   testing::ReadFile(dir_ + "/estimator.log").c_str());
+    }
+    catalog_.process.reset();
+    estimator_.process.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  RunningServer Start(const std::vector<std::string>& argv, const std::string& name) {
+    RunningServer server;
+    const std::string port_file = dir_ + "/" + name + ".ports";
+    std::remove(port_file.c_str());
+    std::vector<std::string> args = argv;
+    args.push_back("--grpc_address=127.0.0.1:0");
+    args.push_back("--metrics_address=127.0.0.1:0");
+    args.push_back("--port_file=" + port_file);
+    server.process = std::make_unique<ChildProcess>(args, dir_ + "/" + name + ".log");
+    auto ports = testing::WaitForPortFile(port_file, kStartTimeoutMs);
+    EXPECT_FALSE(ports.empty()) << name << " did not start";
+    if (!ports.empty()) {
+      server.grpc_port = std::stoi(ports["grpc_port"]);
+      server.metrics_port = std::stoi(ports["metrics_port"]);
+    }
+    return server;
+  }
+
+  void StartBoth() {
+    catalog_ = Start({CATALOG_SERVICE_BIN, "--sqlite_path=" + dir_ + "/catalog.db"}, "catalog");
+    estimator_ = Start({ESTIMATOR_SERVICE_BIN, "--catalog_address=" + catalog_.address(),
+                        "--readiness_interval=200ms"},
+                       "estimator");
+  }
+
+  std::shared_ptr<grpc::Channel> Channel(const RunningServer& server) {
+    return grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
+  }
+
+  std::string dir_;
+  RunningServer catalog_;
+  RunningServer estimator_;
+};
+
+TEST_F(EndToEndTest, EstimateThroughTheCatalogOverGrpcAndTheCli) {
+  StartBoth();
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(catalog_), "readiness", kStartTimeoutMs));
+  // The estimator is ready only once it has reached the catalog.
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
+
+  auto stub = estimator::v1::EstimatorService::NewStub(Channel(estimator_));
+  estimator::v1::EstimateInferenceMemoryRequest request;
+  request.set_model("llama 3.1 8b");
+  request.set_context_length_tokens(8192);
+  estimator::v1::EstimateInferenceMemoryResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(testing::DeadlineFromNow(10000));
+  ASSERT_TRUE(stub->EstimateInferenceMemory(&context, request, &response).ok());
+  EXPECT_EQ(response.model(), "models/llama-3-1-8b");
+  EXPECT_EQ(response.lines(0).bytes(), 16060522496);  // 8,030,261,248 x 2 bytes
+  EXPECT_EQ(response.lines(1).bytes(), 1073741824);   // 131,072 bytes/token x 8192
+  EXPECT_EQ(response.total_bytes(), 18208006144);     // + 1 GiB overhead
+
+  const auto cli = RunCommand({MODELATLAS_CLI_BIN, "--estimator=" + estimator_.address(),
+                               "estimate", "memory", "Llama 3.1 8B", "--context=8192"});
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_NE(cli.out.find("16060522496"), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find("18208006144"), std::string::npos) << cli.out;
+
+  const auto closed = RunCommand({MODELATLAS_CLI_BIN, "--estimator=" + estimator_.address(),
+                                  "estimate", "memory", "Megatron-BERT"});
+  EXPECT_EQ(closed.exit_code, 0) << closed.err;
+  EXPECT_NE(closed.out.find("no estimate: weights not published"), std::string::npos);
+
+  const auto json = RunCommand(
+      {MODELATLAS_CLI_BIN, "--catalog=" + catalog_.address(), "--json", "models", "list"});
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"name\": \"models/megatron-bert\""), std::string::npos);
+
+  // The counters for these calls moved, on both sides of the estimator.
+  const std::string est_metrics = testing::HttpGet(estimator_.metrics_port, "/metrics");
+  EXPECT_EQ(SeriesValue(est_metrics, "grpc_server_handled_total",
+                        {"grpc_method=\"EstimateInferenceMemory\"", "grpc_code=\"OK\""}),
+            3);
+  EXPECT_EQ(SeriesValue(est_metrics, "grpc_client_handled_total",
+                        {"grpc_method=\"GetModel\"", "grpc_code=\"OK\""}),
+            3);
+  const std::string cat_metrics = testing::HttpGet(catalog_.metrics_port, "/metrics");
+  EXPECT_EQ(SeriesValue(cat_metrics, "grpc_server_handled_total",
+                        {"grpc_method=\"GetModel\"", "grpc_code=\"OK\""}),
+            3);
+  EXPECT_EQ(SeriesValue(cat_metrics, "grpc_server_handled_total",
+                        {"grpc_method=\"ListModels\"", "grpc_code=\"OK\""}),
+            1);
+  EXPECT_GT(SeriesValue(cat_metrics, "process_resident_memory_bytes", {}), 0);
+
+  // SIGTERM: both drain and exit cleanly.
+  EXPECT_EQ(estimator_.process->Stop(SIGTERM, 15000), 0);
+  EXPECT_EQ(catalog_.process->Stop(SIGTERM, 15000), 0);
+}
+
+TEST_F(EndToEndTest, CliErrorsNameTheProblem) {
+  StartBoth();
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
+  const auto unknown = RunCommand({MODELATLAS_CLI_BIN, "--estimator=" + estimator_.address(),
+                                   "estimate", "memory", "No Such Model"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("NOT_FOUND"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("No Such Model"), std::string::npos) << unknown.err;
+
+  const auto unreachable =
+      RunCommand({MODELATLAS_CLI_BIN, "--catalog=127.0.0.1:1", "--timeout=3s", "models", "list"});
+  EXPECT_EQ(unreachable.exit_code, 1);
+  EXPECT_NE(unreachable.err.find("cannot reach catalog-service at 127.0.0.1:1"), std::string::npos)
+      << unreachable.err;
+
+  const auto usage = RunCommand({MODELATLAS_CLI_BIN, "models", "frobnicate"});
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_NE(usage.err.find("unknown command"), std::string::npos);
+}
+
+TEST_F(EndToEndTest, EstimatorFollowsTheCatalogsAvailability) {
+  StartBoth();
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
+  EXPECT_EQ(catalog_.process->Stop(SIGTERM, 15000), 0);
+  // Not ready without the catalog, yet alive.
+  const auto channel = Channel(estimator_);
+  bool not_ready = false;
+  for (int i = 0; i < 100 && !not_ready; ++i) {
+    not_ready = testing::HealthStatus(channel, "readiness") == "NOT_SERVING";
+    if (!not_ready) usleep(100 * 1000);
+  }
+  EXPECT_TRUE(not_ready);
+  EXPECT_EQ(testing::HealthStatus(channel, "liveness"), "SERVING");
+
+  // The catalog comes back on the same database (and a new port is not
+  // needed by the estimator's readiness test: it points at the old one), so
+  // restart it on its old port.
+  catalog_.process = std::make_unique<ChildProcess>(
+      std::vector<std::string>{CATALOG_SERVICE_BIN, "--sqlite_path=" + dir_ + "/catalog.db",
+                               "--grpc_address=" + catalog_.address(),
+                               "--metrics_address=127.0.0.1:0"},
+      dir_ + "/catalog.log");
+  EXPECT_TRUE(testing::WaitUntilServing(channel, "readiness", kStartTimeoutMs));
+  // The restarted catalog kept its data and did not load the dataset again.
+  auto stub = catalog::v1::CatalogService::NewStub(Channel(catalog_));
+  grpc::ClientContext context;
+  catalog::v1::CatalogInfo info;
+  ASSERT_TRUE(stub->GetCatalogInfo(&context, {}, &info).ok());
+  EXPECT_EQ(info.revision(), 1);
+  EXPECT_GE(info.model_count(), 5);
+}
+
+}  // namespace
+}  // namespace modelatlas

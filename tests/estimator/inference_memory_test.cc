@@ -1,0 +1,168 @@
+// Memory to run a model. Reference figures: ../shared/docs/REFERENCE.md
+// section 4 (Llama-3.1-8B in bf16 caches 131,072 bytes per token).
+#include "estimator-service/core/inference_memory.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "common/errors.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+// Llama-3.1-8B (config.json): 32 layers, hidden 4096, 32 heads, 8 KV heads.
+Architecture Llama31_8B() {
+  Architecture arch;
+  arch.num_layers = 32;
+  arch.hidden_size = 4096;
+  arch.num_attention_heads = 32;
+  arch.num_key_value_heads = 8;
+  arch.head_dim = 128;
+  arch.max_context_length = 131072;
+  return arch;
+}
+
+const EstimateLine* Line(const InferenceMemoryEstimate& estimate, const std::string& component) {
+  for (const auto& line : estimate.lines) {
+    if (line.component == component) return &line;
+  }
+  return nullptr;
+}
+
+TEST(KvCacheTest, GroupedQueryAttentionUsesKvHeadsNotHeads) {
+  std::string arithmetic;
+  EXPECT_EQ(KvCacheBytesPerToken(Llama31_8B(), NumberFormat::kBf16, &arithmetic), 131072);
+  EXPECT_EQ(arithmetic,
+            "2 (K and V) x 32 layers x 8 KV heads x 128 head dim x 2 bytes (bf16) = 131072 bytes "
+            "per token");
+  Architecture mha = Llama31_8B();
+  mha.num_key_value_heads = 32;  // what GQA-blind calculators compute: 4x too much
+  EXPECT_EQ(KvCacheBytesPerToken(mha, NumberFormat::kBf16, &arithmetic), 4 * 131072);
+  EXPECT_EQ(KvCacheBytesPerToken(Llama31_8B(), NumberFormat::kFp8, &arithmetic), 65536);
+}
+
+TEST(KvCacheTest, HeadDimDefaultsToHiddenOverHeads) {
+  Architecture arch;
+  arch.num_layers = 12;
+  arch.hidden_size = 768;
+  arch.num_attention_heads = 12;  // GPT-2: no separate KV heads, head_dim 64
+  std::string arithmetic;
+  EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kFp16, &arithmetic), 2 * 12 * 12 * 64 * 2);
+}
+
+TEST(KvCacheTest, MultiHeadLatentAttentionCachesTheLatent) {
+  // DeepSeek-V3 config.json: 61 layers, kv_lora_rank 512, qk_rope_head_dim 64.
+  Architecture arch;
+  arch.num_layers = 61;
+  arch.hidden_size = 7168;
+  arch.num_attention_heads = 128;
+  arch.kv_lora_rank = 512;
+  arch.qk_rope_head_dim = 64;
+  std::string arithmetic;
+  EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, &arithmetic), 61 * 576 * 2);
+  EXPECT_NE(arithmetic.find("kv_lora_rank"), std::string::npos);
+}
+
+TEST(InferenceMemoryTest, Llama31At8kContextInBf16) {
+  InferenceMemoryInput input;
+  input.parameters = 8030261248;
+  input.architecture = Llama31_8B();
+  input.context_length_tokens = 8192;
+  auto estimate = EstimateInferenceMemory(input);
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  ASSERT_EQ(estimate->lines.size(), 3u);
+  EXPECT_EQ(Line(*estimate, "weights")->bytes, 16060522496);
+  EXPECT_EQ(Line(*estimate, "weights")->arithmetic,
+            "8030261248 parameters x 16 bits (bf16) / 8 = 16060522496 bytes");
+  EXPECT_EQ(Line(*estimate, "kv_cache")->bytes, 131072LL * 8192);
+  EXPECT_EQ(Line(*estimate, "overhead")->bytes, 1LL << 30);
+  EXPECT_EQ(estimate->total_bytes, 16060522496 + 131072LL * 8192 + (1LL << 30));
+  EXPECT_TRUE(estimate->warnings.empty());
+}
+
+TEST(InferenceMemoryTest, ContextDefaultsToTheModelsMaximumAndBatchMultiplies) {
+  InferenceMemoryInput input;
+  input.parameters = 8030261248;
+  input.architecture = Llama31_8B();
+  input.batch_size = 4;
+  auto estimate = EstimateInferenceMemory(input);
+  ASSERT_TRUE(estimate.ok());
+  EXPECT_EQ(Line(*estimate, "kv_cache")->bytes, 131072LL * 131072 * 4);  // 64 GiB
+}
+
+TEST(InferenceMemoryTest, WeightFormatsAndRounding) {
+  InferenceMemoryInput input;
+  input.parameters = 7;
+  input.weight_format = NumberFormat::kInt4;
+  input.overhead_bytes = 0;
+  auto estimate = EstimateInferenceMemory(input);
+  ASSERT_TRUE(estimate.ok());
+  EXPECT_EQ(Line(*estimate, "weights")->bytes, 4);  // 3.5 bytes, rounded up
+  input.weight_format = NumberFormat::kFp32;
+  EXPECT_EQ(Line(*EstimateInferenceMemory(input), "weights")->bytes, 28);
+}
+
+TEST(InferenceMemoryTest, SlidingWindowCapsTheCache) {
+  // Mistral-7B-v0.1: window 4096 in every layer.
+  InferenceMemoryInput input;
+  input.parameters = 7241732096;
+  input.architecture = Llama31_8B();
+  input.architecture->sliding_window = 4096;
+  input.context_length_tokens = 32768;
+  auto estimate = EstimateInferenceMemory(input);
+  ASSERT_TRUE(estimate.ok());
+  EXPECT_EQ(Line(*estimate, "kv_cache")->bytes, 131072LL * 4096);
+  // Half the layers windowed (Gemma-2 style): the other half keep everything.
+  input.architecture->num_sliding_window_layers = 16;
+  estimate = EstimateInferenceMemory(input);
+  EXPECT_EQ(Line(*estimate, "kv_cache")->bytes, 131072LL / 2 * 4096 + 131072LL / 2 * 32768);
+  // A context shorter than the window is not capped.
+  input.context_length_tokens = 1000;
+  estimate = EstimateInferenceMemory(input);
+  EXPECT_EQ(Line(*estimate, "kv_cache")->bytes, 131072LL * 1000);
+}
+
+TEST(InferenceMemoryTest, WithoutArchitectureTheCacheIsNotCountedAndSaysSo) {
+  InferenceMemoryInput input;
+  input.parameters = 3.9e9;
+  auto estimate = EstimateInferenceMemory(input);
+  ASSERT_TRUE(estimate.ok());
+  EXPECT_EQ(Line(*estimate, "kv_cache"), nullptr);
+  ASSERT_EQ(estimate->warnings.size(), 1u);
+  EXPECT_NE(estimate->warnings[0].find("KV cache not counted"), std::string::npos);
+  EXPECT_EQ(estimate->total_bytes, 7800000000 + (1LL << 30));
+}
+
+TEST(InferenceMemoryTest, BadInputNamesEveryField) {
+  InferenceMemoryInput input;
+  input.parameters = std::numeric_limits<double>::quiet_NaN();
+  input.context_length_tokens = -1;
+  input.batch_size = 0;
+  input.overhead_bytes = -5;
+  auto estimate = EstimateInferenceMemory(input);
+  ASSERT_EQ(estimate.status().code(), absl::StatusCode::kInvalidArgument);
+  std::vector<std::string> fields;
+  for (const auto& v : GetFieldViolations(estimate.status())) fields.push_back(v.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{"parameters", "context_length_tokens", "batch_size",
+                                              "overhead_bytes"}));
+  input = InferenceMemoryInput{};
+  input.parameters = 1e16;  // absurd
+  EXPECT_EQ(EstimateInferenceMemory(input).status().code(), absl::StatusCode::kInvalidArgument);
+  input.parameters = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(EstimateInferenceMemory(input).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(InferenceMemoryTest, AbsurdCacheIsRefusedNotOverflowed) {
+  InferenceMemoryInput input;
+  input.parameters = 1e9;
+  input.architecture = Llama31_8B();
+  input.context_length_tokens = 100'000'000;
+  input.batch_size = 1'000'000;
+  auto estimate = EstimateInferenceMemory(input);
+  EXPECT_EQ(estimate.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace modelatlas::estimator

@@ -1,0 +1,109 @@
+// Parameter counts from shapes, against published exact counts
+// (../shared/docs/REFERENCE.md section 4) and the configs in ../shared/data.
+#include "estimator-service/core/parameters.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "tests/testing/shared_data.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+Architecture Gpt2() {
+  Architecture arch;
+  arch.num_layers = 12;
+  arch.hidden_size = 768;
+  arch.num_attention_heads = 12;
+  arch.intermediate_size = 3072;
+  arch.vocab_size = 50257;
+  arch.tie_word_embeddings = true;
+  arch.max_context_length = 1024;
+  arch.learned_positions = true;
+  arch.layer_norm = true;
+  arch.attention_qkv_bias = arch.attention_output_bias = arch.mlp_bias = true;
+  return arch;
+}
+
+Architecture Llama(int layers, int64_t hidden, int heads, int kv_heads, int64_t ffn,
+                   int64_t vocab) {
+  Architecture arch;
+  arch.num_layers = layers;
+  arch.hidden_size = hidden;
+  arch.num_attention_heads = heads;
+  arch.num_key_value_heads = kv_heads;
+  arch.intermediate_size = ffn;
+  arch.vocab_size = vocab;
+  arch.gated_mlp = true;
+  return arch;
+}
+
+TEST(ParametersTest, Gpt2IsExact) {
+  auto count = CountParameters(Gpt2());
+  ASSERT_TRUE(count.ok()) << count.status();
+  EXPECT_EQ(count->total, 124439808);
+  EXPECT_EQ(count->embedding, 50257.0 * 768 + 1024.0 * 768);
+  EXPECT_EQ(count->active, count->total);
+}
+
+TEST(ParametersTest, Llama2And3AreExact) {
+  EXPECT_EQ(CountParameters(Llama(32, 4096, 32, 32, 11008, 32000))->total, 6738415616);
+  EXPECT_EQ(CountParameters(Llama(32, 4096, 32, 8, 14336, 128256))->total, 8030261248);
+}
+
+TEST(ParametersTest, T2rSimplifiedCountWithNormsAndBiasesOff) {
+  // Seed page: 32 layers, 8 heads x 128, width 1024, FFN 4096, tied ~260k vocab.
+  Architecture arch;
+  arch.num_layers = 32;
+  arch.hidden_size = 1024;
+  arch.num_attention_heads = 8;
+  arch.head_dim = 128;
+  arch.intermediate_size = 4096;
+  arch.vocab_size = 260000;
+  arch.tie_word_embeddings = true;
+  auto count = CountParameters(arch, {.include_norms = false, .include_biases = false});
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(count->total, 668893184);
+  EXPECT_EQ(count->non_embedding, 402653184);
+}
+
+TEST(ParametersTest, MixtureOfExpertsCountsActiveExperts) {
+  // Mixtral-8x7B: 32 layers, 4096, 32/8 heads, 8 experts of 14336, top-2, vocab 32000.
+  Architecture arch = Llama(32, 4096, 32, 8, 14336, 32000);
+  arch.num_experts = 8;
+  arch.num_experts_per_token = 2;
+  auto count = CountParameters(arch);
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(count->total, 46702792704);  // published exact count of Mixtral-8x7B-v0.1
+  EXPECT_NEAR(count->active, 12.9e9, 0.05e9);
+}
+
+TEST(ParametersTest, IncompleteShapesNameTheField) {
+  Architecture arch = Llama(32, 4096, 32, 6, 14336, 32000);  // 6 does not divide 32
+  auto count = CountParameters(arch);
+  ASSERT_EQ(count.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(count.status().message().find("architecture.num_key_value_heads"), std::string::npos);
+  EXPECT_EQ(CountParameters(Architecture{}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Reads a Hugging Face config.json in place from ../shared/data.
+TEST(ParametersTest, MetaLlama3ConfigFromSharedData) {
+  REQUIRE_SHARED_DATA(path, "hf_configs/Qwen2-Audio/meta-llama_Meta-Llama-3-8B.config.json");
+  google::protobuf::Struct config;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(testing::ReadFile(path), &config).ok());
+  auto number = [&](const char* key) {
+    return static_cast<int64_t>(config.fields().at(key).number_value());
+  };
+  Architecture arch = Llama(static_cast<int>(number("num_hidden_layers")), number("hidden_size"),
+                            static_cast<int>(number("num_attention_heads")),
+                            static_cast<int>(number("num_key_value_heads")),
+                            number("intermediate_size"), number("vocab_size"));
+  arch.tie_word_embeddings = config.fields().at("tie_word_embeddings").bool_value();
+  EXPECT_EQ(CountParameters(arch)->total, 8030261248);
+}
+
+}  // namespace
+}  // namespace modelatlas::estimator

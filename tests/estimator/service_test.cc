@@ -1,0 +1,189 @@
+// EstimatorService over gRPC, in process, reading a real catalog server
+// (shipped dataset, in-memory SQLite) on a loopback port.
+#include "estimator-service/service.h"
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "catalog-service/dataset.h"
+#include "catalog-service/service.h"
+#include "catalog-service/store/sqlite_store.h"
+#include "tests/testing/grpc_testing.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+using testing::DecodeDetails;
+using testing::FindDetail;
+using v1::EstimateInferenceMemoryRequest;
+using v1::EstimateInferenceMemoryResponse;
+
+class EstimatorServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = catalog::SqliteStore::Open(":memory:");
+    ASSERT_TRUE(store.ok());
+    catalog_ = std::make_unique<catalog::Catalog>(*std::move(store));
+    ASSERT_TRUE(catalog_->LoadIfEmpty(*catalog::ShippedDataset()).ok());
+    catalog_service_ = std::make_unique<catalog::CatalogServiceImpl>(catalog_.get());
+    grpc::ServerBuilder catalog_builder;
+    int port = 0;
+    catalog_builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    catalog_builder.RegisterService(catalog_service_.get());
+    catalog_server_ = catalog_builder.BuildAndStart();
+    ASSERT_GT(port, 0);
+    StartEstimator("127.0.0.1:" + std::to_string(port));
+  }
+
+  void StartEstimator(const std::string& catalog_address) {
+    if (estimator_server_) estimator_server_->Shutdown();
+    client_metrics_ = std::make_unique<GrpcMetrics>(registry_, "client");
+    client_ =
+        std::make_unique<CatalogClient>(catalog_address, client_metrics_.get(), absl::Seconds(5));
+    service_ = std::make_unique<EstimatorServiceImpl>(client_.get());
+    grpc::ServerBuilder builder;
+    builder.RegisterService(service_.get());
+    estimator_server_ = builder.BuildAndStart();
+    stub_ = v1::EstimatorService::NewStub(estimator_server_->InProcessChannel({}));
+  }
+
+  void TearDown() override {
+    estimator_server_->Shutdown();
+    catalog_server_->Shutdown();
+  }
+
+  grpc::Status Estimate(const EstimateInferenceMemoryRequest& request,
+                        EstimateInferenceMemoryResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(testing::DeadlineFromNow(5000));
+    return stub_->EstimateInferenceMemory(&context, request, response);
+  }
+
+  std::unique_ptr<catalog::Catalog> catalog_;
+  std::unique_ptr<catalog::CatalogServiceImpl> catalog_service_;
+  std::unique_ptr<grpc::Server> catalog_server_;
+  prometheus::Registry registry_;
+  std::unique_ptr<GrpcMetrics> client_metrics_;
+  std::unique_ptr<CatalogClient> client_;
+  std::unique_ptr<EstimatorServiceImpl> service_;
+  std::unique_ptr<grpc::Server> estimator_server_;
+  std::unique_ptr<v1::EstimatorService::Stub> stub_;
+};
+
+TEST_F(EstimatorServiceTest, CatalogModelGetsEveryLineWithArithmetic) {
+  EstimateInferenceMemoryRequest request;
+  request.set_model("Llama 3.1 8B");
+  request.set_context_length_tokens(8192);
+  EstimateInferenceMemoryResponse response;
+  ASSERT_TRUE(Estimate(request, &response).ok());
+  EXPECT_EQ(response.model(), "models/llama-3-1-8b");
+  EXPECT_TRUE(response.available());
+  EXPECT_FALSE(response.hypothetical());
+  EXPECT_EQ(response.parameters(), 8030261248);
+  ASSERT_EQ(response.lines_size(), 3);
+  EXPECT_EQ(response.lines(0).component(), "weights");
+  EXPECT_EQ(response.lines(0).bytes(), 16060522496);
+  EXPECT_EQ(response.lines(1).component(), "kv_cache");
+  EXPECT_EQ(response.lines(1).bytes(), 1073741824);
+  EXPECT_NE(response.lines(1).arithmetic().find("8 KV heads"), std::string::npos);
+  EXPECT_EQ(response.total_bytes(), 16060522496 + 2 * 1073741824LL);
+  EXPECT_DOUBLE_EQ(response.total_gib(), response.total_bytes() / 1073741824.0);
+  EXPECT_DOUBLE_EQ(response.total_gb(), response.total_bytes() / 1e9);
+  EXPECT_EQ(response.catalog_revision(), 1);
+
+  const std::string metrics = testing::Render(registry_);
+  EXPECT_EQ(testing::SeriesValue(metrics, "grpc_client_handled_total",
+                                 {"grpc_method=\"GetModel\"", "grpc_code=\"OK\""}),
+            1);
+}
+
+TEST_F(EstimatorServiceTest, ClosedWeightsGiveNoEstimateUnlessHypothetical) {
+  EstimateInferenceMemoryRequest request;
+  request.set_model("models/megatron-bert");
+  EstimateInferenceMemoryResponse response;
+  ASSERT_TRUE(Estimate(request, &response).ok());
+  EXPECT_FALSE(response.available());
+  EXPECT_EQ(response.no_estimate_reason(), "no estimate: weights not published");
+  EXPECT_EQ(response.lines_size(), 0);
+
+  request.set_hypothetical(true);
+  request.set_weight_format(v1::NUMBER_FORMAT_FP16);
+  ASSERT_TRUE(Estimate(request, &response).ok());
+  EXPECT_TRUE(response.available());
+  EXPECT_TRUE(response.hypothetical());
+  EXPECT_EQ(response.lines(0).bytes(), 7800000000);  // 3.9e9 x 2 bytes
+}
+
+TEST_F(EstimatorServiceTest, UnknownModelIsNotFoundNamingIt) {
+  EstimateInferenceMemoryRequest request;
+  request.set_model("models/not-in-the-catalog");
+  EstimateInferenceMemoryResponse response;
+  const grpc::Status status = Estimate(request, &response);
+  ASSERT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  google::rpc::ResourceInfo resource;
+  ASSERT_TRUE(FindDetail(DecodeDetails(status), &resource));
+  EXPECT_EQ(resource.resource_name(), "models/not-in-the-catalog");
+}
+
+TEST_F(EstimatorServiceTest, InvalidRequestsNameTheirFields) {
+  EstimateInferenceMemoryRequest request;
+  request.set_batch_size(-1);
+  request.set_context_length_tokens(-7);
+  EstimateInferenceMemoryResponse response;
+  const grpc::Status status = Estimate(request, &response);
+  ASSERT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  google::rpc::BadRequest bad_request;
+  ASSERT_TRUE(FindDetail(DecodeDetails(status), &bad_request));
+  std::vector<std::string> fields;
+  for (const auto& v : bad_request.field_violations()) fields.push_back(v.field());
+  EXPECT_EQ(fields,
+            (std::vector<std::string>{"model_source", "context_length_tokens", "batch_size"}));
+
+  EstimateInferenceMemoryRequest unknown_format;
+  unknown_format.set_model("models/llama-3-1-8b");
+  unknown_format.set_weight_format(static_cast<v1::NumberFormat>(99));
+  const grpc::Status format_status = Estimate(unknown_format, &response);
+  EXPECT_EQ(format_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(format_status.error_message().find("weight_format"), std::string::npos);
+}
+
+TEST_F(EstimatorServiceTest, InlineModelNeedsNoCatalog) {
+  StartEstimator("127.0.0.1:1");  // nothing listens there
+  EstimateInferenceMemoryRequest request;
+  auto* arch = request.mutable_inline_model()->mutable_architecture();
+  arch->set_num_layers(12);
+  arch->set_hidden_size(768);
+  arch->set_num_attention_heads(12);
+  arch->set_intermediate_size(3072);
+  arch->set_vocab_size(50257);
+  arch->set_tie_word_embeddings(true);
+  arch->set_max_context_length(1024);
+  arch->set_position_embedding(common::v1::POSITION_EMBEDDING_LEARNED);
+  arch->set_norm_type(common::v1::NORM_TYPE_LAYER_NORM);
+  arch->set_attention_qkv_bias(true);
+  arch->set_attention_output_bias(true);
+  arch->set_mlp_bias(true);
+  request.set_weight_format(v1::NUMBER_FORMAT_FP32);
+  EstimateInferenceMemoryResponse response;
+  ASSERT_TRUE(Estimate(request, &response).ok());
+  EXPECT_EQ(response.parameters(), 124439808);  // counted from the shape
+  EXPECT_EQ(response.lines(0).bytes(), 124439808LL * 4);
+  EXPECT_EQ(response.lines(1).bytes(), 2LL * 12 * 12 * 64 * 2 * 1024);
+  EXPECT_EQ(response.catalog_revision(), 0);
+}
+
+TEST_F(EstimatorServiceTest, CatalogDownIsUnavailableNamingTheCatalog) {
+  StartEstimator("127.0.0.1:1");
+  EstimateInferenceMemoryRequest request;
+  request.set_model("models/llama-3-1-8b");
+  EstimateInferenceMemoryResponse response;
+  const grpc::Status status = Estimate(request, &response);
+  ASSERT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(status.error_message().find("catalog at 127.0.0.1:1"), std::string::npos);
+  google::rpc::ErrorInfo info;
+  ASSERT_TRUE(FindDetail(DecodeDetails(status), &info));
+  EXPECT_EQ(info.reason(), "CATALOG_UNAVAILABLE");
+}
+
+}  // namespace
+}  // namespace modelatlas::estimator
