@@ -16,7 +16,9 @@ if [[ "$profile" == test || "$profile" == ci ]]; then
   packages+=(sqlite3)
 fi
 if [[ "$profile" == ci ]]; then
-  packages+=(nodejs npm clang-format)
+  # Tools count as present when their command is, whichever package brought it.
+  command -v npm >/dev/null || packages+=(nodejs npm)
+  command -v clang-format >/dev/null || packages+=(clang-format)
 fi
 
 missing=()
