@@ -1,21 +1,58 @@
 #include "catalog-service/catalog.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "catalog-service/page_token.h"
+#include "catalog-service/query/filter.h"
 #include "catalog-service/validation.h"
 #include "common/errors.h"
 #include "common/resource_names.h"
+#include "google/protobuf/field_mask.pb.h"
+#include "google/protobuf/util/field_mask_util.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace modelatlas::catalog {
 namespace {
 
-using common::v1::Hardware;
-using common::v1::Model;
+using google::protobuf::util::FieldMaskUtil;
+
+// What differs between the two kinds of record.
+template <typename Record>
+struct Traits;
+
+template <>
+struct Traits<Model> {
+  static constexpr RecordKind kKind = RecordKind::kModel;
+  static constexpr absl::string_view kCollection = kModelsCollection;
+  static constexpr absl::string_view kTypeName = "Model";
+  static void Validate(const Model& m, const std::string& prefix, FieldViolations* v) {
+    ValidateModel(m, prefix, v);
+  }
+  static std::vector<std::string> LookupKeys(const Model& m) {
+    return {LookupKey(m.display_name())};
+  }
+};
+
+template <>
+struct Traits<Hardware> {
+  static constexpr RecordKind kKind = RecordKind::kHardware;
+  static constexpr absl::string_view kCollection = kHardwareCollection;
+  static constexpr absl::string_view kTypeName = "Hardware";
+  static void Validate(const Hardware& h, const std::string& prefix, FieldViolations* v) {
+    ValidateHardware(h, prefix, v);
+  }
+  static std::vector<std::string> LookupKeys(const Hardware& h) {
+    std::vector<std::string> keys{LookupKey(h.display_name())};
+    for (const std::string& alias : h.aliases()) keys.push_back(LookupKey(alias));
+    return keys;
+  }
+};
 
 // Output-only fields are derived at read time, never stored.
 template <typename Record>
@@ -47,109 +84,287 @@ absl::StatusOr<Record> FromStored(const StoredRecord& stored) {
   return record;
 }
 
-std::vector<std::string> LookupKeysOf(const Model& model) {
-  return {LookupKey(model.display_name())};
+template <typename Record>
+absl::StatusOr<RecordWrite> ToWrite(const Record& record) {
+  absl::StatusOr<std::string> json = ToStoredJson(record);
+  if (!json.ok()) return json.status();
+  return RecordWrite{Traits<Record>::kKind,
+                     *ResourceIdFromName(record.name(), Traits<Record>::kCollection),
+                     record.display_name(), Traits<Record>::LookupKeys(record), *std::move(json)};
 }
 
-std::vector<std::string> LookupKeysOf(const Hardware& hardware) {
-  std::vector<std::string> keys{LookupKey(hardware.display_name())};
-  for (const std::string& alias : hardware.aliases()) keys.push_back(LookupKey(alias));
-  return keys;
+// The revision an etag stands for; 0 for no etag.
+absl::StatusOr<int64_t> ParseEtag(absl::string_view etag, absl::string_view field) {
+  if (etag.empty()) return 0;
+  int64_t revision = 0;
+  if (!absl::ConsumePrefix(&etag, "r") || !absl::SimpleAtoi(etag, &revision) || revision <= 0) {
+    return InvalidFieldError(field, "is not an etag this service issued (read the record again)");
+  }
+  return revision;
 }
 
 template <typename Record>
-absl::Status AppendWrite(const Record& record, RecordKind kind, absl::string_view collection,
-                         std::vector<RecordWrite>* writes) {
-  absl::StatusOr<std::string> json = ToStoredJson(record);
-  if (!json.ok()) return json.status();
-  writes->push_back(RecordWrite{kind, *ResourceIdFromName(record.name(), collection),
-                                record.display_name(), LookupKeysOf(record), *std::move(json)});
-  return absl::OkStatus();
+absl::Status NotFound(absl::string_view name) {
+  return ResourceNotFoundError(Traits<Record>::kTypeName, name);
+}
+
+std::string QueryFingerprint(absl::string_view collection, const ListQuery& query) {
+  return absl::StrCat(collection, "\x1f", query.filter, "\x1f", query.order_by);
 }
 
 }  // namespace
 
 Catalog::Catalog(std::unique_ptr<CatalogStore> store) : store_(std::move(store)) {}
 
+void Catalog::NotifyWrite() {
+  absl::MutexLock lock(&write_mutex_);
+  ++writes_;
+  write_signal_.SignalAll();
+}
+
 template <typename Record>
-absl::StatusOr<Record> Catalog::Get(RecordKind kind, absl::string_view collection,
-                                    absl::string_view type_name, absl::string_view name) {
+absl::StatusOr<std::string> Catalog::ResolveId(absl::string_view name) {
+  constexpr absl::string_view collection = Traits<Record>::kCollection;
   if (name.empty()) return InvalidFieldError("name", "required");
   std::optional<std::string> id = ResourceIdFromName(name, collection);
-  if (!id.has_value()) {
-    if (absl::StartsWith(name, absl::StrCat(collection, "/"))) {
-      return InvalidFieldError("name",
-                               absl::StrCat("\"", name,
-                                            "\" is not a valid resource name: the id must be "
-                                            "lower-case letters, digits and hyphens (AIP-122)"));
-    }
-    // Not a resource name: a display name or alias, ignoring case and punctuation.
-    absl::StatusOr<std::vector<std::string>> ids =
-        store_->FindIdsByLookupKey(kind, LookupKey(name));
-    if (!ids.ok()) return ids.status();
-    if (ids->empty()) return ResourceNotFoundError(type_name, name);
-    if (ids->size() > 1) {
-      std::vector<std::string> names;
-      for (const std::string& candidate : *ids)
-        names.push_back(ResourceName(collection, candidate));
-      return WithReason(absl::FailedPreconditionError(absl::StrCat(
-                            "\"", name, "\" matches several records: ", absl::StrJoin(names, ", "),
-                            "; ask by resource name")),
-                        "AMBIGUOUS_NAME");
-    }
-    id = ids->front();
+  if (id.has_value()) return *id;
+  if (absl::StartsWith(name, absl::StrCat(collection, "/"))) {
+    return InvalidFieldError(
+        "name", absl::StrCat("\"", name,
+                             "\" is not a valid resource name: the id must be lower-case letters, "
+                             "digits and hyphens (AIP-122)"));
   }
-  absl::StatusOr<StoredRecord> stored = store_->Get(kind, *id);
-  if (absl::IsNotFound(stored.status())) return ResourceNotFoundError(type_name, name);
+  // Not a resource name: a display name or alias, ignoring case and punctuation.
+  absl::StatusOr<std::vector<std::string>> ids =
+      store_->FindIdsByLookupKey(Traits<Record>::kKind, LookupKey(name));
+  if (!ids.ok()) return ids.status();
+  if (ids->empty()) return NotFound<Record>(name);
+  if (ids->size() > 1) {
+    std::vector<std::string> names;
+    for (const std::string& candidate : *ids) names.push_back(ResourceName(collection, candidate));
+    return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                          "\"", name, "\" matches several records: ", absl::StrJoin(names, ", "),
+                          "; ask by resource name")),
+                      "AMBIGUOUS_NAME");
+  }
+  return ids->front();
+}
+
+template <typename Record>
+absl::StatusOr<Record> Catalog::Get(absl::string_view name) {
+  absl::StatusOr<std::string> id = ResolveId<Record>(name);
+  if (!id.ok()) return id.status();
+  absl::StatusOr<StoredRecord> stored = store_->Get(Traits<Record>::kKind, *id);
+  if (absl::IsNotFound(stored.status())) return NotFound<Record>(name);
   if (!stored.ok()) return stored.status();
   return FromStored<Record>(*stored);
 }
 
 template <typename Record>
-absl::StatusOr<Page<Record>> Catalog::List(RecordKind kind, absl::string_view collection,
-                                           int page_size, absl::string_view page_token) {
-  absl::StatusOr<int> size = EffectivePageSize(page_size, kDefaultPageSize, kMaxPageSize);
+absl::StatusOr<Page<Record>> Catalog::BatchGet(const std::vector<std::string>& names) {
+  if (names.size() > static_cast<size_t>(kMaxBatchGet)) {
+    return InvalidFieldError("names",
+                             absl::StrCat("at most ", kMaxBatchGet, " names, got ", names.size()));
+  }
+  Page<Record> page;
+  absl::StatusOr<int64_t> revision = store_->Revision();
+  if (!revision.ok()) return revision.status();
+  page.revision = *revision;
+  for (size_t i = 0; i < names.size(); ++i) {
+    absl::StatusOr<Record> record = Get<Record>(names[i]);
+    if (absl::IsInvalidArgument(record.status())) {
+      return InvalidFieldError(absl::StrCat("names[", i, "]"), record.status().message());
+    }
+    if (!record.ok()) return record.status();
+    page.records.push_back(*std::move(record));
+  }
+  return page;
+}
+
+template <typename Record>
+absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
+  constexpr absl::string_view collection = Traits<Record>::kCollection;
+  absl::StatusOr<int> size = EffectivePageSize(query.page_size, kDefaultPageSize, kMaxPageSize);
   if (!size.ok()) return size.status();
-  const std::string query(collection);
-  PageCursor cursor{"", query};
-  if (!page_token.empty()) {
-    absl::StatusOr<PageCursor> decoded = DecodePageToken(page_token, query);
+  const auto* descriptor = Record::descriptor();
+  absl::StatusOr<Filter> filter = Filter::Parse(query.filter, descriptor);
+  if (!filter.ok()) return filter.status();
+  absl::StatusOr<std::vector<OrderKey>> order = ParseOrderBy(query.order_by, descriptor);
+  if (!order.ok()) return order.status();
+
+  const std::string fingerprint = QueryFingerprint(collection, query);
+  PageCursor cursor{"", fingerprint};
+  if (!query.page_token.empty()) {
+    absl::StatusOr<PageCursor> decoded = DecodePageToken(query.page_token, fingerprint);
     if (!decoded.ok()) return decoded.status();
     cursor = *std::move(decoded);
   }
   absl::StatusOr<int64_t> revision = store_->Revision();
   if (!revision.ok()) return revision.status();
-  // One record more than the page tells whether another page follows.
-  absl::StatusOr<std::vector<StoredRecord>> stored = store_->List(kind, cursor.after_id, *size + 1);
-  if (!stored.ok()) return stored.status();
-
   Page<Record> page;
   page.revision = *revision;
-  const bool more = static_cast<int>(stored->size()) > *size;
-  if (more) stored->pop_back();
-  for (const StoredRecord& record : *stored) {
-    absl::StatusOr<Record> parsed = FromStored<Record>(record);
-    if (!parsed.ok()) return parsed.status();
-    page.records.push_back(*std::move(parsed));
+
+  // Scans in id order from the cursor, keeping what the filter accepts.
+  // Without order_by the cursor is the last id returned, so pages stay right
+  // while records are added or removed; with order_by every match is sorted
+  // and the cursor is a position.
+  const bool ordered = !order->empty();
+  const int batch = std::max(*size + 1, 256);
+  std::vector<Record> matches;
+  std::string after = ordered ? "" : cursor.after_id;
+  while (ordered || static_cast<int>(matches.size()) <= *size) {
+    absl::StatusOr<std::vector<StoredRecord>> stored =
+        store_->List(Traits<Record>::kKind, after, batch);
+    if (!stored.ok()) return stored.status();
+    for (const StoredRecord& one : *stored) {
+      absl::StatusOr<Record> record = FromStored<Record>(one);
+      if (!record.ok()) return record.status();
+      if (filter->Matches(*record)) matches.push_back(*std::move(record));
+      if (!ordered && static_cast<int>(matches.size()) > *size) break;
+    }
+    if (static_cast<int>(stored->size()) < batch) break;
+    after = stored->back().id;
   }
-  if (more) page.next_page_token = EncodePageToken({stored->back().id, query});
+
+  size_t begin = 0;
+  if (ordered) {
+    std::stable_sort(matches.begin(), matches.end(),
+                     [&](const Record& a, const Record& b) { return OrderedBefore(a, b, *order); });
+    if (!cursor.after_id.empty() && !absl::SimpleAtoi(cursor.after_id, &begin)) {
+      return InvalidFieldError("page_token", "not a page token issued by this service");
+    }
+    begin = std::min(begin, matches.size());
+  }
+  const size_t end = std::min(matches.size(), begin + static_cast<size_t>(*size));
+  for (size_t i = begin; i < end; ++i) page.records.push_back(std::move(matches[i]));
+  if (end < matches.size()) {
+    const std::string next =
+        ordered ? absl::StrCat(end) : *ResourceIdFromName(page.records.back().name(), collection);
+    page.next_page_token = EncodePageToken({next, fingerprint});
+  }
   return page;
 }
 
-absl::StatusOr<Model> Catalog::GetModel(absl::string_view name) {
-  return Get<Model>(RecordKind::kModel, kModelsCollection, "Model", name);
+template <typename Record>
+absl::StatusOr<Record> Catalog::Create(absl::string_view id, Record record) {
+  constexpr absl::string_view collection = Traits<Record>::kCollection;
+  if (!IsValidResourceId(id)) {
+    const std::string field =
+        absl::StrCat(Traits<Record>::kKind == RecordKind::kModel ? "model" : "hardware", "_id");
+    return InvalidFieldError(
+        field, absl::StrCat("\"", id,
+                            "\" is not a valid id: 1 to 63 lower-case letters, digits and "
+                            "hyphens, starting with a letter (AIP-122)"));
+  }
+  record.set_name(ResourceName(collection, id));
+  FieldViolations violations;
+  Traits<Record>::Validate(
+      record, Traits<Record>::kKind == RecordKind::kModel ? "model" : "hardware", &violations);
+  if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
+  absl::StatusOr<RecordWrite> write = ToWrite(record);
+  if (!write.ok()) return write.status();
+  absl::StatusOr<int64_t> revision = store_->Insert({*write});
+  if (!revision.ok()) return revision.status();
+  NotifyWrite();
+  return Get<Record>(record.name());
 }
 
-absl::StatusOr<Page<Model>> Catalog::ListModels(int page_size, absl::string_view page_token) {
-  return List<Model>(RecordKind::kModel, kModelsCollection, page_size, page_token);
+template <typename Record>
+absl::StatusOr<Record> Catalog::UpdateOnce(const Record& input,
+                                           const std::vector<std::string>& mask_paths) {
+  const std::string field = Traits<Record>::kKind == RecordKind::kModel ? "model" : "hardware";
+  std::optional<std::string> id = ResourceIdFromName(input.name(), Traits<Record>::kCollection);
+  if (!id.has_value()) {
+    return InvalidFieldError(absl::StrCat(field, ".name"),
+                             absl::StrCat("must be a resource name \"", Traits<Record>::kCollection,
+                                          "/{id}\", got \"", input.name(), "\""));
+  }
+  absl::StatusOr<int64_t> expected = ParseEtag(input.etag(), absl::StrCat(field, ".etag"));
+  if (!expected.ok()) return expected.status();
+  absl::StatusOr<Record> current = Get<Record>(input.name());
+  if (!current.ok()) return current.status();
+  if (*expected != 0 && *expected != current->revision()) {
+    return StaleEtagError(Traits<Record>::kKind, *id, *expected, current->revision());
+  }
+
+  Record updated = *current;
+  const bool replace_all = mask_paths.size() == 1 && mask_paths[0] == "*";
+  if (replace_all) {
+    updated = input;
+  } else {
+    google::protobuf::FieldMask mask;
+    if (mask_paths.empty()) {
+      // AIP-134: no mask means every field the request sets.
+      std::vector<const google::protobuf::FieldDescriptor*> set_fields;
+      input.GetReflection()->ListFields(input, &set_fields);
+      for (const auto* f : set_fields) mask.add_paths(f->name());
+    } else {
+      for (const std::string& path : mask_paths) mask.add_paths(path);
+    }
+    FieldViolations violations;
+    for (const std::string& path : mask.paths()) {
+      if (path == "name" || path == "etag" || path == "revision") {
+        if (!mask_paths.empty()) {
+          violations.Add("update_mask", absl::StrCat("\"", path, "\" cannot be updated"));
+        }
+      } else if (!FieldMaskUtil::GetFieldDescriptors(Record::descriptor(), path, nullptr)) {
+        violations.Add("update_mask", absl::StrCat("unknown field \"", path, "\""));
+      }
+    }
+    if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
+    google::protobuf::FieldMask writable;
+    for (const std::string& path : mask.paths()) {
+      if (path != "name" && path != "etag" && path != "revision") writable.add_paths(path);
+    }
+    FieldMaskUtil::MergeOptions options;
+    options.set_replace_message_fields(true);
+    options.set_replace_repeated_fields(true);
+    FieldMaskUtil::MergeMessageTo(input, writable, options, &updated);
+  }
+  updated.set_name(current->name());
+
+  FieldViolations violations;
+  Traits<Record>::Validate(updated, field, &violations);
+  if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
+  absl::StatusOr<RecordWrite> write = ToWrite(updated);
+  if (!write.ok()) return write.status();
+  // The revision read above must still be current when the write commits.
+  absl::StatusOr<int64_t> revision = store_->Update(*write, current->revision());
+  if (absl::IsNotFound(revision.status())) return NotFound<Record>(input.name());
+  if (!revision.ok()) return revision.status();
+  NotifyWrite();
+  return Get<Record>(current->name());
 }
 
-absl::StatusOr<Hardware> Catalog::GetHardware(absl::string_view name) {
-  return Get<Hardware>(RecordKind::kHardware, kHardwareCollection, "Hardware", name);
+template <typename Record>
+absl::StatusOr<Record> Catalog::Update(const Record& record,
+                                       const std::vector<std::string>& mask_paths) {
+  // Without an etag the caller asked for no conflict check, so a concurrent
+  // write between our read and our write is retried rather than reported.
+  constexpr int kAttempts = 5;
+  absl::StatusOr<Record> result;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    result = UpdateOnce(record, mask_paths);
+    if (!absl::IsAborted(result.status()) || !record.etag().empty()) break;
+  }
+  return result;
 }
 
-absl::StatusOr<Page<Hardware>> Catalog::ListHardware(int page_size, absl::string_view page_token) {
-  return List<Hardware>(RecordKind::kHardware, kHardwareCollection, page_size, page_token);
+template <typename Record>
+absl::StatusOr<int64_t> Catalog::Delete(absl::string_view name, absl::string_view etag) {
+  std::optional<std::string> id = ResourceIdFromName(name, Traits<Record>::kCollection);
+  if (!id.has_value()) {
+    return InvalidFieldError("name",
+                             absl::StrCat("must be a resource name \"", Traits<Record>::kCollection,
+                                          "/{id}\", got \"", name, "\""));
+  }
+  absl::StatusOr<int64_t> expected = ParseEtag(etag, "etag");
+  if (!expected.ok()) return expected.status();
+  absl::StatusOr<int64_t> revision = store_->Delete(Traits<Record>::kKind, *id, *expected);
+  if (absl::IsNotFound(revision.status())) return NotFound<Record>(name);
+  if (!revision.ok()) return revision.status();
+  NotifyWrite();
+  return revision;
 }
 
 absl::StatusOr<v1::CatalogInfo> Catalog::Info() {
@@ -168,6 +383,57 @@ absl::StatusOr<v1::CatalogInfo> Catalog::Info() {
   return info;
 }
 
+absl::StatusOr<v1::WatchResponse> Catalog::WaitForChanges(int64_t after_revision, int limit,
+                                                          absl::Duration timeout,
+                                                          absl::Duration poll_interval) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    int64_t writes_seen = 0;
+    {
+      absl::MutexLock lock(&write_mutex_);
+      writes_seen = writes_;
+    }
+    absl::StatusOr<std::vector<Change>> changes = store_->ChangesSince(after_revision, limit);
+    if (!changes.ok()) return changes.status();
+    if (!changes->empty() || absl::Now() >= deadline) {
+      v1::WatchResponse response;
+      response.set_revision(after_revision);
+      for (const Change& change : *changes) {
+        auto* out = response.add_changes();
+        out->set_revision(change.revision);
+        const absl::string_view collection =
+            change.kind == RecordKind::kModel ? kModelsCollection : kHardwareCollection;
+        out->set_name(ResourceName(collection, change.id));
+        out->set_type(change.operation == "create"   ? v1::CHANGE_TYPE_CREATED
+                      : change.operation == "update" ? v1::CHANGE_TYPE_UPDATED
+                                                     : v1::CHANGE_TYPE_DELETED);
+        if (out->type() != v1::CHANGE_TYPE_DELETED) {
+          absl::StatusOr<StoredRecord> stored = store_->Get(change.kind, change.id);
+          if (stored.ok() && change.kind == RecordKind::kModel) {
+            auto record = FromStored<Model>(*stored);
+            if (record.ok()) *out->mutable_model() = *std::move(record);
+          } else if (stored.ok()) {
+            auto record = FromStored<Hardware>(*stored);
+            if (record.ok()) *out->mutable_hardware() = *std::move(record);
+          }
+        }
+        response.set_revision(change.revision);
+      }
+      if (changes->empty()) {
+        absl::StatusOr<int64_t> revision = store_->Revision();
+        if (!revision.ok()) return revision.status();
+        response.set_revision(std::max(after_revision, *revision));
+      }
+      return response;
+    }
+    absl::MutexLock lock(&write_mutex_);
+    const absl::Time wake = std::min(deadline, absl::Now() + poll_interval);
+    while (writes_ == writes_seen && absl::Now() < wake) {
+      write_signal_.WaitWithDeadline(&write_mutex_, wake);
+    }
+  }
+}
+
 absl::StatusOr<int64_t> Catalog::CreateAll(const v1::Dataset& dataset) {
   FieldViolations violations;
   for (int i = 0; i < dataset.models_size(); ++i) {
@@ -180,18 +446,18 @@ absl::StatusOr<int64_t> Catalog::CreateAll(const v1::Dataset& dataset) {
 
   std::vector<RecordWrite> writes;
   for (const Model& model : dataset.models()) {
-    if (absl::Status s = AppendWrite(model, RecordKind::kModel, kModelsCollection, &writes);
-        !s.ok()) {
-      return s;
-    }
+    absl::StatusOr<RecordWrite> write = ToWrite(model);
+    if (!write.ok()) return write.status();
+    writes.push_back(*std::move(write));
   }
   for (const Hardware& hardware : dataset.hardware()) {
-    if (absl::Status s = AppendWrite(hardware, RecordKind::kHardware, kHardwareCollection, &writes);
-        !s.ok()) {
-      return s;
-    }
+    absl::StatusOr<RecordWrite> write = ToWrite(hardware);
+    if (!write.ok()) return write.status();
+    writes.push_back(*std::move(write));
   }
-  return store_->Insert(writes);
+  absl::StatusOr<int64_t> revision = store_->Insert(writes);
+  if (revision.ok()) NotifyWrite();
+  return revision;
 }
 
 absl::StatusOr<bool> Catalog::LoadIfEmpty(const v1::Dataset& dataset) {
@@ -202,5 +468,22 @@ absl::StatusOr<bool> Catalog::LoadIfEmpty(const v1::Dataset& dataset) {
   if (!revision.ok()) return revision.status();
   return true;
 }
+
+// The two kinds of record.
+template absl::StatusOr<Model> Catalog::Get<Model>(absl::string_view);
+template absl::StatusOr<Hardware> Catalog::Get<Hardware>(absl::string_view);
+template absl::StatusOr<Page<Model>> Catalog::BatchGet<Model>(const std::vector<std::string>&);
+template absl::StatusOr<Page<Hardware>> Catalog::BatchGet<Hardware>(
+    const std::vector<std::string>&);
+template absl::StatusOr<Page<Model>> Catalog::List<Model>(const ListQuery&);
+template absl::StatusOr<Page<Hardware>> Catalog::List<Hardware>(const ListQuery&);
+template absl::StatusOr<Model> Catalog::Create<Model>(absl::string_view, Model);
+template absl::StatusOr<Hardware> Catalog::Create<Hardware>(absl::string_view, Hardware);
+template absl::StatusOr<Model> Catalog::Update<Model>(const Model&,
+                                                      const std::vector<std::string>&);
+template absl::StatusOr<Hardware> Catalog::Update<Hardware>(const Hardware&,
+                                                            const std::vector<std::string>&);
+template absl::StatusOr<int64_t> Catalog::Delete<Model>(absl::string_view, absl::string_view);
+template absl::StatusOr<int64_t> Catalog::Delete<Hardware>(absl::string_view, absl::string_view);
 
 }  // namespace modelatlas::catalog

@@ -1,6 +1,9 @@
-// The catalog's domain logic: typed records over a CatalogStore, lookup by
-// resource name, display name or alias, pagination, validation and the
-// catalog revision. Knows nothing of gRPC.
+// The catalog's domain logic: typed records over a CatalogStore. Lookup by
+// resource name, display name or alias; filtered, ordered pages; create,
+// update with field masks and etags, delete; the revision and change feed.
+// Knows nothing of gRPC.
+//
+// Record is common::v1::Model or common::v1::Hardware.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +13,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "catalog-service/store/store.h"
 #include "modelatlas/catalog/v1/catalog_service.pb.h"
 #include "modelatlas/catalog/v1/dataset.pb.h"
@@ -27,22 +32,50 @@ struct Page {
   int64_t revision = 0;
 };
 
+struct ListQuery {
+  int page_size = 0;
+  std::string page_token;
+  std::string filter;
+  std::string order_by;
+};
+
 class Catalog {
  public:
   static constexpr int kDefaultPageSize = 50;
   static constexpr int kMaxPageSize = 1000;
+  static constexpr int kMaxBatchGet = 1000;
 
   explicit Catalog(std::unique_ptr<CatalogStore> store);
 
-  // `name` is "models/{id}", or a display name matched ignoring case and
-  // punctuation. NOT_FOUND names what was asked for.
-  absl::StatusOr<common::v1::Model> GetModel(absl::string_view name);
-  absl::StatusOr<Page<common::v1::Model>> ListModels(int page_size, absl::string_view page_token);
-  // `name` is "hardware/{id}", a display name or an alias.
-  absl::StatusOr<common::v1::Hardware> GetHardware(absl::string_view name);
-  absl::StatusOr<Page<common::v1::Hardware>> ListHardware(int page_size,
-                                                          absl::string_view page_token);
+  // `name` is "{collection}/{id}", a display name or (hardware) an alias,
+  // matched ignoring case and punctuation. NOT_FOUND names what was asked for.
+  template <typename Record>
+  absl::StatusOr<Record> Get(absl::string_view name);
+  // All of `names` or NOT_FOUND for the first missing one (AIP-231).
+  template <typename Record>
+  absl::StatusOr<Page<Record>> BatchGet(const std::vector<std::string>& names);
+  template <typename Record>
+  absl::StatusOr<Page<Record>> List(const ListQuery& query);
+  // Creates `record` under `id`; ALREADY_EXISTS when taken.
+  template <typename Record>
+  absl::StatusOr<Record> Create(absl::string_view id, Record record);
+  // Replaces the fields in `mask_paths` ("*" = all; empty = every field set
+  // in `record`). When record.etag is set it must be current (ABORTED if not).
+  template <typename Record>
+  absl::StatusOr<Record> Update(const Record& record, const std::vector<std::string>& mask_paths);
+  // Deletes the record; `etag`, when not empty, must be current.
+  template <typename Record>
+  absl::StatusOr<int64_t> Delete(absl::string_view name, absl::string_view etag);
+
   absl::StatusOr<v1::CatalogInfo> Info();
+
+  // Changes committed after `after_revision` (up to `limit`), with the
+  // records as they are now. Waits up to `timeout` for one to appear:
+  // writes through this Catalog wake it at once, writes by other replicas
+  // are seen within `poll_interval`.
+  absl::StatusOr<v1::WatchResponse> WaitForChanges(int64_t after_revision, int limit,
+                                                   absl::Duration timeout,
+                                                   absl::Duration poll_interval);
 
   // Validates every record, then writes them all in one transaction (one
   // revision) or none. INVALID_ARGUMENT lists every bad field.
@@ -52,13 +85,20 @@ class Catalog {
 
  private:
   template <typename Record>
-  absl::StatusOr<Record> Get(RecordKind kind, absl::string_view collection,
-                             absl::string_view type_name, absl::string_view name);
+  absl::StatusOr<std::string> ResolveId(absl::string_view name);
   template <typename Record>
-  absl::StatusOr<Page<Record>> List(RecordKind kind, absl::string_view collection, int page_size,
-                                    absl::string_view page_token);
+  absl::StatusOr<Record> UpdateOnce(const Record& record,
+                                    const std::vector<std::string>& mask_paths);
+  void NotifyWrite();
 
   std::unique_ptr<CatalogStore> store_;
+  absl::Mutex write_mutex_;
+  absl::CondVar write_signal_;
+  int64_t writes_ ABSL_GUARDED_BY(write_mutex_) = 0;
 };
+
+// Convenience names used throughout.
+using common::v1::Hardware;
+using common::v1::Model;
 
 }  // namespace modelatlas::catalog

@@ -1,68 +1,200 @@
 #include "catalog-service/service.h"
 
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
 #include "common/grpc_status.h"
 
 namespace modelatlas::catalog {
 namespace {
 
-// Finishes a unary call with `result` moved into `response` or its error.
+using Unary = grpc::ServerUnaryReactor;
+
+// Finishes a unary call with `result` moved into `response`, or its error.
 template <typename Result, typename Response>
-grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* context, absl::StatusOr<Result> result,
-                                Response* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+Unary* Reply(grpc::CallbackServerContext* context, absl::StatusOr<Result> result,
+             Response* response) {
+  Unary* reactor = context->DefaultReactor();
   if (result.ok()) *response = *std::move(result);
   reactor->Finish(ToGrpcStatus(result.status()));
   return reactor;
 }
 
-template <typename Record, typename Response, typename AddFn>
-absl::StatusOr<Response> ToListResponse(absl::StatusOr<Page<Record>> page, AddFn add) {
+template <typename Record, typename Response, typename Add>
+absl::StatusOr<Response> ToPageResponse(absl::StatusOr<Page<Record>> page, Add add) {
   if (!page.ok()) return page.status();
   Response response;
   for (Record& record : page->records) *add(response) = std::move(record);
-  response.set_next_page_token(page->next_page_token);
   response.set_catalog_revision(page->revision);
   return response;
 }
 
+template <typename Record, typename Response, typename Add>
+absl::StatusOr<Response> ToListResponse(absl::StatusOr<Page<Record>> page, Add add) {
+  std::string token = page.ok() ? page->next_page_token : "";
+  absl::StatusOr<Response> response = ToPageResponse<Record, Response>(std::move(page), add);
+  if (response.ok()) response->set_next_page_token(token);
+  return response;
+}
+
+template <typename Request>
+ListQuery QueryOf(const Request& request) {
+  return ListQuery{request.page_size(), request.page_token(), request.filter(), request.order_by()};
+}
+
+std::vector<std::string> Paths(const google::protobuf::FieldMask& mask) {
+  return {mask.paths().begin(), mask.paths().end()};
+}
+
+absl::StatusOr<google::protobuf::Empty> Deleted(absl::StatusOr<int64_t> revision) {
+  if (!revision.ok()) return revision.status();
+  return google::protobuf::Empty();
+}
+
+// Streams changes to one watcher. A worker thread waits on the catalog's
+// change feed and writes one message at a time; it calls Finish last and
+// never touches the reactor after that (OnDone deletes it).
+class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
+ public:
+  WatchReactor(Catalog* catalog, int64_t start_revision, absl::Duration poll_interval)
+      : catalog_(catalog), revision_(start_revision), poll_interval_(poll_interval) {
+    std::thread([this] { Run(); }).detach();
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&mutex_);
+    writing_ = false;
+    write_failed_ = !ok;
+  }
+  void OnCancel() override {
+    absl::MutexLock lock(&mutex_);
+    cancelled_ = true;
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  void Run() {
+    bool first = true;
+    while (true) {
+      {
+        absl::MutexLock lock(&mutex_);
+        if (cancelled_ || write_failed_) break;
+      }
+      // The first message goes out at once, so the watcher learns the revision.
+      absl::StatusOr<v1::WatchResponse> next =
+          catalog_->WaitForChanges(revision_, kMaxChangesPerMessage,
+                                   first ? absl::ZeroDuration() : absl::Seconds(1), poll_interval_);
+      if (!next.ok()) {
+        Finish(ToGrpcStatus(next.status()));
+        return;
+      }
+      if (!first && next->changes_size() == 0) continue;
+      first = false;
+      revision_ = next->revision();
+      message_ = *std::move(next);
+      absl::MutexLock lock(&mutex_);
+      writing_ = true;
+      StartWrite(&message_);
+      auto done = [this]() ABSL_SHARED_LOCKS_REQUIRED(mutex_) { return !writing_ || cancelled_; };
+      mutex_.Await(absl::Condition(&done));
+      if (cancelled_) break;
+    }
+    Finish(grpc::Status::OK);
+  }
+
+  static constexpr int kMaxChangesPerMessage = 500;
+  Catalog* catalog_;
+  int64_t revision_;
+  absl::Duration poll_interval_;
+  v1::WatchResponse message_;
+  absl::Mutex mutex_;
+  bool writing_ ABSL_GUARDED_BY(mutex_) = false;
+  bool write_failed_ ABSL_GUARDED_BY(mutex_) = false;
+  bool cancelled_ ABSL_GUARDED_BY(mutex_) = false;
+};
+
 }  // namespace
 
-grpc::ServerUnaryReactor* CatalogServiceImpl::GetModel(grpc::CallbackServerContext* context,
-                                                       const v1::GetModelRequest* request,
-                                                       common::v1::Model* response) {
-  return Reply(context, catalog_->GetModel(request->name()), response);
+Unary* CatalogServiceImpl::GetModel(Context* c, const v1::GetModelRequest* r, Model* out) {
+  return Reply(c, catalog_->Get<Model>(r->name()), out);
 }
 
-grpc::ServerUnaryReactor* CatalogServiceImpl::ListModels(grpc::CallbackServerContext* context,
-                                                         const v1::ListModelsRequest* request,
-                                                         v1::ListModelsResponse* response) {
-  return Reply(context,
-               ToListResponse<common::v1::Model, v1::ListModelsResponse>(
-                   catalog_->ListModels(request->page_size(), request->page_token()),
-                   [](v1::ListModelsResponse& r) { return r.add_models(); }),
-               response);
+Unary* CatalogServiceImpl::BatchGetModels(Context* c, const v1::BatchGetModelsRequest* r,
+                                          v1::BatchGetModelsResponse* out) {
+  return Reply(c,
+               ToPageResponse<Model, v1::BatchGetModelsResponse>(
+                   catalog_->BatchGet<Model>({r->names().begin(), r->names().end()}),
+                   [](v1::BatchGetModelsResponse& p) { return p.add_models(); }),
+               out);
 }
 
-grpc::ServerUnaryReactor* CatalogServiceImpl::GetHardware(grpc::CallbackServerContext* context,
-                                                          const v1::GetHardwareRequest* request,
-                                                          common::v1::Hardware* response) {
-  return Reply(context, catalog_->GetHardware(request->name()), response);
+Unary* CatalogServiceImpl::ListModels(Context* c, const v1::ListModelsRequest* r,
+                                      v1::ListModelsResponse* out) {
+  return Reply(c,
+               ToListResponse<Model, v1::ListModelsResponse>(
+                   catalog_->List<Model>(QueryOf(*r)),
+                   [](v1::ListModelsResponse& p) { return p.add_models(); }),
+               out);
 }
 
-grpc::ServerUnaryReactor* CatalogServiceImpl::ListHardware(grpc::CallbackServerContext* context,
-                                                           const v1::ListHardwareRequest* request,
-                                                           v1::ListHardwareResponse* response) {
-  return Reply(context,
-               ToListResponse<common::v1::Hardware, v1::ListHardwareResponse>(
-                   catalog_->ListHardware(request->page_size(), request->page_token()),
-                   [](v1::ListHardwareResponse& r) { return r.add_hardware(); }),
-               response);
+Unary* CatalogServiceImpl::CreateModel(Context* c, const v1::CreateModelRequest* r, Model* out) {
+  return Reply(c, catalog_->Create<Model>(r->model_id(), r->model()), out);
 }
 
-grpc::ServerUnaryReactor* CatalogServiceImpl::GetCatalogInfo(
-    grpc::CallbackServerContext* context, const v1::GetCatalogInfoRequest* /*request*/,
-    v1::CatalogInfo* response) {
-  return Reply(context, catalog_->Info(), response);
+Unary* CatalogServiceImpl::UpdateModel(Context* c, const v1::UpdateModelRequest* r, Model* out) {
+  return Reply(c, catalog_->Update<Model>(r->model(), Paths(r->update_mask())), out);
+}
+
+Unary* CatalogServiceImpl::DeleteModel(Context* c, const v1::DeleteModelRequest* r,
+                                       google::protobuf::Empty* out) {
+  return Reply(c, Deleted(catalog_->Delete<Model>(r->name(), r->etag())), out);
+}
+
+Unary* CatalogServiceImpl::GetHardware(Context* c, const v1::GetHardwareRequest* r, Hardware* out) {
+  return Reply(c, catalog_->Get<Hardware>(r->name()), out);
+}
+
+Unary* CatalogServiceImpl::BatchGetHardware(Context* c, const v1::BatchGetHardwareRequest* r,
+                                            v1::BatchGetHardwareResponse* out) {
+  return Reply(c,
+               ToPageResponse<Hardware, v1::BatchGetHardwareResponse>(
+                   catalog_->BatchGet<Hardware>({r->names().begin(), r->names().end()}),
+                   [](v1::BatchGetHardwareResponse& p) { return p.add_hardware(); }),
+               out);
+}
+
+Unary* CatalogServiceImpl::ListHardware(Context* c, const v1::ListHardwareRequest* r,
+                                        v1::ListHardwareResponse* out) {
+  return Reply(c,
+               ToListResponse<Hardware, v1::ListHardwareResponse>(
+                   catalog_->List<Hardware>(QueryOf(*r)),
+                   [](v1::ListHardwareResponse& p) { return p.add_hardware(); }),
+               out);
+}
+
+Unary* CatalogServiceImpl::CreateHardware(Context* c, const v1::CreateHardwareRequest* r,
+                                          Hardware* out) {
+  return Reply(c, catalog_->Create<Hardware>(r->hardware_id(), r->hardware()), out);
+}
+
+Unary* CatalogServiceImpl::UpdateHardware(Context* c, const v1::UpdateHardwareRequest* r,
+                                          Hardware* out) {
+  return Reply(c, catalog_->Update<Hardware>(r->hardware(), Paths(r->update_mask())), out);
+}
+
+Unary* CatalogServiceImpl::DeleteHardware(Context* c, const v1::DeleteHardwareRequest* r,
+                                          google::protobuf::Empty* out) {
+  return Reply(c, Deleted(catalog_->Delete<Hardware>(r->name(), r->etag())), out);
+}
+
+Unary* CatalogServiceImpl::GetCatalogInfo(Context* c, const v1::GetCatalogInfoRequest* /*r*/,
+                                          v1::CatalogInfo* out) {
+  return Reply(c, catalog_->Info(), out);
+}
+
+grpc::ServerWriteReactor<v1::WatchResponse>* CatalogServiceImpl::Watch(Context* /*c*/,
+                                                                       const v1::WatchRequest* r) {
+  return new WatchReactor(catalog_, r->start_revision(), watch_poll_interval_);
 }
 
 }  // namespace modelatlas::catalog

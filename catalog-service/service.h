@@ -2,6 +2,7 @@
 // statuses to gRPC statuses, nothing more.
 #pragma once
 
+#include "absl/time/time.h"
 #include "catalog-service/catalog.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 
@@ -9,26 +10,43 @@ namespace modelatlas::catalog {
 
 class CatalogServiceImpl final : public v1::CatalogService::CallbackService {
  public:
-  explicit CatalogServiceImpl(Catalog* catalog) : catalog_(catalog) {}
+  // `watch_poll_interval`: how often Watch streams look for writes made by
+  // other replicas sharing the store.
+  explicit CatalogServiceImpl(Catalog* catalog,
+                              absl::Duration watch_poll_interval = absl::Milliseconds(200))
+      : catalog_(catalog), watch_poll_interval_(watch_poll_interval) {}
 
-  grpc::ServerUnaryReactor* GetModel(grpc::CallbackServerContext* context,
-                                     const v1::GetModelRequest* request,
-                                     common::v1::Model* response) override;
-  grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
-                                       const v1::ListModelsRequest* request,
-                                       v1::ListModelsResponse* response) override;
-  grpc::ServerUnaryReactor* GetHardware(grpc::CallbackServerContext* context,
-                                        const v1::GetHardwareRequest* request,
-                                        common::v1::Hardware* response) override;
-  grpc::ServerUnaryReactor* ListHardware(grpc::CallbackServerContext* context,
-                                         const v1::ListHardwareRequest* request,
-                                         v1::ListHardwareResponse* response) override;
-  grpc::ServerUnaryReactor* GetCatalogInfo(grpc::CallbackServerContext* context,
-                                           const v1::GetCatalogInfoRequest* request,
-                                           v1::CatalogInfo* response) override;
+  using Context = grpc::CallbackServerContext;
+  using Unary = grpc::ServerUnaryReactor;
+
+  Unary* GetModel(Context* c, const v1::GetModelRequest* r, Model* out) override;
+  Unary* BatchGetModels(Context* c, const v1::BatchGetModelsRequest* r,
+                        v1::BatchGetModelsResponse* out) override;
+  Unary* ListModels(Context* c, const v1::ListModelsRequest* r,
+                    v1::ListModelsResponse* out) override;
+  Unary* CreateModel(Context* c, const v1::CreateModelRequest* r, Model* out) override;
+  Unary* UpdateModel(Context* c, const v1::UpdateModelRequest* r, Model* out) override;
+  Unary* DeleteModel(Context* c, const v1::DeleteModelRequest* r,
+                     google::protobuf::Empty* out) override;
+
+  Unary* GetHardware(Context* c, const v1::GetHardwareRequest* r, Hardware* out) override;
+  Unary* BatchGetHardware(Context* c, const v1::BatchGetHardwareRequest* r,
+                          v1::BatchGetHardwareResponse* out) override;
+  Unary* ListHardware(Context* c, const v1::ListHardwareRequest* r,
+                      v1::ListHardwareResponse* out) override;
+  Unary* CreateHardware(Context* c, const v1::CreateHardwareRequest* r, Hardware* out) override;
+  Unary* UpdateHardware(Context* c, const v1::UpdateHardwareRequest* r, Hardware* out) override;
+  Unary* DeleteHardware(Context* c, const v1::DeleteHardwareRequest* r,
+                        google::protobuf::Empty* out) override;
+
+  Unary* GetCatalogInfo(Context* c, const v1::GetCatalogInfoRequest* r,
+                        v1::CatalogInfo* out) override;
+  grpc::ServerWriteReactor<v1::WatchResponse>* Watch(Context* c,
+                                                     const v1::WatchRequest* r) override;
 
  private:
   Catalog* catalog_;
+  absl::Duration watch_poll_interval_;
 };
 
 }  // namespace modelatlas::catalog

@@ -230,23 +230,13 @@ absl::StatusOr<int64_t> SqliteStore::Revision() {
 absl::StatusOr<int64_t> SqliteStore::Insert(const std::vector<RecordWrite>& records) {
   absl::MutexLock lock(&mutex_);
   return InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
-    Statement bump(db_,
-                   "UPDATE catalog_state SET revision = revision + 1 WHERE id = 1 "
-                   "RETURNING revision");
-    if (!bump.status().ok()) return bump.status();
-    absl::StatusOr<bool> row = bump.Step();
-    if (!row.ok()) return row.status();
-    const int64_t revision = bump.Int(0);
-    if (absl::Status s = bump.Run(); !s.ok()) return s;  // finish the RETURNING statement
-
+    absl::StatusOr<int64_t> revision = NextRevision();
+    if (!revision.ok()) return revision.status();
     Statement exists(db_, "SELECT 1 FROM records WHERE kind = ? AND id = ?");
     Statement insert(db_,
                      "INSERT INTO records (kind, id, display_name, payload, revision) "
                      "VALUES (?, ?, ?, ?, ?)");
-    Statement add_key(db_, "INSERT OR IGNORE INTO lookup_keys (kind, key, id) VALUES (?, ?, ?)");
-    Statement log_change(
-        db_, "INSERT INTO changes (revision, kind, id, operation) VALUES (?, ?, ?, 'create')");
-    for (const Statement* stmt : {&exists, &insert, &add_key, &log_change}) {
+    for (const Statement* stmt : {&exists, &insert}) {
       if (!stmt->status().ok()) return stmt->status();
     }
     for (const RecordWrite& record : records) {
@@ -263,29 +253,132 @@ absl::StatusOr<int64_t> SqliteStore::Insert(const std::vector<RecordWrite>& reco
                                .Bind(2, record.id)
                                .Bind(3, record.display_name)
                                .Bind(4, record.payload_json)
-                               .Bind(5, revision)
+                               .Bind(5, *revision)
                                .Run();
           !s.ok()) {
         return s;
       }
-      for (const std::string& lookup : record.lookup_keys) {
-        if (absl::Status s = add_key.Reset().Bind(1, kind).Bind(2, lookup).Bind(3, record.id).Run();
-            !s.ok()) {
-          return s;
-        }
-      }
-      if (absl::Status s =
-              log_change.Reset().Bind(1, revision).Bind(2, kind).Bind(3, record.id).Run();
-          !s.ok()) {
+      if (absl::Status s = ReplaceLookupKeys(record); !s.ok()) return s;
+      if (absl::Status s = LogChange(*revision, record.kind, record.id, "create"); !s.ok()) {
         return s;
       }
     }
-    return revision;
+    return *revision;
   });
 }
 
-absl::string_view RecordKindName(RecordKind kind) {
-  return kind == RecordKind::kModel ? "model" : "hardware";
+absl::StatusOr<int64_t> SqliteStore::NextRevision() {
+  Statement bump(
+      db_, "UPDATE catalog_state SET revision = revision + 1 WHERE id = 1 RETURNING revision");
+  if (!bump.status().ok()) return bump.status();
+  absl::StatusOr<bool> row = bump.Step();
+  if (!row.ok()) return row.status();
+  const int64_t revision = bump.Int(0);
+  if (absl::Status s = bump.Run(); !s.ok()) return s;  // finish the RETURNING statement
+  return revision;
+}
+
+absl::Status SqliteStore::CheckCurrent(RecordKind kind, absl::string_view id,
+                                       int64_t expected_revision) {
+  Statement current(db_, "SELECT revision FROM records WHERE kind = ? AND id = ?");
+  if (!current.status().ok()) return current.status();
+  absl::StatusOr<bool> row = current.Bind(1, RecordKindName(kind)).Bind(2, id).Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::NotFoundError(absl::StrCat(RecordKindName(kind), " ", id));
+  if (expected_revision != 0 && current.Int(0) != expected_revision) {
+    return StaleEtagError(kind, id, expected_revision, current.Int(0));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::LogChange(int64_t revision, RecordKind kind, absl::string_view id,
+                                    absl::string_view operation) {
+  Statement log(db_, "INSERT INTO changes (revision, kind, id, operation) VALUES (?, ?, ?, ?)");
+  if (!log.status().ok()) return log.status();
+  return log.Bind(1, revision).Bind(2, RecordKindName(kind)).Bind(3, id).Bind(4, operation).Run();
+}
+
+absl::Status SqliteStore::ReplaceLookupKeys(const RecordWrite& record) {
+  Statement clear(db_, "DELETE FROM lookup_keys WHERE kind = ? AND id = ?");
+  if (!clear.status().ok()) return clear.status();
+  if (absl::Status s = clear.Bind(1, RecordKindName(record.kind)).Bind(2, record.id).Run();
+      !s.ok()) {
+    return s;
+  }
+  Statement add(db_, "INSERT OR IGNORE INTO lookup_keys (kind, key, id) VALUES (?, ?, ?)");
+  if (!add.status().ok()) return add.status();
+  for (const std::string& key : record.lookup_keys) {
+    if (absl::Status s =
+            add.Reset().Bind(1, RecordKindName(record.kind)).Bind(2, key).Bind(3, record.id).Run();
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> SqliteStore::Update(const RecordWrite& record, int64_t expected_revision) {
+  absl::MutexLock lock(&mutex_);
+  return InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
+    if (absl::Status s = CheckCurrent(record.kind, record.id, expected_revision); !s.ok()) return s;
+    absl::StatusOr<int64_t> revision = NextRevision();
+    if (!revision.ok()) return revision.status();
+    Statement update(db_,
+                     "UPDATE records SET display_name = ?, payload = ?, revision = ? "
+                     "WHERE kind = ? AND id = ?");
+    if (!update.status().ok()) return update.status();
+    if (absl::Status s = update.Bind(1, record.display_name)
+                             .Bind(2, record.payload_json)
+                             .Bind(3, *revision)
+                             .Bind(4, RecordKindName(record.kind))
+                             .Bind(5, record.id)
+                             .Run();
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = ReplaceLookupKeys(record); !s.ok()) return s;
+    if (absl::Status s = LogChange(*revision, record.kind, record.id, "update"); !s.ok()) return s;
+    return *revision;
+  });
+}
+
+absl::StatusOr<int64_t> SqliteStore::Delete(RecordKind kind, absl::string_view id,
+                                            int64_t expected_revision) {
+  absl::MutexLock lock(&mutex_);
+  return InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
+    if (absl::Status s = CheckCurrent(kind, id, expected_revision); !s.ok()) return s;
+    absl::StatusOr<int64_t> revision = NextRevision();
+    if (!revision.ok()) return revision.status();
+    for (const char* sql : {"DELETE FROM records WHERE kind = ? AND id = ?",
+                            "DELETE FROM lookup_keys WHERE kind = ? AND id = ?"}) {
+      Statement remove(db_, sql);
+      if (!remove.status().ok()) return remove.status();
+      if (absl::Status s = remove.Bind(1, RecordKindName(kind)).Bind(2, id).Run(); !s.ok()) {
+        return s;
+      }
+    }
+    if (absl::Status s = LogChange(*revision, kind, id, "delete"); !s.ok()) return s;
+    return *revision;
+  });
+}
+
+absl::StatusOr<std::vector<Change>> SqliteStore::ChangesSince(int64_t after_revision, int limit) {
+  absl::MutexLock lock(&mutex_);
+  Statement stmt(db_,
+                 "SELECT revision, kind, id, operation FROM changes WHERE revision > ? "
+                 "ORDER BY revision, kind, id LIMIT ?");
+  if (!stmt.status().ok()) return stmt.status();
+  stmt.Bind(1, after_revision).Bind(2, int64_t{limit});
+  std::vector<Change> changes;
+  while (true) {
+    absl::StatusOr<bool> row = stmt.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    changes.push_back(Change{stmt.Int(0),
+                             stmt.Text(1) == "model" ? RecordKind::kModel : RecordKind::kHardware,
+                             stmt.Text(2), stmt.Text(3)});
+  }
+  return changes;
 }
 
 }  // namespace modelatlas::catalog

@@ -30,10 +30,22 @@ class SqliteStore : public CatalogStore {
   absl::StatusOr<int64_t> Count(RecordKind kind) override;
   absl::StatusOr<int64_t> Revision() override;
   absl::StatusOr<int64_t> Insert(const std::vector<RecordWrite>& records) override;
+  absl::StatusOr<int64_t> Update(const RecordWrite& record, int64_t expected_revision) override;
+  absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
+                                 int64_t expected_revision) override;
+  absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) override;
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   absl::Status Migrate();
+  // Inside a transaction: bumps the catalog revision and returns the new one.
+  absl::StatusOr<int64_t> NextRevision();
+  // Inside a transaction: checks that the record exists at expected_revision
+  // (0 = any revision).
+  absl::Status CheckCurrent(RecordKind kind, absl::string_view id, int64_t expected_revision);
+  absl::Status LogChange(int64_t revision, RecordKind kind, absl::string_view id,
+                         absl::string_view operation);
+  absl::Status ReplaceLookupKeys(const RecordWrite& record);
 
   // One connection, serialized: SQLite allows one writer at a time anyway.
   absl::Mutex mutex_;

@@ -38,6 +38,15 @@ struct RecordWrite {
   std::string payload_json;
 };
 
+// One committed write, as the change log records it.
+struct Change {
+  int64_t revision = 0;
+  RecordKind kind = RecordKind::kModel;
+  std::string id;
+  // "create", "update" or "delete".
+  std::string operation;
+};
+
 class CatalogStore {
  public:
   virtual ~CatalogStore() = default;
@@ -62,6 +71,20 @@ class CatalogStore {
   // returns. ALREADY_EXISTS (naming the record) if any id is taken; then
   // nothing is written.
   virtual absl::StatusOr<int64_t> Insert(const std::vector<RecordWrite>& records) = 0;
+  // Replaces a record (payload, display name, lookup keys) at a new
+  // revision, which it returns. NOT_FOUND when it does not exist; ABORTED
+  // when expected_revision is not 0 and differs from the stored revision
+  // (checked inside the transaction, so concurrent writers cannot both win).
+  virtual absl::StatusOr<int64_t> Update(const RecordWrite& record, int64_t expected_revision) = 0;
+  // Deletes a record at a new revision, with the same checks as Update.
+  virtual absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
+                                         int64_t expected_revision) = 0;
+  // Up to `limit` changes with revision > `after_revision`, oldest first.
+  virtual absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) = 0;
 };
+
+// ABORTED for an etag that no longer matches.
+absl::Status StaleEtagError(RecordKind kind, absl::string_view id, int64_t expected,
+                            int64_t actual);
 
 }  // namespace modelatlas::catalog

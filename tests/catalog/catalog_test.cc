@@ -55,7 +55,7 @@ TEST_F(CatalogTest, GetByResourceNameDisplayNameOrLookupKey) {
   ASSERT_TRUE(catalog_->CreateAll(dataset).ok());
   for (const char* name :
        {"models/megatron-bert", "Megatron-BERT", "megatron bert", "MEGATRON_BERT"}) {
-    auto model = catalog_->GetModel(name);
+    auto model = catalog_->Get<Model>(name);
     ASSERT_TRUE(model.ok()) << name << ": " << model.status();
     EXPECT_EQ(model->name(), "models/megatron-bert");
     EXPECT_EQ(model->revision(), 1);
@@ -64,16 +64,16 @@ TEST_F(CatalogTest, GetByResourceNameDisplayNameOrLookupKey) {
 }
 
 TEST_F(CatalogTest, MissingAndMalformedNamesAreSpecific) {
-  auto missing = catalog_->GetModel("models/nothing-here");
+  auto missing = catalog_->Get<Model>("models/nothing-here");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("models/nothing-here"), absl::string_view::npos);
-  auto unknown_display = catalog_->GetModel("No Such Model");
+  auto unknown_display = catalog_->Get<Model>("No Such Model");
   EXPECT_EQ(unknown_display.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(unknown_display.status().message().find("No Such Model"), absl::string_view::npos);
-  auto malformed = catalog_->GetModel("models/Bad_Id");
+  auto malformed = catalog_->Get<Model>("models/Bad_Id");
   EXPECT_EQ(malformed.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ViolatedFields(malformed.status()), std::vector<std::string>{"name"});
-  EXPECT_EQ(catalog_->GetModel("").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(catalog_->Get<Model>("").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(CatalogTest, AmbiguousDisplayNameAsksForTheResourceName) {
@@ -81,7 +81,7 @@ TEST_F(CatalogTest, AmbiguousDisplayNameAsksForTheResourceName) {
   *dataset.add_models() = NewModel("gpt-2-a", "GPT 2");
   *dataset.add_models() = NewModel("gpt-2-b", "GPT-2");
   ASSERT_TRUE(catalog_->CreateAll(dataset).ok());
-  auto model = catalog_->GetModel("gpt2");
+  auto model = catalog_->Get<Model>("gpt2");
   EXPECT_EQ(model.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(model.status().message().find("models/gpt-2-a, models/gpt-2-b"),
             absl::string_view::npos);
@@ -95,10 +95,10 @@ TEST_F(CatalogTest, HardwareIsFoundByAlias) {
   hw->add_aliases("NVIDIA A100");
   hw->mutable_provenance()->set_source("test");
   ASSERT_TRUE(catalog_->CreateAll(dataset).ok());
-  auto found = catalog_->GetHardware("nvidia a100");
+  auto found = catalog_->Get<Hardware>("nvidia a100");
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_EQ(found->name(), "hardware/nvidia-a100-sxm4-40gb");
-  EXPECT_EQ(catalog_->GetHardware("NVIDIA H100").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(catalog_->Get<Hardware>("NVIDIA H100").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(CatalogTest, PagesWalkEveryRecordOnceInOrder) {
@@ -107,7 +107,7 @@ TEST_F(CatalogTest, PagesWalkEveryRecordOnceInOrder) {
   std::string token;
   int pages = 0;
   do {
-    auto page = catalog_->ListModels(3, token);
+    auto page = catalog_->List<Model>({3, token});
     ASSERT_TRUE(page.ok()) << page.status();
     for (const auto& model : page->records) seen.push_back(model.name());
     token = page->next_page_token;
@@ -123,7 +123,7 @@ TEST_F(CatalogTest, PagesWalkEveryRecordOnceInOrder) {
 
 TEST_F(CatalogTest, ExactPageHasNoNextToken) {
   AddModels(3);
-  auto page = catalog_->ListModels(3, "");
+  auto page = catalog_->List<Model>({3, ""});
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->records.size(), 3u);
   EXPECT_TRUE(page->next_page_token.empty());
@@ -131,23 +131,23 @@ TEST_F(CatalogTest, ExactPageHasNoNextToken) {
 
 TEST_F(CatalogTest, PageSizeFollowsAip158) {
   AddModels(60);
-  EXPECT_EQ(catalog_->ListModels(0, "")->records.size(), 50u);     // default
-  EXPECT_EQ(catalog_->ListModels(5000, "")->records.size(), 60u);  // coerced to max, all fit
-  auto negative = catalog_->ListModels(-1, "");
+  EXPECT_EQ(catalog_->List<Model>({0, ""})->records.size(), 50u);     // default
+  EXPECT_EQ(catalog_->List<Model>({5000, ""})->records.size(), 60u);  // coerced to max, all fit
+  auto negative = catalog_->List<Model>({-1, ""});
   EXPECT_EQ(negative.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ViolatedFields(negative.status()), std::vector<std::string>{"page_size"});
 }
 
 TEST_F(CatalogTest, ForeignOrMalformedPageTokensAreRefused) {
   AddModels(5);
-  auto page = catalog_->ListModels(2, "");
+  auto page = catalog_->List<Model>({2, ""});
   ASSERT_TRUE(page.ok());
   // A models token used on hardware.
-  auto wrong_query = catalog_->ListHardware(2, page->next_page_token);
+  auto wrong_query = catalog_->List<Hardware>({2, page->next_page_token});
   EXPECT_EQ(wrong_query.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ViolatedFields(wrong_query.status()), std::vector<std::string>{"page_token"});
   for (const char* bad : {"garbage!", "dGhpcyBpcyBub3QgYSB0b2tlbg"}) {
-    auto result = catalog_->ListModels(2, bad);
+    auto result = catalog_->List<Model>({2, bad});
     EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
 }
@@ -195,7 +195,7 @@ TEST_F(CatalogTest, OutputOnlyFieldsAreNotStored) {
   model.set_revision(999);
   *dataset.add_models() = model;
   ASSERT_TRUE(catalog_->CreateAll(dataset).ok());
-  auto read = catalog_->GetModel("models/x");
+  auto read = catalog_->Get<Model>("models/x");
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->etag(), "r1");
   EXPECT_EQ(read->revision(), 1);

@@ -33,7 +33,7 @@ class ShippedDatasetTest : public ::testing::Test {
   }
 
   Model Get(const std::string& name) {
-    auto model = catalog_->GetModel(name);
+    auto model = catalog_->Get<Model>(name);
     EXPECT_TRUE(model.ok()) << name << ": " << model.status();
     return model.ok() ? *model : Model();
   }

@@ -1,0 +1,63 @@
+// List filters after AIP-160, checked against the record's descriptor and
+// evaluated on records by protobuf reflection.
+//
+//   parameters > 1e9 AND domains:"Language" AND accessibility = OPEN_WEIGHTS_UNRESTRICTED
+//   NOT frontier_model = true OR confidence = CONFIDENT
+//   display_name:"llama"          (text match: contains, ignoring case)
+//   architecture.num_experts > 0  (nested fields)
+//   publication_date >= "2023-01-01"
+//   training_compute_flop:*       (the field is set)
+//   "bert"                        (bare text: display name contains it, ignoring case)
+//
+// Precedence is AIP-160's: NOT binds tightest, then OR, then AND (also written
+// as juxtaposition), so `a AND b OR c` means `a AND (b OR c)`.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
+
+namespace modelatlas::catalog {
+
+// Longest filter accepted, characters.
+inline constexpr size_t kMaxFilterLength = 4096;
+
+class Filter {
+ public:
+  // Parses `text` for records of type `descriptor`. Empty text matches
+  // everything. INVALID_ARGUMENT (field "filter") names the problem and its
+  // position: unknown field, wrong type, bad syntax.
+  static absl::StatusOr<Filter> Parse(absl::string_view text,
+                                      const google::protobuf::Descriptor* descriptor);
+
+  bool Matches(const google::protobuf::Message& record) const;
+  bool empty() const { return root_ == nullptr; }
+
+  struct Node;
+
+ private:
+  std::shared_ptr<const Node> root_;
+};
+
+// One key of an order_by clause.
+struct OrderKey {
+  // Fields from the record down to the scalar, e.g. {architecture, num_layers}.
+  std::vector<const google::protobuf::FieldDescriptor*> path;
+  bool descending = false;
+};
+
+// Parses AIP-132 `order_by`: "field [desc], other_field". Only singular
+// scalars (numbers, strings, enums, bools, dates, timestamps) can be keys.
+absl::StatusOr<std::vector<OrderKey>> ParseOrderBy(absl::string_view text,
+                                                   const google::protobuf::Descriptor* descriptor);
+
+// Strict weak order of two records under `keys`; unset values sort last in
+// either direction; ties keep the caller's order.
+bool OrderedBefore(const google::protobuf::Message& a, const google::protobuf::Message& b,
+                   const std::vector<OrderKey>& keys);
+
+}  // namespace modelatlas::catalog
