@@ -476,8 +476,8 @@ class Parser {
         }
         descriptor = field->message_type();
       } else if (!KindOf(field).has_value()) {
-        return Error(token,
-                     absl::StrCat("\"", token.text, "\" is not a value that can be compared"));
+        return Error(token, absl::StrCat("\"", token.text,
+                                         "\" has fields and cannot be compared; name one of them"));
       }
     }
     return path;

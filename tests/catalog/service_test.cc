@@ -110,5 +110,117 @@ TEST_F(CatalogServiceTest, HardwareByAliasAndCatalogInfo) {
   EXPECT_EQ(info.store(), "sqlite");
 }
 
+TEST_F(CatalogServiceTest, CreateUpdateDeleteOverGrpcWithStaleEtagAborted) {
+  v1::CreateModelRequest create;
+  create.set_model_id("new-model");
+  create.mutable_model()->set_display_name("New Model");
+  create.mutable_model()->set_parameters(1e9);
+  create.mutable_model()->mutable_provenance()->set_source("test");
+  common::v1::Model created;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->CreateModel(&context, create, &created).ok());
+  }
+  EXPECT_EQ(created.name(), "models/new-model");
+  {
+    grpc::ClientContext context;
+    common::v1::Model again;
+    EXPECT_EQ(stub_->CreateModel(&context, create, &again).error_code(),
+              grpc::StatusCode::ALREADY_EXISTS);
+  }
+  v1::UpdateModelRequest update;
+  *update.mutable_model() = created;
+  update.mutable_model()->set_parameters(2e9);
+  update.mutable_update_mask()->add_paths("parameters");
+  common::v1::Model updated;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->UpdateModel(&context, update, &updated).ok());
+  }
+  EXPECT_EQ(updated.parameters(), 2e9);
+  {
+    grpc::ClientContext context;  // same etag again: now stale
+    common::v1::Model ignored;
+    const grpc::Status stale = stub_->UpdateModel(&context, update, &ignored);
+    EXPECT_EQ(stale.error_code(), grpc::StatusCode::ABORTED);
+    google::rpc::ErrorInfo info;
+    ASSERT_TRUE(FindDetail(DecodeDetails(stale), &info));
+    EXPECT_EQ(info.reason(), "ETAG_MISMATCH");
+  }
+  v1::DeleteModelRequest remove;
+  remove.set_name("models/new-model");
+  remove.set_etag(updated.etag());
+  google::protobuf::Empty empty;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->DeleteModel(&context, remove, &empty).ok());
+  }
+  grpc::ClientContext context;
+  v1::GetModelRequest get;
+  get.set_name("models/new-model");
+  common::v1::Model gone;
+  EXPECT_EQ(stub_->GetModel(&context, get, &gone).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(CatalogServiceTest, FilteredListAndBatchGet) {
+  grpc::ClientContext context;
+  v1::ListModelsRequest request;
+  request.set_filter("architecture.num_layers:* AND parameters > 5e9");
+  request.set_order_by("parameters desc");
+  v1::ListModelsResponse response;
+  ASSERT_TRUE(stub_->ListModels(&context, request, &response).ok());
+  ASSERT_GE(response.models_size(), 2);
+  for (const auto& model : response.models()) EXPECT_GT(model.parameters(), 5e9);
+  EXPECT_GE(response.models(0).parameters(), response.models(1).parameters());
+
+  grpc::ClientContext bad_context;
+  request.set_filter("parameters >");
+  const grpc::Status bad = stub_->ListModels(&bad_context, request, &response);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  grpc::ClientContext batch_context;
+  v1::BatchGetHardwareRequest batch;
+  batch.add_names("NVIDIA V100");
+  batch.add_names("hardware/nvidia-t4");
+  v1::BatchGetHardwareResponse hardware;
+  ASSERT_TRUE(stub_->BatchGetHardware(&batch_context, batch, &hardware).ok());
+  ASSERT_EQ(hardware.hardware_size(), 2);
+  EXPECT_EQ(hardware.hardware(1).name(), "hardware/nvidia-t4");
+}
+
+TEST_F(CatalogServiceTest, WatchStreamsTheRevisionThenEachWrite) {
+  grpc::ClientContext context;
+  context.set_deadline(testing::DeadlineFromNow(20000));
+  v1::WatchRequest request;
+  request.set_start_revision(1);  // after the shipped dataset
+  auto reader = stub_->Watch(&context, request);
+  v1::WatchResponse first;
+  ASSERT_TRUE(reader->Read(&first));
+  EXPECT_EQ(first.revision(), 1);
+  EXPECT_EQ(first.changes_size(), 0);
+
+  v1::CreateHardwareRequest create;
+  create.set_hardware_id("test-chip");
+  create.mutable_hardware()->set_display_name("Test Chip");
+  create.mutable_hardware()->mutable_provenance()->set_source("test");
+  {
+    grpc::ClientContext create_context;
+    common::v1::Hardware created;
+    ASSERT_TRUE(stub_->CreateHardware(&create_context, create, &created).ok());
+  }
+  v1::WatchResponse next;
+  ASSERT_TRUE(reader->Read(&next));
+  EXPECT_EQ(next.revision(), 2);
+  ASSERT_EQ(next.changes_size(), 1);
+  EXPECT_EQ(next.changes(0).name(), "hardware/test-chip");
+  EXPECT_EQ(next.changes(0).type(), v1::CHANGE_TYPE_CREATED);
+  EXPECT_EQ(next.changes(0).hardware().display_name(), "Test Chip");
+  context.TryCancel();
+  v1::WatchResponse ignored;
+  while (reader->Read(&ignored)) {
+  }
+  reader->Finish().IgnoreError();
+}
+
 }  // namespace
 }  // namespace modelatlas::catalog
