@@ -465,6 +465,8 @@ absl::StatusOr<bool> Catalog::LoadIfEmpty(const v1::Dataset& dataset) {
   if (!info.ok()) return info.status();
   if (info->model_count() + info->hardware_count() > 0) return false;
   absl::StatusOr<int64_t> revision = CreateAll(dataset);
+  // Another replica sharing the store loaded it first.
+  if (absl::IsAlreadyExists(revision.status())) return false;
   if (!revision.ok()) return revision.status();
   return true;
 }

@@ -7,6 +7,7 @@
 #include "catalog-service/catalog.h"
 #include "catalog-service/dataset.h"
 #include "catalog-service/service.h"
+#include "catalog-service/store/postgres_store.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "common/config.h"
 #include "common/logging.h"
@@ -16,8 +17,16 @@ ABSL_FLAG(std::string, grpc_address, "0.0.0.0:50051",
           "gRPC listen address (host:port; port 0 = any free port)");
 ABSL_FLAG(std::string, metrics_address, "0.0.0.0:9464",
           "Prometheus /metrics listen address (host:port; port 0 = any free port)");
+ABSL_FLAG(std::string, store, "sqlite",
+          "Storage backend: sqlite (embedded, one replica) or postgres (several replicas)");
 ABSL_FLAG(std::string, sqlite_path, "modelatlas-catalog.db",
           "SQLite database file; created with the shipped dataset if it does not exist");
+ABSL_FLAG(std::string, postgres_url, "",
+          "PostgreSQL connection string (libpq: \"host=... dbname=...\" or postgresql://...); "
+          "empty = the PG* environment variables");
+ABSL_FLAG(int32_t, postgres_pool_size, 4, "PostgreSQL connections kept open");
+ABSL_FLAG(absl::Duration, watch_poll_interval, absl::Milliseconds(200),
+          "How often Watch streams look for writes made by other replicas");
 ABSL_FLAG(bool, load_shipped_dataset, true,
           "Load the shipped dataset into an empty catalog at start");
 ABSL_FLAG(std::string, port_file, "",
@@ -31,8 +40,30 @@ ABSL_FLAG(absl::Duration, shutdown_deadline, absl::Seconds(10),
 namespace {
 
 const std::vector<std::string> kFlagNames = {
-    "grpc_address", "metrics_address", "sqlite_path",     "load_shipped_dataset",
-    "port_file",    "log_level",       "readiness_drain", "shutdown_deadline"};
+    "grpc_address",        "metrics_address",      "store",
+    "sqlite_path",         "postgres_url",         "postgres_pool_size",
+    "watch_poll_interval", "load_shipped_dataset", "port_file",
+    "log_level",           "readiness_drain",      "shutdown_deadline"};
+
+absl::StatusOr<std::unique_ptr<modelatlas::catalog::CatalogStore>> OpenStore() {
+  using namespace modelatlas::catalog;
+  const std::string backend = absl::GetFlag(FLAGS_store);
+  if (backend == "sqlite") {
+    const std::string path = absl::GetFlag(FLAGS_sqlite_path);
+    auto store = SqliteStore::Open(path);
+    if (!store.ok()) return store.status();
+    MA_LOG_INFO("opened SQLite store %s (schema version %d)", path, (*store)->schema_version());
+    return std::unique_ptr<CatalogStore>(*std::move(store));
+  }
+  if (backend == "postgres") {
+    auto store = PostgresStore::Open(absl::GetFlag(FLAGS_postgres_url),
+                                     absl::GetFlag(FLAGS_postgres_pool_size));
+    if (!store.ok()) return store.status();
+    MA_LOG_INFO("opened PostgreSQL store (schema version %d)", (*store)->schema_version());
+    return std::unique_ptr<CatalogStore>(*std::move(store));
+  }
+  return absl::InvalidArgumentError("--store must be sqlite or postgres, got \"" + backend + "\"");
+}
 
 int Fail(const absl::Status& status) {
   MA_LOG_ERROR("%s", status.ToString());
@@ -55,10 +86,8 @@ int main(int argc, char** argv) {
   }
   InitLogging("catalog-service", level);
 
-  const std::string path = absl::GetFlag(FLAGS_sqlite_path);
-  auto store = catalog::SqliteStore::Open(path);
+  auto store = OpenStore();
   if (!store.ok()) return Fail(store.status());
-  MA_LOG_INFO("opened SQLite store %s (schema version %d)", path, (*store)->schema_version());
   catalog::Catalog catalog(*std::move(store));
 
   if (absl::GetFlag(FLAGS_load_shipped_dataset)) {
@@ -78,7 +107,7 @@ int main(int argc, char** argv) {
                        .port_file = absl::GetFlag(FLAGS_port_file),
                        .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
                        .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline)});
-  catalog::CatalogServiceImpl service(&catalog);
+  catalog::CatalogServiceImpl service(&catalog, absl::GetFlag(FLAGS_watch_poll_interval));
   runner.AddService(&service, catalog::v1::CatalogService::service_full_name());
   if (absl::Status started = runner.Start(); !started.ok()) return Fail(started);
   // The store is open: the catalog is ready.

@@ -9,11 +9,12 @@ profile="${1:-build}"
 packages=(
   g++ cmake ninja-build pkg-config git ca-certificates
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev prometheus-cpp-dev libsqlite3-dev
+  libabsl-dev prometheus-cpp-dev libsqlite3-dev libpqxx-dev libpq-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 if [[ "$profile" == test || "$profile" == ci ]]; then
-  packages+=(sqlite3)
+  # PostgreSQL server and pg_virtualenv, for the PostgreSQL store tests.
+  packages+=(sqlite3 postgresql postgresql-common)
 fi
 if [[ "$profile" == ci ]]; then
   # Tools count as present when their command is, whichever package brought it.

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds ModelAtlas and runs the whole test suite (unit, in-process gRPC and
-# end-to-end tests). Installs missing Debian packages first.
+# end-to-end tests) against a throw-away PostgreSQL server that pg_virtualenv
+# starts for the run and removes after it. Installs missing Debian packages first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh test
 bash scripts/build.sh
 cd build
-ctest --output-on-failure --timeout 600 -j "$(nproc 2>/dev/null || echo 2)"
+pg_virtualenv ctest --output-on-failure --timeout 600 -j "$(nproc 2>/dev/null || echo 2)"

@@ -37,4 +37,41 @@ CREATE TABLE changes (
   return *migrations;
 }
 
+const std::vector<Migration>& PostgresMigrations() {
+  // The same tables as SQLite's; ids sort bytewise (COLLATE "C") so pages
+  // come in the same order on both stores.
+  static const auto* migrations = new std::vector<Migration>{
+      {1, "records, lookup keys, revision and change log",
+       R"sql(
+CREATE TABLE catalog_state (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  revision BIGINT NOT NULL
+);
+INSERT INTO catalog_state (id, revision) VALUES (1, 0);
+CREATE TABLE records (
+  kind TEXT NOT NULL,
+  id TEXT COLLATE "C" NOT NULL,
+  display_name TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  revision BIGINT NOT NULL,
+  PRIMARY KEY (kind, id)
+);
+CREATE TABLE lookup_keys (
+  kind TEXT NOT NULL,
+  key TEXT COLLATE "C" NOT NULL,
+  id TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (kind, key, id)
+);
+CREATE TABLE changes (
+  revision BIGINT NOT NULL,
+  kind TEXT NOT NULL,
+  id TEXT COLLATE "C" NOT NULL,
+  operation TEXT NOT NULL,
+  PRIMARY KEY (revision, kind, id)
+);
+)sql"},
+  };
+  return *migrations;
+}
+
 }  // namespace modelatlas::catalog

@@ -14,5 +14,6 @@ struct Migration {
 };
 
 const std::vector<Migration>& SqliteMigrations();
+const std::vector<Migration>& PostgresMigrations();
 
 }  // namespace modelatlas::catalog

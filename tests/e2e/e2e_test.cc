@@ -12,6 +12,7 @@
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 #include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
 #include "tests/testing/grpc_testing.h"
+#include "tests/testing/postgres.h"
 #include "tests/testing/process.h"
 #include "tests/testing/shared_data.h"
 
@@ -39,10 +40,11 @@ class EndToEndTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override {
-    if (HasFailure()) {
-      std::fprintf(stderr, "--- catalog log ---\n%s\n--- estimator log ---\n%s\n",
-                   testing::ReadFile(dir_ + "/catalog.log").c_str(),
-                   testing::ReadFile(dir_ + "/estimator.log").c_str());
+    if (HasFailure() || std::getenv("E2E_LOGS") != nullptr) {
+      for (const char* name : {"catalog", "catalog-a", "catalog-b", "estimator"}) {
+        const std::string log = testing::ReadFile(dir_ + "/" + name + ".log");
+        if (!log.empty()) std::fprintf(stderr, "--- %s log ---\n%s\n", name, log.c_str());
+      }
     }
     catalog_.process.reset();
     estimator_.process.reset();
@@ -57,6 +59,8 @@ class EndToEndTest : public ::testing::Test {
     args.push_back("--grpc_address=127.0.0.1:0");
     args.push_back("--metrics_address=127.0.0.1:0");
     args.push_back("--port_file=" + port_file);
+    // Open client channels keep a draining server waiting up to this deadline.
+    args.push_back("--shutdown_deadline=1s");
     server.process = std::make_unique<ChildProcess>(args, dir_ + "/" + name + ".log");
     auto ports = testing::WaitForPortFile(port_file, kStartTimeoutMs);
     EXPECT_FALSE(ports.empty()) << name << " did not start";
@@ -190,6 +194,70 @@ TEST_F(EndToEndTest, EstimatorFollowsTheCatalogsAvailability) {
   ASSERT_TRUE(stub->GetCatalogInfo(&context, {}, &info).ok());
   EXPECT_EQ(info.revision(), 1);
   EXPECT_GE(info.model_count(), 5);
+}
+
+// Two catalog replicas on one PostgreSQL database: a write through one is
+// read through the other, and the other's Watch stream reports it.
+TEST_F(EndToEndTest, TwoPostgresReplicasShareWritesAndWatch) {
+  REQUIRE_POSTGRES();
+  testing::PostgresTestDatabase database;
+  ASSERT_TRUE(database.ok()) << database.error();
+  const std::vector<std::string> args = {CATALOG_SERVICE_BIN, "--store=postgres",
+                                         "--postgres_url=" + database.conninfo(),
+                                         "--watch_poll_interval=50ms"};
+  RunningServer first = Start(args, "catalog-a");
+  RunningServer second = Start(args, "catalog-b");
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(first), "readiness", kStartTimeoutMs));
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(second), "readiness", kStartTimeoutMs));
+
+  auto a = catalog::v1::CatalogService::NewStub(Channel(first));
+  auto b = catalog::v1::CatalogService::NewStub(Channel(second));
+  // The shipped dataset was loaded once, by whichever replica came first.
+  catalog::v1::CatalogInfo info;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(b->GetCatalogInfo(&context, {}, &info).ok());
+  }
+  EXPECT_EQ(info.store(), "postgres");
+  EXPECT_EQ(info.revision(), 1);
+
+  grpc::ClientContext watch_context;
+  watch_context.set_deadline(testing::DeadlineFromNow(30000));
+  catalog::v1::WatchRequest watch;
+  watch.set_start_revision(info.revision());
+  auto stream = b->Watch(&watch_context, watch);
+  catalog::v1::WatchResponse message;
+  ASSERT_TRUE(stream->Read(&message));  // the current revision
+  EXPECT_EQ(message.revision(), 1);
+
+  catalog::v1::CreateModelRequest create;
+  create.set_model_id("replicated");
+  create.mutable_model()->set_display_name("Replicated");
+  create.mutable_model()->set_parameters(42);
+  create.mutable_model()->mutable_provenance()->set_source("e2e test");
+  {
+    grpc::ClientContext context;
+    common::v1::Model created;
+    ASSERT_TRUE(a->CreateModel(&context, create, &created).ok());
+  }
+  ASSERT_TRUE(stream->Read(&message));
+  ASSERT_EQ(message.changes_size(), 1);
+  EXPECT_EQ(message.changes(0).name(), "models/replicated");
+  EXPECT_EQ(message.changes(0).model().parameters(), 42);
+  {
+    grpc::ClientContext context;
+    catalog::v1::GetModelRequest get;
+    get.set_name("Replicated");
+    common::v1::Model read;
+    ASSERT_TRUE(b->GetModel(&context, get, &read).ok());
+    EXPECT_EQ(read.name(), "models/replicated");
+  }
+  watch_context.TryCancel();
+  while (stream->Read(&message)) {
+  }
+  stream->Finish().IgnoreError();
+  EXPECT_EQ(first.process->Stop(SIGTERM, 15000), 0);
+  EXPECT_EQ(second.process->Stop(SIGTERM, 15000), 0);
 }
 
 }  // namespace

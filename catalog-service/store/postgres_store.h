@@ -1,0 +1,60 @@
+// The shared store: PostgreSQL through libpqxx, for several catalog replicas
+// on one database. Every write runs in one transaction that takes the
+// catalog-revision row lock first, so writes commit in revision order across
+// replicas and etag checks happen inside the transaction.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "catalog-service/store/store.h"
+
+namespace modelatlas::catalog {
+
+struct PooledConnection;  // a pqxx::connection, defined in postgres_store.cc
+
+class PostgresStore : public CatalogStore {
+ public:
+  // Connects with a libpq connection string ("host=... dbname=..." or
+  // "postgresql://..."; empty = the PG* environment variables), opening
+  // `pool_size` connections, and applies pending migrations.
+  static absl::StatusOr<std::unique_ptr<PostgresStore>> Open(const std::string& conninfo,
+                                                             int pool_size = 4);
+  ~PostgresStore() override;
+
+  absl::string_view backend() const override { return "postgres"; }
+  int schema_version() const override { return schema_version_; }
+
+  absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) override;
+  absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
+                                                              absl::string_view key) override;
+  absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
+                                                 int limit) override;
+  absl::StatusOr<int64_t> Count(RecordKind kind) override;
+  absl::StatusOr<int64_t> Revision() override;
+  absl::StatusOr<int64_t> Insert(const std::vector<RecordWrite>& records) override;
+  absl::StatusOr<int64_t> Update(const RecordWrite& record, int64_t expected_revision) override;
+  absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
+                                 int64_t expected_revision) override;
+  absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) override;
+
+ private:
+  // Runs `body` with a pooled connection, reconnecting a broken one first.
+  // Errors become statuses: a lost server UNAVAILABLE, a unique violation
+  // ALREADY_EXISTS, a rolled-back transaction ABORTED, anything else INTERNAL.
+  template <typename Result, typename Body>
+  absl::StatusOr<Result> WithConnection(Body body);
+
+  PostgresStore(std::string conninfo, int pool_size);
+  absl::Status Migrate();
+
+  std::string conninfo_;
+  int schema_version_ = 0;
+  absl::Mutex mutex_;
+  std::vector<std::unique_ptr<PooledConnection>> idle_ ABSL_GUARDED_BY(mutex_);
+  int available_ ABSL_GUARDED_BY(mutex_);
+};
+
+}  // namespace modelatlas::catalog

@@ -1,0 +1,266 @@
+// One suite for every CatalogStore implementation: SQLite (a temporary
+// file) and PostgreSQL (a throw-away database), plus each one's own checks.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "catalog-service/store/postgres_store.h"
+#include "catalog-service/store/sqlite_store.h"
+#include "tests/testing/postgres.h"
+#include "tests/testing/shared_data.h"
+
+namespace modelatlas::catalog {
+namespace {
+
+RecordWrite Model(const std::string& id, const std::string& key = "") {
+  return RecordWrite{RecordKind::kModel,
+                     id,
+                     "Display " + id,
+                     {key.empty() ? id : key},
+                     "{\"name\":\"models/" + id + "\"}"};
+}
+
+std::string TempPath(const std::string& tag) {
+  std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  for (char& c : test) {
+    if (c == '/') c = '_';  // parameterized names: "Test/sqlite"
+  }
+  return ::testing::TempDir() + "/store_test_" + std::to_string(getpid()) + "_" + tag + "_" + test +
+         ".db";
+}
+
+void RemoveSqlite(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+}
+
+class StoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "postgres") {
+      REQUIRE_POSTGRES();
+      database_ = std::make_unique<testing::PostgresTestDatabase>();
+      ASSERT_TRUE(database_->ok()) << database_->error();
+    } else {
+      path_ = TempPath("generic");
+      RemoveSqlite(path_);
+    }
+    store_ = Open();
+    ASSERT_NE(store_, nullptr);
+  }
+  void TearDown() override {
+    store_.reset();
+    database_.reset();
+    if (!path_.empty()) RemoveSqlite(path_);
+  }
+
+  std::unique_ptr<CatalogStore> Open() {
+    if (GetParam() == "postgres") {
+      auto store = PostgresStore::Open(database_->conninfo(), 4);
+      EXPECT_TRUE(store.ok()) << store.status();
+      return store.ok() ? std::unique_ptr<CatalogStore>(*std::move(store)) : nullptr;
+    }
+    auto store = SqliteStore::Open(path_);
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? std::unique_ptr<CatalogStore>(*std::move(store)) : nullptr;
+  }
+
+  std::unique_ptr<testing::PostgresTestDatabase> database_;
+  std::string path_;
+  std::unique_ptr<CatalogStore> store_;
+};
+
+TEST_P(StoreTest, NewStoreIsMigratedAndEmpty) {
+  EXPECT_EQ(store_->schema_version(), 1);
+  EXPECT_EQ(store_->backend(), GetParam());
+  EXPECT_EQ(*store_->Revision(), 0);
+  EXPECT_EQ(*store_->Count(RecordKind::kModel), 0);
+}
+
+TEST_P(StoreTest, WritesSurviveReopeningAndRevisionGrowsPerWrite) {
+  EXPECT_EQ(*store_->Insert({Model("a"), Model("b")}), 1);
+  EXPECT_EQ(*store_->Insert({Model("c")}), 2);
+  store_ = Open();
+  EXPECT_EQ(store_->schema_version(), 1);
+  EXPECT_EQ(*store_->Revision(), 2);
+  EXPECT_EQ(*store_->Count(RecordKind::kModel), 3);
+  EXPECT_EQ(*store_->Count(RecordKind::kHardware), 0);
+  auto c = store_->Get(RecordKind::kModel, "c");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->revision, 2);
+  EXPECT_EQ(c->display_name, "Display c");
+  EXPECT_EQ(c->payload_json, "{\"name\":\"models/c\"}");
+  EXPECT_EQ(store_->Get(RecordKind::kModel, "zz").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_P(StoreTest, DuplicateIdWritesNothing) {
+  ASSERT_TRUE(store_->Insert({Model("a")}).ok());
+  auto duplicate = store_->Insert({Model("b"), Model("a")});
+  EXPECT_EQ(duplicate.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_NE(duplicate.status().message().find("\"a\""), absl::string_view::npos);
+  EXPECT_EQ(store_->Get(RecordKind::kModel, "b").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(*store_->Revision(), 1);
+  EXPECT_EQ(*store_->Count(RecordKind::kModel), 1);
+  EXPECT_EQ(store_->ChangesSince(0, 10)->size(), 1u);
+}
+
+TEST_P(StoreTest, KindsAreSeparateNamespaces) {
+  RecordWrite hardware = Model("x");
+  hardware.kind = RecordKind::kHardware;
+  ASSERT_TRUE(store_->Insert({Model("x"), hardware}).ok());
+  EXPECT_EQ(*store_->Count(RecordKind::kHardware), 1);
+  EXPECT_EQ(*store_->Count(RecordKind::kModel), 1);
+}
+
+TEST_P(StoreTest, ListPagesInIdOrder) {
+  ASSERT_TRUE(store_->Insert({Model("c"), Model("a-1"), Model("a1"), Model("b"), Model("d")}).ok());
+  auto first = store_->List(RecordKind::kModel, "", 3);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->size(), 3u);
+  // Bytewise order on both stores: '-' (0x2d) before '1' (0x31).
+  EXPECT_EQ((*first)[0].id, "a-1");
+  EXPECT_EQ((*first)[1].id, "a1");
+  EXPECT_EQ((*first)[2].id, "b");
+  auto rest = store_->List(RecordKind::kModel, "b", 3);
+  ASSERT_TRUE(rest.ok());
+  ASSERT_EQ(rest->size(), 2u);
+  EXPECT_EQ((*rest)[1].id, "d");
+}
+
+TEST_P(StoreTest, LookupKeysFindIdsAndFollowUpdates) {
+  ASSERT_TRUE(store_->Insert({Model("a", "shared"), Model("b", "shared"), Model("c")}).ok());
+  EXPECT_EQ(*store_->FindIdsByLookupKey(RecordKind::kModel, "shared"),
+            (std::vector<std::string>{"a", "b"}));
+  RecordWrite renamed = Model("b", "other");
+  ASSERT_TRUE(store_->Update(renamed, 0).ok());
+  EXPECT_EQ(*store_->FindIdsByLookupKey(RecordKind::kModel, "shared"),
+            (std::vector<std::string>{"a"}));
+  EXPECT_EQ(*store_->FindIdsByLookupKey(RecordKind::kModel, "other"),
+            (std::vector<std::string>{"b"}));
+  EXPECT_TRUE(store_->FindIdsByLookupKey(RecordKind::kModel, "none")->empty());
+}
+
+TEST_P(StoreTest, UpdateChecksTheRevisionInsideTheTransaction) {
+  ASSERT_EQ(*store_->Insert({Model("a")}), 1);
+  RecordWrite changed = Model("a");
+  changed.payload_json = "{\"changed\":true}";
+  EXPECT_EQ(*store_->Update(changed, 1), 2);
+  auto stale = store_->Update(changed, 1);
+  EXPECT_EQ(stale.status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(*store_->Revision(), 2);  // the refused write took no revision
+  EXPECT_EQ(store_->Get(RecordKind::kModel, "a")->payload_json, "{\"changed\":true}");
+  EXPECT_EQ(store_->Update(Model("missing"), 0).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_P(StoreTest, DeleteWithAndWithoutRevision) {
+  ASSERT_TRUE(store_->Insert({Model("a"), Model("b")}).ok());
+  EXPECT_EQ(store_->Delete(RecordKind::kModel, "a", 7).status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(*store_->Delete(RecordKind::kModel, "a", 1), 2);
+  EXPECT_EQ(*store_->Delete(RecordKind::kModel, "b", 0), 3);
+  EXPECT_EQ(store_->Delete(RecordKind::kModel, "b", 0).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(*store_->Count(RecordKind::kModel), 0);
+  EXPECT_TRUE(store_->FindIdsByLookupKey(RecordKind::kModel, "a")->empty());
+}
+
+TEST_P(StoreTest, ChangeLogListsEveryWriteInRevisionOrder) {
+  ASSERT_TRUE(store_->Insert({Model("a"), Model("b")}).ok());
+  ASSERT_TRUE(store_->Update(Model("a"), 0).ok());
+  ASSERT_TRUE(store_->Delete(RecordKind::kModel, "b", 0).ok());
+  auto changes = store_->ChangesSince(0, 100);
+  ASSERT_TRUE(changes.ok());
+  ASSERT_EQ(changes->size(), 4u);
+  EXPECT_EQ((*changes)[0].operation, "create");
+  EXPECT_EQ((*changes)[1].id, "b");
+  EXPECT_EQ((*changes)[2].operation, "update");
+  EXPECT_EQ((*changes)[2].revision, 2);
+  EXPECT_EQ((*changes)[3].operation, "delete");
+  EXPECT_EQ(store_->ChangesSince(2, 100)->size(), 1u);
+  EXPECT_EQ(store_->ChangesSince(0, 2)->size(), 2u);
+}
+
+TEST_P(StoreTest, ConcurrentUpdatesWithTheSameRevisionOnlyOneWins) {
+  ASSERT_TRUE(store_->Insert({Model("hot")}).ok());
+  std::atomic<int> won{0}, aborted{0};
+  std::vector<std::thread> writers;
+  for (int i = 0; i < 8; ++i) {
+    writers.emplace_back([&, i] {
+      RecordWrite write = Model("hot");
+      write.payload_json = "{\"writer\":" + std::to_string(i) + "}";
+      auto result = store_->Update(write, 1);
+      if (result.ok()) ++won;
+      if (absl::IsAborted(result.status())) ++aborted;
+    });
+  }
+  for (auto& t : writers) t.join();
+  EXPECT_EQ(won.load(), 1);
+  EXPECT_EQ(aborted.load(), 7);
+  EXPECT_EQ(*store_->Revision(), 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, StoreTest, ::testing::Values("sqlite", "postgres"),
+                         [](const auto& test_info) { return test_info.param; });
+
+// --- SQLite only.
+
+TEST(SqliteStoreTest, UsesWalAndFullSync) {
+  const std::string path = TempPath("wal");
+  RemoveSqlite(path);
+  ASSERT_TRUE(SqliteStore::Open(path).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &stmt, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "wal");
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  RemoveSqlite(path);
+}
+
+TEST(SqliteStoreTest, UnopenablePathIsUnavailable) {
+  auto store = SqliteStore::Open("/nonexistent-dir/x/catalog.db");
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(store.status().message().find("/nonexistent-dir/x/catalog.db"),
+            absl::string_view::npos);
+}
+
+TEST(SqliteStoreTest, NewerSchemaThanTheBinaryKnowsIsRefused) {
+  const std::string path = TempPath("newer");
+  RemoveSqlite(path);
+  ASSERT_TRUE(SqliteStore::Open(path).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "INSERT INTO schema_migrations VALUES (99, 'future')", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  EXPECT_EQ(SqliteStore::Open(path).status().code(), absl::StatusCode::kFailedPrecondition);
+  RemoveSqlite(path);
+}
+
+// --- PostgreSQL only.
+
+TEST(PostgresStoreTest, UnreachableServerIsUnavailable) {
+  auto store = PostgresStore::Open("host=127.0.0.1 port=1 connect_timeout=2", 1);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(PostgresStoreTest, TwoStoresOnOneDatabaseSeeEachOthersWrites) {
+  REQUIRE_POSTGRES();
+  testing::PostgresTestDatabase database;
+  ASSERT_TRUE(database.ok()) << database.error();
+  auto first = PostgresStore::Open(database.conninfo(), 2);
+  auto second = PostgresStore::Open(database.conninfo(), 2);  // migrations already applied
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_TRUE((*first)->Insert({Model("from-first")}).ok());
+  EXPECT_TRUE((*second)->Get(RecordKind::kModel, "from-first").ok());
+  EXPECT_EQ((*second)->ChangesSince(0, 10)->size(), 1u);
+  EXPECT_EQ((*second)->Update(Model("from-first"), 1).status().code(), absl::StatusCode::kOk);
+  EXPECT_EQ((*first)->Update(Model("from-first"), 1).status().code(), absl::StatusCode::kAborted);
+}
+
+}  // namespace
+}  // namespace modelatlas::catalog
