@@ -11,9 +11,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
+#include <sstream>
+#include <type_traits>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
@@ -22,9 +25,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "cli/output.h"
 #include "common/config.h"
+#include "google/protobuf/util/json_util.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 #include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
 
@@ -39,6 +45,14 @@ ABSL_FLAG(int64_t, context, 0, "Tokens in the KV cache per sequence (0 = the mod
 ABSL_FLAG(int32_t, batch, 1, "Sequences served at once");
 ABSL_FLAG(std::optional<int64_t>, overhead_bytes, std::nullopt,
           "Runtime overhead, bytes (default: the estimator's, 1 GiB)");
+ABSL_FLAG(std::string, filter, "",
+          "List filter (AIP-160), e.g. 'parameters > 1e9 AND domains:\"Language\"'");
+ABSL_FLAG(std::string, order_by, "", "List order, e.g. 'parameters desc, display_name'");
+ABSL_FLAG(std::string, file, "", "JSON file with the record (protobuf JSON mapping), - = stdin");
+ABSL_FLAG(std::string, update_mask, "",
+          "Comma-separated fields to update; * = whole record; empty = fields set in --file");
+ABSL_FLAG(std::string, etag, "", "Only write if the record's etag is still this");
+ABSL_FLAG(int64_t, since, -1, "watch: start after this revision (-1 = from now)");
 ABSL_FLAG(bool, hypothetical, false,
           "Estimate even when the weights are not published (the answer says so)");
 
@@ -56,12 +70,14 @@ constexpr int kExitUsage = 2;
 
 constexpr char kUsage[] = R"(usage: modelatlas [flags] COMMAND
 
-Commands:
-  models list                 every model in the catalog
-  models get NAME             one model: models/ID or its name ("megatron bert")
-  hardware list               every hardware record
-  hardware get NAME           one record: hardware/ID, its name or an alias
+Commands (KIND is models or hardware):
+  KIND list                   every record (--filter, --order_by)
+  KIND get NAME               one record: models/ID, its name ("megatron bert") or an alias
+  KIND create ID --file=F     create a record from a JSON file
+  KIND update NAME --file=F   update the fields in --update_mask (or set in F)
+  KIND delete NAME            delete a record (--etag to guard against concurrent edits)
   info                        catalog revision and record counts
+  watch                       stream every change to the catalog (--since=REVISION)
   estimate memory MODEL       memory to run MODEL (--weights, --kv_cache,
                               --context, --batch, --overhead_bytes, --hypothetical)
 
@@ -120,7 +136,13 @@ class Cli {
     if (noun == "models" && verb == "get" && args.size() == 3) return GetModel(args[2]);
     if (noun == "hardware" && verb == "list" && args.size() == 2) return ListHardware();
     if (noun == "hardware" && verb == "get" && args.size() == 3) return GetHardware(args[2]);
+    if ((noun == "models" || noun == "hardware") && args.size() == 3 &&
+        (verb == "create" || verb == "update" || verb == "delete")) {
+      return noun == "models" ? Write<common_v1::Model>(verb, args[2])
+                              : Write<common_v1::Hardware>(verb, args[2]);
+    }
     if (noun == "info" && args.size() == 1) return Info();
+    if (noun == "watch" && args.size() == 1) return Watch();
     if (noun == "estimate" && verb == "memory" && args.size() == 3) return EstimateMemory(args[2]);
     return UsageError(absl::StrCat("unknown command \"", absl::StrJoin(args, " "), "\""));
   }
@@ -151,6 +173,8 @@ class Cli {
   grpc::Status ListAll(Call call, std::vector<Response>* pages) {
     Request request;
     request.set_page_size(absl::GetFlag(FLAGS_page_size));
+    request.set_filter(absl::GetFlag(FLAGS_filter));
+    request.set_order_by(absl::GetFlag(FLAGS_order_by));
     do {
       Response response;
       auto context = NewContext();
@@ -267,6 +291,135 @@ class Cli {
     } else {
       cli::PrintFields(message);
     }
+  }
+
+  // Reads --file into a record; prints the problem and returns false on failure.
+  template <typename Record>
+  bool ReadRecordFile(Record* record) {
+    const std::string path = absl::GetFlag(FLAGS_file);
+    if (path.empty()) {
+      std::cerr << "modelatlas: --file is required (a JSON record, - for stdin)\n";
+      return false;
+    }
+    std::stringstream text;
+    if (path == "-") {
+      text << std::cin.rdbuf();
+    } else {
+      std::ifstream in(path);
+      if (!in) {
+        std::cerr << "modelatlas: cannot read " << path << "\n";
+        return false;
+      }
+      text << in.rdbuf();
+    }
+    google::protobuf::util::JsonParseOptions options;
+    options.ignore_unknown_fields = false;
+    auto status = google::protobuf::util::JsonStringToMessage(text.str(), record, options);
+    if (!status.ok()) {
+      std::cerr << "modelatlas: " << path << " is not a valid record: " << status.message() << "\n";
+      return false;
+    }
+    return true;
+  }
+
+  // create / update / delete of a model or hardware record.
+  template <typename Record>
+  int Write(const std::string& verb, const std::string& name) {
+    constexpr bool kModel = std::is_same_v<Record, common_v1::Model>;
+    auto context = NewContext();
+    grpc::Status status;
+    Record written;
+    if (verb == "delete") {
+      google::protobuf::Empty empty;
+      if constexpr (kModel) {
+        catalog_v1::DeleteModelRequest request;
+        request.set_name(name);
+        request.set_etag(absl::GetFlag(FLAGS_etag));
+        status = catalog().DeleteModel(context.get(), request, &empty);
+      } else {
+        catalog_v1::DeleteHardwareRequest request;
+        request.set_name(name);
+        request.set_etag(absl::GetFlag(FLAGS_etag));
+        status = catalog().DeleteHardware(context.get(), request, &empty);
+      }
+      if (!status.ok()) return CatalogFailed(status);
+      std::cout << "deleted " << name << "\n";
+      return EXIT_SUCCESS;
+    }
+    Record record;
+    if (!ReadRecordFile(&record)) return kExitFailure;
+    if (verb == "create") {
+      if constexpr (kModel) {
+        catalog_v1::CreateModelRequest request;
+        request.set_model_id(name);
+        *request.mutable_model() = record;
+        status = catalog().CreateModel(context.get(), request, &written);
+      } else {
+        catalog_v1::CreateHardwareRequest request;
+        request.set_hardware_id(name);
+        *request.mutable_hardware() = record;
+        status = catalog().CreateHardware(context.get(), request, &written);
+      }
+    } else {
+      record.set_name(name);
+      if (!absl::GetFlag(FLAGS_etag).empty()) record.set_etag(absl::GetFlag(FLAGS_etag));
+      google::protobuf::FieldMask mask;
+      for (absl::string_view path :
+           absl::StrSplit(absl::GetFlag(FLAGS_update_mask), ',', absl::SkipWhitespace())) {
+        mask.add_paths(std::string(absl::StripAsciiWhitespace(path)));
+      }
+      if constexpr (kModel) {
+        catalog_v1::UpdateModelRequest request;
+        *request.mutable_model() = record;
+        *request.mutable_update_mask() = mask;
+        status = catalog().UpdateModel(context.get(), request, &written);
+      } else {
+        catalog_v1::UpdateHardwareRequest request;
+        *request.mutable_hardware() = record;
+        *request.mutable_update_mask() = mask;
+        status = catalog().UpdateHardware(context.get(), request, &written);
+      }
+    }
+    if (!status.ok()) return CatalogFailed(status);
+    if (json_) {
+      std::cout << cli::ToJson(written) << "\n";
+    } else {
+      std::cout << (verb == "create" ? "created " : "updated ") << written.name() << " (etag "
+                << written.etag() << ")\n";
+    }
+    return EXIT_SUCCESS;
+  }
+
+  int Watch() {
+    catalog_v1::WatchRequest request;
+    int64_t since = absl::GetFlag(FLAGS_since);
+    if (since < 0) {
+      catalog_v1::CatalogInfo info;
+      auto info_context = NewContext();
+      grpc::Status status = catalog().GetCatalogInfo(info_context.get(), {}, &info);
+      if (!status.ok()) return CatalogFailed(status);
+      since = info.revision();
+    }
+    request.set_start_revision(since);
+    grpc::ClientContext context;  // no deadline: runs until interrupted
+    auto reader = catalog().Watch(&context, request);
+    catalog_v1::WatchResponse message;
+    while (reader->Read(&message)) {
+      for (const auto& change : message.changes()) {
+        if (json_) {
+          std::cout << cli::ToJson(change) << "\n";
+        } else {
+          std::string type = catalog_v1::ChangeType_Name(change.type());
+          std::cout << "r" << change.revision() << " "
+                    << absl::AsciiStrToLower(type.substr(std::string("CHANGE_TYPE_").size())) << " "
+                    << change.name() << "\n";
+        }
+      }
+      std::cout.flush();
+    }
+    grpc::Status status = reader->Finish();
+    if (!status.ok()) return CatalogFailed(status);
+    return EXIT_SUCCESS;
   }
 
   static std::optional<estimator_v1::NumberFormat> ParseFormat(const std::string& text) {

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 #include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
@@ -162,6 +163,52 @@ TEST_F(EndToEndTest, CliErrorsNameTheProblem) {
   const auto usage = RunCommand({MODELATLAS_CLI_BIN, "models", "frobnicate"});
   EXPECT_EQ(usage.exit_code, 2);
   EXPECT_NE(usage.err.find("unknown command"), std::string::npos);
+}
+
+TEST_F(EndToEndTest, CliCreatesUpdatesFiltersAndDeletes) {
+  catalog_ = Start({CATALOG_SERVICE_BIN, "--sqlite_path=" + dir_ + "/catalog.db"}, "catalog");
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(catalog_), "readiness", kStartTimeoutMs));
+  const std::string at = "--catalog=" + catalog_.address();
+  const std::string file = dir_ + "/model.json";
+  std::ofstream(file) << R"({"display_name": "Tiny Test Model", "parameters": 1234,
+                            "domains": ["Language"], "provenance": {"source": "e2e"}})";
+  auto created =
+      RunCommand({MODELATLAS_CLI_BIN, at, "models", "create", "tiny-test", "--file=" + file});
+  EXPECT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_NE(created.out.find("created models/tiny-test (etag r2)"), std::string::npos)
+      << created.out;
+
+  std::ofstream(file) << R"({"parameters": 5678})";
+  auto updated = RunCommand({MODELATLAS_CLI_BIN, at, "models", "update", "models/tiny-test",
+                             "--file=" + file, "--update_mask=parameters", "--etag=r2"});
+  EXPECT_EQ(updated.exit_code, 0) << updated.err;
+  auto stale = RunCommand({MODELATLAS_CLI_BIN, at, "models", "update", "models/tiny-test",
+                           "--file=" + file, "--etag=r2"});
+  EXPECT_EQ(stale.exit_code, 1);
+  EXPECT_NE(stale.err.find("ABORTED"), std::string::npos) << stale.err;
+
+  auto listed = RunCommand({MODELATLAS_CLI_BIN, at, "models", "list",
+                            "--filter=parameters < 10000 AND domains:\"language\""});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("models/tiny-test"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("5.68K"), std::string::npos) << listed.out;
+  EXPECT_EQ(listed.out.find("models/llama"), std::string::npos) << listed.out;
+
+  auto bad_filter = RunCommand({MODELATLAS_CLI_BIN, at, "models", "list", "--filter=parameters >"});
+  EXPECT_EQ(bad_filter.exit_code, 1);
+  EXPECT_NE(bad_filter.err.find("INVALID_ARGUMENT"), std::string::npos) << bad_filter.err;
+
+  std::ofstream(file) << R"({"no_such_field": 1})";
+  auto bad_file =
+      RunCommand({MODELATLAS_CLI_BIN, at, "models", "create", "other", "--file=" + file});
+  EXPECT_EQ(bad_file.exit_code, 1);
+  EXPECT_NE(bad_file.err.find("is not a valid record"), std::string::npos) << bad_file.err;
+
+  auto deleted = RunCommand({MODELATLAS_CLI_BIN, at, "models", "delete", "models/tiny-test"});
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
+  auto gone = RunCommand({MODELATLAS_CLI_BIN, at, "models", "get", "models/tiny-test"});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_NE(gone.err.find("NOT_FOUND"), std::string::npos);
 }
 
 TEST_F(EndToEndTest, EstimatorFollowsTheCatalogsAvailability) {
