@@ -25,6 +25,9 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.layer_norm = arch.norm_type() == common::v1::NORM_TYPE_LAYER_NORM;
   out.qk_norm = arch.qk_norm();
   out.learned_positions = arch.position_embedding() == common::v1::POSITION_EMBEDDING_LEARNED;
+  out.norms_per_layer = arch.norms_per_layer();
+  out.type_vocab_size = arch.type_vocab_size();
+  out.pooler = arch.pooler();
   out.num_experts = arch.num_experts();
   out.num_experts_per_token = arch.num_experts_per_token();
   out.num_shared_experts = arch.num_shared_experts();

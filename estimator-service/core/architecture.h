@@ -33,6 +33,12 @@ struct Architecture {
   bool qk_norm = false;
   // Learned absolute positions: max_context_length x hidden_size parameters.
   bool learned_positions = false;
+  // Normalization layers per block; 0 = 2.
+  int norms_per_layer = 0;
+  // Token-type embeddings rows (BERT); 0 = none.
+  int64_t type_vocab_size = 0;
+  // Encoder pooler: hidden x hidden + hidden.
+  bool pooler = false;
   // Mixture of experts; 0 experts = dense.
   int num_experts = 0;
   int num_experts_per_token = 0;

@@ -111,15 +111,17 @@ absl::StatusOr<ParameterCount> CountParameters(const Architecture& arch,
   }
   count.components.push_back({"mlp", mlp_total, mlp_arithmetic});
 
-  // Norms: two per layer and a final one.
+  // Norms: two per layer (or as many as the block has) and a final one
+  // (for post-norm encoders such as BERT, the embedding norm takes its place).
   double norms = 0;
   if (options.include_norms) {
     const double per_norm = arch.layer_norm ? 2 * h : h;
-    norms = per_norm * (2 * L + 1);
+    const int per_layer = arch.norms_per_layer > 0 ? arch.norms_per_layer : 2;
+    norms = per_norm * (per_layer * L + 1);
     count.components.push_back(
         {"norms", norms,
-         absl::StrCat(Int(per_norm), " (", arch.layer_norm ? "LayerNorm" : "RMSNorm", ") x (2x",
-                      Int(L), " + 1 final)")});
+         absl::StrCat(Int(per_norm), " (", arch.layer_norm ? "LayerNorm" : "RMSNorm", ") x (",
+                      per_layer, "x", Int(L), " + 1 final)")});
   }
 
   // Embeddings.
@@ -139,8 +141,21 @@ absl::StatusOr<ParameterCount> CountParameters(const Architecture& arch,
     embedding += positions;
   }
 
+  if (arch.type_vocab_size > 0) {
+    const double types = static_cast<double>(arch.type_vocab_size) * h;
+    count.components.push_back({"token_type_embedding", types,
+                                absl::StrCat(arch.type_vocab_size, " token types x ", Int(h))});
+    embedding += types;
+  }
+  double pooler = 0;
+  if (arch.pooler) {
+    pooler = h * h + h;
+    count.components.push_back(
+        {"pooler", pooler, absl::StrCat(Int(h), "x", Int(h), " + ", Int(h), " (bias)")});
+  }
+
   count.embedding = embedding;
-  count.non_embedding = attention * L + mlp_total + norms;
+  count.non_embedding = attention * L + mlp_total + norms + pooler;
   count.total = count.embedding + count.non_embedding;
   count.active = count.total - mlp_total + mlp_active;
   return count;

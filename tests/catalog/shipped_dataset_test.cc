@@ -42,9 +42,49 @@ class ShippedDatasetTest : public ::testing::Test {
   std::unique_ptr<Catalog> catalog_;
 };
 
-TEST_F(ShippedDatasetTest, HoldsTheSeedModelsAndTenAccelerators) {
-  EXPECT_GE(dataset_.models_size(), 5);
-  EXPECT_GE(dataset_.hardware_size(), 10);
+TEST_F(ShippedDatasetTest, HoldsTheSeedModelsFortyOpenModelsAndFortyAccelerators) {
+  EXPECT_GE(dataset_.models_size(), 45);
+  EXPECT_GE(dataset_.hardware_size(), 40);
+  for (const char* id : {"nvidia-v100-sxm2-32gb",
+                         "nvidia-v100s-pcie-32gb",
+                         "nvidia-a100-pcie-40gb",
+                         "nvidia-a100-pcie-80gb",
+                         "nvidia-a100-sxm4-40gb",
+                         "nvidia-a100-sxm4-80gb",
+                         "nvidia-h100-pcie-80gb",
+                         "nvidia-h100-sxm5-80gb",
+                         "nvidia-h100-nvl",
+                         "nvidia-h200-sxm-141gb",
+                         "nvidia-b200",
+                         "nvidia-l4",
+                         "nvidia-l40s",
+                         "nvidia-a10g",
+                         "nvidia-t4",
+                         "nvidia-geforce-rtx-3090",
+                         "nvidia-geforce-rtx-4090",
+                         "nvidia-geforce-rtx-5090",
+                         "amd-instinct-mi250x",
+                         "amd-instinct-mi300x",
+                         "amd-instinct-mi325x",
+                         "google-tpu-v4",
+                         "google-tpu-v5e",
+                         "google-tpu-v5p",
+                         "intel-gaudi-2",
+                         "intel-gaudi-3",
+                         "apple-m2-ultra-192gb"}) {
+    EXPECT_TRUE(catalog_->Get<Hardware>(std::string("hardware/") + id).ok()) << id;
+  }
+  EXPECT_TRUE(catalog_->Get<Hardware>("hardware/apple-m2-ultra-192gb")->unified_memory());
+  for (const char* name :
+       {"Llama 2 7B", "Llama 3 8B", "Llama 3.1 70B", "Llama 3.2 1B", "Mistral 7B", "Mixtral 8x7B",
+        "Mixtral 8x22B", "Qwen2.5 7B", "Qwen3-30B-A3B", "Gemma 2 9B", "Phi-3-mini-4k",
+        "DeepSeek-V3", "GPT-2 (124M)", "BERT-Base (uncased)", "BERT-Large (uncased)",
+        "Falcon-7B"}) {
+    auto model = catalog_->Get<Model>(name);
+    ASSERT_TRUE(model.ok()) << name;
+    EXPECT_TRUE(model->has_architecture()) << name;
+    EXPECT_TRUE(model->open_model_weights()) << name;
+  }
   std::set<std::string> names;
   for (const auto& model : dataset_.models()) {
     names.insert(model.display_name());
