@@ -15,7 +15,6 @@
 #include "common/resource_names.h"
 #include "google/protobuf/field_mask.pb.h"
 #include "google/protobuf/util/field_mask_util.h"
-#include "google/protobuf/util/json_util.h"
 
 namespace modelatlas::catalog {
 namespace {
@@ -56,26 +55,20 @@ struct Traits<Hardware> {
 
 // Output-only fields are derived at read time, never stored.
 template <typename Record>
-absl::StatusOr<std::string> ToStoredJson(Record record) {
+std::string ToStoredBytes(Record record) {
   record.clear_etag();
   record.clear_revision();
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  auto status = google::protobuf::util::MessageToJsonString(record, &json, options);
-  if (!status.ok()) return absl::InternalError(std::string(status.message()));
-  return json;
+  return record.SerializeAsString();
 }
 
 template <typename Record>
 absl::StatusOr<Record> FromStored(const StoredRecord& stored) {
   Record record;
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = true;  // a newer replica may have written fields we lack
-  auto status = google::protobuf::util::JsonStringToMessage(stored.payload_json, &record, options);
-  if (!status.ok()) {
-    return absl::DataLossError(absl::StrCat("stored record \"", stored.id,
-                                            "\" cannot be read: ", std::string(status.message())));
+  // Fields a newer replica wrote and this binary lacks are kept as unknown
+  // fields, so rewriting the record does not drop them.
+  if (!record.ParseFromString(stored.payload)) {
+    return absl::DataLossError(
+        absl::StrCat("stored record \"", stored.id, "\" cannot be read: corrupt payload"));
   }
   record.set_revision(stored.revision);
   // The revision of the last write changes with every write to the record,
@@ -86,11 +79,9 @@ absl::StatusOr<Record> FromStored(const StoredRecord& stored) {
 
 template <typename Record>
 absl::StatusOr<RecordWrite> ToWrite(const Record& record) {
-  absl::StatusOr<std::string> json = ToStoredJson(record);
-  if (!json.ok()) return json.status();
-  return RecordWrite{Traits<Record>::kKind,
-                     *ResourceIdFromName(record.name(), Traits<Record>::kCollection),
-                     record.display_name(), Traits<Record>::LookupKeys(record), *std::move(json)};
+  return RecordWrite{
+      Traits<Record>::kKind, *ResourceIdFromName(record.name(), Traits<Record>::kCollection),
+      record.display_name(), Traits<Record>::LookupKeys(record), ToStoredBytes(record)};
 }
 
 // The revision an etag stands for; 0 for no etag.

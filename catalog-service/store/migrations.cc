@@ -15,7 +15,7 @@ CREATE TABLE records (
   kind TEXT NOT NULL,                      -- 'model' or 'hardware'
   id TEXT NOT NULL,                        -- AIP-122 resource id
   display_name TEXT NOT NULL,
-  payload TEXT NOT NULL,                   -- canonical JSON of the record
+  payload BLOB NOT NULL,                   -- the record, serialized protobuf
   revision INTEGER NOT NULL,               -- revision of the last write
   PRIMARY KEY (kind, id)
 ) WITHOUT ROWID;
@@ -52,7 +52,7 @@ CREATE TABLE records (
   kind TEXT NOT NULL,
   id TEXT COLLATE "C" NOT NULL,
   display_name TEXT NOT NULL,
-  payload TEXT NOT NULL,
+  payload BYTEA NOT NULL,
   revision BIGINT NOT NULL,
   PRIMARY KEY (kind, id)
 );

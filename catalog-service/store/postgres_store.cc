@@ -2,6 +2,7 @@
 
 #include <pqxx/pqxx>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "catalog-service/store/migrations.h"
 #include "common/errors.h"
@@ -18,12 +19,19 @@ namespace {
 // Serializes schema migrations of replicas starting at the same time.
 constexpr int64_t kMigrationLockKey = 0x4d6f64656c41746cLL;  // "ModelAtl"
 
+// Payloads travel as hex text both ways (encode(payload, 'hex') out, a
+// '\\x...' bytea literal in), which needs no binary parameters from libpqxx.
 StoredRecord ReadRecord(const pqxx::row& row) {
-  return StoredRecord{row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(),
-                      row[3].as<int64_t>()};
+  return StoredRecord{row[0].as<std::string>(), row[1].as<std::string>(),
+                      absl::HexStringToBytes(row[2].as<std::string>()), row[3].as<int64_t>()};
 }
 
 std::string Kind(RecordKind kind) { return std::string(RecordKindName(kind)); }
+
+// bytea input in hex format.
+std::string HexBytea(const std::string& bytes) {
+  return absl::StrCat("\\x", absl::BytesToHexString(bytes));
+}
 
 // Inside a write transaction: takes the revision row lock and returns the
 // next revision.
@@ -161,7 +169,8 @@ absl::StatusOr<StoredRecord> PostgresStore::Get(RecordKind kind, absl::string_vi
   return WithConnection<StoredRecord>([&](pqxx::connection& c) -> absl::StatusOr<StoredRecord> {
     pqxx::read_transaction tx(c);
     pqxx::result rows = tx.exec_params(
-        "SELECT id, display_name, payload, revision FROM records WHERE kind = $1 AND id = $2",
+        "SELECT id, display_name, encode(payload, 'hex'), revision FROM records WHERE kind = $1 "
+        "AND id = $2",
         Kind(kind), std::string(id));
     if (rows.empty()) return absl::NotFoundError(absl::StrCat(Kind(kind), " ", id));
     return ReadRecord(rows[0]);
@@ -191,10 +200,10 @@ absl::StatusOr<std::vector<StoredRecord>> PostgresStore::List(RecordKind kind,
       [&](pqxx::connection& c) -> absl::StatusOr<std::vector<StoredRecord>> {
         pqxx::read_transaction tx(c);
         std::vector<StoredRecord> records;
-        for (const auto& row :
-             tx.exec_params("SELECT id, display_name, payload, revision FROM records "
-                            "WHERE kind = $1 AND id > $2 ORDER BY id LIMIT $3",
-                            Kind(kind), std::string(after_id), limit)) {
+        for (const auto& row : tx.exec_params(
+                 "SELECT id, display_name, encode(payload, 'hex'), revision FROM records "
+                 "WHERE kind = $1 AND id > $2 ORDER BY id LIMIT $3",
+                 Kind(kind), std::string(after_id), limit)) {
           records.push_back(ReadRecord(row));
         }
         return records;
@@ -224,7 +233,7 @@ absl::StatusOr<int64_t> PostgresStore::Insert(const std::vector<RecordWrite>& re
       pqxx::result inserted = tx.exec_params(
           "INSERT INTO records (kind, id, display_name, payload, revision) "
           "VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING id",
-          Kind(record.kind), record.id, record.display_name, record.payload_json, revision);
+          Kind(record.kind), record.id, record.display_name, HexBytea(record.payload), revision);
       if (inserted.empty()) {
         return WithReason(absl::AlreadyExistsError(absl::StrCat(Kind(record.kind), " \"", record.id,
                                                                 "\" already exists")),
@@ -249,7 +258,7 @@ absl::StatusOr<int64_t> PostgresStore::Update(const RecordWrite& record,
     tx.exec_params(
         "UPDATE records SET display_name = $1, payload = $2, revision = $3 "
         "WHERE kind = $4 AND id = $5",
-        record.display_name, record.payload_json, revision, Kind(record.kind), record.id);
+        record.display_name, HexBytea(record.payload), revision, Kind(record.kind), record.id);
     ReplaceLookupKeys(tx, record);
     LogChange(tx, revision, record.kind, record.id, "update");
     tx.commit();

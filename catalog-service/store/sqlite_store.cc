@@ -45,6 +45,10 @@ class Statement {
     sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
     return *this;
   }
+  Statement& BindBlob(int index, const std::string& bytes) {
+    sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
   Statement& Bind(int index, int64_t value) {
     sqlite3_bind_int64(stmt_, index, value);
     return *this;
@@ -63,6 +67,10 @@ class Statement {
   std::string Text(int column) const {
     const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
     return text == nullptr ? std::string() : std::string(text, sqlite3_column_bytes(stmt_, column));
+  }
+  std::string Blob(int column) const {
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt_, column));
+    return data == nullptr ? std::string() : std::string(data, sqlite3_column_bytes(stmt_, column));
   }
   int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
 
@@ -100,7 +108,7 @@ auto InTransaction(sqlite3* db, Body body) -> decltype(body()) {
 }
 
 StoredRecord ReadRecord(const Statement& stmt) {
-  return StoredRecord{stmt.Text(0), stmt.Text(1), stmt.Text(2), stmt.Int(3)};
+  return StoredRecord{stmt.Text(0), stmt.Text(1), stmt.Blob(2), stmt.Int(3)};
 }
 
 }  // namespace
@@ -252,7 +260,7 @@ absl::StatusOr<int64_t> SqliteStore::Insert(const std::vector<RecordWrite>& reco
                                .Bind(1, kind)
                                .Bind(2, record.id)
                                .Bind(3, record.display_name)
-                               .Bind(4, record.payload_json)
+                               .BindBlob(4, record.payload)
                                .Bind(5, *revision)
                                .Run();
           !s.ok()) {
@@ -328,7 +336,7 @@ absl::StatusOr<int64_t> SqliteStore::Update(const RecordWrite& record, int64_t e
                      "WHERE kind = ? AND id = ?");
     if (!update.status().ok()) return update.status();
     if (absl::Status s = update.Bind(1, record.display_name)
-                             .Bind(2, record.payload_json)
+                             .BindBlob(2, record.payload)
                              .Bind(3, *revision)
                              .Bind(4, RecordKindName(record.kind))
                              .Bind(5, record.id)

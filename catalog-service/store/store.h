@@ -1,6 +1,7 @@
-// The storage interface of the catalog. Records are kept as their canonical
-// JSON (protobuf field names) with their kind, id, display name and the
-// lookup keys they are found by; the catalog layer above owns the typed
+// The storage interface of the catalog. Records are kept as serialized
+// protobuf messages (compact, fast to parse, and readable by newer and older
+// binaries alike) with their kind, id, display name and the lookup keys they
+// are found by; the catalog layer above owns the typed
 // messages and the rules. Two implementations: SQLite (embedded default)
 // and PostgreSQL (several replicas on one database).
 #pragma once
@@ -23,7 +24,7 @@ absl::string_view RecordKindName(RecordKind kind);
 struct StoredRecord {
   std::string id;
   std::string display_name;
-  std::string payload_json;
+  std::string payload;
   // Catalog revision of the last write to this record.
   int64_t revision = 0;
 };
@@ -35,7 +36,7 @@ struct RecordWrite {
   std::string display_name;
   // Keys the record is found by (display name, aliases), see LookupKey().
   std::vector<std::string> lookup_keys;
-  std::string payload_json;
+  std::string payload;
 };
 
 // One committed write, as the change log records it.

@@ -91,7 +91,7 @@ TEST_P(StoreTest, WritesSurviveReopeningAndRevisionGrowsPerWrite) {
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->revision, 2);
   EXPECT_EQ(c->display_name, "Display c");
-  EXPECT_EQ(c->payload_json, "{\"name\":\"models/c\"}");
+  EXPECT_EQ(c->payload, "{\"name\":\"models/c\"}");
   EXPECT_EQ(store_->Get(RecordKind::kModel, "zz").status().code(), absl::StatusCode::kNotFound);
 }
 
@@ -145,12 +145,12 @@ TEST_P(StoreTest, LookupKeysFindIdsAndFollowUpdates) {
 TEST_P(StoreTest, UpdateChecksTheRevisionInsideTheTransaction) {
   ASSERT_EQ(*store_->Insert({Model("a")}), 1);
   RecordWrite changed = Model("a");
-  changed.payload_json = "{\"changed\":true}";
+  changed.payload = "{\"changed\":true}";
   EXPECT_EQ(*store_->Update(changed, 1), 2);
   auto stale = store_->Update(changed, 1);
   EXPECT_EQ(stale.status().code(), absl::StatusCode::kAborted);
   EXPECT_EQ(*store_->Revision(), 2);  // the refused write took no revision
-  EXPECT_EQ(store_->Get(RecordKind::kModel, "a")->payload_json, "{\"changed\":true}");
+  EXPECT_EQ(store_->Get(RecordKind::kModel, "a")->payload, "{\"changed\":true}");
   EXPECT_EQ(store_->Update(Model("missing"), 0).status().code(), absl::StatusCode::kNotFound);
 }
 
@@ -188,7 +188,7 @@ TEST_P(StoreTest, ConcurrentUpdatesWithTheSameRevisionOnlyOneWins) {
   for (int i = 0; i < 8; ++i) {
     writers.emplace_back([&, i] {
       RecordWrite write = Model("hot");
-      write.payload_json = "{\"writer\":" + std::to_string(i) + "}";
+      write.payload = "{\"writer\":" + std::to_string(i) + "}";
       auto result = store_->Update(write, 1);
       if (result.ok()) ++won;
       if (absl::IsAborted(result.status())) ++aborted;
