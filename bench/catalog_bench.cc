@@ -62,6 +62,12 @@ Model Generated(int i, std::mt19937_64& rng) {
   return m;
 }
 
+std::string SqlitePath() { return absl::StrCat("/tmp/modelatlas_bench_", getpid(), ".db"); }
+
+void RemoveSqlite() {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((SqlitePath() + suffix).c_str());
+}
+
 std::unique_ptr<CatalogStore> OpenStore(const std::string& backend) {
   if (backend == "postgres") {
     if (std::getenv("PGHOST") == nullptr) return nullptr;
@@ -72,9 +78,8 @@ std::unique_ptr<CatalogStore> OpenStore(const std::string& backend) {
     }
     return std::unique_ptr<CatalogStore>(*std::move(store));
   }
-  const std::string path = absl::StrCat("/tmp/modelatlas_bench_", getpid(), ".db");
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
-  auto store = SqliteStore::Open(path);
+  RemoveSqlite();
+  auto store = SqliteStore::Open(SqlitePath());
   if (!store.ok()) return nullptr;
   return std::unique_ptr<CatalogStore>(*std::move(store));
 }
@@ -175,5 +180,6 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  RemoveSqlite();
   return 0;
 }

@@ -423,7 +423,10 @@ class Cli {
   }
 
   static std::optional<estimator_v1::NumberFormat> ParseFormat(const std::string& text) {
-    const std::string upper = "NUMBER_FORMAT_" + absl::AsciiStrToUpper(text);
+    std::string upper = "NUMBER_FORMAT_" + absl::AsciiStrToUpper(text);
+    for (char& c : upper) {
+      if (c == '-') c = '_';  // "gguf-q4_k_m" -> GGUF_Q4_K_M
+    }
     estimator_v1::NumberFormat format;
     if (!estimator_v1::NumberFormat_Parse(upper, &format) ||
         format == estimator_v1::NUMBER_FORMAT_UNSPECIFIED) {
@@ -436,7 +439,11 @@ class Cli {
     estimator_v1::EstimateInferenceMemoryRequest request;
     request.set_model(model);
     const auto weights = ParseFormat(absl::GetFlag(FLAGS_weights));
-    if (!weights) return UsageError("--weights must be fp32, fp16, bf16, fp8, int8 or int4");
+    if (!weights)
+      return UsageError(
+          "--weights must be fp32, fp16, bf16, fp8, int8, int4, gptq-int4, awq-int4, "
+          "gptq-int8, nf4, nf4-double-quant, gguf-q2_k, gguf-q3_k, gguf-q4_0, gguf-q4_k, "
+          "gguf-q5_k, gguf-q6_k, gguf-q8_0, gguf-q3_k_m, gguf-q4_k_m or gguf-q5_k_m");
     const auto kv_cache = ParseFormat(absl::GetFlag(FLAGS_kv_cache));
     if (!kv_cache) return UsageError("--kv_cache must be fp32, fp16, bf16, fp8, int8 or int4");
     request.set_weight_format(*weights);

@@ -61,6 +61,16 @@ absl::Status WithReason(absl::Status status, absl::string_view reason) {
   return status;
 }
 
+absl::Status PrefixFieldViolations(const absl::Status& status, absl::string_view prefix) {
+  std::vector<FieldViolation> violations = GetFieldViolations(status);
+  if (violations.empty()) return status;
+  FieldViolations prefixed;
+  for (FieldViolation& v : violations) {
+    prefixed.Add(absl::StrCat(prefix, v.field), std::move(v.description));
+  }
+  return prefixed.ToStatus();
+}
+
 std::vector<FieldViolation> GetFieldViolations(const absl::Status& status) {
   std::vector<FieldViolation> out;
   auto payload = status.GetPayload(kViolationsUrl);

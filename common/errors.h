@@ -44,6 +44,10 @@ absl::Status ResourceNotFoundError(absl::string_view resource_type,
 // Returns `status` with an ErrorInfo reason (UPPER_SNAKE_CASE) attached.
 absl::Status WithReason(absl::Status status, absl::string_view reason);
 
+// The same status with every field-violation path prefixed ("inline_model."),
+// for errors of a nested part of a request; other statuses pass unchanged.
+absl::Status PrefixFieldViolations(const absl::Status& status, absl::string_view prefix);
+
 // Readers of the attached detail (used by the gRPC adapter and tests).
 std::vector<FieldViolation> GetFieldViolations(const absl::Status& status);
 std::string GetReason(const absl::Status& status);

@@ -55,6 +55,36 @@ absl::StatusOr<NumberFormat> ToCoreNumberFormat(v1::NumberFormat format, NumberF
       return NumberFormat::kInt8;
     case v1::NUMBER_FORMAT_INT4:
       return NumberFormat::kInt4;
+    case v1::NUMBER_FORMAT_GPTQ_INT4:
+      return NumberFormat::kGptqInt4;
+    case v1::NUMBER_FORMAT_AWQ_INT4:
+      return NumberFormat::kAwqInt4;
+    case v1::NUMBER_FORMAT_GPTQ_INT8:
+      return NumberFormat::kGptqInt8;
+    case v1::NUMBER_FORMAT_NF4:
+      return NumberFormat::kNf4;
+    case v1::NUMBER_FORMAT_NF4_DOUBLE_QUANT:
+      return NumberFormat::kNf4DoubleQuant;
+    case v1::NUMBER_FORMAT_GGUF_Q2_K:
+      return NumberFormat::kGgufQ2K;
+    case v1::NUMBER_FORMAT_GGUF_Q3_K:
+      return NumberFormat::kGgufQ3K;
+    case v1::NUMBER_FORMAT_GGUF_Q4_0:
+      return NumberFormat::kGgufQ4_0;
+    case v1::NUMBER_FORMAT_GGUF_Q4_K:
+      return NumberFormat::kGgufQ4K;
+    case v1::NUMBER_FORMAT_GGUF_Q5_K:
+      return NumberFormat::kGgufQ5K;
+    case v1::NUMBER_FORMAT_GGUF_Q6_K:
+      return NumberFormat::kGgufQ6K;
+    case v1::NUMBER_FORMAT_GGUF_Q8_0:
+      return NumberFormat::kGgufQ8_0;
+    case v1::NUMBER_FORMAT_GGUF_Q3_K_M:
+      return NumberFormat::kGgufQ3KM;
+    case v1::NUMBER_FORMAT_GGUF_Q4_K_M:
+      return NumberFormat::kGgufQ4KM;
+    case v1::NUMBER_FORMAT_GGUF_Q5_K_M:
+      return NumberFormat::kGgufQ5KM;
     default:
       return InvalidFieldError(field,
                                absl::StrCat("unknown number format ", static_cast<int>(format)));

@@ -9,6 +9,7 @@
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/units.h"
+#include "estimator-service/hf_config.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -46,8 +47,9 @@ absl::Status ValidateRequest(const v1::EstimateInferenceMemoryRequest& request) 
           (!std::isfinite(inline_model.parameters()) || inline_model.parameters() <= 0)) {
         violations.Add("inline_model.parameters", "must be a positive finite number");
       }
-      if (!inline_model.has_parameters() && !inline_model.has_architecture()) {
-        violations.Add("inline_model", "needs parameters or an architecture");
+      if (!inline_model.has_parameters() && !inline_model.has_architecture() &&
+          inline_model.hf_config_json().empty()) {
+        violations.Add("inline_model", "needs parameters, an architecture or hf_config_json");
       }
       break;
     }
@@ -68,12 +70,18 @@ absl::Status ValidateRequest(const v1::EstimateInferenceMemoryRequest& request) 
   return violations.ToStatus();
 }
 
-common::v1::Model ModelFromInline(const v1::InlineModel& inline_model) {
+absl::StatusOr<common::v1::Model> ModelFromInline(const v1::InlineModel& inline_model) {
   common::v1::Model model;
-  model.set_display_name(inline_model.display_name().empty() ? "inline model"
-                                                             : inline_model.display_name());
+  if (!inline_model.hf_config_json().empty()) {
+    absl::StatusOr<common::v1::Architecture> arch =
+        ArchitectureFromHfConfig(inline_model.hf_config_json());
+    if (!arch.ok()) return PrefixFieldViolations(arch.status(), "inline_model.");
+    *model.mutable_architecture() = *arch;
+  }
   if (inline_model.has_parameters()) model.set_parameters(inline_model.parameters());
   if (inline_model.has_architecture()) *model.mutable_architecture() = inline_model.architecture();
+  model.set_display_name(inline_model.display_name().empty() ? "inline model"
+                                                             : inline_model.display_name());
   // A model described by the caller is one the caller can run.
   model.set_open_model_weights(true);
   return model;
@@ -118,6 +126,8 @@ absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
   input.weight_format = *weights;
   input.kv_cache_format = *kv;
   input.context_length_tokens = request.context_length_tokens();
+  input.quantization_group_size = request.quantization_group_size();
+  input.prefill_chunk_tokens = request.prefill_chunk_tokens();
   input.batch_size = request.batch_size() > 0 ? request.batch_size() : 1;
   if (request.has_overhead_bytes()) input.overhead_bytes = request.overhead_bytes();
 
@@ -152,7 +162,9 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
     return reactor;
   }
   if (request->has_inline_model()) {
-    finish(EstimateMemoryForModel(ModelFromInline(request->inline_model()), *request));
+    absl::StatusOr<common::v1::Model> model = ModelFromInline(request->inline_model());
+    finish(model.ok() ? EstimateMemoryForModel(*model, *request)
+                      : absl::StatusOr<v1::EstimateInferenceMemoryResponse>(model.status()));
     return reactor;
   }
   catalog_->GetModel(context, request->model(),
@@ -160,6 +172,73 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
                        if (!model.ok()) return finish(model.status());
                        finish(EstimateMemoryForModel(*model, *request));
                      });
+  return reactor;
+}
+
+absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
+    const common::v1::Architecture& architecture, const v1::CountParametersRequest& request) {
+  absl::StatusOr<ParameterCount> count =
+      CountParameters(ToCoreArchitecture(architecture),
+                      ParameterCountOptions{.include_norms = !request.exclude_norms(),
+                                            .include_biases = !request.exclude_biases()});
+  if (!count.ok()) return count.status();
+  v1::CountParametersResponse response;
+  response.set_total_parameters(count->total);
+  response.set_embedding_parameters(count->embedding);
+  response.set_non_embedding_parameters(count->non_embedding);
+  response.set_active_parameters(count->active);
+  for (const ParameterComponent& component : count->components) {
+    auto* out = response.add_components();
+    out->set_name(component.name);
+    out->set_parameters(component.parameters);
+    out->set_arithmetic(component.arithmetic);
+  }
+  *response.mutable_architecture() = architecture;
+  return response;
+}
+
+grpc::ServerUnaryReactor* EstimatorServiceImpl::CountParameters(
+    grpc::CallbackServerContext* context, const v1::CountParametersRequest* request,
+    v1::CountParametersResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto finish = [reactor, response](absl::StatusOr<v1::CountParametersResponse> result) {
+    if (result.ok()) *response = *std::move(result);
+    reactor->Finish(ToGrpcStatus(result.status()));
+  };
+  switch (request->source_case()) {
+    case v1::CountParametersRequest::kArchitecture:
+      finish(CountParametersOf(request->architecture(), *request));
+      break;
+    case v1::CountParametersRequest::kHfConfigJson: {
+      absl::StatusOr<common::v1::Architecture> arch =
+          ArchitectureFromHfConfig(request->hf_config_json());
+      finish(arch.ok() ? CountParametersOf(*arch, *request)
+                       : absl::StatusOr<v1::CountParametersResponse>(arch.status()));
+      break;
+    }
+    case v1::CountParametersRequest::kModel:
+      catalog_->GetModel(
+          context, request->model(), [request, finish](absl::StatusOr<common::v1::Model> model) {
+            if (!model.ok()) return finish(model.status());
+            if (!model->has_architecture()) {
+              return finish(WithReason(
+                  absl::FailedPreconditionError(absl::StrCat("model \"", model->display_name(),
+                                                             "\" has no architecture on record")),
+                  "ARCHITECTURE_UNKNOWN"));
+            }
+            absl::StatusOr<v1::CountParametersResponse> result =
+                CountParametersOf(model->architecture(), *request);
+            if (result.ok()) {
+              result->set_model(model->name());
+              result->set_display_name(model->display_name());
+              result->set_catalog_revision(model->revision());
+            }
+            finish(std::move(result));
+          });
+      break;
+    default:
+      finish(InvalidFieldError("source", "give model, architecture or hf_config_json"));
+  }
   return reactor;
 }
 

@@ -13,6 +13,10 @@ namespace modelatlas::estimator {
 absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
     const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request);
 
+// Counts the parameters of `architecture` (plain logic, tested without a server).
+absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
+    const common::v1::Architecture& architecture, const v1::CountParametersRequest& request);
+
 class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService {
  public:
   explicit EstimatorServiceImpl(CatalogClient* catalog) : catalog_(catalog) {}
@@ -20,6 +24,9 @@ class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService 
   grpc::ServerUnaryReactor* EstimateInferenceMemory(
       grpc::CallbackServerContext* context, const v1::EstimateInferenceMemoryRequest* request,
       v1::EstimateInferenceMemoryResponse* response) override;
+  grpc::ServerUnaryReactor* CountParameters(grpc::CallbackServerContext* context,
+                                            const v1::CountParametersRequest* request,
+                                            v1::CountParametersResponse* response) override;
 
  private:
   CatalogClient* catalog_;

@@ -33,6 +33,8 @@ CREATE TABLE changes (
   PRIMARY KEY (revision, kind, id)
 ) WITHOUT ROWID;
 )sql"},
+      {2, "index lookup keys by record, for rewriting a record's keys",
+       "CREATE INDEX lookup_keys_by_record ON lookup_keys (kind, id);"},
   };
   return *migrations;
 }
@@ -70,6 +72,8 @@ CREATE TABLE changes (
   PRIMARY KEY (revision, kind, id)
 );
 )sql"},
+      {2, "index lookup keys by record, for rewriting a record's keys",
+       "CREATE INDEX lookup_keys_by_record ON lookup_keys (kind, id);"},
   };
   return *migrations;
 }

@@ -18,7 +18,7 @@ constexpr double kMaxBytes = 4.0e18;  // below INT64_MAX with room for the sum
 
 std::string Int(double value) { return absl::StrFormat("%.0f", value); }
 
-std::string Bits(double bits) { return absl::StrFormat("%g", bits); }
+std::string Bits(double bits) { return absl::StrFormat("%.6g", bits); }
 
 int64_t CeilBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes)); }
 
@@ -46,6 +46,26 @@ double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
   return bytes;
 }
 
+double PrefillWorkspaceBytes(const Architecture& arch, int chunk_tokens, int batch,
+                             std::string* arithmetic) {
+  const double h = static_cast<double>(arch.hidden_size);
+  const double attention =
+      static_cast<double>(arch.num_attention_heads + 2 * arch.EffectiveKvHeads()) *
+      arch.EffectiveHeadDim();
+  const double inner = static_cast<double>(arch.IsMoe() && arch.moe_intermediate_size > 0
+                                               ? arch.moe_intermediate_size
+                                               : arch.intermediate_size);
+  const double mlp = inner * (arch.gated_mlp ? 2 : 1);
+  const double per_token = 2 * h + attention + mlp;
+  const double logits = static_cast<double>(batch) * static_cast<double>(arch.vocab_size) * 4;
+  const double bytes = chunk_tokens * per_token * 2 + logits;
+  *arithmetic =
+      absl::StrCat(chunk_tokens, " tokens x (2x", Int(h), " hidden + ", Int(attention), " q/k/v + ",
+                   Int(mlp), " MLP) x 2 bytes + ", batch, " x ", arch.vocab_size,
+                   " vocab x 4 bytes (fp32 logits) = ", Int(std::ceil(bytes)), " bytes");
+  return bytes;
+}
+
 absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceMemoryInput& input) {
   FieldViolations violations;
   if (!std::isfinite(input.parameters) || input.parameters <= 0 ||
@@ -62,19 +82,33 @@ absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceM
     violations.Add("batch_size", absl::StrCat("must be between 1 and ", kMaxBatch,
                                               " sequences, got ", input.batch_size));
   }
+  if (!IsPlainFormat(input.kv_cache_format)) {
+    violations.Add("kv_cache_format", absl::StrCat("must be a plain format (fp32, fp16, bf16, "
+                                                   "fp8, int8, int4), got ",
+                                                   NumberFormatName(input.kv_cache_format)));
+  }
+  if (input.prefill_chunk_tokens < 0 || input.prefill_chunk_tokens > 1'000'000) {
+    violations.Add("prefill_chunk_tokens",
+                   absl::StrCat("must be between 0 and 1000000, got ", input.prefill_chunk_tokens));
+  }
   if (input.overhead_bytes < 0 || input.overhead_bytes > int64_t{1} << 40) {
     violations.Add("overhead_bytes",
                    absl::StrCat("must be between 0 and 2^40 bytes, got ", input.overhead_bytes));
   }
   if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
 
+  absl::StatusOr<Encoding> encoding =
+      EncodingOf(input.weight_format, input.quantization_group_size);
+  if (!encoding.ok()) return encoding.status();
+
   InferenceMemoryEstimate estimate;
-  const double bits = BitsPerElement(input.weight_format);
+  const double bits = encoding->bits_per_element;
   const double weight_bytes = input.parameters * bits / 8;
-  estimate.lines.push_back({"weights", CeilBytes(weight_bytes),
-                            absl::StrCat(Int(input.parameters), " parameters x ", Bits(bits),
-                                         " bits (", NumberFormatName(input.weight_format),
-                                         ") / 8 = ", Int(std::ceil(weight_bytes)), " bytes")});
+  estimate.lines.push_back(
+      {"weights", CeilBytes(weight_bytes),
+       absl::StrCat(Int(input.parameters), " parameters x ", Bits(bits), " bits (",
+                    NumberFormatName(input.weight_format), ": ", encoding->derivation,
+                    ") / 8 = ", Int(std::ceil(weight_bytes)), " bytes")});
 
   if (input.architecture.has_value() && input.architecture->num_layers > 0) {
     const Architecture& arch = *input.architecture;
@@ -118,6 +152,11 @@ absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceM
     }
     estimate.lines.push_back(
         {"kv_cache", CeilBytes(kv_bytes), per_token_arithmetic + tokens_arithmetic});
+    const int chunk = input.prefill_chunk_tokens > 0 ? input.prefill_chunk_tokens : 512;
+    std::string workspace_arithmetic;
+    const double workspace =
+        PrefillWorkspaceBytes(arch, chunk, input.batch_size, &workspace_arithmetic);
+    estimate.lines.push_back({"activations", CeilBytes(workspace), workspace_arithmetic});
   } else {
     estimate.warnings.push_back("no architecture on record: KV cache not counted");
   }

@@ -34,6 +34,10 @@ struct InferenceMemoryInput {
   int batch_size = 1;
   // CUDA context, allocator and framework reserve, bytes.
   int64_t overhead_bytes = kDefaultOverheadBytes;
+  // GPTQ/AWQ weights per quantization group; 0 = 128.
+  int quantization_group_size = 0;
+  // Tokens per prefill step, for the activation workspace; 0 = 512.
+  int prefill_chunk_tokens = 0;
 
   static constexpr int64_t kDefaultOverheadBytes = int64_t{1} << 30;  // 1 GiB
 };
@@ -48,6 +52,13 @@ struct InferenceMemoryEstimate {
 //   standard/GQA: 2 (K and V) x layers x kv_heads x head_dim x bytes per element
 //   MLA:          layers x (kv_lora_rank + qk_rope_head_dim) x bytes per element
 double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format, std::string* arithmetic);
+
+// Activation workspace of one prefill step, bytes, with the arithmetic:
+//   chunk x (2h + (a + 2g) x d + MLP inner width x (2 if gated else 1)) x 2 bytes
+//   + batch x vocab x 4 bytes of fp32 logits for the last token of each sequence.
+// An allowance for the largest live tensors, not a measurement.
+double PrefillWorkspaceBytes(const Architecture& arch, int chunk_tokens, int batch,
+                             std::string* arithmetic);
 
 // INVALID_ARGUMENT (naming the field) for negative, non-finite or absurd input.
 absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceMemoryInput& input);

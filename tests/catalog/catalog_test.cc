@@ -185,7 +185,7 @@ TEST_F(CatalogTest, LoadIfEmptyLoadsOnce) {
   EXPECT_EQ(catalog_->Info()->model_count(), 1);
   EXPECT_EQ(catalog_->Info()->revision(), 1);
   EXPECT_EQ(catalog_->Info()->store(), "sqlite");
-  EXPECT_EQ(catalog_->Info()->schema_version(), 1);
+  EXPECT_EQ(catalog_->Info()->schema_version(), 2);
 }
 
 TEST_F(CatalogTest, OutputOnlyFieldsAreNotStored) {

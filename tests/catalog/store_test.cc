@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "catalog-service/store/migrations.h"
 #include "catalog-service/store/postgres_store.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "tests/testing/postgres.h"
@@ -73,7 +74,7 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(StoreTest, NewStoreIsMigratedAndEmpty) {
-  EXPECT_EQ(store_->schema_version(), 1);
+  EXPECT_EQ(store_->schema_version(), 2);
   EXPECT_EQ(store_->backend(), GetParam());
   EXPECT_EQ(*store_->Revision(), 0);
   EXPECT_EQ(*store_->Count(RecordKind::kModel), 0);
@@ -83,7 +84,7 @@ TEST_P(StoreTest, WritesSurviveReopeningAndRevisionGrowsPerWrite) {
   EXPECT_EQ(*store_->Insert({Model("a"), Model("b")}), 1);
   EXPECT_EQ(*store_->Insert({Model("c")}), 2);
   store_ = Open();
-  EXPECT_EQ(store_->schema_version(), 1);
+  EXPECT_EQ(store_->schema_version(), 2);
   EXPECT_EQ(*store_->Revision(), 2);
   EXPECT_EQ(*store_->Count(RecordKind::kModel), 3);
   EXPECT_EQ(*store_->Count(RecordKind::kHardware), 0);
@@ -238,6 +239,28 @@ TEST(SqliteStoreTest, NewerSchemaThanTheBinaryKnowsIsRefused) {
             SQLITE_OK);
   sqlite3_close(db);
   EXPECT_EQ(SqliteStore::Open(path).status().code(), absl::StatusCode::kFailedPrecondition);
+  RemoveSqlite(path);
+}
+
+TEST(SqliteStoreTest, OlderSchemaIsMigratedForwardKeepingData) {
+  const std::string path = TempPath("older");
+  RemoveSqlite(path);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const Migration& first = SqliteMigrations().front();
+  const std::string setup =
+      "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL);" +
+      first.sql +
+      "INSERT INTO schema_migrations VALUES (1, 'v1');"
+      "INSERT INTO records VALUES ('model', 'kept', 'Kept', x'0a00', 1);"
+      "UPDATE catalog_state SET revision = 1;";
+  ASSERT_EQ(sqlite3_exec(db, setup.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ((*store)->schema_version(), static_cast<int>(SqliteMigrations().size()));
+  EXPECT_TRUE((*store)->Get(RecordKind::kModel, "kept").ok());
+  EXPECT_EQ(*(*store)->Revision(), 1);
   RemoveSqlite(path);
 }
 

@@ -21,6 +21,9 @@ Architecture Llama31_8B() {
   arch.num_key_value_heads = 8;
   arch.head_dim = 128;
   arch.max_context_length = 131072;
+  arch.intermediate_size = 14336;
+  arch.gated_mlp = true;
+  arch.vocab_size = 128256;
   return arch;
 }
 
@@ -72,13 +75,15 @@ TEST(InferenceMemoryTest, Llama31At8kContextInBf16) {
   input.context_length_tokens = 8192;
   auto estimate = EstimateInferenceMemory(input);
   ASSERT_TRUE(estimate.ok()) << estimate.status();
-  ASSERT_EQ(estimate->lines.size(), 3u);
+  ASSERT_EQ(estimate->lines.size(), 4u);
   EXPECT_EQ(Line(*estimate, "weights")->bytes, 16060522496);
   EXPECT_EQ(Line(*estimate, "weights")->arithmetic,
-            "8030261248 parameters x 16 bits (bf16) / 8 = 16060522496 bytes");
+            "8030261248 parameters x 16 bits (bf16: bfloat16) / 8 = 16060522496 bytes");
   EXPECT_EQ(Line(*estimate, "kv_cache")->bytes, 131072LL * 8192);
+  // 512 tokens x (2x4096 + (32 + 2x8) x 128 + 2x14336) x 2 bytes + 128256 x 4 bytes.
+  EXPECT_EQ(Line(*estimate, "activations")->bytes, 512LL * 43008 * 2 + 128256LL * 4);
   EXPECT_EQ(Line(*estimate, "overhead")->bytes, 1LL << 30);
-  EXPECT_EQ(estimate->total_bytes, 16060522496 + 131072LL * 8192 + (1LL << 30));
+  EXPECT_EQ(estimate->total_bytes, 16060522496 + 131072LL * 8192 + 44553216 + (1LL << 30));
   EXPECT_TRUE(estimate->warnings.empty());
 }
 

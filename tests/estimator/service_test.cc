@@ -80,13 +80,15 @@ TEST_F(EstimatorServiceTest, CatalogModelGetsEveryLineWithArithmetic) {
   EXPECT_TRUE(response.available());
   EXPECT_FALSE(response.hypothetical());
   EXPECT_EQ(response.parameters(), 8030261248);
-  ASSERT_EQ(response.lines_size(), 3);
+  ASSERT_EQ(response.lines_size(), 4);
   EXPECT_EQ(response.lines(0).component(), "weights");
   EXPECT_EQ(response.lines(0).bytes(), 16060522496);
   EXPECT_EQ(response.lines(1).component(), "kv_cache");
   EXPECT_EQ(response.lines(1).bytes(), 1073741824);
   EXPECT_NE(response.lines(1).arithmetic().find("8 KV heads"), std::string::npos);
-  EXPECT_EQ(response.total_bytes(), 16060522496 + 2 * 1073741824LL);
+  EXPECT_EQ(response.lines(2).component(), "activations");
+  EXPECT_EQ(response.lines(2).bytes(), 44553216);
+  EXPECT_EQ(response.total_bytes(), 16060522496 + 2 * 1073741824LL + 44553216);
   EXPECT_DOUBLE_EQ(response.total_gib(), response.total_bytes() / 1073741824.0);
   EXPECT_DOUBLE_EQ(response.total_gb(), response.total_bytes() / 1e9);
   EXPECT_EQ(response.catalog_revision(), 1);

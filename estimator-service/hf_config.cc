@@ -1,0 +1,190 @@
+#include "estimator-service/hf_config.h"
+
+#include <cmath>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "common/errors.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+constexpr char kField[] = "hf_config_json";
+
+class Config {
+ public:
+  explicit Config(const Struct& s) : fields_(s.fields()) {}
+
+  const Value* Find(std::initializer_list<const char*> keys) const {
+    for (const char* key : keys) {
+      auto it = fields_.find(key);
+      if (it != fields_.end() && it->second.kind_case() != Value::kNullValue) return &it->second;
+    }
+    return nullptr;
+  }
+  // The first present key among `keys` as a whole number, or `fallback`.
+  absl::StatusOr<int64_t> Int(std::initializer_list<const char*> keys, int64_t fallback) const {
+    const Value* v = Find(keys);
+    if (v == nullptr) return fallback;
+    if (v->kind_case() != Value::kNumberValue || v->number_value() < 0 ||
+        v->number_value() != std::floor(v->number_value()) || v->number_value() > 1e15) {
+      return InvalidFieldError(
+          kField, absl::StrCat("\"", *keys.begin(), "\" must be a non-negative whole number"));
+    }
+    return static_cast<int64_t>(v->number_value());
+  }
+  absl::StatusOr<int64_t> Required(std::initializer_list<const char*> keys) const {
+    absl::StatusOr<int64_t> value = Int(keys, -1);
+    if (value.ok() && *value < 0) {
+      return InvalidFieldError(kField, absl::StrCat("missing \"", *keys.begin(), "\""));
+    }
+    return value;
+  }
+  bool Bool(const char* key, bool fallback) const {
+    const Value* v = Find({key});
+    return v != nullptr && v->kind_case() == Value::kBoolValue ? v->bool_value() : fallback;
+  }
+  std::string String(const char* key) const {
+    const Value* v = Find({key});
+    return v != nullptr && v->kind_case() == Value::kStringValue ? v->string_value() : "";
+  }
+
+ private:
+  const google::protobuf::Map<std::string, Value>& fields_;
+};
+
+// Families whose decoder blocks this reader knows.
+const std::set<std::string>& KnownTypes() {
+  static const auto* types = new std::set<std::string>{
+      "llama",  "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",       "qwen3_moe",  "gemma",
+      "gemma2", "phi3",    "gpt2",    "bert",  "falcon",    "deepseek_v2", "deepseek_v3"};
+  return *types;
+}
+
+}  // namespace
+
+absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_view json) {
+  if (json.size() > kMaxHfConfigBytes) {
+    return InvalidFieldError(
+        kField, absl::StrCat("is ", json.size(), " bytes; the limit is ", kMaxHfConfigBytes));
+  }
+  Struct root;
+  auto parsed = google::protobuf::util::JsonStringToMessage(std::string(json), &root);
+  if (!parsed.ok()) {
+    return InvalidFieldError(kField,
+                             absl::StrCat("is not a JSON object: ", std::string(parsed.message())));
+  }
+  const Config c(root);
+  const std::string type = c.String("model_type");
+  if (!KnownTypes().count(type)) {
+    return WithReason(absl::UnimplementedError(absl::StrCat(
+                          "config.json model_type \"", type,
+                          "\" is not a decoder-only or BERT-style family this reader knows")),
+                      "UNSUPPORTED_MODEL_TYPE");
+  }
+  const bool is_gpt2 = type == "gpt2";
+  const bool is_bert = type == "bert";
+  const bool is_falcon = type == "falcon";
+
+  common::v1::Architecture a;
+  a.set_model_type(type);
+  absl::Status error;
+  auto take = [&](absl::StatusOr<int64_t> v) -> int64_t {
+    if (!v.ok() && error.ok()) error = v.status();
+    return v.ok() ? *v : 0;
+  };
+  a.set_num_layers(
+      static_cast<int32_t>(take(c.Required({"num_hidden_layers", "n_layer", "num_layers"}))));
+  a.set_hidden_size(take(c.Required({"hidden_size", "n_embd", "d_model"})));
+  a.set_num_attention_heads(
+      static_cast<int32_t>(take(c.Required({"num_attention_heads", "n_head"}))));
+  a.set_vocab_size(take(c.Required({"vocab_size"})));
+  if (!error.ok()) return error;
+
+  // Key/value heads: GQA configs say so; Falcon's multi-query uses one.
+  int64_t kv_heads = take(c.Int({"num_key_value_heads", "num_kv_heads"}, 0));
+  if (is_falcon && kv_heads == 0) {
+    kv_heads = c.Bool("new_decoder_architecture", false) ? a.num_attention_heads()
+               : c.Bool("multi_query", true)             ? 1
+                                                         : a.num_attention_heads();
+  }
+  a.set_num_key_value_heads(
+      static_cast<int32_t>(kv_heads > 0 ? kv_heads : a.num_attention_heads()));
+  a.set_head_dim(static_cast<int32_t>(
+      take(c.Int({"head_dim"}, a.hidden_size() / std::max<int32_t>(1, a.num_attention_heads())))));
+  a.set_intermediate_size(take(c.Int({"intermediate_size", "n_inner", "ffn_dim"},
+                                     4 * a.hidden_size())));  // GPT-2, Falcon: 4h
+  a.set_max_context_length(take(c.Int({"max_position_embeddings", "n_positions", "n_ctx"}, 0)));
+  if (!error.ok()) return error;
+
+  // Defaults of the transformers configuration classes.
+  const bool tied_by_default =
+      is_gpt2 || is_bert || is_falcon || type == "gemma" || type == "gemma2";
+  a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", tied_by_default));
+  a.set_gated_mlp(!is_gpt2 && !is_bert && !is_falcon);
+  a.set_norm_type(is_gpt2 || is_bert || is_falcon ? common::v1::NORM_TYPE_LAYER_NORM
+                                                  : common::v1::NORM_TYPE_RMS_NORM);
+  a.set_position_embedding(is_gpt2 || is_bert ? common::v1::POSITION_EMBEDDING_LEARNED
+                           : is_falcon && c.Bool("alibi", false)
+                               ? common::v1::POSITION_EMBEDDING_ALIBI
+                               : common::v1::POSITION_EMBEDDING_ROTARY);
+  if (is_gpt2 || is_bert) {
+    a.set_attention_qkv_bias(true);
+    a.set_attention_output_bias(true);
+    a.set_mlp_bias(true);
+  } else if (is_falcon) {
+    const bool bias = c.Bool("bias", false);
+    a.set_attention_qkv_bias(bias);
+    a.set_attention_output_bias(bias);
+    a.set_mlp_bias(bias);
+  } else if (type == "qwen2" || type == "qwen2_moe") {
+    a.set_attention_qkv_bias(true);  // Qwen2 always has Q/K/V biases
+  } else {
+    a.set_attention_qkv_bias(c.Bool("attention_bias", false));
+    a.set_attention_output_bias(c.Bool("attention_bias", false));
+    a.set_mlp_bias(c.Bool("mlp_bias", false));
+  }
+  a.set_qk_norm(type == "qwen3" || type == "qwen3_moe");
+  if (type == "gemma2") a.set_norms_per_layer(4);
+  if (is_falcon && !c.Bool("new_decoder_architecture", false) && c.Bool("parallel_attn", true)) {
+    a.set_norms_per_layer(1);
+  }
+  if (is_bert) {
+    a.set_type_vocab_size(take(c.Int({"type_vocab_size"}, 2)));
+    a.set_pooler(true);
+  }
+
+  // Sliding windows: Mistral applies its window everywhere; Gemma 2 in every
+  // other layer; Qwen only when use_sliding_window is true.
+  const int64_t window = take(c.Int({"sliding_window"}, 0));
+  const bool qwen = type.rfind("qwen", 0) == 0;
+  if (window > 0 && (!qwen || c.Bool("use_sliding_window", false))) {
+    a.set_sliding_window(window);
+    if (type == "gemma2") a.set_num_sliding_window_layers(a.num_layers() / 2);
+  }
+
+  // Mixture of experts.
+  a.set_num_experts(static_cast<int32_t>(
+      take(c.Int({"num_local_experts", "num_experts", "n_routed_experts"}, 0))));
+  a.set_num_experts_per_token(static_cast<int32_t>(take(c.Int({"num_experts_per_tok"}, 0))));
+  a.set_num_shared_experts(static_cast<int32_t>(take(c.Int({"n_shared_experts"}, 0))));
+  a.set_moe_intermediate_size(take(c.Int({"moe_intermediate_size"}, 0)));
+  a.set_num_dense_layers(static_cast<int32_t>(take(c.Int({"first_k_dense_replace"}, 0))));
+
+  // Multi-head latent attention (DeepSeek-V2/V3).
+  a.set_q_lora_rank(static_cast<int32_t>(take(c.Int({"q_lora_rank"}, 0))));
+  a.set_kv_lora_rank(static_cast<int32_t>(take(c.Int({"kv_lora_rank"}, 0))));
+  a.set_qk_rope_head_dim(static_cast<int32_t>(take(c.Int({"qk_rope_head_dim"}, 0))));
+  a.set_qk_nope_head_dim(static_cast<int32_t>(take(c.Int({"qk_nope_head_dim"}, 0))));
+  a.set_v_head_dim(static_cast<int32_t>(take(c.Int({"v_head_dim"}, 0))));
+  if (!error.ok()) return error;
+  a.set_source("config.json");
+  return a;
+}
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,102 @@
+// Hugging Face config.json files in ../shared/data/hf_configs, read in place:
+// the parameter count from each must equal the model's published exact
+// count (the total of its safetensors checkpoint, as listed on its model card).
+#include "estimator-service/hf_config.h"
+
+#include <gtest/gtest.h>
+
+#include "common/errors.h"
+#include "estimator-service/conversions.h"
+#include "estimator-service/core/inference_memory.h"
+#include "estimator-service/core/parameters.h"
+#include "tests/testing/shared_data.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+struct Case {
+  const char* file;
+  double parameters;
+};
+
+// Exact counts: Llama and Qwen checkpoints as published (safetensors totals),
+// GPT-2 and BERT as reported by transformers' num_parameters().
+constexpr Case kCases[] = {
+    {"pytorchKQI/meta-llama_Llama-2-7b-hf.json", 6738415616},
+    {"pytorchKQI/meta-llama_Llama-2-13b-hf.json", 13015864320},
+    {"pytorchKQI/meta-llama_Llama-2-70b-hf.json", 68976648192},
+    {"pytorchKQI/meta-llama_Meta-Llama-3-8B.json", 8030261248},
+    {"pytorchKQI/meta-llama_Llama-3.2-1B-Instruct.json", 1235814400},
+    {"pytorchKQI/Qwen_Qwen2-7B.json", 7615616512},
+    {"pytorchKQI/Qwen_Qwen2-72B.json", 72706203648},
+    {"pytorchKQI/Qwen_Qwen2.5-7B.json", 7615616512},
+    {"pytorchKQI/bert-base-uncased.json", 109482240},
+    {"pytorchKQI/bert-large-uncased.json", 335141888},
+    {"pytorchKQI/gpt2.json", 124439808},
+    {"pytorchKQI/google_gemma-2-9b.json", 9241705984},
+    {"pytorchKQI/deepseek-ai_deepseek-llm-7b-base.json", 6910365696},
+    {"LLM-Prof/meta-llama_Llama-3.1-8B.json", 8030261248},
+    {"LLM-Prof/meta-llama_Llama-3.2-3B.json", 3212749824},
+    {"LLM-Prof/Qwen_Qwen2.5-3B.json", 3085938688},
+    {"LLM-Prof/Qwen_Qwen2.5-7B.json", 7615616512},
+    {"LLM-Prof/Qwen_Qwen2.5-14B.json", 14770033664},
+    {"LLM-Prof/Qwen_Qwen2.5-32B.json", 32763876352},
+    {"LLM-Prof/Qwen_Qwen3-4B.json", 4022468096},
+    {"LLM-Prof/Qwen_Qwen3-8B.json", 8190735360},
+    {"LLM-Prof/Qwen_Qwen3-14B.json", 14768307200},
+    {"LLM-Prof/Qwen_Qwen3-32B.json", 32762123264},
+    {"LLM-Prof/Qwen_Qwen3-30B-A3B.json", 30532122624},
+    {"Qwen2-Audio/meta-llama_Meta-Llama-3-8B.config.json", 8030261248},
+};
+
+class HfConfigFileTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(HfConfigFileTest, CountIsExact) {
+  REQUIRE_SHARED_DATA(path, std::string("hf_configs/") + GetParam().file);
+  auto arch = ArchitectureFromHfConfig(testing::ReadFile(path));
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  auto count = CountParameters(ToCoreArchitecture(*arch));
+  ASSERT_TRUE(count.ok()) << count.status();
+  EXPECT_EQ(count->total, GetParam().parameters) << path;
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedData, HfConfigFileTest, ::testing::ValuesIn(kCases));
+
+TEST(HfConfigTest, MoeActiveParametersAndKvCacheFromConfig) {
+  REQUIRE_SHARED_DATA(path, "hf_configs/LLM-Prof/Qwen_Qwen3-30B-A3B.json");
+  auto arch = ArchitectureFromHfConfig(testing::ReadFile(path));
+  ASSERT_TRUE(arch.ok());
+  EXPECT_EQ(arch->num_experts(), 128);
+  EXPECT_EQ(arch->num_experts_per_token(), 8);
+  auto count = CountParameters(ToCoreArchitecture(*arch));
+  EXPECT_NEAR(count->active, 3.3e9, 0.1e9);  // "A3B": 3.3B activated (model card)
+  std::string arithmetic;
+  // 48 layers x 4 KV heads x 128 x 2 (K, V) x 2 bytes.
+  EXPECT_EQ(KvCacheBytesPerToken(ToCoreArchitecture(*arch), NumberFormat::kBf16, &arithmetic),
+            98304);
+}
+
+TEST(HfConfigTest, EncoderDecoderIsUnimplementedNamingTheType) {
+  REQUIRE_SHARED_DATA(path, "hf_configs/pytorchKQI/t5-large.json");
+  auto arch = ArchitectureFromHfConfig(testing::ReadFile(path));
+  EXPECT_EQ(arch.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(arch.status().message().find("\"t5\""), std::string::npos);
+}
+
+TEST(HfConfigTest, MalformedConfigsNameTheProblem) {
+  EXPECT_EQ(ArchitectureFromHfConfig("{not json").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  auto missing = ArchitectureFromHfConfig(R"({"model_type": "llama", "hidden_size": 4096})");
+  ASSERT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("num_hidden_layers"), std::string::npos);
+  auto negative = ArchitectureFromHfConfig(
+      R"({"model_type": "llama", "num_hidden_layers": -3, "hidden_size": 8,
+          "num_attention_heads": 1, "vocab_size": 5})");
+  EXPECT_EQ(negative.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GetFieldViolations(negative.status())[0].field, "hf_config_json");
+  EXPECT_EQ(ArchitectureFromHfConfig(std::string(2 << 20, ' ')).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace modelatlas::estimator
