@@ -53,6 +53,13 @@ ABSL_FLAG(std::string, update_mask, "",
           "Comma-separated fields to update; * = whole record; empty = fields set in --file");
 ABSL_FLAG(std::string, etag, "", "Only write if the record's etag is still this");
 ABSL_FLAG(int64_t, since, -1, "watch: start after this revision (-1 = from now)");
+ABSL_FLAG(std::string, hardware, "",
+          "plan: comma-separated hardware names or aliases (empty = every catalog record)");
+ABSL_FLAG(std::string, objective, "fewest-cards", "plan: fewest-cards, cheapest or fastest");
+ABSL_FLAG(int64_t, prompt, 1000, "plan: prompt tokens for the time to first token");
+ABSL_FLAG(int32_t, max_cards, 64, "plan: most cards to consider (a power of two)");
+ABSL_FLAG(int32_t, group_size, 0, "GPTQ/AWQ quantization group size (0 = 128)");
+ABSL_FLAG(std::string, hf_config, "", "count: a Hugging Face config.json file instead of MODEL");
 ABSL_FLAG(bool, hypothetical, false,
           "Estimate even when the weights are not published (the answer says so)");
 
@@ -80,6 +87,9 @@ Commands (KIND is models or hardware):
   watch                       stream every change to the catalog (--since=REVISION)
   estimate memory MODEL       memory to run MODEL (--weights, --kv_cache,
                               --context, --batch, --overhead_bytes, --hypothetical)
+  plan MODEL                  which hardware runs MODEL, how many cards, how fast, what it
+                              costs (--hardware, --objective, --prompt, and the above)
+  count MODEL                 parameter count with its breakdown (or --hf_config=FILE)
 
 Flags: --catalog=HOST:PORT --estimator=HOST:PORT --json --timeout=10s
 Environment: MODELATLAS_CATALOG and MODELATLAS_ESTIMATOR set the addresses.
@@ -144,6 +154,8 @@ class Cli {
     if (noun == "info" && args.size() == 1) return Info();
     if (noun == "watch" && args.size() == 1) return Watch();
     if (noun == "estimate" && verb == "memory" && args.size() == 3) return EstimateMemory(args[2]);
+    if (noun == "plan" && args.size() == 2) return Plan(args[1]);
+    if (noun == "count" && args.size() <= 2) return Count(args.size() == 2 ? args[1] : "");
     return UsageError(absl::StrCat("unknown command \"", absl::StrJoin(args, " "), "\""));
   }
 
@@ -435,23 +447,131 @@ class Cli {
     return format;
   }
 
-  int EstimateMemory(const std::string& model) {
-    estimator_v1::EstimateInferenceMemoryRequest request;
-    request.set_model(model);
+  // The workload flags, shared by `estimate memory` and `plan`; false on a bad flag.
+  bool BuildWorkload(const std::string& model,
+                     estimator_v1::EstimateInferenceMemoryRequest* request, int* exit_code) {
+    request->set_model(model);
     const auto weights = ParseFormat(absl::GetFlag(FLAGS_weights));
-    if (!weights)
-      return UsageError(
+    if (!weights) {
+      *exit_code = UsageError(
           "--weights must be fp32, fp16, bf16, fp8, int8, int4, gptq-int4, awq-int4, "
           "gptq-int8, nf4, nf4-double-quant, gguf-q2_k, gguf-q3_k, gguf-q4_0, gguf-q4_k, "
           "gguf-q5_k, gguf-q6_k, gguf-q8_0, gguf-q3_k_m, gguf-q4_k_m or gguf-q5_k_m");
+      return false;
+    }
     const auto kv_cache = ParseFormat(absl::GetFlag(FLAGS_kv_cache));
-    if (!kv_cache) return UsageError("--kv_cache must be fp32, fp16, bf16, fp8, int8 or int4");
-    request.set_weight_format(*weights);
-    request.set_kv_cache_format(*kv_cache);
-    request.set_context_length_tokens(absl::GetFlag(FLAGS_context));
-    request.set_batch_size(absl::GetFlag(FLAGS_batch));
-    if (auto overhead = absl::GetFlag(FLAGS_overhead_bytes)) request.set_overhead_bytes(*overhead);
-    request.set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
+    if (!kv_cache) {
+      *exit_code = UsageError("--kv_cache must be fp32, fp16, bf16, fp8, int8 or int4");
+      return false;
+    }
+    request->set_weight_format(*weights);
+    request->set_kv_cache_format(*kv_cache);
+    request->set_context_length_tokens(absl::GetFlag(FLAGS_context));
+    request->set_batch_size(absl::GetFlag(FLAGS_batch));
+    request->set_quantization_group_size(absl::GetFlag(FLAGS_group_size));
+    if (auto overhead = absl::GetFlag(FLAGS_overhead_bytes)) request->set_overhead_bytes(*overhead);
+    request->set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
+    return true;
+  }
+
+  int Plan(const std::string& model) {
+    estimator_v1::PlanInferenceRequest request;
+    int exit_code = 0;
+    if (!BuildWorkload(model, request.mutable_workload(), &exit_code)) return exit_code;
+    for (absl::string_view name :
+         absl::StrSplit(absl::GetFlag(FLAGS_hardware), ',', absl::SkipWhitespace())) {
+      request.add_hardware(std::string(absl::StripAsciiWhitespace(name)));
+    }
+    const std::string objective = absl::GetFlag(FLAGS_objective);
+    if (objective == "cheapest") {
+      request.set_objective(estimator_v1::PLAN_OBJECTIVE_CHEAPEST);
+    } else if (objective == "fastest") {
+      request.set_objective(estimator_v1::PLAN_OBJECTIVE_FASTEST);
+    } else if (objective == "fewest-cards") {
+      request.set_objective(estimator_v1::PLAN_OBJECTIVE_FEWEST_CARDS);
+    } else {
+      return UsageError("--objective must be fewest-cards, cheapest or fastest");
+    }
+    request.set_prompt_tokens(absl::GetFlag(FLAGS_prompt));
+    request.set_max_cards(absl::GetFlag(FLAGS_max_cards));
+    estimator_v1::PlanInferenceResponse response;
+    auto context = NewContext();
+    grpc::Status status = estimator().PlanInference(context.get(), request, &response);
+    if (!status.ok()) return CallFailed(status, "estimator-service", estimator_address_);
+    if (json_) {
+      std::cout << cli::ToJson(response) << "\n";
+      return EXIT_SUCCESS;
+    }
+    const auto& memory = response.memory();
+    std::cout << memory.display_name() << ": " << absl::StrFormat("%.2f", memory.total_gib())
+              << " GiB to run (" << memory.total_bytes() << " bytes)\n";
+    if (!memory.available()) {
+      std::cout << memory.no_estimate_reason() << "\n";
+      return EXIT_SUCCESS;
+    }
+    auto optional = [](bool has, double value, const char* format) {
+      return has ? absl::StrFormat(format, value) : std::string("-");
+    };
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& plan : response.plans()) {
+      rows.push_back(
+          {plan.hardware(), plan.fits() ? absl::StrCat(plan.cards()) : "no fit",
+           absl::StrFormat("%.1f", plan.required_bytes_per_card() / 1073741824.0),
+           absl::StrFormat("%.1f", plan.headroom_bytes_per_card() / 1073741824.0),
+           optional(plan.has_decode_tokens_per_second(), plan.decode_tokens_per_second(), "%.0f"),
+           optional(plan.has_prefill_tokens_per_second(), plan.prefill_tokens_per_second(), "%.0f"),
+           optional(plan.has_time_to_first_token_seconds(), plan.time_to_first_token_seconds(),
+                    "%.3f"),
+           optional(plan.has_cost_usd_per_million_tokens(), plan.cost_usd_per_million_tokens(),
+                    "%.2f")});
+    }
+    cli::PrintTable({"HARDWARE", "CARDS", "GiB/CARD", "HEADROOM GiB", "DECODE tok/s",
+                     "PREFILL tok/s", "TTFT s", "$/M tokens"},
+                    rows);
+    std::cout << "(bounds: decode from memory bandwidth, prefill from peak compute x 0.5; "
+                 "--json shows the arithmetic)\n";
+    return EXIT_SUCCESS;
+  }
+
+  int Count(const std::string& model) {
+    estimator_v1::CountParametersRequest request;
+    const std::string path = absl::GetFlag(FLAGS_hf_config);
+    if (!path.empty()) {
+      std::ifstream in(path);
+      if (!in) {
+        std::cerr << "modelatlas: cannot read " << path << "\n";
+        return kExitFailure;
+      }
+      std::stringstream text;
+      text << in.rdbuf();
+      request.set_hf_config_json(text.str());
+    } else if (!model.empty()) {
+      request.set_model(model);
+    } else {
+      return UsageError("count needs MODEL or --hf_config=FILE");
+    }
+    estimator_v1::CountParametersResponse response;
+    auto context = NewContext();
+    grpc::Status status = estimator().CountParameters(context.get(), request, &response);
+    if (!status.ok()) return CallFailed(status, "estimator-service", estimator_address_);
+    if (json_) {
+      std::cout << cli::ToJson(response) << "\n";
+      return EXIT_SUCCESS;
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& part : response.components()) {
+      rows.push_back({part.name(), absl::StrFormat("%.0f", part.parameters()), part.arithmetic()});
+    }
+    rows.push_back({"total", absl::StrFormat("%.0f", response.total_parameters()), ""});
+    rows.push_back({"active per token", absl::StrFormat("%.0f", response.active_parameters()), ""});
+    cli::PrintTable({"COMPONENT", "PARAMETERS", "ARITHMETIC"}, rows);
+    return EXIT_SUCCESS;
+  }
+
+  int EstimateMemory(const std::string& model) {
+    estimator_v1::EstimateInferenceMemoryRequest request;
+    int exit_code = 0;
+    if (!BuildWorkload(model, &request, &exit_code)) return exit_code;
 
     estimator_v1::EstimateInferenceMemoryResponse response;
     auto context = NewContext();

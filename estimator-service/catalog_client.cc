@@ -44,6 +44,77 @@ absl::Status CatalogClient::TranslateError(const grpc::Status& status,
   }
 }
 
+std::unique_ptr<grpc::ClientContext> CatalogClient::NewContext(
+    grpc::CallbackServerContext* caller) const {
+  // Propagates the caller's deadline and cancellation (the earlier deadline wins).
+  auto context = caller != nullptr ? grpc::ClientContext::FromCallbackServerContext(*caller)
+                                   : std::make_unique<grpc::ClientContext>();
+  context->set_deadline(DeadlineAfter(default_timeout_));
+  return context;
+}
+
+void CatalogClient::GetHardware(
+    grpc::CallbackServerContext* caller, const std::vector<std::string>& names,
+    std::function<void(absl::StatusOr<std::vector<common::v1::Hardware>>)> done) {
+  if (!names.empty()) {
+    struct Call {
+      std::unique_ptr<grpc::ClientContext> context;
+      catalog::v1::BatchGetHardwareRequest request;
+      catalog::v1::BatchGetHardwareResponse response;
+      std::function<void(absl::StatusOr<std::vector<common::v1::Hardware>>)> done;
+    };
+    auto* call = new Call{NewContext(caller), {}, {}, std::move(done)};
+    for (const std::string& name : names) call->request.add_names(name);
+    stub_->async()->BatchGetHardware(
+        call->context.get(), &call->request, &call->response, [this, call](grpc::Status status) {
+          if (status.ok()) {
+            call->done(std::vector<common::v1::Hardware>(call->response.hardware().begin(),
+                                                         call->response.hardware().end()));
+          } else if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+            call->done(
+                WithReason(absl::NotFoundError(status.error_message()), "RESOURCE_NOT_FOUND"));
+          } else {
+            call->done(TranslateError(status, ""));
+          }
+          delete call;
+        });
+    return;
+  }
+  // Every record: pages of up to 1000, one after another.
+  struct Pages : std::enable_shared_from_this<Pages> {
+    CatalogClient* client;
+    grpc::CallbackServerContext* caller;
+    std::vector<common::v1::Hardware> records;
+    std::function<void(absl::StatusOr<std::vector<common::v1::Hardware>>)> done;
+    std::unique_ptr<grpc::ClientContext> context;
+    catalog::v1::ListHardwareRequest request;
+    catalog::v1::ListHardwareResponse response;
+
+    void Next() {
+      context = client->NewContext(caller);
+      request.set_page_size(1000);
+      request.set_page_token(response.next_page_token());
+      response.Clear();
+      auto self = shared_from_this();
+      client->stub_->async()->ListHardware(
+          context.get(), &request, &response, [self](grpc::Status status) {
+            if (!status.ok()) return self->done(self->client->TranslateError(status, ""));
+            for (auto& hw : *self->response.mutable_hardware()) {
+              self->records.push_back(std::move(hw));
+            }
+            if (self->response.next_page_token().empty())
+              return self->done(std::move(self->records));
+            self->Next();
+          });
+    }
+  };
+  auto pages = std::make_shared<Pages>();
+  pages->client = this;
+  pages->caller = caller;
+  pages->done = std::move(done);
+  pages->Next();
+}
+
 void CatalogClient::GetModel(grpc::CallbackServerContext* caller, const std::string& name,
                              std::function<void(absl::StatusOr<common::v1::Model>)> done) {
   struct Call {
@@ -53,10 +124,7 @@ void CatalogClient::GetModel(grpc::CallbackServerContext* caller, const std::str
     std::function<void(absl::StatusOr<common::v1::Model>)> done;
   };
   auto* call = new Call;
-  // Propagates the caller's deadline and cancellation (the earlier deadline wins).
-  call->context = caller != nullptr ? grpc::ClientContext::FromCallbackServerContext(*caller)
-                                    : std::make_unique<grpc::ClientContext>();
-  call->context->set_deadline(DeadlineAfter(default_timeout_));
+  call->context = NewContext(caller);
   call->request.set_name(name);
   call->done = std::move(done);
   stub_->async()->GetModel(call->context.get(), &call->request, &call->response,

@@ -28,11 +28,17 @@ class CatalogClient {
   void GetModel(grpc::CallbackServerContext* caller, const std::string& name,
                 std::function<void(absl::StatusOr<common::v1::Model>)> done);
 
+  // Fetches the named hardware records (BatchGetHardware), or every record
+  // when `names` is empty (ListHardware, page by page).
+  void GetHardware(grpc::CallbackServerContext* caller, const std::vector<std::string>& names,
+                   std::function<void(absl::StatusOr<std::vector<common::v1::Hardware>>)> done);
+
   // Blocking: the catalog's revision and counts, for readiness.
   absl::StatusOr<catalog::v1::CatalogInfo> GetCatalogInfo(absl::Duration timeout);
 
  private:
   absl::Status TranslateError(const grpc::Status& status, const std::string& model_name) const;
+  std::unique_ptr<grpc::ClientContext> NewContext(grpc::CallbackServerContext* caller) const;
 
   std::string address_;
   absl::Duration default_timeout_;

@@ -8,6 +8,7 @@
 #include "estimator-service/conversions.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
+#include "estimator-service/core/plan.h"
 #include "estimator-service/core/units.h"
 #include "estimator-service/hf_config.h"
 
@@ -87,7 +88,159 @@ absl::StatusOr<common::v1::Model> ModelFromInline(const v1::InlineModel& inline_
   return model;
 }
 
+// The peak a device computes the weights' format at, FLOP/s: quantized
+// formats dequantize to 16-bit and run on the FP16/BF16 tensor cores.
+std::optional<double> PeakFor(const common::v1::PeakThroughput& peak, NumberFormat format) {
+  auto first =
+      [](std::initializer_list<std::pair<bool, double>> candidates) -> std::optional<double> {
+    for (const auto& [has, value] : candidates) {
+      if (has && value > 0) return value;
+    }
+    return std::nullopt;
+  };
+  const std::pair<bool, double> bf16{peak.has_tensor_fp16_bf16_flops(),
+                                     peak.tensor_fp16_bf16_flops()};
+  const std::pair<bool, double> fp16{peak.has_fp16_flops(), peak.fp16_flops()};
+  const std::pair<bool, double> fp32{peak.has_fp32_flops(), peak.fp32_flops()};
+  switch (format) {
+    case NumberFormat::kFp32:
+      return first({{peak.has_tf32_flops(), peak.tf32_flops()}, fp32});
+    case NumberFormat::kFp8:
+      return first({{peak.has_fp8_flops(), peak.fp8_flops()}, bf16, fp16, fp32});
+    case NumberFormat::kInt8:
+      return first({{peak.has_int8_ops(), peak.int8_ops()}, bf16, fp16, fp32});
+    case NumberFormat::kInt4:
+      return first({{peak.has_int4_ops(), peak.int4_ops()},
+                    {peak.has_int8_ops(), peak.int8_ops()},
+                    bf16,
+                    fp16,
+                    fp32});
+    default:
+      return first({bf16, fp16, fp32});
+  }
+}
+
+DeviceSpec DeviceOf(const common::v1::Hardware& hw, NumberFormat format) {
+  DeviceSpec device;
+  device.name = hw.name();
+  device.display_name = hw.display_name();
+  device.memory_bytes = hw.memory_bytes();
+  if (hw.has_memory_bandwidth_bytes_per_second()) {
+    device.bandwidth_bytes_per_second = hw.memory_bandwidth_bytes_per_second();
+  }
+  device.peak_flops = PeakFor(hw.peak(), format);
+  if (hw.has_cloud_price_usd_per_chip_hour()) {
+    device.price_usd_per_hour = hw.cloud_price_usd_per_chip_hour();
+  }
+  device.unified_memory = hw.unified_memory();
+  return device;
+}
+
+absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
+  FieldViolations violations;
+  if (request.prompt_tokens() < 0 || request.prompt_tokens() > 100'000'000) {
+    violations.Add("prompt_tokens",
+                   absl::StrCat("must be between 0 and 100000000, got ", request.prompt_tokens()));
+  }
+  for (const auto& [field, value] :
+       {std::pair<const char*, double>{"prefill_efficiency", request.prefill_efficiency()},
+        {"memory_utilization", request.memory_utilization()}}) {
+    if (!std::isfinite(value) || value < 0 || value > 1) {
+      violations.Add(
+          field, absl::StrCat("must be a fraction in (0, 1], or 0 for the default; got ", value));
+    }
+  }
+  const int cards = request.max_cards();
+  if (cards < 0 || cards > 1024 || (cards & (cards - 1)) != 0) {
+    violations.Add("max_cards", absl::StrCat("must be a power of two up to 1024, got ", cards));
+  }
+  if (request.hardware_size() > 1000) {
+    violations.Add("hardware", absl::StrCat("at most 1000 names, got ", request.hardware_size()));
+  }
+  if (!request.has_workload()) violations.Add("workload", "required");
+  if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
+  return PrefixFieldViolations(ValidateRequest(request.workload()), "workload.");
+}
+
 }  // namespace
+
+absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
+    const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
+    const v1::PlanInferenceRequest& request) {
+  v1::PlanInferenceResponse response;
+  absl::StatusOr<v1::EstimateInferenceMemoryResponse> memory =
+      EstimateMemoryForModel(model, request.workload());
+  if (!memory.ok()) return PrefixFieldViolations(memory.status(), "workload.");
+  *response.mutable_memory() = *memory;
+  if (!memory->available()) return response;  // "no estimate: weights not published"
+
+  Workload workload;
+  for (const auto& line : memory->lines()) {
+    const double bytes = static_cast<double>(line.bytes());
+    if (line.component() == "weights") workload.weight_bytes = bytes;
+    if (line.component() == "kv_cache") workload.kv_cache_bytes = bytes;
+    if (line.component() == "activations") workload.activation_bytes = bytes;
+    if (line.component() == "overhead") workload.overhead_bytes = bytes;
+  }
+  workload.total_parameters = memory->parameters();
+  workload.active_parameters = memory->parameters();
+  if (model.has_architecture()) {
+    const Architecture arch = ToCoreArchitecture(model.architecture());
+    workload.num_attention_heads = arch.num_attention_heads;
+    workload.num_key_value_heads = arch.EffectiveKvHeads();
+    absl::StatusOr<ParameterCount> count = CountParameters(arch);
+    if (count.ok() && count->total > 0) {
+      workload.active_parameters = memory->parameters() * count->active / count->total;
+    }
+  }
+  workload.batch_size = request.workload().batch_size() > 0 ? request.workload().batch_size() : 1;
+  workload.prompt_tokens = request.prompt_tokens() > 0 ? request.prompt_tokens() : 1000;
+  if (request.prefill_efficiency() > 0) workload.prefill_efficiency = request.prefill_efficiency();
+  if (request.memory_utilization() > 0) workload.memory_utilization = request.memory_utilization();
+  if (request.max_cards() > 0) workload.max_cards = request.max_cards();
+
+  absl::StatusOr<NumberFormat> format = ToCoreNumberFormat(
+      request.workload().weight_format(), NumberFormat::kBf16, "workload.weight_format");
+  if (!format.ok()) return format.status();
+  std::vector<DevicePlan> plans;
+  for (const common::v1::Hardware& hw : hardware) {
+    plans.push_back(PlanOnDevice(workload, DeviceOf(hw, *format)));
+    response.set_catalog_revision(std::max(response.catalog_revision(), hw.revision()));
+  }
+  const PlanObjective objective =
+      request.objective() == v1::PLAN_OBJECTIVE_CHEAPEST  ? PlanObjective::kCheapest
+      : request.objective() == v1::PLAN_OBJECTIVE_FASTEST ? PlanObjective::kFastest
+                                                          : PlanObjective::kFewestCards;
+  RankPlans(objective, &plans);
+  for (const DevicePlan& plan : plans) {
+    auto* out = response.add_plans();
+    out->set_hardware(plan.name);
+    out->set_display_name(plan.display_name);
+    out->set_fits(plan.fits);
+    out->set_fits_on_one_card(plan.fits_on_one_card);
+    out->set_cards(plan.cards);
+    out->set_required_bytes_per_card(static_cast<int64_t>(std::ceil(plan.required_bytes_per_card)));
+    out->set_usable_bytes_per_card(static_cast<int64_t>(std::floor(plan.usable_bytes_per_card)));
+    out->set_headroom_bytes_per_card(out->usable_bytes_per_card() - out->required_bytes_per_card());
+    if (plan.decode_tokens_per_second)
+      out->set_decode_tokens_per_second(*plan.decode_tokens_per_second);
+    if (plan.decode_tokens_per_second_all) {
+      out->set_decode_tokens_per_second_batch(*plan.decode_tokens_per_second_all);
+    }
+    if (plan.prefill_tokens_per_second) {
+      out->set_prefill_tokens_per_second(*plan.prefill_tokens_per_second);
+    }
+    if (plan.time_to_first_token_seconds) {
+      out->set_time_to_first_token_seconds(*plan.time_to_first_token_seconds);
+    }
+    if (plan.cost_usd_per_million_tokens) {
+      out->set_cost_usd_per_million_tokens(*plan.cost_usd_per_million_tokens);
+    }
+    out->set_reason(plan.reason);
+    for (const std::string& line : plan.arithmetic) out->add_arithmetic(line);
+  }
+  return response;
+}
 
 absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
     const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request) {
@@ -195,6 +348,45 @@ absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
   }
   *response.mutable_architecture() = architecture;
   return response;
+}
+
+grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanInference(
+    grpc::CallbackServerContext* context, const v1::PlanInferenceRequest* request,
+    v1::PlanInferenceResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto finish = [reactor, response](absl::StatusOr<v1::PlanInferenceResponse> result) {
+    if (result.ok()) *response = *std::move(result);
+    reactor->Finish(ToGrpcStatus(result.status()));
+  };
+  if (absl::Status invalid = ValidatePlanRequest(*request); !invalid.ok()) {
+    finish(invalid);
+    return reactor;
+  }
+  const std::vector<std::string> names(request->hardware().begin(), request->hardware().end());
+  // The hardware, then the model (from the request or the catalog), then the plan.
+  auto with_model = [this, context, request, names, finish](common::v1::Model model) {
+    catalog_->GetHardware(context, names,
+                          [request, finish, model = std::move(model)](
+                              absl::StatusOr<std::vector<common::v1::Hardware>> hardware) {
+                            if (!hardware.ok()) return finish(hardware.status());
+                            finish(PlanInferenceFor(model, *hardware, *request));
+                          });
+  };
+  if (request->workload().has_inline_model()) {
+    absl::StatusOr<common::v1::Model> model = ModelFromInline(request->workload().inline_model());
+    if (!model.ok()) {
+      finish(PrefixFieldViolations(model.status(), "workload."));
+    } else {
+      with_model(*std::move(model));
+    }
+    return reactor;
+  }
+  catalog_->GetModel(context, request->workload().model(),
+                     [finish, with_model](absl::StatusOr<common::v1::Model> model) {
+                       if (!model.ok()) return finish(model.status());
+                       with_model(*std::move(model));
+                     });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* EstimatorServiceImpl::CountParameters(

@@ -17,6 +17,11 @@ absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
 absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
     const common::v1::Architecture& architecture, const v1::CountParametersRequest& request);
 
+// Plans `model` on every record of `hardware` (plain logic, tested without a server).
+absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
+    const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
+    const v1::PlanInferenceRequest& request);
+
 class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService {
  public:
   explicit EstimatorServiceImpl(CatalogClient* catalog) : catalog_(catalog) {}
@@ -24,6 +29,9 @@ class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService 
   grpc::ServerUnaryReactor* EstimateInferenceMemory(
       grpc::CallbackServerContext* context, const v1::EstimateInferenceMemoryRequest* request,
       v1::EstimateInferenceMemoryResponse* response) override;
+  grpc::ServerUnaryReactor* PlanInference(grpc::CallbackServerContext* context,
+                                          const v1::PlanInferenceRequest* request,
+                                          v1::PlanInferenceResponse* response) override;
   grpc::ServerUnaryReactor* CountParameters(grpc::CallbackServerContext* context,
                                             const v1::CountParametersRequest* request,
                                             v1::CountParametersResponse* response) override;

@@ -91,8 +91,10 @@ absl::StatusOr<ParameterCount> CountParameters(const Architecture& arch,
   double mlp_total = dense_mlp * dense_layers;
   double mlp_active = mlp_total;
   std::string mlp_arithmetic =
-      absl::StrCat(arch.gated_mlp ? "3" : "2", "x", Int(h), "x", Int(dense_f), " = ",
-                   Int(dense_mlp), " per layer x ", Int(dense_layers), " layers");
+      dense_layers > 0
+          ? absl::StrCat(arch.gated_mlp ? "3" : "2", "x", Int(h), "x", Int(dense_f), " = ",
+                         Int(dense_mlp), " per layer x ", Int(dense_layers), " layers")
+          : std::string();
   if (moe_layers > 0) {
     const double expert = MlpParameters(arch, moe_f, options.include_biases);
     const double router = h * arch.num_experts;
@@ -101,8 +103,8 @@ absl::StatusOr<ParameterCount> CountParameters(const Architecture& arch,
     const double active_per_layer = expert * arch.num_experts_per_token + router + shared;
     mlp_total += per_layer * moe_layers;
     mlp_active += active_per_layer * moe_layers;
-    absl::StrAppend(&mlp_arithmetic, dense_layers > 0 ? " + " : "; ", arch.num_experts,
-                    " experts x ", Int(expert), " + router ", Int(h), "x", arch.num_experts,
+    absl::StrAppend(&mlp_arithmetic, dense_layers > 0 ? "; " : "", arch.num_experts, " experts x ",
+                    Int(expert), " + router ", Int(h), "x", arch.num_experts,
                     arch.num_shared_experts > 0
                         ? absl::StrCat(" + ", arch.num_shared_experts, " shared x ", Int(expert))
                         : std::string(),

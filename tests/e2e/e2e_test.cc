@@ -105,7 +105,8 @@ TEST_F(EndToEndTest, EstimateThroughTheCatalogOverGrpcAndTheCli) {
   EXPECT_EQ(response.model(), "models/llama-3-1-8b");
   EXPECT_EQ(response.lines(0).bytes(), 16060522496);  // 8,030,261,248 x 2 bytes
   EXPECT_EQ(response.lines(1).bytes(), 1073741824);   // 131,072 bytes/token x 8192
-  EXPECT_EQ(response.total_bytes(), 18208006144);     // + 1 GiB overhead
+  EXPECT_EQ(response.lines(2).bytes(), 44553216);     // prefill workspace, 512 tokens
+  EXPECT_EQ(response.total_bytes(), 18252559360);     // + 1 GiB overhead
 
   const auto cli = RunCommand({MODELATLAS_CLI_BIN, "--estimator=" + estimator_.address(),
                                "estimate", "memory", "Llama 3.1 8B", "--context=8192"});

@@ -187,5 +187,102 @@ TEST_F(EstimatorServiceTest, CatalogDownIsUnavailableNamingTheCatalog) {
   EXPECT_EQ(info.reason(), "CATALOG_UNAVAILABLE");
 }
 
+TEST_F(EstimatorServiceTest, PlanRanksEveryCatalogDeviceWithItsArithmetic) {
+  v1::PlanInferenceRequest request;
+  request.mutable_workload()->set_model("Llama 3.1 8B");
+  request.mutable_workload()->set_context_length_tokens(8192);
+  request.set_objective(v1::PLAN_OBJECTIVE_FEWEST_CARDS);
+  v1::PlanInferenceResponse response;
+  grpc::ClientContext context;
+  ASSERT_TRUE(stub_->PlanInference(&context, request, &response).ok());
+  EXPECT_EQ(response.memory().total_bytes(), 16060522496 + 2 * 1073741824LL + 44553216);
+  ASSERT_EQ(response.plans_size(), static_cast<int>(catalog::ShippedDataset()->hardware_size()));
+  EXPECT_TRUE(response.plans(0).fits_on_one_card());
+  bool seen_unfit = false;
+  for (const auto& plan : response.plans()) {
+    if (!plan.fits()) seen_unfit = true;
+    EXPECT_FALSE(seen_unfit && plan.fits()) << "a fitting plan after an unfitting one";
+    if (plan.hardware() == "hardware/nvidia-t4") {
+      EXPECT_EQ(plan.cards(), 2);  // 16 GiB x 0.9 < 17.3 GiB needed on one
+      EXPECT_TRUE(plan.has_decode_tokens_per_second());
+    }
+    if (plan.hardware() == "hardware/nvidia-a10g") {
+      EXPECT_TRUE(plan.has_cost_usd_per_million_tokens());  // the one with a cloud price
+    }
+  }
+}
+
+TEST_F(EstimatorServiceTest, PlanOnNamedHardwareAndBadPlanInput) {
+  v1::PlanInferenceRequest request;
+  request.mutable_workload()->set_model("models/mixtral-8x7b-v0-1");
+  request.mutable_workload()->set_context_length_tokens(4096);
+  request.add_hardware("NVIDIA H100");
+  request.add_hardware("hardware/nvidia-l4");
+  v1::PlanInferenceResponse response;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->PlanInference(&context, request, &response).ok());
+  }
+  ASSERT_EQ(response.plans_size(), 2);
+  EXPECT_EQ(response.plans(0).hardware(), "hardware/nvidia-h100-sxm5-80gb");
+  EXPECT_EQ(response.plans(0).cards(), 2);  // 93.4 GB of bf16 weights
+  EXPECT_EQ(response.plans(1).cards(), 8);  // 24 GiB L4s
+
+  request.add_hardware("hardware/no-such-chip");
+  {
+    grpc::ClientContext context;
+    EXPECT_EQ(stub_->PlanInference(&context, request, &response).error_code(),
+              grpc::StatusCode::NOT_FOUND);
+  }
+  request.clear_hardware();
+  request.set_max_cards(3);
+  request.set_memory_utilization(1.5);
+  request.mutable_workload()->set_batch_size(-2);
+  grpc::ClientContext context;
+  const grpc::Status status = stub_->PlanInference(&context, request, &response);
+  ASSERT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  google::rpc::BadRequest bad_request;
+  ASSERT_TRUE(FindDetail(DecodeDetails(status), &bad_request));
+  std::vector<std::string> fields;
+  for (const auto& v : bad_request.field_violations()) fields.push_back(v.field());
+  EXPECT_EQ(fields, (std::vector<std::string>{"memory_utilization", "max_cards"}));
+}
+
+TEST_F(EstimatorServiceTest, ClosedModelPlanSaysNoEstimate) {
+  v1::PlanInferenceRequest request;
+  request.mutable_workload()->set_model("CTR-BERT");
+  v1::PlanInferenceResponse response;
+  grpc::ClientContext context;
+  ASSERT_TRUE(stub_->PlanInference(&context, request, &response).ok());
+  EXPECT_FALSE(response.memory().available());
+  EXPECT_EQ(response.memory().no_estimate_reason(), "no estimate: weights not published");
+  EXPECT_EQ(response.plans_size(), 0);
+}
+
+TEST_F(EstimatorServiceTest, CountParametersFromConfigJsonAndCatalog) {
+  v1::CountParametersRequest request;
+  request.set_hf_config_json(R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768,
+                                 "n_head": 12, "vocab_size": 50257, "n_positions": 1024})");
+  v1::CountParametersResponse response;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->CountParameters(&context, request, &response).ok());
+  }
+  EXPECT_EQ(response.total_parameters(), 124439808);
+  EXPECT_EQ(response.architecture().model_type(), "gpt2");
+  request.set_model("T2R 75% + Pretrain (WT-103)");  // no architecture on record
+  {
+    grpc::ClientContext context;
+    EXPECT_EQ(stub_->CountParameters(&context, request, &response).error_code(),
+              grpc::StatusCode::FAILED_PRECONDITION);
+  }
+  request.set_model("Qwen3-30B-A3B");
+  grpc::ClientContext context;
+  ASSERT_TRUE(stub_->CountParameters(&context, request, &response).ok());
+  EXPECT_EQ(response.total_parameters(), 30532122624);
+  EXPECT_LT(response.active_parameters(), 3.5e9);
+  EXPECT_EQ(response.model(), "models/qwen3-30b-a3b");
+}
+
 }  // namespace
 }  // namespace modelatlas::estimator

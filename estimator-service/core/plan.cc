@@ -1,0 +1,154 @@
+#include "estimator-service/core/plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+std::string GiB(double bytes) { return absl::StrFormat("%.2f GiB", bytes / kGiB); }
+std::string Num(double value) { return absl::StrFormat("%.4g", value); }
+
+// Tensor parallelism splits attention heads across cards: the query heads
+// must divide evenly, and KV heads either divide or are replicated whole.
+bool ValidTensorParallel(const Workload& w, int cards) {
+  if (cards == 1 || w.num_attention_heads == 0) return true;
+  if (w.num_attention_heads % cards != 0) return false;
+  const int kv = w.num_key_value_heads > 0 ? w.num_key_value_heads : w.num_attention_heads;
+  return kv % cards == 0 || cards % kv == 0;
+}
+
+// KV bytes per card: split with the KV heads, replicated when there are
+// fewer KV heads than cards.
+double KvPerCard(const Workload& w, int cards) {
+  const int kv = w.num_key_value_heads > 0 ? w.num_key_value_heads : w.num_attention_heads;
+  if (kv == 0) return w.kv_cache_bytes / cards;
+  return w.kv_cache_bytes / std::min(cards, kv);
+}
+
+double RequiredPerCard(const Workload& w, int cards) {
+  return w.weight_bytes / cards + KvPerCard(w, cards) + w.activation_bytes + w.overhead_bytes;
+}
+
+}  // namespace
+
+DevicePlan PlanOnDevice(const Workload& w, const DeviceSpec& device) {
+  DevicePlan plan;
+  plan.name = device.name;
+  plan.display_name = device.display_name;
+  const double fraction = device.unified_memory ? w.unified_memory_fraction : w.memory_utilization;
+  plan.usable_bytes_per_card = device.memory_bytes * fraction;
+  plan.arithmetic.push_back(absl::StrCat(
+      "usable per card: ", GiB(device.memory_bytes), " x ", Num(fraction),
+      device.unified_memory ? " (unified memory: the GPU's share)" : " (memory utilization)", " = ",
+      GiB(plan.usable_bytes_per_card)));
+  if (device.memory_bytes <= 0) {
+    plan.reason = "memory size not on record";
+    return plan;
+  }
+
+  for (int cards = 1; cards <= std::max(1, w.max_cards); cards *= 2) {
+    if (!ValidTensorParallel(w, cards)) continue;
+    if (RequiredPerCard(w, cards) <= plan.usable_bytes_per_card) {
+      plan.fits = true;
+      plan.cards = cards;
+      break;
+    }
+  }
+  if (!plan.fits) {
+    plan.required_bytes_per_card = RequiredPerCard(w, 1);
+    plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
+    plan.reason = absl::StrCat("does not fit on ", w.max_cards, " cards or fewer (",
+                               GiB(plan.required_bytes_per_card), " needed on one card, ",
+                               GiB(plan.usable_bytes_per_card), " usable)");
+    return plan;
+  }
+  const int n = plan.cards;
+  plan.fits_on_one_card = n == 1;
+  plan.required_bytes_per_card = RequiredPerCard(w, n);
+  plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
+  plan.arithmetic.push_back(
+      absl::StrCat("per card on ", n, ": weights ", GiB(w.weight_bytes), " / ", n, " + KV cache ",
+                   GiB(KvPerCard(w, n)), " + activations ", GiB(w.activation_bytes), " + overhead ",
+                   GiB(w.overhead_bytes), " = ", GiB(plan.required_bytes_per_card), "; headroom ",
+                   GiB(plan.headroom_bytes_per_card)));
+
+  // Decode is memory-bound: every step reads the weights (for MoE only the
+  // active experts' share) and the batch's KV cache once.
+  const double active_share = w.total_parameters > 0 && w.active_parameters > 0
+                                  ? w.active_parameters / w.total_parameters
+                                  : 1.0;
+  if (device.bandwidth_bytes_per_second.has_value() && *device.bandwidth_bytes_per_second > 0) {
+    const double bytes_per_step = (w.weight_bytes * active_share + w.kv_cache_bytes) / n;
+    const double steps = *device.bandwidth_bytes_per_second / bytes_per_step;
+    plan.decode_tokens_per_second = steps;
+    plan.decode_tokens_per_second_all = steps * w.batch_size;
+    plan.arithmetic.push_back(absl::StrCat(
+        "decode bound: ", Num(*device.bandwidth_bytes_per_second / 1e9), " GB/s / ((weights ",
+        GiB(w.weight_bytes), active_share < 1 ? " x active share " : "",
+        active_share < 1 ? Num(active_share) : "", " + KV ", GiB(w.kv_cache_bytes), ") / ", n,
+        " cards) = ", Num(steps), " tokens/s per sequence, x ", w.batch_size,
+        " sequences = ", Num(steps * w.batch_size), " tokens/s"));
+  }
+
+  // Prefill is compute-bound: 2 FLOP per active parameter per token.
+  if (device.peak_flops.has_value() && *device.peak_flops > 0 && w.active_parameters > 0) {
+    const double flop_per_token = 2 * w.active_parameters;
+    const double rate = n * *device.peak_flops * w.prefill_efficiency / flop_per_token;
+    plan.prefill_tokens_per_second = rate;
+    plan.arithmetic.push_back(
+        absl::StrCat("prefill bound: ", n, " x ", Num(*device.peak_flops / 1e12), " TFLOP/s x ",
+                     Num(w.prefill_efficiency), " efficiency / (2 x ", Num(w.active_parameters),
+                     " active parameters) = ", Num(rate), " tokens/s"));
+    if (w.prompt_tokens > 0) {
+      plan.time_to_first_token_seconds = static_cast<double>(w.prompt_tokens) / rate;
+      plan.arithmetic.push_back(
+          absl::StrCat("time to first token: ", w.prompt_tokens, " prompt tokens / ", Num(rate),
+                       " tokens/s = ", Num(*plan.time_to_first_token_seconds), " s"));
+    }
+  }
+
+  if (device.price_usd_per_hour.has_value() && plan.decode_tokens_per_second_all.has_value()) {
+    const double per_hour = *plan.decode_tokens_per_second_all * 3600;
+    plan.cost_usd_per_million_tokens = *device.price_usd_per_hour * n / per_hour * 1e6;
+    plan.arithmetic.push_back(
+        absl::StrCat("cost: ", n, " x $", Num(*device.price_usd_per_hour), "/h / (",
+                     Num(*plan.decode_tokens_per_second_all), " tokens/s x 3600) x 1e6 = $",
+                     Num(*plan.cost_usd_per_million_tokens), " per million tokens"));
+  }
+  return plan;
+}
+
+void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans) {
+  auto speed = [](const DevicePlan& p) { return p.decode_tokens_per_second_all.value_or(0); };
+  std::stable_sort(plans->begin(), plans->end(), [&](const DevicePlan& a, const DevicePlan& b) {
+    if (a.fits != b.fits) return a.fits;
+    if (!a.fits) return a.name < b.name;
+    switch (objective) {
+      case PlanObjective::kCheapest:
+        if (a.cost_usd_per_million_tokens.has_value() !=
+            b.cost_usd_per_million_tokens.has_value()) {
+          return a.cost_usd_per_million_tokens.has_value();
+        }
+        if (a.cost_usd_per_million_tokens != b.cost_usd_per_million_tokens) {
+          return *a.cost_usd_per_million_tokens < *b.cost_usd_per_million_tokens;
+        }
+        break;
+      case PlanObjective::kFastest:
+        if (speed(a) != speed(b)) return speed(a) > speed(b);
+        break;
+      case PlanObjective::kFewestCards:
+        break;
+    }
+    if (a.cards != b.cards) return a.cards < b.cards;
+    if (speed(a) != speed(b)) return speed(a) > speed(b);
+    return a.name < b.name;
+  });
+}
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,132 @@
+// Fit and speed bounds on devices (docs/FORMULAS.md, "Fit and speed").
+#include "estimator-service/core/plan.h"
+
+#include <gtest/gtest.h>
+
+namespace modelatlas::estimator {
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+// Llama-3.1-8B in bf16 at 8,192 tokens (the memory estimate's lines).
+Workload Llama8B() {
+  Workload w;
+  w.weight_bytes = 16060522496;
+  w.kv_cache_bytes = 1073741824;
+  w.activation_bytes = 44553216;
+  w.overhead_bytes = 1073741824;
+  w.total_parameters = w.active_parameters = 8030261248;
+  w.num_attention_heads = 32;
+  w.num_key_value_heads = 8;
+  w.prompt_tokens = 1000;
+  return w;
+}
+
+DeviceSpec H100() {
+  DeviceSpec d;
+  d.name = "hardware/nvidia-h100-sxm5-80gb";
+  d.memory_bytes = 80 * kGiB;
+  d.bandwidth_bytes_per_second = 3.35e12;
+  d.peak_flops = 989.4e12;
+  d.price_usd_per_hour = 4.0;
+  return d;
+}
+
+TEST(PlanTest, EightBillionOnOneH100WithRooflineBounds) {
+  const DevicePlan plan = PlanOnDevice(Llama8B(), H100());
+  ASSERT_TRUE(plan.fits);
+  EXPECT_TRUE(plan.fits_on_one_card);
+  EXPECT_EQ(plan.cards, 1);
+  EXPECT_DOUBLE_EQ(plan.usable_bytes_per_card, 80 * kGiB * 0.9);
+  EXPECT_DOUBLE_EQ(plan.required_bytes_per_card,
+                   16060522496.0 + 1073741824 + 44553216 + 1073741824);
+  // Decode: 3.35e12 B/s / (16,060,522,496 + 1,073,741,824) B = 195.5 tokens/s.
+  EXPECT_NEAR(*plan.decode_tokens_per_second, 3.35e12 / (16060522496.0 + 1073741824), 1e-6);
+  // Prefill: 989.4e12 x 0.5 / (2 x 8,030,261,248) = 30,804 tokens/s; TTFT for 1000 tokens.
+  EXPECT_NEAR(*plan.prefill_tokens_per_second, 989.4e12 * 0.5 / (2 * 8030261248.0), 1e-6);
+  EXPECT_NEAR(*plan.time_to_first_token_seconds, 1000 / *plan.prefill_tokens_per_second, 1e-12);
+  // Cost: $4/h / (195.5 tokens/s x 3600) x 1e6 = $5.68 per million tokens.
+  EXPECT_NEAR(*plan.cost_usd_per_million_tokens,
+              4.0 / (*plan.decode_tokens_per_second * 3600) * 1e6, 1e-9);
+  EXPECT_GE(plan.arithmetic.size(), 5u);
+}
+
+TEST(PlanTest, TensorParallelismTakesTheFewestValidCards) {
+  Workload w = Llama8B();
+  w.weight_bytes = 141e9;  // a 70B model in bf16
+  w.num_attention_heads = 64;
+  DevicePlan plan = PlanOnDevice(w, H100());
+  ASSERT_TRUE(plan.fits);
+  EXPECT_EQ(plan.cards, 2);
+  EXPECT_DOUBLE_EQ(plan.required_bytes_per_card,
+                   141e9 / 2 + 1073741824.0 / 2 + 44553216 + 1073741824);
+  // 14 heads (Qwen2.5-0.5B) cannot be split 4 or 8 ways.
+  w.num_attention_heads = 14;
+  w.num_key_value_heads = 2;
+  w.weight_bytes = 300e9;
+  plan = PlanOnDevice(w, H100());
+  EXPECT_FALSE(plan.fits);
+  EXPECT_NE(plan.reason.find("does not fit"), std::string::npos);
+  EXPECT_LT(plan.headroom_bytes_per_card, 0);
+}
+
+TEST(PlanTest, FewerKvHeadsThanCardsReplicateTheCache) {
+  Workload w = Llama8B();
+  w.weight_bytes = 300e9;
+  w.num_key_value_heads = 2;
+  w.kv_cache_bytes = 8e9;
+  const DevicePlan plan = PlanOnDevice(w, H100());
+  ASSERT_TRUE(plan.fits);
+  EXPECT_EQ(plan.cards, 8);
+  EXPECT_DOUBLE_EQ(plan.required_bytes_per_card, 300e9 / 8 + 8e9 / 2 + 44553216 + 1073741824);
+}
+
+TEST(PlanTest, UnifiedMemoryCountsTheGpusShare) {
+  DeviceSpec mac;
+  mac.name = "hardware/apple-m2-ultra-192gb";
+  mac.memory_bytes = 192 * kGiB;
+  mac.bandwidth_bytes_per_second = 800e9;
+  mac.unified_memory = true;
+  const DevicePlan plan = PlanOnDevice(Llama8B(), mac);
+  EXPECT_DOUBLE_EQ(plan.usable_bytes_per_card, 192 * kGiB * 0.75);
+  EXPECT_TRUE(plan.fits_on_one_card);
+  EXPECT_FALSE(plan.prefill_tokens_per_second.has_value());    // no peak on record
+  EXPECT_FALSE(plan.cost_usd_per_million_tokens.has_value());  // no price on record
+}
+
+TEST(PlanTest, MixtureOfExpertsReadsOnlyActiveWeightsPerToken) {
+  Workload w = Llama8B();
+  w.total_parameters = 46.7e9;
+  w.active_parameters = 12.9e9;
+  w.weight_bytes = 93.4e9;
+  w.kv_cache_bytes = 0;
+  const DevicePlan plan = PlanOnDevice(w, H100());
+  ASSERT_TRUE(plan.fits);
+  EXPECT_EQ(plan.cards, 2);
+  EXPECT_NEAR(*plan.decode_tokens_per_second, 3.35e12 / (93.4e9 * (12.9 / 46.7) / 2), 1e-3);
+}
+
+TEST(PlanTest, RankingByObjective) {
+  DeviceSpec cheap = H100();
+  cheap.name = "b-cheap";
+  cheap.price_usd_per_hour = 1.0;
+  cheap.bandwidth_bytes_per_second = 1e12;
+  DeviceSpec fast = H100();
+  fast.name = "a-fast";
+  fast.price_usd_per_hour = 10.0;
+  fast.bandwidth_bytes_per_second = 8e12;
+  DeviceSpec tiny = H100();
+  tiny.name = "c-tiny";
+  tiny.memory_bytes = 1 * kGiB;
+  std::vector<DevicePlan> plans = {PlanOnDevice(Llama8B(), tiny), PlanOnDevice(Llama8B(), cheap),
+                                   PlanOnDevice(Llama8B(), fast)};
+  RankPlans(PlanObjective::kCheapest, &plans);
+  EXPECT_EQ(plans[0].name, "b-cheap");
+  EXPECT_EQ(plans[2].name, "c-tiny");  // does not fit: last
+  RankPlans(PlanObjective::kFastest, &plans);
+  EXPECT_EQ(plans[0].name, "a-fast");
+  EXPECT_EQ(plans[2].name, "c-tiny");
+}
+
+}  // namespace
+}  // namespace modelatlas::estimator
