@@ -20,6 +20,7 @@ class CatalogClient {
   CatalogClient(std::string address, GrpcMetrics* metrics, absl::Duration default_timeout);
 
   const std::string& address() const { return address_; }
+  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
   // Fetches a model; `done` runs on a gRPC thread. The call inherits the
   // deadline and cancellation of `caller` (may be null) and is bounded by the

@@ -21,6 +21,9 @@ ABSL_FLAG(std::string, catalog_address, "localhost:50051",
           "Address of catalog-service (host:port, or a gRPC target such as dns:///catalog:50051)");
 ABSL_FLAG(absl::Duration, catalog_timeout, absl::Seconds(5),
           "Longest a call to the catalog may take when the caller sets no shorter deadline");
+ABSL_FLAG(bool, snapshot, true,
+          "Keep an in-memory copy of the catalog, fresh through Watch (else call the catalog "
+          "per request)");
 ABSL_FLAG(absl::Duration, readiness_interval, absl::Seconds(2),
           "How often readiness checks that the catalog answers");
 ABSL_FLAG(std::string, port_file, "",
@@ -34,16 +37,19 @@ ABSL_FLAG(absl::Duration, shutdown_deadline, absl::Seconds(10),
 namespace {
 
 const std::vector<std::string> kFlagNames = {
-    "grpc_address", "metrics_address", "catalog_address", "catalog_timeout",  "readiness_interval",
-    "port_file",    "log_level",       "readiness_drain", "shutdown_deadline"};
+    "grpc_address", "metrics_address", "catalog_address", "catalog_timeout", "readiness_interval",
+    "snapshot",     "port_file",       "log_level",       "readiness_drain", "shutdown_deadline"};
 
-// Keeps readiness equal to "the catalog answers", checking every interval.
-void WatchCatalog(modelatlas::estimator::CatalogClient* catalog, modelatlas::ServerRunner* runner,
-                  absl::Duration interval, absl::Notification* stop) {
+// Keeps readiness equal to "the catalog answers (and the snapshot, when
+// kept, is loaded)", checking every interval.
+void WatchCatalog(modelatlas::estimator::CatalogClient* catalog,
+                  const modelatlas::estimator::CatalogSnapshot* snapshot,
+                  modelatlas::ServerRunner* runner, absl::Duration interval,
+                  absl::Notification* stop) {
   bool was_ready = false;
   do {
     auto info = catalog->GetCatalogInfo(std::max(interval, absl::Seconds(1)));
-    const bool ready = info.ok();
+    const bool ready = info.ok() && (snapshot == nullptr || snapshot->loaded());
     if (ready != was_ready) {
       if (ready) {
         MA_LOG_INFO("catalog at %s answers (revision %d, %d models): ready", catalog->address(),
@@ -86,7 +92,12 @@ int main(int argc, char** argv) {
           catalog::v1::CatalogService::service_full_name()));
   estimator::CatalogClient catalog(absl::GetFlag(FLAGS_catalog_address), &client_metrics,
                                    absl::GetFlag(FLAGS_catalog_timeout));
-  estimator::EstimatorServiceImpl service(&catalog);
+  std::unique_ptr<estimator::CatalogSnapshot> snapshot;
+  if (absl::GetFlag(FLAGS_snapshot)) {
+    snapshot = std::make_unique<estimator::CatalogSnapshot>(catalog.channel(), catalog.address());
+    snapshot->Start();
+  }
+  estimator::EstimatorServiceImpl service(&catalog, snapshot.get());
   runner.AddService(&service, estimator::v1::EstimatorService::service_full_name());
   if (absl::Status started = runner.Start(); !started.ok()) {
     MA_LOG_ERROR("%s", started.ToString());
@@ -95,10 +106,11 @@ int main(int argc, char** argv) {
   MA_LOG_INFO("reading the catalog at %s", catalog.address());
 
   absl::Notification stop_watching;
-  std::thread watcher(WatchCatalog, &catalog, &runner, absl::GetFlag(FLAGS_readiness_interval),
-                      &stop_watching);
+  std::thread watcher(WatchCatalog, &catalog, snapshot.get(), &runner,
+                      absl::GetFlag(FLAGS_readiness_interval), &stop_watching);
   runner.WaitForShutdownSignal();
   stop_watching.Notify();
   watcher.join();
+  if (snapshot != nullptr) snapshot->Stop();
   return EXIT_SUCCESS;
 }

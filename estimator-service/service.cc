@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "catalog-service/query/filter.h"
 #include "common/errors.h"
 #include "common/grpc_status.h"
 #include "estimator-service/conversions.h"
@@ -320,11 +321,11 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
                       : absl::StatusOr<v1::EstimateInferenceMemoryResponse>(model.status()));
     return reactor;
   }
-  catalog_->GetModel(context, request->model(),
-                     [request, finish](absl::StatusOr<common::v1::Model> model) {
-                       if (!model.ok()) return finish(model.status());
-                       finish(EstimateMemoryForModel(*model, *request));
-                     });
+  ResolveModel(context, request->model(),
+               [request, finish](absl::StatusOr<common::v1::Model> model) {
+                 if (!model.ok()) return finish(model.status());
+                 finish(EstimateMemoryForModel(*model, *request));
+               });
   return reactor;
 }
 
@@ -348,6 +349,36 @@ absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
   }
   *response.mutable_architecture() = architecture;
   return response;
+}
+
+void EstimatorServiceImpl::ResolveModel(
+    grpc::CallbackServerContext* context, const std::string& name,
+    std::function<void(absl::StatusOr<common::v1::Model>)> done) {
+  if (snapshot_ != nullptr && snapshot_->loaded()) {
+    std::optional<common::v1::Model> model = snapshot_->FindModel(name);
+    if (model.has_value()) {
+      // Answers say which catalog revision they used: the snapshot's.
+      model->set_revision(snapshot_->revision());
+      return done(*std::move(model));
+    }
+  }
+  catalog_->GetModel(context, name, std::move(done));
+}
+
+void EstimatorServiceImpl::ResolveHardware(
+    grpc::CallbackServerContext* context, const std::vector<std::string>& names,
+    std::function<void(absl::StatusOr<std::vector<common::v1::Hardware>>)> done) {
+  if (snapshot_ != nullptr && snapshot_->loaded()) {
+    if (names.empty()) return done(snapshot_->AllHardware());
+    std::vector<common::v1::Hardware> found;
+    for (const std::string& name : names) {
+      std::optional<common::v1::Hardware> hw = snapshot_->FindHardware(name);
+      if (!hw.has_value()) break;
+      found.push_back(*std::move(hw));
+    }
+    if (found.size() == names.size()) return done(std::move(found));
+  }
+  catalog_->GetHardware(context, names, std::move(done));
 }
 
 grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanInference(
@@ -381,11 +412,11 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanInference(
     }
     return reactor;
   }
-  catalog_->GetModel(context, request->workload().model(),
-                     [finish, with_model](absl::StatusOr<common::v1::Model> model) {
-                       if (!model.ok()) return finish(model.status());
-                       with_model(*std::move(model));
-                     });
+  ResolveModel(context, request->workload().model(),
+               [finish, with_model](absl::StatusOr<common::v1::Model> model) {
+                 if (!model.ok()) return finish(model.status());
+                 with_model(*std::move(model));
+               });
   return reactor;
 }
 
@@ -409,7 +440,7 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CountParameters(
       break;
     }
     case v1::CountParametersRequest::kModel:
-      catalog_->GetModel(
+      ResolveModel(
           context, request->model(), [request, finish](absl::StatusOr<common::v1::Model> model) {
             if (!model.ok()) return finish(model.status());
             if (!model->has_architecture()) {
@@ -432,6 +463,130 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CountParameters(
       finish(InvalidFieldError("source", "give model, architecture or hf_config_json"));
   }
   return reactor;
+}
+
+namespace {
+
+// Writes a prepared list of messages one after another.
+template <typename Message>
+class ListWriter : public grpc::ServerWriteReactor<Message> {
+ public:
+  explicit ListWriter(absl::StatusOr<std::vector<Message>> messages)
+      : messages_(std::move(messages)) {
+    if (!messages_.ok()) {
+      this->Finish(ToGrpcStatus(messages_.status()));
+    } else {
+      Next();
+    }
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) return this->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "client went away"));
+    Next();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  void Next() {
+    if (next_ == messages_->size()) return this->Finish(grpc::Status::OK);
+    this->StartWrite(&(*messages_)[next_++]);
+  }
+  absl::StatusOr<std::vector<Message>> messages_;
+  size_t next_ = 0;
+};
+
+absl::StatusOr<std::vector<v1::ListRunnableModelsResponse>> RunnableModels(
+    const CatalogSnapshot& snapshot, const v1::ListRunnableModelsRequest& request) {
+  FieldViolations violations;
+  const int cards = request.cards() == 0 ? 1 : request.cards();
+  if (cards < 1 || cards > 1024 || (cards & (cards - 1)) != 0) {
+    violations.Add("cards",
+                   absl::StrCat("must be a power of two up to 1024, got ", request.cards()));
+  }
+  if (request.context_length_tokens() < 0)
+    violations.Add("context_length_tokens", "must not be negative");
+  if (request.batch_size() < 0) violations.Add("batch_size", "must not be negative");
+  if (!std::isfinite(request.memory_utilization()) || request.memory_utilization() < 0 ||
+      request.memory_utilization() > 1) {
+    violations.Add("memory_utilization", "must be a fraction in (0, 1], or 0 for the default");
+  }
+  if (request.hardware().empty()) violations.Add("hardware", "required");
+  if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
+  absl::StatusOr<catalog::Filter> filter =
+      catalog::Filter::Parse(request.filter(), common::v1::Model::descriptor());
+  if (!filter.ok()) return filter.status();
+  std::optional<common::v1::Hardware> hardware = snapshot.FindHardware(request.hardware());
+  if (!hardware.has_value()) return ResourceNotFoundError("Hardware", request.hardware());
+
+  v1::PlanInferenceRequest plan;
+  auto* workload = plan.mutable_workload();
+  workload->set_weight_format(request.weight_format());
+  workload->set_kv_cache_format(request.kv_cache_format());
+  workload->set_context_length_tokens(
+      request.context_length_tokens() > 0 ? request.context_length_tokens() : 4096);
+  workload->set_batch_size(request.batch_size());
+  workload->set_hypothetical(request.hypothetical());
+  plan.set_max_cards(cards);
+  plan.set_memory_utilization(request.memory_utilization());
+  const std::vector<common::v1::Hardware> device = {*hardware};
+  const int64_t revision = snapshot.revision();
+
+  std::vector<v1::ListRunnableModelsResponse> runnable;
+  absl::Status error;
+  snapshot.ForEachModel([&](const common::v1::Model& model) {
+    if (!error.ok() || !filter->Matches(model)) return;
+    if (!model.has_parameters() && !model.has_architecture()) return;
+    absl::StatusOr<v1::PlanInferenceResponse> result = PlanInferenceFor(model, device, plan);
+    if (!result.ok()) {
+      // A record the estimator cannot size (say, an architecture it cannot
+      // count) is skipped; a bad request is reported.
+      if (absl::IsInvalidArgument(result.status()) &&
+          !GetFieldViolations(result.status()).empty() &&
+          GetFieldViolations(result.status())[0].field.rfind("workload.", 0) == 0) {
+        error = result.status();
+      }
+      return;
+    }
+    if (!result->memory().available() || result->plans_size() == 0 || !result->plans(0).fits()) {
+      return;
+    }
+    const v1::HardwarePlan& fit = result->plans(0);
+    v1::ListRunnableModelsResponse out;
+    out.set_model(model.name());
+    out.set_display_name(model.display_name());
+    out.set_parameters(result->memory().parameters());
+    out.set_cards(fit.cards());
+    out.set_required_bytes_per_card(fit.required_bytes_per_card());
+    out.set_headroom_bytes_per_card(fit.headroom_bytes_per_card());
+    if (fit.has_decode_tokens_per_second()) {
+      out.set_decode_tokens_per_second(fit.decode_tokens_per_second());
+    }
+    if (fit.has_prefill_tokens_per_second()) {
+      out.set_prefill_tokens_per_second(fit.prefill_tokens_per_second());
+    }
+    out.set_hypothetical(result->memory().hypothetical());
+    out.set_catalog_revision(revision);
+    runnable.push_back(std::move(out));
+  });
+  if (!error.ok()) return error;
+  // Best fit first: fewest cards, then most headroom.
+  std::stable_sort(runnable.begin(), runnable.end(), [](const auto& a, const auto& b) {
+    if (a.cards() != b.cards()) return a.cards() < b.cards();
+    return a.headroom_bytes_per_card() > b.headroom_bytes_per_card();
+  });
+  return runnable;
+}
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* EstimatorServiceImpl::ListRunnableModels(
+    grpc::CallbackServerContext* /*context*/, const v1::ListRunnableModelsRequest* request) {
+  if (snapshot_ == nullptr || !snapshot_->loaded()) {
+    return new ListWriter<v1::ListRunnableModelsResponse>(WithReason(
+        absl::UnavailableError(absl::StrCat("the estimator has not loaded the catalog at ",
+                                            catalog_->address(), " yet")),
+        "CATALOG_UNAVAILABLE"));
+  }
+  return new ListWriter<v1::ListRunnableModelsResponse>(RunnableModels(*snapshot_, *request));
 }
 
 }  // namespace modelatlas::estimator

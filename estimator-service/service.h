@@ -4,6 +4,7 @@
 
 #include "absl/status/statusor.h"
 #include "estimator-service/catalog_client.h"
+#include "estimator-service/snapshot.h"
 #include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
 
 namespace modelatlas::estimator {
@@ -24,7 +25,9 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
 
 class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService {
  public:
-  explicit EstimatorServiceImpl(CatalogClient* catalog) : catalog_(catalog) {}
+  // `snapshot` may be null: every catalog read is then a call to the catalog.
+  explicit EstimatorServiceImpl(CatalogClient* catalog, CatalogSnapshot* snapshot = nullptr)
+      : catalog_(catalog), snapshot_(snapshot) {}
 
   grpc::ServerUnaryReactor* EstimateInferenceMemory(
       grpc::CallbackServerContext* context, const v1::EstimateInferenceMemoryRequest* request,
@@ -35,9 +38,19 @@ class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService 
   grpc::ServerUnaryReactor* CountParameters(grpc::CallbackServerContext* context,
                                             const v1::CountParametersRequest* request,
                                             v1::CountParametersResponse* response) override;
+  grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* ListRunnableModels(
+      grpc::CallbackServerContext* context, const v1::ListRunnableModelsRequest* request) override;
 
  private:
+  // A model from the snapshot when it has it, else from the catalog (whose
+  // answer is authoritative for unknown or ambiguous names).
+  void ResolveModel(grpc::CallbackServerContext* context, const std::string& name,
+                    std::function<void(absl::StatusOr<common::v1::Model>)> done);
+  void ResolveHardware(grpc::CallbackServerContext* context, const std::vector<std::string>& names,
+                       std::function<void(absl::StatusOr<std::vector<common::v1::Hardware>>)> done);
+
   CatalogClient* catalog_;
+  CatalogSnapshot* snapshot_;
 };
 
 }  // namespace modelatlas::estimator

@@ -5,6 +5,8 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "catalog-service/dataset.h"
 #include "catalog-service/service.h"
 #include "catalog-service/store/sqlite_store.h"
@@ -32,15 +34,22 @@ class EstimatorServiceTest : public ::testing::Test {
     catalog_builder.RegisterService(catalog_service_.get());
     catalog_server_ = catalog_builder.BuildAndStart();
     ASSERT_GT(port, 0);
+    catalog_port_ = port;
     StartEstimator("127.0.0.1:" + std::to_string(port));
   }
 
-  void StartEstimator(const std::string& catalog_address) {
+  void StartEstimator(const std::string& catalog_address, bool with_snapshot = false) {
     if (estimator_server_) estimator_server_->Shutdown();
+    snapshot_.reset();
     client_metrics_ = std::make_unique<GrpcMetrics>(registry_, "client");
     client_ =
         std::make_unique<CatalogClient>(catalog_address, client_metrics_.get(), absl::Seconds(5));
-    service_ = std::make_unique<EstimatorServiceImpl>(client_.get());
+    if (with_snapshot) {
+      snapshot_ = std::make_unique<CatalogSnapshot>(client_->channel(), catalog_address);
+      snapshot_->Start();
+      ASSERT_TRUE(snapshot_->WaitUntilLoaded(absl::Seconds(20)));
+    }
+    service_ = std::make_unique<EstimatorServiceImpl>(client_.get(), snapshot_.get());
     grpc::ServerBuilder builder;
     builder.RegisterService(service_.get());
     estimator_server_ = builder.BuildAndStart();
@@ -48,9 +57,12 @@ class EstimatorServiceTest : public ::testing::Test {
   }
 
   void TearDown() override {
+    if (snapshot_) snapshot_->Stop();
     estimator_server_->Shutdown();
-    catalog_server_->Shutdown();
+    catalog_server_->Shutdown(testing::DeadlineFromNow(1000));
   }
+
+  std::string CatalogAddress() const { return "127.0.0.1:" + std::to_string(catalog_port_); }
 
   grpc::Status Estimate(const EstimateInferenceMemoryRequest& request,
                         EstimateInferenceMemoryResponse* response) {
@@ -65,6 +77,8 @@ class EstimatorServiceTest : public ::testing::Test {
   prometheus::Registry registry_;
   std::unique_ptr<GrpcMetrics> client_metrics_;
   std::unique_ptr<CatalogClient> client_;
+  std::unique_ptr<CatalogSnapshot> snapshot_;
+  int catalog_port_ = 0;
   std::unique_ptr<EstimatorServiceImpl> service_;
   std::unique_ptr<grpc::Server> estimator_server_;
   std::unique_ptr<v1::EstimatorService::Stub> stub_;
@@ -282,6 +296,94 @@ TEST_F(EstimatorServiceTest, CountParametersFromConfigJsonAndCatalog) {
   EXPECT_EQ(response.total_parameters(), 30532122624);
   EXPECT_LT(response.active_parameters(), 3.5e9);
   EXPECT_EQ(response.model(), "models/qwen3-30b-a3b");
+}
+
+TEST_F(EstimatorServiceTest, SnapshotServesEstimatesAndFollowsWrites) {
+  StartEstimator(CatalogAddress(), /*with_snapshot=*/true);
+  EXPECT_EQ(snapshot_->revision(), 1);
+  EXPECT_EQ(snapshot_->model_count(),
+            static_cast<size_t>(catalog::ShippedDataset()->models_size()));
+  EstimateInferenceMemoryRequest request;
+  request.set_model("GPT-2 (124M)");
+  EstimateInferenceMemoryResponse response;
+  ASSERT_TRUE(Estimate(request, &response).ok());
+  EXPECT_EQ(response.parameters(), 124439808);
+  EXPECT_EQ(response.catalog_revision(), 1);
+  // Served from the snapshot: no GetModel call reached the catalog (no series
+  // at all, -1, or a zero one).
+  EXPECT_LE(testing::SeriesValue(testing::Render(registry_), "grpc_client_started_total",
+                                 {"grpc_method=\"GetModel\""}),
+            0);
+
+  // A write to the catalog reaches the snapshot through Watch.
+  common::v1::Model fresh;
+  fresh.set_display_name("Fresh Model");
+  fresh.set_parameters(1e9);
+  fresh.set_open_model_weights(true);
+  fresh.mutable_provenance()->set_source("test");
+  ASSERT_TRUE(catalog_->Create<common::v1::Model>("fresh-model", fresh).ok());
+  for (int i = 0; i < 200 && !snapshot_->FindModel("fresh model").has_value(); ++i) {
+    absl::SleepFor(absl::Milliseconds(25));
+  }
+  ASSERT_TRUE(snapshot_->FindModel("fresh model").has_value());
+  EXPECT_EQ(snapshot_->revision(), 2);
+  request.set_model("Fresh Model");
+  ASSERT_TRUE(Estimate(request, &response).ok());
+  EXPECT_EQ(response.lines(0).bytes(), 2000000000);
+  EXPECT_EQ(response.catalog_revision(), 2);
+
+  ASSERT_TRUE(catalog_->Delete<common::v1::Model>("models/fresh-model", "").ok());
+  for (int i = 0; i < 200 && snapshot_->FindModel("models/fresh-model").has_value(); ++i) {
+    absl::SleepFor(absl::Milliseconds(25));
+  }
+  EXPECT_FALSE(snapshot_->FindModel("models/fresh-model").has_value());
+}
+
+TEST_F(EstimatorServiceTest, RunnableModelsOnACardAreStreamedBestFitFirst) {
+  StartEstimator(CatalogAddress(), /*with_snapshot=*/true);
+  v1::ListRunnableModelsRequest request;
+  request.set_hardware("NVIDIA T4");  // 16 GiB
+  request.set_context_length_tokens(4096);
+  request.set_filter("domains:\"Language\"");
+  grpc::ClientContext context;
+  auto reader = stub_->ListRunnableModels(&context, request);
+  std::vector<v1::ListRunnableModelsResponse> runnable;
+  v1::ListRunnableModelsResponse one;
+  while (reader->Read(&one)) runnable.push_back(one);
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_GE(runnable.size(), 10u);
+  std::set<std::string> names;
+  for (const auto& r : runnable) {
+    names.insert(r.model());
+    EXPECT_EQ(r.cards(), 1);
+    EXPECT_GE(r.headroom_bytes_per_card(), 0);
+    EXPECT_FALSE(r.hypothetical());
+    EXPECT_TRUE(r.has_decode_tokens_per_second());
+  }
+  EXPECT_TRUE(names.count("models/gpt-2-124m"));
+  EXPECT_TRUE(names.count("models/llama-3-2-1b"));
+  EXPECT_FALSE(names.count("models/llama-3-1-70b"));  // 141 GB of weights
+  EXPECT_FALSE(names.count("models/megatron-bert"));  // weights not published
+  EXPECT_GE(runnable.front().headroom_bytes_per_card(), runnable.back().headroom_bytes_per_card());
+
+  v1::ListRunnableModelsRequest unknown;
+  unknown.set_hardware("No Such Card");
+  grpc::ClientContext unknown_context;
+  auto unknown_reader = stub_->ListRunnableModels(&unknown_context, unknown);
+  while (unknown_reader->Read(&one)) {
+  }
+  EXPECT_EQ(unknown_reader->Finish().error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(EstimatorServiceTest, RunnableModelsNeedALoadedSnapshot) {
+  v1::ListRunnableModelsRequest request;
+  request.set_hardware("NVIDIA T4");
+  grpc::ClientContext context;
+  auto reader = stub_->ListRunnableModels(&context, request);
+  v1::ListRunnableModelsResponse one;
+  while (reader->Read(&one)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
 }
 
 }  // namespace

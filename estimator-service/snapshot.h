@@ -1,0 +1,84 @@
+// The estimator's in-memory copy of the catalog: every model and hardware
+// record, loaded with List and kept fresh with Watch, so that whole-catalog
+// answers need no round trip per record. A restarted estimator (or one whose
+// Watch stream broke) reloads on its own, retrying with backoff and jitter.
+#pragma once
+
+#include <grpcpp/channel.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
+
+namespace modelatlas::estimator {
+
+class CatalogSnapshot {
+ public:
+  CatalogSnapshot(std::shared_ptr<grpc::Channel> channel, std::string address);
+  ~CatalogSnapshot();
+
+  // Starts the background loader; Stop() (or the destructor) ends it.
+  void Start();
+  void Stop();
+
+  // True once a full load has completed.
+  bool loaded() const;
+  // The catalog revision the snapshot reflects; 0 before the first load.
+  int64_t revision() const;
+  // Time since the snapshot last heard from the catalog (a load or a Watch message).
+  absl::Duration age() const;
+  size_t model_count() const;
+
+  // A model by resource name or display name (ignoring case and
+  // punctuation); nullopt when unknown or ambiguous.
+  std::optional<common::v1::Model> FindModel(absl::string_view name) const;
+  std::optional<common::v1::Hardware> FindHardware(absl::string_view name) const;
+  std::vector<common::v1::Hardware> AllHardware() const;
+  // Calls `visit` for every model, under a reader lock (keep it quick).
+  void ForEachModel(const std::function<void(const common::v1::Model&)>& visit) const;
+
+  // For tests: blocks until loaded or `timeout` passes.
+  bool WaitUntilLoaded(absl::Duration timeout) const;
+
+  // Applies one Watch message (public for tests).
+  void Apply(const catalog::v1::WatchResponse& message);
+
+ private:
+  struct Records {
+    std::map<std::string, common::v1::Model> models;
+    std::map<std::string, common::v1::Hardware> hardware;
+    // LookupKey(display name or alias) -> resource names.
+    absl::flat_hash_map<std::string, std::vector<std::string>> model_keys;
+    absl::flat_hash_map<std::string, std::vector<std::string>> hardware_keys;
+  };
+
+  void Run();
+  absl::Status LoadAll();
+  absl::Status Follow();
+  static void Index(Records& records);
+
+  std::string address_;
+  std::unique_ptr<catalog::v1::CatalogService::Stub> stub_;
+  std::thread thread_;
+  absl::Notification stop_;
+  mutable absl::Mutex mutex_;
+  Records records_ ABSL_GUARDED_BY(mutex_);
+  int64_t revision_ ABSL_GUARDED_BY(mutex_) = 0;
+  bool loaded_ ABSL_GUARDED_BY(mutex_) = false;
+  absl::Time last_heard_ ABSL_GUARDED_BY(mutex_) = absl::InfinitePast();
+  grpc::ClientContext* watch_context_ ABSL_GUARDED_BY(mutex_) = nullptr;
+};
+
+}  // namespace modelatlas::estimator
