@@ -28,6 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "cli/card.h"
 #include "cli/output.h"
 #include "common/config.h"
 #include "google/protobuf/util/json_util.h"
@@ -58,6 +59,7 @@ ABSL_FLAG(std::string, hardware, "",
 ABSL_FLAG(std::string, objective, "fewest-cards", "plan: fewest-cards, cheapest or fastest");
 ABSL_FLAG(int64_t, prompt, 1000, "plan: prompt tokens for the time to first token");
 ABSL_FLAG(int32_t, max_cards, 64, "plan: most cards to consider (a power of two)");
+ABSL_FLAG(int32_t, cards, 1, "runnable: cards of the hardware (a power of two)");
 ABSL_FLAG(int32_t, group_size, 0, "GPTQ/AWQ quantization group size (0 = 128)");
 ABSL_FLAG(std::string, hf_config, "", "count: a Hugging Face config.json file instead of MODEL");
 ABSL_FLAG(bool, hypothetical, false,
@@ -90,6 +92,10 @@ Commands (KIND is models or hardware):
   plan MODEL                  which hardware runs MODEL, how many cards, how fast, what it
                               costs (--hardware, --objective, --prompt, and the above)
   count MODEL                 parameter count with its breakdown (or --hf_config=FILE)
+  runnable HARDWARE           every catalog model that runs on HARDWARE (--cards, --weights,
+                              --context, --batch, --filter)
+  card MODEL                  the model's page: every recorded field with its notes, then
+                              the hardware it needs
 
 Flags: --catalog=HOST:PORT --estimator=HOST:PORT --json --timeout=10s
 Environment: MODELATLAS_CATALOG and MODELATLAS_ESTIMATOR set the addresses.
@@ -155,6 +161,8 @@ class Cli {
     if (noun == "watch" && args.size() == 1) return Watch();
     if (noun == "estimate" && verb == "memory" && args.size() == 3) return EstimateMemory(args[2]);
     if (noun == "plan" && args.size() == 2) return Plan(args[1]);
+    if (noun == "runnable" && args.size() == 2) return Runnable(args[1]);
+    if (noun == "card" && args.size() == 2) return Card(args[1]);
     if (noun == "count" && args.size() <= 2) return Count(args.size() == 2 ? args[1] : "");
     return UsageError(absl::StrCat("unknown command \"", absl::StrJoin(args, " "), "\""));
   }
@@ -530,6 +538,72 @@ class Cli {
                     rows);
     std::cout << "(bounds: decode from memory bandwidth, prefill from peak compute x 0.5; "
                  "--json shows the arithmetic)\n";
+    return EXIT_SUCCESS;
+  }
+
+  int Runnable(const std::string& hardware) {
+    estimator_v1::EstimateInferenceMemoryRequest workload;
+    int exit_code = 0;
+    if (!BuildWorkload("", &workload, &exit_code)) return exit_code;
+    estimator_v1::ListRunnableModelsRequest request;
+    request.set_hardware(hardware);
+    request.set_cards(absl::GetFlag(FLAGS_cards));
+    request.set_weight_format(workload.weight_format());
+    request.set_kv_cache_format(workload.kv_cache_format());
+    request.set_context_length_tokens(workload.context_length_tokens());
+    request.set_batch_size(workload.batch_size());
+    request.set_filter(absl::GetFlag(FLAGS_filter));
+    request.set_hypothetical(workload.hypothetical());
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_timeout)));
+    auto reader = estimator().ListRunnableModels(&context, request);
+    estimator_v1::ListRunnableModelsResponse model;
+    std::vector<std::vector<std::string>> rows;
+    while (reader->Read(&model)) {
+      if (json_) {
+        std::cout << cli::ToJson(model) << "\n";
+        continue;
+      }
+      rows.push_back({model.model(), cli::HumanCount(model.parameters()),
+                      absl::StrCat(model.cards()),
+                      absl::StrFormat("%.1f", model.headroom_bytes_per_card() / 1073741824.0),
+                      model.has_decode_tokens_per_second()
+                          ? absl::StrFormat("%.0f", model.decode_tokens_per_second())
+                          : "-"});
+    }
+    grpc::Status status = reader->Finish();
+    if (!status.ok()) return CallFailed(status, "estimator-service", estimator_address_);
+    if (!json_) {
+      cli::PrintTable({"MODEL", "PARAMETERS", "CARDS", "HEADROOM GiB", "DECODE tok/s"}, rows);
+      std::cout << rows.size() << " models run on " << hardware << "\n";
+    }
+    return EXIT_SUCCESS;
+  }
+
+  int Card(const std::string& name) {
+    catalog_v1::GetModelRequest get;
+    get.set_name(name);
+    common_v1::Model model;
+    {
+      auto context = NewContext();
+      grpc::Status status = catalog().GetModel(context.get(), get, &model);
+      if (!status.ok()) return CatalogFailed(status);
+    }
+    estimator_v1::PlanInferenceRequest request;
+    int exit_code = 0;
+    if (!BuildWorkload(model.name(), request.mutable_workload(), &exit_code)) return exit_code;
+    if (request.workload().context_length_tokens() == 0) {
+      request.mutable_workload()->set_context_length_tokens(4096);
+    }
+    estimator_v1::PlanInferenceResponse plan;
+    auto context = NewContext();
+    grpc::Status status = estimator().PlanInference(context.get(), request, &plan);
+    const bool planned = status.ok();
+    if (!planned && status.error_code() != grpc::StatusCode::FAILED_PRECONDITION) {
+      return CallFailed(status, "estimator-service", estimator_address_);
+    }
+    cli::PrintCard(model, planned ? &plan : nullptr, std::cout);
     return EXIT_SUCCESS;
   }
 

@@ -143,6 +143,23 @@ TEST_F(EndToEndTest, EstimateThroughTheCatalogOverGrpcAndTheCli) {
   EXPECT_GE(SeriesValue(cat_metrics, "grpc_server_started_total", {"grpc_method=\"Watch\""}), 1);
   EXPECT_GT(SeriesValue(cat_metrics, "process_resident_memory_bytes", {}), 0);
 
+  // The model's page and the other direction, through the CLI.
+  const std::string both[] = {"--catalog=" + catalog_.address(),
+                              "--estimator=" + estimator_.address()};
+  const auto closed_card =
+      RunCommand({MODELATLAS_CLI_BIN, both[0], both[1], "card", "Megatron-BERT"});
+  EXPECT_EQ(closed_card.exit_code, 0) << closed_card.err;
+  EXPECT_NE(closed_card.out.find("Chip-hours: 191488 h"), std::string::npos) << closed_card.out;
+  EXPECT_NE(closed_card.out.find("no estimate: weights not published"), std::string::npos);
+  const auto open_card = RunCommand({MODELATLAS_CLI_BIN, both[0], both[1], "card", "Mistral 7B"});
+  EXPECT_EQ(open_card.exit_code, 0) << open_card.err;
+  EXPECT_NE(open_card.out.find("Smallest setups"), std::string::npos) << open_card.out;
+  const auto runnable = RunCommand({MODELATLAS_CLI_BIN, both[1], "runnable", "NVIDIA T4",
+                                    "--context=4096", "--filter=parameters < 2e9"});
+  EXPECT_EQ(runnable.exit_code, 0) << runnable.err;
+  EXPECT_NE(runnable.out.find("models/gpt-2-124m"), std::string::npos) << runnable.out;
+  EXPECT_EQ(runnable.out.find("models/llama-2-7b"), std::string::npos) << runnable.out;
+
   // SIGTERM: both drain and exit cleanly.
   EXPECT_EQ(estimator_.process->Stop(SIGTERM, 15000), 0);
   EXPECT_EQ(catalog_.process->Stop(SIGTERM, 15000), 0);

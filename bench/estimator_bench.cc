@@ -1,0 +1,113 @@
+// The estimator's formulas in process: one memory estimate (with its
+// arithmetic text), one plan on a device, and the fit matrix of 3,000 models
+// x 200 devices x 4 weight formats (numbers only).
+//
+//   build/bench/estimator_bench
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "estimator-service/core/fit_matrix.h"
+#include "estimator-service/core/inference_memory.h"
+#include "estimator-service/core/parameters.h"
+#include "estimator-service/core/plan.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+Architecture Llama31_8B() {
+  Architecture a;
+  a.num_layers = 32;
+  a.hidden_size = 4096;
+  a.num_attention_heads = 32;
+  a.num_key_value_heads = 8;
+  a.head_dim = 128;
+  a.intermediate_size = 14336;
+  a.gated_mlp = true;
+  a.vocab_size = 128256;
+  a.max_context_length = 131072;
+  return a;
+}
+
+void BM_InferenceMemoryEstimate(benchmark::State& state) {
+  InferenceMemoryInput input;
+  input.parameters = 8030261248;
+  input.architecture = Llama31_8B();
+  input.context_length_tokens = 8192;
+  for (auto _ : state) {
+    auto estimate = EstimateInferenceMemory(input);
+    benchmark::DoNotOptimize(estimate);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_InferenceMemoryEstimate);
+
+void BM_CountParameters(benchmark::State& state) {
+  const Architecture arch = Llama31_8B();
+  for (auto _ : state) {
+    auto count = CountParameters(arch);
+    benchmark::DoNotOptimize(count);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_CountParameters);
+
+void BM_PlanOnDevice(benchmark::State& state) {
+  Workload w;
+  w.weight_bytes = 16060522496;
+  w.kv_cache_bytes = 1073741824;
+  w.activation_bytes = 44553216;
+  w.overhead_bytes = 1073741824;
+  w.total_parameters = w.active_parameters = 8030261248;
+  w.num_attention_heads = 32;
+  w.num_key_value_heads = 8;
+  w.prompt_tokens = 1000;
+  DeviceSpec d;
+  d.memory_bytes = 80.0 * (1 << 30);
+  d.bandwidth_bytes_per_second = 3.35e12;
+  d.peak_flops = 989.4e12;
+  d.price_usd_per_hour = 4;
+  for (auto _ : state) {
+    auto plan = PlanOnDevice(w, d);
+    benchmark::DoNotOptimize(plan);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_PlanOnDevice);
+
+// 3,000 models x 200 devices x 4 formats = 2.4 million cells per iteration.
+void BM_FitMatrix(benchmark::State& state) {
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> exponent(8, 11.7);
+  const int heads[] = {8, 12, 16, 32, 40, 64, 128};
+  std::vector<MatrixModel> models(3000);
+  for (MatrixModel& m : models) {
+    m.parameters = std::pow(10.0, exponent(rng));
+    m.active_share = rng() % 5 == 0 ? 0.25 : 1.0;
+    m.kv_cache_bytes = m.parameters * 0.05;
+    m.activation_bytes = 5e7;
+    m.overhead_bytes = 1073741824.0;
+    m.num_attention_heads = heads[rng() % 7];
+    m.num_key_value_heads = std::max(1, m.num_attention_heads / 4);
+  }
+  std::vector<MatrixDevice> devices(200);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    devices[i].usable_bytes = (8.0 + static_cast<double>(i % 24) * 8) * (1 << 30) * 0.9;
+    devices[i].bandwidth_bytes_per_second = 3e11 + 4e10 * static_cast<double>(i);
+  }
+  const std::vector<double> bits = {16, 8, 4.156, 4.89};
+  std::vector<MatrixCell> cells;
+  int64_t fitting = 0;
+  for (auto _ : state) {
+    fitting = ComputeFitMatrix(models, devices, bits, 64, &cells);
+    benchmark::DoNotOptimize(cells.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(cells.size()));
+  state.counters["fitting_cells"] = static_cast<double>(fitting);
+}
+BENCHMARK(BM_FitMatrix)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace modelatlas::estimator
+
+BENCHMARK_MAIN();

@@ -1,0 +1,178 @@
+#include "cli/card.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "cli/output.h"
+
+namespace modelatlas::cli {
+namespace {
+
+using common::v1::Model;
+
+void Section(std::ostream& out, const std::string& title) { out << "\n" << title << "\n"; }
+
+void Field(std::ostream& out, const std::string& label, const std::string& value) {
+  if (!value.empty()) out << "- " << label << ": " << value << "\n";
+}
+
+void Note(std::ostream& out, const std::string& note) {
+  if (note.empty()) return;
+  out << "    " << absl::StrReplaceAll(note, {{"\n", "\n    "}}) << "\n";
+}
+
+std::string List(const google::protobuf::RepeatedPtrField<std::string>& values) {
+  return absl::StrJoin(values, ", ");
+}
+
+std::string EnumText(const std::string& name, const std::string& prefix) {
+  std::string text = absl::AsciiStrToLower(name.substr(prefix.size()));
+  absl::StrReplaceAll({{"_", " "}}, &text);
+  return text;
+}
+
+std::string Number(bool has, double value, const char* unit = "") {
+  return has ? absl::StrCat(absl::StrFormat("%.10g", value), unit) : "";
+}
+
+std::string Date(const google::type::Date& date) {
+  if (date.year() == 0) return "";
+  return absl::StrFormat("%04d-%02d-%02d", date.year(), date.month(), date.day());
+}
+
+}  // namespace
+
+void PrintCard(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
+               std::ostream& out) {
+  out << m.display_name() << "  (" << m.name() << ")\n";
+
+  Section(out, "Origin");
+  Field(out, "Organisation", List(m.organizations()));
+  Field(out, "Organisation type", List(m.organization_categories()));
+  Field(out, "Country", List(m.countries()));
+  Field(out, "Published", Date(m.publication_date()));
+  Field(out, "Authors", m.authors());
+
+  Section(out, "What it does");
+  Field(out, "Domain", List(m.domains()));
+  Field(out, "Task", List(m.tasks()));
+  Field(out, "Approach", List(m.approaches()));
+  Field(out, "Numerical format", List(m.numerical_formats()));
+  Field(out, "Base model", List(m.base_models()));
+
+  Section(out, "Size");
+  Field(out, "Parameters", m.has_parameters() ? HumanCount(m.parameters()) : "");
+  Note(out, m.parameters_notes());
+  std::vector<std::string> sizes;
+  for (double size : m.training_dataset_size_datapoints()) sizes.push_back(HumanCount(size));
+  Field(out, "Training data", absl::StrJoin(sizes, " or "));
+  Note(out, m.dataset_size_notes());
+  Field(out, "Epochs", Number(m.has_epochs(), m.epochs()));
+  Field(out, "Batch size", Number(m.has_batch_size(), m.batch_size()));
+  Note(out, m.batch_size_notes());
+
+  Section(out, "Training compute");
+  Field(out, "Training compute",
+        Number(m.has_training_compute_flop(), m.training_compute_flop(), " FLOP"));
+  std::vector<std::string> methods;
+  for (int method : m.training_compute_estimation_methods()) {
+    methods.push_back(EnumText(common::v1::EstimationMethod_Name(method), "ESTIMATION_METHOD_"));
+  }
+  Field(out, "How it was established", absl::StrJoin(methods, ", "));
+  Note(out, m.training_compute_notes());
+
+  Section(out, "The training run");
+  Field(out, "Training hardware", List(m.training_hardware()));
+  Field(out, "Chips used", Number(m.has_hardware_quantity(), m.hardware_quantity()));
+  Field(out, "Chip-hours", Number(m.has_training_chip_hours(), m.training_chip_hours(), " h"));
+  Field(out, "Wall-clock time", Number(m.has_training_time_hours(), m.training_time_hours(), " h"));
+  Note(out, m.training_time_notes());
+  Field(out, "Power draw",
+        Number(m.has_training_power_draw_watts(), m.training_power_draw_watts(), " W"));
+  Field(out, "Compute cost",
+        Number(m.has_training_compute_cost_2023_usd(), m.training_compute_cost_2023_usd(),
+               " USD (2023)"));
+  Field(out, "Hardware utilization (MFU)",
+        Number(m.has_hardware_utilization_mfu(), m.hardware_utilization_mfu()));
+  Note(out, m.utilization_notes());
+
+  Section(out, "Availability");
+  if (m.accessibility() != common::v1::ACCESSIBILITY_UNSPECIFIED) {
+    Field(out, "Model access",
+          EnumText(common::v1::Accessibility_Name(m.accessibility()), "ACCESSIBILITY_"));
+  }
+  if (m.training_code_accessibility() != common::v1::CODE_ACCESSIBILITY_UNSPECIFIED) {
+    Field(out, "Training code",
+          EnumText(common::v1::CodeAccessibility_Name(m.training_code_accessibility()),
+                   "CODE_ACCESSIBILITY_"));
+  }
+  Note(out, m.accessibility_notes());
+
+  Section(out, "How it is classified");
+  Field(out, "Why it is tracked", List(m.notability_criteria()));
+  Note(out, m.notability_criteria_notes());
+  if (m.confidence() != common::v1::CONFIDENCE_UNSPECIFIED) {
+    Field(out, "Record confidence",
+          EnumText(common::v1::Confidence_Name(m.confidence()), "CONFIDENCE_"));
+  }
+  Field(out, "Citations", m.has_citations() ? absl::StrCat(m.citations()) : "");
+  Field(out, "Frontier model", m.has_frontier_model() && m.frontier_model() ? "yes" : "");
+  Field(out, "Benchmark data", m.benchmark_data());
+
+  if (m.has_architecture()) {
+    const auto& a = m.architecture();
+    Section(out, "Architecture");
+    Field(out, "Layers", absl::StrCat(a.num_layers()));
+    Field(out, "Hidden size", absl::StrCat(a.hidden_size()));
+    Field(out, "Attention heads / KV heads",
+          absl::StrCat(a.num_attention_heads(), " / ", a.num_key_value_heads()));
+    Field(out, "MLP width", absl::StrCat(a.intermediate_size(), a.gated_mlp() ? " (gated)" : ""));
+    if (a.num_experts() > 0) {
+      Field(out, "Experts",
+            absl::StrCat(a.num_experts(), ", ", a.num_experts_per_token(), " active per token"));
+    }
+    Field(out, "Vocabulary", absl::StrCat(a.vocab_size()));
+    Field(out, "Context", absl::StrCat(a.max_context_length(), " tokens"));
+  }
+
+  Section(out, "Sources");
+  Field(out, "Reference", m.reference());
+  Field(out, "Link", m.link());
+  Field(out, "Record source", m.provenance().source());
+  if (m.has_last_modified_time()) Field(out, "Last updated", ToJson(m.last_modified_time()));
+
+  Section(out, "Hardware requirements");
+  if (plan == nullptr || !plan->memory().available()) {
+    out << (plan != nullptr ? plan->memory().no_estimate_reason() : std::string("no estimate"))
+        << ". The weights for this model have not been published, so it cannot be run on your "
+           "own hardware at any size; no graphics card changes that.\n";
+    return;
+  }
+  const auto& memory = plan->memory();
+  out << absl::StrFormat("To run it in %s at the context asked for: %.2f GiB (%d bytes)\n",
+                         "the requested format", memory.total_gib(), memory.total_bytes());
+  for (const auto& line : memory.lines()) {
+    out << "  " << line.component() << ": " << line.arithmetic() << "\n";
+  }
+  out << "Smallest setups (fewest cards):\n";
+  int shown = 0;
+  for (const auto& hw : plan->plans()) {
+    if (!hw.fits() || shown == 8) break;
+    out << absl::StrFormat("  %-36s %2d card%s, %.1f GiB headroom per card", hw.display_name(),
+                           hw.cards(), hw.cards() == 1 ? " " : "s",
+                           hw.headroom_bytes_per_card() / 1073741824.0);
+    if (hw.has_decode_tokens_per_second()) {
+      out << absl::StrFormat(", up to %.0f tokens/s", hw.decode_tokens_per_second());
+    }
+    out << "\n";
+    ++shown;
+  }
+  if (shown == 0) out << "  none of the hardware on record fits it within 64 cards\n";
+}
+
+}  // namespace modelatlas::cli

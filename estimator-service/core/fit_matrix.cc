@@ -1,0 +1,43 @@
+#include "estimator-service/core/fit_matrix.h"
+
+#include <algorithm>
+
+namespace modelatlas::estimator {
+
+int64_t ComputeFitMatrix(const std::vector<MatrixModel>& models,
+                         const std::vector<MatrixDevice>& devices,
+                         const std::vector<double>& bits_per_weight, int max_cards,
+                         std::vector<MatrixCell>* cells) {
+  cells->assign(models.size() * devices.size() * bits_per_weight.size(), MatrixCell{});
+  int64_t fitting = 0;
+  size_t index = 0;
+  for (const MatrixModel& m : models) {
+    const int kv_heads = m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads;
+    for (const MatrixDevice& d : devices) {
+      for (double bits : bits_per_weight) {
+        MatrixCell& cell = (*cells)[index++];
+        const double weights = m.parameters * bits / 8;
+        for (int cards = 1; cards <= max_cards; cards *= 2) {
+          // Tensor parallelism: query heads divide, KV heads divide or replicate.
+          if (cards > 1 && m.num_attention_heads > 0 &&
+              (m.num_attention_heads % cards != 0 ||
+               (kv_heads % cards != 0 && cards % kv_heads != 0))) {
+            continue;
+          }
+          const double kv = m.kv_cache_bytes / (kv_heads > 0 ? std::min(cards, kv_heads) : cards);
+          if (weights / cards + kv + m.activation_bytes + m.overhead_bytes <= d.usable_bytes) {
+            cell.cards = static_cast<int16_t>(cards);
+            cell.decode_tokens_per_second =
+                static_cast<float>(d.bandwidth_bytes_per_second * cards /
+                                   (weights * m.active_share + m.kv_cache_bytes));
+            ++fitting;
+            break;
+          }
+        }
+      }
+    }
+  }
+  return fitting;
+}
+
+}  // namespace modelatlas::estimator
