@@ -1,12 +1,16 @@
-// CatalogService over gRPC, in process, with the shipped dataset.
+// CatalogService over gRPC, in process, with the shipped dataset, on each
+// store: SQLite (in memory) and PostgreSQL (a throw-away database).
 #include "catalog-service/service.h"
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include "catalog-service/dataset.h"
+#include "catalog-service/store/postgres_store.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "tests/testing/grpc_testing.h"
+#include "tests/testing/postgres.h"
+#include "tests/testing/shared_data.h"
 
 namespace modelatlas::catalog {
 namespace {
@@ -14,12 +18,23 @@ namespace {
 using testing::DecodeDetails;
 using testing::FindDetail;
 
-class CatalogServiceTest : public ::testing::Test {
+class CatalogServiceTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    auto store = SqliteStore::Open(":memory:");
-    ASSERT_TRUE(store.ok());
-    catalog_ = std::make_unique<Catalog>(*std::move(store));
+    std::unique_ptr<CatalogStore> store;
+    if (GetParam() == "postgres") {
+      REQUIRE_POSTGRES();
+      database_ = std::make_unique<testing::PostgresTestDatabase>();
+      ASSERT_TRUE(database_->ok()) << database_->error();
+      auto opened = PostgresStore::Open(database_->conninfo(), 4);
+      ASSERT_TRUE(opened.ok()) << opened.status();
+      store = *std::move(opened);
+    } else {
+      auto opened = SqliteStore::Open(":memory:");
+      ASSERT_TRUE(opened.ok());
+      store = *std::move(opened);
+    }
+    catalog_ = std::make_unique<Catalog>(std::move(store));
     ASSERT_TRUE(catalog_->LoadIfEmpty(*ShippedDataset()).ok());
     service_ = std::make_unique<CatalogServiceImpl>(catalog_.get());
     grpc::ServerBuilder builder;
@@ -27,15 +42,21 @@ class CatalogServiceTest : public ::testing::Test {
     server_ = builder.BuildAndStart();
     stub_ = v1::CatalogService::NewStub(server_->InProcessChannel({}));
   }
-  void TearDown() override { server_->Shutdown(); }
+  void TearDown() override {
+    if (server_) server_->Shutdown(testing::DeadlineFromNow(1000));
+    server_.reset();
+    catalog_.reset();
+    database_.reset();
+  }
 
+  std::unique_ptr<testing::PostgresTestDatabase> database_;
   std::unique_ptr<Catalog> catalog_;
   std::unique_ptr<CatalogServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::CatalogService::Stub> stub_;
 };
 
-TEST_F(CatalogServiceTest, GetModelByDisplayName) {
+TEST_P(CatalogServiceTest, GetModelByDisplayName) {
   grpc::ClientContext context;
   v1::GetModelRequest request;
   request.set_name("megatron bert");
@@ -47,7 +68,7 @@ TEST_F(CatalogServiceTest, GetModelByDisplayName) {
   EXPECT_FALSE(model.etag().empty());
 }
 
-TEST_F(CatalogServiceTest, UnknownModelIsNotFoundWithResourceInfo) {
+TEST_P(CatalogServiceTest, UnknownModelIsNotFoundWithResourceInfo) {
   grpc::ClientContext context;
   v1::GetModelRequest request;
   request.set_name("models/no-such-model");
@@ -63,7 +84,7 @@ TEST_F(CatalogServiceTest, UnknownModelIsNotFoundWithResourceInfo) {
   EXPECT_EQ(info.reason(), "RESOURCE_NOT_FOUND");
 }
 
-TEST_F(CatalogServiceTest, ListModelsPagesThroughEverything) {
+TEST_P(CatalogServiceTest, ListModelsPagesThroughEverything) {
   v1::ListModelsRequest request;
   request.set_page_size(2);
   int total = 0;
@@ -79,7 +100,7 @@ TEST_F(CatalogServiceTest, ListModelsPagesThroughEverything) {
   EXPECT_EQ(total, ShippedDataset()->models_size());
 }
 
-TEST_F(CatalogServiceTest, NegativePageSizeIsABadRequestNamingTheField) {
+TEST_P(CatalogServiceTest, NegativePageSizeIsABadRequestNamingTheField) {
   grpc::ClientContext context;
   v1::ListHardwareRequest request;
   request.set_page_size(-5);
@@ -92,7 +113,7 @@ TEST_F(CatalogServiceTest, NegativePageSizeIsABadRequestNamingTheField) {
   EXPECT_EQ(bad_request.field_violations(0).field(), "page_size");
 }
 
-TEST_F(CatalogServiceTest, HardwareByAliasAndCatalogInfo) {
+TEST_P(CatalogServiceTest, HardwareByAliasAndCatalogInfo) {
   grpc::ClientContext context;
   v1::GetHardwareRequest request;
   request.set_name("NVIDIA V100");
@@ -107,10 +128,10 @@ TEST_F(CatalogServiceTest, HardwareByAliasAndCatalogInfo) {
   EXPECT_EQ(info.revision(), 1);
   EXPECT_EQ(info.model_count(), ShippedDataset()->models_size());
   EXPECT_EQ(info.hardware_count(), ShippedDataset()->hardware_size());
-  EXPECT_EQ(info.store(), "sqlite");
+  EXPECT_EQ(info.store(), GetParam());
 }
 
-TEST_F(CatalogServiceTest, CreateUpdateDeleteOverGrpcWithStaleEtagAborted) {
+TEST_P(CatalogServiceTest, CreateUpdateDeleteOverGrpcWithStaleEtagAborted) {
   v1::CreateModelRequest create;
   create.set_model_id("new-model");
   create.mutable_model()->set_display_name("New Model");
@@ -162,7 +183,7 @@ TEST_F(CatalogServiceTest, CreateUpdateDeleteOverGrpcWithStaleEtagAborted) {
   EXPECT_EQ(stub_->GetModel(&context, get, &gone).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
-TEST_F(CatalogServiceTest, FilteredListAndBatchGet) {
+TEST_P(CatalogServiceTest, FilteredListAndBatchGet) {
   grpc::ClientContext context;
   v1::ListModelsRequest request;
   request.set_filter("architecture.num_layers:* AND parameters > 5e9");
@@ -188,7 +209,7 @@ TEST_F(CatalogServiceTest, FilteredListAndBatchGet) {
   EXPECT_EQ(hardware.hardware(1).name(), "hardware/nvidia-t4");
 }
 
-TEST_F(CatalogServiceTest, WatchStreamsTheRevisionThenEachWrite) {
+TEST_P(CatalogServiceTest, WatchStreamsTheRevisionThenEachWrite) {
   grpc::ClientContext context;
   context.set_deadline(testing::DeadlineFromNow(20000));
   v1::WatchRequest request;
@@ -221,6 +242,9 @@ TEST_F(CatalogServiceTest, WatchStreamsTheRevisionThenEachWrite) {
   }
   reader->Finish().IgnoreError();
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, CatalogServiceTest, ::testing::Values("sqlite", "postgres"),
+                         [](const auto& test_info) { return test_info.param; });
 
 }  // namespace
 }  // namespace modelatlas::catalog

@@ -1,12 +1,15 @@
 // Create, update (field masks, etags), delete, batch get, filtered and
-// ordered lists, and the change feed, through the Catalog.
+// ordered lists, and the change feed, through the Catalog, on each store.
 #include <gtest/gtest.h>
 
 #include <thread>
 
 #include "catalog-service/catalog.h"
+#include "catalog-service/store/postgres_store.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "common/errors.h"
+#include "tests/testing/postgres.h"
+#include "tests/testing/shared_data.h"
 
 namespace modelatlas::catalog {
 namespace {
@@ -25,17 +28,31 @@ std::vector<std::string> Fields(const absl::Status& status) {
   return out;
 }
 
-class CatalogWritesTest : public ::testing::Test {
+class CatalogWritesTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    auto store = SqliteStore::Open(":memory:");
-    ASSERT_TRUE(store.ok());
-    catalog_ = std::make_unique<Catalog>(*std::move(store));
+    if (GetParam() == "postgres") {
+      REQUIRE_POSTGRES();
+      database_ = std::make_unique<testing::PostgresTestDatabase>();
+      ASSERT_TRUE(database_->ok()) << database_->error();
+      auto store = PostgresStore::Open(database_->conninfo(), 4);
+      ASSERT_TRUE(store.ok()) << store.status();
+      catalog_ = std::make_unique<Catalog>(*std::move(store));
+    } else {
+      auto store = SqliteStore::Open(":memory:");
+      ASSERT_TRUE(store.ok());
+      catalog_ = std::make_unique<Catalog>(*std::move(store));
+    }
   }
+  void TearDown() override {
+    catalog_.reset();
+    database_.reset();
+  }
+  std::unique_ptr<testing::PostgresTestDatabase> database_;
   std::unique_ptr<Catalog> catalog_;
 };
 
-TEST_F(CatalogWritesTest, CreateThenDuplicateIsAlreadyExists) {
+TEST_P(CatalogWritesTest, CreateThenDuplicateIsAlreadyExists) {
   auto created = catalog_->Create<Model>("alpha", NewModel("Alpha", 1e9));
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_EQ(created->name(), "models/alpha");
@@ -46,7 +63,7 @@ TEST_F(CatalogWritesTest, CreateThenDuplicateIsAlreadyExists) {
   EXPECT_EQ(catalog_->Info()->revision(), 1);
 }
 
-TEST_F(CatalogWritesTest, CreateRefusesBadIdsAndBadRecordsNamingFields) {
+TEST_P(CatalogWritesTest, CreateRefusesBadIdsAndBadRecordsNamingFields) {
   auto bad_id = catalog_->Create<Model>("Not Valid", NewModel("X", 1));
   EXPECT_EQ(Fields(bad_id.status()), std::vector<std::string>{"model_id"});
   Model bad = NewModel("", -1);
@@ -58,7 +75,7 @@ TEST_F(CatalogWritesTest, CreateRefusesBadIdsAndBadRecordsNamingFields) {
   EXPECT_EQ(catalog_->Info()->revision(), 0);  // nothing written
 }
 
-TEST_F(CatalogWritesTest, UpdateWithMaskChangesOnlyThoseFields) {
+TEST_P(CatalogWritesTest, UpdateWithMaskChangesOnlyThoseFields) {
   Model original = NewModel("Alpha", 1e9);
   original.add_domains("Language");
   ASSERT_TRUE(catalog_->Create<Model>("alpha", original).ok());
@@ -80,7 +97,7 @@ TEST_F(CatalogWritesTest, UpdateWithMaskChangesOnlyThoseFields) {
   EXPECT_EQ(cleared->domains_size(), 0);
 }
 
-TEST_F(CatalogWritesTest, UpdateLookupKeysFollowTheNewName) {
+TEST_P(CatalogWritesTest, UpdateLookupKeysFollowTheNewName) {
   ASSERT_TRUE(catalog_->Create<Model>("alpha", NewModel("Alpha", 1e9)).ok());
   Model patch;
   patch.set_name("models/alpha");
@@ -91,7 +108,7 @@ TEST_F(CatalogWritesTest, UpdateLookupKeysFollowTheNewName) {
   EXPECT_EQ(catalog_->Get<Model>("models/alpha")->parameters(), 1e9);
 }
 
-TEST_F(CatalogWritesTest, StaleEtagIsAbortedAndChangesNothing) {
+TEST_P(CatalogWritesTest, StaleEtagIsAbortedAndChangesNothing) {
   auto created = catalog_->Create<Model>("alpha", NewModel("Alpha", 1e9));
   Model first;
   first.set_name("models/alpha");
@@ -110,7 +127,7 @@ TEST_F(CatalogWritesTest, StaleEtagIsAbortedAndChangesNothing) {
   EXPECT_EQ(Fields(bad_etag.status()), std::vector<std::string>{"etag"});
 }
 
-TEST_F(CatalogWritesTest, UpdateMaskErrors) {
+TEST_P(CatalogWritesTest, UpdateMaskErrors) {
   ASSERT_TRUE(catalog_->Create<Model>("alpha", NewModel("Alpha", 1e9)).ok());
   Model patch;
   patch.set_name("models/alpha");
@@ -129,7 +146,7 @@ TEST_F(CatalogWritesTest, UpdateMaskErrors) {
             std::vector<std::string>{"model.parameters"});
 }
 
-TEST_F(CatalogWritesTest, ReplaceAllWithStar) {
+TEST_P(CatalogWritesTest, ReplaceAllWithStar) {
   Model original = NewModel("Alpha", 1e9);
   original.add_domains("Language");
   ASSERT_TRUE(catalog_->Create<Model>("alpha", original).ok());
@@ -141,7 +158,7 @@ TEST_F(CatalogWritesTest, ReplaceAllWithStar) {
   EXPECT_EQ(replaced->domains_size(), 0);
 }
 
-TEST_F(CatalogWritesTest, DeleteThenGetIsNotFound) {
+TEST_P(CatalogWritesTest, DeleteThenGetIsNotFound) {
   ASSERT_TRUE(catalog_->Create<Model>("alpha", NewModel("Alpha", 1e9)).ok());
   EXPECT_EQ(*catalog_->Delete<Model>("models/alpha", ""), 2);
   EXPECT_EQ(catalog_->Get<Model>("models/alpha").status().code(), absl::StatusCode::kNotFound);
@@ -152,7 +169,7 @@ TEST_F(CatalogWritesTest, DeleteThenGetIsNotFound) {
             std::vector<std::string>{"name"});
 }
 
-TEST_F(CatalogWritesTest, BatchGetReturnsAllInOrderOrNotFound) {
+TEST_P(CatalogWritesTest, BatchGetReturnsAllInOrderOrNotFound) {
   ASSERT_TRUE(catalog_->Create<Model>("alpha", NewModel("Alpha", 1e9)).ok());
   ASSERT_TRUE(catalog_->Create<Model>("beta", NewModel("Beta", 2e9)).ok());
   auto both = catalog_->BatchGet<Model>({"models/beta", "alpha"});
@@ -168,7 +185,7 @@ TEST_F(CatalogWritesTest, BatchGetReturnsAllInOrderOrNotFound) {
             std::vector<std::string>{"names[0]"});
 }
 
-TEST_F(CatalogWritesTest, FilteredOrderedPages) {
+TEST_P(CatalogWritesTest, FilteredOrderedPages) {
   for (int i = 0; i < 30; ++i) {
     ASSERT_TRUE(
         catalog_
@@ -207,7 +224,7 @@ TEST_F(CatalogWritesTest, FilteredOrderedPages) {
             std::vector<std::string>{"filter"});
 }
 
-TEST_F(CatalogWritesTest, ChangeFeedReportsEveryWriteInOrder) {
+TEST_P(CatalogWritesTest, ChangeFeedReportsEveryWriteInOrder) {
   ASSERT_TRUE(catalog_->Create<Model>("alpha", NewModel("Alpha", 1e9)).ok());
   Model patch;
   patch.set_name("models/alpha");
@@ -231,7 +248,7 @@ TEST_F(CatalogWritesTest, ChangeFeedReportsEveryWriteInOrder) {
   EXPECT_EQ(nothing->revision(), 3);
 }
 
-TEST_F(CatalogWritesTest, AWaitingWatcherWakesOnAWrite) {
+TEST_P(CatalogWritesTest, AWaitingWatcherWakesOnAWrite) {
   std::thread writer([this] {
     absl::SleepFor(absl::Milliseconds(100));
     ASSERT_TRUE(catalog_->Create<Model>("late", NewModel("Late", 1)).ok());
@@ -242,6 +259,9 @@ TEST_F(CatalogWritesTest, AWaitingWatcherWakesOnAWrite) {
   ASSERT_EQ(feed->changes_size(), 1);
   EXPECT_EQ(feed->changes(0).model().display_name(), "Late");
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, CatalogWritesTest, ::testing::Values("sqlite", "postgres"),
+                         [](const auto& test_info) { return test_info.param; });
 
 }  // namespace
 }  // namespace modelatlas::catalog
