@@ -7,6 +7,7 @@
 #include "common/errors.h"
 #include "common/grpc_status.h"
 #include "estimator-service/conversions.h"
+#include "estimator-service/core/fit_matrix.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/plan.h"
@@ -517,57 +518,76 @@ absl::StatusOr<std::vector<v1::ListRunnableModelsResponse>> RunnableModels(
   std::optional<common::v1::Hardware> hardware = snapshot.FindHardware(request.hardware());
   if (!hardware.has_value()) return ResourceNotFoundError("Hardware", request.hardware());
 
-  v1::PlanInferenceRequest plan;
-  auto* workload = plan.mutable_workload();
-  workload->set_weight_format(request.weight_format());
-  workload->set_kv_cache_format(request.kv_cache_format());
-  workload->set_context_length_tokens(
-      request.context_length_tokens() > 0 ? request.context_length_tokens() : 4096);
-  workload->set_batch_size(request.batch_size());
-  workload->set_hypothetical(request.hypothetical());
-  plan.set_max_cards(cards);
-  plan.set_memory_utilization(request.memory_utilization());
-  const std::vector<common::v1::Hardware> device = {*hardware};
+  absl::StatusOr<NumberFormat> weight_format =
+      ToCoreNumberFormat(request.weight_format(), NumberFormat::kBf16, "weight_format");
+  if (!weight_format.ok()) return weight_format.status();
+  absl::StatusOr<NumberFormat> kv_format =
+      ToCoreNumberFormat(request.kv_cache_format(), NumberFormat::kBf16, "kv_cache_format");
+  if (!kv_format.ok()) return kv_format.status();
+  if (!IsPlainFormat(*kv_format)) {
+    return InvalidFieldError("kv_cache_format", "must be a plain format (fp32 ... int4)");
+  }
+  absl::StatusOr<Encoding> encoding = EncodingOf(*weight_format);
+  if (!encoding.ok()) return encoding.status();
+
+  // The same formulas as EstimateInferenceMemory and PlanInference, numbers
+  // only: this answer covers the whole catalog.
+  const DeviceSpec device = DeviceOf(*hardware, *weight_format);
+  const double usable =
+      device.memory_bytes *
+      (device.unified_memory ? Workload().unified_memory_fraction
+                             : (request.memory_utilization() > 0 ? request.memory_utilization()
+                                                                 : Workload().memory_utilization));
+  const int64_t context =
+      request.context_length_tokens() > 0 ? request.context_length_tokens() : 4096;
+  const int batch = request.batch_size() > 0 ? request.batch_size() : 1;
   const int64_t revision = snapshot.revision();
 
   std::vector<v1::ListRunnableModelsResponse> runnable;
-  absl::Status error;
   snapshot.ForEachModel([&](const common::v1::Model& model) {
-    if (!error.ok() || !filter->Matches(model)) return;
-    if (!model.has_parameters() && !model.has_architecture()) return;
-    absl::StatusOr<v1::PlanInferenceResponse> result = PlanInferenceFor(model, device, plan);
-    if (!result.ok()) {
-      // A record the estimator cannot size (say, an architecture it cannot
-      // count) is skipped; a bad request is reported.
-      if (absl::IsInvalidArgument(result.status()) &&
-          !GetFieldViolations(result.status()).empty() &&
-          GetFieldViolations(result.status())[0].field.rfind("workload.", 0) == 0) {
-        error = result.status();
+    if (!filter->Matches(model)) return;
+    const std::optional<bool> published = WeightsPublished(model);
+    const bool hypothetical = published.has_value() && !*published;
+    if (hypothetical && !request.hypothetical()) return;
+    absl::StatusOr<double> parameters = ParametersOf(model);
+    if (!parameters.ok()) return;
+    MatrixModel shape;
+    shape.parameters = *parameters;
+    shape.overhead_bytes = static_cast<double>(InferenceMemoryInput::kDefaultOverheadBytes);
+    if (model.has_architecture()) {
+      const Architecture arch = ToCoreArchitecture(model.architecture());
+      shape.kv_cache_bytes = KvCacheBytes(arch, *kv_format, context, batch);
+      shape.activation_bytes = PrefillWorkspaceBytes(arch, 512, batch, nullptr);
+      shape.num_attention_heads = arch.num_attention_heads;
+      shape.num_key_value_heads = arch.EffectiveKvHeads();
+      if (arch.IsMoe()) {
+        absl::StatusOr<ParameterCount> count = CountParameters(arch);
+        if (count.ok() && count->total > 0) shape.active_share = count->active / count->total;
       }
-      return;
     }
-    if (!result->memory().available() || result->plans_size() == 0 || !result->plans(0).fits()) {
-      return;
-    }
-    const v1::HardwarePlan& fit = result->plans(0);
+    const double weights = shape.parameters * encoding->bits_per_element / 8;
+    const int fit = FewestCards(shape, weights, usable, cards);
+    if (fit == 0) return;
+    const double required = RequiredBytesPerCard(shape, weights, fit);
     v1::ListRunnableModelsResponse out;
     out.set_model(model.name());
     out.set_display_name(model.display_name());
-    out.set_parameters(result->memory().parameters());
-    out.set_cards(fit.cards());
-    out.set_required_bytes_per_card(fit.required_bytes_per_card());
-    out.set_headroom_bytes_per_card(fit.headroom_bytes_per_card());
-    if (fit.has_decode_tokens_per_second()) {
-      out.set_decode_tokens_per_second(fit.decode_tokens_per_second());
+    out.set_parameters(shape.parameters);
+    out.set_cards(fit);
+    out.set_required_bytes_per_card(static_cast<int64_t>(std::ceil(required)));
+    out.set_headroom_bytes_per_card(static_cast<int64_t>(std::floor(usable - required)));
+    if (device.bandwidth_bytes_per_second.has_value()) {
+      out.set_decode_tokens_per_second(*device.bandwidth_bytes_per_second * fit /
+                                       (weights * shape.active_share + shape.kv_cache_bytes));
     }
-    if (fit.has_prefill_tokens_per_second()) {
-      out.set_prefill_tokens_per_second(fit.prefill_tokens_per_second());
+    if (device.peak_flops.has_value()) {
+      out.set_prefill_tokens_per_second(fit * *device.peak_flops * Workload().prefill_efficiency /
+                                        (2 * shape.parameters * shape.active_share));
     }
-    out.set_hypothetical(result->memory().hypothetical());
+    out.set_hypothetical(hypothetical);
     out.set_catalog_revision(revision);
     runnable.push_back(std::move(out));
   });
-  if (!error.ok()) return error;
   // Best fit first: fewest cards, then most headroom.
   std::stable_sort(runnable.begin(), runnable.end(), [](const auto& a, const auto& b) {
     if (a.cards() != b.cards()) return a.cards() < b.cards();

@@ -4,6 +4,36 @@
 
 namespace modelatlas::estimator {
 
+namespace {
+
+int EffectiveKvHeads(const MatrixModel& m) {
+  return m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads;
+}
+
+bool ValidTensorParallel(const MatrixModel& m, int cards) {
+  if (cards == 1 || m.num_attention_heads == 0) return true;
+  const int kv = EffectiveKvHeads(m);
+  return m.num_attention_heads % cards == 0 && (kv % cards == 0 || cards % kv == 0);
+}
+
+}  // namespace
+
+double RequiredBytesPerCard(const MatrixModel& m, double weight_bytes, int cards) {
+  const int kv = EffectiveKvHeads(m);
+  const double kv_per_card = m.kv_cache_bytes / (kv > 0 ? std::min(cards, kv) : cards);
+  return weight_bytes / cards + kv_per_card + m.activation_bytes + m.overhead_bytes;
+}
+
+int FewestCards(const MatrixModel& m, double weight_bytes, double usable_bytes, int max_cards) {
+  for (int cards = 1; cards <= std::max(1, max_cards); cards *= 2) {
+    if (ValidTensorParallel(m, cards) &&
+        RequiredBytesPerCard(m, weight_bytes, cards) <= usable_bytes) {
+      return cards;
+    }
+  }
+  return 0;
+}
+
 int64_t ComputeFitMatrix(const std::vector<MatrixModel>& models,
                          const std::vector<MatrixDevice>& devices,
                          const std::vector<double>& bits_per_weight, int max_cards,

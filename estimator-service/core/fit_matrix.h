@@ -34,6 +34,16 @@ struct MatrixCell {
   float decode_tokens_per_second = 0;
 };
 
+// Per-card memory on `cards` cards: weights split, KV cache split with the
+// KV heads (replicated when fewer than the cards), activations and overhead
+// on every card.
+double RequiredBytesPerCard(const MatrixModel& model, double weight_bytes, int cards);
+
+// The fewest cards (1, 2, 4, ... up to max_cards) with valid tensor
+// parallelism (query heads divide evenly; KV heads divide or replicate) on
+// which the model fits in `usable_bytes` per card; 0 when none does.
+int FewestCards(const MatrixModel& model, double weight_bytes, double usable_bytes, int max_cards);
+
 // Fills `cells` (models x devices x bits, in that order) and returns how
 // many cells fit.
 int64_t ComputeFitMatrix(const std::vector<MatrixModel>& models,

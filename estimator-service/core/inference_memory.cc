@@ -31,6 +31,7 @@ double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
     // DeepSeek-V2/V3: one compressed latent plus the shared rotary key per token and layer.
     const double elements = arch.kv_lora_rank + arch.qk_rope_head_dim;
     const double bytes = arch.num_layers * elements * bytes_per_element;
+    if (arithmetic == nullptr) return bytes;
     *arithmetic = absl::StrCat(arch.num_layers, " layers x (", arch.kv_lora_rank,
                                " kv_lora_rank + ", arch.qk_rope_head_dim, " qk_rope_head_dim) x ",
                                absl::StrFormat("%g", bytes_per_element), " bytes (",
@@ -39,11 +40,32 @@ double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
   }
   const double bytes =
       2.0 * arch.num_layers * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element;
+  if (arithmetic == nullptr) return bytes;
   *arithmetic = absl::StrCat("2 (K and V) x ", arch.num_layers, " layers x ",
                              arch.EffectiveKvHeads(), " KV heads x ", arch.EffectiveHeadDim(),
                              " head dim x ", absl::StrFormat("%g", bytes_per_element), " bytes (",
                              NumberFormatName(format), ") = ", Int(bytes), " bytes per token");
   return bytes;
+}
+
+int SlidingLayers(const Architecture& arch) {
+  return arch.num_sliding_window_layers > 0
+             ? std::min(arch.num_sliding_window_layers, arch.num_layers)
+             : arch.num_layers;
+}
+
+double KvCacheBytes(const Architecture& arch, NumberFormat format, int64_t context_tokens,
+                    int batch) {
+  const double per_token = KvCacheBytesPerToken(arch, format, nullptr);
+  if (arch.sliding_window > 0 && arch.sliding_window < context_tokens && arch.num_layers > 0) {
+    // Sliding-window layers keep only the last `window` tokens.
+    const int sliding = SlidingLayers(arch);
+    const double per_layer = per_token / arch.num_layers;
+    return (per_layer * sliding * static_cast<double>(arch.sliding_window) +
+            per_layer * (arch.num_layers - sliding) * static_cast<double>(context_tokens)) *
+           batch;
+  }
+  return per_token * static_cast<double>(context_tokens) * batch;
 }
 
 double PrefillWorkspaceBytes(const Architecture& arch, int chunk_tokens, int batch,
@@ -59,6 +81,7 @@ double PrefillWorkspaceBytes(const Architecture& arch, int chunk_tokens, int bat
   const double per_token = 2 * h + attention + mlp;
   const double logits = static_cast<double>(batch) * static_cast<double>(arch.vocab_size) * 4;
   const double bytes = chunk_tokens * per_token * 2 + logits;
+  if (arithmetic == nullptr) return bytes;
   *arithmetic =
       absl::StrCat(chunk_tokens, " tokens x (2x", Int(h), " hidden + ", Int(attention), " q/k/v + ",
                    Int(mlp), " MLP) x 2 bytes + ", batch, " x ", arch.vocab_size,
@@ -120,16 +143,11 @@ absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceM
     double kv_bytes = 0;
     std::string tokens_arithmetic;
     const bool windowed = arch.sliding_window > 0 && arch.sliding_window < context;
+    kv_bytes = KvCacheBytes(arch, input.kv_cache_format, context, input.batch_size);
     if (windowed) {
-      // Sliding-window layers keep only the last `window` tokens.
-      const int sliding_layers = arch.num_sliding_window_layers > 0
-                                     ? std::min(arch.num_sliding_window_layers, arch.num_layers)
-                                     : arch.num_layers;
+      const int sliding_layers = SlidingLayers(arch);
       const double per_layer = per_token / arch.num_layers;
       const double window_tokens = static_cast<double>(arch.sliding_window);
-      kv_bytes = (per_layer * sliding_layers * window_tokens +
-                  per_layer * (arch.num_layers - sliding_layers) * static_cast<double>(context)) *
-                 input.batch_size;
       tokens_arithmetic =
           absl::StrCat("; ", sliding_layers, " of ", arch.num_layers, " layers keep only the ",
                        arch.sliding_window, "-token window: (", sliding_layers, " x ",
@@ -137,7 +155,6 @@ absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceM
                        context, " tokens) x ", Int(per_layer), " bytes per layer-token x ",
                        input.batch_size, " sequences = ", Int(std::ceil(kv_bytes)), " bytes");
     } else {
-      kv_bytes = per_token * static_cast<double>(context) * input.batch_size;
       tokens_arithmetic = absl::StrCat("; x ", context, " tokens x ", input.batch_size,
                                        " sequences = ", Int(std::ceil(kv_bytes)), " bytes");
     }

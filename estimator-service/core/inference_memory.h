@@ -51,12 +51,22 @@ struct InferenceMemoryEstimate {
 // KV-cache bytes per token of one sequence, with the arithmetic:
 //   standard/GQA: 2 (K and V) x layers x kv_heads x head_dim x bytes per element
 //   MLA:          layers x (kv_lora_rank + qk_rope_head_dim) x bytes per element
+// `arithmetic` may be null when only the number is wanted.
 double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format, std::string* arithmetic);
+
+// Layers that use the sliding window (all of them unless said otherwise).
+int SlidingLayers(const Architecture& arch);
+
+// The whole KV cache for `context_tokens` per sequence and `batch`
+// sequences, bytes; sliding-window layers hold at most the window.
+double KvCacheBytes(const Architecture& arch, NumberFormat format, int64_t context_tokens,
+                    int batch);
 
 // Activation workspace of one prefill step, bytes, with the arithmetic:
 //   chunk x (2h + (a + 2g) x d + MLP inner width x (2 if gated else 1)) x 2 bytes
 //   + batch x vocab x 4 bytes of fp32 logits for the last token of each sequence.
-// An allowance for the largest live tensors, not a measurement.
+// An allowance for the largest live tensors, not a measurement. `arithmetic`
+// may be null.
 double PrefillWorkspaceBytes(const Architecture& arch, int chunk_tokens, int batch,
                              std::string* arithmetic);
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "estimator-service/core/fit_matrix.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -14,25 +15,19 @@ constexpr double kGiB = 1073741824.0;
 std::string GiB(double bytes) { return absl::StrFormat("%.2f GiB", bytes / kGiB); }
 std::string Num(double value) { return absl::StrFormat("%.4g", value); }
 
-// Tensor parallelism splits attention heads across cards: the query heads
-// must divide evenly, and KV heads either divide or are replicated whole.
-bool ValidTensorParallel(const Workload& w, int cards) {
-  if (cards == 1 || w.num_attention_heads == 0) return true;
-  if (w.num_attention_heads % cards != 0) return false;
-  const int kv = w.num_key_value_heads > 0 ? w.num_key_value_heads : w.num_attention_heads;
-  return kv % cards == 0 || cards % kv == 0;
+MatrixModel AsMatrixModel(const Workload& w) {
+  MatrixModel m;
+  m.kv_cache_bytes = w.kv_cache_bytes;
+  m.activation_bytes = w.activation_bytes;
+  m.overhead_bytes = w.overhead_bytes;
+  m.num_attention_heads = w.num_attention_heads;
+  m.num_key_value_heads = w.num_key_value_heads;
+  return m;
 }
 
-// KV bytes per card: split with the KV heads, replicated when there are
-// fewer KV heads than cards.
 double KvPerCard(const Workload& w, int cards) {
   const int kv = w.num_key_value_heads > 0 ? w.num_key_value_heads : w.num_attention_heads;
-  if (kv == 0) return w.kv_cache_bytes / cards;
-  return w.kv_cache_bytes / std::min(cards, kv);
-}
-
-double RequiredPerCard(const Workload& w, int cards) {
-  return w.weight_bytes / cards + KvPerCard(w, cards) + w.activation_bytes + w.overhead_bytes;
+  return w.kv_cache_bytes / (kv > 0 ? std::min(cards, kv) : cards);
 }
 
 }  // namespace
@@ -52,16 +47,11 @@ DevicePlan PlanOnDevice(const Workload& w, const DeviceSpec& device) {
     return plan;
   }
 
-  for (int cards = 1; cards <= std::max(1, w.max_cards); cards *= 2) {
-    if (!ValidTensorParallel(w, cards)) continue;
-    if (RequiredPerCard(w, cards) <= plan.usable_bytes_per_card) {
-      plan.fits = true;
-      plan.cards = cards;
-      break;
-    }
-  }
+  const MatrixModel shape = AsMatrixModel(w);
+  plan.cards = FewestCards(shape, w.weight_bytes, plan.usable_bytes_per_card, w.max_cards);
+  plan.fits = plan.cards > 0;
   if (!plan.fits) {
-    plan.required_bytes_per_card = RequiredPerCard(w, 1);
+    plan.required_bytes_per_card = RequiredBytesPerCard(shape, w.weight_bytes, 1);
     plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
     plan.reason = absl::StrCat("does not fit on ", w.max_cards, " cards or fewer (",
                                GiB(plan.required_bytes_per_card), " needed on one card, ",
@@ -70,7 +60,7 @@ DevicePlan PlanOnDevice(const Workload& w, const DeviceSpec& device) {
   }
   const int n = plan.cards;
   plan.fits_on_one_card = n == 1;
-  plan.required_bytes_per_card = RequiredPerCard(w, n);
+  plan.required_bytes_per_card = RequiredBytesPerCard(shape, w.weight_bytes, n);
   plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
   plan.arithmetic.push_back(
       absl::StrCat("per card on ", n, ": weights ", GiB(w.weight_bytes), " / ", n, " + KV cache ",
