@@ -6,11 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "catalog-service/dataset.h"
-#include "catalog-service/store/postgres_store.h"
-#include "catalog-service/store/sqlite_store.h"
+#include "tests/catalog/catalog_on_store.h"
 #include "tests/testing/grpc_testing.h"
-#include "tests/testing/postgres.h"
-#include "tests/testing/shared_data.h"
 
 namespace modelatlas::catalog {
 namespace {
@@ -18,23 +15,11 @@ namespace {
 using testing::DecodeDetails;
 using testing::FindDetail;
 
-class CatalogServiceTest : public ::testing::TestWithParam<std::string> {
+class CatalogServiceTest : public CatalogOnStoreTest {
  protected:
   void SetUp() override {
-    std::unique_ptr<CatalogStore> store;
-    if (GetParam() == "postgres") {
-      REQUIRE_POSTGRES();
-      database_ = std::make_unique<testing::PostgresTestDatabase>();
-      ASSERT_TRUE(database_->ok()) << database_->error();
-      auto opened = PostgresStore::Open(database_->conninfo(), 4);
-      ASSERT_TRUE(opened.ok()) << opened.status();
-      store = *std::move(opened);
-    } else {
-      auto opened = SqliteStore::Open(":memory:");
-      ASSERT_TRUE(opened.ok());
-      store = *std::move(opened);
-    }
-    catalog_ = std::make_unique<Catalog>(std::move(store));
+    CatalogOnStoreTest::SetUp();
+    if (catalog_ == nullptr) return;  // skipped or failed
     ASSERT_TRUE(catalog_->LoadIfEmpty(*ShippedDataset()).ok());
     service_ = std::make_unique<CatalogServiceImpl>(catalog_.get());
     grpc::ServerBuilder builder;
@@ -45,12 +30,9 @@ class CatalogServiceTest : public ::testing::TestWithParam<std::string> {
   void TearDown() override {
     if (server_) server_->Shutdown(testing::DeadlineFromNow(1000));
     server_.reset();
-    catalog_.reset();
-    database_.reset();
+    CatalogOnStoreTest::TearDown();
   }
 
-  std::unique_ptr<testing::PostgresTestDatabase> database_;
-  std::unique_ptr<Catalog> catalog_;
   std::unique_ptr<CatalogServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::CatalogService::Stub> stub_;

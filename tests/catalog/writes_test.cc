@@ -5,11 +5,8 @@
 #include <thread>
 
 #include "catalog-service/catalog.h"
-#include "catalog-service/store/postgres_store.h"
-#include "catalog-service/store/sqlite_store.h"
 #include "common/errors.h"
-#include "tests/testing/postgres.h"
-#include "tests/testing/shared_data.h"
+#include "tests/catalog/catalog_on_store.h"
 
 namespace modelatlas::catalog {
 namespace {
@@ -28,29 +25,7 @@ std::vector<std::string> Fields(const absl::Status& status) {
   return out;
 }
 
-class CatalogWritesTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    if (GetParam() == "postgres") {
-      REQUIRE_POSTGRES();
-      database_ = std::make_unique<testing::PostgresTestDatabase>();
-      ASSERT_TRUE(database_->ok()) << database_->error();
-      auto store = PostgresStore::Open(database_->conninfo(), 4);
-      ASSERT_TRUE(store.ok()) << store.status();
-      catalog_ = std::make_unique<Catalog>(*std::move(store));
-    } else {
-      auto store = SqliteStore::Open(":memory:");
-      ASSERT_TRUE(store.ok());
-      catalog_ = std::make_unique<Catalog>(*std::move(store));
-    }
-  }
-  void TearDown() override {
-    catalog_.reset();
-    database_.reset();
-  }
-  std::unique_ptr<testing::PostgresTestDatabase> database_;
-  std::unique_ptr<Catalog> catalog_;
-};
+using CatalogWritesTest = CatalogOnStoreTest;
 
 TEST_P(CatalogWritesTest, CreateThenDuplicateIsAlreadyExists) {
   auto created = catalog_->Create<Model>("alpha", NewModel("Alpha", 1e9));
