@@ -12,20 +12,19 @@ namespace {
 std::string Num(double value) { return absl::StrFormat("%.10g", value); }
 
 // Every input is a count, a size, a time or a fraction: finite and positive.
-absl::Status CheckPositive(FieldViolations* violations, const char* field, double value) {
+void CheckPositive(FieldViolations* violations, const char* field, double value) {
   if (!std::isfinite(value) || value <= 0) {
     violations->Add(field, absl::StrCat("must be a positive finite number, got ", value));
   }
-  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<Figure> OperationCountingFlop(double parameters, double tokens, double epochs) {
   FieldViolations v;
-  CheckPositive(&v, "parameters", parameters).IgnoreError();
-  CheckPositive(&v, "tokens", tokens).IgnoreError();
-  CheckPositive(&v, "epochs", epochs).IgnoreError();
+  CheckPositive(&v, "parameters", parameters);
+  CheckPositive(&v, "tokens", tokens);
+  CheckPositive(&v, "epochs", epochs);
   if (absl::Status s = v.ToStatus(); !s.ok()) return s;
   const double flop = 6 * parameters * tokens * epochs;
   return Figure{flop, absl::StrCat("6 FLOP / token / parameter x ", Num(parameters),
@@ -36,10 +35,10 @@ absl::StatusOr<Figure> OperationCountingFlop(double parameters, double tokens, d
 absl::StatusOr<Figure> HardwareMethodFlop(double chips, double peak_flops_per_chip, double hours,
                                           double utilization) {
   FieldViolations v;
-  CheckPositive(&v, "chips", chips).IgnoreError();
-  CheckPositive(&v, "peak_flops", peak_flops_per_chip).IgnoreError();
-  CheckPositive(&v, "hours", hours).IgnoreError();
-  CheckPositive(&v, "utilization", utilization).IgnoreError();
+  CheckPositive(&v, "chips", chips);
+  CheckPositive(&v, "peak_flops", peak_flops_per_chip);
+  CheckPositive(&v, "hours", hours);
+  CheckPositive(&v, "utilization", utilization);
   if (utilization > 1) v.Add("utilization", absl::StrCat("is a fraction, got ", utilization));
   if (absl::Status s = v.ToStatus(); !s.ok()) return s;
   const double flop = chips * peak_flops_per_chip * hours * 3600 * utilization;
@@ -57,9 +56,9 @@ Figure GeometricMean(double a, double b) {
 
 absl::StatusOr<Figure> Epochs(double steps, double tokens_per_batch, double dataset_tokens) {
   FieldViolations v;
-  CheckPositive(&v, "steps", steps).IgnoreError();
-  CheckPositive(&v, "tokens_per_batch", tokens_per_batch).IgnoreError();
-  CheckPositive(&v, "dataset_tokens", dataset_tokens).IgnoreError();
+  CheckPositive(&v, "steps", steps);
+  CheckPositive(&v, "tokens_per_batch", tokens_per_batch);
+  CheckPositive(&v, "dataset_tokens", dataset_tokens);
   if (absl::Status s = v.ToStatus(); !s.ok()) return s;
   const double epochs = steps * tokens_per_batch / dataset_tokens;
   return Figure{epochs, absl::StrCat(Num(steps), " steps x ", Num(tokens_per_batch),
@@ -94,8 +93,8 @@ double FractionalYear(int year, int month, int day) {
 absl::StatusOr<Figure> TrainingPowerDrawWatts(double tdp_watts, double chips,
                                               double fractional_year) {
   FieldViolations v;
-  CheckPositive(&v, "tdp_watts", tdp_watts).IgnoreError();
-  CheckPositive(&v, "chips", chips).IgnoreError();
+  CheckPositive(&v, "tdp_watts", tdp_watts);
+  CheckPositive(&v, "chips", chips);
   if (!std::isfinite(fractional_year) || fractional_year < 1950 || fractional_year > 2100) {
     v.Add("year", absl::StrCat("must be between 1950 and 2100, got ", fractional_year));
   }
