@@ -577,12 +577,14 @@ absl::StatusOr<std::vector<v1::ListRunnableModelsResponse>> RunnableModels(
     out.set_required_bytes_per_card(static_cast<int64_t>(std::ceil(required)));
     out.set_headroom_bytes_per_card(static_cast<int64_t>(std::floor(usable - required)));
     if (device.bandwidth_bytes_per_second.has_value()) {
-      out.set_decode_tokens_per_second(*device.bandwidth_bytes_per_second * fit /
-                                       (weights * shape.active_share + shape.kv_cache_bytes));
+      out.set_decode_tokens_per_second(DecodeStepsPerSecond(*device.bandwidth_bytes_per_second, fit,
+                                                            weights * shape.active_share,
+                                                            shape.kv_cache_bytes));
     }
     if (device.peak_flops.has_value()) {
-      out.set_prefill_tokens_per_second(fit * *device.peak_flops * Workload().prefill_efficiency /
-                                        (2 * shape.parameters * shape.active_share));
+      out.set_prefill_tokens_per_second(
+          PrefillTokensPerSecond(fit, *device.peak_flops, Workload().prefill_efficiency,
+                                 shape.parameters * shape.active_share));
     }
     out.set_hypothetical(hypothetical);
     out.set_catalog_revision(revision);

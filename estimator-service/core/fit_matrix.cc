@@ -18,10 +18,13 @@ bool ValidTensorParallel(const MatrixModel& m, int cards) {
 
 }  // namespace
 
-double RequiredBytesPerCard(const MatrixModel& m, double weight_bytes, int cards) {
+double KvBytesPerCard(const MatrixModel& m, int cards) {
   const int kv = EffectiveKvHeads(m);
-  const double kv_per_card = m.kv_cache_bytes / (kv > 0 ? std::min(cards, kv) : cards);
-  return weight_bytes / cards + kv_per_card + m.activation_bytes + m.overhead_bytes;
+  return m.kv_cache_bytes / (kv > 0 ? std::min(cards, kv) : cards);
+}
+
+double RequiredBytesPerCard(const MatrixModel& m, double weight_bytes, int cards) {
+  return weight_bytes / cards + KvBytesPerCard(m, cards) + m.activation_bytes + m.overhead_bytes;
 }
 
 int FewestCards(const MatrixModel& m, double weight_bytes, double usable_bytes, int max_cards) {
@@ -42,32 +45,30 @@ int64_t ComputeFitMatrix(const std::vector<MatrixModel>& models,
   int64_t fitting = 0;
   size_t index = 0;
   for (const MatrixModel& m : models) {
-    const int kv_heads = m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads;
     for (const MatrixDevice& d : devices) {
       for (double bits : bits_per_weight) {
         MatrixCell& cell = (*cells)[index++];
         const double weights = m.parameters * bits / 8;
-        for (int cards = 1; cards <= max_cards; cards *= 2) {
-          // Tensor parallelism: query heads divide, KV heads divide or replicate.
-          if (cards > 1 && m.num_attention_heads > 0 &&
-              (m.num_attention_heads % cards != 0 ||
-               (kv_heads % cards != 0 && cards % kv_heads != 0))) {
-            continue;
-          }
-          const double kv = m.kv_cache_bytes / (kv_heads > 0 ? std::min(cards, kv_heads) : cards);
-          if (weights / cards + kv + m.activation_bytes + m.overhead_bytes <= d.usable_bytes) {
-            cell.cards = static_cast<int16_t>(cards);
-            cell.decode_tokens_per_second =
-                static_cast<float>(d.bandwidth_bytes_per_second * cards /
-                                   (weights * m.active_share + m.kv_cache_bytes));
-            ++fitting;
-            break;
-          }
-        }
+        const int cards = FewestCards(m, weights, d.usable_bytes, max_cards);
+        if (cards == 0) continue;
+        cell.cards = static_cast<int16_t>(cards);
+        cell.decode_tokens_per_second = static_cast<float>(DecodeStepsPerSecond(
+            d.bandwidth_bytes_per_second, cards, weights * m.active_share, m.kv_cache_bytes));
+        ++fitting;
       }
     }
   }
   return fitting;
+}
+
+double DecodeStepsPerSecond(double bandwidth_bytes_per_second, int cards, double weight_bytes_read,
+                            double kv_cache_bytes) {
+  return bandwidth_bytes_per_second / ((weight_bytes_read + kv_cache_bytes) / cards);
+}
+
+double PrefillTokensPerSecond(int cards, double peak_flops, double efficiency,
+                              double active_parameters) {
+  return cards * peak_flops * efficiency / (2 * active_parameters);
 }
 
 }  // namespace modelatlas::estimator

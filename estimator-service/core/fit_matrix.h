@@ -34,6 +34,10 @@ struct MatrixCell {
   float decode_tokens_per_second = 0;
 };
 
+// KV cache per card: split with the KV heads, replicated when there are
+// fewer KV heads than cards.
+double KvBytesPerCard(const MatrixModel& model, int cards);
+
 // Per-card memory on `cards` cards: weights split, KV cache split with the
 // KV heads (replicated when fewer than the cards), activations and overhead
 // on every card.
@@ -43,6 +47,16 @@ double RequiredBytesPerCard(const MatrixModel& model, double weight_bytes, int c
 // parallelism (query heads divide evenly; KV heads divide or replicate) on
 // which the model fits in `usable_bytes` per card; 0 when none does.
 int FewestCards(const MatrixModel& model, double weight_bytes, double usable_bytes, int max_cards);
+
+// Decode is memory-bound: each step (one token per sequence) reads the
+// weights (for an MoE only the active experts') and the batch's KV cache,
+// split over the cards. Steps per second.
+double DecodeStepsPerSecond(double bandwidth_bytes_per_second, int cards, double weight_bytes_read,
+                            double kv_cache_bytes);
+
+// Prefill is compute-bound: 2 FLOP per active parameter per token. Tokens/s.
+double PrefillTokensPerSecond(int cards, double peak_flops, double efficiency,
+                              double active_parameters);
 
 // Fills `cells` (models x devices x bits, in that order) and returns how
 // many cells fit.

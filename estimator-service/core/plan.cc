@@ -25,11 +25,6 @@ MatrixModel AsMatrixModel(const Workload& w) {
   return m;
 }
 
-double KvPerCard(const Workload& w, int cards) {
-  const int kv = w.num_key_value_heads > 0 ? w.num_key_value_heads : w.num_attention_heads;
-  return w.kv_cache_bytes / (kv > 0 ? std::min(cards, kv) : cards);
-}
-
 }  // namespace
 
 DevicePlan PlanOnDevice(const Workload& w, const DeviceSpec& device) {
@@ -64,9 +59,9 @@ DevicePlan PlanOnDevice(const Workload& w, const DeviceSpec& device) {
   plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
   plan.arithmetic.push_back(
       absl::StrCat("per card on ", n, ": weights ", GiB(w.weight_bytes), " / ", n, " + KV cache ",
-                   GiB(KvPerCard(w, n)), " + activations ", GiB(w.activation_bytes), " + overhead ",
-                   GiB(w.overhead_bytes), " = ", GiB(plan.required_bytes_per_card), "; headroom ",
-                   GiB(plan.headroom_bytes_per_card)));
+                   GiB(KvBytesPerCard(shape, n)), " + activations ", GiB(w.activation_bytes),
+                   " + overhead ", GiB(w.overhead_bytes), " = ", GiB(plan.required_bytes_per_card),
+                   "; headroom ", GiB(plan.headroom_bytes_per_card)));
 
   // Decode is memory-bound: every step reads the weights (for MoE only the
   // active experts' share) and the batch's KV cache once.
@@ -74,8 +69,8 @@ DevicePlan PlanOnDevice(const Workload& w, const DeviceSpec& device) {
                                   ? w.active_parameters / w.total_parameters
                                   : 1.0;
   if (device.bandwidth_bytes_per_second.has_value() && *device.bandwidth_bytes_per_second > 0) {
-    const double bytes_per_step = (w.weight_bytes * active_share + w.kv_cache_bytes) / n;
-    const double steps = *device.bandwidth_bytes_per_second / bytes_per_step;
+    const double steps = DecodeStepsPerSecond(*device.bandwidth_bytes_per_second, n,
+                                              w.weight_bytes * active_share, w.kv_cache_bytes);
     plan.decode_tokens_per_second = steps;
     plan.decode_tokens_per_second_all = steps * w.batch_size;
     plan.arithmetic.push_back(absl::StrCat(
@@ -88,8 +83,8 @@ DevicePlan PlanOnDevice(const Workload& w, const DeviceSpec& device) {
 
   // Prefill is compute-bound: 2 FLOP per active parameter per token.
   if (device.peak_flops.has_value() && *device.peak_flops > 0 && w.active_parameters > 0) {
-    const double flop_per_token = 2 * w.active_parameters;
-    const double rate = n * *device.peak_flops * w.prefill_efficiency / flop_per_token;
+    const double rate =
+        PrefillTokensPerSecond(n, *device.peak_flops, w.prefill_efficiency, w.active_parameters);
     plan.prefill_tokens_per_second = rate;
     plan.arithmetic.push_back(
         absl::StrCat("prefill bound: ", n, " x ", Num(*device.peak_flops / 1e12), " TFLOP/s x ",
