@@ -67,16 +67,18 @@ void CatalogClient::GetHardware(
     for (const std::string& name : names) call->request.add_names(name);
     stub_->async()->BatchGetHardware(
         call->context.get(), &call->request, &call->response, [this, call](grpc::Status status) {
+          absl::StatusOr<std::vector<common::v1::Hardware>> result;
           if (status.ok()) {
-            call->done(std::vector<common::v1::Hardware>(call->response.hardware().begin(),
-                                                         call->response.hardware().end()));
+            result = std::vector<common::v1::Hardware>(call->response.hardware().begin(),
+                                                       call->response.hardware().end());
           } else if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
-            call->done(
-                WithReason(absl::NotFoundError(status.error_message()), "RESOURCE_NOT_FOUND"));
+            result = WithReason(absl::NotFoundError(status.error_message()), "RESOURCE_NOT_FOUND");
           } else {
-            call->done(TranslateError(status, ""));
+            result = TranslateError(status, "");
           }
-          delete call;
+          auto finish = std::move(call->done);
+          delete call;  // the child context goes before the caller's call can finish
+          finish(std::move(result));
         });
     return;
   }
@@ -98,13 +100,16 @@ void CatalogClient::GetHardware(
       auto self = shared_from_this();
       client->stub_->async()->ListHardware(
           context.get(), &request, &response, [self](grpc::Status status) {
-            if (!status.ok()) return self->done(self->client->TranslateError(status, ""));
-            for (auto& hw : *self->response.mutable_hardware()) {
-              self->records.push_back(std::move(hw));
+            if (status.ok()) {
+              for (auto& hw : *self->response.mutable_hardware()) {
+                self->records.push_back(std::move(hw));
+              }
+              if (!self->response.next_page_token().empty()) return self->Next();
             }
-            if (self->response.next_page_token().empty())
-              return self->done(std::move(self->records));
-            self->Next();
+            // The child context goes before the caller's call can finish.
+            self->context.reset();
+            if (!status.ok()) return self->done(self->client->TranslateError(status, ""));
+            self->done(std::move(self->records));
           });
     }
   };
@@ -127,15 +132,17 @@ void CatalogClient::GetModel(grpc::CallbackServerContext* caller, const std::str
   call->context = NewContext(caller);
   call->request.set_name(name);
   call->done = std::move(done);
-  stub_->async()->GetModel(call->context.get(), &call->request, &call->response,
-                           [this, call](grpc::Status status) {
-                             if (status.ok()) {
-                               call->done(std::move(call->response));
-                             } else {
-                               call->done(TranslateError(status, call->request.name()));
-                             }
-                             delete call;
-                           });
+  stub_->async()->GetModel(
+      call->context.get(), &call->request, &call->response, [this, call](grpc::Status status) {
+        absl::StatusOr<common::v1::Model> result =
+            status.ok() ? absl::StatusOr<common::v1::Model>(std::move(call->response))
+                        : TranslateError(status, call->request.name());
+        auto finish = std::move(call->done);
+        // The child context (it propagates the caller's deadline)
+        // goes before the caller's call can finish.
+        delete call;
+        finish(std::move(result));
+      });
 }
 
 absl::StatusOr<catalog::v1::CatalogInfo> CatalogClient::GetCatalogInfo(absl::Duration timeout) {
