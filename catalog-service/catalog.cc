@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "catalog-service/page_token.h"
+#include "catalog-service/record_codec.h"
 #include "catalog-service/query/filter.h"
 #include "catalog-service/validation.h"
 #include "common/errors.h"
@@ -20,69 +21,10 @@ namespace modelatlas::catalog {
 namespace {
 
 using google::protobuf::util::FieldMaskUtil;
-
-// What differs between the two kinds of record.
-template <typename Record>
-struct Traits;
-
-template <>
-struct Traits<Model> {
-  static constexpr RecordKind kKind = RecordKind::kModel;
-  static constexpr absl::string_view kCollection = kModelsCollection;
-  static constexpr absl::string_view kTypeName = "Model";
-  static void Validate(const Model& m, const std::string& prefix, FieldViolations* v) {
-    ValidateModel(m, prefix, v);
-  }
-  static std::vector<std::string> LookupKeys(const Model& m) {
-    return {LookupKey(m.display_name())};
-  }
-};
-
-template <>
-struct Traits<Hardware> {
-  static constexpr RecordKind kKind = RecordKind::kHardware;
-  static constexpr absl::string_view kCollection = kHardwareCollection;
-  static constexpr absl::string_view kTypeName = "Hardware";
-  static void Validate(const Hardware& h, const std::string& prefix, FieldViolations* v) {
-    ValidateHardware(h, prefix, v);
-  }
-  static std::vector<std::string> LookupKeys(const Hardware& h) {
-    std::vector<std::string> keys{LookupKey(h.display_name())};
-    for (const std::string& alias : h.aliases()) keys.push_back(LookupKey(alias));
-    return keys;
-  }
-};
-
-// Output-only fields are derived at read time, never stored.
-template <typename Record>
-std::string ToStoredBytes(Record record) {
-  record.clear_etag();
-  record.clear_revision();
-  return record.SerializeAsString();
-}
-
-template <typename Record>
-absl::StatusOr<Record> FromStored(const StoredRecord& stored) {
-  Record record;
-  // Fields a newer replica wrote and this binary lacks are kept as unknown
-  // fields, so rewriting the record does not drop them.
-  if (!record.ParseFromString(stored.payload)) {
-    return absl::DataLossError(
-        absl::StrCat("stored record \"", stored.id, "\" cannot be read: corrupt payload"));
-  }
-  record.set_revision(stored.revision);
-  // The revision of the last write changes with every write to the record,
-  // which is all an etag must do (AIP-154).
-  record.set_etag(absl::StrCat("r", stored.revision));
-  return record;
-}
-
-template <typename Record>
-absl::StatusOr<RecordWrite> ToWrite(const Record& record) {
-  return RecordWrite{
-      Traits<Record>::kKind, *ResourceIdFromName(record.name(), Traits<Record>::kCollection),
-      record.display_name(), Traits<Record>::LookupKeys(record), ToStoredBytes(record)};
-}
+using internal::FromStored;
+using internal::ToStoredBytes;
+using internal::ToWrite;
+using internal::Traits;
 
 // The revision an etag stands for; 0 for no etag.
 absl::StatusOr<int64_t> ParseEtag(absl::string_view etag, absl::string_view field) {
@@ -131,6 +73,10 @@ absl::StatusOr<std::string> Catalog::ResolveId(absl::string_view name) {
   if (!ids.ok()) return ids.status();
   if (ids->empty()) return NotFound<Record>(name);
   if (ids->size() > 1) {
+    // Names that differ only in punctuation ("Llama 3.1 8B", "Llama 3.1-8B")
+    // are told apart by the exact spelling.
+    std::optional<std::string> exact = ExactMatch<Record>(*ids, name);
+    if (exact.has_value()) return *exact;
     std::vector<std::string> names;
     for (const std::string& candidate : *ids) names.push_back(ResourceName(collection, candidate));
     return WithReason(absl::FailedPreconditionError(absl::StrCat(
@@ -139,6 +85,26 @@ absl::StatusOr<std::string> Catalog::ResolveId(absl::string_view name) {
                       "AMBIGUOUS_NAME");
   }
   return ids->front();
+}
+
+template <typename Record>
+std::optional<std::string> Catalog::ExactMatch(const std::vector<std::string>& ids,
+                                               absl::string_view name) {
+  std::optional<std::string> match;
+  for (const std::string& id : ids) {
+    absl::StatusOr<StoredRecord> stored = store_->Get(Traits<Record>::kKind, id);
+    if (!stored.ok()) continue;
+    absl::StatusOr<Record> record = FromStored<Record>(*stored);
+    if (!record.ok()) continue;
+    bool exact = record->display_name() == name;
+    if constexpr (std::is_same_v<Record, Hardware>) {
+      for (const std::string& alias : record->aliases()) exact = exact || alias == name;
+    }
+    if (!exact) continue;
+    if (match.has_value()) return std::nullopt;  // still ambiguous
+    match = id;
+  }
+  return match;
 }
 
 template <typename Record>

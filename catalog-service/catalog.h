@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "catalog-service/import/import_file.h"
 #include "catalog-service/store/store.h"
 #include "modelatlas/catalog/v1/catalog_service.pb.h"
 #include "modelatlas/catalog/v1/dataset.pb.h"
@@ -83,13 +85,44 @@ class Catalog {
   // Loads `dataset` when the catalog holds no record yet; returns whether it did.
   absl::StatusOr<bool> LoadIfEmpty(const v1::Dataset& dataset);
 
+  // Imports the records of a parsed file. Rows are matched to records by
+  // the id derived from their name (numbered for a repeated name, hashed
+  // when two names share a slug) or by display name; a matched record gets
+  // the fields the row sets and keeps the others, so importing the same
+  // file again changes nothing. Models' training-hardware names are linked
+  // to hardware records. A row that fails validation is rejected with its
+  // column; the others are written in batches, or, with options.atomic, all
+  // in one transaction or none. options.dry_run writes nothing.
+  absl::StatusOr<v1::ImportReport> Import(const ParsedFile& file, const v1::ImportOptions& options);
+  // Every record matching `filter` (AIP-160), in id order.
+  template <typename Record>
+  absl::StatusOr<std::vector<Record>> ListAll(const std::string& filter);
+
  private:
   template <typename Record>
   absl::StatusOr<std::string> ResolveId(absl::string_view name);
+  // The one record among `ids` whose display name (or alias) is exactly
+  // `name`; nullopt when none or several are.
+  template <typename Record>
+  std::optional<std::string> ExactMatch(const std::vector<std::string>& ids,
+                                        absl::string_view name);
   template <typename Record>
   absl::StatusOr<Record> UpdateOnce(const Record& record,
                                     const std::vector<std::string>& mask_paths);
   void NotifyWrite();
+
+  struct ImportRun;
+  template <typename Record>
+  void PlanImport(const std::vector<ParsedRecord<Record>>& rows, ImportRun* run);
+  absl::Status PlanArchitectureImport(ImportRun* run);
+  // The record a row updates (nullopt: none, create it under *new_id).
+  template <typename Record>
+  absl::StatusOr<std::optional<Record>> FindImportTarget(const Record& patch, int occurrence,
+                                                         ImportRun* run, std::string* new_id);
+  void LinkTrainingHardware(common::v1::Model* model, bool count, ImportRun* run);
+  // `hardware/{id}` for a training-hardware name, or "" when none matches.
+  std::string HardwareRef(absl::string_view hardware_name, ImportRun* run);
+  absl::Status CommitImport(ImportRun* run);
 
   std::unique_ptr<CatalogStore> store_;
   absl::Mutex write_mutex_;

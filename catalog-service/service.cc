@@ -2,8 +2,11 @@
 
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/errors.h"
 #include "common/grpc_status.h"
+#include "google/protobuf/util/json_util.h"
 
 namespace modelatlas::catalog {
 namespace {
@@ -113,6 +116,163 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
   bool cancelled_ ABSL_GUARDED_BY(mutex_) = false;
 };
 
+// Receives a file in chunks, then imports it on a worker thread (parsing
+// and writing thousands of rows must not hold a gRPC callback thread).
+class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
+ public:
+  ImportReactor(Catalog* catalog, v1::ImportRecordsResponse* response)
+      : catalog_(catalog), response_(response) {
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // the client has sent the whole file
+      std::thread([this] { Finish(ToGrpcStatus(Run())); }).detach();
+      return;
+    }
+    if (absl::Status s = Accept(); !s.ok()) {
+      Finish(ToGrpcStatus(s));
+      return;
+    }
+    StartRead(&request_);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  absl::Status Accept() {
+    if (messages_++ == 0) {
+      if (!request_.has_options()) {
+        return InvalidFieldError("options", "required in the first message of the stream");
+      }
+      options_ = request_.options();
+    } else if (request_.has_options()) {
+      return InvalidFieldError("options", "only the first message of the stream may carry options");
+    }
+    if (data_.size() + request_.data().size() > kMaxImportBytes) {
+      return InvalidFieldError("data", absl::StrCat("the file is larger than the limit of ",
+                                                    kMaxImportBytes, " bytes"));
+    }
+    data_.append(request_.data());
+    return absl::OkStatus();
+  }
+
+  absl::Status Run() {
+    if (messages_ == 0) return InvalidFieldError("options", "the stream carried no message");
+    absl::StatusOr<ParsedFile> file =
+        ParseImportFile(data_, options_.format(), options_.source_name());
+    if (!file.ok()) return file.status();
+    absl::StatusOr<v1::ImportReport> report = catalog_->Import(*file, options_);
+    if (!report.ok()) return report.status();
+    *response_->mutable_report() = *std::move(report);
+    return absl::OkStatus();
+  }
+
+  Catalog* catalog_;
+  v1::ImportRecordsResponse* response_;
+  v1::ImportRecordsRequest request_;
+  v1::ImportOptions options_;
+  std::string data_;
+  int64_t messages_ = 0;
+};
+
+absl::StatusOr<std::string> ExportFile(Catalog* catalog, const v1::ExportRecordsRequest& request,
+                                       int64_t* record_count) {
+  switch (request.format()) {
+    case v1::FILE_FORMAT_EPOCH_MODELS_CSV: {
+      absl::StatusOr<std::vector<Model>> models = catalog->ListAll<Model>(request.filter());
+      if (!models.ok()) return models.status();
+      *record_count = static_cast<int64_t>(models->size());
+      return ExportModelsCsv(*models);
+    }
+    case v1::FILE_FORMAT_EPOCH_HARDWARE_CSV: {
+      absl::StatusOr<std::vector<Hardware>> hardware = catalog->ListAll<Hardware>(request.filter());
+      if (!hardware.ok()) return hardware.status();
+      *record_count = static_cast<int64_t>(hardware->size());
+      return ExportHardwareCsv(*hardware);
+    }
+    case v1::FILE_FORMAT_UNSPECIFIED:
+    case v1::FILE_FORMAT_CATALOG_JSON: {
+      if (!request.filter().empty()) {
+        return InvalidFieldError("filter",
+                                 "not supported with the catalog JSON export (it holds both kinds "
+                                 "of record); export a CSV to filter");
+      }
+      v1::Dataset dataset;
+      absl::StatusOr<std::vector<Model>> models = catalog->ListAll<Model>("");
+      if (!models.ok()) return models.status();
+      absl::StatusOr<std::vector<Hardware>> hardware = catalog->ListAll<Hardware>("");
+      if (!hardware.ok()) return hardware.status();
+      for (Model& model : *models) {
+        model.clear_etag();
+        model.clear_revision();
+        *dataset.add_models() = std::move(model);
+      }
+      for (Hardware& record : *hardware) {
+        record.clear_etag();
+        record.clear_revision();
+        *dataset.add_hardware() = std::move(record);
+      }
+      *record_count = dataset.models_size() + dataset.hardware_size();
+      std::string json;
+      google::protobuf::util::JsonPrintOptions options;
+      options.preserve_proto_field_names = true;
+      auto status = google::protobuf::util::MessageToJsonString(dataset, &json, options);
+      if (!status.ok()) return absl::InternalError(std::string(status.message()));
+      return json;
+    }
+    default:
+      return InvalidFieldError(
+          "format", absl::StrCat("cannot export as ", v1::FileFormat_Name(request.format()),
+                                 ": export writes EPOCH_MODELS_CSV, EPOCH_HARDWARE_CSV or "
+                                 "CATALOG_JSON"));
+  }
+}
+
+// Writes an export in chunks, one at a time.
+class ExportReactor : public grpc::ServerWriteReactor<v1::ExportRecordsResponse> {
+ public:
+  ExportReactor(Catalog* catalog, const v1::ExportRecordsRequest& request) {
+    std::thread([this, catalog, request] {
+      absl::StatusOr<std::string> file = ExportFile(catalog, request, &record_count_);
+      if (!file.ok()) {
+        Finish(ToGrpcStatus(file.status()));
+        return;
+      }
+      file_ = *std::move(file);
+      WriteNext();
+    }).detach();
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client stopped reading the export"));
+      return;
+    }
+    WriteNext();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  static constexpr size_t kChunkBytes = 1 << 20;
+
+  void WriteNext() {
+    if (offset_ >= file_.size() && offset_ > 0) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    message_.Clear();
+    message_.set_data(file_.substr(offset_, kChunkBytes));
+    offset_ += kChunkBytes;
+    if (offset_ >= file_.size()) message_.set_record_count(record_count_);
+    StartWrite(&message_);
+  }
+
+  std::string file_;
+  size_t offset_ = 0;
+  int64_t record_count_ = 0;
+  v1::ExportRecordsResponse message_;
+};
+
 }  // namespace
 
 Unary* CatalogServiceImpl::GetModel(Context* c, const v1::GetModelRequest* r, Model* out) {
@@ -195,6 +355,16 @@ Unary* CatalogServiceImpl::GetCatalogInfo(Context* c, const v1::GetCatalogInfoRe
 grpc::ServerWriteReactor<v1::WatchResponse>* CatalogServiceImpl::Watch(Context* /*c*/,
                                                                        const v1::WatchRequest* r) {
   return new WatchReactor(catalog_, r->start_revision(), watch_poll_interval_);
+}
+
+grpc::ServerReadReactor<v1::ImportRecordsRequest>* CatalogServiceImpl::ImportRecords(
+    Context* /*c*/, v1::ImportRecordsResponse* out) {
+  return new ImportReactor(catalog_, out);
+}
+
+grpc::ServerWriteReactor<v1::ExportRecordsResponse>* CatalogServiceImpl::ExportRecords(
+    Context* /*c*/, const v1::ExportRecordsRequest* r) {
+  return new ExportReactor(catalog_, *r);
 }
 
 }  // namespace modelatlas::catalog

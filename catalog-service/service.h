@@ -44,6 +44,11 @@ class CatalogServiceImpl final : public v1::CatalogService::CallbackService {
   grpc::ServerWriteReactor<v1::WatchResponse>* Watch(Context* c,
                                                      const v1::WatchRequest* r) override;
 
+  grpc::ServerReadReactor<v1::ImportRecordsRequest>* ImportRecords(
+      Context* c, v1::ImportRecordsResponse* out) override;
+  grpc::ServerWriteReactor<v1::ExportRecordsResponse>* ExportRecords(
+      Context* c, const v1::ExportRecordsRequest* r) override;
+
  private:
   Catalog* catalog_;
   absl::Duration watch_poll_interval_;

@@ -10,6 +10,9 @@
 // 1 the call failed (the message names what), 2 the command line is wrong.
 #include <grpcpp/grpcpp.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -30,6 +33,7 @@
 #include "absl/time/time.h"
 #include "cli/card.h"
 #include "cli/output.h"
+#include "cli/transfer.h"
 #include "common/config.h"
 #include "google/protobuf/util/json_util.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
@@ -62,6 +66,13 @@ ABSL_FLAG(int32_t, max_cards, 64, "plan: most cards to consider (a power of two)
 ABSL_FLAG(int32_t, cards, 1, "runnable: cards of the hardware (a power of two)");
 ABSL_FLAG(int32_t, group_size, 0, "GPTQ/AWQ quantization group size (0 = 128)");
 ABSL_FLAG(std::string, hf_config, "", "count: a Hugging Face config.json file instead of MODEL");
+ABSL_FLAG(std::string, format, "",
+          "import/export: epoch-models-csv, epoch-hardware-csv, hf-config, llm-analysis-gpu, "
+          "gpu-poor or json (import: empty = detect; export: empty = json)");
+ABSL_FLAG(bool, dry_run, false, "import: report what would change and write nothing");
+ABSL_FLAG(bool, atomic, false, "import: the whole file in one transaction, or nothing");
+ABSL_FLAG(std::string, model, "", "import of a config.json: the model whose architecture it sets");
+ABSL_FLAG(std::string, output, "", "export: write to this file instead of stdout");
 ABSL_FLAG(bool, hypothetical, false,
           "Estimate even when the weights are not published (the answer says so)");
 
@@ -96,6 +107,10 @@ Commands (KIND is models or hardware):
                               --context, --batch, --filter)
   card MODEL                  the model's page: every recorded field with its notes, then
                               the hardware it needs
+  import FILE                 import Epoch AI CSVs, a config.json (--model), GPU spec JSON or
+                              an export (--format, --dry_run, --atomic); prints the report
+  export                      write the catalog as JSON or Epoch's CSV layout (--format,
+                              --filter, --output)
 
 Flags: --catalog=HOST:PORT --estimator=HOST:PORT --json --timeout=10s
 Environment: MODELATLAS_CATALOG and MODELATLAS_ESTIMATOR set the addresses.
@@ -164,6 +179,8 @@ class Cli {
     if (noun == "runnable" && args.size() == 2) return Runnable(args[1]);
     if (noun == "card" && args.size() == 2) return Card(args[1]);
     if (noun == "count" && args.size() <= 2) return Count(args.size() == 2 ? args[1] : "");
+    if (noun == "import" && args.size() == 2) return Import(args[1]);
+    if (noun == "export" && args.size() == 1) return Export();
     return UsageError(absl::StrCat("unknown command \"", absl::StrJoin(args, " "), "\""));
   }
 
@@ -673,6 +690,60 @@ class Cli {
                     absl::StrFormat("= %.2f GB (1 GB = 1e9 bytes)", response.total_gb())});
     cli::PrintTable({"COMPONENT", "BYTES", "GiB", "ARITHMETIC"}, rows);
     for (const auto& warning : response.warnings()) std::cout << "note: " << warning << "\n";
+    return EXIT_SUCCESS;
+  }
+
+  // Imports and exports take longer than one lookup: at least five minutes.
+  static absl::Duration TransferTimeout() {
+    return std::max(absl::GetFlag(FLAGS_timeout), absl::Minutes(5));
+  }
+
+  int Import(const std::string& path) {
+    absl::StatusOr<catalog_v1::FileFormat> format = cli::ParseFileFormat(absl::GetFlag(FLAGS_format));
+    if (!format.ok()) return UsageError(std::string(format.status().message()));
+    if (!std::ifstream(path)) {
+      std::cerr << "modelatlas: cannot read " << path << "\n";
+      return kExitFailure;
+    }
+    catalog_v1::ImportOptions options;
+    options.set_format(*format);
+    options.set_source_name(std::string(path.substr(path.find_last_of('/') + 1)));
+    options.set_dry_run(absl::GetFlag(FLAGS_dry_run));
+    options.set_atomic(absl::GetFlag(FLAGS_atomic));
+    options.set_model(absl::GetFlag(FLAGS_model));
+    catalog_v1::ImportRecordsResponse response;
+    const bool progress = !json_ && isatty(STDERR_FILENO);
+    grpc::Status status =
+        cli::ImportFile(catalog(), path, options, TransferTimeout(), progress, &response);
+    if (!status.ok()) return CatalogFailed(status);
+    if (json_) {
+      std::cout << cli::ToJson(response.report()) << "\n";
+    } else {
+      cli::PrintImportReport(response.report(), std::cout);
+    }
+    return EXIT_SUCCESS;
+  }
+
+  int Export() {
+    absl::StatusOr<catalog_v1::FileFormat> format = cli::ParseFileFormat(absl::GetFlag(FLAGS_format));
+    if (!format.ok()) return UsageError(std::string(format.status().message()));
+    catalog_v1::ExportRecordsRequest request;
+    request.set_format(*format);
+    request.set_filter(absl::GetFlag(FLAGS_filter));
+    const std::string path = absl::GetFlag(FLAGS_output);
+    std::ofstream file;
+    if (!path.empty()) {
+      file.open(path, std::ios::binary | std::ios::trunc);
+      if (!file) {
+        std::cerr << "modelatlas: cannot write " << path << "\n";
+        return kExitFailure;
+      }
+    }
+    int64_t records = 0;
+    grpc::Status status = cli::ExportFile(catalog(), request, TransferTimeout(),
+                                          path.empty() ? std::cout : file, &records);
+    if (!status.ok()) return CatalogFailed(status);
+    if (!path.empty()) std::cerr << "export: " << records << " records written to " << path << "\n";
     return EXIT_SUCCESS;
   }
 

@@ -28,6 +28,7 @@ class FieldViolations {
  public:
   void Add(std::string field, std::string description);
   bool empty() const { return violations_.empty(); }
+  const std::vector<FieldViolation>& violations() const { return violations_; }
   absl::Status ToStatus() const;
 
  private:

@@ -12,7 +12,7 @@
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/plan.h"
 #include "estimator-service/core/units.h"
-#include "estimator-service/hf_config.h"
+#include "common/hf_config.h"
 
 namespace modelatlas::estimator {
 namespace {

@@ -225,42 +225,32 @@ absl::StatusOr<int64_t> PostgresStore::Revision() {
   });
 }
 
-absl::StatusOr<int64_t> PostgresStore::Insert(const std::vector<RecordWrite>& records) {
+absl::StatusOr<int64_t> PostgresStore::Write(const std::vector<BatchWrite>& writes) {
   return WithConnection<int64_t>([&](pqxx::connection& c) -> absl::StatusOr<int64_t> {
-    pqxx::work tx(c);
+    pqxx::work tx(c);  // rolls back when destroyed uncommitted
     const int64_t revision = NextRevision(tx);
-    for (const RecordWrite& record : records) {
-      pqxx::result inserted = tx.exec_params(
-          "INSERT INTO records (kind, id, display_name, payload, revision) "
-          "VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING id",
-          Kind(record.kind), record.id, record.display_name, HexBytea(record.payload), revision);
-      if (inserted.empty()) {
-        return WithReason(absl::AlreadyExistsError(absl::StrCat(Kind(record.kind), " \"", record.id,
-                                                                "\" already exists")),
-                          "RESOURCE_ALREADY_EXISTS");  // tx rolls back when destroyed
+    for (const BatchWrite& write : writes) {
+      const RecordWrite& record = write.record;
+      if (write.operation == BatchWrite::Operation::kCreate) {
+        pqxx::result inserted = tx.exec_params(
+            "INSERT INTO records (kind, id, display_name, payload, revision) "
+            "VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING id",
+            Kind(record.kind), record.id, record.display_name, HexBytea(record.payload), revision);
+        if (inserted.empty()) return AlreadyExistsError(record.kind, record.id);
+      } else {
+        if (absl::Status s = CheckCurrent(tx, record.kind, record.id, write.expected_revision);
+            !s.ok()) {
+          return s;
+        }
+        tx.exec_params(
+            "UPDATE records SET display_name = $1, payload = $2, revision = $3 "
+            "WHERE kind = $4 AND id = $5",
+            record.display_name, HexBytea(record.payload), revision, Kind(record.kind), record.id);
       }
       ReplaceLookupKeys(tx, record);
-      LogChange(tx, revision, record.kind, record.id, "create");
+      LogChange(tx, revision, record.kind, record.id,
+                write.operation == BatchWrite::Operation::kCreate ? "create" : "update");
     }
-    tx.commit();
-    return revision;
-  });
-}
-
-absl::StatusOr<int64_t> PostgresStore::Update(const RecordWrite& record,
-                                              int64_t expected_revision) {
-  return WithConnection<int64_t>([&](pqxx::connection& c) -> absl::StatusOr<int64_t> {
-    pqxx::work tx(c);
-    const int64_t revision = NextRevision(tx);
-    if (absl::Status s = CheckCurrent(tx, record.kind, record.id, expected_revision); !s.ok()) {
-      return s;
-    }
-    tx.exec_params(
-        "UPDATE records SET display_name = $1, payload = $2, revision = $3 "
-        "WHERE kind = $4 AND id = $5",
-        record.display_name, HexBytea(record.payload), revision, Kind(record.kind), record.id);
-    ReplaceLookupKeys(tx, record);
-    LogChange(tx, revision, record.kind, record.id, "update");
     tx.commit();
     return revision;
   });

@@ -34,8 +34,7 @@ class PostgresStore : public CatalogStore {
                                                  int limit) override;
   absl::StatusOr<int64_t> Count(RecordKind kind) override;
   absl::StatusOr<int64_t> Revision() override;
-  absl::StatusOr<int64_t> Insert(const std::vector<RecordWrite>& records) override;
-  absl::StatusOr<int64_t> Update(const RecordWrite& record, int64_t expected_revision) override;
+  absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
   absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
                                  int64_t expected_revision) override;
   absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) override;

@@ -235,7 +235,7 @@ absl::StatusOr<int64_t> SqliteStore::Revision() {
   return stmt.Int(0);
 }
 
-absl::StatusOr<int64_t> SqliteStore::Insert(const std::vector<RecordWrite>& records) {
+absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes) {
   absl::MutexLock lock(&mutex_);
   return InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
     absl::StatusOr<int64_t> revision = NextRevision();
@@ -244,30 +244,44 @@ absl::StatusOr<int64_t> SqliteStore::Insert(const std::vector<RecordWrite>& reco
     Statement insert(db_,
                      "INSERT INTO records (kind, id, display_name, payload, revision) "
                      "VALUES (?, ?, ?, ?, ?)");
-    for (const Statement* stmt : {&exists, &insert}) {
+    Statement update(db_,
+                     "UPDATE records SET display_name = ?, payload = ?, revision = ? "
+                     "WHERE kind = ? AND id = ?");
+    for (const Statement* stmt : {&exists, &insert, &update}) {
       if (!stmt->status().ok()) return stmt->status();
     }
-    for (const RecordWrite& record : records) {
+    for (const BatchWrite& write : writes) {
+      const RecordWrite& record = write.record;
       const absl::string_view kind = RecordKindName(record.kind);
-      absl::StatusOr<bool> taken = exists.Reset().Bind(1, kind).Bind(2, record.id).Step();
-      if (!taken.ok()) return taken.status();
-      if (*taken) {
-        return WithReason(
-            absl::AlreadyExistsError(absl::StrCat(kind, " \"", record.id, "\" already exists")),
-            "RESOURCE_ALREADY_EXISTS");
+      absl::Status written;
+      if (write.operation == BatchWrite::Operation::kCreate) {
+        absl::StatusOr<bool> taken = exists.Reset().Bind(1, kind).Bind(2, record.id).Step();
+        if (!taken.ok()) return taken.status();
+        if (*taken) return AlreadyExistsError(record.kind, record.id);
+        written = insert.Reset()
+                      .Bind(1, kind)
+                      .Bind(2, record.id)
+                      .Bind(3, record.display_name)
+                      .BindBlob(4, record.payload)
+                      .Bind(5, *revision)
+                      .Run();
+      } else {
+        written = CheckCurrent(record.kind, record.id, write.expected_revision);
+        if (written.ok()) {
+          written = update.Reset()
+                        .Bind(1, record.display_name)
+                        .BindBlob(2, record.payload)
+                        .Bind(3, *revision)
+                        .Bind(4, kind)
+                        .Bind(5, record.id)
+                        .Run();
+        }
       }
-      if (absl::Status s = insert.Reset()
-                               .Bind(1, kind)
-                               .Bind(2, record.id)
-                               .Bind(3, record.display_name)
-                               .BindBlob(4, record.payload)
-                               .Bind(5, *revision)
-                               .Run();
-          !s.ok()) {
-        return s;
-      }
+      if (!written.ok()) return written;
       if (absl::Status s = ReplaceLookupKeys(record); !s.ok()) return s;
-      if (absl::Status s = LogChange(*revision, record.kind, record.id, "create"); !s.ok()) {
+      const bool created = write.operation == BatchWrite::Operation::kCreate;
+      if (absl::Status s = LogChange(*revision, record.kind, record.id, created ? "create" : "update");
+          !s.ok()) {
         return s;
       }
     }
@@ -323,31 +337,6 @@ absl::Status SqliteStore::ReplaceLookupKeys(const RecordWrite& record) {
     }
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<int64_t> SqliteStore::Update(const RecordWrite& record, int64_t expected_revision) {
-  absl::MutexLock lock(&mutex_);
-  return InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
-    if (absl::Status s = CheckCurrent(record.kind, record.id, expected_revision); !s.ok()) return s;
-    absl::StatusOr<int64_t> revision = NextRevision();
-    if (!revision.ok()) return revision.status();
-    Statement update(db_,
-                     "UPDATE records SET display_name = ?, payload = ?, revision = ? "
-                     "WHERE kind = ? AND id = ?");
-    if (!update.status().ok()) return update.status();
-    if (absl::Status s = update.Bind(1, record.display_name)
-                             .BindBlob(2, record.payload)
-                             .Bind(3, *revision)
-                             .Bind(4, RecordKindName(record.kind))
-                             .Bind(5, record.id)
-                             .Run();
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = ReplaceLookupKeys(record); !s.ok()) return s;
-    if (absl::Status s = LogChange(*revision, record.kind, record.id, "update"); !s.ok()) return s;
-    return *revision;
-  });
 }
 
 absl::StatusOr<int64_t> SqliteStore::Delete(RecordKind kind, absl::string_view id,

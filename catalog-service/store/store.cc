@@ -18,4 +18,24 @@ absl::Status StaleEtagError(RecordKind kind, absl::string_view id, int64_t expec
                     "ETAG_MISMATCH");
 }
 
+absl::StatusOr<int64_t> CatalogStore::Insert(const std::vector<RecordWrite>& records) {
+  std::vector<BatchWrite> writes;
+  writes.reserve(records.size());
+  for (const RecordWrite& record : records) {
+    writes.push_back({BatchWrite::Operation::kCreate, record, 0});
+  }
+  return Write(writes);
+}
+
+absl::StatusOr<int64_t> CatalogStore::Update(const RecordWrite& record,
+                                             int64_t expected_revision) {
+  return Write({{BatchWrite::Operation::kUpdate, record, expected_revision}});
+}
+
+absl::Status AlreadyExistsError(RecordKind kind, absl::string_view id) {
+  return WithReason(
+      absl::AlreadyExistsError(absl::StrCat(RecordKindName(kind), " \"", id, "\" already exists")),
+      "RESOURCE_ALREADY_EXISTS");
+}
+
 }  // namespace modelatlas::catalog

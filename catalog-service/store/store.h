@@ -39,6 +39,15 @@ struct RecordWrite {
   std::string payload;
 };
 
+// One write of a batch (see CatalogStore::Write).
+struct BatchWrite {
+  enum class Operation { kCreate, kUpdate };
+  Operation operation = Operation::kCreate;
+  RecordWrite record;
+  // For an update: the revision the record must still have; 0 for any.
+  int64_t expected_revision = 0;
+};
+
 // One committed write, as the change log records it.
 struct Change {
   int64_t revision = 0;
@@ -68,21 +77,25 @@ class CatalogStore {
   virtual absl::StatusOr<int64_t> Count(RecordKind kind) = 0;
   // The catalog revision: grows by one with every committed write.
   virtual absl::StatusOr<int64_t> Revision() = 0;
-  // Inserts every record in one transaction at one new revision, which it
-  // returns. ALREADY_EXISTS (naming the record) if any id is taken; then
-  // nothing is written.
-  virtual absl::StatusOr<int64_t> Insert(const std::vector<RecordWrite>& records) = 0;
-  // Replaces a record (payload, display name, lookup keys) at a new
-  // revision, which it returns. NOT_FOUND when it does not exist; ABORTED
-  // when expected_revision is not 0 and differs from the stored revision
-  // (checked inside the transaction, so concurrent writers cannot both win).
-  virtual absl::StatusOr<int64_t> Update(const RecordWrite& record, int64_t expected_revision) = 0;
+  // Applies every write in one transaction at one new revision, which it
+  // returns, or none of them: ALREADY_EXISTS (naming the record) when a
+  // created id is taken, NOT_FOUND when an updated record does not exist,
+  // ABORTED when its revision is not the expected one (checked inside the
+  // transaction, so concurrent writers cannot both win).
+  virtual absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) = 0;
+  // Write() with creates only.
+  absl::StatusOr<int64_t> Insert(const std::vector<RecordWrite>& records);
+  // Write() with one update.
+  absl::StatusOr<int64_t> Update(const RecordWrite& record, int64_t expected_revision);
   // Deletes a record at a new revision, with the same checks as Update.
   virtual absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
                                          int64_t expected_revision) = 0;
   // Up to `limit` changes with revision > `after_revision`, oldest first.
   virtual absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) = 0;
 };
+
+// ALREADY_EXISTS for a created id that is taken.
+absl::Status AlreadyExistsError(RecordKind kind, absl::string_view id);
 
 // ABORTED for an etag that no longer matches.
 absl::Status StaleEtagError(RecordKind kind, absl::string_view id, int64_t expected,

@@ -1,7 +1,7 @@
 // Hugging Face config.json files in ../shared/data/hf_configs, read in place:
 // the parameter count from each must equal the model's published exact
 // count (the total of its safetensors checkpoint, as listed on its model card).
-#include "estimator-service/hf_config.h"
+#include "common/hf_config.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "estimator-service/hf_config.h"
+#include "common/hf_config.h"
 
 #include <cmath>
 #include <set>
@@ -8,7 +8,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 
-namespace modelatlas::estimator {
+namespace modelatlas {
 namespace {
 
 using google::protobuf::Struct;
@@ -187,4 +187,4 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   return a;
 }
 
-}  // namespace modelatlas::estimator
+}  // namespace modelatlas

@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "modelatlas/common/v1/model.pb.h"
 
-namespace modelatlas::estimator {
+namespace modelatlas {
 
 // Longest config.json accepted, bytes.
 inline constexpr size_t kMaxHfConfigBytes = 1 << 20;
@@ -23,4 +23,4 @@ inline constexpr size_t kMaxHfConfigBytes = 1 << 20;
 // layers this reader does not know (it names the model_type).
 absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_view json);
 
-}  // namespace modelatlas::estimator
+}  // namespace modelatlas

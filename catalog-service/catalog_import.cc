@@ -1,0 +1,502 @@
+// Catalog::Import: matching a file's rows to records, merging, linking
+// training hardware, and writing in batches. See import/import_file.h for
+// how files become rows.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "catalog-service/catalog.h"
+#include "catalog-service/import/columns.h"
+#include "catalog-service/record_codec.h"
+#include "google/protobuf/field_mask.pb.h"
+#include "google/protobuf/util/field_mask_util.h"
+#include "google/protobuf/util/message_differencer.h"
+
+namespace modelatlas::catalog {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using internal::FromStored;
+using internal::ToWrite;
+using internal::Traits;
+
+// Records written per transaction when the import is not atomic: large
+// enough that commits (each an fsync) do not dominate, small enough that a
+// conflict only sends a few records down the one-by-one path.
+constexpr size_t kWriteBatch = 500;
+
+// Nested messages an import replaces whole rather than field by field.
+bool ReplacedWhole(const Descriptor* type) {
+  const std::string& name = type->full_name();
+  return name == "google.type.Date" || name == "google.protobuf.Timestamp" ||
+         name == "modelatlas.common.v1.Architecture" || name == "modelatlas.common.v1.Provenance";
+}
+
+// Paths of every field `message` sets, descending into nested messages
+// that are merged field by field; maps are merged by the caller.
+void SetFieldPaths(const Message& message, const std::string& prefix,
+                   google::protobuf::FieldMask* mask) {
+  std::vector<const FieldDescriptor*> fields;
+  message.GetReflection()->ListFields(message, &fields);
+  for (const FieldDescriptor* field : fields) {
+    if (field->is_map()) continue;
+    const std::string path = prefix.empty() ? field->name() : absl::StrCat(prefix, ".", field->name());
+    if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && !field->is_repeated() &&
+        !ReplacedWhole(field->message_type())) {
+      SetFieldPaths(message.GetReflection()->GetMessage(message, field), path, mask);
+    } else {
+      mask->add_paths(path);
+    }
+  }
+}
+
+// Writes every field `patch` sets over `record`, keeping the others: an
+// empty cell means "not known to this file", not "erase".
+template <typename Record>
+void Overlay(const Record& patch, Record* record) {
+  google::protobuf::FieldMask mask;
+  SetFieldPaths(patch, "", &mask);
+  google::protobuf::util::FieldMaskUtil::MergeOptions options;
+  options.set_replace_message_fields(true);
+  options.set_replace_repeated_fields(true);
+  google::protobuf::util::FieldMaskUtil::MergeMessageTo(patch, mask, options, record);
+  for (const auto& [column, cell] : patch.other_source_columns()) {
+    (*record->mutable_other_source_columns())[column] = cell;
+  }
+}
+
+// Top-level fields whose values differ.
+std::vector<std::string> ChangedFields(const Message& before, const Message& after) {
+  std::vector<std::string> changed;
+  const Descriptor* descriptor = before.GetDescriptor();
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    const FieldDescriptor* field = descriptor->field(i);
+    google::protobuf::util::MessageDifferencer differencer;
+    if (!differencer.CompareWithFields(before, after, {field}, {field})) {
+      changed.push_back(field->name());
+    }
+  }
+  return changed;
+}
+
+// FNV-1a: a hash that stays the same across builds and platforms, so ids
+// derived from it are stable.
+uint32_t StableHash(absl::string_view text) {
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : text) hash = (hash ^ c) * 16777619u;
+  return hash;
+}
+
+// `base` with `suffix` appended, cut so the id stays within 63 characters.
+std::string WithSuffix(std::string base, absl::string_view suffix) {
+  base.resize(std::min(base.size(), 63 - suffix.size()));
+  while (!base.empty() && base.back() == '-') base.pop_back();
+  return absl::StrCat(base, suffix);
+}
+
+// The CSV column a field path came from, for rejections found by validation.
+std::string ColumnOfField(absl::string_view path, v1::FileFormat format) {
+  const std::vector<Column>* columns = format == v1::FILE_FORMAT_EPOCH_MODELS_CSV
+                                           ? &EpochModelColumns()
+                                       : format == v1::FILE_FORMAT_EPOCH_HARDWARE_CSV
+                                           ? &EpochHardwareColumns()
+                                           : nullptr;
+  if (columns != nullptr) {
+    for (const Column& column : *columns) {
+      if (absl::StartsWith(path, column.field)) return std::string(column.header);
+    }
+  }
+  return std::string(path);
+}
+
+}  // namespace
+
+// Everything one import run keeps while it plans and writes.
+struct Catalog::ImportRun {
+  const ParsedFile& file;
+  const v1::ImportOptions& options;
+  v1::ImportReport report;
+  // Ids taken by rows of this file, by kind, so two rows never share a record.
+  absl::flat_hash_set<std::string> claimed[2];
+  // Occurrences of each display name so far, and the records they became.
+  std::map<std::string, std::vector<std::pair<int64_t, std::string>>> occurrences[2];
+  // Training-hardware names already resolved: name -> `hardware/{id}` or "".
+  absl::flat_hash_map<std::string, std::string> hardware_refs;
+  std::map<std::string, int64_t> unresolved_hardware;
+  // Rows rejected so far (a row may have several rejections).
+  std::set<int64_t> rejected_rows;
+  struct Planned {
+    int64_t row = 0;
+    v1::ImportedRecord summary;
+    BatchWrite write;
+  };
+  std::vector<Planned> planned;
+
+  void Reject(int64_t row, absl::string_view column, absl::string_view reason,
+              absl::string_view record) {
+    v1::ImportRejection* rejection = report.add_rejections();
+    rejection->set_row(row);
+    rejection->set_column(std::string(column));
+    rejection->set_reason(std::string(reason));
+    rejection->set_record(std::string(record));
+    rejected_rows.insert(row);
+  }
+};
+
+std::string Catalog::HardwareRef(absl::string_view hardware_name, ImportRun* run) {
+  auto cached = run->hardware_refs.find(hardware_name);
+  if (cached != run->hardware_refs.end()) return cached->second;
+  std::string ref;
+  absl::StatusOr<std::vector<std::string>> ids =
+      store_->FindIdsByLookupKey(RecordKind::kHardware, LookupKey(hardware_name));
+  if (ids.ok() && !ids->empty()) {
+    // Several records can share a key ignoring punctuation; the one named
+    // exactly so wins, else the first.
+    ref = ResourceName(kHardwareCollection, ids->front());
+    for (const std::string& id : *ids) {
+      absl::StatusOr<Hardware> hardware = Get<Hardware>(ResourceName(kHardwareCollection, id));
+      if (!hardware.ok()) continue;
+      const auto& aliases = hardware->aliases();
+      if (hardware->display_name() == hardware_name ||
+          std::find(aliases.begin(), aliases.end(), hardware_name) != aliases.end()) {
+        ref = hardware->name();
+        break;
+      }
+    }
+  }
+  run->hardware_refs[hardware_name] = ref;
+  return ref;
+}
+
+void Catalog::LinkTrainingHardware(Model* model, bool count, ImportRun* run) {
+  model->clear_training_hardware_refs();
+  for (const std::string& hardware_name : model->training_hardware()) {
+    const std::string ref = HardwareRef(hardware_name, run);
+    model->add_training_hardware_refs(ref);
+    if (!count) continue;
+    v1::HardwareLinking* linking = run->report.mutable_hardware_linking();
+    linking->set_mentions(linking->mentions() + 1);
+    if (ref.empty()) {
+      ++run->unresolved_hardware[hardware_name];
+    } else {
+      linking->set_resolved(linking->resolved() + 1);
+    }
+  }
+}
+
+template <typename Record>
+absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& patch,
+                                                                 int occurrence,
+                                                                 ImportRun* run,
+                                                                 std::string* new_id) {
+  constexpr RecordKind kind = Traits<Record>::kKind;
+  constexpr absl::string_view collection = Traits<Record>::kCollection;
+  auto& claimed = run->claimed[static_cast<int>(kind)];
+  auto load = [&](const std::string& id) -> absl::StatusOr<std::optional<Record>> {
+    absl::StatusOr<StoredRecord> stored = store_->Get(kind, id);
+    if (absl::IsNotFound(stored.status())) return std::nullopt;
+    if (!stored.ok()) return stored.status();
+    absl::StatusOr<Record> record = FromStored<Record>(*stored);
+    if (!record.ok()) return record.status();
+    return std::optional<Record>(*std::move(record));
+  };
+  // A file that names its resources (the catalog's own export) is matched by name.
+  if (!patch.name().empty()) {
+    std::optional<std::string> id = ResourceIdFromName(patch.name(), collection);
+    if (!id.has_value()) {
+      return InvalidFieldError("name", absl::StrCat("\"", patch.name(), "\" is not a valid ",
+                                                    collection, " resource name"));
+    }
+    *new_id = *id;
+    return load(*id);
+  }
+  // Ids derived from the name: the slug, numbered for the second and later
+  // rows of one name, and with a hash of the exact name when another name
+  // has the same slug ("Nova-2" and "Nova 2"). Re-importing finds the same ids.
+  const std::string& name = patch.display_name();
+  const std::string base = ResourceIdFromDisplayName(name);
+  const std::string first = occurrence == 1 ? base : WithSuffix(base, absl::StrCat("-", occurrence));
+  const std::string second = WithSuffix(first, absl::StrFormat("-%08x", StableHash(name)));
+  for (const std::string& id : {first, second}) {
+    if (claimed.contains(id)) continue;
+    absl::StatusOr<std::optional<Record>> existing = load(id);
+    if (!existing.ok()) return existing.status();
+    if (existing->has_value() && (*existing)->display_name() == name) return existing;
+  }
+  if (occurrence == 1) {
+    // Records created otherwise (the shipped dataset, by hand) are found by
+    // name: the one with exactly this display name, else, for hardware, the
+    // only record with this alias or name ignoring case and punctuation.
+    absl::StatusOr<std::vector<std::string>> ids = store_->FindIdsByLookupKey(kind, LookupKey(name));
+    if (!ids.ok()) return ids.status();
+    std::vector<Record> candidates;
+    for (const std::string& id : *ids) {
+      if (claimed.contains(id)) continue;
+      absl::StatusOr<std::optional<Record>> existing = load(id);
+      if (!existing.ok()) return existing.status();
+      if (!existing->has_value()) continue;
+      if ((*existing)->display_name() == name) return existing;
+      candidates.push_back(**std::move(existing));
+    }
+    if (kind == RecordKind::kHardware && candidates.size() == 1) return std::optional(candidates[0]);
+  }
+  for (const std::string& id : {first, second}) {
+    if (claimed.contains(id)) continue;
+    absl::StatusOr<StoredRecord> stored = store_->Get(kind, id);
+    if (absl::IsNotFound(stored.status())) {
+      *new_id = id;
+      return std::nullopt;
+    }
+    if (!stored.ok()) return stored.status();
+  }
+  return absl::AlreadyExistsError(absl::StrCat("no free id for \"", name, "\": ", first, " and ",
+                                               second, " are taken by other records"));
+}
+
+template <typename Record>
+void Catalog::PlanImport(const std::vector<ParsedRecord<Record>>& rows, ImportRun* run) {
+  constexpr RecordKind kind = Traits<Record>::kKind;
+  constexpr absl::string_view collection = Traits<Record>::kCollection;
+  for (const ParsedRecord<Record>& row : rows) {
+    // A row that names its resource (the catalog's own export) is a whole record.
+    const bool names_itself = !row.record.name().empty();
+    const std::string& display_name = row.record.display_name();
+    auto& seen = run->occurrences[static_cast<int>(kind)][display_name];
+    const int occurrence = names_itself ? 1 : static_cast<int>(seen.size()) + 1;
+    std::string new_id;
+    absl::StatusOr<std::optional<Record>> target =
+        FindImportTarget(row.record, occurrence, run, &new_id);
+    if (!target.ok()) {
+      run->Reject(row.row, "", target.status().message(), display_name);
+      continue;
+    }
+    Record patch = row.record;
+    Record merged;
+    const bool exists = target->has_value();
+    if (exists) {
+      merged = **target;
+      merged.clear_etag();
+      merged.clear_revision();
+      // A record found by alias keeps its own name; one with a source keeps
+      // it unless the file is a whole record (the catalog's export).
+      if (merged.display_name() != display_name) patch.clear_display_name();
+      if (!names_itself && !merged.provenance().source().empty()) patch.clear_provenance();
+      Overlay(patch, &merged);
+    } else {
+      merged = patch;
+      merged.set_name(ResourceName(collection, new_id));
+    }
+    if constexpr (std::is_same_v<Record, Model>) {
+      if (!names_itself) LinkTrainingHardware(&merged, true, run);
+    }
+    FieldViolations violations;
+    Traits<Record>::Validate(merged, "", &violations);
+    if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) {
+      for (const auto& violation : violations.violations()) {
+        run->Reject(row.row, ColumnOfField(violation.field, run->file.format),
+                    violation.description, display_name);
+      }
+      continue;
+    }
+    const std::string id = *ResourceIdFromName(merged.name(), collection);
+    run->claimed[static_cast<int>(kind)].insert(id);
+    seen.emplace_back(row.row, merged.name());
+
+    ImportRun::Planned planned;
+    planned.row = row.row;
+    planned.summary.set_row(row.row);
+    planned.summary.set_name(merged.name());
+    planned.summary.set_display_name(merged.display_name());
+    if (exists) {
+      std::vector<std::string> changed = ChangedFields(**target, merged);
+      changed.erase(std::remove_if(changed.begin(), changed.end(),
+                                   [](const std::string& f) { return f == "etag" || f == "revision"; }),
+                    changed.end());
+      if (changed.empty()) {
+        planned.summary.set_outcome(v1::IMPORT_OUTCOME_UNCHANGED);
+      } else {
+        planned.summary.set_outcome(v1::IMPORT_OUTCOME_UPDATED);
+        for (std::string& field : changed) planned.summary.add_changed_fields(std::move(field));
+      }
+    } else {
+      planned.summary.set_outcome(v1::IMPORT_OUTCOME_CREATED);
+    }
+    if (planned.summary.outcome() != v1::IMPORT_OUTCOME_UNCHANGED) {
+      absl::StatusOr<RecordWrite> write = ToWrite(merged);
+      planned.write = {exists ? BatchWrite::Operation::kUpdate : BatchWrite::Operation::kCreate,
+                       *std::move(write), exists ? (*target)->revision() : 0};
+    }
+    run->planned.push_back(std::move(planned));
+  }
+}
+
+absl::Status Catalog::PlanArchitectureImport(ImportRun* run) {
+  if (run->file.models.empty()) return absl::OkStatus();  // the config was rejected
+  if (run->options.model().empty()) {
+    return InvalidFieldError("options.model",
+                             "required for a config.json: the model whose architecture it sets");
+  }
+  absl::StatusOr<Model> model = Get<Model>(run->options.model());
+  if (!model.ok()) return model.status();
+  // Matched by resource name, like a record of the catalog's own export.
+  ParsedRecord<Model> row = run->file.models.front();
+  row.record.set_name(model->name());
+  row.record.set_display_name(model->display_name());
+  // A config.json describes the shape; the exact count published with the
+  // weights is not in it and stays.
+  common::v1::Architecture* architecture = row.record.mutable_architecture();
+  if (!architecture->has_published_parameter_count() &&
+      model->architecture().has_published_parameter_count()) {
+    architecture->set_published_parameter_count(model->architecture().published_parameter_count());
+  }
+  PlanImport(std::vector<ParsedRecord<Model>>{row}, run);
+  return absl::OkStatus();
+}
+
+absl::Status Catalog::CommitImport(ImportRun* run) {
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < run->planned.size(); ++i) {
+    if (run->planned[i].summary.outcome() != v1::IMPORT_OUTCOME_UNCHANGED) pending.push_back(i);
+  }
+  auto batch_of = [&](size_t begin, size_t end) {
+    std::vector<BatchWrite> writes;
+    for (size_t i = begin; i < end; ++i) writes.push_back(run->planned[pending[i]].write);
+    return writes;
+  };
+  if (run->options.atomic()) {
+    if (!run->rejected_rows.empty() || pending.empty()) return absl::OkStatus();
+    absl::StatusOr<int64_t> revision = store_->Write(batch_of(0, pending.size()));
+    if (!revision.ok()) return revision.status();
+    NotifyWrite();
+    return absl::OkStatus();
+  }
+  int64_t written = 0;
+  for (size_t begin = 0; begin < pending.size(); begin += kWriteBatch) {
+    const size_t end = std::min(pending.size(), begin + kWriteBatch);
+    absl::StatusOr<int64_t> revision = store_->Write(batch_of(begin, end));
+    if (revision.ok()) {
+      written += static_cast<int64_t>(end - begin);
+      NotifyWrite();
+      continue;
+    }
+    const bool conflict = absl::IsAborted(revision.status()) ||
+                          absl::IsAlreadyExists(revision.status()) ||
+                          absl::IsNotFound(revision.status());
+    if (!conflict) {
+      return absl::Status(revision.status().code(),
+                          absl::StrCat(revision.status().message(), " (after ", written, " of ",
+                                       pending.size(),
+                                       " records were written; importing again is safe)"));
+    }
+    // Another writer changed one of these records since they were read:
+    // write them one by one and report the ones that conflict.
+    for (size_t i = begin; i < end; ++i) {
+      ImportRun::Planned& planned = run->planned[pending[i]];
+      absl::StatusOr<int64_t> one = store_->Write({planned.write});
+      if (one.ok()) {
+        ++written;
+        NotifyWrite();
+        continue;
+      }
+      run->Reject(planned.row, "",
+                  absl::StrCat(one.status().message(), " (changed by another writer during the import)"),
+                  planned.summary.display_name());
+      planned.summary.set_outcome(v1::IMPORT_OUTCOME_REJECTED);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
+                                                 const v1::ImportOptions& options) {
+  ImportRun run{file, options};
+  run.report.set_format(file.format);
+  run.report.set_rows_read(file.rows_read);
+  run.report.set_dry_run(options.dry_run());
+  run.report.set_atomic(options.atomic());
+  for (const std::string& column : file.unmapped_columns) run.report.add_unmapped_columns(column);
+  for (const v1::ImportRejection& rejection : file.rejections) {
+    *run.report.add_rejections() = rejection;
+    run.rejected_rows.insert(rejection.row());
+  }
+  if (file.architecture_only) {
+    if (absl::Status s = PlanArchitectureImport(&run); !s.ok()) return s;
+  } else {
+    PlanImport(file.hardware, &run);
+    PlanImport(file.models, &run);
+  }
+  if (!options.dry_run()) {
+    if (absl::Status s = CommitImport(&run); !s.ok()) return s;
+  }
+  const bool nothing_written = options.dry_run() || (options.atomic() && !run.rejected_rows.empty());
+  run.report.set_committed(!nothing_written);
+  for (const ImportRun::Planned& planned : run.planned) {
+    switch (planned.summary.outcome()) {
+      case v1::IMPORT_OUTCOME_CREATED:
+        run.report.set_created(run.report.created() + 1);
+        *run.report.add_changes() = planned.summary;
+        break;
+      case v1::IMPORT_OUTCOME_UPDATED:
+        run.report.set_updated(run.report.updated() + 1);
+        *run.report.add_changes() = planned.summary;
+        break;
+      case v1::IMPORT_OUTCOME_UNCHANGED:
+        run.report.set_unchanged(run.report.unchanged() + 1);
+        break;
+      default:
+        break;
+    }
+  }
+  run.report.set_rejected(static_cast<int64_t>(run.rejected_rows.size()));
+  std::stable_sort(run.report.mutable_rejections()->begin(), run.report.mutable_rejections()->end(),
+                   [](const auto& a, const auto& b) { return a.row() < b.row(); });
+  std::vector<std::pair<std::string, int64_t>> unresolved(run.unresolved_hardware.begin(),
+                                                          run.unresolved_hardware.end());
+  std::stable_sort(unresolved.begin(), unresolved.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (const auto& [name, mentions] : unresolved) {
+    v1::UnresolvedHardware* entry = run.report.mutable_hardware_linking()->add_unresolved();
+    entry->set_name(name);
+    entry->set_mentions(mentions);
+  }
+  for (const auto& by_kind : run.occurrences) {
+    for (const auto& [display_name, rows] : by_kind) {
+      if (rows.size() < 2) continue;
+      v1::DuplicateName* duplicate = run.report.add_duplicate_names();
+      duplicate->set_display_name(display_name);
+      for (const auto& [row, name] : rows) {
+        duplicate->add_rows(row);
+        duplicate->add_names(name);
+      }
+    }
+  }
+  absl::StatusOr<int64_t> revision = store_->Revision();
+  if (!revision.ok()) return revision.status();
+  run.report.set_revision(*revision);
+  return run.report;
+}
+
+template <typename Record>
+absl::StatusOr<std::vector<Record>> Catalog::ListAll(const std::string& filter) {
+  std::vector<Record> records;
+  ListQuery query{kMaxPageSize, "", filter, ""};
+  while (true) {
+    absl::StatusOr<Page<Record>> page = List<Record>(query);
+    if (!page.ok()) return page.status();
+    for (Record& record : page->records) records.push_back(std::move(record));
+    if (page->next_page_token.empty()) return records;
+    query.page_token = page->next_page_token;
+  }
+}
+
+template absl::StatusOr<std::vector<Model>> Catalog::ListAll<Model>(const std::string&);
+template absl::StatusOr<std::vector<Hardware>> Catalog::ListAll<Hardware>(const std::string&);
+
+}  // namespace modelatlas::catalog

@@ -1,0 +1,499 @@
+#include "catalog-service/import/import_file.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/str_join.h"
+#include "catalog-service/import/columns.h"
+#include "catalog-service/import/csv.h"
+#include "common/errors.h"
+#include "common/hf_config.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "modelatlas/catalog/v1/dataset.pb.h"
+
+namespace modelatlas::catalog {
+namespace {
+
+using common::v1::Hardware;
+using common::v1::Model;
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+constexpr absl::string_view kFormatField = "options.format";
+
+absl::string_view StripBom(absl::string_view text) {
+  absl::ConsumePrefix(&text, "\xEF\xBB\xBF");
+  return text;
+}
+
+absl::StatusOr<Struct> ParseJsonObject(absl::string_view content) {
+  Struct object;
+  auto status = google::protobuf::util::JsonStringToMessage(std::string(content), &object);
+  if (!status.ok()) {
+    return InvalidFieldError("data", absl::StrCat("is not a JSON object: ",
+                                                  std::string(status.message())));
+  }
+  return object;
+}
+
+bool AllValuesHaveKeys(const Struct& object, std::initializer_list<const char*> keys) {
+  if (object.fields().empty()) return false;
+  for (const auto& [name, value] : object.fields()) {
+    if (value.kind_case() != Value::kStructValue) return false;
+    for (const char* key : keys) {
+      if (!value.struct_value().fields().contains(key)) return false;
+    }
+  }
+  return true;
+}
+
+// ---- CSV ----
+
+// The typed column a header stands for, by its current or an older name.
+const Column* FindColumn(const std::vector<Column>& columns, absl::string_view header) {
+  for (const Column& column : columns) {
+    if (column.header == header) return &column;
+  }
+  for (const Column& column : columns) {
+    for (absl::string_view older : column.older_headers) {
+      if (older == header) return &column;
+    }
+  }
+  return nullptr;
+}
+
+bool IsNumeric(CellKind kind) {
+  return kind == CellKind::kNumber || kind == CellKind::kNumberList ||
+         kind == CellKind::kWholeNumber || kind == CellKind::kBitsPerSecond;
+}
+
+// The cell as export should write it: the file's own text when the record
+// kept it (a label or date spelled other than the canonical way) and it
+// still reads back to the record's value, else the canonical text.
+template <typename Record>
+std::string ExportCell(const Column& column, const Record& record) {
+  std::string canonical = GetCell(column, record);
+  auto verbatim = record.other_source_columns().find(std::string(column.header));
+  if (verbatim == record.other_source_columns().end() || canonical.empty()) return canonical;
+  Record scratch;
+  if (SetCell(column, verbatim->second, &scratch).ok() && GetCell(column, scratch) == canonical) {
+    return verbatim->second;
+  }
+  return canonical;
+}
+
+template <typename Record>
+absl::Status ParseCsv(absl::string_view content, const std::vector<Column>& columns,
+                      absl::string_view name_column, const common::v1::Provenance& provenance,
+                      std::vector<ParsedRecord<Record>>* records, ParsedFile* file) {
+  CsvReader reader(content);
+  CsvRow header_row;
+  if (!reader.Next(&header_row)) {
+    return reader.status().ok() ? InvalidFieldError("data", "the file is empty")
+                                : InvalidFieldError("data", reader.status().message());
+  }
+  // Current column names first; an older name only for a field no current
+  // name in this file holds (frontier_ai_models.csv has both "Training
+  // dataset size (total)" and an unrelated "Training dataset size").
+  std::vector<std::string> headers;
+  std::vector<const Column*> mapped(header_row.cells.size(), nullptr);
+  for (const std::string& raw : header_row.cells) {
+    headers.emplace_back(absl::StripAsciiWhitespace(raw));
+  }
+  auto taken = [&](const Column* column) {
+    return std::find(mapped.begin(), mapped.end(), column) != mapped.end();
+  };
+  for (size_t i = 0; i < headers.size(); ++i) {
+    for (const Column& column : columns) {
+      if (column.header == headers[i] && !taken(&column)) mapped[i] = &column;
+    }
+  }
+  for (size_t i = 0; i < headers.size(); ++i) {
+    const Column* column = mapped[i] == nullptr ? FindColumn(columns, headers[i]) : nullptr;
+    if (column != nullptr && !taken(column)) mapped[i] = column;
+  }
+  int name_index = -1;
+  for (size_t i = 0; i < headers.size(); ++i) {
+    if (mapped[i] != nullptr && mapped[i]->header == name_column) name_index = static_cast<int>(i);
+    if (mapped[i] == nullptr && !headers[i].empty()) file->unmapped_columns.push_back(headers[i]);
+  }
+  if (name_index < 0) {
+    return InvalidFieldError("data", absl::StrCat("the header has no \"", name_column, "\" column"));
+  }
+
+  CsvRow row;
+  int64_t row_number = 0;
+  while (reader.Next(&row)) {
+    bool blank = true;
+    for (const std::string& cell : row.cells) blank = blank && cell.empty();
+    if (blank) continue;
+    ++row_number;
+    if (row_number > kMaxImportRows) {
+      return InvalidFieldError("data", absl::StrCat("more than ", kMaxImportRows, " rows"));
+    }
+    const std::string display_name =
+        name_index < static_cast<int>(row.cells.size()) ? row.cells[name_index] : "";
+    auto reject = [&](absl::string_view column, absl::string_view reason) {
+      v1::ImportRejection* rejection = &file->rejections.emplace_back();
+      rejection->set_row(row_number);
+      rejection->set_line(row.line);
+      rejection->set_column(std::string(column));
+      rejection->set_reason(std::string(reason));
+      rejection->set_record(display_name);
+    };
+    if (row.cells.size() > headers.size()) {
+      bool extra = false;
+      for (size_t i = headers.size(); i < row.cells.size(); ++i) extra = extra || !row.cells[i].empty();
+      if (extra) {
+        reject("", absl::StrCat("the row has ", row.cells.size(), " cells but the header has ",
+                                headers.size()));
+        continue;
+      }
+    }
+    if (absl::StripAsciiWhitespace(display_name).empty()) {
+      reject(name_column, "the name is empty");
+      continue;
+    }
+    Record record;
+    bool rejected = false;
+    for (size_t i = 0; i < headers.size() && i < row.cells.size(); ++i) {
+      const std::string& cell = row.cells[i];
+      if (cell.empty()) continue;
+      if (mapped[i] == nullptr) {
+        if (!headers[i].empty()) (*record.mutable_other_source_columns())[headers[i]] = cell;
+        continue;
+      }
+      if (absl::Status set = SetCell(*mapped[i], cell, &record); !set.ok()) {
+        reject(headers[i], set.message());
+        rejected = true;
+        continue;
+      }
+      if (!IsNumeric(mapped[i]->kind) && GetCell(*mapped[i], record) != cell) {
+        (*record.mutable_other_source_columns())[std::string(mapped[i]->header)] = cell;
+      }
+    }
+    if (rejected) continue;
+    *record.mutable_provenance() = provenance;
+    records->push_back({row_number, row.line, std::move(record)});
+  }
+  if (!reader.status().ok()) return InvalidFieldError("data", reader.status().message());
+  file->rows_read = row_number;
+  return absl::OkStatus();
+}
+
+common::v1::Provenance EpochProvenance(absl::string_view source_name, absl::string_view what,
+                                       absl::string_view url) {
+  common::v1::Provenance provenance;
+  provenance.set_source(absl::StrCat("Epoch AI, ", source_name.empty() ? what : source_name));
+  provenance.add_urls(std::string(url));
+  provenance.set_notes("Imported from Epoch AI's data (CC BY 4.0).");
+  return provenance;
+}
+
+// ---- JSON ----
+
+double Number(const Struct& object, const char* key, double scale, bool* present) {
+  auto it = object.fields().find(key);
+  *present = it != object.fields().end() && it->second.kind_case() == Value::kNumberValue;
+  return *present ? it->second.number_value() * scale : 0;
+}
+
+// Sets `setter(value * scale)` when the key holds a non-negative number;
+// rejects the record otherwise (a present key that is not a number).
+template <typename Setter>
+bool ReadNumber(const Struct& object, const char* key, double scale, Setter setter,
+                const std::function<void(absl::string_view, absl::string_view)>& reject) {
+  auto it = object.fields().find(key);
+  if (it == object.fields().end() || it->second.kind_case() == Value::kNullValue) return true;
+  if (it->second.kind_case() != Value::kNumberValue || it->second.number_value() < 0) {
+    reject(key, "must be a non-negative number");
+    return false;
+  }
+  setter(it->second.number_value() * scale);
+  return true;
+}
+
+absl::Status ParseLlmAnalysisGpu(const Struct& object, absl::string_view source_name,
+                                 ParsedFile* file) {
+  file->rows_read = 1;
+  Hardware hardware;
+  auto name = object.fields().find("name");
+  bool ok = true;
+  auto reject = [&](absl::string_view column, absl::string_view reason) {
+    v1::ImportRejection* rejection = &file->rejections.emplace_back();
+    rejection->set_row(1);
+    rejection->set_line(1);
+    rejection->set_column(std::string(column));
+    rejection->set_reason(std::string(reason));
+    ok = false;
+  };
+  if (name == object.fields().end() || name->second.string_value().empty()) {
+    reject("name", "the name is empty");
+    return absl::OkStatus();
+  }
+  hardware.set_display_name(name->second.string_value());
+  // llm-analysis writes decimal GB and TFLOPS (its A100 80 GB is 80, its
+  // H100 SXM fp16 peak the dense 989).
+  constexpr double kGB = 1e9, kTera = 1e12;
+  ok = ReadNumber(object, "mem_per_GPU_in_GB", kGB,
+                  [&](double v) { hardware.set_memory_bytes(v); }, reject) && ok;
+  ok = ReadNumber(object, "hbm_bandwidth_in_GB_per_sec", kGB,
+                  [&](double v) { hardware.set_memory_bandwidth_bytes_per_second(v); }, reject) &&
+       ok;
+  ok = ReadNumber(object, "intra_node_bandwidth_in_GB_per_sec", kGB,
+                  [&](double v) { hardware.set_intra_node_bandwidth_bytes_per_second(v); },
+                  reject) &&
+       ok;
+  ok = ReadNumber(object, "inter_node_bandwidth_in_GB_per_sec", kGB,
+                  [&](double v) { hardware.set_inter_node_bandwidth_bytes_per_second(v); },
+                  reject) &&
+       ok;
+  ok = ReadNumber(object, "peak_fp16_TFLOPS", kTera,
+                  [&](double v) { hardware.mutable_peak()->set_tensor_fp16_bf16_flops(v); },
+                  reject) &&
+       ok;
+  ok = ReadNumber(object, "peak_i8_TFLOPS", kTera,
+                  [&](double v) { hardware.mutable_peak()->set_int8_ops(v); }, reject) &&
+       ok;
+  ok = ReadNumber(object, "peak_i4_TFLOPS", kTera,
+                  [&](double v) { hardware.mutable_peak()->set_int4_ops(v); }, reject) &&
+       ok;
+  if (!ok) return absl::OkStatus();
+  bool present = false;
+  const double latency = Number(object, "intra_node_min_message_latency", 1, &present);
+  if (present) {
+    (*hardware.mutable_other_source_columns())["intra_node_min_message_latency"] =
+        FormatNumber(latency);
+  }
+  hardware.set_type(common::v1::HARDWARE_TYPE_GPU);
+  common::v1::Provenance* provenance = hardware.mutable_provenance();
+  provenance->set_source(absl::StrCat("llm-analysis GPU config ", source_name));
+  provenance->add_urls("https://github.com/cli99/llm-analysis");
+  file->hardware.push_back({1, 1, std::move(hardware)});
+  return absl::OkStatus();
+}
+
+absl::Status ParseGpuPoor(const Struct& object, absl::string_view source_name, ParsedFile* file) {
+  // gpu_poor's table: decimal GB, GB/s, and the FP32 non-tensor TFLOPS.
+  std::map<std::string, const Struct*> sorted;
+  for (const auto& [name, value] : object.fields()) sorted[name] = &value.struct_value();
+  int64_t row = 0;
+  for (const auto& [name, entry] : sorted) {
+    ++row;
+    bool ok = true;
+    auto reject = [&](absl::string_view column, absl::string_view reason) {
+      v1::ImportRejection* rejection = &file->rejections.emplace_back();
+      rejection->set_row(row);
+      rejection->set_column(std::string(column));
+      rejection->set_reason(std::string(reason));
+      rejection->set_record(name);
+      ok = false;
+    };
+    Hardware hardware;
+    hardware.set_display_name(name);
+    ReadNumber(*entry, "memory", 1e9, [&](double v) { hardware.set_memory_bytes(v); }, reject);
+    ReadNumber(*entry, "bandwidth", 1e9,
+               [&](double v) { hardware.set_memory_bandwidth_bytes_per_second(v); }, reject);
+    ReadNumber(*entry, "compute", 1e12,
+               [&](double v) { hardware.mutable_peak()->set_fp32_flops(v); }, reject);
+    if (!ok) continue;
+    hardware.set_type(common::v1::HARDWARE_TYPE_GPU);
+    common::v1::Provenance* provenance = hardware.mutable_provenance();
+    provenance->set_source(absl::StrCat("gpu_poor GPU table ", source_name));
+    provenance->add_urls("https://github.com/RahulSChand/gpu_poor");
+    file->hardware.push_back({row, 0, std::move(hardware)});
+  }
+  file->rows_read = row;
+  return absl::OkStatus();
+}
+
+absl::Status ParseCatalogJson(absl::string_view content, absl::string_view source_name,
+                              ParsedFile* file) {
+  v1::Dataset dataset;
+  auto status = google::protobuf::util::JsonStringToMessage(std::string(content), &dataset);
+  if (!status.ok()) {
+    return InvalidFieldError("data", absl::StrCat("is not a catalog export: ",
+                                                  std::string(status.message())));
+  }
+  int64_t row = 0;
+  auto keep = [&](auto* record) {
+    record->clear_etag();
+    record->clear_revision();
+    if (record->provenance().source().empty()) {
+      record->mutable_provenance()->set_source(absl::StrCat("ModelAtlas export ", source_name));
+    }
+  };
+  for (Model& model : *dataset.mutable_models()) {
+    keep(&model);
+    file->models.push_back({++row, 0, std::move(model)});
+  }
+  for (Hardware& hardware : *dataset.mutable_hardware()) {
+    keep(&hardware);
+    file->hardware.push_back({++row, 0, std::move(hardware)});
+  }
+  file->rows_read = row;
+  return absl::OkStatus();
+}
+
+absl::Status ParseHfConfig(absl::string_view content, absl::string_view source_name,
+                           ParsedFile* file) {
+  file->rows_read = 1;
+  file->architecture_only = true;
+  absl::StatusOr<common::v1::Architecture> architecture = ArchitectureFromHfConfig(content);
+  if (!architecture.ok()) {
+    v1::ImportRejection* rejection = &file->rejections.emplace_back();
+    rejection->set_row(1);
+    rejection->set_reason(std::string(architecture.status().message()));
+    return absl::OkStatus();
+  }
+  Model model;
+  *model.mutable_architecture() = *std::move(architecture);
+  if (model.architecture().source().empty()) {
+    model.mutable_architecture()->set_source(
+        absl::StrCat("Hugging Face config.json", source_name.empty() ? "" : ": ", source_name));
+  }
+  file->models.push_back({1, 1, std::move(model)});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::FileFormat> DetectFileFormat(absl::string_view content) {
+  absl::string_view text = absl::StripLeadingAsciiWhitespace(StripBom(content));
+  if (text.empty()) return InvalidFieldError("data", "the file is empty");
+  if (text.front() == '{') {
+    absl::StatusOr<Struct> object = ParseJsonObject(text);
+    if (!object.ok()) return object.status();
+    const auto& fields = object->fields();
+    if (fields.contains("models") || fields.contains("hardware")) {
+      return v1::FILE_FORMAT_CATALOG_JSON;
+    }
+    if (fields.contains("mem_per_GPU_in_GB")) return v1::FILE_FORMAT_LLM_ANALYSIS_GPU_JSON;
+    if (fields.contains("model_type") || fields.contains("architectures")) {
+      return v1::FILE_FORMAT_HF_CONFIG_JSON;
+    }
+    if (AllValuesHaveKeys(*object, {"memory", "bandwidth", "compute"})) {
+      return v1::FILE_FORMAT_GPU_POOR_JSON;
+    }
+    std::vector<std::string> keys;
+    for (const auto& [key, value] : fields) {
+      if (keys.size() < 5) keys.push_back(key);
+    }
+    return InvalidFieldError(
+        kFormatField,
+        absl::StrCat("cannot tell the format of a JSON object with keys ", absl::StrJoin(keys, ", "),
+                     ": expected a catalog export (\"models\"/\"hardware\"), a Hugging Face "
+                     "config.json (\"model_type\"), an llm-analysis GPU config "
+                     "(\"mem_per_GPU_in_GB\") or gpu_poor's GPU table"));
+  }
+  CsvReader reader(content);
+  CsvRow header;
+  if (!reader.Next(&header)) return InvalidFieldError("data", "the file has no header row");
+  std::vector<std::string> seen;
+  for (const std::string& cell : header.cells) {
+    const std::string name(absl::StripAsciiWhitespace(cell));
+    if (FindColumn(EpochModelColumns(), name) == &EpochModelColumns().front()) {
+      return v1::FILE_FORMAT_EPOCH_MODELS_CSV;
+    }
+    if (name == "Hardware name") return v1::FILE_FORMAT_EPOCH_HARDWARE_CSV;
+    if (seen.size() < 5) seen.push_back(absl::StrCat("\"", name, "\""));
+  }
+  return InvalidFieldError(
+      kFormatField,
+      absl::StrCat("cannot tell the format of a file whose first columns are ",
+                   absl::StrJoin(seen, ", "),
+                   ": Epoch AI model files have a \"Model\" column, hardware files a "
+                   "\"Hardware name\" column"));
+}
+
+absl::StatusOr<ParsedFile> ParseImportFile(absl::string_view content, v1::FileFormat format,
+                                           absl::string_view source_name) {
+  if (content.size() > kMaxImportBytes) {
+    return InvalidFieldError("data", absl::StrCat("is ", content.size(),
+                                                  " bytes; the limit is ", kMaxImportBytes));
+  }
+  content = StripBom(content);
+  if (format == v1::FILE_FORMAT_UNSPECIFIED) {
+    absl::StatusOr<v1::FileFormat> detected = DetectFileFormat(content);
+    if (!detected.ok()) return detected.status();
+    format = *detected;
+  }
+  ParsedFile file;
+  file.format = format;
+  absl::Status status;
+  switch (format) {
+    case v1::FILE_FORMAT_EPOCH_MODELS_CSV:
+      status = ParseCsv(content, EpochModelColumns(), "Model",
+                        EpochProvenance(source_name, "models CSV", "https://epoch.ai/data/ai-models"),
+                        &file.models, &file);
+      break;
+    case v1::FILE_FORMAT_EPOCH_HARDWARE_CSV:
+      status = ParseCsv(content, EpochHardwareColumns(), "Hardware name",
+                        EpochProvenance(source_name, "hardware CSV",
+                                        "https://epoch.ai/data/machine-learning-hardware"),
+                        &file.hardware, &file);
+      break;
+    case v1::FILE_FORMAT_HF_CONFIG_JSON:
+      status = ParseHfConfig(content, source_name, &file);
+      break;
+    case v1::FILE_FORMAT_LLM_ANALYSIS_GPU_JSON:
+    case v1::FILE_FORMAT_GPU_POOR_JSON: {
+      absl::StatusOr<Struct> object = ParseJsonObject(content);
+      if (!object.ok()) return object.status();
+      status = format == v1::FILE_FORMAT_GPU_POOR_JSON
+                   ? ParseGpuPoor(*object, source_name, &file)
+                   : ParseLlmAnalysisGpu(*object, source_name, &file);
+      break;
+    }
+    case v1::FILE_FORMAT_CATALOG_JSON:
+      status = ParseCatalogJson(content, source_name, &file);
+      break;
+    default:
+      return InvalidFieldError(kFormatField, absl::StrCat("unknown format ", format));
+  }
+  if (!status.ok()) return status;
+  return file;
+}
+
+std::string ExportModelsCsv(const std::vector<Model>& models) {
+  std::string out;
+  std::vector<std::string> cells;
+  for (const Column& column : EpochModelColumns()) cells.emplace_back(column.header);
+  AppendCsvRow(cells, &out);
+  for (const Model& model : models) {
+    cells.clear();
+    for (const Column& column : EpochModelColumns()) cells.push_back(ExportCell(column, model));
+    AppendCsvRow(cells, &out);
+  }
+  return out;
+}
+
+std::string ExportHardwareCsv(const std::vector<Hardware>& hardware) {
+  std::string out;
+  std::vector<std::string> cells(EpochHardwareHeader().begin(), EpochHardwareHeader().end());
+  AppendCsvRow(cells, &out);
+  for (const Hardware& record : hardware) {
+    cells.clear();
+    for (absl::string_view header : EpochHardwareHeader()) {
+      const Column* column = FindColumn(EpochHardwareColumns(), header);
+      if (column != nullptr) {
+        cells.push_back(ExportCell(*column, record));
+        continue;
+      }
+      auto other = record.other_source_columns().find(std::string(header));
+      cells.push_back(other == record.other_source_columns().end() ? "" : other->second);
+    }
+    AppendCsvRow(cells, &out);
+  }
+  return out;
+}
+
+}  // namespace modelatlas::catalog
