@@ -7,8 +7,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "catalog-service/catalog.h"
 #include "catalog-service/import/columns.h"
@@ -47,7 +47,8 @@ void SetFieldPaths(const Message& message, const std::string& prefix,
   message.GetReflection()->ListFields(message, &fields);
   for (const FieldDescriptor* field : fields) {
     if (field->is_map()) continue;
-    const std::string path = prefix.empty() ? field->name() : absl::StrCat(prefix, ".", field->name());
+    const std::string path =
+        prefix.empty() ? field->name() : absl::StrCat(prefix, ".", field->name());
     if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && !field->is_repeated() &&
         !ReplacedWhole(field->message_type())) {
       SetFieldPaths(message.GetReflection()->GetMessage(message, field), path, mask);
@@ -103,11 +104,10 @@ std::string WithSuffix(std::string base, absl::string_view suffix) {
 
 // The CSV column a field path came from, for rejections found by validation.
 std::string ColumnOfField(absl::string_view path, v1::FileFormat format) {
-  const std::vector<Column>* columns = format == v1::FILE_FORMAT_EPOCH_MODELS_CSV
-                                           ? &EpochModelColumns()
-                                       : format == v1::FILE_FORMAT_EPOCH_HARDWARE_CSV
-                                           ? &EpochHardwareColumns()
-                                           : nullptr;
+  const std::vector<Column>* columns =
+      format == v1::FILE_FORMAT_EPOCH_MODELS_CSV     ? &EpochModelColumns()
+      : format == v1::FILE_FORMAT_EPOCH_HARDWARE_CSV ? &EpochHardwareColumns()
+                                                     : nullptr;
   if (columns != nullptr) {
     for (const Column& column : *columns) {
       if (absl::StartsWith(path, column.field)) return std::string(column.header);
@@ -192,10 +192,9 @@ void Catalog::LinkTrainingHardware(Model* model, bool count, ImportRun* run) {
 }
 
 template <typename Record>
-absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& patch,
-                                                                 int occurrence,
-                                                                 ImportRun* run,
-                                                                 std::string* new_id) {
+absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& patch, int occurrence,
+                                                                ImportRun* run,
+                                                                std::string* new_id) {
   constexpr RecordKind kind = Traits<Record>::kKind;
   constexpr absl::string_view collection = Traits<Record>::kCollection;
   auto& claimed = run->claimed[static_cast<int>(kind)];
@@ -222,7 +221,8 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
   // has the same slug ("Nova-2" and "Nova 2"). Re-importing finds the same ids.
   const std::string& name = patch.display_name();
   const std::string base = ResourceIdFromDisplayName(name);
-  const std::string first = occurrence == 1 ? base : WithSuffix(base, absl::StrCat("-", occurrence));
+  const std::string first =
+      occurrence == 1 ? base : WithSuffix(base, absl::StrCat("-", occurrence));
   const std::string second = WithSuffix(first, absl::StrFormat("-%08x", StableHash(name)));
   for (const std::string& id : {first, second}) {
     if (claimed.contains(id)) continue;
@@ -234,7 +234,8 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
     // Records created otherwise (the shipped dataset, by hand) are found by
     // name: the one with exactly this display name, else, for hardware, the
     // only record with this alias or name ignoring case and punctuation.
-    absl::StatusOr<std::vector<std::string>> ids = store_->FindIdsByLookupKey(kind, LookupKey(name));
+    absl::StatusOr<std::vector<std::string>> ids =
+        store_->FindIdsByLookupKey(kind, LookupKey(name));
     if (!ids.ok()) return ids.status();
     std::vector<Record> candidates;
     for (const std::string& id : *ids) {
@@ -245,7 +246,8 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
       if ((*existing)->display_name() == name) return existing;
       candidates.push_back(**std::move(existing));
     }
-    if (kind == RecordKind::kHardware && candidates.size() == 1) return std::optional(candidates[0]);
+    if (kind == RecordKind::kHardware && candidates.size() == 1)
+      return std::optional(candidates[0]);
   }
   for (const std::string& id : {first, second}) {
     if (claimed.contains(id)) continue;
@@ -316,9 +318,10 @@ void Catalog::PlanImport(const std::vector<ParsedRecord<Record>>& rows, ImportRu
     planned.summary.set_display_name(merged.display_name());
     if (exists) {
       std::vector<std::string> changed = ChangedFields(**target, merged);
-      changed.erase(std::remove_if(changed.begin(), changed.end(),
-                                   [](const std::string& f) { return f == "etag" || f == "revision"; }),
-                    changed.end());
+      changed.erase(
+          std::remove_if(changed.begin(), changed.end(),
+                         [](const std::string& f) { return f == "etag" || f == "revision"; }),
+          changed.end());
       if (changed.empty()) {
         planned.summary.set_outcome(v1::IMPORT_OUTCOME_UNCHANGED);
       } else {
@@ -390,10 +393,10 @@ absl::Status Catalog::CommitImport(ImportRun* run) {
                           absl::IsAlreadyExists(revision.status()) ||
                           absl::IsNotFound(revision.status());
     if (!conflict) {
-      return absl::Status(revision.status().code(),
-                          absl::StrCat(revision.status().message(), " (after ", written, " of ",
-                                       pending.size(),
-                                       " records were written; importing again is safe)"));
+      return absl::Status(
+          revision.status().code(),
+          absl::StrCat(revision.status().message(), " (after ", written, " of ", pending.size(),
+                       " records were written; importing again is safe)"));
     }
     // Another writer changed one of these records since they were read:
     // write them one by one and report the ones that conflict.
@@ -405,9 +408,10 @@ absl::Status Catalog::CommitImport(ImportRun* run) {
         NotifyWrite();
         continue;
       }
-      run->Reject(planned.row, "",
-                  absl::StrCat(one.status().message(), " (changed by another writer during the import)"),
-                  planned.summary.display_name());
+      run->Reject(
+          planned.row, "",
+          absl::StrCat(one.status().message(), " (changed by another writer during the import)"),
+          planned.summary.display_name());
       planned.summary.set_outcome(v1::IMPORT_OUTCOME_REJECTED);
     }
   }
@@ -435,7 +439,8 @@ absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
   if (!options.dry_run()) {
     if (absl::Status s = CommitImport(&run); !s.ok()) return s;
   }
-  const bool nothing_written = options.dry_run() || (options.atomic() && !run.rejected_rows.empty());
+  const bool nothing_written =
+      options.dry_run() || (options.atomic() && !run.rejected_rows.empty());
   run.report.set_committed(!nothing_written);
   for (const ImportRun::Planned& planned : run.planned) {
     switch (planned.summary.outcome()) {

@@ -149,8 +149,8 @@ class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
       return InvalidFieldError("options", "only the first message of the stream may carry options");
     }
     if (data_.size() + request_.data().size() > kMaxImportBytes) {
-      return InvalidFieldError("data", absl::StrCat("the file is larger than the limit of ",
-                                                    kMaxImportBytes, " bytes"));
+      return InvalidFieldError(
+          "data", absl::StrCat("the file is larger than the limit of ", kMaxImportBytes, " bytes"));
     }
     data_.append(request_.data());
     return absl::OkStatus();

@@ -9,7 +9,6 @@
 // Tables for people by default, --json for scripts. Exit codes: 0 success,
 // 1 the call failed (the message names what), 2 the command line is wrong.
 #include <grpcpp/grpcpp.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -699,7 +698,8 @@ class Cli {
   }
 
   int Import(const std::string& path) {
-    absl::StatusOr<catalog_v1::FileFormat> format = cli::ParseFileFormat(absl::GetFlag(FLAGS_format));
+    absl::StatusOr<catalog_v1::FileFormat> format =
+        cli::ParseFileFormat(absl::GetFlag(FLAGS_format));
     if (!format.ok()) return UsageError(std::string(format.status().message()));
     if (!std::ifstream(path)) {
       std::cerr << "modelatlas: cannot read " << path << "\n";
@@ -725,7 +725,8 @@ class Cli {
   }
 
   int Export() {
-    absl::StatusOr<catalog_v1::FileFormat> format = cli::ParseFileFormat(absl::GetFlag(FLAGS_format));
+    absl::StatusOr<catalog_v1::FileFormat> format =
+        cli::ParseFileFormat(absl::GetFlag(FLAGS_format));
     if (!format.ok()) return UsageError(std::string(format.status().message()));
     catalog_v1::ExportRecordsRequest request;
     request.set_format(*format);

@@ -100,9 +100,8 @@ grpc::Status ImportFile(v1::CatalogService::Stub& catalog, const std::string& pa
 
 void PrintImportReport(const v1::ImportReport& report, std::ostream& out) {
   out << absl::StrFormat("%s: %d rows read; %d created, %d updated, %d unchanged, %d rejected\n",
-                         v1::FileFormat_Name(report.format()), report.rows_read(),
-                         report.created(), report.updated(), report.unchanged(),
-                         report.rejected());
+                         v1::FileFormat_Name(report.format()), report.rows_read(), report.created(),
+                         report.updated(), report.unchanged(), report.rejected());
   if (report.dry_run()) {
     out << "dry run: nothing was written\n";
   } else if (!report.committed()) {
@@ -113,9 +112,9 @@ void PrintImportReport(const v1::ImportReport& report, std::ostream& out) {
   }
   const v1::HardwareLinking& linking = report.hardware_linking();
   if (linking.mentions() > 0) {
-    out << absl::StrFormat("training hardware: %d of %d mentions linked to hardware records (%.1f%%)\n",
-                           linking.resolved(), linking.mentions(),
-                           100.0 * linking.resolved() / linking.mentions());
+    out << absl::StrFormat(
+        "training hardware: %d of %d mentions linked to hardware records (%.1f%%)\n",
+        linking.resolved(), linking.mentions(), 100.0 * linking.resolved() / linking.mentions());
     std::vector<std::string> names;
     for (const auto& unresolved : linking.unresolved()) {
       names.push_back(absl::StrCat(unresolved.name(), " (", unresolved.mentions(), ")"));
@@ -139,8 +138,8 @@ void PrintImportReport(const v1::ImportReport& report, std::ostream& out) {
     out << ": " << rejection.reason() << "\n";
   }
   constexpr int kShownChanges = 20;
-  const int shown = report.dry_run() ? report.changes_size()
-                                     : std::min(report.changes_size(), kShownChanges);
+  const int shown =
+      report.dry_run() ? report.changes_size() : std::min(report.changes_size(), kShownChanges);
   for (int i = 0; i < shown; ++i) {
     const auto& change = report.changes(i);
     out << "  row " << change.row() << " " << change.name() << " " << OutcomeText(change.outcome());

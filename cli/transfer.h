@@ -2,10 +2,10 @@
 // the catalog, with a progress bar on a terminal and the import's report.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <ostream>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"

@@ -6,13 +6,13 @@
 #include "catalog-service/query/filter.h"
 #include "common/errors.h"
 #include "common/grpc_status.h"
+#include "common/hf_config.h"
 #include "estimator-service/conversions.h"
 #include "estimator-service/core/fit_matrix.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/plan.h"
 #include "estimator-service/core/units.h"
-#include "common/hf_config.h"
 
 namespace modelatlas::estimator {
 namespace {

@@ -187,8 +187,8 @@ absl::StatusOr<google::protobuf::Timestamp> ParseTimestamp(absl::string_view cel
 }
 
 std::string FormatTimestamp(const google::protobuf::Timestamp& timestamp) {
-  const absl::Time time = absl::FromUnixSeconds(timestamp.seconds()) +
-                          absl::Nanoseconds(timestamp.nanos());
+  const absl::Time time =
+      absl::FromUnixSeconds(timestamp.seconds()) + absl::Nanoseconds(timestamp.nanos());
   return absl::FormatTime("%Y-%m-%d %H:%M:%E*S+00:00", time, absl::UTCTimeZone());
 }
 
@@ -309,6 +309,9 @@ absl::Status SetParsed(const Column& column, absl::string_view cell, Message* me
 }  // namespace
 
 std::string FormatNumber(double value) {
+  // Whole numbers as digits ("7000000000", as people and spreadsheets
+  // expect) while every digit is exact; the rest in the shortest form.
+  if (value == std::floor(value) && std::fabs(value) < 1e16) return absl::StrFormat("%.0f", value);
   char buffer[64];
   auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
   return error == std::errc() ? std::string(buffer, end) : absl::StrCat(value);
@@ -357,11 +360,10 @@ std::string GetCell(const Column& column, const Message& record) {
       return FormatDate(
           static_cast<const google::type::Date&>(reflection->GetMessage(*message, field)));
     case CellKind::kTimestamp:
-      return FormatTimestamp(static_cast<const google::protobuf::Timestamp&>(
-          reflection->GetMessage(*message, field)));
+      return FormatTimestamp(
+          static_cast<const google::protobuf::Timestamp&>(reflection->GetMessage(*message, field)));
     case CellKind::kEnum:
-      return std::string(
-          EnumLabel(*field->enum_type(), reflection->GetEnumValue(*message, field)));
+      return std::string(EnumLabel(*field->enum_type(), reflection->GetEnumValue(*message, field)));
     case CellKind::kEnumList: {
       std::vector<std::string> items;
       for (int i = 0; i < reflection->FieldSize(*message, field); ++i) {
@@ -407,15 +409,14 @@ const std::vector<Column>& EpochModelColumns() {
       {"Epochs", "epochs", K::kNumber},
       {"WikiText and Penn Treebank data", "benchmark_data", K::kText},
       {"Model accessibility", "accessibility", K::kEnum},
-      {"Country (of organization)",
-       "countries",
-       K::kTextList,
-       {"Country (from Organization)"}},
+      {"Country (of organization)", "countries", K::kTextList, {"Country (from Organization)"}},
       {"Base model", "base_models", K::kTextList},
       {"Finetune compute (FLOP)", "finetune_compute_flop", K::kNumber},
       {"Finetune compute notes", "finetune_compute_notes", K::kText},
       {"Hardware quantity", "hardware_quantity", K::kNumber},
-      {"Hardware utilization (MFU)", "hardware_utilization_mfu", K::kNumber,
+      {"Hardware utilization (MFU)",
+       "hardware_utilization_mfu",
+       K::kNumber,
        {"Hardware utilization"}},
       {"Last modified", "last_modified_time", K::kTimestamp},
       {"Training cloud compute vendor", "training_cloud_compute_vendor", K::kText},
@@ -439,8 +440,7 @@ const std::vector<Column>& EpochModelColumns() {
       {"Numerical format", "numerical_formats", K::kTextList},
       {"Frontier model", "frontier_model", K::kFlag},
       {"Training power draw (W)", "training_power_draw_watts", K::kNumber},
-      {"Training compute estimation method", "training_compute_estimation_methods",
-       K::kEnumList},
+      {"Training compute estimation method", "training_compute_estimation_methods", K::kEnumList},
       {"Hugging Face developer id", "hugging_face_developer_id", K::kText},
       {"Post-training compute (FLOP)", "post_training_compute_flop", K::kNumber},
       {"Post-training compute notes", "post_training_compute_notes", K::kText},

@@ -58,7 +58,8 @@ absl::Status SetCell(const Column& column, absl::string_view cell,
 // field is not set.
 std::string GetCell(const Column& column, const google::protobuf::Message& record);
 
-// Shortest text that parses back to exactly `value` ("7000000000", "0.52", "1.2e+22").
+// Text that parses back to exactly `value`: whole numbers below 1e16 as
+// digits ("7000000000"), others in the shortest form ("0.52", "1.2e+22").
 std::string FormatNumber(double value);
 
 }  // namespace modelatlas::catalog

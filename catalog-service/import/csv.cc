@@ -41,8 +41,7 @@ bool CsvReader::Next(CsvRow* row) {
             "line ", cell_start_line, ": a quoted cell is never closed (missing '\"')"));
         return false;
       }
-      if (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '\n' &&
-          text_[pos_] != '\r') {
+      if (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '\n' && text_[pos_] != '\r') {
         status_ = absl::InvalidArgumentError(
             absl::StrCat("line ", line_, ": text after the closing quote of a cell"));
         return false;

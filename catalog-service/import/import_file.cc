@@ -9,8 +9,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "catalog-service/import/columns.h"
 #include "catalog-service/import/csv.h"
 #include "common/errors.h"
@@ -38,8 +38,8 @@ absl::StatusOr<Struct> ParseJsonObject(absl::string_view content) {
   Struct object;
   auto status = google::protobuf::util::JsonStringToMessage(std::string(content), &object);
   if (!status.ok()) {
-    return InvalidFieldError("data", absl::StrCat("is not a JSON object: ",
-                                                  std::string(status.message())));
+    return InvalidFieldError("data",
+                             absl::StrCat("is not a JSON object: ", std::string(status.message())));
   }
   return object;
 }
@@ -126,7 +126,8 @@ absl::Status ParseCsv(absl::string_view content, const std::vector<Column>& colu
     if (mapped[i] == nullptr && !headers[i].empty()) file->unmapped_columns.push_back(headers[i]);
   }
   if (name_index < 0) {
-    return InvalidFieldError("data", absl::StrCat("the header has no \"", name_column, "\" column"));
+    return InvalidFieldError("data",
+                             absl::StrCat("the header has no \"", name_column, "\" column"));
   }
 
   CsvRow row;
@@ -151,7 +152,8 @@ absl::Status ParseCsv(absl::string_view content, const std::vector<Column>& colu
     };
     if (row.cells.size() > headers.size()) {
       bool extra = false;
-      for (size_t i = headers.size(); i < row.cells.size(); ++i) extra = extra || !row.cells[i].empty();
+      for (size_t i = headers.size(); i < row.cells.size(); ++i)
+        extra = extra || !row.cells[i].empty();
       if (extra) {
         reject("", absl::StrCat("the row has ", row.cells.size(), " cells but the header has ",
                                 headers.size()));
@@ -243,28 +245,33 @@ absl::Status ParseLlmAnalysisGpu(const Struct& object, absl::string_view source_
   // llm-analysis writes decimal GB and TFLOPS (its A100 80 GB is 80, its
   // H100 SXM fp16 peak the dense 989).
   constexpr double kGB = 1e9, kTera = 1e12;
-  ok = ReadNumber(object, "mem_per_GPU_in_GB", kGB,
-                  [&](double v) { hardware.set_memory_bytes(v); }, reject) && ok;
-  ok = ReadNumber(object, "hbm_bandwidth_in_GB_per_sec", kGB,
-                  [&](double v) { hardware.set_memory_bandwidth_bytes_per_second(v); }, reject) &&
+  ok = ReadNumber(
+           object, "mem_per_GPU_in_GB", kGB, [&](double v) { hardware.set_memory_bytes(v); },
+           reject) &&
        ok;
-  ok = ReadNumber(object, "intra_node_bandwidth_in_GB_per_sec", kGB,
-                  [&](double v) { hardware.set_intra_node_bandwidth_bytes_per_second(v); },
-                  reject) &&
+  ok = ReadNumber(
+           object, "hbm_bandwidth_in_GB_per_sec", kGB,
+           [&](double v) { hardware.set_memory_bandwidth_bytes_per_second(v); }, reject) &&
        ok;
-  ok = ReadNumber(object, "inter_node_bandwidth_in_GB_per_sec", kGB,
-                  [&](double v) { hardware.set_inter_node_bandwidth_bytes_per_second(v); },
-                  reject) &&
+  ok = ReadNumber(
+           object, "intra_node_bandwidth_in_GB_per_sec", kGB,
+           [&](double v) { hardware.set_intra_node_bandwidth_bytes_per_second(v); }, reject) &&
        ok;
-  ok = ReadNumber(object, "peak_fp16_TFLOPS", kTera,
-                  [&](double v) { hardware.mutable_peak()->set_tensor_fp16_bf16_flops(v); },
-                  reject) &&
+  ok = ReadNumber(
+           object, "inter_node_bandwidth_in_GB_per_sec", kGB,
+           [&](double v) { hardware.set_inter_node_bandwidth_bytes_per_second(v); }, reject) &&
        ok;
-  ok = ReadNumber(object, "peak_i8_TFLOPS", kTera,
-                  [&](double v) { hardware.mutable_peak()->set_int8_ops(v); }, reject) &&
+  ok = ReadNumber(
+           object, "peak_fp16_TFLOPS", kTera,
+           [&](double v) { hardware.mutable_peak()->set_tensor_fp16_bf16_flops(v); }, reject) &&
        ok;
-  ok = ReadNumber(object, "peak_i4_TFLOPS", kTera,
-                  [&](double v) { hardware.mutable_peak()->set_int4_ops(v); }, reject) &&
+  ok = ReadNumber(
+           object, "peak_i8_TFLOPS", kTera,
+           [&](double v) { hardware.mutable_peak()->set_int8_ops(v); }, reject) &&
+       ok;
+  ok = ReadNumber(
+           object, "peak_i4_TFLOPS", kTera,
+           [&](double v) { hardware.mutable_peak()->set_int4_ops(v); }, reject) &&
        ok;
   if (!ok) return absl::OkStatus();
   bool present = false;
@@ -299,11 +306,14 @@ absl::Status ParseGpuPoor(const Struct& object, absl::string_view source_name, P
     };
     Hardware hardware;
     hardware.set_display_name(name);
-    ReadNumber(*entry, "memory", 1e9, [&](double v) { hardware.set_memory_bytes(v); }, reject);
-    ReadNumber(*entry, "bandwidth", 1e9,
-               [&](double v) { hardware.set_memory_bandwidth_bytes_per_second(v); }, reject);
-    ReadNumber(*entry, "compute", 1e12,
-               [&](double v) { hardware.mutable_peak()->set_fp32_flops(v); }, reject);
+    ReadNumber(
+        *entry, "memory", 1e9, [&](double v) { hardware.set_memory_bytes(v); }, reject);
+    ReadNumber(
+        *entry, "bandwidth", 1e9,
+        [&](double v) { hardware.set_memory_bandwidth_bytes_per_second(v); }, reject);
+    ReadNumber(
+        *entry, "compute", 1e12, [&](double v) { hardware.mutable_peak()->set_fp32_flops(v); },
+        reject);
     if (!ok) continue;
     hardware.set_type(common::v1::HARDWARE_TYPE_GPU);
     common::v1::Provenance* provenance = hardware.mutable_provenance();
@@ -320,8 +330,8 @@ absl::Status ParseCatalogJson(absl::string_view content, absl::string_view sourc
   v1::Dataset dataset;
   auto status = google::protobuf::util::JsonStringToMessage(std::string(content), &dataset);
   if (!status.ok()) {
-    return InvalidFieldError("data", absl::StrCat("is not a catalog export: ",
-                                                  std::string(status.message())));
+    return InvalidFieldError(
+        "data", absl::StrCat("is not a catalog export: ", std::string(status.message())));
   }
   int64_t row = 0;
   auto keep = [&](auto* record) {
@@ -389,7 +399,8 @@ absl::StatusOr<v1::FileFormat> DetectFileFormat(absl::string_view content) {
     }
     return InvalidFieldError(
         kFormatField,
-        absl::StrCat("cannot tell the format of a JSON object with keys ", absl::StrJoin(keys, ", "),
+        absl::StrCat("cannot tell the format of a JSON object with keys ",
+                     absl::StrJoin(keys, ", "),
                      ": expected a catalog export (\"models\"/\"hardware\"), a Hugging Face "
                      "config.json (\"model_type\"), an llm-analysis GPU config "
                      "(\"mem_per_GPU_in_GB\") or gpu_poor's GPU table"));
@@ -407,18 +418,17 @@ absl::StatusOr<v1::FileFormat> DetectFileFormat(absl::string_view content) {
     if (seen.size() < 5) seen.push_back(absl::StrCat("\"", name, "\""));
   }
   return InvalidFieldError(
-      kFormatField,
-      absl::StrCat("cannot tell the format of a file whose first columns are ",
-                   absl::StrJoin(seen, ", "),
-                   ": Epoch AI model files have a \"Model\" column, hardware files a "
-                   "\"Hardware name\" column"));
+      kFormatField, absl::StrCat("cannot tell the format of a file whose first columns are ",
+                                 absl::StrJoin(seen, ", "),
+                                 ": Epoch AI model files have a \"Model\" column, hardware files a "
+                                 "\"Hardware name\" column"));
 }
 
 absl::StatusOr<ParsedFile> ParseImportFile(absl::string_view content, v1::FileFormat format,
                                            absl::string_view source_name) {
   if (content.size() > kMaxImportBytes) {
-    return InvalidFieldError("data", absl::StrCat("is ", content.size(),
-                                                  " bytes; the limit is ", kMaxImportBytes));
+    return InvalidFieldError(
+        "data", absl::StrCat("is ", content.size(), " bytes; the limit is ", kMaxImportBytes));
   }
   content = StripBom(content);
   if (format == v1::FILE_FORMAT_UNSPECIFIED) {
@@ -431,9 +441,10 @@ absl::StatusOr<ParsedFile> ParseImportFile(absl::string_view content, v1::FileFo
   absl::Status status;
   switch (format) {
     case v1::FILE_FORMAT_EPOCH_MODELS_CSV:
-      status = ParseCsv(content, EpochModelColumns(), "Model",
-                        EpochProvenance(source_name, "models CSV", "https://epoch.ai/data/ai-models"),
-                        &file.models, &file);
+      status =
+          ParseCsv(content, EpochModelColumns(), "Model",
+                   EpochProvenance(source_name, "models CSV", "https://epoch.ai/data/ai-models"),
+                   &file.models, &file);
       break;
     case v1::FILE_FORMAT_EPOCH_HARDWARE_CSV:
       status = ParseCsv(content, EpochHardwareColumns(), "Hardware name",

@@ -280,7 +280,8 @@ absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes
       if (!written.ok()) return written;
       if (absl::Status s = ReplaceLookupKeys(record); !s.ok()) return s;
       const bool created = write.operation == BatchWrite::Operation::kCreate;
-      if (absl::Status s = LogChange(*revision, record.kind, record.id, created ? "create" : "update");
+      if (absl::Status s =
+              LogChange(*revision, record.kind, record.id, created ? "create" : "update");
           !s.ok()) {
         return s;
       }

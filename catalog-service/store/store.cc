@@ -27,8 +27,7 @@ absl::StatusOr<int64_t> CatalogStore::Insert(const std::vector<RecordWrite>& rec
   return Write(writes);
 }
 
-absl::StatusOr<int64_t> CatalogStore::Update(const RecordWrite& record,
-                                             int64_t expected_revision) {
+absl::StatusOr<int64_t> CatalogStore::Update(const RecordWrite& record, int64_t expected_revision) {
   return Write({{BatchWrite::Operation::kUpdate, record, expected_revision}});
 }
 

@@ -225,6 +225,119 @@ TEST_P(CatalogServiceTest, WatchStreamsTheRevisionThenEachWrite) {
   reader->Finish().IgnoreError();
 }
 
+// Sends `content` in chunks of `chunk_bytes`, the options in the first message.
+grpc::Status StreamImport(v1::CatalogService::Stub& stub, const std::string& content,
+                          size_t chunk_bytes, const v1::ImportOptions& options,
+                          v1::ImportRecordsResponse* response) {
+  grpc::ClientContext context;
+  auto writer = stub.ImportRecords(&context, response);
+  for (size_t offset = 0; offset < content.size() || offset == 0; offset += chunk_bytes) {
+    v1::ImportRecordsRequest request;
+    if (offset == 0) *request.mutable_options() = options;
+    request.set_data(content.substr(offset, chunk_bytes));
+    if (!writer->Write(request)) break;
+  }
+  writer->WritesDone();
+  return writer->Finish();
+}
+
+TEST_P(CatalogServiceTest, ImportStreamsAFileInChunksAndReportsEachRow) {
+  const std::string file =
+      "Model,Parameters,Training hardware\n"
+      "Streamed One,1000,NVIDIA A100\n"
+      "\"Streamed, Two\",2000,\n"
+      "Broken,lots,\n";
+  v1::ImportOptions options;
+  options.set_source_name("test.csv");
+  v1::ImportRecordsResponse response;
+  // Chunks of 7 bytes split rows, cells and quoted commas.
+  ASSERT_TRUE(StreamImport(*stub_, file, 7, options, &response).ok());
+  const v1::ImportReport& report = response.report();
+  EXPECT_EQ(report.rows_read(), 3);
+  EXPECT_EQ(report.created(), 2);
+  EXPECT_EQ(report.rejected(), 1);
+  EXPECT_EQ(report.rejections(0).column(), "Parameters");
+  EXPECT_EQ(report.hardware_linking().resolved(), 1);
+
+  grpc::ClientContext context;
+  v1::GetModelRequest get;
+  get.set_name("Streamed, Two");
+  common::v1::Model model;
+  ASSERT_TRUE(stub_->GetModel(&context, get, &model).ok());
+  EXPECT_EQ(model.parameters(), 2000);
+  EXPECT_EQ(model.provenance().source(), "Epoch AI, test.csv");
+
+  v1::ImportRecordsResponse again;
+  ASSERT_TRUE(StreamImport(*stub_, file, 1 << 20, options, &again).ok());
+  EXPECT_EQ(again.report().unchanged(), 2);
+}
+
+TEST_P(CatalogServiceTest, ImportWithoutOptionsOrWithAnUnknownFileIsInvalid) {
+  v1::ImportRecordsResponse response;
+  {
+    grpc::ClientContext context;
+    auto writer = stub_->ImportRecords(&context, &response);
+    v1::ImportRecordsRequest request;
+    request.set_data("Model\nX\n");
+    writer->Write(request);
+    writer->WritesDone();
+    const grpc::Status status = writer->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(status.error_message().find("options"), std::string::npos) << status.error_message();
+  }
+  const grpc::Status unknown = StreamImport(*stub_, "a,b\n1,2\n", 100, {}, &response);
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  grpc::ClientContext context;
+  v1::CatalogInfo info;
+  ASSERT_TRUE(stub_->GetCatalogInfo(&context, {}, &info).ok());
+  EXPECT_EQ(info.revision(), 1) << "a refused import wrote";
+}
+
+TEST_P(CatalogServiceTest, ExportStreamsEpochCsvAndJson) {
+  v1::ExportRecordsRequest request;
+  request.set_format(v1::FILE_FORMAT_EPOCH_MODELS_CSV);
+  request.set_filter("display_name = \"Megatron-BERT\"");
+  std::string csv;
+  int64_t count = 0;
+  {
+    grpc::ClientContext context;
+    auto reader = stub_->ExportRecords(&context, request);
+    v1::ExportRecordsResponse chunk;
+    while (reader->Read(&chunk)) {
+      csv += chunk.data();
+      count += chunk.record_count();
+    }
+    ASSERT_TRUE(reader->Finish().ok());
+  }
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(csv.rfind("Model,Domain,Task,Organization,", 0), 0u) << csv.substr(0, 100);
+  EXPECT_NE(csv.find("Megatron-BERT,Language,"), std::string::npos) << csv;
+
+  // The JSON export holds every record and reads back as the same catalog.
+  request.Clear();
+  std::string json;
+  {
+    grpc::ClientContext context;
+    auto reader = stub_->ExportRecords(&context, request);
+    v1::ExportRecordsResponse chunk;
+    while (reader->Read(&chunk)) json += chunk.data();
+    ASSERT_TRUE(reader->Finish().ok());
+  }
+  v1::ImportRecordsResponse response;
+  ASSERT_TRUE(StreamImport(*stub_, json, 4096, {}, &response).ok());
+  EXPECT_EQ(response.report().format(), v1::FILE_FORMAT_CATALOG_JSON);
+  EXPECT_EQ(response.report().rows_read(), response.report().unchanged());
+  EXPECT_GT(response.report().unchanged(), 90);
+
+  request.set_filter("parameters > 1");
+  grpc::ClientContext context;
+  auto reader = stub_->ExportRecords(&context, request);
+  v1::ExportRecordsResponse chunk;
+  while (reader->Read(&chunk)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, CatalogServiceTest, ::testing::Values("sqlite", "postgres"),
                          [](const auto& test_info) { return test_info.param; });
 

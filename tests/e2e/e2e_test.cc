@@ -231,6 +231,49 @@ TEST_F(EndToEndTest, CliCreatesUpdatesFiltersAndDeletes) {
   EXPECT_NE(gone.err.find("NOT_FOUND"), std::string::npos);
 }
 
+TEST_F(EndToEndTest, CliImportsExportsAndReimportsAsANoOp) {
+  catalog_ = Start({CATALOG_SERVICE_BIN, "--sqlite_path=" + dir_ + "/catalog.db"}, "catalog");
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(catalog_), "readiness", kStartTimeoutMs));
+  const std::string at = "--catalog=" + catalog_.address();
+  const std::string file = dir_ + "/models.csv";
+  std::ofstream(file) << "Model,Organization,Parameters,Training hardware\n"
+                         "E2E Model,\"Acme Co., Ltd.\",7000000000.0,NVIDIA A100\n"
+                         "E2E Model,Other,1.0,\n"
+                         "Bad Model,Acme,many,\n";
+  auto dry = RunCommand({MODELATLAS_CLI_BIN, at, "import", file, "--dry_run"});
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_NE(dry.out.find("3 rows read; 2 created, 0 updated, 0 unchanged, 1 rejected"),
+            std::string::npos)
+      << dry.out;
+  EXPECT_NE(dry.out.find("dry run: nothing was written"), std::string::npos) << dry.out;
+
+  auto imported = RunCommand({MODELATLAS_CLI_BIN, at, "import", file});
+  EXPECT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_NE(imported.out.find("rejected row 3 (line 4) \"Bad Model\", column \"Parameters\""),
+            std::string::npos)
+      << imported.out;
+  EXPECT_NE(imported.out.find("duplicate name \"E2E Model\": rows 1, 2"), std::string::npos)
+      << imported.out;
+  EXPECT_NE(imported.out.find("1 of 1 mentions linked"), std::string::npos) << imported.out;
+
+  auto again = RunCommand({MODELATLAS_CLI_BIN, at, "--json", "import", file});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("\"unchanged\": \"2\""), std::string::npos) << again.out;
+
+  const std::string exported = dir_ + "/export.csv";
+  auto exporting = RunCommand({MODELATLAS_CLI_BIN, at, "export", "--format=epoch-models-csv",
+                               "--filter=display_name = \"E2E Model\"", "--output=" + exported});
+  EXPECT_EQ(exporting.exit_code, 0) << exporting.err;
+  const std::string csv = testing::ReadFile(exported);
+  EXPECT_NE(csv.find("E2E Model,,,\"Acme Co., Ltd.\""), std::string::npos) << csv;
+
+  auto missing = RunCommand({MODELATLAS_CLI_BIN, at, "import", dir_ + "/no-such-file.csv"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("cannot read"), std::string::npos) << missing.err;
+  auto bad_format = RunCommand({MODELATLAS_CLI_BIN, at, "import", file, "--format=xml"});
+  EXPECT_EQ(bad_format.exit_code, 2);
+}
+
 TEST_F(EndToEndTest, EstimatorFollowsTheCatalogsAvailability) {
   StartBoth();
   ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));

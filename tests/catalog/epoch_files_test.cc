@@ -1,0 +1,141 @@
+// The real Epoch AI files in ../shared/data/epoch, read in place: every one
+// imports, all_ai_models.csv survives an import-export round trip cell by
+// cell, and importing again changes nothing.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "catalog-service/catalog.h"
+#include "catalog-service/dataset.h"
+#include "catalog-service/import/csv.h"
+#include "catalog-service/import/import_file.h"
+#include "catalog-service/store/sqlite_store.h"
+#include "tests/testing/shared_data.h"
+
+namespace modelatlas::catalog {
+namespace {
+
+class EpochFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = SqliteStore::Open(":memory:");
+    ASSERT_TRUE(store.ok()) << store.status();
+    catalog_ = std::make_unique<Catalog>(*std::move(store));
+    // The shipped records are there, as in a real catalog.
+    absl::StatusOr<v1::Dataset> shipped = ShippedDataset();
+    ASSERT_TRUE(shipped.ok()) << shipped.status();
+    ASSERT_TRUE(catalog_->CreateAll(*shipped).ok());
+  }
+
+  v1::ImportReport Import(const std::string& content, const std::string& name) {
+    absl::StatusOr<ParsedFile> file = ParseImportFile(content, v1::FILE_FORMAT_UNSPECIFIED, name);
+    EXPECT_TRUE(file.ok()) << name << ": " << file.status();
+    if (!file.ok()) return {};
+    absl::StatusOr<v1::ImportReport> report = catalog_->Import(*file, {});
+    EXPECT_TRUE(report.ok()) << name << ": " << report.status();
+    return report.ok() ? *report : v1::ImportReport();
+  }
+
+  std::unique_ptr<Catalog> catalog_;
+};
+
+// Rows of a CSV keyed by their first cell, with repeats in file order.
+std::map<std::string, std::vector<std::map<std::string, std::string>>> RowsByName(
+    const std::string& text) {
+  CsvReader reader(text);
+  CsvRow header;
+  reader.Next(&header);
+  std::map<std::string, std::vector<std::map<std::string, std::string>>> rows;
+  CsvRow row;
+  while (reader.Next(&row)) {
+    std::map<std::string, std::string> cells;
+    for (size_t i = 0; i < header.cells.size() && i < row.cells.size(); ++i) {
+      cells[header.cells[i]] = row.cells[i];
+    }
+    rows[row.cells[0]].push_back(std::move(cells));
+  }
+  return rows;
+}
+
+// Cells equal as text, or as lists of numbers by value ("512.0" == "512").
+bool SameCell(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  std::vector<std::string> x = absl::StrSplit(a, ','), y = absl::StrSplit(b, ',');
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    double u = 0, v = 0;
+    if (!absl::SimpleAtod(x[i], &u) || !absl::SimpleAtod(y[i], &v) || u != v) return false;
+  }
+  return true;
+}
+
+TEST_F(EpochFilesTest, AllAiModelsRoundTripsCellByCellAndReimportIsANoOp) {
+  REQUIRE_SHARED_DATA(hardware_path, "epoch/ml_hardware.csv");
+  REQUIRE_SHARED_DATA(models_path, "epoch/all_ai_models.csv");
+  Import(testing::ReadFile(hardware_path), "ml_hardware.csv");
+  const std::string original = testing::ReadFile(models_path);
+  v1::ImportReport report = Import(original, "all_ai_models.csv");
+  EXPECT_EQ(report.rows_read(), 3237);
+  EXPECT_EQ(report.rejected(), 0) << report.rejections(0).DebugString();
+  EXPECT_EQ(report.created() + report.updated() + report.unchanged(), 3237);
+  // Linking: at least 95% of the hardware mentions resolve.
+  const auto& linking = report.hardware_linking();
+  EXPECT_GE(linking.resolved(), 0.95 * linking.mentions())
+      << linking.resolved() << " of " << linking.mentions();
+
+  absl::StatusOr<std::vector<Model>> models = catalog_->ListAll<Model>("");
+  ASSERT_TRUE(models.ok());
+  const std::string exported = ExportModelsCsv(*models);
+  auto before = RowsByName(original);
+  auto after = RowsByName(exported);
+  int64_t rows = 0, cells = 0;
+  for (const auto& [name, versions] : before) {
+    ASSERT_GE(after[name].size(), versions.size()) << "row missing from the export: " << name;
+    for (size_t k = 0; k < versions.size(); ++k) {
+      ++rows;
+      for (const auto& [column, cell] : versions[k]) {
+        if (cell.empty()) continue;
+        ++cells;
+        EXPECT_TRUE(SameCell(cell, after[name][k][column]))
+            << name << " / " << column << ": \"" << cell << "\" became \"" << after[name][k][column]
+            << "\"";
+      }
+    }
+  }
+  EXPECT_EQ(rows, 3237);
+  RecordProperty("non_empty_cells_compared", std::to_string(cells));
+
+  // Import, export, import is a fixpoint; the original again changes nothing.
+  const int64_t revision = catalog_->Info()->revision();
+  v1::ImportReport again = Import(exported, "export.csv");
+  EXPECT_EQ(again.created() + again.updated() + again.rejected(), 0);
+  v1::ImportReport original_again = Import(original, "all_ai_models.csv");
+  EXPECT_EQ(original_again.unchanged(), 3237);
+  EXPECT_EQ(catalog_->Info()->revision(), revision);
+}
+
+TEST_F(EpochFilesTest, EveryEpochRecordFileImportsWithOnlyExplainedRejections) {
+  // The rows each file is known to reject (see docs/IMPORT.md).
+  const std::map<std::string, int64_t> expected_rejections = {
+      {"epoch/ml_hardware.csv", 0},
+      {"epoch/chip_dataset_grid_view.csv", 1},  // one row without a name
+      {"epoch/all_ai_models.csv", 0},
+      {"epoch/notable_ai_models.csv", 0},
+      {"epoch/frontier_ai_models.csv", 0},
+      {"epoch/large_scale_ai_models.csv", 0},
+  };
+  for (const auto& [relative, rejections] : expected_rejections) {
+    REQUIRE_SHARED_DATA(path, relative);
+    v1::ImportReport report = Import(testing::ReadFile(path), relative);
+    EXPECT_GT(report.rows_read(), 0) << relative;
+    EXPECT_EQ(report.rejected(), rejections) << relative << "\n" << report.DebugString();
+    // Re-import is a no-op.
+    v1::ImportReport again = Import(testing::ReadFile(path), relative);
+    EXPECT_EQ(again.created() + again.updated(), 0) << relative;
+  }
+}
+
+}  // namespace
+}  // namespace modelatlas::catalog
