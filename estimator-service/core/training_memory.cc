@@ -1,0 +1,352 @@
+#include "estimator-service/core/training_memory.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/errors.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+std::string Num(double value) { return absl::StrFormat("%.10g", value); }
+std::string Bytes(double value) { return absl::StrFormat("%.0f bytes", value); }
+
+// QLoRA's base weights: NF4 with double quantization, 4.127 bits per
+// parameter (Dettmers et al. 2023, section 3; REFERENCE.md section 4).
+constexpr double kNf4DoubleQuantBitsPerParameter = 4.127;
+
+const char* OptimizerName(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::kAdamW:
+      return "AdamW: fp32 master 4 + momentum 4 + variance 4";
+    case Optimizer::kSgdMomentum:
+      return "SGD with momentum: fp32 master 4 + momentum 4";
+    case Optimizer::kAdafactor:
+      return "Adafactor: fp32 master 4 + factored second moment (rows + columns, ~0 per parameter)";
+    case Optimizer::kAdamW8Bit:
+      return "8-bit AdamW: fp32 master 4 + two 1-byte moments";
+  }
+  return "";
+}
+
+absl::Status Validate(const TrainingMemoryInput& in) {
+  FieldViolations v;
+  if (!std::isfinite(in.parameters) || in.parameters <= 0) {
+    v.Add("parameters", absl::StrCat("must be a positive number, got ", in.parameters));
+  }
+  if (in.expert_parameters < 0 || in.expert_parameters > in.parameters) {
+    v.Add("expert_parameters", "must be between 0 and the total parameters");
+  }
+  if (in.zero_stage < 0 || in.zero_stage > 3) {
+    v.Add("zero_stage", absl::StrCat("must be 0, 1, 2 or 3, got ", in.zero_stage));
+  }
+  for (auto [field, degree] : {std::pair<const char*, int>{"data_parallel", in.data_parallel},
+                               {"tensor_parallel", in.tensor_parallel},
+                               {"pipeline_parallel", in.pipeline_parallel},
+                               {"expert_parallel", in.expert_parallel}}) {
+    if (degree < 1 || degree > 1 << 20) {
+      v.Add(field, absl::StrCat("must be between 1 and 1048576, got ", degree));
+    }
+  }
+  if (in.sequence_length < 1 || in.sequence_length > int64_t{1} << 24) {
+    v.Add("sequence_length", absl::StrCat("must be between 1 and 16777216 tokens, got ",
+                                          in.sequence_length));
+  }
+  if (in.micro_batch < 1 || in.micro_batch > 1 << 20) {
+    v.Add("micro_batch", absl::StrCat("must be between 1 and 1048576, got ", in.micro_batch));
+  }
+  if (in.offload_parameters && in.zero_stage != 3) {
+    v.Add("offload_parameters", "needs ZeRO stage 3 (only ZeRO-3 partitions the parameters)");
+  }
+  if (in.shape.attention_heads > 0 && in.tensor_parallel > 0 &&
+      in.shape.attention_heads % in.tensor_parallel != 0) {
+    v.Add("tensor_parallel", absl::StrCat("must divide the ", in.shape.attention_heads,
+                                          " attention heads, got ", in.tensor_parallel));
+  }
+  if (in.shape.layers > 0 && in.pipeline_parallel > in.shape.layers) {
+    v.Add("pipeline_parallel", absl::StrCat("cannot exceed the ", in.shape.layers, " layers"));
+  }
+  if (in.fine_tuning != FineTuning::kFull) {
+    if (in.lora_rank <= 0) v.Add("lora_rank", "must be positive for LoRA and QLoRA");
+    if (!(in.lora_parameters > 0)) v.Add("lora_target_modules", "no adapter parameters");
+  }
+  if (!std::isfinite(in.overhead_bytes) || in.overhead_bytes < 0) {
+    v.Add("overhead_bytes", "must be a non-negative number");
+  }
+  return v.ToStatus();
+}
+
+void Add(std::vector<MemoryLine>* lines, double* total, std::string component, double bytes,
+         std::string arithmetic) {
+  lines->push_back({std::move(component), bytes, std::move(arithmetic)});
+  *total += bytes;
+}
+
+}  // namespace
+
+double OptimizerBytesPerParameter(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::kAdamW:
+      return 12;
+    case Optimizer::kSgdMomentum:
+      return 8;
+    case Optimizer::kAdafactor:
+      return 4;
+    case Optimizer::kAdamW8Bit:
+      return 6;
+  }
+  return 12;
+}
+
+Figure ActivationBytesPerLayer(int64_t s, int64_t b, int64_t h, int64_t a, int t,
+                               bool sequence_parallel, Recompute recompute) {
+  const double sbh = static_cast<double>(s) * b * h;
+  const double attention = 5.0 * a * s / h;  // softmax input, output and dropout mask
+  const std::string prefix =
+      absl::StrCat(s, " tokens x ", b, " sequences x ", h, " hidden");
+  if (recompute == Recompute::kFull) {
+    const double bytes = 2 * sbh / (sequence_parallel ? t : 1);
+    return {bytes, absl::StrCat(prefix, " x 2 bytes (the layer input only)",
+                                sequence_parallel ? absl::StrCat(" / ", t, " (sequence parallel)")
+                                                  : "",
+                                " = ", Bytes(bytes))};
+  }
+  const double kept_attention = recompute == Recompute::kSelective ? 0 : attention;
+  double factor = 0;
+  std::string terms;
+  if (t == 1) {
+    factor = 34 + kept_attention;
+    terms = recompute == Recompute::kSelective ? "34"
+                                               : absl::StrFormat("(34 + 5 x %d heads x %d / %d = %.6g)",
+                                                                 a, s, h, factor);
+  } else if (sequence_parallel) {
+    factor = (34 + kept_attention) / t;
+    terms = recompute == Recompute::kSelective
+                ? absl::StrFormat("34 / %d", t)
+                : absl::StrFormat("(34 + 5 x %d x %d / %d) / %d = %.6g", a, s, h, t, factor);
+  } else {
+    factor = 10 + 24.0 / t + kept_attention / t;
+    terms = recompute == Recompute::kSelective
+                ? absl::StrFormat("(10 + 24 / %d = %.6g)", t, factor)
+                : absl::StrFormat("(10 + 24 / %d + 5 x %d x %d / (%d x %d) = %.6g)", t, a, s, h, t,
+                                  factor);
+  }
+  const double bytes = sbh * factor;
+  return {bytes, absl::StrCat(prefix, " x ", terms, " bytes = ", Bytes(bytes))};
+}
+
+absl::StatusOr<Figure> LoraParameters(const TransformerShape& shape, int rank,
+                                      const std::vector<std::string>& target_modules) {
+  FieldViolations v;
+  if (rank <= 0) v.Add("lora_rank", "must be positive");
+  if (shape.layers <= 0 || shape.hidden_size <= 0 || shape.attention_heads <= 0) {
+    v.Add("architecture", "LoRA needs the model's layers, hidden size and heads");
+  }
+  if (absl::Status s = v.ToStatus(); !s.ok()) return s;
+  const int64_t h = shape.hidden_size;
+  const int64_t d = shape.head_dim > 0 ? shape.head_dim : h / shape.attention_heads;
+  const int64_t q = shape.attention_heads * d;
+  const int64_t kv = (shape.kv_heads > 0 ? shape.kv_heads : shape.attention_heads) * d;
+  const int64_t f = shape.intermediate_size;
+  double per_layer = 0;
+  std::vector<std::string> parts;
+  for (const std::string& module : target_modules) {
+    int64_t in = 0, out = 0;
+    if (module == "q") in = h, out = q;
+    else if (module == "k" || module == "v") in = h, out = kv;
+    else if (module == "o") in = q, out = h;
+    else if ((module == "gate" && shape.gated_mlp) || module == "up") in = h, out = f;
+    else if (module == "down") in = f, out = h;
+    else {
+      return InvalidFieldError("lora_target_modules",
+                               absl::StrCat("unknown module \"", module,
+                                            "\" (q, k, v, o, up, down, and gate for gated MLPs)"));
+    }
+    if (in <= 0 || out <= 0) {
+      return InvalidFieldError("lora_target_modules",
+                               absl::StrCat("the architecture lacks the size of \"", module, "\""));
+    }
+    per_layer += static_cast<double>(rank) * (in + out);
+    parts.push_back(absl::StrCat(module, " ", rank, " x (", in, " + ", out, ")"));
+  }
+  if (parts.empty()) return InvalidFieldError("lora_target_modules", "name at least one module");
+  const double total = per_layer * shape.layers;
+  return Figure{total, absl::StrCat(shape.layers, " layers x (", absl::StrJoin(parts, " + "),
+                                    ") = ", Num(total), " adapter parameters")};
+}
+
+absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput& in) {
+  if (absl::Status s = Validate(in); !s.ok()) return s;
+  TrainingMemory out;
+  const int tp = in.tensor_parallel, pp = in.pipeline_parallel, dp = in.data_parallel;
+  const double model_parallel = static_cast<double>(tp) * pp;
+  const double local = (in.parameters - in.expert_parameters) / model_parallel +
+                       in.expert_parameters / (model_parallel * in.expert_parallel);
+  std::string local_text =
+      absl::StrCat(Num(in.parameters), " parameters / (", tp, " tensor x ", pp, " pipeline)");
+  if (in.expert_parameters > 0 && in.expert_parallel > 1) {
+    local_text = absl::StrCat("(", Num(in.parameters - in.expert_parameters), " dense + ",
+                              Num(in.expert_parameters), " expert / ", in.expert_parallel,
+                              " expert-parallel) parameters / (", tp, " tensor x ", pp,
+                              " pipeline)");
+  }
+  const double optimizer_bytes = OptimizerBytesPerParameter(in.optimizer);
+  const double gradient_bytes = in.fp32_gradients ? 4 : 2;
+  auto shard = [&](int from_stage) { return in.zero_stage >= from_stage ? dp : 1; };
+  auto shard_text = [&](int from_stage) {
+    return in.zero_stage >= from_stage ? absl::StrCat(" / ", dp, " (ZeRO-", in.zero_stage, ")")
+                                       : std::string();
+  };
+
+  // Trainable parameters and frozen base weights.
+  double trainable = local;
+  if (in.fine_tuning == FineTuning::kFull) {
+    const double weights = 2 * local / (in.offload_parameters ? 1 : shard(3));
+    const std::string text = absl::StrCat(local_text, " x 2 bytes (bf16)", shard_text(3), " = ",
+                                          Bytes(weights));
+    if (in.offload_parameters) {
+      Add(&out.host_lines, &out.host_bytes, "weights", weights / dp,
+          absl::StrCat(local_text, " x 2 bytes (bf16) / ", dp, " (ZeRO-3, offloaded) = ",
+                       Bytes(weights / dp)));
+    } else {
+      Add(&out.device_lines, &out.device_bytes, "weights", weights, text);
+    }
+  } else {
+    const bool qlora = in.fine_tuning == FineTuning::kQlora;
+    const double bits = qlora ? kNf4DoubleQuantBitsPerParameter : 16;
+    const double base = local * bits / 8;
+    Add(&out.device_lines, &out.device_bytes, "frozen_weights", base,
+        absl::StrCat(local_text, " x ", Num(bits), " bits (",
+                     qlora ? "NF4 with double quantization" : "bf16", ", frozen) / 8 = ",
+                     Bytes(base)));
+    trainable = in.lora_parameters / model_parallel;
+    local_text = absl::StrCat(Num(in.lora_parameters), " adapter parameters (rank ", in.lora_rank,
+                              ") / ", Num(model_parallel), " model-parallel");
+    const double adapters = 2 * trainable;
+    Add(&out.device_lines, &out.device_bytes, "adapter_weights", adapters,
+        absl::StrCat(local_text, " x 2 bytes (bf16) = ", Bytes(adapters)));
+  }
+
+  const double gradients = gradient_bytes * trainable / shard(2);
+  const std::string gradient_text =
+      absl::StrCat(local_text, " x ", Num(gradient_bytes), " bytes (",
+                   in.fp32_gradients ? "fp32" : "bf16", ")", shard_text(2), " = ", Bytes(gradients));
+  if (in.offload_parameters) {
+    Add(&out.host_lines, &out.host_bytes, "gradients", gradients, gradient_text + " (offloaded)");
+  } else {
+    Add(&out.device_lines, &out.device_bytes, "gradients", gradients, gradient_text);
+  }
+  const double states = optimizer_bytes * trainable / shard(1);
+  const std::string states_text =
+      absl::StrCat(local_text, " x ", Num(optimizer_bytes), " bytes (", OptimizerName(in.optimizer),
+                   ")", shard_text(1), " = ", Bytes(states));
+  if (in.offload_optimizer) {
+    Add(&out.host_lines, &out.host_bytes, "optimizer_states", states, states_text + " (offloaded)");
+  } else {
+    Add(&out.device_lines, &out.device_bytes, "optimizer_states", states, states_text);
+  }
+
+  // ZeRO-3 gathers each layer whole before using it.
+  const double largest = in.largest_layer_parameters > 0
+                             ? in.largest_layer_parameters
+                             : static_cast<double>(in.shape.vocab_size) * in.shape.hidden_size;
+  if (in.zero_stage == 3 && in.fine_tuning == FineTuning::kFull && largest > 0) {
+    Add(&out.device_lines, &out.device_bytes, "zero3_gathered_layer", 4 * largest / tp,
+        absl::StrCat(Num(largest), " parameters of the largest layer / ", tp,
+                     " tensor x 4 bytes (bf16 weights and gradients) = ", Bytes(4 * largest / tp)));
+  }
+
+  // Activations: the first pipeline stage keeps `pp` micro-batches of
+  // layers/pp layers in flight under 1F1B, i.e. all layers' worth.
+  const TransformerShape& shape = in.shape;
+  if (shape.layers > 0 && shape.hidden_size > 0 && shape.attention_heads > 0) {
+    const Figure layer = ActivationBytesPerLayer(in.sequence_length, in.micro_batch,
+                                                 shape.hidden_size, shape.attention_heads, tp,
+                                                 in.sequence_parallel, in.recompute);
+    const double activations = layer.value * shape.layers;
+    Add(&out.device_lines, &out.device_bytes, "activations", activations,
+        absl::StrCat(shape.layers, " layers", pp > 1 ? " (1F1B: the first stage holds " : "",
+                     pp > 1 ? absl::StrCat(pp, " micro-batches of ", shape.layers, "/", pp,
+                                           " layers)")
+                            : "",
+                     " x [", layer.arithmetic, "] = ", Bytes(activations),
+                     " (Korthikanti et al. 2022)"));
+    if (shape.vocab_size > 0) {
+      const double logits =
+          4.0 * in.sequence_length * in.micro_batch * shape.vocab_size / tp;
+      const std::string text =
+          absl::StrCat(in.sequence_length, " tokens x ", in.micro_batch, " sequences x ",
+                       shape.vocab_size, " vocabulary x 4 bytes (fp32 logits for the loss) / ", tp,
+                       " tensor = ", Bytes(logits));
+      if (pp == 1) {
+        Add(&out.device_lines, &out.device_bytes, "logits", logits, text);
+      } else {
+        out.notes.push_back(absl::StrCat("The last pipeline stage also holds the logits: ", text,
+                                         "; it keeps fewer micro-batches of activations."));
+      }
+    }
+  } else {
+    out.notes.push_back(
+        "Activations not counted: the model's layers, hidden size and heads are not on record.");
+  }
+  if (in.overhead_bytes > 0) {
+    Add(&out.device_lines, &out.device_bytes, "overhead", in.overhead_bytes,
+        absl::StrCat(Bytes(in.overhead_bytes), " (CUDA context and allocator reserve)"));
+  }
+  if (in.offload_optimizer || in.offload_parameters) {
+    out.notes.push_back("Offloaded states live in host memory, per device; the optimizer step "
+                        "runs on the CPU (ZeRO-Offload).");
+  }
+  if (in.optimizer == Optimizer::kAdafactor) {
+    out.notes.push_back("Adafactor's factored second moment (4 bytes x (rows + columns) per "
+                        "matrix) is counted as zero per parameter.");
+  }
+  return out;
+}
+
+DeepSpeedEstimate DeepSpeedZero3ModelStates(double total, double largest_layer, int gpus_per_node,
+                                            int nodes, bool offload_optimizer,
+                                            bool offload_parameters, bool zero_init) {
+  constexpr double kBuffer = 1.5;  // DeepSpeed's additional_buffer_factor
+  const double total_gpus = static_cast<double>(gpus_per_node) * nodes;
+  const double gpus_factor = 1.0 / nodes;
+  const double largest_layer_memory = 4 * largest_layer;
+  DeepSpeedEstimate e;
+  if (offload_optimizer || offload_parameters) {
+    if (offload_parameters) {
+      e.gpu_bytes = largest_layer_memory;
+      e.cpu_bytes = total * (zero_init ? 18 * gpus_factor
+                                       : std::max(4.0 * gpus_per_node, 18 * gpus_factor)) *
+                    kBuffer;
+    } else {
+      e.gpu_bytes = largest_layer_memory + std::floor(2 * total / total_gpus);
+      e.cpu_bytes = total * (zero_init ? 16 * gpus_factor
+                                       : std::max(4.0 * gpus_per_node, 16 * gpus_factor)) *
+                    kBuffer;
+    }
+  } else {
+    e.gpu_bytes = largest_layer_memory + std::floor(18 * total / total_gpus);
+    e.cpu_bytes = (zero_init ? largest_layer : total) * 4 * gpus_per_node * kBuffer;
+  }
+  return e;
+}
+
+DeepSpeedEstimate DeepSpeedZero2ModelStates(double total, int gpus_per_node, int nodes,
+                                            bool offload_optimizer) {
+  constexpr double kBuffer = 1.5;
+  const double total_gpus = static_cast<double>(gpus_per_node) * nodes;
+  DeepSpeedEstimate e;
+  if (offload_optimizer) {
+    e.gpu_bytes = 2 * total;
+    e.cpu_bytes = total * std::max(4 * total_gpus, 16.0) * kBuffer;
+  } else {
+    e.gpu_bytes = 4 * total + std::floor(16 * total / total_gpus);
+    e.cpu_bytes = total * 4 * gpus_per_node * kBuffer;
+  }
+  return e;
+}
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,126 @@
+// Memory to train a model, per device, the way the ZeRO paper (Rajbhandari
+// et al. 2020, section 3) counts model states and Korthikanti et al. 2022
+// ("Reducing Activation Recomputation in Large Transformer Models", table 2)
+// count activations; optimizer bytes per parameter after EleutherAI's
+// Transformer Math 101. Every figure comes with its arithmetic. Plain C++:
+// no gRPC, no protobuf.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "estimator-service/core/training_compute.h"
+
+namespace modelatlas::estimator {
+
+enum class Optimizer {
+  kAdamW,        // fp32 master copy + two fp32 moments: 12 bytes/parameter
+  kSgdMomentum,  // fp32 master copy + fp32 momentum: 8 bytes/parameter
+  kAdafactor,    // fp32 master copy + factored second moment (rows + columns): ~4 bytes/parameter
+  kAdamW8Bit,    // fp32 master copy + two 8-bit moments (bitsandbytes): 6 bytes/parameter
+};
+
+enum class Recompute {
+  kNone,       // keep every activation
+  kSelective,  // recompute attention's softmax/dropout (drops the 5as/h term)
+  kFull,       // keep only each layer's input, recompute the rest
+};
+
+enum class FineTuning { kFull, kLora, kQlora };
+
+// The shape the activation formula needs; zeros mean unknown.
+struct TransformerShape {
+  int64_t layers = 0;
+  int64_t hidden_size = 0;
+  int64_t attention_heads = 0;
+  int64_t kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t intermediate_size = 0;
+  int64_t vocab_size = 0;
+  bool gated_mlp = false;
+};
+
+struct TrainingMemoryInput {
+  // Total parameters, and those in MoE experts (sharded by expert parallelism).
+  double parameters = 0;
+  double expert_parameters = 0;
+  // The largest single layer (ZeRO-3 gathers it whole); 0 = vocab x hidden.
+  double largest_layer_parameters = 0;
+  TransformerShape shape;
+
+  int64_t sequence_length = 2048;  // tokens
+  int64_t micro_batch = 1;         // sequences per device per step
+  Optimizer optimizer = Optimizer::kAdamW;
+  // Gradients kept in fp32 (4 bytes) instead of bf16 (2): Megatron-LM's
+  // gradient accumulation buffer.
+  bool fp32_gradients = false;
+  int zero_stage = 0;  // 0..3, over the data-parallel degree
+  int data_parallel = 1;
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  int expert_parallel = 1;
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::kNone;
+  bool offload_optimizer = false;   // optimizer states (and the update) in CPU memory
+  bool offload_parameters = false;  // ZeRO-3 only: parameters in CPU memory too
+  FineTuning fine_tuning = FineTuning::kFull;
+  int lora_rank = 0;
+  // Trainable adapter parameters (see LoraParameters); LoRA/QLoRA only.
+  double lora_parameters = 0;
+  // Runtime overhead per device (CUDA context, allocator reserve), bytes.
+  double overhead_bytes = 0;
+};
+
+struct MemoryLine {
+  std::string component;
+  double bytes = 0;
+  std::string arithmetic;
+};
+
+struct TrainingMemory {
+  // Per device (GPU/accelerator) memory, bytes, one line per component.
+  std::vector<MemoryLine> device_lines;
+  double device_bytes = 0;
+  // Host (CPU) memory per device when something is offloaded, bytes.
+  std::vector<MemoryLine> host_lines;
+  double host_bytes = 0;
+  std::vector<std::string> notes;
+};
+
+// Bytes per parameter the optimizer keeps, with its fp32 master copy.
+double OptimizerBytesPerParameter(Optimizer optimizer);
+
+// INVALID_ARGUMENT naming the field for impossible settings (ZeRO stage 4,
+// parameter offload below ZeRO-3, a tensor-parallel degree that does not
+// divide the heads, LoRA without a rank...).
+absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput& input);
+
+// Korthikanti et al. 2022, table 2: activation bytes of one transformer
+// layer for sequence s, micro-batch b, hidden h, heads a, tensor-parallel t
+// (16-bit activations).
+Figure ActivationBytesPerLayer(int64_t s, int64_t b, int64_t h, int64_t a, int t,
+                               bool sequence_parallel, Recompute recompute);
+
+// LoRA adapter parameters: rank x (in + out) for each targeted projection
+// ("q", "k", "v", "o", "gate", "up", "down") in every layer.
+absl::StatusOr<Figure> LoraParameters(const TransformerShape& shape, int rank,
+                                      const std::vector<std::string>& target_modules);
+
+// DeepSpeed's own estimate of ZeRO-3 model-state memory
+// (deepspeed.runtime.zero.stage3.estimate_zero3_model_states_mem_needs):
+// bytes per GPU and per CPU (per node) for a setup, with DeepSpeed's
+// 1.5 buffer factor on CPU memory.
+struct DeepSpeedEstimate {
+  double gpu_bytes = 0;
+  double cpu_bytes = 0;
+};
+DeepSpeedEstimate DeepSpeedZero3ModelStates(double total_parameters, double largest_layer_parameters,
+                                            int gpus_per_node, int nodes, bool offload_optimizer,
+                                            bool offload_parameters, bool zero_init);
+// The same for ZeRO-2 (estimate_zero2_model_states_mem_needs).
+DeepSpeedEstimate DeepSpeedZero2ModelStates(double total_parameters, int gpus_per_node, int nodes,
+                                            bool offload_optimizer);
+
+}  // namespace modelatlas::estimator

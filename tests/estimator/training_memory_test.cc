@@ -1,0 +1,210 @@
+// Training memory against published figures, each with its source.
+#include "estimator-service/core/training_memory.h"
+
+#include <gtest/gtest.h>
+
+#include "common/errors.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+double Line(const TrainingMemory& memory, const std::string& component) {
+  for (const auto& line : memory.device_lines) {
+    if (line.component == component) return line.bytes;
+  }
+  for (const auto& line : memory.host_lines) {
+    if (line.component == component) return line.bytes;
+  }
+  return -1;
+}
+
+// Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward Training
+// Trillion Parameter Models", figure 1: a 7.5B-parameter model, Adam in mixed
+// precision (K = 12), data-parallel degree 64: 120 GB per device without
+// ZeRO, 31.4 GB with optimizer states partitioned, 16.6 GB with gradients as
+// well, 1.9 GB with parameters as well (GB = 1e9 bytes).
+TEST(TrainingMemoryTest, ZeroPaperFigureOne) {
+  TrainingMemoryInput input;
+  input.parameters = 7.5e9;
+  input.data_parallel = 64;
+  const double published[] = {120e9, 31.4e9, 16.6e9, 1.9e9};
+  for (int stage = 0; stage <= 3; ++stage) {
+    input.zero_stage = stage;
+    auto memory = EstimateTrainingMemory(input);
+    ASSERT_TRUE(memory.ok()) << memory.status();
+    // The paper prints one decimal.
+    EXPECT_NEAR(memory->device_bytes, published[stage], 0.05e9) << "stage " << stage;
+  }
+}
+
+// DeepSpeed's memory-requirements documentation
+// (https://deepspeed.readthedocs.io/en/latest/memory.html), output of
+// estimate_zero3_model_states_mem_needs_all_live for bigscience/T0_3B on
+// 1 node x 1 GPU, "Model with 2783M total params, 65M largest layer params",
+// per CPU / per GPU in GiB (DeepSpeed divides by 2^30 and prints "GB"):
+//   70.00 / 0.25 offload param and optimizer; 62.23 / 5.43 offload optimizer;
+//   0.37 / 46.91 no offload, zero_init=1; 15.56 / 46.91 no offload, zero_init=0.
+// The inputs are printed rounded to 1M, so the figures agree to 1%.
+TEST(TrainingMemoryTest, DeepSpeedZero3DocumentationTable) {
+  const double total = 2783e6, largest = 65e6;
+  struct Row {
+    bool offload_optimizer, offload_parameters, zero_init;
+    double cpu_gib, gpu_gib;
+  } rows[] = {{true, true, true, 70.00, 0.25},
+              {true, false, true, 62.23, 5.43},
+              {false, false, true, 0.37, 46.91},
+              {false, false, false, 15.56, 46.91}};
+  for (const Row& row : rows) {
+    DeepSpeedEstimate e = DeepSpeedZero3ModelStates(total, largest, 1, 1, row.offload_optimizer,
+                                                    row.offload_parameters, row.zero_init);
+    EXPECT_NEAR(e.cpu_bytes / kGiB, row.cpu_gib, row.cpu_gib * 0.01 + 0.005);
+    EXPECT_NEAR(e.gpu_bytes / kGiB, row.gpu_gib, row.gpu_gib * 0.01 + 0.01);
+  }
+}
+
+// The same estimator's output for t5-small (60,506,624 parameters, largest
+// layer the 32,128 x 512 shared embedding), as printed in
+// https://blog.csdn.net/u012327567/article/details/132278598 :
+//   1.52 / 0.06, 1.35 / 0.17, 0.09 / 1.08 (zero_init=1), 0.34 / 1.08 (zero_init=0).
+// Exact inputs: the printed two decimals must match.
+TEST(TrainingMemoryTest, DeepSpeedZero3T5Small) {
+  const double total = 60506624, largest = 32128.0 * 512;
+  auto check = [&](bool opt, bool params, bool init, double cpu, double gpu) {
+    DeepSpeedEstimate e = DeepSpeedZero3ModelStates(total, largest, 1, 1, opt, params, init);
+    EXPECT_NEAR(e.cpu_bytes / kGiB, cpu, 0.005 + 1e-9);
+    EXPECT_NEAR(e.gpu_bytes / kGiB, gpu, 0.005 + 1e-9);
+  };
+  check(true, true, true, 1.52, 0.06);
+  check(true, false, true, 1.35, 0.17);
+  check(false, false, true, 0.09, 1.08);
+  check(false, false, false, 0.34, 1.08);
+}
+
+// Megatron-LM, megatron/training/theoretical_memory_usage.py: weights and
+// optimizer take 18 bytes per parameter (bf16 weight 2 + fp32 gradient 4 +
+// fp32 weight and Adam moments 12), or 6 + 12 / DP with the distributed
+// optimizer (optimizer states sharded over the data-parallel group: ZeRO-1).
+TEST(TrainingMemoryTest, MegatronBytesPerParameter) {
+  TrainingMemoryInput input;
+  input.parameters = 1e9;
+  input.fp32_gradients = true;
+  input.data_parallel = 8;
+  EXPECT_DOUBLE_EQ(EstimateTrainingMemory(input)->device_bytes, 18e9);
+  input.zero_stage = 1;
+  EXPECT_DOUBLE_EQ(EstimateTrainingMemory(input)->device_bytes, (6 + 12.0 / 8) * 1e9);
+  // Tensor and pipeline parallelism divide the parameters each device holds.
+  input.tensor_parallel = 4;
+  input.pipeline_parallel = 2;
+  EXPECT_DOUBLE_EQ(EstimateTrainingMemory(input)->device_bytes, (6 + 12.0 / 8) * 1e9 / 8);
+}
+
+// EleutherAI, "Transformer Math 101" (2023): optimizer bytes per parameter:
+// AdamW 12 (fp32 copy, momentum, variance), 8-bit optimizers 6 (fp32 copy and
+// two 1-byte states), SGD with momentum 8; gradients 2 in half precision;
+// model weights 2 in mixed precision.
+TEST(TrainingMemoryTest, TransformerMathOptimizerBytes) {
+  EXPECT_EQ(OptimizerBytesPerParameter(Optimizer::kAdamW), 12);
+  EXPECT_EQ(OptimizerBytesPerParameter(Optimizer::kAdamW8Bit), 6);
+  EXPECT_EQ(OptimizerBytesPerParameter(Optimizer::kSgdMomentum), 8);
+  TrainingMemoryInput input;
+  input.parameters = 7e9;
+  input.optimizer = Optimizer::kAdamW8Bit;
+  auto memory = EstimateTrainingMemory(input);
+  ASSERT_TRUE(memory.ok());
+  EXPECT_DOUBLE_EQ(Line(*memory, "weights"), 14e9);
+  EXPECT_DOUBLE_EQ(Line(*memory, "gradients"), 14e9);
+  EXPECT_DOUBLE_EQ(Line(*memory, "optimizer_states"), 42e9);
+}
+
+// Korthikanti et al. 2022, table 2, for GPT-3 175B (s = 2048, b = 1,
+// h = 12288, a = 96, t = 8): per layer sbh(10 + 24/t + 5as/(ht)) = 23 sbh
+// with tensor parallelism; 34/t sbh with sequence parallelism and selective
+// recomputation, "a 5x reduction" (section 5: 23 / 4.25 = 5.4).
+TEST(TrainingMemoryTest, KorthikantiActivationsPerLayer) {
+  const double sbh = 2048.0 * 12288;
+  EXPECT_DOUBLE_EQ(ActivationBytesPerLayer(2048, 1, 12288, 96, 8, false, Recompute::kNone).value,
+                   23 * sbh);
+  EXPECT_DOUBLE_EQ(ActivationBytesPerLayer(2048, 1, 12288, 96, 8, true, Recompute::kNone).value,
+                   (34.0 / 8 + 10) * sbh);
+  const double selective =
+      ActivationBytesPerLayer(2048, 1, 12288, 96, 8, true, Recompute::kSelective).value;
+  EXPECT_DOUBLE_EQ(selective, 34.0 / 8 * sbh);
+  EXPECT_GT(23 * sbh / selective, 5);
+  // Without parallelism: sbh(34 + 5as/h); full recomputation keeps 2sbh.
+  EXPECT_DOUBLE_EQ(ActivationBytesPerLayer(2048, 1, 12288, 96, 1, false, Recompute::kNone).value,
+                   sbh * (34 + 5.0 * 96 * 2048 / 12288));
+  EXPECT_DOUBLE_EQ(ActivationBytesPerLayer(2048, 1, 12288, 96, 1, false, Recompute::kFull).value,
+                   2 * sbh);
+}
+
+TEST(TrainingMemoryTest, ActivationsAndLogitsForAWholeModel) {
+  TrainingMemoryInput input;
+  input.parameters = 8030261248;  // Llama 3 8B
+  input.shape = {32, 4096, 32, 8, 128, 14336, 128256, true};
+  input.sequence_length = 8192;
+  input.recompute = Recompute::kSelective;
+  auto memory = EstimateTrainingMemory(input);
+  ASSERT_TRUE(memory.ok()) << memory.status();
+  EXPECT_DOUBLE_EQ(Line(*memory, "activations"), 32 * 34.0 * 8192 * 4096);
+  EXPECT_DOUBLE_EQ(Line(*memory, "logits"), 4.0 * 8192 * 128256);
+}
+
+// Hu et al. 2021 (LoRA) as PEFT prints it for Llama-2-7B with r = 8 on q and
+// v: "trainable params: 4,194,304".
+TEST(TrainingMemoryTest, LoraAdapterParametersAndQloraBaseWeights) {
+  TransformerShape llama2_7b{32, 4096, 32, 32, 128, 11008, 32000, true};
+  auto adapters = LoraParameters(llama2_7b, 8, {"q", "v"});
+  ASSERT_TRUE(adapters.ok()) << adapters.status();
+  EXPECT_DOUBLE_EQ(adapters->value, 4194304);
+  EXPECT_EQ(LoraParameters(llama2_7b, 8, {"attn"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  TrainingMemoryInput input;
+  input.parameters = 6738415616;
+  input.fine_tuning = FineTuning::kQlora;
+  input.lora_rank = 8;
+  input.lora_parameters = adapters->value;
+  auto memory = EstimateTrainingMemory(input);
+  ASSERT_TRUE(memory.ok()) << memory.status();
+  // NF4 with double quantization: 4.127 bits per frozen weight (QLoRA, section 3).
+  EXPECT_DOUBLE_EQ(Line(*memory, "frozen_weights"), 6738415616 * 4.127 / 8);
+  EXPECT_DOUBLE_EQ(Line(*memory, "optimizer_states"), 12 * 4194304.0);
+  EXPECT_DOUBLE_EQ(Line(*memory, "gradients"), 2 * 4194304.0);
+}
+
+TEST(TrainingMemoryTest, OffloadMovesStatesToTheHost) {
+  TrainingMemoryInput input;
+  input.parameters = 1e9;
+  input.zero_stage = 3;
+  input.data_parallel = 4;
+  input.offload_optimizer = true;
+  input.offload_parameters = true;
+  input.largest_layer_parameters = 1e8;
+  auto memory = EstimateTrainingMemory(input);
+  ASSERT_TRUE(memory.ok()) << memory.status();
+  EXPECT_DOUBLE_EQ(memory->device_bytes, 4e8);  // the gathered largest layer only
+  EXPECT_DOUBLE_EQ(memory->host_bytes, (2 + 2 + 12) * 1e9 / 4);
+}
+
+TEST(TrainingMemoryTest, ImpossibleSettingsNameTheField) {
+  TrainingMemoryInput input;
+  input.parameters = 1e9;
+  input.zero_stage = 4;
+  input.offload_parameters = true;
+  input.shape.attention_heads = 12;
+  input.tensor_parallel = 8;
+  auto memory = EstimateTrainingMemory(input);
+  ASSERT_EQ(memory.status().code(), absl::StatusCode::kInvalidArgument);
+  std::vector<std::string> fields;
+  for (const auto& v : GetFieldViolations(memory.status())) fields.push_back(v.field);
+  EXPECT_EQ(fields,
+            (std::vector<std::string>{"zero_stage", "offload_parameters", "tensor_parallel"}));
+  input = {};
+  input.parameters = std::nan("");
+  EXPECT_FALSE(EstimateTrainingMemory(input).ok());
+}
+
+}  // namespace
+}  // namespace modelatlas::estimator
