@@ -32,6 +32,7 @@
 #include "absl/time/time.h"
 #include "cli/card.h"
 #include "cli/output.h"
+#include "cli/training.h"
 #include "cli/transfer.h"
 #include "common/config.h"
 #include "google/protobuf/util/json_util.h"
@@ -106,6 +107,16 @@ Commands (KIND is models or hardware):
                               --context, --batch, --filter)
   card MODEL                  the model's page: every recorded field with its notes, then
                               the hardware it needs
+  estimate compute [MODEL]    training compute, chip-hours, power, energy and cost, from the
+                              record and its hardware (--steps, --tokens_per_step,
+                              --dataset_tokens, --epochs, --chips, --hours, --chip_hours,
+                              --hardware, --precision, --utilization, --price replace them)
+  estimate training-memory MODEL   memory per device to train (--optimizer, --zero, --dp,
+                              --tp, --pp, --ep, --sp, --sequence_length, --micro_batch,
+                              --recompute, --offload_optimizer, --finetune=lora|qlora)
+  plan training MODEL --hardware=NAME   the fewest devices that train MODEL, and how
+  audit [MODEL]               recompute a record's figures from its inputs (--tolerance);
+                              no MODEL audits the catalog (--filter, --disagreements_only)
   import FILE                 import Epoch AI CSVs, a config.json (--model), GPU spec JSON or
                               an export (--format, --dry_run, --atomic); prints the report
   export                      write the catalog as JSON or Epoch's CSV layout (--format,
@@ -118,20 +129,6 @@ Run "modelatlas --help" for every flag.)";
 int UsageError(const std::string& message) {
   std::cerr << "modelatlas: " << message << "\n\n" << kUsage << "\n";
   return kExitUsage;
-}
-
-// Reports a failed call: what was called, where, and why.
-int CallFailed(const grpc::Status& status, const std::string& service, const std::string& address) {
-  std::string code = absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
-  if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    std::cerr << "modelatlas: cannot reach " << service << " at " << address << " (" << code << ": "
-              << status.error_message() << ")\n";
-  } else {
-    std::cerr << "modelatlas: " << service << " at " << address << " answered " << code << ": "
-              << status.error_message() << "\n";
-  }
-  return kExitFailure;
 }
 
 std::unique_ptr<grpc::ClientContext> NewContext() {
@@ -174,6 +171,19 @@ class Cli {
     if (noun == "info" && args.size() == 1) return Info();
     if (noun == "watch" && args.size() == 1) return Watch();
     if (noun == "estimate" && verb == "memory" && args.size() == 3) return EstimateMemory(args[2]);
+    if (noun == "estimate" && verb == "compute" && args.size() <= 3) {
+      return cli::EstimateCompute(estimator(), estimator_address_, args.size() == 3 ? args[2] : "",
+                                  json_);
+    }
+    if (noun == "estimate" && verb == "training-memory" && args.size() == 3) {
+      return cli::EstimateTrainingMemory(estimator(), estimator_address_, args[2], json_);
+    }
+    if (noun == "plan" && verb == "training" && args.size() == 3) {
+      return cli::PlanTraining(estimator(), estimator_address_, args[2], json_);
+    }
+    if (noun == "audit" && args.size() <= 2) {
+      return cli::Audit(estimator(), estimator_address_, args.size() == 2 ? args[1] : "", json_);
+    }
     if (noun == "plan" && args.size() == 2) return Plan(args[1]);
     if (noun == "runnable" && args.size() == 2) return Runnable(args[1]);
     if (noun == "card" && args.size() == 2) return Card(args[1]);
@@ -201,7 +211,7 @@ class Cli {
   }
 
   int CatalogFailed(const grpc::Status& status) {
-    return CallFailed(status, "catalog-service", catalog_address_);
+    return cli::CallFailed(status, "catalog-service", catalog_address_);
   }
 
   // Fetches every page of a List call.
@@ -521,7 +531,7 @@ class Cli {
     estimator_v1::PlanInferenceResponse response;
     auto context = NewContext();
     grpc::Status status = estimator().PlanInference(context.get(), request, &response);
-    if (!status.ok()) return CallFailed(status, "estimator-service", estimator_address_);
+    if (!status.ok()) return cli::CallFailed(status, "estimator-service", estimator_address_);
     if (json_) {
       std::cout << cli::ToJson(response) << "\n";
       return EXIT_SUCCESS;
@@ -589,7 +599,7 @@ class Cli {
                           : "-"});
     }
     grpc::Status status = reader->Finish();
-    if (!status.ok()) return CallFailed(status, "estimator-service", estimator_address_);
+    if (!status.ok()) return cli::CallFailed(status, "estimator-service", estimator_address_);
     if (!json_) {
       cli::PrintTable({"MODEL", "PARAMETERS", "CARDS", "HEADROOM GiB", "DECODE tok/s"}, rows);
       std::cout << rows.size() << " models run on " << hardware << "\n";
@@ -617,7 +627,7 @@ class Cli {
     grpc::Status status = estimator().PlanInference(context.get(), request, &plan);
     const bool planned = status.ok();
     if (!planned && status.error_code() != grpc::StatusCode::FAILED_PRECONDITION) {
-      return CallFailed(status, "estimator-service", estimator_address_);
+      return cli::CallFailed(status, "estimator-service", estimator_address_);
     }
     cli::PrintCard(model, planned ? &plan : nullptr, std::cout);
     return EXIT_SUCCESS;
@@ -643,7 +653,7 @@ class Cli {
     estimator_v1::CountParametersResponse response;
     auto context = NewContext();
     grpc::Status status = estimator().CountParameters(context.get(), request, &response);
-    if (!status.ok()) return CallFailed(status, "estimator-service", estimator_address_);
+    if (!status.ok()) return cli::CallFailed(status, "estimator-service", estimator_address_);
     if (json_) {
       std::cout << cli::ToJson(response) << "\n";
       return EXIT_SUCCESS;
@@ -666,7 +676,7 @@ class Cli {
     estimator_v1::EstimateInferenceMemoryResponse response;
     auto context = NewContext();
     grpc::Status status = estimator().EstimateInferenceMemory(context.get(), request, &response);
-    if (!status.ok()) return CallFailed(status, "estimator-service", estimator_address_);
+    if (!status.ok()) return cli::CallFailed(status, "estimator-service", estimator_address_);
     if (json_) {
       std::cout << cli::ToJson(response) << "\n";
       return EXIT_SUCCESS;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -144,6 +145,20 @@ std::string HumanCount(double value) {
     if (value >= unit.scale) return absl::StrFormat("%.3g%s", value / unit.scale, unit.suffix);
   }
   return absl::StrFormat("%.0f", value);
+}
+
+// Reports a failed call: what was called, where, and why.
+int CallFailed(const grpc::Status& status, const std::string& service, const std::string& address) {
+  std::string code = absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    std::cerr << "modelatlas: cannot reach " << service << " at " << address << " (" << code << ": "
+              << status.error_message() << ")\n";
+  } else {
+    std::cerr << "modelatlas: " << service << " at " << address << " answered " << code << ": "
+              << status.error_message() << "\n";
+  }
+  return 1;  // the call failed
 }
 
 }  // namespace modelatlas::cli

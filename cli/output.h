@@ -2,6 +2,8 @@
 // scripts.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <string>
 #include <vector>
 
@@ -19,6 +21,10 @@ void PrintFields(const google::protobuf::Message& message);
 
 // The message in protobuf's JSON mapping, with proto field names.
 std::string ToJson(const google::protobuf::Message& message);
+
+// Reports a failed call on stderr (what was called, where, and why) and
+// returns exit code 1.
+int CallFailed(const grpc::Status& status, const std::string& service, const std::string& address);
 
 // 8030261248 -> "8.03B", 395000000 -> "395M".
 std::string HumanCount(double value);

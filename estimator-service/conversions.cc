@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "estimator-service/core/parameters.h"
 
 namespace modelatlas::estimator {
 
@@ -106,6 +107,57 @@ std::optional<bool> WeightsPublished(const common::v1::Model& model) {
   }
   if (model.has_open_model_weights()) return model.open_model_weights();
   return std::nullopt;
+}
+
+// The parameter count to size weights with: the record's figure, else the
+// published count of its architecture, else a count from the architecture.
+absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model) {
+  if (model.has_parameters()) return model.parameters();
+  if (model.architecture().has_published_parameter_count()) {
+    return static_cast<double>(model.architecture().published_parameter_count());
+  }
+  if (model.has_architecture()) {
+    absl::StatusOr<ParameterCount> count =
+        CountParameters(ToCoreArchitecture(model.architecture()));
+    if (!count.ok()) return count.status();
+    return count->total;
+  }
+  return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                        "model \"", model.display_name(),
+                        "\" has neither a parameter count nor an architecture on record")),
+                    "PARAMETERS_UNKNOWN");
+}
+
+// The peak a device computes the weights' format at, FLOP/s: quantized
+// formats dequantize to 16-bit and run on the FP16/BF16 tensor cores.
+std::optional<double> PeakForFormat(const common::v1::PeakThroughput& peak, NumberFormat format) {
+  auto first =
+      [](std::initializer_list<std::pair<bool, double>> candidates) -> std::optional<double> {
+    for (const auto& [has, value] : candidates) {
+      if (has && value > 0) return value;
+    }
+    return std::nullopt;
+  };
+  const std::pair<bool, double> bf16{peak.has_tensor_fp16_bf16_flops(),
+                                     peak.tensor_fp16_bf16_flops()};
+  const std::pair<bool, double> fp16{peak.has_fp16_flops(), peak.fp16_flops()};
+  const std::pair<bool, double> fp32{peak.has_fp32_flops(), peak.fp32_flops()};
+  switch (format) {
+    case NumberFormat::kFp32:
+      return first({{peak.has_tf32_flops(), peak.tf32_flops()}, fp32});
+    case NumberFormat::kFp8:
+      return first({{peak.has_fp8_flops(), peak.fp8_flops()}, bf16, fp16, fp32});
+    case NumberFormat::kInt8:
+      return first({{peak.has_int8_ops(), peak.int8_ops()}, bf16, fp16, fp32});
+    case NumberFormat::kInt4:
+      return first({{peak.has_int4_ops(), peak.int4_ops()},
+                    {peak.has_int8_ops(), peak.int8_ops()},
+                    bf16,
+                    fp16,
+                    fp32});
+    default:
+      return first({bf16, fp16, fp32});
+  }
 }
 
 }  // namespace modelatlas::estimator

@@ -6,6 +6,7 @@
 #include "absl/status/statusor.h"
 #include "estimator-service/core/architecture.h"
 #include "estimator-service/core/number_format.h"
+#include "modelatlas/common/v1/hardware.pb.h"
 #include "modelatlas/common/v1/model.pb.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
 
@@ -21,5 +22,14 @@ absl::StatusOr<NumberFormat> ToCoreNumberFormat(v1::NumberFormat format, NumberF
 // Whether a model's weights are published, from its accessibility and
 // Epoch's "Open model weights?" flag; nullopt when neither is on record.
 std::optional<bool> WeightsPublished(const common::v1::Model& model);
+
+// The parameter count of a record: its figure, else the published count of
+// its architecture, else a count from the architecture;
+// FAILED_PRECONDITION when it has none of them.
+absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model);
+
+// The peak a device computes `format` at, FLOP/s: quantized formats
+// dequantize to 16-bit and run on the FP16/BF16 tensor cores.
+std::optional<double> PeakForFormat(const common::v1::PeakThroughput& peak, NumberFormat format);
 
 }  // namespace modelatlas::estimator

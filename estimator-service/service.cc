@@ -13,30 +13,13 @@
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/plan.h"
 #include "estimator-service/core/units.h"
+#include "estimator-service/list_writer.h"
+#include "estimator-service/training.h"
 
 namespace modelatlas::estimator {
 namespace {
 
 constexpr char kNoEstimateClosedWeights[] = "no estimate: weights not published";
-
-// The parameter count to size weights with: the record's figure, else the
-// published count of its architecture, else a count from the architecture.
-absl::StatusOr<double> ParametersOf(const common::v1::Model& model) {
-  if (model.has_parameters()) return model.parameters();
-  if (model.architecture().has_published_parameter_count()) {
-    return static_cast<double>(model.architecture().published_parameter_count());
-  }
-  if (model.has_architecture()) {
-    absl::StatusOr<ParameterCount> count =
-        CountParameters(ToCoreArchitecture(model.architecture()));
-    if (!count.ok()) return count.status();
-    return count->total;
-  }
-  return WithReason(absl::FailedPreconditionError(absl::StrCat(
-                        "model \"", model.display_name(),
-                        "\" has neither a parameter count nor an architecture on record")),
-                    "PARAMETERS_UNKNOWN");
-}
 
 absl::Status ValidateRequest(const v1::EstimateInferenceMemoryRequest& request) {
   FieldViolations violations;
@@ -90,38 +73,6 @@ absl::StatusOr<common::v1::Model> ModelFromInline(const v1::InlineModel& inline_
   return model;
 }
 
-// The peak a device computes the weights' format at, FLOP/s: quantized
-// formats dequantize to 16-bit and run on the FP16/BF16 tensor cores.
-std::optional<double> PeakFor(const common::v1::PeakThroughput& peak, NumberFormat format) {
-  auto first =
-      [](std::initializer_list<std::pair<bool, double>> candidates) -> std::optional<double> {
-    for (const auto& [has, value] : candidates) {
-      if (has && value > 0) return value;
-    }
-    return std::nullopt;
-  };
-  const std::pair<bool, double> bf16{peak.has_tensor_fp16_bf16_flops(),
-                                     peak.tensor_fp16_bf16_flops()};
-  const std::pair<bool, double> fp16{peak.has_fp16_flops(), peak.fp16_flops()};
-  const std::pair<bool, double> fp32{peak.has_fp32_flops(), peak.fp32_flops()};
-  switch (format) {
-    case NumberFormat::kFp32:
-      return first({{peak.has_tf32_flops(), peak.tf32_flops()}, fp32});
-    case NumberFormat::kFp8:
-      return first({{peak.has_fp8_flops(), peak.fp8_flops()}, bf16, fp16, fp32});
-    case NumberFormat::kInt8:
-      return first({{peak.has_int8_ops(), peak.int8_ops()}, bf16, fp16, fp32});
-    case NumberFormat::kInt4:
-      return first({{peak.has_int4_ops(), peak.int4_ops()},
-                    {peak.has_int8_ops(), peak.int8_ops()},
-                    bf16,
-                    fp16,
-                    fp32});
-    default:
-      return first({bf16, fp16, fp32});
-  }
-}
-
 DeviceSpec DeviceOf(const common::v1::Hardware& hw, NumberFormat format) {
   DeviceSpec device;
   device.name = hw.name();
@@ -130,7 +81,7 @@ DeviceSpec DeviceOf(const common::v1::Hardware& hw, NumberFormat format) {
   if (hw.has_memory_bandwidth_bytes_per_second()) {
     device.bandwidth_bytes_per_second = hw.memory_bandwidth_bytes_per_second();
   }
-  device.peak_flops = PeakFor(hw.peak(), format);
+  device.peak_flops = PeakForFormat(hw.peak(), format);
   if (hw.has_cloud_price_usd_per_chip_hour()) {
     device.price_usd_per_hour = hw.cloud_price_usd_per_chip_hour();
   }
@@ -266,7 +217,7 @@ absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
     response.add_warnings("whether the weights are published is not on record");
   }
 
-  absl::StatusOr<double> parameters = ParametersOf(model);
+  absl::StatusOr<double> parameters = ParametersOfModel(model);
   if (!parameters.ok()) return parameters.status();
 
   InferenceMemoryInput input;
@@ -468,33 +419,6 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CountParameters(
 
 namespace {
 
-// Writes a prepared list of messages one after another.
-template <typename Message>
-class ListWriter : public grpc::ServerWriteReactor<Message> {
- public:
-  explicit ListWriter(absl::StatusOr<std::vector<Message>> messages)
-      : messages_(std::move(messages)) {
-    if (!messages_.ok()) {
-      this->Finish(ToGrpcStatus(messages_.status()));
-    } else {
-      Next();
-    }
-  }
-  void OnWriteDone(bool ok) override {
-    if (!ok) return this->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "client went away"));
-    Next();
-  }
-  void OnDone() override { delete this; }
-
- private:
-  void Next() {
-    if (next_ == messages_->size()) return this->Finish(grpc::Status::OK);
-    this->StartWrite(&(*messages_)[next_++]);
-  }
-  absl::StatusOr<std::vector<Message>> messages_;
-  size_t next_ = 0;
-};
-
 absl::StatusOr<std::vector<v1::ListRunnableModelsResponse>> RunnableModels(
     const CatalogSnapshot& snapshot, const v1::ListRunnableModelsRequest& request) {
   FieldViolations violations;
@@ -549,7 +473,7 @@ absl::StatusOr<std::vector<v1::ListRunnableModelsResponse>> RunnableModels(
     const std::optional<bool> published = WeightsPublished(model);
     const bool hypothetical = published.has_value() && !*published;
     if (hypothetical && !request.hypothetical()) return;
-    absl::StatusOr<double> parameters = ParametersOf(model);
+    absl::StatusOr<double> parameters = ParametersOfModel(model);
     if (!parameters.ok()) return;
     MatrixModel shape;
     shape.parameters = *parameters;
@@ -609,6 +533,176 @@ grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* EstimatorServiceImpl::
         "CATALOG_UNAVAILABLE"));
   }
   return new ListWriter<v1::ListRunnableModelsResponse>(RunnableModels(*snapshot_, *request));
+}
+
+// ---- Training ----
+
+namespace {
+
+// The first training hardware of a record: its linked record, else its name.
+std::string TrainingHardwareOf(const common::v1::Model& model) {
+  for (int i = 0; i < model.training_hardware_size(); ++i) {
+    if (i < model.training_hardware_refs_size() && !model.training_hardware_refs(i).empty()) {
+      return model.training_hardware_refs(i);
+    }
+    return model.training_hardware(i);
+  }
+  return "";
+}
+
+template <typename Response>
+auto Finisher(grpc::ServerUnaryReactor* reactor, Response* response) {
+  return [reactor, response](absl::StatusOr<Response> result) {
+    if (result.ok()) *response = *std::move(result);
+    reactor->Finish(ToGrpcStatus(result.status()));
+  };
+}
+
+}  // namespace
+
+void EstimatorServiceImpl::ResolveTrainingModel(
+    grpc::CallbackServerContext* context, const v1::TrainingModel& model,
+    std::function<void(absl::StatusOr<common::v1::Model>)> done) {
+  common::v1::Model inline_model;
+  switch (model.source_case()) {
+    case v1::TrainingModel::kModel:
+      return ResolveModel(context, model.model(), std::move(done));
+    case v1::TrainingModel::kArchitecture:
+      inline_model.set_display_name("inline architecture");
+      *inline_model.mutable_architecture() = model.architecture();
+      return done(inline_model);
+    case v1::TrainingModel::kHfConfigJson: {
+      absl::StatusOr<common::v1::Architecture> arch =
+          ArchitectureFromHfConfig(model.hf_config_json());
+      if (!arch.ok()) return done(PrefixFieldViolations(arch.status(), "model."));
+      inline_model.set_display_name("inline config.json");
+      *inline_model.mutable_architecture() = *std::move(arch);
+      return done(inline_model);
+    }
+    default:
+      return done(InvalidFieldError("model", "give model, architecture or hf_config_json"));
+  }
+}
+
+void EstimatorServiceImpl::ResolveOneHardware(
+    grpc::CallbackServerContext* context, const std::string& name, bool optional,
+    std::function<void(absl::StatusOr<std::optional<common::v1::Hardware>>)> done) {
+  if (name.empty()) return done(std::optional<common::v1::Hardware>());
+  ResolveHardware(context, {name},
+                  [optional, done](absl::StatusOr<std::vector<common::v1::Hardware>> found) {
+                    if (found.ok() && !found->empty()) {
+                      return done(std::optional<common::v1::Hardware>(found->front()));
+                    }
+                    if (optional && (found.ok() || absl::IsNotFound(found.status()))) {
+                      return done(std::optional<common::v1::Hardware>());
+                    }
+                    done(found.status());
+                  });
+}
+
+grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateTrainingCompute(
+    grpc::CallbackServerContext* context, const v1::EstimateTrainingComputeRequest* request,
+    v1::EstimateTrainingComputeResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto finish = Finisher(reactor, response);
+  // The hardware named by the request must exist; the record's may not.
+  auto with_model = [this, context, request, finish](std::optional<common::v1::Model> model) {
+    const bool named = !request->inputs().hardware().empty();
+    const std::string hardware =
+        named ? request->inputs().hardware() : (model ? TrainingHardwareOf(*model) : "");
+    ResolveOneHardware(
+        context, hardware, !named,
+        [request, finish, model](absl::StatusOr<std::optional<common::v1::Hardware>> hw) {
+          if (!hw.ok()) return finish(hw.status());
+          finish(EstimateTrainingComputeFor(model ? &*model : nullptr, *hw ? &**hw : nullptr,
+                                            *request));
+        });
+  };
+  if (request->model().empty()) {
+    with_model(std::nullopt);
+    return reactor;
+  }
+  ResolveModel(context, request->model(),
+               [finish, with_model](absl::StatusOr<common::v1::Model> model) {
+                 if (!model.ok()) return finish(model.status());
+                 with_model(*std::move(model));
+               });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateTrainingMemory(
+    grpc::CallbackServerContext* context, const v1::EstimateTrainingMemoryRequest* request,
+    v1::EstimateTrainingMemoryResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto finish = Finisher(reactor, response);
+  ResolveTrainingModel(context, request->model(),
+                       [request, finish](absl::StatusOr<common::v1::Model> model) {
+                         if (!model.ok()) return finish(model.status());
+                         finish(EstimateTrainingMemoryFor(*model, request->settings()));
+                       });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanTraining(grpc::CallbackServerContext* context,
+                                                             const v1::PlanTrainingRequest* request,
+                                                             v1::PlanTrainingResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto finish = Finisher(reactor, response);
+  if (request->hardware().empty()) {
+    finish(InvalidFieldError("hardware", "required: the accelerator to train on"));
+    return reactor;
+  }
+  ResolveTrainingModel(context, request->model(),
+                       [this, context, request, finish](absl::StatusOr<common::v1::Model> model) {
+                         if (!model.ok()) return finish(model.status());
+                         ResolveOneHardware(
+                             context, request->hardware(), false,
+                             [request, finish, model = *std::move(model)](
+                                 absl::StatusOr<std::optional<common::v1::Hardware>> hw) {
+                               if (!hw.ok()) return finish(hw.status());
+                               finish(PlanTrainingFor(model, **hw, *request));
+                             });
+                       });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* EstimatorServiceImpl::AuditModel(grpc::CallbackServerContext* context,
+                                                           const v1::AuditModelRequest* request,
+                                                           v1::AuditModelResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto finish = Finisher(reactor, response);
+  if (!std::isfinite(request->tolerance()) || request->tolerance() < 0) {
+    finish(InvalidFieldError("tolerance", "must be a non-negative fraction, or 0 for 0.1"));
+    return reactor;
+  }
+  const double tolerance = request->tolerance() > 0 ? request->tolerance() : 0.1;
+  ResolveModel(context, request->model(),
+               [this, context, finish, tolerance](absl::StatusOr<common::v1::Model> model) {
+                 if (!model.ok()) return finish(model.status());
+                 // Named before the record moves into the callback.
+                 const std::string hardware = TrainingHardwareOf(*model);
+                 ResolveOneHardware(
+                     context, hardware, true,
+                     [finish, tolerance, model = *std::move(model)](
+                         absl::StatusOr<std::optional<common::v1::Hardware>> hw) {
+                       if (!hw.ok()) return finish(hw.status());
+                       const std::optional<common::v1::Hardware> found = *hw;
+                       finish(AuditRecord(
+                           model, [found](const std::string&) { return found; }, tolerance));
+                     });
+               });
+  return reactor;
+}
+
+grpc::ServerWriteReactor<v1::AuditCatalogResponse>* EstimatorServiceImpl::AuditCatalog(
+    grpc::CallbackServerContext* /*context*/, const v1::AuditCatalogRequest* request) {
+  if (snapshot_ == nullptr || !snapshot_->loaded()) {
+    return new ListWriter<v1::AuditCatalogResponse>(WithReason(
+        absl::UnavailableError(absl::StrCat("the estimator has not loaded the catalog at ",
+                                            catalog_->address(), " yet")),
+        "CATALOG_UNAVAILABLE"));
+  }
+  return new ListWriter<v1::AuditCatalogResponse>(AuditSnapshot(*snapshot_, *request));
 }
 
 }  // namespace modelatlas::estimator

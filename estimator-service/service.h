@@ -41,6 +41,21 @@ class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService 
   grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* ListRunnableModels(
       grpc::CallbackServerContext* context, const v1::ListRunnableModelsRequest* request) override;
 
+  grpc::ServerUnaryReactor* EstimateTrainingCompute(
+      grpc::CallbackServerContext* context, const v1::EstimateTrainingComputeRequest* request,
+      v1::EstimateTrainingComputeResponse* response) override;
+  grpc::ServerUnaryReactor* EstimateTrainingMemory(
+      grpc::CallbackServerContext* context, const v1::EstimateTrainingMemoryRequest* request,
+      v1::EstimateTrainingMemoryResponse* response) override;
+  grpc::ServerUnaryReactor* PlanTraining(grpc::CallbackServerContext* context,
+                                         const v1::PlanTrainingRequest* request,
+                                         v1::PlanTrainingResponse* response) override;
+  grpc::ServerUnaryReactor* AuditModel(grpc::CallbackServerContext* context,
+                                       const v1::AuditModelRequest* request,
+                                       v1::AuditModelResponse* response) override;
+  grpc::ServerWriteReactor<v1::AuditCatalogResponse>* AuditCatalog(
+      grpc::CallbackServerContext* context, const v1::AuditCatalogRequest* request) override;
+
  private:
   // A model from the snapshot when it has it, else from the catalog (whose
   // answer is authoritative for unknown or ambiguous names).
@@ -48,6 +63,15 @@ class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService 
                     std::function<void(absl::StatusOr<common::v1::Model>)> done);
   void ResolveHardware(grpc::CallbackServerContext* context, const std::vector<std::string>& names,
                        std::function<void(absl::StatusOr<std::vector<common::v1::Hardware>>)> done);
+
+  // The model a training request names: a catalog record, or one built
+  // from an inline architecture or config.json.
+  void ResolveTrainingModel(grpc::CallbackServerContext* context, const v1::TrainingModel& model,
+                            std::function<void(absl::StatusOr<common::v1::Model>)> done);
+  // The hardware `name` names, or nullopt when `optional` and it is not found.
+  void ResolveOneHardware(
+      grpc::CallbackServerContext* context, const std::string& name, bool optional,
+      std::function<void(absl::StatusOr<std::optional<common::v1::Hardware>>)> done);
 
   CatalogClient* catalog_;
   CatalogSnapshot* snapshot_;

@@ -386,5 +386,231 @@ TEST_F(EstimatorServiceTest, RunnableModelsNeedALoadedSnapshot) {
   EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
 }
 
+// ---- Training: the seed pages' figures from their records ----
+
+class TrainingServiceTest : public EstimatorServiceTest {
+ protected:
+  v1::EstimateTrainingComputeResponse Compute(const std::string& model,
+                                              const v1::TrainingRunInputs& inputs = {}) {
+    v1::EstimateTrainingComputeRequest request;
+    request.set_model(model);
+    *request.mutable_inputs() = inputs;
+    v1::EstimateTrainingComputeResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(testing::DeadlineFromNow(5000));
+    const grpc::Status status = stub_->EstimateTrainingCompute(&context, request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response;
+  }
+};
+
+TEST_F(TrainingServiceTest, BertLargeCasFromItsRecord) {
+  // Page: "6 FLOP / token / parameter * 395000000 parameters * 1300000000 * 50 epochs = 1.5405e+20"
+  auto r = Compute("BERT-Large-CAS (PTB+WT2+WT103)");
+  EXPECT_DOUBLE_EQ(r.operation_counting_flop(), 1.5405e20);
+  EXPECT_DOUBLE_EQ(r.training_compute_flop(), 1.5405e20);
+  EXPECT_EQ(r.method(), "operation counting");
+  EXPECT_FALSE(r.has_hardware_method_flop());
+}
+
+TEST_F(TrainingServiceTest, MegatronBertChipHoursPowerAndHardwareMethod) {
+  auto r = Compute("Megatron-BERT");
+  // Page: 191,488 chip-hours (512 x 374 h), 262.6 kW.
+  EXPECT_DOUBLE_EQ(r.chip_hours(), 191488);
+  EXPECT_NEAR(r.power_draw_watts(), 262640.3, 1);
+  // 512 V100S at their 130 TFLOP/s FP16 tensor peak ("the GPU has a peak
+  // throughput of 130 TFLOPS"), 30%: 2.69e22 FLOP.
+  EXPECT_DOUBLE_EQ(r.hardware_method_flop(), 191488 * 130e12 * 3600 * 0.3);
+  EXPECT_NEAR(r.energy_kwh(), 262640.3 * 374 / 1000, 1);
+  // The page's parameter-based figure needs the steps, which the record
+  // does not hold: "6ND = 6*3.9e9*(2e6+1e4)*1024*512 = 2.5e22 FLOP".
+  v1::TrainingRunInputs inputs;
+  inputs.set_steps(2e6 + 1e4);
+  inputs.set_tokens_per_step(1024 * 512);
+  inputs.set_price_usd_per_chip_hour(2.0);
+  auto with_steps = Compute("Megatron-BERT", inputs);
+  EXPECT_NEAR(with_steps.operation_counting_flop(), 2.5e22, 0.05e22);
+  EXPECT_DOUBLE_EQ(with_steps.cost_usd(), 191488 * 2.0);
+}
+
+TEST_F(TrainingServiceTest, T2rPretrainBothMethodsFromThePagesInputs) {
+  // Page: "6*668893184*142000*25000=1.4247425e+19  95*60*60*125000000000000*0.3=1.2825e+19
+  //  Geometric mean: 13517515512289972224  Epochs: 142000*25000/103000000=34.4660194175".
+  v1::TrainingRunInputs inputs;
+  inputs.set_steps(142000);
+  inputs.set_tokens_per_step(25000);
+  inputs.set_dataset_tokens(103e6);
+  inputs.set_chip_hours(95);
+  auto r = Compute("T2R 75% + Pretrain (WT-103)", inputs);
+  EXPECT_DOUBLE_EQ(r.operation_counting_flop(), 6.0 * 668893184 * 142000 * 25000);
+  EXPECT_DOUBLE_EQ(r.hardware_method_flop(), 1.2825e19);
+  EXPECT_NEAR(r.training_compute_flop(), 13517515512289972224.0, 1.35e19 * 1e-7);
+  EXPECT_EQ(r.method(), "geometric mean of operation counting and the hardware method");
+  bool epochs_found = false;
+  for (const auto& figure : r.figures()) {
+    if (figure.name() == "epochs") {
+      epochs_found = true;
+      EXPECT_NEAR(figure.value(), 34.4660194175, 1e-9);
+    }
+  }
+  EXPECT_TRUE(epochs_found);
+  // The record's own power: 8 x V100 300 W in March 2021.
+  EXPECT_NEAR(r.power_draw_watts(), 4864.12, 0.1);  // the day count differs by 1e-5
+}
+
+TEST_F(TrainingServiceTest, CtrBertHardwareMethod) {
+  // Page: "(8) * (312 * 10**12) * (24 * 3600) * (0.3)". The record holds no
+  // training time ("less than a day"); its domain is Recommendation, for
+  // which the 40% default would apply, while the page assumed 30%.
+  v1::TrainingRunInputs inputs;
+  inputs.set_training_hours(24);
+  auto assumed = Compute("CTR-BERT", inputs);
+  EXPECT_DOUBLE_EQ(assumed.hardware_method_flop(), 8 * 312e12 * 24 * 3600 * 0.4);
+  inputs.set_utilization(0.3);
+  auto r = Compute("CTR-BERT", inputs);
+  EXPECT_DOUBLE_EQ(r.hardware_method_flop(), 6.469632e19);
+  EXPECT_NEAR(r.power_draw_watts(), 6448.49, 0.1);
+}
+
+TEST_F(TrainingServiceTest, T2rRandomInitFromItsRecordAlone) {
+  // Page: 6 * 450e6 * 74000 * 286000 = 5.71428e+19; 125e12 * 98 GPU-hours * 3600 * 0.3 =
+  // 1.323e+19; sqrt(...) = 2.749544e+19. The record holds 103e6 tokens x 205.48
+  // epochs (rounded), which agrees to 2 parts in 10^5.
+  auto r = Compute("T2R + Random Init");
+  EXPECT_NEAR(r.operation_counting_flop(), 5.71428e19, 5.71428e19 * 3e-5);
+  EXPECT_DOUBLE_EQ(r.hardware_method_flop(), 1.323e19);
+  EXPECT_NEAR(r.training_compute_flop(), 2.749544e19, 2.749544e19 * 2e-5);
+}
+
+TEST_F(TrainingServiceTest, InlineRunAndBadInputs) {
+  v1::EstimateTrainingComputeRequest request;
+  auto* in = request.mutable_inputs();
+  in->set_parameters(7e9);
+  in->set_dataset_bytes(1e12);  // converted: 1e12 / 5 x 4 / 3 tokens
+  in->set_epochs(1);
+  in->set_chips(64);
+  in->set_training_hours(100);
+  in->set_hardware("NVIDIA H100");
+  in->set_year(2024.5);
+  v1::EstimateTrainingComputeResponse response;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->EstimateTrainingCompute(&context, request, &response).ok());
+  }
+  EXPECT_DOUBLE_EQ(response.tokens(), 1e12 / 5 * 4 / 3);
+  EXPECT_DOUBLE_EQ(response.hardware_method_flop(), 6400 * 989.4e12 * 3600 * 0.3);
+  EXPECT_GT(response.power_draw_watts(), 64 * 700);
+
+  in->set_utilization(1.5);
+  in->set_precision("fp3");
+  grpc::ClientContext context;
+  const grpc::Status bad = stub_->EstimateTrainingCompute(&context, request, &response);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(bad.error_message().find("precision"), std::string::npos) << bad.error_message();
+  in->set_precision("");
+  in->set_hardware("No Such Chip");
+  grpc::ClientContext again;
+  EXPECT_EQ(stub_->EstimateTrainingCompute(&again, request, &response).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(TrainingServiceTest, TrainingMemoryAndThePlanForLlama31On80GbCards) {
+  v1::EstimateTrainingMemoryRequest request;
+  request.mutable_model()->set_model("Llama 3.1 8B");
+  v1::EstimateTrainingMemoryResponse memory;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->EstimateTrainingMemory(&context, request, &memory).ok());
+  }
+  // AdamW in mixed precision: 2 + 2 + 12 bytes per parameter.
+  EXPECT_EQ(memory.device_lines(0).component(), "weights");
+  EXPECT_EQ(memory.device_lines(0).bytes(), 2 * 8030261248);
+  EXPECT_EQ(memory.device_lines(2).bytes(), 12 * 8030261248);
+  EXPECT_GT(memory.device_total_bytes(), 85899345920);  // does not fit one H100
+
+  v1::PlanTrainingRequest plan_request;
+  plan_request.mutable_model()->set_model("Llama 3.1 8B");
+  plan_request.set_hardware("NVIDIA H100");
+  v1::PlanTrainingResponse plan;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->PlanTraining(&context, plan_request, &plan).ok());
+  }
+  ASSERT_TRUE(plan.fits()) << plan.reason();
+  EXPECT_EQ(plan.devices(), 2);
+  EXPECT_LE(plan.memory().device_total_bytes(), plan.device_memory_bytes());
+  EXPECT_EQ(plan.settings().data_parallel() * plan.settings().tensor_parallel() *
+                plan.settings().pipeline_parallel(),
+            plan.devices());
+
+  // QLoRA fits one card.
+  plan_request.mutable_settings()->set_fine_tuning(v1::FINE_TUNING_QLORA);
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->PlanTraining(&context, plan_request, &plan).ok());
+  }
+  EXPECT_EQ(plan.devices(), 1);
+
+  request.mutable_settings()->set_zero_stage(5);
+  grpc::ClientContext context;
+  const grpc::Status bad = stub_->EstimateTrainingMemory(&context, request, &memory);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(bad.error_message().find("settings.zero_stage"), std::string::npos)
+      << bad.error_message();
+}
+
+TEST_F(TrainingServiceTest, AuditFindsAgreementAndDisagreement) {
+  v1::AuditModelRequest request;
+  request.set_model("T2R + Random Init");
+  v1::AuditModelResponse audit;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->AuditModel(&context, request, &audit).ok());
+  }
+  ASSERT_GE(audit.checks_size(), 2) << audit.DebugString();
+  EXPECT_EQ(audit.disagreements(), 0);
+
+  // A record whose chip-hours contradict its chips and time.
+  common::v1::Model edit;
+  edit.set_name("models/megatron-bert");
+  edit.set_training_chip_hours(1000);
+  ASSERT_TRUE(catalog_->Update<common::v1::Model>(edit, {"training_chip_hours"}).ok());
+  request.set_model("models/megatron-bert");
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->AuditModel(&context, request, &audit).ok());
+  }
+  bool found = false;
+  for (const auto& check : audit.checks()) {
+    if (check.figure() != "training_chip_hours") continue;
+    found = true;
+    EXPECT_TRUE(check.disagrees());
+    EXPECT_DOUBLE_EQ(check.recorded(), 1000);
+    EXPECT_DOUBLE_EQ(check.recomputed(), 191488);
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(TrainingServiceTest, AuditCatalogStreamsRecordsThenTheSummary) {
+  StartEstimator(CatalogAddress(), /*with_snapshot=*/true);
+  v1::AuditCatalogRequest request;
+  grpc::ClientContext context;
+  auto reader = stub_->AuditCatalog(&context, request);
+  v1::AuditCatalogResponse message;
+  int models = 0;
+  v1::AuditSummary summary;
+  while (reader->Read(&message)) {
+    if (message.has_model()) ++models;
+    if (message.has_summary()) summary = message.summary();
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_GE(models, 4);  // the seed records with something to check
+  EXPECT_GT(summary.models(), 40);
+  int64_t checked = 0;
+  for (const auto& figure : summary.figures()) checked += figure.checked();
+  EXPECT_GE(checked, 6);
+  EXPECT_EQ(summary.tolerance(), 0.1);
+}
+
 }  // namespace
 }  // namespace modelatlas::estimator

@@ -1,0 +1,331 @@
+#include "cli/training.h"
+
+#include <iostream>
+#include <optional>
+
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "cli/output.h"
+
+ABSL_DECLARE_FLAG(absl::Duration, timeout);
+ABSL_DECLARE_FLAG(std::string, hardware);
+ABSL_DECLARE_FLAG(std::string, filter);
+
+// estimate compute: the record's inputs, replaced by any of these.
+ABSL_FLAG(std::optional<double>, parameters, std::nullopt, "compute: parameters");
+ABSL_FLAG(std::optional<double>, steps, std::nullopt, "compute: optimizer steps");
+ABSL_FLAG(std::optional<double>, tokens_per_step, std::nullopt,
+          "compute: tokens per optimizer step (global batch)");
+ABSL_FLAG(std::optional<double>, dataset_tokens, std::nullopt, "compute: dataset size, tokens");
+ABSL_FLAG(std::optional<double>, dataset_bytes, std::nullopt,
+          "compute: dataset size, bytes of text");
+ABSL_FLAG(std::optional<double>, dataset_words, std::nullopt, "compute: dataset size, words");
+ABSL_FLAG(std::optional<double>, epochs, std::nullopt, "compute: passes over the dataset");
+ABSL_FLAG(std::optional<double>, chips, std::nullopt, "compute: chips used");
+ABSL_FLAG(std::optional<double>, hours, std::nullopt, "compute: wall-clock training time, hours");
+ABSL_FLAG(std::optional<double>, chip_hours, std::nullopt, "compute: chip-hours");
+ABSL_FLAG(std::string, precision, "", "compute: fp32, tf32, fp16, bf16, fp8 or int8");
+ABSL_FLAG(std::optional<double>, peak_flops, std::nullopt, "compute: peak FLOP/s per chip");
+ABSL_FLAG(std::optional<double>, utilization, std::nullopt,
+          "compute: model FLOP utilization, 0..1");
+ABSL_FLAG(std::optional<double>, tdp_watts, std::nullopt, "compute: TDP per chip, W");
+ABSL_FLAG(std::optional<double>, year, std::nullopt, "compute: year of the run (for the PUE)");
+ABSL_FLAG(std::optional<double>, price, std::nullopt, "compute: price per chip-hour, USD");
+ABSL_FLAG(std::optional<int64_t>, attention_context, std::nullopt,
+          "compute: add the attention FLOP term at this context length, tokens");
+// estimate training-memory / plan training.
+ABSL_FLAG(std::string, optimizer, "adamw", "training: adamw, sgd, adafactor or adamw8bit");
+ABSL_FLAG(int32_t, zero, 0, "training: ZeRO stage 0..3");
+ABSL_FLAG(int32_t, dp, 1, "training: data-parallel degree");
+ABSL_FLAG(int32_t, tp, 1, "training: tensor-parallel degree");
+ABSL_FLAG(int32_t, pp, 1, "training: pipeline-parallel degree");
+ABSL_FLAG(int32_t, ep, 1, "training: expert-parallel degree");
+ABSL_FLAG(bool, sp, false, "training: sequence parallelism");
+ABSL_FLAG(int64_t, sequence_length, 2048, "training: sequence length, tokens");
+ABSL_FLAG(int32_t, micro_batch, 1, "training: sequences per device per step");
+ABSL_FLAG(std::string, recompute, "none", "training: none, selective or full");
+ABSL_FLAG(bool, offload_optimizer, false, "training: optimizer states in CPU memory");
+ABSL_FLAG(bool, offload_parameters, false, "training: parameters in CPU memory (ZeRO-3)");
+ABSL_FLAG(std::string, finetune, "full", "training: full, lora or qlora");
+ABSL_FLAG(int32_t, lora_rank, 16, "training: LoRA rank");
+ABSL_FLAG(std::string, lora_modules, "q,k,v,o", "training: projections with adapters");
+ABSL_FLAG(bool, fp32_gradients, false, "training: keep gradients in fp32");
+ABSL_FLAG(int32_t, max_devices, 4096, "plan training: most devices to consider");
+ABSL_FLAG(bool, allow_offload, false, "plan training: let the planner offload optimizer states");
+ABSL_FLAG(double, tolerance, 0.1, "audit: relative difference that counts as a disagreement");
+ABSL_FLAG(bool, disagreements_only, false, "audit: print only records that disagree");
+
+namespace modelatlas::cli {
+namespace {
+
+namespace v1 = estimator::v1;
+constexpr int kExitUsage = 2;
+
+std::unique_ptr<grpc::ClientContext> Context() {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() +
+                        absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_timeout)));
+  return context;
+}
+
+int Usage(const std::string& message) {
+  std::cerr << "modelatlas: " << message << "\n";
+  return kExitUsage;
+}
+
+std::string Scientific(double value) { return absl::StrFormat("%.4g", value); }
+
+bool BuildSettings(v1::TrainingSettings* settings, std::string* error) {
+  const std::string optimizer = absl::AsciiStrToLower(absl::GetFlag(FLAGS_optimizer));
+  if (optimizer == "adamw")
+    settings->set_optimizer(v1::OPTIMIZER_ADAMW);
+  else if (optimizer == "sgd")
+    settings->set_optimizer(v1::OPTIMIZER_SGD_MOMENTUM);
+  else if (optimizer == "adafactor")
+    settings->set_optimizer(v1::OPTIMIZER_ADAFACTOR);
+  else if (optimizer == "adamw8bit")
+    settings->set_optimizer(v1::OPTIMIZER_ADAMW_8BIT);
+  else
+    return *error = "--optimizer must be adamw, sgd, adafactor or adamw8bit", false;
+  const std::string recompute = absl::AsciiStrToLower(absl::GetFlag(FLAGS_recompute));
+  if (recompute == "none")
+    settings->set_recompute(v1::RECOMPUTE_NONE);
+  else if (recompute == "selective")
+    settings->set_recompute(v1::RECOMPUTE_SELECTIVE);
+  else if (recompute == "full")
+    settings->set_recompute(v1::RECOMPUTE_FULL);
+  else
+    return *error = "--recompute must be none, selective or full", false;
+  const std::string finetune = absl::AsciiStrToLower(absl::GetFlag(FLAGS_finetune));
+  if (finetune == "full")
+    settings->set_fine_tuning(v1::FINE_TUNING_FULL);
+  else if (finetune == "lora")
+    settings->set_fine_tuning(v1::FINE_TUNING_LORA);
+  else if (finetune == "qlora")
+    settings->set_fine_tuning(v1::FINE_TUNING_QLORA);
+  else
+    return *error = "--finetune must be full, lora or qlora", false;
+  settings->set_zero_stage(absl::GetFlag(FLAGS_zero));
+  settings->set_data_parallel(absl::GetFlag(FLAGS_dp));
+  settings->set_tensor_parallel(absl::GetFlag(FLAGS_tp));
+  settings->set_pipeline_parallel(absl::GetFlag(FLAGS_pp));
+  settings->set_expert_parallel(absl::GetFlag(FLAGS_ep));
+  settings->set_sequence_parallel(absl::GetFlag(FLAGS_sp));
+  settings->set_sequence_length(absl::GetFlag(FLAGS_sequence_length));
+  settings->set_micro_batch(absl::GetFlag(FLAGS_micro_batch));
+  settings->set_offload_optimizer(absl::GetFlag(FLAGS_offload_optimizer));
+  settings->set_offload_parameters(absl::GetFlag(FLAGS_offload_parameters));
+  settings->set_fp32_gradients(absl::GetFlag(FLAGS_fp32_gradients));
+  if (settings->fine_tuning() != v1::FINE_TUNING_FULL) {
+    settings->set_lora_rank(absl::GetFlag(FLAGS_lora_rank));
+    for (absl::string_view module :
+         absl::StrSplit(absl::GetFlag(FLAGS_lora_modules), ',', absl::SkipEmpty())) {
+      settings->add_lora_target_modules(std::string(module));
+    }
+  }
+  return true;
+}
+
+void PrintMemory(const v1::EstimateTrainingMemoryResponse& memory) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& line : memory.device_lines()) {
+    rows.push_back({line.component(), absl::StrCat(line.bytes()),
+                    absl::StrFormat("%.2f", line.bytes() / 1073741824.0), line.arithmetic()});
+  }
+  rows.push_back(
+      {"total per device", absl::StrCat(memory.device_total_bytes()),
+       absl::StrFormat("%.2f", memory.device_total_gib()),
+       absl::StrFormat("= %.2f GB (1 GB = 1e9 bytes)", memory.device_total_bytes() / 1e9)});
+  PrintTable({"COMPONENT", "BYTES", "GiB", "ARITHMETIC"}, rows);
+  if (memory.host_lines_size() > 0) {
+    rows.clear();
+    for (const auto& line : memory.host_lines()) {
+      rows.push_back({line.component(), absl::StrCat(line.bytes()),
+                      absl::StrFormat("%.2f", line.bytes() / 1073741824.0), line.arithmetic()});
+    }
+    rows.push_back({"host total per device", absl::StrCat(memory.host_total_bytes()),
+                    absl::StrFormat("%.2f", memory.host_total_bytes() / 1073741824.0), ""});
+    PrintTable({"HOST MEMORY", "BYTES", "GiB", "ARITHMETIC"}, rows);
+  }
+  for (const auto& note : memory.notes()) std::cout << "note: " << note << "\n";
+}
+
+bool SetTrainingModel(const std::string& model, v1::TrainingModel* out) {
+  if (model.empty()) return false;
+  out->set_model(model);
+  return true;
+}
+
+}  // namespace
+
+int EstimateCompute(v1::EstimatorService::Stub& estimator, const std::string& address,
+                    const std::string& model, bool json) {
+  v1::EstimateTrainingComputeRequest request;
+  request.set_model(model);
+  v1::TrainingRunInputs* in = request.mutable_inputs();
+  auto take = [](const std::optional<double>& flag, auto setter) {
+    if (flag) setter(*flag);
+  };
+  take(absl::GetFlag(FLAGS_parameters), [&](double v) { in->set_parameters(v); });
+  take(absl::GetFlag(FLAGS_steps), [&](double v) { in->set_steps(v); });
+  take(absl::GetFlag(FLAGS_tokens_per_step), [&](double v) { in->set_tokens_per_step(v); });
+  take(absl::GetFlag(FLAGS_dataset_tokens), [&](double v) { in->set_dataset_tokens(v); });
+  take(absl::GetFlag(FLAGS_dataset_bytes), [&](double v) { in->set_dataset_bytes(v); });
+  take(absl::GetFlag(FLAGS_dataset_words), [&](double v) { in->set_dataset_words(v); });
+  take(absl::GetFlag(FLAGS_epochs), [&](double v) { in->set_epochs(v); });
+  take(absl::GetFlag(FLAGS_chips), [&](double v) { in->set_chips(v); });
+  take(absl::GetFlag(FLAGS_hours), [&](double v) { in->set_training_hours(v); });
+  take(absl::GetFlag(FLAGS_chip_hours), [&](double v) { in->set_chip_hours(v); });
+  take(absl::GetFlag(FLAGS_peak_flops), [&](double v) { in->set_peak_flops_per_chip(v); });
+  take(absl::GetFlag(FLAGS_utilization), [&](double v) { in->set_utilization(v); });
+  take(absl::GetFlag(FLAGS_tdp_watts), [&](double v) { in->set_tdp_watts(v); });
+  take(absl::GetFlag(FLAGS_year), [&](double v) { in->set_year(v); });
+  take(absl::GetFlag(FLAGS_price), [&](double v) { in->set_price_usd_per_chip_hour(v); });
+  if (auto context = absl::GetFlag(FLAGS_attention_context)) {
+    in->set_attention_context_tokens(*context);
+  }
+  in->set_precision(absl::GetFlag(FLAGS_precision));
+  in->set_hardware(absl::GetFlag(FLAGS_hardware));
+
+  v1::EstimateTrainingComputeResponse response;
+  auto context = Context();
+  grpc::Status status = estimator.EstimateTrainingCompute(context.get(), request, &response);
+  if (!status.ok()) return CallFailed(status, "estimator-service", address);
+  if (json) {
+    std::cout << ToJson(response) << "\n";
+    return 0;
+  }
+  if (!response.display_name().empty()) {
+    std::cout << response.display_name() << " (" << response.model() << ")\n";
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& figure : response.figures()) {
+    rows.push_back({figure.name(), Scientific(figure.value()), figure.unit(), figure.arithmetic()});
+  }
+  PrintTable({"FIGURE", "VALUE", "UNIT", "ARITHMETIC"}, rows);
+  if (!response.method().empty()) std::cout << "training compute: " << response.method() << "\n";
+  for (const auto& warning : response.warnings()) std::cout << "note: " << warning << "\n";
+  return 0;
+}
+
+int EstimateTrainingMemory(v1::EstimatorService::Stub& estimator, const std::string& address,
+                           const std::string& model, bool json) {
+  v1::EstimateTrainingMemoryRequest request;
+  if (!SetTrainingModel(model, request.mutable_model())) return Usage("name a MODEL");
+  std::string error;
+  if (!BuildSettings(request.mutable_settings(), &error)) return Usage(error);
+  v1::EstimateTrainingMemoryResponse response;
+  auto context = Context();
+  grpc::Status status = estimator.EstimateTrainingMemory(context.get(), request, &response);
+  if (!status.ok()) return CallFailed(status, "estimator-service", address);
+  if (json) {
+    std::cout << ToJson(response) << "\n";
+    return 0;
+  }
+  std::cout << response.display_name() << " (" << response.model() << "), "
+            << HumanCount(response.parameters()) << " parameters\n";
+  PrintMemory(response);
+  return 0;
+}
+
+int PlanTraining(v1::EstimatorService::Stub& estimator, const std::string& address,
+                 const std::string& model, bool json) {
+  v1::PlanTrainingRequest request;
+  if (!SetTrainingModel(model, request.mutable_model())) return Usage("name a MODEL");
+  if (absl::GetFlag(FLAGS_hardware).empty()) return Usage("plan training needs --hardware=NAME");
+  request.set_hardware(absl::GetFlag(FLAGS_hardware));
+  std::string error;
+  if (!BuildSettings(request.mutable_settings(), &error)) return Usage(error);
+  request.set_max_devices(absl::GetFlag(FLAGS_max_devices));
+  request.set_allow_offload(absl::GetFlag(FLAGS_allow_offload));
+  v1::PlanTrainingResponse response;
+  auto context = Context();
+  grpc::Status status = estimator.PlanTraining(context.get(), request, &response);
+  if (!status.ok()) return CallFailed(status, "estimator-service", address);
+  if (json) {
+    std::cout << ToJson(response) << "\n";
+    return 0;
+  }
+  if (!response.fits()) {
+    std::cout << "does not fit: " << response.reason() << "\n";
+    return 0;
+  }
+  const auto& s = response.settings();
+  std::cout << absl::StrFormat(
+      "%s on %s: %d devices (data %d x tensor %d x pipeline %d), ZeRO-%d, recompute %s%s%s\n",
+      response.display_name(), response.hardware(), response.devices(), s.data_parallel(),
+      s.tensor_parallel(), s.pipeline_parallel(), s.zero_stage(),
+      absl::AsciiStrToLower(v1::Recompute_Name(s.recompute()).substr(10)),
+      s.sequence_parallel() ? ", sequence parallel" : "",
+      s.offload_optimizer() ? ", optimizer offloaded" : "");
+  PrintMemory(response.memory());
+  return 0;
+}
+
+int Audit(v1::EstimatorService::Stub& estimator, const std::string& address,
+          const std::string& model, bool json) {
+  auto print = [](const v1::AuditModelResponse& audit) {
+    std::cout << audit.display_name() << " (" << audit.model() << "): " << audit.disagreements()
+              << " disagreement(s)\n";
+    for (const auto& check : audit.checks()) {
+      std::cout << absl::StrFormat("  %s %s: recorded %s, recomputed %s (%.1f%% apart)\n",
+                                   check.disagrees() ? "DISAGREES" : "agrees   ", check.figure(),
+                                   Scientific(check.recorded()), Scientific(check.recomputed()),
+                                   100 * check.relative_difference())
+                << "    " << check.arithmetic() << "\n";
+    }
+    for (const auto& skipped : audit.skipped()) std::cout << "  not checked: " << skipped << "\n";
+  };
+  if (!model.empty()) {
+    v1::AuditModelRequest request;
+    request.set_model(model);
+    request.set_tolerance(absl::GetFlag(FLAGS_tolerance));
+    v1::AuditModelResponse response;
+    auto context = Context();
+    grpc::Status status = estimator.AuditModel(context.get(), request, &response);
+    if (!status.ok()) return CallFailed(status, "estimator-service", address);
+    if (json) {
+      std::cout << ToJson(response) << "\n";
+    } else {
+      print(response);
+    }
+    return 0;
+  }
+  v1::AuditCatalogRequest request;
+  request.set_filter(absl::GetFlag(FLAGS_filter));
+  request.set_tolerance(absl::GetFlag(FLAGS_tolerance));
+  request.set_disagreements_only(absl::GetFlag(FLAGS_disagreements_only));
+  auto context = Context();
+  auto reader = estimator.AuditCatalog(context.get(), request);
+  v1::AuditCatalogResponse message;
+  while (reader->Read(&message)) {
+    if (json) {
+      std::cout << ToJson(message) << "\n";
+    } else if (message.has_model()) {
+      print(message.model());
+    } else if (message.has_summary()) {
+      const auto& summary = message.summary();
+      std::cout << absl::StrFormat("\n%d models audited, %d with a disagreement beyond %.0f%%\n",
+                                   summary.models(), summary.models_with_disagreements(),
+                                   100 * summary.tolerance());
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& figure : summary.figures()) {
+        rows.push_back({figure.figure(), absl::StrCat(figure.on_record()),
+                        absl::StrCat(figure.checked()), absl::StrCat(figure.disagreements()),
+                        absl::StrFormat("%.2f%%", 100 * figure.median_relative_difference())});
+      }
+      PrintTable({"FIGURE", "ON RECORD", "CHECKED", "DISAGREE", "MEDIAN DIFFERENCE"}, rows);
+    }
+  }
+  grpc::Status status = reader->Finish();
+  if (!status.ok()) return CallFailed(status, "estimator-service", address);
+  return 0;
+}
+
+}  // namespace modelatlas::cli

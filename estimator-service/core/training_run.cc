@@ -1,0 +1,276 @@
+#include "estimator-service/core/training_run.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/errors.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+std::string Num(double value) { return absl::StrFormat("%.10g", value); }
+
+absl::Status ValidateInputs(const TrainingRunInputs& in) {
+  FieldViolations v;
+  auto positive = [&](const char* field, const std::optional<double>& value) {
+    if (value.has_value() && (!std::isfinite(*value) || *value <= 0)) {
+      v.Add(field, absl::StrCat("must be a positive finite number, got ", *value));
+    }
+  };
+  positive("parameters", in.parameters);
+  positive("steps", in.steps);
+  positive("tokens_per_step", in.tokens_per_step);
+  positive("dataset_tokens", in.dataset_tokens);
+  positive("dataset_bytes", in.dataset_bytes);
+  positive("dataset_words", in.dataset_words);
+  positive("epochs", in.epochs);
+  positive("sequence_length", in.attention_context);
+  positive("chips", in.chips);
+  positive("training_hours", in.training_hours);
+  positive("chip_hours", in.chip_hours);
+  positive("peak_flops_per_chip", in.peak_flops_per_chip);
+  positive("utilization", in.utilization);
+  positive("tdp_watts", in.tdp_watts);
+  if (in.price_usd_per_chip_hour.has_value() &&
+      (!std::isfinite(*in.price_usd_per_chip_hour) || *in.price_usd_per_chip_hour < 0)) {
+    v.Add("price_usd_per_chip_hour", "must be a non-negative finite number");
+  }
+  if (in.utilization.has_value() && *in.utilization > 1) {
+    v.Add("utilization",
+          absl::StrCat("is a fraction and must be at most 1, got ", *in.utilization));
+  }
+  return v.ToStatus();
+}
+
+// Tokens seen in training, with how they were obtained.
+std::optional<NamedFigure> Tokens(const TrainingRunInputs& in, std::vector<std::string>* warnings) {
+  if (in.steps && in.tokens_per_step) {
+    const double tokens = *in.steps * *in.tokens_per_step;
+    return NamedFigure{"tokens", tokens, "tokens",
+                       absl::StrCat(Num(*in.steps), " steps x ", Num(*in.tokens_per_step),
+                                    " tokens per step = ", Num(tokens), " tokens")};
+  }
+  std::optional<Figure> dataset;
+  if (in.dataset_tokens) {
+    dataset = Figure{*in.dataset_tokens, absl::StrCat(Num(*in.dataset_tokens), " tokens")};
+  } else if (in.dataset_bytes) {
+    dataset = TokensFromBytes(*in.dataset_bytes);
+  } else if (in.dataset_words) {
+    const double tokens = *in.dataset_words * 4 / 3;
+    dataset =
+        Figure{tokens, absl::StrCat(Num(*in.dataset_words),
+                                    " words x (4 tokens / 3 words) = ", Num(tokens), " tokens")};
+  }
+  if (!dataset) return std::nullopt;
+  double epochs = 1;
+  if (in.epochs) {
+    epochs = *in.epochs;
+  } else {
+    warnings->push_back("epochs not on record: one pass over the dataset assumed");
+  }
+  const double tokens = dataset->value * epochs;
+  return NamedFigure{"tokens", tokens, "tokens",
+                     absl::StrCat("(", dataset->arithmetic, ") x ", Num(epochs), " epochs",
+                                  in.epochs ? "" : " (assumed)", " = ", Num(tokens), " tokens")};
+}
+
+}  // namespace
+
+absl::StatusOr<TrainingRunFigures> ComputeTrainingRun(const TrainingRunInputs& in) {
+  if (absl::Status s = ValidateInputs(in); !s.ok()) return s;
+  TrainingRunFigures out;
+  auto add = [&](NamedFigure figure) { out.figures.push_back(std::move(figure)); };
+
+  // Epochs from steps, when both the steps and the dataset are known.
+  if (in.steps && in.tokens_per_step && in.dataset_tokens) {
+    absl::StatusOr<Figure> epochs = Epochs(*in.steps, *in.tokens_per_step, *in.dataset_tokens);
+    if (epochs.ok()) add({"epochs", epochs->value, "epochs", epochs->arithmetic});
+  }
+  std::optional<NamedFigure> tokens = Tokens(in, &out.warnings);
+  if (tokens) {
+    out.tokens = tokens->value;
+    add(*tokens);
+  }
+  if (in.parameters && tokens) {
+    absl::StatusOr<Figure> counted = OperationCountingFlop(*in.parameters, tokens->value);
+    if (!counted.ok()) return counted.status();
+    double flop = counted->value;
+    std::string arithmetic = counted->arithmetic;
+    if (in.attention_layers && in.attention_width && in.attention_context) {
+      // Kaplan et al. 2020, table 1: forward 2 x n_layer x n_ctx x d_attn FLOP
+      // per token for attention scores; training is three passes.
+      const double attention =
+          6 * *in.attention_layers * *in.attention_context * *in.attention_width * tokens->value;
+      flop += attention;
+      arithmetic = absl::StrCat(arithmetic, "; + attention 6 x ", Num(*in.attention_layers),
+                                " layers x ", Num(*in.attention_context), " context x ",
+                                Num(*in.attention_width), " width x ", Num(tokens->value),
+                                " tokens = ", absl::StrFormat("%.6g", attention), " FLOP; total ",
+                                absl::StrFormat("%.6g", flop), " FLOP");
+    }
+    out.operation_counting_flop = flop;
+    add({"operation_counting_flop", flop, "FLOP", arithmetic});
+  } else {
+    out.warnings.push_back(in.parameters ? "operation counting: no training tokens on record"
+                                         : "operation counting: no parameter count on record");
+  }
+
+  // Chip-hours: chips x hours, else as recorded.
+  std::optional<double> chip_hours = in.chip_hours;
+  std::string chip_hours_text = chip_hours ? absl::StrCat(Num(*chip_hours), " chip-hours") : "";
+  if (in.chips && in.training_hours) {
+    const Figure figure = ChipHours(*in.chips, *in.training_hours);
+    if (!in.chip_hours) {
+      chip_hours = figure.value;
+      chip_hours_text = figure.arithmetic;
+    }
+  }
+  if (chip_hours) {
+    out.chip_hours = chip_hours;
+    add({"chip_hours", *chip_hours, "hours", chip_hours_text});
+  }
+
+  // Hardware method: chip-hours x peak x 3600 x utilization.
+  const double utilization = in.utilization.value_or(in.language_model ? 0.3 : 0.4);
+  if (chip_hours && in.peak_flops_per_chip) {
+    absl::StatusOr<Figure> hardware =
+        HardwareMethodFlop(1, *in.peak_flops_per_chip, *chip_hours, utilization);
+    if (!hardware.ok()) return hardware.status();
+    out.hardware_method_flop = hardware->value;
+    add({"hardware_method_flop", hardware->value, "FLOP",
+         absl::StrCat(Num(*chip_hours), " chip-hours x ", Num(*in.peak_flops_per_chip), " FLOP/s",
+                      in.peak_source.empty() ? "" : absl::StrCat(" (", in.peak_source, ")"),
+                      " x 3600 s/hour x ", Num(utilization), " utilization",
+                      in.utilization ? ""
+                                     : (in.language_model ? " (assumed: 30% for language models)"
+                                                          : " (assumed: 40% for other models)"),
+                      " = ", absl::StrFormat("%.6g", hardware->value), " FLOP")});
+  } else {
+    out.warnings.push_back(chip_hours ? "hardware method: no peak FLOP/s for the training hardware"
+                                      : "hardware method: no chips and training time on record");
+  }
+
+  // Tokens from one assumed epoch only bound the count from below: the
+  // hardware method, where it has inputs, is the better figure then.
+  const bool epochs_assumed = tokens && !in.epochs && !(in.steps && in.tokens_per_step);
+  if (epochs_assumed && out.operation_counting_flop && out.hardware_method_flop) {
+    out.training_compute_flop = out.hardware_method_flop;
+    out.method = "hardware method (operation counting assumed one epoch: a lower bound)";
+    add({"training_compute_flop", *out.training_compute_flop, "FLOP",
+         "the hardware method; operation counting is a one-epoch lower bound"});
+  } else if (out.operation_counting_flop && out.hardware_method_flop) {
+    const Figure mean = GeometricMean(*out.operation_counting_flop, *out.hardware_method_flop);
+    out.training_compute_flop = mean.value;
+    out.method = "geometric mean of operation counting and the hardware method";
+    add({"training_compute_flop", mean.value, "FLOP",
+         absl::StrCat("geometric mean: ", mean.arithmetic, " FLOP")});
+  } else if (out.operation_counting_flop || out.hardware_method_flop) {
+    out.training_compute_flop =
+        out.operation_counting_flop ? *out.operation_counting_flop : *out.hardware_method_flop;
+    out.method = out.operation_counting_flop ? "operation counting" : "hardware method";
+    add({"training_compute_flop", *out.training_compute_flop, "FLOP",
+         absl::StrCat("the only method with inputs: ", out.method)});
+  }
+
+  // Power, energy, cost.
+  if (in.tdp_watts && in.chips && in.fractional_year) {
+    absl::StatusOr<Figure> power =
+        TrainingPowerDrawWatts(*in.tdp_watts, *in.chips, *in.fractional_year);
+    if (!power.ok()) return power.status();
+    out.power_draw_watts = power->value;
+    add({"power_draw_watts", power->value, "W", power->arithmetic});
+    std::optional<double> hours = in.training_hours;
+    if (!hours && chip_hours) hours = *chip_hours / *in.chips;
+    if (hours) {
+      const double kwh = power->value * *hours / 1000;
+      out.energy_kwh = kwh;
+      add({"energy_kwh", kwh, "kWh",
+           absl::StrCat(absl::StrFormat("%.1f", power->value), " W x ", Num(*hours),
+                        " hours / 1000 = ", absl::StrFormat("%.6g", kwh), " kWh")});
+    }
+  } else {
+    out.warnings.push_back("power: needs the chips' TDP, their number and the date of the run");
+  }
+  if (chip_hours && in.price_usd_per_chip_hour) {
+    const double cost = *chip_hours * *in.price_usd_per_chip_hour;
+    out.cost_usd = cost;
+    add({"cost_usd", cost, "USD",
+         absl::StrCat(Num(*chip_hours), " chip-hours x ", Num(*in.price_usd_per_chip_hour),
+                      " USD per chip-hour = ", absl::StrFormat("%.2f", cost),
+                      " USD (cloud rental at that price, not Epoch AI's amortized 2023 USD)")});
+  }
+  return out;
+}
+
+Audit AuditTrainingRun(const TrainingRunInputs& inputs, const RecordedFigures& recorded,
+                       double tolerance) {
+  Audit audit;
+  absl::StatusOr<TrainingRunFigures> run = ComputeTrainingRun(inputs);
+  if (!run.ok()) {
+    audit.skipped.push_back(absl::StrCat("every figure: ", run.status().message()));
+    return audit;
+  }
+  auto find = [&](const std::string& name) -> const NamedFigure* {
+    for (const NamedFigure& figure : run->figures) {
+      if (figure.name == name) return &figure;
+    }
+    return nullptr;
+  };
+  auto check = [&](const std::string& figure, double on_record, const NamedFigure& recomputed) {
+    AuditCheck c;
+    c.figure = figure;
+    c.recorded = on_record;
+    c.recomputed = recomputed.value;
+    c.relative_difference = std::fabs(recomputed.value - on_record) / on_record;
+    c.disagrees = c.relative_difference > tolerance;
+    c.arithmetic = recomputed.arithmetic;
+    audit.checks.push_back(std::move(c));
+  };
+
+  if (recorded.chip_hours) {
+    if (inputs.chips && inputs.training_hours) {
+      const Figure recomputed = ChipHours(*inputs.chips, *inputs.training_hours);
+      check("training_chip_hours", *recorded.chip_hours,
+            {"chip_hours", recomputed.value, "hours", recomputed.arithmetic});
+    } else {
+      audit.skipped.push_back("training_chip_hours: needs chips and training time");
+    }
+  }
+  if (recorded.training_compute_flop) {
+    // Compare with what the record says it used.
+    const NamedFigure* counted = find("operation_counting_flop");
+    const NamedFigure* hardware = find("hardware_method_flop");
+    const NamedFigure* chosen = nullptr;
+    if (recorded.method_operation_counting && recorded.method_hardware) {
+      chosen = counted && hardware ? find("training_compute_flop") : nullptr;
+    } else if (recorded.method_operation_counting) {
+      chosen = counted;
+    } else if (recorded.method_hardware) {
+      chosen = hardware;
+    }
+    const bool uses_counting = recorded.method_operation_counting;
+    const bool epochs_assumed = !inputs.epochs && !(inputs.steps && inputs.tokens_per_step);
+    if (!recorded.method_operation_counting && !recorded.method_hardware) {
+      audit.skipped.push_back(
+          "training_compute_flop: established otherwise (reported, benchmarks, comparison)");
+    } else if (uses_counting && counted != nullptr && epochs_assumed) {
+      audit.skipped.push_back(
+          "training_compute_flop: epochs not on record (one pass would be a guess)");
+    } else if (chosen != nullptr) {
+      check("training_compute_flop", *recorded.training_compute_flop, *chosen);
+    } else {
+      audit.skipped.push_back("training_compute_flop: the record lacks the method's inputs");
+    }
+  }
+  if (recorded.power_draw_watts) {
+    if (const NamedFigure* power = find("power_draw_watts")) {
+      check("training_power_draw_watts", *recorded.power_draw_watts, *power);
+    } else {
+      audit.skipped.push_back("training_power_draw_watts: needs the chips' TDP, count and date");
+    }
+  }
+  return audit;
+}
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,102 @@
+// A training run's figures recomputed from its inputs: tokens, epochs,
+// compute by operation counting and by the hardware method, their
+// combination, chip-hours, power, energy and cost; and the audit of a
+// record's own figures against them. Plain C++ over optional numbers: the
+// adapter fills TrainingRunInputs from a catalog record, its hardware and
+// the request.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "estimator-service/core/training_compute.h"
+
+namespace modelatlas::estimator {
+
+struct TrainingRunInputs {
+  std::optional<double> parameters;
+  // Tokens come from the first of: steps x tokens per step; dataset tokens
+  // (or bytes, or words, converted) x epochs.
+  std::optional<double> steps;
+  std::optional<double> tokens_per_step;
+  std::optional<double> dataset_tokens;
+  std::optional<double> dataset_bytes;
+  std::optional<double> dataset_words;
+  std::optional<double> epochs;
+  // Optional attention term (Kaplan et al. 2020): layers, hidden size, context.
+  std::optional<double> attention_layers;
+  std::optional<double> attention_width;
+  std::optional<double> attention_context;
+
+  std::optional<double> chips;
+  std::optional<double> training_hours;  // wall clock
+  std::optional<double> chip_hours;
+  std::optional<double> peak_flops_per_chip;  // FLOP/s at the training precision
+  std::string peak_source;                    // e.g. "NVIDIA A100 SXM4 40 GB, FP16/BF16 tensor"
+  std::optional<double> utilization;          // fraction
+  bool language_model = true;                 // the default utilization: 0.3, else 0.4
+  std::optional<double> tdp_watts;            // per chip
+  std::optional<double> fractional_year;      // for the PUE
+  std::optional<double> price_usd_per_chip_hour;
+};
+
+struct NamedFigure {
+  std::string name;  // e.g. "operation_counting_flop"
+  double value = 0;
+  std::string unit;  // "FLOP", "tokens", "epochs", "hours", "W", "kWh", "USD"
+  std::string arithmetic;
+};
+
+struct TrainingRunFigures {
+  std::vector<NamedFigure> figures;  // in the order computed
+  std::optional<double> tokens;
+  std::optional<double> operation_counting_flop;
+  std::optional<double> hardware_method_flop;
+  std::optional<double> training_compute_flop;  // the combination
+  std::string method;                           // how training_compute_flop was obtained
+  std::optional<double> chip_hours;
+  std::optional<double> power_draw_watts;
+  std::optional<double> energy_kwh;
+  std::optional<double> cost_usd;
+  std::vector<std::string> warnings;
+};
+
+// Everything the inputs allow; INVALID_ARGUMENT naming the field for a
+// negative, zero or non-finite input, or a utilization above 1.
+absl::StatusOr<TrainingRunFigures> ComputeTrainingRun(const TrainingRunInputs& inputs);
+
+// What a record says about itself, for the audit.
+struct RecordedFigures {
+  std::optional<double> training_compute_flop;
+  bool method_operation_counting = false;
+  bool method_hardware = false;
+  std::optional<double> chip_hours;
+  std::optional<double> power_draw_watts;
+};
+
+struct AuditCheck {
+  std::string
+      figure;  // "training_chip_hours", "training_compute_flop", "training_power_draw_watts"
+  double recorded = 0;
+  double recomputed = 0;
+  // |recomputed - recorded| / recorded.
+  double relative_difference = 0;
+  bool disagrees = false;
+  std::string arithmetic;
+};
+
+struct Audit {
+  std::vector<AuditCheck> checks;
+  // Figures on record that could not be recomputed, with why.
+  std::vector<std::string> skipped;
+};
+
+// Recomputes each recorded figure whose inputs the record holds and flags
+// those that differ by more than `tolerance` (a fraction). `inputs` must
+// come from the record alone (no request overrides, no assumed epochs).
+Audit AuditTrainingRun(const TrainingRunInputs& inputs, const RecordedFigures& recorded,
+                       double tolerance);
+
+}  // namespace modelatlas::estimator
