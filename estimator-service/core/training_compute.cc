@@ -28,8 +28,9 @@ absl::StatusOr<Figure> OperationCountingFlop(double parameters, double tokens, d
   if (absl::Status s = v.ToStatus(); !s.ok()) return s;
   const double flop = 6 * parameters * tokens * epochs;
   return Figure{flop, absl::StrCat("6 FLOP / token / parameter x ", Num(parameters),
-                                   " parameters x ", Num(tokens), " tokens x ", Num(epochs),
-                                   " epochs = ", absl::StrFormat("%.6g", flop), " FLOP")};
+                                   " parameters x ", Num(tokens), " tokens",
+                                   epochs == 1 ? "" : absl::StrCat(" x ", Num(epochs), " epochs"),
+                                   " = ", absl::StrFormat("%.6g", flop), " FLOP")};
 }
 
 absl::StatusOr<Figure> HardwareMethodFlop(double chips, double peak_flops_per_chip, double hours,

@@ -52,8 +52,8 @@ absl::Status Validate(const TrainingMemoryInput& in) {
     }
   }
   if (in.sequence_length < 1 || in.sequence_length > int64_t{1} << 24) {
-    v.Add("sequence_length", absl::StrCat("must be between 1 and 16777216 tokens, got ",
-                                          in.sequence_length));
+    v.Add("sequence_length",
+          absl::StrCat("must be between 1 and 16777216 tokens, got ", in.sequence_length));
   }
   if (in.micro_batch < 1 || in.micro_batch > 1 << 20) {
     v.Add("micro_batch", absl::StrCat("must be between 1 and 1048576, got ", in.micro_batch));
@@ -105,23 +105,22 @@ Figure ActivationBytesPerLayer(int64_t s, int64_t b, int64_t h, int64_t a, int t
                                bool sequence_parallel, Recompute recompute) {
   const double sbh = static_cast<double>(s) * b * h;
   const double attention = 5.0 * a * s / h;  // softmax input, output and dropout mask
-  const std::string prefix =
-      absl::StrCat(s, " tokens x ", b, " sequences x ", h, " hidden");
+  const std::string prefix = absl::StrCat(s, " tokens x ", b, " sequences x ", h, " hidden");
   if (recompute == Recompute::kFull) {
     const double bytes = 2 * sbh / (sequence_parallel ? t : 1);
-    return {bytes, absl::StrCat(prefix, " x 2 bytes (the layer input only)",
-                                sequence_parallel ? absl::StrCat(" / ", t, " (sequence parallel)")
-                                                  : "",
-                                " = ", Bytes(bytes))};
+    return {bytes,
+            absl::StrCat(prefix, " x 2 bytes (the layer input only)",
+                         sequence_parallel ? absl::StrCat(" / ", t, " (sequence parallel)") : "",
+                         " = ", Bytes(bytes))};
   }
   const double kept_attention = recompute == Recompute::kSelective ? 0 : attention;
   double factor = 0;
   std::string terms;
   if (t == 1) {
     factor = 34 + kept_attention;
-    terms = recompute == Recompute::kSelective ? "34"
-                                               : absl::StrFormat("(34 + 5 x %d heads x %d / %d = %.6g)",
-                                                                 a, s, h, factor);
+    terms = recompute == Recompute::kSelective
+                ? "34"
+                : absl::StrFormat("(34 + 5 x %d heads x %d / %d = %.6g)", a, s, h, factor);
   } else if (sequence_parallel) {
     factor = (34 + kept_attention) / t;
     terms = recompute == Recompute::kSelective
@@ -155,11 +154,16 @@ absl::StatusOr<Figure> LoraParameters(const TransformerShape& shape, int rank,
   std::vector<std::string> parts;
   for (const std::string& module : target_modules) {
     int64_t in = 0, out = 0;
-    if (module == "q") in = h, out = q;
-    else if (module == "k" || module == "v") in = h, out = kv;
-    else if (module == "o") in = q, out = h;
-    else if ((module == "gate" && shape.gated_mlp) || module == "up") in = h, out = f;
-    else if (module == "down") in = f, out = h;
+    if (module == "q")
+      in = h, out = q;
+    else if (module == "k" || module == "v")
+      in = h, out = kv;
+    else if (module == "o")
+      in = q, out = h;
+    else if ((module == "gate" && shape.gated_mlp) || module == "up")
+      in = h, out = f;
+    else if (module == "down")
+      in = f, out = h;
     else {
       return InvalidFieldError("lora_target_modules",
                                absl::StrCat("unknown module \"", module,
@@ -188,10 +192,10 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
   std::string local_text =
       absl::StrCat(Num(in.parameters), " parameters / (", tp, " tensor x ", pp, " pipeline)");
   if (in.expert_parameters > 0 && in.expert_parallel > 1) {
-    local_text = absl::StrCat("(", Num(in.parameters - in.expert_parameters), " dense + ",
-                              Num(in.expert_parameters), " expert / ", in.expert_parallel,
-                              " expert-parallel) parameters / (", tp, " tensor x ", pp,
-                              " pipeline)");
+    local_text =
+        absl::StrCat("(", Num(in.parameters - in.expert_parameters), " dense + ",
+                     Num(in.expert_parameters), " expert / ", in.expert_parallel,
+                     " expert-parallel) parameters / (", tp, " tensor x ", pp, " pipeline)");
   }
   const double optimizer_bytes = OptimizerBytesPerParameter(in.optimizer);
   const double gradient_bytes = in.fp32_gradients ? 4 : 2;
@@ -205,12 +209,12 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
   double trainable = local;
   if (in.fine_tuning == FineTuning::kFull) {
     const double weights = 2 * local / (in.offload_parameters ? 1 : shard(3));
-    const std::string text = absl::StrCat(local_text, " x 2 bytes (bf16)", shard_text(3), " = ",
-                                          Bytes(weights));
+    const std::string text =
+        absl::StrCat(local_text, " x 2 bytes (bf16)", shard_text(3), " = ", Bytes(weights));
     if (in.offload_parameters) {
       Add(&out.host_lines, &out.host_bytes, "weights", weights / dp,
-          absl::StrCat(local_text, " x 2 bytes (bf16) / ", dp, " (ZeRO-3, offloaded) = ",
-                       Bytes(weights / dp)));
+          absl::StrCat(local_text, " x 2 bytes (bf16) / ", dp,
+                       " (ZeRO-3, offloaded) = ", Bytes(weights / dp)));
     } else {
       Add(&out.device_lines, &out.device_bytes, "weights", weights, text);
     }
@@ -220,8 +224,8 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
     const double base = local * bits / 8;
     Add(&out.device_lines, &out.device_bytes, "frozen_weights", base,
         absl::StrCat(local_text, " x ", Num(bits), " bits (",
-                     qlora ? "NF4 with double quantization" : "bf16", ", frozen) / 8 = ",
-                     Bytes(base)));
+                     qlora ? "NF4 with double quantization" : "bf16",
+                     ", frozen) / 8 = ", Bytes(base)));
     trainable = in.lora_parameters / model_parallel;
     local_text = absl::StrCat(Num(in.lora_parameters), " adapter parameters (rank ", in.lora_rank,
                               ") / ", Num(model_parallel), " model-parallel");
@@ -231,9 +235,9 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
   }
 
   const double gradients = gradient_bytes * trainable / shard(2);
-  const std::string gradient_text =
-      absl::StrCat(local_text, " x ", Num(gradient_bytes), " bytes (",
-                   in.fp32_gradients ? "fp32" : "bf16", ")", shard_text(2), " = ", Bytes(gradients));
+  const std::string gradient_text = absl::StrCat(local_text, " x ", Num(gradient_bytes), " bytes (",
+                                                 in.fp32_gradients ? "fp32" : "bf16", ")",
+                                                 shard_text(2), " = ", Bytes(gradients));
   if (in.offload_parameters) {
     Add(&out.host_lines, &out.host_bytes, "gradients", gradients, gradient_text + " (offloaded)");
   } else {
@@ -263,24 +267,25 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
   // layers/pp layers in flight under 1F1B, i.e. all layers' worth.
   const TransformerShape& shape = in.shape;
   if (shape.layers > 0 && shape.hidden_size > 0 && shape.attention_heads > 0) {
-    const Figure layer = ActivationBytesPerLayer(in.sequence_length, in.micro_batch,
-                                                 shape.hidden_size, shape.attention_heads, tp,
-                                                 in.sequence_parallel, in.recompute);
+    const Figure layer =
+        ActivationBytesPerLayer(in.sequence_length, in.micro_batch, shape.hidden_size,
+                                shape.attention_heads, tp, in.sequence_parallel, in.recompute);
     const double activations = layer.value * shape.layers;
     Add(&out.device_lines, &out.device_bytes, "activations", activations,
-        absl::StrCat(shape.layers, " layers", pp > 1 ? " (1F1B: the first stage holds " : "",
-                     pp > 1 ? absl::StrCat(pp, " micro-batches of ", shape.layers, "/", pp,
-                                           " layers)")
-                            : "",
-                     " x [", layer.arithmetic, "] = ", Bytes(activations),
-                     " (Korthikanti et al. 2022)"));
+        absl::StrCat(
+            shape.layers, " layers", pp > 1 ? " (1F1B: the first stage holds " : "",
+            pp > 1 ? absl::StrCat(pp, " micro-batches of ", shape.layers, "/", pp, " layers)") : "",
+            " x [", layer.arithmetic, "] = ", Bytes(activations), " (Korthikanti et al. 2022)"));
+    if (in.recompute == Recompute::kNone) {
+      out.notes.push_back(
+          "Activations keep the attention scores (the 5as/h term). Fused attention kernels such as "
+          "FlashAttention never store them: selective recomputation models that.");
+    }
     if (shape.vocab_size > 0) {
-      const double logits =
-          4.0 * in.sequence_length * in.micro_batch * shape.vocab_size / tp;
-      const std::string text =
-          absl::StrCat(in.sequence_length, " tokens x ", in.micro_batch, " sequences x ",
-                       shape.vocab_size, " vocabulary x 4 bytes (fp32 logits for the loss) / ", tp,
-                       " tensor = ", Bytes(logits));
+      const double logits = 4.0 * in.sequence_length * in.micro_batch * shape.vocab_size / tp;
+      const std::string text = absl::StrCat(
+          in.sequence_length, " tokens x ", in.micro_batch, " sequences x ", shape.vocab_size,
+          " vocabulary x 4 bytes (fp32 logits for the loss) / ", tp, " tensor = ", Bytes(logits));
       if (pp == 1) {
         Add(&out.device_lines, &out.device_bytes, "logits", logits, text);
       } else {
@@ -297,12 +302,14 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
         absl::StrCat(Bytes(in.overhead_bytes), " (CUDA context and allocator reserve)"));
   }
   if (in.offload_optimizer || in.offload_parameters) {
-    out.notes.push_back("Offloaded states live in host memory, per device; the optimizer step "
-                        "runs on the CPU (ZeRO-Offload).");
+    out.notes.push_back(
+        "Offloaded states live in host memory, per device; the optimizer step "
+        "runs on the CPU (ZeRO-Offload).");
   }
   if (in.optimizer == Optimizer::kAdafactor) {
-    out.notes.push_back("Adafactor's factored second moment (4 bytes x (rows + columns) per "
-                        "matrix) is counted as zero per parameter.");
+    out.notes.push_back(
+        "Adafactor's factored second moment (4 bytes x (rows + columns) per "
+        "matrix) is counted as zero per parameter.");
   }
   return out;
 }
@@ -318,14 +325,14 @@ DeepSpeedEstimate DeepSpeedZero3ModelStates(double total, double largest_layer, 
   if (offload_optimizer || offload_parameters) {
     if (offload_parameters) {
       e.gpu_bytes = largest_layer_memory;
-      e.cpu_bytes = total * (zero_init ? 18 * gpus_factor
-                                       : std::max(4.0 * gpus_per_node, 18 * gpus_factor)) *
-                    kBuffer;
+      e.cpu_bytes =
+          total * (zero_init ? 18 * gpus_factor : std::max(4.0 * gpus_per_node, 18 * gpus_factor)) *
+          kBuffer;
     } else {
       e.gpu_bytes = largest_layer_memory + std::floor(2 * total / total_gpus);
-      e.cpu_bytes = total * (zero_init ? 16 * gpus_factor
-                                       : std::max(4.0 * gpus_per_node, 16 * gpus_factor)) *
-                    kBuffer;
+      e.cpu_bytes =
+          total * (zero_init ? 16 * gpus_factor : std::max(4.0 * gpus_per_node, 16 * gpus_factor)) *
+          kBuffer;
     }
   } else {
     e.gpu_bytes = largest_layer_memory + std::floor(18 * total / total_gpus);

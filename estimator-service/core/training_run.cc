@@ -93,7 +93,11 @@ absl::StatusOr<TrainingRunFigures> ComputeTrainingRun(const TrainingRunInputs& i
     add(*tokens);
   }
   if (in.parameters && tokens) {
-    absl::StatusOr<Figure> counted = OperationCountingFlop(*in.parameters, tokens->value);
+    // Written as the seed pages write it: parameters x dataset x epochs.
+    const bool from_dataset = !(in.steps && in.tokens_per_step);
+    const double epochs = from_dataset ? in.epochs.value_or(1) : 1;
+    absl::StatusOr<Figure> counted =
+        OperationCountingFlop(*in.parameters, tokens->value / epochs, epochs);
     if (!counted.ok()) return counted.status();
     double flop = counted->value;
     std::string arithmetic = counted->arithmetic;

@@ -274,6 +274,42 @@ TEST_F(EndToEndTest, CliImportsExportsAndReimportsAsANoOp) {
   EXPECT_EQ(bad_format.exit_code, 2);
 }
 
+TEST_F(EndToEndTest, CliTrainingCommands) {
+  StartBoth();
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
+  const std::string at = "--estimator=" + estimator_.address();
+  auto compute = RunCommand({MODELATLAS_CLI_BIN, at, "estimate", "compute", "T2R + Random Init"});
+  EXPECT_EQ(compute.exit_code, 0) << compute.err;
+  EXPECT_NE(compute.out.find("98 chip-hours x 1.25e+14 FLOP/s"), std::string::npos) << compute.out;
+  EXPECT_NE(compute.out.find("geometric mean"), std::string::npos) << compute.out;
+
+  auto memory = RunCommand({MODELATLAS_CLI_BIN, at, "estimate", "training-memory", "Llama 3.1 8B",
+                            "--finetune=qlora", "--sequence_length=4096"});
+  EXPECT_EQ(memory.exit_code, 0) << memory.err;
+  EXPECT_NE(memory.out.find("NF4 with double quantization"), std::string::npos) << memory.out;
+  EXPECT_NE(memory.out.find("total per device"), std::string::npos) << memory.out;
+
+  auto plan = RunCommand(
+      {MODELATLAS_CLI_BIN, at, "plan", "training", "Llama 3.1 8B", "--hardware=NVIDIA H100"});
+  EXPECT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("2 devices"), std::string::npos) << plan.out;
+
+  auto audit = RunCommand({MODELATLAS_CLI_BIN, at, "audit", "Megatron-BERT"});
+  EXPECT_EQ(audit.exit_code, 0) << audit.err;
+  EXPECT_NE(audit.out.find("agrees    training_chip_hours"), std::string::npos) << audit.out;
+  auto whole = RunCommand({MODELATLAS_CLI_BIN, at, "audit"});
+  EXPECT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_NE(whole.out.find("models audited"), std::string::npos) << whole.out;
+
+  auto bad = RunCommand(
+      {MODELATLAS_CLI_BIN, at, "estimate", "training-memory", "Llama 3.1 8B", "--optimizer=lion"});
+  EXPECT_EQ(bad.exit_code, 2);
+  auto invalid = RunCommand(
+      {MODELATLAS_CLI_BIN, at, "estimate", "training-memory", "Llama 3.1 8B", "--zero=7"});
+  EXPECT_EQ(invalid.exit_code, 1);
+  EXPECT_NE(invalid.err.find("settings.zero_stage"), std::string::npos) << invalid.err;
+}
+
 TEST_F(EndToEndTest, EstimatorFollowsTheCatalogsAvailability) {
   StartBoth();
   ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
