@@ -11,6 +11,8 @@
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/plan.h"
+#include "estimator-service/core/training_memory.h"
+#include "estimator-service/core/training_run.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -106,6 +108,42 @@ void BM_FitMatrix(benchmark::State& state) {
   state.counters["fitting_cells"] = static_cast<double>(fitting);
 }
 BENCHMARK(BM_FitMatrix)->Unit(benchmark::kMillisecond);
+
+// One training-memory estimate with its arithmetic (ZeRO-3, TP 2, selective).
+void BM_TrainingMemoryEstimate(benchmark::State& state) {
+  TrainingMemoryInput input;
+  input.parameters = 8030261248;
+  input.shape = {32, 4096, 32, 8, 128, 14336, 128256, true};
+  input.zero_stage = 3;
+  input.data_parallel = 8;
+  input.tensor_parallel = 2;
+  input.sequence_parallel = true;
+  input.recompute = Recompute::kSelective;
+  for (auto _ : state) {
+    auto memory = EstimateTrainingMemory(input);
+    benchmark::DoNotOptimize(memory);
+  }
+}
+BENCHMARK(BM_TrainingMemoryEstimate);
+
+// Every figure of a training run (both methods, power, energy, cost).
+void BM_TrainingRunFigures(benchmark::State& state) {
+  TrainingRunInputs in;
+  in.parameters = 7e9;
+  in.dataset_tokens = 2e12;
+  in.epochs = 1;
+  in.chips = 512;
+  in.training_hours = 720;
+  in.peak_flops_per_chip = 989.4e12;
+  in.tdp_watts = 700;
+  in.fractional_year = 2025;
+  in.price_usd_per_chip_hour = 2.5;
+  for (auto _ : state) {
+    auto run = ComputeTrainingRun(in);
+    benchmark::DoNotOptimize(run);
+  }
+}
+BENCHMARK(BM_TrainingRunFigures);
 
 }  // namespace
 }  // namespace modelatlas::estimator
