@@ -116,8 +116,9 @@ struct DeepSpeedEstimate {
   double gpu_bytes = 0;
   double cpu_bytes = 0;
 };
-DeepSpeedEstimate DeepSpeedZero3ModelStates(double total_parameters, double largest_layer_parameters,
-                                            int gpus_per_node, int nodes, bool offload_optimizer,
+DeepSpeedEstimate DeepSpeedZero3ModelStates(double total_parameters,
+                                            double largest_layer_parameters, int gpus_per_node,
+                                            int nodes, bool offload_optimizer,
                                             bool offload_parameters, bool zero_init);
 // The same for ZeRO-2 (estimate_zero2_model_states_mem_needs).
 DeepSpeedEstimate DeepSpeedZero2ModelStates(double total_parameters, int gpus_per_node, int nodes,

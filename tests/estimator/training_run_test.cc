@@ -73,8 +73,8 @@ TEST(TrainingRunTest, BadInputsNameTheirFields) {
   ASSERT_EQ(run.status().code(), absl::StatusCode::kInvalidArgument);
   std::vector<std::string> fields;
   for (const auto& v : GetFieldViolations(run.status())) fields.push_back(v.field);
-  EXPECT_EQ(fields, (std::vector<std::string>{"parameters", "price_usd_per_chip_hour",
-                                              "utilization"}));
+  EXPECT_EQ(fields,
+            (std::vector<std::string>{"parameters", "price_usd_per_chip_hour", "utilization"}));
 }
 
 TEST(TrainingRunTest, AuditComparesTheNamedMethodAndSkipsWhatItCannotCheck) {
