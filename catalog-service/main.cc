@@ -6,6 +6,7 @@
 #include "absl/time/time.h"
 #include "catalog-service/catalog.h"
 #include "catalog-service/dataset.h"
+#include "catalog-service/metrics.h"
 #include "catalog-service/service.h"
 #include "catalog-service/store/postgres_store.h"
 #include "catalog-service/store/sqlite_store.h"
@@ -86,9 +87,19 @@ int main(int argc, char** argv) {
   }
   InitLogging("catalog-service", level);
 
+  ServerRunner runner({.program = "catalog-service",
+                       .grpc_address = absl::GetFlag(FLAGS_grpc_address),
+                       .metrics_address = absl::GetFlag(FLAGS_metrics_address),
+                       .port_file = absl::GetFlag(FLAGS_port_file),
+                       .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
+                       .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline)});
   auto store = OpenStore();
   if (!store.ok()) return Fail(store.status());
-  catalog::Catalog catalog(*std::move(store));
+  auto store_metrics =
+      std::make_shared<catalog::StoreMetrics>(runner.registry(), (*store)->backend());
+  catalog::Catalog catalog(catalog::InstrumentStore(*std::move(store), store_metrics));
+  catalog::ImportMetrics import_metrics(runner.registry());
+  runner.AddCollectable(catalog::CatalogStateCollectable(&catalog));
 
   if (absl::GetFlag(FLAGS_load_shipped_dataset)) {
     auto dataset = catalog::ShippedDataset();
@@ -101,13 +112,10 @@ int main(int argc, char** argv) {
     }
   }
 
-  ServerRunner runner({.program = "catalog-service",
-                       .grpc_address = absl::GetFlag(FLAGS_grpc_address),
-                       .metrics_address = absl::GetFlag(FLAGS_metrics_address),
-                       .port_file = absl::GetFlag(FLAGS_port_file),
-                       .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
-                       .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline)});
-  catalog::CatalogServiceImpl service(&catalog, absl::GetFlag(FLAGS_watch_poll_interval));
+  catalog::CatalogServiceImpl service(&catalog, absl::GetFlag(FLAGS_watch_poll_interval),
+                                      [&import_metrics](const catalog::v1::ImportReport& report) {
+                                        import_metrics.Record(report);
+                                      });
   runner.AddService(&service, catalog::v1::CatalogService::service_full_name());
   if (absl::Status started = runner.Start(); !started.ok()) return Fail(started);
   // The store is open: the catalog is ready.

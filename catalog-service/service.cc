@@ -120,8 +120,9 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
 // and writing thousands of rows must not hold a gRPC callback thread).
 class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
  public:
-  ImportReactor(Catalog* catalog, v1::ImportRecordsResponse* response)
-      : catalog_(catalog), response_(response) {
+  ImportReactor(Catalog* catalog, v1::ImportRecordsResponse* response,
+                CatalogServiceImpl::ImportObserver on_import)
+      : catalog_(catalog), response_(response), on_import_(std::move(on_import)) {
     StartRead(&request_);
   }
 
@@ -163,12 +164,14 @@ class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
     if (!file.ok()) return file.status();
     absl::StatusOr<v1::ImportReport> report = catalog_->Import(*file, options_);
     if (!report.ok()) return report.status();
+    if (on_import_) on_import_(*report);
     *response_->mutable_report() = *std::move(report);
     return absl::OkStatus();
   }
 
   Catalog* catalog_;
   v1::ImportRecordsResponse* response_;
+  CatalogServiceImpl::ImportObserver on_import_;
   v1::ImportRecordsRequest request_;
   v1::ImportOptions options_;
   std::string data_;
@@ -359,7 +362,7 @@ grpc::ServerWriteReactor<v1::WatchResponse>* CatalogServiceImpl::Watch(Context* 
 
 grpc::ServerReadReactor<v1::ImportRecordsRequest>* CatalogServiceImpl::ImportRecords(
     Context* /*c*/, v1::ImportRecordsResponse* out) {
-  return new ImportReactor(catalog_, out);
+  return new ImportReactor(catalog_, out, on_import_);
 }
 
 grpc::ServerWriteReactor<v1::ExportRecordsResponse>* CatalogServiceImpl::ExportRecords(

@@ -2,6 +2,8 @@
 // statuses to gRPC statuses, nothing more.
 #pragma once
 
+#include <functional>
+
 #include "absl/time/time.h"
 #include "catalog-service/catalog.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
@@ -12,9 +14,15 @@ class CatalogServiceImpl final : public v1::CatalogService::CallbackService {
  public:
   // `watch_poll_interval`: how often Watch streams look for writes made by
   // other replicas sharing the store.
+  // Called with the report of every completed import (for metrics).
+  using ImportObserver = std::function<void(const v1::ImportReport&)>;
+
   explicit CatalogServiceImpl(Catalog* catalog,
-                              absl::Duration watch_poll_interval = absl::Milliseconds(200))
-      : catalog_(catalog), watch_poll_interval_(watch_poll_interval) {}
+                              absl::Duration watch_poll_interval = absl::Milliseconds(200),
+                              ImportObserver on_import = nullptr)
+      : catalog_(catalog),
+        watch_poll_interval_(watch_poll_interval),
+        on_import_(std::move(on_import)) {}
 
   using Context = grpc::CallbackServerContext;
   using Unary = grpc::ServerUnaryReactor;
@@ -52,6 +60,7 @@ class CatalogServiceImpl final : public v1::CatalogService::CallbackService {
  private:
   Catalog* catalog_;
   absl::Duration watch_poll_interval_;
+  ImportObserver on_import_;
 };
 
 }  // namespace modelatlas::catalog

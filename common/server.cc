@@ -36,6 +36,10 @@ void ServerRunner::AddService(grpc::Service* service, absl::string_view full_nam
   if (descriptor != nullptr) server_metrics_.RegisterService(*descriptor);
 }
 
+void ServerRunner::AddCollectable(std::shared_ptr<prometheus::Collectable> collectable) {
+  collectables_.push_back(std::move(collectable));
+}
+
 absl::Status ServerRunner::Start() {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -71,6 +75,7 @@ absl::Status ServerRunner::Start() {
   exposer_->RegisterCollectable(registry_);
   process_metrics_ = ProcessMetricsCollectable();
   exposer_->RegisterCollectable(process_metrics_);
+  for (const auto& collectable : collectables_) exposer_->RegisterCollectable(collectable);
   const std::vector<int> ports = exposer_->GetListeningPorts();
   metrics_port_ = ports.empty() ? 0 : ports.front();
 

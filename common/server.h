@@ -64,6 +64,9 @@ class ServerRunner {
   // its methods' metrics are created at zero and readiness is reported under that name too.
   void AddService(grpc::Service* service, absl::string_view full_name);
 
+  // Adds metrics computed at scrape time (see scrape_metrics.h); call before Start().
+  void AddCollectable(std::shared_ptr<prometheus::Collectable> collectable);
+
   // Binds both ports and starts serving. Readiness starts NOT_SERVING.
   absl::Status Start();
   void SetReady(bool ready);
@@ -88,6 +91,7 @@ class ServerRunner {
   std::shared_ptr<prometheus::Registry> registry_;
   // The exposer holds collectables by weak_ptr: they live here.
   std::shared_ptr<prometheus::Collectable> process_metrics_;
+  std::vector<std::shared_ptr<prometheus::Collectable>> collectables_;
   GrpcMetrics server_metrics_;
   std::vector<grpc::Service*> services_;
   std::vector<std::string> readiness_names_;

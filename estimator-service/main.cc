@@ -9,9 +9,11 @@
 #include "absl/time/time.h"
 #include "common/config.h"
 #include "common/logging.h"
+#include "common/scrape_metrics.h"
 #include "common/server.h"
 #include "estimator-service/catalog_client.h"
 #include "estimator-service/service.h"
+#include "prometheus/counter.h"
 
 ABSL_FLAG(std::string, grpc_address, "0.0.0.0:50052",
           "gRPC listen address (host:port; port 0 = any free port)");
@@ -97,7 +99,40 @@ int main(int argc, char** argv) {
     snapshot = std::make_unique<estimator::CatalogSnapshot>(catalog.channel(), catalog.address());
     snapshot->Start();
   }
-  estimator::EstimatorServiceImpl service(&catalog, snapshot.get());
+  auto& estimates = prometheus::BuildCounter()
+                        .Name("modelatlas_estimator_estimates_total")
+                        .Help("Requests answered, by kind of estimate.")
+                        .Register(runner.registry());
+  for (const char* kind :
+       {"inference_memory", "plan_inference", "count_parameters", "runnable_models",
+        "training_compute", "training_memory", "plan_training", "audit_model", "audit_catalog"}) {
+    estimates.Add({{"kind", kind}});
+  }
+  runner.AddCollectable(ScrapeTimeCollectable([snapshot = snapshot.get()] {
+    std::vector<prometheus::MetricFamily> families;
+    if (snapshot == nullptr) return families;
+    const bool loaded = snapshot->loaded();
+    families.push_back(SampleFamily("modelatlas_estimator_snapshot_loaded",
+                                    "1 once the catalog snapshot has loaded.",
+                                    {{{}, loaded ? 1.0 : 0.0}}));
+    families.push_back(SampleFamily("modelatlas_estimator_snapshot_revision",
+                                    "Catalog revision the snapshot reflects.",
+                                    {{{}, static_cast<double>(snapshot->revision())}}));
+    if (loaded) {
+      families.push_back(
+          SampleFamily("modelatlas_estimator_snapshot_age_seconds",
+                       "Time since the snapshot last heard from the catalog, seconds.",
+                       {{{}, absl::ToDoubleSeconds(snapshot->age())}}));
+    }
+    families.push_back(
+        SampleFamily("modelatlas_estimator_snapshot_records", "Records in the catalog snapshot.",
+                     {{{{"kind", "model"}}, static_cast<double>(snapshot->model_count())},
+                      {{{"kind", "hardware"}}, static_cast<double>(snapshot->hardware_count())}}));
+    return families;
+  }));
+  estimator::EstimatorServiceImpl service(&catalog, snapshot.get(), [&estimates](const char* kind) {
+    estimates.Add({{"kind", kind}}).Increment();
+  });
   runner.AddService(&service, estimator::v1::EstimatorService::service_full_name());
   if (absl::Status started = runner.Start(); !started.ok()) {
     MA_LOG_ERROR("%s", started.ToString());

@@ -255,14 +255,23 @@ absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
   return response;
 }
 
+template <typename Response>
+std::function<void(absl::StatusOr<Response>)> EstimatorServiceImpl::Finisher(
+    grpc::ServerUnaryReactor* reactor, Response* response, const char* kind) {
+  return [this, reactor, response, kind](absl::StatusOr<Response> result) {
+    if (result.ok()) {
+      if (on_estimate_) on_estimate_(kind);
+      *response = *std::move(result);
+    }
+    reactor->Finish(ToGrpcStatus(result.status()));
+  };
+}
+
 grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
     grpc::CallbackServerContext* context, const v1::EstimateInferenceMemoryRequest* request,
     v1::EstimateInferenceMemoryResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  auto finish = [reactor, response](absl::StatusOr<v1::EstimateInferenceMemoryResponse> result) {
-    if (result.ok()) *response = *std::move(result);
-    reactor->Finish(ToGrpcStatus(result.status()));
-  };
+  auto finish = Finisher(reactor, response, "inference_memory");
   if (absl::Status invalid = ValidateRequest(*request); !invalid.ok()) {
     finish(invalid);
     return reactor;
@@ -337,10 +346,7 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanInference(
     grpc::CallbackServerContext* context, const v1::PlanInferenceRequest* request,
     v1::PlanInferenceResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  auto finish = [reactor, response](absl::StatusOr<v1::PlanInferenceResponse> result) {
-    if (result.ok()) *response = *std::move(result);
-    reactor->Finish(ToGrpcStatus(result.status()));
-  };
+  auto finish = Finisher(reactor, response, "plan_inference");
   if (absl::Status invalid = ValidatePlanRequest(*request); !invalid.ok()) {
     finish(invalid);
     return reactor;
@@ -376,10 +382,7 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CountParameters(
     grpc::CallbackServerContext* context, const v1::CountParametersRequest* request,
     v1::CountParametersResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  auto finish = [reactor, response](absl::StatusOr<v1::CountParametersResponse> result) {
-    if (result.ok()) *response = *std::move(result);
-    reactor->Finish(ToGrpcStatus(result.status()));
-  };
+  auto finish = Finisher(reactor, response, "count_parameters");
   switch (request->source_case()) {
     case v1::CountParametersRequest::kArchitecture:
       finish(CountParametersOf(request->architecture(), *request));
@@ -532,7 +535,9 @@ grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* EstimatorServiceImpl::
                                             catalog_->address(), " yet")),
         "CATALOG_UNAVAILABLE"));
   }
-  return new ListWriter<v1::ListRunnableModelsResponse>(RunnableModels(*snapshot_, *request));
+  auto runnable = RunnableModels(*snapshot_, *request);
+  if (runnable.ok() && on_estimate_) on_estimate_("runnable_models");
+  return new ListWriter<v1::ListRunnableModelsResponse>(std::move(runnable));
 }
 
 // ---- Training ----
@@ -548,14 +553,6 @@ std::string TrainingHardwareOf(const common::v1::Model& model) {
     return model.training_hardware(i);
   }
   return "";
-}
-
-template <typename Response>
-auto Finisher(grpc::ServerUnaryReactor* reactor, Response* response) {
-  return [reactor, response](absl::StatusOr<Response> result) {
-    if (result.ok()) *response = *std::move(result);
-    reactor->Finish(ToGrpcStatus(result.status()));
-  };
 }
 
 }  // namespace
@@ -604,7 +601,7 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateTrainingCompute(
     grpc::CallbackServerContext* context, const v1::EstimateTrainingComputeRequest* request,
     v1::EstimateTrainingComputeResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  auto finish = Finisher(reactor, response);
+  auto finish = Finisher(reactor, response, "training_compute");
   // The hardware named by the request must exist; the record's may not.
   auto with_model = [this, context, request, finish](std::optional<common::v1::Model> model) {
     const bool named = !request->inputs().hardware().empty();
@@ -634,7 +631,7 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateTrainingMemory(
     grpc::CallbackServerContext* context, const v1::EstimateTrainingMemoryRequest* request,
     v1::EstimateTrainingMemoryResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  auto finish = Finisher(reactor, response);
+  auto finish = Finisher(reactor, response, "training_memory");
   ResolveTrainingModel(context, request->model(),
                        [request, finish](absl::StatusOr<common::v1::Model> model) {
                          if (!model.ok()) return finish(model.status());
@@ -647,7 +644,7 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanTraining(grpc::CallbackServe
                                                              const v1::PlanTrainingRequest* request,
                                                              v1::PlanTrainingResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  auto finish = Finisher(reactor, response);
+  auto finish = Finisher(reactor, response, "plan_training");
   if (request->hardware().empty()) {
     finish(InvalidFieldError("hardware", "required: the accelerator to train on"));
     return reactor;
@@ -670,7 +667,7 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::AuditModel(grpc::CallbackServerC
                                                            const v1::AuditModelRequest* request,
                                                            v1::AuditModelResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  auto finish = Finisher(reactor, response);
+  auto finish = Finisher(reactor, response, "audit_model");
   if (!std::isfinite(request->tolerance()) || request->tolerance() < 0) {
     finish(InvalidFieldError("tolerance", "must be a non-negative fraction, or 0 for 0.1"));
     return reactor;
@@ -702,7 +699,9 @@ grpc::ServerWriteReactor<v1::AuditCatalogResponse>* EstimatorServiceImpl::AuditC
                                             catalog_->address(), " yet")),
         "CATALOG_UNAVAILABLE"));
   }
-  return new ListWriter<v1::AuditCatalogResponse>(AuditSnapshot(*snapshot_, *request));
+  auto audit = AuditSnapshot(*snapshot_, *request);
+  if (audit.ok() && on_estimate_) on_estimate_("audit_catalog");
+  return new ListWriter<v1::AuditCatalogResponse>(std::move(audit));
 }
 
 }  // namespace modelatlas::estimator

@@ -26,8 +26,13 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
 class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService {
  public:
   // `snapshot` may be null: every catalog read is then a call to the catalog.
-  explicit EstimatorServiceImpl(CatalogClient* catalog, CatalogSnapshot* snapshot = nullptr)
-      : catalog_(catalog), snapshot_(snapshot) {}
+  // Called with the kind of every answered request ("inference_memory",
+  // "training_compute", ...), for metrics.
+  using EstimateObserver = std::function<void(const char* kind)>;
+
+  explicit EstimatorServiceImpl(CatalogClient* catalog, CatalogSnapshot* snapshot = nullptr,
+                                EstimateObserver on_estimate = nullptr)
+      : catalog_(catalog), snapshot_(snapshot), on_estimate_(std::move(on_estimate)) {}
 
   grpc::ServerUnaryReactor* EstimateInferenceMemory(
       grpc::CallbackServerContext* context, const v1::EstimateInferenceMemoryRequest* request,
@@ -73,8 +78,14 @@ class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService 
       grpc::CallbackServerContext* context, const std::string& name, bool optional,
       std::function<void(absl::StatusOr<std::optional<common::v1::Hardware>>)> done);
 
+  // Finishes a unary call with `result` (counting it by `kind` when OK).
+  template <typename Response>
+  std::function<void(absl::StatusOr<Response>)> Finisher(grpc::ServerUnaryReactor* reactor,
+                                                         Response* response, const char* kind);
+
   CatalogClient* catalog_;
   CatalogSnapshot* snapshot_;
+  EstimateObserver on_estimate_;
 };
 
 }  // namespace modelatlas::estimator

@@ -186,6 +186,11 @@ size_t CatalogSnapshot::model_count() const {
   return records_.models.size();
 }
 
+size_t CatalogSnapshot::hardware_count() const {
+  absl::MutexLock lock(&mutex_);
+  return records_.hardware.size();
+}
+
 std::optional<common::v1::Model> CatalogSnapshot::FindModel(absl::string_view name) const {
   absl::ReaderMutexLock lock(&mutex_);
   auto it = records_.models.find(std::string(name));

@@ -40,6 +40,7 @@ class CatalogSnapshot {
   // Time since the snapshot last heard from the catalog (a load or a Watch message).
   absl::Duration age() const;
   size_t model_count() const;
+  size_t hardware_count() const;
 
   // A model by resource name or display name (ignoring case and
   // punctuation); nullopt when unknown or ambiguous.

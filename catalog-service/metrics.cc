@@ -1,0 +1,148 @@
+#include "catalog-service/metrics.h"
+
+#include <chrono>
+#include <utility>
+
+#include "common/scrape_metrics.h"
+
+namespace modelatlas::catalog {
+namespace {
+
+constexpr const char* kOperations[] = {"get",   "find_ids_by_lookup_key", "list", "count",
+                                       "revision", "write", "delete", "changes_since"};
+
+const prometheus::Histogram::BucketBoundaries& StoreBuckets() {
+  // From 50 us (an SQLite read) to 5 s (a large import transaction).
+  static const auto* buckets = new prometheus::Histogram::BucketBoundaries{
+      0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+      0.025,   0.05,   0.1,     0.25,   0.5,   1,      2.5,   5};
+  return *buckets;
+}
+
+class InstrumentedStore : public CatalogStore {
+ public:
+  InstrumentedStore(std::unique_ptr<CatalogStore> store, std::shared_ptr<StoreMetrics> metrics)
+      : store_(std::move(store)), metrics_(std::move(metrics)) {}
+
+  absl::string_view backend() const override { return store_->backend(); }
+  int schema_version() const override { return store_->schema_version(); }
+
+  absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) override {
+    return Timed("get", [&] { return store_->Get(kind, id); });
+  }
+  absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
+                                                              absl::string_view key) override {
+    return Timed("find_ids_by_lookup_key", [&] { return store_->FindIdsByLookupKey(kind, key); });
+  }
+  absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
+                                                 int limit) override {
+    return Timed("list", [&] { return store_->List(kind, after_id, limit); });
+  }
+  absl::StatusOr<int64_t> Count(RecordKind kind) override {
+    return Timed("count", [&] { return store_->Count(kind); });
+  }
+  absl::StatusOr<int64_t> Revision() override {
+    return Timed("revision", [&] { return store_->Revision(); });
+  }
+  absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override {
+    return Timed("write", [&] { return store_->Write(writes); });
+  }
+  absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
+                                 int64_t expected_revision) override {
+    return Timed("delete", [&] { return store_->Delete(kind, id, expected_revision); });
+  }
+  absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) override {
+    return Timed("changes_since", [&] { return store_->ChangesSince(after_revision, limit); });
+  }
+
+ private:
+  template <typename Call>
+  auto Timed(absl::string_view operation, Call call) -> decltype(call()) {
+    const auto start = std::chrono::steady_clock::now();
+    auto result = call();
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    // NOT_FOUND and the like are answers, not store failures.
+    const absl::Status& status = result.status();
+    const bool failed = absl::IsUnavailable(status) || absl::IsInternal(status) ||
+                        absl::IsDataLoss(status) || absl::IsUnknown(status) ||
+                        absl::IsDeadlineExceeded(status);
+    metrics_->Observe(operation, elapsed.count(), failed ? status : absl::OkStatus());
+    return result;
+  }
+
+  std::unique_ptr<CatalogStore> store_;
+  std::shared_ptr<StoreMetrics> metrics_;
+};
+
+}  // namespace
+
+StoreMetrics::StoreMetrics(prometheus::Registry& registry, absl::string_view backend)
+    : backend_(backend),
+      duration_(prometheus::BuildHistogram()
+                    .Name("modelatlas_catalog_store_operation_duration_seconds")
+                    .Help("Duration of catalog store calls, seconds.")
+                    .Register(registry)),
+      errors_(prometheus::BuildCounter()
+                  .Name("modelatlas_catalog_store_errors_total")
+                  .Help("Catalog store calls that failed (unavailable, internal, data loss).")
+                  .Register(registry)) {
+  for (const char* operation : kOperations) {
+    duration_.Add({{"backend", backend_}, {"operation", operation}}, StoreBuckets());
+  }
+}
+
+void StoreMetrics::Observe(absl::string_view operation, double seconds, const absl::Status& status) {
+  const std::string op(operation);
+  duration_.Add({{"backend", backend_}, {"operation", op}}, StoreBuckets()).Observe(seconds);
+  if (!status.ok()) {
+    errors_
+        .Add({{"backend", backend_},
+              {"operation", op},
+              {"code", absl::StatusCodeToString(status.code())}})
+        .Increment();
+  }
+}
+
+std::unique_ptr<CatalogStore> InstrumentStore(std::unique_ptr<CatalogStore> store,
+                                              std::shared_ptr<StoreMetrics> metrics) {
+  return std::make_unique<InstrumentedStore>(std::move(store), std::move(metrics));
+}
+
+ImportMetrics::ImportMetrics(prometheus::Registry& registry)
+    : rows_(prometheus::BuildCounter()
+                .Name("modelatlas_catalog_import_rows_total")
+                .Help("Rows of imported files, by what became of them.")
+                .Register(registry)) {
+  for (const char* outcome : {"created", "updated", "unchanged", "rejected"}) {
+    rows_.Add({{"outcome", outcome}});
+  }
+}
+
+void ImportMetrics::Record(const v1::ImportReport& report) {
+  if (report.dry_run()) return;
+  rows_.Add({{"outcome", "created"}}).Increment(static_cast<double>(report.created()));
+  rows_.Add({{"outcome", "updated"}}).Increment(static_cast<double>(report.updated()));
+  rows_.Add({{"outcome", "unchanged"}}).Increment(static_cast<double>(report.unchanged()));
+  rows_.Add({{"outcome", "rejected"}}).Increment(static_cast<double>(report.rejected()));
+}
+
+std::shared_ptr<prometheus::Collectable> CatalogStateCollectable(Catalog* catalog) {
+  return ScrapeTimeCollectable([catalog] {
+    std::vector<prometheus::MetricFamily> families;
+    absl::StatusOr<v1::CatalogInfo> info = catalog->Info();
+    if (!info.ok()) return families;  // the store errors metric tells why
+    families.push_back(SampleFamily("modelatlas_catalog_records", "Records in the catalog.",
+                                    {{{{"kind", "model"}}, static_cast<double>(info->model_count())},
+                                     {{{"kind", "hardware"}},
+                                      static_cast<double>(info->hardware_count())}}));
+    families.push_back(SampleFamily("modelatlas_catalog_revision",
+                                    "Catalog revision: grows by one with every committed write.",
+                                    {{{}, static_cast<double>(info->revision())}}));
+    families.push_back(SampleFamily("modelatlas_catalog_schema_version",
+                                    "Schema version of the store.",
+                                    {{{}, static_cast<double>(info->schema_version())}}));
+    return families;
+  });
+}
+
+}  // namespace modelatlas::catalog
