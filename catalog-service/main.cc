@@ -35,6 +35,9 @@ ABSL_FLAG(std::string, port_file, "",
 ABSL_FLAG(std::string, log_level, "info", "Lowest log level printed: debug, info, warning, error");
 ABSL_FLAG(absl::Duration, readiness_drain, absl::Seconds(0),
           "On SIGTERM, report not-ready for this long before refusing new calls");
+ABSL_FLAG(absl::Duration, max_connection_age, absl::Minutes(5),
+          "Close client connections after this long (clients reconnect), so that load spreads "
+          "over replicas added since");
 ABSL_FLAG(absl::Duration, shutdown_deadline, absl::Seconds(10),
           "On SIGTERM, time in-flight calls get to finish");
 
@@ -44,7 +47,8 @@ const std::vector<std::string> kFlagNames = {
     "grpc_address",        "metrics_address",      "store",
     "sqlite_path",         "postgres_url",         "postgres_pool_size",
     "watch_poll_interval", "load_shipped_dataset", "port_file",
-    "log_level",           "readiness_drain",      "shutdown_deadline"};
+    "log_level",           "readiness_drain",      "shutdown_deadline",
+    "max_connection_age"};
 
 absl::StatusOr<std::unique_ptr<modelatlas::catalog::CatalogStore>> OpenStore() {
   using namespace modelatlas::catalog;
@@ -92,7 +96,8 @@ int main(int argc, char** argv) {
                        .metrics_address = absl::GetFlag(FLAGS_metrics_address),
                        .port_file = absl::GetFlag(FLAGS_port_file),
                        .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
-                       .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline)});
+                       .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline),
+                       .max_connection_age = absl::GetFlag(FLAGS_max_connection_age)});
   auto store = OpenStore();
   if (!store.ok()) return Fail(store.status());
   auto store_metrics =

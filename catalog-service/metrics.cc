@@ -8,8 +8,9 @@
 namespace modelatlas::catalog {
 namespace {
 
-constexpr const char* kOperations[] = {"get",   "find_ids_by_lookup_key", "list", "count",
-                                       "revision", "write", "delete", "changes_since"};
+constexpr const char* kOperations[] = {
+    "get",    "find_ids_by_lookup_key", "list", "count", "revision", "write",
+    "delete", "changes_since"};
 
 const prometheus::Histogram::BucketBoundaries& StoreBuckets() {
   // From 50 us (an SQLite read) to 5 s (a large import transaction).
@@ -88,10 +89,15 @@ StoreMetrics::StoreMetrics(prometheus::Registry& registry, absl::string_view bac
                   .Register(registry)) {
   for (const char* operation : kOperations) {
     duration_.Add({{"backend", backend_}, {"operation", operation}}, StoreBuckets());
+    // The failures alerts watch for, present at zero from the start.
+    for (const char* code : {"UNAVAILABLE", "INTERNAL"}) {
+      errors_.Add({{"backend", backend_}, {"operation", operation}, {"code", code}});
+    }
   }
 }
 
-void StoreMetrics::Observe(absl::string_view operation, double seconds, const absl::Status& status) {
+void StoreMetrics::Observe(absl::string_view operation, double seconds,
+                           const absl::Status& status) {
   const std::string op(operation);
   duration_.Add({{"backend", backend_}, {"operation", op}}, StoreBuckets()).Observe(seconds);
   if (!status.ok()) {
@@ -131,10 +137,10 @@ std::shared_ptr<prometheus::Collectable> CatalogStateCollectable(Catalog* catalo
     std::vector<prometheus::MetricFamily> families;
     absl::StatusOr<v1::CatalogInfo> info = catalog->Info();
     if (!info.ok()) return families;  // the store errors metric tells why
-    families.push_back(SampleFamily("modelatlas_catalog_records", "Records in the catalog.",
-                                    {{{{"kind", "model"}}, static_cast<double>(info->model_count())},
-                                     {{{"kind", "hardware"}},
-                                      static_cast<double>(info->hardware_count())}}));
+    families.push_back(
+        SampleFamily("modelatlas_catalog_records", "Records in the catalog.",
+                     {{{{"kind", "model"}}, static_cast<double>(info->model_count())},
+                      {{{"kind", "hardware"}}, static_cast<double>(info->hardware_count())}}));
     families.push_back(SampleFamily("modelatlas_catalog_revision",
                                     "Catalog revision: grows by one with every committed write.",
                                     {{{}, static_cast<double>(info->revision())}}));

@@ -34,6 +34,7 @@
 #include "cli/output.h"
 #include "cli/training.h"
 #include "cli/transfer.h"
+#include "common/channels.h"
 #include "common/config.h"
 #include "google/protobuf/util/json_util.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
@@ -78,6 +79,8 @@ ABSL_FLAG(bool, hypothetical, false,
 
 namespace {
 
+using modelatlas::BalancedChannelArguments;
+using modelatlas::ChannelTarget;
 using modelatlas::catalog::v1::CatalogService;
 using modelatlas::estimator::v1::EstimatorService;
 namespace cli = modelatlas::cli;
@@ -196,16 +199,18 @@ class Cli {
  private:
   CatalogService::Stub& catalog() {
     if (!catalog_stub_) {
-      catalog_stub_ = CatalogService::NewStub(
-          grpc::CreateChannel(catalog_address_, grpc::InsecureChannelCredentials()));
+      catalog_stub_ = CatalogService::NewStub(grpc::CreateCustomChannel(
+          ChannelTarget(catalog_address_), grpc::InsecureChannelCredentials(),
+          BalancedChannelArguments()));
     }
     return *catalog_stub_;
   }
 
   EstimatorService::Stub& estimator() {
     if (!estimator_stub_) {
-      estimator_stub_ = EstimatorService::NewStub(
-          grpc::CreateChannel(estimator_address_, grpc::InsecureChannelCredentials()));
+      estimator_stub_ = EstimatorService::NewStub(grpc::CreateCustomChannel(
+          ChannelTarget(estimator_address_), grpc::InsecureChannelCredentials(),
+          BalancedChannelArguments()));
     }
     return *estimator_stub_;
   }

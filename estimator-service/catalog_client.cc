@@ -3,6 +3,7 @@
 #include <grpcpp/create_channel.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/channels.h"
 #include "common/errors.h"
 #include "common/grpc_status.h"
 
@@ -18,14 +19,12 @@ std::chrono::system_clock::time_point DeadlineAfter(absl::Duration timeout) {
 CatalogClient::CatalogClient(std::string address, GrpcMetrics* metrics,
                              absl::Duration default_timeout)
     : address_(std::move(address)), default_timeout_(default_timeout) {
-  grpc::ChannelArguments args;
-  // Reconnect quickly after the catalog restarts (backoff with jitter is gRPC's own).
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  // Every call balanced over the catalog's replicas; quick reconnects.
+  grpc::ChannelArguments args = BalancedChannelArguments();
   std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;
   if (metrics != nullptr) interceptors.push_back(metrics->ClientInterceptorFactory());
   channel_ = grpc::experimental::CreateCustomChannelWithInterceptors(
-      address_, grpc::InsecureChannelCredentials(), args, std::move(interceptors));
+      ChannelTarget(address_), grpc::InsecureChannelCredentials(), args, std::move(interceptors));
   stub_ = catalog::v1::CatalogService::NewStub(channel_);
 }
 

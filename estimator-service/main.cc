@@ -33,14 +33,18 @@ ABSL_FLAG(std::string, port_file, "",
 ABSL_FLAG(std::string, log_level, "info", "Lowest log level printed: debug, info, warning, error");
 ABSL_FLAG(absl::Duration, readiness_drain, absl::Seconds(0),
           "On SIGTERM, report not-ready for this long before refusing new calls");
+ABSL_FLAG(absl::Duration, max_connection_age, absl::Minutes(5),
+          "Close client connections after this long (clients reconnect), so that load spreads "
+          "over replicas added since");
 ABSL_FLAG(absl::Duration, shutdown_deadline, absl::Seconds(10),
           "On SIGTERM, time in-flight calls get to finish");
 
 namespace {
 
 const std::vector<std::string> kFlagNames = {
-    "grpc_address", "metrics_address", "catalog_address", "catalog_timeout", "readiness_interval",
-    "snapshot",     "port_file",       "log_level",       "readiness_drain", "shutdown_deadline"};
+    "grpc_address",       "metrics_address",   "catalog_address",   "catalog_timeout",
+    "readiness_interval", "snapshot",          "port_file",         "log_level",
+    "readiness_drain",    "shutdown_deadline", "max_connection_age"};
 
 // Keeps readiness equal to "the catalog answers (and the snapshot, when
 // kept, is loaded)", checking every interval.
@@ -87,7 +91,8 @@ int main(int argc, char** argv) {
                        .metrics_address = absl::GetFlag(FLAGS_metrics_address),
                        .port_file = absl::GetFlag(FLAGS_port_file),
                        .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
-                       .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline)});
+                       .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline),
+                       .max_connection_age = absl::GetFlag(FLAGS_max_connection_age)});
   GrpcMetrics client_metrics(runner.registry(), "client");
   client_metrics.RegisterService(
       *google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(

@@ -13,13 +13,17 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 if [[ "$profile" == test || "$profile" == ci ]]; then
-  # PostgreSQL server and pg_virtualenv, for the PostgreSQL store tests.
-  packages+=(sqlite3 postgresql postgresql-common)
+  # PostgreSQL server and pg_virtualenv, for the PostgreSQL store tests;
+  # Prometheus for the scrape test; Python with gRPC and YAML for the
+  # second-language client and the deployment checks.
+  packages+=(sqlite3 postgresql postgresql-common prometheus python3 python3-grpcio
+             python3-protobuf python3-yaml)
 fi
 if [[ "$profile" == ci ]]; then
   # Tools count as present when their command is, whichever package brought it.
   command -v npm >/dev/null || packages+=(nodejs npm)
   command -v clang-format >/dev/null || packages+=(clang-format)
+  packages+=(yamllint)
 fi
 
 missing=()

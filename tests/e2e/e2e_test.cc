@@ -9,7 +9,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
 
+#include "common/channels.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 #include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
 #include "tests/testing/grpc_testing.h"
@@ -20,6 +25,8 @@
 namespace modelatlas {
 namespace {
 
+using modelatlas::BalancedChannelArguments;
+using modelatlas::ChannelTarget;
 using testing::ChildProcess;
 using testing::RunCommand;
 using testing::SeriesValue;
@@ -308,6 +315,165 @@ TEST_F(EndToEndTest, CliTrainingCommands) {
       {MODELATLAS_CLI_BIN, at, "estimate", "training-memory", "Llama 3.1 8B", "--zero=7"});
   EXPECT_EQ(invalid.exit_code, 1);
   EXPECT_NE(invalid.err.find("settings.zero_stage"), std::string::npos) << invalid.err;
+}
+
+// A tool the test needs: skip with a message elsewhere, fail under CI.
+#define REQUIRE_TOOL(path)                                                   \
+  if (!std::filesystem::exists(path)) {                                      \
+    if (testing::RunningUnderCi()) FAIL() << "missing under CI: " << (path); \
+    GTEST_SKIP() << "not installed, skipping: " << (path);                   \
+  }
+
+// The metric names a PromQL text uses (identifiers before "{" or "[" or
+// standing alone as an operand), without functions, keywords or labels.
+std::set<std::string> MetricNamesIn(const std::string& promql) {
+  static const std::set<std::string> kNotMetrics = {
+      "sum",     "rate", "increase", "histogram_quantile", "by",  "max", "and", "or", "on",
+      "without", "le",   "job",      "instance",           "bool"};
+  std::set<std::string> names;
+  std::regex identifier(R"(([a-z_:][a-z0-9_:]*)\s*(\{|\[))");
+  for (std::sregex_iterator it(promql.begin(), promql.end(), identifier), end; it != end; ++it) {
+    const std::string name = (*it)[1];
+    if (!kNotMetrics.count(name)) names.insert(name);
+  }
+  return names;
+}
+
+// Debian's Prometheus scrapes both services (with the project's rules
+// loaded); PromQL over the real server sees the per-method rates, the
+// recording rules and the catalog gauges.
+TEST_F(EndToEndTest, PrometheusScrapesBothServicesAndTheRulesEvaluate) {
+  REQUIRE_TOOL("/usr/bin/prometheus");
+  StartBoth();
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
+  const int web_port = testing::FreePort();
+  const std::string rules = std::string(MODELATLAS_SOURCE_DIR) + "/deploy/prometheus/rules/";
+  std::ofstream(dir_ + "/prometheus.yml")
+      << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+      << "rule_files:\n  - " << rules << "recording.yml\n  - " << rules << "alerts.yml\n"
+      << "scrape_configs:\n"
+      << "  - job_name: catalog-service\n    static_configs:\n      - targets: [\"127.0.0.1:"
+      << catalog_.metrics_port << "\"]\n"
+      << "  - job_name: estimator-service\n    static_configs:\n      - targets: [\"127.0.0.1:"
+      << estimator_.metrics_port << "\"]\n";
+  ChildProcess prometheus({"/usr/bin/prometheus", "--config.file=" + dir_ + "/prometheus.yml",
+                           "--storage.tsdb.path=" + dir_ + "/tsdb",
+                           "--web.listen-address=127.0.0.1:" + std::to_string(web_port)},
+                          dir_ + "/prometheus.log");
+
+  auto stub = estimator::v1::EstimatorService::NewStub(Channel(estimator_));
+  auto query = [&](const std::string& promql) {
+    return testing::HttpGet(web_port, "/api/v1/query?query=" + testing::UrlEncode(promql));
+  };
+  // Calls keep coming while Prometheus takes a few scrapes.
+  std::string rate, records, recorded;
+  for (int attempt = 0; attempt < 60; ++attempt) {
+    estimator::v1::EstimateInferenceMemoryRequest request;
+    request.set_model("Llama 3.1 8B");
+    estimator::v1::EstimateInferenceMemoryResponse response;
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub->EstimateInferenceMemory(&context, request, &response).ok());
+    rate = query(
+        "sum by (grpc_method) (rate(grpc_server_handled_total{job=\"estimator-service\","
+        "grpc_method=\"EstimateInferenceMemory\"}[5s]))");
+    records = query("modelatlas_catalog_records{job=\"catalog-service\",kind=\"model\"}");
+    recorded = query("job_method:grpc_server_handled:rate5m{job=\"estimator-service\"}");
+    if (rate.find("\"EstimateInferenceMemory\"},\"value\":[") != std::string::npos &&
+        rate.find("\"value\":[", 0) != std::string::npos &&
+        rate.find(",\"0\"]") == std::string::npos && records.find("\"48\"") != std::string::npos &&
+        recorded.find("EstimateInferenceMemory") != std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  EXPECT_NE(rate.find("\"grpc_method\":\"EstimateInferenceMemory\""), std::string::npos) << rate;
+  EXPECT_EQ(rate.find(",\"0\"]"), std::string::npos) << "the rate is zero: " << rate;
+  EXPECT_NE(records.find("\"48\""), std::string::npos) << records;
+  EXPECT_NE(recorded.find("EstimateInferenceMemory"), std::string::npos) << recorded;
+  const std::string up = query("up{job=~\"catalog-service|estimator-service\"} == 1");
+  EXPECT_NE(up.find("catalog-service"), std::string::npos) << up;
+  EXPECT_NE(up.find("estimator-service"), std::string::npos) << up;
+  // The rules loaded into the real server.
+  const std::string rules_api = testing::HttpGet(web_port, "/api/v1/rules");
+  EXPECT_NE(rules_api.find("ModelAtlasEstimatorCannotReachCatalog"), std::string::npos);
+  EXPECT_EQ(rules_api.find("\"health\":\"err\""), std::string::npos) << rules_api;
+
+  // Every metric the dashboard and the rules read is one the services export.
+  std::string exported = testing::HttpGet(catalog_.metrics_port, "/metrics") +
+                         testing::HttpGet(estimator_.metrics_port, "/metrics");
+  std::set<std::string> used;
+  const std::string dashboard =
+      testing::ReadFile(std::string(MODELATLAS_SOURCE_DIR) + "/deploy/grafana/modelatlas.json");
+  ASSERT_FALSE(dashboard.empty());
+  std::regex expr(R"re("expr": "((?:[^"\\]|\\.)*)")re");
+  for (std::sregex_iterator it(dashboard.begin(), dashboard.end(), expr), end; it != end; ++it) {
+    for (const std::string& name : MetricNamesIn((*it)[1])) used.insert(name);
+  }
+  for (const char* file : {"recording.yml", "alerts.yml"}) {
+    // The expressions only: annotations are prose.
+    std::string expressions;
+    std::istringstream lines(testing::ReadFile(rules + file));
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("summary:") == std::string::npos &&
+          line.find("description:") == std::string::npos && line.find('#') == std::string::npos) {
+        expressions += line + "\n";
+      }
+    }
+    for (const std::string& name : MetricNamesIn(expressions)) used.insert(name);
+  }
+  for (const std::string& name : used) {
+    if (name.find(':') != std::string::npos || name == "up" || name == "label_values") continue;
+    EXPECT_NE(exported.find("\n" + name), std::string::npos) << name << " is not exported";
+  }
+}
+
+// The contracts from a second language: a Python client (python3-grpcio,
+// stubs generated from proto/ by protoc at test time) calls both services.
+TEST_F(EndToEndTest, PythonClientCallsBothServices) {
+  REQUIRE_TOOL("/usr/bin/python3");
+  REQUIRE_TOOL("/usr/bin/grpc_python_plugin");
+  StartBoth();
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
+  const std::string source = MODELATLAS_SOURCE_DIR;
+  auto result = RunCommand({"/usr/bin/python3", source + "/tests/python/client.py",
+                            "--proto=" + source + "/proto", "--catalog=" + catalog_.address(),
+                            "--estimator=" + estimator_.address()});
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_NE(result.out.find("python client: all checks passed"), std::string::npos)
+      << result.out << result.err;
+}
+
+// Two estimator replicas behind one client: an "a,b" address (as the CLI
+// and the local setup use it) balances calls round-robin over both.
+TEST_F(EndToEndTest, ClientBalancesCallsOverTwoEstimatorReplicas) {
+  StartBoth();
+  RunningServer second = Start({ESTIMATOR_SERVICE_BIN, "--catalog_address=" + catalog_.address(),
+                                "--readiness_interval=200ms"},
+                               "estimator-b");
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(second), "readiness", kStartTimeoutMs));
+  const std::string both = estimator_.address() + "," + second.address();
+  auto stub = estimator::v1::EstimatorService::NewStub(grpc::CreateCustomChannel(
+      ChannelTarget(both), grpc::InsecureChannelCredentials(), BalancedChannelArguments()));
+  for (int i = 0; i < 20; ++i) {
+    estimator::v1::CountParametersRequest request;
+    request.set_model("GPT-2 (124M)");
+    estimator::v1::CountParametersResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(testing::DeadlineFromNow(5000));
+    ASSERT_TRUE(stub->CountParameters(&context, request, &response).ok());
+  }
+  const std::vector<std::string> ok = {"grpc_method=\"CountParameters\"", "grpc_code=\"OK\""};
+  const double a = SeriesValue(testing::HttpGet(estimator_.metrics_port, "/metrics"),
+                               "grpc_server_handled_total", ok);
+  const double b = SeriesValue(testing::HttpGet(second.metrics_port, "/metrics"),
+                               "grpc_server_handled_total", ok);
+  EXPECT_EQ(a + b, 20);
+  EXPECT_GE(a, 5) << "round-robin should spread the calls";
+  EXPECT_GE(b, 5) << "round-robin should spread the calls";
+  // The CLI takes the same form of address.
+  auto cli = RunCommand({MODELATLAS_CLI_BIN, "--estimator=" + both, "count", "GPT-2 (124M)"});
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
 }
 
 TEST_F(EndToEndTest, EstimatorFollowsTheCatalogsAvailability) {

@@ -45,4 +45,11 @@ std::string HttpGet(int port, const std::string& path);
 
 std::chrono::system_clock::time_point DeadlineFromNow(int milliseconds);
 
+// A loopback TCP port free right now (bound to port 0, then released), for
+// servers that cannot report the port they picked (Prometheus).
+int FreePort();
+
+// Percent-encodes `text` for a URL query value.
+std::string UrlEncode(const std::string& text);
+
 }  // namespace modelatlas::testing

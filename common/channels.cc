@@ -1,0 +1,24 @@
+#include "common/channels.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace modelatlas {
+
+std::string ChannelTarget(absl::string_view address) {
+  if (absl::StrContains(address, ',') && !absl::StrContains(address, ":/") &&
+      !absl::StartsWith(address, "ipv4:") && !absl::StartsWith(address, "ipv6:")) {
+    return absl::StrCat("ipv4:", address);
+  }
+  return std::string(address);
+}
+
+grpc::ChannelArguments BalancedChannelArguments() {
+  grpc::ChannelArguments args;
+  args.SetLoadBalancingPolicyName("round_robin");
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  return args;
+}
+
+}  // namespace modelatlas
