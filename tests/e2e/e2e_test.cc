@@ -398,9 +398,18 @@ TEST_F(EndToEndTest, PrometheusScrapesBothServicesAndTheRulesEvaluate) {
   EXPECT_NE(rules_api.find("ModelAtlasEstimatorCannotReachCatalog"), std::string::npos);
   EXPECT_EQ(rules_api.find("\"health\":\"err\""), std::string::npos) << rules_api;
 
+  // Both pages pass promtool's lint (naming, units, help, types).
+  const std::string catalog_page = testing::HttpGet(catalog_.metrics_port, "/metrics");
+  const std::string estimator_page = testing::HttpGet(estimator_.metrics_port, "/metrics");
+  for (const auto& [name, page] : {std::pair<std::string, std::string>{"catalog", catalog_page},
+                                   {"estimator", estimator_page}}) {
+    const std::string path = dir_ + "/" + name + ".metrics";
+    std::ofstream(path) << page;
+    auto lint = RunCommand({"/bin/sh", "-c", "promtool check metrics < " + path});
+    EXPECT_EQ(lint.exit_code, 0) << name << ": " << lint.out << lint.err;
+  }
   // Every metric the dashboard and the rules read is one the services export.
-  std::string exported = testing::HttpGet(catalog_.metrics_port, "/metrics") +
-                         testing::HttpGet(estimator_.metrics_port, "/metrics");
+  const std::string exported = catalog_page + estimator_page;
   std::set<std::string> used;
   const std::string dashboard =
       testing::ReadFile(std::string(MODELATLAS_SOURCE_DIR) + "/deploy/grafana/modelatlas.json");
