@@ -12,6 +12,7 @@
 #include "catalog-service/store/sqlite_store.h"
 #include "common/config.h"
 #include "common/logging.h"
+#include "common/security.h"
 #include "common/server.h"
 
 ABSL_FLAG(std::string, grpc_address, "0.0.0.0:50051",
@@ -35,6 +36,16 @@ ABSL_FLAG(std::string, port_file, "",
 ABSL_FLAG(std::string, log_level, "info", "Lowest log level printed: debug, info, warning, error");
 ABSL_FLAG(absl::Duration, readiness_drain, absl::Seconds(0),
           "On SIGTERM, report not-ready for this long before refusing new calls");
+ABSL_FLAG(std::string, tls_cert_file, "", "PEM certificate chain: serve gRPC over TLS");
+ABSL_FLAG(std::string, tls_key_file, "", "PEM private key of --tls_cert_file");
+ABSL_FLAG(std::string, tls_client_ca_file, "",
+          "PEM CA: require client certificates it signed (mutual TLS)");
+ABSL_FLAG(std::string, auth_tokens_file, "",
+          "Bearer tokens, one \"TOKEN ROLE NAME\" per line (ROLE: reader or writer); when set "
+          "(or --auth_client_roles_file), writes need the writer role");
+ABSL_FLAG(std::string, auth_client_roles_file, "",
+          "Client certificate roles, one \"COMMON_NAME ROLE\" per line (with mutual TLS)");
+ABSL_FLAG(bool, auth_protect_reads, false, "Reads need the reader or writer role too");
 ABSL_FLAG(absl::Duration, max_connection_age, absl::Minutes(5),
           "Close client connections after this long (clients reconnect), so that load spreads "
           "over replicas added since");
@@ -48,7 +59,9 @@ const std::vector<std::string> kFlagNames = {
     "sqlite_path",         "postgres_url",         "postgres_pool_size",
     "watch_poll_interval", "load_shipped_dataset", "port_file",
     "log_level",           "readiness_drain",      "shutdown_deadline",
-    "max_connection_age"};
+    "max_connection_age",  "tls_cert_file",        "tls_key_file",
+    "tls_client_ca_file",  "auth_tokens_file",     "auth_client_roles_file",
+    "auth_protect_reads"};
 
 absl::StatusOr<std::unique_ptr<modelatlas::catalog::CatalogStore>> OpenStore() {
   using namespace modelatlas::catalog;
@@ -91,13 +104,16 @@ int main(int argc, char** argv) {
   }
   InitLogging("catalog-service", level);
 
-  ServerRunner runner({.program = "catalog-service",
-                       .grpc_address = absl::GetFlag(FLAGS_grpc_address),
-                       .metrics_address = absl::GetFlag(FLAGS_metrics_address),
-                       .port_file = absl::GetFlag(FLAGS_port_file),
-                       .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
-                       .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline),
-                       .max_connection_age = absl::GetFlag(FLAGS_max_connection_age)});
+  ServerRunner runner(
+      {.program = "catalog-service",
+       .grpc_address = absl::GetFlag(FLAGS_grpc_address),
+       .metrics_address = absl::GetFlag(FLAGS_metrics_address),
+       .port_file = absl::GetFlag(FLAGS_port_file),
+       .tls = {absl::GetFlag(FLAGS_tls_cert_file), absl::GetFlag(FLAGS_tls_key_file),
+               absl::GetFlag(FLAGS_tls_client_ca_file)},
+       .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
+       .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline),
+       .max_connection_age = absl::GetFlag(FLAGS_max_connection_age)});
   auto store = OpenStore();
   if (!store.ok()) return Fail(store.status());
   auto store_metrics =
@@ -117,10 +133,18 @@ int main(int argc, char** argv) {
     }
   }
 
-  catalog::CatalogServiceImpl service(&catalog, absl::GetFlag(FLAGS_watch_poll_interval),
-                                      [&import_metrics](const catalog::v1::ImportReport& report) {
-                                        import_metrics.Record(report);
-                                      });
+  auto authorizer = Authorizer::FromFiles(absl::GetFlag(FLAGS_auth_tokens_file),
+                                          absl::GetFlag(FLAGS_auth_client_roles_file),
+                                          absl::GetFlag(FLAGS_auth_protect_reads));
+  if (!authorizer.ok()) return Fail(authorizer.status());
+  if ((*authorizer)->enabled()) {
+    MA_LOG_INFO("writes need the writer role%s",
+                absl::GetFlag(FLAGS_auth_protect_reads) ? "; reads the reader role" : "");
+  }
+  catalog::CatalogServiceImpl service(
+      &catalog, absl::GetFlag(FLAGS_watch_poll_interval),
+      [&import_metrics](const catalog::v1::ImportReport& report) { import_metrics.Record(report); },
+      authorizer->get());
   runner.AddService(&service, catalog::v1::CatalogService::service_full_name());
   if (absl::Status started = runner.Start(); !started.ok()) return Fail(started);
   // The store is open: the catalog is ready.

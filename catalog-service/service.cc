@@ -23,6 +23,21 @@ Unary* Reply(grpc::CallbackServerContext* context, absl::StatusOr<Result> result
   return reactor;
 }
 
+// Finishes a unary call that authorization refused.
+Unary* Refuse(grpc::CallbackServerContext* context, const absl::Status& status) {
+  Unary* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+// A stream that ends at once with `status` (refused before it starts).
+template <typename Base>
+class RefusedStream : public Base {
+ public:
+  explicit RefusedStream(const absl::Status& status) { this->Finish(ToGrpcStatus(status)); }
+  void OnDone() override { delete this; }
+};
+
 template <typename Record, typename Response, typename Add>
 absl::StatusOr<Response> ToPageResponse(absl::StatusOr<Page<Record>> page, Add add) {
   if (!page.ok()) return page.status();
@@ -279,11 +294,17 @@ class ExportReactor : public grpc::ServerWriteReactor<v1::ExportRecordsResponse>
 }  // namespace
 
 Unary* CatalogServiceImpl::GetModel(Context* c, const v1::GetModelRequest* r, Model* out) {
+  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+    return Refuse(c, denied);
+  }
   return Reply(c, catalog_->Get<Model>(r->name()), out);
 }
 
 Unary* CatalogServiceImpl::BatchGetModels(Context* c, const v1::BatchGetModelsRequest* r,
                                           v1::BatchGetModelsResponse* out) {
+  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+    return Refuse(c, denied);
+  }
   return Reply(c,
                ToPageResponse<Model, v1::BatchGetModelsResponse>(
                    catalog_->BatchGet<Model>({r->names().begin(), r->names().end()}),
@@ -293,6 +314,9 @@ Unary* CatalogServiceImpl::BatchGetModels(Context* c, const v1::BatchGetModelsRe
 
 Unary* CatalogServiceImpl::ListModels(Context* c, const v1::ListModelsRequest* r,
                                       v1::ListModelsResponse* out) {
+  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+    return Refuse(c, denied);
+  }
   return Reply(c,
                ToListResponse<Model, v1::ListModelsResponse>(
                    catalog_->List<Model>(QueryOf(*r)),
@@ -301,24 +325,39 @@ Unary* CatalogServiceImpl::ListModels(Context* c, const v1::ListModelsRequest* r
 }
 
 Unary* CatalogServiceImpl::CreateModel(Context* c, const v1::CreateModelRequest* r, Model* out) {
+  if (absl::Status denied = Authorize(*c, Access::kWrite); !denied.ok()) {
+    return Refuse(c, denied);
+  }
   return Reply(c, catalog_->Create<Model>(r->model_id(), r->model()), out);
 }
 
 Unary* CatalogServiceImpl::UpdateModel(Context* c, const v1::UpdateModelRequest* r, Model* out) {
+  if (absl::Status denied = Authorize(*c, Access::kWrite); !denied.ok()) {
+    return Refuse(c, denied);
+  }
   return Reply(c, catalog_->Update<Model>(r->model(), Paths(r->update_mask())), out);
 }
 
 Unary* CatalogServiceImpl::DeleteModel(Context* c, const v1::DeleteModelRequest* r,
                                        google::protobuf::Empty* out) {
+  if (absl::Status denied = Authorize(*c, Access::kWrite); !denied.ok()) {
+    return Refuse(c, denied);
+  }
   return Reply(c, Deleted(catalog_->Delete<Model>(r->name(), r->etag())), out);
 }
 
 Unary* CatalogServiceImpl::GetHardware(Context* c, const v1::GetHardwareRequest* r, Hardware* out) {
+  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+    return Refuse(c, denied);
+  }
   return Reply(c, catalog_->Get<Hardware>(r->name()), out);
 }
 
 Unary* CatalogServiceImpl::BatchGetHardware(Context* c, const v1::BatchGetHardwareRequest* r,
                                             v1::BatchGetHardwareResponse* out) {
+  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+    return Refuse(c, denied);
+  }
   return Reply(c,
                ToPageResponse<Hardware, v1::BatchGetHardwareResponse>(
                    catalog_->BatchGet<Hardware>({r->names().begin(), r->names().end()}),
@@ -328,6 +367,9 @@ Unary* CatalogServiceImpl::BatchGetHardware(Context* c, const v1::BatchGetHardwa
 
 Unary* CatalogServiceImpl::ListHardware(Context* c, const v1::ListHardwareRequest* r,
                                         v1::ListHardwareResponse* out) {
+  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+    return Refuse(c, denied);
+  }
   return Reply(c,
                ToListResponse<Hardware, v1::ListHardwareResponse>(
                    catalog_->List<Hardware>(QueryOf(*r)),
@@ -337,36 +379,57 @@ Unary* CatalogServiceImpl::ListHardware(Context* c, const v1::ListHardwareReques
 
 Unary* CatalogServiceImpl::CreateHardware(Context* c, const v1::CreateHardwareRequest* r,
                                           Hardware* out) {
+  if (absl::Status denied = Authorize(*c, Access::kWrite); !denied.ok()) {
+    return Refuse(c, denied);
+  }
   return Reply(c, catalog_->Create<Hardware>(r->hardware_id(), r->hardware()), out);
 }
 
 Unary* CatalogServiceImpl::UpdateHardware(Context* c, const v1::UpdateHardwareRequest* r,
                                           Hardware* out) {
+  if (absl::Status denied = Authorize(*c, Access::kWrite); !denied.ok()) {
+    return Refuse(c, denied);
+  }
   return Reply(c, catalog_->Update<Hardware>(r->hardware(), Paths(r->update_mask())), out);
 }
 
 Unary* CatalogServiceImpl::DeleteHardware(Context* c, const v1::DeleteHardwareRequest* r,
                                           google::protobuf::Empty* out) {
+  if (absl::Status denied = Authorize(*c, Access::kWrite); !denied.ok()) {
+    return Refuse(c, denied);
+  }
   return Reply(c, Deleted(catalog_->Delete<Hardware>(r->name(), r->etag())), out);
 }
 
 Unary* CatalogServiceImpl::GetCatalogInfo(Context* c, const v1::GetCatalogInfoRequest* /*r*/,
                                           v1::CatalogInfo* out) {
+  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+    return Refuse(c, denied);
+  }
   return Reply(c, catalog_->Info(), out);
 }
 
-grpc::ServerWriteReactor<v1::WatchResponse>* CatalogServiceImpl::Watch(Context* /*c*/,
+grpc::ServerWriteReactor<v1::WatchResponse>* CatalogServiceImpl::Watch(Context* c,
                                                                        const v1::WatchRequest* r) {
+  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+    return new RefusedStream<grpc::ServerWriteReactor<v1::WatchResponse>>(denied);
+  }
   return new WatchReactor(catalog_, r->start_revision(), watch_poll_interval_);
 }
 
 grpc::ServerReadReactor<v1::ImportRecordsRequest>* CatalogServiceImpl::ImportRecords(
-    Context* /*c*/, v1::ImportRecordsResponse* out) {
+    Context* c, v1::ImportRecordsResponse* out) {
+  if (absl::Status denied = Authorize(*c, Access::kWrite); !denied.ok()) {
+    return new RefusedStream<grpc::ServerReadReactor<v1::ImportRecordsRequest>>(denied);
+  }
   return new ImportReactor(catalog_, out, on_import_);
 }
 
 grpc::ServerWriteReactor<v1::ExportRecordsResponse>* CatalogServiceImpl::ExportRecords(
-    Context* /*c*/, const v1::ExportRecordsRequest* r) {
+    Context* c, const v1::ExportRecordsRequest* r) {
+  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+    return new RefusedStream<grpc::ServerWriteReactor<v1::ExportRecordsResponse>>(denied);
+  }
   return new ExportReactor(catalog_, *r);
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/time/time.h"
 #include "catalog-service/catalog.h"
+#include "common/security.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 
 namespace modelatlas::catalog {
@@ -17,12 +18,15 @@ class CatalogServiceImpl final : public v1::CatalogService::CallbackService {
   // Called with the report of every completed import (for metrics).
   using ImportObserver = std::function<void(const v1::ImportReport&)>;
 
+  // `authorizer` (optional) decides who may read and write.
   explicit CatalogServiceImpl(Catalog* catalog,
                               absl::Duration watch_poll_interval = absl::Milliseconds(200),
-                              ImportObserver on_import = nullptr)
+                              ImportObserver on_import = nullptr,
+                              const Authorizer* authorizer = nullptr)
       : catalog_(catalog),
         watch_poll_interval_(watch_poll_interval),
-        on_import_(std::move(on_import)) {}
+        on_import_(std::move(on_import)),
+        authorizer_(authorizer) {}
 
   using Context = grpc::CallbackServerContext;
   using Unary = grpc::ServerUnaryReactor;
@@ -61,6 +65,11 @@ class CatalogServiceImpl final : public v1::CatalogService::CallbackService {
   Catalog* catalog_;
   absl::Duration watch_poll_interval_;
   ImportObserver on_import_;
+  const Authorizer* authorizer_;
+
+  absl::Status Authorize(const grpc::CallbackServerContext& context, Access access) const {
+    return authorizer_ == nullptr ? absl::OkStatus() : authorizer_->Check(context, access);
+  }
 };
 
 }  // namespace modelatlas::catalog

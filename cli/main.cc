@@ -36,12 +36,19 @@
 #include "cli/transfer.h"
 #include "common/channels.h"
 #include "common/config.h"
+#include "common/security.h"
 #include "google/protobuf/util/json_util.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 #include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
 
 ABSL_FLAG(std::string, catalog, "localhost:50051", "catalog-service address (host:port)");
 ABSL_FLAG(std::string, estimator, "localhost:50052", "estimator-service address (host:port)");
+ABSL_FLAG(std::string, token_file, "",
+          "File holding a bearer token for the catalog (the MODELATLAS_TOKEN environment "
+          "variable works too)");
+ABSL_FLAG(std::string, tls_ca_file, "", "PEM CA to verify the servers' certificates (TLS)");
+ABSL_FLAG(std::string, tls_cert_file, "", "PEM client certificate (mutual TLS)");
+ABSL_FLAG(std::string, tls_key_file, "", "PEM private key of --tls_cert_file");
 ABSL_FLAG(bool, json, false, "Print JSON (protobuf's JSON mapping) instead of tables");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(10), "Deadline of each call");
 ABSL_FLAG(int32_t, page_size, 200, "Records fetched per call when listing");
@@ -197,20 +204,44 @@ class Cli {
   }
 
  private:
+  // A channel with the TLS files and token the flags give (exits on a bad file).
+  static std::shared_ptr<grpc::Channel> Channel(const std::string& address) {
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+        modelatlas::MakeChannelCredentials({absl::GetFlag(FLAGS_tls_cert_file),
+                                            absl::GetFlag(FLAGS_tls_key_file),
+                                            absl::GetFlag(FLAGS_tls_ca_file)});
+    if (!credentials.ok()) {
+      std::cerr << "modelatlas: " << credentials.status().message() << "\n";
+      std::exit(kExitUsage);
+    }
+    std::string token;
+    if (const char* env = std::getenv("MODELATLAS_TOKEN"); env != nullptr) token = env;
+    if (!absl::GetFlag(FLAGS_token_file).empty()) {
+      absl::StatusOr<std::string> from_file =
+          modelatlas::ReadTokenFile(absl::GetFlag(FLAGS_token_file), "token_file");
+      if (!from_file.ok()) {
+        std::cerr << "modelatlas: " << from_file.status().message() << "\n";
+        std::exit(kExitUsage);
+      }
+      token = *from_file;
+    }
+    std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>>
+        interceptors;
+    if (!token.empty()) interceptors.push_back(modelatlas::BearerTokenInterceptor(token));
+    return grpc::experimental::CreateCustomChannelWithInterceptors(
+        ChannelTarget(address), *credentials, BalancedChannelArguments(), std::move(interceptors));
+  }
+
   CatalogService::Stub& catalog() {
     if (!catalog_stub_) {
-      catalog_stub_ = CatalogService::NewStub(grpc::CreateCustomChannel(
-          ChannelTarget(catalog_address_), grpc::InsecureChannelCredentials(),
-          BalancedChannelArguments()));
+      catalog_stub_ = CatalogService::NewStub(Channel(catalog_address_));
     }
     return *catalog_stub_;
   }
 
   EstimatorService::Stub& estimator() {
     if (!estimator_stub_) {
-      estimator_stub_ = EstimatorService::NewStub(grpc::CreateCustomChannel(
-          ChannelTarget(estimator_address_), grpc::InsecureChannelCredentials(),
-          BalancedChannelArguments()));
+      estimator_stub_ = EstimatorService::NewStub(Channel(estimator_address_));
     }
     return *estimator_stub_;
   }

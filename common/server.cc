@@ -44,8 +44,11 @@ absl::Status ServerRunner::Start() {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      MakeServerCredentials(options_.tls);
+  if (!credentials.ok()) return credentials.status();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options_.grpc_address, grpc::InsecureServerCredentials(), &grpc_port_);
+  builder.AddListeningPort(options_.grpc_address, *credentials, &grpc_port_);
   builder.SetMaxReceiveMessageSize(options_.max_receive_message_bytes);
   builder.AddChannelArgument(
       GRPC_ARG_MAX_CONNECTION_AGE_MS,
@@ -79,8 +82,10 @@ absl::Status ServerRunner::Start() {
   const std::vector<int> ports = exposer_->GetListeningPorts();
   metrics_port_ = ports.empty() ? 0 : ports.front();
 
-  MA_LOG_INFO("serving gRPC on port %d (%s), metrics on port %d (%s)/metrics", grpc_port_,
-              options_.grpc_address, metrics_port_, options_.metrics_address);
+  MA_LOG_INFO(
+      "serving gRPC%s on port %d (%s), metrics on port %d (%s)/metrics",
+      options_.tls.enabled() ? (options_.tls.ca_file.empty() ? " (TLS)" : " (mutual TLS)") : "",
+      grpc_port_, options_.grpc_address, metrics_port_, options_.metrics_address);
   return WritePortFile();
 }
 

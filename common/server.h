@@ -15,6 +15,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/grpc_metrics.h"
+#include "common/security.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 
@@ -34,6 +35,8 @@ struct ServerOptions {
   std::string metrics_address;
   // When set, "grpc_port=N\nmetrics_port=M\n" is written here once serving.
   std::string port_file;
+  // TLS for the gRPC port (mutual TLS when tls.ca_file is set); empty = plaintext.
+  TlsFiles tls;
   // After a shutdown signal: time readiness reports NOT_SERVING before the
   // server stops taking calls (longer than a probe period in production).
   absl::Duration readiness_drain = absl::Seconds(0);

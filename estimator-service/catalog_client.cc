@@ -6,6 +6,7 @@
 #include "common/channels.h"
 #include "common/errors.h"
 #include "common/grpc_status.h"
+#include "common/security.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -17,14 +18,19 @@ std::chrono::system_clock::time_point DeadlineAfter(absl::Duration timeout) {
 }  // namespace
 
 CatalogClient::CatalogClient(std::string address, GrpcMetrics* metrics,
-                             absl::Duration default_timeout)
+                             absl::Duration default_timeout, CatalogConnection connection)
     : address_(std::move(address)), default_timeout_(default_timeout) {
   // Every call balanced over the catalog's replicas; quick reconnects.
   grpc::ChannelArguments args = BalancedChannelArguments();
   std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;
   if (metrics != nullptr) interceptors.push_back(metrics->ClientInterceptorFactory());
+  if (!connection.token.empty()) {
+    interceptors.push_back(BearerTokenInterceptor(std::move(connection.token)));
+  }
   channel_ = grpc::experimental::CreateCustomChannelWithInterceptors(
-      ChannelTarget(address_), grpc::InsecureChannelCredentials(), args, std::move(interceptors));
+      ChannelTarget(address_),
+      connection.credentials ? connection.credentials : grpc::InsecureChannelCredentials(), args,
+      std::move(interceptors));
   stub_ = catalog::v1::CatalogService::NewStub(channel_);
 }
 

@@ -3,6 +3,8 @@
 // cancellation, and a readiness probe.
 #pragma once
 
+#include <grpcpp/security/credentials.h>
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -14,10 +16,18 @@
 
 namespace modelatlas::estimator {
 
+// How to reach the catalog: TLS credentials (insecure when null) and a
+// bearer token for catalogs whose reads are protected.
+struct CatalogConnection {
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  std::string token;
+};
+
 class CatalogClient {
  public:
   // `metrics` may be null (no client metrics).
-  CatalogClient(std::string address, GrpcMetrics* metrics, absl::Duration default_timeout);
+  CatalogClient(std::string address, GrpcMetrics* metrics, absl::Duration default_timeout,
+                CatalogConnection connection = {});
 
   const std::string& address() const { return address_; }
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }

@@ -10,6 +10,7 @@
 #include "common/config.h"
 #include "common/logging.h"
 #include "common/scrape_metrics.h"
+#include "common/security.h"
 #include "common/server.h"
 #include "estimator-service/catalog_client.h"
 #include "estimator-service/service.h"
@@ -33,6 +34,17 @@ ABSL_FLAG(std::string, port_file, "",
 ABSL_FLAG(std::string, log_level, "info", "Lowest log level printed: debug, info, warning, error");
 ABSL_FLAG(absl::Duration, readiness_drain, absl::Seconds(0),
           "On SIGTERM, report not-ready for this long before refusing new calls");
+ABSL_FLAG(std::string, tls_cert_file, "", "PEM certificate chain: serve gRPC over TLS");
+ABSL_FLAG(std::string, tls_key_file, "", "PEM private key of --tls_cert_file");
+ABSL_FLAG(std::string, tls_client_ca_file, "",
+          "PEM CA: require client certificates it signed (mutual TLS)");
+ABSL_FLAG(std::string, catalog_tls_ca_file, "",
+          "PEM CA to verify the catalog's certificate: reach the catalog over TLS");
+ABSL_FLAG(std::string, catalog_tls_cert_file, "",
+          "PEM client certificate for the catalog (mutual TLS)");
+ABSL_FLAG(std::string, catalog_tls_key_file, "", "PEM private key of --catalog_tls_cert_file");
+ABSL_FLAG(std::string, catalog_token_file, "",
+          "File holding a bearer token for the catalog (when its reads are protected)");
 ABSL_FLAG(absl::Duration, max_connection_age, absl::Minutes(5),
           "Close client connections after this long (clients reconnect), so that load spreads "
           "over replicas added since");
@@ -42,9 +54,11 @@ ABSL_FLAG(absl::Duration, shutdown_deadline, absl::Seconds(10),
 namespace {
 
 const std::vector<std::string> kFlagNames = {
-    "grpc_address",       "metrics_address",   "catalog_address",   "catalog_timeout",
-    "readiness_interval", "snapshot",          "port_file",         "log_level",
-    "readiness_drain",    "shutdown_deadline", "max_connection_age"};
+    "grpc_address",         "metrics_address",    "catalog_address",     "catalog_timeout",
+    "readiness_interval",   "snapshot",           "port_file",           "log_level",
+    "readiness_drain",      "shutdown_deadline",  "max_connection_age",  "tls_cert_file",
+    "tls_key_file",         "tls_client_ca_file", "catalog_tls_ca_file", "catalog_tls_cert_file",
+    "catalog_tls_key_file", "catalog_token_file"};
 
 // Keeps readiness equal to "the catalog answers (and the snapshot, when
 // kept, is loaded)", checking every interval.
@@ -86,19 +100,42 @@ int main(int argc, char** argv) {
   }
   InitLogging("estimator-service", level);
 
-  ServerRunner runner({.program = "estimator-service",
-                       .grpc_address = absl::GetFlag(FLAGS_grpc_address),
-                       .metrics_address = absl::GetFlag(FLAGS_metrics_address),
-                       .port_file = absl::GetFlag(FLAGS_port_file),
-                       .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
-                       .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline),
-                       .max_connection_age = absl::GetFlag(FLAGS_max_connection_age)});
+  ServerRunner runner(
+      {.program = "estimator-service",
+       .grpc_address = absl::GetFlag(FLAGS_grpc_address),
+       .metrics_address = absl::GetFlag(FLAGS_metrics_address),
+       .port_file = absl::GetFlag(FLAGS_port_file),
+       .tls = {absl::GetFlag(FLAGS_tls_cert_file), absl::GetFlag(FLAGS_tls_key_file),
+               absl::GetFlag(FLAGS_tls_client_ca_file)},
+       .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
+       .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline),
+       .max_connection_age = absl::GetFlag(FLAGS_max_connection_age)});
   GrpcMetrics client_metrics(runner.registry(), "client");
   client_metrics.RegisterService(
       *google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
           catalog::v1::CatalogService::service_full_name()));
+  estimator::CatalogConnection connection;
+  {
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = MakeChannelCredentials(
+        {absl::GetFlag(FLAGS_catalog_tls_cert_file), absl::GetFlag(FLAGS_catalog_tls_key_file),
+         absl::GetFlag(FLAGS_catalog_tls_ca_file)});
+    if (!credentials.ok()) {
+      MA_LOG_ERROR("%s", credentials.status().ToString());
+      return EXIT_FAILURE;
+    }
+    connection.credentials = *credentials;
+    if (!absl::GetFlag(FLAGS_catalog_token_file).empty()) {
+      absl::StatusOr<std::string> token =
+          ReadTokenFile(absl::GetFlag(FLAGS_catalog_token_file), "catalog_token_file");
+      if (!token.ok()) {
+        MA_LOG_ERROR("%s", token.status().ToString());
+        return EXIT_FAILURE;
+      }
+      connection.token = *token;
+    }
+  }
   estimator::CatalogClient catalog(absl::GetFlag(FLAGS_catalog_address), &client_metrics,
-                                   absl::GetFlag(FLAGS_catalog_timeout));
+                                   absl::GetFlag(FLAGS_catalog_timeout), connection);
   std::unique_ptr<estimator::CatalogSnapshot> snapshot;
   if (absl::GetFlag(FLAGS_snapshot)) {
     snapshot = std::make_unique<estimator::CatalogSnapshot>(catalog.channel(), catalog.address());

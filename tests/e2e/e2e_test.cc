@@ -485,6 +485,91 @@ TEST_F(EndToEndTest, ClientBalancesCallsOverTwoEstimatorReplicas) {
   EXPECT_EQ(cli.exit_code, 0) << cli.err;
 }
 
+// TLS and mutual TLS end to end: certificates made by openssl at test time;
+// the catalog requires client certificates and maps their common names to
+// roles; the estimator reaches it over mutual TLS and serves TLS itself.
+TEST_F(EndToEndTest, MutualTlsAndCertificateRoles) {
+  REQUIRE_TOOL("/usr/bin/openssl");
+  const std::string certs = dir_ + "/certs";
+  std::filesystem::create_directories(certs);
+  const std::string make_certs =
+      "set -e; cd " + certs +
+      "; openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 "
+      "-subj '/CN=ModelAtlas test CA' 2>/dev/null"
+      "; printf 'subjectAltName=DNS:localhost,IP:127.0.0.1' > san.ext"
+      "; for who in server writer reader; do"
+      "  openssl req -newkey rsa:2048 -nodes -keyout $who.key -out $who.csr"
+      "    -subj \"/CN=$who-client\" 2>/dev/null;"
+      "  openssl x509 -req -in $who.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out $who.pem"
+      "    -days 1 -extfile san.ext 2>/dev/null; done";
+  ASSERT_EQ(RunCommand({"/bin/sh", "-c", make_certs}).exit_code, 0);
+  std::ofstream(certs + "/roles") << "writer-client writer\nreader-client reader\n";
+
+  catalog_ = Start(
+      {CATALOG_SERVICE_BIN, "--sqlite_path=" + dir_ + "/catalog.db",
+       "--tls_cert_file=" + certs + "/server.pem", "--tls_key_file=" + certs + "/server.key",
+       "--tls_client_ca_file=" + certs + "/ca.pem", "--auth_client_roles_file=" + certs + "/roles"},
+      "catalog");
+  ASSERT_GT(catalog_.grpc_port, 0);
+  const std::string at = "--catalog=" + catalog_.address();
+  auto as = [&](const std::string& who) {
+    return std::vector<std::string>{MODELATLAS_CLI_BIN,
+                                    at,
+                                    "--timeout=5s",
+                                    "--tls_ca_file=" + certs + "/ca.pem",
+                                    "--tls_cert_file=" + certs + "/" + who + ".pem",
+                                    "--tls_key_file=" + certs + "/" + who + ".key"};
+  };
+  auto with = [](std::vector<std::string> base, std::vector<std::string> more) {
+    base.insert(base.end(), more.begin(), more.end());
+    return base;
+  };
+  testing::CommandResult read;
+  for (int i = 0; i < 50; ++i) {
+    read = RunCommand(with(as("reader"), {"models", "get", "megatron bert"}));
+    if (read.exit_code == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(read.exit_code, 0) << read.err;
+  EXPECT_NE(read.out.find("models/megatron-bert"), std::string::npos);
+
+  const std::string file = dir_ + "/model.json";
+  std::ofstream(file) << R"({"display_name": "TLS Model", "provenance": {"source": "e2e"}})";
+  auto refused =
+      RunCommand(with(as("reader"), {"models", "create", "tls-model", "--file=" + file}));
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("PERMISSION_DENIED"), std::string::npos) << refused.err;
+  auto created =
+      RunCommand(with(as("writer"), {"models", "create", "tls-model", "--file=" + file}));
+  EXPECT_EQ(created.exit_code, 0) << created.err;
+
+  // Without a client certificate, or in plaintext, no call gets through.
+  auto no_cert = RunCommand({MODELATLAS_CLI_BIN, at, "--timeout=3s",
+                             "--tls_ca_file=" + certs + "/ca.pem", "models", "get", "tls-model"});
+  EXPECT_EQ(no_cert.exit_code, 1);
+  auto plaintext =
+      RunCommand({MODELATLAS_CLI_BIN, at, "--timeout=3s", "models", "get", "tls-model"});
+  EXPECT_EQ(plaintext.exit_code, 1);
+
+  // The estimator: a mutual-TLS client of the catalog, a TLS server itself.
+  estimator_ = Start({ESTIMATOR_SERVICE_BIN, "--catalog_address=" + catalog_.address(),
+                      "--catalog_tls_ca_file=" + certs + "/ca.pem",
+                      "--catalog_tls_cert_file=" + certs + "/reader.pem",
+                      "--catalog_tls_key_file=" + certs + "/reader.key",
+                      "--tls_cert_file=" + certs + "/server.pem",
+                      "--tls_key_file=" + certs + "/server.key", "--readiness_interval=200ms"},
+                     "estimator");
+  testing::CommandResult estimate;
+  for (int i = 0; i < 100; ++i) {
+    estimate = RunCommand(with(as("reader"), {"--estimator=" + estimator_.address(), "estimate",
+                                              "memory", "Llama 3.1 8B"}));
+    if (estimate.exit_code == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(estimate.exit_code, 0) << estimate.err;
+  EXPECT_NE(estimate.out.find("16060522496"), std::string::npos) << estimate.out;
+}
+
 TEST_F(EndToEndTest, EstimatorFollowsTheCatalogsAvailability) {
   StartBoth();
   ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
