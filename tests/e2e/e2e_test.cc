@@ -17,6 +17,7 @@
 #include "common/channels.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 #include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
+#include "tests/e2e/end_to_end.h"
 #include "tests/testing/grpc_testing.h"
 #include "tests/testing/postgres.h"
 #include "tests/testing/process.h"
@@ -27,73 +28,8 @@ namespace {
 
 using modelatlas::BalancedChannelArguments;
 using modelatlas::ChannelTarget;
-using testing::ChildProcess;
 using testing::RunCommand;
 using testing::SeriesValue;
-
-constexpr int kStartTimeoutMs = 30000;
-
-struct RunningServer {
-  std::unique_ptr<ChildProcess> process;
-  int grpc_port = 0;
-  int metrics_port = 0;
-  std::string address() const { return "127.0.0.1:" + std::to_string(grpc_port); }
-};
-
-class EndToEndTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "/e2e_" + std::to_string(getpid());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (HasFailure() || std::getenv("E2E_LOGS") != nullptr) {
-      for (const char* name : {"catalog", "catalog-a", "catalog-b", "estimator"}) {
-        const std::string log = testing::ReadFile(dir_ + "/" + name + ".log");
-        if (!log.empty()) std::fprintf(stderr, "--- %s log ---\n%s\n", name, log.c_str());
-      }
-    }
-    catalog_.process.reset();
-    estimator_.process.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  RunningServer Start(const std::vector<std::string>& argv, const std::string& name) {
-    RunningServer server;
-    const std::string port_file = dir_ + "/" + name + ".ports";
-    std::remove(port_file.c_str());
-    std::vector<std::string> args = argv;
-    args.push_back("--grpc_address=127.0.0.1:0");
-    args.push_back("--metrics_address=127.0.0.1:0");
-    args.push_back("--port_file=" + port_file);
-    // Open client channels keep a draining server waiting up to this deadline.
-    args.push_back("--shutdown_deadline=1s");
-    server.process = std::make_unique<ChildProcess>(args, dir_ + "/" + name + ".log");
-    auto ports = testing::WaitForPortFile(port_file, kStartTimeoutMs);
-    EXPECT_FALSE(ports.empty()) << name << " did not start";
-    if (!ports.empty()) {
-      server.grpc_port = std::stoi(ports["grpc_port"]);
-      server.metrics_port = std::stoi(ports["metrics_port"]);
-    }
-    return server;
-  }
-
-  void StartBoth() {
-    catalog_ = Start({CATALOG_SERVICE_BIN, "--sqlite_path=" + dir_ + "/catalog.db"}, "catalog");
-    estimator_ = Start({ESTIMATOR_SERVICE_BIN, "--catalog_address=" + catalog_.address(),
-                        "--readiness_interval=200ms"},
-                       "estimator");
-  }
-
-  std::shared_ptr<grpc::Channel> Channel(const RunningServer& server) {
-    return grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
-  }
-
-  std::string dir_;
-  RunningServer catalog_;
-  RunningServer estimator_;
-};
 
 TEST_F(EndToEndTest, EstimateThroughTheCatalogOverGrpcAndTheCli) {
   StartBoth();
@@ -316,13 +252,6 @@ TEST_F(EndToEndTest, CliTrainingCommands) {
   EXPECT_EQ(invalid.exit_code, 1);
   EXPECT_NE(invalid.err.find("settings.zero_stage"), std::string::npos) << invalid.err;
 }
-
-// A tool the test needs: skip with a message elsewhere, fail under CI.
-#define REQUIRE_TOOL(path)                                                   \
-  if (!std::filesystem::exists(path)) {                                      \
-    if (testing::RunningUnderCi()) FAIL() << "missing under CI: " << (path); \
-    GTEST_SKIP() << "not installed, skipping: " << (path);                   \
-  }
 
 // The metric names a PromQL text uses (identifiers before "{" or "[" or
 // standing alone as an operand), without functions, keywords or labels.
