@@ -23,7 +23,7 @@ if [[ "$profile" == ci ]]; then
   # Tools count as present when their command is, whichever package brought it.
   command -v npm >/dev/null || packages+=(nodejs npm)
   command -v clang-format >/dev/null || packages+=(clang-format)
-  packages+=(yamllint)
+  packages+=(yamllint clang-14 libclang-rt-14-dev)
 fi
 
 missing=()

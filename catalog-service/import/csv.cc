@@ -76,8 +76,11 @@ void AppendCsvRow(const std::vector<std::string>& cells, std::string* out) {
   for (size_t i = 0; i < cells.size(); ++i) {
     if (i > 0) out->push_back(',');
     const std::string& cell = cells[i];
+    // A leading byte-order mark is quoted too: unquoted at the start of a
+    // file, a reader would take it for the file's own and drop it.
     const bool quote = cell.find_first_of(",\"\r\n") != std::string::npos ||
-                       (!cell.empty() && (cell.front() == ' ' || cell.back() == ' '));
+                       (!cell.empty() && (cell.front() == ' ' || cell.back() == ' ')) ||
+                       absl::StartsWith(cell, "\xEF\xBB\xBF");
     if (!quote) {
       out->append(cell);
       continue;

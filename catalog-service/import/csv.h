@@ -45,7 +45,7 @@ class CsvReader {
 
 // Appends one row to `out`, ending it with "\r\n" as RFC 4180 says. Cells
 // holding a comma, a quote, a CR or an LF, or starting or ending with a
-// space, are quoted.
+// space, or starting with a UTF-8 byte-order mark, are quoted.
 void AppendCsvRow(const std::vector<std::string>& cells, std::string* out);
 
 }  // namespace modelatlas::catalog

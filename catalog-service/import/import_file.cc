@@ -293,7 +293,8 @@ absl::Status ParseGpuPoor(const Struct& object, absl::string_view source_name, P
   std::map<std::string, const Struct*> sorted;
   for (const auto& [name, value] : object.fields()) sorted[name] = &value.struct_value();
   int64_t row = 0;
-  for (const auto& [name, entry] : sorted) {
+  for (const auto& [key, entry] : sorted) {
+    const std::string name = key;  // lambdas cannot capture structured bindings in clang 14
     ++row;
     bool ok = true;
     auto reject = [&](absl::string_view column, absl::string_view reason) {
