@@ -48,12 +48,14 @@ class EndToEndTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  RunningServer Start(const std::vector<std::string>& argv, const std::string& name) {
+  // `grpc_port` 0 picks a free port; a restart passes the old one.
+  RunningServer Start(const std::vector<std::string>& argv, const std::string& name,
+                      int grpc_port = 0) {
     RunningServer server;
     const std::string port_file = dir_ + "/" + name + ".ports";
     std::remove(port_file.c_str());
     std::vector<std::string> args = argv;
-    args.push_back("--grpc_address=127.0.0.1:0");
+    args.push_back("--grpc_address=127.0.0.1:" + std::to_string(grpc_port));
     args.push_back("--metrics_address=127.0.0.1:0");
     args.push_back("--port_file=" + port_file);
     // Open client channels keep a draining server waiting up to this deadline.
