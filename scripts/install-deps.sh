@@ -17,7 +17,7 @@ if [[ "$profile" == test || "$profile" == ci ]]; then
   # Prometheus for the scrape test; Python with gRPC and YAML for the
   # second-language client and the deployment checks.
   packages+=(sqlite3 postgresql postgresql-common prometheus python3 python3-grpcio
-             python3-protobuf python3-yaml)
+             python3-protobuf python3-yaml curl)
 fi
 if [[ "$profile" == ci ]]; then
   # Tools count as present when their command is, whichever package brought it.

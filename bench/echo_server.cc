@@ -1,0 +1,51 @@
+// echo-server: the load benchmarks' baseline. A trivial gRPC service run by
+// the same ServerRunner as catalog-service and estimator-service (same
+// callback API, threads, interceptors, metrics, message limits), so the
+// difference between its throughput and theirs is what their own work costs.
+#include <cstdlib>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "common/logging.h"
+#include "common/server.h"
+#include "modelatlas/bench/v1/echo.grpc.pb.h"
+
+ABSL_FLAG(std::string, grpc_address, "127.0.0.1:0", "gRPC listen address");
+ABSL_FLAG(std::string, metrics_address, "127.0.0.1:0", "Prometheus listen address");
+ABSL_FLAG(std::string, port_file, "", "Write the bound ports here");
+
+namespace {
+
+class EchoService final : public modelatlas::bench::v1::EchoService::CallbackService {
+  grpc::ServerUnaryReactor* Echo(grpc::CallbackServerContext* context,
+                                 const modelatlas::bench::v1::EchoRequest* request,
+                                 modelatlas::bench::v1::EchoResponse* response) override {
+    response->set_payload(request->payload());
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace modelatlas;
+  ServerRunner::BlockShutdownSignals();
+  absl::ParseCommandLine(argc, argv);
+  InitLogging("echo-server", LogLevel::kWarning);
+  ServerRunner runner({.program = "echo-server",
+                       .grpc_address = absl::GetFlag(FLAGS_grpc_address),
+                       .metrics_address = absl::GetFlag(FLAGS_metrics_address),
+                       .port_file = absl::GetFlag(FLAGS_port_file),
+                       .shutdown_deadline = absl::Seconds(1)});
+  EchoService service;
+  runner.AddService(&service, bench::v1::EchoService::service_full_name());
+  if (absl::Status started = runner.Start(); !started.ok()) {
+    MA_LOG_ERROR("%s", started.ToString());
+    return EXIT_FAILURE;
+  }
+  runner.SetReady(true);
+  runner.WaitForShutdownSignal();
+  return EXIT_SUCCESS;
+}

@@ -1,0 +1,223 @@
+// loadgen: drives any RPC of the ModelAtlas services (or the echo baseline)
+// with a request given as JSON, closed-loop at a set concurrency or
+// open-loop at a set rate, through gRPC's callback API; checks every
+// response's status, counts errors by code, and reports QPS and latency
+// percentiles.
+//
+//   loadgen --target=127.0.0.1:50052
+//     --method=modelatlas.estimator.v1.EstimatorService/EstimateInferenceMemory
+//     --request='{"model": "Llama 3.1 8B", "context_length_tokens": 8192}'
+//     --concurrency=32 --duration=10s [--rate=5000] [--json]
+//
+// Open loop measures latency from when each call was due, not when it was
+// sent, so a stalled server cannot hide its queueing (coordinated omission).
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
+#include "google/protobuf/util/json_util.h"
+#include "modelatlas/bench/v1/echo.grpc.pb.h"
+#include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
+#include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
+
+ABSL_FLAG(std::string, target, "127.0.0.1:50052", "Server address");
+ABSL_FLAG(std::string, method, "", "Full method: package.Service/Method");
+ABSL_FLAG(std::string, request, "{}", "The request in protobuf's JSON mapping");
+ABSL_FLAG(int32_t, concurrency, 32, "Closed loop: calls in flight");
+ABSL_FLAG(double, rate, 0, "Open loop: calls per second (0 = closed loop)");
+ABSL_FLAG(absl::Duration, duration, absl::Seconds(10), "Measured time");
+ABSL_FLAG(absl::Duration, warmup, absl::Seconds(1), "Unmeasured time before");
+ABSL_FLAG(absl::Duration, deadline, absl::Seconds(5), "Deadline of each call");
+ABSL_FLAG(int32_t, channels, 4, "Client channels (connections) the calls spread over");
+ABSL_FLAG(bool, json, false, "Print one JSON line instead of text");
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Results {
+  std::mutex mutex;
+  std::vector<double> latencies_us;
+  std::map<std::string, int64_t> codes;
+  bool measuring = false;
+
+  void Record(Clock::time_point due, const grpc::Status& status) {
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - due).count();
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!measuring) return;
+    latencies_us.push_back(us);
+    ++codes[absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()))];
+  }
+};
+
+class Driver {
+ public:
+  Driver(std::vector<std::unique_ptr<grpc::GenericStub>> stubs, std::string method,
+         grpc::ByteBuffer request, Results* results)
+      : stubs_(std::move(stubs)),
+        method_("/" + method),
+        request_(std::move(request)),
+        results_(results) {}
+
+  // Starts one call; `then` runs when it completes.
+  void Call(Clock::time_point due, std::function<void()> then) {
+    auto* context = new grpc::ClientContext;
+    context->set_deadline(std::chrono::system_clock::now() +
+                          absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_deadline)));
+    auto* response = new grpc::ByteBuffer;
+    in_flight_.fetch_add(1);
+    grpc::GenericStub& stub = *stubs_[next_.fetch_add(1) % stubs_.size()];
+    stub.UnaryCall(context, method_, grpc::StubOptions(), &request_, response,
+                   [this, context, response, due, then](grpc::Status status) {
+                     results_->Record(due, status);
+                     delete response;
+                     delete context;
+                     in_flight_.fetch_sub(1);
+                     if (then) then();
+                   });
+  }
+  int64_t in_flight() const { return in_flight_.load(); }
+
+ private:
+  std::vector<std::unique_ptr<grpc::GenericStub>> stubs_;
+  std::string method_;
+  grpc::ByteBuffer request_;
+  Results* results_;
+  std::atomic<int64_t> in_flight_{0};
+  std::atomic<uint64_t> next_{0};
+};
+
+absl::StatusOr<grpc::ByteBuffer> BuildRequest(const std::string& method, const std::string& json) {
+  const std::string dotted = absl::StrReplaceAll(method, {{"/", "."}});
+  const auto* descriptor =
+      google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(dotted);
+  if (descriptor == nullptr) {
+    return absl::InvalidArgumentError("--method: no method " + method + " in the linked contracts");
+  }
+  std::unique_ptr<google::protobuf::Message> message(
+      google::protobuf::MessageFactory::generated_factory()
+          ->GetPrototype(descriptor->input_type())
+          ->New());
+  auto status = google::protobuf::util::JsonStringToMessage(json, message.get());
+  if (!status.ok()) {
+    return absl::InvalidArgumentError("--request: " + std::string(status.message()));
+  }
+  const std::string bytes = message->SerializeAsString();
+  grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+double Percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  // The contracts are linked so their descriptors are in the generated pool.
+  (void)modelatlas::bench::v1::EchoRequest::descriptor();
+  (void)modelatlas::catalog::v1::GetModelRequest::descriptor();
+  (void)modelatlas::estimator::v1::EstimateInferenceMemoryRequest::descriptor();
+  const std::string method = absl::GetFlag(FLAGS_method);
+  absl::StatusOr<grpc::ByteBuffer> request = BuildRequest(method, absl::GetFlag(FLAGS_request));
+  if (!request.ok()) {
+    std::fprintf(stderr, "loadgen: %s\n", std::string(request.status().message()).c_str());
+    return 2;
+  }
+  std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
+  for (int i = 0; i < std::max(1, absl::GetFlag(FLAGS_channels)); ++i) {
+    grpc::ChannelArguments args;
+    args.SetInt("modelatlas.loadgen.channel", i);  // distinct channels, distinct connections
+    stubs.push_back(std::make_unique<grpc::GenericStub>(grpc::CreateCustomChannel(
+        absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials(), args)));
+  }
+  Results results;
+  Driver driver(std::move(stubs), method, *request, &results);
+  std::atomic<bool> stop{false};
+  const double rate = absl::GetFlag(FLAGS_rate);
+  const absl::Duration warmup = absl::GetFlag(FLAGS_warmup);
+  const absl::Duration duration = absl::GetFlag(FLAGS_duration);
+
+  std::function<void()> loop;
+  if (rate <= 0) {
+    // Closed loop: each slot issues its next call when the last completes.
+    loop = [&] {
+      if (!stop) driver.Call(Clock::now(), loop);
+    };
+    for (int i = 0; i < absl::GetFlag(FLAGS_concurrency); ++i) driver.Call(Clock::now(), loop);
+  }
+  std::thread pacer;
+  if (rate > 0) {
+    pacer = std::thread([&] {
+      const auto interval = std::chrono::duration<double>(1.0 / rate);
+      auto due = Clock::now();
+      while (!stop) {
+        due += std::chrono::duration_cast<Clock::duration>(interval);
+        std::this_thread::sleep_until(due);
+        if (driver.in_flight() < 100000) driver.Call(due, nullptr);
+      }
+    });
+  }
+  std::this_thread::sleep_for(absl::ToChronoMilliseconds(warmup));
+  {
+    std::lock_guard<std::mutex> lock(results.mutex);
+    results.measuring = true;
+  }
+  const auto begin = Clock::now();
+  std::this_thread::sleep_for(absl::ToChronoMilliseconds(duration));
+  {
+    std::lock_guard<std::mutex> lock(results.mutex);
+    results.measuring = false;
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  stop = true;
+  if (pacer.joinable()) pacer.join();
+  while (driver.in_flight() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+
+  std::lock_guard<std::mutex> lock(results.mutex);
+  std::sort(results.latencies_us.begin(), results.latencies_us.end());
+  const double qps = results.latencies_us.size() / seconds;
+  int64_t errors = 0;
+  std::string codes;
+  for (const auto& [code, count] : results.codes) {
+    if (code != "OK") errors += count;
+    codes += absl::StrFormat("%s\"%s\": %d", codes.empty() ? "" : ", ", code, count);
+  }
+  const auto& l = results.latencies_us;
+  if (absl::GetFlag(FLAGS_json)) {
+    std::printf(
+        "{\"method\": \"%s\", \"mode\": \"%s\", \"qps\": %.1f, \"calls\": %zu, \"errors\": %lld, "
+        "\"codes\": {%s}, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"p999_us\": "
+        "%.1f}\n",
+        method.c_str(), rate > 0 ? "open" : "closed", qps, l.size(), static_cast<long long>(errors),
+        codes.c_str(), Percentile(l, 0.5), Percentile(l, 0.9), Percentile(l, 0.99),
+        Percentile(l, 0.999));
+  } else {
+    std::printf("%s (%s loop): %.0f calls/s over %.1f s, %lld errors {%s}\n", method.c_str(),
+                rate > 0 ? "open" : "closed", qps, seconds, static_cast<long long>(errors),
+                codes.c_str());
+    std::printf("latency: p50 %.0f us, p90 %.0f us, p99 %.0f us, p99.9 %.0f us\n",
+                Percentile(l, 0.5), Percentile(l, 0.9), Percentile(l, 0.99), Percentile(l, 0.999));
+  }
+  return errors > 0 ? 1 : 0;
+}

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Every benchmark in one command, results written as a markdown table with
+# the machine's description to docs/BENCHMARK-RESULTS.md (or $OUT):
+#   1. the Google Benchmark suites (formulas, fit matrix, filter/catalog
+#      reads, import, the streamed fit matrix over gRPC);
+#   2. the load benchmarks in one run: the echo baseline and the real
+#      services under the same closed-loop load (bench/loadgen), on a
+#      catalog of generated models, with the services' resident memory idle
+#      and after load, and the estimator snapshot's memory per model.
+#   scripts/bench.sh            10 s per load scenario, 100,000 models
+#   scripts/bench.sh --smoke    1 s per scenario, 2,000 models (CI: no thresholds)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+smoke=false
+[[ "${1:-}" == --smoke ]] && smoke=true
+if $smoke; then seconds=1; models=2000; min_time=0.01; else seconds=10; models=100000; min_time=0.5; fi
+out="${OUT:-$root/docs/BENCHMARK-RESULTS.md}"
+$smoke && out="${OUT:-$root/.run/bench/BENCHMARK-RESULTS.md}"
+state="$root/.run/bench"
+rm -rf "$state" && mkdir -p "$state"
+
+bash scripts/install-deps.sh test
+bash scripts/build.sh catalog-service estimator-service modelatlas echo-server loadgen \
+  catalog_bench estimator_bench estimator_grpc_bench import_bench
+b="$root/build"
+
+echo "== Google Benchmark suites"
+"$b/bench/estimator_bench" --benchmark_min_time=$min_time --benchmark_format=json >"$state/estimator_bench.json"
+MODELATLAS_BENCH_MODELS=$models "$b/bench/catalog_bench" --benchmark_min_time=$min_time \
+  --benchmark_filter=sqlite --benchmark_format=json >"$state/catalog_bench.json"
+MODELATLAS_BENCH_MODELS=$((models < 3000 ? models : 3000)) "$b/bench/estimator_grpc_bench" \
+  --benchmark_min_time=$min_time --benchmark_format=json >"$state/estimator_grpc_bench.json"
+"$b/bench/import_bench" --benchmark_min_time=$min_time --benchmark_filter='Parse|IntoEmpty' \
+  --benchmark_format=json >"$state/import_bench.json" || true
+
+echo "== load benchmarks: $models generated models, ${seconds}s per scenario"
+/usr/bin/python3 - "$state/models.csv" "$models" <<'PY'
+import csv, sys
+path, n = sys.argv[1], int(sys.argv[2])
+domains = ["Language", "Vision", "Speech", "Biology", "Games"]
+with open(path, "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["Model", "Domain", "Organization", "Parameters", "Training compute (FLOP)", "Publication date"])
+    for i in range(n):
+        w.writerow([f"Generated Model {i}", domains[i % 5], f"Lab {i % 97}",
+                    f"{10 ** (6 + (i * 7919 % 6000) / 1000):.6g}", f"{10 ** (16 + (i * 104729 % 9000) / 1000):.6g}",
+                    f"{2015 + i % 11}-{1 + i % 12:02d}-{1 + i % 28:02d}"])
+PY
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done; }
+trap cleanup EXIT
+start() {  # name, then the command; waits for the port file
+  local name="$1"; shift
+  "$@" --grpc_address=127.0.0.1:0 --metrics_address=127.0.0.1:0 --port_file="$state/$name.ports" \
+    >"$state/$name.log" 2>&1 &
+  pids+=($!)
+  echo $! >"$state/$name.pid"
+  for _ in $(seq 1 300); do [[ -s "$state/$name.ports" ]] && break; sleep 0.1; done
+  grep grpc_port "$state/$name.ports" | cut -d= -f2
+}
+rss_mib() { awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$(cat "$state/$1.pid")/status"; }
+
+catalog_port=$(start catalog "$b/catalog-service/catalog-service" --sqlite_path="$state/catalog.db")
+estimator_port=$(start estimator "$b/estimator-service/estimator-service" --catalog_address=127.0.0.1:$catalog_port)
+echo_port=$(start echo "$b/bench/echo-server")
+cli=("$b/cli/modelatlas" --catalog=127.0.0.1:$catalog_port --estimator=127.0.0.1:$estimator_port)
+for _ in $(seq 1 100); do "${cli[@]}" --timeout=1s estimate memory "GPT-2 (124M)" >/dev/null 2>&1 && break; sleep 0.2; done
+estimator_rss_shipped=$(rss_mib estimator)
+import_start=$(date +%s%N)
+"${cli[@]}" --timeout=600s import "$state/models.csv" >"$state/import.txt"
+import_seconds=$(( ($(date +%s%N) - import_start) / 1000000 ))e-3
+# The estimator's snapshot follows the catalog through Watch: wait for it.
+for _ in $(seq 1 600); do
+  curl -s "127.0.0.1:$(grep metrics_port "$state/estimator.ports" | cut -d= -f2)/metrics" |
+    grep -q "^modelatlas_estimator_snapshot_records{kind=\"model\"} $((models + 48))" && break
+  sleep 0.2
+done
+sleep 1
+catalog_rss_idle=$(rss_mib catalog)
+estimator_rss_idle=$(rss_mib estimator)
+echo_rss_idle=$(rss_mib echo)
+
+load() {  # name, port, method, request[, concurrency]
+  "$b/bench/loadgen" --target=127.0.0.1:$2 --method="$3" --request="$4" \
+    --concurrency="${5:-32}" --duration=${seconds}s --warmup=1s --json >"$state/load-$1.json" || true
+  cat "$state/load-$1.json"
+}
+payload=$(printf '{"model": "Llama 3.1 8B", "context_length_tokens": 8192}' | base64 -w0)
+load echo "$echo_port" modelatlas.bench.v1.EchoService/Echo "{\"payload\": \"$payload\"}"
+load estimate "$estimator_port" modelatlas.estimator.v1.EstimatorService/EstimateInferenceMemory \
+  '{"model": "Llama 3.1 8B", "context_length_tokens": 8192}'
+load get "$catalog_port" modelatlas.catalog.v1.CatalogService/GetModel \
+  "{\"name\": \"models/generated-model-$((models / 2))\"}"
+catalog_rss_load=$(rss_mib catalog)
+load list "$catalog_port" modelatlas.catalog.v1.CatalogService/ListModels \
+  '{"filter": "parameters > 1e11 AND domains:\"Vision\"", "page_size": 50}' 4
+catalog_rss_after=$(rss_mib catalog)
+estimator_rss_after=$(rss_mib estimator)
+echo_rss_after=$(rss_mib echo)
+
+/usr/bin/python3 - "$state" "$out" "$models" "$seconds" "$import_seconds" \
+  "$catalog_rss_idle" "$catalog_rss_load" "$catalog_rss_after" \
+  "$estimator_rss_shipped" "$estimator_rss_idle" "$estimator_rss_after" \
+  "$echo_rss_idle" "$echo_rss_after" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY'
+import json, os, platform, subprocess, sys, datetime
+(state, out, models, seconds, import_s, c_idle, c_load, c_after, e_shipped, e_idle, e_after,
+ echo_idle, echo_after, commit) = sys.argv[1:]
+models = int(models)
+def load(name):
+    try:
+        return json.load(open(f"{state}/load-{name}.json"))
+    except Exception:
+        return {"qps": 0, "p50_us": 0, "p99_us": 0, "p999_us": 0, "errors": -1, "calls": 0}
+def bench(name):
+    try:
+        return json.load(open(f"{state}/{name}.json"))["benchmarks"]
+    except Exception:
+        return []
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+mem = int(next(l.split()[1] for l in open("/proc/meminfo") if l.startswith("MemTotal"))) / 1048576
+lines = []
+w = lines.append
+w("# Benchmark results")
+w("")
+w(f"Written by `scripts/bench.sh` on {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, commit {commit}.")
+w(f"Machine: {os.cpu_count()} cores ({cpu}), {mem:.1f} GiB, {platform.system()} {platform.release()}.")
+w(f"Load scenarios: closed loop, 32 calls in flight (4 for the filtered list), {seconds} s each after 1 s of warm-up, over 4 connections; {models:,} generated models in a SQLite catalog.")
+w("")
+echo, est, get, lst = load("echo"), load("estimate"), load("get"), load("list")
+def ratio(a, b):
+    return a / b if b else 0
+w("## Targets")
+w("")
+w("| target | measured | met |")
+w("|---|---|---|")
+r_qps = ratio(est["qps"], echo["qps"]); r_p99 = ratio(est["p99_us"], echo["p99_us"])
+w(f"| estimator memory estimate >= 85% of echo QPS | {est['qps']:.0f} / {echo['qps']:.0f} calls/s = {100*r_qps:.0f}% | {'yes' if r_qps >= 0.85 else 'no'} |")
+w(f"| estimator p99 <= 1.25 x echo p99 | {est['p99_us']/1000:.2f} / {echo['p99_us']/1000:.2f} ms = {r_p99:.2f}x | {'yes' if 0 < r_p99 <= 1.25 else 'no'} |")
+r_get = ratio(get["qps"], echo["qps"])
+w(f"| catalog GetModel ({models:,} models) >= 70% of echo QPS | {get['qps']:.0f} / {echo['qps']:.0f} = {100*r_get:.0f}% | {'yes' if r_get >= 0.7 else 'no'} |")
+w(f"| filtered ListModels over {models:,} models: p99 < 20 ms | {lst['p99_us']/1000:.1f} ms | {'yes' if 0 < lst['p99_us'] < 20000 else 'no'} |")
+streamed = [b for b in bench("estimator_grpc_bench") if "items_per_second" in b]
+best = max((b["items_per_second"] for b in streamed), default=0)
+w(f"| streamed fit matrix > 1,000,000 estimates/s | {best:,.0f} estimates/s | {'yes' if best > 1e6 else 'no'} |")
+w(f"| catalog-service < 150 MiB resident under load | {c_load} MiB (idle {c_idle}, after all load {c_after}) | {'yes' if float(c_after) < 150 else 'no'} |")
+per_model = (float(e_idle) - float(e_shipped)) * 1048576 / models if models else 0
+w(f"| estimator snapshot < 4 KiB per model | {per_model/1024:.2f} KiB ({e_shipped} MiB with 48 models, {e_idle} MiB with {models:,}) | {'yes' if 0 < per_model < 4096 else 'no'} |")
+w("")
+w("## Load scenarios")
+w("")
+w("| scenario | calls/s | p50 | p90 | p99 | p99.9 | errors |")
+w("|---|---:|---:|---:|---:|---:|---:|")
+for name, label in [("echo", "echo baseline"), ("estimate", "EstimateInferenceMemory, Llama 3.1 8B"),
+                    ("get", "GetModel by name"), ("list", "ListModels, filtered, page of 50")]:
+    r = load(name)
+    w(f"| {label} | {r['qps']:.0f} | {r.get('p50_us',0)/1000:.2f} ms | {r.get('p90_us',0)/1000:.2f} ms | {r['p99_us']/1000:.2f} ms | {r['p999_us']/1000:.2f} ms | {r['errors']} |")
+w("")
+w(f"Resident memory (MiB): catalog {c_idle} idle, {c_load} after GetModel load, {c_after} at the end; estimator {e_idle} idle, {e_after} at the end; echo {echo_idle} idle, {echo_after} at the end. Import of the {models:,} generated rows through the CLI: {float(import_s):.1f} s.")
+w("")
+w("## Google Benchmark suites")
+w("")
+w("| benchmark | time | CPU | items/s |")
+w("|---|---:|---:|---:|")
+for suite in ["estimator_bench", "catalog_bench", "estimator_grpc_bench", "import_bench"]:
+    for b in bench(suite):
+        unit = b.get("time_unit", "ns")
+        ips = f"{b['items_per_second']:,.0f}" if "items_per_second" in b else ""
+        w(f"| {b['name']} | {b['real_time']:.3g} {unit} | {b['cpu_time']:.3g} {unit} | {ips} |")
+os.makedirs(os.path.dirname(out), exist_ok=True)
+open(out, "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+print(f"\nwritten to {out}")
+PY
