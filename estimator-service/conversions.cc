@@ -160,4 +160,42 @@ std::optional<double> PeakForFormat(const common::v1::PeakThroughput& peak, Numb
   }
 }
 
+absl::Status ValidateArchitecture(const common::v1::Architecture& arch, absl::string_view prefix) {
+  FieldViolations violations;
+  auto check = [&](const char* field, int64_t value, int64_t most) {
+    if (value < 0 || value > most) {
+      violations.Add(absl::StrCat(prefix, ".", field),
+                     absl::StrCat("must be between 0 and ", most, ", got ", value));
+    }
+  };
+  // Limits far above any published model, low enough that products of
+  // them stay exact in int64 and double.
+  check("num_layers", arch.num_layers(), 100'000);
+  check("hidden_size", arch.hidden_size(), 10'000'000);
+  check("num_attention_heads", arch.num_attention_heads(), 100'000);
+  check("num_key_value_heads", arch.num_key_value_heads(), 100'000);
+  check("head_dim", arch.head_dim(), 1'000'000);
+  check("intermediate_size", arch.intermediate_size(), 100'000'000);
+  check("vocab_size", arch.vocab_size(), 100'000'000);
+  check("max_context_length", arch.max_context_length(), 1'000'000'000);
+  check("sliding_window", arch.sliding_window(), 1'000'000'000);
+  check("num_sliding_window_layers", arch.num_sliding_window_layers(), 100'000);
+  check("num_experts", arch.num_experts(), 100'000);
+  check("num_experts_per_token", arch.num_experts_per_token(), 100'000);
+  check("num_shared_experts", arch.num_shared_experts(), 100'000);
+  check("moe_intermediate_size", arch.moe_intermediate_size(), 100'000'000);
+  check("num_dense_layers", arch.num_dense_layers(), 100'000);
+  check("q_lora_rank", arch.q_lora_rank(), 10'000'000);
+  check("kv_lora_rank", arch.kv_lora_rank(), 10'000'000);
+  check("qk_rope_head_dim", arch.qk_rope_head_dim(), 1'000'000);
+  check("qk_nope_head_dim", arch.qk_nope_head_dim(), 1'000'000);
+  check("v_head_dim", arch.v_head_dim(), 1'000'000);
+  check("norms_per_layer", arch.norms_per_layer(), 1'000);
+  check("type_vocab_size", arch.type_vocab_size(), 100'000'000);
+  if (arch.has_published_parameter_count()) {
+    check("published_parameter_count", arch.published_parameter_count(), int64_t{1} << 53);
+  }
+  return violations.ToStatus();
+}
+
 }  // namespace modelatlas::estimator

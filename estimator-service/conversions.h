@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "estimator-service/core/architecture.h"
 #include "estimator-service/core/number_format.h"
 #include "modelatlas/common/v1/hardware.pb.h"
@@ -13,6 +14,11 @@
 namespace modelatlas::estimator {
 
 Architecture ToCoreArchitecture(const common::v1::Architecture& arch);
+
+// INVALID_ARGUMENT naming each field (under `prefix`, e.g. "inline_model.architecture")
+// that is negative or beyond any real model (layers, widths, heads, vocabulary, context,
+// experts), so that no arithmetic on it can overflow.
+absl::Status ValidateArchitecture(const common::v1::Architecture& arch, absl::string_view prefix);
 
 // The request's format, or `fallback` when unspecified; INVALID_ARGUMENT
 // naming `field` for a value this build does not know.

@@ -66,6 +66,11 @@ absl::StatusOr<common::v1::Model> ModelFromInline(const v1::InlineModel& inline_
   }
   if (inline_model.has_parameters()) model.set_parameters(inline_model.parameters());
   if (inline_model.has_architecture()) *model.mutable_architecture() = inline_model.architecture();
+  if (absl::Status invalid =
+          ValidateArchitecture(model.architecture(), "inline_model.architecture");
+      !invalid.ok()) {
+    return invalid;
+  }
   model.set_display_name(inline_model.display_name().empty() ? "inline model"
                                                              : inline_model.display_name());
   // A model described by the caller is one the caller can run.
@@ -120,6 +125,10 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
 absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
     const v1::PlanInferenceRequest& request) {
+  if (absl::Status invalid = ValidateArchitecture(model.architecture(), "architecture");
+      !invalid.ok()) {
+    return invalid;
+  }
   v1::PlanInferenceResponse response;
   absl::StatusOr<v1::EstimateInferenceMemoryResponse> memory =
       EstimateMemoryForModel(model, request.workload());
@@ -197,6 +206,10 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
 
 absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
     const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request) {
+  if (absl::Status invalid = ValidateArchitecture(model.architecture(), "architecture");
+      !invalid.ok()) {
+    return invalid;
+  }
   v1::EstimateInferenceMemoryResponse response;
   response.set_model(model.name());
   response.set_display_name(model.display_name());
@@ -292,6 +305,9 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
 
 absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
     const common::v1::Architecture& architecture, const v1::CountParametersRequest& request) {
+  if (absl::Status invalid = ValidateArchitecture(architecture, "architecture"); !invalid.ok()) {
+    return invalid;
+  }
   absl::StatusOr<ParameterCount> count =
       CountParameters(ToCoreArchitecture(architecture),
                       ParameterCountOptions{.include_norms = !request.exclude_norms(),

@@ -127,6 +127,10 @@ v1::TrainingSettings WithDefaults(v1::TrainingSettings settings) {
 
 absl::StatusOr<TrainingMemoryInput> MemoryInputFor(const Model& model,
                                                    const v1::TrainingSettings& settings) {
+  if (absl::Status invalid = ValidateArchitecture(model.architecture(), "model.architecture");
+      !invalid.ok()) {
+    return invalid;
+  }
   TrainingMemoryInput input;
   absl::StatusOr<double> parameters = ParametersOfModel(model);
   if (!parameters.ok()) return parameters.status();

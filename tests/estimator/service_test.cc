@@ -386,6 +386,25 @@ TEST_F(EstimatorServiceTest, RunnableModelsNeedALoadedSnapshot) {
   EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
 }
 
+// Found by the estimate fuzzer: a hostile inline architecture (negative
+// heads) overflowed int arithmetic. Every field is now bounded.
+TEST_F(EstimatorServiceTest, InlineArchitectureFieldsAreBounded) {
+  EstimateInferenceMemoryRequest request;
+  auto* arch = request.mutable_inline_model()->mutable_architecture();
+  arch->set_num_layers(32);
+  arch->set_hidden_size(4096);
+  arch->set_num_attention_heads(-2080903224);
+  arch->set_vocab_size(int64_t{1} << 40);
+  EstimateInferenceMemoryResponse response;
+  const grpc::Status status = Estimate(request, &response);
+  ASSERT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("inline_model.architecture.num_attention_heads"),
+            std::string::npos)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find("inline_model.architecture.vocab_size"), std::string::npos)
+      << status.error_message();
+}
+
 // ---- Training: the seed pages' figures from their records ----
 
 class TrainingServiceTest : public EstimatorServiceTest {
