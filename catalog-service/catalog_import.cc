@@ -31,6 +31,9 @@ using internal::Traits;
 // enough that commits (each an fsync) do not dominate, small enough that a
 // conflict only sends a few records down the one-by-one path.
 constexpr size_t kWriteBatch = 500;
+// The most changes and rejections a report lists (the rest are counted).
+constexpr int kMaxReportedChanges = 1000;
+constexpr int kMaxReportedRejections = 10000;
 
 // Nested messages an import replaces whole rather than field by field.
 bool ReplacedWhole(const Descriptor* type) {
@@ -442,15 +445,23 @@ absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
   const bool nothing_written =
       options.dry_run() || (options.atomic() && !run.rejected_rows.empty());
   run.report.set_committed(!nothing_written);
+  // The report stays a bounded message however large the file.
+  auto list_change = [&](const v1::ImportedRecord& summary) {
+    if (run.report.changes_size() < kMaxReportedChanges) {
+      *run.report.add_changes() = summary;
+    } else {
+      run.report.set_changes_omitted(run.report.changes_omitted() + 1);
+    }
+  };
   for (const ImportRun::Planned& planned : run.planned) {
     switch (planned.summary.outcome()) {
       case v1::IMPORT_OUTCOME_CREATED:
         run.report.set_created(run.report.created() + 1);
-        *run.report.add_changes() = planned.summary;
+        list_change(planned.summary);
         break;
       case v1::IMPORT_OUTCOME_UPDATED:
         run.report.set_updated(run.report.updated() + 1);
-        *run.report.add_changes() = planned.summary;
+        list_change(planned.summary);
         break;
       case v1::IMPORT_OUTCOME_UNCHANGED:
         run.report.set_unchanged(run.report.unchanged() + 1);
@@ -462,6 +473,12 @@ absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
   run.report.set_rejected(static_cast<int64_t>(run.rejected_rows.size()));
   std::stable_sort(run.report.mutable_rejections()->begin(), run.report.mutable_rejections()->end(),
                    [](const auto& a, const auto& b) { return a.row() < b.row(); });
+  if (run.report.rejections_size() > kMaxReportedRejections) {
+    run.report.set_rejections_omitted(run.report.rejections_size() - kMaxReportedRejections);
+    run.report.mutable_rejections()->DeleteSubrange(
+        kMaxReportedRejections, run.report.rejections_size() - kMaxReportedRejections);
+  }
+
   std::vector<std::pair<std::string, int64_t>> unresolved(run.unresolved_hardware.begin(),
                                                           run.unresolved_hardware.end());
   std::stable_sort(unresolved.begin(), unresolved.end(),

@@ -148,8 +148,10 @@ void PrintImportReport(const v1::ImportReport& report, std::ostream& out) {
     }
     out << "\n";
   }
-  if (shown < report.changes_size()) {
-    out << "  ... and " << report.changes_size() - shown << " more (--json lists all)\n";
+  const int64_t more = report.changes_size() - shown + report.changes_omitted();
+  if (more > 0) out << "  ... and " << more << " more changes\n";
+  if (report.rejections_omitted() > 0) {
+    out << "  ... and " << report.rejections_omitted() << " more rejections\n";
   }
 }
 

@@ -248,6 +248,15 @@ TEST_P(ImportTest, UnknownFilesAreRefusedWithWhatWasSeen) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST_P(ImportTest, ReportsStayBoundedForLargeFiles) {
+  std::string file = kHeader;
+  for (int i = 0; i < 1200; ++i) absl::StrAppend(&file, "Bulk ", i, ",Org,", i + 1, ",,,,\n");
+  v1::ImportReport report = Import(file);
+  EXPECT_EQ(report.created(), 1200);
+  EXPECT_EQ(report.changes_size(), 1000);
+  EXPECT_EQ(report.changes_omitted(), 200);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, ImportTest, ::testing::Values("sqlite", "postgres"));
 
 }  // namespace
