@@ -47,14 +47,17 @@ with open(path, "w", newline="") as f:
                     f"{10 ** (6 + (i * 7919 % 6000) / 1000):.6g}", f"{10 ** (16 + (i * 104729 % 9000) / 1000):.6g}",
                     f"{2015 + i % 11}-{1 + i % 12:02d}-{1 + i % 28:02d}"])
 PY
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done; }
+# The servers' pids are in their pid files ($(start ...) runs in a subshell).
+cleanup() {
+  for file in "$state"/*.pid; do
+    [[ -f "$file" ]] && kill -TERM "$(cat "$file")" 2>/dev/null || true
+  done
+}
 trap cleanup EXIT
 start() {  # name, then the command; waits for the port file
   local name="$1"; shift
   "$@" --grpc_address=127.0.0.1:0 --metrics_address=127.0.0.1:0 --port_file="$state/$name.ports" \
     >"$state/$name.log" 2>&1 &
-  pids+=($!)
   echo $! >"$state/$name.pid"
   for _ in $(seq 1 300); do [[ -s "$state/$name.ports" ]] && break; sleep 0.1; done
   grep grpc_port "$state/$name.ports" | cut -d= -f2
