@@ -370,12 +370,12 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanInference(
   const std::vector<std::string> names(request->hardware().begin(), request->hardware().end());
   // The hardware, then the model (from the request or the catalog), then the plan.
   auto with_model = [this, context, request, names, finish](common::v1::Model model) {
-    catalog_->GetHardware(context, names,
-                          [request, finish, model = std::move(model)](
-                              absl::StatusOr<std::vector<common::v1::Hardware>> hardware) {
-                            if (!hardware.ok()) return finish(hardware.status());
-                            finish(PlanInferenceFor(model, *hardware, *request));
-                          });
+    ResolveHardware(context, names,
+                    [request, finish, model = std::move(model)](
+                        absl::StatusOr<std::vector<common::v1::Hardware>> hardware) {
+                      if (!hardware.ok()) return finish(hardware.status());
+                      finish(PlanInferenceFor(model, *hardware, *request));
+                    });
   };
   if (request->workload().has_inline_model()) {
     absl::StatusOr<common::v1::Model> model = ModelFromInline(request->workload().inline_model());

@@ -11,6 +11,14 @@ namespace modelatlas::testing {
 // True when PGHOST is set.
 bool PostgresConfigured();
 
+// The server is pg_virtualenv's throw-away cluster ("regress", version
+// $PGVERSION), which pg_ctlcluster can stop and start.
+bool PostgresRestartable();
+// Stops the server (fast shutdown: sessions terminated) and returns its
+// pg_ctlcluster output on failure, empty on success.
+std::string StopPostgres();
+std::string StartPostgres();
+
 class PostgresTestDatabase {
  public:
   // Creates a uniquely named database.

@@ -1,0 +1,175 @@
+// Faults between the services: the estimator without its catalog (never
+// started, stopped, or hung) reports not ready, still answers requests that
+// carry their data, fails catalog-dependent ones fast with UNAVAILABLE
+// naming the catalog and never past the caller's deadline, and recovers by
+// itself when the catalog returns.
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <thread>
+
+#include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
+#include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
+#include "tests/e2e/end_to_end.h"
+#include "tests/testing/grpc_testing.h"
+
+namespace modelatlas {
+namespace {
+
+using estimator::v1::EstimateInferenceMemoryRequest;
+using estimator::v1::EstimateInferenceMemoryResponse;
+
+struct TimedStatus {
+  grpc::Status status;
+  int64_t elapsed_ms = 0;
+};
+
+// A TCP port that completes connections (the kernel's backlog) but never
+// speaks HTTP/2: a catalog that hangs.
+class SilentListener {
+ public:
+  SilentListener() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&address), length) == 0 && listen(fd_, 16) == 0 &&
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+      port_ = ntohs(address.sin_port);
+    }
+  }
+  ~SilentListener() { close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+class FaultsTest : public EndToEndTest {
+ protected:
+  RunningServer StartEstimator(const std::string& catalog_address, const std::string& timeout) {
+    return Start({ESTIMATOR_SERVICE_BIN, "--catalog_address=" + catalog_address,
+                  "--catalog_timeout=" + timeout, "--readiness_interval=200ms"},
+                 "estimator");
+  }
+
+  // EstimateInferenceMemory with `deadline_ms` (0 = none), timed.
+  TimedStatus Estimate(const EstimateInferenceMemoryRequest& request, int deadline_ms) {
+    auto stub = estimator::v1::EstimatorService::NewStub(Channel(estimator_));
+    grpc::ClientContext context;
+    if (deadline_ms > 0) context.set_deadline(testing::DeadlineFromNow(deadline_ms));
+    EstimateInferenceMemoryResponse response;
+    const auto started = std::chrono::steady_clock::now();
+    TimedStatus result;
+    result.status = stub->EstimateInferenceMemory(&context, request, &response);
+    result.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - started)
+                            .count();
+    return result;
+  }
+
+  static EstimateInferenceMemoryRequest Catalogued() {
+    EstimateInferenceMemoryRequest request;
+    request.set_model("Llama 3.1 8B");
+    return request;
+  }
+  static EstimateInferenceMemoryRequest Inline() {
+    EstimateInferenceMemoryRequest request;
+    request.mutable_inline_model()->set_parameters(7e9);
+    return request;
+  }
+};
+
+TEST_F(FaultsTest, EstimatorWithoutItsCatalogFailsFastAndRecoversByItself) {
+  // A port the catalog will use, free until it starts.
+  const int catalog_port = testing::FreePort();
+  const std::string catalog_address = "127.0.0.1:" + std::to_string(catalog_port);
+  estimator_ = StartEstimator(catalog_address, "5s");
+  const auto channel = Channel(estimator_);
+  ASSERT_TRUE(testing::WaitUntilServing(channel, "liveness", kStartTimeoutMs));
+  EXPECT_EQ(testing::HealthStatus(channel, "readiness"), "NOT_SERVING");
+
+  // Data in the request: answered.
+  TimedStatus inline_call = Estimate(Inline(), 2000);
+  EXPECT_TRUE(inline_call.status.ok()) << inline_call.status.error_message();
+  // Data in the catalog: UNAVAILABLE at once, naming the catalog.
+  for (int i = 0; i < 5; ++i) {
+    TimedStatus call = Estimate(Catalogued(), 2000);
+    EXPECT_EQ(call.status.error_code(), grpc::StatusCode::UNAVAILABLE)
+        << call.status.error_message();
+    EXPECT_NE(call.status.error_message().find(catalog_address), std::string::npos)
+        << call.status.error_message();
+    EXPECT_LT(call.elapsed_ms, 1000) << "not failed fast";
+  }
+
+  // The catalog starts: the estimator loads it and becomes ready, no restart.
+  catalog_ = Start({CATALOG_SERVICE_BIN, "--sqlite_path=" + dir_ + "/catalog.db"}, "catalog",
+                   catalog_port);
+  ASSERT_TRUE(testing::WaitUntilServing(channel, "readiness", kStartTimeoutMs));
+  TimedStatus recovered = Estimate(Catalogued(), 5000);
+  EXPECT_TRUE(recovered.status.ok()) << recovered.status.error_message();
+
+  // Stopped again: the snapshot keeps answering catalogued models; a model
+  // the snapshot lacks is UNAVAILABLE, fast.
+  EXPECT_EQ(catalog_.process->Stop(SIGKILL, 5000), 128 + SIGKILL);
+  TimedStatus from_snapshot = Estimate(Catalogued(), 2000);
+  EXPECT_TRUE(from_snapshot.status.ok()) << from_snapshot.status.error_message();
+  EstimateInferenceMemoryRequest unknown;
+  unknown.set_model("a model created after the snapshot");
+  TimedStatus missing = Estimate(unknown, 2000);
+  EXPECT_EQ(missing.status.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << missing.status.error_message();
+  EXPECT_LT(missing.elapsed_ms, 1000);
+}
+
+TEST_F(FaultsTest, CallersDeadlineBoundsCallsToAHungCatalog) {
+  SilentListener hung_catalog;
+  ASSERT_NE(hung_catalog.port(), 0);
+  const std::string catalog_address = "127.0.0.1:" + std::to_string(hung_catalog.port());
+  // The estimator's own bound on catalog calls: 3 s.
+  estimator_ = StartEstimator(catalog_address, "3s");
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "liveness", kStartTimeoutMs));
+
+  // The caller's 300 ms deadline travels to the catalog call: the answer
+  // comes at the caller's deadline, not after the estimator's 3 s.
+  TimedStatus short_deadline = Estimate(Catalogued(), 300);
+  EXPECT_EQ(short_deadline.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+      << short_deadline.status.error_message();
+  EXPECT_LT(short_deadline.elapsed_ms, 1500);
+  // And the estimator's own call to the catalog ended then too (its client
+  // metrics), not when its 3 s bound would have ended it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000 - short_deadline.elapsed_ms));
+  const std::string metrics = testing::HttpGet(estimator_.metrics_port, "/metrics");
+  double ended = 0;
+  for (const char* code : {"DeadlineExceeded", "Canceled"}) {
+    ended += std::max(0.0, testing::SeriesValue(metrics, "grpc_client_handled_total",
+                                                {"grpc_method=\"GetModel\"",
+                                                 std::string("grpc_code=\"") + code + "\""}));
+  }
+  EXPECT_EQ(ended, 1) << "the catalog call outlived its caller's deadline:\n" << metrics;
+
+  // Without a deadline of its own the caller gets UNAVAILABLE naming the
+  // catalog once the estimator's bound passes.
+  TimedStatus no_deadline = Estimate(Catalogued(), 0);
+  EXPECT_EQ(no_deadline.status.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << no_deadline.status.error_message();
+  EXPECT_NE(no_deadline.status.error_message().find(catalog_address), std::string::npos)
+      << no_deadline.status.error_message();
+  EXPECT_GE(no_deadline.elapsed_ms, 2900);
+  EXPECT_LT(no_deadline.elapsed_ms, 6000);
+
+  // Inline data never waits for the catalog.
+  TimedStatus inline_call = Estimate(Inline(), 1000);
+  EXPECT_TRUE(inline_call.status.ok()) << inline_call.status.error_message();
+  EXPECT_LT(inline_call.elapsed_ms, 500);
+}
+
+}  // namespace
+}  // namespace modelatlas
