@@ -14,6 +14,7 @@
 #include "common/logging.h"
 #include "common/security.h"
 #include "common/server.h"
+#include "common/server_flags.h"
 
 ABSL_FLAG(std::string, grpc_address, "0.0.0.0:50051",
           "gRPC listen address (host:port; port 0 = any free port)");
@@ -96,7 +97,9 @@ int main(int argc, char** argv) {
       "Serves the ModelAtlas catalog over gRPC. Every flag can also be set through the "
       "environment as MODELATLAS_CATALOG_<FLAG NAME IN UPPER CASE>.");
   ServerRunner::BlockShutdownSignals();
-  ParseFlagsWithEnvironment(argc, argv, "MODELATLAS_CATALOG_", kFlagNames);
+  std::vector<std::string> flag_names = kFlagNames;
+  flag_names.insert(flag_names.end(), LoadFlagNames().begin(), LoadFlagNames().end());
+  ParseFlagsWithEnvironment(argc, argv, "MODELATLAS_CATALOG_", flag_names);
   LogLevel level = LogLevel::kInfo;
   if (!ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
     std::fprintf(stderr, "catalog-service: --log_level must be debug, info, warning or error\n");
@@ -104,7 +107,7 @@ int main(int argc, char** argv) {
   }
   InitLogging("catalog-service", level);
 
-  ServerRunner runner(
+  ServerOptions options(
       {.program = "catalog-service",
        .grpc_address = absl::GetFlag(FLAGS_grpc_address),
        .metrics_address = absl::GetFlag(FLAGS_metrics_address),
@@ -114,6 +117,8 @@ int main(int argc, char** argv) {
        .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
        .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline),
        .max_connection_age = absl::GetFlag(FLAGS_max_connection_age)});
+  ApplyLoadFlags(options);
+  ServerRunner runner(std::move(options));
   auto store = OpenStore();
   if (!store.ok()) return Fail(store.status());
   auto store_metrics =
@@ -144,7 +149,7 @@ int main(int argc, char** argv) {
   catalog::CatalogServiceImpl service(
       &catalog, absl::GetFlag(FLAGS_watch_poll_interval),
       [&import_metrics](const catalog::v1::ImportReport& report) { import_metrics.Record(report); },
-      authorizer->get());
+      authorizer->get(), runner.call_limiter());
   runner.AddService(&service, catalog::v1::CatalogService::service_full_name());
   if (absl::Status started = runner.Start(); !started.ok()) return Fail(started);
   // The store is open: the catalog is ready.

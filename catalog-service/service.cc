@@ -294,7 +294,7 @@ class ExportReactor : public grpc::ServerWriteReactor<v1::ExportRecordsResponse>
 }  // namespace
 
 Unary* CatalogServiceImpl::GetModel(Context* c, const v1::GetModelRequest* r, Model* out) {
-  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
     return Refuse(c, denied);
   }
   return Reply(c, catalog_->Get<Model>(r->name()), out);
@@ -302,7 +302,7 @@ Unary* CatalogServiceImpl::GetModel(Context* c, const v1::GetModelRequest* r, Mo
 
 Unary* CatalogServiceImpl::BatchGetModels(Context* c, const v1::BatchGetModelsRequest* r,
                                           v1::BatchGetModelsResponse* out) {
-  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
     return Refuse(c, denied);
   }
   return Reply(c,
@@ -314,7 +314,7 @@ Unary* CatalogServiceImpl::BatchGetModels(Context* c, const v1::BatchGetModelsRe
 
 Unary* CatalogServiceImpl::ListModels(Context* c, const v1::ListModelsRequest* r,
                                       v1::ListModelsResponse* out) {
-  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
     return Refuse(c, denied);
   }
   return Reply(c,
@@ -325,14 +325,14 @@ Unary* CatalogServiceImpl::ListModels(Context* c, const v1::ListModelsRequest* r
 }
 
 Unary* CatalogServiceImpl::CreateModel(Context* c, const v1::CreateModelRequest* r, Model* out) {
-  if (absl::Status denied = Authorize(*c, Access::kWrite); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kWrite); !denied.ok()) {
     return Refuse(c, denied);
   }
   return Reply(c, catalog_->Create<Model>(r->model_id(), r->model()), out);
 }
 
 Unary* CatalogServiceImpl::UpdateModel(Context* c, const v1::UpdateModelRequest* r, Model* out) {
-  if (absl::Status denied = Authorize(*c, Access::kWrite); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kWrite); !denied.ok()) {
     return Refuse(c, denied);
   }
   return Reply(c, catalog_->Update<Model>(r->model(), Paths(r->update_mask())), out);
@@ -340,14 +340,14 @@ Unary* CatalogServiceImpl::UpdateModel(Context* c, const v1::UpdateModelRequest*
 
 Unary* CatalogServiceImpl::DeleteModel(Context* c, const v1::DeleteModelRequest* r,
                                        google::protobuf::Empty* out) {
-  if (absl::Status denied = Authorize(*c, Access::kWrite); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kWrite); !denied.ok()) {
     return Refuse(c, denied);
   }
   return Reply(c, Deleted(catalog_->Delete<Model>(r->name(), r->etag())), out);
 }
 
 Unary* CatalogServiceImpl::GetHardware(Context* c, const v1::GetHardwareRequest* r, Hardware* out) {
-  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
     return Refuse(c, denied);
   }
   return Reply(c, catalog_->Get<Hardware>(r->name()), out);
@@ -355,7 +355,7 @@ Unary* CatalogServiceImpl::GetHardware(Context* c, const v1::GetHardwareRequest*
 
 Unary* CatalogServiceImpl::BatchGetHardware(Context* c, const v1::BatchGetHardwareRequest* r,
                                             v1::BatchGetHardwareResponse* out) {
-  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
     return Refuse(c, denied);
   }
   return Reply(c,
@@ -367,7 +367,7 @@ Unary* CatalogServiceImpl::BatchGetHardware(Context* c, const v1::BatchGetHardwa
 
 Unary* CatalogServiceImpl::ListHardware(Context* c, const v1::ListHardwareRequest* r,
                                         v1::ListHardwareResponse* out) {
-  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
     return Refuse(c, denied);
   }
   return Reply(c,
@@ -379,7 +379,7 @@ Unary* CatalogServiceImpl::ListHardware(Context* c, const v1::ListHardwareReques
 
 Unary* CatalogServiceImpl::CreateHardware(Context* c, const v1::CreateHardwareRequest* r,
                                           Hardware* out) {
-  if (absl::Status denied = Authorize(*c, Access::kWrite); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kWrite); !denied.ok()) {
     return Refuse(c, denied);
   }
   return Reply(c, catalog_->Create<Hardware>(r->hardware_id(), r->hardware()), out);
@@ -387,7 +387,7 @@ Unary* CatalogServiceImpl::CreateHardware(Context* c, const v1::CreateHardwareRe
 
 Unary* CatalogServiceImpl::UpdateHardware(Context* c, const v1::UpdateHardwareRequest* r,
                                           Hardware* out) {
-  if (absl::Status denied = Authorize(*c, Access::kWrite); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kWrite); !denied.ok()) {
     return Refuse(c, denied);
   }
   return Reply(c, catalog_->Update<Hardware>(r->hardware(), Paths(r->update_mask())), out);
@@ -395,7 +395,7 @@ Unary* CatalogServiceImpl::UpdateHardware(Context* c, const v1::UpdateHardwareRe
 
 Unary* CatalogServiceImpl::DeleteHardware(Context* c, const v1::DeleteHardwareRequest* r,
                                           google::protobuf::Empty* out) {
-  if (absl::Status denied = Authorize(*c, Access::kWrite); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kWrite); !denied.ok()) {
     return Refuse(c, denied);
   }
   return Reply(c, Deleted(catalog_->Delete<Hardware>(r->name(), r->etag())), out);
@@ -403,7 +403,7 @@ Unary* CatalogServiceImpl::DeleteHardware(Context* c, const v1::DeleteHardwareRe
 
 Unary* CatalogServiceImpl::GetCatalogInfo(Context* c, const v1::GetCatalogInfoRequest* /*r*/,
                                           v1::CatalogInfo* out) {
-  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
     return Refuse(c, denied);
   }
   return Reply(c, catalog_->Info(), out);
@@ -411,7 +411,7 @@ Unary* CatalogServiceImpl::GetCatalogInfo(Context* c, const v1::GetCatalogInfoRe
 
 grpc::ServerWriteReactor<v1::WatchResponse>* CatalogServiceImpl::Watch(Context* c,
                                                                        const v1::WatchRequest* r) {
-  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
     return new RefusedStream<grpc::ServerWriteReactor<v1::WatchResponse>>(denied);
   }
   return new WatchReactor(catalog_, r->start_revision(), watch_poll_interval_);
@@ -419,7 +419,7 @@ grpc::ServerWriteReactor<v1::WatchResponse>* CatalogServiceImpl::Watch(Context* 
 
 grpc::ServerReadReactor<v1::ImportRecordsRequest>* CatalogServiceImpl::ImportRecords(
     Context* c, v1::ImportRecordsResponse* out) {
-  if (absl::Status denied = Authorize(*c, Access::kWrite); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kWrite); !denied.ok()) {
     return new RefusedStream<grpc::ServerReadReactor<v1::ImportRecordsRequest>>(denied);
   }
   return new ImportReactor(catalog_, out, on_import_);
@@ -427,7 +427,7 @@ grpc::ServerReadReactor<v1::ImportRecordsRequest>* CatalogServiceImpl::ImportRec
 
 grpc::ServerWriteReactor<v1::ExportRecordsResponse>* CatalogServiceImpl::ExportRecords(
     Context* c, const v1::ExportRecordsRequest* r) {
-  if (absl::Status denied = Authorize(*c, Access::kRead); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
     return new RefusedStream<grpc::ServerWriteReactor<v1::ExportRecordsResponse>>(denied);
   }
   return new ExportReactor(catalog_, *r);

@@ -6,6 +6,7 @@
 
 #include "absl/time/time.h"
 #include "catalog-service/catalog.h"
+#include "common/load_shedding.h"
 #include "common/security.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 
@@ -22,11 +23,13 @@ class CatalogServiceImpl final : public v1::CatalogService::CallbackService {
   explicit CatalogServiceImpl(Catalog* catalog,
                               absl::Duration watch_poll_interval = absl::Milliseconds(200),
                               ImportObserver on_import = nullptr,
-                              const Authorizer* authorizer = nullptr)
+                              const Authorizer* authorizer = nullptr,
+                              const CallLimiter* limiter = nullptr)
       : catalog_(catalog),
         watch_poll_interval_(watch_poll_interval),
         on_import_(std::move(on_import)),
-        authorizer_(authorizer) {}
+        authorizer_(authorizer),
+        limiter_(limiter) {}
 
   using Context = grpc::CallbackServerContext;
   using Unary = grpc::ServerUnaryReactor;
@@ -66,8 +69,14 @@ class CatalogServiceImpl final : public v1::CatalogService::CallbackService {
   absl::Duration watch_poll_interval_;
   ImportObserver on_import_;
   const Authorizer* authorizer_;
+  const CallLimiter* limiter_;
 
-  absl::Status Authorize(const grpc::CallbackServerContext& context, Access access) const {
+  // Every call starts here: refused when the server is overloaded (`limiter`,
+  // optional) or the caller lacks `access` (`authorizer`, optional).
+  absl::Status Admit(const grpc::CallbackServerContext& context, Access access) const {
+    if (limiter_ != nullptr) {
+      if (absl::Status busy = limiter_->Check(); !busy.ok()) return busy;
+    }
     return authorizer_ == nullptr ? absl::OkStatus() : authorizer_->Check(context, access);
   }
 };

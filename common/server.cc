@@ -16,7 +16,8 @@ namespace modelatlas {
 ServerRunner::ServerRunner(ServerOptions options)
     : options_(std::move(options)),
       registry_(std::make_shared<prometheus::Registry>()),
-      server_metrics_(*registry_, "server") {}
+      server_metrics_(*registry_, "server"),
+      call_limiter_(options_.program, options_.max_concurrent_calls, *registry_) {}
 
 ServerRunner::~ServerRunner() { ShutdownNow(); }
 
@@ -31,6 +32,7 @@ void ServerRunner::BlockShutdownSignals() {
 void ServerRunner::AddService(grpc::Service* service, absl::string_view full_name) {
   services_.push_back(service);
   readiness_names_.emplace_back(full_name);
+  call_limiter_.CountService(full_name);
   const auto* descriptor =
       google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(std::string(full_name));
   if (descriptor != nullptr) server_metrics_.RegisterService(*descriptor);
@@ -53,9 +55,19 @@ absl::Status ServerRunner::Start() {
   builder.AddChannelArgument(
       GRPC_ARG_MAX_CONNECTION_AGE_MS,
       static_cast<int>(absl::ToInt64Milliseconds(options_.max_connection_age)));
+  if (options_.max_concurrent_streams_per_connection > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                               options_.max_concurrent_streams_per_connection);
+  }
+  if (options_.grpc_memory_limit_bytes > 0) {
+    grpc::ResourceQuota quota(options_.program);
+    quota.Resize(static_cast<size_t>(options_.grpc_memory_limit_bytes));
+    builder.SetResourceQuota(quota);
+  }
   for (grpc::Service* service : services_) builder.RegisterService(service);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(server_metrics_.ServerInterceptorFactory());
+  interceptors.push_back(call_limiter_.InterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
 
   server_ = builder.BuildAndStart();

@@ -15,6 +15,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/grpc_metrics.h"
+#include "common/load_shedding.h"
 #include "common/security.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
@@ -46,6 +47,15 @@ struct ServerOptions {
   absl::Duration max_connection_age = absl::Minutes(5);
   // Largest request accepted, bytes.
   int max_receive_message_bytes = 16 * 1024 * 1024;
+  // Calls worked on at once; beyond it calls are refused with
+  // RESOURCE_EXHAUSTED (load_shedding.h). 0 = no limit.
+  int max_concurrent_calls = 0;
+  // HTTP/2 streams one connection may open at once (further calls wait in
+  // the client, not in this server). 0 = gRPC's default (no limit).
+  int max_concurrent_streams_per_connection = 0;
+  // Memory gRPC may use for its buffers, bytes; under pressure it stops
+  // reading from connections. 0 = no limit.
+  int64_t grpc_memory_limit_bytes = 0;
 };
 
 // Builds, runs and stops one gRPC server. Usage: construct, AddService(),
@@ -62,6 +72,8 @@ class ServerRunner {
 
   prometheus::Registry& registry() { return *registry_; }
   GrpcMetrics& server_metrics() { return server_metrics_; }
+  // The limit on calls in flight; services call Check() first.
+  const CallLimiter* call_limiter() const { return &call_limiter_; }
 
   // Registers a service by its full name (e.g. "modelatlas.catalog.v1.CatalogService");
   // its methods' metrics are created at zero and readiness is reported under that name too.
@@ -96,6 +108,7 @@ class ServerRunner {
   std::shared_ptr<prometheus::Collectable> process_metrics_;
   std::vector<std::shared_ptr<prometheus::Collectable>> collectables_;
   GrpcMetrics server_metrics_;
+  CallLimiter call_limiter_;
   std::vector<grpc::Service*> services_;
   std::vector<std::string> readiness_names_;
   std::unique_ptr<grpc::Server> server_;

@@ -12,6 +12,7 @@
 #include "common/scrape_metrics.h"
 #include "common/security.h"
 #include "common/server.h"
+#include "common/server_flags.h"
 #include "estimator-service/catalog_client.h"
 #include "estimator-service/service.h"
 #include "prometheus/counter.h"
@@ -92,7 +93,9 @@ int main(int argc, char** argv) {
       "Serves ModelAtlas estimates over gRPC. Every flag can also be set through the "
       "environment as MODELATLAS_ESTIMATOR_<FLAG NAME IN UPPER CASE>.");
   ServerRunner::BlockShutdownSignals();
-  ParseFlagsWithEnvironment(argc, argv, "MODELATLAS_ESTIMATOR_", kFlagNames);
+  std::vector<std::string> flag_names = kFlagNames;
+  flag_names.insert(flag_names.end(), LoadFlagNames().begin(), LoadFlagNames().end());
+  ParseFlagsWithEnvironment(argc, argv, "MODELATLAS_ESTIMATOR_", flag_names);
   LogLevel level = LogLevel::kInfo;
   if (!ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
     std::fprintf(stderr, "estimator-service: --log_level must be debug, info, warning or error\n");
@@ -100,7 +103,7 @@ int main(int argc, char** argv) {
   }
   InitLogging("estimator-service", level);
 
-  ServerRunner runner(
+  ServerOptions options(
       {.program = "estimator-service",
        .grpc_address = absl::GetFlag(FLAGS_grpc_address),
        .metrics_address = absl::GetFlag(FLAGS_metrics_address),
@@ -110,6 +113,8 @@ int main(int argc, char** argv) {
        .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
        .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline),
        .max_connection_age = absl::GetFlag(FLAGS_max_connection_age)});
+  ApplyLoadFlags(options);
+  ServerRunner runner(std::move(options));
   GrpcMetrics client_metrics(runner.registry(), "client");
   client_metrics.RegisterService(
       *google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
@@ -172,9 +177,12 @@ int main(int argc, char** argv) {
                       {{{"kind", "hardware"}}, static_cast<double>(snapshot->hardware_count())}}));
     return families;
   }));
-  estimator::EstimatorServiceImpl service(&catalog, snapshot.get(), [&estimates](const char* kind) {
-    estimates.Add({{"kind", kind}}).Increment();
-  });
+  estimator::EstimatorServiceImpl service(
+      &catalog, snapshot.get(),
+      [&estimates](const char* kind) {
+        estimates.Add({{"kind", kind}}).Increment();
+      },
+      runner.call_limiter());
   runner.AddService(&service, estimator::v1::EstimatorService::service_full_name());
   if (absl::Status started = runner.Start(); !started.ok()) {
     MA_LOG_ERROR("%s", started.ToString());

@@ -285,6 +285,10 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
     v1::EstimateInferenceMemoryResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto finish = Finisher(reactor, response, "inference_memory");
+  if (absl::Status busy = Admit(); !busy.ok()) {
+    finish(busy);
+    return reactor;
+  }
   if (absl::Status invalid = ValidateRequest(*request); !invalid.ok()) {
     finish(invalid);
     return reactor;
@@ -363,6 +367,10 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanInference(
     v1::PlanInferenceResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto finish = Finisher(reactor, response, "plan_inference");
+  if (absl::Status busy = Admit(); !busy.ok()) {
+    finish(busy);
+    return reactor;
+  }
   if (absl::Status invalid = ValidatePlanRequest(*request); !invalid.ok()) {
     finish(invalid);
     return reactor;
@@ -399,6 +407,10 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CountParameters(
     v1::CountParametersResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto finish = Finisher(reactor, response, "count_parameters");
+  if (absl::Status busy = Admit(); !busy.ok()) {
+    finish(busy);
+    return reactor;
+  }
   switch (request->source_case()) {
     case v1::CountParametersRequest::kArchitecture:
       finish(CountParametersOf(request->architecture(), *request));
@@ -545,6 +557,8 @@ absl::StatusOr<std::vector<v1::ListRunnableModelsResponse>> RunnableModels(
 
 grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* EstimatorServiceImpl::ListRunnableModels(
     grpc::CallbackServerContext* /*context*/, const v1::ListRunnableModelsRequest* request) {
+  if (absl::Status busy = Admit(); !busy.ok())
+    return new ListWriter<v1::ListRunnableModelsResponse>(busy);
   if (snapshot_ == nullptr || !snapshot_->loaded()) {
     return new ListWriter<v1::ListRunnableModelsResponse>(WithReason(
         absl::UnavailableError(absl::StrCat("the estimator has not loaded the catalog at ",
@@ -618,6 +632,10 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateTrainingCompute(
     v1::EstimateTrainingComputeResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto finish = Finisher(reactor, response, "training_compute");
+  if (absl::Status busy = Admit(); !busy.ok()) {
+    finish(busy);
+    return reactor;
+  }
   // The hardware named by the request must exist; the record's may not.
   auto with_model = [this, context, request, finish](std::optional<common::v1::Model> model) {
     const bool named = !request->inputs().hardware().empty();
@@ -648,6 +666,10 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateTrainingMemory(
     v1::EstimateTrainingMemoryResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto finish = Finisher(reactor, response, "training_memory");
+  if (absl::Status busy = Admit(); !busy.ok()) {
+    finish(busy);
+    return reactor;
+  }
   ResolveTrainingModel(context, request->model(),
                        [request, finish](absl::StatusOr<common::v1::Model> model) {
                          if (!model.ok()) return finish(model.status());
@@ -661,6 +683,10 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanTraining(grpc::CallbackServe
                                                              v1::PlanTrainingResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto finish = Finisher(reactor, response, "plan_training");
+  if (absl::Status busy = Admit(); !busy.ok()) {
+    finish(busy);
+    return reactor;
+  }
   if (request->hardware().empty()) {
     finish(InvalidFieldError("hardware", "required: the accelerator to train on"));
     return reactor;
@@ -684,6 +710,10 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::AuditModel(grpc::CallbackServerC
                                                            v1::AuditModelResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto finish = Finisher(reactor, response, "audit_model");
+  if (absl::Status busy = Admit(); !busy.ok()) {
+    finish(busy);
+    return reactor;
+  }
   if (!std::isfinite(request->tolerance()) || request->tolerance() < 0) {
     finish(InvalidFieldError("tolerance", "must be a non-negative fraction, or 0 for 0.1"));
     return reactor;
@@ -709,6 +739,8 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::AuditModel(grpc::CallbackServerC
 
 grpc::ServerWriteReactor<v1::AuditCatalogResponse>* EstimatorServiceImpl::AuditCatalog(
     grpc::CallbackServerContext* /*context*/, const v1::AuditCatalogRequest* request) {
+  if (absl::Status busy = Admit(); !busy.ok())
+    return new ListWriter<v1::AuditCatalogResponse>(busy);
   if (snapshot_ == nullptr || !snapshot_->loaded()) {
     return new ListWriter<v1::AuditCatalogResponse>(WithReason(
         absl::UnavailableError(absl::StrCat("the estimator has not loaded the catalog at ",

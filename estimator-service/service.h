@@ -3,6 +3,7 @@
 #pragma once
 
 #include "absl/status/statusor.h"
+#include "common/load_shedding.h"
 #include "estimator-service/catalog_client.h"
 #include "estimator-service/snapshot.h"
 #include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
@@ -30,9 +31,14 @@ class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService 
   // "training_compute", ...), for metrics.
   using EstimateObserver = std::function<void(const char* kind)>;
 
+  // `limiter` (optional) refuses calls when the server is overloaded.
   explicit EstimatorServiceImpl(CatalogClient* catalog, CatalogSnapshot* snapshot = nullptr,
-                                EstimateObserver on_estimate = nullptr)
-      : catalog_(catalog), snapshot_(snapshot), on_estimate_(std::move(on_estimate)) {}
+                                EstimateObserver on_estimate = nullptr,
+                                const CallLimiter* limiter = nullptr)
+      : catalog_(catalog),
+        snapshot_(snapshot),
+        on_estimate_(std::move(on_estimate)),
+        limiter_(limiter) {}
 
   grpc::ServerUnaryReactor* EstimateInferenceMemory(
       grpc::CallbackServerContext* context, const v1::EstimateInferenceMemoryRequest* request,
@@ -86,6 +92,9 @@ class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService 
   CatalogClient* catalog_;
   CatalogSnapshot* snapshot_;
   EstimateObserver on_estimate_;
+  const CallLimiter* limiter_;
+
+  absl::Status Admit() const { return limiter_ == nullptr ? absl::OkStatus() : limiter_->Check(); }
 };
 
 }  // namespace modelatlas::estimator

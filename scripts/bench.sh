@@ -102,6 +102,17 @@ catalog_rss_after=$(rss_mib catalog)
 estimator_rss_after=$(rss_mib estimator)
 echo_rss_after=$(rss_mib echo)
 
+# Overload: 4,000 calls in flight, eight times the servers' default
+# --max_concurrent_calls (512): they refuse the excess with
+# RESOURCE_EXHAUSTED and their memory stays bounded.
+load overload-estimate "$estimator_port" modelatlas.estimator.v1.EstimatorService/EstimateInferenceMemory \
+  '{"model": "Llama 3.1 8B", "context_length_tokens": 8192}' 4000
+estimator_rss_overload=$(rss_mib estimator)
+load overload-get "$catalog_port" modelatlas.catalog.v1.CatalogService/GetModel \
+  "{\"name\": \"models/generated-model-$((models / 2))\"}" 4000
+catalog_rss_overload=$(rss_mib catalog)
+echo "$estimator_rss_overload $catalog_rss_overload" >"$state/overload-rss"
+
 /usr/bin/python3 - "$state" "$out" "$models" "$seconds" "$import_seconds" \
   "$catalog_rss_idle" "$catalog_rss_load" "$catalog_rss_after" \
   "$estimator_rss_shipped" "$estimator_rss_idle" "$estimator_rss_after" \
@@ -158,6 +169,21 @@ for name, label in [("echo", "echo baseline"), ("estimate", "EstimateInferenceMe
                     ("get", "GetModel by name"), ("list", "ListModels, filtered, page of 50")]:
     r = load(name)
     w(f"| {label} | {r['qps']:.0f} | {r.get('p50_us',0)/1000:.2f} ms | {r.get('p90_us',0)/1000:.2f} ms | {r['p99_us']/1000:.2f} ms | {r['p999_us']/1000:.2f} ms | {r['errors']} |")
+w("")
+w("## Overload")
+w("")
+w("4,000 calls in flight against each server (eight times the default `--max_concurrent_calls` of 512), closed loop: the excess is refused with RESOURCE_EXHAUSTED, and resident memory stays bounded.")
+w("")
+w("| scenario | calls/s answered | by code | p99 | resident memory after |")
+w("|---|---:|---|---:|---:|")
+try:
+    e_over, c_over = open(f"{state}/overload-rss").read().split()
+except Exception:
+    e_over, c_over = "?", "?"
+for name, label, rss in [("overload-estimate", "EstimateInferenceMemory", e_over), ("overload-get", "GetModel", c_over)]:
+    r = load(name)
+    codes = ", ".join(f"{k} {v:,}" for k, v in r.get("codes", {}).items())
+    w(f"| {label} | {r['qps']:.0f} | {codes} | {r['p99_us']/1000:.1f} ms | {rss} MiB |")
 w("")
 w(f"Resident memory (MiB): catalog {c_idle} idle, {c_load} after GetModel load, {c_after} at the end; estimator {e_idle} idle, {e_after} at the end; echo {echo_idle} idle, {echo_after} at the end. Import of the {models:,} generated rows through the CLI: {float(import_s):.1f} s.")
 w("")

@@ -29,7 +29,9 @@ def flag_defaults(main_cc):
 
 
 def flag_names(main_cc):
-    return set(re.findall(r"ABSL_FLAG\([^,]+,\s*(\w+),", read(main_cc)))
+    """Flags of a main.cc and those both servers share (common/server_flags.cc)."""
+    text = read(main_cc) + read("common", "server_flags.cc")
+    return set(re.findall(r"ABSL_FLAG\([^,]+,\s*(\w+),", text))
 
 
 def documents(overlay):

@@ -171,5 +171,76 @@ TEST_F(FaultsTest, CallersDeadlineBoundsCallsToAHungCatalog) {
   EXPECT_LT(inline_call.elapsed_ms, 500);
 }
 
+// Beyond --max_concurrent_calls both servers refuse at once with
+// RESOURCE_EXHAUSTED (health checks still answered), and take calls again
+// as soon as the calls in flight end.
+TEST_F(FaultsTest, BothServersShedCallsBeyondTheirLimit) {
+  catalog_ = Start(
+      {CATALOG_SERVICE_BIN, "--sqlite_path=" + dir_ + "/catalog.db", "--max_concurrent_calls=2"},
+      "catalog");
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(catalog_), "readiness", kStartTimeoutMs));
+  auto catalog = catalog::v1::CatalogService::NewStub(Channel(catalog_));
+  auto get_model = [&] {
+    catalog::v1::GetModelRequest request;
+    request.set_name("Llama 3.1 8B");
+    common::v1::Model model;
+    grpc::ClientContext context;
+    context.set_deadline(testing::DeadlineFromNow(2000));
+    return catalog->GetModel(&context, request, &model);
+  };
+  ASSERT_TRUE(get_model().ok());
+
+  // Two Watch streams hold both places.
+  grpc::ClientContext watch_contexts[2];
+  std::vector<std::unique_ptr<grpc::ClientReader<catalog::v1::WatchResponse>>> watches;
+  for (auto& context : watch_contexts) {
+    watches.push_back(catalog->Watch(&context, catalog::v1::WatchRequest()));
+    catalog::v1::WatchResponse first;
+    ASSERT_TRUE(watches.back()->Read(&first));
+  }
+  const grpc::Status refused = get_model();
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
+  EXPECT_NE(refused.error_message().find("limit 2"), std::string::npos) << refused.error_message();
+  google::rpc::ErrorInfo info;
+  EXPECT_TRUE(testing::FindDetail(testing::DecodeDetails(refused), &info));
+  EXPECT_EQ(info.reason(), "SERVER_OVERLOADED");
+  EXPECT_EQ(testing::HealthStatus(Channel(catalog_), "readiness"), "SERVING");
+  const std::string metrics = testing::HttpGet(catalog_.metrics_port, "/metrics");
+  EXPECT_GE(testing::SeriesValue(metrics, "modelatlas_server_calls_shed_total", {}), 1) << metrics;
+  EXPECT_EQ(testing::SeriesValue(metrics, "modelatlas_server_calls_in_flight", {}), 2) << metrics;
+
+  // One stream ends: calls are taken again.
+  watch_contexts[0].TryCancel();
+  watches[0]->Finish();
+  grpc::Status after = get_model();
+  for (int i = 0; i < 40 && !after.ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    after = get_model();
+  }
+  EXPECT_TRUE(after.ok()) << after.error_message();
+  watch_contexts[1].TryCancel();
+  watches[1]->Finish();
+
+  // The estimator: one call waiting on a hung catalog holds its one place.
+  SilentListener hung_catalog;
+  estimator_ = Start(
+      {ESTIMATOR_SERVICE_BIN, "--catalog_address=127.0.0.1:" + std::to_string(hung_catalog.port()),
+       "--catalog_timeout=2s", "--max_concurrent_calls=1"},
+      "estimator");
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "liveness", kStartTimeoutMs));
+  std::thread waiting([&] {
+    TimedStatus call = Estimate(Catalogued(), 0);
+    EXPECT_EQ(call.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  TimedStatus shed = Estimate(Inline(), 1000);
+  EXPECT_EQ(shed.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << shed.status.error_message();
+  EXPECT_LT(shed.elapsed_ms, 500) << "refused, not queued";
+  waiting.join();
+  TimedStatus taken = Estimate(Inline(), 1000);
+  EXPECT_TRUE(taken.status.ok()) << taken.status.error_message();
+}
+
 }  // namespace
 }  // namespace modelatlas

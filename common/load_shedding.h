@@ -1,0 +1,54 @@
+// Load shedding: a server works on at most a set number of calls at once and
+// refuses the rest at once with RESOURCE_EXHAUSTED, so that under overload
+// clients back off or go to another replica and the server's memory stays
+// bounded, instead of queueing without limit. A server interceptor counts the
+// calls in flight (from arrival to final status, so a call waiting on the
+// catalog or a long stream holds its place); handlers ask Check() first.
+// Health checks and reflection are neither counted nor refused.
+#pragma once
+
+#include <grpcpp/support/server_interceptor.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/registry.h"
+
+namespace modelatlas {
+
+class CallLimiter {
+ public:
+  // `max_in_flight` 0 means no limit. `program` names the server in errors.
+  CallLimiter(std::string program, int max_in_flight, prometheus::Registry& registry);
+
+  // Counts calls to this service's methods (call before the interceptor is used).
+  void CountService(absl::string_view full_service_name);
+
+  // OK, or RESOURCE_EXHAUSTED (reason SERVER_OVERLOADED) when more calls than
+  // the limit are in flight, the one asking included.
+  absl::Status Check() const;
+
+  int in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  int max_in_flight() const { return max_in_flight_; }
+
+  std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> InterceptorFactory();
+
+ private:
+  friend class InFlightInterceptor;
+  void Enter();
+  void Leave();
+
+  std::string program_;
+  int max_in_flight_;
+  std::atomic<int> in_flight_{0};
+  absl::flat_hash_set<std::string> counted_services_;
+  prometheus::Gauge* in_flight_gauge_;
+  prometheus::Counter* shed_total_;
+};
+
+}  // namespace modelatlas
