@@ -77,6 +77,60 @@ void CheckNumbers(const Message& message, const std::string& prefix, FieldViolat
   }
 }
 
+// Bounds on what one record may hold: far beyond any real record (the
+// longest cell in Epoch's files is 7,860 bytes), small enough that one
+// record cannot exhaust memory or a page of results.
+constexpr size_t kMaxTextBytes = 64 * 1024;
+constexpr int kMaxListEntries = 10000;
+
+void CheckLength(absl::string_view text, const std::string& path, FieldViolations* violations) {
+  if (text.size() > kMaxTextBytes) {
+    violations->Add(path,
+                    absl::StrCat("is ", text.size(), " bytes long; the limit is ", kMaxTextBytes));
+  }
+}
+
+// Every string at most kMaxTextBytes, every list and map at most
+// kMaxListEntries entries, every enum a declared value; by reflection, like
+// CheckNumbers.
+void CheckSizes(const Message& message, const std::string& prefix, FieldViolations* violations) {
+  const auto* reflection = message.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  std::string scratch;
+  for (const FieldDescriptor* field : fields) {
+    const std::string path = Join(prefix, field->name());
+    if (field->is_repeated()) {
+      const int size = reflection->FieldSize(message, field);
+      if (size > kMaxListEntries) {
+        violations->Add(path,
+                        absl::StrCat("has ", size, " entries; the limit is ", kMaxListEntries));
+        continue;
+      }
+      for (int i = 0; i < size; ++i) {
+        const std::string item = absl::StrCat(path, "[", i, "]");
+        if (field->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+          CheckLength(reflection->GetRepeatedStringReference(message, field, i, &scratch), item,
+                      violations);
+        } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+          CheckSizes(reflection->GetRepeatedMessage(message, field, i), item, violations);
+        }
+      }
+    } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_ENUM) {
+      // Open enums accept any number on the wire; only declared values mean something.
+      const int value = reflection->GetEnumValue(message, field);
+      if (field->enum_type()->FindValueByNumber(value) == nullptr) {
+        violations->Add(
+            path, absl::StrCat("has no value ", value, " (", field->enum_type()->name(), ")"));
+      }
+    } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+      CheckLength(reflection->GetStringReference(message, field, &scratch), path, violations);
+    } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      CheckSizes(reflection->GetMessage(message, field), path, violations);
+    }
+  }
+}
+
 void CheckDate(const google::type::Date& date, const std::string& path,
                FieldViolations* violations) {
   if (date.year() < 1 || date.year() > 9999 || date.month() < 0 || date.month() > 12 ||
@@ -112,6 +166,7 @@ void ValidateModel(const common::v1::Model& model, const std::string& prefix,
     CheckDate(model.publication_date(), Join(prefix, "publication_date"), violations);
   }
   CheckNumbers(model, prefix, violations);
+  CheckSizes(model, prefix, violations);
   const auto& arch = model.architecture();
   if (model.has_architecture() && arch.num_attention_heads() > 0 &&
       arch.num_key_value_heads() > 0 && arch.num_attention_heads() % arch.num_key_value_heads()) {
@@ -128,6 +183,7 @@ void ValidateHardware(const common::v1::Hardware& hardware, const std::string& p
     CheckDate(hardware.release_date(), Join(prefix, "release_date"), violations);
   }
   CheckNumbers(hardware, prefix, violations);
+  CheckSizes(hardware, prefix, violations);
 }
 
 }  // namespace modelatlas::catalog

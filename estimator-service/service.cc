@@ -96,6 +96,9 @@ DeviceSpec DeviceOf(const common::v1::Hardware& hw, NumberFormat format) {
 
 absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
   FieldViolations violations;
+  if (!v1::PlanObjective_IsValid(request.objective())) {
+    violations.Add("objective", absl::StrCat("has no value ", request.objective()));
+  }
   if (request.prompt_tokens() < 0 || request.prompt_tokens() > 100'000'000) {
     violations.Add("prompt_tokens",
                    absl::StrCat("must be between 0 and 100000000, got ", request.prompt_tokens()));
