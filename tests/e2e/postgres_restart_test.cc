@@ -17,6 +17,7 @@
 #include "common/grpc_status.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 #include "tests/e2e/end_to_end.h"
+#include "tests/e2e/soak.h"
 #include "tests/testing/grpc_testing.h"
 #include "tests/testing/postgres.h"
 
@@ -173,6 +174,20 @@ TEST_F(PostgresRestartTest, CatalogAnswersUnavailableAndReconnectsWhenPostgresRe
   std::printf("postgres restarts: %d, %zu acknowledged writes checked, slowest call %lld ms\n%s",
               kRestarts, load.acknowledged.size(), static_cast<long long>(load.slowest_call_ms),
               summary.c_str());
+}
+
+// The soak on PostgreSQL: the catalog killed, PostgreSQL restarted and an
+// estimator replica killed in turn.
+TEST_F(SoakTest, PostgresWithTheDatabaseRestartedLosesNoWrite) {
+  REQUIRE_POSTGRES();
+  if (!testing::PostgresRestartable()) {
+    if (testing::RunningUnderCi()) FAIL() << "under CI the suite runs in pg_virtualenv";
+    GTEST_SKIP() << "PostgreSQL is not pg_virtualenv's cluster: cannot restart it";
+  }
+  testing::PostgresTestDatabase database;
+  ASSERT_TRUE(database.ok()) << database.error();
+  RunSoak({.store_args = {"--store=postgres", "--postgres_url=" + database.conninfo()},
+           .faults = {Fault::kKillCatalog, Fault::kRestartPostgres, Fault::kKillEstimator}});
 }
 
 }  // namespace
