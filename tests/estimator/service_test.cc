@@ -251,6 +251,7 @@ TEST_F(EstimatorServiceTest, PlanOnNamedHardwareAndBadPlanInput) {
   request.clear_hardware();
   request.set_max_cards(3);
   request.set_memory_utilization(1.5);
+  request.set_objective(static_cast<v1::PlanObjective>(99));  // not a declared value
   request.mutable_workload()->set_batch_size(-2);
   grpc::ClientContext context;
   const grpc::Status status = stub_->PlanInference(&context, request, &response);
@@ -259,7 +260,7 @@ TEST_F(EstimatorServiceTest, PlanOnNamedHardwareAndBadPlanInput) {
   ASSERT_TRUE(FindDetail(DecodeDetails(status), &bad_request));
   std::vector<std::string> fields;
   for (const auto& v : bad_request.field_violations()) fields.push_back(v.field());
-  EXPECT_EQ(fields, (std::vector<std::string>{"memory_utilization", "max_cards"}));
+  EXPECT_EQ(fields, (std::vector<std::string>{"objective", "memory_utilization", "max_cards"}));
 }
 
 TEST_F(EstimatorServiceTest, ClosedModelPlanSaysNoEstimate) {
