@@ -20,7 +20,11 @@ class EchoService final : public modelatlas::bench::v1::EchoService::CallbackSer
   grpc::ServerUnaryReactor* Echo(grpc::CallbackServerContext* context,
                                  const modelatlas::bench::v1::EchoRequest* request,
                                  modelatlas::bench::v1::EchoResponse* response) override {
-    response->set_payload(request->payload());
+    if (request->response_bytes() > 0) {
+      response->mutable_payload()->assign(static_cast<size_t>(request->response_bytes()), 'x');
+    } else {
+      response->set_payload(request->payload());
+    }
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(grpc::Status::OK);
     return reactor;
@@ -31,7 +35,7 @@ class EchoService final : public modelatlas::bench::v1::EchoService::CallbackSer
 
 int main(int argc, char** argv) {
   using namespace modelatlas;
-  ServerRunner::BlockShutdownSignals();
+  ServerRunner::PrepareProcess();
   absl::ParseCommandLine(argc, argv);
   InitLogging("echo-server", LogLevel::kWarning);
   ServerRunner runner({.program = "echo-server",

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "google/protobuf/descriptor.h"
@@ -58,6 +59,8 @@ struct Results {
   std::vector<double> latencies_us;
   std::map<std::string, int64_t> codes;
   bool measuring = false;
+  // Size of an OK response, bytes (the last one seen).
+  std::atomic<size_t> response_bytes{0};
 
   void Record(Clock::time_point due, const grpc::Status& status) {
     const double us = std::chrono::duration<double, std::micro>(Clock::now() - due).count();
@@ -88,6 +91,7 @@ class Driver {
     stub.UnaryCall(context, method_, grpc::StubOptions(), &request_, response,
                    [this, context, response, due, then](grpc::Status status) {
                      results_->Record(due, status);
+                     if (status.ok()) results_->response_bytes = response->Length();
                      delete response;
                      delete context;
                      in_flight_.fetch_sub(1);
@@ -134,6 +138,9 @@ double Percentile(const std::vector<double>& sorted, double p) {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
+  // As in the servers (ServerRunner::PrepareProcess): Debian's abseil checks
+  // every lock for deadlock cycles unless told not to.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   // The contracts are linked so their descriptors are in the generated pool.
   (void)modelatlas::bench::v1::EchoRequest::descriptor();
   (void)modelatlas::catalog::v1::GetModelRequest::descriptor();
@@ -208,10 +215,10 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"method\": \"%s\", \"mode\": \"%s\", \"qps\": %.1f, \"calls\": %zu, \"errors\": %lld, "
         "\"codes\": {%s}, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"p999_us\": "
-        "%.1f}\n",
+        "%.1f, \"response_bytes\": %zu}\n",
         method.c_str(), rate > 0 ? "open" : "closed", qps, l.size(), static_cast<long long>(errors),
         codes.c_str(), Percentile(l, 0.5), Percentile(l, 0.9), Percentile(l, 0.99),
-        Percentile(l, 0.999));
+        Percentile(l, 0.999), results.response_bytes.load());
   } else {
     std::printf("%s (%s loop): %.0f calls/s over %.1f s, %lld errors {%s}\n", method.c_str(),
                 rate > 0 ? "open" : "closed", qps, seconds, static_cast<long long>(errors),

@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Serves the ModelAtlas catalog over gRPC. Every flag can also be set through the "
       "environment as MODELATLAS_CATALOG_<FLAG NAME IN UPPER CASE>.");
-  ServerRunner::BlockShutdownSignals();
+  ServerRunner::PrepareProcess();
   std::vector<std::string> flag_names = kFlagNames;
   flag_names.insert(flag_names.end(), LoadFlagNames().begin(), LoadFlagNames().end());
   ParseFlagsWithEnvironment(argc, argv, "MODELATLAS_CATALOG_", flag_names);

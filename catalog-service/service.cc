@@ -1,5 +1,7 @@
 #include "catalog-service/service.h"
 
+#include <malloc.h>
+
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -173,6 +175,16 @@ class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
   }
 
   absl::Status Run() {
+    absl::Status status = Import();
+    // The file, its parsed rows and the records written can take hundreds
+    // of MiB; glibc keeps freed memory for reuse unless asked to give it
+    // back (100,000 rows left the catalog at 184 MiB resident instead of 30).
+    std::string().swap(data_);
+    malloc_trim(0);
+    return status;
+  }
+
+  absl::Status Import() {
     if (messages_ == 0) return InvalidFieldError("options", "the stream carried no message");
     absl::StatusOr<ParsedFile> file =
         ParseImportFile(data_, options_.format(), options_.source_name());

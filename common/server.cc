@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/logging.h"
 #include "common/process_metrics.h"
 
@@ -21,7 +22,8 @@ ServerRunner::ServerRunner(ServerOptions options)
 
 ServerRunner::~ServerRunner() { ShutdownNow(); }
 
-void ServerRunner::BlockShutdownSignals() {
+void ServerRunner::PrepareProcess() {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);

@@ -66,9 +66,13 @@ class ServerRunner {
   explicit ServerRunner(ServerOptions options);
   ~ServerRunner();
 
-  // Blocks SIGTERM and SIGINT in the calling thread and every thread created
-  // after it, so that WaitForShutdownSignal() receives them. Call first in main.
-  static void BlockShutdownSignals();
+  // Process-wide settings of a server; call first in main. Blocks SIGTERM
+  // and SIGINT in the calling thread and every thread created after it, so
+  // that WaitForShutdownSignal() receives them. Turns off abseil's mutex
+  // deadlock detection: Debian's abseil is built with it on, and it runs on
+  // every lock, gRPC's own included (about a tenth of a busy server's CPU
+  // under perf; docs/BENCHMARKS.md).
+  static void PrepareProcess();
 
   prometheus::Registry& registry() { return *registry_; }
   GrpcMetrics& server_metrics() { return server_metrics_; }

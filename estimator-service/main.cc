@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "absl/synchronization/notification.h"
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Serves ModelAtlas estimates over gRPC. Every flag can also be set through the "
       "environment as MODELATLAS_ESTIMATOR_<FLAG NAME IN UPPER CASE>.");
-  ServerRunner::BlockShutdownSignals();
+  ServerRunner::PrepareProcess();
   std::vector<std::string> flag_names = kFlagNames;
   flag_names.insert(flag_names.end(), LoadFlagNames().begin(), LoadFlagNames().end());
   ParseFlagsWithEnvironment(argc, argv, "MODELATLAS_ESTIMATOR_", flag_names);
@@ -150,10 +151,12 @@ int main(int argc, char** argv) {
                         .Name("modelatlas_estimator_estimates_total")
                         .Help("Requests answered, by kind of estimate.")
                         .Register(runner.registry());
+  // Resolved once: Family::Add locks and hashes the labels on every call.
+  absl::flat_hash_map<std::string, prometheus::Counter*> estimates_by_kind;
   for (const char* kind :
        {"inference_memory", "plan_inference", "count_parameters", "runnable_models",
         "training_compute", "training_memory", "plan_training", "audit_model", "audit_catalog"}) {
-    estimates.Add({{"kind", kind}});
+    estimates_by_kind[kind] = &estimates.Add({{"kind", kind}});
   }
   runner.AddCollectable(ScrapeTimeCollectable([snapshot = snapshot.get()] {
     std::vector<prometheus::MetricFamily> families;
@@ -179,8 +182,10 @@ int main(int argc, char** argv) {
   }));
   estimator::EstimatorServiceImpl service(
       &catalog, snapshot.get(),
-      [&estimates](const char* kind) {
-        estimates.Add({{"kind", kind}}).Increment();
+      [&estimates, &estimates_by_kind](const char* kind) {
+        auto known = estimates_by_kind.find(kind);
+        (known != estimates_by_kind.end() ? *known->second : estimates.Add({{"kind", kind}}))
+            .Increment();
       },
       runner.call_limiter());
   runner.AddService(&service, estimator::v1::EstimatorService::service_full_name());

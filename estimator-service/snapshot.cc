@@ -8,17 +8,6 @@
 #include "common/resource_names.h"
 
 namespace modelatlas::estimator {
-namespace {
-
-std::optional<std::string> Unique(
-    const absl::flat_hash_map<std::string, std::vector<std::string>>& keys,
-    absl::string_view name) {
-  auto it = keys.find(LookupKey(name));
-  if (it == keys.end() || it->second.size() != 1) return std::nullopt;
-  return it->second.front();
-}
-
-}  // namespace
 
 CatalogSnapshot::CatalogSnapshot(std::shared_ptr<grpc::Channel> channel, std::string address)
     : address_(std::move(address)), stub_(catalog::v1::CatalogService::NewStub(channel)) {}
@@ -75,7 +64,7 @@ absl::Status CatalogSnapshot::LoadAll() {
     if (revision < 0) revision = page.catalog_revision();
     for (auto& model : *page.mutable_models()) {
       std::string name = model.name();
-      records.models.emplace(std::move(name), std::move(model));
+      records.models.Put(name, std::move(model));
     }
     models_request.set_page_token(page.next_page_token());
   } while (!models_request.page_token().empty());
@@ -92,11 +81,10 @@ absl::Status CatalogSnapshot::LoadAll() {
     }
     for (auto& hw : *page.mutable_hardware()) {
       std::string name = hw.name();
-      records.hardware.emplace(std::move(name), std::move(hw));
+      records.hardware.Put(name, std::move(hw));
     }
     hardware_request.set_page_token(page.next_page_token());
   } while (!hardware_request.page_token().empty());
-  Index(records);
   absl::MutexLock lock(&mutex_);
   records_ = std::move(records);
   revision_ = revision;
@@ -128,42 +116,24 @@ absl::Status CatalogSnapshot::Follow() {
 
 void CatalogSnapshot::Apply(const catalog::v1::WatchResponse& message) {
   absl::MutexLock lock(&mutex_);
-  bool changed = false;
   for (const auto& change : message.changes()) {
     if (change.revision() <= revision_) continue;  // already in the loaded state
-    changed = true;
     const bool is_model = change.has_model() || absl::StartsWith(change.name(), "models/");
     if (change.type() == catalog::v1::CHANGE_TYPE_DELETED ||
         (!change.has_model() && !change.has_hardware())) {
       if (is_model) {
-        records_.models.erase(change.name());
+        records_.models.Erase(change.name());
       } else {
-        records_.hardware.erase(change.name());
+        records_.hardware.Erase(change.name());
       }
     } else if (change.has_model()) {
-      records_.models[change.name()] = change.model();
+      records_.models.Put(change.name(), change.model());
     } else {
-      records_.hardware[change.name()] = change.hardware();
+      records_.hardware.Put(change.name(), change.hardware());
     }
   }
-  if (changed) Index(records_);
   revision_ = std::max(revision_, message.revision());
   last_heard_ = absl::Now();
-}
-
-void CatalogSnapshot::Index(Records& records) {
-  records.model_keys.clear();
-  records.hardware_keys.clear();
-  for (const auto& [name, model] : records.models) {
-    records.model_keys[LookupKey(model.display_name())].push_back(name);
-  }
-  for (const auto& [name, hw] : records.hardware) {
-    records.hardware_keys[LookupKey(hw.display_name())].push_back(name);
-    for (const std::string& alias : hw.aliases()) {
-      auto& names = records.hardware_keys[LookupKey(alias)];
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-    }
-  }
 }
 
 bool CatalogSnapshot::loaded() const {
@@ -193,35 +163,33 @@ size_t CatalogSnapshot::hardware_count() const {
 
 std::optional<common::v1::Model> CatalogSnapshot::FindModel(absl::string_view name) const {
   absl::ReaderMutexLock lock(&mutex_);
-  auto it = records_.models.find(std::string(name));
-  if (it != records_.models.end()) return it->second;
-  if (absl::StartsWith(name, "models/")) return std::nullopt;
-  std::optional<std::string> resolved = Unique(records_.model_keys, name);
-  if (!resolved.has_value()) return std::nullopt;
-  return records_.models.at(*resolved);
+  // A resource name is looked up as one, never as a display name.
+  const common::v1::Model* model = absl::StartsWith(name, "models/")
+                                       ? records_.models.FindByName(name)
+                                       : records_.models.Find(name);
+  if (model == nullptr) return std::nullopt;
+  return *model;
 }
 
 std::optional<common::v1::Hardware> CatalogSnapshot::FindHardware(absl::string_view name) const {
   absl::ReaderMutexLock lock(&mutex_);
-  auto it = records_.hardware.find(std::string(name));
-  if (it != records_.hardware.end()) return it->second;
-  std::optional<std::string> resolved = Unique(records_.hardware_keys, name);
-  if (!resolved.has_value()) return std::nullopt;
-  return records_.hardware.at(*resolved);
+  const common::v1::Hardware* hardware = records_.hardware.Find(name);
+  if (hardware == nullptr) return std::nullopt;
+  return *hardware;
 }
 
 std::vector<common::v1::Hardware> CatalogSnapshot::AllHardware() const {
   absl::ReaderMutexLock lock(&mutex_);
   std::vector<common::v1::Hardware> out;
   out.reserve(records_.hardware.size());
-  for (const auto& [name, hw] : records_.hardware) out.push_back(hw);
+  for (const auto& [name, hw] : records_.hardware.ordered()) out.push_back(hw);
   return out;
 }
 
 void CatalogSnapshot::ForEachModel(
     const std::function<void(const common::v1::Model&)>& visit) const {
   absl::ReaderMutexLock lock(&mutex_);
-  for (const auto& [name, model] : records_.models) visit(model);
+  for (const auto& [name, model] : records_.models.ordered()) visit(model);
 }
 
 bool CatalogSnapshot::WaitUntilLoaded(absl::Duration timeout) const {

@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "estimator-service/record_table.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 
 namespace modelatlas::estimator {
@@ -58,17 +59,13 @@ class CatalogSnapshot {
 
  private:
   struct Records {
-    std::map<std::string, common::v1::Model> models;
-    std::map<std::string, common::v1::Hardware> hardware;
-    // LookupKey(display name or alias) -> resource names.
-    absl::flat_hash_map<std::string, std::vector<std::string>> model_keys;
-    absl::flat_hash_map<std::string, std::vector<std::string>> hardware_keys;
+    RecordTable<common::v1::Model> models;
+    RecordTable<common::v1::Hardware> hardware;
   };
 
   void Run();
   absl::Status LoadAll();
   absl::Status Follow();
-  static void Index(Records& records);
 
   std::string address_;
   std::unique_ptr<catalog::v1::CatalogService::Stub> stub_;

@@ -89,10 +89,19 @@ load() {  # name, port, method, request[, concurrency]
     --concurrency="${5:-32}" --duration=${seconds}s --warmup=1s --json >"$state/load-$1.json" || true
   cat "$state/load-$1.json"
 }
-payload=$(printf '{"model": "Llama 3.1 8B", "context_length_tokens": 8192}' | base64 -w0)
-load echo "$echo_port" modelatlas.bench.v1.EchoService/Echo "{\"payload\": \"$payload\"}"
+estimate_request='{"model": "Llama 3.1 8B", "context_length_tokens": 8192}'
+# The baseline answers with as many bytes as the estimator does (the same
+# message sizes), so the comparison is of the work, not of the payload.
+response_bytes=$("$b/bench/loadgen" --target=127.0.0.1:$estimator_port --concurrency=1 \
+  --method=modelatlas.estimator.v1.EstimatorService/EstimateInferenceMemory \
+  --request="$estimate_request" --duration=200ms --warmup=0s --json |
+  /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["response_bytes"])')
+echo "$response_bytes" >"$state/response-bytes"
+payload=$(printf '%s' "$estimate_request" | base64 -w0)
+load echo "$echo_port" modelatlas.bench.v1.EchoService/Echo \
+  "{\"payload\": \"$payload\", \"response_bytes\": $response_bytes}"
 load estimate "$estimator_port" modelatlas.estimator.v1.EstimatorService/EstimateInferenceMemory \
-  '{"model": "Llama 3.1 8B", "context_length_tokens": 8192}'
+  "$estimate_request"
 load get "$catalog_port" modelatlas.catalog.v1.CatalogService/GetModel \
   "{\"name\": \"models/generated-model-$((models / 2))\"}"
 catalog_rss_load=$(rss_mib catalog)
@@ -139,7 +148,11 @@ w("# Benchmark results")
 w("")
 w(f"Written by `scripts/bench.sh` on {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, commit {commit}.")
 w(f"Machine: {os.cpu_count()} cores ({cpu}), {mem:.1f} GiB, {platform.system()} {platform.release()}.")
-w(f"Load scenarios: closed loop, 32 calls in flight (4 for the filtered list), {seconds} s each after 1 s of warm-up, over 4 connections; {models:,} generated models in a SQLite catalog.")
+try:
+    response_bytes = int(open(f"{state}/response-bytes").read())
+except Exception:
+    response_bytes = 0
+w(f"Load scenarios: closed loop, 32 calls in flight (4 for the filtered list), {seconds} s each after 1 s of warm-up, over 4 connections; {models:,} generated models in a SQLite catalog. The echo baseline answers with {response_bytes} bytes, the size of the estimator's response.")
 w("")
 echo, est, get, lst = load("echo"), load("estimate"), load("get"), load("list")
 def ratio(a, b):

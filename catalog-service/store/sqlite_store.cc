@@ -21,16 +21,30 @@ absl::Status SqliteError(sqlite3* db, absl::string_view what) {
   return absl::InternalError(message);
 }
 
-// A prepared statement, finalized on scope exit.
+// A prepared statement from the store's cache: prepared once per SQL text
+// (parsing a statement costs more than running a lookup by key), reset and
+// unbound on scope exit. Within one store operation no two live Statements
+// share a text.
 class Statement {
  public:
-  Statement(sqlite3* db, absl::string_view sql) : db_(db) {
-    status_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) ==
-                      SQLITE_OK
-                  ? absl::OkStatus()
-                  : SqliteError(db, absl::StrCat("prepare ", sql));
+  Statement(sqlite3* db, SqliteStore::StatementCache& cache, absl::string_view sql) : db_(db) {
+    auto [entry, inserted] = cache.try_emplace(std::string(sql), nullptr);
+    if (inserted) {
+      if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()),
+                             SQLITE_PREPARE_PERSISTENT, &entry->second, nullptr) != SQLITE_OK) {
+        status_ = SqliteError(db, absl::StrCat("prepare ", sql));
+        sqlite3_finalize(entry->second);
+        cache.erase(entry);
+        return;
+      }
+    }
+    stmt_ = entry->second;
   }
-  ~Statement() { sqlite3_finalize(stmt_); }
+  ~Statement() {
+    if (stmt_ == nullptr) return;
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
@@ -134,7 +148,11 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
   return store;
 }
 
-SqliteStore::~SqliteStore() { sqlite3_close(db_); }
+SqliteStore::~SqliteStore() {
+  absl::MutexLock lock(&mutex_);
+  for (auto& [sql, statement] : statements_) sqlite3_finalize(statement);
+  sqlite3_close(db_);
+}
 
 absl::Status SqliteStore::Migrate() {
   absl::MutexLock lock(&mutex_);
@@ -144,7 +162,7 @@ absl::Status SqliteStore::Migrate() {
       !s.ok()) {
     return s;
   }
-  Statement current(db_, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+  Statement current(db_, statements_, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
   if (!current.status().ok()) return current.status();
   absl::StatusOr<bool> row = current.Step();
   if (!row.ok()) return row.status();
@@ -160,7 +178,8 @@ absl::Status SqliteStore::Migrate() {
     if (migration.version <= schema_version_) continue;
     absl::Status applied = InTransaction(db_, [&]() -> absl::Status {
       if (absl::Status s = Exec(db_, migration.sql); !s.ok()) return s;
-      Statement record(db_, "INSERT INTO schema_migrations (version, description) VALUES (?, ?)");
+      Statement record(db_, statements_,
+                       "INSERT INTO schema_migrations (version, description) VALUES (?, ?)");
       if (!record.status().ok()) return record.status();
       return record.Bind(1, int64_t{migration.version}).Bind(2, migration.description).Run();
     });
@@ -173,7 +192,8 @@ absl::Status SqliteStore::Migrate() {
 absl::StatusOr<StoredRecord> SqliteStore::Get(RecordKind kind, absl::string_view id) {
   absl::MutexLock lock(&mutex_);
   Statement stmt(
-      db_, "SELECT id, display_name, payload, revision FROM records WHERE kind = ? AND id = ?");
+      db_, statements_,
+      "SELECT id, display_name, payload, revision FROM records WHERE kind = ? AND id = ?");
   if (!stmt.status().ok()) return stmt.status();
   stmt.Bind(1, RecordKindName(kind)).Bind(2, id);
   absl::StatusOr<bool> row = stmt.Step();
@@ -185,7 +205,8 @@ absl::StatusOr<StoredRecord> SqliteStore::Get(RecordKind kind, absl::string_view
 absl::StatusOr<std::vector<std::string>> SqliteStore::FindIdsByLookupKey(RecordKind kind,
                                                                          absl::string_view key) {
   absl::MutexLock lock(&mutex_);
-  Statement stmt(db_, "SELECT DISTINCT id FROM lookup_keys WHERE kind = ? AND key = ? ORDER BY id");
+  Statement stmt(db_, statements_,
+                 "SELECT DISTINCT id FROM lookup_keys WHERE kind = ? AND key = ? ORDER BY id");
   if (!stmt.status().ok()) return stmt.status();
   stmt.Bind(1, RecordKindName(kind)).Bind(2, key);
   std::vector<std::string> ids;
@@ -201,7 +222,7 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::FindIdsByLookupKey(RecordK
 absl::StatusOr<std::vector<StoredRecord>> SqliteStore::List(RecordKind kind,
                                                             absl::string_view after_id, int limit) {
   absl::MutexLock lock(&mutex_);
-  Statement stmt(db_,
+  Statement stmt(db_, statements_,
                  "SELECT id, display_name, payload, revision FROM records "
                  "WHERE kind = ? AND id > ? ORDER BY id LIMIT ?");
   if (!stmt.status().ok()) return stmt.status();
@@ -218,7 +239,7 @@ absl::StatusOr<std::vector<StoredRecord>> SqliteStore::List(RecordKind kind,
 
 absl::StatusOr<int64_t> SqliteStore::Count(RecordKind kind) {
   absl::MutexLock lock(&mutex_);
-  Statement stmt(db_, "SELECT COUNT(*) FROM records WHERE kind = ?");
+  Statement stmt(db_, statements_, "SELECT COUNT(*) FROM records WHERE kind = ?");
   if (!stmt.status().ok()) return stmt.status();
   stmt.Bind(1, RecordKindName(kind));
   absl::StatusOr<bool> row = stmt.Step();
@@ -228,7 +249,7 @@ absl::StatusOr<int64_t> SqliteStore::Count(RecordKind kind) {
 
 absl::StatusOr<int64_t> SqliteStore::Revision() {
   absl::MutexLock lock(&mutex_);
-  Statement stmt(db_, "SELECT revision FROM catalog_state WHERE id = 1");
+  Statement stmt(db_, statements_, "SELECT revision FROM catalog_state WHERE id = 1");
   if (!stmt.status().ok()) return stmt.status();
   absl::StatusOr<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
@@ -240,11 +261,11 @@ absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes
   return InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
     absl::StatusOr<int64_t> revision = NextRevision();
     if (!revision.ok()) return revision.status();
-    Statement exists(db_, "SELECT 1 FROM records WHERE kind = ? AND id = ?");
-    Statement insert(db_,
+    Statement exists(db_, statements_, "SELECT 1 FROM records WHERE kind = ? AND id = ?");
+    Statement insert(db_, statements_,
                      "INSERT INTO records (kind, id, display_name, payload, revision) "
                      "VALUES (?, ?, ?, ?, ?)");
-    Statement update(db_,
+    Statement update(db_, statements_,
                      "UPDATE records SET display_name = ?, payload = ?, revision = ? "
                      "WHERE kind = ? AND id = ?");
     for (const Statement* stmt : {&exists, &insert, &update}) {
@@ -292,7 +313,8 @@ absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes
 
 absl::StatusOr<int64_t> SqliteStore::NextRevision() {
   Statement bump(
-      db_, "UPDATE catalog_state SET revision = revision + 1 WHERE id = 1 RETURNING revision");
+      db_, statements_,
+      "UPDATE catalog_state SET revision = revision + 1 WHERE id = 1 RETURNING revision");
   if (!bump.status().ok()) return bump.status();
   absl::StatusOr<bool> row = bump.Step();
   if (!row.ok()) return row.status();
@@ -303,7 +325,7 @@ absl::StatusOr<int64_t> SqliteStore::NextRevision() {
 
 absl::Status SqliteStore::CheckCurrent(RecordKind kind, absl::string_view id,
                                        int64_t expected_revision) {
-  Statement current(db_, "SELECT revision FROM records WHERE kind = ? AND id = ?");
+  Statement current(db_, statements_, "SELECT revision FROM records WHERE kind = ? AND id = ?");
   if (!current.status().ok()) return current.status();
   absl::StatusOr<bool> row = current.Bind(1, RecordKindName(kind)).Bind(2, id).Step();
   if (!row.ok()) return row.status();
@@ -316,19 +338,21 @@ absl::Status SqliteStore::CheckCurrent(RecordKind kind, absl::string_view id,
 
 absl::Status SqliteStore::LogChange(int64_t revision, RecordKind kind, absl::string_view id,
                                     absl::string_view operation) {
-  Statement log(db_, "INSERT INTO changes (revision, kind, id, operation) VALUES (?, ?, ?, ?)");
+  Statement log(db_, statements_,
+                "INSERT INTO changes (revision, kind, id, operation) VALUES (?, ?, ?, ?)");
   if (!log.status().ok()) return log.status();
   return log.Bind(1, revision).Bind(2, RecordKindName(kind)).Bind(3, id).Bind(4, operation).Run();
 }
 
 absl::Status SqliteStore::ReplaceLookupKeys(const RecordWrite& record) {
-  Statement clear(db_, "DELETE FROM lookup_keys WHERE kind = ? AND id = ?");
+  Statement clear(db_, statements_, "DELETE FROM lookup_keys WHERE kind = ? AND id = ?");
   if (!clear.status().ok()) return clear.status();
   if (absl::Status s = clear.Bind(1, RecordKindName(record.kind)).Bind(2, record.id).Run();
       !s.ok()) {
     return s;
   }
-  Statement add(db_, "INSERT OR IGNORE INTO lookup_keys (kind, key, id) VALUES (?, ?, ?)");
+  Statement add(db_, statements_,
+                "INSERT OR IGNORE INTO lookup_keys (kind, key, id) VALUES (?, ?, ?)");
   if (!add.status().ok()) return add.status();
   for (const std::string& key : record.lookup_keys) {
     if (absl::Status s =
@@ -349,7 +373,7 @@ absl::StatusOr<int64_t> SqliteStore::Delete(RecordKind kind, absl::string_view i
     if (!revision.ok()) return revision.status();
     for (const char* sql : {"DELETE FROM records WHERE kind = ? AND id = ?",
                             "DELETE FROM lookup_keys WHERE kind = ? AND id = ?"}) {
-      Statement remove(db_, sql);
+      Statement remove(db_, statements_, sql);
       if (!remove.status().ok()) return remove.status();
       if (absl::Status s = remove.Bind(1, RecordKindName(kind)).Bind(2, id).Run(); !s.ok()) {
         return s;
@@ -362,7 +386,7 @@ absl::StatusOr<int64_t> SqliteStore::Delete(RecordKind kind, absl::string_view i
 
 absl::StatusOr<std::vector<Change>> SqliteStore::ChangesSince(int64_t after_revision, int limit) {
   absl::MutexLock lock(&mutex_);
-  Statement stmt(db_,
+  Statement stmt(db_, statements_,
                  "SELECT revision, kind, id, operation FROM changes WHERE revision > ? "
                  "ORDER BY revision, kind, id LIMIT ?");
   if (!stmt.status().ok()) return stmt.status();

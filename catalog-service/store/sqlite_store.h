@@ -5,10 +5,12 @@
 #include <memory>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "catalog-service/store/store.h"
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace modelatlas::catalog {
 
@@ -18,6 +20,9 @@ class SqliteStore : public CatalogStore {
   // migrations. ":memory:" gives a private in-memory database.
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
   ~SqliteStore() override;
+
+  // Prepared statements by SQL text (see Statement in sqlite_store.cc).
+  using StatementCache = absl::flat_hash_map<std::string, sqlite3_stmt*>;
 
   absl::string_view backend() const override { return "sqlite"; }
   int schema_version() const override { return schema_version_; }
@@ -49,6 +54,7 @@ class SqliteStore : public CatalogStore {
   // One connection, serialized: SQLite allows one writer at a time anyway.
   absl::Mutex mutex_;
   sqlite3* db_;
+  StatementCache statements_ ABSL_GUARDED_BY(mutex_);
   int schema_version_ = 0;
 };
 

@@ -1,0 +1,80 @@
+#include "estimator-service/record_table.h"
+
+#include <algorithm>
+
+#include "common/resource_names.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+std::vector<std::string> KeysOf(const common::v1::Model& model) {
+  return {LookupKey(model.display_name())};
+}
+
+std::vector<std::string> KeysOf(const common::v1::Hardware& hardware) {
+  std::vector<std::string> keys = {LookupKey(hardware.display_name())};
+  for (const std::string& alias : hardware.aliases()) keys.push_back(LookupKey(alias));
+  return keys;
+}
+
+}  // namespace
+
+template <typename Record>
+void RecordTable<Record>::Put(const std::string& name, Record record) {
+  auto it = records_.find(name);
+  if (it != records_.end()) {
+    RemoveKeys(name, it->second);
+    it->second = std::move(record);
+  } else {
+    it = records_.emplace(name, std::move(record)).first;
+    by_name_[name] = &it->second;
+  }
+  AddKeys(name, it->second);
+}
+
+template <typename Record>
+void RecordTable<Record>::Erase(const std::string& name) {
+  auto it = records_.find(name);
+  if (it == records_.end()) return;
+  RemoveKeys(name, it->second);
+  by_name_.erase(name);
+  records_.erase(it);
+}
+
+template <typename Record>
+const Record* RecordTable<Record>::FindByName(absl::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+template <typename Record>
+const Record* RecordTable<Record>::Find(absl::string_view name) const {
+  if (const Record* named = FindByName(name); named != nullptr) return named;
+  auto it = by_key_.find(LookupKey(name));
+  if (it == by_key_.end() || it->second.size() != 1) return nullptr;
+  return by_name_.at(it->second.front());
+}
+
+template <typename Record>
+void RecordTable<Record>::AddKeys(const std::string& name, const Record& record) {
+  for (const std::string& key : KeysOf(record)) {
+    std::vector<std::string>& names = by_key_[key];
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+}
+
+template <typename Record>
+void RecordTable<Record>::RemoveKeys(const std::string& name, const Record& record) {
+  for (const std::string& key : KeysOf(record)) {
+    auto it = by_key_.find(key);
+    if (it == by_key_.end()) continue;
+    std::vector<std::string>& names = it->second;
+    names.erase(std::remove(names.begin(), names.end(), name), names.end());
+    if (names.empty()) by_key_.erase(it);
+  }
+}
+
+template class RecordTable<common::v1::Model>;
+template class RecordTable<common::v1::Hardware>;
+
+}  // namespace modelatlas::estimator

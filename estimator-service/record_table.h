@@ -1,0 +1,56 @@
+// Records of one kind held by the estimator's snapshot: in resource-name
+// order (whole-catalog answers list them that way), found by resource name
+// or by display name / alias ignoring case and punctuation, and kept current
+// one record at a time. A Watch message changes a few records; re-indexing
+// 100,000 of them under the writer lock for each one stalled estimates.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "modelatlas/common/v1/hardware.pb.h"
+#include "modelatlas/common/v1/model.pb.h"
+
+namespace modelatlas::estimator {
+
+template <typename Record>
+class RecordTable {
+ public:
+  RecordTable() = default;
+  // Moves keep the records where they are (std::map nodes), so the indexes
+  // that point at them stay valid.
+  RecordTable(RecordTable&&) = default;
+  RecordTable& operator=(RecordTable&&) = default;
+  RecordTable(const RecordTable&) = delete;
+  RecordTable& operator=(const RecordTable&) = delete;
+
+  // Adds or replaces the record named `name`.
+  void Put(const std::string& name, Record record);
+  void Erase(const std::string& name);
+
+  // By resource name; null when unknown.
+  const Record* FindByName(absl::string_view name) const;
+  // By resource name, else by a display name or alias that only one record
+  // has; null when unknown or ambiguous.
+  const Record* Find(absl::string_view name) const;
+
+  size_t size() const { return records_.size(); }
+  const std::map<std::string, Record>& ordered() const { return records_; }
+
+ private:
+  void AddKeys(const std::string& name, const Record& record);
+  void RemoveKeys(const std::string& name, const Record& record);
+
+  std::map<std::string, Record> records_;
+  absl::flat_hash_map<std::string, const Record*> by_name_;
+  // LookupKey(display name or alias) -> resource names.
+  absl::flat_hash_map<std::string, std::vector<std::string>> by_key_;
+};
+
+extern template class RecordTable<common::v1::Model>;
+extern template class RecordTable<common::v1::Hardware>;
+
+}  // namespace modelatlas::estimator

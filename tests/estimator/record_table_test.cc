@@ -1,0 +1,57 @@
+// The snapshot's record table: lookups by name and by display name or alias
+// stay right as records are added, renamed and removed one at a time.
+#include "estimator-service/record_table.h"
+
+#include <gtest/gtest.h>
+
+namespace modelatlas::estimator {
+namespace {
+
+common::v1::Model Model(const std::string& display_name) {
+  common::v1::Model model;
+  model.set_display_name(display_name);
+  return model;
+}
+
+TEST(RecordTableTest, FindsByNameAndUniqueDisplayNameAcrossUpdates) {
+  RecordTable<common::v1::Model> table;
+  table.Put("models/b", Model("Llama 3.1 8B"));
+  table.Put("models/a", Model("GPT-2"));
+  ASSERT_EQ(table.size(), 2u);
+  EXPECT_EQ(table.ordered().begin()->first, "models/a");  // name order
+  ASSERT_NE(table.Find("llama-3.1 8b"), nullptr);         // case and punctuation ignored
+  EXPECT_EQ(table.Find("llama-3.1 8b")->display_name(), "Llama 3.1 8B");
+  EXPECT_EQ(table.FindByName("Llama 3.1 8B"), nullptr);  // not a resource name
+
+  // Renamed: the old display name no longer finds it, the new one does.
+  table.Put("models/b", Model("Llama 3.2 1B"));
+  EXPECT_EQ(table.Find("Llama 3.1 8B"), nullptr);
+  ASSERT_NE(table.Find("Llama 3.2 1B"), nullptr);
+  EXPECT_EQ(table.size(), 2u);
+
+  // Two records with one display name: ambiguous by it, found by name.
+  table.Put("models/c", Model("GPT 2"));
+  EXPECT_EQ(table.Find("gpt-2"), nullptr);
+  ASSERT_NE(table.Find("models/c"), nullptr);
+  table.Erase("models/a");
+  ASSERT_NE(table.Find("gpt-2"), nullptr);
+  EXPECT_EQ(table.Find("gpt-2")->display_name(), "GPT 2");
+  table.Erase("models/missing");  // no effect
+  EXPECT_EQ(table.size(), 2u);
+}
+
+TEST(RecordTableTest, HardwareAliasesAreKeysToo) {
+  RecordTable<common::v1::Hardware> table;
+  common::v1::Hardware h100;
+  h100.set_display_name("NVIDIA H100 SXM5 80GB");
+  h100.add_aliases("H100");
+  table.Put("hardware/h100", h100);
+  ASSERT_NE(table.Find("h100"), nullptr);
+  h100.clear_aliases();
+  table.Put("hardware/h100", h100);
+  EXPECT_EQ(table.Find("h100"), nullptr);
+  EXPECT_NE(table.Find("NVIDIA H100 SXM5 80GB"), nullptr);
+}
+
+}  // namespace
+}  // namespace modelatlas::estimator
