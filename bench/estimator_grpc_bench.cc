@@ -123,7 +123,7 @@ void BM_StreamedFitMatrix(benchmark::State& state) {
         grpc::ClientContext context;
         auto reader = s->stub->ListRunnableModels(&context, request);
         estimator::v1::ListRunnableModelsResponse row;
-        while (reader->Read(&row)) ++rows;
+        while (reader->Read(&row)) rows += row.models_size();
         if (!reader->Finish().ok()) return state.SkipWithError("ListRunnableModels failed");
       }
     }

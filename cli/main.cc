@@ -620,19 +620,21 @@ class Cli {
     context.set_deadline(std::chrono::system_clock::now() +
                          absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_timeout)));
     auto reader = estimator().ListRunnableModels(&context, request);
-    estimator_v1::ListRunnableModelsResponse model;
+    estimator_v1::ListRunnableModelsResponse message;
     std::vector<std::vector<std::string>> rows;
-    while (reader->Read(&model)) {
-      if (json_) {
-        std::cout << cli::ToJson(model) << "\n";
-        continue;
+    while (reader->Read(&message)) {
+      for (const estimator_v1::RunnableModel& model : message.models()) {
+        if (json_) {
+          std::cout << cli::ToJson(model) << "\n";
+          continue;
+        }
+        rows.push_back({model.model(), cli::HumanCount(model.parameters()),
+                        absl::StrCat(model.cards()),
+                        absl::StrFormat("%.1f", model.headroom_bytes_per_card() / 1073741824.0),
+                        model.has_decode_tokens_per_second()
+                            ? absl::StrFormat("%.0f", model.decode_tokens_per_second())
+                            : "-"});
       }
-      rows.push_back({model.model(), cli::HumanCount(model.parameters()),
-                      absl::StrCat(model.cards()),
-                      absl::StrFormat("%.1f", model.headroom_bytes_per_card() / 1073741824.0),
-                      model.has_decode_tokens_per_second()
-                          ? absl::StrFormat("%.0f", model.decode_tokens_per_second())
-                          : "-"});
     }
     grpc::Status status = reader->Finish();
     if (!status.ok()) return cli::CallFailed(status, "estimator-service", estimator_address_);

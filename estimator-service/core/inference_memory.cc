@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "estimator-service/core/arithmetic_text.h"
 #include "common/errors.h"
 
 namespace modelatlas::estimator {
@@ -16,7 +17,7 @@ constexpr int64_t kMaxContextTokens = 100'000'000;
 constexpr int kMaxBatch = 1'000'000;
 constexpr double kMaxBytes = 4.0e18;  // below INT64_MAX with room for the sum
 
-std::string Int(double value) { return absl::StrFormat("%.0f", value); }
+std::string Int(double value) { return WholeNumber(value); }
 
 std::string Bits(double bits) { return absl::StrFormat("%.6g", bits); }
 

@@ -2,12 +2,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "estimator-service/core/arithmetic_text.h"
 #include "common/errors.h"
 
 namespace modelatlas::estimator {
 namespace {
 
-std::string Int(double value) { return absl::StrFormat("%.0f", value); }
+std::string Int(double value) { return WholeNumber(value); }
 
 // One MLP (or one expert) of inner width f.
 double MlpParameters(const Architecture& arch, double f, bool biases) {

@@ -348,9 +348,12 @@ TEST_F(EstimatorServiceTest, RunnableModelsOnACardAreStreamedBestFitFirst) {
   request.set_filter("domains:\"Language\"");
   grpc::ClientContext context;
   auto reader = stub_->ListRunnableModels(&context, request);
-  std::vector<v1::ListRunnableModelsResponse> runnable;
+  std::vector<v1::RunnableModel> runnable;
   v1::ListRunnableModelsResponse one;
-  while (reader->Read(&one)) runnable.push_back(one);
+  while (reader->Read(&one)) {
+    EXPECT_GT(one.models_size(), 0) << "an empty message";
+    runnable.insert(runnable.end(), one.models().begin(), one.models().end());
+  }
   ASSERT_TRUE(reader->Finish().ok());
   ASSERT_GE(runnable.size(), 10u);
   std::set<std::string> names;

@@ -89,8 +89,10 @@ def main():
         check(abs(compute.training_compute_flop - 1.5405e20) < 1e12,
               f"training compute {compute.training_compute_flop:.5g} FLOP")
 
-        runnable = list(estimator.ListRunnableModels(estimator_pb2.ListRunnableModelsRequest(
-            hardware="NVIDIA T4", context_length_tokens=4096), timeout=10))
+        runnable = [row for message in estimator.ListRunnableModels(
+            estimator_pb2.ListRunnableModelsRequest(hardware="NVIDIA T4",
+                                                    context_length_tokens=4096), timeout=10)
+                    for row in message.models]
         check(any(r.model == "models/gpt-2-124m" for r in runnable),
               f"ListRunnableModels streamed {len(runnable)} models")
     print("python client: all checks passed")

@@ -1,0 +1,24 @@
+// Numbers in the arithmetic the estimator shows with every figure.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace modelatlas::estimator {
+
+// `value` rounded to a whole number, as printf's "%.0f" writes it (ties to
+// even). Below 2^53 every integer is exact in a double and is written as an
+// int64, several times faster than printf (it showed in the fit matrix's
+// profile).
+inline std::string WholeNumber(double value) {
+  if (std::abs(value) < 9007199254740992.0) {
+    return absl::StrCat(static_cast<int64_t>(std::nearbyint(value)));
+  }
+  return absl::StrFormat("%.0f", value);
+}
+
+}  // namespace modelatlas::estimator
