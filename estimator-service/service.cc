@@ -302,6 +302,21 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
                       : absl::StatusOr<v1::EstimateInferenceMemoryResponse>(model.status()));
     return reactor;
   }
+  // The hot path: a catalogued model estimated in place in the snapshot
+  // (copying the record cost more than the estimate).
+  if (snapshot_ != nullptr && snapshot_->loaded()) {
+    absl::StatusOr<v1::EstimateInferenceMemoryResponse> estimate;
+    const bool found = snapshot_->UseModel(request->model(),
+                                           [&](const common::v1::Model& model, int64_t revision) {
+                                             estimate = EstimateMemoryForModel(model, *request);
+                                             if (estimate.ok())
+                                               estimate->set_catalog_revision(revision);
+                                           });
+    if (found) {
+      finish(std::move(estimate));
+      return reactor;
+    }
+  }
   ResolveModel(context, request->model(),
                [request, finish](absl::StatusOr<common::v1::Model> model) {
                  if (!model.ok()) return finish(model.status());

@@ -162,13 +162,22 @@ size_t CatalogSnapshot::hardware_count() const {
 }
 
 std::optional<common::v1::Model> CatalogSnapshot::FindModel(absl::string_view name) const {
+  std::optional<common::v1::Model> found;
+  UseModel(name, [&found](const common::v1::Model& model, int64_t) { found = model; });
+  return found;
+}
+
+bool CatalogSnapshot::UseModel(
+    absl::string_view name,
+    const std::function<void(const common::v1::Model&, int64_t revision)>& use) const {
   absl::ReaderMutexLock lock(&mutex_);
   // A resource name is looked up as one, never as a display name.
   const common::v1::Model* model = absl::StartsWith(name, "models/")
                                        ? records_.models.FindByName(name)
                                        : records_.models.Find(name);
-  if (model == nullptr) return std::nullopt;
-  return *model;
+  if (model == nullptr) return false;
+  use(*model, revision_);
+  return true;
 }
 
 std::optional<common::v1::Hardware> CatalogSnapshot::FindHardware(absl::string_view name) const {

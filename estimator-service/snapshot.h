@@ -47,6 +47,11 @@ class CatalogSnapshot {
   // punctuation); nullopt when unknown or ambiguous.
   std::optional<common::v1::Model> FindModel(absl::string_view name) const;
   std::optional<common::v1::Hardware> FindHardware(absl::string_view name) const;
+  // Calls `use` with the model FindModel would return and the snapshot's
+  // revision, under the reader lock and without copying the record (keep
+  // `use` quick); false when there is none.
+  bool UseModel(absl::string_view name,
+                const std::function<void(const common::v1::Model&, int64_t revision)>& use) const;
   std::vector<common::v1::Hardware> AllHardware() const;
   // Calls `visit` for every model, under a reader lock (keep it quick).
   void ForEachModel(const std::function<void(const common::v1::Model&)>& visit) const;
