@@ -2,8 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "estimator-service/core/arithmetic_text.h"
 #include "common/errors.h"
+#include "estimator-service/core/arithmetic_text.h"
 
 namespace modelatlas::estimator {
 namespace {
