@@ -94,6 +94,8 @@ DeviceSpec DeviceOf(const common::v1::Hardware& hw, NumberFormat format) {
   return device;
 }
 
+}  // namespace
+
 absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
   FieldViolations violations;
   if (!v1::PlanObjective_IsValid(request.objective())) {
@@ -122,8 +124,6 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
   if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
   return PrefixFieldViolations(ValidateRequest(request.workload()), "workload.");
 }
-
-}  // namespace
 
 absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,

@@ -19,6 +19,10 @@ absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
 absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
     const common::v1::Architecture& architecture, const v1::CountParametersRequest& request);
 
+// The checks of a PlanInferenceRequest's own fields (the workload's are
+// EstimateMemoryForModel's); INVALID_ARGUMENT naming each bad field.
+absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request);
+
 // Plans `model` on every record of `hardware` (plain logic, tested without a server).
 absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
