@@ -174,6 +174,8 @@ w(f"| catalog-service < 150 MiB resident under load | {c_load} MiB (idle {c_idle
 per_model = (float(e_idle) - float(e_shipped)) * 1048576 / models if models else 0
 w(f"| estimator snapshot < 4 KiB per model | {per_model/1024:.2f} KiB ({e_shipped} MiB with 48 models, {e_idle} MiB with {models:,}) | {'yes' if 0 < per_model < 4096 else 'no'} |")
 w("")
+w("Where a target is not met, its profile and what limits it: docs/BENCHMARKS.md, \"Services under load against an echo baseline\" and \"The streamed fit matrix over gRPC\".")
+w("")
 w("## Load scenarios")
 w("")
 w("| scenario | calls/s | p50 | p90 | p99 | p99.9 | errors |")
