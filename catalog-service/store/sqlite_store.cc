@@ -28,7 +28,8 @@ absl::Status SqliteError(sqlite3* db, absl::string_view what) {
 class Statement {
  public:
   Statement(sqlite3* db, SqliteStore::StatementCache& cache, absl::string_view sql) : db_(db) {
-    auto [entry, inserted] = cache.try_emplace(std::string(sql), nullptr);
+    // Heterogeneous lookup: no key string is built when the text is cached.
+    auto [entry, inserted] = cache.try_emplace(sql, nullptr);
     if (inserted) {
       if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()),
                              SQLITE_PREPARE_PERSISTENT, &entry->second, nullptr) != SQLITE_OK) {
