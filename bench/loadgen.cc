@@ -9,6 +9,10 @@
 //     --request='{"model": "Llama 3.1 8B", "context_length_tokens": 8192}'
 //     --concurrency=32 --duration=10s [--rate=5000] [--json]
 //
+// --vary=N makes N requests, "{i}" in --request replaced by 0 .. N-1, and
+// gives each call one of them at random (many clients asking for many
+// records).
+//
 // Open loop measures latency from when each call was due, not when it was
 // sent, so a stalled server cannot hide its queueing (coordinated omission).
 #include <grpcpp/generic/generic_stub.h>
@@ -27,6 +31,7 @@
 #include "absl/flags/parse.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
@@ -42,6 +47,9 @@
 ABSL_FLAG(std::string, target, "127.0.0.1:50052", "Server address");
 ABSL_FLAG(std::string, method, "", "Full method: package.Service/Method");
 ABSL_FLAG(std::string, request, "{}", "The request in protobuf's JSON mapping");
+ABSL_FLAG(int32_t, vary, 0,
+          "Make this many requests, \"{i}\" in --request replaced by 0 .. N-1, and give each "
+          "call one at random (0 = one request, as given)");
 ABSL_FLAG(int32_t, concurrency, 32, "Closed loop: calls in flight");
 ABSL_FLAG(double, rate, 0, "Open loop: calls per second (0 = closed loop)");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(10), "Measured time");
@@ -71,13 +79,20 @@ struct Results {
   }
 };
 
+// splitmix64's finalizer: a well-spread hash of a counter.
+uint64_t Mix(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+  return x ^ (x >> 31);
+}
+
 class Driver {
  public:
   Driver(std::vector<std::unique_ptr<grpc::GenericStub>> stubs, std::string method,
-         grpc::ByteBuffer request, Results* results)
+         std::vector<grpc::ByteBuffer> requests, Results* results)
       : stubs_(std::move(stubs)),
         method_("/" + method),
-        request_(std::move(request)),
+        requests_(std::move(requests)),
         results_(results) {}
 
   // Starts one call; `then` runs when it completes.
@@ -87,8 +102,12 @@ class Driver {
                           absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_deadline)));
     auto* response = new grpc::ByteBuffer;
     in_flight_.fetch_add(1);
-    grpc::GenericStub& stub = *stubs_[next_.fetch_add(1) % stubs_.size()];
-    stub.UnaryCall(context, method_, grpc::StubOptions(), &request_, response,
+    const uint64_t call = next_.fetch_add(1);
+    grpc::GenericStub& stub = *stubs_[call % stubs_.size()];
+    // Each call picks a request at random (a hash of its number), as
+    // independent clients would.
+    const grpc::ByteBuffer& request = requests_[Mix(call) % requests_.size()];
+    stub.UnaryCall(context, method_, grpc::StubOptions(), &request, response,
                    [this, context, response, due, then](grpc::Status status) {
                      results_->Record(due, status);
                      if (status.ok()) results_->response_bytes = response->Length();
@@ -103,7 +122,7 @@ class Driver {
  private:
   std::vector<std::unique_ptr<grpc::GenericStub>> stubs_;
   std::string method_;
-  grpc::ByteBuffer request_;
+  std::vector<grpc::ByteBuffer> requests_;
   Results* results_;
   std::atomic<int64_t> in_flight_{0};
   std::atomic<uint64_t> next_{0};
@@ -146,10 +165,18 @@ int main(int argc, char** argv) {
   (void)modelatlas::catalog::v1::GetModelRequest::descriptor();
   (void)modelatlas::estimator::v1::EstimateInferenceMemoryRequest::descriptor();
   const std::string method = absl::GetFlag(FLAGS_method);
-  absl::StatusOr<grpc::ByteBuffer> request = BuildRequest(method, absl::GetFlag(FLAGS_request));
-  if (!request.ok()) {
-    std::fprintf(stderr, "loadgen: %s\n", std::string(request.status().message()).c_str());
-    return 2;
+  const int vary = absl::GetFlag(FLAGS_vary);
+  std::vector<grpc::ByteBuffer> requests;
+  for (int i = 0; i < std::max(1, vary); ++i) {
+    const std::string json =
+        vary > 0 ? absl::StrReplaceAll(absl::GetFlag(FLAGS_request), {{"{i}", absl::StrCat(i)}})
+                 : absl::GetFlag(FLAGS_request);
+    absl::StatusOr<grpc::ByteBuffer> request = BuildRequest(method, json);
+    if (!request.ok()) {
+      std::fprintf(stderr, "loadgen: %s\n", std::string(request.status().message()).c_str());
+      return 2;
+    }
+    requests.push_back(*std::move(request));
   }
   std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
   for (int i = 0; i < std::max(1, absl::GetFlag(FLAGS_channels)); ++i) {
@@ -159,7 +186,7 @@ int main(int argc, char** argv) {
         absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials(), args)));
   }
   Results results;
-  Driver driver(std::move(stubs), method, *request, &results);
+  Driver driver(std::move(stubs), method, std::move(requests), &results);
   std::atomic<bool> stop{false};
   const double rate = absl::GetFlag(FLAGS_rate);
   const absl::Duration warmup = absl::GetFlag(FLAGS_warmup);

@@ -24,6 +24,9 @@ ABSL_FLAG(std::string, store, "sqlite",
           "Storage backend: sqlite (embedded, one replica) or postgres (several replicas)");
 ABSL_FLAG(std::string, sqlite_path, "modelatlas-catalog.db",
           "SQLite database file; created with the shipped dataset if it does not exist");
+ABSL_FLAG(int64_t, record_cache_bytes, int64_t{32} << 20,
+          "Bytes of records kept in memory for reads (SQLite only: PostgreSQL replicas share a "
+          "database others write); 0 = none");
 ABSL_FLAG(std::string, postgres_url, "",
           "PostgreSQL connection string (libpq: \"host=... dbname=...\" or postgresql://...); "
           "empty = the PG* environment variables");
@@ -62,7 +65,7 @@ const std::vector<std::string> kFlagNames = {
     "log_level",           "readiness_drain",      "shutdown_deadline",
     "max_connection_age",  "tls_cert_file",        "tls_key_file",
     "tls_client_ca_file",  "auth_tokens_file",     "auth_client_roles_file",
-    "auth_protect_reads"};
+    "auth_protect_reads",  "record_cache_bytes"};
 
 absl::StatusOr<std::unique_ptr<modelatlas::catalog::CatalogStore>> OpenStore() {
   using namespace modelatlas::catalog;
@@ -123,7 +126,20 @@ int main(int argc, char** argv) {
   if (!store.ok()) return Fail(store.status());
   auto store_metrics =
       std::make_shared<catalog::StoreMetrics>(runner.registry(), (*store)->backend());
-  catalog::Catalog catalog(catalog::InstrumentStore(*std::move(store), store_metrics));
+  // The store's metrics time the database; the cache sits in front of them.
+  std::unique_ptr<catalog::CatalogStore> instrumented =
+      catalog::InstrumentStore(*std::move(store), store_metrics);
+  const int64_t cache_bytes = absl::GetFlag(FLAGS_record_cache_bytes);
+  if (cache_bytes < 0) {
+    return Fail(absl::InvalidArgumentError("--record_cache_bytes must be >= 0"));
+  }
+  if (cache_bytes > 0 && instrumented->backend() == "sqlite") {
+    auto cached = std::make_unique<catalog::CachedStore>(std::move(instrumented),
+                                                         static_cast<size_t>(cache_bytes));
+    runner.AddCollectable(catalog::RecordCacheCollectable(cached.get()));
+    instrumented = std::move(cached);
+  }
+  catalog::Catalog catalog(std::move(instrumented));
   catalog::ImportMetrics import_metrics(runner.registry());
   runner.AddCollectable(catalog::CatalogStateCollectable(&catalog));
 

@@ -4,13 +4,16 @@
 //   modelatlas_catalog_import_rows_total{outcome}
 //   modelatlas_catalog_records{kind}, modelatlas_catalog_revision,
 //   modelatlas_catalog_schema_version (read from the store at scrape time)
+//   modelatlas_catalog_record_cache_{hits,misses}_total, _records, _bytes
 #pragma once
 
 #include <memory>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "catalog-service/catalog.h"
+#include "catalog-service/store/cached_store.h"
 #include "catalog-service/store/store.h"
 #include "prometheus/collectable.h"
 #include "prometheus/counter.h"
@@ -29,6 +32,8 @@ class StoreMetrics {
  private:
   std::string backend_;
   prometheus::Family<prometheus::Histogram>& duration_;
+  // Written in the constructor only, so read without a lock.
+  absl::flat_hash_map<std::string, prometheus::Histogram*> durations_;
   prometheus::Family<prometheus::Counter>& errors_;
 };
 
@@ -48,5 +53,8 @@ class ImportMetrics {
 
 // Record counts and the revision, read through `catalog` at each scrape.
 std::shared_ptr<prometheus::Collectable> CatalogStateCollectable(Catalog* catalog);
+
+// The record cache's hits, misses and size, read at each scrape.
+std::shared_ptr<prometheus::Collectable> RecordCacheCollectable(const CachedStore* cache);
 
 }  // namespace modelatlas::catalog

@@ -118,7 +118,7 @@ absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model) {
   }
   if (model.has_architecture()) {
     absl::StatusOr<ParameterCount> count =
-        CountParameters(ToCoreArchitecture(model.architecture()));
+        CountParameterTotals(ToCoreArchitecture(model.architecture()));
     if (!count.ok()) return count.status();
     return count->total;
   }

@@ -1,5 +1,6 @@
-// A server-streaming reactor that writes a prepared list of messages one
-// after another (or finishes with the error that prevented the list).
+// Server-streaming reactors: ListWriter writes a prepared list of messages
+// one after another, SourceWriter the messages a source fills one at a time;
+// both finish with the error that prevented the answer, if one did.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -36,6 +37,37 @@ class ListWriter : public grpc::ServerWriteReactor<Message> {
   }
   absl::StatusOr<std::vector<Message>> messages_;
   size_t next_ = 0;
+};
+
+// Writes the messages `source` fills, one at a time, into one message that
+// is cleared and reused: its repeated fields keep their elements and its
+// strings their buffers from one message to the next, so a long answer
+// allocates (and frees) one message's worth, not one per message. Source
+// has `bool Fill(Message*)`, called on a cleared message, false when done.
+template <typename Message, typename Source>
+class SourceWriter : public grpc::ServerWriteReactor<Message> {
+ public:
+  explicit SourceWriter(absl::StatusOr<Source> source) : source_(std::move(source)) {
+    if (!source_.ok()) {
+      this->Finish(ToGrpcStatus(source_.status()));
+    } else {
+      Next();
+    }
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) return this->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "client went away"));
+    Next();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  void Next() {
+    message_.Clear();
+    if (!source_->Fill(&message_)) return this->Finish(grpc::Status::OK);
+    this->StartWrite(&message_);
+  }
+  absl::StatusOr<Source> source_;
+  Message message_;
 };
 
 }  // namespace modelatlas::estimator

@@ -153,7 +153,7 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     const Architecture arch = ToCoreArchitecture(model.architecture());
     workload.num_attention_heads = arch.num_attention_heads;
     workload.num_key_value_heads = arch.EffectiveKvHeads();
-    absl::StatusOr<ParameterCount> count = CountParameters(arch);
+    absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
     if (count.ok() && count->total > 0) {
       workload.active_parameters = memory->parameters() * count->active / count->total;
     }
@@ -472,22 +472,67 @@ namespace {
 // a whole message of rows little more than one.
 constexpr int kRunnableRowsPerMessage = 256;
 
-// `rows` in `order`, kRunnableRowsPerMessage to a message.
-std::vector<v1::ListRunnableModelsResponse> InMessages(std::vector<v1::RunnableModel>& rows,
-                                                       const std::vector<size_t>& order) {
-  std::vector<v1::ListRunnableModelsResponse> messages;
-  messages.reserve((order.size() + kRunnableRowsPerMessage - 1) / kRunnableRowsPerMessage);
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (i % kRunnableRowsPerMessage == 0) {
-      messages.emplace_back().mutable_models()->Reserve(kRunnableRowsPerMessage);
-    }
-    messages.back().add_models()->Swap(&rows[order[i]]);
-  }
-  return messages;
-}
+// One row of the fit matrix before it becomes a message: rows are sorted as
+// plain structs, then copied into one reused message at a time (see
+// SourceWriter); a RunnableModel message per row, allocated, moved and
+// freed, cost a third of the answer's time.
+struct RunnableRow {
+  std::string model;
+  std::string display_name;
+  double parameters = 0;
+  int cards = 0;
+  int64_t required_bytes_per_card = 0;
+  int64_t headroom_bytes_per_card = 0;
+  std::optional<double> decode_tokens_per_second;
+  std::optional<double> prefill_tokens_per_second;
+  bool hypothetical = false;
+};
 
-absl::StatusOr<std::vector<v1::ListRunnableModelsResponse>> RunnableModels(
-    const CatalogSnapshot& snapshot, const v1::ListRunnableModelsRequest& request) {
+// The rows of an answer, best fit first (fewest cards, then most headroom),
+// kRunnableRowsPerMessage to a message.
+class RunnableRows {
+ public:
+  RunnableRows(std::vector<RunnableRow> rows, int64_t revision)
+      : rows_(std::move(rows)), revision_(revision) {
+    std::stable_sort(rows_.begin(), rows_.end(), [](const RunnableRow& a, const RunnableRow& b) {
+      if (a.cards != b.cards) return a.cards < b.cards;
+      return a.headroom_bytes_per_card > b.headroom_bytes_per_card;
+    });
+  }
+
+  // Fills `message` with the next rows; false when none are left.
+  bool Fill(v1::ListRunnableModelsResponse* message) {
+    if (next_ == rows_.size()) return false;
+    const size_t end = std::min(rows_.size(), next_ + kRunnableRowsPerMessage);
+    for (; next_ < end; ++next_) {
+      const RunnableRow& row = rows_[next_];
+      v1::RunnableModel* out = message->add_models();
+      out->set_model(row.model);
+      out->set_display_name(row.display_name);
+      out->set_parameters(row.parameters);
+      out->set_cards(row.cards);
+      out->set_required_bytes_per_card(row.required_bytes_per_card);
+      out->set_headroom_bytes_per_card(row.headroom_bytes_per_card);
+      if (row.decode_tokens_per_second.has_value()) {
+        out->set_decode_tokens_per_second(*row.decode_tokens_per_second);
+      }
+      if (row.prefill_tokens_per_second.has_value()) {
+        out->set_prefill_tokens_per_second(*row.prefill_tokens_per_second);
+      }
+      out->set_hypothetical(row.hypothetical);
+      out->set_catalog_revision(revision_);
+    }
+    return true;
+  }
+
+ private:
+  std::vector<RunnableRow> rows_;
+  int64_t revision_;
+  size_t next_ = 0;
+};
+
+absl::StatusOr<RunnableRows> RunnableModels(const CatalogSnapshot& snapshot,
+                                            const v1::ListRunnableModelsRequest& request) {
   FieldViolations violations;
   const int cards = request.cards() == 0 ? 1 : request.cards();
   if (cards < 1 || cards > 1024 || (cards & (cards - 1)) != 0) {
@@ -534,7 +579,7 @@ absl::StatusOr<std::vector<v1::ListRunnableModelsResponse>> RunnableModels(
   const int batch = request.batch_size() > 0 ? request.batch_size() : 1;
   const int64_t revision = snapshot.revision();
 
-  std::vector<v1::RunnableModel> runnable;
+  std::vector<RunnableRow> runnable;
   snapshot.ForEachModel([&](const common::v1::Model& model) {
     if (!filter->Matches(model)) return;
     const std::optional<bool> published = WeightsPublished(model);
@@ -552,7 +597,7 @@ absl::StatusOr<std::vector<v1::ListRunnableModelsResponse>> RunnableModels(
       shape.num_attention_heads = arch.num_attention_heads;
       shape.num_key_value_heads = arch.EffectiveKvHeads();
       if (arch.IsMoe()) {
-        absl::StatusOr<ParameterCount> count = CountParameters(arch);
+        absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
         if (count.ok() && count->total > 0) shape.active_share = count->active / count->total;
       }
     }
@@ -560,55 +605,43 @@ absl::StatusOr<std::vector<v1::ListRunnableModelsResponse>> RunnableModels(
     const int fit = FewestCards(shape, weights, usable, cards);
     if (fit == 0) return;
     const double required = RequiredBytesPerCard(shape, weights, fit);
-    v1::RunnableModel out;
-    out.set_model(model.name());
-    out.set_display_name(model.display_name());
-    out.set_parameters(shape.parameters);
-    out.set_cards(fit);
-    out.set_required_bytes_per_card(static_cast<int64_t>(std::ceil(required)));
-    out.set_headroom_bytes_per_card(static_cast<int64_t>(std::floor(usable - required)));
+    RunnableRow& row = runnable.emplace_back();
+    row.model = model.name();
+    row.display_name = model.display_name();
+    row.parameters = shape.parameters;
+    row.cards = fit;
+    row.required_bytes_per_card = static_cast<int64_t>(std::ceil(required));
+    row.headroom_bytes_per_card = static_cast<int64_t>(std::floor(usable - required));
     if (device.bandwidth_bytes_per_second.has_value()) {
-      out.set_decode_tokens_per_second(DecodeStepsPerSecond(*device.bandwidth_bytes_per_second, fit,
-                                                            weights * shape.active_share,
-                                                            shape.kv_cache_bytes));
+      row.decode_tokens_per_second =
+          DecodeStepsPerSecond(*device.bandwidth_bytes_per_second, fit,
+                               weights * shape.active_share, shape.kv_cache_bytes);
     }
     if (device.peak_flops.has_value()) {
-      out.set_prefill_tokens_per_second(
+      row.prefill_tokens_per_second =
           PrefillTokensPerSecond(fit, *device.peak_flops, Workload().prefill_efficiency,
-                                 shape.parameters * shape.active_share));
+                                 shape.parameters * shape.active_share);
     }
-    out.set_hypothetical(hypothetical);
-    out.set_catalog_revision(revision);
-    runnable.push_back(std::move(out));
+    row.hypothetical = hypothetical;
   });
-  // Best fit first: fewest cards, then most headroom. Sorts positions, not
-  // the messages (moving a message swaps every field).
-  std::vector<size_t> order(runnable.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&runnable](size_t x, size_t y) {
-    const v1::RunnableModel& a = runnable[x];
-    const v1::RunnableModel& b = runnable[y];
-    if (a.cards() != b.cards()) return a.cards() < b.cards();
-    return a.headroom_bytes_per_card() > b.headroom_bytes_per_card();
-  });
-  return InMessages(runnable, order);
+  return RunnableRows(std::move(runnable), revision);
 }
 
 }  // namespace
 
 grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* EstimatorServiceImpl::ListRunnableModels(
     grpc::CallbackServerContext* /*context*/, const v1::ListRunnableModelsRequest* request) {
-  if (absl::Status busy = Admit(); !busy.ok())
-    return new ListWriter<v1::ListRunnableModelsResponse>(busy);
+  using Writer = SourceWriter<v1::ListRunnableModelsResponse, RunnableRows>;
+  if (absl::Status busy = Admit(); !busy.ok()) return new Writer(busy);
   if (snapshot_ == nullptr || !snapshot_->loaded()) {
-    return new ListWriter<v1::ListRunnableModelsResponse>(WithReason(
+    return new Writer(WithReason(
         absl::UnavailableError(absl::StrCat("the estimator has not loaded the catalog at ",
                                             catalog_->address(), " yet")),
         "CATALOG_UNAVAILABLE"));
   }
-  auto runnable = RunnableModels(*snapshot_, *request);
+  absl::StatusOr<RunnableRows> runnable = RunnableModels(*snapshot_, *request);
   if (runnable.ok() && on_estimate_) on_estimate_("runnable_models");
-  return new ListWriter<v1::ListRunnableModelsResponse>(std::move(runnable));
+  return new Writer(std::move(runnable));
 }
 
 // ---- Training ----

@@ -139,7 +139,7 @@ absl::StatusOr<TrainingMemoryInput> MemoryInputFor(const Model& model,
     input.shape = ShapeOf(model.architecture());
     const Architecture arch = ToCoreArchitecture(model.architecture());
     if (arch.IsMoe() && arch.num_experts > arch.num_experts_per_token) {
-      absl::StatusOr<ParameterCount> count = CountParameters(arch);
+      absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
       if (count.ok()) {
         // total - active = experts x (1 - k/E).
         const double share =

@@ -7,14 +7,18 @@
 #      services under the same closed-loop load (bench/loadgen), on a
 #      catalog of generated models, with the services' resident memory idle
 #      and after load, and the estimator snapshot's memory per model.
-#   scripts/bench.sh            10 s per load scenario, 100,000 models
+#   scripts/bench.sh            3 rounds of 5 s per load scenario, 100,000 models
 #   scripts/bench.sh --smoke    1 s per scenario, 2,000 models (CI: no thresholds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 smoke=false
 [[ "${1:-}" == --smoke ]] && smoke=true
-if $smoke; then seconds=1; models=2000; min_time=0.01; else seconds=10; models=100000; min_time=0.5; fi
+if $smoke; then
+  round_seconds=1; rounds=1; models=2000; min_time=0.01
+else
+  round_seconds=5; rounds=3; models=100000; min_time=0.5
+fi
 out="${OUT:-$root/docs/BENCHMARK-RESULTS.md}"
 $smoke && out="${OUT:-$root/.run/bench/BENCHMARK-RESULTS.md}"
 state="$root/.run/bench"
@@ -34,7 +38,7 @@ MODELATLAS_BENCH_MODELS=$((models < 3000 ? models : 3000)) "$b/bench/estimator_g
 "$b/bench/import_bench" --benchmark_min_time=$min_time --benchmark_filter='Parse|IntoEmpty' \
   --benchmark_format=json >"$state/import_bench.json" || true
 
-echo "== load benchmarks: $models generated models, ${seconds}s per scenario"
+echo "== load benchmarks: $models generated models, $rounds rounds of ${round_seconds}s per scenario"
 /usr/bin/python3 - "$state/models.csv" "$models" <<'PY'
 import csv, sys
 path, n = sys.argv[1], int(sys.argv[2])
@@ -84,10 +88,15 @@ catalog_rss_idle=$(rss_mib catalog)
 estimator_rss_idle=$(rss_mib estimator)
 echo_rss_idle=$(rss_mib echo)
 
-load() {  # name, port, method, request[, concurrency]
+load() {  # name, port, method, request[, concurrency[, loadgen flags]]
   "$b/bench/loadgen" --target=127.0.0.1:$2 --method="$3" --request="$4" \
-    --concurrency="${5:-32}" --duration=${seconds}s --warmup=1s --json >"$state/load-$1.json" || true
+    --concurrency="${5:-32}" --duration=${round_seconds}s --warmup=1s --json ${6:-} \
+    >"$state/load-$1.json" || true
   cat "$state/load-$1.json"
+}
+cache_counts() {  # the catalog's record cache hits and misses so far
+  curl -s "127.0.0.1:$(grep metrics_port "$state/catalog.ports" | cut -d= -f2)/metrics" |
+    awk '/^modelatlas_catalog_record_cache_(hits|misses)_total/ {printf "%s ", $2}'
 }
 estimate_request='{"model": "Llama 3.1 8B", "context_length_tokens": 8192}'
 # The baseline answers with as many bytes as the estimator does (the same
@@ -98,12 +107,23 @@ response_bytes=$("$b/bench/loadgen" --target=127.0.0.1:$estimator_port --concurr
   /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["response_bytes"])')
 echo "$response_bytes" >"$state/response-bytes"
 payload=$(printf '%s' "$estimate_request" | base64 -w0)
-load echo "$echo_port" modelatlas.bench.v1.EchoService/Echo \
-  "{\"payload\": \"$payload\", \"response_bytes\": $response_bytes}"
-load estimate "$estimator_port" modelatlas.estimator.v1.EstimatorService/EstimateInferenceMemory \
-  "$estimate_request"
-load get "$catalog_port" modelatlas.catalog.v1.CatalogService/GetModel \
-  "{\"name\": \"models/generated-model-$((models / 2))\"}"
+# The ratios compare scenarios run one after another, and this machine's
+# speed moves (other tenants): rounds interleave them, echo first in each,
+# so each ratio is taken within a round; the table reports the median.
+for round in $(seq 1 $rounds); do
+  load echo-$round "$echo_port" modelatlas.bench.v1.EchoService/Echo \
+    "{\"payload\": \"$payload\", \"response_bytes\": $response_bytes}"
+  load estimate-$round "$estimator_port" \
+    modelatlas.estimator.v1.EstimatorService/EstimateInferenceMemory "$estimate_request"
+  load get-$round "$catalog_port" modelatlas.catalog.v1.CatalogService/GetModel \
+    "{\"name\": \"models/generated-model-$((models / 2))\"}"
+done
+# GetModel over every model at random: what the record cache (32 MiB by
+# default, about 60% of these records) leaves to SQLite.
+cache_before=$(cache_counts)
+load get-any "$catalog_port" modelatlas.catalog.v1.CatalogService/GetModel \
+  '{"name": "models/generated-model-{i}"}' 32 --vary=$models
+echo "$cache_before $(cache_counts)" >"$state/cache-counts"
 catalog_rss_load=$(rss_mib catalog)
 load list "$catalog_port" modelatlas.catalog.v1.CatalogService/ListModels \
   '{"filter": "parameters > 1e11 AND domains:\"Vision\"", "page_size": 50}' 4
@@ -122,14 +142,14 @@ load overload-get "$catalog_port" modelatlas.catalog.v1.CatalogService/GetModel 
 catalog_rss_overload=$(rss_mib catalog)
 echo "$estimator_rss_overload $catalog_rss_overload" >"$state/overload-rss"
 
-/usr/bin/python3 - "$state" "$out" "$models" "$seconds" "$import_seconds" \
+/usr/bin/python3 - "$state" "$out" "$models" "$round_seconds" "$rounds" "$import_seconds" \
   "$catalog_rss_idle" "$catalog_rss_load" "$catalog_rss_after" \
   "$estimator_rss_shipped" "$estimator_rss_idle" "$estimator_rss_after" \
   "$echo_rss_idle" "$echo_rss_after" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY'
 import json, os, platform, subprocess, sys, datetime
-(state, out, models, seconds, import_s, c_idle, c_load, c_after, e_shipped, e_idle, e_after,
+(state, out, models, seconds, rounds, import_s, c_idle, c_load, c_after, e_shipped, e_idle, e_after,
  echo_idle, echo_after, commit) = sys.argv[1:]
-models = int(models)
+models, rounds = int(models), int(rounds)
 def load(name):
     try:
         return json.load(open(f"{state}/load-{name}.json"))
@@ -152,38 +172,62 @@ try:
     response_bytes = int(open(f"{state}/response-bytes").read())
 except Exception:
     response_bytes = 0
-w(f"Load scenarios: closed loop, 32 calls in flight (4 for the filtered list), {seconds} s each after 1 s of warm-up, over 4 connections; {models:,} generated models in a SQLite catalog. The echo baseline answers with {response_bytes} bytes, the size of the estimator's response.")
+w(f"Load scenarios: closed loop, 32 calls in flight (4 for the filtered list), {seconds} s each after 1 s of warm-up, over 4 connections; {models:,} generated models in a SQLite catalog. The echo baseline answers with {response_bytes} bytes, the size of the estimator's response. Echo, the estimate and GetModel run in {rounds} interleaved round(s) (echo first in each): each ratio is taken within a round and the median round reported, as this shared machine's speed moves from minute to minute.")
 w("")
-echo, est, get, lst = load("echo"), load("estimate"), load("get"), load("list")
 def ratio(a, b):
     return a / b if b else 0
+def median(values):
+    values = sorted(values)
+    return values[len(values) // 2] if values else 0
+rounds_of = lambda name: [load(f"{name}-{r}") for r in range(1, rounds + 1)]
+echoes, ests, gets = rounds_of("echo"), rounds_of("estimate"), rounds_of("get")
+est_qps = [ratio(e["qps"], b["qps"]) for e, b in zip(ests, echoes)]
+est_p99 = [ratio(e["p99_us"], b["p99_us"]) for e, b in zip(ests, echoes)]
+get_qps = [ratio(g["qps"], b["qps"]) for g, b in zip(gets, echoes)]
+def median_round(ratios):  # the round whose ratio is the median
+    return sorted(range(len(ratios)), key=lambda i: ratios[i])[len(ratios) // 2] if ratios else 0
+def per_round(ratios, fmt):
+    return ", ".join(fmt(r) for r in ratios)
+lst = load("list")
 w("## Targets")
 w("")
-w("| target | measured | met |")
-w("|---|---|---|")
-r_qps = ratio(est["qps"], echo["qps"]); r_p99 = ratio(est["p99_us"], echo["p99_us"])
-w(f"| estimator memory estimate >= 85% of echo QPS | {est['qps']:.0f} / {echo['qps']:.0f} calls/s = {100*r_qps:.0f}% | {'yes' if r_qps >= 0.85 else 'no'} |")
-w(f"| estimator p99 <= 1.25 x echo p99 | {est['p99_us']/1000:.2f} / {echo['p99_us']/1000:.2f} ms = {r_p99:.2f}x | {'yes' if 0 < r_p99 <= 1.25 else 'no'} |")
-r_get = ratio(get["qps"], echo["qps"])
-w(f"| catalog GetModel ({models:,} models) >= 70% of echo QPS | {get['qps']:.0f} / {echo['qps']:.0f} = {100*r_get:.0f}% | {'yes' if r_get >= 0.7 else 'no'} |")
-w(f"| filtered ListModels over {models:,} models: p99 < 20 ms | {lst['p99_us']/1000:.1f} ms | {'yes' if 0 < lst['p99_us'] < 20000 else 'no'} |")
+w("| target | measured (median round) | every round | met |")
+w("|---|---|---|---|")
+i = median_round(est_qps); r_qps = median(est_qps)
+w(f"| estimator memory estimate >= 85% of echo QPS | {ests[i]['qps']:.0f} / {echoes[i]['qps']:.0f} calls/s = {100*r_qps:.0f}% | {per_round(est_qps, lambda r: f'{100*r:.0f}%')} | {'yes' if r_qps >= 0.85 else 'no'} |")
+i = median_round(est_p99); r_p99 = median(est_p99)
+w(f"| estimator p99 <= 1.25 x echo p99 | {ests[i]['p99_us']/1000:.2f} / {echoes[i]['p99_us']/1000:.2f} ms = {r_p99:.2f}x | {per_round(est_p99, lambda r: f'{r:.2f}x')} | {'yes' if 0 < r_p99 <= 1.25 else 'no'} |")
+i = median_round(get_qps); r_get = median(get_qps)
+w(f"| catalog GetModel ({models:,} models) >= 70% of echo QPS | {gets[i]['qps']:.0f} / {echoes[i]['qps']:.0f} = {100*r_get:.0f}% | {per_round(get_qps, lambda r: f'{100*r:.0f}%')} | {'yes' if r_get >= 0.7 else 'no'} |")
+w(f"| filtered ListModels over {models:,} models: p99 < 20 ms | {lst['p99_us']/1000:.1f} ms | | {'yes' if 0 < lst['p99_us'] < 20000 else 'no'} |")
 streamed = [b for b in bench("estimator_grpc_bench") if "items_per_second" in b]
 best = max((b["items_per_second"] for b in streamed), default=0)
-w(f"| streamed fit matrix > 1,000,000 estimates/s | {best:,.0f} estimates/s | {'yes' if best > 1e6 else 'no'} |")
-w(f"| catalog-service < 150 MiB resident under load | {c_load} MiB (idle {c_idle}, after all load {c_after}) | {'yes' if float(c_after) < 150 else 'no'} |")
+w(f"| streamed fit matrix > 1,000,000 estimates/s | {best:,.0f} estimates/s | | {'yes' if best > 1e6 else 'no'} |")
+w(f"| catalog-service < 150 MiB resident under load | {c_load} MiB (idle {c_idle}, after all load {c_after}) | | {'yes' if max(float(c_load), float(c_after)) < 150 else 'no'} |")
 per_model = (float(e_idle) - float(e_shipped)) * 1048576 / models if models else 0
-w(f"| estimator snapshot < 4 KiB per model | {per_model/1024:.2f} KiB ({e_shipped} MiB with 48 models, {e_idle} MiB with {models:,}) | {'yes' if 0 < per_model < 4096 else 'no'} |")
+w(f"| estimator snapshot < 4 KiB per model | {per_model/1024:.2f} KiB ({e_shipped} MiB with 48 models, {e_idle} MiB with {models:,}) | | {'yes' if 0 < per_model < 4096 else 'no'} |")
 w("")
 w("Where a target is not met, its profile and what limits it: docs/BENCHMARKS.md, \"Services under load against an echo baseline\" and \"The streamed fit matrix over gRPC\".")
 w("")
 w("## Load scenarios")
 w("")
-w("| scenario | calls/s | p50 | p90 | p99 | p99.9 | errors |")
-w("|---|---:|---:|---:|---:|---:|---:|")
-for name, label in [("echo", "echo baseline"), ("estimate", "EstimateInferenceMemory, Llama 3.1 8B"),
-                    ("get", "GetModel by name"), ("list", "ListModels, filtered, page of 50")]:
-    r = load(name)
-    w(f"| {label} | {r['qps']:.0f} | {r.get('p50_us',0)/1000:.2f} ms | {r.get('p90_us',0)/1000:.2f} ms | {r['p99_us']/1000:.2f} ms | {r['p999_us']/1000:.2f} ms | {r['errors']} |")
+w("| scenario | round | calls/s | p50 | p90 | p99 | p99.9 | errors |")
+w("|---|---:|---:|---:|---:|---:|---:|---:|")
+def row(label, round_label, r):
+    w(f"| {label} | {round_label} | {r['qps']:.0f} | {r.get('p50_us',0)/1000:.2f} ms | {r.get('p90_us',0)/1000:.2f} ms | {r['p99_us']/1000:.2f} ms | {r['p999_us']/1000:.2f} ms | {r['errors']} |")
+for r in range(rounds):
+    row("echo baseline", r + 1, echoes[r])
+    row("EstimateInferenceMemory, Llama 3.1 8B", r + 1, ests[r])
+    row("GetModel, one model by name", r + 1, gets[r])
+row(f"GetModel, any of the {models:,} models at random", "", load("get-any"))
+row("ListModels, filtered, page of 50", "", lst)
+w("")
+try:
+    h0, m0, h1, m1 = (float(x) for x in open(f"{state}/cache-counts").read().split())
+    hit = ratio(h1 - h0, (h1 - h0) + (m1 - m0))
+    w(f"The catalog's record cache (`--record_cache_bytes`, 32 MiB) answered {100*hit:.0f}% of the reads of models at random; every read of the one model after the first.")
+except Exception:
+    w("The catalog's record cache counts were not read.")
 w("")
 w("## Overload")
 w("")

@@ -43,125 +43,167 @@ absl::Status CheckShape(const Architecture& arch) {
   return violations.ToStatus();
 }
 
-}  // namespace
+// Every figure of a count, before any text: CountParameters describes
+// them, CountParameterTotals only adds them up.
+struct Figures {
+  double h = 0, a = 0, g = 0, d = 0, L = 0, V = 0;
+  double attention = 0;  // per layer
+  bool qkv_bias = false, output_bias = false, qk_norm = false;
+  double dense_f = 0, dense_layers = 0, moe_layers = 0, dense_mlp = 0;
+  double expert = 0, per_moe_layer = 0;  // MoE only
+  double mlp_total = 0, mlp_active = 0;
+  double per_norm = 0, norms = 0;
+  int norms_per_layer = 0;
+  double token_embedding = 0, embedding = 0, pooler = 0;
+};
 
-absl::StatusOr<ParameterCount> CountParameters(const Architecture& arch,
-                                               const ParameterCountOptions& options) {
+absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOptions& options) {
   if (absl::Status s = CheckShape(arch); !s.ok()) return s;
   if (arch.UsesMla()) {
     return absl::UnimplementedError(
         "parameter counting for multi-head latent attention is not implemented; use the "
         "published parameter count");
   }
-  const double h = static_cast<double>(arch.hidden_size);
-  const double a = arch.num_attention_heads;
-  const double g = arch.EffectiveKvHeads();
-  const double d = arch.EffectiveHeadDim();
-  const double L = arch.num_layers;
-  const double V = static_cast<double>(arch.vocab_size);
-  ParameterCount count;
+  Figures f;
+  f.h = static_cast<double>(arch.hidden_size);
+  f.a = arch.num_attention_heads;
+  f.g = arch.EffectiveKvHeads();
+  f.d = arch.EffectiveHeadDim();
+  f.L = arch.num_layers;
+  f.V = static_cast<double>(arch.vocab_size);
+  const double h = f.h, a = f.a, g = f.g, d = f.d, L = f.L;
 
   // Attention per layer.
-  double attention = h * a * d + 2 * h * g * d + a * d * h;
-  std::string attention_arithmetic =
-      absl::StrCat(Int(h), "x", Int(a), "x", Int(d), " (Q) + 2x", Int(h), "x", Int(g), "x", Int(d),
-                   " (K,V) + ", Int(a), "x", Int(d), "x", Int(h), " (O)");
-  if (options.include_biases && arch.attention_qkv_bias) {
-    attention += a * d + 2 * g * d;
-    absl::StrAppend(&attention_arithmetic, " + ", Int(a * d + 2 * g * d), " (QKV biases)");
-  }
-  if (options.include_biases && arch.attention_output_bias) {
-    attention += h;
-    absl::StrAppend(&attention_arithmetic, " + ", Int(h), " (O bias)");
-  }
-  if (options.include_norms && arch.qk_norm) {
-    attention += 2 * d;
-    absl::StrAppend(&attention_arithmetic, " + 2x", Int(d), " (QK norms)");
-  }
-  count.components.push_back({"attention", attention * L,
-                              absl::StrCat("(", attention_arithmetic, ") = ", Int(attention),
-                                           " per layer x ", Int(L), " layers")});
+  f.attention = h * a * d + 2 * h * g * d + a * d * h;
+  f.qkv_bias = options.include_biases && arch.attention_qkv_bias;
+  f.output_bias = options.include_biases && arch.attention_output_bias;
+  f.qk_norm = options.include_norms && arch.qk_norm;
+  if (f.qkv_bias) f.attention += a * d + 2 * g * d;
+  if (f.output_bias) f.attention += h;
+  if (f.qk_norm) f.attention += 2 * d;
 
   // MLP per layer: dense layers, then MoE layers.
-  const double dense_f = static_cast<double>(arch.intermediate_size);
+  f.dense_f = static_cast<double>(arch.intermediate_size);
   const double moe_f = static_cast<double>(
       arch.moe_intermediate_size > 0 ? arch.moe_intermediate_size : arch.intermediate_size);
-  const double dense_layers = arch.IsMoe() ? std::min<double>(arch.num_dense_layers, L) : L;
-  const double moe_layers = L - dense_layers;
-  const double dense_mlp = MlpParameters(arch, dense_f, options.include_biases);
-  double mlp_total = dense_mlp * dense_layers;
-  double mlp_active = mlp_total;
-  std::string mlp_arithmetic =
-      dense_layers > 0
-          ? absl::StrCat(arch.gated_mlp ? "3" : "2", "x", Int(h), "x", Int(dense_f), " = ",
-                         Int(dense_mlp), " per layer x ", Int(dense_layers), " layers")
-          : std::string();
-  if (moe_layers > 0) {
-    const double expert = MlpParameters(arch, moe_f, options.include_biases);
+  f.dense_layers = arch.IsMoe() ? std::min<double>(arch.num_dense_layers, L) : L;
+  f.moe_layers = L - f.dense_layers;
+  f.dense_mlp = MlpParameters(arch, f.dense_f, options.include_biases);
+  f.mlp_total = f.dense_mlp * f.dense_layers;
+  f.mlp_active = f.mlp_total;
+  if (f.moe_layers > 0) {
+    f.expert = MlpParameters(arch, moe_f, options.include_biases);
     const double router = h * arch.num_experts;
-    const double shared = expert * arch.num_shared_experts;
-    const double per_layer = expert * arch.num_experts + router + shared;
-    const double active_per_layer = expert * arch.num_experts_per_token + router + shared;
-    mlp_total += per_layer * moe_layers;
-    mlp_active += active_per_layer * moe_layers;
-    absl::StrAppend(&mlp_arithmetic, dense_layers > 0 ? "; " : "", arch.num_experts, " experts x ",
-                    Int(expert), " + router ", Int(h), "x", arch.num_experts,
-                    arch.num_shared_experts > 0
-                        ? absl::StrCat(" + ", arch.num_shared_experts, " shared x ", Int(expert))
-                        : std::string(),
-                    " = ", Int(per_layer), " per MoE layer x ", Int(moe_layers), " layers (",
-                    arch.num_experts_per_token, " experts active per token)");
+    const double shared = f.expert * arch.num_shared_experts;
+    f.per_moe_layer = f.expert * arch.num_experts + router + shared;
+    const double active_per_layer = f.expert * arch.num_experts_per_token + router + shared;
+    f.mlp_total += f.per_moe_layer * f.moe_layers;
+    f.mlp_active += active_per_layer * f.moe_layers;
   }
-  count.components.push_back({"mlp", mlp_total, mlp_arithmetic});
 
   // Norms: two per layer (or as many as the block has) and a final one
   // (for post-norm encoders such as BERT, the embedding norm takes its place).
-  double norms = 0;
   if (options.include_norms) {
-    const double per_norm = arch.layer_norm ? 2 * h : h;
-    const int per_layer = arch.norms_per_layer > 0 ? arch.norms_per_layer : 2;
-    norms = per_norm * (per_layer * L + 1);
-    count.components.push_back(
-        {"norms", norms,
-         absl::StrCat(Int(per_norm), " (", arch.layer_norm ? "LayerNorm" : "RMSNorm", ") x (",
-                      per_layer, "x", Int(L), " + 1 final)")});
+    f.per_norm = arch.layer_norm ? 2 * h : h;
+    f.norms_per_layer = arch.norms_per_layer > 0 ? arch.norms_per_layer : 2;
+    f.norms = f.per_norm * (f.norms_per_layer * L + 1);
   }
 
-  // Embeddings.
-  const double token_embedding = V * h;
-  count.components.push_back(
-      {"token_embedding", token_embedding, absl::StrCat(Int(V), " vocab x ", Int(h))});
-  double embedding = token_embedding;
+  // Embeddings: tokens, an untied output head, learned positions, token types.
+  f.token_embedding = f.V * h;
+  f.embedding = f.token_embedding;
+  if (!arch.tie_word_embeddings) f.embedding += f.token_embedding;
+  if (arch.learned_positions) f.embedding += static_cast<double>(arch.max_context_length) * h;
+  if (arch.type_vocab_size > 0) f.embedding += static_cast<double>(arch.type_vocab_size) * h;
+  if (arch.pooler) f.pooler = h * h + h;
+  return f;
+}
+
+ParameterCount Totals(const Figures& f) {
+  ParameterCount count;
+  count.embedding = f.embedding;
+  count.non_embedding = f.attention * f.L + f.mlp_total + f.norms + f.pooler;
+  count.total = count.embedding + count.non_embedding;
+  count.active = count.total - f.mlp_total + f.mlp_active;
+  return count;
+}
+
+// The components of a count, each with the arithmetic that produced it.
+std::vector<ParameterComponent> Components(const Architecture& arch, const Figures& f) {
+  const double h = f.h, a = f.a, g = f.g, d = f.d, L = f.L, V = f.V;
+  std::vector<ParameterComponent> components;
+  components.reserve(8);
+
+  std::string attention =
+      absl::StrCat(Int(h), "x", Int(a), "x", Int(d), " (Q) + 2x", Int(h), "x", Int(g), "x", Int(d),
+                   " (K,V) + ", Int(a), "x", Int(d), "x", Int(h), " (O)");
+  if (f.qkv_bias) absl::StrAppend(&attention, " + ", Int(a * d + 2 * g * d), " (QKV biases)");
+  if (f.output_bias) absl::StrAppend(&attention, " + ", Int(h), " (O bias)");
+  if (f.qk_norm) absl::StrAppend(&attention, " + 2x", Int(d), " (QK norms)");
+  components.push_back(
+      {"attention", f.attention * L,
+       absl::StrCat("(", attention, ") = ", Int(f.attention), " per layer x ", Int(L), " layers")});
+
+  std::string mlp =
+      f.dense_layers > 0
+          ? absl::StrCat(arch.gated_mlp ? "3" : "2", "x", Int(h), "x", Int(f.dense_f), " = ",
+                         Int(f.dense_mlp), " per layer x ", Int(f.dense_layers), " layers")
+          : std::string();
+  if (f.moe_layers > 0) {
+    absl::StrAppend(&mlp, f.dense_layers > 0 ? "; " : "", arch.num_experts, " experts x ",
+                    Int(f.expert), " + router ", Int(h), "x", arch.num_experts,
+                    arch.num_shared_experts > 0
+                        ? absl::StrCat(" + ", arch.num_shared_experts, " shared x ", Int(f.expert))
+                        : std::string(),
+                    " = ", Int(f.per_moe_layer), " per MoE layer x ", Int(f.moe_layers),
+                    " layers (", arch.num_experts_per_token, " experts active per token)");
+  }
+  components.push_back({"mlp", f.mlp_total, mlp});
+
+  if (f.norms_per_layer > 0) {
+    components.push_back(
+        {"norms", f.norms,
+         absl::StrCat(Int(f.per_norm), " (", arch.layer_norm ? "LayerNorm" : "RMSNorm", ") x (",
+                      f.norms_per_layer, "x", Int(L), " + 1 final)")});
+  }
+
+  components.push_back(
+      {"token_embedding", f.token_embedding, absl::StrCat(Int(V), " vocab x ", Int(h))});
   if (!arch.tie_word_embeddings) {
-    count.components.push_back(
-        {"output_head", token_embedding, absl::StrCat(Int(V), " vocab x ", Int(h), " (not tied)")});
-    embedding += token_embedding;
+    components.push_back({"output_head", f.token_embedding,
+                          absl::StrCat(Int(V), " vocab x ", Int(h), " (not tied)")});
   }
   if (arch.learned_positions) {
-    const double positions = static_cast<double>(arch.max_context_length) * h;
-    count.components.push_back({"position_embedding", positions,
-                                absl::StrCat(arch.max_context_length, " positions x ", Int(h))});
-    embedding += positions;
+    components.push_back({"position_embedding", static_cast<double>(arch.max_context_length) * h,
+                          absl::StrCat(arch.max_context_length, " positions x ", Int(h))});
   }
-
   if (arch.type_vocab_size > 0) {
-    const double types = static_cast<double>(arch.type_vocab_size) * h;
-    count.components.push_back({"token_type_embedding", types,
-                                absl::StrCat(arch.type_vocab_size, " token types x ", Int(h))});
-    embedding += types;
+    components.push_back({"token_type_embedding", static_cast<double>(arch.type_vocab_size) * h,
+                          absl::StrCat(arch.type_vocab_size, " token types x ", Int(h))});
   }
-  double pooler = 0;
   if (arch.pooler) {
-    pooler = h * h + h;
-    count.components.push_back(
-        {"pooler", pooler, absl::StrCat(Int(h), "x", Int(h), " + ", Int(h), " (bias)")});
+    components.push_back(
+        {"pooler", f.pooler, absl::StrCat(Int(h), "x", Int(h), " + ", Int(h), " (bias)")});
   }
+  return components;
+}
 
-  count.embedding = embedding;
-  count.non_embedding = attention * L + mlp_total + norms + pooler;
-  count.total = count.embedding + count.non_embedding;
-  count.active = count.total - mlp_total + mlp_active;
+}  // namespace
+
+absl::StatusOr<ParameterCount> CountParameters(const Architecture& arch,
+                                               const ParameterCountOptions& options) {
+  absl::StatusOr<Figures> figures = Compute(arch, options);
+  if (!figures.ok()) return figures.status();
+  ParameterCount count = Totals(*figures);
+  count.components = Components(arch, *figures);
   return count;
+}
+
+absl::StatusOr<ParameterCount> CountParameterTotals(const Architecture& arch,
+                                                    const ParameterCountOptions& options) {
+  absl::StatusOr<Figures> figures = Compute(arch, options);
+  if (!figures.ok()) return figures.status();
+  return Totals(*figures);
 }
 
 }  // namespace modelatlas::estimator

@@ -43,5 +43,10 @@ struct ParameterCount {
 // UNIMPLEMENTED for multi-head latent attention (use the published count).
 absl::StatusOr<ParameterCount> CountParameters(const Architecture& arch,
                                                const ParameterCountOptions& options = {});
+// The same count without its components (their arithmetic text costs more
+// than the count): for answers that need only the totals, such as a
+// whole-catalog fit matrix.
+absl::StatusOr<ParameterCount> CountParameterTotals(const Architecture& arch,
+                                                    const ParameterCountOptions& options = {});
 
 }  // namespace modelatlas::estimator

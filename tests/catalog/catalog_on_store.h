@@ -1,5 +1,6 @@
-// A Catalog on the store a parameterized test names: "sqlite" (in memory)
-// or "postgres" (a throw-away database on the pg_virtualenv server).
+// A Catalog on the store a parameterized test names: "sqlite" (in memory),
+// "sqlite_cached" (the same behind the record cache, as catalog-service runs
+// it) or "postgres" (a throw-away database on the pg_virtualenv server).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,12 +9,21 @@
 #include <string>
 
 #include "catalog-service/catalog.h"
+#include "catalog-service/store/cached_store.h"
 #include "catalog-service/store/postgres_store.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "tests/testing/postgres.h"
 #include "tests/testing/shared_data.h"
 
 namespace modelatlas::catalog {
+
+// Small enough that the larger tests evict.
+inline constexpr size_t kTestCacheBytes = 64 << 10;
+
+// The store behind a parameter's catalog, as reported by CatalogInfo.store.
+inline std::string BackendOf(const std::string& param) {
+  return param == "sqlite_cached" ? "sqlite" : param;
+}
 
 class CatalogOnStoreTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -28,7 +38,11 @@ class CatalogOnStoreTest : public ::testing::TestWithParam<std::string> {
     } else {
       auto store = SqliteStore::Open(":memory:");
       ASSERT_TRUE(store.ok()) << store.status();
-      catalog_ = std::make_unique<Catalog>(*std::move(store));
+      std::unique_ptr<CatalogStore> opened = *std::move(store);
+      if (GetParam() == "sqlite_cached") {
+        opened = std::make_unique<CachedStore>(std::move(opened), kTestCacheBytes);
+      }
+      catalog_ = std::make_unique<Catalog>(std::move(opened));
     }
   }
   void TearDown() override {

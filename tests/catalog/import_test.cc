@@ -257,7 +257,8 @@ TEST_P(ImportTest, ReportsStayBoundedForLargeFiles) {
   EXPECT_EQ(report.changes_omitted(), 200);
 }
 
-INSTANTIATE_TEST_SUITE_P(Stores, ImportTest, ::testing::Values("sqlite", "postgres"));
+INSTANTIATE_TEST_SUITE_P(Stores, ImportTest,
+                         ::testing::Values("sqlite", "sqlite_cached", "postgres"));
 
 }  // namespace
 }  // namespace modelatlas::catalog

@@ -110,7 +110,7 @@ TEST_P(CatalogServiceTest, HardwareByAliasAndCatalogInfo) {
   EXPECT_EQ(info.revision(), 1);
   EXPECT_EQ(info.model_count(), ShippedDataset()->models_size());
   EXPECT_EQ(info.hardware_count(), ShippedDataset()->hardware_size());
-  EXPECT_EQ(info.store(), GetParam());
+  EXPECT_EQ(info.store(), BackendOf(GetParam()));
 }
 
 TEST_P(CatalogServiceTest, CreateUpdateDeleteOverGrpcWithStaleEtagAborted) {
@@ -338,7 +338,8 @@ TEST_P(CatalogServiceTest, ExportStreamsEpochCsvAndJson) {
   EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 }
 
-INSTANTIATE_TEST_SUITE_P(Stores, CatalogServiceTest, ::testing::Values("sqlite", "postgres"),
+INSTANTIATE_TEST_SUITE_P(Stores, CatalogServiceTest,
+                         ::testing::Values("sqlite", "sqlite_cached", "postgres"),
                          [](const auto& test_info) { return test_info.param; });
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "catalog-service/store/cached_store.h"
 #include "catalog-service/store/migrations.h"
 #include "catalog-service/store/postgres_store.h"
 #include "catalog-service/store/sqlite_store.h"
@@ -65,7 +66,11 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
     }
     auto store = SqliteStore::Open(path_);
     EXPECT_TRUE(store.ok()) << store.status();
-    return store.ok() ? std::unique_ptr<CatalogStore>(*std::move(store)) : nullptr;
+    if (!store.ok()) return nullptr;
+    if (GetParam() == "sqlite_cached") {
+      return std::make_unique<CachedStore>(*std::move(store), 1 << 20);
+    }
+    return std::unique_ptr<CatalogStore>(*std::move(store));
   }
 
   std::unique_ptr<testing::PostgresTestDatabase> database_;
@@ -75,7 +80,7 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(StoreTest, NewStoreIsMigratedAndEmpty) {
   EXPECT_EQ(store_->schema_version(), 2);
-  EXPECT_EQ(store_->backend(), GetParam());
+  EXPECT_EQ(store_->backend(), GetParam() == "sqlite_cached" ? "sqlite" : GetParam());
   EXPECT_EQ(*store_->Revision(), 0);
   EXPECT_EQ(*store_->Count(RecordKind::kModel), 0);
 }
@@ -83,6 +88,7 @@ TEST_P(StoreTest, NewStoreIsMigratedAndEmpty) {
 TEST_P(StoreTest, WritesSurviveReopeningAndRevisionGrowsPerWrite) {
   EXPECT_EQ(*store_->Insert({Model("a"), Model("b")}), 1);
   EXPECT_EQ(*store_->Insert({Model("c")}), 2);
+  store_.reset();  // an open SQLite store holds its file exclusively
   store_ = Open();
   EXPECT_EQ(store_->schema_version(), 2);
   EXPECT_EQ(*store_->Revision(), 2);
@@ -201,7 +207,8 @@ TEST_P(StoreTest, ConcurrentUpdatesWithTheSameRevisionOnlyOneWins) {
   EXPECT_EQ(*store_->Revision(), 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Stores, StoreTest, ::testing::Values("sqlite", "postgres"),
+INSTANTIATE_TEST_SUITE_P(Stores, StoreTest,
+                         ::testing::Values("sqlite", "sqlite_cached", "postgres"),
                          [](const auto& test_info) { return test_info.param; });
 
 // --- SQLite only.
@@ -218,6 +225,32 @@ TEST(SqliteStoreTest, UsesWalAndFullSync) {
   EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "wal");
   sqlite3_finalize(stmt);
   sqlite3_close(db);
+  RemoveSqlite(path);
+}
+
+TEST(SqliteStoreTest, SecondOpenOfAnOpenFileIsUnavailableNamingIt) {
+  const std::string path = TempPath("owned");
+  RemoveSqlite(path);
+  auto owner = SqliteStore::Open(path);
+  ASSERT_TRUE(owner.ok()) << owner.status();
+  ASSERT_TRUE((*owner)->Insert({Model("a")}).ok());
+  auto second = SqliteStore::Open(path);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(second.status().message().find(path), absl::string_view::npos);
+  EXPECT_NE(second.status().message().find("in use by another process"), absl::string_view::npos);
+  // Not even another process's reader gets in while the store is open ...
+  sqlite3* reader = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &reader), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(reader, "SELECT COUNT(*) FROM records", nullptr, nullptr, nullptr),
+            SQLITE_BUSY);
+  sqlite3_close(reader);
+  // ... and the owner is unharmed; once it closes, the file opens again.
+  EXPECT_EQ(*(*owner)->Count(RecordKind::kModel), 1);
+  owner->reset();
+  auto reopened = SqliteStore::Open(path);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_EQ(*(*reopened)->Count(RecordKind::kModel), 1);
+  reopened->reset();
   RemoveSqlite(path);
 }
 

@@ -283,7 +283,8 @@ TEST_P(CatalogWritesTest, ConcurrentEtagWritersLoseNoUpdate) {
               acknowledged.load(), aborted.load());
 }
 
-INSTANTIATE_TEST_SUITE_P(Stores, CatalogWritesTest, ::testing::Values("sqlite", "postgres"),
+INSTANTIATE_TEST_SUITE_P(Stores, CatalogWritesTest,
+                         ::testing::Values("sqlite", "sqlite_cached", "postgres"),
                          [](const auto& test_info) { return test_info.param; });
 
 }  // namespace

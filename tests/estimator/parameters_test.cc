@@ -81,6 +81,37 @@ TEST(ParametersTest, MixtureOfExpertsCountsActiveExperts) {
   EXPECT_NEAR(count->active, 12.9e9, 0.05e9);
 }
 
+TEST(ParametersTest, TotalsWithoutArithmeticMatchTheFullCount) {
+  Architecture moe = Llama(32, 4096, 32, 8, 14336, 32000);
+  moe.num_experts = 8;
+  moe.num_experts_per_token = 2;
+  moe.num_shared_experts = 1;
+  moe.num_dense_layers = 3;
+  Architecture encoder = Gpt2();
+  encoder.type_vocab_size = 2;
+  encoder.pooler = true;
+  encoder.norms_per_layer = 3;
+  encoder.qk_norm = true;
+  for (const Architecture& arch : {Gpt2(), Llama(32, 4096, 32, 8, 14336, 128256), moe, encoder}) {
+    for (const ParameterCountOptions options :
+         {ParameterCountOptions{}, ParameterCountOptions{false, false}}) {
+      auto full = CountParameters(arch, options);
+      auto totals = CountParameterTotals(arch, options);
+      ASSERT_TRUE(full.ok() && totals.ok());
+      EXPECT_EQ(totals->total, full->total);
+      EXPECT_EQ(totals->active, full->active);
+      EXPECT_EQ(totals->embedding, full->embedding);
+      EXPECT_EQ(totals->non_embedding, full->non_embedding);
+      EXPECT_TRUE(totals->components.empty());
+      double sum = 0;
+      for (const ParameterComponent& component : full->components) sum += component.parameters;
+      EXPECT_EQ(sum, full->total);  // the components add up to the total
+    }
+  }
+  EXPECT_EQ(CountParameterTotals(Architecture{}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ParametersTest, IncompleteShapesNameTheField) {
   Architecture arch = Llama(32, 4096, 32, 6, 14336, 32000);  // 6 does not divide 32
   auto count = CountParameters(arch);

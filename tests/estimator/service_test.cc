@@ -5,8 +5,12 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <set>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "catalog-service/dataset.h"
 #include "catalog-service/service.h"
 #include "catalog-service/store/sqlite_store.h"
@@ -377,6 +381,57 @@ TEST_F(EstimatorServiceTest, RunnableModelsOnACardAreStreamedBestFitFirst) {
   while (unknown_reader->Read(&one)) {
   }
   EXPECT_EQ(unknown_reader->Finish().error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// 700 rows take three messages, written into one reused message: each row
+// whole and its own, each message at most 256 rows, best fit first across
+// message boundaries.
+TEST_F(EstimatorServiceTest, RunnableModelsSpanningSeveralMessagesAreWholeAndInOrder) {
+  catalog::v1::Dataset bulk;
+  for (int i = 0; i < 700; ++i) {
+    common::v1::Model* model = bulk.add_models();
+    model->set_name(absl::StrCat("models/bulk-model-", i));
+    model->set_display_name(absl::StrCat("Bulk Model ", i));
+    model->set_parameters(1e8 * (1 + i % 40));  // up to 4e9: 8 GB of BF16 weights
+    model->set_open_model_weights(true);
+    model->mutable_provenance()->set_source("test");
+  }
+  ASSERT_TRUE(catalog_->CreateAll(bulk).ok());
+  StartEstimator(CatalogAddress(), /*with_snapshot=*/true);
+  v1::ListRunnableModelsRequest request;
+  request.set_hardware("NVIDIA T4");
+  request.set_filter("parameters >= 1e8 AND parameters <= 4e9 AND open_model_weights = true");
+  grpc::ClientContext context;
+  auto reader = stub_->ListRunnableModels(&context, request);
+  std::vector<v1::RunnableModel> rows;
+  v1::ListRunnableModelsResponse one;
+  int messages = 0;
+  while (reader->Read(&one)) {
+    ++messages;
+    EXPECT_GT(one.models_size(), 0);
+    EXPECT_LE(one.models_size(), 256);
+    rows.insert(rows.end(), one.models().begin(), one.models().end());
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  std::set<std::string> bulk_names;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const v1::RunnableModel& row = rows[i];
+    if (absl::StartsWith(row.model(), "models/bulk-model-")) {
+      EXPECT_TRUE(bulk_names.insert(row.model()).second) << row.model() << " twice";
+      EXPECT_EQ(row.display_name(),
+                absl::StrCat("Bulk Model ", row.model().substr(strlen("models/bulk-model-"))));
+      EXPECT_EQ(std::fmod(row.parameters(), 1e8), 0) << row.model();
+    }
+    EXPECT_EQ(row.cards(), 1);
+    EXPECT_TRUE(row.has_decode_tokens_per_second());
+    EXPECT_GT(row.required_bytes_per_card(), 0);
+    if (i > 0) {
+      EXPECT_GE(rows[i - 1].headroom_bytes_per_card(), row.headroom_bytes_per_card()) << i;
+    }
+  }
+  EXPECT_EQ(bulk_names.size(), 700u);
+  EXPECT_GE(messages, 3);
+  EXPECT_EQ(messages, static_cast<int>((rows.size() + 255) / 256));
 }
 
 TEST_F(EstimatorServiceTest, RunnableModelsNeedALoadedSnapshot) {

@@ -1,0 +1,92 @@
+// A CatalogStore that keeps the records it has read in memory, least
+// recently used first out, within a budget of bytes, in front of a store
+// that no other process writes: the SQLite store, which holds its file
+// exclusively. Every write and delete goes through this class, which drops
+// the records it touches, so a cached record is always the stored one.
+// Not for PostgreSQL: other replicas write the same database behind it.
+//
+// Why: reading one record costs a SQLite statement (a B-tree lookup and a
+// copy of the row) under the store's one connection: a third of the
+// catalog's CPU per GetModel call (see docs/BENCHMARKS.md); a hit costs a
+// hash lookup and a copy.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "catalog-service/store/store.h"
+
+namespace modelatlas::catalog {
+
+class CachedStore : public CatalogStore {
+ public:
+  struct Stats {
+    int64_t hits = 0;
+    int64_t misses = 0;
+    int64_t records = 0;
+    // Bytes of the cached records (their strings and bookkeeping).
+    int64_t bytes = 0;
+  };
+
+  // capacity_bytes > 0: records are evicted beyond it. A record larger than
+  // the whole budget is not cached.
+  CachedStore(std::unique_ptr<CatalogStore> store, size_t capacity_bytes);
+
+  Stats stats() const;
+  size_t capacity_bytes() const { return capacity_bytes_; }
+
+  absl::string_view backend() const override { return store_->backend(); }
+  int schema_version() const override { return store_->schema_version(); }
+
+  absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) override;
+  absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
+                                                              absl::string_view key) override {
+    return store_->FindIdsByLookupKey(kind, key);
+  }
+  absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
+                                                 int limit) override {
+    return store_->List(kind, after_id, limit);
+  }
+  absl::StatusOr<int64_t> Count(RecordKind kind) override { return store_->Count(kind); }
+  absl::StatusOr<int64_t> Revision() override { return store_->Revision(); }
+  absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
+  absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
+                                 int64_t expected_revision) override;
+  absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) override {
+    return store_->ChangesSince(after_revision, limit);
+  }
+
+ private:
+  struct Entry {
+    RecordKind kind;
+    StoredRecord record;
+    size_t bytes;
+  };
+  using Lru = std::list<Entry>;  // most recently used first
+
+  static size_t Kind(RecordKind kind) { return kind == RecordKind::kModel ? 0 : 1; }
+  void Remember(RecordKind kind, StoredRecord record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void Forget(RecordKind kind, absl::string_view id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  const std::unique_ptr<CatalogStore> store_;
+  const size_t capacity_bytes_;
+  mutable absl::Mutex mutex_;
+  Lru lru_ ABSL_GUARDED_BY(mutex_);
+  // By kind, then id.
+  std::array<absl::flat_hash_map<std::string, Lru::iterator>, 2> index_ ABSL_GUARDED_BY(mutex_);
+  size_t bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Grows with every write, after it commits and drops what it touched: a
+  // record read from the store while a write ran may be the old one, so a
+  // read caches its record only if no write ended since it began.
+  uint64_t writes_ ABSL_GUARDED_BY(mutex_) = 0;
+  int64_t hits_ ABSL_GUARDED_BY(mutex_) = 0;
+  int64_t misses_ ABSL_GUARDED_BY(mutex_) = 0;
+};
+
+}  // namespace modelatlas::catalog

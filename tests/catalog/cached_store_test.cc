@@ -1,0 +1,213 @@
+// The record cache in front of the SQLite store: hits spare the store,
+// writes and deletes are seen at once, memory stays within its budget, and
+// a read that overlaps a write never caches the old record.
+#include "catalog-service/store/cached_store.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "catalog-service/store/sqlite_store.h"
+
+namespace modelatlas::catalog {
+namespace {
+
+// Counts the Get calls that reach the store, and can run a hook in the
+// middle of one (after the store's read, before its answer is returned).
+class CountingStore : public CatalogStore {
+ public:
+  explicit CountingStore(std::unique_ptr<CatalogStore> store) : store_(std::move(store)) {}
+
+  std::atomic<int> gets{0};
+  std::function<void()> after_read;
+
+  absl::string_view backend() const override { return store_->backend(); }
+  int schema_version() const override { return store_->schema_version(); }
+  absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) override {
+    ++gets;
+    absl::StatusOr<StoredRecord> record = store_->Get(kind, id);
+    if (after_read) std::exchange(after_read, nullptr)();
+    return record;
+  }
+  absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
+                                                              absl::string_view key) override {
+    return store_->FindIdsByLookupKey(kind, key);
+  }
+  absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
+                                                 int limit) override {
+    return store_->List(kind, after_id, limit);
+  }
+  absl::StatusOr<int64_t> Count(RecordKind kind) override { return store_->Count(kind); }
+  absl::StatusOr<int64_t> Revision() override { return store_->Revision(); }
+  absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override {
+    return store_->Write(writes);
+  }
+  absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
+                                 int64_t expected_revision) override {
+    return store_->Delete(kind, id, expected_revision);
+  }
+  absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) override {
+    return store_->ChangesSince(after_revision, limit);
+  }
+
+ private:
+  std::unique_ptr<CatalogStore> store_;
+};
+
+RecordWrite Record(const std::string& id, const std::string& payload,
+                   RecordKind kind = RecordKind::kModel) {
+  return RecordWrite{kind, id, "Display " + id, {"display " + id}, payload};
+}
+
+class CachedStoreTest : public ::testing::Test {
+ protected:
+  void Open(size_t capacity_bytes) {
+    auto sqlite = SqliteStore::Open(":memory:");
+    ASSERT_TRUE(sqlite.ok()) << sqlite.status();
+    auto counting = std::make_unique<CountingStore>(*std::move(sqlite));
+    inner_ = counting.get();
+    cache_ = std::make_unique<CachedStore>(std::move(counting), capacity_bytes);
+  }
+  void SetUp() override { Open(1 << 20); }
+
+  std::string PayloadOf(const std::string& id, RecordKind kind = RecordKind::kModel) {
+    absl::StatusOr<StoredRecord> record = cache_->Get(kind, id);
+    return record.ok() ? record->payload : record.status().ToString();
+  }
+
+  CountingStore* inner_ = nullptr;
+  std::unique_ptr<CachedStore> cache_;
+};
+
+TEST_F(CachedStoreTest, SecondReadIsAnsweredWithoutTheStore) {
+  ASSERT_TRUE(cache_->Insert({Record("a", "payload a")}).ok());
+  EXPECT_EQ(PayloadOf("a"), "payload a");
+  EXPECT_EQ(inner_->gets.load(), 1);
+  absl::StatusOr<StoredRecord> again = cache_->Get(RecordKind::kModel, "a");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->payload, "payload a");
+  EXPECT_EQ(again->display_name, "Display a");
+  EXPECT_EQ(again->revision, 1);
+  EXPECT_EQ(inner_->gets.load(), 1);
+  const CachedStore::Stats stats = cache_->stats();
+  EXPECT_EQ(stats.hits, 1);
+  EXPECT_EQ(stats.misses, 1);
+  EXPECT_EQ(stats.records, 1);
+  EXPECT_GT(stats.bytes, 0);
+}
+
+TEST_F(CachedStoreTest, KindsAreCachedApart) {
+  ASSERT_TRUE(
+      cache_->Insert({Record("x", "model x"), Record("x", "hardware x", RecordKind::kHardware)})
+          .ok());
+  EXPECT_EQ(PayloadOf("x"), "model x");
+  EXPECT_EQ(PayloadOf("x", RecordKind::kHardware), "hardware x");
+  EXPECT_EQ(PayloadOf("x"), "model x");
+  EXPECT_EQ(PayloadOf("x", RecordKind::kHardware), "hardware x");
+  EXPECT_EQ(inner_->gets.load(), 2);
+}
+
+TEST_F(CachedStoreTest, UpdatesAndDeletesAreSeenAtOnce) {
+  ASSERT_TRUE(cache_->Insert({Record("a", "v1")}).ok());
+  EXPECT_EQ(PayloadOf("a"), "v1");
+  ASSERT_TRUE(cache_->Update(Record("a", "v2"), 0).ok());
+  absl::StatusOr<StoredRecord> updated = cache_->Get(RecordKind::kModel, "a");
+  ASSERT_TRUE(updated.ok());
+  EXPECT_EQ(updated->payload, "v2");
+  EXPECT_EQ(updated->revision, 2);
+  ASSERT_TRUE(cache_->Delete(RecordKind::kModel, "a", 2).ok());
+  EXPECT_EQ(cache_->Get(RecordKind::kModel, "a").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(cache_->stats().records, 0);
+}
+
+TEST_F(CachedStoreTest, RefusedWriteKeepsTheStoredRecord) {
+  ASSERT_TRUE(cache_->Insert({Record("a", "v1")}).ok());
+  EXPECT_EQ(PayloadOf("a"), "v1");
+  // A stale etag: ABORTED, nothing written; the cache answers what is stored.
+  EXPECT_EQ(cache_->Update(Record("a", "v2"), 99).status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(cache_->Insert({Record("a", "v3")}).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(PayloadOf("a"), "v1");
+}
+
+TEST_F(CachedStoreTest, ReadOverlappingAWriteDoesNotCacheTheOldRecord) {
+  ASSERT_TRUE(cache_->Insert({Record("a", "old")}).ok());
+  // The store answers "old"; before the answer reaches the cache, a write
+  // commits "new" (as another thread would).
+  inner_->after_read = [this] { ASSERT_TRUE(cache_->Update(Record("a", "new"), 0).ok()); };
+  EXPECT_EQ(PayloadOf("a"), "old");  // read before the write: right at the time
+  EXPECT_EQ(PayloadOf("a"), "new");  // not the old answer, cached
+  EXPECT_EQ(inner_->gets.load(), 2);
+  EXPECT_EQ(PayloadOf("a"), "new");  // now cached
+  EXPECT_EQ(inner_->gets.load(), 2);
+}
+
+TEST_F(CachedStoreTest, StaysWithinItsBudgetEvictingLeastRecentlyUsed) {
+  Open(4096);
+  const std::string payload(500, 'p');
+  std::vector<RecordWrite> records;
+  for (int i = 0; i < 40; ++i) records.push_back(Record(absl::StrCat("m", i), payload));
+  ASSERT_TRUE(cache_->Insert(records).ok());
+  EXPECT_EQ(PayloadOf("m0"), payload);
+  for (int i = 1; i < 40; ++i) {
+    EXPECT_EQ(PayloadOf(absl::StrCat("m", i)), payload);
+    EXPECT_EQ(PayloadOf("m0"), payload);  // kept in use: never evicted
+    EXPECT_LE(cache_->stats().bytes, 4096);
+  }
+  const CachedStore::Stats stats = cache_->stats();
+  EXPECT_GT(stats.records, 1);
+  EXPECT_LT(stats.records, 40);
+  const int before = inner_->gets.load();
+  EXPECT_EQ(PayloadOf("m0"), payload);
+  EXPECT_EQ(inner_->gets.load(), before);  // m0 still cached
+  EXPECT_EQ(PayloadOf("m1"), payload);
+  EXPECT_EQ(inner_->gets.load(), before + 1);  // m1 was evicted long ago
+}
+
+TEST_F(CachedStoreTest, RecordLargerThanTheBudgetIsReadButNotCached) {
+  Open(1024);
+  ASSERT_TRUE(cache_->Insert({Record("big", std::string(4000, 'b'))}).ok());
+  EXPECT_EQ(PayloadOf("big").size(), 4000u);
+  EXPECT_EQ(PayloadOf("big").size(), 4000u);
+  EXPECT_EQ(inner_->gets.load(), 2);
+  EXPECT_EQ(cache_->stats().records, 0);
+}
+
+TEST_F(CachedStoreTest, ConcurrentReadersAndWritersEndOnTheStoredRecords) {
+  Open(8192);  // small: reads also evict while writes run
+  std::vector<RecordWrite> records;
+  for (int i = 0; i < 20; ++i) records.push_back(Record(absl::StrCat("m", i), "v0"));
+  ASSERT_TRUE(cache_->Insert(records).ok());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([this, t] {
+      for (int i = 0; i < 300; ++i) {
+        const std::string id = absl::StrCat("m", (i * 7 + t) % 20);
+        if (t == 0 && i % 3 == 0) {
+          ASSERT_TRUE(cache_->Update(Record(id, absl::StrCat("v", i)), 0).ok());
+        } else {
+          ASSERT_TRUE(cache_->Get(RecordKind::kModel, id).ok());
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  // List reads the store itself, past the cache.
+  absl::StatusOr<std::vector<StoredRecord>> stored = cache_->List(RecordKind::kModel, "", 100);
+  ASSERT_TRUE(stored.ok());
+  ASSERT_EQ(stored->size(), 20u);
+  for (const StoredRecord& record : *stored) {
+    absl::StatusOr<StoredRecord> cached = cache_->Get(RecordKind::kModel, record.id);
+    ASSERT_TRUE(cached.ok());
+    EXPECT_EQ(cached->payload, record.payload) << record.id;
+    EXPECT_EQ(cached->revision, record.revision) << record.id;
+  }
+  EXPECT_GT(cache_->stats().hits, 0);
+}
+
+}  // namespace
+}  // namespace modelatlas::catalog
