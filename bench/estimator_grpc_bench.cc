@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "catalog-service/dataset.h"
 #include "catalog-service/service.h"
 #include "catalog-service/store/sqlite_store.h"
@@ -140,6 +141,9 @@ BENCHMARK(BM_StreamedFitMatrix)->Unit(benchmark::kMillisecond)->UseRealTime();
 }  // namespace modelatlas
 
 int main(int argc, char** argv) {
+  // As the servers run (ServerRunner::PrepareProcess): Debian's abseil
+  // checks every lock for deadlock cycles unless told not to.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -111,14 +111,15 @@ std::optional<bool> WeightsPublished(const common::v1::Model& model) {
 
 // The parameter count to size weights with: the record's figure, else the
 // published count of its architecture, else a count from the architecture.
-absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model) {
+absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model,
+                                         const Architecture* architecture) {
   if (model.has_parameters()) return model.parameters();
   if (model.architecture().has_published_parameter_count()) {
     return static_cast<double>(model.architecture().published_parameter_count());
   }
   if (model.has_architecture()) {
-    absl::StatusOr<ParameterCount> count =
-        CountParameterTotals(ToCoreArchitecture(model.architecture()));
+    absl::StatusOr<ParameterCount> count = CountParameterTotals(
+        architecture != nullptr ? *architecture : ToCoreArchitecture(model.architecture()));
     if (!count.ok()) return count.status();
     return count->total;
   }

@@ -31,8 +31,10 @@ std::optional<bool> WeightsPublished(const common::v1::Model& model);
 
 // The parameter count of a record: its figure, else the published count of
 // its architecture, else a count from the architecture;
-// FAILED_PRECONDITION when it has none of them.
-absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model);
+// FAILED_PRECONDITION when it has none of them. `architecture`, when given,
+// is the record's architecture already converted (spares converting it again).
+absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model,
+                                         const Architecture* architecture = nullptr);
 
 // The peak a device computes `format` at, FLOP/s: quantized formats
 // dequantize to 16-bit and run on the FP16/BF16 tensor cores.
