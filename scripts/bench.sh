@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every benchmark in one command, results written as a markdown table with
 # the machine's description to docs/BENCHMARK-RESULTS.md (or $OUT):
-#   1. the Google Benchmark suites (formulas, fit matrix, filter/catalog
+#   1. the Google Benchmark suites (formulas, fit matrix, filter parsing and
+#      evaluation, snapshot lookups, record cache, serialization, catalog
 #      reads, import, the streamed fit matrix over gRPC);
 #   2. the load benchmarks in one run: the echo baseline and the real
 #      services under the same closed-loop load (bench/loadgen), on a
@@ -26,11 +27,13 @@ rm -rf "$state" && mkdir -p "$state"
 
 bash scripts/install-deps.sh test
 bash scripts/build.sh catalog-service estimator-service modelatlas echo-server loadgen \
-  catalog_bench estimator_bench estimator_grpc_bench import_bench
+  catalog_bench estimator_bench estimator_grpc_bench import_bench hot_paths_bench
 b="$root/build"
 
 echo "== Google Benchmark suites"
 "$b/bench/estimator_bench" --benchmark_min_time=$min_time --benchmark_format=json >"$state/estimator_bench.json"
+MODELATLAS_BENCH_MODELS=$models "$b/bench/hot_paths_bench" --benchmark_min_time=$min_time \
+  --benchmark_format=json >"$state/hot_paths_bench.json"
 MODELATLAS_BENCH_MODELS=$models "$b/bench/catalog_bench" --benchmark_min_time=$min_time \
   --benchmark_filter=sqlite --benchmark_format=json >"$state/catalog_bench.json"
 # Three repetitions: the table reports their median (this machine's speed moves).
@@ -253,7 +256,7 @@ w("## Google Benchmark suites")
 w("")
 w("| benchmark | time | CPU | items/s |")
 w("|---|---:|---:|---:|")
-for suite in ["estimator_bench", "catalog_bench", "estimator_grpc_bench", "import_bench"]:
+for suite in ["estimator_bench", "hot_paths_bench", "catalog_bench", "estimator_grpc_bench", "import_bench"]:
     for b in bench(suite):
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue

@@ -1,0 +1,232 @@
+// The hot paths under the RPCs, in process: filter parsing and evaluation
+// (ListModels, whole-catalog estimator answers), the estimator snapshot's
+// lookups (every catalogued estimate), the catalog's record cache against a
+// SQLite read (GetModel), and protobuf serialization of the messages the
+// services exchange most.
+//
+//   build/bench/hot_paths_bench                               100,000 records
+//   MODELATLAS_BENCH_MODELS=2000 build/bench/hot_paths_bench  (CI smoke)
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "catalog-service/dataset.h"
+#include "catalog-service/query/filter.h"
+#include "catalog-service/store/cached_store.h"
+#include "catalog-service/store/sqlite_store.h"
+#include "estimator-service/record_table.h"
+#include "modelatlas/estimator/v1/estimator_service.pb.h"
+
+namespace modelatlas {
+namespace {
+
+using common::v1::Model;
+
+int ModelCount() {
+  const char* env = std::getenv("MODELATLAS_BENCH_MODELS");
+  return env != nullptr ? std::atoi(env) : 100000;
+}
+
+// Records spread like the catalog's: parameters over 1e6..1e12, five
+// domains, an architecture on one in four.
+const std::vector<Model>& Models() {
+  static const auto* models = [] {
+    auto* out = new std::vector<Model>();
+    static const char* kDomains[] = {"Language", "Vision", "Speech", "Biology", "Games"};
+    std::mt19937_64 rng(42);
+    std::uniform_real_distribution<double> exponent(6, 12);
+    for (int i = 0; i < ModelCount(); ++i) {
+      Model& m = out->emplace_back();
+      m.set_name(absl::StrFormat("models/gen-model-%06d", i));
+      m.set_display_name(absl::StrFormat("Generated Model %d", i));
+      m.set_parameters(std::pow(10.0, exponent(rng)));
+      m.add_domains(kDomains[i % 5]);
+      m.add_organizations(absl::StrCat("Lab ", i % 97));
+      m.set_open_model_weights(i % 3 == 0);
+      m.mutable_provenance()->set_source("generated");
+      if (i % 4 == 0) {
+        auto* a = m.mutable_architecture();
+        a->set_num_layers(16 + (i % 5) * 16);
+        a->set_hidden_size(1024 * (1 + i % 8));
+        a->set_num_attention_heads(8 * (1 + i % 8));
+        a->set_vocab_size(32000);
+      }
+    }
+    return out;
+  }();
+  return *models;
+}
+
+// The shipped record of Llama 3.1 8B: a full record with its architecture.
+Model Llama() {
+  absl::StatusOr<catalog::v1::Dataset> dataset = catalog::ShippedDataset();
+  if (!dataset.ok()) std::abort();
+  for (const Model& model : dataset->models()) {
+    if (model.display_name() == "Llama 3.1 8B") return model;
+  }
+  std::abort();
+}
+
+constexpr const char* kFilter =
+    "parameters > 1e11 AND domains:\"Vision\" AND architecture.num_layers >= 32";
+
+void BM_FilterParse(benchmark::State& state) {
+  for (auto _ : state) {
+    auto filter = catalog::Filter::Parse(kFilter, Model::descriptor());
+    if (!filter.ok()) return state.SkipWithError(filter.status().ToString().c_str());
+    benchmark::DoNotOptimize(filter);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_FilterParse);
+
+// One filter over every record (a filtered List scans until its page is
+// full; the estimator's whole-catalog answers scan all): records/s.
+void BM_FilterMatches(benchmark::State& state) {
+  const auto filter = *catalog::Filter::Parse(kFilter, Model::descriptor());
+  const std::vector<Model>& models = Models();
+  int64_t matched = 0;
+  for (auto _ : state) {
+    for (const Model& model : models) matched += filter.Matches(model) ? 1 : 0;
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(models.size()));
+  benchmark::DoNotOptimize(matched);
+}
+BENCHMARK(BM_FilterMatches)->Unit(benchmark::kMillisecond);
+
+const estimator::RecordTable<Model>& Snapshot() {
+  static const auto* table = [] {
+    auto* out = new estimator::RecordTable<Model>();
+    for (const Model& model : Models()) out->Put(model.name(), model);
+    return out;
+  }();
+  return *table;
+}
+
+// The snapshot's lookups behind every catalogued estimate: by resource name,
+// and by a display name spelled differently (case, punctuation).
+void BM_SnapshotFind(benchmark::State& state, bool by_display_name) {
+  const auto& table = Snapshot();
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> pick(0, ModelCount() - 1);
+  std::vector<std::string> names;
+  for (int i = 0; i < 1024; ++i) {
+    names.push_back(by_display_name ? absl::StrCat("generated-MODEL ", pick(rng))
+                                    : absl::StrFormat("models/gen-model-%06d", pick(rng)));
+  }
+  size_t i = 0;
+  for (auto _ : state) {
+    const std::string& name = names[i++ & 1023];
+    const Model* model = by_display_name ? table.Find(name) : table.FindByName(name);
+    if (model == nullptr) return state.SkipWithError("not found");
+    benchmark::DoNotOptimize(model);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_SnapshotFind, by_resource_name, false);
+BENCHMARK_CAPTURE(BM_SnapshotFind, by_display_name_any_spelling, true);
+
+// One record read from the SQLite store, and the same read answered by the
+// record cache in front of it (GetModel's two paths).
+struct Stores {
+  catalog::CatalogStore* sqlite = nullptr;
+  std::unique_ptr<catalog::CachedStore> cached;
+};
+
+Stores& TheStores() {
+  static Stores* stores = [] {
+    auto* out = new Stores;
+    auto sqlite = catalog::SqliteStore::Open(":memory:");
+    if (!sqlite.ok()) std::abort();
+    out->sqlite = sqlite->get();
+    out->cached = std::make_unique<catalog::CachedStore>(*std::move(sqlite), 32 << 20);
+    const Model llama = Llama();
+    std::vector<catalog::RecordWrite> writes;
+    for (int i = 0; i < 1000; ++i) {
+      writes.push_back({catalog::RecordKind::kModel,
+                        absl::StrCat("llama-", i),
+                        llama.display_name(),
+                        {},
+                        llama.SerializeAsString()});
+    }
+    if (!out->cached->Insert(writes).ok()) std::abort();
+    return out;
+  }();
+  return *stores;
+}
+
+void BM_StoreGet(benchmark::State& state, bool cached) {
+  Stores& stores = TheStores();
+  catalog::CatalogStore* store = cached ? stores.cached.get() : stores.sqlite;
+  int i = 0;
+  for (auto _ : state) {
+    auto record = store->Get(catalog::RecordKind::kModel, absl::StrCat("llama-", i++ % 1000));
+    if (!record.ok()) return state.SkipWithError(record.status().ToString().c_str());
+    benchmark::DoNotOptimize(record);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_StoreGet, sqlite, false);
+BENCHMARK_CAPTURE(BM_StoreGet, record_cache_hit, true);
+
+// Serialization: the stored and sent form of a full model record, and one
+// message of the streamed fit matrix (256 rows).
+void BM_ModelSerialize(benchmark::State& state) {
+  const Model llama = Llama();
+  std::string bytes;
+  for (auto _ : state) {
+    bytes.clear();
+    llama.SerializeToString(&bytes);
+    benchmark::DoNotOptimize(bytes);
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes.size()));
+}
+BENCHMARK(BM_ModelSerialize);
+
+void BM_ModelParse(benchmark::State& state) {
+  const std::string bytes = Llama().SerializeAsString();
+  Model model;
+  for (auto _ : state) {
+    if (!model.ParseFromString(bytes)) return state.SkipWithError("parse");
+    benchmark::DoNotOptimize(model);
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes.size()));
+}
+BENCHMARK(BM_ModelParse);
+
+void BM_RunnableModelsMessageSerialize(benchmark::State& state) {
+  estimator::v1::ListRunnableModelsResponse message;
+  for (int i = 0; i < 256; ++i) {
+    auto* row = message.add_models();
+    row->set_model(absl::StrFormat("models/gen-model-%06d", i));
+    row->set_display_name(absl::StrFormat("Generated Model %d", i));
+    row->set_parameters(7e9 + i);
+    row->set_cards(1);
+    row->set_required_bytes_per_card(16000000000 + i);
+    row->set_headroom_bytes_per_card(1000000000 - i);
+    row->set_decode_tokens_per_second(42.5);
+    row->set_prefill_tokens_per_second(12000);
+    row->set_catalog_revision(7);
+  }
+  std::string bytes;
+  for (auto _ : state) {
+    bytes.clear();
+    message.SerializeToString(&bytes);
+    benchmark::DoNotOptimize(bytes);
+  }
+  state.SetItemsProcessed(state.iterations() * 256);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes.size()));
+}
+BENCHMARK(BM_RunnableModelsMessageSerialize);
+
+}  // namespace
+}  // namespace modelatlas
+
+BENCHMARK_MAIN();
