@@ -8,17 +8,18 @@
 #      services under the same closed-loop load (bench/loadgen), on a
 #      catalog of generated models, with the services' resident memory idle
 #      and after load, and the estimator snapshot's memory per model.
-#   scripts/bench.sh            3 rounds of 5 s per load scenario, 100,000 models
-#   scripts/bench.sh --smoke    1 s per scenario, 2,000 models (CI: no thresholds)
+#   scripts/bench.sh            9 interleaved rounds of 2 s for the compared
+#                               scenarios, 5 s for the others, 100,000 models
+#   scripts/bench.sh --smoke    1 round, 1 s per scenario, 2,000 models (CI: no thresholds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 smoke=false
 [[ "${1:-}" == --smoke ]] && smoke=true
 if $smoke; then
-  round_seconds=1; rounds=1; models=2000; min_time=0.01
+  seconds=1; round_seconds=1; rounds=1; models=2000; min_time=0.01
 else
-  round_seconds=5; rounds=3; models=100000; min_time=0.5
+  seconds=5; round_seconds=2; rounds=9; models=100000; min_time=0.5
 fi
 out="${OUT:-$root/docs/BENCHMARK-RESULTS.md}"
 $smoke && out="${OUT:-$root/.run/bench/BENCHMARK-RESULTS.md}"
@@ -36,14 +37,14 @@ MODELATLAS_BENCH_MODELS=$models "$b/bench/hot_paths_bench" --benchmark_min_time=
   --benchmark_format=json >"$state/hot_paths_bench.json"
 MODELATLAS_BENCH_MODELS=$models "$b/bench/catalog_bench" --benchmark_min_time=$min_time \
   --benchmark_filter=sqlite --benchmark_format=json >"$state/catalog_bench.json"
-# Three repetitions: the table reports their median (this machine's speed moves).
+# Repeated: the table reports the median (this machine's speed moves).
 MODELATLAS_BENCH_MODELS=$((models < 3000 ? models : 3000)) "$b/bench/estimator_grpc_bench" \
   --benchmark_min_time=$min_time --benchmark_repetitions=$rounds \
   --benchmark_format=json >"$state/estimator_grpc_bench.json"
 "$b/bench/import_bench" --benchmark_min_time=$min_time --benchmark_filter='Parse|IntoEmpty' \
   --benchmark_format=json >"$state/import_bench.json" || true
 
-echo "== load benchmarks: $models generated models, $rounds rounds of ${round_seconds}s per scenario"
+echo "== load benchmarks: $models generated models, $rounds rounds of ${round_seconds}s, ${seconds}s per other scenario"
 /usr/bin/python3 - "$state/models.csv" "$models" <<'PY'
 import csv, sys
 path, n = sys.argv[1], int(sys.argv[2])
@@ -93,9 +94,10 @@ catalog_rss_idle=$(rss_mib catalog)
 estimator_rss_idle=$(rss_mib estimator)
 echo_rss_idle=$(rss_mib echo)
 
-load() {  # name, port, method, request[, concurrency[, loadgen flags]]
+load() {  # name, port, method, request[, concurrency[, loadgen flags]]; $duration, $warmup
   "$b/bench/loadgen" --target=127.0.0.1:$2 --method="$3" --request="$4" \
-    --concurrency="${5:-32}" --duration=${round_seconds}s --warmup=1s --json ${6:-} \
+    --concurrency="${5:-32}" --duration="${duration:-${seconds}s}" --warmup="${warmup:-1s}" \
+    --json ${6:-} \
     >"$state/load-$1.json" || true
   cat "$state/load-$1.json"
 }
@@ -113,15 +115,22 @@ response_bytes=$("$b/bench/loadgen" --target=127.0.0.1:$estimator_port --concurr
 echo "$response_bytes" >"$state/response-bytes"
 payload=$(printf '%s' "$estimate_request" | base64 -w0)
 # The ratios compare scenarios run one after another, and this machine's
-# speed moves (other tenants): rounds interleave them, echo first in each,
-# so each ratio is taken within a round; the table reports the median.
-for round in $(seq 1 $rounds); do
-  load echo-$round "$echo_port" modelatlas.bench.v1.EchoService/Echo \
+# speed moves (other tenants) within seconds: short rounds interleave them,
+# each round between two echo runs, its ratios taken against their mean;
+# the table reports the median round.
+echo_slice() {
+  duration=${round_seconds}s warmup=500ms load echo-$1 "$echo_port" \
+    modelatlas.bench.v1.EchoService/Echo \
     "{\"payload\": \"$payload\", \"response_bytes\": $response_bytes}"
-  load estimate-$round "$estimator_port" \
+}
+echo_slice 1
+for round in $(seq 1 $rounds); do
+  duration=${round_seconds}s warmup=500ms load estimate-$round "$estimator_port" \
     modelatlas.estimator.v1.EstimatorService/EstimateInferenceMemory "$estimate_request"
-  load get-$round "$catalog_port" modelatlas.catalog.v1.CatalogService/GetModel \
+  duration=${round_seconds}s warmup=500ms load get-$round "$catalog_port" \
+    modelatlas.catalog.v1.CatalogService/GetModel \
     "{\"name\": \"models/generated-model-$((models / 2))\"}"
+  echo_slice $((round + 1))
 done
 # GetModel over every model at random: what the record cache (32 MiB by
 # default, about 60% of these records) leaves to SQLite.
@@ -147,12 +156,12 @@ load overload-get "$catalog_port" modelatlas.catalog.v1.CatalogService/GetModel 
 catalog_rss_overload=$(rss_mib catalog)
 echo "$estimator_rss_overload $catalog_rss_overload" >"$state/overload-rss"
 
-/usr/bin/python3 - "$state" "$out" "$models" "$round_seconds" "$rounds" "$import_seconds" \
+/usr/bin/python3 - "$state" "$out" "$models" "$seconds" "$round_seconds" "$rounds" "$import_seconds" \
   "$catalog_rss_idle" "$catalog_rss_load" "$catalog_rss_after" \
   "$estimator_rss_shipped" "$estimator_rss_idle" "$estimator_rss_after" \
   "$echo_rss_idle" "$echo_rss_after" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY'
 import json, os, platform, subprocess, sys, datetime
-(state, out, models, seconds, rounds, import_s, c_idle, c_load, c_after, e_shipped, e_idle, e_after,
+(state, out, models, seconds, round_seconds, rounds, import_s, c_idle, c_load, c_after, e_shipped, e_idle, e_after,
  echo_idle, echo_after, commit) = sys.argv[1:]
 models, rounds = int(models), int(rounds)
 def load(name):
@@ -177,15 +186,17 @@ try:
     response_bytes = int(open(f"{state}/response-bytes").read())
 except Exception:
     response_bytes = 0
-w(f"Load scenarios: closed loop, 32 calls in flight (4 for the filtered list), {seconds} s each after 1 s of warm-up, over 4 connections; {models:,} generated models in a SQLite catalog. The echo baseline answers with {response_bytes} bytes, the size of the estimator's response. Echo, the estimate and GetModel run in {rounds} interleaved round(s) (echo first in each): each ratio is taken within a round and the median round reported, as this shared machine's speed moves from minute to minute.")
+w(f"Load scenarios: closed loop, 32 calls in flight (4 for the filtered list), over 4 connections; {models:,} generated models in a SQLite catalog. The echo baseline answers with {response_bytes} bytes, the size of the estimator's response. The estimate and GetModel run in {rounds} short round(s) ({round_seconds} s each after 0.5 s of warm-up), each round between two echo runs: a round's ratios are taken against the mean of the echo runs around it, and the median round is reported, as this shared machine's speed moves within seconds. The other scenarios run {seconds} s after 1 s of warm-up.")
 w("")
 def ratio(a, b):
     return a / b if b else 0
 def median(values):
     values = sorted(values)
     return values[len(values) // 2] if values else 0
-rounds_of = lambda name: [load(f"{name}-{r}") for r in range(1, rounds + 1)]
-echoes, ests, gets = rounds_of("echo"), rounds_of("estimate"), rounds_of("get")
+rounds_of = lambda name, n=rounds: [load(f"{name}-{r}") for r in range(1, n + 1)]
+echo_runs, ests, gets = rounds_of("echo", rounds + 1), rounds_of("estimate"), rounds_of("get")
+# Each round's baseline: the echo runs before and after it.
+echoes = [{k: (a[k] + b[k]) / 2 for k in ("qps", "p99_us")} for a, b in zip(echo_runs, echo_runs[1:])]
 est_qps = [ratio(e["qps"], b["qps"]) for e, b in zip(ests, echoes)]
 est_p99 = [ratio(e["p99_us"], b["p99_us"]) for e, b in zip(ests, echoes)]
 get_qps = [ratio(g["qps"], b["qps"]) for g, b in zip(gets, echoes)]
@@ -221,10 +232,12 @@ w("| scenario | round | calls/s | p50 | p90 | p99 | p99.9 | errors |")
 w("|---|---:|---:|---:|---:|---:|---:|---:|")
 def row(label, round_label, r):
     w(f"| {label} | {round_label} | {r['qps']:.0f} | {r.get('p50_us',0)/1000:.2f} ms | {r.get('p90_us',0)/1000:.2f} ms | {r['p99_us']/1000:.2f} ms | {r['p999_us']/1000:.2f} ms | {r['errors']} |")
-for r in range(rounds):
-    row("echo baseline", r + 1, echoes[r])
-    row("EstimateInferenceMemory, Llama 3.1 8B", r + 1, ests[r])
-    row("GetModel, one model by name", r + 1, gets[r])
+for r in range(rounds + 1):
+    label = "before 1" if r == 0 else f"after {r}" if r == rounds else f"{r} / {r + 1}"
+    row("echo baseline", label, echo_runs[r])
+    if r < rounds:
+        row("EstimateInferenceMemory, Llama 3.1 8B", r + 1, ests[r])
+        row("GetModel, one model by name", r + 1, gets[r])
 row(f"GetModel, any of the {models:,} models at random", "", load("get-any"))
 row("ListModels, filtered, page of 50", "", lst)
 w("")
