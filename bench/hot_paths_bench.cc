@@ -8,7 +8,6 @@
 //   MODELATLAS_BENCH_MODELS=2000 build/bench/hot_paths_bench  (CI smoke)
 #include <benchmark/benchmark.h>
 
-#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -16,7 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "bench/generated_models.h"
 #include "catalog-service/dataset.h"
 #include "catalog-service/query/filter.h"
 #include "catalog-service/store/cached_store.h"
@@ -29,36 +28,15 @@ namespace {
 
 using common::v1::Model;
 
-int ModelCount() {
-  const char* env = std::getenv("MODELATLAS_BENCH_MODELS");
-  return env != nullptr ? std::atoi(env) : 100000;
-}
+using bench::ModelCount;
+using bench::ModelId;
 
-// Records spread like the catalog's: parameters over 1e6..1e12, five
-// domains, an architecture on one in four.
+// The generated records, made once.
 const std::vector<Model>& Models() {
   static const auto* models = [] {
     auto* out = new std::vector<Model>();
-    static const char* kDomains[] = {"Language", "Vision", "Speech", "Biology", "Games"};
     std::mt19937_64 rng(42);
-    std::uniform_real_distribution<double> exponent(6, 12);
-    for (int i = 0; i < ModelCount(); ++i) {
-      Model& m = out->emplace_back();
-      m.set_name(absl::StrFormat("models/gen-model-%06d", i));
-      m.set_display_name(absl::StrFormat("Generated Model %d", i));
-      m.set_parameters(std::pow(10.0, exponent(rng)));
-      m.add_domains(kDomains[i % 5]);
-      m.add_organizations(absl::StrCat("Lab ", i % 97));
-      m.set_open_model_weights(i % 3 == 0);
-      m.mutable_provenance()->set_source("generated");
-      if (i % 4 == 0) {
-        auto* a = m.mutable_architecture();
-        a->set_num_layers(16 + (i % 5) * 16);
-        a->set_hidden_size(1024 * (1 + i % 8));
-        a->set_num_attention_heads(8 * (1 + i % 8));
-        a->set_vocab_size(32000);
-      }
-    }
+    for (int i = 0; i < ModelCount(); ++i) out->push_back(bench::Generated(i, rng));
     return out;
   }();
   return *models;
@@ -119,7 +97,7 @@ void BM_SnapshotFind(benchmark::State& state, bool by_display_name) {
   std::vector<std::string> names;
   for (int i = 0; i < 1024; ++i) {
     names.push_back(by_display_name ? absl::StrCat("generated-MODEL ", pick(rng))
-                                    : absl::StrFormat("models/gen-model-%06d", pick(rng)));
+                                    : "models/" + ModelId(pick(rng)));
   }
   size_t i = 0;
   for (auto _ : state) {
@@ -205,8 +183,8 @@ void BM_RunnableModelsMessageSerialize(benchmark::State& state) {
   estimator::v1::ListRunnableModelsResponse message;
   for (int i = 0; i < 256; ++i) {
     auto* row = message.add_models();
-    row->set_model(absl::StrFormat("models/gen-model-%06d", i));
-    row->set_display_name(absl::StrFormat("Generated Model %d", i));
+    row->set_model("models/" + ModelId(i));
+    row->set_display_name(absl::StrCat("Generated Model ", i));
     row->set_parameters(7e9 + i);
     row->set_cards(1);
     row->set_required_bytes_per_card(16000000000 + i);

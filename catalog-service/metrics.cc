@@ -101,17 +101,17 @@ StoreMetrics::StoreMetrics(prometheus::Registry& registry, absl::string_view bac
 void StoreMetrics::Observe(absl::string_view operation, double seconds,
                            const absl::Status& status) {
   // Every operation's histogram is made up front: no label map is built per call.
-  const std::string op(operation);
   auto histogram = durations_.find(operation);
   if (histogram != durations_.end()) {
     histogram->second->Observe(seconds);
   } else {
-    duration_.Add({{"backend", backend_}, {"operation", op}}, StoreBuckets()).Observe(seconds);
+    duration_.Add({{"backend", backend_}, {"operation", std::string(operation)}}, StoreBuckets())
+        .Observe(seconds);
   }
   if (!status.ok()) {
     errors_
         .Add({{"backend", backend_},
-              {"operation", op},
+              {"operation", std::string(operation)},
               {"code", absl::StatusCodeToString(status.code())}})
         .Increment();
   }

@@ -1,43 +1,17 @@
-// Server-streaming reactors: ListWriter writes a prepared list of messages
-// one after another, SourceWriter the messages a source fills one at a time;
-// both finish with the error that prevented the answer, if one did.
+// Server-streaming reactors: SourceWriter writes the messages a source fills
+// one at a time; ListWriter is the same over a prepared list of messages.
+// Both finish with the error that prevented the answer, if one did.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/grpc_status.h"
 
 namespace modelatlas::estimator {
-
-// Writes a prepared list of messages one after another.
-template <typename Message>
-class ListWriter : public grpc::ServerWriteReactor<Message> {
- public:
-  explicit ListWriter(absl::StatusOr<std::vector<Message>> messages)
-      : messages_(std::move(messages)) {
-    if (!messages_.ok()) {
-      this->Finish(ToGrpcStatus(messages_.status()));
-    } else {
-      Next();
-    }
-  }
-  void OnWriteDone(bool ok) override {
-    if (!ok) return this->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "client went away"));
-    Next();
-  }
-  void OnDone() override { delete this; }
-
- private:
-  void Next() {
-    if (next_ == messages_->size()) return this->Finish(grpc::Status::OK);
-    this->StartWrite(&(*messages_)[next_++]);
-  }
-  absl::StatusOr<std::vector<Message>> messages_;
-  size_t next_ = 0;
-};
 
 // Writes the messages `source` fills, one at a time, into one message that
 // is cleared and reused: its repeated fields keep their elements and its
@@ -69,5 +43,28 @@ class SourceWriter : public grpc::ServerWriteReactor<Message> {
   absl::StatusOr<Source> source_;
   Message message_;
 };
+
+// A prepared list of messages as a source: each is swapped, not copied,
+// into the message being written.
+template <typename Message>
+class PreparedMessages {
+ public:
+  // Implicit, so that a StatusOr<std::vector<Message>> converts.
+  PreparedMessages(std::vector<Message> messages)  // NOLINT(google-explicit-constructor)
+      : messages_(std::move(messages)) {}
+  bool Fill(Message* message) {
+    if (next_ == messages_.size()) return false;
+    message->Swap(&messages_[next_++]);
+    return true;
+  }
+
+ private:
+  std::vector<Message> messages_;
+  size_t next_ = 0;
+};
+
+// Writes a prepared list of messages one after another.
+template <typename Message>
+using ListWriter = SourceWriter<Message, PreparedMessages<Message>>;
 
 }  // namespace modelatlas::estimator

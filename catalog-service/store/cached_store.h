@@ -39,7 +39,6 @@ class CachedStore : public CatalogStore {
   CachedStore(std::unique_ptr<CatalogStore> store, size_t capacity_bytes);
 
   Stats stats() const;
-  size_t capacity_bytes() const { return capacity_bytes_; }
 
   absl::string_view backend() const override { return store_->backend(); }
   int schema_version() const override { return store_->schema_version(); }

@@ -2,9 +2,10 @@
 // (the first byte picks the method, the rest is the serialized request, as
 // gRPC would deliver it), against one catalog on in-memory SQLite behind
 // the record cache (as catalog-service runs it; a small budget, so records
-// are evicted too), loaded with the shipped dataset. The gRPC adapters only forward to these
-// Catalog calls (catalog-service/service.cc), so this is every unary handler's logic. Invariant
-// checked beyond "no crash, no sanitizer report": a refused write leaves the revision where it was.
+// are evicted too), loaded with the shipped dataset. The gRPC adapters only
+// forward to these Catalog calls (catalog-service/service.cc), so this is
+// every unary handler's logic. Invariant checked beyond "no crash, no
+// sanitizer report": a refused write leaves the revision where it was.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
