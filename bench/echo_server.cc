@@ -6,8 +6,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "common/logging.h"
-#include "common/server.h"
+#include "common/server/logging.h"
+#include "common/server/server.h"
 #include "modelatlas/bench/v1/echo.grpc.pb.h"
 
 ABSL_FLAG(std::string, grpc_address, "127.0.0.1:0", "gRPC listen address");

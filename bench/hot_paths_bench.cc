@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/generated_models.h"
 #include "catalog-service/dataset.h"
-#include "catalog-service/query/filter.h"
+#include "common/query/filter.h"
 #include "catalog-service/store/cached_store.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "estimator-service/record_table.h"
@@ -57,7 +57,7 @@ constexpr const char* kFilter =
 
 void BM_FilterParse(benchmark::State& state) {
   for (auto _ : state) {
-    auto filter = catalog::Filter::Parse(kFilter, Model::descriptor());
+    auto filter = query::Filter::Parse(kFilter, Model::descriptor());
     if (!filter.ok()) return state.SkipWithError(filter.status().ToString().c_str());
     benchmark::DoNotOptimize(filter);
   }
@@ -68,7 +68,7 @@ BENCHMARK(BM_FilterParse);
 // One filter over every record (a filtered List scans until its page is
 // full; the estimator's whole-catalog answers scan all): records/s.
 void BM_FilterMatches(benchmark::State& state) {
-  const auto filter = *catalog::Filter::Parse(kFilter, Model::descriptor());
+  const auto filter = *query::Filter::Parse(kFilter, Model::descriptor());
   const std::vector<Model>& models = Models();
   int64_t matched = 0;
   for (auto _ : state) {

@@ -9,11 +9,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "catalog-service/page_token.h"
-#include "catalog-service/query/filter.h"
+#include "common/query/filter.h"
 #include "catalog-service/record_codec.h"
 #include "catalog-service/validation.h"
-#include "common/errors.h"
-#include "common/resource_names.h"
+#include "common/status/errors.h"
+#include "common/status/resource_names.h"
 #include "google/protobuf/field_mask.pb.h"
 #include "google/protobuf/util/field_mask_util.h"
 
@@ -144,9 +144,9 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
   absl::StatusOr<int> size = EffectivePageSize(query.page_size, kDefaultPageSize, kMaxPageSize);
   if (!size.ok()) return size.status();
   const auto* descriptor = Record::descriptor();
-  absl::StatusOr<Filter> filter = Filter::Parse(query.filter, descriptor);
+  absl::StatusOr<query::Filter> filter = query::Filter::Parse(query.filter, descriptor);
   if (!filter.ok()) return filter.status();
-  absl::StatusOr<std::vector<OrderKey>> order = ParseOrderBy(query.order_by, descriptor);
+  absl::StatusOr<std::vector<query::OrderKey>> order = query::ParseOrderBy(query.order_by, descriptor);
   if (!order.ok()) return order.status();
 
   const std::string fingerprint = QueryFingerprint(collection, query);
@@ -186,7 +186,7 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
   size_t begin = 0;
   if (ordered) {
     std::stable_sort(matches.begin(), matches.end(),
-                     [&](const Record& a, const Record& b) { return OrderedBefore(a, b, *order); });
+                     [&](const Record& a, const Record& b) { return query::OrderedBefore(a, b, *order); });
     if (!cursor.after_id.empty() && !absl::SimpleAtoi(cursor.after_id, &begin)) {
       return InvalidFieldError("page_token", "not a page token issued by this service");
     }

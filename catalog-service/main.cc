@@ -2,7 +2,6 @@
 #include <cstdlib>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/usage.h"
 #include "absl/time/time.h"
 #include "catalog-service/catalog.h"
 #include "catalog-service/dataset.h"
@@ -10,11 +9,10 @@
 #include "catalog-service/service.h"
 #include "catalog-service/store/postgres_store.h"
 #include "catalog-service/store/sqlite_store.h"
-#include "common/config.h"
-#include "common/logging.h"
-#include "common/security.h"
-#include "common/server.h"
-#include "common/server_flags.h"
+#include "common/server/logging.h"
+#include "common/server/security.h"
+#include "common/server/server.h"
+#include "common/server/server_flags.h"
 
 ABSL_FLAG(std::string, grpc_address, "0.0.0.0:50051",
           "gRPC listen address (host:port; port 0 = any free port)");
@@ -35,37 +33,20 @@ ABSL_FLAG(absl::Duration, watch_poll_interval, absl::Milliseconds(200),
           "How often Watch streams look for writes made by other replicas");
 ABSL_FLAG(bool, load_shipped_dataset, true,
           "Load the shipped dataset into an empty catalog at start");
-ABSL_FLAG(std::string, port_file, "",
-          "If set, write the bound ports here once serving (for tests and scripts)");
-ABSL_FLAG(std::string, log_level, "info", "Lowest log level printed: debug, info, warning, error");
-ABSL_FLAG(absl::Duration, readiness_drain, absl::Seconds(0),
-          "On SIGTERM, report not-ready for this long before refusing new calls");
-ABSL_FLAG(std::string, tls_cert_file, "", "PEM certificate chain: serve gRPC over TLS");
-ABSL_FLAG(std::string, tls_key_file, "", "PEM private key of --tls_cert_file");
-ABSL_FLAG(std::string, tls_client_ca_file, "",
-          "PEM CA: require client certificates it signed (mutual TLS)");
 ABSL_FLAG(std::string, auth_tokens_file, "",
           "Bearer tokens, one \"TOKEN ROLE NAME\" per line (ROLE: reader or writer); when set "
           "(or --auth_client_roles_file), writes need the writer role");
 ABSL_FLAG(std::string, auth_client_roles_file, "",
           "Client certificate roles, one \"COMMON_NAME ROLE\" per line (with mutual TLS)");
 ABSL_FLAG(bool, auth_protect_reads, false, "Reads need the reader or writer role too");
-ABSL_FLAG(absl::Duration, max_connection_age, absl::Minutes(5),
-          "Close client connections after this long (clients reconnect), so that load spreads "
-          "over replicas added since");
-ABSL_FLAG(absl::Duration, shutdown_deadline, absl::Seconds(10),
-          "On SIGTERM, time in-flight calls get to finish");
 
 namespace {
 
 const std::vector<std::string> kFlagNames = {
     "grpc_address",        "metrics_address",      "store",
     "sqlite_path",         "postgres_url",         "postgres_pool_size",
-    "watch_poll_interval", "load_shipped_dataset", "port_file",
-    "log_level",           "readiness_drain",      "shutdown_deadline",
-    "max_connection_age",  "tls_cert_file",        "tls_key_file",
-    "tls_client_ca_file",  "auth_tokens_file",     "auth_client_roles_file",
-    "auth_protect_reads",  "record_cache_bytes"};
+    "watch_poll_interval", "load_shipped_dataset", "auth_tokens_file",
+    "auth_client_roles_file", "auth_protect_reads", "record_cache_bytes"};
 
 absl::StatusOr<std::unique_ptr<modelatlas::catalog::CatalogStore>> OpenStore() {
   using namespace modelatlas::catalog;
@@ -96,31 +77,17 @@ int Fail(const absl::Status& status) {
 
 int main(int argc, char** argv) {
   using namespace modelatlas;
-  absl::SetProgramUsageMessage(
-      "Serves the ModelAtlas catalog over gRPC. Every flag can also be set through the "
-      "environment as MODELATLAS_CATALOG_<FLAG NAME IN UPPER CASE>.");
-  ServerRunner::PrepareProcess();
-  std::vector<std::string> flag_names = kFlagNames;
-  flag_names.insert(flag_names.end(), LoadFlagNames().begin(), LoadFlagNames().end());
-  ParseFlagsWithEnvironment(argc, argv, "MODELATLAS_CATALOG_", flag_names);
-  LogLevel level = LogLevel::kInfo;
-  if (!ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
-    std::fprintf(stderr, "catalog-service: --log_level must be debug, info, warning or error\n");
-    return EXIT_FAILURE;
-  }
-  InitLogging("catalog-service", level);
-
-  ServerOptions options(
+  ServerOptions options = BootstrapServer(
+      argc, argv,
       {.program = "catalog-service",
-       .grpc_address = absl::GetFlag(FLAGS_grpc_address),
-       .metrics_address = absl::GetFlag(FLAGS_metrics_address),
-       .port_file = absl::GetFlag(FLAGS_port_file),
-       .tls = {absl::GetFlag(FLAGS_tls_cert_file), absl::GetFlag(FLAGS_tls_key_file),
-               absl::GetFlag(FLAGS_tls_client_ca_file)},
-       .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
-       .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline),
-       .max_connection_age = absl::GetFlag(FLAGS_max_connection_age)});
-  ApplyLoadFlags(options);
+       .usage = "Serves the ModelAtlas catalog over gRPC.",
+       .env_prefix = "MODELATLAS_CATALOG_",
+       .flag_names = kFlagNames});
+  options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
+  options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
+  if (absl::GetFlag(FLAGS_watch_poll_interval) <= absl::ZeroDuration()) {
+    ExitWithFlagError("catalog-service", "--watch_poll_interval must be positive");
+  }
   ServerRunner runner(std::move(options));
   auto store = OpenStore();
   if (!store.ok()) return Fail(store.status());

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <utility>
 
-#include "common/scrape_metrics.h"
+#include "common/server/scrape_metrics.h"
 
 namespace modelatlas::catalog {
 namespace {

@@ -3,7 +3,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/errors.h"
+#include "common/status/errors.h"
 
 namespace modelatlas::catalog {
 namespace {

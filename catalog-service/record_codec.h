@@ -11,8 +11,8 @@
 #include "absl/strings/string_view.h"
 #include "catalog-service/store/store.h"
 #include "catalog-service/validation.h"
-#include "common/errors.h"
-#include "common/resource_names.h"
+#include "common/status/errors.h"
+#include "common/status/resource_names.h"
 #include "modelatlas/common/v1/hardware.pb.h"
 #include "modelatlas/common/v1/model.pb.h"
 

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "common/errors.h"
-#include "common/grpc_status.h"
+#include "common/status/errors.h"
+#include "common/status/grpc_status.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace modelatlas::catalog {

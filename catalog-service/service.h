@@ -6,8 +6,8 @@
 
 #include "absl/time/time.h"
 #include "catalog-service/catalog.h"
-#include "common/load_shedding.h"
-#include "common/security.h"
+#include "common/server/load_shedding.h"
+#include "common/server/security.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 
 namespace modelatlas::catalog {

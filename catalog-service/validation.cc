@@ -4,7 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/resource_names.h"
+#include "common/status/resource_names.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
 

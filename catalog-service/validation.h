@@ -3,7 +3,7 @@
 // value is refused with the field that holds it.
 #pragma once
 
-#include "common/errors.h"
+#include "common/status/errors.h"
 #include "modelatlas/common/v1/hardware.pb.h"
 #include "modelatlas/common/v1/model.pb.h"
 

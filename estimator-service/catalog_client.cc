@@ -3,10 +3,10 @@
 #include <grpcpp/create_channel.h>
 
 #include "absl/strings/str_cat.h"
-#include "common/channels.h"
-#include "common/errors.h"
-#include "common/grpc_status.h"
-#include "common/security.h"
+#include "common/server/channels.h"
+#include "common/status/errors.h"
+#include "common/status/grpc_status.h"
+#include "common/server/security.h"
 
 namespace modelatlas::estimator {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "common/grpc_metrics.h"
+#include "common/server/grpc_metrics.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 
 namespace modelatlas::estimator {

@@ -1,7 +1,7 @@
 #include "estimator-service/conversions.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
+#include "common/status/errors.h"
 #include "estimator-service/core/parameters.h"
 
 namespace modelatlas::estimator {

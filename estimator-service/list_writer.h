@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/grpc_status.h"
+#include "common/status/grpc_status.h"
 
 namespace modelatlas::estimator {
 

@@ -5,15 +5,14 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
-#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "common/config.h"
-#include "common/logging.h"
-#include "common/scrape_metrics.h"
-#include "common/security.h"
-#include "common/server.h"
-#include "common/server_flags.h"
+#include "common/server/logging.h"
+#include "common/server/scrape_metrics.h"
+#include "common/server/security.h"
+#include "common/server/server.h"
+#include "common/server/server_flags.h"
 #include "estimator-service/catalog_client.h"
 #include "estimator-service/service.h"
 #include "prometheus/counter.h"
@@ -31,15 +30,6 @@ ABSL_FLAG(bool, snapshot, true,
           "per request)");
 ABSL_FLAG(absl::Duration, readiness_interval, absl::Seconds(2),
           "How often readiness checks that the catalog answers");
-ABSL_FLAG(std::string, port_file, "",
-          "If set, write the bound ports here once serving (for tests and scripts)");
-ABSL_FLAG(std::string, log_level, "info", "Lowest log level printed: debug, info, warning, error");
-ABSL_FLAG(absl::Duration, readiness_drain, absl::Seconds(0),
-          "On SIGTERM, report not-ready for this long before refusing new calls");
-ABSL_FLAG(std::string, tls_cert_file, "", "PEM certificate chain: serve gRPC over TLS");
-ABSL_FLAG(std::string, tls_key_file, "", "PEM private key of --tls_cert_file");
-ABSL_FLAG(std::string, tls_client_ca_file, "",
-          "PEM CA: require client certificates it signed (mutual TLS)");
 ABSL_FLAG(std::string, catalog_tls_ca_file, "",
           "PEM CA to verify the catalog's certificate: reach the catalog over TLS");
 ABSL_FLAG(std::string, catalog_tls_cert_file, "",
@@ -47,19 +37,12 @@ ABSL_FLAG(std::string, catalog_tls_cert_file, "",
 ABSL_FLAG(std::string, catalog_tls_key_file, "", "PEM private key of --catalog_tls_cert_file");
 ABSL_FLAG(std::string, catalog_token_file, "",
           "File holding a bearer token for the catalog (when its reads are protected)");
-ABSL_FLAG(absl::Duration, max_connection_age, absl::Minutes(5),
-          "Close client connections after this long (clients reconnect), so that load spreads "
-          "over replicas added since");
-ABSL_FLAG(absl::Duration, shutdown_deadline, absl::Seconds(10),
-          "On SIGTERM, time in-flight calls get to finish");
 
 namespace {
 
 const std::vector<std::string> kFlagNames = {
-    "grpc_address",         "metrics_address",    "catalog_address",     "catalog_timeout",
-    "readiness_interval",   "snapshot",           "port_file",           "log_level",
-    "readiness_drain",      "shutdown_deadline",  "max_connection_age",  "tls_cert_file",
-    "tls_key_file",         "tls_client_ca_file", "catalog_tls_ca_file", "catalog_tls_cert_file",
+    "grpc_address",         "metrics_address",     "catalog_address",     "catalog_timeout",
+    "readiness_interval",   "snapshot",            "catalog_tls_ca_file", "catalog_tls_cert_file",
     "catalog_tls_key_file", "catalog_token_file"};
 
 // Keeps readiness equal to "the catalog answers (and the snapshot, when
@@ -90,31 +73,22 @@ void WatchCatalog(modelatlas::estimator::CatalogClient* catalog,
 
 int main(int argc, char** argv) {
   using namespace modelatlas;
-  absl::SetProgramUsageMessage(
-      "Serves ModelAtlas estimates over gRPC. Every flag can also be set through the "
-      "environment as MODELATLAS_ESTIMATOR_<FLAG NAME IN UPPER CASE>.");
-  ServerRunner::PrepareProcess();
-  std::vector<std::string> flag_names = kFlagNames;
-  flag_names.insert(flag_names.end(), LoadFlagNames().begin(), LoadFlagNames().end());
-  ParseFlagsWithEnvironment(argc, argv, "MODELATLAS_ESTIMATOR_", flag_names);
-  LogLevel level = LogLevel::kInfo;
-  if (!ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
-    std::fprintf(stderr, "estimator-service: --log_level must be debug, info, warning or error\n");
-    return EXIT_FAILURE;
-  }
-  InitLogging("estimator-service", level);
-
-  ServerOptions options(
+  ServerOptions options = BootstrapServer(
+      argc, argv,
       {.program = "estimator-service",
-       .grpc_address = absl::GetFlag(FLAGS_grpc_address),
-       .metrics_address = absl::GetFlag(FLAGS_metrics_address),
-       .port_file = absl::GetFlag(FLAGS_port_file),
-       .tls = {absl::GetFlag(FLAGS_tls_cert_file), absl::GetFlag(FLAGS_tls_key_file),
-               absl::GetFlag(FLAGS_tls_client_ca_file)},
-       .readiness_drain = absl::GetFlag(FLAGS_readiness_drain),
-       .shutdown_deadline = absl::GetFlag(FLAGS_shutdown_deadline),
-       .max_connection_age = absl::GetFlag(FLAGS_max_connection_age)});
-  ApplyLoadFlags(options);
+       .usage = "Serves ModelAtlas estimates over gRPC.",
+       .env_prefix = "MODELATLAS_ESTIMATOR_",
+       .flag_names = kFlagNames});
+  options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
+  options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
+  for (const char* flag : {"catalog_timeout", "readiness_interval"}) {
+    const absl::Duration value = std::string(flag) == "catalog_timeout"
+                                     ? absl::GetFlag(FLAGS_catalog_timeout)
+                                     : absl::GetFlag(FLAGS_readiness_interval);
+    if (value <= absl::ZeroDuration()) {
+      ExitWithFlagError("estimator-service", absl::StrCat("--", flag, " must be positive"));
+    }
+  }
   ServerRunner runner(std::move(options));
   GrpcMetrics client_metrics(runner.registry(), "client");
   client_metrics.RegisterService(

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "common/resource_names.h"
+#include "common/status/resource_names.h"
 
 namespace modelatlas::estimator {
 namespace {

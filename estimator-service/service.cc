@@ -3,10 +3,10 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "catalog-service/query/filter.h"
-#include "common/errors.h"
-#include "common/grpc_status.h"
-#include "common/hf_config.h"
+#include "common/query/filter.h"
+#include "common/status/errors.h"
+#include "common/status/grpc_status.h"
+#include "common/formats/hf_config.h"
 #include "estimator-service/conversions.h"
 #include "estimator-service/core/fit_matrix.h"
 #include "estimator-service/core/inference_memory.h"
@@ -569,8 +569,8 @@ absl::StatusOr<RunnableRows> RunnableModels(const CatalogSnapshot& snapshot,
   }
   if (request.hardware().empty()) violations.Add("hardware", "required");
   if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
-  absl::StatusOr<catalog::Filter> filter =
-      catalog::Filter::Parse(request.filter(), common::v1::Model::descriptor());
+  absl::StatusOr<query::Filter> filter =
+      query::Filter::Parse(request.filter(), common::v1::Model::descriptor());
   if (!filter.ok()) return filter.status();
   std::optional<common::v1::Hardware> hardware = snapshot.FindHardware(request.hardware());
   if (!hardware.has_value()) return ResourceNotFoundError("Hardware", request.hardware());

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "absl/status/statusor.h"
-#include "common/load_shedding.h"
+#include "common/server/load_shedding.h"
 #include "estimator-service/catalog_client.h"
 #include "estimator-service/snapshot.h"
 #include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"

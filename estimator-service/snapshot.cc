@@ -4,8 +4,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/logging.h"
-#include "common/resource_names.h"
+#include "common/server/logging.h"
+#include "common/status/resource_names.h"
 
 namespace modelatlas::estimator {
 

@@ -7,8 +7,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "catalog-service/query/filter.h"
-#include "common/errors.h"
+#include "common/query/filter.h"
+#include "common/status/errors.h"
 #include "estimator-service/conversions.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/training_memory.h"
@@ -495,8 +495,8 @@ absl::StatusOr<std::vector<v1::AuditCatalogResponse>> AuditSnapshot(
     return InvalidFieldError("tolerance", "must be a non-negative fraction, or 0 for 0.1");
   }
   const double tolerance = request.tolerance() > 0 ? request.tolerance() : kDefaultTolerance;
-  absl::StatusOr<catalog::Filter> filter =
-      catalog::Filter::Parse(request.filter(), Model::descriptor());
+  absl::StatusOr<query::Filter> filter =
+      query::Filter::Parse(request.filter(), Model::descriptor());
   if (!filter.ok()) return filter.status();
   const HardwareLookup lookup = [&snapshot](const std::string& name) {
     return snapshot.FindHardware(name);

@@ -5,7 +5,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "catalog-service/store/migrations.h"
-#include "common/errors.h"
+#include "common/status/errors.h"
 
 namespace modelatlas::catalog {
 

@@ -2,7 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
+#include "common/status/errors.h"
 
 namespace modelatlas::catalog {
 

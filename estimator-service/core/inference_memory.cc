@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/errors.h"
+#include "common/status/errors.h"
 #include "estimator-service/core/arithmetic_text.h"
 
 namespace modelatlas::estimator {

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/errors.h"
+#include "common/status/errors.h"
 
 namespace modelatlas::estimator {
 namespace {

@@ -8,7 +8,7 @@
 #include "catalog-service/dataset.h"
 #include "catalog-service/service.h"
 #include "catalog-service/store/sqlite_store.h"
-#include "common/security.h"
+#include "common/server/security.h"
 #include "tests/testing/grpc_testing.h"
 
 namespace modelatlas::catalog {

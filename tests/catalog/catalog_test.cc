@@ -9,7 +9,7 @@
 #include "catalog-service/dataset.h"
 #include "catalog-service/page_token.h"
 #include "catalog-service/store/sqlite_store.h"
-#include "common/errors.h"
+#include "common/status/errors.h"
 
 namespace modelatlas::catalog {
 namespace {

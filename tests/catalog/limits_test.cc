@@ -13,7 +13,7 @@
 #include "catalog-service/dataset.h"
 #include "catalog-service/service.h"
 #include "catalog-service/store/sqlite_store.h"
-#include "common/server.h"
+#include "common/server/server.h"
 #include "tests/testing/grpc_testing.h"
 
 namespace modelatlas::catalog {

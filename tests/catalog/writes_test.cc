@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "catalog-service/catalog.h"
-#include "common/errors.h"
+#include "common/status/errors.h"
 #include "tests/catalog/catalog_on_store.h"
 
 namespace modelatlas::catalog {

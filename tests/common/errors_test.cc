@@ -1,8 +1,8 @@
-#include "common/errors.h"
+#include "common/status/errors.h"
 
 #include <gtest/gtest.h>
 
-#include "common/grpc_status.h"
+#include "common/status/grpc_status.h"
 #include "tests/testing/grpc_testing.h"
 
 namespace modelatlas {

@@ -1,4 +1,4 @@
-#include "common/resource_names.h"
+#include "common/status/resource_names.h"
 
 #include <gtest/gtest.h>
 

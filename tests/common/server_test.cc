@@ -1,5 +1,5 @@
 // ServerRunner: health names, readiness, per-RPC metrics, /metrics, shutdown.
-#include "common/server.h"
+#include "common/server/server.h"
 
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "common/channels.h"
+#include "common/server/channels.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 #include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
 #include "tests/e2e/end_to_end.h"

@@ -14,7 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/grpc_status.h"
+#include "common/status/grpc_status.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 #include "tests/e2e/end_to_end.h"
 #include "tests/e2e/soak.h"

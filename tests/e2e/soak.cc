@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/channels.h"
+#include "common/server/channels.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 #include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
 #include "tests/testing/grpc_testing.h"

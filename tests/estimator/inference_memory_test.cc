@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "common/errors.h"
+#include "common/status/errors.h"
 
 namespace modelatlas::estimator {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/errors.h"
+#include "common/status/errors.h"
 
 namespace modelatlas::estimator {
 namespace {

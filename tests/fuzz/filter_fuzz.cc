@@ -4,13 +4,13 @@
 #include <cstdint>
 #include <string>
 
-#include "catalog-service/query/filter.h"
+#include "common/query/filter.h"
 #include "modelatlas/common/v1/model.pb.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   const auto* descriptor = modelatlas::common::v1::Model::descriptor();
-  auto filter = modelatlas::catalog::Filter::Parse(text, descriptor);
+  auto filter = modelatlas::query::Filter::Parse(text, descriptor);
   if (filter.ok()) {
     modelatlas::common::v1::Model model;
     model.set_display_name("Fuzz");
@@ -19,6 +19,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     model.mutable_architecture()->set_num_layers(32);
     (void)filter->Matches(model);
   }
-  (void)modelatlas::catalog::ParseOrderBy(text, descriptor);
+  (void)modelatlas::query::ParseOrderBy(text, descriptor);
   return 0;
 }

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/hf_config.h"
+#include "common/formats/hf_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string json(reinterpret_cast<const char*>(data), size);

@@ -14,9 +14,9 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "common/grpc_metrics.h"
-#include "common/load_shedding.h"
-#include "common/security.h"
+#include "common/server/grpc_metrics.h"
+#include "common/server/load_shedding.h"
+#include "common/server/security.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 

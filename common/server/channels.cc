@@ -1,4 +1,4 @@
-#include "common/channels.h"
+#include "common/server/channels.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"

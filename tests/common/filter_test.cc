@@ -1,12 +1,12 @@
 // AIP-160 filters and AIP-132 order_by on real records.
-#include "catalog-service/query/filter.h"
+#include "common/query/filter.h"
 
 #include <gtest/gtest.h>
 
-#include "common/errors.h"
+#include "common/status/errors.h"
 #include "modelatlas/common/v1/model.pb.h"
 
-namespace modelatlas::catalog {
+namespace modelatlas::query {
 namespace {
 
 using common::v1::Model;
@@ -156,4 +156,4 @@ TEST(OrderByTest, RefusesWhatCannotBeSorted) {
 }
 
 }  // namespace
-}  // namespace modelatlas::catalog
+}  // namespace modelatlas::query

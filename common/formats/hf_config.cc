@@ -1,10 +1,10 @@
-#include "common/hf_config.h"
+#include "common/formats/hf_config.h"
 
 #include <cmath>
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
+#include "common/status/errors.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 

@@ -1,4 +1,4 @@
-#include "common/resource_names.h"
+#include "common/status/resource_names.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"

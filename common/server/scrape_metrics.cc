@@ -1,4 +1,4 @@
-#include "common/scrape_metrics.h"
+#include "common/server/scrape_metrics.h"
 
 namespace modelatlas {
 namespace {

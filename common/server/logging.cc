@@ -1,4 +1,4 @@
-#include "common/logging.h"
+#include "common/server/logging.h"
 
 #include <atomic>
 #include <cstdio>

@@ -1,7 +1,7 @@
-#include "common/load_shedding.h"
+#include "common/server/load_shedding.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
+#include "common/status/errors.h"
 
 namespace modelatlas {
 

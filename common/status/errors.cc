@@ -1,4 +1,4 @@
-#include "common/errors.h"
+#include "common/status/errors.h"
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"

@@ -1,9 +1,9 @@
-#include "common/grpc_metrics.h"
+#include "common/server/grpc_metrics.h"
 
 #include <chrono>
 #include <utility>
 
-#include "common/grpc_status.h"
+#include "common/status/grpc_status.h"
 
 namespace modelatlas {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/security.h"
+#include "common/server/security.h"
 
 #include <fstream>
 #include <sstream>
@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/errors.h"
+#include "common/status/errors.h"
 
 namespace modelatlas {
 namespace {

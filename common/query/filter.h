@@ -21,7 +21,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 
-namespace modelatlas::catalog {
+namespace modelatlas::query {
 
 // Longest filter accepted, characters.
 inline constexpr size_t kMaxFilterLength = 4096;
@@ -60,4 +60,4 @@ absl::StatusOr<std::vector<OrderKey>> ParseOrderBy(absl::string_view text,
 bool OrderedBefore(const google::protobuf::Message& a, const google::protobuf::Message& b,
                    const std::vector<OrderKey>& keys);
 
-}  // namespace modelatlas::catalog
+}  // namespace modelatlas::query

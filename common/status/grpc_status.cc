@@ -1,9 +1,9 @@
-#include "common/grpc_status.h"
+#include "common/status/grpc_status.h"
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
+#include "common/status/errors.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 

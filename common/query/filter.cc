@@ -1,4 +1,4 @@
-#include "catalog-service/query/filter.h"
+#include "common/query/filter.h"
 
 #include <cmath>
 #include <map>
@@ -12,12 +12,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "common/errors.h"
+#include "common/status/errors.h"
 #include "google/protobuf/reflection.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "google/type/date.pb.h"
 
-namespace modelatlas::catalog {
+namespace modelatlas::query {
 
 using google::protobuf::Descriptor;
 using google::protobuf::FieldDescriptor;
@@ -650,4 +650,4 @@ bool OrderedBefore(const Message& a, const Message& b, const std::vector<OrderKe
   return false;
 }
 
-}  // namespace modelatlas::catalog
+}  // namespace modelatlas::query

@@ -1,4 +1,4 @@
-#include "common/config.h"
+#include "common/server/config.h"
 
 #include <cstdlib>
 

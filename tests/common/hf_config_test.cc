@@ -1,11 +1,11 @@
 // Hugging Face config.json files in ../shared/data/hf_configs, read in place:
 // the parameter count from each must equal the model's published exact
 // count (the total of its safetensors checkpoint, as listed on its model card).
-#include "common/hf_config.h"
+#include "common/formats/hf_config.h"
 
 #include <gtest/gtest.h>
 
-#include "common/errors.h"
+#include "common/status/errors.h"
 #include "estimator-service/conversions.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"

@@ -1,4 +1,4 @@
-#include "common/process_metrics.h"
+#include "common/server/process_metrics.h"
 
 #include <dirent.h>
 #include <sys/resource.h>

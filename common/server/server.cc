@@ -1,4 +1,4 @@
-#include "common/server.h"
+#include "common/server/server.h"
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <signal.h>
@@ -9,8 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "common/logging.h"
-#include "common/process_metrics.h"
+#include "common/server/logging.h"
+#include "common/server/process_metrics.h"
 
 namespace modelatlas {
 
