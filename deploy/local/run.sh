@@ -2,8 +2,10 @@
 # A local multi-process ModelAtlas: one catalog (SQLite), two estimator
 # replicas that clients balance over, and Prometheus scraping all three
 # with the project's rules. Ports stay clear of scripts/run.sh's.
-#   deploy/local/run.sh         build, (re)start everything, wait until it answers
-#   deploy/local/run.sh stop    stop everything
+#   deploy/local/run.sh          (re)start everything, wait until it answers; builds
+#                                and installs only what is missing
+#   deploy/local/run.sh --build  rebuild the binaries first (after a change)
+#   deploy/local/run.sh stop     stop everything
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root="$(pwd)"
@@ -30,8 +32,15 @@ if [[ "${1:-}" == stop ]]; then
   exit 0
 fi
 
-bash scripts/install-deps.sh test
-bash scripts/build.sh catalog-service estimator-service modelatlas
+binaries=(build/catalog-service/catalog-service build/estimator-service/estimator-service
+          build/cli/modelatlas)
+missing=0
+for binary in "${binaries[@]}"; do [[ -x "$binary" ]] || missing=1; done
+command -v prometheus >/dev/null || missing=1
+if [[ "${1:-}" == --build || "$missing" == 1 ]]; then
+  bash scripts/install-deps.sh test
+  bash scripts/build.sh catalog-service estimator-service modelatlas
+fi
 stop
 
 start() {  # name, then the command

@@ -24,13 +24,15 @@ def read(*parts):
 
 
 def flag_defaults(main_cc):
-    """ABSL_FLAG(type, name, "default", ...) string defaults of a main.cc."""
-    return dict(re.findall(r'ABSL_FLAG\([^,]+,\s*(\w+),\s*"([^"]*)"', read(main_cc)))
+    """ABSL_FLAG(type, name, "default", ...) string defaults of a main.cc and
+    of the flags both servers share."""
+    text = read(main_cc) + read("common", "server", "server_flags.cc")
+    return dict(re.findall(r'ABSL_FLAG\([^,]+,\s*(\w+),\s*"([^"]*)"', text))
 
 
 def flag_names(main_cc):
-    """Flags of a main.cc and those both servers share (common/server_flags.cc)."""
-    text = read(main_cc) + read("common", "server_flags.cc")
+    """Flags of a main.cc and those both servers share (common/server/server_flags.cc)."""
+    text = read(main_cc) + read("common", "server", "server_flags.cc")
     return set(re.findall(r"ABSL_FLAG\([^,]+,\s*(\w+),", text))
 
 
