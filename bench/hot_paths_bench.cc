@@ -17,9 +17,9 @@
 #include "absl/strings/str_cat.h"
 #include "bench/generated_models.h"
 #include "catalog-service/dataset.h"
-#include "common/query/filter.h"
 #include "catalog-service/store/cached_store.h"
 #include "catalog-service/store/sqlite_store.h"
+#include "common/query/filter.h"
 #include "estimator-service/record_table.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
 

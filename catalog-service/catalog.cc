@@ -9,9 +9,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "catalog-service/page_token.h"
-#include "common/query/filter.h"
 #include "catalog-service/record_codec.h"
 #include "catalog-service/validation.h"
+#include "common/query/filter.h"
 #include "common/status/errors.h"
 #include "common/status/resource_names.h"
 #include "google/protobuf/field_mask.pb.h"
@@ -146,7 +146,8 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
   const auto* descriptor = Record::descriptor();
   absl::StatusOr<query::Filter> filter = query::Filter::Parse(query.filter, descriptor);
   if (!filter.ok()) return filter.status();
-  absl::StatusOr<std::vector<query::OrderKey>> order = query::ParseOrderBy(query.order_by, descriptor);
+  absl::StatusOr<std::vector<query::OrderKey>> order =
+      query::ParseOrderBy(query.order_by, descriptor);
   if (!order.ok()) return order.status();
 
   const std::string fingerprint = QueryFingerprint(collection, query);
@@ -185,8 +186,9 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
 
   size_t begin = 0;
   if (ordered) {
-    std::stable_sort(matches.begin(), matches.end(),
-                     [&](const Record& a, const Record& b) { return query::OrderedBefore(a, b, *order); });
+    std::stable_sort(matches.begin(), matches.end(), [&](const Record& a, const Record& b) {
+      return query::OrderedBefore(a, b, *order);
+    });
     if (!cursor.after_id.empty() && !absl::SimpleAtoi(cursor.after_id, &begin)) {
       return InvalidFieldError("page_token", "not a page token issued by this service");
     }

@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/server/channels.h"
+#include "common/server/security.h"
 #include "common/status/errors.h"
 #include "common/status/grpc_status.h"
-#include "common/server/security.h"
 
 namespace modelatlas::estimator {
 namespace {

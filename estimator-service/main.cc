@@ -41,8 +41,8 @@ ABSL_FLAG(std::string, catalog_token_file, "",
 namespace {
 
 const std::vector<std::string> kFlagNames = {
-    "grpc_address",         "metrics_address",     "catalog_address",     "catalog_timeout",
-    "readiness_interval",   "snapshot",            "catalog_tls_ca_file", "catalog_tls_cert_file",
+    "grpc_address",         "metrics_address",   "catalog_address",     "catalog_timeout",
+    "readiness_interval",   "snapshot",          "catalog_tls_ca_file", "catalog_tls_cert_file",
     "catalog_tls_key_file", "catalog_token_file"};
 
 // Keeps readiness equal to "the catalog answers (and the snapshot, when
@@ -73,12 +73,11 @@ void WatchCatalog(modelatlas::estimator::CatalogClient* catalog,
 
 int main(int argc, char** argv) {
   using namespace modelatlas;
-  ServerOptions options = BootstrapServer(
-      argc, argv,
-      {.program = "estimator-service",
-       .usage = "Serves ModelAtlas estimates over gRPC.",
-       .env_prefix = "MODELATLAS_ESTIMATOR_",
-       .flag_names = kFlagNames});
+  ServerOptions options = BootstrapServer(argc, argv,
+                                          {.program = "estimator-service",
+                                           .usage = "Serves ModelAtlas estimates over gRPC.",
+                                           .env_prefix = "MODELATLAS_ESTIMATOR_",
+                                           .flag_names = kFlagNames});
   options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   for (const char* flag : {"catalog_timeout", "readiness_interval"}) {

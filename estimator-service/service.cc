@@ -3,10 +3,10 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/formats/hf_config.h"
 #include "common/query/filter.h"
 #include "common/status/errors.h"
 #include "common/status/grpc_status.h"
-#include "common/formats/hf_config.h"
 #include "estimator-service/conversions.h"
 #include "estimator-service/core/fit_matrix.h"
 #include "estimator-service/core/inference_memory.h"

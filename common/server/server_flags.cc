@@ -40,10 +40,17 @@ namespace modelatlas {
 namespace {
 
 const std::vector<std::string>& SharedFlagNames() {
-  static const auto* names = new std::vector<std::string>{
-      "port_file",          "log_level",     "readiness_drain",    "shutdown_deadline",
-      "max_connection_age", "tls_cert_file", "tls_key_file",       "tls_client_ca_file",
-      "max_concurrent_calls", "max_concurrent_streams_per_connection", "grpc_memory_limit_bytes"};
+  static const auto* names = new std::vector<std::string>{"port_file",
+                                                          "log_level",
+                                                          "readiness_drain",
+                                                          "shutdown_deadline",
+                                                          "max_connection_age",
+                                                          "tls_cert_file",
+                                                          "tls_key_file",
+                                                          "tls_client_ca_file",
+                                                          "max_concurrent_calls",
+                                                          "max_concurrent_streams_per_connection",
+                                                          "grpc_memory_limit_bytes"};
   return *names;
 }
 
@@ -74,9 +81,9 @@ void ExitWithFlagError(const std::string& program, const std::string& message) {
 }
 
 ServerOptions BootstrapServer(int argc, char** argv, const ServiceIdentity& identity) {
-  absl::SetProgramUsageMessage(absl::StrCat(
-      identity.usage, " Every flag can also be set through the environment as ",
-      identity.env_prefix, "<FLAG NAME IN UPPER CASE>; the command line wins."));
+  absl::SetProgramUsageMessage(
+      absl::StrCat(identity.usage, " Every flag can also be set through the environment as ",
+                   identity.env_prefix, "<FLAG NAME IN UPPER CASE>; the command line wins."));
   absl::FlagsUsageConfig usage_config;
   usage_config.contains_help_flags = IsProjectFlagFile;
   usage_config.contains_helpshort_flags = IsProjectFlagFile;
