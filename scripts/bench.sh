@@ -11,8 +11,14 @@
 #   scripts/bench.sh            9 interleaved rounds of 2 s for the compared
 #                               scenarios, 5 s for the others, 100,000 models
 #   scripts/bench.sh --smoke    1 round, 1 s per scenario, 2,000 models (CI: no thresholds)
+#   scripts/bench.sh --compare=REF [ROUNDS]
+#                               REF's build against the current one, interleaved
+#                               (scripts/bench-compare.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ "${1:-}" == --compare=* ]]; then
+  exec bash scripts/bench-compare.sh "${1#--compare=}" "${@:2}"
+fi
 root="$(pwd)"
 smoke=false
 [[ "${1:-}" == --smoke ]] && smoke=true
