@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/server/message_limits.h"
 
 namespace modelatlas {
 
@@ -18,6 +19,9 @@ grpc::ChannelArguments BalancedChannelArguments() {
   args.SetLoadBalancingPolicyName("round_robin");
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  // gRPC's default of 4 MiB is below what the catalog accepts and sends
+  // (a 5 MB record made every List and snapshot load fail).
+  args.SetMaxReceiveMessageSize(kMaxResponseBytes);
   return args;
 }
 

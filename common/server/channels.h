@@ -15,8 +15,9 @@ namespace modelatlas {
 // address list), so two local replicas can share the load.
 std::string ChannelTarget(absl::string_view address);
 
-// round_robin over every resolved address, and quick reconnects (200 ms
-// doubling to 5 s, with gRPC's jitter) when a replica restarts.
+// round_robin over every resolved address, quick reconnects (200 ms
+// doubling to 5 s, with gRPC's jitter) when a replica restarts, and the
+// project's response size limit (message_limits.h).
 grpc::ChannelArguments BalancedChannelArguments();
 
 }  // namespace modelatlas

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "common/server/grpc_metrics.h"
 #include "common/server/load_shedding.h"
+#include "common/server/message_limits.h"
 #include "common/server/security.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
@@ -46,7 +47,7 @@ struct ServerOptions {
   // Maximum connection age: clients reconnect (and re-resolve) after it.
   absl::Duration max_connection_age = absl::Minutes(5);
   // Largest request accepted, bytes.
-  int max_receive_message_bytes = 16 * 1024 * 1024;
+  int max_receive_message_bytes = kMaxRequestBytes;
   // Calls worked on at once; beyond it calls are refused with
   // RESOURCE_EXHAUSTED (load_shedding.h). 0 = no limit.
   int max_concurrent_calls = 0;
