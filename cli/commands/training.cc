@@ -1,21 +1,16 @@
-#include "cli/training.h"
-
+// Training a model: estimate compute, estimate training-memory, plan
+// training and audit; requests built from flags, answers printed as tables
+// with their arithmetic (or JSON).
 #include <iostream>
 #include <optional>
 
-#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/time/time.h"
+#include "cli/command.h"
+#include "cli/enum_spellings.h"
 #include "cli/output.h"
-
-ABSL_DECLARE_FLAG(absl::Duration, timeout);
-ABSL_DECLARE_FLAG(std::string, hardware);
-ABSL_DECLARE_FLAG(std::string, filter);
 
 // estimate compute: the record's inputs, replaced by any of these.
 ABSL_FLAG(std::optional<double>, parameters, std::nullopt, "compute: parameters");
@@ -30,7 +25,9 @@ ABSL_FLAG(std::optional<double>, epochs, std::nullopt, "compute: passes over the
 ABSL_FLAG(std::optional<double>, chips, std::nullopt, "compute: chips used");
 ABSL_FLAG(std::optional<double>, hours, std::nullopt, "compute: wall-clock training time, hours");
 ABSL_FLAG(std::optional<double>, chip_hours, std::nullopt, "compute: chip-hours");
-ABSL_FLAG(std::string, precision, "", "compute: fp32, tf32, fp16, bf16, fp8 or int8");
+ABSL_FLAG(std::string, precision, "",
+          "compute: fp32, tf32, fp16, bf16, fp8 or int8 (empty = the record's; checked by the "
+          "estimator)");
 ABSL_FLAG(std::optional<double>, peak_flops, std::nullopt, "compute: peak FLOP/s per chip");
 ABSL_FLAG(std::optional<double>, utilization, std::nullopt,
           "compute: model FLOP utilization, 0..1");
@@ -40,8 +37,9 @@ ABSL_FLAG(std::optional<double>, price, std::nullopt, "compute: price per chip-h
 ABSL_FLAG(std::optional<int64_t>, attention_context, std::nullopt,
           "compute: add the attention FLOP term at this context length, tokens");
 // estimate training-memory / plan training.
-ABSL_FLAG(std::string, optimizer, "adamw", "training: adamw, sgd, adafactor or adamw8bit");
-ABSL_FLAG(int32_t, zero, 0, "training: ZeRO stage 0..3");
+ABSL_FLAG(std::string, optimizer, "adamw",
+          modelatlas::cli::EnumFlagHelp("training: optimizer", modelatlas::cli::Optimizers()));
+ABSL_FLAG(int32_t, zero, 0, "training: ZeRO stage 0..3 (checked by the estimator)");
 ABSL_FLAG(int32_t, dp, 1, "training: data-parallel degree");
 ABSL_FLAG(int32_t, tp, 1, "training: tensor-parallel degree");
 ABSL_FLAG(int32_t, pp, 1, "training: pipeline-parallel degree");
@@ -49,10 +47,14 @@ ABSL_FLAG(int32_t, ep, 1, "training: expert-parallel degree");
 ABSL_FLAG(bool, sp, false, "training: sequence parallelism");
 ABSL_FLAG(int64_t, sequence_length, 2048, "training: sequence length, tokens");
 ABSL_FLAG(int32_t, micro_batch, 1, "training: sequences per device per step");
-ABSL_FLAG(std::string, recompute, "none", "training: none, selective or full");
+ABSL_FLAG(std::string, recompute, "none",
+          modelatlas::cli::EnumFlagHelp("training: activation recomputation",
+                                        modelatlas::cli::Recomputes()));
 ABSL_FLAG(bool, offload_optimizer, false, "training: optimizer states in CPU memory");
 ABSL_FLAG(bool, offload_parameters, false, "training: parameters in CPU memory (ZeRO-3)");
-ABSL_FLAG(std::string, finetune, "full", "training: full, lora or qlora");
+ABSL_FLAG(std::string, finetune, "full",
+          modelatlas::cli::EnumFlagHelp("training: what is trained",
+                                        modelatlas::cli::FineTunings()));
 ABSL_FLAG(int32_t, lora_rank, 16, "training: LoRA rank");
 ABSL_FLAG(std::string, lora_modules, "q,k,v,o", "training: projections with adapters");
 ABSL_FLAG(bool, fp32_gradients, false, "training: keep gradients in fp32");
@@ -65,52 +67,30 @@ namespace modelatlas::cli {
 namespace {
 
 namespace v1 = estimator::v1;
-constexpr int kExitUsage = 2;
 
-std::unique_ptr<grpc::ClientContext> Context() {
-  auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(std::chrono::system_clock::now() +
-                        absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_timeout)));
-  return context;
+// Parses an enum flag with its table; false (and *error) on a bad value.
+template <typename Enum, typename Flag>
+bool ParseEnumFlag(const Flag& flag, absl::string_view name, const Spellings<Enum>& table,
+                   Enum* value, std::string* error) {
+  const std::string text = absl::GetFlag(flag);
+  std::optional<Enum> parsed = table.Parse(text);
+  if (!parsed) return *error = table.UnknownError(name, text), false;
+  *value = *parsed;
+  return true;
 }
-
-int Usage(const std::string& message) {
-  std::cerr << "modelatlas: " << message << "\n";
-  return kExitUsage;
-}
-
-std::string Scientific(double value) { return absl::StrFormat("%.4g", value); }
 
 bool BuildSettings(v1::TrainingSettings* settings, std::string* error) {
-  const std::string optimizer = absl::AsciiStrToLower(absl::GetFlag(FLAGS_optimizer));
-  if (optimizer == "adamw")
-    settings->set_optimizer(v1::OPTIMIZER_ADAMW);
-  else if (optimizer == "sgd")
-    settings->set_optimizer(v1::OPTIMIZER_SGD_MOMENTUM);
-  else if (optimizer == "adafactor")
-    settings->set_optimizer(v1::OPTIMIZER_ADAFACTOR);
-  else if (optimizer == "adamw8bit")
-    settings->set_optimizer(v1::OPTIMIZER_ADAMW_8BIT);
-  else
-    return *error = "--optimizer must be adamw, sgd, adafactor or adamw8bit", false;
-  const std::string recompute = absl::AsciiStrToLower(absl::GetFlag(FLAGS_recompute));
-  if (recompute == "none")
-    settings->set_recompute(v1::RECOMPUTE_NONE);
-  else if (recompute == "selective")
-    settings->set_recompute(v1::RECOMPUTE_SELECTIVE);
-  else if (recompute == "full")
-    settings->set_recompute(v1::RECOMPUTE_FULL);
-  else
-    return *error = "--recompute must be none, selective or full", false;
-  const std::string finetune = absl::AsciiStrToLower(absl::GetFlag(FLAGS_finetune));
-  if (finetune == "full")
-    settings->set_fine_tuning(v1::FINE_TUNING_FULL);
-  else if (finetune == "lora")
-    settings->set_fine_tuning(v1::FINE_TUNING_LORA);
-  else if (finetune == "qlora")
-    settings->set_fine_tuning(v1::FINE_TUNING_QLORA);
-  else
-    return *error = "--finetune must be full, lora or qlora", false;
+  v1::Optimizer optimizer;
+  v1::Recompute recompute;
+  v1::FineTuning finetune;
+  if (!ParseEnumFlag(FLAGS_optimizer, "optimizer", Optimizers(), &optimizer, error) ||
+      !ParseEnumFlag(FLAGS_recompute, "recompute", Recomputes(), &recompute, error) ||
+      !ParseEnumFlag(FLAGS_finetune, "finetune", FineTunings(), &finetune, error)) {
+    return false;
+  }
+  settings->set_optimizer(optimizer);
+  settings->set_recompute(recompute);
+  settings->set_fine_tuning(finetune);
   settings->set_zero_stage(absl::GetFlag(FLAGS_zero));
   settings->set_data_parallel(absl::GetFlag(FLAGS_dp));
   settings->set_tensor_parallel(absl::GetFlag(FLAGS_tp));
@@ -135,22 +115,18 @@ bool BuildSettings(v1::TrainingSettings* settings, std::string* error) {
 void PrintMemory(const v1::EstimateTrainingMemoryResponse& memory) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& line : memory.device_lines()) {
-    rows.push_back({line.component(), absl::StrCat(line.bytes()),
-                    absl::StrFormat("%.2f", line.bytes() / 1073741824.0), line.arithmetic()});
+    rows.push_back(BytesRow(line.component(), line.bytes(), line.arithmetic()));
   }
-  rows.push_back(
-      {"total per device", absl::StrCat(memory.device_total_bytes()),
-       absl::StrFormat("%.2f", memory.device_total_gib()),
-       absl::StrFormat("= %.2f GB (1 GB = 1e9 bytes)", memory.device_total_bytes() / 1e9)});
-  PrintTable({"COMPONENT", "BYTES", "GiB", "ARITHMETIC"}, rows);
+  rows.push_back({"total per device", absl::StrCat(memory.device_total_bytes()),
+                  Fixed(memory.device_total_gib(), 2),
+                  DecimalGbNote(static_cast<double>(memory.device_total_bytes()) / 1e9)});
+  PrintTable(kBytesHeader, rows);
   if (memory.host_lines_size() > 0) {
     rows.clear();
     for (const auto& line : memory.host_lines()) {
-      rows.push_back({line.component(), absl::StrCat(line.bytes()),
-                      absl::StrFormat("%.2f", line.bytes() / 1073741824.0), line.arithmetic()});
+      rows.push_back(BytesRow(line.component(), line.bytes(), line.arithmetic()));
     }
-    rows.push_back({"host total per device", absl::StrCat(memory.host_total_bytes()),
-                    absl::StrFormat("%.2f", memory.host_total_bytes() / 1073741824.0), ""});
+    rows.push_back(BytesRow("host total per device", memory.host_total_bytes(), ""));
     PrintTable({"HOST MEMORY", "BYTES", "GiB", "ARITHMETIC"}, rows);
   }
   for (const auto& note : memory.notes()) std::cout << "note: " << note << "\n";
@@ -162,12 +138,9 @@ bool SetTrainingModel(const std::string& model, v1::TrainingModel* out) {
   return true;
 }
 
-}  // namespace
-
-int EstimateCompute(v1::EstimatorService::Stub& estimator, const std::string& address,
-                    const std::string& model, bool json) {
+int EstimateCompute(Session& session, const Arguments& args) {
   v1::EstimateTrainingComputeRequest request;
-  request.set_model(model);
+  request.set_model(args.empty() ? "" : args[0]);
   v1::TrainingRunInputs* in = request.mutable_inputs();
   auto take = [](const std::optional<double>& flag, auto setter) {
     if (flag) setter(*flag);
@@ -194,11 +167,12 @@ int EstimateCompute(v1::EstimatorService::Stub& estimator, const std::string& ad
   in->set_hardware(absl::GetFlag(FLAGS_hardware));
 
   v1::EstimateTrainingComputeResponse response;
-  auto context = Context();
-  grpc::Status status = estimator.EstimateTrainingCompute(context.get(), request, &response);
-  if (!status.ok()) return CallFailed(status, "estimator-service", address);
-  if (json) {
-    std::cout << ToJson(response) << "\n";
+  auto context = Session::NewContext();
+  grpc::Status status =
+      session.estimator().EstimateTrainingCompute(context.get(), request, &response);
+  if (!status.ok()) return session.EstimatorFailed(status);
+  if (session.json()) {
+    PrintJson(response);
     return 0;
   }
   if (!response.display_name().empty()) {
@@ -214,18 +188,19 @@ int EstimateCompute(v1::EstimatorService::Stub& estimator, const std::string& ad
   return 0;
 }
 
-int EstimateTrainingMemory(v1::EstimatorService::Stub& estimator, const std::string& address,
-                           const std::string& model, bool json) {
+int EstimateTrainingMemory(Session& session, const Arguments& args) {
+  const std::string& model = args[0];
   v1::EstimateTrainingMemoryRequest request;
-  if (!SetTrainingModel(model, request.mutable_model())) return Usage("name a MODEL");
+  if (!SetTrainingModel(model, request.mutable_model())) return UsageError("name a MODEL");
   std::string error;
-  if (!BuildSettings(request.mutable_settings(), &error)) return Usage(error);
+  if (!BuildSettings(request.mutable_settings(), &error)) return UsageError(error);
   v1::EstimateTrainingMemoryResponse response;
-  auto context = Context();
-  grpc::Status status = estimator.EstimateTrainingMemory(context.get(), request, &response);
-  if (!status.ok()) return CallFailed(status, "estimator-service", address);
-  if (json) {
-    std::cout << ToJson(response) << "\n";
+  auto context = Session::NewContext();
+  grpc::Status status =
+      session.estimator().EstimateTrainingMemory(context.get(), request, &response);
+  if (!status.ok()) return session.EstimatorFailed(status);
+  if (session.json()) {
+    PrintJson(response);
     return 0;
   }
   std::cout << response.display_name() << " (" << response.model() << "), "
@@ -234,22 +209,23 @@ int EstimateTrainingMemory(v1::EstimatorService::Stub& estimator, const std::str
   return 0;
 }
 
-int PlanTraining(v1::EstimatorService::Stub& estimator, const std::string& address,
-                 const std::string& model, bool json) {
+int PlanTraining(Session& session, const Arguments& args) {
+  const std::string& model = args[0];
   v1::PlanTrainingRequest request;
-  if (!SetTrainingModel(model, request.mutable_model())) return Usage("name a MODEL");
-  if (absl::GetFlag(FLAGS_hardware).empty()) return Usage("plan training needs --hardware=NAME");
+  if (!SetTrainingModel(model, request.mutable_model())) return UsageError("name a MODEL");
+  if (absl::GetFlag(FLAGS_hardware).empty())
+    return UsageError("plan training needs --hardware=NAME");
   request.set_hardware(absl::GetFlag(FLAGS_hardware));
   std::string error;
-  if (!BuildSettings(request.mutable_settings(), &error)) return Usage(error);
+  if (!BuildSettings(request.mutable_settings(), &error)) return UsageError(error);
   request.set_max_devices(absl::GetFlag(FLAGS_max_devices));
   request.set_allow_offload(absl::GetFlag(FLAGS_allow_offload));
   v1::PlanTrainingResponse response;
-  auto context = Context();
-  grpc::Status status = estimator.PlanTraining(context.get(), request, &response);
-  if (!status.ok()) return CallFailed(status, "estimator-service", address);
-  if (json) {
-    std::cout << ToJson(response) << "\n";
+  auto context = Session::NewContext();
+  grpc::Status status = session.estimator().PlanTraining(context.get(), request, &response);
+  if (!status.ok()) return session.EstimatorFailed(status);
+  if (session.json()) {
+    PrintJson(response);
     return 0;
   }
   if (!response.fits()) {
@@ -261,15 +237,14 @@ int PlanTraining(v1::EstimatorService::Stub& estimator, const std::string& addre
       "%s on %s: %d devices (data %d x tensor %d x pipeline %d), ZeRO-%d, recompute %s%s%s\n",
       response.display_name(), response.hardware(), response.devices(), s.data_parallel(),
       s.tensor_parallel(), s.pipeline_parallel(), s.zero_stage(),
-      absl::AsciiStrToLower(v1::Recompute_Name(s.recompute()).substr(10)),
-      s.sequence_parallel() ? ", sequence parallel" : "",
+      Recomputes().Spelling(s.recompute()), s.sequence_parallel() ? ", sequence parallel" : "",
       s.offload_optimizer() ? ", optimizer offloaded" : "");
   PrintMemory(response.memory());
   return 0;
 }
 
-int Audit(v1::EstimatorService::Stub& estimator, const std::string& address,
-          const std::string& model, bool json) {
+int Audit(Session& session, const Arguments& args) {
+  const std::string model = args.empty() ? "" : args[0];
   auto print = [](const v1::AuditModelResponse& audit) {
     std::cout << audit.display_name() << " (" << audit.model() << "): " << audit.disagreements()
               << " disagreement(s)\n";
@@ -287,11 +262,11 @@ int Audit(v1::EstimatorService::Stub& estimator, const std::string& address,
     request.set_model(model);
     request.set_tolerance(absl::GetFlag(FLAGS_tolerance));
     v1::AuditModelResponse response;
-    auto context = Context();
-    grpc::Status status = estimator.AuditModel(context.get(), request, &response);
-    if (!status.ok()) return CallFailed(status, "estimator-service", address);
-    if (json) {
-      std::cout << ToJson(response) << "\n";
+    auto context = Session::NewContext();
+    grpc::Status status = session.estimator().AuditModel(context.get(), request, &response);
+    if (!status.ok()) return session.EstimatorFailed(status);
+    if (session.json()) {
+      PrintJson(response);
     } else {
       print(response);
     }
@@ -301,12 +276,12 @@ int Audit(v1::EstimatorService::Stub& estimator, const std::string& address,
   request.set_filter(absl::GetFlag(FLAGS_filter));
   request.set_tolerance(absl::GetFlag(FLAGS_tolerance));
   request.set_disagreements_only(absl::GetFlag(FLAGS_disagreements_only));
-  auto context = Context();
-  auto reader = estimator.AuditCatalog(context.get(), request);
+  auto context = Session::NewContext();
+  auto reader = session.estimator().AuditCatalog(context.get(), request);
   v1::AuditCatalogResponse message;
   while (reader->Read(&message)) {
-    if (json) {
-      std::cout << ToJson(message) << "\n";
+    if (session.json()) {
+      PrintJson(message);
     } else if (message.has_model()) {
       print(message.model());
     } else if (message.has_summary()) {
@@ -324,8 +299,68 @@ int Audit(v1::EstimatorService::Stub& estimator, const std::string& address,
     }
   }
   grpc::Status status = reader->Finish();
-  if (!status.ok()) return CallFailed(status, "estimator-service", address);
+  if (!status.ok()) return session.EstimatorFailed(status);
   return 0;
+}
+
+}  // namespace
+
+CommandGroup TrainingCommands() {
+  const std::vector<absl::string_view> settings = {"optimizer",
+                                                   "zero",
+                                                   "dp",
+                                                   "tp",
+                                                   "pp",
+                                                   "ep",
+                                                   "sp",
+                                                   "sequence_length",
+                                                   "micro_batch",
+                                                   "recompute",
+                                                   "offload_optimizer",
+                                                   "offload_parameters",
+                                                   "finetune",
+                                                   "lora_rank",
+                                                   "lora_modules",
+                                                   "fp32_gradients"};
+  std::vector<absl::string_view> plan = settings;
+  plan.insert(plan.begin(), {"hardware", "max_devices", "allow_offload"});
+  return {"Training (compute, memory, plans, audits)",
+          {
+              {{"estimate", "compute"},
+               "[MODEL]",
+               0,
+               1,
+               "compute, chip-hours, energy and cost of a training run",
+               {"parameters", "steps", "tokens_per_step", "dataset_tokens", "dataset_bytes",
+                "dataset_words", "epochs", "chips", "hours", "chip_hours", "hardware", "precision",
+                "peak_flops", "utilization", "tdp_watts", "year", "price", "attention_context"},
+               "estimate compute \"T2R + Random Init\" --utilization=0.4",
+               EstimateCompute},
+              {{"estimate", "training-memory"},
+               "MODEL",
+               1,
+               1,
+               "memory per device to train MODEL",
+               settings,
+               "estimate training-memory \"Llama 3.1 8B\" --finetune=qlora --zero=2",
+               EstimateTrainingMemory},
+              {{"plan", "training"},
+               "MODEL",
+               1,
+               1,
+               "the fewest devices of --hardware that train MODEL, and how",
+               plan,
+               "plan training \"Llama 3.1 8B\" --hardware=\"NVIDIA H100\"",
+               PlanTraining},
+              {{"audit"},
+               "[MODEL]",
+               0,
+               1,
+               "recompute a record's figures from its inputs; no MODEL audits the catalog",
+               {"tolerance", "filter", "disagreements_only"},
+               "audit Megatron-BERT --tolerance=0.2",
+               Audit},
+          }};
 }
 
 }  // namespace modelatlas::cli
