@@ -58,14 +58,17 @@ int UsageError(absl::string_view message);
 using Arguments = std::vector<std::string>;
 using Handler = int (*)(Session& session, const Arguments& args);
 
+// An entry of the table, in this order:
+//   {words}, arguments, summary, {flags}, example, handler.
 struct Command {
   std::vector<absl::string_view> words;  // {"estimate", "memory"}
-  absl::string_view arguments;           // "MODEL", "[MODEL]", "" (none)
-  int min_args;
-  int max_args;
+  // The positional arguments after the words, as the usage shows them:
+  // "MODEL", "[MODEL]" (optional), "" (none). The dispatch takes the
+  // argument count from it, so the help cannot promise other arguments.
+  absl::string_view arguments;
   absl::string_view summary;             // one line
   std::vector<absl::string_view> flags;  // names of the flags it reads, without --
-  absl::string_view example;             // arguments after "modelatlas"
+  absl::string_view example;             // what follows "modelatlas"
   Handler run;
 };
 

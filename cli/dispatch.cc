@@ -5,6 +5,7 @@
 
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -123,6 +124,20 @@ std::string FlagLines(const std::vector<absl::string_view>& names) {
 
 }  // namespace
 
+int MaxArguments(const Command& command) {
+  return static_cast<int>(
+      std::vector<absl::string_view>(absl::StrSplit(command.arguments, ' ', absl::SkipEmpty()))
+          .size());
+}
+
+int MinArguments(const Command& command) {
+  int required = 0;
+  for (absl::string_view argument : absl::StrSplit(command.arguments, ' ', absl::SkipEmpty())) {
+    if (!absl::StartsWith(argument, "[")) ++required;
+  }
+  return required;
+}
+
 std::string CommandName(const Command& command) { return absl::StrJoin(command.words, " "); }
 
 const Command* FindCommand(const CommandTable& table, const std::vector<std::string>& args,
@@ -134,7 +149,7 @@ const Command* FindCommand(const CommandTable& table, const std::vector<std::str
       const size_t words = MatchedWords(command, args);
       if (words == 0) continue;
       const int count = static_cast<int>(args.size() - words);
-      const bool fits = count >= command.min_args && count <= command.max_args;
+      const bool fits = count >= MinArguments(command) && count <= MaxArguments(command);
       if (fits && (found == nullptr || words > found->words.size())) found = &command;
       if (!fits && (matched == nullptr || words > matched->words.size())) matched = &command;
     }

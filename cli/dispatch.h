@@ -14,6 +14,10 @@ using CommandTable = std::vector<CommandGroup>;
 // "estimate memory".
 std::string CommandName(const Command& command);
 
+// How many arguments follow the words: "MODEL" 1..1, "[MODEL]" 0..1.
+int MinArguments(const Command& command);
+int MaxArguments(const Command& command);
+
 // The command `args` run: the one with the most leading words matching whose
 // argument count fits. Null when none does; then *near (if not null) is the
 // command whose words matched but whose arguments did not, if any.

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/generated_enum_reflection.h"
@@ -66,6 +68,12 @@ class Spellings : public EnumSpellings {
     return static_cast<Enum>(*number);
   }
   absl::string_view Spelling(Enum value) const { return SpellingOf(static_cast<int>(value)); }
+  // The value of --`flag`=`text`, or InvalidArgument with UnknownError.
+  absl::StatusOr<Enum> ParseFlag(absl::string_view flag, absl::string_view text) const {
+    std::optional<Enum> value = Parse(text);
+    if (!value) return absl::InvalidArgumentError(UnknownError(flag, text));
+    return *value;
+  }
 };
 
 // The inference workload: --weights, --kv_cache.

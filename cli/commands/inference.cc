@@ -45,11 +45,8 @@ namespace v1 = estimator::v1;
 template <typename Request>
 absl::Status FillWorkload(Request* request) {
   if constexpr (std::is_same_v<Request, v1::PlanInferenceRequest>) {
-    const std::string objective_flag = absl::GetFlag(FLAGS_objective);
-    const std::optional<v1::PlanObjective> objective = PlanObjectives().Parse(objective_flag);
-    if (!objective) {
-      return absl::InvalidArgumentError(PlanObjectives().UnknownError("objective", objective_flag));
-    }
+    const auto objective = PlanObjectives().ParseFlag("objective", absl::GetFlag(FLAGS_objective));
+    if (!objective.ok()) return objective.status();
     request->set_objective(*objective);
     request->set_prompt_tokens(absl::GetFlag(FLAGS_prompt));
     request->set_max_cards(absl::GetFlag(FLAGS_max_cards));
@@ -59,16 +56,10 @@ absl::Status FillWorkload(Request* request) {
     }
     return FillWorkload(request->mutable_workload());
   } else {
-    const std::string weights_flag = absl::GetFlag(FLAGS_weights);
-    const std::optional<v1::NumberFormat> weights = NumberFormats().Parse(weights_flag);
-    if (!weights) {
-      return absl::InvalidArgumentError(NumberFormats().UnknownError("weights", weights_flag));
-    }
-    const std::string kv_cache_flag = absl::GetFlag(FLAGS_kv_cache);
-    const std::optional<v1::NumberFormat> kv_cache = NumberFormats().Parse(kv_cache_flag);
-    if (!kv_cache) {
-      return absl::InvalidArgumentError(NumberFormats().UnknownError("kv_cache", kv_cache_flag));
-    }
+    const auto weights = NumberFormats().ParseFlag("weights", absl::GetFlag(FLAGS_weights));
+    if (!weights.ok()) return weights.status();
+    const auto kv_cache = NumberFormats().ParseFlag("kv_cache", absl::GetFlag(FLAGS_kv_cache));
+    if (!kv_cache.ok()) return kv_cache.status();
     if constexpr (std::is_same_v<Request, v1::ListRunnableModelsRequest>) {
       request->set_cards(absl::GetFlag(FLAGS_cards));
       request->set_filter(absl::GetFlag(FLAGS_filter));
@@ -272,40 +263,30 @@ CommandGroup InferenceCommands() {
           {
               {{"estimate", "memory"},
                "MODEL",
-               1,
-               1,
                "memory to run MODEL, line by line",
                workload,
                "estimate memory \"Llama 3.1 8B\" --context=8192 --weights=gptq-int4",
                EstimateMemory},
               {{"plan"},
                "MODEL",
-               1,
-               1,
                "which hardware runs MODEL: cards, speed, cost",
                with({"hardware", "objective", "prompt", "max_cards"}),
                "plan \"Mistral 7B\" --hardware=\"NVIDIA H100,NVIDIA T4\" --objective=cheapest",
                Plan},
               {{"count"},
                "[MODEL]",
-               0,
-               1,
                "parameter count with its breakdown",
                {"hf_config"},
                "count \"GPT-2 (124M)\"",
                Count},
               {{"runnable"},
                "HARDWARE",
-               1,
-               1,
                "every catalog model that runs on HARDWARE",
                {"cards", "weights", "kv_cache", "context", "batch", "hypothetical", "filter"},
                "runnable \"NVIDIA T4\" --context=4096 --filter='parameters < 2e9'",
                Runnable},
               {{"card"},
                "MODEL",
-               1,
-               1,
                "the model's page: every field with its notes, the hardware it needs",
                workload,
                "card \"Mistral 7B\"",

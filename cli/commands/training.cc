@@ -44,29 +44,16 @@ namespace {
 
 namespace v1 = estimator::v1;
 
-// Parses an enum flag with its table; false (and *error) on a bad value.
-template <typename Enum, typename Flag>
-bool ParseEnumFlag(const Flag& flag, absl::string_view name, const Spellings<Enum>& table,
-                   Enum* value, std::string* error) {
-  const std::string text = absl::GetFlag(flag);
-  std::optional<Enum> parsed = table.Parse(text);
-  if (!parsed) return *error = table.UnknownError(name, text), false;
-  *value = *parsed;
-  return true;
-}
-
 bool BuildSettings(v1::TrainingSettings* settings, std::string* error) {
-  v1::Optimizer optimizer;
-  v1::Recompute recompute;
-  v1::FineTuning finetune;
-  if (!ParseEnumFlag(FLAGS_optimizer, "optimizer", Optimizers(), &optimizer, error) ||
-      !ParseEnumFlag(FLAGS_recompute, "recompute", Recomputes(), &recompute, error) ||
-      !ParseEnumFlag(FLAGS_finetune, "finetune", FineTunings(), &finetune, error)) {
-    return false;
+  const auto optimizer = Optimizers().ParseFlag("optimizer", absl::GetFlag(FLAGS_optimizer));
+  const auto recompute = Recomputes().ParseFlag("recompute", absl::GetFlag(FLAGS_recompute));
+  const auto finetune = FineTunings().ParseFlag("finetune", absl::GetFlag(FLAGS_finetune));
+  for (const absl::Status& status : {optimizer.status(), recompute.status(), finetune.status()}) {
+    if (!status.ok()) return *error = std::string(status.message()), false;
   }
-  settings->set_optimizer(optimizer);
-  settings->set_recompute(recompute);
-  settings->set_fine_tuning(finetune);
+  settings->set_optimizer(*optimizer);
+  settings->set_recompute(*recompute);
+  settings->set_fine_tuning(*finetune);
   settings->set_zero_stage(absl::GetFlag(FLAGS_zero));
   settings->set_data_parallel(absl::GetFlag(FLAGS_dp));
   settings->set_tensor_parallel(absl::GetFlag(FLAGS_tp));
@@ -255,24 +242,18 @@ CommandGroup TrainingCommands() {
       {
           {{"estimate", "training-memory"},
            "MODEL",
-           1,
-           1,
            "memory per device to train MODEL",
            settings,
            "estimate training-memory \"Llama 3.1 8B\" --finetune=qlora --zero=2",
            EstimateTrainingMemory},
           {{"plan", "training"},
            "MODEL",
-           1,
-           1,
            "the fewest devices of --hardware that train MODEL, and how",
            plan,
            "plan training \"Llama 3.1 8B\" --hardware=\"NVIDIA H100\"",
            PlanTraining},
           {{"audit"},
            "[MODEL]",
-           0,
-           1,
            "recompute a record's figures from its inputs; no MODEL audits the catalog",
            {"tolerance", "filter", "disagreements_only"},
            "audit Megatron-BERT --tolerance=0.2",

@@ -93,8 +93,6 @@ std::vector<Command> TrainingComputeCommands() {
   return {
       {{"estimate", "compute"},
        "[MODEL]",
-       0,
-       1,
        "compute, chip-hours, energy and cost of a training run",
        {"parameters", "steps", "tokens_per_step", "dataset_tokens", "dataset_bytes",
         "dataset_words", "epochs", "chips", "hours", "chip_hours", "hardware", "precision",

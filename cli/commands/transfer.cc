@@ -33,10 +33,13 @@ absl::Duration TransferTimeout() {
 
 // --format through its table; prints the error when it names no format.
 std::optional<v1::FileFormat> FormatFlag() {
-  const std::string text = absl::GetFlag(FLAGS_format);
-  std::optional<v1::FileFormat> format = FileFormats().Parse(text);
-  if (!format) UsageError(FileFormats().UnknownError("format", text));
-  return format;
+  absl::StatusOr<v1::FileFormat> format =
+      FileFormats().ParseFlag("format", absl::GetFlag(FLAGS_format));
+  if (!format.ok()) {
+    UsageError(format.status().message());
+    return std::nullopt;
+  }
+  return *format;
 }
 
 int Import(Session& session, const Arguments& args) {
@@ -96,16 +99,12 @@ CommandGroup TransferCommands() {
           {
               {{"import"},
                "FILE",
-               1,
-               1,
                "import Epoch AI CSVs, a config.json, GPU specs or an export",
                {"format", "dry_run", "atomic", "model"},
                "import models.csv --dry_run",
                Import},
               {{"export"},
                "",
-               0,
-               0,
                "write the catalog as JSON or Epoch's CSV layout",
                {"format", "filter", "output"},
                "export --format=epoch-models-csv --output=m.csv",

@@ -133,7 +133,7 @@ TEST(CommandTableTest, EveryCommandIsReachableAndDocumented) {
         EXPECT_NE(absl::FindCommandLineFlag(flag), nullptr) << "--" << flag << " is no flag";
       }
       std::vector<std::string> args(command.words.begin(), command.words.end());
-      for (int i = 0; i < command.min_args; ++i) args.push_back("x");
+      for (int i = 0; i < MinArguments(command); ++i) args.push_back("x");
       EXPECT_EQ(FindCommand(table, args), &command);
       EXPECT_NE(CommandHelp(command).find("Example:"), std::string::npos);
     }
