@@ -163,7 +163,7 @@ void PrintRecord(const Message& message, bool json) {
 
 std::string Fixed(double value, int decimals) { return absl::StrFormat("%.*f", decimals, value); }
 
-std::string Gib(double bytes, int decimals) { return Fixed(bytes / 1073741824.0, decimals); }
+std::string Gib(double bytes, int decimals) { return Fixed(bytes / kBytesPerGib, decimals); }
 
 std::string DecimalGbNote(double gb) { return absl::StrFormat("= %.2f GB (1 GB = 1e9 bytes)", gb); }
 

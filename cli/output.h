@@ -41,6 +41,8 @@ std::string HumanCount(double value);
 // Fixed(3.14159, 2) -> "3.14".
 std::string Fixed(double value, int decimals);
 
+inline constexpr double kBytesPerGib = 1073741824.0;  // 2^30
+
 // Bytes as GiB (2^30 bytes): Gib(1610612736, 1) -> "1.5".
 std::string Gib(double bytes, int decimals);
 

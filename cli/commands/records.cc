@@ -80,7 +80,7 @@ int ListHardware(Session& session, const Arguments&) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& hw : all.hardware()) {
     rows.push_back({hw.name(), hw.display_name(),
-                    OptionalFixed(hw.has_memory_bytes(), hw.memory_bytes(), 1, 1073741824.0),
+                    OptionalFixed(hw.has_memory_bytes(), hw.memory_bytes(), 1, kBytesPerGib),
                     OptionalFixed(hw.has_memory_bandwidth_bytes_per_second(),
                                   hw.memory_bandwidth_bytes_per_second(), 0, 1e9),
                     OptionalFixed(hw.peak().has_tensor_fp16_bf16_flops(),
