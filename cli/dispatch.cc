@@ -92,31 +92,34 @@ std::string Usage(const Command& command) {
                       command.arguments, command.flags.empty() ? "" : " [flags]");
 }
 
-// "  --weights=bf16   Weight format: ..." for each flag.
+// "  --weights=bf16   Weight format:" for each flag, an enum flag's values
+// below it, each with what it means (once when flags share a table).
 std::string FlagLines(const std::vector<absl::string_view>& names) {
-  std::vector<std::pair<std::string, std::string>> lines;
+  struct Line {
+    std::string flag;  // --weights=bf16
+    std::string help;
+    const EnumSpellings* values;
+  };
+  std::vector<Line> lines;
   for (absl::string_view name : names) {
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     if (flag == nullptr) continue;  // tests/cli checks every name is a flag
     std::string value = flag->DefaultValue();
     if (value.empty()) value = flag->IsOfType<std::string>() ? "\"\"" : "(unset)";
     std::string help = flag->Help();
-    if (const EnumSpellings* values = EnumOfFlag(name); values != nullptr) {
-      // The values are listed below the flag, each with what it means.
+    const EnumSpellings* values = EnumOfFlag(name);
+    if (values != nullptr) {
       help = absl::StrCat(absl::StripSuffix(help, absl::StrCat(": ", values->Accepted())), ":");
     }
-    lines.emplace_back(absl::StrCat("--", name, "=", value), std::move(help));
+    lines.push_back({absl::StrCat("--", name, "=", value), std::move(help), values});
   }
   size_t width = 0;
-  for (const auto& line : lines) width = std::max(width, line.first.size());
+  for (const Line& line : lines) width = std::max(width, line.flag.size());
   std::string out;
   for (size_t i = 0; i < lines.size(); ++i) {
-    absl::StrAppend(&out, absl::StrFormat("  %-*s  %s\n", width, lines[i].first, lines[i].second));
-    if (const EnumSpellings* values = EnumOfFlag(names[i]); values != nullptr) {
-      // The values of an enum flag, each with what it means (once per table).
-      if (i == 0 || EnumOfFlag(names[i - 1]) != values) {
-        absl::StrAppend(&out, values->Described(std::string(width + 6, ' ')));
-      }
+    absl::StrAppend(&out, absl::StrFormat("  %-*s  %s\n", width, lines[i].flag, lines[i].help));
+    if (lines[i].values != nullptr && (i == 0 || lines[i - 1].values != lines[i].values)) {
+      absl::StrAppend(&out, lines[i].values->Described(std::string(width + 6, ' ')));
     }
   }
   return out;
