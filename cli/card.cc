@@ -3,11 +3,11 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "cli/enum_spellings.h"
 #include "cli/output.h"
 
 namespace modelatlas::cli {
@@ -27,22 +27,17 @@ void Note(std::ostream& out, const std::string& note) {
 }
 
 std::string List(const google::protobuf::RepeatedPtrField<std::string>& values) {
-  return absl::StrJoin(values, ", ");
+  return Joined(values, ", ");
 }
 
-std::string EnumText(const std::string& name, const std::string& prefix) {
-  std::string text = absl::AsciiStrToLower(name.substr(prefix.size()));
-  absl::StrReplaceAll({{"_", " "}}, &text);
-  return text;
+// An enum value as words ("open weights unrestricted"), "" when unset.
+template <typename Enum>
+std::string Words(const Spellings<Enum>& table, Enum value) {
+  return SpellingAsWords(table.Spelling(value));
 }
 
 std::string Number(bool has, double value, const char* unit = "") {
   return has ? absl::StrCat(absl::StrFormat("%.10g", value), unit) : "";
-}
-
-std::string Date(const google::type::Date& date) {
-  if (date.year() == 0) return "";
-  return absl::StrFormat("%04d-%02d-%02d", date.year(), date.month(), date.day());
 }
 
 }  // namespace
@@ -55,7 +50,7 @@ void PrintCard(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
   Field(out, "Organisation", List(m.organizations()));
   Field(out, "Organisation type", List(m.organization_categories()));
   Field(out, "Country", List(m.countries()));
-  Field(out, "Published", Date(m.publication_date()));
+  Field(out, "Published", DateText(m.publication_date()));
   Field(out, "Authors", m.authors());
 
   Section(out, "What it does");
@@ -81,7 +76,8 @@ void PrintCard(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
         Number(m.has_training_compute_flop(), m.training_compute_flop(), " FLOP"));
   std::vector<std::string> methods;
   for (int method : m.training_compute_estimation_methods()) {
-    methods.push_back(EnumText(common::v1::EstimationMethod_Name(method), "ESTIMATION_METHOD_"));
+    methods.push_back(
+        Words(EstimationMethods(), static_cast<common::v1::EstimationMethod>(method)));
   }
   Field(out, "How it was established", absl::StrJoin(methods, ", "));
   Note(out, m.training_compute_notes());
@@ -102,24 +98,14 @@ void PrintCard(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
   Note(out, m.utilization_notes());
 
   Section(out, "Availability");
-  if (m.accessibility() != common::v1::ACCESSIBILITY_UNSPECIFIED) {
-    Field(out, "Model access",
-          EnumText(common::v1::Accessibility_Name(m.accessibility()), "ACCESSIBILITY_"));
-  }
-  if (m.training_code_accessibility() != common::v1::CODE_ACCESSIBILITY_UNSPECIFIED) {
-    Field(out, "Training code",
-          EnumText(common::v1::CodeAccessibility_Name(m.training_code_accessibility()),
-                   "CODE_ACCESSIBILITY_"));
-  }
+  Field(out, "Model access", Words(Accessibilities(), m.accessibility()));
+  Field(out, "Training code", Words(CodeAccessibilities(), m.training_code_accessibility()));
   Note(out, m.accessibility_notes());
 
   Section(out, "How it is classified");
   Field(out, "Why it is tracked", List(m.notability_criteria()));
   Note(out, m.notability_criteria_notes());
-  if (m.confidence() != common::v1::CONFIDENCE_UNSPECIFIED) {
-    Field(out, "Record confidence",
-          EnumText(common::v1::Confidence_Name(m.confidence()), "CONFIDENCE_"));
-  }
+  Field(out, "Record confidence", Words(Confidences(), m.confidence()));
   Field(out, "Citations", m.has_citations() ? absl::StrCat(m.citations()) : "");
   Field(out, "Frontier model", m.has_frontier_model() && m.frontier_model() ? "yes" : "");
   Field(out, "Benchmark data", m.benchmark_data());
@@ -163,9 +149,9 @@ void PrintCard(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
   int shown = 0;
   for (const auto& hw : plan->plans()) {
     if (!hw.fits() || shown == 8) break;
-    out << absl::StrFormat("  %-36s %2d card%s, %.1f GiB headroom per card", hw.display_name(),
+    out << absl::StrFormat("  %-36s %2d card%s, %s GiB headroom per card", hw.display_name(),
                            hw.cards(), hw.cards() == 1 ? " " : "s",
-                           hw.headroom_bytes_per_card() / 1073741824.0);
+                           Gib(static_cast<double>(hw.headroom_bytes_per_card()), 1));
     if (hw.has_decode_tokens_per_second()) {
       out << absl::StrFormat(", up to %.0f tokens/s", hw.decode_tokens_per_second());
     }

@@ -57,6 +57,10 @@ std::string ScalarText(const Message& message, const FieldDescriptor* field, int
   }
 }
 
+std::string DateDigits(const google::type::Date& date) {
+  return absl::StrFormat("%04d-%02d-%02d", date.year(), date.month(), date.day());
+}
+
 void PrintLine(const std::string& path, const std::string& value) {
   if (value.find('\n') == std::string::npos) {
     std::cout << path << ": " << value << "\n";
@@ -76,7 +80,7 @@ void PrintFieldsWithPrefix(const Message& message, const std::string& prefix) {
         field->message_type() != nullptr ? field->message_type()->full_name() : "";
     if (type_name == "google.type.Date") {
       const auto& date = static_cast<const google::type::Date&>(r->GetMessage(message, field));
-      PrintLine(path, absl::StrFormat("%04d-%02d-%02d", date.year(), date.month(), date.day()));
+      PrintLine(path, DateDigits(date));
     } else if (type_name == "google.protobuf.Timestamp") {
       std::string json = ToJson(r->GetMessage(message, field));
       PrintLine(path, std::string(absl::StripPrefix(absl::StripSuffix(json, "\""), "\"")));
@@ -145,6 +149,46 @@ std::string HumanCount(double value) {
     if (value >= unit.scale) return absl::StrFormat("%.3g%s", value / unit.scale, unit.suffix);
   }
   return absl::StrFormat("%.0f", value);
+}
+
+void PrintJson(const Message& message) { std::cout << ToJson(message) << "\n"; }
+
+void PrintRecord(const Message& message, bool json) {
+  if (json) {
+    PrintJson(message);
+  } else {
+    PrintFields(message);
+  }
+}
+
+std::string Fixed(double value, int decimals) { return absl::StrFormat("%.*f", decimals, value); }
+
+std::string Gib(double bytes, int decimals) { return Fixed(bytes / kBytesPerGib, decimals); }
+
+std::string DecimalGbNote(double gb) { return absl::StrFormat("= %.2f GB (1 GB = 1e9 bytes)", gb); }
+
+std::vector<std::string> BytesRow(const std::string& component, int64_t bytes,
+                                  const std::string& arithmetic) {
+  return {component, absl::StrCat(bytes), Gib(static_cast<double>(bytes), 2), arithmetic};
+}
+
+std::string OptionalFixed(bool has, double value, int decimals, double scale) {
+  return has ? Fixed(value / scale, decimals) : std::string("-");
+}
+
+std::string Scientific(double value) { return absl::StrFormat("%.4g", value); }
+
+std::string DateText(const google::type::Date& date) {
+  return date.year() == 0 ? "" : DateDigits(date);
+}
+
+std::string Joined(const google::protobuf::RepeatedPtrField<std::string>& values,
+                   absl::string_view separator) {
+  return absl::StrJoin(values, separator);
+}
+
+std::string SpellingAsWords(absl::string_view spelling) {
+  return absl::StrReplaceAll(spelling, {{"_", " "}});
 }
 
 // Reports a failed call: what was called, where, and why.

@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
+#include "google/protobuf/repeated_ptr_field.h"
+#include "google/type/date.pb.h"
 
 namespace modelatlas::cli {
 
@@ -26,7 +29,45 @@ std::string ToJson(const google::protobuf::Message& message);
 // returns exit code 1.
 int CallFailed(const grpc::Status& status, const std::string& service, const std::string& address);
 
+// Prints the message as JSON (ToJson) and a newline on stdout.
+void PrintJson(const google::protobuf::Message& message);
+
+// PrintJson when `json`, else PrintFields.
+void PrintRecord(const google::protobuf::Message& message, bool json);
+
 // 8030261248 -> "8.03B", 395000000 -> "395M".
 std::string HumanCount(double value);
+
+// Fixed(3.14159, 2) -> "3.14".
+std::string Fixed(double value, int decimals);
+
+inline constexpr double kBytesPerGib = 1073741824.0;  // 2^30
+
+// Bytes as GiB (2^30 bytes): Gib(1610612736, 1) -> "1.5".
+std::string Gib(double bytes, int decimals);
+
+// "= 18.25 GB (1 GB = 1e9 bytes)", the decimal reading of a total.
+std::string DecimalGbNote(double gb);
+
+// A row of a memory table (COMPONENT, BYTES, GiB, ARITHMETIC).
+std::vector<std::string> BytesRow(const std::string& component, int64_t bytes,
+                                  const std::string& arithmetic);
+inline const std::vector<std::string> kBytesHeader = {"COMPONENT", "BYTES", "GiB", "ARITHMETIC"};
+
+// Fixed(value / scale, decimals) when `has`, else "-".
+std::string OptionalFixed(bool has, double value, int decimals, double scale = 1);
+
+// 4 significant digits: 1.25e+14.
+std::string Scientific(double value);
+
+// "2024-07-23"; "" for an unset date (year 0).
+std::string DateText(const google::type::Date& date);
+
+// The values joined by `separator`.
+std::string Joined(const google::protobuf::RepeatedPtrField<std::string>& values,
+                   absl::string_view separator);
+
+// An enum spelling read as words: "open_weights_unrestricted" -> "open weights unrestricted".
+std::string SpellingAsWords(absl::string_view spelling);
 
 }  // namespace modelatlas::cli

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "cli/enum_spellings.h"
 
 namespace modelatlas::cli {
 namespace {
@@ -32,40 +33,12 @@ void DrawProgress(const std::string& label, size_t done, size_t total) {
             << std::flush;
 }
 
-std::string OutcomeText(v1::ImportOutcome outcome) {
-  switch (outcome) {
-    case v1::IMPORT_OUTCOME_CREATED:
-      return "created";
-    case v1::IMPORT_OUTCOME_UPDATED:
-      return "updated";
-    case v1::IMPORT_OUTCOME_UNCHANGED:
-      return "unchanged";
-    default:
-      return "rejected";
-  }
+absl::string_view OutcomeText(v1::ImportOutcome outcome) {
+  const absl::string_view spelling = ImportOutcomes().Spelling(outcome);
+  return spelling.empty() ? "rejected" : spelling;
 }
 
 }  // namespace
-
-absl::StatusOr<v1::FileFormat> ParseFileFormat(const std::string& name) {
-  static const std::map<std::string, v1::FileFormat> kFormats = {
-      {"", v1::FILE_FORMAT_UNSPECIFIED},
-      {"epoch-models-csv", v1::FILE_FORMAT_EPOCH_MODELS_CSV},
-      {"epoch-hardware-csv", v1::FILE_FORMAT_EPOCH_HARDWARE_CSV},
-      {"hf-config", v1::FILE_FORMAT_HF_CONFIG_JSON},
-      {"llm-analysis-gpu", v1::FILE_FORMAT_LLM_ANALYSIS_GPU_JSON},
-      {"gpu-poor", v1::FILE_FORMAT_GPU_POOR_JSON},
-      {"json", v1::FILE_FORMAT_CATALOG_JSON},
-  };
-  auto it = kFormats.find(name);
-  if (it == kFormats.end()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--format=", name,
-        " is not one of epoch-models-csv, epoch-hardware-csv, hf-config, llm-analysis-gpu, "
-        "gpu-poor, json"));
-  }
-  return it->second;
-}
 
 grpc::Status ImportFile(v1::CatalogService::Stub& catalog, const std::string& path,
                         const v1::ImportOptions& options, absl::Duration timeout, bool progress,

@@ -7,15 +7,10 @@
 #include <ostream>
 #include <string>
 
-#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 
 namespace modelatlas::cli {
-
-// "epoch-models-csv", "epoch-hardware-csv", "hf-config", "llm-analysis-gpu",
-// "gpu-poor", "json" or "" (detect / the default).
-absl::StatusOr<catalog::v1::FileFormat> ParseFileFormat(const std::string& name);
 
 // Streams the file at `path` in 1 MiB chunks; `progress` draws a bar on stderr.
 // `error` says why the file could not be read when the status is not OK

@@ -1,0 +1,297 @@
+// Running a model: estimate memory, plan, count, runnable and card.
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <type_traits>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "cli/card.h"
+#include "cli/command.h"
+#include "cli/enum_spellings.h"
+#include "cli/output.h"
+
+ABSL_FLAG(std::string, weights, "bf16",
+          modelatlas::cli::EnumFlagHelp("Weight format", modelatlas::cli::NumberFormats()));
+ABSL_FLAG(std::string, kv_cache, "bf16",
+          modelatlas::cli::EnumFlagHelp("KV-cache format", modelatlas::cli::NumberFormats()));
+ABSL_FLAG(int64_t, context, 0, "Tokens in the KV cache per sequence (0 = the model's maximum)");
+ABSL_FLAG(int32_t, batch, 1, "Sequences served at once");
+ABSL_FLAG(std::optional<int64_t>, overhead_bytes, std::nullopt,
+          "Runtime overhead, bytes (default: the estimator's, 1 GiB)");
+ABSL_FLAG(int32_t, group_size, 0, "GPTQ/AWQ quantization group size (0 = 128)");
+ABSL_FLAG(bool, hypothetical, false,
+          "Estimate even when the weights are not published (the answer says so)");
+ABSL_FLAG(std::string, objective, "fewest-cards",
+          modelatlas::cli::EnumFlagHelp("plan: rank by", modelatlas::cli::PlanObjectives()));
+ABSL_FLAG(int64_t, prompt, 1000, "plan: prompt tokens for the time to first token");
+ABSL_FLAG(int32_t, max_cards, 64, "plan: most cards to consider (a power of two)");
+ABSL_FLAG(int32_t, cards, 1, "runnable: cards of the hardware (a power of two)");
+ABSL_FLAG(std::string, hf_config, "", "count: a Hugging Face config.json file instead of MODEL");
+
+namespace modelatlas::cli {
+namespace {
+
+namespace v1 = estimator::v1;
+
+// Every request field the inference flags set, in one place; a bad flag
+// value is an InvalidArgument naming the flag and the accepted values.
+// (To be replaced by a call into cli/workload.h.)
+template <typename Request>
+absl::Status FillWorkload(Request* request) {
+  if constexpr (std::is_same_v<Request, v1::PlanInferenceRequest>) {
+    const auto objective = PlanObjectives().ParseFlag("objective", absl::GetFlag(FLAGS_objective));
+    if (!objective.ok()) return objective.status();
+    request->set_objective(*objective);
+    request->set_prompt_tokens(absl::GetFlag(FLAGS_prompt));
+    request->set_max_cards(absl::GetFlag(FLAGS_max_cards));
+    for (absl::string_view name :
+         absl::StrSplit(absl::GetFlag(FLAGS_hardware), ',', absl::SkipWhitespace())) {
+      request->add_hardware(std::string(absl::StripAsciiWhitespace(name)));
+    }
+    return FillWorkload(request->mutable_workload());
+  } else {
+    const auto weights = NumberFormats().ParseFlag("weights", absl::GetFlag(FLAGS_weights));
+    if (!weights.ok()) return weights.status();
+    const auto kv_cache = NumberFormats().ParseFlag("kv_cache", absl::GetFlag(FLAGS_kv_cache));
+    if (!kv_cache.ok()) return kv_cache.status();
+    if constexpr (std::is_same_v<Request, v1::ListRunnableModelsRequest>) {
+      request->set_cards(absl::GetFlag(FLAGS_cards));
+      request->set_filter(absl::GetFlag(FLAGS_filter));
+    } else {
+      static_assert(std::is_same_v<Request, v1::EstimateInferenceMemoryRequest>);
+      request->set_quantization_group_size(absl::GetFlag(FLAGS_group_size));
+      if (auto overhead = absl::GetFlag(FLAGS_overhead_bytes)) {
+        request->set_overhead_bytes(*overhead);
+      }
+    }
+    request->set_weight_format(*weights);
+    request->set_kv_cache_format(*kv_cache);
+    request->set_context_length_tokens(absl::GetFlag(FLAGS_context));
+    request->set_batch_size(absl::GetFlag(FLAGS_batch));
+    request->set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
+    return absl::OkStatus();
+  }
+}
+
+int EstimateMemory(Session& session, const Arguments& args) {
+  v1::EstimateInferenceMemoryRequest request;
+  request.set_model(args[0]);
+  if (absl::Status filled = FillWorkload(&request); !filled.ok()) {
+    return UsageError(filled.message());
+  }
+  v1::EstimateInferenceMemoryResponse response;
+  auto context = Session::NewContext();
+  grpc::Status status =
+      session.estimator().EstimateInferenceMemory(context.get(), request, &response);
+  if (!status.ok()) return session.EstimatorFailed(status);
+  if (session.json()) {
+    PrintJson(response);
+    return EXIT_SUCCESS;
+  }
+  std::cout << response.display_name();
+  if (!response.model().empty()) std::cout << " (" << response.model() << ")";
+  std::cout << "\n";
+  if (!response.available()) {
+    std::cout << response.no_estimate_reason() << "\n";
+    return EXIT_SUCCESS;
+  }
+  if (response.hypothetical()) std::cout << "HYPOTHETICAL: weights not published\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& line : response.lines()) {
+    rows.push_back(BytesRow(line.component(), line.bytes(), line.arithmetic()));
+  }
+  rows.push_back({"total", absl::StrCat(response.total_bytes()), Fixed(response.total_gib(), 2),
+                  DecimalGbNote(response.total_gb())});
+  PrintTable(kBytesHeader, rows);
+  for (const auto& warning : response.warnings()) std::cout << "note: " << warning << "\n";
+  return EXIT_SUCCESS;
+}
+
+int Plan(Session& session, const Arguments& args) {
+  v1::PlanInferenceRequest request;
+  request.mutable_workload()->set_model(args[0]);
+  if (absl::Status filled = FillWorkload(&request); !filled.ok()) {
+    return UsageError(filled.message());
+  }
+  v1::PlanInferenceResponse response;
+  auto context = Session::NewContext();
+  grpc::Status status = session.estimator().PlanInference(context.get(), request, &response);
+  if (!status.ok()) return session.EstimatorFailed(status);
+  if (session.json()) {
+    PrintJson(response);
+    return EXIT_SUCCESS;
+  }
+  const auto& memory = response.memory();
+  std::cout << memory.display_name() << ": " << Fixed(memory.total_gib(), 2) << " GiB to run ("
+            << memory.total_bytes() << " bytes)\n";
+  if (!memory.available()) {
+    std::cout << memory.no_estimate_reason() << "\n";
+    return EXIT_SUCCESS;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& plan : response.plans()) {
+    rows.push_back(
+        {plan.hardware(), plan.fits() ? absl::StrCat(plan.cards()) : "no fit",
+         Gib(static_cast<double>(plan.required_bytes_per_card()), 1),
+         Gib(static_cast<double>(plan.headroom_bytes_per_card()), 1),
+         OptionalFixed(plan.has_decode_tokens_per_second(), plan.decode_tokens_per_second(), 0),
+         OptionalFixed(plan.has_prefill_tokens_per_second(), plan.prefill_tokens_per_second(), 0),
+         OptionalFixed(plan.has_time_to_first_token_seconds(), plan.time_to_first_token_seconds(),
+                       3),
+         OptionalFixed(plan.has_cost_usd_per_million_tokens(), plan.cost_usd_per_million_tokens(),
+                       2)});
+  }
+  PrintTable({"HARDWARE", "CARDS", "GiB/CARD", "HEADROOM GiB", "DECODE tok/s", "PREFILL tok/s",
+              "TTFT s", "$/M tokens"},
+             rows);
+  std::cout << "(bounds: decode from memory bandwidth, prefill from peak compute x 0.5; "
+               "--json shows the arithmetic)\n";
+  return EXIT_SUCCESS;
+}
+
+int Runnable(Session& session, const Arguments& args) {
+  v1::ListRunnableModelsRequest request;
+  request.set_hardware(args[0]);
+  if (absl::Status filled = FillWorkload(&request); !filled.ok()) {
+    return UsageError(filled.message());
+  }
+  auto context = Session::NewContext();
+  auto reader = session.estimator().ListRunnableModels(context.get(), request);
+  v1::ListRunnableModelsResponse message;
+  std::vector<std::vector<std::string>> rows;
+  while (reader->Read(&message)) {
+    for (const v1::RunnableModel& model : message.models()) {
+      if (session.json()) {
+        PrintJson(model);
+        continue;
+      }
+      rows.push_back({model.model(), HumanCount(model.parameters()), absl::StrCat(model.cards()),
+                      Gib(static_cast<double>(model.headroom_bytes_per_card()), 1),
+                      OptionalFixed(model.has_decode_tokens_per_second(),
+                                    model.decode_tokens_per_second(), 0)});
+    }
+  }
+  grpc::Status status = reader->Finish();
+  if (!status.ok()) return session.EstimatorFailed(status);
+  if (!session.json()) {
+    PrintTable({"MODEL", "PARAMETERS", "CARDS", "HEADROOM GiB", "DECODE tok/s"}, rows);
+    std::cout << rows.size() << " models run on " << args[0] << "\n";
+  }
+  return EXIT_SUCCESS;
+}
+
+int Card(Session& session, const Arguments& args) {
+  catalog::v1::GetModelRequest get;
+  get.set_name(args[0]);
+  common::v1::Model model;
+  {
+    auto context = Session::NewContext();
+    grpc::Status status = session.catalog().GetModel(context.get(), get, &model);
+    if (!status.ok()) return session.CatalogFailed(status);
+  }
+  v1::PlanInferenceRequest request;  // the workload flags only, every hardware record
+  request.mutable_workload()->set_model(model.name());
+  if (absl::Status filled = FillWorkload(request.mutable_workload()); !filled.ok()) {
+    return UsageError(filled.message());
+  }
+  if (request.workload().context_length_tokens() == 0) {
+    request.mutable_workload()->set_context_length_tokens(4096);
+  }
+  v1::PlanInferenceResponse plan;
+  auto context = Session::NewContext();
+  grpc::Status status = session.estimator().PlanInference(context.get(), request, &plan);
+  const bool planned = status.ok();
+  if (!planned && status.error_code() != grpc::StatusCode::FAILED_PRECONDITION) {
+    return session.EstimatorFailed(status);
+  }
+  PrintCard(model, planned ? &plan : nullptr, std::cout);
+  return EXIT_SUCCESS;
+}
+
+int Count(Session& session, const Arguments& args) {
+  v1::CountParametersRequest request;
+  const std::string path = absl::GetFlag(FLAGS_hf_config);
+  if (!path.empty()) {
+    std::ifstream in(path);
+    if (!in) {
+      std::cerr << "modelatlas: cannot read " << path << "\n";
+      return kExitFailure;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    request.set_hf_config_json(text.str());
+  } else if (!args.empty()) {
+    request.set_model(args[0]);
+  } else {
+    return UsageError("count needs MODEL or --hf_config=FILE");
+  }
+  v1::CountParametersResponse response;
+  auto context = Session::NewContext();
+  grpc::Status status = session.estimator().CountParameters(context.get(), request, &response);
+  if (!status.ok()) return session.EstimatorFailed(status);
+  if (session.json()) {
+    PrintJson(response);
+    return EXIT_SUCCESS;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& part : response.components()) {
+    rows.push_back({part.name(), Fixed(part.parameters(), 0), part.arithmetic()});
+  }
+  rows.push_back({"total", Fixed(response.total_parameters(), 0), ""});
+  rows.push_back({"active per token", Fixed(response.active_parameters(), 0), ""});
+  PrintTable({"COMPONENT", "PARAMETERS", "ARITHMETIC"}, rows);
+  return EXIT_SUCCESS;
+}
+
+}  // namespace
+
+CommandGroup InferenceCommands() {
+  const std::vector<absl::string_view> workload = {
+      "weights", "kv_cache", "context", "batch", "group_size", "overhead_bytes", "hypothetical"};
+  auto with = [&](std::vector<absl::string_view> more) {
+    std::vector<absl::string_view> flags = workload;
+    flags.insert(flags.end(), more.begin(), more.end());
+    return flags;
+  };
+  return {"Inference (running a model)",
+          {
+              {{"estimate", "memory"},
+               "MODEL",
+               "memory to run MODEL, line by line",
+               workload,
+               "estimate memory \"Llama 3.1 8B\" --context=8192 --weights=gptq-int4",
+               EstimateMemory},
+              {{"plan"},
+               "MODEL",
+               "which hardware runs MODEL: cards, speed, cost",
+               with({"hardware", "objective", "prompt", "max_cards"}),
+               "plan \"Mistral 7B\" --hardware=\"NVIDIA H100,NVIDIA T4\" --objective=cheapest",
+               Plan},
+              {{"count"},
+               "[MODEL]",
+               "parameter count with its breakdown",
+               {"hf_config"},
+               "count \"GPT-2 (124M)\"",
+               Count},
+              {{"runnable"},
+               "HARDWARE",
+               "every catalog model that runs on HARDWARE",
+               {"cards", "weights", "kv_cache", "context", "batch", "hypothetical", "filter"},
+               "runnable \"NVIDIA T4\" --context=4096 --filter='parameters < 2e9'",
+               Runnable},
+              {{"card"},
+               "MODEL",
+               "the model's page: every field with its notes, the hardware it needs",
+               workload,
+               "card \"Mistral 7B\"",
+               Card},
+          }};
+}
+
+}  // namespace modelatlas::cli

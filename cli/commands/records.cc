@@ -1,0 +1,199 @@
+// The catalog's records: models and hardware list and get, info and watch
+// (create, update and delete are in record_writes.cc).
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "cli/command.h"
+#include "cli/enum_spellings.h"
+#include "cli/output.h"
+
+ABSL_FLAG(int32_t, page_size, 200, "Records fetched per call when listing");
+ABSL_FLAG(std::string, order_by, "", "List order, e.g. 'parameters desc, display_name'");
+ABSL_FLAG(int64_t, since, -1, "watch: start after this revision (-1 = from now)");
+
+namespace modelatlas::cli {
+namespace {
+
+namespace catalog_v1 = catalog::v1;
+namespace common_v1 = common::v1;
+
+// Fetches every page of a List call.
+template <typename Request, typename Response, typename Call>
+grpc::Status ListAll(Call call, std::vector<Response>* pages) {
+  Request request;
+  request.set_page_size(absl::GetFlag(FLAGS_page_size));
+  request.set_filter(absl::GetFlag(FLAGS_filter));
+  request.set_order_by(absl::GetFlag(FLAGS_order_by));
+  do {
+    Response response;
+    auto context = Session::NewContext();
+    grpc::Status status = call(context.get(), request, &response);
+    if (!status.ok()) return status;
+    request.set_page_token(response.next_page_token());
+    pages->push_back(std::move(response));
+  } while (!request.page_token().empty());
+  return grpc::Status::OK;
+}
+
+int ListModels(Session& session, const Arguments&) {
+  std::vector<catalog_v1::ListModelsResponse> pages;
+  grpc::Status status = ListAll<catalog_v1::ListModelsRequest>(
+      [&](grpc::ClientContext* c, const auto& r, auto* out) {
+        return session.catalog().ListModels(c, r, out);
+      },
+      &pages);
+  if (!status.ok()) return session.CatalogFailed(status);
+  catalog_v1::ListModelsResponse all;
+  for (const auto& page : pages) all.mutable_models()->MergeFrom(page.models());
+  if (session.json()) {
+    all.set_catalog_revision(pages.back().catalog_revision());
+    PrintJson(all);
+    return EXIT_SUCCESS;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& model : all.models()) {
+    const absl::string_view access = Accessibilities().Spelling(model.accessibility());
+    rows.push_back({model.name(), model.display_name(),
+                    model.has_parameters() ? HumanCount(model.parameters()) : "-",
+                    Joined(model.domains(), ","), access.empty() ? "-" : std::string(access)});
+  }
+  PrintTable({"NAME", "DISPLAY NAME", "PARAMETERS", "DOMAIN", "ACCESSIBILITY"}, rows);
+  return EXIT_SUCCESS;
+}
+
+int ListHardware(Session& session, const Arguments&) {
+  std::vector<catalog_v1::ListHardwareResponse> pages;
+  grpc::Status status = ListAll<catalog_v1::ListHardwareRequest>(
+      [&](grpc::ClientContext* c, const auto& r, auto* out) {
+        return session.catalog().ListHardware(c, r, out);
+      },
+      &pages);
+  if (!status.ok()) return session.CatalogFailed(status);
+  catalog_v1::ListHardwareResponse all;
+  for (const auto& page : pages) all.mutable_hardware()->MergeFrom(page.hardware());
+  if (session.json()) {
+    all.set_catalog_revision(pages.back().catalog_revision());
+    PrintJson(all);
+    return EXIT_SUCCESS;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& hw : all.hardware()) {
+    rows.push_back({hw.name(), hw.display_name(),
+                    OptionalFixed(hw.has_memory_bytes(), hw.memory_bytes(), 1, kBytesPerGib),
+                    OptionalFixed(hw.has_memory_bandwidth_bytes_per_second(),
+                                  hw.memory_bandwidth_bytes_per_second(), 0, 1e9),
+                    OptionalFixed(hw.peak().has_tensor_fp16_bf16_flops(),
+                                  hw.peak().tensor_fp16_bf16_flops(), 1, 1e12),
+                    OptionalFixed(hw.has_tdp_watts(), hw.tdp_watts(), 0)});
+  }
+  PrintTable({"NAME", "DISPLAY NAME", "MEMORY (GiB)", "BANDWIDTH (GB/s)", "FP16/BF16 (TFLOP/s)",
+              "TDP (W)"},
+             rows);
+  return EXIT_SUCCESS;
+}
+
+int GetModel(Session& session, const Arguments& args) {
+  catalog_v1::GetModelRequest request;
+  request.set_name(args[0]);
+  common_v1::Model model;
+  auto context = Session::NewContext();
+  grpc::Status status = session.catalog().GetModel(context.get(), request, &model);
+  if (!status.ok()) return session.CatalogFailed(status);
+  PrintRecord(model, session.json());
+  return EXIT_SUCCESS;
+}
+
+int GetHardware(Session& session, const Arguments& args) {
+  catalog_v1::GetHardwareRequest request;
+  request.set_name(args[0]);
+  common_v1::Hardware hardware;
+  auto context = Session::NewContext();
+  grpc::Status status = session.catalog().GetHardware(context.get(), request, &hardware);
+  if (!status.ok()) return session.CatalogFailed(status);
+  PrintRecord(hardware, session.json());
+  return EXIT_SUCCESS;
+}
+
+int Info(Session& session, const Arguments&) {
+  catalog_v1::CatalogInfo info;
+  auto context = Session::NewContext();
+  grpc::Status status = session.catalog().GetCatalogInfo(context.get(), {}, &info);
+  if (!status.ok()) return session.CatalogFailed(status);
+  PrintRecord(info, session.json());
+  return EXIT_SUCCESS;
+}
+
+// Reads --file into a record; prints the problem and returns false on failure.
+int Watch(Session& session, const Arguments&) {
+  catalog_v1::WatchRequest request;
+  int64_t since = absl::GetFlag(FLAGS_since);
+  if (since < 0) {
+    catalog_v1::CatalogInfo info;
+    auto info_context = Session::NewContext();
+    grpc::Status status = session.catalog().GetCatalogInfo(info_context.get(), {}, &info);
+    if (!status.ok()) return session.CatalogFailed(status);
+    since = info.revision();
+  }
+  request.set_start_revision(since);
+  grpc::ClientContext context;  // no deadline: runs until interrupted
+  auto reader = session.catalog().Watch(&context, request);
+  catalog_v1::WatchResponse message;
+  while (reader->Read(&message)) {
+    for (const auto& change : message.changes()) {
+      if (session.json()) {
+        PrintJson(change);
+      } else {
+        std::cout << "r" << change.revision() << " " << ChangeTypes().Spelling(change.type()) << " "
+                  << change.name() << "\n";
+      }
+    }
+    std::cout.flush();
+  }
+  grpc::Status status = reader->Finish();
+  if (!status.ok()) return session.CatalogFailed(status);
+  return EXIT_SUCCESS;
+}
+
+}  // namespace
+
+CommandGroup RecordCommands() {
+  CommandGroup group{"Records (the catalog)",
+                     {
+                         {{"models", "list"},
+                          "",
+                          "every model record",
+                          {"filter", "order_by", "page_size"},
+                          "models list --filter='parameters > 1e9' --order_by='parameters desc'",
+                          ListModels},
+                         {{"models", "get"},
+                          "NAME",
+                          "one model: models/ID, its name (\"megatron bert\") or an alias",
+                          {},
+                          "models get \"Llama 3.1 8B\"",
+                          GetModel},
+                         {{"hardware", "list"},
+                          "",
+                          "every hardware record",
+                          {"filter", "order_by", "page_size"},
+                          "hardware list --filter='memory_bytes > 40e9'",
+                          ListHardware},
+                         {{"hardware", "get"},
+                          "NAME",
+                          "one hardware record: hardware/ID, name or alias",
+                          {},
+                          "hardware get \"NVIDIA H100\"",
+                          GetHardware},
+                         {{"info"}, "", "catalog revision and record counts", {}, "info", Info},
+                         {{"watch"},
+                          "",
+                          "stream every change to the catalog",
+                          {"since"},
+                          "watch --since=0",
+                          Watch},
+                     }};
+  for (Command& write : RecordWriteCommands()) group.commands.push_back(std::move(write));
+  return group;
+}
+
+}  // namespace modelatlas::cli
