@@ -82,6 +82,7 @@ CommandGroup RecordCommands();
 CommandGroup InferenceCommands();
 CommandGroup TrainingCommands();
 CommandGroup TransferCommands();
+CommandGroup ReferenceCommands();
 // Parts of a group kept in a file of their own.
 std::vector<Command> RecordWriteCommands();      // commands/record_writes.cc
 std::vector<Command> TrainingComputeCommands();  // commands/training_compute.cc

@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "cli/enum_spellings.h"
 #include "common/server/config.h"
+#include "common/status/suggest.h"
 
 namespace modelatlas::cli {
 namespace {
@@ -70,21 +71,6 @@ std::vector<const Command*> CommandsStartingWith(const CommandTable& table,
     }
   }
   return out;
-}
-
-size_t EditDistance(absl::string_view a, absl::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 std::string Usage(const Command& command) {

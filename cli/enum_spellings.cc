@@ -251,6 +251,35 @@ std::vector<const EnumSpellings*> AllEnumSpellings() {
           &EstimationMethods(), &ChangeTypes(),     &FileFormats(), &ImportOutcomes()};
 }
 
+std::string EnumValuesMarkdown() {
+  // The flags that take each table (EnumOfFlag's other direction).
+  const std::vector<std::pair<const EnumSpellings*, std::string>> used_by = {
+      {&NumberFormats(), "`--weights`, `--kv_cache`"},
+      {&PlanObjectives(), "`plan --objective`"},
+      {&Optimizers(), "`--optimizer`"},
+      {&Recomputes(), "`--recompute`"},
+      {&FineTunings(), "`--finetune`"},
+      {&FileFormats(), "`import --format`, `export --format`"}};
+  std::string text =
+      "# Accepted values\n\nWritten by `modelatlas values` (tests/cli checks that this file is "
+      "current). Spellings are matched ignoring case, and `-` and `_` are the same.\n";
+  for (const EnumSpellings* table : AllEnumSpellings()) {
+    std::string flags = "printed in tables and cards";
+    for (const auto& [spellings, names] : used_by) {
+      if (spellings == table) flags = names;
+    }
+    absl::StrAppend(&text, "\n## ", table->descriptor()->name(), " (", flags, ")\n\n",
+                    "| spelling | proto value | meaning |\n|---|---|---|\n");
+    for (const EnumSpelling& entry : table->entries()) {
+      const google::protobuf::EnumValueDescriptor* value =
+          table->descriptor()->FindValueByNumber(entry.value);
+      absl::StrAppend(&text, "| `", entry.spelling.empty() ? "(empty)" : entry.spelling, "` | `",
+                      value == nullptr ? "?" : value->name(), "` | ", entry.description, " |\n");
+    }
+  }
+  return text;
+}
+
 std::string EnumFlagHelp(absl::string_view what, const EnumSpellings& spellings) {
   return absl::StrCat(what, ": ", spellings.Accepted());
 }

@@ -98,6 +98,11 @@ const Spellings<catalog::v1::ImportOutcome>& ImportOutcomes();
 // Every table above.
 std::vector<const EnumSpellings*> AllEnumSpellings();
 
+// Every table as Markdown: a section per enum with its flags, then each
+// value's spelling, proto name and meaning. docs/VALUES.md is this text
+// (tests/cli checks that it is current; `modelatlas values` prints it).
+std::string EnumValuesMarkdown();
+
 // The help text of a flag taking an enum: "Weight format: fp32, fp16, ...".
 std::string EnumFlagHelp(absl::string_view what, const EnumSpellings& spellings);
 

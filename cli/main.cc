@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
       cli::InferenceCommands(),  // estimate memory, plan, count, runnable, card
       cli::TrainingCommands(),   // estimate compute|training-memory, plan training, audit
       cli::TransferCommands(),   // import, export
+      cli::ReferenceCommands(),  // fields, values
   };
   return cli::RunCli(table, argc, argv);
 }
