@@ -12,7 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "common/query/fields.h"
 #include "common/status/errors.h"
+#include "common/status/suggest.h"
 #include "google/protobuf/reflection.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "google/type/date.pb.h"
@@ -297,11 +299,13 @@ class Parser {
   using NodePtr = std::shared_ptr<const Filter::Node>;
   using Type = Filter::Node::Type;
 
-  absl::Status Error(const Token& at, absl::string_view what) const {
-    return InvalidFieldError("filter", absl::StrCat(what, " at position ", at.position + 1,
-                                                    at.type == Token::Type::kEnd
-                                                        ? " (end of filter)"
-                                                        : absl::StrCat(" (\"", at.text, "\")")));
+  // `hint` follows the position, e.g. "; did you mean ...?".
+  absl::Status Error(const Token& at, absl::string_view what, absl::string_view hint = "") const {
+    return InvalidFieldError(
+        "filter", absl::StrCat(what, " at position ", at.position + 1,
+                               at.type == Token::Type::kEnd ? " (end of filter)"
+                                                            : absl::StrCat(" (\"", at.text, "\")"),
+                               hint));
   }
 
   absl::Status Lex() {
@@ -465,7 +469,8 @@ class Parser {
       const FieldDescriptor* field =
           descriptor == nullptr ? nullptr : descriptor->FindFieldByName(parts[i]);
       if (field == nullptr) {
-        return Error(token, absl::StrCat("unknown field \"", parts[i], "\""));
+        return Error(token, absl::StrCat("unknown field \"", parts[i], "\""),
+                     DidYouMean(token.text, QueryFieldPaths(descriptor_)));
       }
       path.push_back(field);
       const bool last = i + 1 == parts.size();
@@ -620,7 +625,9 @@ absl::StatusOr<std::vector<OrderKey>> ParseOrderBy(absl::string_view text,
       const FieldDescriptor* field =
           current == nullptr ? nullptr : current->FindFieldByName(parts[i]);
       if (field == nullptr) {
-        return InvalidFieldError("order_by", absl::StrCat("unknown field \"", words[0], "\""));
+        return InvalidFieldError("order_by",
+                                 absl::StrCat("unknown field \"", words[0], "\"",
+                                              DidYouMean(words[0], QueryFieldPaths(descriptor))));
       }
       key.path.push_back(field);
       const bool last = i + 1 == parts.size();

@@ -38,7 +38,8 @@ std::vector<std::string> ClosestNames(absl::string_view wanted,
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> names;
   for (const auto& [distance, index] : scored) {
-    if (names.size() == max_names) break;
+    // Only the closest: a worse match beside a good one is noise.
+    if (names.size() == max_names || distance > scored.front().first) break;
     if (std::find(names.begin(), names.end(), candidates[index]) == names.end()) {
       names.push_back(candidates[index]);
     }

@@ -14,10 +14,10 @@ namespace modelatlas {
 // Levenshtein distance: insertions, deletions and substitutions of bytes.
 size_t EditDistance(absl::string_view a, absl::string_view b);
 
-// Up to `max_names` of `candidates` closest to `wanted` (ignoring ASCII
-// case), closest first, ties in the candidates' order; only those within
-// an edit distance of a third of the longer name (at least 2), so that an
-// unrelated name is never suggested.
+// Up to `max_names` of `candidates` at the smallest edit distance from
+// `wanted` (ignoring ASCII case), in the candidates' order; none when even
+// the closest is further than a third of the longer name (at least 2), so
+// that an unrelated name is never suggested.
 std::vector<std::string> ClosestNames(absl::string_view wanted,
                                       const std::vector<std::string>& candidates,
                                       size_t max_names = 3);

@@ -115,6 +115,13 @@ TEST(FilterTest, EmptyFilterMatchesEverything) {
 TEST(FilterTest, ErrorsNameTheProblemAndPosition) {
   EXPECT_EQ(ErrorOf("nosuchfield > 3"),
             "filter: unknown field \"nosuchfield\" at position 1 (\"nosuchfield\")");
+  // A near miss names the field meant (issue 20: organization vs organizations).
+  EXPECT_EQ(ErrorOf("organization:\"Google\""),
+            "filter: unknown field \"organization\" at position 1 (\"organization\"); did you "
+            "mean \"organizations\"?");
+  EXPECT_EQ(ErrorOf("architecture.num_layer > 3"),
+            "filter: unknown field \"num_layer\" at position 1 (\"architecture.num_layer\"); did "
+            "you mean \"architecture.num_layers\"?");
   EXPECT_NE(ErrorOf("parameters > many").find("takes a number"), std::string::npos);
   EXPECT_NE(ErrorOf("accessibility = SOMETIMES").find("is not a value of accessibility"),
             std::string::npos);
@@ -153,6 +160,10 @@ TEST(OrderByTest, RefusesWhatCannotBeSorted) {
     ASSERT_EQ(GetFieldViolations(keys.status()).size(), 1u);
     EXPECT_EQ(GetFieldViolations(keys.status())[0].field, "order_by");
   }
+  auto near_miss = ParseOrderBy("paramters desc", Model::descriptor());
+  ASSERT_EQ(GetFieldViolations(near_miss.status()).size(), 1u);
+  EXPECT_EQ(GetFieldViolations(near_miss.status())[0].description,
+            "unknown field \"paramters\"; did you mean \"parameters\"?");
 }
 
 }  // namespace
