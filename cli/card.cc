@@ -1,5 +1,6 @@
 #include "cli/card.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -7,6 +8,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/time/civil_time.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "cli/enum_spellings.h"
 #include "cli/output.h"
 
@@ -40,6 +44,22 @@ std::string Number(bool has, double value, const char* unit = "") {
   return has ? absl::StrCat(absl::StrFormat("%.10g", value), unit) : "";
 }
 
+// A whole number with thousands separators (1,024 h); a fraction as is.
+std::string Thousands(bool has, double value, const char* unit = "") {
+  if (!has) return "";
+  if (value != std::floor(value)) return Number(has, value, unit);
+  return absl::StrCat(WithThousands(value), unit);
+}
+
+// What a dataset size counts: Epoch's "datapoints" are tokens for language
+// models, and other things (images, frames, ...) elsewhere.
+std::string DatapointUnit(const Model& m) {
+  for (const std::string& domain : m.domains()) {
+    if (domain == "Language") return "tokens";
+  }
+  return "datapoints";
+}
+
 }  // namespace
 
 void PrintCard(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
@@ -50,7 +70,7 @@ void PrintCard(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
   Field(out, "Organisation", List(m.organizations()));
   Field(out, "Organisation type", List(m.organization_categories()));
   Field(out, "Country", List(m.countries()));
-  Field(out, "Published", DateText(m.publication_date()));
+  Field(out, "Published", HumanDateText(m.publication_date()));
   Field(out, "Authors", m.authors());
 
   Section(out, "What it does");
@@ -61,10 +81,15 @@ void PrintCard(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
   Field(out, "Base model", List(m.base_models()));
 
   Section(out, "Size");
-  Field(out, "Parameters", m.has_parameters() ? HumanCount(m.parameters()) : "");
+  Field(out, "Parameters",
+        m.has_parameters()
+            ? absl::StrCat(WithThousands(m.parameters()), " (", HumanCount(m.parameters()), ")")
+            : "");
   Note(out, m.parameters_notes());
   std::vector<std::string> sizes;
-  for (double size : m.training_dataset_size_datapoints()) sizes.push_back(HumanCount(size));
+  for (double size : m.training_dataset_size_datapoints()) {
+    sizes.push_back(absl::StrCat(WithThousands(size), " ", DatapointUnit(m)));
+  }
   Field(out, "Training data", absl::StrJoin(sizes, " or "));
   Note(out, m.dataset_size_notes());
   Field(out, "Epochs", Number(m.has_epochs(), m.epochs()));
@@ -73,7 +98,8 @@ void PrintCard(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
 
   Section(out, "Training compute");
   Field(out, "Training compute",
-        Number(m.has_training_compute_flop(), m.training_compute_flop(), " FLOP"));
+        m.has_training_compute_flop() ? absl::StrCat(TimesTenTo(m.training_compute_flop()), " FLOP")
+                                      : "");
   std::vector<std::string> methods;
   for (int method : m.training_compute_estimation_methods()) {
     methods.push_back(
@@ -84,15 +110,17 @@ void PrintCard(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
 
   Section(out, "The training run");
   Field(out, "Training hardware", List(m.training_hardware()));
-  Field(out, "Chips used", Number(m.has_hardware_quantity(), m.hardware_quantity()));
-  Field(out, "Chip-hours", Number(m.has_training_chip_hours(), m.training_chip_hours(), " h"));
-  Field(out, "Wall-clock time", Number(m.has_training_time_hours(), m.training_time_hours(), " h"));
+  Field(out, "Chips used", Thousands(m.has_hardware_quantity(), m.hardware_quantity()));
+  Field(out, "Chip-hours", Thousands(m.has_training_chip_hours(), m.training_chip_hours(), " h"));
+  Field(out, "Wall-clock time",
+        Thousands(m.has_training_time_hours(), m.training_time_hours(), " h"));
   Note(out, m.training_time_notes());
   Field(out, "Power draw",
-        Number(m.has_training_power_draw_watts(), m.training_power_draw_watts(), " W"));
+        m.has_training_power_draw_watts() ? HumanPower(m.training_power_draw_watts()) : "");
   Field(out, "Compute cost",
-        Number(m.has_training_compute_cost_2023_usd(), m.training_compute_cost_2023_usd(),
-               " USD (2023)"));
+        m.has_training_compute_cost_2023_usd()
+            ? absl::StrCat(HumanUsd(m.training_compute_cost_2023_usd()), " (2023 dollars)")
+            : "");
   Field(out, "Hardware utilization (MFU)",
         Number(m.has_hardware_utilization_mfu(), m.hardware_utilization_mfu()));
   Note(out, m.utilization_notes());
@@ -106,7 +134,7 @@ void PrintCard(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
   Field(out, "Why it is tracked", List(m.notability_criteria()));
   Note(out, m.notability_criteria_notes());
   Field(out, "Record confidence", Words(Confidences(), m.confidence()));
-  Field(out, "Citations", m.has_citations() ? absl::StrCat(m.citations()) : "");
+  Field(out, "Citations", Thousands(m.has_citations(), m.citations()));
   Field(out, "Frontier model", m.has_frontier_model() && m.frontier_model() ? "yes" : "");
   Field(out, "Benchmark data", m.benchmark_data());
 
@@ -130,13 +158,18 @@ void PrintCard(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
   Field(out, "Reference", m.reference());
   Field(out, "Link", m.link());
   Field(out, "Record source", m.provenance().source());
-  if (m.has_last_modified_time()) Field(out, "Last updated", ToJson(m.last_modified_time()));
+  if (m.has_last_modified_time()) {
+    const absl::CivilDay day = absl::ToCivilDay(
+        absl::FromUnixSeconds(m.last_modified_time().seconds()), absl::UTCTimeZone());
+    Field(out, "Last updated", HumanDate(static_cast<int>(day.year()), day.month(), day.day()));
+  }
 
   Section(out, "Hardware requirements");
   if (plan == nullptr || !plan->memory().available()) {
     out << (plan != nullptr ? plan->memory().no_estimate_reason() : std::string("no estimate"))
         << ". The weights for this model have not been published, so it cannot be run on your "
-           "own hardware at any size; no graphics card changes that.\n";
+           "own hardware at any size; no graphics card changes that. To see what it would take "
+           "if they were, ask again with --hypothetical.\n";
     return;
   }
   const auto& memory = plan->memory();

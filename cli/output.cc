@@ -140,17 +140,6 @@ std::string ToJson(const Message& message) {
   return json;
 }
 
-std::string HumanCount(double value) {
-  const struct {
-    double scale;
-    const char* suffix;
-  } units[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
-  for (const auto& unit : units) {
-    if (value >= unit.scale) return absl::StrFormat("%.3g%s", value / unit.scale, unit.suffix);
-  }
-  return absl::StrFormat("%.0f", value);
-}
-
 void PrintJson(const Message& message) { std::cout << ToJson(message) << "\n"; }
 
 void PrintRecord(const Message& message, bool json) {
@@ -180,6 +169,10 @@ std::string Scientific(double value) { return absl::StrFormat("%.4g", value); }
 
 std::string DateText(const google::type::Date& date) {
   return date.year() == 0 ? "" : DateDigits(date);
+}
+
+std::string HumanDateText(const google::type::Date& date) {
+  return HumanDate(date.year(), date.month(), date.day());
 }
 
 std::string Joined(const google::protobuf::RepeatedPtrField<std::string>& values,

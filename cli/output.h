@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "common/text/human_units.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/repeated_ptr_field.h"
 #include "google/type/date.pb.h"
@@ -35,9 +36,6 @@ void PrintJson(const google::protobuf::Message& message);
 // PrintJson when `json`, else PrintFields.
 void PrintRecord(const google::protobuf::Message& message, bool json);
 
-// 8030261248 -> "8.03B", 395000000 -> "395M".
-std::string HumanCount(double value);
-
 // Fixed(3.14159, 2) -> "3.14".
 std::string Fixed(double value, int decimals);
 
@@ -62,6 +60,9 @@ std::string Scientific(double value);
 
 // "2024-07-23"; "" for an unset date (year 0).
 std::string DateText(const google::type::Date& date);
+
+// "20 April 2019" (HumanDate); "" for an unset date.
+std::string HumanDateText(const google::type::Date& date);
 
 // The values joined by `separator`.
 std::string Joined(const google::protobuf::RepeatedPtrField<std::string>& values,

@@ -92,7 +92,14 @@ TEST_F(EndToEndTest, EstimateThroughTheCatalogOverGrpcAndTheCli) {
   const auto closed_card =
       RunCommand({MODELATLAS_CLI_BIN, both[0], both[1], "card", "Megatron-BERT"});
   EXPECT_EQ(closed_card.exit_code, 0) << closed_card.err;
-  EXPECT_NE(closed_card.out.find("Chip-hours: 191488 h"), std::string::npos) << closed_card.out;
+  EXPECT_NE(closed_card.out.find("Chip-hours: 191,488 h"), std::string::npos) << closed_card.out;
+  // Figures for people, as the seed page writes them (issue 20, point 4).
+  for (const char* figure :
+       {"Power draw: 262.6 kW", "Compute cost: $171,819 (2023 dollars)",
+        "Training data: 6,960,000,000 tokens", "Published: 17 September 2019",
+        "Training compute: 2.2 × 10^22 FLOP", "Last updated: 25 May 2026", "--hypothetical"}) {
+    EXPECT_NE(closed_card.out.find(figure), std::string::npos) << figure << "\n" << closed_card.out;
+  }
   EXPECT_NE(closed_card.out.find("no estimate: weights not published"), std::string::npos);
   const auto open_card = RunCommand({MODELATLAS_CLI_BIN, both[0], both[1], "card", "Mistral 7B"});
   EXPECT_EQ(open_card.exit_code, 0) << open_card.err;
