@@ -35,7 +35,7 @@ void BM_InferenceMemoryEstimate(benchmark::State& state) {
   InferenceMemoryInput input;
   input.parameters = 8030261248;
   input.architecture = Llama31_8B();
-  input.context_length_tokens = 8192;
+  input.workload.context_length_tokens = 8192;
   for (auto _ : state) {
     auto estimate = EstimateInferenceMemory(input);
     benchmark::DoNotOptimize(estimate);
@@ -55,15 +55,15 @@ void BM_CountParameters(benchmark::State& state) {
 BENCHMARK(BM_CountParameters);
 
 void BM_PlanOnDevice(benchmark::State& state) {
-  Workload w;
-  w.weight_bytes = 16060522496;
-  w.kv_cache_bytes = 1073741824;
-  w.activation_bytes = 44553216;
-  w.overhead_bytes = 1073741824;
-  w.total_parameters = w.active_parameters = 8030261248;
-  w.num_attention_heads = 32;
-  w.num_key_value_heads = 8;
-  w.prompt_tokens = 1000;
+  PlanInput w;
+  w.sizing.weight_bytes = 16060522496;
+  w.sizing.kv_cache_bytes = 1073741824;
+  w.sizing.activation_bytes = 44553216;
+  w.sizing.overhead_bytes = 1073741824;
+  w.sizing.parameters = 8030261248;
+  w.sizing.num_attention_heads = 32;
+  w.sizing.num_key_value_heads = 8;
+  w.workload.prompt_tokens = 1000;
   DeviceSpec d;
   d.memory_bytes = 80.0 * (1 << 30);
   d.bandwidth_bytes_per_second = 3.35e12;
@@ -82,8 +82,8 @@ void BM_FitMatrix(benchmark::State& state) {
   std::mt19937_64 rng(1);
   std::uniform_real_distribution<double> exponent(8, 11.7);
   const int heads[] = {8, 12, 16, 32, 40, 64, 128};
-  std::vector<MatrixModel> models(3000);
-  for (MatrixModel& m : models) {
+  std::vector<InferenceSizing> models(3000);
+  for (InferenceSizing& m : models) {
     m.parameters = std::pow(10.0, exponent(rng));
     m.active_share = rng() % 5 == 0 ? 0.25 : 1.0;
     m.kv_cache_bytes = m.parameters * 0.05;
@@ -92,16 +92,43 @@ void BM_FitMatrix(benchmark::State& state) {
     m.num_attention_heads = heads[rng() % 7];
     m.num_key_value_heads = std::max(1, m.num_attention_heads / 4);
   }
-  std::vector<MatrixDevice> devices(200);
+  struct Device {
+    double usable_bytes = 0;
+    double bandwidth_bytes_per_second = 0;
+  };
+  std::vector<Device> devices(200);
   for (size_t i = 0; i < devices.size(); ++i) {
     devices[i].usable_bytes = (8.0 + static_cast<double>(i % 24) * 8) * (1 << 30) * 0.9;
     devices[i].bandwidth_bytes_per_second = 3e11 + 4e10 * static_cast<double>(i);
   }
   const std::vector<double> bits = {16, 8, 4.156, 4.89};
-  std::vector<MatrixCell> cells;
+  struct Cell {
+    int16_t cards = 0;
+    float decode_tokens_per_second = 0;
+  };
+  std::vector<Cell> cells(models.size() * devices.size() * bits.size());
   int64_t fitting = 0;
   for (auto _ : state) {
-    fitting = ComputeFitMatrix(models, devices, bits, 64, &cells);
+    // Every model x device x format, fitted the way ListRunnableModels fits
+    // one column of it (FewestCards on the sizing, then the decode bound).
+    fitting = 0;
+    size_t index = 0;
+    for (InferenceSizing m : models) {
+      for (const Device& d : devices) {
+        for (double b : bits) {
+          Cell& cell = cells[index++];
+          m.weight_bytes = m.parameters * b / 8;
+          const int cards = FewestCards(m, d.usable_bytes, 64);
+          cell.cards = static_cast<int16_t>(cards);
+          cell.decode_tokens_per_second =
+              cards == 0 ? 0
+                         : static_cast<float>(DecodeStepsPerSecond(
+                               d.bandwidth_bytes_per_second, cards, m.weight_bytes * m.active_share,
+                               m.kv_cache_bytes));
+          fitting += cards > 0;
+        }
+      }
+    }
     benchmark::DoNotOptimize(cells.data());
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(cells.size()));
@@ -113,7 +140,14 @@ BENCHMARK(BM_FitMatrix)->Unit(benchmark::kMillisecond);
 void BM_TrainingMemoryEstimate(benchmark::State& state) {
   TrainingMemoryInput input;
   input.parameters = 8030261248;
-  input.shape = {32, 4096, 32, 8, 128, 14336, 128256, true};
+  input.architecture = Architecture{.num_layers = 32,
+                                    .hidden_size = 4096,
+                                    .num_attention_heads = 32,
+                                    .num_key_value_heads = 8,
+                                    .head_dim = 128,
+                                    .intermediate_size = 14336,
+                                    .gated_mlp = true,
+                                    .vocab_size = 128256};
   input.zero_stage = 3;
   input.data_parallel = 8;
   input.tensor_parallel = 2;

@@ -119,8 +119,8 @@ void BM_StreamedFitMatrix(benchmark::State& state) {
       for (auto format : formats) {
         estimator::v1::ListRunnableModelsRequest request;
         request.set_hardware(hardware);
-        request.set_weight_format(format);
-        request.set_context_length_tokens(4096);
+        request.mutable_workload()->set_weight_format(format);
+        request.mutable_workload()->set_context_length_tokens(4096);
         grpc::ClientContext context;
         auto reader = s->stub->ListRunnableModels(&context, request);
         estimator::v1::ListRunnableModelsResponse row;

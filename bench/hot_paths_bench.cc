@@ -20,7 +20,7 @@
 #include "catalog-service/store/cached_store.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "common/query/filter.h"
-#include "estimator-service/record_table.h"
+#include "estimator-service/catalog/record_table.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
 
 namespace modelatlas {

@@ -6,7 +6,7 @@
 //
 //   loadgen --target=127.0.0.1:50052
 //     --method=modelatlas.estimator.v1.EstimatorService/EstimateInferenceMemory
-//     --request='{"model": "Llama 3.1 8B", "context_length_tokens": 8192}'
+//     --request='{"model": "Llama 3.1 8B", "workload": {"context_length_tokens": 8192}}'
 //     --concurrency=32 --duration=10s [--rate=5000] [--json]
 //
 // --vary=N makes N requests, "{i}" in --request replaced by 0 .. N-1, and

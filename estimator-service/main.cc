@@ -13,7 +13,7 @@
 #include "common/server/security.h"
 #include "common/server/server.h"
 #include "common/server/server_flags.h"
-#include "estimator-service/catalog_client.h"
+#include "estimator-service/catalog/catalog_client.h"
 #include "estimator-service/service.h"
 #include "prometheus/counter.h"
 

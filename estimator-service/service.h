@@ -1,40 +1,26 @@
-// The gRPC adapter of the estimator: validates and translates requests,
-// fetches catalog records, calls the formulas in core/, translates back.
+// The gRPC adapter of the estimator: each method admits the call, hands
+// the request to one answer builder (answers/) with the records it may read
+// (the snapshot, then the catalog), and replies.
 #pragma once
 
-#include "absl/status/statusor.h"
+#include <functional>
+#include <memory>
+
 #include "common/server/load_shedding.h"
-#include "estimator-service/catalog_client.h"
-#include "estimator-service/snapshot.h"
+#include "estimator-service/catalog/catalog_client.h"
+#include "estimator-service/catalog/record_source.h"
+#include "estimator-service/catalog/snapshot.h"
 #include "modelatlas/estimator/v1/estimator_service.grpc.pb.h"
 
 namespace modelatlas::estimator {
 
-// Builds the memory answer for `model` (a catalog record or an inline model
-// turned into one). Plain logic, tested without a server.
-absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
-    const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request);
-
-// Counts the parameters of `architecture` (plain logic, tested without a server).
-absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
-    const common::v1::Architecture& architecture, const v1::CountParametersRequest& request);
-
-// The checks of a PlanInferenceRequest's own fields (the workload's are
-// EstimateMemoryForModel's); INVALID_ARGUMENT naming each bad field.
-absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request);
-
-// Plans `model` on every record of `hardware` (plain logic, tested without a server).
-absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
-    const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
-    const v1::PlanInferenceRequest& request);
-
 class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService {
  public:
-  // `snapshot` may be null: every catalog read is then a call to the catalog.
   // Called with the kind of every answered request ("inference_memory",
   // "training_compute", ...), for metrics.
   using EstimateObserver = std::function<void(const char* kind)>;
 
+  // `snapshot` may be null: every catalog read is then a call to the catalog.
   // `limiter` (optional) refuses calls when the server is overloaded.
   explicit EstimatorServiceImpl(CatalogClient* catalog, CatalogSnapshot* snapshot = nullptr,
                                 EstimateObserver on_estimate = nullptr,
@@ -72,26 +58,14 @@ class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService 
       grpc::CallbackServerContext* context, const v1::AuditCatalogRequest* request) override;
 
  private:
-  // A model from the snapshot when it has it, else from the catalog (whose
-  // answer is authoritative for unknown or ambiguous names).
-  void ResolveModel(grpc::CallbackServerContext* context, const std::string& name,
-                    std::function<void(absl::StatusOr<common::v1::Model>)> done);
-  void ResolveHardware(grpc::CallbackServerContext* context, const std::vector<std::string>& names,
-                       std::function<void(absl::StatusOr<std::vector<common::v1::Hardware>>)> done);
+  // The records a call reads: the snapshot when it has them, else the catalog.
+  std::shared_ptr<RecordSource> Records(grpc::CallbackServerContext* context) const;
 
-  // The model a training request names: a catalog record, or one built
-  // from an inline architecture or config.json.
-  void ResolveTrainingModel(grpc::CallbackServerContext* context, const v1::TrainingModel& model,
-                            std::function<void(absl::StatusOr<common::v1::Model>)> done);
-  // The hardware `name` names, or nullopt when `optional` and it is not found.
-  void ResolveOneHardware(
-      grpc::CallbackServerContext* context, const std::string& name, bool optional,
-      std::function<void(absl::StatusOr<std::optional<common::v1::Hardware>>)> done);
-
-  // Finishes a unary call with `result` (counting it by `kind` when OK).
-  template <typename Response>
-  std::function<void(absl::StatusOr<Response>)> Finisher(grpc::ServerUnaryReactor* reactor,
-                                                         Response* response, const char* kind);
+  // Admits a unary call and runs `answer` with its records and a finisher
+  // (which counts the answer by `kind` when OK).
+  template <typename Request, typename Response, typename Answer>
+  grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, const Request* request,
+                                  Response* response, const char* kind, Answer answer);
 
   CatalogClient* catalog_;
   CatalogSnapshot* snapshot_;

@@ -111,7 +111,7 @@ cache_counts() {  # the catalog's record cache hits and misses so far
   curl -s "127.0.0.1:$(grep metrics_port "$state/catalog.ports" | cut -d= -f2)/metrics" |
     awk '/^modelatlas_catalog_record_cache_(hits|misses)_total/ {printf "%s ", $2}'
 }
-estimate_request='{"model": "Llama 3.1 8B", "context_length_tokens": 8192}'
+estimate_request='{"model": "Llama 3.1 8B", "workload": {"context_length_tokens": 8192}}'
 # The baseline answers with as many bytes as the estimator does (the same
 # message sizes), so the comparison is of the work, not of the payload.
 response_bytes=$("$b/bench/loadgen" --target=127.0.0.1:$estimator_port --concurrency=1 \
@@ -155,7 +155,7 @@ echo_rss_after=$(rss_mib echo)
 # --max_concurrent_calls (512): they refuse the excess with
 # RESOURCE_EXHAUSTED and their memory stays bounded.
 load overload-estimate "$estimator_port" modelatlas.estimator.v1.EstimatorService/EstimateInferenceMemory \
-  '{"model": "Llama 3.1 8B", "context_length_tokens": 8192}' 4000
+  '{"model": "Llama 3.1 8B", "workload": {"context_length_tokens": 8192}}' 4000
 estimator_rss_overload=$(rss_mib estimator)
 load overload-get "$catalog_port" modelatlas.catalog.v1.CatalogService/GetModel \
   "{\"name\": \"models/generated-model-$((models / 2))\"}" 4000

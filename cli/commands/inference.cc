@@ -3,7 +3,6 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
-#include <type_traits>
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
@@ -15,12 +14,14 @@
 #include "cli/command.h"
 #include "cli/enum_spellings.h"
 #include "cli/output.h"
+#include "cli/workload.h"
 
 ABSL_FLAG(std::string, weights, "bf16",
           modelatlas::cli::EnumFlagHelp("Weight format", modelatlas::cli::NumberFormats()));
 ABSL_FLAG(std::string, kv_cache, "bf16",
           modelatlas::cli::EnumFlagHelp("KV-cache format", modelatlas::cli::NumberFormats()));
-ABSL_FLAG(int64_t, context, 0, "Tokens in the KV cache per sequence (0 = the model's maximum)");
+ABSL_FLAG(int64_t, context, 0,
+          "Tokens in the KV cache per sequence (0 = 4096, capped at the model's maximum)");
 ABSL_FLAG(int32_t, batch, 1, "Sequences served at once");
 ABSL_FLAG(std::optional<int64_t>, overhead_bytes, std::nullopt,
           "Runtime overhead, bytes (default: the estimator's, 1 GiB)");
@@ -39,50 +40,24 @@ namespace {
 
 namespace v1 = estimator::v1;
 
-// Every request field the inference flags set, in one place; a bad flag
-// value is an InvalidArgument naming the flag and the accepted values.
-// (To be replaced by a call into cli/workload.h.)
-template <typename Request>
-absl::Status FillWorkload(Request* request) {
-  if constexpr (std::is_same_v<Request, v1::PlanInferenceRequest>) {
-    const auto objective = PlanObjectives().ParseFlag("objective", absl::GetFlag(FLAGS_objective));
-    if (!objective.ok()) return objective.status();
-    request->set_objective(*objective);
-    request->set_prompt_tokens(absl::GetFlag(FLAGS_prompt));
-    request->set_max_cards(absl::GetFlag(FLAGS_max_cards));
-    for (absl::string_view name :
-         absl::StrSplit(absl::GetFlag(FLAGS_hardware), ',', absl::SkipWhitespace())) {
-      request->add_hardware(std::string(absl::StripAsciiWhitespace(name)));
-    }
-    return FillWorkload(request->mutable_workload());
-  } else {
-    const auto weights = NumberFormats().ParseFlag("weights", absl::GetFlag(FLAGS_weights));
-    if (!weights.ok()) return weights.status();
-    const auto kv_cache = NumberFormats().ParseFlag("kv_cache", absl::GetFlag(FLAGS_kv_cache));
-    if (!kv_cache.ok()) return kv_cache.status();
-    if constexpr (std::is_same_v<Request, v1::ListRunnableModelsRequest>) {
-      request->set_cards(absl::GetFlag(FLAGS_cards));
-      request->set_filter(absl::GetFlag(FLAGS_filter));
-    } else {
-      static_assert(std::is_same_v<Request, v1::EstimateInferenceMemoryRequest>);
-      request->set_quantization_group_size(absl::GetFlag(FLAGS_group_size));
-      if (auto overhead = absl::GetFlag(FLAGS_overhead_bytes)) {
-        request->set_overhead_bytes(*overhead);
-      }
-    }
-    request->set_weight_format(*weights);
-    request->set_kv_cache_format(*kv_cache);
-    request->set_context_length_tokens(absl::GetFlag(FLAGS_context));
-    request->set_batch_size(absl::GetFlag(FLAGS_batch));
-    request->set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
-    return absl::OkStatus();
+// The plan's own flags (the workload's are cli/workload.h's).
+absl::Status FillPlan(v1::PlanInferenceRequest* request) {
+  const auto objective = PlanObjectives().ParseFlag("objective", absl::GetFlag(FLAGS_objective));
+  if (!objective.ok()) return objective.status();
+  request->set_objective(*objective);
+  request->set_max_cards(absl::GetFlag(FLAGS_max_cards));
+  for (absl::string_view name :
+       absl::StrSplit(absl::GetFlag(FLAGS_hardware), ',', absl::SkipWhitespace())) {
+    request->add_hardware(std::string(absl::StripAsciiWhitespace(name)));
   }
+  return FillWorkload(request->mutable_workload());
 }
 
 int EstimateMemory(Session& session, const Arguments& args) {
   v1::EstimateInferenceMemoryRequest request;
   request.set_model(args[0]);
-  if (absl::Status filled = FillWorkload(&request); !filled.ok()) {
+  request.set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
+  if (absl::Status filled = FillWorkload(request.mutable_workload()); !filled.ok()) {
     return UsageError(filled.message());
   }
   v1::EstimateInferenceMemoryResponse response;
@@ -115,8 +90,9 @@ int EstimateMemory(Session& session, const Arguments& args) {
 
 int Plan(Session& session, const Arguments& args) {
   v1::PlanInferenceRequest request;
-  request.mutable_workload()->set_model(args[0]);
-  if (absl::Status filled = FillWorkload(&request); !filled.ok()) {
+  request.set_model(args[0]);
+  request.set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
+  if (absl::Status filled = FillPlan(&request); !filled.ok()) {
     return UsageError(filled.message());
   }
   v1::PlanInferenceResponse response;
@@ -158,7 +134,10 @@ int Plan(Session& session, const Arguments& args) {
 int Runnable(Session& session, const Arguments& args) {
   v1::ListRunnableModelsRequest request;
   request.set_hardware(args[0]);
-  if (absl::Status filled = FillWorkload(&request); !filled.ok()) {
+  request.set_cards(absl::GetFlag(FLAGS_cards));
+  request.set_filter(absl::GetFlag(FLAGS_filter));
+  request.set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
+  if (absl::Status filled = FillWorkload(request.mutable_workload()); !filled.ok()) {
     return UsageError(filled.message());
   }
   auto context = Session::NewContext();
@@ -196,12 +175,10 @@ int Card(Session& session, const Arguments& args) {
     if (!status.ok()) return session.CatalogFailed(status);
   }
   v1::PlanInferenceRequest request;  // the workload flags only, every hardware record
-  request.mutable_workload()->set_model(model.name());
+  request.set_model(model.name());
+  request.set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
   if (absl::Status filled = FillWorkload(request.mutable_workload()); !filled.ok()) {
     return UsageError(filled.message());
-  }
-  if (request.workload().context_length_tokens() == 0) {
-    request.mutable_workload()->set_context_length_tokens(4096);
   }
   v1::PlanInferenceResponse plan;
   auto context = Session::NewContext();

@@ -1,5 +1,7 @@
-// The shape of a transformer, as plain data for the formulas (the estimator's
-// core knows nothing of protobuf or gRPC; service.cc converts).
+// The shape of a transformer, as plain data for every formula that needs
+// one: parameter counts, inference memory, training memory and LoRA (the
+// estimator's core knows nothing of protobuf or gRPC; answers/conversions.cc
+// converts).
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "common/status/errors.h"
 #include "estimator-service/core/arithmetic_text.h"
+#include "estimator-service/core/parameters.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -90,102 +91,127 @@ double PrefillWorkspaceBytes(const Architecture& arch, int chunk_tokens, int bat
   return bytes;
 }
 
-absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceMemoryInput& input) {
+absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
+                                              InferenceArithmetic* arithmetic) {
+  const ResolvedWorkload& w = input.workload;
   FieldViolations violations;
   if (!std::isfinite(input.parameters) || input.parameters <= 0 ||
       input.parameters > kMaxParameters) {
     violations.Add("parameters", absl::StrCat("must be a positive number of at most ",
                                               Int(kMaxParameters), ", got ", input.parameters));
   }
-  if (input.context_length_tokens < 0 || input.context_length_tokens > kMaxContextTokens) {
+  if (w.context_length_tokens < 0 || w.context_length_tokens > kMaxContextTokens) {
     violations.Add("context_length_tokens",
                    absl::StrCat("must be between 0 and ", kMaxContextTokens, " tokens, got ",
-                                input.context_length_tokens));
+                                w.context_length_tokens));
   }
-  if (input.batch_size < 1 || input.batch_size > kMaxBatch) {
+  if (w.batch_size < 1 || w.batch_size > kMaxBatch) {
     violations.Add("batch_size", absl::StrCat("must be between 1 and ", kMaxBatch,
-                                              " sequences, got ", input.batch_size));
+                                              " sequences, got ", w.batch_size));
   }
-  if (!IsPlainFormat(input.kv_cache_format)) {
+  if (!IsPlainFormat(w.kv_cache_format)) {
     violations.Add("kv_cache_format", absl::StrCat("must be a plain format (fp32, fp16, bf16, "
                                                    "fp8, int8, int4), got ",
-                                                   NumberFormatName(input.kv_cache_format)));
+                                                   NumberFormatName(w.kv_cache_format)));
   }
-  if (input.prefill_chunk_tokens < 0 || input.prefill_chunk_tokens > 1'000'000) {
+  if (w.prefill_chunk_tokens < 1 || w.prefill_chunk_tokens > 1'000'000) {
     violations.Add("prefill_chunk_tokens",
-                   absl::StrCat("must be between 0 and 1000000, got ", input.prefill_chunk_tokens));
+                   absl::StrCat("must be between 1 and 1000000, got ", w.prefill_chunk_tokens));
   }
-  if (input.overhead_bytes < 0 || input.overhead_bytes > int64_t{1} << 40) {
+  if (w.overhead_bytes < 0 || w.overhead_bytes > int64_t{1} << 40) {
     violations.Add("overhead_bytes",
-                   absl::StrCat("must be between 0 and 2^40 bytes, got ", input.overhead_bytes));
+                   absl::StrCat("must be between 0 and 2^40 bytes, got ", w.overhead_bytes));
   }
   if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
 
-  absl::StatusOr<Encoding> encoding =
-      EncodingOf(input.weight_format, input.quantization_group_size);
+  absl::StatusOr<Encoding> encoding = EncodingOf(w.weight_format, w.quantization_group_size);
   if (!encoding.ok()) return encoding.status();
 
-  InferenceMemoryEstimate estimate;
+  InferenceSizing sizing;
+  sizing.parameters = input.parameters;
+  sizing.context_length_tokens = w.context_length_tokens;
   const double bits = encoding->bits_per_element;
   const double weight_bytes = input.parameters * bits / 8;
-  estimate.lines.push_back(
-      {"weights", CeilBytes(weight_bytes),
-       absl::StrCat(Int(input.parameters), " parameters x ", Bits(bits), " bits (",
-                    NumberFormatName(input.weight_format), ": ", encoding->derivation,
-                    ") / 8 = ", Int(std::ceil(weight_bytes)), " bytes")});
+  sizing.weight_bytes = std::ceil(weight_bytes);
+  if (arithmetic != nullptr) {
+    arithmetic->weights =
+        absl::StrCat(Int(input.parameters), " parameters x ", Bits(bits), " bits (",
+                     NumberFormatName(w.weight_format), ": ", encoding->derivation,
+                     ") / 8 = ", Int(sizing.weight_bytes), " bytes");
+  }
 
   if (input.architecture.has_value() && input.architecture->num_layers > 0) {
     const Architecture& arch = *input.architecture;
-    const int64_t context =
-        input.context_length_tokens > 0 ? input.context_length_tokens : arch.max_context_length;
-    std::string per_token_arithmetic;
-    const double per_token =
-        KvCacheBytesPerToken(arch, input.kv_cache_format, &per_token_arithmetic);
-    double kv_bytes = 0;
-    std::string tokens_arithmetic;
-    const bool windowed = arch.sliding_window > 0 && arch.sliding_window < context;
-    kv_bytes = KvCacheBytes(arch, input.kv_cache_format, context, input.batch_size);
-    if (windowed) {
-      const int sliding_layers = SlidingLayers(arch);
-      const double per_layer = per_token / arch.num_layers;
-      const double window_tokens = static_cast<double>(arch.sliding_window);
-      tokens_arithmetic =
-          absl::StrCat("; ", sliding_layers, " of ", arch.num_layers, " layers keep only the ",
-                       arch.sliding_window, "-token window: (", sliding_layers, " x ",
-                       Int(window_tokens), " tokens + ", arch.num_layers - sliding_layers, " x ",
-                       context, " tokens) x ", Int(per_layer), " bytes per layer-token x ",
-                       input.batch_size, " sequences = ", Int(std::ceil(kv_bytes)), " bytes");
-    } else {
-      tokens_arithmetic = absl::StrCat("; x ", context, " tokens x ", input.batch_size,
-                                       " sequences = ", Int(std::ceil(kv_bytes)), " bytes");
+    sizing.num_attention_heads = arch.num_attention_heads;
+    sizing.num_key_value_heads = arch.EffectiveKvHeads();
+    if (arch.IsMoe()) {
+      absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
+      if (count.ok() && count->total > 0) sizing.active_share = count->active / count->total;
     }
+    const int64_t context = w.context_length_tokens;
+    const double kv_bytes = KvCacheBytes(arch, w.kv_cache_format, context, w.batch_size);
     if (kv_bytes > kMaxBytes) {
       return InvalidFieldError(
           "context_length_tokens",
           "context x batch gives a KV cache beyond any device (over 4e18 bytes)");
     }
-    if (context == 0) {
-      estimate.warnings.push_back(
-          "no context length given and none on record: KV cache not counted");
+    sizing.kv_cache_bytes = std::ceil(kv_bytes);
+    const int chunk = w.prefill_chunk_tokens;
+    std::string* workspace_arithmetic = arithmetic != nullptr ? &arithmetic->activations : nullptr;
+    sizing.activation_bytes =
+        std::ceil(PrefillWorkspaceBytes(arch, chunk, w.batch_size, workspace_arithmetic));
+    if (arithmetic != nullptr) {
+      std::string per_token_arithmetic;
+      const double per_token = KvCacheBytesPerToken(arch, w.kv_cache_format, &per_token_arithmetic);
+      std::string tokens_arithmetic;
+      if (arch.sliding_window > 0 && arch.sliding_window < context) {
+        const int sliding_layers = SlidingLayers(arch);
+        const double per_layer = per_token / arch.num_layers;
+        const double window_tokens = static_cast<double>(arch.sliding_window);
+        tokens_arithmetic =
+            absl::StrCat("; ", sliding_layers, " of ", arch.num_layers, " layers keep only the ",
+                         arch.sliding_window, "-token window: (", sliding_layers, " x ",
+                         Int(window_tokens), " tokens + ", arch.num_layers - sliding_layers, " x ",
+                         context, " tokens) x ", Int(per_layer), " bytes per layer-token x ",
+                         w.batch_size, " sequences = ", Int(sizing.kv_cache_bytes), " bytes");
+      } else {
+        tokens_arithmetic = absl::StrCat("; x ", context, " tokens x ", w.batch_size,
+                                         " sequences = ", Int(sizing.kv_cache_bytes), " bytes");
+      }
+      arithmetic->kv_cache = per_token_arithmetic + tokens_arithmetic;
+      if (context == 0) {
+        arithmetic->warnings.push_back("no context length given: KV cache not counted");
+      }
     }
-    estimate.lines.push_back(
-        {"kv_cache", CeilBytes(kv_bytes), per_token_arithmetic + tokens_arithmetic});
-    const int chunk = input.prefill_chunk_tokens > 0 ? input.prefill_chunk_tokens : 512;
-    std::string workspace_arithmetic;
-    const double workspace =
-        PrefillWorkspaceBytes(arch, chunk, input.batch_size, &workspace_arithmetic);
-    estimate.lines.push_back({"activations", CeilBytes(workspace), workspace_arithmetic});
-  } else {
-    estimate.warnings.push_back("no architecture on record: KV cache not counted");
+  } else if (arithmetic != nullptr) {
+    arithmetic->warnings.push_back("no architecture on record: KV cache not counted");
   }
 
-  estimate.lines.push_back(
-      {"overhead", input.overhead_bytes,
-       input.overhead_bytes == InferenceMemoryInput::kDefaultOverheadBytes
-           ? absl::StrCat(input.overhead_bytes,
-                          " bytes (default: CUDA context and allocator reserve, 1 GiB)")
-           : absl::StrCat(input.overhead_bytes, " bytes (as requested)")});
+  sizing.overhead_bytes = static_cast<double>(w.overhead_bytes);
+  if (arithmetic != nullptr) {
+    arithmetic->overhead =
+        w.overhead_bytes == ResolvedWorkload::kDefaultOverheadBytes
+            ? absl::StrCat(w.overhead_bytes,
+                           " bytes (default: CUDA context and allocator reserve, 1 GiB)")
+            : absl::StrCat(w.overhead_bytes, " bytes (as requested)");
+  }
+  return sizing;
+}
 
+absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceMemoryInput& input) {
+  InferenceArithmetic arithmetic;
+  absl::StatusOr<InferenceSizing> sizing = SizeInference(input, &arithmetic);
+  if (!sizing.ok()) return sizing.status();
+  InferenceMemoryEstimate estimate;
+  estimate.sizing = *sizing;
+  estimate.lines.push_back({"weights", CeilBytes(sizing->weight_bytes), arithmetic.weights});
+  if (input.architecture.has_value() && input.architecture->num_layers > 0) {
+    estimate.lines.push_back({"kv_cache", CeilBytes(sizing->kv_cache_bytes), arithmetic.kv_cache});
+    estimate.lines.push_back(
+        {"activations", CeilBytes(sizing->activation_bytes), arithmetic.activations});
+  }
+  estimate.lines.push_back({"overhead", CeilBytes(sizing->overhead_bytes), arithmetic.overhead});
+  estimate.warnings = std::move(arithmetic.warnings);
   for (const EstimateLine& line : estimate.lines) estimate.total_bytes += line.bytes;
   return estimate;
 }

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "estimator-service/core/architecture.h"
 #include "estimator-service/core/number_format.h"
+#include "estimator-service/core/workload.h"
 
 namespace modelatlas::estimator {
 
@@ -21,28 +22,53 @@ struct EstimateLine {
   std::string arithmetic;
 };
 
+// A model to size: its parameters and, when known, its shape.
 struct InferenceMemoryInput {
   // Parameters of the model.
   double parameters = 0;
   // Shape, when known; without it the KV cache cannot be sized.
   std::optional<Architecture> architecture;
-  NumberFormat weight_format = NumberFormat::kBf16;
-  NumberFormat kv_cache_format = NumberFormat::kBf16;
-  // Tokens in the cache per sequence; 0 = the architecture's maximum context.
-  int64_t context_length_tokens = 0;
-  // Sequences held at once.
-  int batch_size = 1;
-  // CUDA context, allocator and framework reserve, bytes.
-  int64_t overhead_bytes = kDefaultOverheadBytes;
-  // GPTQ/AWQ weights per quantization group; 0 = 128.
-  int quantization_group_size = 0;
-  // Tokens per prefill step, for the activation workspace; 0 = 512.
-  int prefill_chunk_tokens = 0;
+  // What is being run, defaults resolved (ResolveWorkload) and the context
+  // fitted to the model (WorkloadForModel).
+  ResolvedWorkload workload;
+};
 
-  static constexpr int64_t kDefaultOverheadBytes = int64_t{1} << 30;  // 1 GiB
+// An inference workload sized: the typed numbers every inference answer
+// (memory estimate, plan, runnable models, fit matrix) rests on. Every byte
+// figure is whole bytes, as the estimate's lines show them.
+struct InferenceSizing {
+  double parameters = 0;
+  // Parameters used per token / all parameters (MoE: the active experts'
+  // share); 1 for dense models.
+  double active_share = 1;
+  double weight_bytes = 0;
+  // The whole KV cache (every sequence), bytes.
+  double kv_cache_bytes = 0;
+  double activation_bytes = 0;
+  double overhead_bytes = 0;
+  int num_attention_heads = 0;  // 0 = unknown: tensor parallelism not checked
+  int num_key_value_heads = 0;
+  // Tokens per sequence the KV cache holds.
+  int64_t context_length_tokens = 0;
+
+  double active_parameters() const { return parameters * active_share; }
+  double total_bytes() const {
+    return weight_bytes + kv_cache_bytes + activation_bytes + overhead_bytes;
+  }
+};
+
+// The arithmetic behind a sizing, one text per component.
+struct InferenceArithmetic {
+  std::string weights;
+  std::string kv_cache;
+  std::string activations;
+  std::string overhead;
+  std::vector<std::string> warnings;
 };
 
 struct InferenceMemoryEstimate {
+  // The numbers the lines show.
+  InferenceSizing sizing;
   std::vector<EstimateLine> lines;
   int64_t total_bytes = 0;
   std::vector<std::string> warnings;
@@ -70,7 +96,16 @@ double KvCacheBytes(const Architecture& arch, NumberFormat format, int64_t conte
 double PrefillWorkspaceBytes(const Architecture& arch, int chunk_tokens, int batch,
                              std::string* arithmetic);
 
-// INVALID_ARGUMENT (naming the field) for negative, non-finite or absurd input.
+// The one composition of the inference formulas: weights, KV cache,
+// activations and overhead of `input`, as numbers (per card under tensor
+// parallelism: RequiredBytesPerCard in fit_matrix.h). `arithmetic`, when not
+// null, receives the text behind each figure (costly; whole-catalog answers
+// pass null). INVALID_ARGUMENT (naming the field) for negative, non-finite or
+// absurd input.
+absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
+                                              InferenceArithmetic* arithmetic = nullptr);
+
+// SizeInference with its arithmetic, as the lines of an estimate.
 absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceMemoryInput& input);
 
 }  // namespace modelatlas::estimator

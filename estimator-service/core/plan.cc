@@ -15,23 +15,16 @@ constexpr double kGiB = 1073741824.0;
 std::string GiB(double bytes) { return absl::StrFormat("%.2f GiB", bytes / kGiB); }
 std::string Num(double value) { return absl::StrFormat("%.4g", value); }
 
-MatrixModel AsMatrixModel(const Workload& w) {
-  MatrixModel m;
-  m.kv_cache_bytes = w.kv_cache_bytes;
-  m.activation_bytes = w.activation_bytes;
-  m.overhead_bytes = w.overhead_bytes;
-  m.num_attention_heads = w.num_attention_heads;
-  m.num_key_value_heads = w.num_key_value_heads;
-  return m;
-}
-
 }  // namespace
 
-DevicePlan PlanOnDevice(const Workload& w, const DeviceSpec& device) {
+DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
+  const InferenceSizing& shape = input.sizing;
+  const ResolvedWorkload& w = input.workload;
   DevicePlan plan;
   plan.name = device.name;
   plan.display_name = device.display_name;
-  const double fraction = device.unified_memory ? w.unified_memory_fraction : w.memory_utilization;
+  const double fraction =
+      device.unified_memory ? ResolvedWorkload::kUnifiedMemoryFraction : w.memory_utilization;
   plan.usable_bytes_per_card = device.memory_bytes * fraction;
   plan.arithmetic.push_back(absl::StrCat(
       "usable per card: ", GiB(device.memory_bytes), " x ", Num(fraction),
@@ -42,54 +35,52 @@ DevicePlan PlanOnDevice(const Workload& w, const DeviceSpec& device) {
     return plan;
   }
 
-  const MatrixModel shape = AsMatrixModel(w);
-  plan.cards = FewestCards(shape, w.weight_bytes, plan.usable_bytes_per_card, w.max_cards);
+  plan.cards = FewestCards(shape, plan.usable_bytes_per_card, input.max_cards);
   plan.fits = plan.cards > 0;
   if (!plan.fits) {
-    plan.required_bytes_per_card = RequiredBytesPerCard(shape, w.weight_bytes, 1);
+    plan.required_bytes_per_card = RequiredBytesPerCard(shape, 1);
     plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
-    plan.reason = absl::StrCat("does not fit on ", w.max_cards, " cards or fewer (",
+    plan.reason = absl::StrCat("does not fit on ", input.max_cards, " cards or fewer (",
                                GiB(plan.required_bytes_per_card), " needed on one card, ",
                                GiB(plan.usable_bytes_per_card), " usable)");
     return plan;
   }
   const int n = plan.cards;
   plan.fits_on_one_card = n == 1;
-  plan.required_bytes_per_card = RequiredBytesPerCard(shape, w.weight_bytes, n);
+  plan.required_bytes_per_card = RequiredBytesPerCard(shape, n);
   plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
-  plan.arithmetic.push_back(
-      absl::StrCat("per card on ", n, ": weights ", GiB(w.weight_bytes), " / ", n, " + KV cache ",
-                   GiB(KvBytesPerCard(shape, n)), " + activations ", GiB(w.activation_bytes),
-                   " + overhead ", GiB(w.overhead_bytes), " = ", GiB(plan.required_bytes_per_card),
-                   "; headroom ", GiB(plan.headroom_bytes_per_card)));
+  plan.arithmetic.push_back(absl::StrCat(
+      "per card on ", n, ": weights ", GiB(shape.weight_bytes), " / ", n, " + KV cache ",
+      GiB(KvBytesPerCard(shape, n)), " + activations ", GiB(shape.activation_bytes), " + overhead ",
+      GiB(shape.overhead_bytes), " = ", GiB(plan.required_bytes_per_card), "; headroom ",
+      GiB(plan.headroom_bytes_per_card)));
 
   // Decode is memory-bound: every step reads the weights (for MoE only the
   // active experts' share) and the batch's KV cache once.
-  const double active_share = w.total_parameters > 0 && w.active_parameters > 0
-                                  ? w.active_parameters / w.total_parameters
-                                  : 1.0;
+  const double active_share = shape.active_share;
   if (device.bandwidth_bytes_per_second.has_value() && *device.bandwidth_bytes_per_second > 0) {
-    const double steps = DecodeStepsPerSecond(*device.bandwidth_bytes_per_second, n,
-                                              w.weight_bytes * active_share, w.kv_cache_bytes);
+    const double steps =
+        DecodeStepsPerSecond(*device.bandwidth_bytes_per_second, n,
+                             shape.weight_bytes * active_share, shape.kv_cache_bytes);
     plan.decode_tokens_per_second = steps;
     plan.decode_tokens_per_second_all = steps * w.batch_size;
     plan.arithmetic.push_back(absl::StrCat(
         "decode bound: ", Num(*device.bandwidth_bytes_per_second / 1e9), " GB/s / ((weights ",
-        GiB(w.weight_bytes), active_share < 1 ? " x active share " : "",
-        active_share < 1 ? Num(active_share) : "", " + KV ", GiB(w.kv_cache_bytes), ") / ", n,
+        GiB(shape.weight_bytes), active_share < 1 ? " x active share " : "",
+        active_share < 1 ? Num(active_share) : "", " + KV ", GiB(shape.kv_cache_bytes), ") / ", n,
         " cards) = ", Num(steps), " tokens/s per sequence, x ", w.batch_size,
         " sequences = ", Num(steps * w.batch_size), " tokens/s"));
   }
 
   // Prefill is compute-bound: 2 FLOP per active parameter per token.
-  if (device.peak_flops.has_value() && *device.peak_flops > 0 && w.active_parameters > 0) {
-    const double rate =
-        PrefillTokensPerSecond(n, *device.peak_flops, w.prefill_efficiency, w.active_parameters);
+  if (device.peak_flops.has_value() && *device.peak_flops > 0 && shape.active_parameters() > 0) {
+    const double rate = PrefillTokensPerSecond(n, *device.peak_flops, w.prefill_efficiency,
+                                               shape.active_parameters());
     plan.prefill_tokens_per_second = rate;
-    plan.arithmetic.push_back(
-        absl::StrCat("prefill bound: ", n, " x ", Num(*device.peak_flops / 1e12), " TFLOP/s x ",
-                     Num(w.prefill_efficiency), " efficiency / (2 x ", Num(w.active_parameters),
-                     " active parameters) = ", Num(rate), " tokens/s"));
+    plan.arithmetic.push_back(absl::StrCat(
+        "prefill bound: ", n, " x ", Num(*device.peak_flops / 1e12), " TFLOP/s x ",
+        Num(w.prefill_efficiency), " efficiency / (2 x ", Num(shape.active_parameters()),
+        " active parameters) = ", Num(rate), " tokens/s"));
     if (w.prompt_tokens > 0) {
       plan.time_to_first_token_seconds = static_cast<double>(w.prompt_tokens) / rate;
       plan.arithmetic.push_back(

@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "estimator-service/core/architecture.h"
+#include "estimator-service/core/inference_memory.h"
+#include "estimator-service/core/workload.h"
 
 namespace modelatlas::estimator {
 
@@ -25,26 +26,12 @@ struct DeviceSpec {
   bool unified_memory = false;
 };
 
-// The model and workload, sized by EstimateInferenceMemory.
-struct Workload {
-  double weight_bytes = 0;
-  double kv_cache_bytes = 0;
-  double activation_bytes = 0;
-  double overhead_bytes = 0;
-  double total_parameters = 0;
-  // Parameters used per token (MoE: the active experts).
-  double active_parameters = 0;
-  int num_attention_heads = 0;  // 0 = unknown: tensor parallelism not checked
-  int num_key_value_heads = 0;
-  int batch_size = 1;
-  int64_t prompt_tokens = 0;
-  // Fraction of peak compute prefill reaches (0..1].
-  double prefill_efficiency = 0.5;
-  // Fraction of device memory a serving engine may use (vLLM's default 0.9).
-  double memory_utilization = 0.9;
-  // Fraction of a unified-memory device's memory the GPU may use (macOS
-  // lets the GPU wire about three quarters of system memory).
-  double unified_memory_fraction = 0.75;
+// What a plan fits: the workload sized by SizeInference, the workload
+// itself (batch, prompt, memory utilization, prefill efficiency) and the
+// most cards to consider.
+struct PlanInput {
+  InferenceSizing sizing;
+  ResolvedWorkload workload;
   int max_cards = 64;
 };
 
@@ -70,7 +57,7 @@ struct DevicePlan {
   std::vector<std::string> arithmetic;
 };
 
-DevicePlan PlanOnDevice(const Workload& workload, const DeviceSpec& device);
+DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device);
 
 enum class PlanObjective { kFewestCards, kCheapest, kFastest };
 

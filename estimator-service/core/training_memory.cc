@@ -61,13 +61,14 @@ absl::Status Validate(const TrainingMemoryInput& in) {
   if (in.offload_parameters && in.zero_stage != 3) {
     v.Add("offload_parameters", "needs ZeRO stage 3 (only ZeRO-3 partitions the parameters)");
   }
-  if (in.shape.attention_heads > 0 && in.tensor_parallel > 0 &&
-      in.shape.attention_heads % in.tensor_parallel != 0) {
-    v.Add("tensor_parallel", absl::StrCat("must divide the ", in.shape.attention_heads,
+  if (in.architecture.num_attention_heads > 0 && in.tensor_parallel > 0 &&
+      in.architecture.num_attention_heads % in.tensor_parallel != 0) {
+    v.Add("tensor_parallel", absl::StrCat("must divide the ", in.architecture.num_attention_heads,
                                           " attention heads, got ", in.tensor_parallel));
   }
-  if (in.shape.layers > 0 && in.pipeline_parallel > in.shape.layers) {
-    v.Add("pipeline_parallel", absl::StrCat("cannot exceed the ", in.shape.layers, " layers"));
+  if (in.architecture.num_layers > 0 && in.pipeline_parallel > in.architecture.num_layers) {
+    v.Add("pipeline_parallel",
+          absl::StrCat("cannot exceed the ", in.architecture.num_layers, " layers"));
   }
   if (in.fine_tuning != FineTuning::kFull) {
     if (in.lora_rank <= 0) v.Add("lora_rank", "must be positive for LoRA and QLoRA");
@@ -137,18 +138,19 @@ Figure ActivationBytesPerLayer(int64_t s, int64_t b, int64_t h, int64_t a, int t
   return {bytes, absl::StrCat(prefix, " x ", terms, " bytes = ", Bytes(bytes))};
 }
 
-absl::StatusOr<Figure> LoraParameters(const TransformerShape& shape, int rank,
+absl::StatusOr<Figure> LoraParameters(const Architecture& shape, int rank,
                                       const std::vector<std::string>& target_modules) {
   FieldViolations v;
   if (rank <= 0) v.Add("lora_rank", "must be positive");
-  if (shape.layers <= 0 || shape.hidden_size <= 0 || shape.attention_heads <= 0) {
+  if (shape.num_layers <= 0 || shape.hidden_size <= 0 || shape.num_attention_heads <= 0) {
     v.Add("architecture", "LoRA needs the model's layers, hidden size and heads");
   }
   if (absl::Status s = v.ToStatus(); !s.ok()) return s;
   const int64_t h = shape.hidden_size;
-  const int64_t d = shape.head_dim > 0 ? shape.head_dim : h / shape.attention_heads;
-  const int64_t q = shape.attention_heads * d;
-  const int64_t kv = (shape.kv_heads > 0 ? shape.kv_heads : shape.attention_heads) * d;
+  const int64_t d = shape.head_dim > 0 ? shape.head_dim : h / shape.num_attention_heads;
+  const int64_t q = shape.num_attention_heads * d;
+  const int64_t kv =
+      (shape.num_key_value_heads > 0 ? shape.num_key_value_heads : shape.num_attention_heads) * d;
   const int64_t f = shape.intermediate_size;
   double per_layer = 0;
   std::vector<std::string> parts;
@@ -177,8 +179,8 @@ absl::StatusOr<Figure> LoraParameters(const TransformerShape& shape, int rank,
     parts.push_back(absl::StrCat(module, " ", rank, " x (", in, " + ", out, ")"));
   }
   if (parts.empty()) return InvalidFieldError("lora_target_modules", "name at least one module");
-  const double total = per_layer * shape.layers;
-  return Figure{total, absl::StrCat(shape.layers, " layers x (", absl::StrJoin(parts, " + "),
+  const double total = per_layer * shape.num_layers;
+  return Figure{total, absl::StrCat(shape.num_layers, " layers x (", absl::StrJoin(parts, " + "),
                                     ") = ", Num(total), " adapter parameters")};
 }
 
@@ -254,9 +256,10 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
   }
 
   // ZeRO-3 gathers each layer whole before using it.
-  const double largest = in.largest_layer_parameters > 0
-                             ? in.largest_layer_parameters
-                             : static_cast<double>(in.shape.vocab_size) * in.shape.hidden_size;
+  const double largest =
+      in.largest_layer_parameters > 0
+          ? in.largest_layer_parameters
+          : static_cast<double>(in.architecture.vocab_size) * in.architecture.hidden_size;
   if (in.zero_stage == 3 && in.fine_tuning == FineTuning::kFull && largest > 0) {
     Add(&out.device_lines, &out.device_bytes, "zero3_gathered_layer", 4 * largest / tp,
         absl::StrCat(Num(largest), " parameters of the largest layer / ", tp,
@@ -265,16 +268,17 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
 
   // Activations: the first pipeline stage keeps `pp` micro-batches of
   // layers/pp layers in flight under 1F1B, i.e. all layers' worth.
-  const TransformerShape& shape = in.shape;
-  if (shape.layers > 0 && shape.hidden_size > 0 && shape.attention_heads > 0) {
+  const Architecture& shape = in.architecture;
+  if (shape.num_layers > 0 && shape.hidden_size > 0 && shape.num_attention_heads > 0) {
     const Figure layer =
         ActivationBytesPerLayer(in.sequence_length, in.micro_batch, shape.hidden_size,
-                                shape.attention_heads, tp, in.sequence_parallel, in.recompute);
-    const double activations = layer.value * shape.layers;
+                                shape.num_attention_heads, tp, in.sequence_parallel, in.recompute);
+    const double activations = layer.value * shape.num_layers;
     Add(&out.device_lines, &out.device_bytes, "activations", activations,
         absl::StrCat(
-            shape.layers, " layers", pp > 1 ? " (1F1B: the first stage holds " : "",
-            pp > 1 ? absl::StrCat(pp, " micro-batches of ", shape.layers, "/", pp, " layers)") : "",
+            shape.num_layers, " layers", pp > 1 ? " (1F1B: the first stage holds " : "",
+            pp > 1 ? absl::StrCat(pp, " micro-batches of ", shape.num_layers, "/", pp, " layers)")
+                   : "",
             " x [", layer.arithmetic, "] = ", Bytes(activations), " (Korthikanti et al. 2022)"));
     if (in.recompute == Recompute::kNone) {
       out.notes.push_back(

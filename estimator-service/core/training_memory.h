@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "estimator-service/core/architecture.h"
 #include "estimator-service/core/training_compute.h"
 
 namespace modelatlas::estimator {
@@ -30,25 +31,14 @@ enum class Recompute {
 
 enum class FineTuning { kFull, kLora, kQlora };
 
-// The shape the activation formula needs; zeros mean unknown.
-struct TransformerShape {
-  int64_t layers = 0;
-  int64_t hidden_size = 0;
-  int64_t attention_heads = 0;
-  int64_t kv_heads = 0;
-  int64_t head_dim = 0;
-  int64_t intermediate_size = 0;
-  int64_t vocab_size = 0;
-  bool gated_mlp = false;
-};
-
 struct TrainingMemoryInput {
   // Total parameters, and those in MoE experts (sharded by expert parallelism).
   double parameters = 0;
   double expert_parameters = 0;
   // The largest single layer (ZeRO-3 gathers it whole); 0 = vocab x hidden.
   double largest_layer_parameters = 0;
-  TransformerShape shape;
+  // The shape the activation and LoRA formulas need; zeros mean unknown.
+  Architecture architecture;
 
   int64_t sequence_length = 2048;  // tokens
   int64_t micro_batch = 1;         // sequences per device per step
@@ -105,7 +95,7 @@ Figure ActivationBytesPerLayer(int64_t s, int64_t b, int64_t h, int64_t a, int t
 
 // LoRA adapter parameters: rank x (in + out) for each targeted projection
 // ("q", "k", "v", "o", "gate", "up", "down") in every layer.
-absl::StatusOr<Figure> LoraParameters(const TransformerShape& shape, int rank,
+absl::StatusOr<Figure> LoraParameters(const Architecture& shape, int rank,
                                       const std::vector<std::string>& target_modules);
 
 // DeepSpeed's own estimate of ZeRO-3 model-state memory

@@ -40,7 +40,7 @@ TEST_F(EndToEndTest, EstimateThroughTheCatalogOverGrpcAndTheCli) {
   auto stub = estimator::v1::EstimatorService::NewStub(Channel(estimator_));
   estimator::v1::EstimateInferenceMemoryRequest request;
   request.set_model("llama 3.1 8b");
-  request.set_context_length_tokens(8192);
+  request.mutable_workload()->set_context_length_tokens(8192);
   estimator::v1::EstimateInferenceMemoryResponse response;
   grpc::ClientContext context;
   context.set_deadline(testing::DeadlineFromNow(10000));

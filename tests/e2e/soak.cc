@@ -174,7 +174,7 @@ void SoakTest::RunSoak(const SoakOptions& options) {
           default: {
             estimator::v1::EstimateInferenceMemoryRequest request;
             request.set_model(n % 8 == 2 ? "Llama 3.1 8B" : "Mistral 7B");
-            request.set_context_length_tokens(4096);
+            request.mutable_workload()->set_context_length_tokens(4096);
             estimator::v1::EstimateInferenceMemoryResponse response;
             timed("EstimateInferenceMemory", [&] {
               return estimators->EstimateInferenceMemory(&context, request, &response);

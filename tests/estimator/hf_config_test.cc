@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "common/status/errors.h"
-#include "estimator-service/conversions.h"
+#include "estimator-service/answers/conversions.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
 #include "tests/testing/shared_data.h"

@@ -72,7 +72,7 @@ TEST(InferenceMemoryTest, Llama31At8kContextInBf16) {
   InferenceMemoryInput input;
   input.parameters = 8030261248;
   input.architecture = Llama31_8B();
-  input.context_length_tokens = 8192;
+  input.workload.context_length_tokens = 8192;
   auto estimate = EstimateInferenceMemory(input);
   ASSERT_TRUE(estimate.ok()) << estimate.status();
   ASSERT_EQ(estimate->lines.size(), 4u);
@@ -87,25 +87,54 @@ TEST(InferenceMemoryTest, Llama31At8kContextInBf16) {
   EXPECT_TRUE(estimate->warnings.empty());
 }
 
-TEST(InferenceMemoryTest, ContextDefaultsToTheModelsMaximumAndBatchMultiplies) {
+TEST(InferenceMemoryTest, TheModelsMaximumContextIsAskedForExplicitlyAndBatchMultiplies) {
   InferenceMemoryInput input;
   input.parameters = 8030261248;
   input.architecture = Llama31_8B();
-  input.batch_size = 4;
+  input.workload.context_length_tokens = 131072;  // the model's maximum, asked for
+  input.workload.batch_size = 4;
   auto estimate = EstimateInferenceMemory(input);
   ASSERT_TRUE(estimate.ok());
   EXPECT_EQ(Line(*estimate, "kv_cache")->bytes, 131072LL * 131072 * 4);  // 64 GiB
 }
 
+TEST(InferenceMemoryTest, TheDefaultWorkloadHolds4096Tokens) {
+  InferenceMemoryInput input;
+  input.parameters = 8030261248;
+  input.architecture = Llama31_8B();
+  auto estimate = EstimateInferenceMemory(input);
+  ASSERT_TRUE(estimate.ok());
+  EXPECT_EQ(Line(*estimate, "kv_cache")->bytes, 131072LL * 4096);  // 512 MiB
+  EXPECT_EQ(estimate->sizing.kv_cache_bytes, 131072.0 * 4096);
+  EXPECT_EQ(estimate->sizing.context_length_tokens, 4096);
+}
+
+TEST(InferenceMemoryTest, SizingWithoutArithmeticGivesTheSameNumbers) {
+  InferenceMemoryInput input;
+  input.parameters = 8030261248;
+  input.architecture = Llama31_8B();
+  input.workload.context_length_tokens = 8192;
+  auto estimate = EstimateInferenceMemory(input);
+  auto sizing = SizeInference(input);
+  ASSERT_TRUE(estimate.ok());
+  ASSERT_TRUE(sizing.ok());
+  EXPECT_EQ(sizing->weight_bytes, Line(*estimate, "weights")->bytes);
+  EXPECT_EQ(sizing->kv_cache_bytes, Line(*estimate, "kv_cache")->bytes);
+  EXPECT_EQ(sizing->activation_bytes, Line(*estimate, "activations")->bytes);
+  EXPECT_EQ(sizing->overhead_bytes, Line(*estimate, "overhead")->bytes);
+  EXPECT_EQ(sizing->total_bytes(), estimate->total_bytes);
+  EXPECT_EQ(sizing->active_share, 1.0);
+}
+
 TEST(InferenceMemoryTest, WeightFormatsAndRounding) {
   InferenceMemoryInput input;
   input.parameters = 7;
-  input.weight_format = NumberFormat::kInt4;
-  input.overhead_bytes = 0;
+  input.workload.weight_format = NumberFormat::kInt4;
+  input.workload.overhead_bytes = 0;
   auto estimate = EstimateInferenceMemory(input);
   ASSERT_TRUE(estimate.ok());
   EXPECT_EQ(Line(*estimate, "weights")->bytes, 4);  // 3.5 bytes, rounded up
-  input.weight_format = NumberFormat::kFp32;
+  input.workload.weight_format = NumberFormat::kFp32;
   EXPECT_EQ(Line(*EstimateInferenceMemory(input), "weights")->bytes, 28);
 }
 
@@ -115,7 +144,7 @@ TEST(InferenceMemoryTest, SlidingWindowCapsTheCache) {
   input.parameters = 7241732096;
   input.architecture = Llama31_8B();
   input.architecture->sliding_window = 4096;
-  input.context_length_tokens = 32768;
+  input.workload.context_length_tokens = 32768;
   auto estimate = EstimateInferenceMemory(input);
   ASSERT_TRUE(estimate.ok());
   EXPECT_EQ(Line(*estimate, "kv_cache")->bytes, 131072LL * 4096);
@@ -124,7 +153,7 @@ TEST(InferenceMemoryTest, SlidingWindowCapsTheCache) {
   estimate = EstimateInferenceMemory(input);
   EXPECT_EQ(Line(*estimate, "kv_cache")->bytes, 131072LL / 2 * 4096 + 131072LL / 2 * 32768);
   // A context shorter than the window is not capped.
-  input.context_length_tokens = 1000;
+  input.workload.context_length_tokens = 1000;
   estimate = EstimateInferenceMemory(input);
   EXPECT_EQ(Line(*estimate, "kv_cache")->bytes, 131072LL * 1000);
 }
@@ -143,9 +172,9 @@ TEST(InferenceMemoryTest, WithoutArchitectureTheCacheIsNotCountedAndSaysSo) {
 TEST(InferenceMemoryTest, BadInputNamesEveryField) {
   InferenceMemoryInput input;
   input.parameters = std::numeric_limits<double>::quiet_NaN();
-  input.context_length_tokens = -1;
-  input.batch_size = 0;
-  input.overhead_bytes = -5;
+  input.workload.context_length_tokens = -1;
+  input.workload.batch_size = 0;
+  input.workload.overhead_bytes = -5;
   auto estimate = EstimateInferenceMemory(input);
   ASSERT_EQ(estimate.status().code(), absl::StatusCode::kInvalidArgument);
   std::vector<std::string> fields;
@@ -163,8 +192,8 @@ TEST(InferenceMemoryTest, AbsurdCacheIsRefusedNotOverflowed) {
   InferenceMemoryInput input;
   input.parameters = 1e9;
   input.architecture = Llama31_8B();
-  input.context_length_tokens = 100'000'000;
-  input.batch_size = 1'000'000;
+  input.workload.context_length_tokens = 100'000'000;
+  input.workload.batch_size = 1'000'000;
   auto estimate = EstimateInferenceMemory(input);
   EXPECT_EQ(estimate.status().code(), absl::StatusCode::kInvalidArgument);
 }

@@ -55,7 +55,7 @@ TEST(NumberFormatTest, NamesRoundTrip) {
 TEST(NumberFormatTest, QuantizedFormatsCannotHoldTheKvCache) {
   InferenceMemoryInput input;
   input.parameters = 1e9;
-  input.kv_cache_format = NumberFormat::kGgufQ4KM;
+  input.workload.kv_cache_format = NumberFormat::kGgufQ4KM;
   EXPECT_EQ(EstimateInferenceMemory(input).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -63,7 +63,7 @@ TEST(NumberFormatTest, Llama3Q4KMWeights) {
   // 8,030,261,248 x 4.89 / 8 = 4,908,497,188 bytes (llama.cpp's file: about 4.92 GB).
   InferenceMemoryInput input;
   input.parameters = 8030261248;
-  input.weight_format = NumberFormat::kGgufQ4KM;
+  input.workload.weight_format = NumberFormat::kGgufQ4KM;
   auto estimate = EstimateInferenceMemory(input);
   ASSERT_TRUE(estimate.ok());
   EXPECT_NEAR(estimate->lines[0].bytes, 4.9085e9, 0.001e9);

@@ -9,16 +9,16 @@ namespace {
 constexpr double kGiB = 1073741824.0;
 
 // Llama-3.1-8B in bf16 at 8,192 tokens (the memory estimate's lines).
-Workload Llama8B() {
-  Workload w;
-  w.weight_bytes = 16060522496;
-  w.kv_cache_bytes = 1073741824;
-  w.activation_bytes = 44553216;
-  w.overhead_bytes = 1073741824;
-  w.total_parameters = w.active_parameters = 8030261248;
-  w.num_attention_heads = 32;
-  w.num_key_value_heads = 8;
-  w.prompt_tokens = 1000;
+PlanInput Llama8B() {
+  PlanInput w;
+  w.sizing.weight_bytes = 16060522496;
+  w.sizing.kv_cache_bytes = 1073741824;
+  w.sizing.activation_bytes = 44553216;
+  w.sizing.overhead_bytes = 1073741824;
+  w.sizing.parameters = 8030261248;
+  w.sizing.num_attention_heads = 32;
+  w.sizing.num_key_value_heads = 8;
+  w.workload.prompt_tokens = 1000;
   return w;
 }
 
@@ -52,18 +52,18 @@ TEST(PlanTest, EightBillionOnOneH100WithRooflineBounds) {
 }
 
 TEST(PlanTest, TensorParallelismTakesTheFewestValidCards) {
-  Workload w = Llama8B();
-  w.weight_bytes = 141e9;  // a 70B model in bf16
-  w.num_attention_heads = 64;
+  PlanInput w = Llama8B();
+  w.sizing.weight_bytes = 141e9;  // a 70B model in bf16
+  w.sizing.num_attention_heads = 64;
   DevicePlan plan = PlanOnDevice(w, H100());
   ASSERT_TRUE(plan.fits);
   EXPECT_EQ(plan.cards, 2);
   EXPECT_DOUBLE_EQ(plan.required_bytes_per_card,
                    141e9 / 2 + 1073741824.0 / 2 + 44553216 + 1073741824);
   // 14 heads (Qwen2.5-0.5B) cannot be split 4 or 8 ways.
-  w.num_attention_heads = 14;
-  w.num_key_value_heads = 2;
-  w.weight_bytes = 300e9;
+  w.sizing.num_attention_heads = 14;
+  w.sizing.num_key_value_heads = 2;
+  w.sizing.weight_bytes = 300e9;
   plan = PlanOnDevice(w, H100());
   EXPECT_FALSE(plan.fits);
   EXPECT_NE(plan.reason.find("does not fit"), std::string::npos);
@@ -71,10 +71,10 @@ TEST(PlanTest, TensorParallelismTakesTheFewestValidCards) {
 }
 
 TEST(PlanTest, FewerKvHeadsThanCardsReplicateTheCache) {
-  Workload w = Llama8B();
-  w.weight_bytes = 300e9;
-  w.num_key_value_heads = 2;
-  w.kv_cache_bytes = 8e9;
+  PlanInput w = Llama8B();
+  w.sizing.weight_bytes = 300e9;
+  w.sizing.num_key_value_heads = 2;
+  w.sizing.kv_cache_bytes = 8e9;
   const DevicePlan plan = PlanOnDevice(w, H100());
   ASSERT_TRUE(plan.fits);
   EXPECT_EQ(plan.cards, 8);
@@ -95,11 +95,11 @@ TEST(PlanTest, UnifiedMemoryCountsTheGpusShare) {
 }
 
 TEST(PlanTest, MixtureOfExpertsReadsOnlyActiveWeightsPerToken) {
-  Workload w = Llama8B();
-  w.total_parameters = 46.7e9;
-  w.active_parameters = 12.9e9;
-  w.weight_bytes = 93.4e9;
-  w.kv_cache_bytes = 0;
+  PlanInput w = Llama8B();
+  w.sizing.parameters = 46.7e9;
+  w.sizing.active_share = 12.9e9 / 46.7e9;
+  w.sizing.weight_bytes = 93.4e9;
+  w.sizing.kv_cache_bytes = 0;
   const DevicePlan plan = PlanOnDevice(w, H100());
   ASSERT_TRUE(plan.fits);
   EXPECT_EQ(plan.cards, 2);

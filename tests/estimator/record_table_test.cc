@@ -1,6 +1,6 @@
 // The snapshot's record table: lookups by name and by display name or alias
 // stay right as records are added, renamed and removed one at a time.
-#include "estimator-service/record_table.h"
+#include "estimator-service/catalog/record_table.h"
 
 #include <gtest/gtest.h>
 

@@ -91,7 +91,7 @@ class EstimatorServiceTest : public ::testing::Test {
 TEST_F(EstimatorServiceTest, CatalogModelGetsEveryLineWithArithmetic) {
   EstimateInferenceMemoryRequest request;
   request.set_model("Llama 3.1 8B");
-  request.set_context_length_tokens(8192);
+  request.mutable_workload()->set_context_length_tokens(8192);
   EstimateInferenceMemoryResponse response;
   ASSERT_TRUE(Estimate(request, &response).ok());
   EXPECT_EQ(response.model(), "models/llama-3-1-8b");
@@ -127,7 +127,7 @@ TEST_F(EstimatorServiceTest, ClosedWeightsGiveNoEstimateUnlessHypothetical) {
   EXPECT_EQ(response.lines_size(), 0);
 
   request.set_hypothetical(true);
-  request.set_weight_format(v1::NUMBER_FORMAT_FP16);
+  request.mutable_workload()->set_weight_format(v1::NUMBER_FORMAT_FP16);
   ASSERT_TRUE(Estimate(request, &response).ok());
   EXPECT_TRUE(response.available());
   EXPECT_TRUE(response.hypothetical());
@@ -147,8 +147,8 @@ TEST_F(EstimatorServiceTest, UnknownModelIsNotFoundNamingIt) {
 
 TEST_F(EstimatorServiceTest, InvalidRequestsNameTheirFields) {
   EstimateInferenceMemoryRequest request;
-  request.set_batch_size(-1);
-  request.set_context_length_tokens(-7);
+  request.mutable_workload()->set_batch_size(-1);
+  request.mutable_workload()->set_context_length_tokens(-7);
   EstimateInferenceMemoryResponse response;
   const grpc::Status status = Estimate(request, &response);
   ASSERT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -156,12 +156,12 @@ TEST_F(EstimatorServiceTest, InvalidRequestsNameTheirFields) {
   ASSERT_TRUE(FindDetail(DecodeDetails(status), &bad_request));
   std::vector<std::string> fields;
   for (const auto& v : bad_request.field_violations()) fields.push_back(v.field());
-  EXPECT_EQ(fields,
-            (std::vector<std::string>{"model_source", "context_length_tokens", "batch_size"}));
+  EXPECT_EQ(fields, (std::vector<std::string>{"model_source", "workload.context_length_tokens",
+                                              "workload.batch_size"}));
 
   EstimateInferenceMemoryRequest unknown_format;
   unknown_format.set_model("models/llama-3-1-8b");
-  unknown_format.set_weight_format(static_cast<v1::NumberFormat>(99));
+  unknown_format.mutable_workload()->set_weight_format(static_cast<v1::NumberFormat>(99));
   const grpc::Status format_status = Estimate(unknown_format, &response);
   EXPECT_EQ(format_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(format_status.error_message().find("weight_format"), std::string::npos);
@@ -183,7 +183,7 @@ TEST_F(EstimatorServiceTest, InlineModelNeedsNoCatalog) {
   arch->set_attention_qkv_bias(true);
   arch->set_attention_output_bias(true);
   arch->set_mlp_bias(true);
-  request.set_weight_format(v1::NUMBER_FORMAT_FP32);
+  request.mutable_workload()->set_weight_format(v1::NUMBER_FORMAT_FP32);
   EstimateInferenceMemoryResponse response;
   ASSERT_TRUE(Estimate(request, &response).ok());
   EXPECT_EQ(response.parameters(), 124439808);  // counted from the shape
@@ -207,7 +207,7 @@ TEST_F(EstimatorServiceTest, CatalogDownIsUnavailableNamingTheCatalog) {
 
 TEST_F(EstimatorServiceTest, PlanRanksEveryCatalogDeviceWithItsArithmetic) {
   v1::PlanInferenceRequest request;
-  request.mutable_workload()->set_model("Llama 3.1 8B");
+  request.set_model("Llama 3.1 8B");
   request.mutable_workload()->set_context_length_tokens(8192);
   request.set_objective(v1::PLAN_OBJECTIVE_FEWEST_CARDS);
   v1::PlanInferenceResponse response;
@@ -232,7 +232,7 @@ TEST_F(EstimatorServiceTest, PlanRanksEveryCatalogDeviceWithItsArithmetic) {
 
 TEST_F(EstimatorServiceTest, PlanOnNamedHardwareAndBadPlanInput) {
   v1::PlanInferenceRequest request;
-  request.mutable_workload()->set_model("models/mixtral-8x7b-v0-1");
+  request.set_model("models/mixtral-8x7b-v0-1");
   request.mutable_workload()->set_context_length_tokens(4096);
   request.add_hardware("NVIDIA H100");
   request.add_hardware("hardware/nvidia-l4");
@@ -254,7 +254,7 @@ TEST_F(EstimatorServiceTest, PlanOnNamedHardwareAndBadPlanInput) {
   }
   request.clear_hardware();
   request.set_max_cards(3);
-  request.set_memory_utilization(1.5);
+  request.mutable_workload()->set_memory_utilization(1.5);
   request.set_objective(static_cast<v1::PlanObjective>(99));  // not a declared value
   request.mutable_workload()->set_batch_size(-2);
   grpc::ClientContext context;
@@ -264,12 +264,13 @@ TEST_F(EstimatorServiceTest, PlanOnNamedHardwareAndBadPlanInput) {
   ASSERT_TRUE(FindDetail(DecodeDetails(status), &bad_request));
   std::vector<std::string> fields;
   for (const auto& v : bad_request.field_violations()) fields.push_back(v.field());
-  EXPECT_EQ(fields, (std::vector<std::string>{"objective", "memory_utilization", "max_cards"}));
+  EXPECT_EQ(fields, (std::vector<std::string>{"objective", "max_cards", "workload.batch_size",
+                                              "workload.memory_utilization"}));
 }
 
 TEST_F(EstimatorServiceTest, ClosedModelPlanSaysNoEstimate) {
   v1::PlanInferenceRequest request;
-  request.mutable_workload()->set_model("CTR-BERT");
+  request.set_model("CTR-BERT");
   v1::PlanInferenceResponse response;
   grpc::ClientContext context;
   ASSERT_TRUE(stub_->PlanInference(&context, request, &response).ok());
@@ -348,7 +349,7 @@ TEST_F(EstimatorServiceTest, RunnableModelsOnACardAreStreamedBestFitFirst) {
   StartEstimator(CatalogAddress(), /*with_snapshot=*/true);
   v1::ListRunnableModelsRequest request;
   request.set_hardware("NVIDIA T4");  // 16 GiB
-  request.set_context_length_tokens(4096);
+  request.mutable_workload()->set_context_length_tokens(4096);
   request.set_filter("domains:\"Language\"");
   grpc::ClientContext context;
   auto reader = stub_->ListRunnableModels(&context, request);
@@ -432,6 +433,55 @@ TEST_F(EstimatorServiceTest, RunnableModelsSpanningSeveralMessagesAreWholeAndInO
   EXPECT_EQ(bulk_names.size(), 700u);
   EXPECT_GE(messages, 3);
   EXPECT_EQ(messages, static_cast<int>((rows.size() + 255) / 256));
+}
+
+// One question asked of the three inference RPCs: each echoes the same
+// resolved workload, and on one card the same bytes.
+TEST_F(EstimatorServiceTest, MemoryPlanAndRunnableEchoTheSameResolvedWorkload) {
+  StartEstimator(CatalogAddress(), /*with_snapshot=*/true);
+  v1::InferenceWorkload workload;
+  workload.set_batch_size(2);  // context left to its default
+
+  EstimateInferenceMemoryRequest memory_request;
+  memory_request.set_model("Llama 3.1 8B");
+  *memory_request.mutable_workload() = workload;
+  EstimateInferenceMemoryResponse memory;
+  ASSERT_TRUE(Estimate(memory_request, &memory).ok());
+
+  v1::PlanInferenceRequest plan_request;
+  plan_request.set_model("Llama 3.1 8B");
+  *plan_request.mutable_workload() = workload;
+  plan_request.add_hardware("NVIDIA H100");
+  v1::PlanInferenceResponse plan;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->PlanInference(&context, plan_request, &plan).ok());
+  }
+
+  v1::ListRunnableModelsRequest runnable_request;
+  runnable_request.set_hardware("NVIDIA H100");
+  *runnable_request.mutable_workload() = workload;
+  runnable_request.set_filter("display_name = \"Llama 3.1 8B\"");
+  grpc::ClientContext context;
+  auto reader = stub_->ListRunnableModels(&context, runnable_request);
+  v1::ListRunnableModelsResponse first;
+  ASSERT_TRUE(reader->Read(&first));
+  v1::ListRunnableModelsResponse rest;
+  while (reader->Read(&rest)) {
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_EQ(first.models_size(), 1);
+
+  EXPECT_EQ(memory.workload().workload().context_length_tokens(), 4096);
+  EXPECT_EQ(memory.workload().workload().batch_size(), 2);
+  EXPECT_TRUE(absl::StartsWith(memory.workload().statement(), "context 4096 tokens, batch 2"));
+  EXPECT_EQ(memory.workload().SerializeAsString(), plan.memory().workload().SerializeAsString());
+  EXPECT_EQ(memory.workload().SerializeAsString(), first.workload().SerializeAsString());
+  ASSERT_EQ(plan.plans_size(), 1);
+  EXPECT_EQ(plan.plans(0).cards(), 1);
+  EXPECT_EQ(plan.plans(0).required_bytes_per_card(), memory.total_bytes());
+  EXPECT_EQ(first.models(0).required_bytes_per_card(), plan.plans(0).required_bytes_per_card());
+  EXPECT_EQ(first.models(0).context_length_tokens(), 4096);
 }
 
 TEST_F(EstimatorServiceTest, RunnableModelsNeedALoadedSnapshot) {

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "catalog-service/dataset.h"
-#include "estimator-service/conversions.h"
+#include "estimator-service/answers/conversions.h"
 #include "estimator-service/core/parameters.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"

@@ -142,7 +142,14 @@ TEST(TrainingMemoryTest, KorthikantiActivationsPerLayer) {
 TEST(TrainingMemoryTest, ActivationsAndLogitsForAWholeModel) {
   TrainingMemoryInput input;
   input.parameters = 8030261248;  // Llama 3 8B
-  input.shape = {32, 4096, 32, 8, 128, 14336, 128256, true};
+  input.architecture = Architecture{.num_layers = 32,
+                                    .hidden_size = 4096,
+                                    .num_attention_heads = 32,
+                                    .num_key_value_heads = 8,
+                                    .head_dim = 128,
+                                    .intermediate_size = 14336,
+                                    .gated_mlp = true,
+                                    .vocab_size = 128256};
   input.sequence_length = 8192;
   input.recompute = Recompute::kSelective;
   auto memory = EstimateTrainingMemory(input);
@@ -154,7 +161,14 @@ TEST(TrainingMemoryTest, ActivationsAndLogitsForAWholeModel) {
 // Hu et al. 2021 (LoRA) as PEFT prints it for Llama-2-7B with r = 8 on q and
 // v: "trainable params: 4,194,304".
 TEST(TrainingMemoryTest, LoraAdapterParametersAndQloraBaseWeights) {
-  TransformerShape llama2_7b{32, 4096, 32, 32, 128, 11008, 32000, true};
+  Architecture llama2_7b{.num_layers = 32,
+                         .hidden_size = 4096,
+                         .num_attention_heads = 32,
+                         .num_key_value_heads = 32,
+                         .head_dim = 128,
+                         .intermediate_size = 11008,
+                         .gated_mlp = true,
+                         .vocab_size = 32000};
   auto adapters = LoraParameters(llama2_7b, 8, {"q", "v"});
   ASSERT_TRUE(adapters.ok()) << adapters.status();
   EXPECT_DOUBLE_EQ(adapters->value, 4194304);
@@ -193,7 +207,7 @@ TEST(TrainingMemoryTest, ImpossibleSettingsNameTheField) {
   input.parameters = 1e9;
   input.zero_stage = 4;
   input.offload_parameters = true;
-  input.shape.attention_heads = 12;
+  input.architecture.num_attention_heads = 12;
   input.tensor_parallel = 8;
   auto memory = EstimateTrainingMemory(input);
   ASSERT_EQ(memory.status().code(), absl::StatusCode::kInvalidArgument);

@@ -10,9 +10,10 @@
 
 #include "catalog-service/dataset.h"
 #include "catalog-service/validation.h"
-#include "estimator-service/conversions.h"
-#include "estimator-service/service.h"
-#include "estimator-service/training.h"
+#include "estimator-service/answers/audit.h"
+#include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/inference.h"
+#include "estimator-service/answers/training.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace modelatlas;
@@ -63,9 +64,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!estimator::ValidatePlanRequest(request).ok()) return 0;
       common::v1::Model model;
       model.set_display_name("fuzz");
-      *model.mutable_architecture() = request.workload().inline_model().architecture();
-      if (request.workload().inline_model().has_parameters()) {
-        model.set_parameters(request.workload().inline_model().parameters());
+      *model.mutable_architecture() = request.inline_model().architecture();
+      if (request.inline_model().has_parameters()) {
+        model.set_parameters(request.inline_model().parameters());
       }
       (void)estimator::PlanInferenceFor(model, *hardware, request);
       break;

@@ -78,10 +78,13 @@ def main():
             check(found and info.reason == "RESOURCE_NOT_FOUND", f"ErrorInfo reason {info.reason}")
 
         estimator = estimator_grpc.EstimatorServiceStub(grpc.insecure_channel(args.estimator))
+        workload = estimator_pb2.InferenceWorkload(context_length_tokens=8192)
         answer = estimator.EstimateInferenceMemory(estimator_pb2.EstimateInferenceMemoryRequest(
-            model="Llama 3.1 8B", context_length_tokens=8192), timeout=10)
+            model="Llama 3.1 8B", workload=workload), timeout=10)
         check(answer.lines[0].bytes == 16060522496, f"weights {answer.lines[0].bytes} bytes")
         check(answer.lines[1].bytes == 1073741824, f"KV cache {answer.lines[1].bytes} bytes")
+        check(answer.workload.workload.context_length_tokens == 8192,
+              f"assumed: {answer.workload.statement}")
 
         compute = estimator.EstimateTrainingCompute(
             training_pb2.EstimateTrainingComputeRequest(model="BERT-Large-CAS (PTB+WT2+WT103)"),
@@ -90,8 +93,9 @@ def main():
               f"training compute {compute.training_compute_flop:.5g} FLOP")
 
         runnable = [row for message in estimator.ListRunnableModels(
-            estimator_pb2.ListRunnableModelsRequest(hardware="NVIDIA T4",
-                                                    context_length_tokens=4096), timeout=10)
+            estimator_pb2.ListRunnableModelsRequest(
+                hardware="NVIDIA T4",
+                workload=estimator_pb2.InferenceWorkload(context_length_tokens=4096)), timeout=10)
                     for row in message.models]
         check(any(r.model == "models/gpt-2-124m" for r in runnable),
               f"ListRunnableModels streamed {len(runnable)} models")

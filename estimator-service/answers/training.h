@@ -1,24 +1,24 @@
-// The training answers, from records to responses: which inputs a record
+// The training answers (training.cc: memory and plan; training_compute.cc:
+// compute), from records to responses: which inputs a record
 // and its hardware give, with the request's overrides; the memory and plan
-// for given settings; the audit of one record and of the whole snapshot.
+// for given settings; the answers that read their records first.
 // Protobuf in and out, no gRPC: tested without a server.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "estimator-service/answers/inference.h"
+#include "estimator-service/catalog/record_source.h"
 #include "estimator-service/core/training_run.h"
-#include "estimator-service/snapshot.h"
 #include "modelatlas/common/v1/hardware.pb.h"
 #include "modelatlas/common/v1/model.pb.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
 
 namespace modelatlas::estimator {
-
-// The hardware a record trained on, if the snapshot or catalog knows it.
-using HardwareLookup = std::function<std::optional<common::v1::Hardware>(const std::string& name)>;
 
 // The run's inputs: the record's (when `model` is given), its training
 // hardware's peak and TDP, then every field the request sets.
@@ -39,13 +39,22 @@ absl::StatusOr<v1::PlanTrainingResponse> PlanTrainingFor(const common::v1::Model
                                                          const common::v1::Hardware& hardware,
                                                          const v1::PlanTrainingRequest& request);
 
-// Recomputes the record's chip-hours, compute and power from its own
-// inputs (and its linked hardware records).
-v1::AuditModelResponse AuditRecord(const common::v1::Model& model, const HardwareLookup& hardware,
-                                   double tolerance);
+// EstimateTrainingCompute: the catalog model (when named), the hardware the
+// request names (required) or the record's own (when found), then the run.
+// `request` must outlive `done`.
+void AnswerTrainingCompute(std::shared_ptr<RecordSource> source,
+                           const v1::EstimateTrainingComputeRequest& request,
+                           AnswerDone<v1::EstimateTrainingComputeResponse> done);
 
-// Every model of the snapshot matching `request.filter`, then the summary.
-absl::StatusOr<std::vector<v1::AuditCatalogResponse>> AuditSnapshot(
-    const CatalogSnapshot& snapshot, const v1::AuditCatalogRequest& request);
+// EstimateTrainingMemory: a catalog model, or one from an inline
+// architecture or config.json.
+void AnswerTrainingMemory(std::shared_ptr<RecordSource> source,
+                          const v1::EstimateTrainingMemoryRequest& request,
+                          AnswerDone<v1::EstimateTrainingMemoryResponse> done);
+
+// PlanTraining: the model as for the memory, on the named hardware.
+void AnswerPlanTraining(std::shared_ptr<RecordSource> source,
+                        const v1::PlanTrainingRequest& request,
+                        AnswerDone<v1::PlanTrainingResponse> done);
 
 }  // namespace modelatlas::estimator

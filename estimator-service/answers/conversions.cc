@@ -1,4 +1,6 @@
-#include "estimator-service/conversions.h"
+#include "estimator-service/answers/conversions.h"
+
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "common/status/errors.h"
@@ -197,6 +199,76 @@ absl::Status ValidateArchitecture(const common::v1::Architecture& arch, absl::st
     check("published_parameter_count", arch.published_parameter_count(), int64_t{1} << 53);
   }
   return violations.ToStatus();
+}
+
+absl::StatusOr<ResolvedWorkload> ResolveWorkload(const v1::InferenceWorkload& workload) {
+  WorkloadRequest request;
+  request.context_length_tokens = workload.context_length_tokens();
+  request.batch_size = workload.batch_size();
+  request.prefill_chunk_tokens = workload.prefill_chunk_tokens();
+  request.prompt_tokens = workload.prompt_tokens();
+  request.quantization_group_size = workload.quantization_group_size();
+  if (workload.has_overhead_bytes()) request.overhead_bytes = workload.overhead_bytes();
+  request.memory_utilization = workload.memory_utilization();
+  request.prefill_efficiency = workload.prefill_efficiency();
+  FieldViolations violations;
+  for (const auto& [field, format, out] :
+       {std::tuple<const char*, v1::NumberFormat, std::optional<NumberFormat>*>{
+            "weight_format", workload.weight_format(), &request.weight_format},
+        {"kv_cache_format", workload.kv_cache_format(), &request.kv_cache_format}}) {
+    if (format == v1::NUMBER_FORMAT_UNSPECIFIED) continue;
+    absl::StatusOr<NumberFormat> core = ToCoreNumberFormat(format, NumberFormat::kBf16, field);
+    if (core.ok()) {
+      *out = *core;
+    } else {
+      violations.Add(field, absl::StrCat("has no value ", static_cast<int>(format)));
+    }
+  }
+  if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
+  return ResolveWorkload(request);
+}
+
+v1::NumberFormat ToProtoNumberFormat(NumberFormat format) {
+  for (int value = 1; v1::NumberFormat_IsValid(value); ++value) {
+    const auto proto = static_cast<v1::NumberFormat>(value);
+    absl::StatusOr<NumberFormat> core = ToCoreNumberFormat(proto, NumberFormat::kBf16, "");
+    if (core.ok() && *core == format) return proto;
+  }
+  return v1::NUMBER_FORMAT_UNSPECIFIED;
+}
+
+v1::ResolvedWorkload ToProto(const ResolvedWorkload& w) {
+  v1::ResolvedWorkload out;
+  v1::InferenceWorkload* workload = out.mutable_workload();
+  workload->set_context_length_tokens(w.context_length_tokens);
+  workload->set_batch_size(w.batch_size);
+  workload->set_prefill_chunk_tokens(w.prefill_chunk_tokens);
+  workload->set_prompt_tokens(w.prompt_tokens);
+  workload->set_weight_format(ToProtoNumberFormat(w.weight_format));
+  workload->set_kv_cache_format(ToProtoNumberFormat(w.kv_cache_format));
+  workload->set_quantization_group_size(w.quantization_group_size);
+  workload->set_overhead_bytes(w.overhead_bytes);
+  workload->set_memory_utilization(w.memory_utilization);
+  workload->set_prefill_efficiency(w.prefill_efficiency);
+  out.set_statement(WorkloadStatement(w));
+  out.set_context_capped_at_model_maximum(w.context_capped);
+  return out;
+}
+
+DeviceSpec DeviceOf(const common::v1::Hardware& hw, NumberFormat format) {
+  DeviceSpec device;
+  device.name = hw.name();
+  device.display_name = hw.display_name();
+  device.memory_bytes = hw.memory_bytes();
+  if (hw.has_memory_bandwidth_bytes_per_second()) {
+    device.bandwidth_bytes_per_second = hw.memory_bandwidth_bytes_per_second();
+  }
+  device.peak_flops = PeakForFormat(hw.peak(), format);
+  if (hw.has_cloud_price_usd_per_chip_hour()) {
+    device.price_usd_per_hour = hw.cloud_price_usd_per_chip_hour();
+  }
+  device.unified_memory = hw.unified_memory();
+  return device;
 }
 
 }  // namespace modelatlas::estimator

@@ -1,4 +1,4 @@
-#include "estimator-service/snapshot.h"
+#include "estimator-service/catalog/snapshot.h"
 
 #include <random>
 

@@ -1,4 +1,4 @@
-#include "estimator-service/record_table.h"
+#include "estimator-service/catalog/record_table.h"
 
 #include <algorithm>
 

@@ -7,6 +7,8 @@
 #include "absl/strings/string_view.h"
 #include "estimator-service/core/architecture.h"
 #include "estimator-service/core/number_format.h"
+#include "estimator-service/core/plan.h"
+#include "estimator-service/core/workload.h"
 #include "modelatlas/common/v1/hardware.pb.h"
 #include "modelatlas/common/v1/model.pb.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
@@ -39,5 +41,20 @@ absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model,
 // The peak a device computes `format` at, FLOP/s: quantized formats
 // dequantize to 16-bit and run on the FP16/BF16 tensor cores.
 std::optional<double> PeakForFormat(const common::v1::PeakThroughput& peak, NumberFormat format);
+
+// The contract's name of a core format.
+v1::NumberFormat ToProtoNumberFormat(NumberFormat format);
+
+// The workload a request asks for, defaults resolved (core ResolveWorkload,
+// the one place they are); INVALID_ARGUMENT naming each bad field (without
+// a prefix: callers add theirs, e.g. "workload.").
+absl::StatusOr<ResolvedWorkload> ResolveWorkload(const v1::InferenceWorkload& workload);
+
+// The resolved workload as answers echo it: every field filled, and the
+// one-line statement.
+v1::ResolvedWorkload ToProto(const ResolvedWorkload& workload);
+
+// A hardware record as a plan needs it, its peak taken for `format`.
+DeviceSpec DeviceOf(const common::v1::Hardware& hardware, NumberFormat format);
 
 }  // namespace modelatlas::estimator

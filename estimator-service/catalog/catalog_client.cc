@@ -1,4 +1,4 @@
-#include "estimator-service/catalog_client.h"
+#include "estimator-service/catalog/catalog_client.h"
 
 #include <grpcpp/create_channel.h>
 

@@ -1,0 +1,37 @@
+#include "cli/workload.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
+#include "cli/enum_spellings.h"
+
+// Defined with the inference commands (cli/commands/inference.cc).
+ABSL_DECLARE_FLAG(std::string, weights);
+ABSL_DECLARE_FLAG(std::string, kv_cache);
+ABSL_DECLARE_FLAG(int64_t, context);
+ABSL_DECLARE_FLAG(int32_t, batch);
+ABSL_DECLARE_FLAG(int32_t, group_size);
+ABSL_DECLARE_FLAG(std::optional<int64_t>, overhead_bytes);
+ABSL_DECLARE_FLAG(int64_t, prompt);
+
+namespace modelatlas::cli {
+
+absl::Status FillWorkload(estimator::v1::InferenceWorkload* workload) {
+  const auto weights = NumberFormats().ParseFlag("weights", absl::GetFlag(FLAGS_weights));
+  if (!weights.ok()) return weights.status();
+  const auto kv_cache = NumberFormats().ParseFlag("kv_cache", absl::GetFlag(FLAGS_kv_cache));
+  if (!kv_cache.ok()) return kv_cache.status();
+  workload->set_weight_format(*weights);
+  workload->set_kv_cache_format(*kv_cache);
+  workload->set_context_length_tokens(absl::GetFlag(FLAGS_context));
+  workload->set_batch_size(absl::GetFlag(FLAGS_batch));
+  workload->set_quantization_group_size(absl::GetFlag(FLAGS_group_size));
+  if (auto overhead = absl::GetFlag(FLAGS_overhead_bytes)) workload->set_overhead_bytes(*overhead);
+  workload->set_prompt_tokens(absl::GetFlag(FLAGS_prompt));
+  return absl::OkStatus();
+}
+
+}  // namespace modelatlas::cli

@@ -1,0 +1,354 @@
+#include "estimator-service/answers/inference.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/formats/hf_config.h"
+#include "common/status/errors.h"
+#include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/records.h"
+#include "estimator-service/core/fit_matrix.h"
+#include "estimator-service/core/inference_memory.h"
+#include "estimator-service/core/parameters.h"
+#include "estimator-service/core/plan.h"
+#include "estimator-service/core/units.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+constexpr char kNoEstimateClosedWeights[] = "no estimate: weights not published";
+
+// Adds the violations of `status` (an INVALID_ARGUMENT) under `prefix`;
+// false when `status` is another error.
+bool AddViolations(const absl::Status& status, absl::string_view prefix,
+                   FieldViolations* violations) {
+  if (status.ok()) return true;
+  const std::vector<FieldViolation> found = GetFieldViolations(status);
+  if (found.empty()) return false;
+  for (const FieldViolation& v : found)
+    violations->Add(absl::StrCat(prefix, v.field), v.description);
+  return true;
+}
+
+void ValidateModelSource(bool has_model, const std::string& model, bool has_inline,
+                         const v1::InlineModel& inline_model, FieldViolations* violations) {
+  if (has_model) {
+    if (model.empty()) violations->Add("model", "must name a catalog model");
+  } else if (has_inline) {
+    if (inline_model.has_parameters() &&
+        (!std::isfinite(inline_model.parameters()) || inline_model.parameters() <= 0)) {
+      violations->Add("inline_model.parameters", "must be a positive finite number");
+    }
+    if (!inline_model.has_parameters() && !inline_model.has_architecture() &&
+        inline_model.hf_config_json().empty()) {
+      violations->Add("inline_model", "needs parameters, an architecture or hf_config_json");
+    }
+  } else {
+    violations->Add("model_source", "give either model (a catalog name) or inline_model");
+  }
+}
+
+absl::Status ValidateMemoryRequest(const v1::EstimateInferenceMemoryRequest& request) {
+  FieldViolations violations;
+  ValidateModelSource(request.has_model(), request.model(), request.has_inline_model(),
+                      request.inline_model(), &violations);
+  absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(request.workload());
+  if (!AddViolations(workload.status(), "workload.", &violations)) return workload.status();
+  return violations.ToStatus();
+}
+
+// What the memory answer and the plan share: the response (lines, echo)
+// and, when there is an estimate, its numbers.
+struct Sized {
+  v1::EstimateInferenceMemoryResponse response;
+  std::optional<InferenceSizing> sizing;
+  ResolvedWorkload workload;
+};
+
+absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
+                                   const v1::InferenceWorkload& asked, bool hypothetical) {
+  if (absl::Status invalid = ValidateArchitecture(model.architecture(), "architecture");
+      !invalid.ok()) {
+    return invalid;
+  }
+  absl::StatusOr<ResolvedWorkload> resolved = ResolveWorkload(asked);
+  if (!resolved.ok()) return PrefixFieldViolations(resolved.status(), "workload.");
+  std::optional<Architecture> architecture;
+  if (model.has_architecture()) architecture = ToCoreArchitecture(model.architecture());
+
+  Sized sized;
+  sized.workload =
+      WorkloadForModel(*resolved, architecture.has_value() ? architecture->max_context_length : 0);
+  v1::EstimateInferenceMemoryResponse& response = sized.response;
+  response.set_model(model.name());
+  response.set_display_name(model.display_name());
+  response.set_catalog_revision(model.revision());
+  *response.mutable_workload() = ToProto(sized.workload);
+
+  const std::optional<bool> published = WeightsPublished(model);
+  if (published.has_value() && !*published) {
+    if (!hypothetical) {
+      response.set_available(false);
+      response.set_no_estimate_reason(kNoEstimateClosedWeights);
+      return sized;
+    }
+    response.set_hypothetical(true);
+    response.add_warnings(
+        "hypothetical: the weights of this model are not published; this is what it would take "
+        "if they were");
+  } else if (!published.has_value()) {
+    response.add_warnings("whether the weights are published is not on record");
+  }
+
+  absl::StatusOr<double> parameters =
+      ParametersOfModel(model, architecture.has_value() ? &*architecture : nullptr);
+  if (!parameters.ok()) return parameters.status();
+
+  InferenceMemoryInput input;
+  input.parameters = *parameters;
+  input.architecture = std::move(architecture);
+  input.workload = sized.workload;
+  absl::StatusOr<InferenceMemoryEstimate> estimate = EstimateInferenceMemory(input);
+  if (!estimate.ok()) return PrefixFieldViolations(estimate.status(), "workload.");
+
+  response.set_available(true);
+  response.set_parameters(*parameters);
+  for (const EstimateLine& line : estimate->lines) {
+    auto* out = response.add_lines();
+    out->set_component(line.component);
+    out->set_bytes(line.bytes);
+    out->set_arithmetic(line.arithmetic);
+  }
+  for (const std::string& warning : estimate->warnings) response.add_warnings(warning);
+  response.set_total_bytes(estimate->total_bytes);
+  response.set_total_gib(BytesToGiB(static_cast<double>(estimate->total_bytes)));
+  response.set_total_gb(BytesToGB(static_cast<double>(estimate->total_bytes)));
+  sized.sizing = estimate->sizing;
+  return sized;
+}
+
+// The model a request names or describes.
+absl::StatusOr<RecordsWanted> ModelWanted(bool has_inline, const v1::InlineModel& inline_model,
+                                          const std::string& name) {
+  RecordsWanted wanted;
+  if (has_inline) {
+    absl::StatusOr<common::v1::Model> model = ModelFromInline(inline_model);
+    if (!model.ok()) return model.status();
+    wanted.given_model = *std::move(model);
+  } else {
+    wanted.model = name;
+  }
+  return wanted;
+}
+
+}  // namespace
+
+absl::StatusOr<common::v1::Model> ModelFromInline(const v1::InlineModel& inline_model) {
+  common::v1::Model model;
+  if (!inline_model.hf_config_json().empty()) {
+    absl::StatusOr<common::v1::Architecture> arch =
+        ArchitectureFromHfConfig(inline_model.hf_config_json());
+    if (!arch.ok()) return PrefixFieldViolations(arch.status(), "inline_model.");
+    *model.mutable_architecture() = *arch;
+  }
+  if (inline_model.has_parameters()) model.set_parameters(inline_model.parameters());
+  if (inline_model.has_architecture()) *model.mutable_architecture() = inline_model.architecture();
+  if (absl::Status invalid =
+          ValidateArchitecture(model.architecture(), "inline_model.architecture");
+      !invalid.ok()) {
+    return invalid;
+  }
+  model.set_display_name(inline_model.display_name().empty() ? "inline model"
+                                                             : inline_model.display_name());
+  // A model described by the caller is one the caller can run.
+  model.set_open_model_weights(true);
+  return model;
+}
+
+absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
+    const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request) {
+  absl::StatusOr<Sized> sized = SizeForModel(model, request.workload(), request.hypothetical());
+  if (!sized.ok()) return sized.status();
+  return std::move(sized->response);
+}
+
+void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
+                           const v1::EstimateInferenceMemoryRequest& request,
+                           AnswerDone<v1::EstimateInferenceMemoryResponse> done) {
+  if (absl::Status invalid = ValidateMemoryRequest(request); !invalid.ok()) return done(invalid);
+  if (request.has_model()) {
+    // The hot path: a catalogued model estimated in place (copying the
+    // record cost more than the estimate).
+    absl::StatusOr<v1::EstimateInferenceMemoryResponse> estimate;
+    const bool found =
+        source->UseModel(request.model(), [&](const common::v1::Model& model, int64_t revision) {
+          estimate = EstimateMemoryForModel(model, request);
+          if (estimate.ok()) estimate->set_catalog_revision(revision);
+        });
+    if (found) return done(std::move(estimate));
+  }
+  absl::StatusOr<RecordsWanted> wanted =
+      ModelWanted(request.has_inline_model(), request.inline_model(), request.model());
+  if (!wanted.ok()) return done(wanted.status());
+  ReadRecords(std::move(source), *std::move(wanted),
+              [&request, done = std::move(done)](absl::StatusOr<Records> records) {
+                if (!records.ok()) return done(records.status());
+                done(EstimateMemoryForModel(*records->model, request));
+              });
+}
+
+absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
+  FieldViolations violations;
+  if (!v1::PlanObjective_IsValid(request.objective())) {
+    violations.Add("objective", absl::StrCat("has no value ", request.objective()));
+  }
+  const int cards = request.max_cards();
+  if (cards < 0 || cards > 1024 || (cards & (cards - 1)) != 0) {
+    violations.Add("max_cards", absl::StrCat("must be a power of two up to 1024, got ", cards));
+  }
+  if (request.hardware_size() > 1000) {
+    violations.Add("hardware", absl::StrCat("at most 1000 names, got ", request.hardware_size()));
+  }
+  ValidateModelSource(request.has_model(), request.model(), request.has_inline_model(),
+                      request.inline_model(), &violations);
+  absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(request.workload());
+  if (!AddViolations(workload.status(), "workload.", &violations)) return workload.status();
+  return violations.ToStatus();
+}
+
+absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
+    const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
+    const v1::PlanInferenceRequest& request) {
+  absl::StatusOr<Sized> sized = SizeForModel(model, request.workload(), request.hypothetical());
+  if (!sized.ok()) return sized.status();
+  v1::PlanInferenceResponse response;
+  *response.mutable_memory() = std::move(sized->response);
+  if (!sized->sizing.has_value()) return response;  // "no estimate: weights not published"
+
+  PlanInput input;
+  input.sizing = *sized->sizing;
+  input.workload = sized->workload;
+  if (request.max_cards() > 0) input.max_cards = request.max_cards();
+  std::vector<DevicePlan> plans;
+  for (const common::v1::Hardware& hw : hardware) {
+    plans.push_back(PlanOnDevice(input, DeviceOf(hw, input.workload.weight_format)));
+    response.set_catalog_revision(std::max(response.catalog_revision(), hw.revision()));
+  }
+  const PlanObjective objective =
+      request.objective() == v1::PLAN_OBJECTIVE_CHEAPEST  ? PlanObjective::kCheapest
+      : request.objective() == v1::PLAN_OBJECTIVE_FASTEST ? PlanObjective::kFastest
+                                                          : PlanObjective::kFewestCards;
+  RankPlans(objective, &plans);
+  for (const DevicePlan& plan : plans) {
+    auto* out = response.add_plans();
+    out->set_hardware(plan.name);
+    out->set_display_name(plan.display_name);
+    out->set_fits(plan.fits);
+    out->set_fits_on_one_card(plan.fits_on_one_card);
+    out->set_cards(plan.cards);
+    out->set_required_bytes_per_card(static_cast<int64_t>(std::ceil(plan.required_bytes_per_card)));
+    out->set_usable_bytes_per_card(static_cast<int64_t>(std::floor(plan.usable_bytes_per_card)));
+    out->set_headroom_bytes_per_card(out->usable_bytes_per_card() - out->required_bytes_per_card());
+    if (plan.decode_tokens_per_second)
+      out->set_decode_tokens_per_second(*plan.decode_tokens_per_second);
+    if (plan.decode_tokens_per_second_all) {
+      out->set_decode_tokens_per_second_batch(*plan.decode_tokens_per_second_all);
+    }
+    if (plan.prefill_tokens_per_second) {
+      out->set_prefill_tokens_per_second(*plan.prefill_tokens_per_second);
+    }
+    if (plan.time_to_first_token_seconds) {
+      out->set_time_to_first_token_seconds(*plan.time_to_first_token_seconds);
+    }
+    if (plan.cost_usd_per_million_tokens) {
+      out->set_cost_usd_per_million_tokens(*plan.cost_usd_per_million_tokens);
+    }
+    out->set_reason(plan.reason);
+    for (const std::string& line : plan.arithmetic) out->add_arithmetic(line);
+  }
+  return response;
+}
+
+void AnswerPlanInference(std::shared_ptr<RecordSource> source,
+                         const v1::PlanInferenceRequest& request,
+                         AnswerDone<v1::PlanInferenceResponse> done) {
+  if (absl::Status invalid = ValidatePlanRequest(request); !invalid.ok()) return done(invalid);
+  absl::StatusOr<RecordsWanted> wanted =
+      ModelWanted(request.has_inline_model(), request.inline_model(), request.model());
+  if (!wanted.ok()) return done(wanted.status());
+  wanted->hardware.assign(request.hardware().begin(), request.hardware().end());
+  wanted->all_hardware = true;
+  ReadRecords(std::move(source), *std::move(wanted),
+              [&request, done = std::move(done)](absl::StatusOr<Records> records) {
+                if (!records.ok()) return done(records.status());
+                done(PlanInferenceFor(*records->model, records->hardware, request));
+              });
+}
+
+absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
+    const common::v1::Architecture& architecture, const v1::CountParametersRequest& request) {
+  if (absl::Status invalid = ValidateArchitecture(architecture, "architecture"); !invalid.ok()) {
+    return invalid;
+  }
+  absl::StatusOr<ParameterCount> count =
+      CountParameters(ToCoreArchitecture(architecture),
+                      ParameterCountOptions{.include_norms = !request.exclude_norms(),
+                                            .include_biases = !request.exclude_biases()});
+  if (!count.ok()) return count.status();
+  v1::CountParametersResponse response;
+  response.set_total_parameters(count->total);
+  response.set_embedding_parameters(count->embedding);
+  response.set_non_embedding_parameters(count->non_embedding);
+  response.set_active_parameters(count->active);
+  for (const ParameterComponent& component : count->components) {
+    auto* out = response.add_components();
+    out->set_name(component.name);
+    out->set_parameters(component.parameters);
+    out->set_arithmetic(component.arithmetic);
+  }
+  *response.mutable_architecture() = architecture;
+  return response;
+}
+
+void AnswerCountParameters(std::shared_ptr<RecordSource> source,
+                           const v1::CountParametersRequest& request,
+                           AnswerDone<v1::CountParametersResponse> done) {
+  switch (request.source_case()) {
+    case v1::CountParametersRequest::kArchitecture:
+      return done(CountParametersOf(request.architecture(), request));
+    case v1::CountParametersRequest::kHfConfigJson: {
+      absl::StatusOr<common::v1::Architecture> arch =
+          ArchitectureFromHfConfig(request.hf_config_json());
+      if (!arch.ok()) return done(arch.status());
+      return done(CountParametersOf(*arch, request));
+    }
+    case v1::CountParametersRequest::kModel: {
+      RecordsWanted wanted;
+      wanted.model = request.model();
+      return ReadRecords(std::move(source), std::move(wanted),
+                         [&request, done = std::move(done)](absl::StatusOr<Records> records) {
+                           if (!records.ok()) return done(records.status());
+                           const common::v1::Model& model = *records->model;
+                           if (!model.has_architecture()) {
+                             return done(WithReason(absl::FailedPreconditionError(absl::StrCat(
+                                                        "model \"", model.display_name(),
+                                                        "\" has no architecture on record")),
+                                                    "ARCHITECTURE_UNKNOWN"));
+                           }
+                           absl::StatusOr<v1::CountParametersResponse> result =
+                               CountParametersOf(model.architecture(), request);
+                           if (result.ok()) {
+                             result->set_model(model.name());
+                             result->set_display_name(model.display_name());
+                             result->set_catalog_revision(model.revision());
+                           }
+                           done(std::move(result));
+                         });
+    }
+    default:
+      return done(InvalidFieldError("source", "give model, architecture or hf_config_json"));
+  }
+}
+
+}  // namespace modelatlas::estimator

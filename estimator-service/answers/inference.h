@@ -1,0 +1,60 @@
+// The inference answers, from request to response: validation, the records
+// (through a RecordSource), the workload resolved once, the one sizing
+// (core SizeInference), the plans, and the protos. No gRPC, no reactors:
+// tested with an in-memory record source.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "estimator-service/catalog/record_source.h"
+#include "modelatlas/common/v1/hardware.pb.h"
+#include "modelatlas/common/v1/model.pb.h"
+#include "modelatlas/estimator/v1/estimator_service.pb.h"
+
+namespace modelatlas::estimator {
+
+template <typename Response>
+using AnswerDone = std::function<void(absl::StatusOr<Response>)>;
+
+// The memory answer for `model` (a catalog record or an inline model turned
+// into one).
+absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
+    const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request);
+
+// EstimateInferenceMemory: validates, reads the model, estimates. `request`
+// must outlive `done`.
+void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
+                           const v1::EstimateInferenceMemoryRequest& request,
+                           AnswerDone<v1::EstimateInferenceMemoryResponse> done);
+
+// The checks of a PlanInferenceRequest (its workload included);
+// INVALID_ARGUMENT naming each bad field.
+absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request);
+
+// Plans `model` on every record of `hardware`.
+absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
+    const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
+    const v1::PlanInferenceRequest& request);
+
+// PlanInference: validates, reads the model and the hardware, plans.
+void AnswerPlanInference(std::shared_ptr<RecordSource> source,
+                         const v1::PlanInferenceRequest& request,
+                         AnswerDone<v1::PlanInferenceResponse> done);
+
+// Counts the parameters of `architecture`.
+absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
+    const common::v1::Architecture& architecture, const v1::CountParametersRequest& request);
+
+// CountParameters: an architecture, a config.json or a catalog model's.
+void AnswerCountParameters(std::shared_ptr<RecordSource> source,
+                           const v1::CountParametersRequest& request,
+                           AnswerDone<v1::CountParametersResponse> done);
+
+// A model described in a request, as a record; INVALID_ARGUMENT naming the
+// bad fields (under "inline_model.").
+absl::StatusOr<common::v1::Model> ModelFromInline(const v1::InlineModel& inline_model);
+
+}  // namespace modelatlas::estimator

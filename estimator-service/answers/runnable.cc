@@ -1,0 +1,111 @@
+#include "estimator-service/answers/runnable.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/query/filter.h"
+#include "common/status/errors.h"
+#include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/records.h"
+#include "estimator-service/core/fit_matrix.h"
+#include "estimator-service/core/inference_memory.h"
+#include "estimator-service/core/plan.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+absl::StatusOr<RunnableRows> RunnableOn(const RecordSource& source,
+                                        const common::v1::Hardware& hardware, int cards,
+                                        const ResolvedWorkload& workload,
+                                        const query::Filter& filter,
+                                        const v1::ListRunnableModelsRequest& request) {
+  const DeviceSpec device = DeviceOf(hardware, workload.weight_format);
+  const double usable =
+      device.memory_bytes * (device.unified_memory ? ResolvedWorkload::kUnifiedMemoryFraction
+                                                   : workload.memory_utilization);
+  RunnableRows runnable(source.revision(), ToProto(workload));
+  absl::Status visited = source.ForEachModel([&](const common::v1::Model& model) {
+    if (!filter.Matches(model)) return;
+    const std::optional<bool> published = WeightsPublished(model);
+    const bool hypothetical = published.has_value() && !*published;
+    if (hypothetical && !request.hypothetical()) return;
+    InferenceMemoryInput input;
+    if (model.has_architecture()) input.architecture = ToCoreArchitecture(model.architecture());
+    absl::StatusOr<double> parameters =
+        ParametersOfModel(model, input.architecture.has_value() ? &*input.architecture : nullptr);
+    if (!parameters.ok()) return;
+    input.parameters = *parameters;
+    input.workload = WorkloadForModel(
+        workload, input.architecture.has_value() ? input.architecture->max_context_length : 0);
+    // The same composition as EstimateInferenceMemory and PlanInference,
+    // numbers only: this answer covers the whole catalog.
+    absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
+    if (!sizing.ok()) return;
+    const int fit = FewestCards(*sizing, usable, cards);
+    if (fit == 0) return;
+    const double required = RequiredBytesPerCard(*sizing, fit);
+    RunnableRow& row = runnable.Add(model.name(), model.display_name());
+    row.parameters = sizing->parameters;
+    row.cards = fit;
+    row.required_bytes_per_card = static_cast<int64_t>(std::ceil(required));
+    row.headroom_bytes_per_card = static_cast<int64_t>(std::floor(usable - required));
+    if (device.bandwidth_bytes_per_second.has_value()) {
+      row.decode_tokens_per_second =
+          DecodeStepsPerSecond(*device.bandwidth_bytes_per_second, fit,
+                               sizing->weight_bytes * sizing->active_share, sizing->kv_cache_bytes);
+    }
+    if (device.peak_flops.has_value()) {
+      row.prefill_tokens_per_second = PrefillTokensPerSecond(
+          fit, *device.peak_flops, workload.prefill_efficiency, sizing->active_parameters());
+    }
+    row.hypothetical = hypothetical;
+    row.context_length_tokens = sizing->context_length_tokens;
+  });
+  if (!visited.ok()) return visited;
+  runnable.Sort();
+  return runnable;
+}
+
+}  // namespace
+
+void AnswerRunnableModels(std::shared_ptr<RecordSource> source,
+                          const v1::ListRunnableModelsRequest& request,
+                          AnswerDone<RunnableRows> done) {
+  FieldViolations violations;
+  const int cards = request.cards() == 0 ? 1 : request.cards();
+  if (cards < 1 || cards > 1024 || (cards & (cards - 1)) != 0) {
+    violations.Add("cards",
+                   absl::StrCat("must be a power of two up to 1024, got ", request.cards()));
+  }
+  if (request.hardware().empty()) violations.Add("hardware", "required");
+  absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(request.workload());
+  if (!workload.ok()) {
+    const std::vector<FieldViolation> found = GetFieldViolations(workload.status());
+    if (found.empty()) return done(workload.status());
+    for (const FieldViolation& v : found) {
+      violations.Add(absl::StrCat("workload.", v.field), v.description);
+    }
+  }
+  if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return done(invalid);
+  absl::StatusOr<query::Filter> filter =
+      query::Filter::Parse(request.filter(), common::v1::Model::descriptor());
+  if (!filter.ok()) return done(filter.status());
+
+  RecordsWanted wanted;
+  wanted.hardware.push_back(request.hardware());
+  std::shared_ptr<RecordSource> reader = source;
+  ReadRecords(
+      std::move(source), std::move(wanted),
+      [reader = std::move(reader), cards, workload = *workload, filter = *std::move(filter),
+       &request, done = std::move(done)](absl::StatusOr<Records> records) {
+        if (!records.ok()) return done(records.status());
+        if (records->hardware.empty()) {
+          return done(ResourceNotFoundError("Hardware", request.hardware()));
+        }
+        done(RunnableOn(*reader, records->hardware.front(), cards, workload, filter, request));
+      });
+}
+
+}  // namespace modelatlas::estimator

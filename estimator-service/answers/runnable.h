@@ -1,0 +1,124 @@
+// ListRunnableModels' answer: every catalog model that runs on a hardware
+// record with the given cards and workload, sized by the one composition
+// (core SizeInference, as the memory estimate and the plan), best fit first.
+// No gRPC, no reactors.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "estimator-service/answers/inference.h"
+#include "estimator-service/catalog/record_source.h"
+#include "modelatlas/estimator/v1/estimator_service.pb.h"
+
+namespace modelatlas::estimator {
+
+// Rows per stream message: one gRPC message per row cost about 15 us each,
+// a whole message of rows little more than one.
+constexpr int kRunnableRowsPerMessage = 256;
+
+// One row of the fit matrix before it becomes a message. Rows are kept as
+// plain numbers, their names in one buffer for the whole answer, sorted by
+// position, and copied into one reused message at a time (see
+// SourceWriter): a RunnableModel message per row, allocated, moved and
+// freed, cost a third of the answer's time, and a string per name a tenth.
+struct RunnableRow {
+  size_t names_offset = 0;  // into RunnableRows' buffer: model, then display name
+  uint32_t model_size = 0;
+  uint32_t display_name_size = 0;
+  double parameters = 0;
+  int cards = 0;
+  int64_t required_bytes_per_card = 0;
+  int64_t headroom_bytes_per_card = 0;
+  std::optional<double> decode_tokens_per_second;
+  std::optional<double> prefill_tokens_per_second;
+  bool hypothetical = false;
+  int64_t context_length_tokens = 0;
+};
+
+// The rows of an answer, best fit first (fewest cards, then most headroom),
+// kRunnableRowsPerMessage to a message.
+class RunnableRows {
+ public:
+  RunnableRows(int64_t revision, v1::ResolvedWorkload workload)
+      : revision_(revision), workload_(std::move(workload)) {}
+
+  // A new row named so; the caller sets its figures.
+  RunnableRow& Add(absl::string_view model, absl::string_view display_name) {
+    RunnableRow& row = rows_.emplace_back();
+    row.names_offset = names_.size();
+    row.model_size = static_cast<uint32_t>(model.size());
+    row.display_name_size = static_cast<uint32_t>(display_name.size());
+    names_.append(model.data(), model.size()).append(display_name.data(), display_name.size());
+    return row;
+  }
+
+  // Puts the rows in answer order; called once, after the last Add.
+  void Sort() {
+    order_.resize(rows_.size());
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<uint32_t>(i);
+    std::stable_sort(order_.begin(), order_.end(), [this](uint32_t x, uint32_t y) {
+      const RunnableRow& a = rows_[x];
+      const RunnableRow& b = rows_[y];
+      if (a.cards != b.cards) return a.cards < b.cards;
+      return a.headroom_bytes_per_card > b.headroom_bytes_per_card;
+    });
+  }
+
+  size_t size() const { return rows_.size(); }
+
+  // Fills `message` with the next rows (the first message also with the
+  // resolved workload, alone when there are no rows); false when none are left.
+  bool Fill(v1::ListRunnableModelsResponse* message) {
+    if (!workload_sent_) {
+      workload_sent_ = true;
+      *message->mutable_workload() = workload_;
+      if (order_.empty()) return true;
+    }
+    if (next_ == order_.size()) return false;
+    const size_t end = std::min(order_.size(), next_ + kRunnableRowsPerMessage);
+    for (; next_ < end; ++next_) {
+      const RunnableRow& row = rows_[order_[next_]];
+      const char* names = names_.data() + row.names_offset;
+      v1::RunnableModel* out = message->add_models();
+      out->set_model(names, row.model_size);
+      out->set_display_name(names + row.model_size, row.display_name_size);
+      out->set_parameters(row.parameters);
+      out->set_cards(row.cards);
+      out->set_required_bytes_per_card(row.required_bytes_per_card);
+      out->set_headroom_bytes_per_card(row.headroom_bytes_per_card);
+      if (row.decode_tokens_per_second.has_value()) {
+        out->set_decode_tokens_per_second(*row.decode_tokens_per_second);
+      }
+      if (row.prefill_tokens_per_second.has_value()) {
+        out->set_prefill_tokens_per_second(*row.prefill_tokens_per_second);
+      }
+      out->set_hypothetical(row.hypothetical);
+      out->set_catalog_revision(revision_);
+      out->set_context_length_tokens(row.context_length_tokens);
+    }
+    return true;
+  }
+
+ private:
+  int64_t revision_;
+  v1::ResolvedWorkload workload_;
+  bool workload_sent_ = false;
+  std::string names_;
+  std::vector<RunnableRow> rows_;
+  std::vector<uint32_t> order_;
+  size_t next_ = 0;
+};
+
+// ListRunnableModels: validates, reads the hardware, sizes every model of
+// the catalog `source` holds (UNAVAILABLE when it holds none).
+void AnswerRunnableModels(std::shared_ptr<RecordSource> source,
+                          const v1::ListRunnableModelsRequest& request,
+                          AnswerDone<RunnableRows> done);
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,220 @@
+#include "estimator-service/core/training_compute.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/status/errors.h"
+#include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/records.h"
+#include "estimator-service/answers/training.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+using common::v1::Hardware;
+using common::v1::Model;
+
+bool IsLanguageModel(const Model& model) {
+  if (model.domains().empty()) return true;
+  for (const std::string& domain : model.domains()) {
+    if (absl::EqualsIgnoreCase(domain, "Language")) return true;
+  }
+  return false;
+}
+
+// The chip's peak at a training precision ("fp32", "bf16", ... or a record's
+// "FP16"), FLOP/s, and a description of which figure it is.
+std::optional<std::pair<double, std::string>> TrainingPeak(const Hardware& hardware,
+                                                           std::string precision) {
+  precision = absl::AsciiStrToLower(precision);
+  const auto& peak = hardware.peak();
+  struct Candidate {
+    bool has;
+    double value;
+    const char* what;
+  };
+  const Candidate tensor16{peak.has_tensor_fp16_bf16_flops(), peak.tensor_fp16_bf16_flops(),
+                           "FP16/BF16 tensor"};
+  const Candidate fp16{peak.has_fp16_flops(), peak.fp16_flops(), "FP16"};
+  const Candidate fp32{peak.has_fp32_flops(), peak.fp32_flops(), "FP32"};
+  const Candidate tf32{peak.has_tf32_flops(), peak.tf32_flops(), "TF32 tensor"};
+  const Candidate fp8{peak.has_fp8_flops(), peak.fp8_flops(), "FP8 tensor"};
+  const Candidate int8{peak.has_int8_ops(), peak.int8_ops(), "INT8"};
+  std::vector<Candidate> order;
+  if (precision == "fp32") {
+    order = {fp32};
+  } else if (precision == "tf32") {
+    order = {tf32, fp32};
+  } else if (precision == "fp8") {
+    order = {fp8, tensor16, fp16};
+  } else if (precision == "int8") {
+    order = {int8};
+  } else {  // fp16, bf16, or not on record
+    order = {tensor16, fp16, fp32};
+  }
+  for (const Candidate& c : order) {
+    if (c.has && c.value > 0) {
+      return std::make_pair(c.value, absl::StrCat(hardware.display_name(), ", ", c.what, " peak"));
+    }
+  }
+  return std::nullopt;
+}
+
+bool KnownPrecision(const std::string& precision) {
+  const std::string p = absl::AsciiStrToLower(precision);
+  return p.empty() || p == "fp32" || p == "tf32" || p == "fp16" || p == "bf16" || p == "fp8" ||
+         p == "int8";
+}
+
+}  // namespace
+
+absl::StatusOr<TrainingRunInputs> TrainingInputsFor(const Model* model, const Hardware* hardware,
+                                                    const v1::TrainingRunInputs& request) {
+  if (!KnownPrecision(request.precision())) {
+    return InvalidFieldError("inputs.precision",
+                             absl::StrCat("\"", request.precision(),
+                                          "\" is not one of fp32, tf32, fp16, bf16, fp8, int8"));
+  }
+  TrainingRunInputs in;
+  std::string precision = request.precision();
+  if (model != nullptr) {
+    absl::StatusOr<double> parameters = ParametersOfModel(*model);
+    if (parameters.ok()) in.parameters = *parameters;
+    in.language_model = IsLanguageModel(*model);
+    // Epoch's dataset sizes are tokens for language models; for images or
+    // games 6ND does not apply.
+    if (in.language_model && !model->training_dataset_size_datapoints().empty()) {
+      in.dataset_tokens = model->training_dataset_size_datapoints(0);
+    }
+    if (model->has_epochs()) in.epochs = model->epochs();
+    if (model->has_hardware_quantity()) in.chips = model->hardware_quantity();
+    if (model->has_training_time_hours()) in.training_hours = model->training_time_hours();
+    if (model->has_training_chip_hours()) in.chip_hours = model->training_chip_hours();
+    if (model->has_hardware_utilization_mfu()) in.utilization = model->hardware_utilization_mfu();
+    if (model->has_publication_date() && model->publication_date().year() > 0) {
+      const auto& date = model->publication_date();
+      in.fractional_year =
+          FractionalYear(date.year(), std::max(1, date.month()), std::max(1, date.day()));
+    }
+    if (precision.empty() && !model->numerical_formats().empty() &&
+        KnownPrecision(model->numerical_formats(0))) {
+      precision = model->numerical_formats(0);
+    }
+    if (request.has_attention_context_tokens() && model->has_architecture()) {
+      in.attention_layers = model->architecture().num_layers();
+      in.attention_width = static_cast<double>(model->architecture().hidden_size());
+    }
+  }
+  if (hardware != nullptr) {
+    if (auto peak = TrainingPeak(*hardware, precision)) {
+      in.peak_flops_per_chip = peak->first;
+      in.peak_source = peak->second;
+    }
+    if (hardware->has_tdp_watts()) in.tdp_watts = hardware->tdp_watts();
+    if (hardware->has_cloud_price_usd_per_chip_hour()) {
+      in.price_usd_per_chip_hour = hardware->cloud_price_usd_per_chip_hour();
+    }
+  }
+  // The request's inputs replace the record's.
+  auto take = [](bool has, double value, std::optional<double>* field) {
+    if (has) *field = value;
+  };
+  take(request.has_parameters(), request.parameters(), &in.parameters);
+  take(request.has_steps(), request.steps(), &in.steps);
+  take(request.has_tokens_per_step(), request.tokens_per_step(), &in.tokens_per_step);
+  take(request.has_dataset_tokens(), request.dataset_tokens(), &in.dataset_tokens);
+  take(request.has_dataset_bytes(), request.dataset_bytes(), &in.dataset_bytes);
+  take(request.has_dataset_words(), request.dataset_words(), &in.dataset_words);
+  take(request.has_epochs(), request.epochs(), &in.epochs);
+  take(request.has_chips(), request.chips(), &in.chips);
+  take(request.has_training_hours(), request.training_hours(), &in.training_hours);
+  take(request.has_chip_hours(), request.chip_hours(), &in.chip_hours);
+  take(request.has_utilization(), request.utilization(), &in.utilization);
+  take(request.has_tdp_watts(), request.tdp_watts(), &in.tdp_watts);
+  take(request.has_year(), request.year(), &in.fractional_year);
+  take(request.has_price_usd_per_chip_hour(), request.price_usd_per_chip_hour(),
+       &in.price_usd_per_chip_hour);
+  if (request.has_peak_flops_per_chip()) {
+    in.peak_flops_per_chip = request.peak_flops_per_chip();
+    in.peak_source = "given";
+  }
+  if (request.has_language_model()) in.language_model = request.language_model();
+  if (request.has_attention_context_tokens()) {
+    in.attention_context = static_cast<double>(request.attention_context_tokens());
+    if (!in.attention_layers) {
+      return InvalidFieldError("inputs.attention_context_tokens",
+                               "the attention term needs a catalog model with an architecture");
+    }
+  }
+  // A record's dataset given in bytes or words by the request replaces its tokens.
+  if (request.has_dataset_bytes() || request.has_dataset_words()) {
+    if (!request.has_dataset_tokens()) in.dataset_tokens.reset();
+  }
+  return in;
+}
+
+absl::StatusOr<v1::EstimateTrainingComputeResponse> EstimateTrainingComputeFor(
+    const Model* model, const Hardware* hardware,
+    const v1::EstimateTrainingComputeRequest& request) {
+  absl::StatusOr<TrainingRunInputs> inputs = TrainingInputsFor(model, hardware, request.inputs());
+  if (!inputs.ok()) return inputs.status();
+  absl::StatusOr<TrainingRunFigures> run = ComputeTrainingRun(*inputs);
+  if (!run.ok()) return PrefixFieldViolations(run.status(), "inputs.");
+  v1::EstimateTrainingComputeResponse response;
+  if (model != nullptr) {
+    response.set_model(model->name());
+    response.set_display_name(model->display_name());
+  }
+  for (const NamedFigure& figure : run->figures) {
+    v1::ComputedFigure* out = response.add_figures();
+    out->set_name(figure.name);
+    out->set_value(figure.value);
+    out->set_unit(figure.unit);
+    out->set_arithmetic(figure.arithmetic);
+  }
+  auto set = [](const std::optional<double>& value, auto setter) {
+    if (value) setter(*value);
+  };
+  set(run->training_compute_flop, [&](double v) { response.set_training_compute_flop(v); });
+  set(run->operation_counting_flop, [&](double v) { response.set_operation_counting_flop(v); });
+  set(run->hardware_method_flop, [&](double v) { response.set_hardware_method_flop(v); });
+  set(run->chip_hours, [&](double v) { response.set_chip_hours(v); });
+  set(run->power_draw_watts, [&](double v) { response.set_power_draw_watts(v); });
+  set(run->energy_kwh, [&](double v) { response.set_energy_kwh(v); });
+  set(run->cost_usd, [&](double v) { response.set_cost_usd(v); });
+  set(run->tokens, [&](double v) { response.set_tokens(v); });
+  response.set_method(run->method);
+  for (const std::string& warning : run->warnings) response.add_warnings(warning);
+  if (hardware == nullptr && model != nullptr && !model->training_hardware().empty()) {
+    response.add_warnings(absl::StrCat("training hardware \"", model->training_hardware(0),
+                                       "\" is not in the catalog: no peak, TDP or price"));
+  }
+  return response;
+}
+
+void AnswerTrainingCompute(std::shared_ptr<RecordSource> source,
+                           const v1::EstimateTrainingComputeRequest& request,
+                           AnswerDone<v1::EstimateTrainingComputeResponse> done) {
+  // The hardware named by the request must exist; the record's may not.
+  RecordsWanted wanted;
+  wanted.model = request.model();
+  if (!request.inputs().hardware().empty()) {
+    wanted.hardware.push_back(request.inputs().hardware());
+  } else {
+    wanted.model_training_hardware = true;
+    wanted.hardware_optional = true;
+  }
+  ReadRecords(std::move(source), std::move(wanted),
+              [&request, done = std::move(done)](absl::StatusOr<Records> records) {
+                if (!records.ok()) return done(records.status());
+                done(EstimateTrainingComputeFor(
+                    records->model ? &*records->model : nullptr,
+                    records->hardware.empty() ? nullptr : &records->hardware.front(), request));
+              });
+}
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,55 @@
+// Where answers read catalog records: find a model, find hardware, iterate
+// the whole catalog. The in-memory snapshot, the remote catalog and the
+// snapshot-then-catalog fallback implement it (catalog/sources.h); tests use
+// an in-memory fake. No gRPC here.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "modelatlas/common/v1/hardware.pb.h"
+#include "modelatlas/common/v1/model.pb.h"
+
+namespace modelatlas::estimator {
+
+class RecordSource {
+ public:
+  template <typename T>
+  using Done = std::function<void(absl::StatusOr<T>)>;
+  using ModelVisitor = std::function<void(const common::v1::Model&)>;
+
+  virtual ~RecordSource() = default;
+
+  // A model by resource name or display name, its revision set to the one
+  // the answer uses; NOT_FOUND naming it. `done` may run on another thread,
+  // or before FindModel returns.
+  virtual void FindModel(const std::string& name, Done<common::v1::Model> done) = 0;
+
+  // The named hardware records in order, or every record when `names` is
+  // empty; NOT_FOUND naming a missing one.
+  virtual void FindHardware(const std::vector<std::string>& names,
+                            Done<std::vector<common::v1::Hardware>> done) = 0;
+
+  // Calls `use` with the model FindModel would find and the catalog revision,
+  // without copying the record (keep `use` quick); false when this source
+  // cannot (the caller then uses FindModel).
+  virtual bool UseModel(const std::string& /*name*/,
+                        const std::function<void(const common::v1::Model&, int64_t revision)>&
+                        /*use*/) {
+    return false;
+  }
+
+  // Calls `visit` for every model of the catalog (keep it quick);
+  // UNAVAILABLE (reason CATALOG_UNAVAILABLE) when this source does not hold
+  // the whole catalog.
+  virtual absl::Status ForEachModel(const ModelVisitor& visit) const = 0;
+
+  // The catalog revision ForEachModel reflects; 0 when unknown.
+  virtual int64_t revision() const = 0;
+};
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,102 @@
+#include "estimator-service/catalog/sources.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status/errors.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+absl::Status NotLoaded(const std::string& address) {
+  return WithReason(absl::UnavailableError(absl::StrCat(
+                        "the estimator has not loaded the catalog at ", address, " yet")),
+                    "CATALOG_UNAVAILABLE");
+}
+
+}  // namespace
+
+void SnapshotRecords::FindModel(const std::string& name, Done<common::v1::Model> done) {
+  if (!loaded()) return done(NotLoaded(address_));
+  std::optional<common::v1::Model> model = snapshot_->FindModel(name);
+  if (!model.has_value()) return done(ResourceNotFoundError("Model", name));
+  // Answers say which catalog revision they used: the snapshot's.
+  model->set_revision(snapshot_->revision());
+  done(*std::move(model));
+}
+
+void SnapshotRecords::FindHardware(const std::vector<std::string>& names,
+                                   Done<std::vector<common::v1::Hardware>> done) {
+  if (!loaded()) return done(NotLoaded(address_));
+  if (names.empty()) return done(snapshot_->AllHardware());
+  std::vector<common::v1::Hardware> found;
+  for (const std::string& name : names) {
+    std::optional<common::v1::Hardware> hw = snapshot_->FindHardware(name);
+    if (!hw.has_value()) return done(ResourceNotFoundError("Hardware", name));
+    found.push_back(*std::move(hw));
+  }
+  done(std::move(found));
+}
+
+bool SnapshotRecords::UseModel(const std::string& name,
+                               const std::function<void(const common::v1::Model&, int64_t)>& use) {
+  return loaded() && snapshot_->UseModel(name, use);
+}
+
+absl::Status SnapshotRecords::ForEachModel(const ModelVisitor& visit) const {
+  if (!loaded()) return NotLoaded(address_);
+  snapshot_->ForEachModel(visit);
+  return absl::OkStatus();
+}
+
+void RemoteCatalogRecords::FindModel(const std::string& name, Done<common::v1::Model> done) {
+  client_->GetModel(caller_, name, std::move(done));
+}
+
+void RemoteCatalogRecords::FindHardware(const std::vector<std::string>& names,
+                                        Done<std::vector<common::v1::Hardware>> done) {
+  client_->GetHardware(caller_, names, std::move(done));
+}
+
+absl::Status RemoteCatalogRecords::ForEachModel(const ModelVisitor& /*visit*/) const {
+  return NotLoaded(client_->address());
+}
+
+void SnapshotThenCatalog::FindModel(const std::string& name, Done<common::v1::Model> done) {
+  if (loaded()) {
+    std::optional<common::v1::Model> model = snapshot_->FindModel(name);
+    if (model.has_value()) {
+      model->set_revision(snapshot_->revision());
+      return done(*std::move(model));
+    }
+  }
+  remote_.FindModel(name, std::move(done));
+}
+
+void SnapshotThenCatalog::FindHardware(const std::vector<std::string>& names,
+                                       Done<std::vector<common::v1::Hardware>> done) {
+  if (loaded()) {
+    if (names.empty()) return done(snapshot_->AllHardware());
+    std::vector<common::v1::Hardware> found;
+    for (const std::string& name : names) {
+      std::optional<common::v1::Hardware> hw = snapshot_->FindHardware(name);
+      if (!hw.has_value()) break;
+      found.push_back(*std::move(hw));
+    }
+    if (found.size() == names.size()) return done(std::move(found));
+  }
+  remote_.FindHardware(names, std::move(done));
+}
+
+bool SnapshotThenCatalog::UseModel(
+    const std::string& name, const std::function<void(const common::v1::Model&, int64_t)>& use) {
+  return loaded() && snapshot_->UseModel(name, use);
+}
+
+absl::Status SnapshotThenCatalog::ForEachModel(const ModelVisitor& visit) const {
+  if (!loaded()) return NotLoaded(address_);
+  snapshot_->ForEachModel(visit);
+  return absl::OkStatus();
+}
+
+int64_t SnapshotThenCatalog::revision() const { return loaded() ? snapshot_->revision() : 0; }
+
+}  // namespace modelatlas::estimator

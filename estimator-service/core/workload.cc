@@ -1,0 +1,125 @@
+#include "estimator-service/core/workload.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status/errors.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+// Largest figures accepted; anything above is a typo, not a workload.
+constexpr int64_t kMaxContextTokens = 100'000'000;
+constexpr int kMaxBatch = 1'000'000;
+constexpr int kMaxPrefillChunkTokens = 1'000'000;
+constexpr int64_t kMaxPromptTokens = 100'000'000;
+constexpr int64_t kMaxOverheadBytes = int64_t{1} << 40;
+
+std::string Bytes(int64_t bytes) {
+  if (bytes % (int64_t{1} << 30) == 0) return absl::StrCat(bytes >> 30, " GiB");
+  if (bytes % (int64_t{1} << 20) == 0) return absl::StrCat(bytes >> 20, " MiB");
+  return absl::StrCat(bytes, " bytes");
+}
+
+}  // namespace
+
+absl::StatusOr<ResolvedWorkload> ResolveWorkload(const WorkloadRequest& request) {
+  FieldViolations violations;
+  if (request.context_length_tokens < 0 || request.context_length_tokens > kMaxContextTokens) {
+    violations.Add("context_length_tokens",
+                   absl::StrCat("must be between 0 and ", kMaxContextTokens, " tokens, got ",
+                                request.context_length_tokens));
+  }
+  if (request.batch_size < 0 || request.batch_size > kMaxBatch) {
+    violations.Add("batch_size", absl::StrCat("must be between 0 and ", kMaxBatch,
+                                              " sequences, got ", request.batch_size));
+  }
+  if (request.prefill_chunk_tokens < 0 || request.prefill_chunk_tokens > kMaxPrefillChunkTokens) {
+    violations.Add("prefill_chunk_tokens",
+                   absl::StrCat("must be between 0 and ", kMaxPrefillChunkTokens, ", got ",
+                                request.prefill_chunk_tokens));
+  }
+  if (request.prompt_tokens < 0 || request.prompt_tokens > kMaxPromptTokens) {
+    violations.Add("prompt_tokens", absl::StrCat("must be between 0 and ", kMaxPromptTokens,
+                                                 ", got ", request.prompt_tokens));
+  }
+  if (request.kv_cache_format.has_value() && !IsPlainFormat(*request.kv_cache_format)) {
+    violations.Add("kv_cache_format",
+                   absl::StrCat("must be a plain format (fp32, fp16, bf16, fp8, int8, int4), got ",
+                                NumberFormatName(*request.kv_cache_format)));
+  }
+  if (request.quantization_group_size != 0) {
+    absl::StatusOr<Encoding> grouped =
+        EncodingOf(NumberFormat::kGptqInt4, request.quantization_group_size);
+    if (!grouped.ok()) {
+      violations.Add("quantization_group_size",
+                     absl::StrCat("must be a power of two from 1 to 4096, or 0 for 128; got ",
+                                  request.quantization_group_size));
+    }
+  }
+  if (request.overhead_bytes.has_value() &&
+      (*request.overhead_bytes < 0 || *request.overhead_bytes > kMaxOverheadBytes)) {
+    violations.Add("overhead_bytes",
+                   absl::StrCat("must be between 0 and 2^40 bytes, got ", *request.overhead_bytes));
+  }
+  for (const auto& [field, value] :
+       {std::pair<const char*, double>{"memory_utilization", request.memory_utilization},
+        {"prefill_efficiency", request.prefill_efficiency}}) {
+    if (!std::isfinite(value) || value < 0 || value > 1) {
+      violations.Add(
+          field, absl::StrCat("must be a fraction in (0, 1], or 0 for the default; got ", value));
+    }
+  }
+  if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
+
+  ResolvedWorkload w;
+  if (request.context_length_tokens > 0) {
+    w.context_length_tokens = request.context_length_tokens;
+    w.context_defaulted = false;
+  }
+  if (request.batch_size > 0) w.batch_size = request.batch_size;
+  if (request.prefill_chunk_tokens > 0) w.prefill_chunk_tokens = request.prefill_chunk_tokens;
+  if (request.prompt_tokens > 0) w.prompt_tokens = request.prompt_tokens;
+  if (request.weight_format.has_value()) w.weight_format = *request.weight_format;
+  if (request.kv_cache_format.has_value()) w.kv_cache_format = *request.kv_cache_format;
+  if (request.quantization_group_size > 0) {
+    w.quantization_group_size = request.quantization_group_size;
+  }
+  if (request.overhead_bytes.has_value()) w.overhead_bytes = *request.overhead_bytes;
+  if (request.memory_utilization > 0) w.memory_utilization = request.memory_utilization;
+  if (request.prefill_efficiency > 0) w.prefill_efficiency = request.prefill_efficiency;
+  return w;
+}
+
+ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload, int64_t max_context_tokens) {
+  if (!workload.context_defaulted || max_context_tokens <= 0 ||
+      max_context_tokens >= workload.context_length_tokens) {
+    return workload;
+  }
+  ResolvedWorkload capped = workload;
+  capped.context_length_tokens = max_context_tokens;
+  capped.context_capped = true;
+  return capped;
+}
+
+std::string WorkloadStatement(const ResolvedWorkload& w) {
+  std::string text = absl::StrCat("context ", w.context_length_tokens, " tokens");
+  if (w.context_capped) {
+    absl::StrAppend(&text, " (the model's maximum; the default is ",
+                    ResolvedWorkload::kDefaultContextTokens, ")");
+  }
+  absl::StrAppend(&text, ", batch ", w.batch_size, ", weights ", NumberFormatName(w.weight_format));
+  if (w.weight_format == NumberFormat::kGptqInt4 || w.weight_format == NumberFormat::kAwqInt4 ||
+      w.weight_format == NumberFormat::kGptqInt8) {
+    absl::StrAppend(&text, " (groups of ", w.quantization_group_size, ")");
+  }
+  absl::StrAppend(&text, ", KV cache ", NumberFormatName(w.kv_cache_format), ", overhead ",
+                  Bytes(w.overhead_bytes), ", prefill chunk ", w.prefill_chunk_tokens,
+                  " tokens, prompt ", w.prompt_tokens, " tokens, memory utilization ",
+                  absl::StrFormat("%g", w.memory_utilization), ", prefill efficiency ",
+                  absl::StrFormat("%g", w.prefill_efficiency));
+  return text;
+}
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,79 @@
+// What is being run: the inference workload shared by the memory estimate,
+// the plan and the runnable-models list, and the one place its defaults are
+// resolved (docs/FORMULAS.md, "Workload"). Plain C++: no gRPC, no protobuf.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "estimator-service/core/number_format.h"
+
+namespace modelatlas::estimator {
+
+// A workload as asked: zeros (and nullopt) are unset.
+struct WorkloadRequest {
+  int64_t context_length_tokens = 0;  // tokens per sequence
+  int batch_size = 0;                 // sequences
+  int prefill_chunk_tokens = 0;       // tokens per prefill step
+  int64_t prompt_tokens = 0;          // tokens, for the time to first token
+  std::optional<NumberFormat> weight_format;
+  std::optional<NumberFormat> kv_cache_format;
+  int quantization_group_size = 0;        // weights per GPTQ/AWQ group
+  std::optional<int64_t> overhead_bytes;  // bytes per card
+  double memory_utilization = 0;          // fraction of device memory
+  double prefill_efficiency = 0;          // fraction of peak compute
+};
+
+// A workload with every default applied. Default-constructed, it is the
+// workload of an empty request for a model whose maximum context is at
+// least kDefaultContextTokens.
+struct ResolvedWorkload {
+  static constexpr int64_t kDefaultContextTokens = 4096;
+  static constexpr int kDefaultBatchSize = 1;
+  static constexpr int kDefaultPrefillChunkTokens = 512;
+  static constexpr int64_t kDefaultPromptTokens = 1000;
+  static constexpr NumberFormat kDefaultFormat = NumberFormat::kBf16;
+  static constexpr int kDefaultQuantizationGroupSize = 128;
+  static constexpr int64_t kDefaultOverheadBytes = int64_t{1} << 30;  // 1 GiB
+  static constexpr double kDefaultMemoryUtilization = 0.9;            // vLLM's default
+  static constexpr double kDefaultPrefillEfficiency = 0.5;
+  // Fraction of a unified-memory device's memory the GPU may use (macOS
+  // lets the GPU wire about three quarters of system memory); not settable.
+  static constexpr double kUnifiedMemoryFraction = 0.75;
+
+  int64_t context_length_tokens = kDefaultContextTokens;
+  int batch_size = kDefaultBatchSize;
+  int prefill_chunk_tokens = kDefaultPrefillChunkTokens;
+  int64_t prompt_tokens = kDefaultPromptTokens;
+  NumberFormat weight_format = kDefaultFormat;
+  NumberFormat kv_cache_format = kDefaultFormat;
+  int quantization_group_size = kDefaultQuantizationGroupSize;
+  int64_t overhead_bytes = kDefaultOverheadBytes;
+  double memory_utilization = kDefaultMemoryUtilization;
+  double prefill_efficiency = kDefaultPrefillEfficiency;
+
+  // The context was not given (so it may be capped per model).
+  bool context_defaulted = true;
+  // The default context was capped at the model's maximum.
+  bool context_capped = false;
+};
+
+// The one resolution of a workload's defaults: every unset field gets its
+// default (context 4096 tokens, batch 1, prefill chunk 512 tokens, prompt
+// 1000 tokens, bf16 weights and KV cache, GPTQ/AWQ groups of 128, 1 GiB
+// overhead, memory utilization 0.9, prefill efficiency 0.5).
+// INVALID_ARGUMENT naming every out-of-range field.
+absl::StatusOr<ResolvedWorkload> ResolveWorkload(const WorkloadRequest& request);
+
+// `workload` for a model whose maximum context is `max_context_tokens`
+// (0 = unknown): a defaulted context larger than the maximum is capped at
+// it. A context the caller gave is kept as given.
+ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload, int64_t max_context_tokens);
+
+// One line for people, e.g. "context 4096 tokens, batch 1, weights bf16,
+// KV cache bf16, overhead 1 GiB".
+std::string WorkloadStatement(const ResolvedWorkload& workload);
+
+}  // namespace modelatlas::estimator

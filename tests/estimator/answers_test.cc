@@ -1,0 +1,399 @@
+// The answer builders (answers/) with an in-memory record source instead of
+// a running catalog: the workload resolved once and echoed, the one sizing
+// shared by the memory estimate, the plan and the runnable-models list.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "common/status/errors.h"
+#include "estimator-service/answers/audit.h"
+#include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/inference.h"
+#include "estimator-service/answers/records.h"
+#include "estimator-service/answers/runnable.h"
+#include "estimator-service/answers/training.h"
+#include "estimator-service/catalog/record_source.h"
+#include "estimator-service/core/workload.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+using common::v1::Hardware;
+using common::v1::Model;
+
+// Records held in memory, found by resource name or display name; every
+// answer comes before the call returns.
+class FakeRecords : public RecordSource {
+ public:
+  void Add(Model model) { models_.push_back(std::move(model)); }
+  void Add(Hardware hardware) { hardware_.push_back(std::move(hardware)); }
+  void set_whole_catalog(bool whole) { whole_catalog_ = whole; }
+  int model_reads() const { return model_reads_; }
+
+  void FindModel(const std::string& name, Done<Model> done) override {
+    ++model_reads_;
+    for (const Model& model : models_) {
+      if (model.name() == name || model.display_name() == name) {
+        Model found = model;
+        found.set_revision(kRevision);
+        return done(found);
+      }
+    }
+    done(ResourceNotFoundError("Model", name));
+  }
+  void FindHardware(const std::vector<std::string>& names,
+                    Done<std::vector<Hardware>> done) override {
+    if (names.empty()) return done(hardware_);
+    std::vector<Hardware> found;
+    for (const std::string& name : names) {
+      const Hardware* match = nullptr;
+      for (const Hardware& hw : hardware_) {
+        if (hw.name() == name || hw.display_name() == name) match = &hw;
+      }
+      if (match == nullptr) return done(ResourceNotFoundError("Hardware", name));
+      found.push_back(*match);
+    }
+    done(std::move(found));
+  }
+  absl::Status ForEachModel(const ModelVisitor& visit) const override {
+    if (!whole_catalog_) return absl::UnavailableError("not the whole catalog");
+    for (const Model& model : models_) visit(model);
+    return absl::OkStatus();
+  }
+  int64_t revision() const override { return kRevision; }
+
+  static constexpr int64_t kRevision = 7;
+
+ private:
+  std::vector<Model> models_;
+  std::vector<Hardware> hardware_;
+  bool whole_catalog_ = true;
+  int model_reads_ = 0;
+};
+
+Model Llama8B() {
+  Model model;
+  model.set_name("models/llama-3-1-8b");
+  model.set_display_name("Llama 3.1 8B");
+  model.set_parameters(8030261248);
+  model.set_open_model_weights(true);
+  common::v1::Architecture* a = model.mutable_architecture();
+  a->set_num_layers(32);
+  a->set_hidden_size(4096);
+  a->set_num_attention_heads(32);
+  a->set_num_key_value_heads(8);
+  a->set_head_dim(128);
+  a->set_intermediate_size(14336);
+  a->set_gated_mlp(true);
+  a->set_vocab_size(128256);
+  a->set_max_context_length(131072);
+  return model;
+}
+
+// GPT-2: a 1,024-token maximum context, below the default.
+Model Gpt2() {
+  Model model;
+  model.set_name("models/gpt-2-124m");
+  model.set_display_name("GPT-2 (124M)");
+  model.set_parameters(124439808);
+  model.set_open_model_weights(true);
+  common::v1::Architecture* a = model.mutable_architecture();
+  a->set_num_layers(12);
+  a->set_hidden_size(768);
+  a->set_num_attention_heads(12);
+  a->set_intermediate_size(3072);
+  a->set_vocab_size(50257);
+  a->set_max_context_length(1024);
+  return model;
+}
+
+Hardware H100() {
+  Hardware hw;
+  hw.set_name("hardware/h100");
+  hw.set_display_name("H100");
+  hw.set_memory_bytes(80.0 * (1 << 30));
+  hw.set_memory_bandwidth_bytes_per_second(3.35e12);
+  return hw;
+}
+
+std::shared_ptr<FakeRecords> Catalog() {
+  auto records = std::make_shared<FakeRecords>();
+  records->Add(Llama8B());
+  records->Add(Gpt2());
+  records->Add(H100());
+  return records;
+}
+
+template <typename Response>
+struct Answer {
+  std::optional<absl::StatusOr<Response>> result;
+  AnswerDone<Response> done() {
+    return [this](absl::StatusOr<Response> r) { result = std::move(r); };
+  }
+};
+
+std::vector<std::string> Fields(const absl::Status& status) {
+  std::vector<std::string> fields;
+  for (const FieldViolation& v : GetFieldViolations(status)) fields.push_back(v.field);
+  return fields;
+}
+
+TEST(WorkloadTest, OneResolutionWithOneMeaningForEveryUnsetField) {
+  absl::StatusOr<ResolvedWorkload> w = ResolveWorkload(WorkloadRequest{});
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->context_length_tokens, 4096);
+  EXPECT_TRUE(w->context_defaulted);
+  EXPECT_EQ(w->batch_size, 1);
+  EXPECT_EQ(w->prefill_chunk_tokens, 512);
+  EXPECT_EQ(w->prompt_tokens, 1000);
+  EXPECT_EQ(w->weight_format, NumberFormat::kBf16);
+  EXPECT_EQ(w->kv_cache_format, NumberFormat::kBf16);
+  EXPECT_EQ(w->quantization_group_size, 128);
+  EXPECT_EQ(w->overhead_bytes, int64_t{1} << 30);
+  EXPECT_EQ(w->memory_utilization, 0.9);
+  EXPECT_EQ(w->prefill_efficiency, 0.5);
+  EXPECT_TRUE(absl::StartsWith(WorkloadStatement(*w),
+                               "context 4096 tokens, batch 1, weights bf16, KV cache bf16, "
+                               "overhead 1 GiB"))
+      << WorkloadStatement(*w);
+
+  // The default context is capped at a smaller model maximum; a given one is kept.
+  const ResolvedWorkload capped = WorkloadForModel(*w, 1024);
+  EXPECT_EQ(capped.context_length_tokens, 1024);
+  EXPECT_TRUE(capped.context_capped);
+  EXPECT_EQ(WorkloadForModel(*w, 131072).context_length_tokens, 4096);
+  EXPECT_EQ(WorkloadForModel(*w, 0).context_length_tokens, 4096);
+  WorkloadRequest asked;
+  asked.context_length_tokens = 8192;
+  EXPECT_EQ(WorkloadForModel(*ResolveWorkload(asked), 1024).context_length_tokens, 8192);
+}
+
+TEST(WorkloadTest, OutOfRangeFieldsAreNamed) {
+  v1::InferenceWorkload workload;
+  workload.set_context_length_tokens(-1);
+  workload.set_batch_size(-2);
+  workload.set_prompt_tokens(-3);
+  workload.set_kv_cache_format(v1::NUMBER_FORMAT_GPTQ_INT4);
+  workload.set_memory_utilization(1.5);
+  workload.set_weight_format(static_cast<v1::NumberFormat>(99));
+  absl::StatusOr<ResolvedWorkload> resolved = ResolveWorkload(workload);
+  ASSERT_EQ(resolved.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Fields(resolved.status()), (std::vector<std::string>{"weight_format"}));
+  workload.clear_weight_format();
+  resolved = ResolveWorkload(workload);
+  EXPECT_EQ(Fields(resolved.status()),
+            (std::vector<std::string>{"context_length_tokens", "batch_size", "prompt_tokens",
+                                      "kv_cache_format", "memory_utilization"}));
+}
+
+TEST(InferenceAnswersTest, MemoryEstimateEchoesTheResolvedWorkload) {
+  auto records = Catalog();
+  v1::EstimateInferenceMemoryRequest request;
+  request.set_model("Llama 3.1 8B");
+  Answer<v1::EstimateInferenceMemoryResponse> answer;
+  AnswerInferenceMemory(records, request, answer.done());
+  ASSERT_TRUE(answer.result.has_value());
+  ASSERT_TRUE(answer.result->ok()) << answer.result->status();
+  const v1::EstimateInferenceMemoryResponse& memory = **answer.result;
+  EXPECT_EQ(memory.catalog_revision(), FakeRecords::kRevision);
+  ASSERT_EQ(memory.lines_size(), 4);
+  EXPECT_EQ(memory.lines(1).bytes(), 131072LL * 4096);  // the default 4096 tokens
+  const v1::InferenceWorkload& assumed = memory.workload().workload();
+  EXPECT_EQ(assumed.context_length_tokens(), 4096);
+  EXPECT_EQ(assumed.batch_size(), 1);
+  EXPECT_EQ(assumed.weight_format(), v1::NUMBER_FORMAT_BF16);
+  EXPECT_EQ(assumed.kv_cache_format(), v1::NUMBER_FORMAT_BF16);
+  EXPECT_EQ(assumed.quantization_group_size(), 128);
+  EXPECT_TRUE(assumed.has_overhead_bytes());
+  EXPECT_EQ(assumed.overhead_bytes(), int64_t{1} << 30);
+  EXPECT_EQ(assumed.prefill_chunk_tokens(), 512);
+  EXPECT_EQ(assumed.prompt_tokens(), 1000);
+  EXPECT_EQ(assumed.memory_utilization(), 0.9);
+  EXPECT_EQ(assumed.prefill_efficiency(), 0.5);
+  EXPECT_FALSE(memory.workload().context_capped_at_model_maximum());
+  EXPECT_TRUE(absl::StartsWith(memory.workload().statement(), "context 4096 tokens, batch 1"));
+}
+
+TEST(InferenceAnswersTest, DefaultContextIsCappedAtTheModelsMaximumAndSaysSo) {
+  auto records = Catalog();
+  v1::EstimateInferenceMemoryRequest request;
+  request.set_model("models/gpt-2-124m");
+  Answer<v1::EstimateInferenceMemoryResponse> answer;
+  AnswerInferenceMemory(records, request, answer.done());
+  ASSERT_TRUE(answer.result->ok()) << answer.result->status();
+  const v1::EstimateInferenceMemoryResponse& memory = **answer.result;
+  EXPECT_EQ(memory.lines(1).bytes(), 2LL * 12 * 12 * 64 * 2 * 1024);
+  EXPECT_EQ(memory.workload().workload().context_length_tokens(), 1024);
+  EXPECT_TRUE(memory.workload().context_capped_at_model_maximum());
+  EXPECT_TRUE(absl::StrContains(memory.workload().statement(), "the model's maximum"));
+}
+
+// The same question asked three ways gets the same assumed workload and
+// the same figures: one resolution, one sizing.
+TEST(InferenceAnswersTest, MemoryPlanAndRunnableEchoTheSameWorkloadAndFigures) {
+  auto records = Catalog();
+  v1::InferenceWorkload workload;
+  workload.set_batch_size(2);
+  workload.set_kv_cache_format(v1::NUMBER_FORMAT_FP8);
+
+  v1::EstimateInferenceMemoryRequest memory_request;
+  memory_request.set_model("Llama 3.1 8B");
+  *memory_request.mutable_workload() = workload;
+  Answer<v1::EstimateInferenceMemoryResponse> memory;
+  AnswerInferenceMemory(records, memory_request, memory.done());
+  ASSERT_TRUE(memory.result->ok()) << memory.result->status();
+
+  v1::PlanInferenceRequest plan_request;
+  plan_request.set_model("Llama 3.1 8B");
+  *plan_request.mutable_workload() = workload;
+  plan_request.add_hardware("H100");
+  Answer<v1::PlanInferenceResponse> plan;
+  AnswerPlanInference(records, plan_request, plan.done());
+  ASSERT_TRUE(plan.result->ok()) << plan.result->status();
+
+  v1::ListRunnableModelsRequest runnable_request;
+  runnable_request.set_hardware("H100");
+  *runnable_request.mutable_workload() = workload;
+  runnable_request.set_filter("display_name = \"Llama 3.1 8B\"");
+  Answer<RunnableRows> runnable;
+  AnswerRunnableModels(records, runnable_request, runnable.done());
+  ASSERT_TRUE(runnable.result->ok()) << runnable.result->status();
+  v1::ListRunnableModelsResponse first;
+  ASSERT_TRUE((*runnable.result)->Fill(&first));
+  ASSERT_EQ(first.models_size(), 1);
+
+  const v1::ResolvedWorkload& from_memory = (*memory.result)->workload();
+  EXPECT_EQ(from_memory.workload().context_length_tokens(), 4096);
+  EXPECT_EQ(from_memory.workload().batch_size(), 2);
+  EXPECT_EQ(from_memory.workload().kv_cache_format(), v1::NUMBER_FORMAT_FP8);
+  EXPECT_EQ(from_memory.SerializeAsString(),
+            (*plan.result)->memory().workload().SerializeAsString());
+  EXPECT_EQ(from_memory.SerializeAsString(), first.workload().SerializeAsString());
+  EXPECT_EQ(from_memory.statement(), first.workload().statement());
+  EXPECT_EQ(first.models(0).context_length_tokens(), 4096);
+
+  // One sizing: on one card the plan needs the estimate's total, and so
+  // does the runnable row.
+  ASSERT_EQ((*plan.result)->plans_size(), 1);
+  const v1::HardwarePlan& on_h100 = (*plan.result)->plans(0);
+  EXPECT_EQ(on_h100.cards(), 1);
+  EXPECT_EQ(on_h100.required_bytes_per_card(), (*memory.result)->total_bytes());
+  EXPECT_EQ(first.models(0).required_bytes_per_card(), on_h100.required_bytes_per_card());
+  EXPECT_EQ(first.models(0).headroom_bytes_per_card(), on_h100.headroom_bytes_per_card());
+  EXPECT_DOUBLE_EQ(first.models(0).decode_tokens_per_second(), on_h100.decode_tokens_per_second());
+}
+
+TEST(InferenceAnswersTest, RecordsAreReadThroughTheSource) {
+  auto records = Catalog();
+  v1::EstimateInferenceMemoryRequest request;
+  request.set_model("models/not-here");
+  Answer<v1::EstimateInferenceMemoryResponse> missing;
+  AnswerInferenceMemory(records, request, missing.done());
+  ASSERT_EQ(missing.result->status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(records->model_reads(), 1);
+
+  // An inline model reads nothing.
+  request.mutable_inline_model()->set_parameters(1e9);
+  Answer<v1::EstimateInferenceMemoryResponse> inline_answer;
+  AnswerInferenceMemory(records, request, inline_answer.done());
+  ASSERT_TRUE(inline_answer.result->ok()) << inline_answer.result->status();
+  EXPECT_EQ(records->model_reads(), 1);
+  EXPECT_EQ((*inline_answer.result)->lines(0).bytes(), 2000000000);
+
+  // Unknown hardware in a plan is NOT_FOUND naming it.
+  v1::PlanInferenceRequest plan_request;
+  plan_request.set_model("Llama 3.1 8B");
+  plan_request.add_hardware("TPU v9");
+  Answer<v1::PlanInferenceResponse> plan;
+  AnswerPlanInference(records, plan_request, plan.done());
+  EXPECT_EQ(plan.result->status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(GetResource(plan.result->status()).second, "TPU v9");
+
+  // The runnable list needs a source that holds the whole catalog.
+  records->set_whole_catalog(false);
+  v1::ListRunnableModelsRequest runnable_request;
+  runnable_request.set_hardware("H100");
+  Answer<RunnableRows> runnable;
+  AnswerRunnableModels(records, runnable_request, runnable.done());
+  EXPECT_EQ(runnable.result->status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(InferenceAnswersTest, PlanFieldsAndWorkloadFieldsAreCheckedTogether) {
+  v1::PlanInferenceRequest request;
+  request.set_model("Llama 3.1 8B");
+  request.set_max_cards(3);
+  request.mutable_workload()->set_prefill_efficiency(-0.5);
+  Answer<v1::PlanInferenceResponse> plan;
+  AnswerPlanInference(Catalog(), request, plan.done());
+  ASSERT_EQ(plan.result->status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Fields(plan.result->status()),
+            (std::vector<std::string>{"max_cards", "workload.prefill_efficiency"}));
+}
+
+TEST(InferenceAnswersTest, RunnableListWithNoRowsStillSaysWhatItAssumed) {
+  auto records = Catalog();
+  v1::ListRunnableModelsRequest request;
+  request.set_hardware("H100");
+  request.set_filter("parameters > 1e15");
+  Answer<RunnableRows> runnable;
+  AnswerRunnableModels(records, request, runnable.done());
+  ASSERT_TRUE(runnable.result->ok()) << runnable.result->status();
+  v1::ListRunnableModelsResponse message;
+  ASSERT_TRUE((*runnable.result)->Fill(&message));
+  EXPECT_EQ(message.models_size(), 0);
+  EXPECT_EQ(message.workload().workload().context_length_tokens(), 4096);
+  message.Clear();
+  EXPECT_FALSE((*runnable.result)->Fill(&message));
+}
+
+TEST(TrainingAnswersTest, InlineArchitectureAndAuditReadThroughTheSource) {
+  auto records = Catalog();
+  v1::EstimateTrainingMemoryRequest memory_request;
+  *memory_request.mutable_model()->mutable_architecture() = Llama8B().architecture();
+  Answer<v1::EstimateTrainingMemoryResponse> memory;
+  AnswerTrainingMemory(records, memory_request, memory.done());
+  ASSERT_TRUE(memory.result->ok()) << memory.result->status();
+  EXPECT_GT((*memory.result)->device_total_bytes(), 0);
+  EXPECT_EQ(records->model_reads(), 0);
+
+  v1::PlanTrainingRequest plan_request;
+  plan_request.mutable_model()->set_model("Llama 3.1 8B");
+  Answer<v1::PlanTrainingResponse> no_hardware;
+  AnswerPlanTraining(records, plan_request, no_hardware.done());
+  EXPECT_EQ(no_hardware.result->status().code(), absl::StatusCode::kInvalidArgument);
+
+  v1::AuditModelRequest audit_request;
+  audit_request.set_model("Llama 3.1 8B");
+  Answer<v1::AuditModelResponse> audit;
+  AnswerAuditModel(records, audit_request, audit.done());
+  ASSERT_TRUE(audit.result->ok()) << audit.result->status();
+  EXPECT_EQ((*audit.result)->model(), "models/llama-3-1-8b");
+}
+
+TEST(RecordsTest, OptionalTrainingHardwareThatIsNotFoundIsLeftOut) {
+  auto records = std::make_shared<FakeRecords>();
+  Model model = Llama8B();
+  model.add_training_hardware("NVIDIA H100 SXM5 80GB");
+  records->Add(model);
+  RecordsWanted wanted;
+  wanted.model = "Llama 3.1 8B";
+  wanted.model_training_hardware = true;
+  wanted.hardware_optional = true;
+  std::optional<absl::StatusOr<Records>> found;
+  ReadRecords(records, wanted, [&](absl::StatusOr<Records> r) { found = std::move(r); });
+  ASSERT_TRUE(found.has_value() && found->ok());
+  EXPECT_TRUE((*found)->model.has_value());
+  EXPECT_TRUE((*found)->hardware.empty());
+
+  wanted.hardware_optional = false;
+  ReadRecords(records, wanted, [&](absl::StatusOr<Records> r) { found = std::move(r); });
+  EXPECT_EQ(found->status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace modelatlas::estimator
