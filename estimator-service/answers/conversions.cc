@@ -228,6 +228,67 @@ absl::StatusOr<ResolvedWorkload> ResolveWorkload(const v1::InferenceWorkload& wo
   return ResolveWorkload(request);
 }
 
+absl::StatusOr<PlanObjective> ToCorePlanObjective(v1::PlanObjective objective, const char* field) {
+  switch (objective) {
+    case v1::PLAN_OBJECTIVE_UNSPECIFIED:
+    case v1::PLAN_OBJECTIVE_FEWEST_CARDS:
+      return PlanObjective::kFewestCards;
+    case v1::PLAN_OBJECTIVE_CHEAPEST:
+      return PlanObjective::kCheapest;
+    case v1::PLAN_OBJECTIVE_FASTEST:
+      return PlanObjective::kFastest;
+    default:
+      return InvalidFieldError(field, absl::StrCat("has no value ", static_cast<int>(objective)));
+  }
+}
+
+absl::StatusOr<Optimizer> ToCoreOptimizer(v1::Optimizer optimizer, const char* field) {
+  switch (optimizer) {
+    case v1::OPTIMIZER_UNSPECIFIED:
+    case v1::OPTIMIZER_ADAMW:
+      return Optimizer::kAdamW;
+    case v1::OPTIMIZER_SGD_MOMENTUM:
+      return Optimizer::kSgdMomentum;
+    case v1::OPTIMIZER_ADAFACTOR:
+      return Optimizer::kAdafactor;
+    case v1::OPTIMIZER_ADAMW_8BIT:
+      return Optimizer::kAdamW8Bit;
+    default:
+      return InvalidFieldError(field,
+                               absl::StrCat("unknown optimizer ", static_cast<int>(optimizer)));
+  }
+}
+
+absl::StatusOr<Recompute> ToCoreRecompute(v1::Recompute recompute, const char* field) {
+  switch (recompute) {
+    case v1::RECOMPUTE_UNSPECIFIED:
+    case v1::RECOMPUTE_NONE:
+      return Recompute::kNone;
+    case v1::RECOMPUTE_SELECTIVE:
+      return Recompute::kSelective;
+    case v1::RECOMPUTE_FULL:
+      return Recompute::kFull;
+    default:
+      return InvalidFieldError(
+          field, absl::StrCat("unknown recompute mode ", static_cast<int>(recompute)));
+  }
+}
+
+absl::StatusOr<FineTuning> ToCoreFineTuning(v1::FineTuning fine_tuning, const char* field) {
+  switch (fine_tuning) {
+    case v1::FINE_TUNING_UNSPECIFIED:
+    case v1::FINE_TUNING_FULL:
+      return FineTuning::kFull;
+    case v1::FINE_TUNING_LORA:
+      return FineTuning::kLora;
+    case v1::FINE_TUNING_QLORA:
+      return FineTuning::kQlora;
+    default:
+      return InvalidFieldError(
+          field, absl::StrCat("unknown fine-tuning mode ", static_cast<int>(fine_tuning)));
+  }
+}
+
 v1::NumberFormat ToProtoNumberFormat(NumberFormat format) {
   for (int value = 1; v1::NumberFormat_IsValid(value); ++value) {
     const auto proto = static_cast<v1::NumberFormat>(value);

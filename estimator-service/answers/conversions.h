@@ -8,10 +8,12 @@
 #include "estimator-service/core/architecture.h"
 #include "estimator-service/core/number_format.h"
 #include "estimator-service/core/plan.h"
+#include "estimator-service/core/training_memory.h"
 #include "estimator-service/core/workload.h"
 #include "modelatlas/common/v1/hardware.pb.h"
 #include "modelatlas/common/v1/model.pb.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
+#include "modelatlas/estimator/v1/training.pb.h"
 
 namespace modelatlas::estimator {
 
@@ -41,6 +43,14 @@ absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model,
 // The peak a device computes `format` at, FLOP/s: quantized formats
 // dequantize to 16-bit and run on the FP16/BF16 tensor cores.
 std::optional<double> PeakForFormat(const common::v1::PeakThroughput& peak, NumberFormat format);
+
+// Each contract enum in its core form: unspecified takes the documented
+// default; INVALID_ARGUMENT naming `field` for a value this build does not
+// know (tests/estimator/enum_coverage_test.cc walks every value).
+absl::StatusOr<PlanObjective> ToCorePlanObjective(v1::PlanObjective objective, const char* field);
+absl::StatusOr<Optimizer> ToCoreOptimizer(v1::Optimizer optimizer, const char* field);
+absl::StatusOr<Recompute> ToCoreRecompute(v1::Recompute recompute, const char* field);
+absl::StatusOr<FineTuning> ToCoreFineTuning(v1::FineTuning fine_tuning, const char* field);
 
 // The contract's name of a core format.
 v1::NumberFormat ToProtoNumberFormat(NumberFormat format);

@@ -200,7 +200,8 @@ void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
 
 absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
   FieldViolations violations;
-  if (!v1::PlanObjective_IsValid(request.objective())) {
+  if (absl::StatusOr<PlanObjective> objective = ToCorePlanObjective(request.objective(), "");
+      !objective.ok()) {
     violations.Add("objective", absl::StrCat("has no value ", request.objective()));
   }
   const int cards = request.max_cards();
@@ -235,11 +236,9 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     plans.push_back(PlanOnDevice(input, DeviceOf(hw, input.workload.weight_format)));
     response.set_catalog_revision(std::max(response.catalog_revision(), hw.revision()));
   }
-  const PlanObjective objective =
-      request.objective() == v1::PLAN_OBJECTIVE_CHEAPEST  ? PlanObjective::kCheapest
-      : request.objective() == v1::PLAN_OBJECTIVE_FASTEST ? PlanObjective::kFastest
-                                                          : PlanObjective::kFewestCards;
-  RankPlans(objective, &plans);
+  absl::StatusOr<PlanObjective> objective = ToCorePlanObjective(request.objective(), "objective");
+  if (!objective.ok()) return objective.status();
+  RankPlans(*objective, &plans);
   for (const DevicePlan& plan : plans) {
     auto* out = response.add_plans();
     out->set_hardware(plan.name);

@@ -84,51 +84,16 @@ absl::StatusOr<TrainingMemoryInput> MemoryInputFor(const Model& model,
       }
     }
   }
-  switch (settings.optimizer()) {
-    case v1::OPTIMIZER_SGD_MOMENTUM:
-      input.optimizer = Optimizer::kSgdMomentum;
-      break;
-    case v1::OPTIMIZER_ADAFACTOR:
-      input.optimizer = Optimizer::kAdafactor;
-      break;
-    case v1::OPTIMIZER_ADAMW_8BIT:
-      input.optimizer = Optimizer::kAdamW8Bit;
-      break;
-    case v1::OPTIMIZER_ADAMW:
-      input.optimizer = Optimizer::kAdamW;
-      break;
-    default:
-      return InvalidFieldError("settings.optimizer",
-                               absl::StrCat("unknown optimizer ", settings.optimizer()));
-  }
-  switch (settings.recompute()) {
-    case v1::RECOMPUTE_NONE:
-      input.recompute = Recompute::kNone;
-      break;
-    case v1::RECOMPUTE_SELECTIVE:
-      input.recompute = Recompute::kSelective;
-      break;
-    case v1::RECOMPUTE_FULL:
-      input.recompute = Recompute::kFull;
-      break;
-    default:
-      return InvalidFieldError("settings.recompute",
-                               absl::StrCat("unknown recompute mode ", settings.recompute()));
-  }
-  switch (settings.fine_tuning()) {
-    case v1::FINE_TUNING_FULL:
-      input.fine_tuning = FineTuning::kFull;
-      break;
-    case v1::FINE_TUNING_LORA:
-      input.fine_tuning = FineTuning::kLora;
-      break;
-    case v1::FINE_TUNING_QLORA:
-      input.fine_tuning = FineTuning::kQlora;
-      break;
-    default:
-      return InvalidFieldError("settings.fine_tuning",
-                               absl::StrCat("unknown fine-tuning mode ", settings.fine_tuning()));
-  }
+  absl::StatusOr<Optimizer> optimizer = ToCoreOptimizer(settings.optimizer(), "settings.optimizer");
+  if (!optimizer.ok()) return optimizer.status();
+  absl::StatusOr<Recompute> recompute = ToCoreRecompute(settings.recompute(), "settings.recompute");
+  if (!recompute.ok()) return recompute.status();
+  absl::StatusOr<FineTuning> fine_tuning =
+      ToCoreFineTuning(settings.fine_tuning(), "settings.fine_tuning");
+  if (!fine_tuning.ok()) return fine_tuning.status();
+  input.optimizer = *optimizer;
+  input.recompute = *recompute;
+  input.fine_tuning = *fine_tuning;
   input.fp32_gradients = settings.fp32_gradients();
   input.zero_stage = settings.zero_stage();
   input.data_parallel = settings.data_parallel();
