@@ -1,10 +1,12 @@
 #include "estimator-service/answers/conversions.h"
 
 #include <tuple>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status/errors.h"
 #include "estimator-service/core/parameters.h"
+#include "estimator-service/core/units.h"
 
 namespace modelatlas::estimator {
 
@@ -314,6 +316,44 @@ v1::ResolvedWorkload ToProto(const ResolvedWorkload& w) {
   out.set_statement(WorkloadStatement(w));
   out.set_context_capped_at_model_maximum(w.context_capped);
   return out;
+}
+
+absl::Status CheckDeviceFigures(const common::v1::Hardware& hw) {
+  auto beyond = [&hw](const char* field, double value, double most, const char* unit) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("hardware record ", hw.name(), " (", hw.display_name(), "): ", field, " ",
+                     value, " is beyond any real device (at most ", most, " ", unit,
+                     "); correct the record to plan on it"));
+  };
+  if (hw.has_memory_bytes() &&
+      !(hw.memory_bytes() >= 0 && hw.memory_bytes() <= kMaxDeviceMemoryBytes)) {
+    return beyond("memory_bytes", hw.memory_bytes(), kMaxDeviceMemoryBytes, "bytes");
+  }
+  if (hw.has_memory_bandwidth_bytes_per_second() &&
+      !(hw.memory_bandwidth_bytes_per_second() >= 0 &&
+        hw.memory_bandwidth_bytes_per_second() <= kMaxDeviceBandwidthBytesPerSecond)) {
+    return beyond("memory_bandwidth_bytes_per_second", hw.memory_bandwidth_bytes_per_second(),
+                  kMaxDeviceBandwidthBytesPerSecond, "bytes/s");
+  }
+  const google::protobuf::Reflection* reflection = hw.peak().GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> peaks;
+  reflection->ListFields(hw.peak(), &peaks);
+  for (const google::protobuf::FieldDescriptor* peak : peaks) {
+    const double value = reflection->GetDouble(hw.peak(), peak);
+    if (!(value >= 0 && value <= kMaxDeviceFlops)) {
+      return beyond(absl::StrCat("peak.", peak->name()).c_str(), value, kMaxDeviceFlops, "FLOP/s");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateModelArchitecture(const common::v1::Model& model, absl::string_view prefix) {
+  absl::Status invalid = ValidateArchitecture(model.architecture(), prefix);
+  if (invalid.ok() || model.name().empty()) return invalid;
+  return absl::FailedPreconditionError(
+      absl::StrCat("the catalog record ", model.name(), " (", model.display_name(),
+                   ") has an architecture the estimator cannot use: ", invalid.message(),
+                   "; correct the record"));
 }
 
 DeviceSpec DeviceOf(const common::v1::Hardware& hw, NumberFormat format) {

@@ -64,6 +64,17 @@ absl::StatusOr<ResolvedWorkload> ResolveWorkload(const v1::InferenceWorkload& wo
 // one-line statement.
 v1::ResolvedWorkload ToProto(const ResolvedWorkload& workload);
 
+// FAILED_PRECONDITION naming the record and the field when a hardware
+// record's figures are beyond any real device (memory, bandwidth, peaks:
+// core/units.h): such a record is not planned, whatever the request.
+absl::Status CheckDeviceFigures(const common::v1::Hardware& hardware);
+
+// ValidateArchitecture of the model an answer is about. A catalog record
+// (one with a resource name) that fails is the catalog's data, not the
+// caller's request: FAILED_PRECONDITION naming the record; an inline model
+// keeps INVALID_ARGUMENT with its field.
+absl::Status ValidateModelArchitecture(const common::v1::Model& model, absl::string_view prefix);
+
 // A hardware record as a plan needs it, its peak taken for `format`.
 DeviceSpec DeviceOf(const common::v1::Hardware& hardware, NumberFormat format);
 

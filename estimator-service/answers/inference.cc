@@ -68,8 +68,7 @@ struct Sized {
 
 absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
                                    const v1::InferenceWorkload& asked, bool hypothetical) {
-  if (absl::Status invalid = ValidateArchitecture(model.architecture(), "architecture");
-      !invalid.ok()) {
+  if (absl::Status invalid = ValidateModelArchitecture(model, "architecture"); !invalid.ok()) {
     return invalid;
   }
   absl::StatusOr<ResolvedWorkload> resolved = ResolveWorkload(asked);
@@ -233,6 +232,13 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   if (request.max_cards() > 0) input.max_cards = request.max_cards();
   std::vector<DevicePlan> plans;
   for (const common::v1::Hardware& hw : hardware) {
+    if (absl::Status unusable = CheckDeviceFigures(hw); !unusable.ok()) {
+      // Listed, not planned: its figures would make every number a guess.
+      DevicePlan skipped{.name = hw.name(), .display_name = hw.display_name()};
+      skipped.reason = std::string(unusable.message());
+      plans.push_back(std::move(skipped));
+      continue;
+    }
     plans.push_back(PlanOnDevice(input, DeviceOf(hw, input.workload.weight_format)));
     response.set_catalog_revision(std::max(response.catalog_revision(), hw.revision()));
   }

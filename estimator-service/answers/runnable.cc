@@ -104,6 +104,9 @@ void AnswerRunnableModels(std::shared_ptr<RecordSource> source,
         if (records->hardware.empty()) {
           return done(ResourceNotFoundError("Hardware", request.hardware()));
         }
+        if (absl::Status unusable = CheckDeviceFigures(records->hardware.front()); !unusable.ok()) {
+          return done(unusable);
+        }
         done(RunnableOn(*reader, records->hardware.front(), cards, workload, filter, request));
       });
 }

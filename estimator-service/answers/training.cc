@@ -62,7 +62,7 @@ v1::TrainingSettings WithDefaults(v1::TrainingSettings settings) {
 
 absl::StatusOr<TrainingMemoryInput> MemoryInputFor(const Model& model,
                                                    const v1::TrainingSettings& settings) {
-  if (absl::Status invalid = ValidateArchitecture(model.architecture(), "model.architecture");
+  if (absl::Status invalid = ValidateModelArchitecture(model, "model.architecture");
       !invalid.ok()) {
     return invalid;
   }

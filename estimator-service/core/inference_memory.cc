@@ -8,6 +8,7 @@
 #include "common/status/errors.h"
 #include "estimator-service/core/arithmetic_text.h"
 #include "estimator-service/core/parameters.h"
+#include "estimator-service/core/units.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -16,7 +17,6 @@ namespace {
 constexpr double kMaxParameters = 1e15;
 constexpr int64_t kMaxContextTokens = 100'000'000;
 constexpr int kMaxBatch = 1'000'000;
-constexpr double kMaxBytes = 4.0e18;  // below INT64_MAX with room for the sum
 
 std::string Int(double value) { return WholeNumber(value); }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/status/errors.h"
+#include "estimator-service/core/units.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -314,6 +315,13 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
     out.notes.push_back(
         "Adafactor's factored second moment (4 bytes x (rows + columns) per "
         "matrix) is counted as zero per parameter.");
+  }
+  if (!(out.device_bytes <= kMaxBytes) || !(out.host_bytes <= kMaxBytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training this model needs ", Num(std::max(out.device_bytes, out.host_bytes)),
+        " bytes per device, beyond any device or cluster (more than ", Num(kMaxBytes),
+        "): check the architecture (", in.architecture.num_layers, " layers, hidden size ",
+        in.architecture.hidden_size, ") and the parallelism"));
   }
   return out;
 }
