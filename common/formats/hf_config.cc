@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/status/errors.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -82,10 +83,15 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   const Config c(root);
   const std::string type = c.String("model_type");
   if (!KnownTypes().count(type)) {
-    return WithReason(absl::UnimplementedError(absl::StrCat(
-                          "config.json model_type \"", type,
-                          "\" is not a decoder-only or BERT-style family this reader knows")),
-                      "UNSUPPORTED_MODEL_TYPE");
+    // The caller's input names a family this reader cannot count: their
+    // argument, not a missing RPC (UNIMPLEMENTED would say the latter).
+    return WithReason(
+        InvalidFieldError(
+            absl::StrCat(kField, ".model_type"),
+            absl::StrCat("\"", type,
+                         "\" is not a family this reader knows; supported model_type values: ",
+                         absl::StrJoin(KnownTypes(), ", "))),
+        "UNSUPPORTED_MODEL_TYPE");
   }
   const bool is_gpt2 = type == "gpt2";
   const bool is_bert = type == "bert";

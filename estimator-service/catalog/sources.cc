@@ -6,16 +6,30 @@
 namespace modelatlas::estimator {
 namespace {
 
-absl::Status NotLoaded(const std::string& address) {
-  return WithReason(absl::UnavailableError(absl::StrCat(
-                        "the estimator has not loaded the catalog at ", address, " yet")),
-                    "CATALOG_UNAVAILABLE");
+// Why `snapshot` cannot answer yet: FAILED_PRECONDITION without one
+// (--snapshot=false: never), UNAVAILABLE while it loads (soon), OK once
+// loaded.
+absl::Status SnapshotUnready(const CatalogSnapshot* snapshot, const std::string& address) {
+  if (snapshot == nullptr) {
+    return absl::FailedPreconditionError(
+        "this estimator runs with --snapshot=false: answers over the whole catalog "
+        "(ListRunnableModels, AuditCatalog) need its in-memory copy of the catalog; ask an "
+        "estimator started with --snapshot=true");
+  }
+  if (!snapshot->loaded()) {
+    return WithReason(absl::UnavailableError(absl::StrCat(
+                          "the estimator has not loaded the catalog at ", address, " yet")),
+                      "CATALOG_UNAVAILABLE");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
+absl::Status SnapshotRecords::Unready() const { return SnapshotUnready(snapshot_, address_); }
+
 void SnapshotRecords::FindModel(const std::string& name, Done<common::v1::Model> done) {
-  if (!loaded()) return done(NotLoaded(address_));
+  if (absl::Status unready = Unready(); !unready.ok()) return done(unready);
   std::optional<common::v1::Model> model = snapshot_->FindModel(name);
   if (!model.has_value()) return done(ResourceNotFoundError("Model", name));
   // Answers say which catalog revision they used: the snapshot's.
@@ -25,7 +39,7 @@ void SnapshotRecords::FindModel(const std::string& name, Done<common::v1::Model>
 
 void SnapshotRecords::FindHardware(const std::vector<std::string>& names,
                                    Done<std::vector<common::v1::Hardware>> done) {
-  if (!loaded()) return done(NotLoaded(address_));
+  if (absl::Status unready = Unready(); !unready.ok()) return done(unready);
   if (names.empty()) return done(snapshot_->AllHardware());
   std::vector<common::v1::Hardware> found;
   for (const std::string& name : names) {
@@ -42,7 +56,7 @@ bool SnapshotRecords::UseModel(const std::string& name,
 }
 
 absl::Status SnapshotRecords::ForEachModel(const ModelVisitor& visit) const {
-  if (!loaded()) return NotLoaded(address_);
+  if (absl::Status unready = Unready(); !unready.ok()) return unready;
   snapshot_->ForEachModel(visit);
   return absl::OkStatus();
 }
@@ -57,7 +71,7 @@ void RemoteCatalogRecords::FindHardware(const std::vector<std::string>& names,
 }
 
 absl::Status RemoteCatalogRecords::ForEachModel(const ModelVisitor& /*visit*/) const {
-  return NotLoaded(client_->address());
+  return SnapshotUnready(nullptr, client_->address());
 }
 
 void SnapshotThenCatalog::FindModel(const std::string& name, Done<common::v1::Model> done) {
@@ -92,7 +106,7 @@ bool SnapshotThenCatalog::UseModel(
 }
 
 absl::Status SnapshotThenCatalog::ForEachModel(const ModelVisitor& visit) const {
-  if (!loaded()) return NotLoaded(address_);
+  if (absl::Status unready = SnapshotUnready(snapshot_, address_); !unready.ok()) return unready;
   snapshot_->ForEachModel(visit);
   return absl::OkStatus();
 }

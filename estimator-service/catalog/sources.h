@@ -33,6 +33,9 @@ class SnapshotRecords : public RecordSource {
 
  private:
   bool loaded() const { return snapshot_ != nullptr && snapshot_->loaded(); }
+  // FAILED_PRECONDITION without a snapshot (--snapshot=false), UNAVAILABLE
+  // while it loads, OK once loaded.
+  absl::Status Unready() const;
 
   const CatalogSnapshot* snapshot_;
   std::string address_;

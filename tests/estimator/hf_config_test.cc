@@ -76,11 +76,18 @@ TEST(HfConfigTest, MoeActiveParametersAndKvCacheFromConfig) {
             98304);
 }
 
-TEST(HfConfigTest, EncoderDecoderIsUnimplementedNamingTheType) {
+TEST(HfConfigTest, AnUnsupportedFamilyIsAnInvalidArgumentNamingTheSupportedOnes) {
   REQUIRE_SHARED_DATA(path, "hf_configs/pytorchKQI/t5-large.json");
   auto arch = ArchitectureFromHfConfig(testing::ReadFile(path));
-  EXPECT_EQ(arch.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(arch.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(arch.status().message().find("\"t5\""), std::string::npos);
+  EXPECT_NE(arch.status().message().find("supported model_type values: bert, deepseek_v2"),
+            std::string::npos)
+      << arch.status().message();
+  auto made_up = ArchitectureFromHfConfig(R"({"model_type": "no_such_family"})");
+  EXPECT_EQ(made_up.status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_EQ(GetFieldViolations(made_up.status()).size(), 1u);
+  EXPECT_EQ(GetFieldViolations(made_up.status())[0].field, "hf_config_json.model_type");
 }
 
 TEST(HfConfigTest, MalformedConfigsNameTheProblem) {

@@ -484,7 +484,10 @@ TEST_F(EstimatorServiceTest, MemoryPlanAndRunnableEchoTheSameResolvedWorkload) {
   EXPECT_EQ(first.models(0).context_length_tokens(), 4096);
 }
 
-TEST_F(EstimatorServiceTest, RunnableModelsNeedALoadedSnapshot) {
+// An estimator without a snapshot (--snapshot=false) cannot answer over the
+// whole catalog, ever: FAILED_PRECONDITION saying so, not an UNAVAILABLE
+// that invites retrying forever (issue 16, point 13).
+TEST_F(EstimatorServiceTest, WholeCatalogAnswersWithoutASnapshotSayWhy) {
   v1::ListRunnableModelsRequest request;
   request.set_hardware("NVIDIA T4");
   grpc::ClientContext context;
@@ -492,7 +495,17 @@ TEST_F(EstimatorServiceTest, RunnableModelsNeedALoadedSnapshot) {
   v1::ListRunnableModelsResponse one;
   while (reader->Read(&one)) {
   }
-  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
+  const grpc::Status runnable = reader->Finish();
+  EXPECT_EQ(runnable.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(runnable.error_message().find("--snapshot=false"), std::string::npos)
+      << runnable.error_message();
+
+  grpc::ClientContext audit_context;
+  auto audit = stub_->AuditCatalog(&audit_context, v1::AuditCatalogRequest());
+  v1::AuditCatalogResponse message;
+  while (audit->Read(&message)) {
+  }
+  EXPECT_EQ(audit->Finish().error_code(), grpc::StatusCode::FAILED_PRECONDITION);
 }
 
 // Found by the estimate fuzzer: a hostile inline architecture (negative
