@@ -10,6 +10,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -492,6 +493,71 @@ absl::StatusOr<SafetensorsHeader> HfHubClient::FetchSafetensorsHeader(
   absl::StatusOr<SafetensorsHeader> header = ParseSafetensorsHeader(json->content);
   if (!header.ok()) return in_file(header.status());
   return header;
+}
+
+absl::StatusOr<GgufHeader> HfHubClient::FetchGgufHeader(absl::string_view repo_id,
+                                                        absl::string_view revision,
+                                                        absl::string_view filename) const {
+  auto in_file = [&](const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat(repo_id, "/", filename, ": ", s.message()));
+  };
+  std::string prefix;
+  std::string pinned(revision);
+  uint64_t want = 256 << 10;
+  for (;;) {
+    absl::StatusOr<HfFile> more =
+        FetchRange(repo_id, pinned, filename, prefix.size(), want - prefix.size());
+    if (!more.ok()) {
+      if (more.status().code() == absl::StatusCode::kOutOfRange && !prefix.empty()) {
+        return in_file(absl::DataLossError(absl::StrCat("the file (", prefix.size(),
+                                                        " bytes) ends inside its header")));
+      }
+      return more.status();
+    }
+    if (!more->commit_sha.empty()) pinned = more->commit_sha;
+    const bool at_end = more->content.size() < want - prefix.size();
+    prefix += more->content;
+    absl::StatusOr<GgufParseResult> r = ParseGgufHeader(prefix);
+    if (!r.ok()) return in_file(r.status());
+    if (r->complete) return std::move(r->header);
+    if (at_end) {
+      return in_file(absl::DataLossError(
+          absl::StrCat("the file (", prefix.size(), " bytes) ends inside its header")));
+    }
+    // The parser only checks bytes_needed against kMaxGgufHeaderBytes.
+    want = std::min<uint64_t>(kMaxGgufHeaderBytes, std::max<uint64_t>(r->bytes_needed, 2 * want));
+  }
+}
+
+absl::StatusOr<HfFileMetadata> HfHubClient::FileMetadata(absl::string_view repo_id,
+                                                         absl::string_view revision,
+                                                         absl::string_view filename) const {
+  if (absl::Status s = ValidateRepoId(repo_id); !s.ok()) return s;
+  if (absl::Status s = ValidateRevision(revision); !s.ok()) return s;
+  if (absl::Status s = ValidateRepoFilename(filename); !s.ok()) return s;
+  if (options_.offline) {
+    return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                          "HF_HUB_OFFLINE is set: no file metadata for ", repo_id, "/", filename)),
+                      "OFFLINE_NOT_CACHED");
+  }
+  const std::string url =
+      absl::StrCat(options_.endpoint, "/", repo_id, "/resolve/", UrlEncode(revision, false), "/",
+                   UrlEncode(filename, /*keep_slash=*/true));
+  absl::StatusOr<HttpResponse> response = http_.Send({.url = url, .head = true});
+  if (!response.ok()) return response.status();
+  if (absl::Status s = HubError(*response, url, repo_id, revision, filename); !s.ok()) return s;
+  HfFileMetadata m;
+  m.commit_sha = response->Header("X-Repo-Commit");
+  if (!IsCommitSha(m.commit_sha)) m.commit_sha = IsCommitSha(revision) ? std::string(revision) : "";
+  m.etag = response->Header("X-Linked-Etag");
+  if (m.etag.empty()) m.etag = response->Header("ETag");
+  uint64_t size = 0;
+  if (absl::SimpleAtoi(response->Header("X-Linked-Size"), &size) ||
+      absl::SimpleAtoi(response->headers["content-length"], &size)) {
+    m.size = size;
+  }
+  if (!response->redirects.empty()) m.location = response->redirects.back()["location"];
+  return m;
 }
 
 absl::StatusOr<HfModelDescription> HfHubClient::FetchModelDescription(

@@ -30,6 +30,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/fetch/http.h"
+#include "common/formats/gguf.h"
 #include "common/formats/safetensors.h"
 
 namespace modelatlas {
@@ -54,6 +55,15 @@ struct HfFile {
   std::string content;
   std::string commit_sha;
   bool from_cache = false;
+};
+
+// HEAD {endpoint}/{repo_id}/resolve/{revision}/{filename}: what the Hub says
+// of a file without sending it.
+struct HfFileMetadata {
+  std::string commit_sha;        // X-Repo-Commit
+  std::string etag;              // X-Linked-Etag (LFS: the sha256) or ETag
+  std::optional<uint64_t> size;  // X-Linked-Size, else the final Content-Length
+  std::string location;          // where the Hub redirected (a CDN), if it did
 };
 
 // GET /api/models/{repo_id}/revision/{revision}.
@@ -123,6 +133,14 @@ class HfHubClient {
   absl::StatusOr<SafetensorsHeader> FetchSafetensorsHeader(absl::string_view repo_id,
                                                            absl::string_view revision,
                                                            absl::string_view filename) const;
+  // A GGUF file's header by range requests of growing size (256 KiB, then
+  // at least doubling), never the tensor data; at most kMaxGgufHeaderBytes.
+  absl::StatusOr<GgufHeader> FetchGgufHeader(absl::string_view repo_id, absl::string_view revision,
+                                             absl::string_view filename) const;
+  // HEAD of a file (redirects followed). Offline: NOT available
+  // (FAILED_PRECONDITION), as huggingface_hub.
+  absl::StatusOr<HfFileMetadata> FileMetadata(absl::string_view repo_id, absl::string_view revision,
+                                              absl::string_view filename) const;
   // config.json, the commit sha and the tensor totals: from the safetensors
   // headers (model.safetensors, or every shard of model.safetensors.index.json,
   // by range requests, never the weights), else from the API's safetensors

@@ -126,6 +126,11 @@ absl::StatusOr<HttpResponse> HttpClient::Send(const HttpRequest& request) const 
   if (!absl::StartsWith(request.url, "http://") && !absl::StartsWith(request.url, "https://")) {
     return absl::InvalidArgumentError(absl::StrCat("not an http(s) URL: \"", request.url, "\""));
   }
+  for (const char ch : options_.bearer_token) {
+    if (static_cast<unsigned char>(ch) < 0x21 || ch == 0x7f) {
+      return absl::InvalidArgumentError("the bearer token holds a space or control character");
+    }
+  }
   if (request.range && request.range->second == 0) {
     return absl::InvalidArgumentError("an empty byte range");
   }

@@ -33,6 +33,7 @@ constexpr char kV1[] = "89abcdef0123456789abcdef0123456789abcdef";
 constexpr char kGatedSha[] = "fedcba9876543210fedcba9876543210fedcba98";
 constexpr char kSingleSha[] = "1111111111111111111111111111111111111111";
 constexpr char kApiSha[] = "2222222222222222222222222222222222222222";
+constexpr char kGgufSha[] = "3333333333333333333333333333333333333333";
 constexpr char kConfig[] = R"({"model_type": "llama", "hidden_size": 8})";
 constexpr char kOldConfig[] = R"({"model_type": "llama", "hidden_size": 4})";
 
@@ -74,6 +75,39 @@ std::string SafetensorsFile(const std::vector<TensorSpec>& tensors) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((header.size() >> (8 * i)) & 0xff));
   out += header;
   out.append(offset, '\x3c');  // the "weights"
+  return out;
+}
+
+// A GGUF file whose header (a 25,000-token vocabulary, ~440 KB) is longer
+// than the first range the client asks for, then 1 MiB of "weights".
+std::string GgufFile() {
+  std::string out = "GGUF";
+  auto le = [&](uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  auto str = [&](const std::string& s) {
+    le(s.size(), 8);
+    out += s;
+  };
+  le(3, 4);  // version
+  le(1, 8);  // tensors
+  le(2, 8);  // key/values
+  str("general.architecture");
+  le(8, 4);
+  str("llama");
+  str("tokenizer.ggml.tokens");
+  le(9, 4);
+  le(8, 4);
+  le(25000, 8);
+  for (int i = 0; i < 25000; ++i) str(absl::StrCat("token", i));
+  str("token_embd.weight");
+  le(2, 4);
+  le(256, 8);
+  le(4096, 8);
+  le(12, 4);  // q4_K: 4096 blocks of 144 bytes
+  le(0, 8);
+  out.resize((out.size() + 31) / 32 * 32, '\0');
+  out.append(4096 * 144, '\x5a');
   return out;
 }
 
@@ -131,7 +165,7 @@ class HfHubTest : public ::testing::Test {
     dir_ = new fs::path(fs::path(::testing::TempDir()) / absl::StrCat("hub_fixture_", getpid()));
     fs::remove_all(*dir_);
     const fs::path root = *dir_ / "root";
-    WriteHubTree(root);
+    fs::create_directories(root);
     const std::string port_file = (*dir_ / "port").string();
     server_ =
         new testing::ChildProcess({"/usr/bin/python3", MODELATLAS_HUB_FIXTURE_SERVER, root.string(),
@@ -145,6 +179,7 @@ class HfHubTest : public ::testing::Test {
       if (port == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     ASSERT_NE(port, 0) << ReadFile(*dir_ / "server.log");
+    WriteHubTree(root, port);  // read by the server per request
     endpoint_ = new std::string(absl::StrCat("http://127.0.0.1:", port));
   }
   static void TearDownTestSuite() {
@@ -156,7 +191,7 @@ class HfHubTest : public ::testing::Test {
 
   // The Hub as the fixture serves it: an API answer per revision, files under
   // files/{repo}/{sha}/, reached through rules that mimic the Hub's answers.
-  static void WriteHubTree(const fs::path& root) {
+  static void WriteHubTree(const fs::path& root, int port) {
     const std::vector<std::string> sharded_files = {"config.json", "model.safetensors.index.json",
                                                     "model-00001-of-00002.safetensors",
                                                     "model-00002-of-00002.safetensors"};
@@ -169,6 +204,8 @@ class HfHubTest : public ::testing::Test {
               ApiInfo("org/sharded", kMain, sharded_files, api_block));
     WriteFile(api / "org/sharded/revision/v1.0", ApiInfo("org/sharded", kV1, {"config.json"}));
     WriteFile(api / "org/gated/revision/main", ApiInfo("org/gated", kGatedSha, {"config.json"}));
+    WriteFile(api / "org/gguf/revision/main",
+              ApiInfo("org/gguf", kGgufSha, {"README.md", "tiny.Q4_K_M.gguf"}));
     WriteFile(api / "org/single/revision/main",
               ApiInfo("org/single", kSingleSha, {"config.json", "model.safetensors"}));
     WriteFile(api / "org/apionly/revision/main",
@@ -197,6 +234,7 @@ class HfHubTest : public ::testing::Test {
     WriteFile(files / "org/single" / kSingleSha / "model.safetensors",
               SafetensorsFile({{"w", "F16", {4, 4}, 2}, {"b", "F32", {4}, 4}}));
     WriteFile(files / "org/apionly" / kApiSha / "config.json", kConfig);
+    WriteFile(files / "org/gguf" / kGgufSha / "tiny.Q4_K_M.gguf", GgufFile());
 
     // Rules (see hub_fixture_server.py): `match` is a Python regex, written
     // here unescaped; JsonQuote escapes it for the JSON file.
@@ -219,6 +257,12 @@ class HfHubTest : public ::testing::Test {
     rule("/api/models/org/sharded/revision/nope",
          R"j("status": 404, "headers": {"X-Error-Code": "RevisionNotFound"})j");
     rule("/api/models/org/slow(?:/.*)?", R"j("delay_ms": 3000)j");
+    // A redirect to another host name (localhost, not 127.0.0.1): the token
+    // must not follow it.
+    rule(absl::StrCat("/org/gated/resolve/(?:main|", kGatedSha, ")/weights.bin"),
+         absl::StrCat(R"j("headers": {"X-Repo-Commit": ")j", kGatedSha, "\"}, ", "\"redirect\": ",
+                      JsonQuote(absl::StrCat("http://localhost:", port, "/files/org/gated/",
+                                             kGatedSha, "/config.json"))));
     // resolve: the commit in X-Repo-Commit; weights redirect to the "CDN".
     rule("/org/sharded/resolve/" + main_or_sha + "/.*",
          absl::StrCat(R"j("headers": {"X-Repo-Commit": ")j", kMain, "\"}"));
@@ -235,7 +279,7 @@ class HfHubTest : public ::testing::Test {
         "/org/sharded/resolve/" + v1_or_sha + "/(.*)",
         absl::StrCat("\"rewrite\": ", JsonQuote(absl::StrCat("/files/org/sharded/", kV1, "/\\1"))));
     const std::vector<std::pair<std::string, std::string>> plain = {
-        {"gated", kGatedSha}, {"single", kSingleSha}, {"apionly", kApiSha}};
+        {"gated", kGatedSha}, {"single", kSingleSha}, {"apionly", kApiSha}, {"gguf", kGgufSha}};
     for (const auto& [repo, sha] : plain) {
       rule(absl::StrCat("/org/", repo, "/resolve/(?:main|", sha, ")/(.*)"),
            absl::StrCat(R"j("headers": {"X-Repo-Commit": ")j", sha, "\"}, \"rewrite\": ",
@@ -525,6 +569,59 @@ TEST_F(HfHubTest, RangeRequests) {
       EXPECT_LT(req.bytes, req.size);
     }
   }
+}
+
+TEST_F(HfHubTest, GgufHeaderByGrowingRanges) {
+  HfHubClient hub;
+  absl::StatusOr<GgufHeader> h = hub.FetchGgufHeader("org/gguf", "main", "tiny.Q4_K_M.gguf");
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->model.architecture, "llama");
+  EXPECT_EQ(h->model.vocab_size, 25000);
+  EXPECT_EQ(h->total_bytes, 4096u * 144);
+  EXPECT_EQ(h->total_elements, 256u * 4096);
+  int requests = 0;
+  for (const LoggedRequest& r : Requests()) {
+    ++requests;
+    EXPECT_EQ(r.status, 206) << r.path;
+    EXPECT_LT(r.bytes, r.size) << r.path;
+  }
+  EXPECT_EQ(requests, 2);  // 256 KiB, then up to 512 KiB
+  EXPECT_EQ(h->file_bytes, static_cast<uint64_t>(fs::file_size(*dir_ / "root/files/org/gguf" /
+                                                               kGgufSha / "tiny.Q4_K_M.gguf")));
+}
+
+TEST_F(HfHubTest, FileMetadataByHead) {
+  absl::StatusOr<HfFileMetadata> m =
+      HfHubClient().FileMetadata("org/sharded", "main", "model-00002-of-00002.safetensors");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->commit_sha, kMain);
+  EXPECT_EQ(m->size, fs::file_size(*dir_ / "root/files/org/sharded" / kMain /
+                                   "model-00002-of-00002.safetensors"));
+  EXPECT_TRUE(absl::StartsWith(m->location, "/cdn/")) << m->location;
+  EXPECT_EQ(m->etag.size(), 42u);
+  for (const LoggedRequest& r : Requests()) {
+    EXPECT_EQ(r.method, "HEAD");
+    EXPECT_EQ(r.bytes, 0);
+  }
+  EXPECT_EQ(HfHubClient().FileMetadata("org/sharded", "main", "nope.bin").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(HfHubTest, TokenDoesNotFollowARedirectToAnotherHost) {
+  ScopedEnv token("HF_TOKEN", "hf_granted");
+  absl::StatusOr<HfFile> f = HfHubClient().FetchFile("org/gated", "main", "weights.bin");
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->content, kConfig);
+  EXPECT_EQ(f->commit_sha, kGatedSha);
+  const std::vector<LoggedRequest> log = Requests();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0].authorization, "Bearer hf_granted");
+  EXPECT_TRUE(absl::StartsWith(log[1].path, "/files/")) << log[1].path;
+  EXPECT_EQ(log[1].authorization, "");
+
+  ScopedEnv bad("HF_TOKEN", "hf_bad\r\nX-Injected: 1");
+  EXPECT_EQ(HfHubClient().FetchFile("org/gated", "main", "config.json").status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(HfHubTest, ValidatesIdsBeforeAnyRequest) {
