@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -76,7 +77,8 @@ std::string BlobName(std::string etag) {
 bool WriteAtomically(const fs::path& path, absl::string_view content) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  const fs::path tmp = path.string() + absl::StrCat(".tmp.", ::getpid());
+  static std::atomic<uint64_t> counter{0};
+  const fs::path tmp = path.string() + absl::StrCat(".tmp.", ::getpid(), ".", counter++);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
@@ -296,6 +298,7 @@ absl::Status HfHubClient::HubError(const HttpResponse& response, absl::string_vi
 
 absl::StatusOr<HfModelInfo> HfHubClient::ModelInfo(absl::string_view repo_id,
                                                    absl::string_view revision) const {
+  if (revision.empty()) revision = "main";
   if (absl::Status s = ValidateRepoId(repo_id); !s.ok()) return s;
   if (absl::Status s = ValidateRevision(revision); !s.ok()) return s;
   HfModelInfo info;
@@ -373,6 +376,7 @@ absl::StatusOr<HfModelInfo> HfHubClient::ModelInfo(absl::string_view repo_id,
 
 absl::StatusOr<std::string> HfHubClient::ResolveRevision(absl::string_view repo_id,
                                                          absl::string_view revision) const {
+  if (revision.empty()) revision = "main";
   if (absl::Status s = ValidateRepoId(repo_id); !s.ok()) return s;
   if (absl::Status s = ValidateRevision(revision); !s.ok()) return s;
   if (IsCommitSha(revision)) return std::string(revision);
@@ -385,6 +389,7 @@ absl::StatusOr<std::string> HfHubClient::ResolveRevision(absl::string_view repo_
 absl::StatusOr<HfFile> HfHubClient::Download(
     absl::string_view repo_id, absl::string_view revision, absl::string_view filename,
     std::optional<std::pair<uint64_t, uint64_t>> range) const {
+  if (revision.empty()) revision = "main";
   if (absl::Status s = ValidateRepoId(repo_id); !s.ok()) return s;
   if (absl::Status s = ValidateRevision(revision); !s.ok()) return s;
   if (absl::Status s = ValidateRepoFilename(filename); !s.ok()) return s;
@@ -509,8 +514,8 @@ absl::StatusOr<GgufHeader> HfHubClient::FetchGgufHeader(absl::string_view repo_i
         FetchRange(repo_id, pinned, filename, prefix.size(), want - prefix.size());
     if (!more.ok()) {
       if (more.status().code() == absl::StatusCode::kOutOfRange && !prefix.empty()) {
-        return in_file(absl::DataLossError(absl::StrCat("the file (", prefix.size(),
-                                                        " bytes) ends inside its header")));
+        return in_file(absl::DataLossError(
+            absl::StrCat("the file (", prefix.size(), " bytes) ends inside its header")));
       }
       return more.status();
     }
@@ -532,6 +537,7 @@ absl::StatusOr<GgufHeader> HfHubClient::FetchGgufHeader(absl::string_view repo_i
 absl::StatusOr<HfFileMetadata> HfHubClient::FileMetadata(absl::string_view repo_id,
                                                          absl::string_view revision,
                                                          absl::string_view filename) const {
+  if (revision.empty()) revision = "main";
   if (absl::Status s = ValidateRepoId(repo_id); !s.ok()) return s;
   if (absl::Status s = ValidateRevision(revision); !s.ok()) return s;
   if (absl::Status s = ValidateRepoFilename(filename); !s.ok()) return s;

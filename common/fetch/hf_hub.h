@@ -112,6 +112,7 @@ bool IsCommitSha(absl::string_view revision);
 // The cache folder of a model repository: {cache_dir}/models--{org}--{name}.
 std::string HfRepoCacheDir(absl::string_view cache_dir, absl::string_view repo_id);
 
+// Every call takes `revision` as a branch, tag or commit sha; empty means "main".
 class HfHubClient {
  public:
   explicit HfHubClient(HfHubOptions options = HfHubOptions::FromEnvironment());

@@ -178,7 +178,11 @@ absl::StatusOr<HttpResponse> HttpClient::Send(const HttpRequest& request) const 
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
   if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
   if (request.head) curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-  if (!range.empty()) curl_easy_setopt(c, CURLOPT_RANGE, range.c_str());
+  if (!range.empty()) {
+    curl_easy_setopt(c, CURLOPT_RANGE, range.c_str());
+  } else {
+    curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");  // gzip etc., decoded by curl
+  }
 
   const CURLcode code = curl_easy_perform(c);
   const std::string host = UrlHost(request.url);

@@ -210,12 +210,14 @@ bool ReadArray(Reader& r, int depth, const std::string& key, GgufArray* out) {
       length > kMaxGgufKeptArrayElements) {
     return r.Take(length * scalar, nullptr);  // bounded by CheckCount
   }
-  for (uint64_t i = 0; i < length; ++i) {
-    if (type == static_cast<uint32_t>(GgufValueType::kString)) {
-      if (!r.String(nullptr, kMaxGgufHeaderBytes, absl::StrCat("key \"", key, "\" element")))
-        return false;
-      continue;
+  if (type == static_cast<uint32_t>(GgufValueType::kString)) {
+    const std::string what = absl::StrCat("key \"", key, "\" element");
+    for (uint64_t i = 0; i < length; ++i) {
+      if (!r.String(nullptr, kMaxGgufHeaderBytes, what)) return false;
     }
+    return true;
+  }
+  for (uint64_t i = 0; i < length; ++i) {
     GgufValue element;
     if (!ReadValue(r, type, depth, key, &element)) return false;
     if (scalar > 0 && length <= kMaxGgufKeptArrayElements) {

@@ -419,6 +419,9 @@ TEST_F(HfHubTest, RevisionsAndPinnedShas) {
   absl::StatusOr<std::string> sha = hub.ResolveRevision("org/sharded", "main");
   ASSERT_TRUE(sha.ok()) << sha.status();
   EXPECT_EQ(*sha, kMain);
+  sha = hub.ResolveRevision("org/sharded", "");  // empty means main
+  ASSERT_TRUE(sha.ok()) << sha.status();
+  EXPECT_EQ(*sha, kMain);
 
   absl::StatusOr<HfFile> file = hub.FetchFile("org/sharded", "main", "config.json");
   ASSERT_TRUE(file.ok()) << file.status();
@@ -690,6 +693,14 @@ TEST_F(HfHubTest, HttpClientStatusesHeadersAndRanges) {
   small.max_body_bytes = 10;
   EXPECT_EQ(HttpClient(small).Get(config_url).status().code(),
             absl::StatusCode::kResourceExhausted);
+}
+
+TEST(HttpTest, UrlHelpers) {
+  EXPECT_EQ(UrlHost("https://huggingface.co/api/models/x"), "huggingface.co");
+  EXPECT_EQ(UrlHost("http://user:pw@127.0.0.1:8080?q"), "127.0.0.1:8080");
+  EXPECT_EQ(UrlHost("no-scheme"), "");
+  EXPECT_EQ(UrlEncode("refs/pr/1", /*keep_slash=*/false), "refs%2Fpr%2F1");
+  EXPECT_EQ(UrlEncode("dir/a b+c.json", /*keep_slash=*/true), "dir/a%20b%2Bc.json");
 }
 
 }  // namespace
