@@ -153,6 +153,9 @@ absl::Status ValidateRevision(absl::string_view revision) {
   for (char c : revision) {
     ok = ok && (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '/');
   }
+  for (absl::string_view part : absl::StrSplit(revision, '/')) {
+    ok = ok && !part.empty() && part != ".";
+  }
   if (!ok) {
     return InvalidFieldError("revision",
                              absl::StrCat("\"", revision, "\" is not a branch, tag or commit sha"));

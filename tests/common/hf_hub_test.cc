@@ -643,6 +643,9 @@ TEST_F(HfHubTest, ValidatesIdsBeforeAnyRequest) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(hub.ModelInfo("org/sharded", "main?x=1").status().code(),
             absl::StatusCode::kInvalidArgument);
+  for (const char* bad : {".", "a//b", "a/./b", "/main", "main/", "a b", "a\\b"}) {
+    EXPECT_EQ(ValidateRevision(bad).code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
   EXPECT_TRUE(Requests().empty());
   EXPECT_TRUE(ValidateRepoId("gpt2").ok());
   EXPECT_TRUE(ValidateRepoId("meta-llama/Llama-3.1-8B").ok());
