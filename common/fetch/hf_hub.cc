@@ -28,6 +28,9 @@ using google::protobuf::Value;
 
 constexpr uint64_t kMaxFileBytes = 64ull << 20;
 constexpr int kMaxApiJsonDepth = 64;
+// Shards of one checkpoint read for a description (the largest public
+// checkpoints have a few hundred).
+constexpr size_t kMaxShards = 2048;
 
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
@@ -601,6 +604,11 @@ absl::StatusOr<HfModelDescription> HfHubClient::FetchModelDescription(
     if (!index.ok()) return index.status();
     d.index_total_size = index->total_size;
     shards = index->shards;
+    if (shards.size() > kMaxShards) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(repo_id, "/model.safetensors.index.json names ", shards.size(),
+                       " shards; the limit is ", kMaxShards));
+    }
   } else if (has("model.safetensors")) {
     shards = {"model.safetensors"};
   }

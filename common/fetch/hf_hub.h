@@ -12,6 +12,14 @@
 // to a CDN. Whole files fetched are written to the cache; with a commit sha
 // for revision, a cached file is read without any network call.
 //
+// Typical use (the estimator, the CLI):
+//   HfHubClient hub;  // options from the environment
+//   absl::StatusOr<HfModelDescription> d = hub.FetchModelDescription("Qwen/Qwen2.5-7B", "main");
+//   if (!d.ok()) return d.status();
+//   ArchitectureFromHfConfig(d->config_json);   // common/formats/hf_config.h
+//   d->total_parameters, d->parameters_by_dtype  // exact, when d->tensor_source is set
+// and for a GGUF repository: hub.FetchGgufHeader(repo, "main", "model.Q4_K_M.gguf").
+//
 // Errors: INVALID_ARGUMENT for a malformed repository id, revision or file
 // name (checked before any URL is built); NOT_FOUND naming the repository,
 // revision or file; UNAUTHENTICATED for a gated or private repository without
