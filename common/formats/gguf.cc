@@ -345,6 +345,7 @@ void FillModelMetadata(GgufHeader& h) {
     m.vocab_size = static_cast<int64_t>(tokens->length);
   }
   m.file_type = h.GetInt("general.file_type");
+  if (m.file_type) m.file_type_name = GgufFileTypeName(*m.file_type);
 }
 
 bool ReadTensorInfo(Reader& r, uint32_t alignment, GgufTensorInfo* t) {
@@ -389,6 +390,21 @@ bool ReadTensorInfo(Reader& r, uint32_t alignment, GgufTensorInfo* t) {
 }
 
 }  // namespace
+
+std::string GgufFileTypeName(int64_t file_type) {
+  // llama.cpp include/llama.h, enum llama_ftype: the values stable across
+  // releases (4-6 and 33-35 were removed; newer ones are left out).
+  static const auto* names = new std::map<int64_t, std::string>{
+      {0, "F32"},      {1, "F16"},      {2, "Q4_0"},      {3, "Q4_1"},    {7, "Q8_0"},
+      {8, "Q5_0"},     {9, "Q5_1"},     {10, "Q2_K"},     {11, "Q3_K_S"}, {12, "Q3_K_M"},
+      {13, "Q3_K_L"},  {14, "Q4_K_S"},  {15, "Q4_K_M"},   {16, "Q5_K_S"}, {17, "Q5_K_M"},
+      {18, "Q6_K"},    {19, "IQ2_XXS"}, {20, "IQ2_XS"},   {21, "Q2_K_S"}, {22, "IQ3_XS"},
+      {23, "IQ3_XXS"}, {24, "IQ1_S"},   {25, "IQ4_NL"},   {26, "IQ3_S"},  {27, "IQ3_M"},
+      {28, "IQ2_S"},   {29, "IQ2_M"},   {30, "IQ4_XS"},   {31, "IQ1_M"},  {32, "BF16"},
+      {36, "TQ1_0"},   {37, "TQ2_0"},   {38, "MXFP4_MOE"}};
+  auto it = names->find(file_type);
+  return it == names->end() ? "" : it->second;
+}
 
 std::optional<GgmlTypeTraits> GgmlTypeInfo(uint32_t ggml_type) {
   if (ggml_type >= kGgmlTypes.size() || kGgmlTypes[ggml_type].name == nullptr) return std::nullopt;

@@ -97,6 +97,7 @@ struct GgufModelMetadata {
   std::optional<int64_t> key_length;  // {arch}.attention.key_length
   std::optional<int64_t> vocab_size;  // length of tokenizer.ggml.tokens
   std::optional<int64_t> file_type;   // general.file_type (llama_ftype)
+  std::string file_type_name;         // "Q4_K_M", ... (GgufFileTypeName)
 };
 
 struct GgufHeader {
@@ -134,6 +135,11 @@ struct GgmlTypeTraits {
   uint32_t type_size;
 };
 std::optional<GgmlTypeTraits> GgmlTypeInfo(uint32_t ggml_type);
+
+// llama.cpp's name of a general.file_type value (enum llama_ftype without
+// its LLAMA_FTYPE_[MOSTLY_] prefix: "F32", "Q4_K_M", "IQ2_XXS", "MXFP4_MOE");
+// empty for values this table does not know.
+std::string GgufFileTypeName(int64_t file_type);
 
 // Parses the header from a buffer holding the file's first bytes.
 absl::StatusOr<GgufParseResult> ParseGgufHeader(absl::string_view file_prefix);

@@ -106,6 +106,7 @@ TEST(GgufTest, ReadsMetadataTensorsAndTotals) {
   EXPECT_EQ(h.model.key_length, 16);
   EXPECT_EQ(h.model.vocab_size, 5);
   EXPECT_EQ(h.model.file_type, 15);
+  EXPECT_EQ(h.model.file_type_name, "Q4_K_M");
   EXPECT_FALSE(h.model.expert_count.has_value());
   EXPECT_FALSE(h.model.expert_used_count.has_value());
 
@@ -178,6 +179,16 @@ TEST(GgufTest, GgmlTypeSizes) {
   for (uint32_t removed : {4u, 5u, 31u, 32u, 33u, 36u, 37u, 38u, 43u, 1000u}) {
     EXPECT_FALSE(GgmlTypeInfo(removed).has_value()) << removed;
   }
+}
+
+TEST(GgufTest, FileTypeNames) {
+  EXPECT_EQ(GgufFileTypeName(0), "F32");
+  EXPECT_EQ(GgufFileTypeName(1), "F16");
+  EXPECT_EQ(GgufFileTypeName(7), "Q8_0");
+  EXPECT_EQ(GgufFileTypeName(18), "Q6_K");
+  EXPECT_EQ(GgufFileTypeName(32), "BF16");
+  EXPECT_EQ(GgufFileTypeName(4), "");
+  EXPECT_EQ(GgufFileTypeName(-1), "");
 }
 
 // Every prefix shorter than the header asks for more, never fails, and the
