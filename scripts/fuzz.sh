@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 seconds="${1:-600}"
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(csv_fuzz filter_fuzz hf_config_fuzz import_fuzz estimate_fuzz catalog_rpc_fuzz)
+((${#targets[@]})) || targets=(csv_fuzz filter_fuzz hf_config_fuzz import_fuzz estimate_fuzz catalog_rpc_fuzz
+                          model_header_fuzz)
 
 bash scripts/install-deps.sh build
 command -v clang++-14 >/dev/null || {
