@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
@@ -107,25 +108,101 @@ void PrintFieldsWithPrefix(const Message& message, const std::string& prefix) {
 
 }  // namespace
 
+namespace {
+
+// Characters (UTF-8 code points) in `text`: what a terminal shows, near enough.
+size_t DisplayColumns(absl::string_view text) {
+  size_t columns = 0;
+  for (unsigned char c : text) columns += (c & 0xC0) != 0x80;
+  return columns;
+}
+
+// `text` on one line and at most kMaxCellColumns characters.
+std::string Cell(absl::string_view text) {
+  std::string cell = absl::StrReplaceAll(text, {{"\r\n", " "}, {"\n", " "}, {"\r", " "}});
+  if (DisplayColumns(cell) <= kMaxCellColumns) return cell;
+  size_t columns = 0, end = 0;
+  for (; end < cell.size(); ++end) {
+    const bool lead = (static_cast<unsigned char>(cell[end]) & 0xC0) != 0x80;
+    if (lead && ++columns > kMaxCellColumns - 3) break;
+  }
+  return absl::StrCat(cell.substr(0, end), "...");
+}
+
+}  // namespace
+
 void PrintTable(const std::vector<std::string>& header,
                 const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> widths(header.size());
-  for (size_t i = 0; i < header.size(); ++i) widths[i] = header[i].size();
+  std::vector<std::vector<std::string>> cells;
+  cells.reserve(rows.size() + 1);
+  cells.push_back(header);
   for (const auto& row : rows) {
+    std::vector<std::string> line;
+    for (const std::string& value : row) line.push_back(Cell(value));
+    cells.push_back(std::move(line));
+  }
+  std::vector<size_t> widths(header.size());
+  for (const auto& row : cells) {
     for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
+      widths[i] = std::max(widths[i], DisplayColumns(row[i]));
     }
   }
-  auto print_row = [&](const std::vector<std::string>& row) {
+  for (const auto& row : cells) {
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
       absl::StrAppend(&line, row[i]);
-      if (i + 1 < row.size()) line.append(widths[i] - row[i].size() + 2, ' ');
+      if (i + 1 < row.size()) line.append(widths[i] - DisplayColumns(row[i]) + 2, ' ');
     }
     std::cout << line << "\n";
-  };
-  print_row(header);
-  for (const auto& row : rows) print_row(row);
+  }
+}
+
+std::string FieldPathText(const Message& record, absl::string_view path) {
+  const Message* message = &record;
+  const std::vector<std::string> parts = absl::StrSplit(path, '.');
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const FieldDescriptor* field = message->GetDescriptor()->FindFieldByName(parts[i]);
+    if (field == nullptr) return "?";
+    const auto* r = message->GetReflection();
+    const bool last = i + 1 == parts.size();
+    if (field->is_repeated()) {
+      std::vector<std::string> values;
+      for (int k = 0; k < r->FieldSize(*message, field); ++k) {
+        values.push_back(ScalarText(*message, field, k));
+      }
+      return values.empty() ? "-" : absl::StrJoin(values, ",");
+    }
+    if (field->message_type() != nullptr &&
+        field->message_type()->full_name() == "google.type.Date") {
+      if (!r->HasField(*message, field)) return "-";
+      return DateDigits(static_cast<const google::type::Date&>(r->GetMessage(*message, field)));
+    }
+    if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (last || !r->HasField(*message, field)) return "-";
+      message = &r->GetMessage(*message, field);
+      continue;
+    }
+    if (field->has_presence() && !r->HasField(*message, field)) return "-";
+    if (field->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE ||
+        field->cpp_type() == FieldDescriptor::CPPTYPE_FLOAT) {
+      const double value = field->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE
+                               ? r->GetDouble(*message, field)
+                               : r->GetFloat(*message, field);
+      return value == static_cast<double>(static_cast<int64_t>(value)) && value < 1e15 &&
+                     value > -1e15
+                 ? WithThousands(value)
+                 : absl::StrFormat("%.4g", value);
+    }
+    if (field->cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
+        field->cpp_type() == FieldDescriptor::CPPTYPE_INT32) {
+      return WithThousands(static_cast<double>(field->cpp_type() == FieldDescriptor::CPPTYPE_INT64
+                                                   ? r->GetInt64(*message, field)
+                                                   : r->GetInt32(*message, field)));
+    }
+    const std::string text = ScalarText(*message, field, 0);
+    return text.empty() ? "-" : text;
+  }
+  return "-";
 }
 
 void PrintFields(const Message& message) { PrintFieldsWithPrefix(message, ""); }

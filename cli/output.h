@@ -15,9 +15,18 @@
 
 namespace modelatlas::cli {
 
-// Prints rows under a header, each column as wide as its widest cell.
+// Prints rows under a header, each column as wide as its widest cell, at
+// most kMaxCellColumns characters (longer cells end in "..."; line breaks
+// inside a cell become spaces), so one long name cannot widen the table.
 void PrintTable(const std::vector<std::string>& header,
                 const std::vector<std::vector<std::string>>& rows);
+inline constexpr size_t kMaxCellColumns = 48;
+
+// The value at a dotted field path of a record ("architecture.num_layers"),
+// as a table shows it: whole numbers with thousands separators, large or
+// fractional ones in 4 significant digits, dates as YYYY-MM-DD, lists
+// joined by ","; "-" when unset. The path must exist (see query::QueryFields).
+std::string FieldPathText(const google::protobuf::Message& record, absl::string_view path);
 
 // Prints every set field of a record as "path: value", nested messages
 // flattened ("architecture.num_layers: 32"), multi-line text indented.

@@ -1,22 +1,87 @@
 // The catalog's records: models and hardware list and get, info and watch
 // (create, update and delete are in record_writes.cc).
+#include <algorithm>
 #include <iostream>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "cli/command.h"
 #include "cli/enum_spellings.h"
 #include "cli/output.h"
+#include "common/query/fields.h"
+#include "common/status/suggest.h"
 
 ABSL_FLAG(int32_t, page_size, 200, "Records fetched per call when listing");
 ABSL_FLAG(std::string, order_by, "", "List order, e.g. 'parameters desc, display_name'");
 ABSL_FLAG(int64_t, since, -1, "watch: start after this revision (-1 = from now)");
+ABSL_FLAG(std::string, columns, "",
+          "list: the columns to show, as field paths (`modelatlas fields models` lists them), "
+          "e.g. 'name,parameters,training_compute_flop'; empty = the usual ones. Fields "
+          "--order_by sorts by are always shown");
 
 namespace modelatlas::cli {
 namespace {
 
 namespace catalog_v1 = catalog::v1;
 namespace common_v1 = common::v1;
+
+// The columns a list shows: --columns (checked against the record's fields),
+// else none (the usual table), then every field --order_by sorts by that is
+// not shown yet, so a table always shows what it is sorted by.
+absl::StatusOr<std::vector<std::string>> ListColumns(const google::protobuf::Descriptor* records) {
+  const std::vector<std::string> known = query::QueryFieldPaths(records);
+  std::vector<std::string> columns;
+  for (absl::string_view column :
+       absl::StrSplit(absl::GetFlag(FLAGS_columns), ',', absl::SkipWhitespace())) {
+    const std::string path(absl::StripAsciiWhitespace(column));
+    if (std::find(known.begin(), known.end(), path) == known.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("--columns: unknown field \"", path, "\"",
+                                                     DidYouMean(path, known),
+                                                     " (modelatlas fields lists them)"));
+    }
+    columns.push_back(path);
+  }
+  return columns;
+}
+
+// The fields of --order_by ("parameters desc, display_name").
+std::vector<std::string> OrderByFields() {
+  std::vector<std::string> fields;
+  for (absl::string_view key :
+       absl::StrSplit(absl::GetFlag(FLAGS_order_by), ',', absl::SkipWhitespace())) {
+    std::vector<std::string> words =
+        absl::StrSplit(absl::StripAsciiWhitespace(key), ' ', absl::SkipWhitespace());
+    if (!words.empty()) fields.push_back(words[0]);
+  }
+  return fields;
+}
+
+// Prints `records` under `columns` (field paths).
+template <typename Record>
+void PrintColumns(const google::protobuf::RepeatedPtrField<Record>& records,
+                  std::vector<std::string> columns) {
+  std::vector<std::string> header;
+  for (const std::string& column : columns) header.push_back(absl::AsciiStrToUpper(column));
+  std::vector<std::vector<std::string>> rows;
+  for (const Record& record : records) {
+    std::vector<std::string> row;
+    for (const std::string& column : columns) row.push_back(FieldPathText(record, column));
+    rows.push_back(std::move(row));
+  }
+  PrintTable(header, rows);
+}
+
+// The --order_by fields not among `shown` (the usual columns' paths).
+std::vector<std::string> SortColumnsNotShown(const std::vector<std::string>& shown) {
+  std::vector<std::string> extra;
+  for (const std::string& field : OrderByFields()) {
+    if (std::find(shown.begin(), shown.end(), field) == shown.end()) extra.push_back(field);
+  }
+  return extra;
+}
 
 // Fetches every page of a List call.
 template <typename Request, typename Response, typename Call>
@@ -37,6 +102,8 @@ grpc::Status ListAll(Call call, std::vector<Response>* pages) {
 }
 
 int ListModels(Session& session, const Arguments&) {
+  absl::StatusOr<std::vector<std::string>> columns = ListColumns(common_v1::Model::descriptor());
+  if (!columns.ok()) return UsageError(columns.status().message());
   std::vector<catalog_v1::ListModelsResponse> pages;
   grpc::Status status = ListAll<catalog_v1::ListModelsRequest>(
       [&](grpc::ClientContext* c, const auto& r, auto* out) {
@@ -51,18 +118,31 @@ int ListModels(Session& session, const Arguments&) {
     PrintJson(all);
     return EXIT_SUCCESS;
   }
+  if (!columns->empty()) {
+    for (const std::string& field : SortColumnsNotShown(*columns)) columns->push_back(field);
+    PrintColumns(all.models(), *columns);
+    return EXIT_SUCCESS;
+  }
+  const std::vector<std::string> extra =
+      SortColumnsNotShown({"name", "display_name", "parameters", "domains", "accessibility"});
+  std::vector<std::string> header = {"NAME", "DISPLAY NAME", "PARAMETERS", "DOMAIN",
+                                     "ACCESSIBILITY"};
+  for (const std::string& field : extra) header.push_back(absl::AsciiStrToUpper(field));
   std::vector<std::vector<std::string>> rows;
   for (const auto& model : all.models()) {
     const absl::string_view access = Accessibilities().Spelling(model.accessibility());
     rows.push_back({model.name(), model.display_name(),
                     model.has_parameters() ? HumanCount(model.parameters()) : "-",
                     Joined(model.domains(), ","), access.empty() ? "-" : std::string(access)});
+    for (const std::string& field : extra) rows.back().push_back(FieldPathText(model, field));
   }
-  PrintTable({"NAME", "DISPLAY NAME", "PARAMETERS", "DOMAIN", "ACCESSIBILITY"}, rows);
+  PrintTable(header, rows);
   return EXIT_SUCCESS;
 }
 
 int ListHardware(Session& session, const Arguments&) {
+  absl::StatusOr<std::vector<std::string>> columns = ListColumns(common_v1::Hardware::descriptor());
+  if (!columns.ok()) return UsageError(columns.status().message());
   std::vector<catalog_v1::ListHardwareResponse> pages;
   grpc::Status status = ListAll<catalog_v1::ListHardwareRequest>(
       [&](grpc::ClientContext* c, const auto& r, auto* out) {
@@ -77,6 +157,14 @@ int ListHardware(Session& session, const Arguments&) {
     PrintJson(all);
     return EXIT_SUCCESS;
   }
+  if (!columns->empty()) {
+    for (const std::string& field : SortColumnsNotShown(*columns)) columns->push_back(field);
+    PrintColumns(all.hardware(), *columns);
+    return EXIT_SUCCESS;
+  }
+  const std::vector<std::string> extra = SortColumnsNotShown(
+      {"name", "display_name", "memory_bytes", "memory_bandwidth_bytes_per_second",
+       "peak.tensor_fp16_bf16_flops", "tdp_watts"});
   std::vector<std::vector<std::string>> rows;
   for (const auto& hw : all.hardware()) {
     rows.push_back({hw.name(), hw.display_name(),
@@ -86,10 +174,12 @@ int ListHardware(Session& session, const Arguments&) {
                     OptionalFixed(hw.peak().has_tensor_fp16_bf16_flops(),
                                   hw.peak().tensor_fp16_bf16_flops(), 1, 1e12),
                     OptionalFixed(hw.has_tdp_watts(), hw.tdp_watts(), 0)});
+    for (const std::string& field : extra) rows.back().push_back(FieldPathText(hw, field));
   }
-  PrintTable({"NAME", "DISPLAY NAME", "MEMORY (GiB)", "BANDWIDTH (GB/s)", "FP16/BF16 (TFLOP/s)",
-              "TDP (W)"},
-             rows);
+  std::vector<std::string> header = {
+      "NAME", "DISPLAY NAME", "MEMORY (GiB)", "BANDWIDTH (GB/s)", "FP16/BF16 (TFLOP/s)", "TDP (W)"};
+  for (const std::string& field : extra) header.push_back(absl::AsciiStrToUpper(field));
+  PrintTable(header, rows);
   return EXIT_SUCCESS;
 }
 
@@ -163,8 +253,9 @@ CommandGroup RecordCommands() {
                          {{"models", "list"},
                           "",
                           "every model record",
-                          {"filter", "order_by", "page_size"},
-                          "models list --filter='parameters > 1e9' --order_by='parameters desc'",
+                          {"filter", "order_by", "columns", "page_size"},
+                          "models list --filter='parameters > 1e9' --order_by='parameters desc' "
+                          "--columns=display_name,parameters,publication_date",
                           ListModels},
                          {{"models", "get"},
                           "NAME",
@@ -175,7 +266,7 @@ CommandGroup RecordCommands() {
                          {{"hardware", "list"},
                           "",
                           "every hardware record",
-                          {"filter", "order_by", "page_size"},
+                          {"filter", "order_by", "columns", "page_size"},
                           "hardware list --filter='memory_bytes > 40e9'",
                           ListHardware},
                          {{"hardware", "get"},

@@ -164,6 +164,24 @@ TEST_F(EndToEndTest, CliCreatesUpdatesFiltersAndDeletes) {
   EXPECT_NE(listed.out.find("5.68K"), std::string::npos) << listed.out;
   EXPECT_EQ(listed.out.find("models/llama"), std::string::npos) << listed.out;
 
+  // A table shows what it is sorted by, and --columns chooses the columns
+  // (issue 20, point 3).
+  auto sorted = RunCommand({MODELATLAS_CLI_BIN, at, "models", "list",
+                            "--order_by=training_compute_flop desc", "--filter=frontier_model:*"});
+  EXPECT_EQ(sorted.exit_code, 0) << sorted.err;
+  EXPECT_NE(sorted.out.find("TRAINING_COMPUTE_FLOP"), std::string::npos) << sorted.out;
+  auto chosen = RunCommand({MODELATLAS_CLI_BIN, at, "models", "list",
+                            "--columns=display_name,architecture.num_layers",
+                            "--filter=display_name:\"Llama 3.1 8B\""});
+  EXPECT_EQ(chosen.exit_code, 0) << chosen.err;
+  EXPECT_NE(chosen.out.find("ARCHITECTURE.NUM_LAYERS"), std::string::npos) << chosen.out;
+  EXPECT_NE(chosen.out.find("Llama 3.1 8B"), std::string::npos) << chosen.out;
+  EXPECT_NE(chosen.out.find("32"), std::string::npos) << chosen.out;
+  EXPECT_EQ(chosen.out.find("models/llama"), std::string::npos) << chosen.out;
+  auto misspelt = RunCommand({MODELATLAS_CLI_BIN, at, "models", "list", "--columns=paramters"});
+  EXPECT_EQ(misspelt.exit_code, 2);
+  EXPECT_NE(misspelt.err.find("did you mean \"parameters\""), std::string::npos) << misspelt.err;
+
   auto bad_filter = RunCommand({MODELATLAS_CLI_BIN, at, "models", "list", "--filter=parameters >"});
   EXPECT_EQ(bad_filter.exit_code, 1);
   EXPECT_NE(bad_filter.err.find("INVALID_ARGUMENT"), std::string::npos) << bad_filter.err;
