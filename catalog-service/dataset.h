@@ -1,5 +1,6 @@
-// The dataset ModelAtlas ships (catalog-service/data/dataset.json, embedded
-// in the binary at build time) and the JSON document format it uses, which
+// The dataset ModelAtlas ships (catalog-service/data/dataset.json, generated
+// by tools/dataset/build_dataset.cc from data/curated/ and Epoch AI's data,
+// embedded in the binary at build time) and the JSON document format it uses, which
 // is also the catalog's JSON export format.
 #pragma once
 
@@ -13,7 +14,10 @@ namespace modelatlas::catalog {
 // error, so that a typo in a field name cannot silently drop data.
 absl::StatusOr<v1::Dataset> ParseDatasetJson(absl::string_view json);
 
-// The dataset embedded in this binary.
+// The text of the dataset embedded in this binary (data/dataset.json).
+absl::string_view ShippedDatasetJson();
+
+// The dataset embedded in this binary, parsed on first use.
 absl::StatusOr<v1::Dataset> ShippedDataset();
 
 }  // namespace modelatlas::catalog

@@ -1,23 +1,48 @@
-// The dataset ModelAtlas ships: it loads, every record validates and names
-// its source, and the seed models read back with the figures and notes of
-// their pages (../shared/seeds).
+// The dataset ModelAtlas ships, as a whole: it loads; it covers Epoch AI's
+// database (every model and accelerator) merged with the curated records;
+// every record validates and names its source; hardware units are
+// consistent; no two records share a plain alias; Epoch-derived records hold
+// facts only (no free text), credited under CC BY 4.0; and the seed models
+// read back with the figures of their pages.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 
-#include "absl/strings/str_replace.h"
-#include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "catalog-service/catalog.h"
 #include "catalog-service/dataset.h"
+#include "catalog-service/import/import_file.h"
 #include "catalog-service/store/sqlite_store.h"
+#include "catalog-service/validation.h"
+#include "common/status/errors.h"
+#include "common/status/resource_names.h"
 #include "tests/testing/shared_data.h"
 
 namespace modelatlas::catalog {
 namespace {
 
+using common::v1::Hardware;
 using common::v1::Model;
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// Records written from Epoch AI's data (alone, or curated with gaps filled
+// from it) name Epoch AI in their provenance.
+template <typename Record>
+bool FromEpoch(const Record& record) {
+  return absl::StartsWith(record.provenance().source(), "Epoch AI");
+}
+template <typename Record>
+bool CreditsEpoch(const Record& record) {
+  return absl::StrContains(record.provenance().source(), "Epoch AI");
+}
 
 class ShippedDatasetTest : public ::testing::Test {
  protected:
@@ -97,6 +122,8 @@ TEST_F(ShippedDatasetTest, HoldsTheSeedModelsFortyOpenModelsAndFortyAccelerators
   for (const auto& hardware : dataset_.hardware()) {
     EXPECT_FALSE(hardware.provenance().source().empty()) << hardware.name();
     EXPECT_FALSE(hardware.provenance().urls().empty()) << hardware.name();
+    // Epoch's rows may lack figures; the curated records never do.
+    if (FromEpoch(hardware)) continue;
     EXPECT_GT(hardware.memory_bytes(), 0) << hardware.name();
     EXPECT_GT(hardware.memory_bandwidth_bytes_per_second(), 0) << hardware.name();
   }
@@ -131,18 +158,15 @@ TEST_F(ShippedDatasetTest, MegatronBertReadsBackWithItsPageFigures) {
   EXPECT_EQ(m.reference(),
             "Megatron-LM: Training Multi-Billion Parameter Language Models Using Model "
             "Parallelism");
-  EXPECT_EQ(m.training_compute_notes().rfind("A third-party source: "
-                                             "https://lair.lighton.ai/akronomicon/ claims 5.7e22",
-                                             0),
-            0u);
+  // Epoch's prose is not shipped; the figures are.
+  EXPECT_TRUE(m.training_compute_notes().empty());
+  EXPECT_TRUE(m.abstract().empty());
 }
 
-TEST_F(ShippedDatasetTest, NotesAreKeptVerbatimWithTheSourcesSlips) {
-  // The page multiplies "parameters" twice where it means tokens; the record keeps it.
+TEST_F(ShippedDatasetTest, SeedFiguresAreKeptWithoutEpochsProse) {
   const Model m = Get("models/bert-large-cas-ptb-wt2-wt103");
-  EXPECT_NE(m.training_compute_notes().find("6 FLOP / token / parameter * 395000000 parameters * "
-                                            "1300000000 parameters * 50 epochs = 1.5405e+20 FLOP"),
-            std::string::npos);
+  EXPECT_TRUE(m.training_compute_notes().empty());
+  EXPECT_TRUE(m.parameters_notes().empty());
   EXPECT_DOUBLE_EQ(m.training_compute_flop(), 1.5405e20);
   EXPECT_DOUBLE_EQ(m.epochs(), 50);
   EXPECT_EQ(m.citations(), 139);
@@ -167,44 +191,242 @@ TEST_F(ShippedDatasetTest, T2rAndCtrBertFigures) {
   EXPECT_EQ(ctr.training_hardware(0), "NVIDIA A100");
 }
 
-// Text with every run of whitespace folded to one space.
-std::string Fold(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    const bool space = c == ' ' || c == '\n' || c == '\r' || c == '\t';
-    if (space && (out.empty() || out.back() == ' ')) continue;
-    out.push_back(space ? ' ' : c);
+// Every model and every accelerator of Epoch AI's database is on record
+// (by display name, ignoring case and punctuation), beside the curated ones.
+TEST_F(ShippedDatasetTest, CoversEpochsDatabase) {
+  int epoch_models = 0, epoch_hardware = 0, curated_accelerators = 0, hosts = 0;
+  for (const Model& m : dataset_.models()) epoch_models += FromEpoch(m);
+  for (const Hardware& h : dataset_.hardware()) {
+    if (FromEpoch(h)) {
+      ++epoch_hardware;
+    } else if (h.type() == common::v1::HARDWARE_TYPE_CPU) {
+      ++hosts;
+    } else {
+      ++curated_accelerators;
+    }
   }
-  return std::string(absl::StripAsciiWhitespace(out));
+  EXPECT_GE(dataset_.models_size(), 3237);
+  EXPECT_GE(epoch_models, 3000);
+  EXPECT_GE(dataset_.hardware_size(), 176 + 80);
+  EXPECT_GE(epoch_hardware, 100);
+  EXPECT_GE(curated_accelerators, 120);
+  EXPECT_GE(hosts, 6);
+  RecordProperty("models", dataset_.models_size());
+  RecordProperty("hardware", dataset_.hardware_size());
+
+  std::set<std::string> model_keys, hardware_keys;
+  for (const Model& m : dataset_.models()) model_keys.insert(LookupKey(m.display_name()));
+  for (const Hardware& h : dataset_.hardware()) {
+    hardware_keys.insert(LookupKey(h.display_name()));
+    for (const std::string& alias : h.aliases()) hardware_keys.insert(LookupKey(alias));
+  }
+  for (const auto& [relative, keys] :
+       std::vector<std::pair<std::string, const std::set<std::string>*>>{
+           {"epoch/all_ai_models.csv", &model_keys}, {"epoch/ml_hardware.csv", &hardware_keys}}) {
+    REQUIRE_SHARED_DATA(path, relative);
+    const std::string content = testing::ReadFile(path);
+    auto format = DetectFileFormat(content);
+    ASSERT_TRUE(format.ok()) << format.status();
+    auto file = ParseImportFile(content, *format, relative);
+    ASSERT_TRUE(file.ok()) << file.status();
+    int missing = 0;
+    for (const auto& row : file->models) {
+      if (!keys->count(LookupKey(row.record.display_name()))) {
+        ADD_FAILURE() << relative << ": " << row.record.display_name() << " is not shipped";
+        if (++missing > 10) break;
+      }
+    }
+    for (const auto& row : file->hardware) {
+      if (!keys->count(LookupKey(row.record.display_name()))) {
+        ADD_FAILURE() << relative << ": " << row.record.display_name() << " is not shipped";
+        if (++missing > 10) break;
+      }
+    }
+  }
 }
 
-// Each seed page prints the record's notes (whitespace folded, long ones cut
-// with "…"): the start of every note of the record is on its page.
-TEST_F(ShippedDatasetTest, SeedPagesShowTheRecordsNotes) {
-  const std::string seeds_dir = testing::SharedDataPath("../seeds");
-  int notes_checked = 0;
-  for (const char* file :
-       {"000_c2661dd2c5ee67e1.txt", "001_086c4f9737031e64.txt", "002_20e136a43b9eed8b.txt",
-        "003_3f2a6055cffebfc2.txt", "004_dd6b30b3b2f19905.txt"}) {
-    const std::string text = testing::ReadFile(seeds_dir + "/" + file);
-    if (text.empty()) {
-      if (testing::RunningUnderCi()) FAIL() << "seed page missing under CI: " << file;
-      GTEST_SKIP() << "seed pages not found in " << seeds_dir;
+// The catalog's own validation accepts every record, and every record says
+// where it came from.
+TEST_F(ShippedDatasetTest, EveryRecordIsValidAndSourced) {
+  FieldViolations violations;
+  for (int i = 0; i < dataset_.models_size(); ++i) {
+    ValidateModel(dataset_.models(i), absl::StrCat("models[", i, "]"), &violations);
+    EXPECT_FALSE(dataset_.models(i).provenance().source().empty()) << dataset_.models(i).name();
+  }
+  for (int i = 0; i < dataset_.hardware_size(); ++i) {
+    ValidateHardware(dataset_.hardware(i), absl::StrCat("hardware[", i, "]"), &violations);
+    EXPECT_FALSE(dataset_.hardware(i).provenance().source().empty()) << dataset_.hardware(i).name();
+    EXPECT_FALSE(dataset_.hardware(i).provenance().urls().empty()) << dataset_.hardware(i).name();
+  }
+  EXPECT_TRUE(violations.empty()) << violations.ToStatus();
+}
+
+// Memory, bandwidth, peaks and power in plausible ranges and consistent with
+// each other (catches a figure in the wrong unit: GB for bytes, TFLOPS for
+// FLOP/s, bits for bytes).
+TEST_F(ShippedDatasetTest, HardwareUnitsAreConsistent) {
+  int allocatable = 0;
+  for (const Hardware& h : dataset_.hardware()) {
+    SCOPED_TRACE(h.name());
+    if (h.has_memory_bytes() && h.memory_bytes() > 0) {
+      EXPECT_GE(h.memory_bytes(), 64.0 * 1024 * 1024);
+      EXPECT_LE(h.memory_bytes(), 4096 * kGiB);
     }
-    const std::string page = Fold(text);
-    const Model m = Get(text.substr(0, text.find('\n')));
-    // A page shows a figure's note only beside the figure.
-    const std::string time_note = m.has_training_time_hours() ? m.training_time_notes() : "";
-    for (const std::string& note :
-         {m.parameters_notes(), m.training_compute_notes(), m.dataset_size_notes(), time_note,
-          m.accessibility_notes(), m.notability_criteria_notes()}) {
-      if (note.empty()) continue;
-      const std::string start = Fold(note).substr(0, 60);
-      EXPECT_NE(page.find(start), std::string::npos) << m.display_name() << ": " << start;
-      ++notes_checked;
+    if (h.has_allocatable_memory_bytes()) {
+      ++allocatable;
+      EXPECT_GT(h.allocatable_memory_bytes(), 0.5 * h.memory_bytes());
+      EXPECT_LE(h.allocatable_memory_bytes(), h.memory_bytes());
+      EXPECT_FALSE(h.allocatable_memory_source().empty());
+    }
+    if (h.has_memory_bandwidth_bytes_per_second() && h.memory_bandwidth_bytes_per_second() > 0) {
+      EXPECT_GE(h.memory_bandwidth_bytes_per_second(), 1e9);
+      EXPECT_LE(h.memory_bandwidth_bytes_per_second(), 1e17);  // wafer-scale SRAM: 2e16
+    }
+    const auto& peak = h.peak();
+    for (double flops : {peak.fp64_flops(), peak.fp32_flops(), peak.tf32_flops(), peak.fp16_flops(),
+                         peak.tensor_fp16_bf16_flops(), peak.fp8_flops(), peak.fp4_flops(),
+                         peak.int8_ops(), peak.int4_ops()}) {
+      if (flops == 0) continue;
+      EXPECT_GE(flops, 1e9);
+      EXPECT_LE(flops, 1e17);
+    }
+    if (peak.has_fp32_flops() && peak.has_tensor_fp16_bf16_flops() && !FromEpoch(h)) {
+      EXPECT_GE(peak.tensor_fp16_bf16_flops(), peak.fp32_flops()) << "tensor below FP32";
+    }
+    if (h.has_tdp_watts()) {
+      EXPECT_GE(h.tdp_watts(), 1);
+      EXPECT_LE(h.tdp_watts(), 30000);
+    }
+    if (h.type() == common::v1::HARDWARE_TYPE_SOC && !FromEpoch(h)) {
+      EXPECT_TRUE(h.unified_memory());
+      EXPECT_TRUE(h.has_allocatable_memory_bytes());
+    }
+    if (h.type() == common::v1::HARDWARE_TYPE_CPU) {
+      EXPECT_FALSE(h.unified_memory());
+    }
+    if (h.has_scale_up_domain_size()) {
+      EXPECT_GE(h.scale_up_domain_size(), 1);
+    }
+    if (h.has_pcie_generation()) {
+      EXPECT_GE(h.pcie_generation(), 3);
+      EXPECT_LE(h.pcie_generation(), 6);
+    }
+    for (const auto* price : {&h.cloud_on_demand_price(), &h.purchase_price()}) {
+      if (price->usd() == 0) continue;
+      EXPECT_GT(price->date().year(), 2000);
+      EXPECT_FALSE(price->source().empty());
+    }
+    if (h.has_cloud_on_demand_price()) {
+      EXPECT_LT(h.cloud_on_demand_price().usd(), 200) << "USD per chip-hour";
     }
   }
-  EXPECT_GE(notes_checked, 15);
+  EXPECT_GE(allocatable, 60);
+  // The convention (hardware.proto): "80 GB" of device memory is 80 GiB.
+  const Hardware& h100 =
+      *std::find_if(dataset_.hardware().begin(), dataset_.hardware().end(),
+                    [](const Hardware& h) { return h.name() == "hardware/nvidia-h100-sxm5-80gb"; });
+  EXPECT_DOUBLE_EQ(h100.memory_bytes(), 80 * kGiB);
+  EXPECT_DOUBLE_EQ(h100.allocatable_memory_bytes(), 81559.0 * 1024 * 1024);
+  auto h200 = catalog_->Get<Hardware>("hardware/nvidia-h200-sxm-141gb");
+  ASSERT_TRUE(h200.ok());
+  EXPECT_DOUBLE_EQ(h200->memory_bytes(), 141 * kGiB);
+  EXPECT_DOUBLE_EQ(h200->allocatable_memory_bytes(), 143771.0 * 1024 * 1024);
+  auto t4 = catalog_->Get<Hardware>("hardware/nvidia-t4");
+  ASSERT_TRUE(t4.ok());
+  EXPECT_LT(t4->allocatable_memory_bytes(), t4->memory_bytes()) << "ECC on by default";
+}
+
+// A name people type finds one record, or (a shared alias) the candidates:
+// no two records carry the same plain name or alias, a shared alias is
+// declared on every record it fits and is no record's plain name.
+TEST_F(ShippedDatasetTest, NoTwoRecordsShareAnAliasUnlessDeclaredShared) {
+  std::map<std::string, std::set<std::string>> plain, shared;
+  for (const Hardware& h : dataset_.hardware()) {
+    plain[LookupKey(h.display_name())].insert(h.name());
+    for (const std::string& alias : h.aliases()) plain[LookupKey(alias)].insert(h.name());
+    for (const std::string& alias : h.shared_aliases()) shared[LookupKey(alias)].insert(h.name());
+  }
+  for (const auto& [key, names] : plain) {
+    EXPECT_EQ(names.size(), 1u) << "\"" << key << "\" is a plain name of "
+                                << absl::StrJoin(names, ", ");
+    EXPECT_FALSE(shared.count(key)) << "\"" << key << "\" is both plain and shared";
+  }
+  for (const auto& [key, names] : shared) {
+    EXPECT_GE(names.size(), 2u) << "shared alias \"" << key << "\" fits one record";
+  }
+  EXPECT_GE(shared[LookupKey("A100")].size(), 4u);
+  EXPECT_GE(shared[LookupKey("M3 Max")].size(), 5u);
+  EXPECT_EQ(shared[LookupKey("H100")].size(), 3u);
+  for (const char* name : {"H100 SXM", "4090", "A100 80GB", "M3 Max 64GB", "MI300X", "RTX 5090",
+                           "TPU v5p", "Gaudi 3", "L40S"}) {
+    const bool found = plain.count(LookupKey(name)) || shared.count(LookupKey(name));
+    EXPECT_TRUE(found) << name;
+  }
+  // Model display names are unique too, but for Epoch's own repeated names.
+  std::map<std::string, int> models;
+  for (const Model& m : dataset_.models()) {
+    if (!FromEpoch(m)) ++models[LookupKey(m.display_name())];
+  }
+  for (const auto& [key, count] : models) EXPECT_EQ(count, 1) << key;
+}
+
+// Only facts are shipped from Epoch's data: no notes, no abstract, no
+// free-text column; and each such record credits Epoch AI under CC BY 4.0
+// with a link to the dataset.
+TEST_F(ShippedDatasetTest, EpochRecordsHoldFactsOnlyAndCreditEpoch) {
+  int checked = 0;
+  for (const Model& m : dataset_.models()) {
+    if (!CreditsEpoch(m)) continue;
+    ++checked;
+    SCOPED_TRACE(m.name());
+    if (FromEpoch(m)) {
+      for (const std::string* text :
+           {&m.parameters_notes(), &m.dataset_size_notes(), &m.batch_size_notes(),
+            &m.training_compute_notes(), &m.finetune_compute_notes(),
+            &m.post_training_compute_notes(), &m.training_time_notes(), &m.utilization_notes(),
+            &m.accessibility_notes(), &m.notability_criteria_notes(), &m.abstract()}) {
+        EXPECT_TRUE(text->empty()) << *text;
+      }
+    }
+    EXPECT_TRUE(m.abstract().empty());
+    for (const auto& [column, value] : m.other_source_columns()) {
+      EXPECT_FALSE(absl::StrContains(absl::AsciiStrToLower(column), "notes")) << column;
+    }
+    EXPECT_TRUE(absl::StrContains(m.provenance().source(), "(CC BY 4.0)"));
+    EXPECT_TRUE(std::count(m.provenance().urls().begin(), m.provenance().urls().end(),
+                           "https://epoch.ai/data/ai-models"));
+  }
+  for (const Hardware& h : dataset_.hardware()) {
+    if (!CreditsEpoch(h)) continue;
+    ++checked;
+    SCOPED_TRACE(h.name());
+    for (const auto& [column, value] : h.other_source_columns()) {
+      EXPECT_FALSE(absl::StrContains(absl::AsciiStrToLower(column), "notes")) << column;
+    }
+    EXPECT_TRUE(absl::StrContains(h.provenance().source(), "(CC BY 4.0)"));
+  }
+  EXPECT_GE(checked, 3000);
+#ifdef MODELATLAS_README_PATH
+  const std::string readme = testing::ReadFile(MODELATLAS_README_PATH);
+  ASSERT_FALSE(readme.empty()) << MODELATLAS_README_PATH;
+  EXPECT_TRUE(absl::StrContains(readme, "Epoch AI"));
+  EXPECT_TRUE(absl::StrContains(readme, "CC BY 4.0"));
+  EXPECT_TRUE(absl::StrContains(readme, "https://epoch.ai/data/ai-models"));
+#endif
+}
+
+// The catalog loads the whole dataset into an empty store (the start of
+// `catalog-service` with a new database) and serves it.
+TEST_F(ShippedDatasetTest, LoadsIntoAnEmptyCatalog) {
+  auto info = catalog_->Info();
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->model_count(), dataset_.models_size());
+  EXPECT_EQ(info->hardware_count(), dataset_.hardware_size());
+  auto a100 = catalog_->Get<Hardware>("A100 80GB");
+  EXPECT_FALSE(a100.ok()) << "a shared alias must not pick one record";
+  auto mi300x = catalog_->Get<Hardware>("MI300X");
+  ASSERT_TRUE(mi300x.ok()) << mi300x.status();
+  EXPECT_EQ(mi300x->name(), "hardware/amd-instinct-mi300x");
 }
 
 }  // namespace
