@@ -24,6 +24,7 @@
 #include "common/status/errors.h"
 #include "common/status/resource_names.h"
 #include "tests/testing/shared_data.h"
+#include "tools/dataset/dataset_builder.h"
 
 namespace modelatlas::catalog {
 namespace {
@@ -413,6 +414,20 @@ TEST_F(ShippedDatasetTest, EpochRecordsHoldFactsOnlyAndCreditEpoch) {
   EXPECT_TRUE(absl::StrContains(readme, "CC BY 4.0"));
   EXPECT_TRUE(absl::StrContains(readme, "https://epoch.ai/data/ai-models"));
 #endif
+}
+
+// The committed file is what the generator writes from the committed curated
+// records and Epoch's files: regenerating changes nothing.
+TEST_F(ShippedDatasetTest, IsWhatTheGeneratorWrites) {
+  REQUIRE_SHARED_DATA(models_path, "epoch/all_ai_models.csv");
+  REQUIRE_SHARED_DATA(hardware_path, "epoch/ml_hardware.csv");
+  REQUIRE_SHARED_DATA(prices_path, "epoch/hardware_prices.csv");
+  auto built = BuildShippedDataset({testing::SharedDataPath(""), MODELATLAS_CURATED_DIR});
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_TRUE(built->json == ShippedDatasetJson())
+      << "catalog-service/data/dataset.json is stale: run build/catalog-service/build-dataset "
+         "(README.md, Data)\n"
+      << built->report;
 }
 
 // The catalog loads the whole dataset into an empty store (the start of
