@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -16,6 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "catalog-service/catalog.h"
 #include "catalog-service/dataset.h"
 #include "catalog-service/import/import_file.h"
@@ -23,6 +26,7 @@
 #include "catalog-service/validation.h"
 #include "common/status/errors.h"
 #include "common/status/resource_names.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "tests/testing/shared_data.h"
 #include "tools/dataset/dataset_builder.h"
 
@@ -414,6 +418,51 @@ TEST_F(ShippedDatasetTest, EpochRecordsHoldFactsOnlyAndCreditEpoch) {
   EXPECT_TRUE(absl::StrContains(readme, "CC BY 4.0"));
   EXPECT_TRUE(absl::StrContains(readme, "https://epoch.ai/data/ai-models"));
 #endif
+}
+
+// Where a first start's time goes: parsing the embedded dataset (its binary
+// form; the JSON would take several times longer), then writing
+// the records into an empty store (here in memory; on disk the commit adds
+// an fsync). Generous bounds: a catch for a regression by an order of
+// magnitude, not a benchmark.
+TEST_F(ShippedDatasetTest, ParsesAndLoadsQuickly) {
+  const absl::Time json_start = absl::Now();
+  auto from_json = ParseDatasetJson(ShippedDatasetJson());
+  const absl::Duration json = absl::Now() - json_start;
+  ASSERT_TRUE(from_json.ok()) << from_json.status();
+  const absl::Time parse_start = absl::Now();
+  v1::Dataset parsed;
+  ASSERT_TRUE(parsed.ParseFromArray(ShippedDatasetBinary().data(),
+                                    static_cast<int>(ShippedDatasetBinary().size())));
+  const absl::Duration parse = absl::Now() - parse_start;
+  // The binary form is the committed JSON, converted at build time.
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(parsed, *from_json));
+  auto store = SqliteStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  Catalog empty(*std::move(store));
+  const absl::Time load_start = absl::Now();
+  auto loaded = LoadShippedDatasetIfEmpty(empty);
+  const absl::Duration load = absl::Now() - load_start;
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(loaded->loaded);
+  const absl::Time again_start = absl::Now();
+  auto again = LoadShippedDatasetIfEmpty(empty);
+  const absl::Duration again_time = absl::Now() - again_start;
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->loaded);
+  RecordProperty("json_bytes", static_cast<int>(ShippedDatasetJson().size()));
+  RecordProperty("json_parse_ms", static_cast<int>(absl::ToDoubleMilliseconds(json)));
+  RecordProperty("parse_ms", static_cast<int>(absl::ToDoubleMilliseconds(parse)));
+  RecordProperty("load_ms", static_cast<int>(absl::ToDoubleMilliseconds(load)));
+  RecordProperty("restart_check_ms", static_cast<int>(absl::ToDoubleMilliseconds(again_time)));
+  std::printf(
+      "JSON parse %.0f ms, binary parse %.0f ms, load into an empty catalog %.0f ms, restart "
+      "check %.1f ms\n",
+      absl::ToDoubleMilliseconds(json), absl::ToDoubleMilliseconds(parse),
+      absl::ToDoubleMilliseconds(load), absl::ToDoubleMilliseconds(again_time));
+  EXPECT_LT(parse, absl::Seconds(5));
+  EXPECT_LT(load, absl::Seconds(10));
+  EXPECT_LT(again_time, absl::Seconds(1));
 }
 
 // The committed file is what the generator writes from the committed curated
