@@ -216,9 +216,13 @@ void FillMissing(const Message& from, Message* to, const std::string& prefix,
 
 // Epoch's ml_hardware gives memory in decimal GB (80 GB = 80e9 bytes); the
 // catalog reads a vendor's N GB as N GiB.
-void ConvertEpochMemory(Hardware* hardware) {
-  if (!hardware->has_memory_bytes()) return;
+// A figure that is already a whole number of MiB (Google TPU v1's
+// 8589934592) was written in binary units and is kept.
+bool ConvertEpochMemory(Hardware* hardware) {
+  if (!hardware->has_memory_bytes() || hardware->memory_bytes() <= 0) return false;
+  if (std::fmod(hardware->memory_bytes(), 1024.0 * 1024.0) == 0) return false;
   hardware->set_memory_bytes(std::round(hardware->memory_bytes() / 1e9 * kGiB));
+  return true;
 }
 
 Model WithEpochProvenance(Model model) {
@@ -228,11 +232,11 @@ Model WithEpochProvenance(Model model) {
   return model;
 }
 
-Hardware WithEpochProvenance(Hardware hardware) {
+Hardware WithEpochProvenance(Hardware hardware, bool memory_converted) {
   hardware.mutable_provenance()->Clear();
   hardware.mutable_provenance()->set_source(kHardwareSource);
   hardware.mutable_provenance()->add_urls(kHardwareUrl);
-  if (hardware.has_memory_bytes()) {
+  if (memory_converted) {
     hardware.mutable_provenance()->set_notes(
         "memory_bytes: Epoch's decimal figure (N GB = N x 1e9 bytes) read as N GiB, the "
         "catalog's convention.");
@@ -552,8 +556,8 @@ absl::StatusOr<BuildResult> Run(const BuildOptions& build) {
     h.clear_revision();
     auto it = curated_hardware.find(h.name());
     if (it == curated_hardware.end()) {
-      ConvertEpochMemory(&h);
-      epoch_hardware.push_back(WithEpochProvenance(std::move(h)));
+      const bool converted = ConvertEpochMemory(&h);
+      epoch_hardware.push_back(WithEpochProvenance(std::move(h), converted));
       continue;
     }
     Hardware merged = it->second;
