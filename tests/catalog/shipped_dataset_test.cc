@@ -250,6 +250,116 @@ TEST_F(ShippedDatasetTest, CoversEpochsDatabase) {
   }
 }
 
+// The hardware people own and rent, one record per memory variant, each
+// with the figures a plan needs.
+TEST_F(ShippedDatasetTest, HoldsTheHardwarePeopleOwnAndRent) {
+  std::vector<std::string> ids = {"nvidia-a100-sxm4-40gb",
+                                  "nvidia-a100-sxm4-80gb",
+                                  "nvidia-a100-pcie-40gb",
+                                  "nvidia-a100-pcie-80gb",
+                                  "nvidia-h100-sxm5-80gb",
+                                  "nvidia-h100-pcie-80gb",
+                                  "nvidia-h100-nvl",
+                                  "nvidia-h200-sxm-141gb",
+                                  "nvidia-h200-nvl",
+                                  "nvidia-h20",
+                                  "nvidia-gh200-96gb",
+                                  "nvidia-gh200-144gb",
+                                  "nvidia-b200",
+                                  "nvidia-gb200",
+                                  "nvidia-l4",
+                                  "nvidia-l40",
+                                  "nvidia-l40s",
+                                  "nvidia-a10",
+                                  "nvidia-a10g",
+                                  "nvidia-t4",
+                                  "nvidia-v100-sxm2-16gb",
+                                  "nvidia-v100-sxm2-32gb",
+                                  "nvidia-geforce-rtx-3060",
+                                  "nvidia-geforce-rtx-3060-ti",
+                                  "nvidia-geforce-rtx-3070",
+                                  "nvidia-geforce-rtx-3080",
+                                  "nvidia-geforce-rtx-3090",
+                                  "nvidia-geforce-rtx-4060-ti-8gb",
+                                  "nvidia-geforce-rtx-4060-ti-16gb",
+                                  "nvidia-geforce-rtx-4070",
+                                  "nvidia-geforce-rtx-4080",
+                                  "nvidia-geforce-rtx-4090",
+                                  "nvidia-geforce-rtx-5060-ti-8gb",
+                                  "nvidia-geforce-rtx-5060-ti-16gb",
+                                  "nvidia-geforce-rtx-5070",
+                                  "nvidia-geforce-rtx-5080",
+                                  "nvidia-geforce-rtx-5090",
+                                  "nvidia-rtx-pro-6000-blackwell",
+                                  "nvidia-rtx-6000-ada",
+                                  "nvidia-rtx-a6000",
+                                  "amd-instinct-mi250",
+                                  "amd-instinct-mi300x",
+                                  "amd-instinct-mi325x",
+                                  "amd-instinct-mi355x",
+                                  "amd-radeon-rx-7900-xt",
+                                  "amd-radeon-rx-7900-xtx",
+                                  "amd-radeon-rx-9070",
+                                  "amd-radeon-pro-w7900",
+                                  "intel-gaudi-2",
+                                  "intel-gaudi-3",
+                                  "intel-arc-a770-16gb",
+                                  "intel-arc-b580",
+                                  "google-tpu-v4",
+                                  "google-tpu-v5e",
+                                  "google-tpu-v5p",
+                                  "google-tpu-v6e",
+                                  "host-2x-amd-epyc-9004-ddr5-4800",
+                                  "host-2x-intel-xeon-sapphire-rapids-ddr5-4800",
+                                  "host-desktop-ddr5-5600-dual-channel",
+                                  "host-desktop-ddr5-6000-dual-channel",
+                                  "host-desktop-ddr4-3200-dual-channel"};
+  // Apple M1 to M4 in every memory configuration sold.
+  const std::map<std::string, std::vector<int>> apple = {{"m1", {8, 16}},
+                                                         {"m1-pro", {16, 32}},
+                                                         {"m1-max", {32, 64}},
+                                                         {"m1-ultra", {64, 128}},
+                                                         {"m2", {8, 16, 24}},
+                                                         {"m2-pro", {16, 32}},
+                                                         {"m2-max", {32, 64, 96}},
+                                                         {"m2-ultra", {64, 128, 192}},
+                                                         {"m3", {8, 16, 24}},
+                                                         {"m3-pro", {18, 36}},
+                                                         {"m3-max", {36, 48, 64, 96, 128}},
+                                                         {"m3-ultra", {96, 256, 512}},
+                                                         {"m4", {16, 24, 32}},
+                                                         {"m4-pro", {24, 48, 64}},
+                                                         {"m4-max", {36, 48, 64, 128}}};
+  for (const auto& [chip, sizes] : apple) {
+    for (int size : sizes) ids.push_back(absl::StrCat("apple-", chip, "-", size, "gb"));
+  }
+  for (const std::string& id : ids) {
+    auto h = catalog_->Get<Hardware>("hardware/" + id);
+    ASSERT_TRUE(h.ok()) << id << ": " << h.status();
+    EXPECT_GT(h->memory_bytes(), 0) << id;
+    EXPECT_GT(h->memory_bandwidth_bytes_per_second(), 0) << id;
+    EXPECT_FALSE(h->provenance().urls().empty()) << id;
+    if (h->type() == common::v1::HARDWARE_TYPE_CPU) continue;
+    EXPECT_TRUE(h->peak().has_fp32_flops() || h->peak().has_tensor_fp16_bf16_flops()) << id;
+    EXPECT_TRUE(h->has_scale_up_domain_size()) << id;
+    if (h->type() == common::v1::HARDWARE_TYPE_GPU) {
+      EXPECT_TRUE(h->has_pcie_generation() || h->scale_up_domain_size() > 8) << id;
+      EXPECT_TRUE(h->has_tdp_watts()) << id;
+    }
+  }
+  auto m3_max_64 = catalog_->Get<Hardware>("M3 Max 64GB");
+  ASSERT_TRUE(m3_max_64.ok()) << m3_max_64.status();
+  EXPECT_EQ(m3_max_64->name(), "hardware/apple-m3-max-64gb");
+  EXPECT_DOUBLE_EQ(m3_max_64->allocatable_memory_bytes(), 48 * kGiB);  // 3/4 of 64 GiB
+  auto epyc = catalog_->Get<Hardware>("hardware/host-2x-amd-epyc-9004-ddr5-4800");
+  ASSERT_TRUE(epyc.ok());
+  EXPECT_DOUBLE_EQ(epyc->memory_bandwidth_bytes_per_second(), 2 * 12 * 4800e6 * 8);
+  auto rtx4090 = catalog_->Get<Hardware>("4090");
+  ASSERT_TRUE(rtx4090.ok()) << rtx4090.status();
+  EXPECT_DOUBLE_EQ(rtx4090->peak().tensor_fp16_bf16_flops(), 165.2e12);  // FP32 accumulate
+  EXPECT_GT(rtx4090->purchase_price().usd(), 0);
+}
+
 // The catalog's own validation accepts every record, and every record says
 // where it came from.
 TEST_F(ShippedDatasetTest, EveryRecordIsValidAndSourced) {
