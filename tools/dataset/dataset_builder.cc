@@ -217,11 +217,18 @@ void FillMissing(const Message& from, Message* to, const std::string& prefix,
 // Epoch's ml_hardware gives memory in decimal GB (80 GB = 80e9 bytes); the
 // catalog reads a vendor's N GB as N GiB.
 // A figure that is already a whole number of MiB (Google TPU v1's
-// 8589934592) was written in binary units and is kept.
+// 8589934592) was written in binary units and is kept; a whole number of
+// decimal MB that is not a whole number of GB (GeForce GTX 580's 1536 MB)
+// becomes the same number of MiB.
 bool ConvertEpochMemory(Hardware* hardware) {
   if (!hardware->has_memory_bytes() || hardware->memory_bytes() <= 0) return false;
-  if (std::fmod(hardware->memory_bytes(), 1024.0 * 1024.0) == 0) return false;
-  hardware->set_memory_bytes(std::round(hardware->memory_bytes() / 1e9 * kGiB));
+  const double bytes = hardware->memory_bytes();
+  if (std::fmod(bytes, 1024.0 * 1024.0) == 0) return false;
+  if (std::fmod(bytes, 1e9) == 0 || std::fmod(bytes, 1e6) != 0) {
+    hardware->set_memory_bytes(std::round(bytes / 1e9 * kGiB));  // N GB -> N GiB
+  } else {
+    hardware->set_memory_bytes(bytes / 1e6 * 1024 * 1024);  // N MB (1536 MB) -> N MiB
+  }
   return true;
 }
 
@@ -238,8 +245,8 @@ Hardware WithEpochProvenance(Hardware hardware, bool memory_converted) {
   hardware.mutable_provenance()->add_urls(kHardwareUrl);
   if (memory_converted) {
     hardware.mutable_provenance()->set_notes(
-        "memory_bytes: Epoch's decimal figure (N GB = N x 1e9 bytes) read as N GiB, the "
-        "catalog's convention.");
+        "memory_bytes: Epoch's decimal figure (N GB = N x 1e9 bytes) read as N GiB (N MB as N "
+        "MiB), the catalog's convention.");
   }
   return hardware;
 }
