@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -517,6 +518,13 @@ TEST_F(ShippedDatasetTest, EpochRecordsHoldFactsOnlyAndCreditEpoch) {
     SCOPED_TRACE(h.name());
     for (const auto& [column, value] : h.other_source_columns()) {
       EXPECT_FALSE(absl::StrContains(absl::AsciiStrToLower(column), "notes")) << column;
+      // Source columns are kept only when they hold links, not sentences.
+      if (column == "Source for the price" || column == "Link to datasheet") {
+        for (absl::string_view word : absl::StrSplit(value, absl::ByAnyChar(" \t\r\n;,"))) {
+          if (word.empty()) continue;
+          EXPECT_TRUE(absl::StartsWith(word, "http")) << column << ": " << value;
+        }
+      }
     }
     EXPECT_TRUE(absl::StrContains(h.provenance().source(), "(CC BY 4.0)"));
   }

@@ -103,12 +103,36 @@ void StripFreeText(Message* record) {
     }
   }
 }
+// True when every word of `cell` is a link ("https://a; https://b"): a
+// source column that holds only links is a fact, one with sentences is not.
+bool OnlyLinks(absl::string_view cell) {
+  bool any = false;
+  for (absl::string_view word : absl::StrSplit(cell, absl::ByAnyChar(" \t\r\n;,"))) {
+    if (word.empty()) continue;
+    if (!absl::StartsWith(word, "http://") && !absl::StartsWith(word, "https://")) return false;
+    any = true;
+  }
+  return any;
+}
+
+// A column of others' prose: notes, abstracts, descriptions, and the
+// source columns ("Source for the price", "Link to datasheet") where they
+// hold sentences rather than links.
+bool IsFreeTextColumn(absl::string_view header, absl::string_view cell) {
+  if (IsFreeText(header)) return true;
+  const std::string lower = absl::AsciiStrToLower(header);
+  if (absl::StrContains(lower, "source") || absl::StrContains(lower, "link")) {
+    return !OnlyLinks(cell);
+  }
+  return false;
+}
+
 template <typename Record>
 void StripFreeColumns(Record* record) {
   StripFreeText(record);
   for (auto it = record->mutable_other_source_columns()->begin();
        it != record->mutable_other_source_columns()->end();) {
-    if (IsFreeText(it->first)) {
+    if (IsFreeTextColumn(it->first, it->second)) {
       it = record->mutable_other_source_columns()->erase(it);
     } else {
       ++it;
