@@ -505,6 +505,10 @@ TEST_F(ShippedDatasetTest, EpochRecordsHoldFactsOnlyAndCreditEpoch) {
       }
     }
     EXPECT_TRUE(m.abstract().empty());
+    // Name fields hold names, not paragraphs or quotations.
+    EXPECT_LE(m.reference().size(), 200u) << m.reference();
+    EXPECT_LE(m.training_data_center().size(), 120u) << m.training_data_center();
+    EXPECT_FALSE(absl::StartsWith(m.training_data_center(), "\"")) << m.training_data_center();
     for (const auto& [column, value] : m.other_source_columns()) {
       EXPECT_FALSE(absl::StrContains(absl::AsciiStrToLower(column), "notes")) << column;
     }

@@ -127,9 +127,33 @@ bool IsFreeTextColumn(absl::string_view header, absl::string_view cell) {
   return false;
 }
 
+// Sentences: more than one, or a quotation.
+bool LooksLikeProse(absl::string_view text) {
+  if (absl::StartsWith(text, "\"")) return true;
+  for (size_t i = 0; i + 2 < text.size(); ++i) {
+    if ((text[i] == '.' || text[i] == '!' || text[i] == '?') && text[i + 1] == ' ' &&
+        absl::ascii_isupper(static_cast<unsigned char>(text[i + 2]))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Fields meant for names that some rows fill with prose: a reference
+// "title" that is a paragraph (over 200 bytes), a data centre given as a
+// quotation from the paper.
+void StripProseFromNameFields(Model* model) {
+  if (model->reference().size() > 200) model->clear_reference();
+  if (model->training_data_center().size() > 120 || LooksLikeProse(model->training_data_center())) {
+    model->clear_training_data_center();
+  }
+}
+void StripProseFromNameFields(Hardware*) {}
+
 template <typename Record>
 void StripFreeColumns(Record* record) {
   StripFreeText(record);
+  StripProseFromNameFields(record);
   for (auto it = record->mutable_other_source_columns()->begin();
        it != record->mutable_other_source_columns()->end();) {
     if (IsFreeTextColumn(it->first, it->second)) {
