@@ -117,13 +117,11 @@ int main(int argc, char** argv) {
   runner.AddCollectable(catalog::CatalogStateCollectable(&catalog));
 
   if (absl::GetFlag(FLAGS_load_shipped_dataset)) {
-    auto dataset = catalog::ShippedDataset();
-    if (!dataset.ok()) return Fail(dataset.status());
-    auto loaded = catalog.LoadIfEmpty(*dataset);
+    auto loaded = catalog::LoadShippedDatasetIfEmpty(catalog);
     if (!loaded.ok()) return Fail(loaded.status());
-    if (*loaded) {
-      MA_LOG_INFO("loaded the shipped dataset: %d models, %d hardware records",
-                  dataset->models_size(), dataset->hardware_size());
+    if (loaded->loaded) {
+      MA_LOG_INFO("loaded the shipped dataset: %d models, %d hardware records", loaded->models,
+                  loaded->hardware);
     }
   }
 

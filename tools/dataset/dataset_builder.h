@@ -1,0 +1,32 @@
+// Builds the dataset ModelAtlas ships (catalog-service/data/dataset.json)
+// from the curated records and Epoch AI's data; see dataset_builder.cc.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace modelatlas::catalog {
+
+struct BuildOptions {
+  // Holds epoch/all_ai_models.csv, epoch/ml_hardware.csv, epoch/hardware_prices.csv.
+  std::string shared_data_dir;
+  // Holds models.json and hardware.json (the curated records).
+  std::string curated_dir;
+};
+
+struct BuildResult {
+  // The file's text: one record per line, maps in key order, so that the
+  // same inputs give the same bytes.
+  std::string json;
+  // What was read, matched, created and priced, one line per step.
+  std::string report;
+  int models = 0;
+  int hardware = 0;
+};
+
+// Reads the inputs and returns the dataset; an error when an input is
+// missing or unreadable, or when a record fails the catalog's validation.
+absl::StatusOr<BuildResult> BuildShippedDataset(const BuildOptions& options);
+
+}  // namespace modelatlas::catalog
