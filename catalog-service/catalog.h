@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,7 +94,11 @@ class Catalog {
   // to hardware records. A row that fails validation is rejected with its
   // column; the others are written in batches, or, with options.atomic, all
   // in one transaction or none. options.dry_run writes nothing.
-  absl::StatusOr<v1::ImportReport> Import(const ParsedFile& file, const v1::ImportOptions& options);
+  // `abandoned` (optional) is asked just before the first write: when it
+  // answers true (the caller went away) nothing is written and the import
+  // is CANCELLED.
+  absl::StatusOr<v1::ImportReport> Import(const ParsedFile& file, const v1::ImportOptions& options,
+                                          const std::function<bool()>& abandoned = nullptr);
   // Every record matching `filter` (AIP-160), in id order.
   template <typename Record>
   absl::StatusOr<std::vector<Record>> ListAll(const std::string& filter);

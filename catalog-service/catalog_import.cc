@@ -125,6 +125,7 @@ std::string ColumnOfField(absl::string_view path, v1::FileFormat format) {
 struct Catalog::ImportRun {
   const ParsedFile& file;
   const v1::ImportOptions& options;
+  const std::function<bool()>& abandoned;
   v1::ImportReport report;
   // Ids taken by rows of this file, by kind, so two rows never share a record.
   absl::flat_hash_set<std::string> claimed[2];
@@ -376,8 +377,15 @@ absl::Status Catalog::CommitImport(ImportRun* run) {
     for (size_t i = begin; i < end; ++i) writes.push_back(run->planned[pending[i]].write);
     return writes;
   };
+  if (pending.empty() || (run->options.atomic() && !run->rejected_rows.empty())) {
+    return absl::OkStatus();
+  }
+  // The last moment to give up with nothing written.
+  if (run->abandoned && run->abandoned()) {
+    return absl::CancelledError(
+        "the client cancelled the import before it was committed; nothing was written");
+  }
   if (run->options.atomic()) {
-    if (!run->rejected_rows.empty() || pending.empty()) return absl::OkStatus();
     absl::StatusOr<int64_t> revision = store_->Write(batch_of(0, pending.size()));
     if (!revision.ok()) return revision.status();
     NotifyWrite();
@@ -422,8 +430,9 @@ absl::Status Catalog::CommitImport(ImportRun* run) {
 }
 
 absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
-                                                 const v1::ImportOptions& options) {
-  ImportRun run{file, options};
+                                                 const v1::ImportOptions& options,
+                                                 const std::function<bool()>& abandoned) {
+  ImportRun run{file, options, abandoned};
   run.report.set_format(file.format);
   run.report.set_rows_read(file.rows_read);
   run.report.set_dry_run(options.dry_run());

@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <atomic>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -135,16 +136,31 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
 
 // Receives a file in chunks, then imports it on a worker thread (parsing
 // and writing thousands of rows must not hold a gRPC callback thread).
+//
+// A read that fails means either that the client half-closed the stream
+// (the whole file is here) or that the call was cancelled (the client
+// cancelled, died or its deadline passed: the file may be cut anywhere).
+// Only the first may be imported, so the call's cancellation is checked when
+// the reads end, before parsing, and once more just before the first write.
 class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
  public:
-  ImportReactor(Catalog* catalog, v1::ImportRecordsResponse* response,
-                CatalogServiceImpl::ImportObserver on_import)
-      : catalog_(catalog), response_(response), on_import_(std::move(on_import)) {
+  ImportReactor(grpc::CallbackServerContext* context, Catalog* catalog,
+                v1::ImportRecordsResponse* response, CatalogServiceImpl::ImportObserver on_import)
+      : context_(context),
+        catalog_(catalog),
+        response_(response),
+        on_import_(std::move(on_import)) {
     StartRead(&request_);
   }
 
+  void OnCancel() override { cancelled_.store(true); }
+
   void OnReadDone(bool ok) override {
-    if (!ok) {  // the client has sent the whole file
+    if (!ok) {  // the client half-closed the stream, or the call was cancelled
+      if (Abandoned()) {
+        Finish(CancelledStatus());
+        return;
+      }
       std::thread([this] { Finish(ToGrpcStatus(Run())); }).detach();
       return;
     }
@@ -157,6 +173,13 @@ class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
   void OnDone() override { delete this; }
 
  private:
+  bool Abandoned() const { return cancelled_.load() || context_->IsCancelled(); }
+  static grpc::Status CancelledStatus() {
+    return grpc::Status(grpc::StatusCode::CANCELLED,
+                        "the import was cancelled before the client finished sending the file; "
+                        "nothing was written");
+  }
+
   absl::Status Accept() {
     if (messages_++ == 0) {
       if (!request_.has_options()) {
@@ -186,19 +209,23 @@ class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
 
   absl::Status Import() {
     if (messages_ == 0) return InvalidFieldError("options", "the stream carried no message");
+    if (Abandoned()) return absl::CancelledError(CancelledStatus().error_message());
     absl::StatusOr<ParsedFile> file =
         ParseImportFile(data_, options_.format(), options_.source_name());
     if (!file.ok()) return file.status();
-    absl::StatusOr<v1::ImportReport> report = catalog_->Import(*file, options_);
+    absl::StatusOr<v1::ImportReport> report =
+        catalog_->Import(*file, options_, [this] { return Abandoned(); });
     if (!report.ok()) return report.status();
     if (on_import_) on_import_(*report);
     *response_->mutable_report() = *std::move(report);
     return absl::OkStatus();
   }
 
+  grpc::CallbackServerContext* context_;
   Catalog* catalog_;
   v1::ImportRecordsResponse* response_;
   CatalogServiceImpl::ImportObserver on_import_;
+  std::atomic<bool> cancelled_{false};
   v1::ImportRecordsRequest request_;
   v1::ImportOptions options_;
   std::string data_;
@@ -434,7 +461,7 @@ grpc::ServerReadReactor<v1::ImportRecordsRequest>* CatalogServiceImpl::ImportRec
   if (absl::Status denied = Admit(*c, Access::kWrite); !denied.ok()) {
     return new RefusedStream<grpc::ServerReadReactor<v1::ImportRecordsRequest>>(denied);
   }
-  return new ImportReactor(catalog_, out, on_import_);
+  return new ImportReactor(c, catalog_, out, on_import_);
 }
 
 grpc::ServerWriteReactor<v1::ExportRecordsResponse>* CatalogServiceImpl::ExportRecords(

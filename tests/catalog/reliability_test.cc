@@ -1,0 +1,140 @@
+// Defects of the adversarial review (issue 16), each a class of inputs, over
+// gRPC in process on each store: imports whose client cancels, ...
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "catalog-service/dataset.h"
+#include "catalog-service/service.h"
+#include "tests/catalog/catalog_on_store.h"
+#include "tests/testing/grpc_testing.h"
+
+namespace modelatlas::catalog {
+namespace {
+
+class ReliabilityTest : public CatalogOnStoreTest {
+ protected:
+  void SetUp() override {
+    CatalogOnStoreTest::SetUp();
+    if (catalog_ == nullptr) return;  // skipped or failed
+    ASSERT_TRUE(catalog_->LoadIfEmpty(*ShippedDataset()).ok());
+    service_ = std::make_unique<CatalogServiceImpl>(catalog_.get());
+    grpc::ServerBuilder builder;
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    stub_ = v1::CatalogService::NewStub(server_->InProcessChannel({}));
+  }
+  void TearDown() override {
+    if (server_) server_->Shutdown(testing::DeadlineFromNow(1000));
+    server_.reset();
+    CatalogOnStoreTest::TearDown();
+  }
+
+  int64_t Revision() {
+    grpc::ClientContext context;
+    v1::CatalogInfo info;
+    EXPECT_TRUE(stub_->GetCatalogInfo(&context, {}, &info).ok());
+    return info.revision();
+  }
+
+  grpc::StatusCode GetModelCode(const std::string& name) {
+    grpc::ClientContext context;
+    v1::GetModelRequest request;
+    request.set_name(name);
+    common::v1::Model model;
+    return stub_->GetModel(&context, request, &model).error_code();
+  }
+
+  std::unique_ptr<CatalogServiceImpl> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::CatalogService::Stub> stub_;
+};
+
+// ---------------------------------------------------------------------------
+// 1. An import whose client cancels is never written, whatever it sent.
+
+// Streams `content` in chunks of `chunk_bytes`, then cancels the call
+// instead of half-closing it; the call's status.
+grpc::Status CancelledImport(v1::CatalogService::Stub& stub, const std::string& content,
+                             size_t chunk_bytes, const v1::ImportOptions& options) {
+  grpc::ClientContext context;
+  v1::ImportRecordsResponse response;
+  auto writer = stub.ImportRecords(&context, &response);
+  for (size_t offset = 0; offset < content.size() || offset == 0; offset += chunk_bytes) {
+    v1::ImportRecordsRequest request;
+    if (offset == 0) *request.mutable_options() = options;
+    request.set_data(content.substr(offset, chunk_bytes));
+    if (!writer->Write(request)) break;
+  }
+  context.TryCancel();
+  return writer->Finish();
+}
+
+struct CancelCase {
+  std::string label;
+  std::string content;
+  v1::ImportOptions options;
+  // A record the file would create or change, and how to tell.
+  std::string probe;
+};
+
+TEST_P(ReliabilityTest, ImportsWhoseClientCancelsWriteNothing) {
+  const std::string csv = "Model,Parameters\nKillTest1,175000000000\nKillTest2,175000000000\n";
+  const std::string json = R"({"models": [{"display_name": "KillJson", "parameters": 7e9,
+      "provenance": {"source": "test"}}]})";
+  const std::string config = R"({"model_type": "llama", "num_hidden_layers": 3,
+      "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "intermediate_size": 128, "vocab_size": 1000, "max_position_embeddings": 256})";
+  std::vector<CancelCase> cases;
+  for (bool atomic : {false, true}) {
+    v1::ImportOptions options;
+    options.set_atomic(atomic);
+    options.set_source_name("kill.csv");
+    const std::string mode = atomic ? " atomic" : "";
+    // The file cut 9 bytes short (KillTest2 would get 1750 parameters), and whole.
+    cases.push_back({"csv cut" + mode, csv.substr(0, csv.size() - 9), options, "KillTest1"});
+    cases.push_back({"csv whole" + mode, csv, options, "KillTest1"});
+    options.set_source_name("kill.json");
+    cases.push_back({"json whole" + mode, json, options, "KillJson"});
+    options.set_source_name("config.json");
+    options.set_model("megatron bert");
+    cases.push_back({"config whole" + mode, config, options, ""});
+  }
+  const int64_t revision = Revision();
+  for (const CancelCase& c : cases) {
+    for (size_t chunk : {size_t{7}, size_t{1} << 20}) {
+      const grpc::Status status = CancelledImport(*stub_, c.content, chunk, c.options);
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << c.label;
+    }
+  }
+  // The server may still be at work on a call the client has left.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(Revision(), revision) << "a cancelled import wrote";
+  EXPECT_EQ(GetModelCode("KillTest1"), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(GetModelCode("KillTest2"), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(GetModelCode("KillJson"), grpc::StatusCode::NOT_FOUND);
+
+  // The same files, half-closed, are imported.
+  v1::ImportOptions options;
+  options.set_source_name("kill.csv");
+  grpc::ClientContext context;
+  v1::ImportRecordsResponse response;
+  auto writer = stub_->ImportRecords(&context, &response);
+  v1::ImportRecordsRequest request;
+  *request.mutable_options() = options;
+  request.set_data(csv);
+  ASSERT_TRUE(writer->Write(request));
+  writer->WritesDone();
+  ASSERT_TRUE(writer->Finish().ok());
+  EXPECT_EQ(response.report().created(), 2);
+  EXPECT_EQ(GetModelCode("KillTest2"), grpc::StatusCode::OK);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, ReliabilityTest,
+                         ::testing::Values("sqlite", "sqlite_cached", "postgres"),
+                         [](const auto& test_info) { return test_info.param; });
+
+}  // namespace
+}  // namespace modelatlas::catalog
