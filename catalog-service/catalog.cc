@@ -9,9 +9,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "catalog-service/page_token.h"
-#include "common/query/filter.h"
 #include "catalog-service/record_codec.h"
 #include "catalog-service/validation.h"
+#include "common/query/filter.h"
 #include "common/status/errors.h"
 #include "common/status/resource_names.h"
 #include "google/protobuf/field_mask.pb.h"
@@ -146,7 +146,8 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
   const auto* descriptor = Record::descriptor();
   absl::StatusOr<query::Filter> filter = query::Filter::Parse(query.filter, descriptor);
   if (!filter.ok()) return filter.status();
-  absl::StatusOr<std::vector<query::OrderKey>> order = query::ParseOrderBy(query.order_by, descriptor);
+  absl::StatusOr<std::vector<query::OrderKey>> order =
+      query::ParseOrderBy(query.order_by, descriptor);
   if (!order.ok()) return order.status();
 
   const std::string fingerprint = QueryFingerprint(collection, query);
@@ -185,8 +186,9 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
 
   size_t begin = 0;
   if (ordered) {
-    std::stable_sort(matches.begin(), matches.end(),
-                     [&](const Record& a, const Record& b) { return query::OrderedBefore(a, b, *order); });
+    std::stable_sort(matches.begin(), matches.end(), [&](const Record& a, const Record& b) {
+      return query::OrderedBefore(a, b, *order);
+    });
     if (!cursor.after_id.empty() && !absl::SimpleAtoi(cursor.after_id, &begin)) {
       return InvalidFieldError("page_token", "not a page token issued by this service");
     }
@@ -343,18 +345,38 @@ absl::StatusOr<v1::CatalogInfo> Catalog::Info() {
 absl::StatusOr<v1::WatchResponse> Catalog::WaitForChanges(int64_t after_revision, int limit,
                                                           absl::Duration timeout,
                                                           absl::Duration poll_interval) {
+  ChangePosition position{after_revision};
+  return WaitForChangesAfter(&position, limit, timeout, poll_interval);
+}
+
+absl::StatusOr<v1::WatchResponse> Catalog::WaitForChangesAfter(ChangePosition* position, int limit,
+                                                               absl::Duration timeout,
+                                                               absl::Duration poll_interval) {
   const absl::Time deadline = absl::Now() + timeout;
+  limit = std::max(limit, 1);
   while (true) {
     int64_t writes_seen = 0;
     {
       absl::MutexLock lock(&write_mutex_);
       writes_seen = writes_;
     }
-    absl::StatusOr<std::vector<Change>> changes = store_->ChangesSince(after_revision, limit);
+    // Read before the changes: every change up to it is then in the log, so
+    // an empty page means nothing happened between the position and it.
+    absl::StatusOr<int64_t> current = store_->Revision();
+    if (!current.ok()) return current.status();
+    // One more than asked: tells whether the last revision returned is whole.
+    absl::StatusOr<std::vector<Change>> changes = store_->ChangesAfter(*position, limit + 1);
     if (!changes.ok()) return changes.status();
     if (!changes->empty() || absl::Now() >= deadline) {
+      // The revision of the first change after this page, 0 when none.
+      int64_t next_revision = 0;
+      if (static_cast<int>(changes->size()) > limit) {
+        next_revision = (*changes)[limit].revision;
+        changes->resize(limit);
+      }
+      // The last revision wholly delivered before this message.
+      const int64_t completed = position->id.empty() ? position->revision : position->revision - 1;
       v1::WatchResponse response;
-      response.set_revision(after_revision);
       for (const Change& change : *changes) {
         auto* out = response.add_changes();
         out->set_revision(change.revision);
@@ -374,12 +396,20 @@ absl::StatusOr<v1::WatchResponse> Catalog::WaitForChanges(int64_t after_revision
             if (record.ok()) *out->mutable_hardware() = *std::move(record);
           }
         }
-        response.set_revision(change.revision);
       }
       if (changes->empty()) {
-        absl::StatusOr<int64_t> revision = store_->Revision();
-        if (!revision.ok()) return revision.status();
-        response.set_revision(std::max(after_revision, *revision));
+        *position = ChangePosition{std::max(completed, *current)};
+        response.set_revision(position->revision);
+      } else {
+        const Change& last = changes->back();
+        // Cut inside a revision when the change after the page shares it.
+        if (next_revision == last.revision) {
+          *position = PositionAfter(last);
+          response.set_revision(std::max(completed, last.revision - 1));
+        } else {
+          *position = ChangePosition{last.revision};
+          response.set_revision(last.revision);
+        }
       }
       return response;
     }

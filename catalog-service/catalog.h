@@ -79,6 +79,14 @@ class Catalog {
   absl::StatusOr<v1::WatchResponse> WaitForChanges(int64_t after_revision, int limit,
                                                    absl::Duration timeout,
                                                    absl::Duration poll_interval);
+  // The same from `*position`, which it moves past the changes returned: a
+  // feed read through one position gets every change exactly once, even
+  // when one revision holds more than `limit`. The response's revision is
+  // the last one it completes (a revision cut by `limit` is not reported
+  // until its last change is).
+  absl::StatusOr<v1::WatchResponse> WaitForChangesAfter(ChangePosition* position, int limit,
+                                                        absl::Duration timeout,
+                                                        absl::Duration poll_interval);
 
   // Validates every record, then writes them all in one transaction (one
   // revision) or none. INVALID_ARGUMENT lists every bad field.

@@ -52,8 +52,10 @@ class InstrumentedStore : public CatalogStore {
                                  int64_t expected_revision) override {
     return Timed("delete", [&] { return store_->Delete(kind, id, expected_revision); });
   }
-  absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) override {
-    return Timed("changes_since", [&] { return store_->ChangesSince(after_revision, limit); });
+  absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after,
+                                                   int limit) override {
+    // The operation keeps its name of the dashboards.
+    return Timed("changes_since", [&] { return store_->ChangesAfter(after, limit); });
   }
 
  private:

@@ -78,7 +78,7 @@ absl::StatusOr<google::protobuf::Empty> Deleted(absl::StatusOr<int64_t> revision
 class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
  public:
   WatchReactor(Catalog* catalog, int64_t start_revision, absl::Duration poll_interval)
-      : catalog_(catalog), revision_(start_revision), poll_interval_(poll_interval) {
+      : catalog_(catalog), position_{start_revision}, poll_interval_(poll_interval) {
     std::thread([this] { Run(); }).detach();
   }
 
@@ -102,16 +102,15 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
         if (cancelled_ || write_failed_) break;
       }
       // The first message goes out at once, so the watcher learns the revision.
-      absl::StatusOr<v1::WatchResponse> next =
-          catalog_->WaitForChanges(revision_, kMaxChangesPerMessage,
-                                   first ? absl::ZeroDuration() : absl::Seconds(1), poll_interval_);
+      absl::StatusOr<v1::WatchResponse> next = catalog_->WaitForChangesAfter(
+          &position_, kMaxChangesPerMessage, first ? absl::ZeroDuration() : absl::Seconds(1),
+          poll_interval_);
       if (!next.ok()) {
         Finish(ToGrpcStatus(next.status()));
         return;
       }
       if (!first && next->changes_size() == 0) continue;
       first = false;
-      revision_ = next->revision();
       message_ = *std::move(next);
       absl::MutexLock lock(&mutex_);
       writing_ = true;
@@ -125,7 +124,8 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
 
   static constexpr int kMaxChangesPerMessage = 500;
   Catalog* catalog_;
-  int64_t revision_;
+  // Where the feed is: inside a revision when a message ended within one.
+  ChangePosition position_;
   absl::Duration poll_interval_;
   v1::WatchResponse message_;
   absl::Mutex mutex_;

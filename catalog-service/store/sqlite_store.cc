@@ -399,13 +399,26 @@ absl::StatusOr<int64_t> SqliteStore::Delete(RecordKind kind, absl::string_view i
   });
 }
 
-absl::StatusOr<std::vector<Change>> SqliteStore::ChangesSince(int64_t after_revision, int limit) {
+absl::StatusOr<std::vector<Change>> SqliteStore::ChangesAfter(const ChangePosition& after,
+                                                              int limit) {
   absl::MutexLock lock(&mutex_);
+  const bool whole_revision = after.id.empty();
+  // The primary key's order: a page may end, and the next begin, inside a revision.
   Statement stmt(db_, statements_,
-                 "SELECT revision, kind, id, operation FROM changes WHERE revision > ? "
-                 "ORDER BY revision, kind, id LIMIT ?");
+                 whole_revision ? "SELECT revision, kind, id, operation FROM changes WHERE "
+                                  "revision > ? ORDER BY revision, kind, id LIMIT ?"
+                                : "SELECT revision, kind, id, operation FROM changes WHERE "
+                                  "(revision, kind, id) > (?, ?, ?) "
+                                  "ORDER BY revision, kind, id LIMIT ?");
   if (!stmt.status().ok()) return stmt.status();
-  stmt.Bind(1, after_revision).Bind(2, int64_t{limit});
+  if (whole_revision) {
+    stmt.Bind(1, after.revision).Bind(2, int64_t{limit});
+  } else {
+    stmt.Bind(1, after.revision)
+        .Bind(2, RecordKindName(after.kind))
+        .Bind(3, after.id)
+        .Bind(4, int64_t{limit});
+  }
   std::vector<Change> changes;
   while (true) {
     absl::StatusOr<bool> row = stmt.Step();

@@ -37,7 +37,7 @@ class SqliteStore : public CatalogStore {
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
   absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
                                  int64_t expected_revision) override;
-  absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) override;
+  absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after, int limit) override;
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -130,6 +131,87 @@ TEST_P(ReliabilityTest, ImportsWhoseClientCancelsWriteNothing) {
   ASSERT_TRUE(writer->Finish().ok());
   EXPECT_EQ(response.report().created(), 2);
   EXPECT_EQ(GetModelCode("KillTest2"), grpc::StatusCode::OK);
+}
+
+// ---------------------------------------------------------------------------
+// 2. A watcher receives every change exactly once, however many share a
+// revision (a Watch message carries at most 500).
+
+// Imports `content` (half-closed); the status.
+grpc::Status ImportFile(v1::CatalogService::Stub& stub, const std::string& content, bool atomic) {
+  grpc::ClientContext context;
+  v1::ImportRecordsResponse response;
+  auto writer = stub.ImportRecords(&context, &response);
+  v1::ImportRecordsRequest request;
+  request.mutable_options()->set_atomic(atomic);
+  request.mutable_options()->set_source_name("watch.csv");
+  request.set_data(content);
+  writer->Write(request);
+  writer->WritesDone();
+  return writer->Finish();
+}
+
+std::string ModelsCsv(const std::string& prefix, int rows) {
+  std::string csv = "Model,Parameters\n";
+  for (int i = 0; i < rows; ++i) absl::StrAppend(&csv, prefix, " ", i, ",1000\n");
+  return csv;
+}
+
+TEST_P(ReliabilityTest, WatchDeliversEveryChangeOnceWhateverTheSizeOfARevision) {
+  grpc::ClientContext context;
+  context.set_deadline(testing::DeadlineFromNow(60000));
+  v1::WatchRequest request;
+  request.set_start_revision(Revision());
+  auto reader = stub_->Watch(&context, request);
+  v1::WatchResponse message;
+  ASSERT_TRUE(reader->Read(&message));
+
+  // One change, then 500 at the next revision (a non-atomic import writes
+  // 500 per transaction): the first page straddles two revisions.
+  v1::CreateModelRequest create;
+  create.set_model_id("straddle");
+  create.mutable_model()->set_display_name("Straddle");
+  create.mutable_model()->mutable_provenance()->set_source("test");
+  {
+    grpc::ClientContext create_context;
+    common::v1::Model created;
+    ASSERT_TRUE(stub_->CreateModel(&create_context, create, &created).ok());
+  }
+  ASSERT_TRUE(ImportFile(*stub_, ModelsCsv("Batch", 500), false).ok());
+  // 1,234 changes at one revision: three messages' worth.
+  ASSERT_TRUE(ImportFile(*stub_, ModelsCsv("Atomic", 1234), true).ok());
+  // The last change: everything before it must have arrived by then.
+  create.set_model_id("sentinel");
+  create.mutable_model()->set_display_name("Sentinel");
+  {
+    grpc::ClientContext create_context;
+    common::v1::Model created;
+    ASSERT_TRUE(stub_->CreateModel(&create_context, create, &created).ok());
+  }
+
+  std::map<std::string, int> seen;
+  int64_t message_revision = message.revision();
+  while (seen.count("models/sentinel") == 0 && reader->Read(&message)) {
+    for (const v1::RecordChange& change : message.changes()) {
+      ++seen[change.name()];
+      // A watcher that resumes from a message's revision (the estimator
+      // does) must not have been told a revision it has not wholly had.
+      EXPECT_GT(change.revision(), message_revision) << change.name();
+    }
+    EXPECT_GE(message.revision(), message_revision);
+    message_revision = message.revision();
+  }
+  context.TryCancel();
+  while (reader->Read(&message)) {
+  }
+  reader->Finish().IgnoreError();
+  EXPECT_EQ(seen.size(), 1u + 500 + 1234 + 1);
+  int duplicates = 0;
+  for (const auto& [name, count] : seen) duplicates += count - 1;
+  EXPECT_EQ(duplicates, 0);
+  EXPECT_EQ(seen.count("models/straddle"), 1u);
+  EXPECT_EQ(seen.count("models/batch-499"), 1u);
+  EXPECT_EQ(seen.count("models/atomic-1233"), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, ReliabilityTest,
