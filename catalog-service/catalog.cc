@@ -12,6 +12,7 @@
 #include "catalog-service/record_codec.h"
 #include "catalog-service/validation.h"
 #include "common/query/filter.h"
+#include "common/server/logging.h"
 #include "common/status/errors.h"
 #include "common/status/resource_names.h"
 #include "google/protobuf/field_mask.pb.h"
@@ -48,6 +49,12 @@ std::string QueryFingerprint(absl::string_view collection, const ListQuery& quer
 }  // namespace
 
 Catalog::Catalog(std::unique_ptr<CatalogStore> store) : store_(std::move(store)) {}
+
+void Catalog::ReportUnreadable(RecordKind kind, absl::string_view id, const absl::Status& status) {
+  unreadable_records_.fetch_add(1, std::memory_order_relaxed);
+  MA_LOG_ERROR("%s \"%s\" is left out of a list: %s", RecordKindName(kind), ValidUtf8(id),
+               status.ToString());
+}
 
 void Catalog::NotifyWrite() {
   absl::MutexLock lock(&write_mutex_);
@@ -176,7 +183,12 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
     if (!stored.ok()) return stored.status();
     for (const StoredRecord& one : *stored) {
       absl::StatusOr<Record> record = FromStored<Record>(one);
-      if (!record.ok()) return record.status();
+      if (!record.ok()) {
+        // One bad record must not take every page (and export, and the
+        // estimator's load) down with it: the rest is served.
+        ReportUnreadable(Traits<Record>::kKind, one.id, record.status());
+        continue;
+      }
       if (filter->Matches(*record)) matches.push_back(*std::move(record));
       if (!ordered && static_cast<int>(matches.size()) > *size) break;
     }

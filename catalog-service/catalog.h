@@ -6,6 +6,7 @@
 // Record is common::v1::Model or common::v1::Hardware.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -72,6 +73,10 @@ class Catalog {
 
   absl::StatusOr<v1::CatalogInfo> Info();
 
+  // Stored records a List left out because they could not be read (each is
+  // logged); the rest of the list is served.
+  int64_t unreadable_records() const { return unreadable_records_.load(std::memory_order_relaxed); }
+
   // Changes committed after `after_revision` (up to `limit`), with the
   // records as they are now. Waits up to `timeout` for one to appear:
   // writes through this Catalog wake it at once, writes by other replicas
@@ -123,6 +128,7 @@ class Catalog {
   absl::StatusOr<Record> UpdateOnce(const Record& record,
                                     const std::vector<std::string>& mask_paths);
   void NotifyWrite();
+  void ReportUnreadable(RecordKind kind, absl::string_view id, const absl::Status& status);
 
   struct ImportRun;
   template <typename Record>
@@ -138,6 +144,7 @@ class Catalog {
   absl::Status CommitImport(ImportRun* run);
 
   std::unique_ptr<CatalogStore> store_;
+  std::atomic<int64_t> unreadable_records_{0};
   absl::Mutex write_mutex_;
   absl::CondVar write_signal_;
   int64_t writes_ ABSL_GUARDED_BY(write_mutex_) = 0;

@@ -10,9 +10,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "catalog-service/catalog.h"
 #include "catalog-service/import/columns.h"
 #include "catalog-service/record_codec.h"
+#include "catalog-service/validation.h"
 #include "google/protobuf/field_mask.pb.h"
 #include "google/protobuf/util/field_mask_util.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -111,6 +113,10 @@ std::string ColumnOfField(absl::string_view path, v1::FileFormat format) {
       format == v1::FILE_FORMAT_EPOCH_MODELS_CSV     ? &EpochModelColumns()
       : format == v1::FILE_FORMAT_EPOCH_HARDWARE_CSV ? &EpochHardwareColumns()
                                                      : nullptr;
+  // A column the file has and the catalog has no field for: other_source_columns["Notes"].
+  if (absl::ConsumePrefix(&path, "other_source_columns[\"") && absl::ConsumeSuffix(&path, "\"]")) {
+    return std::string(path);
+  }
   if (columns != nullptr) {
     for (const Column& column : *columns) {
       if (absl::StartsWith(path, column.field)) return std::string(column.header);
@@ -511,6 +517,8 @@ absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
   absl::StatusOr<int64_t> revision = store_->Revision();
   if (!revision.ok()) return revision.status();
   run.report.set_revision(*revision);
+  // Rejections quote what the file held, which may not be UTF-8.
+  ReplaceInvalidUtf8(&run.report);
   return run.report;
 }
 

@@ -42,11 +42,18 @@ ABSL_FLAG(bool, auth_protect_reads, false, "Reads need the reader or writer role
 
 namespace {
 
-const std::vector<std::string> kFlagNames = {
-    "grpc_address",        "metrics_address",      "store",
-    "sqlite_path",         "postgres_url",         "postgres_pool_size",
-    "watch_poll_interval", "load_shipped_dataset", "auth_tokens_file",
-    "auth_client_roles_file", "auth_protect_reads", "record_cache_bytes"};
+const std::vector<std::string> kFlagNames = {"grpc_address",
+                                             "metrics_address",
+                                             "store",
+                                             "sqlite_path",
+                                             "postgres_url",
+                                             "postgres_pool_size",
+                                             "watch_poll_interval",
+                                             "load_shipped_dataset",
+                                             "auth_tokens_file",
+                                             "auth_client_roles_file",
+                                             "auth_protect_reads",
+                                             "record_cache_bytes"};
 
 absl::StatusOr<std::unique_ptr<modelatlas::catalog::CatalogStore>> OpenStore() {
   using namespace modelatlas::catalog;
@@ -77,12 +84,11 @@ int Fail(const absl::Status& status) {
 
 int main(int argc, char** argv) {
   using namespace modelatlas;
-  ServerOptions options = BootstrapServer(
-      argc, argv,
-      {.program = "catalog-service",
-       .usage = "Serves the ModelAtlas catalog over gRPC.",
-       .env_prefix = "MODELATLAS_CATALOG_",
-       .flag_names = kFlagNames});
+  ServerOptions options = BootstrapServer(argc, argv,
+                                          {.program = "catalog-service",
+                                           .usage = "Serves the ModelAtlas catalog over gRPC.",
+                                           .env_prefix = "MODELATLAS_CATALOG_",
+                                           .flag_names = kFlagNames});
   options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   if (absl::GetFlag(FLAGS_watch_poll_interval) <= absl::ZeroDuration()) {

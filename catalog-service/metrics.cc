@@ -145,6 +145,11 @@ void ImportMetrics::Record(const v1::ImportReport& report) {
 std::shared_ptr<prometheus::Collectable> CatalogStateCollectable(Catalog* catalog) {
   return ScrapeTimeCollectable([catalog] {
     std::vector<prometheus::MetricFamily> families;
+    families.push_back(SampleFamily(
+        "modelatlas_catalog_unreadable_records_total",
+        "Stored records a list left out because they could not be read (each is logged).",
+        {{{}, static_cast<double>(catalog->unreadable_records())}},
+        prometheus::MetricType::Counter));
     absl::StatusOr<v1::CatalogInfo> info = catalog->Info();
     if (!info.ok()) return families;  // the store errors metric tells why
     families.push_back(

@@ -90,6 +90,41 @@ void CheckLength(absl::string_view text, const std::string& path, FieldViolation
   }
 }
 
+// A string field: bounded, and (not bytes) well-formed UTF-8, which is all a
+// protobuf string may hold: a record holding anything else is written but
+// cannot be parsed back.
+void CheckText(absl::string_view text, const FieldDescriptor& field, const std::string& path,
+               FieldViolations* violations) {
+  CheckLength(text, path, violations);
+  if (field.type() != FieldDescriptor::TYPE_STRING) return;
+  if (const size_t bad = InvalidUtf8Offset(text); bad != absl::string_view::npos) {
+    violations->Add(path, absl::StrCat("is not valid UTF-8 (byte ", bad + 1, " of ", text.size(),
+                                       " is not part of a UTF-8 character)"));
+  }
+}
+
+void CheckSizes(const Message& message, const std::string& prefix, FieldViolations* violations);
+
+// One entry of a map field, its path naming its key ("other_source_columns[\"Notes\"]").
+void CheckMapEntry(const Message& entry, const std::string& path, FieldViolations* violations) {
+  const auto* reflection = entry.GetReflection();
+  const FieldDescriptor* key = entry.GetDescriptor()->map_key();
+  const FieldDescriptor* value = entry.GetDescriptor()->map_value();
+  std::string scratch;
+  std::string entry_path = path;
+  if (key->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+    const std::string& text = reflection->GetStringReference(entry, key, &scratch);
+    entry_path = absl::StrCat(path, "[\"", QuoteInput(text, 100), "\"]");
+    CheckText(text, *key, entry_path, violations);
+  }
+  if (value->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+    CheckText(reflection->GetStringReference(entry, value, &scratch), *value, entry_path,
+              violations);
+  } else if (value->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+    CheckSizes(reflection->GetMessage(entry, value), entry_path, violations);
+  }
+}
+
 // Every string at most kMaxTextBytes, every list and map at most
 // kMaxListEntries entries, every enum a declared value; by reflection, like
 // CheckNumbers.
@@ -108,10 +143,14 @@ void CheckSizes(const Message& message, const std::string& prefix, FieldViolatio
         continue;
       }
       for (int i = 0; i < size; ++i) {
+        if (field->is_map()) {
+          CheckMapEntry(reflection->GetRepeatedMessage(message, field, i), path, violations);
+          continue;
+        }
         const std::string item = absl::StrCat(path, "[", i, "]");
         if (field->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
-          CheckLength(reflection->GetRepeatedStringReference(message, field, i, &scratch), item,
-                      violations);
+          CheckText(reflection->GetRepeatedStringReference(message, field, i, &scratch), *field,
+                    item, violations);
         } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
           CheckSizes(reflection->GetRepeatedMessage(message, field, i), item, violations);
         }
@@ -124,7 +163,7 @@ void CheckSizes(const Message& message, const std::string& prefix, FieldViolatio
             path, absl::StrCat("has no value ", value, " (", field->enum_type()->name(), ")"));
       }
     } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
-      CheckLength(reflection->GetStringReference(message, field, &scratch), path, violations);
+      CheckText(reflection->GetStringReference(message, field, &scratch), *field, path, violations);
     } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       CheckSizes(reflection->GetMessage(message, field), path, violations);
     }
@@ -184,6 +223,37 @@ void ValidateHardware(const common::v1::Hardware& hardware, const std::string& p
   }
   CheckNumbers(hardware, prefix, violations);
   CheckSizes(hardware, prefix, violations);
+}
+
+void ReplaceInvalidUtf8(Message* message) {
+  const auto* reflection = message->GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(*message, &fields);
+  for (const FieldDescriptor* field : fields) {
+    if (field->type() == FieldDescriptor::TYPE_STRING) {
+      if (field->is_repeated()) {
+        for (int i = 0; i < reflection->FieldSize(*message, field); ++i) {
+          const std::string text = reflection->GetRepeatedString(*message, field, i);
+          if (InvalidUtf8Offset(text) != absl::string_view::npos) {
+            reflection->SetRepeatedString(message, field, i, ValidUtf8(text));
+          }
+        }
+      } else {
+        const std::string text = reflection->GetString(*message, field);
+        if (InvalidUtf8Offset(text) != absl::string_view::npos) {
+          reflection->SetString(message, field, ValidUtf8(text));
+        }
+      }
+    } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (field->is_repeated()) {
+        for (int i = 0; i < reflection->FieldSize(*message, field); ++i) {
+          ReplaceInvalidUtf8(reflection->MutableRepeatedMessage(message, field, i));
+        }
+      } else {
+        ReplaceInvalidUtf8(reflection->MutableMessage(message, field));
+      }
+    }
+  }
 }
 
 }  // namespace modelatlas::catalog

@@ -16,4 +16,9 @@ void ValidateModel(const common::v1::Model& model, const std::string& prefix,
 void ValidateHardware(const common::v1::Hardware& hardware, const std::string& prefix,
                       FieldViolations* violations);
 
+// Replaces every byte of every string field (nested messages included)
+// that is not part of well-formed UTF-8 with U+FFFD: for messages that echo
+// input back (import reports), which a client could not parse otherwise.
+void ReplaceInvalidUtf8(google::protobuf::Message* message);
+
 }  // namespace modelatlas::catalog

@@ -214,6 +214,147 @@ TEST_P(ReliabilityTest, WatchDeliversEveryChangeOnceWhateverTheSizeOfARevision) 
   EXPECT_EQ(seen.count("models/atomic-1233"), 1u);
 }
 
+// ---------------------------------------------------------------------------
+// 3. What cannot be read back is not written; what cannot be read is left
+// out of lists, not the cause of their failure.
+
+// Every model, paged through ListModels; the status of the first failure.
+grpc::Status ListAllModels(v1::CatalogService::Stub& stub, int* count) {
+  v1::ListModelsRequest request;
+  request.set_page_size(7);
+  *count = 0;
+  do {
+    grpc::ClientContext context;
+    v1::ListModelsResponse response;
+    grpc::Status status = stub.ListModels(&context, request, &response);
+    if (!status.ok()) return status;
+    *count += response.models_size();
+    request.set_page_token(response.next_page_token());
+  } while (!request.page_token().empty());
+  return grpc::Status::OK;
+}
+
+grpc::Status ExportAll(v1::CatalogService::Stub& stub, v1::FileFormat format, std::string* file) {
+  grpc::ClientContext context;
+  v1::ExportRecordsRequest request;
+  request.set_format(format);
+  auto reader = stub.ExportRecords(&context, request);
+  v1::ExportRecordsResponse chunk;
+  file->clear();
+  while (reader->Read(&chunk)) *file += chunk.data();
+  return reader->Finish();
+}
+
+TEST_P(ReliabilityTest, InvalidUtf8IsRefusedOnEveryPathNamingItsColumn) {
+  int before = 0;
+  ASSERT_TRUE(ListAllModels(*stub_, &before).ok());
+  const std::string csv =
+      "Model,Organization,Parameters,Notes\n"
+      "Good Utf8 Row,Org \xE6\x97\xA5\xE6\x9C\xAC,1000,fine \xC3\xA9\n"  // valid: kept
+      "Bad\xFF Name,Org,1000,\n"                                         // a stray byte
+      "Bad Org,Org\xC3\x28,1000,\n"                                      // a cut sequence
+      "Bad Notes,Org,1000,\xED\xA0\x80\n"                                // a surrogate
+      "Overlong,Org,1000,\xC0\xAF\n"                                     // an overlong '/'
+      "Too Large,Org,1000,\xF4\x90\x80\x80\n";                           // beyond U+10FFFF
+  grpc::ClientContext context;
+  v1::ImportRecordsResponse response;
+  auto writer = stub_->ImportRecords(&context, &response);
+  v1::ImportRecordsRequest request;
+  request.mutable_options()->set_source_name("utf8.csv");
+  request.set_data(csv);
+  writer->Write(request);
+  writer->WritesDone();
+  const grpc::Status status = writer->Finish();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const v1::ImportReport& report = response.report();
+  EXPECT_EQ(report.created(), 1);
+  EXPECT_EQ(report.rejected(), 5);
+  std::map<int64_t, std::string> columns;
+  for (const v1::ImportRejection& rejection : report.rejections()) {
+    columns[rejection.row()] = rejection.column();
+    EXPECT_NE(rejection.reason().find("UTF-8"), std::string::npos) << rejection.reason();
+  }
+  EXPECT_EQ(columns[2], "Model");
+  EXPECT_EQ(columns[3], "Organization");
+  EXPECT_EQ(columns[4], "Notes");
+  EXPECT_EQ(columns[5], "Notes");
+  EXPECT_EQ(columns[6], "Notes");
+
+  // A column name that is not UTF-8 rejects the rows that fill it.
+  grpc::ClientContext header_context;
+  v1::ImportRecordsResponse header_response;
+  auto header_writer = stub_->ImportRecords(&header_context, &header_response);
+  request.set_data("Model,Parameters,N\xFFtes\nHeader Row,1000,x\n");
+  header_writer->Write(request);
+  header_writer->WritesDone();
+  ASSERT_TRUE(header_writer->Finish().ok());
+  EXPECT_EQ(header_response.report().created(), 0);
+  EXPECT_EQ(header_response.report().rejected(), 1);
+
+  // Through the catalog's own calls (gRPC itself refuses such strings).
+  Model model;
+  model.set_display_name("Direct \xFF");
+  model.mutable_provenance()->set_source("test");
+  absl::StatusOr<Model> created = catalog_->Create<Model>("direct", model);
+  EXPECT_EQ(created.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(created.status().message().find("model.display_name"), std::string::npos)
+      << created.status();
+  model.set_display_name("Direct");
+  model.add_tasks("task \xC3");
+  EXPECT_EQ(catalog_->Create<Model>("direct", model).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  model.clear_tasks();
+  (*model.mutable_other_source_columns())["k\xFF"] = "v";
+  EXPECT_EQ(catalog_->Create<Model>("direct", model).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  model.clear_other_source_columns();
+  ASSERT_TRUE(catalog_->Create<Model>("direct", model).ok());
+  model.set_name("models/direct");
+  model.set_authors("\xE2\x82");
+  EXPECT_EQ(catalog_->Update<Model>(model, {"authors"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  // Everything stored reads back.
+  int after = 0;
+  ASSERT_TRUE(ListAllModels(*stub_, &after).ok());
+  EXPECT_EQ(after, before + 2);
+  std::string file;
+  EXPECT_TRUE(ExportAll(*stub_, v1::FILE_FORMAT_EPOCH_MODELS_CSV, &file).ok());
+  EXPECT_TRUE(ExportAll(*stub_, v1::FILE_FORMAT_CATALOG_JSON, &file).ok());
+  EXPECT_EQ(catalog_->unreadable_records(), 0);
+}
+
+TEST_P(ReliabilityTest, AnUnreadableRecordIsLeftOutOfListsAndCounted) {
+  int before = 0;
+  ASSERT_TRUE(ListAllModels(*stub_, &before).ok());
+  // Written around the catalog: a string that is not UTF-8, and bytes that
+  // are no message at all.
+  RecordWrite bad_string{
+      RecordKind::kModel, "aaa-bad-string", "Bad", {"bad"}, std::string("\x0a\x03\xFF\xFE\xFD", 5)};
+  RecordWrite garbage{RecordKind::kModel,
+                      "zzz-garbage",
+                      "Garbage",
+                      {"garbage"},
+                      std::string("\xFF\xFF\xFF\xFF", 4)};
+  ASSERT_TRUE(store_->Insert({bad_string, garbage}).ok());
+  int after = 0;
+  const grpc::Status listed = ListAllModels(*stub_, &after);
+  ASSERT_TRUE(listed.ok()) << listed.error_message();
+  EXPECT_EQ(after, before);
+  EXPECT_GE(catalog_->unreadable_records(), 2);
+  std::string file;
+  EXPECT_TRUE(ExportAll(*stub_, v1::FILE_FORMAT_EPOCH_MODELS_CSV, &file).ok());
+  EXPECT_TRUE(ExportAll(*stub_, v1::FILE_FORMAT_CATALOG_JSON, &file).ok());
+  v1::ListModelsRequest filtered;
+  filtered.set_filter("parameters > 0");
+  filtered.set_order_by("parameters desc");
+  grpc::ClientContext context;
+  v1::ListModelsResponse response;
+  EXPECT_TRUE(stub_->ListModels(&context, filtered, &response).ok());
+  // Asked for by name, the record itself is still an error (DATA_LOSS).
+  EXPECT_EQ(GetModelCode("models/zzz-garbage"), grpc::StatusCode::DATA_LOSS);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, ReliabilityTest,
                          ::testing::Values("sqlite", "sqlite_cached", "postgres"),
                          [](const auto& test_info) { return test_info.param; });
