@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "catalog-service/page_token.h"
 #include "catalog-service/record_codec.h"
@@ -35,6 +37,18 @@ absl::StatusOr<int64_t> ParseEtag(absl::string_view etag, absl::string_view fiel
     return InvalidFieldError(field, "is not an etag this service issued (read the record again)");
   }
   return revision;
+}
+
+// "architecture.num_layers": identifiers joined by single dots.
+bool IsFieldPath(absl::string_view path) {
+  if (path.empty()) return false;
+  for (absl::string_view part : absl::StrSplit(path, '.')) {
+    if (part.empty() || !(absl::ascii_islower(part[0]) || part[0] == '_')) return false;
+    for (char c : part) {
+      if (!absl::ascii_islower(c) && !absl::ascii_isdigit(c) && c != '_') return false;
+    }
+  }
+  return true;
 }
 
 template <typename Record>
@@ -228,6 +242,8 @@ absl::StatusOr<Record> Catalog::Create(absl::string_view id, Record record) {
                             "hyphens, starting with a letter (AIP-122)"));
   }
   record.set_name(ResourceName(collection, id));
+  // Fields this binary does not know would be stored unchecked and unbounded.
+  record.DiscardUnknownFields();
   FieldViolations violations;
   Traits<Record>::Validate(
       record, Traits<Record>::kKind == RecordKind::kModel ? "model" : "hardware", &violations);
@@ -241,9 +257,25 @@ absl::StatusOr<Record> Catalog::Create(absl::string_view id, Record record) {
 }
 
 template <typename Record>
-absl::StatusOr<Record> Catalog::UpdateOnce(const Record& input,
+absl::StatusOr<Record> Catalog::UpdateOnce(const Record& request,
                                            const std::vector<std::string>& mask_paths) {
   const std::string field = Traits<Record>::kKind == RecordKind::kModel ? "model" : "hardware";
+  // Fields this binary does not know would be stored unchecked and unbounded.
+  Record input = request;
+  input.DiscardUnknownFields();
+  {
+    FieldViolations violations;
+    for (size_t i = 0; i < mask_paths.size(); ++i) {
+      if (!IsFieldPath(mask_paths[i]) && !(mask_paths[i] == "*" && mask_paths.size() == 1)) {
+        violations.Add(
+            "update_mask",
+            absl::StrCat("paths[", i, "] \"", QuoteInput(mask_paths[i]),
+                         "\" is not a field path (names of lower-case letters, digits "
+                         "and underscores joined by dots; \"*\" alone for every field)"));
+      }
+    }
+    if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
+  }
   std::optional<std::string> id = ResourceIdFromName(input.name(), Traits<Record>::kCollection);
   if (!id.has_value()) {
     return InvalidFieldError(absl::StrCat(field, ".name"),
@@ -276,10 +308,11 @@ absl::StatusOr<Record> Catalog::UpdateOnce(const Record& input,
     for (const std::string& path : mask.paths()) {
       if (path == "name" || path == "etag" || path == "revision") {
         if (!mask_paths.empty()) {
-          violations.Add("update_mask", absl::StrCat("\"", path, "\" cannot be updated"));
+          violations.Add("update_mask",
+                         absl::StrCat("\"", QuoteInput(path), "\" cannot be updated"));
         }
       } else if (!FieldMaskUtil::GetFieldDescriptors(Record::descriptor(), path, nullptr)) {
-        violations.Add("update_mask", absl::StrCat("unknown field \"", path, "\""));
+        violations.Add("update_mask", absl::StrCat("unknown field \"", QuoteInput(path), "\""));
       }
     }
     if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -353,6 +354,194 @@ TEST_P(ReliabilityTest, AnUnreadableRecordIsLeftOutOfListsAndCounted) {
   EXPECT_TRUE(stub_->ListModels(&context, filtered, &response).ok());
   // Asked for by name, the record itself is still an error (DATA_LOSS).
   EXPECT_EQ(GetModelCode("models/zzz-garbage"), grpc::StatusCode::DATA_LOSS);
+}
+
+// ---------------------------------------------------------------------------
+// 4. Times, dates, enums, update masks and unknown fields are checked.
+
+// CreateModel over gRPC with `edit` applied to a valid model; the status.
+template <typename Edit>
+grpc::Status CreateEdited(v1::CatalogService::Stub& stub, const std::string& id, Edit edit) {
+  v1::CreateModelRequest request;
+  request.set_model_id(id);
+  request.mutable_model()->set_display_name("Model " + id);
+  request.mutable_model()->mutable_provenance()->set_source("test");
+  edit(*request.mutable_model());
+  grpc::ClientContext context;
+  common::v1::Model created;
+  return stub.CreateModel(&context, request, &created);
+}
+
+std::string FirstViolationField(const grpc::Status& status) {
+  google::rpc::BadRequest bad_request;
+  if (!testing::FindDetail(testing::DecodeDetails(status), &bad_request) ||
+      bad_request.field_violations_size() == 0) {
+    return "";
+  }
+  return bad_request.field_violations(0).field();
+}
+
+TEST_P(ReliabilityTest, TimesDatesAndEnumsOutOfTheirRangeAreRefusedNamingTheField) {
+  const int64_t revision = Revision();
+  struct Bad {
+    std::string what;
+    std::function<void(common::v1::Model&)> edit;
+    std::string field;
+  };
+  const std::vector<Bad> cases = {
+      {"seconds -2^62", [](auto& m) { m.mutable_last_modified_time()->set_seconds(-(1LL << 62)); },
+       "model.last_modified_time"},
+      {"year 10000", [](auto& m) { m.mutable_last_modified_time()->set_seconds(253402300800); },
+       "model.last_modified_time"},
+      {"before year 1", [](auto& m) { m.mutable_last_modified_time()->set_seconds(-62135596801); },
+       "model.last_modified_time"},
+      {"negative nanos", [](auto& m) { m.mutable_last_modified_time()->set_nanos(-1); },
+       "model.last_modified_time"},
+      {"a second of nanos", [](auto& m) { m.mutable_last_modified_time()->set_nanos(1000000000); },
+       "model.last_modified_time"},
+      {"2023-02-30",
+       [](auto& m) {
+         m.mutable_publication_date()->set_year(2023);
+         m.mutable_publication_date()->set_month(2);
+         m.mutable_publication_date()->set_day(30);
+       },
+       "model.publication_date"},
+      {"2023-04-31",
+       [](auto& m) {
+         m.mutable_publication_date()->set_year(2023);
+         m.mutable_publication_date()->set_month(4);
+         m.mutable_publication_date()->set_day(31);
+       },
+       "model.publication_date"},
+      {"2023-02-29 (not a leap year)",
+       [](auto& m) {
+         m.mutable_publication_date()->set_year(2023);
+         m.mutable_publication_date()->set_month(2);
+         m.mutable_publication_date()->set_day(29);
+       },
+       "model.publication_date"},
+      {"1900-02-29 (not a leap year)",
+       [](auto& m) {
+         m.mutable_publication_date()->set_year(1900);
+         m.mutable_publication_date()->set_month(2);
+         m.mutable_publication_date()->set_day(29);
+       },
+       "model.publication_date"},
+      {"an undeclared enum in a list",
+       [](auto& m) {
+         m.add_training_compute_estimation_methods(common::v1::EstimationMethod(1));
+         m.add_training_compute_estimation_methods(common::v1::EstimationMethod(777));
+       },
+       "model.training_compute_estimation_methods[1]"},
+  };
+  for (const Bad& bad : cases) {
+    const grpc::Status status = CreateEdited(*stub_, "bad-time", bad.edit);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << bad.what;
+    EXPECT_EQ(FirstViolationField(status), bad.field) << bad.what << ": " << status.error_message();
+  }
+  EXPECT_EQ(Revision(), revision);
+  // The ends of the ranges are accepted, and leap days of leap years.
+  EXPECT_TRUE(CreateEdited(*stub_, "good-time", [](auto& m) {
+                m.mutable_last_modified_time()->set_seconds(253402300799);
+                m.mutable_last_modified_time()->set_nanos(999999999);
+                m.mutable_publication_date()->set_year(2000);
+                m.mutable_publication_date()->set_month(2);
+                m.mutable_publication_date()->set_day(29);
+              }).ok());
+  std::string file;
+  EXPECT_TRUE(ExportAll(*stub_, v1::FILE_FORMAT_CATALOG_JSON, &file).ok());
+  EXPECT_TRUE(ExportAll(*stub_, v1::FILE_FORMAT_EPOCH_MODELS_CSV, &file).ok());
+
+  // The same through a CSV: each bad cell rejects its row, naming the column.
+  const std::string csv =
+      "Model,Publication date,Last modified\n"
+      "Csv Feb 30,2023-02-30,\n"
+      "Csv Apr 31,2023-04-31,\n"
+      "Csv Bad Time,2023-01-01,2023-01-01 25:61:61+99:99\n"
+      "Csv Hour 24,2023-01-01,2023-01-01 24:00:00\n"
+      "Csv Bad Zone,2023-01-01,2023-01-01 12:00:00+25:00\n"
+      "Csv Bad Day,2023-01-01,2023-02-29 12:00:00\n"
+      "Csv Good,2024-02-29,2024-02-29T23:59:59.5Z\n";
+  grpc::ClientContext context;
+  v1::ImportRecordsResponse response;
+  auto writer = stub_->ImportRecords(&context, &response);
+  v1::ImportRecordsRequest request;
+  request.mutable_options()->set_source_name("times.csv");
+  request.set_data(csv);
+  writer->Write(request);
+  writer->WritesDone();
+  ASSERT_TRUE(writer->Finish().ok());
+  EXPECT_EQ(response.report().created(), 1);
+  std::map<int64_t, std::string> columns;
+  for (const auto& rejection : response.report().rejections()) {
+    columns[rejection.row()] = rejection.column();
+  }
+  EXPECT_EQ(columns[1], "Publication date");
+  EXPECT_EQ(columns[2], "Publication date");
+  for (int row : {3, 4, 5, 6}) EXPECT_EQ(columns[row], "Last modified") << row;
+}
+
+TEST_P(ReliabilityTest, MalformedUpdateMaskPathsAreRefusedAndChangeNothing) {
+  absl::StatusOr<Model> current = catalog_->Get<Model>("megatron bert");
+  ASSERT_TRUE(current.ok());
+  const int64_t revision = Revision();
+  for (const std::string& path :
+       {std::string(""), std::string(" parameters"), std::string("parameters."),
+        std::string(".parameters"), std::string("architecture..num_layers"),
+        std::string("parameters,authors"), std::string("Parameters"), std::string("*.x")}) {
+    v1::UpdateModelRequest request;
+    request.mutable_model()->set_name(current->name());
+    request.mutable_model()->set_parameters(1);
+    request.mutable_update_mask()->add_paths(path);
+    grpc::ClientContext context;
+    common::v1::Model updated;
+    const grpc::Status status = stub_->UpdateModel(&context, request, &updated);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << "\"" << path << "\"";
+    EXPECT_EQ(FirstViolationField(status), "update_mask") << status.error_message();
+    EXPECT_NE(status.error_message().find("\"" + path + "\""), std::string::npos)
+        << status.error_message();
+  }
+  EXPECT_EQ(Revision(), revision);
+  EXPECT_EQ(catalog_->Get<Model>("megatron bert")->parameters(), current->parameters());
+}
+
+TEST_P(ReliabilityTest, UnknownFieldsAreNotStored) {
+  // A client built from a newer contract (or a hostile one) sends fields
+  // this catalog does not know: 1 MB of them, past every size check.
+  auto with_unknown = [](common::v1::Model* model) {
+    model->GetReflection()->MutableUnknownFields(model)->AddLengthDelimited(
+        9999, std::string(1 << 20, 'u'));
+  };
+  v1::CreateModelRequest create;
+  create.set_model_id("unknown-fields");
+  create.mutable_model()->set_display_name("Unknown Fields");
+  create.mutable_model()->mutable_provenance()->set_source("test");
+  with_unknown(create.mutable_model());
+  {
+    grpc::ClientContext context;
+    common::v1::Model created;
+    ASSERT_TRUE(stub_->CreateModel(&context, create, &created).ok());
+    EXPECT_LT(created.ByteSizeLong(), 1000u);
+  }
+  v1::UpdateModelRequest update;
+  update.mutable_model()->set_name("models/unknown-fields");
+  update.mutable_model()->set_parameters(5);
+  with_unknown(update.mutable_model());
+  for (const std::string& mask : {std::string("parameters"), std::string("*")}) {
+    update.mutable_update_mask()->clear_paths();
+    update.mutable_update_mask()->add_paths(mask);
+    if (mask == "*") {
+      update.mutable_model()->set_display_name("Unknown Fields");
+      update.mutable_model()->mutable_provenance()->set_source("test");
+    }
+    grpc::ClientContext context;
+    common::v1::Model updated;
+    ASSERT_TRUE(stub_->UpdateModel(&context, update, &updated).ok()) << mask;
+    EXPECT_LT(updated.ByteSizeLong(), 1000u) << mask;
+  }
+  absl::StatusOr<StoredRecord> stored = store_->Get(RecordKind::kModel, "unknown-fields");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_LT(stored->payload.size(), 1000u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, ReliabilityTest,
