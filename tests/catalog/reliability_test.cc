@@ -544,6 +544,43 @@ TEST_P(ReliabilityTest, UnknownFieldsAreNotStored) {
   EXPECT_LT(stored->payload.size(), 1000u);
 }
 
+// ---------------------------------------------------------------------------
+// 5. Page tokens carry any filter.
+
+TEST_P(ReliabilityTest, PageTokensWorkWithFiltersHoldingNewlines) {
+  for (const std::string& filter :
+       {std::string("parameters > 1000\nAND parameters < 1e13"),
+        std::string("parameters > 1000\r\nAND parameters < 1e13"),
+        std::string("\nparameters > 1000\n\nAND\r\nparameters < 1e13\r\n"),
+        std::string("parameters > 1000 AND display_name != \"a\\nb:3:\"")}) {
+    for (const std::string& order_by : {std::string(""), std::string("parameters desc")}) {
+      v1::ListModelsRequest request;
+      request.set_filter(filter);
+      request.set_order_by(order_by);
+      request.set_page_size(1000);
+      v1::ListModelsResponse all;
+      {
+        grpc::ClientContext context;
+        const grpc::Status status = stub_->ListModels(&context, request, &all);
+        ASSERT_TRUE(status.ok()) << status.error_message();
+      }
+      ASSERT_GT(all.models_size(), 6);
+      request.set_page_size(3);
+      std::vector<std::string> paged;
+      do {
+        grpc::ClientContext context;
+        v1::ListModelsResponse response;
+        const grpc::Status status = stub_->ListModels(&context, request, &response);
+        ASSERT_TRUE(status.ok()) << status.error_message() << " for " << filter;
+        for (const auto& model : response.models()) paged.push_back(model.name());
+        request.set_page_token(response.next_page_token());
+      } while (!request.page_token().empty());
+      ASSERT_EQ(paged.size(), static_cast<size_t>(all.models_size()));
+      for (int i = 0; i < all.models_size(); ++i) EXPECT_EQ(paged[i], all.models(i).name());
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, ReliabilityTest,
                          ::testing::Values("sqlite", "sqlite_cached", "postgres"),
                          [](const auto& test_info) { return test_info.param; });
