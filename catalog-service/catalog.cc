@@ -51,6 +51,16 @@ bool IsFieldPath(absl::string_view path) {
   return true;
 }
 
+// LookupKey as it was before it kept non-ASCII characters: ASCII letters
+// and digits only.
+std::string AsciiLookupKey(absl::string_view text) {
+  std::string key;
+  for (char c : text) {
+    if (absl::ascii_isalnum(c)) key.push_back(absl::ascii_tolower(c));
+  }
+  return key;
+}
+
 template <typename Record>
 absl::Status NotFound(absl::string_view name) {
   return ResourceNotFoundError(Traits<Record>::kTypeName, name);
@@ -89,8 +99,7 @@ absl::StatusOr<std::string> Catalog::ResolveId(absl::string_view name) {
                              "digits and hyphens (AIP-122)"));
   }
   // Not a resource name: a display name or alias, ignoring case and punctuation.
-  absl::StatusOr<std::vector<std::string>> ids =
-      store_->FindIdsByLookupKey(Traits<Record>::kKind, LookupKey(name));
+  absl::StatusOr<std::vector<std::string>> ids = FindIdsByName<Record>(name);
   if (!ids.ok()) return ids.status();
   if (ids->empty()) return NotFound<Record>(name);
   if (ids->size() > 1) {
@@ -106,6 +115,50 @@ absl::StatusOr<std::string> Catalog::ResolveId(absl::string_view name) {
                       "AMBIGUOUS_NAME");
   }
   return ids->front();
+}
+
+template <typename Record>
+absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName(absl::string_view name) {
+  constexpr RecordKind kind = Traits<Record>::kKind;
+  const std::string key = LookupKey(name);
+  // No record is named so (their names are UTF-8), and PostgreSQL refuses such text.
+  if (InvalidUtf8Offset(key) != absl::string_view::npos) return std::vector<std::string>{};
+  absl::StatusOr<std::vector<std::string>> found = store_->FindIdsByLookupKey(kind, key);
+  if (!found.ok()) return found.status();
+  std::vector<std::string> candidates = *std::move(found);
+  // Records written before lookup keys kept non-ASCII characters are stored
+  // under their ASCII-only key ("悟道 2.0" under "20"): found by it too, then
+  // checked below against their key of today.
+  const std::string legacy = AsciiLookupKey(name);
+  if (legacy != key) {
+    absl::StatusOr<std::vector<std::string>> more = store_->FindIdsByLookupKey(kind, legacy);
+    if (!more.ok()) return more.status();
+    candidates.insert(candidates.end(), more->begin(), more->end());
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  }
+  std::vector<std::string> ids;
+  for (const std::string& id : candidates) {
+    absl::StatusOr<StoredRecord> stored = store_->Get(kind, id);
+    if (absl::IsNotFound(stored.status())) continue;
+    if (!stored.ok()) return stored.status();
+    absl::StatusOr<Record> record = FromStored<Record>(*stored);
+    if (!record.ok()) continue;
+    // A name of no letter or digit ("???") matches only itself, exactly.
+    bool matches = false;
+    if (key.empty()) {
+      matches = record->display_name() == name;
+      if constexpr (std::is_same_v<Record, Hardware>) {
+        for (const std::string& alias : record->aliases()) matches = matches || alias == name;
+      }
+    } else {
+      for (const std::string& own : Traits<Record>::LookupKeys(*record)) {
+        matches = matches || own == key;
+      }
+    }
+    if (matches) ids.push_back(id);
+  }
+  return ids;
 }
 
 template <typename Record>
@@ -504,6 +557,9 @@ absl::StatusOr<bool> Catalog::LoadIfEmpty(const v1::Dataset& dataset) {
 }
 
 // The two kinds of record.
+template absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName<Model>(absl::string_view);
+template absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName<Hardware>(
+    absl::string_view);
 template absl::StatusOr<Model> Catalog::Get<Model>(absl::string_view);
 template absl::StatusOr<Hardware> Catalog::Get<Hardware>(absl::string_view);
 template absl::StatusOr<Page<Model>> Catalog::BatchGet<Model>(const std::vector<std::string>&);

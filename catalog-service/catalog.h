@@ -119,6 +119,11 @@ class Catalog {
  private:
   template <typename Record>
   absl::StatusOr<std::string> ResolveId(absl::string_view name);
+  // Ids of the records whose display name (or alias) has the lookup key of
+  // `name`, in id order; a name without letters or digits matches only
+  // itself.
+  template <typename Record>
+  absl::StatusOr<std::vector<std::string>> FindIdsByName(absl::string_view name);
   // The one record among `ids` whose display name (or alias) is exactly
   // `name`; nullopt when none or several are.
   template <typename Record>

@@ -164,8 +164,7 @@ std::string Catalog::HardwareRef(absl::string_view hardware_name, ImportRun* run
   auto cached = run->hardware_refs.find(hardware_name);
   if (cached != run->hardware_refs.end()) return cached->second;
   std::string ref;
-  absl::StatusOr<std::vector<std::string>> ids =
-      store_->FindIdsByLookupKey(RecordKind::kHardware, LookupKey(hardware_name));
+  absl::StatusOr<std::vector<std::string>> ids = FindIdsByName<Hardware>(hardware_name);
   if (ids.ok() && !ids->empty()) {
     // Several records can share a key ignoring punctuation; the one named
     // exactly so wins, else the first.
@@ -244,8 +243,7 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
     // Records created otherwise (the shipped dataset, by hand) are found by
     // name: the one with exactly this display name, else, for hardware, the
     // only record with this alias or name ignoring case and punctuation.
-    absl::StatusOr<std::vector<std::string>> ids =
-        store_->FindIdsByLookupKey(kind, LookupKey(name));
+    absl::StatusOr<std::vector<std::string>> ids = FindIdsByName<Record>(name);
     if (!ids.ok()) return ids.status();
     std::vector<Record> candidates;
     for (const std::string& id : *ids) {

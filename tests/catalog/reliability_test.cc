@@ -581,6 +581,61 @@ TEST_P(ReliabilityTest, PageTokensWorkWithFiltersHoldingNewlines) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// 6. Names are looked up with their non-ASCII characters.
+
+TEST_P(ReliabilityTest, NameLookupKeepsNonAsciiCharacters) {
+  for (const auto& [id, name] : std::vector<std::pair<std::string, std::string>>{
+           {"wudao-2", "悟道 2.0"}, {"m-question-marks", "???"}, {"m-hangul", "한국어 모델"}}) {
+    Model model;
+    model.set_display_name(name);
+    model.mutable_provenance()->set_source("test");
+    ASSERT_TRUE(catalog_->Create<Model>(id, model).ok()) << name;
+  }
+  // Written around the catalog as a catalog of before this fix wrote them:
+  // under their ASCII-only key.
+  RecordWrite legacy{RecordKind::kModel, "legacy-wudao", "悟道 3.0", {"30"}, ""};
+  Model legacy_model;
+  legacy_model.set_name("models/legacy-wudao");
+  legacy_model.set_display_name("悟道 3.0");
+  legacy_model.mutable_provenance()->set_source("test");
+  legacy.payload = legacy_model.SerializeAsString();
+  ASSERT_TRUE(store_->Insert({legacy}).ok());
+
+  EXPECT_EQ(GetModelCode("日本語"), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(GetModelCode("中文"), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(GetModelCode("2.0"), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(GetModelCode("3.0"), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(GetModelCode("!!!"), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(GetModelCode("모델"), grpc::StatusCode::NOT_FOUND);
+  auto name_of = [&](const std::string& asked) {
+    absl::StatusOr<Model> model = catalog_->Get<Model>(asked);
+    return model.ok() ? model->name() : model.status().ToString();
+  };
+  EXPECT_EQ(name_of("悟道 2.0"), "models/wudao-2");
+  EXPECT_EQ(name_of("悟道-2.0"), "models/wudao-2");
+  EXPECT_EQ(name_of("悟道 3.0"), "models/legacy-wudao");
+  EXPECT_EQ(name_of("???"), "models/m-question-marks");
+  EXPECT_EQ(name_of("한국어 모델"), "models/m-hangul");
+  EXPECT_EQ(name_of("한국어모델"), "models/m-hangul");
+
+  // An import row is matched the same way: "日本語" is a new record, not "???".
+  const std::string csv = "Model,Parameters\n日本語,7\n2.0,8\n";
+  grpc::ClientContext context;
+  v1::ImportRecordsResponse response;
+  auto writer = stub_->ImportRecords(&context, &response);
+  v1::ImportRecordsRequest request;
+  request.mutable_options()->set_source_name("names.csv");
+  request.set_data(csv);
+  writer->Write(request);
+  writer->WritesDone();
+  ASSERT_TRUE(writer->Finish().ok());
+  EXPECT_EQ(response.report().created(), 2);
+  EXPECT_EQ(catalog_->Get<Model>("???")->parameters(), 0);
+  EXPECT_EQ(catalog_->Get<Model>("悟道 2.0")->parameters(), 0);
+  EXPECT_EQ(catalog_->Get<Model>("日本語")->parameters(), 7);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, ReliabilityTest,
                          ::testing::Values("sqlite", "sqlite_cached", "postgres"),
                          [](const auto& test_info) { return test_info.param; });
