@@ -1,15 +1,20 @@
 // Defects of the adversarial review (issue 16), each a class of inputs, over
 // gRPC in process on each store: imports whose client cancels, ...
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <future>
 #include <map>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "catalog-service/dataset.h"
 #include "catalog-service/service.h"
+#include "common/server/grpc_metrics.h"
 #include "tests/catalog/catalog_on_store.h"
 #include "tests/testing/grpc_testing.h"
 
@@ -639,6 +644,77 @@ TEST_P(ReliabilityTest, NameLookupKeepsNonAsciiCharacters) {
 INSTANTIATE_TEST_SUITE_P(Stores, ReliabilityTest,
                          ::testing::Values("sqlite", "sqlite_cached", "postgres"),
                          [](const auto& test_info) { return test_info.param; });
+
+// ---------------------------------------------------------------------------
+// 7. Callers cannot grow the metrics: unknown methods share one label set.
+
+// Calls `method` with an empty message; the status.
+grpc::Status CallGeneric(const std::shared_ptr<grpc::Channel>& channel, const std::string& method) {
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext context;
+  grpc::Slice empty("", 0);
+  grpc::ByteBuffer request(&empty, 1);
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                 [&done](grpc::Status status) { done.set_value(std::move(status)); });
+  return done.get_future().get();
+}
+
+// Series of the grpc_server_* families in the exposition.
+int ServerSeries(const std::string& exposition) {
+  int series = 0;
+  for (absl::string_view line : absl::StrSplit(exposition, '\n')) {
+    if (absl::StartsWith(line, "grpc_server_")) ++series;
+  }
+  return series;
+}
+
+TEST(GrpcMetricsTest, UnknownMethodsShareOneLabelSet) {
+  auto store = SqliteStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  Catalog catalog(*std::move(store));
+  CatalogServiceImpl service(&catalog);
+  prometheus::Registry registry;
+  GrpcMetrics metrics(registry, "server");
+  metrics.RegisterService(*google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+      v1::CatalogService::service_full_name()));
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&service);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> factories;
+  factories.push_back(metrics.ServerInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(factories));
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  std::shared_ptr<grpc::Channel> channel = server->InProcessChannel({});
+
+  ASSERT_TRUE(CallGeneric(channel, "/modelatlas.catalog.v1.CatalogService/GetCatalogInfo").ok());
+  const std::string known = testing::Render(registry);
+  const int before = ServerSeries(known);
+  EXPECT_EQ(
+      testing::SeriesValue(known, "grpc_server_started_total", {"grpc_method=\"GetCatalogInfo\""}),
+      1);
+  // Made-up services, methods of the real service that do not exist, and
+  // names that are not method paths at all.
+  std::vector<std::string> methods;
+  for (int i = 0; i < 20; ++i) {
+    methods.push_back(absl::StrCat("/attacker.Service", i, "/Method", i));
+    methods.push_back(absl::StrCat("/modelatlas.catalog.v1.CatalogService/NoSuch", i));
+    methods.push_back(absl::StrCat("/x", i));
+  }
+  for (const std::string& method : methods) {
+    EXPECT_EQ(CallGeneric(channel, method).error_code(), grpc::StatusCode::UNIMPLEMENTED) << method;
+  }
+  const std::string after = testing::Render(registry);
+  // One label set for all of them: 3 counters + 17 codes + the histogram's
+  // buckets, sum and count, once.
+  EXPECT_LE(ServerSeries(after) - before, 3 + 17 + 20);
+  EXPECT_EQ(testing::SeriesValue(after, "grpc_server_started_total",
+                                 {"grpc_service=\"unknown\"", "grpc_method=\"unknown\""}),
+            static_cast<double>(methods.size()));
+  EXPECT_EQ(after.find("attacker"), std::string::npos);
+  EXPECT_EQ(after.find("NoSuch"), std::string::npos);
+  server->Shutdown(testing::DeadlineFromNow(1000));
+}
 
 }  // namespace
 }  // namespace modelatlas::catalog
