@@ -94,7 +94,7 @@ absl::StatusOr<std::string> Catalog::ResolveId(absl::string_view name) {
   if (id.has_value()) return *id;
   if (absl::StartsWith(name, absl::StrCat(collection, "/"))) {
     return InvalidFieldError(
-        "name", absl::StrCat("\"", name,
+        "name", absl::StrCat("\"", QuoteInput(name),
                              "\" is not a valid resource name: the id must be lower-case letters, "
                              "digits and hyphens (AIP-122)"));
   }
@@ -109,9 +109,9 @@ absl::StatusOr<std::string> Catalog::ResolveId(absl::string_view name) {
     if (exact.has_value()) return *exact;
     std::vector<std::string> names;
     for (const std::string& candidate : *ids) names.push_back(ResourceName(collection, candidate));
-    return WithReason(absl::FailedPreconditionError(absl::StrCat(
-                          "\"", name, "\" matches several records: ", absl::StrJoin(names, ", "),
-                          "; ask by resource name")),
+    return WithReason(absl::FailedPreconditionError(
+                          absl::StrCat("\"", QuoteInput(name), "\" matches several records: ",
+                                       absl::StrJoin(names, ", "), "; ask by resource name")),
                       "AMBIGUOUS_NAME");
   }
   return ids->front();
@@ -290,7 +290,7 @@ absl::StatusOr<Record> Catalog::Create(absl::string_view id, Record record) {
     const std::string field =
         absl::StrCat(Traits<Record>::kKind == RecordKind::kModel ? "model" : "hardware", "_id");
     return InvalidFieldError(
-        field, absl::StrCat("\"", id,
+        field, absl::StrCat("\"", QuoteInput(id),
                             "\" is not a valid id: 1 to 63 lower-case letters, digits and "
                             "hyphens, starting with a letter (AIP-122)"));
   }
@@ -333,7 +333,7 @@ absl::StatusOr<Record> Catalog::UpdateOnce(const Record& request,
   if (!id.has_value()) {
     return InvalidFieldError(absl::StrCat(field, ".name"),
                              absl::StrCat("must be a resource name \"", Traits<Record>::kCollection,
-                                          "/{id}\", got \"", input.name(), "\""));
+                                          "/{id}\", got \"", QuoteInput(input.name()), "\""));
   }
   absl::StatusOr<int64_t> expected = ParseEtag(input.etag(), absl::StrCat(field, ".etag"));
   if (!expected.ok()) return expected.status();
@@ -413,7 +413,7 @@ absl::StatusOr<int64_t> Catalog::Delete(absl::string_view name, absl::string_vie
   if (!id.has_value()) {
     return InvalidFieldError("name",
                              absl::StrCat("must be a resource name \"", Traits<Record>::kCollection,
-                                          "/{id}\", got \"", name, "\""));
+                                          "/{id}\", got \"", QuoteInput(name), "\""));
   }
   absl::StatusOr<int64_t> expected = ParseEtag(etag, "etag");
   if (!expected.ok()) return expected.status();

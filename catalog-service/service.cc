@@ -453,6 +453,24 @@ grpc::ServerWriteReactor<v1::WatchResponse>* CatalogServiceImpl::Watch(Context* 
   if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
     return new RefusedStream<grpc::ServerWriteReactor<v1::WatchResponse>>(denied);
   }
+  if (r->start_revision() < 0) {
+    return new RefusedStream<grpc::ServerWriteReactor<v1::WatchResponse>>(InvalidFieldError(
+        "start_revision", absl::StrCat("must not be negative, got ", r->start_revision())));
+  }
+  // A revision the catalog has not reached would be waited for silently (and
+  // changes up to it skipped): the caller holds a revision of another catalog.
+  absl::StatusOr<v1::CatalogInfo> info = catalog_->Info();
+  if (!info.ok()) {
+    return new RefusedStream<grpc::ServerWriteReactor<v1::WatchResponse>>(info.status());
+  }
+  if (r->start_revision() > info->revision()) {
+    return new RefusedStream<grpc::ServerWriteReactor<v1::WatchResponse>>(
+        WithReason(absl::OutOfRangeError(absl::StrCat(
+                       "start_revision ", r->start_revision(), " is past the catalog's revision ",
+                       info->revision(),
+                       " (a revision of another catalog?); watch from at most the current one")),
+                   "REVISION_IN_THE_FUTURE"));
+  }
   return new WatchReactor(catalog_, r->start_revision(), watch_poll_interval_);
 }
 

@@ -221,7 +221,7 @@ void CheckCommon(absl::string_view name, absl::string_view collection,
                     absl::StrCat("must be \"", collection,
                                  "/{id}\" with an id of lower-case letters, digits and hyphens "
                                  "(AIP-122), got \"",
-                                 name, "\""));
+                                 QuoteInput(name), "\""));
   }
   if (display_name.empty()) violations->Add(Join(prefix, "display_name"), "must not be empty");
   if (provenance.source().empty()) {

@@ -109,8 +109,8 @@ absl::Status InvalidFieldError(absl::string_view field, absl::string_view descri
 
 absl::Status ResourceNotFoundError(absl::string_view resource_type,
                                    absl::string_view resource_name) {
-  absl::Status status =
-      absl::NotFoundError(absl::StrCat(resource_type, " \"", resource_name, "\" not found"));
+  absl::Status status = absl::NotFoundError(
+      absl::StrCat(resource_type, " \"", QuoteInput(resource_name), "\" not found"));
   status.SetPayload(kResourceUrl, absl::Cord(absl::StrCat(Sanitize(resource_type), "\t",
                                                           Sanitize(resource_name))));
   return WithReason(std::move(status), "RESOURCE_NOT_FOUND");

@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <functional>
 #include <future>
 #include <map>
@@ -15,6 +16,8 @@
 #include "catalog-service/dataset.h"
 #include "catalog-service/service.h"
 #include "common/server/grpc_metrics.h"
+#include "common/server/security.h"
+#include "common/server/server.h"
 #include "tests/catalog/catalog_on_store.h"
 #include "tests/testing/grpc_testing.h"
 
@@ -714,6 +717,220 @@ TEST(GrpcMetricsTest, UnknownMethodsShareOneLabelSet) {
   EXPECT_EQ(after.find("attacker"), std::string::npos);
   EXPECT_EQ(after.find("NoSuch"), std::string::npos);
   server->Shutdown(testing::DeadlineFromNow(1000));
+}
+
+// ---------------------------------------------------------------------------
+// 8. Smaller ones.
+
+TEST_P(ReliabilityTest, WatchFromARevisionNotYetReachedIsOutOfRange) {
+  const int64_t revision = Revision();
+  for (int64_t start : {revision + 1, revision + 1000, int64_t{1} << 62}) {
+    grpc::ClientContext context;
+    context.set_deadline(testing::DeadlineFromNow(5000));
+    v1::WatchRequest request;
+    request.set_start_revision(start);
+    auto reader = stub_->Watch(&context, request);
+    v1::WatchResponse message;
+    EXPECT_FALSE(reader->Read(&message)) << start;
+    const grpc::Status status = reader->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::OUT_OF_RANGE) << start;
+  }
+  {
+    grpc::ClientContext context;
+    v1::WatchRequest request;
+    request.set_start_revision(-1);
+    auto reader = stub_->Watch(&context, request);
+    v1::WatchResponse message;
+    EXPECT_FALSE(reader->Read(&message));
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  grpc::ClientContext context;
+  v1::WatchRequest request;
+  request.set_start_revision(revision);
+  auto reader = stub_->Watch(&context, request);
+  v1::WatchResponse message;
+  ASSERT_TRUE(reader->Read(&message));
+  EXPECT_EQ(message.revision(), revision);
+  context.TryCancel();
+  while (reader->Read(&message)) {
+  }
+  reader->Finish().IgnoreError();
+}
+
+TEST(BearerTokenTest, TheSchemeIsCaseInsensitive) {
+  const std::string tokens = ::testing::TempDir() + "/reliability_tokens";
+  std::ofstream(tokens) << "writer-token-abc writer ci-bot\n";
+  auto authorizer = Authorizer::FromFiles(tokens, "", false);
+  ASSERT_TRUE(authorizer.ok()) << authorizer.status();
+  auto store = SqliteStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  Catalog catalog(*std::move(store));
+  CatalogServiceImpl service(&catalog, absl::Milliseconds(200), nullptr, authorizer->get());
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  auto stub = v1::CatalogService::NewStub(server->InProcessChannel({}));
+  int created = 0;
+  for (const std::string& header :
+       {std::string("Bearer writer-token-abc"), std::string("bearer writer-token-abc"),
+        std::string("BEARER writer-token-abc"), std::string("BeArEr  writer-token-abc")}) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", header);
+    v1::CreateModelRequest request;
+    request.set_model_id(absl::StrCat("bearer-", created));
+    request.mutable_model()->set_display_name(absl::StrCat("Bearer ", created));
+    request.mutable_model()->mutable_provenance()->set_source("test");
+    common::v1::Model model;
+    const grpc::Status status = stub->CreateModel(&context, request, &model);
+    EXPECT_TRUE(status.ok()) << header << ": " << status.error_message();
+    if (status.ok()) ++created;
+  }
+  for (const std::string& header :
+       {std::string("Basic writer-token-abc"), std::string("Bearerwriter-token-abc"),
+        std::string("bearer writer-token-abd")}) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", header);
+    v1::CreateModelRequest request;
+    request.set_model_id("refused");
+    request.mutable_model()->set_display_name("Refused");
+    request.mutable_model()->mutable_provenance()->set_source("test");
+    common::v1::Model model;
+    EXPECT_EQ(stub->CreateModel(&context, request, &model).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED)
+        << header;
+  }
+  server->Shutdown(testing::DeadlineFromNow(1000));
+}
+
+TEST(LoadSheddingTest, TheMessageCountsTheCallsInFlightNotTheRefusedOne) {
+  auto store = SqliteStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  Catalog catalog(*std::move(store));
+  ServerRunner runner(ServerOptions{.program = "catalog-service",
+                                    .grpc_address = "127.0.0.1:0",
+                                    .metrics_address = "127.0.0.1:0",
+                                    .max_concurrent_calls = 2});
+  CatalogServiceImpl service(&catalog, absl::Milliseconds(200), nullptr, nullptr,
+                             runner.call_limiter());
+  runner.AddService(&service, v1::CatalogService::service_full_name());
+  ASSERT_TRUE(runner.Start().ok());
+  auto stub = v1::CatalogService::NewStub(grpc::CreateChannel(
+      absl::StrCat("127.0.0.1:", runner.grpc_port()), grpc::InsecureChannelCredentials()));
+  // Two Watch streams stay in flight.
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<v1::WatchResponse>>> readers;
+  for (int i = 0; i < 2; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    v1::WatchRequest request;
+    request.set_start_revision(0);
+    readers.push_back(stub->Watch(contexts.back().get(), request));
+    v1::WatchResponse first;
+    ASSERT_TRUE(readers.back()->Read(&first));
+  }
+  grpc::ClientContext context;
+  v1::CatalogInfo info;
+  const grpc::Status status = stub->GetCatalogInfo(&context, {}, &info);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(status.error_message().find("2 calls in flight, limit 2"), std::string::npos)
+      << status.error_message();
+  for (size_t i = 0; i < readers.size(); ++i) {
+    contexts[i]->TryCancel();
+    v1::WatchResponse ignored;
+    while (readers[i]->Read(&ignored)) {
+    }
+    readers[i]->Finish().IgnoreError();
+  }
+  runner.Shutdown();
+}
+
+TEST(DiskFullTest, AFullStoreIsRetryableAndWritesNothing) {
+  // Capped at its size when opened: the next page it needs is refused, as
+  // on a full disk.
+  auto store = SqliteStore::Open(":memory:", 1);
+  ASSERT_TRUE(store.ok()) << store.status();
+  Catalog catalog(*std::move(store));
+  const int64_t revision = catalog.Info()->revision();
+  Model model;
+  model.set_display_name("Too Big");
+  model.set_abstract(std::string(60000, 'a'));
+  model.mutable_provenance()->set_source("test");
+  absl::StatusOr<Model> created = catalog.Create<Model>("too-big", model);
+  EXPECT_EQ(created.status().code(), absl::StatusCode::kResourceExhausted) << created.status();
+  std::string csv = "Model,Abstract\n";
+  for (int i = 0; i < 50; ++i) absl::StrAppend(&csv, "Row ", i, ",", std::string(5000, 'b'), "\n");
+  for (bool atomic : {true, false}) {
+    absl::StatusOr<ParsedFile> file = ParseImportFile(csv, v1::FILE_FORMAT_UNSPECIFIED, "x.csv");
+    ASSERT_TRUE(file.ok());
+    v1::ImportOptions options;
+    options.set_atomic(atomic);
+    EXPECT_EQ(catalog.Import(*file, options).status().code(), absl::StatusCode::kResourceExhausted);
+  }
+  EXPECT_EQ(catalog.Info()->revision(), revision);
+  EXPECT_TRUE(catalog.ListAll<Model>("").ok());
+}
+
+TEST(LongInputTest, ErrorsQuoteABoundedPrefixAndKeepTheirCode) {
+  auto store = SqliteStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  Catalog catalog(*std::move(store));
+  CatalogServiceImpl service(&catalog);
+  ServerRunner runner(ServerOptions{.program = "catalog-service",
+                                    .grpc_address = "127.0.0.1:0",
+                                    .metrics_address = "127.0.0.1:0"});
+  runner.AddService(&service, v1::CatalogService::service_full_name());
+  ASSERT_TRUE(runner.Start().ok());
+  auto stub = v1::CatalogService::NewStub(grpc::CreateChannel(
+      absl::StrCat("127.0.0.1:", runner.grpc_port()), grpc::InsecureChannelCredentials()));
+  for (size_t length : {size_t{20000}, size_t{200000}}) {
+    const std::string long_name(length, 'x');
+    auto check = [&](const grpc::Status& status, grpc::StatusCode code, const char* what) {
+      EXPECT_EQ(status.error_code(), code) << what << ": " << status.error_message().size();
+      EXPECT_LE(status.error_message().size(), 1100u) << what;
+      EXPECT_LE(status.error_details().size(), 2000u) << what;
+    };
+    {
+      grpc::ClientContext context;
+      v1::CreateModelRequest request;
+      request.set_model_id(long_name);
+      request.mutable_model()->set_display_name("Long");
+      request.mutable_model()->mutable_provenance()->set_source("test");
+      common::v1::Model model;
+      check(stub->CreateModel(&context, request, &model), grpc::StatusCode::INVALID_ARGUMENT,
+            "create");
+    }
+    {
+      grpc::ClientContext context;
+      v1::GetModelRequest request;
+      request.set_name(long_name);
+      common::v1::Model model;
+      check(stub->GetModel(&context, request, &model), grpc::StatusCode::NOT_FOUND, "get");
+    }
+    {
+      grpc::ClientContext context;
+      v1::GetModelRequest request;
+      request.set_name("models/" + long_name);
+      common::v1::Model model;
+      check(stub->GetModel(&context, request, &model), grpc::StatusCode::INVALID_ARGUMENT,
+            "get by resource name");
+    }
+    {
+      grpc::ClientContext context;
+      v1::DeleteModelRequest request;
+      request.set_name(long_name);
+      google::protobuf::Empty empty;
+      check(stub->DeleteModel(&context, request, &empty), grpc::StatusCode::INVALID_ARGUMENT,
+            "delete");
+    }
+    {
+      grpc::ClientContext context;
+      v1::UpdateModelRequest request;
+      request.mutable_model()->set_name(long_name);
+      common::v1::Model model;
+      check(stub->UpdateModel(&context, request, &model), grpc::StatusCode::INVALID_ARGUMENT,
+            "update");
+    }
+  }
+  runner.Shutdown();
 }
 
 }  // namespace
