@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "catalog-service/dataset.h"
+#include "catalog-service/import/import_file.h"
 #include "catalog-service/service.h"
 #include "common/server/grpc_metrics.h"
 #include "common/server/security.h"
@@ -931,6 +932,40 @@ TEST(LongInputTest, ErrorsQuoteABoundedPrefixAndKeepTheirCode) {
     }
   }
   runner.Shutdown();
+}
+
+// ---------------------------------------------------------------------------
+// 9. Slow inputs are refused before they cost.
+
+TEST(DeepJsonTest, ImportsRefuseJsonNestedPastAHundredLevels) {
+  auto nested = [](int depth, const std::string& open, const std::string& close) {
+    std::string json;
+    for (int i = 0; i < depth; ++i) json += open;
+    json += "1";
+    for (int i = 0; i < depth; ++i) json += close;
+    return json;
+  };
+  const std::vector<std::pair<std::string, v1::FileFormat>> files = {
+      {nested(20000, "[", "]"), v1::FILE_FORMAT_UNSPECIFIED},
+      {nested(20000, "[", "]"), v1::FILE_FORMAT_CATALOG_JSON},
+      {nested(101, "{\"a\":", "}"), v1::FILE_FORMAT_HF_CONFIG_JSON},
+      {"  \n" + nested(5000, "{\"x\": [", "]}"), v1::FILE_FORMAT_GPU_POOR_JSON},
+      {"{\"models\": " + nested(150, "[", "]") + "}", v1::FILE_FORMAT_CATALOG_JSON},
+  };
+  for (const auto& [json, format] : files) {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<ParsedFile> file = ParseImportFile(json, format, "deep.json");
+    EXPECT_EQ(file.status().code(), absl::StatusCode::kInvalidArgument) << json.substr(0, 40);
+    EXPECT_NE(file.status().message().find("100 levels"), std::string::npos) << file.status();
+    EXPECT_LT(absl::Now() - start, absl::Milliseconds(200));
+  }
+  // Brackets inside strings do not count, and 100 levels are allowed.
+  const std::string quoted = "{\"models\": [{\"display_name\": \"" + std::string(500, '[') +
+                             "\", \"provenance\": {\"source\": \"t\"}}]}";
+  EXPECT_TRUE(ParseImportFile(quoted, v1::FILE_FORMAT_CATALOG_JSON, "q.json").ok());
+  absl::StatusOr<ParsedFile> hundred =
+      ParseImportFile(nested(100, "[", "]"), v1::FILE_FORMAT_CATALOG_JSON, "h.json");
+  EXPECT_EQ(hundred.status().message().find("100 levels"), std::string::npos) << hundred.status();
 }
 
 }  // namespace
