@@ -248,6 +248,11 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
     absl::StatusOr<std::vector<StoredRecord>> stored =
         store_->List(Traits<Record>::kKind, after, batch);
     if (!stored.ok()) return stored.status();
+    // A scan of the whole catalog (a filter matching little, an order_by)
+    // can be long: it stops when nobody waits for it any more.
+    if (query.abandoned && query.abandoned()) {
+      return absl::CancelledError("the caller cancelled the list or its deadline passed");
+    }
     for (const StoredRecord& one : *stored) {
       absl::StatusOr<Record> record = FromStored<Record>(one);
       if (!record.ok()) {

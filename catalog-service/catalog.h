@@ -41,6 +41,9 @@ struct ListQuery {
   std::string page_token;
   std::string filter;
   std::string order_by;
+  // Optional: true once the caller has gone (cancelled, or past its
+  // deadline); a List scanning many records then stops with CANCELLED.
+  std::function<bool()> abandoned;
 };
 
 class Catalog {

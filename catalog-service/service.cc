@@ -59,8 +59,9 @@ absl::StatusOr<Response> ToListResponse(absl::StatusOr<Page<Record>> page, Add a
 }
 
 template <typename Request>
-ListQuery QueryOf(const Request& request) {
-  return ListQuery{request.page_size(), request.page_token(), request.filter(), request.order_by()};
+ListQuery QueryOf(const Request& request, grpc::CallbackServerContext* context) {
+  return ListQuery{request.page_size(), request.page_token(), request.filter(), request.order_by(),
+                   [context] { return context->IsCancelled(); }};
 }
 
 std::vector<std::string> Paths(const google::protobuf::FieldMask& mask) {
@@ -358,7 +359,7 @@ Unary* CatalogServiceImpl::ListModels(Context* c, const v1::ListModelsRequest* r
   }
   return Reply(c,
                ToListResponse<Model, v1::ListModelsResponse>(
-                   catalog_->List<Model>(QueryOf(*r)),
+                   catalog_->List<Model>(QueryOf(*r, c)),
                    [](v1::ListModelsResponse& p) { return p.add_models(); }),
                out);
 }
@@ -411,7 +412,7 @@ Unary* CatalogServiceImpl::ListHardware(Context* c, const v1::ListHardwareReques
   }
   return Reply(c,
                ToListResponse<Hardware, v1::ListHardwareResponse>(
-                   catalog_->List<Hardware>(QueryOf(*r)),
+                   catalog_->List<Hardware>(QueryOf(*r, c)),
                    [](v1::ListHardwareResponse& p) { return p.add_hardware(); }),
                out);
 }
