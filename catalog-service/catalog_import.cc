@@ -239,10 +239,13 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
     if (!existing.ok()) return existing.status();
     if (existing->has_value() && (*existing)->display_name() == name) return existing;
   }
-  if (occurrence == 1) {
+  {
     // Records created otherwise (the shipped dataset, by hand) are found by
-    // name: the one with exactly this display name, else, for hardware, the
-    // only record with this alias or name ignoring case and punctuation.
+    // name: the first not yet claimed by an earlier row with exactly this
+    // display name (so the second of two records sharing a name, exported
+    // and imported back, is found by the second row), else, for the first
+    // row of a name, for hardware, the only record with this alias or name
+    // ignoring case and punctuation.
     absl::StatusOr<std::vector<std::string>> ids = FindIdsByName<Record>(name);
     if (!ids.ok()) return ids.status();
     std::vector<Record> candidates;
@@ -254,8 +257,9 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
       if ((*existing)->display_name() == name) return existing;
       candidates.push_back(**std::move(existing));
     }
-    if (kind == RecordKind::kHardware && candidates.size() == 1)
+    if (occurrence == 1 && kind == RecordKind::kHardware && candidates.size() == 1) {
       return std::optional(candidates[0]);
+    }
   }
   for (const std::string& id : {first, second}) {
     if (claimed.contains(id)) continue;

@@ -1019,5 +1019,41 @@ TEST_P(ReliabilityTest, AListWhoseCallerHasGoneStops) {
   EXPECT_TRUE(catalog_->List<Model>(query).ok());
 }
 
+TEST_P(ReliabilityTest, EpochCsvExportsImportBackWithoutDuplicates) {
+  // Records that share a display name (created by hand under their own ids)
+  // and one whose id is not its name's.
+  for (const std::string id : {"twin-a", "twin-b", "other-id"}) {
+    Hardware hardware;
+    hardware.set_display_name(id == "other-id" ? "Lonely Chip" : "Twin Chip");
+    hardware.mutable_provenance()->set_source("test");
+    ASSERT_TRUE(catalog_->Create<Hardware>(id, hardware).ok());
+    Model model;
+    model.set_display_name(id == "other-id" ? "Lonely Model" : "Twin Model");
+    model.mutable_provenance()->set_source("test");
+    ASSERT_TRUE(catalog_->Create<Model>(id, model).ok());
+  }
+  for (v1::FileFormat format :
+       {v1::FILE_FORMAT_EPOCH_HARDWARE_CSV, v1::FILE_FORMAT_EPOCH_MODELS_CSV}) {
+    absl::StatusOr<v1::CatalogInfo> before = catalog_->Info();
+    ASSERT_TRUE(before.ok());
+    std::string file;
+    ASSERT_TRUE(ExportAll(*stub_, format, &file).ok());
+    grpc::ClientContext context;
+    v1::ImportRecordsResponse response;
+    auto writer = stub_->ImportRecords(&context, &response);
+    v1::ImportRecordsRequest request;
+    request.mutable_options()->set_source_name("export.csv");
+    request.set_data(file);
+    writer->Write(request);
+    writer->WritesDone();
+    const grpc::Status status = writer->Finish();
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    absl::StatusOr<v1::CatalogInfo> after = catalog_->Info();
+    EXPECT_EQ(after->hardware_count(), before->hardware_count()) << v1::FileFormat_Name(format);
+    EXPECT_EQ(after->model_count(), before->model_count()) << v1::FileFormat_Name(format);
+    EXPECT_EQ(response.report().created(), 0) << response.report().DebugString().substr(0, 2000);
+  }
+}
+
 }  // namespace
 }  // namespace modelatlas::catalog
