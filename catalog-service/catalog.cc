@@ -3,15 +3,18 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "catalog-service/page_token.h"
 #include "catalog-service/record_codec.h"
 #include "catalog-service/validation.h"
 #include "common/query/filter.h"
+#include "common/server/logging.h"
 #include "common/status/errors.h"
 #include "common/status/resource_names.h"
 #include "google/protobuf/field_mask.pb.h"
@@ -36,6 +39,28 @@ absl::StatusOr<int64_t> ParseEtag(absl::string_view etag, absl::string_view fiel
   return revision;
 }
 
+// "architecture.num_layers": identifiers joined by single dots.
+bool IsFieldPath(absl::string_view path) {
+  if (path.empty()) return false;
+  for (absl::string_view part : absl::StrSplit(path, '.')) {
+    if (part.empty() || !(absl::ascii_islower(part[0]) || part[0] == '_')) return false;
+    for (char c : part) {
+      if (!absl::ascii_islower(c) && !absl::ascii_isdigit(c) && c != '_') return false;
+    }
+  }
+  return true;
+}
+
+// LookupKey as it was before it kept non-ASCII characters: ASCII letters
+// and digits only.
+std::string AsciiLookupKey(absl::string_view text) {
+  std::string key;
+  for (char c : text) {
+    if (absl::ascii_isalnum(c)) key.push_back(absl::ascii_tolower(c));
+  }
+  return key;
+}
+
 template <typename Record>
 absl::Status NotFound(absl::string_view name) {
   return ResourceNotFoundError(Traits<Record>::kTypeName, name);
@@ -48,6 +73,12 @@ std::string QueryFingerprint(absl::string_view collection, const ListQuery& quer
 }  // namespace
 
 Catalog::Catalog(std::unique_ptr<CatalogStore> store) : store_(std::move(store)) {}
+
+void Catalog::ReportUnreadable(RecordKind kind, absl::string_view id, const absl::Status& status) {
+  unreadable_records_.fetch_add(1, std::memory_order_relaxed);
+  MA_LOG_ERROR("%s \"%s\" is left out of a list: %s", RecordKindName(kind), ValidUtf8(id),
+               status.ToString());
+}
 
 void Catalog::NotifyWrite() {
   absl::MutexLock lock(&write_mutex_);
@@ -63,13 +94,12 @@ absl::StatusOr<std::string> Catalog::ResolveId(absl::string_view name) {
   if (id.has_value()) return *id;
   if (absl::StartsWith(name, absl::StrCat(collection, "/"))) {
     return InvalidFieldError(
-        "name", absl::StrCat("\"", name,
+        "name", absl::StrCat("\"", QuoteInput(name),
                              "\" is not a valid resource name: the id must be lower-case letters, "
                              "digits and hyphens (AIP-122)"));
   }
   // Not a resource name: a display name or alias, ignoring case and punctuation.
-  absl::StatusOr<std::vector<std::string>> ids =
-      store_->FindIdsByLookupKey(Traits<Record>::kKind, LookupKey(name));
+  absl::StatusOr<std::vector<std::string>> ids = FindIdsByName<Record>(name);
   if (!ids.ok()) return ids.status();
   if (ids->empty()) return NotFound<Record>(name);
   if (ids->size() > 1) {
@@ -79,12 +109,56 @@ absl::StatusOr<std::string> Catalog::ResolveId(absl::string_view name) {
     if (exact.has_value()) return *exact;
     std::vector<std::string> names;
     for (const std::string& candidate : *ids) names.push_back(ResourceName(collection, candidate));
-    return WithReason(absl::FailedPreconditionError(absl::StrCat(
-                          "\"", name, "\" matches several records: ", absl::StrJoin(names, ", "),
-                          "; ask by resource name")),
+    return WithReason(absl::FailedPreconditionError(
+                          absl::StrCat("\"", QuoteInput(name), "\" matches several records: ",
+                                       absl::StrJoin(names, ", "), "; ask by resource name")),
                       "AMBIGUOUS_NAME");
   }
   return ids->front();
+}
+
+template <typename Record>
+absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName(absl::string_view name) {
+  constexpr RecordKind kind = Traits<Record>::kKind;
+  const std::string key = LookupKey(name);
+  // No record is named so (their names are UTF-8), and PostgreSQL refuses such text.
+  if (InvalidUtf8Offset(key) != absl::string_view::npos) return std::vector<std::string>{};
+  absl::StatusOr<std::vector<std::string>> found = store_->FindIdsByLookupKey(kind, key);
+  if (!found.ok()) return found.status();
+  std::vector<std::string> candidates = *std::move(found);
+  // Records written before lookup keys kept non-ASCII characters are stored
+  // under their ASCII-only key ("悟道 2.0" under "20"): found by it too, then
+  // checked below against their key of today.
+  const std::string legacy = AsciiLookupKey(name);
+  if (legacy != key) {
+    absl::StatusOr<std::vector<std::string>> more = store_->FindIdsByLookupKey(kind, legacy);
+    if (!more.ok()) return more.status();
+    candidates.insert(candidates.end(), more->begin(), more->end());
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  }
+  std::vector<std::string> ids;
+  for (const std::string& id : candidates) {
+    absl::StatusOr<StoredRecord> stored = store_->Get(kind, id);
+    if (absl::IsNotFound(stored.status())) continue;
+    if (!stored.ok()) return stored.status();
+    absl::StatusOr<Record> record = FromStored<Record>(*stored);
+    if (!record.ok()) continue;
+    // A name of no letter or digit ("???") matches only itself, exactly.
+    bool matches = false;
+    if (key.empty()) {
+      matches = record->display_name() == name;
+      if constexpr (std::is_same_v<Record, Hardware>) {
+        for (const std::string& alias : record->aliases()) matches = matches || alias == name;
+      }
+    } else {
+      for (const std::string& own : Traits<Record>::LookupKeys(*record)) {
+        matches = matches || own == key;
+      }
+    }
+    if (matches) ids.push_back(id);
+  }
+  return ids;
 }
 
 template <typename Record>
@@ -174,9 +248,19 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
     absl::StatusOr<std::vector<StoredRecord>> stored =
         store_->List(Traits<Record>::kKind, after, batch);
     if (!stored.ok()) return stored.status();
+    // A scan of the whole catalog (a filter matching little, an order_by)
+    // can be long: it stops when nobody waits for it any more.
+    if (query.abandoned && query.abandoned()) {
+      return absl::CancelledError("the caller cancelled the list or its deadline passed");
+    }
     for (const StoredRecord& one : *stored) {
       absl::StatusOr<Record> record = FromStored<Record>(one);
-      if (!record.ok()) return record.status();
+      if (!record.ok()) {
+        // One bad record must not take every page (and export, and the
+        // estimator's load) down with it: the rest is served.
+        ReportUnreadable(Traits<Record>::kKind, one.id, record.status());
+        continue;
+      }
       if (filter->Matches(*record)) matches.push_back(*std::move(record));
       if (!ordered && static_cast<int>(matches.size()) > *size) break;
     }
@@ -211,11 +295,13 @@ absl::StatusOr<Record> Catalog::Create(absl::string_view id, Record record) {
     const std::string field =
         absl::StrCat(Traits<Record>::kKind == RecordKind::kModel ? "model" : "hardware", "_id");
     return InvalidFieldError(
-        field, absl::StrCat("\"", id,
+        field, absl::StrCat("\"", QuoteInput(id),
                             "\" is not a valid id: 1 to 63 lower-case letters, digits and "
                             "hyphens, starting with a letter (AIP-122)"));
   }
   record.set_name(ResourceName(collection, id));
+  // Fields this binary does not know would be stored unchecked and unbounded.
+  record.DiscardUnknownFields();
   FieldViolations violations;
   Traits<Record>::Validate(
       record, Traits<Record>::kKind == RecordKind::kModel ? "model" : "hardware", &violations);
@@ -229,14 +315,30 @@ absl::StatusOr<Record> Catalog::Create(absl::string_view id, Record record) {
 }
 
 template <typename Record>
-absl::StatusOr<Record> Catalog::UpdateOnce(const Record& input,
+absl::StatusOr<Record> Catalog::UpdateOnce(const Record& request,
                                            const std::vector<std::string>& mask_paths) {
   const std::string field = Traits<Record>::kKind == RecordKind::kModel ? "model" : "hardware";
+  // Fields this binary does not know would be stored unchecked and unbounded.
+  Record input = request;
+  input.DiscardUnknownFields();
+  {
+    FieldViolations violations;
+    for (size_t i = 0; i < mask_paths.size(); ++i) {
+      if (!IsFieldPath(mask_paths[i]) && !(mask_paths[i] == "*" && mask_paths.size() == 1)) {
+        violations.Add(
+            "update_mask",
+            absl::StrCat("paths[", i, "] \"", QuoteInput(mask_paths[i]),
+                         "\" is not a field path (names of lower-case letters, digits "
+                         "and underscores joined by dots; \"*\" alone for every field)"));
+      }
+    }
+    if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
+  }
   std::optional<std::string> id = ResourceIdFromName(input.name(), Traits<Record>::kCollection);
   if (!id.has_value()) {
     return InvalidFieldError(absl::StrCat(field, ".name"),
                              absl::StrCat("must be a resource name \"", Traits<Record>::kCollection,
-                                          "/{id}\", got \"", input.name(), "\""));
+                                          "/{id}\", got \"", QuoteInput(input.name()), "\""));
   }
   absl::StatusOr<int64_t> expected = ParseEtag(input.etag(), absl::StrCat(field, ".etag"));
   if (!expected.ok()) return expected.status();
@@ -264,10 +366,11 @@ absl::StatusOr<Record> Catalog::UpdateOnce(const Record& input,
     for (const std::string& path : mask.paths()) {
       if (path == "name" || path == "etag" || path == "revision") {
         if (!mask_paths.empty()) {
-          violations.Add("update_mask", absl::StrCat("\"", path, "\" cannot be updated"));
+          violations.Add("update_mask",
+                         absl::StrCat("\"", QuoteInput(path), "\" cannot be updated"));
         }
       } else if (!FieldMaskUtil::GetFieldDescriptors(Record::descriptor(), path, nullptr)) {
-        violations.Add("update_mask", absl::StrCat("unknown field \"", path, "\""));
+        violations.Add("update_mask", absl::StrCat("unknown field \"", QuoteInput(path), "\""));
       }
     }
     if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
@@ -315,7 +418,7 @@ absl::StatusOr<int64_t> Catalog::Delete(absl::string_view name, absl::string_vie
   if (!id.has_value()) {
     return InvalidFieldError("name",
                              absl::StrCat("must be a resource name \"", Traits<Record>::kCollection,
-                                          "/{id}\", got \"", name, "\""));
+                                          "/{id}\", got \"", QuoteInput(name), "\""));
   }
   absl::StatusOr<int64_t> expected = ParseEtag(etag, "etag");
   if (!expected.ok()) return expected.status();
@@ -345,18 +448,38 @@ absl::StatusOr<v1::CatalogInfo> Catalog::Info() {
 absl::StatusOr<v1::WatchResponse> Catalog::WaitForChanges(int64_t after_revision, int limit,
                                                           absl::Duration timeout,
                                                           absl::Duration poll_interval) {
+  ChangePosition position{after_revision};
+  return WaitForChangesAfter(&position, limit, timeout, poll_interval);
+}
+
+absl::StatusOr<v1::WatchResponse> Catalog::WaitForChangesAfter(ChangePosition* position, int limit,
+                                                               absl::Duration timeout,
+                                                               absl::Duration poll_interval) {
   const absl::Time deadline = absl::Now() + timeout;
+  limit = std::max(limit, 1);
   while (true) {
     int64_t writes_seen = 0;
     {
       absl::MutexLock lock(&write_mutex_);
       writes_seen = writes_;
     }
-    absl::StatusOr<std::vector<Change>> changes = store_->ChangesSince(after_revision, limit);
+    // Read before the changes: every change up to it is then in the log, so
+    // an empty page means nothing happened between the position and it.
+    absl::StatusOr<int64_t> current = store_->Revision();
+    if (!current.ok()) return current.status();
+    // One more than asked: tells whether the last revision returned is whole.
+    absl::StatusOr<std::vector<Change>> changes = store_->ChangesAfter(*position, limit + 1);
     if (!changes.ok()) return changes.status();
     if (!changes->empty() || absl::Now() >= deadline) {
+      // The revision of the first change after this page, 0 when none.
+      int64_t next_revision = 0;
+      if (static_cast<int>(changes->size()) > limit) {
+        next_revision = (*changes)[limit].revision;
+        changes->resize(limit);
+      }
+      // The last revision wholly delivered before this message.
+      const int64_t completed = position->id.empty() ? position->revision : position->revision - 1;
       v1::WatchResponse response;
-      response.set_revision(after_revision);
       for (const Change& change : *changes) {
         auto* out = response.add_changes();
         out->set_revision(change.revision);
@@ -376,12 +499,20 @@ absl::StatusOr<v1::WatchResponse> Catalog::WaitForChanges(int64_t after_revision
             if (record.ok()) *out->mutable_hardware() = *std::move(record);
           }
         }
-        response.set_revision(change.revision);
       }
       if (changes->empty()) {
-        absl::StatusOr<int64_t> revision = store_->Revision();
-        if (!revision.ok()) return revision.status();
-        response.set_revision(std::max(after_revision, *revision));
+        *position = ChangePosition{std::max(completed, *current)};
+        response.set_revision(position->revision);
+      } else {
+        const Change& last = changes->back();
+        // Cut inside a revision when the change after the page shares it.
+        if (next_revision == last.revision) {
+          *position = PositionAfter(last);
+          response.set_revision(std::max(completed, last.revision - 1));
+        } else {
+          *position = ChangePosition{last.revision};
+          response.set_revision(last.revision);
+        }
       }
       return response;
     }
@@ -431,6 +562,9 @@ absl::StatusOr<bool> Catalog::LoadIfEmpty(const v1::Dataset& dataset) {
 }
 
 // The two kinds of record.
+template absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName<Model>(absl::string_view);
+template absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName<Hardware>(
+    absl::string_view);
 template absl::StatusOr<Model> Catalog::Get<Model>(absl::string_view);
 template absl::StatusOr<Hardware> Catalog::Get<Hardware>(absl::string_view);
 template absl::StatusOr<Page<Model>> Catalog::BatchGet<Model>(const std::vector<std::string>&);

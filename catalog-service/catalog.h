@@ -6,7 +6,9 @@
 // Record is common::v1::Model or common::v1::Hardware.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +41,9 @@ struct ListQuery {
   std::string page_token;
   std::string filter;
   std::string order_by;
+  // Optional: true once the caller has gone (cancelled, or past its
+  // deadline); a List scanning many records then stops with CANCELLED.
+  std::function<bool()> abandoned;
 };
 
 class Catalog {
@@ -71,6 +76,10 @@ class Catalog {
 
   absl::StatusOr<v1::CatalogInfo> Info();
 
+  // Stored records a List left out because they could not be read (each is
+  // logged); the rest of the list is served.
+  int64_t unreadable_records() const { return unreadable_records_.load(std::memory_order_relaxed); }
+
   // Changes committed after `after_revision` (up to `limit`), with the
   // records as they are now. Waits up to `timeout` for one to appear:
   // writes through this Catalog wake it at once, writes by other replicas
@@ -78,6 +87,14 @@ class Catalog {
   absl::StatusOr<v1::WatchResponse> WaitForChanges(int64_t after_revision, int limit,
                                                    absl::Duration timeout,
                                                    absl::Duration poll_interval);
+  // The same from `*position`, which it moves past the changes returned: a
+  // feed read through one position gets every change exactly once, even
+  // when one revision holds more than `limit`. The response's revision is
+  // the last one it completes (a revision cut by `limit` is not reported
+  // until its last change is).
+  absl::StatusOr<v1::WatchResponse> WaitForChangesAfter(ChangePosition* position, int limit,
+                                                        absl::Duration timeout,
+                                                        absl::Duration poll_interval);
 
   // Validates every record, then writes them all in one transaction (one
   // revision) or none. INVALID_ARGUMENT lists every bad field.
@@ -93,7 +110,11 @@ class Catalog {
   // to hardware records. A row that fails validation is rejected with its
   // column; the others are written in batches, or, with options.atomic, all
   // in one transaction or none. options.dry_run writes nothing.
-  absl::StatusOr<v1::ImportReport> Import(const ParsedFile& file, const v1::ImportOptions& options);
+  // `abandoned` (optional) is asked just before the first write: when it
+  // answers true (the caller went away) nothing is written and the import
+  // is CANCELLED.
+  absl::StatusOr<v1::ImportReport> Import(const ParsedFile& file, const v1::ImportOptions& options,
+                                          const std::function<bool()>& abandoned = nullptr);
   // Every record matching `filter` (AIP-160), in id order.
   template <typename Record>
   absl::StatusOr<std::vector<Record>> ListAll(const std::string& filter);
@@ -101,6 +122,11 @@ class Catalog {
  private:
   template <typename Record>
   absl::StatusOr<std::string> ResolveId(absl::string_view name);
+  // Ids of the records whose display name (or alias) has the lookup key of
+  // `name`, in id order; a name without letters or digits matches only
+  // itself.
+  template <typename Record>
+  absl::StatusOr<std::vector<std::string>> FindIdsByName(absl::string_view name);
   // The one record among `ids` whose display name (or alias) is exactly
   // `name`; nullopt when none or several are.
   template <typename Record>
@@ -110,6 +136,7 @@ class Catalog {
   absl::StatusOr<Record> UpdateOnce(const Record& record,
                                     const std::vector<std::string>& mask_paths);
   void NotifyWrite();
+  void ReportUnreadable(RecordKind kind, absl::string_view id, const absl::Status& status);
 
   struct ImportRun;
   template <typename Record>
@@ -125,6 +152,7 @@ class Catalog {
   absl::Status CommitImport(ImportRun* run);
 
   std::unique_ptr<CatalogStore> store_;
+  std::atomic<int64_t> unreadable_records_{0};
   absl::Mutex write_mutex_;
   absl::CondVar write_signal_;
   int64_t writes_ ABSL_GUARDED_BY(write_mutex_) = 0;

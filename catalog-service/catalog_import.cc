@@ -10,9 +10,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "catalog-service/catalog.h"
 #include "catalog-service/import/columns.h"
 #include "catalog-service/record_codec.h"
+#include "catalog-service/validation.h"
 #include "google/protobuf/field_mask.pb.h"
 #include "google/protobuf/util/field_mask_util.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -111,6 +113,10 @@ std::string ColumnOfField(absl::string_view path, v1::FileFormat format) {
       format == v1::FILE_FORMAT_EPOCH_MODELS_CSV     ? &EpochModelColumns()
       : format == v1::FILE_FORMAT_EPOCH_HARDWARE_CSV ? &EpochHardwareColumns()
                                                      : nullptr;
+  // A column the file has and the catalog has no field for: other_source_columns["Notes"].
+  if (absl::ConsumePrefix(&path, "other_source_columns[\"") && absl::ConsumeSuffix(&path, "\"]")) {
+    return std::string(path);
+  }
   if (columns != nullptr) {
     for (const Column& column : *columns) {
       if (absl::StartsWith(path, column.field)) return std::string(column.header);
@@ -125,6 +131,7 @@ std::string ColumnOfField(absl::string_view path, v1::FileFormat format) {
 struct Catalog::ImportRun {
   const ParsedFile& file;
   const v1::ImportOptions& options;
+  const std::function<bool()>& abandoned;
   v1::ImportReport report;
   // Ids taken by rows of this file, by kind, so two rows never share a record.
   absl::flat_hash_set<std::string> claimed[2];
@@ -157,8 +164,7 @@ std::string Catalog::HardwareRef(absl::string_view hardware_name, ImportRun* run
   auto cached = run->hardware_refs.find(hardware_name);
   if (cached != run->hardware_refs.end()) return cached->second;
   std::string ref;
-  absl::StatusOr<std::vector<std::string>> ids =
-      store_->FindIdsByLookupKey(RecordKind::kHardware, LookupKey(hardware_name));
+  absl::StatusOr<std::vector<std::string>> ids = FindIdsByName<Hardware>(hardware_name);
   if (ids.ok() && !ids->empty()) {
     // Several records can share a key ignoring punctuation; the one named
     // exactly so wins, else the first.
@@ -233,12 +239,14 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
     if (!existing.ok()) return existing.status();
     if (existing->has_value() && (*existing)->display_name() == name) return existing;
   }
-  if (occurrence == 1) {
+  {
     // Records created otherwise (the shipped dataset, by hand) are found by
-    // name: the one with exactly this display name, else, for hardware, the
-    // only record with this alias or name ignoring case and punctuation.
-    absl::StatusOr<std::vector<std::string>> ids =
-        store_->FindIdsByLookupKey(kind, LookupKey(name));
+    // name: the first not yet claimed by an earlier row with exactly this
+    // display name (so the second of two records sharing a name, exported
+    // and imported back, is found by the second row), else, for the first
+    // row of a name, for hardware, the only record with this alias or name
+    // ignoring case and punctuation.
+    absl::StatusOr<std::vector<std::string>> ids = FindIdsByName<Record>(name);
     if (!ids.ok()) return ids.status();
     std::vector<Record> candidates;
     for (const std::string& id : *ids) {
@@ -249,8 +257,9 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
       if ((*existing)->display_name() == name) return existing;
       candidates.push_back(**std::move(existing));
     }
-    if (kind == RecordKind::kHardware && candidates.size() == 1)
+    if (occurrence == 1 && kind == RecordKind::kHardware && candidates.size() == 1) {
       return std::optional(candidates[0]);
+    }
   }
   for (const std::string& id : {first, second}) {
     if (claimed.contains(id)) continue;
@@ -376,8 +385,15 @@ absl::Status Catalog::CommitImport(ImportRun* run) {
     for (size_t i = begin; i < end; ++i) writes.push_back(run->planned[pending[i]].write);
     return writes;
   };
+  if (pending.empty() || (run->options.atomic() && !run->rejected_rows.empty())) {
+    return absl::OkStatus();
+  }
+  // The last moment to give up with nothing written.
+  if (run->abandoned && run->abandoned()) {
+    return absl::CancelledError(
+        "the client cancelled the import before it was committed; nothing was written");
+  }
   if (run->options.atomic()) {
-    if (!run->rejected_rows.empty() || pending.empty()) return absl::OkStatus();
     absl::StatusOr<int64_t> revision = store_->Write(batch_of(0, pending.size()));
     if (!revision.ok()) return revision.status();
     NotifyWrite();
@@ -422,8 +438,9 @@ absl::Status Catalog::CommitImport(ImportRun* run) {
 }
 
 absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
-                                                 const v1::ImportOptions& options) {
-  ImportRun run{file, options};
+                                                 const v1::ImportOptions& options,
+                                                 const std::function<bool()>& abandoned) {
+  ImportRun run{file, options, abandoned};
   run.report.set_format(file.format);
   run.report.set_rows_read(file.rows_read);
   run.report.set_dry_run(options.dry_run());
@@ -502,6 +519,8 @@ absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
   absl::StatusOr<int64_t> revision = store_->Revision();
   if (!revision.ok()) return revision.status();
   run.report.set_revision(*revision);
+  // Rejections quote what the file held, which may not be UTF-8.
+  ReplaceInvalidUtf8(&run.report);
   return run.report;
 }
 

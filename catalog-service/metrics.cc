@@ -52,8 +52,10 @@ class InstrumentedStore : public CatalogStore {
                                  int64_t expected_revision) override {
     return Timed("delete", [&] { return store_->Delete(kind, id, expected_revision); });
   }
-  absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) override {
-    return Timed("changes_since", [&] { return store_->ChangesSince(after_revision, limit); });
+  absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after,
+                                                   int limit) override {
+    // The operation keeps its name of the dashboards.
+    return Timed("changes_since", [&] { return store_->ChangesAfter(after, limit); });
   }
 
  private:
@@ -143,6 +145,11 @@ void ImportMetrics::Record(const v1::ImportReport& report) {
 std::shared_ptr<prometheus::Collectable> CatalogStateCollectable(Catalog* catalog) {
   return ScrapeTimeCollectable([catalog] {
     std::vector<prometheus::MetricFamily> families;
+    families.push_back(SampleFamily(
+        "modelatlas_catalog_unreadable_records_total",
+        "Stored records a list left out because they could not be read (each is logged).",
+        {{{}, static_cast<double>(catalog->unreadable_records())}},
+        prometheus::MetricType::Counter));
     absl::StatusOr<v1::CatalogInfo> info = catalog->Info();
     if (!info.ok()) return families;  // the store errors metric tells why
     families.push_back(

@@ -2,34 +2,64 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/status/errors.h"
 
 namespace modelatlas::catalog {
 namespace {
-constexpr absl::string_view kTokenVersion = "v1";
+
+// v2: every field length-prefixed ("<bytes>:<field>"), so a field may hold
+// any byte (a filter with newlines or CRLF); v1 joined them with '\n'.
+constexpr absl::string_view kTokenVersion = "v2";
+
+void AppendField(absl::string_view field, std::string* out) {
+  absl::StrAppend(out, field.size(), ":", field);
+}
+
+// Reads one field written by AppendField from the front of `in`.
+bool ReadField(absl::string_view* in, std::string* field) {
+  const size_t colon = in->find(':');
+  if (colon == absl::string_view::npos || colon == 0 || colon > 10) return false;
+  size_t size = 0;
+  for (char c : in->substr(0, colon)) {
+    if (c < '0' || c > '9') return false;
+    size = size * 10 + static_cast<size_t>(c - '0');
+  }
+  in->remove_prefix(colon + 1);
+  if (size > in->size()) return false;
+  field->assign(in->data(), size);
+  in->remove_prefix(size);
+  return true;
+}
+
+absl::Status NotOurs() {
+  return InvalidFieldError("page_token", "not a page token issued by this service");
+}
+
 }  // namespace
 
 std::string EncodePageToken(const PageCursor& cursor) {
-  return absl::WebSafeBase64Escape(
-      absl::StrCat(kTokenVersion, "\n", cursor.query, "\n", cursor.after_id));
+  std::string raw(kTokenVersion);
+  AppendField(cursor.query, &raw);
+  AppendField(cursor.after_id, &raw);
+  return absl::WebSafeBase64Escape(raw);
 }
 
 absl::StatusOr<PageCursor> DecodePageToken(absl::string_view token, absl::string_view query) {
   std::string raw;
-  if (!absl::WebSafeBase64Unescape(token, &raw)) {
-    return InvalidFieldError("page_token", "not a page token issued by this service");
+  if (!absl::WebSafeBase64Unescape(token, &raw)) return NotOurs();
+  absl::string_view in = raw;
+  if (!absl::ConsumePrefix(&in, kTokenVersion)) return NotOurs();
+  PageCursor cursor;
+  if (!ReadField(&in, &cursor.query) || !ReadField(&in, &cursor.after_id) || !in.empty()) {
+    return NotOurs();
   }
-  std::vector<std::string> parts = absl::StrSplit(raw, absl::MaxSplits('\n', 2));
-  if (parts.size() != 3 || parts[0] != kTokenVersion) {
-    return InvalidFieldError("page_token", "not a page token issued by this service");
-  }
-  if (parts[1] != query) {
+  if (cursor.query != query) {
     return InvalidFieldError("page_token",
                              "the token was issued for a different query; request the first page "
                              "again with the new parameters");
   }
-  return PageCursor{parts[2], parts[1]};
+  return cursor;
 }
 
 absl::StatusOr<int> EffectivePageSize(int requested, int default_size, int max_size) {

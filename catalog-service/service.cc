@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <atomic>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -58,8 +59,9 @@ absl::StatusOr<Response> ToListResponse(absl::StatusOr<Page<Record>> page, Add a
 }
 
 template <typename Request>
-ListQuery QueryOf(const Request& request) {
-  return ListQuery{request.page_size(), request.page_token(), request.filter(), request.order_by()};
+ListQuery QueryOf(const Request& request, grpc::CallbackServerContext* context) {
+  return ListQuery{request.page_size(), request.page_token(), request.filter(), request.order_by(),
+                   [context] { return context->IsCancelled(); }};
 }
 
 std::vector<std::string> Paths(const google::protobuf::FieldMask& mask) {
@@ -77,7 +79,7 @@ absl::StatusOr<google::protobuf::Empty> Deleted(absl::StatusOr<int64_t> revision
 class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
  public:
   WatchReactor(Catalog* catalog, int64_t start_revision, absl::Duration poll_interval)
-      : catalog_(catalog), revision_(start_revision), poll_interval_(poll_interval) {
+      : catalog_(catalog), position_{start_revision}, poll_interval_(poll_interval) {
     std::thread([this] { Run(); }).detach();
   }
 
@@ -101,16 +103,15 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
         if (cancelled_ || write_failed_) break;
       }
       // The first message goes out at once, so the watcher learns the revision.
-      absl::StatusOr<v1::WatchResponse> next =
-          catalog_->WaitForChanges(revision_, kMaxChangesPerMessage,
-                                   first ? absl::ZeroDuration() : absl::Seconds(1), poll_interval_);
+      absl::StatusOr<v1::WatchResponse> next = catalog_->WaitForChangesAfter(
+          &position_, kMaxChangesPerMessage, first ? absl::ZeroDuration() : absl::Seconds(1),
+          poll_interval_);
       if (!next.ok()) {
         Finish(ToGrpcStatus(next.status()));
         return;
       }
       if (!first && next->changes_size() == 0) continue;
       first = false;
-      revision_ = next->revision();
       message_ = *std::move(next);
       absl::MutexLock lock(&mutex_);
       writing_ = true;
@@ -124,7 +125,8 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
 
   static constexpr int kMaxChangesPerMessage = 500;
   Catalog* catalog_;
-  int64_t revision_;
+  // Where the feed is: inside a revision when a message ended within one.
+  ChangePosition position_;
   absl::Duration poll_interval_;
   v1::WatchResponse message_;
   absl::Mutex mutex_;
@@ -135,16 +137,31 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
 
 // Receives a file in chunks, then imports it on a worker thread (parsing
 // and writing thousands of rows must not hold a gRPC callback thread).
+//
+// A read that fails means either that the client half-closed the stream
+// (the whole file is here) or that the call was cancelled (the client
+// cancelled, died or its deadline passed: the file may be cut anywhere).
+// Only the first may be imported, so the call's cancellation is checked when
+// the reads end, before parsing, and once more just before the first write.
 class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
  public:
-  ImportReactor(Catalog* catalog, v1::ImportRecordsResponse* response,
-                CatalogServiceImpl::ImportObserver on_import)
-      : catalog_(catalog), response_(response), on_import_(std::move(on_import)) {
+  ImportReactor(grpc::CallbackServerContext* context, Catalog* catalog,
+                v1::ImportRecordsResponse* response, CatalogServiceImpl::ImportObserver on_import)
+      : context_(context),
+        catalog_(catalog),
+        response_(response),
+        on_import_(std::move(on_import)) {
     StartRead(&request_);
   }
 
+  void OnCancel() override { cancelled_.store(true); }
+
   void OnReadDone(bool ok) override {
-    if (!ok) {  // the client has sent the whole file
+    if (!ok) {  // the client half-closed the stream, or the call was cancelled
+      if (Abandoned()) {
+        Finish(CancelledStatus());
+        return;
+      }
       std::thread([this] { Finish(ToGrpcStatus(Run())); }).detach();
       return;
     }
@@ -157,6 +174,13 @@ class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
   void OnDone() override { delete this; }
 
  private:
+  bool Abandoned() const { return cancelled_.load() || context_->IsCancelled(); }
+  static grpc::Status CancelledStatus() {
+    return grpc::Status(grpc::StatusCode::CANCELLED,
+                        "the import was cancelled before the client finished sending the file; "
+                        "nothing was written");
+  }
+
   absl::Status Accept() {
     if (messages_++ == 0) {
       if (!request_.has_options()) {
@@ -186,19 +210,23 @@ class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
 
   absl::Status Import() {
     if (messages_ == 0) return InvalidFieldError("options", "the stream carried no message");
+    if (Abandoned()) return absl::CancelledError(CancelledStatus().error_message());
     absl::StatusOr<ParsedFile> file =
         ParseImportFile(data_, options_.format(), options_.source_name());
     if (!file.ok()) return file.status();
-    absl::StatusOr<v1::ImportReport> report = catalog_->Import(*file, options_);
+    absl::StatusOr<v1::ImportReport> report =
+        catalog_->Import(*file, options_, [this] { return Abandoned(); });
     if (!report.ok()) return report.status();
     if (on_import_) on_import_(*report);
     *response_->mutable_report() = *std::move(report);
     return absl::OkStatus();
   }
 
+  grpc::CallbackServerContext* context_;
   Catalog* catalog_;
   v1::ImportRecordsResponse* response_;
   CatalogServiceImpl::ImportObserver on_import_;
+  std::atomic<bool> cancelled_{false};
   v1::ImportRecordsRequest request_;
   v1::ImportOptions options_;
   std::string data_;
@@ -331,7 +359,7 @@ Unary* CatalogServiceImpl::ListModels(Context* c, const v1::ListModelsRequest* r
   }
   return Reply(c,
                ToListResponse<Model, v1::ListModelsResponse>(
-                   catalog_->List<Model>(QueryOf(*r)),
+                   catalog_->List<Model>(QueryOf(*r, c)),
                    [](v1::ListModelsResponse& p) { return p.add_models(); }),
                out);
 }
@@ -384,7 +412,7 @@ Unary* CatalogServiceImpl::ListHardware(Context* c, const v1::ListHardwareReques
   }
   return Reply(c,
                ToListResponse<Hardware, v1::ListHardwareResponse>(
-                   catalog_->List<Hardware>(QueryOf(*r)),
+                   catalog_->List<Hardware>(QueryOf(*r, c)),
                    [](v1::ListHardwareResponse& p) { return p.add_hardware(); }),
                out);
 }
@@ -426,6 +454,24 @@ grpc::ServerWriteReactor<v1::WatchResponse>* CatalogServiceImpl::Watch(Context* 
   if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
     return new RefusedStream<grpc::ServerWriteReactor<v1::WatchResponse>>(denied);
   }
+  if (r->start_revision() < 0) {
+    return new RefusedStream<grpc::ServerWriteReactor<v1::WatchResponse>>(InvalidFieldError(
+        "start_revision", absl::StrCat("must not be negative, got ", r->start_revision())));
+  }
+  // A revision the catalog has not reached would be waited for silently (and
+  // changes up to it skipped): the caller holds a revision of another catalog.
+  absl::StatusOr<v1::CatalogInfo> info = catalog_->Info();
+  if (!info.ok()) {
+    return new RefusedStream<grpc::ServerWriteReactor<v1::WatchResponse>>(info.status());
+  }
+  if (r->start_revision() > info->revision()) {
+    return new RefusedStream<grpc::ServerWriteReactor<v1::WatchResponse>>(
+        WithReason(absl::OutOfRangeError(absl::StrCat(
+                       "start_revision ", r->start_revision(), " is past the catalog's revision ",
+                       info->revision(),
+                       " (a revision of another catalog?); watch from at most the current one")),
+                   "REVISION_IN_THE_FUTURE"));
+  }
   return new WatchReactor(catalog_, r->start_revision(), watch_poll_interval_);
 }
 
@@ -434,7 +480,7 @@ grpc::ServerReadReactor<v1::ImportRecordsRequest>* CatalogServiceImpl::ImportRec
   if (absl::Status denied = Admit(*c, Access::kWrite); !denied.ok()) {
     return new RefusedStream<grpc::ServerReadReactor<v1::ImportRecordsRequest>>(denied);
   }
-  return new ImportReactor(catalog_, out, on_import_);
+  return new ImportReactor(c, catalog_, out, on_import_);
 }
 
 grpc::ServerWriteReactor<v1::ExportRecordsResponse>* CatalogServiceImpl::ExportRecords(

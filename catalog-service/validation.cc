@@ -90,6 +90,87 @@ void CheckLength(absl::string_view text, const std::string& path, FieldViolation
   }
 }
 
+// A string field: bounded, and (not bytes) well-formed UTF-8, which is all a
+// protobuf string may hold: a record holding anything else is written but
+// cannot be parsed back.
+void CheckText(absl::string_view text, const FieldDescriptor& field, const std::string& path,
+               FieldViolations* violations) {
+  CheckLength(text, path, violations);
+  if (field.type() != FieldDescriptor::TYPE_STRING) return;
+  if (const size_t bad = InvalidUtf8Offset(text); bad != absl::string_view::npos) {
+    violations->Add(path, absl::StrCat("is not valid UTF-8 (byte ", bad + 1, " of ", text.size(),
+                                       " is not part of a UTF-8 character)"));
+  }
+}
+
+void CheckSizes(const Message& message, const std::string& prefix, FieldViolations* violations);
+
+// A calendar date, or a year-month or year alone (google.type.Date with
+// zeros), between years 1 and 9999.
+void CheckDate(const Message& message, const std::string& path, FieldViolations* violations) {
+  google::type::Date date;
+  date.CopyFrom(message);
+  if (!IsValidDate(date)) {
+    violations->Add(
+        path,
+        absl::StrCat("is not a date of the calendar (", date.year(), "-", date.month(), "-",
+                     date.day(), "): years 1 to 9999, months 1 to 12, days within the month"));
+  }
+}
+
+// google.protobuf.Timestamp's own range: 0001-01-01T00:00:00Z to
+// 9999-12-31T23:59:59.999999999Z (what RFC 3339 text, and so JSON and
+// exports, can show).
+void CheckTimestamp(const Message& message, const std::string& path, FieldViolations* violations) {
+  google::protobuf::Timestamp timestamp;
+  timestamp.CopyFrom(message);
+  if (!IsValidTimestamp(timestamp)) {
+    violations->Add(path, absl::StrCat("is not a time between 0001-01-01 and 9999-12-31 (seconds ",
+                                       timestamp.seconds(), ", nanos ", timestamp.nanos(), ")"));
+  }
+}
+
+// A nested message: dates and times checked as values, others field by field.
+void CheckMessage(const Message& message, const std::string& path, FieldViolations* violations) {
+  const std::string& type = message.GetDescriptor()->full_name();
+  if (type == "google.type.Date") {
+    CheckDate(message, path, violations);
+  } else if (type == "google.protobuf.Timestamp") {
+    CheckTimestamp(message, path, violations);
+  } else {
+    CheckSizes(message, path, violations);
+  }
+}
+
+// One entry of a map field, its path naming its key ("other_source_columns[\"Notes\"]").
+void CheckMapEntry(const Message& entry, const std::string& path, FieldViolations* violations) {
+  const auto* reflection = entry.GetReflection();
+  const FieldDescriptor* key = entry.GetDescriptor()->map_key();
+  const FieldDescriptor* value = entry.GetDescriptor()->map_value();
+  std::string scratch;
+  std::string entry_path = path;
+  if (key->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+    const std::string& text = reflection->GetStringReference(entry, key, &scratch);
+    entry_path = absl::StrCat(path, "[\"", QuoteInput(text, 100), "\"]");
+    CheckText(text, *key, entry_path, violations);
+  }
+  if (value->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+    CheckText(reflection->GetStringReference(entry, value, &scratch), *value, entry_path,
+              violations);
+  } else if (value->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+    CheckMessage(reflection->GetMessage(entry, value), entry_path, violations);
+  }
+}
+
+// Open enums accept any number on the wire; only declared values mean something.
+void CheckEnum(int value, const FieldDescriptor& field, const std::string& path,
+               FieldViolations* violations) {
+  if (field.enum_type()->FindValueByNumber(value) == nullptr) {
+    violations->Add(path,
+                    absl::StrCat("has no value ", value, " (", field.enum_type()->name(), ")"));
+  }
+}
+
 // Every string at most kMaxTextBytes, every list and map at most
 // kMaxListEntries entries, every enum a declared value; by reflection, like
 // CheckNumbers.
@@ -108,35 +189,27 @@ void CheckSizes(const Message& message, const std::string& prefix, FieldViolatio
         continue;
       }
       for (int i = 0; i < size; ++i) {
+        if (field->is_map()) {
+          CheckMapEntry(reflection->GetRepeatedMessage(message, field, i), path, violations);
+          continue;
+        }
         const std::string item = absl::StrCat(path, "[", i, "]");
         if (field->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
-          CheckLength(reflection->GetRepeatedStringReference(message, field, i, &scratch), item,
-                      violations);
+          CheckText(reflection->GetRepeatedStringReference(message, field, i, &scratch), *field,
+                    item, violations);
         } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-          CheckSizes(reflection->GetRepeatedMessage(message, field, i), item, violations);
+          CheckMessage(reflection->GetRepeatedMessage(message, field, i), item, violations);
+        } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_ENUM) {
+          CheckEnum(reflection->GetRepeatedEnumValue(message, field, i), *field, item, violations);
         }
       }
     } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_ENUM) {
-      // Open enums accept any number on the wire; only declared values mean something.
-      const int value = reflection->GetEnumValue(message, field);
-      if (field->enum_type()->FindValueByNumber(value) == nullptr) {
-        violations->Add(
-            path, absl::StrCat("has no value ", value, " (", field->enum_type()->name(), ")"));
-      }
+      CheckEnum(reflection->GetEnumValue(message, field), *field, path, violations);
     } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
-      CheckLength(reflection->GetStringReference(message, field, &scratch), path, violations);
+      CheckText(reflection->GetStringReference(message, field, &scratch), *field, path, violations);
     } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-      CheckSizes(reflection->GetMessage(message, field), path, violations);
+      CheckMessage(reflection->GetMessage(message, field), path, violations);
     }
-  }
-}
-
-void CheckDate(const google::type::Date& date, const std::string& path,
-               FieldViolations* violations) {
-  if (date.year() < 1 || date.year() > 9999 || date.month() < 0 || date.month() > 12 ||
-      date.day() < 0 || date.day() > 31 || (date.month() == 0 && date.day() != 0)) {
-    violations->Add(path, absl::StrCat("is not a valid date (", date.year(), "-", date.month(), "-",
-                                       date.day(), ")"));
   }
 }
 
@@ -148,7 +221,7 @@ void CheckCommon(absl::string_view name, absl::string_view collection,
                     absl::StrCat("must be \"", collection,
                                  "/{id}\" with an id of lower-case letters, digits and hyphens "
                                  "(AIP-122), got \"",
-                                 name, "\""));
+                                 QuoteInput(name), "\""));
   }
   if (display_name.empty()) violations->Add(Join(prefix, "display_name"), "must not be empty");
   if (provenance.source().empty()) {
@@ -158,13 +231,26 @@ void CheckCommon(absl::string_view name, absl::string_view collection,
 
 }  // namespace
 
+bool IsValidDate(const google::type::Date& date) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const int year = date.year(), month = date.month(), day = date.day();
+  if (year < 1 || year > 9999 || month < 0 || month > 12 || day < 0) return false;
+  if (month == 0) return day == 0;
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return day <= kDays[month - 1] + (month == 2 && leap ? 1 : 0);
+}
+
+bool IsValidTimestamp(const google::protobuf::Timestamp& timestamp) {
+  constexpr int64_t kMinSeconds = -62135596800;  // 0001-01-01T00:00:00Z
+  constexpr int64_t kMaxSeconds = 253402300799;  // 9999-12-31T23:59:59Z
+  return timestamp.seconds() >= kMinSeconds && timestamp.seconds() <= kMaxSeconds &&
+         timestamp.nanos() >= 0 && timestamp.nanos() <= 999999999;
+}
+
 void ValidateModel(const common::v1::Model& model, const std::string& prefix,
                    FieldViolations* violations) {
   CheckCommon(model.name(), kModelsCollection, model.display_name(), model.provenance(), prefix,
               violations);
-  if (model.has_publication_date()) {
-    CheckDate(model.publication_date(), Join(prefix, "publication_date"), violations);
-  }
   CheckNumbers(model, prefix, violations);
   CheckSizes(model, prefix, violations);
   const auto& arch = model.architecture();
@@ -179,11 +265,39 @@ void ValidateHardware(const common::v1::Hardware& hardware, const std::string& p
                       FieldViolations* violations) {
   CheckCommon(hardware.name(), kHardwareCollection, hardware.display_name(), hardware.provenance(),
               prefix, violations);
-  if (hardware.has_release_date()) {
-    CheckDate(hardware.release_date(), Join(prefix, "release_date"), violations);
-  }
   CheckNumbers(hardware, prefix, violations);
   CheckSizes(hardware, prefix, violations);
+}
+
+void ReplaceInvalidUtf8(Message* message) {
+  const auto* reflection = message->GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(*message, &fields);
+  for (const FieldDescriptor* field : fields) {
+    if (field->type() == FieldDescriptor::TYPE_STRING) {
+      if (field->is_repeated()) {
+        for (int i = 0; i < reflection->FieldSize(*message, field); ++i) {
+          const std::string text = reflection->GetRepeatedString(*message, field, i);
+          if (InvalidUtf8Offset(text) != absl::string_view::npos) {
+            reflection->SetRepeatedString(message, field, i, ValidUtf8(text));
+          }
+        }
+      } else {
+        const std::string text = reflection->GetString(*message, field);
+        if (InvalidUtf8Offset(text) != absl::string_view::npos) {
+          reflection->SetString(message, field, ValidUtf8(text));
+        }
+      }
+    } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (field->is_repeated()) {
+        for (int i = 0; i < reflection->FieldSize(*message, field); ++i) {
+          ReplaceInvalidUtf8(reflection->MutableRepeatedMessage(message, field, i));
+        }
+      } else {
+        ReplaceInvalidUtf8(reflection->MutableMessage(message, field));
+      }
+    }
+  }
 }
 
 }  // namespace modelatlas::catalog

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "catalog-service/validation.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "google/type/date.pb.h"
@@ -73,9 +74,7 @@ EnumLabels() {
 }
 
 absl::Status BadCell(absl::string_view cell, absl::string_view what) {
-  std::string shown(cell.substr(0, 80));
-  if (cell.size() > 80) shown += "...";
-  return absl::InvalidArgumentError(absl::StrCat("\"", shown, "\" is not ", what));
+  return absl::InvalidArgumentError(absl::StrCat("\"", QuoteInput(cell, 80), "\" is not ", what));
 }
 
 absl::StatusOr<double> ParseNumber(absl::string_view cell) {
@@ -154,10 +153,7 @@ absl::StatusOr<google::type::Date> ParseDate(absl::string_view cell) {
   date.set_year(values[0]);
   date.set_month(values[1]);
   date.set_day(values[2]);
-  if (date.year() < 1 || date.year() > 9999 || date.month() < 0 || date.month() > 12 ||
-      date.day() < 0 || date.day() > 31) {
-    return BadCell(cell, "a valid date");
-  }
+  if (!IsValidDate(date)) return BadCell(cell, "a date of the calendar");
   return date;
 }
 
@@ -167,8 +163,47 @@ std::string FormatDate(const google::type::Date& date) {
   return absl::StrFormat("%04d-%02d-%02d", date.year(), date.month(), date.day());
 }
 
+// Two digits at text[at], at most `max`.
+bool TwoDigits(absl::string_view text, size_t at, int max) {
+  if (at + 2 > text.size() || !absl::ascii_isdigit(text[at]) ||
+      !absl::ascii_isdigit(text[at + 1])) {
+    return false;
+  }
+  return (text[at] - '0') * 10 + (text[at + 1] - '0') <= max;
+}
+
+// The time of day and zone after "YYYY-MM-DD" and a separator, checked
+// field by field (ParseTime would carry 25:61:61 into the next day, and
+// take any offset): HH:MM:SS[.fraction][Z|+HH:MM|-HH:MM], or nothing.
+bool IsValidTimeOfDay(absl::string_view text) {
+  if (text.empty()) return true;
+  if (!TwoDigits(text, 0, 23) || text.size() < 8 || text[2] != ':' || !TwoDigits(text, 3, 59) ||
+      text[5] != ':' || !TwoDigits(text, 6, 59)) {
+    return false;
+  }
+  size_t at = 8;
+  if (at < text.size() && text[at] == '.') {
+    ++at;
+    const size_t digits = at;
+    while (at < text.size() && absl::ascii_isdigit(text[at])) ++at;
+    if (at == digits) return false;
+  }
+  absl::string_view zone = text.substr(at);
+  if (zone.empty() || zone == "Z") return true;
+  return zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && TwoDigits(zone, 1, 23) &&
+         zone[3] == ':' && TwoDigits(zone, 4, 59);
+}
+
 absl::StatusOr<google::protobuf::Timestamp> ParseTimestamp(absl::string_view cell) {
   const std::string text(absl::StripAsciiWhitespace(cell));
+  constexpr absl::string_view kExpected = "a time (YYYY-MM-DD HH:MM:SS, with or without a zone)";
+  // The date part must be a date of the calendar, the rest a time of day.
+  const size_t separator = std::min(text.find_first_of(" T"), text.size());
+  absl::StatusOr<google::type::Date> date = ParseDate(text.substr(0, separator));
+  if (!date.ok() || date->day() == 0) return BadCell(cell, kExpected);
+  if (!IsValidTimeOfDay(absl::string_view(text).substr(std::min(separator + 1, text.size())))) {
+    return BadCell(cell, kExpected);
+  }
   for (const char* format : {"%Y-%m-%d %H:%M:%E*S%Ez", "%Y-%m-%dT%H:%M:%E*S%Ez",
                              "%Y-%m-%d %H:%M:%E*S", "%Y-%m-%dT%H:%M:%E*S", "%Y-%m-%d"}) {
     absl::Time time;
@@ -180,10 +215,12 @@ absl::StatusOr<google::protobuf::Timestamp> ParseTimestamp(absl::string_view cel
       timestamp.set_seconds(absl::ToInt64Seconds(since_epoch));
       timestamp.set_nanos(static_cast<int32_t>(
           absl::ToInt64Nanoseconds(since_epoch - absl::Seconds(timestamp.seconds()))));
+      // An offset can move a time at the ends of the range out of it.
+      if (!IsValidTimestamp(timestamp)) return BadCell(cell, kExpected);
       return timestamp;
     }
   }
-  return BadCell(cell, "a time (YYYY-MM-DD HH:MM:SS, with or without a zone)");
+  return BadCell(cell, kExpected);
 }
 
 std::string FormatTimestamp(const google::protobuf::Timestamp& timestamp) {

@@ -34,6 +34,36 @@ absl::string_view StripBom(absl::string_view text) {
   return text;
 }
 
+// JSON nested deeper than this is refused before any parser sees it:
+// protobuf's JSON parser takes time and stack growing with the depth (20,000
+// nested arrays took 12.5 CPU-seconds), and no file of ours nests past 10.
+constexpr int kMaxJsonDepth = 100;
+
+// The deepest nesting of arrays and objects in `json` (text in strings not
+// counted), or kMaxJsonDepth + 1 as soon as it is deeper than that.
+int JsonDepth(absl::string_view json) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > kMaxJsonDepth) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 absl::StatusOr<Struct> ParseJsonObject(absl::string_view content) {
   Struct object;
   auto status = google::protobuf::util::JsonStringToMessage(std::string(content), &object);
@@ -432,6 +462,12 @@ absl::StatusOr<ParsedFile> ParseImportFile(absl::string_view content, v1::FileFo
         "data", absl::StrCat("is ", content.size(), " bytes; the limit is ", kMaxImportBytes));
   }
   content = StripBom(content);
+  if (absl::string_view start = absl::StripLeadingAsciiWhitespace(content);
+      !start.empty() && (start.front() == '{' || start.front() == '[') &&
+      JsonDepth(start) > kMaxJsonDepth) {
+    return InvalidFieldError("data", absl::StrCat("nests JSON arrays and objects more than ",
+                                                  kMaxJsonDepth, " levels deep"));
+  }
   if (format == v1::FILE_FORMAT_UNSPECIFIED) {
     absl::StatusOr<v1::FileFormat> detected = DetectFileFormat(content);
     if (!detected.ok()) return detected.status();

@@ -57,8 +57,9 @@ class CachedStore : public CatalogStore {
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
   absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
                                  int64_t expected_revision) override;
-  absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) override {
-    return store_->ChangesSince(after_revision, limit);
+  absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after,
+                                                   int limit) override {
+    return store_->ChangesAfter(after, limit);
   }
 
  private:

@@ -271,15 +271,25 @@ absl::StatusOr<int64_t> PostgresStore::Delete(RecordKind kind, absl::string_view
   });
 }
 
-absl::StatusOr<std::vector<Change>> PostgresStore::ChangesSince(int64_t after_revision, int limit) {
+absl::StatusOr<std::vector<Change>> PostgresStore::ChangesAfter(const ChangePosition& after,
+                                                                int limit) {
   return WithConnection<std::vector<Change>>(
       [&](pqxx::connection& c) -> absl::StatusOr<std::vector<Change>> {
         pqxx::read_transaction tx(c);
+        // The primary key's order: a page may end, and the next begin, inside a revision.
+        const pqxx::result rows =
+            after.id.empty()
+                ? tx.exec_params(
+                      "SELECT revision, kind, id, operation FROM changes "
+                      "WHERE revision > $1 ORDER BY revision, kind, id LIMIT $2",
+                      after.revision, limit)
+                : tx.exec_params(
+                      "SELECT revision, kind, id, operation FROM changes "
+                      "WHERE (revision, kind, id) > ($1, $2, $3) "
+                      "ORDER BY revision, kind, id LIMIT $4",
+                      after.revision, std::string(RecordKindName(after.kind)), after.id, limit);
         std::vector<Change> changes;
-        for (const auto& row :
-             tx.exec_params("SELECT revision, kind, id, operation FROM changes "
-                            "WHERE revision > $1 ORDER BY revision, kind, id LIMIT $2",
-                            after_revision, limit)) {
+        for (const auto& row : rows) {
           changes.push_back(Change{
               row[0].as<int64_t>(),
               row[1].as<std::string>() == "model" ? RecordKind::kModel : RecordKind::kHardware,

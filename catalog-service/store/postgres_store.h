@@ -37,7 +37,7 @@ class PostgresStore : public CatalogStore {
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
   absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
                                  int64_t expected_revision) override;
-  absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) override;
+  absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after, int limit) override;
 
  private:
   // Runs `body` with a pooled connection, reconnecting a broken one first.

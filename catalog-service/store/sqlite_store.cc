@@ -11,14 +11,29 @@
 namespace modelatlas::catalog {
 namespace {
 
-absl::Status SqliteError(sqlite3* db, absl::string_view what) {
-  const int code = sqlite3_extended_errcode(db);
-  std::string message = absl::StrCat("sqlite: ", what, ": ", sqlite3_errmsg(db));
-  // A locked or busy database is transient; everything else is internal.
-  if ((code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED) {
-    return absl::UnavailableError(message);
+// The status of SQLite result `code`: a locked or busy database is
+// transient (UNAVAILABLE); a full disk (or a file at its size cap) is
+// RESOURCE_EXHAUSTED, retryable once space is freed, and nothing was
+// written; everything else is internal.
+absl::Status SqliteCodeError(int code, std::string message) {
+  switch (code & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return absl::UnavailableError(message);
+    case SQLITE_FULL:
+      return WithReason(absl::ResourceExhaustedError(absl::StrCat(
+                            message,
+                            " (the catalog's storage is full: nothing was written; retry once "
+                            "space is freed)")),
+                        "STORAGE_FULL");
+    default:
+      return absl::InternalError(message);
   }
-  return absl::InternalError(message);
+}
+
+absl::Status SqliteError(sqlite3* db, absl::string_view what) {
+  return SqliteCodeError(sqlite3_extended_errcode(db),
+                         absl::StrCat("sqlite: ", what, ": ", sqlite3_errmsg(db)));
 }
 
 // A prepared statement from the store's cache: prepared once per SQL text
@@ -97,9 +112,9 @@ class Statement {
 
 absl::Status Exec(sqlite3* db, const std::string& sql) {
   char* error = nullptr;
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
-    absl::Status status = absl::InternalError(
-        absl::StrCat("sqlite: ", error == nullptr ? "error" : error, " in: ", sql));
+  if (const int code = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error); code != SQLITE_OK) {
+    absl::Status status = SqliteCodeError(
+        code, absl::StrCat("sqlite: ", error == nullptr ? "error" : error, " in: ", sql));
     sqlite3_free(error);
     return status;
   }
@@ -128,7 +143,8 @@ StoredRecord ReadRecord(const Statement& stmt) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
+                                                               int64_t max_pages) {
   sqlite3* db = nullptr;
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
   if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
@@ -160,6 +176,11 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
     if (absl::Status s = Exec(db, pragma); !s.ok()) return s;
   }
   if (absl::Status s = store->Migrate(); !s.ok()) return s;
+  if (max_pages > 0) {
+    if (absl::Status s = Exec(db, absl::StrCat("PRAGMA max_page_count=", max_pages)); !s.ok()) {
+      return s;
+    }
+  }
   return store;
 }
 
@@ -399,13 +420,26 @@ absl::StatusOr<int64_t> SqliteStore::Delete(RecordKind kind, absl::string_view i
   });
 }
 
-absl::StatusOr<std::vector<Change>> SqliteStore::ChangesSince(int64_t after_revision, int limit) {
+absl::StatusOr<std::vector<Change>> SqliteStore::ChangesAfter(const ChangePosition& after,
+                                                              int limit) {
   absl::MutexLock lock(&mutex_);
+  const bool whole_revision = after.id.empty();
+  // The primary key's order: a page may end, and the next begin, inside a revision.
   Statement stmt(db_, statements_,
-                 "SELECT revision, kind, id, operation FROM changes WHERE revision > ? "
-                 "ORDER BY revision, kind, id LIMIT ?");
+                 whole_revision ? "SELECT revision, kind, id, operation FROM changes WHERE "
+                                  "revision > ? ORDER BY revision, kind, id LIMIT ?"
+                                : "SELECT revision, kind, id, operation FROM changes WHERE "
+                                  "(revision, kind, id) > (?, ?, ?) "
+                                  "ORDER BY revision, kind, id LIMIT ?");
   if (!stmt.status().ok()) return stmt.status();
-  stmt.Bind(1, after_revision).Bind(2, int64_t{limit});
+  if (whole_revision) {
+    stmt.Bind(1, after.revision).Bind(2, int64_t{limit});
+  } else {
+    stmt.Bind(1, after.revision)
+        .Bind(2, RecordKindName(after.kind))
+        .Bind(3, after.id)
+        .Bind(4, int64_t{limit});
+  }
   std::vector<Change> changes;
   while (true) {
     absl::StatusOr<bool> row = stmt.Step();

@@ -18,7 +18,11 @@ class SqliteStore : public CatalogStore {
  public:
   // Opens (creating if needed) the database at `path` and applies pending
   // migrations. ":memory:" gives a private in-memory database.
-  static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  // `max_pages` > 0 caps the database's size in pages (SQLite's
+  // max_page_count, never below its size at open): writes past it fail as on
+  // a full disk.
+  static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path,
+                                                           int64_t max_pages = 0);
   ~SqliteStore() override;
 
   // Prepared statements by SQL text (see Statement in sqlite_store.cc).
@@ -37,7 +41,7 @@ class SqliteStore : public CatalogStore {
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
   absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
                                  int64_t expected_revision) override;
-  absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) override;
+  absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after, int limit) override;
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}

@@ -57,6 +57,22 @@ struct Change {
   std::string operation;
 };
 
+// A position in the change log, which is ordered by (revision, kind, id):
+// just after the change of `revision` to the record (kind, id), or, when
+// `id` is empty, after every change of `revision`. One revision can hold
+// thousands of changes (an import), so a revision alone cannot say where a
+// page of changes ended.
+struct ChangePosition {
+  int64_t revision = 0;
+  RecordKind kind = RecordKind::kModel;
+  std::string id;
+};
+
+// The position just after `change`.
+inline ChangePosition PositionAfter(const Change& change) {
+  return ChangePosition{change.revision, change.kind, change.id};
+}
+
 class CatalogStore {
  public:
   virtual ~CatalogStore() = default;
@@ -90,8 +106,13 @@ class CatalogStore {
   // Deletes a record at a new revision, with the same checks as Update.
   virtual absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
                                          int64_t expected_revision) = 0;
+  // Up to `limit` changes after `after`, in (revision, kind, id) order.
+  virtual absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after,
+                                                           int limit) = 0;
   // Up to `limit` changes with revision > `after_revision`, oldest first.
-  virtual absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) = 0;
+  absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) {
+    return ChangesAfter(ChangePosition{after_revision}, limit);
+  }
 };
 
 // ALREADY_EXISTS for a created id that is taken.

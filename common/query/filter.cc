@@ -148,25 +148,47 @@ bool PresentAt(const Message& record, const Path& path) {
   return IsSet(*m, path.back());
 }
 
-// Simple glob: '*' matches any run of characters.
-bool GlobMatch(absl::string_view pattern, absl::string_view text) {
-  size_t p = 0, t = 0, star = absl::string_view::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (p < pattern.size() && pattern[p] == text[t]) {
-      ++p;
-      ++t;
-    } else if (star != absl::string_view::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
+// The first occurrence of `needle` in `haystack` at or after `from`, or npos:
+// Knuth-Morris-Pratt, so time is linear in both (a naive search takes
+// |haystack| x |needle| on "aaaa...b").
+size_t FindLinear(absl::string_view haystack, absl::string_view needle, size_t from = 0) {
+  if (needle.empty()) return from <= haystack.size() ? from : absl::string_view::npos;
+  std::vector<size_t> fail(needle.size(), 0);
+  for (size_t i = 1, k = 0; i < needle.size(); ++i) {
+    while (k > 0 && needle[i] != needle[k]) k = fail[k - 1];
+    if (needle[i] == needle[k]) ++k;
+    fail[i] = k;
   }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
+  for (size_t i = from, k = 0; i < haystack.size(); ++i) {
+    while (k > 0 && haystack[i] != needle[k]) k = fail[k - 1];
+    if (haystack[i] == needle[k]) ++k;
+    if (k == needle.size()) return i + 1 - needle.size();
+  }
+  return absl::string_view::npos;
+}
+
+// Simple glob: '*' matches any run of characters. The pattern is cut at its
+// stars: the first piece must start the text, the last end it, and each
+// piece between is taken at its first place after the one before (leftmost
+// is never worse), so matching is linear in text and pattern.
+bool GlobMatch(absl::string_view pattern, absl::string_view text) {
+  std::vector<absl::string_view> pieces = absl::StrSplit(pattern, '*');
+  if (pieces.size() == 1) return pattern == text;
+  const absl::string_view first = pieces.front(), last = pieces.back();
+  if (first.size() + last.size() > text.size() || !absl::StartsWith(text, first) ||
+      !absl::EndsWith(text, last)) {
+    return false;
+  }
+  // The middle pieces within what the first and last leave.
+  const absl::string_view middle =
+      text.substr(first.size(), text.size() - first.size() - last.size());
+  size_t at = 0;
+  for (size_t i = 1; i + 1 < pieces.size(); ++i) {
+    at = FindLinear(middle, pieces[i], at);
+    if (at == absl::string_view::npos) return false;
+    at += pieces[i].size();
+  }
+  return true;
 }
 
 }  // namespace
@@ -193,7 +215,7 @@ bool Filter::Node::CompareOne(const Scalar& value) const {
     const std::string& s = std::get<std::string>(value);
     switch (op) {
       case Op::kHas:
-        return absl::StrContains(absl::AsciiStrToLower(s), text);
+        return FindLinear(absl::AsciiStrToLower(s), text) != absl::string_view::npos;
       case Op::kEq:
         return text.find('*') != std::string::npos ? GlobMatch(text, s) : s == text;
       case Op::kNe:
@@ -247,8 +269,8 @@ bool Filter::Node::Matches(const Message& record) const {
     case Type::kText: {
       const auto* f = record.GetDescriptor()->FindFieldByName("display_name");
       return f != nullptr &&
-             absl::StrContains(absl::AsciiStrToLower(record.GetReflection()->GetString(record, f)),
-                               text);
+             FindLinear(absl::AsciiStrToLower(record.GetReflection()->GetString(record, f)),
+                        text) != absl::string_view::npos;
     }
     case Type::kCompare: {
       const std::vector<Scalar> values = ValuesAt(record, path);

@@ -100,7 +100,8 @@ class ServerFactory : public grpc::experimental::ServerInterceptorFactoryInterfa
   explicit ServerFactory(GrpcMetrics* metrics) : metrics_(metrics) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
-    return new ServerMetricsInterceptor(metrics_->ForMethod(info->method(), GrpcTypeOf(info)));
+    return new ServerMetricsInterceptor(
+        metrics_->ForServerMethod(info->method(), GrpcTypeOf(info)));
   }
 
  private:
@@ -173,6 +174,24 @@ MethodMetrics* GrpcMetrics::ForMethod(const std::string& full_method, const char
   auto it = methods_.find(full_method);
   if (it != methods_.end()) return it->second.get();
   return CreateLocked(full_method, grpc_type);
+}
+
+MethodMetrics* GrpcMetrics::ForServerMethod(const std::string& full_method, const char* grpc_type) {
+  // Services every server has besides its own, created on first use.
+  static constexpr absl::string_view kBuiltIn[] = {
+      "/grpc.health.v1.Health/Check",
+      "/grpc.health.v1.Health/Watch",
+      "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+      "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+  };
+  absl::MutexLock lock(&mutex_);
+  auto it = methods_.find(full_method);
+  if (it != methods_.end()) return it->second.get();
+  for (absl::string_view known : kBuiltIn) {
+    if (full_method == known) return CreateLocked(full_method, grpc_type);
+  }
+  // "/unknown/unknown" splits into service "unknown", method "unknown".
+  return CreateLocked("/unknown/unknown", "unknown");
 }
 
 MethodMetrics* GrpcMetrics::CreateLocked(const std::string& full_method, const char* grpc_type) {

@@ -44,8 +44,14 @@ class GrpcMetrics {
   // Creates every method of `service` at zero.
   void RegisterService(const google::protobuf::ServiceDescriptor& service);
   // Metrics for a full method name ("/pkg.Service/Method"); methods not
-  // registered up front (health, reflection) are created on first use.
+  // registered up front are created on first use (the client side: our
+  // own code picks the methods).
   MethodMetrics* ForMethod(const std::string& full_method, const char* grpc_type);
+  // The server side, where callers pick the method name: methods of
+  // registered services, health and reflection have their own series; any
+  // other name shares one set (grpc_service="unknown", grpc_method="unknown",
+  // grpc_type="unknown"), so callers cannot grow the metrics without bound.
+  MethodMetrics* ForServerMethod(const std::string& full_method, const char* grpc_type);
 
   std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> ServerInterceptorFactory();
   std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface> ClientInterceptorFactory();

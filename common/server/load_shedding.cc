@@ -75,12 +75,13 @@ void CallLimiter::Leave() {
 }
 
 absl::Status CallLimiter::Check() const {
-  const int in_flight = in_flight_.load(std::memory_order_relaxed);
-  if (max_in_flight_ <= 0 || in_flight <= max_in_flight_) return absl::OkStatus();
+  // The call being checked has entered already: the others are in flight.
+  const int others = in_flight_.load(std::memory_order_relaxed) - 1;
+  if (max_in_flight_ <= 0 || others < max_in_flight_) return absl::OkStatus();
   shed_total_->Increment();
   return WithReason(
       absl::ResourceExhaustedError(absl::StrCat(
-          program_, " is overloaded: ", in_flight, " calls in flight, limit ", max_in_flight_,
+          program_, " is overloaded: ", others, " calls in flight, limit ", max_in_flight_,
           " (--max_concurrent_calls); retry with backoff or another replica")),
       "SERVER_OVERLOADED");
 }

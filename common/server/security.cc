@@ -153,7 +153,10 @@ absl::Status Authorizer::Check(const grpc::ServerContextBase& context, Access ac
   if (header != metadata.end()) {
     presented = true;
     absl::string_view value(header->second.data(), header->second.size());
-    if (absl::ConsumePrefix(&value, "Bearer ")) {
+    // The scheme is case-insensitive (RFC 7235): "Bearer", "bearer", "BEARER".
+    if (value.size() > 7 && absl::StartsWithIgnoreCase(value, "bearer ")) {
+      value.remove_prefix(7);
+      value = absl::StripLeadingAsciiWhitespace(value);
       for (const auto& [token, identity] : tokens_) {
         if (ConstantTimeEquals(value, token) && identity.role > role) {
           role = identity.role;

@@ -24,6 +24,66 @@ std::string Sanitize(absl::string_view text) {
 
 }  // namespace
 
+size_t InvalidUtf8Offset(absl::string_view text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t size = text.size();
+  size_t i = 0;
+  while (i < size) {
+    const unsigned char c = bytes[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;  // bounds of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+      if (c == 0xE0) low = 0xA0;   // overlong
+      if (c == 0xED) high = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+      if (c == 0xF0) low = 0x90;   // overlong
+      if (c == 0xF4) high = 0x8F;  // beyond U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + length > size || bytes[i + 1] < low || bytes[i + 1] > high) return i;
+    for (size_t k = 2; k < length; ++k) {
+      if ((bytes[i + k] & 0xC0) != 0x80) return i;
+    }
+    i += length;
+  }
+  return absl::string_view::npos;
+}
+
+std::string ValidUtf8(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  while (!text.empty()) {
+    const size_t bad = InvalidUtf8Offset(text);
+    if (bad == absl::string_view::npos) {
+      out.append(text.data(), text.size());
+      break;
+    }
+    out.append(text.data(), bad);
+    out.append("\xEF\xBF\xBD");  // U+FFFD
+    text.remove_prefix(bad + 1);
+  }
+  return out;
+}
+
+std::string QuoteInput(absl::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return ValidUtf8(text);
+  size_t cut = max_bytes;
+  // Back to the start of a character (at most 3 continuation bytes).
+  for (int k = 0; k < 3 && cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80; ++k) {
+    --cut;
+  }
+  return absl::StrCat(ValidUtf8(text.substr(0, cut)), "... (", text.size(), " bytes)");
+}
+
 void FieldViolations::Add(std::string field, std::string description) {
   violations_.push_back({std::move(field), std::move(description)});
 }
@@ -49,8 +109,8 @@ absl::Status InvalidFieldError(absl::string_view field, absl::string_view descri
 
 absl::Status ResourceNotFoundError(absl::string_view resource_type,
                                    absl::string_view resource_name) {
-  absl::Status status =
-      absl::NotFoundError(absl::StrCat(resource_type, " \"", resource_name, "\" not found"));
+  absl::Status status = absl::NotFoundError(
+      absl::StrCat(resource_type, " \"", QuoteInput(resource_name), "\" not found"));
   status.SetPayload(kResourceUrl, absl::Cord(absl::StrCat(Sanitize(resource_type), "\t",
                                                           Sanitize(resource_name))));
   return WithReason(std::move(status), "RESOURCE_NOT_FOUND");

@@ -49,6 +49,19 @@ absl::Status WithReason(absl::Status status, absl::string_view reason);
 // for errors of a nested part of a request; other statuses pass unchanged.
 absl::Status PrefixFieldViolations(const absl::Status& status, absl::string_view prefix);
 
+// The offset of the first byte of `text` that is not part of well-formed
+// UTF-8 (overlong forms, surrogates and code points beyond U+10FFFF
+// included), or absl::string_view::npos when all of it is.
+size_t InvalidUtf8Offset(absl::string_view text);
+// `text` with every byte that is not part of well-formed UTF-8 replaced by
+// U+FFFD, so it can go into a protobuf string.
+std::string ValidUtf8(absl::string_view text);
+// Caller input as error messages quote it: valid UTF-8, cut at a character
+// boundary to at most `max_bytes` (then followed by "... (N bytes)"), so an
+// error never echoes a whole input back.
+inline constexpr size_t kMaxQuotedBytes = 200;
+std::string QuoteInput(absl::string_view text, size_t max_bytes = kMaxQuotedBytes);
+
 // Readers of the attached detail (used by the gRPC adapter and tests).
 std::vector<FieldViolation> GetFieldViolations(const absl::Status& status);
 std::string GetReason(const absl::Status& status);

@@ -12,7 +12,12 @@ namespace modelatlas {
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   const auto code = static_cast<grpc::StatusCode>(status.code());
-  const std::string message(status.message());
+  // Whatever the message quotes, the status stays far below the 8 KiB of
+  // metadata a peer accepts (else the caller sees RESOURCE_EXHAUSTED
+  // "metadata size exceeds limit" instead of this status), and valid UTF-8.
+  constexpr size_t kMaxMessageBytes = 1024;
+  constexpr size_t kMaxDetailBytes = 256;
+  const std::string message = QuoteInput(status.message(), kMaxMessageBytes);
 
   google::rpc::Status rpc_status;
   rpc_status.set_code(static_cast<int>(code));
@@ -20,7 +25,7 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
 
   google::rpc::ErrorInfo info;
   std::string reason = GetReason(status);
-  info.set_reason(reason.empty() ? GrpcCodeName(code) : reason);
+  info.set_reason(reason.empty() ? GrpcCodeName(code) : QuoteInput(reason, kMaxDetailBytes));
   info.set_domain(std::string(kErrorDomain));
   rpc_status.add_details()->PackFrom(info);
 
@@ -29,8 +34,8 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
     google::rpc::BadRequest bad_request;
     for (const FieldViolation& v : violations) {
       auto* out = bad_request.add_field_violations();
-      out->set_field(v.field);
-      out->set_description(v.description);
+      out->set_field(QuoteInput(v.field, kMaxDetailBytes));
+      out->set_description(QuoteInput(v.description, kMaxDetailBytes));
     }
     rpc_status.add_details()->PackFrom(bad_request);
   }
@@ -38,7 +43,7 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (!resource_name.empty()) {
     google::rpc::ResourceInfo resource;
     resource.set_resource_type(absl::StrCat(kErrorDomain, "/", resource_type));
-    resource.set_resource_name(resource_name);
+    resource.set_resource_name(QuoteInput(resource_name, kMaxDetailBytes));
     resource.set_description(message);
     rpc_status.add_details()->PackFrom(resource);
   }

@@ -52,7 +52,11 @@ std::string ResourceIdFromDisplayName(absl::string_view display_name) {
 std::string LookupKey(absl::string_view text) {
   std::string key;
   for (char c : text) {
-    if (absl::ascii_isalnum(c)) key.push_back(absl::ascii_tolower(c));
+    if (absl::ascii_isalnum(c)) {
+      key.push_back(absl::ascii_tolower(c));
+    } else if (static_cast<unsigned char>(c) >= 0x80) {
+      key.push_back(c);  // a byte of a non-ASCII character: kept whole
+    }
   }
   return key;
 }

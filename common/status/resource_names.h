@@ -27,9 +27,10 @@ std::string ResourceName(absl::string_view collection, absl::string_view id);
 // "m-" when it would not start with a letter. "Megatron-BERT" -> "megatron-bert".
 std::string ResourceIdFromDisplayName(absl::string_view display_name);
 
-// The key display names and aliases are matched by, ignoring case and
-// punctuation: letters and digits only, lower case. "Megatron-BERT" and
-// "megatron bert" both give "megatronbert".
+// The key display names and aliases are matched by, ignoring ASCII case and
+// ASCII punctuation: ASCII letters (lower case) and digits, and every
+// non-ASCII character as it is. "Megatron-BERT" and "megatron bert" both
+// give "megatronbert"; "悟道 2.0" gives "悟道20", not "20".
 std::string LookupKey(absl::string_view text);
 
 }  // namespace modelatlas

@@ -51,8 +51,9 @@ class CountingStore : public CatalogStore {
                                  int64_t expected_revision) override {
     return store_->Delete(kind, id, expected_revision);
   }
-  absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) override {
-    return store_->ChangesSince(after_revision, limit);
+  absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after,
+                                                   int limit) override {
+    return store_->ChangesAfter(after, limit);
   }
 
  private:

@@ -34,6 +34,7 @@ class CatalogOnStoreTest : public ::testing::TestWithParam<std::string> {
       ASSERT_TRUE(database_->ok()) << database_->error();
       auto store = PostgresStore::Open(database_->conninfo(), 4);
       ASSERT_TRUE(store.ok()) << store.status();
+      store_ = store->get();
       catalog_ = std::make_unique<Catalog>(*std::move(store));
     } else {
       auto store = SqliteStore::Open(":memory:");
@@ -42,16 +43,20 @@ class CatalogOnStoreTest : public ::testing::TestWithParam<std::string> {
       if (GetParam() == "sqlite_cached") {
         opened = std::make_unique<CachedStore>(std::move(opened), kTestCacheBytes);
       }
+      store_ = opened.get();
       catalog_ = std::make_unique<Catalog>(std::move(opened));
     }
   }
   void TearDown() override {
+    store_ = nullptr;
     catalog_.reset();
     database_.reset();
   }
 
   std::unique_ptr<testing::PostgresTestDatabase> database_;
   std::unique_ptr<Catalog> catalog_;
+  // The store under catalog_ (owned by it), for tests that write around the catalog.
+  CatalogStore* store_ = nullptr;
 };
 
 }  // namespace modelatlas::catalog

@@ -207,6 +207,16 @@ TEST(PageTokenTest, RoundTrip) {
   ASSERT_TRUE(cursor.ok());
   EXPECT_EQ(cursor->after_id, "after-id");
   EXPECT_FALSE(DecodePageToken(token, "hardware").ok());
+  // Any byte in either field, separators included.
+  for (const std::string& query :
+       {std::string("a\nb"), std::string("a\r\nb\n"), std::string("3:x\n4:"), std::string()}) {
+    for (const std::string& after : {std::string("id"), std::string("x\ny"), std::string()}) {
+      auto decoded = DecodePageToken(EncodePageToken({after, query}), query);
+      ASSERT_TRUE(decoded.ok()) << decoded.status();
+      EXPECT_EQ(decoded->after_id, after);
+      EXPECT_EQ(decoded->query, query);
+    }
+  }
 }
 
 }  // namespace

@@ -90,7 +90,7 @@ std::vector<Case> Cases() {
       {"a source column over 64 KiB", CreateWith([](Model& m) {
          (*m.mutable_other_source_columns())["Notes"] = std::string(65537, 'x');
        }),
-       invalid, "model.other_source_columns[0].value"},
+       invalid, "model.other_source_columns[\"Notes\"]"},
       {"NaN parameters", CreateWith([nan](Model& m) { m.set_parameters(nan); }), invalid,
        "model.parameters"},
       {"infinite compute", CreateWith([inf](Model& m) { m.set_training_compute_flop(inf); }),

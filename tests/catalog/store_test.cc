@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <map>
 #include <thread>
 
 #include "catalog-service/store/cached_store.h"
@@ -186,6 +187,44 @@ TEST_P(StoreTest, ChangeLogListsEveryWriteInRevisionOrder) {
   EXPECT_EQ((*changes)[3].operation, "delete");
   EXPECT_EQ(store_->ChangesSince(2, 100)->size(), 1u);
   EXPECT_EQ(store_->ChangesSince(0, 2)->size(), 2u);
+}
+
+// Pages of the change log resume at a position inside a revision: one
+// revision of 600 changes, a straddle (one change, then 500 at the next
+// revision), read 500 at a time, gives every change exactly once.
+TEST_P(StoreTest, ChangePagesResumeInsideARevision) {
+  ASSERT_TRUE(store_->Insert({Model("first")}).ok());
+  std::vector<RecordWrite> batch;
+  for (int i = 0; i < 500; ++i) batch.push_back(Model("batch-" + std::to_string(i)));
+  ASSERT_TRUE(store_->Insert(batch).ok());
+  batch.clear();
+  for (int i = 0; i < 600; ++i) batch.push_back(Model("atomic-" + std::to_string(i)));
+  ASSERT_TRUE(store_->Insert(batch).ok());
+  for (int limit : {500, 499, 1, 7}) {
+    std::map<std::string, int> seen;
+    ChangePosition position;
+    int64_t last_revision = 0;
+    int pages = 0;
+    while (true) {
+      absl::StatusOr<std::vector<Change>> page = store_->ChangesAfter(position, limit);
+      ASSERT_TRUE(page.ok()) << page.status();
+      if (page->empty()) break;
+      ASSERT_LE(static_cast<int>(page->size()), limit);
+      ++pages;
+      for (const Change& change : *page) {
+        ++seen[change.id];
+        EXPECT_GE(change.revision, last_revision);
+        last_revision = change.revision;
+      }
+      position = PositionAfter(page->back());
+    }
+    EXPECT_EQ(seen.size(), 1101u) << "limit " << limit;
+    for (const auto& [id, count] : seen) EXPECT_EQ(count, 1) << id << ", limit " << limit;
+    EXPECT_EQ(pages, (1101 + limit - 1) / limit);
+  }
+  // A position after a whole revision starts at the next one.
+  EXPECT_EQ(store_->ChangesAfter(ChangePosition{2}, 1000)->size(), 600u);
+  EXPECT_EQ(store_->ChangesAfter(ChangePosition{1}, 1000)->front().id, "batch-0");
 }
 
 TEST_P(StoreTest, ConcurrentUpdatesWithTheSameRevisionOnlyOneWins) {

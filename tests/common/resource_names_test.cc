@@ -41,6 +41,11 @@ TEST(ResourceNamesTest, LookupKeyIgnoresCaseAndPunctuation) {
   EXPECT_EQ(LookupKey("Megatron-BERT"), LookupKey("megatron bert"));
   EXPECT_EQ(LookupKey("NVIDIA A100 SXM4 40 GB"), "nvidiaa100sxm440gb");
   EXPECT_NE(LookupKey("GPT-2"), LookupKey("GPT-3"));
+  // Non-ASCII characters are kept; only ASCII case and punctuation go.
+  EXPECT_EQ(LookupKey("悟道 2.0"), "悟道20");
+  EXPECT_NE(LookupKey("日本語"), LookupKey("???"));
+  EXPECT_NE(LookupKey("悟道 2.0"), LookupKey("2.0"));
+  EXPECT_EQ(LookupKey("Ärger-Modell"), "Ärgermodell");
 }
 
 }  // namespace
