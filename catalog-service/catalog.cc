@@ -471,16 +471,16 @@ absl::StatusOr<v1::WatchResponse> Catalog::WaitForChangesAfter(ChangePosition* p
     absl::StatusOr<std::vector<Change>> changes = store_->ChangesAfter(*position, limit + 1);
     if (!changes.ok()) return changes.status();
     if (!changes->empty() || absl::Now() >= deadline) {
-      // The revision of the first change after this page, 0 when none.
-      int64_t next_revision = 0;
-      if (static_cast<int>(changes->size()) > limit) {
-        next_revision = (*changes)[limit].revision;
-        changes->resize(limit);
-      }
       // The last revision wholly delivered before this message.
       const int64_t completed = position->id.empty() ? position->revision : position->revision - 1;
       v1::WatchResponse response;
-      for (const Change& change : *changes) {
+      // At most `limit` changes and about kMaxWatchMessageBytes of records
+      // (at least one change): what a stream holds per watcher is bounded.
+      size_t taken = 0;
+      size_t bytes = 0;
+      const size_t most = std::min(changes->size(), static_cast<size_t>(limit));
+      for (; taken < most && (taken == 0 || bytes < kMaxWatchMessageBytes); ++taken) {
+        const Change& change = (*changes)[taken];
         auto* out = response.add_changes();
         out->set_revision(change.revision);
         const absl::string_view collection =
@@ -499,7 +499,11 @@ absl::StatusOr<v1::WatchResponse> Catalog::WaitForChangesAfter(ChangePosition* p
             if (record.ok()) *out->mutable_hardware() = *std::move(record);
           }
         }
+        bytes += out->ByteSizeLong();
       }
+      // The revision of the first change after this message, 0 when none.
+      const int64_t next_revision = taken < changes->size() ? (*changes)[taken].revision : 0;
+      changes->resize(taken);
       if (changes->empty()) {
         *position = ChangePosition{std::max(completed, *current)};
         response.set_revision(position->revision);

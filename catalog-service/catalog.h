@@ -51,6 +51,9 @@ class Catalog {
   static constexpr int kDefaultPageSize = 50;
   static constexpr int kMaxPageSize = 1000;
   static constexpr int kMaxBatchGet = 1000;
+  // A Watch message stops taking changes once its records reach this many
+  // bytes (it always holds at least one).
+  static constexpr size_t kMaxWatchMessageBytes = 256 << 10;
 
   explicit Catalog(std::unique_ptr<CatalogStore> store);
 

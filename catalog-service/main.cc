@@ -29,6 +29,10 @@ ABSL_FLAG(std::string, postgres_url, "",
           "PostgreSQL connection string (libpq: \"host=... dbname=...\" or postgresql://...); "
           "empty = the PG* environment variables");
 ABSL_FLAG(int32_t, postgres_pool_size, 4, "PostgreSQL connections kept open");
+ABSL_FLAG(absl::Duration, watch_progress_interval, absl::Seconds(10),
+          "Longest a Watch stream stays silent: with no change for this long it sends a "
+          "progress message with the current revision, so watchers can tell a quiet catalog "
+          "from a lost one");
 ABSL_FLAG(absl::Duration, watch_poll_interval, absl::Milliseconds(200),
           "How often Watch streams look for writes made by other replicas");
 ABSL_FLAG(bool, load_shipped_dataset, true,
@@ -49,6 +53,7 @@ const std::vector<std::string> kFlagNames = {"grpc_address",
                                              "postgres_url",
                                              "postgres_pool_size",
                                              "watch_poll_interval",
+                                             "watch_progress_interval",
                                              "load_shipped_dataset",
                                              "auth_tokens_file",
                                              "auth_client_roles_file",
@@ -94,6 +99,9 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_watch_poll_interval) <= absl::ZeroDuration()) {
     ExitWithFlagError("catalog-service", "--watch_poll_interval must be positive");
   }
+  if (absl::GetFlag(FLAGS_watch_progress_interval) <= absl::ZeroDuration()) {
+    ExitWithFlagError("catalog-service", "--watch_progress_interval must be positive");
+  }
   ServerRunner runner(std::move(options));
   auto store = OpenStore();
   if (!store.ok()) return Fail(store.status());
@@ -137,6 +145,8 @@ int main(int argc, char** argv) {
       &catalog, absl::GetFlag(FLAGS_watch_poll_interval),
       [&import_metrics](const catalog::v1::ImportReport& report) { import_metrics.Record(report); },
       authorizer->get(), runner.call_limiter());
+  service.SetWatchProgressInterval(absl::GetFlag(FLAGS_watch_progress_interval));
+  runner.OnShutdown([&service] { service.StopStreams(); });
   runner.AddService(&service, catalog::v1::CatalogService::service_full_name());
   if (absl::Status started = runner.Start(); !started.ok()) return Fail(started);
   // The store is open: the catalog is ready.

@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "catalog-service/store/store.h"
 #include "catalog-service/validation.h"
+#include "common/records/lookup_keys.h"
 #include "common/status/errors.h"
 #include "common/status/resource_names.h"
 #include "modelatlas/common/v1/hardware.pb.h"
@@ -33,9 +34,7 @@ struct Traits<Model> {
   static void Validate(const Model& m, const std::string& prefix, FieldViolations* v) {
     ValidateModel(m, prefix, v);
   }
-  static std::vector<std::string> LookupKeys(const Model& m) {
-    return {LookupKey(m.display_name())};
-  }
+  static std::vector<std::string> LookupKeys(const Model& m) { return LookupKeysOf(m); }
 };
 
 template <>
@@ -46,11 +45,7 @@ struct Traits<Hardware> {
   static void Validate(const Hardware& h, const std::string& prefix, FieldViolations* v) {
     ValidateHardware(h, prefix, v);
   }
-  static std::vector<std::string> LookupKeys(const Hardware& h) {
-    std::vector<std::string> keys{LookupKey(h.display_name())};
-    for (const std::string& alias : h.aliases()) keys.push_back(LookupKey(alias));
-    return keys;
-  }
+  static std::vector<std::string> LookupKeys(const Hardware& h) { return LookupKeysOf(h); }
 };
 
 // Output-only fields are derived at read time, never stored.

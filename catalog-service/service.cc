@@ -78,8 +78,13 @@ absl::StatusOr<google::protobuf::Empty> Deleted(absl::StatusOr<int64_t> revision
 // never touches the reactor after that (OnDone deletes it).
 class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
  public:
-  WatchReactor(Catalog* catalog, int64_t start_revision, absl::Duration poll_interval)
-      : catalog_(catalog), position_{start_revision}, poll_interval_(poll_interval) {
+  WatchReactor(Catalog* catalog, int64_t start_revision, absl::Duration poll_interval,
+               absl::Duration progress_interval, const std::atomic<bool>* stopping)
+      : catalog_(catalog),
+        position_{start_revision},
+        poll_interval_(poll_interval),
+        progress_interval_(progress_interval),
+        stopping_(stopping) {
     std::thread([this] { Run(); }).detach();
   }
 
@@ -97,11 +102,15 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
  private:
   void Run() {
     bool first = true;
+    absl::Time last_sent = absl::Now();
     while (true) {
       {
         absl::MutexLock lock(&mutex_);
         if (cancelled_ || write_failed_) break;
       }
+      // The server is shutting down: a clean end, which a watcher follows
+      // by reconnecting (to another replica), not an UNAVAILABLE.
+      if (stopping_->load()) break;
       // The first message goes out at once, so the watcher learns the revision.
       absl::StatusOr<v1::WatchResponse> next = catalog_->WaitForChangesAfter(
           &position_, kMaxChangesPerMessage, first ? absl::ZeroDuration() : absl::Seconds(1),
@@ -110,8 +119,10 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
         Finish(ToGrpcStatus(next.status()));
         return;
       }
-      if (!first && next->changes_size() == 0) continue;
+      const bool progress_due = absl::Now() - last_sent >= progress_interval_;
+      if (!first && next->changes_size() == 0 && !progress_due) continue;
       first = false;
+      last_sent = absl::Now();
       message_ = *std::move(next);
       absl::MutexLock lock(&mutex_);
       writing_ = true;
@@ -128,6 +139,8 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
   // Where the feed is: inside a revision when a message ended within one.
   ChangePosition position_;
   absl::Duration poll_interval_;
+  absl::Duration progress_interval_;
+  const std::atomic<bool>* stopping_;
   v1::WatchResponse message_;
   absl::Mutex mutex_;
   bool writing_ ABSL_GUARDED_BY(mutex_) = false;
@@ -472,7 +485,12 @@ grpc::ServerWriteReactor<v1::WatchResponse>* CatalogServiceImpl::Watch(Context* 
                        " (a revision of another catalog?); watch from at most the current one")),
                    "REVISION_IN_THE_FUTURE"));
   }
-  return new WatchReactor(catalog_, r->start_revision(), watch_poll_interval_);
+  if (stopping_.load()) {
+    return new RefusedStream<grpc::ServerWriteReactor<v1::WatchResponse>>(absl::UnavailableError(
+        "the catalog is shutting down; watch another replica or retry after it restarts"));
+  }
+  return new WatchReactor(catalog_, r->start_revision(), watch_poll_interval_,
+                          watch_progress_interval_, &stopping_);
 }
 
 grpc::ServerReadReactor<v1::ImportRecordsRequest>* CatalogServiceImpl::ImportRecords(

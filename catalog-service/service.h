@@ -2,6 +2,7 @@
 // statuses to gRPC statuses, nothing more.
 #pragma once
 
+#include <atomic>
 #include <functional>
 
 #include "absl/time/time.h"
@@ -30,6 +31,16 @@ class CatalogServiceImpl final : public v1::CatalogService::CallbackService {
         on_import_(std::move(on_import)),
         authorizer_(authorizer),
         limiter_(limiter) {}
+
+  // How long a Watch stream may stay silent: with no change for this long
+  // it sends a progress message (no changes, the current revision), so a
+  // watcher can tell a quiet catalog from one it lost (etcd's progress
+  // notifications).
+  void SetWatchProgressInterval(absl::Duration interval) { watch_progress_interval_ = interval; }
+
+  // Ends every open Watch stream cleanly (OK) within about a second, and
+  // refuses new ones: called when the server shuts down.
+  void StopStreams() { stopping_.store(true); }
 
   using Context = grpc::CallbackServerContext;
   using Unary = grpc::ServerUnaryReactor;
@@ -68,6 +79,8 @@ class CatalogServiceImpl final : public v1::CatalogService::CallbackService {
   Catalog* catalog_;
   absl::Duration watch_poll_interval_;
   ImportObserver on_import_;
+  absl::Duration watch_progress_interval_ = absl::Seconds(10);
+  std::atomic<bool> stopping_{false};
   const Authorizer* authorizer_;
   const CallLimiter* limiter_;
 

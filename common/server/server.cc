@@ -159,6 +159,7 @@ void ServerRunner::ShutdownNow() {
     absl::SleepFor(options_.readiness_drain);
   }
   server_->GetHealthCheckService()->SetServingStatus(kLivenessService, false);
+  for (const std::function<void()>& end_streams : on_shutdown_) end_streams();
   const auto deadline =
       std::chrono::system_clock::now() + absl::ToChronoMilliseconds(options_.shutdown_deadline);
   server_->Shutdown(deadline);

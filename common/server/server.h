@@ -7,6 +7,7 @@
 #include <grpcpp/health_check_service_interface.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +101,14 @@ class ServerRunner {
   // readiness off, wait readiness_drain, stop accepting, drain in-flight
   // calls until shutdown_deadline.
   void WaitForShutdownSignal();
+
+  // Called once shutdown starts (after the readiness drain, before the
+  // server stops taking calls): services end their long-lived streams
+  // cleanly there, so that an open Watch neither holds shutdown for the
+  // whole deadline nor ends in UNAVAILABLE.
+  void OnShutdown(std::function<void()> end_streams) {
+    on_shutdown_.push_back(std::move(end_streams));
+  }
   // Starts the same graceful shutdown from any thread; idempotent.
   void Shutdown();
 
@@ -117,6 +126,7 @@ class ServerRunner {
   std::vector<grpc::Service*> services_;
   std::vector<std::string> readiness_names_;
   std::unique_ptr<grpc::Server> server_;
+  std::vector<std::function<void()>> on_shutdown_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::atomic<bool> ready_{false};
   int grpc_port_ = 0;

@@ -2,23 +2,10 @@
 
 #include <algorithm>
 
+#include "common/records/lookup_keys.h"
 #include "common/status/resource_names.h"
 
 namespace modelatlas::estimator {
-namespace {
-
-std::vector<std::string> KeysOf(const common::v1::Model& model) {
-  return {LookupKey(model.display_name())};
-}
-
-std::vector<std::string> KeysOf(const common::v1::Hardware& hardware) {
-  std::vector<std::string> keys = {LookupKey(hardware.display_name())};
-  for (const std::string& alias : hardware.aliases()) keys.push_back(LookupKey(alias));
-  return keys;
-}
-
-}  // namespace
-
 template <typename Record>
 void RecordTable<Record>::Put(const std::string& name, Record record) {
   auto it = records_.find(name);
@@ -57,7 +44,7 @@ const Record* RecordTable<Record>::Find(absl::string_view name) const {
 
 template <typename Record>
 void RecordTable<Record>::AddKeys(const std::string& name, const Record& record) {
-  for (const std::string& key : KeysOf(record)) {
+  for (const std::string& key : LookupKeysOf(record)) {
     std::vector<std::string>& names = by_key_[key];
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
@@ -65,7 +52,7 @@ void RecordTable<Record>::AddKeys(const std::string& name, const Record& record)
 
 template <typename Record>
 void RecordTable<Record>::RemoveKeys(const std::string& name, const Record& record) {
-  for (const std::string& key : KeysOf(record)) {
+  for (const std::string& key : LookupKeysOf(record)) {
     auto it = by_key_.find(key);
     if (it == by_key_.end()) continue;
     std::vector<std::string>& names = it->second;

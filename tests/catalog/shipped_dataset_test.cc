@@ -486,6 +486,36 @@ TEST_F(ShippedDatasetTest, NoTwoRecordsShareAnAliasUnlessDeclaredShared) {
   for (const auto& [key, count] : models) EXPECT_EQ(count, 1) << key;
 }
 
+// Names resolve as a person means them (issue 20, point 2): a name that fits
+// one record finds it; a shared name ("A100", "H100", "M3 Max") never
+// silently means one variant, it answers with every candidate.
+TEST_F(ShippedDatasetTest, SharedNamesAnswerWithTheCandidatesNeverOneSilently) {
+  for (const auto& [name, id] : std::vector<std::pair<std::string, std::string>>{
+           {"4090", "hardware/nvidia-geforce-rtx-4090"},
+           {"M3 Max 64GB", "hardware/apple-m3-max-64gb"},
+           {"MI300X", "hardware/amd-instinct-mi300x"}}) {
+    auto found = catalog_->Get<Hardware>(name);
+    ASSERT_TRUE(found.ok()) << name << ": " << found.status();
+    EXPECT_EQ(found->name(), id) << name;
+  }
+  for (const auto& [name, count] : std::vector<std::pair<std::string, size_t>>{
+           {"A100", 4}, {"H100", 3}, {"M3 Max", 5}, {"A100 80GB", 2}}) {
+    auto found = catalog_->Get<Hardware>(name);
+    ASSERT_FALSE(found.ok()) << name << " silently meant " << found->name();
+    EXPECT_EQ(found.status().code(), absl::StatusCode::kFailedPrecondition) << found.status();
+    size_t listed = 0;
+    for (const Hardware& h : dataset_.hardware()) {
+      for (const std::string& alias : h.shared_aliases()) {
+        if (LookupKey(alias) == LookupKey(name) &&
+            absl::StrContains(found.status().message(), h.name())) {
+          ++listed;
+        }
+      }
+    }
+    EXPECT_EQ(listed, count) << found.status();
+  }
+}
+
 // Only facts are shipped from Epoch's data: no notes, no abstract, no
 // free-text column; and each such record credits Epoch AI under CC BY 4.0
 // with a link to the dataset.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -58,8 +59,13 @@ class EndToEndTest : public ::testing::Test {
     args.push_back("--grpc_address=127.0.0.1:" + std::to_string(grpc_port));
     args.push_back("--metrics_address=127.0.0.1:0");
     args.push_back("--port_file=" + port_file);
-    // Open client channels keep a draining server waiting up to this deadline.
-    args.push_back("--shutdown_deadline=1s");
+    // Open client channels keep a draining server waiting up to this deadline
+    // (unless the test sets its own).
+    if (std::none_of(argv.begin(), argv.end(), [](const std::string& arg) {
+          return arg.rfind("--shutdown_deadline", 0) == 0;
+        })) {
+      args.push_back("--shutdown_deadline=1s");
+    }
     server.process = std::make_unique<ChildProcess>(args, dir_ + "/" + name + ".log");
     auto ports = testing::WaitForPortFile(port_file, kStartTimeoutMs);
     EXPECT_FALSE(ports.empty()) << name << " did not start";
