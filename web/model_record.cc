@@ -1,0 +1,254 @@
+#include "web/model_record.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "web/page.h"
+#include "web/text.h"
+
+namespace modelatlas::web {
+namespace {
+
+using common::v1::Model;
+
+std::string Words(const std::string& full_name, absl::string_view prefix) {
+  absl::string_view enum_name = full_name;
+  absl::ConsumePrefix(&enum_name, prefix);
+  std::string out = absl::AsciiStrToLower(absl::StrReplaceAll(enum_name, {{"_", " "}}));
+  if (!out.empty()) out[0] = absl::ascii_toupper(out[0]);
+  return out;
+}
+
+std::string List(const google::protobuf::RepeatedPtrField<std::string>& values) {
+  return Html(absl::StrJoin(values, ", "));
+}
+
+std::string YesNo(bool has, bool value) { return has ? (value ? "Yes" : "No") : ""; }
+
+std::string Sci(bool has, double v, const char* unit) {
+  return has ? absl::StrCat(Scientific(v), " ", unit) : "";
+}
+
+std::string Links(const std::string& text) {
+  std::vector<std::string> parts;
+  for (absl::string_view url : absl::StrSplit(text, absl::ByAnyChar(" ,\n"), absl::SkipEmpty())) {
+    parts.push_back(ExternalLink(std::string(url)));
+  }
+  return absl::StrJoin(parts, "<br>");
+}
+
+}  // namespace
+
+bool OpenWeights(const Model& m) {
+  if (m.has_open_model_weights()) return m.open_model_weights();
+  return m.accessibility() == common::v1::ACCESSIBILITY_OPEN_WEIGHTS_UNRESTRICTED ||
+         m.accessibility() == common::v1::ACCESSIBILITY_OPEN_WEIGHTS_RESTRICTED_USE ||
+         m.accessibility() == common::v1::ACCESSIBILITY_OPEN_WEIGHTS_NON_COMMERCIAL;
+}
+
+std::string AccessibilityText(common::v1::Accessibility a) {
+  if (a == common::v1::ACCESSIBILITY_UNSPECIFIED) return "";
+  return Words(common::v1::Accessibility_Name(a), "ACCESSIBILITY_");
+}
+
+std::string RecordSections(const Model& m) {
+  std::string html = "<h2 class=\"part\">On record</h2>";
+  absl::StrAppend(&html,
+                  Section("origin", "Origin", "Who built the model, where, and when it came out.",
+                          absl::StrCat(Item("Organisation", List(m.organizations())),
+                                       Item("Organisation type", List(m.organization_categories())),
+                                       Item("Country", List(m.countries())),
+                                       Item("Published", Html(DateText(m.publication_date()))),
+                                       Item("Authors", Html(m.authors())))));
+  absl::StrAppend(
+      &html, Section("purpose", "What it does",
+                     "The fields and jobs it was built for; one model often carries several.",
+                     absl::StrCat(Item("Domain", List(m.domains())), Item("Task", List(m.tasks())),
+                                  Item("Approach", List(m.approaches())),
+                                  Item("Numerical format", List(m.numerical_formats())),
+                                  Item("Built on", List(m.base_models())))));
+  std::string data;
+  for (double d : m.training_dataset_size_datapoints()) {
+    if (!data.empty()) data += "; ";
+    data += Grouped(d) + " data points";
+  }
+  absl::StrAppend(
+      &html,
+      Section("size", "Size",
+              "How big the model is and how much data it saw. The parameter count decides "
+              "which cards can hold it.",
+              absl::StrCat(Item("Parameters", m.has_parameters() ? ShortCount(m.parameters()) : ""),
+                           Item("Training data", Html(data)),
+                           Item("Epochs", m.has_epochs() ? Decimal(m.epochs(), 2) : ""),
+                           Item("Batch size", m.has_batch_size() ? Grouped(m.batch_size()) : "")),
+              absl::StrCat(Note(m.parameters_notes()), Note(m.dataset_size_notes()),
+                           Note(m.batch_size_notes()))));
+  std::vector<std::string> methods;
+  for (int method : m.training_compute_estimation_methods()) {
+    methods.push_back(
+        Words(common::v1::EstimationMethod_Name(static_cast<common::v1::EstimationMethod>(method)),
+              "ESTIMATION_METHOD_"));
+  }
+  std::string bounds;
+  if (m.has_training_compute_lower_bound_flop() || m.has_training_compute_upper_bound_flop()) {
+    bounds = absl::StrCat(Sci(m.has_training_compute_lower_bound_flop(),
+                              m.training_compute_lower_bound_flop(), "FLOP"),
+                          " to ",
+                          Sci(m.has_training_compute_upper_bound_flop(),
+                              m.training_compute_upper_bound_flop(), "FLOP"));
+  }
+  absl::StrAppend(
+      &html,
+      Section(
+          "compute", "Training compute",
+          "The arithmetic spent on training, in floating-point operations: what building it "
+          "cost, not how fast it answers.",
+          absl::StrCat(
+              Item("Training compute",
+                   Sci(m.has_training_compute_flop(), m.training_compute_flop(), "FLOP")),
+              Item("How it was established", Html(absl::StrJoin(methods, ", "))),
+              Item("Range", bounds),
+              Item("Fine-tuning compute",
+                   Sci(m.has_finetune_compute_flop(), m.finetune_compute_flop(), "FLOP")),
+              Item("Post-training compute",
+                   Sci(m.has_post_training_compute_flop(), m.post_training_compute_flop(), "FLOP")),
+              Item("Training hardware", List(m.training_hardware())),
+              Item("Chips", m.has_hardware_quantity() ? Grouped(m.hardware_quantity()) : ""),
+              Item("Training time", m.has_training_time_hours()
+                                        ? absl::StrCat(Grouped(m.training_time_hours()), " hours")
+                                        : ""),
+              Item("Chip-hours",
+                   m.has_training_chip_hours() ? Grouped(m.training_chip_hours()) : ""),
+              Item("Utilization (MFU)", m.has_hardware_utilization_mfu()
+                                            ? Decimal(m.hardware_utilization_mfu() * 100, 1) + "%"
+                                            : ""),
+              Item("Power draw",
+                   m.has_training_power_draw_watts() ? Watts(m.training_power_draw_watts()) : ""),
+              Item("Compute cost (2023 USD)", m.has_training_compute_cost_2023_usd()
+                                                  ? Usd(m.training_compute_cost_2023_usd())
+                                                  : ""),
+              Item("Cloud vendor", Html(m.training_cloud_compute_vendor())),
+              Item("Data centre", Html(m.training_data_center()))),
+          absl::StrCat(Note(m.training_compute_notes()), Note(m.finetune_compute_notes()),
+                       Note(m.post_training_compute_notes()), Note(m.training_time_notes()),
+                       Note(m.utilization_notes()))));
+  const std::string code =
+      m.training_code_accessibility() == common::v1::CODE_ACCESSIBILITY_UNSPECIFIED
+          ? ""
+          : Words(common::v1::CodeAccessibility_Name(m.training_code_accessibility()),
+                  "CODE_ACCESSIBILITY_");
+  absl::StrAppend(
+      &html, Section("availability", "Availability",
+                     "Whether you can get the weights and run the model yourself: only then do the "
+                     "hardware figures apply.",
+                     absl::StrCat(Item("Weights", OpenWeights(m) ? "Published — downloadable"
+                                                                 : "Closed — provider access only"),
+                                  Item("Model access", Html(AccessibilityText(m.accessibility()))),
+                                  Item("Training code", Html(code))),
+                     Note(m.accessibility_notes())));
+  absl::StrAppend(
+      &html,
+      Section(
+          "classification", "How it is classified",
+          "Why the source dataset tracks this model, and how sure it is of the entry.",
+          absl::StrCat(
+              Item("Frontier model", YesNo(m.has_frontier_model(), m.frontier_model())),
+              Item("Foundation model", YesNo(m.has_foundation_model(), m.foundation_model())),
+              Item("Why it is tracked", List(m.notability_criteria())),
+              Item("Record confidence",
+                   m.confidence() == common::v1::CONFIDENCE_UNSPECIFIED
+                       ? ""
+                       : Html(Words(common::v1::Confidence_Name(m.confidence()), "CONFIDENCE_"))),
+              Item("Citations",
+                   m.has_citations() ? Grouped(static_cast<double>(m.citations())) : "")),
+          absl::StrCat(Note(m.notability_criteria_notes()), Note(m.benchmark_data()))));
+  std::string updated;
+  if (m.has_last_modified_time()) {
+    const int64_t days = m.last_modified_time().seconds() / 86400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    const int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+    const int64_t doe = z - era * 146097;
+    const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const int64_t mp = (5 * doy + 2) / 153;
+    google::type::Date date;
+    date.set_day(static_cast<int>(doy - (153 * mp + 2) / 5 + 1));
+    date.set_month(static_cast<int>(mp < 10 ? mp + 3 : mp - 9));
+    date.set_year(static_cast<int>(yoe + era * 400 + (date.month() <= 2 ? 1 : 0)));
+    updated = DateText(date);
+  }
+  absl::StrAppend(
+      &html,
+      Section("sources", "Sources", "Where the record comes from and when it last changed.",
+              absl::StrCat(Item("Reference", Html(m.reference())), Item("Link", Links(m.link())),
+                           Item("Archived", Links(m.archived_links())),
+                           Item("Source", Html(m.provenance().source())),
+                           Item("Source links", Links(absl::StrJoin(m.provenance().urls(), " "))),
+                           Item("Last updated", Html(updated)),
+                           Item("Record", absl::StrCat("<code>", Html(m.name()), "</code>"))),
+              Note(m.provenance().notes())));
+  return html;
+}
+
+std::string Answers(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
+                    const std::string& workload_text) {
+  const std::string name = Html(m.display_name());
+  std::string html = absl::StrCat("<section id=\"answers\"><h2>", name, ": common questions</h2>");
+  auto qa = [&](const std::string& q, const std::string& a) {
+    if (!a.empty()) absl::StrAppend(&html, "<h3>", q, "</h3><p>", a, "</p>");
+  };
+  const std::string org = List(m.organizations());
+  const std::string date = Html(DateText(m.publication_date()));
+  qa(absl::StrCat("Who created ", name, "?"),
+     org.empty()
+         ? ""
+         : absl::StrCat(name, " comes from ", org, date.empty() ? "" : ", published ", date, "."));
+  qa(absl::StrCat("What is ", name, " used for?"),
+     m.tasks().empty()
+         ? ""
+         : absl::StrCat("It is recorded under ", List(m.domains()), " for ", List(m.tasks()), "."));
+  qa(absl::StrCat("How many parameters does ", name, " have?"),
+     m.has_parameters()
+         ? absl::StrCat(name, " has ", ShortCount(m.parameters()), " parameters (",
+                        Grouped(m.parameters()),
+                        "). Memory to run it grows with this figure: about 2 GB per billion "
+                        "in 16-bit formats, half that in 8-bit.")
+         : "The record gives no parameter count.");
+  qa(absl::StrCat("How much compute was used to train ", name, "?"),
+     m.has_training_compute_flop()
+         ? absl::StrCat("About ", Scientific(m.training_compute_flop()),
+                        " FLOP. That is the cost of building it, and says nothing about its "
+                        "speed once trained.")
+         : "The record gives no training compute.");
+  qa(absl::StrCat("Is ", name, " open source?"),
+     OpenWeights(m)
+         ? absl::StrCat("Its weights are published (", Html(AccessibilityText(m.accessibility())),
+                        "), so you can download and run it; check the licence terms.")
+         : absl::StrCat("No. The weights of ", name,
+                        " have not been published; it is reachable only through "
+                        "its provider, if at all."));
+  std::string gpu;
+  if (!OpenWeights(m)) {
+    gpu = absl::StrCat("None: with the weights unpublished, no card can run ", name, ".");
+  } else if (plan != nullptr && !plan->plans().empty() && plan->plans(0).fits()) {
+    const auto& best = plan->plans(0);
+    gpu = absl::StrCat("At ", Html(workload_text), ", it needs ",
+                       Bytes(static_cast<double>(plan->memory().total_bytes())),
+                       " of memory; the best fit is ", best.cards(), " × <a href=\"",
+                       Html(RecordPath(best.hardware())), "\">", Html(best.display_name()),
+                       "</a>. The plan above lists every card.");
+  } else {
+    gpu =
+        "No card in the catalog holds it at this workload; try a smaller context or a "
+        "4-bit format.";
+  }
+  qa(absl::StrCat("What GPU do I need to run ", name, "?"), gpu);
+  absl::StrAppend(&html, "</section>");
+  return html;
+}
+
+}  // namespace modelatlas::web
