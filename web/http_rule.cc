@@ -82,6 +82,16 @@ absl::Status AddRoute(const google::api::HttpRule& rule,
   return absl::OkStatus();
 }
 
+// "NUMBER_FORMAT_" for NumberFormat: the prefix proto3 style gives values.
+std::string EnumPrefix(const google::protobuf::EnumDescriptor& type) {
+  std::string prefix;
+  for (const char c : type.name()) {
+    if (absl::ascii_isupper(c) && !prefix.empty()) prefix += '_';
+    prefix += absl::ascii_toupper(c);
+  }
+  return prefix + "_";
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<ApiRoute>> RoutesOf(const google::protobuf::ServiceDescriptor& service,
@@ -168,6 +178,10 @@ absl::Status SetFieldFromText(Message* message, const std::string& field_path,
     }
     case FieldDescriptor::CPPTYPE_ENUM: {
       const auto* e = f->enum_type()->FindValueByName(absl::AsciiStrToUpper(value));
+      if (e == nullptr) {  // the short form: "int8" for NUMBER_FORMAT_INT8
+        e = f->enum_type()->FindValueByName(
+            absl::StrCat(EnumPrefix(*f->enum_type()), absl::AsciiStrToUpper(value)));
+      }
       int number;
       if (e == nullptr && absl::SimpleAtoi(value, &number)) {
         e = f->enum_type()->FindValueByNumber(number);
