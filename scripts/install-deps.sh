@@ -10,7 +10,7 @@ packages=(
   g++ cmake ninja-build pkg-config git ca-certificates
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev libsqlite3-dev libpqxx-dev libpq-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev
 )
 if [[ "$profile" == test || "$profile" == ci ]]; then
   # PostgreSQL server and pg_virtualenv, for the PostgreSQL store tests;

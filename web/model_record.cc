@@ -1,5 +1,7 @@
 #include "web/model_record.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -7,6 +9,8 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/civil_time.h"
+#include "absl/time/time.h"
 #include "web/page.h"
 #include "web/text.h"
 
@@ -71,10 +75,14 @@ std::string RecordSections(const Model& m) {
                                   Item("Approach", List(m.approaches())),
                                   Item("Numerical format", List(m.numerical_formats())),
                                   Item("Built on", List(m.base_models())))));
+  // Epoch's "datapoints" are tokens for language models, other things elsewhere.
+  const bool language =
+      std::find(m.domains().begin(), m.domains().end(), "Language") != m.domains().end();
+  const std::string unit = language ? "tokens" : "data points";
   std::string data;
   for (double d : m.training_dataset_size_datapoints()) {
     if (!data.empty()) data += "; ";
-    data += Grouped(d) + " data points";
+    data += Grouped(d) + " " + unit;
   }
   absl::StrAppend(
       &html,
@@ -168,17 +176,12 @@ std::string RecordSections(const Model& m) {
           absl::StrCat(Note(m.notability_criteria_notes()), Note(m.benchmark_data()))));
   std::string updated;
   if (m.has_last_modified_time()) {
-    const int64_t days = m.last_modified_time().seconds() / 86400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    const int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
-    const int64_t doe = z - era * 146097;
-    const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    const int64_t mp = (5 * doy + 2) / 153;
+    const absl::CivilDay day = absl::ToCivilDay(
+        absl::FromUnixSeconds(m.last_modified_time().seconds()), absl::UTCTimeZone());
     google::type::Date date;
-    date.set_day(static_cast<int>(doy - (153 * mp + 2) / 5 + 1));
-    date.set_month(static_cast<int>(mp < 10 ? mp + 3 : mp - 9));
-    date.set_year(static_cast<int>(yoe + era * 400 + (date.month() <= 2 ? 1 : 0)));
+    date.set_year(static_cast<int>(day.year()));
+    date.set_month(day.month());
+    date.set_day(day.day());
     updated = DateText(date);
   }
   absl::StrAppend(

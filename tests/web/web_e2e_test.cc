@@ -334,6 +334,16 @@ TEST_F(WebEndToEndTest, MetricsByRoutePatternNeverByPath) {
             1);
   EXPECT_FALSE(Has(metrics, "megatron-bert"));
   EXPECT_TRUE(Has(metrics, "process_resident_memory_bytes"));
+  // Every web series the Grafana dashboard reads is one modelatlas-web exports.
+  const std::string dashboard =
+      testing::ReadFile(std::string(MODELATLAS_SOURCE_DIR) + "/deploy/grafana/modelatlas.json");
+  const std::regex series("(modelatlas_web_[a-z_]+)\\{");
+  int checked = 0;
+  for (std::sregex_iterator it(dashboard.begin(), dashboard.end(), series), end; it != end;
+       ++it, ++checked) {
+    EXPECT_TRUE(Has(metrics, "\n" + (*it)[1].str() + "{")) << (*it)[1].str();
+  }
+  EXPECT_GE(checked, 3);
 }
 
 }  // namespace
