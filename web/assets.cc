@@ -46,4 +46,7 @@ document.addEventListener('change', function (e) {
 });
 )js";
 
+const std::string_view kIconSvg =
+    R"svg(<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#2f5f9e"/><rect x="3" y="9" width="2" height="4" fill="#fff"/><rect x="7" y="6" width="2" height="7" fill="#fff"/><rect x="11" y="3" width="2" height="10" fill="#fff"/></svg>)svg";
+
 }  // namespace modelatlas::web

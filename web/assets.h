@@ -9,5 +9,6 @@ namespace modelatlas::web {
 
 extern const std::string_view kSiteCss;
 extern const std::string_view kSiteJs;
+extern const std::string_view kIconSvg;
 
 }  // namespace modelatlas::web

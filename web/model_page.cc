@@ -41,12 +41,30 @@ std::string Verdict(const common::v1::Model& m, const PlanInferenceResponse* pla
       "<div class=\"verdict open\"><p class=\"big\">Needs ",
       Bytes(static_cast<double>(plan->memory().total_bytes())), " of memory to run</p>",
       "<p class=\"assumed\">Assumed workload: ", Html(workload), ".</p>");
-  if (fitting > 0) {
+  // The smallest single card that holds it, and the fastest plan (the
+  // estimator ranks fewest cards, then fastest).
+  const estimator::v1::HardwarePlan* smallest = nullptr;
+  for (const auto& p : plan->plans()) {
+    if (p.fits_on_one_card() &&
+        (smallest == nullptr || p.usable_bytes_per_card() < smallest->usable_bytes_per_card())) {
+      smallest = &p;
+    }
+  }
+  auto card = [](const estimator::v1::HardwarePlan& p) {
+    return absl::StrCat("<a href=\"", Html(RecordPath(p.hardware())), "\">", Html(p.display_name()),
+                        "</a>");
+  };
+  if (smallest != nullptr) {
+    absl::StrAppend(&html, "<p>Smallest card that holds it alone: <strong>", card(*smallest),
+                    "</strong> (", Bytes(static_cast<double>(smallest->usable_bytes_per_card())),
+                    " usable). Fastest: ", plan->plans(0).cards(), " × ", card(plan->plans(0)),
+                    ". ", fitting, " of ", plan->plans_size(),
+                    " cards on record run it, some several at a time.</p>");
+  } else if (fitting > 0) {
     const auto& best = plan->plans(0);
-    absl::StrAppend(&html, "<p>Best fit: <strong>", best.cards(), " × <a href=\"",
-                    Html(RecordPath(best.hardware())), "\">", Html(best.display_name()),
-                    "</a></strong>", best.fits_on_one_card() ? " (one card)" : "", ". ", fitting,
-                    " of ", plan->plans_size(), " cards on record can run it.</p>");
+    absl::StrAppend(&html, "<p>No single card holds it; the fewest: <strong>", best.cards(), " × ",
+                    card(best), "</strong>. ", fitting, " of ", plan->plans_size(),
+                    " cards on record run it, several at a time.</p>");
   } else {
     absl::StrAppend(&html, "<p>No card on record holds it at this workload.</p>");
   }
@@ -90,57 +108,74 @@ std::string TrainingArithmetic(const Clients& clients, const common::v1::Model& 
 
 std::string MemoryPicture(const PlanInferenceResponse& plan) {
   const auto& memory = plan.memory();
-  const int bars = memory.lines_size() + 1;
-  double scale = static_cast<double>(memory.total_bytes());
+  const double total = static_cast<double>(memory.total_bytes());
+  // The cards that say most: the largest one a single card of which cannot
+  // hold the model, and the three smallest that can.
+  std::vector<const estimator::v1::HardwarePlan*> by_memory;
+  for (const auto& p : plan.plans()) by_memory.push_back(&p);
+  std::sort(by_memory.begin(), by_memory.end(), [](const auto* a, const auto* b) {
+    return a->usable_bytes_per_card() < b->usable_bytes_per_card();
+  });
   std::vector<const estimator::v1::HardwarePlan*> cards;
-  for (const auto& p : plan.plans()) {
-    if (cards.size() == 4) break;
-    cards.push_back(&p);
-    scale = std::max(scale, static_cast<double>(p.usable_bytes_per_card()));
+  const estimator::v1::HardwarePlan* short_of = nullptr;
+  for (const auto* p : by_memory) {
+    if (static_cast<double>(p->usable_bytes_per_card()) < total) {
+      short_of = p;
+    } else if (cards.size() < 3) {
+      cards.push_back(p);
+    }
+  }
+  if (short_of != nullptr) cards.insert(cards.begin(), short_of);
+  double scale = total;
+  for (const auto* p : cards) {
+    scale = std::max(scale, static_cast<double>(p->usable_bytes_per_card()));
   }
   if (scale <= 0) return "";
-  const int left = 120, width = 480, row = 26, top = 10;
-  const int height = top + bars * row + 20 + 16 * static_cast<int>(cards.size());
-  auto x = [&](double bytes) { return left + static_cast<int>(bytes / scale * width); };
+  scale *= 1.05;
+  const int rows = memory.lines_size() + 1 + static_cast<int>(cards.size());
+  const int left = 200, width = 360, row = 24, top = 6;
+  const int height = top * 2 + rows * row;
+  auto w = [&](double bytes) { return std::max(1, static_cast<int>(bytes / scale * width)); };
   std::string svg =
-      absl::StrCat("<figure><svg class=\"memory\" viewBox=\"0 0 640 ", height,
-                   "\" width=\"640\" height=\"", height,
+      absl::StrCat("<figure><svg class=\"memory\" viewBox=\"0 0 720 ", height,
+                   "\" width=\"720\" height=\"", height,
                    "\" role=\"img\" aria-labelledby=\"memtitle\"><title id=\"memtitle\">Memory by "
                    "component against each card's usable memory</title>");
   static const char* const kColours[] = {"#3b6ea8", "#d08a2e", "#5a9e5a", "#8c6bb1", "#b0505a"};
-  double total = 0;
-  for (int i = 0; i < bars; ++i) {
-    const bool is_total = i == memory.lines_size();
-    const double bytes = is_total ? static_cast<double>(memory.total_bytes())
-                                  : static_cast<double>(memory.lines(i).bytes());
-    const std::string label = is_total ? "Total" : ComponentName(memory.lines(i).component());
-    const int y = top + i * row;
-    const int start = is_total ? left : x(total);
-    absl::StrAppend(&svg, "<text x=\"0\" y=\"", y + 15, "\">", Html(label), "</text>", "<rect x=\"",
-                    start, "\" y=\"", y + 3, "\" width=\"", std::max(1, x(bytes) - left),
-                    "\" height=\"16\" fill=\"", is_total ? "#444" : kColours[i % 5], "\"><title>",
-                    Html(label), ": ", Bytes(bytes), "</title></rect>", "<text x=\"",
-                    std::min(start + std::max(1, x(bytes) - left) + 4, 560), "\" y=\"", y + 15,
-                    "\" class=\"value\">", Bytes(bytes), "</text>");
-    if (!is_total) total += bytes;
+  double stacked = 0;
+  int r = 0;
+  auto bar = [&](const std::string& label, double x0, double bytes, const std::string& fill,
+                 const std::string& stroke, const std::string& value) {
+    const int y = top + r++ * row;
+    absl::StrAppend(&svg, "<text x=\"0\" y=\"", y + 15, "\">", Html(label), "</text><rect x=\"",
+                    left + static_cast<int>(x0 / scale * width), "\" y=\"", y + 3, "\" width=\"",
+                    w(bytes), "\" height=\"16\" fill=\"", fill, "\" stroke=\"", stroke,
+                    "\"><title>", Html(label), ": ", Html(value), "</title></rect><text x=\"",
+                    left + static_cast<int>((x0 + bytes) / scale * width) + 6, "\" y=\"", y + 15,
+                    "\" class=\"value\">", Html(value), "</text>");
+  };
+  for (int i = 0; i < memory.lines_size(); ++i) {
+    const double bytes = static_cast<double>(memory.lines(i).bytes());
+    bar(ComponentName(memory.lines(i).component()), stacked, bytes, kColours[i % 5], "none",
+        Bytes(bytes));
+    stacked += bytes;
   }
-  const int bottom = top + bars * row;
-  for (size_t c = 0; c < cards.size(); ++c) {
-    const auto& p = *cards[c];
-    const int cx = x(static_cast<double>(p.usable_bytes_per_card()));
-    absl::StrAppend(&svg, "<line x1=\"", cx, "\" y1=\"", top, "\" x2=\"", cx, "\" y2=\"",
-                    bottom + 4 + 16 * static_cast<int>(c),
-                    "\" stroke=\"#c33\" "
-                    "stroke-dasharray=\"4 3\"/><text x=\"",
-                    std::min(cx + 4, 440), "\" y=\"", bottom + 16 + 16 * static_cast<int>(c),
-                    "\" class=\"card\">", Html(p.display_name()), ": ",
-                    Bytes(static_cast<double>(p.usable_bytes_per_card())),
-                    " usable per card</text>");
+  bar("Total needed", 0, total, "#333", "none", Bytes(total));
+  for (const auto* p : cards) {
+    std::string name = p->display_name();
+    if (name.size() > 28) name = name.substr(0, 27) + "…";
+    const double usable = static_cast<double>(p->usable_bytes_per_card());
+    bar(name, 0, usable, usable >= total ? "#e3efe3" : "#f6e0e0",
+        usable >= total ? "#2d7a3e" : "#a33",
+        absl::StrCat(Bytes(usable), usable >= total ? " usable" : ": one card is too small"));
   }
+  const int line_x = left + static_cast<int>(total / scale * width);
+  absl::StrAppend(&svg, "<line x1=\"", line_x, "\" y1=\"", top, "\" x2=\"", line_x, "\" y2=\"",
+                  height - top, "\" stroke=\"#333\" stroke-dasharray=\"4 3\"/>");
   return svg +
-         "</svg><figcaption>Each bar is one part of the memory the model needs; each "
-         "dashed line is the memory a serving engine may use on one card.</figcaption>"
-         "</figure>";
+         "</svg><figcaption>The coloured bars are the parts of the memory the model needs, "
+         "end to end; the outlined bars are what a serving engine may use on one card; the "
+         "dashed line is the total needed.</figcaption></figure>";
 }
 
 std::string PlanTable(const PlanInferenceResponse& plan, const std::string& model,

@@ -27,6 +27,7 @@ std::string Layout(const std::string& title, const std::string& body_html) {
       "<title>",
       Html(title),
       " · ModelAtlas</title><link rel=\"stylesheet\" href=\"/static/site.css\">"
+      "<link rel=\"icon\" href=\"/favicon.ico\" type=\"image/svg+xml\">"
       "<script src=\"/static/site.js\" defer></script></head><body>"
       "<header><a class=\"brand\" href=\"/\">ModelAtlas</a>"
       "<form class=\"find\" action=\"/search\" method=\"get\" role=\"search\">"

@@ -120,6 +120,7 @@ struct WebServer::Impl {
     });
     Static("/static/site.css", kSiteCss, "text/css; charset=utf-8");
     Static("/static/site.js", kSiteJs, "text/javascript; charset=utf-8");
+    Static("/favicon.ico", kIconSvg, "image/svg+xml");
     http.Get("/", PageRoute("/", [this](const httplib::Request&) { return HomePage(clients); }));
     http.Get(R"(/models/([^/]+))", PageRoute("/models/{id}", [this](const httplib::Request& req) {
                return ModelPage(clients, req.matches[1], req.params);
