@@ -109,6 +109,13 @@ Page HardwarePage(const Clients& clients, const std::string& id, const Params& p
   }
   std::string filters =
       WorkloadForm(RecordPath(h.name()), w, true, {{"domain", domain}, {"order", order}});
+  auto DomainLink = [&](const std::string& d) {
+    return absl::StrCat("<a href=\"", Html(RecordPath(h.name())), "?order=", Html(UrlEncode(order)),
+                        "&amp;domain=", Html(UrlEncode(d)), "&amp;context=", w.context,
+                        "&amp;batch=", w.batch, "&amp;cards=", w.cards,
+                        "&amp;weights=", FormatName(w.weights), "\">", d.empty() ? "any" : Html(d),
+                        "</a>");
+  };
   const std::string sort_links = absl::StrCat(
       "<p class=\"sort\">Sort: <a href=\"", Html(RecordPath(h.name())),
       "?order=largest&amp;domain=", Html(UrlEncode(domain)), "&amp;context=", w.context,
@@ -116,8 +123,8 @@ Page HardwarePage(const Clients& clients, const std::string& id, const Params& p
       "\">largest first</a> · <a href=\"", Html(RecordPath(h.name())),
       "?order=newest&amp;domain=", Html(UrlEncode(domain)), "&amp;context=", w.context,
       "&amp;batch=", w.batch, "&amp;cards=", w.cards, "&amp;weights=", FormatName(w.weights),
-      "\">newest first</a> · Domain: <a href=\"?domain=Language\">Language</a>, "
-      "<a href=\"?domain=Vision\">Vision</a>, <a href=\"?\">any</a></p>");
+      "\">newest first</a> · Domain: ", DomainLink("Language"), ", ", DomainLink("Vision"), ", ",
+      DomainLink("Multimodal"), ", ", DomainLink(""), "</p>");
   absl::StrAppend(
       &body, "<section id=\"runs\"><h2>What it runs</h2><p class=\"assumed\">",
       Grouped(static_cast<double>(rows.size())), " models with published weights run on ", w.cards,
@@ -266,9 +273,30 @@ Page SearchPage(const Clients& clients, const Params& params) {
 }
 
 Page HomePage(const Clients& clients) {
-  Params params = {{"filter", "open_model_weights = true"}, {"order_by", "parameters desc"}};
-  Page page = SearchPage(clients, params);
-  return page;
+  catalog::v1::ListModelsRequest request;
+  request.set_filter("open_model_weights = true");
+  request.set_order_by("parameters desc");
+  request.set_page_size(1000);
+  catalog::v1::ListModelsResponse response;
+  auto context = clients.Context();
+  const grpc::Status status = clients.catalog->ListModels(context.get(), request, &response);
+  if (!status.ok()) return ErrorPage(status, "model", "");
+  std::string rows;
+  for (const auto& m : response.models()) {
+    absl::StrAppend(&rows, "<li><a href=\"", Html(RecordPath(m.name())), "\">",
+                    Html(m.display_name()), "</a> <span class=\"why\">",
+                    m.has_parameters() ? ShortCount(m.parameters()) : "", "</span></li>");
+  }
+  return {200,
+          Layout("What it takes to run an AI model",
+                 absl::StrCat(
+                     "<h1>What does it take to run it?</h1><p>Pick a model to see which "
+                     "cards hold it, how fast and at what cost, with the arithmetic; or "
+                     "start from a card you have on its <a href=\"/search?kind=hardware\">"
+                     "hardware page</a>. Closed models are on record too: "
+                     "<a href=\"/search\">search every model</a>.</p>"
+                     "<h2>Models with published weights, largest first</h2><ul class=\"models\">",
+                     rows, "</ul>"))};
 }
 
 Page NoSuchPage(const std::string& path) {

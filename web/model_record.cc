@@ -45,6 +45,28 @@ std::string Links(const std::string& text) {
   return absl::StrJoin(parts, "<br>");
 }
 
+// The architecture's figures that decide memory and speed, when on record.
+std::string ArchitectureItems(const common::v1::Architecture& a) {
+  if (a.num_layers() == 0) return "";
+  std::string shape =
+      absl::StrCat(a.num_layers(), " layers, hidden size ", Grouped(a.hidden_size()), ", ",
+                   a.num_attention_heads(), " attention heads");
+  if (a.num_key_value_heads() > 0 && a.num_key_value_heads() != a.num_attention_heads()) {
+    absl::StrAppend(&shape, " (", a.num_key_value_heads(), " key/value heads)");
+  }
+  if (a.num_experts() > 0) {
+    absl::StrAppend(&shape, ", ", a.num_experts(), " experts (", a.num_experts_per_token(),
+                    " per token)");
+  }
+  return absl::StrCat(
+      Item("Architecture", Html(shape), a.source()),
+      Item("Context length", a.max_context_length() > 0
+                                 ? Grouped(static_cast<double>(a.max_context_length())) + " tokens"
+                                 : ""),
+      Item("Vocabulary",
+           a.vocab_size() > 0 ? Grouped(static_cast<double>(a.vocab_size())) + " tokens" : ""));
+}
+
 }  // namespace
 
 bool OpenWeights(const Model& m) {
@@ -89,12 +111,13 @@ std::string RecordSections(const Model& m) {
       Section("size", "Size",
               "How big the model is and how much data it saw. The parameter count decides "
               "which cards can hold it.",
-              absl::StrCat(Item("Parameters", m.has_parameters() ? ShortCount(m.parameters()) : ""),
-                           Item("Training data", Html(data)),
+              absl::StrCat(Item("Parameters", m.has_parameters() ? ShortCount(m.parameters()) : "",
+                                m.parameters_notes()),
+                           Item("Training data", Html(data), m.dataset_size_notes()),
                            Item("Epochs", m.has_epochs() ? Decimal(m.epochs(), 2) : ""),
-                           Item("Batch size", m.has_batch_size() ? Grouped(m.batch_size()) : "")),
-              absl::StrCat(Note(m.parameters_notes()), Note(m.dataset_size_notes()),
-                           Note(m.batch_size_notes()))));
+                           Item("Batch size", m.has_batch_size() ? Grouped(m.batch_size()) : "",
+                                m.batch_size_notes()),
+                           ArchitectureItems(m.architecture()))));
   std::vector<std::string> methods;
   for (int method : m.training_compute_estimation_methods()) {
     methods.push_back(
@@ -117,33 +140,37 @@ std::string RecordSections(const Model& m) {
           "cost, not how fast it answers.",
           absl::StrCat(
               Item("Training compute",
-                   Sci(m.has_training_compute_flop(), m.training_compute_flop(), "FLOP")),
+                   Sci(m.has_training_compute_flop(), m.training_compute_flop(), "FLOP"),
+                   m.training_compute_notes()),
               Item("How it was established", Html(absl::StrJoin(methods, ", "))),
               Item("Range", bounds),
               Item("Fine-tuning compute",
-                   Sci(m.has_finetune_compute_flop(), m.finetune_compute_flop(), "FLOP")),
+                   Sci(m.has_finetune_compute_flop(), m.finetune_compute_flop(), "FLOP"),
+                   m.finetune_compute_notes()),
               Item("Post-training compute",
-                   Sci(m.has_post_training_compute_flop(), m.post_training_compute_flop(), "FLOP")),
+                   Sci(m.has_post_training_compute_flop(), m.post_training_compute_flop(), "FLOP"),
+                   m.post_training_compute_notes()),
               Item("Training hardware", List(m.training_hardware())),
               Item("Chips", m.has_hardware_quantity() ? Grouped(m.hardware_quantity()) : ""),
-              Item("Training time", m.has_training_time_hours()
-                                        ? absl::StrCat(Grouped(m.training_time_hours()), " hours")
-                                        : ""),
+              Item("Training time",
+                   m.has_training_time_hours()
+                       ? absl::StrCat(Grouped(m.training_time_hours()), " hours")
+                       : "",
+                   m.training_time_notes()),
               Item("Chip-hours",
                    m.has_training_chip_hours() ? Grouped(m.training_chip_hours()) : ""),
-              Item("Utilization (MFU)", m.has_hardware_utilization_mfu()
-                                            ? Decimal(m.hardware_utilization_mfu() * 100, 1) + "%"
-                                            : ""),
+              Item("Utilization (MFU)",
+                   m.has_hardware_utilization_mfu()
+                       ? Decimal(m.hardware_utilization_mfu() * 100, 1) + "%"
+                       : "",
+                   m.utilization_notes()),
               Item("Power draw",
                    m.has_training_power_draw_watts() ? Watts(m.training_power_draw_watts()) : ""),
               Item("Compute cost (2023 USD)", m.has_training_compute_cost_2023_usd()
                                                   ? Usd(m.training_compute_cost_2023_usd())
                                                   : ""),
               Item("Cloud vendor", Html(m.training_cloud_compute_vendor())),
-              Item("Data centre", Html(m.training_data_center()))),
-          absl::StrCat(Note(m.training_compute_notes()), Note(m.finetune_compute_notes()),
-                       Note(m.post_training_compute_notes()), Note(m.training_time_notes()),
-                       Note(m.utilization_notes()))));
+              Item("Data centre", Html(m.training_data_center())))));
   const std::string code =
       m.training_code_accessibility() == common::v1::CODE_ACCESSIBILITY_UNSPECIFIED
           ? ""
@@ -155,9 +182,9 @@ std::string RecordSections(const Model& m) {
                      "hardware figures apply.",
                      absl::StrCat(Item("Weights", OpenWeights(m) ? "Published — downloadable"
                                                                  : "Closed — provider access only"),
-                                  Item("Model access", Html(AccessibilityText(m.accessibility()))),
-                                  Item("Training code", Html(code))),
-                     Note(m.accessibility_notes())));
+                                  Item("Model access", Html(AccessibilityText(m.accessibility())),
+                                       m.accessibility_notes()),
+                                  Item("Training code", Html(code)))));
   absl::StrAppend(
       &html,
       Section(
@@ -166,14 +193,15 @@ std::string RecordSections(const Model& m) {
           absl::StrCat(
               Item("Frontier model", YesNo(m.has_frontier_model(), m.frontier_model())),
               Item("Foundation model", YesNo(m.has_foundation_model(), m.foundation_model())),
-              Item("Why it is tracked", List(m.notability_criteria())),
+              Item("Why it is tracked", List(m.notability_criteria()),
+                   m.notability_criteria_notes()),
               Item("Record confidence",
                    m.confidence() == common::v1::CONFIDENCE_UNSPECIFIED
                        ? ""
                        : Html(Words(common::v1::Confidence_Name(m.confidence()), "CONFIDENCE_"))),
               Item("Citations",
-                   m.has_citations() ? Grouped(static_cast<double>(m.citations())) : "")),
-          absl::StrCat(Note(m.notability_criteria_notes()), Note(m.benchmark_data()))));
+                   m.has_citations() ? Grouped(static_cast<double>(m.citations())) : ""),
+              Item("Benchmark data", "", m.benchmark_data()))));
   std::string updated;
   if (m.has_last_modified_time()) {
     const absl::CivilDay day = absl::ToCivilDay(
@@ -189,11 +217,10 @@ std::string RecordSections(const Model& m) {
       Section("sources", "Sources", "Where the record comes from and when it last changed.",
               absl::StrCat(Item("Reference", Html(m.reference())), Item("Link", Links(m.link())),
                            Item("Archived", Links(m.archived_links())),
-                           Item("Source", Html(m.provenance().source())),
+                           Item("Source", Html(m.provenance().source()), m.provenance().notes()),
                            Item("Source links", Links(absl::StrJoin(m.provenance().urls(), " "))),
                            Item("Last updated", Html(updated)),
-                           Item("Record", absl::StrCat("<code>", Html(m.name()), "</code>"))),
-              Note(m.provenance().notes())));
+                           Item("Record", absl::StrCat("<code>", Html(m.name()), "</code>")))));
   return html;
 }
 
@@ -210,6 +237,11 @@ std::string Answers(const Model& m, const estimator::v1::PlanInferenceResponse* 
      org.empty()
          ? ""
          : absl::StrCat(name, " comes from ", org, date.empty() ? "" : ", published ", date, "."));
+  qa(absl::StrCat("When was ", name, " released?"),
+     date.empty() ? ""
+                  : absl::StrCat(name, " was published on ", date,
+                                 ". Newer models of the same size often do more with the same "
+                                 "memory."));
   qa(absl::StrCat("What is ", name, " used for?"),
      m.tasks().empty()
          ? ""

@@ -45,6 +45,12 @@ std::string Item(const std::string& label, const std::string& value_html) {
   return absl::StrCat("<dt>", Html(label), "</dt><dd>", value_html, "</dd>");
 }
 
+std::string Item(const std::string& label, const std::string& value_html, const std::string& note) {
+  if (value_html.empty() && note.empty()) return "";
+  return absl::StrCat("<dt>", Html(label), "</dt><dd>", value_html.empty() ? "—" : value_html,
+                      Note(note), "</dd>");
+}
+
 std::string Section(const std::string& id, const std::string& title, const std::string& purpose,
                     const std::string& items_html, const std::string& extra_html) {
   if (items_html.empty() && extra_html.empty()) return "";

@@ -39,6 +39,9 @@ std::string Layout(const std::string& title, const std::string& body_html);
 
 // <dt>label</dt><dd>value</dd>, nothing when value_html is empty.
 std::string Item(const std::string& label, const std::string& value_html);
+// The same with the figure's note (escaped) under its value; shown with "—"
+// when only the note is on record.
+std::string Item(const std::string& label, const std::string& value_html, const std::string& note);
 // A section with a heading, a one-line purpose and a <dl> of items (none
 // when all are empty).
 std::string Section(const std::string& id, const std::string& title, const std::string& purpose,

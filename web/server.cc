@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/server/channels.h"
+#include "common/server/message_limits.h"
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
 #include "web/api.h"
@@ -179,6 +180,7 @@ absl::Status WebServer::Start() {
        {Service(estimator::v1::EstimatorService::service_full_name()), s.estimator_channel}});
   if (!api.ok()) return api.status();
   s.api = *std::move(api);
+  s.http.set_payload_max_length(kMaxRequestBytes);  // the services' own request limit
   s.Routes();
   const std::string& address = s.options.http_address;
   const size_t colon = address.rfind(':');
