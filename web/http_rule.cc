@@ -64,6 +64,10 @@ absl::Status AddRoute(const google::api::HttpRule& rule,
   if (!parsed.ok()) return parsed.status();
   route.path = *std::move(parsed);
   route.body = rule.body();
+  if (!rule.response_body().empty()) {  // no rule here uses it; refuse rather than ignore
+    return absl::InvalidArgumentError(
+        absl::StrCat(method.full_name(), ": response_body is not supported"));
+  }
   if (!route.body.empty() && route.body != "*" &&
       FindField(method.input_type(), route.body) == nullptr) {
     return absl::InvalidArgumentError(
