@@ -268,6 +268,7 @@ Page ModelPage(const Clients& clients, const std::string& id, const Params& para
     absl::StrAppend(&body, "</section>");
   }
   absl::StrAppend(&body, RecordSections(m), TrainingArithmetic(clients, m),
+                  Narrative(m, planned ? &plan : nullptr, workload),
                   Answers(m, planned ? &plan : nullptr, workload));
   absl::StrAppend(&body,
                   "<section id=\"other-direction\"><h2>The other direction</h2><p>This page "

@@ -224,6 +224,59 @@ std::string RecordSections(const Model& m) {
   return html;
 }
 
+std::string Narrative(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
+                      const std::string& workload_text) {
+  const std::string name = Html(m.display_name());
+  google::type::Date month = m.publication_date();
+  month.set_day(0);
+  std::string who = absl::StrCat(name, " was published");
+  if (!m.organizations().empty()) absl::StrAppend(&who, " by ", List(m.organizations()));
+  if (!m.countries().empty()) absl::StrAppend(&who, " (", List(m.countries()), ")");
+  if (!DateText(month).empty()) absl::StrAppend(&who, " in ", Html(DateText(month)));
+  absl::StrAppend(&who, ".");
+  if (!m.organization_categories().empty()) {
+    absl::StrAppend(&who, " It comes out of ",
+                    Html(absl::AsciiStrToLower(absl::StrJoin(m.organization_categories(), ", "))),
+                    ".");
+  }
+  if (!m.domains().empty()) {
+    absl::StrAppend(&who, " It works in ", List(m.domains()),
+                    m.tasks().empty() ? "" : absl::StrCat(", recorded for ", List(m.tasks())), ".");
+  }
+  std::string run;
+  if (!OpenWeights(m)) {
+    run =
+        "Its weights were not published, so none of the memory or card figures on this site "
+        "apply to it: there is nothing to download and run.";
+  } else if (plan != nullptr && plan->memory().available()) {
+    run = absl::StrCat("Its weights are published, so the figures above apply: at ",
+                       Html(workload_text), " it needs ",
+                       Bytes(static_cast<double>(plan->memory().total_bytes())),
+                       " of memory, most of it the weights themselves.");
+  }
+  std::string built;
+  if (m.has_training_compute_flop()) {
+    built = absl::StrCat(
+        "Training took about ", Scientific(m.training_compute_flop()), " FLOP",
+        m.training_hardware().empty() ? "" : absl::StrCat(", on ", List(m.training_hardware())),
+        ". That is what making it cost; it says nothing about how fast it "
+        "answers, which depends on memory bandwidth.");
+  }
+  if (!m.training_dataset_size_datapoints().empty()) {
+    const bool language =
+        std::find(m.domains().begin(), m.domains().end(), "Language") != m.domains().end();
+    absl::StrAppend(&built, built.empty() ? "" : " ", "It was trained on about ",
+                    Grouped(m.training_dataset_size_datapoints(0)),
+                    language ? " tokens." : " data points.");
+  }
+  std::string html = absl::StrCat("<section id=\"meaning\"><h2>What the numbers mean</h2>",
+                                  "<h3>What this model is</h3><p>", who, "</p>");
+  if (!run.empty()) absl::StrAppend(&html, "<p>", run, "</p>");
+  if (!built.empty())
+    absl::StrAppend(&html, "<h3>What went into building it</h3><p>", built, "</p>");
+  return html + "</section>";
+}
+
 std::string Answers(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
                     const std::string& workload_text) {
   const std::string name = Html(m.display_name());

@@ -18,6 +18,10 @@ std::string AccessibilityText(common::v1::Accessibility a);
 
 std::string RecordSections(const common::v1::Model& m);
 
+// "What the numbers mean": the record told in sentences.
+std::string Narrative(const common::v1::Model& m, const estimator::v1::PlanInferenceResponse* plan,
+                      const std::string& workload_text);
+
 // The questions; `plan` is the plan shown on the page (null when none).
 std::string Answers(const common::v1::Model& m, const estimator::v1::PlanInferenceResponse* plan,
                     const std::string& workload_text);
