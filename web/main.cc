@@ -7,6 +7,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/server/logging.h"
 #include "common/server/process_metrics.h"
@@ -78,7 +79,11 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   int signal_number = 0;
   sigwait(&signals, &signal_number);
-  MA_LOG_INFO("signal %d: stopping", signal_number);
+  // Not ready first (probes and balancers move away), then stop taking requests.
+  MA_LOG_INFO("signal %d: not ready for %s, then stopping", signal_number,
+              absl::FormatDuration(options.readiness_drain));
+  server.Drain();
+  absl::SleepFor(options.readiness_drain);
   server.Stop();
   return EXIT_SUCCESS;
 }

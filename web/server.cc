@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -52,6 +53,7 @@ struct WebServer::Impl {
   httplib::Server http;
   std::thread thread;
   int port = 0;
+  std::atomic<bool> draining{false};
 
   void Observe(const std::string& route, int code, double seconds) {
     requests->Add({{"route", route}, {"code", std::to_string(code)}}).Increment();
@@ -111,6 +113,12 @@ struct WebServer::Impl {
       Observe("/healthz", 200, 0);
     });
     http.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+      if (draining) {
+        res.status = 503;
+        res.set_content("shutting down\n", "text/plain");
+        Observe("/readyz", res.status, 0);
+        return;
+      }
       const bool catalog = Serving(catalog_channel.get());
       const bool estimator = Serving(estimator_channel.get());
       res.status = catalog && estimator ? 200 : 503;
@@ -201,6 +209,8 @@ absl::Status WebServer::Start() {
 }
 
 int WebServer::http_port() const { return impl_->port; }
+
+void WebServer::Drain() { impl_->draining = true; }
 
 void WebServer::Stop() {
   if (impl_->thread.joinable()) {

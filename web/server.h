@@ -26,6 +26,9 @@ class WebServer {
   // Binds the HTTP port (0 = any free one) and serves on a thread.
   absl::Status Start();
   int http_port() const;
+  // From now on /readyz answers 503 (shutting down), so that load balancers
+  // stop sending requests before Stop().
+  void Drain();
   void Stop();
 
  private:

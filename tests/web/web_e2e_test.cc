@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -344,6 +345,32 @@ TEST_F(WebEndToEndTest, MetricsByRoutePatternNeverByPath) {
     EXPECT_TRUE(Has(metrics, "\n" + (*it)[1].str() + "{")) << (*it)[1].str();
   }
   EXPECT_GE(checked, 3);
+}
+
+TEST_F(WebEndToEndTest, DrainsReadinessBeforeStopping) {
+  // A second web front on the same services, stopped with SIGTERM.
+  const std::string ports = stack_->dir + "/drain.ports";
+  ChildProcess web(
+      {MODELATLAS_WEB_BIN, "--catalog_address=127.0.0.1:" + std::to_string(stack_->catalog_port),
+       "--estimator_address=127.0.0.1:" + std::to_string(stack_->estimator_port),
+       "--http_address=127.0.0.1:0", "--metrics_address=127.0.0.1:0", "--readiness_drain=2s",
+       "--port_file=" + ports},
+      stack_->dir + "/drain.log");
+  auto values = WaitForPorts(ports, "http_port");
+  ASSERT_FALSE(values.empty());
+  httplib::Client client("127.0.0.1", std::stoi(values["http_port"]));
+  auto ready = client.Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200);
+  ASSERT_EQ(kill(web.pid(), SIGTERM), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto draining = client.Get("/readyz");
+  ASSERT_TRUE(draining);
+  EXPECT_EQ(draining->status, 503);
+  auto page = client.Get("/models/megatron-bert");  // still answering while it drains
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(web.Stop(SIGTERM, 10000), 0);
 }
 
 }  // namespace
