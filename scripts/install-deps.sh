@@ -10,14 +10,15 @@ packages=(
   g++ cmake ninja-build pkg-config git ca-certificates
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev libsqlite3-dev libpqxx-dev libpq-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libcurl4-openssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcurl4-openssl-dev libcpp-httplib-dev
 )
 if [[ "$profile" == test || "$profile" == ci ]]; then
   # PostgreSQL server and pg_virtualenv, for the PostgreSQL store tests;
   # Prometheus for the scrape test; Python with gRPC and YAML for the
   # second-language client and the deployment checks.
+  # Chromium, its driver and Selenium for the web front's browser test.
   packages+=(sqlite3 postgresql postgresql-common prometheus python3 python3-grpcio
-             python3-protobuf python3-yaml curl)
+             python3-protobuf python3-yaml curl chromium chromium-driver python3-selenium)
 fi
 if [[ "$profile" == ci ]]; then
   # Tools count as present when their command is, whichever package brought it.

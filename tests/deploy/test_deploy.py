@@ -70,8 +70,13 @@ class KubernetesTest(unittest.TestCase):
                         self.assertIn("cpu", container["resources"][bound], name)
                         self.assertIn("memory", container["resources"][bound], name)
                     ports = {p["containerPort"] for p in container["ports"]}
-                    for probe, service in (("readinessProbe", "readiness"),
-                                           ("livenessProbe", "liveness")):
+                    for probe, service, path in (("readinessProbe", "readiness", "/readyz"),
+                                                 ("livenessProbe", "liveness", "/healthz")):
+                        if "httpGet" in container[probe]:  # the web front
+                            http = container[probe]["httpGet"]
+                            self.assertIn(http["port"], ports, f"{name} {probe} port")
+                            self.assertEqual(http["path"], path, f"{name} {probe}")
+                            continue
                         grpc = container[probe]["grpc"]
                         self.assertIn(grpc["port"], ports, f"{name} {probe} port")
                         self.assertEqual(grpc["service"], service, f"{name} {probe}")
@@ -98,7 +103,8 @@ class KubernetesTest(unittest.TestCase):
 
     def test_ports_images_and_environment_match_the_binaries(self):
         binaries = {"catalog-service": ("catalog-service/main.cc", "MODELATLAS_CATALOG_"),
-                    "estimator-service": ("estimator-service/main.cc", "MODELATLAS_ESTIMATOR_")}
+                    "estimator-service": ("estimator-service/main.cc", "MODELATLAS_ESTIMATOR_"),
+                    "modelatlas-web": ("web/main.cc", "MODELATLAS_WEB_")}
         dockerfile = read("deploy", "docker", "Dockerfile")
         for overlay in OVERLAYS:
             docs = documents(overlay)
@@ -109,7 +115,9 @@ class KubernetesTest(unittest.TestCase):
                 defaults = flag_defaults(main_cc)
                 names = flag_names(main_cc)
                 ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-                self.assertEqual(str(ports["grpc"]), defaults["grpc_address"].rsplit(":", 1)[1])
+                serving = "http" if "http" in ports else "grpc"  # the web front serves HTTP
+                self.assertEqual(str(ports[serving]),
+                                 defaults[f"{serving}_address"].rsplit(":", 1)[1])
                 self.assertEqual(str(ports["metrics"]), defaults["metrics_address"].rsplit(":", 1)[1])
                 annotations = workload["spec"]["template"]["metadata"]["annotations"]
                 self.assertEqual(annotations["prometheus.io/port"], str(ports["metrics"]))
@@ -123,7 +131,7 @@ class KubernetesTest(unittest.TestCase):
                 image = container["image"].split("/")[-1].split(":")[0]
                 stage = re.search(rf"FROM runtime AS {image}\n(.*?)(?:\nFROM|\Z)", dockerfile, re.S)
                 self.assertIsNotNone(stage, f"no Dockerfile target {image}")
-                self.assertIn(f'EXPOSE {ports["grpc"]} {ports["metrics"]}', stage.group(1))
+                self.assertIn(f'EXPOSE {ports[serving]} {ports["metrics"]}', stage.group(1))
 
     def test_sqlite_has_one_replica_and_postgres_reads_a_secret(self):
         sqlite = [w for w in workloads(documents("sqlite")) if w["metadata"]["name"] == "catalog-service"]
@@ -144,7 +152,7 @@ class KubernetesTest(unittest.TestCase):
         self.assertIn((target["kind"], target["name"]), names)
         self.assertEqual(hpa["spec"]["metrics"][0]["resource"]["name"], "cpu")
         budgets = [d for d in docs if d["kind"] == "PodDisruptionBudget"]
-        self.assertEqual(len(budgets), 2)
+        self.assertEqual(len(budgets), 3)
 
 
 class DashboardTest(unittest.TestCase):

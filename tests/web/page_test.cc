@@ -1,0 +1,147 @@
+// The web front's page pieces, without a network: the workload from the
+// query string, record links, the memory picture, the plan table, the
+// record sections and the answers, every record string escaped.
+#include "web/page.h"
+
+#include <gtest/gtest.h>
+
+#include "web/model_page.h"
+#include "web/model_record.h"
+
+namespace modelatlas::web {
+namespace {
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(WorkloadTest, ReadsTheQueryAndExplainsWhatItCannotUse) {
+  Workload w = ReadWorkload({{"context", "8192"}, {"batch", "4"}, {"weights", "gptq_int4"}});
+  EXPECT_EQ(w.context, 8192);
+  EXPECT_EQ(w.batch, 4);
+  EXPECT_EQ(w.weights, estimator::v1::NUMBER_FORMAT_GPTQ_INT4);
+  EXPECT_TRUE(w.problem.empty());
+  EXPECT_EQ(WorkloadText(w), "8,192-token context, batch 4, weights GPTQ_INT4, KV cache BF16");
+  for (const Params& bad : std::vector<Params>{{{"context", "0"}},
+                                               {{"context", "x"}},
+                                               {{"batch", "-1"}},
+                                               {{"cards", "3"}},
+                                               {{"weights", "int3"}},
+                                               {{"weights", "unspecified"}}}) {
+    EXPECT_FALSE(ReadWorkload(bad).problem.empty()) << bad.begin()->second;
+  }
+  const Workload defaults = ReadWorkload({});
+  EXPECT_EQ(defaults.context, 0);
+  EXPECT_EQ(defaults.batch, 1);
+  EXPECT_EQ(defaults.weights, estimator::v1::NUMBER_FORMAT_BF16);
+}
+
+TEST(WorkloadTest, FormKeepsStateInTheUrl) {
+  Workload w;
+  w.context = 4096;
+  w.weights = estimator::v1::NUMBER_FORMAT_INT8;
+  const std::string form = WorkloadForm("/hardware/x", w, true, {{"domain", "\"><b>"}});
+  EXPECT_TRUE(Has(form, "method=\"get\""));
+  EXPECT_TRUE(Has(form, "<option value=\"int8\" selected>"));
+  EXPECT_TRUE(Has(form, "value=\"&quot;&gt;&lt;b&gt;\""));
+  EXPECT_TRUE(Has(form, "name=\"cards\""));
+}
+
+TEST(LinksTest, RecordPathsAndExternalLinks) {
+  EXPECT_EQ(RecordPath("models/llama-2-7b"), "/models/llama-2-7b");
+  EXPECT_EQ(RecordPath("hardware/a b"), "/hardware/a%20b");
+  EXPECT_EQ(RecordId("hardware/nvidia-h100"), "nvidia-h100");
+  EXPECT_EQ(ExternalLink("javascript:alert(1)"), "javascript:alert(1)");
+  EXPECT_TRUE(Has(ExternalLink("https://x.org/?a=1&b=\"2\""),
+                  "href=\"https://x.org/?a=1&amp;b=&quot;2&quot;\""));
+  EXPECT_EQ(Item("Empty", ""), "");
+  EXPECT_EQ(Item("Only a note", "", "from <b>"),
+            "<dt>Only a note</dt><dd>—<p class=\"note\">from &lt;b&gt;</p></dd>");
+}
+
+TEST(ErrorPageTest, NotFoundNamesWhatWasAsked) {
+  const Page page = ErrorPage(grpc::Status(grpc::NOT_FOUND, "x"), "model", "<gpt-9>");
+  EXPECT_EQ(page.status, 404);
+  EXPECT_TRUE(Has(page.html, "No model called “&lt;gpt-9&gt;”"));
+  EXPECT_EQ(ErrorPage(grpc::Status(grpc::INVALID_ARGUMENT, "bad"), "model", "x").status, 400);
+  EXPECT_EQ(ErrorPage(grpc::Status(grpc::UNAVAILABLE, "down"), "model", "x").status, 503);
+}
+
+estimator::v1::PlanInferenceResponse Plan() {
+  estimator::v1::PlanInferenceResponse plan;
+  auto* memory = plan.mutable_memory();
+  memory->set_available(true);
+  memory->set_model("models/m");
+  for (const auto& [name, bytes] : std::vector<std::pair<std::string, int64_t>>{
+           {"weights", 16'000'000'000}, {"kv_cache", 500'000'000}, {"overhead", 1'000'000'000}}) {
+    auto* line = memory->add_lines();
+    line->set_component(name);
+    line->set_bytes(bytes);
+  }
+  memory->set_total_bytes(17'500'000'000);
+  for (const auto& [name, usable] : std::vector<std::pair<std::string, int64_t>>{
+           {"<Big> card", 77'000'000'000}, {"Small card", 15'000'000'000}}) {
+    auto* p = plan.add_plans();
+    p->set_hardware("hardware/" + std::string(name == "Small card" ? "small" : "big"));
+    p->set_display_name(name);
+    p->set_usable_bytes_per_card(usable);
+    p->set_fits(true);
+    p->set_fits_on_one_card(usable > 17'500'000'000);
+    p->set_cards(usable > 17'500'000'000 ? 1 : 2);
+    p->set_decode_tokens_per_second(120.44);
+  }
+  return plan;
+}
+
+TEST(MemoryPictureTest, ABarPerComponentAndPerCard) {
+  const std::string svg = MemoryPicture(Plan());
+  EXPECT_TRUE(Has(svg, "<svg class=\"memory\""));
+  EXPECT_TRUE(Has(svg, ">Weights<"));
+  EXPECT_TRUE(Has(svg, ">KV cache<"));
+  EXPECT_TRUE(Has(svg, ">Total needed<"));
+  EXPECT_TRUE(Has(svg, "&lt;Big&gt; card"));
+  EXPECT_TRUE(Has(svg, "15 GB: one card is too small"));
+  EXPECT_FALSE(Has(svg, "<Big>"));
+  EXPECT_FALSE(Has(svg, "style="));
+}
+
+TEST(PlanTableTest, LinksEachCardAndTheDetailedPlan) {
+  const std::string table = PlanTable(Plan(), "m", "&context=4096", 1);
+  EXPECT_TRUE(Has(table, "href=\"/hardware/big\""));
+  EXPECT_TRUE(Has(table, "href=\"/plan?model=m&amp;hardware=big&amp;context=4096\""));
+  EXPECT_TRUE(Has(table, "120.4"));
+  EXPECT_FALSE(Has(table, "Small card"));  // one row asked for
+}
+
+TEST(RecordTest, SectionsAndAnswersEscapeEveryRecordString) {
+  common::v1::Model m;
+  m.set_name("models/x");
+  m.set_display_name("<script>alert(1)</script>");
+  m.add_organizations("A & B");
+  m.set_parameters(395e6);
+  m.set_parameters_notes("395M (Table 6) <i>");
+  m.add_training_dataset_size_datapoints(1.3e9);
+  m.add_domains("Language");
+  m.set_training_compute_flop(1.5405e20);
+  m.set_training_power_draw_watts(262600);
+  m.set_open_model_weights(false);
+  m.mutable_publication_date()->set_year(2019);
+  m.mutable_publication_date()->set_month(4);
+  m.mutable_publication_date()->set_day(20);
+  const std::string html = RecordSections(m) + Answers(m, nullptr, "");
+  EXPECT_FALSE(Has(html, "<script>"));
+  EXPECT_FALSE(Has(html, "<i>"));
+  EXPECT_TRUE(Has(html, "A &amp; B"));
+  EXPECT_TRUE(Has(html, "395M"));
+  EXPECT_TRUE(Has(html, "1,300,000,000 tokens"));
+  EXPECT_TRUE(Has(html, "1.5 × 10²⁰ FLOP"));
+  EXPECT_TRUE(Has(html, "262.6 kW"));
+  EXPECT_TRUE(Has(html, "20 April 2019"));
+  EXPECT_TRUE(Has(html, "Closed — provider access only"));
+  EXPECT_TRUE(Has(html, "Is &lt;script&gt;alert(1)&lt;/script&gt; open source?"));
+  EXPECT_TRUE(Has(html, "have not been published"));
+  EXPECT_FALSE(OpenWeights(m));
+}
+
+}  // namespace
+}  // namespace modelatlas::web
