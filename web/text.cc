@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/text/human_units.h"
 
 namespace modelatlas::web {
 
@@ -85,15 +86,7 @@ std::string UrlDecode(absl::string_view text, bool plus_is_space) {
 
 std::string Grouped(double value) {
   if (!std::isfinite(value)) return "—";
-  const bool negative = value < 0;
-  std::string digits = absl::StrFormat("%.0f", std::fabs(value));
-  std::string out;
-  const int n = static_cast<int>(digits.size());
-  for (int i = 0; i < n; ++i) {
-    if (i > 0 && (n - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return negative ? "-" + out : out;
+  return WithThousands(value);
 }
 
 std::string Decimal(double value, int digits) {
@@ -165,13 +158,7 @@ std::string Usd(double usd) {
 }
 
 std::string DateText(const google::type::Date& date) {
-  static const char* const kMonths[] = {"January",   "February", "March",    "April",
-                                        "May",       "June",     "July",     "August",
-                                        "September", "October",  "November", "December"};
-  if (date.year() == 0) return "";
-  if (date.month() < 1 || date.month() > 12) return std::to_string(date.year());
-  const std::string month_year = absl::StrCat(kMonths[date.month() - 1], " ", date.year());
-  return date.day() == 0 ? month_year : absl::StrCat(date.day(), " ", month_year);
+  return HumanDate(date.year(), date.month(), date.day());
 }
 
 }  // namespace modelatlas::web
