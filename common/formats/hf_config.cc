@@ -181,6 +181,18 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   a.set_num_shared_experts(static_cast<int32_t>(take(c.Int({"n_shared_experts"}, 0))));
   a.set_moe_intermediate_size(take(c.Int({"moe_intermediate_size"}, 0)));
   a.set_num_dense_layers(static_cast<int32_t>(take(c.Int({"first_k_dense_replace"}, 0))));
+  // Qwen2-MoE: one shared expert of its own width behind a sigmoid gate
+  // (transformers Qwen2MoeSparseMoeBlock: shared_expert, shared_expert_gate).
+  if (type == "qwen2_moe") {
+    a.set_shared_expert_intermediate_size(take(c.Int({"shared_expert_intermediate_size"}, 0)));
+    a.set_shared_expert_gate(a.shared_expert_intermediate_size() > 0);
+  }
+  // DeepSeek-V3: a router bias per expert (e_score_correction_bias, with
+  // topk_method "noaux_tc") and the multi-token-prediction module.
+  if (type == "deepseek_v3") {
+    a.set_router_bias(c.String("topk_method") == "noaux_tc" || c.String("topk_method").empty());
+    a.set_num_mtp_layers(static_cast<int32_t>(take(c.Int({"num_nextn_predict_layers"}, 0))));
+  }
 
   // Multi-head latent attention (DeepSeek-V2/V3).
   a.set_q_lora_rank(static_cast<int32_t>(take(c.Int({"q_lora_rank"}, 0))));

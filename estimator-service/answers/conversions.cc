@@ -40,6 +40,13 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.num_dense_layers = arch.num_dense_layers();
   out.kv_lora_rank = arch.kv_lora_rank();
   out.qk_rope_head_dim = arch.qk_rope_head_dim();
+  out.q_lora_rank = arch.q_lora_rank();
+  out.qk_nope_head_dim = arch.qk_nope_head_dim();
+  out.v_head_dim = arch.v_head_dim();
+  out.shared_expert_intermediate_size = arch.shared_expert_intermediate_size();
+  out.shared_expert_gate = arch.shared_expert_gate();
+  out.router_bias = arch.router_bias();
+  out.num_mtp_layers = arch.num_mtp_layers();
   return out;
 }
 
@@ -133,6 +140,19 @@ absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model,
                     "PARAMETERS_UNKNOWN");
 }
 
+absl::StatusOr<double> ActiveParametersOfModel(const common::v1::Model& model,
+                                               const Architecture* architecture) {
+  if (model.has_active_parameters()) return model.active_parameters();
+  absl::StatusOr<double> total = ParametersOfModel(model, architecture);
+  if (!total.ok() || !model.has_architecture()) return total;
+  const Architecture arch =
+      architecture != nullptr ? *architecture : ToCoreArchitecture(model.architecture());
+  if (!arch.IsMoe()) return total;
+  absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
+  if (!count.ok() || count->total <= 0) return total;
+  return *total * (count->active / count->total);
+}
+
 // The peak a device computes the weights' format at, FLOP/s: quantized
 // formats dequantize to 16-bit and run on the FP16/BF16 tensor cores.
 std::optional<double> PeakForFormat(const common::v1::PeakThroughput& peak, NumberFormat format) {
@@ -197,6 +217,8 @@ absl::Status ValidateArchitecture(const common::v1::Architecture& arch, absl::st
   check("v_head_dim", arch.v_head_dim(), 1'000'000);
   check("norms_per_layer", arch.norms_per_layer(), 1'000);
   check("type_vocab_size", arch.type_vocab_size(), 100'000'000);
+  check("shared_expert_intermediate_size", arch.shared_expert_intermediate_size(), 100'000'000);
+  check("num_mtp_layers", arch.num_mtp_layers(), 1'000);
   if (arch.has_published_parameter_count()) {
     check("published_parameter_count", arch.published_parameter_count(), int64_t{1} << 53);
   }

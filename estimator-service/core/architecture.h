@@ -53,6 +53,19 @@ struct Architecture {
   // elements per token and layer instead of per-head keys and values.
   int kv_lora_rank = 0;
   int qk_rope_head_dim = 0;
+  // MLA projections: query LoRA rank (0 = a full query projection), the
+  // non-rotary part of each query/key head and the value head width.
+  int q_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int v_head_dim = 0;
+  // Shared expert width (Qwen2-MoE); 0 = moe_intermediate_size.
+  int64_t shared_expert_intermediate_size = 0;
+  // A sigmoid gate on the shared expert: hidden_size parameters per MoE layer.
+  bool shared_expert_gate = false;
+  // A router bias per expert (DeepSeek-V3 e_score_correction_bias).
+  bool router_bias = false;
+  // Multi-token-prediction modules (DeepSeek-V3): counted apart.
+  int num_mtp_layers = 0;
 
   int EffectiveHeadDim() const {
     if (head_dim > 0) return head_dim;
