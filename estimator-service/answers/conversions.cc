@@ -97,6 +97,22 @@ absl::StatusOr<NumberFormat> ToCoreNumberFormat(v1::NumberFormat format, NumberF
       return NumberFormat::kGgufQ4KM;
     case v1::NUMBER_FORMAT_GGUF_Q5_K_M:
       return NumberFormat::kGgufQ5KM;
+    case v1::NUMBER_FORMAT_GGUF_IQ2_XXS:
+      return NumberFormat::kGgufIq2Xxs;
+    case v1::NUMBER_FORMAT_GGUF_IQ2_XS:
+      return NumberFormat::kGgufIq2Xs;
+    case v1::NUMBER_FORMAT_GGUF_IQ3_XXS:
+      return NumberFormat::kGgufIq3Xxs;
+    case v1::NUMBER_FORMAT_GGUF_IQ4_XS:
+      return NumberFormat::kGgufIq4Xs;
+    case v1::NUMBER_FORMAT_GGUF_IQ4_NL:
+      return NumberFormat::kGgufIq4Nl;
+    case v1::NUMBER_FORMAT_MXFP4:
+      return NumberFormat::kMxfp4;
+    case v1::NUMBER_FORMAT_NVFP4:
+      return NumberFormat::kNvfp4;
+    case v1::NUMBER_FORMAT_FP8_BLOCK128:
+      return NumberFormat::kFp8Block;
     default:
       return InvalidFieldError(field,
                                absl::StrCat("unknown number format ", static_cast<int>(format)));
