@@ -50,6 +50,16 @@ class Config {
     const Value* v = Find({key});
     return v != nullptr && v->kind_case() == Value::kBoolValue ? v->bool_value() : fallback;
   }
+  // How many entries of the list `key` equal `value`; -1 without the list.
+  int CountStrings(const char* key, const std::string& value) const {
+    const Value* v = Find({key});
+    if (v == nullptr || v->kind_case() != Value::kListValue) return -1;
+    int n = 0;
+    for (const Value& item : v->list_value().values()) {
+      if (item.kind_case() == Value::kStringValue && item.string_value() == value) ++n;
+    }
+    return n;
+  }
   std::string String(const char* key) const {
     const Value* v = Find({key});
     return v != nullptr && v->kind_case() == Value::kStringValue ? v->string_value() : "";
@@ -62,8 +72,9 @@ class Config {
 // Families whose decoder blocks this reader knows.
 const std::set<std::string>& KnownTypes() {
   static const auto* types = new std::set<std::string>{
-      "llama",  "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",       "qwen3_moe",  "gemma",
-      "gemma2", "phi3",    "gpt2",    "bert",  "falcon",    "deepseek_v2", "deepseek_v3"};
+      "llama",     "mistral",     "mixtral",     "qwen2",       "qwen2_moe", "qwen3",
+      "qwen3_moe", "gemma",       "gemma2",      "phi3",        "gpt2",      "bert",
+      "falcon",    "deepseek_v2", "deepseek_v3", "gemma3_text", "gpt_neox",  "olmoe"};
   return *types;
 }
 
@@ -96,6 +107,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   const bool is_gpt2 = type == "gpt2";
   const bool is_bert = type == "bert";
   const bool is_falcon = type == "falcon";
+  const bool is_neox = type == "gpt_neox";  // GPT-NeoX, Pythia
+  const bool is_gemma3 = type == "gemma3_text";
 
   common::v1::Architecture a;
   a.set_model_type(type);
@@ -130,16 +143,22 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
 
   // Defaults of the transformers configuration classes.
   const bool tied_by_default =
-      is_gpt2 || is_bert || is_falcon || type == "gemma" || type == "gemma2";
+      is_gpt2 || is_bert || is_falcon || type == "gemma" || type == "gemma2" || is_gemma3;
   a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", tied_by_default));
-  a.set_gated_mlp(!is_gpt2 && !is_bert && !is_falcon);
-  a.set_norm_type(is_gpt2 || is_bert || is_falcon ? common::v1::NORM_TYPE_LAYER_NORM
-                                                  : common::v1::NORM_TYPE_RMS_NORM);
+  a.set_gated_mlp(!is_gpt2 && !is_bert && !is_falcon && !is_neox);
+  a.set_norm_type(is_gpt2 || is_bert || is_falcon || is_neox ? common::v1::NORM_TYPE_LAYER_NORM
+                                                             : common::v1::NORM_TYPE_RMS_NORM);
   a.set_position_embedding(is_gpt2 || is_bert ? common::v1::POSITION_EMBEDDING_LEARNED
                            : is_falcon && c.Bool("alibi", false)
                                ? common::v1::POSITION_EMBEDDING_ALIBI
                                : common::v1::POSITION_EMBEDDING_ROTARY);
-  if (is_gpt2 || is_bert) {
+  if (is_neox) {
+    // GPTNeoXAttention: query_key_value and dense with biases (attention_bias,
+    // default true); the MLP's dense_h_to_4h / dense_4h_to_h always.
+    a.set_attention_qkv_bias(c.Bool("attention_bias", true));
+    a.set_attention_output_bias(c.Bool("attention_bias", true));
+    a.set_mlp_bias(true);
+  } else if (is_gpt2 || is_bert) {
     a.set_attention_qkv_bias(true);
     a.set_attention_output_bias(true);
     a.set_mlp_bias(true);
@@ -155,8 +174,10 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
     a.set_attention_output_bias(c.Bool("attention_bias", false));
     a.set_mlp_bias(c.Bool("mlp_bias", false));
   }
-  a.set_qk_norm(type == "qwen3" || type == "qwen3_moe");
-  if (type == "gemma2") a.set_norms_per_layer(4);
+  a.set_qk_norm(type == "qwen3" || type == "qwen3_moe" || is_gemma3 || type == "olmoe");
+  // OLMoE normalizes the whole query and key projections (q_norm, k_norm).
+  a.set_qk_norm_full_width(type == "olmoe");
+  if (type == "gemma2" || is_gemma3) a.set_norms_per_layer(4);
   if (is_falcon && !c.Bool("new_decoder_architecture", false) && c.Bool("parallel_attn", true)) {
     a.set_norms_per_layer(1);
   }
@@ -167,11 +188,24 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
 
   // Sliding windows: Mistral applies its window everywhere; Gemma 2 in every
   // other layer; Qwen only when use_sliding_window is true.
+  // Gemma 3: five sliding layers in six (layer_types, else
+  // sliding_window_pattern). Phi-3 declares a window that transformers'
+  // cache does not apply (it allocates every position): no window.
   const int64_t window = take(c.Int({"sliding_window"}, 0));
   const bool qwen = type.rfind("qwen", 0) == 0;
-  if (window > 0 && (!qwen || c.Bool("use_sliding_window", false))) {
+  if (window > 0 && type != "phi3" && (!qwen || c.Bool("use_sliding_window", false))) {
     a.set_sliding_window(window);
     if (type == "gemma2") a.set_num_sliding_window_layers(a.num_layers() / 2);
+    const int sliding_listed = c.CountStrings("layer_types", "sliding_attention");
+    if (sliding_listed == 0) {
+      a.set_sliding_window(0);  // every layer attends to every position
+    } else if (sliding_listed > 0) {
+      a.set_num_sliding_window_layers(sliding_listed);
+    } else if (is_gemma3) {
+      const int64_t pattern = std::max<int64_t>(1, take(c.Int({"sliding_window_pattern"}, 6)));
+      a.set_num_sliding_window_layers(
+          static_cast<int32_t>(a.num_layers() - a.num_layers() / pattern));
+    }
   }
 
   // Mixture of experts.

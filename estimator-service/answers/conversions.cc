@@ -47,6 +47,7 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.shared_expert_gate = arch.shared_expert_gate();
   out.router_bias = arch.router_bias();
   out.num_mtp_layers = arch.num_mtp_layers();
+  out.qk_norm_full_width = arch.qk_norm_full_width();
   return out;
 }
 

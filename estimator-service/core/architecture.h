@@ -64,6 +64,8 @@ struct Architecture {
   bool shared_expert_gate = false;
   // A router bias per expert (DeepSeek-V3 e_score_correction_bias).
   bool router_bias = false;
+  // QK norms over the whole projections (OLMoE): (a + g) x head_dim.
+  bool qk_norm_full_width = false;
   // Multi-token-prediction modules (DeepSeek-V3): counted apart.
   int num_mtp_layers = 0;
 

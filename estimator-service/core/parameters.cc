@@ -99,7 +99,7 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   f.qk_norm = options.include_norms && arch.qk_norm;
   if (f.qkv_bias && !arch.UsesMla()) f.attention += a * d + 2 * g * d;
   if (f.output_bias) f.attention += h;
-  if (f.qk_norm) f.attention += 2 * d;
+  if (f.qk_norm) f.attention += arch.qk_norm_full_width ? (a + g) * d : 2 * d;
 
   // MLP per layer: dense layers, then MoE layers.
   f.dense_f = static_cast<double>(arch.intermediate_size);
@@ -179,7 +179,11 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
                    " (K,V) + ", Int(a), "x", Int(d), "x", Int(h), " (O)");
   if (f.qkv_bias) absl::StrAppend(&attention, " + ", Int(a * d + 2 * g * d), " (QKV biases)");
   if (f.output_bias) absl::StrAppend(&attention, " + ", Int(h), " (O bias)");
-  if (f.qk_norm) absl::StrAppend(&attention, " + 2x", Int(d), " (QK norms)");
+  const std::string qk_norms =
+      arch.qk_norm_full_width
+          ? absl::StrCat(" + (", Int(a), "+", Int(g), ")x", Int(d), " (QK norms)")
+          : absl::StrCat(" + 2x", Int(d), " (QK norms)");
+  if (f.qk_norm) absl::StrAppend(&attention, qk_norms);
   if (arch.UsesMla()) {
     const int qk = arch.qk_nope_head_dim + arch.qk_rope_head_dim;
     attention = absl::StrCat(
@@ -191,7 +195,7 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
         arch.kv_lora_rank, "x", Int(a), "x(", arch.qk_nope_head_dim, "+", arch.v_head_dim,
         ") (KV LoRA) + ", Int(a), "x", arch.v_head_dim, "x", Int(h), " (O)",
         f.mla_norms > 0 ? absl::StrCat(" + ", Int(f.mla_norms), " (LoRA norms)") : "");
-    if (f.qk_norm) absl::StrAppend(&attention, " + 2x", Int(d), " (QK norms)");
+    if (f.qk_norm) absl::StrAppend(&attention, qk_norms);
   }
   components.push_back(
       {"attention", f.attention * L,

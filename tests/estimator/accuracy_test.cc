@@ -13,9 +13,11 @@
 #include <map>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "catalog-service/dataset.h"
 #include "common/formats/hf_config.h"
 #include "estimator-service/answers/conversions.h"
+#include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/training_run.h"
 #include "tests/testing/shared_data.h"
@@ -75,6 +77,86 @@ TEST(AccuracyParametersTest, Qwen2MoeCountsItsSharedExpertAndItsGate) {
   EXPECT_EQ(count.total, 14315784192);
   // "A2.7B": 2.7e9 activated (model card); before: 1,858,700,800 (-31%).
   EXPECT_EQ(count.active, 2689173504);
+}
+
+// EleutherAI/pythia-{70m,160m,410m,1b}/config.json (gpt_neox): hidden size,
+// layers, heads, intermediate size; vocabulary 50304, untied. Totals: the
+// Pythia model table (EleutherAI/pythia README.md, "Total Params"; also the
+// model cards): 70,426,624; 162,322,944; 405,334,016; 1,011,781,632.
+TEST(AccuracyParametersTest, PythiaGptNeoXIsCountedExactly) {
+  struct Case {
+    int hidden, layers, heads, intermediate;
+    double total, non_embedding;
+  };
+  const Case cases[] = {{512, 6, 8, 2048, 70426624, 18915328},
+                        {768, 12, 12, 3072, 162322944, 85056000},
+                        {1024, 24, 16, 4096, 405334016, 302311424},
+                        {2048, 16, 8, 8192, 1011781632, 805736448}};
+  for (const Case& c : cases) {
+    const ParameterCount count = CountConfig(absl::StrCat(
+        R"({"model_type": "gpt_neox", "vocab_size": 50304, "max_position_embeddings": 2048,)",
+        R"( "tie_word_embeddings": false, "hidden_size": )", c.hidden, R"(, "num_hidden_layers": )",
+        c.layers, R"(, "num_attention_heads": )", c.heads, R"(, "intermediate_size": )",
+        c.intermediate, "}"));
+    EXPECT_EQ(count.total, c.total) << c.hidden;
+    EXPECT_EQ(count.non_embedding, c.non_embedding) << c.hidden;
+  }
+}
+
+// https://huggingface.co/allenai/OLMoE-1B-7B-0924/blob/main/config.json
+TEST(AccuracyParametersTest, OlmoeCountsItsFullWidthQkNorms) {
+  const ParameterCount count = CountConfig(R"({
+    "model_type": "olmoe", "hidden_size": 2048, "intermediate_size": 1024,
+    "num_hidden_layers": 16, "num_attention_heads": 16, "num_key_value_heads": 16,
+    "num_experts": 64, "num_experts_per_tok": 8, "vocab_size": 50304,
+    "max_position_embeddings": 4096, "tie_word_embeddings": false})");
+  // The checkpoint's safetensors total, 6,919,161,856 ("OLMoE-1B-7B": 6.9B
+  // total, 1.3B active, arXiv:2409.02060).
+  EXPECT_EQ(count.total, 6919161856);
+  EXPECT_EQ(count.active, 1282017280);
+}
+
+// https://huggingface.co/google/gemma-3-1b-pt/blob/main/config.json
+constexpr char kGemma3_1B[] = R"({
+  "model_type": "gemma3_text", "hidden_size": 1152, "intermediate_size": 6912,
+  "num_hidden_layers": 26, "num_attention_heads": 4, "num_key_value_heads": 1,
+  "head_dim": 256, "vocab_size": 262144, "sliding_window": 512,
+  "sliding_window_pattern": 6, "max_position_embeddings": 32768})";
+
+TEST(AccuracyParametersTest, Gemma3TextIsCountedExactlyWithFiveSlidingLayersInSix) {
+  // keras-team/keras-hub keras_hub/src/models/gemma3/gemma3_presets.py
+  // "gemma3_1b": "params": 999885952 (the safetensors total of google/gemma-3-1b-it).
+  EXPECT_EQ(CountConfig(kGemma3_1B).total, 999885952);
+  auto arch = ArchitectureFromHfConfig(kGemma3_1B);
+  ASSERT_TRUE(arch.ok());
+  // transformers Gemma3TextConfig: layer i is full when (i + 1) % 6 == 0.
+  EXPECT_EQ(arch->sliding_window(), 512);
+  EXPECT_EQ(arch->num_sliding_window_layers(), 22);
+  // layer_types, when the config lists them, decide.
+  auto listed = ArchitectureFromHfConfig(R"({"model_type": "gemma3_text", "hidden_size": 1152,
+    "num_hidden_layers": 3, "num_attention_heads": 4, "vocab_size": 10, "sliding_window": 512,
+    "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]})");
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->num_sliding_window_layers(), 2);
+}
+
+// https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json
+TEST(AccuracyKvCacheTest, Phi3TakesTheCacheTransformersAllocates) {
+  auto arch = ArchitectureFromHfConfig(R"({
+    "model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "vocab_size": 32064, "max_position_embeddings": 4096, "sliding_window": 2047,
+    "tie_word_embeddings": false})");
+  ASSERT_TRUE(arch.ok());
+  // The model card's count: 3,821,079,552 (safetensors total).
+  auto count = CountParameters(ToCoreArchitecture(*arch));
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(count->total, 3821079552);
+  // transformers' cache for Phi-3 holds every position: 32 layers x 2 x
+  // 32 heads x 96 x 2 bytes x 4096 tokens = 1,610,612,736 bytes (was 0.80 GB
+  // with the declared 2047-token window applied to every layer).
+  EXPECT_EQ(arch->sliding_window(), 0);
+  EXPECT_EQ(KvCacheBytes(ToCoreArchitecture(*arch), NumberFormat::kBf16, 4096, 1), 1610612736);
 }
 
 // --- Training compute against Epoch AI ---------------------------------
