@@ -72,9 +72,9 @@ class Config {
 // Families whose decoder blocks this reader knows.
 const std::set<std::string>& KnownTypes() {
   static const auto* types = new std::set<std::string>{
-      "llama",     "mistral",     "mixtral",     "qwen2",       "qwen2_moe", "qwen3",
-      "qwen3_moe", "gemma",       "gemma2",      "phi3",        "gpt2",      "bert",
-      "falcon",    "deepseek_v2", "deepseek_v3", "gemma3_text", "gpt_neox",  "olmoe"};
+      "llama",       "mistral",     "mixtral",  "qwen2", "qwen2_moe", "qwen3",  "qwen3_moe",
+      "gemma",       "gemma2",      "phi3",     "gpt2",  "bert",      "falcon", "deepseek_v2",
+      "deepseek_v3", "gemma3_text", "gpt_neox", "olmoe", "gpt_oss"};
   return *types;
 }
 
@@ -158,6 +158,14 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
     a.set_attention_qkv_bias(c.Bool("attention_bias", true));
     a.set_attention_output_bias(c.Bool("attention_bias", true));
     a.set_mlp_bias(true);
+  } else if (type == "gpt_oss") {
+    // GptOssAttention: biased projections and a sink per head; experts and
+    // the router with biases.
+    a.set_attention_qkv_bias(c.Bool("attention_bias", true));
+    a.set_attention_output_bias(c.Bool("attention_bias", true));
+    a.set_mlp_bias(true);
+    a.set_router_bias(true);
+    a.set_attention_sinks(true);
   } else if (is_gpt2 || is_bert) {
     a.set_attention_qkv_bias(true);
     a.set_attention_output_bias(true);
@@ -211,7 +219,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   // Mixture of experts.
   a.set_num_experts(static_cast<int32_t>(
       take(c.Int({"num_local_experts", "num_experts", "n_routed_experts"}, 0))));
-  a.set_num_experts_per_token(static_cast<int32_t>(take(c.Int({"num_experts_per_tok"}, 0))));
+  a.set_num_experts_per_token(
+      static_cast<int32_t>(take(c.Int({"num_experts_per_tok", "experts_per_token"}, 0))));
   a.set_num_shared_experts(static_cast<int32_t>(take(c.Int({"n_shared_experts"}, 0))));
   a.set_moe_intermediate_size(take(c.Int({"moe_intermediate_size"}, 0)));
   a.set_num_dense_layers(static_cast<int32_t>(take(c.Int({"first_k_dense_replace"}, 0))));

@@ -48,6 +48,7 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.router_bias = arch.router_bias();
   out.num_mtp_layers = arch.num_mtp_layers();
   out.qk_norm_full_width = arch.qk_norm_full_width();
+  out.attention_sinks = arch.attention_sinks();
   return out;
 }
 

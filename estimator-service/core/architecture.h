@@ -66,6 +66,8 @@ struct Architecture {
   bool router_bias = false;
   // QK norms over the whole projections (OLMoE): (a + g) x head_dim.
   bool qk_norm_full_width = false;
+  // A learned sink logit per head (gpt-oss): a parameters per layer.
+  bool attention_sinks = false;
   // Multi-token-prediction modules (DeepSeek-V3): counted apart.
   int num_mtp_layers = 0;
 

@@ -100,6 +100,7 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   if (f.qkv_bias && !arch.UsesMla()) f.attention += a * d + 2 * g * d;
   if (f.output_bias) f.attention += h;
   if (f.qk_norm) f.attention += arch.qk_norm_full_width ? (a + g) * d : 2 * d;
+  if (arch.attention_sinks) f.attention += a;
 
   // MLP per layer: dense layers, then MoE layers.
   f.dense_f = static_cast<double>(arch.intermediate_size);
@@ -184,6 +185,7 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
           ? absl::StrCat(" + (", Int(a), "+", Int(g), ")x", Int(d), " (QK norms)")
           : absl::StrCat(" + 2x", Int(d), " (QK norms)");
   if (f.qk_norm) absl::StrAppend(&attention, qk_norms);
+  if (arch.attention_sinks) absl::StrAppend(&attention, " + ", Int(a), " (sinks)");
   if (arch.UsesMla()) {
     const int qk = arch.qk_nope_head_dim + arch.qk_rope_head_dim;
     attention = absl::StrCat(

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "catalog-service/dataset.h"
 #include "common/formats/hf_config.h"
+#include "estimator-service/answers/audit.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
@@ -159,6 +160,39 @@ TEST(AccuracyKvCacheTest, Phi3TakesTheCacheTransformersAllocates) {
   EXPECT_EQ(KvCacheBytes(ToCoreArchitecture(*arch), NumberFormat::kBf16, 4096, 1), 1610612736);
 }
 
+// https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json (and -120b:
+// 36 layers, 128 experts).
+TEST(AccuracyParametersTest, GptOssCountsSinksBiasesAndAlternatingWindows) {
+  auto config = [](int layers, int experts) {
+    std::string types;
+    for (int i = 0; i < layers; ++i) {
+      absl::StrAppend(&types, i ? ", " : "",
+                      i % 2 == 0 ? "\"sliding_attention\"" : "\"full_attention\"");
+    }
+    return absl::StrCat(
+        R"({"model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880,)",
+        R"( "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64,)",
+        R"( "num_experts_per_tok": 4, "vocab_size": 201088, "sliding_window": 128,)",
+        R"( "attention_bias": true, "tie_word_embeddings": false,)",
+        R"( "max_position_embeddings": 131072, "num_hidden_layers": )", layers,
+        R"(, "num_local_experts": )", experts, R"(, "layer_types": [)", types, "]}");
+  };
+  // The checkpoints' counts (GGUF general.parameter_count of
+  // ggml-org/gpt-oss-20b-GGUF and ollama's gpt-oss:20b; the safetensors
+  // totals): 20,914,757,184 and 116,829,156,672.
+  EXPECT_EQ(CountConfig(config(24, 32)).total, 20914757184);
+  EXPECT_EQ(CountConfig(config(36, 128)).total, 116829156672);
+  auto arch = ArchitectureFromHfConfig(config(24, 32));
+  ASSERT_TRUE(arch.ok());
+  EXPECT_EQ(arch->num_sliding_window_layers(), 12);
+  // "3.6B active" (openai/gpt-oss-20b model card; the gpt-oss model card
+  // paper's table: 3.61B): ours 4,187,440,704 counts the input embedding
+  // (201088 x 2880) too, which OpenAI leaves out; without it 3.608e9.
+  const ParameterCount count = CountConfig(config(24, 32));
+  EXPECT_EQ(count.active, 4187440704);
+  EXPECT_NEAR((count.active - 201088.0 * 2880) / 3.61e9, 1.0, 0.005);
+}
+
 // --- Training compute against Epoch AI ---------------------------------
 
 // Epoch's row for a model: its training compute and dataset size.
@@ -296,6 +330,23 @@ TEST(AccuracyTrainingComputeTest, ARecordsActiveParametersFieldIsUsedWithoutAnAr
   std::string text;
   EXPECT_NEAR(OperationCounting(model, 12e12, &text), 2.592e24, 1e21) << text;
   EXPECT_NE(text.find("3.6e+10 active parameters (of 1.32e+11 total)"), std::string::npos) << text;
+}
+
+TEST(AccuracyTrainingComputeTest, TheAuditNoLongerFlagsEpochsMixtureOfExpertsRecords) {
+  REQUIRE_SHARED_DATA(path, "epoch/all_ai_models.csv");
+  const auto epoch = ReadEpoch(path);
+  ASSERT_TRUE(epoch.count("DeepSeek-V3"));
+  // The shipped record (architecture, 671e9 parameters) with Epoch's figures.
+  common::v1::Model model = ShippedModel("models/deepseek-v3");
+  model.add_training_dataset_size_datapoints(epoch.at("DeepSeek-V3").dataset_tokens);
+  model.set_training_compute_flop(epoch.at("DeepSeek-V3").compute);
+  model.set_epochs(1);  // Epoch leaves it blank; its arithmetic is one pass
+  model.add_training_compute_estimation_methods(common::v1::ESTIMATION_METHOD_OPERATION_COUNTING);
+  const v1::AuditModelResponse audit = AuditRecord(
+      model, [](const std::string&) { return std::nullopt; }, 0.1);
+  ASSERT_GT(audit.checks_size(), 0);
+  // Before: 5.96e25 recomputed against 3.3e24 recorded, flagged.
+  EXPECT_EQ(audit.disagreements(), 0) << audit.DebugString();
 }
 
 }  // namespace
