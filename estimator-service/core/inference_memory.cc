@@ -161,6 +161,12 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
       absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
       if (count.ok() && count->total > 0) sizing.active_share = count->active / count->total;
     }
+  }
+  if (input.active_parameters.has_value() && *input.active_parameters > 0 && input.parameters > 0) {
+    sizing.active_share = std::min(1.0, *input.active_parameters / input.parameters);
+  }
+  if (input.architecture.has_value() && input.architecture->num_layers > 0) {
+    const Architecture& arch = *input.architecture;
     const int64_t context = w.context_length_tokens;
     const double kv_bytes = KvCacheBytes(arch, w.kv_cache_format, context, w.batch_size);
     if (kv_bytes > kMaxBytes) {

@@ -349,5 +349,19 @@ TEST(AccuracyTrainingComputeTest, TheAuditNoLongerFlagsEpochsMixtureOfExpertsRec
   EXPECT_EQ(audit.disagreements(), 0) << audit.DebugString();
 }
 
+// Decode and prefill bounds use the active share: a record with
+// active_parameters and no architecture gets it (DBRX: 36e9 of 132e9),
+// while its weights stay the total's.
+TEST(AccuracyInferenceTest, ARecordsActiveParametersSetTheActiveShare) {
+  InferenceMemoryInput input;
+  input.parameters = 132e9;
+  input.active_parameters = 36e9;
+  input.workload.context_length_tokens = 4096;
+  absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
+  ASSERT_TRUE(sizing.ok()) << sizing.status();
+  EXPECT_NEAR(sizing->active_parameters(), 36e9, 1);
+  EXPECT_EQ(sizing->weight_bytes, 264e9);
+}
+
 }  // namespace
 }  // namespace modelatlas::estimator
