@@ -74,7 +74,7 @@ const std::set<std::string>& KnownTypes() {
   static const auto* types = new std::set<std::string>{
       "llama",       "mistral",     "mixtral",  "qwen2", "qwen2_moe", "qwen3",  "qwen3_moe",
       "gemma",       "gemma2",      "phi3",     "gpt2",  "bert",      "falcon", "deepseek_v2",
-      "deepseek_v3", "gemma3_text", "gpt_neox", "olmoe", "gpt_oss"};
+      "deepseek_v3", "gemma3_text", "gpt_neox", "olmoe", "gpt_oss",   "t5"};
   return *types;
 }
 
@@ -109,6 +109,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   const bool is_falcon = type == "falcon";
   const bool is_neox = type == "gpt_neox";  // GPT-NeoX, Pythia
   const bool is_gemma3 = type == "gemma3_text";
+  const bool is_t5 = type == "t5";
 
   common::v1::Architecture a;
   a.set_model_type(type);
@@ -121,7 +122,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
       static_cast<int32_t>(take(c.Required({"num_hidden_layers", "n_layer", "num_layers"}))));
   a.set_hidden_size(take(c.Required({"hidden_size", "n_embd", "d_model"})));
   a.set_num_attention_heads(
-      static_cast<int32_t>(take(c.Required({"num_attention_heads", "n_head"}))));
+      static_cast<int32_t>(take(c.Required({"num_attention_heads", "n_head", "num_heads"}))));
   a.set_vocab_size(take(c.Required({"vocab_size"})));
   if (!error.ok()) return error;
 
@@ -134,21 +135,24 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   }
   a.set_num_key_value_heads(
       static_cast<int32_t>(kv_heads > 0 ? kv_heads : a.num_attention_heads()));
-  a.set_head_dim(static_cast<int32_t>(
-      take(c.Int({"head_dim"}, a.hidden_size() / std::max<int32_t>(1, a.num_attention_heads())))));
-  a.set_intermediate_size(take(c.Int({"intermediate_size", "n_inner", "ffn_dim"},
+  a.set_head_dim(static_cast<int32_t>(take(c.Int(
+      {"head_dim", "d_kv"}, a.hidden_size() / std::max<int32_t>(1, a.num_attention_heads())))));
+  a.set_intermediate_size(take(c.Int({"intermediate_size", "n_inner", "ffn_dim", "d_ff"},
                                      4 * a.hidden_size())));  // GPT-2, Falcon: 4h
   a.set_max_context_length(take(c.Int({"max_position_embeddings", "n_positions", "n_ctx"}, 0)));
   if (!error.ok()) return error;
 
   // Defaults of the transformers configuration classes.
   const bool tied_by_default =
-      is_gpt2 || is_bert || is_falcon || type == "gemma" || type == "gemma2" || is_gemma3;
+      is_gpt2 || is_bert || is_falcon || type == "gemma" || type == "gemma2" || is_gemma3 || is_t5;
   a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", tied_by_default));
-  a.set_gated_mlp(!is_gpt2 && !is_bert && !is_falcon && !is_neox);
+  // T5: "relu" (v1.0) is plain, "gated-gelu" (v1.1, Flan-T5) gated.
+  a.set_gated_mlp(is_t5 ? c.String("feed_forward_proj").rfind("gated", 0) == 0
+                        : !is_gpt2 && !is_bert && !is_falcon && !is_neox);
   a.set_norm_type(is_gpt2 || is_bert || is_falcon || is_neox ? common::v1::NORM_TYPE_LAYER_NORM
                                                              : common::v1::NORM_TYPE_RMS_NORM);
-  a.set_position_embedding(is_gpt2 || is_bert ? common::v1::POSITION_EMBEDDING_LEARNED
+  a.set_position_embedding(is_t5                ? common::v1::POSITION_EMBEDDING_RELATIVE
+                           : is_gpt2 || is_bert ? common::v1::POSITION_EMBEDDING_LEARNED
                            : is_falcon && c.Bool("alibi", false)
                                ? common::v1::POSITION_EMBEDDING_ALIBI
                                : common::v1::POSITION_EMBEDDING_ROTARY);
@@ -188,6 +192,14 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   if (type == "gemma2" || is_gemma3) a.set_norms_per_layer(4);
   if (is_falcon && !c.Bool("new_decoder_architecture", false) && c.Bool("parallel_attn", true)) {
     a.set_norms_per_layer(1);
+  }
+  if (is_t5) {
+    // T5ForConditionalGeneration: encoder and decoder stacks sharing the
+    // embedding; relative position bias in each stack's first layer.
+    a.set_num_decoder_layers(
+        static_cast<int32_t>(take(c.Int({"num_decoder_layers"}, a.num_layers()))));
+    a.set_relative_attention_buckets(
+        static_cast<int32_t>(take(c.Int({"relative_attention_num_buckets"}, 32))));
   }
   if (is_bert) {
     a.set_type_vocab_size(take(c.Int({"type_vocab_size"}, 2)));

@@ -49,6 +49,8 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.num_mtp_layers = arch.num_mtp_layers();
   out.qk_norm_full_width = arch.qk_norm_full_width();
   out.attention_sinks = arch.attention_sinks();
+  out.num_decoder_layers = arch.num_decoder_layers();
+  out.relative_attention_buckets = arch.relative_attention_buckets();
   return out;
 }
 
@@ -237,6 +239,8 @@ absl::Status ValidateArchitecture(const common::v1::Architecture& arch, absl::st
   check("type_vocab_size", arch.type_vocab_size(), 100'000'000);
   check("shared_expert_intermediate_size", arch.shared_expert_intermediate_size(), 100'000'000);
   check("num_mtp_layers", arch.num_mtp_layers(), 1'000);
+  check("num_decoder_layers", arch.num_decoder_layers(), 100'000);
+  check("relative_attention_buckets", arch.relative_attention_buckets(), 1'000'000);
   if (arch.has_published_parameter_count()) {
     check("published_parameter_count", arch.published_parameter_count(), int64_t{1} << 53);
   }

@@ -66,6 +66,11 @@ struct Architecture {
   bool router_bias = false;
   // QK norms over the whole projections (OLMoE): (a + g) x head_dim.
   bool qk_norm_full_width = false;
+  // Encoder-decoder (T5): decoder blocks (self attention, cross attention,
+  // MLP, three norms) after num_layers encoder blocks; 0 = decoder-only.
+  int num_decoder_layers = 0;
+  // T5's relative position bias: buckets x heads, once per stack.
+  int relative_attention_buckets = 0;
   // A learned sink logit per head (gpt-oss): a parameters per layer.
   bool attention_sinks = false;
   // Multi-token-prediction modules (DeepSeek-V3): counted apart.

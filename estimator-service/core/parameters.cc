@@ -52,6 +52,9 @@ struct Figures {
   double dense_f = 0, dense_layers = 0, moe_layers = 0, dense_mlp = 0;
   double expert = 0, per_moe_layer = 0;  // MoE only
   double router = 0, shared = 0;
+  // Attention blocks (encoder-decoder: L + 2 x decoder layers); T5's
+  // relative position bias tables.
+  double attention_blocks = 0, relative_bias = 0;
   // Multi-head latent attention, per layer.
   double mla_query = 0, mla_key_value = 0, mla_output = 0, mla_norms = 0;
   // Multi-token-prediction modules, counted apart.
@@ -106,8 +109,12 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   f.dense_f = static_cast<double>(arch.intermediate_size);
   const double moe_f = static_cast<double>(
       arch.moe_intermediate_size > 0 ? arch.moe_intermediate_size : arch.intermediate_size);
-  f.dense_layers = arch.IsMoe() ? std::min<double>(arch.num_dense_layers, L) : L;
-  f.moe_layers = L - f.dense_layers;
+  // Encoder-decoder (T5): the decoder's blocks add an MLP each, and two
+  // attentions (self and cross) each.
+  const double Ld = arch.num_decoder_layers;
+  f.attention_blocks = L + 2 * Ld;
+  f.dense_layers = arch.IsMoe() ? std::min<double>(arch.num_dense_layers, L) : L + Ld;
+  f.moe_layers = arch.IsMoe() ? L - f.dense_layers : 0;
   f.dense_mlp = MlpParameters(arch, f.dense_f, options.include_biases);
   f.mlp_total = f.dense_mlp * f.dense_layers;
   f.mlp_active = f.mlp_total;
@@ -136,6 +143,7 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
     f.per_norm = arch.layer_norm ? 2 * h : h;
     f.norms_per_layer = arch.norms_per_layer > 0 ? arch.norms_per_layer : 2;
     f.norms = f.per_norm * (f.norms_per_layer * L + 1);
+    if (Ld > 0) f.norms += f.per_norm * (3 * Ld + 1);  // self, cross, MLP; final
   }
 
   // Embeddings: tokens, an untied output head, learned positions, token types.
@@ -145,6 +153,10 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   if (arch.learned_positions) f.embedding += static_cast<double>(arch.max_context_length) * h;
   if (arch.type_vocab_size > 0) f.embedding += static_cast<double>(arch.type_vocab_size) * h;
   if (arch.pooler) f.pooler = h * h + h;
+  if (arch.relative_attention_buckets > 0) {
+    f.relative_bias = static_cast<double>(arch.relative_attention_buckets) * a *
+                      (arch.num_decoder_layers > 0 ? 2 : 1);
+  }
 
   // DeepSeek-V3's multi-token-prediction module (its checkpoint's layer
   // num_layers): one more block, two RMSNorms (enorm, hnorm), the 2h x h
@@ -162,7 +174,8 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
 ParameterCount Totals(const Figures& f) {
   ParameterCount count;
   count.embedding = f.embedding;
-  count.non_embedding = f.attention * f.L + f.mlp_total + f.norms + f.pooler;
+  count.non_embedding =
+      f.attention * f.attention_blocks + f.mlp_total + f.norms + f.pooler + f.relative_bias;
   count.total = count.embedding + count.non_embedding;
   count.active = count.total - f.mlp_total + f.mlp_active;
   count.multi_token_prediction = f.mtp;
@@ -200,8 +213,17 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
     if (f.qk_norm) absl::StrAppend(&attention, qk_norms);
   }
   components.push_back(
-      {"attention", f.attention * L,
-       absl::StrCat("(", attention, ") = ", Int(f.attention), " per layer x ", Int(L), " layers")});
+      {"attention", f.attention * f.attention_blocks,
+       absl::StrCat("(", attention, ") = ", Int(f.attention), " per layer x ", Int(L), " layers",
+                    arch.num_decoder_layers > 0 ? absl::StrCat(" + 2 x ", arch.num_decoder_layers,
+                                                               " decoder layers (self and cross)")
+                                                : std::string())});
+  if (f.relative_bias > 0) {
+    components.push_back(
+        {"relative_position_bias", f.relative_bias,
+         absl::StrCat(arch.relative_attention_buckets, " buckets x ", Int(a), " heads x ",
+                      arch.num_decoder_layers > 0 ? 2 : 1, " stacks")});
+  }
 
   std::string mlp =
       f.dense_layers > 0
@@ -225,7 +247,11 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
     components.push_back(
         {"norms", f.norms,
          absl::StrCat(Int(f.per_norm), " (", arch.layer_norm ? "LayerNorm" : "RMSNorm", ") x (",
-                      f.norms_per_layer, "x", Int(L), " + 1 final)")});
+                      f.norms_per_layer, "x", Int(L), " + 1 final",
+                      arch.num_decoder_layers > 0
+                          ? absl::StrCat("; decoder 3x", arch.num_decoder_layers, " + 1 final")
+                          : std::string(),
+                      ")")});
   }
 
   components.push_back(
