@@ -5,6 +5,9 @@
 //   norms      h (RMSNorm) or 2h (LayerNorm) each, two per layer and a final one
 //   embeddings V*h, once more when the output head is not tied; learned
 //              positions add ctx*h
+//   multi-head latent attention (DeepSeek-V2/V3) through its LoRA
+//   projections; encoder-decoder (T5) decoder blocks with cross attention;
+//   a multi-token-prediction module counted apart
 #pragma once
 
 #include <string>
