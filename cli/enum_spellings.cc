@@ -90,9 +90,20 @@ const Spellings<estimator_v1::NumberFormat>& NumberFormats() {
           {estimator_v1::NUMBER_FORMAT_GGUF_Q5_K, "gguf-q5_k", "GGUF Q5_K: 5.5 bits"},
           {estimator_v1::NUMBER_FORMAT_GGUF_Q6_K, "gguf-q6_k", "GGUF Q6_K: 6.5625 bits"},
           {estimator_v1::NUMBER_FORMAT_GGUF_Q8_0, "gguf-q8_0", "GGUF Q8_0: 8.5 bits"},
-          {estimator_v1::NUMBER_FORMAT_GGUF_Q3_K_M, "gguf-q3_k_m", "GGUF Q3_K_M mix: ~3.91 bits"},
+          {estimator_v1::NUMBER_FORMAT_GGUF_Q3_K_M, "gguf-q3_k_m", "GGUF Q3_K_M mix: ~4.00 bits"},
           {estimator_v1::NUMBER_FORMAT_GGUF_Q4_K_M, "gguf-q4_k_m", "GGUF Q4_K_M mix: ~4.89 bits"},
           {estimator_v1::NUMBER_FORMAT_GGUF_Q5_K_M, "gguf-q5_k_m", "GGUF Q5_K_M mix: ~5.70 bits"},
+          {estimator_v1::NUMBER_FORMAT_GGUF_IQ2_XXS, "gguf-iq2_xxs",
+           "GGUF IQ2_XXS: 2.0625 bits per weight"},
+          {estimator_v1::NUMBER_FORMAT_GGUF_IQ2_XS, "gguf-iq2_xs", "GGUF IQ2_XS: 2.3125 bits"},
+          {estimator_v1::NUMBER_FORMAT_GGUF_IQ3_XXS, "gguf-iq3_xxs", "GGUF IQ3_XXS: 3.0625 bits"},
+          {estimator_v1::NUMBER_FORMAT_GGUF_IQ4_XS, "gguf-iq4_xs", "GGUF IQ4_XS: 4.25 bits"},
+          {estimator_v1::NUMBER_FORMAT_GGUF_IQ4_NL, "gguf-iq4_nl", "GGUF IQ4_NL: 4.5 bits"},
+          {estimator_v1::NUMBER_FORMAT_MXFP4, "mxfp4",
+           "MXFP4: 4 bits + 8-bit scale / 32 = 4.25 bits"},
+          {estimator_v1::NUMBER_FORMAT_NVFP4, "nvfp4", "NVFP4: 4 bits + fp8 scale / 16 = 4.5 bits"},
+          {estimator_v1::NUMBER_FORMAT_FP8_BLOCK128, "fp8-block128",
+           "FP8 with an fp32 scale per 128x128 block"},
       });
   return *table;
 }

@@ -50,6 +50,16 @@ class Config {
     const Value* v = Find({key});
     return v != nullptr && v->kind_case() == Value::kBoolValue ? v->bool_value() : fallback;
   }
+  // How many entries of the list `key` equal `value`; -1 without the list.
+  int CountStrings(const char* key, const std::string& value) const {
+    const Value* v = Find({key});
+    if (v == nullptr || v->kind_case() != Value::kListValue) return -1;
+    int n = 0;
+    for (const Value& item : v->list_value().values()) {
+      if (item.kind_case() == Value::kStringValue && item.string_value() == value) ++n;
+    }
+    return n;
+  }
   std::string String(const char* key) const {
     const Value* v = Find({key});
     return v != nullptr && v->kind_case() == Value::kStringValue ? v->string_value() : "";
@@ -62,8 +72,9 @@ class Config {
 // Families whose decoder blocks this reader knows.
 const std::set<std::string>& KnownTypes() {
   static const auto* types = new std::set<std::string>{
-      "llama",  "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",       "qwen3_moe",  "gemma",
-      "gemma2", "phi3",    "gpt2",    "bert",  "falcon",    "deepseek_v2", "deepseek_v3"};
+      "llama",       "mistral",     "mixtral",  "qwen2", "qwen2_moe", "qwen3",  "qwen3_moe",
+      "gemma",       "gemma2",      "phi3",     "gpt2",  "bert",      "falcon", "deepseek_v2",
+      "deepseek_v3", "gemma3_text", "gpt_neox", "olmoe", "gpt_oss",   "t5"};
   return *types;
 }
 
@@ -96,6 +107,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   const bool is_gpt2 = type == "gpt2";
   const bool is_bert = type == "bert";
   const bool is_falcon = type == "falcon";
+  const bool is_neox = type == "gpt_neox";  // GPT-NeoX, Pythia
+  const bool is_gemma3 = type == "gemma3_text";
+  const bool is_t5 = type == "t5";
 
   common::v1::Architecture a;
   a.set_model_type(type);
@@ -108,7 +122,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
       static_cast<int32_t>(take(c.Required({"num_hidden_layers", "n_layer", "num_layers"}))));
   a.set_hidden_size(take(c.Required({"hidden_size", "n_embd", "d_model"})));
   a.set_num_attention_heads(
-      static_cast<int32_t>(take(c.Required({"num_attention_heads", "n_head"}))));
+      static_cast<int32_t>(take(c.Required({"num_attention_heads", "n_head", "num_heads"}))));
   a.set_vocab_size(take(c.Required({"vocab_size"})));
   if (!error.ok()) return error;
 
@@ -121,25 +135,42 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   }
   a.set_num_key_value_heads(
       static_cast<int32_t>(kv_heads > 0 ? kv_heads : a.num_attention_heads()));
-  a.set_head_dim(static_cast<int32_t>(
-      take(c.Int({"head_dim"}, a.hidden_size() / std::max<int32_t>(1, a.num_attention_heads())))));
-  a.set_intermediate_size(take(c.Int({"intermediate_size", "n_inner", "ffn_dim"},
+  a.set_head_dim(static_cast<int32_t>(take(c.Int(
+      {"head_dim", "d_kv"}, a.hidden_size() / std::max<int32_t>(1, a.num_attention_heads())))));
+  a.set_intermediate_size(take(c.Int({"intermediate_size", "n_inner", "ffn_dim", "d_ff"},
                                      4 * a.hidden_size())));  // GPT-2, Falcon: 4h
   a.set_max_context_length(take(c.Int({"max_position_embeddings", "n_positions", "n_ctx"}, 0)));
   if (!error.ok()) return error;
 
   // Defaults of the transformers configuration classes.
   const bool tied_by_default =
-      is_gpt2 || is_bert || is_falcon || type == "gemma" || type == "gemma2";
+      is_gpt2 || is_bert || is_falcon || type == "gemma" || type == "gemma2" || is_gemma3 || is_t5;
   a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", tied_by_default));
-  a.set_gated_mlp(!is_gpt2 && !is_bert && !is_falcon);
-  a.set_norm_type(is_gpt2 || is_bert || is_falcon ? common::v1::NORM_TYPE_LAYER_NORM
-                                                  : common::v1::NORM_TYPE_RMS_NORM);
-  a.set_position_embedding(is_gpt2 || is_bert ? common::v1::POSITION_EMBEDDING_LEARNED
+  // T5: "relu" (v1.0) is plain, "gated-gelu" (v1.1, Flan-T5) gated.
+  a.set_gated_mlp(is_t5 ? c.String("feed_forward_proj").rfind("gated", 0) == 0
+                        : !is_gpt2 && !is_bert && !is_falcon && !is_neox);
+  a.set_norm_type(is_gpt2 || is_bert || is_falcon || is_neox ? common::v1::NORM_TYPE_LAYER_NORM
+                                                             : common::v1::NORM_TYPE_RMS_NORM);
+  a.set_position_embedding(is_t5                ? common::v1::POSITION_EMBEDDING_RELATIVE
+                           : is_gpt2 || is_bert ? common::v1::POSITION_EMBEDDING_LEARNED
                            : is_falcon && c.Bool("alibi", false)
                                ? common::v1::POSITION_EMBEDDING_ALIBI
                                : common::v1::POSITION_EMBEDDING_ROTARY);
-  if (is_gpt2 || is_bert) {
+  if (is_neox) {
+    // GPTNeoXAttention: query_key_value and dense with biases (attention_bias,
+    // default true); the MLP's dense_h_to_4h / dense_4h_to_h always.
+    a.set_attention_qkv_bias(c.Bool("attention_bias", true));
+    a.set_attention_output_bias(c.Bool("attention_bias", true));
+    a.set_mlp_bias(true);
+  } else if (type == "gpt_oss") {
+    // GptOssAttention: biased projections and a sink per head; experts and
+    // the router with biases.
+    a.set_attention_qkv_bias(c.Bool("attention_bias", true));
+    a.set_attention_output_bias(c.Bool("attention_bias", true));
+    a.set_mlp_bias(true);
+    a.set_router_bias(true);
+    a.set_attention_sinks(true);
+  } else if (is_gpt2 || is_bert) {
     a.set_attention_qkv_bias(true);
     a.set_attention_output_bias(true);
     a.set_mlp_bias(true);
@@ -155,10 +186,20 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
     a.set_attention_output_bias(c.Bool("attention_bias", false));
     a.set_mlp_bias(c.Bool("mlp_bias", false));
   }
-  a.set_qk_norm(type == "qwen3" || type == "qwen3_moe");
-  if (type == "gemma2") a.set_norms_per_layer(4);
+  a.set_qk_norm(type == "qwen3" || type == "qwen3_moe" || is_gemma3 || type == "olmoe");
+  // OLMoE normalizes the whole query and key projections (q_norm, k_norm).
+  a.set_qk_norm_full_width(type == "olmoe");
+  if (type == "gemma2" || is_gemma3) a.set_norms_per_layer(4);
   if (is_falcon && !c.Bool("new_decoder_architecture", false) && c.Bool("parallel_attn", true)) {
     a.set_norms_per_layer(1);
+  }
+  if (is_t5) {
+    // T5ForConditionalGeneration: encoder and decoder stacks sharing the
+    // embedding; relative position bias in each stack's first layer.
+    a.set_num_decoder_layers(
+        static_cast<int32_t>(take(c.Int({"num_decoder_layers"}, a.num_layers()))));
+    a.set_relative_attention_buckets(
+        static_cast<int32_t>(take(c.Int({"relative_attention_num_buckets"}, 32))));
   }
   if (is_bert) {
     a.set_type_vocab_size(take(c.Int({"type_vocab_size"}, 2)));
@@ -167,20 +208,46 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
 
   // Sliding windows: Mistral applies its window everywhere; Gemma 2 in every
   // other layer; Qwen only when use_sliding_window is true.
+  // Gemma 3: five sliding layers in six (layer_types, else
+  // sliding_window_pattern). Phi-3 declares a window that transformers'
+  // cache does not apply (it allocates every position): no window.
   const int64_t window = take(c.Int({"sliding_window"}, 0));
   const bool qwen = type.rfind("qwen", 0) == 0;
-  if (window > 0 && (!qwen || c.Bool("use_sliding_window", false))) {
+  if (window > 0 && type != "phi3" && (!qwen || c.Bool("use_sliding_window", false))) {
     a.set_sliding_window(window);
     if (type == "gemma2") a.set_num_sliding_window_layers(a.num_layers() / 2);
+    const int sliding_listed = c.CountStrings("layer_types", "sliding_attention");
+    if (sliding_listed == 0) {
+      a.set_sliding_window(0);  // every layer attends to every position
+    } else if (sliding_listed > 0) {
+      a.set_num_sliding_window_layers(sliding_listed);
+    } else if (is_gemma3) {
+      const int64_t pattern = std::max<int64_t>(1, take(c.Int({"sliding_window_pattern"}, 6)));
+      a.set_num_sliding_window_layers(
+          static_cast<int32_t>(a.num_layers() - a.num_layers() / pattern));
+    }
   }
 
   // Mixture of experts.
   a.set_num_experts(static_cast<int32_t>(
       take(c.Int({"num_local_experts", "num_experts", "n_routed_experts"}, 0))));
-  a.set_num_experts_per_token(static_cast<int32_t>(take(c.Int({"num_experts_per_tok"}, 0))));
+  a.set_num_experts_per_token(
+      static_cast<int32_t>(take(c.Int({"num_experts_per_tok", "experts_per_token"}, 0))));
   a.set_num_shared_experts(static_cast<int32_t>(take(c.Int({"n_shared_experts"}, 0))));
   a.set_moe_intermediate_size(take(c.Int({"moe_intermediate_size"}, 0)));
   a.set_num_dense_layers(static_cast<int32_t>(take(c.Int({"first_k_dense_replace"}, 0))));
+  // Qwen2-MoE: one shared expert of its own width behind a sigmoid gate
+  // (transformers Qwen2MoeSparseMoeBlock: shared_expert, shared_expert_gate).
+  if (type == "qwen2_moe") {
+    a.set_shared_expert_intermediate_size(take(c.Int({"shared_expert_intermediate_size"}, 0)));
+    a.set_shared_expert_gate(a.shared_expert_intermediate_size() > 0);
+  }
+  // DeepSeek-V3: a router bias per expert (e_score_correction_bias, with
+  // topk_method "noaux_tc") and the multi-token-prediction module.
+  if (type == "deepseek_v3") {
+    a.set_router_bias(c.String("topk_method") == "noaux_tc" || c.String("topk_method").empty());
+    a.set_num_mtp_layers(static_cast<int32_t>(take(c.Int({"num_nextn_predict_layers"}, 0))));
+  }
 
   // Multi-head latent attention (DeepSeek-V2/V3).
   a.set_q_lora_rank(static_cast<int32_t>(take(c.Int({"q_lora_rank"}, 0))));

@@ -40,6 +40,17 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.num_dense_layers = arch.num_dense_layers();
   out.kv_lora_rank = arch.kv_lora_rank();
   out.qk_rope_head_dim = arch.qk_rope_head_dim();
+  out.q_lora_rank = arch.q_lora_rank();
+  out.qk_nope_head_dim = arch.qk_nope_head_dim();
+  out.v_head_dim = arch.v_head_dim();
+  out.shared_expert_intermediate_size = arch.shared_expert_intermediate_size();
+  out.shared_expert_gate = arch.shared_expert_gate();
+  out.router_bias = arch.router_bias();
+  out.num_mtp_layers = arch.num_mtp_layers();
+  out.qk_norm_full_width = arch.qk_norm_full_width();
+  out.attention_sinks = arch.attention_sinks();
+  out.num_decoder_layers = arch.num_decoder_layers();
+  out.relative_attention_buckets = arch.relative_attention_buckets();
   return out;
 }
 
@@ -90,6 +101,22 @@ absl::StatusOr<NumberFormat> ToCoreNumberFormat(v1::NumberFormat format, NumberF
       return NumberFormat::kGgufQ4KM;
     case v1::NUMBER_FORMAT_GGUF_Q5_K_M:
       return NumberFormat::kGgufQ5KM;
+    case v1::NUMBER_FORMAT_GGUF_IQ2_XXS:
+      return NumberFormat::kGgufIq2Xxs;
+    case v1::NUMBER_FORMAT_GGUF_IQ2_XS:
+      return NumberFormat::kGgufIq2Xs;
+    case v1::NUMBER_FORMAT_GGUF_IQ3_XXS:
+      return NumberFormat::kGgufIq3Xxs;
+    case v1::NUMBER_FORMAT_GGUF_IQ4_XS:
+      return NumberFormat::kGgufIq4Xs;
+    case v1::NUMBER_FORMAT_GGUF_IQ4_NL:
+      return NumberFormat::kGgufIq4Nl;
+    case v1::NUMBER_FORMAT_MXFP4:
+      return NumberFormat::kMxfp4;
+    case v1::NUMBER_FORMAT_NVFP4:
+      return NumberFormat::kNvfp4;
+    case v1::NUMBER_FORMAT_FP8_BLOCK128:
+      return NumberFormat::kFp8Block;
     default:
       return InvalidFieldError(field,
                                absl::StrCat("unknown number format ", static_cast<int>(format)));
@@ -131,6 +158,19 @@ absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model,
                         "model \"", model.display_name(),
                         "\" has neither a parameter count nor an architecture on record")),
                     "PARAMETERS_UNKNOWN");
+}
+
+absl::StatusOr<double> ActiveParametersOfModel(const common::v1::Model& model,
+                                               const Architecture* architecture) {
+  if (model.has_active_parameters()) return model.active_parameters();
+  absl::StatusOr<double> total = ParametersOfModel(model, architecture);
+  if (!total.ok() || !model.has_architecture()) return total;
+  const Architecture arch =
+      architecture != nullptr ? *architecture : ToCoreArchitecture(model.architecture());
+  if (!arch.IsMoe()) return total;
+  absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
+  if (!count.ok() || count->total <= 0) return total;
+  return *total * (count->active / count->total);
 }
 
 // The peak a device computes the weights' format at, FLOP/s: quantized
@@ -197,6 +237,10 @@ absl::Status ValidateArchitecture(const common::v1::Architecture& arch, absl::st
   check("v_head_dim", arch.v_head_dim(), 1'000'000);
   check("norms_per_layer", arch.norms_per_layer(), 1'000);
   check("type_vocab_size", arch.type_vocab_size(), 100'000'000);
+  check("shared_expert_intermediate_size", arch.shared_expert_intermediate_size(), 100'000'000);
+  check("num_mtp_layers", arch.num_mtp_layers(), 1'000);
+  check("num_decoder_layers", arch.num_decoder_layers(), 100'000);
+  check("relative_attention_buckets", arch.relative_attention_buckets(), 1'000'000);
   if (arch.has_published_parameter_count()) {
     check("published_parameter_count", arch.published_parameter_count(), int64_t{1} << 53);
   }

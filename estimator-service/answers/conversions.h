@@ -40,6 +40,14 @@ std::optional<bool> WeightsPublished(const common::v1::Model& model);
 absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model,
                                          const Architecture* architecture = nullptr);
 
+// The parameters a record uses per token (compute per token, speed, the
+// training-compute audit): its active_parameters; else, for a
+// mixture-of-experts architecture, the count's active share of
+// ParametersOfModel (DeepSeek-V3: 671e9 x 37.55e9 / 671.03e9); else
+// ParametersOfModel. The errors of ParametersOfModel.
+absl::StatusOr<double> ActiveParametersOfModel(const common::v1::Model& model,
+                                               const Architecture* architecture = nullptr);
+
 // The peak a device computes `format` at, FLOP/s: quantized formats
 // dequantize to 16-bit and run on the FP16/BF16 tensor cores.
 std::optional<double> PeakForFormat(const common::v1::PeakThroughput& peak, NumberFormat format);

@@ -106,6 +106,7 @@ absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
 
   InferenceMemoryInput input;
   input.parameters = *parameters;
+  if (model.has_active_parameters()) input.active_parameters = model.active_parameters();
   input.architecture = std::move(architecture);
   input.workload = sized.workload;
   absl::StatusOr<InferenceMemoryEstimate> estimate = EstimateInferenceMemory(input);

@@ -37,6 +37,7 @@ absl::StatusOr<RunnableRows> RunnableOn(const RecordSource& source,
         ParametersOfModel(model, input.architecture.has_value() ? &*input.architecture : nullptr);
     if (!parameters.ok()) return;
     input.parameters = *parameters;
+    if (model.has_active_parameters()) input.active_parameters = model.active_parameters();
     input.workload = WorkloadForModel(
         workload, input.architecture.has_value() ? input.architecture->max_context_length : 0);
     // The same composition as EstimateInferenceMemory and PlanInference,

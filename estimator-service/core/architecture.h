@@ -53,6 +53,28 @@ struct Architecture {
   // elements per token and layer instead of per-head keys and values.
   int kv_lora_rank = 0;
   int qk_rope_head_dim = 0;
+  // MLA projections: query LoRA rank (0 = a full query projection), the
+  // non-rotary part of each query/key head and the value head width.
+  int q_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int v_head_dim = 0;
+  // Shared expert width (Qwen2-MoE); 0 = moe_intermediate_size.
+  int64_t shared_expert_intermediate_size = 0;
+  // A sigmoid gate on the shared expert: hidden_size parameters per MoE layer.
+  bool shared_expert_gate = false;
+  // A router bias per expert (DeepSeek-V3 e_score_correction_bias).
+  bool router_bias = false;
+  // QK norms over the whole projections (OLMoE): (a + g) x head_dim.
+  bool qk_norm_full_width = false;
+  // Encoder-decoder (T5): decoder blocks (self attention, cross attention,
+  // MLP, three norms) after num_layers encoder blocks; 0 = decoder-only.
+  int num_decoder_layers = 0;
+  // T5's relative position bias: buckets x heads, once per stack.
+  int relative_attention_buckets = 0;
+  // A learned sink logit per head (gpt-oss): a parameters per layer.
+  bool attention_sinks = false;
+  // Multi-token-prediction modules (DeepSeek-V3): counted apart.
+  int num_mtp_layers = 0;
 
   int EffectiveHeadDim() const {
     if (head_dim > 0) return head_dim;

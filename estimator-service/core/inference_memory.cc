@@ -9,6 +9,7 @@
 #include "estimator-service/core/arithmetic_text.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/units.h"
+#include "estimator-service/core/weight_files.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -130,14 +131,26 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
   InferenceSizing sizing;
   sizing.parameters = input.parameters;
   sizing.context_length_tokens = w.context_length_tokens;
-  const double bits = encoding->bits_per_element;
+  double bits = encoding->bits_per_element;
+  std::string derivation = encoding->derivation;
+  // A quantized file keeps some tensors in more bits (embeddings, output
+  // head, norms; llama.cpp's per-tensor types): with a shape, size it
+  // tensor by tensor (core/weight_files.h).
+  if (SizedByTensor(w.weight_format) && input.architecture.has_value() &&
+      input.architecture->num_layers > 0) {
+    absl::StatusOr<WeightFile> file =
+        WeightFileOf(*input.architecture, w.weight_format, w.quantization_group_size);
+    if (file.ok() && file->parameters > 0) {
+      bits = file->bits_per_parameter;
+      derivation = file->derivation;
+    }
+  }
   const double weight_bytes = input.parameters * bits / 8;
   sizing.weight_bytes = std::ceil(weight_bytes);
   if (arithmetic != nullptr) {
-    arithmetic->weights =
-        absl::StrCat(Int(input.parameters), " parameters x ", Bits(bits), " bits (",
-                     NumberFormatName(w.weight_format), ": ", encoding->derivation,
-                     ") / 8 = ", Int(sizing.weight_bytes), " bytes");
+    arithmetic->weights = absl::StrCat(Int(input.parameters), " parameters x ", Bits(bits),
+                                       " bits (", NumberFormatName(w.weight_format), ": ",
+                                       derivation, ") / 8 = ", Int(sizing.weight_bytes), " bytes");
   }
 
   if (input.architecture.has_value() && input.architecture->num_layers > 0) {
@@ -148,6 +161,12 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
       absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
       if (count.ok() && count->total > 0) sizing.active_share = count->active / count->total;
     }
+  }
+  if (input.active_parameters.has_value() && *input.active_parameters > 0 && input.parameters > 0) {
+    sizing.active_share = std::min(1.0, *input.active_parameters / input.parameters);
+  }
+  if (input.architecture.has_value() && input.architecture->num_layers > 0) {
+    const Architecture& arch = *input.architecture;
     const int64_t context = w.context_length_tokens;
     const double kv_bytes = KvCacheBytes(arch, w.kv_cache_format, context, w.batch_size);
     if (kv_bytes > kMaxBytes) {

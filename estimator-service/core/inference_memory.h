@@ -28,6 +28,9 @@ struct InferenceMemoryInput {
   double parameters = 0;
   // Shape, when known; without it the KV cache cannot be sized.
   std::optional<Architecture> architecture;
+  // Parameters used per token when the record gives them (Model.active_parameters):
+  // decides the active share instead of the architecture's count.
+  std::optional<double> active_parameters;
   // What is being run, defaults resolved (ResolveWorkload) and the context
   // fitted to the model (WorkloadForModel).
   ResolvedWorkload workload;

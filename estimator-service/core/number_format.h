@@ -32,6 +32,14 @@ enum class NumberFormat {
   kGgufQ3KM,
   kGgufQ4KM,
   kGgufQ5KM,
+  kGgufIq2Xxs,
+  kGgufIq2Xs,
+  kGgufIq3Xxs,
+  kGgufIq4Xs,
+  kGgufIq4Nl,
+  kMxfp4,
+  kNvfp4,
+  kFp8Block,
 };
 
 // Storage cost of one format: bits per element and how that figure arises.

@@ -51,6 +51,14 @@ struct Figures {
   bool qkv_bias = false, output_bias = false, qk_norm = false;
   double dense_f = 0, dense_layers = 0, moe_layers = 0, dense_mlp = 0;
   double expert = 0, per_moe_layer = 0;  // MoE only
+  double router = 0, shared = 0;
+  // Attention blocks (encoder-decoder: L + 2 x decoder layers); T5's
+  // relative position bias tables.
+  double attention_blocks = 0, relative_bias = 0;
+  // Multi-head latent attention, per layer.
+  double mla_query = 0, mla_key_value = 0, mla_output = 0, mla_norms = 0;
+  // Multi-token-prediction modules, counted apart.
+  double mtp = 0;
   double mlp_total = 0, mlp_active = 0;
   double per_norm = 0, norms = 0;
   int norms_per_layer = 0;
@@ -59,10 +67,9 @@ struct Figures {
 
 absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOptions& options) {
   if (absl::Status s = CheckShape(arch); !s.ok()) return s;
-  if (arch.UsesMla()) {
-    return absl::UnimplementedError(
-        "parameter counting for multi-head latent attention is not implemented; use the "
-        "published parameter count");
+  if (arch.UsesMla() && (arch.qk_nope_head_dim <= 0 || arch.v_head_dim <= 0)) {
+    return InvalidFieldError("architecture.qk_nope_head_dim",
+                             "multi-head latent attention needs qk_nope_head_dim and v_head_dim");
   }
   Figures f;
   f.h = static_cast<double>(arch.hidden_size);
@@ -75,26 +82,55 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
 
   // Attention per layer.
   f.attention = h * a * d + 2 * h * g * d + a * d * h;
+  if (arch.UsesMla()) {
+    // DeepSeek-V2/V3 (transformers DeepseekV3Attention): queries through a
+    // LoRA (q_a_proj, its RMSNorm, q_b_proj) or one q_proj; keys and values
+    // through kv_a_proj_with_mqa (compressed rank + the shared rotary key),
+    // its RMSNorm and kv_b_proj; o_proj from the value heads.
+    const double qk = arch.qk_nope_head_dim + arch.qk_rope_head_dim;
+    const double ql = arch.q_lora_rank;
+    const double kl = arch.kv_lora_rank;
+    f.mla_query = ql > 0 ? h * ql + a * qk * ql : h * a * qk;
+    f.mla_key_value =
+        h * (kl + arch.qk_rope_head_dim) + kl * a * (arch.qk_nope_head_dim + arch.v_head_dim);
+    f.mla_output = a * arch.v_head_dim * h;
+    f.mla_norms = options.include_norms ? ql + kl : 0;
+    f.attention = f.mla_query + f.mla_key_value + f.mla_output + f.mla_norms;
+  }
   f.qkv_bias = options.include_biases && arch.attention_qkv_bias;
   f.output_bias = options.include_biases && arch.attention_output_bias;
   f.qk_norm = options.include_norms && arch.qk_norm;
-  if (f.qkv_bias) f.attention += a * d + 2 * g * d;
+  if (f.qkv_bias && !arch.UsesMla()) f.attention += a * d + 2 * g * d;
   if (f.output_bias) f.attention += h;
-  if (f.qk_norm) f.attention += 2 * d;
+  if (f.qk_norm) f.attention += arch.qk_norm_full_width ? (a + g) * d : 2 * d;
+  if (arch.attention_sinks) f.attention += a;
 
   // MLP per layer: dense layers, then MoE layers.
   f.dense_f = static_cast<double>(arch.intermediate_size);
   const double moe_f = static_cast<double>(
       arch.moe_intermediate_size > 0 ? arch.moe_intermediate_size : arch.intermediate_size);
-  f.dense_layers = arch.IsMoe() ? std::min<double>(arch.num_dense_layers, L) : L;
-  f.moe_layers = L - f.dense_layers;
+  // Encoder-decoder (T5): the decoder's blocks add an MLP each, and two
+  // attentions (self and cross) each.
+  const double Ld = arch.num_decoder_layers;
+  f.attention_blocks = L + 2 * Ld;
+  f.dense_layers = arch.IsMoe() ? std::min<double>(arch.num_dense_layers, L) : L + Ld;
+  f.moe_layers = arch.IsMoe() ? L - f.dense_layers : 0;
   f.dense_mlp = MlpParameters(arch, f.dense_f, options.include_biases);
   f.mlp_total = f.dense_mlp * f.dense_layers;
   f.mlp_active = f.mlp_total;
   if (f.moe_layers > 0) {
     f.expert = MlpParameters(arch, moe_f, options.include_biases);
-    const double router = h * arch.num_experts;
-    const double shared = f.expert * arch.num_shared_experts;
+    f.router = h * arch.num_experts + (arch.router_bias ? arch.num_experts : 0);
+    const double router = f.router;
+    // Shared experts: DeepSeek's n_shared_experts as wide as a routed one;
+    // Qwen2-MoE's one shared expert of its own width, behind a sigmoid gate.
+    f.shared = arch.shared_expert_intermediate_size > 0
+                   ? MlpParameters(arch, static_cast<double>(arch.shared_expert_intermediate_size),
+                                   options.include_biases) *
+                         std::max(1, arch.num_shared_experts)
+                   : f.expert * arch.num_shared_experts;
+    if (arch.shared_expert_gate) f.shared += h;
+    const double shared = f.shared;
     f.per_moe_layer = f.expert * arch.num_experts + router + shared;
     const double active_per_layer = f.expert * arch.num_experts_per_token + router + shared;
     f.mlp_total += f.per_moe_layer * f.moe_layers;
@@ -107,6 +143,7 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
     f.per_norm = arch.layer_norm ? 2 * h : h;
     f.norms_per_layer = arch.norms_per_layer > 0 ? arch.norms_per_layer : 2;
     f.norms = f.per_norm * (f.norms_per_layer * L + 1);
+    if (Ld > 0) f.norms += f.per_norm * (3 * Ld + 1);  // self, cross, MLP; final
   }
 
   // Embeddings: tokens, an untied output head, learned positions, token types.
@@ -116,15 +153,32 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   if (arch.learned_positions) f.embedding += static_cast<double>(arch.max_context_length) * h;
   if (arch.type_vocab_size > 0) f.embedding += static_cast<double>(arch.type_vocab_size) * h;
   if (arch.pooler) f.pooler = h * h + h;
+  if (arch.relative_attention_buckets > 0) {
+    f.relative_bias = static_cast<double>(arch.relative_attention_buckets) * a *
+                      (arch.num_decoder_layers > 0 ? 2 : 1);
+  }
+
+  // DeepSeek-V3's multi-token-prediction module (its checkpoint's layer
+  // num_layers): one more block, two RMSNorms (enorm, hnorm), the 2h x h
+  // projection eh_proj, and its own copies of the embedding, final norm and
+  // output head (shared_head); not part of the model that generates.
+  if (arch.num_mtp_layers > 0) {
+    const double block = f.attention + (f.moe_layers > 0 ? f.per_moe_layer : f.dense_mlp) +
+                         (options.include_norms ? 2 * f.per_norm : 0);
+    const double extra_norms = options.include_norms ? 3 * h : 0;
+    f.mtp = arch.num_mtp_layers * (block + extra_norms + 2 * h * h + 2 * f.V * h);
+  }
   return f;
 }
 
 ParameterCount Totals(const Figures& f) {
   ParameterCount count;
   count.embedding = f.embedding;
-  count.non_embedding = f.attention * f.L + f.mlp_total + f.norms + f.pooler;
+  count.non_embedding =
+      f.attention * f.attention_blocks + f.mlp_total + f.norms + f.pooler + f.relative_bias;
   count.total = count.embedding + count.non_embedding;
   count.active = count.total - f.mlp_total + f.mlp_active;
+  count.multi_token_prediction = f.mtp;
   return count;
 }
 
@@ -139,10 +193,37 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
                    " (K,V) + ", Int(a), "x", Int(d), "x", Int(h), " (O)");
   if (f.qkv_bias) absl::StrAppend(&attention, " + ", Int(a * d + 2 * g * d), " (QKV biases)");
   if (f.output_bias) absl::StrAppend(&attention, " + ", Int(h), " (O bias)");
-  if (f.qk_norm) absl::StrAppend(&attention, " + 2x", Int(d), " (QK norms)");
+  const std::string qk_norms =
+      arch.qk_norm_full_width
+          ? absl::StrCat(" + (", Int(a), "+", Int(g), ")x", Int(d), " (QK norms)")
+          : absl::StrCat(" + 2x", Int(d), " (QK norms)");
+  if (f.qk_norm) absl::StrAppend(&attention, qk_norms);
+  if (arch.attention_sinks) absl::StrAppend(&attention, " + ", Int(a), " (sinks)");
+  if (arch.UsesMla()) {
+    const int qk = arch.qk_nope_head_dim + arch.qk_rope_head_dim;
+    attention = absl::StrCat(
+        "MLA: ",
+        arch.q_lora_rank > 0 ? absl::StrCat(Int(h), "x", arch.q_lora_rank, " + ", arch.q_lora_rank,
+                                            "x", Int(a), "x", qk, " (Q LoRA)")
+                             : absl::StrCat(Int(h), "x", Int(a), "x", qk, " (Q)"),
+        " + ", Int(h), "x(", arch.kv_lora_rank, "+", arch.qk_rope_head_dim, ") + ",
+        arch.kv_lora_rank, "x", Int(a), "x(", arch.qk_nope_head_dim, "+", arch.v_head_dim,
+        ") (KV LoRA) + ", Int(a), "x", arch.v_head_dim, "x", Int(h), " (O)",
+        f.mla_norms > 0 ? absl::StrCat(" + ", Int(f.mla_norms), " (LoRA norms)") : "");
+    if (f.qk_norm) absl::StrAppend(&attention, qk_norms);
+  }
   components.push_back(
-      {"attention", f.attention * L,
-       absl::StrCat("(", attention, ") = ", Int(f.attention), " per layer x ", Int(L), " layers")});
+      {"attention", f.attention * f.attention_blocks,
+       absl::StrCat("(", attention, ") = ", Int(f.attention), " per layer x ", Int(L), " layers",
+                    arch.num_decoder_layers > 0 ? absl::StrCat(" + 2 x ", arch.num_decoder_layers,
+                                                               " decoder layers (self and cross)")
+                                                : std::string())});
+  if (f.relative_bias > 0) {
+    components.push_back(
+        {"relative_position_bias", f.relative_bias,
+         absl::StrCat(arch.relative_attention_buckets, " buckets x ", Int(a), " heads x ",
+                      arch.num_decoder_layers > 0 ? 2 : 1, " stacks")});
+  }
 
   std::string mlp =
       f.dense_layers > 0
@@ -150,13 +231,15 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
                          Int(f.dense_mlp), " per layer x ", Int(f.dense_layers), " layers")
           : std::string();
   if (f.moe_layers > 0) {
-    absl::StrAppend(&mlp, f.dense_layers > 0 ? "; " : "", arch.num_experts, " experts x ",
-                    Int(f.expert), " + router ", Int(h), "x", arch.num_experts,
-                    arch.num_shared_experts > 0
-                        ? absl::StrCat(" + ", arch.num_shared_experts, " shared x ", Int(f.expert))
-                        : std::string(),
-                    " = ", Int(f.per_moe_layer), " per MoE layer x ", Int(f.moe_layers),
-                    " layers (", arch.num_experts_per_token, " experts active per token)");
+    absl::StrAppend(
+        &mlp, f.dense_layers > 0 ? "; " : "", arch.num_experts, " experts x ", Int(f.expert),
+        " + router ", Int(h), "x", arch.num_experts,
+        arch.router_bias ? absl::StrCat(" + ", arch.num_experts, " (router bias)") : std::string(),
+        f.shared > 0 ? absl::StrCat(" + shared experts ", Int(f.shared),
+                                    arch.shared_expert_gate ? " (with their gate)" : "")
+                     : std::string(),
+        " = ", Int(f.per_moe_layer), " per MoE layer x ", Int(f.moe_layers), " layers (",
+        arch.num_experts_per_token, " experts active per token)");
   }
   components.push_back({"mlp", f.mlp_total, mlp});
 
@@ -164,7 +247,11 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
     components.push_back(
         {"norms", f.norms,
          absl::StrCat(Int(f.per_norm), " (", arch.layer_norm ? "LayerNorm" : "RMSNorm", ") x (",
-                      f.norms_per_layer, "x", Int(L), " + 1 final)")});
+                      f.norms_per_layer, "x", Int(L), " + 1 final",
+                      arch.num_decoder_layers > 0
+                          ? absl::StrCat("; decoder 3x", arch.num_decoder_layers, " + 1 final")
+                          : std::string(),
+                      ")")});
   }
 
   components.push_back(

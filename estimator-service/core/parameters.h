@@ -5,6 +5,9 @@
 //   norms      h (RMSNorm) or 2h (LayerNorm) each, two per layer and a final one
 //   embeddings V*h, once more when the output head is not tied; learned
 //              positions add ctx*h
+//   multi-head latent attention (DeepSeek-V2/V3) through its LoRA
+//   projections; encoder-decoder (T5) decoder blocks with cross attention;
+//   a multi-token-prediction module counted apart
 #pragma once
 
 #include <string>
@@ -36,11 +39,15 @@ struct ParameterCount {
   double non_embedding = 0;
   // Parameters used per token: differs from total for MoE.
   double active = 0;
+  // Multi-token-prediction modules a checkpoint ships (DeepSeek-V3), not in
+  // `total`: the model that generates does not use them. A checkpoint's file
+  // holds total + multi_token_prediction.
+  double multi_token_prediction = 0;
   std::vector<ParameterComponent> components;
 };
 
-// INVALID_ARGUMENT naming the field when the shape is incomplete;
-// UNIMPLEMENTED for multi-head latent attention (use the published count).
+// INVALID_ARGUMENT naming the field when the shape is incomplete (for
+// multi-head latent attention: qk_nope_head_dim and v_head_dim too).
 absl::StatusOr<ParameterCount> CountParameters(const Architecture& arch,
                                                const ParameterCountOptions& options = {});
 // The same count without its components (their arithmetic text costs more

@@ -20,15 +20,20 @@ void CheckPositive(FieldViolations* violations, const char* field, double value)
 
 }  // namespace
 
-absl::StatusOr<Figure> OperationCountingFlop(double parameters, double tokens, double epochs) {
+absl::StatusOr<Figure> OperationCountingFlop(double parameters, double tokens, double epochs,
+                                             double total_parameters) {
   FieldViolations v;
   CheckPositive(&v, "parameters", parameters);
   CheckPositive(&v, "tokens", tokens);
   CheckPositive(&v, "epochs", epochs);
   if (absl::Status s = v.ToStatus(); !s.ok()) return s;
   const double flop = 6 * parameters * tokens * epochs;
+  const bool active = total_parameters > parameters;
   return Figure{flop, absl::StrCat("6 FLOP / token / parameter x ", Num(parameters),
-                                   " parameters x ", Num(tokens), " tokens",
+                                   active ? absl::StrCat(" active parameters (of ",
+                                                         Num(total_parameters), " total)")
+                                          : std::string(" parameters"),
+                                   " x ", Num(tokens), " tokens",
                                    epochs == 1 ? "" : absl::StrCat(" x ", Num(epochs), " epochs"),
                                    " = ", absl::StrFormat("%.6g", flop), " FLOP")};
 }

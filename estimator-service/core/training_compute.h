@@ -17,7 +17,11 @@ struct Figure {
 };
 
 // 6 FLOP per parameter per token: 6 x parameters x tokens x epochs, FLOP.
-absl::StatusOr<Figure> OperationCountingFlop(double parameters, double tokens, double epochs = 1);
+// `parameters` are those a token passes through; for a mixture of experts
+// give the active ones and the model's total as `total_parameters` (> 0),
+// which the arithmetic then names ("37e9 active parameters (of 671e9)").
+absl::StatusOr<Figure> OperationCountingFlop(double parameters, double tokens, double epochs = 1,
+                                             double total_parameters = 0);
 
 // chips x peak FLOP/s x hours x 3600 x utilization, FLOP.
 absl::StatusOr<Figure> HardwareMethodFlop(double chips, double peak_flops_per_chip, double hours,

@@ -96,8 +96,8 @@ absl::StatusOr<TrainingRunFigures> ComputeTrainingRun(const TrainingRunInputs& i
     // Written as the seed pages write it: parameters x dataset x epochs.
     const bool from_dataset = !(in.steps && in.tokens_per_step);
     const double epochs = from_dataset ? in.epochs.value_or(1) : 1;
-    absl::StatusOr<Figure> counted =
-        OperationCountingFlop(*in.parameters, tokens->value / epochs, epochs);
+    absl::StatusOr<Figure> counted = OperationCountingFlop(*in.parameters, tokens->value / epochs,
+                                                           epochs, in.total_parameters.value_or(0));
     if (!counted.ok()) return counted.status();
     double flop = counted->value;
     std::string arithmetic = counted->arithmetic;

@@ -16,7 +16,12 @@
 namespace modelatlas::estimator {
 
 struct TrainingRunInputs {
+  // Parameters per token for operation counting: the active ones of a
+  // mixture of experts.
   std::optional<double> parameters;
+  // The model's total when `parameters` is only its active part (MoE): the
+  // arithmetic says so.
+  std::optional<double> total_parameters;
   // Tokens come from the first of: steps x tokens per step; dataset tokens
   // (or bytes, or words, converted) x epochs.
   std::optional<double> steps;

@@ -100,7 +100,7 @@ TEST(EnumSpellingsTest, ErrorAndHelpComeFromTheTable) {
   const std::string error = NumberFormats().UnknownError("weights", "q4");
   EXPECT_TRUE(absl::StartsWith(error, "--weights: unknown format \"q4\"; accepted: fp32, fp16, "))
       << error;
-  EXPECT_TRUE(absl::EndsWith(error, "gguf-q5_k_m")) << error;
+  EXPECT_TRUE(absl::EndsWith(error, "nvfp4, fp8-block128")) << error;
   EXPECT_EQ(PlanObjectives().Parse("fewest-cards"), estimator::v1::PLAN_OBJECTIVE_FEWEST_CARDS);
   EXPECT_EQ(Optimizers().Parse("sgd"), estimator::v1::OPTIMIZER_SGD_MOMENTUM);
   EXPECT_EQ(FileFormats().Parse(""), catalog::v1::FILE_FORMAT_UNSPECIFIED);
