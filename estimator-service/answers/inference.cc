@@ -7,6 +7,7 @@
 #include "common/formats/hf_config.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/records.h"
 #include "estimator-service/core/fit_matrix.h"
 #include "estimator-service/core/inference_memory.h"
@@ -45,17 +46,26 @@ void ValidateModelSource(bool has_model, const std::string& model, bool has_inli
       violations->Add("inline_model", "needs parameters, an architecture or hf_config_json");
     }
   } else {
-    violations->Add("model_source", "give either model (a catalog name) or inline_model");
+    violations->Add("model_source", "give model (a catalog name), inline_model or source");
   }
 }
 
 absl::Status ValidateMemoryRequest(const v1::EstimateInferenceMemoryRequest& request) {
   FieldViolations violations;
-  ValidateModelSource(request.has_model(), request.model(), request.has_inline_model(),
-                      request.inline_model(), &violations);
+  if (!request.has_source()) {
+    ValidateModelSource(request.has_model(), request.model(), request.has_inline_model(),
+                        request.inline_model(), &violations);
+  }
   absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(request.workload());
   if (!AddViolations(workload.status(), "workload.", &violations)) return workload.status();
   return violations.ToStatus();
+}
+
+// Where a model came from, for the answer.
+std::string SourceOf(const common::v1::Model& model, const SourcedModel* sourced) {
+  if (sourced != nullptr && !sourced->source.empty()) return sourced->source;
+  if (!model.name().empty()) return absl::StrCat("catalog record ", model.name());
+  return "inline model";
 }
 
 // What the memory answer and the plan share: the response (lines, echo)
@@ -66,8 +76,21 @@ struct Sized {
   ResolvedWorkload workload;
 };
 
+// The weights line and the sizing with the file's own bytes.
+void UseExactWeights(const ExactWeights& exact, InferenceMemoryEstimate* estimate) {
+  for (EstimateLine& line : estimate->lines) {
+    if (line.component != "weights") continue;
+    const int64_t bytes = static_cast<int64_t>(exact.bytes);
+    estimate->total_bytes += bytes - line.bytes;
+    line.bytes = bytes;
+    line.arithmetic = ExactWeightsArithmetic(exact);
+  }
+  estimate->sizing.weight_bytes = static_cast<double>(exact.bytes);
+}
+
 absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
-                                   const v1::InferenceWorkload& asked, bool hypothetical) {
+                                   const v1::InferenceWorkload& asked, bool hypothetical,
+                                   const SourcedModel* sourced) {
   if (absl::Status invalid = ValidateModelArchitecture(model, "architecture"); !invalid.ok()) {
     return invalid;
   }
@@ -83,6 +106,8 @@ absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
   response.set_model(model.name());
   response.set_display_name(model.display_name());
   response.set_catalog_revision(model.revision());
+  response.set_source(SourceOf(model, sourced));
+  if (sourced != nullptr) response.set_source_revision(sourced->revision);
   *response.mutable_workload() = ToProto(sized.workload);
 
   const std::optional<bool> published = WeightsPublished(model);
@@ -110,6 +135,14 @@ absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
   input.workload = sized.workload;
   absl::StatusOr<InferenceMemoryEstimate> estimate = EstimateInferenceMemory(input);
   if (!estimate.ok()) return PrefixFieldViolations(estimate.status(), "workload.");
+  if (sourced != nullptr && sourced->weights.has_value()) {
+    UseExactWeights(*sourced->weights, &*estimate);
+    if (asked.weight_format() != v1::NUMBER_FORMAT_UNSPECIFIED) {
+      response.add_warnings(
+          "the weights are sized from the file's own tensor types; the requested weight format "
+          "is not applied to them");
+    }
+  }
 
   response.set_available(true);
   response.set_parameters(*parameters);
@@ -143,6 +176,30 @@ absl::StatusOr<RecordsWanted> ModelWanted(bool has_inline, const v1::InlineModel
 
 }  // namespace
 
+void WithSourcedModel(std::shared_ptr<RecordSource> source, const v1::ModelSource& model_source,
+                      RecordsWanted wanted,
+                      std::function<void(absl::StatusOr<Records>, const SourcedModel&)> done) {
+  ResolveModelSource(
+      model_source, "source.",
+      [source = std::move(source), wanted = std::move(wanted),
+       done = std::move(done)](absl::StatusOr<SourcedModel> sourced) mutable {
+        if (!sourced.ok()) return done(sourced.status(), SourcedModel{});
+        auto kept = std::make_shared<SourcedModel>(*std::move(sourced));
+        if (kept->model.has_value()) {
+          wanted.given_model = kept->model;
+        } else {
+          wanted.model = kept->catalog_name;
+        }
+        ReadRecords(std::move(source), std::move(wanted),
+                    [kept, done = std::move(done)](absl::StatusOr<Records> records) {
+                      if (records.ok() && kept->source.empty() && records->model.has_value()) {
+                        kept->source = absl::StrCat("catalog record ", records->model->name());
+                      }
+                      done(std::move(records), *kept);
+                    });
+      });
+}
+
 absl::StatusOr<common::v1::Model> ModelFromInline(const v1::InlineModel& inline_model) {
   common::v1::Model model;
   if (!inline_model.hf_config_json().empty()) {
@@ -166,8 +223,10 @@ absl::StatusOr<common::v1::Model> ModelFromInline(const v1::InlineModel& inline_
 }
 
 absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
-    const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request) {
-  absl::StatusOr<Sized> sized = SizeForModel(model, request.workload(), request.hypothetical());
+    const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request,
+    const SourcedModel* sourced) {
+  absl::StatusOr<Sized> sized =
+      SizeForModel(model, request.workload(), request.hypothetical(), sourced);
   if (!sized.ok()) return sized.status();
   return std::move(sized->response);
 }
@@ -176,6 +235,14 @@ void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
                            const v1::EstimateInferenceMemoryRequest& request,
                            AnswerDone<v1::EstimateInferenceMemoryResponse> done) {
   if (absl::Status invalid = ValidateMemoryRequest(request); !invalid.ok()) return done(invalid);
+  if (request.has_source()) {
+    return WithSourcedModel(std::move(source), request.source(), RecordsWanted{},
+                            [&request, done = std::move(done)](absl::StatusOr<Records> records,
+                                                               const SourcedModel& sourced) {
+                              if (!records.ok()) return done(records.status());
+                              done(EstimateMemoryForModel(*records->model, request, &sourced));
+                            });
+  }
   if (request.has_model()) {
     // The hot path: a catalogued model estimated in place (copying the
     // record cost more than the estimate).
@@ -210,8 +277,10 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
   if (request.hardware_size() > 1000) {
     violations.Add("hardware", absl::StrCat("at most 1000 names, got ", request.hardware_size()));
   }
-  ValidateModelSource(request.has_model(), request.model(), request.has_inline_model(),
-                      request.inline_model(), &violations);
+  if (!request.has_source()) {
+    ValidateModelSource(request.has_model(), request.model(), request.has_inline_model(),
+                        request.inline_model(), &violations);
+  }
   absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(request.workload());
   if (!AddViolations(workload.status(), "workload.", &violations)) return workload.status();
   return violations.ToStatus();
@@ -219,8 +288,9 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
 
 absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
-    const v1::PlanInferenceRequest& request) {
-  absl::StatusOr<Sized> sized = SizeForModel(model, request.workload(), request.hypothetical());
+    const v1::PlanInferenceRequest& request, const SourcedModel* sourced) {
+  absl::StatusOr<Sized> sized =
+      SizeForModel(model, request.workload(), request.hypothetical(), sourced);
   if (!sized.ok()) return sized.status();
   v1::PlanInferenceResponse response;
   *response.mutable_memory() = std::move(sized->response);
@@ -279,6 +349,18 @@ void AnswerPlanInference(std::shared_ptr<RecordSource> source,
                          const v1::PlanInferenceRequest& request,
                          AnswerDone<v1::PlanInferenceResponse> done) {
   if (absl::Status invalid = ValidatePlanRequest(request); !invalid.ok()) return done(invalid);
+  if (request.has_source()) {
+    RecordsWanted hardware;
+    hardware.hardware.assign(request.hardware().begin(), request.hardware().end());
+    hardware.all_hardware = true;
+    return WithSourcedModel(
+        std::move(source), request.source(), std::move(hardware),
+        [&request, done = std::move(done)](absl::StatusOr<Records> records,
+                                           const SourcedModel& sourced) {
+          if (!records.ok()) return done(records.status());
+          done(PlanInferenceFor(*records->model, records->hardware, request, &sourced));
+        });
+  }
   absl::StatusOr<RecordsWanted> wanted =
       ModelWanted(request.has_inline_model(), request.inline_model(), request.model());
   if (!wanted.ok()) return done(wanted.status());
@@ -326,8 +408,40 @@ void AnswerCountParameters(std::shared_ptr<RecordSource> source,
       absl::StatusOr<common::v1::Architecture> arch =
           ArchitectureFromHfConfig(request.hf_config_json());
       if (!arch.ok()) return done(arch.status());
-      return done(CountParametersOf(*arch, request));
+      absl::StatusOr<v1::CountParametersResponse> result = CountParametersOf(*arch, request);
+      if (result.ok()) result->set_source("config.json (inline)");
+      return done(std::move(result));
     }
+    case v1::CountParametersRequest::kModelSource:
+      return WithSourcedModel(
+          std::move(source), request.model_source(), RecordsWanted{},
+          [&request, done = std::move(done)](absl::StatusOr<Records> records,
+                                             const SourcedModel& sourced) {
+            if (!records.ok()) return done(records.status());
+            const common::v1::Model& model = *records->model;
+            if (!model.has_architecture()) {
+              return done(
+                  WithReason(absl::FailedPreconditionError(absl::StrCat(
+                                 "model \"", model.display_name(), "\" has no architecture (",
+                                 sourced.source.empty() ? "catalog" : sourced.source, ")")),
+                             "ARCHITECTURE_UNKNOWN"));
+            }
+            absl::StatusOr<v1::CountParametersResponse> result =
+                CountParametersOf(model.architecture(), request);
+            if (result.ok()) {
+              result->set_model(model.name());
+              result->set_display_name(model.display_name());
+              result->set_catalog_revision(model.revision());
+              result->set_source(sourced.source);
+              if (sourced.weights.has_value()) {
+                result->set_tensor_parameters(sourced.weights->parameters);
+              } else if (sourced.model.has_value() && sourced.model->has_parameters() &&
+                         !sourced.revision.empty()) {
+                result->set_tensor_parameters(sourced.model->parameters());
+              }
+            }
+            done(std::move(result));
+          });
     case v1::CountParametersRequest::kModel: {
       RecordsWanted wanted;
       wanted.model = request.model();
@@ -347,12 +461,14 @@ void AnswerCountParameters(std::shared_ptr<RecordSource> source,
                              result->set_model(model.name());
                              result->set_display_name(model.display_name());
                              result->set_catalog_revision(model.revision());
+                             result->set_source(absl::StrCat("catalog record ", model.name()));
                            }
                            done(std::move(result));
                          });
     }
     default:
-      return done(InvalidFieldError("source", "give model, architecture or hf_config_json"));
+      return done(
+          InvalidFieldError("source", "give model, architecture, hf_config_json or model_source"));
   }
 }
 
