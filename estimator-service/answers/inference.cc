@@ -433,6 +433,8 @@ void AnswerCountParameters(std::shared_ptr<RecordSource> source,
               result->set_display_name(model.display_name());
               result->set_catalog_revision(model.revision());
               result->set_source(sourced.source);
+              result->set_source_revision(sourced.revision);
+              result->set_source_url(sourced.url);
               if (sourced.weights.has_value()) {
                 result->set_tensor_parameters(sourced.weights->parameters);
               } else if (sourced.model.has_value() && sourced.model->has_parameters() &&

@@ -384,7 +384,11 @@ void ResolveModelSource(const v1::ModelSource& source, const std::string& field,
         absl::StatusOr<HfModelDescription> description =
             client.FetchModelDescription(repo, revision);
         if (!description.ok()) return (*shared_done)(HubErrorForCaller(description.status(), repo));
-        (*shared_done)(ModelFromHfDescription(*description));
+        absl::StatusOr<SourcedModel> sourced = ModelFromHfDescription(*description);
+        if (sourced.ok()) {
+          sourced->url = absl::StrCat(options.endpoint, "/", repo, "/tree/", sourced->revision);
+        }
+        (*shared_done)(std::move(sourced));
       });
       if (!queued) {
         return (*shared_done)(absl::ResourceExhaustedError(

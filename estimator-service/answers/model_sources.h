@@ -42,6 +42,8 @@ struct SourcedModel {
   std::string source;
   // The commit sha a Hugging Face repository was read at.
   std::string revision;
+  // Where the model can be seen ({hub}/{repo}/tree/{sha}); empty otherwise.
+  std::string url;
   // The file's own weight bytes, when it gives them.
   std::optional<ExactWeights> weights;
 };
