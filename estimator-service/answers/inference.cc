@@ -137,7 +137,9 @@ absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
   if (!estimate.ok()) return PrefixFieldViolations(estimate.status(), "workload.");
   if (sourced != nullptr && sourced->weights.has_value()) {
     UseExactWeights(*sourced->weights, &*estimate);
-    if (asked.weight_format() != v1::NUMBER_FORMAT_UNSPECIFIED) {
+    // BF16 is the default (and what the CLI sends unless told otherwise).
+    if (asked.weight_format() != v1::NUMBER_FORMAT_UNSPECIFIED &&
+        asked.weight_format() != v1::NUMBER_FORMAT_BF16) {
       response.add_warnings(
           "the weights are sized from the file's own tensor types; the requested weight format "
           "is not applied to them");
