@@ -4,6 +4,7 @@
 #include <iostream>
 #include <optional>
 
+#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -39,6 +40,12 @@ ABSL_FLAG(int32_t, max_devices, 4096, "plan training: most devices to consider")
 ABSL_FLAG(bool, allow_offload, false, "plan training: let the planner offload optimizer states");
 ABSL_FLAG(double, tolerance, 0.1, "audit: relative difference that counts as a disagreement");
 ABSL_FLAG(bool, disagreements_only, false, "audit: print only records that disagree");
+
+// Defined with `estimate compute` (cli/commands/training_compute.cc).
+ABSL_DECLARE_FLAG(std::optional<double>, parameters);
+ABSL_FLAG(std::optional<double>, largest_layer, std::nullopt,
+          "training-memory with --parameters and no MODEL: parameters of the largest layer "
+          "(needed for ZeRO-3, as DeepSpeed's estimator)");
 
 namespace modelatlas::cli {
 namespace {
@@ -96,8 +103,17 @@ void PrintMemory(const v1::EstimateTrainingMemoryResponse& memory) {
   for (const auto& note : memory.notes()) std::cout << "note: " << note << "\n";
 }
 
-// The model of a training command: MODEL or a source flag (cli/model_source.h).
+// The model of a training command: MODEL, a source flag (cli/model_source.h),
+// or --parameters with --largest_layer (DeepSpeed's model-states estimate).
 absl::Status SetTrainingModel(const Arguments& args, v1::TrainingModel* out) {
+  if (args.empty() && !AnyModelSourceFlag() && absl::GetFlag(FLAGS_parameters).has_value()) {
+    v1::InlineModel* model = out->mutable_any()->mutable_inline_model();
+    model->set_display_name("inline parameter count");
+    model->set_parameters(*absl::GetFlag(FLAGS_parameters));
+    if (auto layer = absl::GetFlag(FLAGS_largest_layer))
+      model->set_largest_layer_parameters(*layer);
+    return absl::OkStatus();
+  }
   absl::StatusOr<v1::ModelSource> source = ModelSourceFromFlags(args);
   if (!source.ok()) return source.status();
   *out->mutable_any() = *std::move(source);
@@ -248,6 +264,7 @@ CommandGroup TrainingCommands() {
   plan.insert(plan.begin(), {"hardware", "max_devices", "allow_offload"});
   auto with_source = [](std::vector<absl::string_view> flags) {
     flags.insert(flags.end(), ModelSourceFlags().begin(), ModelSourceFlags().end());
+    flags.insert(flags.end(), {"parameters", "largest_layer"});
     return flags;
   };
   CommandGroup group{

@@ -1,5 +1,6 @@
 #include "estimator-service/answers/model_sources.h"
 
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -18,6 +19,8 @@
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/training.h"
+#include "estimator-service/core/model_states.h"
+#include "estimator-service/core/units.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -242,6 +245,7 @@ absl::StatusOr<SourcedModel> ModelFromSafetensorsHeader(const v1::ModelFileHeade
   for (const std::string& more : file.more_headers()) buffers.push_back(&more);
   uint64_t bytes = 0;
   int64_t parameters = 0;
+  int64_t largest_tensor = 0;
   size_t tensors = 0;
   std::map<std::string, uint64_t> by_dtype;
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -255,6 +259,9 @@ absl::StatusOr<SourcedModel> ModelFromSafetensorsHeader(const v1::ModelFileHeade
     bytes += header->total_bytes;
     parameters += header->total_parameters;
     tensors += header->tensors.size();
+    for (const SafetensorsTensor& t : header->tensors) {
+      largest_tensor = std::max(largest_tensor, t.parameters);
+    }
     for (const auto& [dtype, n] : header->bytes_by_dtype) by_dtype[dtype] += n;
   }
   if (!file.index_json().empty()) {
@@ -284,6 +291,7 @@ absl::StatusOr<SourcedModel> ModelFromSafetensorsHeader(const v1::ModelFileHeade
       file.config_json().empty() ? " (no config.json: no architecture)" : ", config.json (inline)");
   out.weights = ExactWeights{bytes, static_cast<double>(parameters),
                              Breakdown("safetensors tensors", by_dtype)};
+  if (largest_tensor > 0) out.largest_layer_parameters = static_cast<double>(largest_tensor);
   return out;
 }
 
@@ -344,8 +352,17 @@ void ResolveModelSource(const v1::ModelSource& source, const std::string& field,
       }
       absl::StatusOr<common::v1::Model> model = ModelFromInline(inline_model);
       if (!model.ok()) return done(PrefixFieldViolations(model.status(), field));
+      if (inline_model.has_largest_layer_parameters() &&
+          (!std::isfinite(inline_model.largest_layer_parameters()) ||
+           inline_model.largest_layer_parameters() <= 0)) {
+        return done(InvalidFieldError(absl::StrCat(field, "inline_model.largest_layer_parameters"),
+                                      "must be a positive finite number"));
+      }
       SourcedModel out;
       out.model = *std::move(model);
+      if (inline_model.has_largest_layer_parameters()) {
+        out.largest_layer_parameters = inline_model.largest_layer_parameters();
+      }
       out.source = !inline_model.hf_config_json().empty() ? "config.json (inline)"
                    : inline_model.has_architecture()      ? "architecture (inline)"
                                                           : "parameter count (inline)";
@@ -429,6 +446,57 @@ absl::Status RewriteTrainingModel(const SourcedModel& sourced, v1::TrainingModel
   return absl::OkStatus();
 }
 
+// Training memory with a parameter count and no architecture: DeepSpeed's
+// model-states estimate (core/model_states.h).
+absl::StatusOr<v1::EstimateTrainingMemoryResponse> ModelStatesAnswer(
+    const SourcedModel& sourced, const v1::TrainingSettings& settings) {
+  ModelStatesInput input;
+  input.parameters = sourced.model->parameters();
+  input.largest_layer_parameters = sourced.largest_layer_parameters;
+  input.zero_stage = settings.zero_stage();
+  input.gpus = std::max(1, settings.data_parallel());
+  input.gpus_per_node = std::min(input.gpus, 8);
+  input.offload_optimizer = settings.offload_optimizer();
+  input.offload_parameters = settings.offload_parameters();
+  if (settings.fine_tuning() == v1::FINE_TUNING_LORA ||
+      settings.fine_tuning() == v1::FINE_TUNING_QLORA) {
+    return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                          "LoRA and QLoRA need an architecture (the adapted layers' shapes); ",
+                          sourced.source, " gives only a parameter count")),
+                      "ARCHITECTURE_UNKNOWN");
+  }
+  absl::StatusOr<ModelStatesEstimate> states = EstimateModelStates(input);
+  if (!states.ok()) {
+    FieldViolations violations;
+    for (const FieldViolation& v : GetFieldViolations(states.status())) {
+      const bool of_model = v.field == "parameters" || v.field == "largest_layer_parameters";
+      violations.Add(absl::StrCat(of_model ? "model.any.inline_model." : "settings.", v.field),
+                     v.description);
+    }
+    return violations.ToStatus();
+  }
+  v1::EstimateTrainingMemoryResponse response;
+  response.set_display_name(sourced.model->display_name());
+  response.set_parameters(input.parameters);
+  auto* device = response.add_device_lines();
+  device->set_component("model_states");
+  device->set_bytes(static_cast<int64_t>(std::ceil(states->device_bytes)));
+  device->set_arithmetic(states->device_arithmetic);
+  response.set_device_total_bytes(device->bytes());
+  response.set_device_total_gib(BytesToGiB(states->device_bytes));
+  auto* host = response.add_host_lines();
+  host->set_component("model_states");
+  host->set_bytes(static_cast<int64_t>(std::ceil(states->host_bytes)));
+  host->set_arithmetic(states->host_arithmetic);
+  response.set_host_total_bytes(host->bytes());
+  response.add_notes(
+      "no architecture: DeepSpeed's model-states estimate (mixed-precision Adam: weights, "
+      "gradients, optimizer states); activations and the runtime overhead are not counted");
+  *response.mutable_settings() = settings;
+  response.set_source(sourced.source);
+  return response;
+}
+
 void Label(const SourcedModel& sourced, v1::EstimateTrainingMemoryResponse* response) {
   response->set_source(sourced.source.empty() ? absl::StrCat("catalog record ", response->model())
                                               : sourced.source);
@@ -453,6 +521,9 @@ void AnswerTrainingMemoryFromAnySource(
       [source = std::move(source), &request,
        done = std::move(done)](absl::StatusOr<SourcedModel> sourced) mutable {
         if (!sourced.ok()) return done(sourced.status());
+        if (sourced->model.has_value() && !sourced->model->has_architecture()) {
+          return done(ModelStatesAnswer(*sourced, request.settings()));
+        }
         auto rewritten = std::make_shared<v1::EstimateTrainingMemoryRequest>(request);
         if (absl::Status bad = RewriteTrainingModel(*sourced, rewritten->mutable_model());
             !bad.ok()) {

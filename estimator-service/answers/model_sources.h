@@ -46,6 +46,10 @@ struct SourcedModel {
   std::string url;
   // The file's own weight bytes, when it gives them.
   std::optional<ExactWeights> weights;
+  // Parameters of the largest layer (given inline, or the largest tensor of
+  // a safetensors checkpoint): with no architecture, training memory is
+  // DeepSpeed's model-states estimate.
+  std::optional<double> largest_layer_parameters;
 };
 
 // The Hub the estimator reaches and how many fetches run at once: set by

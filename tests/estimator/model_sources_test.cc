@@ -168,6 +168,51 @@ TEST(ModelSourcesTest, CatalogNameAndInlineSourcesAreNamed) {
   EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(ModelSourcesTest, ParameterCountWithLargestLayerIsDeepSpeedsModelStates) {
+  // DeepSpeed's example: 2851M parameters, a 32M largest layer, 8 GPUs, ZeRO-3.
+  v1::EstimateTrainingMemoryRequest request;
+  v1::InlineModel* model = request.mutable_model()->mutable_any()->mutable_inline_model();
+  model->set_parameters(2851e6);
+  model->set_largest_layer_parameters(32e6);
+  request.mutable_settings()->set_zero_stage(3);
+  request.mutable_settings()->set_data_parallel(8);
+  Waiter<v1::EstimateTrainingMemoryResponse> waiter;
+  AnswerTrainingMemoryFromAnySource(Catalog(), request, waiter.done());
+  absl::StatusOr<v1::EstimateTrainingMemoryResponse>& r = waiter.get();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->source(), "parameter count (inline)");
+  // 4 x 32e6 + 18 x 2851e6 / 8 (estimate_zero3_model_states_mem_needs, no offload).
+  EXPECT_EQ(r->device_total_bytes(), 6542750000);
+  // 32e6 x 4 x 8 GPUs per node x 1.5 (zero_init).
+  EXPECT_EQ(r->host_total_bytes(), 1536000000);
+
+  request.mutable_settings()->set_offload_optimizer(true);
+  request.mutable_settings()->set_offload_parameters(true);
+  Waiter<v1::EstimateTrainingMemoryResponse> offloaded;
+  AnswerTrainingMemoryFromAnySource(Catalog(), request, offloaded.done());
+  ASSERT_TRUE(offloaded.get().ok()) << offloaded.get().status();
+  EXPECT_EQ(offloaded.get()->device_total_bytes(), 128000000);
+  EXPECT_EQ(offloaded.get()->host_total_bytes(), 76977000000);  // 2851e6 x 18 x 1.5
+
+  // ZeRO-3 without the largest layer names the field.
+  model->clear_largest_layer_parameters();
+  Waiter<v1::EstimateTrainingMemoryResponse> missing;
+  AnswerTrainingMemoryFromAnySource(Catalog(), request, missing.done());
+  ASSERT_EQ(missing.get().status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(missing.get().status().ToString(),
+                                "model.any.inline_model.largest_layer_parameters"))
+      << missing.get().status();
+
+  // ZeRO-2 as DeepSpeed's estimate_zero2_model_states_mem_needs: 4P + 16P / n.
+  request.mutable_settings()->set_zero_stage(2);
+  request.mutable_settings()->set_offload_optimizer(false);
+  request.mutable_settings()->set_offload_parameters(false);
+  Waiter<v1::EstimateTrainingMemoryResponse> stage2;
+  AnswerTrainingMemoryFromAnySource(Catalog(), request, stage2.done());
+  ASSERT_TRUE(stage2.get().ok()) << stage2.get().status();
+  EXPECT_EQ(stage2.get()->device_total_bytes(), 4 * int64_t{2851000000} + 5702000000);
+}
+
 class HubSourcesTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
