@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/formats/gguf.h"
 #include "common/formats/safetensors.h"
 
@@ -20,6 +21,12 @@ ABSL_FLAG(std::string, safetensors, "",
           "A local .safetensors file or model.safetensors.index.json instead of MODEL (only "
           "headers are read; config.json beside it gives the architecture)");
 ABSL_FLAG(std::string, hf_config, "", "A Hugging Face config.json file instead of MODEL");
+ABSL_FLAG(std::string, lora_config, "",
+          "memory, plan: LoRA adapters served with the model, from a PEFT adapter_config.json");
+ABSL_FLAG(int32_t, lora_adapters, 1, "memory, plan: LoRA adapters resident at once");
+ABSL_FLAG(std::string, draft, "",
+          "memory, plan: a draft model for speculative decoding: a catalog name, "
+          "hf:ORG/NAME[@REV], gguf:FILE or hf_config:FILE");
 
 namespace modelatlas::cli {
 namespace {
@@ -95,6 +102,47 @@ absl::StatusOr<std::string> ReadSafetensorsHeaderBytes(const std::string& path) 
     return absl::InvalidArgumentError(absl::StrCat(path, " ends before its header does"));
   }
   return header;
+}
+
+const std::vector<const char*>& ServingFlags() {
+  static const auto* flags = new std::vector<const char*>{"lora_config", "lora_adapters", "draft"};
+  return *flags;
+}
+
+absl::StatusOr<std::optional<v1::LoraAdapter>> LoraFromFlags() {
+  const std::string path = absl::GetFlag(FLAGS_lora_config);
+  if (path.empty()) return std::nullopt;
+  absl::StatusOr<std::string> text = ReadWhole(path);
+  if (!text.ok()) return text.status();
+  v1::LoraAdapter lora;
+  lora.set_adapter_config_json(*std::move(text));
+  lora.set_adapters(absl::GetFlag(FLAGS_lora_adapters));
+  return lora;
+}
+
+absl::StatusOr<std::optional<v1::ModelSource>> DraftFromFlags() {
+  const std::string spec = absl::GetFlag(FLAGS_draft);
+  if (spec.empty()) return std::nullopt;
+  v1::ModelSource draft;
+  absl::string_view rest = spec;
+  if (absl::ConsumePrefix(&rest, "hf:")) {
+    std::vector<std::string> parts = absl::StrSplit(rest, absl::MaxSplits('@', 1));
+    draft.mutable_hf_repo()->set_id(parts[0]);
+    if (parts.size() > 1) draft.mutable_hf_repo()->set_revision(parts[1]);
+  } else if (absl::ConsumePrefix(&rest, "gguf:")) {
+    absl::StatusOr<std::string> header = ReadGgufHeaderBytes(std::string(rest));
+    if (!header.ok()) return header.status();
+    draft.mutable_gguf_header()->set_header(*std::move(header));
+    draft.mutable_gguf_header()->set_file_name(fs::path(std::string(rest)).filename().string());
+  } else if (absl::ConsumePrefix(&rest, "hf_config:")) {
+    absl::StatusOr<std::string> text = ReadWhole(std::string(rest));
+    if (!text.ok()) return text.status();
+    draft.mutable_inline_model()->set_hf_config_json(*std::move(text));
+    draft.mutable_inline_model()->set_display_name(fs::path(std::string(rest)).filename().string());
+  } else {
+    draft.set_catalog_name(spec);
+  }
+  return draft;
 }
 
 absl::StatusOr<v1::ModelSource> ModelSourceFromFlags(const std::vector<std::string>& args) {

@@ -10,6 +10,7 @@
 // them (common/formats), so parsing lives in one place.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,15 @@ bool AnyModelSourceFlag();
 // cannot be read.
 absl::StatusOr<estimator::v1::ModelSource> ModelSourceFromFlags(
     const std::vector<std::string>& args);
+
+// What is served next to the model (`estimate memory`, `plan`):
+//   --lora_config=FILE     a PEFT adapter_config.json (its r and target_modules)
+//   --lora_adapters=N      adapters resident at once
+//   --draft=SPEC           a draft model for speculative decoding: a catalog
+//                          name, hf:ORG/NAME[@REV], gguf:FILE or hf_config:FILE
+const std::vector<const char*>& ServingFlags();
+absl::StatusOr<std::optional<estimator::v1::LoraAdapter>> LoraFromFlags();
+absl::StatusOr<std::optional<estimator::v1::ModelSource>> DraftFromFlags();
 
 // The first bytes of a GGUF file up to the end of its header (the tensor
 // data not read); INVALID_ARGUMENT naming the file otherwise.

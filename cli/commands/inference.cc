@@ -53,11 +53,26 @@ absl::Status FillPlan(v1::PlanInferenceRequest* request) {
   return FillWorkload(request->mutable_workload());
 }
 
+// The LoRA adapters and the draft model served with the model.
+template <typename Request>
+absl::Status FillServing(Request* request) {
+  absl::StatusOr<std::optional<v1::LoraAdapter>> lora = LoraFromFlags();
+  if (!lora.ok()) return lora.status();
+  if (lora->has_value()) *request->mutable_lora() = **lora;
+  absl::StatusOr<std::optional<v1::ModelSource>> draft = DraftFromFlags();
+  if (!draft.ok()) return draft.status();
+  if (draft->has_value()) *request->mutable_draft_model() = **draft;
+  return absl::OkStatus();
+}
+
 int EstimateMemory(Session& session, const Arguments& args) {
   v1::EstimateInferenceMemoryRequest request;
   absl::StatusOr<v1::ModelSource> source = ModelSourceFromFlags(args);
   if (!source.ok()) return UsageError(source.status().message());
   *request.mutable_source() = *std::move(source);
+  if (absl::Status served = FillServing(&request); !served.ok()) {
+    return UsageError(served.message());
+  }
   request.set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
   if (absl::Status filled = FillWorkload(request.mutable_workload()); !filled.ok()) {
     return UsageError(filled.message());
@@ -99,6 +114,9 @@ int Plan(Session& session, const Arguments& args) {
   absl::StatusOr<v1::ModelSource> source = ModelSourceFromFlags(args);
   if (!source.ok()) return UsageError(source.status().message());
   *request.mutable_source() = *std::move(source);
+  if (absl::Status served = FillServing(&request); !served.ok()) {
+    return UsageError(served.message());
+  }
   request.set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
   if (absl::Status filled = FillPlan(&request); !filled.ok()) {
     return UsageError(filled.message());
@@ -234,6 +252,7 @@ CommandGroup InferenceCommands() {
       "weights", "kv_cache", "context", "batch", "group_size", "overhead_bytes", "hypothetical"};
   std::vector<absl::string_view> sourced = workload;
   sourced.insert(sourced.end(), ModelSourceFlags().begin(), ModelSourceFlags().end());
+  sourced.insert(sourced.end(), ServingFlags().begin(), ServingFlags().end());
   auto with = [&](std::vector<absl::string_view> more) {
     std::vector<absl::string_view> flags = workload;
     flags.insert(flags.end(), more.begin(), more.end());
@@ -251,7 +270,7 @@ CommandGroup InferenceCommands() {
                "[MODEL]",
                "which hardware runs MODEL (or --hf, --gguf, ...): cards, speed, cost",
                with({"hardware", "objective", "prompt", "max_cards", "hf", "gguf", "safetensors",
-                     "hf_config"}),
+                     "hf_config", "lora_config", "lora_adapters", "draft"}),
                "plan \"Mistral 7B\" --hardware=\"NVIDIA H100,NVIDIA T4\" --objective=cheapest",
                Plan},
               {{"count"},

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/formats/hf_config.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
@@ -14,6 +16,8 @@
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/plan.h"
 #include "estimator-service/core/units.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -88,9 +92,52 @@ void UseExactWeights(const ExactWeights& exact, InferenceMemoryEstimate* estimat
   estimate->sizing.weight_bytes = static_cast<double>(exact.bytes);
 }
 
+// Adds `line` after the line named `after` (at the end when absent).
+void AddLineAfter(const char* after, EstimateLine line, InferenceMemoryEstimate* estimate) {
+  auto at = estimate->lines.begin();
+  for (; at != estimate->lines.end(); ++at) {
+    if (at->component == after) break;
+  }
+  estimate->total_bytes += line.bytes;
+  estimate->lines.insert(at == estimate->lines.end() ? at : at + 1, std::move(line));
+}
+
+absl::Status AddExtras(const ServingExtras& extras, const common::v1::Model& model,
+                       InferenceMemoryEstimate* estimate) {
+  if (extras.lora != nullptr) {
+    if (!model.has_architecture()) {
+      return WithReason(absl::FailedPreconditionError(
+                            absl::StrCat("LoRA adapters are sized from the architecture; model \"",
+                                         model.display_name(), "\" has none")),
+                        "ARCHITECTURE_UNKNOWN");
+    }
+    absl::StatusOr<std::pair<double, std::string>> lora =
+        LoraParameters(*extras.lora, model.architecture());
+    if (!lora.ok()) return lora.status();
+    const int adapters = std::max(1, extras.lora->adapters());
+    const int64_t bytes = static_cast<int64_t>(std::ceil(lora->first * 2 * adapters));
+    AddLineAfter("weights",
+                 {"lora_adapters", bytes,
+                  absl::StrCat(lora->second, " = ", absl::StrFormat("%.0f", lora->first),
+                               " parameters x 2 bytes (16-bit) x ", adapters,
+                               " adapter(s) = ", bytes, " bytes")},
+                 estimate);
+    estimate->sizing.weight_bytes += static_cast<double>(bytes);
+  }
+  const char* after = "kv_cache";
+  for (const v1::EstimateLine& line : extras.draft_lines) {
+    AddLineAfter(after, {line.component(), line.bytes(), line.arithmetic()}, estimate);
+    after = "draft_weights";
+  }
+  estimate->sizing.weight_bytes += extras.draft_weight_bytes;
+  estimate->sizing.kv_cache_bytes += extras.draft_kv_cache_bytes;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
                                    const v1::InferenceWorkload& asked, bool hypothetical,
-                                   const SourcedModel* sourced) {
+                                   const SourcedModel* sourced,
+                                   const ServingExtras* extras = nullptr) {
   if (absl::Status invalid = ValidateModelArchitecture(model, "architecture"); !invalid.ok()) {
     return invalid;
   }
@@ -146,6 +193,10 @@ absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
     }
   }
 
+  if (extras != nullptr) {
+    if (absl::Status bad = AddExtras(*extras, model, &*estimate); !bad.ok()) return bad;
+  }
+
   response.set_available(true);
   response.set_parameters(*parameters);
   for (const EstimateLine& line : estimate->lines) {
@@ -180,9 +231,10 @@ absl::StatusOr<RecordsWanted> ModelWanted(bool has_inline, const v1::InlineModel
 
 void WithSourcedModel(std::shared_ptr<RecordSource> source, const v1::ModelSource& model_source,
                       RecordsWanted wanted,
-                      std::function<void(absl::StatusOr<Records>, const SourcedModel&)> done) {
+                      std::function<void(absl::StatusOr<Records>, const SourcedModel&)> done,
+                      const std::string& field) {
   ResolveModelSource(
-      model_source, "source.",
+      model_source, field,
       [source = std::move(source), wanted = std::move(wanted),
        done = std::move(done)](absl::StatusOr<SourcedModel> sourced) mutable {
         if (!sourced.ok()) return done(sourced.status(), SourcedModel{});
@@ -200,6 +252,67 @@ void WithSourcedModel(std::shared_ptr<RecordSource> source, const v1::ModelSourc
                       done(std::move(records), *kept);
                     });
       });
+}
+
+absl::StatusOr<std::pair<double, std::string>> LoraParameters(const v1::LoraAdapter& lora,
+                                                              const common::v1::Architecture& a) {
+  int64_t rank = lora.rank();
+  std::vector<std::string> targets(lora.target_modules().begin(), lora.target_modules().end());
+  if (!lora.adapter_config_json().empty()) {
+    google::protobuf::Struct config;
+    if (!google::protobuf::util::JsonStringToMessage(lora.adapter_config_json(), &config).ok()) {
+      return InvalidFieldError("lora.adapter_config_json", "is not a JSON object");
+    }
+    const auto& fields = config.fields();
+    if (rank == 0 && fields.count("r") && fields.at("r").has_number_value()) {
+      rank = static_cast<int64_t>(fields.at("r").number_value());
+    }
+    if (targets.empty() && fields.count("target_modules")) {
+      const google::protobuf::Value& t = fields.at("target_modules");
+      if (t.has_string_value()) targets.push_back(t.string_value());
+      if (t.has_list_value()) {
+        for (const google::protobuf::Value& v : t.list_value().values()) {
+          if (v.has_string_value()) targets.push_back(v.string_value());
+        }
+      }
+    }
+  }
+  if (rank <= 0 || rank > 65536) {
+    return InvalidFieldError("lora.rank", "must be in 1..65536 (or `r` in adapter_config_json)");
+  }
+  if (lora.adapters() < 0 || lora.adapters() > 4096) {
+    return InvalidFieldError("lora.adapters", "must be in 0..4096");
+  }
+  if (targets.empty()) targets = {"q_proj", "v_proj"};
+  const int64_t h = a.hidden_size();
+  const int64_t heads = a.num_attention_heads();
+  const int64_t kv = a.num_key_value_heads() > 0 ? a.num_key_value_heads() : heads;
+  const int64_t d = a.head_dim() > 0 ? a.head_dim() : (heads > 0 ? h / heads : 0);
+  const int64_t ff = a.intermediate_size();
+  const std::map<std::string, std::pair<int64_t, int64_t>> shapes = {
+      {"q_proj", {h, heads * d}}, {"k_proj", {h, kv * d}}, {"v_proj", {h, kv * d}},
+      {"o_proj", {heads * d, h}}, {"gate_proj", {h, ff}},  {"up_proj", {h, ff}},
+      {"down_proj", {ff, h}}};
+  if (targets.size() == 1 && targets[0] == "all-linear") {
+    targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  }
+  double per_layer = 0;
+  std::vector<std::string> parts;
+  for (const std::string& target : targets) {
+    auto shape = shapes.find(target);
+    if (shape == shapes.end()) {
+      return InvalidFieldError("lora.target_modules",
+                               absl::StrCat("\"", target,
+                                            "\" is not one of q_proj, k_proj, v_proj, o_proj, "
+                                            "gate_proj, up_proj, down_proj, all-linear"));
+    }
+    const auto [in, out] = shape->second;
+    per_layer += static_cast<double>(rank) * static_cast<double>(in + out);
+    parts.push_back(absl::StrCat(target, " ", rank, "x(", in, "+", out, ")"));
+  }
+  const double total = per_layer * a.num_layers();
+  return std::make_pair(total, absl::StrCat("LoRA rank ", rank, ": (", absl::StrJoin(parts, " + "),
+                                            ") per layer x ", a.num_layers(), " layers"));
 }
 
 absl::StatusOr<common::v1::Model> ModelFromInline(const v1::InlineModel& inline_model) {
@@ -226,24 +339,59 @@ absl::StatusOr<common::v1::Model> ModelFromInline(const v1::InlineModel& inline_
 
 absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
     const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request,
-    const SourcedModel* sourced) {
+    const SourcedModel* sourced, const ServingExtras* extras) {
   absl::StatusOr<Sized> sized =
-      SizeForModel(model, request.workload(), request.hypothetical(), sourced);
+      SizeForModel(model, request.workload(), request.hypothetical(), sourced, extras);
   if (!sized.ok()) return sized.status();
   return std::move(sized->response);
 }
 
-void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
-                           const v1::EstimateInferenceMemoryRequest& request,
-                           AnswerDone<v1::EstimateInferenceMemoryResponse> done) {
-  if (absl::Status invalid = ValidateMemoryRequest(request); !invalid.ok()) return done(invalid);
+namespace {
+
+using Extras = std::shared_ptr<ServingExtras>;
+
+// Sizes the draft model (any source) with the workload, into `extras`, then
+// `next` (with the first error).
+void SizeDraft(std::shared_ptr<RecordSource> source, const v1::ModelSource& draft,
+               const v1::InferenceWorkload& workload, Extras extras,
+               std::function<void(absl::Status)> next) {
+  WithSourcedModel(
+      std::move(source), draft, RecordsWanted{},
+      [&workload, extras, next = std::move(next)](absl::StatusOr<Records> records,
+                                                  const SourcedModel& sourced) {
+        if (!records.ok()) return next(records.status());
+        const common::v1::Model& model = *records->model;
+        absl::StatusOr<Sized> sized =
+            SizeForModel(model, workload, /*hypothetical=*/true, &sourced);
+        if (!sized.ok()) return next(PrefixFieldViolations(sized.status(), "draft_model."));
+        for (const v1::EstimateLine& line : sized->response.lines()) {
+          if (line.component() != "weights" && line.component() != "kv_cache") continue;
+          v1::EstimateLine out = line;
+          out.set_component(absl::StrCat("draft_", line.component()));
+          out.set_arithmetic(absl::StrCat("draft model ", model.display_name(), " (",
+                                          sized->response.source(), "): ", line.arithmetic()));
+          extras->draft_lines.push_back(out);
+        }
+        if (sized->sizing.has_value()) {
+          extras->draft_weight_bytes = sized->sizing->weight_bytes;
+          extras->draft_kv_cache_bytes = sized->sizing->kv_cache_bytes;
+        }
+        next(absl::OkStatus());
+      },
+      "draft_model.");
+}
+
+void AnswerMemoryWith(std::shared_ptr<RecordSource> source,
+                      const v1::EstimateInferenceMemoryRequest& request, Extras extras,
+                      AnswerDone<v1::EstimateInferenceMemoryResponse> done) {
   if (request.has_source()) {
-    return WithSourcedModel(std::move(source), request.source(), RecordsWanted{},
-                            [&request, done = std::move(done)](absl::StatusOr<Records> records,
-                                                               const SourcedModel& sourced) {
-                              if (!records.ok()) return done(records.status());
-                              done(EstimateMemoryForModel(*records->model, request, &sourced));
-                            });
+    return WithSourcedModel(
+        std::move(source), request.source(), RecordsWanted{},
+        [&request, extras, done = std::move(done)](absl::StatusOr<Records> records,
+                                                   const SourcedModel& sourced) {
+          if (!records.ok()) return done(records.status());
+          done(EstimateMemoryForModel(*records->model, request, &sourced, extras.get()));
+        });
   }
   if (request.has_model()) {
     // The hot path: a catalogued model estimated in place (copying the
@@ -251,7 +399,7 @@ void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
     absl::StatusOr<v1::EstimateInferenceMemoryResponse> estimate;
     const bool found =
         source->UseModel(request.model(), [&](const common::v1::Model& model, int64_t revision) {
-          estimate = EstimateMemoryForModel(model, request);
+          estimate = EstimateMemoryForModel(model, request, nullptr, extras.get());
           if (estimate.ok()) estimate->set_catalog_revision(revision);
         });
     if (found) return done(std::move(estimate));
@@ -260,10 +408,57 @@ void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
       ModelWanted(request.has_inline_model(), request.inline_model(), request.model());
   if (!wanted.ok()) return done(wanted.status());
   ReadRecords(std::move(source), *std::move(wanted),
-              [&request, done = std::move(done)](absl::StatusOr<Records> records) {
+              [&request, extras, done = std::move(done)](absl::StatusOr<Records> records) {
                 if (!records.ok()) return done(records.status());
-                done(EstimateMemoryForModel(*records->model, request));
+                done(EstimateMemoryForModel(*records->model, request, nullptr, extras.get()));
               });
+}
+
+void AnswerPlanWith(std::shared_ptr<RecordSource> source, const v1::PlanInferenceRequest& request,
+                    Extras extras, AnswerDone<v1::PlanInferenceResponse> done) {
+  if (request.has_source()) {
+    RecordsWanted hardware;
+    hardware.hardware.assign(request.hardware().begin(), request.hardware().end());
+    hardware.all_hardware = true;
+    return WithSourcedModel(std::move(source), request.source(), std::move(hardware),
+                            [&request, extras, done = std::move(done)](
+                                absl::StatusOr<Records> records, const SourcedModel& sourced) {
+                              if (!records.ok()) return done(records.status());
+                              done(PlanInferenceFor(*records->model, records->hardware, request,
+                                                    &sourced, extras.get()));
+                            });
+  }
+  absl::StatusOr<RecordsWanted> wanted =
+      ModelWanted(request.has_inline_model(), request.inline_model(), request.model());
+  if (!wanted.ok()) return done(wanted.status());
+  wanted->hardware.assign(request.hardware().begin(), request.hardware().end());
+  wanted->all_hardware = true;
+  ReadRecords(
+      std::move(source), *std::move(wanted),
+      [&request, extras, done = std::move(done)](absl::StatusOr<Records> records) {
+        if (!records.ok()) return done(records.status());
+        done(PlanInferenceFor(*records->model, records->hardware, request, nullptr, extras.get()));
+      });
+}
+
+}  // namespace
+
+void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
+                           const v1::EstimateInferenceMemoryRequest& request,
+                           AnswerDone<v1::EstimateInferenceMemoryResponse> done) {
+  if (absl::Status invalid = ValidateMemoryRequest(request); !invalid.ok()) return done(invalid);
+  auto extras = std::make_shared<ServingExtras>();
+  if (request.has_lora()) extras->lora = &request.lora();
+  if (!request.has_draft_model()) {
+    return AnswerMemoryWith(std::move(source), request, std::move(extras), std::move(done));
+  }
+  std::shared_ptr<RecordSource> reader = source;
+  SizeDraft(std::move(reader), request.draft_model(), request.workload(), extras,
+            [source = std::move(source), &request, extras,
+             done = std::move(done)](absl::Status drafted) mutable {
+              if (!drafted.ok()) return done(drafted);
+              AnswerMemoryWith(std::move(source), request, extras, std::move(done));
+            });
 }
 
 absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
@@ -290,9 +485,10 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
 
 absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
-    const v1::PlanInferenceRequest& request, const SourcedModel* sourced) {
+    const v1::PlanInferenceRequest& request, const SourcedModel* sourced,
+    const ServingExtras* extras) {
   absl::StatusOr<Sized> sized =
-      SizeForModel(model, request.workload(), request.hypothetical(), sourced);
+      SizeForModel(model, request.workload(), request.hypothetical(), sourced, extras);
   if (!sized.ok()) return sized.status();
   v1::PlanInferenceResponse response;
   *response.mutable_memory() = std::move(sized->response);
@@ -351,28 +547,18 @@ void AnswerPlanInference(std::shared_ptr<RecordSource> source,
                          const v1::PlanInferenceRequest& request,
                          AnswerDone<v1::PlanInferenceResponse> done) {
   if (absl::Status invalid = ValidatePlanRequest(request); !invalid.ok()) return done(invalid);
-  if (request.has_source()) {
-    RecordsWanted hardware;
-    hardware.hardware.assign(request.hardware().begin(), request.hardware().end());
-    hardware.all_hardware = true;
-    return WithSourcedModel(
-        std::move(source), request.source(), std::move(hardware),
-        [&request, done = std::move(done)](absl::StatusOr<Records> records,
-                                           const SourcedModel& sourced) {
-          if (!records.ok()) return done(records.status());
-          done(PlanInferenceFor(*records->model, records->hardware, request, &sourced));
-        });
+  auto extras = std::make_shared<ServingExtras>();
+  if (request.has_lora()) extras->lora = &request.lora();
+  if (!request.has_draft_model()) {
+    return AnswerPlanWith(std::move(source), request, std::move(extras), std::move(done));
   }
-  absl::StatusOr<RecordsWanted> wanted =
-      ModelWanted(request.has_inline_model(), request.inline_model(), request.model());
-  if (!wanted.ok()) return done(wanted.status());
-  wanted->hardware.assign(request.hardware().begin(), request.hardware().end());
-  wanted->all_hardware = true;
-  ReadRecords(std::move(source), *std::move(wanted),
-              [&request, done = std::move(done)](absl::StatusOr<Records> records) {
-                if (!records.ok()) return done(records.status());
-                done(PlanInferenceFor(*records->model, records->hardware, request));
-              });
+  std::shared_ptr<RecordSource> reader = source;
+  SizeDraft(std::move(reader), request.draft_model(), request.workload(), extras,
+            [source = std::move(source), &request, extras,
+             done = std::move(done)](absl::Status drafted) mutable {
+              if (!drafted.ok()) return done(drafted);
+              AnswerPlanWith(std::move(source), request, extras, std::move(done));
+            });
 }
 
 absl::StatusOr<v1::CountParametersResponse> CountParametersOf(

@@ -213,6 +213,58 @@ TEST(ModelSourcesTest, ParameterCountWithLargestLayerIsDeepSpeedsModelStates) {
   EXPECT_EQ(stage2.get()->device_total_bytes(), 4 * int64_t{2851000000} + 5702000000);
 }
 
+TEST(ServingExtrasTest, LoraAdaptersAndADraftModelAddTheirLines) {
+  v1::EstimateInferenceMemoryRequest base;
+  base.set_model("Llama 3.1 8B");
+  base.mutable_workload()->set_context_length_tokens(8192);
+  Waiter<v1::EstimateInferenceMemoryResponse> plain;
+  AnswerInferenceMemory(Catalog(), base, plain.done());
+  ASSERT_TRUE(plain.get().ok()) << plain.get().status();
+
+  v1::EstimateInferenceMemoryRequest with = base;
+  // rank 16 on q_proj and v_proj (from a PEFT adapter_config.json), two adapters:
+  // (16 x (4096 + 4096) + 16 x (4096 + 1024)) x 32 layers = 6815744 parameters.
+  with.mutable_lora()->set_adapter_config_json(
+      R"({"r": 16, "target_modules": ["q_proj", "v_proj"], "peft_type": "LORA"})");
+  with.mutable_lora()->set_adapters(2);
+  *with.mutable_draft_model() = Gguf(testing::GgufBytes("llama", true), "draft.gguf");
+  Waiter<v1::EstimateInferenceMemoryResponse> extra;
+  AnswerInferenceMemory(Catalog(), with, extra.done());
+  ASSERT_TRUE(extra.get().ok()) << extra.get().status();
+  const v1::EstimateLine* lora = Line(*extra.get(), "lora_adapters");
+  ASSERT_NE(lora, nullptr);
+  EXPECT_EQ(lora->bytes(), 6815744 * 2 * 2);
+  const v1::EstimateLine* draft = Line(*extra.get(), "draft_weights");
+  ASSERT_NE(draft, nullptr);
+  EXPECT_EQ(draft->bytes(), static_cast<int64_t>(testing::kGgufTensorBytes));
+  EXPECT_TRUE(absl::StrContains(draft->arithmetic(), "GGUF header of draft.gguf"))
+      << draft->arithmetic();
+  const v1::EstimateLine* draft_kv = Line(*extra.get(), "draft_kv_cache");
+  ASSERT_NE(draft_kv, nullptr);
+  // The same workload: 2 (K, V) x 2 layers x 2 KV heads x 64 head dim x 2 bytes
+  // = 1024 bytes per token, x 8192 tokens.
+  EXPECT_EQ(draft_kv->bytes(), 1024 * 8192);
+  EXPECT_EQ(extra.get()->total_bytes(),
+            plain.get()->total_bytes() + lora->bytes() + draft->bytes() + draft_kv->bytes());
+
+  // A plan counts them per card too.
+  v1::PlanInferenceRequest plan;
+  plan.set_model("Llama 3.1 8B");
+  *plan.mutable_lora() = with.lora();
+  *plan.mutable_draft_model() = with.draft_model();
+  Waiter<v1::PlanInferenceResponse> planned;
+  AnswerPlanInference(Catalog(), plan, planned.done());
+  ASSERT_TRUE(planned.get().ok()) << planned.get().status();
+  EXPECT_NE(Line(planned.get()->memory(), "draft_kv_cache"), nullptr);
+
+  v1::EstimateInferenceMemoryRequest bad = base;
+  bad.mutable_lora()->add_target_modules("attention");
+  bad.mutable_lora()->set_rank(8);
+  Waiter<v1::EstimateInferenceMemoryResponse> refused;
+  AnswerInferenceMemory(Catalog(), bad, refused.done());
+  EXPECT_EQ(refused.get().status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 class HubSourcesTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
