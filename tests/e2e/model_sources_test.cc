@@ -94,9 +94,20 @@ TEST_F(ModelSourcesEndToEndTest, SaveRecordsOncePerRevision) {
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_TRUE(absl::StartsWith(again.out, "unchanged models/org-tiny-llama")) << again.out;
 
+  // The same commit by its sha: unchanged; a later commit (tag v2): updated, once.
+  const auto by_sha = Cli({"models", "save", absl::StrCat("--hf=org/tiny-llama@", kTinyLlamaSha)});
+  ASSERT_EQ(by_sha.exit_code, 0) << by_sha.err;
+  EXPECT_TRUE(absl::StartsWith(by_sha.out, "unchanged models/org-tiny-llama")) << by_sha.out;
+  const auto v2 = Cli({"models", "save", "--hf=org/tiny-llama@v2"});
+  ASSERT_EQ(v2.exit_code, 0) << v2.err;
+  EXPECT_TRUE(absl::StartsWith(v2.out, "updated models/org-tiny-llama")) << v2.out;
+  EXPECT_TRUE(absl::StrContains(v2.out, estimator::testing::kTinyLlamaV2Sha)) << v2.out;
+  const auto v2_again = Cli({"models", "save", "--hf=org/tiny-llama@v2"});
+  EXPECT_TRUE(absl::StartsWith(v2_again.out, "unchanged models/org-tiny-llama")) << v2_again.out;
+
   const auto record = Cli({"--json", "models", "get", "models/org-tiny-llama"});
   ASSERT_EQ(record.exit_code, 0) << record.err;
-  EXPECT_TRUE(absl::StrContains(record.out, kTinyLlamaSha)) << record.out;
+  EXPECT_TRUE(absl::StrContains(record.out, estimator::testing::kTinyLlamaV2Sha)) << record.out;
   EXPECT_TRUE(absl::StrContains(record.out, "\"num_layers\": 2")) << record.out;
 
   // The saved record answers like any catalog model (the estimator's

@@ -32,6 +32,8 @@ inline constexpr char kTinyLlamaConfig[] =
     R"( "hidden_act": "silu", "rms_norm_eps": 1e-05})";
 inline constexpr char kTinyLlamaSha[] = "4444444444444444444444444444444444444444";
 inline constexpr char kMambaSha[] = "5555555555555555555555555555555555555555";
+// org/tiny-llama at tag v2: a later commit (the same files).
+inline constexpr char kTinyLlamaV2Sha[] = "6666666666666666666666666666666666666666";
 
 inline void WriteModelFile(const fs::path& path, const std::string& content) {
   fs::create_directories(path.parent_path());
@@ -221,6 +223,14 @@ class HubFixture {
     WriteModelFile(root / "files/org/tiny-llama" / kTinyLlamaSha / "config.json", kTinyLlamaConfig);
     WriteModelFile(root / "files/org/tiny-llama" / kTinyLlamaSha / "model.safetensors",
                    SafetensorsBytes(TinyLlamaTensors()));
+    for (const std::string& rev : {std::string("v2"), std::string(kTinyLlamaV2Sha)}) {
+      WriteModelFile(api / "org/tiny-llama/revision" / rev,
+                     ApiInfo("org/tiny-llama", kTinyLlamaV2Sha, files));
+    }
+    WriteModelFile(root / "files/org/tiny-llama" / kTinyLlamaV2Sha / "config.json",
+                   kTinyLlamaConfig);
+    WriteModelFile(root / "files/org/tiny-llama" / kTinyLlamaV2Sha / "model.safetensors",
+                   SafetensorsBytes(TinyLlamaTensors()));
     WriteModelFile(root / "files/org/mamba" / kMambaSha / "config.json",
                    R"({"model_type": "mamba", "hidden_size": 64})");
     std::vector<std::string> rules;
@@ -233,6 +243,9 @@ class HubFixture {
     rule("/(?:api/models/)?org/missing(?:/.*)?",
          R"j("status": 404, "headers": {"X-Error-Code": "RepoNotFound",)j"
          R"j( "X-Error-Message": "Repository not found"})j");
+    rule(absl::StrCat("/org/tiny-llama/resolve/(?:v2|", kTinyLlamaV2Sha, ")/(.*)"),
+         absl::StrCat(R"j("headers": {"X-Repo-Commit": ")j", kTinyLlamaV2Sha, "\"}, \"rewrite\": ",
+                      Quote(absl::StrCat("/files/org/tiny-llama/", kTinyLlamaV2Sha, "/\\1"))));
     for (const auto& [repo, sha] : std::vector<std::pair<std::string, std::string>>{
              {"tiny-llama", kTinyLlamaSha}, {"mamba", kMambaSha}}) {
       rule(absl::StrCat("/org/", repo, "/resolve/(?:main|", sha, ")/(.*)"),
