@@ -384,6 +384,19 @@ void SizeDraft(std::shared_ptr<RecordSource> source, const v1::ModelSource& draf
 void AnswerMemoryWith(std::shared_ptr<RecordSource> source,
                       const v1::EstimateInferenceMemoryRequest& request, Extras extras,
                       AnswerDone<v1::EstimateInferenceMemoryResponse> done) {
+  const bool by_catalog_name = request.has_source() && request.source().has_catalog_name();
+  if (request.has_model() || by_catalog_name) {
+    // The hot path: a catalogued model estimated in place (copying the
+    // record cost more than the estimate).
+    absl::StatusOr<v1::EstimateInferenceMemoryResponse> estimate;
+    const std::string& name = by_catalog_name ? request.source().catalog_name() : request.model();
+    const bool found =
+        source->UseModel(name, [&](const common::v1::Model& model, int64_t revision) {
+          estimate = EstimateMemoryForModel(model, request, nullptr, extras.get());
+          if (estimate.ok()) estimate->set_catalog_revision(revision);
+        });
+    if (found) return done(std::move(estimate));
+  }
   if (request.has_source()) {
     return WithSourcedModel(
         std::move(source), request.source(), RecordsWanted{},
@@ -392,17 +405,6 @@ void AnswerMemoryWith(std::shared_ptr<RecordSource> source,
           if (!records.ok()) return done(records.status());
           done(EstimateMemoryForModel(*records->model, request, &sourced, extras.get()));
         });
-  }
-  if (request.has_model()) {
-    // The hot path: a catalogued model estimated in place (copying the
-    // record cost more than the estimate).
-    absl::StatusOr<v1::EstimateInferenceMemoryResponse> estimate;
-    const bool found =
-        source->UseModel(request.model(), [&](const common::v1::Model& model, int64_t revision) {
-          estimate = EstimateMemoryForModel(model, request, nullptr, extras.get());
-          if (estimate.ok()) estimate->set_catalog_revision(revision);
-        });
-    if (found) return done(std::move(estimate));
   }
   absl::StatusOr<RecordsWanted> wanted =
       ModelWanted(request.has_inline_model(), request.inline_model(), request.model());
