@@ -28,7 +28,8 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::Unary(grpc::CallbackServerContex
     return reactor;
   }
   // A Hugging Face fetch started by the answer stops at the caller's deadline.
-  CallDeadlineScope deadline(absl::FromChrono(context->deadline()));
+  CallDeadlineScope deadline(absl::FromChrono(context->deadline()),
+                             [context] { return context->IsCancelled(); });
   answer(Records(context), *request,
          [this, reactor, response, kind](absl::StatusOr<Response> result) {
            if (result.ok()) {

@@ -84,6 +84,7 @@ absl::Mutex hub_mu(absl::kConstInit);
 Hub* hub ABSL_GUARDED_BY(hub_mu) = nullptr;
 
 thread_local absl::Time call_deadline = absl::InfiniteFuture();
+thread_local std::function<bool()> call_cancelled;
 
 // The configured hub (from the environment until ConfigureHub runs).
 Hub& CurrentHub() {
@@ -150,10 +151,15 @@ void ConfigureHub(HfHubOptions options, int fetch_threads) {
   hub = fresh;
 }
 
-CallDeadlineScope::CallDeadlineScope(absl::Time deadline) : previous_(call_deadline) {
+CallDeadlineScope::CallDeadlineScope(absl::Time deadline, std::function<bool()> cancelled)
+    : previous_(call_deadline), previous_cancelled_(std::move(call_cancelled)) {
   call_deadline = deadline;
+  call_cancelled = std::move(cancelled);
 }
-CallDeadlineScope::~CallDeadlineScope() { call_deadline = previous_; }
+CallDeadlineScope::~CallDeadlineScope() {
+  call_deadline = previous_;
+  call_cancelled = std::move(previous_cancelled_);
+}
 
 absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& header,
                                                               absl::string_view field) {
@@ -386,9 +392,15 @@ void ResolveModelSource(const v1::ModelSource& source, const std::string& field,
       Hub& current = CurrentHub();
       HfHubOptions options = current.options;
       const absl::Time deadline = call_deadline;
+      std::function<bool()> cancelled = call_cancelled;
       auto shared_done =
           std::make_shared<std::function<void(absl::StatusOr<SourcedModel>)>>(std::move(done));
-      const bool queued = current.pool->Post([options, deadline, repo, revision, shared_done] {
+      const bool queued = current.pool->Post([options, deadline, cancelled, repo, revision,
+                                              shared_done] {
+        if (cancelled && cancelled()) {
+          return (*shared_done)(absl::CancelledError(absl::StrCat(
+              "the caller cancelled before Hugging Face repository ", repo, " was fetched")));
+        }
         HfHubOptions bounded = options;
         const absl::Duration left = deadline - absl::Now();
         if (left <= absl::ZeroDuration()) {

@@ -57,17 +57,20 @@ struct SourcedModel {
 // options come from the environment (HF_ENDPOINT, HF_TOKEN, ...).
 void ConfigureHub(HfHubOptions options, int fetch_threads = 2);
 
-// The caller's deadline for fetches started on this thread while the scope
-// lives (the service sets it around each answer).
+// The caller's deadline, and whether the caller has gone, for fetches
+// started on this thread while the scope lives (the service sets them around
+// each answer). A fetch not yet started when the caller cancels is not
+// started (CANCELLED); one under way stops at the deadline.
 class CallDeadlineScope {
  public:
-  explicit CallDeadlineScope(absl::Time deadline);
+  explicit CallDeadlineScope(absl::Time deadline, std::function<bool()> cancelled = nullptr);
   ~CallDeadlineScope();
   CallDeadlineScope(const CallDeadlineScope&) = delete;
   CallDeadlineScope& operator=(const CallDeadlineScope&) = delete;
 
  private:
   absl::Time previous_;
+  std::function<bool()> previous_cancelled_;
 };
 
 // Resolves `source`; `field` prefixes field violations (e.g. "source.").

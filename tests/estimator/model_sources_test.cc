@@ -389,6 +389,20 @@ TEST_F(HubSourcesTest, HubErrorsAreClear) {
   EXPECT_EQ(offline.status().code(), absl::StatusCode::kFailedPrecondition) << offline.status();
 }
 
+TEST_F(HubSourcesTest, NoFetchForACallerThatIsGoneOrOutOfTime) {
+  {
+    CallDeadlineScope gone(absl::InfiniteFuture(), [] { return true; });
+    absl::StatusOr<v1::EstimateInferenceMemoryResponse> r = Memory(Hf("org/tiny-llama"));
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+  }
+  {
+    CallDeadlineScope late(absl::Now() - absl::Seconds(1));
+    absl::StatusOr<v1::EstimateInferenceMemoryResponse> r = Memory(Hf("org/tiny-llama"));
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+  }
+  EXPECT_TRUE(Memory(Hf("org/tiny-llama")).ok());  // the scopes are over
+}
+
 TEST_F(HubSourcesTest, OverGrpcTheFetchRunsOffTheCallbackThreads) {
   // No catalog at all: a repository id needs none.
   prometheus::Registry registry;
