@@ -76,6 +76,32 @@ TEST_F(ModelSourcesEndToEndTest, HubIdGgufFileAndConfigJson) {
   EXPECT_TRUE(absl::StrContains(training.out, "source: Hugging Face org/tiny-llama"))
       << training.out;
 
+  // A sharded local checkpoint: the index, each shard's header, config.json beside them.
+  const std::string shards = dir_ + "/sharded";
+  std::vector<estimator::testing::Tensor> all = estimator::testing::TinyLlamaTensors();
+  std::vector<estimator::testing::Tensor> first(all.begin(), all.begin() + 3);
+  std::vector<estimator::testing::Tensor> second(all.begin() + 3, all.end());
+  estimator::testing::WriteModelFile(shards + "/model-00001-of-00002.safetensors",
+                                     estimator::testing::SafetensorsBytes(first));
+  estimator::testing::WriteModelFile(shards + "/model-00002-of-00002.safetensors",
+                                     estimator::testing::SafetensorsBytes(second));
+  std::string weight_map;
+  for (size_t i = 0; i < all.size(); ++i) {
+    absl::StrAppend(&weight_map, i == 0 ? "" : ", ", "\"", all[i].name, "\": \"model-0000",
+                    i < 3 ? 1 : 2, "-of-00002.safetensors\"");
+  }
+  estimator::testing::WriteModelFile(
+      shards + "/model.safetensors.index.json",
+      absl::StrCat(R"({"metadata": {}, "weight_map": {)", weight_map, "}}"));
+  estimator::testing::WriteModelFile(shards + "/config.json", estimator::testing::kTinyLlamaConfig);
+  const auto sharded =
+      Cli({"estimate", "memory", "--safetensors=" + shards + "/model.safetensors.index.json"});
+  EXPECT_EQ(sharded.exit_code, 0) << sharded.err;
+  EXPECT_TRUE(absl::StrContains(sharded.out, "tensors in 2 shards, config.json (inline)"))
+      << sharded.out;
+  EXPECT_TRUE(absl::StrContains(sharded.out, "= 214272 bytes for 106816 parameters"))
+      << sharded.out;
+
   const auto missing = Cli({"estimate", "memory", "--hf=org/missing"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_TRUE(absl::StrContains(missing.err, "org/missing")) << missing.err;
