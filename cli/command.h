@@ -86,5 +86,10 @@ CommandGroup ReferenceCommands();
 // Parts of a group kept in a file of their own.
 std::vector<Command> RecordWriteCommands();      // commands/record_writes.cc
 std::vector<Command> TrainingComputeCommands();  // commands/training_compute.cc
+std::vector<Command> SaveCommands();             // commands/save.cc
+// `plan training --hf=...` (no MODEL): the dispatch reads "training" as the
+// MODEL of `plan` (a model may be named so); `plan` hands it over here when
+// a model source flag is given (commands/training.cc).
+int PlanTrainingFromSourceFlags(Session& session);
 
 }  // namespace modelatlas::cli

@@ -5,14 +5,17 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "common/fetch/hf_hub.h"
 #include "common/server/logging.h"
 #include "common/server/scrape_metrics.h"
 #include "common/server/security.h"
 #include "common/server/server.h"
 #include "common/server/server_flags.h"
+#include "estimator-service/answers/model_sources.h"
 #include "estimator-service/catalog/catalog_client.h"
 #include "estimator-service/service.h"
 #include "prometheus/counter.h"
@@ -38,12 +41,28 @@ ABSL_FLAG(std::string, catalog_tls_key_file, "", "PEM private key of --catalog_t
 ABSL_FLAG(std::string, catalog_token_file, "",
           "File holding a bearer token for the catalog (when its reads are protected)");
 
+ABSL_FLAG(std::string, hf_endpoint, "",
+          "Hugging Face Hub the estimator reads model repositories from (callers name only a "
+          "repository id and revision); empty = $HF_ENDPOINT, else https://huggingface.co");
+ABSL_FLAG(std::string, hf_token_file, "",
+          "File holding the Hugging Face token for gated or private repositories (empty = "
+          "$HF_TOKEN, $HF_TOKEN_PATH or $HF_HOME/token, as huggingface_hub)");
+ABSL_FLAG(std::string, hf_cache_dir, "",
+          "Hugging Face hub cache (models--org--name/...); empty = $HF_HUB_CACHE, "
+          "$HF_HOME/hub or ~/.cache/huggingface/hub");
+ABSL_FLAG(bool, hf_offline, false,
+          "Read Hugging Face repositories from the cache only, never the network (also "
+          "$HF_HUB_OFFLINE=1)");
+ABSL_FLAG(int32_t, hf_fetch_threads, 2,
+          "Threads fetching from the Hub (blocking I/O kept off the gRPC threads), 1..16");
+
 namespace {
 
 const std::vector<std::string> kFlagNames = {
-    "grpc_address",         "metrics_address",   "catalog_address",     "catalog_timeout",
-    "readiness_interval",   "snapshot",          "catalog_tls_ca_file", "catalog_tls_cert_file",
-    "catalog_tls_key_file", "catalog_token_file"};
+    "grpc_address",         "metrics_address",    "catalog_address",     "catalog_timeout",
+    "readiness_interval",   "snapshot",           "catalog_tls_ca_file", "catalog_tls_cert_file",
+    "catalog_tls_key_file", "catalog_token_file", "hf_endpoint",         "hf_token_file",
+    "hf_cache_dir",         "hf_offline",         "hf_fetch_threads"};
 
 // Keeps readiness equal to "the catalog answers (and the snapshot, when
 // kept, is loaded)", checking every interval.
@@ -80,6 +99,9 @@ int main(int argc, char** argv) {
                                            .flag_names = kFlagNames});
   options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
+  // A GGUF header sent by `--gguf` holds the vocabulary: ~8 MiB for a 128k
+  // vocabulary, more for larger ones.
+  options.max_receive_message_bytes = std::max(options.max_receive_message_bytes, 64 << 20);
   for (const char* flag : {"catalog_timeout", "readiness_interval"}) {
     const absl::Duration value = std::string(flag) == "catalog_timeout"
                                      ? absl::GetFlag(FLAGS_catalog_timeout)
@@ -87,6 +109,30 @@ int main(int argc, char** argv) {
     if (value <= absl::ZeroDuration()) {
       ExitWithFlagError("estimator-service", absl::StrCat("--", flag, " must be positive"));
     }
+  }
+  {
+    HfHubOptions hub = HfHubOptions::FromEnvironment();
+    if (!absl::GetFlag(FLAGS_hf_endpoint).empty()) hub.endpoint = absl::GetFlag(FLAGS_hf_endpoint);
+    while (!hub.endpoint.empty() && hub.endpoint.back() == '/') hub.endpoint.pop_back();
+    if (!absl::StartsWith(hub.endpoint, "http://") && !absl::StartsWith(hub.endpoint, "https://")) {
+      ExitWithFlagError("estimator-service", "--hf_endpoint must be an http:// or https:// URL");
+    }
+    if (!absl::GetFlag(FLAGS_hf_token_file).empty()) {
+      absl::StatusOr<std::string> token =
+          ReadTokenFile(absl::GetFlag(FLAGS_hf_token_file), "hf_token_file");
+      if (!token.ok()) ExitWithFlagError("estimator-service", token.status().ToString());
+      hub.token = *token;
+    }
+    if (!absl::GetFlag(FLAGS_hf_cache_dir).empty())
+      hub.cache_dir = absl::GetFlag(FLAGS_hf_cache_dir);
+    if (absl::GetFlag(FLAGS_hf_offline)) hub.offline = true;
+    const int threads = absl::GetFlag(FLAGS_hf_fetch_threads);
+    if (threads < 1 || threads > 16) {
+      ExitWithFlagError("estimator-service", "--hf_fetch_threads must be in 1..16");
+    }
+    MA_LOG_INFO("Hugging Face repositories from %s%s", hub.endpoint,
+                hub.offline ? " (offline: cache only)" : "");
+    estimator::ConfigureHub(std::move(hub), threads);
   }
   ServerRunner runner(std::move(options));
   GrpcMetrics client_metrics(runner.registry(), "client");

@@ -5,6 +5,7 @@
 #include "common/status/grpc_status.h"
 #include "estimator-service/answers/audit.h"
 #include "estimator-service/answers/inference.h"
+#include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/runnable.h"
 #include "estimator-service/answers/training.h"
 #include "estimator-service/catalog/sources.h"
@@ -26,6 +27,9 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::Unary(grpc::CallbackServerContex
     reactor->Finish(ToGrpcStatus(busy));
     return reactor;
   }
+  // A Hugging Face fetch started by the answer stops at the caller's deadline.
+  CallDeadlineScope deadline(absl::FromChrono(context->deadline()),
+                             [context] { return context->IsCancelled(); });
   answer(Records(context), *request,
          [this, reactor, response, kind](absl::StatusOr<Response> result) {
            if (result.ok()) {
@@ -72,19 +76,19 @@ grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* EstimatorServiceImpl::
 grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateTrainingCompute(
     grpc::CallbackServerContext* context, const v1::EstimateTrainingComputeRequest* request,
     v1::EstimateTrainingComputeResponse* response) {
-  return Unary(context, request, response, "training_compute", AnswerTrainingCompute);
+  return Unary(context, request, response, "training_compute", AnswerTrainingComputeFromAnySource);
 }
 
 grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateTrainingMemory(
     grpc::CallbackServerContext* context, const v1::EstimateTrainingMemoryRequest* request,
     v1::EstimateTrainingMemoryResponse* response) {
-  return Unary(context, request, response, "training_memory", AnswerTrainingMemory);
+  return Unary(context, request, response, "training_memory", AnswerTrainingMemoryFromAnySource);
 }
 
 grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanTraining(grpc::CallbackServerContext* context,
                                                              const v1::PlanTrainingRequest* request,
                                                              v1::PlanTrainingResponse* response) {
-  return Unary(context, request, response, "plan_training", AnswerPlanTraining);
+  return Unary(context, request, response, "plan_training", AnswerPlanTrainingFromAnySource);
 }
 
 grpc::ServerUnaryReactor* EstimatorServiceImpl::AuditModel(grpc::CallbackServerContext* context,

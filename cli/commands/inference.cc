@@ -13,6 +13,7 @@
 #include "cli/card.h"
 #include "cli/command.h"
 #include "cli/enum_spellings.h"
+#include "cli/model_source.h"
 #include "cli/output.h"
 #include "cli/workload.h"
 
@@ -33,7 +34,6 @@ ABSL_FLAG(std::string, objective, "fewest-cards",
 ABSL_FLAG(int64_t, prompt, 1000, "plan: prompt tokens for the time to first token");
 ABSL_FLAG(int32_t, max_cards, 64, "plan: most cards to consider (a power of two)");
 ABSL_FLAG(int32_t, cards, 1, "runnable: cards of the hardware (a power of two)");
-ABSL_FLAG(std::string, hf_config, "", "count: a Hugging Face config.json file instead of MODEL");
 
 namespace modelatlas::cli {
 namespace {
@@ -53,9 +53,26 @@ absl::Status FillPlan(v1::PlanInferenceRequest* request) {
   return FillWorkload(request->mutable_workload());
 }
 
+// The LoRA adapters and the draft model served with the model.
+template <typename Request>
+absl::Status FillServing(Request* request) {
+  absl::StatusOr<std::optional<v1::LoraAdapter>> lora = LoraFromFlags();
+  if (!lora.ok()) return lora.status();
+  if (lora->has_value()) *request->mutable_lora() = **lora;
+  absl::StatusOr<std::optional<v1::ModelSource>> draft = DraftFromFlags();
+  if (!draft.ok()) return draft.status();
+  if (draft->has_value()) *request->mutable_draft_model() = **draft;
+  return absl::OkStatus();
+}
+
 int EstimateMemory(Session& session, const Arguments& args) {
   v1::EstimateInferenceMemoryRequest request;
-  request.set_model(args[0]);
+  absl::StatusOr<v1::ModelSource> source = ModelSourceFromFlags(args);
+  if (!source.ok()) return UsageError(source.status().message());
+  *request.mutable_source() = *std::move(source);
+  if (absl::Status served = FillServing(&request); !served.ok()) {
+    return UsageError(served.message());
+  }
   request.set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
   if (absl::Status filled = FillWorkload(request.mutable_workload()); !filled.ok()) {
     return UsageError(filled.message());
@@ -72,6 +89,7 @@ int EstimateMemory(Session& session, const Arguments& args) {
   std::cout << response.display_name();
   if (!response.model().empty()) std::cout << " (" << response.model() << ")";
   std::cout << "\n";
+  if (!response.source().empty()) std::cout << "source: " << response.source() << "\n";
   if (!response.available()) {
     std::cout << response.no_estimate_reason() << "\n";
     return EXIT_SUCCESS;
@@ -89,8 +107,16 @@ int EstimateMemory(Session& session, const Arguments& args) {
 }
 
 int Plan(Session& session, const Arguments& args) {
+  if (args.size() == 1 && args[0] == "training" && AnyModelSourceFlag()) {
+    return PlanTrainingFromSourceFlags(session);
+  }
   v1::PlanInferenceRequest request;
-  request.set_model(args[0]);
+  absl::StatusOr<v1::ModelSource> source = ModelSourceFromFlags(args);
+  if (!source.ok()) return UsageError(source.status().message());
+  *request.mutable_source() = *std::move(source);
+  if (absl::Status served = FillServing(&request); !served.ok()) {
+    return UsageError(served.message());
+  }
   request.set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
   if (absl::Status filled = FillPlan(&request); !filled.ok()) {
     return UsageError(filled.message());
@@ -106,6 +132,7 @@ int Plan(Session& session, const Arguments& args) {
   const auto& memory = response.memory();
   std::cout << memory.display_name() << ": " << Fixed(memory.total_gib(), 2) << " GiB to run ("
             << memory.total_bytes() << " bytes)\n";
+  if (!memory.source().empty()) std::cout << "source: " << memory.source() << "\n";
   if (!memory.available()) {
     std::cout << memory.no_estimate_reason() << "\n";
     return EXIT_SUCCESS;
@@ -193,21 +220,9 @@ int Card(Session& session, const Arguments& args) {
 
 int Count(Session& session, const Arguments& args) {
   v1::CountParametersRequest request;
-  const std::string path = absl::GetFlag(FLAGS_hf_config);
-  if (!path.empty()) {
-    std::ifstream in(path);
-    if (!in) {
-      std::cerr << "modelatlas: cannot read " << path << "\n";
-      return kExitFailure;
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    request.set_hf_config_json(text.str());
-  } else if (!args.empty()) {
-    request.set_model(args[0]);
-  } else {
-    return UsageError("count needs MODEL or --hf_config=FILE");
-  }
+  absl::StatusOr<v1::ModelSource> source = ModelSourceFromFlags(args);
+  if (!source.ok()) return UsageError(source.status().message());
+  *request.mutable_model_source() = *std::move(source);
   v1::CountParametersResponse response;
   auto context = Session::NewContext();
   grpc::Status status = session.estimator().CountParameters(context.get(), request, &response);
@@ -222,6 +237,10 @@ int Count(Session& session, const Arguments& args) {
   }
   rows.push_back({"total", Fixed(response.total_parameters(), 0), ""});
   rows.push_back({"active per token", Fixed(response.active_parameters(), 0), ""});
+  if (response.has_tensor_parameters()) {
+    rows.push_back({"in the file's tensors", Fixed(response.tensor_parameters(), 0), ""});
+  }
+  if (!response.source().empty()) std::cout << "source: " << response.source() << "\n";
   PrintTable({"COMPONENT", "PARAMETERS", "ARITHMETIC"}, rows);
   return EXIT_SUCCESS;
 }
@@ -231,6 +250,9 @@ int Count(Session& session, const Arguments& args) {
 CommandGroup InferenceCommands() {
   const std::vector<absl::string_view> workload = {
       "weights", "kv_cache", "context", "batch", "group_size", "overhead_bytes", "hypothetical"};
+  std::vector<absl::string_view> sourced = workload;
+  sourced.insert(sourced.end(), ModelSourceFlags().begin(), ModelSourceFlags().end());
+  sourced.insert(sourced.end(), ServingFlags().begin(), ServingFlags().end());
   auto with = [&](std::vector<absl::string_view> more) {
     std::vector<absl::string_view> flags = workload;
     flags.insert(flags.end(), more.begin(), more.end());
@@ -239,21 +261,22 @@ CommandGroup InferenceCommands() {
   return {"Inference (running a model)",
           {
               {{"estimate", "memory"},
-               "MODEL",
-               "memory to run MODEL, line by line",
-               workload,
+               "[MODEL]",
+               "memory to run MODEL (or --hf, --gguf, --safetensors, --hf_config), line by line",
+               sourced,
                "estimate memory \"Llama 3.1 8B\" --context=8192 --weights=gptq-int4",
                EstimateMemory},
               {{"plan"},
-               "MODEL",
-               "which hardware runs MODEL: cards, speed, cost",
-               with({"hardware", "objective", "prompt", "max_cards"}),
+               "[MODEL]",
+               "which hardware runs MODEL (or --hf, --gguf, ...): cards, speed, cost",
+               with({"hardware", "objective", "prompt", "max_cards", "hf", "gguf", "safetensors",
+                     "hf_config", "lora_config", "lora_adapters", "draft"}),
                "plan \"Mistral 7B\" --hardware=\"NVIDIA H100,NVIDIA T4\" --objective=cheapest",
                Plan},
               {{"count"},
                "[MODEL]",
-               "parameter count with its breakdown",
-               {"hf_config"},
+               "parameter count with its breakdown (MODEL or --hf, --gguf, ...)",
+               {"hf", "gguf", "safetensors", "hf_config"},
                "count \"GPT-2 (124M)\"",
                Count},
               {{"runnable"},

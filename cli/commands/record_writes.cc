@@ -172,6 +172,7 @@ std::vector<Command> RecordWriteCommands() {
                                                     "hardware delete hardware/my-gpu"};
   AddWrites<common_v1::Model>("models", kModels, &commands);
   AddWrites<common_v1::Hardware>("hardware", kHardware, &commands);
+  for (Command& save : SaveCommands()) commands.push_back(std::move(save));
   return commands;
 }
 

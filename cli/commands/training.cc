@@ -4,12 +4,14 @@
 #include <iostream>
 #include <optional>
 
+#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
 #include "cli/enum_spellings.h"
+#include "cli/model_source.h"
 #include "cli/output.h"
 
 // estimate training-memory / plan training.
@@ -38,6 +40,12 @@ ABSL_FLAG(int32_t, max_devices, 4096, "plan training: most devices to consider")
 ABSL_FLAG(bool, allow_offload, false, "plan training: let the planner offload optimizer states");
 ABSL_FLAG(double, tolerance, 0.1, "audit: relative difference that counts as a disagreement");
 ABSL_FLAG(bool, disagreements_only, false, "audit: print only records that disagree");
+
+// Defined with `estimate compute` (cli/commands/training_compute.cc).
+ABSL_DECLARE_FLAG(std::optional<double>, parameters);
+ABSL_FLAG(std::optional<double>, largest_layer, std::nullopt,
+          "training-memory with --parameters and no MODEL: parameters of the largest layer "
+          "(needed for ZeRO-3, as DeepSpeed's estimator)");
 
 namespace modelatlas::cli {
 namespace {
@@ -95,16 +103,28 @@ void PrintMemory(const v1::EstimateTrainingMemoryResponse& memory) {
   for (const auto& note : memory.notes()) std::cout << "note: " << note << "\n";
 }
 
-bool SetTrainingModel(const std::string& model, v1::TrainingModel* out) {
-  if (model.empty()) return false;
-  out->set_model(model);
-  return true;
+// The model of a training command: MODEL, a source flag (cli/model_source.h),
+// or --parameters with --largest_layer (DeepSpeed's model-states estimate).
+absl::Status SetTrainingModel(const Arguments& args, v1::TrainingModel* out) {
+  if (args.empty() && !AnyModelSourceFlag() && absl::GetFlag(FLAGS_parameters).has_value()) {
+    v1::InlineModel* model = out->mutable_any()->mutable_inline_model();
+    model->set_display_name("inline parameter count");
+    model->set_parameters(*absl::GetFlag(FLAGS_parameters));
+    if (auto layer = absl::GetFlag(FLAGS_largest_layer))
+      model->set_largest_layer_parameters(*layer);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<v1::ModelSource> source = ModelSourceFromFlags(args);
+  if (!source.ok()) return source.status();
+  *out->mutable_any() = *std::move(source);
+  return absl::OkStatus();
 }
 
 int EstimateTrainingMemory(Session& session, const Arguments& args) {
-  const std::string& model = args[0];
   v1::EstimateTrainingMemoryRequest request;
-  if (!SetTrainingModel(model, request.mutable_model())) return UsageError("name a MODEL");
+  if (absl::Status bad = SetTrainingModel(args, request.mutable_model()); !bad.ok()) {
+    return UsageError(bad.message());
+  }
   std::string error;
   if (!BuildSettings(request.mutable_settings(), &error)) return UsageError(error);
   v1::EstimateTrainingMemoryResponse response;
@@ -116,16 +136,19 @@ int EstimateTrainingMemory(Session& session, const Arguments& args) {
     PrintJson(response);
     return 0;
   }
-  std::cout << response.display_name() << " (" << response.model() << "), "
-            << HumanCount(response.parameters()) << " parameters\n";
+  std::cout << response.display_name();
+  if (!response.model().empty()) std::cout << " (" << response.model() << ")";
+  std::cout << ", " << HumanCount(response.parameters()) << " parameters\n";
+  if (!response.source().empty()) std::cout << "source: " << response.source() << "\n";
   PrintMemory(response);
   return 0;
 }
 
 int PlanTraining(Session& session, const Arguments& args) {
-  const std::string& model = args[0];
   v1::PlanTrainingRequest request;
-  if (!SetTrainingModel(model, request.mutable_model())) return UsageError("name a MODEL");
+  if (absl::Status bad = SetTrainingModel(args, request.mutable_model()); !bad.ok()) {
+    return UsageError(bad.message());
+  }
   if (absl::GetFlag(FLAGS_hardware).empty())
     return UsageError("plan training needs --hardware=NAME");
   request.set_hardware(absl::GetFlag(FLAGS_hardware));
@@ -218,6 +241,8 @@ int Audit(Session& session, const Arguments& args) {
 
 }  // namespace
 
+int PlanTrainingFromSourceFlags(Session& session) { return PlanTraining(session, {}); }
+
 CommandGroup TrainingCommands() {
   const std::vector<absl::string_view> settings = {"optimizer",
                                                    "zero",
@@ -237,19 +262,25 @@ CommandGroup TrainingCommands() {
                                                    "fp32_gradients"};
   std::vector<absl::string_view> plan = settings;
   plan.insert(plan.begin(), {"hardware", "max_devices", "allow_offload"});
+  auto with_source = [](std::vector<absl::string_view> flags) {
+    flags.insert(flags.end(), ModelSourceFlags().begin(), ModelSourceFlags().end());
+    flags.insert(flags.end(), {"parameters", "largest_layer"});
+    return flags;
+  };
   CommandGroup group{
       "Training (compute, memory, plans, audits)",
       {
           {{"estimate", "training-memory"},
-           "MODEL",
-           "memory per device to train MODEL",
-           settings,
+           "[MODEL]",
+           "memory per device to train MODEL (or --hf, --gguf, --safetensors, --hf_config)",
+           with_source(settings),
            "estimate training-memory \"Llama 3.1 8B\" --finetune=qlora --zero=2",
            EstimateTrainingMemory},
           {{"plan", "training"},
            "MODEL",
-           "the fewest devices of --hardware that train MODEL, and how",
-           plan,
+           "the fewest devices of --hardware that train MODEL (or with --hf, ... and no MODEL), "
+           "and how",
+           with_source(plan),
            "plan training \"Llama 3.1 8B\" --hardware=\"NVIDIA H100\"",
            PlanTraining},
           {{"audit"},

@@ -5,6 +5,7 @@
 
 #include "absl/flags/flag.h"
 #include "cli/command.h"
+#include "cli/model_source.h"
 #include "cli/output.h"
 
 // estimate compute: the record's inputs, replaced by any of these.
@@ -39,7 +40,13 @@ namespace v1 = estimator::v1;
 
 int EstimateCompute(Session& session, const Arguments& args) {
   v1::EstimateTrainingComputeRequest request;
-  request.set_model(args.empty() ? "" : args[0]);
+  if (AnyModelSourceFlag()) {
+    absl::StatusOr<v1::ModelSource> source = ModelSourceFromFlags(args);
+    if (!source.ok()) return UsageError(source.status().message());
+    *request.mutable_source() = *std::move(source);
+  } else {
+    request.set_model(args.empty() ? "" : args[0]);
+  }
   v1::TrainingRunInputs* in = request.mutable_inputs();
   auto take = [](const std::optional<double>& flag, auto setter) {
     if (flag) setter(*flag);
@@ -75,13 +82,16 @@ int EstimateCompute(Session& session, const Arguments& args) {
     return 0;
   }
   if (!response.display_name().empty()) {
-    std::cout << response.display_name() << " (" << response.model() << ")\n";
+    std::cout << response.display_name();
+    if (!response.model().empty()) std::cout << " (" << response.model() << ")";
+    std::cout << "\n";
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& figure : response.figures()) {
     rows.push_back({figure.name(), Scientific(figure.value()), figure.unit(), figure.arithmetic()});
   }
   PrintTable({"FIGURE", "VALUE", "UNIT", "ARITHMETIC"}, rows);
+  if (!response.source().empty()) std::cout << "source: " << response.source() << "\n";
   if (!response.method().empty()) std::cout << "training compute: " << response.method() << "\n";
   for (const auto& warning : response.warnings()) std::cout << "note: " << warning << "\n";
   return 0;
@@ -94,9 +104,28 @@ std::vector<Command> TrainingComputeCommands() {
       {{"estimate", "compute"},
        "[MODEL]",
        "compute, chip-hours, energy and cost of a training run",
-       {"parameters", "steps", "tokens_per_step", "dataset_tokens", "dataset_bytes",
-        "dataset_words", "epochs", "chips", "hours", "chip_hours", "hardware", "precision",
-        "peak_flops", "utilization", "tdp_watts", "year", "price", "attention_context"},
+       {"parameters",
+        "steps",
+        "tokens_per_step",
+        "dataset_tokens",
+        "dataset_bytes",
+        "dataset_words",
+        "epochs",
+        "chips",
+        "hours",
+        "chip_hours",
+        "hardware",
+        "precision",
+        "peak_flops",
+        "utilization",
+        "tdp_watts",
+        "year",
+        "price",
+        "attention_context",
+        "hf",
+        "gguf",
+        "safetensors",
+        "hf_config"},
        "estimate compute \"T2R + Random Init\" --utilization=0.4",
        EstimateCompute},
   };

@@ -4,15 +4,20 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/formats/hf_config.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/records.h"
 #include "estimator-service/core/fit_matrix.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/plan.h"
 #include "estimator-service/core/units.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -45,17 +50,26 @@ void ValidateModelSource(bool has_model, const std::string& model, bool has_inli
       violations->Add("inline_model", "needs parameters, an architecture or hf_config_json");
     }
   } else {
-    violations->Add("model_source", "give either model (a catalog name) or inline_model");
+    violations->Add("model_source", "give model (a catalog name), inline_model or source");
   }
 }
 
 absl::Status ValidateMemoryRequest(const v1::EstimateInferenceMemoryRequest& request) {
   FieldViolations violations;
-  ValidateModelSource(request.has_model(), request.model(), request.has_inline_model(),
-                      request.inline_model(), &violations);
+  if (!request.has_source()) {
+    ValidateModelSource(request.has_model(), request.model(), request.has_inline_model(),
+                        request.inline_model(), &violations);
+  }
   absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(request.workload());
   if (!AddViolations(workload.status(), "workload.", &violations)) return workload.status();
   return violations.ToStatus();
+}
+
+// Where a model came from, for the answer.
+std::string SourceOf(const common::v1::Model& model, const SourcedModel* sourced) {
+  if (sourced != nullptr && !sourced->source.empty()) return sourced->source;
+  if (!model.name().empty()) return absl::StrCat("catalog record ", model.name());
+  return "inline model";
 }
 
 // What the memory answer and the plan share: the response (lines, echo)
@@ -66,8 +80,64 @@ struct Sized {
   ResolvedWorkload workload;
 };
 
+// The weights line and the sizing with the file's own bytes.
+void UseExactWeights(const ExactWeights& exact, InferenceMemoryEstimate* estimate) {
+  for (EstimateLine& line : estimate->lines) {
+    if (line.component != "weights") continue;
+    const int64_t bytes = static_cast<int64_t>(exact.bytes);
+    estimate->total_bytes += bytes - line.bytes;
+    line.bytes = bytes;
+    line.arithmetic = ExactWeightsArithmetic(exact);
+  }
+  estimate->sizing.weight_bytes = static_cast<double>(exact.bytes);
+}
+
+// Adds `line` after the line named `after` (at the end when absent).
+void AddLineAfter(const char* after, EstimateLine line, InferenceMemoryEstimate* estimate) {
+  auto at = estimate->lines.begin();
+  for (; at != estimate->lines.end(); ++at) {
+    if (at->component == after) break;
+  }
+  estimate->total_bytes += line.bytes;
+  estimate->lines.insert(at == estimate->lines.end() ? at : at + 1, std::move(line));
+}
+
+absl::Status AddExtras(const ServingExtras& extras, const common::v1::Model& model,
+                       InferenceMemoryEstimate* estimate) {
+  if (extras.lora != nullptr) {
+    if (!model.has_architecture()) {
+      return WithReason(absl::FailedPreconditionError(
+                            absl::StrCat("LoRA adapters are sized from the architecture; model \"",
+                                         model.display_name(), "\" has none")),
+                        "ARCHITECTURE_UNKNOWN");
+    }
+    absl::StatusOr<std::pair<double, std::string>> lora =
+        LoraParameters(*extras.lora, model.architecture());
+    if (!lora.ok()) return lora.status();
+    const int adapters = std::max(1, extras.lora->adapters());
+    const int64_t bytes = static_cast<int64_t>(std::ceil(lora->first * 2 * adapters));
+    AddLineAfter("weights",
+                 {"lora_adapters", bytes,
+                  absl::StrCat(lora->second, " = ", absl::StrFormat("%.0f", lora->first),
+                               " parameters x 2 bytes (16-bit) x ", adapters,
+                               " adapter(s) = ", bytes, " bytes")},
+                 estimate);
+    estimate->sizing.weight_bytes += static_cast<double>(bytes);
+  }
+  const char* after = "kv_cache";
+  for (const v1::EstimateLine& line : extras.draft_lines) {
+    AddLineAfter(after, {line.component(), line.bytes(), line.arithmetic()}, estimate);
+    after = "draft_weights";
+  }
+  estimate->sizing.weight_bytes += extras.draft_weight_bytes;
+  estimate->sizing.kv_cache_bytes += extras.draft_kv_cache_bytes;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
-                                   const v1::InferenceWorkload& asked, bool hypothetical) {
+                                   const v1::InferenceWorkload& asked, bool hypothetical,
+                                   const SourcedModel* sourced,
+                                   const ServingExtras* extras = nullptr) {
   if (absl::Status invalid = ValidateModelArchitecture(model, "architecture"); !invalid.ok()) {
     return invalid;
   }
@@ -83,6 +153,8 @@ absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
   response.set_model(model.name());
   response.set_display_name(model.display_name());
   response.set_catalog_revision(model.revision());
+  response.set_source(SourceOf(model, sourced));
+  if (sourced != nullptr) response.set_source_revision(sourced->revision);
   *response.mutable_workload() = ToProto(sized.workload);
 
   const std::optional<bool> published = WeightsPublished(model);
@@ -111,6 +183,20 @@ absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
   input.workload = sized.workload;
   absl::StatusOr<InferenceMemoryEstimate> estimate = EstimateInferenceMemory(input);
   if (!estimate.ok()) return PrefixFieldViolations(estimate.status(), "workload.");
+  if (sourced != nullptr && sourced->weights.has_value()) {
+    UseExactWeights(*sourced->weights, &*estimate);
+    // BF16 is the default (and what the CLI sends unless told otherwise).
+    if (asked.weight_format() != v1::NUMBER_FORMAT_UNSPECIFIED &&
+        asked.weight_format() != v1::NUMBER_FORMAT_BF16) {
+      response.add_warnings(
+          "the weights are sized from the file's own tensor types; the requested weight format "
+          "is not applied to them");
+    }
+  }
+
+  if (extras != nullptr) {
+    if (absl::Status bad = AddExtras(*extras, model, &*estimate); !bad.ok()) return bad;
+  }
 
   response.set_available(true);
   response.set_parameters(*parameters);
@@ -144,6 +230,92 @@ absl::StatusOr<RecordsWanted> ModelWanted(bool has_inline, const v1::InlineModel
 
 }  // namespace
 
+void WithSourcedModel(std::shared_ptr<RecordSource> source, const v1::ModelSource& model_source,
+                      RecordsWanted wanted,
+                      std::function<void(absl::StatusOr<Records>, const SourcedModel&)> done,
+                      const std::string& field) {
+  ResolveModelSource(
+      model_source, field,
+      [source = std::move(source), wanted = std::move(wanted),
+       done = std::move(done)](absl::StatusOr<SourcedModel> sourced) mutable {
+        if (!sourced.ok()) return done(sourced.status(), SourcedModel{});
+        auto kept = std::make_shared<SourcedModel>(*std::move(sourced));
+        if (kept->model.has_value()) {
+          wanted.given_model = kept->model;
+        } else {
+          wanted.model = kept->catalog_name;
+        }
+        ReadRecords(std::move(source), std::move(wanted),
+                    [kept, done = std::move(done)](absl::StatusOr<Records> records) {
+                      if (records.ok() && kept->source.empty() && records->model.has_value()) {
+                        kept->source = absl::StrCat("catalog record ", records->model->name());
+                      }
+                      done(std::move(records), *kept);
+                    });
+      });
+}
+
+absl::StatusOr<std::pair<double, std::string>> LoraParameters(const v1::LoraAdapter& lora,
+                                                              const common::v1::Architecture& a) {
+  int64_t rank = lora.rank();
+  std::vector<std::string> targets(lora.target_modules().begin(), lora.target_modules().end());
+  if (!lora.adapter_config_json().empty()) {
+    google::protobuf::Struct config;
+    if (!google::protobuf::util::JsonStringToMessage(lora.adapter_config_json(), &config).ok()) {
+      return InvalidFieldError("lora.adapter_config_json", "is not a JSON object");
+    }
+    const auto& fields = config.fields();
+    if (rank == 0 && fields.count("r") && fields.at("r").has_number_value()) {
+      rank = static_cast<int64_t>(fields.at("r").number_value());
+    }
+    if (targets.empty() && fields.count("target_modules")) {
+      const google::protobuf::Value& t = fields.at("target_modules");
+      if (t.has_string_value()) targets.push_back(t.string_value());
+      if (t.has_list_value()) {
+        for (const google::protobuf::Value& v : t.list_value().values()) {
+          if (v.has_string_value()) targets.push_back(v.string_value());
+        }
+      }
+    }
+  }
+  if (rank <= 0 || rank > 65536) {
+    return InvalidFieldError("lora.rank", "must be in 1..65536 (or `r` in adapter_config_json)");
+  }
+  if (lora.adapters() < 0 || lora.adapters() > 4096) {
+    return InvalidFieldError("lora.adapters", "must be in 0..4096");
+  }
+  if (targets.empty()) targets = {"q_proj", "v_proj"};
+  const int64_t h = a.hidden_size();
+  const int64_t heads = a.num_attention_heads();
+  const int64_t kv = a.num_key_value_heads() > 0 ? a.num_key_value_heads() : heads;
+  const int64_t d = a.head_dim() > 0 ? a.head_dim() : (heads > 0 ? h / heads : 0);
+  const int64_t ff = a.intermediate_size();
+  const std::map<std::string, std::pair<int64_t, int64_t>> shapes = {
+      {"q_proj", {h, heads * d}}, {"k_proj", {h, kv * d}}, {"v_proj", {h, kv * d}},
+      {"o_proj", {heads * d, h}}, {"gate_proj", {h, ff}},  {"up_proj", {h, ff}},
+      {"down_proj", {ff, h}}};
+  if (targets.size() == 1 && targets[0] == "all-linear") {
+    targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  }
+  double per_layer = 0;
+  std::vector<std::string> parts;
+  for (const std::string& target : targets) {
+    auto shape = shapes.find(target);
+    if (shape == shapes.end()) {
+      return InvalidFieldError("lora.target_modules",
+                               absl::StrCat("\"", target,
+                                            "\" is not one of q_proj, k_proj, v_proj, o_proj, "
+                                            "gate_proj, up_proj, down_proj, all-linear"));
+    }
+    const auto [in, out] = shape->second;
+    per_layer += static_cast<double>(rank) * static_cast<double>(in + out);
+    parts.push_back(absl::StrCat(target, " ", rank, "x(", in, "+", out, ")"));
+  }
+  const double total = per_layer * a.num_layers();
+  return std::make_pair(total, absl::StrCat("LoRA rank ", rank, ": (", absl::StrJoin(parts, " + "),
+                                            ") per layer x ", a.num_layers(), " layers"));
+}
+
 absl::StatusOr<common::v1::Model> ModelFromInline(const v1::InlineModel& inline_model) {
   common::v1::Model model;
   if (!inline_model.hf_config_json().empty()) {
@@ -167,35 +339,129 @@ absl::StatusOr<common::v1::Model> ModelFromInline(const v1::InlineModel& inline_
 }
 
 absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
-    const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request) {
-  absl::StatusOr<Sized> sized = SizeForModel(model, request.workload(), request.hypothetical());
+    const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request,
+    const SourcedModel* sourced, const ServingExtras* extras) {
+  absl::StatusOr<Sized> sized =
+      SizeForModel(model, request.workload(), request.hypothetical(), sourced, extras);
   if (!sized.ok()) return sized.status();
   return std::move(sized->response);
 }
 
-void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
-                           const v1::EstimateInferenceMemoryRequest& request,
-                           AnswerDone<v1::EstimateInferenceMemoryResponse> done) {
-  if (absl::Status invalid = ValidateMemoryRequest(request); !invalid.ok()) return done(invalid);
-  if (request.has_model()) {
+namespace {
+
+using Extras = std::shared_ptr<ServingExtras>;
+
+// Sizes the draft model (any source) with the workload, into `extras`, then
+// `next` (with the first error).
+void SizeDraft(std::shared_ptr<RecordSource> source, const v1::ModelSource& draft,
+               const v1::InferenceWorkload& workload, Extras extras,
+               std::function<void(absl::Status)> next) {
+  WithSourcedModel(
+      std::move(source), draft, RecordsWanted{},
+      [&workload, extras, next = std::move(next)](absl::StatusOr<Records> records,
+                                                  const SourcedModel& sourced) {
+        if (!records.ok()) return next(records.status());
+        const common::v1::Model& model = *records->model;
+        absl::StatusOr<Sized> sized =
+            SizeForModel(model, workload, /*hypothetical=*/true, &sourced);
+        if (!sized.ok()) return next(PrefixFieldViolations(sized.status(), "draft_model."));
+        for (const v1::EstimateLine& line : sized->response.lines()) {
+          if (line.component() != "weights" && line.component() != "kv_cache") continue;
+          v1::EstimateLine out = line;
+          out.set_component(absl::StrCat("draft_", line.component()));
+          out.set_arithmetic(absl::StrCat("draft model ", model.display_name(), " (",
+                                          sized->response.source(), "): ", line.arithmetic()));
+          extras->draft_lines.push_back(out);
+        }
+        if (sized->sizing.has_value()) {
+          extras->draft_weight_bytes = sized->sizing->weight_bytes;
+          extras->draft_kv_cache_bytes = sized->sizing->kv_cache_bytes;
+        }
+        next(absl::OkStatus());
+      },
+      "draft_model.");
+}
+
+void AnswerMemoryWith(std::shared_ptr<RecordSource> source,
+                      const v1::EstimateInferenceMemoryRequest& request, Extras extras,
+                      AnswerDone<v1::EstimateInferenceMemoryResponse> done) {
+  const bool by_catalog_name = request.has_source() && request.source().has_catalog_name();
+  if (request.has_model() || by_catalog_name) {
     // The hot path: a catalogued model estimated in place (copying the
     // record cost more than the estimate).
     absl::StatusOr<v1::EstimateInferenceMemoryResponse> estimate;
+    const std::string& name = by_catalog_name ? request.source().catalog_name() : request.model();
     const bool found =
-        source->UseModel(request.model(), [&](const common::v1::Model& model, int64_t revision) {
-          estimate = EstimateMemoryForModel(model, request);
+        source->UseModel(name, [&](const common::v1::Model& model, int64_t revision) {
+          estimate = EstimateMemoryForModel(model, request, nullptr, extras.get());
           if (estimate.ok()) estimate->set_catalog_revision(revision);
         });
     if (found) return done(std::move(estimate));
+  }
+  if (request.has_source()) {
+    return WithSourcedModel(
+        std::move(source), request.source(), RecordsWanted{},
+        [&request, extras, done = std::move(done)](absl::StatusOr<Records> records,
+                                                   const SourcedModel& sourced) {
+          if (!records.ok()) return done(records.status());
+          done(EstimateMemoryForModel(*records->model, request, &sourced, extras.get()));
+        });
   }
   absl::StatusOr<RecordsWanted> wanted =
       ModelWanted(request.has_inline_model(), request.inline_model(), request.model());
   if (!wanted.ok()) return done(wanted.status());
   ReadRecords(std::move(source), *std::move(wanted),
-              [&request, done = std::move(done)](absl::StatusOr<Records> records) {
+              [&request, extras, done = std::move(done)](absl::StatusOr<Records> records) {
                 if (!records.ok()) return done(records.status());
-                done(EstimateMemoryForModel(*records->model, request));
+                done(EstimateMemoryForModel(*records->model, request, nullptr, extras.get()));
               });
+}
+
+void AnswerPlanWith(std::shared_ptr<RecordSource> source, const v1::PlanInferenceRequest& request,
+                    Extras extras, AnswerDone<v1::PlanInferenceResponse> done) {
+  if (request.has_source()) {
+    RecordsWanted hardware;
+    hardware.hardware.assign(request.hardware().begin(), request.hardware().end());
+    hardware.all_hardware = true;
+    return WithSourcedModel(std::move(source), request.source(), std::move(hardware),
+                            [&request, extras, done = std::move(done)](
+                                absl::StatusOr<Records> records, const SourcedModel& sourced) {
+                              if (!records.ok()) return done(records.status());
+                              done(PlanInferenceFor(*records->model, records->hardware, request,
+                                                    &sourced, extras.get()));
+                            });
+  }
+  absl::StatusOr<RecordsWanted> wanted =
+      ModelWanted(request.has_inline_model(), request.inline_model(), request.model());
+  if (!wanted.ok()) return done(wanted.status());
+  wanted->hardware.assign(request.hardware().begin(), request.hardware().end());
+  wanted->all_hardware = true;
+  ReadRecords(
+      std::move(source), *std::move(wanted),
+      [&request, extras, done = std::move(done)](absl::StatusOr<Records> records) {
+        if (!records.ok()) return done(records.status());
+        done(PlanInferenceFor(*records->model, records->hardware, request, nullptr, extras.get()));
+      });
+}
+
+}  // namespace
+
+void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
+                           const v1::EstimateInferenceMemoryRequest& request,
+                           AnswerDone<v1::EstimateInferenceMemoryResponse> done) {
+  if (absl::Status invalid = ValidateMemoryRequest(request); !invalid.ok()) return done(invalid);
+  auto extras = std::make_shared<ServingExtras>();
+  if (request.has_lora()) extras->lora = &request.lora();
+  if (!request.has_draft_model()) {
+    return AnswerMemoryWith(std::move(source), request, std::move(extras), std::move(done));
+  }
+  std::shared_ptr<RecordSource> reader = source;
+  SizeDraft(std::move(reader), request.draft_model(), request.workload(), extras,
+            [source = std::move(source), &request, extras,
+             done = std::move(done)](absl::Status drafted) mutable {
+              if (!drafted.ok()) return done(drafted);
+              AnswerMemoryWith(std::move(source), request, extras, std::move(done));
+            });
 }
 
 absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
@@ -211,8 +477,10 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
   if (request.hardware_size() > 1000) {
     violations.Add("hardware", absl::StrCat("at most 1000 names, got ", request.hardware_size()));
   }
-  ValidateModelSource(request.has_model(), request.model(), request.has_inline_model(),
-                      request.inline_model(), &violations);
+  if (!request.has_source()) {
+    ValidateModelSource(request.has_model(), request.model(), request.has_inline_model(),
+                        request.inline_model(), &violations);
+  }
   absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(request.workload());
   if (!AddViolations(workload.status(), "workload.", &violations)) return workload.status();
   return violations.ToStatus();
@@ -220,8 +488,10 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
 
 absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
-    const v1::PlanInferenceRequest& request) {
-  absl::StatusOr<Sized> sized = SizeForModel(model, request.workload(), request.hypothetical());
+    const v1::PlanInferenceRequest& request, const SourcedModel* sourced,
+    const ServingExtras* extras) {
+  absl::StatusOr<Sized> sized =
+      SizeForModel(model, request.workload(), request.hypothetical(), sourced, extras);
   if (!sized.ok()) return sized.status();
   v1::PlanInferenceResponse response;
   *response.mutable_memory() = std::move(sized->response);
@@ -280,16 +550,18 @@ void AnswerPlanInference(std::shared_ptr<RecordSource> source,
                          const v1::PlanInferenceRequest& request,
                          AnswerDone<v1::PlanInferenceResponse> done) {
   if (absl::Status invalid = ValidatePlanRequest(request); !invalid.ok()) return done(invalid);
-  absl::StatusOr<RecordsWanted> wanted =
-      ModelWanted(request.has_inline_model(), request.inline_model(), request.model());
-  if (!wanted.ok()) return done(wanted.status());
-  wanted->hardware.assign(request.hardware().begin(), request.hardware().end());
-  wanted->all_hardware = true;
-  ReadRecords(std::move(source), *std::move(wanted),
-              [&request, done = std::move(done)](absl::StatusOr<Records> records) {
-                if (!records.ok()) return done(records.status());
-                done(PlanInferenceFor(*records->model, records->hardware, request));
-              });
+  auto extras = std::make_shared<ServingExtras>();
+  if (request.has_lora()) extras->lora = &request.lora();
+  if (!request.has_draft_model()) {
+    return AnswerPlanWith(std::move(source), request, std::move(extras), std::move(done));
+  }
+  std::shared_ptr<RecordSource> reader = source;
+  SizeDraft(std::move(reader), request.draft_model(), request.workload(), extras,
+            [source = std::move(source), &request, extras,
+             done = std::move(done)](absl::Status drafted) mutable {
+              if (!drafted.ok()) return done(drafted);
+              AnswerPlanWith(std::move(source), request, extras, std::move(done));
+            });
 }
 
 absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
@@ -327,8 +599,42 @@ void AnswerCountParameters(std::shared_ptr<RecordSource> source,
       absl::StatusOr<common::v1::Architecture> arch =
           ArchitectureFromHfConfig(request.hf_config_json());
       if (!arch.ok()) return done(arch.status());
-      return done(CountParametersOf(*arch, request));
+      absl::StatusOr<v1::CountParametersResponse> result = CountParametersOf(*arch, request);
+      if (result.ok()) result->set_source("config.json (inline)");
+      return done(std::move(result));
     }
+    case v1::CountParametersRequest::kModelSource:
+      return WithSourcedModel(
+          std::move(source), request.model_source(), RecordsWanted{},
+          [&request, done = std::move(done)](absl::StatusOr<Records> records,
+                                             const SourcedModel& sourced) {
+            if (!records.ok()) return done(records.status());
+            const common::v1::Model& model = *records->model;
+            if (!model.has_architecture()) {
+              return done(
+                  WithReason(absl::FailedPreconditionError(absl::StrCat(
+                                 "model \"", model.display_name(), "\" has no architecture (",
+                                 sourced.source.empty() ? "catalog" : sourced.source, ")")),
+                             "ARCHITECTURE_UNKNOWN"));
+            }
+            absl::StatusOr<v1::CountParametersResponse> result =
+                CountParametersOf(model.architecture(), request);
+            if (result.ok()) {
+              result->set_model(model.name());
+              result->set_display_name(model.display_name());
+              result->set_catalog_revision(model.revision());
+              result->set_source(sourced.source);
+              result->set_source_revision(sourced.revision);
+              result->set_source_url(sourced.url);
+              if (sourced.weights.has_value()) {
+                result->set_tensor_parameters(sourced.weights->parameters);
+              } else if (sourced.model.has_value() && sourced.model->has_parameters() &&
+                         !sourced.revision.empty()) {
+                result->set_tensor_parameters(sourced.model->parameters());
+              }
+            }
+            done(std::move(result));
+          });
     case v1::CountParametersRequest::kModel: {
       RecordsWanted wanted;
       wanted.model = request.model();
@@ -348,12 +654,14 @@ void AnswerCountParameters(std::shared_ptr<RecordSource> source,
                              result->set_model(model.name());
                              result->set_display_name(model.display_name());
                              result->set_catalog_revision(model.revision());
+                             result->set_source(absl::StrCat("catalog record ", model.name()));
                            }
                            done(std::move(result));
                          });
     }
     default:
-      return done(InvalidFieldError("source", "give model, architecture or hf_config_json"));
+      return done(
+          InvalidFieldError("source", "give model, architecture, hf_config_json or model_source"));
   }
 }
 

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "estimator-service/answers/model_sources.h"
+#include "estimator-service/answers/records.h"
 #include "estimator-service/catalog/record_source.h"
 #include "modelatlas/common/v1/hardware.pb.h"
 #include "modelatlas/common/v1/model.pb.h"
@@ -19,10 +21,27 @@ namespace modelatlas::estimator {
 template <typename Response>
 using AnswerDone = std::function<void(absl::StatusOr<Response>)>;
 
+// What is served next to the model: LoRA adapters and a draft model for
+// speculative decoding (sized beforehand with the same workload).
+struct ServingExtras {
+  const v1::LoraAdapter* lora = nullptr;
+  // The draft's lines ("draft_weights", "draft_kv_cache") and their bytes.
+  std::vector<v1::EstimateLine> draft_lines;
+  double draft_weight_bytes = 0;
+  double draft_kv_cache_bytes = 0;
+};
+
 // The memory answer for `model` (a catalog record or an inline model turned
-// into one).
+// into one); `sourced` (optional) names its source and gives exact weights.
 absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
-    const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request);
+    const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request,
+    const SourcedModel* sourced = nullptr, const ServingExtras* extras = nullptr);
+
+// LoRA adapter parameters for `architecture`: rank x (in + out) per adapted
+// projection per layer, with the arithmetic; INVALID_ARGUMENT naming the
+// field (under "lora.") otherwise.
+absl::StatusOr<std::pair<double, std::string>> LoraParameters(
+    const v1::LoraAdapter& lora, const common::v1::Architecture& architecture);
 
 // EstimateInferenceMemory: validates, reads the model, estimates. `request`
 // must outlive `done`.
@@ -37,7 +56,8 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request);
 // Plans `model` on every record of `hardware`.
 absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
-    const v1::PlanInferenceRequest& request);
+    const v1::PlanInferenceRequest& request, const SourcedModel* sourced = nullptr,
+    const ServingExtras* extras = nullptr);
 
 // PlanInference: validates, reads the model and the hardware, plans.
 void AnswerPlanInference(std::shared_ptr<RecordSource> source,
@@ -52,6 +72,13 @@ absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
 void AnswerCountParameters(std::shared_ptr<RecordSource> source,
                            const v1::CountParametersRequest& request,
                            AnswerDone<v1::CountParametersResponse> done);
+
+// Resolves `model_source` (fetching from the Hub off this thread), then reads
+// the records `wanted` names besides it; `done` gets both.
+void WithSourcedModel(std::shared_ptr<RecordSource> source, const v1::ModelSource& model_source,
+                      RecordsWanted wanted,
+                      std::function<void(absl::StatusOr<Records>, const SourcedModel&)> done,
+                      const std::string& field = "source.");
 
 // A model described in a request, as a record; INVALID_ARGUMENT naming the
 // bad fields (under "inline_model.").

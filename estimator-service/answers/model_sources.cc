@@ -1,0 +1,631 @@
+#include "estimator-service/answers/model_sources.h"
+
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "common/formats/hf_config.h"
+#include "common/status/errors.h"
+#include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/inference.h"
+#include "estimator-service/answers/training.h"
+#include "estimator-service/core/model_states.h"
+#include "estimator-service/core/units.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+// Fetches waiting for a thread beyond this are refused (RESOURCE_EXHAUSTED).
+constexpr size_t kMaxQueuedFetches = 64;
+
+// A fixed pool of fetch threads: the Hub is blocking I/O, and gRPC's
+// callback threads must not wait on it.
+class FetchPool {
+ public:
+  explicit FetchPool(int threads) {
+    for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Run(); });
+  }
+  ~FetchPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  bool Post(std::function<void()> work) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (queue_.size() >= kMaxQueuedFetches) return false;
+      queue_.push_back(std::move(work));
+    }
+    wake_.notify_one();
+    return true;
+  }
+
+ private:
+  void Run() {
+    for (;;) {
+      std::function<void()> work;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        work = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      work();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+struct Hub {
+  HfHubOptions options;
+  std::unique_ptr<FetchPool> pool;
+};
+
+absl::Mutex hub_mu(absl::kConstInit);
+Hub* hub ABSL_GUARDED_BY(hub_mu) = nullptr;
+
+thread_local absl::Time call_deadline = absl::InfiniteFuture();
+thread_local std::function<bool()> call_cancelled;
+
+// The configured hub (from the environment until ConfigureHub runs).
+Hub& CurrentHub() {
+  absl::MutexLock lock(&hub_mu);
+  if (hub == nullptr)
+    hub = new Hub{HfHubOptions::FromEnvironment(), std::make_unique<FetchPool>(2)};
+  return *hub;
+}
+
+std::string Bytes(uint64_t bytes) { return absl::StrFormat("%.4g B", static_cast<double>(bytes)); }
+
+std::string Breakdown(absl::string_view what, const std::map<std::string, uint64_t>& bytes) {
+  std::vector<std::string> parts;
+  for (const auto& [type, n] : bytes) parts.push_back(absl::StrCat(type, " ", Bytes(n)));
+  return absl::StrCat(what, ": ", absl::StrJoin(parts, ", "));
+}
+
+// The Hub's error, told for a caller of the estimator (the operator, not the
+// caller, configures the token and the endpoint).
+absl::Status HubErrorForCaller(const absl::Status& status, absl::string_view repo) {
+  if (absl::IsUnauthenticated(status) || absl::IsPermissionDenied(status)) {
+    return absl::Status(status.code(),
+                        absl::StrCat(status.message(), " (Hugging Face repository ", repo,
+                                     " is gated or private: the estimator's operator configures "
+                                     "a token with --hf_token_file)"));
+  }
+  if (absl::IsFailedPrecondition(status)) {
+    return absl::Status(status.code(), absl::StrCat(status.message(),
+                                                    " (the estimator runs with --hf_offline "
+                                                    "and its cache does not hold ",
+                                                    repo, ")"));
+  }
+  return status;
+}
+
+// GGUF general.architecture -> the config.json model_type it reads as.
+const std::map<std::string, std::string>& GgufFamilies() {
+  static const auto* families = new std::map<std::string, std::string>{
+      {"llama", "llama"},          {"mistral", "mistral"},    {"qwen2", "qwen2"},
+      {"qwen3", "qwen3"},          {"qwen2moe", "qwen2_moe"}, {"qwen3moe", "qwen3_moe"},
+      {"gemma", "gemma"},          {"gemma2", "gemma2"},      {"phi3", "phi3"},
+      {"deepseek2", "deepseek_v2"}};
+  return *families;
+}
+
+bool HasTensor(const GgufHeader& header, absl::string_view name) {
+  for (const GgufTensorInfo& t : header.tensors) {
+    if (t.name == name) return true;
+  }
+  return false;
+}
+
+std::string FileName(const v1::ModelFileHeader& file, absl::string_view fallback) {
+  return file.file_name().empty() ? std::string(fallback) : file.file_name();
+}
+
+}  // namespace
+
+void ConfigureHub(HfHubOptions options, int fetch_threads) {
+  auto* fresh = new Hub{std::move(options), std::make_unique<FetchPool>(fetch_threads)};
+  absl::MutexLock lock(&hub_mu);
+  // The previous hub is left alive: a fetch may still run on it (configured
+  // once at startup, so at most one is left).
+  hub = fresh;
+}
+
+CallDeadlineScope::CallDeadlineScope(absl::Time deadline, std::function<bool()> cancelled)
+    : previous_(call_deadline), previous_cancelled_(std::move(call_cancelled)) {
+  call_deadline = deadline;
+  call_cancelled = std::move(cancelled);
+}
+CallDeadlineScope::~CallDeadlineScope() {
+  call_deadline = previous_;
+  call_cancelled = std::move(previous_cancelled_);
+}
+
+absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& header,
+                                                              absl::string_view field) {
+  const GgufModelMetadata& m = header.model;
+  auto family = GgufFamilies().find(m.architecture);
+  if (family == GgufFamilies().end()) {
+    std::vector<std::string> known;
+    for (const auto& [name, type] : GgufFamilies()) known.push_back(name);
+    return WithReason(
+        InvalidFieldError(absl::StrCat(field, "general.architecture"),
+                          absl::StrCat("\"", m.architecture,
+                                       "\" is not a family this reader knows; supported "
+                                       "general.architecture values: ",
+                                       absl::StrJoin(known, ", "))),
+        "UNSUPPORTED_MODEL_TYPE");
+  }
+  FieldViolations missing;
+  auto need = [&](const std::optional<int64_t>& v, absl::string_view key) -> int64_t {
+    if (!v.has_value() || *v <= 0) {
+      missing.Add(absl::StrCat(field, m.architecture, ".", key), "missing from the metadata");
+      return 0;
+    }
+    return *v;
+  };
+  common::v1::Architecture a;
+  std::string type = family->second;
+  if (type == "llama" && m.expert_count.value_or(0) > 0) type = "mixtral";
+  a.set_model_type(type);
+  a.set_num_layers(static_cast<int32_t>(need(m.block_count, "block_count")));
+  a.set_hidden_size(need(m.embedding_length, "embedding_length"));
+  a.set_num_attention_heads(static_cast<int32_t>(need(m.head_count, "attention.head_count")));
+  a.set_num_key_value_heads(
+      static_cast<int32_t>(m.head_count_kv.value_or(m.head_count.value_or(0))));
+  if (m.key_length.has_value()) a.set_head_dim(static_cast<int32_t>(*m.key_length));
+  a.set_intermediate_size(need(m.feed_forward_length, "feed_forward_length"));
+  if (m.vocab_size.has_value()) {
+    a.set_vocab_size(*m.vocab_size);
+  } else {
+    missing.Add(absl::StrCat(field, "tokenizer.ggml.tokens"), "missing from the metadata");
+  }
+  if (m.context_length.has_value()) a.set_max_context_length(*m.context_length);
+  a.set_gated_mlp(true);
+  a.set_tie_word_embeddings(!HasTensor(header, "output.weight"));
+  a.set_position_embedding(common::v1::POSITION_EMBEDDING_ROTARY);
+  a.set_norm_type(common::v1::NORM_TYPE_RMS_NORM);
+  if (m.expert_count.value_or(0) > 0) {
+    a.set_num_experts(static_cast<int32_t>(*m.expert_count));
+    a.set_num_experts_per_token(static_cast<int32_t>(m.expert_used_count.value_or(0)));
+  }
+  a.set_published_parameter_count(static_cast<int64_t>(header.total_elements));
+  if (absl::Status bad = missing.ToStatus(); !bad.ok()) return bad;
+  return a;
+}
+
+absl::StatusOr<SourcedModel> ModelFromGgufHeader(const v1::ModelFileHeader& file,
+                                                 absl::string_view field) {
+  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(file.header());
+  if (!parsed.ok()) return PrefixFieldViolations(parsed.status(), field);
+  if (!parsed->complete) {
+    return InvalidFieldError(
+        absl::StrCat(field, "header"),
+        absl::StrCat("ends before the GGUF header does (", file.header().size(),
+                     " bytes given); send at least the first ", parsed->bytes_needed, " bytes"));
+  }
+  const GgufHeader& header = parsed->header;
+  absl::StatusOr<common::v1::Architecture> arch =
+      ArchitectureFromGguf(header, absl::StrCat(field, "metadata."));
+  if (!arch.ok()) return arch.status();
+  const std::string name = FileName(file, "a GGUF file");
+  const std::string quant =
+      header.model.file_type_name.empty() ? "mixed types" : header.model.file_type_name;
+  SourcedModel out;
+  common::v1::Model model;
+  model.set_display_name(header.model.name.empty() ? name : header.model.name);
+  *model.mutable_architecture() = *std::move(arch);
+  model.set_parameters(static_cast<double>(header.total_elements));
+  model.set_open_model_weights(true);
+  out.model = std::move(model);
+  out.source =
+      absl::StrCat("GGUF header of ", name, ": ", quant, ", ", header.tensors.size(), " tensors");
+  out.weights = ExactWeights{header.total_bytes, static_cast<double>(header.total_elements),
+                             Breakdown("GGUF tensors", header.bytes_by_type)};
+  return out;
+}
+
+absl::StatusOr<SourcedModel> ModelFromSafetensorsHeader(const v1::ModelFileHeader& file,
+                                                        absl::string_view field) {
+  std::vector<const std::string*> buffers = {&file.header()};
+  for (const std::string& more : file.more_headers()) buffers.push_back(&more);
+  uint64_t bytes = 0;
+  int64_t parameters = 0;
+  int64_t largest_tensor = 0;
+  size_t tensors = 0;
+  std::map<std::string, uint64_t> by_dtype;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const std::string f =
+        i == 0 ? absl::StrCat(field, "header") : absl::StrCat(field, "more_headers[", i - 1, "]");
+    absl::StatusOr<SafetensorsHeader> header = ParseSafetensorsFileStart(*buffers[i]);
+    if (!header.ok()) {
+      return InvalidFieldError(
+          f, absl::StrCat("is not a safetensors header: ", header.status().message()));
+    }
+    bytes += header->total_bytes;
+    parameters += header->total_parameters;
+    tensors += header->tensors.size();
+    for (const SafetensorsTensor& t : header->tensors) {
+      largest_tensor = std::max(largest_tensor, t.parameters);
+    }
+    for (const auto& [dtype, n] : header->bytes_by_dtype) by_dtype[dtype] += n;
+  }
+  if (!file.index_json().empty()) {
+    absl::StatusOr<SafetensorsIndex> index = ParseSafetensorsIndex(file.index_json());
+    if (!index.ok()) return PrefixFieldViolations(index.status(), field);
+    if (index->shards.size() != buffers.size()) {
+      return InvalidFieldError(absl::StrCat(field, "more_headers"),
+                               absl::StrCat("the index names ", index->shards.size(), " shards; ",
+                                            buffers.size(), " headers were given"));
+    }
+  }
+  common::v1::Model model;
+  const std::string name = FileName(file, "a safetensors file");
+  model.set_display_name(name);
+  if (!file.config_json().empty()) {
+    absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(file.config_json());
+    if (!arch.ok()) return PrefixFieldViolations(arch.status(), field);
+    *model.mutable_architecture() = *std::move(arch);
+  }
+  model.set_parameters(static_cast<double>(parameters));
+  model.set_open_model_weights(true);
+  SourcedModel out;
+  out.model = std::move(model);
+  out.source = absl::StrCat(
+      "safetensors header", buffers.size() > 1 ? "s" : "", " of ", name, ": ", tensors, " tensors",
+      buffers.size() > 1 ? absl::StrCat(" in ", buffers.size(), " shards") : "",
+      file.config_json().empty() ? " (no config.json: no architecture)" : ", config.json (inline)");
+  out.weights = ExactWeights{bytes, static_cast<double>(parameters),
+                             Breakdown("safetensors tensors", by_dtype)};
+  if (largest_tensor > 0) out.largest_layer_parameters = static_cast<double>(largest_tensor);
+  return out;
+}
+
+absl::StatusOr<SourcedModel> ModelFromHfDescription(const HfModelDescription& d) {
+  common::v1::Model model;
+  model.set_display_name(d.repo_id);
+  if (!d.config_json.empty()) {
+    absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(d.config_json);
+    if (!arch.ok()) return PrefixFieldViolations(arch.status(), "source.hf_repo.config.json.");
+    *model.mutable_architecture() = *std::move(arch);
+  } else if (d.total_parameters <= 0) {
+    return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                          "Hugging Face repository ", d.repo_id, " at ", d.commit_sha,
+                          " has neither a config.json nor safetensors weights to count")),
+                      "ARCHITECTURE_UNKNOWN");
+  }
+  if (d.total_parameters > 0) model.set_parameters(static_cast<double>(d.total_parameters));
+  model.set_open_model_weights(true);
+  SourcedModel out;
+  out.model = std::move(model);
+  out.revision = d.commit_sha;
+  out.source = absl::StrCat("Hugging Face ", d.repo_id, " at ", d.commit_sha);
+  if (d.tensor_source == "safetensors" && d.total_bytes > 0) {
+    out.weights = ExactWeights{
+        d.total_bytes, static_cast<double>(d.total_parameters),
+        Breakdown(absl::StrCat("safetensors tensors of ", d.safetensors_files.size(), " file(s)"),
+                  d.bytes_by_dtype)};
+  } else if (d.tensor_source == "api") {
+    absl::StrAppend(&out.source, " (parameters from the Hub's safetensors summary)");
+  }
+  return out;
+}
+
+std::string ExactWeightsArithmetic(const ExactWeights& weights) {
+  return absl::StrCat("exact bytes from the file, not a per-format average: ", weights.breakdown,
+                      " = ", weights.bytes, " bytes for ",
+                      absl::StrFormat("%.0f", weights.parameters), " parameters");
+}
+
+void ResolveModelSource(const v1::ModelSource& source, const std::string& field,
+                        std::function<void(absl::StatusOr<SourcedModel>)> done) {
+  switch (source.kind_case()) {
+    case v1::ModelSource::kCatalogName: {
+      if (source.catalog_name().empty()) {
+        return done(
+            InvalidFieldError(absl::StrCat(field, "catalog_name"), "must name a catalog model"));
+      }
+      SourcedModel out;
+      out.catalog_name = source.catalog_name();
+      return done(std::move(out));
+    }
+    case v1::ModelSource::kInlineModel: {
+      const v1::InlineModel& inline_model = source.inline_model();
+      if (!inline_model.has_parameters() && !inline_model.has_architecture() &&
+          inline_model.hf_config_json().empty()) {
+        return done(InvalidFieldError(absl::StrCat(field, "inline_model"),
+                                      "needs parameters, an architecture or hf_config_json"));
+      }
+      absl::StatusOr<common::v1::Model> model = ModelFromInline(inline_model);
+      if (!model.ok()) return done(PrefixFieldViolations(model.status(), field));
+      if (inline_model.has_largest_layer_parameters() &&
+          (!std::isfinite(inline_model.largest_layer_parameters()) ||
+           inline_model.largest_layer_parameters() <= 0)) {
+        return done(InvalidFieldError(absl::StrCat(field, "inline_model.largest_layer_parameters"),
+                                      "must be a positive finite number"));
+      }
+      SourcedModel out;
+      out.model = *std::move(model);
+      if (inline_model.has_largest_layer_parameters()) {
+        out.largest_layer_parameters = inline_model.largest_layer_parameters();
+      }
+      out.source = !inline_model.hf_config_json().empty() ? "config.json (inline)"
+                   : inline_model.has_architecture()      ? "architecture (inline)"
+                                                          : "parameter count (inline)";
+      return done(std::move(out));
+    }
+    case v1::ModelSource::kGgufHeader:
+      return done(ModelFromGgufHeader(source.gguf_header(), absl::StrCat(field, "gguf_header.")));
+    case v1::ModelSource::kSafetensorsHeader:
+      return done(ModelFromSafetensorsHeader(source.safetensors_header(),
+                                             absl::StrCat(field, "safetensors_header.")));
+    case v1::ModelSource::kHfRepo: {
+      const std::string repo = source.hf_repo().id();
+      const std::string revision =
+          source.hf_repo().revision().empty() ? "main" : source.hf_repo().revision();
+      if (absl::Status bad = ValidateRepoId(repo); !bad.ok()) {
+        return done(InvalidFieldError(absl::StrCat(field, "hf_repo.id"), bad.message()));
+      }
+      if (absl::Status bad = ValidateRevision(revision); !bad.ok()) {
+        return done(InvalidFieldError(absl::StrCat(field, "hf_repo.revision"), bad.message()));
+      }
+      Hub& current = CurrentHub();
+      HfHubOptions options = current.options;
+      const absl::Time deadline = call_deadline;
+      std::function<bool()> cancelled = call_cancelled;
+      auto shared_done =
+          std::make_shared<std::function<void(absl::StatusOr<SourcedModel>)>>(std::move(done));
+      const bool queued = current.pool->Post([options, deadline, cancelled, repo, revision,
+                                              shared_done] {
+        if (cancelled && cancelled()) {
+          return (*shared_done)(absl::CancelledError(absl::StrCat(
+              "the caller cancelled before Hugging Face repository ", repo, " was fetched")));
+        }
+        HfHubOptions bounded = options;
+        const absl::Duration left = deadline - absl::Now();
+        if (left <= absl::ZeroDuration()) {
+          return (*shared_done)(absl::DeadlineExceededError(absl::StrCat(
+              "the call's deadline passed before Hugging Face repository ", repo, " was fetched")));
+        }
+        bounded.timeout = std::min(bounded.timeout, left);
+        bounded.connect_timeout = std::min(bounded.connect_timeout, left);
+        HfHubClient client(bounded);
+        absl::StatusOr<HfModelDescription> description =
+            client.FetchModelDescription(repo, revision);
+        if (!description.ok()) return (*shared_done)(HubErrorForCaller(description.status(), repo));
+        absl::StatusOr<SourcedModel> sourced = ModelFromHfDescription(*description);
+        if (sourced.ok()) {
+          sourced->url = absl::StrCat(options.endpoint, "/", repo, "/tree/", sourced->revision);
+        }
+        (*shared_done)(std::move(sourced));
+      });
+      if (!queued) {
+        return (*shared_done)(absl::ResourceExhaustedError(
+            "too many Hugging Face fetches waiting; try again shortly"));
+      }
+      return;
+    }
+    case v1::ModelSource::KIND_NOT_SET:
+      break;
+  }
+  done(InvalidFieldError(absl::StrCat(field, "kind"),
+                         "give catalog_name, inline_model, hf_repo, gguf_header or "
+                         "safetensors_header"));
+}
+
+namespace {
+
+// `model` as the training answers take it: a catalog name or an architecture.
+absl::Status RewriteTrainingModel(const SourcedModel& sourced, v1::TrainingModel* model) {
+  if (!sourced.catalog_name.empty()) {
+    model->set_model(sourced.catalog_name);
+    return absl::OkStatus();
+  }
+  if (!sourced.model->has_architecture()) {
+    return WithReason(absl::FailedPreconditionError(
+                          absl::StrCat("training memory needs an architecture; ", sourced.source,
+                                       " gives only a parameter count (send its config.json too)")),
+                      "ARCHITECTURE_UNKNOWN");
+  }
+  common::v1::Architecture arch = sourced.model->architecture();
+  // The file's exact count, when it gives one.
+  if (sourced.weights.has_value() || !sourced.revision.empty()) {
+    if (sourced.model->has_parameters()) {
+      arch.set_published_parameter_count(static_cast<int64_t>(sourced.model->parameters()));
+    }
+  }
+  *model->mutable_architecture() = std::move(arch);
+  return absl::OkStatus();
+}
+
+// Training memory with a parameter count and no architecture: DeepSpeed's
+// model-states estimate (core/model_states.h).
+absl::StatusOr<v1::EstimateTrainingMemoryResponse> ModelStatesAnswer(
+    const SourcedModel& sourced, const v1::TrainingSettings& settings) {
+  ModelStatesInput input;
+  input.parameters = sourced.model->parameters();
+  input.largest_layer_parameters = sourced.largest_layer_parameters;
+  input.zero_stage = settings.zero_stage();
+  input.gpus = std::max(1, settings.data_parallel());
+  input.gpus_per_node = std::min(input.gpus, 8);
+  input.offload_optimizer = settings.offload_optimizer();
+  input.offload_parameters = settings.offload_parameters();
+  if (settings.fine_tuning() == v1::FINE_TUNING_LORA ||
+      settings.fine_tuning() == v1::FINE_TUNING_QLORA) {
+    return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                          "LoRA and QLoRA need an architecture (the adapted layers' shapes); ",
+                          sourced.source, " gives only a parameter count")),
+                      "ARCHITECTURE_UNKNOWN");
+  }
+  absl::StatusOr<ModelStatesEstimate> states = EstimateModelStates(input);
+  if (!states.ok()) {
+    FieldViolations violations;
+    for (const FieldViolation& v : GetFieldViolations(states.status())) {
+      const bool of_model = v.field == "parameters" || v.field == "largest_layer_parameters";
+      violations.Add(absl::StrCat(of_model ? "model.any.inline_model." : "settings.", v.field),
+                     v.description);
+    }
+    return violations.ToStatus();
+  }
+  v1::EstimateTrainingMemoryResponse response;
+  response.set_display_name(sourced.model->display_name());
+  response.set_parameters(input.parameters);
+  auto* device = response.add_device_lines();
+  device->set_component("model_states");
+  device->set_bytes(static_cast<int64_t>(std::ceil(states->device_bytes)));
+  device->set_arithmetic(states->device_arithmetic);
+  response.set_device_total_bytes(device->bytes());
+  response.set_device_total_gib(BytesToGiB(states->device_bytes));
+  auto* host = response.add_host_lines();
+  host->set_component("model_states");
+  host->set_bytes(static_cast<int64_t>(std::ceil(states->host_bytes)));
+  host->set_arithmetic(states->host_arithmetic);
+  response.set_host_total_bytes(host->bytes());
+  response.add_notes(
+      "no architecture: DeepSpeed's model-states estimate (mixed-precision Adam: weights, "
+      "gradients, optimizer states); activations and the runtime overhead are not counted");
+  *response.mutable_settings() = settings;
+  response.set_source(sourced.source);
+  return response;
+}
+
+void Label(const SourcedModel& sourced, v1::EstimateTrainingMemoryResponse* response) {
+  response->set_source(sourced.source.empty() ? absl::StrCat("catalog record ", response->model())
+                                              : sourced.source);
+  if (sourced.model.has_value()) response->set_display_name(sourced.model->display_name());
+}
+
+}  // namespace
+
+void AnswerTrainingMemoryFromAnySource(
+    std::shared_ptr<RecordSource> source, const v1::EstimateTrainingMemoryRequest& request,
+    std::function<void(absl::StatusOr<v1::EstimateTrainingMemoryResponse>)> done) {
+  if (!request.model().has_any()) {
+    return AnswerTrainingMemory(
+        std::move(source), request,
+        [done = std::move(done)](absl::StatusOr<v1::EstimateTrainingMemoryResponse> answer) {
+          if (answer.ok()) Label(SourcedModel{}, &*answer);
+          done(std::move(answer));
+        });
+  }
+  ResolveModelSource(
+      request.model().any(), "model.any.",
+      [source = std::move(source), &request,
+       done = std::move(done)](absl::StatusOr<SourcedModel> sourced) mutable {
+        if (!sourced.ok()) return done(sourced.status());
+        if (sourced->model.has_value() && !sourced->model->has_architecture()) {
+          return done(ModelStatesAnswer(*sourced, request.settings()));
+        }
+        auto rewritten = std::make_shared<v1::EstimateTrainingMemoryRequest>(request);
+        if (absl::Status bad = RewriteTrainingModel(*sourced, rewritten->mutable_model());
+            !bad.ok()) {
+          return done(bad);
+        }
+        AnswerTrainingMemory(std::move(source), *rewritten,
+                             [rewritten, sourced = *std::move(sourced), done = std::move(done)](
+                                 absl::StatusOr<v1::EstimateTrainingMemoryResponse> answer) {
+                               if (answer.ok()) Label(sourced, &*answer);
+                               done(std::move(answer));
+                             });
+      });
+}
+
+void AnswerPlanTrainingFromAnySource(
+    std::shared_ptr<RecordSource> source, const v1::PlanTrainingRequest& request,
+    std::function<void(absl::StatusOr<v1::PlanTrainingResponse>)> done) {
+  if (!request.model().has_any()) {
+    return AnswerPlanTraining(
+        std::move(source), request,
+        [done = std::move(done)](absl::StatusOr<v1::PlanTrainingResponse> answer) {
+          if (answer.ok() && answer->has_memory()) Label(SourcedModel{}, answer->mutable_memory());
+          done(std::move(answer));
+        });
+  }
+  ResolveModelSource(
+      request.model().any(), "model.any.",
+      [source = std::move(source), &request,
+       done = std::move(done)](absl::StatusOr<SourcedModel> sourced) mutable {
+        if (!sourced.ok()) return done(sourced.status());
+        auto rewritten = std::make_shared<v1::PlanTrainingRequest>(request);
+        if (absl::Status bad = RewriteTrainingModel(*sourced, rewritten->mutable_model());
+            !bad.ok()) {
+          return done(bad);
+        }
+        AnswerPlanTraining(std::move(source), *rewritten,
+                           [rewritten, sourced = *std::move(sourced), done = std::move(done)](
+                               absl::StatusOr<v1::PlanTrainingResponse> answer) {
+                             if (answer.ok()) {
+                               if (sourced.model.has_value()) {
+                                 answer->set_display_name(sourced.model->display_name());
+                               }
+                               if (answer->has_memory()) Label(sourced, answer->mutable_memory());
+                             }
+                             done(std::move(answer));
+                           });
+      });
+}
+
+void AnswerTrainingComputeFromAnySource(
+    std::shared_ptr<RecordSource> source, const v1::EstimateTrainingComputeRequest& request,
+    std::function<void(absl::StatusOr<v1::EstimateTrainingComputeResponse>)> done) {
+  if (!request.has_source()) return AnswerTrainingCompute(std::move(source), request, done);
+  if (!request.model().empty()) {
+    return done(InvalidFieldError("source", "give either model or source, not both"));
+  }
+  ResolveModelSource(
+      request.source(), "source.",
+      [source = std::move(source), &request,
+       done = std::move(done)](absl::StatusOr<SourcedModel> sourced) mutable {
+        if (!sourced.ok()) return done(sourced.status());
+        auto rewritten = std::make_shared<v1::EstimateTrainingComputeRequest>(request);
+        rewritten->clear_source();
+        if (!sourced->catalog_name.empty()) {
+          rewritten->set_model(sourced->catalog_name);
+        } else if (!rewritten->inputs().has_parameters()) {
+          const common::v1::Model& model = *sourced->model;
+          double parameters = model.parameters();
+          if (!model.has_parameters()) {
+            absl::StatusOr<double> counted = ParametersOfModel(model, nullptr);
+            if (!counted.ok()) return done(counted.status());
+            parameters = *counted;
+          }
+          rewritten->mutable_inputs()->set_parameters(parameters);
+        }
+        AnswerTrainingCompute(
+            std::move(source), *rewritten,
+            [rewritten, sourced = *std::move(sourced),
+             done = std::move(done)](absl::StatusOr<v1::EstimateTrainingComputeResponse> answer) {
+              if (answer.ok()) {
+                answer->set_source(sourced.source.empty()
+                                       ? absl::StrCat("catalog record ", answer->model())
+                                       : sourced.source);
+                if (sourced.model.has_value()) {
+                  answer->set_display_name(sourced.model->display_name());
+                }
+              }
+              done(std::move(answer));
+            });
+      });
+}
+
+}  // namespace modelatlas::estimator
