@@ -117,10 +117,10 @@ size_t DisplayColumns(absl::string_view text) {
   return columns;
 }
 
-// `text` on one line and at most kMaxCellColumns characters.
-std::string Cell(absl::string_view text) {
+// `text` on one line and, when `bounded`, at most kMaxCellColumns characters.
+std::string Cell(absl::string_view text, bool bounded) {
   std::string cell = absl::StrReplaceAll(text, {{"\r\n", " "}, {"\n", " "}, {"\r", " "}});
-  if (DisplayColumns(cell) <= kMaxCellColumns) return cell;
+  if (!bounded || DisplayColumns(cell) <= kMaxCellColumns) return cell;
   size_t columns = 0, end = 0;
   for (; end < cell.size(); ++end) {
     const bool lead = (static_cast<unsigned char>(cell[end]) & 0xC0) != 0x80;
@@ -132,13 +132,13 @@ std::string Cell(absl::string_view text) {
 }  // namespace
 
 void PrintTable(const std::vector<std::string>& header,
-                const std::vector<std::vector<std::string>>& rows) {
+                const std::vector<std::vector<std::string>>& rows, bool bounded) {
   std::vector<std::vector<std::string>> cells;
   cells.reserve(rows.size() + 1);
   cells.push_back(header);
   for (const auto& row : rows) {
     std::vector<std::string> line;
-    for (const std::string& value : row) line.push_back(Cell(value));
+    for (const std::string& value : row) line.push_back(Cell(value, bounded));
     cells.push_back(std::move(line));
   }
   std::vector<size_t> widths(header.size());

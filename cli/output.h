@@ -15,11 +15,12 @@
 
 namespace modelatlas::cli {
 
-// Prints rows under a header, each column as wide as its widest cell, at
-// most kMaxCellColumns characters (longer cells end in "..."; line breaks
-// inside a cell become spaces), so one long name cannot widen the table.
+// Prints rows under a header, each column as wide as its widest cell (line
+// breaks inside a cell become spaces). `bounded` (record lists) cuts cells
+// at kMaxCellColumns characters, ending them in "...", so one long name
+// cannot widen the table; answers with arithmetic print it whole.
 void PrintTable(const std::vector<std::string>& header,
-                const std::vector<std::vector<std::string>>& rows);
+                const std::vector<std::vector<std::string>>& rows, bool bounded = false);
 inline constexpr size_t kMaxCellColumns = 48;
 
 // The value at a dotted field path of a record ("architecture.num_layers"),

@@ -71,7 +71,7 @@ void PrintColumns(const google::protobuf::RepeatedPtrField<Record>& records,
     for (const std::string& column : columns) row.push_back(FieldPathText(record, column));
     rows.push_back(std::move(row));
   }
-  PrintTable(header, rows);
+  PrintTable(header, rows, /*bounded=*/true);
 }
 
 // The --order_by fields not among `shown` (the usual columns' paths).
@@ -136,7 +136,7 @@ int ListModels(Session& session, const Arguments&) {
                     Joined(model.domains(), ","), access.empty() ? "-" : std::string(access)});
     for (const std::string& field : extra) rows.back().push_back(FieldPathText(model, field));
   }
-  PrintTable(header, rows);
+  PrintTable(header, rows, /*bounded=*/true);
   return EXIT_SUCCESS;
 }
 
@@ -179,7 +179,7 @@ int ListHardware(Session& session, const Arguments&) {
   std::vector<std::string> header = {
       "NAME", "DISPLAY NAME", "MEMORY (GiB)", "BANDWIDTH (GB/s)", "FP16/BF16 (TFLOP/s)", "TDP (W)"};
   for (const std::string& field : extra) header.push_back(absl::AsciiStrToUpper(field));
-  PrintTable(header, rows);
+  PrintTable(header, rows, /*bounded=*/true);
   return EXIT_SUCCESS;
 }
 

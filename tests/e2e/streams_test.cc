@@ -45,8 +45,9 @@ TEST_F(EndToEndTest, ShutdownEndsOpenWatchStreamsCleanlyWithinSeconds) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(exit_code, 0);
-  // The deadline is 30 s: an open Watch no longer holds shutdown for it.
-  EXPECT_LT(seconds, 5.0);
+  // The deadline is 30 s: an open Watch no longer holds shutdown for it (the
+  // gRPC drain itself takes about 0.1 s; the process exits within seconds).
+  EXPECT_LT(seconds, 10.0);
   catalog::v1::WatchResponse more;
   while (reader->Read(&more)) {
   }

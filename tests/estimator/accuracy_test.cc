@@ -338,9 +338,13 @@ TEST(AccuracyTrainingComputeTest, TheAuditNoLongerFlagsEpochsMixtureOfExpertsRec
   ASSERT_TRUE(epoch.count("DeepSeek-V3"));
   // The shipped record (architecture, 671e9 parameters) with Epoch's figures.
   common::v1::Model model = ShippedModel("models/deepseek-v3");
+  model.clear_training_dataset_size_datapoints();  // the shipped record may carry one already
   model.add_training_dataset_size_datapoints(epoch.at("DeepSeek-V3").dataset_tokens);
   model.set_training_compute_flop(epoch.at("DeepSeek-V3").compute);
   model.set_epochs(1);  // Epoch leaves it blank; its arithmetic is one pass
+  // Operation counting alone (the shipped record also names the hardware
+  // method, whose inputs this test does not give).
+  model.clear_training_compute_estimation_methods();
   model.add_training_compute_estimation_methods(common::v1::ESTIMATION_METHOD_OPERATION_COUNTING);
   const v1::AuditModelResponse audit = AuditRecord(
       model, [](const std::string&) { return std::nullopt; }, 0.1);

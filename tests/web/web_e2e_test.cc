@@ -227,7 +227,7 @@ TEST_F(WebEndToEndTest, SearchPage) {
   ASSERT_TRUE(filtered);
   EXPECT_TRUE(Has(filtered->body, "href=\"/models/llama-3-1-405b\""));
   EXPECT_FALSE(Has(filtered->body, "href=\"/models/llama-3-1-8b\""));
-  auto cards = Get("/search?kind=hardware");
+  auto cards = Get("/search?kind=hardware&q=H100");
   ASSERT_TRUE(cards);
   EXPECT_TRUE(Has(cards->body, "href=\"/hardware/nvidia-h100-sxm5-80gb\""));
   auto bad = Get("/search?filter=parameters%20%3E%3E");
