@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <type_traits>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status/errors.h"
@@ -13,6 +16,27 @@
 
 namespace modelatlas::estimator {
 namespace {
+
+// WeightFileOf's bits per parameter for `arch` in `format`, remembered per
+// thread (at most a few thousand shapes; the runnable list and the fit
+// matrix ask for the same few shapes over and over). nullopt when
+// WeightFileOf has no answer. The key is the shape's bytes: equal keys are
+// equal shapes (a key that differs only in padding is a harmless miss).
+std::optional<double> CachedBitsPerParameter(const Architecture& arch, NumberFormat format,
+                                             int group_size) {
+  static_assert(std::is_trivially_copyable_v<Architecture>);
+  thread_local absl::flat_hash_map<std::string, std::optional<double>> cache;
+  std::string key(reinterpret_cast<const char*>(&arch), sizeof(arch));
+  key.append(reinterpret_cast<const char*>(&format), sizeof(format));
+  key.append(reinterpret_cast<const char*>(&group_size), sizeof(group_size));
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  if (cache.size() > 4096) cache.clear();
+  absl::StatusOr<WeightFile> file = WeightFileOf(arch, format, group_size);
+  std::optional<double> bits;
+  if (file.ok() && file->parameters > 0) bits = file->bits_per_parameter;
+  cache.emplace(std::move(key), bits);
+  return bits;
+}
 
 // Largest figures accepted; anything above is a typo, not a model.
 constexpr double kMaxParameters = 1e15;
@@ -138,11 +162,20 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
   // tensor by tensor (core/weight_files.h).
   if (SizedByTensor(w.weight_format) && input.architecture.has_value() &&
       input.architecture->num_layers > 0) {
-    absl::StatusOr<WeightFile> file =
-        WeightFileOf(*input.architecture, w.weight_format, w.quantization_group_size);
-    if (file.ok() && file->parameters > 0) {
-      bits = file->bits_per_parameter;
-      derivation = file->derivation;
+    if (arithmetic == nullptr) {
+      // Numbers only (whole-catalog answers size thousands of rows): the
+      // bits per parameter of a shape and format, remembered.
+      if (std::optional<double> cached = CachedBitsPerParameter(
+              *input.architecture, w.weight_format, w.quantization_group_size)) {
+        bits = *cached;
+      }
+    } else {
+      absl::StatusOr<WeightFile> file =
+          WeightFileOf(*input.architecture, w.weight_format, w.quantization_group_size);
+      if (file.ok() && file->parameters > 0) {
+        bits = file->bits_per_parameter;
+        derivation = file->derivation;
+      }
     }
   }
   const double weight_bytes = input.parameters * bits / 8;
