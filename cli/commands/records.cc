@@ -1,6 +1,7 @@
 // The catalog's records: models and hardware list and get, info and watch
 // (create, update and delete are in record_writes.cc).
 #include <algorithm>
+#include <functional>
 #include <iostream>
 
 #include "absl/flags/flag.h"
@@ -101,6 +102,35 @@ grpc::Status ListAll(Call call, std::vector<Response>* pages) {
   return grpc::Status::OK;
 }
 
+// A kind's usual table: its header, the field paths it shows, and a row.
+template <typename Record>
+struct UsualColumns {
+  std::vector<std::string> header;
+  std::vector<std::string> paths;
+  std::function<std::vector<std::string>(const Record&)> row;
+};
+
+// `records` under --columns when given, else the usual table; either way
+// followed by the --order_by fields not shown yet.
+template <typename Record>
+void PrintList(const google::protobuf::RepeatedPtrField<Record>& records,
+               std::vector<std::string> columns, const UsualColumns<Record>& usual) {
+  if (!columns.empty()) {
+    for (const std::string& field : SortColumnsNotShown(columns)) columns.push_back(field);
+    PrintColumns(records, columns);
+    return;
+  }
+  const std::vector<std::string> extra = SortColumnsNotShown(usual.paths);
+  std::vector<std::string> header = usual.header;
+  for (const std::string& field : extra) header.push_back(absl::AsciiStrToUpper(field));
+  std::vector<std::vector<std::string>> rows;
+  for (const Record& record : records) {
+    rows.push_back(usual.row(record));
+    for (const std::string& field : extra) rows.back().push_back(FieldPathText(record, field));
+  }
+  PrintTable(header, rows, /*bounded=*/true);
+}
+
 int ListModels(Session& session, const Arguments&) {
   absl::StatusOr<std::vector<std::string>> columns = ListColumns(common_v1::Model::descriptor());
   if (!columns.ok()) return UsageError(columns.status().message());
@@ -118,25 +148,18 @@ int ListModels(Session& session, const Arguments&) {
     PrintJson(all);
     return EXIT_SUCCESS;
   }
-  if (!columns->empty()) {
-    for (const std::string& field : SortColumnsNotShown(*columns)) columns->push_back(field);
-    PrintColumns(all.models(), *columns);
-    return EXIT_SUCCESS;
-  }
-  const std::vector<std::string> extra =
-      SortColumnsNotShown({"name", "display_name", "parameters", "domains", "accessibility"});
-  std::vector<std::string> header = {"NAME", "DISPLAY NAME", "PARAMETERS", "DOMAIN",
-                                     "ACCESSIBILITY"};
-  for (const std::string& field : extra) header.push_back(absl::AsciiStrToUpper(field));
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& model : all.models()) {
-    const absl::string_view access = Accessibilities().Spelling(model.accessibility());
-    rows.push_back({model.name(), model.display_name(),
-                    model.has_parameters() ? HumanCount(model.parameters()) : "-",
-                    Joined(model.domains(), ","), access.empty() ? "-" : std::string(access)});
-    for (const std::string& field : extra) rows.back().push_back(FieldPathText(model, field));
-  }
-  PrintTable(header, rows, /*bounded=*/true);
+  PrintList(all.models(), *std::move(columns),
+            UsualColumns<common_v1::Model>{
+                {"NAME", "DISPLAY NAME", "PARAMETERS", "DOMAIN", "ACCESSIBILITY"},
+                {"name", "display_name", "parameters", "domains", "accessibility"},
+                [](const common_v1::Model& model) {
+                  const absl::string_view access =
+                      Accessibilities().Spelling(model.accessibility());
+                  return std::vector<std::string>{
+                      model.name(), model.display_name(),
+                      model.has_parameters() ? HumanCount(model.parameters()) : "-",
+                      Joined(model.domains(), ","), access.empty() ? "-" : std::string(access)};
+                }});
   return EXIT_SUCCESS;
 }
 
@@ -157,29 +180,23 @@ int ListHardware(Session& session, const Arguments&) {
     PrintJson(all);
     return EXIT_SUCCESS;
   }
-  if (!columns->empty()) {
-    for (const std::string& field : SortColumnsNotShown(*columns)) columns->push_back(field);
-    PrintColumns(all.hardware(), *columns);
-    return EXIT_SUCCESS;
-  }
-  const std::vector<std::string> extra = SortColumnsNotShown(
-      {"name", "display_name", "memory_bytes", "memory_bandwidth_bytes_per_second",
-       "peak.tensor_fp16_bf16_flops", "tdp_watts"});
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& hw : all.hardware()) {
-    rows.push_back({hw.name(), hw.display_name(),
-                    OptionalFixed(hw.has_memory_bytes(), hw.memory_bytes(), 1, kBytesPerGib),
-                    OptionalFixed(hw.has_memory_bandwidth_bytes_per_second(),
-                                  hw.memory_bandwidth_bytes_per_second(), 0, 1e9),
-                    OptionalFixed(hw.peak().has_tensor_fp16_bf16_flops(),
-                                  hw.peak().tensor_fp16_bf16_flops(), 1, 1e12),
-                    OptionalFixed(hw.has_tdp_watts(), hw.tdp_watts(), 0)});
-    for (const std::string& field : extra) rows.back().push_back(FieldPathText(hw, field));
-  }
-  std::vector<std::string> header = {
-      "NAME", "DISPLAY NAME", "MEMORY (GiB)", "BANDWIDTH (GB/s)", "FP16/BF16 (TFLOP/s)", "TDP (W)"};
-  for (const std::string& field : extra) header.push_back(absl::AsciiStrToUpper(field));
-  PrintTable(header, rows, /*bounded=*/true);
+  PrintList(all.hardware(), *std::move(columns),
+            UsualColumns<common_v1::Hardware>{
+                {"NAME", "DISPLAY NAME", "MEMORY (GiB)", "BANDWIDTH (GB/s)", "FP16/BF16 (TFLOP/s)",
+                 "TDP (W)"},
+                {"name", "display_name", "memory_bytes", "memory_bandwidth_bytes_per_second",
+                 "peak.tensor_fp16_bf16_flops", "tdp_watts"},
+                [](const common_v1::Hardware& hw) {
+                  return std::vector<std::string>{
+                      hw.name(),
+                      hw.display_name(),
+                      OptionalFixed(hw.has_memory_bytes(), hw.memory_bytes(), 1, kBytesPerGib),
+                      OptionalFixed(hw.has_memory_bandwidth_bytes_per_second(),
+                                    hw.memory_bandwidth_bytes_per_second(), 0, 1e9),
+                      OptionalFixed(hw.peak().has_tensor_fp16_bf16_flops(),
+                                    hw.peak().tensor_fp16_bf16_flops(), 1, 1e12),
+                      OptionalFixed(hw.has_tdp_watts(), hw.tdp_watts(), 0)};
+                }});
   return EXIT_SUCCESS;
 }
 
