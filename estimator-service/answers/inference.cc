@@ -383,24 +383,37 @@ void AnswerPlanWith(std::shared_ptr<RecordSource> source, const v1::PlanInferenc
       });
 }
 
+// What a request serves next to its model (a LoRA adapter, a draft model
+// sized with the same workload), then `next(source, extras, done)`; a draft
+// that cannot be sized ends the call with its error.
+template <typename Request, typename Response, typename Next>
+void WithServingExtras(std::shared_ptr<RecordSource> source, const Request& request,
+                       AnswerDone<Response> done, Next next) {
+  auto extras = std::make_shared<ServingExtras>();
+  if (request.has_lora()) extras->lora = &request.lora();
+  if (!request.has_draft_model()) {
+    return next(std::move(source), std::move(extras), std::move(done));
+  }
+  std::shared_ptr<RecordSource> reader = source;
+  SizeDraft(std::move(reader), request.draft_model(), request.workload(), extras,
+            [source = std::move(source), extras, done = std::move(done),
+             next = std::move(next)](absl::Status drafted) mutable {
+              if (!drafted.ok()) return done(drafted);
+              next(std::move(source), extras, std::move(done));
+            });
+}
+
 }  // namespace
 
 void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
                            const v1::EstimateInferenceMemoryRequest& request,
                            AnswerDone<v1::EstimateInferenceMemoryResponse> done) {
   if (absl::Status invalid = ValidateMemoryRequest(request); !invalid.ok()) return done(invalid);
-  auto extras = std::make_shared<ServingExtras>();
-  if (request.has_lora()) extras->lora = &request.lora();
-  if (!request.has_draft_model()) {
-    return AnswerMemoryWith(std::move(source), request, std::move(extras), std::move(done));
-  }
-  std::shared_ptr<RecordSource> reader = source;
-  SizeDraft(std::move(reader), request.draft_model(), request.workload(), extras,
-            [source = std::move(source), &request, extras,
-             done = std::move(done)](absl::Status drafted) mutable {
-              if (!drafted.ok()) return done(drafted);
-              AnswerMemoryWith(std::move(source), request, extras, std::move(done));
-            });
+  WithServingExtras(std::move(source), request, std::move(done),
+                    [&request](auto reader, auto extras, auto answered) {
+                      AnswerMemoryWith(std::move(reader), request, std::move(extras),
+                                       std::move(answered));
+                    });
 }
 
 absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
@@ -489,18 +502,11 @@ void AnswerPlanInference(std::shared_ptr<RecordSource> source,
                          const v1::PlanInferenceRequest& request,
                          AnswerDone<v1::PlanInferenceResponse> done) {
   if (absl::Status invalid = ValidatePlanRequest(request); !invalid.ok()) return done(invalid);
-  auto extras = std::make_shared<ServingExtras>();
-  if (request.has_lora()) extras->lora = &request.lora();
-  if (!request.has_draft_model()) {
-    return AnswerPlanWith(std::move(source), request, std::move(extras), std::move(done));
-  }
-  std::shared_ptr<RecordSource> reader = source;
-  SizeDraft(std::move(reader), request.draft_model(), request.workload(), extras,
-            [source = std::move(source), &request, extras,
-             done = std::move(done)](absl::Status drafted) mutable {
-              if (!drafted.ok()) return done(drafted);
-              AnswerPlanWith(std::move(source), request, extras, std::move(done));
-            });
+  WithServingExtras(std::move(source), request, std::move(done),
+                    [&request](auto reader, auto extras, auto answered) {
+                      AnswerPlanWith(std::move(reader), request, std::move(extras),
+                                     std::move(answered));
+                    });
 }
 
 }  // namespace modelatlas::estimator
