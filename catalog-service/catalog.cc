@@ -182,13 +182,26 @@ std::optional<std::string> Catalog::ExactMatch(const std::vector<std::string>& i
 }
 
 template <typename Record>
-absl::StatusOr<Record> Catalog::Get(absl::string_view name) {
+absl::StatusOr<StoredRecord> Catalog::GetStored(absl::string_view name) {
   absl::StatusOr<std::string> id = ResolveId<Record>(name);
   if (!id.ok()) return id.status();
   absl::StatusOr<StoredRecord> stored = store_->Get(Traits<Record>::kKind, *id);
   if (absl::IsNotFound(stored.status())) return NotFound<Record>(name);
+  return stored;
+}
+
+template <typename Record>
+absl::StatusOr<Record> Catalog::Get(absl::string_view name) {
+  absl::StatusOr<StoredRecord> stored = GetStored<Record>(name);
   if (!stored.ok()) return stored.status();
   return FromStored<Record>(*stored);
+}
+
+template <typename Record>
+absl::StatusOr<std::string> Catalog::GetSerialized(absl::string_view name) {
+  absl::StatusOr<StoredRecord> stored = GetStored<Record>(name);
+  if (!stored.ok()) return stored.status();
+  return internal::ToReplyBytes<Record>(*stored);
 }
 
 template <typename Record>
@@ -570,6 +583,8 @@ template absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName<Model>(
 template absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName<Hardware>(
     absl::string_view);
 template absl::StatusOr<Model> Catalog::Get<Model>(absl::string_view);
+template absl::StatusOr<std::string> Catalog::GetSerialized<Model>(absl::string_view);
+template absl::StatusOr<std::string> Catalog::GetSerialized<Hardware>(absl::string_view);
 template absl::StatusOr<Hardware> Catalog::Get<Hardware>(absl::string_view);
 template absl::StatusOr<Page<Model>> Catalog::BatchGet<Model>(const std::vector<std::string>&);
 template absl::StatusOr<Page<Hardware>> Catalog::BatchGet<Hardware>(

@@ -61,6 +61,10 @@ class Catalog {
   // matched ignoring case and punctuation. NOT_FOUND names what was asked for.
   template <typename Record>
   absl::StatusOr<Record> Get(absl::string_view name);
+  // The same record as Get's, as its serialized bytes (what a reply carries),
+  // without parsing it.
+  template <typename Record>
+  absl::StatusOr<std::string> GetSerialized(absl::string_view name);
   // All of `names` or NOT_FOUND for the first missing one (AIP-231).
   template <typename Record>
   absl::StatusOr<Page<Record>> BatchGet(const std::vector<std::string>& names);
@@ -125,6 +129,8 @@ class Catalog {
  private:
   template <typename Record>
   absl::StatusOr<std::string> ResolveId(absl::string_view name);
+  template <typename Record>
+  absl::StatusOr<StoredRecord> GetStored(absl::string_view name);
   // Ids of the records whose display name (or alias) has the lookup key of
   // `name`, in id order; a name without letters or digits matches only
   // itself.

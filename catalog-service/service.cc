@@ -346,11 +346,35 @@ class ExportReactor : public grpc::ServerWriteReactor<v1::ExportRecordsResponse>
 
 }  // namespace
 
-Unary* CatalogServiceImpl::GetModel(Context* c, const v1::GetModelRequest* r, Model* out) {
+template <typename Record, typename Request>
+Unary* CatalogServiceImpl::GetSerialized(Context* c, const grpc::ByteBuffer* request,
+                                         grpc::ByteBuffer* out) {
   if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
     return Refuse(c, denied);
   }
-  return Reply(c, catalog_->Get<Model>(r->name()), out);
+  Request parsed;
+  grpc::ByteBuffer copy(*request);  // shares the slices; Deserialize consumes its argument
+  if (grpc::Status bad = grpc::SerializationTraits<Request>::Deserialize(&copy, &parsed);
+      !bad.ok()) {
+    return Refuse(c, absl::InvalidArgumentError(absl::StrCat("request: not a valid ",
+                                                             Request::descriptor()->full_name())));
+  }
+  absl::StatusOr<std::string> bytes = catalog_->GetSerialized<Record>(parsed.name());
+  if (bytes.ok()) {
+    // The slice takes the string over: no copy of the record's bytes.
+    auto* owned = new std::string(*std::move(bytes));
+    grpc::Slice slice(
+        owned->data(), owned->size(), [](void* p) { delete static_cast<std::string*>(p); }, owned);
+    *out = grpc::ByteBuffer(&slice, 1);
+  }
+  Unary* reactor = c->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(bytes.status()));
+  return reactor;
+}
+
+Unary* CatalogServiceImpl::GetModel(Context* c, const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* out) {
+  return GetSerialized<Model, v1::GetModelRequest>(c, request, out);
 }
 
 Unary* CatalogServiceImpl::BatchGetModels(Context* c, const v1::BatchGetModelsRequest* r,
@@ -399,11 +423,9 @@ Unary* CatalogServiceImpl::DeleteModel(Context* c, const v1::DeleteModelRequest*
   return Reply(c, Deleted(catalog_->Delete<Model>(r->name(), r->etag())), out);
 }
 
-Unary* CatalogServiceImpl::GetHardware(Context* c, const v1::GetHardwareRequest* r, Hardware* out) {
-  if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
-    return Refuse(c, denied);
-  }
-  return Reply(c, catalog_->Get<Hardware>(r->name()), out);
+Unary* CatalogServiceImpl::GetHardware(Context* c, const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* out) {
+  return GetSerialized<Hardware, v1::GetHardwareRequest>(c, request, out);
 }
 
 Unary* CatalogServiceImpl::BatchGetHardware(Context* c, const v1::BatchGetHardwareRequest* r,

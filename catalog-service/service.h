@@ -13,7 +13,13 @@
 
 namespace modelatlas::catalog {
 
-class CatalogServiceImpl final : public v1::CatalogService::CallbackService {
+// GetModel and GetHardware are registered as raw methods (bytes in, bytes
+// out): they reply with the stored record's bytes (Catalog::GetSerialized)
+// instead of parsing and re-serializing the record. The wire contract is the
+// same as the typed methods'.
+class CatalogServiceImpl final : public v1::CatalogService::WithRawCallbackMethod_GetModel<
+                                     v1::CatalogService::WithRawCallbackMethod_GetHardware<
+                                         v1::CatalogService::CallbackService>> {
  public:
   // `watch_poll_interval`: how often Watch streams look for writes made by
   // other replicas sharing the store.
@@ -45,7 +51,7 @@ class CatalogServiceImpl final : public v1::CatalogService::CallbackService {
   using Context = grpc::CallbackServerContext;
   using Unary = grpc::ServerUnaryReactor;
 
-  Unary* GetModel(Context* c, const v1::GetModelRequest* r, Model* out) override;
+  Unary* GetModel(Context* c, const grpc::ByteBuffer* request, grpc::ByteBuffer* out) override;
   Unary* BatchGetModels(Context* c, const v1::BatchGetModelsRequest* r,
                         v1::BatchGetModelsResponse* out) override;
   Unary* ListModels(Context* c, const v1::ListModelsRequest* r,
@@ -55,7 +61,7 @@ class CatalogServiceImpl final : public v1::CatalogService::CallbackService {
   Unary* DeleteModel(Context* c, const v1::DeleteModelRequest* r,
                      google::protobuf::Empty* out) override;
 
-  Unary* GetHardware(Context* c, const v1::GetHardwareRequest* r, Hardware* out) override;
+  Unary* GetHardware(Context* c, const grpc::ByteBuffer* request, grpc::ByteBuffer* out) override;
   Unary* BatchGetHardware(Context* c, const v1::BatchGetHardwareRequest* r,
                           v1::BatchGetHardwareResponse* out) override;
   Unary* ListHardware(Context* c, const v1::ListHardwareRequest* r,
@@ -76,6 +82,11 @@ class CatalogServiceImpl final : public v1::CatalogService::CallbackService {
       Context* c, const v1::ExportRecordsRequest* r) override;
 
  private:
+  // GetModel and GetHardware: `Request` parsed from `request`, the record
+  // named in it replied as bytes.
+  template <typename Record, typename Request>
+  Unary* GetSerialized(Context* c, const grpc::ByteBuffer* request, grpc::ByteBuffer* out);
+
   Catalog* catalog_;
   absl::Duration watch_poll_interval_;
   ImportObserver on_import_;

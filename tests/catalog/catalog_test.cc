@@ -10,6 +10,7 @@
 #include "catalog-service/page_token.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "common/status/errors.h"
+#include "google/protobuf/util/message_differencer.h"
 
 namespace modelatlas::catalog {
 namespace {
@@ -48,6 +49,51 @@ class CatalogTest : public ::testing::Test {
 
   std::unique_ptr<Catalog> catalog_;
 };
+
+// GetModel and GetHardware reply with GetSerialized's bytes: they must parse
+// to exactly the record Get returns (revision and etag included), for a
+// record read straight after its write and after an update bumped both.
+TEST_F(CatalogTest, SerializedRecordParsesToTheRecordGetReturns) {
+  v1::Dataset dataset;
+  common::v1::Model model = NewModel("llama-3-1-8b", "Llama 3.1 8B");
+  model.set_parameters(8.03e9);
+  model.add_organizations("Meta AI");
+  model.mutable_architecture()->set_num_layers(32);
+  *dataset.add_models() = model;
+  common::v1::Hardware card;
+  card.set_name("hardware/h100-sxm");
+  card.set_display_name("NVIDIA H100 SXM");
+  card.set_memory_bytes(80e9);
+  card.mutable_provenance()->set_source("test");
+  *dataset.add_hardware() = card;
+  ASSERT_TRUE(catalog_->CreateAll(dataset).ok());
+
+  auto expect_same = [&](const auto& typed, const absl::StatusOr<std::string>& bytes) {
+    ASSERT_TRUE(typed.ok()) << typed.status();
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    std::decay_t<decltype(*typed)> parsed;
+    ASSERT_TRUE(parsed.ParseFromString(*bytes));
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(parsed, *typed))
+        << parsed.DebugString() << "\nvs\n"
+        << typed->DebugString();
+    EXPECT_FALSE(parsed.etag().empty());
+    EXPECT_GT(parsed.revision(), 0);
+  };
+  expect_same(catalog_->Get<Model>("Llama 3.1 8B"), catalog_->GetSerialized<Model>("Llama 3.1 8B"));
+  expect_same(catalog_->Get<Hardware>("hardware/h100-sxm"),
+              catalog_->GetSerialized<Hardware>("hardware/h100-sxm"));
+
+  model.set_parameters(8.1e9);
+  ASSERT_TRUE(catalog_->Update<Model>(model, {"parameters"}).ok());
+  absl::StatusOr<std::string> updated = catalog_->GetSerialized<Model>("models/llama-3-1-8b");
+  expect_same(catalog_->Get<Model>("models/llama-3-1-8b"), updated);
+  common::v1::Model parsed;
+  ASSERT_TRUE(parsed.ParseFromString(*updated));
+  EXPECT_EQ(parsed.parameters(), 8.1e9);
+  EXPECT_EQ(parsed.etag(), absl::StrCat("r", parsed.revision()));
+
+  EXPECT_TRUE(absl::IsNotFound(catalog_->GetSerialized<Model>("no such model").status()));
+}
 
 TEST_F(CatalogTest, GetByResourceNameDisplayNameOrLookupKey) {
   v1::Dataset dataset;

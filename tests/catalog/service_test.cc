@@ -2,9 +2,11 @@
 // store: SQLite (in memory) and PostgreSQL (a throw-away database).
 #include "catalog-service/service.h"
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "absl/synchronization/notification.h"
 #include "catalog-service/dataset.h"
 #include "tests/catalog/catalog_on_store.h"
 #include "tests/testing/grpc_testing.h"
@@ -64,6 +66,44 @@ TEST_P(CatalogServiceTest, UnknownModelIsNotFoundWithResourceInfo) {
   google::rpc::ErrorInfo info;
   ASSERT_TRUE(FindDetail(DecodeDetails(status), &info));
   EXPECT_EQ(info.reason(), "RESOURCE_NOT_FOUND");
+}
+
+// GetModel and GetHardware read their request from raw bytes (they reply with
+// the stored record's bytes): bytes that are not a request are refused with
+// INVALID_ARGUMENT naming the message, and the server goes on answering.
+TEST_P(CatalogServiceTest, GetModelRefusesBytesThatAreNotARequest) {
+  grpc::GenericStub generic(server_->InProcessChannel({}));
+  for (const char* method : {"/modelatlas.catalog.v1.CatalogService/GetModel",
+                             "/modelatlas.catalog.v1.CatalogService/GetHardware"}) {
+    // Field 1 (name) declared as a 100-byte string, with 3 bytes following.
+    const std::string garbage(
+        "\x0a\x64"
+        "abc",
+        5);
+    grpc::Slice slice(garbage);
+    grpc::ByteBuffer request(&slice, 1), response;
+    grpc::ClientContext context;
+    grpc::Status status;
+    absl::Notification done;
+    generic.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                      [&](grpc::Status s) {
+                        status = std::move(s);
+                        done.Notify();
+                      });
+    done.WaitForNotification();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << method;
+    EXPECT_NE(status.error_message().find("request: not a valid modelatlas.catalog.v1.Get"),
+              std::string::npos)
+        << status.error_message();
+  }
+  grpc::ClientContext context;
+  v1::GetHardwareRequest request;
+  request.set_name("hardware/nvidia-h100-sxm5-80gb");
+  common::v1::Hardware card;
+  const grpc::Status status = stub_->GetHardware(&context, request, &card);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_GT(card.memory_bytes(), 0);
+  EXPECT_FALSE(card.etag().empty());
 }
 
 TEST_P(CatalogServiceTest, ListModelsPagesThroughEverything) {
