@@ -201,6 +201,14 @@ template <typename Record>
 absl::StatusOr<std::string> Catalog::GetSerialized(absl::string_view name) {
   absl::StatusOr<StoredRecord> stored = GetStored<Record>(name);
   if (!stored.ok()) return stored.status();
+  // A corrupt payload is DATA_LOSS here too, as in Get: each revision of a
+  // record is parsed once to know.
+  if (!readable_payloads_->Contains(Traits<Record>::kKind, *stored)) {
+    if (absl::StatusOr<Record> parsed = FromStored<Record>(*stored); !parsed.ok()) {
+      return parsed.status();
+    }
+    readable_payloads_->Add(Traits<Record>::kKind, *stored);
+  }
   return internal::ToReplyBytes<Record>(*stored);
 }
 

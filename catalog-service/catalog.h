@@ -19,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "catalog-service/import/import_file.h"
+#include "catalog-service/readable_payloads.h"
 #include "catalog-service/store/store.h"
 #include "modelatlas/catalog/v1/catalog_service.pb.h"
 #include "modelatlas/catalog/v1/dataset.pb.h"
@@ -161,6 +162,8 @@ class Catalog {
   absl::Status CommitImport(ImportRun* run);
 
   std::unique_ptr<CatalogStore> store_;
+  // Payloads GetSerialized has parsed once (512 KiB, so on the heap).
+  std::unique_ptr<ReadablePayloads> readable_payloads_ = std::make_unique<ReadablePayloads>();
   std::atomic<int64_t> unreadable_records_{0};
   absl::Mutex write_mutex_;
   absl::CondVar write_signal_;

@@ -3,6 +3,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/status/errors.h"
 #include "estimator-service/core/parameters.h"
@@ -336,12 +337,19 @@ absl::StatusOr<FineTuning> ToCoreFineTuning(v1::FineTuning fine_tuning, const ch
 }
 
 v1::NumberFormat ToProtoNumberFormat(NumberFormat format) {
-  for (int value = 1; v1::NumberFormat_IsValid(value); ++value) {
-    const auto proto = static_cast<v1::NumberFormat>(value);
-    absl::StatusOr<NumberFormat> core = ToCoreNumberFormat(proto, NumberFormat::kBf16, "");
-    if (core.ok() && *core == format) return proto;
-  }
-  return v1::NUMBER_FORMAT_UNSPECIFIED;
+  // The inverse of ToCoreNumberFormat, built from it once (every answer
+  // states its formats, so this runs on every call).
+  static const auto* const kByCore = [] {
+    auto* by_core = new absl::flat_hash_map<NumberFormat, v1::NumberFormat>();
+    for (int value = 1; v1::NumberFormat_IsValid(value); ++value) {
+      const auto proto = static_cast<v1::NumberFormat>(value);
+      absl::StatusOr<NumberFormat> core = ToCoreNumberFormat(proto, NumberFormat::kBf16, "");
+      if (core.ok()) by_core->emplace(*core, proto);  // the first spelling of a format wins
+    }
+    return by_core;
+  }();
+  auto found = kByCore->find(format);
+  return found == kByCore->end() ? v1::NUMBER_FORMAT_UNSPECIFIED : found->second;
 }
 
 v1::ResolvedWorkload ToProto(const ResolvedWorkload& w) {

@@ -200,13 +200,15 @@ absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
 
   response.set_available(true);
   response.set_parameters(*parameters);
-  for (const EstimateLine& line : estimate->lines) {
+  // The estimate is not used after this: its text moves into the reply.
+  response.mutable_lines()->Reserve(static_cast<int>(estimate->lines.size()));
+  for (EstimateLine& line : estimate->lines) {
     auto* out = response.add_lines();
-    out->set_component(line.component);
+    out->set_component(std::move(line.component));
     out->set_bytes(line.bytes);
-    out->set_arithmetic(line.arithmetic);
+    out->set_arithmetic(std::move(line.arithmetic));
   }
-  for (const std::string& warning : estimate->warnings) response.add_warnings(warning);
+  for (std::string& warning : estimate->warnings) response.add_warnings(std::move(warning));
   response.set_total_bytes(estimate->total_bytes);
   response.set_total_gib(BytesToGiB(static_cast<double>(estimate->total_bytes)));
   response.set_total_gb(BytesToGB(static_cast<double>(estimate->total_bytes)));

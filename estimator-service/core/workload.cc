@@ -1,6 +1,8 @@
 #include "estimator-service/core/workload.h"
 
 #include <cmath>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -103,7 +105,9 @@ ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload, int64_t max_
   return capped;
 }
 
-std::string WorkloadStatement(const ResolvedWorkload& w) {
+namespace {
+
+std::string ComposeWorkloadStatement(const ResolvedWorkload& w) {
   std::string text = absl::StrCat("context ", w.context_length_tokens, " tokens");
   if (w.context_capped) {
     absl::StrAppend(&text, " (the model's maximum; the default is ",
@@ -120,6 +124,17 @@ std::string WorkloadStatement(const ResolvedWorkload& w) {
                   absl::StrFormat("%g", w.memory_utilization), ", prefill efficiency ",
                   absl::StrFormat("%g", w.prefill_efficiency));
   return text;
+}
+
+}  // namespace
+
+std::string WorkloadStatement(const ResolvedWorkload& w) {
+  // Every answer states its workload, and most calls in a row ask with the
+  // same one (often all defaults): the last statement composed on this
+  // thread is reused when the workload is equal.
+  thread_local std::optional<std::pair<ResolvedWorkload, std::string>> last;
+  if (!last.has_value() || !(last->first == w)) last.emplace(w, ComposeWorkloadStatement(w));
+  return last->second;
 }
 
 }  // namespace modelatlas::estimator

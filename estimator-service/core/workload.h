@@ -58,6 +58,8 @@ struct ResolvedWorkload {
   bool context_defaulted = true;
   // The default context was capped at the model's maximum.
   bool context_capped = false;
+
+  bool operator==(const ResolvedWorkload&) const = default;
 };
 
 // The one resolution of a workload's defaults: every unset field gets its

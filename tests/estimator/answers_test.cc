@@ -69,6 +69,25 @@ TEST(WorkloadTest, OneResolutionWithOneMeaningForEveryUnsetField) {
   EXPECT_EQ(WorkloadForModel(*ResolveWorkload(asked), 1024).context_length_tokens, 8192);
 }
 
+// The statement is memoized per thread for the last workload: each field that
+// changes must change it, and going back gives the first statement again.
+TEST(WorkloadTest, StatementFollowsEveryChangeOfTheWorkload) {
+  absl::StatusOr<ResolvedWorkload> w = ResolveWorkload(WorkloadRequest{});
+  ASSERT_TRUE(w.ok());
+  const std::string first = WorkloadStatement(*w);
+  ResolvedWorkload other = *w;
+  other.context_length_tokens = 8192;
+  EXPECT_TRUE(absl::StartsWith(WorkloadStatement(other), "context 8192 tokens"));
+  other = *w;
+  other.memory_utilization = 0.85;
+  EXPECT_NE(WorkloadStatement(other).find("memory utilization 0.85"), std::string::npos);
+  other = *w;
+  other.context_capped = true;
+  EXPECT_NE(WorkloadStatement(other).find("the model's maximum"), std::string::npos);
+  EXPECT_EQ(WorkloadStatement(*w), first);
+  EXPECT_EQ(first.find("maximum"), std::string::npos);
+}
+
 TEST(WorkloadTest, OutOfRangeFieldsAreNamed) {
   v1::InferenceWorkload workload;
   workload.set_context_length_tokens(-1);

@@ -1,0 +1,45 @@
+// Which stored payloads are known to parse, so that reads which pass a
+// record's bytes on (GetModel, GetHardware) parse each revision of a record
+// once instead of on every call, and still refuse a corrupt one (DATA_LOSS)
+// as the parsing reads do.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "absl/hash/hash.h"
+#include "absl/strings/string_view.h"
+#include "catalog-service/store/store.h"
+
+namespace modelatlas::catalog {
+
+// A fixed table of fingerprints of (kind, id, revision, payload size),
+// direct-mapped: 65,536 slots of 8 bytes (512 KiB) whatever the catalog's
+// size; a record whose slot another took is parsed again. A write gives a
+// record a new revision, so it is checked again after every write. Lock-free:
+// each slot is one atomic word.
+class ReadablePayloads {
+ public:
+  bool Contains(RecordKind kind, const StoredRecord& stored) const {
+    const uint64_t print = Fingerprint(kind, stored);
+    return slots_[print % kSlots].load(std::memory_order_relaxed) == print;
+  }
+  void Add(RecordKind kind, const StoredRecord& stored) {
+    const uint64_t print = Fingerprint(kind, stored);
+    slots_[print % kSlots].store(print, std::memory_order_relaxed);
+  }
+
+ private:
+  static constexpr size_t kSlots = size_t{1} << 16;
+  static uint64_t Fingerprint(RecordKind kind, const StoredRecord& stored) {
+    // 0 marks an empty slot.
+    return absl::HashOf(static_cast<int>(kind), absl::string_view(stored.id), stored.revision,
+                        stored.payload.size()) |
+           1;
+  }
+
+  std::array<std::atomic<uint64_t>, kSlots> slots_{};
+};
+
+}  // namespace modelatlas::catalog
