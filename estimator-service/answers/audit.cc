@@ -162,13 +162,10 @@ void AnswerAuditCatalog(std::shared_ptr<RecordSource> source,
   RecordSource* reader = source.get();
   reader->FindHardware({}, [source = std::move(source), &request, tolerance = *tolerance, revision,
                             models = std::move(models), done = std::move(done)](
-                               absl::StatusOr<std::vector<Hardware>> hardware) {
+                               absl::StatusOr<SharedRecords<Hardware>> hardware) {
     if (!hardware.ok()) return done(hardware.status());
     auto table = std::make_shared<RecordTable<Hardware>>();
-    for (Hardware& hw : *hardware) {
-      const std::string name = hw.name();
-      table->Put(name, std::move(hw));
-    }
+    for (const Hardware& hw : *hardware) table->Put(hw.name(), hw);
     const HardwareLookup lookup = [table](const std::string& name) -> std::optional<Hardware> {
       const Hardware* found = table->Find(name);
       if (found == nullptr) return std::nullopt;

@@ -441,7 +441,7 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
 }
 
 absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
-    const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
+    const common::v1::Model& model, const SharedRecords<common::v1::Hardware>& hardware,
     const v1::PlanInferenceRequest& request, const SourcedModel* sourced,
     const ServingExtras* extras) {
   absl::StatusOr<Sized> sized =
@@ -470,10 +470,12 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   absl::StatusOr<PlanObjective> objective = ToCorePlanObjective(request.objective(), "objective");
   if (!objective.ok()) return objective.status();
   RankPlans(*objective, &plans);
-  for (const DevicePlan& plan : plans) {
+  // The plans are not used after this: their text moves into the reply.
+  response.mutable_plans()->Reserve(static_cast<int>(plans.size()));
+  for (DevicePlan& plan : plans) {
     auto* out = response.add_plans();
-    out->set_hardware(plan.name);
-    out->set_display_name(plan.display_name);
+    out->set_hardware(std::move(plan.name));
+    out->set_display_name(std::move(plan.display_name));
     out->set_fits(plan.fits);
     out->set_fits_on_one_card(plan.fits_on_one_card);
     out->set_cards(plan.cards);
@@ -494,8 +496,9 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     if (plan.cost_usd_per_million_tokens) {
       out->set_cost_usd_per_million_tokens(*plan.cost_usd_per_million_tokens);
     }
-    out->set_reason(plan.reason);
-    for (const std::string& line : plan.arithmetic) out->add_arithmetic(line);
+    out->set_reason(std::move(plan.reason));
+    out->mutable_arithmetic()->Reserve(static_cast<int>(plan.arithmetic.size()));
+    for (std::string& line : plan.arithmetic) out->add_arithmetic(std::move(line));
   }
   return response;
 }

@@ -55,7 +55,7 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request);
 
 // Plans `model` on every record of `hardware`.
 absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
-    const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
+    const common::v1::Model& model, const SharedRecords<common::v1::Hardware>& hardware,
     const v1::PlanInferenceRequest& request, const SourcedModel* sourced = nullptr,
     const ServingExtras* extras = nullptr);
 

@@ -15,16 +15,17 @@ void ReadHardware(std::shared_ptr<RecordSource> source, const RecordsWanted& wan
   if (names.empty() && !wanted.all_hardware) return done(std::move(records));
   const bool optional = wanted.hardware_optional;
   RecordSource* reader = source.get();
-  reader->FindHardware(names, [source = std::move(source), optional, records = std::move(records),
-                               done = std::move(done)](
-                                  absl::StatusOr<std::vector<common::v1::Hardware>> found) mutable {
-    if (found.ok()) {
-      records.hardware = *std::move(found);
-      return done(std::move(records));
-    }
-    if (optional && absl::IsNotFound(found.status())) return done(std::move(records));
-    done(found.status());
-  });
+  reader->FindHardware(
+      names,
+      [source = std::move(source), optional, records = std::move(records),
+       done = std::move(done)](absl::StatusOr<SharedRecords<common::v1::Hardware>> found) mutable {
+        if (found.ok()) {
+          records.hardware = *std::move(found);
+          return done(std::move(records));
+        }
+        if (optional && absl::IsNotFound(found.status())) return done(std::move(records));
+        done(found.status());
+      });
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ struct RecordsWanted {
 
 struct Records {
   std::optional<common::v1::Model> model;
-  std::vector<common::v1::Hardware> hardware;
+  SharedRecords<common::v1::Hardware> hardware;
 };
 
 // Reads what `wanted` names from `source` (kept alive until `done` runs);

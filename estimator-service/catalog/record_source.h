@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "estimator-service/catalog/shared_records.h"
 #include "modelatlas/common/v1/hardware.pb.h"
 #include "modelatlas/common/v1/model.pb.h"
 
@@ -32,7 +33,7 @@ class RecordSource {
   // The named hardware records in order, or every record when `names` is
   // empty; NOT_FOUND naming a missing one.
   virtual void FindHardware(const std::vector<std::string>& names,
-                            Done<std::vector<common::v1::Hardware>> done) = 0;
+                            Done<SharedRecords<common::v1::Hardware>> done) = 0;
 
   // Calls `use` with the model FindModel would find and the catalog revision,
   // without copying the record (keep `use` quick); false when this source

@@ -87,6 +87,7 @@ absl::Status CatalogSnapshot::LoadAll() {
   } while (!hardware_request.page_token().empty());
   absl::MutexLock lock(&mutex_);
   records_ = std::move(records);
+  ShareAllHardware();
   revision_ = revision;
   loaded_ = true;
   last_heard_ = absl::Now();
@@ -152,9 +153,11 @@ absl::Status CatalogSnapshot::Follow() {
 
 void CatalogSnapshot::Apply(const catalog::v1::WatchResponse& message) {
   absl::MutexLock lock(&mutex_);
+  bool hardware_changed = false;
   for (const auto& change : message.changes()) {
     if (change.revision() <= revision_) continue;  // already in the loaded state
     const bool is_model = change.has_model() || absl::StartsWith(change.name(), "models/");
+    hardware_changed |= !is_model;
     if (change.type() == catalog::v1::CHANGE_TYPE_DELETED ||
         (!change.has_model() && !change.has_hardware())) {
       if (is_model) {
@@ -168,8 +171,16 @@ void CatalogSnapshot::Apply(const catalog::v1::WatchResponse& message) {
       records_.hardware.Put(change.name(), change.hardware());
     }
   }
+  if (hardware_changed) ShareAllHardware();
   revision_ = std::max(revision_, message.revision());
   last_heard_ = absl::Now();
+}
+
+void CatalogSnapshot::ShareAllHardware() {
+  std::vector<common::v1::Hardware> all;
+  all.reserve(records_.hardware.size());
+  for (const auto& [name, hw] : records_.hardware.ordered()) all.push_back(hw);
+  all_hardware_ = SharedRecords<common::v1::Hardware>(std::move(all));
 }
 
 bool CatalogSnapshot::loaded() const {
@@ -223,12 +234,9 @@ std::optional<common::v1::Hardware> CatalogSnapshot::FindHardware(absl::string_v
   return *hardware;
 }
 
-std::vector<common::v1::Hardware> CatalogSnapshot::AllHardware() const {
+SharedRecords<common::v1::Hardware> CatalogSnapshot::AllHardware() const {
   absl::ReaderMutexLock lock(&mutex_);
-  std::vector<common::v1::Hardware> out;
-  out.reserve(records_.hardware.size());
-  for (const auto& [name, hw] : records_.hardware.ordered()) out.push_back(hw);
-  return out;
+  return all_hardware_;
 }
 
 void CatalogSnapshot::ForEachModel(

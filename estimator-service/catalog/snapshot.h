@@ -21,6 +21,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "estimator-service/catalog/record_table.h"
+#include "estimator-service/catalog/shared_records.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 
 namespace modelatlas::estimator {
@@ -52,7 +53,9 @@ class CatalogSnapshot {
   // `use` quick); false when there is none.
   bool UseModel(absl::string_view name,
                 const std::function<void(const common::v1::Model&, int64_t revision)>& use) const;
-  std::vector<common::v1::Hardware> AllHardware() const;
+  // Every hardware record, in name order: the same shared list for every
+  // caller until the hardware changes.
+  SharedRecords<common::v1::Hardware> AllHardware() const;
   // Calls `visit` for every model, under a reader lock (keep it quick).
   void ForEachModel(const std::function<void(const common::v1::Model&)>& visit) const;
 
@@ -70,6 +73,8 @@ class CatalogSnapshot {
 
   void Run();
   absl::Status LoadAll();
+  // Rebuilds all_hardware_ from records_ (after the hardware changed).
+  void ShareAllHardware() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   absl::Status Follow();
 
   std::string address_;
@@ -78,6 +83,8 @@ class CatalogSnapshot {
   absl::Notification stop_;
   mutable absl::Mutex mutex_;
   Records records_ ABSL_GUARDED_BY(mutex_);
+  // records_.hardware in name order, as AllHardware hands it out.
+  SharedRecords<common::v1::Hardware> all_hardware_ ABSL_GUARDED_BY(mutex_);
   int64_t revision_ ABSL_GUARDED_BY(mutex_) = 0;
   bool loaded_ ABSL_GUARDED_BY(mutex_) = false;
   absl::Time last_heard_ ABSL_GUARDED_BY(mutex_) = absl::InfinitePast();

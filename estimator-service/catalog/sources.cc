@@ -38,7 +38,7 @@ void SnapshotRecords::FindModel(const std::string& name, Done<common::v1::Model>
 }
 
 void SnapshotRecords::FindHardware(const std::vector<std::string>& names,
-                                   Done<std::vector<common::v1::Hardware>> done) {
+                                   Done<SharedRecords<common::v1::Hardware>> done) {
   if (absl::Status unready = Unready(); !unready.ok()) return done(unready);
   if (names.empty()) return done(snapshot_->AllHardware());
   std::vector<common::v1::Hardware> found;
@@ -66,7 +66,7 @@ void RemoteCatalogRecords::FindModel(const std::string& name, Done<common::v1::M
 }
 
 void RemoteCatalogRecords::FindHardware(const std::vector<std::string>& names,
-                                        Done<std::vector<common::v1::Hardware>> done) {
+                                        Done<SharedRecords<common::v1::Hardware>> done) {
   client_->GetHardware(caller_, names, std::move(done));
 }
 
@@ -86,7 +86,7 @@ void SnapshotThenCatalog::FindModel(const std::string& name, Done<common::v1::Mo
 }
 
 void SnapshotThenCatalog::FindHardware(const std::vector<std::string>& names,
-                                       Done<std::vector<common::v1::Hardware>> done) {
+                                       Done<SharedRecords<common::v1::Hardware>> done) {
   if (loaded()) {
     if (names.empty()) return done(snapshot_->AllHardware());
     std::vector<common::v1::Hardware> found;

@@ -25,7 +25,7 @@ class SnapshotRecords : public RecordSource {
       : snapshot_(snapshot), address_(std::move(address)) {}
   void FindModel(const std::string& name, Done<common::v1::Model> done) override;
   void FindHardware(const std::vector<std::string>& names,
-                    Done<std::vector<common::v1::Hardware>> done) override;
+                    Done<SharedRecords<common::v1::Hardware>> done) override;
   bool UseModel(const std::string& name,
                 const std::function<void(const common::v1::Model&, int64_t)>& use) override;
   absl::Status ForEachModel(const ModelVisitor& visit) const override;
@@ -49,7 +49,7 @@ class RemoteCatalogRecords : public RecordSource {
       : client_(client), caller_(caller) {}
   void FindModel(const std::string& name, Done<common::v1::Model> done) override;
   void FindHardware(const std::vector<std::string>& names,
-                    Done<std::vector<common::v1::Hardware>> done) override;
+                    Done<SharedRecords<common::v1::Hardware>> done) override;
   absl::Status ForEachModel(const ModelVisitor& visit) const override;
   int64_t revision() const override { return 0; }
 
@@ -68,7 +68,7 @@ class SnapshotThenCatalog : public RecordSource {
       : snapshot_(snapshot), remote_(client, caller), address_(client->address()) {}
   void FindModel(const std::string& name, Done<common::v1::Model> done) override;
   void FindHardware(const std::vector<std::string>& names,
-                    Done<std::vector<common::v1::Hardware>> done) override;
+                    Done<SharedRecords<common::v1::Hardware>> done) override;
   bool UseModel(const std::string& name,
                 const std::function<void(const common::v1::Model&, int64_t)>& use) override;
   absl::Status ForEachModel(const ModelVisitor& visit) const override;

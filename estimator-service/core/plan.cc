@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "common/text/decimal.h"
 #include "estimator-service/core/fit_matrix.h"
 
 namespace modelatlas::estimator {
@@ -12,8 +12,8 @@ namespace {
 
 constexpr double kGiB = 1073741824.0;
 
-std::string GiB(double bytes) { return absl::StrFormat("%.2f GiB", bytes / kGiB); }
-std::string Num(double value) { return absl::StrFormat("%.4g", value); }
+std::string GiB(double bytes) { return absl::StrCat(FixedDecimals(bytes / kGiB, 2), " GiB"); }
+std::string Num(double value) { return SignificantDigits(value, 4); }
 
 }  // namespace
 

@@ -432,19 +432,30 @@ TEST_F(EndToEndTest, ClientBalancesCallsOverTwoEstimatorReplicas) {
   const std::string both = estimator_.address() + "," + second.address();
   auto stub = estimator::v1::EstimatorService::NewStub(grpc::CreateCustomChannel(
       ChannelTarget(both), grpc::InsecureChannelCredentials(), BalancedChannelArguments()));
-  for (int i = 0; i < 20; ++i) {
+  auto call = [&stub] {
     estimator::v1::CountParametersRequest request;
     request.set_model("GPT-2 (124M)");
     estimator::v1::CountParametersResponse response;
     grpc::ClientContext context;
     context.set_deadline(testing::DeadlineFromNow(5000));
-    ASSERT_TRUE(stub->CountParameters(&context, request, &response).ok());
-  }
+    return stub->CountParameters(&context, request, &response).ok();
+  };
   const std::vector<std::string> ok = {"grpc_method=\"CountParameters\"", "grpc_code=\"OK\""};
-  const double a = SeriesValue(testing::HttpGet(estimator_.metrics_port, "/metrics"),
-                               "grpc_server_handled_total", ok);
-  const double b = SeriesValue(testing::HttpGet(second.metrics_port, "/metrics"),
-                               "grpc_server_handled_total", ok);
+  auto handled = [&ok](const RunningServer& server) {
+    return SeriesValue(testing::HttpGet(server.metrics_port, "/metrics"),
+                       "grpc_server_handled_total", ok);
+  };
+  // Round-robin spreads calls over the replicas it has connected to; on a
+  // loaded machine the second connection can come up a few calls late, so
+  // the spread is measured once both have answered.
+  for (int i = 0; i < 200 && (handled(estimator_) == 0 || handled(second) == 0); ++i) {
+    ASSERT_TRUE(call());
+  }
+  const double a_before = handled(estimator_), b_before = handled(second);
+  ASSERT_GT(a_before, 0);
+  ASSERT_GT(b_before, 0);
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(call());
+  const double a = handled(estimator_) - a_before, b = handled(second) - b_before;
   EXPECT_EQ(a + b, 20);
   EXPECT_GE(a, 5) << "round-robin should spread the calls";
   EXPECT_GE(b, 5) << "round-robin should spread the calls";

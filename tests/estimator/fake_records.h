@@ -37,7 +37,7 @@ class FakeRecords : public RecordSource {
     done(ResourceNotFoundError("Model", name));
   }
   void FindHardware(const std::vector<std::string>& names,
-                    Done<std::vector<Hardware>> done) override {
+                    Done<SharedRecords<Hardware>> done) override {
     if (names.empty()) return done(hardware_);
     std::vector<Hardware> found;
     for (const std::string& name : names) {

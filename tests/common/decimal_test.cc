@@ -1,0 +1,98 @@
+// FixedDecimals and SignificantDigits write what printf writes.
+#include "common/text/decimal.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace modelatlas {
+namespace {
+
+std::string Printf(const char* spec, int precision, double value) {
+  char buffer[512];
+  std::snprintf(buffer, sizeof(buffer), spec, precision, value);
+  return buffer;
+}
+
+std::vector<double> Values() {
+  std::vector<double> values = {0.0,
+                                -0.0,
+                                0.5,
+                                1.5,
+                                2.5,
+                                0.125,
+                                0.9,
+                                1.0 / 3,
+                                0.005,
+                                0.015,
+                                1e-7,
+                                123456.789,
+                                8030261248.0,
+                                80e9 / 1073741824.0,
+                                9.9999,
+                                99995.0,
+                                -42.4242,
+                                1e300,
+                                -1e-300,
+                                std::numeric_limits<double>::max(),
+                                std::numeric_limits<double>::denorm_min(),
+                                std::numeric_limits<double>::infinity(),
+                                -std::numeric_limits<double>::infinity()};
+  std::mt19937_64 random(20261201);
+  std::uniform_real_distribution<double> exponent(-12, 22);
+  std::uniform_real_distribution<double> mantissa(-10, 10);
+  for (int i = 0; i < 20000; ++i)
+    values.push_back(mantissa(random) * std::pow(10, exponent(random)));
+  return values;
+}
+
+TEST(DecimalTest, FixedDecimalsIsPrintfF) {
+  for (double value : Values()) {
+    for (int decimals : {0, 1, 2, 4, 6}) {
+      ASSERT_EQ(FixedDecimals(value, decimals), Printf("%.*f", decimals, value))
+          << value << " with " << decimals;
+    }
+  }
+}
+
+TEST(DecimalTest, SignificantDigitsIsPrintfG) {
+  for (double value : Values()) {
+    for (int digits : {1, 3, 4, 6, 17}) {
+      ASSERT_EQ(SignificantDigits(value, digits), Printf("%.*g", digits, value))
+          << value << " with " << digits;
+    }
+  }
+}
+
+// The texts are memoized per thread by value, format and precision: the same
+// values again, in another order, with both formats interleaved, must still
+// give printf's text each time.
+TEST(DecimalTest, RepeatedValuesInAnyOrderStillMatchPrintf) {
+  const std::vector<double> values = Values();
+  for (int pass = 0; pass < 2; ++pass) {
+    for (auto it = values.rbegin(); it != values.rend(); ++it) {
+      for (int precision : {2, 4}) {
+        ASSERT_EQ(SignificantDigits(*it, precision), Printf("%.*g", precision, *it)) << *it;
+        ASSERT_EQ(FixedDecimals(*it, precision), Printf("%.*f", precision, *it)) << *it;
+      }
+    }
+  }
+}
+
+TEST(DecimalTest, NotANumberAsPrintfWritesIt) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(FixedDecimals(nan, 2), Printf("%.*f", 2, nan));
+  EXPECT_EQ(SignificantDigits(nan, 4), Printf("%.*g", 4, nan));
+}
+
+TEST(DecimalTest, PrecisionBeyondTheBufferStillMatchesPrintf) {
+  EXPECT_EQ(FixedDecimals(1e300, 60), Printf("%.*f", 60, 1e300));
+}
+
+}  // namespace
+}  // namespace modelatlas
