@@ -463,6 +463,21 @@ absl::StatusOr<v1::CatalogInfo> Catalog::Info() {
   info.set_hardware_count(*hardware);
   info.set_schema_version(store_->schema_version());
   info.set_store(std::string(store_->backend()));
+  // The shipped dataset's facts (numbers, names, dates, organizations,
+  // categories, hardware links; no free text) come from Epoch AI's data,
+  // whose licence (CC BY 4.0) asks for credit wherever they are shown.
+  v1::DataCredit* models_credit = info.add_credits();
+  models_credit->set_source("Epoch AI");
+  models_credit->set_what("the facts of the shipped models (\"Data on AI Models\")");
+  models_credit->set_license("CC BY 4.0");
+  models_credit->add_urls("https://epoch.ai/data/ai-models");
+  v1::DataCredit* hardware_credit = info.add_credits();
+  hardware_credit->set_source("Epoch AI");
+  hardware_credit->set_what(
+      "the facts of the shipped hardware records (\"Machine Learning Hardware\"), with the "
+      "curated specifications");
+  hardware_credit->set_license("CC BY 4.0");
+  hardware_credit->add_urls("https://epoch.ai/data/machine-learning-hardware");
   return info;
 }
 

@@ -21,6 +21,7 @@
 #include "catalog-service/import/import_file.h"
 #include "catalog-service/readable_payloads.h"
 #include "catalog-service/store/store.h"
+#include "google/protobuf/field_mask.pb.h"
 #include "modelatlas/catalog/v1/catalog_service.pb.h"
 #include "modelatlas/catalog/v1/dataset.pb.h"
 #include "modelatlas/common/v1/hardware.pb.h"
@@ -156,6 +157,14 @@ class Catalog {
   template <typename Record>
   absl::StatusOr<std::optional<Record>> FindImportTarget(const Record& patch, int occurrence,
                                                          ImportRun* run, std::string* new_id);
+  // The fields of `mask` an update takes from the file (the others keep the
+  // record's values from another source); reports the conflicts.
+  template <typename Record>
+  static google::protobuf::FieldMask TakeFromImport(int64_t row, const Record& existing,
+                                                    const Record& patch,
+                                                    const common::v1::Provenance& imported,
+                                                    const google::protobuf::FieldMask& mask,
+                                                    Record* merged, ImportRun* run);
   void LinkTrainingHardware(common::v1::Model* model, bool count, ImportRun* run);
   // `hardware/{id}` for a training-hardware name, or "" when none matches.
   std::string HardwareRef(absl::string_view hardware_name, ImportRun* run);

@@ -10,12 +10,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "catalog-service/catalog.h"
 #include "catalog-service/import/columns.h"
 #include "catalog-service/record_codec.h"
 #include "catalog-service/validation.h"
 #include "google/protobuf/field_mask.pb.h"
+#include "google/protobuf/text_format.h"
 #include "google/protobuf/util/field_mask_util.h"
 #include "google/protobuf/util/message_differencer.h"
 
@@ -36,6 +39,9 @@ constexpr size_t kWriteBatch = 500;
 // The most changes and rejections a report lists (the rest are counted).
 constexpr int kMaxReportedChanges = 1000;
 constexpr int kMaxReportedRejections = 10000;
+constexpr int kMaxReportedConflicts = 10000;
+// With ImportOptions.full_report: every row, up to the most rows a file has.
+constexpr int kMaxReportedRows = 1'000'000;
 
 // Nested messages an import replaces whole rather than field by field.
 bool ReplacedWhole(const Descriptor* type) {
@@ -63,12 +69,10 @@ void SetFieldPaths(const Message& message, const std::string& prefix,
   }
 }
 
-// Writes every field `patch` sets over `record`, keeping the others: an
-// empty cell means "not known to this file", not "erase".
+// Writes the fields of `mask` (fields `patch` sets) over `record`, keeping
+// the others: an empty cell means "not known to this file", not "erase".
 template <typename Record>
-void Overlay(const Record& patch, Record* record) {
-  google::protobuf::FieldMask mask;
-  SetFieldPaths(patch, "", &mask);
+void Overlay(const Record& patch, const google::protobuf::FieldMask& mask, Record* record) {
   google::protobuf::util::FieldMaskUtil::MergeOptions options;
   options.set_replace_message_fields(true);
   options.set_replace_repeated_fields(true);
@@ -76,6 +80,81 @@ void Overlay(const Record& patch, Record* record) {
   for (const auto& [column, cell] : patch.other_source_columns()) {
     (*record->mutable_other_source_columns())[column] = cell;
   }
+}
+
+// The value at a field path as text ("" when unset; repeated values joined
+// with ", "), and whether it is set.
+std::string FieldText(const Message& record, absl::string_view path, bool* set) {
+  const Message* message = &record;
+  const FieldDescriptor* field = nullptr;
+  *set = false;
+  for (absl::string_view part : absl::StrSplit(path, '.')) {
+    if (field != nullptr) {
+      if (field->is_repeated() || field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE ||
+          !message->GetReflection()->HasField(*message, field)) {
+        return "";
+      }
+      message = &message->GetReflection()->GetMessage(*message, field);
+    }
+    field = message->GetDescriptor()->FindFieldByName(std::string(part));
+    if (field == nullptr) return "";
+  }
+  if (field == nullptr) return "";
+  const google::protobuf::Reflection* reflection = message->GetReflection();
+  std::string text;
+  if (field->is_repeated()) {
+    std::vector<std::string> items;
+    for (int i = 0; i < reflection->FieldSize(*message, field); ++i) {
+      google::protobuf::TextFormat::PrintFieldValueToString(*message, field, i, &text);
+      items.push_back(text);
+    }
+    *set = !items.empty();
+    return absl::StrJoin(items, ", ");
+  }
+  if (!reflection->HasField(*message, field)) return "";
+  *set = true;
+  if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+    return reflection->GetMessage(*message, field).ShortDebugString();
+  }
+  google::protobuf::TextFormat::PrintFieldValueToString(*message, field, -1, &text);
+  return text;
+}
+
+// A source's family: the text before the first ", " ("Epoch AI, ml_hardware.csv"
+// and "Epoch AI, Machine Learning Hardware (CC BY 4.0)" are both "Epoch AI":
+// snapshots of one database refresh each other's values).
+absl::string_view SourceFamily(absl::string_view source) {
+  return source.substr(0, source.find(", "));
+}
+
+bool SameSource(absl::string_view a, absl::string_view b) {
+  return !SourceFamily(a).empty() && SourceFamily(a) == SourceFamily(b);
+}
+
+// Whether ImportOptions.overwrite covers the field path.
+bool Overwrites(const v1::ImportOptions& options, absl::string_view path) {
+  for (const std::string& field : options.overwrite()) {
+    if (field == "all" || field == path ||
+        (absl::StartsWith(path, field) && path.size() > field.size() &&
+         path[field.size()] == '.')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether `path` names a field of `type` ("memory_bytes", "training_compute.flop").
+bool IsFieldPath(const Descriptor* type, absl::string_view path) {
+  const FieldDescriptor* field = nullptr;
+  for (absl::string_view part : absl::StrSplit(path, '.')) {
+    if (field != nullptr) {
+      if (field->is_repeated() || field->message_type() == nullptr) return false;
+      type = field->message_type();
+    }
+    field = type->FindFieldByName(std::string(part));
+    if (field == nullptr) return false;
+  }
+  return field != nullptr;
 }
 
 // Top-level fields whose values differ.
@@ -140,6 +219,8 @@ struct Catalog::ImportRun {
   // Training-hardware names already resolved: name -> `hardware/{id}` or "".
   absl::flat_hash_map<std::string, std::string> hardware_refs;
   std::map<std::string, int64_t> unresolved_hardware;
+  // Every conflict, in the order found.
+  std::vector<v1::ImportConflict> conflicts;
   // Rows rejected so far (a row may have several rejections).
   std::set<int64_t> rejected_rows;
   struct Planned {
@@ -159,6 +240,73 @@ struct Catalog::ImportRun {
     rejected_rows.insert(row);
   }
 };
+
+// The fields of `mask` the import takes into `merged` (a copy of
+// `existing`): every field the record does not have, or whose value came
+// from the file's source; a different value from another source only when
+// ImportOptions.overwrite covers it. Each difference with another source is
+// a conflict in the report. Updates merged's provenance: field_sources for
+// the fields taken from a source other than the record's, and the file's
+// links.
+template <typename Record>
+google::protobuf::FieldMask Catalog::TakeFromImport(int64_t row, const Record& existing,
+                                                    const Record& patch,
+                                                    const common::v1::Provenance& imported,
+                                                    const google::protobuf::FieldMask& mask,
+                                                    Record* merged, ImportRun* run) {
+  const std::string& record_source = existing.provenance().source();
+  const auto& field_sources = existing.provenance().field_sources();
+  common::v1::Provenance* provenance = merged->mutable_provenance();
+  bool took_other_source = false;
+  auto attribute = [&](const std::string& path) {
+    if (SameSource(imported.source(), record_source)) {
+      provenance->mutable_field_sources()->erase(path);
+    } else {
+      (*provenance->mutable_field_sources())[path] = imported.source();
+      took_other_source = true;
+    }
+  };
+  google::protobuf::FieldMask taken;
+  for (const std::string& path : mask.paths()) {
+    bool has_existing = false;
+    bool has_imported = false;
+    const std::string before = FieldText(existing, path, &has_existing);
+    const std::string after = FieldText(patch, path, &has_imported);
+    if (path == "display_name" || (has_existing && before == after)) {
+      taken.add_paths(path);
+      continue;
+    }
+    auto known = field_sources.find(path);
+    const std::string& source = known != field_sources.end() ? known->second : record_source;
+    if (!has_existing || SameSource(source, imported.source())) {
+      taken.add_paths(path);
+      attribute(path);
+      continue;
+    }
+    v1::ImportConflict conflict;
+    conflict.set_row(row);
+    conflict.set_name(existing.name());
+    conflict.set_display_name(existing.display_name());
+    conflict.set_field(path);
+    conflict.set_existing_value(before);
+    conflict.set_existing_source(source.empty() ? "no source recorded" : source);
+    conflict.set_imported_value(after);
+    conflict.set_imported_source(imported.source());
+    conflict.set_overwritten(Overwrites(run->options, path));
+    if (conflict.overwritten()) {
+      taken.add_paths(path);
+      attribute(path);
+    }
+    run->conflicts.push_back(std::move(conflict));
+  }
+  if (took_other_source) {
+    for (const std::string& url : imported.urls()) {
+      const auto& urls = provenance->urls();
+      if (std::find(urls.begin(), urls.end(), url) == urls.end()) provenance->add_urls(url);
+    }
+  }
+  return taken;
+}
 
 std::string Catalog::HardwareRef(absl::string_view hardware_name, ImportRun* run) {
   auto cached = run->hardware_refs.find(hardware_name);
@@ -301,8 +449,19 @@ void Catalog::PlanImport(const std::vector<ParsedRecord<Record>>& rows, ImportRu
       // A record found by alias keeps its own name; one with a source keeps
       // it unless the file is a whole record (the catalog's export).
       if (merged.display_name() != display_name) patch.clear_display_name();
-      if (!names_itself && !merged.provenance().source().empty()) patch.clear_provenance();
-      Overlay(patch, &merged);
+      google::protobuf::FieldMask mask;
+      if (names_itself) {
+        SetFieldPaths(patch, "", &mask);
+      } else {
+        // The record keeps its own provenance; each field the file sets
+        // records where its value came from, and a value from another
+        // source is replaced only when asked (ImportOptions.overwrite).
+        const common::v1::Provenance imported = patch.provenance();
+        patch.clear_provenance();
+        SetFieldPaths(patch, "", &mask);
+        mask = TakeFromImport(row.row, **target, patch, imported, mask, &merged, run);
+      }
+      Overlay(patch, mask, &merged);
     } else {
       merged = patch;
       merged.set_name(ResourceName(collection, new_id));
@@ -440,6 +599,16 @@ absl::Status Catalog::CommitImport(ImportRun* run) {
 absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
                                                  const v1::ImportOptions& options,
                                                  const std::function<bool()>& abandoned) {
+  for (int i = 0; i < options.overwrite_size(); ++i) {
+    const std::string& field = options.overwrite(i);
+    if (field != "all" && !IsFieldPath(Model::descriptor(), field) &&
+        !IsFieldPath(Hardware::descriptor(), field)) {
+      return InvalidFieldError(
+          absl::StrCat("options.overwrite[", i, "]"),
+          absl::StrCat("\"", field,
+                       "\" is neither \"all\" nor a field of a model or hardware record"));
+    }
+  }
   ImportRun run{file, options, abandoned};
   run.report.set_format(file.format);
   run.report.set_rows_read(file.rows_read);
@@ -463,8 +632,9 @@ absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
       options.dry_run() || (options.atomic() && !run.rejected_rows.empty());
   run.report.set_committed(!nothing_written);
   // The report stays a bounded message however large the file.
+  const int max_changes = options.full_report() ? kMaxReportedRows : kMaxReportedChanges;
   auto list_change = [&](const v1::ImportedRecord& summary) {
-    if (run.report.changes_size() < kMaxReportedChanges) {
+    if (run.report.changes_size() < max_changes) {
       *run.report.add_changes() = summary;
     } else {
       run.report.set_changes_omitted(run.report.changes_omitted() + 1);
@@ -482,9 +652,17 @@ absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
         break;
       case v1::IMPORT_OUTCOME_UNCHANGED:
         run.report.set_unchanged(run.report.unchanged() + 1);
+        if (options.full_report()) list_change(planned.summary);
         break;
       default:
         break;
+    }
+  }
+  for (v1::ImportConflict& conflict : run.conflicts) {
+    if (run.report.conflicts_size() < kMaxReportedConflicts) {
+      *run.report.add_conflicts() = std::move(conflict);
+    } else {
+      run.report.set_conflicts_omitted(run.report.conflicts_omitted() + 1);
     }
   }
   run.report.set_rejected(static_cast<int64_t>(run.rejected_rows.size()));

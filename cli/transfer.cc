@@ -2,13 +2,18 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "cli/enum_spellings.h"
+#include "common/fetch/http.h"
 
 namespace modelatlas::cli {
 namespace {
@@ -40,15 +45,66 @@ absl::string_view OutcomeText(v1::ImportOutcome outcome) {
 
 }  // namespace
 
-grpc::Status ImportFile(v1::CatalogService::Stub& catalog, const std::string& path,
-                        const v1::ImportOptions& options, absl::Duration timeout, bool progress,
-                        v1::ImportRecordsResponse* response) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("cannot read ", path));
-  in.seekg(0, std::ios::end);
-  const size_t total = static_cast<size_t>(in.tellg());
-  in.seekg(0);
+const std::vector<std::pair<std::string, std::string>>& EpochSources() {
+  static const auto* const kSources = new std::vector<std::pair<std::string, std::string>>{
+      {"models", "all_ai_models.csv"},        {"notable", "notable_ai_models.csv"},
+      {"frontier", "frontier_ai_models.csv"}, {"large-scale", "large_scale_ai_models.csv"},
+      {"hardware", "ml_hardware.csv"},
+  };
+  return *kSources;
+}
 
+absl::StatusOr<ImportSource> ResolveImportSource(absl::string_view argument,
+                                                 absl::string_view epoch_data_url) {
+  ImportSource source;
+  if (absl::ConsumePrefix(&argument, "epoch:")) {
+    std::vector<std::string> names;
+    for (const auto& [name, file] : EpochSources()) {
+      if (name == argument) {
+        source.url = absl::StrCat(absl::StripSuffix(epoch_data_url, "/"), "/", file);
+        source.source_name = file;
+        return source;
+      }
+      names.push_back(absl::StrCat("epoch:", name));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no source \"epoch:", argument, "\"; the named sources are ", absl::StrJoin(names, ", ")));
+  }
+  if (absl::StartsWithIgnoreCase(argument, "http://") ||
+      absl::StartsWithIgnoreCase(argument, "https://")) {
+    source.url = std::string(argument);
+    absl::string_view path = argument.substr(argument.find("://") + 3);
+    path = path.substr(0, path.find_first_of("?#"));
+    const size_t slash = path.find_last_of('/');
+    source.source_name = std::string(slash == absl::string_view::npos || slash + 1 == path.size()
+                                         ? path
+                                         : path.substr(slash + 1));
+    return source;
+  }
+  if (const size_t scheme = argument.find("://"); scheme != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", argument,
+                     "\": only http:// and https:// addresses (or a file path) can be imported"));
+  }
+  source.path = std::string(argument);
+  source.source_name = source.path.substr(source.path.find_last_of('/') + 1);
+  return source;
+}
+
+absl::StatusOr<std::string> FetchImportData(const std::string& url, absl::Duration timeout) {
+  HttpOptions options;
+  options.timeout = timeout;
+  options.connect_timeout = std::min(timeout, absl::Seconds(15));
+  options.max_body_bytes = kMaxFetchedImportBytes;
+  HttpClient client(options);
+  absl::StatusOr<HttpResponse> response = client.Get(url);
+  if (!response.ok()) return response.status();
+  return std::move(response->body);
+}
+
+grpc::Status ImportStream(v1::CatalogService::Stub& catalog, std::istream& in, size_t total,
+                          const v1::ImportOptions& options, absl::Duration timeout, bool progress,
+                          v1::ImportRecordsResponse* response) {
   auto context = ContextWithDeadline(timeout);
   std::unique_ptr<grpc::ClientWriter<v1::ImportRecordsRequest>> writer =
       catalog.ImportRecords(context.get(), response);
@@ -69,6 +125,17 @@ grpc::Status ImportFile(v1::CatalogService::Stub& catalog, const std::string& pa
   writer->WritesDone();
   if (progress) std::cerr << "\nimport: the catalog is importing the rows...\n";
   return writer->Finish();
+}
+
+grpc::Status ImportFile(v1::CatalogService::Stub& catalog, const std::string& path,
+                        const v1::ImportOptions& options, absl::Duration timeout, bool progress,
+                        v1::ImportRecordsResponse* response) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("cannot read ", path));
+  in.seekg(0, std::ios::end);
+  const size_t total = static_cast<size_t>(in.tellg());
+  in.seekg(0);
+  return ImportStream(catalog, in, total, options, timeout, progress, response);
 }
 
 void PrintImportReport(const v1::ImportReport& report, std::ostream& out) {
@@ -110,18 +177,39 @@ void PrintImportReport(const v1::ImportReport& report, std::ostream& out) {
     if (!rejection.column().empty()) out << ", column \"" << rejection.column() << "\"";
     out << ": " << rejection.reason() << "\n";
   }
+  if (report.conflicts_size() > 0 || report.conflicts_omitted() > 0) {
+    int64_t kept = 0;
+    for (const auto& conflict : report.conflicts()) kept += conflict.overwritten() ? 0 : 1;
+    out << report.conflicts_size() + report.conflicts_omitted()
+        << " conflicts (the file disagrees with a value from another source)";
+    if (kept > 0) out << "; kept the record's value where not --overwrite=FIELD,... or all";
+    out << ":\n";
+  }
+  for (const auto& conflict : report.conflicts()) {
+    out << "  conflict row " << conflict.row() << " " << conflict.name() << " " << conflict.field()
+        << ": " << (conflict.overwritten() ? "replaced " : "kept ") << conflict.existing_value()
+        << " (" << conflict.existing_source() << "), file " << conflict.imported_value() << " ("
+        << conflict.imported_source() << ")\n";
+  }
+  if (report.conflicts_omitted() > 0) {
+    out << "  ... and " << report.conflicts_omitted() << " more conflicts\n";
+  }
+  // Created and updated records (a full report lists unchanged ones too).
   constexpr int kShownChanges = 20;
-  const int shown =
-      report.dry_run() ? report.changes_size() : std::min(report.changes_size(), kShownChanges);
-  for (int i = 0; i < shown; ++i) {
-    const auto& change = report.changes(i);
+  int listed = 0;
+  int shown = 0;
+  for (const auto& change : report.changes()) {
+    if (change.outcome() == v1::IMPORT_OUTCOME_UNCHANGED) continue;
+    ++listed;
+    if (!report.dry_run() && shown >= kShownChanges) continue;
+    ++shown;
     out << "  row " << change.row() << " " << change.name() << " " << OutcomeText(change.outcome());
     if (change.changed_fields_size() > 0) {
       out << ": " << absl::StrJoin(change.changed_fields(), ", ");
     }
     out << "\n";
   }
-  const int64_t more = report.changes_size() - shown + report.changes_omitted();
+  const int64_t more = listed - shown + report.changes_omitted();
   if (more > 0) out << "  ... and " << more << " more changes\n";
   if (report.rejections_omitted() > 0) {
     out << "  ... and " << report.rejections_omitted() << " more rejections\n";

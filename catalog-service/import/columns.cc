@@ -260,7 +260,9 @@ absl::Status SetParsed(const Column& column, absl::string_view cell, Message* me
   const Reflection* reflection = message->GetReflection();
   switch (column.kind) {
     case CellKind::kText:
-      reflection->SetString(message, field, std::string(cell));
+      reflection->SetString(
+          message, field,
+          field->name() == "display_name" ? CleanDisplayName(cell) : std::string(cell));
       return absl::OkStatus();
     case CellKind::kTextList:
       reflection->ClearField(message, field);
@@ -352,6 +354,21 @@ std::string FormatNumber(double value) {
   char buffer[64];
   auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
   return error == std::errc() ? std::string(buffer, end) : absl::StrCat(value);
+}
+
+std::string CleanDisplayName(absl::string_view name) {
+  std::string clean;
+  bool space = false;
+  for (const char c : name) {
+    if (absl::ascii_isspace(static_cast<unsigned char>(c))) {
+      space = !clean.empty();
+      continue;
+    }
+    if (space) clean.push_back(' ');
+    space = false;
+    clean.push_back(c);
+  }
+  return clean;
 }
 
 absl::Status SetCell(const Column& column, absl::string_view cell, Message* record) {

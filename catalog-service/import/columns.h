@@ -48,6 +48,11 @@ const std::vector<Column>& EpochHardwareColumns();
 // field holds come from other_source_columns).
 const std::vector<absl::string_view>& EpochHardwareHeader();
 
+// A display name as records keep it: each run of white space (line breaks
+// included) becomes one space, and the space around the name goes. The
+// file's own text is kept in other_source_columns when it differs.
+std::string CleanDisplayName(absl::string_view name);
+
 // Parses `cell` (not empty) into the field of `record` named by
 // column.field. INVALID_ARGUMENT with the reason, e.g. "\"abc\" is not a
 // number"; the record is unchanged then.

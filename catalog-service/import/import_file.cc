@@ -170,8 +170,8 @@ absl::Status ParseCsv(absl::string_view content, const std::vector<Column>& colu
     if (row_number > kMaxImportRows) {
       return InvalidFieldError("data", absl::StrCat("more than ", kMaxImportRows, " rows"));
     }
-    const std::string display_name =
-        name_index < static_cast<int>(row.cells.size()) ? row.cells[name_index] : "";
+    const std::string display_name = CleanDisplayName(
+        name_index < static_cast<int>(row.cells.size()) ? row.cells[name_index] : "");
     auto reject = [&](absl::string_view column, absl::string_view reason) {
       v1::ImportRejection* rejection = &file->rejections.emplace_back();
       rejection->set_row(row_number);

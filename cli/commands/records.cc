@@ -7,6 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "cli/command.h"
@@ -227,7 +228,17 @@ int Info(Session& session, const Arguments&) {
   auto context = Session::NewContext();
   grpc::Status status = session.catalog().GetCatalogInfo(context.get(), {}, &info);
   if (!status.ok()) return session.CatalogFailed(status);
-  PrintRecord(info, session.json());
+  if (session.json()) {
+    PrintRecord(info, true);
+    return EXIT_SUCCESS;
+  }
+  catalog_v1::CatalogInfo counts = info;
+  counts.clear_credits();
+  PrintRecord(counts, false);
+  for (const auto& credit : info.credits()) {
+    std::cout << "data: " << credit.source() << " (" << credit.license() << "), " << credit.what()
+              << ": " << absl::StrJoin(credit.urls(), ", ") << "\n";
+  }
   return EXIT_SUCCESS;
 }
 

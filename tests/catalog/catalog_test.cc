@@ -234,6 +234,20 @@ TEST_F(CatalogTest, LoadIfEmptyLoadsOnce) {
   EXPECT_EQ(catalog_->Info()->schema_version(), 2);
 }
 
+// The shipped facts come from Epoch AI under CC BY 4.0: info credits them.
+TEST_F(CatalogTest, InfoCreditsEpochAiWithItsLicenceAndLinks) {
+  absl::StatusOr<v1::CatalogInfo> info = catalog_->Info();
+  ASSERT_TRUE(info.ok()) << info.status();
+  std::vector<std::string> urls;
+  for (const v1::DataCredit& credit : info->credits()) {
+    EXPECT_EQ(credit.source(), "Epoch AI");
+    EXPECT_EQ(credit.license(), "CC BY 4.0");
+    urls.insert(urls.end(), credit.urls().begin(), credit.urls().end());
+  }
+  EXPECT_EQ(urls, (std::vector<std::string>{"https://epoch.ai/data/ai-models",
+                                            "https://epoch.ai/data/machine-learning-hardware"}));
+}
+
 TEST_F(CatalogTest, OutputOnlyFieldsAreNotStored) {
   v1::Dataset dataset;
   common::v1::Model model = NewModel("x", "X");

@@ -29,11 +29,16 @@ class EpochFilesTest : public ::testing::Test {
     ASSERT_TRUE(catalog_->CreateAll(*shipped).ok());
   }
 
-  v1::ImportReport Import(const std::string& content, const std::string& name) {
+  // `overwrite_all`: the file's values replace the curated ones (by default
+  // they are kept and reported as conflicts).
+  v1::ImportReport Import(const std::string& content, const std::string& name,
+                          bool overwrite_all = false) {
     absl::StatusOr<ParsedFile> file = ParseImportFile(content, v1::FILE_FORMAT_UNSPECIFIED, name);
     EXPECT_TRUE(file.ok()) << name << ": " << file.status();
     if (!file.ok()) return {};
-    absl::StatusOr<v1::ImportReport> report = catalog_->Import(*file, {});
+    v1::ImportOptions options;
+    if (overwrite_all) options.add_overwrite("all");
+    absl::StatusOr<v1::ImportReport> report = catalog_->Import(*file, options);
     EXPECT_TRUE(report.ok()) << name << ": " << report.status();
     return report.ok() ? *report : v1::ImportReport();
   }
@@ -76,7 +81,22 @@ TEST_F(EpochFilesTest, AllAiModelsRoundTripsCellByCellAndReimportIsANoOp) {
   REQUIRE_SHARED_DATA(models_path, "epoch/all_ai_models.csv");
   Import(testing::ReadFile(hardware_path), "ml_hardware.csv");
   const std::string original = testing::ReadFile(models_path);
-  v1::ImportReport report = Import(original, "all_ai_models.csv");
+  // Without --overwrite the curated records keep their values: DeepSeek LLM
+  // 7B's exact count from its weights, not Epoch's rounded 7e9.
+  v1::ImportReport kept = Import(original, "all_ai_models.csv");
+  EXPECT_EQ(catalog_->Get<Model>("DeepSeek LLM 7B")->parameters(), 6910365696);
+  bool reported = false;
+  for (const v1::ImportConflict& conflict : kept.conflicts()) {
+    if (conflict.display_name() == "DeepSeek LLM 7B" && conflict.field() == "parameters") {
+      reported = !conflict.overwritten() && conflict.existing_value() == "6910365696" &&
+                 conflict.imported_value() == "7000000000" &&
+                 conflict.imported_source() == "Epoch AI, all_ai_models.csv";
+    }
+  }
+  EXPECT_TRUE(reported) << "the kept count is not reported as a conflict";
+  RecordProperty("conflicts_kept", std::to_string(kept.conflicts_size()));
+  // The round trip of the file's cells: its values everywhere.
+  v1::ImportReport report = Import(original, "all_ai_models.csv", /*overwrite_all=*/true);
   EXPECT_EQ(report.rows_read(), 3237);
   EXPECT_EQ(report.rejected(), 0) << report.rejections(0).DebugString();
   EXPECT_EQ(report.created() + report.updated() + report.unchanged(), 3237);

@@ -100,13 +100,18 @@ TEST_P(ImportTest, DuplicateAndLookAlikeNamesStaySeparateAndAreReported) {
                                         "Nova 2 ,Z,5,,,,\n");
   v1::ImportReport report = Import(file);
   EXPECT_EQ(report.created(), 5);
-  ASSERT_EQ(report.duplicate_names_size(), 1);
-  EXPECT_EQ(report.duplicate_names(0).display_name(), "Twin");
-  EXPECT_EQ(report.duplicate_names(0).names(1), "models/twin-2");
+  // "Nova 2 " is "Nova 2" once its name is cleaned: a duplicate, kept apart.
+  ASSERT_EQ(report.duplicate_names_size(), 2);
+  EXPECT_EQ(report.duplicate_names(0).display_name(), "Nova 2");
+  EXPECT_EQ(report.duplicate_names(0).names(1), "models/nova-2-2");
+  EXPECT_EQ(report.duplicate_names(1).display_name(), "Twin");
+  EXPECT_EQ(report.duplicate_names(1).names(1), "models/twin-2");
   EXPECT_EQ(catalog_->Get<Model>("models/twin-2")->organizations(0), "Second");
-  // Exact names still find their record although they share a key.
-  EXPECT_EQ(catalog_->Get<Model>("Nova 2")->organizations(0), "Y");
-  EXPECT_EQ(catalog_->Get<Model>("Nova-2")->organizations(0), "X");
+  // Names that share a slug get the hash of the exact name; the second row
+  // of a name is numbered.
+  EXPECT_EQ(catalog_->Get<Model>("models/nova-2")->organizations(0), "X");
+  EXPECT_EQ(catalog_->Get<Model>("models/nova-2-0ada2a2d")->organizations(0), "Y");
+  EXPECT_EQ(catalog_->Get<Model>("models/nova-2-2")->organizations(0), "Z");
 
   v1::ImportReport again = Import(file);
   EXPECT_EQ(again.unchanged(), 5) << again.DebugString();
@@ -255,6 +260,124 @@ TEST_P(ImportTest, ReportsStayBoundedForLargeFiles) {
   EXPECT_EQ(report.created(), 1200);
   EXPECT_EQ(report.changes_size(), 1000);
   EXPECT_EQ(report.changes_omitted(), 200);
+}
+
+// A curated record: memory as the datasheet gives it (80 GiB), no TDP.
+Hardware CuratedH100() {
+  Hardware hardware;
+  hardware.set_display_name("NVIDIA H100 SXM");
+  hardware.set_memory_bytes(80.0 * (1ull << 30));  // 80 GiB, bytes
+  hardware.mutable_provenance()->set_source("NVIDIA H100 datasheet");
+  return hardware;
+}
+
+constexpr char kEpochH100[] =
+    "Hardware name,Memory (bytes),TDP (W)\n"
+    "NVIDIA H100 SXM,80000000000,700\n";
+
+TEST_P(ImportTest, ValuesFromAnotherSourceAreKeptAndReportedUnlessOverwritten) {
+  ASSERT_TRUE(catalog_->Create<Hardware>("nvidia-h100-sxm", CuratedH100()).ok());
+  v1::ImportOptions options;
+  options.set_source_name("ml_hardware.csv");
+  v1::ImportReport report = Import(kEpochH100, options);
+  EXPECT_EQ(report.updated(), 1) << "the TDP the record lacked is taken";
+  ASSERT_EQ(report.conflicts_size(), 1);
+  const v1::ImportConflict& conflict = report.conflicts(0);
+  EXPECT_EQ(conflict.row(), 1);
+  EXPECT_EQ(conflict.name(), "hardware/nvidia-h100-sxm");
+  EXPECT_EQ(conflict.field(), "memory_bytes");
+  EXPECT_EQ(conflict.existing_value(), "85899345920");
+  EXPECT_EQ(conflict.existing_source(), "NVIDIA H100 datasheet");
+  EXPECT_EQ(conflict.imported_value(), "80000000000");
+  EXPECT_EQ(conflict.imported_source(), "Epoch AI, ml_hardware.csv");
+  EXPECT_FALSE(conflict.overwritten());
+  absl::StatusOr<Hardware> h100 = catalog_->Get<Hardware>("hardware/nvidia-h100-sxm");
+  ASSERT_TRUE(h100.ok());
+  EXPECT_EQ(h100->memory_bytes(), 80.0 * (1ull << 30)) << "a curated value was replaced";
+  EXPECT_EQ(h100->tdp_watts(), 700);
+  EXPECT_EQ(h100->provenance().source(), "NVIDIA H100 datasheet");
+  EXPECT_EQ(h100->provenance().field_sources().at("tdp_watts"), "Epoch AI, ml_hardware.csv");
+  EXPECT_FALSE(h100->provenance().field_sources().contains("memory_bytes"));
+  EXPECT_EQ(h100->provenance().urls(0), "https://epoch.ai/data/machine-learning-hardware");
+
+  // Importing again changes nothing and reports the same conflict.
+  int64_t revision = catalog_->Info()->revision();
+  report = Import(kEpochH100, options);
+  EXPECT_EQ(report.unchanged(), 1);
+  EXPECT_EQ(report.conflicts_size(), 1);
+  EXPECT_EQ(catalog_->Info()->revision(), revision) << "a no-op import wrote";
+
+  // Asked to, the import takes the file's value and says so.
+  v1::ImportOptions overwrite = options;
+  overwrite.add_overwrite("memory_bytes");
+  report = Import(kEpochH100, overwrite);
+  EXPECT_EQ(report.updated(), 1);
+  ASSERT_EQ(report.conflicts_size(), 1);
+  EXPECT_TRUE(report.conflicts(0).overwritten());
+  h100 = catalog_->Get<Hardware>("hardware/nvidia-h100-sxm");
+  ASSERT_TRUE(h100.ok());
+  EXPECT_EQ(h100->memory_bytes(), 80e9);
+  EXPECT_EQ(h100->provenance().field_sources().at("memory_bytes"), "Epoch AI, ml_hardware.csv");
+
+  // Now the value is Epoch's: the next import of the same file is a no-op.
+  revision = catalog_->Info()->revision();
+  report = Import(kEpochH100, options);
+  EXPECT_EQ(report.unchanged(), 1);
+  EXPECT_EQ(report.conflicts_size(), 0);
+  EXPECT_EQ(catalog_->Info()->revision(), revision);
+}
+
+TEST_P(ImportTest, OverwriteAllTakesEveryValueAndUnknownFieldsAreRefused) {
+  ASSERT_TRUE(catalog_->Create<Hardware>("nvidia-h100-sxm", CuratedH100()).ok());
+  v1::ImportOptions options;
+  options.add_overwrite("all");
+  v1::ImportReport report = Import(kEpochH100, options);
+  ASSERT_EQ(report.conflicts_size(), 1);
+  EXPECT_TRUE(report.conflicts(0).overwritten());
+  EXPECT_EQ(catalog_->Get<Hardware>("hardware/nvidia-h100-sxm")->memory_bytes(), 80e9);
+
+  v1::ImportOptions bad;
+  bad.add_overwrite("memory_bytes");
+  bad.add_overwrite("memory");
+  absl::StatusOr<ParsedFile> file = ParseImportFile(kEpochH100, bad.format(), "");
+  ASSERT_TRUE(file.ok());
+  absl::StatusOr<v1::ImportReport> refused = catalog_->Import(*file, bad);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().ToString().find("options.overwrite[1]"), std::string::npos)
+      << refused.status();
+}
+
+TEST_P(ImportTest, DisplayNamesAreCleanedAndTheFilesTextKept) {
+  const std::string file =
+      absl::StrCat(kHeader, "\"  Spaced\nModel \",Org,1e9,,,,\n", "Plain,Org,2e9,,,,\n");
+  v1::ImportReport report = Import(file);
+  EXPECT_EQ(report.created(), 2);
+  absl::StatusOr<Model> model = catalog_->Get<Model>("Spaced Model");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->display_name(), "Spaced Model");
+  EXPECT_EQ(model->other_source_columns().at("Model"), "  Spaced\nModel ");
+  EXPECT_FALSE(catalog_->Get<Model>("Plain")->other_source_columns().contains("Model"));
+  // Export writes the file's own text back, and a re-import changes nothing.
+  EXPECT_NE(ExportModelsCsv({*model}).find("\"  Spaced\nModel \""), std::string::npos);
+  EXPECT_EQ(Import(file).unchanged(), 2);
+}
+
+TEST_P(ImportTest, FullReportListsEveryRowUnchangedOnesToo) {
+  std::string file = kHeader;
+  for (int i = 0; i < 1200; ++i) absl::StrAppend(&file, "Bulk ", i, ",Org,", i + 1, ",,,,\n");
+  absl::StrAppend(&file, "Bad,Org,many,,,,\n");
+  v1::ImportOptions options;
+  options.set_full_report(true);
+  v1::ImportReport report = Import(file, options);
+  EXPECT_EQ(report.changes_size(), 1200);
+  EXPECT_EQ(report.changes_omitted(), 0);
+  ASSERT_EQ(report.rejections_size(), 1);
+  EXPECT_EQ(report.rejections(0).row(), 1201);
+  report = Import(file, options);
+  EXPECT_EQ(report.unchanged(), 1200);
+  ASSERT_EQ(report.changes_size(), 1200);
+  EXPECT_EQ(report.changes(1199).row(), 1200);
+  EXPECT_EQ(report.changes(1199).outcome(), v1::IMPORT_OUTCOME_UNCHANGED);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, ImportTest,
