@@ -4,10 +4,11 @@
 # through this machine's noise (its speed moves within seconds; interleaving
 # puts both builds under the same conditions).
 #   scripts/bench-compare.sh REF [ROUNDS]   (also: scripts/bench.sh --compare=REF)
-# REF is any commit (e.g. HEAD~3, a tag). Each round runs, in turn: the echo
-# baseline, EstimateInferenceMemory and GetModel against REF's services and
-# the current ones, and the streamed fit matrix (estimator_grpc_bench) of
-# each build. Reported per scenario: the median over rounds of server CPU
+# REF is any commit (e.g. HEAD~3, a tag). Each round runs, in turn, for
+# EstimateInferenceMemory, GetModel and PlanInference (every accelerator):
+# REF's services, the current ones, and the echo server replying as many
+# bytes as the current answer; then the streamed fit matrix
+# (estimator_grpc_bench) of each build. Reported per scenario: the median over rounds of server CPU
 # per call (microseconds, from /proc/PID/stat), calls/s and p99, and the
 # ratio current / REF. Nothing is written to docs/: the table goes to stdout
 # and to .run/compare/RESULTS.md.
@@ -94,16 +95,35 @@ PY
   echo "$label: no request spelling worked (see $state/$label.err)" >&2
 }
 
+plan_requests=('{"model": "Llama 3.1 8B"}')
+scenario_method() {
+  case "$1" in
+    estimate) echo modelatlas.estimator.v1.EstimatorService/EstimateInferenceMemory ;;
+    get) echo modelatlas.catalog.v1.CatalogService/GetModel ;;
+    plan) echo modelatlas.estimator.v1.EstimatorService/PlanInference ;;
+  esac
+}
+scenario_server() { [[ $1 == get ]] && echo catalog || echo estimator; }
+
 echo "== $rounds rounds of ${seconds}s per scenario"
 for round in $(seq 1 "$rounds"); do
-  load "echo-$round" echo "$root/build/bench/loadgen" modelatlas.bench.v1.EchoService/Echo \
-    '{"payload": "", "response_bytes": 600}'
+  for scenario in estimate get plan; do
+    declare -n requests="${scenario}_requests"
+    for side in ref new; do
+      b="$root/build"; [[ $side == ref ]] && b="$ref_tree/build"
+      load "$scenario-$side-$round" "$(scenario_server $scenario)-$side" "$b/bench/loadgen" \
+        "$(scenario_method $scenario)" "${requests[@]}"
+    done
+    unset -n requests
+    # The floor for this scenario: the echo server replying as many bytes as
+    # the current build's answer.
+    bytes=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("response_bytes", 600))' \
+      "$state/$scenario-new-$round.json" 2>/dev/null || echo 600)
+    load "echo-$scenario-$round" echo "$root/build/bench/loadgen" modelatlas.bench.v1.EchoService/Echo \
+      "{\"payload\": \"\", \"response_bytes\": $bytes}"
+  done
   for side in ref new; do
     b="$root/build"; [[ $side == ref ]] && b="$ref_tree/build"
-    load "estimate-$side-$round" estimator-$side "$b/bench/loadgen" \
-      modelatlas.estimator.v1.EstimatorService/EstimateInferenceMemory "${estimate_requests[@]}"
-    load "get-$side-$round" catalog-$side "$b/bench/loadgen" \
-      modelatlas.catalog.v1.CatalogService/GetModel "${get_requests[@]}"
     MODELATLAS_BENCH_MODELS=3000 "$b/bench/estimator_grpc_bench" --benchmark_min_time=0.5 \
       --benchmark_format=json >"$state/matrix-$side-$round.json" 2>/dev/null || true
   done
@@ -136,9 +156,12 @@ lines = [f"# {ref} ({ref_sha}) against the current tree (HEAD {head} plus any un
 def fmt(v, unit):
     return "n/a" if v is None else f"{v:,.1f} {unit}" if unit == "us" else f"{v:,.0f}" if unit == "/s" else f"{v/1000:.2f} ms"
 for scenario, label in [("estimate", "EstimateInferenceMemory, Llama 3.1 8B at 8192 tokens"),
-                        ("get", "GetModel, one model")]:
+                        ("get", "GetModel, Llama 3.1 8B"),
+                        ("plan", "PlanInference, Llama 3.1 8B on every accelerator")]:
+    sizes = [f"{(read(f'{scenario}-{side}-1') or {}).get('response_bytes', 0):,}" for side in ("ref", "new")]
+    label = f"{label} (reply bytes: {sizes[0]} REF, {sizes[1]} current; echo sized as current)"
     for key, unit in [("cpu_us_per_call", "us"), ("qps", "/s"), ("p99_us", "ms")]:
-        e = median(field("echo", key))
+        e = median(field(f"echo-{scenario}", key))
         a, b = median(field(f"{scenario}-ref", key)), median(field(f"{scenario}-new", key))
         ratio = f"{b / a:.3f}" if a and b else "n/a"
         lines.append(f"| {label} | {key} | {fmt(e, unit)} | {fmt(a, unit)} | {fmt(b, unit)} | {ratio} |")
