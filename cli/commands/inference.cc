@@ -204,7 +204,8 @@ int Plan(Session& session, const Arguments& args) {
     std::string price = "no price on record";
     switch (plan.price_source()) {
       case v1::PRICE_SOURCE_RECORD:
-        price = absl::StrCat(Fixed(plan.price_usd_per_card_hour(), 2), " (record)");
+        price = absl::StrCat(Fixed(plan.price_usd_per_card_hour(), 2), " (",
+                             PriceSources().Spelling(plan.price_source()), ")");
         break;
       case v1::PRICE_SOURCE_REQUEST:
         price = absl::StrCat(Fixed(plan.price_usd_per_card_hour(), 2), " (--price)");
