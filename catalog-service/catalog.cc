@@ -17,6 +17,7 @@
 #include "common/server/logging.h"
 #include "common/status/errors.h"
 #include "common/status/resource_names.h"
+#include "common/status/suggest.h"
 #include "google/protobuf/field_mask.pb.h"
 #include "google/protobuf/util/field_mask_util.h"
 
@@ -66,6 +67,55 @@ absl::Status NotFound(absl::string_view name) {
   return ResourceNotFoundError(Traits<Record>::kTypeName, name);
 }
 
+// Records a NOT_FOUND scans for names to suggest: a bound on what a wrong
+// name can cost.
+constexpr int kMaxSuggestionScan = 20000;
+
+// NOT_FOUND for `name` with "did you mean" the closest display names: those
+// containing what was asked for (ignoring case and punctuation: "H100" ->
+// "NVIDIA H100 SXM5 80GB"), else those within a small edit distance of it
+// or of the id. The status keeps ResourceNotFoundError's details.
+template <typename Record>
+absl::Status NotFoundSuggesting(CatalogStore& store, absl::string_view name) {
+  absl::Status status = NotFound<Record>(name);
+  std::string wanted(name);
+  if (std::optional<std::string> id = ResourceIdFromName(name, Traits<Record>::kCollection)) {
+    wanted = *id;
+  }
+  const std::string wanted_key = AsciiLookupKey(wanted);
+  std::vector<std::string> containing;
+  std::vector<std::string> candidates;
+  std::string after;
+  for (int scanned = 0; scanned < kMaxSuggestionScan;) {
+    absl::StatusOr<std::vector<StoredRecord>> page =
+        store.List(Traits<Record>::kKind, after, Catalog::kMaxPageSize);
+    if (!page.ok()) return status;  // the suggestion is a courtesy; NOT_FOUND stands
+    for (const StoredRecord& record : *page) {
+      if (wanted_key.size() >= 2 && containing.size() < 3 &&
+          absl::StrContains(AsciiLookupKey(record.display_name), wanted_key)) {
+        containing.push_back(record.display_name);
+      }
+      candidates.push_back(record.display_name);
+      candidates.push_back(record.id);
+    }
+    scanned += static_cast<int>(page->size());
+    if (page->size() < static_cast<size_t>(Catalog::kMaxPageSize)) break;
+    after = page->back().id;
+  }
+  std::string suggestion;
+  if (!containing.empty()) {
+    suggestion = absl::StrCat("; did you mean \"", absl::StrJoin(containing, "\" or \""), "\"?");
+  } else {
+    suggestion = DidYouMean(wanted, candidates);
+  }
+  if (suggestion.empty()) return status;
+  absl::Status suggested(status.code(), absl::StrCat(status.message(), suggestion));
+  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+    suggested.SetPayload(url, payload);
+  });
+  return suggested;
+}
+
 std::string QueryFingerprint(absl::string_view collection, const ListQuery& query) {
   return absl::StrCat(collection, "\x1f", query.filter, "\x1f", query.order_by);
 }
@@ -101,7 +151,7 @@ absl::StatusOr<std::string> Catalog::ResolveId(absl::string_view name) {
   // Not a resource name: a display name or alias, ignoring case and punctuation.
   absl::StatusOr<std::vector<std::string>> ids = FindIdsByName<Record>(name);
   if (!ids.ok()) return ids.status();
-  if (ids->empty()) return NotFound<Record>(name);
+  if (ids->empty()) return NotFoundSuggesting<Record>(*store_, name);
   if (ids->size() > 1) {
     // Names that differ only in punctuation ("Llama 3.1 8B", "Llama 3.1-8B")
     // are told apart by the exact spelling.
@@ -186,7 +236,7 @@ absl::StatusOr<StoredRecord> Catalog::GetStored(absl::string_view name) {
   absl::StatusOr<std::string> id = ResolveId<Record>(name);
   if (!id.ok()) return id.status();
   absl::StatusOr<StoredRecord> stored = store_->Get(Traits<Record>::kKind, *id);
-  if (absl::IsNotFound(stored.status())) return NotFound<Record>(name);
+  if (absl::IsNotFound(stored.status())) return NotFoundSuggesting<Record>(*store_, name);
   return stored;
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "catalog-service/summary.h"
 #include "common/status/errors.h"
 #include "common/status/grpc_status.h"
 #include "google/protobuf/util/json_util.h"
@@ -398,6 +399,23 @@ Unary* CatalogServiceImpl::ListModels(Context* c, const v1::ListModelsRequest* r
                ToListResponse<Model, v1::ListModelsResponse>(
                    catalog_->List<Model>(QueryOf(*r, c)),
                    [](v1::ListModelsResponse& p) { return p.add_models(); }),
+               out);
+}
+
+Unary* CatalogServiceImpl::SummarizeModels(Context* c, const v1::SummarizeModelsRequest* r,
+                                           v1::Summary* out) {
+  if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
+    return Refuse(c, denied);
+  }
+  return Reply(c, Summarize<Model>(*catalog_, {r->filter(), r->group_by(), r->value_field()}), out);
+}
+
+Unary* CatalogServiceImpl::SummarizeHardware(Context* c, const v1::SummarizeHardwareRequest* r,
+                                             v1::Summary* out) {
+  if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
+    return Refuse(c, denied);
+  }
+  return Reply(c, Summarize<Hardware>(*catalog_, {r->filter(), r->group_by(), r->value_field()}),
                out);
 }
 

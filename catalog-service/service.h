@@ -71,6 +71,10 @@ class CatalogServiceImpl final : public v1::CatalogService::WithRawCallbackMetho
   Unary* DeleteHardware(Context* c, const v1::DeleteHardwareRequest* r,
                         google::protobuf::Empty* out) override;
 
+  Unary* SummarizeModels(Context* c, const v1::SummarizeModelsRequest* r,
+                         v1::Summary* out) override;
+  Unary* SummarizeHardware(Context* c, const v1::SummarizeHardwareRequest* r,
+                           v1::Summary* out) override;
   Unary* GetCatalogInfo(Context* c, const v1::GetCatalogInfoRequest* r,
                         v1::CatalogInfo* out) override;
   grpc::ServerWriteReactor<v1::WatchResponse>* Watch(Context* c,

@@ -18,6 +18,7 @@
 
 // Flags more than one concern reads (defined in cli/session.cc).
 ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(bool, jsonl);
 ABSL_DECLARE_FLAG(absl::Duration, timeout);
 ABSL_DECLARE_FLAG(std::string, filter);
 ABSL_DECLARE_FLAG(std::string, hardware);
@@ -34,7 +35,10 @@ class Session {
 
   catalog::v1::CatalogService::Stub& catalog();
   estimator::v1::EstimatorService::Stub& estimator();
+  // --json or --jsonl: print JSON.
   bool json() const { return json_; }
+  // --jsonl: lists and streams one compact object per line.
+  bool jsonl() const { return jsonl_; }
 
   // A context with the --timeout deadline (or `timeout`).
   static std::unique_ptr<grpc::ClientContext> NewContext();
@@ -48,6 +52,7 @@ class Session {
   std::string catalog_address_;
   std::string estimator_address_;
   bool json_;
+  bool jsonl_;
   std::unique_ptr<catalog::v1::CatalogService::Stub> catalog_stub_;
   std::unique_ptr<estimator::v1::EstimatorService::Stub> estimator_stub_;
 };

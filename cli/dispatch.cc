@@ -19,9 +19,9 @@ namespace modelatlas::cli {
 namespace {
 
 // Flags every command reads, shown once in the overview.
-constexpr absl::string_view kGlobalFlags[] = {"catalog",       "estimator",   "json",
-                                              "timeout",       "token_file",  "tls_ca_file",
-                                              "tls_cert_file", "tls_key_file"};
+constexpr absl::string_view kGlobalFlags[] = {"catalog",     "estimator",     "json",
+                                              "jsonl",       "timeout",       "token_file",
+                                              "tls_ca_file", "tls_cert_file", "tls_key_file"};
 
 // How many leading words of `args` are the command's words (0 if not all).
 size_t MatchedWords(const Command& command, const std::vector<std::string>& args) {
@@ -216,6 +216,31 @@ int RunCli(const CommandTable& table, int argc, char** argv) {
       continue;
     }
     rest.push_back(argv[i]);
+  }
+  // An unknown flag is a usage error naming the closest flags (absl would
+  // only say it is unknown).
+  for (size_t i = 1; i < rest.size(); ++i) {
+    absl::string_view arg = rest[i];
+    if (arg == "--") break;
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    absl::ConsumePrefix(&arg, "-");
+    absl::ConsumePrefix(&arg, "-");
+    const absl::string_view name = arg.substr(0, arg.find('='));
+    if (name.empty() || absl::FindCommandLineFlag(name) != nullptr) continue;
+    if (absl::StartsWith(name, "no") && absl::FindCommandLineFlag(name.substr(2)) != nullptr) {
+      continue;  // --nohypothetical
+    }
+    std::vector<std::string> known;
+    for (const auto& [flag_name, flag] : absl::GetAllFlags()) {
+      known.push_back(std::string(flag_name));
+    }
+    std::sort(known.begin(), known.end());
+    std::vector<std::string> closest = ClosestNames(name, known);
+    for (std::string& flag : closest) flag = absl::StrCat("--", flag);
+    return UsageError(absl::StrCat(
+        "unknown flag --", name,
+        closest.empty() ? "" : absl::StrCat("; did you mean ", absl::StrJoin(closest, " or "), "?"),
+        " (modelatlas COMMAND --help lists a command's flags)"));
   }
   static const std::string* overview = new std::string(Overview(table));
   absl::SetProgramUsageMessage(*overview);

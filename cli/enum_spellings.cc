@@ -119,6 +119,17 @@ const Spellings<estimator_v1::PlanObjective>& PlanObjectives() {
   return *table;
 }
 
+const Spellings<estimator_v1::PriceSource>& PriceSources() {
+  static const auto* table = new Spellings<estimator_v1::PriceSource>(
+      "price_source", {
+                          {estimator_v1::PRICE_SOURCE_RECORD, "record",
+                           "the hardware record's cloud price per chip-hour"},
+                          {estimator_v1::PRICE_SOURCE_REQUEST, "request",
+                           "the price the request gave (plan --price), for every card"},
+                      });
+  return *table;
+}
+
 const Spellings<estimator_v1::Optimizer>& Optimizers() {
   static const auto* table = new Spellings<estimator_v1::Optimizer>(
       "optimizer",
@@ -257,9 +268,10 @@ const Spellings<catalog_v1::ImportOutcome>& ImportOutcomes() {
 }
 
 std::vector<const EnumSpellings*> AllEnumSpellings() {
-  return {&NumberFormats(),     &PlanObjectives(),  &Optimizers(),  &Recomputes(),
-          &FineTunings(),       &Accessibilities(), &Confidences(), &CodeAccessibilities(),
-          &EstimationMethods(), &ChangeTypes(),     &FileFormats(), &ImportOutcomes()};
+  return {&NumberFormats(),       &PlanObjectives(),    &PriceSources(),    &Optimizers(),
+          &Recomputes(),          &FineTunings(),       &Accessibilities(), &Confidences(),
+          &CodeAccessibilities(), &EstimationMethods(), &ChangeTypes(),     &FileFormats(),
+          &ImportOutcomes()};
 }
 
 std::string EnumValuesMarkdown() {
@@ -267,6 +279,7 @@ std::string EnumValuesMarkdown() {
   const std::vector<std::pair<const EnumSpellings*, std::string>> used_by = {
       {&NumberFormats(), "`--weights`, `--kv_cache`"},
       {&PlanObjectives(), "`plan --objective`"},
+      {&PriceSources(), "`plan`: where a price came from; `--price` gives one"},
       {&Optimizers(), "`--optimizer`"},
       {&Recomputes(), "`--recompute`"},
       {&FineTunings(), "`--finetune`"},

@@ -80,6 +80,8 @@ class Spellings : public EnumSpellings {
 const Spellings<estimator::v1::NumberFormat>& NumberFormats();
 // plan --objective.
 const Spellings<estimator::v1::PlanObjective>& PlanObjectives();
+// Where a plan's price came from (printed, not a flag).
+const Spellings<estimator::v1::PriceSource>& PriceSources();
 // Training: --optimizer, --recompute, --finetune.
 const Spellings<estimator::v1::Optimizer>& Optimizers();
 const Spellings<estimator::v1::Recompute>& Recomputes();

@@ -1,6 +1,7 @@
 #include "cli/output.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -207,17 +208,74 @@ std::string FieldPathText(const Message& record, absl::string_view path) {
 
 void PrintFields(const Message& message) { PrintFieldsWithPrefix(message, ""); }
 
+namespace {
+bool json_lines = false;  // --jsonl
+}  // namespace
+
+void SetJsonLines(bool lines) { json_lines = lines; }
+
 std::string ToJson(const Message& message) {
   std::string json;
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
-  options.add_whitespace = true;
+  options.add_whitespace = !json_lines;
   if (!google::protobuf::util::MessageToJsonString(message, &json, options).ok()) return "{}";
   while (!json.empty() && json.back() == '\n') json.pop_back();
   return json;
 }
 
 void PrintJson(const Message& message) { std::cout << ToJson(message) << "\n"; }
+
+JsonListPrinter::JsonListPrinter(bool lines, std::ostream& out) : lines_(lines), out_(out) {}
+
+JsonListPrinter::~JsonListPrinter() { Finish(); }
+
+void JsonListPrinter::Add(const Message& message) {
+  if (lines_) {
+    out_ << ToJson(message) << "\n";
+  } else {
+    out_ << (count_ == 0 ? "[\n" : ",\n") << ToJson(message);
+  }
+  ++count_;
+}
+
+void JsonListPrinter::Finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (lines_) return;
+  out_ << (count_ == 0 ? "[]\n" : "\n]\n");
+  out_.flush();
+}
+
+std::string MemoryBar(const std::vector<BarPart>& parts, double capacity_bytes, int width) {
+  double total = 0;
+  for (const BarPart& part : parts) total += std::max(0.0, part.bytes);
+  const bool over = total > capacity_bytes;
+  // Over capacity the bar stands for the total (and ends in '>').
+  const double scale = over ? total : capacity_bytes;
+  std::string bar;
+  if (scale <= 0 || width <= 0) return "[]";
+  double cumulative = 0;
+  for (const BarPart& part : parts) {
+    if (part.bytes <= 0) continue;
+    const int start = static_cast<int>(bar.size());
+    cumulative += part.bytes;
+    int end = static_cast<int>(std::lround(cumulative / scale * width));
+    end = std::min(width, std::max(end, start + 1));
+    bar.append(static_cast<size_t>(std::max(0, end - start)), part.letter);
+  }
+  if (static_cast<int>(bar.size()) > width) bar.resize(static_cast<size_t>(width));
+  bar.append(static_cast<size_t>(width - static_cast<int>(bar.size())), '.');
+  return absl::StrCat("[", bar, over ? ">" : "]");
+}
+
+std::string MemoryBarLegend(const std::vector<BarPart>& parts) {
+  std::vector<std::string> names;
+  for (const BarPart& part : parts)
+    names.push_back(absl::StrCat(std::string(1, part.letter), " ", part.name));
+  names.push_back(". free");
+  return absl::StrJoin(names, ", ");
+}
 
 void PrintRecord(const Message& message, bool json) {
   if (json) {

@@ -4,6 +4,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,10 @@ std::string FieldPathText(const google::protobuf::Message& record, absl::string_
 // flattened ("architecture.num_layers: 32"), multi-line text indented.
 void PrintFields(const google::protobuf::Message& message);
 
+// With `lines` (--jsonl), ToJson writes one compact line instead of
+// indented JSON.
+void SetJsonLines(bool lines);
+
 // The message in protobuf's JSON mapping, with proto field names.
 std::string ToJson(const google::protobuf::Message& message);
 
@@ -42,6 +48,41 @@ int CallFailed(const grpc::Status& status, const std::string& service, const std
 
 // Prints the message as JSON (ToJson) and a newline on stdout.
 void PrintJson(const google::protobuf::Message& message);
+
+// Prints a stream of messages as ONE JSON document: a JSON array (an
+// element per Add, "[]" when none), or with `lines` JSON Lines (one compact
+// object per line). Finish (or the destructor) closes the array.
+class JsonListPrinter {
+ public:
+  explicit JsonListPrinter(bool lines, std::ostream& out);
+  ~JsonListPrinter();
+  JsonListPrinter(const JsonListPrinter&) = delete;
+  JsonListPrinter& operator=(const JsonListPrinter&) = delete;
+  void Add(const google::protobuf::Message& message);
+  void Finish();
+
+ private:
+  bool lines_;
+  std::ostream& out_;
+  int64_t count_ = 0;
+  bool finished_ = false;
+};
+
+// One part of a memory bar: its letter, its name and its bytes.
+struct BarPart {
+  char letter;
+  std::string name;
+  double bytes;
+};
+
+// A bar `width` columns wide standing for `capacity_bytes`: each part as
+// its letter repeated in proportion to its bytes (at least one column for a
+// part above zero), the rest as '.'. A total above the capacity fills the
+// bar and ends in '>'. E.g. "[WWWWWWKKAO..........]".
+std::string MemoryBar(const std::vector<BarPart>& parts, double capacity_bytes, int width);
+
+// The legend of MemoryBar: "W weights, K KV cache, ..., . free".
+std::string MemoryBarLegend(const std::vector<BarPart>& parts);
 
 // PrintJson when `json`, else PrintFields.
 void PrintRecord(const google::protobuf::Message& message, bool json);

@@ -17,7 +17,11 @@ ABSL_FLAG(std::string, token_file, "",
 ABSL_FLAG(std::string, tls_ca_file, "", "PEM CA to verify the servers' certificates (TLS)");
 ABSL_FLAG(std::string, tls_cert_file, "", "PEM client certificate (mutual TLS)");
 ABSL_FLAG(std::string, tls_key_file, "", "PEM private key of --tls_cert_file");
-ABSL_FLAG(bool, json, false, "Print JSON (protobuf's JSON mapping) instead of tables");
+ABSL_FLAG(bool, json, false,
+          "Print JSON (protobuf's JSON mapping) instead of tables: one document, lists and "
+          "streams as one array");
+ABSL_FLAG(bool, jsonl, false,
+          "Print JSON Lines: one compact JSON object per line (a list's or stream's elements)");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(10), "Deadline of each call");
 ABSL_FLAG(std::string, filter, "",
           "List filter (AIP-160), e.g. 'parameters > 1e9 AND domains:\"Language\"'");
@@ -59,7 +63,10 @@ std::shared_ptr<grpc::Channel> Channel(const std::string& address) {
 Session::Session()
     : catalog_address_(absl::GetFlag(FLAGS_catalog)),
       estimator_address_(absl::GetFlag(FLAGS_estimator)),
-      json_(absl::GetFlag(FLAGS_json)) {}
+      json_(absl::GetFlag(FLAGS_json) || absl::GetFlag(FLAGS_jsonl)),
+      jsonl_(absl::GetFlag(FLAGS_jsonl)) {
+  SetJsonLines(jsonl_);
+}
 
 catalog::v1::CatalogService::Stub& Session::catalog() {
   if (!catalog_stub_)

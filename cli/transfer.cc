@@ -217,15 +217,23 @@ void PrintImportReport(const v1::ImportReport& report, std::ostream& out) {
 }
 
 grpc::Status ExportFile(v1::CatalogService::Stub& catalog, const v1::ExportRecordsRequest& request,
-                        absl::Duration timeout, std::ostream& out, int64_t* record_count) {
+                        absl::Duration timeout, bool progress, std::ostream& out,
+                        int64_t* record_count) {
   auto context = ContextWithDeadline(timeout);
   std::unique_ptr<grpc::ClientReader<v1::ExportRecordsResponse>> reader =
       catalog.ExportRecords(context.get(), request);
   v1::ExportRecordsResponse response;
+  size_t received = 0;  // bytes
   while (reader->Read(&response)) {
     out << response.data();
+    received += response.data().size();
+    if (progress) {
+      // The size is not known before the end: bytes so far, no percentage.
+      std::cerr << absl::StrFormat("\rexport: %.1f MB received", received / 1e6) << std::flush;
+    }
     if (response.record_count() > 0) *record_count = response.record_count();
   }
+  if (progress) std::cerr << "\n";
   return reader->Finish();
 }
 

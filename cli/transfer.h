@@ -62,9 +62,10 @@ grpc::Status ImportFile(catalog::v1::CatalogService::Stub& catalog, const std::s
 // the changes (all of them in a dry run, else the first few).
 void PrintImportReport(const catalog::v1::ImportReport& report, std::ostream& out);
 
-// Writes the export to `out` as it arrives; sets *record_count.
+// Writes the export to `out` as it arrives; sets *record_count. `progress`
+// shows the bytes received so far on stderr.
 grpc::Status ExportFile(catalog::v1::CatalogService::Stub& catalog,
                         const catalog::v1::ExportRecordsRequest& request, absl::Duration timeout,
-                        std::ostream& out, int64_t* record_count);
+                        bool progress, std::ostream& out, int64_t* record_count);
 
 }  // namespace modelatlas::cli

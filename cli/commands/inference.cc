@@ -4,6 +4,7 @@
 #include <optional>
 #include <sstream>
 
+#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -34,6 +35,7 @@ ABSL_FLAG(std::string, objective, "fewest-cards",
 ABSL_FLAG(int64_t, prompt, 1000, "plan: prompt tokens for the time to first token");
 ABSL_FLAG(int32_t, max_cards, 64, "plan: most cards to consider (a power of two)");
 ABSL_FLAG(int32_t, cards, 1, "runnable: cards of the hardware (a power of two)");
+ABSL_DECLARE_FLAG(std::optional<double>, price);  // commands/training_compute.cc
 
 namespace modelatlas::cli {
 namespace {
@@ -46,6 +48,9 @@ absl::Status FillPlan(v1::PlanInferenceRequest* request) {
   if (!objective.ok()) return objective.status();
   request->set_objective(*objective);
   request->set_max_cards(absl::GetFlag(FLAGS_max_cards));
+  if (const std::optional<double> price = absl::GetFlag(FLAGS_price); price.has_value()) {
+    request->set_price_usd_per_card_hour(*price);
+  }
   for (absl::string_view name :
        absl::StrSplit(absl::GetFlag(FLAGS_hardware), ',', absl::SkipWhitespace())) {
     request->add_hardware(std::string(absl::StripAsciiWhitespace(name)));
@@ -63,6 +68,23 @@ absl::Status FillServing(Request* request) {
   if (!draft.ok()) return draft.status();
   if (draft->has_value()) *request->mutable_draft_model() = **draft;
   return absl::OkStatus();
+}
+
+// A bar per component, each against the total (text output only).
+void PrintComponentBars(const v1::EstimateInferenceMemoryResponse& memory) {
+  if (memory.total_bytes() <= 0) return;
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& line : memory.lines()) {
+    const double share =
+        static_cast<double>(line.bytes()) / static_cast<double>(memory.total_bytes());
+    rows.push_back({line.component(),
+                    MemoryBar({{'#', line.component(), static_cast<double>(line.bytes())}},
+                              static_cast<double>(memory.total_bytes()), 40),
+                    absl::StrCat(Fixed(100 * share, 1), "%"),
+                    absl::StrCat(Gib(static_cast<double>(line.bytes()), 2), " GiB")});
+  }
+  std::cout << "\nshare of the total:\n";
+  PrintTable({"COMPONENT", "SHARE OF TOTAL", "%", "GiB"}, rows);
 }
 
 int EstimateMemory(Session& session, const Arguments& args) {
@@ -89,6 +111,9 @@ int EstimateMemory(Session& session, const Arguments& args) {
   std::cout << response.display_name();
   if (!response.model().empty()) std::cout << " (" << response.model() << ")";
   std::cout << "\n";
+  if (!response.workload().statement().empty()) {
+    std::cout << "workload: " << response.workload().statement() << "\n";
+  }
   if (!response.source().empty()) std::cout << "source: " << response.source() << "\n";
   if (!response.available()) {
     std::cout << response.no_estimate_reason() << "\n";
@@ -102,8 +127,39 @@ int EstimateMemory(Session& session, const Arguments& args) {
   rows.push_back({"total", absl::StrCat(response.total_bytes()), Fixed(response.total_gib(), 2),
                   DecimalGbNote(response.total_gb())});
   PrintTable(kBytesHeader, rows);
+  PrintComponentBars(response);
   for (const auto& warning : response.warnings()) std::cout << "note: " << warning << "\n";
   return EXIT_SUCCESS;
+}
+
+// A bar per card: the model's parts on one card against its usable memory
+// (text output only), for the best kMaxPlanBars plans.
+constexpr int kMaxPlanBars = 10;
+void PrintPlanBars(const v1::PlanInferenceResponse& response) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<BarPart> legend;
+  int shown = 0;
+  for (const auto& plan : response.plans()) {
+    if (plan.usable_bytes_per_card() <= 0) continue;
+    if (++shown > kMaxPlanBars) break;
+    std::vector<BarPart> parts = {
+        {'W', "weights", static_cast<double>(plan.weight_bytes_per_card())},
+        {'K', "KV cache", static_cast<double>(plan.kv_cache_bytes_per_card())},
+        {'A', "activations", static_cast<double>(plan.activation_bytes_per_card())},
+        {'O', "overhead", static_cast<double>(plan.overhead_bytes_per_card())}};
+    if (legend.empty()) legend = parts;
+    rows.push_back(
+        {plan.hardware(), plan.fits() ? absl::StrCat("x", plan.cards()) : "x1, no fit",
+         MemoryBar(parts, static_cast<double>(plan.usable_bytes_per_card()), 40),
+         absl::StrCat(Gib(static_cast<double>(plan.required_bytes_per_card()), 1), " of ",
+                      Gib(static_cast<double>(plan.usable_bytes_per_card()), 1), " GiB")});
+  }
+  if (rows.empty()) return;
+  std::cout << "\nmemory per card against its usable memory (" << MemoryBarLegend(legend)
+            << "; '>' = over";
+  if (shown > kMaxPlanBars) std::cout << "; the first " << kMaxPlanBars << " plans";
+  std::cout << "):\n";
+  PrintTable({"HARDWARE", "CARDS", "PER CARD", "USED OF USABLE"}, rows);
 }
 
 int Plan(Session& session, const Arguments& args) {
@@ -132,29 +188,62 @@ int Plan(Session& session, const Arguments& args) {
   const auto& memory = response.memory();
   std::cout << memory.display_name() << ": " << Fixed(memory.total_gib(), 2) << " GiB to run ("
             << memory.total_bytes() << " bytes)\n";
+  if (!memory.workload().statement().empty()) {
+    std::cout << "workload: " << memory.workload().statement() << "\n";
+  }
   if (!memory.source().empty()) std::cout << "source: " << memory.source() << "\n";
   if (!memory.available()) {
     std::cout << memory.no_estimate_reason() << "\n";
     return EXIT_SUCCESS;
   }
+  const int32_t batch = memory.workload().workload().batch_size();
+  const bool price_given = absl::GetFlag(FLAGS_price).has_value();
+  int without_price = 0;
   std::vector<std::vector<std::string>> rows;
   for (const auto& plan : response.plans()) {
+    std::string price = "no price on record";
+    switch (plan.price_source()) {
+      case v1::PRICE_SOURCE_RECORD:
+        price = absl::StrCat(Fixed(plan.price_usd_per_card_hour(), 2), " (",
+                             PriceSources().Spelling(plan.price_source()), ")");
+        break;
+      case v1::PRICE_SOURCE_REQUEST:
+        price = absl::StrCat(Fixed(plan.price_usd_per_card_hour(), 2), " (--price)");
+        break;
+      default:
+        ++without_price;
+        break;
+    }
     rows.push_back(
         {plan.hardware(), plan.fits() ? absl::StrCat(plan.cards()) : "no fit",
          Gib(static_cast<double>(plan.required_bytes_per_card()), 1),
          Gib(static_cast<double>(plan.headroom_bytes_per_card()), 1),
          OptionalFixed(plan.has_decode_tokens_per_second(), plan.decode_tokens_per_second(), 0),
+         OptionalFixed(plan.has_decode_tokens_per_second_batch(),
+                       plan.decode_tokens_per_second_batch(), 0),
          OptionalFixed(plan.has_prefill_tokens_per_second(), plan.prefill_tokens_per_second(), 0),
          OptionalFixed(plan.has_time_to_first_token_seconds(), plan.time_to_first_token_seconds(),
                        3),
+         price,
          OptionalFixed(plan.has_cost_usd_per_million_tokens(), plan.cost_usd_per_million_tokens(),
                        2)});
   }
-  PrintTable({"HARDWARE", "CARDS", "GiB/CARD", "HEADROOM GiB", "DECODE tok/s", "PREFILL tok/s",
-              "TTFT s", "$/M tokens"},
+  PrintTable({"HARDWARE", "CARDS", "GiB/CARD", "HEADROOM GiB", "DECODE tok/s PER SEQUENCE",
+              absl::StrCat("DECODE tok/s BATCH OF ", batch), "PREFILL tok/s", "TTFT s",
+              "PRICE $/CARD-h", "$/M tokens"},
              rows);
-  std::cout << "(bounds: decode from memory bandwidth, prefill from peak compute x 0.5; "
-               "--json shows the arithmetic)\n";
+  std::cout << "(bounds: decode from memory bandwidth, per sequence and for the batch of " << batch
+            << " sequences; prefill from peak compute x 0.5; --json shows the arithmetic)\n";
+  if (price_given) {
+    std::cout << "prices: $" << Fixed(*absl::GetFlag(FLAGS_price), 2)
+              << " per card-hour from the command line (--price) for every card; cost per "
+                 "million generated tokens = cards x price / (batch tok/s x 3600) x 1e6\n";
+  } else {
+    std::cout << "prices: each hardware record's cloud price per card-hour (record); "
+              << without_price << " of " << response.plans_size()
+              << " have no price on record, so no cost (give --price=USD per card-hour)\n";
+  }
+  PrintPlanBars(response);
   return EXIT_SUCCESS;
 }
 
@@ -171,22 +260,30 @@ int Runnable(Session& session, const Arguments& args) {
   auto reader = session.estimator().ListRunnableModels(context.get(), request);
   v1::ListRunnableModelsResponse message;
   std::vector<std::vector<std::string>> rows;
+  std::optional<JsonListPrinter> json;
+  if (session.json()) json.emplace(session.jsonl(), std::cout);
   while (reader->Read(&message)) {
     for (const v1::RunnableModel& model : message.models()) {
-      if (session.json()) {
-        PrintJson(model);
+      if (json) {
+        json->Add(model);
         continue;
       }
+      const double required = static_cast<double>(model.required_bytes_per_card());
+      const double usable = required + static_cast<double>(model.headroom_bytes_per_card());
       rows.push_back({model.model(), HumanCount(model.parameters()), absl::StrCat(model.cards()),
+                      MemoryBar({{'#', "used", required}}, usable, 10),
                       Gib(static_cast<double>(model.headroom_bytes_per_card()), 1),
                       OptionalFixed(model.has_decode_tokens_per_second(),
                                     model.decode_tokens_per_second(), 0)});
     }
   }
   grpc::Status status = reader->Finish();
+  if (json) json->Finish();
   if (!status.ok()) return session.EstimatorFailed(status);
   if (!session.json()) {
-    PrintTable({"MODEL", "PARAMETERS", "CARDS", "HEADROOM GiB", "DECODE tok/s"}, rows);
+    PrintTable(
+        {"MODEL", "PARAMETERS", "CARDS", "CARD USE", "HEADROOM GiB", "DECODE tok/s PER SEQUENCE"},
+        rows);
     std::cout << rows.size() << " models run on " << args[0] << "\n";
   }
   return EXIT_SUCCESS;
@@ -269,9 +366,10 @@ CommandGroup InferenceCommands() {
               {{"plan"},
                "[MODEL]",
                "which hardware runs MODEL (or --hf, --gguf, ...): cards, speed, cost",
-               with({"hardware", "objective", "prompt", "max_cards", "hf", "gguf", "safetensors",
-                     "hf_config", "lora_config", "lora_adapters", "draft"}),
-               "plan \"Mistral 7B\" --hardware=\"NVIDIA H100,NVIDIA T4\" --objective=cheapest",
+               with({"hardware", "objective", "prompt", "max_cards", "price", "hf", "gguf",
+                     "safetensors", "hf_config", "lora_config", "lora_adapters", "draft"}),
+               "plan \"Mistral 7B\" --hardware=\"NVIDIA H100,NVIDIA T4\" --objective=cheapest "
+               "--price=2.50",
                Plan},
               {{"count"},
                "[MODEL]",

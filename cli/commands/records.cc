@@ -24,6 +24,13 @@ ABSL_FLAG(std::string, columns, "",
           "e.g. 'name,parameters,training_compute_flop'; empty = the usual ones. Fields "
           "--order_by sorts by are always shown");
 
+ABSL_FLAG(std::string, group_by, "",
+          "summarize: the field whose values form the groups, e.g. organizations (a list "
+          "counts a record in each of its values); empty = one group");
+ABSL_FLAG(std::string, value_field, "",
+          "summarize: a numeric field to sum, min and max per group, e.g. "
+          "training_compute_flop");
+
 namespace modelatlas::cli {
 namespace {
 
@@ -144,6 +151,11 @@ int ListModels(Session& session, const Arguments&) {
   if (!status.ok()) return session.CatalogFailed(status);
   catalog_v1::ListModelsResponse all;
   for (const auto& page : pages) all.mutable_models()->MergeFrom(page.models());
+  if (session.jsonl()) {  // one record per line
+    JsonListPrinter lines(/*lines=*/true, std::cout);
+    for (const auto& record : all.models()) lines.Add(record);
+    return EXIT_SUCCESS;
+  }
   if (session.json()) {
     all.set_catalog_revision(pages.back().catalog_revision());
     PrintJson(all);
@@ -176,6 +188,11 @@ int ListHardware(Session& session, const Arguments&) {
   if (!status.ok()) return session.CatalogFailed(status);
   catalog_v1::ListHardwareResponse all;
   for (const auto& page : pages) all.mutable_hardware()->MergeFrom(page.hardware());
+  if (session.jsonl()) {  // one record per line
+    JsonListPrinter lines(/*lines=*/true, std::cout);
+    for (const auto& record : all.hardware()) lines.Add(record);
+    return EXIT_SUCCESS;
+  }
   if (session.json()) {
     all.set_catalog_revision(pages.back().catalog_revision());
     PrintJson(all);
@@ -242,6 +259,71 @@ int Info(Session& session, const Arguments&) {
   return EXIT_SUCCESS;
 }
 
+// `models summarize`, `hardware summarize`: counts per group, and the
+// value field's sum, minimum and maximum.
+void PrintSummary(const catalog_v1::Summary& summary, absl::string_view records) {
+  const std::string group_header =
+      summary.group_by().empty() ? "GROUP" : absl::AsciiStrToUpper(summary.group_by());
+  std::vector<std::string> header = {group_header, absl::AsciiStrToUpper(records)};
+  const bool values = !summary.value_field().empty();
+  if (values) {
+    const std::string field = absl::AsciiStrToUpper(summary.value_field());
+    for (const char* what : {"WITH ", "SUM ", "MIN ", "MAX "}) header.push_back(what + field);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const catalog_v1::SummaryGroup& group : summary.groups()) {
+    std::vector<std::string> row = {
+        group.value().empty() ? (summary.group_by().empty() ? "all" : "(not set)") : group.value(),
+        absl::StrCat(group.record_count())};
+    if (values) {
+      row.push_back(absl::StrCat(group.value_count()));
+      row.push_back(group.has_value_sum() ? Scientific(group.value_sum()) : "-");
+      row.push_back(group.has_value_min() ? Scientific(group.value_min()) : "-");
+      row.push_back(group.has_value_max() ? Scientific(group.value_max()) : "-");
+    }
+    rows.push_back(std::move(row));
+  }
+  PrintTable(header, rows, /*bounded=*/true);
+  std::cout << summary.record_count() << " " << records << " matched in " << summary.groups_size()
+            << " groups";
+  if (!summary.group_by().empty()) {
+    std::cout << " (a record with several " << summary.group_by() << " counts in each)";
+  }
+  std::cout << "; catalog revision " << summary.catalog_revision() << "\n";
+}
+
+template <typename Request, typename Call>
+int Summarize(Session& session, absl::string_view records, Call call) {
+  Request request;
+  request.set_filter(absl::GetFlag(FLAGS_filter));
+  request.set_group_by(absl::GetFlag(FLAGS_group_by));
+  request.set_value_field(absl::GetFlag(FLAGS_value_field));
+  catalog_v1::Summary summary;
+  auto context = Session::NewContext();
+  grpc::Status status = call(context.get(), request, &summary);
+  if (!status.ok()) return session.CatalogFailed(status);
+  if (session.json()) {
+    PrintJson(summary);
+  } else {
+    PrintSummary(summary, records);
+  }
+  return EXIT_SUCCESS;
+}
+
+int SummarizeModels(Session& session, const Arguments&) {
+  return Summarize<catalog_v1::SummarizeModelsRequest>(
+      session, "models", [&](grpc::ClientContext* c, const auto& r, auto* out) {
+        return session.catalog().SummarizeModels(c, r, out);
+      });
+}
+
+int SummarizeHardware(Session& session, const Arguments&) {
+  return Summarize<catalog_v1::SummarizeHardwareRequest>(
+      session, "hardware", [&](grpc::ClientContext* c, const auto& r, auto* out) {
+        return session.catalog().SummarizeHardware(c, r, out);
+      });
+}
+
 // Reads --file into a record; prints the problem and returns false on failure.
 int Watch(Session& session, const Arguments&) {
   catalog_v1::WatchRequest request;
@@ -254,6 +336,9 @@ int Watch(Session& session, const Arguments&) {
     since = info.revision();
   }
   request.set_start_revision(since);
+  // A stream without end: --json and --jsonl both print JSON Lines, one
+  // compact change per line.
+  if (session.json()) SetJsonLines(true);
   grpc::ClientContext context;  // no deadline: runs until interrupted
   auto reader = session.catalog().Watch(&context, request);
   catalog_v1::WatchResponse message;
@@ -291,6 +376,13 @@ CommandGroup RecordCommands() {
                           {},
                           "models get \"Llama 3.1 8B\"",
                           GetModel},
+                         {{"models", "summarize"},
+                          "",
+                          "count models per value of a field (and sum/min/max of a number)",
+                          {"filter", "group_by", "value_field"},
+                          "models summarize --filter='training_hardware:\"A100\"' "
+                          "--group_by=organizations --value_field=training_compute_flop",
+                          SummarizeModels},
                          {{"hardware", "list"},
                           "",
                           "every hardware record",
@@ -303,10 +395,16 @@ CommandGroup RecordCommands() {
                           {},
                           "hardware get \"NVIDIA H100\"",
                           GetHardware},
+                         {{"hardware", "summarize"},
+                          "",
+                          "count hardware records per value of a field",
+                          {"filter", "group_by", "value_field"},
+                          "hardware summarize --group_by=manufacturer --value_field=memory_bytes",
+                          SummarizeHardware},
                          {{"info"}, "", "catalog revision and record counts", {}, "info", Info},
                          {{"watch"},
                           "",
-                          "stream every change to the catalog",
+                          "stream every change to the catalog (--json: JSON Lines)",
                           {"since"},
                           "watch --since=0",
                           Watch},

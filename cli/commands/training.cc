@@ -215,9 +215,11 @@ int Audit(Session& session, const Arguments& args) {
   auto context = Session::NewContext();
   auto reader = session.estimator().AuditCatalog(context.get(), request);
   v1::AuditCatalogResponse message;
+  std::optional<JsonListPrinter> json;  // one array (or JSON Lines) of the stream's messages
+  if (session.json()) json.emplace(session.jsonl(), std::cout);
   while (reader->Read(&message)) {
-    if (session.json()) {
-      PrintJson(message);
+    if (json) {
+      json->Add(message);
     } else if (message.has_model()) {
       print(message.model());
     } else if (message.has_summary()) {
@@ -235,6 +237,7 @@ int Audit(Session& session, const Arguments& args) {
     }
   }
   grpc::Status status = reader->Finish();
+  if (json) json->Finish();
   if (!status.ok()) return session.EstimatorFailed(status);
   return 0;
 }

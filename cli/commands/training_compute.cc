@@ -29,7 +29,9 @@ ABSL_FLAG(std::optional<double>, utilization, std::nullopt,
           "compute: model FLOP utilization, 0..1");
 ABSL_FLAG(std::optional<double>, tdp_watts, std::nullopt, "compute: TDP per chip, W");
 ABSL_FLAG(std::optional<double>, year, std::nullopt, "compute: year of the run (for the PUE)");
-ABSL_FLAG(std::optional<double>, price, std::nullopt, "compute: price per chip-hour, USD");
+ABSL_FLAG(std::optional<double>, price, std::nullopt,
+          "compute, plan: price per chip (card)-hour, USD (plan: replaces every record's cloud "
+          "price)");
 ABSL_FLAG(std::optional<int64_t>, attention_context, std::nullopt,
           "compute: add the attention FLOP term at this context length, tokens");
 

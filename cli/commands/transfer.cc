@@ -132,7 +132,9 @@ int Export(Session& session, const Arguments&) {
     }
   }
   int64_t records = 0;
-  grpc::Status status = ExportFile(session.catalog(), request, TransferTimeout(),
+  // Only when the file goes elsewhere and stderr is a terminal: nothing extra when piped.
+  const bool progress = !path.empty() && isatty(STDERR_FILENO);
+  grpc::Status status = ExportFile(session.catalog(), request, TransferTimeout(), progress,
                                    path.empty() ? std::cout : file, &records);
   if (!status.ok()) return session.CatalogFailed(status);
   if (!path.empty()) std::cerr << "export: " << records << " records written to " << path << "\n";

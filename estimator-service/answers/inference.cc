@@ -1,6 +1,7 @@
 #include "estimator-service/answers/inference.h"
 
 #include <cmath>
+#include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -431,6 +432,12 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
   if (request.hardware_size() > 1000) {
     violations.Add("hardware", absl::StrCat("at most 1000 names, got ", request.hardware_size()));
   }
+  if (request.has_price_usd_per_card_hour() && !(std::isfinite(request.price_usd_per_card_hour()) &&
+                                                 request.price_usd_per_card_hour() > 0)) {
+    violations.Add("price_usd_per_card_hour",
+                   absl::StrCat("must be a positive number of USD per card-hour, got ",
+                                request.price_usd_per_card_hour()));
+  }
   if (!request.has_source()) {
     ValidateModelSource(request.has_model(), request.model(), request.has_inline_model(),
                         request.inline_model(), &violations);
@@ -456,6 +463,7 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   input.workload = sized->workload;
   if (request.max_cards() > 0) input.max_cards = request.max_cards();
   std::vector<DevicePlan> plans;
+  std::map<std::string, double> prices;  // hardware name -> USD per card-hour used
   for (const common::v1::Hardware& hw : hardware) {
     if (absl::Status unusable = CheckDeviceFigures(hw); !unusable.ok()) {
       // Listed, not planned: its figures would make every number a guess.
@@ -464,7 +472,15 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
       plans.push_back(std::move(skipped));
       continue;
     }
-    plans.push_back(PlanOnDevice(input, DeviceOf(hw, input.workload.weight_format)));
+    DeviceSpec device = DeviceOf(hw, input.workload.weight_format);
+    // The request's price, when given, replaces every record's.
+    if (request.has_price_usd_per_card_hour()) {
+      device.price_usd_per_hour = request.price_usd_per_card_hour();
+    }
+    plans.push_back(PlanOnDevice(input, device));
+    if (device.price_usd_per_hour.has_value()) {
+      prices[hw.name()] = *device.price_usd_per_hour;
+    }
     response.set_catalog_revision(std::max(response.catalog_revision(), hw.revision()));
   }
   absl::StatusOr<PlanObjective> objective = ToCorePlanObjective(request.objective(), "objective");
@@ -482,6 +498,11 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     out->set_required_bytes_per_card(static_cast<int64_t>(std::ceil(plan.required_bytes_per_card)));
     out->set_usable_bytes_per_card(static_cast<int64_t>(std::floor(plan.usable_bytes_per_card)));
     out->set_headroom_bytes_per_card(out->usable_bytes_per_card() - out->required_bytes_per_card());
+    out->set_weight_bytes_per_card(static_cast<int64_t>(std::ceil(plan.weight_bytes_per_card)));
+    out->set_kv_cache_bytes_per_card(static_cast<int64_t>(std::ceil(plan.kv_cache_bytes_per_card)));
+    out->set_activation_bytes_per_card(
+        static_cast<int64_t>(std::ceil(plan.activation_bytes_per_card)));
+    out->set_overhead_bytes_per_card(static_cast<int64_t>(std::ceil(plan.overhead_bytes_per_card)));
     if (plan.decode_tokens_per_second)
       out->set_decode_tokens_per_second(*plan.decode_tokens_per_second);
     if (plan.decode_tokens_per_second_all) {
@@ -495,6 +516,12 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     }
     if (plan.cost_usd_per_million_tokens) {
       out->set_cost_usd_per_million_tokens(*plan.cost_usd_per_million_tokens);
+    }
+    // plan.name has moved into the reply: look the price up by out->hardware().
+    if (auto price = prices.find(out->hardware()); price != prices.end()) {
+      out->set_price_usd_per_card_hour(price->second);
+      out->set_price_source(request.has_price_usd_per_card_hour() ? v1::PRICE_SOURCE_REQUEST
+                                                                  : v1::PRICE_SOURCE_RECORD);
     }
     out->set_reason(std::move(plan.reason));
     out->mutable_arithmetic()->Reserve(static_cast<int>(plan.arithmetic.size()));

@@ -37,7 +37,14 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
 
   plan.cards = FewestCards(shape, plan.usable_bytes_per_card, input.max_cards);
   plan.fits = plan.cards > 0;
+  const auto split = [&](int cards) {
+    plan.weight_bytes_per_card = shape.weight_bytes / cards;
+    plan.kv_cache_bytes_per_card = KvBytesPerCard(shape, cards);
+    plan.activation_bytes_per_card = shape.activation_bytes;
+    plan.overhead_bytes_per_card = shape.overhead_bytes;
+  };
   if (!plan.fits) {
+    split(1);
     plan.required_bytes_per_card = RequiredBytesPerCard(shape, 1);
     plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
     plan.reason = absl::StrCat("does not fit on ", input.max_cards, " cards or fewer (",
@@ -47,6 +54,7 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
   }
   const int n = plan.cards;
   plan.fits_on_one_card = n == 1;
+  split(n);
   plan.required_bytes_per_card = RequiredBytesPerCard(shape, n);
   plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
   plan.arithmetic.push_back(absl::StrCat(

@@ -46,6 +46,13 @@ struct DevicePlan {
   double required_bytes_per_card = 0;
   double usable_bytes_per_card = 0;
   double headroom_bytes_per_card = 0;
+  // The parts of required_bytes_per_card, bytes (on `cards` cards, or on one
+  // card when it does not fit): weights split, KV cache split with the KV
+  // heads, activations and overhead on every card.
+  double weight_bytes_per_card = 0;
+  double kv_cache_bytes_per_card = 0;
+  double activation_bytes_per_card = 0;
+  double overhead_bytes_per_card = 0;
   std::optional<double> decode_tokens_per_second;      // per sequence
   std::optional<double> decode_tokens_per_second_all;  // the whole batch
   std::optional<double> prefill_tokens_per_second;

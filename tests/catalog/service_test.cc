@@ -6,6 +6,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "absl/synchronization/notification.h"
 #include "catalog-service/dataset.h"
 #include "tests/catalog/catalog_on_store.h"
@@ -59,7 +60,9 @@ TEST_P(CatalogServiceTest, UnknownModelIsNotFoundWithResourceInfo) {
   common::v1::Model model;
   const grpc::Status status = stub_->GetModel(&context, request, &model);
   ASSERT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_EQ(status.error_message(), "Model \"models/no-such-model\" not found");
+  // The name asked for, then perhaps the closest names ("; did you mean ...").
+  EXPECT_TRUE(absl::StartsWith(status.error_message(), "Model \"models/no-such-model\" not found"))
+      << status.error_message();
   google::rpc::ResourceInfo resource;
   ASSERT_TRUE(FindDetail(DecodeDetails(status), &resource));
   EXPECT_EQ(resource.resource_name(), "models/no-such-model");

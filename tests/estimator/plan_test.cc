@@ -49,6 +49,24 @@ TEST(PlanTest, EightBillionOnOneH100WithRooflineBounds) {
   EXPECT_NEAR(*plan.cost_usd_per_million_tokens,
               4.0 / (*plan.decode_tokens_per_second * 3600) * 1e6, 1e-9);
   EXPECT_GE(plan.arithmetic.size(), 5u);
+  // The per-card parts add up to what a card needs.
+  EXPECT_DOUBLE_EQ(plan.weight_bytes_per_card + plan.kv_cache_bytes_per_card +
+                       plan.activation_bytes_per_card + plan.overhead_bytes_per_card,
+                   plan.required_bytes_per_card);
+  EXPECT_DOUBLE_EQ(plan.weight_bytes_per_card, 16060522496.0);
+}
+
+TEST(PlanTest, PerCardPartsSplitTheWeightsOverTheCards) {
+  PlanInput w = Llama8B();
+  w.sizing.weight_bytes = 141e9;  // a 70B model in bf16
+  w.sizing.num_attention_heads = 64;
+  const DevicePlan plan = PlanOnDevice(w, H100());
+  ASSERT_EQ(plan.cards, 2);
+  EXPECT_DOUBLE_EQ(plan.weight_bytes_per_card, 141e9 / 2);
+  EXPECT_DOUBLE_EQ(plan.overhead_bytes_per_card, w.sizing.overhead_bytes);
+  EXPECT_DOUBLE_EQ(plan.weight_bytes_per_card + plan.kv_cache_bytes_per_card +
+                       plan.activation_bytes_per_card + plan.overhead_bytes_per_card,
+                   plan.required_bytes_per_card);
 }
 
 TEST(PlanTest, TensorParallelismTakesTheFewestValidCards) {

@@ -230,6 +230,52 @@ TEST_F(EstimatorServiceTest, PlanRanksEveryCatalogDeviceWithItsArithmetic) {
   }
 }
 
+TEST_F(EstimatorServiceTest, PlanPriceFromTheRequestReplacesTheRecordsAndSaysSo) {
+  v1::PlanInferenceRequest request;
+  request.set_model("Llama 3.1 8B");
+  request.add_hardware("hardware/nvidia-a10g");   // a cloud price on record
+  request.add_hardware("hardware/nvidia-gh100");  // none
+  v1::PlanInferenceResponse recorded;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->PlanInference(&context, request, &recorded).ok());
+  }
+  request.set_price_usd_per_card_hour(10);
+  v1::PlanInferenceResponse priced;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->PlanInference(&context, request, &priced).ok());
+  }
+  ASSERT_EQ(recorded.plans_size(), 2);
+  ASSERT_EQ(priced.plans_size(), 2);
+  for (const auto& plan : recorded.plans()) {
+    if (plan.hardware() == "hardware/nvidia-a10g") {
+      EXPECT_EQ(plan.price_source(), v1::PRICE_SOURCE_RECORD);
+      EXPECT_TRUE(plan.has_price_usd_per_card_hour());
+    } else {
+      EXPECT_EQ(plan.price_source(), v1::PRICE_SOURCE_UNSPECIFIED);
+      EXPECT_FALSE(plan.has_cost_usd_per_million_tokens());
+    }
+  }
+  for (const auto& plan : priced.plans()) {
+    SCOPED_TRACE(plan.hardware());
+    EXPECT_EQ(plan.price_source(), v1::PRICE_SOURCE_REQUEST);
+    EXPECT_EQ(plan.price_usd_per_card_hour(), 10);
+    if (!plan.has_decode_tokens_per_second_batch()) continue;
+    ASSERT_TRUE(plan.has_cost_usd_per_million_tokens());
+    EXPECT_NEAR(plan.cost_usd_per_million_tokens(),
+                plan.cards() * 10 / (plan.decode_tokens_per_second_batch() * 3600) * 1e6, 1e-9);
+  }
+  for (double bad : {0.0, -1.0, std::nan("")}) {
+    request.set_price_usd_per_card_hour(bad);
+    v1::PlanInferenceResponse response;
+    grpc::ClientContext context;
+    const grpc::Status status = stub_->PlanInference(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << bad;
+    EXPECT_NE(status.error_message().find("price_usd_per_card_hour"), std::string::npos);
+  }
+}
+
 TEST_F(EstimatorServiceTest, PlanOnNamedHardwareAndBadPlanInput) {
   v1::PlanInferenceRequest request;
   request.set_model("models/mixtral-8x7b-v0-1");
