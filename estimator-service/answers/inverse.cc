@@ -172,9 +172,9 @@ class Forward {
     const bool per_card = !target_.has_memory_budget_bytes();
     std::string cards;
     if (per_card && probe.plan.has_value()) {
-      cards = probe.fits
-                  ? absl::StrCat(" on ", probe.plan->cards(), " card(s)")
-                  : absl::StrCat(" on the best layout of ", CardsOf(target_), " card(s) or fewer");
+      cards = probe.fits ? absl::StrCat(" on ", probe.plan->cards(), " card(s)")
+                         : absl::StrCat(" on one card (no layout of up to ", CardsOf(target_),
+                                        " cards fits)");
     }
     return absl::StrCat(
         "needs ", probe.required_bytes, " bytes (", GiB(static_cast<double>(probe.required_bytes)),

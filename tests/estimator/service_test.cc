@@ -244,7 +244,11 @@ TEST_F(EstimatorServiceTest, PlanOnNamedHardwareAndBadPlanInput) {
   ASSERT_EQ(response.plans_size(), 2);
   EXPECT_EQ(response.plans(0).hardware(), "hardware/nvidia-h100-sxm5-80gb");
   EXPECT_EQ(response.plans(0).cards(), 2);  // 93.4 GB of bf16 weights
-  EXPECT_EQ(response.plans(1).cards(), 8);  // 24 GiB L4s
+  // 24 GiB L4s: 32 heads do not divide 5 ways, five pipeline stages of at
+  // most 7 of 32 layers do (the L4 has no scale-up domain: 8 per node assumed).
+  EXPECT_EQ(response.plans(1).cards(), 5);
+  EXPECT_EQ(response.plans(1).layout(), "PP 5 (one node)");
+  EXPECT_EQ(response.plans(0).layout(), "TP 2 (one node)");
 
   request.add_hardware("hardware/no-such-chip");
   {
@@ -253,7 +257,7 @@ TEST_F(EstimatorServiceTest, PlanOnNamedHardwareAndBadPlanInput) {
               grpc::StatusCode::NOT_FOUND);
   }
   request.clear_hardware();
-  request.set_max_cards(3);
+  request.set_max_cards(1025);
   request.mutable_workload()->set_memory_utilization(1.5);
   request.set_objective(static_cast<v1::PlanObjective>(99));  // not a declared value
   request.mutable_workload()->set_batch_size(-2);
