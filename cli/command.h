@@ -88,6 +88,7 @@ CommandGroup InferenceCommands();
 CommandGroup TrainingCommands();
 CommandGroup TransferCommands();
 CommandGroup ReferenceCommands();
+CommandGroup LimitCommands();  // commands/limits.cc: max-context, max-batch, best-format
 // Parts of a group kept in a file of their own.
 std::vector<Command> RecordWriteCommands();      // commands/record_writes.cc
 std::vector<Command> TrainingComputeCommands();  // commands/training_compute.cc

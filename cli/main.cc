@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   const cli::CommandTable table = {
       cli::RecordCommands(),     // models/hardware list|get|create|update|delete, info, watch
       cli::InferenceCommands(),  // estimate memory, plan, count, runnable, card
+      cli::LimitCommands(),      // max-context, max-batch, best-format (the inverse questions)
       cli::TrainingCommands(),   // estimate compute|training-memory, plan training, audit
       cli::TransferCommands(),   // import, export
       cli::ReferenceCommands(),  // fields, values

@@ -174,7 +174,8 @@ int main(int argc, char** argv) {
   absl::flat_hash_map<std::string, prometheus::Counter*> estimates_by_kind;
   for (const char* kind :
        {"inference_memory", "plan_inference", "count_parameters", "runnable_models",
-        "training_compute", "training_memory", "plan_training", "audit_model", "audit_catalog"}) {
+        "training_compute", "training_memory", "plan_training", "audit_model", "audit_catalog",
+        "max_context", "max_batch", "best_weight_format"}) {
     estimates_by_kind[kind] = &estimates.Add({{"kind", kind}});
   }
   runner.AddCollectable(ScrapeTimeCollectable([snapshot = snapshot.get()] {

@@ -5,6 +5,7 @@
 #include "common/status/grpc_status.h"
 #include "estimator-service/answers/audit.h"
 #include "estimator-service/answers/inference.h"
+#include "estimator-service/answers/inverse.h"
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/runnable.h"
 #include "estimator-service/answers/training.h"
@@ -57,6 +58,24 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CountParameters(
     grpc::CallbackServerContext* context, const v1::CountParametersRequest* request,
     v1::CountParametersResponse* response) {
   return Unary(context, request, response, "count_parameters", AnswerCountParameters);
+}
+
+grpc::ServerUnaryReactor* EstimatorServiceImpl::FindMaxContext(
+    grpc::CallbackServerContext* context, const v1::FindMaxContextRequest* request,
+    v1::InverseAnswer* response) {
+  return Unary(context, request, response, "max_context", AnswerFindMaxContext);
+}
+
+grpc::ServerUnaryReactor* EstimatorServiceImpl::FindMaxBatch(grpc::CallbackServerContext* context,
+                                                             const v1::FindMaxBatchRequest* request,
+                                                             v1::InverseAnswer* response) {
+  return Unary(context, request, response, "max_batch", AnswerFindMaxBatch);
+}
+
+grpc::ServerUnaryReactor* EstimatorServiceImpl::FindBestWeightFormat(
+    grpc::CallbackServerContext* context, const v1::FindBestWeightFormatRequest* request,
+    v1::InverseAnswer* response) {
+  return Unary(context, request, response, "best_weight_format", AnswerFindBestWeightFormat);
 }
 
 grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* EstimatorServiceImpl::ListRunnableModels(

@@ -39,6 +39,15 @@ class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService 
   grpc::ServerUnaryReactor* CountParameters(grpc::CallbackServerContext* context,
                                             const v1::CountParametersRequest* request,
                                             v1::CountParametersResponse* response) override;
+  grpc::ServerUnaryReactor* FindMaxContext(grpc::CallbackServerContext* context,
+                                           const v1::FindMaxContextRequest* request,
+                                           v1::InverseAnswer* response) override;
+  grpc::ServerUnaryReactor* FindMaxBatch(grpc::CallbackServerContext* context,
+                                         const v1::FindMaxBatchRequest* request,
+                                         v1::InverseAnswer* response) override;
+  grpc::ServerUnaryReactor* FindBestWeightFormat(grpc::CallbackServerContext* context,
+                                                 const v1::FindBestWeightFormatRequest* request,
+                                                 v1::InverseAnswer* response) override;
   grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* ListRunnableModels(
       grpc::CallbackServerContext* context, const v1::ListRunnableModelsRequest* request) override;
 

@@ -33,8 +33,12 @@ ABSL_FLAG(bool, hypothetical, false,
 ABSL_FLAG(std::string, objective, "fewest-cards",
           modelatlas::cli::EnumFlagHelp("plan: rank by", modelatlas::cli::PlanObjectives()));
 ABSL_FLAG(int64_t, prompt, 1000, "plan: prompt tokens for the time to first token");
-ABSL_FLAG(int32_t, max_cards, 64, "plan: most cards to consider (a power of two)");
-ABSL_FLAG(int32_t, cards, 1, "runnable: cards of the hardware (a power of two)");
+ABSL_FLAG(int32_t, max_cards, 64,
+          "plan: most cards to consider, 1 to 1024 (tensor parallel within a node, pipeline "
+          "stages across)");
+ABSL_FLAG(int32_t, cards, 1,
+          "runnable: cards of the hardware (a power of two); max-context, max-batch, "
+          "best-format: at most this many cards, 1 to 1024");
 ABSL_DECLARE_FLAG(std::optional<double>, price);  // commands/training_compute.cc
 
 namespace modelatlas::cli {
@@ -226,11 +230,12 @@ int Plan(Session& session, const Arguments& args) {
                        3),
          price,
          OptionalFixed(plan.has_cost_usd_per_million_tokens(), plan.cost_usd_per_million_tokens(),
-                       2)});
+                       2),
+         plan.fits() ? plan.layout() : ""});
   }
   PrintTable({"HARDWARE", "CARDS", "GiB/CARD", "HEADROOM GiB", "DECODE tok/s PER SEQUENCE",
               absl::StrCat("DECODE tok/s BATCH OF ", batch), "PREFILL tok/s", "TTFT s",
-              "PRICE $/CARD-h", "$/M tokens"},
+              "PRICE $/CARD-h", "$/M tokens", "LAYOUT"},
              rows);
   std::cout << "(bounds: decode from memory bandwidth, per sequence and for the batch of " << batch
             << " sequences; prefill from peak compute x 0.5; --json shows the arithmetic)\n";

@@ -421,6 +421,7 @@ DeviceSpec DeviceOf(const common::v1::Hardware& hw, NumberFormat format) {
     device.price_usd_per_hour = hw.cloud_price_usd_per_chip_hour();
   }
   device.unified_memory = hw.unified_memory();
+  if (hw.has_scale_up_domain_size()) device.scale_up_domain_size = hw.scale_up_domain_size();
   return device;
 }
 

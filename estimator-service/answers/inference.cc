@@ -426,8 +426,9 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
     violations.Add("objective", absl::StrCat("has no value ", request.objective()));
   }
   const int cards = request.max_cards();
-  if (cards < 0 || cards > 1024 || (cards & (cards - 1)) != 0) {
-    violations.Add("max_cards", absl::StrCat("must be a power of two up to 1024, got ", cards));
+  if (cards < 0 || cards > 1024) {
+    violations.Add("max_cards",
+                   absl::StrCat("must be between 1 and 1024 cards (0 = 64), got ", cards));
   }
   if (request.hardware_size() > 1000) {
     violations.Add("hardware", absl::StrCat("at most 1000 names, got ", request.hardware_size()));
@@ -495,6 +496,10 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     out->set_fits(plan.fits);
     out->set_fits_on_one_card(plan.fits_on_one_card);
     out->set_cards(plan.cards);
+    out->set_tensor_parallel(plan.tensor_parallel);
+    out->set_pipeline_parallel(plan.pipeline_parallel);
+    out->set_nodes(plan.nodes);
+    out->set_layout(plan.layout);
     out->set_required_bytes_per_card(static_cast<int64_t>(std::ceil(plan.required_bytes_per_card)));
     out->set_usable_bytes_per_card(static_cast<int64_t>(std::floor(plan.usable_bytes_per_card)));
     out->set_headroom_bytes_per_card(out->usable_bytes_per_card() - out->required_bytes_per_card());

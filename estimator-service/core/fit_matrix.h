@@ -4,12 +4,16 @@
 // whole-catalog answers (which models run on a card) both fit through here.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "estimator-service/core/inference_memory.h"
 
 namespace modelatlas::estimator {
 
 // KV cache per card: split with the KV heads, replicated when there are
-// fewer KV heads than cards.
+// fewer KV heads than cards (and always under multi-head latent attention,
+// whose latent cache every rank holds whole).
 double KvBytesPerCard(const InferenceSizing& sizing, int cards);
 
 // Per-card memory on `cards` cards: weights split, KV cache split with the
@@ -21,6 +25,53 @@ double RequiredBytesPerCard(const InferenceSizing& sizing, int cards);
 // parallelism (query heads divide evenly; KV heads divide or replicate) on
 // which the workload fits in `usable_bytes` per card; 0 when none does.
 int FewestCards(const InferenceSizing& sizing, double usable_bytes, int max_cards);
+
+// How a plan places a model on its cards: tensor parallelism within a node
+// (a scale-up domain), pipeline stages across nodes.
+struct Layout {
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  int cards() const { return tensor_parallel * pipeline_parallel; }
+};
+
+// Cards in one node: the record's scale-up domain when it has one of more
+// than one card, else an assumption the answer states.
+struct NodeSize {
+  int cards = 8;
+  bool assumed = true;
+};
+inline constexpr int kAssumedCardsPerNode = 8;
+
+// Tensor parallelism over `cards` is valid: query heads divide evenly, KV
+// heads divide or are replicated.
+bool ValidTensorParallel(const InferenceSizing& sizing, int cards);
+
+// Layers on the fullest pipeline stage: ceil(layers / stages).
+int LayersPerStage(const InferenceSizing& sizing, int stages);
+
+// Weights on one card of `layout`, bytes. One stage: the weights / TP. More
+// stages, bounded from above (never under): the fullest stage's layers at the
+// largest layer's share (weights / largest-kind layers, counting every byte
+// as a layer's) plus the embeddings and output head at max(16 bits, the
+// average bits per parameter), at most the whole weights; / TP.
+double WeightBytesPerCard(const InferenceSizing& sizing, const Layout& layout);
+// KV cache on one card of `layout`: the fullest stage's layers at the
+// largest layer's cache (plus a draft model's whole cache), at most the
+// whole cache, split with the KV heads over TP as KvBytesPerCard.
+double KvBytesPerCard(const InferenceSizing& sizing, const Layout& layout);
+// Weights + KV cache + activations + overhead on one card of `layout`.
+double RequiredBytesPerCard(const InferenceSizing& sizing, const Layout& layout);
+
+// The fewest cards, any count up to max_cards, on which the workload fits
+// in `usable_bytes` per card, and how: for each count the layouts with
+// tensor parallelism of at most one node (heads dividing) and pipeline
+// stages for the rest (at most one per layer), widest tensor parallelism
+// first; nullopt when none fits.
+std::optional<Layout> FewestCardsLayout(const InferenceSizing& sizing, double usable_bytes,
+                                        int max_cards, const NodeSize& node);
+
+// "TP 8 x PP 2 over 2 nodes", "TP 4 (one node)", "one card".
+std::string LayoutName(const Layout& layout, const NodeSize& node);
 
 // Decode is memory-bound: each step (one token per sequence) reads the
 // weights (for an MoE only the active experts') and the batch's KV cache,

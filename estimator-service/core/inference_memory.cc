@@ -190,9 +190,20 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
     const Architecture& arch = *input.architecture;
     sizing.num_attention_heads = arch.num_attention_heads;
     sizing.num_key_value_heads = arch.EffectiveKvHeads();
-    if (arch.IsMoe()) {
-      absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
-      if (count.ok() && count->total > 0) sizing.active_share = count->active / count->total;
+    sizing.kv_cache_replicated = arch.UsesMla();
+    if (arch.num_decoder_layers == 0) {
+      sizing.num_layers = arch.num_layers;
+      sizing.num_largest_layers =
+          arch.IsMoe() && arch.num_dense_layers > 0 && arch.num_dense_layers < arch.num_layers
+              ? arch.num_layers - arch.num_dense_layers
+              : arch.num_layers;
+    }
+    absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
+    if (count.ok()) {
+      sizing.embedding_parameters = count->embedding;
+      if (arch.IsMoe() && count->total > 0) sizing.active_share = count->active / count->total;
+    } else {
+      sizing.num_layers = 0;  // no split without the count
     }
   }
   if (input.active_parameters.has_value() && *input.active_parameters > 0 && input.parameters > 0) {
@@ -208,6 +219,10 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
           "context x batch gives a KV cache beyond any device (over 4e18 bytes)");
     }
     sizing.kv_cache_bytes = std::ceil(kv_bytes);
+    sizing.model_kv_cache_bytes = sizing.kv_cache_bytes;
+    sizing.kv_cache_bytes_largest_layer =
+        std::ceil(KvCacheBytesPerToken(arch, w.kv_cache_format, nullptr) / arch.num_layers *
+                  static_cast<double>(context) * w.batch_size);
     const int chunk = w.prefill_chunk_tokens;
     std::string* workspace_arithmetic = arithmetic != nullptr ? &arithmetic->activations : nullptr;
     sizing.activation_bytes =

@@ -53,6 +53,23 @@ struct InferenceSizing {
   int num_key_value_heads = 0;
   // Tokens per sequence the KV cache holds.
   int64_t context_length_tokens = 0;
+  // For pipeline parallelism (fit_matrix.h): decoder layers a pipeline can
+  // split (0 = none: unknown shape, or an encoder-decoder, not split);
+  // layers that hold the weights when they differ (an MoE's expert layers,
+  // its leading dense layers left out: every layer is bounded by the
+  // largest kind); embedding and output-head parameters (on a stage of their
+  // own, at 16 bits or more).
+  int num_layers = 0;
+  int num_largest_layers = 0;
+  double embedding_parameters = 0;
+  // The KV cache of the model itself (a draft model's is added to
+  // kv_cache_bytes afterwards) and of its largest layer (a full-attention
+  // layer: sliding-window layers hold less), bytes, for every sequence.
+  double model_kv_cache_bytes = 0;
+  double kv_cache_bytes_largest_layer = 0;
+  // Multi-head latent attention: every tensor-parallel rank holds the whole
+  // latent cache (it is not split by heads).
+  bool kv_cache_replicated = false;
 
   double active_parameters() const { return parameters * active_share; }
   double total_bytes() const {

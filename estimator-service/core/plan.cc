@@ -35,16 +35,22 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
     return plan;
   }
 
-  plan.cards = FewestCards(shape, plan.usable_bytes_per_card, input.max_cards);
-  plan.fits = plan.cards > 0;
-  const auto split = [&](int cards) {
-    plan.weight_bytes_per_card = shape.weight_bytes / cards;
-    plan.kv_cache_bytes_per_card = KvBytesPerCard(shape, cards);
+  NodeSize node;
+  if (device.scale_up_domain_size.has_value() && *device.scale_up_domain_size > 1) {
+    node = {.cards = *device.scale_up_domain_size, .assumed = false};
+  }
+  const std::optional<Layout> layout =
+      FewestCardsLayout(shape, plan.usable_bytes_per_card, input.max_cards, node);
+  plan.fits = layout.has_value();
+  // What each card holds, by component (the plan's memory bars).
+  const auto split = [&](double weight_bytes, double kv_cache_bytes) {
+    plan.weight_bytes_per_card = weight_bytes;
+    plan.kv_cache_bytes_per_card = kv_cache_bytes;
     plan.activation_bytes_per_card = shape.activation_bytes;
     plan.overhead_bytes_per_card = shape.overhead_bytes;
   };
   if (!plan.fits) {
-    split(1);
+    split(shape.weight_bytes, KvBytesPerCard(shape, 1));
     plan.required_bytes_per_card = RequiredBytesPerCard(shape, 1);
     plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
     plan.reason = absl::StrCat("does not fit on ", input.max_cards, " cards or fewer (",
@@ -52,32 +58,65 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
                                GiB(plan.usable_bytes_per_card), " usable)");
     return plan;
   }
-  const int n = plan.cards;
+  const int n = layout->cards();
+  const int tp = layout->tensor_parallel;
+  const int pp = layout->pipeline_parallel;
+  plan.cards = n;
+  plan.tensor_parallel = tp;
+  plan.pipeline_parallel = pp;
+  plan.nodes = (n + node.cards - 1) / node.cards;
+  plan.layout = LayoutName(*layout, node);
   plan.fits_on_one_card = n == 1;
-  split(n);
-  plan.required_bytes_per_card = RequiredBytesPerCard(shape, n);
+  split(WeightBytesPerCard(shape, *layout), KvBytesPerCard(shape, *layout));
+  plan.required_bytes_per_card = RequiredBytesPerCard(shape, *layout);
   plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
+  if (n > 1) {
+    plan.arithmetic.push_back(absl::StrCat(
+        "layout: ", plan.layout, ": tensor parallelism within a node of ", node.cards, " cards",
+        node.assumed ? " (assumed: the record has no scale-up domain size)"
+                     : " (the record's scale-up domain)",
+        ", heads ", shape.num_attention_heads, " / ", tp,
+        pp > 1 ? absl::StrCat(", ", pp, " pipeline stages of at most ", LayersPerStage(shape, pp),
+                              " of ", shape.num_layers, " layers")
+               : std::string()));
+  }
+  const double weights = WeightBytesPerCard(shape, *layout);
+  if (pp > 1) {
+    plan.arithmetic.push_back(absl::StrCat(
+        "weights per stage (bounded from above): min(", GiB(shape.weight_bytes), ", ",
+        LayersPerStage(shape, pp), " layers x ", GiB(shape.weight_bytes), " / ",
+        shape.num_largest_layers, " layers + embeddings ", Num(shape.embedding_parameters),
+        " parameters x ", Num(std::max(2.0, shape.weight_bytes / shape.parameters)),
+        " bytes) = ", GiB(weights * tp), "; KV cache per stage: min(", GiB(shape.kv_cache_bytes),
+        ", ", LayersPerStage(shape, pp), " layers x ", GiB(shape.kv_cache_bytes_largest_layer),
+        " per full layer",
+        shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")"));
+  }
   plan.arithmetic.push_back(absl::StrCat(
-      "per card on ", n, ": weights ", GiB(shape.weight_bytes), " / ", n, " + KV cache ",
-      GiB(KvBytesPerCard(shape, n)), " + activations ", GiB(shape.activation_bytes), " + overhead ",
-      GiB(shape.overhead_bytes), " = ", GiB(plan.required_bytes_per_card), "; headroom ",
-      GiB(plan.headroom_bytes_per_card)));
+      "per card on ", n, ": weights ", pp > 1 ? "per stage " : "", GiB(weights * tp), " / ", tp,
+      " + KV cache ", GiB(KvBytesPerCard(shape, *layout)),
+      shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
+      " + activations ", GiB(shape.activation_bytes), " + overhead ", GiB(shape.overhead_bytes),
+      " = ", GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
 
   // Decode is memory-bound: every step reads the weights (for MoE only the
   // active experts' share) and the batch's KV cache once.
   const double active_share = shape.active_share;
   if (device.bandwidth_bytes_per_second.has_value() && *device.bandwidth_bytes_per_second > 0) {
+    // Pipeline stages run one after another for a token: only the tensor
+    // parallel cards read at once.
     const double steps =
-        DecodeStepsPerSecond(*device.bandwidth_bytes_per_second, n,
+        DecodeStepsPerSecond(*device.bandwidth_bytes_per_second, tp,
                              shape.weight_bytes * active_share, shape.kv_cache_bytes);
     plan.decode_tokens_per_second = steps;
     plan.decode_tokens_per_second_all = steps * w.batch_size;
     plan.arithmetic.push_back(absl::StrCat(
         "decode bound: ", Num(*device.bandwidth_bytes_per_second / 1e9), " GB/s / ((weights ",
         GiB(shape.weight_bytes), active_share < 1 ? " x active share " : "",
-        active_share < 1 ? Num(active_share) : "", " + KV ", GiB(shape.kv_cache_bytes), ") / ", n,
-        " cards) = ", Num(steps), " tokens/s per sequence, x ", w.batch_size,
-        " sequences = ", Num(steps * w.batch_size), " tokens/s"));
+        active_share < 1 ? Num(active_share) : "", " + KV ", GiB(shape.kv_cache_bytes), ") / ", tp,
+        pp > 1 ? " tensor-parallel cards; the stages run in turn) = " : " cards) = ", Num(steps),
+        " tokens/s per sequence, x ", w.batch_size, " sequences = ", Num(steps * w.batch_size),
+        " tokens/s"));
   }
 
   // Prefill is compute-bound: 2 FLOP per active parameter per token.

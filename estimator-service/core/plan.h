@@ -24,6 +24,9 @@ struct DeviceSpec {
   std::optional<double> peak_flops;
   std::optional<double> price_usd_per_hour;
   bool unified_memory = false;
+  // Cards in one scale-up domain (NVLink, ICI, ...); absent or 1 = not on
+  // record, and the plan assumes 8 cards per node (and says so).
+  std::optional<int> scale_up_domain_size;
 };
 
 // What a plan fits: the workload sized by SizeInference, the workload
@@ -42,6 +45,13 @@ struct DevicePlan {
   bool fits = false;
   bool fits_on_one_card = false;
   int cards = 0;
+  // How the cards are used: tensor parallelism within a node, pipeline
+  // stages across; nodes = ceil(cards / cards per node).
+  int tensor_parallel = 0;
+  int pipeline_parallel = 0;
+  int nodes = 0;
+  // e.g. "TP 8 x PP 2 over 2 nodes".
+  std::string layout;
   // Per card: what the model needs, what the card offers, the difference.
   double required_bytes_per_card = 0;
   double usable_bytes_per_card = 0;

@@ -241,7 +241,7 @@ TEST(InferenceAnswersTest, RecordsAreReadThroughTheSource) {
 TEST(InferenceAnswersTest, PlanFieldsAndWorkloadFieldsAreCheckedTogether) {
   v1::PlanInferenceRequest request;
   request.set_model("Llama 3.1 8B");
-  request.set_max_cards(3);
+  request.set_max_cards(1025);  // any count up to 1024 (3 is a plan: PP 3)
   request.mutable_workload()->set_prefill_efficiency(-0.5);
   Answer<v1::PlanInferenceResponse> plan;
   AnswerPlanInference(Catalog(), request, plan.done());

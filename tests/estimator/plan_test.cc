@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+
+#include "estimator-service/core/fit_matrix.h"
+
 namespace modelatlas::estimator {
 namespace {
 
@@ -144,6 +149,132 @@ TEST(PlanTest, RankingByObjective) {
   RankPlans(PlanObjective::kFastest, &plans);
   EXPECT_EQ(plans[0].name, "a-fast");
   EXPECT_EQ(plans[2].name, "c-tiny");
+}
+
+// ---- any card count, more than one node (issue 21, point 2) -----------
+
+// A 405B-parameter dense model in bf16 (Llama 3.1 405B's shape: 126 layers,
+// 128 query and 8 KV heads, 128,256 x 16,384 embeddings, untied head).
+PlanInput Llama405B() {
+  PlanInput w;
+  w.sizing.parameters = 405.85e9;
+  w.sizing.weight_bytes = 2 * 405.85e9;
+  w.sizing.num_attention_heads = 128;
+  w.sizing.num_key_value_heads = 8;
+  w.sizing.num_layers = 126;
+  w.sizing.num_largest_layers = 126;
+  w.sizing.embedding_parameters = 2.0 * 128256 * 16384;
+  // 2 x 126 layers x 8 KV heads x 128 x 2 bytes = 516,096 bytes per token, 8192 tokens.
+  w.sizing.kv_cache_bytes = 516096.0 * 8192;
+  w.sizing.model_kv_cache_bytes = w.sizing.kv_cache_bytes;
+  w.sizing.kv_cache_bytes_largest_layer = w.sizing.kv_cache_bytes / 126;
+  w.sizing.activation_bytes = 1e8;
+  w.sizing.overhead_bytes = 1073741824;
+  w.workload.prompt_tokens = 1000;
+  return w;
+}
+
+// The per-card bound, computed here from the formula in docs/FORMULAS.md.
+double StageBytes(const InferenceSizing& s, int tp, int pp) {
+  const int layers = (s.num_layers + pp - 1) / pp;
+  const double weights =
+      pp == 1 ? s.weight_bytes
+              : std::min(s.weight_bytes,
+                         layers * s.weight_bytes / s.num_largest_layers +
+                             s.embedding_parameters * std::max(2.0, s.weight_bytes / s.parameters));
+  const double kv = pp == 1 ? s.kv_cache_bytes
+                            : std::min(s.kv_cache_bytes, layers * s.kv_cache_bytes_largest_layer);
+  return weights / tp + kv / std::min(tp, s.num_key_value_heads) + s.activation_bytes +
+         s.overhead_bytes;
+}
+
+TEST(LayoutTest, TensorParallelWithinANodePipelineAcrossNodes) {
+  const PlanInput w = Llama405B();
+  const DevicePlan plan = PlanOnDevice(w, H100());  // no scale-up domain on record
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  const double usable = 80 * kGiB * 0.9;
+  // The fewest cards: no layout of fewer cards fits, independently computed.
+  for (int cards = 1; cards < plan.cards; ++cards) {
+    for (int tp = 1; tp <= std::min(cards, 8); ++tp) {
+      if (cards % tp != 0 || 128 % tp != 0 || (8 % tp != 0 && tp % 8 != 0)) continue;
+      EXPECT_GT(StageBytes(w.sizing, tp, cards / tp), usable) << cards << " cards, TP " << tp;
+    }
+  }
+  // At the fewest cards, the widest tensor parallelism (at most 8: one
+  // node) that divides the cards and the heads and fits.
+  int widest = 0;
+  for (int tp = std::min(plan.cards, 8); tp >= 1 && widest == 0; --tp) {
+    if (plan.cards % tp == 0 && 128 % tp == 0 && (8 % tp == 0 || tp % 8 == 0) &&
+        StageBytes(w.sizing, tp, plan.cards / tp) <= usable) {
+      widest = tp;
+    }
+  }
+  EXPECT_EQ(plan.tensor_parallel, widest);
+  EXPECT_EQ(plan.pipeline_parallel, plan.cards / widest);
+  EXPECT_GT(plan.pipeline_parallel, 1);
+  EXPECT_EQ(plan.nodes, (plan.cards + 7) / 8);
+  EXPECT_EQ(plan.layout, "TP " + std::to_string(widest) + " x PP " +
+                             std::to_string(plan.pipeline_parallel) + " over " +
+                             std::to_string(plan.nodes) + " nodes");
+  EXPECT_DOUBLE_EQ(plan.required_bytes_per_card,
+                   StageBytes(w.sizing, widest, plan.pipeline_parallel));
+  EXPECT_LE(plan.required_bytes_per_card, usable);
+  bool assumption_stated = false;
+  for (const std::string& line : plan.arithmetic) {
+    assumption_stated |= line.find("assumed") != std::string::npos;
+  }
+  EXPECT_TRUE(assumption_stated);
+  // Decode: the stages run in turn, so only the tensor-parallel cards read at once.
+  EXPECT_NEAR(*plan.decode_tokens_per_second,
+              3.35e12 * widest / (w.sizing.weight_bytes + w.sizing.kv_cache_bytes), 1e-9);
+}
+
+TEST(LayoutTest, TheRecordsScaleUpDomainBoundsTensorParallelism) {
+  DeviceSpec four = H100();
+  four.scale_up_domain_size = 4;
+  const DevicePlan plan = PlanOnDevice(Llama405B(), four);
+  ASSERT_TRUE(plan.fits);
+  EXPECT_LE(plan.tensor_parallel, 4);
+  EXPECT_GT(plan.pipeline_parallel, 1);
+  EXPECT_EQ(plan.nodes, (plan.cards + 3) / 4);
+  for (const std::string& line : plan.arithmetic) {
+    EXPECT_EQ(line.find("assumed"), std::string::npos) << line;
+  }
+}
+
+TEST(LayoutTest, AnyCardCountPipelinesWhereHeadsDoNotDivide) {
+  // 32 heads cannot be split 3 ways; three pipeline stages of 11, 11 and 10
+  // layers can hold what two cards cannot.
+  PlanInput w = Llama8B();
+  w.sizing.weight_bytes = 160e9;
+  w.sizing.parameters = 80e9;
+  w.sizing.num_layers = 32;
+  w.sizing.num_largest_layers = 32;
+  w.sizing.embedding_parameters = 1e9;
+  w.sizing.model_kv_cache_bytes = w.sizing.kv_cache_bytes;
+  w.sizing.kv_cache_bytes_largest_layer = w.sizing.kv_cache_bytes / 32;
+  w.max_cards = 3;
+  const DevicePlan plan = PlanOnDevice(w, H100());
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  EXPECT_EQ(plan.cards, 3);
+  EXPECT_EQ(plan.layout, "PP 3 (one node)");
+  EXPECT_GT(StageBytes(w.sizing, 2, 1), 80 * kGiB * 0.9);
+  EXPECT_DOUBLE_EQ(plan.required_bytes_per_card, std::min(160e9, 11 * 160e9 / 32 + 1e9 * 2.0) +
+                                                     11 * (1073741824.0 / 32) + 44553216 +
+                                                     1073741824);
+  // Without a layer count (an encoder-decoder, or no shape) there are no stages.
+  w.sizing.num_layers = 0;
+  EXPECT_FALSE(PlanOnDevice(w, H100()).fits);
+}
+
+TEST(LayoutTest, LatentAttentionCacheIsWholeOnEveryRank) {
+  InferenceSizing s = Llama8B().sizing;
+  s.kv_cache_replicated = true;
+  EXPECT_DOUBLE_EQ(KvBytesPerCard(s, 8), s.kv_cache_bytes);
+  EXPECT_DOUBLE_EQ(KvBytesPerCard(s, Layout{.tensor_parallel = 8, .pipeline_parallel = 1}),
+                   s.kv_cache_bytes);
+  s.kv_cache_replicated = false;
+  EXPECT_DOUBLE_EQ(KvBytesPerCard(s, 8), s.kv_cache_bytes / 8);
 }
 
 }  // namespace

@@ -290,7 +290,11 @@ TEST_F(EstimatorServiceTest, PlanOnNamedHardwareAndBadPlanInput) {
   ASSERT_EQ(response.plans_size(), 2);
   EXPECT_EQ(response.plans(0).hardware(), "hardware/nvidia-h100-sxm5-80gb");
   EXPECT_EQ(response.plans(0).cards(), 2);  // 93.4 GB of bf16 weights
-  EXPECT_EQ(response.plans(1).cards(), 8);  // 24 GiB L4s
+  // 24 GiB L4s: 32 heads do not divide 5 ways, five pipeline stages of at
+  // most 7 of 32 layers do (the L4 has no scale-up domain: 8 per node assumed).
+  EXPECT_EQ(response.plans(1).cards(), 5);
+  EXPECT_EQ(response.plans(1).layout(), "PP 5 (one node)");
+  EXPECT_EQ(response.plans(0).layout(), "TP 2 (one node)");
 
   request.add_hardware("hardware/no-such-chip");
   {
@@ -299,7 +303,7 @@ TEST_F(EstimatorServiceTest, PlanOnNamedHardwareAndBadPlanInput) {
               grpc::StatusCode::NOT_FOUND);
   }
   request.clear_hardware();
-  request.set_max_cards(3);
+  request.set_max_cards(1025);
   request.mutable_workload()->set_memory_utilization(1.5);
   request.set_objective(static_cast<v1::PlanObjective>(99));  // not a declared value
   request.mutable_workload()->set_batch_size(-2);
@@ -312,6 +316,97 @@ TEST_F(EstimatorServiceTest, PlanOnNamedHardwareAndBadPlanInput) {
   for (const auto& v : bad_request.field_violations()) fields.push_back(v.field());
   EXPECT_EQ(fields, (std::vector<std::string>{"objective", "max_cards", "workload.batch_size",
                                               "workload.memory_utilization"}));
+}
+
+TEST_F(EstimatorServiceTest, InverseQuestionsOverGrpcAreInversesOfThePlan) {
+  // The largest context of Llama 3.1 70B on two H100s, checked with
+  // PlanInference over the same channel: fits at the answer, not one KV
+  // block (16 tokens) beyond.
+  v1::FindMaxContextRequest request;
+  request.mutable_source()->set_catalog_name("Llama 3.1 70B");
+  request.mutable_target()->set_hardware("hardware/nvidia-h100-sxm5-80gb");
+  request.mutable_target()->set_cards(2);
+  v1::InverseAnswer answer;
+  {
+    grpc::ClientContext context;
+    const grpc::Status status = stub_->FindMaxContext(&context, request, &answer);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  ASSERT_TRUE(answer.fits());
+  EXPECT_EQ(answer.kv_block_size_tokens(), 16);
+  auto plan_at = [&](int64_t context_tokens) {
+    v1::PlanInferenceRequest plan;
+    plan.set_model("models/llama-3-1-70b");
+    plan.add_hardware("hardware/nvidia-h100-sxm5-80gb");
+    plan.set_max_cards(2);
+    plan.mutable_workload()->set_context_length_tokens(context_tokens);
+    v1::PlanInferenceResponse response;
+    grpc::ClientContext context;
+    EXPECT_TRUE(stub_->PlanInference(&context, plan, &response).ok());
+    return response.plans(0);
+  };
+  const v1::HardwarePlan at = plan_at(answer.max_context_length_tokens());
+  EXPECT_TRUE(at.fits());
+  EXPECT_EQ(at.required_bytes_per_card(), answer.required_bytes());
+  EXPECT_EQ(answer.cards(), at.cards());
+  const v1::HardwarePlan beyond = plan_at(answer.max_context_length_tokens() + 16);
+  EXPECT_FALSE(beyond.fits());
+  EXPECT_TRUE(absl::StartsWith(answer.binding_constraint(), "memory per card"))
+      << answer.binding_constraint();
+
+  // The largest batch at 8192 tokens on one H100, checked the same way.
+  v1::FindMaxBatchRequest batch;
+  batch.mutable_source()->set_catalog_name("models/llama-3-1-8b");
+  batch.mutable_target()->set_hardware("NVIDIA H100 SXM5 80 GB");
+  batch.mutable_workload()->set_context_length_tokens(8192);
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->FindMaxBatch(&context, batch, &answer).ok());
+  }
+  ASSERT_GT(answer.max_batch_size(), 1);
+  for (int sequences : {answer.max_batch_size(), answer.max_batch_size() + 1}) {
+    v1::PlanInferenceRequest plan;
+    plan.set_model("models/llama-3-1-8b");
+    plan.add_hardware("hardware/nvidia-h100-sxm5-80gb");
+    plan.set_max_cards(1);
+    plan.mutable_workload()->set_context_length_tokens(8192);
+    plan.mutable_workload()->set_batch_size(sequences);
+    v1::PlanInferenceResponse response;
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->PlanInference(&context, plan, &response).ok());
+    EXPECT_EQ(response.plans(0).fits(), sequences == answer.max_batch_size()) << sequences;
+  }
+
+  // The best format of Llama 3.1 70B on one H100: every better one does not fit.
+  v1::FindBestWeightFormatRequest format;
+  format.mutable_source()->set_catalog_name("models/llama-3-1-70b");
+  format.mutable_target()->set_hardware("hardware/nvidia-h100-sxm5-80gb");
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->FindBestWeightFormat(&context, format, &answer).ok());
+  }
+  ASSERT_TRUE(answer.fits());
+  EXPECT_NE(answer.weight_format(), v1::NUMBER_FORMAT_BF16);  // 141 GB of bf16 weights
+  EXPECT_TRUE(answer.plan().fits());
+
+  // Unknown hardware: NOT_FOUND naming it; bad fields: INVALID_ARGUMENT naming them.
+  request.mutable_target()->set_hardware("hardware/no-such-chip");
+  {
+    grpc::ClientContext context;
+    const grpc::Status status = stub_->FindMaxContext(&context, request, &answer);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+    EXPECT_TRUE(absl::StrContains(status.error_message(), "hardware/no-such-chip"));
+  }
+  request.mutable_target()->set_cards(4096);
+  request.mutable_workload()->set_context_length_tokens(1);
+  grpc::ClientContext context;
+  const grpc::Status status = stub_->FindMaxContext(&context, request, &answer);
+  ASSERT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  google::rpc::BadRequest bad_request;
+  ASSERT_TRUE(FindDetail(DecodeDetails(status), &bad_request));
+  std::vector<std::string> fields;
+  for (const auto& v : bad_request.field_violations()) fields.push_back(v.field());
+  EXPECT_EQ(fields, (std::vector<std::string>{"target.cards", "workload.context_length_tokens"}));
 }
 
 TEST_F(EstimatorServiceTest, ClosedModelPlanSaysNoEstimate) {

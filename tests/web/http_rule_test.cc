@@ -95,7 +95,8 @@ TEST(RoutesTest, EveryReadAndEstimateIsMappedAndNoWriteIs) {
   EXPECT_EQ(get->grpc_path, "/modelatlas.catalog.v1.CatalogService/GetModel");
   for (const char* method :
        {"EstimateInferenceMemory", "CountParameters", "PlanInference", "ListRunnableModels",
-        "EstimateTrainingCompute", "EstimateTrainingMemory", "PlanTraining", "AuditModel"}) {
+        "EstimateTrainingCompute", "EstimateTrainingMemory", "PlanTraining", "AuditModel",
+        "FindMaxContext", "FindMaxBatch", "FindBestWeightFormat"}) {
     const ApiRoute* r = Find(*estimator, method);
     ASSERT_NE(r, nullptr) << method;
     EXPECT_EQ(r->backend, 1);
@@ -103,6 +104,8 @@ TEST(RoutesTest, EveryReadAndEstimateIsMappedAndNoWriteIs) {
   EXPECT_EQ(Find(*estimator, "EstimateInferenceMemory")->path.text(), "/v1/estimates:memory");
   EXPECT_EQ(Find(*estimator, "EstimateInferenceMemory")->body, "*");
   EXPECT_TRUE(Find(*estimator, "ListRunnableModels")->method->server_streaming());
+  EXPECT_EQ(Find(*estimator, "FindMaxContext")->path.text(), "/v1/limits:maxContext");
+  EXPECT_EQ(Find(*estimator, "FindMaxContext")->http_method, "POST");
 }
 
 TEST(RoutesTest, SpecificTemplatesComeFirst) {

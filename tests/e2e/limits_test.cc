@@ -1,0 +1,88 @@
+// End to end through the CLI: the inverse questions (issue 21, point 1)
+// against the real binaries, each answer checked with the CLI's own forward
+// command (`plan`) at the answer and one step beyond.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "google/protobuf/util/json_util.h"
+#include "modelatlas/estimator/v1/estimator_service.pb.h"
+#include "tests/e2e/end_to_end.h"
+#include "tests/testing/grpc_testing.h"
+#include "tests/testing/process.h"
+
+namespace modelatlas {
+namespace {
+
+using testing::RunCommand;
+
+template <typename Message>
+Message FromJson(const std::string& json) {
+  Message message;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &message, options).ok()) << json;
+  return message;
+}
+
+TEST_F(EndToEndTest, CliInverseQuestionsAreInversesOfThePlan) {
+  StartBoth();
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
+  const std::string both[] = {"--catalog=" + catalog_.address(),
+                              "--estimator=" + estimator_.address()};
+  auto plan_fits = [&](const std::vector<std::string>& workload) {
+    std::vector<std::string> command = {
+        MODELATLAS_CLI_BIN,       both[0],        both[1], "--json", "plan", "Llama 3.1 70B",
+        "--hardware=NVIDIA H100", "--max_cards=2"};
+    command.insert(command.end(), workload.begin(), workload.end());
+    const auto plan = RunCommand(command);
+    EXPECT_EQ(plan.exit_code, 0) << plan.err;
+    const auto response = FromJson<estimator::v1::PlanInferenceResponse>(plan.out);
+    EXPECT_EQ(response.plans_size(), 1);
+    return response.plans_size() == 1 && response.plans(0).fits();
+  };
+
+  const auto context = RunCommand({MODELATLAS_CLI_BIN, both[0], both[1], "--json", "max-context",
+                                   "Llama 3.1 70B", "--hardware=NVIDIA H100", "--cards=2"});
+  ASSERT_EQ(context.exit_code, 0) << context.err;
+  const auto answer = FromJson<estimator::v1::InverseAnswer>(context.out);
+  const int64_t tokens = answer.max_context_length_tokens();
+  ASSERT_GT(tokens, 0);
+  EXPECT_EQ(tokens % 16, 0);
+  EXPECT_TRUE(plan_fits({"--context=" + std::to_string(tokens)}));
+  EXPECT_FALSE(plan_fits({"--context=" + std::to_string(tokens + 16)}));
+
+  const auto batch =
+      RunCommand({MODELATLAS_CLI_BIN, both[0], both[1], "--json", "max-batch", "Llama 3.1 70B",
+                  "--hardware=NVIDIA H100", "--cards=2", "--context=4096"});
+  ASSERT_EQ(batch.exit_code, 0) << batch.err;
+  const int sequences = FromJson<estimator::v1::InverseAnswer>(batch.out).max_batch_size();
+  ASSERT_GT(sequences, 1);
+  EXPECT_TRUE(plan_fits({"--context=4096", "--batch=" + std::to_string(sequences)}));
+  EXPECT_FALSE(plan_fits({"--context=4096", "--batch=" + std::to_string(sequences + 1)}));
+
+  // The table for people names the answer and what binds it.
+  const auto format =
+      RunCommand({MODELATLAS_CLI_BIN, both[0], both[1], "best-format", "Llama 3.1 70B",
+                  "--hardware=NVIDIA H100", "--cards=2", "--prefer=fp32,bf16,awq-int4"});
+  ASSERT_EQ(format.exit_code, 0) << format.err;
+  EXPECT_NE(format.out.find("best weight format: bf16"), std::string::npos) << format.out;
+  EXPECT_NE(format.out.find("the next better format, fp32, does not fit"), std::string::npos)
+      << format.out;
+  EXPECT_TRUE(plan_fits({"--weights=bf16"}));
+  EXPECT_FALSE(plan_fits({"--weights=fp32"}));
+
+  // Bad input: a usage error, or the estimator's INVALID_ARGUMENT naming the field.
+  const auto no_target =
+      RunCommand({MODELATLAS_CLI_BIN, both[0], both[1], "max-context", "Llama 3.1 70B"});
+  EXPECT_EQ(no_target.exit_code, 2);
+  EXPECT_NE(no_target.err.find("--budget_bytes"), std::string::npos) << no_target.err;
+  const auto too_many = RunCommand({MODELATLAS_CLI_BIN, both[0], both[1], "max-context",
+                                    "Llama 3.1 70B", "--hardware=NVIDIA H100", "--cards=5000"});
+  EXPECT_EQ(too_many.exit_code, 1);
+  EXPECT_NE(too_many.err.find("INVALID_ARGUMENT"), std::string::npos) << too_many.err;
+  EXPECT_NE(too_many.err.find("target.cards"), std::string::npos) << too_many.err;
+}
+
+}  // namespace
+}  // namespace modelatlas
