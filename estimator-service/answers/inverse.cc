@@ -94,7 +94,7 @@ struct Probe {
 // cards, or EstimateMemoryForModel against the budget.
 class Forward {
  public:
-  Forward(const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
+  Forward(const common::v1::Model& model, const SharedRecords<common::v1::Hardware>& hardware,
           const v1::MemoryTarget& target, bool hypothetical, const SourcedModel* sourced)
       : model_(model),
         hardware_(hardware),
@@ -194,7 +194,7 @@ class Forward {
 
  private:
   const common::v1::Model& model_;
-  const std::vector<common::v1::Hardware>& hardware_;
+  const SharedRecords<common::v1::Hardware>& hardware_;
   const v1::MemoryTarget& target_;
   bool hypothetical_;
   const SourcedModel* sourced_;
@@ -305,7 +305,7 @@ absl::Status ValidateInverseRequest(const v1::FindBestWeightFormatRequest& reque
 }
 
 absl::StatusOr<v1::InverseAnswer> MaxContextFor(const common::v1::Model& model,
-                                                const std::vector<common::v1::Hardware>& hardware,
+                                                const SharedRecords<common::v1::Hardware>& hardware,
                                                 const v1::FindMaxContextRequest& request,
                                                 const SourcedModel* sourced) {
   if (absl::Status invalid = ValidateInverseRequest(request); !invalid.ok()) return invalid;
@@ -377,7 +377,7 @@ absl::StatusOr<v1::InverseAnswer> MaxContextFor(const common::v1::Model& model,
 }
 
 absl::StatusOr<v1::InverseAnswer> MaxBatchFor(const common::v1::Model& model,
-                                              const std::vector<common::v1::Hardware>& hardware,
+                                              const SharedRecords<common::v1::Hardware>& hardware,
                                               const v1::FindMaxBatchRequest& request,
                                               const SourcedModel* sourced) {
   if (absl::Status invalid = ValidateInverseRequest(request); !invalid.ok()) return invalid;
@@ -447,7 +447,7 @@ absl::StatusOr<v1::InverseAnswer> MaxBatchFor(const common::v1::Model& model,
 }
 
 absl::StatusOr<v1::InverseAnswer> BestWeightFormatFor(
-    const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
+    const common::v1::Model& model, const SharedRecords<common::v1::Hardware>& hardware,
     const v1::FindBestWeightFormatRequest& request, const SourcedModel* sourced) {
   if (absl::Status invalid = ValidateInverseRequest(request); !invalid.ok()) return invalid;
   if (sourced != nullptr && sourced->weights.has_value()) {

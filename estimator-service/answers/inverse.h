@@ -30,15 +30,15 @@ absl::Status ValidateInverseRequest(const v1::FindBestWeightFormatRequest& reque
 // The answers for a model already read (`hardware` holds the target's one
 // record when the target names hardware). `sourced` may be null.
 absl::StatusOr<v1::InverseAnswer> MaxContextFor(const common::v1::Model& model,
-                                                const std::vector<common::v1::Hardware>& hardware,
+                                                const SharedRecords<common::v1::Hardware>& hardware,
                                                 const v1::FindMaxContextRequest& request,
                                                 const SourcedModel* sourced = nullptr);
 absl::StatusOr<v1::InverseAnswer> MaxBatchFor(const common::v1::Model& model,
-                                              const std::vector<common::v1::Hardware>& hardware,
+                                              const SharedRecords<common::v1::Hardware>& hardware,
                                               const v1::FindMaxBatchRequest& request,
                                               const SourcedModel* sourced = nullptr);
 absl::StatusOr<v1::InverseAnswer> BestWeightFormatFor(
-    const common::v1::Model& model, const std::vector<common::v1::Hardware>& hardware,
+    const common::v1::Model& model, const SharedRecords<common::v1::Hardware>& hardware,
     const v1::FindBestWeightFormatRequest& request, const SourcedModel* sourced = nullptr);
 
 // The RPCs: validate, read the model and the hardware, answer. `request`

@@ -5,6 +5,7 @@
 // a test's fake) is moved in. Reads like a const std::vector. No gRPC.
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -20,6 +21,8 @@ class SharedRecords {
   // Implicit: a list built for one answer becomes the shared one.
   SharedRecords(std::vector<T> records)  // NOLINT(google-explicit-constructor)
       : records_(std::make_shared<const std::vector<T>>(std::move(records))) {}
+  SharedRecords(std::initializer_list<T> records)  // NOLINT(google-explicit-constructor)
+      : SharedRecords(std::vector<T>(records)) {}
   explicit SharedRecords(std::shared_ptr<const std::vector<T>> records)
       : records_(records != nullptr ? std::move(records)
                                     : std::make_shared<const std::vector<T>>()) {}

@@ -88,7 +88,8 @@ ForwardResult Forward(const Model& model, const v1::MemoryTarget& target,
   v1::PlanInferenceRequest request;
   *request.mutable_workload() = workload;
   request.set_max_cards(target.cards());
-  auto plan = PlanInferenceFor(model, {ShippedHardware(target.hardware())}, request);
+  auto plan = PlanInferenceFor(
+      model, SharedRecords<common::v1::Hardware>({ShippedHardware(target.hardware())}), request);
   EXPECT_TRUE(plan.ok()) << plan.status();
   if (!plan.ok() || plan->plans_size() != 1) return {};
   return {plan->plans(0).fits(), plan->plans(0).required_bytes_per_card()};
