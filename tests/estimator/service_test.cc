@@ -14,6 +14,11 @@
 #include "catalog-service/dataset.h"
 #include "catalog-service/service.h"
 #include "catalog-service/store/sqlite_store.h"
+#include "estimator-service/answers/audit.h"
+#include "estimator-service/answers/inference.h"
+#include "estimator-service/answers/model_sources.h"
+#include "estimator-service/answers/runnable.h"
+#include "estimator-service/catalog/sources.h"
 #include "tests/testing/grpc_testing.h"
 
 namespace modelatlas::estimator {
@@ -277,6 +282,37 @@ TEST_F(EstimatorServiceTest, ClosedModelPlanSaysNoEstimate) {
   EXPECT_FALSE(response.memory().available());
   EXPECT_EQ(response.memory().no_estimate_reason(), "no estimate: weights not published");
   EXPECT_EQ(response.plans_size(), 0);
+}
+
+// Deep JSON in a request (a config.json, a LoRA adapter config) is
+// INVALID_ARGUMENT naming the field over gRPC, never parsed.
+TEST_F(EstimatorServiceTest, DeeplyNestedConfigJsonIsAnInvalidArgumentNamingTheField) {
+  std::string deep;
+  for (int i = 0; i < 50000; ++i) deep += "[";
+  for (int i = 0; i < 50000; ++i) deep += "]";
+  v1::CountParametersRequest count;
+  count.set_hf_config_json(deep);
+  v1::CountParametersResponse counted;
+  grpc::ClientContext count_context;
+  const grpc::Status count_status = stub_->CountParameters(&count_context, count, &counted);
+  EXPECT_EQ(count_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(count_status.error_message().find("hf_config_json"), std::string::npos)
+      << count_status.error_message();
+  EXPECT_NE(count_status.error_message().find("deeper than 32 levels"), std::string::npos)
+      << count_status.error_message();
+
+  v1::EstimateInferenceMemoryRequest memory;
+  memory.set_model("Llama 3.1 8B");
+  memory.mutable_lora()->set_adapter_config_json("{\"r\": " + deep + "}");
+  v1::EstimateInferenceMemoryResponse answered;
+  grpc::ClientContext memory_context;
+  const grpc::Status memory_status =
+      stub_->EstimateInferenceMemory(&memory_context, memory, &answered);
+  EXPECT_EQ(memory_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(memory_status.error_message().find("lora.adapter_config_json"), std::string::npos)
+      << memory_status.error_message();
+  EXPECT_NE(memory_status.error_message().find("deeper than 32 levels"), std::string::npos)
+      << memory_status.error_message();
 }
 
 TEST_F(EstimatorServiceTest, CountParametersFromConfigJsonAndCatalog) {
