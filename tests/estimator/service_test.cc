@@ -315,6 +315,70 @@ TEST_F(EstimatorServiceTest, DeeplyNestedConfigJsonIsAnInvalidArgumentNamingTheF
       << memory_status.error_message();
 }
 
+// The whole-catalog loops (the runnable list, a plan over every accelerator,
+// the catalog audit) ask whether their call was abandoned as they go, and
+// stop: a deadline already past is DEADLINE_EXCEEDED, a caller that cancels
+// after the loop began is CANCELLED with how far it got (the shipped
+// dataset: 3,247 models, 257 hardware records).
+TEST_F(EstimatorServiceTest, WholeCatalogLoopsStopOnceTheirCallIsAbandoned) {
+  StartEstimator("127.0.0.1:" + std::to_string(catalog_port_), /*with_snapshot=*/true);
+  auto source = [this] { return std::make_shared<SnapshotRecords>(snapshot_.get(), "catalog"); };
+  v1::ListRunnableModelsRequest runnable;
+  runnable.set_hardware("hardware/nvidia-h100-sxm5-80gb");
+  v1::PlanInferenceRequest plan;
+  plan.set_model("Llama 3.1 8B");
+  v1::AuditCatalogRequest audit;
+
+  // Each answer, run inside a scope whose caller "cancels" at its
+  // `cancel_at`-th question (0: never) and whose deadline is `deadline`.
+  struct Outcome {
+    absl::Status status;
+    int questions = 0;
+  };
+  auto run = [&](int which, absl::Time deadline, int cancel_at) {
+    Outcome outcome;
+    CallDeadlineScope scope(deadline, [&outcome, cancel_at] {
+      return ++outcome.questions >= cancel_at && cancel_at > 0;
+    });
+    switch (which) {
+      case 0:
+        AnswerRunnableModels(source(), runnable, [&](absl::StatusOr<RunnableRows> rows) {
+          outcome.status = rows.status();
+        });
+        break;
+      case 1:
+        AnswerPlanInference(source(), plan, [&](absl::StatusOr<v1::PlanInferenceResponse> out) {
+          outcome.status = out.status();
+        });
+        break;
+      default:
+        AnswerAuditCatalog(source(), audit,
+                           [&](absl::StatusOr<std::vector<v1::AuditCatalogResponse>> out) {
+                             outcome.status = out.status();
+                           });
+    }
+    return outcome;
+  };
+  const char* names[] = {"runnable", "plan", "audit"};
+  for (int which = 0; which < 3; ++which) {
+    SCOPED_TRACE(names[which]);
+    // Answered in full when the caller waits: the loops ask every 64 records.
+    const Outcome full = run(which, absl::InfiniteFuture(), 0);
+    ASSERT_TRUE(full.status.ok()) << full.status;
+    EXPECT_GE(full.questions, which == 1 ? 257 / 64 : 3247 / 64);
+    // A deadline already past: stopped at the first question.
+    const Outcome late = run(which, absl::Now() - absl::Milliseconds(1), 0);
+    EXPECT_EQ(late.status.code(), absl::StatusCode::kDeadlineExceeded) << late.status;
+    EXPECT_TRUE(absl::StrContains(late.status.message(), "deadline passed while")) << late.status;
+    // Cancelled at the third question: stopped there, not at the end.
+    const Outcome cancelled = run(which, absl::InfiniteFuture(), 3);
+    EXPECT_EQ(cancelled.status.code(), absl::StatusCode::kCancelled) << cancelled.status;
+    EXPECT_EQ(cancelled.questions, 3);
+    EXPECT_TRUE(absl::StrContains(cancelled.status.message(), which == 1 ? "128 of" : "128 "))
+        << cancelled.status;
+  }
+}
+
 TEST_F(EstimatorServiceTest, CountParametersFromConfigJsonAndCatalog) {
   v1::CountParametersRequest request;
   request.set_hf_config_json(R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768,
