@@ -1175,6 +1175,107 @@ TEST_P(ReliabilityTest, FiguresBeyondTheSharedBoundsAreRefusedNamingFieldAndBoun
   EXPECT_EQ(GetModelCode("Bounded Beyond"), grpc::StatusCode::NOT_FOUND);
 }
 
+// ---------------------------------------------------------------------------
+// List pages are bounded in bytes, not only in records: a page stops before
+// the record that would take it past kMaxListPageBytes (4 MiB), keeps at
+// least one, and the next page token resumes right after it, with and
+// without a filter and order_by.
+TEST_P(ReliabilityTest, ListPagesStopAtTheirByteBoundAndResumeExactly) {
+  // Nine records of about 1.5 MB (25 domains of 60,000 bytes), one of about
+  // 5 MB (beyond the bound alone), among the shipped dataset's.
+  std::set<std::string> big;
+  for (int i = 0; i < 10; ++i) {
+    Model model;
+    model.set_display_name(absl::StrCat("Big Record ", i));
+    model.mutable_provenance()->set_source("test");
+    model.set_parameters(1e9 + i);
+    const int entries = i == 4 ? 85 : 25;
+    for (int d = 0; d < entries; ++d) {
+      model.add_domains(std::string(60000, static_cast<char>('a' + d % 26)));
+    }
+    const std::string id = absl::StrCat("big-record-", i);
+    ASSERT_TRUE(catalog_->Create<Model>(id, model).ok()) << id;
+    big.insert("models/" + id);
+  }
+  // Pages of the whole catalog (3,257 models) in id order, of the big ones
+  // filtered, and of them ordered; the order_by query is also compared with
+  // the same query in pages of one record (which no byte bound cuts).
+  for (const auto& [filter, order_by] : std::vector<std::pair<std::string, std::string>>{
+           {"", ""},
+           {"display_name:\"Big Record\"", ""},
+           {"display_name:\"Big Record\"", "parameters desc"}}) {
+    SCOPED_TRACE(filter + " | " + order_by);
+    std::vector<std::string> seen;
+    int pages = 0;
+    size_t largest_page_bytes = 0;
+    ListQuery query{1000, "", filter, order_by};
+    for (;;) {
+      absl::StatusOr<Page<Model>> page = catalog_->List<Model>(query);
+      ASSERT_TRUE(page.ok()) << page.status();
+      ASSERT_FALSE(page->records.empty());
+      ++pages;
+      size_t bytes = 0;
+      for (const Model& m : page->records) {
+        bytes += m.ByteSizeLong();
+        seen.push_back(m.name());
+      }
+      // Past the bound only as one record alone.
+      if (page->records.size() > 1) {
+        EXPECT_LE(bytes, static_cast<size_t>(kMaxListPageBytes));
+        largest_page_bytes = std::max(largest_page_bytes, bytes);
+      }
+      if (page->next_page_token.empty()) break;
+      query.page_token = page->next_page_token;
+    }
+    if (filter.empty()) {
+      // Every record once, in id order.
+      EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+      EXPECT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end());
+      EXPECT_EQ(static_cast<int64_t>(seen.size()), catalog_->Info()->model_count());
+    } else {
+      std::vector<std::string> expected;
+      ListQuery one{1, "", filter, order_by};
+      for (;;) {
+        absl::StatusOr<Page<Model>> page = catalog_->List<Model>(one);
+        ASSERT_TRUE(page.ok()) << page.status();
+        for (const Model& m : page->records) expected.push_back(m.name());
+        if (page->next_page_token.empty()) break;
+        one.page_token = page->next_page_token;
+      }
+      EXPECT_EQ(seen, expected);  // each record once, in the same order
+      EXPECT_EQ(seen.size(), 10u);
+    }
+    int big_seen = 0;
+    for (const std::string& name : seen) big_seen += big.count(name);
+    EXPECT_EQ(big_seen, 10);
+    // 13.5 MB of big records in pages of at most 4 MiB, and 5 MB alone.
+    EXPECT_GE(pages, 5);
+    EXPECT_GT(largest_page_bytes, static_cast<size_t>(2'500'000));  // pages are filled
+  }
+  // Over gRPC, each page fits a client's default 4 MiB receive limit with
+  // room for the response's other fields, except the one record alone.
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(kMaxResponseBytes);
+  auto stub = v1::CatalogService::NewStub(server_->InProcessChannel(arguments));
+  v1::ListModelsRequest request;
+  request.set_page_size(1000);
+  request.set_filter("display_name:\"Big Record\"");
+  int records = 0;
+  for (;;) {
+    grpc::ClientContext context;
+    v1::ListModelsResponse response;
+    const grpc::Status status = stub->ListModels(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    records += response.models_size();
+    if (response.models_size() > 1) {
+      EXPECT_LE(response.ByteSizeLong(), static_cast<size_t>(kMaxListPageBytes) + 1024);
+    }
+    if (response.next_page_token().empty()) break;
+    request.set_page_token(response.next_page_token());
+  }
+  EXPECT_EQ(records, 10);
+}
+
 TEST_P(ReliabilityTest, AListWhoseCallerHasGoneStops) {
   ListQuery query{1000, "", "parameters > 0", "parameters desc"};
   query.abandoned = [] { return true; };
