@@ -379,6 +379,42 @@ TEST_F(EstimatorServiceTest, WholeCatalogLoopsStopOnceTheirCallIsAbandoned) {
   }
 }
 
+// Readiness (EstimatorReadiness, the policy estimator-service's readiness
+// follows): the catalog must answer, and the snapshot be loaded and younger
+// than the bound; a snapshot whose catalog went away stops being ready once
+// its age passes the bound, even if the catalog's answer were still OK.
+TEST_F(EstimatorServiceTest, ReadinessSaysWhenTheSnapshotStopsFollowingTheCatalog) {
+  const absl::Duration bound = absl::Seconds(2);
+  EXPECT_TRUE(EstimatorReadiness(absl::OkStatus(), nullptr, bound).ok());
+  const absl::Status down = EstimatorReadiness(absl::UnavailableError("refused"), nullptr, bound);
+  EXPECT_EQ(down.code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(absl::StrContains(down.message(), "does not answer: refused")) << down;
+
+  CatalogSnapshot unloaded(client_->channel(), "nowhere");  // never started
+  const absl::Status loading = EstimatorReadiness(absl::OkStatus(), &unloaded, bound);
+  EXPECT_EQ(loading.code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(absl::StrContains(loading.message(), "not loaded")) << loading;
+
+  StartEstimator("127.0.0.1:" + std::to_string(catalog_port_), /*with_snapshot=*/true);
+  // Just loaded: ready under an hour's bound.
+  EXPECT_TRUE(EstimatorReadiness(absl::OkStatus(), snapshot_.get(), absl::Hours(1)).ok());
+  EXPECT_LT(snapshot_->age(), absl::Hours(1));
+  // The catalog goes away: nothing more is heard, and past the bound the
+  // snapshot is not ready (polled: the age grows by itself).
+  catalog_server_->Shutdown(testing::DeadlineFromNow(1000));
+  absl::Status stale;
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while ((stale = EstimatorReadiness(absl::OkStatus(), snapshot_.get(), bound)).ok() &&
+         absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_EQ(stale.code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(absl::StrContains(stale.message(), "not following the catalog")) << stale;
+  EXPECT_TRUE(absl::StrContains(stale.message(), "--snapshot_max_age 2s")) << stale;
+  EXPECT_GT(snapshot_->age(), bound);
+  EXPECT_LT(snapshot_->last_heard(), absl::Now() - bound);
+}
+
 TEST_F(EstimatorServiceTest, CountParametersFromConfigJsonAndCatalog) {
   v1::CountParametersRequest request;
   request.set_hf_config_json(R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768,
