@@ -15,6 +15,7 @@
 #include "catalog-service/validation.h"
 #include "common/query/filter.h"
 #include "common/server/logging.h"
+#include "common/server/message_limits.h"
 #include "common/status/errors.h"
 #include "common/status/resource_names.h"
 #include "common/status/suggest.h"
@@ -349,8 +350,18 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
     }
     begin = std::min(begin, matches.size());
   }
-  const size_t end = std::min(matches.size(), begin + static_cast<size_t>(*size));
-  for (size_t i = begin; i < end; ++i) page.records.push_back(std::move(matches[i]));
+  // At most `size` records, and no more bytes than kMaxListPageBytes (a
+  // record and its framing in the response: a tag and a length of at most
+  // 5 bytes), at least one record: the next page starts where this one stops.
+  const size_t most = std::min(matches.size(), begin + static_cast<size_t>(*size));
+  size_t end = begin;
+  size_t page_bytes = 0;
+  while (end < most) {
+    const size_t bytes = matches[end].ByteSizeLong() + 6;
+    if (end > begin && page_bytes + bytes > static_cast<size_t>(kMaxListPageBytes)) break;
+    page_bytes += bytes;
+    page.records.push_back(std::move(matches[end++]));
+  }
   if (end < matches.size()) {
     const std::string next =
         ordered ? absl::StrCat(end) : *ResourceIdFromName(page.records.back().name(), collection);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/records/bounds.h"
 #include "common/status/resource_names.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
@@ -23,35 +24,69 @@ bool IsFraction(const FieldDescriptor& field) {
   return absl::StartsWith(field.name(), "hardware_utilization_");
 }
 
-void CheckNumber(double value, const FieldDescriptor& field, const std::string& path,
-                 FieldViolations* violations) {
+using records::Bound;
+using records::RecordKind;
+
+// Where a field is: `path` names it in messages (with the caller's prefix,
+// "models[3].architecture.num_layers"), `relative` within its record
+// ("architecture.num_layers"), which is how the bounds table knows it.
+struct FieldPlace {
+  std::string path;
+  std::string relative;
+};
+
+FieldPlace Child(const FieldPlace& parent, absl::string_view field) {
+  return {Join(parent.path, field), Join(parent.relative, field)};
+}
+
+// Beyond the shared bounds table (common/records/bounds.h): named with the
+// bound and its unit, never clamped.
+template <typename Number>
+void CheckBound(Number value, RecordKind kind, const FieldPlace& place,
+                FieldViolations* violations) {
+  const Bound* bound = records::FindBound(kind, place.relative);
+  // Whole numbers compare as whole numbers (2^53 + 1 is no double); every
+  // bound is far below INT64_MAX.
+  if (bound != nullptr && value > static_cast<Number>(bound->max)) {
+    violations->Add(place.path,
+                    absl::StrCat("is ", value, " ", bound->unit, ", beyond the bound of ",
+                                 bound->max, " ", bound->unit, " (common/records/bounds.h)"));
+  }
+}
+
+void CheckNumber(double value, const FieldDescriptor& field, RecordKind kind,
+                 const FieldPlace& place, FieldViolations* violations) {
   if (!std::isfinite(value)) {
-    violations->Add(path, "must be a finite number");
+    violations->Add(place.path, "must be a finite number");
   } else if (value < 0) {
-    violations->Add(path, absl::StrCat("must not be negative, got ", value));
+    violations->Add(place.path, absl::StrCat("must not be negative, got ", value));
   } else if (IsFraction(field) && value > 1) {
-    violations->Add(path, absl::StrCat("is a fraction and must be at most 1, got ", value));
+    violations->Add(place.path, absl::StrCat("is a fraction and must be at most 1, got ", value));
+  } else {
+    CheckBound(value, kind, place, violations);
   }
 }
 
 // Every number in a record is a count, a size, a time, a power or a price:
-// none may be negative or non-finite. Walks the message by reflection so a
-// field added to the contract is checked without a new line here.
-void CheckNumbers(const Message& message, const std::string& prefix, FieldViolations* violations) {
+// none may be negative or non-finite, and none beyond its bound in the shared
+// table. Walks the message by reflection so a field added to the contract is
+// checked without a new line here.
+void CheckNumbers(const Message& message, RecordKind kind, const FieldPlace& prefix,
+                  FieldViolations* violations) {
   const auto* reflection = message.GetReflection();
   std::vector<const FieldDescriptor*> fields;
   reflection->ListFields(message, &fields);
   for (const FieldDescriptor* field : fields) {
-    const std::string path = Join(prefix, field->name());
+    const FieldPlace place = Child(prefix, field->name());
     switch (field->cpp_type()) {
       case FieldDescriptor::CPPTYPE_DOUBLE:
         if (field->is_repeated()) {
           for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
-            CheckNumber(reflection->GetRepeatedDouble(message, field, i), *field,
-                        absl::StrCat(path, "[", i, "]"), violations);
+            CheckNumber(reflection->GetRepeatedDouble(message, field, i), *field, kind,
+                        {absl::StrCat(place.path, "[", i, "]"), place.relative}, violations);
           }
         } else {
-          CheckNumber(reflection->GetDouble(message, field), *field, path, violations);
+          CheckNumber(reflection->GetDouble(message, field), *field, kind, place, violations);
         }
         break;
       case FieldDescriptor::CPPTYPE_INT32:
@@ -61,14 +96,16 @@ void CheckNumbers(const Message& message, const std::string& prefix, FieldViolat
                                     ? reflection->GetInt32(message, field)
                                     : reflection->GetInt64(message, field);
           if (value < 0 && field->name() != "revision") {
-            violations->Add(path, absl::StrCat("must not be negative, got ", value));
+            violations->Add(place.path, absl::StrCat("must not be negative, got ", value));
+          } else if (value > 0) {
+            CheckBound(value, kind, place, violations);
           }
         }
         break;
       case FieldDescriptor::CPPTYPE_MESSAGE:
         if (!field->is_repeated() && field->message_type()->full_name() != "google.type.Date" &&
             field->message_type()->full_name() != "google.protobuf.Timestamp") {
-          CheckNumbers(reflection->GetMessage(message, field), path, violations);
+          CheckNumbers(reflection->GetMessage(message, field), kind, place, violations);
         }
         break;
       default:
@@ -251,7 +288,7 @@ void ValidateModel(const common::v1::Model& model, const std::string& prefix,
                    FieldViolations* violations) {
   CheckCommon(model.name(), kModelsCollection, model.display_name(), model.provenance(), prefix,
               violations);
-  CheckNumbers(model, prefix, violations);
+  CheckNumbers(model, RecordKind::kModel, {prefix, ""}, violations);
   CheckSizes(model, prefix, violations);
   const auto& arch = model.architecture();
   if (model.has_architecture() && arch.num_attention_heads() > 0 &&
@@ -265,7 +302,7 @@ void ValidateHardware(const common::v1::Hardware& hardware, const std::string& p
                       FieldViolations* violations) {
   CheckCommon(hardware.name(), kHardwareCollection, hardware.display_name(), hardware.provenance(),
               prefix, violations);
-  CheckNumbers(hardware, prefix, violations);
+  CheckNumbers(hardware, RecordKind::kHardware, {prefix, ""}, violations);
   CheckSizes(hardware, prefix, violations);
 }
 

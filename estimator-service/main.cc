@@ -33,6 +33,10 @@ ABSL_FLAG(bool, snapshot, true,
           "per request)");
 ABSL_FLAG(absl::Duration, readiness_interval, absl::Seconds(2),
           "How often readiness checks that the catalog answers");
+ABSL_FLAG(absl::Duration, snapshot_max_age, absl::Seconds(60),
+          "Readiness is NOT_SERVING once the catalog snapshot has not heard from the catalog "
+          "for this long (a following snapshot hears at least every --watch_progress_interval "
+          "of the catalog, 10s by default)");
 ABSL_FLAG(std::string, catalog_tls_ca_file, "",
           "PEM CA to verify the catalog's certificate: reach the catalog over TLS");
 ABSL_FLAG(std::string, catalog_tls_cert_file, "",
@@ -62,29 +66,31 @@ const std::vector<std::string> kFlagNames = {
     "grpc_address",         "metrics_address",    "catalog_address",     "catalog_timeout",
     "readiness_interval",   "snapshot",           "catalog_tls_ca_file", "catalog_tls_cert_file",
     "catalog_tls_key_file", "catalog_token_file", "hf_endpoint",         "hf_token_file",
-    "hf_cache_dir",         "hf_offline",         "hf_fetch_threads"};
+    "hf_cache_dir",         "hf_offline",         "hf_fetch_threads",    "snapshot_max_age"};
 
-// Keeps readiness equal to "the catalog answers (and the snapshot, when
-// kept, is loaded)", checking every interval.
+// Keeps readiness equal to EstimatorReadiness (the catalog answers and the
+// snapshot, when kept, is loaded and no older than `max_age`), checking
+// every interval; logs each change with its reason.
 void WatchCatalog(modelatlas::estimator::CatalogClient* catalog,
                   const modelatlas::estimator::CatalogSnapshot* snapshot,
-                  modelatlas::ServerRunner* runner, absl::Duration interval,
+                  modelatlas::ServerRunner* runner, absl::Duration interval, absl::Duration max_age,
                   absl::Notification* stop) {
   bool was_ready = false;
   do {
     auto info = catalog->GetCatalogInfo(std::max(interval, absl::Seconds(1)));
-    const bool ready = info.ok() && (snapshot == nullptr || snapshot->loaded());
-    if (ready != was_ready) {
-      if (ready) {
+    const absl::Status ready =
+        modelatlas::estimator::EstimatorReadiness(info.status(), snapshot, max_age);
+    if (ready.ok() != was_ready) {
+      if (ready.ok()) {
         MA_LOG_INFO("catalog at %s answers (revision %d, %d models): ready", catalog->address(),
                     info->revision(), info->model_count());
       } else {
-        MA_LOG_WARNING("catalog at %s does not answer (%s): not ready", catalog->address(),
-                       info.status().ToString());
+        MA_LOG_WARNING("catalog at %s: %s: not ready", catalog->address(),
+                       std::string(ready.message()));
       }
     }
-    runner->SetReady(ready);
-    was_ready = ready;
+    runner->SetReady(ready.ok());
+    was_ready = ready.ok();
   } while (!stop->WaitForNotificationWithTimeout(interval));
 }
 
@@ -102,10 +108,11 @@ int main(int argc, char** argv) {
   // A GGUF header sent by `--gguf` holds the vocabulary: ~8 MiB for a 128k
   // vocabulary, more for larger ones.
   options.max_receive_message_bytes = std::max(options.max_receive_message_bytes, 64 << 20);
-  for (const char* flag : {"catalog_timeout", "readiness_interval"}) {
-    const absl::Duration value = std::string(flag) == "catalog_timeout"
-                                     ? absl::GetFlag(FLAGS_catalog_timeout)
-                                     : absl::GetFlag(FLAGS_readiness_interval);
+  for (const char* flag : {"catalog_timeout", "readiness_interval", "snapshot_max_age"}) {
+    const absl::Duration value =
+        std::string(flag) == "catalog_timeout"      ? absl::GetFlag(FLAGS_catalog_timeout)
+        : std::string(flag) == "readiness_interval" ? absl::GetFlag(FLAGS_readiness_interval)
+                                                    : absl::GetFlag(FLAGS_snapshot_max_age);
     if (value <= absl::ZeroDuration()) {
       ExitWithFlagError("estimator-service", absl::StrCat("--", flag, " must be positive"));
     }
@@ -178,7 +185,8 @@ int main(int argc, char** argv) {
         "max_context", "max_batch", "best_weight_format"}) {
     estimates_by_kind[kind] = &estimates.Add({{"kind", kind}});
   }
-  runner.AddCollectable(ScrapeTimeCollectable([snapshot = snapshot.get()] {
+  const absl::Duration snapshot_max_age = absl::GetFlag(FLAGS_snapshot_max_age);
+  runner.AddCollectable(ScrapeTimeCollectable([snapshot = snapshot.get(), snapshot_max_age] {
     std::vector<prometheus::MetricFamily> families;
     if (snapshot == nullptr) return families;
     const bool loaded = snapshot->loaded();
@@ -189,10 +197,21 @@ int main(int argc, char** argv) {
                                     "Catalog revision the snapshot reflects.",
                                     {{{}, static_cast<double>(snapshot->revision())}}));
     if (loaded) {
+      const absl::Time last_heard = snapshot->last_heard();
+      const absl::Duration age = absl::Now() - last_heard;
       families.push_back(
           SampleFamily("modelatlas_estimator_snapshot_age_seconds",
                        "Time since the snapshot last heard from the catalog, seconds.",
-                       {{{}, absl::ToDoubleSeconds(snapshot->age())}}));
+                       {{{}, absl::ToDoubleSeconds(age)}}));
+      families.push_back(SampleFamily(
+          "modelatlas_estimator_snapshot_last_sync_timestamp_seconds",
+          "When the snapshot last heard from the catalog (a load or a Watch message), Unix "
+          "seconds.",
+          {{{}, absl::ToDoubleSeconds(last_heard - absl::UnixEpoch())}}));
+      families.push_back(SampleFamily(
+          "modelatlas_estimator_snapshot_stale",
+          "1 while the snapshot is older than --snapshot_max_age (readiness NOT_SERVING).",
+          {{{}, age > snapshot_max_age ? 1.0 : 0.0}}));
     }
     families.push_back(
         SampleFamily("modelatlas_estimator_snapshot_records", "Records in the catalog snapshot.",
@@ -217,7 +236,7 @@ int main(int argc, char** argv) {
 
   absl::Notification stop_watching;
   std::thread watcher(WatchCatalog, &catalog, snapshot.get(), &runner,
-                      absl::GetFlag(FLAGS_readiness_interval), &stop_watching);
+                      absl::GetFlag(FLAGS_readiness_interval), snapshot_max_age, &stop_watching);
   runner.WaitForShutdownSignal();
   stop_watching.Notify();
   watcher.join();

@@ -79,9 +79,13 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::FindBestWeightFormat(
 }
 
 grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* EstimatorServiceImpl::ListRunnableModels(
-    grpc::CallbackServerContext* /*context*/, const v1::ListRunnableModelsRequest* request) {
+    grpc::CallbackServerContext* context, const v1::ListRunnableModelsRequest* request) {
   using Writer = SourceWriter<v1::ListRunnableModelsResponse, RunnableRows>;
   if (absl::Status busy = Admit(); !busy.ok()) return new Writer(busy);
+  // The walk over every model stops once the caller has gone or its
+  // deadline has passed (CallAbandoned).
+  CallDeadlineScope deadline(absl::FromChrono(context->deadline()),
+                             [context] { return context->IsCancelled(); });
   // Whole-catalog answers need the snapshot: the builder reads it
   // synchronously (hardware included), so the writer starts with the rows.
   absl::StatusOr<RunnableRows> runnable = absl::UnavailableError("no answer");
@@ -117,9 +121,11 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::AuditModel(grpc::CallbackServerC
 }
 
 grpc::ServerWriteReactor<v1::AuditCatalogResponse>* EstimatorServiceImpl::AuditCatalog(
-    grpc::CallbackServerContext* /*context*/, const v1::AuditCatalogRequest* request) {
+    grpc::CallbackServerContext* context, const v1::AuditCatalogRequest* request) {
   using Writer = ListWriter<v1::AuditCatalogResponse>;
   if (absl::Status busy = Admit(); !busy.ok()) return new Writer(busy);
+  CallDeadlineScope deadline(absl::FromChrono(context->deadline()),
+                             [context] { return context->IsCancelled(); });
   absl::StatusOr<std::vector<v1::AuditCatalogResponse>> audit = absl::UnavailableError("no answer");
   AnswerAuditCatalog(std::make_shared<SnapshotRecords>(snapshot_, catalog_->address()), *request,
                      [&audit](absl::StatusOr<std::vector<v1::AuditCatalogResponse>> out) {

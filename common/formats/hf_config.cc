@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/formats/json_depth.h"
 #include "common/status/errors.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -85,6 +86,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
     return InvalidFieldError(
         kField, absl::StrCat("is ", json.size(), " bytes; the limit is ", kMaxHfConfigBytes));
   }
+  // Bounded before the parser sees it (its time and stack grow with depth).
+  if (absl::Status deep = CheckJsonDepth(json, kMaxJsonDepth, kField); !deep.ok()) return deep;
   Struct root;
   auto parsed = google::protobuf::util::JsonStringToMessage(std::string(json), &root);
   if (!parsed.ok()) {

@@ -18,9 +18,10 @@ namespace modelatlas {
 // Longest config.json accepted, bytes.
 inline constexpr size_t kMaxHfConfigBytes = 1 << 20;
 
-// INVALID_ARGUMENT (field "hf_config_json") for malformed JSON or a missing
-// required key; UNIMPLEMENTED for encoder-decoder and other families whose
-// layers this reader does not know (it names the model_type).
+// INVALID_ARGUMENT (field "hf_config_json") for malformed JSON, JSON nested
+// deeper than kMaxJsonDepth (32) levels, or a missing required key; UNIMPLEMENTED for
+// encoder-decoder and other families whose layers this reader does not know (it names the
+// model_type).
 absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_view json);
 
 }  // namespace modelatlas

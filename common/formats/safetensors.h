@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/formats/json_depth.h"
 
 namespace modelatlas {
 
@@ -87,10 +88,5 @@ struct SafetensorsIndex {
 // or empty weight_map, a shard name that is not a plain relative path
 // (no "..", no leading "/"), or a negative/fractional total_size.
 absl::StatusOr<SafetensorsIndex> ParseSafetensorsIndex(absl::string_view json);
-
-// INVALID_ARGUMENT (naming `field`) when `json` nests arrays/objects deeper
-// than `max_depth`; brackets inside strings are skipped. Cheap pre-check
-// before handing untrusted JSON to a recursive parser.
-absl::Status CheckJsonDepth(absl::string_view json, int max_depth, absl::string_view field);
 
 }  // namespace modelatlas

@@ -12,12 +12,19 @@ namespace modelatlas {
 inline constexpr int kMaxRequestBytes = 16 << 20;  // 16 MiB
 
 // Largest message any client of the project accepts, bytes: well above a
-// record of the largest size, and above a Watch message (which stops taking
-// changes at 256 KiB of records, Catalog::kMaxWatchMessageBytes). List pages
-// are bounded in records (1,000), not yet in bytes: a page of several
-// records near the request limit can still exceed this (issue 16, point 5).
+// record of the largest size, above a Watch message (which stops taking
+// changes at 256 KiB of records, Catalog::kMaxWatchMessageBytes) and above a
+// List page (kMaxListPageBytes of records, or one record alone).
 inline constexpr int kMaxResponseBytes = 64 << 20;  // 64 MiB
 
+// A List page stops taking records once the next one would bring its
+// records past this many bytes (serialized, with their framing); a page
+// always holds at least one record, so it is at most
+// max(kMaxListPageBytes, one record of at most kMaxRequestBytes) long.
+inline constexpr int kMaxListPageBytes = 4 << 20;  // 4 MiB
+
+static_assert(kMaxListPageBytes < kMaxResponseBytes && kMaxRequestBytes < kMaxResponseBytes,
+              "a List page reaches every client");
 static_assert(2 * kMaxRequestBytes < kMaxResponseBytes,
               "a response holding the largest record, with room to spare, reaches every client");
 

@@ -5,8 +5,10 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/query/filter.h"
 #include "common/status/errors.h"
+#include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/records.h"
 #include "estimator-service/answers/training.h"
 #include "estimator-service/catalog/record_table.h"
@@ -75,10 +77,9 @@ v1::AuditModelResponse AuditRecord(const Model& model, const HardwareLookup& loo
   return response;
 }
 
-std::vector<v1::AuditCatalogResponse> AuditModels(const std::vector<Model>& models,
-                                                  const HardwareLookup& lookup,
-                                                  const v1::AuditCatalogRequest& request,
-                                                  double tolerance, int64_t revision) {
+absl::StatusOr<std::vector<v1::AuditCatalogResponse>> AuditModels(
+    const std::vector<Model>& models, const HardwareLookup& lookup,
+    const v1::AuditCatalogRequest& request, double tolerance, int64_t revision) {
   std::vector<v1::AuditCatalogResponse> out;
   v1::AuditSummary summary;
   struct Tally {
@@ -87,6 +88,13 @@ std::vector<v1::AuditCatalogResponse> AuditModels(const std::vector<Model>& mode
   };
   std::map<std::string, Tally> tallies;
   for (const Model& model : models) {
+    if (summary.models() % kRecordsPerAbandonCheck == 0) {
+      if (absl::Status abandoned = CallAbandoned(absl::StrCat(
+              "auditing the catalog (", summary.models(), " of ", models.size(), " audited)"));
+          !abandoned.ok()) {
+        return abandoned;
+      }
+    }
     summary.set_models(summary.models() + 1);
     tallies["training_chip_hours"].on_record += model.has_training_chip_hours();
     tallies["training_compute_flop"].on_record += model.has_training_compute_flop();
@@ -152,12 +160,21 @@ void AnswerAuditCatalog(std::shared_ptr<RecordSource> source,
   if (!filter.ok()) return done(filter.status());
   // Copied out first: hardware lookups may take the lock ForEachModel holds.
   std::vector<Model> models;
+  absl::Status abandoned;
+  int visits = 0;
   if (absl::Status visited = source->ForEachModel([&](const Model& model) {
+        if (!abandoned.ok()) return;
+        if (visits++ % kRecordsPerAbandonCheck == 0) {
+          abandoned =
+              CallAbandoned(absl::StrCat("auditing the catalog (", visits - 1, " records read)"));
+          if (!abandoned.ok()) return;
+        }
         if (filter->Matches(model)) models.push_back(model);
       });
       !visited.ok()) {
     return done(visited);
   }
+  if (!abandoned.ok()) return done(abandoned);
   const int64_t revision = source->revision();
   RecordSource* reader = source.get();
   reader->FindHardware({}, [source = std::move(source), &request, tolerance = *tolerance, revision,

@@ -27,11 +27,11 @@ v1::AuditModelResponse AuditRecord(const common::v1::Model& model, const Hardwar
                                    double tolerance);
 
 // `models` audited (those with checks, or with disagreements only when the
-// request says so), then the summary by figure.
-std::vector<v1::AuditCatalogResponse> AuditModels(const std::vector<common::v1::Model>& models,
-                                                  const HardwareLookup& lookup,
-                                                  const v1::AuditCatalogRequest& request,
-                                                  double tolerance, int64_t revision);
+// request says so), then the summary by figure; CANCELLED or
+// DEADLINE_EXCEEDED once the call is abandoned (CallAbandoned).
+absl::StatusOr<std::vector<v1::AuditCatalogResponse>> AuditModels(
+    const std::vector<common::v1::Model>& models, const HardwareLookup& lookup,
+    const v1::AuditCatalogRequest& request, double tolerance, int64_t revision);
 
 // AuditModel: the record and its training hardware (when found).
 void AnswerAuditModel(std::shared_ptr<RecordSource> source, const v1::AuditModelRequest& request,

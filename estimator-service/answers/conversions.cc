@@ -1,10 +1,12 @@
 #include "estimator-service/answers/conversions.h"
 
+#include <limits>
 #include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "common/records/bounds.h"
 #include "common/status/errors.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/units.h"
@@ -207,43 +209,31 @@ std::optional<double> PeakForFormat(const common::v1::PeakThroughput& peak, Numb
 }
 
 absl::Status ValidateArchitecture(const common::v1::Architecture& arch, absl::string_view prefix) {
+  // The bounds are the catalog's (common/records/bounds.h): far above any
+  // published model, low enough that products of them stay exact in int64
+  // and double. Every whole-number field set is checked, so a field added to
+  // the contract and to the table needs no line here.
   FieldViolations violations;
-  auto check = [&](const char* field, int64_t value, int64_t most) {
+  const google::protobuf::Reflection* reflection = arch.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  reflection->ListFields(arch, &fields);
+  for (const google::protobuf::FieldDescriptor* field : fields) {
+    int64_t value = 0;
+    if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT32) {
+      value = reflection->GetInt32(arch, field);
+    } else if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT64) {
+      value = reflection->GetInt64(arch, field);
+    } else {
+      continue;
+    }
+    const records::Bound* bound = records::FindBound(records::RecordKind::kModel,
+                                                     absl::StrCat("architecture.", field->name()));
+    const int64_t most =
+        bound == nullptr ? std::numeric_limits<int32_t>::max() : static_cast<int64_t>(bound->max);
     if (value < 0 || value > most) {
-      violations.Add(absl::StrCat(prefix, ".", field),
+      violations.Add(absl::StrCat(prefix, ".", field->name()),
                      absl::StrCat("must be between 0 and ", most, ", got ", value));
     }
-  };
-  // Limits far above any published model, low enough that products of
-  // them stay exact in int64 and double.
-  check("num_layers", arch.num_layers(), 100'000);
-  check("hidden_size", arch.hidden_size(), 10'000'000);
-  check("num_attention_heads", arch.num_attention_heads(), 100'000);
-  check("num_key_value_heads", arch.num_key_value_heads(), 100'000);
-  check("head_dim", arch.head_dim(), 1'000'000);
-  check("intermediate_size", arch.intermediate_size(), 100'000'000);
-  check("vocab_size", arch.vocab_size(), 100'000'000);
-  check("max_context_length", arch.max_context_length(), 1'000'000'000);
-  check("sliding_window", arch.sliding_window(), 1'000'000'000);
-  check("num_sliding_window_layers", arch.num_sliding_window_layers(), 100'000);
-  check("num_experts", arch.num_experts(), 100'000);
-  check("num_experts_per_token", arch.num_experts_per_token(), 100'000);
-  check("num_shared_experts", arch.num_shared_experts(), 100'000);
-  check("moe_intermediate_size", arch.moe_intermediate_size(), 100'000'000);
-  check("num_dense_layers", arch.num_dense_layers(), 100'000);
-  check("q_lora_rank", arch.q_lora_rank(), 10'000'000);
-  check("kv_lora_rank", arch.kv_lora_rank(), 10'000'000);
-  check("qk_rope_head_dim", arch.qk_rope_head_dim(), 1'000'000);
-  check("qk_nope_head_dim", arch.qk_nope_head_dim(), 1'000'000);
-  check("v_head_dim", arch.v_head_dim(), 1'000'000);
-  check("norms_per_layer", arch.norms_per_layer(), 1'000);
-  check("type_vocab_size", arch.type_vocab_size(), 100'000'000);
-  check("shared_expert_intermediate_size", arch.shared_expert_intermediate_size(), 100'000'000);
-  check("num_mtp_layers", arch.num_mtp_layers(), 1'000);
-  check("num_decoder_layers", arch.num_decoder_layers(), 100'000);
-  check("relative_attention_buckets", arch.relative_attention_buckets(), 1'000'000);
-  if (arch.has_published_parameter_count()) {
-    check("published_parameter_count", arch.published_parameter_count(), int64_t{1} << 53);
   }
   return violations.ToStatus();
 }
@@ -371,29 +361,33 @@ v1::ResolvedWorkload ToProto(const ResolvedWorkload& w) {
 }
 
 absl::Status CheckDeviceFigures(const common::v1::Hardware& hw) {
-  auto beyond = [&hw](const char* field, double value, double most, const char* unit) {
+  // The catalog refuses these figures on write (the same table,
+  // common/records/bounds.h); a record stored before it did, or by an older
+  // replica, is not planned.
+  auto beyond = [&hw](const std::string& field, double value, const records::Bound& bound) {
     return absl::FailedPreconditionError(
         absl::StrCat("hardware record ", hw.name(), " (", hw.display_name(), "): ", field, " ",
-                     value, " is beyond any real device (at most ", most, " ", unit,
+                     value, " is beyond any real device (at most ", bound.max, " ", bound.unit,
                      "); correct the record to plan on it"));
   };
-  if (hw.has_memory_bytes() &&
-      !(hw.memory_bytes() >= 0 && hw.memory_bytes() <= kMaxDeviceMemoryBytes)) {
-    return beyond("memory_bytes", hw.memory_bytes(), kMaxDeviceMemoryBytes, "bytes");
-  }
-  if (hw.has_memory_bandwidth_bytes_per_second() &&
-      !(hw.memory_bandwidth_bytes_per_second() >= 0 &&
-        hw.memory_bandwidth_bytes_per_second() <= kMaxDeviceBandwidthBytesPerSecond)) {
-    return beyond("memory_bandwidth_bytes_per_second", hw.memory_bandwidth_bytes_per_second(),
-                  kMaxDeviceBandwidthBytesPerSecond, "bytes/s");
-  }
-  const google::protobuf::Reflection* reflection = hw.peak().GetReflection();
-  std::vector<const google::protobuf::FieldDescriptor*> peaks;
-  reflection->ListFields(hw.peak(), &peaks);
-  for (const google::protobuf::FieldDescriptor* peak : peaks) {
-    const double value = reflection->GetDouble(hw.peak(), peak);
-    if (!(value >= 0 && value <= kMaxDeviceFlops)) {
-      return beyond(absl::StrCat("peak.", peak->name()).c_str(), value, kMaxDeviceFlops, "FLOP/s");
+  // Every number of the record and of its peaks that the table bounds.
+  for (const google::protobuf::Message* message :
+       {static_cast<const google::protobuf::Message*>(&hw),
+        static_cast<const google::protobuf::Message*>(&hw.peak())}) {
+    const google::protobuf::Reflection* reflection = message->GetReflection();
+    std::vector<const google::protobuf::FieldDescriptor*> fields;
+    reflection->ListFields(*message, &fields);
+    for (const google::protobuf::FieldDescriptor* field : fields) {
+      if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE ||
+          field->is_repeated()) {
+        continue;
+      }
+      const std::string path =
+          message == &hw ? field->name() : absl::StrCat("peak.", field->name());
+      const records::Bound* bound = records::FindBound(records::RecordKind::kHardware, path);
+      if (bound == nullptr) continue;
+      const double value = reflection->GetDouble(*message, field);
+      if (!(value >= 0 && value <= bound->max)) return beyond(path, value, *bound);
     }
   }
   return absl::OkStatus();

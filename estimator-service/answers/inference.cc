@@ -466,6 +466,14 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   std::vector<DevicePlan> plans;
   std::map<std::string, double> prices;  // hardware name -> USD per card-hour used
   for (const common::v1::Hardware& hw : hardware) {
+    if (plans.size() % kRecordsPerAbandonCheck == 0) {
+      if (absl::Status abandoned =
+              CallAbandoned(absl::StrCat("planning on every accelerator (", plans.size(), " of ",
+                                         hardware.size(), " planned)"));
+          !abandoned.ok()) {
+        return abandoned;
+      }
+    }
     if (absl::Status unusable = CheckDeviceFigures(hw); !unusable.ok()) {
       // Listed, not planned: its figures would make every number a guess.
       DevicePlan skipped{.name = hw.name(), .display_name = hw.display_name()};

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/formats/hf_config.h"
+#include "common/formats/json_depth.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
@@ -22,6 +23,11 @@ absl::StatusOr<std::pair<double, std::string>> LoraParameters(const v1::LoraAdap
   int64_t rank = lora.rank();
   std::vector<std::string> targets(lora.target_modules().begin(), lora.target_modules().end());
   if (!lora.adapter_config_json().empty()) {
+    if (absl::Status deep =
+            CheckJsonDepth(lora.adapter_config_json(), kMaxJsonDepth, "lora.adapter_config_json");
+        !deep.ok()) {
+      return deep;
+    }
     google::protobuf::Struct config;
     if (!google::protobuf::util::JsonStringToMessage(lora.adapter_config_json(), &config).ok()) {
       return InvalidFieldError("lora.adapter_config_json", "is not a JSON object");

@@ -161,6 +161,23 @@ CallDeadlineScope::~CallDeadlineScope() {
   call_cancelled = std::move(previous_cancelled_);
 }
 
+absl::Status CallAbandoned(absl::string_view what) {
+  if (call_cancelled && call_cancelled()) {
+    // IsCancelled() is also true past the deadline: say which it was.
+    if (absl::Now() >= call_deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("the call's deadline passed while ", what, "; stopped there"));
+    }
+    return absl::CancelledError(
+        absl::StrCat("the caller cancelled while ", what, "; stopped there"));
+  }
+  if (absl::Now() >= call_deadline) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("the call's deadline passed while ", what, "; stopped there"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& header,
                                                               absl::string_view field) {
   const GgufModelMetadata& m = header.model;

@@ -73,6 +73,15 @@ class CallDeadlineScope {
   std::function<bool()> previous_cancelled_;
 };
 
+// Whether the call whose CallDeadlineScope this thread is in has been
+// abandoned: CANCELLED once its caller cancelled, DEADLINE_EXCEEDED once its
+// deadline passed (the message says what was being done, `what`), else OK;
+// OK outside any scope. Whole-catalog loops (the runnable list, a plan over
+// every accelerator, the catalog audit) ask it every kRecordsPerAbandonCheck
+// records and stop, so no CPU goes to an answer nobody waits for.
+absl::Status CallAbandoned(absl::string_view what);
+inline constexpr int kRecordsPerAbandonCheck = 64;
+
 // Resolves `source`; `field` prefixes field violations (e.g. "source.").
 // `done` runs on this thread, except for a Hugging Face repository: then on
 // a fetch thread once the fetch is over (bounded by the caller's deadline).

@@ -8,6 +8,7 @@
 #include "common/query/filter.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/records.h"
 #include "estimator-service/core/fit_matrix.h"
 #include "estimator-service/core/inference_memory.h"
@@ -26,7 +27,15 @@ absl::StatusOr<RunnableRows> RunnableOn(const RecordSource& source,
       device.memory_bytes * (device.unified_memory ? ResolvedWorkload::kUnifiedMemoryFraction
                                                    : workload.memory_utilization);
   RunnableRows runnable(source.revision(), ToProto(workload));
+  absl::Status abandoned;
+  int visits = 0;
   absl::Status visited = source.ForEachModel([&](const common::v1::Model& model) {
+    if (!abandoned.ok()) return;  // the rest of the walk does nothing
+    if (visits++ % kRecordsPerAbandonCheck == 0) {
+      abandoned = CallAbandoned(absl::StrCat("listing the models that run on ", hardware.name(),
+                                             " (", visits - 1, " models read)"));
+      if (!abandoned.ok()) return;
+    }
     if (!filter.Matches(model)) return;
     const std::optional<bool> published = WeightsPublished(model);
     const bool hypothetical = published.has_value() && !*published;
@@ -65,6 +74,7 @@ absl::StatusOr<RunnableRows> RunnableOn(const RecordSource& source,
     row.context_length_tokens = sizing->context_length_tokens;
   });
   if (!visited.ok()) return visited;
+  if (!abandoned.ok()) return abandoned;
   runnable.Sort();
   return runnable;
 }

@@ -198,6 +198,29 @@ absl::Duration CatalogSnapshot::age() const {
   return absl::Now() - last_heard_;
 }
 
+absl::Time CatalogSnapshot::last_heard() const {
+  absl::MutexLock lock(&mutex_);
+  return last_heard_;
+}
+
+absl::Status EstimatorReadiness(const absl::Status& catalog_answers,
+                                const CatalogSnapshot* snapshot, absl::Duration max_age) {
+  if (!catalog_answers.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("the catalog does not answer: ", catalog_answers.message()));
+  }
+  if (snapshot == nullptr) return absl::OkStatus();
+  if (!snapshot->loaded()) return absl::UnavailableError("the catalog snapshot is not loaded yet");
+  if (const absl::Duration age = snapshot->age(); age > max_age) {
+    return absl::UnavailableError(
+        absl::StrCat("the catalog snapshot last heard from the catalog ",
+                     absl::FormatDuration(absl::Trunc(age, absl::Milliseconds(100))),
+                     " ago (revision ", snapshot->revision(), "), more than --snapshot_max_age ",
+                     absl::FormatDuration(max_age), ": it is not following the catalog"));
+  }
+  return absl::OkStatus();
+}
+
 size_t CatalogSnapshot::model_count() const {
   absl::MutexLock lock(&mutex_);
   return records_.models.size();

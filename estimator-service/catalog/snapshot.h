@@ -26,6 +26,19 @@
 
 namespace modelatlas::estimator {
 
+class CatalogSnapshot;
+
+// The estimator's readiness policy: ready while the catalog answers
+// (`catalog_answers` OK: its GetCatalogInfo) and, when a snapshot is kept,
+// the snapshot is loaded and has heard from the catalog within `max_age`
+// (--snapshot_max_age). A snapshot that follows the catalog hears from it at
+// least every --watch_progress_interval (10 s by default: a quiet catalog
+// sends progress), so an older one has stopped following it (Watch broken,
+// messages refused) even if the catalog still answers. OK, or UNAVAILABLE
+// saying which condition failed.
+absl::Status EstimatorReadiness(const absl::Status& catalog_answers,
+                                const CatalogSnapshot* snapshot, absl::Duration max_age);
+
 class CatalogSnapshot {
  public:
   CatalogSnapshot(std::shared_ptr<grpc::Channel> channel, std::string address);
@@ -41,6 +54,8 @@ class CatalogSnapshot {
   int64_t revision() const;
   // Time since the snapshot last heard from the catalog (a load or a Watch message).
   absl::Duration age() const;
+  // When it last heard from the catalog; InfinitePast before the first load.
+  absl::Time last_heard() const;
   size_t model_count() const;
   size_t hardware_count() const;
 

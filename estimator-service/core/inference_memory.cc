@@ -38,8 +38,8 @@ std::optional<double> CachedBitsPerParameter(const Architecture& arch, NumberFor
   return bits;
 }
 
-// Largest figures accepted; anything above is a typo, not a model.
-constexpr double kMaxParameters = 1e15;
+// Largest figures accepted; anything above is a typo, not a model (the
+// parameter bound is the catalog's, core/units.h).
 constexpr int64_t kMaxContextTokens = 100'000'000;
 constexpr int kMaxBatch = 1'000'000;
 

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "common/records/bounds.h"
+
 namespace modelatlas::estimator {
 
 inline constexpr double kBytesPerGB = 1e9;
@@ -17,11 +19,16 @@ inline constexpr int64_t kBytesPerGiBInt = int64_t{1} << 30;
 // answer is an error naming what made it so large, never a wrapped figure.
 inline constexpr double kMaxBytes = 4.0e18;
 
-// Hardware figures beyond any real device (the largest wafer-scale systems
-// are 1e3 to 1e4 times smaller): a record past one of them is not planned.
-inline constexpr double kMaxDeviceMemoryBytes = 1e16;              // 10 PB
-inline constexpr double kMaxDeviceBandwidthBytesPerSecond = 1e18;  // 1 EB/s
-inline constexpr double kMaxDeviceFlops = 1e20;                    // FLOP/s
+// Hardware figures beyond any real device: a record past one of them is not
+// planned. The bounds are the catalog's (one table, common/records/bounds.h).
+inline constexpr double kMaxDeviceMemoryBytes = records::kMaxDeviceMemoryBytes;  // 10 PB
+inline constexpr double kMaxDeviceBandwidthBytesPerSecond =
+    records::kMaxDeviceBandwidthBytesPerSecond;                      // 1 EB/s
+inline constexpr double kMaxDeviceFlops = records::kMaxDeviceFlops;  // FLOP/s
+// Parameters of one model, the catalog's bound too.
+inline constexpr double kMaxParameters = records::kMaxParameters;
+static_assert(kMaxDeviceMemoryBytes < kMaxBytes,
+              "a device's memory is a byte count an answer holds");
 
 inline double BytesToGiB(double bytes) { return bytes / kBytesPerGiB; }
 inline double BytesToGB(double bytes) { return bytes / kBytesPerGB; }

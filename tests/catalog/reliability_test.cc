@@ -10,10 +10,12 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <future>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -23,7 +25,9 @@
 #include "catalog-service/import/import_file.h"
 #include "catalog-service/service.h"
 #include "common/query/filter.h"
+#include "common/records/bounds.h"
 #include "common/server/grpc_metrics.h"
+#include "common/server/message_limits.h"
 #include "common/server/security.h"
 #include "common/server/server.h"
 #include "tests/catalog/catalog_on_store.h"
@@ -1016,6 +1020,260 @@ TEST(SlowFilterTest, GlobAndSubstringMatchingIsLinearInTheText) {
   EXPECT_FALSE(FilterMatches("abstract = \"*a\"", model));
   model.set_abstract("a");
   EXPECT_FALSE(FilterMatches("abstract = \"a*a\"", model));
+}
+
+// ---------------------------------------------------------------------------
+// Figures beyond the bounds the estimator can use (one table,
+// common/records/bounds.h) are refused on write, naming the field and the
+// bound; at the bound they are accepted.
+
+// Sets the number at `path` ("architecture.num_layers", "peak.fp8_flops") of
+// `record`; false when the path names no number.
+bool SetNumber(google::protobuf::Message* record, absl::string_view path, double value) {
+  const std::vector<std::string> parts = absl::StrSplit(path, '.');
+  google::protobuf::Message* message = record;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    const auto* field = message->GetDescriptor()->FindFieldByName(parts[i]);
+    if (field == nullptr || field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE)
+      return false;
+    message = message->GetReflection()->MutableMessage(message, field);
+  }
+  const auto* field = message->GetDescriptor()->FindFieldByName(parts.back());
+  if (field == nullptr || field->is_repeated()) return false;
+  const auto* reflection = message->GetReflection();
+  switch (field->cpp_type()) {
+    case google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE:
+      reflection->SetDouble(message, field, value);
+      return true;
+    case google::protobuf::FieldDescriptor::CPPTYPE_INT32:
+      reflection->SetInt32(message, field, static_cast<int32_t>(value));
+      return true;
+    case google::protobuf::FieldDescriptor::CPPTYPE_INT64:
+      reflection->SetInt64(message, field, static_cast<int64_t>(value));
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Every path of the table, "peak.*" spelled out as each peak figure.
+std::vector<std::pair<const records::Bound*, std::string>> BoundedPaths() {
+  std::vector<std::pair<const records::Bound*, std::string>> paths;
+  for (const records::Bound& bound : records::kBounds) {
+    if (bound.path == "peak.*") {
+      const auto* peak = common::v1::PeakThroughput::descriptor();
+      for (int i = 0; i < peak->field_count(); ++i) {
+        paths.push_back({&bound, absl::StrCat("peak.", peak->field(i)->name())});
+      }
+    } else {
+      paths.push_back({&bound, std::string(bound.path)});
+    }
+  }
+  return paths;
+}
+
+TEST_P(ReliabilityTest, FiguresBeyondTheSharedBoundsAreRefusedNamingFieldAndBound) {
+  const int64_t revision = Revision();
+  int checked = 0;
+  for (const auto& [bound, path] : BoundedPaths()) {
+    const bool model = bound->record == records::RecordKind::kModel;
+    const bool whole = path.find("architecture.") == 0;
+    // Just past the bound: the next whole number, or 0.1 % more.
+    // (2^53 + 1 is no double: past the published count's bound is 2^53 + 2.)
+    const double next = bound->max + 1 > bound->max ? bound->max + 1 : bound->max + 2;
+    for (double beyond : {whole ? next : bound->max * 1.001, bound->max * 1e3, 1e300}) {
+      if (whole) {
+        const auto* field = common::v1::Architecture::descriptor()->FindFieldByName(
+            path.substr(std::string("architecture.").size()));
+        ASSERT_NE(field, nullptr) << path;
+        const bool int32 = field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT32;
+        if (beyond > (int32 ? 2147483647.0 : 9e18)) continue;  // not representable
+      }
+      grpc::ClientContext context;
+      grpc::Status status;
+      if (model) {
+        v1::CreateModelRequest request;
+        request.set_model_id("beyond-bounds");
+        request.mutable_model()->set_display_name("Beyond Bounds");
+        request.mutable_model()->mutable_provenance()->set_source("test");
+        ASSERT_TRUE(SetNumber(request.mutable_model(), path, beyond)) << path;
+        common::v1::Model created;
+        status = stub_->CreateModel(&context, request, &created);
+      } else {
+        v1::CreateHardwareRequest request;
+        request.set_hardware_id("beyond-bounds");
+        request.mutable_hardware()->set_display_name("Beyond Bounds");
+        request.mutable_hardware()->mutable_provenance()->set_source("test");
+        ASSERT_TRUE(SetNumber(request.mutable_hardware(), path, beyond)) << path;
+        common::v1::Hardware created;
+        status = stub_->CreateHardware(&context, request, &created);
+      }
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << path << " " << beyond;
+      EXPECT_NE(status.error_message().find(path), std::string::npos) << status.error_message();
+      EXPECT_NE(status.error_message().find(absl::StrCat("bound of ", bound->max, " ")),
+                std::string::npos)
+          << status.error_message();
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, static_cast<int>(BoundedPaths().size()));
+  EXPECT_EQ(Revision(), revision);
+
+  // At the bound, every figure is accepted (one record of each kind holding
+  // them all).
+  Model model;
+  model.set_display_name("At The Bounds");
+  model.mutable_provenance()->set_source("test");
+  Hardware hardware;
+  hardware.set_display_name("At The Bounds");
+  hardware.mutable_provenance()->set_source("test");
+  for (const auto& [bound, path] : BoundedPaths()) {
+    const bool is_model = bound->record == records::RecordKind::kModel;
+    ASSERT_TRUE(SetNumber(is_model ? static_cast<google::protobuf::Message*>(&model) : &hardware,
+                          path, bound->max))
+        << path;
+  }
+  model.mutable_architecture()->set_num_key_value_heads(model.architecture().num_attention_heads());
+  absl::StatusOr<Model> created_model = catalog_->Create<Model>("at-the-bounds", model);
+  EXPECT_TRUE(created_model.ok()) << created_model.status();
+  absl::StatusOr<Hardware> created_hardware = catalog_->Create<Hardware>("at-the-bounds", hardware);
+  EXPECT_TRUE(created_hardware.ok()) << created_hardware.status();
+
+  // An import reports the rows beyond a bound, naming their column, and
+  // takes the rest; an atomic one writes nothing.
+  const std::string csv =
+      "Model,Parameters\n"
+      "Bounded Within,1e15\n"
+      "Bounded Beyond,2e15\n"
+      "Bounded Far Beyond,1e300\n";
+  for (bool atomic : {true, false}) {
+    grpc::ClientContext context;
+    v1::ImportRecordsResponse response;
+    auto writer = stub_->ImportRecords(&context, &response);
+    v1::ImportRecordsRequest request;
+    request.mutable_options()->set_source_name("bounds.csv");
+    request.mutable_options()->set_atomic(atomic);
+    request.set_data(csv);
+    writer->Write(request);
+    writer->WritesDone();
+    const grpc::Status status = writer->Finish();
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    const v1::ImportReport& report = response.report();
+    EXPECT_EQ(report.created(), 1) << report.DebugString();
+    EXPECT_EQ(report.committed(), !atomic) << report.DebugString();
+    EXPECT_EQ(report.rejected(), 2) << report.DebugString();
+    if (atomic) {
+      EXPECT_EQ(GetModelCode("Bounded Within"), grpc::StatusCode::NOT_FOUND);
+    }
+    for (const v1::ImportRejection& rejection : report.rejections()) {
+      EXPECT_EQ(rejection.column(), "Parameters") << rejection.DebugString();
+      EXPECT_NE(rejection.reason().find("bound of 1e+15 parameters"), std::string::npos)
+          << rejection.reason();
+    }
+  }
+  EXPECT_EQ(GetModelCode("Bounded Within"), grpc::StatusCode::OK);
+  EXPECT_EQ(GetModelCode("Bounded Beyond"), grpc::StatusCode::NOT_FOUND);
+}
+
+// ---------------------------------------------------------------------------
+// List pages are bounded in bytes, not only in records: a page stops before
+// the record that would take it past kMaxListPageBytes (4 MiB), keeps at
+// least one, and the next page token resumes right after it, with and
+// without a filter and order_by.
+TEST_P(ReliabilityTest, ListPagesStopAtTheirByteBoundAndResumeExactly) {
+  // Nine records of about 1.5 MB (25 domains of 60,000 bytes), one of about
+  // 5 MB (beyond the bound alone), among the shipped dataset's.
+  std::set<std::string> big;
+  for (int i = 0; i < 10; ++i) {
+    Model model;
+    model.set_display_name(absl::StrCat("Big Record ", i));
+    model.mutable_provenance()->set_source("test");
+    model.set_parameters(1e9 + i);
+    const int entries = i == 4 ? 85 : 25;
+    for (int d = 0; d < entries; ++d) {
+      model.add_domains(std::string(60000, static_cast<char>('a' + d % 26)));
+    }
+    const std::string id = absl::StrCat("big-record-", i);
+    ASSERT_TRUE(catalog_->Create<Model>(id, model).ok()) << id;
+    big.insert("models/" + id);
+  }
+  // Pages of the whole catalog (3,257 models) in id order, of the big ones
+  // filtered, and of them ordered; the order_by query is also compared with
+  // the same query in pages of one record (which no byte bound cuts).
+  for (const auto& [filter, order_by] : std::vector<std::pair<std::string, std::string>>{
+           {"", ""},
+           {"display_name:\"Big Record\"", ""},
+           {"display_name:\"Big Record\"", "parameters desc"}}) {
+    SCOPED_TRACE(filter + " | " + order_by);
+    std::vector<std::string> seen;
+    int pages = 0;
+    size_t largest_page_bytes = 0;
+    ListQuery query{1000, "", filter, order_by};
+    for (;;) {
+      absl::StatusOr<Page<Model>> page = catalog_->List<Model>(query);
+      ASSERT_TRUE(page.ok()) << page.status();
+      ASSERT_FALSE(page->records.empty());
+      ++pages;
+      size_t bytes = 0;
+      for (const Model& m : page->records) {
+        bytes += m.ByteSizeLong();
+        seen.push_back(m.name());
+      }
+      // Past the bound only as one record alone.
+      if (page->records.size() > 1) {
+        EXPECT_LE(bytes, static_cast<size_t>(kMaxListPageBytes));
+        largest_page_bytes = std::max(largest_page_bytes, bytes);
+      }
+      if (page->next_page_token.empty()) break;
+      query.page_token = page->next_page_token;
+    }
+    if (filter.empty()) {
+      // Every record once, in id order.
+      EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+      EXPECT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end());
+      EXPECT_EQ(static_cast<int64_t>(seen.size()), catalog_->Info()->model_count());
+    } else {
+      std::vector<std::string> expected;
+      ListQuery one{1, "", filter, order_by};
+      for (;;) {
+        absl::StatusOr<Page<Model>> page = catalog_->List<Model>(one);
+        ASSERT_TRUE(page.ok()) << page.status();
+        for (const Model& m : page->records) expected.push_back(m.name());
+        if (page->next_page_token.empty()) break;
+        one.page_token = page->next_page_token;
+      }
+      EXPECT_EQ(seen, expected);  // each record once, in the same order
+      EXPECT_EQ(seen.size(), 10u);
+    }
+    int big_seen = 0;
+    for (const std::string& name : seen) big_seen += big.count(name);
+    EXPECT_EQ(big_seen, 10);
+    // 13.5 MB of big records in pages of at most 4 MiB, and 5 MB alone.
+    EXPECT_GE(pages, 5);
+    EXPECT_GT(largest_page_bytes, static_cast<size_t>(2'500'000));  // pages are filled
+  }
+  // Over gRPC, each page fits a client's default 4 MiB receive limit with
+  // room for the response's other fields, except the one record alone.
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(kMaxResponseBytes);
+  auto stub = v1::CatalogService::NewStub(server_->InProcessChannel(arguments));
+  v1::ListModelsRequest request;
+  request.set_page_size(1000);
+  request.set_filter("display_name:\"Big Record\"");
+  int records = 0;
+  for (;;) {
+    grpc::ClientContext context;
+    v1::ListModelsResponse response;
+    const grpc::Status status = stub->ListModels(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    records += response.models_size();
+    if (response.models_size() > 1) {
+      EXPECT_LE(response.ByteSizeLong(), static_cast<size_t>(kMaxListPageBytes) + 1024);
+    }
+    if (response.next_page_token().empty()) break;
+    request.set_page_token(response.next_page_token());
+  }
+  EXPECT_EQ(records, 10);
 }
 
 TEST_P(ReliabilityTest, AListWhoseCallerHasGoneStops) {

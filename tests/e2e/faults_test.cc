@@ -242,5 +242,67 @@ TEST_F(FaultsTest, BothServersShedCallsBeyondTheirLimit) {
   EXPECT_TRUE(taken.status.ok()) << taken.status.error_message();
 }
 
+// The catalog binary killed: the estimator's snapshot stops hearing from it,
+// its age and last-sync metrics say so, the stale gauge turns 1 past
+// --snapshot_max_age and readiness is NOT_SERVING (liveness SERVING), while
+// catalogued models are still answered from the snapshot. Restarted, all
+// return to normal without restarting the estimator.
+TEST_F(FaultsTest, AStaleSnapshotShowsInMetricsAndReadiness) {
+  const int catalog_port = testing::FreePort();
+  const std::vector<std::string> catalog_args = {
+      CATALOG_SERVICE_BIN, "--sqlite_path=" + dir_ + "/catalog.db",
+      // A quiet catalog still speaks twice a second, well within the
+      // estimator's 4 s bound below, however loaded the machine.
+      "--watch_progress_interval=500ms"};
+  catalog_ = Start(catalog_args, "catalog", catalog_port);
+  estimator_ = Start({ESTIMATOR_SERVICE_BIN, "--catalog_address=" + catalog_.address(),
+                      "--readiness_interval=200ms", "--snapshot_max_age=4s"},
+                     "estimator");
+  const auto channel = Channel(estimator_);
+  ASSERT_TRUE(testing::WaitUntilServing(channel, "readiness", kStartTimeoutMs));
+  auto metric = [this](const char* name) {
+    return testing::SeriesValue(testing::HttpGet(estimator_.metrics_port, "/metrics"), name, {});
+  };
+  EXPECT_EQ(metric("modelatlas_estimator_snapshot_stale"), 0);
+  const double synced = metric("modelatlas_estimator_snapshot_last_sync_timestamp_seconds");
+  EXPECT_GT(synced, 1.7e9);  // a Unix time, seconds (after 2023)
+  EXPECT_LT(metric("modelatlas_estimator_snapshot_age_seconds"), 4.0);
+
+  EXPECT_EQ(catalog_.process->Stop(SIGKILL, 5000), 128 + SIGKILL);
+  // Polled with a generous bound: the gauge turns once the age passes 4 s.
+  bool stale = false;
+  for (int i = 0; i < 600 && !stale; ++i) {
+    stale = metric("modelatlas_estimator_snapshot_stale") == 1;
+    if (!stale) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(stale);
+  EXPECT_GE(metric("modelatlas_estimator_snapshot_age_seconds"), 4.0);
+  const double last_sync = metric("modelatlas_estimator_snapshot_last_sync_timestamp_seconds");
+  EXPECT_GE(last_sync, synced);
+  bool not_ready = false;
+  for (int i = 0; i < 300 && !not_ready; ++i) {
+    not_ready = testing::HealthStatus(channel, "readiness") == "NOT_SERVING";
+    if (!not_ready) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(not_ready);
+  EXPECT_EQ(testing::HealthStatus(channel, "liveness"), "SERVING");
+  TimedStatus from_snapshot = Estimate(Catalogued(), 5000);
+  EXPECT_TRUE(from_snapshot.status.ok()) << from_snapshot.status.error_message();
+  // The age keeps growing, the last sync stays where it was.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(metric("modelatlas_estimator_snapshot_last_sync_timestamp_seconds"), last_sync);
+
+  // Back on its port and database: followed again, ready again, not stale.
+  catalog_ = Start(catalog_args, "catalog", catalog_port);
+  ASSERT_TRUE(testing::WaitUntilServing(channel, "readiness", 60000));
+  bool fresh = false;
+  for (int i = 0; i < 600 && !fresh; ++i) {
+    fresh = metric("modelatlas_estimator_snapshot_stale") == 0;
+    if (!fresh) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(fresh);
+  EXPECT_GT(metric("modelatlas_estimator_snapshot_last_sync_timestamp_seconds"), last_sync);
+}
+
 }  // namespace
 }  // namespace modelatlas

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/records/bounds.h"
+#include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/runnable.h"
 #include "estimator-service/answers/training.h"
@@ -125,6 +128,79 @@ TEST(OverflowTest, AStoredModelWithAnAbsurdCountIsAFailedPreconditionNotTheCalle
       << answer.result->status();
   EXPECT_TRUE(absl::StrContains(answer.result->status().message(), "models/absurd"))
       << answer.result->status();
+}
+
+// The estimator's limits are the catalog's (common/records/bounds.h): every
+// architecture field of the table is accepted at its bound and refused just
+// past it, and every hardware figure of the table likewise makes a record
+// unplannable past its bound (the catalog test
+// FiguresBeyondTheSharedBoundsAreRefusedNamingFieldAndBound checks the
+// catalog's side against the same table).
+TEST(OverflowTest, TheEstimatorUsesTheCatalogsBoundsTable) {
+  int architecture_fields = 0, hardware_fields = 0;
+  for (const records::Bound& bound : records::kBounds) {
+    if (bound.record == records::RecordKind::kModel) {
+      if (bound.path.substr(0, 13) != "architecture.") continue;
+      const std::string name(bound.path.substr(13));
+      const auto* field = common::v1::Architecture::descriptor()->FindFieldByName(name);
+      ASSERT_NE(field, nullptr) << name;
+      auto with = [&](int64_t value) {
+        common::v1::Architecture arch;
+        const auto* reflection = arch.GetReflection();
+        if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT32) {
+          reflection->SetInt32(&arch, field, static_cast<int32_t>(value));
+        } else {
+          reflection->SetInt64(&arch, field, value);
+        }
+        return ValidateArchitecture(arch, "model.architecture");
+      };
+      const auto most = static_cast<int64_t>(bound.max);
+      EXPECT_TRUE(with(most).ok()) << name << ": " << with(most);
+      const absl::Status beyond = with(most + 1);
+      EXPECT_EQ(beyond.code(), absl::StatusCode::kInvalidArgument) << name;
+      EXPECT_TRUE(absl::StrContains(beyond.message(), absl::StrCat("model.architecture.", name)))
+          << beyond;
+      EXPECT_TRUE(absl::StrContains(beyond.message(), absl::StrCat("between 0 and ", most)))
+          << beyond;
+      ++architecture_fields;
+    } else {
+      std::vector<std::string> paths;
+      if (bound.path == "peak.*") {
+        const auto* peak = common::v1::PeakThroughput::descriptor();
+        for (int i = 0; i < peak->field_count(); ++i) {
+          paths.push_back(absl::StrCat("peak.", peak->field(i)->name()));
+        }
+      } else {
+        paths.emplace_back(bound.path);
+      }
+      for (const std::string& path : paths) {
+        auto with = [&](double value) {
+          Hardware hw = H100();
+          google::protobuf::Message* message = &hw;
+          std::string name = path;
+          if (absl::StartsWith(path, "peak.")) {
+            message = hw.mutable_peak();
+            name = path.substr(5);
+          }
+          const auto* field = message->GetDescriptor()->FindFieldByName(name);
+          EXPECT_NE(field, nullptr) << path;
+          if (field != nullptr) message->GetReflection()->SetDouble(message, field, value);
+          return CheckDeviceFigures(hw);
+        };
+        EXPECT_TRUE(with(bound.max).ok()) << path << ": " << with(bound.max);
+        for (double beyond : {bound.max * 1.001, 1e300}) {
+          const absl::Status refused = with(beyond);
+          EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << path;
+          EXPECT_TRUE(absl::StrContains(refused.message(), path)) << refused;
+          EXPECT_TRUE(absl::StrContains(refused.message(), absl::StrCat("at most ", bound.max)))
+              << refused;
+        }
+        ++hardware_fields;
+      }
+    }
+  }
+  EXPECT_EQ(architecture_fields, 27);
+  EXPECT_EQ(hardware_fields, 3 + common::v1::PeakThroughput::descriptor()->field_count());
 }
 
 }  // namespace

@@ -14,6 +14,11 @@
 #include "catalog-service/dataset.h"
 #include "catalog-service/service.h"
 #include "catalog-service/store/sqlite_store.h"
+#include "estimator-service/answers/audit.h"
+#include "estimator-service/answers/inference.h"
+#include "estimator-service/answers/model_sources.h"
+#include "estimator-service/answers/runnable.h"
+#include "estimator-service/catalog/sources.h"
 #include "tests/testing/grpc_testing.h"
 
 namespace modelatlas::estimator {
@@ -418,6 +423,137 @@ TEST_F(EstimatorServiceTest, ClosedModelPlanSaysNoEstimate) {
   EXPECT_FALSE(response.memory().available());
   EXPECT_EQ(response.memory().no_estimate_reason(), "no estimate: weights not published");
   EXPECT_EQ(response.plans_size(), 0);
+}
+
+// Deep JSON in a request (a config.json, a LoRA adapter config) is
+// INVALID_ARGUMENT naming the field over gRPC, never parsed.
+TEST_F(EstimatorServiceTest, DeeplyNestedConfigJsonIsAnInvalidArgumentNamingTheField) {
+  std::string deep;
+  for (int i = 0; i < 50000; ++i) deep += "[";
+  for (int i = 0; i < 50000; ++i) deep += "]";
+  v1::CountParametersRequest count;
+  count.set_hf_config_json(deep);
+  v1::CountParametersResponse counted;
+  grpc::ClientContext count_context;
+  const grpc::Status count_status = stub_->CountParameters(&count_context, count, &counted);
+  EXPECT_EQ(count_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(count_status.error_message().find("hf_config_json"), std::string::npos)
+      << count_status.error_message();
+  EXPECT_NE(count_status.error_message().find("deeper than 32 levels"), std::string::npos)
+      << count_status.error_message();
+
+  v1::EstimateInferenceMemoryRequest memory;
+  memory.set_model("Llama 3.1 8B");
+  memory.mutable_lora()->set_adapter_config_json("{\"r\": " + deep + "}");
+  v1::EstimateInferenceMemoryResponse answered;
+  grpc::ClientContext memory_context;
+  const grpc::Status memory_status =
+      stub_->EstimateInferenceMemory(&memory_context, memory, &answered);
+  EXPECT_EQ(memory_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(memory_status.error_message().find("lora.adapter_config_json"), std::string::npos)
+      << memory_status.error_message();
+  EXPECT_NE(memory_status.error_message().find("deeper than 32 levels"), std::string::npos)
+      << memory_status.error_message();
+}
+
+// The whole-catalog loops (the runnable list, a plan over every accelerator,
+// the catalog audit) ask whether their call was abandoned as they go, and
+// stop: a deadline already past is DEADLINE_EXCEEDED, a caller that cancels
+// after the loop began is CANCELLED with how far it got (the shipped
+// dataset: 3,247 models, 257 hardware records).
+TEST_F(EstimatorServiceTest, WholeCatalogLoopsStopOnceTheirCallIsAbandoned) {
+  StartEstimator("127.0.0.1:" + std::to_string(catalog_port_), /*with_snapshot=*/true);
+  auto source = [this] { return std::make_shared<SnapshotRecords>(snapshot_.get(), "catalog"); };
+  v1::ListRunnableModelsRequest runnable;
+  runnable.set_hardware("hardware/nvidia-h100-sxm5-80gb");
+  v1::PlanInferenceRequest plan;
+  plan.set_model("Llama 3.1 8B");
+  v1::AuditCatalogRequest audit;
+
+  // Each answer, run inside a scope whose caller "cancels" at its
+  // `cancel_at`-th question (0: never) and whose deadline is `deadline`.
+  struct Outcome {
+    absl::Status status;
+    int questions = 0;
+  };
+  auto run = [&](int which, absl::Time deadline, int cancel_at) {
+    Outcome outcome;
+    CallDeadlineScope scope(deadline, [&outcome, cancel_at] {
+      return ++outcome.questions >= cancel_at && cancel_at > 0;
+    });
+    switch (which) {
+      case 0:
+        AnswerRunnableModels(source(), runnable, [&](absl::StatusOr<RunnableRows> rows) {
+          outcome.status = rows.status();
+        });
+        break;
+      case 1:
+        AnswerPlanInference(source(), plan, [&](absl::StatusOr<v1::PlanInferenceResponse> out) {
+          outcome.status = out.status();
+        });
+        break;
+      default:
+        AnswerAuditCatalog(source(), audit,
+                           [&](absl::StatusOr<std::vector<v1::AuditCatalogResponse>> out) {
+                             outcome.status = out.status();
+                           });
+    }
+    return outcome;
+  };
+  const char* names[] = {"runnable", "plan", "audit"};
+  for (int which = 0; which < 3; ++which) {
+    SCOPED_TRACE(names[which]);
+    // Answered in full when the caller waits: the loops ask every 64 records.
+    const Outcome full = run(which, absl::InfiniteFuture(), 0);
+    ASSERT_TRUE(full.status.ok()) << full.status;
+    EXPECT_GE(full.questions, which == 1 ? 257 / 64 : 3247 / 64);
+    // A deadline already past: stopped at the first question.
+    const Outcome late = run(which, absl::Now() - absl::Milliseconds(1), 0);
+    EXPECT_EQ(late.status.code(), absl::StatusCode::kDeadlineExceeded) << late.status;
+    EXPECT_TRUE(absl::StrContains(late.status.message(), "deadline passed while")) << late.status;
+    // Cancelled at the third question: stopped there, not at the end.
+    const Outcome cancelled = run(which, absl::InfiniteFuture(), 3);
+    EXPECT_EQ(cancelled.status.code(), absl::StatusCode::kCancelled) << cancelled.status;
+    EXPECT_EQ(cancelled.questions, 3);
+    EXPECT_TRUE(absl::StrContains(cancelled.status.message(), which == 1 ? "128 of" : "128 "))
+        << cancelled.status;
+  }
+}
+
+// Readiness (EstimatorReadiness, the policy estimator-service's readiness
+// follows): the catalog must answer, and the snapshot be loaded and younger
+// than the bound; a snapshot whose catalog went away stops being ready once
+// its age passes the bound, even if the catalog's answer were still OK.
+TEST_F(EstimatorServiceTest, ReadinessSaysWhenTheSnapshotStopsFollowingTheCatalog) {
+  const absl::Duration bound = absl::Seconds(2);
+  EXPECT_TRUE(EstimatorReadiness(absl::OkStatus(), nullptr, bound).ok());
+  const absl::Status down = EstimatorReadiness(absl::UnavailableError("refused"), nullptr, bound);
+  EXPECT_EQ(down.code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(absl::StrContains(down.message(), "does not answer: refused")) << down;
+
+  CatalogSnapshot unloaded(client_->channel(), "nowhere");  // never started
+  const absl::Status loading = EstimatorReadiness(absl::OkStatus(), &unloaded, bound);
+  EXPECT_EQ(loading.code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(absl::StrContains(loading.message(), "not loaded")) << loading;
+
+  StartEstimator("127.0.0.1:" + std::to_string(catalog_port_), /*with_snapshot=*/true);
+  // Just loaded: ready under an hour's bound.
+  EXPECT_TRUE(EstimatorReadiness(absl::OkStatus(), snapshot_.get(), absl::Hours(1)).ok());
+  EXPECT_LT(snapshot_->age(), absl::Hours(1));
+  // The catalog goes away: nothing more is heard, and past the bound the
+  // snapshot is not ready (polled: the age grows by itself).
+  catalog_server_->Shutdown(testing::DeadlineFromNow(1000));
+  absl::Status stale;
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while ((stale = EstimatorReadiness(absl::OkStatus(), snapshot_.get(), bound)).ok() &&
+         absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_EQ(stale.code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(absl::StrContains(stale.message(), "not following the catalog")) << stale;
+  EXPECT_TRUE(absl::StrContains(stale.message(), "--snapshot_max_age 2s")) << stale;
+  EXPECT_GT(snapshot_->age(), bound);
+  EXPECT_LT(snapshot_->last_heard(), absl::Now() - bound);
 }
 
 TEST_F(EstimatorServiceTest, CountParametersFromConfigJsonAndCatalog) {

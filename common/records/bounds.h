@@ -1,0 +1,117 @@
+// The one table of bounds on record figures, shared by the catalog's
+// validation (a write beyond a bound is INVALID_ARGUMENT naming the field and
+// the bound) and the estimator (a request or a stored record beyond one is
+// refused before any arithmetic). Plain C++: no protobuf, no gRPC, so the
+// estimator's core formulas can include it.
+//
+// Each bound is far beyond any real model or device (the largest figures in
+// the shipped dataset and Epoch AI's files are 1e3 to 1e5 times smaller; see
+// docs/RELIABILITY.md), and small enough that products of bounded figures
+// stay exact in double and within int64 where the estimator keeps bytes.
+// Units are in the names: bytes, bytes per second, FLOP per second; 1 GB =
+// 1e9 bytes, 1 PB = 1e15 bytes, 1 EB = 1e18 bytes.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace modelatlas::records {
+
+// Parameters of one model (1e15: 1,000 T; the largest on record is 1.74e14).
+inline constexpr double kMaxParameters = 1e15;
+
+// Hardware figures beyond any real device (the largest wafer-scale systems
+// are 1e3 to 1e4 times smaller).
+inline constexpr double kMaxDeviceMemoryBytes = 1e16;              // 10 PB
+inline constexpr double kMaxDeviceBandwidthBytesPerSecond = 1e18;  // 1 EB/s
+inline constexpr double kMaxDeviceFlops = 1e20;                    // FLOP/s (or OP/s)
+
+// A published parameter count is kept exactly: at most 2^53.
+inline constexpr double kMaxPublishedParameterCount = 9007199254740992.0;  // 2^53
+
+// Which record a bound is about.
+enum class RecordKind { kModel, kHardware };
+
+struct Bound {
+  RecordKind record;
+  // The field's path in the record, as validation names it
+  // ("architecture.num_layers"); a path ending in ".*" covers every field of
+  // that message ("peak.*": every peak figure).
+  std::string_view path;
+  // The largest value accepted (the smallest is 0 for every bounded field).
+  double max;
+  // What the figure counts, for messages ("bytes", "FLOP/s", "layers").
+  const char* unit;
+};
+
+// The bounds, in one place. The architecture's limits keep products of them
+// (layers x hidden x hidden, experts x intermediate x hidden) exact in
+// int64 and double.
+inline constexpr Bound kBounds[] = {
+    {RecordKind::kModel, "parameters", kMaxParameters, "parameters"},
+    {RecordKind::kModel, "active_parameters", kMaxParameters, "parameters"},
+    {RecordKind::kModel, "architecture.num_layers", 100'000, "layers"},
+    {RecordKind::kModel, "architecture.hidden_size", 10'000'000, "dimensions"},
+    {RecordKind::kModel, "architecture.num_attention_heads", 100'000, "heads"},
+    {RecordKind::kModel, "architecture.num_key_value_heads", 100'000, "heads"},
+    {RecordKind::kModel, "architecture.head_dim", 1'000'000, "dimensions"},
+    {RecordKind::kModel, "architecture.intermediate_size", 100'000'000, "dimensions"},
+    {RecordKind::kModel, "architecture.vocab_size", 100'000'000, "tokens"},
+    {RecordKind::kModel, "architecture.max_context_length", 1'000'000'000, "tokens"},
+    {RecordKind::kModel, "architecture.sliding_window", 1'000'000'000, "tokens"},
+    {RecordKind::kModel, "architecture.num_sliding_window_layers", 100'000, "layers"},
+    {RecordKind::kModel, "architecture.num_experts", 100'000, "experts"},
+    {RecordKind::kModel, "architecture.num_experts_per_token", 100'000, "experts"},
+    {RecordKind::kModel, "architecture.num_shared_experts", 100'000, "experts"},
+    {RecordKind::kModel, "architecture.moe_intermediate_size", 100'000'000, "dimensions"},
+    {RecordKind::kModel, "architecture.num_dense_layers", 100'000, "layers"},
+    {RecordKind::kModel, "architecture.q_lora_rank", 10'000'000, "dimensions"},
+    {RecordKind::kModel, "architecture.kv_lora_rank", 10'000'000, "dimensions"},
+    {RecordKind::kModel, "architecture.qk_rope_head_dim", 1'000'000, "dimensions"},
+    {RecordKind::kModel, "architecture.qk_nope_head_dim", 1'000'000, "dimensions"},
+    {RecordKind::kModel, "architecture.v_head_dim", 1'000'000, "dimensions"},
+    {RecordKind::kModel, "architecture.norms_per_layer", 1'000, "norms"},
+    {RecordKind::kModel, "architecture.type_vocab_size", 100'000'000, "tokens"},
+    {RecordKind::kModel, "architecture.shared_expert_intermediate_size", 100'000'000, "dimensions"},
+    {RecordKind::kModel, "architecture.num_mtp_layers", 1'000, "layers"},
+    {RecordKind::kModel, "architecture.num_decoder_layers", 100'000, "layers"},
+    {RecordKind::kModel, "architecture.relative_attention_buckets", 1'000'000, "buckets"},
+    {RecordKind::kModel, "architecture.published_parameter_count", kMaxPublishedParameterCount,
+     "parameters"},
+    {RecordKind::kHardware, "memory_bytes", kMaxDeviceMemoryBytes, "bytes"},
+    {RecordKind::kHardware, "allocatable_memory_bytes", kMaxDeviceMemoryBytes, "bytes"},
+    {RecordKind::kHardware, "memory_bandwidth_bytes_per_second", kMaxDeviceBandwidthBytesPerSecond,
+     "bytes/s"},
+    {RecordKind::kHardware, "peak.*", kMaxDeviceFlops, "FLOP/s"},
+};
+
+// The bound on `path` of a `record`, or nullptr when the field has none
+// beyond being finite and non-negative.
+constexpr const Bound* FindBound(RecordKind record, std::string_view path) {
+  for (const Bound& bound : kBounds) {
+    if (bound.record != record) continue;
+    if (bound.path == path) return &bound;
+    if (bound.path.size() >= 2 && bound.path.substr(bound.path.size() - 2) == ".*") {
+      const std::string_view message = bound.path.substr(0, bound.path.size() - 1);  // "peak."
+      if (path.size() > message.size() && path.substr(0, message.size()) == message &&
+          path.find('.', message.size()) == std::string_view::npos) {
+        return &bound;
+      }
+    }
+  }
+  return nullptr;
+}
+
+// The bound FindBound must find, for callers that name a field of the table
+// (a missing entry fails to compile where used in a constant expression).
+constexpr double MaxOf(RecordKind record, std::string_view path) {
+  const Bound* bound = FindBound(record, path);
+  return bound == nullptr ? -1 : bound->max;
+}
+
+static_assert(MaxOf(RecordKind::kHardware, "peak.fp8_flops") == kMaxDeviceFlops);
+static_assert(MaxOf(RecordKind::kHardware, "peak") == -1);
+static_assert(MaxOf(RecordKind::kModel, "architecture.num_layers") == 100'000);
+static_assert(kMaxParameters * 1e3 < 9.2e18, "a bounded count times 1,000 stays in int64");
+
+}  // namespace modelatlas::records
