@@ -95,7 +95,7 @@ PY
   echo "$label: no request spelling worked (see $state/$label.err)" >&2
 }
 
-plan_requests=('{"model": "Llama 3.1 8B"}')
+plan_requests=('{"model": "Llama 3.1 8B"}' '{"workload": {"model": "Llama 3.1 8B"}}')
 scenario_method() {
   case "$1" in
     estimate) echo modelatlas.estimator.v1.EstimatorService/EstimateInferenceMemory ;;

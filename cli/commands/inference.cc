@@ -7,6 +7,7 @@
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -43,6 +44,12 @@ ABSL_DECLARE_FLAG(std::optional<double>, price);  // commands/training_compute.c
 
 namespace modelatlas::cli {
 namespace {
+
+// A closed-weights answer says how to ask for the hypothetical one.
+std::string HypotheticalHint(absl::string_view reason) {
+  if (!absl::StrContains(reason, "weights not published")) return "";
+  return "(to see what it would take if they were published, ask again with --hypothetical)\n";
+}
 
 namespace v1 = estimator::v1;
 
@@ -120,7 +127,8 @@ int EstimateMemory(Session& session, const Arguments& args) {
   }
   if (!response.source().empty()) std::cout << "source: " << response.source() << "\n";
   if (!response.available()) {
-    std::cout << response.no_estimate_reason() << "\n";
+    std::cout << response.no_estimate_reason() << "\n"
+              << HypotheticalHint(response.no_estimate_reason());
     return EXIT_SUCCESS;
   }
   if (response.hypothetical()) std::cout << "HYPOTHETICAL: weights not published\n";
@@ -197,7 +205,8 @@ int Plan(Session& session, const Arguments& args) {
   }
   if (!memory.source().empty()) std::cout << "source: " << memory.source() << "\n";
   if (!memory.available()) {
-    std::cout << memory.no_estimate_reason() << "\n";
+    std::cout << memory.no_estimate_reason() << "\n"
+              << HypotheticalHint(memory.no_estimate_reason());
     return EXIT_SUCCESS;
   }
   const int32_t batch = memory.workload().workload().batch_size();

@@ -1,6 +1,8 @@
 #include "estimator-service/core/training_run.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -73,6 +75,39 @@ std::optional<NamedFigure> Tokens(const TrainingRunInputs& in, std::vector<std::
   return NamedFigure{"tokens", tokens, "tokens",
                      absl::StrCat("(", dataset->arithmetic, ") x ", Num(epochs), " epochs",
                                   in.epochs ? "" : " (assumed)", " = ", Num(tokens), " tokens")};
+}
+
+// When the two methods are more than 3x apart, which inputs most likely
+// explain it (the seed pages' Megatron-BERT is 135x apart: its epochs are not
+// on record, so operation counting saw one pass over the data).
+std::optional<std::string> WhyTheMethodsDisagree(double counted_flop, double hardware_flop,
+                                                 bool epochs_assumed, double utilization,
+                                                 bool utilization_on_record) {
+  constexpr double kExplainAbove = 3;
+  const double ratio =
+      std::max(counted_flop, hardware_flop) / std::min(counted_flop, hardware_flop);
+  if (!(ratio > kExplainAbove)) return std::nullopt;
+  std::string why;
+  if (hardware_flop > counted_flop) {
+    why = epochs_assumed
+              ? "the epochs are not on record, so operation counting assumed one pass over the "
+                "data; several epochs, or a dataset size on record below the tokens actually "
+                "seen, close the gap"
+              : "the tokens on record (dataset size x epochs) may be fewer than the run saw, or "
+                "the chip-hours on record include more than this run (ablations, restarts)";
+  } else {
+    why =
+        "the chip-hours or the peak on record may be too low for the run, or the run "
+        "reached more than the utilization used";
+  }
+  if (!utilization_on_record) {
+    absl::StrAppend(&why, "; the hardware method assumed ", Num(utilization * 100),
+                    "% utilization");
+  }
+  return absl::StrCat("the two methods are ", absl::StrFormat("%.0f", ratio),
+                      "x apart (operation counting ", absl::StrFormat("%.3g", counted_flop),
+                      " FLOP, hardware method ", absl::StrFormat("%.3g", hardware_flop),
+                      " FLOP): ", why);
 }
 
 }  // namespace
@@ -175,6 +210,15 @@ absl::StatusOr<TrainingRunFigures> ComputeTrainingRun(const TrainingRunInputs& i
     out.method = out.operation_counting_flop ? "operation counting" : "hardware method";
     add({"training_compute_flop", *out.training_compute_flop, "FLOP",
          absl::StrCat("the only method with inputs: ", out.method)});
+  }
+
+  if (out.operation_counting_flop && out.hardware_method_flop) {
+    if (std::optional<std::string> why =
+            WhyTheMethodsDisagree(*out.operation_counting_flop, *out.hardware_method_flop,
+                                  epochs_assumed, utilization, in.utilization.has_value());
+        why.has_value()) {
+      out.warnings.push_back(*std::move(why));
+    }
   }
 
   // Power, energy, cost.

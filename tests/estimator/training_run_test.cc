@@ -51,6 +51,49 @@ TEST(TrainingRunTest, AnAssumedEpochMakesTheHardwareMethodTheFigure) {
   EXPECT_EQ(run->method, "geometric mean of operation counting and the hardware method");
 }
 
+// Issue 20: when the two methods are more than 3x apart, the answer says why.
+// 1e9 parameters x 1e10 tokens x 6 = 6e19 FLOP counted; 64 chips x 1000 h x
+// 1e15 FLOP/s x 3600 x 0.3 = 6.912e22 FLOP by the hardware method: 1152x.
+TEST(TrainingRunTest, MethodsFarApartSayWhy) {
+  TrainingRunInputs in;
+  in.parameters = 1e9;
+  in.dataset_tokens = 1e10;
+  in.chips = 64;
+  in.training_hours = 1000;
+  in.peak_flops_per_chip = 1e15;
+  in.language_model = true;
+  auto run = ComputeTrainingRun(in);
+  ASSERT_TRUE(run.ok());
+  auto explained = [&run](const std::string& text) {
+    for (const std::string& warning : run->warnings) {
+      if (warning.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(
+      explained("the two methods are 1152x apart (operation counting 6e+19 FLOP, "
+                "hardware method 6.91e+22 FLOP): the epochs are not on record"));
+  EXPECT_TRUE(explained("assumed 30% utilization"));
+
+  // Epochs on record and the hardware figure below: the other explanation,
+  // and no word about an assumed utilization when it is on record.
+  in.epochs = 1;
+  in.training_hours = 0.1;  // 6.912e18 FLOP: 8.7x below the count
+  in.utilization = 0.5;     // 1.152e19: 5.2x below
+  run = ComputeTrainingRun(in);
+  ASSERT_TRUE(run.ok());
+  EXPECT_TRUE(explained("5x apart"));
+  EXPECT_TRUE(explained("the chip-hours or the peak on record may be too low"));
+  EXPECT_FALSE(explained("utilization; "));
+  EXPECT_FALSE(explained("assumed"));
+
+  // Within 3x: nothing to explain.
+  in.training_hours = 0.3;  // 3.456e19 vs 6e19: 1.7x
+  run = ComputeTrainingRun(in);
+  ASSERT_TRUE(run.ok());
+  EXPECT_FALSE(explained("apart"));
+}
+
 TEST(TrainingRunTest, AttentionTermAddsKaplansSixLayerContextWidth) {
   TrainingRunInputs in;
   in.parameters = 1e9;
