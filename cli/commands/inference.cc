@@ -253,9 +253,12 @@ int Plan(Session& session, const Arguments& args) {
               << " per card-hour from the command line (--price) for every card; cost per "
                  "million generated tokens = cards x price / (batch tok/s x 3600) x 1e6\n";
   } else {
-    std::cout << "prices: each hardware record's cloud price per card-hour (record); "
-              << without_price << " of " << response.plans_size()
-              << " have no price on record, so no cost (give --price=USD per card-hour)\n";
+    std::cout << "prices: each hardware record's cloud price per card-hour (record)";
+    if (without_price > 0) {
+      std::cout << "; " << without_price << " of " << response.plans_size()
+                << " have no price on record, so no cost (give --price=USD per card-hour)";
+    }
+    std::cout << "\n";
   }
   PrintPlanBars(response);
   return EXIT_SUCCESS;
