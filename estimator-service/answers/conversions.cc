@@ -211,25 +211,37 @@ std::optional<double> PeakForFormat(const common::v1::PeakThroughput& peak, Numb
 absl::Status ValidateArchitecture(const common::v1::Architecture& arch, absl::string_view prefix) {
   // The bounds are the catalog's (common/records/bounds.h): far above any
   // published model, low enough that products of them stay exact in int64
-  // and double. Every whole-number field set is checked, so a field added to
-  // the contract and to the table needs no line here.
+  // and double. Every whole-number field is checked, so a field added to the
+  // contract and to the table needs no line here. The table of fields and
+  // their bounds is built once: every estimate validates its architecture.
+  struct FieldBound {
+    const google::protobuf::FieldDescriptor* field;
+    int64_t most;
+  };
+  static const auto* const kFieldBounds = [] {
+    auto* bounds = new std::vector<FieldBound>();
+    const google::protobuf::Descriptor* descriptor = common::v1::Architecture::descriptor();
+    for (int i = 0; i < descriptor->field_count(); ++i) {
+      const google::protobuf::FieldDescriptor* field = descriptor->field(i);
+      if (field->is_repeated() ||
+          (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_INT32 &&
+           field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_INT64)) {
+        continue;
+      }
+      const records::Bound* bound = records::FindBound(
+          records::RecordKind::kModel, absl::StrCat("architecture.", field->name()));
+      bounds->push_back({field, bound == nullptr ? std::numeric_limits<int32_t>::max()
+                                                 : static_cast<int64_t>(bound->max)});
+    }
+    return bounds;
+  }();
   FieldViolations violations;
   const google::protobuf::Reflection* reflection = arch.GetReflection();
-  std::vector<const google::protobuf::FieldDescriptor*> fields;
-  reflection->ListFields(arch, &fields);
-  for (const google::protobuf::FieldDescriptor* field : fields) {
-    int64_t value = 0;
-    if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT32) {
-      value = reflection->GetInt32(arch, field);
-    } else if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT64) {
-      value = reflection->GetInt64(arch, field);
-    } else {
-      continue;
-    }
-    const records::Bound* bound = records::FindBound(records::RecordKind::kModel,
-                                                     absl::StrCat("architecture.", field->name()));
-    const int64_t most =
-        bound == nullptr ? std::numeric_limits<int32_t>::max() : static_cast<int64_t>(bound->max);
+  for (const auto& [field, most] : *kFieldBounds) {
+    if (!reflection->HasField(arch, field)) continue;
+    const int64_t value = field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT32
+                              ? reflection->GetInt32(arch, field)
+                              : reflection->GetInt64(arch, field);
     if (value < 0 || value > most) {
       violations.Add(absl::StrCat(prefix, ".", field->name()),
                      absl::StrCat("must be between 0 and ", most, ", got ", value));
