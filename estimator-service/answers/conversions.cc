@@ -1,5 +1,6 @@
 #include "estimator-service/answers/conversions.h"
 
+#include <algorithm>
 #include <limits>
 #include <tuple>
 #include <vector>
@@ -382,24 +383,44 @@ absl::Status CheckDeviceFigures(const common::v1::Hardware& hw) {
                      value, " is beyond any real device (at most ", bound.max, " ", bound.unit,
                      "); correct the record to plan on it"));
   };
-  // Every number of the record and of its peaks that the table bounds.
-  for (const google::protobuf::Message* message :
-       {static_cast<const google::protobuf::Message*>(&hw),
-        static_cast<const google::protobuf::Message*>(&hw.peak())}) {
-    const google::protobuf::Reflection* reflection = message->GetReflection();
-    std::vector<const google::protobuf::FieldDescriptor*> fields;
-    reflection->ListFields(*message, &fields);
-    for (const google::protobuf::FieldDescriptor* field : fields) {
-      if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE ||
-          field->is_repeated()) {
-        continue;
+  // Every number of the record and of its peaks that the table bounds, in
+  // field-number order, the record's before its peaks'. The table is built
+  // once: a plan checks every accelerator on every call.
+  struct BoundedField {
+    bool in_peak;
+    const google::protobuf::FieldDescriptor* field;
+    std::string path;
+    const records::Bound* bound;
+  };
+  static const auto* const kBoundedFields = [] {
+    auto* fields = new std::vector<BoundedField>();
+    for (const bool in_peak : {false, true}) {
+      const google::protobuf::Descriptor* descriptor =
+          in_peak ? common::v1::PeakThroughput::descriptor() : common::v1::Hardware::descriptor();
+      std::vector<const google::protobuf::FieldDescriptor*> by_number;
+      for (int i = 0; i < descriptor->field_count(); ++i) by_number.push_back(descriptor->field(i));
+      std::sort(by_number.begin(), by_number.end(),
+                [](const auto* a, const auto* b) { return a->number() < b->number(); });
+      for (const google::protobuf::FieldDescriptor* field : by_number) {
+        if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE ||
+            field->is_repeated()) {
+          continue;
+        }
+        std::string path = in_peak ? absl::StrCat("peak.", field->name()) : field->name();
+        const records::Bound* bound = records::FindBound(records::RecordKind::kHardware, path);
+        if (bound != nullptr) fields->push_back({in_peak, field, std::move(path), bound});
       }
-      const std::string path =
-          message == &hw ? field->name() : absl::StrCat("peak.", field->name());
-      const records::Bound* bound = records::FindBound(records::RecordKind::kHardware, path);
-      if (bound == nullptr) continue;
-      const double value = reflection->GetDouble(*message, field);
-      if (!(value >= 0 && value <= bound->max)) return beyond(path, value, *bound);
+    }
+    return fields;
+  }();
+  for (const BoundedField& bounded : *kBoundedFields) {
+    const google::protobuf::Message& message =
+        bounded.in_peak ? static_cast<const google::protobuf::Message&>(hw.peak()) : hw;
+    const google::protobuf::Reflection* reflection = message.GetReflection();
+    if (!reflection->HasField(message, bounded.field)) continue;
+    const double value = reflection->GetDouble(message, bounded.field);
+    if (!(value >= 0 && value <= bounded.bound->max)) {
+      return beyond(bounded.path, value, *bounded.bound);
     }
   }
   return absl::OkStatus();
