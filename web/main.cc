@@ -29,12 +29,12 @@ ABSL_FLAG(absl::Duration, call_timeout, absl::Seconds(10),
 int main(int argc, char** argv) {
   using namespace modelatlas;
   const ServerOptions options =
-      BootstrapServer(argc, argv,
-                      {.program = "modelatlas-web",
-                       .usage = "Serves ModelAtlas pages and its JSON API over HTTP.",
-                       .env_prefix = "MODELATLAS_WEB_",
-                       .flag_names = {"http_address", "metrics_address", "catalog_address",
-                                      "estimator_address", "call_timeout"}});
+      BootstrapProcess(argc, argv,
+                       {.program = "modelatlas-web",
+                        .usage = "Serves ModelAtlas pages and its JSON API over HTTP.",
+                        .env_prefix = "MODELATLAS_WEB_",
+                        .flag_names = {"http_address", "metrics_address", "catalog_address",
+                                       "estimator_address", "call_timeout"}});
   if (absl::GetFlag(FLAGS_call_timeout) <= absl::ZeroDuration()) {
     ExitWithFlagError("modelatlas-web", "--call_timeout must be positive");
   }
