@@ -41,7 +41,9 @@ std::string Html(absl::string_view text) {
           const bool isolate = b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9;
           if (embedding || isolate) {
             const int code = 0x2000 + ((b1 & 0x3F) << 6) + (b2 & 0x3F);
-            absl::StrAppendFormat(&out, "&#x%X;", code);
+            // Written out as visible text: a numeric reference (&#x202E;)
+            // would be decoded by the browser and reorder the text after it.
+            absl::StrAppendFormat(&out, "[U+%04X]", code);
             i += 2;
             break;
           }

@@ -13,8 +13,10 @@ namespace modelatlas::web {
 
 // Escapes & < > " ' for element text and quoted attribute values. Also
 // neutralises bidirectional controls (U+202A-U+202E, U+2066-U+2069) as
-// numeric references, so right-to-left overrides show up instead of
-// reordering the page around them.
+// visible text ("[U+202E]"), so a right-to-left override shows up instead
+// of reordering the page around it (a numeric reference would not: the
+// browser decodes it back into the control). Right-to-left letters (Arabic,
+// Hebrew) are kept as they are.
 std::string Html(absl::string_view text);
 
 // Percent-encodes a query-string or path component (RFC 3986 unreserved kept).

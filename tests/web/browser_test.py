@@ -10,6 +10,7 @@ Exits 77 (CTest's skip code) when chromium, chromium-driver or selenium is
 missing."""
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -41,6 +42,7 @@ class Stack:
     def __init__(self, build):
         self.dir = tempfile.mkdtemp(prefix="web_browser_")
         self.processes = []
+        self.build = build
         catalog = self.start("catalog", [f"{build}/catalog-service/catalog-service",
                                          f"--sqlite_path={self.dir}/catalog.db",
                                          "--grpc_address=127.0.0.1:0"], "grpc_port")
@@ -52,6 +54,7 @@ class Stack:
                                  f"--catalog_address=127.0.0.1:{catalog}",
                                  f"--estimator_address=127.0.0.1:{estimator}",
                                  "--http_address=127.0.0.1:0"], "http_port")
+        self.catalog = catalog
         self.base = f"http://127.0.0.1:{web}"
         deadline = time.time() + 30
         while time.time() < deadline:
@@ -71,6 +74,15 @@ class Stack:
             stdout=log, stderr=subprocess.STDOUT))
         return int(wait_for_ports(ports, key)[key])
 
+    def create_model(self, model_id, record):
+        """Writes a record through the CLI (gRPC), as a user would."""
+        path = os.path.join(self.dir, f"{model_id}.json")
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(record, out, ensure_ascii=False)
+        subprocess.run([f"{self.build}/cli/modelatlas", f"--catalog=127.0.0.1:{self.catalog}",
+                        "models", "create", model_id, f"--file={path}"],
+                       check=True, capture_output=True)
+
     def stop(self):
         for process in reversed(self.processes):
             process.send_signal(signal.SIGTERM)
@@ -82,23 +94,39 @@ class Stack:
 
 
 class BrowserTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
+    @staticmethod
+    def browser(javascript=True):
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
-        cls.stack = Stack(ARGS.build)
         options = webdriver.ChromeOptions()
         options.binary_location = "/usr/bin/chromium"
         for flag in ("--headless=new", "--no-sandbox", "--disable-gpu",
                      "--disable-dev-shm-usage", "--window-size=1200,2200"):
             options.add_argument(flag)
+        if not javascript:
+            options.add_experimental_option(
+                "prefs", {"profile.managed_default_content_settings.javascript": 2})
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        cls.driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+    @classmethod
+    def setUpClass(cls):
+        cls.stack = Stack(ARGS.build)
+        cls.driver = cls.browser()
 
     @classmethod
     def tearDownClass(cls):
         cls.driver.quit()
         cls.stack.stop()
+
+    def body(self):
+        return self.driver.find_element("tag name", "body").text
+
+    def wait_for_url(self, fragment, timeout=10):
+        deadline = time.time() + timeout
+        while fragment not in self.driver.current_url and time.time() < deadline:
+            time.sleep(0.1)
+        self.assertIn(fragment, self.driver.current_url)
 
     def open(self, path, screenshot=None):
         self.driver.get(self.stack.base + path)
@@ -138,6 +166,113 @@ class BrowserTest(unittest.TestCase):
         link = self.driver.find_element(By.CSS_SELECTOR, "#runs table a[href^='/models/']")
         link.click()
         self.assertIn("/models/", self.driver.current_url)
+
+    def test_changing_the_context_replans(self):
+        from selenium.webdriver.common.by import By
+        self.open("/models/llama-3-1-8b")
+        before = self.body()
+        context = self.driver.find_element(By.NAME, "context")
+        context.clear()
+        context.send_keys("32768")
+        self.driver.find_element(By.CSS_SELECTOR, "form.workload button").click()
+        self.wait_for_url("context=32768")
+        after = self.body()
+        self.assertIn("Assumed workload: 32,768-token context", after)
+        # A longer context needs a larger KV cache: the verdict's figure changes.
+        verdict = lambda text: next(l for l in text.splitlines() if l.startswith("Needs "))
+        self.assertNotEqual(verdict(before), verdict(after))
+
+    def test_card_link_and_back(self):
+        from selenium.webdriver.common.by import By
+        self.open("/models/llama-3-1-8b")
+        link = self.driver.find_element(By.CSS_SELECTOR, "a[href^='/hardware/']")
+        card_path = link.get_attribute("href")
+        link.click()
+        self.wait_for_url("/hardware/")
+        self.assertEqual(self.driver.current_url, card_path)
+        self.assertIn("What it runs", self.body())
+        self.driver.back()
+        self.wait_for_url("/models/llama-3-1-8b")
+        self.assertIn("Which cards run it", self.body())
+
+    def test_search_page(self):
+        from selenium.webdriver.common.by import By
+        self.open("/search")
+        # The page's own form (the header has a search box named q too).
+        self.driver.find_element(By.CSS_SELECTOR, "form.search input[name=q]").send_keys("llama 3.1")
+        self.driver.find_element(By.NAME, "order_by").send_keys("parameters desc")
+        self.driver.find_element(By.CSS_SELECTOR, "form.search button").click()
+        self.wait_for_url("q=llama")
+        names = [a.text for a in self.driver.find_elements(
+            By.CSS_SELECTOR, "table a[href^='/models/']")]
+        self.assertIn("Llama 3.1 8B", names)
+        self.assertTrue(all("llama" in n.lower() for n in names), names)
+        # The page's state is in its URL: opening that URL again gives the same rows.
+        again = self.driver.current_url
+        self.driver.get(again)
+        self.assertEqual(names, [a.text for a in self.driver.find_elements(
+            By.CSS_SELECTOR, "table a[href^='/models/']")])
+
+    def test_json_api_and_its_errors(self):
+        self.driver.get(self.stack.base + "/v1/models/megatron-bert")
+        record = json.loads(self.body())
+        self.assertEqual(record["display_name"], "Megatron-BERT")
+        self.driver.get(self.stack.base + "/v1/models/no-such-model")
+        error = json.loads(self.body())["error"]
+        self.assertEqual(error["code"], 404)
+        self.assertEqual(error["status"], "NOT_FOUND")
+        self.assertIn("no-such-model", error["message"])
+        self.driver.get(self.stack.base + "/v1/models?page_size=-1")
+        error = json.loads(self.body())["error"]
+        self.assertEqual(error["status"], "INVALID_ARGUMENT")
+        self.assertIn("page_size", error["message"])
+        # The browser logs the 404 and 400 it was shown; those were expected.
+        logged = self.driver.get_log("browser")
+        self.assertTrue(all(e["source"] == "network" for e in logged), logged)
+
+    def test_hostile_names_are_text(self):
+        from selenium.common.exceptions import NoAlertPresentException
+        from selenium.webdriver.common.by import By
+        name = "<script>alert(1)</script> \u202egnp.exe"
+        self.stack.create_model("hostile-browser", {
+            "display_name": name,
+            "organizations": ["\"><img src=x onerror=alert(2)>"],
+            "parameters_notes": "</p><script>alert(3)</script>",
+            "provenance": {"source": "<b>a browser test</b>"}})
+        for path in ("/models/hostile-browser", "/search?q=script"):
+            text = self.open(path)
+            with self.assertRaises(NoAlertPresentException, msg=path):
+                self.driver.switch_to.alert.text
+            self.assertIn("<script>alert(1)</script> [U+202E]gnp.exe", text, path)
+            self.assertNotIn("\u202e", text, path)
+            self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "img[src='x']"), [], path)
+            self.assertEqual(self.driver.execute_script(
+                "return document.querySelectorAll('script:not([src])').length"), 0, path)
+        self.assertIn('"><img src=x onerror=alert(2)>', self.open("/models/hostile-browser"))
+
+    def test_pages_work_without_javascript(self):
+        from selenium.webdriver.common.by import By
+        driver = self.browser(javascript=False)
+        try:
+            driver.get(self.stack.base + "/models/llama-3-1-8b")
+            # Scripts are really off: choosing a format re-plans only with the button.
+            driver.find_element(By.CSS_SELECTOR, "select[name=weights] option[value=int4]").click()
+            time.sleep(1)
+            self.assertNotIn("weights=int4", driver.current_url)
+            context = driver.find_element(By.NAME, "context")
+            context.clear()
+            context.send_keys("16384")
+            driver.find_element(By.CSS_SELECTOR, "form.workload button").click()
+            deadline = time.time() + 10
+            while "context=16384" not in driver.current_url and time.time() < deadline:
+                time.sleep(0.1)
+            self.assertIn("context=16384", driver.current_url)
+            text = driver.find_element(By.TAG_NAME, "body").text
+            self.assertIn("Assumed workload: 16,384-token context", text)
+            self.assertIn("weights=int4", driver.current_url)
+            self.assertIn("Which cards run it", text)
+        finally:
+            driver.quit()
 
 
 def main():

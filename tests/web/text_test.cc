@@ -13,8 +13,9 @@ TEST(HtmlTest, EscapesMarkupAndQuotes) {
 }
 
 TEST(HtmlTest, ShowsBidirectionalControlsInsteadOfApplyingThem) {
-  EXPECT_EQ(Html("abc\u202Edef"), "abc&#x202E;def");
-  EXPECT_EQ(Html("\u2066x\u2069"), "&#x2066;x&#x2069;");
+  EXPECT_EQ(Html("abc\u202Edef"), "abc[U+202E]def");
+  EXPECT_EQ(Html("\u05E9\u05DC\u05D5\u05DD"), "\u05E9\u05DC\u05D5\u05DD");  // Hebrew letters stay
+  EXPECT_EQ(Html("\u2066x\u2069"), "[U+2066]x[U+2069]");
   // Other characters of the same UTF-8 lead byte pass through.
   EXPECT_EQ(Html("a\u2014b"), "a\u2014b");
 }
