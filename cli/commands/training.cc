@@ -179,6 +179,20 @@ int PlanTraining(Session& session, const Arguments& args) {
   return 0;
 }
 
+// How a check reads in the audit's text output.
+const char* VerdictLabel(v1::AuditVerdict verdict) {
+  switch (verdict) {
+    case v1::AUDIT_VERDICT_INPUTS_DISAGREE:
+      return "DISAGREES";
+    case v1::AUDIT_VERDICT_RECORD_SEMANTICS:
+      return "convention";
+    case v1::AUDIT_VERDICT_CANNOT_CHECK:
+      return "partly checked";
+    default:
+      return "agrees   ";
+  }
+}
+
 int Audit(Session& session, const Arguments& args) {
   const std::string model = args.empty() ? "" : args[0];
   auto print = [](const v1::AuditModelResponse& audit) {
@@ -186,10 +200,11 @@ int Audit(Session& session, const Arguments& args) {
               << " disagreement(s)\n";
     for (const auto& check : audit.checks()) {
       std::cout << absl::StrFormat("  %s %s: recorded %s, recomputed %s (%.1f%% apart)\n",
-                                   check.disagrees() ? "DISAGREES" : "agrees   ", check.figure(),
+                                   VerdictLabel(check.verdict()), check.figure(),
                                    Scientific(check.recorded()), Scientific(check.recomputed()),
                                    100 * check.relative_difference())
                 << "    " << check.arithmetic() << "\n";
+      if (!check.reason().empty()) std::cout << "    why: " << check.reason() << "\n";
     }
     for (const auto& skipped : audit.skipped()) std::cout << "  not checked: " << skipped << "\n";
   };
@@ -224,16 +239,20 @@ int Audit(Session& session, const Arguments& args) {
       print(message.model());
     } else if (message.has_summary()) {
       const auto& summary = message.summary();
-      std::cout << absl::StrFormat("\n%d models audited, %d with a disagreement beyond %.0f%%\n",
-                                   summary.models(), summary.models_with_disagreements(),
-                                   100 * summary.tolerance());
+      std::cout << absl::StrFormat(
+          "\n%d models audited, %d whose own inputs disagree beyond %.0f%%\n", summary.models(),
+          summary.models_with_disagreements(), 100 * summary.tolerance());
       std::vector<std::vector<std::string>> rows;
       for (const auto& figure : summary.figures()) {
         rows.push_back({figure.figure(), absl::StrCat(figure.on_record()),
                         absl::StrCat(figure.checked()), absl::StrCat(figure.disagreements()),
+                        absl::StrCat(figure.record_semantics()),
+                        absl::StrCat(figure.cannot_check()),
                         absl::StrFormat("%.2f%%", 100 * figure.median_relative_difference())});
       }
-      PrintTable({"FIGURE", "ON RECORD", "CHECKED", "DISAGREE", "MEDIAN DIFFERENCE"}, rows);
+      PrintTable({"FIGURE", "ON RECORD", "CHECKED", "INPUTS DISAGREE", "CONVENTION", "PART CHECKED",
+                  "MEDIAN DIFFERENCE"},
+                 rows);
     }
   }
   grpc::Status status = reader->Finish();

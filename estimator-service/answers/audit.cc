@@ -5,6 +5,8 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/query/filter.h"
 #include "common/status/errors.h"
@@ -29,7 +31,94 @@ absl::StatusOr<double> ToleranceOf(double tolerance) {
   return tolerance > 0 ? tolerance : kDefaultTolerance;
 }
 
+v1::AuditVerdict ToProto(AuditVerdict verdict) {
+  switch (verdict) {
+    case AuditVerdict::kAgrees:
+      return v1::AUDIT_VERDICT_AGREES;
+    case AuditVerdict::kInputsDisagree:
+      return v1::AUDIT_VERDICT_INPUTS_DISAGREE;
+    case AuditVerdict::kRecordSemantics:
+      return v1::AUDIT_VERDICT_RECORD_SEMANTICS;
+    case AuditVerdict::kCannotCheck:
+      return v1::AUDIT_VERDICT_CANNOT_CHECK;
+  }
+  return v1::AUDIT_VERDICT_UNSPECIFIED;
+}
+
+bool IsKeywordAt(absl::string_view lower, size_t i) {
+  for (absl::string_view word : {"utiliz", "utilis", "mfu", "hfu"}) {
+    if (lower.substr(i, word.size()) == word) return true;
+  }
+  return false;
+}
+
+// The number written at [begin, end) of `text` as a utilization fraction:
+// "0.38" or "38%" / "38 %" (then divided by 100); nothing for other numbers
+// (counts, exponents such as 1e25, percentages over 100).
+std::optional<double> UtilizationNumber(absl::string_view text, size_t begin, size_t end) {
+  double value = 0;
+  if (!absl::SimpleAtod(text.substr(begin, end - begin), &value)) return std::nullopt;
+  size_t after = end;
+  if (after < text.size() && (text[after] == 'e' || text[after] == 'E')) return std::nullopt;
+  while (after < text.size() && text[after] == ' ') ++after;
+  const bool percent = after < text.size() && text[after] == '%';
+  if (percent) value /= 100;
+  if (!(value > 0 && value <= 1)) return std::nullopt;
+  if (!percent && text.substr(begin, end - begin).find('.') == absl::string_view::npos) {
+    return std::nullopt;  // "1" or "2" alone is a count, not a rate
+  }
+  return value;
+}
+
 }  // namespace
+
+std::optional<double> UtilizationStatedIn(absl::string_view notes) {
+  const std::string lower = absl::AsciiStrToLower(notes);
+  // Numbers in the text, as [begin, end) spans.
+  std::vector<std::pair<size_t, size_t>> numbers;
+  for (size_t i = 0; i < lower.size();) {
+    if (absl::ascii_isdigit(static_cast<unsigned char>(lower[i])) &&
+        (i == 0 || !absl::ascii_isalnum(static_cast<unsigned char>(lower[i - 1])))) {
+      size_t end = i;
+      while (end < lower.size() &&
+             (absl::ascii_isdigit(static_cast<unsigned char>(lower[end])) ||
+              (lower[end] == '.' && end + 1 < lower.size() &&
+               absl::ascii_isdigit(static_cast<unsigned char>(lower[end + 1])))))
+        ++end;
+      numbers.emplace_back(i, end);
+      i = end;
+    } else {
+      ++i;
+    }
+  }
+  // For each mention of utilization, the nearest utilization-like number
+  // within a short window (numbers and keywords are each visited in order:
+  // linear overall).
+  constexpr size_t kWindow = 60;
+  std::optional<double> stated;
+  size_t first_candidate = 0;
+  for (size_t i = 0; i < lower.size(); ++i) {
+    if (!IsKeywordAt(lower, i)) continue;
+    while (first_candidate < numbers.size() && numbers[first_candidate].second + kWindow < i) {
+      ++first_candidate;
+    }
+    std::optional<double> nearest;
+    size_t nearest_distance = kWindow + 1;
+    for (size_t n = first_candidate; n < numbers.size() && numbers[n].first <= i + kWindow; ++n) {
+      const auto [begin, end] = numbers[n];
+      const size_t distance = end <= i ? i - end : (begin >= i ? begin - i : 0);
+      if (distance > kWindow || distance >= nearest_distance) continue;
+      if (std::optional<double> value = UtilizationNumber(lower, begin, end)) {
+        nearest = value;
+        nearest_distance = distance;
+      }
+    }
+    if (!nearest) continue;
+    if (stated && std::fabs(*stated - *nearest) > 1e-9) return std::nullopt;  // two rates
+    stated = nearest;
+  }
+  return stated;
+}
 
 v1::AuditModelResponse AuditRecord(const Model& model, const HardwareLookup& lookup,
                                    double tolerance) {
@@ -50,6 +139,17 @@ v1::AuditModelResponse AuditRecord(const Model& model, const HardwareLookup& loo
     response.add_skipped(std::string(inputs.status().message()));
     return response;
   }
+  // A rate the record's notes state comes before the default (Epoch's notes
+  // use 0.3 and 0.4 whatever the domain).
+  if (!inputs->utilization) {
+    for (const std::string* notes : {&model.training_compute_notes(), &model.utilization_notes()}) {
+      if (std::optional<double> stated = UtilizationStatedIn(*notes)) {
+        inputs->utilization = *stated;
+        inputs->utilization_source = "stated in the record's notes";
+        break;
+      }
+    }
+  }
   RecordedFigures recorded;
   if (model.has_training_compute_flop())
     recorded.training_compute_flop = model.training_compute_flop();
@@ -57,7 +157,15 @@ v1::AuditModelResponse AuditRecord(const Model& model, const HardwareLookup& loo
     recorded.method_operation_counting |=
         method == common::v1::ESTIMATION_METHOD_OPERATION_COUNTING;
     recorded.method_hardware |= method == common::v1::ESTIMATION_METHOD_HARDWARE;
+    recorded.method_other |= method != common::v1::ESTIMATION_METHOD_OPERATION_COUNTING &&
+                             method != common::v1::ESTIMATION_METHOD_HARDWARE &&
+                             method != common::v1::ESTIMATION_METHOD_UNSPECIFIED;
   }
+  recorded.has_base_model = !model.base_models().empty();
+  if (model.has_finetune_compute_flop()) {
+    recorded.finetune_compute_flop = model.finetune_compute_flop();
+  }
+  recorded.several_kinds_of_hardware = model.training_hardware_size() > 1;
   if (model.has_training_chip_hours()) recorded.chip_hours = model.training_chip_hours();
   if (model.has_training_power_draw_watts()) {
     recorded.power_draw_watts = model.training_power_draw_watts();
@@ -71,6 +179,9 @@ v1::AuditModelResponse AuditRecord(const Model& model, const HardwareLookup& loo
     out->set_relative_difference(check.relative_difference);
     out->set_disagrees(check.disagrees);
     out->set_arithmetic(check.arithmetic);
+    out->set_verdict(ToProto(check.verdict));
+    out->set_reason(check.reason);
+    if (check.implied_utilization) out->set_implied_utilization(*check.implied_utilization);
     if (check.disagrees) response.set_disagreements(response.disagreements() + 1);
   }
   for (const std::string& skipped : audit.skipped) response.add_skipped(skipped);
@@ -83,7 +194,7 @@ absl::StatusOr<std::vector<v1::AuditCatalogResponse>> AuditModels(
   std::vector<v1::AuditCatalogResponse> out;
   v1::AuditSummary summary;
   struct Tally {
-    int64_t on_record = 0, checked = 0, disagreements = 0;
+    int64_t on_record = 0, checked = 0, disagreements = 0, record_semantics = 0, cannot_check = 0;
     std::vector<double> differences;
   };
   std::map<std::string, Tally> tallies;
@@ -104,6 +215,8 @@ absl::StatusOr<std::vector<v1::AuditCatalogResponse>> AuditModels(
       Tally& tally = tallies[check.figure()];
       ++tally.checked;
       tally.disagreements += check.disagrees();
+      tally.record_semantics += check.verdict() == v1::AUDIT_VERDICT_RECORD_SEMANTICS;
+      tally.cannot_check += check.verdict() == v1::AUDIT_VERDICT_CANNOT_CHECK;
       tally.differences.push_back(check.relative_difference());
     }
     if (audit.disagreements() > 0) {
@@ -120,6 +233,8 @@ absl::StatusOr<std::vector<v1::AuditCatalogResponse>> AuditModels(
     entry->set_on_record(tally.on_record);
     entry->set_checked(tally.checked);
     entry->set_disagreements(tally.disagreements);
+    entry->set_record_semantics(tally.record_semantics);
+    entry->set_cannot_check(tally.cannot_check);
     if (!tally.differences.empty()) {
       auto middle = tally.differences.begin() + tally.differences.size() / 2;
       std::nth_element(tally.differences.begin(), middle, tally.differences.end());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/catalog/record_source.h"
 #include "modelatlas/common/v1/hardware.pb.h"
@@ -20,6 +21,12 @@ namespace modelatlas::estimator {
 
 // The hardware a record trained on, if the records know it.
 using HardwareLookup = std::function<std::optional<common::v1::Hardware>(const std::string& name)>;
+
+// The training utilization a record's notes state ("assuming 30%
+// utilization", "MFU of 0.38"), a fraction, when they state exactly one;
+// nothing when they state none or several different ones. Linear in the
+// text.
+std::optional<double> UtilizationStatedIn(absl::string_view notes);
 
 // Recomputes the record's chip-hours, compute and power from its own
 // inputs (and its linked hardware records).

@@ -53,6 +53,10 @@ std::optional<std::pair<double, std::string>> TrainingPeak(const Hardware& hardw
     order = {fp8, tensor16, fp16};
   } else if (precision == "int8") {
     order = {int8};
+  } else if (!tensor16.has && fp16.has && fp32.has && fp16.value < fp32.value) {
+    // No tensor cores and FP16 slower than FP32 (Pascal's 1/64 rate: a GTX
+    // 1080 Ti does 0.18 TFLOP/s in FP16, 11.3 in FP32): runs use FP32.
+    order = {fp32};
   } else {  // fp16, bf16, or not on record
     order = {tensor16, fp16, fp32};
   }
@@ -99,7 +103,10 @@ absl::StatusOr<TrainingRunInputs> TrainingInputsFor(const Model* model, const Ha
     if (model->has_hardware_quantity()) in.chips = model->hardware_quantity();
     if (model->has_training_time_hours()) in.training_hours = model->training_time_hours();
     if (model->has_training_chip_hours()) in.chip_hours = model->training_chip_hours();
-    if (model->has_hardware_utilization_mfu()) in.utilization = model->hardware_utilization_mfu();
+    if (model->has_hardware_utilization_mfu()) {
+      in.utilization = model->hardware_utilization_mfu();
+      in.utilization_source = "the record's MFU";
+    }
     if (model->has_publication_date() && model->publication_date().year() > 0) {
       const auto& date = model->publication_date();
       in.fractional_year =
@@ -118,6 +125,25 @@ absl::StatusOr<TrainingRunInputs> TrainingInputsFor(const Model* model, const Ha
     if (auto peak = TrainingPeak(*hardware, precision)) {
       in.peak_flops_per_chip = peak->first;
       in.peak_source = peak->second;
+    }
+    // The chip's other peaks, for the audit's "another precision" verdict.
+    const auto& peaks = hardware->peak();
+    const std::pair<bool, std::pair<double, const char*>> others[] = {
+        {peaks.has_tensor_fp16_bf16_flops(), {peaks.tensor_fp16_bf16_flops(), "FP16/BF16 tensor"}},
+        {peaks.has_fp16_flops(), {peaks.fp16_flops(), "FP16 (non-tensor)"}},
+        {peaks.has_fp32_flops(), {peaks.fp32_flops(), "FP32"}},
+        {peaks.has_tf32_flops(), {peaks.tf32_flops(), "TF32 tensor"}},
+        {peaks.has_fp8_flops(), {peaks.fp8_flops(), "FP8 tensor"}},
+        {peaks.has_int8_ops(), {peaks.int8_ops(), "INT8"}}};
+    for (const auto& [has, peak] : others) {
+      if (!has || !(peak.first > 0)) continue;
+      if (in.peak_flops_per_chip && peak.first == *in.peak_flops_per_chip) continue;
+      bool seen = false;
+      for (const auto& known : in.other_peaks) seen |= known.first == peak.first;
+      if (!seen) {
+        in.other_peaks.emplace_back(
+            peak.first, absl::StrCat(hardware->display_name(), ", ", peak.second, " peak"));
+      }
     }
     if (hardware->has_tdp_watts()) in.tdp_watts = hardware->tdp_watts();
     if (hardware->has_cloud_price_usd_per_chip_hour()) {
@@ -140,6 +166,7 @@ absl::StatusOr<TrainingRunInputs> TrainingInputsFor(const Model* model, const Ha
   take(request.has_training_hours(), request.training_hours(), &in.training_hours);
   take(request.has_chip_hours(), request.chip_hours(), &in.chip_hours);
   take(request.has_utilization(), request.utilization(), &in.utilization);
+  if (request.has_utilization()) in.utilization_source.clear();
   take(request.has_tdp_watts(), request.tdp_watts(), &in.tdp_watts);
   take(request.has_year(), request.year(), &in.fractional_year);
   take(request.has_price_usd_per_chip_hour(), request.price_usd_per_chip_hour(),

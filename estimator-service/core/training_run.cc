@@ -181,7 +181,9 @@ absl::StatusOr<TrainingRunFigures> ComputeTrainingRun(const TrainingRunInputs& i
          absl::StrCat(Num(*chip_hours), " chip-hours x ", Num(*in.peak_flops_per_chip), " FLOP/s",
                       in.peak_source.empty() ? "" : absl::StrCat(" (", in.peak_source, ")"),
                       " x 3600 s/hour x ", Num(utilization), " utilization",
-                      in.utilization ? ""
+                      in.utilization ? (in.utilization_source.empty()
+                                            ? ""
+                                            : absl::StrCat(" (", in.utilization_source, ")"))
                                      : (in.language_model ? " (assumed: 30% for language models)"
                                                           : " (assumed: 40% for other models)"),
                       " = ", absl::StrFormat("%.6g", hardware->value), " FLOP")});
@@ -251,6 +253,119 @@ absl::StatusOr<TrainingRunFigures> ComputeTrainingRun(const TrainingRunInputs& i
   return out;
 }
 
+namespace {
+
+// Utilization a training run plausibly reaches (MFU): Epoch AI's records and
+// the literature put real runs between a few percent and about 60%
+// (PaLM's 46%, Llama 3's 38-43%, REFERENCE.md section 4); beyond 75% or
+// under 5% the record's chips, time or compute are off, whatever its notes
+// assumed.
+constexpr double kLowestPlausibleUtilization = 0.05;
+constexpr double kHighestPlausibleUtilization = 0.75;
+// A figure "matches" another precision's peak when it implies a utilization
+// Epoch's notes use (0.3 or 0.4, REFERENCE.md section 4), with some room.
+constexpr double kLowestConventionalUtilization = 0.2;
+constexpr double kHighestConventionalUtilization = 0.6;
+
+std::string Percent(double fraction) { return absl::StrFormat("%.3g%%", fraction * 100); }
+
+bool Near(double value, double target, double tolerance) {
+  return target > 0 && std::fabs(value - target) / target <= tolerance;
+}
+
+// The verdict of a hardware-method figure beyond the tolerance.
+void JudgeHardwareMethod(const TrainingRunInputs& in, double chip_hours, AuditCheck* check) {
+  const double implied = check->recorded / (chip_hours * *in.peak_flops_per_chip * 3600.0);
+  check->implied_utilization = implied;
+  const std::string over = absl::StrCat(Num(chip_hours), " chip-hours at the ", in.peak_source);
+  const bool plausible =
+      implied >= kLowestPlausibleUtilization && implied <= kHighestPlausibleUtilization;
+  if (in.utilization) {
+    // The stated rate at another precision's peak (a note that multiplied
+    // by the FP32 or non-tensor FP16 figure) is the record's convention.
+    for (const auto& [peak, what] : in.other_peaks) {
+      if (Near(check->recorded, chip_hours * peak * 3600.0 * *in.utilization, 0.1)) {
+        check->verdict = AuditVerdict::kRecordSemantics;
+        check->reason = absl::StrCat("the compute is the stated ", Percent(*in.utilization),
+                                     " utilization of the ", what, ", not of the ", in.peak_source,
+                                     ": the record's estimate used that precision's peak");
+        return;
+      }
+    }
+    check->verdict = AuditVerdict::kInputsDisagree;
+    check->reason =
+        absl::StrCat("the record states ", Percent(*in.utilization), " utilization (",
+                     in.utilization_source, "), but its compute implies ", Percent(implied),
+                     " over ", over, ": the utilization, chips, time or compute on record is off");
+    return;
+  }
+  if (plausible) {
+    check->verdict = AuditVerdict::kRecordSemantics;
+    check->reason =
+        absl::StrCat("the compute implies ", Percent(implied), " utilization over ", over,
+                     ", a rate real runs reach; the record states none and the audit's default is ",
+                     Percent(in.language_model ? 0.3 : 0.4),
+                     ": the record's estimate assumed another rate, not a contradiction");
+    return;
+  }
+  for (const auto& [peak, what] : in.other_peaks) {
+    const double at_other = check->recorded / (chip_hours * peak * 3600.0);
+    if (at_other >= kLowestConventionalUtilization && at_other <= kHighestConventionalUtilization) {
+      check->verdict = AuditVerdict::kRecordSemantics;
+      check->reason = absl::StrCat(
+          "the compute implies ", Percent(implied), " of the ", in.peak_source, " but ",
+          Percent(at_other), " of the ", what,
+          ": the record's estimate used that precision's peak, not the one its format names");
+      return;
+    }
+  }
+  check->verdict = AuditVerdict::kInputsDisagree;
+  check->reason =
+      absl::StrCat("the compute implies ", Percent(implied), " utilization over ", over,
+                   implied > 1 ? std::string(", more than the chips can do")
+                   : implied > kHighestPlausibleUtilization
+                       ? absl::StrCat(", above the ", Percent(kHighestPlausibleUtilization),
+                                      " no recorded run exceeds")
+                       : absl::StrCat(", below the ", Percent(kLowestPlausibleUtilization),
+                                      " any recorded run reaches"),
+                   ": the chip count, training time, hardware or compute on record is wrong");
+}
+
+// The verdict of an operation-counting figure beyond the tolerance.
+void JudgeOperationCounting(const TrainingRunInputs& in, double tolerance, AuditCheck* check) {
+  const double recorded = check->recorded;
+  const double recomputed = check->recomputed;
+  if (in.epochs && *in.epochs > 1 && Near(recorded, recomputed / *in.epochs, tolerance)) {
+    check->verdict = AuditVerdict::kRecordSemantics;
+    check->reason =
+        absl::StrCat("the compute is one pass over the data: the record's ", Num(*in.epochs),
+                     " epochs were not applied (or its dataset size already counts "
+                     "them)");
+    return;
+  }
+  if (in.total_parameters && in.parameters &&
+      Near(recorded, recomputed * *in.total_parameters / *in.parameters, tolerance)) {
+    check->verdict = AuditVerdict::kRecordSemantics;
+    check->reason = absl::StrCat("the compute counts all ", Num(*in.total_parameters),
+                                 " parameters of the mixture of experts; a token passes through ",
+                                 Num(*in.parameters), " (6 x active x tokens)");
+    return;
+  }
+  if (Near(recorded, recomputed / 3, tolerance)) {
+    check->verdict = AuditVerdict::kRecordSemantics;
+    check->reason =
+        "the compute is 2 x parameters x tokens (a forward pass only), a third of 6 x N x D";
+    return;
+  }
+  check->verdict = AuditVerdict::kInputsDisagree;
+  check->reason = absl::StrCat("6 x parameters x tokens from the record's own fields is ",
+                               absl::StrFormat("%.3g", recomputed / recorded),
+                               " times its compute: the parameters, dataset size, epochs or "
+                               "compute on record is wrong");
+}
+
+}  // namespace
+
 Audit AuditTrainingRun(const TrainingRunInputs& inputs, const RecordedFigures& recorded,
                        double tolerance) {
   Audit audit;
@@ -265,22 +380,34 @@ Audit AuditTrainingRun(const TrainingRunInputs& inputs, const RecordedFigures& r
     }
     return nullptr;
   };
-  auto check = [&](const std::string& figure, double on_record, const NamedFigure& recomputed) {
+  auto check = [&](const std::string& figure, double on_record,
+                   const NamedFigure& recomputed) -> AuditCheck& {
     AuditCheck c;
     c.figure = figure;
     c.recorded = on_record;
     c.recomputed = recomputed.value;
     c.relative_difference = std::fabs(recomputed.value - on_record) / on_record;
-    c.disagrees = c.relative_difference > tolerance;
+    c.verdict =
+        c.relative_difference > tolerance ? AuditVerdict::kInputsDisagree : AuditVerdict::kAgrees;
     c.arithmetic = recomputed.arithmetic;
     audit.checks.push_back(std::move(c));
+    return audit.checks.back();
   };
 
   if (recorded.chip_hours) {
     if (inputs.chips && inputs.training_hours) {
       const Figure recomputed = ChipHours(*inputs.chips, *inputs.training_hours);
-      check("training_chip_hours", *recorded.chip_hours,
-            {"chip_hours", recomputed.value, "hours", recomputed.arithmetic});
+      AuditCheck& c = check("training_chip_hours", *recorded.chip_hours,
+                            {"chip_hours", recomputed.value, "hours", recomputed.arithmetic});
+      if (c.verdict != AuditVerdict::kAgrees) {
+        c.reason = absl::StrCat(
+            Num(*inputs.chips), " chips x ", Num(*inputs.training_hours), " hours is ",
+            absl::StrFormat("%.3g", c.recomputed / c.recorded), " times the recorded chip-hours",
+            Near(*recorded.chip_hours, *inputs.training_hours, tolerance)
+                ? ": the recorded chip-hours equal the wall-clock hours (the chips were not "
+                  "multiplied in)"
+                : ": the chip count, training time or chip-hours on record is wrong");
+      }
     } else {
       audit.skipped.push_back("training_chip_hours: needs chips and training time");
     }
@@ -306,18 +433,78 @@ Audit AuditTrainingRun(const TrainingRunInputs& inputs, const RecordedFigures& r
       audit.skipped.push_back(
           "training_compute_flop: epochs not on record (one pass would be a guess)");
     } else if (chosen != nullptr) {
-      check("training_compute_flop", *recorded.training_compute_flop, *chosen);
+      AuditCheck& c = check("training_compute_flop", *recorded.training_compute_flop, *chosen);
+      const bool uses_hardware = chosen != counted;
+      if (c.verdict == AuditVerdict::kAgrees) {
+        // Agrees.
+      } else if (recorded.has_base_model && c.recomputed < c.recorded) {
+        const bool finetune_matches =
+            recorded.finetune_compute_flop &&
+            Near(c.recomputed, *recorded.finetune_compute_flop, tolerance);
+        c.verdict = finetune_matches ? AuditVerdict::kRecordSemantics : AuditVerdict::kCannotCheck;
+        c.reason = absl::StrCat(
+            "the model is fine-tuned from another one: its training compute adds the base "
+            "model's, while the chips, time and data on record are the fine-tune's",
+            finetune_matches ? " (which matches the record's fine-tune compute)" : "");
+      } else if (uses_hardware && recorded.several_kinds_of_hardware) {
+        c.verdict = AuditVerdict::kCannotCheck;
+        c.reason =
+            "the record trained on several kinds of chips; the hardware method here uses the "
+            "first one's peak only";
+      } else if (recorded.method_operation_counting && recorded.method_hardware && counted &&
+                 hardware &&
+                 (Near(c.recorded, counted->value, tolerance) ||
+                  Near(c.recorded, hardware->value, tolerance))) {
+        c.verdict = AuditVerdict::kRecordSemantics;
+        c.reason = absl::StrCat("the record names both methods but its figure is ",
+                                Near(c.recorded, counted->value, tolerance) ? "the operation count"
+                                                                            : "the hardware "
+                                                                              "method",
+                                " alone, not their geometric mean");
+      } else if (recorded.method_other) {
+        c.verdict = AuditVerdict::kCannotCheck;
+        c.reason =
+            "the record combines this method with one the audit cannot redo (reported, "
+            "benchmarks, comparison with other models, cost): only part of its figure is "
+            "recomputed";
+      } else if (chosen == hardware) {
+        // The hardware method ran, so the run has chip-hours.
+        JudgeHardwareMethod(inputs, *run->chip_hours, &c);
+      } else if (chosen == counted) {
+        JudgeOperationCounting(inputs, tolerance, &c);
+      } else {
+        c.reason =
+            absl::StrCat("the geometric mean of the two methods is ",
+                         absl::StrFormat("%.3g", c.recomputed / c.recorded),
+                         " times the recorded compute: the record's inputs to one of them are off");
+      }
     } else {
       audit.skipped.push_back("training_compute_flop: the record lacks the method's inputs");
     }
   }
   if (recorded.power_draw_watts) {
     if (const NamedFigure* power = find("power_draw_watts")) {
-      check("training_power_draw_watts", *recorded.power_draw_watts, *power);
+      AuditCheck& c = check("training_power_draw_watts", *recorded.power_draw_watts, *power);
+      if (c.verdict != AuditVerdict::kAgrees) {
+        // Everything but the TDP is the record's own (chips, date): the
+        // recorded power says which TDP it used.
+        const double implied_tdp = *inputs.tdp_watts * c.recorded / c.recomputed;
+        const double ratio = implied_tdp / *inputs.tdp_watts;
+        const bool another_tdp = ratio >= 0.5 && ratio <= 2;
+        c.verdict = another_tdp ? AuditVerdict::kRecordSemantics : AuditVerdict::kInputsDisagree;
+        c.reason = absl::StrCat(
+            "the recorded power implies ", absl::StrFormat("%.0f", implied_tdp),
+            " W per chip; the linked hardware record gives ", Num(*inputs.tdp_watts), " W",
+            another_tdp ? ": the figure used another TDP for this chip (Epoch AI's hardware "
+                          "table can differ from the datasheet a hardware record cites)"
+                        : ": no TDP of this chip explains it; the chip count, the linked "
+                          "hardware or the power on record is wrong");
+      }
     } else {
       audit.skipped.push_back("training_power_draw_watts: needs the chips' TDP, count and date");
     }
   }
+  for (AuditCheck& c : audit.checks) c.disagrees = c.verdict == AuditVerdict::kInputsDisagree;
   return audit;
 }
 

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -41,9 +42,16 @@ struct TrainingRunInputs {
   std::optional<double> peak_flops_per_chip;  // FLOP/s at the training precision
   std::string peak_source;                    // e.g. "NVIDIA A100 SXM4 40 GB, FP16/BF16 tensor"
   std::optional<double> utilization;          // fraction
-  bool language_model = true;                 // the default utilization: 0.3, else 0.4
-  std::optional<double> tdp_watts;            // per chip
-  std::optional<double> fractional_year;      // for the PUE
+  // Where `utilization` came from ("the record's MFU", "stated in the
+  // record's notes"); empty when it is the request's or not set.
+  std::string utilization_source;
+  // The chip's peaks at the other precisions (FLOP/s, with what each is),
+  // for the audit: a recorded compute that matches one of them follows
+  // another convention rather than being wrong.
+  std::vector<std::pair<double, std::string>> other_peaks;
+  bool language_model = true;             // the default utilization: 0.3, else 0.4
+  std::optional<double> tdp_watts;        // per chip
+  std::optional<double> fractional_year;  // for the PUE
   std::optional<double> price_usd_per_chip_hour;
 };
 
@@ -77,9 +85,21 @@ struct RecordedFigures {
   std::optional<double> training_compute_flop;
   bool method_operation_counting = false;
   bool method_hardware = false;
+  // The record also names a method the audit cannot recompute (reported,
+  // benchmarks, comparison with other models, cost, third party, other).
+  bool method_other = false;
+  // Fine-tuned from another model: Epoch AI's training compute then adds the
+  // base model's, while the chips and time on record are the fine-tune's.
+  bool has_base_model = false;
+  std::optional<double> finetune_compute_flop;
+  // Trained on more than one kind of chip: one peak cannot redo it.
+  bool several_kinds_of_hardware = false;
   std::optional<double> chip_hours;
   std::optional<double> power_draw_watts;
 };
+
+// What a difference means (see AuditVerdict in training.proto).
+enum class AuditVerdict { kAgrees, kInputsDisagree, kRecordSemantics, kCannotCheck };
 
 struct AuditCheck {
   std::string
@@ -88,8 +108,14 @@ struct AuditCheck {
   double recomputed = 0;
   // |recomputed - recorded| / recorded.
   double relative_difference = 0;
+  // verdict == kInputsDisagree.
   bool disagrees = false;
   std::string arithmetic;
+  AuditVerdict verdict = AuditVerdict::kAgrees;
+  // The verdict in a sentence (empty when the figure agrees).
+  std::string reason;
+  // Hardware method: recorded compute / (chip-hours x peak x 3600 s).
+  std::optional<double> implied_utilization;
 };
 
 struct Audit {
@@ -98,9 +124,14 @@ struct Audit {
   std::vector<std::string> skipped;
 };
 
-// Recomputes each recorded figure whose inputs the record holds and flags
-// those that differ by more than `tolerance` (a fraction). `inputs` must
-// come from the record alone (no request overrides, no assumed epochs).
+// Recomputes each recorded figure whose inputs the record holds and gives
+// each a verdict: within `tolerance` (a fraction) it agrees; beyond it, a
+// convention the record follows may explain the difference (another
+// precision's peak, a utilization the record does not state but the default
+// does not match, epochs not applied, total instead of active parameters),
+// part of it may not be checkable (a method the audit cannot redo), and only
+// what nothing explains is INPUTS_DISAGREE. `inputs` must come from the
+// record alone (no request overrides, no assumed epochs).
 Audit AuditTrainingRun(const TrainingRunInputs& inputs, const RecordedFigures& recorded,
                        double tolerance);
 

@@ -310,5 +310,46 @@ TEST(RecordsTest, OptionalTrainingHardwareThatIsNotFoundIsLeftOut) {
   EXPECT_EQ(found->status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST(UtilizationStatedInTest, ReadsTheOneRateANoteStates) {
+  EXPECT_EQ(UtilizationStatedIn("Assuming 30% utilization of the A100s"), 0.3);
+  EXPECT_EQ(UtilizationStatedIn("the paper reports an MFU of 0.38."), 0.38);
+  EXPECT_EQ(UtilizationStatedIn("utilization rate 40 % (our assumption)"), 0.4);
+  EXPECT_EQ(UtilizationStatedIn("1024 GPUs x 30 days x 24 h x 312e12 FLOP/s x 0.35 utilization"),
+            0.35);
+  EXPECT_EQ(UtilizationStatedIn("Hardware utilisation: 50%"), 0.5);
+  // The same rate twice is still one rate.
+  EXPECT_EQ(UtilizationStatedIn("0.4 utilization ... again with 40% utilization"), 0.4);
+}
+
+TEST(UtilizationStatedInTest, NothingWhenNoneOrSeveralOrNotARate) {
+  EXPECT_EQ(UtilizationStatedIn(""), std::nullopt);
+  EXPECT_EQ(UtilizationStatedIn("6 * 175e9 * 300e9 = 3.15e23 FLOP"), std::nullopt);
+  // Two different rates: which one the figure used is not knowable.
+  EXPECT_EQ(UtilizationStatedIn("30% utilization for pre-training, 45% utilization after"),
+            std::nullopt);
+  // Counts and exponents near the word are not rates.
+  EXPECT_EQ(UtilizationStatedIn("utilization over 2048 chips"), std::nullopt);
+  EXPECT_EQ(UtilizationStatedIn("MFU unknown; 3e23 FLOP"), std::nullopt);
+  EXPECT_EQ(UtilizationStatedIn("utilization of 150%"), std::nullopt);
+  // A long note is read in one pass (no quadratic scan): it still answers.
+  std::string long_note(200000, 'a');
+  for (size_t i = 0; i < long_note.size(); i += 100) long_note.replace(i, 11, "utilization");
+  EXPECT_EQ(UtilizationStatedIn(long_note + " at 0.3 utilization"), 0.3);
+}
+
+TEST(TrainingInputsTest, ACardWithoutTensorCoresAndSlowFp16TrainsAtItsFp32Peak) {
+  // GeForce GTX 1080 Ti: FP16 at 1/64 rate (0.177 TFLOP/s), FP32 11.34.
+  common::v1::Hardware pascal;
+  pascal.set_display_name("NVIDIA GeForce GTX 1080 Ti");
+  pascal.mutable_peak()->set_fp16_flops(177e9);
+  pascal.mutable_peak()->set_fp32_flops(11.34e12);
+  absl::StatusOr<TrainingRunInputs> in = TrainingInputsFor(nullptr, &pascal, {});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(in->peak_flops_per_chip, 11.34e12);
+  EXPECT_NE(in->peak_source.find("FP32"), std::string::npos);
+  ASSERT_EQ(in->other_peaks.size(), 1u);
+  EXPECT_EQ(in->other_peaks[0].first, 177e9);
+}
+
 }  // namespace
 }  // namespace modelatlas::estimator

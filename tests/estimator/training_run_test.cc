@@ -148,5 +148,182 @@ TEST(TrainingRunTest, AuditComparesTheNamedMethodAndSkipsWhatItCannotCheck) {
   EXPECT_NE(audit.skipped[0].find("epochs not on record"), std::string::npos);
 }
 
+// A hardware-method record of 8 chips x 10 hours at 1e14 FLOP/s whose
+// compute implies `utilization` of that peak.
+TrainingRunInputs EightChipsTenHours() {
+  TrainingRunInputs in;
+  in.chips = 8;
+  in.training_hours = 10;
+  in.peak_flops_per_chip = 1e14;
+  in.peak_source = "X1, FP16/BF16 tensor peak";
+  return in;
+}
+
+RecordedFigures HardwareMethodAt(double utilization, double peak = 1e14) {
+  RecordedFigures recorded;
+  recorded.training_compute_flop = 80 * 3600 * peak * utilization;
+  recorded.method_hardware = true;
+  return recorded;
+}
+
+TEST(AuditVerdictTest, AnUnstatedRateThatRealRunsReachIsAConventionNotADisagreement) {
+  // Epoch's notes assume 40% for many language models; the audit's default
+  // is 30%: 33% apart, but nothing on record contradicts it.
+  Audit audit = AuditTrainingRun(EightChipsTenHours(), HardwareMethodAt(0.4), 0.1);
+  ASSERT_EQ(audit.checks.size(), 1u);
+  const AuditCheck& check = audit.checks[0];
+  EXPECT_EQ(check.verdict, AuditVerdict::kRecordSemantics);
+  EXPECT_FALSE(check.disagrees);
+  ASSERT_TRUE(check.implied_utilization.has_value());
+  EXPECT_NEAR(*check.implied_utilization, 0.4, 1e-12);
+  EXPECT_NE(check.reason.find("implies 40% utilization"), std::string::npos) << check.reason;
+}
+
+TEST(AuditVerdictTest, ARateNoRunReachesIsADisagreementSayingWhichInputsToCheck) {
+  for (double utilization : {0.01, 1.6}) {
+    Audit audit = AuditTrainingRun(EightChipsTenHours(), HardwareMethodAt(utilization), 0.1);
+    ASSERT_EQ(audit.checks.size(), 1u);
+    const AuditCheck& check = audit.checks[0];
+    EXPECT_EQ(check.verdict, AuditVerdict::kInputsDisagree) << utilization;
+    EXPECT_TRUE(check.disagrees);
+    EXPECT_NE(check.reason.find("chip count, training time, hardware or compute"),
+              std::string::npos)
+        << check.reason;
+    EXPECT_NE(check.reason.find(utilization > 1 ? "more than the chips can do" : "below the 5%"),
+              std::string::npos)
+        << check.reason;
+  }
+}
+
+TEST(AuditVerdictTest, AFigureAtAnotherPrecisionsPeakIsAConvention) {
+  // 30% of an FP32 peak 16 times lower than the tensor peak: 1.9% of the
+  // tensor peak, which no run reaches, but exactly the FP32 convention.
+  TrainingRunInputs in = EightChipsTenHours();
+  in.other_peaks = {{1e14 / 16, "X1, FP32 peak"}};
+  Audit audit = AuditTrainingRun(in, HardwareMethodAt(0.3, 1e14 / 16), 0.1);
+  ASSERT_EQ(audit.checks.size(), 1u);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kRecordSemantics);
+  EXPECT_NE(audit.checks[0].reason.find("30% of the X1, FP32 peak"), std::string::npos)
+      << audit.checks[0].reason;
+  // Without that peak known, the same figure is a disagreement.
+  audit = AuditTrainingRun(EightChipsTenHours(), HardwareMethodAt(0.3, 1e14 / 16), 0.1);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kInputsDisagree);
+}
+
+TEST(AuditVerdictTest, AStatedRateIsComparedAsAPoint) {
+  TrainingRunInputs in = EightChipsTenHours();
+  in.utilization = 0.4;
+  in.utilization_source = "stated in the record's notes";
+  Audit audit = AuditTrainingRun(in, HardwareMethodAt(0.4), 0.1);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kAgrees);
+  EXPECT_NE(audit.checks[0].arithmetic.find("(stated in the record's notes)"), std::string::npos);
+  // 25% is a plausible rate, but not the one the record states.
+  audit = AuditTrainingRun(in, HardwareMethodAt(0.25), 0.1);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kInputsDisagree);
+  EXPECT_NE(audit.checks[0].reason.find("states 40% utilization"), std::string::npos)
+      << audit.checks[0].reason;
+  // The stated 40% of the FP32 peak (a quarter of the tensor peak here).
+  in.other_peaks = {{1e14 / 4, "X1, FP32 peak"}};
+  audit = AuditTrainingRun(in, HardwareMethodAt(0.1), 0.1);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kRecordSemantics);
+  EXPECT_NE(audit.checks[0].reason.find("stated 40% utilization of the X1, FP32 peak"),
+            std::string::npos)
+      << audit.checks[0].reason;
+}
+
+TEST(AuditVerdictTest, AMethodTheAuditCannotRedoLeavesThePartUnjudged) {
+  RecordedFigures recorded = HardwareMethodAt(0.01);
+  recorded.method_other = true;  // e.g. hardware and benchmarks
+  Audit audit = AuditTrainingRun(EightChipsTenHours(), recorded, 0.1);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kCannotCheck);
+  EXPECT_FALSE(audit.checks[0].disagrees);
+}
+
+TEST(AuditVerdictTest, OperationCountingConventions) {
+  TrainingRunInputs in;
+  in.parameters = 1e9;
+  in.dataset_tokens = 1e10;
+  in.epochs = 4;
+  RecordedFigures recorded;
+  recorded.method_operation_counting = true;
+  // 6 x 1e9 x 1e10 x 4 epochs = 2.4e20; the record holds one pass.
+  recorded.training_compute_flop = 6e19;
+  Audit audit = AuditTrainingRun(in, recorded, 0.1);
+  ASSERT_EQ(audit.checks.size(), 1u);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kRecordSemantics);
+  EXPECT_NE(audit.checks[0].reason.find("one pass"), std::string::npos);
+  // Counted with every expert's parameters instead of the active ones.
+  in.total_parameters = 8e9;
+  recorded.training_compute_flop = 2.4e20 * 8;
+  audit = AuditTrainingRun(in, recorded, 0.1);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kRecordSemantics);
+  EXPECT_NE(audit.checks[0].reason.find("mixture of experts"), std::string::npos);
+  // Nothing explains 5 times.
+  recorded.training_compute_flop = 2.4e20 * 5;
+  audit = AuditTrainingRun(in, recorded, 0.1);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kInputsDisagree);
+  EXPECT_TRUE(audit.checks[0].disagrees);
+}
+
+TEST(AuditVerdictTest, ChipHoursEqualToTheWallClockSayTheChipsWereNotMultipliedIn) {
+  TrainingRunInputs in = EightChipsTenHours();
+  RecordedFigures recorded;
+  recorded.chip_hours = 10;
+  Audit audit = AuditTrainingRun(in, recorded, 0.1);
+  ASSERT_EQ(audit.checks.size(), 1u);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kInputsDisagree);
+  EXPECT_NE(audit.checks[0].reason.find("not multiplied in"), std::string::npos);
+}
+
+TEST(AuditVerdictTest, PowerAtAnotherTdpIsAConventionFarOffIsADisagreement) {
+  TrainingRunInputs in = EightChipsTenHours();
+  in.tdp_watts = 192;  // e.g. a TPU v4 record; Epoch's power used 340 W
+  in.fractional_year = 2022.5;
+  const double at_192 = *ComputeTrainingRun(in)->power_draw_watts;
+  RecordedFigures recorded;
+  recorded.power_draw_watts = at_192 * 340 / 192;
+  Audit audit = AuditTrainingRun(in, recorded, 0.1);
+  ASSERT_EQ(audit.checks.size(), 1u);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kRecordSemantics);
+  EXPECT_NE(audit.checks[0].reason.find("implies 340 W per chip"), std::string::npos)
+      << audit.checks[0].reason;
+  recorded.power_draw_watts = at_192 * 8;  // eight times: not a TDP, a count
+  audit = AuditTrainingRun(in, recorded, 0.1);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kInputsDisagree);
+}
+
+TEST(AuditVerdictTest, FineTunesSeveralChipsAndOneOfTwoMethodsAreNotCalledErrors) {
+  // A fine-tune: 80 chip-hours at 30%, the record's compute adds its base
+  // model's 1e22 FLOP.
+  RecordedFigures recorded = HardwareMethodAt(0.3);
+  const double finetune = *recorded.training_compute_flop;
+  recorded.training_compute_flop = 1e22 + finetune;
+  recorded.has_base_model = true;
+  Audit audit = AuditTrainingRun(EightChipsTenHours(), recorded, 0.1);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kCannotCheck);
+  EXPECT_NE(audit.checks[0].reason.find("fine-tuned"), std::string::npos);
+  recorded.finetune_compute_flop = finetune;
+  audit = AuditTrainingRun(EightChipsTenHours(), recorded, 0.1);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kRecordSemantics);
+
+  recorded = HardwareMethodAt(0.01);
+  recorded.several_kinds_of_hardware = true;
+  audit = AuditTrainingRun(EightChipsTenHours(), recorded, 0.1);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kCannotCheck);
+
+  // Both methods named, the figure is the operation count alone.
+  TrainingRunInputs in = EightChipsTenHours();
+  in.parameters = 1e9;
+  in.dataset_tokens = 1e10;
+  in.epochs = 1;
+  recorded = RecordedFigures{};
+  recorded.method_operation_counting = recorded.method_hardware = true;
+  recorded.training_compute_flop = 6e19;
+  audit = AuditTrainingRun(in, recorded, 0.1);
+  ASSERT_EQ(audit.checks.size(), 1u);
+  EXPECT_EQ(audit.checks[0].verdict, AuditVerdict::kRecordSemantics);
+  EXPECT_NE(audit.checks[0].reason.find("the operation count alone"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace modelatlas::estimator
