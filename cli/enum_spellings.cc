@@ -163,6 +163,21 @@ const Spellings<estimator_v1::FineTuning>& FineTunings() {
   return *table;
 }
 
+const Spellings<estimator_v1::AuditVerdict>& AuditVerdicts() {
+  static const auto* table = new Spellings<estimator_v1::AuditVerdict>(
+      "audit verdict",
+      {
+          {estimator_v1::AUDIT_VERDICT_AGREES, "agrees", "within the tolerance"},
+          {estimator_v1::AUDIT_VERDICT_INPUTS_DISAGREE, "DISAGREES",
+           "the record's own inputs give another figure and no convention explains it"},
+          {estimator_v1::AUDIT_VERDICT_RECORD_SEMANTICS, "convention",
+           "beyond the tolerance, explained by a convention the record follows"},
+          {estimator_v1::AUDIT_VERDICT_CANNOT_CHECK, "partly-checked",
+           "part of the figure cannot be recomputed (another method, a base model)"},
+      });
+  return *table;
+}
+
 const Spellings<common_v1::Accessibility>& Accessibilities() {
   static const auto* table = new Spellings<common_v1::Accessibility>(
       "accessibility",
@@ -271,7 +286,7 @@ std::vector<const EnumSpellings*> AllEnumSpellings() {
   return {&NumberFormats(),       &PlanObjectives(),    &PriceSources(),    &Optimizers(),
           &Recomputes(),          &FineTunings(),       &Accessibilities(), &Confidences(),
           &CodeAccessibilities(), &EstimationMethods(), &ChangeTypes(),     &FileFormats(),
-          &ImportOutcomes()};
+          &ImportOutcomes(),      &AuditVerdicts()};
 }
 
 std::string EnumValuesMarkdown() {

@@ -86,6 +86,7 @@ const Spellings<estimator::v1::PriceSource>& PriceSources();
 const Spellings<estimator::v1::Optimizer>& Optimizers();
 const Spellings<estimator::v1::Recompute>& Recomputes();
 const Spellings<estimator::v1::FineTuning>& FineTunings();
+const Spellings<estimator::v1::AuditVerdict>& AuditVerdicts();
 // Catalog enums in the output of list, card and watch.
 const Spellings<common::v1::Accessibility>& Accessibilities();
 const Spellings<common::v1::CodeAccessibility>& CodeAccessibilities();

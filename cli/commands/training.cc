@@ -179,28 +179,14 @@ int PlanTraining(Session& session, const Arguments& args) {
   return 0;
 }
 
-// How a check reads in the audit's text output.
-const char* VerdictLabel(v1::AuditVerdict verdict) {
-  switch (verdict) {
-    case v1::AUDIT_VERDICT_INPUTS_DISAGREE:
-      return "DISAGREES";
-    case v1::AUDIT_VERDICT_RECORD_SEMANTICS:
-      return "convention";
-    case v1::AUDIT_VERDICT_CANNOT_CHECK:
-      return "partly checked";
-    default:
-      return "agrees   ";
-  }
-}
-
 int Audit(Session& session, const Arguments& args) {
   const std::string model = args.empty() ? "" : args[0];
   auto print = [](const v1::AuditModelResponse& audit) {
     std::cout << audit.display_name() << " (" << audit.model() << "): " << audit.disagreements()
               << " disagreement(s)\n";
     for (const auto& check : audit.checks()) {
-      std::cout << absl::StrFormat("  %s %s: recorded %s, recomputed %s (%.1f%% apart)\n",
-                                   VerdictLabel(check.verdict()), check.figure(),
+      std::cout << absl::StrFormat("  %-10s %s: recorded %s, recomputed %s (%.1f%% apart)\n",
+                                   AuditVerdicts().Spelling(check.verdict()), check.figure(),
                                    Scientific(check.recorded()), Scientific(check.recomputed()),
                                    100 * check.relative_difference())
                 << "    " << check.arithmetic() << "\n";
