@@ -185,7 +185,7 @@ int Audit(Session& session, const Arguments& args) {
     std::cout << audit.display_name() << " (" << audit.model() << "): " << audit.disagreements()
               << " disagreement(s)\n";
     for (const auto& check : audit.checks()) {
-      std::cout << absl::StrFormat("  %-10s %s: recorded %s, recomputed %s (%.1f%% apart)\n",
+      std::cout << absl::StrFormat("  %-9s %s: recorded %s, recomputed %s (%.1f%% apart)\n",
                                    AuditVerdicts().Spelling(check.verdict()), check.figure(),
                                    Scientific(check.recorded()), Scientific(check.recomputed()),
                                    100 * check.relative_difference())
