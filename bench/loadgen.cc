@@ -13,6 +13,10 @@
 // gives each call one of them at random (many clients asking for many
 // records).
 //
+// Server-streaming methods (ListRunnableModels, ...) are driven too: a call
+// is the whole stream, and the report adds messages, items (--count_field:
+// the entries of a repeated field of each message) and bytes per second.
+//
 // Open loop measures latency from when each call was due, not when it was
 // sent, so a stalled server cannot hide its queueing (coordinated omission).
 #include <grpcpp/generic/generic_stub.h>
@@ -57,6 +61,9 @@ ABSL_FLAG(absl::Duration, warmup, absl::Seconds(1), "Unmeasured time before");
 ABSL_FLAG(absl::Duration, deadline, absl::Seconds(5), "Deadline of each call");
 ABSL_FLAG(int32_t, channels, 4, "Client channels (connections) the calls spread over");
 ABSL_FLAG(bool, json, false, "Print one JSON line instead of text");
+ABSL_FLAG(std::string, count_field, "",
+          "Server-streaming methods: a repeated field of the response message whose entries "
+          "are counted as items (e.g. models); empty = each message is one item");
 
 namespace {
 
@@ -67,8 +74,12 @@ struct Results {
   std::vector<double> latencies_us;
   std::map<std::string, int64_t> codes;
   bool measuring = false;
-  // Size of an OK response, bytes (the last one seen).
+  // Size of an OK response, bytes (the last one seen; a stream's total).
   std::atomic<size_t> response_bytes{0};
+  // Server-streaming calls: messages, items and bytes received while measuring.
+  std::atomic<int64_t> messages{0};
+  std::atomic<int64_t> items{0};
+  std::atomic<int64_t> stream_bytes{0};
 
   void Record(Clock::time_point due, const grpc::Status& status) {
     const double us = std::chrono::duration<double, std::micro>(Clock::now() - due).count();
@@ -86,14 +97,85 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// One server-streaming call driven as a bidirectional one (the wire is the
+// same): the request, a half-close, then every message until the status.
+class StreamCall : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  StreamCall(grpc::GenericStub* stub, const std::string& method, const grpc::ByteBuffer& request,
+             const google::protobuf::Message* prototype,
+             const google::protobuf::FieldDescriptor* count, Results* results,
+             Clock::time_point due, std::function<void(grpc::Status)> done)
+      : request_(request),
+        prototype_(prototype),
+        count_(count),
+        results_(results),
+        due_(due),
+        done_(std::move(done)) {
+    context_.set_deadline(std::chrono::system_clock::now() +
+                          absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_deadline)));
+    stub->PrepareBidiStreamingCall(&context_, method, grpc::StubOptions(), this);
+    StartWrite(&request_, grpc::WriteOptions().set_last_message());
+    StartRead(&message_);
+    StartCall();
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;
+    const size_t bytes = message_.Length();
+    total_bytes_ += bytes;
+    int64_t items = 1;
+    if (count_ != nullptr) {
+      std::unique_ptr<google::protobuf::Message> parsed(prototype_->New());
+      grpc::SerializationTraits<google::protobuf::Message>::Deserialize(&message_, parsed.get());
+      items = parsed->GetReflection()->FieldSize(*parsed, count_);
+    }
+    if (Measuring()) {
+      results_->messages.fetch_add(1);
+      results_->items.fetch_add(items);
+      results_->stream_bytes.fetch_add(static_cast<int64_t>(bytes));
+    }
+    message_.Clear();
+    StartRead(&message_);
+  }
+  void OnDone(const grpc::Status& status) override {
+    results_->Record(due_, status);
+    if (status.ok()) results_->response_bytes = total_bytes_;
+    auto done = std::move(done_);
+    delete this;
+    done(status);
+  }
+
+ private:
+  bool Measuring() {
+    std::lock_guard<std::mutex> lock(results_->mutex);
+    return results_->measuring;
+  }
+
+  grpc::ClientContext context_;
+  grpc::ByteBuffer request_;
+  grpc::ByteBuffer message_;
+  const google::protobuf::Message* prototype_;
+  const google::protobuf::FieldDescriptor* count_;
+  Results* results_;
+  Clock::time_point due_;
+  std::function<void(grpc::Status)> done_;
+  size_t total_bytes_ = 0;
+};
+
 class Driver {
  public:
+  // `streamed_response` set: the method is server-streaming, its messages of
+  // that type (with `count`, a repeated field counted as items, or null).
   Driver(std::vector<std::unique_ptr<grpc::GenericStub>> stubs, std::string method,
-         std::vector<grpc::ByteBuffer> requests, Results* results)
+         std::vector<grpc::ByteBuffer> requests, Results* results,
+         const google::protobuf::Message* streamed_response = nullptr,
+         const google::protobuf::FieldDescriptor* count = nullptr)
       : stubs_(std::move(stubs)),
         method_("/" + method),
         requests_(std::move(requests)),
-        results_(results) {}
+        results_(results),
+        streamed_response_(streamed_response),
+        count_(count) {}
 
   // Starts one call; `then` runs when it completes.
   void Call(Clock::time_point due, std::function<void()> then) {
@@ -107,6 +189,16 @@ class Driver {
     // Each call picks a request at random (a hash of its number), as
     // independent clients would.
     const grpc::ByteBuffer& request = requests_[Mix(call) % requests_.size()];
+    if (streamed_response_ != nullptr) {
+      delete context;
+      delete response;
+      new StreamCall(&stub, method_, request, streamed_response_, count_, results_, due,
+                     [this, then](const grpc::Status&) {
+                       in_flight_.fetch_sub(1);
+                       if (then) then();
+                     });
+      return;
+    }
     stub.UnaryCall(context, method_, grpc::StubOptions(), &request, response,
                    [this, context, response, due, then](grpc::Status status) {
                      results_->Record(due, status);
@@ -124,6 +216,8 @@ class Driver {
   std::string method_;
   std::vector<grpc::ByteBuffer> requests_;
   Results* results_;
+  const google::protobuf::Message* streamed_response_;
+  const google::protobuf::FieldDescriptor* count_;
   std::atomic<int64_t> in_flight_{0};
   std::atomic<uint64_t> next_{0};
 };
@@ -186,7 +280,32 @@ int main(int argc, char** argv) {
         absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials(), args)));
   }
   Results results;
-  Driver driver(std::move(stubs), method, std::move(requests), &results);
+  const auto* method_descriptor =
+      google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(
+          absl::StrReplaceAll(method, {{"/", "."}}));
+  const google::protobuf::Message* streamed_response = nullptr;
+  const google::protobuf::FieldDescriptor* counted_field = nullptr;
+  if (method_descriptor->client_streaming()) {
+    std::fprintf(stderr,
+                 "loadgen: %s streams its requests; only unary and server-streaming "
+                 "methods are driven\n",
+                 method.c_str());
+    return 2;
+  }
+  if (method_descriptor->server_streaming()) {
+    streamed_response = google::protobuf::MessageFactory::generated_factory()->GetPrototype(
+        method_descriptor->output_type());
+    if (const std::string field = absl::GetFlag(FLAGS_count_field); !field.empty()) {
+      counted_field = method_descriptor->output_type()->FindFieldByName(field);
+      if (counted_field == nullptr || !counted_field->is_repeated()) {
+        std::fprintf(stderr, "loadgen: --count_field: %s has no repeated field %s\n",
+                     method_descriptor->output_type()->full_name().c_str(), field.c_str());
+        return 2;
+      }
+    }
+  }
+  Driver driver(std::move(stubs), method, std::move(requests), &results, streamed_response,
+                counted_field);
   std::atomic<bool> stop{false};
   const double rate = absl::GetFlag(FLAGS_rate);
   const absl::Duration warmup = absl::GetFlag(FLAGS_warmup);
@@ -238,15 +357,28 @@ int main(int argc, char** argv) {
     codes += absl::StrFormat("%s\"%s\": %d", codes.empty() ? "" : ", ", code, count);
   }
   const auto& l = results.latencies_us;
+  const std::string streamed =
+      streamed_response == nullptr
+          ? ""
+          : absl::StrFormat(
+                ", \"messages_per_s\": %.1f, \"items_per_s\": %.1f, "
+                "\"stream_bytes_per_s\": %.1f",
+                results.messages.load() / seconds, results.items.load() / seconds,
+                results.stream_bytes.load() / seconds);
   if (absl::GetFlag(FLAGS_json)) {
     std::printf(
         "{\"method\": \"%s\", \"mode\": \"%s\", \"qps\": %.1f, \"calls\": %zu, \"errors\": %lld, "
         "\"codes\": {%s}, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"p999_us\": "
-        "%.1f, \"response_bytes\": %zu}\n",
+        "%.1f, \"response_bytes\": %zu%s}\n",
         method.c_str(), rate > 0 ? "open" : "closed", qps, l.size(), static_cast<long long>(errors),
         codes.c_str(), Percentile(l, 0.5), Percentile(l, 0.9), Percentile(l, 0.99),
-        Percentile(l, 0.999), results.response_bytes.load());
+        Percentile(l, 0.999), results.response_bytes.load(), streamed.c_str());
   } else {
+    if (streamed_response != nullptr) {
+      std::printf("stream: %.0f messages/s, %.0f items/s, %.1f MB/s\n",
+                  results.messages.load() / seconds, results.items.load() / seconds,
+                  results.stream_bytes.load() / seconds / 1e6);
+    }
     std::printf("%s (%s loop): %.0f calls/s over %.1f s, %lld errors {%s}\n", method.c_str(),
                 rate > 0 ? "open" : "closed", qps, seconds, static_cast<long long>(errors),
                 codes.c_str());
