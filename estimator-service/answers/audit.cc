@@ -45,80 +45,7 @@ v1::AuditVerdict ToProto(AuditVerdict verdict) {
   return v1::AUDIT_VERDICT_UNSPECIFIED;
 }
 
-bool IsKeywordAt(absl::string_view lower, size_t i) {
-  for (absl::string_view word : {"utiliz", "utilis", "mfu", "hfu"}) {
-    if (lower.substr(i, word.size()) == word) return true;
-  }
-  return false;
-}
-
-// The number written at [begin, end) of `text` as a utilization fraction:
-// "0.38" or "38%" / "38 %" (then divided by 100); nothing for other numbers
-// (counts, exponents such as 1e25, percentages over 100).
-std::optional<double> UtilizationNumber(absl::string_view text, size_t begin, size_t end) {
-  double value = 0;
-  if (!absl::SimpleAtod(text.substr(begin, end - begin), &value)) return std::nullopt;
-  size_t after = end;
-  if (after < text.size() && (text[after] == 'e' || text[after] == 'E')) return std::nullopt;
-  while (after < text.size() && text[after] == ' ') ++after;
-  const bool percent = after < text.size() && text[after] == '%';
-  if (percent) value /= 100;
-  if (!(value > 0 && value <= 1)) return std::nullopt;
-  if (!percent && text.substr(begin, end - begin).find('.') == absl::string_view::npos) {
-    return std::nullopt;  // "1" or "2" alone is a count, not a rate
-  }
-  return value;
-}
-
 }  // namespace
-
-std::optional<double> UtilizationStatedIn(absl::string_view notes) {
-  const std::string lower = absl::AsciiStrToLower(notes);
-  // Numbers in the text, as [begin, end) spans.
-  std::vector<std::pair<size_t, size_t>> numbers;
-  for (size_t i = 0; i < lower.size();) {
-    if (absl::ascii_isdigit(static_cast<unsigned char>(lower[i])) &&
-        (i == 0 || !absl::ascii_isalnum(static_cast<unsigned char>(lower[i - 1])))) {
-      size_t end = i;
-      while (end < lower.size() &&
-             (absl::ascii_isdigit(static_cast<unsigned char>(lower[end])) ||
-              (lower[end] == '.' && end + 1 < lower.size() &&
-               absl::ascii_isdigit(static_cast<unsigned char>(lower[end + 1])))))
-        ++end;
-      numbers.emplace_back(i, end);
-      i = end;
-    } else {
-      ++i;
-    }
-  }
-  // For each mention of utilization, the nearest utilization-like number
-  // within a short window (numbers and keywords are each visited in order:
-  // linear overall).
-  constexpr size_t kWindow = 60;
-  std::optional<double> stated;
-  size_t first_candidate = 0;
-  for (size_t i = 0; i < lower.size(); ++i) {
-    if (!IsKeywordAt(lower, i)) continue;
-    while (first_candidate < numbers.size() && numbers[first_candidate].second + kWindow < i) {
-      ++first_candidate;
-    }
-    std::optional<double> nearest;
-    size_t nearest_distance = kWindow + 1;
-    for (size_t n = first_candidate; n < numbers.size() && numbers[n].first <= i + kWindow; ++n) {
-      const auto [begin, end] = numbers[n];
-      const size_t distance = end <= i ? i - end : (begin >= i ? begin - i : 0);
-      if (distance > kWindow || distance >= nearest_distance) continue;
-      if (std::optional<double> value = UtilizationNumber(lower, begin, end)) {
-        nearest = value;
-        nearest_distance = distance;
-      }
-    }
-    if (!nearest) continue;
-    if (stated && std::fabs(*stated - *nearest) > 1e-9) return std::nullopt;  // two rates
-    stated = nearest;
-  }
-  return stated;
-}
 
 v1::AuditModelResponse AuditRecord(const Model& model, const HardwareLookup& lookup,
                                    double tolerance) {
@@ -138,17 +65,6 @@ v1::AuditModelResponse AuditRecord(const Model& model, const HardwareLookup& loo
   if (!inputs.ok()) {
     response.add_skipped(std::string(inputs.status().message()));
     return response;
-  }
-  // A rate the record's notes state comes before the default (Epoch's notes
-  // use 0.3 and 0.4 whatever the domain).
-  if (!inputs->utilization) {
-    for (const std::string* notes : {&model.training_compute_notes(), &model.utilization_notes()}) {
-      if (std::optional<double> stated = UtilizationStatedIn(*notes)) {
-        inputs->utilization = *stated;
-        inputs->utilization_source = "stated in the record's notes";
-        break;
-      }
-    }
   }
   RecordedFigures recorded;
   if (model.has_training_compute_flop())

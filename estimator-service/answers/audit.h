@@ -22,12 +22,6 @@ namespace modelatlas::estimator {
 // The hardware a record trained on, if the records know it.
 using HardwareLookup = std::function<std::optional<common::v1::Hardware>(const std::string& name)>;
 
-// The training utilization a record's notes state ("assuming 30%
-// utilization", "MFU of 0.38"), a fraction, when they state exactly one;
-// nothing when they state none or several different ones. Linear in the
-// text.
-std::optional<double> UtilizationStatedIn(absl::string_view notes);
-
 // Recomputes the record's chip-hours, compute and power from its own
 // inputs (and its linked hardware records).
 v1::AuditModelResponse AuditRecord(const common::v1::Model& model, const HardwareLookup& hardware,

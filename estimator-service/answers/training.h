@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/catalog/record_source.h"
 #include "estimator-service/core/training_run.h"
@@ -19,6 +20,12 @@
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
 
 namespace modelatlas::estimator {
+
+// The training utilization a record's notes state ("assuming 30%
+// utilization", "MFU of 0.38"), a fraction, when they state exactly one;
+// nothing when they state none or several different ones. Linear in the
+// text.
+std::optional<double> UtilizationStatedIn(absl::string_view notes);
 
 // The run's inputs: the record's (when `model` is given), its training
 // hardware's peak and TDP, then every field the request sets.

@@ -1,11 +1,14 @@
 #include "estimator-service/core/training_compute.h"
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
@@ -68,6 +71,31 @@ std::optional<std::pair<double, std::string>> TrainingPeak(const Hardware& hardw
   return std::nullopt;
 }
 
+bool IsKeywordAt(absl::string_view lower, size_t i) {
+  for (absl::string_view word : {"utiliz", "utilis", "mfu", "hfu"}) {
+    if (lower.substr(i, word.size()) == word) return true;
+  }
+  return false;
+}
+
+// The number written at [begin, end) of `text` as a utilization fraction:
+// "0.38" or "38%" / "38 %" (then divided by 100); nothing for other numbers
+// (counts, exponents such as 1e25, percentages over 100).
+std::optional<double> UtilizationNumber(absl::string_view text, size_t begin, size_t end) {
+  double value = 0;
+  if (!absl::SimpleAtod(text.substr(begin, end - begin), &value)) return std::nullopt;
+  size_t after = end;
+  if (after < text.size() && (text[after] == 'e' || text[after] == 'E')) return std::nullopt;
+  while (after < text.size() && text[after] == ' ') ++after;
+  const bool percent = after < text.size() && text[after] == '%';
+  if (percent) value /= 100;
+  if (!(value > 0 && value <= 1)) return std::nullopt;
+  if (!percent && text.substr(begin, end - begin).find('.') == absl::string_view::npos) {
+    return std::nullopt;  // "1" or "2" alone is a count, not a rate
+  }
+  return value;
+}
+
 bool KnownPrecision(const std::string& precision) {
   const std::string p = absl::AsciiStrToLower(precision);
   return p.empty() || p == "fp32" || p == "tf32" || p == "fp16" || p == "bf16" || p == "fp8" ||
@@ -75,6 +103,54 @@ bool KnownPrecision(const std::string& precision) {
 }
 
 }  // namespace
+
+std::optional<double> UtilizationStatedIn(absl::string_view notes) {
+  const std::string lower = absl::AsciiStrToLower(notes);
+  // Numbers in the text, as [begin, end) spans.
+  std::vector<std::pair<size_t, size_t>> numbers;
+  for (size_t i = 0; i < lower.size();) {
+    if (absl::ascii_isdigit(static_cast<unsigned char>(lower[i])) &&
+        (i == 0 || !absl::ascii_isalnum(static_cast<unsigned char>(lower[i - 1])))) {
+      size_t end = i;
+      while (end < lower.size() &&
+             (absl::ascii_isdigit(static_cast<unsigned char>(lower[end])) ||
+              (lower[end] == '.' && end + 1 < lower.size() &&
+               absl::ascii_isdigit(static_cast<unsigned char>(lower[end + 1])))))
+        ++end;
+      numbers.emplace_back(i, end);
+      i = end;
+    } else {
+      ++i;
+    }
+  }
+  // For each mention of utilization, the nearest utilization-like number
+  // within a short window (numbers and keywords are each visited in order:
+  // linear overall).
+  constexpr size_t kWindow = 60;
+  std::optional<double> stated;
+  size_t first_candidate = 0;
+  for (size_t i = 0; i < lower.size(); ++i) {
+    if (!IsKeywordAt(lower, i)) continue;
+    while (first_candidate < numbers.size() && numbers[first_candidate].second + kWindow < i) {
+      ++first_candidate;
+    }
+    std::optional<double> nearest;
+    size_t nearest_distance = kWindow + 1;
+    for (size_t n = first_candidate; n < numbers.size() && numbers[n].first <= i + kWindow; ++n) {
+      const auto [begin, end] = numbers[n];
+      const size_t distance = end <= i ? i - end : (begin >= i ? begin - i : 0);
+      if (distance > kWindow || distance >= nearest_distance) continue;
+      if (std::optional<double> value = UtilizationNumber(lower, begin, end)) {
+        nearest = value;
+        nearest_distance = distance;
+      }
+    }
+    if (!nearest) continue;
+    if (stated && std::fabs(*stated - *nearest) > 1e-9) return std::nullopt;  // two rates
+    stated = nearest;
+  }
+  return stated;
+}
 
 absl::StatusOr<TrainingRunInputs> TrainingInputsFor(const Model* model, const Hardware* hardware,
                                                     const v1::TrainingRunInputs& request) {
@@ -100,12 +176,29 @@ absl::StatusOr<TrainingRunInputs> TrainingInputsFor(const Model* model, const Ha
       in.dataset_tokens = model->training_dataset_size_datapoints(0);
     }
     if (model->has_epochs()) in.epochs = model->epochs();
+    // Steps x tokens per step, where the record holds both (Epoch's batch
+    // size is tokens for language models): the seed pages' arithmetic.
+    if (in.language_model && model->has_training_steps() && model->has_batch_size()) {
+      in.steps = model->training_steps();
+      in.tokens_per_step = model->batch_size();
+    }
     if (model->has_hardware_quantity()) in.chips = model->hardware_quantity();
     if (model->has_training_time_hours()) in.training_hours = model->training_time_hours();
     if (model->has_training_chip_hours()) in.chip_hours = model->training_chip_hours();
     if (model->has_hardware_utilization_mfu()) {
       in.utilization = model->hardware_utilization_mfu();
       in.utilization_source = "the record's MFU";
+    } else {
+      // A rate the record's notes state comes before the default (Epoch's
+      // notes use 0.3 and 0.4 whatever the domain).
+      for (const std::string* notes :
+           {&model->training_compute_notes(), &model->utilization_notes()}) {
+        if (std::optional<double> stated = UtilizationStatedIn(*notes)) {
+          in.utilization = *stated;
+          in.utilization_source = "stated in the record's notes";
+          break;
+        }
+      }
     }
     if (model->has_publication_date() && model->publication_date().year() > 0) {
       const auto& date = model->publication_date();

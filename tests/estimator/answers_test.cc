@@ -351,5 +351,35 @@ TEST(TrainingInputsTest, ACardWithoutTensorCoresAndSlowFp16TrainsAtItsFp32Peak) 
   EXPECT_EQ(in->other_peaks[0].first, 177e9);
 }
 
+TEST(TrainingInputsTest, StepsBatchAndTheNotesRateComeFromTheRecord) {
+  // Megatron-BERT's page: 6ND = 6 x 3.9e9 x (2e6 + 1e4) steps x 1024 x 512
+  // tokens per step; its notes: "39 TFLOPS which is 30% of the peak".
+  common::v1::Model model;
+  model.set_parameters(3.9e9);
+  model.add_domains("Language");
+  model.set_training_steps(2e6 + 1e4);
+  model.set_batch_size(1024 * 512);
+  model.set_training_compute_notes("... assuming 0.3 utilization of the V100S ...");
+  absl::StatusOr<TrainingRunInputs> in = TrainingInputsFor(&model, nullptr, {});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(in->steps, 2e6 + 1e4);
+  EXPECT_EQ(in->tokens_per_step, 1024 * 512);
+  EXPECT_EQ(in->utilization, 0.3);
+  EXPECT_EQ(in->utilization_source, "stated in the record's notes");
+  absl::StatusOr<TrainingRunFigures> run = ComputeTrainingRun(*in);
+  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(run->operation_counting_flop.has_value());
+  EXPECT_NEAR(*run->operation_counting_flop, 2.5e22, 0.05e22);
+  // The record's MFU comes first; a request's utilization replaces both.
+  model.set_hardware_utilization_mfu(0.45);
+  in = TrainingInputsFor(&model, nullptr, {});
+  EXPECT_EQ(in->utilization, 0.45);
+  v1::TrainingRunInputs request;
+  request.set_utilization(0.2);
+  in = TrainingInputsFor(&model, nullptr, request);
+  EXPECT_EQ(in->utilization, 0.2);
+  EXPECT_EQ(in->utilization_source, "");
+}
+
 }  // namespace
 }  // namespace modelatlas::estimator
