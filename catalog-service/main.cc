@@ -42,6 +42,10 @@ ABSL_FLAG(std::string, auth_tokens_file, "",
           "(or --auth_client_roles_file), writes need the writer role");
 ABSL_FLAG(std::string, auth_client_roles_file, "",
           "Client certificate roles, one \"COMMON_NAME ROLE\" per line (with mutual TLS)");
+ABSL_FLAG(int64_t, transfer_memory_limit_bytes, int64_t{512} << 20,
+          "Bytes that import uploads in progress and exports not yet read may hold together "
+          "(one import file may reach 256 MiB); beyond it a transfer is refused with "
+          "RESOURCE_EXHAUSTED. 0 = no limit");
 ABSL_FLAG(bool, auth_protect_reads, false, "Reads need the reader or writer role too");
 
 namespace {
@@ -102,6 +106,12 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_watch_progress_interval) <= absl::ZeroDuration()) {
     ExitWithFlagError("catalog-service", "--watch_progress_interval must be positive");
   }
+  const int64_t transfer_limit = absl::GetFlag(FLAGS_transfer_memory_limit_bytes);
+  if (transfer_limit < 0) {
+    ExitWithFlagError("catalog-service", "--transfer_memory_limit_bytes must be >= 0");
+  }
+  // Outlives the server: transfers release their bytes when they end.
+  ByteBudget transfer_budget(transfer_limit, "--transfer_memory_limit_bytes");
   ServerRunner runner(std::move(options));
   auto store = OpenStore();
   if (!store.ok()) return Fail(store.status());
@@ -146,6 +156,7 @@ int main(int argc, char** argv) {
       [&import_metrics](const catalog::v1::ImportReport& report) { import_metrics.Record(report); },
       authorizer->get(), runner.call_limiter());
   service.SetWatchProgressInterval(absl::GetFlag(FLAGS_watch_progress_interval));
+  service.SetTransferBudget(&transfer_budget);
   runner.OnShutdown([&service] { service.StopStreams(); });
   runner.AddService(&service, catalog::v1::CatalogService::service_full_name());
   if (absl::Status started = runner.Start(); !started.ok()) return Fail(started);

@@ -157,15 +157,22 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
 // cancelled, died or its deadline passed: the file may be cut anywhere).
 // Only the first may be imported, so the call's cancellation is checked when
 // the reads end, before parsing, and once more just before the first write.
-class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
+// The messages are read as bytes and parsed here: with typed reads, a message
+// that does not parse would end the reads like a half-close, and the file
+// received so far would be imported.
+class ImportReactor : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
-  ImportReactor(grpc::CallbackServerContext* context, Catalog* catalog,
-                v1::ImportRecordsResponse* response, CatalogServiceImpl::ImportObserver on_import)
+  ImportReactor(grpc::CallbackServerContext* context, Catalog* catalog, grpc::ByteBuffer* response,
+                CatalogServiceImpl::ImportObserver on_import, ByteBudget* budget)
       : context_(context),
         catalog_(catalog),
         response_(response),
-        on_import_(std::move(on_import)) {
-    StartRead(&request_);
+        on_import_(std::move(on_import)),
+        budget_(budget) {
+    StartRead(&raw_);
+  }
+  ~ImportReactor() override {
+    if (budget_ != nullptr) budget_->Release(reserved_);
   }
 
   void OnCancel() override { cancelled_.store(true); }
@@ -176,14 +183,15 @@ class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
         Finish(CancelledStatus());
         return;
       }
-      std::thread([this] { Finish(ToGrpcStatus(Run())); }).detach();
+      std::thread([this] { Finish(Run()); }).detach();
       return;
     }
     if (absl::Status s = Accept(); !s.ok()) {
+      std::string().swap(data_);
       Finish(ToGrpcStatus(s));
       return;
     }
-    StartRead(&request_);
+    StartRead(&raw_);
   }
   void OnDone() override { delete this; }
 
@@ -196,6 +204,12 @@ class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
   }
 
   absl::Status Accept() {
+    request_.Clear();
+    if (!grpc::SerializationTraits<v1::ImportRecordsRequest>::Deserialize(&raw_, &request_).ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request: message ", messages_ + 1, " is not a valid ",
+          v1::ImportRecordsRequest::descriptor()->full_name(), "; nothing was written"));
+    }
     if (messages_++ == 0) {
       if (!request_.has_options()) {
         return InvalidFieldError("options", "required in the first message of the stream");
@@ -208,21 +222,32 @@ class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
       return InvalidFieldError(
           "data", absl::StrCat("the file is larger than the limit of ", kMaxImportBytes, " bytes"));
     }
+    // Every upload's buffer counts against one budget, so that many open
+    // uploads cannot take the catalog's memory (each may reach 256 MiB).
+    if (budget_ != nullptr) {
+      const auto bytes = static_cast<int64_t>(request_.data().size());
+      if (absl::Status s = budget_->Reserve(bytes, "import"); !s.ok()) return s;
+      reserved_ += bytes;
+    }
     data_.append(request_.data());
     return absl::OkStatus();
   }
 
-  absl::Status Run() {
-    absl::Status status = Import();
+  grpc::Status Run() {
+    v1::ImportRecordsResponse response;
+    absl::Status status = Import(&response);
     // The file, its parsed rows and the records written can take hundreds
     // of MiB; glibc keeps freed memory for reuse unless asked to give it
     // back (100,000 rows left the catalog at 184 MiB resident instead of 30).
     std::string().swap(data_);
     malloc_trim(0);
-    return status;
+    if (!status.ok()) return ToGrpcStatus(status);
+    bool own_buffer = false;
+    return grpc::SerializationTraits<v1::ImportRecordsResponse>::Serialize(response, response_,
+                                                                           &own_buffer);
   }
 
-  absl::Status Import() {
+  absl::Status Import(v1::ImportRecordsResponse* response) {
     if (messages_ == 0) return InvalidFieldError("options", "the stream carried no message");
     if (Abandoned()) return absl::CancelledError(CancelledStatus().error_message());
     absl::StatusOr<ParsedFile> file =
@@ -232,15 +257,18 @@ class ImportReactor : public grpc::ServerReadReactor<v1::ImportRecordsRequest> {
         catalog_->Import(*file, options_, [this] { return Abandoned(); });
     if (!report.ok()) return report.status();
     if (on_import_) on_import_(*report);
-    *response_->mutable_report() = *std::move(report);
+    *response->mutable_report() = *std::move(report);
     return absl::OkStatus();
   }
 
   grpc::CallbackServerContext* context_;
   Catalog* catalog_;
-  v1::ImportRecordsResponse* response_;
+  grpc::ByteBuffer* response_;
   CatalogServiceImpl::ImportObserver on_import_;
+  ByteBudget* budget_;
+  int64_t reserved_ = 0;  // bytes of budget_ this upload holds
   std::atomic<bool> cancelled_{false};
+  grpc::ByteBuffer raw_;
   v1::ImportRecordsRequest request_;
   v1::ImportOptions options_;
   std::string data_;
@@ -300,12 +328,23 @@ absl::StatusOr<std::string> ExportFile(Catalog* catalog, const v1::ExportRecords
   }
 }
 
-// Writes an export in chunks, one at a time.
+// Writes an export in chunks, one at a time. The file is held until the
+// client has read it: its bytes count against the transfer budget, so that
+// exports a client never reads cannot take the catalog's memory.
 class ExportReactor : public grpc::ServerWriteReactor<v1::ExportRecordsResponse> {
  public:
-  ExportReactor(Catalog* catalog, const v1::ExportRecordsRequest& request) {
+  ExportReactor(Catalog* catalog, const v1::ExportRecordsRequest& request, ByteBudget* budget)
+      : budget_(budget) {
     std::thread([this, catalog, request] {
       absl::StatusOr<std::string> file = ExportFile(catalog, request, &record_count_);
+      if (file.ok() && budget_ != nullptr) {
+        const auto bytes = static_cast<int64_t>(file->size());
+        if (absl::Status s = budget_->Reserve(bytes, "export"); !s.ok()) {
+          file = s;
+        } else {
+          reserved_ = bytes;
+        }
+      }
       if (!file.ok()) {
         Finish(ToGrpcStatus(file.status()));
         return;
@@ -313,6 +352,9 @@ class ExportReactor : public grpc::ServerWriteReactor<v1::ExportRecordsResponse>
       file_ = *std::move(file);
       WriteNext();
     }).detach();
+  }
+  ~ExportReactor() override {
+    if (budget_ != nullptr) budget_->Release(reserved_);
   }
 
   void OnWriteDone(bool ok) override {
@@ -339,6 +381,8 @@ class ExportReactor : public grpc::ServerWriteReactor<v1::ExportRecordsResponse>
     StartWrite(&message_);
   }
 
+  ByteBudget* budget_;
+  int64_t reserved_ = 0;
   std::string file_;
   size_t offset_ = 0;
   int64_t record_count_ = 0;
@@ -504,7 +548,7 @@ Unary* CatalogServiceImpl::GetCatalogInfo(Context* c, const v1::GetCatalogInfoRe
 
 grpc::ServerWriteReactor<v1::WatchResponse>* CatalogServiceImpl::Watch(Context* c,
                                                                        const v1::WatchRequest* r) {
-  if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kRead, /*stream=*/true); !denied.ok()) {
     return new RefusedStream<grpc::ServerWriteReactor<v1::WatchResponse>>(denied);
   }
   if (r->start_revision() < 0) {
@@ -533,20 +577,20 @@ grpc::ServerWriteReactor<v1::WatchResponse>* CatalogServiceImpl::Watch(Context* 
                           watch_progress_interval_, &stopping_);
 }
 
-grpc::ServerReadReactor<v1::ImportRecordsRequest>* CatalogServiceImpl::ImportRecords(
-    Context* c, v1::ImportRecordsResponse* out) {
-  if (absl::Status denied = Admit(*c, Access::kWrite); !denied.ok()) {
-    return new RefusedStream<grpc::ServerReadReactor<v1::ImportRecordsRequest>>(denied);
+grpc::ServerReadReactor<grpc::ByteBuffer>* CatalogServiceImpl::ImportRecords(
+    Context* c, grpc::ByteBuffer* out) {
+  if (absl::Status denied = Admit(*c, Access::kWrite, /*stream=*/true); !denied.ok()) {
+    return new RefusedStream<grpc::ServerReadReactor<grpc::ByteBuffer>>(denied);
   }
-  return new ImportReactor(c, catalog_, out, on_import_);
+  return new ImportReactor(c, catalog_, out, on_import_, transfer_budget_);
 }
 
 grpc::ServerWriteReactor<v1::ExportRecordsResponse>* CatalogServiceImpl::ExportRecords(
     Context* c, const v1::ExportRecordsRequest* r) {
-  if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
+  if (absl::Status denied = Admit(*c, Access::kRead, /*stream=*/true); !denied.ok()) {
     return new RefusedStream<grpc::ServerWriteReactor<v1::ExportRecordsResponse>>(denied);
   }
-  return new ExportReactor(catalog_, *r);
+  return new ExportReactor(catalog_, *r, transfer_budget_);
 }
 
 }  // namespace modelatlas::catalog

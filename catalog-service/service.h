@@ -7,6 +7,7 @@
 
 #include "absl/time/time.h"
 #include "catalog-service/catalog.h"
+#include "common/server/byte_budget.h"
 #include "common/server/load_shedding.h"
 #include "common/server/security.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
@@ -15,11 +16,15 @@ namespace modelatlas::catalog {
 
 // GetModel and GetHardware are registered as raw methods (bytes in, bytes
 // out): they reply with the stored record's bytes (Catalog::GetSerialized)
-// instead of parsing and re-serializing the record. The wire contract is the
+// instead of parsing and re-serializing the record. ImportRecords is raw too:
+// it parses each message itself, because a message that does not parse ends
+// a typed stream's reads exactly as a half-close does, and a cut file would
+// be imported (common/server/request_parsing.h). The wire contract is the
 // same as the typed methods'.
 class CatalogServiceImpl final : public v1::CatalogService::WithRawCallbackMethod_GetModel<
                                      v1::CatalogService::WithRawCallbackMethod_GetHardware<
-                                         v1::CatalogService::CallbackService>> {
+                                         v1::CatalogService::WithRawCallbackMethod_ImportRecords<
+                                             v1::CatalogService::CallbackService>>> {
  public:
   // `watch_poll_interval`: how often Watch streams look for writes made by
   // other replicas sharing the store.
@@ -43,6 +48,10 @@ class CatalogServiceImpl final : public v1::CatalogService::WithRawCallbackMetho
   // watcher can tell a quiet catalog from one it lost (etcd's progress
   // notifications).
   void SetWatchProgressInterval(absl::Duration interval) { watch_progress_interval_ = interval; }
+
+  // The bytes import uploads buffer and unread exports hold, together
+  // (--transfer_memory_limit_bytes); none when not set.
+  void SetTransferBudget(ByteBudget* budget) { transfer_budget_ = budget; }
 
   // Ends every open Watch stream cleanly (OK) within about a second, and
   // refuses new ones: called when the server shuts down.
@@ -80,8 +89,9 @@ class CatalogServiceImpl final : public v1::CatalogService::WithRawCallbackMetho
   grpc::ServerWriteReactor<v1::WatchResponse>* Watch(Context* c,
                                                      const v1::WatchRequest* r) override;
 
-  grpc::ServerReadReactor<v1::ImportRecordsRequest>* ImportRecords(
-      Context* c, v1::ImportRecordsResponse* out) override;
+  // Reads ImportRecordsRequest messages, replies an ImportRecordsResponse.
+  grpc::ServerReadReactor<grpc::ByteBuffer>* ImportRecords(Context* c,
+                                                           grpc::ByteBuffer* out) override;
   grpc::ServerWriteReactor<v1::ExportRecordsResponse>* ExportRecords(
       Context* c, const v1::ExportRecordsRequest* r) override;
 
@@ -98,12 +108,18 @@ class CatalogServiceImpl final : public v1::CatalogService::WithRawCallbackMetho
   std::atomic<bool> stopping_{false};
   const Authorizer* authorizer_;
   const CallLimiter* limiter_;
+  ByteBudget* transfer_budget_ = nullptr;
 
   // Every call starts here: refused when the server is overloaded (`limiter`,
-  // optional) or the caller lacks `access` (`authorizer`, optional).
-  absl::Status Admit(const grpc::CallbackServerContext& context, Access access) const {
+  // optional) or the caller lacks `access` (`authorizer`, optional). A
+  // stream also takes a place among the streams (CallLimiter::CheckStream).
+  absl::Status Admit(const grpc::CallbackServerContext& context, Access access,
+                     bool stream = false) const {
     if (limiter_ != nullptr) {
-      if (absl::Status busy = limiter_->Check(); !busy.ok()) return busy;
+      if (absl::Status busy = stream ? limiter_->CheckStream(context.peer()) : limiter_->Check();
+          !busy.ok()) {
+        return busy;
+      }
     }
     return authorizer_ == nullptr ? absl::OkStatus() : authorizer_->Check(context, access);
   }

@@ -1,12 +1,18 @@
 #include "cli/transfer.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -30,7 +36,11 @@ std::unique_ptr<grpc::ClientContext> ContextWithDeadline(absl::Duration timeout)
 
 void DrawProgress(const std::string& label, size_t done, size_t total) {
   constexpr int kWidth = 30;
-  const double fraction = total == 0 ? 1.0 : static_cast<double>(done) / total;
+  if (total == 0) {  // a pipe: the size is not known
+    std::cerr << absl::StrFormat("\r%s %.1f MB", label, done / 1e6) << std::flush;
+    return;
+  }
+  const double fraction = static_cast<double>(done) / total;
   const int filled = static_cast<int>(fraction * kWidth);
   std::cerr << absl::StrFormat("\r%s [%s%s] %3.0f%% %.1f of %.1f MB", label,
                                std::string(filled, '#'), std::string(kWidth - filled, ' '),
@@ -87,7 +97,8 @@ absl::StatusOr<ImportSource> ResolveImportSource(absl::string_view argument,
                      "\": only http:// and https:// addresses (or a file path) can be imported"));
   }
   source.path = std::string(argument);
-  source.source_name = source.path.substr(source.path.find_last_of('/') + 1);
+  source.source_name = argument == "-" ? std::string("stdin")
+                                       : source.path.substr(source.path.find_last_of('/') + 1);
   return source;
 }
 
@@ -102,40 +113,89 @@ absl::StatusOr<std::string> FetchImportData(const std::string& url, absl::Durati
   return std::move(response->body);
 }
 
-grpc::Status ImportStream(v1::CatalogService::Stub& catalog, std::istream& in, size_t total,
-                          const v1::ImportOptions& options, absl::Duration timeout, bool progress,
-                          v1::ImportRecordsResponse* response) {
+namespace {
+
+// Reads the next piece of the file into *chunk; false at its end.
+using NextChunk = std::function<absl::StatusOr<bool>(std::string* chunk)>;
+
+// Sends the pieces `next` reads, then half-closes: the catalog imports only a
+// stream that was half-closed, so a read error cancels the call instead
+// (a half-close after it would import a cut file).
+grpc::Status SendChunks(v1::CatalogService::Stub& catalog, const NextChunk& next, size_t total,
+                        const v1::ImportOptions& options, absl::Duration timeout, bool progress,
+                        v1::ImportRecordsResponse* response) {
   auto context = ContextWithDeadline(timeout);
   std::unique_ptr<grpc::ClientWriter<v1::ImportRecordsRequest>> writer =
       catalog.ImportRecords(context.get(), response);
   v1::ImportRecordsRequest request;
   *request.mutable_options() = options;
-  std::string chunk(kChunkBytes, '\0');
   size_t sent = 0;
   const std::string label = absl::StrCat("import: sending ", options.source_name());
-  do {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    const size_t read = static_cast<size_t>(in.gcount());
-    request.set_data(chunk.substr(0, read));
-    if (!writer->Write(request)) break;  // the server ended the call; Finish says why
-    sent += read;
-    request.clear_options();
-    if (progress) DrawProgress(label, sent, total);
-  } while (in && sent < total);
+  while (true) {
+    absl::StatusOr<bool> more = next(request.mutable_data());
+    if (!more.ok()) {
+      context->TryCancel();
+      writer->Finish();
+      return grpc::Status(grpc::StatusCode::ABORTED,
+                          absl::StrCat("reading ", options.source_name(), " failed after ", sent,
+                                       " bytes (", more.status().message(),
+                                       "); the import was cancelled and nothing was written"));
+    }
+    // An empty file still sends its options; an empty piece at the end does not.
+    if (!request.data().empty() || sent == 0) {
+      if (!writer->Write(request)) break;  // the server ended the call; Finish says why
+      sent += request.data().size();
+      request.clear_options();
+      if (progress) DrawProgress(label, sent, total);
+    }
+    if (!*more) break;
+  }
   writer->WritesDone();
   if (progress) std::cerr << "\nimport: the catalog is importing the rows...\n";
   return writer->Finish();
 }
 
+}  // namespace
+
+grpc::Status ImportStream(v1::CatalogService::Stub& catalog, std::istream& in, size_t total,
+                          const v1::ImportOptions& options, absl::Duration timeout, bool progress,
+                          v1::ImportRecordsResponse* response) {
+  const NextChunk next = [&in](std::string* chunk) -> absl::StatusOr<bool> {
+    chunk->resize(kChunkBytes);
+    in.read(chunk->data(), static_cast<std::streamsize>(chunk->size()));
+    chunk->resize(static_cast<size_t>(in.gcount()));
+    if (in.bad()) return absl::DataLossError("the stream failed");
+    return !in.eof();
+  };
+  return SendChunks(catalog, next, total, options, timeout, progress, response);
+}
+
 grpc::Status ImportFile(v1::CatalogService::Stub& catalog, const std::string& path,
                         const v1::ImportOptions& options, absl::Duration timeout, bool progress,
                         v1::ImportRecordsResponse* response) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("cannot read ", path));
-  in.seekg(0, std::ios::end);
-  const size_t total = static_cast<size_t>(in.tellg());
-  in.seekg(0);
-  return ImportStream(catalog, in, total, options, timeout, progress, response);
+  // "-" is standard input; a path may name a pipe or FIFO as well as a file
+  // (`curl ... | modelatlas import -`): the bytes are read as they come, each
+  // read sent as it is, and the size is known only for a regular file.
+  const bool standard_input = path == "-";
+  const int fd = standard_input ? STDIN_FILENO : open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("cannot read ", path));
+  absl::Cleanup close_file = [fd, standard_input] {
+    if (!standard_input) close(fd);
+  };
+  struct stat info;
+  const size_t total =
+      fstat(fd, &info) == 0 && S_ISREG(info.st_mode) ? static_cast<size_t>(info.st_size) : 0;
+  const NextChunk next = [fd](std::string* chunk) -> absl::StatusOr<bool> {
+    chunk->resize(kChunkBytes);
+    ssize_t got;
+    do {
+      got = read(fd, chunk->data(), chunk->size());
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) return absl::DataLossError(std::strerror(errno));
+    chunk->resize(static_cast<size_t>(got));
+    return got > 0;
+  };
+  return SendChunks(catalog, next, total, options, timeout, progress, response);
 }
 
 void PrintImportReport(const v1::ImportReport& report, std::ostream& out) {

@@ -20,7 +20,7 @@ namespace modelatlas::cli {
 // Where `modelatlas import` reads from: a local file, an http(s) URL, or a
 // named source ("epoch:models") standing for the URL of a published file.
 struct ImportSource {
-  std::string path;         // a local file, or empty
+  std::string path;         // a local file, pipe or FIFO, "-" for standard input, or empty
   std::string url;          // the address to fetch, or empty
   std::string source_name;  // the file's name, e.g. "all_ai_models.csv"
 };
@@ -30,7 +30,8 @@ struct ImportSource {
 const std::vector<std::pair<std::string, std::string>>& EpochSources();
 
 // Reads the argument of `import`: "http://..." or "https://..." is a URL,
-// "epoch:NAME" the named file under `epoch_data_url`, anything else a path.
+// "epoch:NAME" the named file under `epoch_data_url`, "-" standard input
+// (source name "stdin"), anything else a path.
 // INVALID_ARGUMENT for an unknown name or another scheme ("ftp://", "file://").
 absl::StatusOr<ImportSource> ResolveImportSource(absl::string_view argument,
                                                  absl::string_view epoch_data_url);
@@ -50,7 +51,9 @@ grpc::Status ImportStream(catalog::v1::CatalogService::Stub& catalog, std::istre
                           absl::Duration timeout, bool progress,
                           catalog::v1::ImportRecordsResponse* response);
 
-// Streams the file at `path` in 1 MiB chunks; `progress` draws a bar on stderr.
+// Streams the file at `path` ("-": standard input; a pipe or FIFO is read as
+// its bytes come) in chunks of at most 1 MiB; `progress` draws a bar on stderr.
+// A read error cancels the call (nothing is imported) instead of ending it.
 // `error` says why the file could not be read when the status is not OK
 // and no call was made.
 grpc::Status ImportFile(catalog::v1::CatalogService::Stub& catalog, const std::string& path,

@@ -4,6 +4,7 @@
 
 #include "common/status/grpc_status.h"
 #include "estimator-service/answers/audit.h"
+#include "estimator-service/answers/catalog_view.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/inverse.h"
 #include "estimator-service/answers/model_sources.h"
@@ -13,6 +14,24 @@
 #include "estimator-service/list_writer.h"
 
 namespace modelatlas::estimator {
+namespace {
+
+// A message source whose first message also carries `first`'s fields (the
+// stream's CatalogView).
+template <typename Message, typename Source>
+struct ViewOnFirst {
+  Source source;
+  Message first;
+  bool sent = false;
+  bool Fill(Message* message) {
+    if (!source.Fill(message)) return false;
+    if (!sent) message->MergeFrom(first);
+    sent = true;
+    return true;
+  }
+};
+
+}  // namespace
 
 std::shared_ptr<RecordSource> EstimatorServiceImpl::Records(
     grpc::CallbackServerContext* context) const {
@@ -31,11 +50,14 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::Unary(grpc::CallbackServerContex
   // A Hugging Face fetch started by the answer stops at the caller's deadline.
   CallDeadlineScope deadline(absl::FromChrono(context->deadline()),
                              [context] { return context->IsCancelled(); });
-  answer(Records(context), *request,
-         [this, reactor, response, kind](absl::StatusOr<Response> result) {
+  std::shared_ptr<RecordSource> records = Records(context);
+  answer(records, *request,
+         [this, reactor, response, kind, records](absl::StatusOr<Response> result) {
            if (result.ok()) {
              if (on_estimate_) on_estimate_(kind);
              *response = *std::move(result);
+             // How current the records it read were (the answer's provenance).
+             SetCatalogView(*records, response);
            }
            reactor->Finish(ToGrpcStatus(result.status()));
          });
@@ -80,7 +102,8 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::FindBestWeightFormat(
 
 grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* EstimatorServiceImpl::ListRunnableModels(
     grpc::CallbackServerContext* context, const v1::ListRunnableModelsRequest* request) {
-  using Writer = SourceWriter<v1::ListRunnableModelsResponse, RunnableRows>;
+  using Writer = SourceWriter<v1::ListRunnableModelsResponse,
+                              ViewOnFirst<v1::ListRunnableModelsResponse, RunnableRows>>;
   if (absl::Status busy = Admit(); !busy.ok()) return new Writer(busy);
   // The walk over every model stops once the caller has gone or its
   // deadline has passed (CallAbandoned).
@@ -89,11 +112,15 @@ grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* EstimatorServiceImpl::
   // Whole-catalog answers need the snapshot: the builder reads it
   // synchronously (hardware included), so the writer starts with the rows.
   absl::StatusOr<RunnableRows> runnable = absl::UnavailableError("no answer");
-  AnswerRunnableModels(
-      std::make_shared<SnapshotRecords>(snapshot_, catalog_->address()), *request,
-      [&runnable](absl::StatusOr<RunnableRows> rows) { runnable = std::move(rows); });
-  if (runnable.ok() && on_estimate_) on_estimate_("runnable_models");
-  return new Writer(std::move(runnable));
+  auto records = std::make_shared<SnapshotRecords>(snapshot_, catalog_->address());
+  AnswerRunnableModels(records, *request, [&runnable](absl::StatusOr<RunnableRows> rows) {
+    runnable = std::move(rows);
+  });
+  if (!runnable.ok()) return new Writer(runnable.status());
+  if (on_estimate_) on_estimate_("runnable_models");
+  ViewOnFirst<v1::ListRunnableModelsResponse, RunnableRows> rows{*std::move(runnable)};
+  SetCatalogView(*records, &rows.first);
+  return new Writer(std::move(rows));
 }
 
 grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateTrainingCompute(
@@ -127,11 +154,13 @@ grpc::ServerWriteReactor<v1::AuditCatalogResponse>* EstimatorServiceImpl::AuditC
   CallDeadlineScope deadline(absl::FromChrono(context->deadline()),
                              [context] { return context->IsCancelled(); });
   absl::StatusOr<std::vector<v1::AuditCatalogResponse>> audit = absl::UnavailableError("no answer");
-  AnswerAuditCatalog(std::make_shared<SnapshotRecords>(snapshot_, catalog_->address()), *request,
+  auto records = std::make_shared<SnapshotRecords>(snapshot_, catalog_->address());
+  AnswerAuditCatalog(records, *request,
                      [&audit](absl::StatusOr<std::vector<v1::AuditCatalogResponse>> out) {
                        audit = std::move(out);
                      });
   if (audit.ok() && on_estimate_) on_estimate_("audit_catalog");
+  if (audit.ok() && !audit->empty()) SetCatalogView(*records, &audit->front());
   return new Writer(std::move(audit));
 }
 

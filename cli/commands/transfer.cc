@@ -62,7 +62,7 @@ int Import(Session& session, const Arguments& args) {
     UsageError(source.status().message());
     return kExitUsage;
   }
-  if (!source->path.empty() && !std::ifstream(source->path)) {
+  if (!source->path.empty() && source->path != "-" && !std::ifstream(source->path)) {
     std::cerr << "modelatlas: cannot read " << source->path << "\n";
     return kExitFailure;
   }
@@ -147,8 +147,9 @@ CommandGroup TransferCommands() {
   return {"Transfer (files in and out)",
           {
               {{"import"},
-               "FILE|URL|epoch:NAME",
-               "import Epoch AI CSVs (a file, an http(s) URL, or epoch:models, epoch:notable, "
+               "FILE|-|URL|epoch:NAME",
+               "import Epoch AI CSVs (a file, - for standard input, an http(s) URL, or "
+               "epoch:models, epoch:notable, "
                "epoch:frontier, epoch:large-scale, epoch:hardware), a config.json, GPU specs or "
                "an export",
                {"format", "dry_run", "atomic", "model", "overwrite", "report", "fetch_timeout",

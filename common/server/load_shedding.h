@@ -9,12 +9,15 @@
 
 #include <grpcpp/support/server_interceptor.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
@@ -33,6 +36,19 @@ class CallLimiter {
   // the limit are in flight, the one asking included.
   absl::Status Check() const;
 
+  // For a stream (a call that stays open: Watch, import, export), besides
+  // Check(): streams may hold at most half of the call slots, so that the
+  // other half stays for unary calls (writes, lookups), and one caller (the
+  // host in `peer`, gRPC's "ipv4:10.0.0.7:41234") at most a quarter of the
+  // streams' half, so that one client's idle streams leave room for the
+  // estimators' Watch. RESOURCE_EXHAUSTED (reason SERVER_OVERLOADED) naming
+  // the share.
+  absl::Status CheckStream(absl::string_view peer) const;
+  int max_streams() const { return max_in_flight_ <= 0 ? 0 : std::max(1, max_in_flight_ / 2); }
+  int max_streams_per_caller() const {
+    return max_in_flight_ <= 0 ? 0 : std::max(1, max_streams() / 4);
+  }
+
   int in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
   int max_in_flight() const { return max_in_flight_; }
 
@@ -42,10 +58,16 @@ class CallLimiter {
   friend class InFlightInterceptor;
   void Enter();
   void Leave();
+  void EnterStream(const std::string& host);
+  void LeaveStream(const std::string& host);
 
   std::string program_;
   int max_in_flight_;
   std::atomic<int> in_flight_{0};
+  // Streams in flight, in all and per caller host.
+  mutable absl::Mutex streams_mutex_;
+  int streams_ ABSL_GUARDED_BY(streams_mutex_) = 0;
+  absl::flat_hash_map<std::string, int> streams_by_host_ ABSL_GUARDED_BY(streams_mutex_);
   absl::flat_hash_set<std::string> counted_services_;
   prometheus::Gauge* in_flight_gauge_;
   prometheus::Counter* shed_total_;

@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/server/logging.h"
 #include "common/server/process_metrics.h"
+#include "common/server/request_parsing.h"
 
 namespace modelatlas {
 
@@ -32,12 +33,18 @@ void ServerRunner::PrepareProcess() {
 }
 
 void ServerRunner::AddService(grpc::Service* service, absl::string_view full_name) {
-  services_.push_back(service);
   readiness_names_.emplace_back(full_name);
   call_limiter_.CountService(full_name);
   const auto* descriptor =
       google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(std::string(full_name));
-  if (descriptor != nullptr) server_metrics_.RegisterService(*descriptor);
+  if (descriptor == nullptr) {
+    services_.push_back(service);
+    return;
+  }
+  server_metrics_.RegisterService(*descriptor);
+  // Bytes that are not a request answer INVALID_ARGUMENT, not UNIMPLEMENTED.
+  guarded_services_.push_back(GuardRequestParsing(service, *descriptor));
+  services_.push_back(guarded_services_.back().get());
 }
 
 void ServerRunner::AddCollectable(std::shared_ptr<prometheus::Collectable> collectable) {

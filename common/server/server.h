@@ -83,6 +83,8 @@ class ServerRunner {
 
   // Registers a service by its full name (e.g. "modelatlas.catalog.v1.CatalogService");
   // its methods' metrics are created at zero and readiness is reported under that name too.
+  // A request whose bytes do not parse as its message is answered INVALID_ARGUMENT on every
+  // method (request_parsing.h).
   void AddService(grpc::Service* service, absl::string_view full_name);
 
   // Adds metrics computed at scrape time (see scrape_metrics.h); call before Start().
@@ -124,6 +126,8 @@ class ServerRunner {
   GrpcMetrics server_metrics_;
   CallLimiter call_limiter_;
   std::vector<grpc::Service*> services_;
+  // What is registered in place of each service (request_parsing.h).
+  std::vector<std::unique_ptr<grpc::Service>> guarded_services_;
   std::vector<std::string> readiness_names_;
   std::unique_ptr<grpc::Server> server_;
   std::vector<std::function<void()>> on_shutdown_;

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "estimator-service/catalog/shared_records.h"
 #include "modelatlas/common/v1/hardware.pb.h"
 #include "modelatlas/common/v1/model.pb.h"
@@ -51,6 +52,18 @@ class RecordSource {
 
   // The catalog revision ForEachModel reflects; 0 when unknown.
   virtual int64_t revision() const = 0;
+
+  // How current the records this source has handed out so far were, for the
+  // answer's provenance (CatalogView): whether any came from the snapshot (its
+  // age and revision now) and whether any were read live from the catalog.
+  struct View {
+    bool from_snapshot = false;
+    // Time since the snapshot last heard from the catalog.
+    absl::Duration snapshot_age;
+    int64_t snapshot_revision = 0;
+    bool read_live = false;
+  };
+  virtual View view() const { return {}; }
 };
 
 }  // namespace modelatlas::estimator

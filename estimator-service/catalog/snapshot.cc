@@ -198,6 +198,11 @@ absl::Duration CatalogSnapshot::age() const {
   return absl::Now() - last_heard_;
 }
 
+CatalogSnapshot::Sync CatalogSnapshot::sync() const {
+  absl::MutexLock lock(&mutex_);
+  return {revision_, last_heard_};
+}
+
 absl::Time CatalogSnapshot::last_heard() const {
   absl::MutexLock lock(&mutex_);
   return last_heard_;

@@ -56,6 +56,13 @@ class CatalogSnapshot {
   absl::Duration age() const;
   // When it last heard from the catalog; InfinitePast before the first load.
   absl::Time last_heard() const;
+  // The revision and when it was last heard from the catalog, read together
+  // (an answer's CatalogView).
+  struct Sync {
+    int64_t revision = 0;
+    absl::Time last_heard;
+  };
+  Sync sync() const;
   size_t model_count() const;
   size_t hardware_count() const;
 

@@ -24,7 +24,30 @@ absl::Status SnapshotUnready(const CatalogSnapshot* snapshot, const std::string&
   return absl::OkStatus();
 }
 
+// The view of a source whose snapshot handed out records (`used`), and of
+// the catalog calls it made (`live`).
+RecordSource::View ViewOf(const CatalogSnapshot* snapshot, bool used, bool live) {
+  RecordSource::View view;
+  view.read_live = live;
+  if (used && snapshot != nullptr) {
+    view.from_snapshot = true;
+    const CatalogSnapshot::Sync sync = snapshot->sync();
+    view.snapshot_age = absl::Now() - sync.last_heard;
+    view.snapshot_revision = sync.revision;
+  }
+  return view;
+}
+
 }  // namespace
+
+RecordSource::View SnapshotRecords::view() const {
+  return ViewOf(snapshot_, used_.load(std::memory_order_relaxed), false);
+}
+
+RecordSource::View SnapshotThenCatalog::view() const {
+  return ViewOf(snapshot_, used_snapshot_.load(std::memory_order_relaxed),
+                remote_.view().read_live);
+}
 
 absl::Status SnapshotRecords::Unready() const { return SnapshotUnready(snapshot_, address_); }
 
@@ -32,6 +55,7 @@ void SnapshotRecords::FindModel(const std::string& name, Done<common::v1::Model>
   if (absl::Status unready = Unready(); !unready.ok()) return done(unready);
   std::optional<common::v1::Model> model = snapshot_->FindModel(name);
   if (!model.has_value()) return done(ResourceNotFoundError("Model", name));
+  used_.store(true, std::memory_order_relaxed);
   // Answers say which catalog revision they used: the snapshot's.
   model->set_revision(snapshot_->revision());
   done(*std::move(model));
@@ -40,6 +64,7 @@ void SnapshotRecords::FindModel(const std::string& name, Done<common::v1::Model>
 void SnapshotRecords::FindHardware(const std::vector<std::string>& names,
                                    Done<SharedRecords<common::v1::Hardware>> done) {
   if (absl::Status unready = Unready(); !unready.ok()) return done(unready);
+  used_.store(true, std::memory_order_relaxed);
   if (names.empty()) return done(snapshot_->AllHardware());
   std::vector<common::v1::Hardware> found;
   for (const std::string& name : names) {
@@ -52,21 +77,26 @@ void SnapshotRecords::FindHardware(const std::vector<std::string>& names,
 
 bool SnapshotRecords::UseModel(const std::string& name,
                                const std::function<void(const common::v1::Model&, int64_t)>& use) {
-  return loaded() && snapshot_->UseModel(name, use);
+  if (!loaded() || !snapshot_->UseModel(name, use)) return false;
+  used_.store(true, std::memory_order_relaxed);
+  return true;
 }
 
 absl::Status SnapshotRecords::ForEachModel(const ModelVisitor& visit) const {
   if (absl::Status unready = Unready(); !unready.ok()) return unready;
+  used_.store(true, std::memory_order_relaxed);
   snapshot_->ForEachModel(visit);
   return absl::OkStatus();
 }
 
 void RemoteCatalogRecords::FindModel(const std::string& name, Done<common::v1::Model> done) {
+  used_.store(true, std::memory_order_relaxed);
   client_->GetModel(caller_, name, std::move(done));
 }
 
 void RemoteCatalogRecords::FindHardware(const std::vector<std::string>& names,
                                         Done<SharedRecords<common::v1::Hardware>> done) {
+  used_.store(true, std::memory_order_relaxed);
   client_->GetHardware(caller_, names, std::move(done));
 }
 
@@ -79,6 +109,7 @@ void SnapshotThenCatalog::FindModel(const std::string& name, Done<common::v1::Mo
     std::optional<common::v1::Model> model = snapshot_->FindModel(name);
     if (model.has_value()) {
       model->set_revision(snapshot_->revision());
+      used_snapshot_.store(true, std::memory_order_relaxed);
       return done(*std::move(model));
     }
   }
@@ -88,25 +119,34 @@ void SnapshotThenCatalog::FindModel(const std::string& name, Done<common::v1::Mo
 void SnapshotThenCatalog::FindHardware(const std::vector<std::string>& names,
                                        Done<SharedRecords<common::v1::Hardware>> done) {
   if (loaded()) {
-    if (names.empty()) return done(snapshot_->AllHardware());
+    if (names.empty()) {
+      used_snapshot_.store(true, std::memory_order_relaxed);
+      return done(snapshot_->AllHardware());
+    }
     std::vector<common::v1::Hardware> found;
     for (const std::string& name : names) {
       std::optional<common::v1::Hardware> hw = snapshot_->FindHardware(name);
       if (!hw.has_value()) break;
       found.push_back(*std::move(hw));
     }
-    if (found.size() == names.size()) return done(std::move(found));
+    if (found.size() == names.size()) {
+      used_snapshot_.store(true, std::memory_order_relaxed);
+      return done(std::move(found));
+    }
   }
   remote_.FindHardware(names, std::move(done));
 }
 
 bool SnapshotThenCatalog::UseModel(
     const std::string& name, const std::function<void(const common::v1::Model&, int64_t)>& use) {
-  return loaded() && snapshot_->UseModel(name, use);
+  if (!loaded() || !snapshot_->UseModel(name, use)) return false;
+  used_snapshot_.store(true, std::memory_order_relaxed);
+  return true;
 }
 
 absl::Status SnapshotThenCatalog::ForEachModel(const ModelVisitor& visit) const {
   if (absl::Status unready = SnapshotUnready(snapshot_, address_); !unready.ok()) return unready;
+  used_snapshot_.store(true, std::memory_order_relaxed);
   snapshot_->ForEachModel(visit);
   return absl::OkStatus();
 }

@@ -5,6 +5,7 @@
 
 #include <grpcpp/support/callback_common.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@ class SnapshotRecords : public RecordSource {
                 const std::function<void(const common::v1::Model&, int64_t)>& use) override;
   absl::Status ForEachModel(const ModelVisitor& visit) const override;
   int64_t revision() const override { return loaded() ? snapshot_->revision() : 0; }
+  View view() const override;
 
  private:
   bool loaded() const { return snapshot_ != nullptr && snapshot_->loaded(); }
@@ -39,6 +41,8 @@ class SnapshotRecords : public RecordSource {
 
   const CatalogSnapshot* snapshot_;
   std::string address_;
+  // A record was handed out (the view's from_snapshot).
+  mutable std::atomic<bool> used_{false};
 };
 
 // Records from the catalog service, one call each, inheriting the deadline
@@ -52,10 +56,16 @@ class RemoteCatalogRecords : public RecordSource {
                     Done<SharedRecords<common::v1::Hardware>> done) override;
   absl::Status ForEachModel(const ModelVisitor& visit) const override;
   int64_t revision() const override { return 0; }
+  View view() const override {
+    View view;
+    view.read_live = used_.load(std::memory_order_relaxed);
+    return view;
+  }
 
  private:
   CatalogClient* client_;
   grpc::CallbackServerContext* caller_;
+  std::atomic<bool> used_{false};
 };
 
 // The snapshot when it is loaded and holds the record, else the catalog
@@ -73,6 +83,7 @@ class SnapshotThenCatalog : public RecordSource {
                 const std::function<void(const common::v1::Model&, int64_t)>& use) override;
   absl::Status ForEachModel(const ModelVisitor& visit) const override;
   int64_t revision() const override;
+  View view() const override;
 
  private:
   bool loaded() const { return snapshot_ != nullptr && snapshot_->loaded(); }
@@ -80,6 +91,7 @@ class SnapshotThenCatalog : public RecordSource {
   const CatalogSnapshot* snapshot_;
   RemoteCatalogRecords remote_;
   std::string address_;
+  mutable std::atomic<bool> used_snapshot_{false};
 };
 
 }  // namespace modelatlas::estimator

@@ -11,6 +11,14 @@ namespace {
 
 namespace v1 = catalog::v1;
 
+TEST(ImportSourceTest, ADashIsStandardInput) {
+  absl::StatusOr<ImportSource> stdin_source = ResolveImportSource("-", "https://x");
+  ASSERT_TRUE(stdin_source.ok()) << stdin_source.status();
+  EXPECT_EQ(stdin_source->path, "-");
+  EXPECT_EQ(stdin_source->url, "");
+  EXPECT_EQ(stdin_source->source_name, "stdin");
+}
+
 TEST(ImportSourceTest, PathsUrlsAndNamedSources) {
   absl::StatusOr<ImportSource> path = ResolveImportSource("../data/ml_hardware.csv", "https://x");
   ASSERT_TRUE(path.ok()) << path.status();

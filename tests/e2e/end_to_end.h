@@ -39,7 +39,8 @@ class EndToEndTest : public ::testing::Test {
   }
   void TearDown() override {
     if (HasFailure() || std::getenv("E2E_LOGS") != nullptr) {
-      for (const char* name : {"catalog", "catalog-a", "catalog-b", "estimator"}) {
+      for (const char* name :
+           {"catalog", "catalog-a", "catalog-b", "estimator", "estimator-live"}) {
         const std::string log = testing::ReadFile(dir_ + "/" + name + ".log");
         if (!log.empty()) std::fprintf(stderr, "--- %s log ---\n%s\n", name, log.c_str());
       }
@@ -56,7 +57,11 @@ class EndToEndTest : public ::testing::Test {
     const std::string port_file = dir_ + "/" + name + ".ports";
     std::remove(port_file.c_str());
     std::vector<std::string> args = argv;
-    args.push_back("--grpc_address=127.0.0.1:" + std::to_string(grpc_port));
+    // A test may bind another address (e.g. [::]:0 for IPv4 and IPv6 callers).
+    if (std::none_of(argv.begin(), argv.end(),
+                     [](const std::string& arg) { return arg.rfind("--grpc_address", 0) == 0; })) {
+      args.push_back("--grpc_address=127.0.0.1:" + std::to_string(grpc_port));
+    }
     args.push_back("--metrics_address=127.0.0.1:0");
     args.push_back("--port_file=" + port_file);
     // Open client channels keep a draining server waiting up to this deadline
