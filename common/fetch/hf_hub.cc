@@ -194,7 +194,8 @@ HfHubClient::HfHubClient(HfHubOptions options)
       http_(HttpOptions{.timeout = options_.timeout,
                         .connect_timeout = options_.connect_timeout,
                         .max_body_bytes = kMaxFileBytes,
-                        .bearer_token = options_.token}) {}
+                        .bearer_token = options_.token,
+                        .cancelled = options_.cancelled}) {}
 
 std::string HfHubClient::SnapshotPath(absl::string_view repo_id, absl::string_view sha,
                                       absl::string_view filename) const {

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -52,6 +53,9 @@ struct HfHubOptions {
   bool offline = false;
   absl::Duration timeout = absl::Seconds(60);
   absl::Duration connect_timeout = absl::Seconds(15);
+  // Polled during every transfer; true stops it (CANCELLED): set by the
+  // estimator to "the gRPC caller has cancelled" (HttpOptions::cancelled).
+  std::function<bool()> cancelled;
 
   // The options huggingface_hub would use, from the environment variables
   // above (HUGGING_FACE_HUB_TOKEN and HUGGINGFACE_HUB_CACHE too, as fallbacks).
