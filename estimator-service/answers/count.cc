@@ -67,7 +67,7 @@ void AnswerCountParameters(std::shared_ptr<RecordSource> source,
           ArchitectureFromHfConfig(request.hf_config_json());
       if (!arch.ok()) return done(arch.status());
       absl::StatusOr<v1::CountParametersResponse> result = CountParametersOf(*arch, request);
-      if (result.ok()) result->set_source("config.json (inline)");
+      if (result.ok()) result->set_source(InlineConfigSource(*arch));
       return done(std::move(result));
     }
     case v1::CountParametersRequest::kModelSource:

@@ -187,6 +187,12 @@ void SplitEncoderParts(const TensorTotals& by_name, const common::v1::Architectu
 
 }  // namespace
 
+std::string InlineConfigSource(const common::v1::Architecture& arch) {
+  // A multimodal config's reader says which parts it read.
+  if (arch.source() == "config.json" || arch.source().empty()) return "config.json (inline)";
+  return absl::StrCat(arch.source(), ", inline");
+}
+
 std::string EncoderKindOfTensor(absl::string_view name) {
   // llama.cpp's mmproj files: v.* vision tower, a.* audio tower, mm.* projector.
   if (absl::StartsWith(name, "v.")) return "vision_encoder";
@@ -545,9 +551,10 @@ void ResolveModelSource(const v1::ModelSource& source, const std::string& field,
       if (inline_model.has_largest_layer_parameters()) {
         out.largest_layer_parameters = inline_model.largest_layer_parameters();
       }
-      out.source = !inline_model.hf_config_json().empty() ? "config.json (inline)"
-                   : inline_model.has_architecture()      ? "architecture (inline)"
-                                                          : "parameter count (inline)";
+      out.source = !inline_model.hf_config_json().empty()
+                       ? InlineConfigSource(out.model->architecture())
+                   : inline_model.has_architecture() ? "architecture (inline)"
+                                                     : "parameter count (inline)";
       return done(std::move(out));
     }
     case v1::ModelSource::kGgufHeader:

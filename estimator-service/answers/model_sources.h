@@ -114,6 +114,10 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
 // the language model's.
 std::string EncoderKindOfTensor(absl::string_view name);
 
+// Where an inline config.json's architecture came from, for the answer:
+// "config.json (inline)", or what a multimodal config's parts were read from.
+std::string InlineConfigSource(const common::v1::Architecture& arch);
+
 // The weights line of an answer when the file gave exact bytes.
 std::string ExactWeightsArithmetic(const ExactWeights& weights);
 

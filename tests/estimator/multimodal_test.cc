@@ -270,6 +270,8 @@ TEST(MultimodalMemoryTest, TheAnswerItemizesTheEncoderAndProjector) {
   EXPECT_EQ(weights->bytes() + vision->bytes() + projector->bytes(),
             static_cast<int64_t>(2 * count.total_parameters()));
   EXPECT_DOUBLE_EQ(r->parameters(), count.total_parameters());
+  EXPECT_TRUE(absl::StrContains(r->source(), "llava: the language model from text_config"))
+      << r->source();
   int64_t sum = 0;
   for (const auto& line : r->lines()) sum += line.bytes();
   EXPECT_EQ(sum, r->total_bytes());
