@@ -31,6 +31,7 @@ inline constexpr char kTinyLlamaConfig[] =
     R"( "vocab_size": 256, "max_position_embeddings": 2048, "tie_word_embeddings": false,)"
     R"( "hidden_act": "silu", "rms_norm_eps": 1e-05})";
 inline constexpr char kTinyLlamaSha[] = "4444444444444444444444444444444444444444";
+inline constexpr char kTinyLlavaSha[] = "7777777777777777777777777777777777777777";
 inline constexpr char kMambaSha[] = "5555555555555555555555555555555555555555";
 // org/tiny-llama at tag v2: a later commit (the same files).
 inline constexpr char kTinyLlamaV2Sha[] = "6666666666666666666666666666666666666666";
@@ -162,6 +163,29 @@ inline std::string GgufBytes(const std::string& architecture = "llama", bool hea
 inline constexpr uint64_t kGgufTensorBytes = 300 * 144 + 300 * 210 + 1024;
 inline constexpr uint64_t kGgufTensorElements = 2 * 256 * 300 + 256;
 
+// A tiny LLaVA: the tiny Llama's tensors under language_model., a
+// one-block CLIP tower and the projector, in BF16.
+inline std::vector<Tensor> TinyLlavaTensors() {
+  std::vector<Tensor> t;
+  for (Tensor tensor : TinyLlamaTensors()) {
+    tensor.name = "language_model." + tensor.name;
+    t.push_back(tensor);
+  }
+  t.push_back(
+      {"vision_tower.vision_model.embeddings.patch_embedding.weight", "BF16", {32, 3, 14, 14}, 2});
+  t.push_back({"vision_tower.vision_model.encoder.layers.0.mlp.fc1.weight", "BF16", {64, 32}, 2});
+  t.push_back({"multi_modal_projector.linear_1.weight", "BF16", {64, 32}, 2});
+  t.push_back({"multi_modal_projector.linear_1.bias", "BF16", {64}, 2});
+  return t;
+}
+
+inline constexpr char kTinyLlavaConfig[] = R"({"model_type": "llava",
+  "text_config": {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128,
+    "vocab_size": 256, "max_position_embeddings": 2048, "tie_word_embeddings": false},
+  "vision_config": {"model_type": "clip_vision_model", "hidden_size": 32, "intermediate_size": 64,
+    "num_hidden_layers": 1, "image_size": 28, "patch_size": 14}})";
+
 // A llama.cpp mmproj file's header (general.architecture "clip"), version
 // 3, for the tiny GGUF above (projection_dim 256 = its embedding_length,
 // unless told otherwise): a vision tower of two f16 tensors (a 14x14x3
@@ -287,6 +311,13 @@ class HubFixture {
                    kTinyLlamaConfig);
     WriteModelFile(root / "files/org/tiny-llama" / kTinyLlamaV2Sha / "model.safetensors",
                    SafetensorsBytes(TinyLlamaTensors()));
+    for (const std::string& rev : {std::string("main"), std::string(kTinyLlavaSha)}) {
+      WriteModelFile(api / "org/tiny-llava/revision" / rev,
+                     ApiInfo("org/tiny-llava", kTinyLlavaSha, files));
+    }
+    WriteModelFile(root / "files/org/tiny-llava" / kTinyLlavaSha / "config.json", kTinyLlavaConfig);
+    WriteModelFile(root / "files/org/tiny-llava" / kTinyLlavaSha / "model.safetensors",
+                   SafetensorsBytes(TinyLlavaTensors()));
     WriteModelFile(root / "files/org/mamba" / kMambaSha / "config.json",
                    R"({"model_type": "mamba", "hidden_size": 64})");
     std::vector<std::string> rules;
@@ -305,7 +336,7 @@ class HubFixture {
          absl::StrCat(R"j("headers": {"X-Repo-Commit": ")j", kTinyLlamaV2Sha, "\"}, \"rewrite\": ",
                       Quote(absl::StrCat("/files/org/tiny-llama/", kTinyLlamaV2Sha, "/\\1"))));
     for (const auto& [repo, sha] : std::vector<std::pair<std::string, std::string>>{
-             {"tiny-llama", kTinyLlamaSha}, {"mamba", kMambaSha}}) {
+             {"tiny-llama", kTinyLlamaSha}, {"mamba", kMambaSha}, {"tiny-llava", kTinyLlavaSha}}) {
       rule(absl::StrCat("/org/", repo, "/resolve/(?:main|", sha, ")/(.*)"),
            absl::StrCat(R"j("headers": {"X-Repo-Commit": ")j", sha, "\"}, \"rewrite\": ",
                         Quote(absl::StrCat("/files/org/", repo, "/", sha, "/\\1"))));

@@ -406,6 +406,27 @@ TEST_F(HubSourcesTest, NoFetchForACallerThatIsGoneOrOutOfTime) {
   EXPECT_TRUE(Memory(Hf("org/tiny-llama")).ok());  // the scopes are over
 }
 
+TEST_F(HubSourcesTest, AMultimodalRepositorySizesEachPartFromItsTensors) {
+  // org/tiny-llava: a llava config.json and one safetensors file whose
+  // tensors live under language_model., vision_tower. and
+  // multi_modal_projector.: each part's line is its tensors' bytes.
+  absl::StatusOr<v1::EstimateInferenceMemoryResponse> r = Memory(Hf("org/tiny-llava"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  uint64_t vision = 0, projector = 0, rest = 0;
+  for (const testing::Tensor& t : testing::TinyLlavaTensors()) {
+    uint64_t n = static_cast<uint64_t>(t.element_bytes);
+    for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
+    const std::string kind = EncoderKindOfTensor(t.name);
+    (kind == "vision_encoder" ? vision : kind == "projector" ? projector : rest) += n;
+  }
+  ASSERT_NE(Line(*r, "vision_encoder"), nullptr);
+  ASSERT_NE(Line(*r, "projector"), nullptr);
+  EXPECT_EQ(Line(*r, "vision_encoder")->bytes(), static_cast<int64_t>(vision));
+  EXPECT_EQ(Line(*r, "projector")->bytes(), static_cast<int64_t>(projector));
+  EXPECT_EQ(Line(*r, "weights")->bytes(), static_cast<int64_t>(rest));
+  EXPECT_EQ(rest, TinyLlamaBytes());
+}
+
 TEST_F(HubSourcesTest, AFetchUnderWayStopsWhenTheCallerCancels) {
   // org/slow answers after 5 s; the caller cancels after 300 ms.
   std::atomic<bool> gone{false};

@@ -288,35 +288,12 @@ TEST(MultimodalMemoryTest, TheAnswerItemizesTheEncoderAndProjector) {
   EXPECT_TRUE(absl::StrContains(q_vision->arithmetic(), "16 bits")) << q_vision->arithmetic();
 }
 
-// A tiny LLaVA: the tiny Llama's tensors under language_model., a
-// one-block CLIP tower and the projector, in BF16.
-std::vector<testing::Tensor> TinyLlavaTensors() {
-  std::vector<testing::Tensor> t;
-  for (testing::Tensor tensor : testing::TinyLlamaTensors()) {
-    tensor.name = "language_model." + tensor.name;
-    t.push_back(tensor);
-  }
-  t.push_back(
-      {"vision_tower.vision_model.embeddings.patch_embedding.weight", "BF16", {32, 3, 14, 14}, 2});
-  t.push_back({"vision_tower.vision_model.encoder.layers.0.mlp.fc1.weight", "BF16", {64, 32}, 2});
-  t.push_back({"multi_modal_projector.linear_1.weight", "BF16", {64, 32}, 2});
-  t.push_back({"multi_modal_projector.linear_1.bias", "BF16", {64}, 2});
-  return t;
-}
-
-constexpr char kTinyLlavaConfig[] = R"({"model_type": "llava",
-  "text_config": {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
-    "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128,
-    "vocab_size": 256, "max_position_embeddings": 2048, "tie_word_embeddings": false},
-  "vision_config": {"model_type": "clip_vision_model", "hidden_size": 32, "intermediate_size": 64,
-    "num_hidden_layers": 1, "image_size": 28, "patch_size": 14}})";
-
 TEST(MultimodalMemoryTest, SafetensorsTensorsSizeEachPartExactly) {
   v1::ModelSource source;
   auto* file = source.mutable_safetensors_header();
-  file->set_header(testing::SafetensorsBytes(TinyLlavaTensors(), /*with_data=*/false));
+  file->set_header(testing::SafetensorsBytes(testing::TinyLlavaTensors(), /*with_data=*/false));
   file->set_file_name("model.safetensors");
-  file->set_config_json(kTinyLlavaConfig);
+  file->set_config_json(testing::kTinyLlavaConfig);
   absl::StatusOr<v1::EstimateInferenceMemoryResponse> r = Memory(source);
   ASSERT_TRUE(r.ok()) << r.status();
   const uint64_t vision_bytes = 32 * 3 * 14 * 14 * 2 + 64 * 32 * 2;
