@@ -143,14 +143,25 @@ absl::Status InPart(absl::Status status, absl::string_view part) {
                            absl::StrCat(status.message(), " (in ", part, ")"));
 }
 
+// An encoder's figure: above 2^20 (no encoder is near) it is refused, so
+// that products of two stay exact and narrowing to int32 cannot wrap.
+constexpr int64_t kMaxEncoderFigure = int64_t{1} << 20;
+int64_t TakeEncoderFigure(absl::StatusOr<int64_t> value, absl::Status* error) {
+  if (value.ok() && *value > kMaxEncoderFigure) {
+    value = InvalidFieldError(
+        kField, absl::StrCat("an encoder figure is ", *value, "; at most ", kMaxEncoderFigure));
+  }
+  if (!value.ok() && error->ok()) *error = value.status();
+  return value.ok() ? *value : 0;
+}
+
 absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::string_view type) {
   const Config v(vision);
   common::v1::EncoderPart part;
   part.set_kind("vision_encoder");
   absl::Status error;
   auto take = [&](absl::StatusOr<int64_t> value) -> int64_t {
-    if (!value.ok() && error.ok()) error = value.status();
-    return value.ok() ? *value : 0;
+    return TakeEncoderFigure(std::move(value), &error);
   };
   if (type == "qwen2_vl") {
     // Qwen2VLVisionConfig: embed_dim is the ViT width, hidden_size the
@@ -264,8 +275,7 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     encoder.set_layout("whisper_encoder");
     absl::Status error;
     auto take = [&](absl::StatusOr<int64_t> value) -> int64_t {
-      if (!value.ok() && error.ok()) error = value.status();
-      return value.ok() ? *value : 0;
+      return TakeEncoderFigure(std::move(value), &error);
     };
     encoder.set_num_layers(static_cast<int32_t>(take(c.Int({"encoder_layers"}, 32))));
     encoder.set_hidden_size(take(c.Int({"d_model"}, 1280)));

@@ -247,6 +247,15 @@ TEST(MultimodalConfigTest, UnsupportedFamiliesAreRefusedNamingTheSupportedOnes) 
                 absl::StrContains(a.status().ToString(), "clip_vision_model"))
         << a.status();
   }
+  // Figures no encoder has are refused, not wrapped.
+  absl::Status huge =
+      ArchitectureFromHfConfig(
+          R"({"model_type": "qwen2_vl", "hidden_size": 64, "num_hidden_layers": 2,)"
+          R"( "num_attention_heads": 4, "vocab_size": 100,)"
+          R"( "vision_config": {"embed_dim": 1000000000000, "mlp_ratio": 1000000000000}})")
+          .status();
+  EXPECT_EQ(huge.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(huge.ToString(), "vision_config")) << huge;
   absl::StatusOr<common::v1::Architecture> a =
       ArchitectureFromHfConfig(R"({"model_type": "mllama"})");
   EXPECT_TRUE(absl::StrContains(a.status().ToString(), "qwen2_audio")) << a.status();
