@@ -21,6 +21,9 @@ ABSL_FLAG(std::string, safetensors, "",
           "A local .safetensors file or model.safetensors.index.json instead of MODEL (only "
           "headers are read; config.json beside it gives the architecture)");
 ABSL_FLAG(std::string, hf_config, "", "A Hugging Face config.json file instead of MODEL");
+ABSL_FLAG(std::string, mmproj, "",
+          "With --gguf: llama.cpp's multimodal projector file (mmproj-*.gguf); its vision or "
+          "audio encoder and projector are sized from its header and added");
 ABSL_FLAG(std::string, lora_config, "",
           "memory, plan: LoRA adapters served with the model, from a PEFT adapter_config.json");
 ABSL_FLAG(int32_t, lora_adapters, 1, "memory, plan: LoRA adapters resident at once");
@@ -54,7 +57,8 @@ absl::StatusOr<std::string> ReadWhole(const std::string& path) {
 }  // namespace
 
 const std::vector<const char*>& ModelSourceFlags() {
-  static const auto* flags = new std::vector<const char*>{"hf", "gguf", "safetensors", "hf_config"};
+  static const auto* flags =
+      new std::vector<const char*>{"hf", "gguf", "mmproj", "safetensors", "hf_config"};
   return *flags;
 }
 
@@ -152,6 +156,7 @@ absl::StatusOr<v1::ModelSource> ModelSourceFromFlags(const std::vector<std::stri
   const std::string gguf = absl::GetFlag(FLAGS_gguf);
   const std::string safetensors = absl::GetFlag(FLAGS_safetensors);
   const std::string config = absl::GetFlag(FLAGS_hf_config);
+  const std::string mmproj = absl::GetFlag(FLAGS_mmproj);
   if (!args.empty() && !args[0].empty()) {
     ++given;
     source.set_catalog_name(args[0]);
@@ -168,6 +173,14 @@ absl::StatusOr<v1::ModelSource> ModelSourceFromFlags(const std::vector<std::stri
     if (!header.ok()) return header.status();
     source.mutable_gguf_header()->set_header(*std::move(header));
     source.mutable_gguf_header()->set_file_name(fs::path(gguf).filename().string());
+    if (!mmproj.empty()) {
+      absl::StatusOr<std::string> projector = ReadGgufHeaderBytes(mmproj);
+      if (!projector.ok()) return projector.status();
+      source.mutable_gguf_header()->set_mmproj_header(*std::move(projector));
+      source.mutable_gguf_header()->set_mmproj_file_name(fs::path(mmproj).filename().string());
+    }
+  } else if (!mmproj.empty()) {
+    return absl::InvalidArgumentError("--mmproj goes with --gguf (the model's own GGUF file)");
   }
   if (!safetensors.empty()) {
     ++given;

@@ -2,6 +2,8 @@
 //   MODEL                       a catalog name
 //   --hf=ORG/NAME[@REVISION]    a Hugging Face repository (the estimator fetches it)
 //   --gguf=FILE                 a local GGUF file: its header only, never the weights
+//   --mmproj=FILE               with --gguf: llama.cpp's multimodal projector file
+//                               (header only): vision/audio encoder and projector
 //   --safetensors=FILE          a local safetensors file, or a sharded
 //                               checkpoint's model.safetensors.index.json (every
 //                               shard's header); config.json beside it is sent too

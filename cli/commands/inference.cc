@@ -306,7 +306,32 @@ int Runnable(Session& session, const Arguments& args) {
   return EXIT_SUCCESS;
 }
 
+// The card of a model from a Hub id, a file or a config.json: what the
+// estimator read (name, parameters, where they came from) and the hardware
+// it needs; the catalog's other fields do not exist for it.
+int CardFromSource(Session& session, const Arguments& args) {
+  absl::StatusOr<v1::ModelSource> source = ModelSourceFromFlags(args);
+  if (!source.ok()) return UsageError(source.status().message());
+  v1::PlanInferenceRequest request;
+  *request.mutable_source() = *std::move(source);
+  request.set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
+  if (absl::Status filled = FillWorkload(request.mutable_workload()); !filled.ok()) {
+    return UsageError(filled.message());
+  }
+  v1::PlanInferenceResponse plan;
+  auto context = Session::NewContext();
+  grpc::Status status = session.estimator().PlanInference(context.get(), request, &plan);
+  if (!status.ok()) return session.EstimatorFailed(status);
+  common::v1::Model model;
+  model.set_display_name(plan.memory().display_name());
+  if (plan.memory().parameters() > 0) model.set_parameters(plan.memory().parameters());
+  model.set_parameters_notes(absl::StrCat("source: ", plan.memory().source()));
+  PrintCard(model, &plan, std::cout);
+  return EXIT_SUCCESS;
+}
+
 int Card(Session& session, const Arguments& args) {
+  if (args.empty() || AnyModelSourceFlag()) return CardFromSource(session, args);
   catalog::v1::GetModelRequest get;
   get.set_name(args[0]);
   common::v1::Model model;
@@ -366,47 +391,50 @@ CommandGroup InferenceCommands() {
       "weights", "kv_cache", "context", "batch", "group_size", "overhead_bytes", "hypothetical"};
   std::vector<absl::string_view> sourced = workload;
   sourced.insert(sourced.end(), ModelSourceFlags().begin(), ModelSourceFlags().end());
+  std::vector<absl::string_view> card = sourced;  // a card has no serving extras
   sourced.insert(sourced.end(), ServingFlags().begin(), ServingFlags().end());
   auto with = [&](std::vector<absl::string_view> more) {
     std::vector<absl::string_view> flags = workload;
     flags.insert(flags.end(), more.begin(), more.end());
     return flags;
   };
-  return {"Inference (running a model)",
-          {
-              {{"estimate", "memory"},
-               "[MODEL]",
-               "memory to run MODEL (or --hf, --gguf, --safetensors, --hf_config), line by line",
-               sourced,
-               "estimate memory \"Llama 3.1 8B\" --context=8192 --weights=gptq-int4",
-               EstimateMemory},
-              {{"plan"},
-               "[MODEL]",
-               "which hardware runs MODEL (or --hf, --gguf, ...): cards, speed, cost",
-               with({"hardware", "objective", "prompt", "max_cards", "price", "hf", "gguf",
-                     "safetensors", "hf_config", "lora_config", "lora_adapters", "draft"}),
-               "plan \"Mistral 7B\" --hardware=\"NVIDIA H100,NVIDIA T4\" --objective=cheapest "
-               "--price=2.50",
-               Plan},
-              {{"count"},
-               "[MODEL]",
-               "parameter count with its breakdown (MODEL or --hf, --gguf, ...)",
-               {"hf", "gguf", "safetensors", "hf_config"},
-               "count \"GPT-2 (124M)\"",
-               Count},
-              {{"runnable"},
-               "HARDWARE",
-               "every catalog model that runs on HARDWARE",
-               {"cards", "weights", "kv_cache", "context", "batch", "hypothetical", "filter"},
-               "runnable \"NVIDIA T4\" --context=4096 --filter='parameters < 2e9'",
-               Runnable},
-              {{"card"},
-               "MODEL",
-               "the model's page: every field with its notes, the hardware it needs",
-               workload,
-               "card \"Mistral 7B\"",
-               Card},
-          }};
+  return {
+      "Inference (running a model)",
+      {
+          {{"estimate", "memory"},
+           "[MODEL]",
+           "memory to run MODEL (or --hf, --gguf, --safetensors, --hf_config), line by line",
+           sourced,
+           "estimate memory \"Llama 3.1 8B\" --context=8192 --weights=gptq-int4",
+           EstimateMemory},
+          {{"plan"},
+           "[MODEL]",
+           "which hardware runs MODEL (or --hf, --gguf, ...): cards, speed, cost",
+           with({"hardware", "objective", "prompt", "max_cards", "price", "hf", "gguf", "mmproj",
+                 "safetensors", "hf_config", "lora_config", "lora_adapters", "draft"}),
+           "plan \"Mistral 7B\" --hardware=\"NVIDIA H100,NVIDIA T4\" --objective=cheapest "
+           "--price=2.50",
+           Plan},
+          {{"count"},
+           "[MODEL]",
+           "parameter count with its breakdown (MODEL or --hf, --gguf, ...)",
+           {"hf", "gguf", "mmproj", "safetensors", "hf_config"},
+           "count \"GPT-2 (124M)\"",
+           Count},
+          {{"runnable"},
+           "HARDWARE",
+           "every catalog model that runs on HARDWARE",
+           {"cards", "weights", "kv_cache", "context", "batch", "hypothetical", "filter"},
+           "runnable \"NVIDIA T4\" --context=4096 --filter='parameters < 2e9'",
+           Runnable},
+          {{"card"},
+           "[MODEL]",
+           "the model's page: every field with its notes, the hardware it needs (MODEL or "
+           "--hf, --gguf, ...)",
+           card,
+           "card \"Mistral 7B\"",
+           Card},
+      }};
 }
 
 }  // namespace modelatlas::cli

@@ -126,7 +126,7 @@ std::vector<Command> SaveCommands() {
            "[ID]",
            "record a model read with --hf, --gguf, --safetensors or --hf_config in the catalog "
            "(again: unchanged unless its revision changed)",
-           {"hf", "gguf", "safetensors", "hf_config"},
+           {"hf", "gguf", "mmproj", "safetensors", "hf_config"},
            "models save --hf=Qwen/Qwen2.5-7B-Instruct qwen2-5-7b-instruct",
            Save}};
 }

@@ -126,6 +126,7 @@ std::vector<Command> TrainingComputeCommands() {
         "attention_context",
         "hf",
         "gguf",
+        "mmproj",
         "safetensors",
         "hf_config"},
        "estimate compute \"T2R + Random Init\" --utilization=0.4",

@@ -185,6 +185,15 @@ bool IsCommitSha(absl::string_view revision) {
          });
 }
 
+std::string TensorNamePrefix(absl::string_view name) {
+  size_t dot = 0;
+  for (int dots = 0; dots < 3; ++dots) {
+    dot = name.find('.', dots == 0 ? 0 : dot + 1);
+    if (dot == absl::string_view::npos) return std::string(name);
+  }
+  return std::string(name.substr(0, dot));
+}
+
 std::string HfRepoCacheDir(absl::string_view cache_dir, absl::string_view repo_id) {
   return absl::StrCat(cache_dir, "/models--", absl::StrReplaceAll(repo_id, {{"/", "--"}}));
 }
@@ -194,7 +203,8 @@ HfHubClient::HfHubClient(HfHubOptions options)
       http_(HttpOptions{.timeout = options_.timeout,
                         .connect_timeout = options_.connect_timeout,
                         .max_body_bytes = kMaxFileBytes,
-                        .bearer_token = options_.token}) {}
+                        .bearer_token = options_.token,
+                        .cancelled = options_.cancelled}) {}
 
 std::string HfHubClient::SnapshotPath(absl::string_view repo_id, absl::string_view sha,
                                       absl::string_view filename) const {
@@ -625,6 +635,11 @@ absl::StatusOr<HfModelDescription> HfHubClient::FetchModelDescription(
     for (const auto& [dtype, n] : h->bytes_by_dtype) sum.bytes_by_dtype[dtype] += n;
     sum.total_parameters += h->total_parameters;
     sum.total_bytes += h->total_bytes;
+    for (const SafetensorsTensor& t : h->tensors) {
+      auto& [parameters, bytes] = d.totals_by_name_prefix[TensorNamePrefix(t.name)];
+      parameters += t.parameters;
+      bytes += t.bytes();
+    }
     d.safetensors_files.push_back(shard);
   }
   if (complete) {
@@ -634,11 +649,13 @@ absl::StatusOr<HfModelDescription> HfHubClient::FetchModelDescription(
     d.total_parameters = sum.total_parameters;
     d.total_bytes = sum.total_bytes;
   } else if (info->safetensors_total) {
+    d.totals_by_name_prefix.clear();
     d.safetensors_files.clear();
     d.tensor_source = "api";
     d.parameters_by_dtype = info->safetensors_parameters;
     d.total_parameters = *info->safetensors_total;
   } else {
+    d.totals_by_name_prefix.clear();
     d.safetensors_files.clear();
   }
   return d;

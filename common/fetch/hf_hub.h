@@ -29,9 +29,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -52,6 +54,9 @@ struct HfHubOptions {
   bool offline = false;
   absl::Duration timeout = absl::Seconds(60);
   absl::Duration connect_timeout = absl::Seconds(15);
+  // Polled during every transfer; true stops it (CANCELLED): set by the
+  // estimator to "the gRPC caller has cancelled" (HttpOptions::cancelled).
+  std::function<bool()> cancelled;
 
   // The options huggingface_hub would use, from the environment variables
   // above (HUGGING_FACE_HUB_TOKEN and HUGGINGFACE_HUB_CACHE too, as fallbacks).
@@ -102,7 +107,15 @@ struct HfModelDescription {
   uint64_t total_bytes = 0;                    // only from headers
   std::optional<uint64_t> index_total_size;    // metadata.total_size of the index
   std::vector<std::string> safetensors_files;  // the headers read
+  // Tensor totals (parameters, bytes) by the first three dot-separated
+  // segments of their names ("visual.merger.mlp", "model.layers.0"), only
+  // from headers: how a multimodal checkpoint's encoders are sized exactly.
+  std::map<std::string, std::pair<int64_t, uint64_t>> totals_by_name_prefix;
 };
+
+// The first three dot-separated segments of a tensor's name (all of it
+// when shorter): the key of HfModelDescription::totals_by_name_prefix.
+std::string TensorNamePrefix(absl::string_view name);
 
 // INVALID_ARGUMENT (field "repo_id") unless `repo_id` is "name" or
 // "org/name" with each part of letters, digits, '-', '_' and '.', not

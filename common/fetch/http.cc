@@ -71,6 +71,13 @@ size_t OnBody(char* data, size_t size, size_t count, void* user) {
   return n;
 }
 
+// CURLOPT_XFERINFOFUNCTION: a non-zero return aborts the transfer
+// (CURLE_ABORTED_BY_CALLBACK).
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  const auto* cancelled = static_cast<const std::function<bool()>*>(user);
+  return (*cancelled)() ? 1 : 0;
+}
+
 void GlobalInit() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -178,6 +185,14 @@ absl::StatusOr<HttpResponse> HttpClient::Send(const HttpRequest& request) const 
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
   if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
   if (request.head) curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  if (options_.cancelled) {
+    if (options_.cancelled()) {
+      return absl::CancelledError(absl::StrCat(request.url, ": cancelled before it was sent"));
+    }
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, &OnProgress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &options_.cancelled);
+  }
   if (!range.empty()) {
     curl_easy_setopt(c, CURLOPT_RANGE, range.c_str());
   } else {
@@ -193,6 +208,9 @@ absl::StatusOr<HttpResponse> HttpClient::Send(const HttpRequest& request) const 
   }
   if (code != CURLE_OK && !(code == CURLE_WRITE_ERROR && t.cut_at_range)) {
     switch (code) {
+      case CURLE_ABORTED_BY_CALLBACK:
+        return absl::CancelledError(
+            absl::StrCat(request.url, ": the transfer was abandoned (its caller has gone)"));
       case CURLE_OPERATION_TIMEDOUT:
         return absl::DeadlineExceededError(
             absl::StrCat(request.url, ": no answer from ", host, " within ",

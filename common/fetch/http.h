@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,6 +29,11 @@ struct HttpOptions {
   // host only (libcurl drops it when a redirect leaves that host).
   std::string bearer_token;
   std::string user_agent = "modelatlas/0.1";
+  // Polled while a transfer is under way (libcurl's progress callback: often
+  // while bytes flow, about once a second while the server is silent); true
+  // aborts the transfer: CANCELLED. How a caller that has gone (a cancelled
+  // gRPC call) stops a fetch already started.
+  std::function<bool()> cancelled;
 };
 
 struct HttpRequest {
@@ -62,7 +68,8 @@ class HttpClient {
   // Sends a request and returns the response whatever its HTTP status;
   // only transport failures are errors: UNAVAILABLE (naming the host and
   // curl's message) for DNS, connection and TLS failures, DEADLINE_EXCEEDED
-  // on timeout, RESOURCE_EXHAUSTED when the body passes max_body_bytes,
+  // on timeout, CANCELLED when options.cancelled said so mid-transfer,
+  // RESOURCE_EXHAUSTED when the body passes max_body_bytes,
   // INVALID_ARGUMENT for a URL that is not http(s).
   absl::StatusOr<HttpResponse> Send(const HttpRequest& request) const;
 

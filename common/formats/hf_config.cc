@@ -1,8 +1,10 @@
 #include "common/formats/hf_config.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/formats/json_depth.h"
@@ -79,6 +81,242 @@ const std::set<std::string>& KnownTypes() {
   return *types;
 }
 
+// Multimodal wrappers this reader counts: a language model (text_config,
+// or the top level for Qwen2-VL) and its vision or audio parts.
+const std::set<std::string>& MultimodalTypes() {
+  static const auto* types =
+      new std::set<std::string>{"gemma3", "llava", "qwen2_5_vl", "qwen2_audio", "qwen2_vl"};
+  return *types;
+}
+
+std::string SupportedTypesText() {
+  std::set<std::string> all = KnownTypes();
+  all.insert(MultimodalTypes().begin(), MultimodalTypes().end());
+  return absl::StrJoin(all, ", ");
+}
+
+// The defaults of the transformers configuration classes for the keys that
+// multimodal configs leave out of text_config (LlamaConfig, Qwen2Config,
+// Gemma3TextConfig; LLaVA-1.5's and Qwen2-Audio's text_config omit the
+// widths, Gemma 3's the heads and the vocabulary).
+const std::map<std::string, std::map<std::string, double>>& TextDefaults() {
+  static const auto* defaults = new std::map<std::string, std::map<std::string, double>>{
+      {"llama",
+       {{"vocab_size", 32000},
+        {"hidden_size", 4096},
+        {"intermediate_size", 11008},
+        {"num_hidden_layers", 32},
+        {"num_attention_heads", 32},
+        {"max_position_embeddings", 2048}}},
+      {"qwen2",
+       {{"vocab_size", 151936},
+        {"hidden_size", 4096},
+        {"intermediate_size", 22016},
+        {"num_hidden_layers", 32},
+        {"num_attention_heads", 32},
+        {"num_key_value_heads", 32},
+        {"max_position_embeddings", 32768}}},
+      {"gemma3_text",
+       {{"vocab_size", 262208},
+        {"hidden_size", 2304},
+        {"intermediate_size", 9216},
+        {"num_hidden_layers", 26},
+        {"num_attention_heads", 8},
+        {"num_key_value_heads", 4},
+        {"head_dim", 256},
+        {"max_position_embeddings", 131072},
+        {"sliding_window", 4096}}}};
+  return *defaults;
+}
+
+// Language-model keys a wrapper may keep at its top level (Qwen2-VL keeps
+// all of them there; LLaVA repeats vocab_size).
+constexpr const char* kTopLevelTextKeys[] = {
+    "vocab_size",          "hidden_size",         "intermediate_size",       "num_hidden_layers",
+    "num_attention_heads", "num_key_value_heads", "max_position_embeddings", "rms_norm_eps",
+    "tie_word_embeddings", "sliding_window",      "use_sliding_window",      "head_dim"};
+
+// `config` widened to a part's field for errors ("hf_config_json.vision_config").
+absl::Status InPart(absl::Status status, absl::string_view part) {
+  if (status.ok()) return status;
+  return InvalidFieldError(absl::StrCat(kField, ".", part),
+                           absl::StrCat(status.message(), " (in ", part, ")"));
+}
+
+// An encoder's figure: above 2^20 (no encoder is near) it is refused, so
+// that products of two stay exact and narrowing to int32 cannot wrap.
+constexpr int64_t kMaxEncoderFigure = int64_t{1} << 20;
+int64_t TakeEncoderFigure(absl::StatusOr<int64_t> value, absl::Status* error) {
+  if (value.ok() && *value > kMaxEncoderFigure) {
+    value = InvalidFieldError(
+        kField, absl::StrCat("an encoder figure is ", *value, "; at most ", kMaxEncoderFigure));
+  }
+  if (!value.ok() && error->ok()) *error = value.status();
+  return value.ok() ? *value : 0;
+}
+
+absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::string_view type) {
+  const Config v(vision);
+  common::v1::EncoderPart part;
+  part.set_kind("vision_encoder");
+  absl::Status error;
+  auto take = [&](absl::StatusOr<int64_t> value) -> int64_t {
+    return TakeEncoderFigure(std::move(value), &error);
+  };
+  if (type == "qwen2_vl") {
+    // Qwen2VLVisionConfig: embed_dim is the ViT width, hidden_size the
+    // language model's (what the merger maps into).
+    part.set_layout("qwen2_vl_vision");
+    part.set_num_layers(static_cast<int32_t>(take(v.Int({"depth"}, 32))));
+    part.set_hidden_size(take(v.Int({"embed_dim"}, 1280)));
+    part.set_intermediate_size(part.hidden_size() * take(v.Int({"mlp_ratio"}, 4)));
+    part.set_output_size(take(v.Int({"hidden_size"}, 3584)));
+  } else if (type == "qwen2_5_vl") {
+    part.set_layout("qwen2_5_vl_vision");
+    part.set_num_layers(static_cast<int32_t>(take(v.Required({"depth"}))));
+    part.set_hidden_size(take(v.Required({"hidden_size"})));
+    part.set_intermediate_size(take(v.Required({"intermediate_size"})));
+    part.set_output_size(take(v.Required({"out_hidden_size"})));
+  } else {
+    // LLaVA (CLIP, or SigLIP) and Gemma 3 (SigLIP). LlavaConfig's default
+    // tower is CLIP ViT-L/14-336; CLIPVisionConfig's and SiglipVisionConfig's
+    // own defaults fill the keys a config leaves out.
+    const std::string vtype = v.String("model_type").empty()
+                                  ? (type == "gemma3" ? "siglip_vision_model" : "clip_vision_model")
+                                  : v.String("model_type");
+    const bool llava_default = type == "llava" && v.String("model_type").empty();
+    if (vtype == "clip_vision_model") {
+      part.set_layout("clip_vision");
+    } else if (vtype == "siglip_vision_model") {
+      part.set_layout("siglip_vision");
+      part.set_pooling_head(v.Bool("vision_use_head", true));
+    } else {
+      return WithReason(
+          InvalidFieldError(absl::StrCat(kField, ".vision_config.model_type"),
+                            absl::StrCat("\"", vtype,
+                                         "\" is not a vision tower this reader knows; supported: "
+                                         "clip_vision_model, siglip_vision_model")),
+          "UNSUPPORTED_MODEL_TYPE");
+    }
+    part.set_num_layers(
+        static_cast<int32_t>(take(v.Int({"num_hidden_layers"}, llava_default ? 24 : 12))));
+    part.set_hidden_size(take(v.Int({"hidden_size"}, llava_default ? 1024 : 768)));
+    part.set_intermediate_size(take(v.Int({"intermediate_size"}, llava_default ? 4096 : 3072)));
+    part.set_image_size(
+        static_cast<int32_t>(take(v.Int({"image_size"}, llava_default ? 336 : 224))));
+    part.set_patch_size(static_cast<int32_t>(take(
+        v.Int({"patch_size"}, llava_default ? 14 : (part.layout() == "clip_vision" ? 32 : 16)))));
+  }
+  if (part.layout() != "clip_vision" && part.layout() != "siglip_vision") {
+    part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 14))));
+    part.set_temporal_patch_size(static_cast<int32_t>(take(v.Int({"temporal_patch_size"}, 2))));
+    part.set_spatial_merge_size(static_cast<int32_t>(take(v.Int({"spatial_merge_size"}, 2))));
+  }
+  part.set_num_channels(
+      static_cast<int32_t>(take(v.Int({"num_channels", "in_channels", "in_chans"}, 3))));
+  if (!error.ok()) return InPart(error, "vision_config");
+  return part;
+}
+
+absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& root,
+                                                                const std::string& type) {
+  const auto& fields = root.fields();
+  auto sub = [&](const char* key) -> const Struct* {
+    auto it = fields.find(key);
+    return it != fields.end() && it->second.has_struct_value() ? &it->second.struct_value()
+                                                               : nullptr;
+  };
+  // The language model: text_config, completed from the top level and the
+  // defaults of its configuration class.
+  Struct text;
+  if (const Struct* given = sub("text_config"); given != nullptr) text = *given;
+  const bool qwen_vl = type == "qwen2_vl" || type == "qwen2_5_vl";
+  auto& t = *text.mutable_fields();
+  for (const char* key : kTopLevelTextKeys) {
+    if (!t.count(key) && fields.count(key)) t[key] = fields.at(key);
+  }
+  if (!t.count("model_type") || qwen_vl) {
+    t["model_type"].set_string_value(type == "llava"    ? "llama"
+                                     : type == "gemma3" ? "gemma3_text"
+                                                        : "qwen2");
+  }
+  const std::string text_type = t["model_type"].string_value();
+  if (MultimodalTypes().count(text_type)) {
+    return InvalidFieldError(absl::StrCat(kField, ".text_config.model_type"),
+                             "a multimodal model inside another is not counted");
+  }
+  if (auto defaults = TextDefaults().find(text_type); defaults != TextDefaults().end()) {
+    for (const auto& [key, value] : defaults->second) {
+      if (!t.count(key)) t[key].set_number_value(value);
+    }
+  }
+  std::string text_json;
+  if (!google::protobuf::util::MessageToJsonString(text, &text_json).ok()) {
+    return InvalidFieldError(absl::StrCat(kField, ".text_config"), "cannot be read");
+  }
+  absl::StatusOr<common::v1::Architecture> a = ArchitectureFromHfConfig(text_json);
+  if (!a.ok()) {
+    if (GetFieldViolations(a.status()).empty()) return a.status();
+    absl::Status in_text = InPart(a.status(), "text_config");
+    if (absl::StrContains(a.status().message(), "is not a family")) {
+      return WithReason(in_text, "UNSUPPORTED_MODEL_TYPE");
+    }
+    return in_text;
+  }
+  const int64_t text_hidden = a->hidden_size();
+
+  if (type == "qwen2_audio") {
+    static const Struct* const kEmpty = new Struct();
+    const Struct* audio = sub("audio_config");
+    const Config c(audio != nullptr ? *audio : *kEmpty);
+    // Qwen2AudioEncoderConfig defaults (Whisper large-v3's encoder).
+    common::v1::EncoderPart encoder;
+    encoder.set_kind("audio_encoder");
+    encoder.set_layout("whisper_encoder");
+    absl::Status error;
+    auto take = [&](absl::StatusOr<int64_t> value) -> int64_t {
+      return TakeEncoderFigure(std::move(value), &error);
+    };
+    encoder.set_num_layers(static_cast<int32_t>(take(c.Int({"encoder_layers"}, 32))));
+    encoder.set_hidden_size(take(c.Int({"d_model"}, 1280)));
+    encoder.set_intermediate_size(take(c.Int({"encoder_ffn_dim"}, 5120)));
+    encoder.set_num_mel_bins(static_cast<int32_t>(take(c.Int({"num_mel_bins"}, 128))));
+    encoder.set_max_positions(static_cast<int32_t>(take(c.Int({"max_source_positions"}, 1500))));
+    if (!error.ok()) return InPart(error, "audio_config");
+    common::v1::EncoderPart projector;
+    projector.set_kind("projector");
+    projector.set_layout("linear_projector");
+    projector.set_hidden_size(encoder.hidden_size());
+    projector.set_output_size(text_hidden);
+    *a->add_encoder_parts() = std::move(encoder);
+    *a->add_encoder_parts() = std::move(projector);
+  } else {
+    static const Struct* const kEmpty = new Struct();
+    const Struct* vision = sub("vision_config");
+    absl::StatusOr<common::v1::EncoderPart> encoder =
+        VisionPart(vision != nullptr ? *vision : *kEmpty, type);
+    if (!encoder.ok()) return encoder.status();
+    common::v1::EncoderPart projector;
+    projector.set_kind("projector");
+    projector.set_hidden_size(encoder->hidden_size());
+    if (qwen_vl) {
+      projector.set_layout(type == "qwen2_vl" ? "qwen2_vl_merger" : "qwen2_5_vl_merger");
+      projector.set_spatial_merge_size(encoder->spatial_merge_size());
+      projector.set_output_size(encoder->output_size());
+      encoder->clear_output_size();
+    } else {
+      projector.set_layout(type == "gemma3" ? "gemma3_projector" : "llava_projector");
+      projector.set_output_size(text_hidden);
+    }
+    *a->add_encoder_parts() = *std::move(encoder);
+    *a->add_encoder_parts() = std::move(projector);
+  }
+  a->set_source(absl::StrCat("config.json (", type, ": the language model from ",
+                             qwen_vl && !sub("text_config") ? "the top level" : "text_config",
+                             type == "qwen2_audio" ? ", audio_config" : ", vision_config", ")"));
+  return a;
+}
+
 }  // namespace
 
 absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_view json) {
@@ -96,6 +334,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   }
   const Config c(root);
   const std::string type = c.String("model_type");
+  if (MultimodalTypes().count(type)) return MultimodalArchitecture(root, type);
   if (!KnownTypes().count(type)) {
     // The caller's input names a family this reader cannot count: their
     // argument, not a missing RPC (UNIMPLEMENTED would say the latter).
@@ -104,7 +343,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
             absl::StrCat(kField, ".model_type"),
             absl::StrCat("\"", type,
                          "\" is not a family this reader knows; supported model_type values: ",
-                         absl::StrJoin(KnownTypes(), ", "))),
+                         SupportedTypesText())),
         "UNSUPPORTED_MODEL_TYPE");
   }
   const bool is_gpt2 = type == "gpt2";

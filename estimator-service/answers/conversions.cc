@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/records/bounds.h"
 #include "common/status/errors.h"
+#include "estimator-service/core/encoders.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/units.h"
 
@@ -146,6 +147,77 @@ std::optional<bool> WeightsPublished(const common::v1::Model& model) {
 
 // The parameter count to size weights with: the record's figure, else the
 // published count of its architecture, else a count from the architecture.
+absl::StatusOr<std::vector<CountedEncoderPart>> CountEncoderParts(
+    const common::v1::Architecture& arch, absl::string_view prefix) {
+  std::vector<CountedEncoderPart> out;
+  FieldViolations violations;
+  for (int i = 0; i < arch.encoder_parts_size(); ++i) {
+    const common::v1::EncoderPart& p = arch.encoder_parts(i);
+    const std::string field = absl::StrCat(prefix, ".encoder_parts[", i, "]");
+    // Widths are bounded as the architecture's are (products stay exact).
+    const std::pair<const char*, int64_t> figures[] = {
+        {"num_layers", p.num_layers()},
+        {"hidden_size", p.hidden_size()},
+        {"intermediate_size", p.intermediate_size()},
+        {"patch_size", p.patch_size()},
+        {"image_size", p.image_size()},
+        {"num_channels", p.num_channels()},
+        {"temporal_patch_size", p.temporal_patch_size()},
+        {"spatial_merge_size", p.spatial_merge_size()},
+        {"output_size", p.output_size()},
+        {"num_mel_bins", p.num_mel_bins()},
+        {"max_positions", p.max_positions()}};
+    bool bad = false;
+    for (const auto& [name, value] : figures) {
+      if (value < 0 || value > (int64_t{1} << 20)) {
+        violations.Add(absl::StrCat(field, ".", name),
+                       absl::StrCat("must be between 0 and ", int64_t{1} << 20, ", got ", value));
+        bad = true;
+      }
+    }
+    if (p.has_parameters() && (p.parameters() <= 0 || p.parameters() > (int64_t{1} << 50))) {
+      violations.Add(absl::StrCat(field, ".parameters"), "must be between 1 and 2^50");
+      bad = true;
+    }
+    if (bad) continue;
+    EncoderShape shape;
+    shape.kind = p.kind();
+    shape.layout = p.layout();
+    shape.num_layers = p.num_layers();
+    shape.hidden_size = p.hidden_size();
+    shape.intermediate_size = p.intermediate_size();
+    shape.patch_size = p.patch_size();
+    shape.image_size = p.image_size();
+    shape.num_channels = p.num_channels() > 0 ? p.num_channels() : 3;
+    shape.temporal_patch_size = p.temporal_patch_size();
+    shape.spatial_merge_size = p.spatial_merge_size();
+    shape.output_size = p.output_size();
+    shape.num_mel_bins = p.num_mel_bins();
+    shape.max_positions = p.max_positions();
+    shape.pooling_head = p.pooling_head();
+    shape.parameters = static_cast<double>(p.parameters());
+    absl::StatusOr<EncoderCount> count = CountEncoder(shape, field);
+    if (!count.ok()) {
+      for (const FieldViolation& v : GetFieldViolations(count.status()))
+        violations.Add(v.field, v.description);
+      continue;
+    }
+    out.push_back({p.kind(), count->parameters, std::move(count->arithmetic)});
+  }
+  if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
+  return out;
+}
+
+double EncoderPartsParameters(const common::v1::Architecture& arch) {
+  if (arch.encoder_parts_size() == 0) return 0;
+  absl::StatusOr<std::vector<CountedEncoderPart>> parts = CountEncoderParts(arch);
+  double sum = 0;
+  if (parts.ok()) {
+    for (const CountedEncoderPart& p : *parts) sum += p.parameters;
+  }
+  return sum;
+}
+
 absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model,
                                          const Architecture* architecture) {
   if (model.has_parameters()) return model.parameters();
@@ -156,7 +228,7 @@ absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model,
     absl::StatusOr<ParameterCount> count = CountParameterTotals(
         architecture != nullptr ? *architecture : ToCoreArchitecture(model.architecture()));
     if (!count.ok()) return count.status();
-    return count->total;
+    return count->total + EncoderPartsParameters(model.architecture());
   }
   return WithReason(absl::FailedPreconditionError(absl::StrCat(
                         "model \"", model.display_name(),
@@ -246,6 +318,16 @@ absl::Status ValidateArchitecture(const common::v1::Architecture& arch, absl::st
     if (value < 0 || value > most) {
       violations.Add(absl::StrCat(prefix, ".", field->name()),
                      absl::StrCat("must be between 0 and ", most, ", got ", value));
+    }
+  }
+  if (arch.encoder_parts_size() > 0) {
+    if (arch.encoder_parts_size() > 16) {
+      violations.Add(absl::StrCat(prefix, ".encoder_parts"), "at most 16 parts");
+    } else if (absl::StatusOr<std::vector<CountedEncoderPart>> parts =
+                   CountEncoderParts(arch, prefix);
+               !parts.ok()) {
+      for (const FieldViolation& v : GetFieldViolations(parts.status()))
+        violations.Add(v.field, v.description);
     }
   }
   return violations.ToStatus();

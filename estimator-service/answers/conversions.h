@@ -2,6 +2,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -33,8 +35,21 @@ absl::StatusOr<NumberFormat> ToCoreNumberFormat(v1::NumberFormat format, NumberF
 // Epoch's "Open model weights?" flag; nullopt when neither is on record.
 std::optional<bool> WeightsPublished(const common::v1::Model& model);
 
-// The parameter count of a record: its figure, else the published count of
-// its architecture, else a count from the architecture;
+// A multimodal architecture's parts beside its language model, counted
+// (core/encoders): vision/audio encoders and projectors, in order.
+struct CountedEncoderPart {
+  std::string kind;  // "vision_encoder", "projector", "audio_encoder"
+  double parameters = 0;
+  std::string arithmetic;
+};
+absl::StatusOr<std::vector<CountedEncoderPart>> CountEncoderParts(
+    const common::v1::Architecture& arch, absl::string_view prefix = "architecture");
+// Their sum, parameters (0 without parts or when they cannot be counted).
+double EncoderPartsParameters(const common::v1::Architecture& arch);
+
+// The parameter count of a record (the whole checkpoint: a multimodal
+// model's encoders and projectors included): its figure, else the published count of
+// its architecture, else a count from the architecture plus its encoder parts;
 // FAILED_PRECONDITION when it has none of them. `architecture`, when given,
 // is the record's architecture already converted (spares converting it again).
 absl::StatusOr<double> ParametersOfModel(const common::v1::Model& model,

@@ -39,6 +39,19 @@ absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
     out->set_parameters(component.parameters);
     out->set_arithmetic(component.arithmetic);
   }
+  // A multimodal model's encoders and projectors: components of their own,
+  // in the total (the checkpoint holds them) and in the non-embedding count.
+  absl::StatusOr<std::vector<CountedEncoderPart>> parts = CountEncoderParts(architecture);
+  if (!parts.ok()) return parts.status();
+  for (CountedEncoderPart& part : *parts) {
+    auto* out = response.add_components();
+    out->set_name(part.kind);
+    out->set_parameters(part.parameters);
+    out->set_arithmetic(std::move(part.arithmetic));
+    response.set_total_parameters(response.total_parameters() + part.parameters);
+    response.set_non_embedding_parameters(response.non_embedding_parameters() + part.parameters);
+    response.set_active_parameters(response.active_parameters() + part.parameters);
+  }
   *response.mutable_architecture() = architecture;
   return response;
 }
@@ -54,7 +67,7 @@ void AnswerCountParameters(std::shared_ptr<RecordSource> source,
           ArchitectureFromHfConfig(request.hf_config_json());
       if (!arch.ok()) return done(arch.status());
       absl::StatusOr<v1::CountParametersResponse> result = CountParametersOf(*arch, request);
-      if (result.ok()) result->set_source("config.json (inline)");
+      if (result.ok()) result->set_source(InlineConfigSource(*arch));
       return done(std::move(result));
     }
     case v1::CountParametersRequest::kModelSource:

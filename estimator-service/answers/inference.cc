@@ -103,6 +103,39 @@ void AddLineAfter(const char* after, EstimateLine line, InferenceMemoryEstimate*
   estimate->lines.insert(at == estimate->lines.end() ? at : at + 1, std::move(line));
 }
 
+// The encoder and projector lines after the weights, in the model's order:
+// a file's exact bytes for the part when it gave them (tensors by name),
+// else the count at the weight format's bits; weight-only quantized formats
+// (GPTQ, AWQ, bitsandbytes, GGUF) leave these parts in 16 bits (AutoAWQ and
+// AutoGPTQ quantize the language model's blocks only; llama.cpp ships the
+// encoder as a separate mmproj file, usually F16).
+void AddEncoderParts(const std::vector<CountedEncoderPart>& parts, const ResolvedWorkload& workload,
+                     const SourcedModel* sourced, InferenceMemoryEstimate* estimate) {
+  const bool plain = IsPlainFormat(workload.weight_format);
+  const double bits = plain ? BitsPerElement(workload.weight_format) : 16;
+  for (auto part = parts.rbegin(); part != parts.rend(); ++part) {
+    const ExactWeights* exact = nullptr;
+    if (sourced != nullptr) {
+      auto it = sourced->part_weights.find(part->kind);
+      if (it != sourced->part_weights.end()) exact = &it->second;
+    }
+    EstimateLine line;
+    line.component = part->kind;
+    if (exact != nullptr) {
+      line.bytes = static_cast<int64_t>(exact->bytes);
+      line.arithmetic = ExactWeightsArithmetic(*exact);
+    } else {
+      line.bytes = static_cast<int64_t>(std::ceil(part->parameters * bits / 8));
+      line.arithmetic = absl::StrCat(
+          part->arithmetic, " parameters x ", absl::StrFormat("%g", bits), " bits / 8",
+          plain ? "" : " (kept in 16 bits: weight-only quantization leaves encoders alone)", " = ",
+          line.bytes, " bytes");
+    }
+    estimate->sizing.weight_bytes += static_cast<double>(line.bytes);
+    AddLineAfter("weights", std::move(line), estimate);
+  }
+}
+
 absl::Status AddExtras(const ServingExtras& extras, const common::v1::Model& model,
                        InferenceMemoryEstimate* estimate) {
   if (extras.lora != nullptr) {
@@ -177,8 +210,20 @@ absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
       ParametersOfModel(model, architecture.has_value() ? &*architecture : nullptr);
   if (!parameters.ok()) return parameters.status();
 
+  // A multimodal model's encoders and projectors get lines of their own;
+  // the core sizes the language model.
+  std::vector<CountedEncoderPart> parts;
+  double parts_parameters = 0;
+  if (model.has_architecture() && model.architecture().encoder_parts_size() > 0) {
+    absl::StatusOr<std::vector<CountedEncoderPart>> counted =
+        CountEncoderParts(model.architecture());
+    if (!counted.ok()) return counted.status();
+    parts = *std::move(counted);
+    for (const CountedEncoderPart& part : parts) parts_parameters += part.parameters;
+  }
+
   InferenceMemoryInput input;
-  input.parameters = *parameters;
+  input.parameters = std::max(0.0, *parameters - parts_parameters);
   if (model.has_active_parameters()) input.active_parameters = model.active_parameters();
   input.architecture = std::move(architecture);
   input.workload = sized.workload;
@@ -193,6 +238,18 @@ absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
           "the weights are sized from the file's own tensor types; the requested weight format "
           "is not applied to them");
     }
+  }
+
+  if (!parts.empty() && sourced != nullptr && sourced->encoders_in_weights) {
+    for (EstimateLine& line : estimate->lines) {
+      if (line.component == "weights") {
+        line.arithmetic +=
+            " (the encoders and projector included: the file's tensors do not "
+            "name their modules as transformers does)";
+      }
+    }
+  } else if (!parts.empty()) {
+    AddEncoderParts(parts, sized.workload, sourced, &*estimate);
   }
 
   if (extras != nullptr) {

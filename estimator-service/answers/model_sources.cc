@@ -10,9 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "common/formats/hf_config.h"
 #include "common/status/errors.h"
@@ -137,11 +139,80 @@ bool HasTensor(const GgufHeader& header, absl::string_view name) {
   return false;
 }
 
-std::string FileName(const v1::ModelFileHeader& file, absl::string_view fallback) {
-  return file.file_name().empty() ? std::string(fallback) : file.file_name();
+std::string FileName(const v1::ModelFileHeader& file, absl::string_view fallback,
+                     bool mmproj = false) {
+  const std::string& name = mmproj ? file.mmproj_file_name() : file.file_name();
+  return name.empty() ? std::string(fallback) : name;
+}
+
+using TensorTotals = std::map<std::string, std::pair<int64_t, uint64_t>>;
+
+// Moves the bytes of the tensors under each encoder part's module out of
+// `sourced->weights` into `sourced->part_weights`, when the architecture has
+// parts; when some part has no tensor of its name, nothing moves and the
+// weights keep them (encoders_in_weights).
+void SplitEncoderParts(const TensorTotals& by_name, const common::v1::Architecture& arch,
+                       absl::string_view what, SourcedModel* sourced) {
+  if (arch.encoder_parts_size() == 0 || !sourced->weights.has_value()) return;
+  std::map<std::string, std::pair<int64_t, uint64_t>> by_kind;
+  for (const auto& [name, totals] : by_name) {
+    const std::string kind = EncoderKindOfTensor(absl::StrCat(name, "."));
+    if (kind.empty()) continue;
+    by_kind[kind].first += totals.first;
+    by_kind[kind].second += totals.second;
+  }
+  for (const common::v1::EncoderPart& part : arch.encoder_parts()) {
+    if (!by_kind.count(part.kind())) {
+      sourced->encoders_in_weights = true;
+      return;
+    }
+  }
+  ExactWeights& whole = *sourced->weights;
+  uint64_t moved = 0;
+  for (const auto& [kind, totals] : by_kind) {
+    const auto [parameters, bytes] = totals;
+    if (bytes > whole.bytes - moved) return;  // a lying header: leave the total alone
+    moved += bytes;
+  }
+  for (const auto& [kind, totals] : by_kind) {
+    const auto [parameters, bytes] = totals;
+    sourced->part_weights[kind] = ExactWeights{
+        bytes, static_cast<double>(parameters),
+        absl::StrCat(what, " tensors of the ", kind, " (by module name) ", Bytes(bytes))};
+    whole.parameters -= static_cast<double>(parameters);
+  }
+  whole.bytes -= moved;
+  absl::StrAppend(&whole.breakdown, ", less the encoder parts' ", Bytes(moved));
 }
 
 }  // namespace
+
+std::string InlineConfigSource(const common::v1::Architecture& arch) {
+  // A multimodal config's reader says which parts it read.
+  if (arch.source() == "config.json" || arch.source().empty()) return "config.json (inline)";
+  return absl::StrCat(arch.source(), ", inline");
+}
+
+std::string EncoderKindOfTensor(absl::string_view name) {
+  // llama.cpp's mmproj files: v.* vision tower, a.* audio tower, mm.* projector.
+  if (absl::StartsWith(name, "v.")) return "vision_encoder";
+  if (absl::StartsWith(name, "a.")) return "audio_encoder";
+  if (absl::StartsWith(name, "mm.")) return "projector";
+  // transformers: LlavaForConditionalGeneration and Gemma3 (vision_tower,
+  // multi_modal_projector), Qwen2-VL (visual, visual.merger), Qwen2-Audio
+  // (audio_tower, multi_modal_projector); newer versions nest them under model.
+  absl::ConsumePrefix(&name, "model.");  // absl/strings/strip.h
+  if (absl::StartsWith(name, "visual.merger.")) return "projector";
+  if (absl::StartsWith(name, "visual.") || absl::StartsWith(name, "vision_tower.") ||
+      absl::StartsWith(name, "vision_model.")) {
+    return "vision_encoder";
+  }
+  if (absl::StartsWith(name, "multi_modal_projector.") || absl::StartsWith(name, "mm_projector.")) {
+    return "projector";
+  }
+  if (absl::StartsWith(name, "audio_tower.")) return "audio_encoder";
+  return "";
+}
 
 void ConfigureHub(HfHubOptions options, int fetch_threads) {
   auto* fresh = new Hub{std::move(options), std::make_unique<FetchPool>(fetch_threads)};
@@ -231,6 +302,87 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   return a;
 }
 
+namespace {
+
+// llama.cpp's multimodal projector file (mmproj, general.architecture
+// "clip"; tools/mtmd/clip.cpp): its vision/audio tower (v.*, a.*) and
+// projector (mm.*) tensors become encoder parts sized exactly.
+absl::Status AddMmproj(const v1::ModelFileHeader& file, absl::string_view field,
+                       SourcedModel* out) {
+  const std::string f = absl::StrCat(field, "mmproj_header");
+  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(file.mmproj_header());
+  if (!parsed.ok()) {
+    return InvalidFieldError(f, absl::StrCat("is not a GGUF header: ", parsed.status().message()));
+  }
+  if (!parsed->complete) {
+    return InvalidFieldError(
+        f, absl::StrCat("ends before the GGUF header does (", file.mmproj_header().size(),
+                        " bytes given); send at least the first ", parsed->bytes_needed, " bytes"));
+  }
+  const GgufHeader& mm = parsed->header;
+  if (mm.model.architecture != "clip") {
+    return InvalidFieldError(f, absl::StrCat("general.architecture is \"", mm.model.architecture,
+                                             "\": not a llama.cpp mmproj file (\"clip\")"));
+  }
+  common::v1::Architecture& arch = *out->model->mutable_architecture();
+  // The projector maps into the language model's embeddings: a file made
+  // for another model is refused rather than summed.
+  for (const char* key : {"clip.vision.projection_dim", "clip.audio.projection_dim"}) {
+    const std::optional<int64_t> dim = mm.GetInt(key);
+    if (dim.has_value() && arch.hidden_size() > 0 && *dim != arch.hidden_size()) {
+      return InvalidFieldError(
+          f, absl::StrCat(key, " is ", *dim, " but the model's embedding_length is ",
+                          arch.hidden_size(), ": this mmproj file belongs to another model"));
+    }
+  }
+  struct Part {
+    int64_t elements = 0;
+    uint64_t bytes = 0;
+    std::map<std::string, uint64_t> by_type;
+  };
+  std::map<std::string, Part> parts;
+  for (const GgufTensorInfo& t : mm.tensors) {
+    std::string kind = EncoderKindOfTensor(t.name);
+    if (kind.empty()) kind = "projector";  // e.g. a model-specific adapter's tensors
+    Part& part = parts[kind];
+    part.elements += static_cast<int64_t>(t.elements);
+    part.bytes += t.bytes;
+    part.by_type[t.type_name] += t.bytes;
+  }
+  if (parts.empty()) return InvalidFieldError(f, "holds no tensors");
+  for (const char* kind : {"vision_encoder", "audio_encoder", "projector"}) {
+    auto it = parts.find(kind);
+    if (it == parts.end()) continue;
+    common::v1::EncoderPart* p = arch.add_encoder_parts();
+    p->set_kind(kind);
+    p->set_layout("tensors");
+    p->set_parameters(it->second.elements);
+    const std::string tower = std::string(kind) == "audio_encoder" ? "clip.audio." : "clip.vision.";
+    if (std::string(kind) != "projector") {
+      auto bounded = [](std::optional<int64_t> v) {
+        return v.has_value() && *v > 0 && *v <= (1 << 20) ? *v : 0;
+      };
+      p->set_num_layers(static_cast<int32_t>(bounded(mm.GetInt(tower + "block_count"))));
+      p->set_hidden_size(bounded(mm.GetInt(tower + "embedding_length")));
+      p->set_intermediate_size(bounded(mm.GetInt(tower + "feed_forward_length")));
+      p->set_image_size(static_cast<int32_t>(bounded(mm.GetInt("clip.vision.image_size"))));
+      p->set_patch_size(static_cast<int32_t>(bounded(mm.GetInt("clip.vision.patch_size"))));
+    }
+    out->part_weights[kind] =
+        ExactWeights{it->second.bytes, static_cast<double>(it->second.elements),
+                     Breakdown(absl::StrCat("mmproj ", kind, " tensors"), it->second.by_type)};
+  }
+  out->model->set_parameters(out->model->parameters() + static_cast<double>(mm.total_elements));
+  const std::string projector =
+      mm.GetString("clip.projector_type")
+          .value_or(mm.GetString("clip.vision.projector_type").value_or("unnamed"));
+  absl::StrAppend(&out->source, "; mmproj ", FileName(file, "file", true), ": ", projector,
+                  " projector, ", mm.tensors.size(), " tensors");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<SourcedModel> ModelFromGgufHeader(const v1::ModelFileHeader& file,
                                                  absl::string_view field) {
   absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(file.header());
@@ -259,6 +411,12 @@ absl::StatusOr<SourcedModel> ModelFromGgufHeader(const v1::ModelFileHeader& file
       absl::StrCat("GGUF header of ", name, ": ", quant, ", ", header.tensors.size(), " tensors");
   out.weights = ExactWeights{header.total_bytes, static_cast<double>(header.total_elements),
                              Breakdown("GGUF tensors", header.bytes_by_type)};
+  if (!file.mmproj_header().empty()) {
+    if (absl::Status bad = AddMmproj(file, field, &out); !bad.ok()) return bad;
+  } else if (!file.mmproj_file_name().empty()) {
+    return InvalidFieldError(absl::StrCat(field, "mmproj_header"),
+                             "is empty but mmproj_file_name is set");
+  }
   return out;
 }
 
@@ -271,6 +429,7 @@ absl::StatusOr<SourcedModel> ModelFromSafetensorsHeader(const v1::ModelFileHeade
   int64_t largest_tensor = 0;
   size_t tensors = 0;
   std::map<std::string, uint64_t> by_dtype;
+  TensorTotals by_name;
   for (size_t i = 0; i < buffers.size(); ++i) {
     const std::string f =
         i == 0 ? absl::StrCat(field, "header") : absl::StrCat(field, "more_headers[", i - 1, "]");
@@ -284,6 +443,10 @@ absl::StatusOr<SourcedModel> ModelFromSafetensorsHeader(const v1::ModelFileHeade
     tensors += header->tensors.size();
     for (const SafetensorsTensor& t : header->tensors) {
       largest_tensor = std::max(largest_tensor, t.parameters);
+      if (!EncoderKindOfTensor(t.name).empty()) {
+        by_name[t.name].first += t.parameters;
+        by_name[t.name].second += t.bytes();
+      }
     }
     for (const auto& [dtype, n] : header->bytes_by_dtype) by_dtype[dtype] += n;
   }
@@ -314,6 +477,7 @@ absl::StatusOr<SourcedModel> ModelFromSafetensorsHeader(const v1::ModelFileHeade
       file.config_json().empty() ? " (no config.json: no architecture)" : ", config.json (inline)");
   out.weights = ExactWeights{bytes, static_cast<double>(parameters),
                              Breakdown("safetensors tensors", by_dtype)};
+  SplitEncoderParts(by_name, out.model->architecture(), "safetensors", &out);
   if (largest_tensor > 0) out.largest_layer_parameters = static_cast<double>(largest_tensor);
   return out;
 }
@@ -342,6 +506,7 @@ absl::StatusOr<SourcedModel> ModelFromHfDescription(const HfModelDescription& d)
         d.total_bytes, static_cast<double>(d.total_parameters),
         Breakdown(absl::StrCat("safetensors tensors of ", d.safetensors_files.size(), " file(s)"),
                   d.bytes_by_dtype)};
+    SplitEncoderParts(d.totals_by_name_prefix, out.model->architecture(), "safetensors", &out);
   } else if (d.tensor_source == "api") {
     absl::StrAppend(&out.source, " (parameters from the Hub's safetensors summary)");
   }
@@ -386,9 +551,10 @@ void ResolveModelSource(const v1::ModelSource& source, const std::string& field,
       if (inline_model.has_largest_layer_parameters()) {
         out.largest_layer_parameters = inline_model.largest_layer_parameters();
       }
-      out.source = !inline_model.hf_config_json().empty() ? "config.json (inline)"
-                   : inline_model.has_architecture()      ? "architecture (inline)"
-                                                          : "parameter count (inline)";
+      out.source = !inline_model.hf_config_json().empty()
+                       ? InlineConfigSource(out.model->architecture())
+                   : inline_model.has_architecture() ? "architecture (inline)"
+                                                     : "parameter count (inline)";
       return done(std::move(out));
     }
     case v1::ModelSource::kGgufHeader:
@@ -426,9 +592,23 @@ void ResolveModelSource(const v1::ModelSource& source, const std::string& field,
         }
         bounded.timeout = std::min(bounded.timeout, left);
         bounded.connect_timeout = std::min(bounded.connect_timeout, left);
+        // A transfer under way stops when the caller cancels (libcurl's
+        // progress callback polls this), not only at the deadline.
+        bounded.cancelled = cancelled;
         HfHubClient client(bounded);
         absl::StatusOr<HfModelDescription> description =
             client.FetchModelDescription(repo, revision);
+        if (absl::IsCancelled(description.status())) {
+          // gRPC's IsCancelled is also true past the deadline: say which.
+          if (absl::Now() >= deadline) {
+            return (*shared_done)(absl::DeadlineExceededError(
+                absl::StrCat("the call's deadline passed while Hugging Face repository ", repo,
+                             " was being fetched; the fetch was stopped")));
+          }
+          return (*shared_done)(absl::CancelledError(
+              absl::StrCat("the caller cancelled while Hugging Face repository ", repo,
+                           " was being fetched; the fetch was stopped")));
+        }
         if (!description.ok()) return (*shared_done)(HubErrorForCaller(description.status(), repo));
         absl::StatusOr<SourcedModel> sourced = ModelFromHfDescription(*description);
         if (sourced.ok()) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -44,8 +45,15 @@ struct SourcedModel {
   std::string revision;
   // Where the model can be seen ({hub}/{repo}/tree/{sha}); empty otherwise.
   std::string url;
-  // The file's own weight bytes, when it gives them.
+  // The file's own weight bytes, when it gives them (a multimodal model's:
+  // the language model's, its encoders and projectors in part_weights).
   std::optional<ExactWeights> weights;
+  // Exact bytes of each encoder part ("vision_encoder", "projector",
+  // "audio_encoder") from the tensors under its module's name.
+  std::map<std::string, ExactWeights> part_weights;
+  // True when the file's tensors could not be told apart by name: `weights`
+  // then holds the encoder parts too, and they get no lines of their own.
+  bool encoders_in_weights = false;
   // Parameters of the largest layer (given inline, or the largest tensor of
   // a safetensors checkpoint): with no architecture, training memory is
   // DeepSpeed's model-states estimate.
@@ -60,7 +68,9 @@ void ConfigureHub(HfHubOptions options, int fetch_threads = 2);
 // The caller's deadline, and whether the caller has gone, for fetches
 // started on this thread while the scope lives (the service sets them around
 // each answer). A fetch not yet started when the caller cancels is not
-// started (CANCELLED); one under way stops at the deadline.
+// started (CANCELLED); one under way stops at the deadline, or within about
+// a second of the caller cancelling (libcurl's progress callback polls
+// `cancelled`).
 class CallDeadlineScope {
  public:
   explicit CallDeadlineScope(absl::Time deadline, std::function<bool()> cancelled = nullptr);
@@ -98,6 +108,15 @@ absl::StatusOr<SourcedModel> ModelFromHfDescription(const HfModelDescription& de
 // supported general.architecture values for another family.
 absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& header,
                                                               absl::string_view field);
+
+// The encoder part a checkpoint tensor belongs to, by its transformers
+// module name ("vision_encoder", "projector", "audio_encoder"), or "" for
+// the language model's.
+std::string EncoderKindOfTensor(absl::string_view name);
+
+// Where an inline config.json's architecture came from, for the answer:
+// "config.json (inline)", or what a multimodal config's parts were read from.
+std::string InlineConfigSource(const common::v1::Architecture& arch);
 
 // The weights line of an answer when the file gave exact bytes.
 std::string ExactWeightsArithmetic(const ExactWeights& weights);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -511,6 +512,30 @@ TEST_F(HfHubTest, SlowEndpointTimesOut) {
   absl::Status slow = HfHubClient(options).ModelInfo("org/slow", "main").status();
   EXPECT_EQ(slow.code(), absl::StatusCode::kDeadlineExceeded) << slow;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+TEST_F(HfHubTest, ATransferUnderWayStopsWhenItsCallerCancels) {
+  // org/slow answers after 3 s; the caller goes after 300 ms. Without the
+  // progress callback the client would wait for the answer (3 s or more).
+  HfHubOptions options = HfHubOptions::FromEnvironment();
+  options.timeout = absl::Seconds(30);
+  std::atomic<bool> gone{false};
+  options.cancelled = [&gone] { return gone.load(); };
+  std::thread caller([&gone] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    gone = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status slow = HfHubClient(options).ModelInfo("org/slow", "main").status();
+  const auto took = std::chrono::steady_clock::now() - start;
+  caller.join();
+  EXPECT_EQ(slow.code(), absl::StatusCode::kCancelled) << slow;
+  EXPECT_LT(took, std::chrono::milliseconds(2500));
+  // A caller gone before the transfer starts sends nothing.
+  const size_t before = Requests().size();
+  absl::Status never = HfHubClient(options).ModelInfo("org/sharded", "main").status();
+  EXPECT_EQ(never.code(), absl::StatusCode::kCancelled) << never;
+  EXPECT_EQ(Requests().size(), before);
 }
 
 TEST_F(HfHubTest, OfflineReadsOnlyTheCache) {

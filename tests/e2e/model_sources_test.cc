@@ -149,5 +149,38 @@ TEST_F(ModelSourcesEndToEndTest, SaveRecordsOncePerRevision) {
       << estimated.out;
 }
 
+TEST_F(ModelSourcesEndToEndTest, AGgufWithItsMmprojAndTheCardOfAnyModel) {
+  const std::string gguf = dir_ + "/tiny.Q4_K_M.gguf";
+  const std::string mmproj = dir_ + "/mmproj-tiny-f16.gguf";
+  estimator::testing::WriteModelFile(gguf, estimator::testing::GgufBytes());
+  estimator::testing::WriteModelFile(mmproj, estimator::testing::MmprojBytes());
+  const auto memory = Cli({"estimate", "memory", "--gguf=" + gguf, "--mmproj=" + mmproj});
+  EXPECT_EQ(memory.exit_code, 0) << memory.err;
+  EXPECT_TRUE(absl::StrContains(memory.out, "mmproj mmproj-tiny-f16.gguf: mlp projector"))
+      << memory.out;
+  EXPECT_TRUE(absl::StrContains(
+      memory.out, absl::StrCat("vision_encoder  ", estimator::testing::kMmprojVisionBytes)))
+      << memory.out;
+  EXPECT_TRUE(absl::StrContains(
+      memory.out, absl::StrCat("projector       ", estimator::testing::kMmprojProjectorBytes)))
+      << memory.out;
+
+  // --mmproj alone is a usage error; a projector of another model is refused.
+  const auto alone = Cli({"estimate", "memory", "--mmproj=" + mmproj, "--hf=org/tiny-llama"});
+  EXPECT_NE(alone.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(alone.err, "--mmproj goes with --gguf")) << alone.err;
+  estimator::testing::WriteModelFile(mmproj, estimator::testing::MmprojBytes(4096));
+  const auto other = Cli({"estimate", "memory", "--gguf=" + gguf, "--mmproj=" + mmproj});
+  EXPECT_NE(other.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(other.err, "belongs to another model")) << other.err;
+
+  // The card of a model that is not in the catalog.
+  const auto card = Cli({"card", "--hf=org/tiny-llama"});
+  EXPECT_EQ(card.exit_code, 0) << card.err;
+  EXPECT_TRUE(absl::StrContains(card.out, "org/tiny-llama")) << card.out;
+  EXPECT_TRUE(absl::StrContains(card.out, "Hardware requirements")) << card.out;
+  EXPECT_TRUE(absl::StrContains(card.out, "source: Hugging Face org/tiny-llama")) << card.out;
+}
+
 }  // namespace
 }  // namespace modelatlas

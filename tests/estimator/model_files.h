@@ -31,6 +31,7 @@ inline constexpr char kTinyLlamaConfig[] =
     R"( "vocab_size": 256, "max_position_embeddings": 2048, "tie_word_embeddings": false,)"
     R"( "hidden_act": "silu", "rms_norm_eps": 1e-05})";
 inline constexpr char kTinyLlamaSha[] = "4444444444444444444444444444444444444444";
+inline constexpr char kTinyLlavaSha[] = "7777777777777777777777777777777777777777";
 inline constexpr char kMambaSha[] = "5555555555555555555555555555555555555555";
 // org/tiny-llama at tag v2: a later commit (the same files).
 inline constexpr char kTinyLlamaV2Sha[] = "6666666666666666666666666666666666666666";
@@ -162,6 +163,85 @@ inline std::string GgufBytes(const std::string& architecture = "llama", bool hea
 inline constexpr uint64_t kGgufTensorBytes = 300 * 144 + 300 * 210 + 1024;
 inline constexpr uint64_t kGgufTensorElements = 2 * 256 * 300 + 256;
 
+// A tiny LLaVA: the tiny Llama's tensors under language_model., a
+// one-block CLIP tower and the projector, in BF16.
+inline std::vector<Tensor> TinyLlavaTensors() {
+  std::vector<Tensor> t;
+  for (Tensor tensor : TinyLlamaTensors()) {
+    tensor.name = "language_model." + tensor.name;
+    t.push_back(tensor);
+  }
+  t.push_back(
+      {"vision_tower.vision_model.embeddings.patch_embedding.weight", "BF16", {32, 3, 14, 14}, 2});
+  t.push_back({"vision_tower.vision_model.encoder.layers.0.mlp.fc1.weight", "BF16", {64, 32}, 2});
+  t.push_back({"multi_modal_projector.linear_1.weight", "BF16", {64, 32}, 2});
+  t.push_back({"multi_modal_projector.linear_1.bias", "BF16", {64}, 2});
+  return t;
+}
+
+inline constexpr char kTinyLlavaConfig[] = R"({"model_type": "llava",
+  "text_config": {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128,
+    "vocab_size": 256, "max_position_embeddings": 2048, "tie_word_embeddings": false},
+  "vision_config": {"model_type": "clip_vision_model", "hidden_size": 32, "intermediate_size": 64,
+    "num_hidden_layers": 1, "image_size": 28, "patch_size": 14}})";
+
+// A llama.cpp mmproj file's header (general.architecture "clip"), version
+// 3, for the tiny GGUF above (projection_dim 256 = its embedding_length,
+// unless told otherwise): a vision tower of two f16 tensors (a 14x14x3
+// patch embedding into 64 and one 64x64 projection) and an mlp projector
+// (mm.0 f16 64x256 and its f32 bias).
+inline std::string MmprojBytes(uint32_t projection_dim = 256,
+                               const std::string& architecture = "clip") {
+  std::string out = "GGUF";
+  auto le = [&](uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  auto str = [&](const std::string& s) {
+    le(s.size(), 8);
+    out += s;
+  };
+  auto kv_u32 = [&](const std::string& key, uint32_t v) {
+    str(key);
+    le(4, 4);
+    le(v, 4);
+  };
+  le(3, 4);  // version
+  le(4, 8);  // tensors
+  le(7, 8);  // key/values
+  str("general.architecture");
+  le(8, 4);
+  str(architecture);
+  str("clip.projector_type");
+  le(8, 4);
+  str("mlp");
+  kv_u32("clip.vision.embedding_length", 64);
+  kv_u32("clip.vision.block_count", 1);
+  kv_u32("clip.vision.feed_forward_length", 128);
+  kv_u32("clip.vision.projection_dim", projection_dim);
+  kv_u32("clip.vision.image_size", 224);
+  uint64_t offset = 0;
+  auto tensor = [&](const std::string& name, std::vector<uint64_t> dims, uint32_t type,
+                    uint64_t bytes) {
+    str(name);
+    le(dims.size(), 4);
+    for (uint64_t d : dims) le(d, 8);
+    le(type, 4);
+    le(offset, 8);
+    offset += (bytes + 31) / 32 * 32;
+  };
+  tensor("v.patch_embd.weight", {14, 14, 3, 64}, 1, 14 * 14 * 3 * 64 * 2);
+  tensor("v.blk.0.attn_q.weight", {64, 64}, 1, 64 * 64 * 2);
+  tensor("mm.0.weight", {64, 256}, 1, 64 * 256 * 2);
+  tensor("mm.0.bias", {256}, 0, 256 * 4);
+  out.resize((out.size() + 31) / 32 * 32, '\0');
+  return out;
+}
+inline constexpr uint64_t kMmprojVisionBytes = 14 * 14 * 3 * 64 * 2 + 64 * 64 * 2;
+inline constexpr uint64_t kMmprojVisionElements = 14 * 14 * 3 * 64 + 64 * 64;
+inline constexpr uint64_t kMmprojProjectorBytes = 64 * 256 * 2 + 256 * 4;
+inline constexpr uint64_t kMmprojProjectorElements = 64 * 256 + 256;
+
 // A JSON string literal.
 inline std::string Quote(absl::string_view s) {
   return absl::StrCat("\"", absl::StrReplaceAll(s, {{"\\", "\\\\"}, {"\"", "\\\""}}), "\"");
@@ -231,6 +311,13 @@ class HubFixture {
                    kTinyLlamaConfig);
     WriteModelFile(root / "files/org/tiny-llama" / kTinyLlamaV2Sha / "model.safetensors",
                    SafetensorsBytes(TinyLlamaTensors()));
+    for (const std::string& rev : {std::string("main"), std::string(kTinyLlavaSha)}) {
+      WriteModelFile(api / "org/tiny-llava/revision" / rev,
+                     ApiInfo("org/tiny-llava", kTinyLlavaSha, files));
+    }
+    WriteModelFile(root / "files/org/tiny-llava" / kTinyLlavaSha / "config.json", kTinyLlavaConfig);
+    WriteModelFile(root / "files/org/tiny-llava" / kTinyLlavaSha / "model.safetensors",
+                   SafetensorsBytes(TinyLlavaTensors()));
     WriteModelFile(root / "files/org/mamba" / kMambaSha / "config.json",
                    R"({"model_type": "mamba", "hidden_size": 64})");
     std::vector<std::string> rules;
@@ -243,11 +330,13 @@ class HubFixture {
     rule("/(?:api/models/)?org/missing(?:/.*)?",
          R"j("status": 404, "headers": {"X-Error-Code": "RepoNotFound",)j"
          R"j( "X-Error-Message": "Repository not found"})j");
+    // A Hub that answers after 5 s: a fetch under way, for cancellation.
+    rule("/(?:api/models/)?org/slow(?:/.*)?", R"j("delay_ms": 5000)j");
     rule(absl::StrCat("/org/tiny-llama/resolve/(?:v2|", kTinyLlamaV2Sha, ")/(.*)"),
          absl::StrCat(R"j("headers": {"X-Repo-Commit": ")j", kTinyLlamaV2Sha, "\"}, \"rewrite\": ",
                       Quote(absl::StrCat("/files/org/tiny-llama/", kTinyLlamaV2Sha, "/\\1"))));
     for (const auto& [repo, sha] : std::vector<std::pair<std::string, std::string>>{
-             {"tiny-llama", kTinyLlamaSha}, {"mamba", kMambaSha}}) {
+             {"tiny-llama", kTinyLlamaSha}, {"mamba", kMambaSha}, {"tiny-llava", kTinyLlavaSha}}) {
       rule(absl::StrCat("/org/", repo, "/resolve/(?:main|", sha, ")/(.*)"),
            absl::StrCat(R"j("headers": {"X-Repo-Commit": ")j", sha, "\"}, \"rewrite\": ",
                         Quote(absl::StrCat("/files/org/", repo, "/", sha, "/\\1"))));

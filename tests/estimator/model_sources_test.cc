@@ -9,9 +9,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -401,6 +404,88 @@ TEST_F(HubSourcesTest, NoFetchForACallerThatIsGoneOrOutOfTime) {
     EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
   }
   EXPECT_TRUE(Memory(Hf("org/tiny-llama")).ok());  // the scopes are over
+}
+
+TEST_F(HubSourcesTest, AMultimodalRepositorySizesEachPartFromItsTensors) {
+  // org/tiny-llava: a llava config.json and one safetensors file whose
+  // tensors live under language_model., vision_tower. and
+  // multi_modal_projector.: each part's line is its tensors' bytes.
+  absl::StatusOr<v1::EstimateInferenceMemoryResponse> r = Memory(Hf("org/tiny-llava"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  uint64_t vision = 0, projector = 0, rest = 0;
+  for (const testing::Tensor& t : testing::TinyLlavaTensors()) {
+    uint64_t n = static_cast<uint64_t>(t.element_bytes);
+    for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
+    const std::string kind = EncoderKindOfTensor(t.name);
+    (kind == "vision_encoder" ? vision : kind == "projector" ? projector : rest) += n;
+  }
+  ASSERT_NE(Line(*r, "vision_encoder"), nullptr);
+  ASSERT_NE(Line(*r, "projector"), nullptr);
+  EXPECT_EQ(Line(*r, "vision_encoder")->bytes(), static_cast<int64_t>(vision));
+  EXPECT_EQ(Line(*r, "projector")->bytes(), static_cast<int64_t>(projector));
+  EXPECT_EQ(Line(*r, "weights")->bytes(), static_cast<int64_t>(rest));
+  EXPECT_EQ(rest, TinyLlamaBytes());
+}
+
+TEST_F(HubSourcesTest, AFetchUnderWayStopsWhenTheCallerCancels) {
+  // org/slow answers after 5 s; the caller cancels after 300 ms.
+  std::atomic<bool> gone{false};
+  std::thread caller([&gone] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    gone = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<v1::EstimateInferenceMemoryResponse> r;
+  {
+    CallDeadlineScope scope(absl::Now() + absl::Seconds(30), [&gone] { return gone.load(); });
+    r = Memory(Hf("org/slow"));
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  caller.join();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "was being fetched")) << r.status();
+  EXPECT_LT(took, std::chrono::milliseconds(2500));
+}
+
+TEST_F(HubSourcesTest, OverGrpcACancelledCallFreesItsFetchThread) {
+  // One fetch thread: while a fetch of org/slow (5 s) holds it, another
+  // repository waits. The caller of the slow one cancels after 300 ms; the
+  // next call is answered well before the slow answer would have come.
+  HfHubOptions options;
+  options.endpoint = hub_->endpoint();
+  options.timeout = absl::Seconds(10);
+  ConfigureHub(options, 1);
+  prometheus::Registry registry;
+  GrpcMetrics metrics(registry, "client");
+  CatalogClient client("127.0.0.1:1", &metrics, absl::Seconds(1));
+  EstimatorServiceImpl service(&client, nullptr);
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  auto stub = v1::EstimatorService::NewStub(server->InProcessChannel({}));
+
+  const auto start = std::chrono::steady_clock::now();
+  v1::EstimateInferenceMemoryRequest slow;
+  *slow.mutable_source() = Hf("org/slow");
+  v1::EstimateInferenceMemoryResponse response;
+  grpc::ClientContext slow_context;
+  slow_context.set_deadline(modelatlas::testing::DeadlineFromNow(20000));
+  std::thread canceller([&slow_context] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    slow_context.TryCancel();
+  });
+  EXPECT_EQ(stub->EstimateInferenceMemory(&slow_context, slow, &response).error_code(),
+            grpc::StatusCode::CANCELLED);
+  canceller.join();
+
+  v1::EstimateInferenceMemoryRequest next;
+  *next.mutable_source() = Hf("org/tiny-llama");
+  grpc::ClientContext next_context;
+  next_context.set_deadline(modelatlas::testing::DeadlineFromNow(20000));
+  grpc::Status status = stub->EstimateInferenceMemory(&next_context, next, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(3000));
+  server->Shutdown(modelatlas::testing::DeadlineFromNow(1000));
 }
 
 TEST_F(HubSourcesTest, OverGrpcTheFetchRunsOffTheCallbackThreads) {

@@ -1,0 +1,56 @@
+// Parameters of a multimodal model's parts beside its language model: vision
+// and audio encoders and the projectors into the language model's embeddings
+// (docs/FORMULAS.md "Vision and audio parts"). Each layout follows the
+// transformers module that holds the weights, so a count equals the
+// checkpoint's tensors under that module:
+//   clip_vision        CLIPVisionTransformer (modeling_clip.py)
+//   siglip_vision      SiglipVisionTransformer (modeling_siglip.py)
+//   qwen2_vl_vision    Qwen2VisionTransformerPretrainedModel without its merger
+//   qwen2_5_vl_vision  Qwen2_5_VisionTransformerPretrainedModel without its merger
+//   whisper_encoder    WhisperEncoder / Qwen2AudioEncoder
+//   llava_projector    LlavaMultiModalProjector (two biased linears)
+//   gemma3_projector   Gemma3MultiModalProjector (a matrix and an RMSNorm)
+//   qwen2_vl_merger, qwen2_5_vl_merger  PatchMerger (a norm and two biased linears)
+//   linear_projector   one biased linear (Qwen2AudioMultiModalProjector)
+//   tensors            a count read from a file's tensors
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace modelatlas::estimator {
+
+struct EncoderShape {
+  std::string kind;    // "vision_encoder", "projector", "audio_encoder"
+  std::string layout;  // see above
+  int num_layers = 0;
+  int64_t hidden_size = 0;        // elements
+  int64_t intermediate_size = 0;  // elements
+  int patch_size = 0;             // pixels
+  int image_size = 0;             // pixels
+  int num_channels = 3;
+  int temporal_patch_size = 0;  // 0 = 2-D patches
+  int spatial_merge_size = 0;
+  int64_t output_size = 0;  // elements
+  int num_mel_bins = 0;
+  int max_positions = 0;
+  bool pooling_head = false;
+  double parameters = 0;  // layout "tensors"
+};
+
+struct EncoderCount {
+  double parameters = 0;
+  // Each term with its figures, e.g. "24 blocks x (4 x (1024^2 + 1024) ...".
+  std::string arithmetic;
+};
+
+// INVALID_ARGUMENT naming `field`.<key> for an unknown layout or a missing
+// or non-positive figure the layout needs.
+absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& shape, const std::string& field);
+
+// True for the kinds an answer itemizes.
+bool IsEncoderKind(const std::string& kind);
+
+}  // namespace modelatlas::estimator
