@@ -163,7 +163,11 @@ absl::StatusOr<v1::PlanTrainingResponse> PlanTrainingFor(const Model& model,
       EstimateTrainingMemoryFor(model, base);
   if (!single.ok()) return single.status();
 
-  const double memory = hardware.memory_bytes();
+  // Fits are decided on what one process can allocate (the driver's figure,
+  // or the rule for the memory type), not the marketed capacity: the
+  // framework's allocator never sees the rest.
+  const AllocatableMemory allocatable = AllocatableMemoryOfRecord(hardware);
+  const double memory = allocatable.allocatable_bytes;
   const int64_t layers = model.architecture().num_layers();
   const int64_t heads = model.architecture().num_attention_heads();
   v1::PlanTrainingResponse response;
@@ -171,6 +175,7 @@ absl::StatusOr<v1::PlanTrainingResponse> PlanTrainingFor(const Model& model,
   response.set_display_name(model.display_name());
   response.set_hardware(hardware.name());
   response.set_device_memory_bytes(static_cast<int64_t>(memory));
+  ToProto(allocatable, response.mutable_device_memory());
   // Fewest devices first; at one device count, the least intrusive setup:
   // no offload, then less recomputation, a lower ZeRO stage, less tensor
   // and pipeline parallelism.
@@ -211,11 +216,12 @@ absl::StatusOr<v1::PlanTrainingResponse> PlanTrainingFor(const Model& model,
       }
     }
   }
-  response.set_reason(absl::StrCat("no layout of up to ", max_devices, " devices fits ",
-                                   hardware.display_name(), " (", static_cast<int64_t>(memory),
-                                   " bytes each): on one device it needs ",
-                                   single->device_total_bytes(), " bytes",
-                                   request.allow_offload() ? "" : "; allow_offload may help"));
+  response.set_reason(
+      absl::StrCat("no layout of up to ", max_devices, " devices fits ", hardware.display_name(),
+                   " (", static_cast<int64_t>(memory), " bytes each a process can allocate",
+                   allocatable.assumed ? ", assumed" : "", "): on one device it needs ",
+                   single->device_total_bytes(), " bytes",
+                   request.allow_offload() ? "" : "; allow_offload may help"));
   return response;
 }
 
