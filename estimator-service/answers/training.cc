@@ -106,6 +106,7 @@ absl::StatusOr<TrainingMemoryInput> MemoryInputFor(const Model& model,
   input.offload_optimizer = settings.offload_optimizer();
   input.offload_parameters = settings.offload_parameters();
   input.overhead_bytes = static_cast<double>(settings.overhead_bytes());
+  input.deepspeed_model_states = settings.deepspeed_model_states();
   if (input.fine_tuning != FineTuning::kFull) {
     input.lora_rank = settings.lora_rank();
     std::vector<std::string> modules(settings.lora_target_modules().begin(),
@@ -158,9 +159,12 @@ absl::StatusOr<v1::PlanTrainingResponse> PlanTrainingFor(const Model& model,
         "max_devices", absl::StrCat("must be between 1 and 1048576, got ", request.max_devices()));
   }
   v1::TrainingSettings base = WithDefaults(request.settings());
-  // Fail fast on settings that no parallel layout can fix.
+  // Fail fast on settings that no parallel layout can fix (DeepSpeed's
+  // model states exist for ZeRO-2 and ZeRO-3 only: checked at ZeRO-3).
+  v1::TrainingSettings first = base;
+  if (first.deepspeed_model_states() && first.zero_stage() < 2) first.set_zero_stage(3);
   absl::StatusOr<v1::EstimateTrainingMemoryResponse> single =
-      EstimateTrainingMemoryFor(model, base);
+      EstimateTrainingMemoryFor(model, first);
   if (!single.ok()) return single.status();
 
   // Fits are decided on what one process can allocate (the driver's figure,
