@@ -380,6 +380,18 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
             pp > 1 ? absl::StrCat(pp, " micro-batches of ", shape.num_layers, "/", pp, " layers)")
                    : "",
             " x [", layer.arithmetic, "] = ", Bytes(activations), " (Korthikanti et al. 2022)"));
+    if (in.recompute == Recompute::kFull) {
+      // Full recomputation keeps each layer's input, but the backward pass
+      // recomputes one layer at a time and that layer holds its
+      // activations while its gradients are taken (Korthikanti et al. 2022
+      // count only the inputs). Fused attention assumed there: no 5as/h.
+      const Figure working = ActivationBytesPerLayer(
+          in.sequence_length, in.micro_batch, shape.hidden_size, shape.num_attention_heads, tp,
+          in.sequence_parallel, Recompute::kSelective);
+      Add(&out.device_lines, &out.device_bytes, "recomputed_layer", working.value,
+          absl::StrCat("the layer being recomputed in the backward pass holds its activations: ",
+                       working.arithmetic, " (fused attention: no 5as/h term)"));
+    }
     if (in.recompute == Recompute::kNone) {
       out.notes.push_back(
           "Activations keep the attention scores (the 5as/h term). Fused attention kernels such as "
