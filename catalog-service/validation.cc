@@ -304,6 +304,19 @@ void ValidateHardware(const common::v1::Hardware& hardware, const std::string& p
               prefix, violations);
   CheckNumbers(hardware, RecordKind::kHardware, {prefix, ""}, violations);
   CheckSizes(hardware, prefix, violations);
+  // What one process can allocate is part of the capacity: a figure above
+  // it mixes units (nvidia-smi's MiB against a capacity in decimal GB: H200
+  // 143,771 MiB against 141e9 bytes) and would make a plan say "fits" on
+  // memory the card does not have (docs/FORMULAS.md, "Memory a runtime can
+  // use").
+  if (hardware.has_allocatable_memory_bytes() && hardware.has_memory_bytes() &&
+      hardware.allocatable_memory_bytes() > hardware.memory_bytes()) {
+    violations->Add(Join(prefix, "allocatable_memory_bytes"),
+                    absl::StrCat("must not exceed memory_bytes (", hardware.memory_bytes(),
+                                 " bytes), got ", hardware.allocatable_memory_bytes(),
+                                 ": both are bytes (a MiB or GiB figure against a GB capacity "
+                                 "mixes units)"));
+  }
 }
 
 void ReplaceInvalidUtf8(Message* message) {

@@ -248,6 +248,20 @@ int Plan(Session& session, const Arguments& args) {
              rows);
   std::cout << "(bounds: decode from memory bandwidth, per sequence and for the batch of " << batch
             << " sequences; prefill from peak compute x 0.5; --json shows the arithmetic)\n";
+  // Fits are decided on what a process can allocate, not the marketed
+  // capacity; say so, and name the cards whose figure is a rule's.
+  int assumed = 0;
+  for (const auto& plan : response.plans()) {
+    if (plan.device_memory().allocatable_assumed()) ++assumed;
+  }
+  std::cout << "memory: fits use what one process can allocate (the driver's figure) x the memory "
+               "utilization, not the marketed capacity";
+  if (assumed > 0) {
+    std::cout << "; " << assumed << " of " << response.plans_size()
+              << " records have no driver figure, so it is derived by the rule for their memory "
+                 "type (--json: device_memory.allocatable_source)";
+  }
+  std::cout << "\n";
   if (price_given) {
     std::cout << "prices: $" << Fixed(*absl::GetFlag(FLAGS_price), 2)
               << " per card-hour from the command line (--price) for every card; cost per "

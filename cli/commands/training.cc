@@ -36,6 +36,9 @@ ABSL_FLAG(std::string, finetune, "full",
 ABSL_FLAG(int32_t, lora_rank, 16, "training: LoRA rank");
 ABSL_FLAG(std::string, lora_modules, "q,k,v,o", "training: projections with adapters");
 ABSL_FLAG(bool, fp32_gradients, false, "training: keep gradients in fp32");
+ABSL_FLAG(bool, deepspeed, false,
+          "training: model states as DeepSpeed allocates them (its ZeRO-2/3 estimators: 18 bytes "
+          "per parameter under ZeRO-3) instead of the idealized 16");
 ABSL_FLAG(int32_t, max_devices, 4096, "plan training: most devices to consider");
 ABSL_FLAG(bool, allow_offload, false, "plan training: let the planner offload optimizer states");
 ABSL_FLAG(double, tolerance, 0.1, "audit: relative difference that counts as a disagreement");
@@ -73,6 +76,7 @@ bool BuildSettings(v1::TrainingSettings* settings, std::string* error) {
   settings->set_offload_optimizer(absl::GetFlag(FLAGS_offload_optimizer));
   settings->set_offload_parameters(absl::GetFlag(FLAGS_offload_parameters));
   settings->set_fp32_gradients(absl::GetFlag(FLAGS_fp32_gradients));
+  settings->set_deepspeed_model_states(absl::GetFlag(FLAGS_deepspeed));
   if (settings->fine_tuning() != v1::FINE_TUNING_FULL) {
     settings->set_lora_rank(absl::GetFlag(FLAGS_lora_rank));
     for (absl::string_view module :
@@ -267,7 +271,8 @@ CommandGroup TrainingCommands() {
                                                    "finetune",
                                                    "lora_rank",
                                                    "lora_modules",
-                                                   "fp32_gradients"};
+                                                   "fp32_gradients",
+                                                   "deepspeed"};
   std::vector<absl::string_view> plan = settings;
   plan.insert(plan.begin(), {"hardware", "max_devices", "allow_offload"});
   auto with_source = [](std::vector<absl::string_view> flags) {

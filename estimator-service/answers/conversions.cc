@@ -1,8 +1,10 @@
 #include "estimator-service/answers/conversions.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -517,11 +519,34 @@ absl::Status ValidateModelArchitecture(const common::v1::Model& model, absl::str
                    "; correct the record"));
 }
 
+AllocatableMemory AllocatableMemoryOfRecord(const common::v1::Hardware& hw) {
+  DeviceMemoryRecord record;
+  record.memory_bytes = hw.memory_bytes();
+  if (hw.has_allocatable_memory_bytes()) record.allocatable_bytes = hw.allocatable_memory_bytes();
+  record.allocatable_source = hw.allocatable_memory_source();
+  record.memory_type = hw.memory_type();
+  record.unified_memory = hw.unified_memory();
+  return AllocatableMemoryOf(record);
+}
+
+void ToProto(const AllocatableMemory& memory, v1::DeviceMemory* out) {
+  out->set_marketed_bytes(static_cast<int64_t>(std::floor(memory.marketed_bytes)));
+  out->set_allocatable_bytes(static_cast<int64_t>(std::floor(memory.allocatable_bytes)));
+  out->set_allocatable_assumed(memory.assumed);
+  out->set_allocatable_source(memory.source);
+}
+
 DeviceSpec DeviceOf(const common::v1::Hardware& hw, NumberFormat format) {
   DeviceSpec device;
   device.name = hw.name();
   device.display_name = hw.display_name();
   device.memory_bytes = hw.memory_bytes();
+  if (device.memory_bytes > 0) {
+    AllocatableMemory allocatable = AllocatableMemoryOfRecord(hw);
+    device.allocatable_memory_bytes = allocatable.allocatable_bytes;
+    device.allocatable_memory_source = std::move(allocatable.source);
+    device.allocatable_memory_assumed = allocatable.assumed;
+  }
   if (hw.has_memory_bandwidth_bytes_per_second()) {
     device.bandwidth_bytes_per_second = hw.memory_bandwidth_bytes_per_second();
   }

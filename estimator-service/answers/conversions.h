@@ -8,12 +8,14 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "estimator-service/core/architecture.h"
+#include "estimator-service/core/device_memory.h"
 #include "estimator-service/core/number_format.h"
 #include "estimator-service/core/plan.h"
 #include "estimator-service/core/training_memory.h"
 #include "estimator-service/core/workload.h"
 #include "modelatlas/common/v1/hardware.pb.h"
 #include "modelatlas/common/v1/model.pb.h"
+#include "modelatlas/estimator/v1/device_memory.pb.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
 #include "modelatlas/estimator/v1/training.pb.h"
 
@@ -98,7 +100,13 @@ absl::Status CheckDeviceFigures(const common::v1::Hardware& hardware);
 // keeps INVALID_ARGUMENT with its field.
 absl::Status ValidateModelArchitecture(const common::v1::Model& model, absl::string_view prefix);
 
-// A hardware record as a plan needs it, its peak taken for `format`.
+// What one process can allocate on a hardware record's device: its driver
+// figure, else the rule for its memory type (core/device_memory.h).
+AllocatableMemory AllocatableMemoryOfRecord(const common::v1::Hardware& hardware);
+void ToProto(const AllocatableMemory& memory, v1::DeviceMemory* out);
+
+// A hardware record as a plan needs it, its peak taken for `format`, its
+// capacity the allocatable one (AllocatableMemoryOfRecord).
 DeviceSpec DeviceOf(const common::v1::Hardware& hardware, NumberFormat format);
 
 }  // namespace modelatlas::estimator

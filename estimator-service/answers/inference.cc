@@ -521,7 +521,8 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   input.workload = sized->workload;
   if (request.max_cards() > 0) input.max_cards = request.max_cards();
   std::vector<DevicePlan> plans;
-  std::map<std::string, double> prices;  // hardware name -> USD per card-hour used
+  std::map<std::string, double> prices;               // hardware name -> USD per card-hour used
+  std::map<std::string, AllocatableMemory> memories;  // hardware name -> capacity planned on
   for (const common::v1::Hardware& hw : hardware) {
     if (plans.size() % kRecordsPerAbandonCheck == 0) {
       if (absl::Status abandoned =
@@ -539,6 +540,12 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
       continue;
     }
     DeviceSpec device = DeviceOf(hw, input.workload.weight_format);
+    if (device.allocatable_memory_bytes.has_value()) {
+      memories[hw.name()] = {.marketed_bytes = device.memory_bytes,
+                             .allocatable_bytes = *device.allocatable_memory_bytes,
+                             .assumed = device.allocatable_memory_assumed,
+                             .source = device.allocatable_memory_source};
+    }
     // The request's price, when given, replaces every record's.
     if (request.has_price_usd_per_card_hour()) {
       device.price_usd_per_hour = request.price_usd_per_card_hour();
@@ -592,6 +599,9 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
       out->set_price_usd_per_card_hour(price->second);
       out->set_price_source(request.has_price_usd_per_card_hour() ? v1::PRICE_SOURCE_REQUEST
                                                                   : v1::PRICE_SOURCE_RECORD);
+    }
+    if (auto memory = memories.find(out->hardware()); memory != memories.end()) {
+      ToProto(memory->second, out->mutable_device_memory());
     }
     out->set_reason(std::move(plan.reason));
     out->mutable_arithmetic()->Reserve(static_cast<int>(plan.arithmetic.size()));

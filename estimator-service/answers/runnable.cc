@@ -23,10 +23,13 @@ absl::StatusOr<RunnableRows> RunnableOn(const RecordSource& source,
                                         const query::Filter& filter,
                                         const v1::ListRunnableModelsRequest& request) {
   const DeviceSpec device = DeviceOf(hardware, workload.weight_format);
-  const double usable =
-      device.memory_bytes * (device.unified_memory ? ResolvedWorkload::kUnifiedMemoryFraction
-                                                   : workload.memory_utilization);
+  const double usable = UsableBytesPerCard(device, workload.memory_utilization);
   RunnableRows runnable(source.revision(), ToProto(workload));
+  {
+    v1::DeviceMemory memory;
+    ToProto(AllocatableMemoryOfRecord(hardware), &memory);
+    runnable.SetDeviceMemory(memory, static_cast<int64_t>(std::floor(usable)));
+  }
   absl::Status abandoned;
   int visits = 0;
   absl::Status visited = source.ForEachModel([&](const common::v1::Model& model) {

@@ -72,12 +72,20 @@ class RunnableRows {
 
   size_t size() const { return rows_.size(); }
 
+  // The card's capacity the rows were fitted in, sent with the workload.
+  void SetDeviceMemory(const v1::DeviceMemory& memory, int64_t usable_bytes_per_card) {
+    device_memory_ = memory;
+    usable_bytes_per_card_ = usable_bytes_per_card;
+  }
+
   // Fills `message` with the next rows (the first message also with the
   // resolved workload, alone when there are no rows); false when none are left.
   bool Fill(v1::ListRunnableModelsResponse* message) {
     if (!workload_sent_) {
       workload_sent_ = true;
       *message->mutable_workload() = workload_;
+      *message->mutable_device_memory() = device_memory_;
+      message->set_usable_bytes_per_card(usable_bytes_per_card_);
       if (order_.empty()) return true;
     }
     if (next_ == order_.size()) return false;
@@ -109,6 +117,8 @@ class RunnableRows {
   int64_t revision_;
   v1::ResolvedWorkload workload_;
   bool workload_sent_ = false;
+  v1::DeviceMemory device_memory_;
+  int64_t usable_bytes_per_card_ = 0;
   std::string names_;
   std::vector<RunnableRow> rows_;
   std::vector<uint32_t> order_;

@@ -106,6 +106,7 @@ absl::StatusOr<TrainingMemoryInput> MemoryInputFor(const Model& model,
   input.offload_optimizer = settings.offload_optimizer();
   input.offload_parameters = settings.offload_parameters();
   input.overhead_bytes = static_cast<double>(settings.overhead_bytes());
+  input.deepspeed_model_states = settings.deepspeed_model_states();
   if (input.fine_tuning != FineTuning::kFull) {
     input.lora_rank = settings.lora_rank();
     std::vector<std::string> modules(settings.lora_target_modules().begin(),
@@ -158,12 +159,19 @@ absl::StatusOr<v1::PlanTrainingResponse> PlanTrainingFor(const Model& model,
         "max_devices", absl::StrCat("must be between 1 and 1048576, got ", request.max_devices()));
   }
   v1::TrainingSettings base = WithDefaults(request.settings());
-  // Fail fast on settings that no parallel layout can fix.
+  // Fail fast on settings that no parallel layout can fix (DeepSpeed's
+  // model states exist for ZeRO-2 and ZeRO-3 only: checked at ZeRO-3).
+  v1::TrainingSettings first = base;
+  if (first.deepspeed_model_states() && first.zero_stage() < 2) first.set_zero_stage(3);
   absl::StatusOr<v1::EstimateTrainingMemoryResponse> single =
-      EstimateTrainingMemoryFor(model, base);
+      EstimateTrainingMemoryFor(model, first);
   if (!single.ok()) return single.status();
 
-  const double memory = hardware.memory_bytes();
+  // Fits are decided on what one process can allocate (the driver's figure,
+  // or the rule for the memory type), not the marketed capacity: the
+  // framework's allocator never sees the rest.
+  const AllocatableMemory allocatable = AllocatableMemoryOfRecord(hardware);
+  const double memory = allocatable.allocatable_bytes;
   const int64_t layers = model.architecture().num_layers();
   const int64_t heads = model.architecture().num_attention_heads();
   v1::PlanTrainingResponse response;
@@ -171,6 +179,7 @@ absl::StatusOr<v1::PlanTrainingResponse> PlanTrainingFor(const Model& model,
   response.set_display_name(model.display_name());
   response.set_hardware(hardware.name());
   response.set_device_memory_bytes(static_cast<int64_t>(memory));
+  ToProto(allocatable, response.mutable_device_memory());
   // Fewest devices first; at one device count, the least intrusive setup:
   // no offload, then less recomputation, a lower ZeRO stage, less tensor
   // and pipeline parallelism.
@@ -211,11 +220,12 @@ absl::StatusOr<v1::PlanTrainingResponse> PlanTrainingFor(const Model& model,
       }
     }
   }
-  response.set_reason(absl::StrCat("no layout of up to ", max_devices, " devices fits ",
-                                   hardware.display_name(), " (", static_cast<int64_t>(memory),
-                                   " bytes each): on one device it needs ",
-                                   single->device_total_bytes(), " bytes",
-                                   request.allow_offload() ? "" : "; allow_offload may help"));
+  response.set_reason(
+      absl::StrCat("no layout of up to ", max_devices, " devices fits ", hardware.display_name(),
+                   " (", static_cast<int64_t>(memory), " bytes each a process can allocate",
+                   allocatable.assumed ? ", assumed" : "", "): on one device it needs ",
+                   single->device_total_bytes(), " bytes",
+                   request.allow_offload() ? "" : "; allow_offload may help"));
   return response;
 }
 

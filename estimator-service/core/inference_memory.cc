@@ -65,6 +65,21 @@ double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
                                NumberFormatName(format), ") = ", Int(bytes), " bytes per token");
     return bytes;
   }
+  if (arch.num_decoder_layers > 0) {
+    // Encoder-decoder: the decoder's self-attention and cross-attention
+    // caches (encoder length x decoder layers), nothing for the encoder.
+    const double bytes = 2.0 * 2.0 * arch.num_decoder_layers * arch.EffectiveKvHeads() *
+                         arch.EffectiveHeadDim() * bytes_per_element;
+    if (arithmetic == nullptr) return bytes;
+    *arithmetic = absl::StrCat(
+        "2 (K and V) x 2 (decoder self attention over the output + cross attention over the "
+        "encoder's input, each the context long) x ",
+        arch.num_decoder_layers, " decoder layers x ", arch.EffectiveKvHeads(), " KV heads x ",
+        arch.EffectiveHeadDim(), " head dim x ", absl::StrFormat("%g", bytes_per_element),
+        " bytes (", NumberFormatName(format), ") = ", Int(bytes),
+        " bytes per token (the encoder caches nothing)");
+    return bytes;
+  }
   const double bytes =
       2.0 * arch.num_layers * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element;
   if (arithmetic == nullptr) return bytes;
@@ -75,21 +90,26 @@ double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
   return bytes;
 }
 
+int KvCacheLayers(const Architecture& arch) {
+  return arch.num_decoder_layers > 0 ? arch.num_decoder_layers : arch.num_layers;
+}
+
 int SlidingLayers(const Architecture& arch) {
   return arch.num_sliding_window_layers > 0
-             ? std::min(arch.num_sliding_window_layers, arch.num_layers)
-             : arch.num_layers;
+             ? std::min(arch.num_sliding_window_layers, KvCacheLayers(arch))
+             : KvCacheLayers(arch);
 }
 
 double KvCacheBytes(const Architecture& arch, NumberFormat format, int64_t context_tokens,
                     int batch) {
   const double per_token = KvCacheBytesPerToken(arch, format, nullptr);
-  if (arch.sliding_window > 0 && arch.sliding_window < context_tokens && arch.num_layers > 0) {
+  const int layers = KvCacheLayers(arch);
+  if (arch.sliding_window > 0 && arch.sliding_window < context_tokens && layers > 0) {
     // Sliding-window layers keep only the last `window` tokens.
     const int sliding = SlidingLayers(arch);
-    const double per_layer = per_token / arch.num_layers;
+    const double per_layer = per_token / layers;
     return (per_layer * sliding * static_cast<double>(arch.sliding_window) +
-            per_layer * (arch.num_layers - sliding) * static_cast<double>(context_tokens)) *
+            per_layer * (layers - sliding) * static_cast<double>(context_tokens)) *
            batch;
   }
   return per_token * static_cast<double>(context_tokens) * batch;
@@ -221,7 +241,7 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
     sizing.kv_cache_bytes = std::ceil(kv_bytes);
     sizing.model_kv_cache_bytes = sizing.kv_cache_bytes;
     sizing.kv_cache_bytes_largest_layer =
-        std::ceil(KvCacheBytesPerToken(arch, w.kv_cache_format, nullptr) / arch.num_layers *
+        std::ceil(KvCacheBytesPerToken(arch, w.kv_cache_format, nullptr) / KvCacheLayers(arch) *
                   static_cast<double>(context) * w.batch_size);
     const int chunk = w.prefill_chunk_tokens;
     std::string* workspace_arithmetic = arithmetic != nullptr ? &arithmetic->activations : nullptr;
@@ -233,12 +253,13 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
       std::string tokens_arithmetic;
       if (arch.sliding_window > 0 && arch.sliding_window < context) {
         const int sliding_layers = SlidingLayers(arch);
-        const double per_layer = per_token / arch.num_layers;
+        const int kv_layers = KvCacheLayers(arch);
+        const double per_layer = per_token / kv_layers;
         const double window_tokens = static_cast<double>(arch.sliding_window);
         tokens_arithmetic =
-            absl::StrCat("; ", sliding_layers, " of ", arch.num_layers, " layers keep only the ",
+            absl::StrCat("; ", sliding_layers, " of ", kv_layers, " layers keep only the ",
                          arch.sliding_window, "-token window: (", sliding_layers, " x ",
-                         Int(window_tokens), " tokens + ", arch.num_layers - sliding_layers, " x ",
+                         Int(window_tokens), " tokens + ", kv_layers - sliding_layers, " x ",
                          context, " tokens) x ", Int(per_layer), " bytes per layer-token x ",
                          w.batch_size, " sequences = ", Int(sizing.kv_cache_bytes), " bytes");
       } else {

@@ -97,8 +97,18 @@ struct InferenceMemoryEstimate {
 // KV-cache bytes per token of one sequence, with the arithmetic:
 //   standard/GQA: 2 (K and V) x layers x kv_heads x head_dim x bytes per element
 //   MLA:          layers x (kv_lora_rank + qk_rope_head_dim) x bytes per element
+//   encoder-decoder (T5): 2 (K and V) x 2 x decoder layers x kv_heads x
+//                 head_dim x bytes per element: each decoder layer caches
+//                 its self attention over the output and its cross attention
+//                 over the encoder's input (transformers EncoderDecoderCache:
+//                 self_attention_cache and cross_attention_cache per decoder
+//                 layer), both taken as the context long; the encoder caches
+//                 nothing.
 // `arithmetic` may be null when only the number is wanted.
 double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format, std::string* arithmetic);
+
+// Layers that hold a KV cache: the decoder's of an encoder-decoder, else all.
+int KvCacheLayers(const Architecture& arch);
 
 // Layers that use the sliding window (all of them unless said otherwise).
 int SlidingLayers(const Architecture& arch);

@@ -17,19 +17,46 @@ std::string Num(double value) { return SignificantDigits(value, 4); }
 
 }  // namespace
 
+double UsableBytesPerCard(const DeviceSpec& device, double memory_utilization,
+                          std::string* arithmetic) {
+  if (device.allocatable_memory_bytes.has_value()) {
+    // The GPU's share of unified memory is already what it may use: no
+    // serving engine's fraction on top (llama.cpp and MLX plan on it).
+    const double fraction = device.unified_memory ? 1.0 : memory_utilization;
+    const double usable = *device.allocatable_memory_bytes * fraction;
+    if (arithmetic != nullptr) {
+      *arithmetic = absl::StrCat(
+          "usable per card: allocatable ", GiB(*device.allocatable_memory_bytes), " of ",
+          GiB(device.memory_bytes), " marketed",
+          device.allocatable_memory_source.empty()
+              ? ""
+              : absl::StrCat(" (", device.allocatable_memory_source, ")"),
+          device.unified_memory ? ", the GPU's share of unified memory, used whole"
+                                : absl::StrCat(" x ", Num(fraction), " (memory utilization)"),
+          " = ", GiB(usable));
+    }
+    return usable;
+  }
+  const double fraction =
+      device.unified_memory ? ResolvedWorkload::kUnifiedMemoryFraction : memory_utilization;
+  const double usable = device.memory_bytes * fraction;
+  if (arithmetic != nullptr) {
+    *arithmetic = absl::StrCat(
+        "usable per card: ", GiB(device.memory_bytes), " x ", Num(fraction),
+        device.unified_memory ? " (unified memory: the GPU's share)" : " (memory utilization)",
+        " = ", GiB(usable));
+  }
+  return usable;
+}
+
 DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
   const InferenceSizing& shape = input.sizing;
   const ResolvedWorkload& w = input.workload;
   DevicePlan plan;
   plan.name = device.name;
   plan.display_name = device.display_name;
-  const double fraction =
-      device.unified_memory ? ResolvedWorkload::kUnifiedMemoryFraction : w.memory_utilization;
-  plan.usable_bytes_per_card = device.memory_bytes * fraction;
-  plan.arithmetic.push_back(absl::StrCat(
-      "usable per card: ", GiB(device.memory_bytes), " x ", Num(fraction),
-      device.unified_memory ? " (unified memory: the GPU's share)" : " (memory utilization)", " = ",
-      GiB(plan.usable_bytes_per_card)));
+  plan.usable_bytes_per_card =
+      UsableBytesPerCard(device, w.memory_utilization, &plan.arithmetic.emplace_back());
   if (device.memory_bytes <= 0) {
     plan.reason = "memory size not on record";
     return plan;

@@ -18,7 +18,17 @@ namespace modelatlas::estimator {
 struct DeviceSpec {
   std::string name;
   std::string display_name;
+  // Marketed capacity, bytes.
   double memory_bytes = 0;
+  // What one process can allocate, bytes (AllocatableMemoryOf,
+  // core/device_memory.h; for unified memory the GPU's share): the capacity
+  // fits are decided on. Absent: memory_bytes, or memory_bytes x
+  // ResolvedWorkload::kUnifiedMemoryFraction for unified memory.
+  std::optional<double> allocatable_memory_bytes;
+  // Where allocatable_memory_bytes comes from (a source or the rule used).
+  std::string allocatable_memory_source;
+  // True when allocatable_memory_bytes was derived by a rule.
+  bool allocatable_memory_assumed = false;
   std::optional<double> bandwidth_bytes_per_second;
   // Peak for the format the weights compute in, FLOP/s; absent = unknown.
   std::optional<double> peak_flops;
@@ -73,6 +83,13 @@ struct DevicePlan {
   // The arithmetic behind each figure.
   std::vector<std::string> arithmetic;
 };
+
+// Memory a serving engine may use per card, bytes: the allocatable capacity
+// x memory_utilization (vLLM's --gpu-memory-utilization is a fraction of the
+// total the driver reports, torch.cuda.mem_get_info), or the GPU's whole
+// share of unified memory. `arithmetic`, when given, receives the sentence.
+double UsableBytesPerCard(const DeviceSpec& device, double memory_utilization,
+                          std::string* arithmetic = nullptr);
 
 DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device);
 

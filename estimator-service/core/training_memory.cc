@@ -33,6 +33,12 @@ const char* OptimizerName(Optimizer optimizer) {
   return "";
 }
 
+void Add(std::vector<MemoryLine>* lines, double* total, std::string component, double bytes,
+         std::string arithmetic) {
+  lines->push_back({std::move(component), bytes, std::move(arithmetic)});
+  *total += bytes;
+}
+
 absl::Status Validate(const TrainingMemoryInput& in) {
   FieldViolations v;
   if (!std::isfinite(in.parameters) || in.parameters <= 0) {
@@ -78,13 +84,95 @@ absl::Status Validate(const TrainingMemoryInput& in) {
   if (!std::isfinite(in.overhead_bytes) || in.overhead_bytes < 0) {
     v.Add("overhead_bytes", "must be a non-negative number");
   }
+  if (in.deepspeed_model_states) {
+    // DeepSpeed's estimators cover these setups only; anything else would
+    // be a figure DeepSpeed never stated.
+    if (in.zero_stage < 2) {
+      v.Add(
+          "deepspeed_model_states",
+          absl::StrCat("DeepSpeed's estimators cover ZeRO-2 and ZeRO-3, got ZeRO-", in.zero_stage));
+    }
+    if (in.fine_tuning != FineTuning::kFull) {
+      v.Add("deepspeed_model_states", "DeepSpeed's estimators cover full training only");
+    }
+    if (in.optimizer != Optimizer::kAdamW) {
+      v.Add("deepspeed_model_states", "DeepSpeed's estimators assume Adam (AdamW)");
+    }
+  }
   return v.ToStatus();
 }
 
-void Add(std::vector<MemoryLine>* lines, double* total, std::string component, double bytes,
-         std::string arithmetic) {
-  lines->push_back({std::move(component), bytes, std::move(arithmetic)});
-  *total += bytes;
+// The model states of full training as DeepSpeed's estimators count them
+// (docs/code-docs/source/memory.rst; deepspeed/runtime/zero/stage3.py
+// estimate_zero3_model_states_mem_needs, stage_1_and_2.py
+// estimate_zero2_model_states_mem_needs): 18 bytes per parameter under
+// ZeRO-3 (fp16 parameters 2, fp32 parameters 4, fp32 gradients 4, Adam
+// moments 8, all over the GPUs) plus 4 bytes per parameter of the largest
+// layer gathered; ZeRO-2 4 bytes per parameter whole (fp16 parameters and
+// gradients) plus 16 over the GPUs. With the optimizer offloaded the GPU
+// keeps only fp16 parameters (2 over the GPUs under ZeRO-3, 2 whole under
+// ZeRO-2): gradient shards go to the CPU with the optimizer. Host memory is
+// DeepSpeed's CPU figure for one node (its 1.5 buffer factor, zero.Init)
+// per GPU of that node.
+void AddDeepSpeedModelStates(const TrainingMemoryInput& in, double local,
+                             const std::string& local_text, double largest, TrainingMemory* out) {
+  const int gpus = in.data_parallel;
+  const int per_node = std::min(gpus, 8);
+  const int nodes = (gpus + per_node - 1) / per_node;
+  const std::string setup = absl::StrCat(
+      " (DeepSpeed ",
+      in.zero_stage == 3 ? "stage3.py estimate_zero3" : "stage_1_and_2.py estimate_zero2",
+      "_model_states_mem_needs)");
+  if (in.zero_stage == 3) {
+    const double layer = largest / in.tensor_parallel;
+    const DeepSpeedEstimate e = DeepSpeedZero3ModelStates(
+        local, layer, per_node, nodes, in.offload_optimizer, in.offload_parameters, true);
+    if (!in.offload_parameters) {
+      Add(&out->device_lines, &out->device_bytes, "weights", 2 * local / gpus,
+          absl::StrCat(local_text, " x 2 bytes (fp16/bf16) / ", gpus,
+                       " (ZeRO-3) = ", Bytes(2 * local / gpus), setup));
+    }
+    if (!in.offload_optimizer && !in.offload_parameters) {
+      Add(&out->device_lines, &out->device_bytes, "gradients_and_optimizer_states",
+          16 * local / gpus,
+          absl::StrCat(local_text,
+                       " x 16 bytes (fp32 parameters 4 + fp32 gradients 4 + Adam "
+                       "moments 8) / ",
+                       gpus, " (ZeRO-3) = ", Bytes(16 * local / gpus), setup));
+    }
+    Add(&out->device_lines, &out->device_bytes, "zero3_gathered_layer", 4 * layer,
+        absl::StrCat(Num(largest), " parameters of the largest layer / ", in.tensor_parallel,
+                     " tensor x 4 bytes (fp16 parameters and gradients gathered) = ",
+                     Bytes(4 * layer), setup));
+    if (in.offload_optimizer || in.offload_parameters) {
+      Add(&out->host_lines, &out->host_bytes, "offloaded_states", e.cpu_bytes / per_node,
+          absl::StrCat(Num(local), " parameters x ", in.offload_parameters ? 18 : 16, " bytes / ",
+                       nodes, " node(s) x 1.5 (DeepSpeed's buffer factor, zero.Init) / ", per_node,
+                       " GPUs per node = ", Bytes(e.cpu_bytes / per_node), setup));
+    }
+    return;
+  }
+  const DeepSpeedEstimate e =
+      DeepSpeedZero2ModelStates(local, per_node, nodes, in.offload_optimizer);
+  Add(&out->device_lines, &out->device_bytes, "weights", 2 * local,
+      absl::StrCat(local_text, " x 2 bytes (fp16/bf16, whole under ZeRO-2) = ", Bytes(2 * local),
+                   setup));
+  if (in.offload_optimizer) {
+    Add(&out->host_lines, &out->host_bytes, "offloaded_states", e.cpu_bytes / per_node,
+        absl::StrCat(Num(local), " parameters x max(4 x ", gpus,
+                     " GPUs, 16) bytes x 1.5 "
+                     "(DeepSpeed's buffer factor) / ",
+                     per_node, " GPUs per node = ", Bytes(e.cpu_bytes / per_node), setup));
+    return;
+  }
+  Add(&out->device_lines, &out->device_bytes, "gradients", 2 * local,
+      absl::StrCat(local_text, " x 2 bytes (fp16/bf16 gradients, whole) = ", Bytes(2 * local),
+                   setup));
+  Add(&out->device_lines, &out->device_bytes, "optimizer_states", 16 * local / gpus,
+      absl::StrCat(local_text,
+                   " x 16 bytes (fp32 parameters 4 + fp32 gradients 4 + Adam moments "
+                   "8) / ",
+                   gpus, " (ZeRO-2) = ", Bytes(16 * local / gpus), setup));
 }
 
 }  // namespace
@@ -208,9 +296,20 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
                                        : std::string();
   };
 
+  const double largest =
+      in.largest_layer_parameters > 0
+          ? in.largest_layer_parameters
+          : static_cast<double>(in.architecture.vocab_size) * in.architecture.hidden_size;
+
   // Trainable parameters and frozen base weights.
   double trainable = local;
-  if (in.fine_tuning == FineTuning::kFull) {
+  if (in.deepspeed_model_states) {
+    AddDeepSpeedModelStates(in, local, local_text, largest, &out);
+    out.notes.push_back(
+        "Model states as DeepSpeed allocates them (its estimators in deepspeed/runtime/zero/, "
+        "docs/code-docs/source/memory.rst): 18 bytes per parameter under ZeRO-3, not the ZeRO "
+        "paper's 16; with the optimizer offloaded the gradient shards leave the GPU too.");
+  } else if (in.fine_tuning == FineTuning::kFull) {
     const double weights = 2 * local / (in.offload_parameters ? 1 : shard(3));
     const std::string text =
         absl::StrCat(local_text, " x 2 bytes (bf16)", shard_text(3), " = ", Bytes(weights));
@@ -237,35 +336,35 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
         absl::StrCat(local_text, " x 2 bytes (bf16) = ", Bytes(adapters)));
   }
 
-  const double gradients = gradient_bytes * trainable / shard(2);
-  const std::string gradient_text = absl::StrCat(local_text, " x ", Num(gradient_bytes), " bytes (",
-                                                 in.fp32_gradients ? "fp32" : "bf16", ")",
-                                                 shard_text(2), " = ", Bytes(gradients));
-  if (in.offload_parameters) {
-    Add(&out.host_lines, &out.host_bytes, "gradients", gradients, gradient_text + " (offloaded)");
-  } else {
-    Add(&out.device_lines, &out.device_bytes, "gradients", gradients, gradient_text);
-  }
-  const double states = optimizer_bytes * trainable / shard(1);
-  const std::string states_text =
-      absl::StrCat(local_text, " x ", Num(optimizer_bytes), " bytes (", OptimizerName(in.optimizer),
-                   ")", shard_text(1), " = ", Bytes(states));
-  if (in.offload_optimizer) {
-    Add(&out.host_lines, &out.host_bytes, "optimizer_states", states, states_text + " (offloaded)");
-  } else {
-    Add(&out.device_lines, &out.device_bytes, "optimizer_states", states, states_text);
-  }
+  if (!in.deepspeed_model_states) {
+    const double gradients = gradient_bytes * trainable / shard(2);
+    const std::string gradient_text = absl::StrCat(local_text, " x ", Num(gradient_bytes),
+                                                   " bytes (", in.fp32_gradients ? "fp32" : "bf16",
+                                                   ")", shard_text(2), " = ", Bytes(gradients));
+    if (in.offload_parameters) {
+      Add(&out.host_lines, &out.host_bytes, "gradients", gradients, gradient_text + " (offloaded)");
+    } else {
+      Add(&out.device_lines, &out.device_bytes, "gradients", gradients, gradient_text);
+    }
+    const double states = optimizer_bytes * trainable / shard(1);
+    const std::string states_text =
+        absl::StrCat(local_text, " x ", Num(optimizer_bytes), " bytes (",
+                     OptimizerName(in.optimizer), ")", shard_text(1), " = ", Bytes(states));
+    if (in.offload_optimizer) {
+      Add(&out.host_lines, &out.host_bytes, "optimizer_states", states,
+          states_text + " (offloaded)");
+    } else {
+      Add(&out.device_lines, &out.device_bytes, "optimizer_states", states, states_text);
+    }
 
-  // ZeRO-3 gathers each layer whole before using it.
-  const double largest =
-      in.largest_layer_parameters > 0
-          ? in.largest_layer_parameters
-          : static_cast<double>(in.architecture.vocab_size) * in.architecture.hidden_size;
-  if (in.zero_stage == 3 && in.fine_tuning == FineTuning::kFull && largest > 0) {
-    Add(&out.device_lines, &out.device_bytes, "zero3_gathered_layer", 4 * largest / tp,
-        absl::StrCat(Num(largest), " parameters of the largest layer / ", tp,
-                     " tensor x 4 bytes (bf16 weights and gradients) = ", Bytes(4 * largest / tp)));
-  }
+    // ZeRO-3 gathers each layer whole before using it.
+    if (in.zero_stage == 3 && in.fine_tuning == FineTuning::kFull && largest > 0) {
+      Add(&out.device_lines, &out.device_bytes, "zero3_gathered_layer", 4 * largest / tp,
+          absl::StrCat(
+              Num(largest), " parameters of the largest layer / ", tp,
+              " tensor x 4 bytes (bf16 weights and gradients) = ", Bytes(4 * largest / tp)));
+    }
+  }  // the idealized model states
 
   // Activations: the first pipeline stage keeps `pp` micro-batches of
   // layers/pp layers in flight under 1F1B, i.e. all layers' worth.
@@ -281,6 +380,18 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
             pp > 1 ? absl::StrCat(pp, " micro-batches of ", shape.num_layers, "/", pp, " layers)")
                    : "",
             " x [", layer.arithmetic, "] = ", Bytes(activations), " (Korthikanti et al. 2022)"));
+    if (in.recompute == Recompute::kFull) {
+      // Full recomputation keeps each layer's input, but the backward pass
+      // recomputes one layer at a time and that layer holds its
+      // activations while its gradients are taken (Korthikanti et al. 2022
+      // count only the inputs). Fused attention assumed there: no 5as/h.
+      const Figure working = ActivationBytesPerLayer(
+          in.sequence_length, in.micro_batch, shape.hidden_size, shape.num_attention_heads, tp,
+          in.sequence_parallel, Recompute::kSelective);
+      Add(&out.device_lines, &out.device_bytes, "recomputed_layer", working.value,
+          absl::StrCat("the layer being recomputed in the backward pass holds its activations: ",
+                       working.arithmetic, " (fused attention: no 5as/h term)"));
+    }
     if (in.recompute == Recompute::kNone) {
       out.notes.push_back(
           "Activations keep the attention scores (the 5as/h term). Fused attention kernels such as "

@@ -61,6 +61,11 @@ struct TrainingMemoryInput {
   double lora_parameters = 0;
   // Runtime overhead per device (CUDA context, allocator reserve), bytes.
   double overhead_bytes = 0;
+  // Model states as DeepSpeed allocates them (its own estimators,
+  // DeepSpeedZero3ModelStates / DeepSpeedZero2ModelStates below) instead of
+  // the ZeRO paper's idealized 16 bytes per parameter: ZeRO-2 and ZeRO-3,
+  // full training with Adam(W) only.
+  bool deepspeed_model_states = false;
 };
 
 struct MemoryLine {

@@ -147,6 +147,29 @@ TEST_F(CatalogTest, HardwareIsFoundByAlias) {
   EXPECT_EQ(catalog_->Get<Hardware>("NVIDIA H100").status().code(), absl::StatusCode::kNotFound);
 }
 
+// Issue 17, point 4: an allocatable figure above the capacity mixes units
+// (nvidia-smi's 143,771 MiB for an H200 recorded as 141e9 bytes); refused
+// naming the field, nothing written.
+TEST_F(CatalogTest, AllocatableMemoryAboveTheCapacityIsRefused) {
+  v1::Dataset dataset;
+  auto* hw = dataset.add_hardware();
+  hw->set_name("hardware/nvidia-h200-sxm-141gb");
+  hw->set_display_name("NVIDIA H200 SXM 141 GB");
+  hw->set_memory_bytes(141e9);
+  hw->set_allocatable_memory_bytes(143771.0 * 1048576);
+  hw->mutable_provenance()->set_source("test");
+  const absl::Status refused = catalog_->CreateAll(dataset).status();
+  ASSERT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << refused;
+  const std::vector<std::string> fields = ViolatedFields(refused);
+  ASSERT_EQ(fields.size(), 1u) << refused;
+  EXPECT_NE(fields[0].find("allocatable_memory_bytes"), std::string::npos) << fields[0];
+  EXPECT_EQ(catalog_->Get<Hardware>("hardware/nvidia-h200-sxm-141gb").status().code(),
+            absl::StatusCode::kNotFound);
+
+  hw->set_memory_bytes(141.0 * 1073741824);  // 141 GiB of chips: the figure fits
+  EXPECT_TRUE(catalog_->CreateAll(dataset).ok());
+}
+
 TEST_F(CatalogTest, PagesWalkEveryRecordOnceInOrder) {
   AddModels(7);
   std::vector<std::string> seen;

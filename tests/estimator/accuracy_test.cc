@@ -160,6 +160,34 @@ TEST(AccuracyKvCacheTest, Phi3TakesTheCacheTransformersAllocates) {
   EXPECT_EQ(KvCacheBytes(ToCoreArchitecture(*arch), NumberFormat::kBf16, 4096, 1), 1610612736);
 }
 
+// https://huggingface.co/google-t5/t5-large/blob/main/config.json (the keys
+// that decide the cache; num_decoder_layers absent = num_layers).
+TEST(AccuracyKvCacheTest, T5CachesSelfAndCrossAttentionInTheDecoderOnly) {
+  auto arch = ArchitectureFromHfConfig(R"({
+    "model_type": "t5", "d_model": 1024, "d_kv": 64, "d_ff": 4096, "num_heads": 16,
+    "num_layers": 24, "vocab_size": 32128, "n_positions": 512,
+    "relative_attention_num_buckets": 32, "feed_forward_proj": "relu",
+    "tie_word_embeddings": true})");
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  Architecture core = ToCoreArchitecture(*arch);
+  ASSERT_EQ(core.num_decoder_layers, 24);
+  // transformers' T5 (modeling_t5.py, EncoderDecoderCache) keeps, per
+  // decoder layer, the self-attention keys and values of the output so far
+  // and the cross-attention keys and values of the encoder's output
+  // (batch x 16 heads x length x d_kv 64 each): 512 encoder + 512 decoder
+  // tokens x 24 layers x 2 (K, V) x 16 x 64 x 2 bytes = 100,663,296 bytes.
+  // The encoder keeps none (it was counted as 24 self-attention caches of
+  // 512 tokens: 50,331,648 bytes, half the real figure).
+  EXPECT_EQ(KvCacheBytes(core, NumberFormat::kBf16, 512, 1), 100663296);
+  std::string arithmetic;
+  KvCacheBytesPerToken(core, NumberFormat::kBf16, &arithmetic);
+  EXPECT_NE(arithmetic.find("cross attention"), std::string::npos) << arithmetic;
+  // The decoder's layer count decides it, not the encoder's.
+  core.num_decoder_layers = 6;
+  EXPECT_EQ(KvCacheBytes(core, NumberFormat::kBf16, 512, 2), 2 * 100663296 / 4);
+  EXPECT_EQ(KvCacheLayers(core), 6);
+}
+
 // https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json (and -120b:
 // 36 layers, 128 experts).
 TEST(AccuracyParametersTest, GptOssCountsSinksBiasesAndAlternatingWindows) {

@@ -1,0 +1,75 @@
+// What one process can allocate on a device (docs/FORMULAS.md, "Memory a
+// runtime can use"). Every fit decision (plans, the runnable list, the
+// inverse questions, training plans) rests on this figure, never on the
+// marketed capacity: "80 GB" cards expose 79.6 GiB to CUDA (nvidia-smi
+// memory.total 81,559 MiB on H100 SXM), GDDR6 cards with ECC on by default
+// lose about 1/16 (A10: 23,028 MiB of 24,576), and a Mac's GPU may wire only
+// a share of unified memory.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace modelatlas::estimator {
+
+// The memory figures of a hardware record.
+struct DeviceMemoryRecord {
+  // Marketed capacity, bytes (the record's memory_bytes).
+  double memory_bytes = 0;
+  // What the driver reports to one process, bytes, when the record has it.
+  std::optional<double> allocatable_bytes;
+  // Where the record's allocatable figure comes from.
+  std::string allocatable_source;
+  // Memory technology, e.g. "HBM3", "GDDR6 (ECC)", "LPDDR5"; may be empty.
+  std::string memory_type;
+  // One pool shared with the host CPU (Apple silicon).
+  bool unified_memory = false;
+};
+
+// The capacity fits are decided on.
+struct AllocatableMemory {
+  // Marketed capacity, bytes.
+  double marketed_bytes = 0;
+  // What one process can allocate, bytes (<= marketed_bytes).
+  double allocatable_bytes = 0;
+  // True when derived by a rule (the record has no driver figure, or its
+  // figure is unusable); the answer says so.
+  bool assumed = false;
+  // Where allocatable_bytes comes from, in words: the record's source, or
+  // the rule and its evidence.
+  std::string source;
+};
+
+// The rules, one per kind of memory, for records without a driver figure.
+// Each share is the lowest driver/marketed ratio observed on a card of that
+// kind with a published driver figure, so the derived capacity errs low
+// (an answer that says "fits" when the model does not is the worst error).
+//   unified memory: macOS lets the GPU wire 2/3 of memory up to 36 GiB,
+//     3/4 above (Metal's recommendedMaxWorkingSetSize, as llama.cpp logs it:
+//     11,453.25 MB on a 16 GiB Mac = 2/3 x 2^34 bytes).
+inline constexpr double kUnifiedShareSmall = 2.0 / 3.0;
+inline constexpr double kUnifiedShareLarge = 3.0 / 4.0;
+inline constexpr double kUnifiedSmallLimitBytes = 36.0 * 1073741824.0;
+//   HBM: V100 SXM2 16 GB, nvidia-smi 16,160 MiB of 16,384 (the lowest of
+//     H100 81,559/81,920, H200 143,771/144,384, B200 183,359/184,320,
+//     GH200 97,871/98,304, V100 32 GB 32,510/32,768).
+inline constexpr double kHbmShare = 16160.0 / 16384.0;
+//   GDDR with ECC on (memory type names ECC): A10, nvidia-smi 23,028 MiB of
+//     24,576 (L4 23,034/24,576, L40S 46,068/49,152, T4 15,360/16,384: inline
+//     ECC keeps 1/16 back, plus the driver's reservation).
+inline constexpr double kGddrEccShare = 23028.0 / 24576.0;
+//   GDDR without ECC: RTX 5090, nvidia-smi 32,607 MiB of 32,768 (RTX 4090
+//     24,564/24,576, RTX 3090 24,576/24,576).
+inline constexpr double kGddrShare = 32607.0 / 32768.0;
+//   anything else (no memory type on record, host DDR, on-chip SRAM): the
+//     ECC share, the lowest of the rules: the record cannot tell whether ECC
+//     or a reservation applies.
+inline constexpr double kOtherShare = kGddrEccShare;
+
+// The record's allocatable figure when it has a usable one (positive, at
+// most the marketed capacity), else the rule for its kind of memory. A
+// figure above the marketed capacity mixes units (GiB against GB): it is
+// not used, and the answer says so. memory_bytes <= 0 gives zeros.
+AllocatableMemory AllocatableMemoryOf(const DeviceMemoryRecord& record);
+
+}  // namespace modelatlas::estimator
