@@ -74,6 +74,57 @@ TEST(ShippedModelsTest, EveryArchitectureReproducesItsPublishedCount) {
   EXPECT_GE(checked, 150);
 }
 
+// Active (per-token) counts of the shipped mixture-of-experts records
+// against the figures their makers publish, which are rounded (the error
+// of each is in docs/ACCURACY.md). OpenAI's figures leave the input
+// embedding out (it is a lookup, not a matrix product); the others count
+// every parameter a token touches.
+struct PublishedActive {
+  const char* name;
+  double active;
+  bool without_input_embedding;
+  const char* source;
+};
+const PublishedActive kPublishedActive[] = {
+    {"models/mixtral-8x7b-v0-1", 12.9e9, false,
+     "mistral.ai/news/mixtral-of-experts: 12.9B parameters per token"},
+    {"models/mixtral-8x22b-v0-1", 39e9, false,
+     "mistral.ai/news/mixtral-8x22b: 39B active parameters out of 141B"},
+    {"models/qwen1-5-moe-a2-7b", 2.7e9, false, "Qwen/Qwen1.5-MoE-A2.7B model card: 2.7B activated"},
+    {"models/qwen3-30b-a3b", 3.3e9, false, "Qwen/Qwen3-30B-A3B model card: 3.3B activated"},
+    {"models/qwen3-235b-a22b", 22e9, false, "Qwen/Qwen3-235B-A22B model card: 22B activated"},
+    {"models/qwen3-coder-480b-a35b-instruct", 35e9, false,
+     "Qwen/Qwen3-Coder-480B-A35B-Instruct model card: 35B activated"},
+    {"models/deepseek-moe-16b-base", 2.8e9, false,
+     "arXiv:2401.06066 (DeepSeekMoE): 16.4B total, 2.8B activated"},
+    {"models/deepseek-v2-5", 21e9, false,
+     "arXiv:2405.04434 (DeepSeek-V2): 236B total, 21B activated"},
+    {"models/deepseek-v3", 37e9, false, "arXiv:2412.19437: 671B total, 37B activated"},
+    {"models/olmoe-1b-7b-0125", 1.3e9, false, "arXiv:2409.02060 (OLMoE): 1.3B active, 6.9B total"},
+    {"models/gpt-oss-20b", 3.61e9, true, "OpenAI gpt-oss model card, Table 1: 3.61B active"},
+    {"models/gpt-oss-120b", 5.13e9, true, "OpenAI gpt-oss model card, Table 1: 5.13B active"},
+};
+
+TEST(ShippedModelsTest, ActiveCountsAgreeWithThePublishedFigures) {
+  std::map<std::string, common::v1::Model> by_name;
+  for (const auto& model : OpenWeightModels()) by_name[model.name()] = model;
+  for (const PublishedActive& row : kPublishedActive) {
+    SCOPED_TRACE(row.source);
+    auto it = by_name.find(row.name);
+    ASSERT_NE(it, by_name.end()) << row.name;
+    const Architecture arch = ToCoreArchitecture(it->second.architecture());
+    auto count = CountParameters(arch);
+    ASSERT_TRUE(count.ok()) << row.name << ": " << count.status();
+    const double input_embedding =
+        static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
+    const double ours = count->active - (row.without_input_embedding ? input_embedding : 0);
+    // The published figures carry two or three significant digits; 2% is
+    // wider than any rounding here and far narrower than counting every
+    // expert (several times the active count) or none.
+    EXPECT_NEAR(ours / row.active, 1.0, 0.02) << row.name << ": ours " << ours;
+  }
+}
+
 // llmfit counts the tensors of each checkpoint, so it also counts what a
 // checkpoint stores beside the parameters: a copy of a tied output head
 // (Qwen3-0.6B saves lm_head.weight although tie_word_embeddings is true) and
