@@ -658,6 +658,13 @@ absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
         break;
     }
   }
+  for (const v1::ImportConversion& conversion : file.conversions) {
+    if (run.report.conversions_size() < kMaxReportedConflicts) {
+      *run.report.add_conversions() = conversion;
+    } else {
+      run.report.set_conversions_omitted(run.report.conversions_omitted() + 1);
+    }
+  }
   for (v1::ImportConflict& conflict : run.conflicts) {
     if (run.report.conflicts_size() < kMaxReportedConflicts) {
       *run.report.add_conflicts() = std::move(conflict);

@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "catalog-service/import/columns.h"
 #include "catalog-service/import/csv.h"
+#include "catalog-service/import/epoch_conventions.h"
 #include "common/formats/hf_config.h"
 #include "common/status/errors.h"
 #include "google/protobuf/struct.pb.h"
@@ -488,6 +489,11 @@ absl::StatusOr<ParsedFile> ParseImportFile(absl::string_view content, v1::FileFo
                         EpochProvenance(source_name, "hardware CSV",
                                         "https://epoch.ai/data/machine-learning-hardware"),
                         &file.hardware, &file);
+      // Epoch's decimal GB and GeForce FP16-accumulate peaks, into the
+      // record's conventions before any matching (epoch_conventions.h).
+      for (ParsedRecord<Hardware>& row : file.hardware) {
+        ConvertEpochHardwareRow(row.row, &row.record, &file.conversions);
+      }
       break;
     case v1::FILE_FORMAT_HF_CONFIG_JSON:
       status = ParseHfConfig(content, source_name, &file);
@@ -528,7 +534,18 @@ std::string ExportHardwareCsv(const std::vector<Hardware>& hardware) {
   std::string out;
   std::vector<std::string> cells(EpochHardwareHeader().begin(), EpochHardwareHeader().end());
   AppendCsvRow(cells, &out);
-  for (const Hardware& record : hardware) {
+  for (const Hardware& stored : hardware) {
+    // GeForce peaks go out in Epoch's convention (FP16-accumulate), so that
+    // the file imports back to the same record (epoch_conventions.h).
+    Hardware record = stored;
+    if (QuotesFp16AccumulatePeaks(record)) {
+      double quoted = 0;
+      if (EpochTensorPeak(stored, /*fp8=*/false, &quoted)) {
+        record.mutable_peak()->set_tensor_fp16_bf16_flops(quoted);
+      }
+      if (EpochTensorPeak(stored, /*fp8=*/true, &quoted))
+        record.mutable_peak()->set_fp8_flops(quoted);
+    }
     cells.clear();
     for (absl::string_view header : EpochHardwareHeader()) {
       const Column* column = FindColumn(EpochHardwareColumns(), header);

@@ -36,6 +36,9 @@ struct ParsedFile {
   std::vector<v1::ImportRejection> rejections;
   // CSV columns no typed field holds (kept in other_source_columns).
   std::vector<std::string> unmapped_columns;
+  // Figures stored in the record's convention instead of the file's
+  // (Epoch AI's hardware CSV: epoch_conventions.h).
+  std::vector<v1::ImportConversion> conversions;
   // For a Hugging Face config: one model holding only the architecture,
   // for the model named in the import options.
   bool architecture_only = false;

@@ -262,18 +262,22 @@ TEST_P(ImportTest, ReportsStayBoundedForLargeFiles) {
   EXPECT_EQ(report.changes_omitted(), 200);
 }
 
-// A curated record: memory as the datasheet gives it (80 GiB), no TDP.
+// A curated record: memory and bandwidth as the datasheet gives them
+// (80 GiB, 3.35 TB/s), no TDP.
 Hardware CuratedH100() {
   Hardware hardware;
   hardware.set_display_name("NVIDIA H100 SXM");
   hardware.set_memory_bytes(80.0 * (1ull << 30));  // 80 GiB, bytes
+  hardware.set_memory_bandwidth_bytes_per_second(3.35e12);
   hardware.mutable_provenance()->set_source("NVIDIA H100 datasheet");
   return hardware;
 }
 
+// Epoch's memory is 80 GB (decimal), the same 80 GiB once converted; the
+// bandwidth is another figure (a conflict).
 constexpr char kEpochH100[] =
-    "Hardware name,Memory (bytes),TDP (W)\n"
-    "NVIDIA H100 SXM,80000000000,700\n";
+    "Hardware name,Memory (bytes),Memory bandwidth (byte/s),TDP (W)\n"
+    "NVIDIA H100 SXM,80000000000,3352000000000,700\n";
 
 TEST_P(ImportTest, ValuesFromAnotherSourceAreKeptAndReportedUnlessOverwritten) {
   ASSERT_TRUE(catalog_->Create<Hardware>("nvidia-h100-sxm", CuratedH100()).ok());
@@ -285,19 +289,20 @@ TEST_P(ImportTest, ValuesFromAnotherSourceAreKeptAndReportedUnlessOverwritten) {
   const v1::ImportConflict& conflict = report.conflicts(0);
   EXPECT_EQ(conflict.row(), 1);
   EXPECT_EQ(conflict.name(), "hardware/nvidia-h100-sxm");
-  EXPECT_EQ(conflict.field(), "memory_bytes");
-  EXPECT_EQ(conflict.existing_value(), "85899345920");
+  EXPECT_EQ(conflict.field(), "memory_bandwidth_bytes_per_second");
+  EXPECT_EQ(conflict.existing_value(), "3350000000000");
   EXPECT_EQ(conflict.existing_source(), "NVIDIA H100 datasheet");
-  EXPECT_EQ(conflict.imported_value(), "80000000000");
+  EXPECT_EQ(conflict.imported_value(), "3352000000000");
   EXPECT_EQ(conflict.imported_source(), "Epoch AI, ml_hardware.csv");
   EXPECT_FALSE(conflict.overwritten());
   absl::StatusOr<Hardware> h100 = catalog_->Get<Hardware>("hardware/nvidia-h100-sxm");
   ASSERT_TRUE(h100.ok());
-  EXPECT_EQ(h100->memory_bytes(), 80.0 * (1ull << 30)) << "a curated value was replaced";
+  EXPECT_EQ(h100->memory_bandwidth_bytes_per_second(), 3.35e12) << "a curated value was replaced";
+  EXPECT_EQ(h100->memory_bytes(), 80.0 * (1ull << 30));
   EXPECT_EQ(h100->tdp_watts(), 700);
   EXPECT_EQ(h100->provenance().source(), "NVIDIA H100 datasheet");
   EXPECT_EQ(h100->provenance().field_sources().at("tdp_watts"), "Epoch AI, ml_hardware.csv");
-  EXPECT_FALSE(h100->provenance().field_sources().contains("memory_bytes"));
+  EXPECT_FALSE(h100->provenance().field_sources().contains("memory_bandwidth_bytes_per_second"));
   EXPECT_EQ(h100->provenance().urls(0), "https://epoch.ai/data/machine-learning-hardware");
 
   // Importing again changes nothing and reports the same conflict.
@@ -309,15 +314,16 @@ TEST_P(ImportTest, ValuesFromAnotherSourceAreKeptAndReportedUnlessOverwritten) {
 
   // Asked to, the import takes the file's value and says so.
   v1::ImportOptions overwrite = options;
-  overwrite.add_overwrite("memory_bytes");
+  overwrite.add_overwrite("memory_bandwidth_bytes_per_second");
   report = Import(kEpochH100, overwrite);
   EXPECT_EQ(report.updated(), 1);
   ASSERT_EQ(report.conflicts_size(), 1);
   EXPECT_TRUE(report.conflicts(0).overwritten());
   h100 = catalog_->Get<Hardware>("hardware/nvidia-h100-sxm");
   ASSERT_TRUE(h100.ok());
-  EXPECT_EQ(h100->memory_bytes(), 80e9);
-  EXPECT_EQ(h100->provenance().field_sources().at("memory_bytes"), "Epoch AI, ml_hardware.csv");
+  EXPECT_EQ(h100->memory_bandwidth_bytes_per_second(), 3.352e12);
+  EXPECT_EQ(h100->provenance().field_sources().at("memory_bandwidth_bytes_per_second"),
+            "Epoch AI, ml_hardware.csv");
 
   // Now the value is Epoch's: the next import of the same file is a no-op.
   revision = catalog_->Info()->revision();
@@ -334,7 +340,12 @@ TEST_P(ImportTest, OverwriteAllTakesEveryValueAndUnknownFieldsAreRefused) {
   v1::ImportReport report = Import(kEpochH100, options);
   ASSERT_EQ(report.conflicts_size(), 1);
   EXPECT_TRUE(report.conflicts(0).overwritten());
-  EXPECT_EQ(catalog_->Get<Hardware>("hardware/nvidia-h100-sxm")->memory_bytes(), 80e9);
+  EXPECT_EQ(
+      catalog_->Get<Hardware>("hardware/nvidia-h100-sxm")->memory_bandwidth_bytes_per_second(),
+      3.352e12);
+  EXPECT_EQ(catalog_->Get<Hardware>("hardware/nvidia-h100-sxm")->memory_bytes(),
+            80.0 * (1ull << 30))
+      << "overwrite=all wrote Epoch's decimal figure, not its conversion";
 
   v1::ImportOptions bad;
   bad.add_overwrite("memory_bytes");

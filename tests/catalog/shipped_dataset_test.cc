@@ -361,6 +361,52 @@ TEST_F(ShippedDatasetTest, HoldsTheHardwarePeopleOwnAndRent) {
   EXPECT_GT(rtx4090->purchase_price().usd(), 0);
 }
 
+// Issue 18 point 6: the curated accelerators' figures. Allocatable memory
+// (what the driver reports) is never above the marketed size and always says
+// where it comes from; dated prices name their source. How many records have
+// each figure may only grow (counts on 2026-12-01; Apple's chips have no
+// published tensor peak or TDP, consumer cards and Apple no cloud price).
+TEST_F(ShippedDatasetTest, AcceleratorFiguresAreConsistentAndTheirCoverageDoesNotShrink) {
+  int accelerators = 0, allocatable = 0, peak = 0, tdp = 0, interconnect = 0, cloud = 0,
+      purchase = 0;
+  for (const Hardware& h : dataset_.hardware()) {
+    if (FromEpoch(h) || h.type() == common::v1::HARDWARE_TYPE_CPU) continue;
+    ++accelerators;
+    if (h.has_allocatable_memory_bytes()) {
+      ++allocatable;
+      EXPECT_LE(h.allocatable_memory_bytes(), h.memory_bytes()) << h.name();
+      EXPECT_GT(h.allocatable_memory_bytes(), 0.5 * h.memory_bytes()) << h.name();
+      EXPECT_FALSE(h.allocatable_memory_source().empty()) << h.name();
+    }
+    peak += h.peak().has_tensor_fp16_bf16_flops() || h.peak().has_fp16_flops();
+    tdp += h.has_tdp_watts();
+    interconnect += h.has_scale_up_bandwidth_bytes_per_second() || h.has_pcie_generation();
+    if (h.has_cloud_on_demand_price()) {
+      ++cloud;
+      EXPECT_GT(h.cloud_on_demand_price().usd(), 0) << h.name();
+      EXPECT_GT(h.cloud_on_demand_price().date().year(), 0) << h.name();
+      EXPECT_FALSE(h.cloud_on_demand_price().source().empty()) << h.name();
+    }
+    if (h.has_purchase_price()) {
+      ++purchase;
+      EXPECT_GT(h.purchase_price().usd(), 0) << h.name();
+      EXPECT_GT(h.purchase_price().date().year(), 0) << h.name();
+      EXPECT_FALSE(h.purchase_price().source().empty()) << h.name();
+    }
+  }
+  EXPECT_GE(accelerators, 120);
+  EXPECT_GE(allocatable, 96);
+  EXPECT_GE(peak, 80);
+  EXPECT_GE(tdp, 80);
+  EXPECT_GE(interconnect, 77);
+  EXPECT_GE(cloud, 41);
+  EXPECT_GE(purchase, 57);
+  RecordProperty("accelerators", accelerators);
+  RecordProperty("allocatable", allocatable);
+  RecordProperty("cloud_price", cloud);
+  RecordProperty("purchase_price", purchase);
+}
+
 // The catalog's own validation accepts every record, and every record says
 // where it came from.
 TEST_F(ShippedDatasetTest, EveryRecordIsValidAndSourced) {

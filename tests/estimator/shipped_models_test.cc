@@ -1,10 +1,14 @@
 // Every open-weight model the catalog ships: its recorded parameter count is
-// reproduced exactly from its architecture, and agrees with the exact counts
-// in ../shared/data/model_catalogs/llmfit_hf_models.json wherever both have it.
+// the checkpoint's published count (architecture.published_parameter_count,
+// whose source the record's parameters_notes names) and is reproduced exactly
+// from its architecture; it agrees with the exact counts in
+// ../shared/data/model_catalogs/llmfit_hf_models.json wherever both have it.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
+#include <set>
+#include <string>
 
 #include "catalog-service/dataset.h"
 #include "estimator-service/answers/conversions.h"
@@ -27,29 +31,98 @@ std::vector<common::v1::Model> OpenWeightModels() {
   return out;
 }
 
-TEST(ShippedModelsTest, AtLeastFortyOpenWeightModelsWithArchitecture) {
-  EXPECT_GE(OpenWeightModels().size(), 40u);
+// Issue 18, point 5: at least 150 open-weight models with their architecture.
+TEST(ShippedModelsTest, AtLeastOneHundredFiftyOpenWeightModelsWithArchitecture) {
+  EXPECT_GE(OpenWeightModels().size(), 150u);
 }
 
-TEST(ShippedModelsTest, RecordedCountsAreReproducedFromTheArchitecture) {
+// Records without a published exact count, each with the reason in its
+// parameters_notes: DeepSeek-V3 carries the reported "671B" because its
+// checkpoint's total (685B) includes the multi-token-prediction module and
+// FP8 scales; the count from config.json is 671,026,404,352 (accuracy_test).
+const std::map<std::string, double> kReportedNotExact = {{"models/deepseek-v3", 1e-4}};
+
+TEST(ShippedModelsTest, EveryArchitectureReproducesItsPublishedCount) {
   int checked = 0;
   for (const auto& model : OpenWeightModels()) {
     const Architecture arch = ToCoreArchitecture(model.architecture());
     auto count = CountParameters(arch);
     ASSERT_TRUE(count.ok()) << model.name() << ": " << count.status();
-    if (arch.UsesMla()) {
-      // DeepSeek-V3's record carries the reported "671B"; the count is
-      // 671,026,404,352 (accuracy_test: exact from config.json).
-      EXPECT_NEAR(count->total / model.parameters(), 1.0, 1e-4) << model.name();
+    EXPECT_LE(count->active, count->total) << model.name();
+    if (arch.IsMoe()) {
+      EXPECT_LT(count->active, count->total) << model.name();
+    } else {
+      EXPECT_EQ(count->active, count->total) << model.name();
+    }
+    auto reported = kReportedNotExact.find(model.name());
+    if (reported != kReportedNotExact.end()) {
+      EXPECT_FALSE(model.architecture().has_published_parameter_count()) << model.name();
+      EXPECT_NEAR(count->total / model.parameters(), 1.0, reported->second) << model.name();
       continue;
     }
-    EXPECT_EQ(count->total, model.parameters()) << model.name();
-    EXPECT_EQ(static_cast<double>(model.architecture().published_parameter_count()),
-              model.parameters())
+    ASSERT_TRUE(model.architecture().has_published_parameter_count())
+        << model.name() << ": an architecture without its published count";
+    const double published = static_cast<double>(model.architecture().published_parameter_count());
+    EXPECT_EQ(count->total, published) << model.name();
+    EXPECT_EQ(published, model.parameters()) << model.name();
+    // Each record names where its published count comes from.
+    EXPECT_NE(model.parameters_notes().find("reproduced exactly from the architecture"),
+              std::string::npos)
         << model.name();
     ++checked;
   }
-  EXPECT_GE(checked, 40);
+  EXPECT_GE(checked, 150);
+}
+
+// Active (per-token) counts of the shipped mixture-of-experts records
+// against the figures their makers publish, which are rounded (the error
+// of each is in docs/ACCURACY.md). OpenAI's figures leave the input
+// embedding out (it is a lookup, not a matrix product); the others count
+// every parameter a token touches.
+struct PublishedActive {
+  const char* name;
+  double active;
+  bool without_input_embedding;
+  const char* source;
+};
+const PublishedActive kPublishedActive[] = {
+    {"models/mixtral-8x7b-v0-1", 12.9e9, false,
+     "mistral.ai/news/mixtral-of-experts: 12.9B parameters per token"},
+    {"models/mixtral-8x22b-v0-1", 39e9, false,
+     "mistral.ai/news/mixtral-8x22b: 39B active parameters out of 141B"},
+    {"models/qwen1-5-moe-a2-7b", 2.7e9, false, "Qwen/Qwen1.5-MoE-A2.7B model card: 2.7B activated"},
+    {"models/qwen3-30b-a3b", 3.3e9, false, "Qwen/Qwen3-30B-A3B model card: 3.3B activated"},
+    {"models/qwen3-235b-a22b", 22e9, false, "Qwen/Qwen3-235B-A22B model card: 22B activated"},
+    {"models/qwen3-coder-480b-a35b-instruct", 35e9, false,
+     "Qwen/Qwen3-Coder-480B-A35B-Instruct model card: 35B activated"},
+    {"models/deepseek-moe-16b-base", 2.8e9, false,
+     "arXiv:2401.06066 (DeepSeekMoE): 16.4B total, 2.8B activated"},
+    {"models/deepseek-v2-5", 21e9, false,
+     "arXiv:2405.04434 (DeepSeek-V2): 236B total, 21B activated"},
+    {"models/deepseek-v3", 37e9, false, "arXiv:2412.19437: 671B total, 37B activated"},
+    {"models/olmoe-1b-7b-0125", 1.3e9, false, "arXiv:2409.02060 (OLMoE): 1.3B active, 6.9B total"},
+    {"models/gpt-oss-20b", 3.61e9, true, "OpenAI gpt-oss model card, Table 1: 3.61B active"},
+    {"models/gpt-oss-120b", 5.13e9, true, "OpenAI gpt-oss model card, Table 1: 5.13B active"},
+};
+
+TEST(ShippedModelsTest, ActiveCountsAgreeWithThePublishedFigures) {
+  std::map<std::string, common::v1::Model> by_name;
+  for (const auto& model : OpenWeightModels()) by_name[model.name()] = model;
+  for (const PublishedActive& row : kPublishedActive) {
+    SCOPED_TRACE(row.source);
+    auto it = by_name.find(row.name);
+    ASSERT_NE(it, by_name.end()) << row.name;
+    const Architecture arch = ToCoreArchitecture(it->second.architecture());
+    auto count = CountParameters(arch);
+    ASSERT_TRUE(count.ok()) << row.name << ": " << count.status();
+    const double input_embedding =
+        static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
+    const double ours = count->active - (row.without_input_embedding ? input_embedding : 0);
+    // The published figures carry two or three significant digits; 2% is
+    // wider than any rounding here and far narrower than counting every
+    // expert (several times the active count) or none.
+    EXPECT_NEAR(ours / row.active, 1.0, 0.02) << row.name << ": ours " << ours;
+  }
 }
 
 // llmfit counts the tensors of each checkpoint, so it also counts what a
@@ -69,16 +142,26 @@ TEST(ShippedModelsTest, AgreeWithLlmfitsExactCounts) {
       exact[fields.at("name").string_value()] = fields.at("parameters_raw").number_value();
     }
   }
+  // gpt-oss-120b's experts are stored in MXFP4: llmfit also counts the
+  // block scales, one per 32 expert weights (128 experts x 36 layers x
+  // (2880 x 5760 + 2880 x 2880) weights / 32).
   const std::map<std::string, double> stored_beside_parameters = {
-      {"Qwen/Qwen3-0.6B", 151936.0 * 1024}, {"meta-llama/Llama-2-7b-hf", 64.0 * 32}};
+      {"Qwen/Qwen3-0.6B", 151936.0 * 1024},
+      {"meta-llama/Llama-2-7b-hf", 64.0 * 32},
+      {"openai/gpt-oss-120b", 128.0 * 36 * (2880.0 * 5760 + 2880.0 * 2880) / 32}};
+  // llmfit entries that are not the checkpoint's count: Ministral-8B-Instruct-2410
+  // is listed with 8,030,261,248 (Llama 3 8B's count); the Hub API gives
+  // 8,019,808,256, which its config.json reproduces.
+  const std::set<std::string> llmfit_wrong = {"mistralai/Ministral-8B-Instruct-2410"};
   int compared = 0;
   for (const auto& model : OpenWeightModels()) {
-    // The architecture's source is https://huggingface.co/{repo}/blob/main/config.json.
+    // The architecture's source is https://huggingface.co/{repo}/blob/{revision}/config.json.
     const std::string& source = model.architecture().source();
     const std::string prefix = "https://huggingface.co/";
     const size_t end = source.find("/blob/");
     if (source.rfind(prefix, 0) != 0 || end == std::string::npos) continue;
     const std::string repo = source.substr(prefix.size(), end - prefix.size());
+    if (llmfit_wrong.count(repo)) continue;
     auto it = exact.find(repo);
     if (it == exact.end() || std::fmod(it->second, 1e6) == 0) continue;  // absent or rounded
     const double extra =
@@ -86,7 +169,7 @@ TEST(ShippedModelsTest, AgreeWithLlmfitsExactCounts) {
     EXPECT_EQ(model.parameters() + extra, it->second) << repo;
     ++compared;
   }
-  EXPECT_GE(compared, 10) << "too few shipped models found in llmfit's list";
+  EXPECT_GE(compared, 80) << "too few shipped models found in llmfit's list";
 }
 
 }  // namespace

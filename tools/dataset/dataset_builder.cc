@@ -12,8 +12,10 @@
 //   - a curated record and an Epoch row for the same model or hardware
 //     (name or alias ignoring case and punctuation) merge with the curated
 //     values winning: Epoch only fills fields the curated record lacks;
-//   - Epoch-only hardware has its decimal-GB memory converted to the
-//     catalog's convention (N GB read as N GiB, see hardware.proto);
+//   - Epoch's figures in other conventions (decimal-GB memory, GeForce
+//     FP16-accumulate peaks) are converted by the importer itself
+//     (catalog-service/import/epoch_conventions.h), and the provenance of an
+//     Epoch-only record says so;
 //   - each record's provenance credits Epoch AI under CC BY 4.0.
 //
 #include "tools/dataset/dataset_builder.h"
@@ -35,6 +37,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "catalog-service/catalog.h"
@@ -74,7 +77,6 @@ constexpr char kModelsUrl[] = "https://epoch.ai/data/ai-models";
 constexpr char kHardwareSource[] = "Epoch AI, Machine Learning Hardware (CC BY 4.0)";
 constexpr char kHardwareUrl[] = "https://epoch.ai/data/machine-learning-hardware";
 constexpr char kPricesSource[] = "Epoch AI, Hardware prices (CC BY 4.0)";
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -262,24 +264,6 @@ void FillMissing(const Message& from, Message* to, const std::string& prefix,
   }
 }
 
-// Epoch's ml_hardware gives memory in decimal GB (80 GB = 80e9 bytes); the
-// catalog reads a vendor's N GB as N GiB.
-// A figure that is already a whole number of MiB (Google TPU v1's
-// 8589934592) was written in binary units and is kept; a whole number of
-// decimal MB that is not a whole number of GB (GeForce GTX 580's 1536 MB)
-// becomes the same number of MiB.
-bool ConvertEpochMemory(Hardware* hardware) {
-  if (!hardware->has_memory_bytes() || hardware->memory_bytes() <= 0) return false;
-  const double bytes = hardware->memory_bytes();
-  if (std::fmod(bytes, 1024.0 * 1024.0) == 0) return false;
-  if (std::fmod(bytes, 1e9) == 0 || std::fmod(bytes, 1e6) != 0) {
-    hardware->set_memory_bytes(std::round(bytes / 1e9 * kGiB));  // N GB -> N GiB
-  } else {
-    hardware->set_memory_bytes(bytes / 1e6 * 1024 * 1024);  // N MB (1536 MB) -> N MiB
-  }
-  return true;
-}
-
 Model WithEpochProvenance(Model model) {
   model.mutable_provenance()->Clear();
   model.mutable_provenance()->set_source(kModelsSource);
@@ -287,15 +271,25 @@ Model WithEpochProvenance(Model model) {
   return model;
 }
 
-Hardware WithEpochProvenance(Hardware hardware, bool memory_converted) {
+// `converted`: the fields the importer stored in the record's convention
+// instead of Epoch's (epoch_conventions.h), said in the provenance.
+Hardware WithEpochProvenance(Hardware hardware, const std::set<std::string>& converted) {
   hardware.mutable_provenance()->Clear();
   hardware.mutable_provenance()->set_source(kHardwareSource);
   hardware.mutable_provenance()->add_urls(kHardwareUrl);
-  if (memory_converted) {
-    hardware.mutable_provenance()->set_notes(
+  std::vector<std::string> notes;
+  if (converted.count("memory_bytes")) {
+    notes.push_back(
         "memory_bytes: Epoch's decimal figure (N GB = N x 1e9 bytes) read as N GiB (N MB as N "
         "MiB), the catalog's convention.");
   }
+  if (converted.count("peak.tensor_fp16_bf16_flops") || converted.count("peak.fp8_flops")) {
+    notes.push_back(
+        "peak: Epoch's GeForce tensor figure is the FP16-accumulate rate, kept in "
+        "peak.tensor_fp16_fp16_accumulate_flops; tensor_fp16_bf16_flops holds the "
+        "FP32-accumulate rate, half of it.");
+  }
+  if (!notes.empty()) hardware.mutable_provenance()->set_notes(absl::StrJoin(notes, " "));
   return hardware;
 }
 
@@ -559,6 +553,14 @@ absl::StatusOr<BuildResult> Run(const BuildOptions& build) {
     }
   }
   hardware_file->hardware = std::move(kept);
+  // Which fields of which Epoch rows the importer converted (decimal GB,
+  // GeForce FP16-accumulate peaks), by display name.
+  std::map<std::string, std::set<std::string>> converted;
+  for (const v1::ImportConversion& conversion : hardware_file->conversions) {
+    converted[conversion.display_name()].insert(conversion.field());
+  }
+  Report("ml_hardware.csv: %zu figures converted to the record's conventions\n",
+         hardware_file->conversions.size());
   Report("ml_hardware.csv: %zu curated records named by an alias in other rows\n",
          alias_rows.size());
   if (auto s = Import(&catalog, *std::move(hardware_file), "ml_hardware.csv"); !s.ok()) return s;
@@ -611,8 +613,8 @@ absl::StatusOr<BuildResult> Run(const BuildOptions& build) {
     h.clear_revision();
     auto it = curated_hardware.find(h.name());
     if (it == curated_hardware.end()) {
-      const bool converted = ConvertEpochMemory(&h);
-      epoch_hardware.push_back(WithEpochProvenance(std::move(h), converted));
+      const std::set<std::string> fields = converted[h.display_name()];
+      epoch_hardware.push_back(WithEpochProvenance(std::move(h), fields));
       continue;
     }
     Hardware merged = it->second;
