@@ -530,6 +530,12 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     if (plan.cost_usd_per_million_tokens) {
       out->set_cost_usd_per_million_tokens(*plan.cost_usd_per_million_tokens);
     }
+    if (plan.decode_communication_seconds) {
+      out->set_decode_communication_seconds(*plan.decode_communication_seconds);
+    }
+    if (!plan.speed_not_modelled.empty()) {
+      out->set_speed_not_modelled(std::move(plan.speed_not_modelled));
+    }
     // plan.name has moved into the reply: look the price up by out->hardware().
     if (auto price = prices.find(out->hardware()); price != prices.end()) {
       out->set_price_usd_per_card_hour(price->second);

@@ -61,12 +61,13 @@ absl::StatusOr<RunnableRows> RunnableOn(const RecordSource& source,
     row.cards = fit;
     row.required_bytes_per_card = static_cast<int64_t>(std::ceil(required));
     row.headroom_bytes_per_card = static_cast<int64_t>(std::floor(usable - required));
-    if (device.bandwidth_bytes_per_second.has_value()) {
+    // On-chip SRAM designs get no roofline figure (core/speed.h).
+    if (device.bandwidth_bytes_per_second.has_value() && !device.roofline_does_not_apply) {
       row.decode_tokens_per_second =
           DecodeStepsPerSecond(*device.bandwidth_bytes_per_second, fit,
                                sizing->weight_bytes * sizing->active_share, sizing->kv_cache_bytes);
     }
-    if (device.peak_flops.has_value()) {
+    if (device.peak_flops.has_value() && !device.roofline_does_not_apply) {
       row.prefill_tokens_per_second = PrefillTokensPerSecond(
           fit, *device.peak_flops, workload.prefill_efficiency, sizing->active_parameters());
     }

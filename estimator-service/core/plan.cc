@@ -15,6 +15,14 @@ constexpr double kGiB = 1073741824.0;
 std::string GiB(double bytes) { return absl::StrCat(FixedDecimals(bytes / kGiB, 2), " GiB"); }
 std::string Num(double value) { return SignificantDigits(value, 4); }
 
+// "4 cards" or "8 KV heads" (the KV cache's divisor over tp ranks).
+std::string KvDivisorText(const InferenceSizing& s, int tp) {
+  if (s.kv_cache_replicated && tp > 1) return "1 (latent cache on every rank)";
+  const int kv = s.num_key_value_heads > 0 ? s.num_key_value_heads : s.num_attention_heads;
+  if (kv > 0 && kv < tp) return absl::StrCat(kv, " (KV heads)");
+  return absl::StrCat(tp);
+}
+
 }  // namespace
 
 DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
@@ -99,40 +107,116 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
       " + activations ", GiB(shape.activation_bytes), " + overhead ", GiB(shape.overhead_bytes),
       " = ", GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
 
+  if (device.roofline_does_not_apply) {
+    // Weights held in on-chip SRAM over a wafer or many chips: what limits
+    // decode is the fabric between cores and chips, which no record states.
+    plan.speed_not_modelled =
+        "speed not modelled: on-chip SRAM (wafer-scale or SRAM-only design); the memory "
+        "roofline does not apply";
+    plan.arithmetic.push_back(plan.speed_not_modelled);
+    return plan;
+  }
+  SpeedInput speed{.sizing = &shape,
+                   .layout = *layout,
+                   .nodes = plan.nodes,
+                   .batch_size = w.batch_size,
+                   .prompt_tokens = w.prompt_tokens,
+                   .prefill_chunk_tokens = w.prefill_chunk_tokens,
+                   .prefill_efficiency = w.prefill_efficiency,
+                   .bandwidth_bytes_per_second = device.bandwidth_bytes_per_second,
+                   .peak_flops = device.peak_flops};
+  if (n > 1) {
+    speed.within_node = WithinNodeLink(device.links);
+    if (plan.nodes > 1) speed.between_nodes = BetweenNodesLink(device.links);
+  }
+  const bool has_peak =
+      device.peak_flops.has_value() && *device.peak_flops > 0 && shape.active_parameters() > 0;
+
   // Decode is memory-bound: every step reads the weights (for MoE only the
-  // active experts' share) and the batch's KV cache once.
+  // active experts' share) and the batch's KV cache once, then the links
+  // carry the activations (core/speed.h).
   const double active_share = shape.active_share;
   if (device.bandwidth_bytes_per_second.has_value() && *device.bandwidth_bytes_per_second > 0) {
-    // Pipeline stages run one after another for a token: only the tensor
-    // parallel cards read at once.
-    const double steps =
-        DecodeStepsPerSecond(*device.bandwidth_bytes_per_second, tp,
-                             shape.weight_bytes * active_share, shape.kv_cache_bytes);
-    plan.decode_tokens_per_second = steps;
-    plan.decode_tokens_per_second_all = steps * w.batch_size;
-    plan.arithmetic.push_back(absl::StrCat(
-        "decode bound: ", Num(*device.bandwidth_bytes_per_second / 1e9), " GB/s / ((weights ",
-        GiB(shape.weight_bytes), active_share < 1 ? " x active share " : "",
-        active_share < 1 ? Num(active_share) : "", " + KV ", GiB(shape.kv_cache_bytes), ") / ", tp,
-        pp > 1 ? " tensor-parallel cards; the stages run in turn) = " : " cards) = ", Num(steps),
-        " tokens/s per sequence, x ", w.batch_size, " sequences = ", Num(steps * w.batch_size),
-        " tokens/s"));
+    const DecodeBound d = BoundDecode(speed);
+    plan.decode_tokens_per_second = d.tokens_per_second_per_sequence;
+    plan.decode_tokens_per_second_all = d.tokens_per_second_all;
+    const int m = d.micro_batches;
+    std::string line = absl::StrCat(
+        "decode step: (weights ", GiB(shape.weight_bytes),
+        active_share < 1 ? " x active share " : "", active_share < 1 ? Num(active_share) : "",
+        " / ", tp, " + KV ", GiB(shape.kv_cache_bytes),
+        m > 1 ? absl::StrCat(" / ", m, " micro-batches") : std::string(), " / ",
+        KvDivisorText(shape, tp), ") / ", Num(*device.bandwidth_bytes_per_second / 1e9),
+        " GB/s = ", Num(d.memory_seconds * 1e3), " ms");
+    if (n > 1) {
+      plan.decode_communication_seconds = d.tensor_parallel_seconds + d.pipeline_seconds;
+      if (d.tensor_parallel_seconds > 0) {
+        absl::StrAppend(&line, d.overlapped ? "; overlapped with " : " + ", "TP all-reduces 2 x ",
+                        shape.num_layers, " layers over ", speed.within_node->kind, " (",
+                        Num(speed.within_node->bytes_per_second / 1e9), " GB/s per direction, ",
+                        Num(speed.within_node->latency_seconds * 1e6),
+                        " us each) = ", Num(d.tensor_parallel_seconds * 1e3), " ms");
+      }
+      if (d.pipeline_seconds > 0) {
+        absl::StrAppend(
+            &line, d.overlapped && d.tensor_parallel_seconds == 0 ? "; overlapped with " : " + ",
+            pp - 1, " pipeline hops",
+            plan.nodes > 1 ? absl::StrCat(" (", plan.nodes - 1, " between nodes over ",
+                                          speed.between_nodes.kind,
+                                          speed.between_nodes.assumed ? ", assumed" : "", ", ",
+                                          Num(speed.between_nodes.bytes_per_second / 1e9), " GB/s)")
+                           : std::string(),
+            " = ", Num(d.pipeline_seconds * 1e3), " ms");
+      }
+      if (d.overlapped && d.tensor_parallel_seconds + d.pipeline_seconds > 0) {
+        absl::StrAppend(&line, " (the batch splits in two: step = the longer of reads and links = ",
+                        Num(d.step_seconds() * 1e3), " ms)");
+      }
+      if (pp > 1 && m < pp) {
+        absl::StrAppend(&line, "; pipeline bubble: ", m, " micro-batch", m > 1 ? "es" : "", " for ",
+                        pp, " stages, each stage idle ", pp - m, "/", pp, " of the step");
+      }
+      if (!d.communication_counted) {
+        absl::StrAppend(&line, "; links not counted (",
+                        shape.hidden_size > 0 && shape.num_layers > 0
+                            ? "no interconnect on record"
+                            : "layers or hidden size unknown",
+                        "): the bound is looser");
+      }
+    }
+    absl::StrAppend(&line, " -> ", Num(d.tokens_per_second_per_sequence),
+                    " tokens/s per sequence, x ", w.batch_size,
+                    " sequences = ", Num(d.tokens_per_second_all), " tokens/s");
+    if (d.compute_bound) {
+      absl::StrAppend(&line, " (compute roof: ", n, " x ", Num(*device.peak_flops / 1e12),
+                      " TFLOP/s at 100% / (2 x ", Num(shape.active_parameters()),
+                      " active parameters))");
+    }
+    plan.arithmetic.push_back(std::move(line));
   }
 
   // Prefill is compute-bound: 2 FLOP per active parameter per token.
-  if (device.peak_flops.has_value() && *device.peak_flops > 0 && shape.active_parameters() > 0) {
-    const double rate = PrefillTokensPerSecond(n, *device.peak_flops, w.prefill_efficiency,
-                                               shape.active_parameters());
-    plan.prefill_tokens_per_second = rate;
+  if (has_peak) {
+    const PrefillBound p = BoundPrefill(speed);
+    plan.prefill_tokens_per_second = p.tokens_per_second;
     plan.arithmetic.push_back(absl::StrCat(
         "prefill bound: ", n, " x ", Num(*device.peak_flops / 1e12), " TFLOP/s x ",
         Num(w.prefill_efficiency), " efficiency / (2 x ", Num(shape.active_parameters()),
-        " active parameters) = ", Num(rate), " tokens/s"));
+        " active parameters) = ", Num(p.tokens_per_second), " tokens/s"));
     if (w.prompt_tokens > 0) {
-      plan.time_to_first_token_seconds = static_cast<double>(w.prompt_tokens) / rate;
-      plan.arithmetic.push_back(
-          absl::StrCat("time to first token: ", w.prompt_tokens, " prompt tokens / ", Num(rate),
-                       " tokens/s = ", Num(*plan.time_to_first_token_seconds), " s"));
+      plan.time_to_first_token_seconds = p.time_to_first_token_seconds;
+      std::string line = absl::StrCat("time to first token: ", w.prompt_tokens, " prompt tokens / ",
+                                      Num(p.tokens_per_second), " tokens/s");
+      if (pp > 1) {
+        absl::StrAppend(&line, " x (", p.chunks, " chunks + ", pp - 1, ") / ", p.chunks,
+                        " (pipeline bubble)");
+      }
+      if (p.tensor_parallel_seconds > p.compute_seconds * p.bubble_factor) {
+        absl::StrAppend(&line, "; the TP all-reduces take longer: ", Num(p.tensor_parallel_seconds),
+                        " s");
+      }
+      absl::StrAppend(&line, " = ", Num(p.time_to_first_token_seconds), " s");
+      plan.arithmetic.push_back(std::move(line));
     }
   }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "estimator-service/core/inference_memory.h"
+#include "estimator-service/core/speed.h"
 #include "estimator-service/core/workload.h"
 
 namespace modelatlas::estimator {
@@ -27,6 +28,11 @@ struct DeviceSpec {
   // Cards in one scale-up domain (NVLink, ICI, ...); absent or 1 = not on
   // record, and the plan assumes 8 cards per node (and says so).
   std::optional<int> scale_up_domain_size;
+  // The links between cards (core/speed.h), for the communication share of
+  // the speed bounds.
+  DeviceLinks links;
+  // On-chip SRAM (wafer-scale, SRAM-only): no roofline figure is given.
+  bool roofline_does_not_apply = false;
 };
 
 // What a plan fits: the workload sized by SizeInference, the workload
@@ -68,6 +74,11 @@ struct DevicePlan {
   std::optional<double> prefill_tokens_per_second;
   std::optional<double> time_to_first_token_seconds;
   std::optional<double> cost_usd_per_million_tokens;
+  // The interconnect's share of one decode step, seconds (tensor-parallel
+  // all-reduces and pipeline hops); absent on one card.
+  std::optional<double> decode_communication_seconds;
+  // Why there is no speed figure at all ("not modelled"), empty otherwise.
+  std::string speed_not_modelled;
   // Why it does not fit, or what limits it.
   std::string reason;
   // The arithmetic behind each figure.
