@@ -463,6 +463,9 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   input.sizing = *sized->sizing;
   input.workload = sized->workload;
   if (request.max_cards() > 0) input.max_cards = request.max_cards();
+  // Written once: every device's text shows the same sizing.
+  const SizingFigures figures = FiguresOf(input);
+  input.figures = &figures;
   std::vector<DevicePlan> plans;
   std::map<std::string, double> prices;  // hardware name -> USD per card-hour used
   for (const common::v1::Hardware& hw : hardware) {
@@ -507,7 +510,7 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     out->set_tensor_parallel(plan.tensor_parallel);
     out->set_pipeline_parallel(plan.pipeline_parallel);
     out->set_nodes(plan.nodes);
-    out->set_layout(plan.layout);
+    out->set_layout(std::move(plan.layout));
     out->set_required_bytes_per_card(static_cast<int64_t>(std::ceil(plan.required_bytes_per_card)));
     out->set_usable_bytes_per_card(static_cast<int64_t>(std::floor(plan.usable_bytes_per_card)));
     out->set_headroom_bytes_per_card(out->usable_bytes_per_card() - out->required_bytes_per_card());

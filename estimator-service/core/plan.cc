@@ -15,20 +15,41 @@ constexpr double kGiB = 1073741824.0;
 std::string GiB(double bytes) { return absl::StrCat(FixedDecimals(bytes / kGiB, 2), " GiB"); }
 std::string Num(double value) { return SignificantDigits(value, 4); }
 
-// "4 cards" or "8 KV heads" (the KV cache's divisor over tp ranks).
-std::string KvDivisorText(const InferenceSizing& s, int tp) {
-  if (s.kv_cache_replicated && tp > 1) return "1 (latent cache on every rank)";
+// A link's rate in GB/s or a latency in us: whole numbers (most are) as
+// integers, which costs no formatting lookup.
+std::string Whole(double value) {
+  const double rounded = std::round(value);
+  return rounded == value && std::abs(value) < 1e15 ? absl::StrCat(static_cast<int64_t>(rounded))
+                                                    : Num(value);
+}
+
+// The KV cache's divisor over tp ranks, as the fit splits it.
+int KvDivisor(const InferenceSizing& s, int tp) {
+  if (s.kv_cache_replicated) return 1;
   const int kv = s.num_key_value_heads > 0 ? s.num_key_value_heads : s.num_attention_heads;
-  if (kv > 0 && kv < tp) return absl::StrCat(kv, " (KV heads)");
-  return absl::StrCat(tp);
+  return kv > 0 ? std::min(tp, kv) : tp;
 }
 
 }  // namespace
 
+SizingFigures FiguresOf(const PlanInput& input) {
+  return {.weights_gib = GiB(input.sizing.weight_bytes),
+          .kv_cache_gib = GiB(input.sizing.kv_cache_bytes),
+          .activations_gib = GiB(input.sizing.activation_bytes),
+          .overhead_gib = GiB(input.sizing.overhead_bytes),
+          .active_parameters = Num(input.sizing.active_parameters()),
+          .prefill_efficiency = Num(input.workload.prefill_efficiency)};
+}
+
 DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
+  std::optional<SizingFigures> own;
+  if (input.figures == nullptr) own = FiguresOf(input);
+  const SizingFigures& f = input.figures != nullptr ? *input.figures : *own;
   const InferenceSizing& shape = input.sizing;
   const ResolvedWorkload& w = input.workload;
   DevicePlan plan;
+  // A fitting plan has up to seven lines: one allocation, not four.
+  plan.arithmetic.reserve(8);
   plan.name = device.name;
   plan.display_name = device.display_name;
   const double fraction =
@@ -91,21 +112,20 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
   const double weights = WeightBytesPerCard(shape, *layout);
   if (pp > 1) {
     plan.arithmetic.push_back(absl::StrCat(
-        "weights per stage (bounded from above): min(", GiB(shape.weight_bytes), ", ",
-        LayersPerStage(shape, pp), " layers x ", GiB(shape.weight_bytes), " / ",
-        shape.num_largest_layers, " layers + embeddings ", Num(shape.embedding_parameters),
-        " parameters x ", Num(std::max(2.0, shape.weight_bytes / shape.parameters)),
-        " bytes) = ", GiB(weights * tp), "; KV cache per stage: min(", GiB(shape.kv_cache_bytes),
-        ", ", LayersPerStage(shape, pp), " layers x ", GiB(shape.kv_cache_bytes_largest_layer),
-        " per full layer",
+        "weights per stage (bounded from above): min(", f.weights_gib, ", ",
+        LayersPerStage(shape, pp), " layers x ", f.weights_gib, " / ", shape.num_largest_layers,
+        " layers + embeddings ", Num(shape.embedding_parameters), " parameters x ",
+        Num(std::max(2.0, shape.weight_bytes / shape.parameters)), " bytes) = ", GiB(weights * tp),
+        "; KV cache per stage: min(", f.kv_cache_gib, ", ", LayersPerStage(shape, pp), " layers x ",
+        GiB(shape.kv_cache_bytes_largest_layer), " per full layer",
         shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")"));
   }
   plan.arithmetic.push_back(absl::StrCat(
       "per card on ", n, ": weights ", pp > 1 ? "per stage " : "", GiB(weights * tp), " / ", tp,
       " + KV cache ", GiB(KvBytesPerCard(shape, *layout)),
       shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
-      " + activations ", GiB(shape.activation_bytes), " + overhead ", GiB(shape.overhead_bytes),
-      " = ", GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
+      " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
+      GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
 
   if (device.roofline_does_not_apply) {
     // Weights held in on-chip SRAM over a wafer or many chips: what limits
@@ -141,31 +161,47 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
     plan.decode_tokens_per_second = d.tokens_per_second_per_sequence;
     plan.decode_tokens_per_second_all = d.tokens_per_second_all;
     const int m = d.micro_batches;
-    std::string line = absl::StrCat(
-        "decode step: (weights ", GiB(shape.weight_bytes),
-        active_share < 1 ? " x active share " : "", active_share < 1 ? Num(active_share) : "",
-        " / ", tp, " + KV ", GiB(shape.kv_cache_bytes),
-        m > 1 ? absl::StrCat(" / ", m, " micro-batches") : std::string(), " / ",
-        KvDivisorText(shape, tp), ") / ", Num(*device.bandwidth_bytes_per_second / 1e9),
-        " GB/s = ", Num(d.memory_seconds * 1e3), " ms");
+    std::string line;
+    if (n == 1) {
+      // One card: no links, no stages (the hot path of a plan over every
+      // accelerator: one line, one StrCat).
+      line = absl::StrCat(
+          "decode bound: ", Num(*device.bandwidth_bytes_per_second / 1e9), " GB/s / (weights ",
+          f.weights_gib, active_share < 1 ? " x active share " : "",
+          active_share < 1 ? Num(active_share) : "", " + KV ", f.kv_cache_gib,
+          ") = ", Num(d.tokens_per_second_per_sequence), " tokens/s per sequence, x ", w.batch_size,
+          " sequences = ", Num(d.tokens_per_second_all), " tokens/s");
+    } else {
+      const int kv_divisor = KvDivisor(shape, tp);
+      line = absl::StrCat(
+          "decode step: (weights ", f.weights_gib, active_share < 1 ? " x active share " : "",
+          active_share < 1 ? Num(active_share) : "", " / ", tp, " + KV ", f.kv_cache_gib,
+          m > 1 ? absl::StrCat(" / ", m, " micro-batches") : std::string(), " / ", kv_divisor,
+          shape.kv_cache_replicated ? " (latent cache on every rank)"
+          : kv_divisor < tp         ? " (KV heads)"
+                                    : "",
+          ") / ", Num(*device.bandwidth_bytes_per_second / 1e9),
+          " GB/s = ", Num(d.memory_seconds * 1e3), " ms");
+    }
     if (n > 1) {
       plan.decode_communication_seconds = d.tensor_parallel_seconds + d.pipeline_seconds;
       if (d.tensor_parallel_seconds > 0) {
         absl::StrAppend(&line, d.overlapped ? "; overlapped with " : " + ", "TP all-reduces 2 x ",
                         shape.num_layers, " layers over ", speed.within_node->kind, " (",
-                        Num(speed.within_node->bytes_per_second / 1e9), " GB/s per direction, ",
-                        Num(speed.within_node->latency_seconds * 1e6),
+                        Whole(speed.within_node->bytes_per_second / 1e9), " GB/s per direction, ",
+                        Whole(speed.within_node->latency_seconds * 1e6),
                         " us each) = ", Num(d.tensor_parallel_seconds * 1e3), " ms");
       }
       if (d.pipeline_seconds > 0) {
         absl::StrAppend(
             &line, d.overlapped && d.tensor_parallel_seconds == 0 ? "; overlapped with " : " + ",
             pp - 1, " pipeline hops",
-            plan.nodes > 1 ? absl::StrCat(" (", plan.nodes - 1, " between nodes over ",
-                                          speed.between_nodes.kind,
-                                          speed.between_nodes.assumed ? ", assumed" : "", ", ",
-                                          Num(speed.between_nodes.bytes_per_second / 1e9), " GB/s)")
-                           : std::string(),
+            plan.nodes > 1
+                ? absl::StrCat(" (", plan.nodes - 1, " between nodes over ",
+                               speed.between_nodes.kind,
+                               speed.between_nodes.assumed ? ", assumed" : "", ", ",
+                               Whole(speed.between_nodes.bytes_per_second / 1e9), " GB/s)")
+                : std::string(),
             " = ", Num(d.pipeline_seconds * 1e3), " ms");
       }
       if (d.overlapped && d.tensor_parallel_seconds + d.pipeline_seconds > 0) {
@@ -184,13 +220,14 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
                         "): the bound is looser");
       }
     }
-    absl::StrAppend(&line, " -> ", Num(d.tokens_per_second_per_sequence),
-                    " tokens/s per sequence, x ", w.batch_size,
-                    " sequences = ", Num(d.tokens_per_second_all), " tokens/s");
+    if (n > 1) {
+      absl::StrAppend(&line, " -> ", Num(d.tokens_per_second_per_sequence),
+                      " tokens/s per sequence, x ", w.batch_size,
+                      " sequences = ", Num(d.tokens_per_second_all), " tokens/s");
+    }
     if (d.compute_bound) {
       absl::StrAppend(&line, " (compute roof: ", n, " x ", Num(*device.peak_flops / 1e12),
-                      " TFLOP/s at 100% / (2 x ", Num(shape.active_parameters()),
-                      " active parameters))");
+                      " TFLOP/s at 100% / (2 x ", f.active_parameters, " active parameters))");
     }
     plan.arithmetic.push_back(std::move(line));
   }
@@ -199,24 +236,31 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
   if (has_peak) {
     const PrefillBound p = BoundPrefill(speed);
     plan.prefill_tokens_per_second = p.tokens_per_second;
-    plan.arithmetic.push_back(absl::StrCat(
-        "prefill bound: ", n, " x ", Num(*device.peak_flops / 1e12), " TFLOP/s x ",
-        Num(w.prefill_efficiency), " efficiency / (2 x ", Num(shape.active_parameters()),
-        " active parameters) = ", Num(p.tokens_per_second), " tokens/s"));
+    plan.arithmetic.push_back(
+        absl::StrCat("prefill bound: ", n, " x ", Num(*device.peak_flops / 1e12), " TFLOP/s x ",
+                     f.prefill_efficiency, " efficiency / (2 x ", f.active_parameters,
+                     " active parameters) = ", Num(p.tokens_per_second), " tokens/s"));
     if (w.prompt_tokens > 0) {
       plan.time_to_first_token_seconds = p.time_to_first_token_seconds;
-      std::string line = absl::StrCat("time to first token: ", w.prompt_tokens, " prompt tokens / ",
-                                      Num(p.tokens_per_second), " tokens/s");
-      if (pp > 1) {
-        absl::StrAppend(&line, " x (", p.chunks, " chunks + ", pp - 1, ") / ", p.chunks,
-                        " (pipeline bubble)");
+      const bool links_longer = p.tensor_parallel_seconds > p.compute_seconds * p.bubble_factor;
+      if (pp == 1 && !links_longer) {
+        plan.arithmetic.push_back(absl::StrCat(
+            "time to first token: ", w.prompt_tokens, " prompt tokens / ", Num(p.tokens_per_second),
+            " tokens/s = ", Num(p.time_to_first_token_seconds), " s"));
+      } else {
+        std::string line = absl::StrCat("time to first token: ", w.prompt_tokens,
+                                        " prompt tokens / ", Num(p.tokens_per_second), " tokens/s");
+        if (pp > 1) {
+          absl::StrAppend(&line, " x (", p.chunks, " chunks + ", pp - 1, ") / ", p.chunks,
+                          " (pipeline bubble)");
+        }
+        if (links_longer) {
+          absl::StrAppend(
+              &line, "; the TP all-reduces take longer: ", Num(p.tensor_parallel_seconds), " s");
+        }
+        absl::StrAppend(&line, " = ", Num(p.time_to_first_token_seconds), " s");
+        plan.arithmetic.push_back(std::move(line));
       }
-      if (p.tensor_parallel_seconds > p.compute_seconds * p.bubble_factor) {
-        absl::StrAppend(&line, "; the TP all-reduces take longer: ", Num(p.tensor_parallel_seconds),
-                        " s");
-      }
-      absl::StrAppend(&line, " = ", Num(p.time_to_first_token_seconds), " s");
-      plan.arithmetic.push_back(std::move(line));
     }
   }
 
@@ -233,7 +277,14 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
 
 void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans) {
   auto speed = [](const DevicePlan& p) { return p.decode_tokens_per_second_all.value_or(0); };
-  std::stable_sort(plans->begin(), plans->end(), [&](const DevicePlan& a, const DevicePlan& b) {
+  // Sorts positions, then moves each plan once: a plan is large (names,
+  // layout, arithmetic), and a sort moves each about log2(n) times.
+  std::vector<int> order(plans->size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  const std::vector<DevicePlan>& all = *plans;
+  std::stable_sort(order.begin(), order.end(), [&](int ia, int ib) {
+    const DevicePlan& a = all[ia];
+    const DevicePlan& b = all[ib];
     if (a.fits != b.fits) return a.fits;
     if (!a.fits) return a.name < b.name;
     switch (objective) {
@@ -256,6 +307,10 @@ void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans) {
     if (speed(a) != speed(b)) return speed(a) > speed(b);
     return a.name < b.name;
   });
+  std::vector<DevicePlan> ranked;
+  ranked.reserve(plans->size());
+  for (int i : order) ranked.push_back(std::move((*plans)[i]));
+  *plans = std::move(ranked);
 }
 
 }  // namespace modelatlas::estimator

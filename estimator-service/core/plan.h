@@ -38,10 +38,28 @@ struct DeviceSpec {
 // What a plan fits: the workload sized by SizeInference, the workload
 // itself (batch, prompt, memory utilization, prefill efficiency) and the
 // most cards to consider.
+struct PlanInput;
+
+// The figures of a plan's text that are the same on every device (the
+// sizing's parts in GiB, the active parameters, the prefill efficiency):
+// written once per plan over every accelerator, not once per device.
+struct SizingFigures {
+  std::string weights_gib;
+  std::string kv_cache_gib;
+  std::string activations_gib;
+  std::string overhead_gib;
+  std::string active_parameters;
+  std::string prefill_efficiency;
+};
+SizingFigures FiguresOf(const PlanInput& input);
+
 struct PlanInput {
   InferenceSizing sizing;
   ResolvedWorkload workload;
   int max_cards = 64;
+  // FiguresOf(*this), when the caller plans on many devices; null = each
+  // plan writes its own.
+  const SizingFigures* figures = nullptr;
 };
 
 struct DevicePlan {
