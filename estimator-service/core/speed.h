@@ -7,7 +7,8 @@
 // Every figure here is an upper bound on speed (a lower bound on time):
 // link latencies are set below measured small-message figures and link
 // bandwidths at their raw peak, so that a published measurement is never
-// faster than the bound (tests/estimator/speed_test.cc holds five).
+// faster than the bound (tests/estimator/speed_test.cc holds six throughput
+// and four first-token measurements, docs/ACCURACY.md).
 #pragma once
 
 #include <algorithm>
