@@ -185,7 +185,9 @@ void PrintCard(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
     out << absl::StrFormat("  %-36s %2d card%s, %s GiB headroom per card", hw.display_name(),
                            hw.cards(), hw.cards() == 1 ? " " : "s",
                            Gib(static_cast<double>(hw.headroom_bytes_per_card()), 1));
-    if (hw.has_decode_tokens_per_second()) {
+    if (!hw.speed_not_modelled().empty()) {
+      out << ", speed not modelled (on-chip SRAM)";
+    } else if (hw.has_decode_tokens_per_second()) {
       out << absl::StrFormat(", up to %.0f tokens/s", hw.decode_tokens_per_second());
     }
     out << "\n";

@@ -198,7 +198,9 @@ std::string PlanTable(const PlanInferenceResponse& plan, const std::string& mode
         Bytes(static_cast<double>(p.required_bytes_per_card())), "</td><td>",
         Bytes(static_cast<double>(p.usable_bytes_per_card())), "</td><td>",
         Bytes(static_cast<double>(p.headroom_bytes_per_card())), "</td><td>",
-        p.has_decode_tokens_per_second() ? Decimal(p.decode_tokens_per_second(), 1) : "—",
+        !p.speed_not_modelled().empty()    ? std::string("not modelled (on-chip SRAM)")
+        : p.has_decode_tokens_per_second() ? Decimal(p.decode_tokens_per_second(), 1)
+                                           : std::string("—"),
         "</td><td>",
         p.has_time_to_first_token_seconds()
             ? Decimal(p.time_to_first_token_seconds() * 1000, 0) + " ms"

@@ -231,7 +231,9 @@ int Plan(Session& session, const Arguments& args) {
         {plan.hardware(), plan.fits() ? absl::StrCat(plan.cards()) : "no fit",
          Gib(static_cast<double>(plan.required_bytes_per_card()), 1),
          Gib(static_cast<double>(plan.headroom_bytes_per_card()), 1),
-         OptionalFixed(plan.has_decode_tokens_per_second(), plan.decode_tokens_per_second(), 0),
+         plan.speed_not_modelled().empty() ? OptionalFixed(plan.has_decode_tokens_per_second(),
+                                                           plan.decode_tokens_per_second(), 0)
+                                           : "not modelled (on-chip SRAM)",
          OptionalFixed(plan.has_decode_tokens_per_second_batch(),
                        plan.decode_tokens_per_second_batch(), 0),
          OptionalFixed(plan.has_prefill_tokens_per_second(), plan.prefill_tokens_per_second(), 0),
@@ -246,8 +248,11 @@ int Plan(Session& session, const Arguments& args) {
               absl::StrCat("DECODE tok/s BATCH OF ", batch), "PREFILL tok/s", "TTFT s",
               "PRICE $/CARD-h", "$/M tokens", "LAYOUT"},
              rows);
-  std::cout << "(bounds: decode from memory bandwidth, per sequence and for the batch of " << batch
-            << " sequences; prefill from peak compute x 0.5; --json shows the arithmetic)\n";
+  std::cout << "(bounds: decode from memory bandwidth plus the interconnect (all-reduces, "
+               "pipeline hops), per sequence and for the batch of "
+            << batch
+            << " sequences, at most the compute roof; prefill from peak compute x the prefill "
+               "efficiency; --json shows the arithmetic)\n";
   // Fits are decided on what a process can allocate, not the marketed
   // capacity; say so, and name the cards whose figure is a rule's.
   int assumed = 0;

@@ -556,6 +556,14 @@ DeviceSpec DeviceOf(const common::v1::Hardware& hw, NumberFormat format) {
   }
   device.unified_memory = hw.unified_memory();
   if (hw.has_scale_up_domain_size()) device.scale_up_domain_size = hw.scale_up_domain_size();
+  // The record states scale-up bandwidth with both directions summed.
+  device.links.scale_up_bytes_per_second = hw.scale_up_bandwidth_bytes_per_second() / 2;
+  device.links.scale_up_domain_size = hw.scale_up_domain_size();
+  device.links.pcie_generation = hw.pcie_generation();
+  device.links.intra_node_bytes_per_second = hw.intra_node_bandwidth_bytes_per_second();
+  device.links.inter_node_bytes_per_second = hw.inter_node_bandwidth_bytes_per_second();
+  device.roofline_does_not_apply = RooflineDoesNotApply(hw.memory_type(), hw.memory_bytes(),
+                                                        hw.memory_bandwidth_bytes_per_second());
   return device;
 }
 

@@ -520,6 +520,9 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   input.sizing = *sized->sizing;
   input.workload = sized->workload;
   if (request.max_cards() > 0) input.max_cards = request.max_cards();
+  // Written once: every device's text shows the same sizing.
+  const SizingFigures figures = FiguresOf(input);
+  input.figures = &figures;
   std::vector<DevicePlan> plans;
   std::map<std::string, double> prices;               // hardware name -> USD per card-hour used
   std::map<std::string, AllocatableMemory> memories;  // hardware name -> capacity planned on
@@ -571,7 +574,7 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     out->set_tensor_parallel(plan.tensor_parallel);
     out->set_pipeline_parallel(plan.pipeline_parallel);
     out->set_nodes(plan.nodes);
-    out->set_layout(plan.layout);
+    out->set_layout(std::move(plan.layout));
     out->set_required_bytes_per_card(static_cast<int64_t>(std::ceil(plan.required_bytes_per_card)));
     out->set_usable_bytes_per_card(static_cast<int64_t>(std::floor(plan.usable_bytes_per_card)));
     out->set_headroom_bytes_per_card(out->usable_bytes_per_card() - out->required_bytes_per_card());
@@ -593,6 +596,12 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     }
     if (plan.cost_usd_per_million_tokens) {
       out->set_cost_usd_per_million_tokens(*plan.cost_usd_per_million_tokens);
+    }
+    if (plan.decode_communication_seconds) {
+      out->set_decode_communication_seconds(*plan.decode_communication_seconds);
+    }
+    if (!plan.speed_not_modelled.empty()) {
+      out->set_speed_not_modelled(std::move(plan.speed_not_modelled));
     }
     // plan.name has moved into the reply: look the price up by out->hardware().
     if (auto price = prices.find(out->hardware()); price != prices.end()) {

@@ -13,6 +13,7 @@
 #include "estimator-service/core/fit_matrix.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/plan.h"
+#include "estimator-service/core/speed.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -24,6 +25,8 @@ absl::StatusOr<RunnableRows> RunnableOn(const RecordSource& source,
                                         const v1::ListRunnableModelsRequest& request) {
   const DeviceSpec device = DeviceOf(hardware, workload.weight_format);
   const double usable = UsableBytesPerCard(device, workload.memory_utilization);
+  // Tensor parallelism's link, once for the hardware (not per model).
+  const std::optional<Link> within_node = WithinNodeLink(device.links);
   RunnableRows runnable(source.revision(), ToProto(workload));
   {
     v1::DeviceMemory memory;
@@ -64,12 +67,18 @@ absl::StatusOr<RunnableRows> RunnableOn(const RecordSource& source,
     row.cards = fit;
     row.required_bytes_per_card = static_cast<int64_t>(std::ceil(required));
     row.headroom_bytes_per_card = static_cast<int64_t>(std::floor(usable - required));
-    if (device.bandwidth_bytes_per_second.has_value()) {
-      row.decode_tokens_per_second =
-          DecodeStepsPerSecond(*device.bandwidth_bytes_per_second, fit,
-                               sizing->weight_bytes * sizing->active_share, sizing->kv_cache_bytes);
+    // On-chip SRAM designs get no roofline figure (core/speed.h). The
+    // decode bound is the plan's (core/speed.h): links and compute roof.
+    if (device.bandwidth_bytes_per_second.has_value() && !device.roofline_does_not_apply) {
+      const SpeedInput speed{.sizing = &*sizing,
+                             .layout = {.tensor_parallel = fit},
+                             .batch_size = input.workload.batch_size,
+                             .bandwidth_bytes_per_second = device.bandwidth_bytes_per_second,
+                             .peak_flops = device.peak_flops,
+                             .within_node = fit > 1 ? within_node : std::nullopt};
+      row.decode_tokens_per_second = BoundDecode(speed).tokens_per_second_per_sequence;
     }
-    if (device.peak_flops.has_value()) {
+    if (device.peak_flops.has_value() && !device.roofline_does_not_apply) {
       row.prefill_tokens_per_second = PrefillTokensPerSecond(
           fit, *device.peak_flops, workload.prefill_efficiency, sizing->active_parameters());
     }

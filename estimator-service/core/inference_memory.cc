@@ -210,6 +210,7 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
     const Architecture& arch = *input.architecture;
     sizing.num_attention_heads = arch.num_attention_heads;
     sizing.num_key_value_heads = arch.EffectiveKvHeads();
+    sizing.hidden_size = arch.hidden_size;
     sizing.kv_cache_replicated = arch.UsesMla();
     if (arch.num_decoder_layers == 0) {
       sizing.num_layers = arch.num_layers;

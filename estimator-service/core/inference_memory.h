@@ -51,6 +51,9 @@ struct InferenceSizing {
   double overhead_bytes = 0;
   int num_attention_heads = 0;  // 0 = unknown: tensor parallelism not checked
   int num_key_value_heads = 0;
+  // Hidden size (the width of what tensor-parallel all-reduces and pipeline
+  // hops send per token); 0 = unknown.
+  int64_t hidden_size = 0;
   // Tokens per sequence the KV cache holds.
   int64_t context_length_tokens = 0;
   // For pipeline parallelism (fit_matrix.h): decoder layers a pipeline can

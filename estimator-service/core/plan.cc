@@ -15,6 +15,21 @@ constexpr double kGiB = 1073741824.0;
 std::string GiB(double bytes) { return absl::StrCat(FixedDecimals(bytes / kGiB, 2), " GiB"); }
 std::string Num(double value) { return SignificantDigits(value, 4); }
 
+// A link's rate in GB/s or a latency in us: whole numbers (most are) as
+// integers, which costs no formatting lookup.
+std::string Whole(double value) {
+  const double rounded = std::round(value);
+  return rounded == value && std::abs(value) < 1e15 ? absl::StrCat(static_cast<int64_t>(rounded))
+                                                    : Num(value);
+}
+
+// The KV cache's divisor over tp ranks, as the fit splits it.
+int KvDivisor(const InferenceSizing& s, int tp) {
+  if (s.kv_cache_replicated) return 1;
+  const int kv = s.num_key_value_heads > 0 ? s.num_key_value_heads : s.num_attention_heads;
+  return kv > 0 ? std::min(tp, kv) : tp;
+}
+
 }  // namespace
 
 double UsableBytesPerCard(const DeviceSpec& device, double memory_utilization,
@@ -49,10 +64,24 @@ double UsableBytesPerCard(const DeviceSpec& device, double memory_utilization,
   return usable;
 }
 
+SizingFigures FiguresOf(const PlanInput& input) {
+  return {.weights_gib = GiB(input.sizing.weight_bytes),
+          .kv_cache_gib = GiB(input.sizing.kv_cache_bytes),
+          .activations_gib = GiB(input.sizing.activation_bytes),
+          .overhead_gib = GiB(input.sizing.overhead_bytes),
+          .active_parameters = Num(input.sizing.active_parameters()),
+          .prefill_efficiency = Num(input.workload.prefill_efficiency)};
+}
+
 DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
+  std::optional<SizingFigures> own;
+  if (input.figures == nullptr) own = FiguresOf(input);
+  const SizingFigures& f = input.figures != nullptr ? *input.figures : *own;
   const InferenceSizing& shape = input.sizing;
   const ResolvedWorkload& w = input.workload;
   DevicePlan plan;
+  // A fitting plan has up to seven lines: one allocation, not four.
+  plan.arithmetic.reserve(8);
   plan.name = device.name;
   plan.display_name = device.display_name;
   plan.usable_bytes_per_card =
@@ -110,56 +139,155 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
   const double weights = WeightBytesPerCard(shape, *layout);
   if (pp > 1) {
     plan.arithmetic.push_back(absl::StrCat(
-        "weights per stage (bounded from above): min(", GiB(shape.weight_bytes), ", ",
-        LayersPerStage(shape, pp), " layers x ", GiB(shape.weight_bytes), " / ",
-        shape.num_largest_layers, " layers + embeddings ", Num(shape.embedding_parameters),
-        " parameters x ", Num(std::max(2.0, shape.weight_bytes / shape.parameters)),
-        " bytes) = ", GiB(weights * tp), "; KV cache per stage: min(", GiB(shape.kv_cache_bytes),
-        ", ", LayersPerStage(shape, pp), " layers x ", GiB(shape.kv_cache_bytes_largest_layer),
-        " per full layer",
+        "weights per stage (bounded from above): min(", f.weights_gib, ", ",
+        LayersPerStage(shape, pp), " layers x ", f.weights_gib, " / ", shape.num_largest_layers,
+        " layers + embeddings ", Num(shape.embedding_parameters), " parameters x ",
+        Num(std::max(2.0, shape.weight_bytes / shape.parameters)), " bytes) = ", GiB(weights * tp),
+        "; KV cache per stage: min(", f.kv_cache_gib, ", ", LayersPerStage(shape, pp), " layers x ",
+        GiB(shape.kv_cache_bytes_largest_layer), " per full layer",
         shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")"));
   }
   plan.arithmetic.push_back(absl::StrCat(
       "per card on ", n, ": weights ", pp > 1 ? "per stage " : "", GiB(weights * tp), " / ", tp,
       " + KV cache ", GiB(KvBytesPerCard(shape, *layout)),
       shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
-      " + activations ", GiB(shape.activation_bytes), " + overhead ", GiB(shape.overhead_bytes),
-      " = ", GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
+      " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
+      GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
+
+  if (device.roofline_does_not_apply) {
+    // Weights held in on-chip SRAM over a wafer or many chips: what limits
+    // decode is the fabric between cores and chips, which no record states.
+    plan.speed_not_modelled =
+        "speed not modelled: on-chip SRAM (wafer-scale or SRAM-only design); the memory "
+        "roofline does not apply";
+    plan.arithmetic.push_back(plan.speed_not_modelled);
+    return plan;
+  }
+  SpeedInput speed{.sizing = &shape,
+                   .layout = *layout,
+                   .nodes = plan.nodes,
+                   .batch_size = w.batch_size,
+                   .prompt_tokens = w.prompt_tokens,
+                   .prefill_chunk_tokens = w.prefill_chunk_tokens,
+                   .prefill_efficiency = w.prefill_efficiency,
+                   .bandwidth_bytes_per_second = device.bandwidth_bytes_per_second,
+                   .peak_flops = device.peak_flops};
+  if (n > 1) {
+    speed.within_node = WithinNodeLink(device.links);
+    if (plan.nodes > 1) speed.between_nodes = BetweenNodesLink(device.links);
+  }
+  const bool has_peak =
+      device.peak_flops.has_value() && *device.peak_flops > 0 && shape.active_parameters() > 0;
 
   // Decode is memory-bound: every step reads the weights (for MoE only the
-  // active experts' share) and the batch's KV cache once.
+  // active experts' share) and the batch's KV cache once, then the links
+  // carry the activations (core/speed.h).
   const double active_share = shape.active_share;
   if (device.bandwidth_bytes_per_second.has_value() && *device.bandwidth_bytes_per_second > 0) {
-    // Pipeline stages run one after another for a token: only the tensor
-    // parallel cards read at once.
-    const double steps =
-        DecodeStepsPerSecond(*device.bandwidth_bytes_per_second, tp,
-                             shape.weight_bytes * active_share, shape.kv_cache_bytes);
-    plan.decode_tokens_per_second = steps;
-    plan.decode_tokens_per_second_all = steps * w.batch_size;
-    plan.arithmetic.push_back(absl::StrCat(
-        "decode bound: ", Num(*device.bandwidth_bytes_per_second / 1e9), " GB/s / ((weights ",
-        GiB(shape.weight_bytes), active_share < 1 ? " x active share " : "",
-        active_share < 1 ? Num(active_share) : "", " + KV ", GiB(shape.kv_cache_bytes), ") / ", tp,
-        pp > 1 ? " tensor-parallel cards; the stages run in turn) = " : " cards) = ", Num(steps),
-        " tokens/s per sequence, x ", w.batch_size, " sequences = ", Num(steps * w.batch_size),
-        " tokens/s"));
+    const DecodeBound d = BoundDecode(speed);
+    plan.decode_tokens_per_second = d.tokens_per_second_per_sequence;
+    plan.decode_tokens_per_second_all = d.tokens_per_second_all;
+    const int m = d.micro_batches;
+    std::string line;
+    if (n == 1) {
+      // One card: no links, no stages (the hot path of a plan over every
+      // accelerator: one line, one StrCat).
+      line = absl::StrCat(
+          "decode bound: ", Num(*device.bandwidth_bytes_per_second / 1e9), " GB/s / (weights ",
+          f.weights_gib, active_share < 1 ? " x active share " : "",
+          active_share < 1 ? Num(active_share) : "", " + KV ", f.kv_cache_gib,
+          ") = ", Num(d.tokens_per_second_per_sequence), " tokens/s per sequence, x ", w.batch_size,
+          " sequences = ", Num(d.tokens_per_second_all), " tokens/s");
+    } else {
+      const int kv_divisor = KvDivisor(shape, tp);
+      line = absl::StrCat(
+          "decode step: (weights ", f.weights_gib, active_share < 1 ? " x active share " : "",
+          active_share < 1 ? Num(active_share) : "", " / ", tp, " + KV ", f.kv_cache_gib,
+          m > 1 ? absl::StrCat(" / ", m, " micro-batches") : std::string(), " / ", kv_divisor,
+          shape.kv_cache_replicated ? " (latent cache on every rank)"
+          : kv_divisor < tp         ? " (KV heads)"
+                                    : "",
+          ") / ", Num(*device.bandwidth_bytes_per_second / 1e9),
+          " GB/s = ", Num(d.memory_seconds * 1e3), " ms");
+    }
+    if (n > 1) {
+      plan.decode_communication_seconds = d.tensor_parallel_seconds + d.pipeline_seconds;
+      if (d.tensor_parallel_seconds > 0) {
+        absl::StrAppend(&line, d.overlapped ? "; overlapped with " : " + ", "TP all-reduces 2 x ",
+                        shape.num_layers, " layers over ", speed.within_node->kind, " (",
+                        Whole(speed.within_node->bytes_per_second / 1e9), " GB/s per direction, ",
+                        Whole(speed.within_node->latency_seconds * 1e6),
+                        " us each) = ", Num(d.tensor_parallel_seconds * 1e3), " ms");
+      }
+      if (d.pipeline_seconds > 0) {
+        absl::StrAppend(
+            &line, d.overlapped && d.tensor_parallel_seconds == 0 ? "; overlapped with " : " + ",
+            pp - 1, " pipeline hops",
+            plan.nodes > 1
+                ? absl::StrCat(" (", plan.nodes - 1, " between nodes over ",
+                               speed.between_nodes.kind,
+                               speed.between_nodes.assumed ? ", assumed" : "", ", ",
+                               Whole(speed.between_nodes.bytes_per_second / 1e9), " GB/s)")
+                : std::string(),
+            " = ", Num(d.pipeline_seconds * 1e3), " ms");
+      }
+      if (d.overlapped && d.tensor_parallel_seconds + d.pipeline_seconds > 0) {
+        absl::StrAppend(&line, " (the batch splits in two: step = the longer of reads and links = ",
+                        Num(d.step_seconds() * 1e3), " ms)");
+      }
+      if (pp > 1 && m < pp) {
+        absl::StrAppend(&line, "; pipeline bubble: ", m, " micro-batch", m > 1 ? "es" : "", " for ",
+                        pp, " stages, each stage idle ", pp - m, "/", pp, " of the step");
+      }
+      if (!d.communication_counted) {
+        absl::StrAppend(&line, "; links not counted (",
+                        shape.hidden_size > 0 && shape.num_layers > 0
+                            ? "no interconnect on record"
+                            : "layers or hidden size unknown",
+                        "): the bound is looser");
+      }
+    }
+    if (n > 1) {
+      absl::StrAppend(&line, " -> ", Num(d.tokens_per_second_per_sequence),
+                      " tokens/s per sequence, x ", w.batch_size,
+                      " sequences = ", Num(d.tokens_per_second_all), " tokens/s");
+    }
+    if (d.compute_bound) {
+      absl::StrAppend(&line, " (compute roof: ", n, " x ", Num(*device.peak_flops / 1e12),
+                      " TFLOP/s at 100% / (2 x ", f.active_parameters, " active parameters))");
+    }
+    plan.arithmetic.push_back(std::move(line));
   }
 
   // Prefill is compute-bound: 2 FLOP per active parameter per token.
-  if (device.peak_flops.has_value() && *device.peak_flops > 0 && shape.active_parameters() > 0) {
-    const double rate = PrefillTokensPerSecond(n, *device.peak_flops, w.prefill_efficiency,
-                                               shape.active_parameters());
-    plan.prefill_tokens_per_second = rate;
-    plan.arithmetic.push_back(absl::StrCat(
-        "prefill bound: ", n, " x ", Num(*device.peak_flops / 1e12), " TFLOP/s x ",
-        Num(w.prefill_efficiency), " efficiency / (2 x ", Num(shape.active_parameters()),
-        " active parameters) = ", Num(rate), " tokens/s"));
+  if (has_peak) {
+    const PrefillBound p = BoundPrefill(speed);
+    plan.prefill_tokens_per_second = p.tokens_per_second;
+    plan.arithmetic.push_back(
+        absl::StrCat("prefill bound: ", n, " x ", Num(*device.peak_flops / 1e12), " TFLOP/s x ",
+                     f.prefill_efficiency, " efficiency / (2 x ", f.active_parameters,
+                     " active parameters) = ", Num(p.tokens_per_second), " tokens/s"));
     if (w.prompt_tokens > 0) {
-      plan.time_to_first_token_seconds = static_cast<double>(w.prompt_tokens) / rate;
-      plan.arithmetic.push_back(
-          absl::StrCat("time to first token: ", w.prompt_tokens, " prompt tokens / ", Num(rate),
-                       " tokens/s = ", Num(*plan.time_to_first_token_seconds), " s"));
+      plan.time_to_first_token_seconds = p.time_to_first_token_seconds;
+      const bool links_longer = p.tensor_parallel_seconds > p.compute_seconds * p.bubble_factor;
+      if (pp == 1 && !links_longer) {
+        plan.arithmetic.push_back(absl::StrCat(
+            "time to first token: ", w.prompt_tokens, " prompt tokens / ", Num(p.tokens_per_second),
+            " tokens/s = ", Num(p.time_to_first_token_seconds), " s"));
+      } else {
+        std::string line = absl::StrCat("time to first token: ", w.prompt_tokens,
+                                        " prompt tokens / ", Num(p.tokens_per_second), " tokens/s");
+        if (pp > 1) {
+          absl::StrAppend(&line, " x (", p.chunks, " chunks + ", pp - 1, ") / ", p.chunks,
+                          " (pipeline bubble)");
+        }
+        if (links_longer) {
+          absl::StrAppend(
+              &line, "; the TP all-reduces take longer: ", Num(p.tensor_parallel_seconds), " s");
+        }
+        absl::StrAppend(&line, " = ", Num(p.time_to_first_token_seconds), " s");
+        plan.arithmetic.push_back(std::move(line));
+      }
     }
   }
 
@@ -176,7 +304,14 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
 
 void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans) {
   auto speed = [](const DevicePlan& p) { return p.decode_tokens_per_second_all.value_or(0); };
-  std::stable_sort(plans->begin(), plans->end(), [&](const DevicePlan& a, const DevicePlan& b) {
+  // Sorts positions, then moves each plan once: a plan is large (names,
+  // layout, arithmetic), and a sort moves each about log2(n) times.
+  std::vector<int> order(plans->size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  const std::vector<DevicePlan>& all = *plans;
+  std::stable_sort(order.begin(), order.end(), [&](int ia, int ib) {
+    const DevicePlan& a = all[ia];
+    const DevicePlan& b = all[ib];
     if (a.fits != b.fits) return a.fits;
     if (!a.fits) return a.name < b.name;
     switch (objective) {
@@ -199,6 +334,10 @@ void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans) {
     if (speed(a) != speed(b)) return speed(a) > speed(b);
     return a.name < b.name;
   });
+  std::vector<DevicePlan> ranked;
+  ranked.reserve(plans->size());
+  for (int i : order) ranked.push_back(std::move((*plans)[i]));
+  *plans = std::move(ranked);
 }
 
 }  // namespace modelatlas::estimator

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "estimator-service/core/inference_memory.h"
+#include "estimator-service/core/speed.h"
 #include "estimator-service/core/workload.h"
 
 namespace modelatlas::estimator {
@@ -37,15 +38,38 @@ struct DeviceSpec {
   // Cards in one scale-up domain (NVLink, ICI, ...); absent or 1 = not on
   // record, and the plan assumes 8 cards per node (and says so).
   std::optional<int> scale_up_domain_size;
+  // The links between cards (core/speed.h), for the communication share of
+  // the speed bounds.
+  DeviceLinks links;
+  // On-chip SRAM (wafer-scale, SRAM-only): no roofline figure is given.
+  bool roofline_does_not_apply = false;
 };
 
 // What a plan fits: the workload sized by SizeInference, the workload
 // itself (batch, prompt, memory utilization, prefill efficiency) and the
 // most cards to consider.
+struct PlanInput;
+
+// The figures of a plan's text that are the same on every device (the
+// sizing's parts in GiB, the active parameters, the prefill efficiency):
+// written once per plan over every accelerator, not once per device.
+struct SizingFigures {
+  std::string weights_gib;
+  std::string kv_cache_gib;
+  std::string activations_gib;
+  std::string overhead_gib;
+  std::string active_parameters;
+  std::string prefill_efficiency;
+};
+SizingFigures FiguresOf(const PlanInput& input);
+
 struct PlanInput {
   InferenceSizing sizing;
   ResolvedWorkload workload;
   int max_cards = 64;
+  // FiguresOf(*this), when the caller plans on many devices; null = each
+  // plan writes its own.
+  const SizingFigures* figures = nullptr;
 };
 
 struct DevicePlan {
@@ -78,6 +102,11 @@ struct DevicePlan {
   std::optional<double> prefill_tokens_per_second;
   std::optional<double> time_to_first_token_seconds;
   std::optional<double> cost_usd_per_million_tokens;
+  // The interconnect's share of one decode step, seconds (tensor-parallel
+  // all-reduces and pipeline hops); absent on one card.
+  std::optional<double> decode_communication_seconds;
+  // Why there is no speed figure at all ("not modelled"), empty otherwise.
+  std::string speed_not_modelled;
   // Why it does not fit, or what limits it.
   std::string reason;
   // The arithmetic behind each figure.

@@ -237,8 +237,10 @@ TEST(LayoutTest, TheRecordsScaleUpDomainBoundsTensorParallelism) {
   EXPECT_LE(plan.tensor_parallel, 4);
   EXPECT_GT(plan.pipeline_parallel, 1);
   EXPECT_EQ(plan.nodes, (plan.cards + 3) / 4);
+  // The node size is the record's (the link between nodes may still be an
+  // assumption, core/speed.h, stated on the decode line).
   for (const std::string& line : plan.arithmetic) {
-    EXPECT_EQ(line.find("assumed"), std::string::npos) << line;
+    EXPECT_EQ(line.find("assumed: the record has no scale-up domain"), std::string::npos) << line;
   }
 }
 
