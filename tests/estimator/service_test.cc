@@ -843,26 +843,21 @@ TEST_F(TrainingServiceTest, MegatronBertChipHoursPowerAndHardwareMethod) {
   // throughput of 130 TFLOPS"), 30%: 2.69e22 FLOP.
   EXPECT_DOUBLE_EQ(r.hardware_method_flop(), 191488 * 130e12 * 3600 * 0.3);
   EXPECT_NEAR(r.energy_kwh(), 262640.3 * 374 / 1000, 1);
-  // The page's parameter-based figure needs the steps, which the record
-  // does not hold: "6ND = 6*3.9e9*(2e6+1e4)*1024*512 = 2.5e22 FLOP".
+  // The page's parameter-based figure, from the record's steps and batch
+  // size (tokens per step): "6ND = 6*3.9e9*(2e6+1e4)*1024*512 = 2.5e22 FLOP".
+  EXPECT_NEAR(r.operation_counting_flop(), 2.5e22, 0.05e22);
   v1::TrainingRunInputs inputs;
-  inputs.set_steps(2e6 + 1e4);
-  inputs.set_tokens_per_step(1024 * 512);
   inputs.set_price_usd_per_chip_hour(2.0);
-  auto with_steps = Compute("Megatron-BERT", inputs);
-  EXPECT_NEAR(with_steps.operation_counting_flop(), 2.5e22, 0.05e22);
-  EXPECT_DOUBLE_EQ(with_steps.cost_usd(), 191488 * 2.0);
+  auto priced = Compute("Megatron-BERT", inputs);
+  EXPECT_DOUBLE_EQ(priced.cost_usd(), 191488 * 2.0);
 }
 
-TEST_F(TrainingServiceTest, T2rPretrainBothMethodsFromThePagesInputs) {
+TEST_F(TrainingServiceTest, T2rPretrainBothMethodsFromItsRecordAlone) {
   // Page: "6*668893184*142000*25000=1.4247425e+19  95*60*60*125000000000000*0.3=1.2825e+19
   //  Geometric mean: 13517515512289972224  Epochs: 142000*25000/103000000=34.4660194175".
-  v1::TrainingRunInputs inputs;
-  inputs.set_steps(142000);
-  inputs.set_tokens_per_step(25000);
-  inputs.set_dataset_tokens(103e6);
-  inputs.set_chip_hours(95);
-  auto r = Compute("T2R 75% + Pretrain (WT-103)", inputs);
+  // The record holds the steps, the tokens per step, the dataset and the
+  // 95 GPU-hours the page uses.
+  auto r = Compute("T2R 75% + Pretrain (WT-103)");
   EXPECT_DOUBLE_EQ(r.operation_counting_flop(), 6.0 * 668893184 * 142000 * 25000);
   EXPECT_DOUBLE_EQ(r.hardware_method_flop(), 1.2825e19);
   EXPECT_NEAR(r.training_compute_flop(), 13517515512289972224.0, 1.35e19 * 1e-7);
@@ -879,18 +874,19 @@ TEST_F(TrainingServiceTest, T2rPretrainBothMethodsFromThePagesInputs) {
   EXPECT_NEAR(r.power_draw_watts(), 4864.12, 0.1);  // the day count differs by 1e-5
 }
 
-TEST_F(TrainingServiceTest, CtrBertHardwareMethod) {
-  // Page: "(8) * (312 * 10**12) * (24 * 3600) * (0.3)". The record holds no
-  // training time ("less than a day"); its domain is Recommendation, for
-  // which the 40% default would apply, while the page assumed 30%.
-  v1::TrainingRunInputs inputs;
-  inputs.set_training_hours(24);
-  auto assumed = Compute("CTR-BERT", inputs);
-  EXPECT_DOUBLE_EQ(assumed.hardware_method_flop(), 8 * 312e12 * 24 * 3600 * 0.4);
-  inputs.set_utilization(0.3);
-  auto r = Compute("CTR-BERT", inputs);
+TEST_F(TrainingServiceTest, CtrBertHardwareMethodFromItsRecordAlone) {
+  // Page: "(8) * (312 * 10**12) * (24 * 3600) * (0.3)". The record holds the
+  // page's bound on the time (24 hours, "less than a day") and, in its
+  // notes, the 0.3 the page assumed (its domain, Recommendation, would
+  // otherwise take the 40% default).
+  auto r = Compute("CTR-BERT");
   EXPECT_DOUBLE_EQ(r.hardware_method_flop(), 6.469632e19);
   EXPECT_NEAR(r.power_draw_watts(), 6448.49, 0.1);
+  // A request's utilization still replaces the record's.
+  v1::TrainingRunInputs inputs;
+  inputs.set_utilization(0.4);
+  auto other = Compute("CTR-BERT", inputs);
+  EXPECT_DOUBLE_EQ(other.hardware_method_flop(), 8 * 312e12 * 24 * 3600 * 0.4);
 }
 
 TEST_F(TrainingServiceTest, T2rRandomInitFromItsRecordAlone) {
