@@ -57,6 +57,9 @@ ABSL_FLAG(std::string, hf_cache_dir, "",
 ABSL_FLAG(bool, hf_offline, false,
           "Read Hugging Face repositories from the cache only, never the network (also "
           "$HF_HUB_OFFLINE=1)");
+ABSL_FLAG(int64_t, answer_cache_bytes, int64_t{16} << 20,
+          "Memory for answers kept by request (memory estimates and plans, replied again to "
+          "the same request bytes until the catalog changes), bytes; 0 = keep none");
 ABSL_FLAG(int32_t, hf_fetch_threads, 2,
           "Threads fetching from the Hub (blocking I/O kept off the gRPC threads), 1..16");
 
@@ -66,7 +69,8 @@ const std::vector<std::string> kFlagNames = {
     "grpc_address",         "metrics_address",    "catalog_address",     "catalog_timeout",
     "readiness_interval",   "snapshot",           "catalog_tls_ca_file", "catalog_tls_cert_file",
     "catalog_tls_key_file", "catalog_token_file", "hf_endpoint",         "hf_token_file",
-    "hf_cache_dir",         "hf_offline",         "hf_fetch_threads",    "snapshot_max_age"};
+    "hf_cache_dir",         "hf_offline",         "hf_fetch_threads",    "snapshot_max_age",
+    "answer_cache_bytes"};
 
 // Keeps readiness equal to EstimatorReadiness (the catalog answers and the
 // snapshot, when kept, is loaded and no older than `max_age`), checking
@@ -219,6 +223,25 @@ int main(int argc, char** argv) {
                       {{{"kind", "hardware"}}, static_cast<double>(snapshot->hardware_count())}}));
     return families;
   }));
+  const int64_t answer_cache_bytes = absl::GetFlag(FLAGS_answer_cache_bytes);
+  if (answer_cache_bytes < 0) {
+    ExitWithFlagError("estimator-service", "--answer_cache_bytes must be 0 (off) or more");
+  }
+  estimator::AnswerCache answers(static_cast<size_t>(answer_cache_bytes));
+  runner.AddCollectable(ScrapeTimeCollectable([&answers] {
+    return std::vector<prometheus::MetricFamily>{
+        SampleFamily("modelatlas_estimator_answer_cache_hits_total",
+                     "Memory estimates and plans replied from kept answers.",
+                     {{{}, static_cast<double>(answers.hits())}}, prometheus::MetricType::Counter),
+        SampleFamily("modelatlas_estimator_answer_cache_misses_total",
+                     "Memory estimates and plans computed (no kept answer for the request at "
+                     "the snapshot's revision).",
+                     {{{}, static_cast<double>(answers.misses())}},
+                     prometheus::MetricType::Counter),
+        SampleFamily("modelatlas_estimator_answer_cache_bytes",
+                     "Bytes of kept answers (and their keys), at most --answer_cache_bytes.",
+                     {{{}, static_cast<double>(answers.size_bytes())}})};
+  }));
   estimator::EstimatorServiceImpl service(
       &catalog, snapshot.get(),
       [&estimates, &estimates_by_kind](const char* kind) {
@@ -226,7 +249,7 @@ int main(int argc, char** argv) {
         (known != estimates_by_kind.end() ? *known->second : estimates.Add({{"kind", kind}}))
             .Increment();
       },
-      runner.call_limiter());
+      runner.call_limiter(), &answers);
   runner.AddService(&service, estimator::v1::EstimatorService::service_full_name());
   if (absl::Status started = runner.Start(); !started.ok()) {
     MA_LOG_ERROR("%s", started.ToString());

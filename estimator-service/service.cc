@@ -1,7 +1,10 @@
 #include "estimator-service/service.h"
 
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/status/grpc_status.h"
 #include "estimator-service/answers/audit.h"
 #include "estimator-service/answers/catalog_view.h"
@@ -30,6 +33,46 @@ struct ViewOnFirst {
     return true;
   }
 };
+
+// The request's bytes in one string (a ByteBuffer may hold several slices).
+std::string FlattenBytes(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (!buffer.Dump(&slices).ok()) return bytes;
+  bytes.reserve(buffer.Length());
+  for (const grpc::Slice& slice : slices) {
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  return bytes;
+}
+
+// A reply of a kept answer's bytes (shared, not copied) and then `tail`.
+grpc::ByteBuffer ReplyBytes(std::shared_ptr<const std::string> body, std::string tail) {
+  auto* held = new std::shared_ptr<const std::string>(std::move(body));
+  grpc::Slice slices[2] = {
+      grpc::Slice(
+          const_cast<char*>((*held)->data()), (*held)->size(),
+          [](void* p) { delete static_cast<std::shared_ptr<const std::string>*>(p); }, held),
+      grpc::Slice(tail)};
+  return grpc::ByteBuffer(slices, tail.empty() ? 1 : 2);
+}
+
+// The serialized catalog_view field of a `Response` (empty when no record
+// was read): appended to an answer's bytes, it parses as part of it.
+template <typename Response>
+std::string CatalogViewBytes(const RecordSource::View& view) {
+  Response only_the_view;
+  if (!ToCatalogView(view, only_the_view.mutable_catalog_view())) return "";
+  return only_the_view.SerializeAsString();
+}
+
+// Whether a request's model is a catalog name or described inline: answers
+// that read nothing but the request and the snapshot.
+template <typename Request>
+bool IsCatalogOrInline(const Request& request) {
+  return !request.has_source() || request.source().has_catalog_name() ||
+         request.source().has_inline_model();
+}
 
 }  // namespace
 
@@ -64,16 +107,81 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::Unary(grpc::CallbackServerContex
   return reactor;
 }
 
-grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
-    grpc::CallbackServerContext* context, const v1::EstimateInferenceMemoryRequest* request,
-    v1::EstimateInferenceMemoryResponse* response) {
-  return Unary(context, request, response, "inference_memory", AnswerInferenceMemory);
+template <typename Request, typename Response, typename Answer>
+grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServerContext* context,
+                                                            const grpc::ByteBuffer* raw,
+                                                            grpc::ByteBuffer* out, const char* kind,
+                                                            Answer answer) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status busy = Admit(); !busy.ok()) {
+    reactor->Finish(ToGrpcStatus(busy));
+    return reactor;
+  }
+  auto bytes = std::make_shared<std::string>(FlattenBytes(*raw));
+  // Kept alive until the answer is given (answers may finish later, after
+  // a catalog read or a Hub fetch, and read the request then).
+  auto request = std::make_shared<Request>();
+  if (!request->ParseFromString(*bytes)) {
+    reactor->Finish(ToGrpcStatus(absl::InvalidArgumentError(
+        absl::StrCat("request: not a valid ", Request::descriptor()->full_name(),
+                     " (the bytes do not parse as one; is the client built from the same "
+                     "proto?)"))));
+    return reactor;
+  }
+  // Only answers that read nothing but the request and the snapshot are
+  // kept (no Hub fetch, no live catalog read), for the snapshot's revision.
+  const bool keepable = answers_ != nullptr && answers_->capacity_bytes() > 0 &&
+                        snapshot_ != nullptr && snapshot_->loaded() && IsCatalogOrInline(*request);
+  const int64_t revision = keepable ? snapshot_->revision() : 0;
+  if (keepable) {
+    if (std::shared_ptr<const std::string> kept = answers_->Find(kind, *bytes, revision)) {
+      if (on_estimate_) on_estimate_(kind);
+      RecordSource::View view;
+      view.from_snapshot = true;
+      view.snapshot_age = snapshot_->age();
+      view.snapshot_revision = revision;
+      *out = ReplyBytes(std::move(kept), CatalogViewBytes<Response>(view));
+      reactor->Finish(grpc::Status::OK);
+      return reactor;
+    }
+  }
+  // A Hugging Face fetch started by the answer stops at the caller's deadline.
+  CallDeadlineScope deadline(absl::FromChrono(context->deadline()),
+                             [context] { return context->IsCancelled(); });
+  std::shared_ptr<RecordSource> records = Records(context);
+  const Request& parsed = *request;
+  answer(records, parsed,
+         [this, reactor, out, kind, records, request, bytes, keepable,
+          revision](absl::StatusOr<Response> result) {
+           if (result.ok()) {
+             if (on_estimate_) on_estimate_(kind);
+             auto body = std::make_shared<const std::string>(result->SerializeAsString());
+             // How current the records it read were (the answer's provenance),
+             // appended: a field added to serialized bytes is part of the message.
+             const RecordSource::View view = records->view();
+             if (keepable && view.from_snapshot && !view.read_live &&
+                 view.snapshot_revision == revision) {
+               answers_->Put(kind, *bytes, revision, body);
+             }
+             *out = ReplyBytes(std::move(body), CatalogViewBytes<Response>(view));
+           }
+           reactor->Finish(ToGrpcStatus(result.status()));
+         });
+  return reactor;
 }
 
-grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanInference(
-    grpc::CallbackServerContext* context, const v1::PlanInferenceRequest* request,
-    v1::PlanInferenceResponse* response) {
-  return Unary(context, request, response, "plan_inference", AnswerPlanInference);
+grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return CachedUnary<v1::EstimateInferenceMemoryRequest, v1::EstimateInferenceMemoryResponse>(
+      context, request, response, "inference_memory", AnswerInferenceMemory);
+}
+
+grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanInference(grpc::CallbackServerContext* context,
+                                                              const grpc::ByteBuffer* request,
+                                                              grpc::ByteBuffer* response) {
+  return CachedUnary<v1::PlanInferenceRequest, v1::PlanInferenceResponse>(
+      context, request, response, "plan_inference", AnswerPlanInference);
 }
 
 grpc::ServerUnaryReactor* EstimatorServiceImpl::CountParameters(

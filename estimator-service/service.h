@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "common/server/load_shedding.h"
+#include "estimator-service/cache/answer_cache.h"
 #include "estimator-service/catalog/catalog_client.h"
 #include "estimator-service/catalog/record_source.h"
 #include "estimator-service/catalog/snapshot.h"
@@ -14,7 +15,13 @@
 
 namespace modelatlas::estimator {
 
-class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService {
+// EstimateInferenceMemory and PlanInference are raw methods: their answers
+// are kept serialized (AnswerCache) and replied from memory to the same
+// request bytes until the catalog changes.
+class EstimatorServiceImpl final
+    : public v1::EstimatorService::WithRawCallbackMethod_EstimateInferenceMemory<
+          v1::EstimatorService::WithRawCallbackMethod_PlanInference<
+              v1::EstimatorService::CallbackService>> {
  public:
   // Called with the kind of every answered request ("inference_memory",
   // "training_compute", ...), for metrics.
@@ -22,20 +29,23 @@ class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService 
 
   // `snapshot` may be null: every catalog read is then a call to the catalog.
   // `limiter` (optional) refuses calls when the server is overloaded.
+  // `answers` (optional, not owned) keeps answers to repeated requests.
   explicit EstimatorServiceImpl(CatalogClient* catalog, CatalogSnapshot* snapshot = nullptr,
                                 EstimateObserver on_estimate = nullptr,
-                                const CallLimiter* limiter = nullptr)
+                                const CallLimiter* limiter = nullptr,
+                                AnswerCache* answers = nullptr)
       : catalog_(catalog),
         snapshot_(snapshot),
         on_estimate_(std::move(on_estimate)),
-        limiter_(limiter) {}
+        limiter_(limiter),
+        answers_(answers) {}
 
-  grpc::ServerUnaryReactor* EstimateInferenceMemory(
-      grpc::CallbackServerContext* context, const v1::EstimateInferenceMemoryRequest* request,
-      v1::EstimateInferenceMemoryResponse* response) override;
+  grpc::ServerUnaryReactor* EstimateInferenceMemory(grpc::CallbackServerContext* context,
+                                                    const grpc::ByteBuffer* request,
+                                                    grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* PlanInference(grpc::CallbackServerContext* context,
-                                          const v1::PlanInferenceRequest* request,
-                                          v1::PlanInferenceResponse* response) override;
+                                          const grpc::ByteBuffer* request,
+                                          grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* CountParameters(grpc::CallbackServerContext* context,
                                             const v1::CountParametersRequest* request,
                                             v1::CountParametersResponse* response) override;
@@ -76,10 +86,19 @@ class EstimatorServiceImpl final : public v1::EstimatorService::CallbackService 
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, const Request* request,
                                   Response* response, const char* kind, Answer answer);
 
+  // Unary, for a raw method: parses the request (INVALID_ARGUMENT naming its
+  // type when the bytes are not one), replies a kept answer to the same
+  // bytes at the snapshot's revision, else answers, keeps and replies.
+  template <typename Request, typename Response, typename Answer>
+  grpc::ServerUnaryReactor* CachedUnary(grpc::CallbackServerContext* context,
+                                        const grpc::ByteBuffer* request, grpc::ByteBuffer* response,
+                                        const char* kind, Answer answer);
+
   CatalogClient* catalog_;
   CatalogSnapshot* snapshot_;
   EstimateObserver on_estimate_;
   const CallLimiter* limiter_;
+  AnswerCache* answers_;
 
   absl::Status Admit() const { return limiter_ == nullptr ? absl::OkStatus() : limiter_->Check(); }
 };

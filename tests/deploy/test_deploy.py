@@ -31,8 +31,12 @@ def flag_defaults(main_cc):
 
 
 def flag_names(main_cc):
-    """Flags of a main.cc and those both servers share (common/server/server_flags.cc)."""
+    """Flags of a main.cc and those it shares: every process's
+    (common/server/server_flags.cc) and, for the gRPC services, the server's
+    (common/server/grpc_server_flags.cc; the web front serves no gRPC)."""
     text = read(main_cc) + read("common", "server", "server_flags.cc")
+    if not main_cc.startswith("web/"):
+        text += read("common", "server", "grpc_server_flags.cc")
     return set(re.findall(r"ABSL_FLAG\([^,]+,\s*(\w+),", text))
 
 

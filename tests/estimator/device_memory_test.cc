@@ -294,7 +294,7 @@ TEST(AllocatableMemoryAnswersTest, TrainingPlansFitInTheAllocatableCapacity) {
   }
 
   // A record without a driver figure: derived, and the answer says so.
-  common::v1::Hardware bare = ShippedHardware("hardware/amd-instinct-mi300x");
+  common::v1::Hardware bare = ShippedHardware("hardware/amd-instinct-mi325x");
   ASSERT_FALSE(bare.has_allocatable_memory_bytes());
   auto derived = PlanTrainingFor(ShippedModel("models/llama-3-1-8b"), bare, request);
   ASSERT_TRUE(derived.ok()) << derived.status();
