@@ -12,13 +12,6 @@
 namespace modelatlas::web {
 namespace {
 
-// A text value safe inside an AIP-160 string literal.
-std::string Literal(std::string text) {
-  text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return c == '"' || c == '\\'; }),
-             text.end());
-  return text;
-}
-
 std::string Flops(bool has, double v) { return has ? Scientific(v) + " FLOP/s" : ""; }
 
 int64_t DateKey(const google::type::Date& d) {
@@ -71,7 +64,7 @@ Page HardwarePage(const Clients& clients, const std::string& id, const Params& p
   request.mutable_workload()->set_context_length_tokens(w.context);
   request.mutable_workload()->set_batch_size(w.batch);
   request.mutable_workload()->set_weight_format(w.weights);
-  if (!domain.empty()) request.set_filter(absl::StrCat("domains:\"", Literal(domain), "\""));
+  if (!domain.empty()) request.set_filter(absl::StrCat("domains:\"", FilterLiteral(domain), "\""));
   std::vector<estimator::v1::RunnableModel> rows;
   auto context = clients.Context();
   auto reader = clients.estimator->ListRunnableModels(context.get(), request);
@@ -208,7 +201,7 @@ Page SearchPage(const Clients& clients, const Params& params) {
   const std::string order_by = Param(params, "order_by");
   const std::string kind = Param(params, "kind", "models");
   const std::string token = Param(params, "page_token");
-  std::string combined = q.empty() ? "" : absl::StrCat("display_name:\"", Literal(q), "\"");
+  std::string combined = q.empty() ? "" : absl::StrCat("display_name:\"", FilterLiteral(q), "\"");
   if (!filter.empty()) {
     combined = combined.empty() ? filter : absl::StrCat(combined, " AND (", filter, ")");
   }

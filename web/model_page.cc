@@ -112,6 +112,12 @@ std::string NewerModels(const Clients& clients, const common::v1::Model& m,
       "publication_date > \"%04d-%02d-%02d\" AND parameters >= %.17g AND parameters <= %.17g",
       date.year(), std::max(1, date.month()), std::max(1, date.day()), m.parameters() * 0.5,
       m.parameters() * 1.5));
+  // The same kind of model: a reader of a language model's page compares
+  // language models.
+  if (!m.domains().empty()) {
+    request.set_filter(
+        absl::StrCat(request.filter(), " AND domains:\"", FilterLiteral(m.domains(0)), "\""));
+  }
   std::vector<estimator::v1::RunnableModel> rows;
   auto context = clients.Context();
   auto reader = clients.estimator->ListRunnableModels(context.get(), request);
@@ -129,12 +135,13 @@ std::string NewerModels(const Clients& clients, const common::v1::Model& m,
     if (a.parameters() != b.parameters()) return a.parameters() > b.parameters();
     return a.display_name() < b.display_name();
   });
-  std::string intro =
-      absl::StrCat("Open-weight models published after ", Html(DateText(date)), " with ",
-                   ShortCount(m.parameters() * 0.5), " to ", ShortCount(m.parameters() * 1.5),
-                   " parameters that run on ", card.cards(), " × ", Html(card.display_name()),
-                   " at the same workload in no more memory per card (",
-                   Bytes(static_cast<double>(card.required_bytes_per_card())), "), largest first.");
+  std::string intro = absl::StrCat(
+      m.domains().empty() ? "Open-weight models"
+                          : absl::StrCat(Html(m.domains(0)), " models: open-weight models"),
+      " published after ", Html(DateText(date)), " with ", ShortCount(m.parameters() * 0.5), " to ",
+      ShortCount(m.parameters() * 1.5), " parameters that run on ", card.cards(), " × ",
+      Html(card.display_name()), " at the same workload in no more memory per card (",
+      Bytes(static_cast<double>(card.required_bytes_per_card())), "), largest first.");
   if (rows.empty()) {
     return absl::StrCat("<h3>Newer models of the same size</h3><p class=\"why\">", intro,
                         " None on record.</p>");

@@ -1,5 +1,6 @@
 #include "web/text.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -54,6 +55,12 @@ std::string Html(absl::string_view text) {
     }
   }
   return out;
+}
+
+std::string FilterLiteral(std::string text) {
+  text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return c == '"' || c == '\\'; }),
+             text.end());
+  return text;
 }
 
 std::string UrlEncode(absl::string_view text) {

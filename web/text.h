@@ -19,6 +19,10 @@ namespace modelatlas::web {
 // Hebrew) are kept as they are.
 std::string Html(absl::string_view text);
 
+// A text value safe inside an AIP-160 filter's string literal (quotes and
+// backslashes dropped).
+std::string FilterLiteral(std::string text);
+
 // Percent-encodes a query-string or path component (RFC 3986 unreserved kept).
 std::string UrlEncode(absl::string_view text);
 // Decodes %XX and '+' (as a space in query strings when plus_is_space).

@@ -144,6 +144,7 @@ class BrowserTest(unittest.TestCase):
         self.assertIn("Needs 17.7 GB of memory to run", text)
         self.assertIn("Assumed workload: 4,096-token context", text)
         self.assertIn("Which cards run it", text)
+        self.assertIn("Newer models of the same size", text)
         self.assertTrue(self.driver.find_elements(By.CSS_SELECTOR, "svg.memory rect"))
         # The bundled script re-plans when the format changes.
         select = self.driver.find_element(By.NAME, "weights")

@@ -168,6 +168,15 @@ TEST_F(WebEndToEndTest, OpenModelPlansAndReplansFromTheQuery) {
   EXPECT_TRUE(Has(page->body, "<svg"));
   EXPECT_TRUE(Has(page->body, "Assumed workload: 4,096-token context, batch 1, weights BF16"));
   EXPECT_TRUE(Has(page->body, "8,030,261,248"));
+  // Newer language models of about its size on the same card: the shipped
+  // dataset has several (Llama 3.1 8B is from July 2024).
+  const size_t newer = page->body.find("<h3>Newer models of the same size</h3>");
+  ASSERT_NE(newer, std::string::npos);
+  const std::string after = page->body.substr(newer, 4000);
+  EXPECT_TRUE(Has(after, "Language models: open-weight models published after 23 July 2024"))
+      << after;
+  EXPECT_TRUE(Has(after, "<a href=\"/models/")) << after;
+  EXPECT_FALSE(Has(after, "Stable Diffusion")) << after;  // not a language model
   auto longer = Get("/models/llama-3-1-8b?context=131072&batch=4&weights=int4");
   ASSERT_TRUE(longer);
   EXPECT_EQ(longer->status, 200);
