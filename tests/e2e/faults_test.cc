@@ -192,13 +192,14 @@ TEST_F(FaultsTest, BothServersShedCallsBeyondTheirLimit) {
 
   // Streams hold at most half of the places: one Watch takes it, a second
   // Watch is refused at once, and unary calls keep the other half.
+  // The second is opened only once the first has its place: opened
+  // together, either could reach the server first.
   grpc::ClientContext watch_contexts[2];
   std::vector<std::unique_ptr<grpc::ClientReader<catalog::v1::WatchResponse>>> watches;
-  for (auto& context : watch_contexts) {
-    watches.push_back(catalog->Watch(&context, catalog::v1::WatchRequest()));
-  }
+  watches.push_back(catalog->Watch(&watch_contexts[0], catalog::v1::WatchRequest()));
   catalog::v1::WatchResponse first;
   ASSERT_TRUE(watches[0]->Read(&first));
+  watches.push_back(catalog->Watch(&watch_contexts[1], catalog::v1::WatchRequest()));
   EXPECT_FALSE(watches[1]->Read(&first));
   const grpc::Status refused = watches[1]->Finish();
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
