@@ -152,6 +152,11 @@ absl::StatusOr<std::string> Catalog::ResolveId(absl::string_view name) {
   // Not a resource name: a display name or alias, ignoring case and punctuation.
   absl::StatusOr<std::vector<std::string>> ids = FindIdsByName<Record>(name);
   if (!ids.ok()) return ids.status();
+  if (ids->empty() && IsValidResourceId(name)) {
+    // A bare id ("nvidia-v100-sxm2-16gb" for hardware/nvidia-v100-sxm2-16gb),
+    // which need not spell the display name.
+    if (store_->Get(Traits<Record>::kKind, name).ok()) return std::string(name);
+  }
   if (ids->empty()) return NotFoundSuggesting<Record>(*store_, name);
   if (ids->size() > 1) {
     // Names that differ only in punctuation ("Llama 3.1 8B", "Llama 3.1-8B")

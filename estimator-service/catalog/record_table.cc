@@ -1,7 +1,9 @@
 #include "estimator-service/catalog/record_table.h"
 
 #include <algorithm>
+#include <type_traits>
 
+#include "absl/strings/str_cat.h"
 #include "common/records/lookup_keys.h"
 #include "common/status/resource_names.h"
 
@@ -38,7 +40,14 @@ template <typename Record>
 const Record* RecordTable<Record>::Find(absl::string_view name) const {
   if (const Record* named = FindByName(name); named != nullptr) return named;
   auto it = by_key_.find(LookupKey(name));
-  if (it == by_key_.end() || it->second.size() != 1) return nullptr;
+  if (it == by_key_.end()) {
+    // A bare id ("nvidia-v100-sxm2-16gb"), which need not spell the display name.
+    if (!IsValidResourceId(name)) return nullptr;
+    constexpr absl::string_view kCollection =
+        std::is_same_v<Record, common::v1::Model> ? "models/" : "hardware/";
+    return FindByName(absl::StrCat(kCollection, name));
+  }
+  if (it->second.size() != 1) return nullptr;
   return by_name_.at(it->second.front());
 }
 

@@ -109,6 +109,18 @@ TEST_F(CatalogTest, GetByResourceNameDisplayNameOrLookupKey) {
   }
 }
 
+TEST_F(CatalogTest, ABareIdFindsItsRecordWhateverTheDisplayName) {
+  v1::Dataset dataset;
+  // The id does not spell the display name.
+  *dataset.add_models() = NewModel("gpt-2-xl", "GPT-2 (1.5B)");
+  ASSERT_TRUE(catalog_->CreateAll(dataset).ok());
+  auto model = catalog_->Get<Model>("gpt-2-xl");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->name(), "models/gpt-2-xl");
+  auto missing = catalog_->Get<Model>("gpt-2-xxl");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST_F(CatalogTest, MissingAndMalformedNamesAreSpecific) {
   auto missing = catalog_->Get<Model>("models/nothing-here");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);

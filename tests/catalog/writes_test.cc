@@ -75,14 +75,15 @@ TEST_P(CatalogWritesTest, UpdateWithMaskChangesOnlyThoseFields) {
 }
 
 TEST_P(CatalogWritesTest, UpdateLookupKeysFollowTheNewName) {
-  ASSERT_TRUE(catalog_->Create<Model>("alpha", NewModel("Alpha", 1e9)).ok());
+  // An id unlike either name: a bare id also finds its record.
+  ASSERT_TRUE(catalog_->Create<Model>("first-record", NewModel("Alpha", 1e9)).ok());
   Model patch;
-  patch.set_name("models/alpha");
+  patch.set_name("models/first-record");
   patch.set_display_name("Omega");
   ASSERT_TRUE(catalog_->Update<Model>(patch, {}).ok());  // empty mask = fields set
   EXPECT_TRUE(catalog_->Get<Model>("omega").ok());
   EXPECT_EQ(catalog_->Get<Model>("alpha").status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(catalog_->Get<Model>("models/alpha")->parameters(), 1e9);
+  EXPECT_EQ(catalog_->Get<Model>("models/first-record")->parameters(), 1e9);
 }
 
 TEST_P(CatalogWritesTest, StaleEtagIsAbortedAndChangesNothing) {

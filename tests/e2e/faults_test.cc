@@ -207,10 +207,23 @@ TEST_F(FaultsTest, BothServersShedCallsBeyondTheirLimit) {
   google::rpc::ErrorInfo info;
   EXPECT_TRUE(testing::FindDetail(testing::DecodeDetails(refused), &info));
   EXPECT_EQ(info.reason(), "SERVER_OVERLOADED");
-  EXPECT_TRUE(get_model().ok());
+  // The refused call's place is released on the server after its client
+  // has the status: a unary call is served once it is (while the first
+  // Watch still holds the streams' half).
+  bool unary_served = false;
+  for (int i = 0; i < 40 && !unary_served; ++i) {
+    unary_served = get_model().ok();
+    if (!unary_served) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(unary_served);
   EXPECT_EQ(testing::HealthStatus(Channel(catalog_), "readiness"), "SERVING");
-  const std::string metrics = testing::HttpGet(catalog_.metrics_port, "/metrics");
+  std::string metrics = testing::HttpGet(catalog_.metrics_port, "/metrics");
   EXPECT_GE(testing::SeriesValue(metrics, "modelatlas_server_calls_shed_total", {}), 1) << metrics;
+  for (int i = 0;
+       i < 40 && testing::SeriesValue(metrics, "modelatlas_server_calls_in_flight", {}) != 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    metrics = testing::HttpGet(catalog_.metrics_port, "/metrics");
+  }
   EXPECT_EQ(testing::SeriesValue(metrics, "modelatlas_server_calls_in_flight", {}), 1) << metrics;
 
   // The stream ends: another is taken again.

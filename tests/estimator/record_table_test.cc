@@ -45,12 +45,26 @@ TEST(RecordTableTest, HardwareAliasesAreKeysToo) {
   common::v1::Hardware h100;
   h100.set_display_name("NVIDIA H100 SXM5 80GB");
   h100.add_aliases("H100");
-  table.Put("hardware/h100", h100);
+  table.Put("hardware/nvidia-h100-sxm5-80gb", h100);
   ASSERT_NE(table.Find("h100"), nullptr);
   h100.clear_aliases();
-  table.Put("hardware/h100", h100);
+  table.Put("hardware/nvidia-h100-sxm5-80gb", h100);
   EXPECT_EQ(table.Find("h100"), nullptr);
   EXPECT_NE(table.Find("NVIDIA H100 SXM5 80GB"), nullptr);
+}
+
+TEST(RecordTableTest, ABareIdFindsItsRecordWhateverTheDisplayName) {
+  RecordTable<common::v1::Hardware> table;
+  common::v1::Hardware v100;
+  v100.set_display_name("NVIDIA Tesla V100 SXM2 16 GB");  // "Tesla": not the id's spelling
+  table.Put("hardware/nvidia-v100-sxm2-16gb", v100);
+  ASSERT_NE(table.Find("nvidia-v100-sxm2-16gb"), nullptr);
+  EXPECT_EQ(table.Find("nvidia-v100-sxm2-16gb")->display_name(), "NVIDIA Tesla V100 SXM2 16 GB");
+  EXPECT_EQ(table.Find("nvidia-v100-sxm2-32gb"), nullptr);
+  EXPECT_EQ(table.Find("NVIDIA V100 SXM2 16 GB"), nullptr);  // not an id, not a name on record
+  RecordTable<common::v1::Model> models;
+  models.Put("models/llama-3-1-8b", common::v1::Model());
+  EXPECT_NE(models.Find("llama-3-1-8b"), nullptr);
 }
 
 }  // namespace
