@@ -23,6 +23,18 @@ std::string ComponentName(const std::string& component) {
   return s;
 }
 
+// The card with the least usable memory that holds the model alone, or null.
+const estimator::v1::HardwarePlan* SmallestSingleCard(const PlanInferenceResponse& plan) {
+  const estimator::v1::HardwarePlan* smallest = nullptr;
+  for (const auto& p : plan.plans()) {
+    if (p.fits_on_one_card() &&
+        (smallest == nullptr || p.usable_bytes_per_card() < smallest->usable_bytes_per_card())) {
+      smallest = &p;
+    }
+  }
+  return smallest;
+}
+
 std::string Verdict(const common::v1::Model& m, const PlanInferenceResponse* plan,
                     const std::string& workload) {
   if (!OpenWeights(m)) {
@@ -45,13 +57,7 @@ std::string Verdict(const common::v1::Model& m, const PlanInferenceResponse* pla
       "<p class=\"assumed\">Assumed workload: ", Html(workload), ".</p>");
   // The smallest single card that holds it, and the fastest plan (the
   // estimator ranks fewest cards, then fastest).
-  const estimator::v1::HardwarePlan* smallest = nullptr;
-  for (const auto& p : plan->plans()) {
-    if (p.fits_on_one_card() &&
-        (smallest == nullptr || p.usable_bytes_per_card() < smallest->usable_bytes_per_card())) {
-      smallest = &p;
-    }
-  }
+  const estimator::v1::HardwarePlan* smallest = SmallestSingleCard(*plan);
   auto card = [](const estimator::v1::HardwarePlan& p) {
     return absl::StrCat("<a href=\"", Html(RecordPath(p.hardware())), "\">", Html(p.display_name()),
                         "</a>");
@@ -76,14 +82,7 @@ std::string Verdict(const common::v1::Model& m, const PlanInferenceResponse* pla
 // The card a reader would start from: the smallest that holds the model
 // alone, else the plan with the fewest cards.
 const estimator::v1::HardwarePlan* ReferenceCard(const PlanInferenceResponse& plan) {
-  const estimator::v1::HardwarePlan* smallest = nullptr;
-  for (const auto& p : plan.plans()) {
-    if (p.fits_on_one_card() &&
-        (smallest == nullptr || p.usable_bytes_per_card() < smallest->usable_bytes_per_card())) {
-      smallest = &p;
-    }
-  }
-  if (smallest != nullptr) return smallest;
+  if (const estimator::v1::HardwarePlan* smallest = SmallestSingleCard(plan)) return smallest;
   for (const auto& p : plan.plans()) {
     if (p.fits()) return &p;
   }
