@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Prints, per curated accelerator of the shipped dataset, which figures are
+missing (issue 18 point 6), and the count of accelerators that hold them all.
+
+A figure counts as present when the record holds it, and as excused when the
+record's provenance notes state why it is absent ("Not on record: FIELD ...",
+the convention tests/catalog/shipped_dataset_test.cc checks).
+
+Usage: python3 tools/dataset/hardware_gaps.py [catalog-service/data/dataset.json]
+"""
+import json
+import sys
+
+# Figure -> test on the record. Prices need a date and a source.
+def _price(h, key):
+    p = h.get(key) or {}
+    return p.get("usd", 0) > 0 and p.get("date", {}).get("year", 0) > 0 and bool(p.get("source"))
+
+FIGURES = {
+    "memory_bytes": lambda h: h.get("memory_bytes", 0) > 0,
+    "allocatable_memory_bytes": lambda h: h.get("allocatable_memory_bytes", 0) > 0
+    and bool(h.get("allocatable_memory_source")),
+    "memory_bandwidth_bytes_per_second": lambda h: h.get("memory_bandwidth_bytes_per_second", 0) > 0,
+    # Dense 16-bit peak: the tensor figure, or the plain FP16 rate where the
+    # device has no separate tensor path (Apple GPUs).
+    "peak_16bit": lambda h: (h.get("peak") or {}).get("tensor_fp16_bf16_flops", 0) > 0
+    or (h.get("peak") or {}).get("fp16_flops", 0) > 0,
+    "peak_fp32": lambda h: (h.get("peak") or {}).get("fp32_flops", 0) > 0,
+    "tdp_watts": lambda h: h.get("tdp_watts", 0) > 0,
+    # Scale-up bandwidth with its domain size; or a domain size of 1 with a
+    # PCIe generation (a PCIe-only card) or on a system on chip (no host link
+    # and no scale-up fabric: hardware.proto, pcie_generation).
+    "interconnect": lambda h: h.get("scale_up_domain_size", 0) > 0
+    and (h.get("scale_up_bandwidth_bytes_per_second", 0) > 0 or h.get("pcie_generation", 0) > 0
+         or h.get("type") == "HARDWARE_TYPE_SOC"),
+    "cloud_on_demand_price": lambda h: _price(h, "cloud_on_demand_price"),
+    "purchase_price": lambda h: _price(h, "purchase_price"),
+}
+
+
+def excused(h, figure):
+    notes = (h.get("provenance") or {}).get("notes", "")
+    return ("Not on record: " + figure + " (") in notes
+
+
+def main():
+    path = sys.argv[1] if len(sys.argv) > 1 else "catalog-service/data/dataset.json"
+    hardware = json.load(open(path))["hardware"]
+    curated = [h for h in hardware
+               if not (h.get("provenance") or {}).get("source", "").startswith("Epoch AI")
+               and h.get("type") != "HARDWARE_TYPE_CPU"]
+    complete = complete_or_excused = 0
+    per_figure = {f: 0 for f in FIGURES}
+    for h in sorted(curated, key=lambda h: h["name"]):
+        missing = [f for f, test in FIGURES.items() if not test(h)]
+        for f in missing:
+            per_figure[f] += 1
+        unexcused = [f for f in missing if not excused(h, f)]
+        complete += not missing
+        complete_or_excused += not unexcused
+        if missing:
+            shown = [f if f in unexcused else f + " (reason stated)" for f in missing]
+            print(f"{h['name'][len('hardware/'):]:40s} {', '.join(shown)}")
+    print()
+    print(f"curated accelerators: {len(curated)}")
+    print(f"holding every figure: {complete}")
+    print(f"every figure or a stated reason: {complete_or_excused}")
+    for f, n in per_figure.items():
+        print(f"  missing {f}: {n}")
+
+
+if __name__ == "__main__":
+    main()
