@@ -704,6 +704,10 @@ TEST_F(ShippedDatasetTest, HardwareUnitsAreConsistent) {
     if (h.type() == common::v1::HARDWARE_TYPE_SOC && !FromEpoch(h)) {
       EXPECT_TRUE(h.unified_memory());
       EXPECT_TRUE(h.has_allocatable_memory_bytes());
+      // Apple GPUs run FP16 at the FP32 rate (FP16/FP32 ratio 1 measured by
+      // philipturner/metal-benchmarks); the record says so and cites it.
+      EXPECT_EQ(peak.fp16_flops(), peak.fp32_flops());
+      EXPECT_TRUE(absl::StrContains(h.provenance().notes(), "metal-benchmarks"));
     }
     if (h.type() == common::v1::HARDWARE_TYPE_CPU) {
       EXPECT_FALSE(h.unified_memory());
@@ -735,6 +739,11 @@ TEST_F(ShippedDatasetTest, HardwareUnitsAreConsistent) {
   ASSERT_TRUE(h200.ok());
   EXPECT_DOUBLE_EQ(h200->memory_bytes(), 141 * kGiB);
   EXPECT_DOUBLE_EQ(h200->allocatable_memory_bytes(), 143771.0 * 1024 * 1024);
+  // Google's TPU v5p page: 96 GiB of HBM per chip, 95 GiB of it allocatable.
+  auto v5p = catalog_->Get<Hardware>("hardware/google-tpu-v5p");
+  ASSERT_TRUE(v5p.ok());
+  EXPECT_DOUBLE_EQ(v5p->memory_bytes(), 96 * kGiB);
+  EXPECT_DOUBLE_EQ(v5p->allocatable_memory_bytes(), 95 * kGiB);
   auto t4 = catalog_->Get<Hardware>("hardware/nvidia-t4");
   ASSERT_TRUE(t4.ok());
   EXPECT_LT(t4->allocatable_memory_bytes(), t4->memory_bytes()) << "ECC on by default";
