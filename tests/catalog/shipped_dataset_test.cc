@@ -398,7 +398,7 @@ TEST_F(ShippedDatasetTest, AcceleratorFiguresAreConsistentAndTheirCoverageDoesNo
     }
   }
   EXPECT_GE(accelerators, 120);
-  EXPECT_GE(allocatable, 99);
+  EXPECT_GE(allocatable, 108);
   EXPECT_GE(peak, 124);
   EXPECT_GE(tdp, 81);
   EXPECT_GE(interconnect, 77);
@@ -419,15 +419,10 @@ TEST_F(ShippedDatasetTest, AcceleratorFiguresAreConsistentAndTheirCoverageDoesNo
 TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
   const std::map<std::string, std::set<std::string>> exceptions = {
       {"allocatable_memory_bytes",
-       {"amd-instinct-mi100",    "amd-instinct-mi210",    "amd-instinct-mi250",
-        "amd-instinct-mi250x",   "amd-instinct-mi325x",   "amd-instinct-mi355x",
-        "amd-radeon-pro-w7900",  "amd-radeon-rx-7900-xt", "amd-radeon-rx-9070",
-        "amd-radeon-rx-9070-xt", "aws-trainium",          "aws-trainium2",
-        "cerebras-cs-2",         "google-tpu-v2",         "google-tpu-v3",
-        "google-tpu-v4",         "google-tpu-v5e",        "google-tpu-v6e",
-        "google-tpu-v7",         "intel-arc-a770-16gb",   "intel-arc-a770-8gb",
-        "intel-arc-b580",        "intel-gaudi-3",         "nvidia-gb200",
-        "nvidia-gh200-144gb"}},
+       {"amd-instinct-mi250", "amd-instinct-mi250x", "aws-trainium", "aws-trainium2",
+        "cerebras-cs-2", "google-tpu-v2", "google-tpu-v3", "google-tpu-v4", "google-tpu-v5e",
+        "google-tpu-v6e", "google-tpu-v7", "intel-arc-a770-16gb", "intel-arc-a770-8gb",
+        "intel-arc-b580", "intel-gaudi-3", "nvidia-gh200-144gb"}},
       {"peak_fp32",
        {"cerebras-cs-2", "google-tpu-v3", "google-tpu-v4", "google-tpu-v5e", "google-tpu-v5p",
         "google-tpu-v6e", "google-tpu-v7", "intel-gaudi-2"}},
