@@ -398,7 +398,7 @@ TEST_F(ShippedDatasetTest, AcceleratorFiguresAreConsistentAndTheirCoverageDoesNo
     }
   }
   EXPECT_GE(accelerators, 120);
-  EXPECT_GE(allocatable, 108);
+  EXPECT_GE(allocatable, 110);
   EXPECT_GE(peak, 124);
   EXPECT_GE(tdp, 81);
   EXPECT_GE(interconnect, 77);
@@ -422,7 +422,7 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
        {"amd-instinct-mi250", "amd-instinct-mi250x", "aws-trainium", "aws-trainium2",
         "cerebras-cs-2", "google-tpu-v2", "google-tpu-v3", "google-tpu-v4", "google-tpu-v5e",
         "google-tpu-v6e", "google-tpu-v7", "intel-arc-a770-16gb", "intel-arc-a770-8gb",
-        "intel-arc-b580", "intel-gaudi-3", "nvidia-gh200-144gb"}},
+        "intel-arc-b580"}},
       {"peak_fp32",
        {"cerebras-cs-2", "google-tpu-v3", "google-tpu-v4", "google-tpu-v5e", "google-tpu-v5p",
         "google-tpu-v6e", "google-tpu-v7", "intel-gaudi-2"}},
