@@ -293,8 +293,10 @@ TEST(AllocatableMemoryAnswersTest, TrainingPlansFitInTheAllocatableCapacity) {
     EXPECT_LE(plan->memory().device_total_bytes(), plan->device_memory_bytes());
   }
 
-  // A record without a driver figure: derived, and the answer says so.
-  common::v1::Hardware bare = ShippedHardware("hardware/amd-instinct-mi325x");
+  // A record without a driver figure (MI250X: the driver shows each die as
+  // its own device, so the per-package record has none): derived, and the
+  // answer says so.
+  common::v1::Hardware bare = ShippedHardware("hardware/amd-instinct-mi250x");
   ASSERT_FALSE(bare.has_allocatable_memory_bytes());
   auto derived = PlanTrainingFor(ShippedModel("models/llama-3-1-8b"), bare, request);
   ASSERT_TRUE(derived.ok()) << derived.status();
