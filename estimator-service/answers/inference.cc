@@ -554,7 +554,8 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   if (!runtime.ok()) return runtime.status();
   // What the runtime's rules read of the model, once for every device.
   std::optional<RuntimeModel> runtime_model;
-  std::map<std::string, RuntimeFit> runtime_fits;  // hardware name -> the plan under the runtime
+  std::map<std::string, RuntimeFit> runtime_fits;     // hardware name -> the plan under the runtime
+  std::map<std::string, DeviceSpec> runtime_devices;  // hardware name -> the device planned on
   if (*runtime != Runtime::kNone) {
     runtime_model = RuntimeModelOf(model, request.has_source() && request.source().has_hf_repo()
                                               ? request.source().hf_repo().id()
@@ -591,10 +592,7 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
       device.price_usd_per_hour = request.price_usd_per_card_hour();
     }
     plans.push_back(PlanOnDevice(input, device));
-    if (runtime_model.has_value()) {
-      runtime_fits[hw.name()] =
-          FitRuntime(*runtime, *runtime_model, input.sizing, input.workload, device, plans.back());
-    }
+    if (runtime_model.has_value() && plans.back().fits) runtime_devices[hw.name()] = device;
     if (device.price_usd_per_hour.has_value()) {
       prices[hw.name()] = *device.price_usd_per_hour;
     }
@@ -603,6 +601,17 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   absl::StatusOr<PlanObjective> objective = ToCorePlanObjective(request.objective(), "objective");
   if (!objective.ok()) return objective.status();
   RankPlans(*objective, &plans);
+  // The runtime's fit for the best fitting plans only: its text is several
+  // times a plan's, and a plan over every accelerator has hundreds.
+  if (runtime_model.has_value()) {
+    for (const DevicePlan& plan : plans) {
+      if (!plan.fits || runtime_fits.size() >= kMaxRuntimeFits) break;
+      auto device = runtime_devices.find(plan.name);
+      if (device == runtime_devices.end()) continue;
+      runtime_fits[plan.name] =
+          FitRuntime(*runtime, *runtime_model, input.sizing, input.workload, device->second, plan);
+    }
+  }
   // The plans are not used after this: their text moves into the reply.
   response.mutable_plans()->Reserve(static_cast<int>(plans.size()));
   for (DevicePlan& plan : plans) {

@@ -2,6 +2,7 @@
 // request's runtime, what the rules read of the model, the answer's field.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -10,6 +11,10 @@
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
 
 namespace modelatlas::estimator {
+
+// Plans of an answer checked under the request's runtime: the best fitting
+// ones, in rank order (a runtime's fit is several times a plan's text).
+constexpr size_t kMaxRuntimeFits = 8;
 
 // INVALID_ARGUMENT naming `field` for a value the enum does not have.
 absl::StatusOr<Runtime> ToCoreRuntime(v1::Runtime runtime, const char* field);

@@ -7,7 +7,9 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "estimator-service/answers/newer_models.h"
+#include "estimator-service/answers/runtime.h"
 #include "estimator-service/core/fit_matrix.h"
 #include "tests/estimator/fake_records.h"
 
@@ -296,6 +298,39 @@ TEST(RuntimeFitAnswerTest, PlanCarriesTheRuntimeFitOnlyWhenAsked) {
   const auto violations = GetFieldViolations(bad.result->status());
   ASSERT_EQ(violations.size(), 1u);
   EXPECT_EQ(violations[0].field, "runtime");
+}
+
+// Over many accelerators only the best fitting plans carry the runtime's
+// text (it is several times a plan's).
+TEST(RuntimeFitAnswerTest, OnlyTheBestFittingPlansAreChecked) {
+  auto records = std::make_shared<FakeRecords>();
+  records->Add(testing::Llama8B());
+  for (int i = 0; i < 12; ++i) {
+    common::v1::Hardware hw = testing::H100();
+    hw.set_name(absl::StrCat("hardware/h100-", i));
+    hw.set_display_name(absl::StrCat("H100 ", i));
+    records->Add(hw);
+  }
+  common::v1::Hardware small = testing::H100();
+  small.set_name("hardware/small");
+  small.set_display_name("Small");
+  small.set_memory_bytes(4.0 * (1 << 30));  // does not fit on up to 1 card
+  records->Add(small);
+  v1::PlanInferenceRequest request;
+  request.set_model("Llama 3.1 8B");
+  request.set_max_cards(1);
+  request.set_runtime(v1::RUNTIME_SGLANG);
+  Answer<v1::PlanInferenceResponse> plan;
+  AnswerPlanInference(records, request, plan.done());
+  ASSERT_TRUE(plan.result->ok()) << plan.result->status();
+  ASSERT_EQ((*plan.result)->plans_size(), 13);
+  for (int i = 0; i < 13; ++i) {
+    const v1::HardwarePlan& p = (*plan.result)->plans(i);
+    EXPECT_EQ(p.has_runtime_fit(), i < static_cast<int>(kMaxRuntimeFits)) << i << p.hardware();
+    if (p.has_runtime_fit()) {
+      EXPECT_TRUE(p.fits());
+    }
+  }
 }
 
 common::v1::Model Dated(common::v1::Model model, const std::string& name, double parameters,
