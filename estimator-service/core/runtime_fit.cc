@@ -22,7 +22,9 @@ std::string Num(double value) { return SignificantDigits(value, 4); }
 
 // The versions the defaults below were read from.
 constexpr char kVllmVersion[] = "vLLM 0.11.x";
-constexpr char kSglangVersion[] = "SGLang 0.5.x";
+// The card-size rule for --mem-fraction-static; sgl-project/sglang PR
+// #10975 later replaced it with a sum of reserves (about 0.836 on an H100).
+constexpr char kSglangVersion[] = "SGLang 0.5.x (the card-size rule, before PR #10975)";
 constexpr char kLlamaCppVersion[] =
     "llama.cpp b9xxx (master at commit 001d906a, with --fit on by default)";
 
@@ -374,7 +376,9 @@ RuntimeFit FitSglang(const RuntimeModel& model, const ResolvedWorkload& w, const
   fit.launch_command = std::move(command);
   fit.notes.push_back(absl::StrCat(
       "--mem-fraction-static is left at SGLang's default for this card (", Num(fraction),
-      "); multimodal models get a smaller one (server_args.py adjust_mem_fraction_for_vlm)"));
+      "); multimodal models get a smaller one (server_args.py adjust_mem_fraction_for_vlm); "
+      "versions after sgl-project/sglang PR #10975 reserve more (512 MiB + 1.5 MiB per chunked "
+      "prefill token + CUDA graph buffers: about 0.836 on an H100), so their pool is smaller"));
   if (plan.nodes > 1) {
     fit.notes.push_back(absl::StrCat("over ", plan.nodes,
                                      " nodes: add --nnodes, --node-rank and --dist-init-addr on "

@@ -254,7 +254,7 @@ TEST(RuntimeFitTest, APlanThatDoesNotFitDoesNotFitAnyRuntime) {
   ASSERT_FALSE(plan.fits);
   EXPECT_FALSE(fit.fits);
   EXPECT_TRUE(fit.launch_command.empty());
-  EXPECT_EQ(fit.version, "SGLang 0.5.x");
+  EXPECT_EQ(fit.version, "SGLang 0.5.x (the card-size rule, before PR #10975)");
 }
 
 // --- the plan RPC's answer ----------------------------------------------
