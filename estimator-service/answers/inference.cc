@@ -554,8 +554,9 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   if (!runtime.ok()) return runtime.status();
   // What the runtime's rules read of the model, once for every device.
   std::optional<RuntimeModel> runtime_model;
-  std::map<std::string, RuntimeFit> runtime_fits;     // hardware name -> the plan under the runtime
-  std::map<std::string, DeviceSpec> runtime_devices;  // hardware name -> the device planned on
+  std::map<std::string, RuntimeFit> runtime_fits;  // hardware name -> the plan under the runtime
+  // hardware name -> the device planned on and its manufacturer
+  std::map<std::string, std::pair<DeviceSpec, std::string>> runtime_devices;
   if (*runtime != Runtime::kNone) {
     runtime_model = RuntimeModelOf(model, request.has_source() && request.source().has_hf_repo()
                                               ? request.source().hf_repo().id()
@@ -592,7 +593,9 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
       device.price_usd_per_hour = request.price_usd_per_card_hour();
     }
     plans.push_back(PlanOnDevice(input, device));
-    if (runtime_model.has_value() && plans.back().fits) runtime_devices[hw.name()] = device;
+    if (runtime_model.has_value() && plans.back().fits) {
+      runtime_devices[hw.name()] = {device, hw.manufacturer()};
+    }
     if (device.price_usd_per_hour.has_value()) {
       prices[hw.name()] = *device.price_usd_per_hour;
     }
@@ -608,8 +611,8 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
       if (!plan.fits || runtime_fits.size() >= kMaxRuntimeFits) break;
       auto device = runtime_devices.find(plan.name);
       if (device == runtime_devices.end()) continue;
-      runtime_fits[plan.name] =
-          FitRuntime(*runtime, *runtime_model, input.sizing, input.workload, device->second, plan);
+      runtime_fits[plan.name] = FitRuntime(*runtime, *runtime_model, input.sizing, input.workload,
+                                           device->second.first, plan, device->second.second);
     }
   }
   // The plans are not used after this: their text moves into the reply.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <initializer_list>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -553,16 +554,51 @@ double SglangMemFractionStatic(double total_bytes, int parallel_size, double* re
   return mib > 0 ? std::round((mib - reserved) / mib * 1000) / 1000 : 0;
 }
 
+std::string RuntimeNotCheckedReason(Runtime runtime, const std::string& manufacturer,
+                                    const DeviceSpec& device) {
+  if (device.roofline_does_not_apply) {
+    return "not checked: an on-chip SRAM design runs its own serving stack, not this runtime";
+  }
+  const std::string vendor = absl::AsciiStrToLower(manufacturer);
+  const auto any_of = [&](std::initializer_list<const char*> names) {
+    for (const char* name : names) {
+      if (absl::StrContains(vendor, name)) return true;
+    }
+    return false;
+  };
+  switch (runtime) {
+    case Runtime::kVllm:
+    case Runtime::kSglang:
+      if (any_of({"nvidia", "amd"})) return "";
+      return absl::StrCat("not checked: the rules here are ",
+                          runtime == Runtime::kVllm ? "vLLM's" : "SGLang's",
+                          " CUDA and ROCm ones (NVIDIA, AMD); on ",
+                          manufacturer.empty() ? "this device" : manufacturer,
+                          " it runs through a platform plugin with its own, or not at all");
+    case Runtime::kLlamaCpp:
+      if (any_of({"nvidia", "amd", "apple", "intel", "huawei", "moore threads"})) return "";
+      return absl::StrCat("not checked: llama.cpp has no GPU backend for ",
+                          manufacturer.empty() ? "this device" : manufacturer,
+                          " (CUDA, ROCm, Metal, SYCL, CANN and MUSA only)");
+    case Runtime::kNone:
+      break;
+  }
+  return "";
+}
+
 RuntimeFit FitRuntime(Runtime runtime, const RuntimeModel& model, const InferenceSizing& sizing,
                       const ResolvedWorkload& workload, const DeviceSpec& device,
-                      const DevicePlan& plan) {
-  if (!plan.fits) {
+                      const DevicePlan& plan, const std::string& manufacturer) {
+  const std::string not_checked = RuntimeNotCheckedReason(runtime, manufacturer, device);
+  if (!plan.fits || !not_checked.empty()) {
     RuntimeFit fit;
     fit.runtime = runtime;
     fit.version = runtime == Runtime::kVllm     ? kVllmVersion
                   : runtime == Runtime::kSglang ? kSglangVersion
                                                 : kLlamaCppVersion;
-    fit.reason = "the plan itself does not fit: no runtime runs it on these cards";
+    fit.reason = !not_checked.empty()
+                     ? not_checked
+                     : "the plan itself does not fit: no runtime runs it on these cards";
     return fit;
   }
   switch (runtime) {

@@ -88,10 +88,18 @@ VllmBlocks VllmKvBlocks(double kv_cache_bytes, double kv_bytes_per_token, int64_
 // `reserved_mib` receives the memory it keeps outside the static pool.
 double SglangMemFractionStatic(double total_bytes, int parallel_size, double* reserved_mib);
 
-// The plan `plan` (on `device`, for `sizing` at `workload`) under
-// `runtime`'s rules. `runtime` must not be kNone.
+// Whether the rules here hold on a device of `manufacturer` (the hardware
+// record's): vLLM's and SGLang's are their CUDA and ROCm ones (NVIDIA, AMD);
+// llama.cpp's hold on its GPU backends (CUDA, ROCm, Metal, SYCL, CANN, MUSA).
+// Empty = why not.
+std::string RuntimeNotCheckedReason(Runtime runtime, const std::string& manufacturer,
+                                    const DeviceSpec& device);
+
+// The plan `plan` (on `device` of `manufacturer`, for `sizing` at
+// `workload`) under `runtime`'s rules. `runtime` must not be kNone. On a
+// device the rules do not hold for, it does not fit, "not checked" and why.
 RuntimeFit FitRuntime(Runtime runtime, const RuntimeModel& model, const InferenceSizing& sizing,
                       const ResolvedWorkload& workload, const DeviceSpec& device,
-                      const DevicePlan& plan);
+                      const DevicePlan& plan, const std::string& manufacturer);
 
 }  // namespace modelatlas::estimator

@@ -72,7 +72,7 @@ RuntimeFit Fit(Runtime runtime, const PlanInput& input, const DeviceSpec& device
                DevicePlan* plan_out = nullptr) {
   const DevicePlan plan = PlanOnDevice(input, device);
   if (plan_out != nullptr) *plan_out = plan;
-  return FitRuntime(runtime, Llama8BModel(), input.sizing, input.workload, device, plan);
+  return FitRuntime(runtime, Llama8BModel(), input.sizing, input.workload, device, plan, "NVIDIA");
 }
 
 double Reserved(const RuntimeFit& fit, const std::string& component) {
@@ -255,6 +255,33 @@ TEST(RuntimeFitTest, APlanThatDoesNotFitDoesNotFitAnyRuntime) {
   EXPECT_FALSE(fit.fits);
   EXPECT_TRUE(fit.launch_command.empty());
   EXPECT_EQ(fit.version, "SGLang 0.5.x (the card-size rule, before PR #10975)");
+}
+
+// The rules are CUDA's and ROCm's for vLLM and SGLang: an Apple or a
+// wafer-scale device is not checked (and so not said to fit).
+TEST(RuntimeFitTest, DevicesTheRulesDoNotHoldForAreNotChecked) {
+  const PlanInput input = Llama8B(4096);
+  DeviceSpec mac = L4();
+  mac.unified_memory = true;
+  const DevicePlan plan = PlanOnDevice(input, mac);
+  ASSERT_TRUE(plan.fits);
+  const RuntimeFit vllm =
+      FitRuntime(Runtime::kVllm, Llama8BModel(), input.sizing, input.workload, mac, plan, "Apple");
+  EXPECT_FALSE(vllm.fits);
+  EXPECT_TRUE(vllm.launch_command.empty());
+  EXPECT_TRUE(absl::StartsWith(vllm.reason, "not checked")) << vllm.reason;
+  const RuntimeFit llama = FitRuntime(Runtime::kLlamaCpp, Llama8BModel(), input.sizing,
+                                      input.workload, mac, plan, "Apple");
+  EXPECT_TRUE(llama.fits) << llama.reason;
+  const RuntimeFit amd =
+      FitRuntime(Runtime::kSglang, Llama8BModel(), input.sizing, input.workload, L4(), plan, "AMD");
+  EXPECT_TRUE(amd.fits) << amd.reason;
+  DeviceSpec wafer = H100();
+  wafer.roofline_does_not_apply = true;
+  const RuntimeFit cerebras = FitRuntime(Runtime::kLlamaCpp, Llama8BModel(), input.sizing,
+                                         input.workload, wafer, plan, "Cerebras");
+  EXPECT_FALSE(cerebras.fits);
+  EXPECT_TRUE(absl::StartsWith(cerebras.reason, "not checked")) << cerebras.reason;
 }
 
 // --- the plan RPC's answer ----------------------------------------------
