@@ -246,6 +246,20 @@ TEST(RuntimeFitTest, LlamaCppCountsComputeBufferAndTakesTheWholeCard) {
             "llama-server -m Llama-3.1-8B-BF16.gguf -ngl 33 -c 16384 -np 2 -ctk q8_0 -ctv q8_0");
 }
 
+// Published: the README of developer0hye/llama-3-korean-bllossom-8b-q4-docker
+// (commit 1159e0ab) logs llama.cpp (via llama-cpp-python, mid-2024) loading
+// a Llama-3-8B-architecture GGUF (n_vocab 128,256, n_embd 4,096, 32 layers,
+// 8 KV heads of 128) on an RTX 3070 with n_ctx 512, n_ubatch 512,
+// flash_attn 0: "CUDA0 KV buffer size = 64.00 MiB", "CUDA0 compute buffer
+// size = 258.50 MiB". Ours: 512 x 131,072 B = 64 MiB and 512 x (128,256 +
+// 4,096) x 4 B = 258.50 MiB (docs/ACCURACY.md).
+TEST(RuntimeFitTest, LlamaCppBuffersMatchAPublishedLog) {
+  const RuntimeFit fit = Fit(Runtime::kLlamaCpp, Llama8B(512), L4());
+  ASSERT_TRUE(fit.fits) << fit.reason;
+  EXPECT_DOUBLE_EQ(Reserved(fit, "kv_cache") / 1048576, 64.00);
+  EXPECT_NEAR(Reserved(fit, "compute_buffer") / 1048576, 258.50, 0.005);
+}
+
 TEST(RuntimeFitTest, APlanThatDoesNotFitDoesNotFitAnyRuntime) {
   PlanInput input = Llama8B(131072, 64);
   input.max_cards = 1;
