@@ -119,6 +119,17 @@ const Spellings<estimator_v1::PlanObjective>& PlanObjectives() {
   return *table;
 }
 
+const Spellings<estimator_v1::Runtime>& Runtimes() {
+  static const auto* table = new Spellings<estimator_v1::Runtime>(
+      "runtime",
+      {
+          {estimator_v1::RUNTIME_VLLM, "vllm", "vLLM 0.11.x: vllm serve"},
+          {estimator_v1::RUNTIME_SGLANG, "sglang", "SGLang 0.5.x: python -m sglang.launch_server"},
+          {estimator_v1::RUNTIME_LLAMA_CPP, "llama.cpp", "llama.cpp: llama-server"},
+      });
+  return *table;
+}
+
 const Spellings<estimator_v1::PriceSource>& PriceSources() {
   static const auto* table = new Spellings<estimator_v1::PriceSource>(
       "price_source", {
@@ -283,10 +294,10 @@ const Spellings<catalog_v1::ImportOutcome>& ImportOutcomes() {
 }
 
 std::vector<const EnumSpellings*> AllEnumSpellings() {
-  return {&NumberFormats(),       &PlanObjectives(),    &PriceSources(),    &Optimizers(),
-          &Recomputes(),          &FineTunings(),       &Accessibilities(), &Confidences(),
-          &CodeAccessibilities(), &EstimationMethods(), &ChangeTypes(),     &FileFormats(),
-          &ImportOutcomes(),      &AuditVerdicts()};
+  return {&NumberFormats(), &PlanObjectives(),      &Runtimes(),          &PriceSources(),
+          &Optimizers(),    &Recomputes(),          &FineTunings(),       &Accessibilities(),
+          &Confidences(),   &CodeAccessibilities(), &EstimationMethods(), &ChangeTypes(),
+          &FileFormats(),   &ImportOutcomes(),      &AuditVerdicts()};
 }
 
 std::string EnumValuesMarkdown() {
@@ -294,6 +305,7 @@ std::string EnumValuesMarkdown() {
   const std::vector<std::pair<const EnumSpellings*, std::string>> used_by = {
       {&NumberFormats(), "`--weights`, `--kv_cache`"},
       {&PlanObjectives(), "`plan --objective`"},
+      {&Runtimes(), "`plan --runtime`"},
       {&PriceSources(), "`plan`: where a price came from; `--price` gives one"},
       {&Optimizers(), "`--optimizer`"},
       {&Recomputes(), "`--recompute`"},
@@ -326,6 +338,7 @@ std::string EnumFlagHelp(absl::string_view what, const EnumSpellings& spellings)
 const EnumSpellings* EnumOfFlag(absl::string_view flag) {
   if (flag == "weights" || flag == "kv_cache") return &NumberFormats();
   if (flag == "objective") return &PlanObjectives();
+  if (flag == "runtime") return &Runtimes();
   if (flag == "optimizer") return &Optimizers();
   if (flag == "recompute") return &Recomputes();
   if (flag == "finetune") return &FineTunings();

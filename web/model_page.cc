@@ -79,79 +79,37 @@ std::string Verdict(const common::v1::Model& m, const PlanInferenceResponse* pla
   return html + "</div>";
 }
 
-// The card a reader would start from: the smallest that holds the model
-// alone, else the plan with the fewest cards.
-const estimator::v1::HardwarePlan* ReferenceCard(const PlanInferenceResponse& plan) {
-  if (const estimator::v1::HardwarePlan* smallest = SmallestSingleCard(plan)) return smallest;
-  for (const auto& p : plan.plans()) {
-    if (p.fits()) return &p;
-  }
-  return nullptr;
-}
-
 // Newer open-weight models of about the same size (half to one and a half
 // times the parameters) that run on the same card, as many of them, at the
 // same workload in no more memory per card: what the seed pages advise
-// looking at. The estimator's runnable list answers it; the catalog's filter
-// keeps the later and similar-sized ones. Largest first (the most model for
-// the same memory), then the name.
-std::string NewerModels(const Clients& clients, const common::v1::Model& m,
-                        const estimator::v1::HardwarePlan& card, const Workload& w) {
-  if (!m.has_parameters() || !m.has_publication_date() || m.publication_date().year() == 0) {
-    return "";
-  }
+// looking at. The estimator selects them with the plan
+// (PlanInferenceRequest.newer_models, estimator-service/answers/
+// newer_models.cc: the one selection the CLI's card shows too), on its
+// reference card (the smallest that holds the model alone, else the fewest
+// cards); most parameters first, then the name.
+std::string NewerModels(const common::v1::Model& m, const PlanInferenceResponse& plan) {
+  if (!plan.has_newer_models() || plan.newer_models().hardware().empty()) return "";
+  const estimator::v1::NewerModels& newer = plan.newer_models();
   const auto& date = m.publication_date();
-  estimator::v1::ListRunnableModelsRequest request;
-  request.set_hardware(card.hardware());
-  request.set_cards(card.cards());
-  request.mutable_workload()->set_context_length_tokens(w.context);
-  request.mutable_workload()->set_batch_size(w.batch);
-  request.mutable_workload()->set_weight_format(w.weights);
-  request.set_filter(absl::StrFormat(
-      "publication_date > \"%04d-%02d-%02d\" AND parameters >= %.17g AND parameters <= %.17g",
-      date.year(), std::max(1, date.month()), std::max(1, date.day()), m.parameters() * 0.5,
-      m.parameters() * 1.5));
-  // The same kind of model: a reader of a language model's page compares
-  // language models.
-  if (!m.domains().empty()) {
-    request.set_filter(
-        absl::StrCat(request.filter(), " AND domains:\"", FilterLiteral(m.domains(0)), "\""));
-  }
-  std::vector<estimator::v1::RunnableModel> rows;
-  auto context = clients.Context();
-  auto reader = clients.estimator->ListRunnableModels(context.get(), request);
-  estimator::v1::ListRunnableModelsResponse chunk;
-  while (reader->Read(&chunk)) {
-    for (auto& row : *chunk.mutable_models()) {
-      if (row.model() != m.name() &&
-          row.required_bytes_per_card() <= card.required_bytes_per_card()) {
-        rows.push_back(std::move(row));
-      }
-    }
-  }
-  if (!reader->Finish().ok()) return "";
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    if (a.parameters() != b.parameters()) return a.parameters() > b.parameters();
-    return a.display_name() < b.display_name();
-  });
   std::string intro = absl::StrCat(
       m.domains().empty() ? "Open-weight models"
                           : absl::StrCat(Html(m.domains(0)), " models: open-weight models"),
       " published after ", Html(DateText(date)), " with ", ShortCount(m.parameters() * 0.5), " to ",
-      ShortCount(m.parameters() * 1.5), " parameters that run on ", card.cards(), " × ",
-      Html(card.display_name()), " at the same workload in no more memory per card (",
-      Bytes(static_cast<double>(card.required_bytes_per_card())), "), largest first.");
-  if (rows.empty()) {
+      ShortCount(m.parameters() * 1.5), " parameters that run on ", newer.cards(), " × ",
+      Html(newer.display_name()), " at the same workload in no more memory per card (",
+      Bytes(static_cast<double>(newer.required_bytes_per_card())), "), largest first.");
+  if (newer.models().empty()) {
     return absl::StrCat("<h3>Newer models of the same size</h3><p class=\"why\">", intro,
                         " None on record.</p>");
   }
   std::string table =
       "<table><thead><tr><th>Model</th><th>Parameters</th><th>Needs per card</th>"
       "</tr></thead><tbody>";
-  for (size_t i = 0; i < rows.size() && i < 8; ++i) {
-    absl::StrAppend(&table, "<tr><td><a href=\"", Html(RecordPath(rows[i].model())), "\">",
-                    Html(rows[i].display_name()), "</a></td><td>", ShortCount(rows[i].parameters()),
-                    "</td><td>", Bytes(static_cast<double>(rows[i].required_bytes_per_card())),
+  for (int i = 0; i < newer.models_size() && i < 8; ++i) {
+    const estimator::v1::RunnableModel& row = newer.models(i);
+    absl::StrAppend(&table, "<tr><td><a href=\"", Html(RecordPath(row.model())), "\">",
+                    Html(row.display_name()), "</a></td><td>", ShortCount(row.parameters()),
+                    "</td><td>", Bytes(static_cast<double>(row.required_bytes_per_card())),
                     "</td></tr>");
   }
   absl::StrAppend(&table, "</tbody></table>");
@@ -326,6 +284,9 @@ Page ModelPage(const Clients& clients, const std::string& id, const Params& para
     request.mutable_workload()->set_context_length_tokens(w.context);
     request.mutable_workload()->set_batch_size(w.batch);
     request.mutable_workload()->set_weight_format(w.weights);
+    // The newer models of the same size come with the plan (one selection,
+    // the estimator's).
+    request.set_newer_models(true);
     auto context = clients.Context();
     const grpc::Status status = clients.estimator->PlanInference(context.get(), request, &plan);
     planned = status.ok();
@@ -354,9 +315,7 @@ Page ModelPage(const Clients& clients, const std::string& id, const Params& para
       absl::StrAppend(&body, MemoryPicture(plan), "<dl>", lines, "</dl>");
       for (const auto& warning : plan.memory().warnings()) absl::StrAppend(&body, Note(warning));
       absl::StrAppend(&body, "<h3>Which cards run it</h3>", PlanTable(plan, id, query, 20));
-      if (const estimator::v1::HardwarePlan* card = ReferenceCard(plan)) {
-        absl::StrAppend(&body, NewerModels(clients, m, *card, w));
-      }
+      absl::StrAppend(&body, NewerModels(m, plan));
     }
     absl::StrAppend(&body, "</section>");
   }

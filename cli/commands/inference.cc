@@ -40,6 +40,14 @@ ABSL_FLAG(int32_t, max_cards, 64,
 ABSL_FLAG(int32_t, cards, 1,
           "runnable: cards of the hardware (a power of two); max-context, max-batch, "
           "best-format: at most this many cards, 1 to 1024");
+ABSL_FLAG(std::string, runtime, "",
+          modelatlas::cli::EnumFlagHelp(
+              "plan: also check the plan under this serving engine's own memory rules and give "
+              "its launch command (empty = the plan's own fit only)",
+              modelatlas::cli::Runtimes()));
+ABSL_FLAG(bool, newer_models, false,
+          "plan: also list newer open-weight models of about the same size that fit the same "
+          "card at the same workload (card always lists them)");
 ABSL_DECLARE_FLAG(std::optional<double>, price);  // commands/training_compute.cc
 
 namespace modelatlas::cli {
@@ -59,6 +67,12 @@ absl::Status FillPlan(v1::PlanInferenceRequest* request) {
   if (!objective.ok()) return objective.status();
   request->set_objective(*objective);
   request->set_max_cards(absl::GetFlag(FLAGS_max_cards));
+  if (const std::string runtime = absl::GetFlag(FLAGS_runtime); !runtime.empty()) {
+    const auto parsed = Runtimes().ParseFlag("runtime", runtime);
+    if (!parsed.ok()) return parsed.status();
+    request->set_runtime(*parsed);
+  }
+  request->set_newer_models(absl::GetFlag(FLAGS_newer_models));
   if (const std::optional<double> price = absl::GetFlag(FLAGS_price); price.has_value()) {
     request->set_price_usd_per_card_hour(*price);
   }
@@ -174,6 +188,69 @@ void PrintPlanBars(const v1::PlanInferenceResponse& response) {
   PrintTable({"HARDWARE", "CARDS", "PER CARD", "USED OF USABLE"}, rows);
 }
 
+// The best fitting plans under the request's runtime (text output only):
+// what it reserves per card, the KV cache it leaves, the launch command.
+constexpr int kMaxRuntimePlans = 3;
+void PrintRuntimeFits(const v1::PlanInferenceResponse& response) {
+  int shown = 0;
+  for (const auto& plan : response.plans()) {
+    if (!plan.has_runtime_fit() || !plan.fits()) continue;
+    if (++shown > kMaxRuntimePlans) break;
+    const v1::RuntimeFit& fit = plan.runtime_fit();
+    std::cout << "\n"
+              << fit.runtime_version() << " on " << plan.cards() << " x " << plan.hardware() << ": "
+              << (fit.fits() ? "fits" : "does NOT fit") << " (" << fit.reason() << ")\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& r : fit.reserved()) {
+      rows.push_back({r.component(), Gib(static_cast<double>(r.bytes()), 2), r.arithmetic()});
+    }
+    PrintTable({"PER CARD", "GiB", "ARITHMETIC"}, rows);
+    if (fit.has_kv_cache_blocks()) {
+      std::cout << "KV cache: " << fit.kv_cache_blocks() << " blocks of " << fit.block_size_tokens()
+                << " tokens = " << fit.kv_cache_tokens() << " tokens; maximum concurrency for "
+                << fit.max_model_len_tokens()
+                << " tokens per request: " << Fixed(fit.max_concurrency(), 2) << "x\n";
+    } else {
+      std::cout << "KV cache: " << fit.kv_cache_tokens() << " tokens";
+      if (fit.has_max_concurrency()) {
+        std::cout << " (" << Fixed(fit.max_concurrency(), 2) << " sequences of "
+                  << fit.max_model_len_tokens() << " tokens)";
+      }
+      std::cout << "\n";
+    }
+    if (!fit.launch_command().empty()) {
+      std::cout << "launch: " << fit.launch_command() << "\n";
+    }
+    for (const auto& note : fit.notes()) std::cout << "note: " << note << "\n";
+  }
+  if (shown > 0) {
+    std::cout << "(the defaults are those of the version named; --json gives the source file of "
+                 "each)\n";
+  }
+}
+
+// The plan's newer models of the same size (text output only).
+void PrintNewerModels(const v1::PlanInferenceResponse& response) {
+  if (!response.has_newer_models()) return;
+  const v1::NewerModels& newer = response.newer_models();
+  std::cout << "\nnewer models of the same size: ";
+  if (!newer.not_selected_reason().empty()) {
+    std::cout << "none selected (" << newer.not_selected_reason() << ")\n";
+    return;
+  }
+  std::cout << newer.selection() << "\n";
+  if (newer.models().empty()) {
+    std::cout << "none on record\n";
+    return;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& m : newer.models()) {
+    rows.push_back({m.model(), HumanCount(m.parameters()), absl::StrCat(m.cards()),
+                    Gib(static_cast<double>(m.required_bytes_per_card()), 1)});
+  }
+  PrintTable({"MODEL", "PARAMETERS", "CARDS", "GiB/CARD"}, rows);
+}
+
 int Plan(Session& session, const Arguments& args) {
   if (args.size() == 1 && args[0] == "training" && AnyModelSourceFlag()) {
     return PlanTrainingFromSourceFlags(session);
@@ -280,6 +357,8 @@ int Plan(Session& session, const Arguments& args) {
     std::cout << "\n";
   }
   PrintPlanBars(response);
+  PrintRuntimeFits(response);
+  PrintNewerModels(response);
   return EXIT_SUCCESS;
 }
 
@@ -361,6 +440,9 @@ int Card(Session& session, const Arguments& args) {
   }
   v1::PlanInferenceRequest request;  // the workload flags only, every hardware record
   request.set_model(model.name());
+  // The card lists the newer models of the same size (the web's model page
+  // shows the same selection).
+  request.set_newer_models(true);
   request.set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
   if (absl::Status filled = FillWorkload(request.mutable_workload()); !filled.ok()) {
     return UsageError(filled.message());
@@ -373,6 +455,7 @@ int Card(Session& session, const Arguments& args) {
     return session.EstimatorFailed(status);
   }
   PrintCard(model, planned ? &plan : nullptr, std::cout);
+  if (planned && !session.json()) PrintNewerModels(plan);
   return EXIT_SUCCESS;
 }
 
@@ -417,43 +500,44 @@ CommandGroup InferenceCommands() {
     flags.insert(flags.end(), more.begin(), more.end());
     return flags;
   };
-  return {
-      "Inference (running a model)",
-      {
-          {{"estimate", "memory"},
-           "[MODEL]",
-           "memory to run MODEL (or --hf, --gguf, --safetensors, --hf_config), line by line",
-           sourced,
-           "estimate memory \"Llama 3.1 8B\" --context=8192 --weights=gptq-int4",
-           EstimateMemory},
-          {{"plan"},
-           "[MODEL]",
-           "which hardware runs MODEL (or --hf, --gguf, ...): cards, speed, cost",
-           with({"hardware", "objective", "prompt", "max_cards", "price", "hf", "gguf", "mmproj",
-                 "safetensors", "hf_config", "lora_config", "lora_adapters", "draft"}),
-           "plan \"Mistral 7B\" --hardware=\"NVIDIA H100,NVIDIA T4\" --objective=cheapest "
-           "--price=2.50",
-           Plan},
-          {{"count"},
-           "[MODEL]",
-           "parameter count with its breakdown (MODEL or --hf, --gguf, ...)",
-           {"hf", "gguf", "mmproj", "safetensors", "hf_config"},
-           "count \"GPT-2 (124M)\"",
-           Count},
-          {{"runnable"},
-           "HARDWARE",
-           "every catalog model that runs on HARDWARE",
-           {"cards", "weights", "kv_cache", "context", "batch", "hypothetical", "filter"},
-           "runnable \"NVIDIA T4\" --context=4096 --filter='parameters < 2e9'",
-           Runnable},
-          {{"card"},
-           "[MODEL]",
-           "the model's page: every field with its notes, the hardware it needs (MODEL or "
-           "--hf, --gguf, ...)",
-           card,
-           "card \"Mistral 7B\"",
-           Card},
-      }};
+  return {"Inference (running a model)",
+          {
+              {{"estimate", "memory"},
+               "[MODEL]",
+               "memory to run MODEL (or --hf, --gguf, --safetensors, --hf_config), line by line",
+               sourced,
+               "estimate memory \"Llama 3.1 8B\" --context=8192 --weights=gptq-int4",
+               EstimateMemory},
+              {{"plan"},
+               "[MODEL]",
+               "which hardware runs MODEL (or --hf, --gguf, ...): cards, speed, cost",
+               with({"hardware", "objective", "prompt", "max_cards", "price", "runtime",
+                     "newer_models", "hf", "gguf", "mmproj", "safetensors", "hf_config",
+                     "lora_config", "lora_adapters", "draft"}),
+               "plan \"Mistral 7B\" --hardware=\"NVIDIA H100,NVIDIA T4\" --objective=cheapest "
+               "--price=2.50; plan \"Llama 3.1 8B\" --hardware=\"NVIDIA L4\" --context=32768 "
+               "--runtime=vllm",
+               Plan},
+              {{"count"},
+               "[MODEL]",
+               "parameter count with its breakdown (MODEL or --hf, --gguf, ...)",
+               {"hf", "gguf", "mmproj", "safetensors", "hf_config"},
+               "count \"GPT-2 (124M)\"",
+               Count},
+              {{"runnable"},
+               "HARDWARE",
+               "every catalog model that runs on HARDWARE",
+               {"cards", "weights", "kv_cache", "context", "batch", "hypothetical", "filter"},
+               "runnable \"NVIDIA T4\" --context=4096 --filter='parameters < 2e9'",
+               Runnable},
+              {{"card"},
+               "[MODEL]",
+               "the model's page: every field with its notes, the hardware it needs (MODEL or "
+               "--hf, --gguf, ...)",
+               card,
+               "card \"Mistral 7B\"",
+               Card},
+          }};
 }
 
 }  // namespace modelatlas::cli

@@ -11,11 +11,14 @@
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/model_sources.h"
+#include "estimator-service/answers/newer_models.h"
 #include "estimator-service/answers/records.h"
+#include "estimator-service/answers/runtime.h"
 #include "estimator-service/core/fit_matrix.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/plan.h"
+#include "estimator-service/core/runtime_fit.h"
 #include "estimator-service/core/units.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -416,18 +419,37 @@ void AnswerMemoryWith(std::shared_ptr<RecordSource> source,
               });
 }
 
+// The plan, then (when asked) the newer models of the same size on its
+// reference card, read from `reader`'s catalog.
+absl::StatusOr<v1::PlanInferenceResponse> PlanWithNewerModels(
+    const RecordSource& reader, const common::v1::Model& model,
+    const SharedRecords<common::v1::Hardware>& hardware, const v1::PlanInferenceRequest& request,
+    const SourcedModel* sourced, const ServingExtras* extras) {
+  absl::StatusOr<v1::PlanInferenceResponse> plan =
+      PlanInferenceFor(model, hardware, request, sourced, extras);
+  if (!plan.ok() || !request.newer_models() || !plan->memory().available()) return plan;
+  absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(request.workload());
+  if (!workload.ok()) return PrefixFieldViolations(workload.status(), "workload.");
+  if (absl::Status added = AddNewerModels(reader, model, hardware, *workload, &*plan);
+      !added.ok()) {
+    return added;
+  }
+  return plan;
+}
+
 void AnswerPlanWith(std::shared_ptr<RecordSource> source, const v1::PlanInferenceRequest& request,
                     Extras extras, AnswerDone<v1::PlanInferenceResponse> done) {
+  std::shared_ptr<RecordSource> reader = source;
   if (request.has_source()) {
     RecordsWanted hardware;
     hardware.hardware.assign(request.hardware().begin(), request.hardware().end());
     hardware.all_hardware = true;
     return WithSourcedModel(std::move(source), request.source(), std::move(hardware),
-                            [&request, extras, done = std::move(done)](
+                            [&request, extras, reader, done = std::move(done)](
                                 absl::StatusOr<Records> records, const SourcedModel& sourced) {
                               if (!records.ok()) return done(records.status());
-                              done(PlanInferenceFor(*records->model, records->hardware, request,
-                                                    &sourced, extras.get()));
+                              done(PlanWithNewerModels(*reader, *records->model, records->hardware,
+                                                       request, &sourced, extras.get()));
                             });
   }
   absl::StatusOr<RecordsWanted> wanted =
@@ -435,12 +457,12 @@ void AnswerPlanWith(std::shared_ptr<RecordSource> source, const v1::PlanInferenc
   if (!wanted.ok()) return done(wanted.status());
   wanted->hardware.assign(request.hardware().begin(), request.hardware().end());
   wanted->all_hardware = true;
-  ReadRecords(
-      std::move(source), *std::move(wanted),
-      [&request, extras, done = std::move(done)](absl::StatusOr<Records> records) {
-        if (!records.ok()) return done(records.status());
-        done(PlanInferenceFor(*records->model, records->hardware, request, nullptr, extras.get()));
-      });
+  ReadRecords(std::move(source), *std::move(wanted),
+              [&request, extras, reader, done = std::move(done)](absl::StatusOr<Records> records) {
+                if (!records.ok()) return done(records.status());
+                done(PlanWithNewerModels(*reader, *records->model, records->hardware, request,
+                                         nullptr, extras.get()));
+              });
 }
 
 // What a request serves next to its model (a LoRA adapter, a draft model
@@ -496,6 +518,11 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
                    absl::StrCat("must be a positive number of USD per card-hour, got ",
                                 request.price_usd_per_card_hour()));
   }
+  if (absl::StatusOr<Runtime> runtime = ToCoreRuntime(request.runtime(), "runtime");
+      !runtime.ok()) {
+    violations.Add("runtime", absl::StrCat("has no value ", request.runtime(),
+                                           " (vllm, sglang or llama.cpp; unspecified = none)"));
+  }
   if (!request.has_source()) {
     ValidateModelSource(request.has_model(), request.model(), request.has_inline_model(),
                         request.inline_model(), &violations);
@@ -523,6 +550,18 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   // Written once: every device's text shows the same sizing.
   const SizingFigures figures = FiguresOf(input);
   input.figures = &figures;
+  absl::StatusOr<Runtime> runtime = ToCoreRuntime(request.runtime(), "runtime");
+  if (!runtime.ok()) return runtime.status();
+  // What the runtime's rules read of the model, once for every device.
+  std::optional<RuntimeModel> runtime_model;
+  std::map<std::string, RuntimeFit> runtime_fits;  // hardware name -> the plan under the runtime
+  // hardware name -> the device planned on and its manufacturer
+  std::map<std::string, std::pair<DeviceSpec, std::string>> runtime_devices;
+  if (*runtime != Runtime::kNone) {
+    runtime_model = RuntimeModelOf(model, request.has_source() && request.source().has_hf_repo()
+                                              ? request.source().hf_repo().id()
+                                              : std::string());
+  }
   std::vector<DevicePlan> plans;
   std::map<std::string, double> prices;               // hardware name -> USD per card-hour used
   std::map<std::string, AllocatableMemory> memories;  // hardware name -> capacity planned on
@@ -554,6 +593,9 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
       device.price_usd_per_hour = request.price_usd_per_card_hour();
     }
     plans.push_back(PlanOnDevice(input, device));
+    if (runtime_model.has_value() && plans.back().fits) {
+      runtime_devices[hw.name()] = {device, hw.manufacturer()};
+    }
     if (device.price_usd_per_hour.has_value()) {
       prices[hw.name()] = *device.price_usd_per_hour;
     }
@@ -562,6 +604,17 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   absl::StatusOr<PlanObjective> objective = ToCorePlanObjective(request.objective(), "objective");
   if (!objective.ok()) return objective.status();
   RankPlans(*objective, &plans);
+  // The runtime's fit for the best fitting plans only: its text is several
+  // times a plan's, and a plan over every accelerator has hundreds.
+  if (runtime_model.has_value()) {
+    for (const DevicePlan& plan : plans) {
+      if (!plan.fits || runtime_fits.size() >= kMaxRuntimeFits) break;
+      auto device = runtime_devices.find(plan.name);
+      if (device == runtime_devices.end()) continue;
+      runtime_fits[plan.name] = FitRuntime(*runtime, *runtime_model, input.sizing, input.workload,
+                                           device->second.first, plan, device->second.second);
+    }
+  }
   // The plans are not used after this: their text moves into the reply.
   response.mutable_plans()->Reserve(static_cast<int>(plans.size()));
   for (DevicePlan& plan : plans) {
@@ -611,6 +664,9 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     }
     if (auto memory = memories.find(out->hardware()); memory != memories.end()) {
       ToProto(memory->second, out->mutable_device_memory());
+    }
+    if (auto fit = runtime_fits.find(out->hardware()); fit != runtime_fits.end()) {
+      ToProto(fit->second, out->mutable_runtime_fit());
     }
     out->set_reason(std::move(plan.reason));
     out->mutable_arithmetic()->Reserve(static_cast<int>(plan.arithmetic.size()));

@@ -16,13 +16,11 @@
 #include "estimator-service/core/speed.h"
 
 namespace modelatlas::estimator {
-namespace {
 
-absl::StatusOr<RunnableRows> RunnableOn(const RecordSource& source,
-                                        const common::v1::Hardware& hardware, int cards,
-                                        const ResolvedWorkload& workload,
-                                        const query::Filter& filter,
-                                        const v1::ListRunnableModelsRequest& request) {
+absl::StatusOr<RunnableRows> RunnableModelsOn(const RecordSource& source,
+                                              const common::v1::Hardware& hardware, int cards,
+                                              const ResolvedWorkload& workload,
+                                              const query::Filter& filter, bool hypothetical) {
   const DeviceSpec device = DeviceOf(hardware, workload.weight_format);
   const double usable = UsableBytesPerCard(device, workload.memory_utilization);
   // Tensor parallelism's link, once for the hardware (not per model).
@@ -44,8 +42,8 @@ absl::StatusOr<RunnableRows> RunnableOn(const RecordSource& source,
     }
     if (!filter.Matches(model)) return;
     const std::optional<bool> published = WeightsPublished(model);
-    const bool hypothetical = published.has_value() && !*published;
-    if (hypothetical && !request.hypothetical()) return;
+    const bool closed = published.has_value() && !*published;
+    if (closed && !hypothetical) return;
     InferenceMemoryInput input;
     if (model.has_architecture()) input.architecture = ToCoreArchitecture(model.architecture());
     absl::StatusOr<double> parameters =
@@ -82,7 +80,7 @@ absl::StatusOr<RunnableRows> RunnableOn(const RecordSource& source,
       row.prefill_tokens_per_second = PrefillTokensPerSecond(
           fit, *device.peak_flops, workload.prefill_efficiency, sizing->active_parameters());
     }
-    row.hypothetical = hypothetical;
+    row.hypothetical = closed;
     row.context_length_tokens = sizing->context_length_tokens;
   });
   if (!visited.ok()) return visited;
@@ -90,8 +88,6 @@ absl::StatusOr<RunnableRows> RunnableOn(const RecordSource& source,
   runnable.Sort();
   return runnable;
 }
-
-}  // namespace
 
 void AnswerRunnableModels(std::shared_ptr<RecordSource> source,
                           const v1::ListRunnableModelsRequest& request,
@@ -119,19 +115,20 @@ void AnswerRunnableModels(std::shared_ptr<RecordSource> source,
   RecordsWanted wanted;
   wanted.hardware.push_back(request.hardware());
   std::shared_ptr<RecordSource> reader = source;
-  ReadRecords(
-      std::move(source), std::move(wanted),
-      [reader = std::move(reader), cards, workload = *workload, filter = *std::move(filter),
-       &request, done = std::move(done)](absl::StatusOr<Records> records) {
-        if (!records.ok()) return done(records.status());
-        if (records->hardware.empty()) {
-          return done(ResourceNotFoundError("Hardware", request.hardware()));
-        }
-        if (absl::Status unusable = CheckDeviceFigures(records->hardware.front()); !unusable.ok()) {
-          return done(unusable);
-        }
-        done(RunnableOn(*reader, records->hardware.front(), cards, workload, filter, request));
-      });
+  ReadRecords(std::move(source), std::move(wanted),
+              [reader = std::move(reader), cards, workload = *workload, filter = *std::move(filter),
+               &request, done = std::move(done)](absl::StatusOr<Records> records) {
+                if (!records.ok()) return done(records.status());
+                if (records->hardware.empty()) {
+                  return done(ResourceNotFoundError("Hardware", request.hardware()));
+                }
+                if (absl::Status unusable = CheckDeviceFigures(records->hardware.front());
+                    !unusable.ok()) {
+                  return done(unusable);
+                }
+                done(RunnableModelsOn(*reader, records->hardware.front(), cards, workload, filter,
+                                      request.hypothetical()));
+              });
 }
 
 }  // namespace modelatlas::estimator

@@ -12,8 +12,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/query/filter.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/catalog/record_source.h"
+#include "estimator-service/core/workload.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
 
 namespace modelatlas::estimator {
@@ -124,6 +126,15 @@ class RunnableRows {
   std::vector<uint32_t> order_;
   size_t next_ = 0;
 };
+
+// Every model of the catalog `source` holds that `filter` keeps and that
+// runs on `cards` or fewer cards of `hardware` at `workload` (closed-weight
+// models only when `hypothetical`), sized as ListRunnableModels sizes them.
+// ListRunnableModels and the plan's newer models (newer_models.h) share it.
+absl::StatusOr<RunnableRows> RunnableModelsOn(const RecordSource& source,
+                                              const common::v1::Hardware& hardware, int cards,
+                                              const ResolvedWorkload& workload,
+                                              const query::Filter& filter, bool hypothetical);
 
 // ListRunnableModels: validates, reads the hardware, sizes every model of
 // the catalog `source` holds (UNAVAILABLE when it holds none).

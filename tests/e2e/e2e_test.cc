@@ -279,6 +279,50 @@ TEST_F(EndToEndTest, CliTrainingCommands) {
   EXPECT_NE(invalid.err.find("settings.zero_stage"), std::string::npos) << invalid.err;
 }
 
+// Issue 21 points 5 and 6 through the real binaries: a plan under vLLM's and
+// SGLang's rules with the launch command, and the card's newer models of the
+// same size (the shipped dataset: the L4's driver figure is 23,034 MiB).
+TEST_F(EndToEndTest, CliPlanUnderARuntimeAndTheCardsNewerModels) {
+  StartBoth();
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
+  const std::string catalog = "--catalog=" + catalog_.address();
+  const std::string estimator = "--estimator=" + estimator_.address();
+  auto vllm = RunCommand({MODELATLAS_CLI_BIN, catalog, estimator, "plan", "Llama 3.1 8B",
+                          "--hardware=NVIDIA L4", "--context=32768", "--runtime=vllm"});
+  EXPECT_EQ(vllm.exit_code, 0) << vllm.err;
+  EXPECT_NE(vllm.out.find("vLLM 0.11.x on 1 x hardware/nvidia-l4: fits"), std::string::npos)
+      << vllm.out;
+  // vLLM's profiled peak is larger than the plan's workspace: 0.9 is not enough.
+  EXPECT_NE(vllm.out.find("launch: vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768 "
+                          "--gpu-memory-utilization 0.91"),
+            std::string::npos)
+      << vllm.out;
+  EXPECT_NE(vllm.out.find("maximum concurrency for 32768 tokens per request"), std::string::npos)
+      << vllm.out;
+
+  auto sglang = RunCommand({MODELATLAS_CLI_BIN, catalog, estimator, "--json", "plan",
+                            "Llama 3.1 8B", "--hardware=NVIDIA L4", "--runtime=sglang"});
+  EXPECT_EQ(sglang.exit_code, 0) << sglang.err;
+  EXPECT_NE(sglang.out.find("\"launch_command\": \"python -m sglang.launch_server --model-path "
+                            "meta-llama/Llama-3.1-8B --context-length 4096\""),
+            std::string::npos)
+      << sglang.out;
+  EXPECT_NE(sglang.out.find("_handle_gpu_memory_settings"), std::string::npos) << sglang.out;
+
+  auto unknown =
+      RunCommand({MODELATLAS_CLI_BIN, catalog, estimator, "plan", "Llama 3.1 8B", "--runtime=tgi"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("--runtime"), std::string::npos) << unknown.err;
+
+  auto card = RunCommand({MODELATLAS_CLI_BIN, catalog, estimator, "card", "Llama 3.1 8B"});
+  EXPECT_EQ(card.exit_code, 0) << card.err;
+  const size_t newer = card.out.find(
+      "newer models of the same size: Language models with open "
+      "weights published after 2024-07-23");
+  ASSERT_NE(newer, std::string::npos) << card.out;
+  EXPECT_NE(card.out.find("models/", newer), std::string::npos) << card.out.substr(newer);
+}
+
 // The metric names a PromQL text uses (identifiers before "{" or "[" or
 // standing alone as an operand), without functions, keywords or labels.
 std::set<std::string> MetricNamesIn(const std::string& promql) {

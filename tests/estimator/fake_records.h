@@ -106,6 +106,7 @@ inline Hardware H100() {
   Hardware hw;
   hw.set_name("hardware/h100");
   hw.set_display_name("H100");
+  hw.set_manufacturer("NVIDIA");
   hw.set_memory_bytes(80.0 * (1 << 30));
   hw.set_memory_bandwidth_bytes_per_second(3.35e12);
   return hw;

@@ -1,0 +1,103 @@
+#include "estimator-service/answers/runtime.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/status/errors.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+// "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json" ->
+// "meta-llama/Llama-3.1-8B"; empty for any other address.
+std::string RepoOfHubAddress(absl::string_view address) {
+  if (!absl::ConsumePrefix(&address, "https://huggingface.co/")) return "";
+  const std::vector<absl::string_view> parts = absl::StrSplit(address, '/');
+  if (parts.size() < 2 || parts[0].empty() || parts[1].empty()) return "";
+  return absl::StrCat(parts[0], "/", parts[1]);
+}
+
+}  // namespace
+
+absl::StatusOr<Runtime> ToCoreRuntime(v1::Runtime runtime, const char* field) {
+  switch (runtime) {
+    case v1::RUNTIME_UNSPECIFIED:
+      return Runtime::kNone;
+    case v1::RUNTIME_VLLM:
+      return Runtime::kVllm;
+    case v1::RUNTIME_SGLANG:
+      return Runtime::kSglang;
+    case v1::RUNTIME_LLAMA_CPP:
+      return Runtime::kLlamaCpp;
+    default:
+      break;
+  }
+  FieldViolations violations;
+  violations.Add(field, absl::StrCat("has no value ", static_cast<int>(runtime)));
+  return violations.ToStatus();
+}
+
+RuntimeModel RuntimeModelOf(const common::v1::Model& model, const std::string& repo_id) {
+  RuntimeModel out;
+  out.repo_id = repo_id.empty() ? RepoOfHubAddress(model.architecture().source()) : repo_id;
+  if (!model.has_architecture()) return out;
+  const common::v1::Architecture& a = model.architecture();
+  out.num_layers = a.num_layers();
+  out.num_attention_heads = a.num_attention_heads();
+  out.hidden_size = a.hidden_size();
+  out.vocab_size = a.vocab_size();
+  out.max_context_length = a.max_context_length();
+  // A token passes through its routed experts (and the shared ones) of a
+  // mixture-of-experts layer, the one FFN of a dense layer.
+  if (a.num_experts() > 0 && a.moe_intermediate_size() > 0) {
+    out.intermediate_size = a.moe_intermediate_size() * (std::max(1, a.num_experts_per_token()) +
+                                                         std::max(0, a.num_shared_experts()));
+  } else {
+    out.intermediate_size = a.intermediate_size();
+  }
+  return out;
+}
+
+void ToProto(const RuntimeFit& fit, v1::RuntimeFit* out) {
+  switch (fit.runtime) {
+    case Runtime::kVllm:
+      out->set_runtime(v1::RUNTIME_VLLM);
+      break;
+    case Runtime::kSglang:
+      out->set_runtime(v1::RUNTIME_SGLANG);
+      break;
+    case Runtime::kLlamaCpp:
+      out->set_runtime(v1::RUNTIME_LLAMA_CPP);
+      break;
+    case Runtime::kNone:
+      break;
+  }
+  out->set_runtime_version(fit.version);
+  out->set_fits(fit.fits);
+  out->set_reason(fit.reason);
+  for (const RuntimeReservation& r : fit.reserved) {
+    v1::RuntimeReservation* line = out->add_reserved();
+    line->set_component(r.component);
+    line->set_bytes(static_cast<int64_t>(std::floor(r.bytes)));
+    line->set_arithmetic(r.arithmetic);
+    line->set_source(r.source);
+  }
+  out->set_kv_cache_bytes_per_card(static_cast<int64_t>(std::floor(fit.kv_cache_bytes_per_card)));
+  out->set_kv_cache_bytes_needed_per_card(
+      static_cast<int64_t>(std::ceil(fit.kv_cache_bytes_needed_per_card)));
+  out->set_block_size_tokens(fit.block_size_tokens);
+  if (fit.kv_cache_blocks.has_value()) out->set_kv_cache_blocks(*fit.kv_cache_blocks);
+  out->set_kv_cache_tokens(fit.kv_cache_tokens);
+  if (fit.max_concurrency.has_value()) out->set_max_concurrency(*fit.max_concurrency);
+  out->set_max_model_len_tokens(fit.max_model_len_tokens);
+  out->set_launch_command(fit.launch_command);
+  out->set_model_id_placeholder(fit.model_id_placeholder);
+  for (const std::string& note : fit.notes) out->add_notes(note);
+}
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,617 @@
+#include "estimator-service/core/runtime_fit.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <initializer_list>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "common/text/decimal.h"
+#include "estimator-service/core/number_format.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+constexpr double kMiB = 1048576.0;
+
+std::string GiB(double bytes) { return absl::StrCat(FixedDecimals(bytes / kGiB, 2), " GiB"); }
+std::string Num(double value) { return SignificantDigits(value, 4); }
+
+// The versions the defaults below were read from.
+constexpr char kVllmVersion[] = "vLLM 0.11.x";
+// The card-size rule for --mem-fraction-static; sgl-project/sglang PR
+// #10975 later replaced it with a sum of reserves (about 0.836 on an H100).
+constexpr char kSglangVersion[] = "SGLang 0.5.x (the card-size rule, before PR #10975)";
+constexpr char kLlamaCppVersion[] =
+    "llama.cpp b9xxx (master at commit 001d906a, with --fit on by default)";
+
+// vLLM's KV block, tokens: CacheConfig.block_size has no static default in
+// 0.11; vllm/platforms/cuda.py check_and_update_config sets 16 on CUDA.
+constexpr int kVllmBlockSize = 16;
+// vLLM 0.11's default --gpu-memory-utilization (vllm/config/cache.py line 48
+// at commit c1d86421: Field(default=0.9)).
+constexpr double kVllmDefaultUtilization = 0.9;
+// The highest --gpu-memory-utilization a command here sets: vLLM 0.11
+// captures CUDA graphs after sizing the KV cache, out of the memory outside
+// the budget, which also holds the CUDA context.
+constexpr double kVllmHighestUtilization = 0.95;
+// llama.cpp's physical batch (common/common.h: n_ubatch = 512), the rows of
+// its compute graph.
+constexpr int kLlamaCppUbatch = 512;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+
+std::string ModelId(const RuntimeModel& model, RuntimeFit* fit) {
+  if (!model.repo_id.empty()) return model.repo_id;
+  fit->model_id_placeholder = true;
+  return "<hugging-face-repo>";
+}
+
+void Reserve(RuntimeFit* fit, std::string component, double bytes, std::string arithmetic,
+             std::string source) {
+  fit->reserved.push_back({.component = std::move(component),
+                           .bytes = bytes,
+                           .arithmetic = std::move(arithmetic),
+                           .source = std::move(source)});
+}
+
+// Everything each runtime reads the same way.
+struct Common {
+  double total_bytes = 0;  // what the driver reports (the record's allocatable figure)
+  int64_t context = 0;     // tokens per sequence
+  int batch = 1;
+  double kv_bytes_per_token = 0;  // per card, all layers the card holds
+};
+
+Common CommonOf(const ResolvedWorkload& workload, const DeviceSpec& device,
+                const DevicePlan& plan) {
+  Common c;
+  c.total_bytes = device.allocatable_memory_bytes.value_or(device.memory_bytes);
+  c.context = workload.context_length_tokens;
+  c.batch = std::max(1, workload.batch_size);
+  const double tokens = static_cast<double>(c.context) * c.batch;
+  c.kv_bytes_per_token = tokens > 0 ? plan.kv_cache_bytes_per_card / tokens : 0;
+  return c;
+}
+
+std::string TotalArithmetic(const Common& c, const DeviceSpec& device) {
+  return absl::StrCat("total per card ", GiB(c.total_bytes), " (what the driver reports",
+                      device.allocatable_memory_source.empty()
+                          ? ""
+                          : absl::StrCat(": ", device.allocatable_memory_source),
+                      ")");
+}
+
+// --- vLLM ---------------------------------------------------------------
+
+// The activation peak vLLM profiles (gpu_model_runner.py profile_run): a
+// dummy forward of max_num_batched_tokens tokens, then a dummy sampler run
+// of max_num_seqs sequences. Estimated from the largest tensors live at
+// once: the residual stream, the gate/up projection and the activated FFN
+// of one layer in 16 bits, and the sampler's fp32 logits with their softmax.
+double VllmActivationPeak(const RuntimeModel& m, int tp, const VllmDefaults& d,
+                          std::string* arithmetic) {
+  const double per_token_bytes =
+      (static_cast<double>(m.hidden_size) + 3.0 * static_cast<double>(m.intermediate_size) / tp) *
+      2;
+  const double forward = d.max_num_batched_tokens * per_token_bytes;
+  const double sampler = static_cast<double>(d.max_num_seqs) * m.vocab_size * 4 * 2;
+  *arithmetic = absl::StrCat(
+      "dummy forward: ", d.max_num_batched_tokens, " tokens (max_num_batched_tokens) x (hidden ",
+      m.hidden_size, " + 3 x FFN ", m.intermediate_size, tp > 1 ? absl::StrCat(" / TP ", tp) : "",
+      ") x 2 bytes = ", GiB(forward), "; dummy sampler: ", d.max_num_seqs,
+      " sequences (max_num_seqs) x vocabulary ", m.vocab_size,
+      " x 4 bytes x 2 (fp32 logits and softmax) = ", GiB(sampler), "; peak ",
+      GiB(forward + sampler), " (an estimate of what vLLM measures, not its measurement)");
+  return forward + sampler;
+}
+
+RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const DeviceSpec& device,
+                   const DevicePlan& plan) {
+  RuntimeFit fit;
+  fit.runtime = Runtime::kVllm;
+  fit.version = kVllmVersion;
+  fit.block_size_tokens = kVllmBlockSize;
+  const Common c = CommonOf(w, device, plan);
+  const int tp = std::max(1, plan.tensor_parallel);
+  const int pp = std::max(1, plan.pipeline_parallel);
+  fit.max_model_len_tokens = c.context;
+
+  // KV cache formats vLLM 0.11 stores: the model's dtype ("auto") or fp8.
+  const NumberFormat kv = w.kv_cache_format;
+  const bool kv_fp8 = kv == NumberFormat::kFp8;
+  if (kv != NumberFormat::kBf16 && kv != NumberFormat::kFp16 && !kv_fp8) {
+    fit.reason = absl::StrCat(
+        "vLLM 0.11 stores the KV cache in the model's dtype or fp8 "
+        "(--kv-cache-dtype auto|fp8|fp8_e4m3|fp8_e5m2, vllm/config/cache.py "
+        "CacheDType), not ",
+        NumberFormatName(kv));
+    return fit;
+  }
+  if (model.max_context_length > 0 && c.context > model.max_context_length) {
+    fit.reason = absl::StrCat(
+        "the context ", c.context, " tokens is beyond the model's maximum ",
+        model.max_context_length,
+        ": vLLM refuses --max-model-len above it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1");
+    return fit;
+  }
+
+  const VllmDefaults defaults = VllmServeDefaults(c.total_bytes, device.display_name);
+  const double weights = plan.weight_bytes_per_card;
+  const double non_torch = plan.overhead_bytes_per_card;
+  std::string activation_arithmetic;
+  double activations = 0;
+  if (model.hidden_size > 0 && model.intermediate_size > 0 && model.vocab_size > 0) {
+    activations = VllmActivationPeak(model, tp, defaults, &activation_arithmetic);
+  } else {
+    activations = plan.activation_bytes_per_card;
+    activation_arithmetic = absl::StrCat(
+        "hidden size, FFN or vocabulary not on record: the plan's activation workspace ",
+        GiB(activations), " stands in for vLLM's profiled peak (which is larger)");
+  }
+  const double block_bytes = kVllmBlockSize * c.kv_bytes_per_token;
+  const int64_t blocks_per_sequence = CeilDiv(c.context, kVllmBlockSize);
+  const int64_t blocks_needed = blocks_per_sequence * c.batch;
+  const double needed_bytes = static_cast<double>(blocks_needed) * block_bytes;
+  fit.kv_cache_bytes_needed_per_card = needed_bytes;
+
+  // The utilization the command sets: the workload's (vLLM's default 0.9
+  // unless the request asked otherwise), raised when the workload needs it
+  // and the memory outside the budget still holds the CUDA graphs.
+  double utilization = w.memory_utilization;
+  const auto kv_memory_at = [&](double u) {
+    return c.total_bytes * u - weights - activations - non_torch;
+  };
+  bool raised = false;
+  if (block_bytes > 0 && kv_memory_at(utilization) < needed_bytes) {
+    const double needed_u =
+        std::ceil((weights + activations + non_torch + needed_bytes) / c.total_bytes * 100) / 100;
+    if (needed_u <= kVllmHighestUtilization) {
+      utilization = needed_u;
+      raised = true;
+    }
+  }
+  const double budget = c.total_bytes * utilization;
+  const double kv_memory = kv_memory_at(utilization);
+  fit.kv_cache_bytes_per_card = std::max(0.0, kv_memory);
+  const VllmBlocks cache = VllmKvBlocks(kv_memory, c.kv_bytes_per_token, c.context);
+  const int64_t blocks = cache.blocks;
+  fit.kv_cache_blocks = blocks;
+  fit.kv_cache_tokens = cache.tokens;
+  if (blocks_per_sequence > 0) fit.max_concurrency = cache.max_concurrency;
+
+  Reserve(&fit, "budget", budget,
+          absl::StrCat(TotalArithmetic(c, device), " x ", Num(utilization),
+                       " (--gpu-memory-utilization", raised ? ", raised from " : "",
+                       raised ? Num(w.memory_utilization) : "", ") = ", GiB(budget),
+                       "; vLLM fails at start-up when less than this is free"),
+          "vllm/config/cache.py CacheConfig.gpu_memory_utilization (default 0.9, line 48 at "
+          "c1d86421); vllm/v1/worker/gpu_worker.py init_device: requested_memory = total x "
+          "utilization");
+  Reserve(&fit, "weights", weights,
+          absl::StrCat("weights per card ", GiB(weights), " (the plan's split: TP ", tp,
+                       pp > 1 ? absl::StrCat(" x PP ", pp) : "", ")"),
+          "vllm/v1/worker/gpu_worker.py load_model, before profiling");
+  Reserve(&fit, "activation_peak", activations, activation_arithmetic,
+          absl::StrCat("vllm/v1/worker/gpu_model_runner.py profile_run; max_num_batched_tokens ",
+                       defaults.max_num_batched_tokens, " and max_num_seqs ", defaults.max_num_seqs,
+                       " are vllm serve's defaults for this card (vllm/engine/arg_utils.py "
+                       "_set_default_args: 8192 and 1024 on cards of 70 GiB or more that are not "
+                       "A100s, else 2048 and 256)"));
+  Reserve(&fit, "non_torch", non_torch,
+          absl::StrCat("CUDA context, NCCL and cuBLAS workspaces: the workload's overhead ",
+                       GiB(non_torch),
+                       ", counted inside the budget (vLLM counts the non-torch memory that grows "
+                       "after start-up inside it, the CUDA context outside: conservative by up "
+                       "to about 0.5 GiB)"),
+          "vllm/v1/worker/gpu_worker.py determine_available_memory (non_kv_cache_memory)");
+  Reserve(&fit, "kv_cache", std::max(0.0, kv_memory),
+          absl::StrCat("budget ", GiB(budget), " - weights ", GiB(weights), " - activation peak ",
+                       GiB(activations), " - non-torch ", GiB(non_torch), " = ", GiB(kv_memory),
+                       "; blocks of ", kVllmBlockSize, " tokens x ", Num(c.kv_bytes_per_token),
+                       " bytes per token per card = ", Num(block_bytes), " bytes; floor(",
+                       GiB(std::max(0.0, kv_memory)), " / ", Num(block_bytes), ") = ", blocks,
+                       " blocks = ", fit.kv_cache_tokens, " tokens (\"GPU KV cache size\"); ",
+                       blocks, " / ceil(", c.context, " / ", kVllmBlockSize,
+                       ") = ", fit.max_concurrency ? Num(*fit.max_concurrency) : "0",
+                       " (\"Maximum concurrency for ", c.context, " tokens per request\")"),
+          "vllm/v1/core/kv_cache_utils.py get_num_blocks (available_memory // page_size // "
+          "num_layers) and get_max_concurrency_for_kv_cache_config; block size 16 from "
+          "vllm/platforms/cuda.py check_and_update_config");
+
+  if (blocks < blocks_per_sequence) {
+    fit.reason = absl::StrCat(
+        "vLLM refuses to start: one request of ", c.context, " tokens needs ", blocks_per_sequence,
+        " blocks (", GiB(static_cast<double>(blocks_per_sequence) * block_bytes),
+        ") and the KV cache holds ", blocks, " (", GiB(std::max(0.0, kv_memory)),
+        ") even at --gpu-memory-utilization ", Num(utilization),
+        " (its ValueError: the KV cache needed for max_model_len is larger than the available "
+        "KV cache memory)");
+    return fit;
+  }
+  if (blocks < blocks_needed) {
+    fit.reason = absl::StrCat(
+        "vLLM starts but holds ", Num(*fit.max_concurrency), " sequences of ", c.context,
+        " tokens at once, fewer than the batch of ", c.batch, " (", blocks, " blocks, ",
+        blocks_needed, " needed); the activation peak it profiles (", GiB(activations),
+        ") is larger than the plan's workspace (", GiB(plan.activation_bytes_per_card), ")");
+    return fit;
+  }
+  fit.fits = true;
+  fit.reason =
+      absl::StrCat(blocks, " blocks hold ", Num(*fit.max_concurrency), " sequences of ", c.context,
+                   " tokens; the batch needs ", c.batch,
+                   raised ? absl::StrCat(" (with --gpu-memory-utilization ", Num(utilization),
+                                         "; at ", Num(w.memory_utilization), " it does not)")
+                          : "");
+
+  std::string command = absl::StrCat("vllm serve ", ModelId(model, &fit));
+  if (tp > 1) absl::StrAppend(&command, " --tensor-parallel-size ", tp);
+  if (pp > 1) absl::StrAppend(&command, " --pipeline-parallel-size ", pp);
+  // vLLM takes the model's maximum context by default.
+  if (model.max_context_length <= 0 || c.context != model.max_context_length) {
+    absl::StrAppend(&command, " --max-model-len ", c.context);
+  }
+  if (std::abs(utilization - kVllmDefaultUtilization) > 1e-9) {
+    absl::StrAppend(&command, " --gpu-memory-utilization ", Num(utilization));
+  }
+  if (kv_fp8) absl::StrAppend(&command, " --kv-cache-dtype fp8");
+  if (c.batch > defaults.max_num_seqs) absl::StrAppend(&command, " --max-num-seqs ", c.batch);
+  fit.launch_command = std::move(command);
+
+  fit.notes.push_back(absl::StrCat(
+      "CUDA graphs: vLLM 0.11 captures them after sizing the KV cache, out of the memory "
+      "outside the budget (",
+      GiB(c.total_bytes - budget),
+      " per card, which also holds the CUDA context); typically 0.5 to 1 GiB for a dense model, "
+      "not estimated here (vllm/v1/worker/gpu_model_runner.py capture_model)"));
+  if (w.weight_format != NumberFormat::kBf16 && w.weight_format != NumberFormat::kFp16) {
+    fit.notes.push_back(absl::StrCat(
+        "weights ", NumberFormatName(w.weight_format),
+        ": vLLM reads the quantization from the checkpoint, so the repository must hold weights "
+        "already in that format"));
+  }
+  if (plan.nodes > 1) {
+    fit.notes.push_back(absl::StrCat("over ", plan.nodes,
+                                     " nodes: start a Ray cluster across them first (vLLM's "
+                                     "multi-node serving runs on Ray)"));
+  }
+  if (fit.model_id_placeholder) {
+    fit.notes.push_back("<hugging-face-repo> is a placeholder: the record names no repository");
+  }
+  return fit;
+}
+
+// --- SGLang -------------------------------------------------------------
+
+RuntimeFit FitSglang(const RuntimeModel& model, const ResolvedWorkload& w, const DeviceSpec& device,
+                     const DevicePlan& plan) {
+  RuntimeFit fit;
+  fit.runtime = Runtime::kSglang;
+  fit.version = kSglangVersion;
+  fit.block_size_tokens = 1;  // --page-size 1 by default: a token per page
+  const Common c = CommonOf(w, device, plan);
+  const int tp = std::max(1, plan.tensor_parallel);
+  const int pp = std::max(1, plan.pipeline_parallel);
+  fit.max_model_len_tokens = c.context;
+  const NumberFormat kv = w.kv_cache_format;
+  const bool kv_fp8 = kv == NumberFormat::kFp8;
+  if (kv != NumberFormat::kBf16 && kv != NumberFormat::kFp16 && !kv_fp8) {
+    fit.reason = absl::StrCat(
+        "SGLang 0.5 stores the KV cache in the model's dtype or fp8 (--kv-cache-dtype "
+        "auto|fp8_e5m2|fp8_e4m3), not ",
+        NumberFormatName(kv));
+    return fit;
+  }
+
+  double reserved_mib = 0;
+  const double fraction = SglangMemFractionStatic(c.total_bytes, tp * pp, &reserved_mib);
+  const double total_mib = c.total_bytes / kMiB;
+  const double pool = c.total_bytes * fraction;
+  const double weights = plan.weight_bytes_per_card;
+  const double before = plan.overhead_bytes_per_card;
+  const double kv_memory = pool - weights - before;
+  fit.kv_cache_bytes_per_card = std::max(0.0, kv_memory);
+  const int64_t tokens = kv_memory > 0 && c.kv_bytes_per_token > 0
+                             ? static_cast<int64_t>(std::floor(kv_memory / c.kv_bytes_per_token))
+                             : 0;
+  fit.kv_cache_tokens = tokens;
+  const int64_t needed = c.context * c.batch;
+  fit.kv_cache_bytes_needed_per_card = static_cast<double>(needed) * c.kv_bytes_per_token;
+  if (c.context > 0) fit.max_concurrency = static_cast<double>(tokens) / c.context;
+
+  Reserve(&fit, "static_pool", pool,
+          absl::StrCat(TotalArithmetic(c, device), " = ", FixedDecimals(total_mib, 0),
+                       " MiB; reserved ", FixedDecimals(reserved_mib, 0),
+                       " MiB for activations, CUDA graphs and metadata by the card-size rule "
+                       "(TP x PP = ",
+                       tp * pp, "); mem_fraction_static = round((", FixedDecimals(total_mib, 0),
+                       " - ", FixedDecimals(reserved_mib, 0), ") / ", FixedDecimals(total_mib, 0),
+                       ", 3) = ", Num(fraction), "; static pool (weights + KV cache) = total x ",
+                       Num(fraction), " = ", GiB(pool)),
+          "python/sglang/srt/server_args.py ServerArgs._handle_gpu_memory_settings: reserved "
+          "(2.8 + tp x pp / 10) GiB under 35 GiB, (9.5 + tp x pp / 2) GiB under 90 GiB, (12 + "
+          "tp x pp / 2) GiB under 160 GiB, 32 GiB above");
+  Reserve(&fit, "weights", weights,
+          absl::StrCat("weights per card ", GiB(weights), " (TP ", tp,
+                       pp > 1 ? absl::StrCat(" x PP ", pp) : "", ")"),
+          "loaded before the pool is sized (model_runner.py load_model)");
+  Reserve(&fit, "runtime", before,
+          absl::StrCat("CUDA context and torch: the workload's overhead ", GiB(before),
+                       ", used before the pool is sized, so it counts against it"),
+          "python/sglang/srt/model_executor/model_runner.py profile_max_num_token");
+  Reserve(&fit, "kv_cache", std::max(0.0, kv_memory),
+          absl::StrCat("static pool ", GiB(pool), " - weights ", GiB(weights), " - runtime ",
+                       GiB(before), " = ", GiB(kv_memory), "; / ", Num(c.kv_bytes_per_token),
+                       " bytes per token per card (K and V of every layer) = ", tokens,
+                       " tokens (max_total_num_tokens); the workload needs ", c.batch, " x ",
+                       c.context, " = ", needed),
+          "python/sglang/srt/model_executor/model_runner.py profile_max_num_token: rest = "
+          "available after loading - total x (1 - mem_fraction_static); max_total_num_tokens "
+          "= rest / cell size");
+
+  if (tokens < needed) {
+    const double needed_fraction =
+        (weights + before + static_cast<double>(needed) * c.kv_bytes_per_token) / c.total_bytes;
+    fit.reason = absl::StrCat(
+        "SGLang's pool holds ", tokens, " tokens, the workload needs ", needed, " (", c.batch,
+        " x ", c.context, "): --mem-fraction-static ", Num(needed_fraction),
+        " would be needed, which leaves less than SGLang's rule keeps for activations and "
+        "CUDA graphs (",
+        FixedDecimals(reserved_mib, 0), " MiB)");
+    return fit;
+  }
+  fit.fits = true;
+  fit.reason = absl::StrCat("the pool holds ", tokens, " tokens, ", Num(*fit.max_concurrency),
+                            " sequences of ", c.context, " tokens; the batch needs ", c.batch);
+  std::string command =
+      absl::StrCat("python -m sglang.launch_server --model-path ", ModelId(model, &fit));
+  if (tp > 1) absl::StrAppend(&command, " --tp ", tp);
+  if (pp > 1) absl::StrAppend(&command, " --pp-size ", pp);
+  absl::StrAppend(&command, " --context-length ", c.context);
+  if (kv_fp8) absl::StrAppend(&command, " --kv-cache-dtype fp8_e4m3");
+  fit.launch_command = std::move(command);
+  fit.notes.push_back(absl::StrCat(
+      "--mem-fraction-static is left at SGLang's default for this card (", Num(fraction),
+      "); multimodal models get a smaller one (server_args.py adjust_mem_fraction_for_vlm); "
+      "versions after sgl-project/sglang PR #10975 reserve more (512 MiB + 1.5 MiB per chunked "
+      "prefill token + CUDA graph buffers: about 0.836 on an H100), so their pool is smaller"));
+  if (plan.nodes > 1) {
+    fit.notes.push_back(absl::StrCat("over ", plan.nodes,
+                                     " nodes: add --nnodes, --node-rank and --dist-init-addr on "
+                                     "each node"));
+  }
+  if (fit.model_id_placeholder) {
+    fit.notes.push_back("<hugging-face-repo> is a placeholder: the record names no repository");
+  }
+  return fit;
+}
+
+// --- llama.cpp ----------------------------------------------------------
+
+// llama.cpp's KV cache types (-ctk/-ctv, ggml types): f16 by default
+// (common/common.h cache_type_k/v = GGML_TYPE_F16); 8-bit and 4-bit formats
+// map to q8_0 (32 values in 34 bytes) and q4_0 (32 in 18).
+struct LlamaKv {
+  const char* type;
+  double bits;
+};
+LlamaKv LlamaKvOf(NumberFormat kv) {
+  switch (kv) {
+    case NumberFormat::kFp32:
+      return {"f32", 32};
+    case NumberFormat::kFp8:
+    case NumberFormat::kInt8:
+      return {"q8_0", 8.5};
+    case NumberFormat::kInt4:
+      return {"q4_0", 4.5};
+    default:
+      return {"f16", 16};
+  }
+}
+
+// The GGUF file type's name in a file name ("Q4_K_M", "BF16").
+std::string GgufFileType(NumberFormat format) {
+  std::string name(absl::StripPrefix(NumberFormatName(format), "gguf-"));
+  if (name == "fp16") name = "f16";
+  if (name == "fp32") name = "f32";
+  return absl::AsciiStrToUpper(name);
+}
+
+RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
+                       const ResolvedWorkload& w, const DeviceSpec& device,
+                       const DevicePlan& plan) {
+  RuntimeFit fit;
+  fit.runtime = Runtime::kLlamaCpp;
+  fit.version = kLlamaCppVersion;
+  const Common c = CommonOf(w, device, plan);
+  const int cards = std::max(1, plan.cards);
+  fit.max_model_len_tokens = c.context;
+  if (plan.nodes > 1) {
+    fit.reason = absl::StrCat(
+        "the plan spans ", plan.nodes,
+        " nodes: llama.cpp splits layers over the GPUs of one host; more hosts need its RPC "
+        "backend (--rpc), not planned here");
+    return fit;
+  }
+  const LlamaKv kv = LlamaKvOf(w.kv_cache_format);
+  const double own_bits = BitsPerElement(w.kv_cache_format);
+  const double kv_total = own_bits > 0 ? sizing.kv_cache_bytes * kv.bits / own_bits : 0;
+  const double weights = sizing.weight_bytes / cards;
+  const double kv_per_card = kv_total / cards;
+  const double compute = static_cast<double>(kLlamaCppUbatch) *
+                         static_cast<double>(model.vocab_size + model.hidden_size) * 4;
+  const double overhead = plan.overhead_bytes_per_card;
+  const double used = weights + kv_per_card + compute + overhead;
+  fit.kv_cache_bytes_per_card = kv_per_card;
+  fit.kv_cache_bytes_needed_per_card = kv_per_card;
+  fit.kv_cache_tokens = c.context * c.batch;
+  fit.max_concurrency = static_cast<double>(c.batch);
+
+  Reserve(&fit, "weights", weights,
+          absl::StrCat("weights ", GiB(sizing.weight_bytes), " / ", cards,
+                       " cards (--split-mode layer: whole layers per card) = ", GiB(weights)),
+          "common/common.h split_mode = LLAMA_SPLIT_MODE_LAYER");
+  Reserve(&fit, "kv_cache", kv_per_card,
+          absl::StrCat("KV cache in ", kv.type, " (", Num(kv.bits), " bits per element): ",
+                       own_bits > 0 ? absl::StrCat(GiB(sizing.kv_cache_bytes), " x ", Num(kv.bits),
+                                                   " / ", Num(own_bits))
+                                    : std::string("0"),
+                       " = ", GiB(kv_total), " for -c ", c.context * c.batch, " tokens, / ", cards,
+                       " cards = ", GiB(kv_per_card)),
+          "common/common.h cache_type_k/v = GGML_TYPE_F16 (-ctk/-ctv); n_ctx = 0 takes the "
+          "model's trained context unless -c is given");
+  Reserve(&fit, "compute_buffer", compute,
+          absl::StrCat(kLlamaCppUbatch, " tokens (n_ubatch) x (vocabulary ", model.vocab_size,
+                       " + hidden ", model.hidden_size, ") x 4 bytes = ", GiB(compute),
+                       " (the graph's fp32 logits and hidden state with flash attention, on by "
+                       "default; an estimate of the compute buffer, counted on every card)"),
+          "common/common.h n_ubatch = 512; flash_attn_type auto");
+  Reserve(&fit, "overhead", overhead,
+          absl::StrCat("CUDA context: the workload's overhead ", GiB(overhead)), "");
+  if (used > c.total_bytes) {
+    fit.reason =
+        absl::StrCat("llama.cpp needs ", GiB(used), " per card (weights ", GiB(weights), " + KV ",
+                     GiB(kv_per_card), " + compute ", GiB(compute), " + overhead ", GiB(overhead),
+                     "), the card has ", GiB(c.total_bytes));
+    return fit;
+  }
+  fit.fits = true;
+  fit.reason = absl::StrCat(GiB(used), " per card of ", GiB(c.total_bytes),
+                            " (llama.cpp reserves no fraction of memory)");
+  std::string stem = model.repo_id.empty()
+                         ? std::string("MODEL")
+                         : std::string(model.repo_id.substr(model.repo_id.rfind('/') + 1));
+  fit.model_id_placeholder = true;  // no GGUF file is on record
+  std::string command =
+      absl::StrCat("llama-server -m ", stem, "-", GgufFileType(w.weight_format), ".gguf -ngl ",
+                   model.num_layers > 0 ? model.num_layers + 1 : 999, " -c ", c.context * c.batch);
+  if (c.batch > 1) absl::StrAppend(&command, " -np ", c.batch);
+  if (std::string(kv.type) != "f16") {
+    absl::StrAppend(&command, " -ctk ", kv.type, " -ctv ", kv.type);
+  }
+  fit.launch_command = std::move(command);
+  fit.notes.push_back(absl::StrCat(
+      "the .gguf file name is a placeholder: the record names no GGUF file; llama.cpp reads "
+      "GGUF only (convert_hf_to_gguf.py, then llama-quantize to ",
+      GgufFileType(w.weight_format), ")"));
+  fit.notes.push_back(absl::StrCat(
+      "-ngl ", model.num_layers > 0 ? model.num_layers + 1 : 999,
+      " puts every layer and the output layer on the GPU", cards > 1 ? "s" : "",
+      "; -c is the cache shared by the -np slots (", c.context,
+      " tokens each); --fit (on by default, 1 GiB margin per device) adjusts only what the "
+      "command leaves unset"));
+  if (cards > 1) {
+    fit.notes.push_back(absl::StrCat(
+        "-ts left out: with ", cards,
+        " identical cards llama.cpp splits the layers in proportion to free memory, evenly; the "
+        "layers run one card after another (no tensor parallelism)"));
+  }
+  return fit;
+}
+
+}  // namespace
+
+VllmBlocks VllmKvBlocks(double kv_cache_bytes, double kv_bytes_per_token, int64_t max_model_len) {
+  VllmBlocks out;
+  const double block_bytes = kVllmBlockSize * kv_bytes_per_token;
+  if (kv_cache_bytes > 0 && block_bytes > 0) {
+    out.blocks = static_cast<int64_t>(std::floor(kv_cache_bytes / block_bytes));
+  }
+  out.tokens = out.blocks * kVllmBlockSize;
+  out.blocks_per_sequence = CeilDiv(max_model_len, kVllmBlockSize);
+  if (out.blocks_per_sequence > 0) {
+    out.max_concurrency =
+        static_cast<double>(out.blocks) / static_cast<double>(out.blocks_per_sequence);
+  }
+  return out;
+}
+
+VllmDefaults VllmServeDefaults(double total_bytes, const std::string& device_name) {
+  const bool large =
+      total_bytes >= 70 * kGiB && !absl::StrContains(absl::AsciiStrToLower(device_name), "a100");
+  return large ? VllmDefaults{8192, 1024} : VllmDefaults{2048, 256};
+}
+
+double SglangMemFractionStatic(double total_bytes, int parallel_size, double* reserved_mib) {
+  const double mib = total_bytes / kMiB;
+  const double p = std::max(1, parallel_size);
+  double reserved = 0;
+  if (mib < 35 * 1024) {
+    reserved = (2.8 + p / 10) * 1024;  // T4, 4080, A10, L40, 4090, 5090
+  } else if (mib < 90 * 1024) {
+    reserved = (9.5 + p / 2) * 1024;  // H100, A100
+  } else if (mib < 160 * 1024) {
+    reserved = (12 + p / 2) * 1024;  // H20, H200
+  } else {
+    reserved = 32 * 1024;  // B200, MI300
+  }
+  if (reserved_mib != nullptr) *reserved_mib = reserved;
+  return mib > 0 ? std::round((mib - reserved) / mib * 1000) / 1000 : 0;
+}
+
+std::string RuntimeNotCheckedReason(Runtime runtime, const std::string& manufacturer,
+                                    const DeviceSpec& device) {
+  if (device.roofline_does_not_apply) {
+    return "not checked: an on-chip SRAM design runs its own serving stack, not this runtime";
+  }
+  const std::string vendor = absl::AsciiStrToLower(manufacturer);
+  const auto any_of = [&](std::initializer_list<const char*> names) {
+    for (const char* name : names) {
+      if (absl::StrContains(vendor, name)) return true;
+    }
+    return false;
+  };
+  switch (runtime) {
+    case Runtime::kVllm:
+    case Runtime::kSglang:
+      if (any_of({"nvidia", "amd"})) return "";
+      return absl::StrCat("not checked: the rules here are ",
+                          runtime == Runtime::kVllm ? "vLLM's" : "SGLang's",
+                          " CUDA and ROCm ones (NVIDIA, AMD); on ",
+                          manufacturer.empty() ? "this device" : manufacturer,
+                          " it runs through a platform plugin with its own, or not at all");
+    case Runtime::kLlamaCpp:
+      if (any_of({"nvidia", "amd", "apple", "intel", "huawei", "moore threads"})) return "";
+      return absl::StrCat("not checked: llama.cpp has no GPU backend for ",
+                          manufacturer.empty() ? "this device" : manufacturer,
+                          " (CUDA, ROCm, Metal, SYCL, CANN and MUSA only)");
+    case Runtime::kNone:
+      break;
+  }
+  return "";
+}
+
+RuntimeFit FitRuntime(Runtime runtime, const RuntimeModel& model, const InferenceSizing& sizing,
+                      const ResolvedWorkload& workload, const DeviceSpec& device,
+                      const DevicePlan& plan, const std::string& manufacturer) {
+  const std::string not_checked = RuntimeNotCheckedReason(runtime, manufacturer, device);
+  if (!plan.fits || !not_checked.empty()) {
+    RuntimeFit fit;
+    fit.runtime = runtime;
+    fit.version = runtime == Runtime::kVllm     ? kVllmVersion
+                  : runtime == Runtime::kSglang ? kSglangVersion
+                                                : kLlamaCppVersion;
+    fit.reason = !not_checked.empty()
+                     ? not_checked
+                     : "the plan itself does not fit: no runtime runs it on these cards";
+    return fit;
+  }
+  switch (runtime) {
+    case Runtime::kVllm:
+      return FitVllm(model, workload, device, plan);
+    case Runtime::kSglang:
+      return FitSglang(model, workload, device, plan);
+    case Runtime::kLlamaCpp:
+      return FitLlamaCpp(model, sizing, workload, device, plan);
+    case Runtime::kNone:
+      break;
+  }
+  return {};
+}
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,105 @@
+// A plan under a serving engine's own memory rules (docs/FORMULAS.md, "A
+// runtime's own fit"): what vLLM, SGLang or llama.cpp reserve on each card,
+// whether the workload fits under their rules (which may be stricter than
+// the plan's own fit), the KV blocks and maximum concurrency, and the launch
+// command that makes the plan fit. Each default is the one of the version
+// named in RuntimeFit::version, with the source file it comes from.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "estimator-service/core/inference_memory.h"
+#include "estimator-service/core/plan.h"
+#include "estimator-service/core/workload.h"
+
+namespace modelatlas::estimator {
+
+enum class Runtime { kNone, kVllm, kSglang, kLlamaCpp };
+
+// What the runtimes' rules read of the model.
+struct RuntimeModel {
+  // The Hugging Face repository ("meta-llama/Llama-3.1-8B") when on record;
+  // empty = the command names a placeholder and says so.
+  std::string repo_id;
+  int num_layers = 0;
+  int num_attention_heads = 0;
+  int64_t hidden_size = 0;
+  // The FFN width one token passes through (the dense FFN, or the active
+  // experts' for mixture-of-experts), for the activation peak.
+  int64_t intermediate_size = 0;
+  int64_t vocab_size = 0;
+  // The model's maximum context, tokens; 0 = unknown.
+  int64_t max_context_length = 0;
+};
+
+struct RuntimeReservation {
+  std::string component;
+  double bytes = 0;  // per card
+  std::string arithmetic;
+  std::string source;
+};
+
+struct RuntimeFit {
+  Runtime runtime = Runtime::kNone;
+  std::string version;
+  bool fits = false;
+  std::string reason;
+  std::vector<RuntimeReservation> reserved;
+  double kv_cache_bytes_per_card = 0;
+  double kv_cache_bytes_needed_per_card = 0;
+  int block_size_tokens = 0;
+  std::optional<int64_t> kv_cache_blocks;
+  int64_t kv_cache_tokens = 0;
+  std::optional<double> max_concurrency;
+  int64_t max_model_len_tokens = 0;
+  std::string launch_command;
+  bool model_id_placeholder = false;
+  std::vector<std::string> notes;
+};
+
+// vLLM 0.11.x's defaults for `vllm serve` (the OpenAI API server):
+// max_num_batched_tokens and max_num_seqs by device memory and name
+// (vllm/engine/arg_utils.py, EngineArgs._set_default_args: 8192 and 1024 on
+// cards of at least 70 GiB that are not A100s, else 2048 and 256).
+struct VllmDefaults {
+  int max_num_batched_tokens = 0;
+  int max_num_seqs = 0;
+};
+VllmDefaults VllmServeDefaults(double total_bytes, const std::string& device_name);
+
+// vLLM's KV cache from the memory left for it (vllm/v1/core/kv_cache_utils.py
+// get_num_blocks: available_memory // page_size // num_layers, i.e. floor of
+// the memory over 16 tokens' K and V of every layer; and
+// get_max_concurrency_for_kv_cache_config: blocks / ceil(max_model_len / 16)).
+struct VllmBlocks {
+  int64_t blocks = 0;          // "# GPU blocks"
+  int64_t tokens = 0;          // "GPU KV cache size: N tokens"
+  double max_concurrency = 0;  // "Maximum concurrency for L tokens per request: Xx"
+  int64_t blocks_per_sequence = 0;
+};
+VllmBlocks VllmKvBlocks(double kv_cache_bytes, double kv_bytes_per_token, int64_t max_model_len);
+
+// SGLang 0.5.x's default --mem-fraction-static for a card of `total_bytes`
+// (in MiB, as nvidia-smi reports it) and tp x pp ranks
+// (python/sglang/srt/server_args.py, ServerArgs._handle_gpu_memory_settings);
+// `reserved_mib` receives the memory it keeps outside the static pool.
+double SglangMemFractionStatic(double total_bytes, int parallel_size, double* reserved_mib);
+
+// Whether the rules here hold on a device of `manufacturer` (the hardware
+// record's): vLLM's and SGLang's are their CUDA and ROCm ones (NVIDIA, AMD);
+// llama.cpp's hold on its GPU backends (CUDA, ROCm, Metal, SYCL, CANN, MUSA).
+// Empty = why not.
+std::string RuntimeNotCheckedReason(Runtime runtime, const std::string& manufacturer,
+                                    const DeviceSpec& device);
+
+// The plan `plan` (on `device` of `manufacturer`, for `sizing` at
+// `workload`) under `runtime`'s rules. `runtime` must not be kNone. On a
+// device the rules do not hold for, it does not fit, "not checked" and why.
+RuntimeFit FitRuntime(Runtime runtime, const RuntimeModel& model, const InferenceSizing& sizing,
+                      const ResolvedWorkload& workload, const DeviceSpec& device,
+                      const DevicePlan& plan, const std::string& manufacturer);
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,456 @@
+// A plan under a runtime's own rules (docs/FORMULAS.md, "A runtime's own
+// fit") and the newer models of the same size (issue 21, points 5 and 6).
+#include "estimator-service/core/runtime_fit.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "estimator-service/answers/newer_models.h"
+#include "estimator-service/answers/runtime.h"
+#include "estimator-service/core/fit_matrix.h"
+#include "tests/estimator/fake_records.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+// Llama-3.1-8B: 32 layers, 8 KV heads of 128, bf16 KV = 131,072 bytes per
+// token (docs/FORMULAS.md).
+constexpr double kKvBytesPerToken = 2.0 * 32 * 8 * 128 * 2;
+
+RuntimeModel Llama8BModel() {
+  return {.repo_id = "meta-llama/Llama-3.1-8B",
+          .num_layers = 32,
+          .num_attention_heads = 32,
+          .hidden_size = 4096,
+          .intermediate_size = 14336,
+          .vocab_size = 128256,
+          .max_context_length = 131072};
+}
+
+PlanInput Llama8B(int64_t context, int batch = 1) {
+  PlanInput w;
+  w.sizing.parameters = 8030261248;
+  w.sizing.weight_bytes = 8030261248.0 * 2;
+  w.sizing.kv_cache_bytes = kKvBytesPerToken * context * batch;
+  w.sizing.activation_bytes = 44553216;
+  w.sizing.overhead_bytes = kGiB;
+  w.sizing.num_attention_heads = 32;
+  w.sizing.num_key_value_heads = 8;
+  w.sizing.num_layers = 32;
+  w.sizing.hidden_size = 4096;
+  w.sizing.context_length_tokens = context;
+  w.workload.context_length_tokens = context;
+  w.workload.batch_size = batch;
+  return w;
+}
+
+// What the driver reports (nvidia-smi memory.total, the shipped records'
+// allocatable_memory_bytes): H100 SXM5 81,559 MiB, L4 23,034 MiB.
+DeviceSpec H100() {
+  DeviceSpec d;
+  d.name = "hardware/nvidia-h100-sxm5-80gb";
+  d.display_name = "NVIDIA H100 SXM5 80 GB";
+  d.memory_bytes = 80 * kGiB;
+  d.allocatable_memory_bytes = 81559.0 * 1048576;
+  return d;
+}
+DeviceSpec L4() {
+  DeviceSpec d;
+  d.name = "hardware/nvidia-l4";
+  d.display_name = "NVIDIA L4";
+  d.memory_bytes = 24 * kGiB;
+  d.allocatable_memory_bytes = 23034.0 * 1048576;
+  return d;
+}
+
+RuntimeFit Fit(Runtime runtime, const PlanInput& input, const DeviceSpec& device,
+               DevicePlan* plan_out = nullptr) {
+  const DevicePlan plan = PlanOnDevice(input, device);
+  if (plan_out != nullptr) *plan_out = plan;
+  return FitRuntime(runtime, Llama8BModel(), input.sizing, input.workload, device, plan, "NVIDIA");
+}
+
+double Reserved(const RuntimeFit& fit, const std::string& component) {
+  for (const RuntimeReservation& r : fit.reserved) {
+    if (r.component == component) return r.bytes;
+  }
+  ADD_FAILURE() << "no " << component;
+  return 0;
+}
+
+// Published: vLLM issue #19996 (vllm-project/vllm, 2025-06-23, vLLM
+// 0.9.1.dev, one H100 80GB, Llama 3.1 8B Instruct with an EAGLE draft
+// head): "Available KV cache memory: 51.63 GiB", "GPU KV cache size:
+// 410,128 tokens", "Maximum concurrency for 131,072 tokens per request:
+// 3.13x". The EAGLE head adds one decoder layer's KV: 33 layers x 8 KV heads
+// x 128 x 2 (K, V) x 2 bytes = 135,168 bytes per token. From the logged KV
+// memory (rounded to 0.01 GiB, so +-2.5 blocks) the block arithmetic gives
+// the logged tokens and concurrency.
+TEST(RuntimeFitTest, VllmBlocksReproduceAPublishedLog) {
+  const double per_token = 2.0 * 33 * 8 * 128 * 2;
+  const VllmBlocks cache = VllmKvBlocks(51.63 * kGiB, per_token, 131072);
+  EXPECT_NEAR(static_cast<double>(cache.tokens), 410128, 3 * 16);
+  EXPECT_EQ(cache.tokens, cache.blocks * 16);
+  EXPECT_EQ(cache.blocks_per_sequence, 131072 / 16);
+  EXPECT_NEAR(cache.max_concurrency, 3.13, 0.005);
+  // One block less memory, one block fewer.
+  const VllmBlocks less = VllmKvBlocks(cache.blocks * 16 * per_token - 1, per_token, 131072);
+  EXPECT_EQ(less.blocks, cache.blocks - 1);
+}
+
+// The same configuration predicted from the model alone (no EAGLE head):
+// 0.9 x 79.65 GiB - 14.96 GiB weights - the profiled activation peak - 1 GiB
+// = 54.03 GiB, 4.6% above the log's 51.63 GiB, whose run also held the
+// EAGLE head's weights and its extra layer (docs/ACCURACY.md).
+TEST(RuntimeFitTest, VllmKvMemoryOnH100IsNearThePublishedLog) {
+  DevicePlan plan;
+  const RuntimeFit fit = Fit(Runtime::kVllm, Llama8B(131072), H100(), &plan);
+  ASSERT_TRUE(plan.fits);
+  ASSERT_TRUE(fit.fits) << fit.reason;
+  EXPECT_EQ(fit.version, "vLLM 0.11.x");
+  const double total = 81559.0 * 1048576;
+  // The parts add up: the KV cache is the budget less the rest.
+  EXPECT_NEAR(Reserved(fit, "budget"), total * 0.9, 1);
+  EXPECT_NEAR(Reserved(fit, "kv_cache"),
+              Reserved(fit, "budget") - Reserved(fit, "weights") -
+                  Reserved(fit, "activation_peak") - Reserved(fit, "non_torch"),
+              1);
+  // vllm serve on a card of 70 GiB or more: 8192 batched tokens, 1024 sequences.
+  EXPECT_NEAR(Reserved(fit, "activation_peak"),
+              8192.0 * (4096 + 3 * 14336) * 2 + 1024.0 * 128256 * 4 * 2, 1);
+  const double ratio = fit.kv_cache_bytes_per_card / (51.63 * kGiB);
+  EXPECT_GT(ratio, 1.0);  // the log's run held the EAGLE head too
+  EXPECT_LT(ratio, 1.06);
+  // Blocks and concurrency from the predicted memory.
+  const VllmBlocks cache = VllmKvBlocks(fit.kv_cache_bytes_per_card, kKvBytesPerToken, 131072);
+  EXPECT_EQ(*fit.kv_cache_blocks, cache.blocks);
+  EXPECT_EQ(fit.kv_cache_tokens, cache.tokens);
+  EXPECT_DOUBLE_EQ(*fit.max_concurrency, cache.max_concurrency);
+  EXPECT_GT(*fit.max_concurrency, 3.0);
+  // The model's maximum context is vLLM's default: no flag needed.
+  EXPECT_EQ(fit.launch_command, "vllm serve meta-llama/Llama-3.1-8B");
+  EXPECT_FALSE(fit.model_id_placeholder);
+}
+
+TEST(RuntimeFitTest, VllmCommandSetsOnlyFlagsThatDifferOrAreNeeded) {
+  PlanInput input = Llama8B(8192, 4);
+  input.workload.kv_cache_format = NumberFormat::kFp8;
+  input.sizing.kv_cache_bytes /= 2;
+  const RuntimeFit fit = Fit(Runtime::kVllm, input, H100());
+  ASSERT_TRUE(fit.fits) << fit.reason;
+  EXPECT_EQ(fit.launch_command,
+            "vllm serve meta-llama/Llama-3.1-8B --max-model-len 8192 --kv-cache-dtype fp8");
+  // Four sequences of 8,192 tokens: 4 x 512 blocks needed.
+  EXPECT_NEAR(fit.kv_cache_bytes_needed_per_card, 4 * 512 * 16 * kKvBytesPerToken / 2, 1);
+}
+
+// On an L4 the plan fits 32k tokens at 0.9, vLLM's profiled peak does not:
+// the command raises --gpu-memory-utilization to what the workload needs.
+TEST(RuntimeFitTest, VllmIsStricterThanThePlanAndRaisesTheUtilization) {
+  DevicePlan plan;
+  const RuntimeFit fit = Fit(Runtime::kVllm, Llama8B(32768), L4(), &plan);
+  ASSERT_TRUE(plan.fits);
+  ASSERT_TRUE(fit.fits) << fit.reason;
+  EXPECT_TRUE(absl::StrContains(fit.launch_command, "--gpu-memory-utilization 0.91"))
+      << fit.launch_command;
+  EXPECT_TRUE(absl::StrContains(fit.reason, "at 0.9 it does not")) << fit.reason;
+  // Below 70 GiB: 2048 batched tokens, 256 sequences.
+  EXPECT_NEAR(Reserved(fit, "activation_peak"),
+              2048.0 * (4096 + 3 * 14336) * 2 + 256.0 * 128256 * 4 * 2, 1);
+  EXPECT_GE(*fit.kv_cache_blocks, 32768 / 16);
+}
+
+// The plan fits at the workload's 0.95; vLLM would need more than 0.95 of
+// the card: it does NOT fit, and says why.
+TEST(RuntimeFitTest, WhenTheRuntimeIsStricterThePlanDoesNotFitUnderIt) {
+  PlanInput input = Llama8B(40960);
+  input.workload.memory_utilization = 0.95;
+  DevicePlan plan;
+  const RuntimeFit fit = Fit(Runtime::kVllm, input, L4(), &plan);
+  ASSERT_TRUE(plan.fits);
+  EXPECT_FALSE(fit.fits);
+  EXPECT_TRUE(fit.launch_command.empty());
+  EXPECT_TRUE(absl::StrContains(fit.reason, "vLLM refuses to start")) << fit.reason;
+  EXPECT_LT(*fit.kv_cache_blocks, 40960 / 16);
+}
+
+TEST(RuntimeFitTest, VllmHasNoInt8KvCache) {
+  PlanInput input = Llama8B(4096);
+  input.workload.kv_cache_format = NumberFormat::kInt8;
+  const RuntimeFit fit = Fit(Runtime::kVllm, input, H100());
+  EXPECT_FALSE(fit.fits);
+  EXPECT_TRUE(absl::StrContains(fit.reason, "int8")) << fit.reason;
+}
+
+// SGLang's default static fraction by card size (server_args.py
+// _handle_gpu_memory_settings), in MiB as nvidia-smi reports them:
+//   H100 81,559 MiB, TP 1: reserved (9.5 + 1/2) x 1024 = 10,240;
+//     (81,559 - 10,240) / 81,559 = 0.87445 -> 0.874
+//   same, TP 8: (9.5 + 4) x 1024 = 13,824 -> 0.83050 -> 0.831
+//   L4 23,034 MiB: (2.8 + 0.1) x 1024 = 2,969.6 -> 0.87108 -> 0.871
+//   H200 143,771 MiB: (12 + 0.5) x 1024 = 12,800 -> 0.91097 -> 0.911
+//   B200 183,359 MiB: 32,768 -> 0.82129 -> 0.821
+TEST(RuntimeFitTest, SglangStaticFractionFollowsTheCardSizeRule) {
+  double reserved = 0;
+  EXPECT_DOUBLE_EQ(SglangMemFractionStatic(81559.0 * 1048576, 1, &reserved), 0.874);
+  EXPECT_DOUBLE_EQ(reserved, 10240);
+  EXPECT_DOUBLE_EQ(SglangMemFractionStatic(81559.0 * 1048576, 8, nullptr), 0.831);
+  EXPECT_DOUBLE_EQ(SglangMemFractionStatic(23034.0 * 1048576, 1, nullptr), 0.871);
+  EXPECT_DOUBLE_EQ(SglangMemFractionStatic(143771.0 * 1048576, 1, nullptr), 0.911);
+  EXPECT_DOUBLE_EQ(SglangMemFractionStatic(183359.0 * 1048576, 1, nullptr), 0.821);
+}
+
+TEST(RuntimeFitTest, SglangPoolHoldsTheWorkload) {
+  const RuntimeFit fit = Fit(Runtime::kSglang, Llama8B(131072), H100());
+  ASSERT_TRUE(fit.fits) << fit.reason;
+  const double pool = 81559.0 * 1048576 * 0.874 - 8030261248.0 * 2 - kGiB;
+  EXPECT_NEAR(fit.kv_cache_bytes_per_card, pool, 1);
+  EXPECT_EQ(fit.kv_cache_tokens, static_cast<int64_t>(pool / kKvBytesPerToken));
+  EXPECT_EQ(fit.launch_command,
+            "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B "
+            "--context-length 131072");
+  // Four sequences of 111,616 tokens (54.5 GiB of KV cache) fit the plan's
+  // 0.9 of the card, not SGLang's static pool of 0.874 of it.
+  PlanInput four = Llama8B(111616, 4);
+  four.max_cards = 1;
+  DevicePlan plan;
+  const RuntimeFit stricter = Fit(Runtime::kSglang, four, H100(), &plan);
+  ASSERT_TRUE(plan.fits);
+  EXPECT_FALSE(stricter.fits);
+  EXPECT_TRUE(stricter.launch_command.empty());
+  EXPECT_LT(stricter.kv_cache_tokens, 4 * 111616);
+  EXPECT_TRUE(absl::StrContains(stricter.reason, "--mem-fraction-static")) << stricter.reason;
+}
+
+TEST(RuntimeFitTest, LlamaCppCountsComputeBufferAndTakesTheWholeCard) {
+  const RuntimeFit fit = Fit(Runtime::kLlamaCpp, Llama8B(8192), L4());
+  ASSERT_TRUE(fit.fits) << fit.reason;
+  // 512 tokens x (128,256 + 4,096) x 4 bytes.
+  EXPECT_DOUBLE_EQ(Reserved(fit, "compute_buffer"), 512.0 * (128256 + 4096) * 4);
+  EXPECT_EQ(fit.launch_command, "llama-server -m Llama-3.1-8B-BF16.gguf -ngl 33 -c 8192");
+  EXPECT_TRUE(fit.model_id_placeholder);
+
+  // An 8-bit KV cache is q8_0 (8.5 bits), for two sequences sharing -c.
+  PlanInput input = Llama8B(8192, 2);
+  input.workload.kv_cache_format = NumberFormat::kInt8;
+  input.sizing.kv_cache_bytes /= 2;
+  const RuntimeFit q8 = Fit(Runtime::kLlamaCpp, input, L4());
+  ASSERT_TRUE(q8.fits) << q8.reason;
+  EXPECT_NEAR(Reserved(q8, "kv_cache"), kKvBytesPerToken / 2 * 8192 * 2 * 8.5 / 8, 1);
+  EXPECT_EQ(q8.launch_command,
+            "llama-server -m Llama-3.1-8B-BF16.gguf -ngl 33 -c 16384 -np 2 -ctk q8_0 -ctv q8_0");
+}
+
+// Published: the README of developer0hye/llama-3-korean-bllossom-8b-q4-docker
+// (commit 1159e0ab) logs llama.cpp (via llama-cpp-python, mid-2024) loading
+// a Llama-3-8B-architecture GGUF (n_vocab 128,256, n_embd 4,096, 32 layers,
+// 8 KV heads of 128) on an RTX 3070 with n_ctx 512, n_ubatch 512,
+// flash_attn 0: "CUDA0 KV buffer size = 64.00 MiB", "CUDA0 compute buffer
+// size = 258.50 MiB". Ours: 512 x 131,072 B = 64 MiB and 512 x (128,256 +
+// 4,096) x 4 B = 258.50 MiB (docs/ACCURACY.md).
+TEST(RuntimeFitTest, LlamaCppBuffersMatchAPublishedLog) {
+  const RuntimeFit fit = Fit(Runtime::kLlamaCpp, Llama8B(512), L4());
+  ASSERT_TRUE(fit.fits) << fit.reason;
+  EXPECT_DOUBLE_EQ(Reserved(fit, "kv_cache") / 1048576, 64.00);
+  EXPECT_NEAR(Reserved(fit, "compute_buffer") / 1048576, 258.50, 0.005);
+}
+
+TEST(RuntimeFitTest, APlanThatDoesNotFitDoesNotFitAnyRuntime) {
+  PlanInput input = Llama8B(131072, 64);
+  input.max_cards = 1;
+  DevicePlan plan;
+  const RuntimeFit fit = Fit(Runtime::kSglang, input, H100(), &plan);
+  ASSERT_FALSE(plan.fits);
+  EXPECT_FALSE(fit.fits);
+  EXPECT_TRUE(fit.launch_command.empty());
+  EXPECT_EQ(fit.version, "SGLang 0.5.x (the card-size rule, before PR #10975)");
+}
+
+// The rules are CUDA's and ROCm's for vLLM and SGLang: an Apple or a
+// wafer-scale device is not checked (and so not said to fit).
+TEST(RuntimeFitTest, DevicesTheRulesDoNotHoldForAreNotChecked) {
+  const PlanInput input = Llama8B(4096);
+  DeviceSpec mac = L4();
+  mac.unified_memory = true;
+  const DevicePlan plan = PlanOnDevice(input, mac);
+  ASSERT_TRUE(plan.fits);
+  const RuntimeFit vllm =
+      FitRuntime(Runtime::kVllm, Llama8BModel(), input.sizing, input.workload, mac, plan, "Apple");
+  EXPECT_FALSE(vllm.fits);
+  EXPECT_TRUE(vllm.launch_command.empty());
+  EXPECT_TRUE(absl::StartsWith(vllm.reason, "not checked")) << vllm.reason;
+  const RuntimeFit llama = FitRuntime(Runtime::kLlamaCpp, Llama8BModel(), input.sizing,
+                                      input.workload, mac, plan, "Apple");
+  EXPECT_TRUE(llama.fits) << llama.reason;
+  const RuntimeFit amd =
+      FitRuntime(Runtime::kSglang, Llama8BModel(), input.sizing, input.workload, L4(), plan, "AMD");
+  EXPECT_TRUE(amd.fits) << amd.reason;
+  DeviceSpec wafer = H100();
+  wafer.roofline_does_not_apply = true;
+  const RuntimeFit cerebras = FitRuntime(Runtime::kLlamaCpp, Llama8BModel(), input.sizing,
+                                         input.workload, wafer, plan, "Cerebras");
+  EXPECT_FALSE(cerebras.fits);
+  EXPECT_TRUE(absl::StartsWith(cerebras.reason, "not checked")) << cerebras.reason;
+}
+
+// --- the plan RPC's answer ----------------------------------------------
+
+using testing::Answer;
+using testing::Catalog;
+using testing::FakeRecords;
+
+TEST(RuntimeFitAnswerTest, PlanCarriesTheRuntimeFitOnlyWhenAsked) {
+  auto records = Catalog();
+  v1::PlanInferenceRequest request;
+  request.set_model("Llama 3.1 8B");
+  request.add_hardware("H100");
+  Answer<v1::PlanInferenceResponse> plain;
+  AnswerPlanInference(records, request, plain.done());
+  ASSERT_TRUE(plain.result->ok()) << plain.result->status();
+  EXPECT_FALSE((*plain.result)->plans(0).has_runtime_fit());
+
+  request.set_runtime(v1::RUNTIME_VLLM);
+  Answer<v1::PlanInferenceResponse> vllm;
+  AnswerPlanInference(records, request, vllm.done());
+  ASSERT_TRUE(vllm.result->ok()) << vllm.result->status();
+  const v1::RuntimeFit& fit = (*vllm.result)->plans(0).runtime_fit();
+  EXPECT_EQ(fit.runtime(), v1::RUNTIME_VLLM);
+  EXPECT_EQ(fit.runtime_version(), "vLLM 0.11.x");
+  EXPECT_TRUE(fit.fits()) << fit.reason();
+  // The fake record names no repository: a placeholder, said as such.
+  EXPECT_TRUE(fit.model_id_placeholder());
+  EXPECT_EQ(fit.launch_command(), "vllm serve <hugging-face-repo> --max-model-len 4096");
+  EXPECT_EQ(fit.block_size_tokens(), 16);
+  EXPECT_TRUE(fit.has_kv_cache_blocks());
+  EXPECT_GE(fit.reserved_size(), 5);
+  // The plan itself is unchanged by the runtime.
+  EXPECT_EQ((*vllm.result)->plans(0).required_bytes_per_card(),
+            (*plain.result)->plans(0).required_bytes_per_card());
+
+  request.set_runtime(static_cast<v1::Runtime>(42));
+  Answer<v1::PlanInferenceResponse> bad;
+  AnswerPlanInference(records, request, bad.done());
+  ASSERT_EQ(bad.result->status().code(), absl::StatusCode::kInvalidArgument);
+  const auto violations = GetFieldViolations(bad.result->status());
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].field, "runtime");
+}
+
+// Over many accelerators only the best fitting plans carry the runtime's
+// text (it is several times a plan's).
+TEST(RuntimeFitAnswerTest, OnlyTheBestFittingPlansAreChecked) {
+  auto records = std::make_shared<FakeRecords>();
+  records->Add(testing::Llama8B());
+  for (int i = 0; i < 12; ++i) {
+    common::v1::Hardware hw = testing::H100();
+    hw.set_name(absl::StrCat("hardware/h100-", i));
+    hw.set_display_name(absl::StrCat("H100 ", i));
+    records->Add(hw);
+  }
+  common::v1::Hardware small = testing::H100();
+  small.set_name("hardware/small");
+  small.set_display_name("Small");
+  small.set_memory_bytes(4.0 * (1 << 30));  // does not fit on up to 1 card
+  records->Add(small);
+  v1::PlanInferenceRequest request;
+  request.set_model("Llama 3.1 8B");
+  request.set_max_cards(1);
+  request.set_runtime(v1::RUNTIME_SGLANG);
+  Answer<v1::PlanInferenceResponse> plan;
+  AnswerPlanInference(records, request, plan.done());
+  ASSERT_TRUE(plan.result->ok()) << plan.result->status();
+  ASSERT_EQ((*plan.result)->plans_size(), 13);
+  for (int i = 0; i < 13; ++i) {
+    const v1::HardwarePlan& p = (*plan.result)->plans(i);
+    EXPECT_EQ(p.has_runtime_fit(), i < static_cast<int>(kMaxRuntimeFits)) << i << p.hardware();
+    if (p.has_runtime_fit()) {
+      EXPECT_TRUE(p.fits());
+    }
+  }
+}
+
+common::v1::Model Dated(common::v1::Model model, const std::string& name, double parameters,
+                        int year, const std::string& domain) {
+  model.set_name(name);
+  model.set_display_name(name.substr(7));
+  model.set_parameters(parameters);
+  model.mutable_publication_date()->set_year(year);
+  model.mutable_publication_date()->set_month(1);
+  model.mutable_publication_date()->set_day(15);
+  model.clear_domains();
+  model.add_domains(domain);
+  return model;
+}
+
+TEST(NewerModelsTest, PlanListsNewerModelsOfTheSameSizeThatFitTheSameCard) {
+  auto records = std::make_shared<FakeRecords>();
+  const common::v1::Model base = testing::Llama8B();
+  records->Add(Dated(base, "models/llama-3-1-8b", 8030261248, 2024, "Language"));
+  // Newer, same size, same domain, less memory: listed, largest first.
+  common::v1::Model smaller = Dated(base, "models/newer-7b", 7e9, 2025, "Language");
+  smaller.mutable_architecture()->set_num_layers(28);
+  records->Add(smaller);
+  common::v1::Model same = Dated(base, "models/newer-8b", 8030261248, 2025, "Language");
+  records->Add(same);
+  // Older; another domain; three times the size: not listed.
+  records->Add(Dated(base, "models/older-8b", 8030261248, 2023, "Language"));
+  records->Add(Dated(base, "models/newer-vision", 8030261248, 2025, "Vision"));
+  common::v1::Model big = Dated(base, "models/newer-24b", 24e9, 2025, "Language");
+  big.mutable_architecture()->set_num_layers(96);
+  records->Add(big);
+  // Newer and within 1.5x, but more memory per card: not listed.
+  common::v1::Model wider = Dated(base, "models/newer-11b", 11e9, 2025, "Language");
+  wider.mutable_architecture()->set_num_layers(44);
+  records->Add(wider);
+  records->Add(testing::H100());
+
+  v1::PlanInferenceRequest request;
+  request.set_model("models/llama-3-1-8b");
+  Answer<v1::PlanInferenceResponse> without;
+  AnswerPlanInference(records, request, without.done());
+  ASSERT_TRUE(without.result->ok()) << without.result->status();
+  EXPECT_FALSE((*without.result)->has_newer_models());
+
+  request.set_newer_models(true);
+  Answer<v1::PlanInferenceResponse> plan;
+  AnswerPlanInference(records, request, plan.done());
+  ASSERT_TRUE(plan.result->ok()) << plan.result->status();
+  const v1::NewerModels& newer = (*plan.result)->newer_models();
+  EXPECT_EQ(newer.hardware(), "hardware/h100");
+  EXPECT_EQ(newer.cards(), 1);
+  EXPECT_EQ(newer.required_bytes_per_card(), (*plan.result)->plans(0).required_bytes_per_card());
+  ASSERT_EQ(newer.models_size(), 2) << newer.DebugString();
+  EXPECT_EQ(newer.models(0).model(), "models/newer-8b");
+  EXPECT_EQ(newer.models(1).model(), "models/newer-7b");
+  for (const v1::RunnableModel& m : newer.models()) {
+    EXPECT_LE(m.required_bytes_per_card(), newer.required_bytes_per_card());
+  }
+  EXPECT_TRUE(absl::StrContains(newer.selection(), "Language models with open weights"))
+      << newer.selection();
+  EXPECT_TRUE(absl::StrContains(newer.selection(), "published after 2024-01-15"))
+      << newer.selection();
+  EXPECT_TRUE(absl::StrContains(newer.selection(), "context 4096 tokens")) << newer.selection();
+  EXPECT_TRUE(newer.not_selected_reason().empty());
+}
+
+TEST(NewerModelsTest, NoSelectionWithoutADateOnRecord) {
+  auto records = Catalog();  // its Llama 3.1 8B has no publication date
+  v1::PlanInferenceRequest request;
+  request.set_model("Llama 3.1 8B");
+  request.set_newer_models(true);
+  Answer<v1::PlanInferenceResponse> plan;
+  AnswerPlanInference(records, request, plan.done());
+  ASSERT_TRUE(plan.result->ok()) << plan.result->status();
+  EXPECT_EQ((*plan.result)->newer_models().models_size(), 0);
+  EXPECT_TRUE(
+      absl::StrContains((*plan.result)->newer_models().not_selected_reason(), "publication date"));
+  EXPECT_TRUE(NewerModelsFilter(testing::Llama8B()).empty());
+}
+
+}  // namespace
+}  // namespace modelatlas::estimator
