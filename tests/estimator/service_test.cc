@@ -1012,8 +1012,11 @@ TEST_F(TrainingServiceTest, TrainingMemoryAndThePlanForLlama31On80GbCards) {
     grpc::ClientContext context;
     ASSERT_TRUE(stub_->EstimateTrainingMemory(&context, request, &memory).ok());
   }
-  // AdamW in mixed precision: 2 + 2 + 12 bytes per parameter.
+  // AdamW in mixed precision as Megatron-LM allocates it by default (no
+  // ZeRO): bf16 weights 2 + fp32 gradients 4 + 12 bytes per parameter.
+  EXPECT_EQ(memory.settings().framework(), v1::TRAINING_FRAMEWORK_MEGATRON);
   EXPECT_EQ(memory.device_lines(0).component(), "weights");
+  EXPECT_EQ(memory.device_lines(1).bytes(), 4 * 8030261248);
   EXPECT_EQ(memory.device_lines(0).bytes(), 2 * 8030261248);
   EXPECT_EQ(memory.device_lines(2).bytes(), 12 * 8030261248);
   EXPECT_GT(memory.device_total_bytes(), 85899345920);  // does not fit one H100
