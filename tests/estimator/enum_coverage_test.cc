@@ -49,7 +49,9 @@ TEST(EnumCoverageTest, EveryPlanObjectiveAndTrainingSettingHasACoreValue) {
     absl::StatusOr<Framework> core = ToCoreFramework(value, "framework");
     ASSERT_TRUE(core.ok()) << name;
     // Every named framework comes back as itself in the answer's echo.
-    if (value != v1::TRAINING_FRAMEWORK_UNSPECIFIED) EXPECT_EQ(ToProtoFramework(*core), value);
+    if (value != v1::TRAINING_FRAMEWORK_UNSPECIFIED) {
+      EXPECT_EQ(ToProtoFramework(*core), value);
+    }
   });
   // A value this build does not know is refused, naming the field.
   absl::StatusOr<PlanObjective> unknown =
