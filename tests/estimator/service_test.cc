@@ -1028,6 +1028,17 @@ TEST_F(TrainingServiceTest, TrainingMemoryAndThePlanForLlama31On80GbCards) {
   EXPECT_EQ(memory.device_lines(0).bytes(), 2 * 8030261248);
   EXPECT_EQ(memory.device_lines(2).bytes(), 12 * 8030261248);
   EXPECT_GT(memory.device_total_bytes(), 85899345920);  // does not fit one H100
+  EXPECT_NE(memory.allocation().find("Megatron-LM"), std::string::npos) << memory.allocation();
+  // The idealized count, asked for: 2 + 2 + 12 bytes per parameter.
+  request.mutable_settings()->set_framework(v1::TRAINING_FRAMEWORK_IDEALIZED);
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->EstimateTrainingMemory(&context, request, &memory).ok());
+  }
+  EXPECT_EQ(memory.device_lines(0).bytes(), 2 * 8030261248);
+  EXPECT_EQ(memory.device_lines(1).bytes(), 2 * 8030261248);
+  EXPECT_EQ(memory.device_lines(2).bytes(), 12 * 8030261248);
+  request.mutable_settings()->clear_framework();
 
   v1::PlanTrainingRequest plan_request;
   plan_request.mutable_model()->set_model("Llama 3.1 8B");
