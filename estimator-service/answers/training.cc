@@ -109,6 +109,11 @@ absl::StatusOr<TrainingMemoryInput> MemoryInputFor(const Model& model,
   input.deepspeed_model_states = settings.deepspeed_model_states();
   absl::StatusOr<Framework> framework = ToCoreFramework(settings.framework(), "settings.framework");
   if (!framework.ok()) return framework.status();
+  if (settings.deepspeed_model_states() && *framework != Framework::kDefault &&
+      *framework != Framework::kDeepSpeed) {
+    return InvalidFieldError("settings.framework",
+                             "conflicts with deepspeed_model_states (which means DeepSpeed)");
+  }
   input.framework = *framework;
   if (input.fine_tuning != FineTuning::kFull) {
     input.lora_rank = settings.lora_rank();

@@ -646,6 +646,14 @@ TEST(FrameworkAllocationTest, TheAnswerEchoesTheFrameworkItFollowed) {
   ASSERT_TRUE(idealized.ok()) << idealized.status();
   EXPECT_EQ(idealized->settings().framework(), v1::TRAINING_FRAMEWORK_IDEALIZED);
   EXPECT_EQ(idealized->device_lines(1).bytes(), 2e9);  // bf16 gradients: 2 bytes
+  // deepspeed_model_states means DeepSpeed: another framework beside it is
+  // refused, not silently overridden.
+  settings.set_deepspeed_model_states(true);
+  settings.set_framework(v1::TRAINING_FRAMEWORK_FSDP);
+  auto conflict = EstimateTrainingMemoryFor(model, settings);
+  ASSERT_EQ(conflict.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(conflict.status().ToString().find("settings.framework"), std::string::npos);
+  settings.set_deepspeed_model_states(false);
   settings.set_framework(static_cast<v1::TrainingFramework>(42));
   auto unknown = EstimateTrainingMemoryFor(model, settings);
   ASSERT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
