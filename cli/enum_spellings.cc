@@ -164,6 +164,25 @@ const Spellings<estimator_v1::Recompute>& Recomputes() {
   return *table;
 }
 
+const Spellings<estimator_v1::TrainingFramework>& TrainingFrameworks() {
+  static const auto* table = new Spellings<estimator_v1::TrainingFramework>(
+      "training framework",
+      {
+          {estimator_v1::TRAINING_FRAMEWORK_UNSPECIFIED, "",
+           "the framework whose default the settings match (Megatron-LM for ZeRO 0/1, DeepSpeed "
+           "for ZeRO 2/3)"},
+          {estimator_v1::TRAINING_FRAMEWORK_IDEALIZED, "idealized",
+           "the ZeRO paper's 16 bytes per parameter, Korthikanti et al.'s activations"},
+          {estimator_v1::TRAINING_FRAMEWORK_DEEPSPEED, "deepspeed",
+           "DeepSpeed's ZeRO-2/3 estimators, transformers activations"},
+          {estimator_v1::TRAINING_FRAMEWORK_FSDP, "fsdp",
+           "PyTorch FSDP, bf16 mixed precision (--zero 0/2/3 = NO_SHARD/SHARD_GRAD_OP/FULL_SHARD)"},
+          {estimator_v1::TRAINING_FRAMEWORK_MEGATRON, "megatron",
+           "Megatron-LM: 18 bytes per parameter, 6 + 12/d with --zero=1 (distributed optimizer)"},
+      });
+  return *table;
+}
+
 const Spellings<estimator_v1::FineTuning>& FineTunings() {
   static const auto* table = new Spellings<estimator_v1::FineTuning>(
       "fine-tuning", {
@@ -294,10 +313,12 @@ const Spellings<catalog_v1::ImportOutcome>& ImportOutcomes() {
 }
 
 std::vector<const EnumSpellings*> AllEnumSpellings() {
-  return {&NumberFormats(), &PlanObjectives(),      &Runtimes(),          &PriceSources(),
-          &Optimizers(),    &Recomputes(),          &FineTunings(),       &Accessibilities(),
-          &Confidences(),   &CodeAccessibilities(), &EstimationMethods(), &ChangeTypes(),
-          &FileFormats(),   &ImportOutcomes(),      &AuditVerdicts()};
+  return {&NumberFormats(), &PlanObjectives(),      &Runtimes(),
+          &PriceSources(),  &Optimizers(),          &Recomputes(),
+          &FineTunings(),   &TrainingFrameworks(),  &Accessibilities(),
+          &Confidences(),   &CodeAccessibilities(), &EstimationMethods(),
+          &ChangeTypes(),   &FileFormats(),         &ImportOutcomes(),
+          &AuditVerdicts()};
 }
 
 std::string EnumValuesMarkdown() {
@@ -310,6 +331,7 @@ std::string EnumValuesMarkdown() {
       {&Optimizers(), "`--optimizer`"},
       {&Recomputes(), "`--recompute`"},
       {&FineTunings(), "`--finetune`"},
+      {&TrainingFrameworks(), "`--framework`"},
       {&FileFormats(), "`import --format`, `export --format`"}};
   std::string text =
       "# Accepted values\n\nWritten by `modelatlas values` (tests/cli checks that this file is "
@@ -342,6 +364,7 @@ const EnumSpellings* EnumOfFlag(absl::string_view flag) {
   if (flag == "optimizer") return &Optimizers();
   if (flag == "recompute") return &Recomputes();
   if (flag == "finetune") return &FineTunings();
+  if (flag == "framework") return &TrainingFrameworks();
   if (flag == "format") return &FileFormats();
   return nullptr;
 }

@@ -39,6 +39,10 @@ ABSL_FLAG(bool, fp32_gradients, false, "training: keep gradients in fp32");
 ABSL_FLAG(bool, deepspeed, false,
           "training: model states as DeepSpeed allocates them (its ZeRO-2/3 estimators: 18 bytes "
           "per parameter under ZeRO-3) instead of the idealized 16");
+ABSL_FLAG(std::string, framework, "",
+          modelatlas::cli::EnumFlagHelp("training: whose memory allocation to follow (empty: the "
+                                        "framework whose default the settings match)",
+                                        modelatlas::cli::TrainingFrameworks()));
 ABSL_FLAG(int32_t, max_devices, 4096, "plan training: most devices to consider");
 ABSL_FLAG(bool, allow_offload, false, "plan training: let the planner offload optimizer states");
 ABSL_FLAG(double, tolerance, 0.1, "audit: relative difference that counts as a disagreement");
@@ -59,7 +63,10 @@ bool BuildSettings(v1::TrainingSettings* settings, std::string* error) {
   const auto optimizer = Optimizers().ParseFlag("optimizer", absl::GetFlag(FLAGS_optimizer));
   const auto recompute = Recomputes().ParseFlag("recompute", absl::GetFlag(FLAGS_recompute));
   const auto finetune = FineTunings().ParseFlag("finetune", absl::GetFlag(FLAGS_finetune));
-  for (const absl::Status& status : {optimizer.status(), recompute.status(), finetune.status()}) {
+  const auto framework =
+      TrainingFrameworks().ParseFlag("framework", absl::GetFlag(FLAGS_framework));
+  for (const absl::Status& status :
+       {optimizer.status(), recompute.status(), finetune.status(), framework.status()}) {
     if (!status.ok()) return *error = std::string(status.message()), false;
   }
   settings->set_optimizer(*optimizer);
@@ -77,6 +84,7 @@ bool BuildSettings(v1::TrainingSettings* settings, std::string* error) {
   settings->set_offload_parameters(absl::GetFlag(FLAGS_offload_parameters));
   settings->set_fp32_gradients(absl::GetFlag(FLAGS_fp32_gradients));
   settings->set_deepspeed_model_states(absl::GetFlag(FLAGS_deepspeed));
+  settings->set_framework(*framework);
   if (settings->fine_tuning() != v1::FINE_TUNING_FULL) {
     settings->set_lora_rank(absl::GetFlag(FLAGS_lora_rank));
     for (absl::string_view module :
@@ -88,6 +96,7 @@ bool BuildSettings(v1::TrainingSettings* settings, std::string* error) {
 }
 
 void PrintMemory(const v1::EstimateTrainingMemoryResponse& memory) {
+  if (!memory.allocation().empty()) std::cout << "allocation: " << memory.allocation() << "\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& line : memory.device_lines()) {
     rows.push_back(BytesRow(line.component(), line.bytes(), line.arithmetic()));
@@ -272,7 +281,8 @@ CommandGroup TrainingCommands() {
                                                    "lora_rank",
                                                    "lora_modules",
                                                    "fp32_gradients",
-                                                   "deepspeed"};
+                                                   "deepspeed",
+                                                   "framework"};
   std::vector<absl::string_view> plan = settings;
   plan.insert(plan.begin(), {"hardware", "max_devices", "allow_offload"});
   auto with_source = [](std::vector<absl::string_view> flags) {

@@ -408,6 +408,40 @@ absl::StatusOr<Recompute> ToCoreRecompute(v1::Recompute recompute, const char* f
   }
 }
 
+absl::StatusOr<Framework> ToCoreFramework(v1::TrainingFramework framework, const char* field) {
+  switch (framework) {
+    case v1::TRAINING_FRAMEWORK_UNSPECIFIED:
+      return Framework::kDefault;
+    case v1::TRAINING_FRAMEWORK_IDEALIZED:
+      return Framework::kIdealized;
+    case v1::TRAINING_FRAMEWORK_DEEPSPEED:
+      return Framework::kDeepSpeed;
+    case v1::TRAINING_FRAMEWORK_FSDP:
+      return Framework::kFsdp;
+    case v1::TRAINING_FRAMEWORK_MEGATRON:
+      return Framework::kMegatron;
+    default:
+      return InvalidFieldError(
+          field, absl::StrCat("unknown training framework ", static_cast<int>(framework)));
+  }
+}
+
+v1::TrainingFramework ToProtoFramework(Framework framework) {
+  switch (framework) {
+    case Framework::kIdealized:
+      return v1::TRAINING_FRAMEWORK_IDEALIZED;
+    case Framework::kDeepSpeed:
+      return v1::TRAINING_FRAMEWORK_DEEPSPEED;
+    case Framework::kFsdp:
+      return v1::TRAINING_FRAMEWORK_FSDP;
+    case Framework::kMegatron:
+      return v1::TRAINING_FRAMEWORK_MEGATRON;
+    case Framework::kDefault:
+      break;
+  }
+  return v1::TRAINING_FRAMEWORK_UNSPECIFIED;
+}
+
 absl::StatusOr<FineTuning> ToCoreFineTuning(v1::FineTuning fine_tuning, const char* field) {
   switch (fine_tuning) {
     case v1::FINE_TUNING_UNSPECIFIED:

@@ -76,6 +76,9 @@ absl::StatusOr<PlanObjective> ToCorePlanObjective(v1::PlanObjective objective, c
 absl::StatusOr<Optimizer> ToCoreOptimizer(v1::Optimizer optimizer, const char* field);
 absl::StatusOr<Recompute> ToCoreRecompute(v1::Recompute recompute, const char* field);
 absl::StatusOr<FineTuning> ToCoreFineTuning(v1::FineTuning fine_tuning, const char* field);
+// UNSPECIFIED = Framework::kDefault (resolved by the core for the settings).
+absl::StatusOr<Framework> ToCoreFramework(v1::TrainingFramework framework, const char* field);
+v1::TrainingFramework ToProtoFramework(Framework framework);
 
 // The contract's name of a core format.
 v1::NumberFormat ToProtoNumberFormat(NumberFormat format);

@@ -107,6 +107,14 @@ absl::StatusOr<TrainingMemoryInput> MemoryInputFor(const Model& model,
   input.offload_parameters = settings.offload_parameters();
   input.overhead_bytes = static_cast<double>(settings.overhead_bytes());
   input.deepspeed_model_states = settings.deepspeed_model_states();
+  absl::StatusOr<Framework> framework = ToCoreFramework(settings.framework(), "settings.framework");
+  if (!framework.ok()) return framework.status();
+  if (settings.deepspeed_model_states() && *framework != Framework::kDefault &&
+      *framework != Framework::kDeepSpeed) {
+    return InvalidFieldError("settings.framework",
+                             "conflicts with deepspeed_model_states (which means DeepSpeed)");
+  }
+  input.framework = *framework;
   if (input.fine_tuning != FineTuning::kFull) {
     input.lora_rank = settings.lora_rank();
     std::vector<std::string> modules(settings.lora_target_modules().begin(),
@@ -141,6 +149,9 @@ absl::StatusOr<v1::EstimateTrainingMemoryResponse> EstimateTrainingMemoryFor(
   response.set_host_total_bytes(host);
   for (const std::string& note : memory->notes) response.add_notes(note);
   *response.mutable_settings() = settings;
+  // The framework the figures followed, resolved when none was asked.
+  response.mutable_settings()->set_framework(ToProtoFramework(memory->framework));
+  response.set_allocation(memory->allocation);
   return response;
 }
 
@@ -163,6 +174,15 @@ absl::StatusOr<v1::PlanTrainingResponse> PlanTrainingFor(const Model& model,
   // model states exist for ZeRO-2 and ZeRO-3 only: checked at ZeRO-3).
   v1::TrainingSettings first = base;
   if (first.deepspeed_model_states() && first.zero_stage() < 2) first.set_zero_stage(3);
+  if (first.framework() == v1::TRAINING_FRAMEWORK_DEEPSPEED && first.zero_stage() < 2) {
+    first.set_zero_stage(3);
+  }
+  if (first.framework() == v1::TRAINING_FRAMEWORK_FSDP && first.zero_stage() == 1) {
+    first.set_zero_stage(0);
+  }
+  if (first.framework() == v1::TRAINING_FRAMEWORK_MEGATRON && first.zero_stage() > 1) {
+    first.set_zero_stage(0);
+  }
   absl::StatusOr<v1::EstimateTrainingMemoryResponse> single =
       EstimateTrainingMemoryFor(model, first);
   if (!single.ok()) return single.status();

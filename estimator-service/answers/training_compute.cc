@@ -188,6 +188,12 @@ absl::StatusOr<TrainingRunInputs> TrainingInputsFor(const Model* model, const Ha
     if (model->has_hardware_utilization_mfu()) {
       in.utilization = model->hardware_utilization_mfu();
       in.utilization_source = "the record's MFU";
+    } else if (model->has_hardware_utilization_assumed()) {
+      // The rate the record's own compute estimate assumed (its notes'
+      // "assumed utilization rate", kept as a figure since notes are not
+      // shipped): the record's figure comes back from the record alone.
+      in.utilization = model->hardware_utilization_assumed();
+      in.utilization_source = "the utilization the record's estimate assumed";
     } else {
       // A rate the record's notes state comes before the default (Epoch's
       // notes use 0.3 and 0.4 whatever the domain).

@@ -39,6 +39,58 @@ void Add(std::vector<MemoryLine>* lines, double* total, std::string component, d
   *total += bytes;
 }
 
+std::string FrameworkName(Framework framework) {
+  switch (framework) {
+    case Framework::kDeepSpeed:
+      return "DeepSpeed";
+    case Framework::kFsdp:
+      return "PyTorch FSDP";
+    case Framework::kMegatron:
+      return "Megatron-LM";
+    case Framework::kDefault:
+    case Framework::kIdealized:
+      break;
+  }
+  return "the idealized count";
+}
+
+const char* FsdpStrategy(int zero_stage) {
+  return zero_stage == 3 ? "FULL_SHARD" : zero_stage == 2 ? "SHARD_GRAD_OP" : "NO_SHARD";
+}
+
+// What the answer says it followed: the framework, the version whose source
+// was read, and the file the figures come from.
+std::string Allocation(Framework framework, const TrainingMemoryInput& in) {
+  switch (framework) {
+    case Framework::kDeepSpeed:
+      return absl::StrCat(
+          "DeepSpeed ZeRO-", in.zero_stage, " (deepspeed/runtime/zero/",
+          in.zero_stage == 3 ? "stage3.py estimate_zero3" : "stage_1_and_2.py estimate_zero2",
+          "_model_states_mem_needs, as docs/code-docs/source/memory.rst prints it); activations of "
+          "a "
+          "Hugging "
+          "Face transformers layer with FlashAttention-2");
+    case Framework::kFsdp:
+      return absl::StrCat(
+          "PyTorch FSDP (torch.distributed.fsdp.FullyShardedDataParallel, PyTorch 2.x) ",
+          FsdpStrategy(in.zero_stage),
+          ", MixedPrecision(param_dtype=bf16, reduce_dtype=bf16) over fp32 parameters, "
+          "backward_prefetch=BACKWARD_PRE; activations of a Hugging Face transformers layer with "
+          "FlashAttention-2");
+    case Framework::kMegatron:
+      return absl::StrCat(
+          "Megatron-LM (megatron-core 0.13, megatron/training/theoretical_memory_usage.py) ",
+          in.zero_stage == 1 ? "with its distributed optimizer (docs distrib_optimizer.md)"
+                             : "without the distributed optimizer",
+          ", bf16 parameters with fp32 gradients; its activation formula");
+    case Framework::kDefault:
+    case Framework::kIdealized:
+      break;
+  }
+  return "idealized: the ZeRO paper's 16 bytes per parameter (Rajbhandari et al. 2020), "
+         "Korthikanti et al. 2022's activations (table 2); no framework's buffers";
+}
+
 absl::Status Validate(const TrainingMemoryInput& in) {
   FieldViolations v;
   if (!std::isfinite(in.parameters) || in.parameters <= 0) {
@@ -84,19 +136,42 @@ absl::Status Validate(const TrainingMemoryInput& in) {
   if (!std::isfinite(in.overhead_bytes) || in.overhead_bytes < 0) {
     v.Add("overhead_bytes", "must be a non-negative number");
   }
-  if (in.deepspeed_model_states) {
-    // DeepSpeed's estimators cover these setups only; anything else would
-    // be a figure DeepSpeed never stated.
-    if (in.zero_stage < 2) {
-      v.Add(
-          "deepspeed_model_states",
-          absl::StrCat("DeepSpeed's estimators cover ZeRO-2 and ZeRO-3, got ZeRO-", in.zero_stage));
-    }
+  // Each framework's figures exist for the setups it states them for;
+  // anything else would be a figure the framework never stated.
+  const Framework framework = ResolveFramework(in);
+  const char* field = in.deepspeed_model_states ? "deepspeed_model_states" : "framework";
+  const std::string name = FrameworkName(framework);
+  if (framework != Framework::kIdealized) {
     if (in.fine_tuning != FineTuning::kFull) {
-      v.Add("deepspeed_model_states", "DeepSpeed's estimators cover full training only");
+      v.Add(field, absl::StrCat(name, "'s figures cover full training only"));
     }
     if (in.optimizer != Optimizer::kAdamW) {
-      v.Add("deepspeed_model_states", "DeepSpeed's estimators assume Adam (AdamW)");
+      v.Add(field, absl::StrCat(name, "'s figures assume Adam (AdamW)"));
+    }
+  }
+  if (framework == Framework::kDeepSpeed && in.zero_stage < 2) {
+    v.Add(field,
+          absl::StrCat("DeepSpeed's estimators cover ZeRO-2 and ZeRO-3, got ZeRO-", in.zero_stage));
+  }
+  if (framework == Framework::kFsdp) {
+    if (in.zero_stage == 1) {
+      v.Add("zero_stage",
+            "PyTorch FSDP has no ZeRO-1: 0 = NO_SHARD, 2 = SHARD_GRAD_OP, 3 = FULL_SHARD");
+    }
+    if (in.offload_optimizer || in.offload_parameters) {
+      v.Add(in.offload_optimizer ? "offload_optimizer" : "offload_parameters",
+            "FSDP's CPUOffload (parameters and gradients, the step on the CPU) is not modelled");
+    }
+  }
+  if (framework == Framework::kMegatron) {
+    if (in.zero_stage > 1) {
+      v.Add("zero_stage", absl::StrCat("Megatron-LM shards the optimizer states and no more (its "
+                                       "distributed optimizer = ZeRO stage 1): 0 or 1, got ",
+                                       in.zero_stage));
+    }
+    if (in.offload_optimizer || in.offload_parameters) {
+      v.Add(in.offload_optimizer ? "offload_optimizer" : "offload_parameters",
+            "Megatron-LM's optimizer CPU offload is not modelled");
     }
   }
   return v.ToStatus();
@@ -175,6 +250,75 @@ void AddDeepSpeedModelStates(const TrainingMemoryInput& in, double local,
                    gpus, " (ZeRO-2) = ", Bytes(16 * local / gpus), setup));
 }
 
+// Megatron-LM's model states (megatron/training/theoretical_memory_usage.py
+// compute_weight_and_optimizer_memory; docs/source/api-guide/
+// dist_optimizer.md, "bf16 param, fp32 grads" row): bf16 parameters 2 and
+// fp32 gradients 4 (its main_grad buffer) on every data-parallel rank, fp32
+// main parameters 4 and Adam moments 8 whole (18 bytes) or, with the
+// distributed optimizer (ZeRO stage 1 here), divided by d: 6 + 12/d.
+void AddMegatronModelStates(const TrainingMemoryInput& in, double local,
+                            const std::string& local_text, TrainingMemory* out) {
+  const int dp = in.data_parallel;
+  const bool distributed = in.zero_stage == 1;
+  Add(&out->device_lines, &out->device_bytes, "weights", 2 * local,
+      absl::StrCat(local_text, " x 2 bytes (bf16 parameters) = ", Bytes(2 * local)));
+  Add(&out->device_lines, &out->device_bytes, "gradients", 4 * local,
+      absl::StrCat(local_text, " x 4 bytes (fp32 main_grad buffer) = ", Bytes(4 * local)));
+  const double states = 12 * local / (distributed ? dp : 1);
+  Add(&out->device_lines, &out->device_bytes, "optimizer_states", states,
+      absl::StrCat(local_text, " x 12 bytes (fp32 main parameters 4 + Adam moments 8)",
+                   distributed ? absl::StrCat(" / ", dp, " (distributed optimizer)") : "", " = ",
+                   Bytes(states), " (Megatron-LM: ", distributed ? "6 + 12/d" : "18",
+                   " bytes per parameter)"));
+}
+
+// PyTorch FSDP (FullyShardedDataParallel) with bf16 mixed precision over
+// fp32 parameters, as torch/distributed/fsdp documents it: each unit's
+// FlatParameter is kept in fp32 and sharded over the d ranks (FULL_SHARD and
+// SHARD_GRAD_OP) or whole (NO_SHARD); its gradient is reduced in bf16 and
+// kept in fp32 at the parameter's size (keep_low_precision_grads=False);
+// Adam's two fp32 moments follow the parameter. The unit being computed is
+// all-gathered in bf16 with its bf16 gradient (2 + 2 bytes per parameter),
+// and the default backward_prefetch=BACKWARD_PRE gathers the next unit's
+// bf16 parameters early (2 more). SHARD_GRAD_OP keeps every unit's bf16
+// parameters gathered from the forward pass through the backward (2 per
+// parameter, whole). The largest unit is the largest layer.
+void AddFsdpModelStates(const TrainingMemoryInput& in, double local, const std::string& local_text,
+                        double largest, TrainingMemory* out) {
+  const int dp = in.data_parallel;
+  const bool sharded = in.zero_stage >= 2;
+  const int shard = sharded ? dp : 1;
+  const std::string over = sharded ? absl::StrCat(" / ", dp, " (", FsdpStrategy(in.zero_stage), ")")
+                                   : std::string(" (NO_SHARD: whole)");
+  const double layer = largest / in.tensor_parallel;
+  Add(&out->device_lines, &out->device_bytes, "weights", 4 * local / shard,
+      absl::StrCat(local_text, " x 4 bytes (fp32 FlatParameter)", over, " = ",
+                   Bytes(4 * local / shard)));
+  if (in.zero_stage == 2) {
+    Add(&out->device_lines, &out->device_bytes, "gathered_weights", 2 * local,
+        absl::StrCat(local_text,
+                     " x 2 bytes (bf16 parameters gathered in the forward pass, kept through "
+                     "the backward: SHARD_GRAD_OP) = ",
+                     Bytes(2 * local)));
+  }
+  Add(&out->device_lines, &out->device_bytes, "gradients", 4 * local / shard,
+      absl::StrCat(local_text, " x 4 bytes (fp32 gradients)", over, " = ",
+                   Bytes(4 * local / shard)));
+  Add(&out->device_lines, &out->device_bytes, "optimizer_states", 8 * local / shard,
+      absl::StrCat(local_text, " x 8 bytes (Adam moments)", over, " = ", Bytes(8 * local / shard)));
+  const double unit = (in.zero_stage == 3 ? 6 : in.zero_stage == 2 ? 2 : 4) * layer;
+  const char* what =
+      in.zero_stage == 3
+          ? " x 6 bytes (bf16 parameters 2 + bf16 gradients 2 of the unit being computed, bf16 "
+            "parameters 2 of the unit prefetched)"
+      : in.zero_stage == 2 ? " x 2 bytes (bf16 gradients of the unit being computed)"
+                           : " x 4 bytes (bf16 parameters 2 + bf16 gradients 2 of the unit being "
+                             "computed)";
+  Add(&out->device_lines, &out->device_bytes, "fsdp_unit_buffers", unit,
+      absl::StrCat(Num(largest), " parameters of the largest layer / ", in.tensor_parallel,
+                   " tensor", what, " = ", Bytes(unit)));
+}
+
 }  // namespace
 
 double OptimizerBytesPerParameter(Optimizer optimizer) {
@@ -189,6 +333,88 @@ double OptimizerBytesPerParameter(Optimizer optimizer) {
       return 6;
   }
   return 12;
+}
+
+Framework ResolveFramework(const TrainingMemoryInput& in) {
+  if (in.deepspeed_model_states) return Framework::kDeepSpeed;
+  if (in.framework != Framework::kDefault) return in.framework;
+  // Full training with AdamW: the framework each ZeRO stage is the default
+  // of. Megatron-LM trains without sharding or with its distributed
+  // optimizer (ZeRO-1); ZeRO-2 and ZeRO-3 are DeepSpeed's. Other setups
+  // (LoRA, other optimizers, offload below ZeRO-2) have no stated figure.
+  if (in.fine_tuning != FineTuning::kFull || in.optimizer != Optimizer::kAdamW) {
+    return Framework::kIdealized;
+  }
+  if (in.zero_stage >= 2) return Framework::kDeepSpeed;
+  if (!in.offload_optimizer && !in.offload_parameters) return Framework::kMegatron;
+  return Framework::kIdealized;
+}
+
+Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int64_t b, int t,
+                                      bool sequence_parallel) {
+  const double tokens = static_cast<double>(s) * b;
+  const int64_t h = shape.hidden_size;
+  const int64_t a = shape.num_attention_heads;
+  const int64_t g = shape.EffectiveKvHeads();
+  const int64_t d = shape.EffectiveHeadDim();
+  const int norms = shape.norms_per_layer > 0 ? shape.norms_per_layer : 2;
+  // RMSNorm in transformers upcasts: the fp32 input (4h, saved by pow and
+  // mul), the bf16 normalized value (2h, saved by the weight's mul) and the
+  // output (2h, saved by the projections that read it). LayerNorm keeps
+  // its bf16 input and output (2h + 2h; its fp32 mean and rstd per token
+  // are negligible).
+  const int64_t per_norm = shape.layer_norm ? 4 * h : 8 * h;
+  // Fused attention keeps q and k after the rotary embedding, v (k and v at
+  // the KV heads: GQA), the output and the fp32 log-sum-exp per head.
+  const int64_t attention = 2 * a * d + 2 * g * d + 2 * g * d + 2 * a * d + 4 * a;
+  // MLP: gated (SwiGLU) keeps gate, SiLU(gate), up and their product (the
+  // down projection's input), 4 x 2f; plain keeps fc1's output and its
+  // activation, 2 x 2f. Mixture of experts: per token, its k experts and the
+  // shared ones.
+  const int64_t f = shape.intermediate_size > 0 ? shape.intermediate_size : 4 * h;
+  const int64_t per_width = shape.gated_mlp ? 8 : 4;
+  double mlp = static_cast<double>(per_width) * f;
+  std::string mlp_text =
+      absl::StrCat(per_width, " x ", f, shape.gated_mlp ? " (gated" : " (plain", " MLP)");
+  if (shape.IsMoe()) {
+    const int64_t fe = shape.moe_intermediate_size > 0 ? shape.moe_intermediate_size : f;
+    const int64_t fs =
+        shape.shared_expert_intermediate_size > 0 ? shape.shared_expert_intermediate_size : fe;
+    mlp = static_cast<double>(per_width) * (static_cast<double>(shape.num_experts_per_token) * fe +
+                                            static_cast<double>(shape.num_shared_experts) * fs);
+    mlp_text = absl::StrCat(per_width, " x (", shape.num_experts_per_token, " experts x ", fe,
+                            " + ", shape.num_shared_experts, " shared x ", fs, ") (MoE)");
+  }
+  const double replicated = static_cast<double>(norms) * per_norm;
+  const double split = attention + mlp;
+  const double per_token = replicated / (sequence_parallel ? t : 1) + split / t;
+  const double bytes = tokens * per_token;
+  return {bytes,
+          absl::StrCat(s, " tokens x ", b, " sequences x [", norms, " norms x ", per_norm,
+                       shape.layer_norm ? " (LayerNorm: input + output)"
+                                        : " (RMSNorm: fp32 input 4h + bf16 2h + output 2h)",
+                       sequence_parallel && t > 1 ? absl::StrCat(" / ", t) : "",
+                       " + (attention 2 x (", a, " + ", g, " + ", g, " + ", a, ") x ", d, " + 4 x ",
+                       a, " + ", mlp_text, ")", t > 1 ? absl::StrCat(" / ", t) : "", " = ",
+                       Num(per_token), " bytes per token] = ", Bytes(bytes))};
+}
+
+Figure MegatronActivationBytesPerLayer(int64_t s, int64_t b, int64_t h, int64_t f, int t,
+                                       bool sequence_parallel) {
+  const double sbh = static_cast<double>(s) * b * h;
+  const double width = f > 0 ? static_cast<double>(f) : 4.0 * h;
+  const double factor = 18 + 4 * width / h;
+  // Megatron's formula assumes sequence parallelism; without it the 10
+  // replicated s·b·h of Korthikanti's table 2 stay whole on every rank.
+  const double bytes =
+      sequence_parallel || t == 1 ? sbh * factor / t : sbh * (factor / t + 10.0 * (1 - 1.0 / t));
+  return {bytes,
+          absl::StrCat(s, " tokens x ", b, " sequences x ", h, " hidden x (18 + 4 x ", Num(width),
+                       " / ", h, ")", t > 1 ? absl::StrCat(" / ", t, " tensor") : "",
+                       t > 1 && !sequence_parallel
+                           ? absl::StrCat(" + 10 x (1 - 1/", t, ") (no sequence parallel)")
+                           : "",
+                       " = ", Bytes(bytes), " (Megatron-LM compute_activation_memory)")};
 }
 
 Figure ActivationBytesPerLayer(int64_t s, int64_t b, int64_t h, int64_t a, int t,
@@ -301,14 +527,22 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
           ? in.largest_layer_parameters
           : static_cast<double>(in.architecture.vocab_size) * in.architecture.hidden_size;
 
+  const Framework framework = ResolveFramework(in);
+  out.framework = framework;
+  out.allocation = Allocation(framework, in);
+
   // Trainable parameters and frozen base weights.
   double trainable = local;
-  if (in.deepspeed_model_states) {
+  if (framework == Framework::kDeepSpeed) {
     AddDeepSpeedModelStates(in, local, local_text, largest, &out);
     out.notes.push_back(
         "Model states as DeepSpeed allocates them (its estimators in deepspeed/runtime/zero/, "
         "docs/code-docs/source/memory.rst): 18 bytes per parameter under ZeRO-3, not the ZeRO "
         "paper's 16; with the optimizer offloaded the gradient shards leave the GPU too.");
+  } else if (framework == Framework::kMegatron) {
+    AddMegatronModelStates(in, local, local_text, &out);
+  } else if (framework == Framework::kFsdp) {
+    AddFsdpModelStates(in, local, local_text, largest, &out);
   } else if (in.fine_tuning == FineTuning::kFull) {
     const double weights = 2 * local / (in.offload_parameters ? 1 : shard(3));
     const std::string text =
@@ -336,7 +570,7 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
         absl::StrCat(local_text, " x 2 bytes (bf16) = ", Bytes(adapters)));
   }
 
-  if (!in.deepspeed_model_states) {
+  if (framework == Framework::kIdealized) {
     const double gradients = gradient_bytes * trainable / shard(2);
     const std::string gradient_text = absl::StrCat(local_text, " x ", Num(gradient_bytes),
                                                    " bytes (", in.fp32_gradients ? "fp32" : "bf16",
@@ -370,29 +604,49 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
   // layers/pp layers in flight under 1F1B, i.e. all layers' worth.
   const Architecture& shape = in.architecture;
   if (shape.num_layers > 0 && shape.hidden_size > 0 && shape.num_attention_heads > 0) {
-    const Figure layer =
-        ActivationBytesPerLayer(in.sequence_length, in.micro_batch, shape.hidden_size,
-                                shape.num_attention_heads, tp, in.sequence_parallel, in.recompute);
+    const int64_t s = in.sequence_length, b = in.micro_batch;
+    // One layer's activations as the framework's implementation keeps them
+    // (the idealized count: Korthikanti et al.'s table 2 as published).
+    auto layer_of = [&](Recompute recompute) -> Figure {
+      if (framework == Framework::kIdealized || recompute == Recompute::kFull) {
+        return ActivationBytesPerLayer(s, b, shape.hidden_size, shape.num_attention_heads, tp,
+                                       in.sequence_parallel, recompute);
+      }
+      if (framework == Framework::kMegatron) {
+        return MegatronActivationBytesPerLayer(s, b, shape.hidden_size, shape.intermediate_size, tp,
+                                               in.sequence_parallel);
+      }
+      return DerivedActivationBytesPerLayer(shape, s, b, tp, in.sequence_parallel);
+    };
+    const char* source =
+        framework == Framework::kIdealized ? " (Korthikanti et al. 2022)"
+        : framework == Framework::kMegatron
+            ? " (Megatron-LM's formula)"
+            : " (the tensors autograd keeps in a transformers layer, FlashAttention-2)";
+    const Figure layer = layer_of(in.recompute);
     const double activations = layer.value * shape.num_layers;
     Add(&out.device_lines, &out.device_bytes, "activations", activations,
         absl::StrCat(
             shape.num_layers, " layers", pp > 1 ? " (1F1B: the first stage holds " : "",
             pp > 1 ? absl::StrCat(pp, " micro-batches of ", shape.num_layers, "/", pp, " layers)")
                    : "",
-            " x [", layer.arithmetic, "] = ", Bytes(activations), " (Korthikanti et al. 2022)"));
+            " x [", layer.arithmetic, "] = ", Bytes(activations),
+            in.recompute == Recompute::kFull ? " (the layer inputs)" : source));
     if (in.recompute == Recompute::kFull) {
       // Full recomputation keeps each layer's input, but the backward pass
       // recomputes one layer at a time and that layer holds its
       // activations while its gradients are taken (Korthikanti et al. 2022
-      // count only the inputs). Fused attention assumed there: no 5as/h.
-      const Figure working = ActivationBytesPerLayer(
-          in.sequence_length, in.micro_batch, shape.hidden_size, shape.num_attention_heads, tp,
-          in.sequence_parallel, Recompute::kSelective);
+      // count only the inputs). The idealized count assumes fused attention
+      // there: no 5as/h.
+      const Figure working =
+          layer_of(framework == Framework::kIdealized ? Recompute::kSelective : Recompute::kNone);
       Add(&out.device_lines, &out.device_bytes, "recomputed_layer", working.value,
-          absl::StrCat("the layer being recomputed in the backward pass holds its activations: ",
-                       working.arithmetic, " (fused attention: no 5as/h term)"));
+          absl::StrCat(
+              "the layer being recomputed in the backward pass holds its activations: ",
+              working.arithmetic,
+              framework == Framework::kIdealized ? " (fused attention: no 5as/h term)" : source));
     }
-    if (in.recompute == Recompute::kNone) {
+    if (in.recompute == Recompute::kNone && framework == Framework::kIdealized) {
       out.notes.push_back(
           "Activations keep the attention scores (the 5as/h term). Fused attention kernels such as "
           "FlashAttention never store them: selective recomputation models that.");

@@ -31,6 +31,26 @@ enum class Recompute {
 
 enum class FineTuning { kFull, kLora, kQlora };
 
+// Whose allocation the estimate follows (issue 17, point 5).
+enum class Framework {
+  // The framework whose default the settings match: Megatron-LM for ZeRO
+  // stages 0 and 1, DeepSpeed for 2 and 3 (full training with AdamW);
+  // otherwise the idealized count. ResolveFramework says which.
+  kDefault,
+  // The ZeRO paper's 16 bytes per parameter, Korthikanti et al.'s
+  // activations: no framework's buffers.
+  kIdealized,
+  // DeepSpeed's ZeRO-2/3 estimators; a Hugging Face transformers layer's
+  // activations (DerivedActivationBytesPerLayer).
+  kDeepSpeed,
+  // PyTorch FSDP, bf16 mixed precision: stage 0 NO_SHARD, 2 SHARD_GRAD_OP,
+  // 3 FULL_SHARD; transformers activations.
+  kFsdp,
+  // Megatron-LM: 18 bytes per parameter, 6 + 12/d with its distributed
+  // optimizer (ZeRO stage 1); its own activation formula.
+  kMegatron,
+};
+
 struct TrainingMemoryInput {
   // Total parameters, and those in MoE experts (sharded by expert parallelism).
   double parameters = 0;
@@ -66,6 +86,10 @@ struct TrainingMemoryInput {
   // the ZeRO paper's idealized 16 bytes per parameter: ZeRO-2 and ZeRO-3,
   // full training with Adam(W) only.
   bool deepspeed_model_states = false;
+  // Whose allocation to follow; kIdealized unless asked (the answers pass
+  // kDefault for an unspecified framework). deepspeed_model_states means
+  // kDeepSpeed.
+  Framework framework = Framework::kIdealized;
 };
 
 struct MemoryLine {
@@ -82,7 +106,15 @@ struct TrainingMemory {
   std::vector<MemoryLine> host_lines;
   double host_bytes = 0;
   std::vector<std::string> notes;
+  // The framework the figures follow (never kDefault) and its name with the
+  // source of its figures.
+  Framework framework = Framework::kIdealized;
+  std::string allocation;
 };
+
+// The framework an input's figures follow: kDefault resolved for its
+// settings, deepspeed_model_states as kDeepSpeed.
+Framework ResolveFramework(const TrainingMemoryInput& input);
 
 // Bytes per parameter the optimizer keeps, with its fp32 master copy.
 double OptimizerBytesPerParameter(Optimizer optimizer);
@@ -97,6 +129,24 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
 // (16-bit activations).
 Figure ActivationBytesPerLayer(int64_t s, int64_t b, int64_t h, int64_t a, int t,
                                bool sequence_parallel, Recompute recompute);
+
+// Activation bytes of one layer as PyTorch autograd keeps them in a
+// Hugging Face transformers decoder layer (modeling_llama.py and its
+// copies) with fused attention (FlashAttention-2: q, k, v at their own head
+// counts, the output and the fp32 log-sum-exp), for micro-batch b of s
+// tokens, tensor-parallel t: RMSNorm (upcast to fp32: the fp32 input, the
+// bf16 normalized value and the weighted output) or LayerNorm, the
+// attention's saved tensors (GQA: k and v at the KV heads), and the MLP's
+// (gated: gate, SiLU, up, product; plain: fc1 and its activation).
+Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int64_t b, int t,
+                                      bool sequence_parallel);
+
+// Megatron-LM's own per-layer figure (megatron/training/
+// theoretical_memory_usage.py compute_activation_memory):
+// s·b·h·(18 + 4·f/h) / t, Korthikanti et al.'s table 2 with the MLP width f
+// (34 at f = 4h), fused attention and sequence parallelism assumed.
+Figure MegatronActivationBytesPerLayer(int64_t s, int64_t b, int64_t h, int64_t f, int t,
+                                       bool sequence_parallel);
 
 // LoRA adapter parameters: rank x (in + out) for each targeted projection
 // ("q", "k", "v", "o", "gate", "up", "down") in every layer.

@@ -415,6 +415,28 @@ absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat f
                          (arch.num_layers - std::min(arch.num_dense_layers, arch.num_layers))
                    : 0;
   double quantized = 0, experts = 0, g_idx = 0, block_scales = 0, embeddings = 0;
+  // AutoGPTQ's QuantLinear is built with a bias (make_quant passes bias=True):
+  // an fp16 vector of the output width for every quantized matrix, zeros
+  // where the model's Linear had none (the hugging-quants Llama-3.1-8B GPTQ
+  // checkpoint counts 43,008 more parameters per layer than the model: the
+  // seven projections' outputs).
+  double gptq_biases = 0;
+  auto has_bias = [&arch](Role role) {
+    switch (role) {
+      case Role::kAttnQ:
+      case Role::kAttnK:
+      case Role::kAttnV:
+        return arch.attention_qkv_bias;
+      case Role::kAttnOutput:
+        return arch.attention_output_bias;
+      case Role::kFfnGate:
+      case Role::kFfnUp:
+      case Role::kFfnDown:
+        return arch.mlp_bias;
+      default:
+        return false;
+    }
+  };
   for (const Matrix& m : matrices) {
     if (m.role == Role::kTokenEmbd || m.role == Role::kOutput) {
       embeddings += m.parameters;
@@ -428,6 +450,7 @@ absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat f
     g_idx += m.input * stacked;
     const double rows = m.parameters / stacked / m.input;
     block_scales += std::ceil(rows / 128) * std::ceil(m.input / 128) * stacked;
+    if (!has_bias(m.role)) gptq_biases += rows * stacked;
   }
   switch (format) {
     case NumberFormat::kGptqInt4:
@@ -435,6 +458,7 @@ absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat f
       AddTo(&mix, absl::StrCat(NumberFormatName(format), " blocks: ", encoding->derivation),
             quantized, bits);
       AddTo(&mix, "int32 g_idx per input feature", g_idx, 32);
+      AddTo(&mix, "fp16 QuantLinear bias per output feature (zeros)", gptq_biases, 16);
       AddTo(&mix, "16-bit embeddings, head, norms, biases, routers", embeddings + rest, 16);
       return Finish(mix, count->total, "AutoGPTQ checkpoint");
     case NumberFormat::kAwqInt4:

@@ -45,6 +45,14 @@ TEST(EnumCoverageTest, EveryPlanObjectiveAndTrainingSettingHasACoreValue) {
   ForEachValue<v1::FineTuning>([](v1::FineTuning value, const std::string& name) {
     EXPECT_TRUE(ToCoreFineTuning(value, "fine_tuning").ok()) << name;
   });
+  ForEachValue<v1::TrainingFramework>([](v1::TrainingFramework value, const std::string& name) {
+    absl::StatusOr<Framework> core = ToCoreFramework(value, "framework");
+    ASSERT_TRUE(core.ok()) << name;
+    // Every named framework comes back as itself in the answer's echo.
+    if (value != v1::TRAINING_FRAMEWORK_UNSPECIFIED) {
+      EXPECT_EQ(ToProtoFramework(*core), value);
+    }
+  });
   // A value this build does not know is refused, naming the field.
   absl::StatusOr<PlanObjective> unknown =
       ToCorePlanObjective(static_cast<v1::PlanObjective>(99), "objective");
@@ -53,6 +61,7 @@ TEST(EnumCoverageTest, EveryPlanObjectiveAndTrainingSettingHasACoreValue) {
   EXPECT_FALSE(ToCoreOptimizer(static_cast<v1::Optimizer>(99), "optimizer").ok());
   EXPECT_FALSE(ToCoreRecompute(static_cast<v1::Recompute>(99), "recompute").ok());
   EXPECT_FALSE(ToCoreFineTuning(static_cast<v1::FineTuning>(99), "fine_tuning").ok());
+  EXPECT_FALSE(ToCoreFramework(static_cast<v1::TrainingFramework>(99), "framework").ok());
 }
 
 }  // namespace

@@ -947,19 +947,27 @@ TEST_F(TrainingServiceTest, T2rPretrainBothMethodsFromItsRecordAlone) {
   EXPECT_NEAR(r.power_draw_watts(), 4864.12, 0.1);  // the day count differs by 1e-5
 }
 
-TEST_F(TrainingServiceTest, CtrBertHardwareMethod) {
-  // Page: "(8) * (312 * 10**12) * (24 * 3600) * (0.3)". The record holds the
-  // page's bound on the time (24 hours, "less than a day"). The 0.3 is the
-  // page's assumption for a Recommendation model; the record has no field
-  // for an assumed rate (its MFU is a measured one), so the record alone
-  // takes the 40% default and the page's figure needs --utilization=0.3.
-  auto assumed = Compute("CTR-BERT");
-  EXPECT_DOUBLE_EQ(assumed.hardware_method_flop(), 8 * 312e12 * 24 * 3600 * 0.4);
-  v1::TrainingRunInputs inputs;
-  inputs.set_utilization(0.3);
-  auto r = Compute("CTR-BERT", inputs);
+TEST_F(TrainingServiceTest, CtrBertHardwareMethodFromItsRecordAlone) {
+  // Page: "(8) * (312 * 10**12) * (24 * 3600) * (0.3)" = 6.469632e19. The
+  // record holds the page's bound on the time (24 hours, "less than a day")
+  // and the rate its estimate assumed (hardware_utilization_assumed 0.3; it
+  // needed --utilization=0.3 before: the record alone took the 40% default
+  // for a non-language model, 8.63e19, +33%).
+  auto r = Compute("CTR-BERT");
   EXPECT_DOUBLE_EQ(r.hardware_method_flop(), 6.469632e19);
+  EXPECT_DOUBLE_EQ(r.training_compute_flop(), 6.469632e19);
+  bool said = false;
+  for (const auto& figure : r.figures()) {
+    said = said || figure.arithmetic().find("the utilization the record's estimate assumed") !=
+                       std::string::npos;
+  }
+  EXPECT_TRUE(said) << "the arithmetic names where the 0.3 came from";
   EXPECT_NEAR(r.power_draw_watts(), 6448.49, 0.1);
+  // A request's rate still comes first.
+  v1::TrainingRunInputs inputs;
+  inputs.set_utilization(0.4);
+  EXPECT_DOUBLE_EQ(Compute("CTR-BERT", inputs).hardware_method_flop(),
+                   8 * 312e12 * 24 * 3600 * 0.4);
 }
 
 TEST_F(TrainingServiceTest, T2rRandomInitFromItsRecordAlone) {
@@ -1012,11 +1020,25 @@ TEST_F(TrainingServiceTest, TrainingMemoryAndThePlanForLlama31On80GbCards) {
     grpc::ClientContext context;
     ASSERT_TRUE(stub_->EstimateTrainingMemory(&context, request, &memory).ok());
   }
-  // AdamW in mixed precision: 2 + 2 + 12 bytes per parameter.
+  // AdamW in mixed precision as Megatron-LM allocates it by default (no
+  // ZeRO): bf16 weights 2 + fp32 gradients 4 + 12 bytes per parameter.
+  EXPECT_EQ(memory.settings().framework(), v1::TRAINING_FRAMEWORK_MEGATRON);
   EXPECT_EQ(memory.device_lines(0).component(), "weights");
+  EXPECT_EQ(memory.device_lines(1).bytes(), 4 * 8030261248);
   EXPECT_EQ(memory.device_lines(0).bytes(), 2 * 8030261248);
   EXPECT_EQ(memory.device_lines(2).bytes(), 12 * 8030261248);
   EXPECT_GT(memory.device_total_bytes(), 85899345920);  // does not fit one H100
+  EXPECT_NE(memory.allocation().find("Megatron-LM"), std::string::npos) << memory.allocation();
+  // The idealized count, asked for: 2 + 2 + 12 bytes per parameter.
+  request.mutable_settings()->set_framework(v1::TRAINING_FRAMEWORK_IDEALIZED);
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->EstimateTrainingMemory(&context, request, &memory).ok());
+  }
+  EXPECT_EQ(memory.device_lines(0).bytes(), 2 * 8030261248);
+  EXPECT_EQ(memory.device_lines(1).bytes(), 2 * 8030261248);
+  EXPECT_EQ(memory.device_lines(2).bytes(), 12 * 8030261248);
+  request.mutable_settings()->clear_framework();
 
   v1::PlanTrainingRequest plan_request;
   plan_request.mutable_model()->set_model("Llama 3.1 8B");

@@ -94,9 +94,59 @@ TEST(WeightFilesTest, GptqAndAwqKeepEmbeddingsAndHeadIn16Bits) {
   // 262,144,000 embedding and head parameters and 266,240 norms at 16.
   const double awq = Bytes(Llama2_7B(), NumberFormat::kAwqInt4, 128);
   EXPECT_NEAR(awq, 6476005376.0 * (4 + 20.0 / 128) / 8 + (262144000.0 + 266240) * 2, 1);
-  // AutoGPTQ adds an int32 g_idx per input feature: (6 x 4096 + 11008) x 32 x 4.
+  // AutoGPTQ adds an int32 g_idx per input feature, (6 x 4096 + 11008) x 32
+  // x 4 bytes, and an fp16 bias per output feature of every quantized
+  // projection, (4 x 4096 + 2 x 11008 + 4096) x 32 x 2 bytes.
   const double gptq = Bytes(Llama2_7B(), NumberFormat::kGptqInt4, 128);
-  EXPECT_EQ(gptq - awq, (6 * 4096 + 11008) * 32 * 4.0);
+  EXPECT_EQ(gptq - awq, (6 * 4096 + 11008) * 32 * 4.0 + (4 * 4096 + 2 * 11008 + 4096) * 32 * 2.0);
+}
+
+// Issue 17, point 3: GPTQ and AWQ int4 (group 128) checkpoints against their
+// published file sizes (Hugging Face file listings, 3 significant figures;
+// a safetensors header adds some kB):
+//   TheBloke/Llama-2-7B-GPTQ model.safetensors (4-bit, 128g, AutoGPTQ):
+//     3.9 GB (huggingface.co/TheBloke/Llama-2-7B-GPTQ/blob/refs%2Fpr%2F10/model.safetensors);
+//   hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4 (AutoAWQ GEMM): 4.68 GB +
+//     1.05 GB (huggingface.co/hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4/tree/main);
+//   a Qwen2.5-7B-Instruct AWQ (AutoAWQ), ibrahimkettaneh/Qwen2.5-7B-Instruct-abliterated-v2-AWQ
+//     at 17603d1: 4.48 GB + 1.09 GB (Qwen/Qwen2-7B-Instruct's shape and thesven's AWQ of it:
+//     the same two files).
+// Embeddings, the untied head and norms stay 16-bit; Qwen's q/k/v biases
+// too. AutoGPTQ's zero bias per projection output: without it the Llama-2
+// file came to 3,893,862,400 bytes, which the listing would show as 3.89 GB.
+TEST(WeightFilesTest, GptqAndAwqInt4FilesAreWithinTwoPercent) {
+  const double llama2_gptq = Bytes(Llama2_7B(), NumberFormat::kGptqInt4, 128);
+  EXPECT_DOUBLE_EQ(llama2_gptq, 3896582144.0);
+  EXPECT_NEAR(llama2_gptq / 3.9e9, 1.0, 0.02);
+  EXPECT_NEAR(llama2_gptq / 1e9, 3.9, 0.005);  // rounds to the listing's figure
+
+  const double llama31_awq = Bytes(Llama3_8B(), NumberFormat::kAwqInt4, 128);
+  EXPECT_DOUBLE_EQ(llama31_awq, 5727854592.0);
+  EXPECT_NEAR(llama31_awq / (4.68e9 + 1.05e9), 1.0, 0.02);
+
+  // https://huggingface.co/Qwen/Qwen2.5-7B-Instruct/blob/main/config.json
+  Architecture qwen;
+  qwen.num_layers = 28;
+  qwen.hidden_size = 3584;
+  qwen.num_attention_heads = 28;
+  qwen.num_key_value_heads = 4;
+  qwen.intermediate_size = 18944;
+  qwen.gated_mlp = true;
+  qwen.vocab_size = 152064;
+  qwen.attention_qkv_bias = true;
+  qwen.max_context_length = 32768;
+  const double qwen_awq = Bytes(qwen, NumberFormat::kAwqInt4, 128);
+  EXPECT_DOUBLE_EQ(qwen_awq, 5570747392.0);
+  EXPECT_NEAR(qwen_awq / (4.48e9 + 1.09e9), 1.0, 0.02);
+
+  // Cross-check of the biases: llmfit's count for
+  // hugging-quants/Meta-Llama-3.1-8B-Instruct-GPTQ-INT4 (rauletorresc/llmfit
+  // data/hf_models.json parameters_raw 8,031,637,504) is the model's
+  // 8,030,261,248 plus 32 layers x 43,008 projection outputs.
+  const double llama31_gptq = Bytes(Llama3_8B(), NumberFormat::kGptqInt4, 128);
+  EXPECT_DOUBLE_EQ(llama31_gptq - llama31_awq,
+                   (6 * 4096 + 14336) * 32 * 4.0 + (8031637504.0 - 8030261248.0) * 2);
+  EXPECT_EQ(8031637504 - 8030261248, 32 * (4096 + 1024 + 1024 + 4096 + 14336 + 14336 + 4096));
 }
 
 TEST(WeightFilesTest, Fp8BlockScalesAreOnePerBlock) {
