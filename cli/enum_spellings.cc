@@ -119,6 +119,22 @@ const Spellings<estimator_v1::PlanObjective>& PlanObjectives() {
   return *table;
 }
 
+const Spellings<estimator_v1::OffloadMode>& OffloadModes() {
+  static const auto* table = new Spellings<estimator_v1::OffloadMode>(
+      "offload mode",
+      {
+          {estimator_v1::OFFLOAD_MODE_UNSPECIFIED, "none",
+           "no offload: the model must fit on the cards"},
+          {estimator_v1::OFFLOAD_MODE_AUTO, "auto",
+           "experts for a mixture-of-experts model, layers otherwise"},
+          {estimator_v1::OFFLOAD_MODE_LAYERS, "layers",
+           "whole layers in host memory (llama.cpp -ngl N: N layers on the cards)"},
+          {estimator_v1::OFFLOAD_MODE_EXPERTS, "experts",
+           "the routed experts of the first N layers in host memory (llama.cpp --n-cpu-moe N)"},
+      });
+  return *table;
+}
+
 const Spellings<estimator_v1::PriceSource>& PriceSources() {
   static const auto* table = new Spellings<estimator_v1::PriceSource>(
       "price_source", {
@@ -283,7 +299,8 @@ const Spellings<catalog_v1::ImportOutcome>& ImportOutcomes() {
 }
 
 std::vector<const EnumSpellings*> AllEnumSpellings() {
-  return {&NumberFormats(),       &PlanObjectives(),    &PriceSources(),    &Optimizers(),
+  return {&NumberFormats(),       &PlanObjectives(),    &OffloadModes(),    &PriceSources(),
+          &Optimizers(),
           &Recomputes(),          &FineTunings(),       &Accessibilities(), &Confidences(),
           &CodeAccessibilities(), &EstimationMethods(), &ChangeTypes(),     &FileFormats(),
           &ImportOutcomes(),      &AuditVerdicts()};
@@ -294,6 +311,7 @@ std::string EnumValuesMarkdown() {
   const std::vector<std::pair<const EnumSpellings*, std::string>> used_by = {
       {&NumberFormats(), "`--weights`, `--kv_cache`"},
       {&PlanObjectives(), "`plan --objective`"},
+      {&OffloadModes(), "`plan --offload`"},
       {&PriceSources(), "`plan`: where a price came from; `--price` gives one"},
       {&Optimizers(), "`--optimizer`"},
       {&Recomputes(), "`--recompute`"},
@@ -326,6 +344,7 @@ std::string EnumFlagHelp(absl::string_view what, const EnumSpellings& spellings)
 const EnumSpellings* EnumOfFlag(absl::string_view flag) {
   if (flag == "weights" || flag == "kv_cache") return &NumberFormats();
   if (flag == "objective") return &PlanObjectives();
+  if (flag == "offload") return &OffloadModes();
   if (flag == "optimizer") return &Optimizers();
   if (flag == "recompute") return &Recomputes();
   if (flag == "finetune") return &FineTunings();

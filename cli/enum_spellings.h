@@ -80,6 +80,8 @@ class Spellings : public EnumSpellings {
 const Spellings<estimator::v1::NumberFormat>& NumberFormats();
 // plan --objective.
 const Spellings<estimator::v1::PlanObjective>& PlanObjectives();
+// plan --offload.
+const Spellings<estimator::v1::OffloadMode>& OffloadModes();
 // Where a plan's price came from (printed, not a flag).
 const Spellings<estimator::v1::PriceSource>& PriceSources();
 // Training: --optimizer, --recompute, --finetune.

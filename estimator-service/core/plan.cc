@@ -112,6 +112,7 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
     plan.reason = absl::StrCat("does not fit on ", input.max_cards, " cards or fewer (",
                                GiB(plan.required_bytes_per_card), " needed on one card, ",
                                GiB(plan.usable_bytes_per_card), " usable)");
+    if (input.offload != nullptr) PlanWithOffload(input, device, node, &plan);
     return plan;
   }
   const int n = layout->cards();
