@@ -299,11 +299,10 @@ const Spellings<catalog_v1::ImportOutcome>& ImportOutcomes() {
 }
 
 std::vector<const EnumSpellings*> AllEnumSpellings() {
-  return {&NumberFormats(),       &PlanObjectives(),    &OffloadModes(),    &PriceSources(),
-          &Optimizers(),
+  return {&NumberFormats(),       &PlanObjectives(),    &PriceSources(),    &Optimizers(),
           &Recomputes(),          &FineTunings(),       &Accessibilities(), &Confidences(),
           &CodeAccessibilities(), &EstimationMethods(), &ChangeTypes(),     &FileFormats(),
-          &ImportOutcomes(),      &AuditVerdicts()};
+          &ImportOutcomes(),      &AuditVerdicts(),     &OffloadModes()};
 }
 
 std::string EnumValuesMarkdown() {

@@ -198,8 +198,8 @@ void PrintOffload(const v1::PlanInferenceResponse& response) {
     std::cout << "offload on " << plan.hardware() << ": ";
     if (o.mode() == v1::OFFLOAD_MODE_EXPERTS) {
       std::cout << "the experts of " << o.expert_layers_in_host() << " of " << o.moe_layers()
-                << " MoE layers in host memory (llama.cpp --n-cpu-moe "
-                << o.expert_layers_in_host() << ")";
+                << " MoE layers in host memory (llama.cpp --n-cpu-moe " << o.expert_layers_in_host()
+                << ")";
     } else {
       std::cout << o.layers_on_cards() << " layers on the cards, " << o.layers_in_host()
                 << " in host memory (llama.cpp -ngl " << o.layers_on_cards() << ")";
@@ -451,9 +451,10 @@ CommandGroup InferenceCommands() {
   sourced.insert(sourced.end(), ModelSourceFlags().begin(), ModelSourceFlags().end());
   std::vector<absl::string_view> card = sourced;  // a card has no serving extras
   sourced.insert(sourced.end(), ServingFlags().begin(), ServingFlags().end());
-  auto with = [&](std::vector<absl::string_view> more) {
+  auto with = [&](std::vector<absl::string_view> more, std::vector<absl::string_view> also = {}) {
     std::vector<absl::string_view> flags = workload;
     flags.insert(flags.end(), more.begin(), more.end());
+    flags.insert(flags.end(), also.begin(), also.end());
     return flags;
   };
   return {
@@ -468,9 +469,9 @@ CommandGroup InferenceCommands() {
           {{"plan"},
            "[MODEL]",
            "which hardware runs MODEL (or --hf, --gguf, ...): cards, speed, cost",
-           with({"hardware", "objective", "prompt", "max_cards", "price", "offload", "offload_host",
-                 "hf", "gguf", "mmproj", "safetensors", "hf_config", "lora_config", "lora_adapters",
-                 "draft"}),
+           with({"hardware", "objective", "prompt", "max_cards", "price", "offload", "hf", "gguf",
+                 "mmproj", "safetensors", "hf_config", "lora_config", "lora_adapters", "draft"},
+                {"offload_host"}),
            "plan \"Mistral 7B\" --hardware=\"NVIDIA H100,NVIDIA T4\" --objective=cheapest "
            "--price=2.50",
            Plan},

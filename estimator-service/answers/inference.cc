@@ -115,13 +115,12 @@ absl::StatusOr<OffloadRequest> OffloadRequestFor(const v1::PlanInferenceRequest&
               .allocatable_bytes = allocatable.allocatable_bytes,
               .allocatable_source = allocatable.source,
               .bandwidth_bytes_per_second = host.memory_bandwidth_bytes_per_second()};
-  out.host.bandwidth_source =
-      host.provenance().source().empty()
-          ? absl::StrCat("the record ", host.name())
-          : absl::StrCat(host.name(), ": ", host.provenance().source(),
-                         host.provenance().urls_size() > 0
-                             ? absl::StrCat(", ", host.provenance().urls(0))
-                             : std::string());
+  out.host.bandwidth_source = host.provenance().source().empty()
+                                  ? absl::StrCat("the record ", host.name())
+                                  : absl::StrCat(host.name(), ": ", host.provenance().source(),
+                                                 host.provenance().urls_size() > 0
+                                                     ? absl::StrCat(", ", host.provenance().urls(0))
+                                                     : std::string());
   return out;
 }
 
@@ -501,14 +500,13 @@ void AnswerPlanWithHost(std::shared_ptr<RecordSource> source,
   if (!wanted.ok()) return done(wanted.status());
   wanted->hardware.assign(request.hardware().begin(), request.hardware().end());
   wanted->all_hardware = true;
-  ReadRecords(
-      std::move(source), *std::move(wanted),
-      [&request, extras, host, offload_host, done = std::move(done)](
-          absl::StatusOr<Records> records) {
-        if (!records.ok()) return done(records.status());
-        done(PlanInferenceFor(*records->model, records->hardware, request, nullptr, extras.get(),
-                              offload_host));
-      });
+  ReadRecords(std::move(source), *std::move(wanted),
+              [&request, extras, host, offload_host,
+               done = std::move(done)](absl::StatusOr<Records> records) {
+                if (!records.ok()) return done(records.status());
+                done(PlanInferenceFor(*records->model, records->hardware, request, nullptr,
+                                      extras.get(), offload_host));
+              });
 }
 
 // Reads the offload host first when the request names one (NOT_FOUND naming
@@ -522,8 +520,8 @@ void AnswerPlanWith(std::shared_ptr<RecordSource> source, const v1::PlanInferenc
   RecordSource* reader = source.get();
   reader->FindHardware(
       {request.offload_host()},
-      [source = std::move(source), &request, extras = std::move(extras), done = std::move(done)](
-          absl::StatusOr<SharedRecords<common::v1::Hardware>> found) mutable {
+      [source = std::move(source), &request, extras = std::move(extras),
+       done = std::move(done)](absl::StatusOr<SharedRecords<common::v1::Hardware>> found) mutable {
         if (!found.ok()) {
           return done(absl::Status(found.status().code(),
                                    absl::StrCat("offload_host: ", found.status().message())));
@@ -739,7 +737,8 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
       placed->set_host_weight_bytes(static_cast<int64_t>(std::ceil(p.host_weight_bytes)));
       placed->set_host_kv_cache_bytes(static_cast<int64_t>(std::ceil(p.host_kv_cache_bytes)));
       placed->set_host_required_bytes(placed->host_weight_bytes() + placed->host_kv_cache_bytes());
-      placed->set_host_usable_bytes(static_cast<int64_t>(std::floor(offload->host.allocatable_bytes)));
+      placed->set_host_usable_bytes(
+          static_cast<int64_t>(std::floor(offload->host.allocatable_bytes)));
       placed->set_host_bandwidth_bytes_per_second(offload->host.bandwidth_bytes_per_second);
       placed->set_host_bandwidth_source(offload->host.bandwidth_source);
       placed->set_decode_card_seconds(p.decode_card_seconds);

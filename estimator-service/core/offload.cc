@@ -88,8 +88,8 @@ OffloadPlacement PlaceExperts(const InferenceSizing& s, const OffloadShape& shap
     // (attention, shared experts, routers, dense layers) and top-k of the
     // experts of each MoE layer; the embeddings and output head not counted.
     const double always_read = shape.layers_bytes - moe * expert;
-    p.card_read_bytes = always_read + (moe - p.expert_layers_in_host) * expert *
-                                          shape.expert_active_share +
+    p.card_read_bytes = always_read +
+                        (moe - p.expert_layers_in_host) * expert * shape.expert_active_share +
                         s.kv_cache_bytes;
     p.host_read_bytes = p.expert_layers_in_host * expert * shape.expert_active_share;
     p.decode_card_seconds = card_bw > 0 ? p.card_read_bytes / card_bw : 0;
@@ -166,8 +166,8 @@ std::optional<OffloadShape> OffloadShapeOf(const InferenceSizing& s, const Archi
   shape.layer_bytes_max = shape.layers_bytes / largest;
   const double body_parameters = s.parameters - s.embedding_parameters;
   if (body_parameters > 0) {
-    shape.layer_active_share = std::clamp(
-        (s.active_parameters() - s.embedding_parameters) / body_parameters, 0.0, 1.0);
+    shape.layer_active_share =
+        std::clamp((s.active_parameters() - s.embedding_parameters) / body_parameters, 0.0, 1.0);
   }
   if (arch.IsMoe() && arch.num_experts_per_token > 0 && arch.hidden_size > 0) {
     const int64_t width =
@@ -186,10 +186,10 @@ std::optional<OffloadShape> OffloadShapeOf(const InferenceSizing& s, const Archi
       shape.expert_bytes_per_layer = bytes;
       shape.expert_active_share =
           std::min(1.0, static_cast<double>(arch.num_experts_per_token) / arch.num_experts);
-      shape.expert_arithmetic = absl::StrCat(
-          arch.num_experts, " experts x ", matrices, " matrices x ", arch.hidden_size, " x ", width,
-          " x ", Num(bytes_per_parameter * 8), " bits (the weights' average) / 8 = ", GiB(bytes),
-          " per MoE layer");
+      shape.expert_arithmetic =
+          absl::StrCat(arch.num_experts, " experts x ", matrices, " matrices x ", arch.hidden_size,
+                       " x ", width, " x ", Num(bytes_per_parameter * 8),
+                       " bits (the weights' average) / 8 = ", GiB(bytes), " per MoE layer");
     }
   }
   return shape;
@@ -229,12 +229,11 @@ void PlanWithOffload(const PlanInput& input, const DeviceSpec& device, const Nod
   // The host's memory belongs to one machine: its cards are one node's.
   const int max_cards = std::min(input.max_cards, std::max(1, node.cards));
   const double card_bw = device.bandwidth_bytes_per_second.value_or(0);
-  OffloadPlacement p = PlaceWithOffload(s, request, plan->usable_bytes_per_card, max_cards, card_bw,
-                                        w.batch_size);
+  OffloadPlacement p =
+      PlaceWithOffload(s, request, plan->usable_bytes_per_card, max_cards, card_bw, w.batch_size);
   const bool experts = p.kind == OffloadKind::kExperts;
-  const std::string flag =
-      experts ? absl::StrCat("--n-cpu-moe ", p.expert_layers_in_host)
-              : absl::StrCat("-ngl ", p.layers_on_cards);
+  const std::string flag = experts ? absl::StrCat("--n-cpu-moe ", p.expert_layers_in_host)
+                                   : absl::StrCat("-ngl ", p.layers_on_cards);
   if (!p.fits) {
     absl::StrAppend(&plan->reason, "; with ", KindName(p.kind), " offloaded to ", host.display_name,
                     " on up to ", max_cards, " card", max_cards > 1 ? "s" : "", ": ", p.reason);
@@ -258,33 +257,38 @@ void PlanWithOffload(const PlanInput& input, const DeviceSpec& device, const Nod
   plan->kv_cache_bytes_per_card = p.kv_cache_bytes_per_card;
   plan->activation_bytes_per_card = s.activation_bytes;
   plan->overhead_bytes_per_card = s.overhead_bytes;
-  plan->required_bytes_per_card = p.weight_bytes_per_card + p.kv_cache_bytes_per_card +
-                                  s.activation_bytes + s.overhead_bytes;
+  plan->required_bytes_per_card =
+      p.weight_bytes_per_card + p.kv_cache_bytes_per_card + s.activation_bytes + s.overhead_bytes;
   plan->headroom_bytes_per_card = plan->usable_bytes_per_card - plan->required_bytes_per_card;
 
   const OffloadShape& shape = request.shape;
   if (experts) {
-    plan->arithmetic.push_back(absl::StrCat(
-        "offload (llama.cpp ", flag, "): the cards alone do not hold the model; the routed "
-        "experts of ", p.expert_layers_in_host, " of ", shape.moe_layers,
-        " MoE layers in host memory of ", host.display_name, ", everything else on ", n,
-        " card", n > 1 ? "s" : "", "; experts per layer: ", shape.expert_arithmetic));
-    plan->arithmetic.push_back(absl::StrCat(
-        "host memory: ", p.expert_layers_in_host, " x ", GiB(shape.expert_bytes_per_layer), " = ",
-        GiB(p.host_required_bytes()), " of ", GiB(host.allocatable_bytes), " allocatable (",
-        host.allocatable_source, ")"));
+    plan->arithmetic.push_back(absl::StrCat("offload (llama.cpp ", flag,
+                                            "): the cards alone do not hold the model; the routed "
+                                            "experts of ",
+                                            p.expert_layers_in_host, " of ", shape.moe_layers,
+                                            " MoE layers in host memory of ", host.display_name,
+                                            ", everything else on ", n, " card", n > 1 ? "s" : "",
+                                            "; experts per layer: ", shape.expert_arithmetic));
+    plan->arithmetic.push_back(
+        absl::StrCat("host memory: ", p.expert_layers_in_host, " x ",
+                     GiB(shape.expert_bytes_per_layer), " = ", GiB(p.host_required_bytes()), " of ",
+                     GiB(host.allocatable_bytes), " allocatable (", host.allocatable_source, ")"));
     plan->arithmetic.push_back(absl::StrCat(
         "per card on ", n, ": weights (", GiB(s.weight_bytes), " - ", p.expert_layers_in_host,
-        " x ", GiB(shape.expert_bytes_per_layer), ")", n > 1 ? absl::StrCat(" / ", n, " + one layer") : "",
-        " = ", GiB(p.weight_bytes_per_card), " + KV cache ", GiB(p.kv_cache_bytes_per_card),
-        " + activations ", GiB(s.activation_bytes), " + overhead ", GiB(s.overhead_bytes), " = ",
-        GiB(plan->required_bytes_per_card), "; headroom ", GiB(plan->headroom_bytes_per_card)));
+        " x ", GiB(shape.expert_bytes_per_layer), ")",
+        n > 1 ? absl::StrCat(" / ", n, " + one layer") : "", " = ", GiB(p.weight_bytes_per_card),
+        " + KV cache ", GiB(p.kv_cache_bytes_per_card), " + activations ", GiB(s.activation_bytes),
+        " + overhead ", GiB(s.overhead_bytes), " = ", GiB(plan->required_bytes_per_card),
+        "; headroom ", GiB(plan->headroom_bytes_per_card)));
   } else {
-    plan->arithmetic.push_back(absl::StrCat(
-        "offload (llama.cpp ", flag, "): the cards alone do not hold the model; ",
-        p.layers_on_cards, " of ", shape.num_layers, " layers on ", n, " card",
-        n > 1 ? "s" : "", ", ", p.layers_in_host, " layers, the embeddings and the output head in "
-        "host memory of ", host.display_name));
+    plan->arithmetic.push_back(
+        absl::StrCat("offload (llama.cpp ", flag, "): the cards alone do not hold the model; ",
+                     p.layers_on_cards, " of ", shape.num_layers, " layers on ", n, " card",
+                     n > 1 ? "s" : "", ", ", p.layers_in_host,
+                     " layers, the embeddings and the output head in "
+                     "host memory of ",
+                     host.display_name));
     plan->arithmetic.push_back(absl::StrCat(
         "host memory: ", p.layers_in_host, " layers x ", GiB(shape.layer_bytes_max),
         " + embeddings and output head ", GiB(shape.embedding_bytes), " + KV cache ",
@@ -302,14 +306,13 @@ void PlanWithOffload(const PlanInput& input, const DeviceSpec& device, const Nod
     plan->decode_tokens_per_second = 1.0 / step;
     plan->decode_tokens_per_second_all = w.batch_size / step;
     plan->arithmetic.push_back(absl::StrCat(
-        "decode bound with offload: card reads ", GiB(p.card_read_bytes), " / ",
-        Num(card_bw / 1e9), " GB/s = ", Num(p.decode_card_seconds * 1e3), " ms + host reads ",
-        GiB(p.host_read_bytes), " / ", Num(host.bandwidth_bytes_per_second / 1e9), " GB/s (",
-        host.bandwidth_source, ") = ", Num(p.decode_host_seconds * 1e3), " ms; 1 / ",
-        Num(step * 1e3), " ms = ", Num(*plan->decode_tokens_per_second),
-        " tokens/s per sequence, x ", w.batch_size, " sequences = ",
-        Num(*plan->decode_tokens_per_second_all),
-        " tokens/s (reads: ", experts ? "top-k of the experts, " : "the average layer's active share, ",
+        "decode bound with offload: card reads ", GiB(p.card_read_bytes), " / ", Num(card_bw / 1e9),
+        " GB/s = ", Num(p.decode_card_seconds * 1e3), " ms + host reads ", GiB(p.host_read_bytes),
+        " / ", Num(host.bandwidth_bytes_per_second / 1e9), " GB/s (", host.bandwidth_source,
+        ") = ", Num(p.decode_host_seconds * 1e3), " ms; 1 / ", Num(step * 1e3),
+        " ms = ", Num(*plan->decode_tokens_per_second), " tokens/s per sequence, x ", w.batch_size,
+        " sequences = ", Num(*plan->decode_tokens_per_second_all), " tokens/s (reads: ",
+        experts ? "top-k of the experts, " : "the average layer's active share, ",
         "the KV cache; embeddings, output head, the CPU's compute and PCIe transfers not counted: "
         "an upper bound)"));
   }
