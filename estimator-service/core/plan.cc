@@ -315,6 +315,8 @@ void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans) {
     const DevicePlan& b = all[ib];
     if (a.fits != b.fits) return a.fits;
     if (!a.fits) return a.name < b.name;
+    // Cards alone before cards with offload (much slower, and a host to buy).
+    if (a.offload.has_value() != b.offload.has_value()) return !a.offload.has_value();
     switch (objective) {
       case PlanObjective::kCheapest:
         if (a.cost_usd_per_million_tokens.has_value() !=

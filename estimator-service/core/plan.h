@@ -137,8 +137,9 @@ void PlanWithOffload(const PlanInput& input, const DeviceSpec& device, const Nod
 
 enum class PlanObjective { kFewestCards, kCheapest, kFastest };
 
-// Orders plans: fitting ones first, then by the objective (ties: fewer
-// cards, then faster, then name).
+// Orders plans: fitting ones first (on the cards alone before those with
+// offload), then by the objective (ties: fewer cards, then faster, then
+// name).
 void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans);
 
 }  // namespace modelatlas::estimator

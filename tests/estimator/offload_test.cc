@@ -250,6 +250,24 @@ TEST(OffloadPlanTest, PlanUsesOffloadOnlyWhenTheCardsAloneDoNotFit) {
   EXPECT_TRUE(absl::StrContains(short_host.reason, "host memory short")) << short_host.reason;
 }
 
+TEST(OffloadPlanTest, PlansOnTheCardsAloneRankBeforePlansWithOffload) {
+  DevicePlan offloaded{.name = "a-offloaded", .fits = true, .cards = 1};
+  offloaded.offload.emplace();
+  offloaded.offload->fits = true;
+  offloaded.decode_tokens_per_second_all = 1000;  // even when faster
+  DevicePlan alone{.name = "b-alone", .fits = true, .cards = 2};
+  alone.decode_tokens_per_second_all = 10;
+  DevicePlan unfit{.name = "c-unfit"};
+  for (PlanObjective objective :
+       {PlanObjective::kFewestCards, PlanObjective::kFastest, PlanObjective::kCheapest}) {
+    std::vector<DevicePlan> plans = {unfit, offloaded, alone};
+    RankPlans(objective, &plans);
+    EXPECT_EQ(plans[0].name, "b-alone");
+    EXPECT_EQ(plans[1].name, "a-offloaded");
+    EXPECT_EQ(plans[2].name, "c-unfit");
+  }
+}
+
 // --- Over the shipped records, as the answer builder plans. ---
 
 const catalog::v1::Dataset& Shipped() {
