@@ -722,7 +722,7 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     if (auto memory = memories.find(out->hardware()); memory != memories.end()) {
       ToProto(memory->second, out->mutable_device_memory());
     }
-    if (plan.offload.has_value()) {
+    if (plan.offload != nullptr) {
       const OffloadPlacement& p = *plan.offload;
       v1::OffloadPlacement* placed = out->mutable_offload();
       placed->set_mode(ToProtoOffloadMode(p.kind));

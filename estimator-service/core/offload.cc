@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "common/text/decimal.h"
@@ -239,7 +240,7 @@ void PlanWithOffload(const PlanInput& input, const DeviceSpec& device, const Nod
                     " on up to ", max_cards, " card", max_cards > 1 ? "s" : "", ": ", p.reason);
     plan->arithmetic.push_back(absl::StrCat("offload (", KindName(p.kind), ") to ",
                                             host.display_name, ": does not fit: ", p.reason));
-    plan->offload = std::move(p);
+    plan->offload = std::make_shared<const OffloadPlacement>(std::move(p));
     return;
   }
   const int n = p.cards;
@@ -319,7 +320,7 @@ void PlanWithOffload(const PlanInput& input, const DeviceSpec& device, const Nod
   plan->arithmetic.push_back(
       "prefill and cost with offload: not given (the layers in host memory compute on the CPU or "
       "cross PCIe, neither modelled; the host's price is not on record)");
-  plan->offload = std::move(p);
+  plan->offload = std::make_shared<const OffloadPlacement>(std::move(p));
 }
 
 }  // namespace modelatlas::estimator

@@ -316,7 +316,7 @@ void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans) {
     if (a.fits != b.fits) return a.fits;
     if (!a.fits) return a.name < b.name;
     // Cards alone before cards with offload (much slower, and a host to buy).
-    if (a.offload.has_value() != b.offload.has_value()) return !a.offload.has_value();
+    if ((a.offload == nullptr) != (b.offload == nullptr)) return a.offload == nullptr;
     switch (objective) {
       case PlanObjective::kCheapest:
         if (a.cost_usd_per_million_tokens.has_value() !=

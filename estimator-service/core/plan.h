@@ -4,6 +4,7 @@
 // time to first token, and cost per million generated tokens.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -117,7 +118,9 @@ struct DevicePlan {
   std::vector<std::string> arithmetic;
   // Set when offload was tried (PlanInput::offload and the cards alone do
   // not hold the model): fits says whether it fits with it.
-  std::optional<OffloadPlacement> offload;
+  // Shared, not inline: most plans have none, and a plan is moved while
+  // ranked.
+  std::shared_ptr<const OffloadPlacement> offload;
 };
 
 // Memory a serving engine may use per card, bytes: the allocatable capacity

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -205,14 +206,14 @@ TEST(OffloadPlanTest, PlanUsesOffloadOnlyWhenTheCardsAloneDoNotFit) {
   input.max_cards = 1;
   const DevicePlan alone = PlanOnDevice(input, Card24());
   EXPECT_FALSE(alone.fits);
-  EXPECT_FALSE(alone.offload.has_value());
+  EXPECT_EQ(alone.offload, nullptr);
 
   OffloadRequest request{.kind = OffloadKind::kAuto, .host = Host(60e9)};
   request.shape = *OffloadShapeOf(Dense(), DenseArchitecture());
   input.offload = &request;
   const DevicePlan plan = PlanOnDevice(input, Card24());
   ASSERT_TRUE(plan.fits) << plan.reason;
-  ASSERT_TRUE(plan.offload.has_value());
+  ASSERT_NE(plan.offload, nullptr);
   EXPECT_EQ(plan.cards, 1);
   EXPECT_FALSE(plan.fits_on_one_card);
   EXPECT_EQ(plan.layout, "one card + host memory (llama.cpp -ngl 40)");
@@ -240,7 +241,7 @@ TEST(OffloadPlanTest, PlanUsesOffloadOnlyWhenTheCardsAloneDoNotFit) {
   big.memory_bytes = big.allocatable_memory_bytes.emplace(80e9);
   const DevicePlan fits = PlanOnDevice(input, big);
   EXPECT_TRUE(fits.fits);
-  EXPECT_FALSE(fits.offload.has_value());
+  EXPECT_EQ(fits.offload, nullptr);
   EXPECT_TRUE(fits.prefill_tokens_per_second.has_value());
 
   // A host too small: no fit, the reason says so.
@@ -252,8 +253,9 @@ TEST(OffloadPlanTest, PlanUsesOffloadOnlyWhenTheCardsAloneDoNotFit) {
 
 TEST(OffloadPlanTest, PlansOnTheCardsAloneRankBeforePlansWithOffload) {
   DevicePlan offloaded{.name = "a-offloaded", .fits = true, .cards = 1};
-  offloaded.offload.emplace();
-  offloaded.offload->fits = true;
+  auto placed = std::make_shared<OffloadPlacement>();
+  placed->fits = true;
+  offloaded.offload = placed;
   offloaded.decode_tokens_per_second_all = 1000;  // even when faster
   DevicePlan alone{.name = "b-alone", .fits = true, .cards = 2};
   alone.decode_tokens_per_second_all = 10;
