@@ -130,6 +130,22 @@ const Spellings<estimator_v1::Runtime>& Runtimes() {
   return *table;
 }
 
+const Spellings<estimator_v1::OffloadMode>& OffloadModes() {
+  static const auto* table = new Spellings<estimator_v1::OffloadMode>(
+      "offload mode",
+      {
+          {estimator_v1::OFFLOAD_MODE_UNSPECIFIED, "none",
+           "no offload: the model must fit on the cards"},
+          {estimator_v1::OFFLOAD_MODE_AUTO, "auto",
+           "experts for a mixture-of-experts model, layers otherwise"},
+          {estimator_v1::OFFLOAD_MODE_LAYERS, "layers",
+           "whole layers in host memory (llama.cpp -ngl N: N layers on the cards)"},
+          {estimator_v1::OFFLOAD_MODE_EXPERTS, "experts",
+           "the routed experts of the first N layers in host memory (llama.cpp --n-cpu-moe N)"},
+      });
+  return *table;
+}
+
 const Spellings<estimator_v1::PriceSource>& PriceSources() {
   static const auto* table = new Spellings<estimator_v1::PriceSource>(
       "price_source", {
@@ -313,11 +329,10 @@ const Spellings<catalog_v1::ImportOutcome>& ImportOutcomes() {
 }
 
 std::vector<const EnumSpellings*> AllEnumSpellings() {
-  return {&NumberFormats(), &PlanObjectives(),      &Runtimes(),
-          &PriceSources(),  &Optimizers(),          &Recomputes(),
-          &FineTunings(),   &TrainingFrameworks(),  &Accessibilities(),
-          &Confidences(),   &CodeAccessibilities(), &EstimationMethods(),
-          &ChangeTypes(),   &FileFormats(),         &ImportOutcomes(),
+  return {&NumberFormats(),      &PlanObjectives(),  &Runtimes(),    &OffloadModes(),
+          &PriceSources(),       &Optimizers(),      &Recomputes(),  &FineTunings(),
+          &TrainingFrameworks(), &Accessibilities(), &Confidences(), &CodeAccessibilities(),
+          &EstimationMethods(),  &ChangeTypes(),     &FileFormats(), &ImportOutcomes(),
           &AuditVerdicts()};
 }
 
@@ -327,6 +342,7 @@ std::string EnumValuesMarkdown() {
       {&NumberFormats(), "`--weights`, `--kv_cache`"},
       {&PlanObjectives(), "`plan --objective`"},
       {&Runtimes(), "`plan --runtime`"},
+      {&OffloadModes(), "`plan --offload`"},
       {&PriceSources(), "`plan`: where a price came from; `--price` gives one"},
       {&Optimizers(), "`--optimizer`"},
       {&Recomputes(), "`--recompute`"},
@@ -361,6 +377,7 @@ const EnumSpellings* EnumOfFlag(absl::string_view flag) {
   if (flag == "weights" || flag == "kv_cache") return &NumberFormats();
   if (flag == "objective") return &PlanObjectives();
   if (flag == "runtime") return &Runtimes();
+  if (flag == "offload") return &OffloadModes();
   if (flag == "optimizer") return &Optimizers();
   if (flag == "recompute") return &Recomputes();
   if (flag == "finetune") return &FineTunings();

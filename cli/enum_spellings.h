@@ -82,6 +82,8 @@ const Spellings<estimator::v1::NumberFormat>& NumberFormats();
 const Spellings<estimator::v1::PlanObjective>& PlanObjectives();
 // plan --runtime.
 const Spellings<estimator::v1::Runtime>& Runtimes();
+// plan --offload.
+const Spellings<estimator::v1::OffloadMode>& OffloadModes();
 // Where a plan's price came from (printed, not a flag).
 const Spellings<estimator::v1::PriceSource>& PriceSources();
 // Training: --optimizer, --recompute, --finetune.

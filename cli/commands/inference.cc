@@ -33,6 +33,15 @@ ABSL_FLAG(bool, hypothetical, false,
           "Estimate even when the weights are not published (the answer says so)");
 ABSL_FLAG(std::string, objective, "fewest-cards",
           modelatlas::cli::EnumFlagHelp("plan: rank by", modelatlas::cli::PlanObjectives()));
+ABSL_FLAG(std::string, offload, "none",
+          modelatlas::cli::EnumFlagHelp(
+              "plan: keep part of the model in host memory when the cards alone do not hold it "
+              "(needs --offload_host)",
+              modelatlas::cli::OffloadModes()));
+ABSL_FLAG(std::string, offload_host, "",
+          "plan: the host whose memory takes what the cards do not hold, a hardware record "
+          "(e.g. hardware/host-2x-amd-epyc-9004-ddr5-4800, \"Desktop, dual-channel DDR5-6000\"); "
+          "no host is assumed");
 ABSL_FLAG(int64_t, prompt, 1000, "plan: prompt tokens for the time to first token");
 ABSL_FLAG(int32_t, max_cards, 64,
           "plan: most cards to consider, 1 to 1024 (tensor parallel within a node, pipeline "
@@ -73,6 +82,10 @@ absl::Status FillPlan(v1::PlanInferenceRequest* request) {
     request->set_runtime(*parsed);
   }
   request->set_newer_models(absl::GetFlag(FLAGS_newer_models));
+  const auto offload = OffloadModes().ParseFlag("offload", absl::GetFlag(FLAGS_offload));
+  if (!offload.ok()) return offload.status();
+  request->set_offload(*offload);
+  request->set_offload_host(absl::GetFlag(FLAGS_offload_host));
   if (const std::optional<double> price = absl::GetFlag(FLAGS_price); price.has_value()) {
     request->set_price_usd_per_card_hour(*price);
   }
@@ -251,6 +264,30 @@ void PrintNewerModels(const v1::PlanInferenceResponse& response) {
   PrintTable({"MODEL", "PARAMETERS", "CARDS", "GiB/CARD"}, rows);
 }
 
+// Where the plans that offload keep the model: cards and host memory, for
+// the best kMaxPlanBars of them.
+void PrintOffload(const v1::PlanInferenceResponse& response) {
+  int shown = 0;
+  for (const auto& plan : response.plans()) {
+    if (!plan.has_offload() || !plan.fits()) continue;
+    if (++shown > kMaxPlanBars) break;
+    const v1::OffloadPlacement& o = plan.offload();
+    std::cout << "offload on " << plan.hardware() << ": ";
+    if (o.mode() == v1::OFFLOAD_MODE_EXPERTS) {
+      std::cout << "the experts of " << o.expert_layers_in_host() << " of " << o.moe_layers()
+                << " MoE layers in host memory (llama.cpp --n-cpu-moe " << o.expert_layers_in_host()
+                << ")";
+    } else {
+      std::cout << o.layers_on_cards() << " layers on the cards, " << o.layers_in_host()
+                << " in host memory (llama.cpp -ngl " << o.layers_on_cards() << ")";
+    }
+    std::cout << "; host " << o.host_display_name() << ": "
+              << Gib(static_cast<double>(o.host_required_bytes()), 1) << " of "
+              << Gib(static_cast<double>(o.host_usable_bytes()), 1) << " GiB, "
+              << Fixed(o.host_bandwidth_bytes_per_second() / 1e9, 1) << " GB/s\n";
+  }
+}
+
 int Plan(Session& session, const Arguments& args) {
   if (args.size() == 1 && args[0] == "training" && AnyModelSourceFlag()) {
     return PlanTrainingFromSourceFlags(session);
@@ -305,7 +342,8 @@ int Plan(Session& session, const Arguments& args) {
         break;
     }
     rows.push_back(
-        {plan.hardware(), plan.fits() ? absl::StrCat(plan.cards()) : "no fit",
+        {plan.hardware(),
+         plan.fits() ? absl::StrCat(plan.cards(), plan.has_offload() ? " + host" : "") : "no fit",
          Gib(static_cast<double>(plan.required_bytes_per_card()), 1),
          Gib(static_cast<double>(plan.headroom_bytes_per_card()), 1),
          plan.speed_not_modelled().empty() ? OptionalFixed(plan.has_decode_tokens_per_second(),
@@ -356,6 +394,7 @@ int Plan(Session& session, const Arguments& args) {
     }
     std::cout << "\n";
   }
+  PrintOffload(response);
   PrintPlanBars(response);
   PrintRuntimeFits(response);
   PrintNewerModels(response);
@@ -495,9 +534,10 @@ CommandGroup InferenceCommands() {
   sourced.insert(sourced.end(), ModelSourceFlags().begin(), ModelSourceFlags().end());
   std::vector<absl::string_view> card = sourced;  // a card has no serving extras
   sourced.insert(sourced.end(), ServingFlags().begin(), ServingFlags().end());
-  auto with = [&](std::vector<absl::string_view> more) {
+  auto with = [&](std::vector<absl::string_view> more, std::vector<absl::string_view> also = {}) {
     std::vector<absl::string_view> flags = workload;
     flags.insert(flags.end(), more.begin(), more.end());
+    flags.insert(flags.end(), also.begin(), also.end());
     return flags;
   };
   return {"Inference (running a model)",
@@ -512,8 +552,9 @@ CommandGroup InferenceCommands() {
                "[MODEL]",
                "which hardware runs MODEL (or --hf, --gguf, ...): cards, speed, cost",
                with({"hardware", "objective", "prompt", "max_cards", "price", "runtime",
-                     "newer_models", "hf", "gguf", "mmproj", "safetensors", "hf_config",
-                     "lora_config", "lora_adapters", "draft"}),
+                     "newer_models", "offload", "hf", "gguf", "mmproj", "safetensors", "hf_config",
+                     "lora_config", "lora_adapters", "draft"},
+                    {"offload_host"}),
                "plan \"Mistral 7B\" --hardware=\"NVIDIA H100,NVIDIA T4\" --objective=cheapest "
                "--price=2.50; plan \"Llama 3.1 8B\" --hardware=\"NVIDIA L4\" --context=32768 "
                "--runtime=vllm",

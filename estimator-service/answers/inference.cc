@@ -69,6 +69,68 @@ absl::Status ValidateMemoryRequest(const v1::EstimateInferenceMemoryRequest& req
   return violations.ToStatus();
 }
 
+// What a plan may offload to: the host record's memory and bandwidth, the
+// model's shape split by layer and expert; FAILED_PRECONDITION (naming
+// offload_host or offload) when a record lacks what offload needs.
+absl::StatusOr<OffloadRequest> OffloadRequestFor(const v1::PlanInferenceRequest& request,
+                                                 const common::v1::Model& model,
+                                                 const InferenceSizing& sizing,
+                                                 const common::v1::Hardware& host) {
+  if (absl::Status unusable = CheckDeviceFigures(host); !unusable.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("offload_host: ", unusable.message()));
+  }
+  if (!(host.memory_bytes() > 0) || !(host.memory_bandwidth_bytes_per_second() > 0)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("offload_host: hardware record ", host.name(), " (", host.display_name(),
+                     ") has no ", host.memory_bytes() > 0 ? "memory bandwidth" : "memory size",
+                     " on record; offload needs both"));
+  }
+  std::optional<OffloadShape> shape;
+  if (model.has_architecture()) {
+    shape = OffloadShapeOf(sizing, ToCoreArchitecture(model.architecture()));
+  }
+  if (!shape.has_value()) {
+    return absl::FailedPreconditionError(
+        "offload: the model's layers are not known (no decoder architecture on record): offload "
+        "splits it by layer");
+  }
+  OffloadRequest out;
+  switch (request.offload()) {
+    case v1::OFFLOAD_MODE_LAYERS:
+      out.kind = OffloadKind::kLayers;
+      break;
+    case v1::OFFLOAD_MODE_EXPERTS:
+      out.kind = OffloadKind::kExperts;
+      if (shape->moe_layers == 0) {
+        return InvalidFieldError("offload",
+                                 "experts needs a mixture-of-experts model with its expert shape "
+                                 "on record; use layers (or auto)");
+      }
+      break;
+    default:
+      out.kind = OffloadKind::kAuto;
+  }
+  out.shape = *std::move(shape);
+  const AllocatableMemory allocatable = AllocatableMemoryOfRecord(host);
+  out.host = {.name = host.name(),
+              .display_name = host.display_name(),
+              .memory_bytes = host.memory_bytes(),
+              .allocatable_bytes = allocatable.allocatable_bytes,
+              .allocatable_source = allocatable.source,
+              .bandwidth_bytes_per_second = host.memory_bandwidth_bytes_per_second()};
+  out.host.bandwidth_source = host.provenance().source().empty()
+                                  ? absl::StrCat("the record ", host.name())
+                                  : absl::StrCat(host.name(), ": ", host.provenance().source(),
+                                                 host.provenance().urls_size() > 0
+                                                     ? absl::StrCat(", ", host.provenance().urls(0))
+                                                     : std::string());
+  return out;
+}
+
+v1::OffloadMode ToProtoOffloadMode(OffloadKind kind) {
+  return kind == OffloadKind::kExperts ? v1::OFFLOAD_MODE_EXPERTS : v1::OFFLOAD_MODE_LAYERS;
+}
+
 // Where a model came from, for the answer.
 std::string SourceOf(const common::v1::Model& model, const SourcedModel* sourced) {
   if (sourced != nullptr && !sourced->source.empty()) return sourced->source;
@@ -424,9 +486,10 @@ void AnswerMemoryWith(std::shared_ptr<RecordSource> source,
 absl::StatusOr<v1::PlanInferenceResponse> PlanWithNewerModels(
     const RecordSource& reader, const common::v1::Model& model,
     const SharedRecords<common::v1::Hardware>& hardware, const v1::PlanInferenceRequest& request,
-    const SourcedModel* sourced, const ServingExtras* extras) {
+    const SourcedModel* sourced, const ServingExtras* extras,
+    const common::v1::Hardware* offload_host) {
   absl::StatusOr<v1::PlanInferenceResponse> plan =
-      PlanInferenceFor(model, hardware, request, sourced, extras);
+      PlanInferenceFor(model, hardware, request, sourced, extras, offload_host);
   if (!plan.ok() || !request.newer_models() || !plan->memory().available()) return plan;
   absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(request.workload());
   if (!workload.ok()) return PrefixFieldViolations(workload.status(), "workload.");
@@ -437,20 +500,24 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanWithNewerModels(
   return plan;
 }
 
-void AnswerPlanWith(std::shared_ptr<RecordSource> source, const v1::PlanInferenceRequest& request,
-                    Extras extras, AnswerDone<v1::PlanInferenceResponse> done) {
+void AnswerPlanWithHost(std::shared_ptr<RecordSource> source,
+                        const v1::PlanInferenceRequest& request, Extras extras,
+                        std::shared_ptr<const common::v1::Hardware> host,
+                        AnswerDone<v1::PlanInferenceResponse> done) {
+  const common::v1::Hardware* offload_host = host.get();
   std::shared_ptr<RecordSource> reader = source;
   if (request.has_source()) {
     RecordsWanted hardware;
     hardware.hardware.assign(request.hardware().begin(), request.hardware().end());
     hardware.all_hardware = true;
-    return WithSourcedModel(std::move(source), request.source(), std::move(hardware),
-                            [&request, extras, reader, done = std::move(done)](
-                                absl::StatusOr<Records> records, const SourcedModel& sourced) {
-                              if (!records.ok()) return done(records.status());
-                              done(PlanWithNewerModels(*reader, *records->model, records->hardware,
-                                                       request, &sourced, extras.get()));
-                            });
+    return WithSourcedModel(
+        std::move(source), request.source(), std::move(hardware),
+        [&request, extras, reader, host, offload_host, done = std::move(done)](
+            absl::StatusOr<Records> records, const SourcedModel& sourced) {
+          if (!records.ok()) return done(records.status());
+          done(PlanWithNewerModels(*reader, *records->model, records->hardware, request, &sourced,
+                                   extras.get(), offload_host));
+        });
   }
   absl::StatusOr<RecordsWanted> wanted =
       ModelWanted(request.has_inline_model(), request.inline_model(), request.model());
@@ -458,11 +525,39 @@ void AnswerPlanWith(std::shared_ptr<RecordSource> source, const v1::PlanInferenc
   wanted->hardware.assign(request.hardware().begin(), request.hardware().end());
   wanted->all_hardware = true;
   ReadRecords(std::move(source), *std::move(wanted),
-              [&request, extras, reader, done = std::move(done)](absl::StatusOr<Records> records) {
+              [&request, extras, reader, host, offload_host,
+               done = std::move(done)](absl::StatusOr<Records> records) {
                 if (!records.ok()) return done(records.status());
                 done(PlanWithNewerModels(*reader, *records->model, records->hardware, request,
-                                         nullptr, extras.get()));
+                                         nullptr, extras.get(), offload_host));
               });
+}
+
+// Reads the offload host first when the request names one (NOT_FOUND naming
+// it), then plans.
+void AnswerPlanWith(std::shared_ptr<RecordSource> source, const v1::PlanInferenceRequest& request,
+                    Extras extras, AnswerDone<v1::PlanInferenceResponse> done) {
+  if (request.offload() == v1::OFFLOAD_MODE_UNSPECIFIED) {
+    return AnswerPlanWithHost(std::move(source), request, std::move(extras), nullptr,
+                              std::move(done));
+  }
+  RecordSource* reader = source.get();
+  reader->FindHardware(
+      {request.offload_host()},
+      [source = std::move(source), &request, extras = std::move(extras),
+       done = std::move(done)](absl::StatusOr<SharedRecords<common::v1::Hardware>> found) mutable {
+        if (!found.ok()) {
+          return done(absl::Status(found.status().code(),
+                                   absl::StrCat("offload_host: ", found.status().message())));
+        }
+        if (found->size() != 1) {
+          return done(absl::NotFoundError(
+              absl::StrCat("offload_host: hardware ", request.offload_host(), " not found")));
+        }
+        auto host = std::make_shared<const common::v1::Hardware>(*found->begin());
+        AnswerPlanWithHost(std::move(source), request, std::move(extras), std::move(host),
+                           std::move(done));
+      });
 }
 
 // What a request serves next to its model (a LoRA adapter, a draft model
@@ -512,6 +607,15 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
   if (request.hardware_size() > 1000) {
     violations.Add("hardware", absl::StrCat("at most 1000 names, got ", request.hardware_size()));
   }
+  if (!v1::OffloadMode_IsValid(request.offload())) {
+    violations.Add("offload", absl::StrCat("has no value ", request.offload()));
+  } else if (request.offload() != v1::OFFLOAD_MODE_UNSPECIFIED && request.offload_host().empty()) {
+    violations.Add("offload_host",
+                   "is required with offload (no host is assumed): a host record, e.g. "
+                   "hardware/host-2x-amd-epyc-9004-ddr5-4800");
+  } else if (request.offload() == v1::OFFLOAD_MODE_UNSPECIFIED && !request.offload_host().empty()) {
+    violations.Add("offload", "must be set (auto, layers or experts) to use offload_host");
+  }
   if (request.has_price_usd_per_card_hour() && !(std::isfinite(request.price_usd_per_card_hour()) &&
                                                  request.price_usd_per_card_hour() > 0)) {
     violations.Add("price_usd_per_card_hour",
@@ -535,7 +639,7 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
 absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     const common::v1::Model& model, const SharedRecords<common::v1::Hardware>& hardware,
     const v1::PlanInferenceRequest& request, const SourcedModel* sourced,
-    const ServingExtras* extras) {
+    const ServingExtras* extras, const common::v1::Hardware* offload_host) {
   absl::StatusOr<Sized> sized =
       SizeForModel(model, request.workload(), request.hypothetical(), sourced, extras);
   if (!sized.ok()) return sized.status();
@@ -561,6 +665,14 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     runtime_model = RuntimeModelOf(model, request.has_source() && request.source().has_hf_repo()
                                               ? request.source().hf_repo().id()
                                               : std::string());
+  }
+  std::optional<OffloadRequest> offload;
+  if (offload_host != nullptr && request.offload() != v1::OFFLOAD_MODE_UNSPECIFIED) {
+    absl::StatusOr<OffloadRequest> wanted =
+        OffloadRequestFor(request, model, input.sizing, *offload_host);
+    if (!wanted.ok()) return wanted.status();
+    offload = *std::move(wanted);
+    input.offload = &*offload;
   }
   std::vector<DevicePlan> plans;
   std::map<std::string, double> prices;               // hardware name -> USD per card-hour used
@@ -667,6 +779,28 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     }
     if (auto fit = runtime_fits.find(out->hardware()); fit != runtime_fits.end()) {
       ToProto(fit->second, out->mutable_runtime_fit());
+    }
+    if (plan.offload != nullptr) {
+      const OffloadPlacement& p = *plan.offload;
+      v1::OffloadPlacement* placed = out->mutable_offload();
+      placed->set_mode(ToProtoOffloadMode(p.kind));
+      placed->set_host(offload->host.name);
+      placed->set_host_display_name(offload->host.display_name);
+      placed->set_layers_on_cards(p.layers_on_cards);
+      placed->set_layers_in_host(p.layers_in_host);
+      placed->set_expert_layers_in_host(p.expert_layers_in_host);
+      placed->set_moe_layers(offload->shape.moe_layers);
+      placed->set_card_weight_bytes(static_cast<int64_t>(std::ceil(p.card_weight_bytes)));
+      placed->set_card_kv_cache_bytes(static_cast<int64_t>(std::ceil(p.card_kv_cache_bytes)));
+      placed->set_host_weight_bytes(static_cast<int64_t>(std::ceil(p.host_weight_bytes)));
+      placed->set_host_kv_cache_bytes(static_cast<int64_t>(std::ceil(p.host_kv_cache_bytes)));
+      placed->set_host_required_bytes(placed->host_weight_bytes() + placed->host_kv_cache_bytes());
+      placed->set_host_usable_bytes(
+          static_cast<int64_t>(std::floor(offload->host.allocatable_bytes)));
+      placed->set_host_bandwidth_bytes_per_second(offload->host.bandwidth_bytes_per_second);
+      placed->set_host_bandwidth_source(offload->host.bandwidth_source);
+      placed->set_decode_card_seconds(p.decode_card_seconds);
+      placed->set_decode_host_seconds(p.decode_host_seconds);
     }
     out->set_reason(std::move(plan.reason));
     out->mutable_arithmetic()->Reserve(static_cast<int>(plan.arithmetic.size()));

@@ -53,11 +53,12 @@ void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
 // INVALID_ARGUMENT naming each bad field.
 absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request);
 
-// Plans `model` on every record of `hardware`.
+// Plans `model` on every record of `hardware`; with offload in the request,
+// `offload_host` is the host record it names (read beforehand).
 absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     const common::v1::Model& model, const SharedRecords<common::v1::Hardware>& hardware,
     const v1::PlanInferenceRequest& request, const SourcedModel* sourced = nullptr,
-    const ServingExtras* extras = nullptr);
+    const ServingExtras* extras = nullptr, const common::v1::Hardware* offload_host = nullptr);
 
 // PlanInference: validates, reads the model and the hardware, plans.
 void AnswerPlanInference(std::shared_ptr<RecordSource> source,

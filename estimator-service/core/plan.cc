@@ -112,6 +112,7 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
     plan.reason = absl::StrCat("does not fit on ", input.max_cards, " cards or fewer (",
                                GiB(plan.required_bytes_per_card), " needed on one card, ",
                                GiB(plan.usable_bytes_per_card), " usable)");
+    if (input.offload != nullptr) PlanWithOffload(input, device, node, &plan);
     return plan;
   }
   const int n = layout->cards();
@@ -314,6 +315,8 @@ void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans) {
     const DevicePlan& b = all[ib];
     if (a.fits != b.fits) return a.fits;
     if (!a.fits) return a.name < b.name;
+    // Cards alone before cards with offload (much slower, and a host to buy).
+    if ((a.offload == nullptr) != (b.offload == nullptr)) return a.offload == nullptr;
     switch (objective) {
       case PlanObjective::kCheapest:
         if (a.cost_usd_per_million_tokens.has_value() !=

@@ -4,11 +4,13 @@
 // time to first token, and cost per million generated tokens.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "estimator-service/core/inference_memory.h"
+#include "estimator-service/core/offload.h"
 #include "estimator-service/core/speed.h"
 #include "estimator-service/core/workload.h"
 
@@ -70,6 +72,9 @@ struct PlanInput {
   // FiguresOf(*this), when the caller plans on many devices; null = each
   // plan writes its own.
   const SizingFigures* figures = nullptr;
+  // Offload to host memory when the cards alone do not hold the model
+  // (core/offload.h); null = none.
+  const OffloadRequest* offload = nullptr;
 };
 
 struct DevicePlan {
@@ -111,6 +116,11 @@ struct DevicePlan {
   std::string reason;
   // The arithmetic behind each figure.
   std::vector<std::string> arithmetic;
+  // Set when offload was tried (PlanInput::offload and the cards alone do
+  // not hold the model): fits says whether it fits with it.
+  // Shared, not inline: most plans have none, and a plan is moved while
+  // ranked.
+  std::shared_ptr<const OffloadPlacement> offload;
 };
 
 // Memory a serving engine may use per card, bytes: the allocatable capacity
@@ -122,10 +132,17 @@ double UsableBytesPerCard(const DeviceSpec& device, double memory_utilization,
 
 DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device);
 
+// For a plan that does not fit on the cards alone: the fewest cards of one
+// node with offload to input.offload's host (core/offload.cc); the plan
+// then fits with offload, or says why not.
+void PlanWithOffload(const PlanInput& input, const DeviceSpec& device, const NodeSize& node,
+                     DevicePlan* plan);
+
 enum class PlanObjective { kFewestCards, kCheapest, kFastest };
 
-// Orders plans: fitting ones first, then by the objective (ties: fewer
-// cards, then faster, then name).
+// Orders plans: fitting ones first (on the cards alone before those with
+// offload), then by the objective (ties: fewer cards, then faster, then
+// name).
 void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans);
 
 }  // namespace modelatlas::estimator

@@ -399,6 +399,67 @@ TEST_F(EstimatorServiceTest, PlanOnNamedHardwareAndBadPlanInput) {
                                               "workload.memory_utilization"}));
 }
 
+// Offload (issue 21 point 3) over gRPC, the host read from the catalog by
+// its alias: Llama 3.1 70B Q4_K_M on one RTX 4090 with a desktop's 64 GiB;
+// in bf16 the same host is too small, and the answer says so.
+TEST_F(EstimatorServiceTest, PlanWithOffloadToANamedHost) {
+  v1::PlanInferenceRequest request;
+  request.set_model("models/llama-3-1-70b");
+  request.mutable_workload()->set_context_length_tokens(4096);
+  request.mutable_workload()->set_weight_format(v1::NUMBER_FORMAT_GGUF_Q4_K_M);
+  request.add_hardware("hardware/nvidia-geforce-rtx-4090");
+  request.set_max_cards(1);
+  v1::PlanInferenceResponse alone;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->PlanInference(&context, request, &alone).ok());
+  }
+  ASSERT_EQ(alone.plans_size(), 1);
+  EXPECT_FALSE(alone.plans(0).fits());
+  EXPECT_FALSE(alone.plans(0).has_offload());
+
+  request.set_offload(v1::OFFLOAD_MODE_AUTO);
+  request.set_offload_host("desktop DDR5-6000");  // an alias
+  v1::PlanInferenceResponse response;
+  {
+    grpc::ClientContext context;
+    const grpc::Status status = stub_->PlanInference(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  const v1::HardwarePlan& plan = response.plans(0);
+  ASSERT_TRUE(plan.fits()) << plan.reason();
+  EXPECT_EQ(plan.cards(), 1);
+  EXPECT_EQ(plan.offload().host(), "hardware/host-desktop-ddr5-6000-dual-channel");
+  EXPECT_EQ(plan.offload().mode(), v1::OFFLOAD_MODE_LAYERS);
+  EXPECT_EQ(plan.offload().layers_on_cards() + plan.offload().layers_in_host(), 80);
+  EXPECT_LE(plan.offload().host_required_bytes(), plan.offload().host_usable_bytes());
+  EXPECT_TRUE(plan.has_decode_tokens_per_second());
+  EXPECT_FALSE(plan.has_prefill_tokens_per_second());
+  EXPECT_NE(plan.layout().find(absl::StrCat("-ngl ", plan.offload().layers_on_cards())),
+            std::string::npos)
+      << plan.layout();
+
+  request.mutable_workload()->set_weight_format(v1::NUMBER_FORMAT_BF16);
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->PlanInference(&context, request, &response).ok());
+  }
+  EXPECT_FALSE(response.plans(0).fits());
+  EXPECT_GT(response.plans(0).offload().host_required_bytes(),
+            response.plans(0).offload().host_usable_bytes());
+  EXPECT_NE(response.plans(0).reason().find("host memory short"), std::string::npos)
+      << response.plans(0).reason();
+
+  request.clear_offload_host();
+  grpc::ClientContext context;
+  const grpc::Status status = stub_->PlanInference(&context, request, &response);
+  ASSERT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  google::rpc::BadRequest bad_request;
+  ASSERT_TRUE(FindDetail(DecodeDetails(status), &bad_request));
+  ASSERT_EQ(bad_request.field_violations_size(), 1);
+  EXPECT_EQ(bad_request.field_violations(0).field(), "offload_host");
+}
+
 TEST_F(EstimatorServiceTest, InverseQuestionsOverGrpcAreInversesOfThePlan) {
   // The largest context of Llama 3.1 70B on two H100s, checked with
   // PlanInference over the same channel: fits at the answer, not one KV
