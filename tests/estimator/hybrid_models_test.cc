@@ -14,15 +14,18 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "catalog-service/dataset.h"
 #include "common/formats/gguf.h"
 #include "common/formats/hf_config.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "tests/estimator/fake_records.h"
 #include "tests/testing/shared_data.h"
 
 namespace modelatlas::estimator {
@@ -99,8 +102,9 @@ constexpr char kJambaV01[] = R"({
 // llmfit's exact counts (parameters_raw) where the shared data is present.
 std::map<std::string, double> LlmfitCounts() {
   std::map<std::string, double> out;
-  const std::string path = testing::SharedDataPath("model_catalogs/llmfit_hf_models.json");
-  const std::string text = testing::ReadFile(path);
+  const std::string path =
+      ::modelatlas::testing::SharedDataPath("model_catalogs/llmfit_hf_models.json");
+  const std::string text = ::modelatlas::testing::ReadFile(path);
   if (text.empty()) return out;
   google::protobuf::Value root;
   if (!google::protobuf::util::JsonStringToMessage(text, &root).ok()) return out;
@@ -394,6 +398,35 @@ TEST(HybridModelsTest, AMambaGgufIsReadAndItsTensorsMatchTheCount) {
   // The file's tensors and the count from its metadata agree: 129,135,360.
   EXPECT_EQ(arch->published_parameter_count(), 129135360);
   EXPECT_EQ(Count(ToCoreArchitecture(*arch)).total, 129135360);
+}
+
+// The answer for the shipped Qwen3-Next record: its KV cache line counts
+// the 12 attention layers, the state of the 36 Gated DeltaNet layers is a
+// line of its own, and the total is the sum of the lines.
+TEST(HybridModelsTest, TheShippedQwen3NextRecordsEstimateShowsItsRecurrentState) {
+  const auto dataset = catalog::ShippedDataset();
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  auto records = std::make_shared<testing::FakeRecords>();
+  for (const auto& model : dataset->models()) {
+    if (model.name() == "models/qwen3-next-80b-a3b") records->Add(model);
+  }
+  v1::EstimateInferenceMemoryRequest request;
+  request.set_model("models/qwen3-next-80b-a3b");
+  request.mutable_workload()->set_context_length_tokens(32768);
+  request.mutable_workload()->set_batch_size(2);
+  testing::Answer<v1::EstimateInferenceMemoryResponse> answer;
+  AnswerInferenceMemory(records, request, answer.done());
+  ASSERT_TRUE(answer.result.has_value());
+  ASSERT_TRUE(answer.result->ok()) << answer.result->status();
+  std::map<std::string, int64_t> lines;
+  int64_t sum = 0;
+  for (const auto& line : (*answer.result)->lines()) {
+    lines[line.component()] = line.bytes();
+    sum += line.bytes();
+  }
+  EXPECT_EQ(lines["kv_cache"], 2LL * 12 * 2 * 256 * 2 * 32768 * 2);
+  EXPECT_EQ(lines["recurrent_state"], 2LL * 39518208);
+  EXPECT_EQ((*answer.result)->total_bytes(), sum);
 }
 
 }  // namespace
