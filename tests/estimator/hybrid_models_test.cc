@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "catalog-service/dataset.h"
+#include "catalog-service/validation.h"
 #include "common/formats/gguf.h"
 #include "common/formats/hf_config.h"
 #include "common/status/errors.h"
@@ -427,6 +428,31 @@ TEST(HybridModelsTest, TheShippedQwen3NextRecordsEstimateShowsItsRecurrentState)
   EXPECT_EQ(lines["kv_cache"], 2LL * 12 * 2 * 256 * 2 * 32768 * 2);
   EXPECT_EQ(lines["recurrent_state"], 2LL * 39518208);
   EXPECT_EQ((*answer.result)->total_bytes(), sum);
+}
+
+// The catalog refuses a record naming a mixer the estimator does not count,
+// naming the field, and keeps the shipped hybrids.
+TEST(HybridModelsTest, TheCatalogRefusesAnUnknownRecurrentMixer) {
+  common::v1::Model model;
+  model.set_name("models/some-ssm");
+  model.set_display_name("Some SSM");
+  model.mutable_provenance()->set_source("a test");
+  model.mutable_architecture()->set_recurrent_mixer("rwkv7");
+  FieldViolations violations;
+  catalog::ValidateModel(model, "model", &violations);
+  const absl::Status status = violations.ToStatus();
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  bool named = false;
+  for (const auto& v : GetFieldViolations(status)) {
+    named |= v.field == "model.architecture.recurrent_mixer";
+  }
+  EXPECT_TRUE(named) << status;
+  model.mutable_architecture()->set_recurrent_mixer("gated_deltanet");
+  FieldViolations none;
+  catalog::ValidateModel(model, "model", &none);
+  for (const auto& v : GetFieldViolations(none.ToStatus())) {
+    EXPECT_NE(v.field, "model.architecture.recurrent_mixer");
+  }
 }
 
 }  // namespace
