@@ -84,6 +84,11 @@ double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
   const double bytes =
       2.0 * layers * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element;
   if (arithmetic == nullptr) return bytes;
+  if (arch.IsHybrid() && layers == 0) {
+    *arithmetic = absl::StrCat("no attention layer (", arch.num_recurrent_layers,
+                               " recurrent layers keep a fixed state instead): 0 bytes per token");
+    return bytes;
+  }
   *arithmetic =
       absl::StrCat("2 (K and V) x ", layers,
                    arch.IsHybrid() ? absl::StrCat(" attention layers (of ", arch.num_layers, ")")

@@ -148,7 +148,9 @@ TEST(HybridModelsTest, MambaHoldsAStateInsteadOfAKvCache) {
   const double per_sequence = 24.0 * (3 * 1536 * 2 + 1536 * 16 * 2);
   EXPECT_EQ(RecurrentStateBytesPerSequence(arch, &arithmetic), per_sequence);
   EXPECT_NE(arithmetic.find("24 recurrent layers"), std::string::npos) << arithmetic;
-  EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, nullptr), 0);
+  std::string kv_text;
+  EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, &kv_text), 0);
+  EXPECT_NE(kv_text.find("no attention layer"), std::string::npos) << kv_text;
 
   InferenceMemoryInput input;
   input.parameters = 129135360;
