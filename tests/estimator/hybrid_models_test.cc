@@ -123,8 +123,10 @@ TEST(HybridModelsTest, PublishedCountsAreLlmfitsParametersRaw) {
   const auto counts = LlmfitCounts();
   EXPECT_EQ(counts.at("state-spaces/mamba-130m-hf"), 129135360);
   EXPECT_EQ(counts.at("tiiuae/Falcon-H1-0.5B-Base"), 521411104);
+  EXPECT_EQ(counts.at("tiiuae/Falcon-H1-Tiny-90M-Instruct"), 91131072);
   EXPECT_EQ(counts.at("Qwen/Qwen3-Next-80B-A3B-Instruct"), 81324862720);
   EXPECT_EQ(counts.at("nvidia/Nemotron-H-4B-Base-8K"), 4489223040);
+  EXPECT_EQ(counts.at("nvidia/NVIDIA-Nemotron-Nano-9B-v2-Base"), 8888227328);
 }
 
 TEST(HybridModelsTest, MambaIsCountedExactly) {
@@ -196,6 +198,24 @@ TEST(HybridModelsTest, FalconH1IsCountedExactly) {
             36.0 * (3 * 1792 * 2 + 24 * 64 * 128 * 2));
 }
 
+// tiiuae/Falcon-H1-Tiny-90M: the widths a public evaluation script pins
+// for Falcon-H1-Tiny-90M-Base's config.json (hidden 512, intermediate 768,
+// 24 layers, 8 heads, 2 KV heads, vocabulary 32768, tied) and the Mamba
+// keys a public test quotes from Falcon-H1-Tiny-Tool-Calling-90M's (head
+// dim 64, d_ssm 768, 24 heads of 32, state 64, one group, conv 4); the
+// mixer's norm off, FalconH1Config's default.
+TEST(HybridModelsTest, FalconH1TinyIsCountedExactlyWithTiedEmbeddings) {
+  const Architecture arch = Read(R"({
+    "model_type": "falcon_h1", "hidden_size": 512, "intermediate_size": 768,
+    "num_hidden_layers": 24, "num_attention_heads": 8, "num_key_value_heads": 2,
+    "head_dim": 64, "vocab_size": 32768, "tie_word_embeddings": true,
+    "max_position_embeddings": 262144, "mamba_d_conv": 4, "mamba_d_head": 32,
+    "mamba_d_ssm": 768, "mamba_d_state": 64, "mamba_expand": 2, "mamba_n_groups": 1,
+    "mamba_n_heads": 24})");
+  // tiiuae/Falcon-H1-Tiny-90M-Instruct: 91,131,072 (llmfit parameters_raw).
+  EXPECT_EQ(Count(arch).total, 91131072);
+}
+
 TEST(HybridModelsTest, Qwen3NextIsCountedExactlyWithItsMultiTokenPredictionLayer) {
   const Architecture arch = Read(kQwen3Next80B);
   ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kGatedDeltaNet);
@@ -256,6 +276,24 @@ TEST(HybridModelsTest, NemotronHIsCountedExactly) {
   EXPECT_EQ(Count(arch).total, 4489223040);
   // 4 attention layers of 52 hold a KV cache: 2 x 4 x 8 x 128 x 2 bytes.
   EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, nullptr), 2 * 4 * 8 * 128 * 2);
+}
+
+// nvidia/NVIDIA-Nemotron-Nano-9B-v2's config.json (revision 6533e8de2c68...,
+// as a public TensorRT bundle builder embeds it); the -Base checkpoint has
+// the same shape.
+TEST(HybridModelsTest, NemotronNano2IsCountedExactly) {
+  const Architecture arch = Read(R"({
+    "model_type": "nemotron_h", "vocab_size": 131072, "hidden_size": 4480,
+    "intermediate_size": 15680, "num_hidden_layers": 56, "num_attention_heads": 40,
+    "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072,
+    "hybrid_override_pattern": "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+    "mamba_num_heads": 128, "mamba_head_dim": 80, "n_groups": 8, "ssm_state_size": 128,
+    "conv_kernel": 4})");
+  EXPECT_EQ(arch.num_recurrent_layers, 27);
+  EXPECT_EQ(arch.num_attention_layers, 4);
+  EXPECT_EQ(arch.num_mlp_layers, 25);
+  // nvidia/NVIDIA-Nemotron-Nano-9B-v2-Base: 8,888,227,328 (llmfit parameters_raw).
+  EXPECT_EQ(Count(arch).total, 8888227328);
 }
 
 TEST(HybridModelsTest, JambaAgreesWithThePapersRoundedCountsAndKvCache) {
