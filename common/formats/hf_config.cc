@@ -530,15 +530,27 @@ absl::Status HybridArchitecture(const Config& c, const Struct& root, const std::
                                               "E (MoE)"));
       }
     }
-    if (moe > 0) {
-      return WithReason(InvalidFieldError(absl::StrCat(kField, ".hybrid_override_pattern"),
-                                          "MoE layers (E) of Nemotron-H are not counted yet"),
-                        "UNSUPPORTED_MODEL_TYPE");
+    if (moe > 0 && a->num_experts() <= 0) {
+      return InvalidFieldError(absl::StrCat(kField, ".n_routed_experts"),
+                               "must be positive when hybrid_override_pattern has MoE layers (E)");
     }
     a->set_recurrent_mixer("mamba2");
     a->set_num_recurrent_layers(mamba);
     a->set_num_attention_layers(attention);
-    a->set_num_mlp_layers(mlp);
+    a->set_num_mlp_layers(mlp + moe);
+    if (moe > 0) {
+      // NemotronHMoE (Nemotron 3 Nano): routed relu2 experts (up and down
+      // projections), a router, and a shared expert of
+      // moe_shared_expert_intermediate_size; the "-" layers stay dense.
+      a->set_num_dense_layers(mlp);
+      a->set_shared_expert_intermediate_size(
+          take(c.Int({"moe_shared_expert_intermediate_size"}, 0)));
+      if (a->shared_expert_intermediate_size() > 0) {
+        a->set_num_shared_experts(std::max(1, a->num_shared_experts()));
+      }
+    } else {
+      a->set_num_experts(0);
+    }
     a->set_norms_per_layer(1);
     a->set_gated_mlp(false);
     const int64_t heads = take(c.Int({"mamba_num_heads"}, 128));
