@@ -296,6 +296,14 @@ void ValidateModel(const common::v1::Model& model, const std::string& prefix,
     violations->Add(Join(prefix, "architecture.num_key_value_heads"),
                     "must divide num_attention_heads");
   }
+  // The recurrent mixers the estimator counts (docs/FORMULAS.md, "State-space
+  // and linear-attention layers"); a record naming another is refused here
+  // rather than stored and refused at every estimate.
+  const std::string& mixer = arch.recurrent_mixer();
+  if (!mixer.empty() && mixer != "mamba" && mixer != "mamba2" && mixer != "gated_deltanet") {
+    violations->Add(Join(prefix, "architecture.recurrent_mixer"),
+                    absl::StrCat("is \"", mixer, "\"; must be mamba, mamba2 or gated_deltanet"));
+  }
 }
 
 void ValidateHardware(const common::v1::Hardware& hardware, const std::string& prefix,

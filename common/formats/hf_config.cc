@@ -75,9 +75,17 @@ class Config {
 // Families whose decoder blocks this reader knows.
 const std::set<std::string>& KnownTypes() {
   static const auto* types = new std::set<std::string>{
-      "llama",       "mistral",     "mixtral",  "qwen2", "qwen2_moe", "qwen3",  "qwen3_moe",
-      "gemma",       "gemma2",      "phi3",     "gpt2",  "bert",      "falcon", "deepseek_v2",
-      "deepseek_v3", "gemma3_text", "gpt_neox", "olmoe", "gpt_oss",   "t5"};
+      "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
+      "phi3", "gpt2", "bert", "falcon", "deepseek_v2", "deepseek_v3", "gemma3_text", "gpt_neox",
+      "olmoe", "gpt_oss", "t5",
+      // Hybrid and state-space models (HybridArchitecture below).
+      "jamba", "falcon_h1", "qwen3_next", "nemotron_h"};
+  return *types;
+}
+
+// State-space models without attention (StateSpaceArchitecture below).
+const std::set<std::string>& StateSpaceTypes() {
+  static const auto* types = new std::set<std::string>{"mamba", "falcon_mamba", "mamba2"};
   return *types;
 }
 
@@ -92,6 +100,7 @@ const std::set<std::string>& MultimodalTypes() {
 std::string SupportedTypesText() {
   std::set<std::string> all = KnownTypes();
   all.insert(MultimodalTypes().begin(), MultimodalTypes().end());
+  all.insert(StateSpaceTypes().begin(), StateSpaceTypes().end());
   return absl::StrJoin(all, ", ");
 }
 
@@ -317,6 +326,250 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
   return a;
 }
 
+// Mamba-1's dt rank: a number, or "auto" = ceil(hidden_size / 16)
+// (transformers MambaConfig time_step_rank, JambaConfig mamba_dt_rank).
+absl::StatusOr<int64_t> DtRank(const Config& c, const char* key, int64_t hidden) {
+  if (c.String(key) == "auto" || c.Find({key}) == nullptr) return (hidden + 15) / 16;
+  return c.Int({key}, 0);
+}
+
+// True when the config keeps the SSM state in fp32 (Qwen3.5's
+// mamba_ssm_dtype, Nemotron Nano 2's mamba_ssm_cache_dtype).
+bool SsmStateFp32(const Config& c) {
+  return c.String("mamba_ssm_dtype") == "float32" || c.String("mamba_ssm_cache_dtype") == "float32";
+}
+
+// Mamba, Falcon-Mamba and Mamba-2: a stack of mixers, one RMSNorm each,
+// no attention and no MLP (transformers MambaConfig, FalconMambaConfig,
+// Mamba2Config and their defaults).
+absl::StatusOr<common::v1::Architecture> StateSpaceArchitecture(const Config& c,
+                                                                const std::string& type) {
+  common::v1::Architecture a;
+  a.set_model_type(type);
+  absl::Status error;
+  auto take = [&](absl::StatusOr<int64_t> v) -> int64_t {
+    if (!v.ok() && error.ok()) error = v.status();
+    return v.ok() ? *v : 0;
+  };
+  const int64_t layers = take(c.Required({"num_hidden_layers", "n_layer"}));
+  const int64_t hidden = take(c.Required({"hidden_size", "d_model"}));
+  a.set_vocab_size(take(c.Required({"vocab_size"})));
+  if (!error.ok()) return error;
+  a.set_num_layers(static_cast<int32_t>(layers));
+  a.set_hidden_size(hidden);
+  a.set_norm_type(common::v1::NORM_TYPE_RMS_NORM);
+  a.set_norms_per_layer(1);
+  a.set_recurrent_mixer(type == "mamba2" ? "mamba2" : "mamba");
+  a.set_num_recurrent_layers(static_cast<int32_t>(layers));
+  a.set_ssm_conv_kernel(static_cast<int32_t>(take(c.Int({"conv_kernel"}, 4))));
+  a.set_ssm_conv_bias(c.Bool("use_conv_bias", true));
+  a.set_ssm_proj_bias(c.Bool("use_bias", false));
+  a.set_ssm_state_fp32(SsmStateFp32(c));
+  const int64_t expand = take(c.Int({"expand"}, 2));
+  if (type == "mamba2") {
+    // Mamba2Config: num_heads x head_dim inner channels, n_groups for B/C,
+    // a gated RMSNorm before out_proj; untied by default.
+    const int64_t heads = take(c.Int({"num_heads"}, 128));
+    const int64_t head_dim = take(c.Int({"head_dim"}, 64));
+    a.set_ssm_inner_size(heads * head_dim);
+    a.set_ssm_num_heads(static_cast<int32_t>(heads));
+    a.set_ssm_num_groups(static_cast<int32_t>(take(c.Int({"n_groups"}, 8))));
+    a.set_ssm_state_size(static_cast<int32_t>(take(c.Int({"state_size"}, 128))));
+    a.set_ssm_gated_norm(true);
+    a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", false));
+  } else {
+    // MambaConfig: intermediate_size = expand x hidden_size inner channels;
+    // tied by default.
+    a.set_ssm_inner_size(take(c.Int({"intermediate_size"}, expand * hidden)));
+    a.set_ssm_state_size(static_cast<int32_t>(take(c.Int({"state_size"}, 16))));
+    a.set_ssm_dt_rank(static_cast<int32_t>(take(DtRank(c, "time_step_rank", hidden))));
+    a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", true));
+  }
+  if (!error.ok()) return error;
+  a.set_source("config.json");
+  return a;
+}
+
+// A list of strings: how many entries equal `value`, or -1 without it.
+int CountIn(const Config& c, const char* key, const char* value) {
+  return c.CountStrings(key, value);
+}
+
+// The layer pattern and mixer of the hybrids that also have attention,
+// after their transformers configuration classes; `a` already holds the
+// attention, MLP and MoE fields the common path reads.
+absl::Status HybridArchitecture(const Config& c, const Struct& root, const std::string& type,
+                                common::v1::Architecture* a) {
+  absl::Status error;
+  auto take = [&](absl::StatusOr<int64_t> v) -> int64_t {
+    if (!v.ok() && error.ok()) error = v.status();
+    return v.ok() ? *v : 0;
+  };
+  const int L = a->num_layers();
+  const int64_t h = a->hidden_size();
+  a->set_ssm_state_fp32(SsmStateFp32(c));
+  if (type == "jamba") {
+    // JambaConfig: attention in layers i % attn_layer_period ==
+    // attn_layer_offset (4 of 32 for Jamba-v0.1), Mamba-1 elsewhere; MoE in
+    // layers i % expert_layer_period == expert_layer_offset, a dense MLP in
+    // the others; JambaMambaMixer adds RMSNorms on dt, B and C.
+    const int64_t period = std::max<int64_t>(1, take(c.Int({"attn_layer_period"}, 8)));
+    const int64_t offset = take(c.Int({"attn_layer_offset"}, 4));
+    const int64_t e_period = std::max<int64_t>(1, take(c.Int({"expert_layer_period"}, 2)));
+    const int64_t e_offset = take(c.Int({"expert_layer_offset"}, 1));
+    int attention = 0, moe = 0;
+    for (int i = 0; i < L; ++i) {
+      if (i % period == offset) ++attention;
+      if (i % e_period == e_offset) ++moe;
+    }
+    a->set_recurrent_mixer("mamba");
+    a->set_num_attention_layers(attention);
+    a->set_num_recurrent_layers(L - attention);
+    a->set_num_mlp_layers(L);
+    a->set_num_dense_layers(a->num_experts() > 1 ? L - moe : 0);
+    if (a->num_experts() <= 1) a->set_num_experts(0);
+    a->set_ssm_inner_size(take(c.Int({"mamba_expand"}, 2)) * h);
+    a->set_ssm_state_size(static_cast<int32_t>(take(c.Int({"mamba_d_state"}, 16))));
+    a->set_ssm_conv_kernel(static_cast<int32_t>(take(c.Int({"mamba_d_conv"}, 4))));
+    a->set_ssm_dt_rank(static_cast<int32_t>(take(DtRank(c, "mamba_dt_rank", h))));
+    a->set_ssm_conv_bias(c.Bool("mamba_conv_bias", true));
+    a->set_ssm_proj_bias(c.Bool("mamba_proj_bias", false));
+    a->set_ssm_gated_norm(true);
+  } else if (type == "falcon_h1") {
+    // FalconH1Config: every layer runs attention and a Mamba-2 mixer side by
+    // side, then a gated MLP; mamba_d_ssm inner channels (else heads x
+    // head dim, else expand x hidden); the mixer's norm only with
+    // mamba_rms_norm.
+    a->set_recurrent_mixer("mamba2");
+    a->set_num_attention_layers(L);
+    a->set_num_recurrent_layers(L);
+    a->set_num_mlp_layers(L);
+    const int64_t heads = take(c.Int({"mamba_n_heads"}, 128));
+    const int64_t head_dim =
+        c.String("mamba_d_head") == "auto" ? 0 : take(c.Int({"mamba_d_head"}, 0));
+    const int64_t inner = take(c.Int(
+        {"mamba_d_ssm"}, head_dim > 0 ? heads * head_dim : take(c.Int({"mamba_expand"}, 2)) * h));
+    a->set_ssm_inner_size(inner);
+    a->set_ssm_num_heads(static_cast<int32_t>(heads));
+    a->set_ssm_num_groups(static_cast<int32_t>(take(c.Int({"mamba_n_groups"}, 1))));
+    a->set_ssm_state_size(static_cast<int32_t>(take(c.Int({"mamba_d_state"}, 256))));
+    a->set_ssm_conv_kernel(static_cast<int32_t>(take(c.Int({"mamba_d_conv"}, 4))));
+    a->set_ssm_conv_bias(c.Bool("mamba_conv_bias", true));
+    a->set_ssm_proj_bias(c.Bool("mamba_proj_bias", false));
+    a->set_ssm_gated_norm(c.Bool("mamba_rms_norm", false));
+  } else if (type == "qwen3_next") {
+    // Qwen3NextConfig: layer_types, else full attention every
+    // full_attention_interval-th layer (i + 1) % interval == 0, Gated
+    // DeltaNet in the others; MoE except mlp_only_layers and off the
+    // decoder_sparse_step; gated attention (q_proj twice as wide).
+    int full = CountIn(c, "layer_types", "full_attention");
+    if (full < 0) {
+      const int64_t interval = std::max<int64_t>(1, take(c.Int({"full_attention_interval"}, 4)));
+      full = 0;
+      for (int i = 0; i < L; ++i) full += (i + 1) % interval == 0;
+    }
+    a->set_recurrent_mixer("gated_deltanet");
+    a->set_num_attention_layers(full);
+    a->set_num_recurrent_layers(L - full);
+    a->set_num_mlp_layers(L);
+    const int64_t v_heads = take(c.Int({"linear_num_value_heads"}, 32));
+    a->set_ssm_num_heads(static_cast<int32_t>(v_heads));
+    a->set_ssm_inner_size(v_heads * take(c.Int({"linear_value_head_dim"}, 128)));
+    a->set_ssm_num_groups(static_cast<int32_t>(take(c.Int({"linear_num_key_heads"}, 16))));
+    a->set_ssm_state_size(static_cast<int32_t>(take(c.Int({"linear_key_head_dim"}, 128))));
+    a->set_ssm_conv_kernel(static_cast<int32_t>(take(c.Int({"linear_conv_kernel_dim"}, 4))));
+    a->set_ssm_gated_norm(true);
+    a->set_attention_output_gate(true);
+    // MoE layers: not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0.
+    const int64_t step = std::max<int64_t>(1, take(c.Int({"decoder_sparse_step"}, 1)));
+    std::set<int64_t> mlp_only;
+    if (const Value* v = c.Find({"mlp_only_layers"});
+        v != nullptr && v->kind_case() == Value::kListValue) {
+      for (const Value& item : v->list_value().values()) {
+        if (item.kind_case() == Value::kNumberValue) {
+          mlp_only.insert(static_cast<int64_t>(item.number_value()));
+        }
+      }
+    }
+    int moe = 0;
+    for (int i = 0; i < L; ++i) moe += !mlp_only.count(i) && (i + 1) % step == 0;
+    a->set_num_dense_layers(a->num_experts() > 0 ? L - moe : 0);
+    a->set_shared_expert_intermediate_size(take(c.Int({"shared_expert_intermediate_size"}, 0)));
+    a->set_shared_expert_gate(a->shared_expert_intermediate_size() > 0);
+    // The checkpoints ship one multi-token-prediction layer (mtp.*) that
+    // uses the model's embedding and head: Qwen3-Next-80B-A3B-Instruct's
+    // 81,324,862,720 parameters are the 79,674,391,296 of the model plus
+    // exactly one such layer (docs/ACCURACY.md).
+    a->set_num_mtp_layers(static_cast<int32_t>(
+        take(c.Int({"num_nextn_predict_layers", "mtp_num_hidden_layers"}, 1))));
+    a->set_mtp_shares_embeddings(true);
+  } else if (type == "nemotron_h") {
+    // NemotronHConfig: one mixer per layer as hybrid_override_pattern says
+    // ("M" Mamba-2, "*" attention, "-" MLP, "E" MoE), one RMSNorm each; a
+    // plain (relu2) MLP; Mamba-2 with a gated norm.
+    const std::string pattern = c.String("hybrid_override_pattern");
+    if (static_cast<int>(pattern.size()) != L) {
+      return InvalidFieldError(
+          absl::StrCat(kField, ".hybrid_override_pattern"),
+          absl::StrCat("must have one character per layer (", L, "), has ", pattern.size()));
+    }
+    int mamba = 0, attention = 0, mlp = 0, moe = 0;
+    for (char ch : pattern) {
+      if (ch == 'M') {
+        ++mamba;
+      } else if (ch == '*') {
+        ++attention;
+      } else if (ch == '-') {
+        ++mlp;
+      } else if (ch == 'E') {
+        ++moe;
+      } else {
+        return InvalidFieldError(absl::StrCat(kField, ".hybrid_override_pattern"),
+                                 absl::StrCat("has '", std::string(1, ch),
+                                              "'; known: M (Mamba-2), * (attention), - (MLP), "
+                                              "E (MoE)"));
+      }
+    }
+    if (moe > 0 && a->num_experts() <= 0) {
+      return InvalidFieldError(absl::StrCat(kField, ".n_routed_experts"),
+                               "must be positive when hybrid_override_pattern has MoE layers (E)");
+    }
+    a->set_recurrent_mixer("mamba2");
+    a->set_num_recurrent_layers(mamba);
+    a->set_num_attention_layers(attention);
+    a->set_num_mlp_layers(mlp + moe);
+    if (moe > 0) {
+      // NemotronHMoE (Nemotron 3 Nano): routed relu2 experts (up and down
+      // projections), a router, and a shared expert of
+      // moe_shared_expert_intermediate_size; the "-" layers stay dense.
+      a->set_num_dense_layers(mlp);
+      a->set_shared_expert_intermediate_size(
+          take(c.Int({"moe_shared_expert_intermediate_size"}, 0)));
+      if (a->shared_expert_intermediate_size() > 0) {
+        a->set_num_shared_experts(std::max(1, a->num_shared_experts()));
+      }
+    } else {
+      a->set_num_experts(0);
+    }
+    a->set_norms_per_layer(1);
+    a->set_gated_mlp(false);
+    const int64_t heads = take(c.Int({"mamba_num_heads"}, 128));
+    a->set_ssm_num_heads(static_cast<int32_t>(heads));
+    a->set_ssm_inner_size(heads * take(c.Int({"mamba_head_dim"}, 64)));
+    a->set_ssm_num_groups(static_cast<int32_t>(take(c.Int({"n_groups"}, 8))));
+    a->set_ssm_state_size(static_cast<int32_t>(take(c.Int({"ssm_state_size"}, 128))));
+    a->set_ssm_conv_kernel(static_cast<int32_t>(take(c.Int({"conv_kernel"}, 4))));
+    a->set_ssm_conv_bias(c.Bool("use_conv_bias", true));
+    a->set_ssm_proj_bias(c.Bool("use_bias", false));
+    a->set_ssm_gated_norm(true);
+    if (const int64_t head_dim = take(c.Int({"attention_head_dim", "head_dim"}, 0)); head_dim > 0) {
+      a->set_head_dim(static_cast<int32_t>(head_dim));
+    }
+  }
+  (void)root;
+  return error;
+}
+
 }  // namespace
 
 absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_view json) {
@@ -335,6 +588,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   const Config c(root);
   const std::string type = c.String("model_type");
   if (MultimodalTypes().count(type)) return MultimodalArchitecture(root, type);
+  if (StateSpaceTypes().count(type)) return StateSpaceArchitecture(c, type);
   if (!KnownTypes().count(type)) {
     // The caller's input names a family this reader cannot count: their
     // argument, not a missing RPC (UNIMPLEMENTED would say the latter).
@@ -428,7 +682,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
     a.set_attention_output_bias(c.Bool("attention_bias", false));
     a.set_mlp_bias(c.Bool("mlp_bias", false));
   }
-  a.set_qk_norm(type == "qwen3" || type == "qwen3_moe" || is_gemma3 || type == "olmoe");
+  a.set_qk_norm(type == "qwen3" || type == "qwen3_moe" || is_gemma3 || type == "olmoe" ||
+                type == "qwen3_next");
   // OLMoE normalizes the whole query and key projections (q_norm, k_norm).
   a.set_qk_norm_full_width(type == "olmoe");
   if (type == "gemma2" || is_gemma3) a.set_norms_per_layer(4);
@@ -498,6 +753,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   a.set_qk_nope_head_dim(static_cast<int32_t>(take(c.Int({"qk_nope_head_dim"}, 0))));
   a.set_v_head_dim(static_cast<int32_t>(take(c.Int({"v_head_dim"}, 0))));
   if (!error.ok()) return error;
+  if (type == "jamba" || type == "falcon_h1" || type == "qwen3_next" || type == "nemotron_h") {
+    if (absl::Status hybrid = HybridArchitecture(c, root, type, &a); !hybrid.ok()) return hybrid;
+  }
   a.set_source("config.json");
   return a;
 }

@@ -58,6 +58,27 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.attention_sinks = arch.attention_sinks();
   out.num_decoder_layers = arch.num_decoder_layers();
   out.relative_attention_buckets = arch.relative_attention_buckets();
+  out.mtp_shares_embeddings = arch.mtp_shares_embeddings();
+  const std::string& mixer = arch.recurrent_mixer();
+  out.recurrent_mixer = mixer.empty()               ? RecurrentMixer::kNone
+                        : mixer == "mamba"          ? RecurrentMixer::kMamba
+                        : mixer == "mamba2"         ? RecurrentMixer::kMamba2
+                        : mixer == "gated_deltanet" ? RecurrentMixer::kGatedDeltaNet
+                                                    : RecurrentMixer::kUnknown;
+  out.num_recurrent_layers = arch.num_recurrent_layers();
+  out.num_attention_layers = arch.num_attention_layers();
+  out.num_mlp_layers = arch.num_mlp_layers();
+  out.ssm_inner_size = arch.ssm_inner_size();
+  out.ssm_state_size = arch.ssm_state_size();
+  out.ssm_num_heads = arch.ssm_num_heads();
+  out.ssm_num_groups = arch.ssm_num_groups();
+  out.ssm_conv_kernel = arch.ssm_conv_kernel();
+  out.ssm_dt_rank = arch.ssm_dt_rank();
+  out.ssm_conv_bias = arch.ssm_conv_bias();
+  out.ssm_proj_bias = arch.ssm_proj_bias();
+  out.ssm_gated_norm = arch.ssm_gated_norm();
+  out.ssm_state_fp32 = arch.ssm_state_fp32();
+  out.attention_output_gate = arch.attention_output_gate();
   return out;
 }
 

@@ -249,13 +249,62 @@ absl::Status CallAbandoned(absl::string_view what) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// llama.cpp's Mamba files (general.architecture "mamba"; convert_hf_to_gguf.py
+// MambaModel): mamba.ssm.inner_size, state_size, conv_kernel and
+// time_step_rank beside the block count and width; the conv1d carries a
+// bias, the projections none; an output.weight tensor when untied.
+absl::StatusOr<common::v1::Architecture> MambaFromGguf(const GgufHeader& header,
+                                                       absl::string_view field) {
+  const GgufModelMetadata& m = header.model;
+  FieldViolations missing;
+  auto need = [&](const std::optional<int64_t>& v, absl::string_view key) -> int64_t {
+    if (!v.has_value() || *v <= 0) {
+      missing.Add(absl::StrCat(field, "mamba.", key), "missing from the metadata");
+      return 0;
+    }
+    return *v;
+  };
+  common::v1::Architecture a;
+  a.set_model_type("mamba");
+  const int64_t layers = need(m.block_count, "block_count");
+  a.set_num_layers(static_cast<int32_t>(layers));
+  a.set_hidden_size(need(m.embedding_length, "embedding_length"));
+  a.set_ssm_inner_size(need(header.GetInt("mamba.ssm.inner_size"), "ssm.inner_size"));
+  a.set_ssm_state_size(
+      static_cast<int32_t>(need(header.GetInt("mamba.ssm.state_size"), "ssm.state_size")));
+  a.set_ssm_conv_kernel(
+      static_cast<int32_t>(need(header.GetInt("mamba.ssm.conv_kernel"), "ssm.conv_kernel")));
+  a.set_ssm_dt_rank(
+      static_cast<int32_t>(need(header.GetInt("mamba.ssm.time_step_rank"), "ssm.time_step_rank")));
+  if (m.vocab_size.has_value()) {
+    a.set_vocab_size(*m.vocab_size);
+  } else {
+    missing.Add(absl::StrCat(field, "tokenizer.ggml.tokens"), "missing from the metadata");
+  }
+  a.set_recurrent_mixer("mamba");
+  a.set_num_recurrent_layers(static_cast<int32_t>(layers));
+  a.set_ssm_conv_bias(true);
+  a.set_norms_per_layer(1);
+  a.set_norm_type(common::v1::NORM_TYPE_RMS_NORM);
+  a.set_tie_word_embeddings(!HasTensor(header, "output.weight"));
+  a.set_published_parameter_count(static_cast<int64_t>(header.total_elements));
+  if (absl::Status bad = missing.ToStatus(); !bad.ok()) return bad;
+  return a;
+}
+
+}  // namespace
+
 absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& header,
                                                               absl::string_view field) {
   const GgufModelMetadata& m = header.model;
+  if (m.architecture == "mamba") return MambaFromGguf(header, field);
   auto family = GgufFamilies().find(m.architecture);
   if (family == GgufFamilies().end()) {
     std::vector<std::string> known;
     for (const auto& [name, type] : GgufFamilies()) known.push_back(name);
+    known.push_back("mamba");
     return WithReason(
         InvalidFieldError(absl::StrCat(field, "general.architecture"),
                           absl::StrCat("\"", m.architecture,

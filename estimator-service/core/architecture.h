@@ -8,6 +8,16 @@
 
 namespace modelatlas::estimator {
 
+// The sequence mixer of a hybrid or state-space model's recurrent layers
+// (docs/FORMULAS.md, "State-space and linear-attention layers").
+enum class RecurrentMixer {
+  kNone,
+  kMamba,          // Mamba-1 selective scan (transformers MambaMixer)
+  kMamba2,         // Mamba-2 SSD (Mamba2Mixer, FalconH1Mixer, NemotronHMamba2Mixer)
+  kGatedDeltaNet,  // Qwen3-Next linear attention (Qwen3NextGatedDeltaNet)
+  kUnknown,        // a name this estimator does not know: refused
+};
+
 struct Architecture {
   int num_layers = 0;
   int64_t hidden_size = 0;
@@ -47,7 +57,7 @@ struct Architecture {
   int num_shared_experts = 0;
   // Per-expert MLP width; 0 = intermediate_size.
   int64_t moe_intermediate_size = 0;
-  // Leading dense layers of an MoE model.
+  // Dense layers of an MoE model (leading for DeepSeek, interleaved for Jamba).
   int num_dense_layers = 0;
   // Multi-head latent attention: the cache holds kv_lora_rank + qk_rope_head_dim
   // elements per token and layer instead of per-head keys and values.
@@ -75,6 +85,27 @@ struct Architecture {
   bool attention_sinks = false;
   // Multi-token-prediction modules (DeepSeek-V3): counted apart.
   int num_mtp_layers = 0;
+  // The MTP module shares the embedding and output head (Qwen3-Next).
+  bool mtp_shares_embeddings = false;
+  // Hybrid and state-space models (kNone for a transformer): layers with
+  // the recurrent mixer, with attention (the only ones with a KV cache) and
+  // with an MLP or MoE block; the mixer's shape (proto Architecture 280-295).
+  RecurrentMixer recurrent_mixer = RecurrentMixer::kNone;
+  int num_recurrent_layers = 0;
+  int num_attention_layers = 0;
+  int num_mlp_layers = 0;
+  int64_t ssm_inner_size = 0;
+  int ssm_state_size = 0;
+  int ssm_num_heads = 0;
+  int ssm_num_groups = 0;
+  int ssm_conv_kernel = 0;
+  int ssm_dt_rank = 0;
+  bool ssm_conv_bias = false;
+  bool ssm_proj_bias = false;
+  bool ssm_gated_norm = false;
+  bool ssm_state_fp32 = false;
+  // Qwen3-Next's gated attention: q_proj yields queries and an output gate.
+  bool attention_output_gate = false;
 
   int EffectiveHeadDim() const {
     if (head_dim > 0) return head_dim;
@@ -85,6 +116,11 @@ struct Architecture {
   }
   bool UsesMla() const { return kv_lora_rank > 0; }
   bool IsMoe() const { return num_experts > 0; }
+  bool IsHybrid() const { return recurrent_mixer != RecurrentMixer::kNone; }
+  // Layers with attention (all of a transformer's).
+  int AttentionLayers() const { return IsHybrid() ? num_attention_layers : num_layers; }
+  // Layers with an MLP or MoE block (all of a transformer's).
+  int MlpLayers() const { return IsHybrid() ? num_mlp_layers : num_layers; }
 };
 
 }  // namespace modelatlas::estimator

@@ -80,18 +80,70 @@ double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
         " bytes per token (the encoder caches nothing)");
     return bytes;
   }
+  const int layers = KvCacheLayers(arch);
   const double bytes =
-      2.0 * arch.num_layers * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element;
+      2.0 * layers * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element;
   if (arithmetic == nullptr) return bytes;
-  *arithmetic = absl::StrCat("2 (K and V) x ", arch.num_layers, " layers x ",
-                             arch.EffectiveKvHeads(), " KV heads x ", arch.EffectiveHeadDim(),
-                             " head dim x ", absl::StrFormat("%g", bytes_per_element), " bytes (",
-                             NumberFormatName(format), ") = ", Int(bytes), " bytes per token");
+  if (arch.IsHybrid() && layers == 0) {
+    *arithmetic = absl::StrCat("no attention layer (", arch.num_recurrent_layers,
+                               " recurrent layers keep a fixed state instead): 0 bytes per token");
+    return bytes;
+  }
+  *arithmetic =
+      absl::StrCat("2 (K and V) x ", layers,
+                   arch.IsHybrid() ? absl::StrCat(" attention layers (of ", arch.num_layers, ")")
+                                   : std::string(" layers"),
+                   " x ", arch.EffectiveKvHeads(), " KV heads x ", arch.EffectiveHeadDim(),
+                   " head dim x ", absl::StrFormat("%g", bytes_per_element), " bytes (",
+                   NumberFormatName(format), ") = ", Int(bytes), " bytes per token");
   return bytes;
 }
 
 int KvCacheLayers(const Architecture& arch) {
+  if (arch.IsHybrid()) return arch.num_attention_layers;
   return arch.num_decoder_layers > 0 ? arch.num_decoder_layers : arch.num_layers;
+}
+
+double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* arithmetic) {
+  if (!arch.IsHybrid() || arch.num_recurrent_layers <= 0) return 0;
+  const double I = static_cast<double>(arch.ssm_inner_size);
+  const double N = arch.ssm_state_size, G = arch.ssm_num_groups, H = arch.ssm_num_heads;
+  const double conv_window = std::max(0, arch.ssm_conv_kernel - 1);
+  double channels = 0, ssm = 0;
+  std::string ssm_text;
+  switch (arch.recurrent_mixer) {
+    case RecurrentMixer::kMamba:
+      channels = I;
+      ssm = I * N;
+      ssm_text = absl::StrCat(Int(I), " x ", Int(N), " state");
+      break;
+    case RecurrentMixer::kMamba2:
+      channels = I + 2 * G * N;
+      ssm = I * N;
+      ssm_text = absl::StrCat(Int(H), " heads x ", Int(H > 0 ? I / H : 0), " head dim x ", Int(N),
+                              " state");
+      break;
+    case RecurrentMixer::kGatedDeltaNet:
+      channels = 2 * G * N + I;
+      ssm = I * N;
+      ssm_text = absl::StrCat(Int(H), " value heads x ", Int(N), " key dim x ",
+                              Int(H > 0 ? I / H : 0), " value dim");
+      break;
+    default:
+      return 0;
+  }
+  const double conv_bytes = 2, ssm_bytes = arch.ssm_state_fp32 ? 4 : 2;
+  const double per_layer = conv_window * channels * conv_bytes + ssm * ssm_bytes;
+  const double bytes = per_layer * arch.num_recurrent_layers;
+  if (arithmetic != nullptr) {
+    *arithmetic =
+        absl::StrCat(arch.num_recurrent_layers, " recurrent layers x (conv ", Int(conv_window),
+                     " (kernel ", arch.ssm_conv_kernel, " - 1) x ", Int(channels),
+                     " channels x 2 bytes + SSM ", ssm_text, " x ", Int(ssm_bytes), " bytes",
+                     arch.ssm_state_fp32 ? " (fp32)" : " (16-bit)", ") = ", Int(bytes),
+                     " bytes per sequence, whatever the context (vLLM's mamba state shapes)");
+  }
+  return bytes;
 }
 
 int SlidingLayers(const Architecture& arch) {
@@ -239,11 +291,30 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
           "context_length_tokens",
           "context x batch gives a KV cache beyond any device (over 4e18 bytes)");
     }
-    sizing.kv_cache_bytes = std::ceil(kv_bytes);
+    // Hybrids: the recurrent layers' state, per sequence whatever the
+    // context, beside the attention layers' KV cache.
+    std::string* state_arithmetic = arithmetic != nullptr ? &arithmetic->recurrent_state : nullptr;
+    const double state_per_sequence = RecurrentStateBytesPerSequence(arch, state_arithmetic);
+    sizing.recurrent_state_bytes = std::ceil(state_per_sequence * w.batch_size);
+    if (arithmetic != nullptr && state_per_sequence > 0) {
+      absl::StrAppend(&arithmetic->recurrent_state, " x ", w.batch_size,
+                      " sequences = ", Int(sizing.recurrent_state_bytes), " bytes");
+    }
+    sizing.kv_cache_bytes = std::ceil(kv_bytes) + sizing.recurrent_state_bytes;
     sizing.model_kv_cache_bytes = sizing.kv_cache_bytes;
+    const int kv_layers = KvCacheLayers(arch);
+    const double layer_kv = kv_layers > 0
+                                ? KvCacheBytesPerToken(arch, w.kv_cache_format, nullptr) /
+                                      kv_layers * static_cast<double>(context) * w.batch_size
+                                : 0;
+    const double layer_state = arch.num_recurrent_layers > 0
+                                   ? state_per_sequence / arch.num_recurrent_layers * w.batch_size
+                                   : 0;
+    // Falcon-H1 runs both mixers in every layer: its layers hold both.
+    const bool both_in_a_layer =
+        arch.IsHybrid() && arch.num_attention_layers + arch.num_recurrent_layers > arch.num_layers;
     sizing.kv_cache_bytes_largest_layer =
-        std::ceil(KvCacheBytesPerToken(arch, w.kv_cache_format, nullptr) / KvCacheLayers(arch) *
-                  static_cast<double>(context) * w.batch_size);
+        std::ceil(both_in_a_layer ? layer_kv + layer_state : std::max(layer_kv, layer_state));
     const int chunk = w.prefill_chunk_tokens;
     std::string* workspace_arithmetic = arithmetic != nullptr ? &arithmetic->activations : nullptr;
     sizing.activation_bytes =
@@ -254,18 +325,18 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
       std::string tokens_arithmetic;
       if (arch.sliding_window > 0 && arch.sliding_window < context) {
         const int sliding_layers = SlidingLayers(arch);
-        const int kv_layers = KvCacheLayers(arch);
         const double per_layer = per_token / kv_layers;
         const double window_tokens = static_cast<double>(arch.sliding_window);
-        tokens_arithmetic =
-            absl::StrCat("; ", sliding_layers, " of ", kv_layers, " layers keep only the ",
-                         arch.sliding_window, "-token window: (", sliding_layers, " x ",
-                         Int(window_tokens), " tokens + ", kv_layers - sliding_layers, " x ",
-                         context, " tokens) x ", Int(per_layer), " bytes per layer-token x ",
-                         w.batch_size, " sequences = ", Int(sizing.kv_cache_bytes), " bytes");
+        tokens_arithmetic = absl::StrCat(
+            "; ", sliding_layers, " of ", kv_layers, " layers keep only the ", arch.sliding_window,
+            "-token window: (", sliding_layers, " x ", Int(window_tokens), " tokens + ",
+            kv_layers - sliding_layers, " x ", context, " tokens) x ", Int(per_layer),
+            " bytes per layer-token x ", w.batch_size,
+            " sequences = ", Int(sizing.kv_cache_bytes - sizing.recurrent_state_bytes), " bytes");
       } else {
-        tokens_arithmetic = absl::StrCat("; x ", context, " tokens x ", w.batch_size,
-                                         " sequences = ", Int(sizing.kv_cache_bytes), " bytes");
+        tokens_arithmetic = absl::StrCat(
+            "; x ", context, " tokens x ", w.batch_size,
+            " sequences = ", Int(sizing.kv_cache_bytes - sizing.recurrent_state_bytes), " bytes");
       }
       arithmetic->kv_cache = per_token_arithmetic + tokens_arithmetic;
       if (context == 0) {
@@ -295,7 +366,13 @@ absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceM
   estimate.sizing = *sizing;
   estimate.lines.push_back({"weights", CeilBytes(sizing->weight_bytes), arithmetic.weights});
   if (input.architecture.has_value() && input.architecture->num_layers > 0) {
-    estimate.lines.push_back({"kv_cache", CeilBytes(sizing->kv_cache_bytes), arithmetic.kv_cache});
+    estimate.lines.push_back({"kv_cache",
+                              CeilBytes(sizing->kv_cache_bytes - sizing->recurrent_state_bytes),
+                              arithmetic.kv_cache});
+    if (sizing->recurrent_state_bytes > 0) {
+      estimate.lines.push_back({"recurrent_state", CeilBytes(sizing->recurrent_state_bytes),
+                                arithmetic.recurrent_state});
+    }
     estimate.lines.push_back(
         {"activations", CeilBytes(sizing->activation_bytes), arithmetic.activations});
   }

@@ -45,8 +45,13 @@ struct InferenceSizing {
   // share); 1 for dense models.
   double active_share = 1;
   double weight_bytes = 0;
-  // The whole KV cache (every sequence), bytes.
+  // The whole KV cache (every sequence), bytes; for hybrid and state-space
+  // models it includes the recurrent state (recurrent_state_bytes of it),
+  // the other per-sequence memory a runtime allocates beside the weights.
   double kv_cache_bytes = 0;
+  // Recurrent state of a hybrid's state-space / linear-attention layers
+  // (every sequence), bytes; part of kv_cache_bytes; 0 for a transformer.
+  double recurrent_state_bytes = 0;
   double activation_bytes = 0;
   double overhead_bytes = 0;
   int num_attention_heads = 0;  // 0 = unknown: tensor parallelism not checked
@@ -84,6 +89,7 @@ struct InferenceSizing {
 struct InferenceArithmetic {
   std::string weights;
   std::string kv_cache;
+  std::string recurrent_state;
   std::string activations;
   std::string overhead;
   std::vector<std::string> warnings;
@@ -110,8 +116,22 @@ struct InferenceMemoryEstimate {
 // `arithmetic` may be null when only the number is wanted.
 double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format, std::string* arithmetic);
 
-// Layers that hold a KV cache: the decoder's of an encoder-decoder, else all.
+// Layers that hold a KV cache: the decoder's of an encoder-decoder, a
+// hybrid's attention layers, else all.
 int KvCacheLayers(const Architecture& arch);
+
+// Recurrent state of one sequence, bytes, for a hybrid or state-space model
+// (0 otherwise), independent of the context length: per recurrent layer a
+// convolution state of (K - 1) x conv channels and an SSM state, as vLLM
+// allocates them (vllm/model_executor/layers/mamba/mamba_utils.py,
+// MambaStateShapeCalculator):
+//   Mamba:          conv (K-1) x I,           SSM I x N
+//   Mamba-2:        conv (K-1) x (I + 2GN),   SSM H x I/H x N
+//   Gated DeltaNet: conv (K-1) x (2GN + I),   SSM H x N x I/H
+// at 2 bytes (the 16-bit model dtype, vLLM's mamba_ssm_cache_dtype "auto"),
+// the SSM state at 4 when the config keeps it in fp32. `arithmetic` may be
+// null.
+double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* arithmetic);
 
 // Layers that use the sliding window (all of them unless said otherwise).
 int SlidingLayers(const Architecture& arch);

@@ -18,17 +18,133 @@ double MlpParameters(const Architecture& arch, double f, bool biases) {
   return matrices + (arch.gated_mlp ? 2 * f : f) + h;
 }
 
+// One recurrent mixer's parameters, every tensor of the transformers module
+// (docs/FORMULAS.md), with its arithmetic when `text` is not null.
+//   Mamba (MambaMixer): in_proj h x 2I, conv1d I x K (+ I bias), x_proj
+//     I x (R + 2N), dt_proj R x I + I, A_log I x N, D I, out_proj I x h;
+//     JambaMambaMixer adds RMSNorms on dt, B and C (R + 2N).
+//   Mamba-2 (Mamba2Mixer, FalconH1Mixer, NemotronHMamba2Mixer), C = I + 2GN
+//     conv channels: in_proj h x (I + C + H), conv1d C x K (+ C bias),
+//     dt_bias, A_log and D H each, gated RMSNorm I, out_proj I x h.
+//   Gated DeltaNet (Qwen3NextGatedDeltaNet), G key heads of N, H value
+//     heads of I/H, C = 2GN + I: in_proj_qkvz h x (C + I), in_proj_ba
+//     h x 2H, conv1d C x K, dt_bias and A_log H each, gated RMSNorm I/H,
+//     out_proj I x h.
+double RecurrentParameters(const Architecture& arch, const ParameterCountOptions& options,
+                           std::string* text) {
+  const double h = static_cast<double>(arch.hidden_size);
+  const double I = static_cast<double>(arch.ssm_inner_size);
+  const double N = arch.ssm_state_size, K = arch.ssm_conv_kernel, H = arch.ssm_num_heads,
+               G = arch.ssm_num_groups, R = arch.ssm_dt_rank;
+  const bool proj_bias = options.include_biases && arch.ssm_proj_bias;
+  const bool conv_bias = options.include_biases && arch.ssm_conv_bias;
+  const bool norm = options.include_norms && arch.ssm_gated_norm;
+  switch (arch.recurrent_mixer) {
+    case RecurrentMixer::kMamba: {
+      const double in = h * 2 * I + (proj_bias ? 2 * I : 0);
+      const double conv = I * K + (conv_bias ? I : 0);
+      const double x_proj = I * (R + 2 * N);
+      const double dt = R * I + I;
+      const double out = I * h + (proj_bias ? h : 0);
+      // Jamba's mixer normalizes dt, B and C (dt_layernorm, b_layernorm,
+      // c_layernorm: RMSNorms of R, N and N).
+      const double inner_norms = norm ? R + 2 * N : 0;
+      const double total = in + conv + x_proj + dt + I * N + I + out + inner_norms;
+      if (text != nullptr) {
+        *text = absl::StrCat(
+            "Mamba: in_proj ", Int(h), "x2x", Int(I), " + conv1d ", Int(I), "x", Int(K),
+            conv_bias ? absl::StrCat(" + ", Int(I), " (bias)") : "", " + x_proj ", Int(I), "x(",
+            Int(R), "+2x", Int(N), ") + dt_proj ", Int(R), "x", Int(I), " + ", Int(I),
+            " (bias) + A_log ", Int(I), "x", Int(N), " + D ", Int(I), " + out_proj ", Int(I), "x",
+            Int(h), proj_bias ? " (+ biases)" : "",
+            norm ? absl::StrCat(" + dt/B/C norms ", Int(inner_norms)) : "", " = ", Int(total));
+      }
+      return total;
+    }
+    case RecurrentMixer::kMamba2: {
+      const double C = I + 2 * G * N;
+      const double in = h * (I + C + H) + (proj_bias ? I + C + H : 0);
+      const double conv = C * K + (conv_bias ? C : 0);
+      const double out = I * h + (proj_bias ? h : 0);
+      const double total = in + conv + 3 * H + (norm ? I : 0) + out;
+      if (text != nullptr) {
+        *text = absl::StrCat(
+            "Mamba-2: in_proj ", Int(h), "x(", Int(I), "+", Int(C), "+", Int(H), ") + conv1d ",
+            Int(C), "x", Int(K), conv_bias ? absl::StrCat(" + ", Int(C), " (bias)") : "", " (",
+            Int(C), " = ", Int(I), " + 2x", Int(G), " groups x ", Int(N),
+            " state) + dt_bias, A_log, D 3x", Int(H), " heads",
+            norm ? absl::StrCat(" + gated norm ", Int(I)) : "", " + out_proj ", Int(I), "x", Int(h),
+            proj_bias ? " (+ biases)" : "", " = ", Int(total));
+      }
+      return total;
+    }
+    case RecurrentMixer::kGatedDeltaNet: {
+      const double C = 2 * G * N + I;
+      const double in = h * (C + I) + h * 2 * H;
+      const double conv = C * K + (conv_bias ? C : 0);
+      const double out = I * h;
+      const double total = in + conv + 2 * H + (norm ? I / H : 0) + out;
+      if (text != nullptr) {
+        *text = absl::StrCat("Gated DeltaNet: in_proj_qkvz ", Int(h), "x(", Int(C), "+", Int(I),
+                             ") + in_proj_ba ", Int(h), "x2x", Int(H), " + conv1d ", Int(C), "x",
+                             Int(K), " (", Int(C), " = 2x", Int(G), " key heads x ", Int(N), " + ",
+                             Int(I), ") + dt_bias, A_log 2x", Int(H),
+                             norm ? absl::StrCat(" + gated norm ", Int(I / H)) : "", " + out_proj ",
+                             Int(I), "x", Int(h), " = ", Int(total));
+      }
+      return total;
+    }
+    default:
+      return 0;
+  }
+}
+
+// A hybrid's layer counts and its recurrent mixer's shape.
+void CheckRecurrentShape(const Architecture& arch, FieldViolations* violations) {
+  if (arch.recurrent_mixer == RecurrentMixer::kUnknown) {
+    violations->Add("architecture.recurrent_mixer", "must be mamba, mamba2 or gated_deltanet");
+    return;
+  }
+  auto layers = [&](const char* field, int value, bool positive) {
+    if (value > arch.num_layers || (positive ? value <= 0 : value < 0)) {
+      violations->Add(field, absl::StrCat("must be between ", positive ? 1 : 0, " and num_layers (",
+                                          arch.num_layers, "), got ", value));
+    }
+  };
+  layers("architecture.num_recurrent_layers", arch.num_recurrent_layers, true);
+  layers("architecture.num_attention_layers", arch.num_attention_layers, false);
+  layers("architecture.num_mlp_layers", arch.num_mlp_layers, false);
+  if (arch.ssm_inner_size <= 0) violations->Add("architecture.ssm_inner_size", "must be positive");
+  if (arch.ssm_state_size <= 0) violations->Add("architecture.ssm_state_size", "must be positive");
+  if (arch.ssm_conv_kernel <= 0) {
+    violations->Add("architecture.ssm_conv_kernel", "must be positive");
+  }
+  if (arch.recurrent_mixer == RecurrentMixer::kMamba) {
+    if (arch.ssm_dt_rank <= 0) violations->Add("architecture.ssm_dt_rank", "must be positive");
+    return;
+  }
+  if (arch.ssm_num_heads <= 0 || arch.ssm_inner_size % arch.ssm_num_heads != 0) {
+    violations->Add("architecture.ssm_num_heads", "must be positive and divide ssm_inner_size");
+  }
+  if (arch.ssm_num_groups <= 0) violations->Add("architecture.ssm_num_groups", "must be positive");
+}
+
 absl::Status CheckShape(const Architecture& arch) {
   FieldViolations violations;
   if (arch.num_layers <= 0) violations.Add("architecture.num_layers", "must be positive");
   if (arch.hidden_size <= 0) violations.Add("architecture.hidden_size", "must be positive");
-  if (arch.num_attention_heads <= 0) {
-    violations.Add("architecture.num_attention_heads", "must be positive");
-  } else if (arch.EffectiveKvHeads() <= 0 ||
-             arch.num_attention_heads % arch.EffectiveKvHeads() != 0) {
-    violations.Add("architecture.num_key_value_heads", "must divide num_attention_heads");
+  if (arch.IsHybrid()) CheckRecurrentShape(arch, &violations);
+  // A pure state-space model (Mamba) has neither attention nor an MLP.
+  if (arch.AttentionLayers() > 0 || !arch.IsHybrid()) {
+    if (arch.num_attention_heads <= 0) {
+      violations.Add("architecture.num_attention_heads", "must be positive");
+    } else if (arch.EffectiveKvHeads() <= 0 ||
+               arch.num_attention_heads % arch.EffectiveKvHeads() != 0) {
+      violations.Add("architecture.num_key_value_heads", "must divide num_attention_heads");
+    }
   }
-  if (arch.intermediate_size <= 0 && arch.moe_intermediate_size <= 0) {
+  if ((arch.MlpLayers() > 0 || !arch.IsHybrid()) && arch.intermediate_size <= 0 &&
+      arch.moe_intermediate_size <= 0) {
     violations.Add("architecture.intermediate_size", "must be positive");
   }
   if (arch.vocab_size <= 0) violations.Add("architecture.vocab_size", "must be positive");
@@ -59,6 +175,8 @@ struct Figures {
   double mla_query = 0, mla_key_value = 0, mla_output = 0, mla_norms = 0;
   // Multi-token-prediction modules, counted apart.
   double mtp = 0;
+  // A hybrid's recurrent mixer, per layer, and its layers.
+  double recurrent = 0, recurrent_layers = 0;
   double mlp_total = 0, mlp_active = 0;
   double per_norm = 0, norms = 0;
   int norms_per_layer = 0;
@@ -80,8 +198,10 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   f.V = static_cast<double>(arch.vocab_size);
   const double h = f.h, a = f.a, g = f.g, d = f.d, L = f.L;
 
-  // Attention per layer.
+  // Attention per layer (Qwen3-Next's gated attention: q_proj also yields a
+  // per-element output gate, h x a x d more).
   f.attention = h * a * d + 2 * h * g * d + a * d * h;
+  if (arch.attention_output_gate) f.attention += h * a * d;
   if (arch.UsesMla()) {
     // DeepSeek-V2/V3 (transformers DeepseekV3Attention): queries through a
     // LoRA (q_a_proj, its RMSNorm, q_b_proj) or one q_proj; keys and values
@@ -112,9 +232,17 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   // Encoder-decoder (T5): the decoder's blocks add an MLP each, and two
   // attentions (self and cross) each.
   const double Ld = arch.num_decoder_layers;
-  f.attention_blocks = L + 2 * Ld;
-  f.dense_layers = arch.IsMoe() ? std::min<double>(arch.num_dense_layers, L) : L + Ld;
-  f.moe_layers = arch.IsMoe() ? L - f.dense_layers : 0;
+  // A hybrid counts attention, MLPs and its recurrent mixer by the layers
+  // that have each.
+  const double Lm = arch.MlpLayers();
+  f.attention_blocks = arch.IsHybrid() ? arch.num_attention_layers : L + 2 * Ld;
+  f.dense_layers =
+      arch.IsMoe() ? std::min<double>(arch.num_dense_layers, Lm) : (arch.IsHybrid() ? Lm : L + Ld);
+  f.moe_layers = arch.IsMoe() ? Lm - f.dense_layers : 0;
+  if (arch.IsHybrid()) {
+    f.recurrent = RecurrentParameters(arch, options, nullptr);
+    f.recurrent_layers = arch.num_recurrent_layers;
+  }
   f.dense_mlp = MlpParameters(arch, f.dense_f, options.include_biases);
   f.mlp_total = f.dense_mlp * f.dense_layers;
   f.mlp_active = f.mlp_total;
@@ -166,7 +294,11 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
     const double block = f.attention + (f.moe_layers > 0 ? f.per_moe_layer : f.dense_mlp) +
                          (options.include_norms ? 2 * f.per_norm : 0);
     const double extra_norms = options.include_norms ? 3 * h : 0;
-    f.mtp = arch.num_mtp_layers * (block + extra_norms + 2 * h * h + 2 * f.V * h);
+    // Qwen3-Next's module (mtp.fc, pre_fc_norm_embedding, pre_fc_norm_hidden,
+    // mtp.norm, one full-attention MoE layer) uses the model's embedding and
+    // output head.
+    const double own_embeddings = arch.mtp_shares_embeddings ? 0 : 2 * f.V * h;
+    f.mtp = arch.num_mtp_layers * (block + extra_norms + 2 * h * h + own_embeddings);
   }
   return f;
 }
@@ -174,8 +306,8 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
 ParameterCount Totals(const Figures& f) {
   ParameterCount count;
   count.embedding = f.embedding;
-  count.non_embedding =
-      f.attention * f.attention_blocks + f.mlp_total + f.norms + f.pooler + f.relative_bias;
+  count.non_embedding = f.attention * f.attention_blocks + f.recurrent * f.recurrent_layers +
+                        f.mlp_total + f.norms + f.pooler + f.relative_bias;
   count.total = count.embedding + count.non_embedding;
   count.active = count.total - f.mlp_total + f.mlp_active;
   count.multi_token_prediction = f.mtp;
@@ -183,7 +315,8 @@ ParameterCount Totals(const Figures& f) {
 }
 
 // The components of a count, each with the arithmetic that produced it.
-std::vector<ParameterComponent> Components(const Architecture& arch, const Figures& f) {
+std::vector<ParameterComponent> Components(const Architecture& arch, const Figures& f,
+                                           const ParameterCountOptions& options) {
   const double h = f.h, a = f.a, g = f.g, d = f.d, L = f.L, V = f.V;
   std::vector<ParameterComponent> components;
   components.reserve(8);
@@ -199,6 +332,9 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
           : absl::StrCat(" + 2x", Int(d), " (QK norms)");
   if (f.qk_norm) absl::StrAppend(&attention, qk_norms);
   if (arch.attention_sinks) absl::StrAppend(&attention, " + ", Int(a), " (sinks)");
+  if (arch.attention_output_gate) {
+    absl::StrAppend(&attention, " + ", Int(h), "x", Int(a), "x", Int(d), " (output gate)");
+  }
   if (arch.UsesMla()) {
     const int qk = arch.qk_nope_head_dim + arch.qk_rope_head_dim;
     attention = absl::StrCat(
@@ -212,12 +348,22 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
         f.mla_norms > 0 ? absl::StrCat(" + ", Int(f.mla_norms), " (LoRA norms)") : "");
     if (f.qk_norm) absl::StrAppend(&attention, qk_norms);
   }
-  components.push_back(
-      {"attention", f.attention * f.attention_blocks,
-       absl::StrCat("(", attention, ") = ", Int(f.attention), " per layer x ", Int(L), " layers",
-                    arch.num_decoder_layers > 0 ? absl::StrCat(" + 2 x ", arch.num_decoder_layers,
-                                                               " decoder layers (self and cross)")
-                                                : std::string())});
+  if (arch.IsHybrid()) {
+    std::string mixer;
+    RecurrentParameters(arch, options, &mixer);
+    components.push_back(
+        {"recurrent_mixer", f.recurrent * f.recurrent_layers,
+         absl::StrCat("(", mixer, ") per layer x ", Int(f.recurrent_layers), " layers")});
+  }
+  if (f.attention_blocks > 0) {
+    components.push_back(
+        {"attention", f.attention * f.attention_blocks,
+         absl::StrCat("(", attention, ") = ", Int(f.attention), " per layer x ",
+                      Int(f.attention_blocks - 2 * arch.num_decoder_layers), " layers",
+                      arch.num_decoder_layers > 0 ? absl::StrCat(" + 2 x ", arch.num_decoder_layers,
+                                                                 " decoder layers (self and cross)")
+                                                  : std::string())});
+  }
   if (f.relative_bias > 0) {
     components.push_back(
         {"relative_position_bias", f.relative_bias,
@@ -241,7 +387,7 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
         " = ", Int(f.per_moe_layer), " per MoE layer x ", Int(f.moe_layers), " layers (",
         arch.num_experts_per_token, " experts active per token)");
   }
-  components.push_back({"mlp", f.mlp_total, mlp});
+  if (f.mlp_total > 0 || !arch.IsHybrid()) components.push_back({"mlp", f.mlp_total, mlp});
 
   if (f.norms_per_layer > 0) {
     components.push_back(
@@ -282,7 +428,7 @@ absl::StatusOr<ParameterCount> CountParameters(const Architecture& arch,
   absl::StatusOr<Figures> figures = Compute(arch, options);
   if (!figures.ok()) return figures.status();
   ParameterCount count = Totals(*figures);
-  count.components = Components(arch, *figures);
+  count.components = Components(arch, *figures, options);
   return count;
 }
 

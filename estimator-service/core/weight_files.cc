@@ -379,6 +379,13 @@ bool SizedByTensor(NumberFormat format) { return !IsPlainFormat(format); }
 
 absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat format,
                                         int group_size) {
+  // The tensor tables below are a transformer's: a hybrid's mixers (in_proj,
+  // conv1d, x_proj, ...) have no per-tool type rules here yet, so its
+  // quantized weights take the format's flat bits (docs/FORMULAS.md).
+  if (arch.IsHybrid()) {
+    return absl::FailedPreconditionError(
+        "per-tensor sizing of hybrid and state-space models is not modelled");
+  }
   absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
   if (!count.ok()) return count.status();
   absl::StatusOr<Encoding> encoding = EncodingOf(format, group_size);

@@ -29,7 +29,9 @@ struct WeightFile {
 bool SizedByTensor(NumberFormat format);
 
 // The weights of `arch` in `format` (group size for GPTQ/AWQ: 0 = 128).
-// The errors of CountParameterTotals and EncodingOf.
+// The errors of CountParameterTotals and EncodingOf; FAILED_PRECONDITION for
+// a hybrid or state-space model (its tensors are not tabled yet: callers
+// fall back on the format's flat bits).
 absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat format,
                                         int group_size = 0);
 

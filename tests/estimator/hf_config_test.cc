@@ -83,9 +83,9 @@ TEST(HfConfigTest, MoeActiveParametersAndKvCacheFromConfig) {
 
 TEST(HfConfigTest, AnUnsupportedFamilyIsAnInvalidArgumentNamingTheSupportedOnes) {
   auto arch = ArchitectureFromHfConfig(
-      R"({"model_type": "mamba", "hidden_size": 768, "num_hidden_layers": 24, "vocab_size": 50280})");
+      R"({"model_type": "rwkv", "hidden_size": 768, "num_hidden_layers": 24, "vocab_size": 50277})");
   EXPECT_EQ(arch.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(arch.status().message().find("\"mamba\""), std::string::npos);
+  EXPECT_NE(arch.status().message().find("\"rwkv\""), std::string::npos);
   EXPECT_NE(arch.status().message().find("supported model_type values: bert, deepseek_v2"),
             std::string::npos)
       << arch.status().message();

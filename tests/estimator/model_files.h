@@ -32,7 +32,7 @@ inline constexpr char kTinyLlamaConfig[] =
     R"( "hidden_act": "silu", "rms_norm_eps": 1e-05})";
 inline constexpr char kTinyLlamaSha[] = "4444444444444444444444444444444444444444";
 inline constexpr char kTinyLlavaSha[] = "7777777777777777777777777777777777777777";
-inline constexpr char kMambaSha[] = "5555555555555555555555555555555555555555";
+inline constexpr char kRwkvSha[] = "5555555555555555555555555555555555555555";
 // org/tiny-llama at tag v2: a later commit (the same files).
 inline constexpr char kTinyLlamaV2Sha[] = "6666666666666666666666666666666666666666";
 
@@ -248,7 +248,7 @@ inline std::string Quote(absl::string_view s) {
 }
 
 // The Hub stand-in: org/tiny-llama (config.json + model.safetensors, commit
-// kTinyLlamaSha), org/mamba (an unsupported family), org/gated (401 without
+// kTinyLlamaSha), org/rwkv (an unsupported family), org/gated (401 without
 // a token), org/missing (404). Started once per test suite.
 class HubFixture {
  public:
@@ -297,8 +297,8 @@ class HubFixture {
     for (const std::string& rev : {std::string("main"), std::string(kTinyLlamaSha)}) {
       WriteModelFile(api / "org/tiny-llama/revision" / rev,
                      ApiInfo("org/tiny-llama", kTinyLlamaSha, files));
-      WriteModelFile(api / "org/mamba/revision" / rev,
-                     ApiInfo("org/mamba", kMambaSha, {"config.json"}));
+      WriteModelFile(api / "org/rwkv/revision" / rev,
+                     ApiInfo("org/rwkv", kRwkvSha, {"config.json"}));
     }
     WriteModelFile(root / "files/org/tiny-llama" / kTinyLlamaSha / "config.json", kTinyLlamaConfig);
     WriteModelFile(root / "files/org/tiny-llama" / kTinyLlamaSha / "model.safetensors",
@@ -318,8 +318,8 @@ class HubFixture {
     WriteModelFile(root / "files/org/tiny-llava" / kTinyLlavaSha / "config.json", kTinyLlavaConfig);
     WriteModelFile(root / "files/org/tiny-llava" / kTinyLlavaSha / "model.safetensors",
                    SafetensorsBytes(TinyLlavaTensors()));
-    WriteModelFile(root / "files/org/mamba" / kMambaSha / "config.json",
-                   R"({"model_type": "mamba", "hidden_size": 64})");
+    WriteModelFile(root / "files/org/rwkv" / kRwkvSha / "config.json",
+                   R"({"model_type": "rwkv", "hidden_size": 64})");
     std::vector<std::string> rules;
     auto rule = [&](const std::string& match, const std::string& rest) {
       rules.push_back(absl::StrCat("{\"match\": ", Quote(match), ", ", rest, "}"));
@@ -336,7 +336,7 @@ class HubFixture {
          absl::StrCat(R"j("headers": {"X-Repo-Commit": ")j", kTinyLlamaV2Sha, "\"}, \"rewrite\": ",
                       Quote(absl::StrCat("/files/org/tiny-llama/", kTinyLlamaV2Sha, "/\\1"))));
     for (const auto& [repo, sha] : std::vector<std::pair<std::string, std::string>>{
-             {"tiny-llama", kTinyLlamaSha}, {"mamba", kMambaSha}, {"tiny-llava", kTinyLlavaSha}}) {
+             {"tiny-llama", kTinyLlamaSha}, {"rwkv", kRwkvSha}, {"tiny-llava", kTinyLlavaSha}}) {
       rule(absl::StrCat("/org/", repo, "/resolve/(?:main|", sha, ")/(.*)"),
            absl::StrCat(R"j("headers": {"X-Repo-Commit": ")j", sha, "\"}, \"rewrite\": ",
                         Quote(absl::StrCat("/files/org/", repo, "/", sha, "/\\1"))));

@@ -375,9 +375,9 @@ TEST_F(HubSourcesTest, HubErrorsAreClear) {
   EXPECT_EQ(gated.status().code(), absl::StatusCode::kUnauthenticated) << gated.status();
   EXPECT_TRUE(absl::StrContains(gated.status().message(), "--hf_token_file")) << gated.status();
 
-  absl::StatusOr<v1::EstimateInferenceMemoryResponse> mamba = Memory(Hf("org/mamba"));
-  EXPECT_EQ(mamba.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(mamba.status().ToString(), "llama")) << mamba.status();
+  absl::StatusOr<v1::EstimateInferenceMemoryResponse> rwkv = Memory(Hf("org/rwkv"));
+  EXPECT_EQ(rwkv.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(rwkv.status().ToString(), "llama")) << rwkv.status();
 
   absl::StatusOr<v1::EstimateInferenceMemoryResponse> bad_id = Memory(Hf("../etc/passwd"));
   EXPECT_EQ(bad_id.status().code(), absl::StatusCode::kInvalidArgument);

@@ -1,0 +1,526 @@
+// Hybrid and state-space models (issue 17 point 2): Mamba, Mamba-2,
+// Jamba, Falcon-H1, Nemotron-H and Qwen3-Next counted from their
+// config.json against the checkpoints' published counts, and the recurrent
+// state they hold per sequence instead of a KV cache (docs/ACCURACY.md and
+// docs/FORMULAS.md list each figure with its source).
+//
+// The config.json values are embedded (the keys that decide the count) with
+// where they were read; the published totals are llmfit's parameters_raw
+// (../shared/data/model_catalogs/llmfit_hf_models.json: the checkpoints'
+// tensor counts), checked against that file when it is present.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "catalog-service/dataset.h"
+#include "catalog-service/validation.h"
+#include "common/formats/gguf.h"
+#include "common/formats/hf_config.h"
+#include "common/status/errors.h"
+#include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/inference.h"
+#include "estimator-service/answers/model_sources.h"
+#include "estimator-service/core/inference_memory.h"
+#include "estimator-service/core/parameters.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "tests/estimator/fake_records.h"
+#include "tests/testing/shared_data.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+Architecture Read(const std::string& json) {
+  auto arch = ArchitectureFromHfConfig(json);
+  EXPECT_TRUE(arch.ok()) << arch.status();
+  return arch.ok() ? ToCoreArchitecture(*arch) : Architecture{};
+}
+
+ParameterCount Count(const Architecture& arch) {
+  auto count = CountParameters(arch);
+  EXPECT_TRUE(count.ok()) << count.status();
+  return count.ok() ? *count : ParameterCount{};
+}
+
+// state-spaces/mamba-130m-hf config.json, as quoted whole (with its
+// vocab_size) in public repositories' tests (e.g. the mamba-130m-hf config
+// fixtures of vLLM-derived projects).
+constexpr char kMamba130m[] = R"({
+  "model_type": "mamba", "hidden_size": 768, "num_hidden_layers": 24, "vocab_size": 50280,
+  "intermediate_size": 1536, "state_size": 16, "conv_kernel": 4, "expand": 2,
+  "time_step_rank": 48, "use_bias": false, "use_conv_bias": true, "rms_norm": true})";
+
+// tiiuae/Falcon-H1-0.5B-Base config.json as Megatron-Bridge's FalconH1
+// bridge test embeds it (FALCON_H1_500M_CONFIG), with mamba_d_ssm 1536
+// (24 heads x 64: the checkpoint's conv state is 1536 + 2 x 128 = 1792
+// channels wide, and transformers refuses heads x head_dim != d_ssm).
+constexpr char kFalconH1_05B[] = R"({
+  "model_type": "falcon_h1", "hidden_size": 1024, "num_hidden_layers": 36,
+  "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64, "intermediate_size": 2048,
+  "vocab_size": 32784, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false,
+  "mamba_d_ssm": 1536, "mamba_n_heads": 24, "mamba_d_head": 64, "mamba_n_groups": 1,
+  "mamba_d_state": 128, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_conv_bias": true,
+  "mamba_proj_bias": false, "mamba_rms_norm": false, "projectors_bias": false,
+  "max_position_embeddings": 16384})";
+
+// Qwen/Qwen3-Next-80B-A3B-Instruct config.json (the keys that decide the
+// count; transformers Qwen3NextConfig).
+constexpr char kQwen3Next80B[] = R"({
+  "model_type": "qwen3_next", "hidden_size": 2048, "num_hidden_layers": 48,
+  "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+  "intermediate_size": 5120, "vocab_size": 151936, "tie_word_embeddings": false,
+  "num_experts": 512, "num_experts_per_tok": 10, "moe_intermediate_size": 512,
+  "shared_expert_intermediate_size": 512, "decoder_sparse_step": 1, "mlp_only_layers": [],
+  "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+  "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_value_head_dim": 128,
+  "max_position_embeddings": 262144})";
+
+// nvidia/Nemotron-H-4B-Base-8K: the shape Megatron-Bridge's
+// NemotronHModel4BProvider gives (pattern, hidden 3072, 112 Mamba heads of
+// 64, state 128, 8 groups, FFN 12288, 32 heads, 8 KV groups of 128) and the
+// family's vocabulary (131072), in NemotronHConfig's keys.
+constexpr char kNemotronH4B[] = R"({
+  "model_type": "nemotron_h", "hidden_size": 3072, "num_hidden_layers": 52,
+  "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+  "num_attention_heads": 32, "num_key_value_heads": 8, "attention_head_dim": 128,
+  "intermediate_size": 12288, "mlp_hidden_act": "relu2", "vocab_size": 131072,
+  "tie_word_embeddings": false, "mamba_num_heads": 112, "mamba_head_dim": 64,
+  "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4, "use_conv_bias": true,
+  "use_bias": false, "mlp_bias": false, "attention_bias": false,
+  "max_position_embeddings": 8192})";
+
+// ai21labs/Jamba-v0.1 config.json (the keys that decide the count).
+constexpr char kJambaV01[] = R"({
+  "model_type": "jamba", "hidden_size": 4096, "intermediate_size": 14336,
+  "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+  "attn_layer_offset": 4, "attn_layer_period": 8, "expert_layer_offset": 1,
+  "expert_layer_period": 2, "mamba_d_conv": 4, "mamba_d_state": 16, "mamba_expand": 2,
+  "num_experts": 16, "num_experts_per_tok": 2, "vocab_size": 65536,
+  "max_position_embeddings": 262144})";
+
+// llmfit's exact counts (parameters_raw) where the shared data is present.
+std::map<std::string, double> LlmfitCounts() {
+  std::map<std::string, double> out;
+  const std::string path =
+      ::modelatlas::testing::SharedDataPath("model_catalogs/llmfit_hf_models.json");
+  const std::string text = ::modelatlas::testing::ReadFile(path);
+  if (text.empty()) return out;
+  google::protobuf::Value root;
+  if (!google::protobuf::util::JsonStringToMessage(text, &root).ok()) return out;
+  for (const auto& item : root.list_value().values()) {
+    const auto& fields = item.struct_value().fields();
+    if (fields.count("name") && fields.count("parameters_raw")) {
+      out[fields.at("name").string_value()] = fields.at("parameters_raw").number_value();
+    }
+  }
+  return out;
+}
+
+TEST(HybridModelsTest, PublishedCountsAreLlmfitsParametersRaw) {
+  REQUIRE_SHARED_DATA(path, "model_catalogs/llmfit_hf_models.json");
+  const auto counts = LlmfitCounts();
+  EXPECT_EQ(counts.at("state-spaces/mamba-130m-hf"), 129135360);
+  EXPECT_EQ(counts.at("tiiuae/Falcon-H1-0.5B-Base"), 521411104);
+  EXPECT_EQ(counts.at("tiiuae/Falcon-H1-Tiny-90M-Instruct"), 91131072);
+  EXPECT_EQ(counts.at("Qwen/Qwen3-Next-80B-A3B-Instruct"), 81324862720);
+  EXPECT_EQ(counts.at("nvidia/Nemotron-H-4B-Base-8K"), 4489223040);
+  EXPECT_EQ(counts.at("nvidia/NVIDIA-Nemotron-Nano-9B-v2-Base"), 8888227328);
+  EXPECT_EQ(counts.at("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"), 31577937344);
+}
+
+TEST(HybridModelsTest, MambaIsCountedExactly) {
+  const Architecture arch = Read(kMamba130m);
+  ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kMamba);
+  EXPECT_EQ(arch.num_recurrent_layers, 24);
+  EXPECT_EQ(arch.AttentionLayers(), 0);
+  const ParameterCount count = Count(arch);
+  // state-spaces/mamba-130m-hf: 129,135,360 parameters (llmfit parameters_raw).
+  EXPECT_EQ(count.total, 129135360);
+  EXPECT_EQ(count.active, count.total);
+  // 24 x (in_proj 768x3072 + conv 1536x4 + 1536 + x_proj 1536x80 + dt_proj
+  // 48x1536 + 1536 + A_log 1536x16 + D 1536 + out_proj 1536x768 + norm 768).
+  EXPECT_EQ(count.non_embedding - 768, 24.0 * 3771648);
+}
+
+TEST(HybridModelsTest, MambaHoldsAStateInsteadOfAKvCache) {
+  const Architecture arch = Read(kMamba130m);
+  std::string arithmetic;
+  // vLLM's shapes: conv (4 - 1) x 1536, SSM 1536 x 16, 2 bytes each.
+  const double per_sequence = 24.0 * (3 * 1536 * 2 + 1536 * 16 * 2);
+  EXPECT_EQ(RecurrentStateBytesPerSequence(arch, &arithmetic), per_sequence);
+  EXPECT_NE(arithmetic.find("24 recurrent layers"), std::string::npos) << arithmetic;
+  std::string kv_text;
+  EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, &kv_text), 0);
+  EXPECT_NE(kv_text.find("no attention layer"), std::string::npos) << kv_text;
+
+  InferenceMemoryInput input;
+  input.parameters = 129135360;
+  input.architecture = arch;
+  input.workload.batch_size = 4;
+  input.workload.prefill_chunk_tokens = 512;
+  std::map<int64_t, int64_t> state_by_context;
+  for (int64_t context : {1024, 100000}) {
+    input.workload.context_length_tokens = context;
+    auto estimate = EstimateInferenceMemory(input);
+    ASSERT_TRUE(estimate.ok()) << estimate.status();
+    const EstimateLine* kv = nullptr;
+    const EstimateLine* state = nullptr;
+    for (const EstimateLine& line : estimate->lines) {
+      if (line.component == "kv_cache") kv = &line;
+      if (line.component == "recurrent_state") state = &line;
+    }
+    ASSERT_NE(kv, nullptr);
+    ASSERT_NE(state, nullptr);
+    EXPECT_EQ(kv->bytes, 0);
+    state_by_context[context] = state->bytes;
+    int64_t sum = 0;
+    for (const EstimateLine& line : estimate->lines) sum += line.bytes;
+    EXPECT_EQ(estimate->total_bytes, sum);
+  }
+  // Independent of the context: 4 sequences' state at 1k and 100k tokens.
+  EXPECT_EQ(state_by_context[1024], 4 * per_sequence);
+  EXPECT_EQ(state_by_context[100000], 4 * per_sequence);
+}
+
+TEST(HybridModelsTest, FalconH1IsCountedExactly) {
+  const Architecture arch = Read(kFalconH1_05B);
+  ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kMamba2);
+  EXPECT_EQ(arch.num_attention_layers, 36);
+  EXPECT_EQ(arch.num_recurrent_layers, 36);
+  EXPECT_EQ(arch.ssm_inner_size, 1536);
+  // tiiuae/Falcon-H1-0.5B-Base: 521,411,104 (llmfit parameters_raw).
+  EXPECT_EQ(Count(arch).total, 521411104);
+  // Every layer holds both: a KV cache (2 x 36 x 2 x 64 x 2 bytes a token)
+  // and a Mamba-2 state (conv 3 x 1792, SSM 24 x 64 x 128).
+  EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, nullptr), 2 * 36 * 2 * 64 * 2);
+  EXPECT_EQ(RecurrentStateBytesPerSequence(arch, nullptr),
+            36.0 * (3 * 1792 * 2 + 24 * 64 * 128 * 2));
+}
+
+// tiiuae/Falcon-H1-Tiny-90M: the widths a public evaluation script pins
+// for Falcon-H1-Tiny-90M-Base's config.json (hidden 512, intermediate 768,
+// 24 layers, 8 heads, 2 KV heads, vocabulary 32768, tied) and the Mamba
+// keys a public test quotes from Falcon-H1-Tiny-Tool-Calling-90M's (head
+// dim 64, d_ssm 768, 24 heads of 32, state 64, one group, conv 4); the
+// mixer's norm off, FalconH1Config's default.
+TEST(HybridModelsTest, FalconH1TinyIsCountedExactlyWithTiedEmbeddings) {
+  const Architecture arch = Read(R"({
+    "model_type": "falcon_h1", "hidden_size": 512, "intermediate_size": 768,
+    "num_hidden_layers": 24, "num_attention_heads": 8, "num_key_value_heads": 2,
+    "head_dim": 64, "vocab_size": 32768, "tie_word_embeddings": true,
+    "max_position_embeddings": 262144, "mamba_d_conv": 4, "mamba_d_head": 32,
+    "mamba_d_ssm": 768, "mamba_d_state": 64, "mamba_expand": 2, "mamba_n_groups": 1,
+    "mamba_n_heads": 24})");
+  // tiiuae/Falcon-H1-Tiny-90M-Instruct: 91,131,072 (llmfit parameters_raw).
+  EXPECT_EQ(Count(arch).total, 91131072);
+}
+
+TEST(HybridModelsTest, Qwen3NextIsCountedExactlyWithItsMultiTokenPredictionLayer) {
+  const Architecture arch = Read(kQwen3Next80B);
+  ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kGatedDeltaNet);
+  EXPECT_EQ(arch.num_attention_layers, 12);  // every 4th of 48
+  EXPECT_EQ(arch.num_recurrent_layers, 36);
+  const ParameterCount count = Count(arch);
+  // The model that generates: 79,674,391,296; the checkpoint
+  // (Qwen/Qwen3-Next-80B-A3B-Instruct, llmfit parameters_raw
+  // 81,324,862,720) adds one multi-token-prediction layer sharing the
+  // embedding and head.
+  EXPECT_EQ(count.total, 79674391296);
+  EXPECT_EQ(count.multi_token_prediction, 1650471424);
+  EXPECT_EQ(count.total + count.multi_token_prediction, 81324862720);
+  // "80B total, 3B activated" (model card, A3B): 10 routed experts of 512
+  // and the shared expert per layer, 3,874,929,408.
+  EXPECT_EQ(count.active, 3874929408);
+}
+
+TEST(HybridModelsTest, Qwen3NextCachesTwelveAttentionLayersAndThirtySixDeltaNetStates) {
+  const Architecture arch = Read(kQwen3Next80B);
+  std::string kv_text;
+  // 12 attention layers x 2 KV heads x 256 x 2 (K, V) x 2 bytes.
+  EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, &kv_text), 12 * 2 * 256 * 2 * 2);
+  EXPECT_NE(kv_text.find("12 attention layers (of 48)"), std::string::npos) << kv_text;
+  // vLLM gated_delta_net_state_shape: conv (4 - 1) x (2 x 16 x 128 + 32 x
+  // 128), SSM 32 x 128 x 128, bf16.
+  EXPECT_EQ(RecurrentStateBytesPerSequence(arch, nullptr),
+            36.0 * (3 * (2 * 16 * 128 + 32 * 128) * 2 + 32 * 128 * 128 * 2));
+}
+
+// A vLLM log of a Gated DeltaNet model (MambaSpec shapes=((3, 6144), (16,
+// 128, 128)), dtypes=(bfloat16, float32): 16 key and 16 value heads of 128,
+// the SSM state in fp32) prints page_size 1,085,440 bytes per layer (quoted
+// in a public write-up of vLLM's hybrid KV-cache groups).
+TEST(HybridModelsTest, DeltaNetStateMatchesVllmsMambaSpecPageSize) {
+  Architecture arch;
+  arch.num_layers = 4;
+  arch.hidden_size = 2048;
+  arch.recurrent_mixer = RecurrentMixer::kGatedDeltaNet;
+  arch.num_recurrent_layers = 1;
+  arch.num_attention_layers = 3;
+  arch.ssm_num_groups = 16;
+  arch.ssm_state_size = 128;
+  arch.ssm_num_heads = 16;
+  arch.ssm_inner_size = 16 * 128;
+  arch.ssm_conv_kernel = 4;
+  arch.ssm_state_fp32 = true;
+  EXPECT_EQ(RecurrentStateBytesPerSequence(arch, nullptr), 1085440);
+}
+
+TEST(HybridModelsTest, NemotronHIsCountedExactly) {
+  const Architecture arch = Read(kNemotronH4B);
+  ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kMamba2);
+  EXPECT_EQ(arch.num_recurrent_layers, 24);
+  EXPECT_EQ(arch.num_attention_layers, 4);
+  EXPECT_EQ(arch.num_mlp_layers, 24);
+  // nvidia/Nemotron-H-4B-Base-8K: 4,489,223,040 (llmfit parameters_raw).
+  EXPECT_EQ(Count(arch).total, 4489223040);
+  // 4 attention layers of 52 hold a KV cache: 2 x 4 x 8 x 128 x 2 bytes.
+  EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, nullptr), 2 * 4 * 8 * 128 * 2);
+}
+
+// nvidia/NVIDIA-Nemotron-Nano-9B-v2's config.json (revision 6533e8de2c68...,
+// as a public TensorRT bundle builder embeds it); the -Base checkpoint has
+// the same shape.
+TEST(HybridModelsTest, NemotronNano2IsCountedExactly) {
+  const Architecture arch = Read(R"({
+    "model_type": "nemotron_h", "vocab_size": 131072, "hidden_size": 4480,
+    "intermediate_size": 15680, "num_hidden_layers": 56, "num_attention_heads": 40,
+    "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072,
+    "hybrid_override_pattern": "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+    "mamba_num_heads": 128, "mamba_head_dim": 80, "n_groups": 8, "ssm_state_size": 128,
+    "conv_kernel": 4})");
+  EXPECT_EQ(arch.num_recurrent_layers, 27);
+  EXPECT_EQ(arch.num_attention_layers, 4);
+  EXPECT_EQ(arch.num_mlp_layers, 25);
+  // nvidia/NVIDIA-Nemotron-Nano-9B-v2-Base: 8,888,227,328 (llmfit parameters_raw).
+  EXPECT_EQ(Count(arch).total, 8888227328);
+}
+
+// NVIDIA-Nemotron-3-Nano-30B-A3B's config.json as public tests quote it
+// (NemotronHForCausalLM with "E" MoE layers).
+TEST(HybridModelsTest, NemotronNano3MixtureOfExpertsIsCountedExactly) {
+  const Architecture arch = Read(R"({
+    "model_type": "nemotron_h", "vocab_size": 131072, "hidden_size": 2688,
+    "intermediate_size": 1856, "num_hidden_layers": 52, "max_position_embeddings": 262144,
+    "tie_word_embeddings": false,
+    "hybrid_override_pattern": "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+    "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+    "attention_bias": false, "mamba_num_heads": 64, "mamba_head_dim": 64,
+    "ssm_state_size": 128, "conv_kernel": 4, "n_groups": 8, "n_routed_experts": 128,
+    "n_shared_experts": 1, "num_experts_per_tok": 6, "moe_intermediate_size": 1856,
+    "moe_shared_expert_intermediate_size": 3712})");
+  EXPECT_EQ(arch.num_recurrent_layers, 23);
+  EXPECT_EQ(arch.num_attention_layers, 6);
+  EXPECT_EQ(arch.num_mlp_layers, 23);
+  EXPECT_EQ(arch.num_dense_layers, 0);
+  const ParameterCount count = Count(arch);
+  // nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16: 31,577,937,344 (llmfit
+  // parameters_raw): the routers carry no counted bias.
+  EXPECT_EQ(count.total, 31577937344);
+  // "A3B": 6 of 128 experts and the shared one per MoE layer; the
+  // published total minus the 122 idle experts of each of the 23 layers.
+  EXPECT_EQ(count.active, 31577937344 - 23.0 * 122 * 2 * 2688 * 1856);
+}
+
+TEST(HybridModelsTest, JambaAgreesWithThePapersRoundedCountsAndKvCache) {
+  const Architecture arch = Read(kJambaV01);
+  ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kMamba);
+  EXPECT_EQ(arch.num_attention_layers, 4);  // layers 4, 12, 20, 28
+  EXPECT_EQ(arch.num_dense_layers, 16);     // MoE in the odd layers
+  EXPECT_EQ(arch.ssm_dt_rank, 256);         // "auto": ceil(4096 / 16)
+  const ParameterCount count = Count(arch);
+  // "12B active parameters and 52B total available parameters" (Jamba,
+  // arXiv:2403.19887, section 3.1): rounded figures.
+  EXPECT_EQ(count.total, 51570323328);
+  EXPECT_NEAR(count.total / 52e9, 1.0, 0.01);
+  EXPECT_NEAR(count.active / 12e9, 1.0, 0.01);
+  // Table 1 of the same paper: Jamba's KV cache at 256K tokens in 16 bits
+  // is 4GB: 4 attention layers x 2 x 8 KV heads x 128 x 2 bytes x 262,144
+  // tokens = 4 GiB exactly.
+  EXPECT_EQ(KvCacheBytes(arch, NumberFormat::kBf16, 262144, 1), 4294967296.0);
+}
+
+TEST(HybridModelsTest, Mamba2IsCountedFromItsHeadsAndGroups) {
+  const Architecture arch = Read(R"({
+    "model_type": "mamba2", "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 100,
+    "num_heads": 8, "head_dim": 16, "n_groups": 2, "state_size": 8, "conv_kernel": 4})");
+  ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kMamba2);
+  // Mamba2Mixer: in_proj 64 x (128 + 160 + 8), conv1d 160 x 4 + 160, dt_bias,
+  // A_log, D 3 x 8, gated norm 128, out_proj 128 x 64; norm 64 per layer;
+  // final norm; untied embedding and head.
+  const double layer = 64 * (128 + 160 + 8) + 160 * 4 + 160 + 24 + 128 + 128 * 64 + 64;
+  EXPECT_EQ(Count(arch).total, 2 * layer + 64 + 2 * 100 * 64);
+}
+
+TEST(HybridModelsTest, BadPatternsAndMixersAreRefusedNamingTheField) {
+  auto short_pattern = ArchitectureFromHfConfig(R"({
+    "model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 3,
+    "num_attention_heads": 4, "vocab_size": 10, "hybrid_override_pattern": "M*"})");
+  ASSERT_EQ(short_pattern.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GetFieldViolations(short_pattern.status())[0].field,
+            "hf_config_json.hybrid_override_pattern");
+  auto bad_char = ArchitectureFromHfConfig(R"({
+    "model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 3,
+    "num_attention_heads": 4, "vocab_size": 10, "hybrid_override_pattern": "M*x"})");
+  ASSERT_EQ(bad_char.status().code(), absl::StatusCode::kInvalidArgument);
+  auto moe = ArchitectureFromHfConfig(R"({
+    "model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 3,
+    "num_attention_heads": 4, "vocab_size": 10, "hybrid_override_pattern": "M*E"})");
+  ASSERT_EQ(moe.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GetFieldViolations(moe.status())[0].field, "hf_config_json.n_routed_experts");
+
+  Architecture unknown = Read(kMamba130m);
+  unknown.recurrent_mixer = RecurrentMixer::kUnknown;
+  auto count = CountParameters(unknown);
+  ASSERT_EQ(count.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GetFieldViolations(count.status())[0].field, "architecture.recurrent_mixer");
+
+  Architecture no_state = Read(kMamba130m);
+  no_state.ssm_state_size = 0;
+  no_state.num_recurrent_layers = 25;  // more than the 24 layers
+  auto refused = CountParameters(no_state);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GetFieldViolations(refused.status()).size(), 2u);
+}
+
+// The header of a llama.cpp Mamba file for mamba-130m-hf, as
+// convert_hf_to_gguf.py (MambaModel) writes it: the mamba.* keys and, per
+// block, attn_norm, ssm_in, ssm_conv1d (+ bias), ssm_x, ssm_dt (+ bias),
+// ssm_a, ssm_d and ssm_out; token_embd and output_norm (tied: no output).
+// F32 tensors; the header only.
+std::string Mamba130mGgufHeader() {
+  std::string out = "GGUF";
+  auto le = [&](uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  auto str = [&](const std::string& s) {
+    le(s.size(), 8);
+    out += s;
+  };
+  auto kv_u32 = [&](const std::string& key, uint32_t v) {
+    str(key);
+    le(4, 4);
+    le(v, 4);
+  };
+  std::vector<std::pair<std::string, std::vector<uint64_t>>> tensors = {
+      {"token_embd.weight", {768, 50280}}, {"output_norm.weight", {768}}};
+  for (int i = 0; i < 24; ++i) {
+    const std::string b = absl::StrCat("blk.", i, ".");
+    for (auto& t : std::vector<std::pair<std::string, std::vector<uint64_t>>>{
+             {"attn_norm.weight", {768}},
+             {"ssm_in.weight", {768, 3072}},
+             {"ssm_conv1d.weight", {4, 1536}},
+             {"ssm_conv1d.bias", {1536}},
+             {"ssm_x.weight", {1536, 80}},
+             {"ssm_dt.weight", {48, 1536}},
+             {"ssm_dt.bias", {1536}},
+             {"ssm_a", {16, 1536}},
+             {"ssm_d", {1536}},
+             {"ssm_out.weight", {1536, 768}}}) {
+      tensors.push_back({b + t.first, t.second});
+    }
+  }
+  le(3, 4);  // version
+  le(tensors.size(), 8);
+  le(8, 8);  // key/values
+  str("general.architecture");
+  le(8, 4);
+  str("mamba");
+  kv_u32("mamba.block_count", 24);
+  kv_u32("mamba.embedding_length", 768);
+  kv_u32("mamba.ssm.inner_size", 1536);
+  kv_u32("mamba.ssm.state_size", 16);
+  kv_u32("mamba.ssm.conv_kernel", 4);
+  kv_u32("mamba.ssm.time_step_rank", 48);
+  str("tokenizer.ggml.tokens");
+  le(9, 4);
+  le(8, 4);
+  le(50280, 8);
+  for (int i = 0; i < 50280; ++i) str(absl::StrCat("t", i));
+  uint64_t offset = 0;
+  for (const auto& [name, dims] : tensors) {
+    str(name);
+    le(dims.size(), 4);
+    uint64_t elements = 1;
+    for (uint64_t d : dims) {
+      le(d, 8);
+      elements *= d;
+    }
+    le(0, 4);  // F32
+    le(offset, 8);
+    offset += (elements * 4 + 31) / 32 * 32;
+  }
+  out.resize((out.size() + 31) / 32 * 32, '\0');
+  return out;
+}
+
+TEST(HybridModelsTest, AMambaGgufIsReadAndItsTensorsMatchTheCount) {
+  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(Mamba130mGgufHeader());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_TRUE(parsed->complete);
+  auto arch = ArchitectureFromGguf(parsed->header, "model_file.");
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  EXPECT_EQ(arch->recurrent_mixer(), "mamba");
+  EXPECT_TRUE(arch->tie_word_embeddings());
+  // The file's tensors and the count from its metadata agree: 129,135,360.
+  EXPECT_EQ(arch->published_parameter_count(), 129135360);
+  EXPECT_EQ(Count(ToCoreArchitecture(*arch)).total, 129135360);
+}
+
+// The answer for the shipped Qwen3-Next record: its KV cache line counts
+// the 12 attention layers, the state of the 36 Gated DeltaNet layers is a
+// line of its own, and the total is the sum of the lines.
+TEST(HybridModelsTest, TheShippedQwen3NextRecordsEstimateShowsItsRecurrentState) {
+  const auto dataset = catalog::ShippedDataset();
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  auto records = std::make_shared<testing::FakeRecords>();
+  for (const auto& model : dataset->models()) {
+    if (model.name() == "models/qwen3-next-80b-a3b") records->Add(model);
+  }
+  v1::EstimateInferenceMemoryRequest request;
+  request.set_model("models/qwen3-next-80b-a3b");
+  request.mutable_workload()->set_context_length_tokens(32768);
+  request.mutable_workload()->set_batch_size(2);
+  testing::Answer<v1::EstimateInferenceMemoryResponse> answer;
+  AnswerInferenceMemory(records, request, answer.done());
+  ASSERT_TRUE(answer.result.has_value());
+  ASSERT_TRUE(answer.result->ok()) << answer.result->status();
+  std::map<std::string, int64_t> lines;
+  int64_t sum = 0;
+  for (const auto& line : (*answer.result)->lines()) {
+    lines[line.component()] = line.bytes();
+    sum += line.bytes();
+  }
+  EXPECT_EQ(lines["kv_cache"], 2LL * 12 * 2 * 256 * 2 * 32768 * 2);
+  EXPECT_EQ(lines["recurrent_state"], 2LL * 39518208);
+  EXPECT_EQ((*answer.result)->total_bytes(), sum);
+}
+
+// The catalog refuses a record naming a mixer the estimator does not count,
+// naming the field, and keeps the shipped hybrids.
+TEST(HybridModelsTest, TheCatalogRefusesAnUnknownRecurrentMixer) {
+  common::v1::Model model;
+  model.set_name("models/some-ssm");
+  model.set_display_name("Some SSM");
+  model.mutable_provenance()->set_source("a test");
+  model.mutable_architecture()->set_recurrent_mixer("rwkv7");
+  FieldViolations violations;
+  catalog::ValidateModel(model, "model", &violations);
+  const absl::Status status = violations.ToStatus();
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  bool named = false;
+  for (const auto& v : GetFieldViolations(status)) {
+    named |= v.field == "model.architecture.recurrent_mixer";
+  }
+  EXPECT_TRUE(named) << status;
+  model.mutable_architecture()->set_recurrent_mixer("gated_deltanet");
+  FieldViolations none;
+  catalog::ValidateModel(model, "model", &none);
+  for (const auto& v : GetFieldViolations(none.ToStatus())) {
+    EXPECT_NE(v.field, "model.architecture.recurrent_mixer");
+  }
+}
+
+}  // namespace
+}  // namespace modelatlas::estimator
