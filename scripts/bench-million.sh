@@ -85,11 +85,14 @@ rss_before_import=$(rss_mib catalog)
 
 echo "== importing through the CLI"
 import_start=$(date +%s%N)
+import_ticks=$(cpu_ticks catalog)
 "${cli[@]}" --timeout=1800s import "$state/models.csv" >"$state/import.txt"
 import_seconds=$(/usr/bin/python3 -c "print(($(date +%s%N) - $import_start) / 1e9)")
+import_cpu=$(/usr/bin/python3 -c "print(($(cpu_ticks catalog) - $import_ticks) / $(getconf CLK_TCK))")
+load_during_import=$(cut -d' ' -f1 /proc/loadavg)
 rss_after_import=$(rss_mib catalog)
 hwm_import=$(hwm_mib catalog)
-echo "import: ${import_seconds} s"
+echo "import: ${import_seconds} s wall, ${import_cpu} s of catalog CPU"
 
 load() {  # label, port, method, request, concurrency, seconds[, loadgen flags...]
   local label="$1" port="$2" method="$3" request="$4" concurrency="$5" seconds="$6"; shift 6
@@ -143,10 +146,11 @@ hwm_end=$(hwm_mib catalog)
 
 /usr/bin/python3 - "$state" "$store" "$models" "$rounds" "$round_seconds" "$cache_bytes" "$import_seconds" \
   "$rss_before_import" "$rss_after_import" "$hwm_import" "$rss_after_get" "$rss_end" "$hwm_end" \
-  "$reply_bytes" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY'
+  "$reply_bytes" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$import_cpu" \
+  "$load_during_import" <<'PY'
 import datetime, json, os, sys
 (state, store, models, rounds, round_s, cache, import_s, rss0, rss_imp, hwm_imp, rss_get, rss_end, hwm_end,
- reply, commit) = sys.argv[1:]
+ reply, commit, import_cpu, import_load) = sys.argv[1:]
 models, rounds = int(models), int(rounds)
 def load(name):
     try:
@@ -159,7 +163,7 @@ load_avg = open("/proc/loadavg").read().split()[:3]
 w(f"### {store}, {models:,} models ({datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, commit {commit}, load average {' '.join(load_avg)})")
 w("")
 cache_note = f"record cache {int(cache) >> 20} MiB" if store == "sqlite" else "no record cache (PostgreSQL)"
-w(f"Import through `modelatlas import` ({models:,} CSV rows): **{float(import_s):.1f} s**. Resident memory of catalog-service: {rss0} MiB before the import, peak {hwm_imp} MiB during it, {rss_imp} MiB after it, {rss_get} MiB after the GetModel rounds, {rss_end} MiB at the end (peak over the run {hwm_end} MiB; {cache_note}).")
+w(f"Import through `modelatlas import` ({models:,} CSV rows): **{float(import_s):.1f} s** wall, {float(import_cpu):.1f} s of catalog-service CPU (load average {import_load} at its end). Resident memory of catalog-service: {rss0} MiB before the import, peak {hwm_imp} MiB during it, {rss_imp} MiB after it, {rss_get} MiB after the GetModel rounds, {rss_end} MiB at the end (peak over the run {hwm_end} MiB; {cache_note}).")
 w("")
 w(f"GetModel of a model at random ({reply} B replies) against echo replying as many bytes, 32 calls in flight, {round_s} s per run:")
 w("")

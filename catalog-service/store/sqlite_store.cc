@@ -202,6 +202,15 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
                      "run several replicas on --store=postgres): ",
                      s.message()));
   }
+  // The page cache: SQLite's default is 2 MB, so at a million records (a
+  // 0.6 GB file: records and five indexes) nearly every index page an
+  // import writes or a read walks was copied in from the kernel again
+  // (a quarter of an import's CPU under perf). kPageCacheKiB is allocated as
+  // pages are used and never more: part of the catalog's constant memory.
+  constexpr int kPageCacheKiB = 64 << 10;
+  if (absl::Status s = Exec(db, absl::StrCat("PRAGMA cache_size=-", kPageCacheKiB)); !s.ok()) {
+    return s;
+  }
   for (const char* pragma :
        {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"}) {
     if (absl::Status s = Exec(db, pragma); !s.ok()) return s;
