@@ -1,7 +1,10 @@
 #include "catalog-service/catalog.h"
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -119,6 +122,69 @@ absl::Status NotFoundSuggesting(CatalogStore& store, absl::string_view name) {
 
 std::string QueryFingerprint(absl::string_view collection, const ListQuery& query) {
   return absl::StrCat(collection, "\x1f", query.filter, "\x1f", query.order_by);
+}
+
+// The order column an order_by reads through the store's index: one key,
+// a field of the record itself that has a column (OrderColumn).
+std::optional<OrderColumn> IndexedColumn(const std::vector<query::OrderKey>& order) {
+  if (order.size() != 1 || order[0].path.size() != 1) return std::nullopt;
+  for (int i = 0; i < kOrderColumnCount; ++i) {
+    if (order[0].path[0]->name() == OrderColumnField(static_cast<OrderColumn>(i))) {
+      return static_cast<OrderColumn>(i);
+    }
+  }
+  return std::nullopt;
+}
+
+// A page token's position in an indexed order: "o", the value's type (n: no
+// value, d: a number, s: text), the id, a separator (ids never hold it), then
+// the value (a number as its 64 bits in hex, so it comes back exact).
+std::string EncodeSeek(const OrderSeek& seek) {
+  if (const auto* number = std::get_if<double>(&seek.value)) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, number, sizeof bits);
+    return absl::StrCat("od", seek.id, "\x1f", absl::Hex(bits, absl::kZeroPad16));
+  }
+  if (const auto* text = std::get_if<std::string>(&seek.value)) {
+    return absl::StrCat("os", seek.id, "\x1f", *text);
+  }
+  return absl::StrCat("on", seek.id, "\x1f");
+}
+
+std::optional<OrderSeek> DecodeSeek(absl::string_view text) {
+  if (text.size() < 2 || text[0] != 'o') return std::nullopt;
+  const char type = text[1];
+  text.remove_prefix(2);
+  const size_t separator = text.find('\x1f');
+  if (separator == absl::string_view::npos) return std::nullopt;
+  OrderSeek seek;
+  seek.start = false;
+  seek.id = std::string(text.substr(0, separator));
+  const absl::string_view value = text.substr(separator + 1);
+  if (!IsValidResourceId(seek.id)) return std::nullopt;
+  switch (type) {
+    case 'n':
+      if (!value.empty()) return std::nullopt;
+      return seek;
+    case 's':
+      seek.value = std::string(value);
+      return seek;
+    case 'd': {
+      if (value.size() != 16) return std::nullopt;
+      uint64_t bits = 0;
+      for (char c : value) {
+        int digit = absl::ascii_isdigit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+        if (digit < 0) return std::nullopt;
+        bits = bits << 4 | static_cast<uint64_t>(digit);
+      }
+      double number = 0;
+      std::memcpy(&number, &bits, sizeof number);
+      seek.value = number;
+      return seek;
+    }
+    default:
+      return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -313,6 +379,19 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
   Page<Record> page;
   page.revision = *revision;
 
+  // Ordered by one field the store indexes: read in that order from the
+  // cursor, keeping what the filter accepts, until the page is full. The
+  // same records in the same order as the sort below (the store keeps the
+  // values query::OrderValueOf gives), without reading every record.
+  if constexpr (Traits<Record>::kKind == RecordKind::kModel) {
+    const std::optional<OrderColumn> column = IndexedColumn(*order);
+    if (column.has_value() && store_->orders_in_store()) {
+      if (absl::Status ready = FillOrderValues(); !ready.ok()) return ready;
+      return ListInStoreOrder<Record>(query, *size, *filter, *column, (*order)[0].descending,
+                                      cursor, fingerprint, std::move(page));
+    }
+  }
+
   // Scans in id order from the cursor, keeping what the filter accepts.
   // Without order_by the cursor is the last id returned, so pages stay right
   // while records are added or removed; with order_by every match is sorted
@@ -373,6 +452,94 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
     page.next_page_token = EncodePageToken({next, fingerprint});
   }
   return page;
+}
+
+template <typename Record>
+absl::StatusOr<Page<Record>> Catalog::ListInStoreOrder(
+    const ListQuery& query, int size, const query::Filter& filter, OrderColumn column,
+    bool descending, const PageCursor& cursor, const std::string& fingerprint, Page<Record> page) {
+  OrderSeek seek;
+  if (!cursor.after_id.empty()) {
+    std::optional<OrderSeek> decoded = DecodeSeek(cursor.after_id);
+    if (!decoded.has_value()) {
+      return InvalidFieldError("page_token", "not a page token issued by this service");
+    }
+    seek = *std::move(decoded);
+  }
+  const int batch = std::max(size + 1, 256);
+  std::vector<Record> matches;
+  std::vector<OrderSeek> positions;  // where each match is in the order
+  while (static_cast<int>(matches.size()) <= size) {
+    absl::StatusOr<std::vector<OrderedRecord>> stored =
+        store_->ListOrdered(Traits<Record>::kKind, column, descending, seek, batch);
+    if (!stored.ok()) return stored.status();
+    if (query.abandoned && query.abandoned()) {
+      return absl::CancelledError("the caller cancelled the list or its deadline passed");
+    }
+    for (OrderedRecord& one : *stored) {
+      seek = OrderSeek{false, std::move(one.value), one.record.id};
+      absl::StatusOr<Record> record = FromStored<Record>(one.record);
+      if (!record.ok()) {
+        ReportUnreadable(Traits<Record>::kKind, one.record.id, record.status());
+        continue;
+      }
+      if (!filter.Matches(*record)) continue;
+      matches.push_back(*std::move(record));
+      positions.push_back(seek);
+      if (static_cast<int>(matches.size()) > size) break;
+    }
+    if (static_cast<int>(stored->size()) < batch) break;
+  }
+  // As the other paths: at most `size` records and kMaxListPageBytes.
+  const size_t most = std::min(matches.size(), static_cast<size_t>(size));
+  size_t end = 0;
+  size_t page_bytes = 0;
+  while (end < most) {
+    const size_t bytes = matches[end].ByteSizeLong() + 6;
+    if (end > 0 && page_bytes + bytes > static_cast<size_t>(kMaxListPageBytes)) break;
+    page_bytes += bytes;
+    page.records.push_back(std::move(matches[end++]));
+  }
+  if (end < matches.size()) {
+    page.next_page_token = EncodePageToken({EncodeSeek(positions[end - 1]), fingerprint});
+  }
+  return page;
+}
+
+absl::Status Catalog::FillOrderValues() {
+  if (order_values_filled_.load(std::memory_order_acquire)) return absl::OkStatus();
+  absl::MutexLock lock(&fill_mutex_);
+  if (order_values_filled_.load(std::memory_order_relaxed)) return absl::OkStatus();
+  // Records an older binary wrote (migration 3 lists them) get the values
+  // of their payloads, a batch per transaction; a record that cannot be read
+  // keeps none (it is left out of lists anyway).
+  constexpr int kBatch = 1000;
+  int64_t filled = 0;
+  for (RecordKind kind : {RecordKind::kModel, RecordKind::kHardware}) {
+    while (true) {
+      absl::StatusOr<std::vector<StoredRecord>> pending =
+          store_->RecordsWithoutOrderValues(kind, kBatch);
+      if (!pending.ok()) return pending.status();
+      std::vector<std::pair<StoredRecord, OrderValues>> values;
+      values.reserve(pending->size());
+      for (StoredRecord& stored : *pending) {
+        OrderValues order_values;
+        if (kind == RecordKind::kModel) {
+          absl::StatusOr<Model> model = FromStored<Model>(stored);
+          if (model.ok()) order_values = internal::OrderValuesOf(*model);
+        }
+        values.emplace_back(std::move(stored), std::move(order_values));
+      }
+      const bool done = static_cast<int>(values.size()) < kBatch;
+      if (absl::Status s = store_->SetOrderValues(kind, values, done); !s.ok()) return s;
+      filled += static_cast<int64_t>(values.size());
+      if (done) break;
+    }
+  }
+  if (filled > 0)
+    MA_LOG_INFO("order columns filled for %lld stored records", static_cast<long long>(filled));
+  order_values_filled_.store(true, std::memory_order_release);
+  return absl::OkStatus();
 }
 
 template <typename Record>

@@ -19,8 +19,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "catalog-service/import/import_file.h"
+#include "catalog-service/page_token.h"
 #include "catalog-service/readable_payloads.h"
 #include "catalog-service/store/store.h"
+#include "common/query/filter.h"
 #include "google/protobuf/field_mask.pb.h"
 #include "modelatlas/catalog/v1/catalog_service.pb.h"
 #include "modelatlas/catalog/v1/dataset.pb.h"
@@ -146,6 +148,15 @@ class Catalog {
   template <typename Record>
   absl::StatusOr<Record> UpdateOnce(const Record& record,
                                     const std::vector<std::string>& mask_paths);
+  // List's path for an order by one OrderColumn (see List).
+  template <typename Record>
+  absl::StatusOr<Page<Record>> ListInStoreOrder(const ListQuery& query, int size,
+                                                const query::Filter& filter, OrderColumn column,
+                                                bool descending, const PageCursor& cursor,
+                                                const std::string& fingerprint, Page<Record> page);
+  // Gives the records stored before the order columns existed their values
+  // (once per process; a no-op on a current database).
+  absl::Status FillOrderValues();
   void NotifyWrite();
   void ReportUnreadable(RecordKind kind, absl::string_view id, const absl::Status& status);
 
@@ -174,6 +185,8 @@ class Catalog {
   // Payloads GetSerialized has parsed once (512 KiB, so on the heap).
   std::unique_ptr<ReadablePayloads> readable_payloads_ = std::make_unique<ReadablePayloads>();
   std::atomic<int64_t> unreadable_records_{0};
+  absl::Mutex fill_mutex_;
+  std::atomic<bool> order_values_filled_{false};
   absl::Mutex write_mutex_;
   absl::CondVar write_signal_;
   int64_t writes_ ABSL_GUARDED_BY(write_mutex_) = 0;

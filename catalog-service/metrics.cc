@@ -9,8 +9,8 @@ namespace modelatlas::catalog {
 namespace {
 
 constexpr const char* kOperations[] = {
-    "get",    "find_ids_by_lookup_key", "list", "count", "revision", "write",
-    "delete", "changes_since"};
+    "get",    "find_ids_by_lookup_key", "list",        "count", "revision", "write",
+    "delete", "changes_since",          "list_ordered"};
 
 const prometheus::Histogram::BucketBoundaries& StoreBuckets() {
   // From 50 us (an SQLite read) to 5 s (a large import transaction).
@@ -56,6 +56,22 @@ class InstrumentedStore : public CatalogStore {
                                                    int limit) override {
     // The operation keeps its name of the dashboards.
     return Timed("changes_since", [&] { return store_->ChangesAfter(after, limit); });
+  }
+  bool orders_in_store() const override { return store_->orders_in_store(); }
+  absl::StatusOr<std::vector<OrderedRecord>> ListOrdered(RecordKind kind, OrderColumn column,
+                                                         bool descending, const OrderSeek& after,
+                                                         int limit) override {
+    return Timed("list_ordered",
+                 [&] { return store_->ListOrdered(kind, column, descending, after, limit); });
+  }
+  absl::StatusOr<std::vector<StoredRecord>> RecordsWithoutOrderValues(RecordKind kind,
+                                                                      int limit) override {
+    return store_->RecordsWithoutOrderValues(kind, limit);  // once, after an upgrade
+  }
+  absl::Status SetOrderValues(RecordKind kind,
+                              const std::vector<std::pair<StoredRecord, OrderValues>>& values,
+                              bool done) override {
+    return store_->SetOrderValues(kind, values, done);
   }
 
  private:

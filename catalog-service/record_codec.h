@@ -3,7 +3,9 @@
 // store's rows. Shared by the catalog's reads, writes and imports.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -11,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "catalog-service/store/store.h"
 #include "catalog-service/validation.h"
+#include "common/query/filter.h"
 #include "common/records/lookup_keys.h"
 #include "common/status/errors.h"
 #include "common/status/resource_names.h"
@@ -50,6 +53,38 @@ struct Traits<Hardware> {
   }
   static std::vector<std::string> LookupKeys(const Hardware& h) { return LookupKeysOf(h); }
 };
+
+// The order key of each OrderColumn of a model (its field, ascending).
+inline const std::vector<query::OrderKey>& ModelOrderKeys() {
+  static const auto* keys = [] {
+    auto* made = new std::vector<query::OrderKey>;
+    for (int i = 0; i < kOrderColumnCount; ++i) {
+      made->push_back(std::move((*query::ParseOrderBy(OrderColumnField(static_cast<OrderColumn>(i)),
+                                                      Model::descriptor()))[0]));
+    }
+    return made;
+  }();
+  return *keys;
+}
+
+// The values a model is ordered by in the store: query::OrderValueOf, the
+// values the catalog's own sort compares, so both orders are the same.
+inline OrderValues OrderValuesOf(const Model& model) {
+  OrderValues values;
+  for (int i = 0; i < kOrderColumnCount; ++i) {
+    std::optional<std::variant<double, std::string>> value =
+        query::OrderValueOf(model, ModelOrderKeys()[i]);
+    if (!value.has_value()) continue;
+    if (auto* number = std::get_if<double>(&*value)) {
+      values[i] = *number;
+    } else {
+      values[i] = std::move(std::get<std::string>(*value));
+    }
+  }
+  return values;
+}
+// Hardware lists are short: sorted in the process, nothing in the store.
+inline OrderValues OrderValuesOf(const Hardware&) { return OrderValues(); }
 
 // Output-only fields are derived at read time, never stored.
 template <typename Record>
@@ -101,7 +136,8 @@ template <typename Record>
 absl::StatusOr<RecordWrite> ToWrite(const Record& record) {
   return RecordWrite{
       Traits<Record>::kKind, *ResourceIdFromName(record.name(), Traits<Record>::kCollection),
-      record.display_name(), Traits<Record>::LookupKeys(record), ToStoredBytes(record)};
+      record.display_name(), Traits<Record>::LookupKeys(record),
+      ToStoredBytes(record), OrderValuesOf(record)};
 }
 
 }  // namespace modelatlas::catalog::internal

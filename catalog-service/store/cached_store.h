@@ -61,6 +61,22 @@ class CachedStore : public CatalogStore {
                                                    int limit) override {
     return store_->ChangesAfter(after, limit);
   }
+  bool orders_in_store() const override { return store_->orders_in_store(); }
+  absl::StatusOr<std::vector<OrderedRecord>> ListOrdered(RecordKind kind, OrderColumn column,
+                                                         bool descending, const OrderSeek& after,
+                                                         int limit) override {
+    return store_->ListOrdered(kind, column, descending, after, limit);
+  }
+  absl::StatusOr<std::vector<StoredRecord>> RecordsWithoutOrderValues(RecordKind kind,
+                                                                      int limit) override {
+    return store_->RecordsWithoutOrderValues(kind, limit);
+  }
+  // Order values are not part of a cached record: nothing to drop.
+  absl::Status SetOrderValues(RecordKind kind,
+                              const std::vector<std::pair<StoredRecord, OrderValues>>& values,
+                              bool done) override {
+    return store_->SetOrderValues(kind, values, done);
+  }
 
  private:
   struct Entry {

@@ -35,6 +35,29 @@ CREATE TABLE changes (
 )sql"},
       {2, "index lookup keys by record, for rewriting a record's keys",
        "CREATE INDEX lookup_keys_by_record ON lookup_keys (kind, id);"},
+      // An ordered page of a million models read the whole table and sorted
+      // it in the catalog process (seconds per page); with these columns and
+      // indexes it reads the page's records in order (OrderColumn). Records
+      // already stored get their values from the catalog, which decodes
+      // their payloads: they wait in order_values_pending until then, and
+      // ordered lists are sorted in the process as before meanwhile.
+      {3, "order columns and their indexes, for ordered pages",
+       R"sql(
+ALTER TABLE records ADD COLUMN order_parameters REAL;
+ALTER TABLE records ADD COLUMN order_training_compute_flop REAL;
+ALTER TABLE records ADD COLUMN order_publication_date REAL;   -- yyyymmdd
+ALTER TABLE records ADD COLUMN order_display_name TEXT;       -- NULL when empty
+CREATE INDEX records_by_parameters ON records (kind, order_parameters, id);
+CREATE INDEX records_by_training_compute_flop ON records (kind, order_training_compute_flop, id);
+CREATE INDEX records_by_publication_date ON records (kind, order_publication_date, id);
+CREATE INDEX records_by_display_name ON records (kind, order_display_name, id);
+CREATE TABLE order_values_pending (
+  kind TEXT NOT NULL,
+  id TEXT NOT NULL,
+  PRIMARY KEY (kind, id)
+) WITHOUT ROWID;
+INSERT INTO order_values_pending (kind, id) SELECT kind, id FROM records;
+)sql"},
   };
   return *migrations;
 }
@@ -74,6 +97,25 @@ CREATE TABLE changes (
 )sql"},
       {2, "index lookup keys by record, for rewriting a record's keys",
        "CREATE INDEX lookup_keys_by_record ON lookup_keys (kind, id);"},
+      // As SQLite's migration 3; text compares bytewise (COLLATE "C"), as
+      // the catalog's sort does.
+      {3, "order columns and their indexes, for ordered pages",
+       R"sql(
+ALTER TABLE records ADD COLUMN order_parameters DOUBLE PRECISION,
+  ADD COLUMN order_training_compute_flop DOUBLE PRECISION,
+  ADD COLUMN order_publication_date DOUBLE PRECISION,
+  ADD COLUMN order_display_name TEXT COLLATE "C";
+CREATE INDEX records_by_parameters ON records (kind, order_parameters, id);
+CREATE INDEX records_by_training_compute_flop ON records (kind, order_training_compute_flop, id);
+CREATE INDEX records_by_publication_date ON records (kind, order_publication_date, id);
+CREATE INDEX records_by_display_name ON records (kind, order_display_name, id);
+CREATE TABLE order_values_pending (
+  kind TEXT NOT NULL,
+  id TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (kind, id)
+);
+INSERT INTO order_values_pending (kind, id) SELECT kind, id FROM records;
+)sql"},
   };
   return *migrations;
 }

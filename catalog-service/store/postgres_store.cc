@@ -2,8 +2,10 @@
 
 #include <pqxx/pqxx>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "catalog-service/store/migrations.h"
 #include "common/status/errors.h"
 
@@ -28,6 +30,44 @@ StoredRecord ReadRecord(const pqxx::row& row) {
 
 std::string Kind(RecordKind kind) { return std::string(RecordKindName(kind)); }
 
+// The columns of OrderColumn, in its order (migration 3).
+constexpr const char* kOrderColumnNames[kOrderColumnCount] = {
+    "order_parameters", "order_training_compute_flop", "order_publication_date",
+    "order_display_name"};
+
+// An order value as a query parameter: its text (numbers with 17 significant
+// digits, which give back the same double), or null for an unset value.
+class ValueParam {
+ public:
+  explicit ValueParam(const OrderValue& value) {
+    if (const auto* number = std::get_if<double>(&value)) {
+      text_ = absl::StrFormat("%.17g", *number);
+    } else if (const auto* text = std::get_if<std::string>(&value)) {
+      text_ = *text;
+    } else {
+      null_ = true;
+    }
+  }
+  const char* get() const { return null_ ? nullptr : text_.c_str(); }
+
+ private:
+  std::string text_;
+  bool null_ = false;
+};
+
+struct ValueParams {
+  explicit ValueParams(const OrderValues& values)
+      : p{ValueParam(values[0]), ValueParam(values[1]), ValueParam(values[2]),
+          ValueParam(values[3])} {}
+  ValueParam p[kOrderColumnCount];
+};
+
+OrderValue ReadValue(const pqxx::field& field, OrderColumn column) {
+  if (field.is_null()) return std::monostate();
+  if (column == OrderColumn::kDisplayName) return field.as<std::string>();
+  return field.as<double>();
+}
+
 // bytea input in hex format.
 std::string HexBytea(const std::string& bytes) {
   return absl::StrCat("\\x", absl::BytesToHexString(bytes));
@@ -45,16 +85,6 @@ void LogChange(pqxx::work& tx, int64_t revision, RecordKind kind, const std::str
                const char* operation) {
   tx.exec_params("INSERT INTO changes (revision, kind, id, operation) VALUES ($1, $2, $3, $4)",
                  revision, Kind(kind), id, operation);
-}
-
-void ReplaceLookupKeys(pqxx::work& tx, const RecordWrite& record) {
-  tx.exec_params("DELETE FROM lookup_keys WHERE kind = $1 AND id = $2", Kind(record.kind),
-                 record.id);
-  for (const std::string& key : record.lookup_keys) {
-    tx.exec_params(
-        "INSERT INTO lookup_keys (kind, key, id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-        Kind(record.kind), key, record.id);
-  }
 }
 
 // The record's revision, checked against expected_revision (0 = any).
@@ -167,7 +197,7 @@ absl::Status PostgresStore::Migrate() {
 
 absl::StatusOr<StoredRecord> PostgresStore::Get(RecordKind kind, absl::string_view id) {
   return WithConnection<StoredRecord>([&](pqxx::connection& c) -> absl::StatusOr<StoredRecord> {
-    pqxx::read_transaction tx(c);
+    pqxx::nontransaction tx(c);  // one statement: no BEGIN/COMMIT round trips
     pqxx::result rows = tx.exec_params(
         "SELECT id, display_name, encode(payload, 'hex'), revision FROM records WHERE kind = $1 "
         "AND id = $2",
@@ -181,7 +211,7 @@ absl::StatusOr<std::vector<std::string>> PostgresStore::FindIdsByLookupKey(Recor
                                                                            absl::string_view key) {
   return WithConnection<std::vector<std::string>>(
       [&](pqxx::connection& c) -> absl::StatusOr<std::vector<std::string>> {
-        pqxx::read_transaction tx(c);
+        pqxx::nontransaction tx(c);  // one statement: no BEGIN/COMMIT round trips
         std::vector<std::string> ids;
         for (const auto& row :
              tx.exec_params("SELECT DISTINCT id FROM lookup_keys WHERE kind = $1 AND key = $2 "
@@ -198,7 +228,7 @@ absl::StatusOr<std::vector<StoredRecord>> PostgresStore::List(RecordKind kind,
                                                               int limit) {
   return WithConnection<std::vector<StoredRecord>>(
       [&](pqxx::connection& c) -> absl::StatusOr<std::vector<StoredRecord>> {
-        pqxx::read_transaction tx(c);
+        pqxx::nontransaction tx(c);  // one statement: no BEGIN/COMMIT round trips
         std::vector<StoredRecord> records;
         for (const auto& row : tx.exec_params(
                  "SELECT id, display_name, encode(payload, 'hex'), revision FROM records "
@@ -210,9 +240,94 @@ absl::StatusOr<std::vector<StoredRecord>> PostgresStore::List(RecordKind kind,
       });
 }
 
+absl::StatusOr<std::vector<OrderedRecord>> PostgresStore::ListOrdered(
+    RecordKind kind, OrderColumn column, bool descending, const OrderSeek& after, int limit) {
+  return WithConnection<std::vector<OrderedRecord>>(
+      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<OrderedRecord>> {
+        pqxx::read_transaction tx(c);
+        const std::string col = kOrderColumnNames[static_cast<int>(column)];
+        const char* direction = descending ? " DESC" : "";
+        std::vector<OrderedRecord> records;
+        auto read = [&](const pqxx::result& rows) {
+          for (const auto& row : rows) {
+            records.push_back(OrderedRecord{ReadRecord(row), ReadValue(row[4], column)});
+          }
+        };
+        // As SQLite's: the records with a value through the index (kind,
+        // value, id) (descending: read backwards, runs of equal values put
+        // in id order by an incremental sort), then those without, by id.
+        const bool in_values = after.start || !std::holds_alternative<std::monostate>(after.value);
+        if (in_values) {
+          const std::string select =
+              absl::StrCat("SELECT id, display_name, encode(payload, 'hex'), revision, ", col,
+                           " FROM records WHERE kind = $1 AND ", col, " IS NOT NULL");
+          if (after.start) {
+            read(tx.exec_params(absl::StrCat(select, " ORDER BY ", col, direction, ", id LIMIT $2"),
+                                Kind(kind), limit));
+          } else {
+            const ValueParam value(after.value);
+            read(tx.exec_params(
+                absl::StrCat(select, " AND ", col, descending ? " <= $2" : " >= $2", " AND (", col,
+                             descending ? " < $2" : " > $2", " OR id > $3) ORDER BY ", col,
+                             direction, ", id LIMIT $4"),
+                Kind(kind), value.get(), after.id, limit));
+          }
+        }
+        if (static_cast<int>(records.size()) < limit) {
+          read(tx.exec_params(
+              absl::StrCat("SELECT id, display_name, encode(payload, 'hex'), revision, NULL "
+                           "FROM records WHERE kind = $1 AND ",
+                           col, " IS NULL AND id > $2 ORDER BY id LIMIT $3"),
+              Kind(kind), in_values ? std::string() : after.id,
+              limit - static_cast<int>(records.size())));
+        }
+        return records;
+      });
+}
+
+absl::StatusOr<std::vector<StoredRecord>> PostgresStore::RecordsWithoutOrderValues(RecordKind kind,
+                                                                                   int limit) {
+  return WithConnection<std::vector<StoredRecord>>(
+      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<StoredRecord>> {
+        pqxx::nontransaction tx(c);  // one statement: no BEGIN/COMMIT round trips
+        std::vector<StoredRecord> records;
+        for (const auto& row : tx.exec_params(
+                 "SELECT r.id, r.display_name, encode(r.payload, 'hex'), r.revision "
+                 "FROM order_values_pending p JOIN records r ON r.kind = p.kind AND r.id = p.id "
+                 "WHERE p.kind = $1 ORDER BY p.id LIMIT $2",
+                 Kind(kind), limit)) {
+          records.push_back(ReadRecord(row));
+        }
+        return records;
+      });
+}
+
+absl::Status PostgresStore::SetOrderValues(
+    RecordKind kind, const std::vector<std::pair<StoredRecord, OrderValues>>& values, bool done) {
+  return WithConnection<bool>([&](pqxx::connection& c) -> absl::StatusOr<bool> {
+           pqxx::work tx(c);
+           for (const auto& [record, order_values] : values) {
+             const ValueParams params(order_values);
+             // Only at the revision read: a write since then set its own values.
+             tx.exec_params(
+                 "UPDATE records SET order_parameters = $1, order_training_compute_flop = $2, "
+                 "order_publication_date = $3, order_display_name = $4 "
+                 "WHERE kind = $5 AND id = $6 AND revision = $7",
+                 params.p[0].get(), params.p[1].get(), params.p[2].get(), params.p[3].get(),
+                 Kind(kind), record.id, record.revision);
+             tx.exec_params("DELETE FROM order_values_pending WHERE kind = $1 AND id = $2",
+                            Kind(kind), record.id);
+           }
+           if (done) tx.exec_params("DELETE FROM order_values_pending WHERE kind = $1", Kind(kind));
+           tx.commit();
+           return true;
+         })
+      .status();
+}
+
 absl::StatusOr<int64_t> PostgresStore::Count(RecordKind kind) {
   return WithConnection<int64_t>([&](pqxx::connection& c) -> absl::StatusOr<int64_t> {
-    pqxx::read_transaction tx(c);
+    pqxx::nontransaction tx(c);  // one statement: no BEGIN/COMMIT round trips
     return tx.exec_params1("SELECT COUNT(*) FROM records WHERE kind = $1", Kind(kind))[0]
         .as<int64_t>();
   });
@@ -220,7 +335,7 @@ absl::StatusOr<int64_t> PostgresStore::Count(RecordKind kind) {
 
 absl::StatusOr<int64_t> PostgresStore::Revision() {
   return WithConnection<int64_t>([&](pqxx::connection& c) -> absl::StatusOr<int64_t> {
-    pqxx::read_transaction tx(c);
+    pqxx::nontransaction tx(c);  // one statement: no BEGIN/COMMIT round trips
     return tx.exec1("SELECT revision FROM catalog_state WHERE id = 1")[0].as<int64_t>();
   });
 }
@@ -229,28 +344,92 @@ absl::StatusOr<int64_t> PostgresStore::Write(const std::vector<BatchWrite>& writ
   return WithConnection<int64_t>([&](pqxx::connection& c) -> absl::StatusOr<int64_t> {
     pqxx::work tx(c);  // rolls back when destroyed uncommitted
     const int64_t revision = NextRevision(tx);
+    // A statement per row and per lookup key made an import of a million
+    // rows take tens of minutes of round trips: a batch now costs one query
+    // for the ids it creates, one per update (checked and locked as before)
+    // and one round trip for every row it writes.
+    auto quote_value = [&](const OrderValue& value) -> std::string {
+      const ValueParam param(value);
+      return param.get() == nullptr ? "NULL" : tx.quote(std::string(param.get()));
+    };
+    std::string taken_query;
+    absl::flat_hash_set<std::pair<RecordKind, std::string>> created;
+    for (const BatchWrite& write : writes) {
+      if (write.operation != BatchWrite::Operation::kCreate) continue;
+      const RecordWrite& record = write.record;
+      // The same id twice in one batch: the second is taken by the first.
+      if (!created.emplace(record.kind, record.id).second) {
+        return AlreadyExistsError(record.kind, record.id);
+      }
+      absl::StrAppend(&taken_query, taken_query.empty() ? "" : ",", "(",
+                      tx.quote(Kind(record.kind)), ",", tx.quote(record.id), ")");
+    }
+    if (!taken_query.empty()) {
+      const pqxx::result taken = tx.exec(
+          absl::StrCat("SELECT kind, id FROM records WHERE (kind, id) IN (", taken_query, ")"));
+      if (!taken.empty()) {
+        absl::flat_hash_set<std::pair<std::string, std::string>> ids;
+        for (const auto& row : taken)
+          ids.emplace(row[0].as<std::string>(), row[1].as<std::string>());
+        for (const BatchWrite& write : writes) {
+          if (write.operation == BatchWrite::Operation::kCreate &&
+              ids.contains(std::make_pair(Kind(write.record.kind), write.record.id))) {
+            return AlreadyExistsError(write.record.kind, write.record.id);
+          }
+        }
+      }
+    }
+    std::string inserts, updates, clear_keys, keys, changes;
     for (const BatchWrite& write : writes) {
       const RecordWrite& record = write.record;
-      if (write.operation == BatchWrite::Operation::kCreate) {
-        pqxx::result inserted = tx.exec_params(
-            "INSERT INTO records (kind, id, display_name, payload, revision) "
-            "VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING id",
-            Kind(record.kind), record.id, record.display_name, HexBytea(record.payload), revision);
-        if (inserted.empty()) return AlreadyExistsError(record.kind, record.id);
+      const std::string kind = tx.quote(Kind(record.kind));
+      const std::string id = tx.quote(record.id);
+      const std::string values = absl::StrCat(
+          quote_value(record.order_values[0]), ",", quote_value(record.order_values[1]), ",",
+          quote_value(record.order_values[2]), ",", quote_value(record.order_values[3]));
+      const bool create = write.operation == BatchWrite::Operation::kCreate;
+      if (create) {
+        absl::StrAppend(&inserts, inserts.empty() ? "" : ",", "(", kind, ",", id, ",",
+                        tx.quote(record.display_name), ",", tx.quote(HexBytea(record.payload)),
+                        "::bytea,", revision, ",", values, ")");
       } else {
         if (absl::Status s = CheckCurrent(tx, record.kind, record.id, write.expected_revision);
             !s.ok()) {
           return s;
         }
-        tx.exec_params(
-            "UPDATE records SET display_name = $1, payload = $2, revision = $3 "
-            "WHERE kind = $4 AND id = $5",
-            record.display_name, HexBytea(record.payload), revision, Kind(record.kind), record.id);
+        absl::StrAppend(
+            &updates, "UPDATE records SET display_name = ", tx.quote(record.display_name),
+            ", payload = ", tx.quote(HexBytea(record.payload)), "::bytea, revision = ", revision,
+            ", (order_parameters, order_training_compute_flop, "
+            "order_publication_date, order_display_name) = (",
+            values, ") WHERE kind = ", kind, " AND id = ", id, ";\n");
+        absl::StrAppend(&clear_keys, "DELETE FROM lookup_keys WHERE kind = ", kind,
+                        " AND id = ", id, ";\n");
       }
-      ReplaceLookupKeys(tx, record);
-      LogChange(tx, revision, record.kind, record.id,
-                write.operation == BatchWrite::Operation::kCreate ? "create" : "update");
+      for (const std::string& key : record.lookup_keys) {
+        absl::StrAppend(&keys, keys.empty() ? "" : ",", "(", kind, ",", tx.quote(key), ",", id,
+                        ")");
+      }
+      absl::StrAppend(&changes, changes.empty() ? "" : ",", "(", revision, ",", kind, ",", id, ",",
+                      create ? "'create'" : "'update'", ")");
     }
+    std::string sql = absl::StrCat(updates, clear_keys);
+    if (!inserts.empty()) {
+      absl::StrAppend(&sql,
+                      "INSERT INTO records (kind, id, display_name, payload, revision, "
+                      "order_parameters, order_training_compute_flop, order_publication_date, "
+                      "order_display_name) VALUES ",
+                      inserts, ";\n");
+    }
+    if (!keys.empty()) {
+      absl::StrAppend(&sql, "INSERT INTO lookup_keys (kind, key, id) VALUES ", keys,
+                      " ON CONFLICT DO NOTHING;\n");
+    }
+    if (!changes.empty()) {
+      absl::StrAppend(&sql, "INSERT INTO changes (revision, kind, id, operation) VALUES ", changes,
+                      ";\n");
+    }
+    if (!sql.empty()) tx.exec(sql);
     tx.commit();
     return revision;
   });
@@ -275,7 +454,7 @@ absl::StatusOr<std::vector<Change>> PostgresStore::ChangesAfter(const ChangePosi
                                                                 int limit) {
   return WithConnection<std::vector<Change>>(
       [&](pqxx::connection& c) -> absl::StatusOr<std::vector<Change>> {
-        pqxx::read_transaction tx(c);
+        pqxx::nontransaction tx(c);  // one statement: no BEGIN/COMMIT round trips
         // The primary key's order: a page may end, and the next begin, inside a revision.
         const pqxx::result rows =
             after.id.empty()

@@ -32,6 +32,15 @@ class PostgresStore : public CatalogStore {
                                                               absl::string_view key) override;
   absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
                                                  int limit) override;
+  bool orders_in_store() const override { return true; }
+  absl::StatusOr<std::vector<OrderedRecord>> ListOrdered(RecordKind kind, OrderColumn column,
+                                                         bool descending, const OrderSeek& after,
+                                                         int limit) override;
+  absl::StatusOr<std::vector<StoredRecord>> RecordsWithoutOrderValues(RecordKind kind,
+                                                                      int limit) override;
+  absl::Status SetOrderValues(RecordKind kind,
+                              const std::vector<std::pair<StoredRecord, OrderValues>>& values,
+                              bool done) override;
   absl::StatusOr<int64_t> Count(RecordKind kind) override;
   absl::StatusOr<int64_t> Revision() override;
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;

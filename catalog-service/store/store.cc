@@ -18,6 +18,35 @@ absl::Status StaleEtagError(RecordKind kind, absl::string_view id, int64_t expec
                     "ETAG_MISMATCH");
 }
 
+absl::string_view OrderColumnField(OrderColumn column) {
+  switch (column) {
+    case OrderColumn::kParameters:
+      return "parameters";
+    case OrderColumn::kTrainingComputeFlop:
+      return "training_compute_flop";
+    case OrderColumn::kPublicationDate:
+      return "publication_date";
+    case OrderColumn::kDisplayName:
+      return "display_name";
+  }
+  return "";
+}
+
+absl::StatusOr<std::vector<OrderedRecord>> CatalogStore::ListOrdered(RecordKind, OrderColumn, bool,
+                                                                     const OrderSeek&, int) {
+  return absl::UnimplementedError(absl::StrCat(backend(), " store does not order lists"));
+}
+
+absl::StatusOr<std::vector<StoredRecord>> CatalogStore::RecordsWithoutOrderValues(RecordKind, int) {
+  return std::vector<StoredRecord>();
+}
+
+absl::Status CatalogStore::SetOrderValues(RecordKind,
+                                          const std::vector<std::pair<StoredRecord, OrderValues>>&,
+                                          bool) {
+  return absl::UnimplementedError(absl::StrCat(backend(), " store does not order lists"));
+}
+
 absl::StatusOr<int64_t> CatalogStore::Insert(const std::vector<RecordWrite>& records) {
   std::vector<BatchWrite> writes;
   writes.reserve(records.size());

@@ -6,8 +6,11 @@
 // and PostgreSQL (several replicas on one database).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -19,6 +22,30 @@ enum class RecordKind { kModel, kHardware };
 
 // "model" or "hardware", as stored.
 absl::string_view RecordKindName(RecordKind kind);
+
+// The fields of a model that a List ordered by one of them reads from the
+// store in that order (an indexed column each), instead of sorting every
+// match in the catalog process: the orders people ask for on a large catalog.
+enum class OrderColumn { kParameters, kTrainingComputeFlop, kPublicationDate, kDisplayName };
+inline constexpr int kOrderColumnCount = 4;
+// The record field each column holds ("parameters", ...), in OrderColumn's order.
+absl::string_view OrderColumnField(OrderColumn column);
+
+// A record's value of an order column, as query::OrderValueOf gives it:
+// unset (std::monostate: sorts last in either direction), a number (dates as
+// yyyymmdd) or text (compared bytewise).
+using OrderValue = std::variant<std::monostate, double, std::string>;
+using OrderValues = std::array<OrderValue, kOrderColumnCount>;
+
+// A position in an ordered list: just after the record `id` whose value is
+// `value`; `start` = before the first record. The order is the records with a
+// value by (value, ascending or descending; then id ascending), then the
+// records without one by id.
+struct OrderSeek {
+  bool start = true;
+  OrderValue value;
+  std::string id;
+};
 
 // A record as stored.
 struct StoredRecord {
@@ -37,6 +64,14 @@ struct RecordWrite {
   // Keys the record is found by (display name, aliases), see LookupKey().
   std::vector<std::string> lookup_keys;
   std::string payload;
+  // Its values of the order columns (all unset for hardware).
+  OrderValues order_values;
+};
+
+// A record read in the order of an order column, with its value there.
+struct OrderedRecord {
+  StoredRecord record;
+  OrderValue value;
 };
 
 // One write of a batch (see CatalogStore::Write).
@@ -109,6 +144,27 @@ class CatalogStore {
   // Up to `limit` changes after `after`, in (revision, kind, id) order.
   virtual absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after,
                                                            int limit) = 0;
+
+  // Whether ListOrdered and the order-value upkeep below are implemented.
+  virtual bool orders_in_store() const { return false; }
+  // Up to `limit` records after `after` in the order of `column` (see
+  // OrderSeek), read through the column's index.
+  virtual absl::StatusOr<std::vector<OrderedRecord>> ListOrdered(RecordKind kind,
+                                                                 OrderColumn column,
+                                                                 bool descending,
+                                                                 const OrderSeek& after, int limit);
+  // Records written before the order columns existed (a database file of an
+  // older binary, upgraded by a migration) have no order values yet: up to
+  // `limit` of them, in id order; empty once every record has its values.
+  virtual absl::StatusOr<std::vector<StoredRecord>> RecordsWithoutOrderValues(RecordKind kind,
+                                                                              int limit);
+  // Sets the order values of records listed by RecordsWithoutOrderValues,
+  // each only if the record is still at the revision read (a write since
+  // then wrote the values of its new payload itself). `kind`'s records are
+  // no longer listed once `done` is true.
+  virtual absl::Status SetOrderValues(
+      RecordKind kind, const std::vector<std::pair<StoredRecord, OrderValues>>& values, bool done);
+
   // Up to `limit` changes with revision > `after_revision`, oldest first.
   absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) {
     return ChangesAfter(ChangePosition{after_revision}, limit);

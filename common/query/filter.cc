@@ -665,16 +665,21 @@ absl::StatusOr<std::vector<OrderKey>> ParseOrderBy(absl::string_view text,
   return keys;
 }
 
+std::optional<std::variant<double, std::string>> OrderValueOf(const Message& record,
+                                                              const OrderKey& key) {
+  std::vector<Scalar> values = ValuesAt(record, key.path);
+  if (values.empty() || !PresentAt(record, key.path)) return std::nullopt;
+  return std::move(values[0]);
+}
+
 bool OrderedBefore(const Message& a, const Message& b, const std::vector<OrderKey>& keys) {
   for (const OrderKey& key : keys) {
-    const std::vector<Scalar> va = ValuesAt(a, key.path);
-    const std::vector<Scalar> vb = ValuesAt(b, key.path);
-    const bool has_a = !va.empty() && PresentAt(a, key.path);
-    const bool has_b = !vb.empty() && PresentAt(b, key.path);
-    if (has_a != has_b) return has_a;  // unset last
-    if (!has_a) continue;
-    if (va[0] == vb[0]) continue;
-    return key.descending ? vb[0] < va[0] : va[0] < vb[0];
+    const std::optional<Scalar> va = OrderValueOf(a, key);
+    const std::optional<Scalar> vb = OrderValueOf(b, key);
+    if (va.has_value() != vb.has_value()) return va.has_value();  // unset last
+    if (!va.has_value()) continue;
+    if (*va == *vb) continue;
+    return key.descending ? *vb < *va : *va < *vb;
   }
   return false;
 }

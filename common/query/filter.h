@@ -14,7 +14,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <variant>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -54,6 +56,14 @@ struct OrderKey {
 // scalars (numbers, strings, enums, bools, dates, timestamps) can be keys.
 absl::StatusOr<std::vector<OrderKey>> ParseOrderBy(absl::string_view text,
                                                    const google::protobuf::Descriptor* descriptor);
+
+// The value `record` sorts by under `key`, as OrderedBefore compares it:
+// numbers, enums, bools, dates (yyyymmdd) and timestamps (Unix seconds) as
+// double, text as string (compared bytewise); nullopt when the field is unset
+// (unset values sort last in either direction). Stores that index a sort key
+// keep this value, so their order is this one by construction.
+std::optional<std::variant<double, std::string>> OrderValueOf(
+    const google::protobuf::Message& record, const OrderKey& key);
 
 // Strict weak order of two records under `keys`; unset values sort last in
 // either direction; ties keep the caller's order.

@@ -55,6 +55,21 @@ class CountingStore : public CatalogStore {
                                                    int limit) override {
     return store_->ChangesAfter(after, limit);
   }
+  bool orders_in_store() const override { return store_->orders_in_store(); }
+  absl::StatusOr<std::vector<OrderedRecord>> ListOrdered(RecordKind kind, OrderColumn column,
+                                                         bool descending, const OrderSeek& after,
+                                                         int limit) override {
+    return store_->ListOrdered(kind, column, descending, after, limit);
+  }
+  absl::StatusOr<std::vector<StoredRecord>> RecordsWithoutOrderValues(RecordKind kind,
+                                                                      int limit) override {
+    return store_->RecordsWithoutOrderValues(kind, limit);
+  }
+  absl::Status SetOrderValues(RecordKind kind,
+                              const std::vector<std::pair<StoredRecord, OrderValues>>& values,
+                              bool done) override {
+    return store_->SetOrderValues(kind, values, done);
+  }
 
  private:
   std::unique_ptr<CatalogStore> store_;

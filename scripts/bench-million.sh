@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# The catalog at a million records (issue 22 point 4), on SQLite or PostgreSQL:
+#   1. generates N models as Epoch-style CSV (the generator of scripts/bench.sh);
+#   2. starts the real catalog-service on an empty store and imports the file
+#      through the real path (`modelatlas import`, streamed over gRPC);
+#   3. measures, against the echo server replying as many bytes, in
+#      interleaved rounds: GetModel of a model at random (loadgen --vary=N)
+#      as server CPU per call (from /proc/PID/stat), calls/s and p99; then a
+#      filtered, ordered ListModels page (p50/p99) and resident memory.
+#
+#   scripts/bench-million.sh [--store=sqlite|postgres] [--models=N] [--rounds=R]
+#                            [--record_cache_bytes=B] [--smoke]
+#   pg_virtualenv scripts/bench-million.sh --store=postgres     (PG* from pg_virtualenv)
+#   scripts/bench-million.sh --smoke      2,000 models, 1 round of 1 s (CI: no thresholds)
+#
+# Results (every round) go to .run/bench-million/<store>/results.md and stdout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+store=sqlite models=1000000 rounds=5 round_seconds=3 cache_bytes=$((32 << 20)) smoke=false
+for arg in "$@"; do
+  case "$arg" in
+    --store=*) store="${arg#--store=}" ;;
+    --models=*) models="${arg#--models=}" ;;
+    --rounds=*) rounds="${arg#--rounds=}" ;;
+    --record_cache_bytes=*) cache_bytes="${arg#--record_cache_bytes=}" ;;
+    --smoke) smoke=true ;;
+    *) echo "unknown argument $arg" >&2; exit 2 ;;
+  esac
+done
+if $smoke; then models=2000 rounds=1 round_seconds=1; fi
+[[ $store == sqlite || $store == postgres ]] || { echo "--store is sqlite or postgres" >&2; exit 2; }
+if [[ $store == postgres && -z "${PGHOST:-}${PGDATABASE:-}" ]]; then
+  echo "--store=postgres needs a server: run under pg_virtualenv (PG* variables)" >&2; exit 2
+fi
+state="$root/.run/bench-million/$store"
+rm -rf "$state" && mkdir -p "$state"
+if [[ -z "${SKIP_BUILD:-}" ]]; then
+  bash scripts/build.sh catalog-service modelatlas loadgen echo-server >"$state/build.log" 2>&1
+fi
+b="$root/build"
+
+echo "== generating $models models"
+/usr/bin/python3 - "$state/models.csv" "$models" <<'PY'
+import csv, sys
+path, n = sys.argv[1], int(sys.argv[2])
+domains = ["Language", "Vision", "Speech", "Biology", "Games"]
+with open(path, "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["Model", "Domain", "Organization", "Parameters", "Training compute (FLOP)", "Publication date"])
+    for i in range(n):
+        w.writerow([f"Generated Model {i}", domains[i % 5], f"Lab {i % 97}",
+                    f"{10 ** (6 + (i * 7919 % 6000) / 1000):.6g}", f"{10 ** (16 + (i * 104729 % 9000) / 1000):.6g}",
+                    f"{2015 + i % 11}-{1 + i % 12:02d}-{1 + i % 28:02d}"])
+PY
+
+cleanup() {
+  for file in "$state"/*.pid; do
+    [[ -f "$file" ]] && kill -TERM "$(cat "$file")" 2>/dev/null || true
+  done
+}
+trap cleanup EXIT
+start() {  # name, then the command; prints the gRPC port once serving
+  local name="$1"; shift
+  "$@" --grpc_address=127.0.0.1:0 --metrics_address=127.0.0.1:0 --port_file="$state/$name.ports" \
+    >"$state/$name.log" 2>&1 &
+  echo $! >"$state/$name.pid"
+  for _ in $(seq 1 600); do [[ -s "$state/$name.ports" ]] && break; sleep 0.1; done
+  grep grpc_port "$state/$name.ports" | cut -d= -f2
+}
+rss_mib() { awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$(cat "$state/$1.pid")/status"; }
+hwm_mib() { awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$(cat "$state/$1.pid")/status"; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$(cat "$state/$1.pid")/stat"; }
+
+if [[ $store == postgres ]]; then
+  catalog_flags=(--store=postgres)
+else
+  catalog_flags=(--sqlite_path="$state/catalog.db" --record_cache_bytes="$cache_bytes")
+fi
+catalog_port=$(start catalog "$b/catalog-service/catalog-service" "${catalog_flags[@]}")
+echo_port=$(start echo "$b/bench/echo-server")
+cli=("$b/cli/modelatlas" --catalog=127.0.0.1:$catalog_port)
+for _ in $(seq 1 100); do "${cli[@]}" --timeout=1s models get "GPT-2 (124M)" >/dev/null 2>&1 && break; sleep 0.2; done
+rss_before_import=$(rss_mib catalog)
+
+echo "== importing through the CLI"
+import_start=$(date +%s%N)
+import_ticks=$(cpu_ticks catalog)
+"${cli[@]}" --timeout=1800s import "$state/models.csv" >"$state/import.txt"
+import_seconds=$(/usr/bin/python3 -c "print(($(date +%s%N) - $import_start) / 1e9)")
+import_cpu=$(/usr/bin/python3 -c "print(($(cpu_ticks catalog) - $import_ticks) / $(getconf CLK_TCK))")
+load_during_import=$(cut -d' ' -f1 /proc/loadavg)
+rss_after_import=$(rss_mib catalog)
+hwm_import=$(hwm_mib catalog)
+echo "import: ${import_seconds} s wall, ${import_cpu} s of catalog CPU"
+
+load() {  # label, port, method, request, concurrency, seconds[, loadgen flags...]
+  local label="$1" port="$2" method="$3" request="$4" concurrency="$5" seconds="$6"; shift 6
+  local server=catalog before after
+  [[ $label == echo* ]] && server=echo
+  before=$(cpu_ticks $server)
+  "$b/bench/loadgen" --target=127.0.0.1:$port --method="$method" --request="$request" \
+    --concurrency="$concurrency" --duration="${seconds}s" --warmup=0s --json "$@" \
+    >"$state/$label.json" 2>"$state/$label.err" || true
+  after=$(cpu_ticks $server)
+  /usr/bin/python3 - "$state/$label.json" "$before" "$after" "$(getconf CLK_TCK)" <<'PY'
+import json, sys
+path, before, after, hz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+try:
+    r = json.load(open(path))
+except Exception:
+    r = {"calls": 0, "qps": 0, "p50_us": 0, "p99_us": 0, "errors": -1}
+r["cpu_us_per_call"] = (after - before) / hz * 1e6 / max(1, r.get("calls", 0))
+json.dump(r, open(path, "w"))
+PY
+}
+get_method=modelatlas.catalog.v1.CatalogService/GetModel
+get_request='{"name": "models/generated-model-{i}"}'
+# Loadgen builds its N requests before it connects: that time is not the server's.
+warm() { load "$1" "$catalog_port" $get_method "$get_request" 32 "$2" --vary=$models; }
+warm warmup 2
+reply_bytes=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("response_bytes", 300))' "$state/warmup.json")
+payload=$(printf '%s' '{"name": "models/generated-model-500000"}' | base64 -w0)
+echo_request="{\"payload\": \"$payload\", \"response_bytes\": $reply_bytes}"
+echo "== $rounds rounds of ${round_seconds}s: echo, GetModel at random, echo ($reply_bytes-byte replies)"
+load echo-0 "$echo_port" modelatlas.bench.v1.EchoService/Echo "$echo_request" 32 "$round_seconds"
+for round in $(seq 1 "$rounds"); do
+  warm "get-$round" "$round_seconds"
+  load "echo-$round" "$echo_port" modelatlas.bench.v1.EchoService/Echo "$echo_request" 32 "$round_seconds"
+done
+rss_after_get=$(rss_mib catalog)
+
+list_method=modelatlas.catalog.v1.CatalogService/ListModels
+lists=(
+  'list-date|{"filter": "parameters > 1e11 AND domains:\"Vision\"", "order_by": "publication_date desc", "page_size": 50}'
+  'list-params|{"filter": "domains:\"Vision\"", "order_by": "parameters desc", "page_size": 50}'
+  'list-name|{"filter": "publication_date >= \"2024-01-01\"", "order_by": "display_name", "page_size": 50}'
+  'list-filter|{"filter": "parameters > 1e11 AND domains:\"Vision\"", "page_size": 50}'
+)
+printf '%s\n' "${lists[@]}" >"$state/lists.txt"
+for entry in "${lists[@]}"; do
+  load "${entry%%|*}" "$catalog_port" $list_method "${entry#*|}" 4 $((round_seconds * 2))
+done
+rss_end=$(rss_mib catalog)
+hwm_end=$(hwm_mib catalog)
+
+/usr/bin/python3 - "$state" "$store" "$models" "$rounds" "$round_seconds" "$cache_bytes" "$import_seconds" \
+  "$rss_before_import" "$rss_after_import" "$hwm_import" "$rss_after_get" "$rss_end" "$hwm_end" \
+  "$reply_bytes" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$import_cpu" \
+  "$load_during_import" <<'PY'
+import datetime, json, os, sys
+(state, store, models, rounds, round_s, cache, import_s, rss0, rss_imp, hwm_imp, rss_get, rss_end, hwm_end,
+ reply, commit, import_cpu, import_load) = sys.argv[1:]
+models, rounds = int(models), int(rounds)
+def load(name):
+    try:
+        return json.load(open(f"{state}/{name}.json"))
+    except Exception:
+        return {"qps": 0, "p50_us": 0, "p99_us": 0, "errors": -1, "calls": 0, "cpu_us_per_call": 0}
+out = []
+w = out.append
+load_avg = open("/proc/loadavg").read().split()[:3]
+w(f"### {store}, {models:,} models ({datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, commit {commit}, load average {' '.join(load_avg)})")
+w("")
+cache_note = f"record cache {int(cache) >> 20} MiB" if store == "sqlite" else "no record cache (PostgreSQL)"
+w(f"Import through `modelatlas import` ({models:,} CSV rows): **{float(import_s):.1f} s** wall, {float(import_cpu):.1f} s of catalog-service CPU (load average {import_load} at its end). Resident memory of catalog-service: {rss0} MiB before the import, peak {hwm_imp} MiB during it, {rss_imp} MiB after it, {rss_get} MiB after the GetModel rounds, {rss_end} MiB at the end (peak over the run {hwm_end} MiB; {cache_note}).")
+w("")
+w(f"GetModel of a model at random ({reply} B replies) against echo replying as many bytes, 32 calls in flight, {round_s} s per run:")
+w("")
+w("| round | GetModel CPU/call | echo CPU/call (mean of runs around) | ratio | GetModel calls/s | echo calls/s | QPS ratio | GetModel p99 | echo p99 | errors |")
+w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+ratios = []
+for r in range(1, rounds + 1):
+    g, e0, e1 = load(f"get-{r}"), load(f"echo-{r-1}"), load(f"echo-{r}")
+    ecpu = (e0["cpu_us_per_call"] + e1["cpu_us_per_call"]) / 2
+    eqps = (e0["qps"] + e1["qps"]) / 2
+    ep99 = (e0["p99_us"] + e1["p99_us"]) / 2
+    ratio = g["cpu_us_per_call"] / ecpu if ecpu else 0
+    ratios.append((ratio, g["qps"] / eqps if eqps else 0, g["p99_us"] / ep99 if ep99 else 0))
+    w(f"| {r} | {g['cpu_us_per_call']:.1f} us | {ecpu:.1f} us | {ratio:.2f} | {g['qps']:,.0f} | {eqps:,.0f} | {ratios[-1][1]:.2f} | {g['p99_us']/1000:.2f} ms | {ep99/1000:.2f} ms | {g['errors']} |")
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if v else 0
+w(f"| median | | | **{median([x[0] for x in ratios]):.2f}** | | | {median([x[1] for x in ratios]):.2f} | | p99 ratio {median([x[2] for x in ratios]):.2f} | |")
+w("")
+w("ListModels, 4 calls in flight:")
+w("")
+w("| request | calls/s | p50 | p99 | server CPU/call | errors |")
+w("|---|---:|---:|---:|---:|---:|")
+for entry in open(f"{state}/lists.txt").read().splitlines():
+    name, request = entry.split("|", 1)
+    r = load(name)
+    w(f"| `{request}` | {r['qps']:,.0f} | {r['p50_us']/1000:.2f} ms | {r['p99_us']/1000:.2f} ms | {r['cpu_us_per_call']:.0f} us | {r['errors']} |")
+text = "\n".join(out) + "\n"
+open(f"{state}/results.md", "w").write(text)
+print(text)
+PY
