@@ -10,6 +10,7 @@
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/model_sources.h"
+#include "estimator-service/answers/runnable.h"
 #include "estimator-service/core/plan.h"
 
 namespace modelatlas::estimator {
@@ -149,74 +150,59 @@ absl::StatusOr<FitMatrixCells> MatrixOf(const RecordSource& source,
   int not_sized = 0;
   absl::Status abandoned;
   int visits = 0;
-  absl::Status visited = source.ForEachModel([&](const common::v1::Model& model) {
-    if (!abandoned.ok()) return;
-    if (visits++ % kRecordsPerAbandonCheck == 0) {
-      abandoned = CallAbandoned(
-          absl::StrCat("sizing the fit matrix's models (", visits - 1, " models read)"));
-      if (!abandoned.ok()) return;
-    }
-    if (!v.model_filter.Matches(model)) return;
-    const std::optional<bool> published = WeightsPublished(model);
-    const bool is_hypothetical = published.has_value() && !*published;
-    if (is_hypothetical && !hypothetical) return;
-    // As the memory answer sizes a record (SizeForModel, answers/inference.cc):
-    // the architecture converted once for every format, the encoder parts
-    // beside the language model.
-    if (!ValidateModelArchitecture(model, "architecture").ok()) {
-      ++not_sized;
-      return;
-    }
-    InferenceMemoryInput input;
-    if (model.has_architecture()) input.architecture = ToCoreArchitecture(model.architecture());
-    absl::StatusOr<double> parameters =
-        ParametersOfModel(model, input.architecture.has_value() ? &*input.architecture : nullptr);
-    if (!parameters.ok()) {
-      ++not_sized;
-      return;
-    }
-    std::vector<double> parts;
-    double parts_parameters = 0;
-    if (model.has_architecture() && model.architecture().encoder_parts_size() > 0) {
-      absl::StatusOr<std::vector<CountedEncoderPart>> counted =
-          CountEncoderParts(model.architecture());
-      if (!counted.ok()) {
-        ++not_sized;
-        return;
-      }
-      for (const CountedEncoderPart& part : *counted) {
-        parts.push_back(part.parameters);
-        parts_parameters += part.parameters;
-      }
-    }
-    input.parameters = std::max(0.0, *parameters - parts_parameters);
-    if (model.has_active_parameters()) input.active_parameters = model.active_parameters();
-    const int64_t max_context =
-        input.architecture.has_value() ? input.architecture->max_context_length : 0;
-    const size_t start = sizings.size();
-    ResolvedWorkload for_model;
-    for (size_t f = 0; f < formats; ++f) {
-      for_model = WorkloadForModel(v.workloads[f], max_context);
-      input.workload = for_model;
-      absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
-      if (!sizing.ok()) {
-        sizings.resize(start);
-        ++not_sized;
-        return;
-      }
-      for (double part : parts) {
-        sizing->weight_bytes +=
-            static_cast<double>(EncoderPartWeightBytes(part, for_model.weight_format));
-      }
-      sizings.push_back(*sizing);
-    }
-    v1::FitMatrixModel& entry = index.emplace_back();
-    entry.set_model(model.name());
-    entry.set_display_name(model.display_name());
-    entry.set_parameters(*parameters);
-    entry.set_context_length_tokens(for_model.context_length_tokens);
-    entry.set_hypothetical(is_hypothetical);
-  });
+  absl::Status visited = ForEachPreparedModel(
+      source, [&](const common::v1::Model& model, const PreparedModel& prepared) {
+        if (visits++ % kRecordsPerAbandonCheck == 0) {
+          abandoned = CallAbandoned(
+              absl::StrCat("sizing the fit matrix's models (", visits - 1, " models read)"));
+          if (!abandoned.ok()) return false;
+        }
+        if (!v.model_filter.Matches(model)) return true;
+        const std::optional<bool> published = WeightsPublished(model);
+        const bool is_hypothetical = published.has_value() && !*published;
+        if (is_hypothetical && !hypothetical) return true;
+        // As the memory answer sizes a record (SizeForModel, answers/inference.cc):
+        // the architecture converted once (PrepareModel), the encoder parts
+        // beside the language model.
+        if (!prepared.architecture_valid || !prepared.parameters.ok() ||
+            !prepared.encoder_parts_counted) {
+          ++not_sized;
+          return true;
+        }
+        const double parameters = *prepared.parameters;
+        double parts_parameters = 0;
+        for (double part : prepared.encoder_parts) parts_parameters += part;
+        InferenceMemoryInput input;
+        if (prepared.architecture != nullptr) input.architecture = *prepared.architecture;
+        input.parameters = std::max(0.0, parameters - parts_parameters);
+        if (model.has_active_parameters()) input.active_parameters = model.active_parameters();
+        const int64_t max_context =
+            input.architecture.has_value() ? input.architecture->max_context_length : 0;
+        const size_t start = sizings.size();
+        ResolvedWorkload for_model;
+        for (size_t f = 0; f < formats; ++f) {
+          for_model = WorkloadForModel(v.workloads[f], max_context);
+          input.workload = for_model;
+          absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
+          if (!sizing.ok()) {
+            sizings.resize(start);
+            ++not_sized;
+            return true;
+          }
+          for (double part : prepared.encoder_parts) {
+            sizing->weight_bytes +=
+                static_cast<double>(EncoderPartWeightBytes(part, for_model.weight_format));
+          }
+          sizings.push_back(*sizing);
+        }
+        v1::FitMatrixModel& entry = index.emplace_back();
+        entry.set_model(model.name());
+        entry.set_display_name(model.display_name());
+        entry.set_parameters(parameters);
+        entry.set_context_length_tokens(for_model.context_length_tokens);
+        entry.set_hypothetical(is_hypothetical);
+        return true;
+      });
   if (!visited.ok()) return visited;
   if (!abandoned.ok()) return abandoned;
   first.set_models_not_sized(not_sized);
@@ -244,16 +230,33 @@ FitMatrixCells::FitMatrixCells(v1::StreamFitMatrixResponse first,
       batch_size_(workload.batch_size),
       prompt_tokens_(workload.prompt_tokens),
       prefill_chunk_tokens_(workload.prefill_chunk_tokens),
-      prefill_efficiency_(workload.prefill_efficiency) {}
+      prefill_efficiency_(workload.prefill_efficiency) {
+  for (Device& d : devices_) {
+    auto at = std::find(node_sizes_.begin(), node_sizes_.end(), d.node.cards);
+    d.node_index = static_cast<size_t>(at - node_sizes_.begin());
+    if (at == node_sizes_.end()) node_sizes_.push_back(d.node.cards);
+  }
+}
 
-FitMatrixCells::Cell FitMatrixCells::CellAt(size_t model, size_t hardware, size_t format) const {
-  const InferenceSizing& s = sizings_[model * formats_ + format];
-  const Device& d = devices_[hardware * formats_ + format];
+FitMatrixCells::Cell FitMatrixCells::CellOf(const InferenceSizing& s, const Device& d,
+                                            size_t format) {
   Cell cell;
   // PlanOnDevice's fit (core/plan.cc): no memory on record fits nothing.
-  const std::optional<Layout> layout =
-      d.memory_known ? FewestCardsLayout(s, d.usable_bytes_per_card, max_cards_, d.node)
-                     : std::nullopt;
+  // One card first (FewestCardsLayout's first layout, and most cells');
+  // else the model's search over every count, built once per format and
+  // node size.
+  std::optional<Layout> layout;
+  if (d.memory_known) {
+    const Layout one;
+    if (RequiredBytesPerCard(s, one) <= d.usable_bytes_per_card) {
+      layout = one;
+    } else {
+      std::optional<FewestCardsSearch>& search =
+          searches_[format * node_sizes_.size() + d.node_index];
+      if (!search.has_value()) search.emplace(s, max_cards_, d.node);
+      layout = search->Find(d.usable_bytes_per_card);
+    }
+  }
   if (!layout.has_value()) {
     // As the plan: what one card would need, unless the card's memory is
     // not on record (then nothing is sized against it: 0).
@@ -307,7 +310,12 @@ bool FitMatrixCells::Fill(v1::StreamFitMatrixResponse* message) {
     const size_t model = next_cell_ / per_model;
     const size_t within = next_cell_ % per_model;
     if (within == 0) *message->add_models() = model_index_[model];
-    const Cell cell = CellAt(model, within / formats_, within % formats_);
+    if (model != searches_model_) {
+      searches_model_ = model;
+      searches_.assign(formats_ * node_sizes_.size(), std::nullopt);
+    }
+    const size_t format = within % formats_;
+    const Cell cell = CellOf(sizings_[model * formats_ + format], devices_[within], format);
     cards[i] = cell.cards;
     tp[i] = cell.tensor_parallel;
     required[i] = static_cast<int64_t>(std::ceil(cell.required_bytes_per_card));

@@ -46,6 +46,8 @@ class FitMatrixCells {
     bool decode_bound = false;  // bandwidth on record and the roofline applies
     std::optional<Link> within_node;
     Link between_nodes;
+    // Position of node.cards among the matrix's distinct node sizes.
+    size_t node_index = 0;
   };
 
   // `first` holds the index; `sizings` F per model, model-major; `devices` F
@@ -57,15 +59,12 @@ class FitMatrixCells {
   // Fills `message` (cleared) with the next block; false when none is left.
   bool Fill(v1::StreamFitMatrixResponse* message);
 
-  // The cell of model m, accelerator h, format f, as the stream sends it
-  // (for tests and for Fill).
   struct Cell {
     int cards = 0;
     int tensor_parallel = 0;
     double required_bytes_per_card = 0;
     double decode_tokens_per_second = 0;
   };
-  Cell CellAt(size_t model, size_t hardware, size_t format) const;
 
   size_t models() const { return model_index_.size(); }
   size_t hardware() const { return formats_ == 0 ? 0 : devices_.size() / formats_; }
@@ -84,6 +83,15 @@ class FitMatrixCells {
   int prefill_chunk_tokens_;
   double prefill_efficiency_;
   size_t next_cell_ = 0;
+
+  // The cell of the current model (sizing `s`) on `d` in `format`.
+  Cell CellOf(const InferenceSizing& s, const Device& d, size_t format);
+  // Distinct node sizes of the devices (Device::node_index).
+  std::vector<int> node_sizes_;
+  // The current model's FewestCardsSearch per format and node size, built
+  // when a cell first needs more than one card.
+  size_t searches_model_ = static_cast<size_t>(-1);
+  std::vector<std::optional<FewestCardsSearch>> searches_;
 };
 
 // StreamFitMatrix: validates (INVALID_ARGUMENT naming each bad field), reads
