@@ -12,6 +12,8 @@
 namespace modelatlas {
 namespace {
 
+using testing::RunCommand;
+
 std::vector<std::string> Lines(const std::string& text) {
   return absl::StrSplit(text, '\n', absl::SkipEmpty());
 }
