@@ -158,7 +158,7 @@ absl::StatusOr<FitMatrixCells> MatrixOf(const RecordSource& source,
           if (!abandoned.ok()) return false;
         }
         if (!v.model_filter.Matches(model)) return true;
-        const std::optional<bool> published = WeightsPublished(model);
+        const std::optional<bool>& published = prepared.weights_published;
         const bool is_hypothetical = published.has_value() && !*published;
         if (is_hypothetical && !hypothetical) return true;
         // As the memory answer sizes a record (SizeForModel, answers/inference.cc):

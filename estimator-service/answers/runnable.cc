@@ -55,7 +55,7 @@ absl::StatusOr<RunnableRows> RunnableOn(const RecordSource& source,
           if (!abandoned.ok()) return false;  // the rest of the walk does nothing
         }
         if (!filter.Matches(model)) return true;
-        const std::optional<bool> published = WeightsPublished(model);
+        const std::optional<bool>& published = prepared.weights_published;
         const bool hypothetical = published.has_value() && !*published;
         if (hypothetical && !request.hypothetical()) return true;
         if (!prepared.parameters.ok()) return true;
@@ -112,6 +112,7 @@ PreparedModel PrepareModel(const common::v1::Model& model) {
   }
   prepared.parameters = ParametersOfModel(model, prepared.architecture.get());
   prepared.architecture_valid = ValidateModelArchitecture(model, "architecture").ok();
+  prepared.weights_published = WeightsPublished(model);
   if (model.has_architecture() && model.architecture().encoder_parts_size() > 0) {
     absl::StatusOr<std::vector<CountedEncoderPart>> counted =
         CountEncoderParts(model.architecture());

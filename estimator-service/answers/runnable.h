@@ -142,6 +142,8 @@ struct PreparedModel {
   // in order; encoder_parts_counted false when they cannot be counted.
   std::vector<double> encoder_parts;
   bool encoder_parts_counted = true;
+  // WeightsPublished.
+  std::optional<bool> weights_published;
 };
 PreparedModel PrepareModel(const common::v1::Model& model);
 

@@ -292,8 +292,20 @@ void CatalogSnapshot::ForEachModelIndexed(
     uint64_t* generation) const {
   absl::ReaderMutexLock lock(&mutex_);
   *generation = models_generation_;
-  size_t index = 0;
-  for (const auto& [name, model] : records_.models.ordered()) visit(model, index++);
+  std::shared_ptr<const std::vector<const common::v1::Model*>> ordered;
+  {
+    absl::MutexLock ordered_lock(&ordered_mutex_);
+    if (ordered_ == nullptr || ordered_generation_ != models_generation_) {
+      auto list = std::make_shared<std::vector<const common::v1::Model*>>();
+      list->reserve(records_.models.size());
+      for (const auto& [name, model] : records_.models.ordered()) list->push_back(&model);
+      ordered_ = std::move(list);
+      ordered_generation_ = models_generation_;
+    }
+    ordered = ordered_;
+  }
+  // The records cannot change while the reader lock is held.
+  for (size_t index = 0; index < ordered->size(); ++index) visit(*(*ordered)[index], index);
 }
 
 bool CatalogSnapshot::WaitUntilLoaded(absl::Duration timeout) const {

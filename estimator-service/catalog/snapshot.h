@@ -117,6 +117,13 @@ class CatalogSnapshot {
   int64_t revision_ ABSL_GUARDED_BY(mutex_) = 0;
   // Changes with every change of the models (ForEachModelIndexed).
   uint64_t models_generation_ ABSL_GUARDED_BY(mutex_) = 0;
+  // The models in name order as a flat list, for models_generation_ (built
+  // by the first walk after a change): walking std::map's nodes was a tenth
+  // of a runnable list's time. Valid while mutex_ is held for reading.
+  mutable absl::Mutex ordered_mutex_;
+  mutable uint64_t ordered_generation_ ABSL_GUARDED_BY(ordered_mutex_) = 0;
+  mutable std::shared_ptr<const std::vector<const common::v1::Model*>> ordered_
+      ABSL_GUARDED_BY(ordered_mutex_);
   bool loaded_ ABSL_GUARDED_BY(mutex_) = false;
   absl::Time last_heard_ ABSL_GUARDED_BY(mutex_) = absl::InfinitePast();
   grpc::ClientContext* watch_context_ ABSL_GUARDED_BY(mutex_) = nullptr;
