@@ -1,7 +1,9 @@
 // The streamed fit matrix over gRPC: a catalog (in-memory SQLite, the shipped
 // dataset plus generated open-weight models) and an estimator with its
 // snapshot, on loopback; ListRunnableModels for every hardware record x 4
-// weight formats. Reports model x hardware x format estimates per second.
+// weight formats, then the same matrix in one StreamFitMatrix call. Reports
+// model x hardware x format estimates per second. scripts/bench-compare.sh
+// compares the first (ListRunnableModels), which older commits also have.
 //
 //   build/bench/estimator_grpc_bench          (3,000 generated models)
 //   MODELATLAS_BENCH_MODELS=200 build/bench/estimator_grpc_bench   (CI smoke)
@@ -136,6 +138,32 @@ void BM_StreamedFitMatrix(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_StreamedFitMatrix)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same matrix in one call: StreamFitMatrix, every model x every hardware
+// record x the same four formats, in blocks of 8,192 cells as packed
+// columns (issue 21 point 7, issue 22 point 2). Its cells are PlanInference's
+// fit (any card count up to 64, tensor and pipeline parallel), so a cell
+// costs more than a ListRunnableModels row (powers of two, one card count).
+void BM_StreamFitMatrix(benchmark::State& state) {
+  Servers* s = Start();
+  int64_t cells = 0;
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    estimator::v1::StreamFitMatrixRequest request;
+    request.mutable_workload()->set_context_length_tokens(4096);
+    grpc::ClientContext context;
+    auto reader = s->stub->StreamFitMatrix(&context, request);
+    estimator::v1::StreamFitMatrixResponse message;
+    while (reader->Read(&message)) {
+      cells += message.cards_size();
+      bytes += static_cast<int64_t>(message.ByteSizeLong());
+    }
+    if (!reader->Finish().ok()) return state.SkipWithError("StreamFitMatrix failed");
+  }
+  state.SetItemsProcessed(cells);
+  state.SetBytesProcessed(bytes);
+}
+BENCHMARK(BM_StreamFitMatrix)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace modelatlas

@@ -93,6 +93,7 @@ CommandGroup LimitCommands();  // commands/limits.cc: max-context, max-batch, be
 std::vector<Command> RecordWriteCommands();      // commands/record_writes.cc
 std::vector<Command> TrainingComputeCommands();  // commands/training_compute.cc
 std::vector<Command> SaveCommands();             // commands/save.cc
+std::vector<Command> MatrixCommands();           // commands/matrix.cc: export matrix
 // `plan training --hf=...` (no MODEL): the dispatch reads "training" as the
 // MODEL of `plan` (a model may be named so); `plan` hands it over here when
 // a model source flag is given (commands/training.cc).

@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
   for (const char* kind :
        {"inference_memory", "plan_inference", "count_parameters", "runnable_models",
         "training_compute", "training_memory", "plan_training", "audit_model", "audit_catalog",
-        "max_context", "max_batch", "best_weight_format"}) {
+        "max_context", "max_batch", "best_weight_format", "fit_matrix"}) {
     estimates_by_kind[kind] = &estimates.Add({{"kind", kind}});
   }
   const absl::Duration snapshot_max_age = absl::GetFlag(FLAGS_snapshot_max_age);

@@ -8,6 +8,7 @@
 #include "common/status/grpc_status.h"
 #include "estimator-service/answers/audit.h"
 #include "estimator-service/answers/catalog_view.h"
+#include "estimator-service/answers/fit_matrix.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/inverse.h"
 #include "estimator-service/answers/model_sources.h"
@@ -229,6 +230,27 @@ grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* EstimatorServiceImpl::
   ViewOnFirst<v1::ListRunnableModelsResponse, RunnableRows> rows{*std::move(runnable)};
   SetCatalogView(*records, &rows.first);
   return new Writer(std::move(rows));
+}
+
+grpc::ServerWriteReactor<v1::StreamFitMatrixResponse>* EstimatorServiceImpl::StreamFitMatrix(
+    grpc::CallbackServerContext* context, const v1::StreamFitMatrixRequest* request) {
+  using Writer = SourceWriter<v1::StreamFitMatrixResponse,
+                              ViewOnFirst<v1::StreamFitMatrixResponse, FitMatrixCells>>;
+  if (absl::Status busy = AdmitStream(context); !busy.ok()) return new Writer(busy);
+  // As ListRunnableModels: the walk over every model stops once the caller
+  // has gone or its deadline has passed; the models are sized from the
+  // snapshot here, the cells computed as the stream is written.
+  CallDeadlineScope deadline(absl::FromChrono(context->deadline()),
+                             [context] { return context->IsCancelled(); });
+  absl::StatusOr<FitMatrixCells> matrix = absl::UnavailableError("no answer");
+  auto records = std::make_shared<SnapshotRecords>(snapshot_, catalog_->address());
+  AnswerFitMatrix(records, *request,
+                  [&matrix](absl::StatusOr<FitMatrixCells> cells) { matrix = std::move(cells); });
+  if (!matrix.ok()) return new Writer(matrix.status());
+  if (on_estimate_) on_estimate_("fit_matrix");
+  ViewOnFirst<v1::StreamFitMatrixResponse, FitMatrixCells> cells{*std::move(matrix)};
+  SetCatalogView(*records, &cells.first);
+  return new Writer(std::move(cells));
 }
 
 grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateTrainingCompute(

@@ -60,6 +60,8 @@ class EstimatorServiceImpl final
                                                  v1::InverseAnswer* response) override;
   grpc::ServerWriteReactor<v1::ListRunnableModelsResponse>* ListRunnableModels(
       grpc::CallbackServerContext* context, const v1::ListRunnableModelsRequest* request) override;
+  grpc::ServerWriteReactor<v1::StreamFitMatrixResponse>* StreamFitMatrix(
+      grpc::CallbackServerContext* context, const v1::StreamFitMatrixRequest* request) override;
 
   grpc::ServerUnaryReactor* EstimateTrainingCompute(
       grpc::CallbackServerContext* context, const v1::EstimateTrainingComputeRequest* request,
@@ -101,6 +103,13 @@ class EstimatorServiceImpl final
   AnswerCache* answers_;
 
   absl::Status Admit() const { return limiter_ == nullptr ? absl::OkStatus() : limiter_->Check(); }
+  // A long stream (the whole matrix) also takes a place among the streams:
+  // at most half the call slots, a quarter of those per caller
+  // (CallLimiter::CheckStream).
+  absl::Status AdmitStream(grpc::CallbackServerContext* context) const {
+    if (absl::Status busy = Admit(); !busy.ok() || limiter_ == nullptr) return busy;
+    return limiter_->CheckStream(context->peer());
+  }
 };
 
 }  // namespace modelatlas::estimator

@@ -144,25 +144,28 @@ int Export(Session& session, const Arguments&) {
 }  // namespace
 
 CommandGroup TransferCommands() {
-  return {"Transfer (files in and out)",
-          {
-              {{"import"},
-               "FILE|-|URL|epoch:NAME",
-               "import Epoch AI CSVs (a file, - for standard input, an http(s) URL, or "
-               "epoch:models, epoch:notable, "
-               "epoch:frontier, epoch:large-scale, epoch:hardware), a config.json, GPU specs or "
-               "an export",
-               {"format", "dry_run", "atomic", "model", "overwrite", "report", "fetch_timeout",
-                "epoch_data_url"},
-               "import epoch:hardware --dry_run --report=report.json",
-               Import},
-              {{"export"},
-               "",
-               "write the catalog as JSON or Epoch's CSV layout",
-               {"format", "filter", "output"},
-               "export --format=epoch-models-csv --output=m.csv",
-               Export},
-          }};
+  CommandGroup group{
+      "Transfer (files in and out)",
+      {
+          {{"import"},
+           "FILE|-|URL|epoch:NAME",
+           "import Epoch AI CSVs (a file, - for standard input, an http(s) URL, or "
+           "epoch:models, epoch:notable, "
+           "epoch:frontier, epoch:large-scale, epoch:hardware), a config.json, GPU specs or "
+           "an export",
+           {"format", "dry_run", "atomic", "model", "overwrite", "report", "fetch_timeout",
+            "epoch_data_url"},
+           "import epoch:hardware --dry_run --report=report.json",
+           Import},
+          {{"export"},
+           "",
+           "write the catalog as JSON or Epoch's CSV layout",
+           {"format", "filter", "output"},
+           "export --format=epoch-models-csv --output=m.csv",
+           Export},
+      }};
+  for (Command& matrix : MatrixCommands()) group.commands.push_back(std::move(matrix));
+  return group;
 }
 
 }  // namespace modelatlas::cli

@@ -177,7 +177,7 @@ void AddLineAfter(const char* after, EstimateLine line, InferenceMemoryEstimate*
 void AddEncoderParts(const std::vector<CountedEncoderPart>& parts, const ResolvedWorkload& workload,
                      const SourcedModel* sourced, InferenceMemoryEstimate* estimate) {
   const bool plain = IsPlainFormat(workload.weight_format);
-  const double bits = plain ? BitsPerElement(workload.weight_format) : 16;
+  const double bits = EncoderPartBitsPerWeight(workload.weight_format);
   for (auto part = parts.rbegin(); part != parts.rend(); ++part) {
     const ExactWeights* exact = nullptr;
     if (sourced != nullptr) {
@@ -190,7 +190,7 @@ void AddEncoderParts(const std::vector<CountedEncoderPart>& parts, const Resolve
       line.bytes = static_cast<int64_t>(exact->bytes);
       line.arithmetic = ExactWeightsArithmetic(*exact);
     } else {
-      line.bytes = static_cast<int64_t>(std::ceil(part->parameters * bits / 8));
+      line.bytes = EncoderPartWeightBytes(part->parameters, workload.weight_format);
       line.arithmetic = absl::StrCat(
           part->arithmetic, " parameters x ", absl::StrFormat("%g", bits), " bits / 8",
           plain ? "" : " (kept in 16 bits: weight-only quantization leaves encoders alone)", " = ",
@@ -581,6 +581,14 @@ void WithServingExtras(std::shared_ptr<RecordSource> source, const Request& requ
 }
 
 }  // namespace
+
+double EncoderPartBitsPerWeight(NumberFormat weight_format) {
+  return IsPlainFormat(weight_format) ? BitsPerElement(weight_format) : 16;
+}
+
+int64_t EncoderPartWeightBytes(double parameters, NumberFormat weight_format) {
+  return static_cast<int64_t>(std::ceil(parameters * EncoderPartBitsPerWeight(weight_format) / 8));
+}
 
 void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
                            const v1::EstimateInferenceMemoryRequest& request,

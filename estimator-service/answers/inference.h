@@ -12,6 +12,7 @@
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/records.h"
 #include "estimator-service/catalog/record_source.h"
+#include "estimator-service/core/number_format.h"
 #include "modelatlas/common/v1/hardware.pb.h"
 #include "modelatlas/common/v1/model.pb.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
@@ -36,6 +37,13 @@ struct ServingExtras {
 absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
     const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request,
     const SourcedModel* sourced = nullptr, const ServingExtras* extras = nullptr);
+
+// A multimodal model's encoder or projector in the weights: bits per weight
+// of `weight_format` when it is a plain format, else 16 (weight-only
+// quantization leaves encoders alone), and the part's bytes at those bits,
+// whole bytes. The memory answer's lines and the fit matrix both use it.
+double EncoderPartBitsPerWeight(NumberFormat weight_format);
+int64_t EncoderPartWeightBytes(double parameters, NumberFormat weight_format);
 
 // LoRA adapter parameters for `architecture`: rank x (in + out) per adapted
 // projection per layer, with the arithmetic; INVALID_ARGUMENT naming the

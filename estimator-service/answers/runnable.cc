@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/query/filter.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
@@ -16,6 +17,21 @@
 #include "estimator-service/core/speed.h"
 
 namespace modelatlas::estimator {
+
+namespace {
+
+// The models prepared by the last complete walk, by its generation.
+struct KeptModels {
+  absl::Mutex mutex;
+  uint64_t generation ABSL_GUARDED_BY(mutex) = 0;
+  std::shared_ptr<const std::vector<PreparedModel>> models ABSL_GUARDED_BY(mutex);
+};
+KeptModels& Kept() {
+  static KeptModels* kept = new KeptModels;
+  return *kept;
+}
+
+}  // namespace
 
 absl::StatusOr<RunnableRows> RunnableModelsOn(const RecordSource& source,
                                               const common::v1::Hardware& hardware, int cards,
@@ -33,60 +49,116 @@ absl::StatusOr<RunnableRows> RunnableModelsOn(const RecordSource& source,
   }
   absl::Status abandoned;
   int visits = 0;
-  absl::Status visited = source.ForEachModel([&](const common::v1::Model& model) {
-    if (!abandoned.ok()) return;  // the rest of the walk does nothing
-    if (visits++ % kRecordsPerAbandonCheck == 0) {
-      abandoned = CallAbandoned(absl::StrCat("listing the models that run on ", hardware.name(),
-                                             " (", visits - 1, " models read)"));
-      if (!abandoned.ok()) return;
-    }
-    if (!filter.Matches(model)) return;
-    const std::optional<bool> published = WeightsPublished(model);
-    const bool closed = published.has_value() && !*published;
-    if (closed && !hypothetical) return;
-    InferenceMemoryInput input;
-    if (model.has_architecture()) input.architecture = ToCoreArchitecture(model.architecture());
-    absl::StatusOr<double> parameters =
-        ParametersOfModel(model, input.architecture.has_value() ? &*input.architecture : nullptr);
-    if (!parameters.ok()) return;
-    input.parameters = *parameters;
-    if (model.has_active_parameters()) input.active_parameters = model.active_parameters();
-    input.workload = WorkloadForModel(
-        workload, input.architecture.has_value() ? input.architecture->max_context_length : 0);
-    // The same composition as EstimateInferenceMemory and PlanInference,
-    // numbers only: this answer covers the whole catalog.
-    absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
-    if (!sizing.ok()) return;
-    const int fit = FewestCards(*sizing, usable, cards);
-    if (fit == 0) return;
-    const double required = RequiredBytesPerCard(*sizing, fit);
-    RunnableRow& row = runnable.Add(model.name(), model.display_name());
-    row.parameters = sizing->parameters;
-    row.cards = fit;
-    row.required_bytes_per_card = static_cast<int64_t>(std::ceil(required));
-    row.headroom_bytes_per_card = static_cast<int64_t>(std::floor(usable - required));
-    // On-chip SRAM designs get no roofline figure (core/speed.h). The
-    // decode bound is the plan's (core/speed.h): links and compute roof.
-    if (device.bandwidth_bytes_per_second.has_value() && !device.roofline_does_not_apply) {
-      const SpeedInput speed{.sizing = &*sizing,
-                             .layout = {.tensor_parallel = fit},
-                             .batch_size = input.workload.batch_size,
-                             .bandwidth_bytes_per_second = device.bandwidth_bytes_per_second,
-                             .peak_flops = device.peak_flops,
-                             .within_node = fit > 1 ? within_node : std::nullopt};
-      row.decode_tokens_per_second = BoundDecode(speed).tokens_per_second_per_sequence;
-    }
-    if (device.peak_flops.has_value() && !device.roofline_does_not_apply) {
-      row.prefill_tokens_per_second = PrefillTokensPerSecond(
-          fit, *device.peak_flops, workload.prefill_efficiency, sizing->active_parameters());
-    }
-    row.hypothetical = closed;
-    row.context_length_tokens = sizing->context_length_tokens;
-  });
+  absl::Status visited = ForEachPreparedModel(
+      source, [&](const common::v1::Model& model, const PreparedModel& prepared) {
+        if (visits++ % kRecordsPerAbandonCheck == 0) {
+          abandoned = CallAbandoned(absl::StrCat("listing the models that run on ", hardware.name(),
+                                                 " (", visits - 1, " models read)"));
+          if (!abandoned.ok()) return false;  // the rest of the walk does nothing
+        }
+        if (!filter.Matches(model)) return true;
+        const std::optional<bool>& published = prepared.weights_published;
+        const bool closed = published.has_value() && !*published;
+        if (closed && !hypothetical) return true;
+        if (!prepared.parameters.ok()) return true;
+        InferenceMemoryInput input;
+        if (prepared.architecture != nullptr) input.architecture = *prepared.architecture;
+        input.parameters = *prepared.parameters;
+        if (model.has_active_parameters()) input.active_parameters = model.active_parameters();
+        input.workload = WorkloadForModel(
+            workload, input.architecture.has_value() ? input.architecture->max_context_length : 0);
+        // The same composition as EstimateInferenceMemory and PlanInference,
+        // numbers only: this answer covers the whole catalog.
+        absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
+        if (!sizing.ok()) return true;
+        const int fit = FewestCards(*sizing, usable, cards);
+        if (fit == 0) return true;
+        const double required = RequiredBytesPerCard(*sizing, fit);
+        RunnableRow& row = runnable.Add(model.name(), model.display_name());
+        row.parameters = sizing->parameters;
+        row.cards = fit;
+        row.required_bytes_per_card = static_cast<int64_t>(std::ceil(required));
+        row.headroom_bytes_per_card = static_cast<int64_t>(std::floor(usable - required));
+        // On-chip SRAM designs get no roofline figure (core/speed.h). The
+        // decode bound is the plan's (core/speed.h): links and compute roof.
+        if (device.bandwidth_bytes_per_second.has_value() && !device.roofline_does_not_apply) {
+          const SpeedInput speed{.sizing = &*sizing,
+                                 .layout = {.tensor_parallel = fit},
+                                 .batch_size = input.workload.batch_size,
+                                 .bandwidth_bytes_per_second = device.bandwidth_bytes_per_second,
+                                 .peak_flops = device.peak_flops,
+                                 .within_node = fit > 1 ? within_node : std::nullopt};
+          row.decode_tokens_per_second = BoundDecode(speed).tokens_per_second_per_sequence;
+        }
+        if (device.peak_flops.has_value() && !device.roofline_does_not_apply) {
+          row.prefill_tokens_per_second = PrefillTokensPerSecond(
+              fit, *device.peak_flops, workload.prefill_efficiency, sizing->active_parameters());
+        }
+        row.hypothetical = closed;
+        row.context_length_tokens = sizing->context_length_tokens;
+        return true;
+      });
   if (!visited.ok()) return visited;
   if (!abandoned.ok()) return abandoned;
   runnable.Sort();
   return runnable;
+}
+
+PreparedModel PrepareModel(const common::v1::Model& model) {
+  PreparedModel prepared;
+  if (model.has_architecture()) {
+    prepared.architecture =
+        std::make_shared<const Architecture>(ToCoreArchitecture(model.architecture()));
+  }
+  prepared.parameters = ParametersOfModel(model, prepared.architecture.get());
+  prepared.architecture_valid = ValidateModelArchitecture(model, "architecture").ok();
+  prepared.weights_published = WeightsPublished(model);
+  if (model.has_architecture() && model.architecture().encoder_parts_size() > 0) {
+    absl::StatusOr<std::vector<CountedEncoderPart>> counted =
+        CountEncoderParts(model.architecture());
+    prepared.encoder_parts_counted = counted.ok();
+    if (counted.ok()) {
+      for (const CountedEncoderPart& part : *counted) {
+        prepared.encoder_parts.push_back(part.parameters);
+      }
+    }
+  }
+  return prepared;
+}
+
+absl::Status ForEachPreparedModel(
+    const RecordSource& source,
+    const std::function<bool(const common::v1::Model&, const PreparedModel&)>& visit) {
+  std::shared_ptr<const std::vector<PreparedModel>> kept;
+  uint64_t kept_generation = 0;
+  {
+    absl::MutexLock lock(&Kept().mutex);
+    kept = Kept().models;
+    kept_generation = Kept().generation;
+  }
+  std::vector<PreparedModel> fresh;
+  bool stopped = false;
+  uint64_t generation = 0;
+  absl::Status walked = source.ForEachModelIndexed(
+      [&](const common::v1::Model& model, size_t index) {
+        if (stopped) return;
+        // The same generation: the same models at the same positions.
+        if (generation != 0 && generation == kept_generation && kept != nullptr &&
+            index < kept->size()) {
+          stopped = !visit(model, (*kept)[index]);
+          return;
+        }
+        fresh.push_back(PrepareModel(model));
+        stopped = !visit(model, fresh.back());
+      },
+      &generation);
+  if (walked.ok() && !stopped && generation != 0 && generation != kept_generation) {
+    auto models = std::make_shared<const std::vector<PreparedModel>>(std::move(fresh));
+    absl::MutexLock lock(&Kept().mutex);
+    Kept().generation = generation;
+    Kept().models = std::move(models);
+  }
+  return walked;
 }
 
 void AnswerRunnableModels(std::shared_ptr<RecordSource> source,

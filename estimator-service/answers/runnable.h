@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/catalog/record_source.h"
 #include "estimator-service/core/workload.h"
+#include "estimator-service/core/architecture.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
 
 namespace modelatlas::estimator {
@@ -135,6 +137,33 @@ absl::StatusOr<RunnableRows> RunnableModelsOn(const RecordSource& source,
                                               const common::v1::Hardware& hardware, int cards,
                                               const ResolvedWorkload& workload,
                                               const query::Filter& filter, bool hypothetical);
+// A catalog record as the whole-catalog answers (runnable models, the fit
+// matrix) size it: converted for the formulas once per state of the
+// snapshot's models, not once per request and model (the conversion and
+// the parameter count were a sixth of a runnable list's time).
+struct PreparedModel {
+  // ToCoreArchitecture of the record's architecture; null without one.
+  std::shared_ptr<const Architecture> architecture;
+  // ParametersOfModel.
+  absl::StatusOr<double> parameters = 0.0;
+  // ValidateModelArchitecture passed.
+  bool architecture_valid = true;
+  // A multimodal record's encoder and projector parameters (CountEncoderParts),
+  // in order; encoder_parts_counted false when they cannot be counted.
+  std::vector<double> encoder_parts;
+  bool encoder_parts_counted = true;
+  // WeightsPublished.
+  std::optional<bool> weights_published;
+};
+PreparedModel PrepareModel(const common::v1::Model& model);
+
+// Calls `visit` for every model of `source` with its PreparedModel, kept from
+// an earlier walk over the same state of the models (the source's
+// generation) or prepared now. `visit` returns false to stop using the walk
+// (the call was abandoned): the rest is walked without preparing.
+absl::Status ForEachPreparedModel(
+    const RecordSource& source,
+    const std::function<bool(const common::v1::Model&, const PreparedModel&)>& visit);
 
 // ListRunnableModels: validates, reads the hardware, sizes every model of
 // the catalog `source` holds (UNAVAILABLE when it holds none).

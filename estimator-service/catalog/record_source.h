@@ -50,6 +50,17 @@ class RecordSource {
   // the whole catalog.
   virtual absl::Status ForEachModel(const ModelVisitor& visit) const = 0;
 
+  // ForEachModel with each model's position in the walk and a generation
+  // naming this state of the models (the same generation, the same models
+  // at the same positions); 0 = unknown, keep nothing (the default).
+  using IndexedModelVisitor = std::function<void(const common::v1::Model&, size_t index)>;
+  virtual absl::Status ForEachModelIndexed(const IndexedModelVisitor& visit,
+                                           uint64_t* generation) const {
+    *generation = 0;
+    size_t index = 0;
+    return ForEachModel([&](const common::v1::Model& model) { visit(model, index++); });
+  }
+
   // The catalog revision ForEachModel reflects; 0 when unknown.
   virtual int64_t revision() const = 0;
 

@@ -1,5 +1,6 @@
 #include "estimator-service/catalog/snapshot.h"
 
+#include <atomic>
 #include <random>
 
 #include "absl/strings/match.h"
@@ -8,6 +9,15 @@
 #include "common/status/resource_names.h"
 
 namespace modelatlas::estimator {
+
+namespace {
+// Process-wide, so that no two states of any two snapshots share a number
+// (tests run several snapshots one after another in one process).
+uint64_t NextModelsGeneration() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
 
 CatalogSnapshot::CatalogSnapshot(std::shared_ptr<grpc::Channel> channel, std::string address)
     : address_(std::move(address)), stub_(catalog::v1::CatalogService::NewStub(channel)) {}
@@ -87,6 +97,7 @@ absl::Status CatalogSnapshot::LoadAll() {
   } while (!hardware_request.page_token().empty());
   absl::MutexLock lock(&mutex_);
   records_ = std::move(records);
+  models_generation_ = NextModelsGeneration();
   ShareAllHardware();
   revision_ = revision;
   loaded_ = true;
@@ -154,10 +165,12 @@ absl::Status CatalogSnapshot::Follow() {
 void CatalogSnapshot::Apply(const catalog::v1::WatchResponse& message) {
   absl::MutexLock lock(&mutex_);
   bool hardware_changed = false;
+  bool models_changed = false;
   for (const auto& change : message.changes()) {
     if (change.revision() <= revision_) continue;  // already in the loaded state
     const bool is_model = change.has_model() || absl::StartsWith(change.name(), "models/");
     hardware_changed |= !is_model;
+    models_changed |= is_model;
     if (change.type() == catalog::v1::CHANGE_TYPE_DELETED ||
         (!change.has_model() && !change.has_hardware())) {
       if (is_model) {
@@ -172,6 +185,7 @@ void CatalogSnapshot::Apply(const catalog::v1::WatchResponse& message) {
     }
   }
   if (hardware_changed) ShareAllHardware();
+  if (models_changed) models_generation_ = NextModelsGeneration();
   revision_ = std::max(revision_, message.revision());
   last_heard_ = absl::Now();
 }
@@ -271,6 +285,27 @@ void CatalogSnapshot::ForEachModel(
     const std::function<void(const common::v1::Model&)>& visit) const {
   absl::ReaderMutexLock lock(&mutex_);
   for (const auto& [name, model] : records_.models.ordered()) visit(model);
+}
+
+void CatalogSnapshot::ForEachModelIndexed(
+    const std::function<void(const common::v1::Model&, size_t)>& visit,
+    uint64_t* generation) const {
+  absl::ReaderMutexLock lock(&mutex_);
+  *generation = models_generation_;
+  std::shared_ptr<const std::vector<const common::v1::Model*>> ordered;
+  {
+    absl::MutexLock ordered_lock(&ordered_mutex_);
+    if (ordered_ == nullptr || ordered_generation_ != models_generation_) {
+      auto list = std::make_shared<std::vector<const common::v1::Model*>>();
+      list->reserve(records_.models.size());
+      for (const auto& [name, model] : records_.models.ordered()) list->push_back(&model);
+      ordered_ = std::move(list);
+      ordered_generation_ = models_generation_;
+    }
+    ordered = ordered_;
+  }
+  // The records cannot change while the reader lock is held.
+  for (size_t index = 0; index < ordered->size(); ++index) visit(*(*ordered)[index], index);
 }
 
 bool CatalogSnapshot::WaitUntilLoaded(absl::Duration timeout) const {

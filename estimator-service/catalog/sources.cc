@@ -89,6 +89,14 @@ absl::Status SnapshotRecords::ForEachModel(const ModelVisitor& visit) const {
   return absl::OkStatus();
 }
 
+absl::Status SnapshotRecords::ForEachModelIndexed(const IndexedModelVisitor& visit,
+                                                  uint64_t* generation) const {
+  if (absl::Status unready = Unready(); !unready.ok()) return unready;
+  used_.store(true, std::memory_order_relaxed);
+  snapshot_->ForEachModelIndexed(visit, generation);
+  return absl::OkStatus();
+}
+
 void RemoteCatalogRecords::FindModel(const std::string& name, Done<common::v1::Model> done) {
   used_.store(true, std::memory_order_relaxed);
   client_->GetModel(caller_, name, std::move(done));
@@ -148,6 +156,14 @@ absl::Status SnapshotThenCatalog::ForEachModel(const ModelVisitor& visit) const 
   if (absl::Status unready = SnapshotUnready(snapshot_, address_); !unready.ok()) return unready;
   used_snapshot_.store(true, std::memory_order_relaxed);
   snapshot_->ForEachModel(visit);
+  return absl::OkStatus();
+}
+
+absl::Status SnapshotThenCatalog::ForEachModelIndexed(const IndexedModelVisitor& visit,
+                                                      uint64_t* generation) const {
+  if (absl::Status unready = SnapshotUnready(snapshot_, address_); !unready.ok()) return unready;
+  used_snapshot_.store(true, std::memory_order_relaxed);
+  snapshot_->ForEachModelIndexed(visit, generation);
   return absl::OkStatus();
 }
 

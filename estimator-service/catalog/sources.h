@@ -30,6 +30,8 @@ class SnapshotRecords : public RecordSource {
   bool UseModel(const std::string& name,
                 const std::function<void(const common::v1::Model&, int64_t)>& use) override;
   absl::Status ForEachModel(const ModelVisitor& visit) const override;
+  absl::Status ForEachModelIndexed(const IndexedModelVisitor& visit,
+                                   uint64_t* generation) const override;
   int64_t revision() const override { return loaded() ? snapshot_->revision() : 0; }
   View view() const override;
 
@@ -82,6 +84,8 @@ class SnapshotThenCatalog : public RecordSource {
   bool UseModel(const std::string& name,
                 const std::function<void(const common::v1::Model&, int64_t)>& use) override;
   absl::Status ForEachModel(const ModelVisitor& visit) const override;
+  absl::Status ForEachModelIndexed(const IndexedModelVisitor& visit,
+                                   uint64_t* generation) const override;
   int64_t revision() const override;
   View view() const override;
 

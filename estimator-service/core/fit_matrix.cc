@@ -1,6 +1,7 @@
 #include "estimator-service/core/fit_matrix.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 
@@ -74,6 +75,54 @@ std::optional<Layout> FewestCardsLayout(const InferenceSizing& s, double usable_
     }
   }
   return std::nullopt;
+}
+
+template <typename Visit>
+void FewestCardsSearch::ForEachLayout(int cards, Visit visit) const {
+  const InferenceSizing& s = *sizing_;
+  for (int tp = std::min(cards, per_node_); tp >= 1; --tp) {
+    if (cards % tp != 0 || !ValidTensorParallel(s, tp)) continue;
+    const Layout layout{.tensor_parallel = tp, .pipeline_parallel = cards / tp};
+    if (layout.pipeline_parallel > 1 && layout.pipeline_parallel > s.num_layers) continue;
+    if (!visit(layout)) return;
+  }
+}
+
+FewestCardsSearch::FewestCardsSearch(const InferenceSizing& s, int max_cards, const NodeSize& node)
+    : sizing_(&s), per_node_(std::max(1, node.cards)) {
+  const int counts = std::max(1, max_cards);
+  least_up_to_.resize(static_cast<size_t>(counts));
+  // A NaN requirement never fits (NaN <= usable is false): it never lowers
+  // the least.
+  double least = std::numeric_limits<double>::infinity();
+  for (int cards = 1; cards <= counts; ++cards) {
+    ForEachLayout(cards, [&](const Layout& layout) {
+      const double required = RequiredBytesPerCard(s, layout);
+      if (required < least) least = required;
+      return true;
+    });
+    least_up_to_[static_cast<size_t>(cards - 1)] = least;
+  }
+}
+
+std::optional<Layout> FewestCardsSearch::Find(double usable_bytes) const {
+  // least_up_to_ never increases: the first count at or under the capacity.
+  if (!(least_up_to_.back() <= usable_bytes)) return std::nullopt;
+  size_t low = 0, high = least_up_to_.size() - 1;
+  while (low < high) {
+    const size_t mid = (low + high) / 2;
+    if (least_up_to_[mid] <= usable_bytes) {
+      high = mid;
+    } else {
+      low = mid + 1;
+    }
+  }
+  std::optional<Layout> found;
+  ForEachLayout(static_cast<int>(low) + 1, [&](const Layout& layout) {
+    if (RequiredBytesPerCard(*sizing_, layout) <= usable_bytes) found = layout;
+    return !found.has_value();
+  });
+  return found;
 }
 
 std::string LayoutName(const Layout& l, const NodeSize& node) {

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "estimator-service/core/inference_memory.h"
 
@@ -69,6 +70,30 @@ double RequiredBytesPerCard(const InferenceSizing& sizing, const Layout& layout)
 // first; nullopt when none fits.
 std::optional<Layout> FewestCardsLayout(const InferenceSizing& sizing, double usable_bytes,
                                         int max_cards, const NodeSize& node);
+
+// FewestCardsLayout of one sizing and node size asked for many capacities
+// (the fit matrix asks it for every accelerator): the least memory per card
+// each count of cards reaches, over its layouts, is computed once, and the
+// fewest cards for a capacity is the first count whose least (or any fewer
+// count's) fits, found by bisection; the layout at that count is then
+// chosen as FewestCardsLayout chooses it. The same comparisons of the same
+// figures, so the same answer (tests/estimator/plan_test.cc checks it), at a
+// bisection's cost instead of every layout's for a model that does not fit.
+class FewestCardsSearch {
+ public:
+  FewestCardsSearch(const InferenceSizing& sizing, int max_cards, const NodeSize& node);
+  std::optional<Layout> Find(double usable_bytes) const;
+
+ private:
+  // A count's layouts, widest tensor parallelism first (FewestCardsLayout's order).
+  template <typename Visit>
+  void ForEachLayout(int cards, Visit visit) const;
+
+  const InferenceSizing* sizing_;
+  int per_node_;
+  // [c - 1]: the least memory per card on c or fewer cards, bytes.
+  std::vector<double> least_up_to_;
+};
 
 // "TP 8 x PP 2 over 2 nodes", "TP 4 (one node)", "one card".
 std::string LayoutName(const Layout& layout, const NodeSize& node);

@@ -109,8 +109,13 @@ DecodeBound BoundDecode(const SpeedInput& in) {
       // node before the next).
       const int crossings = std::min(pp - 1, std::max(0, in.nodes - 1));
       const int inside = pp - 1 - crossings;
-      bound.pipeline_seconds = crossings * (in.between_nodes.latency_seconds +
-                                            message_bytes / in.between_nodes.bytes_per_second);
+      // Only when a hop crosses nodes: on one node the between-nodes link is
+      // unset (0 bytes/s), and 0 x (bytes / 0) is NaN, not 0 (every
+      // one-node pipeline's decode bound was NaN).
+      if (crossings > 0) {
+        bound.pipeline_seconds = crossings * (in.between_nodes.latency_seconds +
+                                              message_bytes / in.between_nodes.bytes_per_second);
+      }
       if (in.within_node.has_value()) {
         bound.pipeline_seconds += inside * (in.within_node->latency_seconds +
                                             message_bytes / in.within_node->bytes_per_second);

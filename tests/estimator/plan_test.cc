@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "estimator-service/core/fit_matrix.h"
@@ -277,6 +278,58 @@ TEST(LayoutTest, LatentAttentionCacheIsWholeOnEveryRank) {
                    s.kv_cache_bytes);
   s.kv_cache_replicated = false;
   EXPECT_DOUBLE_EQ(KvBytesPerCard(s, 8), s.kv_cache_bytes / 8);
+}
+
+// The fit matrix's search gives FewestCardsLayout's answer for every
+// capacity: shapes with and without heads and layers, KV heads that divide
+// or are replicated, draft caches, node sizes 1 to 72, 1 to 130 cards, and
+// capacities from none to all fitting, each compared layout for layout.
+TEST(FewestCardsSearchTest, EveryAnswerIsFewestCardsLayouts) {
+  uint64_t state = 12345;
+  const auto next = [&state](uint64_t bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % bound;
+  };
+  const int heads[] = {0, 1, 8, 12, 32, 40, 64, 96, 128};
+  const int node_sizes[] = {1, 2, 4, 8, 16, 72};
+  int compared = 0, fitting = 0, several = 0;
+  for (int shape = 0; shape < 300; ++shape) {
+    InferenceSizing s;
+    s.parameters = 1e8 * static_cast<double>(1 + next(10000));
+    s.weight_bytes = s.parameters * (0.5 + static_cast<double>(next(8)) / 2);
+    s.kv_cache_bytes = s.weight_bytes * static_cast<double>(next(100)) / 100;
+    s.model_kv_cache_bytes = s.kv_cache_bytes * (next(4) == 0 ? 0.8 : 1.0);
+    s.activation_bytes = 1e8 * static_cast<double>(next(20));
+    s.overhead_bytes = 1073741824.0;
+    s.num_attention_heads = heads[next(9)];
+    s.num_key_value_heads = s.num_attention_heads == 0 ? 0 : heads[next(9)] % 17;
+    s.kv_cache_replicated = next(10) == 0;
+    s.num_layers = next(5) == 0 ? 0 : static_cast<int>(1 + next(126));
+    s.num_largest_layers = s.num_layers;
+    s.kv_cache_bytes_largest_layer = s.num_layers > 0 ? s.model_kv_cache_bytes / s.num_layers : 0;
+    s.embedding_parameters = s.parameters * 0.02;
+    const NodeSize node{.cards = node_sizes[next(6)], .assumed = false};
+    const int max_cards = static_cast<int>(1 + next(130));
+    const FewestCardsSearch search(s, max_cards, node);
+    for (int c = 0; c < 40; ++c) {
+      const double usable = 1e9 * static_cast<double>(next(200)) + static_cast<double>(next(1000));
+      const std::optional<Layout> want = FewestCardsLayout(s, usable, max_cards, node);
+      const std::optional<Layout> got = search.Find(usable);
+      ASSERT_EQ(got.has_value(), want.has_value()) << shape << " " << usable;
+      if (want.has_value()) {
+        ASSERT_EQ(got->tensor_parallel, want->tensor_parallel) << shape << " " << usable;
+        ASSERT_EQ(got->pipeline_parallel, want->pipeline_parallel) << shape << " " << usable;
+        ++fitting;
+        several += want->cards() > 1;
+      }
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 12000);
+  // Not a test of nothing: many capacities fit, many on several cards, many not.
+  EXPECT_GT(fitting, 2000);
+  EXPECT_GT(several, 1000);
+  EXPECT_LT(fitting, 11000);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "catalog-service/service.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "estimator-service/answers/audit.h"
+#include "estimator-service/answers/fit_matrix.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/runnable.h"
@@ -847,6 +848,182 @@ TEST_F(EstimatorServiceTest, RunnableModelsSpanningSeveralMessagesAreWholeAndInO
   EXPECT_EQ(bulk_names.size(), 700u);
   EXPECT_GE(messages, 3);
   EXPECT_EQ(messages, static_cast<int>((rows.size() + 255) / 256));
+}
+
+// The whole matrix (StreamFitMatrix): every model x every accelerator x the
+// default four weight formats, in blocks of packed columns; each cell is
+// what PlanInference answers for that model on that accelerator in that
+// format (fit, cards, layout, memory per card, decode bound), and the
+// model's parameters are the memory estimate's.
+TEST_F(EstimatorServiceTest, FitMatrixCellsAreWhatThePlanAndTheEstimateSay) {
+  StartEstimator(CatalogAddress(), /*with_snapshot=*/true);
+  v1::StreamFitMatrixRequest request;
+  request.mutable_workload()->set_context_length_tokens(4096);
+  grpc::ClientContext context;
+  auto reader = stub_->StreamFitMatrix(&context, request);
+  v1::StreamFitMatrixResponse first;
+  ASSERT_TRUE(reader->Read(&first));
+  ASSERT_EQ(first.weight_formats_size(), 4);
+  EXPECT_EQ(first.weight_formats(0), v1::NUMBER_FORMAT_BF16);
+  EXPECT_EQ(first.weight_formats(3), v1::NUMBER_FORMAT_GGUF_Q4_K_M);
+  EXPECT_EQ(first.workload().workload().context_length_tokens(), 4096);
+  EXPECT_EQ(first.max_cards(), 64);
+  EXPECT_TRUE(first.has_catalog_view());
+  const int hardware = first.hardware_size();
+  EXPECT_EQ(hardware + first.hardware_not_planned(), catalog::ShippedDataset()->hardware_size());
+  ASSERT_GT(hardware, 100);
+  std::vector<v1::FitMatrixModel> models(first.models().begin(), first.models().end());
+  std::vector<int> cards(first.cards().begin(), first.cards().end());
+  std::vector<int> tp(first.tensor_parallel().begin(), first.tensor_parallel().end());
+  std::vector<int64_t> required(first.required_bytes_per_card().begin(),
+                                first.required_bytes_per_card().end());
+  std::vector<double> decode(first.decode_tokens_per_second().begin(),
+                             first.decode_tokens_per_second().end());
+  EXPECT_EQ(first.first_cell(), 0);
+  v1::StreamFitMatrixResponse next;
+  int messages = 1;
+  while (reader->Read(&next)) {
+    ++messages;
+    EXPECT_EQ(next.first_cell(), static_cast<int64_t>(cards.size()));
+    EXPECT_LE(next.cards_size(), kFitMatrixCellsPerMessage);
+    EXPECT_EQ(next.cards_size(), next.required_bytes_per_card_size());
+    EXPECT_EQ(next.cards_size(), next.decode_tokens_per_second_size());
+    EXPECT_EQ(next.hardware_size(), 0);
+    models.insert(models.end(), next.models().begin(), next.models().end());
+    cards.insert(cards.end(), next.cards().begin(), next.cards().end());
+    tp.insert(tp.end(), next.tensor_parallel().begin(), next.tensor_parallel().end());
+    required.insert(required.end(), next.required_bytes_per_card().begin(),
+                    next.required_bytes_per_card().end());
+    decode.insert(decode.end(), next.decode_tokens_per_second().begin(),
+                  next.decode_tokens_per_second().end());
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_GT(models.size(), 100u);
+  const size_t per_model = static_cast<size_t>(hardware) * 4;
+  ASSERT_EQ(cards.size(), models.size() * per_model);
+  EXPECT_GE(messages, static_cast<int>(cards.size() / kFitMatrixCellsPerMessage));
+  std::set<std::string> names;
+  for (const auto& m : models) EXPECT_TRUE(names.insert(m.model()).second) << m.model();
+  EXPECT_TRUE(names.count("models/llama-3-1-8b"));
+  EXPECT_FALSE(names.count("models/megatron-bert"));  // weights not published
+
+  // A sample of cells, spread over models, accelerators and formats, and
+  // every accelerator for two models (a dense one, a mixture of experts).
+  std::vector<size_t> sample;
+  for (size_t m = 0; m < models.size(); m += 41) {
+    sample.push_back(m * per_model + (m * 7 % hardware) * 4 + m % 4);
+  }
+  for (size_t m = 0; m < models.size(); ++m) {
+    if (models[m].model() != "models/llama-3-1-70b" &&
+        models[m].model() != "models/mixtral-8x7b-v0-1") {
+      continue;
+    }
+    for (size_t h = 0; h < static_cast<size_t>(hardware); h += 3) {
+      sample.push_back(m * per_model + h * 4 + h % 4);
+    }
+  }
+  int fitting = 0;
+  int on_several_cards = 0;
+  for (size_t k : sample) {
+    const v1::FitMatrixModel& model = models[k / per_model];
+    const v1::FitMatrixHardware& hw = first.hardware((k / 4) % hardware);
+    const v1::NumberFormat format = first.weight_formats(k % 4);
+    SCOPED_TRACE(
+        absl::StrCat(model.model(), " on ", hw.hardware(), " in ", v1::NumberFormat_Name(format)));
+    v1::PlanInferenceRequest plan_request;
+    plan_request.set_model(model.model());
+    plan_request.add_hardware(hw.hardware());
+    plan_request.mutable_workload()->set_context_length_tokens(4096);
+    plan_request.mutable_workload()->set_weight_format(format);
+    plan_request.set_hypothetical(model.hypothetical());
+    v1::PlanInferenceResponse plan;
+    grpc::ClientContext plan_context;
+    ASSERT_TRUE(stub_->PlanInference(&plan_context, plan_request, &plan).ok());
+    ASSERT_EQ(plan.plans_size(), 1);
+    const v1::HardwarePlan& p = plan.plans(0);
+    EXPECT_EQ(p.fits(), cards[k] > 0);
+    EXPECT_EQ(p.cards(), cards[k]);
+    EXPECT_EQ(p.tensor_parallel(), tp[k]);
+    EXPECT_EQ(p.required_bytes_per_card(), required[k]);
+    EXPECT_EQ(p.usable_bytes_per_card(), hw.usable_bytes_per_card());
+    if (p.has_decode_tokens_per_second()) {
+      EXPECT_DOUBLE_EQ(p.decode_tokens_per_second(), decode[k]);
+    } else {
+      EXPECT_EQ(decode[k], 0);
+    }
+    EXPECT_EQ(plan.memory().parameters(), model.parameters());
+    EXPECT_EQ(plan.memory().workload().workload().context_length_tokens(),
+              model.context_length_tokens());
+    fitting += cards[k] > 0;
+    on_several_cards += cards[k] > 1;
+  }
+  EXPECT_GT(fitting, 20);
+  EXPECT_GT(on_several_cards, 5);
+  EXPECT_LT(fitting, static_cast<int>(sample.size()));
+}
+
+TEST_F(EstimatorServiceTest, FitMatrixFormatsAndFiltersAreEchoedAndBadInputNamed) {
+  StartEstimator(CatalogAddress(), /*with_snapshot=*/true);
+  v1::StreamFitMatrixRequest request;
+  request.add_weight_formats(v1::NUMBER_FORMAT_FP8);
+  request.add_weight_formats(v1::NUMBER_FORMAT_NF4);
+  request.set_model_filter("display_name = \"Llama 3.1 8B\"");
+  request.set_hardware_filter("manufacturer = \"NVIDIA\"");
+  request.set_max_cards(8);
+  {
+    grpc::ClientContext context;
+    auto reader = stub_->StreamFitMatrix(&context, request);
+    v1::StreamFitMatrixResponse first;
+    ASSERT_TRUE(reader->Read(&first));
+    ASSERT_EQ(first.weight_formats_size(), 2);
+    EXPECT_EQ(first.weight_formats(1), v1::NUMBER_FORMAT_NF4);
+    EXPECT_EQ(first.workload().workload().weight_format(), v1::NUMBER_FORMAT_FP8);
+    EXPECT_EQ(first.max_cards(), 8);
+    ASSERT_EQ(first.models_size(), 1);
+    EXPECT_EQ(first.models(0).model(), "models/llama-3-1-8b");
+    ASSERT_GT(first.hardware_size(), 10);
+    EXPECT_EQ(first.cards_size(), first.hardware_size() * 2);
+    for (const auto& hw : first.hardware()) {
+      EXPECT_TRUE(absl::StrContains(hw.display_name(), "NVIDIA") ||
+                  absl::StrContains(hw.hardware(), "nvidia"))
+          << hw.hardware();
+    }
+    v1::StreamFitMatrixResponse more;
+    EXPECT_FALSE(reader->Read(&more));
+    EXPECT_TRUE(reader->Finish().ok());
+  }
+
+  const auto fields_of = [&](const v1::StreamFitMatrixRequest& bad) {
+    grpc::ClientContext context;
+    auto reader = stub_->StreamFitMatrix(&context, bad);
+    v1::StreamFitMatrixResponse one;
+    EXPECT_FALSE(reader->Read(&one));
+    const grpc::Status status = reader->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    google::rpc::BadRequest bad_request;
+    std::vector<std::string> fields;
+    if (FindDetail(DecodeDetails(status), &bad_request)) {
+      for (const auto& v : bad_request.field_violations()) fields.push_back(v.field());
+    }
+    return fields;
+  };
+  v1::StreamFitMatrixRequest unknown;
+  unknown.add_weight_formats(v1::NUMBER_FORMAT_BF16);
+  unknown.add_weight_formats(static_cast<v1::NumberFormat>(99));
+  EXPECT_EQ(fields_of(unknown), std::vector<std::string>{"weight_formats[1]"});
+  v1::StreamFitMatrixRequest several;
+  several.add_weight_formats(v1::NUMBER_FORMAT_INT8);
+  several.add_weight_formats(v1::NUMBER_FORMAT_INT8);
+  several.add_weight_formats(v1::NUMBER_FORMAT_UNSPECIFIED);
+  several.mutable_workload()->set_weight_format(v1::NUMBER_FORMAT_INT4);
+  several.mutable_workload()->set_batch_size(-1);
+  several.set_max_cards(-1);
+  several.set_model_filter("parameters >");
+  several.set_hardware_filter("no_such_field = 1");
+  EXPECT_EQ(fields_of(several),
+            (std::vector<std::string>{"max_cards", "workload.weight_format", "workload.batch_size",
+                                      "weight_formats[1]", "weight_formats[2]", "model_filter",
+                                      "hardware_filter"}));
 }
 
 // One question asked of the three inference RPCs: each echoes the same

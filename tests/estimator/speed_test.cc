@@ -164,6 +164,23 @@ TEST(DecodeBoundTest, TensorParallelPaysTwoAllReducesPerLayer) {
   EXPECT_LT(d.tokens_per_second_per_sequence, 0.99 / d.memory_seconds);
 }
 
+// A pipeline within one node crosses no network: the between-nodes link
+// is left unset, as the plan leaves it, and the bound is a number (it was
+// NaN: 0 crossings x bytes / 0 bytes/s; Mixtral 8x7B on 3 L40S, PP 3).
+TEST(DecodeBoundTest, PipelineWithinOneNodeIsANumber) {
+  const ResolvedWorkload one = Workload(NumberFormat::kBf16, 4096, 1);
+  const InferenceSizing s = Sized(ShippedModel("models/llama-3-1-70b"), one);
+  const DeviceSpec a100 =
+      DeviceOf(ShippedHardware("hardware/nvidia-a100-sxm4-40gb"), NumberFormat::kBf16);
+  const DecodeBound d =
+      BoundDecode(On(s, a100, {.tensor_parallel = 1, .pipeline_parallel = 3}, 1, one));
+  ASSERT_TRUE(std::isfinite(d.tokens_per_second_per_sequence));
+  EXPECT_GT(d.tokens_per_second_per_sequence, 0);
+  // 2 hops inside the node over its own link, none across.
+  const double bytes = 8192 * 2;
+  EXPECT_NEAR(d.pipeline_seconds, 2 * (2e-6 + bytes / 300e9), 1e-12);
+}
+
 TEST(DecodeBoundTest, PipelineHopsBubblesAndMicroBatches) {
   const ResolvedWorkload one = Workload(NumberFormat::kBf16, 4096, 1);
   const InferenceSizing s = Sized(ShippedModel("models/llama-3-1-70b"), one);

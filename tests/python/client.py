@@ -99,6 +99,20 @@ def main():
                     for row in message.models]
         check(any(r.model == "models/gpt-2-124m" for r in runnable),
               f"ListRunnableModels streamed {len(runnable)} models")
+
+        # The whole matrix, packed columns: cell k is model k // (H*F),
+        # hardware (k // F) % H, format k % F.
+        models, hardware, formats, cards = [], [], [], []
+        for message in estimator.StreamFitMatrix(estimator_pb2.StreamFitMatrixRequest(
+                model_filter='display_name = "GPT-2 (124M)"',
+                weight_formats=[estimator_pb2.NUMBER_FORMAT_BF16]), timeout=30):
+            hardware.extend(message.hardware)
+            formats.extend(message.weight_formats)
+            models.extend(message.models)
+            cards.extend(message.cards)
+        check(len(models) == 1 and len(cards) == len(hardware) * len(formats)
+              and sum(1 for c in cards if c == 1) > 100,
+              f"StreamFitMatrix streamed {len(cards)} cells for {[m.model for m in models]}")
     print("python client: all checks passed")
 
 
