@@ -41,36 +41,10 @@ fi
 b="$root/build"
 
 echo "== generating $models models"
-/usr/bin/python3 - "$state/models.csv" "$models" <<'PY'
-import csv, sys
-path, n = sys.argv[1], int(sys.argv[2])
-domains = ["Language", "Vision", "Speech", "Biology", "Games"]
-with open(path, "w", newline="") as f:
-    w = csv.writer(f)
-    w.writerow(["Model", "Domain", "Organization", "Parameters", "Training compute (FLOP)", "Publication date"])
-    for i in range(n):
-        w.writerow([f"Generated Model {i}", domains[i % 5], f"Lab {i % 97}",
-                    f"{10 ** (6 + (i * 7919 % 6000) / 1000):.6g}", f"{10 ** (16 + (i * 104729 % 9000) / 1000):.6g}",
-                    f"{2015 + i % 11}-{1 + i % 12:02d}-{1 + i % 28:02d}"])
-PY
+source "$root/scripts/lib/servers.sh"
+generate_models_csv "$state/models.csv" "$models"
 
-cleanup() {
-  for file in "$state"/*.pid; do
-    [[ -f "$file" ]] && kill -TERM "$(cat "$file")" 2>/dev/null || true
-  done
-}
-trap cleanup EXIT
-start() {  # name, then the command; prints the gRPC port once serving
-  local name="$1"; shift
-  "$@" --grpc_address=127.0.0.1:0 --metrics_address=127.0.0.1:0 --port_file="$state/$name.ports" \
-    >"$state/$name.log" 2>&1 &
-  echo $! >"$state/$name.pid"
-  for _ in $(seq 1 600); do [[ -s "$state/$name.ports" ]] && break; sleep 0.1; done
-  grep grpc_port "$state/$name.ports" | cut -d= -f2
-}
-rss_mib() { awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$(cat "$state/$1.pid")/status"; }
 hwm_mib() { awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$(cat "$state/$1.pid")/status"; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$(cat "$state/$1.pid")/stat"; }
 
 if [[ $store == postgres ]]; then
   catalog_flags=(--store=postgres)

@@ -51,34 +51,8 @@ MODELATLAS_BENCH_MODELS=$((models < 3000 ? models : 3000)) "$b/bench/estimator_g
   --benchmark_format=json >"$state/import_bench.json" || true
 
 echo "== load benchmarks: $models generated models, $rounds rounds of ${round_seconds}s, ${seconds}s per other scenario"
-/usr/bin/python3 - "$state/models.csv" "$models" <<'PY'
-import csv, sys
-path, n = sys.argv[1], int(sys.argv[2])
-domains = ["Language", "Vision", "Speech", "Biology", "Games"]
-with open(path, "w", newline="") as f:
-    w = csv.writer(f)
-    w.writerow(["Model", "Domain", "Organization", "Parameters", "Training compute (FLOP)", "Publication date"])
-    for i in range(n):
-        w.writerow([f"Generated Model {i}", domains[i % 5], f"Lab {i % 97}",
-                    f"{10 ** (6 + (i * 7919 % 6000) / 1000):.6g}", f"{10 ** (16 + (i * 104729 % 9000) / 1000):.6g}",
-                    f"{2015 + i % 11}-{1 + i % 12:02d}-{1 + i % 28:02d}"])
-PY
-# The servers' pids are in their pid files ($(start ...) runs in a subshell).
-cleanup() {
-  for file in "$state"/*.pid; do
-    [[ -f "$file" ]] && kill -TERM "$(cat "$file")" 2>/dev/null || true
-  done
-}
-trap cleanup EXIT
-start() {  # name, then the command; waits for the port file
-  local name="$1"; shift
-  "$@" --grpc_address=127.0.0.1:0 --metrics_address=127.0.0.1:0 --port_file="$state/$name.ports" \
-    >"$state/$name.log" 2>&1 &
-  echo $! >"$state/$name.pid"
-  for _ in $(seq 1 300); do [[ -s "$state/$name.ports" ]] && break; sleep 0.1; done
-  grep grpc_port "$state/$name.ports" | cut -d= -f2
-}
-rss_mib() { awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$(cat "$state/$1.pid")/status"; }
+source "$root/scripts/lib/servers.sh"
+generate_models_csv "$state/models.csv" "$models"
 
 catalog_port=$(start catalog "$b/catalog-service/catalog-service" --sqlite_path="$state/catalog.db")
 estimator_port=$(start estimator "$b/estimator-service/estimator-service" --catalog_address=127.0.0.1:$catalog_port)

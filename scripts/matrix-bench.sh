@@ -18,21 +18,7 @@ b="$root/build"
 state="$root/.run/matrix-bench"
 rm -rf "$state" && mkdir -p "$state"
 
-cleanup() {
-  for file in "$state"/*.pid; do
-    [[ -f "$file" ]] && kill -TERM "$(cat "$file")" 2>/dev/null || true
-  done
-}
-trap cleanup EXIT
-start() {  # name, then the command; prints the gRPC port once serving
-  local name="$1"; shift
-  "$@" --grpc_address=127.0.0.1:0 --metrics_address=127.0.0.1:0 --port_file="$state/$name.ports" \
-    >"$state/$name.log" 2>&1 &
-  echo $! >"$state/$name.pid"
-  for _ in $(seq 1 300); do [[ -s "$state/$name.ports" ]] && break; sleep 0.1; done
-  grep grpc_port "$state/$name.ports" | cut -d= -f2
-}
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$(cat "$state/$1.pid")/stat"; }
+source "$root/scripts/lib/servers.sh"
 
 catalog_port=$(start catalog "$b/catalog-service/catalog-service" --sqlite_path="$state/catalog.db")
 estimator_port=$(start estimator "$b/estimator-service/estimator-service" \
