@@ -16,8 +16,8 @@
 #include "common/query/filter.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/catalog/record_source.h"
-#include "estimator-service/core/workload.h"
 #include "estimator-service/core/architecture.h"
+#include "estimator-service/core/workload.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
 
 namespace modelatlas::estimator {
