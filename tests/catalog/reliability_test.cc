@@ -832,24 +832,36 @@ TEST(LoadSheddingTest, TheMessageCountsTheCallsInFlightNotTheRefusedOne) {
   // Streams may hold half of the two places: one Watch stays in flight, a
   // second is refused, counting the stream in flight, not itself; a unary
   // call still has its place (one client's streams cannot take them all).
+  // The second stream opens only once the first holds its place: opened
+  // together, either could take it (the first was refused under load).
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
   std::vector<std::unique_ptr<grpc::ClientReader<v1::WatchResponse>>> readers;
+  v1::WatchResponse first;
   for (int i = 0; i < 2; ++i) {
     contexts.push_back(std::make_unique<grpc::ClientContext>());
     v1::WatchRequest request;
     request.set_start_revision(0);
     readers.push_back(stub->Watch(contexts.back().get(), request));
+    if (i == 0) {
+      ASSERT_TRUE(readers[0]->Read(&first));
+    }
   }
-  v1::WatchResponse first;
-  ASSERT_TRUE(readers[0]->Read(&first));
   EXPECT_FALSE(readers[1]->Read(&first));
   const grpc::Status refused = readers[1]->Finish();
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_NE(refused.error_message().find("1 streams open, limit 1"), std::string::npos)
       << refused.error_message();
-  grpc::ClientContext context;
-  v1::CatalogInfo info;
-  const grpc::Status status = stub->GetCatalogInfo(&context, {}, &info);
+  // The refused stream's place is released on the server after its client
+  // has the status: the unary call is served once it is, while the first
+  // Watch still holds the streams' half.
+  grpc::Status status;
+  for (int i = 0; i < 40; ++i) {
+    grpc::ClientContext context;
+    v1::CatalogInfo info;
+    status = stub->GetCatalogInfo(&context, {}, &info);
+    if (status.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   EXPECT_TRUE(status.ok()) << status.error_message();
   contexts[0]->TryCancel();
   v1::WatchResponse ignored;
