@@ -1,3 +1,7 @@
+// Proto <-> core conversions and the record checks every answer shares.
+// About 625 lines of one-to-one field mappings, kept together so that a new
+// field or format is one place to edit (docs/ARCHITECTURE.md's lists).
+
 #include "estimator-service/answers/conversions.h"
 
 #include <algorithm>

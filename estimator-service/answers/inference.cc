@@ -1,3 +1,9 @@
+// The inference answers: EstimateInferenceMemory and PlanInference. One file
+// of about 830 lines because both size the model the same way (SizeForModel,
+// the model sources, the draft and LoRA extras, kept private here); the
+// plan's own parts live apart: core/offload.cc, answers/runtime.cc and
+// answers/newer_models.cc.
+
 #include "estimator-service/answers/inference.h"
 
 #include <cmath>

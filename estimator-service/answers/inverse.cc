@@ -1,3 +1,7 @@
+// The inverse questions (largest context, largest batch, best weight format).
+// About 560 lines: the three share one search driver and its forward
+// evaluation, and each adds only its validation and its statement.
+
 #include "estimator-service/answers/inverse.h"
 
 #include <algorithm>

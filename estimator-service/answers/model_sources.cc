@@ -1,3 +1,8 @@
+// Models from anywhere: a Hugging Face repository, a config.json, a GGUF or
+// safetensors header, each turned into a catalog-shaped record with its
+// source. About 680 lines: several short readers that share the record
+// building and the errors that name what was read.
+
 #include "estimator-service/answers/model_sources.h"
 
 #include <cmath>

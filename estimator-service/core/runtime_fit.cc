@@ -1,3 +1,7 @@
+// vLLM's, SGLang's and llama.cpp's own memory rules, each with the defaults it
+// cites. About 620 lines: one section per runtime, sharing the reservation
+// and launch-command helpers at the top.
+
 #include "estimator-service/core/runtime_fit.h"
 
 #include <algorithm>

@@ -1,3 +1,7 @@
+// Training memory as the idealized count, DeepSpeed, FSDP and Megatron-LM
+// allocate it. About 740 lines: the frameworks' model states and the
+// activation formulas share the per-layer shapes and the arithmetic text.
+
 #include "estimator-service/core/training_memory.h"
 
 #include <algorithm>
