@@ -136,10 +136,14 @@ int ExportMatrix(Session& session, const Arguments&) {
   std::vector<v1::FitMatrixHardware> hardware;
   std::vector<std::string> formats;
   int64_t rows = 0;
+  int hardware_not_planned = 0;
+  int models_not_sized = 0;
   std::string line;
   while (reader->Read(&message)) {
     if (message.hardware_size() > 0 || message.weight_formats_size() > 0) {
       hardware.assign(message.hardware().begin(), message.hardware().end());
+      hardware_not_planned = message.hardware_not_planned();
+      models_not_sized = message.models_not_sized();
       for (int f : message.weight_formats()) {
         formats.emplace_back(NumberFormats().Spelling(static_cast<v1::NumberFormat>(f)));
       }
@@ -199,6 +203,13 @@ int ExportMatrix(Session& session, const Arguments&) {
     std::cerr << "export matrix: " << rows << " rows (" << models.size() << " models x "
               << hardware.size() << " accelerators x " << formats.size() << " weight formats) "
               << "written to " << path << "\n";
+  }
+  // Standard error: standard output may be the data.
+  if (hardware_not_planned > 0 || models_not_sized > 0) {
+    std::cerr << "export matrix: left out " << hardware_not_planned
+              << " accelerators (no memory size on record, or figures beyond any real device) and "
+              << models_not_sized << " models (no parameter count, or an architecture that cannot "
+              << "be sized)\n";
   }
   return EXIT_SUCCESS;
 }

@@ -118,7 +118,10 @@ absl::StatusOr<FitMatrixCells> MatrixOf(const RecordSource& source,
   int hardware_not_planned = 0;
   for (const common::v1::Hardware& hw : all_hardware) {
     if (!v.hardware_filter.Matches(hw)) continue;
-    if (!CheckDeviceFigures(hw).ok()) {
+    // Without a memory size no cell could say whether a model fits: left
+    // out and counted, as PlanInference says "memory size not on record",
+    // rather than shown as "does not fit".
+    if (!CheckDeviceFigures(hw).ok() || !hw.has_memory_bytes() || hw.memory_bytes() <= 0) {
       ++hardware_not_planned;
       continue;
     }

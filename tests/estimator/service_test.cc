@@ -872,6 +872,16 @@ TEST_F(EstimatorServiceTest, FitMatrixCellsAreWhatThePlanAndTheEstimateSay) {
   const int hardware = first.hardware_size();
   EXPECT_EQ(hardware + first.hardware_not_planned(), catalog::ShippedDataset()->hardware_size());
   ASSERT_GT(hardware, 100);
+  // Every accelerator listed has a memory size: one without is left out and
+  // counted, never shown as "does not fit".
+  int shipped_without_memory = 0;
+  const absl::StatusOr<catalog::v1::Dataset> shipped = catalog::ShippedDataset();
+  ASSERT_TRUE(shipped.ok()) << shipped.status();
+  for (const auto& hw : shipped->hardware()) {
+    if (!hw.has_memory_bytes()) ++shipped_without_memory;
+  }
+  EXPECT_GE(first.hardware_not_planned(), shipped_without_memory);
+  for (const auto& hw : first.hardware()) EXPECT_GT(hw.usable_bytes_per_card(), 0) << hw.hardware();
   std::vector<v1::FitMatrixModel> models(first.models().begin(), first.models().end());
   std::vector<int> cards(first.cards().begin(), first.cards().end());
   std::vector<int> tp(first.tensor_parallel().begin(), first.tensor_parallel().end());
