@@ -47,7 +47,8 @@ constexpr const char* kColumns[] = {"model",
                                     "pipeline_parallel",
                                     "required_bytes_per_card",
                                     "usable_bytes_per_card",
-                                    "decode_tokens_per_second_per_sequence"};
+                                    "decode_tokens_per_second_per_sequence",
+                                    "kv_cache_counted"};
 
 // RFC 4180: quoted when it holds a comma, a quote or a line break.
 std::string CsvField(const std::string& text) {
@@ -171,7 +172,8 @@ int ExportMatrix(Session& session, const Arguments&) {
                                     absl::StrCat(tp > 0 ? cards / tp : 0),
                                     absl::StrCat(message.required_bytes_per_card(i)),
                                     absl::StrCat(hw.usable_bytes_per_card()),
-                                    decode > 0 ? Number(decode) : ""};
+                                    decode > 0 ? Number(decode) : "",
+                                    model.kv_cache_not_counted() ? "false" : "true"};
       line.clear();
       if (csv) {
         for (size_t c = 0; c < std::size(values); ++c) {

@@ -204,6 +204,7 @@ absl::StatusOr<FitMatrixCells> MatrixOf(const RecordSource& source,
         entry.set_parameters(parameters);
         entry.set_context_length_tokens(for_model.context_length_tokens);
         entry.set_hypothetical(is_hypothetical);
+        entry.set_kv_cache_not_counted(prepared.architecture == nullptr);
         return true;
       });
   if (!visited.ok()) return visited;

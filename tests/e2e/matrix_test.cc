@@ -38,14 +38,14 @@ TEST_F(EndToEndTest, CliExportsTheFitMatrixAsCsvAndJsonLines) {
   EXPECT_EQ(lines[0],
             "model,display_name,parameters,context_length_tokens,hardware,hardware_display_name,"
             "weight_format,fits,cards,tensor_parallel,pipeline_parallel,required_bytes_per_card,"
-            "usable_bytes_per_card,decode_tokens_per_second_per_sequence");
+            "usable_bytes_per_card,decode_tokens_per_second_per_sequence,kv_cache_counted");
 
   // Each row is what PlanInference says for its cell.
   auto stub = estimator::v1::EstimatorService::NewStub(Channel(estimator_));
   int fitting = 0;
   for (size_t i = 1; i < lines.size(); ++i) {
     const std::vector<std::string> cells = absl::StrSplit(lines[i], ',');
-    ASSERT_EQ(cells.size(), 14u) << lines[i];
+    ASSERT_EQ(cells.size(), 15u) << lines[i];
     SCOPED_TRACE(lines[i]);
     estimator::v1::PlanInferenceRequest request;
     request.set_model(cells[0]);
@@ -63,6 +63,7 @@ TEST_F(EndToEndTest, CliExportsTheFitMatrixAsCsvAndJsonLines) {
     EXPECT_EQ(cells[11], std::to_string(plan.plans(0).required_bytes_per_card()));
     EXPECT_EQ(cells[12], std::to_string(plan.plans(0).usable_bytes_per_card()));
     EXPECT_EQ(cells[13].empty(), !plan.plans(0).fits());
+    EXPECT_EQ(cells[14], "true");  // both records have an architecture
     fitting += plan.plans(0).fits();
   }
   EXPECT_GE(fitting, 6);

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -882,6 +883,12 @@ TEST_F(EstimatorServiceTest, FitMatrixCellsAreWhatThePlanAndTheEstimateSay) {
   }
   EXPECT_GE(first.hardware_not_planned(), shipped_without_memory);
   for (const auto& hw : first.hardware()) EXPECT_GT(hw.usable_bytes_per_card(), 0) << hw.hardware();
+  // A record without an architecture says its cells count no KV cache.
+  std::map<std::string, bool> has_architecture;
+  for (const auto& m : shipped->models()) has_architecture[m.name()] = m.has_architecture();
+  for (const auto& m : first.models()) {
+    EXPECT_EQ(m.kv_cache_not_counted(), !has_architecture[m.model()]) << m.model();
+  }
   std::vector<v1::FitMatrixModel> models(first.models().begin(), first.models().end());
   std::vector<int> cards(first.cards().begin(), first.cards().end());
   std::vector<int> tp(first.tensor_parallel().begin(), first.tensor_parallel().end());
