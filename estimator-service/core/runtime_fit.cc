@@ -114,6 +114,12 @@ double VllmActivationPeak(const RuntimeModel& m, int tp, const VllmDefaults& d,
   return forward + sampler;
 }
 
+// vLLM and SGLang keep the KV cache in the model's 16-bit dtype ("auto") or
+// in fp8; any other format is refused with the runtime's own flag values.
+bool KvCacheInModelDtypeOrFp8(NumberFormat kv) {
+  return kv == NumberFormat::kBf16 || kv == NumberFormat::kFp16 || kv == NumberFormat::kFp8;
+}
+
 RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const DeviceSpec& device,
                    const DevicePlan& plan) {
   RuntimeFit fit;
@@ -128,7 +134,7 @@ RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const D
   // KV cache formats vLLM 0.11 stores: the model's dtype ("auto") or fp8.
   const NumberFormat kv = w.kv_cache_format;
   const bool kv_fp8 = kv == NumberFormat::kFp8;
-  if (kv != NumberFormat::kBf16 && kv != NumberFormat::kFp16 && !kv_fp8) {
+  if (!KvCacheInModelDtypeOrFp8(kv)) {
     fit.reason = absl::StrCat(
         "vLLM 0.11 stores the KV cache in the model's dtype or fp8 "
         "(--kv-cache-dtype auto|fp8|fp8_e4m3|fp8_e5m2, vllm/config/cache.py "
@@ -304,7 +310,7 @@ RuntimeFit FitSglang(const RuntimeModel& model, const ResolvedWorkload& w, const
   fit.max_model_len_tokens = c.context;
   const NumberFormat kv = w.kv_cache_format;
   const bool kv_fp8 = kv == NumberFormat::kFp8;
-  if (kv != NumberFormat::kBf16 && kv != NumberFormat::kFp16 && !kv_fp8) {
+  if (!KvCacheInModelDtypeOrFp8(kv)) {
     fit.reason = absl::StrCat(
         "SGLang 0.5 stores the KV cache in the model's dtype or fp8 (--kv-cache-dtype "
         "auto|fp8_e5m2|fp8_e4m3), not ",
