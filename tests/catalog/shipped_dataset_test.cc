@@ -7,15 +7,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -23,6 +26,7 @@
 #include "absl/time/time.h"
 #include "catalog-service/catalog.h"
 #include "catalog-service/dataset.h"
+#include "catalog-service/import/csv.h"
 #include "catalog-service/import/import_file.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "catalog-service/validation.h"
@@ -402,8 +406,8 @@ TEST_F(ShippedDatasetTest, AcceleratorFiguresAreConsistentAndTheirCoverageDoesNo
   EXPECT_GE(peak, 124);
   EXPECT_GE(tdp, 81);
   EXPECT_GE(interconnect, 77);
-  EXPECT_GE(cloud, 42);
-  EXPECT_GE(purchase, 71);
+  EXPECT_GE(cloud, 43);
+  EXPECT_GE(purchase, 72);
   RecordProperty("accelerators", accelerators);
   RecordProperty("allocatable", allocatable);
   RecordProperty("cloud_price", cloud);
@@ -502,7 +506,6 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
         "intel-arc-b580",
         "intel-gaudi-2",
         "intel-gaudi-3",
-        "nvidia-a100-pcie-80gb",
         "nvidia-geforce-rtx-3060-8gb",
         "nvidia-geforce-rtx-3080-12gb",
         "nvidia-geforce-rtx-4060-ti-16gb",
@@ -562,7 +565,6 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
         "aws-trainium2",
         "google-tpu-v7",
         "nvidia-a10",
-        "nvidia-a100-pcie-80gb",
         "nvidia-a10g",
         "nvidia-a30",
         "nvidia-gb200",
@@ -654,6 +656,7 @@ TEST_F(ShippedDatasetTest, TheChipsPeopleRentCarryADatedCloudPrice) {
                          "nvidia-a100-sxm4-80gb",
                          "nvidia-a100-sxm4-40gb",
                          "nvidia-a100-pcie-40gb",
+                         "nvidia-a100-pcie-80gb",
                          "nvidia-h200-sxm-141gb",
                          "nvidia-b200",
                          "nvidia-gb200",
@@ -684,6 +687,66 @@ TEST_F(ShippedDatasetTest, TheChipsPeopleRentCarryADatedCloudPrice) {
     EXPECT_FALSE(price.source().empty()) << id;
     EXPECT_DOUBLE_EQ(h->cloud_price_usd_per_chip_hour(), price.usd()) << id;
   }
+}
+
+// Epoch AI's price rows name a model without its memory size ("NVIDIA A100
+// PCIe") and give the size in "Cloud GPU description" ("80GB"): such a row
+// lands on the record of the size it describes, or on none. Before, the 40 GB
+// A100 PCIe carried an 80 GB card's purchase price and the Tesla P4 a P100
+// rate. Every Epoch-sourced price on a record is checked against the rows it
+// can come from (same model, source address, date and amount).
+TEST_F(ShippedDatasetTest, EpochPriceRowsLandOnTheMemorySizeTheyDescribe) {
+  EXPECT_EQ(DescribedMemoryGb("80GB"), 80);
+  EXPECT_EQ(DescribedMemoryGb("A100 80GB PCIE \n(28 vCPU - 120GB RAM - 850GB NVMe)"), 80);
+  EXPECT_EQ(DescribedMemoryGb("P100 (16 GB)"), 16);
+  EXPECT_EQ(DescribedMemoryGb("L40 \n(28 vCPU - 58GB RAM - 825GB NVMe)"), 0);
+  EXPECT_EQ(DescribedMemoryGb(""), 0);
+
+  REQUIRE_SHARED_DATA(prices_path, "epoch/hardware_prices.csv");
+  std::ifstream file(prices_path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  const std::string text = buffer.str();  // the reader keeps a view of it
+  CsvReader reader(text);
+  CsvRow row;
+  ASSERT_TRUE(reader.Next(&row));
+  std::map<std::string, size_t> column;
+  for (size_t i = 0; i < row.cells.size(); ++i) {
+    column[std::string(absl::StripPrefix(row.cells[i], "\xEF\xBB\xBF"))] = i;
+  }
+  for (const char* name : {"Price source", "Price date", "Cloud GPU description",
+                           "Price per chip-hour (on-demand)", "Price (hardware purchase)"}) {
+    ASSERT_TRUE(column.count(name)) << name;
+  }
+  // (source address, date) -> described sizes of the rows there.
+  std::multimap<std::pair<std::string, std::string>, int> described;
+  while (reader.Next(&row)) {
+    auto cell = [&](const char* name) {
+      const size_t i = column.at(name);
+      return i < row.cells.size() ? row.cells[i] : std::string();
+    };
+    described.emplace(std::make_pair(cell("Price source"), cell("Price date").substr(0, 10)),
+                      DescribedMemoryGb(cell("Cloud GPU description")));
+  }
+  int checked = 0;
+  for (const Hardware& h : dataset_.hardware()) {
+    for (const common::v1::Price* price : {&h.cloud_on_demand_price(), &h.purchase_price()}) {
+      if (!absl::StartsWith(price->source(), "Epoch AI, Hardware prices")) continue;
+      const std::string date = absl::StrFormat("%04d-%02d-%02d", price->date().year(),
+                                               price->date().month(), price->date().day());
+      auto [begin, end] = described.equal_range({price->url(), date});
+      ASSERT_NE(begin, end) << h.name() << ": no Epoch row at " << price->url() << " " << date;
+      // A row at that address and date that names no size, or this record's.
+      const int gib = static_cast<int>(std::lround(h.memory_bytes() / kGiB));
+      EXPECT_TRUE(
+          std::any_of(begin, end, [&](const auto& r) { return r.second == 0 || r.second == gib; }))
+          << h.name() << " (" << gib
+          << " GiB) carries a price from a row describing another size: " << price->url();
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 50);
+  RecordProperty("epoch_prices_checked", checked);
 }
 
 // The catalog's own validation accepts every record, and every record says

@@ -419,8 +419,24 @@ absl::Status AddPrices(const std::string& path, std::vector<Hardware>* hardware)
       ++unmatched;
       continue;
     }
+    size_t index = it->second.front();
+    // Epoch's model names omit the memory size that its descriptions give
+    // ("NVIDIA A100 PCIe" rows describe 40 GB and 80 GB cards): an observation
+    // of another size goes to the record of that size ("<model> <N>GB"), or
+    // to none, never to a record of a size it does not describe.
+    if (column.count("Cloud GPU description")) {
+      const int gb = DescribedMemoryGb(cell("Cloud GPU description"));
+      const double record_gib = (*hardware)[index].memory_bytes() / (1024.0 * 1024 * 1024);
+      if (gb > 0 && std::lround(record_gib) != gb) {
+        auto sized = by_key.find(LookupKey(absl::StrCat(cell("Hardware model"), gb, "GB")));
+        if (sized == by_key.end() || sized->second.size() != 1) {
+          ++unmatched;
+          continue;
+        }
+        index = sized->second.front();
+      }
+    }
     ++matched;
-    const size_t index = it->second.front();
     std::optional<google::type::Date> date = ParseDate(cell("Price date"));
     if (!date.has_value()) continue;
     auto make = [&](double usd, std::string vendor) {
@@ -656,6 +672,27 @@ absl::StatusOr<BuildResult> Run(const BuildOptions& build) {
 }
 
 }  // namespace
+
+int DescribedMemoryGb(absl::string_view description) {
+  for (size_t i = 0; i < description.size(); ++i) {
+    if (!absl::ascii_isdigit(description[i]) ||
+        (i > 0 && absl::ascii_isdigit(description[i - 1]))) {
+      continue;
+    }
+    size_t end = i;
+    while (end < description.size() && absl::ascii_isdigit(description[end])) ++end;
+    size_t unit = end;
+    while (unit < description.size() && description[unit] == ' ') ++unit;
+    if (!absl::StartsWithIgnoreCase(description.substr(unit), "GB")) continue;
+    absl::string_view after = absl::StripLeadingAsciiWhitespace(description.substr(unit + 2));
+    if (absl::StartsWithIgnoreCase(after, "RAM") || absl::StartsWithIgnoreCase(after, "NVMe")) {
+      continue;
+    }
+    int gb = 0;
+    if (absl::SimpleAtoi(description.substr(i, end - i), &gb)) return gb;
+  }
+  return 0;
+}
 
 absl::StatusOr<BuildResult> BuildShippedDataset(const BuildOptions& options) {
   std::string report;

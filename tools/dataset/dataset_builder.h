@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace modelatlas::catalog {
 
@@ -28,5 +29,12 @@ struct BuildResult {
 // Reads the inputs and returns the dataset; an error when an input is
 // missing or unreadable, or when a record fails the catalog's validation.
 absl::StatusOr<BuildResult> BuildShippedDataset(const BuildOptions& options);
+
+// The device memory a price observation's "Cloud GPU description" (Epoch AI's
+// hardware prices) names, in GB: "80GB" and "A100 80GB PCIE (28 vCPU - 120GB
+// RAM)" give 80, "P100 (16 GB)" 16; 0 when it names none. A size followed by
+// "RAM" or "NVMe" is the host's, not the GPU's. Observations naming another
+// size than a record's go to the record of that size, or to none.
+int DescribedMemoryGb(absl::string_view description);
 
 }  // namespace modelatlas::catalog
