@@ -404,6 +404,8 @@ TEST_F(ShippedDatasetTest, AcceleratorFiguresAreConsistentAndTheirCoverageDoesNo
   EXPECT_GE(accelerators, 120);
   EXPECT_GE(allocatable, 110);
   EXPECT_GE(peak, 124);
+  // 81: two Apple records lost a Mac's wall power, which is not a chip TDP
+  // (their notes say why and keep the wall figure as a fact).
   EXPECT_GE(tdp, 81);
   EXPECT_GE(interconnect, 77);
   EXPECT_GE(cloud, 43);
@@ -430,20 +432,21 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
       {"peak_fp32",
        {"cerebras-cs-2", "google-tpu-v3", "google-tpu-v4", "google-tpu-v5e", "google-tpu-v5p",
         "google-tpu-v6e", "google-tpu-v7", "intel-gaudi-2"}},
-      {"tdp_watts", {"apple-m1-16gb",        "apple-m1-8gb",         "apple-m1-max-64gb",
-                     "apple-m1-pro-16gb",    "apple-m1-pro-32gb",    "apple-m1-ultra-128gb",
-                     "apple-m1-ultra-64gb",  "apple-m2-16gb",        "apple-m2-24gb",
-                     "apple-m2-8gb",         "apple-m2-max-32gb",    "apple-m2-max-64gb",
-                     "apple-m2-max-96gb",    "apple-m2-pro-16gb",    "apple-m2-pro-32gb",
-                     "apple-m2-ultra-128gb", "apple-m2-ultra-64gb",  "apple-m3-16gb",
-                     "apple-m3-24gb",        "apple-m3-8gb",         "apple-m3-max-128gb",
-                     "apple-m3-max-36gb",    "apple-m3-max-48gb",    "apple-m3-max-64gb",
-                     "apple-m3-max-96gb",    "apple-m3-pro-18gb",    "apple-m3-pro-36gb",
-                     "apple-m3-ultra-256gb", "apple-m3-ultra-512gb", "apple-m3-ultra-96gb",
-                     "apple-m4-16gb",        "apple-m4-24gb",        "apple-m4-32gb",
-                     "apple-m4-max-128gb",   "apple-m4-max-36gb",    "apple-m4-max-48gb",
-                     "apple-m4-max-64gb",    "apple-m4-pro-24gb",    "apple-m4-pro-48gb",
-                     "apple-m4-pro-64gb",    "aws-trainium"}},
+      {"tdp_watts", {"apple-m1-16gb",        "apple-m1-8gb",         "apple-m1-max-32gb",
+                     "apple-m1-max-64gb",    "apple-m1-pro-16gb",    "apple-m1-pro-32gb",
+                     "apple-m1-ultra-128gb", "apple-m1-ultra-64gb",  "apple-m2-16gb",
+                     "apple-m2-24gb",        "apple-m2-8gb",         "apple-m2-max-32gb",
+                     "apple-m2-max-64gb",    "apple-m2-max-96gb",    "apple-m2-pro-16gb",
+                     "apple-m2-pro-32gb",    "apple-m2-ultra-128gb", "apple-m2-ultra-192gb",
+                     "apple-m2-ultra-64gb",  "apple-m3-16gb",        "apple-m3-24gb",
+                     "apple-m3-8gb",         "apple-m3-max-128gb",   "apple-m3-max-36gb",
+                     "apple-m3-max-48gb",    "apple-m3-max-64gb",    "apple-m3-max-96gb",
+                     "apple-m3-pro-18gb",    "apple-m3-pro-36gb",    "apple-m3-ultra-256gb",
+                     "apple-m3-ultra-512gb", "apple-m3-ultra-96gb",  "apple-m4-16gb",
+                     "apple-m4-24gb",        "apple-m4-32gb",        "apple-m4-max-128gb",
+                     "apple-m4-max-36gb",    "apple-m4-max-48gb",    "apple-m4-max-64gb",
+                     "apple-m4-pro-24gb",    "apple-m4-pro-48gb",    "apple-m4-pro-64gb",
+                     "aws-trainium"}},
       {"interconnect", {"aws-trainium", "aws-trainium2", "cerebras-cs-2"}},
       {"cloud_on_demand_price",
        {"amd-instinct-mi100",
