@@ -402,14 +402,14 @@ TEST_F(ShippedDatasetTest, AcceleratorFiguresAreConsistentAndTheirCoverageDoesNo
     }
   }
   EXPECT_GE(accelerators, 120);
-  EXPECT_GE(allocatable, 110);
+  EXPECT_GE(allocatable, 111);
   EXPECT_GE(peak, 124);
   // 81: two Apple records lost a Mac's wall power, which is not a chip TDP
   // (their notes say why and keep the wall figure as a fact).
   EXPECT_GE(tdp, 81);
   EXPECT_GE(interconnect, 77);
-  EXPECT_GE(cloud, 43);
-  EXPECT_GE(purchase, 72);
+  EXPECT_GE(cloud, 46);
+  EXPECT_GE(purchase, 76);
   RecordProperty("accelerators", accelerators);
   RecordProperty("allocatable", allocatable);
   RecordProperty("cloud_price", cloud);
@@ -427,8 +427,7 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
       {"allocatable_memory_bytes",
        {"amd-instinct-mi250", "amd-instinct-mi250x", "aws-trainium", "aws-trainium2",
         "cerebras-cs-2", "google-tpu-v2", "google-tpu-v3", "google-tpu-v4", "google-tpu-v5e",
-        "google-tpu-v6e", "google-tpu-v7", "intel-arc-a770-16gb", "intel-arc-a770-8gb",
-        "intel-arc-b580"}},
+        "google-tpu-v6e", "google-tpu-v7", "intel-arc-a770-8gb", "intel-arc-b580"}},
       {"peak_fp32",
        {"cerebras-cs-2", "google-tpu-v3", "google-tpu-v4", "google-tpu-v5e", "google-tpu-v5p",
         "google-tpu-v6e", "google-tpu-v7", "intel-gaudi-2"}},
@@ -522,19 +521,15 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
         "nvidia-geforce-rtx-5070",
         "nvidia-geforce-rtx-5070-ti",
         "nvidia-geforce-rtx-5080",
-        "nvidia-geforce-rtx-5090",
         "nvidia-gh200-144gb",
-        "nvidia-gh200-96gb",
         "nvidia-h20",
         "nvidia-h200-nvl",
-        "nvidia-rtx-pro-6000-blackwell",
         "nvidia-v100-pcie-32gb",
         "nvidia-v100s-pcie-32gb"}},
       {"purchase_price",
        {"amd-instinct-mi100",
         "amd-instinct-mi210",
         "amd-instinct-mi325x",
-        "amd-instinct-mi355x",
         "apple-m1-16gb",
         "apple-m1-max-64gb",
         "apple-m1-pro-16gb",
@@ -567,7 +562,6 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
         "aws-trainium",
         "aws-trainium2",
         "google-tpu-v7",
-        "nvidia-a10",
         "nvidia-a10g",
         "nvidia-a30",
         "nvidia-gb200",
@@ -579,8 +573,6 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
         "nvidia-l4",
         "nvidia-l40",
         "nvidia-l40s",
-        "nvidia-rtx-6000-ada",
-        "nvidia-rtx-pro-6000-blackwell",
         "nvidia-t4",
         "nvidia-v100s-pcie-32gb"}},
   };
@@ -661,6 +653,7 @@ TEST_F(ShippedDatasetTest, TheChipsPeopleRentCarryADatedCloudPrice) {
                          "nvidia-a100-pcie-40gb",
                          "nvidia-a100-pcie-80gb",
                          "nvidia-h200-sxm-141gb",
+                         "nvidia-gh200-96gb",
                          "nvidia-b200",
                          "nvidia-gb200",
                          "nvidia-l4",
@@ -674,6 +667,8 @@ TEST_F(ShippedDatasetTest, TheChipsPeopleRentCarryADatedCloudPrice) {
                          "nvidia-rtx-6000-ada",
                          "nvidia-geforce-rtx-3090",
                          "nvidia-geforce-rtx-4090",
+                         "nvidia-geforce-rtx-5090",
+                         "nvidia-rtx-pro-6000-blackwell",
                          "amd-instinct-mi300x",
                          "amd-instinct-mi325x",
                          "google-tpu-v4",
