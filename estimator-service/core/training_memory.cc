@@ -636,6 +636,27 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
                    : "",
             " x [", layer.arithmetic, "] = ", Bytes(activations),
             in.recompute == Recompute::kFull ? " (the layer inputs)" : source));
+    // The loss over the vocabulary (s·b·V elements per device). Hugging
+    // Face transformers (the layer DeepSpeed and FSDP run here) computes it
+    // as loss_utils.py ForCausalLMLoss does: `logits.float()` (an fp32 copy
+    // of lm_head's bf16 logits), then cross_entropy = log_softmax + nll_loss.
+    // Autograd saves log_softmax's fp32 output (_log_softmax_backward_data
+    // reads `result`, derivatives.yaml; nll_loss saves the same tensor); the
+    // fp32 copy itself is saved by nothing (ToCopyBackward keeps no tensor).
+    // Forward, at log_softmax: bf16 logits 2 + fp32 copy 4 + output 4 = 10
+    // bytes per element. Backward, at log_softmax: its saved output 4 + the
+    // gradient nll_loss hands it 4 (dense: nll_loss_backward starts from
+    // zeros_like) + the gradient it returns for the fp32 logits 4 = 12, the
+    // bf16 logits gone with the model's output (Trainer.compute_loss keeps
+    // only the loss). The peak is the larger: 12 bytes, the "logits" line's
+    // 4 and the "loss_buffers" line's 8. The idealized count and Megatron
+    // (its fused vocab-parallel cross entropy) keep the one fp32 tensor.
+    const bool transformers_loss =
+        framework == Framework::kDeepSpeed || framework == Framework::kFsdp;
+    const double vocab_elements =
+        static_cast<double>(in.sequence_length) * in.micro_batch * shape.vocab_size / tp;
+    const double loss_peak =
+        shape.vocab_size > 0 ? (transformers_loss ? 12 : 4) * vocab_elements : 0;
     if (in.recompute == Recompute::kFull) {
       // Full recomputation keeps each layer's input, but the backward pass
       // recomputes one layer at a time and that layer holds its
@@ -644,11 +665,23 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
       // there: no 5as/h.
       const Figure working =
           layer_of(framework == Framework::kIdealized ? Recompute::kSelective : Recompute::kNone);
-      Add(&out.device_lines, &out.device_bytes, "recomputed_layer", working.value,
-          absl::StrCat(
-              "the layer being recomputed in the backward pass holds its activations: ",
-              working.arithmetic,
-              framework == Framework::kIdealized ? " (fused attention: no 5as/h term)" : source));
+      if (transformers_loss && loss_peak > 0 && pp == 1) {
+        // The loss's buffers are freed before the last layer is recomputed:
+        // the two never coexist, the peak is the larger of them (with
+        // pipeline stages the loss is on the last one, not here).
+        const double beyond = std::max(0.0, working.value - loss_peak);
+        Add(&out.device_lines, &out.device_bytes, "recomputed_layer", beyond,
+            absl::StrCat("the layer being recomputed in the backward pass holds its activations (",
+                         working.arithmetic, source,
+                         ") after the loss's buffers are freed: counted beyond the loss's ",
+                         Bytes(loss_peak), " = ", Bytes(beyond)));
+      } else {
+        Add(&out.device_lines, &out.device_bytes, "recomputed_layer", working.value,
+            absl::StrCat(
+                "the layer being recomputed in the backward pass holds its activations: ",
+                working.arithmetic,
+                framework == Framework::kIdealized ? " (fused attention: no 5as/h term)" : source));
+      }
     }
     if (in.recompute == Recompute::kNone && framework == Framework::kIdealized) {
       out.notes.push_back(
@@ -656,15 +689,37 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
           "FlashAttention never store them: selective recomputation models that.");
     }
     if (shape.vocab_size > 0) {
-      const double logits = 4.0 * in.sequence_length * in.micro_batch * shape.vocab_size / tp;
-      const std::string text = absl::StrCat(
-          in.sequence_length, " tokens x ", in.micro_batch, " sequences x ", shape.vocab_size,
-          " vocabulary x 4 bytes (fp32 logits for the loss) / ", tp, " tensor = ", Bytes(logits));
+      const std::string elements =
+          absl::StrCat(in.sequence_length, " tokens x ", in.micro_batch, " sequences x ",
+                       shape.vocab_size, " vocabulary / ", tp, " tensor");
+      const double logits = 4 * vocab_elements;
+      std::string text = absl::StrCat(elements, " x 4 bytes (fp32 logits for the loss",
+                                      transformers_loss ? ", then their fp32 gradient" : "",
+                                      ") = ", Bytes(logits));
+      const double buffers = transformers_loss ? 8 * vocab_elements : 0;
+      const std::string buffers_text = absl::StrCat(
+          elements,
+          " x 8 bytes (log_softmax's fp32 output, saved for the backward pass, 4 + the fp32 "
+          "gradient nll_loss returns for it 4, held while the logits' gradient is computed: "
+          "transformers' ForCausalLMLoss, 12 bytes per element with the logits line; the forward "
+          "pass holds 10: bf16 logits 2 + their fp32 copy 4 + log_softmax's output 4) = ",
+          Bytes(buffers));
       if (pp == 1) {
         Add(&out.device_lines, &out.device_bytes, "logits", logits, text);
+        if (transformers_loss) {
+          Add(&out.device_lines, &out.device_bytes, "loss_buffers", buffers, buffers_text);
+        }
       } else {
-        out.notes.push_back(absl::StrCat("The last pipeline stage also holds the logits: ", text,
-                                         "; it keeps fewer micro-batches of activations."));
+        out.notes.push_back(
+            absl::StrCat("The last pipeline stage also holds the logits: ", text,
+                         transformers_loss ? absl::StrCat("; and ", buffers_text) : std::string(),
+                         "; it keeps fewer micro-batches of activations."));
+      }
+      if (transformers_loss) {
+        out.notes.push_back(
+            "The loss is transformers' (an fp32 copy of the logits, log_softmax and nll_loss: 12 "
+            "bytes per token and vocabulary entry at its peak); a fused or chunked cross entropy "
+            "(Liger's, Cut Cross-Entropy, torchtune's chunked loss) keeps far less.");
       }
     }
   } else {
