@@ -483,6 +483,10 @@ absl::StatusOr<ParsedFile> ParseImportFile(absl::string_view content, v1::FileFo
           ParseCsv(content, EpochModelColumns(), "Model",
                    EpochProvenance(source_name, "models CSV", "https://epoch.ai/data/ai-models"),
                    &file.models, &file);
+      // Figures the notes state that no column holds (epoch_conventions.h).
+      for (ParsedRecord<Model>& row : file.models) {
+        ConvertEpochModelRow(row.row, &row.record, &file.conversions);
+      }
       break;
     case v1::FILE_FORMAT_EPOCH_HARDWARE_CSV:
       status = ParseCsv(content, EpochHardwareColumns(), "Hardware name",

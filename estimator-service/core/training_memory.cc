@@ -403,6 +403,102 @@ Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int6
                        Num(per_token), " bytes per token] = ", Bytes(bytes))};
 }
 
+Figure RecurrentMixerActivationBytes(const Architecture& shape, int64_t s, int64_t b, int t) {
+  const double tokens = static_cast<double>(s) * b;
+  const double I = static_cast<double>(shape.ssm_inner_size);
+  const double N = shape.ssm_state_size, R = shape.ssm_dt_rank, H = shape.ssm_num_heads,
+               G = shape.ssm_num_groups;
+  if (shape.recurrent_mixer == RecurrentMixer::kMamba) {
+    // selective_scan_cuda.fwd keeps its state at the end of each chunk of
+    // 2048 tokens (csrc/selective_scan/selective_scan.cpp: n_chunks, x of
+    // batch x dim x n_chunks x 2 dstate in the weights' fp32).
+    const double chunks = static_cast<double>((s + 2047) / 2048);
+    const double per_token = (2 * 2 * I + 2 * (R + 2 * N) + 2 * 2 * N + 2 * I) / t;
+    const double per_sequence = I * chunks * 2 * N * 4 / t;
+    const double bytes = tokens * per_token + b * per_sequence;
+    return {bytes, absl::StrCat(s, " tokens x ", b, " sequences x (xz 2 x 2 x ", Num(I),
+                                " + x_dbl 2 x (", Num(R), " + 2 x ", Num(N), ") + B, C 2 x 2 x ",
+                                Num(N), " + scan output 2 x ", Num(I), ")",
+                                t > 1 ? absl::StrCat(" / ", t) : "", " + ", b, " sequences x ",
+                                Num(chunks), " chunks of 2048 tokens x ", Num(I), " x 2 x ", Num(N),
+                                " x 4 (fp32 scan states)", t > 1 ? absl::StrCat(" / ", t) : "",
+                                " = ", Bytes(bytes), " (mamba_ssm MambaInnerFn)")};
+  }
+  if (shape.recurrent_mixer == RecurrentMixer::kMamba2) {
+    // The gated RMSNorm's rstd only where the mixer has one (Falcon-H1's
+    // mamba_rms_norm false passes no rmsnorm_weight).
+    const double rstd = shape.ssm_gated_norm ? 4 * G : 0;
+    const double per_token = (2 * (2 * I + 2 * G * N + H) + 2 * I + rstd) / t;
+    const double bytes = tokens * per_token;
+    return {bytes,
+            absl::StrCat(s, " tokens x ", b, " sequences x (zxbcdt 2 x (2 x ", Num(I), " + 2 x ",
+                         Num(G), " x ", Num(N), " + ", Num(H), ") + out_x 2 x ", Num(I),
+                         shape.ssm_gated_norm ? absl::StrCat(" + rstd 4 x ", Num(G)) : "", ")",
+                         t > 1 ? absl::StrCat(" / ", t) : "", " = ", Bytes(bytes),
+                         " (mamba_ssm MambaSplitConv1dScanCombinedFn)")};
+  }
+  return {0, "no Mamba or Mamba-2 mixer"};
+}
+
+Figure HybridActivationBytes(const Architecture& shape, int64_t s, int64_t b, int t,
+                             bool sequence_parallel, Figure* largest) {
+  const double tokens = static_cast<double>(s) * b;
+  const int64_t h = shape.hidden_size;
+  const int norms = shape.norms_per_layer > 0 ? shape.norms_per_layer : 2;
+  const double per_norm = (shape.layer_norm ? 4.0 : 8.0) * h / (sequence_parallel ? t : 1);
+  // The attention and MLP tensors of a transformers layer
+  // (DerivedActivationBytesPerLayer) without its norms.
+  double attention = 0;
+  if (shape.AttentionLayers() > 0 && shape.num_attention_heads > 0) {
+    const double a = shape.num_attention_heads, g = shape.EffectiveKvHeads(),
+                 d = shape.EffectiveHeadDim();
+    attention = (2 * a * d + 4 * g * d + 2 * a * d + 4 * a) / t;
+  }
+  const double per_width = shape.gated_mlp ? 8 : 4;
+  const double f = shape.intermediate_size > 0 ? shape.intermediate_size : 4.0 * h;
+  const int mlp_layers = shape.MlpLayers();
+  const int dense_layers =
+      shape.IsMoe() ? std::min(shape.num_dense_layers, mlp_layers) : mlp_layers;
+  const int moe_layers = mlp_layers - dense_layers;
+  const double dense = per_width * f / t;
+  double moe = 0;
+  if (moe_layers > 0) {
+    const double fe = shape.moe_intermediate_size > 0 ? shape.moe_intermediate_size : f;
+    const double fs =
+        shape.shared_expert_intermediate_size > 0 ? shape.shared_expert_intermediate_size : fe;
+    moe = per_width * (shape.num_experts_per_token * fe + shape.num_shared_experts * fs) / t;
+  }
+  const Figure mixer = RecurrentMixerActivationBytes(shape, s, b, t);
+  const double bytes =
+      tokens * (norms * per_norm * shape.num_layers + attention * shape.AttentionLayers() +
+                dense * dense_layers + moe * moe_layers) +
+      mixer.value * shape.num_recurrent_layers;
+  if (largest != nullptr) {
+    const double mlp = std::max(dense_layers > 0 ? dense : 0.0, moe);
+    const double one = tokens * (norms * per_norm + attention + mlp) + mixer.value;
+    largest->value = one;
+    largest->arithmetic = absl::StrCat(
+        s, " tokens x ", b, " sequences x (", norms, " norms x ", Num(per_norm),
+        attention > 0 ? absl::StrCat(" + attention ", Num(attention)) : "",
+        mlp > 0 ? absl::StrCat(" + MLP ", Num(mlp)) : "", ") + one mixer ", Bytes(mixer.value),
+        " = ", Bytes(one), " (a layer with every block the model has: an upper bound)");
+  }
+  return {
+      bytes,
+      absl::StrCat(
+          s, " tokens x ", b, " sequences x (", shape.num_layers, " layers x ", norms, " norms x ",
+          Num(per_norm),
+          shape.layer_norm ? " (LayerNorm: input + output)"
+                           : " (RMSNorm: fp32 input 4h + bf16 2h + output 2h)",
+          attention > 0
+              ? absl::StrCat(" + ", shape.AttentionLayers(), " attention layers x ", Num(attention))
+              : "",
+          dense_layers > 0 ? absl::StrCat(" + ", dense_layers, " MLP layers x ", Num(dense)) : "",
+          moe_layers > 0 ? absl::StrCat(" + ", moe_layers, " MoE layers x ", Num(moe)) : "",
+          " bytes per token) + ", shape.num_recurrent_layers, " recurrent layers x [",
+          mixer.arithmetic, "] = ", Bytes(bytes))};
+}
+
 Figure MegatronActivationBytesPerLayer(int64_t s, int64_t b, int64_t h, int64_t f, int t,
                                        bool sequence_parallel) {
   const double sbh = static_cast<double>(s) * b * h;
@@ -607,7 +703,11 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
   // Activations: the first pipeline stage keeps `pp` micro-batches of
   // layers/pp layers in flight under 1F1B, i.e. all layers' worth.
   const Architecture& shape = in.architecture;
-  if (shape.num_layers > 0 && shape.hidden_size > 0 && shape.num_attention_heads > 0) {
+  // Mamba and Mamba-2 layers: what their fused kernels save
+  // (HybridActivationBytes), whatever the framework.
+  const bool ssm = shape.recurrent_mixer == RecurrentMixer::kMamba ||
+                   shape.recurrent_mixer == RecurrentMixer::kMamba2;
+  if (shape.num_layers > 0 && shape.hidden_size > 0 && (shape.num_attention_heads > 0 || ssm)) {
     const int64_t s = in.sequence_length, b = in.micro_batch;
     // One layer's activations as the framework's implementation keeps them
     // (the idealized count: Korthikanti et al.'s table 2 as published).
@@ -627,15 +727,59 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
         : framework == Framework::kMegatron
             ? " (Megatron-LM's formula)"
             : " (the tensors autograd keeps in a transformers layer, FlashAttention-2)";
-    const Figure layer = layer_of(in.recompute);
-    const double activations = layer.value * shape.num_layers;
-    Add(&out.device_lines, &out.device_bytes, "activations", activations,
-        absl::StrCat(
-            shape.num_layers, " layers", pp > 1 ? " (1F1B: the first stage holds " : "",
-            pp > 1 ? absl::StrCat(pp, " micro-batches of ", shape.num_layers, "/", pp, " layers)")
-                   : "",
-            " x [", layer.arithmetic, "] = ", Bytes(activations),
-            in.recompute == Recompute::kFull ? " (the layer inputs)" : source));
+    const std::string stages =
+        pp > 1 ? absl::StrCat(" (1F1B: the first stage holds ", pp, " micro-batches of ",
+                              shape.num_layers, "/", pp, " layers)")
+               : "";
+    Figure largest_hybrid_layer;
+    if (ssm && in.recompute != Recompute::kFull) {
+      const Figure all = HybridActivationBytes(shape, s, b, tp, in.sequence_parallel, nullptr);
+      Add(&out.device_lines, &out.device_bytes, "activations", all.value,
+          absl::StrCat("all layers", stages, ": ", all.arithmetic,
+                       " (a transformers layer's norms, attention and MLP tensors; mamba_ssm's "
+                       "fused kernels for the mixers)"));
+    } else {
+      const Figure layer = layer_of(in.recompute);
+      const double activations = layer.value * shape.num_layers;
+      Add(&out.device_lines, &out.device_bytes, "activations", activations,
+          absl::StrCat(shape.num_layers, " layers", stages, " x [", layer.arithmetic,
+                       "] = ", Bytes(activations),
+                       in.recompute == Recompute::kFull ? " (the layer inputs)" : source));
+    }
+    if (ssm) {
+      HybridActivationBytes(shape, s, b, tp, in.sequence_parallel, &largest_hybrid_layer);
+      if (framework == Framework::kIdealized || framework == Framework::kMegatron) {
+        out.notes.push_back(
+            "Mamba layers: activations counted as mamba_ssm's fused kernels save them and as a "
+            "transformers layer keeps its norms, attention and MLP tensors, not by this "
+            "framework's transformer formula.");
+      }
+    } else if (shape.IsHybrid()) {
+      out.notes.push_back(
+          "The recurrent (linear-attention) layers' activations are counted as those of an "
+          "attention layer: their kernels' saved tensors are not modelled.");
+    }
+    // The loss over the vocabulary (s·b·V elements per device). Hugging
+    // Face transformers (the layer DeepSpeed and FSDP run here) computes it
+    // as loss_utils.py ForCausalLMLoss does: `logits.float()` (an fp32 copy
+    // of lm_head's bf16 logits), then cross_entropy = log_softmax + nll_loss.
+    // Autograd saves log_softmax's fp32 output (_log_softmax_backward_data
+    // reads `result`, derivatives.yaml; nll_loss saves the same tensor); the
+    // fp32 copy itself is saved by nothing (ToCopyBackward keeps no tensor).
+    // Forward, at log_softmax: bf16 logits 2 + fp32 copy 4 + output 4 = 10
+    // bytes per element. Backward, at log_softmax: its saved output 4 + the
+    // gradient nll_loss hands it 4 (dense: nll_loss_backward starts from
+    // zeros_like) + the gradient it returns for the fp32 logits 4 = 12, the
+    // bf16 logits gone with the model's output (Trainer.compute_loss keeps
+    // only the loss). The peak is the larger: 12 bytes, the "logits" line's
+    // 4 and the "loss_buffers" line's 8. The idealized count and Megatron
+    // (its fused vocab-parallel cross entropy) keep the one fp32 tensor.
+    const bool transformers_loss =
+        framework == Framework::kDeepSpeed || framework == Framework::kFsdp;
+    const double vocab_elements =
+        static_cast<double>(in.sequence_length) * in.micro_batch * shape.vocab_size / tp;
+    const double loss_peak =
+        shape.vocab_size > 0 ? (transformers_loss ? 12 : 4) * vocab_elements : 0;
     if (in.recompute == Recompute::kFull) {
       // Full recomputation keeps each layer's input, but the backward pass
       // recomputes one layer at a time and that layer holds its
@@ -643,12 +787,26 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
       // count only the inputs). The idealized count assumes fused attention
       // there: no 5as/h.
       const Figure working =
-          layer_of(framework == Framework::kIdealized ? Recompute::kSelective : Recompute::kNone);
-      Add(&out.device_lines, &out.device_bytes, "recomputed_layer", working.value,
-          absl::StrCat(
-              "the layer being recomputed in the backward pass holds its activations: ",
-              working.arithmetic,
-              framework == Framework::kIdealized ? " (fused attention: no 5as/h term)" : source));
+          ssm ? largest_hybrid_layer
+              : layer_of(framework == Framework::kIdealized ? Recompute::kSelective
+                                                            : Recompute::kNone);
+      if (transformers_loss && loss_peak > 0 && pp == 1) {
+        // The loss's buffers are freed before the last layer is recomputed:
+        // the two never coexist, the peak is the larger of them (with
+        // pipeline stages the loss is on the last one, not here).
+        const double beyond = std::max(0.0, working.value - loss_peak);
+        Add(&out.device_lines, &out.device_bytes, "recomputed_layer", beyond,
+            absl::StrCat("the layer being recomputed in the backward pass holds its activations (",
+                         working.arithmetic, source,
+                         ") after the loss's buffers are freed: counted beyond the loss's ",
+                         Bytes(loss_peak), " = ", Bytes(beyond)));
+      } else {
+        Add(&out.device_lines, &out.device_bytes, "recomputed_layer", working.value,
+            absl::StrCat(
+                "the layer being recomputed in the backward pass holds its activations: ",
+                working.arithmetic,
+                framework == Framework::kIdealized ? " (fused attention: no 5as/h term)" : source));
+      }
     }
     if (in.recompute == Recompute::kNone && framework == Framework::kIdealized) {
       out.notes.push_back(
@@ -656,15 +814,37 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
           "FlashAttention never store them: selective recomputation models that.");
     }
     if (shape.vocab_size > 0) {
-      const double logits = 4.0 * in.sequence_length * in.micro_batch * shape.vocab_size / tp;
-      const std::string text = absl::StrCat(
-          in.sequence_length, " tokens x ", in.micro_batch, " sequences x ", shape.vocab_size,
-          " vocabulary x 4 bytes (fp32 logits for the loss) / ", tp, " tensor = ", Bytes(logits));
+      const std::string elements =
+          absl::StrCat(in.sequence_length, " tokens x ", in.micro_batch, " sequences x ",
+                       shape.vocab_size, " vocabulary / ", tp, " tensor");
+      const double logits = 4 * vocab_elements;
+      std::string text = absl::StrCat(elements, " x 4 bytes (fp32 logits for the loss",
+                                      transformers_loss ? ", then their fp32 gradient" : "",
+                                      ") = ", Bytes(logits));
+      const double buffers = transformers_loss ? 8 * vocab_elements : 0;
+      const std::string buffers_text = absl::StrCat(
+          elements,
+          " x 8 bytes (log_softmax's fp32 output, saved for the backward pass, 4 + the fp32 "
+          "gradient nll_loss returns for it 4, held while the logits' gradient is computed: "
+          "transformers' ForCausalLMLoss, 12 bytes per element with the logits line; the forward "
+          "pass holds 10: bf16 logits 2 + their fp32 copy 4 + log_softmax's output 4) = ",
+          Bytes(buffers));
       if (pp == 1) {
         Add(&out.device_lines, &out.device_bytes, "logits", logits, text);
+        if (transformers_loss) {
+          Add(&out.device_lines, &out.device_bytes, "loss_buffers", buffers, buffers_text);
+        }
       } else {
-        out.notes.push_back(absl::StrCat("The last pipeline stage also holds the logits: ", text,
-                                         "; it keeps fewer micro-batches of activations."));
+        out.notes.push_back(
+            absl::StrCat("The last pipeline stage also holds the logits: ", text,
+                         transformers_loss ? absl::StrCat("; and ", buffers_text) : std::string(),
+                         "; it keeps fewer micro-batches of activations."));
+      }
+      if (transformers_loss) {
+        out.notes.push_back(
+            "The loss is transformers' (an fp32 copy of the logits, log_softmax and nll_loss: 12 "
+            "bytes per token and vocabulary entry at its peak); a fused or chunked cross entropy "
+            "(Liger's, Cut Cross-Entropy, torchtune's chunked loss) keeps far less.");
       }
     }
   } else {

@@ -141,6 +141,30 @@ Figure ActivationBytesPerLayer(int64_t s, int64_t b, int64_t h, int64_t a, int t
 Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int64_t b, int t,
                                       bool sequence_parallel);
 
+// Activation bytes one Mamba or Mamba-2 mixer keeps for the backward pass
+// (micro-batch b of s tokens, tensor-parallel t), as mamba_ssm's fused
+// kernels save them, the path transformers' MambaMixer and Mamba2Mixer
+// take in training (16-bit activations, inner width I, state N, dt rank R,
+// heads H, groups G):
+//   Mamba (ops/selective_scan_interface.py MambaInnerFn, checkpoint_lvl 1:
+//     conv1d_out and delta recomputed): xz 2 x 2I, x_dbl 2 x (R + 2N), the
+//     contiguous B and C 2 x N each, the scan output 2 x I per token, and
+//     the scan's fp32 chunk states I x 2N x 4 per 2048 tokens of a sequence;
+//   Mamba-2 (ops/triton/ssd_combined.py MambaSplitConv1dScanCombinedFn):
+//     zxbcdt 2 x (2I + 2GN + H), out_x 2 x I and, with a gated norm, its
+//     fp32 rstd 4 x G per token (the output projection is recomputed).
+// Zero for other mixers.
+Figure RecurrentMixerActivationBytes(const Architecture& shape, int64_t s, int64_t b, int t);
+
+// Activation bytes of all layers of a Mamba or Mamba-2 model or hybrid:
+// the transformers layer's norms on every layer, its attention tensors on
+// the attention layers, its MLP tensors on the MLP layers (dense and MoE)
+// and RecurrentMixerActivationBytes on the recurrent layers. `largest`
+// (optional) gets the largest single layer: its norms, attention, mixer
+// and MLP together (Falcon-H1's layer; an upper bound for the others).
+Figure HybridActivationBytes(const Architecture& shape, int64_t s, int64_t b, int t,
+                             bool sequence_parallel, Figure* largest);
+
 // Megatron-LM's own per-layer figure (megatron/training/
 // theoretical_memory_usage.py compute_activation_memory):
 // s·b·h·(18 + 4·f/h) / t, Korthikanti et al.'s table 2 with the MLP width f

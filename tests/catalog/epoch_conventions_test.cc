@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -217,6 +218,140 @@ TEST(EpochConventionsTest, ReimportOfTheRealFileKeepsCuratedValuesAndReportsConv
   rtx4090 = catalog.Get<Hardware>("hardware/nvidia-geforce-rtx-4090");
   EXPECT_EQ(rtx4090->peak().tensor_fp16_bf16_flops(), 165e12);
   EXPECT_EQ(rtx4090->peak().tensor_fp16_fp16_accumulate_flops(), 330e12);
+}
+
+// ---- The utilization a model's compute notes assumed (issue 17, 6/7) ----
+
+// Training compute notes of all_ai_models.csv by record name, read in place.
+[[maybe_unused]] std::map<std::string, std::string> NotesByName(const std::string& path) {
+  std::map<std::string, std::string> notes;
+  absl::StatusOr<ParsedFile> file =
+      ParseImportFile(testing::ReadFile(path), v1::FILE_FORMAT_UNSPECIFIED, "all_ai_models.csv");
+  EXPECT_TRUE(file.ok()) << file.status();
+  if (!file.ok()) return notes;
+  for (const auto& row : file->models) {
+    notes[row.record.display_name()] = row.record.training_compute_notes();
+  }
+  return notes;
+}
+
+// The shapes a rate is read from, and what is not a rate (the project's own
+// wording; the real notes are below).
+TEST(AssumedUtilizationTest, ReadsOneRateTiedToTheWord) {
+  auto fraction = [](const std::string& notes) {
+    std::optional<StatedUtilization> stated = AssumedUtilizationInNotes(notes);
+    return stated ? stated->fraction : -1;
+  };
+  EXPECT_EQ(fraction("8 chips * 100 hours * 3600 * 0.3 [assumed utilization] = 1e20"), 0.3);
+  EXPECT_EQ(fraction("assume 33% utilization"), 0.33);
+  EXPECT_EQ(fraction("at 40% MFU"), 0.4);
+  EXPECT_EQ(fraction("utilization rate of 0.3"), 0.3);
+  EXPECT_EQ(fraction("Utilization rate: 40%"), 0.4);
+  EXPECT_EQ(fraction("0.4 (utilization assumption)"), 0.4);
+  EXPECT_EQ(fraction("hardware utilisation of 25 %"), 0.25);
+  // The template line under its product: the product's last factor.
+  EXPECT_EQ(fraction("flops = (4) * (1e14) * (10 * 3600) * (0.35)\n"
+                     "(num gpu) * (peak flops) * (time in seconds) * (assumed utilization rate)"),
+            0.35);
+  EXPECT_EQ(fraction("(num gpu) * (peak flops) * (time in seconds) * (assumed utilization rate) = "
+                     "(2) * (1e14) * (3600) * (0.45) = 3.2e17"),
+            0.45);
+  // The same rate twice is one rate.
+  EXPECT_EQ(fraction("0.3 utilization ... we keep 30% utilization"), 0.3);
+  // Not a rate: none stated, two rates, ranges, counts, exponents, ratios,
+  // a factor that is arithmetic, a rate over 100%, a rate far from the word.
+  EXPECT_EQ(fraction(""), -1);
+  EXPECT_EQ(fraction("6 * 7e9 * 1e12 = 4.2e22"), -1);
+  EXPECT_EQ(fraction("0.3 utilization for the first run, 0.4 utilization for the second"), -1);
+  EXPECT_EQ(fraction("MFU of between 38-43%"), -1);
+  EXPECT_EQ(fraction("utilization between 0.3 and 0.5"), -1);
+  EXPECT_EQ(fraction("utilization of 2048 chips"), -1);
+  EXPECT_EQ(fraction("MFU = 7.8e22/1.5e23 = 0.52"), -1);
+  EXPECT_EQ(fraction("constant expert utilization ratio 0.5"), -1);
+  EXPECT_EQ(fraction("utilization of 150%"), -1);
+  EXPECT_EQ(fraction("the MFU reported for this run was approximately 52%"), -1);
+  EXPECT_EQ(fraction("flops = (8) * (1e13) * (3600) * 3 // 10\n"
+                     "(num gpu) * (peak flops) * (time in seconds) * (assumed utilization rate)"),
+            -1);
+}
+
+// Real training compute notes of all_ai_models.csv, by record, read in
+// place: the rates each estimate assumed, and notes that must state none.
+TEST(AssumedUtilizationTest, RealNotesOfAllAiModels) {
+  REQUIRE_SHARED_DATA(path, "epoch/all_ai_models.csv");
+  const std::map<std::string, std::string> notes = NotesByName(path);
+  ASSERT_GT(notes.size(), 3000u);
+  const std::pair<const char*, double> stated[] = {
+      {"CTR-BERT", 0.3},  // the template line under "(8) * ... * (0.3)"
+      {"TinyLlama-1.1B (1T token checkpoint)", 0.56},  // the template, same line
+      {"IDEFICS-80B", 0.3},       // the template under a product without parentheses
+      {"Phi-4", 0.3},             // "0.3 [assumed utilization]"
+      {"Protst", 0.4},            // "Utilization rate: 40%"
+      {"RCTM", 0.3},              // "utilization of 0.3"
+      {"Nemotron-4 340B", 0.41},  // "41% MFU"
+      {"PaLM (540B)", 0.462},     // "46.2% model FLOPs utilization"
+      {"Trillion-7B", 0.425},     // "0.4250 [reported utilization]"
+  };
+  for (const auto& [name, fraction] : stated) {
+    ASSERT_EQ(notes.count(name), 1u) << name;
+    std::optional<StatedUtilization> read = AssumedUtilizationInNotes(notes.at(name));
+    ASSERT_TRUE(read.has_value()) << name;
+    EXPECT_DOUBLE_EQ(read->fraction, fraction) << name << ": " << read->said;
+    EXPECT_FALSE(read->said.empty());
+  }
+  const char* none[] = {
+      "Nemotron-4 15B",  // three reported rates for three phases
+      "Llama 3.1-70B",   // a range, 38-43%, of another model
+      "LLaMA-13B",       // an MFU derived as a ratio of two figures
+      "DensePhrases",    // the template over "3 // 10"
+      "SaulLM-large",    // "expert utilization ratio"
+      "GLaM",            // utilization named, no rate
+  };
+  for (const char* name : none) {
+    ASSERT_EQ(notes.count(name), 1u) << name;
+    std::optional<StatedUtilization> read = AssumedUtilizationInNotes(notes.at(name));
+    EXPECT_FALSE(read.has_value()) << name << ": " << (read ? read->said : "");
+  }
+}
+
+// The import sets the field from the notes and reports it as a conversion;
+// the export writes the notes back, so a round trip derives the same value.
+TEST(AssumedUtilizationTest, ImportSetsTheFieldAndReportsIt) {
+  REQUIRE_SHARED_DATA(path, "epoch/all_ai_models.csv");
+  absl::StatusOr<ParsedFile> file =
+      ParseImportFile(testing::ReadFile(path), v1::FILE_FORMAT_UNSPECIFIED, "all_ai_models.csv");
+  ASSERT_TRUE(file.ok()) << file.status();
+  int with_rate = 0;
+  const common::v1::Model* ctr_bert = nullptr;
+  for (const auto& row : file->models) {
+    if (row.record.has_hardware_utilization_assumed()) ++with_rate;
+    if (row.record.display_name() == "CTR-BERT") ctr_bert = &row.record;
+  }
+  ASSERT_NE(ctr_bert, nullptr);
+  EXPECT_EQ(ctr_bert->hardware_utilization_assumed(), 0.3);
+  int reported = 0;
+  for (const v1::ImportConversion& c : file->conversions) {
+    if (c.field() != "hardware_utilization_assumed") continue;
+    ++reported;
+    if (c.display_name() == "CTR-BERT") {
+      EXPECT_EQ(c.stored_value(), "0.3");
+    }
+  }
+  EXPECT_EQ(reported, with_rate);
+  // 372 of the 3,237 rows on 2026-12-01 (412 notes name utilization).
+  EXPECT_GT(with_rate, 300);
+  RecordProperty("records_with_assumed_utilization", with_rate);
+  std::vector<common::v1::Model> models;
+  for (const auto& row : file->models) models.push_back(row.record);
+  absl::StatusOr<ParsedFile> again =
+      ParseImportFile(ExportModelsCsv(models), v1::FILE_FORMAT_EPOCH_MODELS_CSV, "export.csv");
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_EQ(again->models.size(), models.size());
+  for (size_t i = 0; i < models.size(); ++i) {
+    EXPECT_EQ(again->models[i].record.hardware_utilization_assumed(),
+              models[i].hardware_utilization_assumed())
+        << models[i].display_name();
+  }
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
+#include "estimator-service/core/training_memory.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "tests/estimator/fake_records.h"
@@ -351,6 +352,81 @@ TEST(HybridModelsTest, Mamba2IsCountedFromItsHeadsAndGroups) {
   // final norm; untied embedding and head.
   const double layer = 64 * (128 + 160 + 8) + 160 * 4 + 160 + 24 + 128 + 128 * 64 + 64;
   EXPECT_EQ(Count(arch).total, 2 * layer + 64 + 2 * 100 * 64);
+}
+
+// Training activations of Mamba layers: what mamba_ssm's fused kernels
+// save for the backward pass (ops/selective_scan_interface.py MambaInnerFn,
+// checkpoint_lvl 1), by hand for mamba-130m at 2048 tokens: xz 2 x 3072 +
+// x_dbl 2 x (48 + 32) + B and C 2 x 16 each + the scan output 2 x 1536 =
+// 9,440 bytes per token, and one 2048-token chunk of fp32 scan states,
+// 1536 x 32 x 4 = 196,608 bytes per sequence; the RMSNorm 8 x 768 per token
+// (fp32 input, bf16 normalized, output). Before, the model had no attention
+// heads and its activations were not counted at all.
+TEST(HybridModelsTest, MambaTrainingActivationsAreTheKernelsSavedTensors) {
+  const Architecture arch = Read(kMamba130m);
+  ASSERT_EQ(arch.norms_per_layer, 1);
+  const Figure mixer = RecurrentMixerActivationBytes(arch, 2048, 1, 1);
+  EXPECT_DOUBLE_EQ(mixer.value, 2048.0 * 9440 + 196608);
+  // A second chunk of states past 2048 tokens; two sequences twice all.
+  EXPECT_DOUBLE_EQ(RecurrentMixerActivationBytes(arch, 4096, 2, 1).value,
+                   2 * (4096.0 * 9440 + 2 * 196608));
+  const double all = 24 * (2048.0 * 8 * 768 + mixer.value);
+  EXPECT_DOUBLE_EQ(HybridActivationBytes(arch, 2048, 1, 1, false, nullptr).value, all);
+
+  TrainingMemoryInput input;
+  input.parameters = 129135360;
+  input.architecture = arch;
+  input.sequence_length = 2048;
+  input.framework = Framework::kDeepSpeed;
+  input.zero_stage = 2;
+  input.data_parallel = 2;
+  auto memory = EstimateTrainingMemory(input);
+  ASSERT_TRUE(memory.ok()) << memory.status();
+  double activations = -1;
+  for (const MemoryLine& line : memory->device_lines) {
+    if (line.component == "activations") activations = line.bytes;
+  }
+  EXPECT_DOUBLE_EQ(activations, all);
+  // Full recomputation: 24 layer inputs of 2 x 768 per token, and the
+  // layer being recomputed (norm and mixer) where it outweighs the loss's
+  // 12 bytes per token and vocabulary entry (it does not: 50280 x 12).
+  input.recompute = Recompute::kFull;
+  memory = EstimateTrainingMemory(input);
+  ASSERT_TRUE(memory.ok()) << memory.status();
+  for (const MemoryLine& line : memory->device_lines) {
+    if (line.component == "activations") {
+      EXPECT_DOUBLE_EQ(line.bytes, 24 * 2048.0 * 2 * 768);
+    }
+    if (line.component == "recomputed_layer") {
+      EXPECT_DOUBLE_EQ(line.bytes, 0);
+    }
+  }
+}
+
+// Mamba-2 (ops/triton/ssd_combined.py MambaSplitConv1dScanCombinedFn) in
+// Falcon-H1-0.5B, whose 36 layers each hold attention, a Mamba-2 mixer and
+// an MLP: the mixer keeps zxbcdt 2 x (2 x 1536 + 2 x 1 x 128 + 24) and out_x
+// 2 x 1536 = 9,776 bytes per token (no gated norm: mamba_rms_norm false).
+// The attention keeps q, k, v, the output and the log-sum-exp (2 x (8 + 2 +
+// 2 + 8) x 64 + 4 x 8 = 2,592), the gated MLP 8 x 2048 = 16,384.
+TEST(HybridModelsTest, Mamba2TrainingActivationsCountEachBlockOnItsLayers) {
+  const Architecture arch = Read(kFalconH1_05B);
+  EXPECT_DOUBLE_EQ(RecurrentMixerActivationBytes(arch, 1000, 1, 1).value, 1000.0 * 9776);
+  const double norms = arch.norms_per_layer > 0 ? arch.norms_per_layer : 2;
+  const double per_token = 36 * (norms * 8 * 1024 + 2592 + 16384 + 9776);
+  Figure largest;
+  EXPECT_DOUBLE_EQ(HybridActivationBytes(arch, 1000, 1, 1, false, &largest).value,
+                   1000 * per_token);
+  EXPECT_DOUBLE_EQ(largest.value, 1000 * per_token / 36);
+  // With a gated norm the kernel keeps its fp32 rstd, 4 bytes per group.
+  Architecture gated = arch;
+  gated.ssm_gated_norm = true;
+  EXPECT_DOUBLE_EQ(RecurrentMixerActivationBytes(gated, 1000, 1, 1).value, 1000.0 * (9776 + 4));
+  // Gated DeltaNet is not a Mamba mixer: nothing here (its layers are
+  // counted as attention layers, with a note).
+  Architecture delta = arch;
+  delta.recurrent_mixer = RecurrentMixer::kGatedDeltaNet;
+  EXPECT_EQ(RecurrentMixerActivationBytes(delta, 1000, 1, 1).value, 0);
 }
 
 TEST(HybridModelsTest, BadPatternsAndMixersAreRefusedNamingTheField) {
