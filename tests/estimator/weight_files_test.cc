@@ -493,5 +493,51 @@ TEST(WeightFilesTest, MambaGgufKeepsItsTensorTypes) {
   EXPECT_GT(69302464 - file->bytes, 1.7e6);
   EXPECT_LT(69302464 - file->bytes, 1.8e6);
 }
+
+// GPTQ 8-bit and other group sizes (AutoGPTQ), against the "Provided files"
+// tables of TheBloke's READMEs (File Size, 3 significant figures):
+//   TheBloke/Llama-2-7B-32K-Instruct-GPTQ, branch gptq-8bit-128g-actorder_True: 7.16 GB
+//     (Llama-2-7B's tensors);
+//   TheBloke/Mistral-7B-Instruct-v0.1-GPTQ, gptq-8bit-128g-actorder_True: 7.68 GB
+//     (Llama 3 8B's blocks, vocabulary 32000);
+//   TheBloke/MythoMax-L2-13B-GPTQ, gptq-8bit-128g-actorder_True: 13.65 GB (Llama-2-13B's
+//     tensors: 40 layers, 5120, 13824);
+//   TheBloke/Llama-2-13B-GPTQ (as its README is copied in tridungduong16/Llama-2-13B-GPTQ-Orca):
+//     main (4-bit, 128g) 7.26 GB, gptq-4bit-64g 7.51 GB, gptq-4bit-32g 8.00 GB.
+// The "-1g" branches (one group per input column) are not a group size the
+// estimator takes.
+TEST(WeightFilesTest, GptqEightBitAndGroupSizesMatchTheBlokesTables) {
+  Architecture llama2_13b = Llama2_7B();
+  llama2_13b.num_layers = 40;
+  llama2_13b.hidden_size = 5120;
+  llama2_13b.num_attention_heads = 40;
+  llama2_13b.num_key_value_heads = 40;
+  llama2_13b.intermediate_size = 13824;
+  Architecture mistral = Llama3_8B();
+  mistral.vocab_size = 32000;
+  struct Case {
+    Architecture arch;
+    NumberFormat format;
+    int group;
+    double published;
+    const char* file;
+  };
+  const Case cases[] = {
+      {Llama2_7B(), NumberFormat::kGptqInt8, 128, 7.16e9, "Llama-2-7B-32K 8-bit 128g"},
+      {mistral, NumberFormat::kGptqInt8, 128, 7.68e9, "Mistral-7B v0.1 8-bit 128g"},
+      {llama2_13b, NumberFormat::kGptqInt8, 128, 13.65e9, "MythoMax-L2-13B 8-bit 128g"},
+      {llama2_13b, NumberFormat::kGptqInt4, 128, 7.26e9, "Llama-2-13B 4-bit 128g"},
+      {llama2_13b, NumberFormat::kGptqInt4, 64, 7.51e9, "Llama-2-13B 4-bit 64g"},
+      {llama2_13b, NumberFormat::kGptqInt4, 32, 8.00e9, "Llama-2-13B 4-bit 32g"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<WeightFile> file = WeightFileOf(c.arch, c.format, c.group);
+    ASSERT_TRUE(file.ok()) << file.status();
+    EXPECT_NEAR(file->bytes / c.published, 1.0, 0.02) << c.file;
+    // Rounds to the table's figure (to its last digit, 0.01 GB).
+    EXPECT_NEAR(file->bytes / 1e9, c.published / 1e9, 0.005 + 1e-9)
+        << c.file << ": " << file->bytes;
+  }
+}
 }  // namespace
 }  // namespace modelatlas::estimator
