@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/formats/hf_config.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/core/parameters.h"
@@ -537,6 +538,41 @@ TEST(WeightFilesTest, GptqEightBitAndGroupSizesMatchTheBlokesTables) {
     // Rounds to the table's figure (to its last digit, 0.01 GB).
     EXPECT_NEAR(file->bytes / 1e9, c.published / 1e9, 0.005 + 1e-9)
         << c.file << ": " << file->bytes;
+  }
+}
+
+// MXFP4: openai/gpt-oss-20b and -120b as OpenAI ships them (experts'
+// gate_up_proj and down_proj as U8 blocks of 32 FP4 weights plus a U8 E8M0
+// scale, 4.25 bits; attention, router, embedding, head, biases, sinks and
+// norms bf16: config.json's modules_to_not_convert). Published: the
+// checkpoints' model.safetensors.index.json metadata.total_size,
+// 13,761,264,768 and 65,248,815,744 bytes (as public copies of the
+// repositories' files and a public mirror's inventory test quote them).
+TEST(WeightFilesTest, Mxfp4CheckpointsOfGptOssMatchToTheByte) {
+  auto config = [](int layers, int experts) {
+    std::string types;
+    for (int i = 0; i < layers; ++i) {
+      absl::StrAppend(&types, i ? ", " : "",
+                      i % 2 == 0 ? "\"sliding_attention\"" : "\"full_attention\"");
+    }
+    return absl::StrCat(
+        R"({"model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880,)",
+        R"( "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64,)",
+        R"( "num_experts_per_tok": 4, "vocab_size": 201088, "sliding_window": 128,)",
+        R"( "attention_bias": true, "tie_word_embeddings": false,)",
+        R"( "max_position_embeddings": 131072, "num_hidden_layers": )", layers,
+        R"(, "num_local_experts": )", experts, R"(, "layer_types": [)", types, "]}");
+  };
+  const struct {
+    int layers, experts;
+    double published;
+  } cases[] = {{24, 32, 13761264768.0}, {36, 128, 65248815744.0}};
+  for (const auto& c : cases) {
+    auto arch = ArchitectureFromHfConfig(config(c.layers, c.experts));
+    ASSERT_TRUE(arch.ok()) << arch.status();
+    absl::StatusOr<WeightFile> file = WeightFileOf(ToCoreArchitecture(*arch), NumberFormat::kMxfp4);
+    ASSERT_TRUE(file.ok()) << file.status();
+    EXPECT_EQ(file->bytes, c.published) << file->derivation;
   }
 }
 }  // namespace
