@@ -593,5 +593,25 @@ TEST(HybridModelsTest, FalconMambaIsCountedFromItsConfig) {
   EXPECT_EQ(count.total, 7272665088);
   EXPECT_NEAR(count.total / 1e9, 7.27, 0.005);
 }
+
+// A Mamba-2 checkpoint: mistralai/Mamba-Codestral-7B-v0.1, "an instructed
+// model, with 7,285,403,648 parameters" (mistral.ai/news/codestral-mamba).
+// Its shape as transformers' Mamba2Config reads it: hidden 4096, 64 layers,
+// 128 heads of 64, 8 groups, state 128, conv 4, vocabulary 32768, untied
+// (the checkpoint's params.json: dim, n_layers, n_groups, vocab_size,
+// tie_embeddings; mamba_ssm's Mamba2 defaults for the rest). No stored copy
+// of that file was found; the count agreeing to the unit is the check.
+TEST(HybridModelsTest, MambaCodestralIsCountedExactly) {
+  const Architecture arch = Read(R"({
+    "model_type": "mamba2", "hidden_size": 4096, "num_hidden_layers": 64,
+    "vocab_size": 32768, "num_heads": 128, "head_dim": 64, "n_groups": 8,
+    "state_size": 128, "expand": 2, "conv_kernel": 4, "use_conv_bias": true,
+    "use_bias": false, "tie_word_embeddings": false})");
+  ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kMamba2);
+  // 64 x (in_proj 4096 x (8192 + 10240 + 128) + conv1d 10240 x 5 + 3 x 128
+  // + gated norm 8192 + out_proj 8192 x 4096 + norm 4096) + 2 x 32768 x 4096
+  // + 4096.
+  EXPECT_EQ(Count(arch).total, 7285403648);
+}
 }  // namespace
 }  // namespace modelatlas::estimator
