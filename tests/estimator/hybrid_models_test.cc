@@ -566,6 +566,18 @@ TEST(HybridModelsTest, Granite4HybridIsCountedExactly) {
   EXPECT_EQ(count.active, 6939037248 - 40 * 58 * 3 * 1536.0 * 512);
   // The KV cache is the four attention layers': 2 x 4 x 4 x 128 x 2 bytes.
   EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, nullptr), 2 * 4 * 4 * 128 * 2);
+  // A record with this architecture passes the catalog's validation (what an
+  // import of the config.json writes).
+  auto proto = ArchitectureFromHfConfig(config);
+  ASSERT_TRUE(proto.ok());
+  common::v1::Model model;
+  model.set_name("models/granite-4-0-h-tiny");
+  model.set_display_name("Granite 4.0 H Tiny");
+  model.mutable_provenance()->set_source("a test");
+  *model.mutable_architecture() = *proto;
+  FieldViolations violations;
+  catalog::ValidateModel(model, "model", &violations);
+  EXPECT_TRUE(violations.ToStatus().ok()) << violations.ToStatus();
   // layer_types is required: without it the mixers are not known.
   auto missing = ArchitectureFromHfConfig(R"({
     "model_type": "granitemoehybrid", "hidden_size": 1536, "num_hidden_layers": 40,
