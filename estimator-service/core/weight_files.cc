@@ -343,6 +343,13 @@ Ggml GgufType(GgufState& s, const Matrix& m) {
     } else if (ft == F::kGgufQ4K && s.i_attention_wv < 4) {
       t = Ggml::kQ5K;
     }
+    // llama.cpp's LLM_TYPE_70B (Llama 2/3 70B, Qwen2 72B: 80 layers with
+    // grouped-query attention): "8 heads sharing the same attn_v weights ...
+    // quantizing this tensor with more bits" lifts Q3_K and Q4_K to Q5_K.
+    if (s.arch.num_layers == 80 && gqa > 1 && !s.arch.IsHybrid() &&
+        (t == Ggml::kQ3K || t == Ggml::kQ4K)) {
+      t = Ggml::kQ5K;
+    }
     if (n_expert == 8) t = Ggml::kQ8_0;
     ++s.i_attention_wv;
   } else if (m.role == Role::kAttnK) {

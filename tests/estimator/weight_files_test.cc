@@ -575,5 +575,22 @@ TEST(WeightFilesTest, Mxfp4CheckpointsOfGptOssMatchToTheByte) {
     EXPECT_EQ(file->bytes, c.published) << file->derivation;
   }
 }
+
+// Llama 3.1 70B (https://huggingface.co/meta-llama/Llama-3.1-70B-Instruct config.json:
+// 80 layers, 8192 wide, 64 heads, 8 KV heads, 28672, vocabulary 128256):
+// bartowski/Meta-Llama-3.1-70B-Instruct-GGUF at 83fb6e83d0a8aada42d499259bc929d922e9a558,
+// Meta-Llama-3.1-70B-Instruct-Q4_K_M.gguf: 42,520,398,400 bytes (sha256 f775c870...).
+// llama.cpp's 70B rule lifts the attn_v tensors Q4_K_M leaves in Q4_K to Q5_K.
+TEST(WeightFilesTest, Llama70BFileTakesTheSeventyBAttnVRule) {
+  const Architecture llama70b = Dense(80, 8192, 64, 8, 28672, 128256, false, false);
+  absl::StatusOr<WeightFile> file = WeightFileOf(llama70b, NumberFormat::kGgufQ4KM);
+  ASSERT_TRUE(file.ok());
+  EXPECT_NEAR(file->bytes / 42520398400.0, 1.0, 0.02);
+  // The header of bartowski's Llama 3.1 files (7,841,184 bytes at 32 layers)
+  // and a few kB more for 80 layers' tensor descriptions.
+  EXPECT_NEAR(42520398400.0 - file->bytes, 7.85e6, 0.05e6) << file->derivation;
+  // 40 of the 80 attn_v tensors (those use_more_bits leaves alone) in Q5_K.
+  EXPECT_EQ(file->parameters_by_class.at("Q5_K"), 40 * 8192.0 * 1024);
+}
 }  // namespace
 }  // namespace modelatlas::estimator
