@@ -103,6 +103,9 @@ enum class Role {
   kFfnUp,
   kFfnDown,
   kAttnOther,
+  // A fused query/key/value projection (attn_qkv): one of llama.cpp's
+  // attn_v-like categories (category_is_attn_v).
+  kAttnQkv,
   // A recurrent mixer's projection (llama.cpp's ssm_in, ssm_x, ssm_dt,
   // ssm_out, ssm_ba): no rule of its own, the file type's base type.
   kRecurrent
@@ -186,10 +189,14 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
                      double(arch.kv_lora_rank), i});
       out.push_back({Role::kAttnOutput, a * arch.v_head_dim * h, a * arch.v_head_dim, i});
     } else {
-      // Qwen3-Next's gated attention: q_proj also yields the output gate.
-      out.push_back({Role::kAttnQ, h * a * d * (arch.attention_output_gate ? 2 : 1), h, i});
-      out.push_back({Role::kAttnK, h * g * d, h, i});
-      out.push_back({Role::kAttnV, h * g * d, h, i});
+      if (arch.fused_qkv) {
+        out.push_back({Role::kAttnQkv, h * (a + 2 * g) * d, h, i});
+      } else {
+        // Qwen3-Next's gated attention: q_proj also yields the output gate.
+        out.push_back({Role::kAttnQ, h * a * d * (arch.attention_output_gate ? 2 : 1), h, i});
+        out.push_back({Role::kAttnK, h * g * d, h, i});
+        out.push_back({Role::kAttnV, h * g * d, h, i});
+      }
       out.push_back({Role::kAttnOutput, a * d * h, a * d, i});
     }
   };
@@ -218,6 +225,10 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
   if (!arch.tie_word_embeddings) out.push_back({Role::kOutput, V * h, h, -1});
   return out;
 }
+
+// llama.cpp's category_is_attn_v: attn_v, a fused attn_qkv (and MLA's
+// attn_kv_b, filed as kAttnV) take attn_v's type rules and counter.
+bool AttnVLike(Role role) { return role == Role::kAttnV || role == Role::kAttnQkv; }
 
 // llama.cpp file types this estimator names, and their base tensor type.
 struct FileType {
@@ -317,7 +328,7 @@ Ggml GgufType(GgufState& s, const Matrix& m) {
     if (iq2) t = Ggml::kQ2K;
     if (ft == F::kGgufIq3Xxs) t = Ggml::kIq3S;
   } else if (iq2) {
-    if (m.role == Role::kAttnV) {
+    if (AttnVLike(m.role)) {
       t = gqa >= 4 || n_expert >= 4 ? Ggml::kQ4K : Ggml::kQ2K;
       ++s.i_attention_wv;
     } else if (n_expert == 8 && m.role == Role::kAttnK) {
@@ -328,7 +339,7 @@ Ggml GgufType(GgufState& s, const Matrix& m) {
     } else if (m.role == Role::kAttnOutput && n_expert == 8) {
       t = Ggml::kQ5K;
     }
-  } else if (m.role == Role::kAttnV) {
+  } else if (AttnVLike(m.role)) {
     if (ft == F::kGgufQ2K) {
       t = gqa >= 4 ? Ggml::kQ4K : Ggml::kQ3K;
     } else if (ft == F::kGgufIq3Xxs) {
@@ -451,7 +462,7 @@ absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat f
     // biases, routers and positions are written as F32 by convert_hf_to_gguf.
     GgufState s{arch, format, ft->base, ft->imatrix || gguf_imatrix};
     for (const Matrix& m : matrices) {
-      if (m.role == Role::kAttnV) ++s.n_attention_wv;
+      if (AttnVLike(m.role)) ++s.n_attention_wv;
       if (m.role == Role::kFfnDown) ++s.n_ffn_down;
     }
     for (const Matrix& m : matrices) {
@@ -488,6 +499,7 @@ absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat f
       case Role::kAttnQ:
       case Role::kAttnK:
       case Role::kAttnV:
+      case Role::kAttnQkv:
         return arch.attention_qkv_bias;
       case Role::kAttnOutput:
         return arch.attention_output_bias;
