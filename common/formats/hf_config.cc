@@ -79,7 +79,7 @@ const std::set<std::string>& KnownTypes() {
       "phi3", "gpt2", "bert", "falcon", "deepseek_v2", "deepseek_v3", "gemma3_text", "gpt_neox",
       "olmoe", "gpt_oss", "t5",
       // Hybrid and state-space models (HybridArchitecture below).
-      "jamba", "falcon_h1", "qwen3_next", "nemotron_h"};
+      "jamba", "falcon_h1", "qwen3_next", "nemotron_h", "granitemoehybrid"};
   return *types;
 }
 
@@ -503,6 +503,44 @@ absl::Status HybridArchitecture(const Config& c, const Struct& root, const std::
     a->set_num_mtp_layers(static_cast<int32_t>(
         take(c.Int({"num_nextn_predict_layers", "mtp_num_hidden_layers"}, 1))));
     a->set_mtp_shares_embeddings(true);
+  } else if (type == "granitemoehybrid") {
+    // GraniteMoeHybridConfig (Granite 4.0 H): layer_types names each layer's
+    // mixer, "mamba" (GraniteMoeHybridMambaLayer: Mamba-2 with a gated
+    // RMSNorm, mamba_n_heads x mamba_d_head inner channels) or "attention";
+    // every layer then has an MoE block (num_local_experts experts of
+    // intermediate_size, a router without bias) and a shared MLP of
+    // shared_intermediate_size beside it, or the shared MLP alone without
+    // experts (Granite 4.0 H 1B, Micro).
+    const int mamba = CountIn(c, "layer_types", "mamba");
+    const int attention = CountIn(c, "layer_types", "attention");
+    if (mamba < 0 || attention < 0 || mamba + attention != L) {
+      return InvalidFieldError(
+          absl::StrCat(kField, ".layer_types"),
+          absl::StrCat("must name \"mamba\" or \"attention\" for each of the ", L, " layers"));
+    }
+    a->set_recurrent_mixer("mamba2");
+    a->set_num_recurrent_layers(mamba);
+    a->set_num_attention_layers(attention);
+    a->set_num_mlp_layers(L);
+    const int64_t shared = take(c.Int({"shared_intermediate_size"}, 1024));
+    if (a->num_experts() > 0) {
+      a->set_shared_expert_intermediate_size(shared);
+      a->set_num_shared_experts(1);
+      a->set_num_dense_layers(0);
+    } else {
+      a->set_intermediate_size(shared);
+    }
+    const int64_t heads = take(c.Int({"mamba_n_heads"}, 128));
+    const int64_t head_dim =
+        c.String("mamba_d_head") == "auto" ? 0 : take(c.Int({"mamba_d_head"}, 0));
+    a->set_ssm_inner_size(head_dim > 0 ? heads * head_dim : take(c.Int({"mamba_expand"}, 2)) * h);
+    a->set_ssm_num_heads(static_cast<int32_t>(heads));
+    a->set_ssm_num_groups(static_cast<int32_t>(take(c.Int({"mamba_n_groups"}, 1))));
+    a->set_ssm_state_size(static_cast<int32_t>(take(c.Int({"mamba_d_state"}, 256))));
+    a->set_ssm_conv_kernel(static_cast<int32_t>(take(c.Int({"mamba_d_conv"}, 4))));
+    a->set_ssm_conv_bias(c.Bool("mamba_conv_bias", true));
+    a->set_ssm_proj_bias(c.Bool("mamba_proj_bias", false));
+    a->set_ssm_gated_norm(true);
   } else if (type == "nemotron_h") {
     // NemotronHConfig: one mixer per layer as hybrid_override_pattern says
     // ("M" Mamba-2, "*" attention, "-" MLP, "E" MoE), one RMSNorm each; a
@@ -753,7 +791,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   a.set_qk_nope_head_dim(static_cast<int32_t>(take(c.Int({"qk_nope_head_dim"}, 0))));
   a.set_v_head_dim(static_cast<int32_t>(take(c.Int({"v_head_dim"}, 0))));
   if (!error.ok()) return error;
-  if (type == "jamba" || type == "falcon_h1" || type == "qwen3_next" || type == "nemotron_h") {
+  if (type == "jamba" || type == "falcon_h1" || type == "qwen3_next" || type == "nemotron_h" ||
+      type == "granitemoehybrid") {
     if (absl::Status hybrid = HybridArchitecture(c, root, type, &a); !hybrid.ok()) return hybrid;
   }
   a.set_source("config.json");

@@ -83,6 +83,10 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.ssm_gated_norm = arch.ssm_gated_norm();
   out.ssm_state_fp32 = arch.ssm_state_fp32();
   out.attention_output_gate = arch.attention_output_gate();
+  // The families whose checkpoints (and GGUF files) hold one fused QKV
+  // tensor: how a quantized file sizes them (core/weight_files.cc).
+  const std::string& type = arch.model_type();
+  out.fused_qkv = type == "phi3" || type == "gpt2" || type == "gpt_neox" || type == "falcon";
   return out;
 }
 

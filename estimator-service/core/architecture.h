@@ -106,6 +106,10 @@ struct Architecture {
   bool ssm_state_fp32 = false;
   // Qwen3-Next's gated attention: q_proj yields queries and an output gate.
   bool attention_output_gate = false;
+  // Queries, keys and values in one projection (Phi-3 qkv_proj, GPT-2 c_attn,
+  // GPT-NeoX query_key_value, Falcon): one tensor in a checkpoint and a GGUF
+  // file (attn_qkv), which llama.cpp quantizes by attn_v's rules. Sizes only.
+  bool fused_qkv = false;
 
   int EffectiveHeadDim() const {
     if (head_dim > 0) return head_dim;

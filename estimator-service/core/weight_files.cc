@@ -102,7 +102,13 @@ enum class Role {
   kFfnGate,
   kFfnUp,
   kFfnDown,
-  kAttnOther
+  kAttnOther,
+  // A fused query/key/value projection (attn_qkv): one of llama.cpp's
+  // attn_v-like categories (category_is_attn_v).
+  kAttnQkv,
+  // A recurrent mixer's projection (llama.cpp's ssm_in, ssm_x, ssm_dt,
+  // ssm_out, ssm_ba): no rule of its own, the file type's base type.
+  kRecurrent
 };
 
 // One quantizable matrix (or a stack of experts): its parameters, its
@@ -124,8 +130,17 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
   const double V = static_cast<double>(arch.vocab_size);
   std::vector<Matrix> out;
   out.push_back({Role::kTokenEmbd, V * h, h, -1});
-  const int L = arch.num_layers;
-  const int dense = arch.IsMoe() ? std::min(arch.num_dense_layers, L) : L;
+  // A hybrid: attention in num_attention_layers layers, the recurrent mixer
+  // in num_recurrent_layers, an MLP or MoE block in num_mlp_layers; the
+  // counters llama.cpp keeps (attn_v, ffn_down) run over those tensors in
+  // file order, so the layers' interleaving does not change the types (an
+  // MoE block's layer is taken as its ordinal among the MLP layers).
+  const bool hybrid = arch.IsHybrid();
+  const int L =
+      hybrid ? std::max({arch.num_attention_layers, arch.num_recurrent_layers, arch.num_mlp_layers})
+             : arch.num_layers;
+  const int mlp_layers = hybrid ? arch.num_mlp_layers : L;
+  const int dense = arch.IsMoe() ? std::min(arch.num_dense_layers, mlp_layers) : mlp_layers;
   const double f = static_cast<double>(arch.intermediate_size);
   const double mf = static_cast<double>(arch.moe_intermediate_size > 0 ? arch.moe_intermediate_size
                                                                        : arch.intermediate_size);
@@ -134,7 +149,32 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
   const double shared = arch.shared_expert_intermediate_size > 0
                             ? std::max(1, arch.num_shared_experts)
                             : arch.num_shared_experts;
-  for (int i = 0; i < L; ++i) {
+  // The recurrent mixer's projections (parameters.cc, RecurrentParameters):
+  // Mamba in_proj h x 2I, x_proj I x (R + 2N), dt_proj R x I, out_proj I x h;
+  // Mamba-2 in_proj h x (I + C + H), out_proj I x h; Gated DeltaNet
+  // in_proj_qkvz h x (C + I), in_proj_ba h x 2H, out_proj I x h.
+  const double I = static_cast<double>(arch.ssm_inner_size), N = arch.ssm_state_size,
+               H = arch.ssm_num_heads, G = arch.ssm_num_groups, R = arch.ssm_dt_rank;
+  auto recurrent = [&](int i) {
+    switch (arch.recurrent_mixer) {
+      case RecurrentMixer::kMamba:
+        out.push_back({Role::kRecurrent, h * 2 * I, h, i});
+        out.push_back({Role::kRecurrent, I * (R + 2 * N), I, i});
+        out.push_back({Role::kRecurrent, R * I, R, i});
+        break;
+      case RecurrentMixer::kMamba2:
+        out.push_back({Role::kRecurrent, h * (I + (I + 2 * G * N) + H), h, i});
+        break;
+      case RecurrentMixer::kGatedDeltaNet:
+        out.push_back({Role::kRecurrent, h * ((2 * G * N + I) + I), h, i});
+        out.push_back({Role::kRecurrent, h * 2 * H, h, i});
+        break;
+      default:
+        return;
+    }
+    out.push_back({Role::kRecurrent, I * h, I, i});
+  };
+  auto attention = [&](int i) {
     if (arch.UsesMla()) {
       const double qk = arch.qk_nope_head_dim + arch.qk_rope_head_dim;
       if (arch.q_lora_rank > 0) {
@@ -149,11 +189,18 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
                      double(arch.kv_lora_rank), i});
       out.push_back({Role::kAttnOutput, a * arch.v_head_dim * h, a * arch.v_head_dim, i});
     } else {
-      out.push_back({Role::kAttnQ, h * a * d, h, i});
-      out.push_back({Role::kAttnK, h * g * d, h, i});
-      out.push_back({Role::kAttnV, h * g * d, h, i});
+      if (arch.fused_qkv) {
+        out.push_back({Role::kAttnQkv, h * (a + 2 * g) * d, h, i});
+      } else {
+        // Qwen3-Next's gated attention: q_proj also yields the output gate.
+        out.push_back({Role::kAttnQ, h * a * d * (arch.attention_output_gate ? 2 : 1), h, i});
+        out.push_back({Role::kAttnK, h * g * d, h, i});
+        out.push_back({Role::kAttnV, h * g * d, h, i});
+      }
       out.push_back({Role::kAttnOutput, a * d * h, a * d, i});
     }
+  };
+  auto mlp = [&](int i) {
     if (i < dense) {
       if (arch.gated_mlp) out.push_back({Role::kFfnGate, h * f, h, i});
       out.push_back({Role::kFfnUp, h * f, h, i});
@@ -169,10 +216,19 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
         out.push_back({Role::kFfnDown, shared * sf * h, sf, i});
       }
     }
+  };
+  for (int i = 0; i < L; ++i) {
+    if (hybrid && i < arch.num_recurrent_layers) recurrent(i);
+    if (!hybrid || i < arch.num_attention_layers) attention(i);
+    if (i < mlp_layers) mlp(i);
   }
   if (!arch.tie_word_embeddings) out.push_back({Role::kOutput, V * h, h, -1});
   return out;
 }
+
+// llama.cpp's category_is_attn_v: attn_v, a fused attn_qkv (and MLA's
+// attn_kv_b, filed as kAttnV) take attn_v's type rules and counter.
+bool AttnVLike(Role role) { return role == Role::kAttnV || role == Role::kAttnQkv; }
 
 // llama.cpp file types this estimator names, and their base tensor type.
 struct FileType {
@@ -272,7 +328,7 @@ Ggml GgufType(GgufState& s, const Matrix& m) {
     if (iq2) t = Ggml::kQ2K;
     if (ft == F::kGgufIq3Xxs) t = Ggml::kIq3S;
   } else if (iq2) {
-    if (m.role == Role::kAttnV) {
+    if (AttnVLike(m.role)) {
       t = gqa >= 4 || n_expert >= 4 ? Ggml::kQ4K : Ggml::kQ2K;
       ++s.i_attention_wv;
     } else if (n_expert == 8 && m.role == Role::kAttnK) {
@@ -283,7 +339,7 @@ Ggml GgufType(GgufState& s, const Matrix& m) {
     } else if (m.role == Role::kAttnOutput && n_expert == 8) {
       t = Ggml::kQ5K;
     }
-  } else if (m.role == Role::kAttnV) {
+  } else if (AttnVLike(m.role)) {
     if (ft == F::kGgufQ2K) {
       t = gqa >= 4 ? Ggml::kQ4K : Ggml::kQ3K;
     } else if (ft == F::kGgufIq3Xxs) {
@@ -296,6 +352,13 @@ Ggml GgufType(GgufState& s, const Matrix& m) {
                UseMoreBits(s.i_attention_wv, s.n_attention_wv)) {
       t = Ggml::kQ6K;
     } else if (ft == F::kGgufQ4K && s.i_attention_wv < 4) {
+      t = Ggml::kQ5K;
+    }
+    // llama.cpp's LLM_TYPE_70B (Llama 2/3 70B, Qwen2 72B: 80 layers with
+    // grouped-query attention): "8 heads sharing the same attn_v weights ...
+    // quantizing this tensor with more bits" lifts Q3_K and Q4_K to Q5_K.
+    if (s.arch.num_layers == 80 && gqa > 1 && !s.arch.IsHybrid() &&
+        (t == Ggml::kQ3K || t == Ggml::kQ4K)) {
       t = Ggml::kQ5K;
     }
     if (n_expert == 8) t = Ggml::kQ8_0;
@@ -326,6 +389,10 @@ Ggml GgufType(GgufState& s, const Matrix& m) {
       t = Ggml::kQ6K;
     } else if (ft == F::kGgufQ4K && i < n / 8) {
       t = Ggml::kQ5K;
+    } else if (ft == F::kGgufQ4_0 && s.imatrix && i < n / 8) {
+      // "Guard against craziness in the first few ffn_down layers" (Q4_0 and
+      // Q5_0 with an importance matrix only).
+      t = Ggml::kQ4_1;
     }
     ++s.i_ffn_down;
   } else if (m.role == Role::kAttnOutput) {
@@ -364,6 +431,7 @@ WeightFile Finish(const Mix& mix, double parameters, const std::string& what) {
   for (const auto& [name, entry] : mix) {
     if (entry.first <= 0) continue;
     file.bytes += entry.first * entry.second / 8;
+    file.parameters_by_class[name] = entry.first;
     absl::StrAppend(&text, text.empty() ? "" : " + ", Count(entry.first), " x ", Bits(entry.second),
                     " bits (", name, ")");
   }
@@ -378,14 +446,7 @@ WeightFile Finish(const Mix& mix, double parameters, const std::string& what) {
 bool SizedByTensor(NumberFormat format) { return !IsPlainFormat(format); }
 
 absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat format,
-                                        int group_size) {
-  // The tensor tables below are a transformer's: a hybrid's mixers (in_proj,
-  // conv1d, x_proj, ...) have no per-tool type rules here yet, so its
-  // quantized weights take the format's flat bits (docs/FORMULAS.md).
-  if (arch.IsHybrid()) {
-    return absl::FailedPreconditionError(
-        "per-tensor sizing of hybrid and state-space models is not modelled");
-  }
+                                        int group_size, bool gguf_imatrix) {
   absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
   if (!count.ok()) return count.status();
   absl::StatusOr<Encoding> encoding = EncodingOf(format, group_size);
@@ -399,18 +460,23 @@ absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat f
   if (const FileType* ft = FileTypeOf(format)) {
     // GGUF: each matrix as llama.cpp's quantize picks its type; norms,
     // biases, routers and positions are written as F32 by convert_hf_to_gguf.
-    GgufState s{arch, format, ft->base, ft->imatrix};
+    GgufState s{arch, format, ft->base, ft->imatrix || gguf_imatrix};
     for (const Matrix& m : matrices) {
-      if (m.role == Role::kAttnV) ++s.n_attention_wv;
+      if (AttnVLike(m.role)) ++s.n_attention_wv;
       if (m.role == Role::kFfnDown) ++s.n_ffn_down;
     }
     for (const Matrix& m : matrices) {
       const Ggml t = GgufType(s, m);
       AddTo(&mix, InfoOf(t).name, m.parameters, BitsOf(t));
     }
-    AddTo(&mix, "F32 norms, biases, routers", rest, 32);
-    return Finish(mix, count->total,
-                  absl::StrCat("llama.cpp ", ft->name, " file, type per tensor"));
+    AddTo(
+        &mix,
+        arch.IsHybrid() ? "F32 norms, biases, routers, conv1d, A, D" : "F32 norms, biases, routers",
+        rest, 32);
+    return Finish(
+        mix, count->total,
+        absl::StrCat("llama.cpp ", ft->name, " file",
+                     s.imatrix && !ft->imatrix ? " (importance matrix)" : "", ", type per tensor"));
   }
 
   // Safetensors checkpoints: the tool quantizes the Linear layers of the
@@ -433,6 +499,7 @@ absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat f
       case Role::kAttnQ:
       case Role::kAttnK:
       case Role::kAttnV:
+      case Role::kAttnQkv:
         return arch.attention_qkv_bias;
       case Role::kAttnOutput:
         return arch.attention_output_bias;

@@ -5,6 +5,7 @@
 // (ggml-org/llama.cpp src/llama-quant.cpp, llama_tensor_get_type).
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -22,6 +23,9 @@ struct WeightFile {
   double bits_per_parameter = 0;
   // Which tensors got which type, e.g. "token_embd Q4_K, output Q6_K, ...".
   std::string derivation;
+  // Parameters per storage class ("Q4_K", "F32 norms, ...", "awq-int4
+  // blocks: ..."), the same classes as the derivation.
+  std::map<std::string, double> parameters_by_class;
 };
 
 // Whether the size of `format` depends on the tensors (every quantized
@@ -29,10 +33,15 @@ struct WeightFile {
 bool SizedByTensor(NumberFormat format);
 
 // The weights of `arch` in `format` (group size for GPTQ/AWQ: 0 = 128).
-// The errors of CountParameterTotals and EncodingOf; FAILED_PRECONDITION for
-// a hybrid or state-space model (its tensors are not tabled yet: callers
-// fall back on the format's flat bits).
+// `gguf_imatrix`: the GGUF file was quantized with an importance matrix
+// (llama-quantize --imatrix; bartowski's and unsloth's files are): Q4_0 then
+// keeps the first eighth of ffn_down in Q4_1. IQ files always have one.
+// Hybrid and state-space models: the recurrent mixers' projections
+// (in_proj, x_proj, dt_proj, out_proj) are quantized like any other matrix,
+// conv1d, A, D, dt biases and norms stay F32 (llama.cpp's
+// tensor_allows_quantization; 16-bit in safetensors checkpoints).
+// The errors of CountParameterTotals and EncodingOf.
 absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat format,
-                                        int group_size = 0);
+                                        int group_size = 0, bool gguf_imatrix = false);
 
 }  // namespace modelatlas::estimator

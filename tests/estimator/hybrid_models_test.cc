@@ -12,6 +12,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "catalog-service/dataset.h"
@@ -598,5 +600,106 @@ TEST(HybridModelsTest, TheCatalogRefusesAnUnknownRecurrentMixer) {
   }
 }
 
+// ibm-granite/granite-4.0-h-tiny config.json (the keys that decide the count,
+// as a public simulator's importer test quotes it verbatim; layer_types: four
+// attention layers among 36 Mamba-2 ones). Published: 6,939,037,248, the
+// safetensors total of ibm-granite/granite-4.0-h-tiny-base at
+// f95c8e83b06c12f877486f18d2e2d109ab252bd0 (as a public model survey and a
+// public config analyzer both quote the checkpoint's metadata); the model
+// card's rounded "7B total".
+TEST(HybridModelsTest, Granite4HybridIsCountedExactly) {
+  std::string types;
+  const std::vector<std::pair<const char*, int>> runs = {
+      {"mamba", 5},     {"attention", 1}, {"mamba", 9},     {"attention", 1}, {"mamba", 9},
+      {"attention", 1}, {"mamba", 9},     {"attention", 1}, {"mamba", 4}};
+  for (const auto& [type, n] : runs) {
+    for (int i = 0; i < n; ++i)
+      absl::StrAppend(&types, types.empty() ? "" : ", ", "\"", type, "\"");
+  }
+  const std::string config = absl::StrCat(R"({
+    "model_type": "granitemoehybrid", "hidden_size": 1536, "num_hidden_layers": 40,
+    "num_attention_heads": 12, "num_key_value_heads": 4, "intermediate_size": 512,
+    "shared_intermediate_size": 1024, "num_local_experts": 64, "num_experts_per_tok": 6,
+    "vocab_size": 100352, "tie_word_embeddings": true, "mamba_d_state": 128,
+    "mamba_n_groups": 1, "mamba_n_heads": 48, "mamba_d_head": 64, "mamba_expand": 2,
+    "mamba_d_conv": 4, "mamba_chunk_size": 256, "max_position_embeddings": 131072,
+    "layer_types": [)",
+                                          types, "]}");
+  const Architecture arch = Read(config);
+  ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kMamba2);
+  EXPECT_EQ(arch.num_recurrent_layers, 36);
+  EXPECT_EQ(arch.num_attention_layers, 4);
+  EXPECT_EQ(arch.num_mlp_layers, 40);
+  const ParameterCount count = Count(arch);
+  // Embedding 100352 x 1536 (tied) + 4 x attention 6,291,456 + 36 x Mamba-2
+  // 14,642,576 (in_proj 1536 x 6448, conv1d 3328 x 5, 3 x 48, gated norm
+  // 3072, out_proj 3072 x 1536) + 40 x (64 experts x 3 x 1536 x 512 + router
+  // 1536 x 64 + shared MLP 3 x 1536 x 1024) + 81 norms of 1536.
+  EXPECT_EQ(count.total, 6939037248);
+  // Six of 64 experts a token: 1,465,470,528 (the card's "1B active" is
+  // rounded and, like OpenAI's figures, may leave the embedding out:
+  // 1,311,329,856 without it).
+  EXPECT_EQ(count.active, 6939037248 - 40 * 58 * 3 * 1536.0 * 512);
+  // The KV cache is the four attention layers': 2 x 4 x 4 x 128 x 2 bytes.
+  EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, nullptr), 2 * 4 * 4 * 128 * 2);
+  // A record with this architecture passes the catalog's validation (what an
+  // import of the config.json writes).
+  auto proto = ArchitectureFromHfConfig(config);
+  ASSERT_TRUE(proto.ok());
+  common::v1::Model model;
+  model.set_name("models/granite-4-0-h-tiny");
+  model.set_display_name("Granite 4.0 H Tiny");
+  model.mutable_provenance()->set_source("a test");
+  *model.mutable_architecture() = *proto;
+  FieldViolations violations;
+  catalog::ValidateModel(model, "model", &violations);
+  EXPECT_TRUE(violations.ToStatus().ok()) << violations.ToStatus();
+  // layer_types is required: without it the mixers are not known.
+  auto missing = ArchitectureFromHfConfig(R"({
+    "model_type": "granitemoehybrid", "hidden_size": 1536, "num_hidden_layers": 40,
+    "num_attention_heads": 12, "vocab_size": 100352})");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("layer_types"), std::string::npos);
+}
+
+// tiiuae/falcon-mamba-7b config.json (read in a public copy of the
+// repository's files): Mamba-1 mixers whose B, C and dt RMS norms have no
+// weights (FalconMambaMixer), so it counts as Mamba. Published: "7.27B", the
+// Hub's safetensors count shown on the model page (e.g. as PromptLayer's
+// model page repeats it; no exact figure found).
+TEST(HybridModelsTest, FalconMambaIsCountedFromItsConfig) {
+  const Architecture arch = Read(R"({
+    "model_type": "falcon_mamba", "hidden_size": 4096, "num_hidden_layers": 64,
+    "intermediate_size": 8192, "expand": 16, "state_size": 16, "conv_kernel": 4,
+    "time_step_rank": 256, "use_bias": false, "use_conv_bias": true,
+    "tie_word_embeddings": false, "vocab_size": 65024})");
+  const ParameterCount count = Count(arch);
+  // 64 x (in_proj 4096 x 16384 + conv1d 8192 x 5 + x_proj 8192 x 288 +
+  // dt_proj 256 x 8192 + 8192 + A_log 8192 x 16 + D 8192 + out_proj 8192 x
+  // 4096 + norm 4096) + 2 x 65024 x 4096 + 4096.
+  EXPECT_EQ(count.total, 7272665088);
+  EXPECT_NEAR(count.total / 1e9, 7.27, 0.005);
+}
+
+// A Mamba-2 checkpoint: mistralai/Mamba-Codestral-7B-v0.1, "an instructed
+// model, with 7,285,403,648 parameters" (mistral.ai/news/codestral-mamba).
+// Its shape as transformers' Mamba2Config reads it: hidden 4096, 64 layers,
+// 128 heads of 64, 8 groups, state 128, conv 4, vocabulary 32768, untied
+// (the checkpoint's params.json: dim, n_layers, n_groups, vocab_size,
+// tie_embeddings; mamba_ssm's Mamba2 defaults for the rest). No stored copy
+// of that file was found; the count agreeing to the unit is the check.
+TEST(HybridModelsTest, MambaCodestralIsCountedExactly) {
+  const Architecture arch = Read(R"({
+    "model_type": "mamba2", "hidden_size": 4096, "num_hidden_layers": 64,
+    "vocab_size": 32768, "num_heads": 128, "head_dim": 64, "n_groups": 8,
+    "state_size": 128, "expand": 2, "conv_kernel": 4, "use_conv_bias": true,
+    "use_bias": false, "tie_word_embeddings": false})");
+  ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kMamba2);
+  // 64 x (in_proj 4096 x (8192 + 10240 + 128) + conv1d 10240 x 5 + 3 x 128
+  // + gated norm 8192 + out_proj 8192 x 4096 + norm 4096) + 2 x 32768 x 4096
+  // + 4096.
+  EXPECT_EQ(Count(arch).total, 7285403648);
+}
 }  // namespace
 }  // namespace modelatlas::estimator
