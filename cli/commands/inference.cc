@@ -414,6 +414,7 @@ int Runnable(Session& session, const Arguments& args) {
   auto reader = session.estimator().ListRunnableModels(context.get(), request);
   v1::ListRunnableModelsResponse message;
   std::vector<std::vector<std::string>> rows;
+  int kv_not_counted = 0;
   std::optional<JsonListPrinter> json;
   if (session.json()) json.emplace(session.jsonl(), std::cout);
   while (reader->Read(&message)) {
@@ -424,21 +425,28 @@ int Runnable(Session& session, const Arguments& args) {
       }
       const double required = static_cast<double>(model.required_bytes_per_card());
       const double usable = required + static_cast<double>(model.headroom_bytes_per_card());
-      rows.push_back({model.model(), HumanCount(model.parameters()), absl::StrCat(model.cards()),
-                      MemoryBar({{'#', "used", required}}, usable, 10),
-                      Gib(static_cast<double>(model.headroom_bytes_per_card()), 1),
-                      OptionalFixed(model.has_decode_tokens_per_second(),
-                                    model.decode_tokens_per_second(), 0)});
+      if (model.kv_cache_not_counted()) ++kv_not_counted;
+      rows.push_back(
+          {model.model(), HumanCount(model.parameters()), absl::StrCat(model.cards()),
+           MemoryBar({{'#', "used", required}}, usable, 10),
+           Gib(static_cast<double>(model.headroom_bytes_per_card()), 1),
+           OptionalFixed(model.has_decode_tokens_per_second(), model.decode_tokens_per_second(), 0),
+           model.kv_cache_not_counted() ? "not counted" : "counted"});
     }
   }
   grpc::Status status = reader->Finish();
   if (json) json->Finish();
   if (!status.ok()) return session.EstimatorFailed(status);
   if (!session.json()) {
-    PrintTable(
-        {"MODEL", "PARAMETERS", "CARDS", "CARD USE", "HEADROOM GiB", "DECODE tok/s PER SEQUENCE"},
-        rows);
+    PrintTable({"MODEL", "PARAMETERS", "CARDS", "CARD USE", "HEADROOM GiB",
+                "DECODE tok/s PER SEQUENCE", "KV CACHE"},
+               rows);
     std::cout << rows.size() << " models run on " << args[0] << "\n";
+    if (kv_not_counted > 0) {
+      std::cout << kv_not_counted
+                << " of them have no architecture on record: KV cache not counted (weights and "
+                   "overhead only), so they may not fit at this context\n";
+    }
   }
   return EXIT_SUCCESS;
 }
