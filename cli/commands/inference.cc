@@ -35,11 +35,12 @@ ABSL_FLAG(std::string, objective, "fewest-cards",
           modelatlas::cli::EnumFlagHelp("plan: rank by", modelatlas::cli::PlanObjectives()));
 ABSL_FLAG(std::string, offload, "none",
           modelatlas::cli::EnumFlagHelp(
-              "plan: keep part of the model in host memory when the cards alone do not hold it "
-              "(needs --offload_host)",
+              "plan, max-context, max-batch, best-format: keep part of the model in host "
+              "memory when the cards alone do not hold it (needs --offload_host)",
               modelatlas::cli::OffloadModes()));
 ABSL_FLAG(std::string, offload_host, "",
-          "plan: the host whose memory takes what the cards do not hold, a hardware record "
+          "plan, max-context, max-batch, best-format: the host whose memory takes what the "
+          "cards do not hold, a hardware record "
           "(e.g. hardware/host-2x-amd-epyc-9004-ddr5-4800, \"Desktop, dual-channel DDR5-6000\"); "
           "no host is assumed");
 ABSL_FLAG(int64_t, prompt, 1000, "plan: prompt tokens for the time to first token");
