@@ -233,22 +233,23 @@ class Forward {
                                         " cards fits)");
     }
     if (per_card && probe.plan.has_value() && probe.offload) {
-      // With offload the plan's per-card figure is the cards' side; the
-      // host's side is checked too, and either may be short.
-      // Not fitting with the host's side within its memory: the cards' side
-      // is what is short (not even one layer, or every expert, fits).
-      const bool card_short = !probe.fits && !probe.host_short();
+      // With offload the plan's per-card figures are the cards' side when it
+      // fits; when it does not they are the cards alone, so the placement's
+      // host side and the plan's reason say what is short.
+      const std::string host =
+          absl::StrCat("host memory needs ", probe.host_required_bytes, " bytes (",
+                       GiB(static_cast<double>(probe.host_required_bytes)), ")",
+                       probe.host_short() ? " > " : " <= ", probe.host_available_bytes, " bytes (",
+                       GiB(static_cast<double>(probe.host_available_bytes)), ") usable");
+      if (!probe.fits) {
+        return absl::StrCat("with offload (", OffloadName(), "): ", host, ": does not fit (",
+                            probe.plan->reason(), ")");
+      }
       return absl::StrCat(
-          "with offload (", probe.plan->layout().empty() ? OffloadName() : probe.plan->layout(),
-          "): cards need ", probe.required_bytes, " bytes (",
-          GiB(static_cast<double>(probe.required_bytes)), ") per card",
-          card_short ? " > " : " <= ", probe.available_bytes, " bytes (",
-          GiB(static_cast<double>(probe.available_bytes)), ") usable; host memory needs ",
-          probe.host_required_bytes, " bytes (",
-          GiB(static_cast<double>(probe.host_required_bytes)), ")",
-          probe.host_short() ? " > " : " <= ", probe.host_available_bytes, " bytes (",
-          GiB(static_cast<double>(probe.host_available_bytes)), ") usable",
-          probe.fits ? ": fits" : absl::StrCat(": does not fit (", probe.plan->reason(), ")"));
+          "with offload (", probe.plan->layout(), "): cards need ", probe.required_bytes,
+          " bytes (", GiB(static_cast<double>(probe.required_bytes)),
+          ") per card <= ", probe.available_bytes, " bytes (",
+          GiB(static_cast<double>(probe.available_bytes)), ") usable; ", host, ": fits");
     }
     return absl::StrCat(
         "needs ", probe.required_bytes, " bytes (", GiB(static_cast<double>(probe.required_bytes)),
