@@ -259,10 +259,12 @@ void PrintNewerModels(const v1::PlanInferenceResponse& response) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& m : newer.models()) {
+    // A row without an architecture on record counts no KV cache: say so.
     rows.push_back({m.model(), HumanCount(m.parameters()), absl::StrCat(m.cards()),
-                    Gib(static_cast<double>(m.required_bytes_per_card()), 1)});
+                    Gib(static_cast<double>(m.required_bytes_per_card()), 1),
+                    m.kv_cache_not_counted() ? "not counted" : "counted"});
   }
-  PrintTable({"MODEL", "PARAMETERS", "CARDS", "GiB/CARD"}, rows);
+  PrintTable({"MODEL", "PARAMETERS", "CARDS", "GiB/CARD", "KV CACHE"}, rows);
 }
 
 // Where the plans that offload keep the model: cards and host memory, for
