@@ -342,7 +342,7 @@ std::string EnumValuesMarkdown() {
       {&NumberFormats(), "`--weights`, `--kv_cache`"},
       {&PlanObjectives(), "`plan --objective`"},
       {&Runtimes(), "`plan --runtime`"},
-      {&OffloadModes(), "`plan --offload`"},
+      {&OffloadModes(), "`plan --offload`, `max-context`, `max-batch`, `best-format --offload`"},
       {&PriceSources(), "`plan`: where a price came from; `--price` gives one"},
       {&Optimizers(), "`--optimizer`"},
       {&Recomputes(), "`--recompute`"},

@@ -91,12 +91,18 @@ Page HardwarePage(const Clients& clients, const std::string& id, const Params& p
                      [](const auto& a, const auto& b) { return a.parameters() > b.parameters(); });
   }
   std::string table;
+  int kv_not_counted = 0;
   for (const auto& r : rows) {
+    if (r.kv_cache_not_counted()) ++kv_not_counted;
     absl::StrAppend(
         &table, "<tr><td><a href=\"", Html(RecordPath(r.model())), "\">", Html(r.display_name()),
         "</a></td><td>", ShortCount(r.parameters()), "</td><td>", r.cards(), "</td><td>",
-        Bytes(static_cast<double>(r.required_bytes_per_card())), "</td><td>",
-        Bytes(static_cast<double>(r.headroom_bytes_per_card())), "</td><td>",
+        Bytes(static_cast<double>(r.required_bytes_per_card())),
+        r.kv_cache_not_counted()
+            ? " <span class=\"kv-not-counted\">(weights and overhead only: no architecture on "
+              "record, KV cache not counted)</span>"
+            : "",
+        "</td><td>", Bytes(static_cast<double>(r.headroom_bytes_per_card())), "</td><td>",
         r.has_decode_tokens_per_second() ? Decimal(r.decode_tokens_per_second(), 1) : "—",
         "</td></tr>");
   }
@@ -122,7 +128,13 @@ Page HardwarePage(const Clients& clients, const std::string& id, const Params& p
       &body, "<section id=\"runs\"><h2>What it runs</h2><p class=\"assumed\">",
       Grouped(static_cast<double>(rows.size())), " models with published weights run on ", w.cards,
       " × ", Html(h.display_name()), " at ", Html(WorkloadText(w)),
-      domain.empty() ? "" : absl::StrCat(", domain ", Html(domain)), ".</p>", filters, sort_links,
+      domain.empty() ? "" : absl::StrCat(", domain ", Html(domain)), ".",
+      kv_not_counted > 0
+          ? absl::StrCat(" ", kv_not_counted,
+                         " of them have no architecture on record: their KV cache is not "
+                         "counted, so they may not fit at this context.")
+          : "",
+      "</p>", filters, sort_links,
       "<table><thead><tr><th>Model</th><th>Parameters</th><th>Cards</th><th>Needs per card</th>"
       "<th>Headroom</th><th>Decode (tokens/s)</th></tr></thead><tbody>",
       table, "</tbody></table></section>",

@@ -110,6 +110,10 @@ std::string NewerModels(const common::v1::Model& m, const PlanInferenceResponse&
     absl::StrAppend(&table, "<tr><td><a href=\"", Html(RecordPath(row.model())), "\">",
                     Html(row.display_name()), "</a></td><td>", ShortCount(row.parameters()),
                     "</td><td>", Bytes(static_cast<double>(row.required_bytes_per_card())),
+                    row.kv_cache_not_counted()
+                        ? " <span class=\"kv-not-counted\">(weights and overhead only: no "
+                          "architecture on record, KV cache not counted)</span>"
+                        : "",
                     "</td></tr>");
   }
   absl::StrAppend(&table, "</tbody></table>");

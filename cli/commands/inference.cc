@@ -35,11 +35,12 @@ ABSL_FLAG(std::string, objective, "fewest-cards",
           modelatlas::cli::EnumFlagHelp("plan: rank by", modelatlas::cli::PlanObjectives()));
 ABSL_FLAG(std::string, offload, "none",
           modelatlas::cli::EnumFlagHelp(
-              "plan: keep part of the model in host memory when the cards alone do not hold it "
-              "(needs --offload_host)",
+              "plan, max-context, max-batch, best-format: keep part of the model in host "
+              "memory when the cards alone do not hold it (needs --offload_host)",
               modelatlas::cli::OffloadModes()));
 ABSL_FLAG(std::string, offload_host, "",
-          "plan: the host whose memory takes what the cards do not hold, a hardware record "
+          "plan, max-context, max-batch, best-format: the host whose memory takes what the "
+          "cards do not hold, a hardware record "
           "(e.g. hardware/host-2x-amd-epyc-9004-ddr5-4800, \"Desktop, dual-channel DDR5-6000\"); "
           "no host is assumed");
 ABSL_FLAG(int64_t, prompt, 1000, "plan: prompt tokens for the time to first token");
@@ -258,10 +259,12 @@ void PrintNewerModels(const v1::PlanInferenceResponse& response) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& m : newer.models()) {
+    // A row without an architecture on record counts no KV cache: say so.
     rows.push_back({m.model(), HumanCount(m.parameters()), absl::StrCat(m.cards()),
-                    Gib(static_cast<double>(m.required_bytes_per_card()), 1)});
+                    Gib(static_cast<double>(m.required_bytes_per_card()), 1),
+                    m.kv_cache_not_counted() ? "not counted" : "counted"});
   }
-  PrintTable({"MODEL", "PARAMETERS", "CARDS", "GiB/CARD"}, rows);
+  PrintTable({"MODEL", "PARAMETERS", "CARDS", "GiB/CARD", "KV CACHE"}, rows);
 }
 
 // Where the plans that offload keep the model: cards and host memory, for
@@ -414,6 +417,7 @@ int Runnable(Session& session, const Arguments& args) {
   auto reader = session.estimator().ListRunnableModels(context.get(), request);
   v1::ListRunnableModelsResponse message;
   std::vector<std::vector<std::string>> rows;
+  int kv_not_counted = 0;
   std::optional<JsonListPrinter> json;
   if (session.json()) json.emplace(session.jsonl(), std::cout);
   while (reader->Read(&message)) {
@@ -424,21 +428,28 @@ int Runnable(Session& session, const Arguments& args) {
       }
       const double required = static_cast<double>(model.required_bytes_per_card());
       const double usable = required + static_cast<double>(model.headroom_bytes_per_card());
-      rows.push_back({model.model(), HumanCount(model.parameters()), absl::StrCat(model.cards()),
-                      MemoryBar({{'#', "used", required}}, usable, 10),
-                      Gib(static_cast<double>(model.headroom_bytes_per_card()), 1),
-                      OptionalFixed(model.has_decode_tokens_per_second(),
-                                    model.decode_tokens_per_second(), 0)});
+      if (model.kv_cache_not_counted()) ++kv_not_counted;
+      rows.push_back(
+          {model.model(), HumanCount(model.parameters()), absl::StrCat(model.cards()),
+           MemoryBar({{'#', "used", required}}, usable, 10),
+           Gib(static_cast<double>(model.headroom_bytes_per_card()), 1),
+           OptionalFixed(model.has_decode_tokens_per_second(), model.decode_tokens_per_second(), 0),
+           model.kv_cache_not_counted() ? "not counted" : "counted"});
     }
   }
   grpc::Status status = reader->Finish();
   if (json) json->Finish();
   if (!status.ok()) return session.EstimatorFailed(status);
   if (!session.json()) {
-    PrintTable(
-        {"MODEL", "PARAMETERS", "CARDS", "CARD USE", "HEADROOM GiB", "DECODE tok/s PER SEQUENCE"},
-        rows);
+    PrintTable({"MODEL", "PARAMETERS", "CARDS", "CARD USE", "HEADROOM GiB",
+                "DECODE tok/s PER SEQUENCE", "KV CACHE"},
+               rows);
     std::cout << rows.size() << " models run on " << args[0] << "\n";
+    if (kv_not_counted > 0) {
+      std::cout << kv_not_counted
+                << " of them have no architecture on record: KV cache not counted (weights and "
+                   "overhead only), so they may not fit at this context\n";
+    }
   }
   return EXIT_SUCCESS;
 }

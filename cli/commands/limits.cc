@@ -19,6 +19,8 @@
 // Defined with the inference commands (cli/commands/inference.cc).
 ABSL_DECLARE_FLAG(int32_t, cards);
 ABSL_DECLARE_FLAG(bool, hypothetical);
+ABSL_DECLARE_FLAG(std::string, offload);
+ABSL_DECLARE_FLAG(std::string, offload_host);
 
 ABSL_FLAG(int64_t, budget_bytes, 0,
           "max-context, max-batch, best-format: a memory budget for the whole model, bytes, "
@@ -52,6 +54,12 @@ absl::Status FillCommon(const Arguments& args, Request* request) {
   } else {
     request->mutable_target()->set_memory_budget_bytes(budget);
   }
+  // Offload as `plan` takes it; the service names target.offload when it
+  // does not apply (a memory budget).
+  const auto offload = OffloadModes().ParseFlag("offload", absl::GetFlag(FLAGS_offload));
+  if (!offload.ok()) return offload.status();
+  request->mutable_target()->set_offload(*offload);
+  request->mutable_target()->set_offload_host(absl::GetFlag(FLAGS_offload_host));
   request->set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
   return FillWorkload(request->mutable_workload());
 }
@@ -75,6 +83,13 @@ int Print(Session& session, const grpc::Status& status, const v1::InverseAnswer&
               << Gib(static_cast<double>(answer.plan().required_bytes_per_card()), 2)
               << " GiB per card of " << Gib(static_cast<double>(answer.available_bytes()), 2)
               << " GiB usable\n";
+  }
+  if (answer.plan().fits() && answer.plan().has_offload()) {
+    const v1::OffloadPlacement& o = answer.plan().offload();
+    std::cout << "layout: " << answer.plan().layout() << "; host memory "
+              << Gib(static_cast<double>(answer.host_required_bytes()), 2) << " GiB of "
+              << Gib(static_cast<double>(answer.host_available_bytes()), 2) << " GiB usable on "
+              << o.host_display_name() << "\n";
   }
   for (const std::string& line : answer.arithmetic()) std::cout << "  " << line << "\n";
   std::cout << "workload at the answer: " << answer.memory().workload().statement() << "\n";
@@ -139,9 +154,9 @@ int BestFormat(Session& session, const Arguments& args) {
 }  // namespace
 
 CommandGroup LimitCommands() {
-  std::vector<absl::string_view> flags = {"hardware",    "cards",          "budget_bytes",
-                                          "kv_cache",    "overhead_bytes", "group_size",
-                                          "hypothetical"};
+  std::vector<absl::string_view> flags = {"hardware",     "cards",          "budget_bytes",
+                                          "kv_cache",     "overhead_bytes", "group_size",
+                                          "hypothetical", "offload",        "offload_host"};
   flags.insert(flags.end(), ModelSourceFlags().begin(), ModelSourceFlags().end());
   auto with = [&](std::vector<absl::string_view> more) {
     std::vector<absl::string_view> all = flags;
@@ -155,7 +170,8 @@ CommandGroup LimitCommands() {
            "[MODEL]",
            "the largest context that fits, in whole KV blocks, and what binds it",
            with({"weights", "batch", "block_size"}),
-           "max-context \"Llama 3.1 70B\" --hardware=\"NVIDIA H100\" --cards=2",
+           "max-context \"Llama 3.1 70B\" --hardware=\"RTX 4090\" --weights=gguf-q4_k_m "
+           "--offload=auto --offload_host=\"desktop DDR5-6000\"",
            MaxContext},
           {{"max-batch"},
            "[MODEL]",

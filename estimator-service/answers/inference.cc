@@ -123,7 +123,8 @@ absl::StatusOr<OffloadRequest> OffloadRequestFor(const v1::PlanInferenceRequest&
               .memory_bytes = host.memory_bytes(),
               .allocatable_bytes = allocatable.allocatable_bytes,
               .allocatable_source = allocatable.source,
-              .bandwidth_bytes_per_second = host.memory_bandwidth_bytes_per_second()};
+              .bandwidth_bytes_per_second = host.memory_bandwidth_bytes_per_second(),
+              .pcie_generation = host.has_pcie_generation() ? host.pcie_generation() : 0};
   out.host.bandwidth_source = host.provenance().source().empty()
                                   ? absl::StrCat("the record ", host.name())
                                   : absl::StrCat(host.name(), ": ", host.provenance().source(),
@@ -815,6 +816,11 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
       placed->set_host_bandwidth_source(offload->host.bandwidth_source);
       placed->set_decode_card_seconds(p.decode_card_seconds);
       placed->set_decode_host_seconds(p.decode_host_seconds);
+      placed->set_prefill_step_tokens(p.prefill_step_tokens);
+      placed->set_prefill_copy_bytes_per_step(p.prefill_copy_bytes_per_step);
+      placed->set_pcie_bytes_per_second(p.pcie_bytes_per_second);
+      placed->set_prefill_copy_seconds_per_step(p.prefill_copy_seconds_per_step);
+      placed->set_prefill_compute_seconds_per_step(p.prefill_compute_seconds_per_step);
     }
     out->set_reason(std::move(plan.reason));
     out->mutable_arithmetic()->Reserve(static_cast<int>(plan.arithmetic.size()));

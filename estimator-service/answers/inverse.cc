@@ -70,6 +70,23 @@ void ValidateCommon(bool has_source, bool has_target, const v1::MemoryTarget& ta
                       "must name hardware (with cards) or give memory_budget_bytes");
       break;
   }
+  // Offload as the plan takes it (ValidatePlanRequest), on a hardware target.
+  if (!v1::OffloadMode_IsValid(target.offload())) {
+    violations->Add("target.offload", absl::StrCat("has no value ", target.offload()));
+  } else if (target.offload() != v1::OFFLOAD_MODE_UNSPECIFIED) {
+    if (target.has_memory_budget_bytes()) {
+      violations->Add("target.offload",
+                      "applies to a hardware target only (cards and a host), not to a memory "
+                      "budget");
+    }
+    if (target.offload_host().empty()) {
+      violations->Add("target.offload_host",
+                      "is required with offload (no host is assumed): a host record, e.g. "
+                      "hardware/host-desktop-ddr5-6000-dual-channel");
+    }
+  } else if (!target.offload_host().empty()) {
+    violations->Add("target.offload", "must be set (auto, layers or experts) to use offload_host");
+  }
   absl::StatusOr<ResolvedWorkload> resolved = ResolveWorkload(workload);
   for (const FieldViolation& v : GetFieldViolations(resolved.status())) {
     violations->Add(absl::StrCat("workload.", v.field), v.description);
@@ -92,23 +109,45 @@ struct Probe {
   int64_t available_bytes = 0;
   v1::EstimateInferenceMemoryResponse memory;
   std::optional<v1::HardwarePlan> plan;
+  // The plan keeps part of the model in host memory (or tried to): what it
+  // puts there and what the host may hold, bytes.
+  bool offload = false;
+  int64_t host_required_bytes = 0;
+  int64_t host_available_bytes = 0;
+  // Offload was tried and the host's memory is what falls short.
+  bool host_short() const { return offload && host_required_bytes > host_available_bytes; }
 };
+
+// An offload error of the plan named as the inverse request's field.
+absl::Status AsTargetField(absl::Status status) {
+  for (const FieldViolation& v : GetFieldViolations(status)) {
+    if (v.field == "offload" || v.field == "offload_host") {
+      return InvalidFieldError(absl::StrCat("target.", v.field), v.description);
+    }
+  }
+  return status;
+}
 
 // The forward function of every question: PlanInferenceFor on the target's
 // cards, or EstimateMemoryForModel against the budget.
 class Forward {
  public:
   Forward(const common::v1::Model& model, const SharedRecords<common::v1::Hardware>& hardware,
-          const v1::MemoryTarget& target, bool hypothetical, const SourcedModel* sourced)
+          const v1::MemoryTarget& target, bool hypothetical, const SourcedModel* sourced,
+          const common::v1::Hardware* offload_host)
       : model_(model),
         hardware_(hardware),
         target_(target),
         hypothetical_(hypothetical),
-        sourced_(sourced) {}
+        sourced_(sourced),
+        offload_host_(offload_host) {}
 
   // FAILED_PRECONDITION when the target's hardware record cannot be planned on.
   absl::Status CheckTarget() const {
     if (target_.has_memory_budget_bytes()) return absl::OkStatus();
+    if (offloads() && offload_host_ == nullptr) {
+      return InvalidFieldError("target.offload_host", "the host record was not read");
+    }
     if (hardware_.size() != 1) {
       return absl::InternalError(absl::StrCat("expected one hardware record for ",
                                               target_.hardware(), ", got ", hardware_.size()));
@@ -143,15 +182,25 @@ class Forward {
       *request.mutable_workload() = workload;
       request.set_hypothetical(hypothetical_);
       request.set_max_cards(CardsOf(target_));
-      absl::StatusOr<v1::PlanInferenceResponse> plan =
-          PlanInferenceFor(model_, hardware_, request, sourced_);
-      if (!plan.ok()) return plan.status();
+      if (offloads()) {
+        // The plan's own offload: the same placement, host check and layout.
+        request.set_offload(target_.offload());
+        request.set_offload_host(target_.offload_host());
+      }
+      absl::StatusOr<v1::PlanInferenceResponse> plan = PlanInferenceFor(
+          model_, hardware_, request, sourced_, nullptr, offloads() ? offload_host_ : nullptr);
+      if (!plan.ok()) return AsTargetField(plan.status());
       probe.memory = std::move(*plan->mutable_memory());
       if (plan->plans_size() == 1) {
         probe.plan = plan->plans(0);
         probe.fits = probe.plan->fits();
         probe.required_bytes = probe.plan->required_bytes_per_card();
         probe.available_bytes = probe.plan->usable_bytes_per_card();
+        if (probe.plan->has_offload()) {
+          probe.offload = true;
+          probe.host_required_bytes = probe.plan->offload().host_required_bytes();
+          probe.host_available_bytes = probe.plan->offload().host_usable_bytes();
+        }
       }
     }
     if (!probe.memory.available()) {
@@ -169,7 +218,10 @@ class Forward {
       return absl::StrCat("in a memory budget of ", target_.memory_budget_bytes(), " bytes (",
                           GiB(static_cast<double>(target_.memory_budget_bytes())), ")");
     }
-    return absl::StrCat("on up to ", CardsOf(target_), " x ", hardware_[0].display_name());
+    return absl::StrCat("on up to ", CardsOf(target_), " x ", hardware_[0].display_name(),
+                        offloads() ? absl::StrCat(" with offload (", OffloadName(), ") to ",
+                                                  offload_host_->display_name())
+                                   : "");
   }
   // How a probe compares, e.g. "needs 70.1 GiB per card on 2 cards <= 72.0 GiB usable: fits".
   std::string Compare(const Probe& probe) const {
@@ -180,19 +232,57 @@ class Forward {
                          : absl::StrCat(" on one card (no layout of up to ", CardsOf(target_),
                                         " cards fits)");
     }
+    if (per_card && probe.plan.has_value() && probe.offload) {
+      // With offload the plan's per-card figures are the cards' side when it
+      // fits; when it does not they are the cards alone, so the placement's
+      // host side and the plan's reason say what is short.
+      const std::string host =
+          absl::StrCat("host memory needs ", probe.host_required_bytes, " bytes (",
+                       GiB(static_cast<double>(probe.host_required_bytes)), ")",
+                       probe.host_short() ? " > " : " <= ", probe.host_available_bytes, " bytes (",
+                       GiB(static_cast<double>(probe.host_available_bytes)), ") usable");
+      if (!probe.fits) {
+        return absl::StrCat("with offload (", OffloadName(), "): ", host, ": does not fit (",
+                            probe.plan->reason(), ")");
+      }
+      return absl::StrCat(
+          "with offload (", probe.plan->layout(), "): cards need ", probe.required_bytes,
+          " bytes (", GiB(static_cast<double>(probe.required_bytes)),
+          ") per card <= ", probe.available_bytes, " bytes (",
+          GiB(static_cast<double>(probe.available_bytes)), ") usable; ", host, ": fits");
+    }
     return absl::StrCat(
         "needs ", probe.required_bytes, " bytes (", GiB(static_cast<double>(probe.required_bytes)),
         ")", per_card ? " per card" : " in total", cards, probe.fits ? " <= " : " > ",
         probe.available_bytes, " bytes (", GiB(static_cast<double>(probe.available_bytes)), ") ",
         per_card ? "usable per card" : "budget", probe.fits ? ": fits" : ": does not fit");
   }
-  // What stops the next step when memory does.
-  std::string MemoryConstraint() const {
+  // What stops `beyond` (a probe that does not fit) when memory does: the
+  // host's memory when offload put more there than it holds, else the cards'.
+  std::string MemoryConstraint(const Probe& beyond) const {
     if (target_.has_memory_budget_bytes()) {
       return absl::StrCat("the memory budget (", target_.memory_budget_bytes(), " bytes)");
     }
+    if (beyond.host_short()) {
+      return absl::StrCat("host memory (", offload_host_->display_name(), ": ",
+                          beyond.host_required_bytes, " bytes needed > ",
+                          beyond.host_available_bytes, " usable)");
+    }
     return absl::StrCat("memory per card (", CardsOf(target_), " x ", hardware_[0].display_name(),
-                        ")");
+                        offloads() ? ", with offload" : "", ")");
+  }
+  bool offloads() const {
+    return !target_.has_memory_budget_bytes() && target_.offload() != v1::OFFLOAD_MODE_UNSPECIFIED;
+  }
+  std::string OffloadName() const {
+    switch (target_.offload()) {
+      case v1::OFFLOAD_MODE_LAYERS:
+        return "layers";
+      case v1::OFFLOAD_MODE_EXPERTS:
+        return "experts";
+      default:
+        return "auto";
+    }
   }
   int evaluations() const { return evaluations_; }
 
@@ -202,6 +292,7 @@ class Forward {
   const v1::MemoryTarget& target_;
   bool hypothetical_;
   const SourcedModel* sourced_;
+  const common::v1::Hardware* offload_host_;
   int evaluations_ = 0;
 };
 
@@ -219,6 +310,22 @@ v1::InverseAnswer AnswerFrom(const char* question, const Probe& probe) {
   if (probe.plan.has_value()) {
     if (probe.fits) answer.set_cards(probe.plan->cards());
     *answer.mutable_plan() = *probe.plan;
+  }
+  if (probe.offload) {
+    answer.set_host_required_bytes(probe.host_required_bytes);
+    answer.set_host_available_bytes(probe.host_available_bytes);
+    if (probe.fits) {
+      const v1::OffloadPlacement& o = probe.plan->offload();
+      answer.add_arithmetic(absl::StrCat(
+          "layout at the answer: ", probe.plan->layout(), ": ",
+          o.mode() == v1::OFFLOAD_MODE_EXPERTS
+              ? absl::StrCat("the routed experts of ", o.expert_layers_in_host(), " of ",
+                             o.moe_layers(), " MoE layers in host memory")
+              : absl::StrCat(o.layers_on_cards(), " layers on the cards, ", o.layers_in_host(),
+                             " layers, the embeddings and the output head in host memory"),
+          " of ", o.host_display_name(), " (", GiB(static_cast<double>(o.host_required_bytes())),
+          " of ", GiB(static_cast<double>(o.host_usable_bytes())), " usable)"));
+    }
   }
   *answer.mutable_memory() = probe.memory;
   for (const std::string& warning : probe.memory.warnings()) answer.add_warnings(warning);
@@ -311,10 +418,11 @@ absl::Status ValidateInverseRequest(const v1::FindBestWeightFormatRequest& reque
 absl::StatusOr<v1::InverseAnswer> MaxContextFor(const common::v1::Model& model,
                                                 const SharedRecords<common::v1::Hardware>& hardware,
                                                 const v1::FindMaxContextRequest& request,
-                                                const SourcedModel* sourced) {
+                                                const SourcedModel* sourced,
+                                                const common::v1::Hardware* offload_host) {
   if (absl::Status invalid = ValidateInverseRequest(request); !invalid.ok()) return invalid;
   if (absl::Status unsized = NeedsArchitecture(model, "context"); !unsized.ok()) return unsized;
-  Forward forward(model, hardware, request.target(), request.hypothetical(), sourced);
+  Forward forward(model, hardware, request.target(), request.hypothetical(), sourced, offload_host);
   if (absl::Status unusable = forward.CheckTarget(); !unusable.ok()) return unusable;
 
   const int64_t block = BlockOf(request.kv_block_size_tokens());
@@ -348,7 +456,7 @@ absl::StatusOr<v1::InverseAnswer> MaxContextFor(const common::v1::Model& model,
   if (found->largest == 0) {
     if (probe->fits) return NotMonotone("context");
     answer.set_binding_constraint(absl::StrCat(
-        forward.MemoryConstraint(), ": not even one KV block of ", block, " tokens fits"));
+        forward.MemoryConstraint(*probe), ": not even one KV block of ", block, " tokens fits"));
     answer.set_required_bytes_one_step_beyond(probe->required_bytes);
     answer.add_arithmetic(absl::StrCat("at ", block, " tokens: ", forward.Compare(*probe)));
     return answer;
@@ -363,7 +471,10 @@ absl::StatusOr<v1::InverseAnswer> MaxContextFor(const common::v1::Model& model,
     if (!beyond.ok()) return beyond.status();
     if (beyond->fits) return NotMonotone("context");
     answer.set_required_bytes_one_step_beyond(beyond->required_bytes);
-    answer.set_binding_constraint(forward.MemoryConstraint());
+    if (beyond->offload) {
+      answer.set_host_required_bytes_one_step_beyond(beyond->host_required_bytes);
+    }
+    answer.set_binding_constraint(forward.MemoryConstraint(*beyond));
     answer.add_arithmetic(absl::StrCat(
         "at ", tokens + block, " tokens (one block more): ", forward.Compare(*beyond),
         "; KV cache ", LineBytes(beyond->memory, "kv_cache"), " bytes (+",
@@ -383,10 +494,11 @@ absl::StatusOr<v1::InverseAnswer> MaxContextFor(const common::v1::Model& model,
 absl::StatusOr<v1::InverseAnswer> MaxBatchFor(const common::v1::Model& model,
                                               const SharedRecords<common::v1::Hardware>& hardware,
                                               const v1::FindMaxBatchRequest& request,
-                                              const SourcedModel* sourced) {
+                                              const SourcedModel* sourced,
+                                              const common::v1::Hardware* offload_host) {
   if (absl::Status invalid = ValidateInverseRequest(request); !invalid.ok()) return invalid;
   if (absl::Status unsized = NeedsArchitecture(model, "batch"); !unsized.ok()) return unsized;
-  Forward forward(model, hardware, request.target(), request.hypothetical(), sourced);
+  Forward forward(model, hardware, request.target(), request.hypothetical(), sourced, offload_host);
   if (absl::Status unusable = forward.CheckTarget(); !unusable.ok()) return unusable;
 
   absl::StatusOr<ResolvedWorkload> resolved = ResolveWorkload(request.workload());
@@ -426,7 +538,7 @@ absl::StatusOr<v1::InverseAnswer> MaxBatchFor(const common::v1::Model& model,
   if (found->largest == 0) {
     if (probe->fits) return NotMonotone("batch");
     answer.set_binding_constraint(absl::StrCat(
-        forward.MemoryConstraint(), ": not even one sequence of ", held, " tokens fits"));
+        forward.MemoryConstraint(*probe), ": not even one sequence of ", held, " tokens fits"));
     answer.set_required_bytes_one_step_beyond(probe->required_bytes);
     answer.add_arithmetic(absl::StrCat("batch 1: ", forward.Compare(*probe)));
     return answer;
@@ -439,7 +551,10 @@ absl::StatusOr<v1::InverseAnswer> MaxBatchFor(const common::v1::Model& model,
     if (!beyond.ok()) return beyond.status();
     if (beyond->fits) return NotMonotone("batch");
     answer.set_required_bytes_one_step_beyond(beyond->required_bytes);
-    answer.set_binding_constraint(forward.MemoryConstraint());
+    if (beyond->offload) {
+      answer.set_host_required_bytes_one_step_beyond(beyond->host_required_bytes);
+    }
+    answer.set_binding_constraint(forward.MemoryConstraint(*beyond));
     answer.add_arithmetic(
         absl::StrCat("batch ", batch + 1, " (one sequence more): ", forward.Compare(*beyond),
                      "; KV cache ", LineBytes(beyond->memory, "kv_cache"), " bytes"));
@@ -452,7 +567,8 @@ absl::StatusOr<v1::InverseAnswer> MaxBatchFor(const common::v1::Model& model,
 
 absl::StatusOr<v1::InverseAnswer> BestWeightFormatFor(
     const common::v1::Model& model, const SharedRecords<common::v1::Hardware>& hardware,
-    const v1::FindBestWeightFormatRequest& request, const SourcedModel* sourced) {
+    const v1::FindBestWeightFormatRequest& request, const SourcedModel* sourced,
+    const common::v1::Hardware* offload_host) {
   if (absl::Status invalid = ValidateInverseRequest(request); !invalid.ok()) return invalid;
   if (sourced != nullptr && sourced->weights.has_value()) {
     return WithReason(absl::FailedPreconditionError(absl::StrCat(
@@ -461,7 +577,7 @@ absl::StatusOr<v1::InverseAnswer> BestWeightFormatFor(
                           "file's, not a choice")),
                       "WEIGHT_FORMAT_FIXED");
   }
-  Forward forward(model, hardware, request.target(), request.hypothetical(), sourced);
+  Forward forward(model, hardware, request.target(), request.hypothetical(), sourced, offload_host);
   if (absl::Status unusable = forward.CheckTarget(); !unusable.ok()) return unusable;
 
   std::vector<v1::NumberFormat> formats;
@@ -501,7 +617,7 @@ absl::StatusOr<v1::InverseAnswer> BestWeightFormatFor(
     for (std::string& line : tried) answer.add_arithmetic(std::move(line));
     if (!probe->fits) {
       answer.set_binding_constraint(
-          absl::StrCat(forward.MemoryConstraint(), ": no format of the list fits"));
+          absl::StrCat(forward.MemoryConstraint(*probe), ": no format of the list fits"));
       answer.set_required_bytes_one_step_beyond(probe->required_bytes);
       return answer;
     }
@@ -510,9 +626,12 @@ absl::StatusOr<v1::InverseAnswer> BestWeightFormatFor(
       absl::StatusOr<NumberFormat> better =
           ToCoreNumberFormat(previous_format, NumberFormat::kBf16, "preferred_formats");
       answer.set_binding_constraint(
-          absl::StrCat(forward.MemoryConstraint(), ": the next better format, ",
+          absl::StrCat(forward.MemoryConstraint(*previous), ": the next better format, ",
                        better.ok() ? NumberFormatName(*better) : "?", ", does not fit"));
       answer.set_required_bytes_one_step_beyond(previous->required_bytes);
+      if (previous->offload) {
+        answer.set_host_required_bytes_one_step_beyond(previous->host_required_bytes);
+      }
     } else {
       answer.set_binding_constraint("none: the first format of the list fits");
     }
@@ -524,17 +643,44 @@ absl::StatusOr<v1::InverseAnswer> BestWeightFormatFor(
 namespace {
 
 template <typename Request, typename Solve>
-void AnswerInverse(std::shared_ptr<RecordSource> source, const Request& request,
-                   AnswerDone<v1::InverseAnswer> done, Solve solve) {
-  if (absl::Status invalid = ValidateInverseRequest(request); !invalid.ok()) return done(invalid);
+void AnswerInverseWithHost(std::shared_ptr<RecordSource> source, const Request& request,
+                           std::shared_ptr<const common::v1::Hardware> host,
+                           AnswerDone<v1::InverseAnswer> done, Solve solve) {
   RecordsWanted wanted;
   if (request.target().has_hardware()) wanted.hardware.push_back(request.target().hardware());
   WithSourcedModel(std::move(source), request.source(), std::move(wanted),
-                   [&request, done = std::move(done), solve](absl::StatusOr<Records> records,
-                                                             const SourcedModel& sourced) {
+                   [&request, host, done = std::move(done), solve](absl::StatusOr<Records> records,
+                                                                   const SourcedModel& sourced) {
                      if (!records.ok()) return done(records.status());
-                     done(solve(*records->model, records->hardware, request, &sourced));
+                     done(solve(*records->model, records->hardware, request, &sourced, host.get()));
                    });
+}
+
+// Reads the offload host first when the target names one (NOT_FOUND naming
+// target.offload_host), as the plan does, then answers.
+template <typename Request, typename Solve>
+void AnswerInverse(std::shared_ptr<RecordSource> source, const Request& request,
+                   AnswerDone<v1::InverseAnswer> done, Solve solve) {
+  if (absl::Status invalid = ValidateInverseRequest(request); !invalid.ok()) return done(invalid);
+  if (request.target().offload() == v1::OFFLOAD_MODE_UNSPECIFIED) {
+    return AnswerInverseWithHost(std::move(source), request, nullptr, std::move(done), solve);
+  }
+  RecordSource* reader = source.get();
+  reader->FindHardware(
+      {request.target().offload_host()},
+      [source = std::move(source), &request, done = std::move(done),
+       solve](absl::StatusOr<SharedRecords<common::v1::Hardware>> found) mutable {
+        if (!found.ok()) {
+          return done(absl::Status(found.status().code(), absl::StrCat("target.offload_host: ",
+                                                                       found.status().message())));
+        }
+        if (found->size() != 1) {
+          return done(absl::NotFoundError(absl::StrCat(
+              "target.offload_host: hardware ", request.target().offload_host(), " not found")));
+        }
+        auto host = std::make_shared<const common::v1::Hardware>(*found->begin());
+        AnswerInverseWithHost(std::move(source), request, std::move(host), std::move(done), solve);
+      });
 }
 
 }  // namespace

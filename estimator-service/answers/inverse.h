@@ -28,18 +28,23 @@ absl::Status ValidateInverseRequest(const v1::FindMaxBatchRequest& request);
 absl::Status ValidateInverseRequest(const v1::FindBestWeightFormatRequest& request);
 
 // The answers for a model already read (`hardware` holds the target's one
-// record when the target names hardware). `sourced` may be null.
+// record when the target names hardware). `sourced` may be null;
+// `offload_host` is the record target.offload_host names (required when
+// target.offload is set, ignored otherwise).
 absl::StatusOr<v1::InverseAnswer> MaxContextFor(const common::v1::Model& model,
                                                 const SharedRecords<common::v1::Hardware>& hardware,
                                                 const v1::FindMaxContextRequest& request,
-                                                const SourcedModel* sourced = nullptr);
+                                                const SourcedModel* sourced = nullptr,
+                                                const common::v1::Hardware* offload_host = nullptr);
 absl::StatusOr<v1::InverseAnswer> MaxBatchFor(const common::v1::Model& model,
                                               const SharedRecords<common::v1::Hardware>& hardware,
                                               const v1::FindMaxBatchRequest& request,
-                                              const SourcedModel* sourced = nullptr);
+                                              const SourcedModel* sourced = nullptr,
+                                              const common::v1::Hardware* offload_host = nullptr);
 absl::StatusOr<v1::InverseAnswer> BestWeightFormatFor(
     const common::v1::Model& model, const SharedRecords<common::v1::Hardware>& hardware,
-    const v1::FindBestWeightFormatRequest& request, const SourcedModel* sourced = nullptr);
+    const v1::FindBestWeightFormatRequest& request, const SourcedModel* sourced = nullptr,
+    const common::v1::Hardware* offload_host = nullptr);
 
 // The RPCs: validate, read the model and the hardware, answer. `request`
 // must outlive `done`.

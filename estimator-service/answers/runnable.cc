@@ -95,6 +95,11 @@ absl::StatusOr<RunnableRows> RunnableModelsOn(const RecordSource& source,
               fit, *device.peak_flops, workload.prefill_efficiency, sizing->active_parameters());
         }
         row.hypothetical = closed;
+        // SizeInference counts a KV cache (and activations) only from an
+        // architecture with layers: without one the row says so, as the
+        // fit matrix and the memory answer's warning do.
+        row.kv_cache_not_counted =
+            !(input.architecture.has_value() && input.architecture->num_layers > 0);
         row.context_length_tokens = sizing->context_length_tokens;
         return true;
       });

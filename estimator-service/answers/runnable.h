@@ -42,6 +42,9 @@ struct RunnableRow {
   std::optional<double> decode_tokens_per_second;
   std::optional<double> prefill_tokens_per_second;
   bool hypothetical = false;
+  // No architecture on record (or no layers in it): the row counts the
+  // weights and overhead only (RunnableModel.kv_cache_not_counted).
+  bool kv_cache_not_counted = false;
   int64_t context_length_tokens = 0;
 };
 
@@ -113,6 +116,7 @@ class RunnableRows {
       out->set_hypothetical(row.hypothetical);
       out->set_catalog_revision(revision_);
       out->set_context_length_tokens(row.context_length_tokens);
+      out->set_kv_cache_not_counted(row.kv_cache_not_counted);
     }
     return true;
   }

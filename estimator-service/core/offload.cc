@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "common/text/decimal.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/plan.h"
+#include "estimator-service/core/speed.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -118,6 +120,9 @@ const char* KindName(OffloadKind kind) {
   return kind == OffloadKind::kExperts ? "experts" : "layers";
 }
 
+void PlanPrefillAndCost(const PlanInput& input, const DeviceSpec& device, const HostSpec& host,
+                        const OffloadShape& shape, OffloadPlacement* p, DevicePlan* plan);
+
 }  // namespace
 
 OffloadPlacement LayersOnCards(const InferenceSizing& s, const OffloadShape& shape, int on_cards,
@@ -194,6 +199,37 @@ std::optional<OffloadShape> OffloadShapeOf(const InferenceSizing& s, const Archi
     }
   }
   return shape;
+}
+
+void PrefillWithOffload(const InferenceSizing& s, const OffloadShape& shape, int cards,
+                        double peak_flops, double efficiency, int step_tokens,
+                        int card_pcie_generation, int host_pcie_generation, OffloadPlacement* p) {
+  p->prefill_step_tokens = step_tokens;
+  // What crosses PCIe per micro-batch: the layers' weights in host memory
+  // (for experts, the whole expert tensors of the host's layers: their
+  // MUL_MAT_ID op is handed to the GPU with every expert). Not the token
+  // embeddings (GET_ROWS stays where its weights are) nor the output head
+  // (prompt processing computes the last row's logits only: one row, under
+  // the 32-row threshold, on the host).
+  p->prefill_copy_bytes_per_step = std::max(
+      0.0, p->kind == OffloadKind::kExperts ? p->host_weight_bytes
+                                            : p->host_weight_bytes - shape.embedding_bytes);
+  // The link runs at the lower generation of its two ends; with only one on
+  // record that one (an upper bound on the link, so the figure stays a bound).
+  int generation = std::max(card_pcie_generation, host_pcie_generation);
+  if (card_pcie_generation > 0 && host_pcie_generation > 0) {
+    generation = std::min(card_pcie_generation, host_pcie_generation);
+  }
+  p->pcie_bytes_per_second = 0;
+  if (generation > 0) {
+    const std::optional<Link> link = WithinNodeLink(DeviceLinks{.pcie_generation = generation});
+    if (link.has_value()) p->pcie_bytes_per_second = link->bytes_per_second;
+  }
+  p->prefill_copy_seconds_per_step =
+      p->pcie_bytes_per_second > 0 ? p->prefill_copy_bytes_per_step / p->pcie_bytes_per_second : 0;
+  const double flops = std::max(1, cards) * peak_flops * efficiency;
+  p->prefill_compute_seconds_per_step =
+      flops > 0 ? 2 * s.active_parameters() * step_tokens / flops : 0;
 }
 
 OffloadKind ResolveOffloadKind(OffloadKind kind, const OffloadShape& shape) {
@@ -317,10 +353,97 @@ void PlanWithOffload(const PlanInput& input, const DeviceSpec& device, const Nod
         "the KV cache; embeddings, output head, the CPU's compute and PCIe transfers not counted: "
         "an upper bound)"));
   }
-  plan->arithmetic.push_back(
-      "prefill and cost with offload: not given (the layers in host memory compute on the CPU or "
-      "cross PCIe, neither modelled; the host's price is not on record)");
+  PlanPrefillAndCost(input, device, host, shape, &p, plan);
   plan->offload = std::make_shared<const OffloadPlacement>(std::move(p));
 }
+
+namespace {
+
+// Prefill, time to first token and cost of a plan with offload (see
+// PrefillWithOffload): the prefill bound is a micro-batch's tokens over the
+// larger of its compute on the cards and its copy of the host's weights; the
+// cost is the cards' price over the decode throughput, as without offload.
+void PlanPrefillAndCost(const PlanInput& input, const DeviceSpec& device, const HostSpec& host,
+                        const OffloadShape& shape, OffloadPlacement* p, DevicePlan* plan) {
+  const InferenceSizing& s = input.sizing;
+  const ResolvedWorkload& w = input.workload;
+  const int n = p->cards;
+  const int step_tokens = w.prefill_chunk_tokens;
+  const bool has_peak = device.peak_flops.has_value() && *device.peak_flops > 0 &&
+                        s.active_parameters() > 0 && w.prefill_efficiency > 0;
+  if (!has_peak) {
+    plan->arithmetic.push_back(
+        "prefill with offload: not given (no peak compute on record for the card)");
+  } else if (step_tokens < kGpuOffloadMinBatchTokens) {
+    plan->arithmetic.push_back(absl::StrCat(
+        "prefill with offload: not given: micro-batches of ", step_tokens, " tokens (under ",
+        kGpuOffloadMinBatchTokens,
+        ") run the layers in host memory on the CPU (ggml-cuda.cu offload_op), whose compute "
+        "is not on record"));
+  } else {
+    PrefillWithOffload(s, shape, n, *device.peak_flops, w.prefill_efficiency, step_tokens,
+                       device.links.pcie_generation, host.pcie_generation, p);
+    const double compute = p->prefill_compute_seconds_per_step;
+    const double copy = p->prefill_copy_seconds_per_step;
+    const double step = std::max(compute, copy);
+    plan->prefill_tokens_per_second = step_tokens / step;
+    const std::string link =
+        p->pcie_bytes_per_second > 0
+            ? absl::StrCat(
+                  GiB(p->prefill_copy_bytes_per_step),
+                  " of layer weights from host memory / PCIe x16 ",
+                  Num(p->pcie_bytes_per_second / 1e9), " GB/s (the lower generation of card ",
+                  device.links.pcie_generation > 0 ? absl::StrCat(device.links.pcie_generation)
+                                                   : "?",
+                  " and host ", host.pcie_generation > 0 ? absl::StrCat(host.pcie_generation) : "?",
+                  ", raw rate) = ", Num(copy * 1e3), " ms")
+            : absl::StrCat(GiB(p->prefill_copy_bytes_per_step),
+                           " of layer weights from host memory: not counted (no PCIe generation "
+                           "on record for the card or the host)");
+    plan->arithmetic.push_back(absl::StrCat(
+        "prefill bound with offload: every layer computes on the card", n > 1 ? "s" : "",
+        " for micro-batches of ", kGpuOffloadMinBatchTokens,
+        " tokens or more, the host's weights copied over PCIe each micro-batch (llama.cpp: "
+        "ggml-cuda.cu offload_op); per micro-batch of ",
+        step_tokens,
+        " tokens (the workload's prefill chunk; llama.cpp's -ub default is 512): compute 2 x ",
+        Num(s.active_parameters()), " active parameters x ", step_tokens, " / (", n, " x ",
+        Num(*device.peak_flops / 1e12), " TFLOP/s x ", Num(w.prefill_efficiency),
+        ") = ", Num(compute * 1e3), " ms; copy ", link,
+        "; step = the larger (a bound: llama.cpp "
+        "copies a layer's weights before its matmuls, so the real step is nearer the sum) = ",
+        Num(step * 1e3), " ms -> ", step_tokens, " / ", Num(step * 1e3),
+        " ms = ", Num(*plan->prefill_tokens_per_second), " tokens/s"));
+    const int64_t prompt = w.prompt_tokens;
+    if (prompt >= kGpuOffloadMinBatchTokens) {
+      const int64_t steps = (prompt + step_tokens - 1) / step_tokens;
+      const double compute_all = compute * static_cast<double>(prompt) / step_tokens;
+      const double copy_all = copy * static_cast<double>(steps);
+      plan->time_to_first_token_seconds = std::max(compute_all, copy_all);
+      plan->arithmetic.push_back(absl::StrCat(
+          "time to first token with offload: ", prompt, " prompt tokens = ", steps, " micro-batch",
+          steps > 1 ? "es" : "", ": the larger of compute ", Num(compute * 1e3), " ms x ", prompt,
+          " / ", step_tokens, " = ", Num(compute_all), " s and copies ", steps, " x ",
+          Num(copy * 1e3), " ms = ", Num(copy_all),
+          " s = ", Num(*plan->time_to_first_token_seconds), " s"));
+    } else if (prompt > 0) {
+      plan->arithmetic.push_back(absl::StrCat(
+          "time to first token with offload: not given: a prompt of ", prompt, " tokens (under ",
+          kGpuOffloadMinBatchTokens,
+          ") runs the layers in host memory on the CPU, whose compute is not on record"));
+    }
+  }
+  if (device.price_usd_per_hour.has_value() && plan->decode_tokens_per_second_all.has_value()) {
+    const double per_hour = *plan->decode_tokens_per_second_all * 3600;
+    plan->cost_usd_per_million_tokens = *device.price_usd_per_hour * n / per_hour * 1e6;
+    plan->arithmetic.push_back(
+        absl::StrCat("cost with offload: ", n, " x $", Num(*device.price_usd_per_hour), "/h / (",
+                     Num(*plan->decode_tokens_per_second_all), " tokens/s x 3600) x 1e6 = $",
+                     Num(*plan->cost_usd_per_million_tokens),
+                     " per million tokens (the cards' price only: the host's is not on record)"));
+  }
+}
+
+}  // namespace
 
 }  // namespace modelatlas::estimator

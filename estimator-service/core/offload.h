@@ -11,7 +11,13 @@
 //           layers, which stay in host memory (llama.cpp common/arg.cpp).
 // Decode reads each token's bytes where they sit: the bound is
 // 1 / (bytes read from card memory / card bandwidth + bytes read from host
-// memory / host bandwidth). Numbers here; the text is written in offload.cc.
+// memory / host bandwidth). Prefill runs every layer on the cards: ggml's
+// scheduler hands an op whose weights sit in host memory to the GPU when it
+// has 32 rows or more (ggml/src/ggml-cuda/ggml-cuda.cu,
+// ggml_backend_cuda_device_offload_op: min_batch_size = 32), copying the
+// weights over PCIe once per micro-batch; a step is bounded by the larger
+// of that copy and the cards' compute (PrefillWithOffload). Numbers here;
+// the text is written in offload.cc.
 #pragma once
 
 #include <optional>
@@ -38,6 +44,9 @@ struct HostSpec {
   // Memory bandwidth, bytes/s (> 0), and where it comes from.
   double bandwidth_bytes_per_second = 0;
   std::string bandwidth_source;
+  // The host's PCI Express generation (0 = not on record): with the card's,
+  // the link prefill copies the host's weights over.
+  int pcie_generation = 0;
 };
 
 // The shape offload splits, from the architecture and the sizing.
@@ -100,6 +109,16 @@ struct OffloadPlacement {
   double host_read_bytes = 0;
   double decode_card_seconds = 0;
   double decode_host_seconds = 0;
+  // Prefill (PlanWithOffload; docs/FORMULAS.md, "Offload"): per step of
+  // prefill_step_tokens (llama.cpp's micro-batch), the weights copied from
+  // host memory to the card and the seconds of the copy and of the compute
+  // on the cards; the link's bandwidth, bytes/s (0 = no PCIe generation on
+  // record for the card or the host: copies not counted).
+  int prefill_step_tokens = 0;
+  double prefill_copy_bytes_per_step = 0;
+  double pcie_bytes_per_second = 0;
+  double prefill_copy_seconds_per_step = 0;
+  double prefill_compute_seconds_per_step = 0;
   // Why it does not fit with offload either.
   std::string reason;
 };
@@ -123,6 +142,22 @@ OffloadPlacement PlaceWithOffload(const InferenceSizing& sizing, const OffloadRe
 OffloadPlacement LayersOnCards(const InferenceSizing& sizing, const OffloadShape& shape,
                                int on_cards, int cards, double card_bandwidth_bytes_per_second,
                                double host_bandwidth_bytes_per_second);
+
+// llama.cpp runs an op on the GPU from this many rows (tokens) up, copying
+// host-resident weights to it (ggml-cuda.cu, offload_op's min_batch_size).
+inline constexpr int kGpuOffloadMinBatchTokens = 32;
+
+// The prefill figures of a placement `p` that fits on `cards` cards of
+// `peak_flops` each: per step of `step_tokens` tokens, the compute on the
+// cards (2 x active parameters x tokens / (cards x peak x efficiency)) and
+// the copy of the host's layer weights (the token embeddings are read by
+// row on the host and the output head computes one row per prompt, on the
+// host, so neither is copied) over a PCIe x16 link of the lower of the two
+// generations (`card_pcie_generation`, `host_pcie_generation`; 0 = not on
+// record). Sets p's prefill fields.
+void PrefillWithOffload(const InferenceSizing& sizing, const OffloadShape& shape, int cards,
+                        double peak_flops, double efficiency, int step_tokens,
+                        int card_pcie_generation, int host_pcie_generation, OffloadPlacement* p);
 
 // kAuto resolved: experts for an MoE shape, layers otherwise.
 OffloadKind ResolveOffloadKind(OffloadKind kind, const OffloadShape& shape);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "google/protobuf/util/json_util.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
@@ -82,6 +83,66 @@ TEST_F(EndToEndTest, CliInverseQuestionsAreInversesOfThePlan) {
   EXPECT_EQ(too_many.exit_code, 1);
   EXPECT_NE(too_many.err.find("INVALID_ARGUMENT"), std::string::npos) << too_many.err;
   EXPECT_NE(too_many.err.find("target.cards"), std::string::npos) << too_many.err;
+}
+
+// "The largest context on my one RTX 4090 with 64 GB of host RAM", through
+// the CLI with --offload: the answer names the layout and the binding
+// constraint, and the CLI's own `plan` with the same offload fits at it and
+// not one block beyond.
+TEST_F(EndToEndTest, CliMaxContextWithOffloadIsTheInverseOfThePlanWithOffload) {
+  StartBoth();
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
+  const std::string both[] = {"--catalog=" + catalog_.address(),
+                              "--estimator=" + estimator_.address()};
+  const std::vector<std::string> offload = {"--weights=gguf-q6_k", "--offload=auto",
+                                            "--offload_host=desktop DDR5-6000"};
+  auto plan_fits = [&](int64_t context) {
+    std::vector<std::string> command = {MODELATLAS_CLI_BIN,
+                                        both[0],
+                                        both[1],
+                                        "--json",
+                                        "plan",
+                                        "Llama 3.1 70B",
+                                        "--hardware=RTX 4090",
+                                        "--max_cards=1",
+                                        "--context=" + std::to_string(context)};
+    command.insert(command.end(), offload.begin(), offload.end());
+    const auto plan = RunCommand(command);
+    EXPECT_EQ(plan.exit_code, 0) << plan.err;
+    const auto response = FromJson<estimator::v1::PlanInferenceResponse>(plan.out);
+    EXPECT_EQ(response.plans_size(), 1);
+    return response.plans_size() == 1 && response.plans(0).fits();
+  };
+  std::vector<std::string> ask = {
+      MODELATLAS_CLI_BIN,   both[0], both[1], "--json", "max-context", "Llama 3.1 70B",
+      "--hardware=RTX 4090"};
+  ask.insert(ask.end(), offload.begin(), offload.end());
+  const auto context = RunCommand(ask);
+  ASSERT_EQ(context.exit_code, 0) << context.err;
+  const auto answer = FromJson<estimator::v1::InverseAnswer>(context.out);
+  ASSERT_TRUE(answer.fits()) << context.out;
+  const int64_t tokens = answer.max_context_length_tokens();
+  ASSERT_GT(tokens, 0);
+  EXPECT_TRUE(answer.plan().has_offload());
+  EXPECT_NE(answer.plan().layout().find("-ngl "), std::string::npos) << answer.plan().layout();
+  EXPECT_TRUE(plan_fits(tokens));
+  EXPECT_FALSE(plan_fits(tokens + 16));
+
+  // The table names the layout and what binds.
+  ask.erase(ask.begin() + 3);  // --json
+  const auto text = RunCommand(ask);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("layout: one card + host memory (llama.cpp -ngl "), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("binding constraint: host memory (Desktop"), std::string::npos)
+      << text.out;
+
+  // Offload with a memory budget names the field.
+  const auto budget = RunCommand({MODELATLAS_CLI_BIN, both[0], both[1], "max-context",
+                                  "Llama 3.1 70B", "--budget_bytes=30000000000", "--offload=auto",
+                                  "--offload_host=desktop DDR5-6000"});
+  EXPECT_EQ(budget.exit_code, 1);
+  EXPECT_NE(budget.err.find("target.offload"), std::string::npos) << budget.err;
 }
 
 }  // namespace

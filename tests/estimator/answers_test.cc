@@ -266,6 +266,60 @@ TEST(InferenceAnswersTest, RunnableListWithNoRowsStillSaysWhatItAssumed) {
   EXPECT_FALSE((*runnable.result)->Fill(&message));
 }
 
+// A model with no architecture on record counts no KV cache (nor
+// activations): its row says so, and its figure does not grow with the
+// context, while a model with one does (issue 21, point 3 of the offload
+// branch; the fit matrix says the same per model).
+TEST(InferenceAnswersTest, RunnableRowsSayWhenTheKvCacheIsNotCounted) {
+  auto records = Catalog();
+  Model bare;
+  bare.set_name("models/no-architecture-7b");
+  bare.set_display_name("No Architecture 7B");
+  bare.set_parameters(7e9);
+  bare.set_open_model_weights(true);
+  records->Add(bare);
+  auto rows_at = [&](int64_t context) {
+    v1::ListRunnableModelsRequest request;
+    request.set_hardware("H100");
+    request.mutable_workload()->set_context_length_tokens(context);
+    request.set_filter("parameters > 1e9");
+    Answer<RunnableRows> runnable;
+    AnswerRunnableModels(records, request, runnable.done());
+    EXPECT_TRUE(runnable.result->ok()) << runnable.result->status();
+    std::map<std::string, v1::RunnableModel> rows;
+    v1::ListRunnableModelsResponse message;
+    while ((*runnable.result)->Fill(&message)) {
+      for (const v1::RunnableModel& row : message.models()) rows[row.model()] = row;
+      message.Clear();
+    }
+    return rows;
+  };
+  std::map<std::string, v1::RunnableModel> short_rows = rows_at(1024);
+  std::map<std::string, v1::RunnableModel> long_rows = rows_at(32768);
+  ASSERT_EQ(short_rows.size(), 2u);
+  ASSERT_EQ(long_rows.size(), 2u);
+  EXPECT_TRUE(short_rows["models/no-architecture-7b"].kv_cache_not_counted());
+  EXPECT_FALSE(short_rows["models/llama-3-1-8b"].kv_cache_not_counted());
+  EXPECT_EQ(long_rows["models/no-architecture-7b"].required_bytes_per_card(),
+            short_rows["models/no-architecture-7b"].required_bytes_per_card());
+  // Llama 3.1 8B's KV cache, 131,072 bytes per token (bf16), grows with the
+  // context: 31,744 tokens more.
+  EXPECT_GE(long_rows["models/llama-3-1-8b"].required_bytes_per_card() -
+                short_rows["models/llama-3-1-8b"].required_bytes_per_card(),
+            int64_t{131072} * (32768 - 1024));
+
+  // The bare row needs what the memory estimate's total says: the weights
+  // and the overhead, with its warning.
+  v1::EstimateInferenceMemoryRequest memory_request;
+  memory_request.set_model("models/no-architecture-7b");
+  memory_request.mutable_workload()->set_context_length_tokens(32768);
+  Answer<v1::EstimateInferenceMemoryResponse> memory;
+  AnswerInferenceMemory(records, memory_request, memory.done());
+  ASSERT_TRUE(memory.result->ok()) << memory.result->status();
+  EXPECT_EQ(long_rows["models/no-architecture-7b"].required_bytes_per_card(),
+            (*memory.result)->total_bytes());
+}
+
 TEST(TrainingAnswersTest, InlineArchitectureAndAuditReadThroughTheSource) {
   auto records = Catalog();
   v1::EstimateTrainingMemoryRequest memory_request;

@@ -392,6 +392,242 @@ TEST(BestWeightFormatTest, AStatedPreferenceIsFollowed) {
 
 // ---- bad input --------------------------------------------------------
 
+// ---- with offload to host memory ----------------------------------------
+
+constexpr char kRtx4090[] = "hardware/nvidia-geforce-rtx-4090";
+constexpr char kDesktop[] = "hardware/host-desktop-ddr5-6000-dual-channel";  // 64 GiB
+constexpr char kEpyc[] = "hardware/host-2x-amd-epyc-9004-ddr5-4800";
+
+v1::MemoryTarget WithOffload(v1::MemoryTarget target, v1::OffloadMode mode,
+                             const std::string& host) {
+  target.set_offload(mode);
+  target.set_offload_host(host);
+  return target;
+}
+
+// The forward plan with the target's offload, called directly.
+struct OffloadForward {
+  bool fits = false;
+  int64_t required_bytes = 0;
+  bool host_short = false;
+  int64_t host_required_bytes = 0;
+  v1::HardwarePlan plan;
+};
+
+OffloadForward PlanWithOffloadAt(const Model& model, const v1::MemoryTarget& target,
+                                 const v1::InferenceWorkload& workload) {
+  v1::PlanInferenceRequest request;
+  *request.mutable_workload() = workload;
+  request.set_max_cards(target.cards());
+  request.set_offload(target.offload());
+  request.set_offload_host(target.offload_host());
+  const Hardware host = ShippedHardware(target.offload_host());
+  auto plan = PlanInferenceFor(
+      model, SharedRecords<common::v1::Hardware>({ShippedHardware(target.hardware())}), request,
+      nullptr, nullptr, &host);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  if (!plan.ok() || plan->plans_size() != 1) return {};
+  const v1::HardwarePlan& p = plan->plans(0);
+  OffloadForward out{.fits = p.fits(), .required_bytes = p.required_bytes_per_card(), .plan = p};
+  if (p.has_offload()) {
+    out.host_required_bytes = p.offload().host_required_bytes();
+    out.host_short = p.offload().host_required_bytes() > p.offload().host_usable_bytes();
+  }
+  return out;
+}
+
+// "The largest context on my one 4090 with 64 GB of host RAM": the answer
+// comes with the layout (llama.cpp -ngl N), the forward plan with the same
+// offload fits at it and not one block beyond, and the binding constraint
+// names what is short there (here the host's memory). At Q6_K (about 54 GiB
+// of weights) memory binds before the model's 131,072 tokens; at Q4_K_M
+// card and host hold the whole context.
+TEST(MaxContextWithOffloadTest, SeventyBillionOnOne4090AndA64GiBHost) {
+  const Model model = ShippedModel("models/llama-3-1-70b");
+  const Hardware host = ShippedHardware(kDesktop);
+  const std::vector<Hardware> card = {ShippedHardware(kRtx4090)};
+  for (int block : {1, 16, 256}) {
+    SCOPED_TRACE(block);
+    v1::FindMaxContextRequest request;
+    *request.mutable_source() = Source(model.name());
+    *request.mutable_target() = OnCards(kRtx4090, 1);
+    request.mutable_workload()->set_weight_format(v1::NUMBER_FORMAT_GGUF_Q6_K);
+    request.set_kv_block_size_tokens(block);
+    // Without offload nothing fits: 70B at Q6_K is about 54 GiB.
+    auto alone = MaxContextFor(model, card, request);
+    ASSERT_TRUE(alone.ok()) << alone.status();
+    EXPECT_FALSE(alone->fits());
+
+    *request.mutable_target() = WithOffload(OnCards(kRtx4090, 1), v1::OFFLOAD_MODE_AUTO, kDesktop);
+    auto answer = MaxContextFor(model, card, request, nullptr, &host);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    ASSERT_TRUE(answer->fits()) << answer->binding_constraint();
+    const int64_t tokens = answer->max_context_length_tokens();
+    EXPECT_EQ(tokens % block, 0);
+    EXPECT_GT(tokens, 4096);
+    ASSERT_TRUE(answer->plan().has_offload());
+    EXPECT_EQ(answer->plan().offload().mode(), v1::OFFLOAD_MODE_LAYERS);
+    EXPECT_TRUE(absl::StrContains(answer->plan().layout(), "-ngl ")) << answer->plan().layout();
+    EXPECT_EQ(
+        answer->plan().offload().layers_on_cards() + answer->plan().offload().layers_in_host(), 80);
+    EXPECT_GT(answer->host_required_bytes(), 0);
+    EXPECT_LE(answer->host_required_bytes(), answer->host_available_bytes());
+    EXPECT_LT(answer->host_available_bytes(), int64_t{64} << 30);
+
+    v1::InferenceWorkload at = request.workload();
+    at.set_context_length_tokens(tokens);
+    const OffloadForward fit = PlanWithOffloadAt(model, request.target(), at);
+    EXPECT_TRUE(fit.fits) << fit.plan.reason();
+    EXPECT_EQ(fit.required_bytes, answer->required_bytes());
+    EXPECT_EQ(fit.host_required_bytes, answer->host_required_bytes());
+    EXPECT_EQ(fit.plan.layout(), answer->plan().layout());
+    ASSERT_LT(tokens + block, model.architecture().max_context_length());
+    at.set_context_length_tokens(tokens + block);
+    const OffloadForward over = PlanWithOffloadAt(model, request.target(), at);
+    EXPECT_FALSE(over.fits);
+    EXPECT_EQ(over.required_bytes, answer->required_bytes_one_step_beyond());
+    EXPECT_EQ(over.host_required_bytes, answer->host_required_bytes_one_step_beyond());
+    // The binding constraint is what is short one block beyond.
+    ASSERT_TRUE(over.host_short) << over.plan.reason();
+    EXPECT_TRUE(absl::StartsWith(answer->binding_constraint(), "host memory (Desktop"))
+        << answer->binding_constraint();
+    bool layout_said = false;
+    for (const std::string& line : answer->arithmetic()) {
+      layout_said |= absl::StartsWith(line, "layout at the answer: ");
+    }
+    EXPECT_TRUE(layout_said);
+  }
+}
+
+// The largest batch and the best format with offload: the same exactness,
+// and with a host that holds everything the card binds (not even one layer
+// with its batch's KV cache fits on it), named as card memory.
+TEST(MaxBatchWithOffloadTest, TheForwardPlanWithOffloadFitsAtItAndNotOneSequenceMore) {
+  struct OffloadCase {
+    std::string model;
+    v1::OffloadMode mode;
+    std::string host;
+    int64_t context;
+  };
+  const std::vector<OffloadCase> cases = {
+      {"models/llama-3-1-70b", v1::OFFLOAD_MODE_LAYERS, kDesktop, 4096},
+      {"models/mixtral-8x7b-v0-1", v1::OFFLOAD_MODE_EXPERTS, kDesktop, 8192},
+      {"models/llama-3-1-70b", v1::OFFLOAD_MODE_LAYERS, kEpyc, 32768},
+  };
+  const std::vector<Hardware> card = {ShippedHardware(kRtx4090)};
+  for (const OffloadCase& c : cases) {
+    SCOPED_TRACE(c.model + " " + c.host);
+    const Model model = ShippedModel(c.model);
+    const Hardware host = ShippedHardware(c.host);
+    v1::FindMaxBatchRequest request;
+    *request.mutable_source() = Source(c.model);
+    *request.mutable_target() = WithOffload(OnCards(kRtx4090, 1), c.mode, c.host);
+    request.mutable_workload()->set_context_length_tokens(c.context);
+    request.mutable_workload()->set_weight_format(v1::NUMBER_FORMAT_GGUF_Q4_K_M);
+    auto answer = MaxBatchFor(model, card, request, nullptr, &host);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    ASSERT_TRUE(answer->fits()) << answer->binding_constraint();
+    ASSERT_TRUE(answer->plan().has_offload());
+    EXPECT_EQ(answer->plan().offload().mode(), c.mode);
+    const int batch = answer->max_batch_size();
+    v1::InferenceWorkload at = request.workload();
+    at.set_batch_size(batch);
+    const OffloadForward fit = PlanWithOffloadAt(model, request.target(), at);
+    EXPECT_TRUE(fit.fits) << fit.plan.reason();
+    EXPECT_EQ(fit.host_required_bytes, answer->host_required_bytes());
+    at.set_batch_size(batch + 1);
+    const OffloadForward over = PlanWithOffloadAt(model, request.target(), at);
+    EXPECT_FALSE(over.fits);
+    EXPECT_EQ(over.required_bytes, answer->required_bytes_one_step_beyond());
+    EXPECT_EQ(over.host_required_bytes, answer->host_required_bytes_one_step_beyond());
+    if (over.host_short) {
+      EXPECT_TRUE(absl::StartsWith(answer->binding_constraint(), "host memory ("))
+          << answer->binding_constraint();
+    } else {
+      EXPECT_TRUE(absl::StartsWith(answer->binding_constraint(), "memory per card ("))
+          << answer->binding_constraint();
+      EXPECT_TRUE(absl::StrContains(answer->binding_constraint(), "with offload"));
+    }
+  }
+
+  // The best format with offload: the first that fits with the host's help.
+  const Model model = ShippedModel("models/llama-3-1-70b");
+  const Hardware host = ShippedHardware(kDesktop);
+  v1::FindBestWeightFormatRequest request;
+  *request.mutable_source() = Source(model.name());
+  *request.mutable_target() = WithOffload(OnCards(kRtx4090, 1), v1::OFFLOAD_MODE_LAYERS, kDesktop);
+  request.mutable_workload()->set_context_length_tokens(8192);
+  auto answer = BestWeightFormatFor(model, card, request, nullptr, &host);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  ASSERT_TRUE(answer->fits()) << answer->binding_constraint();
+  v1::InferenceWorkload at = request.workload();
+  at.set_weight_format(answer->weight_format());
+  EXPECT_TRUE(PlanWithOffloadAt(model, request.target(), at).fits);
+  // 16-bit 70B (140 GB) does not fit card and host (about 22 + 60 GiB usable);
+  // the first 8-bit format of the list (gguf-q8_0, 8.5 bits) does, and the
+  // host's memory is what stops the 16-bit one.
+  const absl::StatusOr<NumberFormat> chosen =
+      ToCoreNumberFormat(answer->weight_format(), NumberFormat::kBf16, "");
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_EQ(*chosen, NumberFormat::kGgufQ8_0) << NumberFormatName(*chosen);
+  at.set_weight_format(v1::NUMBER_FORMAT_FP16);
+  const OffloadForward better = PlanWithOffloadAt(model, request.target(), at);
+  EXPECT_FALSE(better.fits);
+  EXPECT_TRUE(better.host_short);
+  EXPECT_EQ(better.host_required_bytes, answer->host_required_bytes_one_step_beyond());
+  EXPECT_TRUE(absl::StartsWith(answer->binding_constraint(), "host memory ("))
+      << answer->binding_constraint();
+}
+
+TEST(InverseValidationTest, OffloadFieldsAreNamed) {
+  auto fields = [](const absl::Status& status) {
+    std::set<std::string> out;
+    for (const FieldViolation& v : GetFieldViolations(status)) out.insert(v.field);
+    return out;
+  };
+  v1::FindMaxContextRequest request;
+  *request.mutable_source() = Source("models/llama-3-1-70b");
+  *request.mutable_target() = OnCards(kRtx4090, 1);
+  request.mutable_target()->set_offload(v1::OFFLOAD_MODE_LAYERS);
+  EXPECT_EQ(fields(ValidateInverseRequest(request)),
+            (std::set<std::string>{"target.offload_host"}));
+  request.mutable_target()->set_offload(v1::OFFLOAD_MODE_UNSPECIFIED);
+  request.mutable_target()->set_offload_host(kDesktop);
+  EXPECT_EQ(fields(ValidateInverseRequest(request)), (std::set<std::string>{"target.offload"}));
+  request.mutable_target()->set_offload(static_cast<v1::OffloadMode>(42));
+  EXPECT_EQ(fields(ValidateInverseRequest(request)), (std::set<std::string>{"target.offload"}));
+  v1::FindMaxBatchRequest budget;
+  *budget.mutable_source() = Source("models/llama-3-1-70b");
+  *budget.mutable_target() =
+      WithOffload(InBudget(int64_t{1} << 34), v1::OFFLOAD_MODE_AUTO, kDesktop);
+  EXPECT_EQ(fields(ValidateInverseRequest(budget)), (std::set<std::string>{"target.offload"}));
+
+  // Read through the source: an unknown host is NOT_FOUND naming it, and
+  // experts for a dense model name target.offload.
+  auto records = std::make_shared<testing::FakeRecords>();
+  records->Add(ShippedModel("models/llama-3-1-70b"));
+  records->Add(ShippedHardware(kRtx4090));
+  records->Add(ShippedHardware(kDesktop));
+  *request.mutable_target() =
+      WithOffload(OnCards(kRtx4090, 1), v1::OFFLOAD_MODE_LAYERS, "hardware/no-such-host");
+  request.mutable_workload()->set_weight_format(v1::NUMBER_FORMAT_GGUF_Q4_K_M);
+  absl::StatusOr<v1::InverseAnswer> answer = absl::UnknownError("not called");
+  AnswerFindMaxContext(records, request, [&](absl::StatusOr<v1::InverseAnswer> a) { answer = a; });
+  EXPECT_EQ(answer.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(absl::StrContains(answer.status().message(), "target.offload_host"));
+  EXPECT_TRUE(absl::StrContains(answer.status().message(), "no-such-host"));
+  request.mutable_target()->set_offload_host(kDesktop);
+  request.mutable_target()->set_offload(v1::OFFLOAD_MODE_EXPERTS);
+  AnswerFindMaxContext(records, request, [&](absl::StatusOr<v1::InverseAnswer> a) { answer = a; });
+  EXPECT_EQ(answer.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(fields(answer.status()), (std::set<std::string>{"target.offload"}));
+  request.mutable_target()->set_offload(v1::OFFLOAD_MODE_AUTO);
+  AnswerFindMaxContext(records, request, [&](absl::StatusOr<v1::InverseAnswer> a) { answer = a; });
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_TRUE(answer->fits());
+  EXPECT_TRUE(answer->plan().has_offload());
+}
+
 TEST(InverseValidationTest, BadFieldsAreNamed) {
   auto fields = [](const absl::Status& status) {
     std::set<std::string> out;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -225,9 +226,13 @@ TEST(OffloadPlanTest, PlanUsesOffloadOnlyWhenTheCardsAloneDoNotFit) {
   EXPECT_GE(plan.headroom_bytes_per_card, 0);
   const double step = 40 * (kLayerBytes + 10e6) / 1e12 + 40 * (kLayerBytes + 10e6) / 100e9;
   EXPECT_NEAR(*plan.decode_tokens_per_second, 1 / step, 1e-9);
-  // No prefill or cost figure with offload, and it says why.
-  EXPECT_FALSE(plan.prefill_tokens_per_second.has_value());
-  EXPECT_FALSE(plan.cost_usd_per_million_tokens.has_value());
+  // Prefill and cost with offload: Card24 has no PCIe generation on record
+  // (copies not counted, said so): compute-bound, 2 x 70e9 x 512 / (100e12
+  // x 0.5) = 1.4336 s per micro-batch of 512.
+  ASSERT_TRUE(plan.prefill_tokens_per_second.has_value());
+  EXPECT_NEAR(*plan.prefill_tokens_per_second, 512 / 1.4336, 1e-6);
+  ASSERT_TRUE(plan.cost_usd_per_million_tokens.has_value());
+  EXPECT_NEAR(*plan.cost_usd_per_million_tokens, 1.0 / (1 / step * 3600) * 1e6, 1e-6);
   bool host_named = false;
   for (const std::string& line : plan.arithmetic) {
     if (absl::StrContains(line, "test: 100 GB/s") && absl::StrContains(line, "host reads")) {
@@ -249,6 +254,73 @@ TEST(OffloadPlanTest, PlanUsesOffloadOnlyWhenTheCardsAloneDoNotFit) {
   const DevicePlan short_host = PlanOnDevice(input, Card24());
   EXPECT_FALSE(short_host.fits);
   EXPECT_TRUE(absl::StrContains(short_host.reason, "host memory short")) << short_host.reason;
+}
+
+// Prefill, time to first token and cost with offload, against hand
+// arithmetic (docs/FORMULAS.md, "Offload"): every layer computes on the card
+// for micro-batches of 32 tokens or more, the 40 layers in host memory
+// copied over PCIe each micro-batch (llama.cpp ggml-cuda.cu offload_op);
+// a step takes the larger of the copy and the compute.
+TEST(OffloadPlanTest, PrefillTimeToFirstTokenAndCostWithOffloadByHand) {
+  PlanInput input;
+  input.sizing = Dense();
+  input.max_cards = 1;
+  OffloadRequest request{.kind = OffloadKind::kLayers, .host = Host(60e9)};
+  request.host.pcie_generation = 5;
+  request.shape = *OffloadShapeOf(Dense(), DenseArchitecture());
+  input.offload = &request;
+  DeviceSpec card = Card24();
+  card.links.pcie_generation = 4;  // the link runs at gen 4: 16 GT/s x 16 lanes / 8 = 32 GB/s
+  const double copy_bytes = 40 * kLayerBytes;  // the 40 host layers, not the embeddings
+  const double copy_seconds = copy_bytes / 32e9;
+
+  // Compute-bound at 100 TFLOP/s x 0.5: 2 x 70e9 x 512 / 50e12 = 1.4336 s > the copy.
+  DevicePlan plan = PlanOnDevice(input, card);
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  ASSERT_EQ(plan.offload->layers_in_host, 40);
+  EXPECT_NEAR(plan.offload->prefill_copy_bytes_per_step, copy_bytes, 1);
+  EXPECT_DOUBLE_EQ(plan.offload->pcie_bytes_per_second, 32e9);
+  EXPECT_NEAR(plan.offload->prefill_copy_seconds_per_step, copy_seconds, 1e-9);
+  EXPECT_NEAR(plan.offload->prefill_compute_seconds_per_step, 1.4336, 1e-9);
+  EXPECT_NEAR(*plan.prefill_tokens_per_second, 512 / 1.4336, 1e-6);
+  // 1000 prompt tokens (the default) = 2 micro-batches: max(1.4336 x 1000 /
+  // 512, 2 x copy) = 2.8 s.
+  EXPECT_NEAR(*plan.time_to_first_token_seconds, 1.4336 * 1000 / 512, 1e-9);
+  const double decode = *plan.decode_tokens_per_second_all;
+  EXPECT_NEAR(*plan.cost_usd_per_million_tokens, 1.0 * 1 / (decode * 3600) * 1e6, 1e-9);
+
+  // Copy-bound at 1,000 TFLOP/s: 512 / copy; TTFT 2 copies.
+  card.peak_flops = 1000e12;
+  plan = PlanOnDevice(input, card);
+  ASSERT_TRUE(plan.fits);
+  EXPECT_NEAR(*plan.prefill_tokens_per_second, 512 / copy_seconds, 1e-6);
+  EXPECT_NEAR(*plan.time_to_first_token_seconds, 2 * copy_seconds, 1e-9);
+  // The cards alone at the same peak: faster prefill (nothing to copy).
+  DeviceSpec big = card;
+  big.memory_bytes = big.allocatable_memory_bytes.emplace(80e9);
+  const DevicePlan alone = PlanOnDevice(input, big);
+  ASSERT_EQ(alone.offload, nullptr);
+  EXPECT_GT(*alone.prefill_tokens_per_second, *plan.prefill_tokens_per_second);
+
+  // Micro-batches under 32 tokens run the host's layers on the CPU, whose
+  // compute is not on record: no prefill figure, and the answer says why.
+  input.workload.prefill_chunk_tokens = 16;
+  plan = PlanOnDevice(input, card);
+  ASSERT_TRUE(plan.fits);
+  EXPECT_FALSE(plan.prefill_tokens_per_second.has_value());
+  EXPECT_FALSE(plan.time_to_first_token_seconds.has_value());
+  bool said = false;
+  for (const std::string& line : plan.arithmetic) {
+    said |= absl::StrContains(line, "prefill with offload: not given");
+  }
+  EXPECT_TRUE(said);
+
+  // Experts: the whole expert tensors of the host's MoE layers are copied.
+  OffloadPlacement experts{.kind = OffloadKind::kExperts, .cards = 1};
+  experts.host_weight_bytes = 10e9;
+  PrefillWithOffload(Dense(), request.shape, 1, 100e12, 0.5, 512, 0, 4, &experts);
+  EXPECT_DOUBLE_EQ(experts.prefill_copy_bytes_per_step, 10e9);
+  EXPECT_DOUBLE_EQ(experts.pcie_bytes_per_second, 32e9);  // only the host's generation on record
 }
 
 TEST(OffloadPlanTest, PlansOnTheCardsAloneRankBeforePlansWithOffload) {
@@ -358,6 +430,26 @@ TEST(OffloadAnswerTest, SeventyBillionOnOne4090WithADesktopHost) {
   EXPECT_LE(plan.headroom_bytes_per_card(), plan.usable_bytes_per_card());
   EXPECT_GE(plan.headroom_bytes_per_card(), 0);
   EXPECT_TRUE(absl::StrContains(plan.layout(), "-ngl ")) << plan.layout();
+  // Prefill over PCIe 4.0 x16 (the 4090's generation, the desktop's is 5):
+  // 512 tokens over the larger of the copy and the compute; TTFT for the
+  // default 1000-token prompt; cost at the record's cloud price.
+  EXPECT_DOUBLE_EQ(o.pcie_bytes_per_second(), 32e9);
+  EXPECT_EQ(o.prefill_step_tokens(), 512);
+  EXPECT_NEAR(o.prefill_copy_seconds_per_step(), o.prefill_copy_bytes_per_step() / 32e9, 1e-12);
+  ASSERT_TRUE(plan.has_prefill_tokens_per_second());
+  EXPECT_NEAR(
+      plan.prefill_tokens_per_second(),
+      512 / std::max(o.prefill_copy_seconds_per_step(), o.prefill_compute_seconds_per_step()),
+      1e-9);
+  ASSERT_TRUE(plan.has_time_to_first_token_seconds());
+  EXPECT_NEAR(plan.time_to_first_token_seconds(),
+              std::max(o.prefill_compute_seconds_per_step() * 1000 / 512,
+                       2 * o.prefill_copy_seconds_per_step()),
+              1e-9);
+  ASSERT_TRUE(plan.has_cost_usd_per_million_tokens());
+  EXPECT_NEAR(plan.cost_usd_per_million_tokens(),
+              plan.price_usd_per_card_hour() / (plan.decode_tokens_per_second_batch() * 3600) * 1e6,
+              1e-9);
 }
 
 TEST(OffloadAnswerTest, HostTooSmallForBf16SaysSoAndNeverFits) {

@@ -436,7 +436,11 @@ TEST_F(EstimatorServiceTest, PlanWithOffloadToANamedHost) {
   EXPECT_EQ(plan.offload().layers_on_cards() + plan.offload().layers_in_host(), 80);
   EXPECT_LE(plan.offload().host_required_bytes(), plan.offload().host_usable_bytes());
   EXPECT_TRUE(plan.has_decode_tokens_per_second());
-  EXPECT_FALSE(plan.has_prefill_tokens_per_second());
+  // Prefill and TTFT with offload: the card computes, the host's layers
+  // cross PCIe each micro-batch (docs/FORMULAS.md, "Offload").
+  EXPECT_TRUE(plan.has_prefill_tokens_per_second());
+  EXPECT_TRUE(plan.has_time_to_first_token_seconds());
+  EXPECT_GT(plan.offload().prefill_copy_bytes_per_step(), 0);
   EXPECT_NE(plan.layout().find(absl::StrCat("-ngl ", plan.offload().layers_on_cards())),
             std::string::npos)
       << plan.layout();

@@ -208,6 +208,21 @@ TEST_F(WebEndToEndTest, CardPageFromTheModelPageListsModels) {
   EXPECT_EQ(h100->status, 200);
   EXPECT_TRUE(Has(h100->body, "href=\"/models/llama-3-1-8b\""));
   EXPECT_TRUE(Has(h100->body, "8,192-token context"));
+  // Models with no architecture on record (the shipped dataset has hundreds
+  // of small open ones) count no KV cache: each such row says so, and the
+  // summary counts them.
+  auto any_domain = Get("/hardware/nvidia-h100-sxm5-80gb");
+  ASSERT_TRUE(any_domain);
+  EXPECT_TRUE(Has(any_domain->body, "class=\"kv-not-counted\""))
+      << any_domain->body.substr(0, 2000);
+  EXPECT_TRUE(
+      Has(any_domain->body, "have no architecture on record: their KV cache is not counted"));
+  // Llama 3.1 8B has one: its row has no such note.
+  const size_t start = any_domain->body.find("<tr><td><a href=\"/models/llama-3-1-8b\">");
+  ASSERT_NE(start, std::string::npos);
+  const std::string row =
+      any_domain->body.substr(start, any_domain->body.find("</tr>", start) - start);
+  EXPECT_FALSE(Has(row, "kv-not-counted")) << row;
   auto plan = Get("/plan?model=llama-3-1-8b&hardware=nvidia-h100-sxm5-80gb");
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->status, 200);
