@@ -443,7 +443,18 @@ WeightFile Finish(const Mix& mix, double parameters, const std::string& what) {
 
 }  // namespace
 
-bool SizedByTensor(NumberFormat format) { return !IsPlainFormat(format); }
+bool SizedByTensor(NumberFormat format) {
+  switch (format) {
+    case NumberFormat::kFp32:
+    case NumberFormat::kFp16:
+    case NumberFormat::kBf16:
+      return false;
+    default:
+      // fp8, int8 and int4 too: no runtime or checkpoint stores the
+      // embeddings and the output head in them (see WeightFileOf).
+      return true;
+  }
+}
 
 absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat format,
                                         int group_size, bool gguf_imatrix) {
@@ -553,6 +564,23 @@ absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat f
       AddTo(&mix, "16-bit embeddings, head, attention, norms, biases, routers",
             embeddings + rest + (arch.IsMoe() ? quantized - experts : 0), 16);
       return Finish(mix, count->total, "MXFP4 checkpoint");
+    case NumberFormat::kFp8:
+    case NumberFormat::kInt8:
+    case NumberFormat::kInt4:
+      // The plain low-bit formats as runtimes apply them: vLLM's online
+      // `--quantization fp8` and compressed-tensors' W8A8/W4A16 schemes
+      // quantize the Linear layers of the blocks and leave the embeddings
+      // and lm_head in the model's dtype (vllm/model_executor/layers/
+      // quantization/fp8.py: Fp8Config.get_quant_method quantizes LinearBase
+      // and FusedMoE layers only; llm-compressor recipes ignore lm_head);
+      // bitsandbytes' LLM.int8 skips lm_head. Per-channel or per-tensor
+      // scales are left out (under 0.1% of the bytes).
+      AddTo(&mix, absl::StrCat(NumberFormatName(format), " Linear layers of the blocks"), quantized,
+            bits);
+      AddTo(&mix, "16-bit embeddings, head, norms, biases, routers", embeddings + rest, 16);
+      return Finish(
+          mix, count->total,
+          absl::StrCat(NumberFormatName(format), " weights as vLLM and bitsandbytes keep them"));
     case NumberFormat::kFp8Block:
       AddTo(&mix, "fp8 e4m3", quantized, 8);
       AddTo(&mix, "f32 scale per 128x128 block", block_scales, 32);
