@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <utility>
 #include <variant>
@@ -134,6 +135,41 @@ std::optional<OrderColumn> IndexedColumn(const std::vector<query::OrderKey>& ord
     }
   }
   return std::nullopt;
+}
+
+// The filter's tests a store can apply to its columns (ColumnTest): its
+// AND-ed comparisons of the order columns' numbers and dates, and its text
+// tests on the lists the filter text holds. A store reading only what
+// passes them returns every record the filter accepts; the filter is still
+// evaluated on each. At most kMaxColumnTests: more narrow little further.
+constexpr size_t kMaxColumnTests = 8;
+std::vector<ColumnTest> ColumnTestsOf(const query::Filter& filter) {
+  std::vector<ColumnTest> tests;
+  for (query::Filter::NecessaryTest& test : filter.NecessaryTests()) {
+    if (tests.size() == kMaxColumnTests) break;
+    using Op = query::Filter::NecessaryTest::Op;
+    if (test.op == Op::kContains) {
+      for (absl::string_view field : internal::kFilterTextFields) {
+        if (test.field == field) {
+          tests.push_back({kFilterTextValue, ColumnTest::Op::kContains, std::move(test.text)});
+          break;
+        }
+      }
+      continue;
+    }
+    for (int i = 0; i < kOrderColumnCount; ++i) {
+      const auto column = static_cast<OrderColumn>(i);
+      if (column == OrderColumn::kDisplayName || test.field != OrderColumnField(column)) continue;
+      static const std::map<Op, ColumnTest::Op> kOps = {
+          {Op::kLess, ColumnTest::Op::kLess},
+          {Op::kLessOrEqual, ColumnTest::Op::kLessOrEqual},
+          {Op::kEqual, ColumnTest::Op::kEqual},
+          {Op::kGreaterOrEqual, ColumnTest::Op::kGreaterOrEqual},
+          {Op::kGreater, ColumnTest::Op::kGreater}};
+      tests.push_back({i, kOps.at(test.op), test.number});
+    }
+  }
+  return tests;
 }
 
 // A page token's position in an indexed order: "o", the value's type (n: no
@@ -397,12 +433,22 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
   // while records are added or removed; with order_by every match is sorted
   // and the cursor is a position.
   const bool ordered = !order->empty();
-  const int batch = std::max(*size + 1, 256);
+  // Models: the store skips what the filter's column tests reject (their
+  // columns must be filled first, as for an ordered page); a page then
+  // needs few more rows than it shows (see ListInStoreOrder).
+  std::vector<ColumnTest> tests;
+  if constexpr (Traits<Record>::kKind == RecordKind::kModel) {
+    if (store_->orders_in_store()) tests = ColumnTestsOf(*filter);
+    if (!tests.empty()) {
+      if (absl::Status ready = FillOrderValues(); !ready.ok()) return ready;
+    }
+  }
+  int batch = tests.empty() || ordered ? std::max(*size + 1, 256) : *size + 1;
   std::vector<Record> matches;
   std::string after = ordered ? "" : cursor.after_id;
   while (ordered || static_cast<int>(matches.size()) <= *size) {
     absl::StatusOr<std::vector<StoredRecord>> stored =
-        store_->List(Traits<Record>::kKind, after, batch);
+        store_->ListWhere(Traits<Record>::kKind, after, batch, tests);
     if (!stored.ok()) return stored.status();
     // A scan of the whole catalog (a filter matching little, an order_by)
     // can be long: it stops when nobody waits for it any more.
@@ -422,6 +468,7 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
     }
     if (static_cast<int>(stored->size()) < batch) break;
     after = stored->back().id;
+    batch = std::max(batch, std::min(batch * 2, 256));  // the filter rejected some
   }
 
   size_t begin = 0;
@@ -466,12 +513,20 @@ absl::StatusOr<Page<Record>> Catalog::ListInStoreOrder(
     }
     seek = *std::move(decoded);
   }
-  const int batch = std::max(size + 1, 256);
+  // The store reads only records that pass the filter's column tests: a
+  // page no longer reads (and decodes) every record until it has its
+  // matches. Skipped records fail the filter, so the position after the
+  // last one read is still where the next page starts. When the tests are
+  // the whole filter, every record returned matches: a batch of 256 would
+  // make the store find five times the matches a page of 50 needs. When the
+  // filter rejects some, the batches grow again.
+  const std::vector<ColumnTest> tests = ColumnTestsOf(filter);
+  int batch = tests.empty() ? std::max(size + 1, 256) : size + 1;
   std::vector<Record> matches;
   std::vector<OrderSeek> positions;  // where each match is in the order
   while (static_cast<int>(matches.size()) <= size) {
     absl::StatusOr<std::vector<OrderedRecord>> stored =
-        store_->ListOrdered(Traits<Record>::kKind, column, descending, seek, batch);
+        store_->ListOrderedWhere(Traits<Record>::kKind, column, descending, seek, batch, tests);
     if (!stored.ok()) return stored.status();
     if (query.abandoned && query.abandoned()) {
       return absl::CancelledError("the caller cancelled the list or its deadline passed");
@@ -489,6 +544,7 @@ absl::StatusOr<Page<Record>> Catalog::ListInStoreOrder(
       if (static_cast<int>(matches.size()) > size) break;
     }
     if (static_cast<int>(stored->size()) < batch) break;
+    batch = std::max(batch, std::min(batch * 2, 256));
   }
   // As the other paths: at most `size` records and kMaxListPageBytes.
   const size_t most = std::min(matches.size(), static_cast<size_t>(size));

@@ -64,6 +64,19 @@ class InstrumentedStore : public CatalogStore {
     return Timed("list_ordered",
                  [&] { return store_->ListOrdered(kind, column, descending, after, limit); });
   }
+  // The same operation names: the tests only narrow what a list reads.
+  absl::StatusOr<std::vector<OrderedRecord>> ListOrderedWhere(
+      RecordKind kind, OrderColumn column, bool descending, const OrderSeek& after, int limit,
+      const std::vector<ColumnTest>& tests) override {
+    return Timed("list_ordered", [&] {
+      return store_->ListOrderedWhere(kind, column, descending, after, limit, tests);
+    });
+  }
+  absl::StatusOr<std::vector<StoredRecord>> ListWhere(
+      RecordKind kind, absl::string_view after_id, int limit,
+      const std::vector<ColumnTest>& tests) override {
+    return Timed("list", [&] { return store_->ListWhere(kind, after_id, limit, tests); });
+  }
   absl::StatusOr<std::vector<StoredRecord>> RecordsWithoutOrderValues(RecordKind kind,
                                                                       int limit) override {
     return store_->RecordsWithoutOrderValues(kind, limit);  // once, after an upgrade

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "catalog-service/store/store.h"
@@ -67,10 +68,31 @@ inline const std::vector<query::OrderKey>& ModelOrderKeys() {
   return *keys;
 }
 
+// The lists of a model whose elements the filter text holds (see
+// kFilterTextValue): the ones filters name with `field:"text"`.
+inline constexpr absl::string_view kFilterTextFields[] = {"domains", "tasks", "organizations",
+                                                          "organization_categories", "countries"};
+
+// The filter text of a model: each element of those lists lower-cased
+// (absl::AsciiStrToLower, as query::Filter compares them) after a newline.
+// Any element containing a lower-case text makes the whole text contain it.
+inline std::string FilterTextOf(const Model& model) {
+  std::string text;
+  for (const auto* list : {&model.domains(), &model.tasks(), &model.organizations(),
+                           &model.organization_categories(), &model.countries()}) {
+    for (const std::string& element : *list) {
+      absl::StrAppend(&text, "\n", absl::AsciiStrToLower(element));
+    }
+  }
+  return text;
+}
+
 // The values a model is ordered by in the store: query::OrderValueOf, the
-// values the catalog's own sort compares, so both orders are the same.
+// values the catalog's own sort compares, so both orders are the same; then
+// its filter text.
 inline OrderValues OrderValuesOf(const Model& model) {
   OrderValues values;
+  values[kFilterTextValue] = FilterTextOf(model);
   for (int i = 0; i < kOrderColumnCount; ++i) {
     std::optional<std::variant<double, std::string>> value =
         query::OrderValueOf(model, ModelOrderKeys()[i]);

@@ -12,6 +12,8 @@
 #                            [--record_cache_bytes=B] [--smoke]
 #   pg_virtualenv scripts/bench-million.sh --store=postgres     (PG* from pg_virtualenv)
 #   scripts/bench-million.sh --smoke      2,000 models, 1 round of 1 s (CI: no thresholds)
+#   BENCH_BUILD_DIR=DIR (with SKIP_BUILD=1): the binaries of another build (e.g. a
+#   copy of an earlier commit's, for a before/after on the same machine)
 #
 # Results (every round) go to .run/bench-million/<store>/results.md and stdout.
 set -euo pipefail
@@ -33,12 +35,12 @@ if $smoke; then models=2000 rounds=1 round_seconds=1; fi
 if [[ $store == postgres && -z "${PGHOST:-}${PGDATABASE:-}" ]]; then
   echo "--store=postgres needs a server: run under pg_virtualenv (PG* variables)" >&2; exit 2
 fi
-state="$root/.run/bench-million/$store"
+state="${BENCH_STATE_DIR:-$root/.run/bench-million/$store}"
 rm -rf "$state" && mkdir -p "$state"
 if [[ -z "${SKIP_BUILD:-}" ]]; then
   bash scripts/build.sh catalog-service modelatlas loadgen echo-server >"$state/build.log" 2>&1
 fi
-b="$root/build"
+b="${BENCH_BUILD_DIR:-$root/build}"
 
 echo "== generating $models models"
 source "$root/scripts/lib/servers.sh"

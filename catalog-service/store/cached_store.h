@@ -67,6 +67,16 @@ class CachedStore : public CatalogStore {
                                                          int limit) override {
     return store_->ListOrdered(kind, column, descending, after, limit);
   }
+  absl::StatusOr<std::vector<OrderedRecord>> ListOrderedWhere(
+      RecordKind kind, OrderColumn column, bool descending, const OrderSeek& after, int limit,
+      const std::vector<ColumnTest>& tests) override {
+    return store_->ListOrderedWhere(kind, column, descending, after, limit, tests);
+  }
+  absl::StatusOr<std::vector<StoredRecord>> ListWhere(
+      RecordKind kind, absl::string_view after_id, int limit,
+      const std::vector<ColumnTest>& tests) override {
+    return store_->ListWhere(kind, after_id, limit, tests);
+  }
   absl::StatusOr<std::vector<StoredRecord>> RecordsWithoutOrderValues(RecordKind kind,
                                                                       int limit) override {
     return store_->RecordsWithoutOrderValues(kind, limit);

@@ -1,6 +1,8 @@
 #include "catalog-service/store/postgres_store.h"
 
+#include <cmath>
 #include <pqxx/pqxx>
+#include <variant>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
@@ -58,9 +60,54 @@ class ValueParam {
 struct ValueParams {
   explicit ValueParams(const OrderValues& values)
       : p{ValueParam(values[0]), ValueParam(values[1]), ValueParam(values[2]),
-          ValueParam(values[3])} {}
-  ValueParam p[kOrderColumnCount];
+          ValueParam(values[3]), ValueParam(values[4])} {}
+  ValueParam p[kStoredValueCount];
 };
+
+// The SQL of the ColumnTests this store applies, each " AND ...", values
+// quoted by the connection (the text's shape depends on the filter, so
+// literals rather than a prepared statement); others are left out (the
+// caller filters anyway), as non-finite numbers are.
+std::string TestsSql(pqxx::transaction_base& tx, const std::vector<ColumnTest>& tests) {
+  std::string sql;
+  for (const ColumnTest& test : tests) {
+    if (test.op == ColumnTest::Op::kContains) {
+      const auto* text = std::get_if<std::string>(&test.value);
+      if (test.column != kFilterTextValue || text == nullptr) continue;
+      // NULL: a row an older binary wrote, not yet filled in; let it through.
+      absl::StrAppend(&sql, " AND (filter_text IS NULL OR strpos(filter_text, ", tx.quote(*text),
+                      ") > 0)");
+      continue;
+    }
+    const auto* number = std::get_if<double>(&test.value);
+    if (number == nullptr || !std::isfinite(*number) || test.column < 0 ||
+        test.column >= kOrderColumnCount ||
+        test.column == static_cast<int>(OrderColumn::kDisplayName)) {
+      continue;
+    }
+    const char* op = "=";
+    switch (test.op) {
+      case ColumnTest::Op::kLess:
+        op = "<";
+        break;
+      case ColumnTest::Op::kLessOrEqual:
+        op = "<=";
+        break;
+      case ColumnTest::Op::kGreaterOrEqual:
+        op = ">=";
+        break;
+      case ColumnTest::Op::kGreater:
+        op = ">";
+        break;
+      default:
+        break;
+    }
+    // A NULL value compares to nothing: unset fields pass no comparison.
+    absl::StrAppend(&sql, " AND ", kOrderColumnNames[test.column], " ", op, " ",
+                    tx.quote(ValueParam(test.value).get()), "::double precision");
+  }
+  return sql;
+}
 
 OrderValue ReadValue(const pqxx::field& field, OrderColumn column) {
   if (field.is_null()) return std::monostate();
@@ -242,11 +289,18 @@ absl::StatusOr<std::vector<StoredRecord>> PostgresStore::List(RecordKind kind,
 
 absl::StatusOr<std::vector<OrderedRecord>> PostgresStore::ListOrdered(
     RecordKind kind, OrderColumn column, bool descending, const OrderSeek& after, int limit) {
+  return ListOrderedWhere(kind, column, descending, after, limit, {});
+}
+
+absl::StatusOr<std::vector<OrderedRecord>> PostgresStore::ListOrderedWhere(
+    RecordKind kind, OrderColumn column, bool descending, const OrderSeek& after, int limit,
+    const std::vector<ColumnTest>& tests) {
   return WithConnection<std::vector<OrderedRecord>>(
       [&](pqxx::connection& c) -> absl::StatusOr<std::vector<OrderedRecord>> {
         pqxx::read_transaction tx(c);
         const std::string col = kOrderColumnNames[static_cast<int>(column)];
         const char* direction = descending ? " DESC" : "";
+        const std::string where = TestsSql(tx, tests);
         std::vector<OrderedRecord> records;
         auto read = [&](const pqxx::result& rows) {
           for (const auto& row : rows) {
@@ -260,7 +314,7 @@ absl::StatusOr<std::vector<OrderedRecord>> PostgresStore::ListOrdered(
         if (in_values) {
           const std::string select =
               absl::StrCat("SELECT id, display_name, encode(payload, 'hex'), revision, ", col,
-                           " FROM records WHERE kind = $1 AND ", col, " IS NOT NULL");
+                           " FROM records WHERE kind = $1 AND ", col, " IS NOT NULL", where);
           if (after.start) {
             read(tx.exec_params(absl::StrCat(select, " ORDER BY ", col, direction, ", id LIMIT $2"),
                                 Kind(kind), limit));
@@ -277,9 +331,27 @@ absl::StatusOr<std::vector<OrderedRecord>> PostgresStore::ListOrdered(
           read(tx.exec_params(
               absl::StrCat("SELECT id, display_name, encode(payload, 'hex'), revision, NULL "
                            "FROM records WHERE kind = $1 AND ",
-                           col, " IS NULL AND id > $2 ORDER BY id LIMIT $3"),
+                           col, " IS NULL AND id > $2", where, " ORDER BY id LIMIT $3"),
               Kind(kind), in_values ? std::string() : after.id,
               limit - static_cast<int>(records.size())));
+        }
+        return records;
+      });
+}
+
+absl::StatusOr<std::vector<StoredRecord>> PostgresStore::ListWhere(
+    RecordKind kind, absl::string_view after_id, int limit, const std::vector<ColumnTest>& tests) {
+  if (tests.empty()) return List(kind, after_id, limit);
+  return WithConnection<std::vector<StoredRecord>>(
+      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<StoredRecord>> {
+        pqxx::nontransaction tx(c);  // one statement: no BEGIN/COMMIT round trips
+        std::vector<StoredRecord> records;
+        for (const auto& row : tx.exec_params(
+                 absl::StrCat("SELECT id, display_name, encode(payload, 'hex'), revision FROM "
+                              "records WHERE kind = $1 AND id > $2",
+                              TestsSql(tx, tests), " ORDER BY id LIMIT $3"),
+                 Kind(kind), std::string(after_id), limit)) {
+          records.push_back(ReadRecord(row));
         }
         return records;
       });
@@ -311,10 +383,10 @@ absl::Status PostgresStore::SetOrderValues(
              // Only at the revision read: a write since then set its own values.
              tx.exec_params(
                  "UPDATE records SET order_parameters = $1, order_training_compute_flop = $2, "
-                 "order_publication_date = $3, order_display_name = $4 "
-                 "WHERE kind = $5 AND id = $6 AND revision = $7",
+                 "order_publication_date = $3, order_display_name = $4, filter_text = $5 "
+                 "WHERE kind = $6 AND id = $7 AND revision = $8",
                  params.p[0].get(), params.p[1].get(), params.p[2].get(), params.p[3].get(),
-                 Kind(kind), record.id, record.revision);
+                 params.p[4].get(), Kind(kind), record.id, record.revision);
              tx.exec_params("DELETE FROM order_values_pending WHERE kind = $1 AND id = $2",
                             Kind(kind), record.id);
            }
@@ -386,7 +458,8 @@ absl::StatusOr<int64_t> PostgresStore::Write(const std::vector<BatchWrite>& writ
       const std::string id = tx.quote(record.id);
       const std::string values = absl::StrCat(
           quote_value(record.order_values[0]), ",", quote_value(record.order_values[1]), ",",
-          quote_value(record.order_values[2]), ",", quote_value(record.order_values[3]));
+          quote_value(record.order_values[2]), ",", quote_value(record.order_values[3]), ",",
+          quote_value(record.order_values[4]));
       const bool create = write.operation == BatchWrite::Operation::kCreate;
       if (create) {
         absl::StrAppend(&inserts, inserts.empty() ? "" : ",", "(", kind, ",", id, ",",
@@ -401,7 +474,7 @@ absl::StatusOr<int64_t> PostgresStore::Write(const std::vector<BatchWrite>& writ
             &updates, "UPDATE records SET display_name = ", tx.quote(record.display_name),
             ", payload = ", tx.quote(HexBytea(record.payload)), "::bytea, revision = ", revision,
             ", (order_parameters, order_training_compute_flop, "
-            "order_publication_date, order_display_name) = (",
+            "order_publication_date, order_display_name, filter_text) = (",
             values, ") WHERE kind = ", kind, " AND id = ", id, ";\n");
         absl::StrAppend(&clear_keys, "DELETE FROM lookup_keys WHERE kind = ", kind,
                         " AND id = ", id, ";\n");
@@ -418,7 +491,7 @@ absl::StatusOr<int64_t> PostgresStore::Write(const std::vector<BatchWrite>& writ
       absl::StrAppend(&sql,
                       "INSERT INTO records (kind, id, display_name, payload, revision, "
                       "order_parameters, order_training_compute_flop, order_publication_date, "
-                      "order_display_name) VALUES ",
+                      "order_display_name, filter_text) VALUES ",
                       inserts, ";\n");
     }
     if (!keys.empty()) {

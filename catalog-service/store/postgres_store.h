@@ -36,6 +36,12 @@ class PostgresStore : public CatalogStore {
   absl::StatusOr<std::vector<OrderedRecord>> ListOrdered(RecordKind kind, OrderColumn column,
                                                          bool descending, const OrderSeek& after,
                                                          int limit) override;
+  absl::StatusOr<std::vector<OrderedRecord>> ListOrderedWhere(
+      RecordKind kind, OrderColumn column, bool descending, const OrderSeek& after, int limit,
+      const std::vector<ColumnTest>& tests) override;
+  absl::StatusOr<std::vector<StoredRecord>> ListWhere(
+      RecordKind kind, absl::string_view after_id, int limit,
+      const std::vector<ColumnTest>& tests) override;
   absl::StatusOr<std::vector<StoredRecord>> RecordsWithoutOrderValues(RecordKind kind,
                                                                       int limit) override;
   absl::Status SetOrderValues(RecordKind kind,

@@ -2,8 +2,10 @@
 
 #include <sqlite3.h>
 
+#include <memory>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "catalog-service/store/migrations.h"
@@ -57,8 +59,22 @@ class Statement {
     }
     stmt_ = entry->second;
   }
+  // A statement of its own, finalized on scope exit: for texts with many
+  // shapes (a filter's pushed tests), which would grow the cache without bound.
+  Statement(sqlite3* db, absl::string_view sql) : db_(db), owned_(true) {
+    if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
+        SQLITE_OK) {
+      status_ = SqliteError(db, absl::StrCat("prepare ", sql));
+      sqlite3_finalize(stmt_);
+      stmt_ = nullptr;
+    }
+  }
   ~Statement() {
     if (stmt_ == nullptr) return;
+    if (owned_) {
+      sqlite3_finalize(stmt_);
+      return;
+    }
     sqlite3_reset(stmt_);
     sqlite3_clear_bindings(stmt_);
   }
@@ -94,9 +110,9 @@ class Statement {
     }
     return *this;
   }
-  // Binds the order columns' values from `first` on.
+  // Binds the stored values (order columns, filter text) from `first` on.
   Statement& BindValues(int first, const OrderValues& values) {
-    for (int i = 0; i < kOrderColumnCount; ++i) BindValue(first + i, values[i]);
+    for (int i = 0; i < kStoredValueCount; ++i) BindValue(first + i, values[i]);
     return *this;
   }
   // Steps once: true when a row is available, false when done.
@@ -133,6 +149,7 @@ class Statement {
  private:
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
+  bool owned_ = false;
   absl::Status status_;
 };
 
@@ -171,6 +188,69 @@ StoredRecord ReadRecord(const Statement& stmt) {
 constexpr const char* kOrderColumnNames[kOrderColumnCount] = {
     "order_parameters", "order_training_compute_flop", "order_publication_date",
     "order_display_name"};
+
+// The SQL of `tests` (ColumnTest), each " AND ..." with its value bound at
+// ?first, ?first + 1, ... (BindTests); tests a store cannot apply are left
+// out (the caller filters anyway).
+std::vector<const ColumnTest*> Applicable(const std::vector<ColumnTest>& tests) {
+  std::vector<const ColumnTest*> out;
+  for (const ColumnTest& test : tests) {
+    const bool contains = test.op == ColumnTest::Op::kContains;
+    if (contains
+            ? test.column == kFilterTextValue && std::holds_alternative<std::string>(test.value)
+            : test.column >= 0 && test.column < kOrderColumnCount &&
+                  test.column != static_cast<int>(OrderColumn::kDisplayName) &&
+                  std::holds_alternative<double>(test.value)) {
+      out.push_back(&test);
+    }
+  }
+  return out;
+}
+
+// A test on another column than the one the list walks in order is written
+// `+column` so that SQLite's planner (which has no statistics here) cannot
+// pick that column's index and sort what it finds: a page walks its order's
+// index and stops when full. `walked` is the OrderColumn a list is ordered by,
+// or -1 (id order).
+std::string TestsSql(const std::vector<const ColumnTest*>& tests, int first, int walked) {
+  std::string sql;
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const ColumnTest& test = *tests[i];
+    const int at = first + static_cast<int>(i);
+    const char* op = "=";
+    switch (test.op) {
+      case ColumnTest::Op::kLess:
+        op = "<";
+        break;
+      case ColumnTest::Op::kLessOrEqual:
+        op = "<=";
+        break;
+      case ColumnTest::Op::kEqual:
+        op = "=";
+        break;
+      case ColumnTest::Op::kGreaterOrEqual:
+        op = ">=";
+        break;
+      case ColumnTest::Op::kGreater:
+        op = ">";
+        break;
+      case ColumnTest::Op::kContains:
+        // NULL: a row an older binary wrote, not yet filled in; let it through.
+        absl::StrAppend(&sql, " AND (filter_text IS NULL OR instr(filter_text, ?", at, ") > 0)");
+        continue;
+    }
+    // A NULL value compares to nothing: unset fields pass no comparison.
+    absl::StrAppend(&sql, " AND ", test.column == walked ? "" : "+", kOrderColumnNames[test.column],
+                    " ", op, " ?", at);
+  }
+  return sql;
+}
+
+void BindTests(Statement& stmt, const std::vector<const ColumnTest*>& tests, int first) {
+  for (size_t i = 0; i < tests.size(); ++i) {
+    stmt.BindValue(first + static_cast<int>(i), tests[i]->value);
+  }
+}
 
 }  // namespace
 
@@ -317,9 +397,22 @@ absl::StatusOr<std::vector<StoredRecord>> SqliteStore::List(RecordKind kind,
 
 absl::StatusOr<std::vector<OrderedRecord>> SqliteStore::ListOrdered(
     RecordKind kind, OrderColumn column, bool descending, const OrderSeek& after, int limit) {
+  return ListOrderedWhere(kind, column, descending, after, limit, {});
+}
+
+absl::StatusOr<std::vector<OrderedRecord>> SqliteStore::ListOrderedWhere(
+    RecordKind kind, OrderColumn column, bool descending, const OrderSeek& after, int limit,
+    const std::vector<ColumnTest>& column_tests) {
   absl::MutexLock lock(&mutex_);
   const absl::string_view c = kOrderColumnNames[static_cast<int>(column)];
   const char* direction = descending ? " DESC" : "";
+  const std::vector<const ColumnTest*> tests = Applicable(column_tests);
+  // Without tests, one cached statement per column and direction; with
+  // them, the text depends on the filter: prepared for this call only.
+  auto prepare = [&](const std::string& sql) {
+    return tests.empty() ? std::make_unique<Statement>(db_, statements_, sql)
+                         : std::make_unique<Statement>(db_, sql);
+  };
   std::vector<OrderedRecord> records;
   auto read = [&](Statement& stmt) -> absl::Status {
     while (true) {
@@ -332,39 +425,65 @@ absl::StatusOr<std::vector<OrderedRecord>> SqliteStore::ListOrdered(
   // The records with a value, through the column's index (kind, value, id);
   // descending, the index is read backwards and each run of equal values is
   // put in id order (SQLite's "temp b-tree for right part of ORDER BY").
+  // The tests' values are bound after the statement's own (?5 on).
+  const std::string where = TestsSql(tests, 5, static_cast<int>(column));
   const bool in_values = after.start || !std::holds_alternative<std::monostate>(after.value);
   if (in_values) {
     const std::string sql =
         after.start ? absl::StrCat("SELECT id, display_name, payload, revision, ", c,
-                                   " FROM records WHERE kind = ?1 AND ", c,
-                                   " IS NOT NULL ORDER BY ", c, direction, ", id LIMIT ?2")
+                                   " FROM records WHERE kind = ?1 AND ", c, " IS NOT NULL", where,
+                                   " ORDER BY ", c, direction, ", id LIMIT ?2")
                     : absl::StrCat("SELECT id, display_name, payload, revision, ", c,
                                    " FROM records WHERE kind = ?1 AND ", c, " IS NOT NULL AND ", c,
                                    descending ? " <= ?2" : " >= ?2", " AND (", c,
-                                   descending ? " < ?2" : " > ?2", " OR id > ?3) ORDER BY ", c,
-                                   direction, ", id LIMIT ?4");
-    Statement stmt(db_, statements_, sql);
-    if (!stmt.status().ok()) return stmt.status();
-    stmt.Bind(1, RecordKindName(kind));
+                                   descending ? " < ?2" : " > ?2", " OR id > ?3)", where,
+                                   " ORDER BY ", c, direction, ", id LIMIT ?4");
+    std::unique_ptr<Statement> stmt = prepare(sql);
+    if (!stmt->status().ok()) return stmt->status();
+    stmt->Bind(1, RecordKindName(kind));
     if (after.start) {
-      stmt.Bind(2, int64_t{limit});
+      stmt->Bind(2, int64_t{limit});
     } else {
-      stmt.BindValue(2, after.value).Bind(3, after.id).Bind(4, int64_t{limit});
+      stmt->BindValue(2, after.value).Bind(3, after.id).Bind(4, int64_t{limit});
     }
-    if (absl::Status s = read(stmt); !s.ok()) return s;
+    BindTests(*stmt, tests, 5);
+    if (absl::Status s = read(*stmt); !s.ok()) return s;
   }
   // Then the records without one, in id order.
   if (static_cast<int>(records.size()) < limit) {
-    Statement stmt(db_, statements_,
-                   absl::StrCat("SELECT id, display_name, payload, revision, NULL FROM records "
-                                "WHERE kind = ? AND ",
-                                c, " IS NULL AND id > ? ORDER BY id LIMIT ?"));
-    if (!stmt.status().ok()) return stmt.status();
-    stmt.Bind(1, RecordKindName(kind))
+    std::unique_ptr<Statement> stmt =
+        prepare(absl::StrCat("SELECT id, display_name, payload, revision, NULL FROM records "
+                             "WHERE kind = ?1 AND ",
+                             c, " IS NULL AND id > ?2", where, " ORDER BY id LIMIT ?3"));
+    if (!stmt->status().ok()) return stmt->status();
+    stmt->Bind(1, RecordKindName(kind))
         // "" (not a null view, which SQLite would bind as NULL): every id is after it.
         .Bind(2, in_values ? absl::string_view("") : absl::string_view(after.id))
         .Bind(3, int64_t{limit - static_cast<int>(records.size())});
-    if (absl::Status s = read(stmt); !s.ok()) return s;
+    BindTests(*stmt, tests, 5);
+    if (absl::Status s = read(*stmt); !s.ok()) return s;
+  }
+  return records;
+}
+
+absl::StatusOr<std::vector<StoredRecord>> SqliteStore::ListWhere(
+    RecordKind kind, absl::string_view after_id, int limit,
+    const std::vector<ColumnTest>& column_tests) {
+  const std::vector<const ColumnTest*> tests = Applicable(column_tests);
+  if (tests.empty()) return List(kind, after_id, limit);
+  absl::MutexLock lock(&mutex_);
+  Statement stmt(db_, absl::StrCat("SELECT id, display_name, payload, revision FROM records "
+                                   "WHERE kind = ?1 AND id > ?2",
+                                   TestsSql(tests, 4, -1), " ORDER BY id LIMIT ?3"));
+  if (!stmt.status().ok()) return stmt.status();
+  stmt.Bind(1, RecordKindName(kind)).Bind(2, after_id).Bind(3, int64_t{limit});
+  BindTests(stmt, tests, 4);
+  std::vector<StoredRecord> records;
+  while (true) {
+    absl::StatusOr<bool> row = stmt.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    records.push_back(ReadRecord(stmt));
   }
   return records;
 }
@@ -394,7 +513,7 @@ absl::Status SqliteStore::SetOrderValues(
   return InTransaction(db_, [&]() -> absl::Status {
     Statement set(db_, statements_,
                   "UPDATE records SET order_parameters = ?, order_training_compute_flop = ?, "
-                  "order_publication_date = ?, order_display_name = ? "
+                  "order_publication_date = ?, order_display_name = ?, filter_text = ? "
                   "WHERE kind = ? AND id = ? AND revision = ?");
     Statement clear(db_, statements_, "DELETE FROM order_values_pending WHERE kind = ? AND id = ?");
     for (const Statement* stmt : {&set, &clear}) {
@@ -404,9 +523,9 @@ absl::Status SqliteStore::SetOrderValues(
     for (const auto& [record, order_values] : values) {
       if (absl::Status s = set.Reset()
                                .BindValues(1, order_values)
-                               .Bind(5, kind_name)
-                               .Bind(6, record.id)
-                               .Bind(7, record.revision)
+                               .Bind(6, kind_name)
+                               .Bind(7, record.id)
+                               .Bind(8, record.revision)
                                .Run();
           !s.ok()) {
         return s;
@@ -450,11 +569,11 @@ absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes
     Statement insert(db_, statements_,
                      "INSERT INTO records (kind, id, display_name, payload, revision, "
                      "order_parameters, order_training_compute_flop, order_publication_date, "
-                     "order_display_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                     "order_display_name, filter_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     Statement update(db_, statements_,
                      "UPDATE records SET display_name = ?, payload = ?, revision = ?, "
                      "order_parameters = ?, order_training_compute_flop = ?, "
-                     "order_publication_date = ?, order_display_name = ? "
+                     "order_publication_date = ?, order_display_name = ?, filter_text = ? "
                      "WHERE kind = ? AND id = ?");
     for (const Statement* stmt : {&exists, &insert, &update}) {
       if (!stmt->status().ok()) return stmt->status();
@@ -483,8 +602,8 @@ absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes
                         .BindBlob(2, record.payload)
                         .Bind(3, *revision)
                         .BindValues(4, record.order_values)
-                        .Bind(8, kind)
-                        .Bind(9, record.id)
+                        .Bind(9, kind)
+                        .Bind(10, record.id)
                         .Run();
         }
       }

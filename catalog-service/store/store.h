@@ -35,7 +35,34 @@ absl::string_view OrderColumnField(OrderColumn column);
 // unset (std::monostate: sorts last in either direction), a number (dates as
 // yyyymmdd) or text (compared bytewise).
 using OrderValue = std::variant<std::monostate, double, std::string>;
-using OrderValues = std::array<OrderValue, kOrderColumnCount>;
+// The columns a store keeps beside each record's payload for reading it in
+// order or narrowing a scan: the order columns, in OrderColumn's order, then
+// the filter text (schema 4, kFilterTextValue).
+inline constexpr int kStoredValueCount = kOrderColumnCount + 1;
+// The model's lists that filters name with `field:"text"` (domains, tasks,
+// organizations, organization categories, countries), each element lower
+// case after a newline: a filter's "some element contains" term is then a
+// substring test on one column, pushed into SQL (ColumnTest::kContains).
+// Empty text for a model without any; unset (NULL) for hardware and for rows
+// an older binary wrote, which every kContains test lets through.
+inline constexpr int kFilterTextValue = kOrderColumnCount;
+using OrderValues = std::array<OrderValue, kStoredValueCount>;
+
+// A test a store applies to one of those columns while it reads, so that a
+// filtered List does not read, decode and reject every record in the catalog
+// process. Built from the terms AND-ed at a filter's top
+// (query::Filter::NecessaryTests): only a record that can match passes, and
+// the catalog still evaluates the whole filter on what comes back; a store
+// that ignores the tests is correct, only slower.
+struct ColumnTest {
+  enum class Op { kLess, kLessOrEqual, kEqual, kGreaterOrEqual, kGreater, kContains };
+  // Numbers (kLess..kGreater): an OrderColumn (not kDisplayName), whose NULL
+  // passes no test, as an unset field matches no comparison. kContains:
+  // kFilterTextValue, `value` the lower-case text.
+  int column = 0;
+  Op op = Op::kEqual;
+  OrderValue value;
+};
 
 // A position in an ordered list: just after the record `id` whose value is
 // `value`; `start` = before the first record. The order is the records with a
@@ -64,7 +91,7 @@ struct RecordWrite {
   // Keys the record is found by (display name, aliases), see LookupKey().
   std::vector<std::string> lookup_keys;
   std::string payload;
-  // Its values of the order columns (all unset for hardware).
+  // Its values of the order columns and the filter text (all unset for hardware).
   OrderValues order_values;
 };
 
@@ -153,6 +180,22 @@ class CatalogStore {
                                                                  OrderColumn column,
                                                                  bool descending,
                                                                  const OrderSeek& after, int limit);
+  // ListOrdered and List reading only records that pass every test (see
+  // ColumnTest): the same records those return, less the ones the tests
+  // reject. By default the tests are not applied (correct, since the caller
+  // filters anyway).
+  virtual absl::StatusOr<std::vector<OrderedRecord>> ListOrderedWhere(
+      RecordKind kind, OrderColumn column, bool descending, const OrderSeek& after, int limit,
+      const std::vector<ColumnTest>& tests) {
+    (void)tests;
+    return ListOrdered(kind, column, descending, after, limit);
+  }
+  virtual absl::StatusOr<std::vector<StoredRecord>> ListWhere(
+      RecordKind kind, absl::string_view after_id, int limit,
+      const std::vector<ColumnTest>& tests) {
+    (void)tests;
+    return List(kind, after_id, limit);
+  }
   // Records written before the order columns existed (a database file of an
   // older binary, upgraded by a migration) have no order values yet: up to
   // `limit` of them, in id order; empty once every record has its values.

@@ -622,6 +622,49 @@ bool Filter::Matches(const Message& record) const {
   return root_ == nullptr || root_->Matches(record);
 }
 
+namespace {
+
+void CollectNecessary(const Filter::Node& node, std::vector<Filter::NecessaryTest>& out) {
+  using Test = Filter::NecessaryTest;
+  if (node.type == Filter::Node::Type::kAnd) {
+    for (const auto& child : node.children) CollectNecessary(*child, out);
+    return;
+  }
+  if (node.type != Filter::Node::Type::kCompare || node.path.size() != 1) return;
+  const FieldDescriptor* field = node.path[0];
+  if (node.kind == Kind::kString) {
+    // A list of text: `domains:"vis"` needs an element containing "vis"
+    // (ignoring case); `domains = "Vision"` an element equal to it, so one
+    // containing its lower case too. Globs and orderings are left to Matches.
+    if (!field->is_repeated()) return;
+    if (node.op == Op::kHas || (node.op == Op::kEq && node.text.find('*') == std::string::npos)) {
+      out.push_back(Test{field->name(), Test::Op::kContains, 0, absl::AsciiStrToLower(node.text)});
+    }
+    return;
+  }
+  // Numbers and dates: only singular fields with presence, whose "no value"
+  // (which passes no comparison here) is the store's NULL.
+  if ((node.kind != Kind::kNumber && node.kind != Kind::kDate) || field->is_repeated() ||
+      !field->has_presence() || !std::isfinite(node.number)) {
+    return;
+  }
+  static const std::map<Op, Test::Op> kTests = {
+      {Op::kEq, Test::Op::kEqual},   {Op::kHas, Test::Op::kEqual},
+      {Op::kLt, Test::Op::kLess},    {Op::kLe, Test::Op::kLessOrEqual},
+      {Op::kGt, Test::Op::kGreater}, {Op::kGe, Test::Op::kGreaterOrEqual}};
+  const auto test = kTests.find(node.op);
+  if (test == kTests.end()) return;  // != is left to Matches
+  out.push_back(Test{field->name(), test->second, node.number, ""});
+}
+
+}  // namespace
+
+std::vector<Filter::NecessaryTest> Filter::NecessaryTests() const {
+  std::vector<NecessaryTest> tests;
+  if (root_ != nullptr) CollectNecessary(*root_, tests);
+  return tests;
+}
+
 // ---------------------------------------------------------------------------
 // order_by.
 

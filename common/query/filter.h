@@ -39,6 +39,22 @@ class Filter {
   bool Matches(const google::protobuf::Message& record) const;
   bool empty() const { return root_ == nullptr; }
 
+  // A test that every record this filter accepts passes: one of the terms
+  // AND-ed at the filter's top, in a form a store can apply to a column while
+  // it reads (catalog-service pushes these into SQL). Only narrowing: the
+  // caller still evaluates Matches() on what the store returns.
+  struct NecessaryTest {
+    enum class Op { kLess, kLessOrEqual, kEqual, kGreaterOrEqual, kGreater, kContains };
+    // A top-level field: a singular number or date with presence (the value
+    // OrderValueOf gives; an unset field passes no test), or a list of text
+    // (kContains: some element, lower-cased, contains `text`).
+    std::string field;
+    Op op = Op::kEqual;
+    double number = 0;  // finite; dates as yyyymmdd
+    std::string text;   // lower case
+  };
+  std::vector<NecessaryTest> NecessaryTests() const;
+
   struct Node;
 
  private:

@@ -224,7 +224,7 @@ TEST(OrderedListMigrationTest, SqliteFileOfSchema2IsUpgradedAndOrdersItsRecords)
   {
     auto store = SqliteStore::Open(path);
     ASSERT_TRUE(store.ok()) << store.status();
-    EXPECT_EQ((*store)->schema_version(), 3);
+    EXPECT_EQ((*store)->schema_version(), 4);
     Catalog catalog(*std::move(store));
     ExpectSameAsSortedInProcess(catalog);
     EXPECT_EQ(AllPages(catalog, "", "parameters", 1000).size(), 80u);
@@ -267,7 +267,7 @@ TEST(OrderedListMigrationTest, PostgresDatabaseOfSchema2IsUpgradedAndOrdersItsRe
   }
   auto store = PostgresStore::Open(database.conninfo(), 2);
   ASSERT_TRUE(store.ok()) << store.status();
-  EXPECT_EQ((*store)->schema_version(), 3);
+  EXPECT_EQ((*store)->schema_version(), 4);
   Catalog catalog(*std::move(store));
   ExpectSameAsSortedInProcess(catalog);
   EXPECT_EQ(AllPages(catalog, "", "display_name desc", 1000).size(), 80u);

@@ -1,0 +1,337 @@
+// A List's filter terms on stored columns (the order columns' numbers and
+// dates, the lists of the filter text) run in SQL (ColumnTest, schema 4), so
+// a page does not read and reject every record in the catalog process. The
+// semantics must not move: every filter here gives, on every store, the
+// records the C++ evaluator (query::Filter::Matches, query::OrderedBefore)
+// picks from the whole catalog, in its order, page after page; and a
+// database of schema 3 is upgraded and filled in.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "catalog-service/store/migrations.h"
+#include "common/query/filter.h"
+#include "tests/catalog/catalog_on_store.h"
+
+namespace modelatlas::catalog {
+namespace {
+
+using common::v1::Model;
+
+// Unset numbers and dates, zero, ties, lists in mixed case with several
+// elements, so each rule of the filter shows: an unset field passes no
+// comparison, `:` on a list is "an element contains, ignoring case", `=` is
+// exact.
+v1::Dataset Models(int count) {
+  static const char* kDomains[] = {"Language", "Vision", "Speech", "Multimodal", "vision"};
+  static const char* kTasks[] = {"Language modeling", "Image classification", "Chat",
+                                 "Speech recognition"};
+  static const char* kOrgs[] = {"Lab 3", "LAB 30", "Google DeepMind", "Meta AI"};
+  static const char* kCountries[] = {"United States of America", "United Kingdom", "China"};
+  static const char* kCategories[] = {"Industry", "Academia"};
+  v1::Dataset dataset;
+  for (int i = 0; i < count; ++i) {
+    const int n = (i * 53) % count;  // ids not in insertion order
+    char id[16];
+    std::snprintf(id, sizeof(id), "p-%04d", n);
+    Model* m = dataset.add_models();
+    m->set_name(absl::StrCat("models/", id));
+    m->set_display_name(absl::StrCat(n % 3 == 0 ? "Model " : "Net ", n));
+    m->mutable_provenance()->set_source("test");
+    if (n % 6 != 5) m->add_domains(kDomains[n % 5]);
+    if (n % 4 == 1) m->add_domains(kDomains[(n / 4) % 5]);
+    if (n % 3 != 2) m->add_tasks(kTasks[n % 4]);
+    if (n % 5 != 4) m->add_organizations(kOrgs[n % 4]);
+    if (n % 2 == 0) m->add_countries(kCountries[n % 3]);
+    if (n % 7 == 3) m->add_organization_categories(kCategories[n % 2]);
+    if (n % 9 != 0) m->set_parameters(((n * 13) % 17) * 1e9);  // 0 included, ties
+    if (n % 4 != 0) m->set_training_compute_flop((n % 6) * 1.5e22);
+    if (n % 5 != 0) {
+      m->mutable_publication_date()->set_year(2019 + n % 5);
+      m->mutable_publication_date()->set_month(1 + n % 12);
+      m->mutable_publication_date()->set_day(1 + n % 28);
+    }
+  }
+  return dataset;
+}
+
+const char* kFilters[] = {
+    "",
+    "parameters > 1e10",
+    "parameters >= 5e9 AND domains:\"vision\"",
+    "parameters > 1e11 AND domains:\"Vision\"",
+    "domains = \"Vision\"",
+    "domains = \"vision\"",
+    "domains:\"VIS\"",
+    "domains = \"Vis*\"",
+    "domains:\"ion\" AND tasks:\"language\"",
+    "tasks:\"language\" AND publication_date < \"2021-06-01\"",
+    "publication_date >= \"2022-01-01\"",
+    "publication_date = \"2021-03-04\"",
+    "organizations:\"lab 3\"",
+    "organizations = \"Lab 3\"",
+    "organization_categories:\"academia\" AND parameters <= 8e9",
+    "countries:\"united\" AND training_compute_flop >= 3e22",
+    "training_compute_flop <= 3e22 AND parameters:4e9",
+    "training_compute_flop = 0",
+    "parameters = 0",
+    "parameters != 0",
+    "parameters < 3e9",
+    "NOT parameters > 1e9",
+    "parameters > 1e10 OR domains:\"Speech\"",
+    "(parameters > 2e9 AND domains:\"Vision\") AND countries:\"united\"",
+    "parameters > 2e9 AND parameters < 9e9 AND publication_date > \"2020-01-01\"",
+    "\"net\" AND parameters < 6e9",
+    "training_compute_flop:* AND domains:\"multi\"",
+    "domains:\"\"",
+};
+
+const char* kOrders[] = {"",
+                         "parameters desc",
+                         "parameters",
+                         "publication_date",
+                         "publication_date desc",
+                         "training_compute_flop desc",
+                         "display_name",
+                         "publication_date desc, name"};
+
+// Every name of a listing, page after page.
+std::vector<std::string> AllPages(Catalog& catalog, const std::string& filter,
+                                  const std::string& order_by, int page_size) {
+  std::vector<std::string> names;
+  ListQuery query;
+  query.filter = filter;
+  query.order_by = order_by;
+  query.page_size = page_size;
+  for (int pages = 0; pages < 2000; ++pages) {
+    absl::StatusOr<Page<Model>> page = catalog.List<Model>(query);
+    EXPECT_TRUE(page.ok()) << page.status() << " for " << filter << " / " << order_by;
+    if (!page.ok()) break;
+    for (const auto& model : page->records) names.push_back(model.name());
+    if (page->next_page_token.empty()) break;
+    query.page_token = page->next_page_token;
+  }
+  return names;
+}
+
+// The C++ evaluator's answer: every record of the catalog (an unfiltered,
+// unordered walk, which pushes nothing), filtered by Filter::Matches and
+// sorted by OrderedBefore (ties keep id order, as the store's order does).
+std::vector<std::string> Evaluated(Catalog& catalog, const std::string& filter,
+                                   const std::string& order_by) {
+  ListQuery all;
+  all.page_size = Catalog::kMaxPageSize;
+  std::vector<Model> records;
+  for (int pages = 0; pages < 2000; ++pages) {
+    absl::StatusOr<Page<Model>> page = catalog.List<Model>(all);
+    EXPECT_TRUE(page.ok()) << page.status();
+    if (!page.ok()) break;
+    for (auto& model : page->records) records.push_back(std::move(model));
+    if (page->next_page_token.empty()) break;
+    all.page_token = page->next_page_token;
+  }
+  absl::StatusOr<query::Filter> parsed = query::Filter::Parse(filter, Model::descriptor());
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  absl::StatusOr<std::vector<query::OrderKey>> keys =
+      query::ParseOrderBy(order_by, Model::descriptor());
+  EXPECT_TRUE(keys.ok()) << keys.status();
+  if (!parsed.ok() || !keys.ok()) return {};
+  std::vector<Model> matches;
+  for (Model& model : records) {
+    if (parsed->Matches(model)) matches.push_back(std::move(model));
+  }
+  std::stable_sort(matches.begin(), matches.end(), [&](const Model& a, const Model& b) {
+    return query::OrderedBefore(a, b, *keys);
+  });
+  std::vector<std::string> names;
+  for (const Model& model : matches) names.push_back(model.name());
+  return names;
+}
+
+void ExpectSameAsEvaluated(Catalog& catalog) {
+  for (const char* filter : kFilters) {
+    for (const char* order : kOrders) {
+      const std::vector<std::string> expected = Evaluated(catalog, filter, order);
+      for (int page_size : {7, 1000}) {
+        EXPECT_EQ(AllPages(catalog, filter, order, page_size), expected)
+            << "filter " << filter << ", order_by " << order << ", page_size " << page_size;
+      }
+    }
+  }
+}
+
+// The filters are not vacuous: some match nothing, none match all but "".
+TEST(FilterPushdownDataTest, FiltersSelectPartOfTheCatalog) {
+  const v1::Dataset dataset = Models(400);
+  int empty = 0;
+  for (const char* filter : kFilters) {
+    absl::StatusOr<query::Filter> parsed = query::Filter::Parse(filter, Model::descriptor());
+    ASSERT_TRUE(parsed.ok()) << parsed.status() << " " << filter;
+    int matched = 0;
+    for (const Model& model : dataset.models()) matched += parsed->Matches(model) ? 1 : 0;
+    if (std::string(filter).empty()) continue;
+    EXPECT_LT(matched, dataset.models_size()) << filter;
+    if (matched == 0) ++empty;
+  }
+  EXPECT_LE(empty, 2);
+}
+
+// What is pushed: the AND-ed comparisons of singular numbers and dates and
+// the text tests on lists; never a term under OR or NOT, a glob or !=.
+TEST(FilterPushdownDataTest, NecessaryTestsAreTheTopLevelConjuncts) {
+  using Op = query::Filter::NecessaryTest::Op;
+  auto tests = [](const char* text) {
+    absl::StatusOr<query::Filter> f = query::Filter::Parse(text, Model::descriptor());
+    EXPECT_TRUE(f.ok()) << f.status();
+    return f.ok() ? f->NecessaryTests() : std::vector<query::Filter::NecessaryTest>{};
+  };
+  auto pushed = tests(
+      "parameters > 1e11 AND domains:\"Vision\" AND publication_date <= "
+      "\"2024-02-03\"");
+  ASSERT_EQ(pushed.size(), 3u);
+  EXPECT_EQ(pushed[0].field, "parameters");
+  EXPECT_EQ(pushed[0].op, Op::kGreater);
+  EXPECT_EQ(pushed[0].number, 1e11);
+  EXPECT_EQ(pushed[1].field, "domains");
+  EXPECT_EQ(pushed[1].op, Op::kContains);
+  EXPECT_EQ(pushed[1].text, "vision");
+  EXPECT_EQ(pushed[2].op, Op::kLessOrEqual);
+  EXPECT_EQ(pushed[2].number, 20240203);
+  EXPECT_EQ(tests("domains = \"Vision\"")[0].text, "vision");
+  EXPECT_TRUE(tests("parameters > 1e9 OR domains:\"Vision\"").empty());
+  EXPECT_TRUE(tests("NOT parameters > 1e9").empty());
+  EXPECT_TRUE(tests("parameters != 0").empty());
+  EXPECT_TRUE(tests("domains = \"Vis*\"").empty());
+  EXPECT_TRUE(tests("display_name:\"llama\"").empty());
+  EXPECT_EQ(tests("(parameters > 1e9 AND domains:\"a\") AND tasks:\"b\"").size(), 3u);
+}
+
+class FilterPushdownTest : public CatalogOnStoreTest {};
+
+TEST_P(FilterPushdownTest, PushedFiltersGiveWhatTheEvaluatorGives) {
+  ASSERT_TRUE(catalog_->CreateAll(Models(400)).ok());
+  ExpectSameAsEvaluated(*catalog_);
+}
+
+// Writes keep the columns current: a model updated into (and out of) a
+// filter's range moves with it.
+TEST_P(FilterPushdownTest, UpdatesMoveARecordInAndOutOfAPushedFilter) {
+  ASSERT_TRUE(catalog_->CreateAll(Models(60)).ok());
+  absl::StatusOr<Model> model = catalog_->Get<Model>("models/p-0009");
+  ASSERT_TRUE(model.ok()) << model.status();
+  model->set_parameters(5e12);
+  model->clear_domains();
+  model->add_domains("Robotics");
+  ASSERT_TRUE(catalog_->Update(*model, {"parameters", "domains"}).ok());
+  const std::vector<std::string> big =
+      AllPages(*catalog_, "parameters > 1e12 AND domains:\"robot\"", "parameters desc", 10);
+  EXPECT_EQ(big, std::vector<std::string>{"models/p-0009"});
+  model = catalog_->Get<Model>("models/p-0009");
+  ASSERT_TRUE(model.ok());
+  model->clear_parameters();
+  ASSERT_TRUE(catalog_->Update(*model, {"parameters"}).ok());
+  EXPECT_TRUE(AllPages(*catalog_, "parameters > 1e12", "", 10).empty());
+  ExpectSameAsEvaluated(*catalog_);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, FilterPushdownTest,
+                         ::testing::Values("sqlite", "sqlite_cached", "postgres"));
+
+// --- A database written by the previous binary (schema 3: order columns, no
+// filter text): upgraded to 4, its records get their text on the first
+// filtered list, and until then a NULL text lets every test through.
+TEST(FilterPushdownMigrationTest, SqliteFileOfSchema3IsUpgradedAndFilled) {
+  const std::string path =
+      ::testing::TempDir() + "/filter_pushdown_test_" + std::to_string(getpid()) + ".db";
+  auto remove = [&] {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  };
+  remove();
+  {
+    // The previous binary's schema, with records written through it: open
+    // a store of migrations 1 to 3 only by writing them, then the rows.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    std::string setup =
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT "
+        "NULL);";
+    for (int i = 0; i < 3; ++i) {
+      const Migration& m = SqliteMigrations()[i];
+      absl::StrAppend(&setup, m.sql, "; INSERT INTO schema_migrations VALUES (", m.version, ", 'v",
+                      m.version, "');");
+    }
+    absl::StrAppend(&setup, "UPDATE catalog_state SET revision = 1;");
+    ASSERT_EQ(sqlite3_exec(db, setup.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_stmt* insert = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "INSERT INTO records (kind, id, display_name, payload, revision, "
+                                 "order_parameters, order_publication_date) "
+                                 "VALUES ('model', ?, ?, ?, 1, ?, ?)",
+                                 -1, &insert, nullptr),
+              SQLITE_OK);
+    const v1::Dataset dataset = Models(200);
+    for (const Model& model : dataset.models()) {
+      Model stored = model;
+      const std::string payload = stored.SerializeAsString();
+      sqlite3_bind_text(insert, 1, model.name().substr(7).c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(insert, 2, model.display_name().c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_blob(insert, 3, payload.data(), static_cast<int>(payload.size()),
+                        SQLITE_TRANSIENT);
+      if (model.has_parameters()) sqlite3_bind_double(insert, 4, model.parameters());
+      if (model.has_publication_date()) {
+        const auto& d = model.publication_date();
+        sqlite3_bind_double(insert, 5, d.year() * 10000 + d.month() * 100 + d.day());
+      }
+      ASSERT_EQ(sqlite3_step(insert), SQLITE_DONE) << sqlite3_errmsg(db);
+      sqlite3_reset(insert);
+      sqlite3_clear_bindings(insert);
+    }
+    sqlite3_finalize(insert);
+    // Schema 3 had filled its order values.
+    ASSERT_EQ(sqlite3_exec(db, "DELETE FROM order_values_pending", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  {
+    auto store = SqliteStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status();
+    EXPECT_EQ((*store)->schema_version(), 4);
+    EXPECT_FALSE((*store)->RecordsWithoutOrderValues(RecordKind::kModel, 10)->empty());
+    Catalog catalog(*std::move(store));
+    ExpectSameAsEvaluated(catalog);
+  }
+  {
+    auto store = SqliteStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status();
+    EXPECT_TRUE((*store)->RecordsWithoutOrderValues(RecordKind::kModel, 10)->empty());
+    Catalog catalog(*std::move(store));
+    ExpectSameAsEvaluated(catalog);
+  }
+  {
+    // Every record got its text (no NULL left to let tests through).
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* count = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT COUNT(*), SUM(filter_text IS NULL), "
+                                 "SUM(instr(filter_text, 'vision') > 0) FROM records",
+                                 -1, &count, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(count), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int(count, 0), 200);
+    EXPECT_EQ(sqlite3_column_int(count, 1), 0);
+    EXPECT_GT(sqlite3_column_int(count, 2), 0);
+    sqlite3_finalize(count);
+    sqlite3_close(db);
+  }
+  remove();
+}
+
+}  // namespace
+}  // namespace modelatlas::catalog
