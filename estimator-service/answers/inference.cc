@@ -752,6 +752,7 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     out->set_cards(plan.cards);
     out->set_tensor_parallel(plan.tensor_parallel);
     out->set_pipeline_parallel(plan.pipeline_parallel);
+    out->set_expert_parallel(plan.expert_parallel);
     out->set_nodes(plan.nodes);
     out->set_layout(std::move(plan.layout));
     out->set_required_bytes_per_card(static_cast<int64_t>(std::ceil(plan.required_bytes_per_card)));

@@ -127,7 +127,37 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
   split(WeightBytesPerCard(shape, *layout), KvBytesPerCard(shape, *layout));
   plan.required_bytes_per_card = RequiredBytesPerCard(shape, *layout);
   plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
-  if (n > 1) {
+  plan.expert_parallel = layout->expert_parallel > 1 ? layout->expert_parallel : 0;
+  const bool ep = layout->expert_parallel > 1;
+  if (ep) {
+    const int d = layout->attention_replicas();
+    plan.arithmetic.push_back(absl::StrCat(
+        "layout: ", plan.layout,
+        ": expert parallelism (vLLM --enable-expert-parallel, SGLang "
+        "--ep-size): the routed experts split over ",
+        n, " cards, ", ExpertsPerCard(shape, n), " of ", shape.num_experts,
+        " per card; the attention and other dense weights tensor-"
+        "parallel over ",
+        tp, " card", tp > 1 ? "s" : "", " (heads ", shape.num_attention_heads, " / ", tp,
+        ") within a node of ", node.cards, " cards",
+        node.assumed ? " (assumed: the record has no scale-up domain size)"
+                     : " (the record's scale-up domain)",
+        d > 1
+            ? absl::StrCat(", replicated over ", d, " data-parallel ranks, each with ",
+                           SequencesPerReplica(shape, *layout), " of ", w.batch_size, " sequences")
+            : std::string()));
+    const double dense = shape.weight_bytes - shape.expert_weight_bytes;
+    plan.arithmetic.push_back(absl::StrCat(
+        "per card on ", n, ": dense weights ", GiB(dense), " / ", tp, " + routed experts ",
+        GiB(shape.expert_weight_bytes), " x ", ExpertsPerCard(shape, n), " / ", shape.num_experts,
+        " + KV cache ", GiB(KvBytesPerCard(shape, *layout)),
+        d > 1 ? absl::StrCat(" (", SequencesPerReplica(shape, *layout), " of ", w.batch_size,
+                             " sequences)")
+              : std::string(),
+        shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
+        " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
+        GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
+  } else if (n > 1) {
     plan.arithmetic.push_back(absl::StrCat(
         "layout: ", plan.layout, ": tensor parallelism within a node of ", node.cards, " cards",
         node.assumed ? " (assumed: the record has no scale-up domain size)"
@@ -148,12 +178,14 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
         GiB(shape.kv_cache_bytes_largest_layer), " per full layer",
         shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")"));
   }
-  plan.arithmetic.push_back(absl::StrCat(
-      "per card on ", n, ": weights ", pp > 1 ? "per stage " : "", GiB(weights * tp), " / ", tp,
-      " + KV cache ", GiB(KvBytesPerCard(shape, *layout)),
-      shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
-      " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
-      GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
+  if (!ep) {
+    plan.arithmetic.push_back(absl::StrCat(
+        "per card on ", n, ": weights ", pp > 1 ? "per stage " : "", GiB(weights * tp), " / ", tp,
+        " + KV cache ", GiB(KvBytesPerCard(shape, *layout)),
+        shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
+        " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
+        GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
+  }
 
   if (device.roofline_does_not_apply) {
     // Weights held in on-chip SRAM over a wafer or many chips: what limits
@@ -199,6 +231,18 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
           active_share < 1 ? Num(active_share) : "", " + KV ", f.kv_cache_gib,
           ") = ", Num(d.tokens_per_second_per_sequence), " tokens/s per sequence, x ", w.batch_size,
           " sequences = ", Num(d.tokens_per_second_all), " tokens/s");
+    } else if (ep) {
+      const double expert_each = shape.expert_weight_bytes / shape.num_experts;
+      line = absl::StrCat("decode step: (dense weights read ",
+                          GiB(std::max(0.0, shape.weight_bytes * active_share -
+                                                expert_each * shape.num_experts_per_token)),
+                          " / ", tp, " + ", d.experts_read_per_card, " routed expert",
+                          d.experts_read_per_card > 1 ? "s" : "", " of each MoE layer (top-",
+                          shape.num_experts_per_token, " over ", n, " cards at best evenly) ",
+                          GiB(expert_each * d.experts_read_per_card), " + KV ",
+                          GiB(KvBytesPerCard(shape, *layout)), ") / ",
+                          Num(*device.bandwidth_bytes_per_second / 1e9),
+                          " GB/s = ", Num(d.memory_seconds * 1e3), " ms");
     } else {
       const int kv_divisor = KvDivisor(shape, tp);
       line = absl::StrCat(
@@ -212,13 +256,18 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
           " GB/s = ", Num(d.memory_seconds * 1e3), " ms");
     }
     if (n > 1) {
-      plan.decode_communication_seconds = d.tensor_parallel_seconds + d.pipeline_seconds;
+      plan.decode_communication_seconds =
+          d.tensor_parallel_seconds + d.pipeline_seconds + d.expert_parallel_seconds;
       if (d.tensor_parallel_seconds > 0) {
-        absl::StrAppend(&line, d.overlapped ? "; overlapped with " : " + ", "TP all-reduces 2 x ",
-                        shape.num_layers, " layers over ", speed.within_node->kind, " (",
-                        Whole(speed.within_node->bytes_per_second / 1e9), " GB/s per direction, ",
-                        Whole(speed.within_node->latency_seconds * 1e6),
-                        " us each) = ", Num(d.tensor_parallel_seconds * 1e3), " ms");
+        absl::StrAppend(
+            &line, d.overlapped ? "; overlapped with " : " + ", "TP all-reduces ",
+            ep ? absl::StrCat(shape.num_layers, " + ",
+                              std::max(0, shape.num_layers - shape.num_moe_layers), " dense")
+               : absl::StrCat("2 x ", shape.num_layers),
+            " layers over ", speed.within_node->kind, " (",
+            Whole(speed.within_node->bytes_per_second / 1e9), " GB/s per direction, ",
+            Whole(speed.within_node->latency_seconds * 1e6),
+            " us each) = ", Num(d.tensor_parallel_seconds * 1e3), " ms");
       }
       if (d.pipeline_seconds > 0) {
         absl::StrAppend(
@@ -232,7 +281,26 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
                 : std::string(),
             " = ", Num(d.pipeline_seconds * 1e3), " ms");
       }
-      if (d.overlapped && d.tensor_parallel_seconds + d.pipeline_seconds > 0) {
+      if (d.expert_parallel_seconds > 0) {
+        absl::StrAppend(
+            &line, d.overlapped && d.tensor_parallel_seconds == 0 ? "; overlapped with " : " + ",
+            "EP all-to-alls 2 (dispatch, combine) x ", shape.num_moe_layers,
+            " MoE layers: ", SequencesPerReplica(shape, *layout), " tokens / ", tp, " x top-",
+            shape.num_experts_per_token, " x ", shape.hidden_size,
+            " x 2 bytes, (EP - 1) / EP of it to other cards (balanced routing)",
+            plan.nodes > 1
+                ? absl::StrCat(", across nodes over ", speed.between_nodes.kind,
+                               speed.between_nodes.assumed ? " (assumed)" : "", " ",
+                               Whole(speed.between_nodes.bytes_per_second / 1e9), " GB/s")
+                : std::string(),
+            speed.within_node.has_value()
+                ? absl::StrCat(", within a node over ", speed.within_node->kind, " ",
+                               Whole(speed.within_node->bytes_per_second / 1e9), " GB/s")
+                : std::string(),
+            " = ", Num(d.expert_parallel_seconds * 1e3), " ms");
+      }
+      if (d.overlapped &&
+          d.tensor_parallel_seconds + d.pipeline_seconds + d.expert_parallel_seconds > 0) {
         absl::StrAppend(&line, " (the batch splits in two: step = the longer of reads and links = ",
                         Num(d.step_seconds() * 1e3), " ms)");
       }

@@ -88,8 +88,13 @@ struct DevicePlan {
   // stages across; nodes = ceil(cards / cards per node).
   int tensor_parallel = 0;
   int pipeline_parallel = 0;
+  // Cards the routed experts are split over (expert parallelism, a
+  // mixture of experts); 0 = none. With it, `cards` = expert_parallel, the
+  // attention tensor-parallel over tensor_parallel cards and replicated
+  // over expert_parallel / tensor_parallel data-parallel ranks.
+  int expert_parallel = 0;
   int nodes = 0;
-  // e.g. "TP 8 x PP 2 over 2 nodes".
+  // e.g. "TP 8 x PP 2 over 2 nodes", "TP 1 x EP 8 (one node)".
   std::string layout;
   // Per card: what the model needs, what the card offers, the difference.
   double required_bytes_per_card = 0;
