@@ -233,6 +233,7 @@ void PrintRuntimeFits(const v1::PlanInferenceResponse& response) {
     }
     if (!fit.launch_command().empty()) {
       std::cout << "launch: " << fit.launch_command() << "\n";
+      for (const auto& node : fit.node_commands()) std::cout << "  on " << node << "\n";
     }
     for (const auto& note : fit.notes()) std::cout << "note: " << note << "\n";
   }
