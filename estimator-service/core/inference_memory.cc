@@ -275,6 +275,8 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
     absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
     if (count.ok()) {
       sizing.embedding_parameters = count->embedding;
+      sizing.output_head_parameters =
+          static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
       if (arch.IsMoe() && count->total > 0) sizing.active_share = count->active / count->total;
       if (arch.IsMoe() && count->routed_expert_parameters > 0 && input.parameters > 0 &&
           count->routed_expert_parameters < input.parameters && sizing.num_layers > 0) {

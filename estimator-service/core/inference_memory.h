@@ -89,6 +89,9 @@ struct InferenceSizing {
   int num_moe_layers = 0;
   // Sequences the KV cache holds (data-parallel attention splits them).
   int batch_size = 1;
+  // The output head's parameters (vocabulary x hidden, tied or not: a
+  // runtime that splits layers keeps a copy on the output card); 0 = unknown.
+  double output_head_parameters = 0;
 
   double active_parameters() const { return parameters * active_share; }
   double total_bytes() const {
