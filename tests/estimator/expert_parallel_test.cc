@@ -12,10 +12,12 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "catalog-service/dataset.h"
 #include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/inference.h"
 #include "estimator-service/core/fit_matrix.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/plan.h"
@@ -368,6 +370,72 @@ TEST(ExpertParallelTest, LaunchCommandsNameTheLayoutAndEachNode) {
   EXPECT_EQ(ray.node_commands[1], "node 1: ray start --address <node-0-address>:6379");
   EXPECT_TRUE(absl::StrContains(ray.node_commands[2], "--pipeline-parallel-size 2"));
   EXPECT_TRUE(absl::StrContains(ray.node_commands[2], "--distributed-executor-backend ray"));
+}
+
+// The layer split through the plan's answer (PlanInferenceRequest.split_cards):
+// each card found by its name or alias, the answer the core split's, an
+// unknown card NOT_FOUND naming its field, an over-full one named.
+common::v1::Hardware ShippedHardware(const std::string& name) {
+  auto loaded = catalog::ShippedDataset();
+  EXPECT_TRUE(loaded.ok());
+  for (const common::v1::Hardware& hw : loaded->hardware()) {
+    if (hw.name() == name) return hw;
+  }
+  ADD_FAILURE() << "no shipped hardware " << name;
+  return common::v1::Hardware();
+}
+
+TEST(LayerSplitAnswerTest, SplitCardsAreFoundPlannedAndNamed) {
+  const std::vector<common::v1::Hardware> hardware = {
+      ShippedHardware("hardware/nvidia-geforce-rtx-4090"),
+      ShippedHardware("hardware/nvidia-geforce-rtx-3090"),
+      ShippedHardware("hardware/nvidia-geforce-rtx-3060")};
+  v1::PlanInferenceRequest request;
+  request.set_model("models/llama-3-1-8b");
+  request.mutable_workload()->set_context_length_tokens(8192);
+  for (const char* card : {"RTX 4090", "RTX 3090", "RTX 3060 12GB"}) request.add_split_cards(card);
+  absl::StatusOr<v1::PlanInferenceResponse> answer =
+      PlanInferenceFor(ShippedModel("models/llama-3-1-8b"), hardware, request);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  ASSERT_TRUE(answer->has_layer_split());
+  const v1::LayerSplitPlan& split = answer->layer_split();
+  EXPECT_TRUE(split.fits()) << split.reason();
+  ASSERT_EQ(split.cards_size(), 3);
+  EXPECT_EQ(split.cards(0).hardware(), "hardware/nvidia-geforce-rtx-4090");
+  EXPECT_EQ(split.cards(2).hardware(), "hardware/nvidia-geforce-rtx-3060");
+  int layers = 0;
+  for (const v1::LayerSplitCard& card : split.cards()) {
+    layers += card.layers();
+    EXPECT_LE(card.required_bytes(), card.usable_bytes()) << card.display_name();
+  }
+  EXPECT_EQ(layers, 32);
+  EXPECT_TRUE(split.cards(2).output_layer());
+  // The 12 GB card gets fewer layers than the 24 GB ones.
+  EXPECT_LT(split.cards(2).layers(), split.cards(1).layers());
+  EXPECT_TRUE(
+      absl::StrContains(split.launch_command(), "llama-server -m <model.gguf> -ngl 33 -ts "))
+      << split.launch_command();
+  EXPECT_TRUE(split.has_decode_tokens_per_second());
+
+  // An unknown card: NOT_FOUND naming its place in the list.
+  v1::PlanInferenceRequest unknown = request;
+  unknown.set_split_cards(1, "RTX 9999");
+  absl::StatusOr<v1::PlanInferenceResponse> missing =
+      PlanInferenceFor(ShippedModel("models/llama-3-1-8b"), hardware, unknown);
+  ASSERT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(absl::StrContains(missing.status().message(), "split_cards[1]"));
+
+  // Llama 3.1 70B in bf16 does not fit on the three: the first card is named.
+  v1::PlanInferenceRequest big = request;
+  big.set_model("models/llama-3-1-70b");
+  absl::StatusOr<v1::PlanInferenceResponse> over =
+      PlanInferenceFor(ShippedModel("models/llama-3-1-70b"), hardware, big);
+  ASSERT_TRUE(over.ok()) << over.status();
+  EXPECT_FALSE(over->layer_split().fits());
+  EXPECT_TRUE(absl::StartsWith(over->layer_split().reason(),
+                               "does not fit on NVIDIA GeForce RTX 4090: its "))
+      << over->layer_split().reason();
+  EXPECT_TRUE(over->layer_split().launch_command().empty());
 }
 
 }  // namespace
