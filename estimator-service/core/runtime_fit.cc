@@ -236,7 +236,12 @@ RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const D
           "utilization");
   Reserve(&fit, "weights", weights,
           absl::StrCat("weights per card ", GiB(weights), " (the plan's split: TP ", tp,
-                       pp > 1 ? absl::StrCat(" x PP ", pp) : "", ")"),
+                       pp > 1 ? absl::StrCat(" x PP ", pp) : "",
+                       plan.expert_parallel > 1 ? absl::StrCat(" x EP ", plan.expert_parallel,
+                                                               ", the routed experts over ",
+                                                               plan.expert_parallel, " cards")
+                                                : "",
+                       ")"),
           "vllm/v1/worker/gpu_worker.py load_model, before profiling");
   Reserve(&fit, "activation_peak", activations, activation_arithmetic,
           absl::StrCat("vllm/v1/worker/gpu_model_runner.py profile_run; max_num_batched_tokens ",
@@ -393,6 +398,7 @@ RuntimeFit FitSglang(const RuntimeModel& model, const ResolvedWorkload& w, const
           "tp x pp / 2) GiB under 160 GiB, 32 GiB above");
   Reserve(&fit, "weights", weights,
           absl::StrCat("weights per card ", GiB(weights), " (TP ", tp,
+                       plan.expert_parallel > 1 ? absl::StrCat(" x EP ", plan.expert_parallel) : "",
                        pp > 1 ? absl::StrCat(" x PP ", pp) : "", ")"),
           "loaded before the pool is sized (model_runner.py load_model)");
   Reserve(&fit, "runtime", before,
