@@ -1,4 +1,5 @@
 // Running a model: estimate memory, plan, count, runnable and card.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -55,6 +56,10 @@ ABSL_FLAG(std::string, runtime, "",
               "plan: also check the plan under this serving engine's own memory rules and give "
               "its launch command (empty = the plan's own fit only)",
               modelatlas::cli::Runtimes()));
+ABSL_FLAG(std::string, split_cards, "",
+          "plan: llama.cpp's layer split (-ts) over these cards, comma-separated in device "
+          "order, names may repeat (e.g. \"RTX 4090,RTX 3090,RTX 3060 12GB\"); plans only "
+          "those kinds unless --hardware names others");
 ABSL_FLAG(bool, newer_models, false,
           "plan: also list newer open-weight models of about the same size that fit the same "
           "card at the same workload (card always lists them)");
@@ -93,6 +98,17 @@ absl::Status FillPlan(v1::PlanInferenceRequest* request) {
   for (absl::string_view name :
        absl::StrSplit(absl::GetFlag(FLAGS_hardware), ',', absl::SkipWhitespace())) {
     request->add_hardware(std::string(absl::StripAsciiWhitespace(name)));
+  }
+  const bool hardware_named = request->hardware_size() > 0;
+  for (absl::string_view name :
+       absl::StrSplit(absl::GetFlag(FLAGS_split_cards), ',', absl::SkipWhitespace())) {
+    const std::string card(absl::StripAsciiWhitespace(name));
+    request->add_split_cards(card);
+    // The split's cards are read as the plan's hardware (each kind once).
+    if (!hardware_named && std::find(request->hardware().begin(), request->hardware().end(),
+                                     card) == request->hardware().end()) {
+      request->add_hardware(card);
+    }
   }
   return FillWorkload(request->mutable_workload());
 }
@@ -234,6 +250,7 @@ void PrintRuntimeFits(const v1::PlanInferenceResponse& response) {
     }
     if (!fit.launch_command().empty()) {
       std::cout << "launch: " << fit.launch_command() << "\n";
+      for (const auto& node : fit.node_commands()) std::cout << "  on " << node << "\n";
     }
     for (const auto& note : fit.notes()) std::cout << "note: " << note << "\n";
   }
@@ -241,6 +258,26 @@ void PrintRuntimeFits(const v1::PlanInferenceResponse& response) {
     std::cout << "(the defaults are those of the version named; --json gives the source file of "
                  "each)\n";
   }
+}
+
+// llama.cpp's layer split over the cards named (text output only).
+void PrintLayerSplit(const v1::PlanInferenceResponse& response) {
+  if (!response.has_layer_split()) return;
+  const v1::LayerSplitPlan& split = response.layer_split();
+  std::cout << "\nllama.cpp layer split: " << (split.fits() ? "fits" : split.reason()) << "\n";
+  for (const v1::LayerSplitCard& card : split.cards()) {
+    std::cout << "  " << card.display_name() << ": " << card.layers() << " layers"
+              << (card.output_layer() ? " + output" : "") << ", "
+              << Fixed(static_cast<double>(card.required_bytes()) / 1073741824.0, 2) << " of "
+              << Fixed(static_cast<double>(card.usable_bytes()) / 1073741824.0, 2)
+              << " GiB usable (-ts " << Fixed(card.tensor_split_share(), 1) << ")\n";
+  }
+  if (split.has_decode_tokens_per_second()) {
+    std::cout << "  decode bound: " << Fixed(split.decode_tokens_per_second(), 1)
+              << " tokens/s per sequence\n";
+  }
+  if (!split.launch_command().empty()) std::cout << "  launch: " << split.launch_command() << "\n";
+  for (const std::string& line : split.arithmetic()) std::cout << "  " << line << "\n";
 }
 
 // The plan's newer models of the same size (text output only).
@@ -400,6 +437,7 @@ int Plan(Session& session, const Arguments& args) {
   PrintOffload(response);
   PrintPlanBars(response);
   PrintRuntimeFits(response);
+  PrintLayerSplit(response);
   PrintNewerModels(response);
   return EXIT_SUCCESS;
 }

@@ -6,15 +6,20 @@
 
 #include "estimator-service/answers/inference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/formats/hf_config.h"
+#include "common/records/lookup_keys.h"
 #include "common/status/errors.h"
+#include "common/status/resource_names.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/newer_models.h"
@@ -608,6 +613,70 @@ void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
                     });
 }
 
+// Cards of one llama.cpp layer split (PlanInferenceRequest.split_cards).
+constexpr int kMaxSplitCards = 16;
+
+// The layer split over the request's split_cards, each found among
+// `hardware` by resource name or lookup key (display name, aliases).
+absl::Status AddLayerSplit(const SharedRecords<common::v1::Hardware>& hardware,
+                           const v1::PlanInferenceRequest& request, const PlanInput& input,
+                           v1::PlanInferenceResponse* response) {
+  std::vector<DeviceSpec> cards;
+  for (int i = 0; i < request.split_cards_size(); ++i) {
+    const std::string field = absl::StrCat("split_cards[", i, "]");
+    const std::string name(absl::StripAsciiWhitespace(request.split_cards(i)));
+    const std::string key = LookupKey(name);
+    const common::v1::Hardware* found = nullptr;
+    for (const common::v1::Hardware& hw : hardware) {
+      if (hw.name() == name) {
+        found = &hw;
+        break;
+      }
+      const std::vector<std::string> keys = LookupKeysOf(hw);
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+        found = &hw;
+        break;
+      }
+    }
+    if (found == nullptr) {
+      return WithReason(absl::NotFoundError(absl::StrCat(
+                            field, ": no hardware record \"", name, "\" among those planned",
+                            request.hardware_size() > 0 ? " (name it in hardware too)" : "")),
+                        "HARDWARE_NOT_FOUND");
+    }
+    if (absl::Status unusable = CheckDeviceFigures(*found); !unusable.ok()) {
+      return InvalidFieldError(field, unusable.message());
+    }
+    cards.push_back(DeviceOf(*found, input.workload.weight_format));
+  }
+  const LayerSplitPlan split = PlanLayerSplit(input, cards);
+  v1::LayerSplitPlan* out = response->mutable_layer_split();
+  out->set_fits(split.fits);
+  out->set_reason(split.reason);
+  for (const SplitCard& card : split.cards) {
+    v1::LayerSplitCard* c = out->add_cards();
+    c->set_hardware(card.name);
+    c->set_display_name(card.display_name);
+    c->set_tensor_split_share(card.proportion);
+    c->set_layers(card.layers);
+    c->set_output_layer(card.output_layer);
+    c->set_weight_bytes(static_cast<int64_t>(std::ceil(card.weight_bytes)));
+    c->set_kv_cache_bytes(static_cast<int64_t>(std::ceil(card.kv_cache_bytes)));
+    c->set_required_bytes(static_cast<int64_t>(std::ceil(card.required_bytes)));
+    c->set_usable_bytes(static_cast<int64_t>(std::floor(card.usable_bytes)));
+    if (card.decode_seconds.has_value()) c->set_decode_seconds(*card.decode_seconds);
+  }
+  if (split.decode_tokens_per_second.has_value()) {
+    out->set_decode_tokens_per_second(*split.decode_tokens_per_second);
+  }
+  if (split.decode_tokens_per_second_all.has_value()) {
+    out->set_decode_tokens_per_second_batch(*split.decode_tokens_per_second_all);
+  }
+  out->set_launch_command(split.launch_command);
+  for (const std::string& line : split.arithmetic) out->add_arithmetic(line);
+  return absl::OkStatus();
+}
+
 absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
   FieldViolations violations;
   if (absl::StatusOr<PlanObjective> objective = ToCorePlanObjective(request.objective(), "");
@@ -621,6 +690,15 @@ absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request) {
   }
   if (request.hardware_size() > 1000) {
     violations.Add("hardware", absl::StrCat("at most 1000 names, got ", request.hardware_size()));
+  }
+  if (request.split_cards_size() > kMaxSplitCards) {
+    violations.Add("split_cards", absl::StrCat("at most ", kMaxSplitCards, " cards, got ",
+                                               request.split_cards_size()));
+  }
+  for (int i = 0; i < request.split_cards_size() && i < kMaxSplitCards; ++i) {
+    if (absl::StripAsciiWhitespace(request.split_cards(i)).empty()) {
+      violations.Add(absl::StrCat("split_cards[", i, "]"), "must name a hardware record");
+    }
   }
   if (!v1::OffloadMode_IsValid(request.offload())) {
     violations.Add("offload", absl::StrCat("has no value ", request.offload()));
@@ -731,6 +809,11 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   absl::StatusOr<PlanObjective> objective = ToCorePlanObjective(request.objective(), "objective");
   if (!objective.ok()) return objective.status();
   RankPlans(*objective, &plans);
+  if (request.split_cards_size() > 0) {
+    if (absl::Status split = AddLayerSplit(hardware, request, input, &response); !split.ok()) {
+      return split;
+    }
+  }
   // The runtime's fit for the best fitting plans only: its text is several
   // times a plan's, and a plan over every accelerator has hundreds.
   if (runtime_model.has_value()) {
@@ -753,6 +836,7 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     out->set_cards(plan.cards);
     out->set_tensor_parallel(plan.tensor_parallel);
     out->set_pipeline_parallel(plan.pipeline_parallel);
+    out->set_expert_parallel(plan.expert_parallel);
     out->set_nodes(plan.nodes);
     out->set_layout(std::move(plan.layout));
     out->set_required_bytes_per_card(static_cast<int64_t>(std::ceil(plan.required_bytes_per_card)));

@@ -96,6 +96,7 @@ void ToProto(const RuntimeFit& fit, v1::RuntimeFit* out) {
   if (fit.max_concurrency.has_value()) out->set_max_concurrency(*fit.max_concurrency);
   out->set_max_model_len_tokens(fit.max_model_len_tokens);
   out->set_launch_command(fit.launch_command);
+  for (const std::string& command : fit.node_commands) out->add_node_commands(command);
   out->set_model_id_placeholder(fit.model_id_placeholder);
   for (const std::string& note : fit.notes) out->add_notes(note);
 }

@@ -20,7 +20,49 @@ int KvSplit(const InferenceSizing& s, int tp) {
   return kv > 0 ? std::min(tp, kv) : tp;
 }
 
+// Every layout of `cards` cards, in the order the fewest-cards search tries
+// them (fit_matrix.h, FewestCardsLayout): tensor parallelism alone, expert
+// parallelism (widest TP first), then TP x pipeline stages (widest TP
+// first). `visit` returns false to stop.
+template <typename Visit>
+void ForEachLayoutOf(const InferenceSizing& s, int cards, int per_node, Visit visit) {
+  const int widest = std::min(cards, per_node);
+  if (cards == widest && ValidTensorParallel(s, cards)) {
+    if (!visit(Layout{.tensor_parallel = cards, .pipeline_parallel = 1})) return;
+  }
+  if (ValidExpertParallel(s, cards)) {
+    for (int tp = widest; tp >= 1; --tp) {
+      if (cards % tp != 0 || !ValidTensorParallel(s, tp)) continue;
+      if (!visit(Layout{.tensor_parallel = tp, .pipeline_parallel = 1, .expert_parallel = cards})) {
+        return;
+      }
+    }
+  }
+  for (int tp = widest; tp >= 1; --tp) {
+    if (cards % tp != 0 || !ValidTensorParallel(s, tp)) continue;
+    const Layout layout{.tensor_parallel = tp, .pipeline_parallel = cards / tp};
+    if (layout.pipeline_parallel == 1) continue;  // tried first
+    if (layout.pipeline_parallel > s.num_layers) continue;
+    if (!visit(layout)) return;
+  }
+}
+
 }  // namespace
+
+bool ValidExpertParallel(const InferenceSizing& s, int cards) {
+  return cards > 1 && s.expert_weight_bytes > 0 && s.num_experts >= cards &&
+         s.num_experts_per_token > 0 && s.num_moe_layers > 0;
+}
+
+int ExpertsPerCard(const InferenceSizing& s, int cards) {
+  return cards > 1 ? (s.num_experts + cards - 1) / cards : s.num_experts;
+}
+
+int SequencesPerReplica(const InferenceSizing& s, const Layout& l) {
+  const int replicas = std::max(1, l.attention_replicas());
+  const int batch = std::max(1, s.batch_size);
+  return (batch + replicas - 1) / replicas;
+}
 
 bool ValidTensorParallel(const InferenceSizing& s, int cards) {
   if (cards == 1 || s.num_attention_heads == 0) return true;
@@ -38,6 +80,11 @@ int LayersPerStage(const InferenceSizing& s, int stages) {
 }
 
 double WeightBytesPerCard(const InferenceSizing& s, const Layout& l) {
+  if (l.expert_parallel > 1) {
+    const double dense = s.weight_bytes - s.expert_weight_bytes;
+    return dense / l.tensor_parallel +
+           s.expert_weight_bytes * ExpertsPerCard(s, l.expert_parallel) / s.num_experts;
+  }
   double stage = s.weight_bytes;
   if (l.pipeline_parallel > 1 && s.num_largest_layers > 0 && s.parameters > 0) {
     const double largest_layer = s.weight_bytes / s.num_largest_layers;
@@ -49,6 +96,10 @@ double WeightBytesPerCard(const InferenceSizing& s, const Layout& l) {
 }
 
 double KvBytesPerCard(const InferenceSizing& s, const Layout& l) {
+  if (l.expert_parallel > 1) {
+    const double share = static_cast<double>(SequencesPerReplica(s, l)) / std::max(1, s.batch_size);
+    return s.kv_cache_bytes * share / KvSplit(s, l.tensor_parallel);
+  }
   double stage = s.kv_cache_bytes;
   if (l.pipeline_parallel > 1 && s.num_layers > 0) {
     const double draft = s.kv_cache_bytes - s.model_kv_cache_bytes;
@@ -67,25 +118,19 @@ std::optional<Layout> FewestCardsLayout(const InferenceSizing& s, double usable_
                                         int max_cards, const NodeSize& node) {
   const int per_node = std::max(1, node.cards);
   for (int cards = 1; cards <= std::max(1, max_cards); ++cards) {
-    for (int tp = std::min(cards, per_node); tp >= 1; --tp) {
-      if (cards % tp != 0 || !ValidTensorParallel(s, tp)) continue;
-      const Layout layout{.tensor_parallel = tp, .pipeline_parallel = cards / tp};
-      if (layout.pipeline_parallel > 1 && layout.pipeline_parallel > s.num_layers) continue;
-      if (RequiredBytesPerCard(s, layout) <= usable_bytes) return layout;
-    }
+    std::optional<Layout> found;
+    ForEachLayoutOf(s, cards, per_node, [&](const Layout& layout) {
+      if (RequiredBytesPerCard(s, layout) <= usable_bytes) found = layout;
+      return !found.has_value();
+    });
+    if (found.has_value()) return found;
   }
   return std::nullopt;
 }
 
 template <typename Visit>
 void FewestCardsSearch::ForEachLayout(int cards, Visit visit) const {
-  const InferenceSizing& s = *sizing_;
-  for (int tp = std::min(cards, per_node_); tp >= 1; --tp) {
-    if (cards % tp != 0 || !ValidTensorParallel(s, tp)) continue;
-    const Layout layout{.tensor_parallel = tp, .pipeline_parallel = cards / tp};
-    if (layout.pipeline_parallel > 1 && layout.pipeline_parallel > s.num_layers) continue;
-    if (!visit(layout)) return;
-  }
+  ForEachLayoutOf(*sizing_, cards, per_node_, visit);
 }
 
 FewestCardsSearch::FewestCardsSearch(const InferenceSizing& s, int max_cards, const NodeSize& node)
@@ -130,7 +175,11 @@ std::string LayoutName(const Layout& l, const NodeSize& node) {
   const int per_node = std::max(1, node.cards);
   const int nodes = (l.cards() + per_node - 1) / per_node;
   std::string name;
-  if (l.tensor_parallel > 1) name = absl::StrCat("TP ", l.tensor_parallel);
+  if (l.expert_parallel > 1) {
+    name = absl::StrCat("TP ", l.tensor_parallel, " x EP ", l.expert_parallel);
+  } else if (l.tensor_parallel > 1) {
+    name = absl::StrCat("TP ", l.tensor_parallel);
+  }
   if (l.pipeline_parallel > 1) {
     absl::StrAppend(&name, name.empty() ? "" : " x ", "PP ", l.pipeline_parallel);
   }

@@ -28,12 +28,44 @@ double RequiredBytesPerCard(const InferenceSizing& sizing, int cards);
 int FewestCards(const InferenceSizing& sizing, double usable_bytes, int max_cards);
 
 // How a plan places a model on its cards: tensor parallelism within a node
-// (a scale-up domain), pipeline stages across nodes.
+// (a scale-up domain), pipeline stages across nodes; or, for a mixture of
+// experts, expert parallelism: the routed experts split over
+// `expert_parallel` cards (which may span nodes) while the attention and
+// the other dense weights are tensor-parallel over `tensor_parallel` cards
+// and replicated over expert_parallel / tensor_parallel data-parallel
+// ranks, each rank serving its share of the sequences. This is vLLM's
+// `--tensor-parallel-size T --data-parallel-size D --enable-expert-parallel`
+// (EP size = T x D; docs.vllm.ai serving/expert_parallel_deployment and
+// data_parallel_deployment) and SGLang's `--tp E --ep-size E` with
+// `--enable-dp-attention --dp D`.
 struct Layout {
   int tensor_parallel = 1;
   int pipeline_parallel = 1;
-  int cards() const { return tensor_parallel * pipeline_parallel; }
+  // Cards the routed experts are split over; 1 = no expert parallelism
+  // (then pipeline_parallel may be > 1; with it, pipeline_parallel is 1).
+  int expert_parallel = 1;
+  int cards() const {
+    return expert_parallel > 1 ? expert_parallel : tensor_parallel * pipeline_parallel;
+  }
+  // Replicas of the attention (data-parallel ranks), each with its share of
+  // the sequences: expert_parallel / tensor_parallel, else 1.
+  int attention_replicas() const {
+    return expert_parallel > 1 ? expert_parallel / tensor_parallel : 1;
+  }
 };
+
+// Expert parallelism over `cards` is possible: the sizing has routed
+// experts (InferenceSizing::expert_weight_bytes), at least one expert per
+// card, and more than one card.
+bool ValidExpertParallel(const InferenceSizing& sizing, int cards);
+
+// Routed experts on the fullest card of `cards`: ceil(experts / cards)
+// (vLLM's determine_expert_map gives the first experts % cards ranks one
+// more).
+int ExpertsPerCard(const InferenceSizing& sizing, int cards);
+
+// Sequences on the fullest attention replica: ceil(batch / replicas).
+int SequencesPerReplica(const InferenceSizing& sizing, const Layout& layout);
 
 // Cards in one node: the record's scale-up domain when it has one of more
 // than one card, else an assumption the answer states.
@@ -50,7 +82,9 @@ bool ValidTensorParallel(const InferenceSizing& sizing, int cards);
 // Layers on the fullest pipeline stage: ceil(layers / stages).
 int LayersPerStage(const InferenceSizing& sizing, int stages);
 
-// Weights on one card of `layout`, bytes. One stage: the weights / TP. More
+// Weights on one card of `layout`, bytes. Expert parallel: the dense part
+// (weights - routed experts) / TP + the routed experts x ExpertsPerCard /
+// experts. One stage: the weights / TP. More
 // stages, bounded from above (never under): the fullest stage's layers at the
 // largest layer's share (weights / largest-kind layers, counting every byte
 // as a layer's) plus the embeddings and output head at max(16 bits, the
@@ -58,16 +92,22 @@ int LayersPerStage(const InferenceSizing& sizing, int stages);
 double WeightBytesPerCard(const InferenceSizing& sizing, const Layout& layout);
 // KV cache on one card of `layout`: the fullest stage's layers at the
 // largest layer's cache (plus a draft model's whole cache), at most the
-// whole cache, split with the KV heads over TP as KvBytesPerCard.
+// whole cache, split with the KV heads over TP as KvBytesPerCard. Expert
+// parallel: the fullest attention replica's sequences' share of the cache
+// (SequencesPerReplica / batch), split with the KV heads over TP.
 double KvBytesPerCard(const InferenceSizing& sizing, const Layout& layout);
 // Weights + KV cache + activations + overhead on one card of `layout`.
 double RequiredBytesPerCard(const InferenceSizing& sizing, const Layout& layout);
 
 // The fewest cards, any count up to max_cards, on which the workload fits
-// in `usable_bytes` per card, and how: for each count the layouts with
-// tensor parallelism of at most one node (heads dividing) and pipeline
-// stages for the rest (at most one per layer), widest tensor parallelism
-// first; nullopt when none fits.
+// in `usable_bytes` per card, and how. For each count, in this order: tensor
+// parallelism alone over the count (within one node, heads dividing); then,
+// for a mixture of experts, expert parallelism over the count with the
+// widest tensor parallelism first (every card reads at once, where pipeline
+// stages read in turn: a better decode bound at the same cards); then
+// tensor parallelism of at most one node with pipeline stages for the rest
+// (at most one per layer), widest tensor parallelism first. nullopt when
+// none fits.
 std::optional<Layout> FewestCardsLayout(const InferenceSizing& sizing, double usable_bytes,
                                         int max_cards, const NodeSize& node);
 
@@ -95,7 +135,8 @@ class FewestCardsSearch {
   std::vector<double> least_up_to_;
 };
 
-// "TP 8 x PP 2 over 2 nodes", "TP 4 (one node)", "one card".
+// "TP 8 x PP 2 over 2 nodes", "TP 4 (one node)", "TP 1 x EP 8 (one node)",
+// "one card".
 std::string LayoutName(const Layout& layout, const NodeSize& node);
 
 // Decode is memory-bound: each step (one token per sequence) reads the

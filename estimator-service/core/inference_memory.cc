@@ -225,6 +225,7 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
   if (!encoding.ok()) return encoding.status();
 
   InferenceSizing sizing;
+  sizing.batch_size = w.batch_size;
   sizing.parameters = input.parameters;
   sizing.context_length_tokens = w.context_length_tokens;
   double bits = encoding->bits_per_element;
@@ -274,7 +275,20 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
     absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
     if (count.ok()) {
       sizing.embedding_parameters = count->embedding;
+      sizing.output_head_parameters =
+          static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
       if (arch.IsMoe() && count->total > 0) sizing.active_share = count->active / count->total;
+      if (arch.IsMoe() && count->routed_expert_parameters > 0 && input.parameters > 0 &&
+          count->routed_expert_parameters < input.parameters && sizing.num_layers > 0) {
+        // The routed experts at the weights' average bits per parameter
+        // (a file that keeps experts at fewer bits holds fewer bytes in
+        // them: the dense part's share is then overstated, never understated).
+        sizing.expert_weight_bytes =
+            std::ceil(count->routed_expert_parameters * sizing.weight_bytes / input.parameters);
+        sizing.num_experts = arch.num_experts;
+        sizing.num_experts_per_token = arch.num_experts_per_token;
+        sizing.num_moe_layers = count->moe_layers;
+      }
     } else {
       sizing.num_layers = 0;  // no split without the count
     }

@@ -78,6 +78,20 @@ struct InferenceSizing {
   // Multi-head latent attention: every tensor-parallel rank holds the whole
   // latent cache (it is not split by heads).
   bool kv_cache_replicated = false;
+  // Mixture of experts, for expert parallelism (core/fit_matrix.h): the
+  // routed experts' weights of every MoE layer, bytes (routed parameters x
+  // the weights' average bits per parameter / 8; shared experts and the
+  // router stay with the dense part), the experts of one layer, those one
+  // token uses, and the layers with experts. 0 = dense or no expert shape.
+  double expert_weight_bytes = 0;
+  int num_experts = 0;
+  int num_experts_per_token = 0;
+  int num_moe_layers = 0;
+  // Sequences the KV cache holds (data-parallel attention splits them).
+  int batch_size = 1;
+  // The output head's parameters (vocabulary x hidden, tied or not: a
+  // runtime that splits layers keeps a copy on the output card); 0 = unknown.
+  double output_head_parameters = 0;
 
   double active_parameters() const { return parameters * active_share; }
   double total_bytes() const {

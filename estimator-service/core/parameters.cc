@@ -166,7 +166,7 @@ struct Figures {
   double attention = 0;  // per layer
   bool qkv_bias = false, output_bias = false, qk_norm = false;
   double dense_f = 0, dense_layers = 0, moe_layers = 0, dense_mlp = 0;
-  double expert = 0, per_moe_layer = 0;  // MoE only
+  double expert = 0, per_moe_layer = 0, num_experts = 0;  // MoE only
   double router = 0, shared = 0;
   // Attention blocks (encoder-decoder: L + 2 x decoder layers); T5's
   // relative position bias tables.
@@ -248,6 +248,7 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   f.mlp_active = f.mlp_total;
   if (f.moe_layers > 0) {
     f.expert = MlpParameters(arch, moe_f, options.include_biases);
+    f.num_experts = arch.num_experts;
     f.router = h * arch.num_experts + (arch.router_bias ? arch.num_experts : 0);
     const double router = f.router;
     // Shared experts: DeepSeek's n_shared_experts as wide as a routed one;
@@ -311,6 +312,8 @@ ParameterCount Totals(const Figures& f) {
   count.total = count.embedding + count.non_embedding;
   count.active = count.total - f.mlp_total + f.mlp_active;
   count.multi_token_prediction = f.mtp;
+  count.moe_layers = static_cast<int>(f.moe_layers);
+  count.routed_expert_parameters = f.moe_layers > 0 ? f.expert * f.num_experts * f.moe_layers : 0;
   return count;
 }
 

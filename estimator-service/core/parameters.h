@@ -43,6 +43,12 @@ struct ParameterCount {
   // `total`: the model that generates does not use them. A checkpoint's file
   // holds total + multi_token_prediction.
   double multi_token_prediction = 0;
+  // Mixture of experts: the routed experts' parameters of every MoE layer
+  // (experts x one expert's MLP x MoE layers; the shared experts and the
+  // router are not routed) and the layers with experts; 0 for a dense model.
+  // Expert parallelism splits these over its cards (core/fit_matrix.h).
+  double routed_expert_parameters = 0;
+  int moe_layers = 0;
   std::vector<ParameterComponent> components;
 };
 

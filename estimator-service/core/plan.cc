@@ -127,7 +127,37 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
   split(WeightBytesPerCard(shape, *layout), KvBytesPerCard(shape, *layout));
   plan.required_bytes_per_card = RequiredBytesPerCard(shape, *layout);
   plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
-  if (n > 1) {
+  plan.expert_parallel = layout->expert_parallel > 1 ? layout->expert_parallel : 0;
+  const bool ep = layout->expert_parallel > 1;
+  if (ep) {
+    const int d = layout->attention_replicas();
+    plan.arithmetic.push_back(absl::StrCat(
+        "layout: ", plan.layout,
+        ": expert parallelism (vLLM --enable-expert-parallel, SGLang "
+        "--ep-size): the routed experts split over ",
+        n, " cards, ", ExpertsPerCard(shape, n), " of ", shape.num_experts,
+        " per card; the attention and other dense weights tensor-"
+        "parallel over ",
+        tp, " card", tp > 1 ? "s" : "", " (heads ", shape.num_attention_heads, " / ", tp,
+        ") within a node of ", node.cards, " cards",
+        node.assumed ? " (assumed: the record has no scale-up domain size)"
+                     : " (the record's scale-up domain)",
+        d > 1
+            ? absl::StrCat(", replicated over ", d, " data-parallel ranks, each with ",
+                           SequencesPerReplica(shape, *layout), " of ", w.batch_size, " sequences")
+            : std::string()));
+    const double dense = shape.weight_bytes - shape.expert_weight_bytes;
+    plan.arithmetic.push_back(absl::StrCat(
+        "per card on ", n, ": dense weights ", GiB(dense), " / ", tp, " + routed experts ",
+        GiB(shape.expert_weight_bytes), " x ", ExpertsPerCard(shape, n), " / ", shape.num_experts,
+        " + KV cache ", GiB(KvBytesPerCard(shape, *layout)),
+        d > 1 ? absl::StrCat(" (", SequencesPerReplica(shape, *layout), " of ", w.batch_size,
+                             " sequences)")
+              : std::string(),
+        shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
+        " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
+        GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
+  } else if (n > 1) {
     plan.arithmetic.push_back(absl::StrCat(
         "layout: ", plan.layout, ": tensor parallelism within a node of ", node.cards, " cards",
         node.assumed ? " (assumed: the record has no scale-up domain size)"
@@ -148,12 +178,14 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
         GiB(shape.kv_cache_bytes_largest_layer), " per full layer",
         shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")"));
   }
-  plan.arithmetic.push_back(absl::StrCat(
-      "per card on ", n, ": weights ", pp > 1 ? "per stage " : "", GiB(weights * tp), " / ", tp,
-      " + KV cache ", GiB(KvBytesPerCard(shape, *layout)),
-      shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
-      " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
-      GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
+  if (!ep) {
+    plan.arithmetic.push_back(absl::StrCat(
+        "per card on ", n, ": weights ", pp > 1 ? "per stage " : "", GiB(weights * tp), " / ", tp,
+        " + KV cache ", GiB(KvBytesPerCard(shape, *layout)),
+        shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
+        " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
+        GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
+  }
 
   if (device.roofline_does_not_apply) {
     // Weights held in on-chip SRAM over a wafer or many chips: what limits
@@ -199,6 +231,18 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
           active_share < 1 ? Num(active_share) : "", " + KV ", f.kv_cache_gib,
           ") = ", Num(d.tokens_per_second_per_sequence), " tokens/s per sequence, x ", w.batch_size,
           " sequences = ", Num(d.tokens_per_second_all), " tokens/s");
+    } else if (ep) {
+      const double expert_each = shape.expert_weight_bytes / shape.num_experts;
+      line = absl::StrCat("decode step: (dense weights read ",
+                          GiB(std::max(0.0, shape.weight_bytes * active_share -
+                                                expert_each * shape.num_experts_per_token)),
+                          " / ", tp, " + ", d.experts_read_per_card, " routed expert",
+                          d.experts_read_per_card > 1 ? "s" : "", " of each MoE layer (top-",
+                          shape.num_experts_per_token, " over ", n, " cards at best evenly) ",
+                          GiB(expert_each * d.experts_read_per_card), " + KV ",
+                          GiB(KvBytesPerCard(shape, *layout)), ") / ",
+                          Num(*device.bandwidth_bytes_per_second / 1e9),
+                          " GB/s = ", Num(d.memory_seconds * 1e3), " ms");
     } else {
       const int kv_divisor = KvDivisor(shape, tp);
       line = absl::StrCat(
@@ -212,13 +256,18 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
           " GB/s = ", Num(d.memory_seconds * 1e3), " ms");
     }
     if (n > 1) {
-      plan.decode_communication_seconds = d.tensor_parallel_seconds + d.pipeline_seconds;
+      plan.decode_communication_seconds =
+          d.tensor_parallel_seconds + d.pipeline_seconds + d.expert_parallel_seconds;
       if (d.tensor_parallel_seconds > 0) {
-        absl::StrAppend(&line, d.overlapped ? "; overlapped with " : " + ", "TP all-reduces 2 x ",
-                        shape.num_layers, " layers over ", speed.within_node->kind, " (",
-                        Whole(speed.within_node->bytes_per_second / 1e9), " GB/s per direction, ",
-                        Whole(speed.within_node->latency_seconds * 1e6),
-                        " us each) = ", Num(d.tensor_parallel_seconds * 1e3), " ms");
+        absl::StrAppend(
+            &line, d.overlapped ? "; overlapped with " : " + ", "TP all-reduces ",
+            ep ? absl::StrCat(shape.num_layers, " + ",
+                              std::max(0, shape.num_layers - shape.num_moe_layers), " dense")
+               : absl::StrCat("2 x ", shape.num_layers),
+            " layers over ", speed.within_node->kind, " (",
+            Whole(speed.within_node->bytes_per_second / 1e9), " GB/s per direction, ",
+            Whole(speed.within_node->latency_seconds * 1e6),
+            " us each) = ", Num(d.tensor_parallel_seconds * 1e3), " ms");
       }
       if (d.pipeline_seconds > 0) {
         absl::StrAppend(
@@ -232,7 +281,26 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
                 : std::string(),
             " = ", Num(d.pipeline_seconds * 1e3), " ms");
       }
-      if (d.overlapped && d.tensor_parallel_seconds + d.pipeline_seconds > 0) {
+      if (d.expert_parallel_seconds > 0) {
+        absl::StrAppend(
+            &line, d.overlapped && d.tensor_parallel_seconds == 0 ? "; overlapped with " : " + ",
+            "EP all-to-alls 2 (dispatch, combine) x ", shape.num_moe_layers,
+            " MoE layers: ", SequencesPerReplica(shape, *layout), " tokens / ", tp, " x top-",
+            shape.num_experts_per_token, " x ", shape.hidden_size,
+            " x 2 bytes, (EP - 1) / EP of it to other cards (balanced routing)",
+            plan.nodes > 1
+                ? absl::StrCat(", across nodes over ", speed.between_nodes.kind,
+                               speed.between_nodes.assumed ? " (assumed)" : "", " ",
+                               Whole(speed.between_nodes.bytes_per_second / 1e9), " GB/s")
+                : std::string(),
+            speed.within_node.has_value()
+                ? absl::StrCat(", within a node over ", speed.within_node->kind, " ",
+                               Whole(speed.within_node->bytes_per_second / 1e9), " GB/s")
+                : std::string(),
+            " = ", Num(d.expert_parallel_seconds * 1e3), " ms");
+      }
+      if (d.overlapped &&
+          d.tensor_parallel_seconds + d.pipeline_seconds + d.expert_parallel_seconds > 0) {
         absl::StrAppend(&line, " (the batch splits in two: step = the longer of reads and links = ",
                         Num(d.step_seconds() * 1e3), " ms)");
       }
@@ -299,6 +367,140 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
         absl::StrCat("cost: ", n, " x $", Num(*device.price_usd_per_hour), "/h / (",
                      Num(*plan.decode_tokens_per_second_all), " tokens/s x 3600) x 1e6 = $",
                      Num(*plan.cost_usd_per_million_tokens), " per million tokens"));
+  }
+  return plan;
+}
+
+LayerSplitPlan PlanLayerSplit(const PlanInput& input, const std::vector<DeviceSpec>& cards) {
+  const InferenceSizing& s = input.sizing;
+  const ResolvedWorkload& w = input.workload;
+  LayerSplitPlan plan;
+  const int layers = s.num_layers;
+  if (cards.empty()) {
+    plan.reason = "no cards named";
+    return plan;
+  }
+  if (layers <= 0 || s.parameters <= 0) {
+    plan.reason = "cannot split by layers: the model's layer count is not known";
+    return plan;
+  }
+  // Bytes of one layer, bounded from above: the layers' weights (all but
+  // the embeddings) over the layers of the largest kind; of one layer's KV
+  // cache: a full-attention layer's.
+  const double bytes_per_parameter = s.weight_bytes / s.parameters;
+  const double embedding_bytes =
+      std::min(s.weight_bytes, s.embedding_parameters * bytes_per_parameter);
+  const int largest = s.num_largest_layers > 0 ? s.num_largest_layers : layers;
+  const double layer_bytes = (s.weight_bytes - embedding_bytes) / largest;
+  const double kv_layer = s.kv_cache_bytes_largest_layer > 0 ? s.kv_cache_bytes_largest_layer
+                                                             : s.model_kv_cache_bytes / layers;
+  const double draft_kv = std::max(0.0, s.kv_cache_bytes - s.model_kv_cache_bytes);
+  // The output head on the output card (a copy of tied embeddings); the
+  // token embeddings stay in host memory (llama.cpp's input layer is the CPU).
+  const double output_bytes = s.output_head_parameters > 0
+                                  ? s.output_head_parameters * bytes_per_parameter
+                                  : embedding_bytes;
+  // A token reads the active share of a layer (MoE: its experts).
+  const double body = s.parameters - s.embedding_parameters;
+  const double layer_active =
+      body > 0 ? std::clamp((s.active_parameters() - s.embedding_parameters) / body, 0.0, 1.0)
+               : 1.0;
+
+  // The -ts proportions: each card's usable memory in GiB, one decimal;
+  // the split points from those same numbers, as llama.cpp computes them.
+  std::vector<double> points;
+  double sum = 0;
+  for (const DeviceSpec& device : cards) {
+    SplitCard card{.name = device.name, .display_name = device.display_name};
+    card.usable_bytes = UsableBytesPerCard(device, w.memory_utilization);
+    card.proportion = std::round(card.usable_bytes / kGiB * 10) / 10;
+    sum += card.proportion;
+    points.push_back(sum);
+    plan.cards.push_back(std::move(card));
+  }
+  if (!(sum > 0)) {
+    plan.reason = "no memory size on record for the cards named";
+    return plan;
+  }
+  for (double& point : points) point /= sum;
+  // -ngl L + 1: every layer and the output layer on the cards.
+  const int gpu_layers = layers + 1;
+  for (int il = 0; il <= layers; ++il) {
+    const float at = static_cast<float>(il) / static_cast<float>(gpu_layers);
+    size_t i = 0;
+    while (i + 1 < points.size() && !(static_cast<float>(points[i]) > at)) ++i;
+    if (il == layers) {
+      plan.cards[i].output_layer = true;
+    } else {
+      ++plan.cards[i].layers;
+    }
+  }
+  plan.fits = true;
+  std::string split, split_text;
+  double step_seconds = 0;
+  bool every_bandwidth = true;
+  for (size_t i = 0; i < plan.cards.size(); ++i) {
+    SplitCard& card = plan.cards[i];
+    card.weight_bytes = card.layers * layer_bytes + (card.output_layer ? output_bytes : 0);
+    card.kv_cache_bytes = card.layers * kv_layer + (i == 0 ? draft_kv : 0);
+    card.required_bytes =
+        card.weight_bytes + card.kv_cache_bytes + s.activation_bytes + s.overhead_bytes;
+    absl::StrAppend(&split, i > 0 ? "," : "", Num(card.proportion));
+    plan.arithmetic.push_back(absl::StrCat(
+        card.display_name, ": ", card.layers, " of ", layers, " layers",
+        card.output_layer ? " + the output layer" : "", " (-ts share ", Num(card.proportion),
+        " of ", Num(sum), "): weights ", card.layers, " x ", GiB(layer_bytes),
+        card.output_layer ? absl::StrCat(" + output head ", GiB(output_bytes)) : std::string(),
+        " + KV cache ", card.layers, " x ", GiB(kv_layer),
+        i == 0 && draft_kv > 0 ? absl::StrCat(" + the draft model's ", GiB(draft_kv))
+                               : std::string(),
+        " + activations ", GiB(s.activation_bytes), " + overhead ", GiB(s.overhead_bytes), " = ",
+        GiB(card.required_bytes), " of ", GiB(card.usable_bytes), " usable"));
+    if (card.required_bytes > card.usable_bytes && plan.fits) {
+      plan.fits = false;
+      plan.reason =
+          absl::StrCat("does not fit on ", card.display_name, ": its ", card.layers, " layers",
+                       card.output_layer ? " and the output layer" : "", " need ",
+                       GiB(card.required_bytes), ", ", GiB(card.usable_bytes), " usable");
+    }
+    const std::optional<double>& bandwidth = cards[i].bandwidth_bytes_per_second;
+    if (bandwidth.has_value() && *bandwidth > 0) {
+      card.decode_seconds = (card.layers * (layer_bytes * layer_active + kv_layer) +
+                             (card.output_layer ? output_bytes : 0) + (i == 0 ? draft_kv : 0)) /
+                            *bandwidth;
+      step_seconds += *card.decode_seconds;
+      absl::StrAppend(&split_text, i > 0 ? " + " : "", Num(*card.decode_seconds * 1e3), " ms (",
+                      card.display_name, ")");
+    } else {
+      every_bandwidth = false;
+    }
+  }
+  plan.arithmetic.insert(
+      plan.arithmetic.begin(),
+      absl::StrCat("llama.cpp layer split (-ts ", split, ": each card's usable memory in GiB): ",
+                   "layer i on the first card whose cumulative share exceeds i / ", gpu_layers,
+                   " (-ngl ", gpu_layers, ": ", layers,
+                   " layers and the output layer; token embeddings in host memory); a layer ",
+                   GiB(layer_bytes), " (", Num(s.weight_bytes / kGiB), " GiB less embeddings ",
+                   GiB(embedding_bytes), ", / ", largest, " layers), its KV cache ",
+                   GiB(kv_layer)));
+  if (every_bandwidth && step_seconds > 0) {
+    plan.decode_tokens_per_second = 1 / step_seconds;
+    plan.decode_tokens_per_second_all = w.batch_size / step_seconds;
+    plan.arithmetic.push_back(absl::StrCat(
+        "decode bound: the cards read their layers in turn (layers x (", GiB(layer_bytes),
+        layer_active < 1 ? absl::StrCat(" x active share ", Num(layer_active)) : std::string(),
+        " + KV ", GiB(kv_layer), ") / the card's bandwidth): 1 / (", split_text,
+        ") = ", Num(*plan.decode_tokens_per_second), " tokens/s per sequence, x ", w.batch_size,
+        " sequences = ", Num(*plan.decode_tokens_per_second_all),
+        " tokens/s; the hops between cards (hidden x 2 bytes each) not counted"));
+  } else if (!every_bandwidth) {
+    plan.arithmetic.push_back("decode bound: not given (a card has no memory bandwidth on record)");
+  }
+  if (plan.fits) {
+    plan.launch_command = absl::StrCat("llama-server -m <model.gguf> -ngl ", gpu_layers, " -ts ",
+                                       split, " -c ", w.context_length_tokens * w.batch_size);
+    if (w.batch_size > 1) absl::StrAppend(&plan.launch_command, " -np ", w.batch_size);
   }
   return plan;
 }

@@ -88,8 +88,13 @@ struct DevicePlan {
   // stages across; nodes = ceil(cards / cards per node).
   int tensor_parallel = 0;
   int pipeline_parallel = 0;
+  // Cards the routed experts are split over (expert parallelism, a
+  // mixture of experts); 0 = none. With it, `cards` = expert_parallel, the
+  // attention tensor-parallel over tensor_parallel cards and replicated
+  // over expert_parallel / tensor_parallel data-parallel ranks.
+  int expert_parallel = 0;
   int nodes = 0;
-  // e.g. "TP 8 x PP 2 over 2 nodes".
+  // e.g. "TP 8 x PP 2 over 2 nodes", "TP 1 x EP 8 (one node)".
   std::string layout;
   // Per card: what the model needs, what the card offers, the difference.
   double required_bytes_per_card = 0;
@@ -137,6 +142,46 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device);
 // then fits with offload, or says why not.
 void PlanWithOffload(const PlanInput& input, const DeviceSpec& device, const NodeSize& node,
                      DevicePlan* plan);
+
+// llama.cpp's layer split over cards that differ (docs/FORMULAS.md,
+// "Uneven splits"): `llama-server -ngl L+1 -ts a,b,c` puts whole layers on
+// the cards in proportion to a:b:c (llama.cpp src/llama-model.cpp
+// load_tensors: the split points are the cumulative proportions, layer il
+// goes to the first card whose point is above il / (L + 1), the output layer
+// is layer L; the token embeddings stay in host memory). The proportions are
+// each card's usable memory, as llama.cpp's default split by free memory.
+struct SplitCard {
+  std::string name;
+  std::string display_name;
+  // The -ts value: usable memory in GiB, one decimal.
+  double proportion = 0;
+  int layers = 0;
+  bool output_layer = false;
+  double weight_bytes = 0;
+  double kv_cache_bytes = 0;
+  double required_bytes = 0;
+  double usable_bytes = 0;
+  // Reading its layers (and the output head) for one decode step, seconds;
+  // absent without a bandwidth on record.
+  std::optional<double> decode_seconds;
+};
+
+struct LayerSplitPlan {
+  bool fits = false;
+  // Why not, naming the card ("does not fit on RTX 3060 12GB: ...").
+  std::string reason;
+  std::vector<SplitCard> cards;
+  // 1 / the sum of the cards' decode seconds (the layers run in turn).
+  std::optional<double> decode_tokens_per_second;
+  std::optional<double> decode_tokens_per_second_all;
+  std::string launch_command;
+  std::vector<std::string> arithmetic;
+};
+
+// The layer split of input's sizing over `cards` (in llama.cpp's device
+// order; at least one). Needs the layer count (a model without one cannot
+// be split: fits false, and why).
+LayerSplitPlan PlanLayerSplit(const PlanInput& input, const std::vector<DeviceSpec>& cards);
 
 enum class PlanObjective { kFewestCards, kCheapest, kFastest };
 

@@ -120,6 +120,38 @@ bool KvCacheInModelDtypeOrFp8(NumberFormat kv) {
   return kv == NumberFormat::kBf16 || kv == NumberFormat::kFp16 || kv == NumberFormat::kFp8;
 }
 
+// vLLM 0.11 over several nodes, per node. Expert parallel (data-parallel
+// engines): every node runs `vllm serve` with its local engines, node 0 with
+// the API and the others --headless from their first rank
+// (docs.vllm.ai serving/data_parallel_deployment: --data-parallel-size-local,
+// --data-parallel-start-rank, --data-parallel-address,
+// --data-parallel-rpc-port). TP x PP: one Ray cluster, then `vllm serve` on
+// its head (docs.vllm.ai serving/parallelism_scaling, "multi-node").
+void VllmNodeCommands(const DevicePlan& plan, int tp, int dp, RuntimeFit* fit) {
+  const std::string& command = fit->launch_command;
+  if (plan.expert_parallel > 1) {
+    const int per_node = (dp + plan.nodes - 1) / plan.nodes;  // engines per node
+    int start = 0;
+    for (int node = 0; node < plan.nodes && start < dp; ++node) {
+      const int local = std::min(per_node, dp - start);
+      fit->node_commands.push_back(absl::StrCat(
+          "node ", node, ": ", command, " --data-parallel-size-local ", local,
+          node > 0 ? absl::StrCat(" --data-parallel-start-rank ", start, " --headless") : "",
+          " --data-parallel-address <node-0-address> --data-parallel-rpc-port 13345",
+          node == 0 ? " (serves the API)" : "", " (", local * tp, " cards)"));
+      start += local;
+    }
+    return;
+  }
+  fit->node_commands.push_back("node 0 (head): ray start --head --port 6379");
+  for (int node = 1; node < plan.nodes; ++node) {
+    fit->node_commands.push_back(
+        absl::StrCat("node ", node, ": ray start --address <node-0-address>:6379"));
+  }
+  fit->node_commands.push_back(absl::StrCat("node 0, once every node joined: ", command,
+                                            " --distributed-executor-backend ray"));
+}
+
 RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const DeviceSpec& device,
                    const DevicePlan& plan) {
   RuntimeFit fit;
@@ -204,7 +236,12 @@ RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const D
           "utilization");
   Reserve(&fit, "weights", weights,
           absl::StrCat("weights per card ", GiB(weights), " (the plan's split: TP ", tp,
-                       pp > 1 ? absl::StrCat(" x PP ", pp) : "", ")"),
+                       pp > 1 ? absl::StrCat(" x PP ", pp) : "",
+                       plan.expert_parallel > 1 ? absl::StrCat(" x EP ", plan.expert_parallel,
+                                                               ", the routed experts over ",
+                                                               plan.expert_parallel, " cards")
+                                                : "",
+                       ")"),
           "vllm/v1/worker/gpu_worker.py load_model, before profiling");
   Reserve(&fit, "activation_peak", activations, activation_arithmetic,
           absl::StrCat("vllm/v1/worker/gpu_model_runner.py profile_run; max_num_batched_tokens ",
@@ -262,6 +299,12 @@ RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const D
   std::string command = absl::StrCat("vllm serve ", ModelId(model, &fit));
   if (tp > 1) absl::StrAppend(&command, " --tensor-parallel-size ", tp);
   if (pp > 1) absl::StrAppend(&command, " --pipeline-parallel-size ", pp);
+  const int ep = plan.expert_parallel;
+  const int dp = ep > 1 ? ep / tp : 1;
+  // Expert parallelism: EP size = TP x DP, the attention data-parallel
+  // (docs.vllm.ai serving/expert_parallel_deployment, vLLM 0.11).
+  if (dp > 1) absl::StrAppend(&command, " --data-parallel-size ", dp);
+  if (ep > 1) absl::StrAppend(&command, " --enable-expert-parallel");
   // vLLM takes the model's maximum context by default.
   if (model.max_context_length <= 0 || c.context != model.max_context_length) {
     absl::StrAppend(&command, " --max-model-len ", c.context);
@@ -272,6 +315,7 @@ RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const D
   if (kv_fp8) absl::StrAppend(&command, " --kv-cache-dtype fp8");
   if (c.batch > defaults.max_num_seqs) absl::StrAppend(&command, " --max-num-seqs ", c.batch);
   fit.launch_command = std::move(command);
+  if (plan.nodes > 1) VllmNodeCommands(plan, tp, dp, &fit);
 
   fit.notes.push_back(absl::StrCat(
       "CUDA graphs: vLLM 0.11 captures them after sizing the KV cache, out of the memory "
@@ -285,10 +329,12 @@ RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const D
         ": vLLM reads the quantization from the checkpoint, so the repository must hold weights "
         "already in that format"));
   }
-  if (plan.nodes > 1) {
-    fit.notes.push_back(absl::StrCat("over ", plan.nodes,
-                                     " nodes: start a Ray cluster across them first (vLLM's "
-                                     "multi-node serving runs on Ray)"));
+  if (ep > 1) {
+    fit.notes.push_back(absl::StrCat(
+        "expert parallel: ", dp, " data-parallel engine", dp > 1 ? "s" : "", " of TP ", tp,
+        ", each with its own KV cache and its share of the sequences; the all-to-all backend "
+        "(--all2all-backend, DeepEP or pplx kernels) must be installed (vLLM's expert parallel "
+        "deployment guide)"));
   }
   if (fit.model_id_placeholder) {
     fit.notes.push_back("<hugging-face-repo> is a placeholder: the record names no repository");
@@ -319,7 +365,11 @@ RuntimeFit FitSglang(const RuntimeModel& model, const ResolvedWorkload& w, const
   }
 
   double reserved_mib = 0;
-  const double fraction = SglangMemFractionStatic(c.total_bytes, tp * pp, &reserved_mib);
+  // SGLang's --tp is every card of the server (the EP size under expert
+  // parallelism).
+  const int ep = plan.expert_parallel;
+  const int world = ep > 1 ? ep : tp * pp;
+  const double fraction = SglangMemFractionStatic(c.total_bytes, world, &reserved_mib);
   const double total_mib = c.total_bytes / kMiB;
   const double pool = c.total_bytes * fraction;
   const double weights = plan.weight_bytes_per_card;
@@ -339,7 +389,7 @@ RuntimeFit FitSglang(const RuntimeModel& model, const ResolvedWorkload& w, const
                        " MiB; reserved ", FixedDecimals(reserved_mib, 0),
                        " MiB for activations, CUDA graphs and metadata by the card-size rule "
                        "(TP x PP = ",
-                       tp * pp, "); mem_fraction_static = round((", FixedDecimals(total_mib, 0),
+                       world, "); mem_fraction_static = round((", FixedDecimals(total_mib, 0),
                        " - ", FixedDecimals(reserved_mib, 0), ") / ", FixedDecimals(total_mib, 0),
                        ", 3) = ", Num(fraction), "; static pool (weights + KV cache) = total x ",
                        Num(fraction), " = ", GiB(pool)),
@@ -348,6 +398,7 @@ RuntimeFit FitSglang(const RuntimeModel& model, const ResolvedWorkload& w, const
           "tp x pp / 2) GiB under 160 GiB, 32 GiB above");
   Reserve(&fit, "weights", weights,
           absl::StrCat("weights per card ", GiB(weights), " (TP ", tp,
+                       plan.expert_parallel > 1 ? absl::StrCat(" x EP ", plan.expert_parallel) : "",
                        pp > 1 ? absl::StrCat(" x PP ", pp) : "", ")"),
           "loaded before the pool is sized (model_runner.py load_model)");
   Reserve(&fit, "runtime", before,
@@ -380,10 +431,27 @@ RuntimeFit FitSglang(const RuntimeModel& model, const ResolvedWorkload& w, const
                             " sequences of ", c.context, " tokens; the batch needs ", c.batch);
   std::string command =
       absl::StrCat("python -m sglang.launch_server --model-path ", ModelId(model, &fit));
-  if (tp > 1) absl::StrAppend(&command, " --tp ", tp);
-  if (pp > 1) absl::StrAppend(&command, " --pp-size ", pp);
+  if (ep > 1) {
+    // SGLang: --tp is the server's cards, --ep-size splits the experts over
+    // them, --enable-dp-attention --dp D replicates the attention D times
+    // (docs.sglang.ai server arguments; DeepSeek's deployment guide).
+    absl::StrAppend(&command, " --tp ", ep, " --ep-size ", ep);
+    if (ep / tp > 1) absl::StrAppend(&command, " --enable-dp-attention --dp ", ep / tp);
+  } else {
+    if (tp > 1) absl::StrAppend(&command, " --tp ", tp);
+    if (pp > 1) absl::StrAppend(&command, " --pp-size ", pp);
+  }
   absl::StrAppend(&command, " --context-length ", c.context);
   if (kv_fp8) absl::StrAppend(&command, " --kv-cache-dtype fp8_e4m3");
+  if (plan.nodes > 1) {
+    // Every node runs the same command with its rank (SGLang's multi-node
+    // deployment: --nnodes, --node-rank, --dist-init-addr of node 0).
+    for (int node = 0; node < plan.nodes; ++node) {
+      fit.node_commands.push_back(absl::StrCat(
+          "node ", node, ": ", command, " --nnodes ", plan.nodes, " --node-rank ", node,
+          " --dist-init-addr <node-0-address>:5000", node == 0 ? " (serves the API)" : ""));
+    }
+  }
   fit.launch_command = std::move(command);
   fit.notes.push_back(absl::StrCat(
       "--mem-fraction-static is left at SGLang's default for this card (", Num(fraction),
@@ -392,8 +460,8 @@ RuntimeFit FitSglang(const RuntimeModel& model, const ResolvedWorkload& w, const
       "prefill token + CUDA graph buffers: about 0.836 on an H100), so their pool is smaller"));
   if (plan.nodes > 1) {
     fit.notes.push_back(absl::StrCat("over ", plan.nodes,
-                                     " nodes: add --nnodes, --node-rank and --dist-init-addr on "
-                                     "each node"));
+                                     " nodes: node_commands gives each node's command (the launch "
+                                     "command with --nnodes, --node-rank and --dist-init-addr)"));
   }
   if (fit.model_id_placeholder) {
     fit.notes.push_back("<hugging-face-repo> is a placeholder: the record names no repository");

@@ -56,6 +56,9 @@ struct RuntimeFit {
   std::optional<double> max_concurrency;
   int64_t max_model_len_tokens = 0;
   std::string launch_command;
+  // Over several nodes: each node's command, node 0 first (RuntimeFit
+  // proto node_commands).
+  std::vector<std::string> node_commands;
   bool model_id_placeholder = false;
   std::vector<std::string> notes;
 };

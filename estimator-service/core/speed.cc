@@ -70,10 +70,103 @@ double AllReduceSeconds(const Link& link, int ranks, double bytes) {
   return link.latency_seconds + 2.0 * (ranks - 1) / ranks * bytes / link.bytes_per_second;
 }
 
+// One all-to-all of `bytes` leaving each card of `ranks` (expert
+// parallelism's dispatch or combine), `per_node` ranks per node: the share
+// bound for ranks of the same node over `within`, the rest over `between`,
+// both at once; one latency (the slower link's when both are used).
+// nullopt when a share has no link on record.
+std::optional<double> AllToAllSeconds(const std::optional<Link>& within, const Link& between,
+                                      int ranks, int per_node, double bytes) {
+  if (ranks <= 1) return 0.0;
+  const int local = std::min(ranks, std::max(1, per_node));
+  const double within_share = static_cast<double>(local - 1) / ranks;
+  const double between_share = static_cast<double>(ranks - local) / ranks;
+  double seconds = 0, latency = 0;
+  if (within_share > 0) {
+    if (!within.has_value()) return std::nullopt;
+    seconds = std::max(seconds, within_share * bytes / within->bytes_per_second);
+    latency = std::max(latency, within->latency_seconds);
+  }
+  if (between_share > 0) {
+    if (between.bytes_per_second <= 0) return std::nullopt;
+    seconds = std::max(seconds, between_share * bytes / between.bytes_per_second);
+    latency = std::max(latency, between.latency_seconds);
+  }
+  return latency + seconds;
+}
+
+// Decode on an expert-parallel layout (speed.h, BoundDecode).
+DecodeBound BoundExpertParallelDecode(const SpeedInput& in) {
+  const InferenceSizing& s = *in.sizing;
+  const int tp = std::max(1, in.layout.tensor_parallel);
+  const int ep = in.layout.expert_parallel;
+  const int batch = std::max(1, in.batch_size);
+  DecodeBound bound;
+  // Reads of the fullest card: the dense part's active bytes / TP (the
+  // active bytes less the active experts'), the routed experts it holds
+  // that a token uses, and its replica's sequences' KV cache.
+  const double expert_bytes_each = s.expert_weight_bytes / s.num_experts;  // all MoE layers
+  const double active_expert_bytes = expert_bytes_each * s.num_experts_per_token;
+  const double dense_read =
+      std::max(0.0, s.weight_bytes * s.active_share - active_expert_bytes) / tp;
+  bound.experts_read_per_card = (s.num_experts_per_token + ep - 1) / ep;
+  const double expert_read = expert_bytes_each * bound.experts_read_per_card;
+  const double kv_read = KvBytesPerCard(s, in.layout);
+  bound.memory_seconds = (dense_read + expert_read + kv_read) / *in.bandwidth_bytes_per_second;
+
+  const int sequences = SequencesPerReplica(s, in.layout);
+  if (s.num_layers <= 0 || s.hidden_size <= 0) {
+    bound.communication_counted = false;
+  } else {
+    const double hidden_bytes = static_cast<double>(s.hidden_size) * kActivationBytesPerElement;
+    if (tp > 1) {
+      if (in.within_node.has_value()) {
+        // The attention's all-reduce in every layer, the MLP's too in the
+        // dense layers (the MoE output comes back by the combine).
+        const int all_reduces = s.num_layers + std::max(0, s.num_layers - s.num_moe_layers);
+        bound.tensor_parallel_seconds =
+            all_reduces * AllReduceSeconds(*in.within_node, tp, sequences * hidden_bytes);
+      } else {
+        bound.communication_counted = false;
+      }
+    }
+    // Each card sends its share of its replica's tokens (tokens / TP) to
+    // the cards of their k experts, (EP - 1) / EP of them elsewhere.
+    const int per_node = in.nodes > 1 ? (ep + in.nodes - 1) / in.nodes : ep;
+    // AllToAllSeconds takes the share bound for each link: 1 / EP of the
+    // copies per card, uniform routing.
+    const double bytes =
+        static_cast<double>(sequences) / tp * s.num_experts_per_token * hidden_bytes;
+    const std::optional<double> one =
+        AllToAllSeconds(in.within_node, in.between_nodes, ep, per_node, bytes);
+    if (one.has_value()) {
+      bound.expert_parallel_seconds = 2.0 * s.num_moe_layers * *one;
+    } else {
+      bound.communication_counted = false;
+    }
+  }
+  bound.overlapped = batch >= 2;
+  const double step = bound.step_seconds();
+  // Every replica advances its sequences in one step.
+  bound.tokens_per_second_per_sequence = 1.0 / step;
+  bound.tokens_per_second_all = batch / step;
+  if (in.peak_flops.has_value() && *in.peak_flops > 0 && s.active_parameters() > 0) {
+    const double roof = ep * *in.peak_flops / (2.0 * s.active_parameters());
+    bound.compute_roof_tokens_per_second = roof;
+    if (bound.tokens_per_second_all > roof) {
+      bound.compute_bound = true;
+      bound.tokens_per_second_all = roof;
+      bound.tokens_per_second_per_sequence = roof / batch;
+    }
+  }
+  return bound;
+}
+
 }  // namespace
 
 DecodeBound BoundDecode(const SpeedInput& in) {
   const InferenceSizing& s = *in.sizing;
+  if (in.layout.expert_parallel > 1) return BoundExpertParallelDecode(in);
   const int tp = std::max(1, in.layout.tensor_parallel);
   const int pp = std::max(1, in.layout.pipeline_parallel);
   const int batch = std::max(1, in.batch_size);
@@ -142,7 +235,9 @@ PrefillBound BoundPrefill(const SpeedInput& in) {
   const InferenceSizing& s = *in.sizing;
   const int tp = std::max(1, in.layout.tensor_parallel);
   const int pp = std::max(1, in.layout.pipeline_parallel);
-  const int cards = tp * pp;
+  // Expert parallel: every card computes (its replica's prompts and its
+  // experts' tokens), so the cards' peak, as for TP x PP.
+  const int cards = in.layout.cards();
   PrefillBound bound;
   bound.tokens_per_second =
       PrefillTokensPerSecond(cards, *in.peak_flops, in.prefill_efficiency, s.active_parameters());

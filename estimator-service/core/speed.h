@@ -98,6 +98,11 @@ struct DecodeBound {
   double memory_seconds = 0;
   double tensor_parallel_seconds = 0;  // 2 all-reduces per layer
   double pipeline_seconds = 0;         // stage-to-stage hops
+  // Expert parallelism: 2 all-to-alls (dispatch, combine) per MoE layer.
+  double expert_parallel_seconds = 0;
+  // Expert parallelism: routed experts the fullest card reads per MoE layer
+  // (ceil(top-k / EP): the k experts of a token spread at best evenly).
+  int experts_read_per_card = 0;
   // Communication counted: layers and hidden size known, a link on record
   // (or assumed) for each hop.
   bool communication_counted = true;
@@ -107,7 +112,7 @@ struct DecodeBound {
   // their sum, which keeps the bound a bound.
   bool overlapped = false;
   double step_seconds() const {
-    const double links = tensor_parallel_seconds + pipeline_seconds;
+    const double links = tensor_parallel_seconds + pipeline_seconds + expert_parallel_seconds;
     return overlapped ? std::max(memory_seconds, links) : memory_seconds + links;
   }
   // The aggregate's compute roof at 100% of peak: cards x peak / (2 x active
@@ -119,6 +124,14 @@ struct DecodeBound {
 };
 
 // Decode for `input.batch_size` sequences on the layout. Needs a bandwidth.
+// Expert parallel (layout.expert_parallel > 1): each card reads the dense
+// part's active bytes / TP, ExpertsPerRead routed experts of each MoE layer
+// and its replica's sequences' KV cache; the links carry two all-to-alls
+// per MoE layer (each card's tokens' hidden states to the cards of their
+// top-k experts and back: tokens x k x (EP - 1) / EP x hidden x 2 bytes,
+// the volume of balanced routing, which EP load balancing aims for), within
+// a node over its link and across nodes over the network at once, and the
+// attention's TP all-reduce (one per layer, two in dense layers).
 DecodeBound BoundDecode(const SpeedInput& input);
 
 struct PrefillBound {

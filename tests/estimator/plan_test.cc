@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "estimator-service/core/fit_matrix.h"
 
@@ -330,6 +331,94 @@ TEST(FewestCardsSearchTest, EveryAnswerIsFewestCardsLayouts) {
   EXPECT_GT(fitting, 2000);
   EXPECT_GT(several, 1000);
   EXPECT_LT(fitting, 11000);
+}
+
+// llama.cpp's layer split over unequal cards (issue 21 point 2, -ts):
+// Llama 3.1 8B in bf16 at 8,192 tokens over an RTX 4090, an RTX 3090 and an
+// RTX 3060 12GB, checked against the arithmetic written out here.
+DeviceSpec Card(const std::string& name, double gib, double bandwidth) {
+  DeviceSpec d;
+  d.name = "hardware/" + name;
+  d.display_name = name;
+  d.memory_bytes = gib * kGiB;
+  d.bandwidth_bytes_per_second = bandwidth;
+  return d;
+}
+
+PlanInput Llama8BWithLayers() {
+  PlanInput w = Llama8B();
+  w.sizing.num_layers = 32;
+  w.sizing.num_largest_layers = 32;
+  // Token embeddings and the untied output head: 2 x 128,256 x 4,096.
+  w.sizing.embedding_parameters = 1050673152;
+  w.sizing.output_head_parameters = 525336576;
+  w.sizing.model_kv_cache_bytes = w.sizing.kv_cache_bytes;
+  w.sizing.kv_cache_bytes_largest_layer = w.sizing.kv_cache_bytes / 32;
+  w.workload.context_length_tokens = 8192;
+  return w;
+}
+
+TEST(LayerSplitTest, LayersInProportionToUsableMemoryAsLlamaCppSplits) {
+  const std::vector<DeviceSpec> cards = {Card("RTX 4090", 24, 1008e9), Card("RTX 3090", 24, 936e9),
+                                         Card("RTX 3060 12GB", 12, 360e9)};
+  const LayerSplitPlan plan = PlanLayerSplit(Llama8BWithLayers(), cards);
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  ASSERT_EQ(plan.cards.size(), 3u);
+  // Usable 21.6 : 21.6 : 10.8 GiB, split points 0.4, 0.8, 1.0 over 33
+  // layers (32 and the output layer): layer i on the first card whose point
+  // exceeds i / 33: 0-13 (13/33 = 0.394), 14-26 (26/33 = 0.788), 27-31 and
+  // the output layer.
+  EXPECT_EQ(plan.cards[0].layers, 14);
+  EXPECT_EQ(plan.cards[1].layers, 13);
+  EXPECT_EQ(plan.cards[2].layers, 5);
+  EXPECT_FALSE(plan.cards[0].output_layer);
+  EXPECT_TRUE(plan.cards[2].output_layer);
+  EXPECT_EQ(plan.launch_command, "llama-server -m <model.gguf> -ngl 33 -ts 21.6,21.6,10.8 -c 8192");
+  // A layer: (16,060,522,496 - 2 x 1,050,673,152) / 32 = 436,224,256 bytes;
+  // its KV cache 1 GiB / 32; the output head 525,336,576 x 2 bytes.
+  const double layer = 436224256, kv = 33554432, output = 1050673152;
+  const double fixed = 44553216 + 1073741824.0;  // activations + overhead
+  EXPECT_DOUBLE_EQ(plan.cards[0].required_bytes, 14 * (layer + kv) + fixed);
+  EXPECT_DOUBLE_EQ(plan.cards[1].required_bytes, 13 * (layer + kv) + fixed);
+  EXPECT_DOUBLE_EQ(plan.cards[2].required_bytes, 5 * (layer + kv) + output + fixed);
+  EXPECT_DOUBLE_EQ(plan.cards[2].usable_bytes, 12 * kGiB * 0.9);
+  // Decode: the cards read their layers in turn.
+  const double step =
+      14 * (layer + kv) / 1008e9 + 13 * (layer + kv) / 936e9 + (5 * (layer + kv) + output) / 360e9;
+  ASSERT_TRUE(plan.decode_tokens_per_second.has_value());
+  EXPECT_NEAR(*plan.decode_tokens_per_second, 1 / step, 1e-9);
+}
+
+TEST(LayerSplitTest, AnOverFullSplitNamesTheCard) {
+  // Llama 3.1 70B-sized in bf16 (80 layers of 1.71 GiB) does not fit on
+  // these three cards: the first card's share is already over.
+  PlanInput big = Llama8BWithLayers();
+  big.sizing.weight_bytes = 141e9;
+  big.sizing.parameters = 70.5e9;
+  big.sizing.num_layers = 80;
+  big.sizing.num_largest_layers = 80;
+  big.sizing.kv_cache_bytes_largest_layer = big.sizing.kv_cache_bytes / 80;
+  const std::vector<DeviceSpec> cards = {Card("RTX 4090", 24, 1008e9), Card("RTX 3090", 24, 936e9),
+                                         Card("RTX 3060 12GB", 12, 360e9)};
+  LayerSplitPlan plan = PlanLayerSplit(big, cards);
+  EXPECT_FALSE(plan.fits);
+  EXPECT_EQ(plan.reason.rfind("does not fit on RTX 4090: its ", 0), 0u) << plan.reason;
+  EXPECT_TRUE(plan.launch_command.empty());
+  // Only the output card over-full: a vocabulary of 2.5 million tokens puts
+  // a 20.97 GB output head (2.5e6 x 4096 x 2 bytes) beside 5 layers on the
+  // 12 GB card, which the 10.8 GiB it may use cannot hold.
+  PlanInput wide = Llama8BWithLayers();
+  wide.sizing.output_head_parameters = 2.5e6 * 4096;
+  plan = PlanLayerSplit(wide, cards);
+  EXPECT_FALSE(plan.fits);
+  EXPECT_LE(plan.cards[0].required_bytes, plan.cards[0].usable_bytes);
+  EXPECT_GT(plan.cards[2].required_bytes, plan.cards[2].usable_bytes);
+  EXPECT_EQ(
+      plan.reason.rfind("does not fit on RTX 3060 12GB: its 5 layers and the output layer", 0), 0u)
+      << plan.reason;
+  // Without a layer count there is nothing to split.
+  PlanInput shapeless = Llama8B();
+  EXPECT_FALSE(PlanLayerSplit(shapeless, cards).fits);
 }
 
 }  // namespace
