@@ -80,6 +80,7 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 
+echo "resident after the rounds: REF $(rss_mib estimator-ref) MiB, current $(rss_mib estimator-new) MiB"
 /usr/bin/python3 - "$state" "$rounds" <<'PY'
 import json, statistics, sys
 state, rounds = sys.argv[1], int(sys.argv[2])
