@@ -1,4 +1,6 @@
 // estimator-service: what it takes to run or train a model, over gRPC.
+#include <malloc.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <thread>
@@ -109,6 +111,14 @@ int main(int argc, char** argv) {
                                            .flag_names = kFlagNames});
   options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
+  // A plan over every accelerator builds and frees a 0.3 MB reply and a few
+  // thousand strings per call. With glibc's defaults the freed top of the
+  // heap went back to the kernel and came back as page faults on the next
+  // call; keeping up to 16 MiB of it (and serving blocks under 8 MiB from the
+  // heap, not mmap) took a computed plan's CPU per call to 0.8x
+  // (docs/BENCHMARKS.md, issue 22 point 1), for about 4 MiB more resident.
+  mallopt(M_MMAP_THRESHOLD, 8 << 20);
+  mallopt(M_TRIM_THRESHOLD, 16 << 20);
   // A GGUF header sent by `--gguf` holds the vocabulary: ~8 MiB for a 128k
   // vocabulary, more for larger ones.
   options.max_receive_message_bytes = std::max(options.max_receive_message_bytes, 64 << 20);

@@ -599,7 +599,10 @@ void ToProto(const AllocatableMemory& memory, v1::DeviceMemory* out) {
   out->set_allocatable_source(memory.source);
 }
 
-DeviceSpec DeviceOf(const common::v1::Hardware& hw, NumberFormat format) {
+namespace {
+
+// DeviceOf but the peak, which depends on the format.
+DeviceSpec DeviceWithoutPeak(const common::v1::Hardware& hw) {
   DeviceSpec device;
   device.name = hw.name();
   device.display_name = hw.display_name();
@@ -613,7 +616,6 @@ DeviceSpec DeviceOf(const common::v1::Hardware& hw, NumberFormat format) {
   if (hw.has_memory_bandwidth_bytes_per_second()) {
     device.bandwidth_bytes_per_second = hw.memory_bandwidth_bytes_per_second();
   }
-  device.peak_flops = PeakForFormat(hw.peak(), format);
   if (hw.has_cloud_price_usd_per_chip_hour()) {
     device.price_usd_per_hour = hw.cloud_price_usd_per_chip_hour();
   }
@@ -627,6 +629,35 @@ DeviceSpec DeviceOf(const common::v1::Hardware& hw, NumberFormat format) {
   device.links.inter_node_bytes_per_second = hw.inter_node_bandwidth_bytes_per_second();
   device.roofline_does_not_apply = RooflineDoesNotApply(hw.memory_type(), hw.memory_bytes(),
                                                         hw.memory_bandwidth_bytes_per_second());
+  return device;
+}
+
+}  // namespace
+
+DeviceSpec DeviceOf(const common::v1::Hardware& hw, NumberFormat format) {
+  DeviceSpec device = DeviceWithoutPeak(hw);
+  device.peak_flops = PeakForFormat(hw.peak(), format);
+  return device;
+}
+
+std::shared_ptr<const std::vector<PreparedDevice>> PreparedDevicesOf(
+    const SharedRecords<common::v1::Hardware>& hardware) {
+  return hardware.Derive<std::vector<PreparedDevice>>(
+      [](const std::vector<common::v1::Hardware>& records) {
+        std::vector<PreparedDevice> prepared(records.size());
+        for (size_t i = 0; i < records.size(); ++i) {
+          prepared[i].figures = CheckDeviceFigures(records[i]);
+          // A record that cannot be planned on is listed, not converted.
+          if (prepared[i].figures.ok()) prepared[i].device = DeviceWithoutPeak(records[i]);
+        }
+        return prepared;
+      });
+}
+
+DeviceSpec DeviceFor(const PreparedDevice& prepared, const common::v1::Hardware& hw,
+                     NumberFormat format) {
+  DeviceSpec device = prepared.device;
+  device.peak_flops = PeakForFormat(hw.peak(), format);
   return device;
 }
 

@@ -1,12 +1,14 @@
 // Between the contracts (protobuf) and the formulas' plain structs.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "estimator-service/catalog/shared_records.h"
 #include "estimator-service/core/architecture.h"
 #include "estimator-service/core/device_memory.h"
 #include "estimator-service/core/number_format.h"
@@ -111,5 +113,24 @@ void ToProto(const AllocatableMemory& memory, v1::DeviceMemory* out);
 // A hardware record as a plan needs it, its peak taken for `format`, its
 // capacity the allocatable one (AllocatableMemoryOfRecord).
 DeviceSpec DeviceOf(const common::v1::Hardware& hardware, NumberFormat format);
+
+// A hardware record as every plan over it reads it, prepared once per list
+// of records (PreparedDevicesOf): whether its figures can be planned on
+// (CheckDeviceFigures) and, when they can, DeviceOf without the peak, which
+// depends on the request's format (DeviceFor adds it).
+struct PreparedDevice {
+  absl::Status figures;
+  DeviceSpec device;
+};
+// One per record of `hardware`, in its order. Derived once per list
+// (SharedRecords::Derive): for the snapshot's list of every accelerator, once
+// per state of the hardware instead of on every plan (the checks by
+// reflection and the conversion were a sixth of a plan over every
+// accelerator, docs/BENCHMARKS.md).
+std::shared_ptr<const std::vector<PreparedDevice>> PreparedDevicesOf(
+    const SharedRecords<common::v1::Hardware>& hardware);
+// DeviceOf(hardware, format) from the record's PreparedDevice: the same spec.
+DeviceSpec DeviceFor(const PreparedDevice& prepared, const common::v1::Hardware& hardware,
+                     NumberFormat format);
 
 }  // namespace modelatlas::estimator

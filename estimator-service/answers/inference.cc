@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -248,8 +249,14 @@ absl::Status AddExtras(const ServingExtras& extras, const common::v1::Model& mod
 absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
                                    const v1::InferenceWorkload& asked, bool hypothetical,
                                    const SourcedModel* sourced,
-                                   const ServingExtras* extras = nullptr) {
-  if (absl::Status invalid = ValidateModelArchitecture(model, "architecture"); !invalid.ok()) {
+                                   const ServingExtras* extras = nullptr,
+                                   const absl::Status* architecture_check = nullptr) {
+  // A snapshot record's check was made once, when it was loaded
+  // (RecordSource::UseModel); any other model is checked here.
+  if (absl::Status invalid = architecture_check != nullptr
+                                 ? *architecture_check
+                                 : ValidateModelArchitecture(model, "architecture");
+      !invalid.ok()) {
     return invalid;
   }
   absl::StatusOr<ResolvedWorkload> resolved = ResolveWorkload(asked);
@@ -416,9 +423,10 @@ absl::StatusOr<common::v1::Model> ModelFromInline(const v1::InlineModel& inline_
 
 absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
     const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request,
-    const SourcedModel* sourced, const ServingExtras* extras) {
-  absl::StatusOr<Sized> sized =
-      SizeForModel(model, request.workload(), request.hypothetical(), sourced, extras);
+    const SourcedModel* sourced, const ServingExtras* extras,
+    const absl::Status* architecture_check) {
+  absl::StatusOr<Sized> sized = SizeForModel(model, request.workload(), request.hypothetical(),
+                                             sourced, extras, architecture_check);
   if (!sized.ok()) return sized.status();
   return std::move(sized->response);
 }
@@ -467,11 +475,11 @@ void AnswerMemoryWith(std::shared_ptr<RecordSource> source,
     // record cost more than the estimate).
     absl::StatusOr<v1::EstimateInferenceMemoryResponse> estimate;
     const std::string& name = by_catalog_name ? request.source().catalog_name() : request.model();
-    const bool found =
-        source->UseModel(name, [&](const common::v1::Model& model, int64_t revision) {
-          estimate = EstimateMemoryForModel(model, request, nullptr, extras.get());
-          if (estimate.ok()) estimate->set_catalog_revision(revision);
-        });
+    const bool found = source->UseModel(name, [&](const common::v1::Model& model, int64_t revision,
+                                                  const absl::Status& architecture_check) {
+      estimate = EstimateMemoryForModel(model, request, nullptr, extras.get(), &architecture_check);
+      if (estimate.ok()) estimate->set_catalog_revision(revision);
+    });
     if (found) return done(std::move(estimate));
   }
   if (request.has_source()) {
@@ -767,10 +775,19 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     offload = *std::move(wanted);
     input.offload = &*offload;
   }
+  // Each record's checks and conversion, made once per list (the snapshot's:
+  // once per state of the hardware).
+  const std::shared_ptr<const std::vector<PreparedDevice>> prepared = PreparedDevicesOf(hardware);
   std::vector<DevicePlan> plans;
-  std::map<std::string, double> prices;               // hardware name -> USD per card-hour used
-  std::map<std::string, AllocatableMemory> memories;  // hardware name -> capacity planned on
-  for (const common::v1::Hardware& hw : hardware) {
+  plans.reserve(hardware.size());
+  // Keyed by the records' own names (`hardware` outlives them): no name is
+  // copied, and a hash finds each plan's entries once ranked.
+  absl::flat_hash_map<absl::string_view, double> prices;  // hardware name -> USD per card-hour used
+  absl::flat_hash_map<absl::string_view, AllocatableMemory> memories;  // -> capacity planned on
+  prices.reserve(hardware.size());
+  memories.reserve(hardware.size());
+  for (size_t index = 0; index < hardware.size(); ++index) {
+    const common::v1::Hardware& hw = hardware[index];
     if (plans.size() % kRecordsPerAbandonCheck == 0) {
       if (absl::Status abandoned =
               CallAbandoned(absl::StrCat("planning on every accelerator (", plans.size(), " of ",
@@ -779,14 +796,14 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
         return abandoned;
       }
     }
-    if (absl::Status unusable = CheckDeviceFigures(hw); !unusable.ok()) {
+    if (const absl::Status& unusable = (*prepared)[index].figures; !unusable.ok()) {
       // Listed, not planned: its figures would make every number a guess.
       DevicePlan skipped{.name = hw.name(), .display_name = hw.display_name()};
       skipped.reason = std::string(unusable.message());
       plans.push_back(std::move(skipped));
       continue;
     }
-    DeviceSpec device = DeviceOf(hw, input.workload.weight_format);
+    DeviceSpec device = DeviceFor((*prepared)[index], hw, input.workload.weight_format);
     if (device.allocatable_memory_bytes.has_value()) {
       memories[hw.name()] = {.marketed_bytes = device.memory_bytes,
                              .allocatable_bytes = *device.allocatable_memory_bytes,

@@ -33,10 +33,13 @@ struct ServingExtras {
 };
 
 // The memory answer for `model` (a catalog record or an inline model turned
-// into one); `sourced` (optional) names its source and gives exact weights.
+// into one); `sourced` (optional) names its source and gives exact weights;
+// `architecture_check` (optional) is the record's ValidateModelArchitecture
+// with the prefix "architecture", made once by the snapshot (null: check it).
 absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
     const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request,
-    const SourcedModel* sourced = nullptr, const ServingExtras* extras = nullptr);
+    const SourcedModel* sourced = nullptr, const ServingExtras* extras = nullptr,
+    const absl::Status* architecture_check = nullptr);
 
 // A multimodal model's encoder or projector in the weights: bits per weight
 // of `weight_format` when it is a plain format, else 16 (weight-only

@@ -36,14 +36,15 @@ class RecordSource {
   virtual void FindHardware(const std::vector<std::string>& names,
                             Done<SharedRecords<common::v1::Hardware>> done) = 0;
 
-  // Calls `use` with the model FindModel would find and the catalog revision,
-  // without copying the record (keep `use` quick); false when this source
-  // cannot (the caller then uses FindModel).
-  virtual bool UseModel(const std::string& /*name*/,
-                        const std::function<void(const common::v1::Model&, int64_t revision)>&
-                        /*use*/) {
-    return false;
-  }
+  // Calls `use` with the model FindModel would find, the catalog revision
+  // and the record's architecture check as the source computed it once, when
+  // the record was loaded (ValidateModelArchitecture(model, "architecture"),
+  // answers/conversions.h: the memory answer's check), without copying the
+  // record (keep `use` quick); false when this source cannot (the caller then
+  // uses FindModel and checks the record itself).
+  using ModelUser = std::function<void(const common::v1::Model&, int64_t revision,
+                                       const absl::Status& architecture_check)>;
+  virtual bool UseModel(const std::string& /*name*/, const ModelUser& /*use*/) { return false; }
 
   // Calls `visit` for every model of the catalog (keep it quick);
   // UNAVAILABLE (reason CATALOG_UNAVAILABLE) when this source does not hold

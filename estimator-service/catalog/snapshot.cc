@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/server/logging.h"
 #include "common/status/resource_names.h"
+#include "estimator-service/answers/conversions.h"
 
 namespace modelatlas::estimator {
 
@@ -95,8 +96,13 @@ absl::Status CatalogSnapshot::LoadAll() {
     }
     hardware_request.set_page_token(page.next_page_token());
   } while (!hardware_request.page_token().empty());
+  // Checked before taking the lock: a moved RecordTable keeps its records
+  // where they are, so the checks stay attached to them.
+  ArchitectureChecks checks;
+  for (const auto& [name, model] : records.models.ordered()) CheckArchitecture(model, &checks);
   absl::MutexLock lock(&mutex_);
   records_ = std::move(records);
+  failed_architectures_ = std::move(checks);
   models_generation_ = NextModelsGeneration();
   ShareAllHardware();
   revision_ = revision;
@@ -171,6 +177,13 @@ void CatalogSnapshot::Apply(const catalog::v1::WatchResponse& message) {
     const bool is_model = change.has_model() || absl::StartsWith(change.name(), "models/");
     hardware_changed |= !is_model;
     models_changed |= is_model;
+    if (is_model) {
+      // A replaced record stays at its address (RecordTable::Put): its check
+      // is dropped here and made again below.
+      if (const common::v1::Model* old = records_.models.FindByName(change.name())) {
+        failed_architectures_.erase(old);
+      }
+    }
     if (change.type() == catalog::v1::CHANGE_TYPE_DELETED ||
         (!change.has_model() && !change.has_hardware())) {
       if (is_model) {
@@ -180,6 +193,7 @@ void CatalogSnapshot::Apply(const catalog::v1::WatchResponse& message) {
       }
     } else if (change.has_model()) {
       records_.models.Put(change.name(), change.model());
+      CheckArchitecture(*records_.models.FindByName(change.name()), &failed_architectures_);
     } else {
       records_.hardware.Put(change.name(), change.hardware());
     }
@@ -188,6 +202,12 @@ void CatalogSnapshot::Apply(const catalog::v1::WatchResponse& message) {
   if (models_changed) models_generation_ = NextModelsGeneration();
   revision_ = std::max(revision_, message.revision());
   last_heard_ = absl::Now();
+}
+
+void CatalogSnapshot::CheckArchitecture(const common::v1::Model& model,
+                                        ArchitectureChecks* checks) {
+  absl::Status check = ValidateModelArchitecture(model, "architecture");
+  if (!check.ok()) (*checks)[&model] = std::move(check);
 }
 
 void CatalogSnapshot::ShareAllHardware() {
@@ -252,20 +272,25 @@ size_t CatalogSnapshot::hardware_count() const {
 
 std::optional<common::v1::Model> CatalogSnapshot::FindModel(absl::string_view name) const {
   std::optional<common::v1::Model> found;
-  UseModel(name, [&found](const common::v1::Model& model, int64_t) { found = model; });
+  UseModel(name, [&found](const common::v1::Model& model, int64_t, const absl::Status&) {
+    found = model;
+  });
   return found;
 }
 
 bool CatalogSnapshot::UseModel(
     absl::string_view name,
-    const std::function<void(const common::v1::Model&, int64_t revision)>& use) const {
+    const std::function<void(const common::v1::Model&, int64_t revision,
+                             const absl::Status& architecture_check)>& use) const {
   absl::ReaderMutexLock lock(&mutex_);
   // A resource name is looked up as one, never as a display name.
   const common::v1::Model* model = absl::StartsWith(name, "models/")
                                        ? records_.models.FindByName(name)
                                        : records_.models.Find(name);
   if (model == nullptr) return false;
-  use(*model, revision_);
+  static const absl::Status* const kPassed = new absl::Status();
+  auto failed = failed_architectures_.find(model);
+  use(*model, revision_, failed == failed_architectures_.end() ? *kPassed : failed->second);
   return true;
 }
 

@@ -70,11 +70,14 @@ class CatalogSnapshot {
   // punctuation); nullopt when unknown or ambiguous.
   std::optional<common::v1::Model> FindModel(absl::string_view name) const;
   std::optional<common::v1::Hardware> FindHardware(absl::string_view name) const;
-  // Calls `use` with the model FindModel would return and the snapshot's
-  // revision, under the reader lock and without copying the record (keep
+  // Calls `use` with the model FindModel would return, the snapshot's
+  // revision and the record's architecture check (ValidateModelArchitecture
+  // with the prefix "architecture", computed once when the record was loaded
+  // or changed), under the reader lock and without copying the record (keep
   // `use` quick); false when there is none.
   bool UseModel(absl::string_view name,
-                const std::function<void(const common::v1::Model&, int64_t revision)>& use) const;
+                const std::function<void(const common::v1::Model&, int64_t revision,
+                                         const absl::Status& architecture_check)>& use) const;
   // Every hardware record, in name order: the same shared list for every
   // caller until the hardware changes.
   SharedRecords<common::v1::Hardware> AllHardware() const;
@@ -102,6 +105,14 @@ class CatalogSnapshot {
 
   void Run();
   absl::Status LoadAll();
+  // The architecture checks of the records that fail theirs (the others
+  // pass), by record: ValidateModelArchitecture(model, "architecture"), the
+  // check every memory answer makes, computed once per record and state
+  // instead of on every call (it walks the architecture's fields by
+  // reflection: the largest part of the estimator's own CPU per estimate).
+  using ArchitectureChecks = absl::flat_hash_map<const common::v1::Model*, absl::Status>;
+  // Checks `model` (held at this address in records_) into `checks`.
+  static void CheckArchitecture(const common::v1::Model& model, ArchitectureChecks* checks);
   // Rebuilds all_hardware_ from records_ (after the hardware changed).
   void ShareAllHardware() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   absl::Status Follow();
@@ -112,6 +123,7 @@ class CatalogSnapshot {
   absl::Notification stop_;
   mutable absl::Mutex mutex_;
   Records records_ ABSL_GUARDED_BY(mutex_);
+  ArchitectureChecks failed_architectures_ ABSL_GUARDED_BY(mutex_);
   // records_.hardware in name order, as AllHardware hands it out.
   SharedRecords<common::v1::Hardware> all_hardware_ ABSL_GUARDED_BY(mutex_);
   int64_t revision_ ABSL_GUARDED_BY(mutex_) = 0;

@@ -75,8 +75,7 @@ void SnapshotRecords::FindHardware(const std::vector<std::string>& names,
   done(std::move(found));
 }
 
-bool SnapshotRecords::UseModel(const std::string& name,
-                               const std::function<void(const common::v1::Model&, int64_t)>& use) {
+bool SnapshotRecords::UseModel(const std::string& name, const ModelUser& use) {
   if (!loaded() || !snapshot_->UseModel(name, use)) return false;
   used_.store(true, std::memory_order_relaxed);
   return true;
@@ -145,8 +144,7 @@ void SnapshotThenCatalog::FindHardware(const std::vector<std::string>& names,
   remote_.FindHardware(names, std::move(done));
 }
 
-bool SnapshotThenCatalog::UseModel(
-    const std::string& name, const std::function<void(const common::v1::Model&, int64_t)>& use) {
+bool SnapshotThenCatalog::UseModel(const std::string& name, const ModelUser& use) {
   if (!loaded() || !snapshot_->UseModel(name, use)) return false;
   used_snapshot_.store(true, std::memory_order_relaxed);
   return true;

@@ -27,8 +27,7 @@ class SnapshotRecords : public RecordSource {
   void FindModel(const std::string& name, Done<common::v1::Model> done) override;
   void FindHardware(const std::vector<std::string>& names,
                     Done<SharedRecords<common::v1::Hardware>> done) override;
-  bool UseModel(const std::string& name,
-                const std::function<void(const common::v1::Model&, int64_t)>& use) override;
+  bool UseModel(const std::string& name, const ModelUser& use) override;
   absl::Status ForEachModel(const ModelVisitor& visit) const override;
   absl::Status ForEachModelIndexed(const IndexedModelVisitor& visit,
                                    uint64_t* generation) const override;
@@ -81,8 +80,7 @@ class SnapshotThenCatalog : public RecordSource {
   void FindModel(const std::string& name, Done<common::v1::Model> done) override;
   void FindHardware(const std::vector<std::string>& names,
                     Done<SharedRecords<common::v1::Hardware>> done) override;
-  bool UseModel(const std::string& name,
-                const std::function<void(const common::v1::Model&, int64_t)>& use) override;
+  bool UseModel(const std::string& name, const ModelUser& use) override;
   absl::Status ForEachModel(const ModelVisitor& visit) const override;
   absl::Status ForEachModelIndexed(const IndexedModelVisitor& visit,
                                    uint64_t* generation) const override;
