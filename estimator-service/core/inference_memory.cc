@@ -280,11 +280,15 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
       if (arch.IsMoe() && count->total > 0) sizing.active_share = count->active / count->total;
       if (arch.IsMoe() && count->routed_expert_parameters > 0 && input.parameters > 0 &&
           count->routed_expert_parameters < input.parameters && sizing.num_layers > 0) {
-        // The routed experts at the weights' average bits per parameter
-        // (a file that keeps experts at fewer bits holds fewer bytes in
-        // them: the dense part's share is then overstated, never understated).
-        sizing.expert_weight_bytes =
-            std::ceil(count->routed_expert_parameters * sizing.weight_bytes / input.parameters);
+        // The routed experts at the format's own bits per weight, at most
+        // the file's average: every tool quantizes the experts at least that
+        // far (GGUF promotes some expert tensors above the base type, never
+        // below), so the experts' share is never overstated. Overstating it
+        // would move bytes from the dense part (divided by TP) to the
+        // experts (divided by EP >= TP) and understate a card's bytes.
+        const double average_bits = sizing.weight_bytes * 8 / input.parameters;
+        const double expert_bits = std::min(encoding->bits_per_element, average_bits);
+        sizing.expert_weight_bytes = std::ceil(count->routed_expert_parameters * expert_bits / 8);
         sizing.num_experts = arch.num_experts;
         sizing.num_experts_per_token = arch.num_experts_per_token;
         sizing.num_moe_layers = count->moe_layers;
