@@ -85,23 +85,7 @@ std::string TestsSql(pqxx::transaction_base& tx, const std::vector<ColumnTest>& 
         test.column == static_cast<int>(OrderColumn::kDisplayName)) {
       continue;
     }
-    const char* op = "=";
-    switch (test.op) {
-      case ColumnTest::Op::kLess:
-        op = "<";
-        break;
-      case ColumnTest::Op::kLessOrEqual:
-        op = "<=";
-        break;
-      case ColumnTest::Op::kGreaterOrEqual:
-        op = ">=";
-        break;
-      case ColumnTest::Op::kGreater:
-        op = ">";
-        break;
-      default:
-        break;
-    }
+    const char* op = SqlComparison(test.op);
     // A NULL value compares to nothing: unset fields pass no comparison.
     absl::StrAppend(&sql, " AND ", kOrderColumnNames[test.column], " ", op, " ",
                     tx.quote(ValueParam(test.value).get()), "::double precision");

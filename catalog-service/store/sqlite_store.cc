@@ -217,28 +217,12 @@ std::string TestsSql(const std::vector<const ColumnTest*>& tests, int first, int
   for (size_t i = 0; i < tests.size(); ++i) {
     const ColumnTest& test = *tests[i];
     const int at = first + static_cast<int>(i);
-    const char* op = "=";
-    switch (test.op) {
-      case ColumnTest::Op::kLess:
-        op = "<";
-        break;
-      case ColumnTest::Op::kLessOrEqual:
-        op = "<=";
-        break;
-      case ColumnTest::Op::kEqual:
-        op = "=";
-        break;
-      case ColumnTest::Op::kGreaterOrEqual:
-        op = ">=";
-        break;
-      case ColumnTest::Op::kGreater:
-        op = ">";
-        break;
-      case ColumnTest::Op::kContains:
-        // NULL: a row an older binary wrote, not yet filled in; let it through.
-        absl::StrAppend(&sql, " AND (filter_text IS NULL OR instr(filter_text, ?", at, ") > 0)");
-        continue;
+    if (test.op == ColumnTest::Op::kContains) {
+      // NULL: a row an older binary wrote, not yet filled in; let it through.
+      absl::StrAppend(&sql, " AND (filter_text IS NULL OR instr(filter_text, ?", at, ") > 0)");
+      continue;
     }
+    const char* op = SqlComparison(test.op);
     // A NULL value compares to nothing: unset fields pass no comparison.
     absl::StrAppend(&sql, " AND ", test.column == walked ? "" : "+", kOrderColumnNames[test.column],
                     " ", op, " ?", at);

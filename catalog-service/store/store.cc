@@ -18,6 +18,23 @@ absl::Status StaleEtagError(RecordKind kind, absl::string_view id, int64_t expec
                     "ETAG_MISMATCH");
 }
 
+const char* SqlComparison(ColumnTest::Op op) {
+  switch (op) {
+    case ColumnTest::Op::kLess:
+      return "<";
+    case ColumnTest::Op::kLessOrEqual:
+      return "<=";
+    case ColumnTest::Op::kGreaterOrEqual:
+      return ">=";
+    case ColumnTest::Op::kGreater:
+      return ">";
+    case ColumnTest::Op::kEqual:
+    case ColumnTest::Op::kContains:
+      break;
+  }
+  return "=";
+}
+
 absl::string_view OrderColumnField(OrderColumn column) {
   switch (column) {
     case OrderColumn::kParameters:

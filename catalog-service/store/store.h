@@ -64,6 +64,10 @@ struct ColumnTest {
   OrderValue value;
 };
 
+// The SQL operator of a numeric ColumnTest ("<", "<=", "=", ">=", ">");
+// kContains has none (each store writes its own substring test).
+const char* SqlComparison(ColumnTest::Op op);
+
 // A position in an ordered list: just after the record `id` whose value is
 // `value`; `start` = before the first record. The order is the records with a
 // value by (value, ascending or descending; then id ascending), then the
