@@ -408,6 +408,23 @@ absl::Status HybridArchitecture(const Config& c, const Struct& root, const std::
   const int L = a->num_layers();
   const int64_t h = a->hidden_size();
   a->set_ssm_state_fp32(SsmStateFp32(c));
+  // The Mamba-2 mixer's mamba_* keys, which FalconH1Config and
+  // GraniteMoeHybridConfig share. Falcon-H1 may state the inner width
+  // (`inner_key` mamba_d_ssm); its gated norm is a key, Granite's always on.
+  auto read_mamba2_mixer = [&](const char* inner_key, bool gated_norm) {
+    const int64_t heads = take(c.Int({"mamba_n_heads"}, 128));
+    const int64_t head_dim =
+        c.String("mamba_d_head") == "auto" ? 0 : take(c.Int({"mamba_d_head"}, 0));
+    const int64_t derived = head_dim > 0 ? heads * head_dim : take(c.Int({"mamba_expand"}, 2)) * h;
+    a->set_ssm_inner_size(inner_key != nullptr ? take(c.Int({inner_key}, derived)) : derived);
+    a->set_ssm_num_heads(static_cast<int32_t>(heads));
+    a->set_ssm_num_groups(static_cast<int32_t>(take(c.Int({"mamba_n_groups"}, 1))));
+    a->set_ssm_state_size(static_cast<int32_t>(take(c.Int({"mamba_d_state"}, 256))));
+    a->set_ssm_conv_kernel(static_cast<int32_t>(take(c.Int({"mamba_d_conv"}, 4))));
+    a->set_ssm_conv_bias(c.Bool("mamba_conv_bias", true));
+    a->set_ssm_proj_bias(c.Bool("mamba_proj_bias", false));
+    a->set_ssm_gated_norm(gated_norm);
+  };
   if (type == "jamba") {
     // JambaConfig: attention in layers i % attn_layer_period ==
     // attn_layer_offset (4 of 32 for Jamba-v0.1), Mamba-1 elsewhere; MoE in
@@ -444,19 +461,7 @@ absl::Status HybridArchitecture(const Config& c, const Struct& root, const std::
     a->set_num_attention_layers(L);
     a->set_num_recurrent_layers(L);
     a->set_num_mlp_layers(L);
-    const int64_t heads = take(c.Int({"mamba_n_heads"}, 128));
-    const int64_t head_dim =
-        c.String("mamba_d_head") == "auto" ? 0 : take(c.Int({"mamba_d_head"}, 0));
-    const int64_t inner = take(c.Int(
-        {"mamba_d_ssm"}, head_dim > 0 ? heads * head_dim : take(c.Int({"mamba_expand"}, 2)) * h));
-    a->set_ssm_inner_size(inner);
-    a->set_ssm_num_heads(static_cast<int32_t>(heads));
-    a->set_ssm_num_groups(static_cast<int32_t>(take(c.Int({"mamba_n_groups"}, 1))));
-    a->set_ssm_state_size(static_cast<int32_t>(take(c.Int({"mamba_d_state"}, 256))));
-    a->set_ssm_conv_kernel(static_cast<int32_t>(take(c.Int({"mamba_d_conv"}, 4))));
-    a->set_ssm_conv_bias(c.Bool("mamba_conv_bias", true));
-    a->set_ssm_proj_bias(c.Bool("mamba_proj_bias", false));
-    a->set_ssm_gated_norm(c.Bool("mamba_rms_norm", false));
+    read_mamba2_mixer("mamba_d_ssm", c.Bool("mamba_rms_norm", false));
   } else if (type == "qwen3_next") {
     // Qwen3NextConfig: layer_types, else full attention every
     // full_attention_interval-th layer (i + 1) % interval == 0, Gated
@@ -530,17 +535,7 @@ absl::Status HybridArchitecture(const Config& c, const Struct& root, const std::
     } else {
       a->set_intermediate_size(shared);
     }
-    const int64_t heads = take(c.Int({"mamba_n_heads"}, 128));
-    const int64_t head_dim =
-        c.String("mamba_d_head") == "auto" ? 0 : take(c.Int({"mamba_d_head"}, 0));
-    a->set_ssm_inner_size(head_dim > 0 ? heads * head_dim : take(c.Int({"mamba_expand"}, 2)) * h);
-    a->set_ssm_num_heads(static_cast<int32_t>(heads));
-    a->set_ssm_num_groups(static_cast<int32_t>(take(c.Int({"mamba_n_groups"}, 1))));
-    a->set_ssm_state_size(static_cast<int32_t>(take(c.Int({"mamba_d_state"}, 256))));
-    a->set_ssm_conv_kernel(static_cast<int32_t>(take(c.Int({"mamba_d_conv"}, 4))));
-    a->set_ssm_conv_bias(c.Bool("mamba_conv_bias", true));
-    a->set_ssm_proj_bias(c.Bool("mamba_proj_bias", false));
-    a->set_ssm_gated_norm(true);
+    read_mamba2_mixer(nullptr, true);
   } else if (type == "nemotron_h") {
     // NemotronHConfig: one mixer per layer as hybrid_override_pattern says
     // ("M" Mamba-2, "*" attention, "-" MLP, "E" MoE), one RMSNorm each; a
