@@ -69,14 +69,33 @@ struct Common {
   int64_t context = 0;     // tokens per sequence
   int batch = 1;
   double kv_bytes_per_token = 0;  // per card, all layers the card holds
+  // Data-parallel engines of an expert-parallel plan (1 otherwise); `batch`
+  // is then the fullest engine's share of the workload's sequences.
+  int engines = 1;
+  int workload_batch = 1;
 };
+
+// "4", or "2 (the fullest of 3 data-parallel engines; batch 4)".
+std::string BatchText(const Common& c) {
+  if (c.engines <= 1) return absl::StrCat(c.batch);
+  return absl::StrCat(c.batch, " (the fullest of ", c.engines, " data-parallel engines; batch ",
+                      c.workload_batch, ")");
+}
 
 Common CommonOf(const ResolvedWorkload& workload, const DeviceSpec& device,
                 const DevicePlan& plan) {
   Common c;
   c.total_bytes = device.allocatable_memory_bytes.value_or(device.memory_bytes);
   c.context = workload.context_length_tokens;
-  c.batch = std::max(1, workload.batch_size);
+  c.batch = c.workload_batch = std::max(1, workload.batch_size);
+  // An expert-parallel plan runs expert_parallel / tensor_parallel engines,
+  // each with its own KV cache and its share of the sequences (the plan's
+  // kv_cache_bytes_per_card holds the fullest engine's): blocks, concurrency
+  // and --max-num-seqs are per engine.
+  if (plan.expert_parallel > 0 && plan.tensor_parallel > 0) {
+    c.engines = std::max(1, plan.expert_parallel / plan.tensor_parallel);
+    c.batch = (c.workload_batch + c.engines - 1) / c.engines;
+  }
   const double tokens = static_cast<double>(c.context) * c.batch;
   c.kv_bytes_per_token = tokens > 0 ? plan.kv_cache_bytes_per_card / tokens : 0;
   return c;
@@ -283,7 +302,7 @@ RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const D
   if (blocks < blocks_needed) {
     fit.reason = absl::StrCat(
         "vLLM starts but holds ", Num(*fit.max_concurrency), " sequences of ", c.context,
-        " tokens at once, fewer than the batch of ", c.batch, " (", blocks, " blocks, ",
+        " tokens at once, fewer than the batch of ", BatchText(c), " (", blocks, " blocks, ",
         blocks_needed, " needed); the activation peak it profiles (", GiB(activations),
         ") is larger than the plan's workspace (", GiB(plan.activation_bytes_per_card), ")");
     return fit;
@@ -291,7 +310,7 @@ RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const D
   fit.fits = true;
   fit.reason =
       absl::StrCat(blocks, " blocks hold ", Num(*fit.max_concurrency), " sequences of ", c.context,
-                   " tokens; the batch needs ", c.batch,
+                   " tokens; the batch needs ", BatchText(c),
                    raised ? absl::StrCat(" (with --gpu-memory-utilization ", Num(utilization),
                                          "; at ", Num(w.memory_utilization), " it does not)")
                           : "");
@@ -409,7 +428,7 @@ RuntimeFit FitSglang(const RuntimeModel& model, const ResolvedWorkload& w, const
           absl::StrCat("static pool ", GiB(pool), " - weights ", GiB(weights), " - runtime ",
                        GiB(before), " = ", GiB(kv_memory), "; / ", Num(c.kv_bytes_per_token),
                        " bytes per token per card (K and V of every layer) = ", tokens,
-                       " tokens (max_total_num_tokens); the workload needs ", c.batch, " x ",
+                       " tokens (max_total_num_tokens); the workload needs ", BatchText(c), " x ",
                        c.context, " = ", needed),
           "python/sglang/srt/model_executor/model_runner.py profile_max_num_token: rest = "
           "available after loading - total x (1 - mem_fraction_static); max_total_num_tokens "
@@ -419,7 +438,7 @@ RuntimeFit FitSglang(const RuntimeModel& model, const ResolvedWorkload& w, const
     const double needed_fraction =
         (weights + before + static_cast<double>(needed) * c.kv_bytes_per_token) / c.total_bytes;
     fit.reason = absl::StrCat(
-        "SGLang's pool holds ", tokens, " tokens, the workload needs ", needed, " (", c.batch,
+        "SGLang's pool holds ", tokens, " tokens, the workload needs ", needed, " (", BatchText(c),
         " x ", c.context, "): --mem-fraction-static ", Num(needed_fraction),
         " would be needed, which leaves less than SGLang's rule keeps for activations and "
         "CUDA graphs (",
@@ -428,7 +447,7 @@ RuntimeFit FitSglang(const RuntimeModel& model, const ResolvedWorkload& w, const
   }
   fit.fits = true;
   fit.reason = absl::StrCat("the pool holds ", tokens, " tokens, ", Num(*fit.max_concurrency),
-                            " sequences of ", c.context, " tokens; the batch needs ", c.batch);
+                            " sequences of ", c.context, " tokens; the batch needs ", BatchText(c));
   std::string command =
       absl::StrCat("python -m sglang.launch_server --model-path ", ModelId(model, &fit));
   if (ep > 1) {

@@ -352,6 +352,14 @@ TEST(ExpertParallelTest, LaunchCommandsNameTheLayoutAndEachNode) {
                            .max_context_length = 163840};
   const RuntimeFit vllm = FitRuntime(Runtime::kVllm, model, s, workload, H100(), plan, "NVIDIA");
   ASSERT_TRUE(vllm.fits) << vllm.reason;
+  // Each of the 2 data-parallel engines keeps its own blocks for its 2 of
+  // the 4 sequences; a token's latent cache is whole on every TP rank:
+  // 61 layers x (512 + 64) x 2 bytes = 70,272 bytes.
+  EXPECT_DOUBLE_EQ(vllm.kv_cache_bytes_needed_per_card, 2.0 * 32768 * 61 * 576 * 2);
+  EXPECT_TRUE(absl::StrContains(vllm.reason,
+                                "the batch needs 2 (the fullest of 2 data-parallel "
+                                "engines; batch 4)"))
+      << vllm.reason;
   EXPECT_EQ(vllm.launch_command,
             "vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 8 --data-parallel-size 2 "
             "--enable-expert-parallel --max-model-len 32768");
