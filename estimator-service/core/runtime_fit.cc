@@ -43,6 +43,12 @@ constexpr double kVllmDefaultUtilization = 0.9;
 // captures CUDA graphs after sizing the KV cache, out of the memory outside
 // the budget, which also holds the CUDA context.
 constexpr double kVllmHighestUtilization = 0.95;
+// ... and at least this much stays outside the budget when a command raises
+// it: the CUDA context (0.3-0.5 GiB, counted outside by vLLM) and the graphs
+// (logs: "took 0.21 GiB" for Llama-3.2-1B, vllm-project/vllm PR #11349;
+// "0.36 GiB total", gpustack/runner PR #251; "took 0.46 GiB" on a 24 GB
+// card, vllm-project/vllm issue #57475, which OOMed at 0.98).
+constexpr double kVllmOutsideBudgetBytes = 1024.0 * 1024 * 1024;
 // llama.cpp's physical batch (common/common.h: n_ubatch = 512), the rows of
 // its compute graph.
 constexpr int kLlamaCppUbatch = 512;
@@ -231,7 +237,10 @@ RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const D
   if (block_bytes > 0 && kv_memory_at(utilization) < needed_bytes) {
     const double needed_u =
         std::ceil((weights + activations + non_torch + needed_bytes) / c.total_bytes * 100) / 100;
-    if (needed_u <= kVllmHighestUtilization) {
+    const double highest =
+        std::min(kVllmHighestUtilization,
+                 std::floor((1 - kVllmOutsideBudgetBytes / c.total_bytes) * 100) / 100);
+    if (needed_u <= highest) {
       utilization = needed_u;
       raised = true;
     }

@@ -179,6 +179,33 @@ TEST(RuntimeFitTest, WhenTheRuntimeIsStricterThePlanDoesNotFitUnderIt) {
   EXPECT_LT(*fit.kv_cache_blocks, 40960 / 16);
 }
 
+// On a 12 GiB card a raised --gpu-memory-utilization keeps 1 GiB outside
+// the budget for the CUDA context and graphs, so the command sets at most
+// floor((1 - 1/12) x 100) / 100 = 0.91. Llama-3.1-8B with int8 weights at
+// 17,408 tokens: the plan fits at 0.9 (7.48 + 2.13 + 0.04 + 1 = 10.65 of
+// 10.8 GiB); vLLM needs (7.48 + 0.42 activation peak + 1 + 2.13) / 12 =
+// 0.92, which would leave 0.96 GiB: it does NOT fit.
+TEST(RuntimeFitTest, VllmKeepsAGibibyteOutsideTheBudgetWhenItRaisesIt) {
+  PlanInput input = Llama8B(17408);
+  input.sizing.weight_bytes = 8030261248.0;
+  DeviceSpec card = L4();
+  card.memory_bytes = 12 * kGiB;
+  card.allocatable_memory_bytes = 12 * kGiB;
+  DevicePlan plan;
+  const RuntimeFit fit = Fit(Runtime::kVllm, input, card, &plan);
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  EXPECT_FALSE(fit.fits) << fit.reason;
+  EXPECT_TRUE(fit.launch_command.empty()) << fit.launch_command;
+  // At 16,384 tokens vLLM needs (7.48 + 0.42 + 1 + 2) / 12 = 0.909: raised
+  // to 0.91, it fits.
+  PlanInput shorter = Llama8B(16384);
+  shorter.sizing.weight_bytes = 8030261248.0;
+  const RuntimeFit raised = Fit(Runtime::kVllm, shorter, card);
+  ASSERT_TRUE(raised.fits) << raised.reason;
+  EXPECT_TRUE(absl::StrContains(raised.launch_command, "--gpu-memory-utilization 0.91"))
+      << raised.launch_command;
+}
+
 TEST(RuntimeFitTest, VllmHasNoInt8KvCache) {
   PlanInput input = Llama8B(4096);
   input.workload.kv_cache_format = NumberFormat::kInt8;
