@@ -1,3 +1,6 @@
+// Weight files tensor by tensor. About 600 lines: llama.cpp's per-tensor type
+// rules (one function, as llama-quant.cpp keeps them) and the safetensors
+// tools' leftovers share one walk over the architecture's matrices.
 #include "estimator-service/core/weight_files.h"
 
 #include <algorithm>
