@@ -184,6 +184,18 @@ StoredRecord ReadRecord(const Statement& stmt) {
   return StoredRecord{stmt.Text(0), stmt.Text(1), stmt.Blob(2), stmt.Int(3)};
 }
 
+// Every row of a statement that selects id, display_name, payload, revision.
+absl::StatusOr<std::vector<StoredRecord>> ReadRecords(Statement& stmt) {
+  std::vector<StoredRecord> records;
+  while (true) {
+    absl::StatusOr<bool> row = stmt.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    records.push_back(ReadRecord(stmt));
+  }
+  return records;
+}
+
 // The columns of OrderColumn, in its order (migration 3).
 constexpr const char* kOrderColumnNames[kOrderColumnCount] = {
     "order_parameters", "order_training_compute_flop", "order_publication_date",
@@ -369,14 +381,7 @@ absl::StatusOr<std::vector<StoredRecord>> SqliteStore::List(RecordKind kind,
                  "WHERE kind = ? AND id > ? ORDER BY id LIMIT ?");
   if (!stmt.status().ok()) return stmt.status();
   stmt.Bind(1, RecordKindName(kind)).Bind(2, after_id).Bind(3, int64_t{limit});
-  std::vector<StoredRecord> records;
-  while (true) {
-    absl::StatusOr<bool> row = stmt.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    records.push_back(ReadRecord(stmt));
-  }
-  return records;
+  return ReadRecords(stmt);
 }
 
 absl::StatusOr<std::vector<OrderedRecord>> SqliteStore::ListOrdered(
@@ -462,14 +467,7 @@ absl::StatusOr<std::vector<StoredRecord>> SqliteStore::ListWhere(
   if (!stmt.status().ok()) return stmt.status();
   stmt.Bind(1, RecordKindName(kind)).Bind(2, after_id).Bind(3, int64_t{limit});
   BindTests(stmt, tests, 4);
-  std::vector<StoredRecord> records;
-  while (true) {
-    absl::StatusOr<bool> row = stmt.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    records.push_back(ReadRecord(stmt));
-  }
-  return records;
+  return ReadRecords(stmt);
 }
 
 absl::StatusOr<std::vector<StoredRecord>> SqliteStore::RecordsWithoutOrderValues(RecordKind kind,
@@ -481,14 +479,7 @@ absl::StatusOr<std::vector<StoredRecord>> SqliteStore::RecordsWithoutOrderValues
                  "ORDER BY p.id LIMIT ?");
   if (!stmt.status().ok()) return stmt.status();
   stmt.Bind(1, RecordKindName(kind)).Bind(2, int64_t{limit});
-  std::vector<StoredRecord> records;
-  while (true) {
-    absl::StatusOr<bool> row = stmt.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    records.push_back(ReadRecord(stmt));
-  }
-  return records;
+  return ReadRecords(stmt);
 }
 
 absl::Status SqliteStore::SetOrderValues(

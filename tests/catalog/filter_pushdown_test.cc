@@ -17,6 +17,7 @@
 #include "catalog-service/store/migrations.h"
 #include "common/query/filter.h"
 #include "tests/catalog/catalog_on_store.h"
+#include "tests/catalog/old_schema.h"
 
 namespace modelatlas::catalog {
 namespace {
@@ -257,15 +258,7 @@ TEST(FilterPushdownMigrationTest, SqliteFileOfSchema3IsUpgradedAndFilled) {
     // a store of migrations 1 to 3 only by writing them, then the rows.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    std::string setup =
-        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT "
-        "NULL);";
-    for (int i = 0; i < 3; ++i) {
-      const Migration& m = SqliteMigrations()[i];
-      absl::StrAppend(&setup, m.sql, "; INSERT INTO schema_migrations VALUES (", m.version, ", 'v",
-                      m.version, "');");
-    }
-    absl::StrAppend(&setup, "UPDATE catalog_state SET revision = 1;");
+    const std::string setup = OldSchemaSql(3);
     ASSERT_EQ(sqlite3_exec(db, setup.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
         << sqlite3_errmsg(db);
     sqlite3_stmt* insert = nullptr;

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "catalog-service/store/migrations.h"
 #include "tests/catalog/catalog_on_store.h"
+#include "tests/catalog/old_schema.h"
 
 namespace modelatlas::catalog {
 namespace {
@@ -190,15 +191,7 @@ TEST(OrderedListMigrationTest, SqliteFileOfSchema2IsUpgradedAndOrdersItsRecords)
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    std::string setup =
-        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT "
-        "NULL);";
-    for (int i = 0; i < 2; ++i) {
-      const Migration& m = SqliteMigrations()[i];
-      absl::StrAppend(&setup, m.sql, "; INSERT INTO schema_migrations VALUES (", m.version, ", 'v",
-                      m.version, "');");
-    }
-    absl::StrAppend(&setup, "UPDATE catalog_state SET revision = 1;");
+    const std::string setup = OldSchemaSql(2);
     ASSERT_EQ(sqlite3_exec(db, setup.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
         << sqlite3_errmsg(db);
     sqlite3_stmt* insert = nullptr;
