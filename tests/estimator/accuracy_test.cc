@@ -24,6 +24,7 @@
 #include "estimator-service/core/plan.h"
 #include "estimator-service/core/runtime_fit.h"
 #include "estimator-service/core/training_run.h"
+#include "tests/estimator/published_configs.h"
 #include "tests/testing/shared_data.h"
 
 namespace modelatlas::estimator {
@@ -194,20 +195,7 @@ TEST(AccuracyKvCacheTest, T5CachesSelfAndCrossAttentionInTheDecoderOnly) {
 // https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json (and -120b:
 // 36 layers, 128 experts).
 TEST(AccuracyParametersTest, GptOssCountsSinksBiasesAndAlternatingWindows) {
-  auto config = [](int layers, int experts) {
-    std::string types;
-    for (int i = 0; i < layers; ++i) {
-      absl::StrAppend(&types, i ? ", " : "",
-                      i % 2 == 0 ? "\"sliding_attention\"" : "\"full_attention\"");
-    }
-    return absl::StrCat(
-        R"({"model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880,)",
-        R"( "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64,)",
-        R"( "num_experts_per_tok": 4, "vocab_size": 201088, "sliding_window": 128,)",
-        R"( "attention_bias": true, "tie_word_embeddings": false,)",
-        R"( "max_position_embeddings": 131072, "num_hidden_layers": )", layers,
-        R"(, "num_local_experts": )", experts, R"(, "layer_types": [)", types, "]}");
-  };
+  const auto config = testing::GptOssConfigJson;
   // The checkpoints' counts (GGUF general.parameter_count of
   // ggml-org/gpt-oss-20b-GGUF and ollama's gpt-oss:20b; the safetensors
   // totals): 20,914,757,184 and 116,829,156,672.

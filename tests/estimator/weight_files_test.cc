@@ -13,6 +13,7 @@
 #include "common/formats/hf_config.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/core/parameters.h"
+#include "tests/estimator/published_configs.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -549,20 +550,7 @@ TEST(WeightFilesTest, GptqEightBitAndGroupSizesMatchTheBlokesTables) {
 // 13,761,264,768 and 65,248,815,744 bytes (as public copies of the
 // repositories' files and a public mirror's inventory test quote them).
 TEST(WeightFilesTest, Mxfp4CheckpointsOfGptOssMatchToTheByte) {
-  auto config = [](int layers, int experts) {
-    std::string types;
-    for (int i = 0; i < layers; ++i) {
-      absl::StrAppend(&types, i ? ", " : "",
-                      i % 2 == 0 ? "\"sliding_attention\"" : "\"full_attention\"");
-    }
-    return absl::StrCat(
-        R"({"model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880,)",
-        R"( "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64,)",
-        R"( "num_experts_per_tok": 4, "vocab_size": 201088, "sliding_window": 128,)",
-        R"( "attention_bias": true, "tie_word_embeddings": false,)",
-        R"( "max_position_embeddings": 131072, "num_hidden_layers": )", layers,
-        R"(, "num_local_experts": )", experts, R"(, "layer_types": [)", types, "]}");
-  };
+  const auto config = testing::GptOssConfigJson;
   const struct {
     int layers, experts;
     double published;
