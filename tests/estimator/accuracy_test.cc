@@ -25,10 +25,13 @@
 #include "estimator-service/core/runtime_fit.h"
 #include "estimator-service/core/training_run.h"
 #include "tests/estimator/published_configs.h"
+#include "tests/estimator/shipped_records.h"
 #include "tests/testing/shared_data.h"
 
 namespace modelatlas::estimator {
 namespace {
+
+using testing::ShippedModel;
 
 ParameterCount CountConfig(const std::string& json) {
   auto arch = ArchitectureFromHfConfig(json);
@@ -270,18 +273,6 @@ std::map<std::string, EpochRow> ReadEpoch(const std::string& path) {
     rows[f[0]] = {number("Training compute (FLOP)"), number("Training dataset size (total)")};
   }
   return rows;
-}
-
-common::v1::Model ShippedModel(const std::string& name) {
-  const auto dataset = catalog::ShippedDataset();
-  EXPECT_TRUE(dataset.ok()) << dataset.status();
-  if (dataset.ok()) {
-    for (const auto& model : dataset->models()) {
-      if (model.name() == name) return model;
-    }
-  }
-  ADD_FAILURE() << name << " is not in the shipped dataset";
-  return {};
 }
 
 // 6 x active parameters x Epoch's tokens, from the catalog's record.

@@ -24,39 +24,17 @@
 #include "estimator-service/answers/training.h"
 #include "estimator-service/core/plan.h"
 #include "tests/estimator/fake_records.h"
+#include "tests/estimator/shipped_records.h"
 
 namespace modelatlas::estimator {
 namespace {
 
+using testing::Shipped;
+using testing::ShippedHardware;
+using testing::ShippedModel;
+
 constexpr double kMiB = 1048576.0;
 constexpr double kGiB = 1073741824.0;
-
-const catalog::v1::Dataset& Shipped() {
-  static const catalog::v1::Dataset* dataset = [] {
-    auto loaded = catalog::ShippedDataset();
-    EXPECT_TRUE(loaded.ok()) << loaded.status();
-    return new catalog::v1::Dataset(loaded.ok() ? *loaded : catalog::v1::Dataset());
-  }();
-  return *dataset;
-}
-
-const common::v1::Hardware& ShippedHardware(const std::string& name) {
-  for (const common::v1::Hardware& hw : Shipped().hardware()) {
-    if (hw.name() == name) return hw;
-  }
-  ADD_FAILURE() << "no shipped hardware " << name;
-  static const common::v1::Hardware empty;
-  return empty;
-}
-
-const common::v1::Model& ShippedModel(const std::string& name) {
-  for (const common::v1::Model& model : Shipped().models()) {
-    if (model.name() == name) return model;
-  }
-  ADD_FAILURE() << "no shipped model " << name;
-  static const common::v1::Model empty;
-  return empty;
-}
 
 // ---- the rules ------------------------------------------------------------
 

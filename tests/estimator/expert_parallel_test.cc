@@ -23,25 +23,15 @@
 #include "estimator-service/core/plan.h"
 #include "estimator-service/core/runtime_fit.h"
 #include "estimator-service/core/speed.h"
+#include "tests/estimator/shipped_records.h"
 
 namespace modelatlas::estimator {
 namespace {
 
-constexpr double kGiB = 1073741824.0;
+using testing::ShippedHardware;
+using testing::ShippedModel;
 
-const common::v1::Model& ShippedModel(const std::string& name) {
-  static const catalog::v1::Dataset* dataset = [] {
-    auto loaded = catalog::ShippedDataset();
-    EXPECT_TRUE(loaded.ok()) << loaded.status();
-    return new catalog::v1::Dataset(loaded.ok() ? *loaded : catalog::v1::Dataset());
-  }();
-  for (const common::v1::Model& model : dataset->models()) {
-    if (model.name() == name) return model;
-  }
-  ADD_FAILURE() << "no shipped model " << name;
-  static const common::v1::Model empty;
-  return empty;
-}
+constexpr double kGiB = 1073741824.0;
 
 InferenceSizing Size(const std::string& name, NumberFormat weights, int64_t context, int batch) {
   const common::v1::Model& model = ShippedModel(name);
@@ -395,16 +385,6 @@ TEST(ExpertParallelTest, LaunchCommandsNameTheLayoutAndEachNode) {
 // The layer split through the plan's answer (PlanInferenceRequest.split_cards):
 // each card found by its name or alias, the answer the core split's, an
 // unknown card NOT_FOUND naming its field, an over-full one named.
-common::v1::Hardware ShippedHardware(const std::string& name) {
-  auto loaded = catalog::ShippedDataset();
-  EXPECT_TRUE(loaded.ok());
-  for (const common::v1::Hardware& hw : loaded->hardware()) {
-    if (hw.name() == name) return hw;
-  }
-  ADD_FAILURE() << "no shipped hardware " << name;
-  return common::v1::Hardware();
-}
-
 TEST(LayerSplitAnswerTest, SplitCardsAreFoundPlannedAndNamed) {
   const std::vector<common::v1::Hardware> hardware = {
       ShippedHardware("hardware/nvidia-geforce-rtx-4090"),

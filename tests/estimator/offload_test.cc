@@ -18,9 +18,13 @@
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/core/plan.h"
 #include "tests/estimator/fake_records.h"
+#include "tests/estimator/shipped_records.h"
 
 namespace modelatlas::estimator {
 namespace {
+
+using testing::ShippedHardware;
+using testing::ShippedModel;
 
 using common::v1::Hardware;
 using common::v1::Model;
@@ -343,28 +347,6 @@ TEST(OffloadPlanTest, PlansOnTheCardsAloneRankBeforePlansWithOffload) {
 }
 
 // --- Over the shipped records, as the answer builder plans. ---
-
-const catalog::v1::Dataset& Shipped() {
-  static const catalog::v1::Dataset* dataset = [] {
-    auto loaded = catalog::ShippedDataset();
-    EXPECT_TRUE(loaded.ok()) << loaded.status();
-    return new catalog::v1::Dataset(loaded.ok() ? *loaded : catalog::v1::Dataset());
-  }();
-  return *dataset;
-}
-
-template <typename Record, typename List>
-Record Named(const List& list, const std::string& name) {
-  for (const Record& record : list) {
-    if (record.name() == name) return record;
-  }
-  ADD_FAILURE() << "no shipped record " << name;
-  return Record();
-}
-Model ShippedModel(const std::string& name) { return Named<Model>(Shipped().models(), name); }
-Hardware ShippedHardware(const std::string& name) {
-  return Named<Hardware>(Shipped().hardware(), name);
-}
 
 constexpr char kDesktop[] = "hardware/host-desktop-ddr5-6000-dual-channel";
 constexpr char kEpyc[] = "hardware/host-2x-amd-epyc-9004-ddr5-4800";

@@ -14,37 +14,17 @@
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/core/plan.h"
+#include "tests/estimator/shipped_records.h"
 
 namespace modelatlas::estimator {
 namespace {
 
+using testing::Shipped;
+using testing::ShippedHardware;
+using testing::ShippedModel;
+
 using common::v1::Hardware;
 using common::v1::Model;
-
-const catalog::v1::Dataset& Shipped() {
-  static const catalog::v1::Dataset* dataset = [] {
-    auto loaded = catalog::ShippedDataset();
-    EXPECT_TRUE(loaded.ok()) << loaded.status();
-    return new catalog::v1::Dataset(loaded.ok() ? *loaded : catalog::v1::Dataset());
-  }();
-  return *dataset;
-}
-
-Model ShippedModel(const std::string& name) {
-  for (const Model& model : Shipped().models()) {
-    if (model.name() == name) return model;
-  }
-  ADD_FAILURE() << "no shipped model " << name;
-  return Model();
-}
-
-Hardware ShippedHardware(const std::string& name) {
-  for (const Hardware& hw : Shipped().hardware()) {
-    if (hw.name() == name) return hw;
-  }
-  ADD_FAILURE() << "no shipped hardware " << name;
-  return Hardware();
-}
 
 // A shipped model sized as every answer sizes it (runnable.cc's composition).
 InferenceSizing Sized(const Model& model, const ResolvedWorkload& workload) {
