@@ -624,34 +624,57 @@ void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
 // Cards of one llama.cpp layer split (PlanInferenceRequest.split_cards).
 constexpr int kMaxSplitCards = 16;
 
+// The record of `hardware` that split_cards[index] names: by resource name,
+// bare id, or lookup key (display name, aliases, shared aliases). A name that
+// fits several records ("RTX 3060": the 8 GB and the 12 GB card) is told
+// apart by its exact spelling, or asked back: a split over a card the user
+// did not mean would say "fits" for the wrong memory.
+absl::StatusOr<const common::v1::Hardware*> SplitCardNamed(
+    const SharedRecords<common::v1::Hardware>& hardware, const v1::PlanInferenceRequest& request,
+    int index) {
+  const std::string field = absl::StrCat("split_cards[", index, "]");
+  const std::string name(absl::StripAsciiWhitespace(request.split_cards(index)));
+  const std::string key = LookupKey(name);
+  const std::string as_resource = absl::StrCat("hardware/", name);
+  std::vector<const common::v1::Hardware*> by_key;
+  std::vector<const common::v1::Hardware*> exact;
+  for (const common::v1::Hardware& hw : hardware) {
+    if (hw.name() == name || hw.name() == as_resource) return &hw;
+    const std::vector<std::string> keys = LookupKeysOf(hw);
+    if (key.empty() || std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
+    by_key.push_back(&hw);
+    const bool spelled =
+        hw.display_name() == name ||
+        std::find(hw.aliases().begin(), hw.aliases().end(), name) != hw.aliases().end();
+    if (spelled) exact.push_back(&hw);
+  }
+  if (by_key.size() == 1) return by_key.front();
+  if (exact.size() == 1) return exact.front();
+  if (by_key.empty()) {
+    return WithReason(absl::NotFoundError(absl::StrCat(
+                          field, ": no hardware record \"", name, "\" among those planned",
+                          request.hardware_size() > 0 ? " (name it in hardware too)" : "")),
+                      "HARDWARE_NOT_FOUND");
+  }
+  std::vector<std::string> names;
+  for (const common::v1::Hardware* hw : by_key) names.push_back(hw->name());
+  return WithReason(absl::FailedPreconditionError(
+                        absl::StrCat(field, ": \"", name, "\" matches several records: ",
+                                     absl::StrJoin(names, ", "), "; name one of them")),
+                    "AMBIGUOUS_NAME");
+}
+
 // The layer split over the request's split_cards, each found among
-// `hardware` by resource name or lookup key (display name, aliases).
+// `hardware` (SplitCardNamed).
 absl::Status AddLayerSplit(const SharedRecords<common::v1::Hardware>& hardware,
                            const v1::PlanInferenceRequest& request, const PlanInput& input,
                            v1::PlanInferenceResponse* response) {
   std::vector<DeviceSpec> cards;
   for (int i = 0; i < request.split_cards_size(); ++i) {
     const std::string field = absl::StrCat("split_cards[", i, "]");
-    const std::string name(absl::StripAsciiWhitespace(request.split_cards(i)));
-    const std::string key = LookupKey(name);
-    const common::v1::Hardware* found = nullptr;
-    for (const common::v1::Hardware& hw : hardware) {
-      if (hw.name() == name) {
-        found = &hw;
-        break;
-      }
-      const std::vector<std::string> keys = LookupKeysOf(hw);
-      if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
-        found = &hw;
-        break;
-      }
-    }
-    if (found == nullptr) {
-      return WithReason(absl::NotFoundError(absl::StrCat(
-                            field, ": no hardware record \"", name, "\" among those planned",
-                            request.hardware_size() > 0 ? " (name it in hardware too)" : "")),
-                        "HARDWARE_NOT_FOUND");
-    }
+    absl::StatusOr<const common::v1::Hardware*> named = SplitCardNamed(hardware, request, i);
+    if (!named.ok()) return named.status();
+    const common::v1::Hardware* found = *named;
     if (absl::Status unusable = CheckDeviceFigures(*found); !unusable.ok()) {
       return InvalidFieldError(field, unusable.message());
     }

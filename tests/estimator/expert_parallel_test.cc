@@ -384,7 +384,8 @@ TEST(ExpertParallelTest, LaunchCommandsNameTheLayoutAndEachNode) {
 
 // The layer split through the plan's answer (PlanInferenceRequest.split_cards):
 // each card found by its name or alias, the answer the core split's, an
-// unknown card NOT_FOUND naming its field, an over-full one named.
+// unknown card NOT_FOUND naming its field, a shared name asked back, an
+// over-full one named.
 TEST(LayerSplitAnswerTest, SplitCardsAreFoundPlannedAndNamed) {
   const std::vector<common::v1::Hardware> hardware = {
       ShippedHardware("hardware/nvidia-geforce-rtx-4090"),
@@ -424,6 +425,27 @@ TEST(LayerSplitAnswerTest, SplitCardsAreFoundPlannedAndNamed) {
       PlanInferenceFor(ShippedModel("models/llama-3-1-8b"), hardware, unknown);
   ASSERT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(absl::StrContains(missing.status().message(), "split_cards[1]"));
+
+  // A name two records share ("RTX 3060": the 8 GB and the 12 GB card) is
+  // asked back with both, never split over one of them silently; the bare id
+  // and the card's own alias each name one.
+  std::vector<common::v1::Hardware> both = hardware;
+  both.push_back(ShippedHardware("hardware/nvidia-geforce-rtx-3060-8gb"));
+  v1::PlanInferenceRequest shared = request;
+  shared.set_split_cards(2, "RTX 3060");
+  absl::StatusOr<v1::PlanInferenceResponse> ambiguous =
+      PlanInferenceFor(ShippedModel("models/llama-3-1-8b"), both, shared);
+  ASSERT_EQ(ambiguous.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(ambiguous.status().message(), "split_cards[2]"));
+  EXPECT_TRUE(
+      absl::StrContains(ambiguous.status().message(), "hardware/nvidia-geforce-rtx-3060-8gb"));
+  for (const char* name : {"nvidia-geforce-rtx-3060-8gb", "RTX 3060 8GB"}) {
+    shared.set_split_cards(2, name);
+    absl::StatusOr<v1::PlanInferenceResponse> one =
+        PlanInferenceFor(ShippedModel("models/llama-3-1-8b"), both, shared);
+    ASSERT_TRUE(one.ok()) << name << ": " << one.status();
+    EXPECT_EQ(one->layer_split().cards(2).hardware(), "hardware/nvidia-geforce-rtx-3060-8gb");
+  }
 
   // Llama 3.1 70B in bf16 does not fit on the three: the first card is named.
   v1::PlanInferenceRequest big = request;
