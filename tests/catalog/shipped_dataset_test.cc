@@ -519,7 +519,6 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
         "amd-instinct-mi325x",
         "apple-m1-16gb",
         "apple-m1-max-64gb",
-        "apple-m1-pro-16gb",
         "apple-m1-pro-32gb",
         "apple-m1-ultra-128gb",
         "apple-m2-16gb",
@@ -537,7 +536,6 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
         "apple-m3-max-64gb",
         "apple-m3-max-96gb",
         "apple-m3-pro-36gb",
-        "apple-m3-ultra-256gb",
         "apple-m3-ultra-512gb",
         "apple-m4-24gb",
         "apple-m4-32gb",
@@ -548,7 +546,6 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
         "apple-m4-pro-64gb",
         "aws-trainium",
         "aws-trainium2",
-        "google-tpu-v7",
         "nvidia-a10g",
         "nvidia-a30",
         "nvidia-gb200",
@@ -626,6 +623,36 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
   EXPECT_EQ(complete_or_explained, accelerators);
   RecordProperty("accelerators", accelerators);
   RecordProperty("with_every_figure", complete);
+}
+
+// Prices for things nobody sells alone say what they are (issue 18 point 6,
+// "approximate ones say so"): Google sells no TPUs, so every TPU purchase
+// price is Epoch AI's estimate and is labelled so, on every TPU generation
+// alike (TPU v2 carried one while TPU v7 said "not sold"); an Apple chip comes
+// only inside a Mac, so its price is a whole computer's.
+TEST_F(ShippedDatasetTest, PricesOfChipsNotSoldAloneSayWhatTheyAre) {
+  int tpus = 0, apple = 0;
+  for (const Hardware& h : dataset_.hardware()) {
+    if (FromEpoch(h) || !h.has_purchase_price()) continue;
+    const common::v1::Price& p = h.purchase_price();
+    if (h.type() == common::v1::HARDWARE_TYPE_TPU && h.manufacturer() == "Google") {
+      ++tpus;
+      EXPECT_TRUE(absl::StartsWith(p.source(), "Epoch AI's estimate; Google does not sell TPUs"))
+          << h.name() << ": " << p.source();
+      EXPECT_TRUE(absl::StrContains(p.vendor(), "Epoch AI estimate")) << h.name();
+      EXPECT_FALSE(absl::StrContains(h.provenance().notes(), "Not on record: purchase_price ("))
+          << h.name() << " holds a purchase price and says it has none";
+    }
+    if (h.manufacturer() == "Apple") {
+      ++apple;
+      EXPECT_TRUE(absl::StrContains(p.vendor(), "whole Mac")) << h.name() << ": " << p.vendor();
+      EXPECT_TRUE(absl::StrContains(h.provenance().notes(), "launch price of a whole Mac"))
+          << h.name();
+    }
+  }
+  // TPU v2, v3, v4, v5e, v5p, v6e and v7.
+  EXPECT_GE(tpus, 7);
+  EXPECT_GE(apple, 15);
 }
 
 // "Cheapest" ranks by cloud price per chip-hour and puts records without one
