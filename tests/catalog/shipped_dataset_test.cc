@@ -458,7 +458,6 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
         "amd-radeon-rx-7900-xtx",
         "amd-radeon-rx-9070",
         "amd-radeon-rx-9070-xt",
-        "apple-m1-16gb",
         "apple-m1-8gb",
         "apple-m1-max-32gb",
         "apple-m1-max-64gb",
@@ -517,28 +516,18 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
       {"purchase_price",
        {"amd-instinct-mi210",
         "amd-instinct-mi325x",
-        "apple-m1-16gb",
-        "apple-m1-max-64gb",
-        "apple-m1-pro-32gb",
         "apple-m1-ultra-128gb",
-        "apple-m2-16gb",
-        "apple-m2-24gb",
-        "apple-m2-max-64gb",
         "apple-m2-max-96gb",
-        "apple-m2-pro-32gb",
         "apple-m2-ultra-128gb",
         "apple-m2-ultra-192gb",
         "apple-m3-16gb",
         "apple-m3-24gb",
         "apple-m3-max-128gb",
-        "apple-m3-max-36gb",
         "apple-m3-max-48gb",
         "apple-m3-max-64gb",
         "apple-m3-max-96gb",
         "apple-m3-pro-36gb",
         "apple-m3-ultra-512gb",
-        "apple-m4-24gb",
-        "apple-m4-32gb",
         "apple-m4-max-128gb",
         "apple-m4-max-48gb",
         "apple-m4-max-64gb",
@@ -629,10 +618,16 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
 // "approximate ones say so"): Google sells no TPUs, so every TPU purchase
 // price is Epoch AI's estimate and is labelled so, on every TPU generation
 // alike (TPU v2 carried one while TPU v7 said "not sold"); an Apple chip comes
-// only inside a Mac, so its price is a whole computer's.
+// only inside a Mac, so its price is a whole computer's, and renting one
+// rents a whole Mac mini.
 TEST_F(ShippedDatasetTest, PricesOfChipsNotSoldAloneSayWhatTheyAre) {
   int tpus = 0, apple = 0;
   for (const Hardware& h : dataset_.hardware()) {
+    // A cloud Mac is a whole Mac mini rented per dedicated host, not a chip.
+    if (!FromEpoch(h) && h.manufacturer() == "Apple" && h.has_cloud_on_demand_price()) {
+      EXPECT_TRUE(absl::StrContains(h.cloud_on_demand_price().vendor(), "a whole Mac mini"))
+          << h.name() << ": " << h.cloud_on_demand_price().vendor();
+    }
     if (FromEpoch(h) || !h.has_purchase_price()) continue;
     const common::v1::Price& p = h.purchase_price();
     if (h.type() == common::v1::HARDWARE_TYPE_TPU && h.manufacturer() == "Google") {
