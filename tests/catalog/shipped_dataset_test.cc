@@ -520,8 +520,6 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
         "apple-m2-max-96gb",
         "apple-m2-ultra-128gb",
         "apple-m2-ultra-192gb",
-        "apple-m3-16gb",
-        "apple-m3-24gb",
         "apple-m3-max-128gb",
         "apple-m3-max-48gb",
         "apple-m3-max-64gb",
