@@ -564,6 +564,85 @@ TEST(WeightFilesTest, Mxfp4CheckpointsOfGptOssMatchToTheByte) {
   }
 }
 
+// Qwen3 (Qwen/Qwen3-{0.6B,4B,8B,32B} config.json: head_dim 128, q/k norms,
+// vocabulary 151936; 0.6B and 4B tied).
+Architecture Qwen3(int layers, int64_t hidden, int heads, int64_t ffn, bool tied) {
+  Architecture a = Dense(layers, hidden, heads, 8, ffn, 151936, tied, false);
+  a.head_dim = 128;
+  a.qk_norm = true;
+  return a;
+}
+
+double Class(const WeightFile& file, const std::string& prefix) {
+  double sum = 0;
+  for (const auto& [name, parameters] : file.parameters_by_class) {
+    if (name.rfind(prefix, 0) == 0) sum += parameters;
+  }
+  return sum;
+}
+
+// The element counts the Hugging Face Hub reports for these checkpoints'
+// safetensors (`safetensors.total`, as llmfit's data/hf_models.json records
+// it in parameters_raw): exact, where the listings' file sizes were only
+// found rounded. Qwen/Qwen3-8B-FP8 (fine-grained FP8, 128 x 128 blocks):
+// 8,191,159,296 = the model's 8,190,735,360 parameters + one F32 scale per
+// block, 36 x (32 x 32 + 8 x 32 + 8 x 32 + 32 x 32 + 3 x 96 x 32) =
+// 423,936. Qwen/Qwen3-4B-FP8 4,411,646,016 and Qwen/Qwen3-0.6B-FP8
+// 751,659,264: tied models whose files hold lm_head apart anyway, in 16 bits
+// (Qwen/Qwen3-0.6B's own bf16 file does too: 751,632,384 = 596,049,920 +
+// 151,936 x 1024); a runtime ties it on load (vLLM's Qwen3ForCausalLM skips
+// lm_head.* for a tied config), so the weights in memory are ours and the
+// file is bigger by V x h x 2 bytes (4B: 777,912,320 bytes, 15% of the file).
+TEST(WeightFilesTest, Fp8BlockCheckpointsOfQwen3HoldTheirElementCounts) {
+  struct Case {
+    Architecture arch;
+    double parameters, published;
+  };
+  const Case cases[] = {
+      {Qwen3(36, 4096, 32, 12288, false), 8190735360, 8191159296},
+      {Qwen3(36, 2560, 32, 9728, true), 4022468096, 4411646016},
+      {Qwen3(28, 1024, 16, 3072, true), 596049920, 751659264},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<WeightFile> file = WeightFileOf(c.arch, NumberFormat::kFp8Block);
+    ASSERT_TRUE(file.ok()) << file.status();
+    EXPECT_EQ(file->parameters, c.parameters);
+    const double scales = Class(*file, "f32 scale");
+    const double head_apart = c.arch.tie_word_embeddings ? 151936.0 * c.arch.hidden_size : 0;
+    EXPECT_EQ(file->parameters + scales + head_apart, c.published) << file->derivation;
+    // Bytes: FP8 blocks 1, F32 scales 4, the rest 2.
+    const double fp8 = Class(*file, "fp8 e4m3");
+    EXPECT_DOUBLE_EQ(file->bytes, fp8 + 4 * scales + 2 * (file->parameters - fp8));
+  }
+  EXPECT_EQ(Class(*WeightFileOf(cases[0].arch, NumberFormat::kFp8Block), "f32 scale"), 423936);
+}
+
+// NVFP4 (TensorRT Model Optimizer): nvidia/Qwen3-8B-NVFP4 and
+// nvidia/Qwen3-32B-NVFP4, whose Hub element counts (llmfit parameters_raw,
+// as above) are 4,717,851,648 and 17,159,312,384: exactly the block
+// matrices packed two 4-bit values per U8 element plus every other tensor
+// (embeddings, lm_head, norms) in BF16 -- the tensors ours quantizes and
+// keeps (the Hub's count leaves the FP8 block scales and F32 global scales
+// out; their bytes, one FP8 per 16 weights, are the 0.5 of nvfp4's 4.5 bits).
+TEST(WeightFilesTest, Nvfp4CheckpointsOfQwen3HoldTheirElementCounts) {
+  struct Case {
+    Architecture arch;
+    double published;
+  };
+  const Case cases[] = {
+      {Qwen3(36, 4096, 32, 12288, false), 4717851648},
+      {Qwen3(64, 5120, 64, 25600, false), 17159312384},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<WeightFile> file = WeightFileOf(c.arch, NumberFormat::kNvfp4);
+    ASSERT_TRUE(file.ok()) << file.status();
+    const double packed = Class(*file, "nvfp4");
+    const double rest = file->parameters - packed;
+    EXPECT_EQ(packed / 2 + rest, c.published) << file->derivation;
+    EXPECT_DOUBLE_EQ(file->bytes, packed * 4.5 / 8 + 2 * rest);
+  }
+}
+
 // Llama 3.1 70B (https://huggingface.co/meta-llama/Llama-3.1-70B-Instruct config.json:
 // 80 layers, 8192 wide, 64 heads, 8 KV heads, 28672, vocabulary 128256):
 // bartowski/Meta-Llama-3.1-70B-Instruct-GGUF at 83fb6e83d0a8aada42d499259bc929d922e9a558,
