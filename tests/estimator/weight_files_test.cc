@@ -643,6 +643,35 @@ TEST(WeightFilesTest, Nvfp4CheckpointsOfQwen3HoldTheirElementCounts) {
   }
 }
 
+// Qwen3-Next in llama.cpp (general.architecture qwen3next): the Gated
+// DeltaNet projections (ssm_in, ssm_ba, ssm_out) in the file type's base
+// type, their conv, A, dt bias and norm F32, the 512 experts and the shared
+// expert of each of the 48 layers by the MoE rules; the MTP layer is not
+// converted. Published: steampunque/Qwen3-Coder-Next-Hybrid-GGUF's model
+// card compares its hybrid quant with the stock Q4_K_M of Qwen3-Coder-Next
+// (Qwen3-Next-80B-A3B's shape: hidden 2048, 48 layers, 12 gated attention
+// of 16 heads x 256 with 2 KV heads, 36 Gated DeltaNet of 16 key and 32
+// value heads of 128, 512 experts of 512, 10 routed + 1 shared; docker
+// model-runner's ai/qwen3-coder-next-vllm.md card): "Q4_K_M 48.5e9" bytes,
+// three significant figures (rounding bound 0.05e9, 0.1%).
+TEST(WeightFilesTest, Qwen3NextQ4KMFileIsWithinTwoPercent) {
+  auto arch = ArchitectureFromHfConfig(R"({
+    "model_type": "qwen3_next", "hidden_size": 2048, "num_hidden_layers": 48,
+    "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+    "intermediate_size": 5120, "vocab_size": 151936, "tie_word_embeddings": false,
+    "num_experts": 512, "num_experts_per_tok": 10, "moe_intermediate_size": 512,
+    "shared_expert_intermediate_size": 512, "decoder_sparse_step": 1, "mlp_only_layers": [],
+    "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+    "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_value_head_dim": 128,
+    "max_position_embeddings": 262144})");
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  absl::StatusOr<WeightFile> file =
+      WeightFileOf(ToCoreArchitecture(*arch), NumberFormat::kGgufQ4KM);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_NEAR(file->bytes / 48.5e9, 1.0, 0.02) << file->bytes << " " << file->derivation;
+  RecordProperty("ours_bytes", absl::StrCat(static_cast<int64_t>(file->bytes)));
+}
+
 // Llama 3.1 70B (https://huggingface.co/meta-llama/Llama-3.1-70B-Instruct config.json:
 // 80 layers, 8192 wide, 64 heads, 8 KV heads, 28672, vocabulary 128256):
 // bartowski/Meta-Llama-3.1-70B-Instruct-GGUF at 83fb6e83d0a8aada42d499259bc929d922e9a558,
