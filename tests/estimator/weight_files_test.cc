@@ -617,6 +617,61 @@ TEST(WeightFilesTest, Fp8BlockCheckpointsOfQwen3HoldTheirElementCounts) {
   EXPECT_EQ(Class(*WeightFileOf(cases[0].arch, NumberFormat::kFp8Block), "f32 scale"), 423936);
 }
 
+// compressed-tensors checkpoints (llm-compressor) against the Hub's element
+// counts (llmfit parameters_raw, as above): the model's parameters, the
+// scales of the scheme for every Linear of the blocks and nothing else
+// (lm_head and the embeddings stay 16-bit, as `fp8` and `int8` size them),
+// and a tied model's lm_head stored apart (a runtime ties it on load). FP8
+// static (RedHatAI/...-FP8): a weight_scale and an input_scale per Linear;
+// FP8 dynamic and W8A8 (...-FP8-dynamic, ...-quantized.w8a8): a weight scale
+// per output channel, the activations' scales computed at run time.
+//   RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8    8,030,261,696
+//   RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8   70,553,707,616
+//   RedHatAI/Llama-3.2-1B-Instruct-FP8          1,498,482,912
+//   RedHatAI/Llama-3.2-1B-Instruct-FP8-dynamic  1,498,859,520
+//   RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic 70,560,423,936
+//   RedHatAI/Qwen2.5-1.5B-quantized.w8a8        1,777,733,120
+TEST(WeightFilesTest, CompressedTensorsCheckpointsHoldTheirElementCounts) {
+  const Architecture llama1b = Dense(16, 2048, 32, 8, 8192, 128256, true, false);
+  const Architecture llama70b = Dense(80, 8192, 64, 8, 28672, 128256, false, false);
+  const Architecture qwen15b = Dense(28, 1536, 12, 2, 8960, 151936, true, true);
+  enum Scales { kPerTensor, kPerChannel };
+  struct Case {
+    Architecture arch;
+    NumberFormat format;
+    Scales scales;
+    double parameters, published;
+  };
+  const Case cases[] = {
+      {Llama3_8B(), NumberFormat::kFp8, kPerTensor, 8030261248, 8030261696},
+      {llama70b, NumberFormat::kFp8, kPerTensor, 70553706496, 70553707616},
+      {llama1b, NumberFormat::kFp8, kPerTensor, 1235814400, 1498482912},
+      {llama1b, NumberFormat::kFp8, kPerChannel, 1235814400, 1498859520},
+      {llama70b, NumberFormat::kFp8, kPerChannel, 70553706496, 70560423936},
+      {qwen15b, NumberFormat::kInt8, kPerChannel, 1543714304, 1777733120},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<WeightFile> file = WeightFileOf(c.arch, c.format);
+    ASSERT_TRUE(file.ok()) << file.status();
+    EXPECT_EQ(file->parameters, c.parameters);
+    const Architecture& a = c.arch;
+    const double h = a.hidden_size, d = h / a.num_attention_heads, kv = a.num_key_value_heads * d,
+                 f = a.intermediate_size;
+    // The seven Linear layers of a block: q, k, v, o, gate, up, down.
+    const double quantized = a.num_layers * (h * (h + 2 * kv) + h * h + 3 * h * f);
+    double in_blocks = 0;
+    for (const auto& [name, parameters] : file->parameters_by_class) {
+      if (name.find("Linear layers of the blocks") != std::string::npos) in_blocks += parameters;
+    }
+    EXPECT_EQ(in_blocks, quantized) << file->derivation;
+    const double scales = c.scales == kPerTensor
+                              ? a.num_layers * 7.0 * 2
+                              : a.num_layers * (h + 2 * kv + h + 2 * f + h);  // output rows
+    const double head_apart = a.tie_word_embeddings ? double(a.vocab_size) * h : 0;
+    EXPECT_EQ(file->parameters + scales + head_apart, c.published) << file->derivation;
+  }
+}
+
 // NVFP4 (TensorRT Model Optimizer): nvidia/Qwen3-8B-NVFP4 and
 // nvidia/Qwen3-32B-NVFP4, whose Hub element counts (llmfit parameters_raw,
 // as above) are 4,717,851,648 and 17,159,312,384: exactly the block
