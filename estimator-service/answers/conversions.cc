@@ -83,10 +83,13 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.ssm_gated_norm = arch.ssm_gated_norm();
   out.ssm_state_fp32 = arch.ssm_state_fp32();
   out.attention_output_gate = arch.attention_output_gate();
-  // The families whose checkpoints (and GGUF files) hold one fused QKV
+  // What the record says (the GGUF reader reads it from the tensor names),
+  // else the families whose checkpoints (and GGUF files) hold one fused QKV
   // tensor: how a quantized file sizes them (core/weight_files.cc).
   const std::string& type = arch.model_type();
-  out.fused_qkv = type == "phi3" || type == "gpt2" || type == "gpt_neox" || type == "falcon";
+  out.fused_qkv = arch.has_fused_qkv()
+                      ? arch.fused_qkv()
+                      : type == "phi3" || type == "gpt2" || type == "gpt_neox" || type == "falcon";
   return out;
 }
 

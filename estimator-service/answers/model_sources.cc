@@ -351,6 +351,20 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
     a.set_num_experts(static_cast<int32_t>(*m.expert_count));
     a.set_num_experts_per_token(static_cast<int32_t>(m.expert_used_count.value_or(0)));
   }
+  // Fused attention: convert_hf_to_gguf.py writes one blk.N.attn_qkv tensor
+  // per block where the checkpoint has one projection (Phi-3's qkv_proj),
+  // llama.cpp's loaders take attn_qkv where a file has one and attn_q/k/v
+  // otherwise (llama-model.cpp: wqkv TENSOR_NOT_REQUIRED, then wq, wk, wv),
+  // and the quantizer gives attn_qkv attn_v's type rules
+  // (llama-quant.cpp category_is_attn_v): the file's names decide, not the
+  // family.
+  bool fused = false, split = false;
+  for (const GgufTensorInfo& t : header.tensors) {
+    if (!absl::StartsWith(t.name, "blk.")) continue;
+    fused = fused || absl::EndsWith(t.name, ".attn_qkv.weight");
+    split = split || absl::EndsWith(t.name, ".attn_q.weight");
+  }
+  if (fused || split) a.set_fused_qkv(fused);
   a.set_published_parameter_count(static_cast<int64_t>(header.total_elements));
   if (absl::Status bad = missing.ToStatus(); !bad.ok()) return bad;
   return a;

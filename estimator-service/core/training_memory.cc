@@ -16,6 +16,14 @@
 namespace modelatlas::estimator {
 namespace {
 
+// Shared experts per MoE layer, as CountParameters counts them: a width of
+// their own (Qwen2-MoE, Qwen3-Next: shared_expert_intermediate_size, no
+// count in the config) means at least one.
+int SharedExperts(const Architecture& shape) {
+  return shape.shared_expert_intermediate_size > 0 ? std::max(1, shape.num_shared_experts)
+                                                   : shape.num_shared_experts;
+}
+
 std::string Num(double value) { return absl::StrFormat("%.10g", value); }
 std::string Bytes(double value) { return absl::StrFormat("%.0f bytes", value); }
 
@@ -385,9 +393,9 @@ Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int6
     const int64_t fs =
         shape.shared_expert_intermediate_size > 0 ? shape.shared_expert_intermediate_size : fe;
     mlp = static_cast<double>(per_width) * (static_cast<double>(shape.num_experts_per_token) * fe +
-                                            static_cast<double>(shape.num_shared_experts) * fs);
+                                            static_cast<double>(SharedExperts(shape)) * fs);
     mlp_text = absl::StrCat(per_width, " x (", shape.num_experts_per_token, " experts x ", fe,
-                            " + ", shape.num_shared_experts, " shared x ", fs, ") (MoE)");
+                            " + ", SharedExperts(shape), " shared x ", fs, ") (MoE)");
   }
   const double replicated = static_cast<double>(norms) * per_norm;
   const double split = attention + mlp;
@@ -437,7 +445,42 @@ Figure RecurrentMixerActivationBytes(const Architecture& shape, int64_t s, int64
                          t > 1 ? absl::StrCat(" / ", t) : "", " = ", Bytes(bytes),
                          " (mamba_ssm MambaSplitConv1dScanCombinedFn)")};
   }
-  return {0, "no Mamba or Mamba-2 mixer"};
+  if (shape.recurrent_mixer == RecurrentMixer::kGatedDeltaNet) {
+    // Qwen3NextGatedDeltaNet's training path (transformers
+    // models/qwen3_next/modular_qwen3_next.py with causal-conv1d and
+    // flash-linear-attention installed), G key heads of N, H value heads,
+    // value width I, conv channels C = 2GN + I, per token:
+    //  - causal_conv1d_fn (CausalConv1dFn) saves its input x, the
+    //    concatenated q|k|v projections: 2C (its SiLU is recomputed);
+    //  - beta = b.sigmoid() saves its output, the tensor the kernel saves as
+    //    beta: 2H; g = -A_log.float().exp() * softplus(a.float() + dt_bias):
+    //    softplus saves its fp32 input and the product its fp32 output, 8H;
+    //  - fla/ops/gated_delta_rule/chunk.py ChunkGatedDeltaRuleFunction
+    //    (use_qk_l2norm_in_kernel) saves q and k after l2norm_fwd at the H
+    //    value heads (transformers repeat_interleaves them first) 2 x 2HN,
+    //    their fp32 rstd 2 x 4H (fla/modules/l2norm.py), v made contiguous by
+    //    input_guard 2I, the chunk-local cumsum of g in fp32 4H and A, the
+    //    solved WY matrix of 64-token chunks [B, T, H, 64] in bf16, 2 x 64H.
+    //    The chunk states h are not saved: chunk_gated_delta_rule_bwd
+    //    recomputes them (recompute_w_u_fwd, chunk_gated_delta_rule_fwd_h);
+    //  - FusedRMSNormGated (fla/modules/fused_norm_gate.py
+    //    LayerNormGatedFunction) saves the kernel's output 2I, the gate z 2I
+    //    and its fp32 rstd per head 4H; out_proj saves its input 2I.
+    // The projections' input is the layer norm's output, counted with the
+    // norms. No padding mask (apply_mask_to_padding_states is a no-op).
+    const double C = 2 * G * N + I;
+    const double per_head = 2 + 8 + 2 * 4 + 4 + 2 * 64 + 4;  // 154 bytes
+    const double per_token = (2 * C + 2 * 2 * H * N + 2 * I + 3 * 2 * I + per_head * H) / t;
+    const double bytes = tokens * per_token;
+    return {bytes,
+            absl::StrCat(s, " tokens x ", b, " sequences x (conv input 2 x ", Num(C),
+                         " + q, k 2 x 2 x ", Num(H), " heads x ", Num(N), " + v 2 x ", Num(I),
+                         " + norm input, gate, output 3 x 2 x ", Num(I), " + ", Num(per_head),
+                         " x ", Num(H), " heads (beta, gate, rstd, WY matrix of 64-token chunks))",
+                         t > 1 ? absl::StrCat(" / ", t) : "", " = ", Bytes(bytes),
+                         " (flash-linear-attention chunk_gated_delta_rule, causal-conv1d)")};
+  }
+  return {0, "no Mamba, Mamba-2 or Gated DeltaNet mixer"};
 }
 
 Figure HybridActivationBytes(const Architecture& shape, int64_t s, int64_t b, int t,
@@ -452,7 +495,11 @@ Figure HybridActivationBytes(const Architecture& shape, int64_t s, int64_t b, in
   if (shape.AttentionLayers() > 0 && shape.num_attention_heads > 0) {
     const double a = shape.num_attention_heads, g = shape.EffectiveKvHeads(),
                  d = shape.EffectiveHeadDim();
-    attention = (2 * a * d + 4 * g * d + 2 * a * d + 4 * a) / t;
+    // Qwen3NextAttention's output gate (modular_qwen3_next.py: attn_output
+    // * torch.sigmoid(gate)) keeps the sigmoid's output and the product
+    // o_proj reads, 2 x 2ad more; the kernel's output is saved as before.
+    const double gate = shape.attention_output_gate ? 4 * a * d : 0;
+    attention = (2 * a * d + 4 * g * d + 2 * a * d + 4 * a + gate) / t;
   }
   const double per_width = shape.gated_mlp ? 8 : 4;
   const double f = shape.intermediate_size > 0 ? shape.intermediate_size : 4.0 * h;
@@ -466,7 +513,7 @@ Figure HybridActivationBytes(const Architecture& shape, int64_t s, int64_t b, in
     const double fe = shape.moe_intermediate_size > 0 ? shape.moe_intermediate_size : f;
     const double fs =
         shape.shared_expert_intermediate_size > 0 ? shape.shared_expert_intermediate_size : fe;
-    moe = per_width * (shape.num_experts_per_token * fe + shape.num_shared_experts * fs) / t;
+    moe = per_width * (shape.num_experts_per_token * fe + SharedExperts(shape) * fs) / t;
   }
   const Figure mixer = RecurrentMixerActivationBytes(shape, s, b, t);
   const double bytes =
@@ -703,10 +750,11 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
   // Activations: the first pipeline stage keeps `pp` micro-batches of
   // layers/pp layers in flight under 1F1B, i.e. all layers' worth.
   const Architecture& shape = in.architecture;
-  // Mamba and Mamba-2 layers: what their fused kernels save
-  // (HybridActivationBytes), whatever the framework.
+  // Mamba, Mamba-2 and Gated DeltaNet layers: what their fused kernels
+  // save (HybridActivationBytes), whatever the framework.
   const bool ssm = shape.recurrent_mixer == RecurrentMixer::kMamba ||
-                   shape.recurrent_mixer == RecurrentMixer::kMamba2;
+                   shape.recurrent_mixer == RecurrentMixer::kMamba2 ||
+                   shape.recurrent_mixer == RecurrentMixer::kGatedDeltaNet;
   if (shape.num_layers > 0 && shape.hidden_size > 0 && (shape.num_attention_heads > 0 || ssm)) {
     const int64_t s = in.sequence_length, b = in.micro_batch;
     // One layer's activations as the framework's implementation keeps them
@@ -736,8 +784,8 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
       const Figure all = HybridActivationBytes(shape, s, b, tp, in.sequence_parallel, nullptr);
       Add(&out.device_lines, &out.device_bytes, "activations", all.value,
           absl::StrCat("all layers", stages, ": ", all.arithmetic,
-                       " (a transformers layer's norms, attention and MLP tensors; mamba_ssm's "
-                       "fused kernels for the mixers)"));
+                       " (a transformers layer's norms, attention and MLP tensors; the mixers' "
+                       "fused kernels)"));
     } else {
       const Figure layer = layer_of(in.recompute);
       const double activations = layer.value * shape.num_layers;
@@ -750,14 +798,11 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
       HybridActivationBytes(shape, s, b, tp, in.sequence_parallel, &largest_hybrid_layer);
       if (framework == Framework::kIdealized || framework == Framework::kMegatron) {
         out.notes.push_back(
-            "Mamba layers: activations counted as mamba_ssm's fused kernels save them and as a "
-            "transformers layer keeps its norms, attention and MLP tensors, not by this "
-            "framework's transformer formula.");
+            "Recurrent layers (Mamba, Mamba-2, Gated DeltaNet): activations counted as their "
+            "fused kernels (mamba_ssm, flash-linear-attention) save them and as a transformers "
+            "layer keeps its norms, attention and MLP tensors, not by this framework's "
+            "transformer formula.");
       }
-    } else if (shape.IsHybrid()) {
-      out.notes.push_back(
-          "The recurrent (linear-attention) layers' activations are counted as those of an "
-          "attention layer: their kernels' saved tensors are not modelled.");
     }
     // The loss over the vocabulary (s·b·V elements per device). Hugging
     // Face transformers (the layer DeepSpeed and FSDP run here) computes it

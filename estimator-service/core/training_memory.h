@@ -141,7 +141,7 @@ Figure ActivationBytesPerLayer(int64_t s, int64_t b, int64_t h, int64_t a, int t
 Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int64_t b, int t,
                                       bool sequence_parallel);
 
-// Activation bytes one Mamba or Mamba-2 mixer keeps for the backward pass
+// Activation bytes one recurrent mixer keeps for the backward pass
 // (micro-batch b of s tokens, tensor-parallel t), as mamba_ssm's fused
 // kernels save them, the path transformers' MambaMixer and Mamba2Mixer
 // take in training (16-bit activations, inner width I, state N, dt rank R,
@@ -152,11 +152,19 @@ Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int6
 //     the scan's fp32 chunk states I x 2N x 4 per 2048 tokens of a sequence;
 //   Mamba-2 (ops/triton/ssd_combined.py MambaSplitConv1dScanCombinedFn):
 //     zxbcdt 2 x (2I + 2GN + H), out_x 2 x I and, with a gated norm, its
-//     fp32 rstd 4 x G per token (the output projection is recomputed).
+//     fp32 rstd 4 x G per token (the output projection is recomputed);
+//   Gated DeltaNet (Qwen3NextGatedDeltaNet with causal-conv1d and
+//     flash-linear-attention's chunk_gated_delta_rule; G key heads of N, H
+//     value heads, value width I, C = 2GN + I): the conv input 2C, q and k
+//     l2-normalized at the H value heads 2 x 2HN, v 2I, the gated norm's
+//     input, gate and output 3 x 2I, and 154 bytes per value head (beta 2,
+//     the decay's softplus input and output 8, fp32 rstd of q, k and the
+//     norm 12, the fp32 cumulative decay 4, the WY matrix of 64-token
+//     chunks 128) per token; the chunk states are recomputed.
 // Zero for other mixers.
 Figure RecurrentMixerActivationBytes(const Architecture& shape, int64_t s, int64_t b, int t);
 
-// Activation bytes of all layers of a Mamba or Mamba-2 model or hybrid:
+// Activation bytes of all layers of a state-space or hybrid model:
 // the transformers layer's norms on every layer, its attention tensors on
 // the attention layers, its MLP tensors on the MLP layers (dense and MoE)
 // and RecurrentMixerActivationBytes on the recurrent layers. `largest`

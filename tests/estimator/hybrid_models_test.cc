@@ -424,11 +424,75 @@ TEST(HybridModelsTest, Mamba2TrainingActivationsCountEachBlockOnItsLayers) {
   Architecture gated = arch;
   gated.ssm_gated_norm = true;
   EXPECT_DOUBLE_EQ(RecurrentMixerActivationBytes(gated, 1000, 1, 1).value, 1000.0 * (9776 + 4));
-  // Gated DeltaNet is not a Mamba mixer: nothing here (its layers are
-  // counted as attention layers, with a note).
-  Architecture delta = arch;
-  delta.recurrent_mixer = RecurrentMixer::kGatedDeltaNet;
-  EXPECT_EQ(RecurrentMixerActivationBytes(delta, 1000, 1, 1).value, 0);
+  // A transformer has no mixer: nothing here.
+  Architecture none = arch;
+  none.recurrent_mixer = RecurrentMixer::kNone;
+  EXPECT_EQ(RecurrentMixerActivationBytes(none, 1000, 1, 1).value, 0);
+}
+
+// Gated DeltaNet (Qwen3-Next-80B-A3B: 16 key heads of 128, 32 value heads
+// of 128, conv kernel 4) as Qwen3NextGatedDeltaNet runs it in training with
+// causal-conv1d and flash-linear-attention (transformers
+// models/qwen3_next/modular_qwen3_next.py; fla/ops/gated_delta_rule/chunk.py
+// ChunkGatedDeltaRuleFunction.forward's save_for_backward), by hand, bytes
+// per token and layer:
+//   conv input (q|k|v, 2 x 2048 + 4096 = 8192 channels) 2 x 8192 = 16,384
+//   q and k after l2norm at 32 heads (repeat_interleave 16 -> 32)
+//     2 x 2 x 32 x 128 = 16,384
+//   v made contiguous 2 x 4096 = 8,192
+//   the gated norm's input (the kernel's output), gate z and out_proj's
+//     input 3 x 2 x 4096 = 24,576
+//   per value head: beta 2, softplus input and output fp32 8, q/k/norm rstd
+//     fp32 12, cumulative decay fp32 4, WY matrix 64 x 2 = 128: 154 x 32 =
+//     4,928
+//   total 70,464 (the chunk states h are recomputed in the backward pass:
+//   chunk_gated_delta_rule_bwd calls chunk_gated_delta_rule_fwd_h again).
+// Before, these 36 layers were counted as attention layers with a note.
+TEST(HybridModelsTest, GatedDeltaNetTrainingActivationsAreTheKernelsSavedTensors) {
+  const Architecture arch = Read(kQwen3Next80B);
+  ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kGatedDeltaNet);
+  // One shared expert of its own width (no count in the config): its
+  // activations count like a routed expert's (before, they were dropped).
+  ASSERT_EQ(arch.shared_expert_intermediate_size, 512);
+  ASSERT_TRUE(arch.attention_output_gate);
+  EXPECT_DOUBLE_EQ(RecurrentMixerActivationBytes(arch, 4096, 1, 1).value, 4096.0 * 70464);
+  // Independent of the sequence length per token (no per-sequence term);
+  // split over two tensor-parallel ranks by heads.
+  EXPECT_DOUBLE_EQ(RecurrentMixerActivationBytes(arch, 100, 3, 2).value, 300.0 * 70464 / 2);
+
+  // The whole model per token: 48 layers x 2 RMSNorms x 8 x 2048 = 1,572,864;
+  // 12 gated attention layers x (q 2 x 16 x 256 + k, v 4 x 2 x 256 + output
+  // 2 x 16 x 256 + log-sum-exp 4 x 16 + sigmoid(gate) and the gated output
+  // 4 x 16 x 256 = 34,880) = 418,560; 48 MoE layers x 8 x (10 x 512 + 512)
+  // = 2,162,688; 36 Gated DeltaNet layers x 70,464 = 2,536,704.
+  const double per_token = 1572864.0 + 418560 + 2162688 + 2536704;
+  Figure largest;
+  EXPECT_DOUBLE_EQ(HybridActivationBytes(arch, 4096, 1, 1, false, &largest).value,
+                   4096 * per_token);
+  // One layer with every block: 2 x 8 x 2048 + 34,880 + 45,056 + 70,464.
+  EXPECT_DOUBLE_EQ(largest.value, 4096.0 * (32768 + 34880 + 45056 + 70464));
+
+  TrainingMemoryInput input;
+  input.parameters = 79674391296;
+  input.architecture = arch;
+  input.sequence_length = 4096;
+  input.framework = Framework::kDeepSpeed;
+  input.zero_stage = 3;
+  input.data_parallel = 8;
+  auto memory = EstimateTrainingMemory(input);
+  ASSERT_TRUE(memory.ok()) << memory.status();
+  double activations = -1;
+  for (const MemoryLine& line : memory->device_lines) {
+    if (line.component == "activations") {
+      activations = line.bytes;
+      EXPECT_NE(line.arithmetic.find("flash-linear-attention"), std::string::npos)
+          << line.arithmetic;
+    }
+  }
+  EXPECT_DOUBLE_EQ(activations, 4096 * per_token);
+  for (const std::string& note : memory->notes) {
+    EXPECT_EQ(note.find("not modelled"), std::string::npos) << note;
+  }
 }
 
 TEST(HybridModelsTest, BadPatternsAndMixersAreRefusedNamingTheField) {

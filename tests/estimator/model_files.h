@@ -104,8 +104,13 @@ inline std::vector<Tensor> TinyLlamaTensors() {
 // (Q4_K_M), and three tensors: token_embd q4_K [256, 300] (300 blocks of
 // 144 bytes), output q6_K [256, 300] (300 blocks of 210 bytes), a norm f32
 // [256]. `architecture` replaces "llama" when given. Data follows unless
-// `header_only`.
-inline std::string GgufBytes(const std::string& architecture = "llama", bool header_only = false) {
+// `header_only`. `extra`: more tensors (name, dims), F32, after those three.
+struct GgufExtraTensor {
+  std::string name;
+  std::vector<uint64_t> dims;
+};
+inline std::string GgufBytes(const std::string& architecture = "llama", bool header_only = false,
+                             const std::vector<GgufExtraTensor>& extra = {}) {
   std::string out = "GGUF";
   auto le = [&](uint64_t v, int n) {
     for (int i = 0; i < n; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -119,9 +124,9 @@ inline std::string GgufBytes(const std::string& architecture = "llama", bool hea
     le(4, 4);
     le(v, 4);
   };
-  le(3, 4);   // version
-  le(3, 8);   // tensors
-  le(11, 8);  // key/values
+  le(3, 4);                 // version
+  le(3 + extra.size(), 8);  // tensors
+  le(11, 8);                // key/values
   str("general.architecture");
   le(8, 4);
   str(architecture);
@@ -156,6 +161,11 @@ inline std::string GgufBytes(const std::string& architecture = "llama", bool hea
   tensor("token_embd.weight", {256, 300}, 12, 300 * 144);
   tensor("output.weight", {256, 300}, 14, 300 * 210);
   tensor("output_norm.weight", {256}, 0, 1024);
+  for (const GgufExtraTensor& t : extra) {
+    uint64_t elements = 1;
+    for (uint64_t d : t.dims) elements *= d;
+    tensor(t.name, t.dims, 0, 4 * elements);
+  }
   out.resize((out.size() + 31) / 32 * 32, '\0');
   if (!header_only) out.append(offset, '\x5a');
   return out;

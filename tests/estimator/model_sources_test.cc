@@ -19,8 +19,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "common/formats/gguf.h"
 #include "common/status/errors.h"
+#include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
+#include "estimator-service/core/weight_files.h"
 #include "estimator-service/service.h"
 #include "tests/estimator/fake_records.h"
 #include "tests/estimator/model_files.h"
@@ -113,6 +116,51 @@ TEST(ModelSourcesTest, GgufHeaderGivesArchitectureAndExactWeightBytes) {
   int64_t sum = 0;
   for (const auto& line : r->lines()) sum += line.bytes();
   EXPECT_EQ(r->total_bytes(), sum);
+}
+
+// Fused attention is read from a GGUF's tensor names (blk.N.attn_qkv), not
+// guessed from the family: a llama file with attn_qkv tensors, a phi3 file
+// with split attn_q/k/v (llama.cpp loads either), and a file whose header
+// names no attention tensor (the family decides: phi3 fused).
+TEST(ModelSourcesTest, GgufFusedAttentionIsReadFromTheTensorNames) {
+  auto read = [](const std::string& arch, const std::vector<testing::GgufExtraTensor>& extra) {
+    absl::StatusOr<GgufParseResult> parsed =
+        ParseGgufHeader(testing::GgufBytes(arch, /*header_only=*/true, extra));
+    EXPECT_TRUE(parsed.ok() && parsed->complete) << parsed.status();
+    absl::StatusOr<common::v1::Architecture> a =
+        ArchitectureFromGguf(parsed->header, "source.gguf_header.metadata.");
+    EXPECT_TRUE(a.ok()) << a.status();
+    return a.ok() ? *a : common::v1::Architecture{};
+  };
+  // hidden 256, 4 heads of 64, 2 KV heads: q 256 + k 128 + v 128 rows.
+  const common::v1::Architecture fused =
+      read("llama", {{"blk.0.attn_qkv.weight", {256, 512}}, {"blk.1.attn_qkv.weight", {256, 512}}});
+  ASSERT_TRUE(fused.has_fused_qkv());
+  EXPECT_TRUE(fused.fused_qkv());
+  const common::v1::Architecture split = read("phi3", {{"blk.0.attn_q.weight", {256, 256}},
+                                                       {"blk.0.attn_k.weight", {256, 128}},
+                                                       {"blk.0.attn_v.weight", {256, 128}}});
+  ASSERT_TRUE(split.has_fused_qkv());
+  EXPECT_FALSE(split.fused_qkv());
+  const common::v1::Architecture unnamed = read("phi3", {});
+  EXPECT_FALSE(unnamed.has_fused_qkv());
+
+  // The core shape follows the file, and a quantized file of it is sized
+  // with the fused rule: attn_qkv takes attn_v's type (Q4_K_M: Q6_K in the
+  // second of two layers, use_more_bits), the whole q|k|v matrix with it.
+  const Architecture core_fused = ToCoreArchitecture(fused);
+  const Architecture core_split = ToCoreArchitecture(split);
+  EXPECT_TRUE(core_fused.fused_qkv);
+  EXPECT_FALSE(core_split.fused_qkv);                  // phi3, yet split in this file
+  EXPECT_TRUE(ToCoreArchitecture(unnamed).fused_qkv);  // phi3's default
+  Architecture by_hand = core_fused;
+  by_hand.fused_qkv = false;
+  absl::StatusOr<WeightFile> with = WeightFileOf(core_fused, NumberFormat::kGgufQ4KM);
+  absl::StatusOr<WeightFile> without = WeightFileOf(by_hand, NumberFormat::kGgufQ4KM);
+  ASSERT_TRUE(with.ok() && without.ok());
+  // One layer's q and k (256 x 384) move from Q4_K (144 bytes / 256) to
+  // Q6_K (210 bytes / 256).
+  EXPECT_DOUBLE_EQ(with->bytes - without->bytes, 256.0 * 384 / 256 * (210 - 144));
 }
 
 TEST(ModelSourcesTest, GgufErrorsNameTheField) {

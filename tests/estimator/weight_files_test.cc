@@ -564,6 +564,169 @@ TEST(WeightFilesTest, Mxfp4CheckpointsOfGptOssMatchToTheByte) {
   }
 }
 
+// Qwen3 (Qwen/Qwen3-{0.6B,4B,8B,32B} config.json: head_dim 128, q/k norms,
+// vocabulary 151936; 0.6B and 4B tied).
+Architecture Qwen3(int layers, int64_t hidden, int heads, int64_t ffn, bool tied) {
+  Architecture a = Dense(layers, hidden, heads, 8, ffn, 151936, tied, false);
+  a.head_dim = 128;
+  a.qk_norm = true;
+  return a;
+}
+
+double Class(const WeightFile& file, const std::string& prefix) {
+  double sum = 0;
+  for (const auto& [name, parameters] : file.parameters_by_class) {
+    if (name.rfind(prefix, 0) == 0) sum += parameters;
+  }
+  return sum;
+}
+
+// The element counts the Hugging Face Hub reports for these checkpoints'
+// safetensors (`safetensors.total`, as llmfit's data/hf_models.json records
+// it in parameters_raw): exact, where the listings' file sizes were only
+// found rounded. Qwen/Qwen3-8B-FP8 (fine-grained FP8, 128 x 128 blocks):
+// 8,191,159,296 = the model's 8,190,735,360 parameters + one F32 scale per
+// block, 36 x (32 x 32 + 8 x 32 + 8 x 32 + 32 x 32 + 3 x 96 x 32) =
+// 423,936. Qwen/Qwen3-4B-FP8 4,411,646,016 and Qwen/Qwen3-0.6B-FP8
+// 751,659,264: tied models whose files hold lm_head apart anyway, in 16 bits
+// (Qwen/Qwen3-0.6B's own bf16 file does too: 751,632,384 = 596,049,920 +
+// 151,936 x 1024); a runtime ties it on load (vLLM's Qwen3ForCausalLM skips
+// lm_head.* for a tied config), so the weights in memory are ours and the
+// file is bigger by V x h x 2 bytes (4B: 777,912,320 bytes, 15% of the file).
+TEST(WeightFilesTest, Fp8BlockCheckpointsOfQwen3HoldTheirElementCounts) {
+  struct Case {
+    Architecture arch;
+    double parameters, published;
+  };
+  const Case cases[] = {
+      {Qwen3(36, 4096, 32, 12288, false), 8190735360, 8191159296},
+      {Qwen3(36, 2560, 32, 9728, true), 4022468096, 4411646016},
+      {Qwen3(28, 1024, 16, 3072, true), 596049920, 751659264},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<WeightFile> file = WeightFileOf(c.arch, NumberFormat::kFp8Block);
+    ASSERT_TRUE(file.ok()) << file.status();
+    EXPECT_EQ(file->parameters, c.parameters);
+    const double scales = Class(*file, "f32 scale");
+    const double head_apart = c.arch.tie_word_embeddings ? 151936.0 * c.arch.hidden_size : 0;
+    EXPECT_EQ(file->parameters + scales + head_apart, c.published) << file->derivation;
+    // Bytes: FP8 blocks 1, F32 scales 4, the rest 2.
+    const double fp8 = Class(*file, "fp8 e4m3");
+    EXPECT_DOUBLE_EQ(file->bytes, fp8 + 4 * scales + 2 * (file->parameters - fp8));
+  }
+  EXPECT_EQ(Class(*WeightFileOf(cases[0].arch, NumberFormat::kFp8Block), "f32 scale"), 423936);
+}
+
+// compressed-tensors checkpoints (llm-compressor) against the Hub's element
+// counts (llmfit parameters_raw, as above): the model's parameters, the
+// scales of the scheme for every Linear of the blocks and nothing else
+// (lm_head and the embeddings stay 16-bit, as `fp8` and `int8` size them),
+// and a tied model's lm_head stored apart (a runtime ties it on load). FP8
+// static (RedHatAI/...-FP8): a weight_scale and an input_scale per Linear;
+// FP8 dynamic and W8A8 (...-FP8-dynamic, ...-quantized.w8a8): a weight scale
+// per output channel, the activations' scales computed at run time.
+//   RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8    8,030,261,696
+//   RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8   70,553,707,616
+//   RedHatAI/Llama-3.2-1B-Instruct-FP8          1,498,482,912
+//   RedHatAI/Llama-3.2-1B-Instruct-FP8-dynamic  1,498,859,520
+//   RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic 70,560,423,936
+//   RedHatAI/Qwen2.5-1.5B-quantized.w8a8        1,777,733,120
+TEST(WeightFilesTest, CompressedTensorsCheckpointsHoldTheirElementCounts) {
+  const Architecture llama1b = Dense(16, 2048, 32, 8, 8192, 128256, true, false);
+  const Architecture llama70b = Dense(80, 8192, 64, 8, 28672, 128256, false, false);
+  const Architecture qwen15b = Dense(28, 1536, 12, 2, 8960, 151936, true, true);
+  enum Scales { kPerTensor, kPerChannel };
+  struct Case {
+    Architecture arch;
+    NumberFormat format;
+    Scales scales;
+    double parameters, published;
+  };
+  const Case cases[] = {
+      {Llama3_8B(), NumberFormat::kFp8, kPerTensor, 8030261248, 8030261696},
+      {llama70b, NumberFormat::kFp8, kPerTensor, 70553706496, 70553707616},
+      {llama1b, NumberFormat::kFp8, kPerTensor, 1235814400, 1498482912},
+      {llama1b, NumberFormat::kFp8, kPerChannel, 1235814400, 1498859520},
+      {llama70b, NumberFormat::kFp8, kPerChannel, 70553706496, 70560423936},
+      {qwen15b, NumberFormat::kInt8, kPerChannel, 1543714304, 1777733120},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<WeightFile> file = WeightFileOf(c.arch, c.format);
+    ASSERT_TRUE(file.ok()) << file.status();
+    EXPECT_EQ(file->parameters, c.parameters);
+    const Architecture& a = c.arch;
+    const double h = a.hidden_size, d = h / a.num_attention_heads, kv = a.num_key_value_heads * d,
+                 f = a.intermediate_size;
+    // The seven Linear layers of a block: q, k, v, o, gate, up, down.
+    const double quantized = a.num_layers * (h * (h + 2 * kv) + h * h + 3 * h * f);
+    double in_blocks = 0;
+    for (const auto& [name, parameters] : file->parameters_by_class) {
+      if (name.find("Linear layers of the blocks") != std::string::npos) in_blocks += parameters;
+    }
+    EXPECT_EQ(in_blocks, quantized) << file->derivation;
+    const double scales = c.scales == kPerTensor
+                              ? a.num_layers * 7.0 * 2
+                              : a.num_layers * (h + 2 * kv + h + 2 * f + h);  // output rows
+    const double head_apart = a.tie_word_embeddings ? double(a.vocab_size) * h : 0;
+    EXPECT_EQ(file->parameters + scales + head_apart, c.published) << file->derivation;
+  }
+}
+
+// NVFP4 (TensorRT Model Optimizer): nvidia/Qwen3-8B-NVFP4 and
+// nvidia/Qwen3-32B-NVFP4, whose Hub element counts (llmfit parameters_raw,
+// as above) are 4,717,851,648 and 17,159,312,384: exactly the block
+// matrices packed two 4-bit values per U8 element plus every other tensor
+// (embeddings, lm_head, norms) in BF16 -- the tensors ours quantizes and
+// keeps (the Hub's count leaves the FP8 block scales and F32 global scales
+// out; their bytes, one FP8 per 16 weights, are the 0.5 of nvfp4's 4.5 bits).
+TEST(WeightFilesTest, Nvfp4CheckpointsOfQwen3HoldTheirElementCounts) {
+  struct Case {
+    Architecture arch;
+    double published;
+  };
+  const Case cases[] = {
+      {Qwen3(36, 4096, 32, 12288, false), 4717851648},
+      {Qwen3(64, 5120, 64, 25600, false), 17159312384},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<WeightFile> file = WeightFileOf(c.arch, NumberFormat::kNvfp4);
+    ASSERT_TRUE(file.ok()) << file.status();
+    const double packed = Class(*file, "nvfp4");
+    const double rest = file->parameters - packed;
+    EXPECT_EQ(packed / 2 + rest, c.published) << file->derivation;
+    EXPECT_DOUBLE_EQ(file->bytes, packed * 4.5 / 8 + 2 * rest);
+  }
+}
+
+// Qwen3-Next in llama.cpp (general.architecture qwen3next): the Gated
+// DeltaNet projections (ssm_in, ssm_ba, ssm_out) in the file type's base
+// type, their conv, A, dt bias and norm F32, the 512 experts and the shared
+// expert of each of the 48 layers by the MoE rules; the MTP layer is not
+// converted. Published: steampunque/Qwen3-Coder-Next-Hybrid-GGUF's model
+// card compares its hybrid quant with the stock Q4_K_M of Qwen3-Coder-Next
+// (Qwen3-Next-80B-A3B's shape: hidden 2048, 48 layers, 12 gated attention
+// of 16 heads x 256 with 2 KV heads, 36 Gated DeltaNet of 16 key and 32
+// value heads of 128, 512 experts of 512, 10 routed + 1 shared; docker
+// model-runner's ai/qwen3-coder-next-vllm.md card): "Q4_K_M 48.5e9" bytes,
+// three significant figures (rounding bound 0.05e9, 0.1%).
+TEST(WeightFilesTest, Qwen3NextQ4KMFileIsWithinTwoPercent) {
+  auto arch = ArchitectureFromHfConfig(R"({
+    "model_type": "qwen3_next", "hidden_size": 2048, "num_hidden_layers": 48,
+    "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+    "intermediate_size": 5120, "vocab_size": 151936, "tie_word_embeddings": false,
+    "num_experts": 512, "num_experts_per_tok": 10, "moe_intermediate_size": 512,
+    "shared_expert_intermediate_size": 512, "decoder_sparse_step": 1, "mlp_only_layers": [],
+    "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+    "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_value_head_dim": 128,
+    "max_position_embeddings": 262144})");
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  absl::StatusOr<WeightFile> file =
+      WeightFileOf(ToCoreArchitecture(*arch), NumberFormat::kGgufQ4KM);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_NEAR(file->bytes / 48.5e9, 1.0, 0.02) << file->bytes << " " << file->derivation;
+  RecordProperty("ours_bytes", absl::StrCat(static_cast<int64_t>(file->bytes)));
+}
+
 // Llama 3.1 70B (https://huggingface.co/meta-llama/Llama-3.1-70B-Instruct config.json:
 // 80 layers, 8192 wide, 64 heads, 8 KV heads, 28672, vocabulary 128256):
 // bartowski/Meta-Llama-3.1-70B-Instruct-GGUF at 83fb6e83d0a8aada42d499259bc929d922e9a558,
