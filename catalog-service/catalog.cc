@@ -362,9 +362,7 @@ absl::StatusOr<std::string> Catalog::GetSerialized(absl::string_view name) {
   // A corrupt payload is DATA_LOSS here too, as in Get: each revision of a
   // record is parsed once to know.
   if (!readable_payloads_->Contains(Traits<Record>::kKind, *stored)) {
-    if (absl::StatusOr<Record> parsed = FromStored<Record>(*stored); !parsed.ok()) {
-      return parsed.status();
-    }
+    if (!internal::PayloadParses<Record>(*stored)) return internal::CorruptPayloadError(*stored);
     readable_payloads_->Add(Traits<Record>::kKind, *stored);
   }
   return internal::ToReplyBytes<Record>(*stored);
