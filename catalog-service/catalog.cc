@@ -244,7 +244,7 @@ absl::StatusOr<std::string> Catalog::ResolveId(absl::string_view name) {
   constexpr absl::string_view collection = Traits<Record>::kCollection;
   if (name.empty()) return InvalidFieldError("name", "required");
   std::optional<std::string> id = ResourceIdFromName(name, collection);
-  if (id.has_value()) return *id;
+  if (id.has_value()) return *std::move(id);  // moved: one allocation less per GetModel
   if (absl::StartsWith(name, absl::StrCat(collection, "/"))) {
     return InvalidFieldError(
         "name", absl::StrCat("\"", QuoteInput(name),
