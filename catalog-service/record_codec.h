@@ -3,6 +3,8 @@
 // store's rows. Shared by the catalog's reads, writes and imports.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <variant>
@@ -18,6 +20,7 @@
 #include "common/records/lookup_keys.h"
 #include "common/status/errors.h"
 #include "common/status/resource_names.h"
+#include "google/protobuf/arena.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/wire_format_lite.h"
@@ -116,15 +119,34 @@ inline std::string ToStoredBytes(Record record) {
   return record.SerializeAsString();
 }
 
+// A stored payload that does not parse (DATA_LOSS, naming the record).
+inline absl::Status CorruptPayloadError(const StoredRecord& stored) {
+  return absl::DataLossError(
+      absl::StrCat("stored record \"", stored.id, "\" cannot be read: corrupt payload"));
+}
+
+// Whether a stored payload parses as a Record (FromStored's check, for reads
+// that pass the bytes on). Parsed on an arena whose first block is on the
+// stack: a generated model's strings and repeated fields then cost no
+// allocation (a parse on the heap was about ten malloc/free pairs, on about
+// half of GetModel's calls at 100,000 models; larger records take heap blocks
+// beyond the first).
+template <typename Record>
+bool PayloadParses(const StoredRecord& stored) {
+  alignas(16) char first_block[2048];
+  google::protobuf::ArenaOptions options;
+  options.initial_block = first_block;
+  options.initial_block_size = sizeof(first_block);
+  google::protobuf::Arena arena(options);
+  return google::protobuf::Arena::CreateMessage<Record>(&arena)->ParseFromString(stored.payload);
+}
+
 template <typename Record>
 absl::StatusOr<Record> FromStored(const StoredRecord& stored) {
   Record record;
   // Fields a newer replica wrote and this binary lacks are kept as unknown
   // fields, so rewriting the record does not drop them.
-  if (!record.ParseFromString(stored.payload)) {
-    return absl::DataLossError(
-        absl::StrCat("stored record \"", stored.id, "\" cannot be read: corrupt payload"));
-  }
+  if (!record.ParseFromString(stored.payload)) return CorruptPayloadError(stored);
   record.set_revision(stored.revision);
   // The revision of the last write changes with every write to the record,
   // which is all an etag must do (AIP-154).
@@ -142,15 +164,22 @@ absl::StatusOr<Record> FromStored(const StoredRecord& stored) {
 template <typename Record>
 std::string ToReplyBytes(const StoredRecord& stored) {
   using google::protobuf::internal::WireFormatLite;
+  using google::protobuf::io::CodedOutputStream;
+  // Sized exactly and written in place (a CodedOutputStream over a string
+  // grows the string and zero-fills the growth first: measurable per GetModel).
+  const std::string etag = absl::StrCat("r", stored.revision);  // short: no allocation
+  const size_t size =
+      stored.payload.size() +
+      WireFormatLite::TagSize(Record::kEtagFieldNumber, WireFormatLite::TYPE_STRING) +
+      WireFormatLite::StringSize(etag) +
+      WireFormatLite::TagSize(Record::kRevisionFieldNumber, WireFormatLite::TYPE_INT64) +
+      WireFormatLite::Int64Size(stored.revision);
   std::string bytes;
-  bytes.reserve(stored.payload.size() + 32);
-  bytes.append(stored.payload);
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream out(&stream);
-    WireFormatLite::WriteString(Record::kEtagFieldNumber, absl::StrCat("r", stored.revision), &out);
-    WireFormatLite::WriteInt64(Record::kRevisionFieldNumber, stored.revision, &out);
-  }
+  bytes.resize(size);
+  auto* out = reinterpret_cast<uint8_t*>(bytes.data());
+  out = std::copy(stored.payload.begin(), stored.payload.end(), out);
+  out = WireFormatLite::WriteStringToArray(Record::kEtagFieldNumber, etag, out);
+  WireFormatLite::WriteInt64ToArray(Record::kRevisionFieldNumber, stored.revision, out);
   return bytes;
 }
 

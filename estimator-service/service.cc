@@ -35,26 +35,44 @@ struct ViewOnFirst {
   }
 };
 
-// The request's bytes in one string (a ByteBuffer may hold several slices).
-std::string FlattenBytes(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  std::string bytes;
-  if (!buffer.Dump(&slices).ok()) return bytes;
-  bytes.reserve(buffer.Length());
-  for (const grpc::Slice& slice : slices) {
-    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+// The request's bytes: a view into its one slice (what a unary request
+// usually is), else into a flattened copy. Kept answers are found by these
+// bytes without copying them.
+class RequestBytes {
+ public:
+  explicit RequestBytes(const grpc::ByteBuffer& buffer) {
+    if (buffer.TrySingleSlice(&slice_).ok()) {
+      view_ = absl::string_view(reinterpret_cast<const char*>(slice_.begin()), slice_.size());
+      return;
+    }
+    std::vector<grpc::Slice> slices;
+    if (!buffer.Dump(&slices).ok()) return;
+    flat_.reserve(buffer.Length());
+    for (const grpc::Slice& slice : slices) {
+      flat_.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+    view_ = flat_;
   }
-  return bytes;
-}
+  RequestBytes(const RequestBytes&) = delete;
+  RequestBytes& operator=(const RequestBytes&) = delete;
 
-// A reply of a kept answer's bytes (shared, not copied) and then `tail`.
-grpc::ByteBuffer ReplyBytes(std::shared_ptr<const std::string> body, std::string tail) {
+  absl::string_view view() const { return view_; }
+
+ private:
+  grpc::Slice slice_;
+  std::string flat_;
+  absl::string_view view_;
+};
+
+// A reply of a kept answer's bytes (shared, not copied) and then `tail`
+// (copied into an inline slice: at most 30 bytes).
+grpc::ByteBuffer ReplyBytes(std::shared_ptr<const std::string> body, absl::string_view tail) {
   auto* held = new std::shared_ptr<const std::string>(std::move(body));
   grpc::Slice slices[2] = {
       grpc::Slice(
           const_cast<char*>((*held)->data()), (*held)->size(),
           [](void* p) { delete static_cast<std::shared_ptr<const std::string>*>(p); }, held),
-      grpc::Slice(tail)};
+      grpc::Slice(tail.data(), tail.size())};
   return grpc::ByteBuffer(slices, tail.empty() ? 1 : 2);
 }
 
@@ -63,21 +81,19 @@ grpc::ByteBuffer ReplyBytes(std::shared_ptr<const std::string> body, std::string
 // zero-fills its string before writing it; a plan over every accelerator is
 // about 290 KB).
 grpc::ByteBuffer ReplyMessage(const google::protobuf::MessageLite& message,
-                              const std::string& tail) {
+                              absl::string_view tail) {
   const size_t size = message.ByteSizeLong();
   grpc::Slice body(size);
   message.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(body.begin()));
-  grpc::Slice slices[2] = {std::move(body), grpc::Slice(tail)};
+  grpc::Slice slices[2] = {std::move(body), grpc::Slice(tail.data(), tail.size())};
   return grpc::ByteBuffer(slices, tail.empty() ? 1 : 2);
 }
 
 // The serialized catalog_view field of a `Response` (empty when no record
 // was read): appended to an answer's bytes, it parses as part of it.
 template <typename Response>
-std::string CatalogViewBytes(const RecordSource::View& view) {
-  Response only_the_view;
-  if (!ToCatalogView(view, only_the_view.mutable_catalog_view())) return "";
-  return only_the_view.SerializeAsString();
+CatalogViewField CatalogViewBytes(const RecordSource::View& view) {
+  return SerializeCatalogViewField(view, Response::kCatalogViewFieldNumber);
 }
 
 // Whether a request's model is a catalog name or described inline: answers
@@ -131,9 +147,30 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
     reactor->Finish(ToGrpcStatus(busy));
     return reactor;
   }
-  auto bytes = std::make_shared<std::string>(FlattenBytes(*raw));
+  const RequestBytes raw_bytes(*raw);
+  // A kept answer to these exact bytes at the snapshot's revision is replied
+  // before the request is parsed: only requests that parsed and read nothing
+  // but themselves and the snapshot were kept (below), and the same bytes
+  // parse the same way.
+  const bool cache_on =
+      answers_ != nullptr && answers_->capacity_bytes() > 0 && snapshot_ != nullptr;
+  const CatalogSnapshot::Sync sync = cache_on ? snapshot_->sync() : CatalogSnapshot::Sync{};
+  if (sync.loaded) {
+    if (std::shared_ptr<const std::string> kept =
+            answers_->Find(kind, raw_bytes.view(), sync.revision)) {
+      if (on_estimate_) on_estimate_(kind);
+      RecordSource::View view;
+      view.from_snapshot = true;
+      view.snapshot_age = absl::Now() - sync.last_heard;
+      view.snapshot_revision = sync.revision;
+      *out = ReplyBytes(std::move(kept), CatalogViewBytes<Response>(view).view());
+      reactor->Finish(grpc::Status::OK);
+      return reactor;
+    }
+  }
   // Kept alive until the answer is given (answers may finish later, after
   // a catalog read or a Hub fetch, and read the request then).
+  auto bytes = std::make_shared<const std::string>(raw_bytes.view());
   auto request = std::make_shared<Request>();
   if (!request->ParseFromString(*bytes)) {
     reactor->Finish(ToGrpcStatus(absl::InvalidArgumentError(
@@ -144,21 +181,8 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
   }
   // Only answers that read nothing but the request and the snapshot are
   // kept (no Hub fetch, no live catalog read), for the snapshot's revision.
-  const bool keepable = answers_ != nullptr && answers_->capacity_bytes() > 0 &&
-                        snapshot_ != nullptr && snapshot_->loaded() && IsCatalogOrInline(*request);
-  const int64_t revision = keepable ? snapshot_->revision() : 0;
-  if (keepable) {
-    if (std::shared_ptr<const std::string> kept = answers_->Find(kind, *bytes, revision)) {
-      if (on_estimate_) on_estimate_(kind);
-      RecordSource::View view;
-      view.from_snapshot = true;
-      view.snapshot_age = snapshot_->age();
-      view.snapshot_revision = revision;
-      *out = ReplyBytes(std::move(kept), CatalogViewBytes<Response>(view));
-      reactor->Finish(grpc::Status::OK);
-      return reactor;
-    }
-  }
+  const bool keepable = sync.loaded && IsCatalogOrInline(*request);
+  const int64_t revision = keepable ? sync.revision : 0;
   // A Hugging Face fetch started by the answer stops at the caller's deadline.
   CallDeadlineScope deadline(absl::FromChrono(context->deadline()),
                              [context] { return context->IsCancelled(); });
@@ -176,9 +200,9 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
                  view.snapshot_revision == revision) {
                auto body = std::make_shared<const std::string>(result->SerializeAsString());
                answers_->Put(kind, *bytes, revision, body);
-               *out = ReplyBytes(std::move(body), CatalogViewBytes<Response>(view));
+               *out = ReplyBytes(std::move(body), CatalogViewBytes<Response>(view).view());
              } else {
-               *out = ReplyMessage(*result, CatalogViewBytes<Response>(view));
+               *out = ReplyMessage(*result, CatalogViewBytes<Response>(view).view());
              }
            }
            reactor->Finish(ToGrpcStatus(result.status()));

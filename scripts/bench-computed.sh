@@ -4,6 +4,9 @@
 # printed (issue 22 point 1). Both estimators follow one catalog-service (the
 # current build's, on a new SQLite file: the shipped dataset).
 #   scripts/bench-computed.sh REF_BUILD_DIR [ROUNDS] [SECONDS]
+#   ANSWER_CACHE_BYTES=67108864 scripts/bench-computed.sh ...   the same rounds
+#     with both estimators keeping answers (the default service's kept path:
+#     after the warm-up every call is answered from the answer cache)
 # REF_BUILD_DIR holds a previous build's estimator-service (a build/ tree or
 # a directory with the binary copied into it). Each round runs, in turn:
 # EstimateInferenceMemory (Llama 3.1 8B at 8192 tokens, 32 in flight) on REF
@@ -29,9 +32,9 @@ source "$root/scripts/lib/servers.sh"
 declare -A port
 port[catalog]=$(start catalog "$b/catalog-service/catalog-service" --sqlite_path="$state/catalog.db")
 port[estimator-ref]=$(start estimator-ref "$ref_bin" --catalog_address=127.0.0.1:${port[catalog]} \
-  --answer_cache_bytes=0)
+  --answer_cache_bytes=${ANSWER_CACHE_BYTES:-0})
 port[estimator-new]=$(start estimator-new "$b/estimator-service/estimator-service" \
-  --catalog_address=127.0.0.1:${port[catalog]} --answer_cache_bytes=0)
+  --catalog_address=127.0.0.1:${port[catalog]} --answer_cache_bytes=${ANSWER_CACHE_BYTES:-0})
 port[echo]=$(start echo "$b/bench/echo-server")
 for side in ref new; do
   for _ in $(seq 1 150); do

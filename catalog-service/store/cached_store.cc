@@ -1,18 +1,29 @@
 #include "catalog-service/store/cached_store.h"
 
+#include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace modelatlas::catalog {
-namespace {
-
-// What one cached record costs: its strings, the list node and the index
-// entry (estimated as the node's size; the id is stored twice).
-size_t EntryBytes(const StoredRecord& record) {
-  constexpr size_t kOverhead = 2 * sizeof(StoredRecord) + 64;
-  return kOverhead + 2 * record.id.size() + record.display_name.size() + record.payload.size();
+size_t CachedStore::EntryBytes(const Entry& entry) {
+  // The list node (the entry and two links), the text block, two slots of
+  // the index (a view and an iterator each, and a control byte: the table is
+  // kept between 7/16 and 7/8 full, so up to about two slots per entry), and
+  // 16 bytes of allocator header and rounding for each of the two allocations.
+  constexpr size_t kOverhead = sizeof(Entry) + 2 * sizeof(void*) +
+                               2 * (sizeof(absl::string_view) + sizeof(Lru::iterator) + 1) + 2 * 16;
+  return kOverhead + size_t{entry.id_size} + entry.name_size + entry.payload_size;
 }
 
-}  // namespace
+StoredRecord CachedStore::Entry::ToRecord() const {
+  StoredRecord record;
+  const char* at = text.get();
+  record.id.assign(at, id_size);
+  record.display_name.assign(at + id_size, name_size);
+  record.payload.assign(at + id_size + name_size, payload_size);
+  record.revision = revision;
+  return record;
+}
 
 CachedStore::CachedStore(std::unique_ptr<CatalogStore> store, size_t capacity_bytes)
     : store_(std::move(store)), capacity_bytes_(capacity_bytes) {}
@@ -30,7 +41,7 @@ absl::StatusOr<StoredRecord> CachedStore::Get(RecordKind kind, absl::string_view
     if (auto found = index.find(id); found != index.end()) {
       lru_.splice(lru_.begin(), lru_, found->second);
       ++hits_;
-      return found->second->record;
+      return found->second->ToRecord();
     }
     ++misses_;
     writes_before = writes_;
@@ -62,16 +73,32 @@ absl::StatusOr<int64_t> CachedStore::Delete(RecordKind kind, absl::string_view i
 }
 
 void CachedStore::Remember(RecordKind kind, StoredRecord record) {
-  const size_t bytes = EntryBytes(record);
-  if (bytes > capacity_bytes_) return;
+  constexpr size_t kMaxText = std::numeric_limits<uint32_t>::max();
+  if (record.id.size() > kMaxText || record.display_name.size() > kMaxText ||
+      record.payload.size() > kMaxText) {
+    return;  // not reached: a record is at most a gRPC message (megabytes)
+  }
   auto& index = index_[Kind(kind)];
   if (index.contains(record.id)) return;  // another reader cached it first
+  Entry entry;
+  entry.revision = record.revision;
+  entry.id_size = static_cast<uint32_t>(record.id.size());
+  entry.name_size = static_cast<uint32_t>(record.display_name.size());
+  entry.payload_size = static_cast<uint32_t>(record.payload.size());
+  entry.kind = kind;
+  const size_t bytes = EntryBytes(entry);
+  if (bytes > capacity_bytes_) return;
   while (bytes_ + bytes > capacity_bytes_ && !lru_.empty()) {
-    Forget(lru_.back().kind, lru_.back().record.id);
+    Forget(lru_.back().kind, lru_.back().id());
   }
-  std::string id = record.id;
-  lru_.push_front(Entry{kind, std::move(record), bytes});
-  index.emplace(std::move(id), lru_.begin());
+  entry.text = std::make_unique_for_overwrite<char[]>(
+      record.id.size() + record.display_name.size() + record.payload.size());
+  char* at = entry.text.get();
+  at = std::copy(record.id.begin(), record.id.end(), at);
+  at = std::copy(record.display_name.begin(), record.display_name.end(), at);
+  std::copy(record.payload.begin(), record.payload.end(), at);
+  lru_.push_front(std::move(entry));
+  index.emplace(lru_.front().id(), lru_.begin());
   bytes_ += bytes;
 }
 
@@ -79,9 +106,12 @@ void CachedStore::Forget(RecordKind kind, absl::string_view id) {
   auto& index = index_[Kind(kind)];
   auto found = index.find(id);
   if (found == index.end()) return;
-  bytes_ -= found->second->bytes;
-  lru_.erase(found->second);
+  const Lru::iterator entry = found->second;
+  bytes_ -= EntryBytes(*entry);
+  // The key is a view of the entry's text (and `id` may be too): out of the
+  // index first, then the entry freed.
   index.erase(found);
+  lru_.erase(entry);
 }
 
 }  // namespace modelatlas::catalog

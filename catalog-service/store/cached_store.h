@@ -19,6 +19,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "catalog-service/store/store.h"
 
@@ -89,13 +90,26 @@ class CachedStore : public CatalogStore {
   }
 
  private:
+  // One cached record: its id, display name and payload back to back in one
+  // block (one allocation where three strings took three, and the id not
+  // copied again for the index, which holds a view of it). At 100,000
+  // generated models this fits about 1.4 times as many records in the same
+  // budget as a StoredRecord and a key string did (docs/BENCHMARKS.md).
   struct Entry {
-    RecordKind kind;
-    StoredRecord record;
-    size_t bytes;
+    int64_t revision = 0;
+    std::unique_ptr<char[]> text;
+    uint32_t id_size = 0;
+    uint32_t name_size = 0;
+    uint32_t payload_size = 0;
+    RecordKind kind = RecordKind::kModel;
+
+    absl::string_view id() const { return absl::string_view(text.get(), id_size); }
+    StoredRecord ToRecord() const;
   };
   using Lru = std::list<Entry>;  // most recently used first
 
+  // What an entry takes, its text included (see the definition).
+  static size_t EntryBytes(const Entry& entry);
   static size_t Kind(RecordKind kind) { return kind == RecordKind::kModel ? 0 : 1; }
   void Remember(RecordKind kind, StoredRecord record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void Forget(RecordKind kind, absl::string_view id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -104,8 +118,9 @@ class CachedStore : public CatalogStore {
   const size_t capacity_bytes_;
   mutable absl::Mutex mutex_;
   Lru lru_ ABSL_GUARDED_BY(mutex_);
-  // By kind, then id.
-  std::array<absl::flat_hash_map<std::string, Lru::iterator>, 2> index_ ABSL_GUARDED_BY(mutex_);
+  // By kind, then id (a view of the entry's own text).
+  std::array<absl::flat_hash_map<absl::string_view, Lru::iterator>, 2> index_
+      ABSL_GUARDED_BY(mutex_);
   size_t bytes_ ABSL_GUARDED_BY(mutex_) = 0;
   // Grows with every write, after it commits and drops what it touched: a
   // record read from the store while a write ran may be the old one, so a

@@ -2,35 +2,27 @@
 
 #include <utility>
 
-#include "absl/strings/str_cat.h"
-
 namespace modelatlas::estimator {
 
 AnswerCache::AnswerCache(size_t capacity_bytes) : capacity_bytes_(capacity_bytes) {}
 
-std::string AnswerCache::Key(absl::string_view method, absl::string_view request) {
-  // The method's name ends at its first NUL: request bytes may hold any byte.
-  return absl::StrCat(method, absl::string_view("\0", 1), request);
-}
-
 size_t AnswerCache::Cost(const Entry& entry) {
-  // The key and answer bytes, and about 128 bytes of list node, map slot
-  // and shared string overhead.
-  return entry.key.size() + entry.answer->size() + 128;
+  // The key (method, a separator byte, the request) and answer bytes, and
+  // about 128 bytes of list node, map slot and shared string overhead.
+  return entry.method.size() + 1 + entry.request.size() + entry.answer->size() + 128;
 }
 
 void AnswerCache::EraseLocked(Order::iterator it) {
   size_bytes_ -= Cost(*it);
-  index_.erase(absl::string_view(it->key));
+  index_.erase(KeyRef{it->method, it->request});
   order_.erase(it);
 }
 
 std::shared_ptr<const std::string> AnswerCache::Find(absl::string_view method,
                                                      absl::string_view request, int64_t revision) {
   if (capacity_bytes_ == 0) return nullptr;
-  const std::string key = Key(method, request);
   absl::MutexLock lock(&mu_);
-  auto found = index_.find(absl::string_view(key));
+  auto found = index_.find(KeyRef{method, request});
   if (found == index_.end()) {
     ++misses_;
     return nullptr;
@@ -49,18 +41,18 @@ std::shared_ptr<const std::string> AnswerCache::Find(absl::string_view method,
 void AnswerCache::Put(absl::string_view method, absl::string_view request, int64_t revision,
                       std::shared_ptr<const std::string> answer) {
   if (capacity_bytes_ == 0 || answer == nullptr) return;
-  Entry entry{Key(method, request), revision, std::move(answer)};
+  Entry entry{std::string(method), std::string(request), revision, std::move(answer)};
   const size_t cost = Cost(entry);
   if (cost > capacity_bytes_) return;
   absl::MutexLock lock(&mu_);
-  if (auto found = index_.find(absl::string_view(entry.key)); found != index_.end()) {
+  if (auto found = index_.find(KeyRef{entry.method, entry.request}); found != index_.end()) {
     EraseLocked(found->second);
   }
   while (size_bytes_ + cost > capacity_bytes_ && !order_.empty()) {
     EraseLocked(std::prev(order_.end()));
   }
   order_.push_front(std::move(entry));
-  index_.emplace(absl::string_view(order_.front().key), order_.begin());
+  index_.emplace(KeyRef{order_.front().method, order_.front().request}, order_.begin());
   size_bytes_ += cost;
 }
 

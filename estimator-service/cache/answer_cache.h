@@ -15,6 +15,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
@@ -47,20 +48,35 @@ class AnswerCache {
 
  private:
   struct Entry {
-    std::string key;
+    std::string method;
+    std::string request;
     int64_t revision = 0;
     std::shared_ptr<const std::string> answer;
   };
   using Order = std::list<Entry>;
+  // An entry's key as views: Find looks the request's bytes up as they came
+  // (a view into gRPC's slice) without building a key string per call.
+  struct KeyRef {
+    absl::string_view method;
+    absl::string_view request;
+    friend bool operator==(const KeyRef& a, const KeyRef& b) {
+      return a.method == b.method && a.request == b.request;
+    }
+    template <typename H>
+    friend H AbslHashValue(H h, const KeyRef& key) {
+      // Each view is hashed with its length: ("ab", "c") and ("a", "bc") differ.
+      return H::combine(std::move(h), key.method, key.request);
+    }
+  };
 
-  static std::string Key(absl::string_view method, absl::string_view request);
   static size_t Cost(const Entry& entry);
   void EraseLocked(Order::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t capacity_bytes_;
   mutable absl::Mutex mu_;
   Order order_ ABSL_GUARDED_BY(mu_);  // most recently used first
-  absl::flat_hash_map<absl::string_view, Order::iterator> index_ ABSL_GUARDED_BY(mu_);
+  // Keys are views into the entries' own strings (list nodes do not move).
+  absl::flat_hash_map<KeyRef, Order::iterator> index_ ABSL_GUARDED_BY(mu_);
   size_t size_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t hits_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t misses_ ABSL_GUARDED_BY(mu_) = 0;

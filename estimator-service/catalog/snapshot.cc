@@ -234,7 +234,7 @@ absl::Duration CatalogSnapshot::age() const {
 
 CatalogSnapshot::Sync CatalogSnapshot::sync() const {
   absl::MutexLock lock(&mutex_);
-  return {revision_, last_heard_};
+  return {revision_, last_heard_, loaded_};
 }
 
 absl::Time CatalogSnapshot::last_heard() const {

@@ -56,11 +56,13 @@ class CatalogSnapshot {
   absl::Duration age() const;
   // When it last heard from the catalog; InfinitePast before the first load.
   absl::Time last_heard() const;
-  // The revision and when it was last heard from the catalog, read together
-  // (an answer's CatalogView).
+  // Whether it is loaded, the revision and when it was last heard from the
+  // catalog, read together under one lock (an answer's CatalogView; the
+  // answer cache's lookup, once per call).
   struct Sync {
     int64_t revision = 0;
     absl::Time last_heard;
+    bool loaded = false;
   };
   Sync sync() const;
   size_t model_count() const;

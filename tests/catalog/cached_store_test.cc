@@ -225,5 +225,59 @@ TEST_F(CachedStoreTest, ConcurrentReadersAndWritersEndOnTheStoredRecords) {
   EXPECT_GT(cache_->stats().hits, 0);
 }
 
+TEST_F(CachedStoreTest, AHitIsTheStoredRecordByteForByte) {
+  // Entries keep id, display name and payload in one block: each part must
+  // come back whole, whatever its bytes (a payload is binary protobuf).
+  const std::string payload("\0\x01binary\0payload\xff", 18);
+  RecordWrite write = Record("generated-model-12345", payload);
+  write.display_name = std::string("Name\0with NUL", 13);
+  ASSERT_TRUE(cache_->Insert({write}).ok());
+  absl::StatusOr<StoredRecord> stored = cache_->Get(RecordKind::kModel, write.id);  // the store's
+  absl::StatusOr<StoredRecord> hit = cache_->Get(RecordKind::kModel, write.id);     // the cache's
+  ASSERT_TRUE(stored.ok() && hit.ok());
+  EXPECT_EQ(inner_->gets.load(), 1);
+  EXPECT_EQ(hit->id, stored->id);
+  EXPECT_EQ(hit->display_name, stored->display_name);
+  EXPECT_EQ(hit->display_name.size(), 13u);
+  EXPECT_EQ(hit->payload, payload);
+  EXPECT_EQ(hit->revision, stored->revision);
+  // An empty display name and payload too.
+  ASSERT_TRUE(cache_->Insert({RecordWrite{RecordKind::kModel, "empty", "", {"empty"}, ""}}).ok());
+  ASSERT_TRUE(cache_->Get(RecordKind::kModel, "empty").ok());
+  absl::StatusOr<StoredRecord> empty = cache_->Get(RecordKind::kModel, "empty");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->id, "empty");
+  EXPECT_TRUE(empty->display_name.empty());
+  EXPECT_TRUE(empty->payload.empty());
+  EXPECT_EQ(inner_->gets.load(), 2);
+}
+
+TEST_F(CachedStoreTest, ItsBytesAreTheSumOfItsEntriesAndFreedWithThem) {
+  // 1,000 records like the generated 100,000-model catalog's (21-character
+  // ids and names, 190-byte payloads): counted at most 400 bytes each, their
+  // text included, so that 32 MiB holds more than 80,000 of them.
+  Open(size_t{1} << 20);
+  std::vector<RecordWrite> records;
+  for (int i = 0; i < 1000; ++i) {
+    records.push_back(RecordWrite{RecordKind::kModel,
+                                  absl::StrCat("generated-model-", 10000 + i),
+                                  absl::StrCat("Generated Model ", 10000 + i),
+                                  {absl::StrCat("generated model ", 10000 + i)},
+                                  std::string(190, 'p')});
+  }
+  ASSERT_TRUE(cache_->Insert(records).ok());
+  for (const RecordWrite& record : records) ASSERT_TRUE(cache_->Get(record.kind, record.id).ok());
+  CachedStore::Stats stats = cache_->stats();
+  EXPECT_EQ(stats.records, 1000);
+  EXPECT_GT(stats.bytes, 1000 * (21 + 21 + 190));  // at least the text
+  EXPECT_LE(stats.bytes, 1000 * 400);
+  for (int i = 0; i < 500; ++i) {
+    ASSERT_TRUE(cache_->Delete(RecordKind::kModel, records[i].id, 0).ok());
+  }
+  const int64_t half = cache_->stats().bytes;
+  EXPECT_EQ(cache_->stats().records, 500);
+  EXPECT_EQ(half * 2, stats.bytes);  // every entry of these records costs the same
+}
+
 }  // namespace
 }  // namespace modelatlas::catalog

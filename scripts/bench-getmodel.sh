@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# GetModel of two catalog-service builds against the echo server replying as
+# many bytes, interleaved round by round, every round printed (issue 22
+# point 1). Each catalog serves its own copy of one SQLite file (e.g. the
+# 100,000 generated models `scripts/bench-million.sh --models=100000` leaves
+# in .run/bench-million/sqlite/catalog.db) with a 32 MiB record cache.
+#   scripts/bench-getmodel.sh REF_BUILD_DIR SQLITE_FILE [ROUNDS] [SECONDS]
+#   MODELS=N ...         the file holds generated-model-0 .. N-1 (default 100,000)
+#   HOT=1 ...            one model (generated-model-42) instead of one at random
+#   WARM_SECONDS=40 ...  warm-up of each catalog before the rounds (default 20;
+#                        the record cache fills in a few hundred thousand calls)
+# REF_BUILD_DIR holds a previous build's catalog-service (a build/ tree or a
+# directory with catalog-service/catalog-service in it); the current build's
+# catalog, echo and loadgen are the others. Rounds alternate which catalog
+# runs first. Printed: server CPU per call (user + system from /proc/PID/stat
+# over the run, divided by its calls), calls/s, p99; then the record caches'
+# counters, resident memory and the medians of the per-round ratios.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+ref="${1:?usage: scripts/bench-getmodel.sh REF_BUILD_DIR SQLITE_FILE [ROUNDS] [SECONDS]}"
+db="${2:?usage: scripts/bench-getmodel.sh REF_BUILD_DIR SQLITE_FILE [ROUNDS] [SECONDS]}"
+rounds="${3:-5}"; seconds="${4:-3}"
+new="${NEW_BUILD_DIR:-$root/build}"
+state="$root/.run/getmodel${HOT:+-hot}"; rm -rf "$state"; mkdir -p "$state"
+source "$root/scripts/lib/servers.sh"
+cp "$db" "$state/ref.db"; cp "$db" "$state/new.db"
+declare -A port
+port[catalog-ref]=$(start catalog-ref "$ref/catalog-service/catalog-service" --sqlite_path="$state/ref.db" --record_cache_bytes=$((32<<20)))
+port[catalog-new]=$(start catalog-new "$new/catalog-service/catalog-service" --sqlite_path="$state/new.db" --record_cache_bytes=$((32<<20)))
+port[echo]=$(start echo "$new/bench/echo-server")
+lg="$new/bench/loadgen"
+req='{"name": "models/generated-model-{i}"}'; vary=(--vary=${MODELS:-100000})
+if [[ -n "${HOT:-}" ]]; then req='{"name": "models/generated-model-42"}'; vary=(); fi
+payload=$(printf '%s' '{"name": "models/generated-model-500000"}' | base64 -w0)
+load() { # label server method request [flags]
+  local label="$1" server="$2" method="$3" request="$4"; shift 4
+  local before after
+  before=$(cpu_ticks "$server")
+  "$lg" --target=127.0.0.1:${port[$server]} --method="$method" --request="$request" --concurrency=32 \
+    --duration=${seconds}s --warmup=500ms --json "$@" >"$state/$label.json" 2>"$state/$label.err"
+  after=$(cpu_ticks "$server")
+  python3 - "$state/$label.json" "$before" "$after" "$(getconf CLK_TCK)" <<'PY'
+import json, sys
+path, before, after, hz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+r = json.load(open(path)); r["cpu_us_per_call"] = (after - before) / hz * 1e6 / max(1, r["calls"])
+json.dump(r, open(path, "w"))
+print(f"{path.rsplit('/',1)[1][:-5]:>10}: {r['cpu_us_per_call']:7.1f} us/call {r['qps']:8.0f}/s p99 {r['p99_us']/1000:6.2f} ms {r.get('response_bytes',0)} B errors {r['errors']}")
+PY
+}
+M=modelatlas.catalog.v1.CatalogService/GetModel
+# Warm both caches the same way.
+seconds_saved=$seconds; seconds=${WARM_SECONDS:-20}; load warm-ref catalog-ref $M "$req" "${vary[@]}"; load warm-new catalog-new $M "$req" "${vary[@]}"; seconds=$seconds_saved
+for r in $(seq 1 "$rounds"); do
+  echo "== round $r ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))"
+  if (( r % 2 )); then order="ref new"; else order="new ref"; fi
+  for side in $order; do load "get-$side-$r" catalog-$side $M "$req" "${vary[@]}"; done
+  bytes=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["response_bytes"])' "$state/get-new-$r.json")
+  load "echo-$r" echo modelatlas.bench.v1.EchoService/Echo "{\"payload\": \"$payload\", \"response_bytes\": $bytes}"
+done
+for side in ref new; do
+  echo "$side record cache: $(curl -s http://127.0.0.1:$(grep metrics_port $state/catalog-$side.ports | cut -d= -f2)/metrics | grep -E '^modelatlas_catalog_record_cache_(hits_total|misses_total|records|bytes) ' | tr '\n' ' ')"
+  echo "$side resident: $(rss_mib catalog-$side) MiB"
+done
+python3 - "$state" "$rounds" <<'PY'
+import json, statistics, sys
+state, rounds = sys.argv[1], int(sys.argv[2])
+g = lambda n, k: [json.load(open(f"{state}/{n}-{r}.json"))[k] for r in range(1, rounds + 1)]
+for k in ("cpu_us_per_call", "qps", "p99_us"):
+    e, a, n = g("echo", k), g("get-ref", k), g("get-new", k)
+    re = [x / y for x, y in zip(n, e)]; ra = [x / y for x, y in zip(n, a)]; rae = [x / y for x, y in zip(a, e)]
+    print(f"{k:16} echo {statistics.median(e):9.1f} ref {statistics.median(a):9.1f} new {statistics.median(n):9.1f}"
+          f"  new/echo {statistics.median(re):.2f} ({', '.join(f'{x:.2f}' for x in re)})"
+          f"  ref/echo {statistics.median(rae):.2f}  new/ref {statistics.median(ra):.2f} ({', '.join(f'{x:.2f}' for x in ra)})")
+PY
