@@ -121,6 +121,9 @@ DeviceSpec DeviceOf(const common::v1::Hardware& hardware, NumberFormat format);
 struct PreparedDevice {
   absl::Status figures;
   DeviceSpec device;
+  // UsableCardOf(device) at the default memory utilization (the usable
+  // memory per card and its sentence, the first line of every plan on it).
+  UsableCard usable;
 };
 // One per record of `hardware`, in its order. Derived once per list
 // (SharedRecords::Derive): for the snapshot's list of every accelerator, once
@@ -132,5 +135,12 @@ std::shared_ptr<const std::vector<PreparedDevice>> PreparedDevicesOf(
 // DeviceOf(hardware, format) from the record's PreparedDevice: the same spec.
 DeviceSpec DeviceFor(const PreparedDevice& prepared, const common::v1::Hardware& hardware,
                      NumberFormat format);
+// The same into *device, reusing its strings' storage (one spec for every
+// record of a plan over every accelerator).
+void DeviceFor(const PreparedDevice& prepared, const common::v1::Hardware& hardware,
+               NumberFormat format, DeviceSpec* device);
+// ToProto of the device's AllocatableMemory (its allocatable_memory_bytes
+// set), read from the spec without a copy.
+void DeviceMemoryToProto(const DeviceSpec& device, v1::DeviceMemory* out);
 
 }  // namespace modelatlas::estimator

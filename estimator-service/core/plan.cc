@@ -64,6 +64,12 @@ double UsableBytesPerCard(const DeviceSpec& device, double memory_utilization,
   return usable;
 }
 
+UsableCard UsableCardOf(const DeviceSpec& device, double memory_utilization) {
+  UsableCard card{.memory_utilization = memory_utilization};
+  card.usable_bytes = UsableBytesPerCard(device, memory_utilization, &card.arithmetic);
+  return card;
+}
+
 SizingFigures FiguresOf(const PlanInput& input) {
   return {.weights_gib = GiB(input.sizing.weight_bytes),
           .kv_cache_gib = GiB(input.sizing.kv_cache_bytes),
@@ -73,7 +79,8 @@ SizingFigures FiguresOf(const PlanInput& input) {
           .prefill_efficiency = Num(input.workload.prefill_efficiency)};
 }
 
-DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
+DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
+                        const UsableCard* usable) {
   std::optional<SizingFigures> own;
   if (input.figures == nullptr) own = FiguresOf(input);
   const SizingFigures& f = input.figures != nullptr ? *input.figures : *own;
@@ -84,8 +91,13 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
   plan.arithmetic.reserve(8);
   plan.name = device.name;
   plan.display_name = device.display_name;
-  plan.usable_bytes_per_card =
-      UsableBytesPerCard(device, w.memory_utilization, &plan.arithmetic.emplace_back());
+  if (usable != nullptr && usable->memory_utilization == w.memory_utilization) {
+    plan.usable_bytes_per_card = usable->usable_bytes;
+    plan.arithmetic.push_back(usable->arithmetic);
+  } else {
+    plan.usable_bytes_per_card =
+        UsableBytesPerCard(device, w.memory_utilization, &plan.arithmetic.emplace_back());
+  }
   if (device.memory_bytes <= 0) {
     plan.reason = "memory size not on record";
     return plan;
@@ -371,13 +383,12 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
   return plan;
 }
 
-void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans) {
+std::vector<int> RankOrder(PlanObjective objective, const std::vector<DevicePlan>& all) {
   auto speed = [](const DevicePlan& p) { return p.decode_tokens_per_second_all.value_or(0); };
-  // Sorts positions, then moves each plan once: a plan is large (names,
-  // layout, arithmetic), and a sort moves each about log2(n) times.
-  std::vector<int> order(plans->size());
+  // Sorts positions: a plan is large (names, layout, arithmetic), and a sort
+  // moves each about log2(n) times.
+  std::vector<int> order(all.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  const std::vector<DevicePlan>& all = *plans;
   std::stable_sort(order.begin(), order.end(), [&](int ia, int ib) {
     const DevicePlan& a = all[ia];
     const DevicePlan& b = all[ib];
@@ -405,6 +416,12 @@ void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans) {
     if (speed(a) != speed(b)) return speed(a) > speed(b);
     return a.name < b.name;
   });
+  return order;
+}
+
+void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans) {
+  // Moves each plan once, in the ranked order.
+  const std::vector<int> order = RankOrder(objective, *plans);
   std::vector<DevicePlan> ranked;
   ranked.reserve(plans->size());
   for (int i : order) ranked.push_back(std::move((*plans)[i]));
