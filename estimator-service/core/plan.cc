@@ -15,6 +15,17 @@ constexpr double kGiB = 1073741824.0;
 std::string GiB(double bytes) { return absl::StrCat(FixedDecimals(bytes / kGiB, 2), " GiB"); }
 std::string Num(double value) { return SignificantDigits(value, 4); }
 
+// The same texts appended in place: the lines every card of a plan over every
+// accelerator has are written into one string each, with no string per
+// figure (GiB and Num made and copied a string for each).
+void AppendGiB(std::string* out, double bytes) {
+  AppendFixedDecimals(out, bytes / kGiB, 2);
+  out->append(" GiB");
+}
+void AppendNum(std::string* out, double value) { AppendSignificantDigits(out, value, 4); }
+// Room for the longest of those lines but rare ones: one allocation per line.
+constexpr size_t kLineBytes = 224;
+
 // A link's rate in GB/s or a latency in us: whole numbers (most are) as
 // integers, which costs no formatting lookup.
 std::string Whole(double value) {
@@ -121,9 +132,12 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
     split(shape.weight_bytes, KvBytesPerCard(shape, 1));
     plan.required_bytes_per_card = RequiredBytesPerCard(shape, 1);
     plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
-    plan.reason = absl::StrCat("does not fit on ", input.max_cards, " cards or fewer (",
-                               GiB(plan.required_bytes_per_card), " needed on one card, ",
-                               GiB(plan.usable_bytes_per_card), " usable)");
+    plan.reason.reserve(96);
+    absl::StrAppend(&plan.reason, "does not fit on ", input.max_cards, " cards or fewer (");
+    AppendGiB(&plan.reason, plan.required_bytes_per_card);
+    plan.reason.append(" needed on one card, ");
+    AppendGiB(&plan.reason, plan.usable_bytes_per_card);
+    plan.reason.append(" usable)");
     if (input.offload != nullptr) PlanWithOffload(input, device, node, &plan);
     return plan;
   }
@@ -191,12 +205,19 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
         shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")"));
   }
   if (!ep) {
-    plan.arithmetic.push_back(absl::StrCat(
-        "per card on ", n, ": weights ", pp > 1 ? "per stage " : "", GiB(weights * tp), " / ", tp,
-        " + KV cache ", GiB(KvBytesPerCard(shape, *layout)),
+    std::string& line = plan.arithmetic.emplace_back();
+    line.reserve(kLineBytes);
+    absl::StrAppend(&line, "per card on ", n, ": weights ", pp > 1 ? "per stage " : "");
+    AppendGiB(&line, weights * tp);
+    absl::StrAppend(&line, " / ", tp, " + KV cache ");
+    AppendGiB(&line, KvBytesPerCard(shape, *layout));
+    absl::StrAppend(
+        &line,
         shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
-        " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
-        GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
+        " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ");
+    AppendGiB(&line, plan.required_bytes_per_card);
+    line.append("; headroom ");
+    AppendGiB(&line, plan.headroom_bytes_per_card);
   }
 
   if (device.roofline_does_not_apply) {
@@ -236,13 +257,20 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
     std::string line;
     if (n == 1) {
       // One card: no links, no stages (the hot path of a plan over every
-      // accelerator: one line, one StrCat).
-      line = absl::StrCat(
-          "decode bound: ", Num(*device.bandwidth_bytes_per_second / 1e9), " GB/s / (weights ",
-          f.weights_gib, active_share < 1 ? " x active share " : "",
-          active_share < 1 ? Num(active_share) : "", " + KV ", f.kv_cache_gib,
-          ") = ", Num(d.tokens_per_second_per_sequence), " tokens/s per sequence, x ", w.batch_size,
-          " sequences = ", Num(d.tokens_per_second_all), " tokens/s");
+      // accelerator: one line, one allocation).
+      line.reserve(kLineBytes);
+      line.append("decode bound: ");
+      AppendNum(&line, *device.bandwidth_bytes_per_second / 1e9);
+      absl::StrAppend(&line, " GB/s / (weights ", f.weights_gib);
+      if (active_share < 1) {
+        line.append(" x active share ");
+        AppendNum(&line, active_share);
+      }
+      absl::StrAppend(&line, " + KV ", f.kv_cache_gib, ") = ");
+      AppendNum(&line, d.tokens_per_second_per_sequence);
+      absl::StrAppend(&line, " tokens/s per sequence, x ", w.batch_size, " sequences = ");
+      AppendNum(&line, d.tokens_per_second_all);
+      line.append(" tokens/s");
     } else if (ep) {
       const double expert_each = shape.expert_weight_bytes / shape.num_experts;
       line = absl::StrCat("decode step: (dense weights read ",
@@ -344,17 +372,27 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
   if (has_peak) {
     const PrefillBound p = BoundPrefill(speed);
     plan.prefill_tokens_per_second = p.tokens_per_second;
-    plan.arithmetic.push_back(
-        absl::StrCat("prefill bound: ", n, " x ", Num(*device.peak_flops / 1e12), " TFLOP/s x ",
-                     f.prefill_efficiency, " efficiency / (2 x ", f.active_parameters,
-                     " active parameters) = ", Num(p.tokens_per_second), " tokens/s"));
+    {
+      std::string& line = plan.arithmetic.emplace_back();
+      line.reserve(kLineBytes);
+      absl::StrAppend(&line, "prefill bound: ", n, " x ");
+      AppendNum(&line, *device.peak_flops / 1e12);
+      absl::StrAppend(&line, " TFLOP/s x ", f.prefill_efficiency, " efficiency / (2 x ",
+                      f.active_parameters, " active parameters) = ");
+      AppendNum(&line, p.tokens_per_second);
+      line.append(" tokens/s");
+    }
     if (w.prompt_tokens > 0) {
       plan.time_to_first_token_seconds = p.time_to_first_token_seconds;
       const bool links_longer = p.tensor_parallel_seconds > p.compute_seconds * p.bubble_factor;
       if (pp == 1 && !links_longer) {
-        plan.arithmetic.push_back(absl::StrCat(
-            "time to first token: ", w.prompt_tokens, " prompt tokens / ", Num(p.tokens_per_second),
-            " tokens/s = ", Num(p.time_to_first_token_seconds), " s"));
+        std::string& line = plan.arithmetic.emplace_back();
+        line.reserve(kLineBytes);
+        absl::StrAppend(&line, "time to first token: ", w.prompt_tokens, " prompt tokens / ");
+        AppendNum(&line, p.tokens_per_second);
+        line.append(" tokens/s = ");
+        AppendNum(&line, p.time_to_first_token_seconds);
+        line.append(" s");
       } else {
         std::string line = absl::StrCat("time to first token: ", w.prompt_tokens,
                                         " prompt tokens / ", Num(p.tokens_per_second), " tokens/s");
@@ -375,10 +413,15 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
   if (device.price_usd_per_hour.has_value() && plan.decode_tokens_per_second_all.has_value()) {
     const double per_hour = *plan.decode_tokens_per_second_all * 3600;
     plan.cost_usd_per_million_tokens = *device.price_usd_per_hour * n / per_hour * 1e6;
-    plan.arithmetic.push_back(
-        absl::StrCat("cost: ", n, " x $", Num(*device.price_usd_per_hour), "/h / (",
-                     Num(*plan.decode_tokens_per_second_all), " tokens/s x 3600) x 1e6 = $",
-                     Num(*plan.cost_usd_per_million_tokens), " per million tokens"));
+    std::string& line = plan.arithmetic.emplace_back();
+    line.reserve(kLineBytes);
+    absl::StrAppend(&line, "cost: ", n, " x $");
+    AppendNum(&line, *device.price_usd_per_hour);
+    line.append("/h / (");
+    AppendNum(&line, *plan.decode_tokens_per_second_all);
+    line.append(" tokens/s x 3600) x 1e6 = $");
+    AppendNum(&line, *plan.cost_usd_per_million_tokens);
+    line.append(" per million tokens");
   }
   return plan;
 }

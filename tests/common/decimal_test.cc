@@ -114,6 +114,25 @@ TEST(DecimalTest, NearTiesAndCarriesMatchPrintf) {
           << value << " with " << precision;
       ASSERT_EQ(SignificantDigits(value, precision), Printf("%.*g", precision, value))
           << value << " with " << precision;
+      std::string appended = "x";
+      AppendFixedDecimals(&appended, value, precision);
+      ASSERT_EQ(appended, "x" + Printf("%.*f", precision, value)) << value;
+      appended = "y";
+      AppendSignificantDigits(&appended, value, precision);
+      ASSERT_EQ(appended, "y" + Printf("%.*g", precision, value)) << value;
+    }
+  }
+}
+
+TEST(DecimalTest, AppendedTextsAreThePrintfTextsForEveryKindOfValue) {
+  for (double value : Values()) {
+    for (int precision : {0, 2, 4, 17, 60}) {
+      std::string fixed = "a";
+      AppendFixedDecimals(&fixed, value, precision);
+      ASSERT_EQ(fixed, "a" + Printf("%.*f", precision, value)) << value;
+      std::string general;
+      AppendSignificantDigits(&general, value, precision);
+      ASSERT_EQ(general, Printf("%.*g", precision, value)) << value;
     }
   }
 }
