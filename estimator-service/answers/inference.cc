@@ -852,7 +852,10 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     out->set_pipeline_parallel(plan.pipeline_parallel);
     out->set_expert_parallel(plan.expert_parallel);
     out->set_nodes(plan.nodes);
-    out->set_layout(std::move(plan.layout));
+    // An empty string is not on the wire (proto3), and setting one still
+    // allocates a string: a plan that does not fit has no layout, one that
+    // fits no reason.
+    if (!plan.layout.empty()) out->set_layout(std::move(plan.layout));
     out->set_required_bytes_per_card(static_cast<int64_t>(std::ceil(plan.required_bytes_per_card)));
     out->set_usable_bytes_per_card(static_cast<int64_t>(std::floor(plan.usable_bytes_per_card)));
     out->set_headroom_bytes_per_card(out->usable_bytes_per_card() - out->required_bytes_per_card());
@@ -920,7 +923,7 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
       placed->set_prefill_copy_seconds_per_step(p.prefill_copy_seconds_per_step);
       placed->set_prefill_compute_seconds_per_step(p.prefill_compute_seconds_per_step);
     }
-    out->set_reason(std::move(plan.reason));
+    if (!plan.reason.empty()) out->set_reason(std::move(plan.reason));
     out->mutable_arithmetic()->Reserve(static_cast<int>(plan.arithmetic.size()));
     for (std::string& line : plan.arithmetic) out->add_arithmetic(std::move(line));
   }
