@@ -82,12 +82,25 @@ UsableCard UsableCardOf(const DeviceSpec& device, double memory_utilization) {
 }
 
 SizingFigures FiguresOf(const PlanInput& input) {
-  return {.weights_gib = GiB(input.sizing.weight_bytes),
-          .kv_cache_gib = GiB(input.sizing.kv_cache_bytes),
-          .activations_gib = GiB(input.sizing.activation_bytes),
-          .overhead_gib = GiB(input.sizing.overhead_bytes),
-          .active_parameters = Num(input.sizing.active_parameters()),
-          .prefill_efficiency = Num(input.workload.prefill_efficiency)};
+  SizingFigures f{.weights_gib = GiB(input.sizing.weight_bytes),
+                  .kv_cache_gib = GiB(input.sizing.kv_cache_bytes),
+                  .activations_gib = GiB(input.sizing.activation_bytes),
+                  .overhead_gib = GiB(input.sizing.overhead_bytes),
+                  .active_parameters = Num(input.sizing.active_parameters()),
+                  .prefill_efficiency = Num(input.workload.prefill_efficiency)};
+  // As PlanOnDevice writes it for a one-card layout (tp = pp = 1, no expert
+  // parallelism: no stage or latent-cache note).
+  const Layout one_card;
+  std::string& line = f.one_card_parts;
+  line.append("per card on 1: weights ");
+  AppendGiB(&line, WeightBytesPerCard(input.sizing, one_card));
+  line.append(" / 1 + KV cache ");
+  AppendGiB(&line, KvBytesPerCard(input.sizing, one_card));
+  absl::StrAppend(&line, " + activations ", f.activations_gib, " + overhead ", f.overhead_gib,
+                  " = ");
+  AppendGiB(&line, RequiredBytesPerCard(input.sizing, one_card));
+  line.append("; headroom ");
+  return f;
 }
 
 DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
@@ -204,7 +217,13 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
         GiB(shape.kv_cache_bytes_largest_layer), " per full layer",
         shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")"));
   }
-  if (!ep) {
+  if (!ep && n == 1) {
+    // Only the headroom differs from card to card.
+    std::string& line = plan.arithmetic.emplace_back();
+    line.reserve(f.one_card_parts.size() + 16);
+    line.append(f.one_card_parts);
+    AppendGiB(&line, plan.headroom_bytes_per_card);
+  } else if (!ep) {
     std::string& line = plan.arithmetic.emplace_back();
     line.reserve(kLineBytes);
     absl::StrAppend(&line, "per card on ", n, ": weights ", pp > 1 ? "per stage " : "");

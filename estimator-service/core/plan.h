@@ -62,6 +62,9 @@ struct SizingFigures {
   std::string overhead_gib;
   std::string active_parameters;
   std::string prefill_efficiency;
+  // The memory line of a plan on one card up to its headroom, which alone
+  // depends on the card: "per card on 1: weights ... = 16.50 GiB; headroom ".
+  std::string one_card_parts;
 };
 SizingFigures FiguresOf(const PlanInput& input);
 

@@ -10,6 +10,7 @@
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "catalog-service/dataset.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
@@ -236,6 +237,7 @@ TEST(PreparedRecordsTest, PlansFromPreparedRecordsAreThePlainPlansOnEveryShipped
   PlanInput other_utilization = small;
   other_utilization.workload.memory_utilization = 0.8;
   int planned = 0;
+  int one_card = 0;
   for (const PlanInput* input : {&small, &large, &other_utilization}) {
     DeviceSpec reused;
     for (size_t i = 0; i < list.size(); ++i) {
@@ -247,9 +249,26 @@ TEST(PreparedRecordsTest, PlansFromPreparedRecordsAreThePlainPlansOnEveryShipped
           PlanOnDevice(*input, DeviceOf(list[i], input->workload.weight_format));
       ExpectSamePlan(fast, plain, list[i].name());
       ++planned;
+      if (fast.fits && fast.cards == 1) {
+        // The memory line of a one-card plan is written once per sizing up to
+        // the headroom: it must still state this plan's own figures.
+        constexpr double kGiB = 1073741824.0;
+        ASSERT_GE(fast.arithmetic.size(), 2u);
+        EXPECT_EQ(fast.arithmetic[1],
+                  absl::StrFormat(
+                      "per card on 1: weights %.2f GiB / 1 + KV cache %.2f GiB + "
+                      "activations %.2f GiB + overhead %.2f GiB = %.2f GiB; "
+                      "headroom %.2f GiB",
+                      fast.weight_bytes_per_card / kGiB, fast.kv_cache_bytes_per_card / kGiB,
+                      fast.activation_bytes_per_card / kGiB, fast.overhead_bytes_per_card / kGiB,
+                      fast.required_bytes_per_card / kGiB, fast.headroom_bytes_per_card / kGiB))
+            << list[i].name();
+        ++one_card;
+      }
     }
   }
   EXPECT_GE(planned, 3 * 200);
+  EXPECT_GE(one_card, 100);
 }
 
 TEST(PreparedRecordsTest, RankOrderIsTheOrderRankPlansMovesThePlansInto) {
