@@ -652,22 +652,38 @@ std::shared_ptr<const std::vector<PreparedDevice>> PreparedDevicesOf(
           prepared[i].device = DeviceWithoutPeak(records[i]);
           prepared[i].usable =
               UsableCardOf(prepared[i].device, ResolvedWorkload::kDefaultMemoryUtilization);
+          for (size_t f = 0; f < prepared[i].peak_flops.size(); ++f) {
+            prepared[i].peak_flops[f] =
+                PeakForFormat(records[i].peak(), static_cast<NumberFormat>(f));
+          }
         }
         return prepared;
       });
 }
 
+namespace {
+
+// The record's peak for `format`, prepared when the format has a slot.
+std::optional<double> PreparedPeak(const PreparedDevice& prepared, const common::v1::Hardware& hw,
+                                   NumberFormat format) {
+  const auto slot = static_cast<size_t>(format);
+  return slot < prepared.peak_flops.size() ? prepared.peak_flops[slot]
+                                           : PeakForFormat(hw.peak(), format);
+}
+
+}  // namespace
+
 DeviceSpec DeviceFor(const PreparedDevice& prepared, const common::v1::Hardware& hw,
                      NumberFormat format) {
   DeviceSpec device = prepared.device;
-  device.peak_flops = PeakForFormat(hw.peak(), format);
+  device.peak_flops = PreparedPeak(prepared, hw, format);
   return device;
 }
 
 void DeviceFor(const PreparedDevice& prepared, const common::v1::Hardware& hw, NumberFormat format,
                DeviceSpec* device) {
   *device = prepared.device;
-  device->peak_flops = PeakForFormat(hw.peak(), format);
+  device->peak_flops = PreparedPeak(prepared, hw, format);
 }
 
 void DeviceMemoryToProto(const DeviceSpec& device, v1::DeviceMemory* out) {

@@ -1,6 +1,7 @@
 // Between the contracts (protobuf) and the formulas' plain structs.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -124,6 +125,9 @@ struct PreparedDevice {
   // UsableCardOf(device) at the default memory utilization (the usable
   // memory per card and its sentence, the first line of every plan on it).
   UsableCard usable;
+  // PeakForFormat of the record for each format up to kFp8Block, by the
+  // format's value (a format appended later is computed per call).
+  std::array<std::optional<double>, static_cast<size_t>(NumberFormat::kFp8Block) + 1> peak_flops;
 };
 // One per record of `hardware`, in its order. Derived once per list
 // (SharedRecords::Derive): for the snapshot's list of every accelerator, once

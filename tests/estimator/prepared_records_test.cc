@@ -268,6 +268,17 @@ TEST(PreparedRecordsTest, PlansFromPreparedRecordsAreThePlainPlansOnEveryShipped
     }
   }
   EXPECT_GE(planned, 3 * 200);
+  // The peaks are prepared per format: every format, every record.
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!(*prepared)[i].figures.ok()) continue;
+    for (int f = 0; f <= static_cast<int>(NumberFormat::kFp8Block); ++f) {
+      const auto format = static_cast<NumberFormat>(f);
+      DeviceSpec reused;
+      DeviceFor((*prepared)[i], list[i], format, &reused);
+      EXPECT_EQ(reused.peak_flops, DeviceOf(list[i], format).peak_flops)
+          << list[i].name() << " " << NumberFormatName(format);
+    }
+  }
   EXPECT_GE(one_card, 100);
 }
 
