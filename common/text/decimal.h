@@ -16,4 +16,9 @@ std::string FixedDecimals(double value, int decimals);
 // printf("%.*g", digits, value): 0.9 with 4 -> "0.9", 123456 -> "1.235e+05".
 std::string SignificantDigits(double value, int digits);
 
+// The same texts appended to *out, with no string of their own (no memo:
+// for figures that differ on every line, such as each card's).
+void AppendFixedDecimals(std::string* out, double value, int decimals);
+void AppendSignificantDigits(std::string* out, double value, int digits);
+
 }  // namespace modelatlas

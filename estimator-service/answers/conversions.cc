@@ -651,17 +651,52 @@ std::shared_ptr<const std::vector<PreparedDevice>> PreparedDevicesOf(
         for (size_t i = 0; i < records.size(); ++i) {
           prepared[i].figures = CheckDeviceFigures(records[i]);
           // A record that cannot be planned on is listed, not converted.
-          if (prepared[i].figures.ok()) prepared[i].device = DeviceWithoutPeak(records[i]);
+          if (!prepared[i].figures.ok()) continue;
+          prepared[i].device = DeviceWithoutPeak(records[i]);
+          prepared[i].usable =
+              UsableCardOf(prepared[i].device, ResolvedWorkload::kDefaultMemoryUtilization);
+          for (size_t f = 0; f < prepared[i].peak_flops.size(); ++f) {
+            prepared[i].peak_flops[f] =
+                PeakForFormat(records[i].peak(), static_cast<NumberFormat>(f));
+          }
         }
         return prepared;
       });
 }
 
+namespace {
+
+// The record's peak for `format`, prepared when the format has a slot.
+std::optional<double> PreparedPeak(const PreparedDevice& prepared, const common::v1::Hardware& hw,
+                                   NumberFormat format) {
+  const auto slot = static_cast<size_t>(format);
+  return slot < prepared.peak_flops.size() ? prepared.peak_flops[slot]
+                                           : PeakForFormat(hw.peak(), format);
+}
+
+}  // namespace
+
 DeviceSpec DeviceFor(const PreparedDevice& prepared, const common::v1::Hardware& hw,
                      NumberFormat format) {
   DeviceSpec device = prepared.device;
-  device.peak_flops = PeakForFormat(hw.peak(), format);
+  device.peak_flops = PreparedPeak(prepared, hw, format);
   return device;
+}
+
+void DeviceFor(const PreparedDevice& prepared, const common::v1::Hardware& hw, NumberFormat format,
+               DeviceSpec* device) {
+  *device = prepared.device;
+  device->peak_flops = PreparedPeak(prepared, hw, format);
+}
+
+void DeviceMemoryToProto(const DeviceSpec& device, v1::DeviceMemory* out) {
+  // As ToProto(AllocatableMemory) of {memory_bytes, *allocatable_memory_bytes,
+  // allocatable_memory_assumed, allocatable_memory_source}.
+  out->set_marketed_bytes(static_cast<int64_t>(std::floor(device.memory_bytes)));
+  out->set_allocatable_bytes(
+      static_cast<int64_t>(std::floor(device.allocatable_memory_bytes.value_or(0))));
+  out->set_allocatable_assumed(device.allocatable_memory_assumed);
+  out->set_allocatable_source(device.allocatable_memory_source);
 }
 
 }  // namespace modelatlas::estimator

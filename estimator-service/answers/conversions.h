@@ -1,6 +1,7 @@
 // Between the contracts (protobuf) and the formulas' plain structs.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -121,6 +122,12 @@ DeviceSpec DeviceOf(const common::v1::Hardware& hardware, NumberFormat format);
 struct PreparedDevice {
   absl::Status figures;
   DeviceSpec device;
+  // UsableCardOf(device) at the default memory utilization (the usable
+  // memory per card and its sentence, the first line of every plan on it).
+  UsableCard usable;
+  // PeakForFormat of the record for each format up to kFp8Block, by the
+  // format's value (a format appended later is computed per call).
+  std::array<std::optional<double>, static_cast<size_t>(NumberFormat::kFp8Block) + 1> peak_flops;
 };
 // One per record of `hardware`, in its order. Derived once per list
 // (SharedRecords::Derive): for the snapshot's list of every accelerator, once
@@ -132,5 +139,12 @@ std::shared_ptr<const std::vector<PreparedDevice>> PreparedDevicesOf(
 // DeviceOf(hardware, format) from the record's PreparedDevice: the same spec.
 DeviceSpec DeviceFor(const PreparedDevice& prepared, const common::v1::Hardware& hardware,
                      NumberFormat format);
+// The same into *device, reusing its strings' storage (one spec for every
+// record of a plan over every accelerator).
+void DeviceFor(const PreparedDevice& prepared, const common::v1::Hardware& hardware,
+               NumberFormat format, DeviceSpec* device);
+// ToProto of the device's AllocatableMemory (its allocatable_memory_bytes
+// set), read from the spec without a copy.
+void DeviceMemoryToProto(const DeviceSpec& device, v1::DeviceMemory* out);
 
 }  // namespace modelatlas::estimator

@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -801,14 +800,15 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   // Each record's checks and conversion, made once per list (the snapshot's:
   // once per state of the hardware).
   const std::shared_ptr<const std::vector<PreparedDevice>> prepared = PreparedDevicesOf(hardware);
+  // plans[i] is the plan on hardware[i] (a record that cannot be planned on
+  // has one saying why), so the records' own figures are found by position:
+  // nothing is copied or hashed per plan.
   std::vector<DevicePlan> plans;
   plans.reserve(hardware.size());
-  // Keyed by the records' own names (`hardware` outlives them): no name is
-  // copied, and a hash finds each plan's entries once ranked.
-  absl::flat_hash_map<absl::string_view, double> prices;  // hardware name -> USD per card-hour used
-  absl::flat_hash_map<absl::string_view, AllocatableMemory> memories;  // -> capacity planned on
-  prices.reserve(hardware.size());
-  memories.reserve(hardware.size());
+  // hardware[i] -> USD per card-hour used (the request's, else the record's).
+  std::vector<std::optional<double>> prices(hardware.size());
+  // One spec for every record: assigning the next record's reuses its strings.
+  DeviceSpec device;
   for (size_t index = 0; index < hardware.size(); ++index) {
     const common::v1::Hardware& hw = hardware[index];
     if (plans.size() % kRecordsPerAbandonCheck == 0) {
@@ -819,36 +819,31 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
         return abandoned;
       }
     }
-    if (const absl::Status& unusable = (*prepared)[index].figures; !unusable.ok()) {
+    const PreparedDevice& record = (*prepared)[index];
+    if (const absl::Status& unusable = record.figures; !unusable.ok()) {
       // Listed, not planned: its figures would make every number a guess.
       DevicePlan skipped{.name = hw.name(), .display_name = hw.display_name()};
       skipped.reason = std::string(unusable.message());
       plans.push_back(std::move(skipped));
       continue;
     }
-    DeviceSpec device = DeviceFor((*prepared)[index], hw, input.workload.weight_format);
-    if (device.allocatable_memory_bytes.has_value()) {
-      memories[hw.name()] = {.marketed_bytes = device.memory_bytes,
-                             .allocatable_bytes = *device.allocatable_memory_bytes,
-                             .assumed = device.allocatable_memory_assumed,
-                             .source = device.allocatable_memory_source};
-    }
+    DeviceFor(record, hw, input.workload.weight_format, &device);
     // The request's price, when given, replaces every record's.
     if (request.has_price_usd_per_card_hour()) {
       device.price_usd_per_hour = request.price_usd_per_card_hour();
     }
-    plans.push_back(PlanOnDevice(input, device));
+    plans.push_back(PlanOnDevice(input, device, &record.usable));
     if (runtime_model.has_value() && plans.back().fits) {
       runtime_devices[hw.name()] = {device, hw.manufacturer()};
     }
-    if (device.price_usd_per_hour.has_value()) {
-      prices[hw.name()] = *device.price_usd_per_hour;
-    }
+    prices[index] = device.price_usd_per_hour;
     response.set_catalog_revision(std::max(response.catalog_revision(), hw.revision()));
   }
   absl::StatusOr<PlanObjective> objective = ToCorePlanObjective(request.objective(), "objective");
   if (!objective.ok()) return objective.status();
-  RankPlans(*objective, &plans);
+  // Positions into plans, best first: the plans are read in this order and
+  // never moved.
+  const std::vector<int> order = RankOrder(*objective, plans);
   if (request.split_cards_size() > 0) {
     if (absl::Status split = AddLayerSplit(hardware, request, input, &response); !split.ok()) {
       return split;
@@ -857,17 +852,19 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   // The runtime's fit for the best fitting plans only: its text is several
   // times a plan's, and a plan over every accelerator has hundreds.
   if (runtime_model.has_value()) {
-    for (const DevicePlan& plan : plans) {
+    for (int i : order) {
+      const DevicePlan& plan = plans[i];
       if (!plan.fits || runtime_fits.size() >= kMaxRuntimeFits) break;
-      auto device = runtime_devices.find(plan.name);
-      if (device == runtime_devices.end()) continue;
+      auto planned = runtime_devices.find(plan.name);
+      if (planned == runtime_devices.end()) continue;
       runtime_fits[plan.name] = FitRuntime(*runtime, *runtime_model, input.sizing, input.workload,
-                                           device->second.first, plan, device->second.second);
+                                           planned->second.first, plan, planned->second.second);
     }
   }
   // The plans are not used after this: their text moves into the reply.
   response.mutable_plans()->Reserve(static_cast<int>(plans.size()));
-  for (DevicePlan& plan : plans) {
+  for (int index : order) {
+    DevicePlan& plan = plans[index];
     auto* out = response.add_plans();
     out->set_hardware(std::move(plan.name));
     out->set_display_name(std::move(plan.display_name));
@@ -878,7 +875,10 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     out->set_pipeline_parallel(plan.pipeline_parallel);
     out->set_expert_parallel(plan.expert_parallel);
     out->set_nodes(plan.nodes);
-    out->set_layout(std::move(plan.layout));
+    // An empty string is not on the wire (proto3), and setting one still
+    // allocates a string: a plan that does not fit has no layout, one that
+    // fits no reason.
+    if (!plan.layout.empty()) out->set_layout(std::move(plan.layout));
     out->set_required_bytes_per_card(static_cast<int64_t>(std::ceil(plan.required_bytes_per_card)));
     out->set_usable_bytes_per_card(static_cast<int64_t>(std::floor(plan.usable_bytes_per_card)));
     out->set_headroom_bytes_per_card(out->usable_bytes_per_card() - out->required_bytes_per_card());
@@ -907,14 +907,14 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     if (!plan.speed_not_modelled.empty()) {
       out->set_speed_not_modelled(std::move(plan.speed_not_modelled));
     }
-    // plan.name has moved into the reply: look the price up by out->hardware().
-    if (auto price = prices.find(out->hardware()); price != prices.end()) {
-      out->set_price_usd_per_card_hour(price->second);
+    if (const std::optional<double>& price = prices[index]; price.has_value()) {
+      out->set_price_usd_per_card_hour(*price);
       out->set_price_source(request.has_price_usd_per_card_hour() ? v1::PRICE_SOURCE_REQUEST
                                                                   : v1::PRICE_SOURCE_RECORD);
     }
-    if (auto memory = memories.find(out->hardware()); memory != memories.end()) {
-      ToProto(memory->second, out->mutable_device_memory());
+    if (const PreparedDevice& record = (*prepared)[index];
+        record.figures.ok() && record.device.allocatable_memory_bytes.has_value()) {
+      DeviceMemoryToProto(record.device, out->mutable_device_memory());
     }
     if (auto fit = runtime_fits.find(out->hardware()); fit != runtime_fits.end()) {
       ToProto(fit->second, out->mutable_runtime_fit());
@@ -946,7 +946,7 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
       placed->set_prefill_copy_seconds_per_step(p.prefill_copy_seconds_per_step);
       placed->set_prefill_compute_seconds_per_step(p.prefill_compute_seconds_per_step);
     }
-    out->set_reason(std::move(plan.reason));
+    if (!plan.reason.empty()) out->set_reason(std::move(plan.reason));
     out->mutable_arithmetic()->Reserve(static_cast<int>(plan.arithmetic.size()));
     for (std::string& line : plan.arithmetic) out->add_arithmetic(std::move(line));
   }

@@ -15,6 +15,17 @@ constexpr double kGiB = 1073741824.0;
 std::string GiB(double bytes) { return absl::StrCat(FixedDecimals(bytes / kGiB, 2), " GiB"); }
 std::string Num(double value) { return SignificantDigits(value, 4); }
 
+// The same texts appended in place: the lines every card of a plan over every
+// accelerator has are written into one string each, with no string per
+// figure (GiB and Num made and copied a string for each).
+void AppendGiB(std::string* out, double bytes) {
+  AppendFixedDecimals(out, bytes / kGiB, 2);
+  out->append(" GiB");
+}
+void AppendNum(std::string* out, double value) { AppendSignificantDigits(out, value, 4); }
+// Room for the longest of those lines but rare ones: one allocation per line.
+constexpr size_t kLineBytes = 224;
+
 // A link's rate in GB/s or a latency in us: whole numbers (most are) as
 // integers, which costs no formatting lookup.
 std::string Whole(double value) {
@@ -64,16 +75,36 @@ double UsableBytesPerCard(const DeviceSpec& device, double memory_utilization,
   return usable;
 }
 
-SizingFigures FiguresOf(const PlanInput& input) {
-  return {.weights_gib = GiB(input.sizing.weight_bytes),
-          .kv_cache_gib = GiB(input.sizing.kv_cache_bytes),
-          .activations_gib = GiB(input.sizing.activation_bytes),
-          .overhead_gib = GiB(input.sizing.overhead_bytes),
-          .active_parameters = Num(input.sizing.active_parameters()),
-          .prefill_efficiency = Num(input.workload.prefill_efficiency)};
+UsableCard UsableCardOf(const DeviceSpec& device, double memory_utilization) {
+  UsableCard card{.memory_utilization = memory_utilization};
+  card.usable_bytes = UsableBytesPerCard(device, memory_utilization, &card.arithmetic);
+  return card;
 }
 
-DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
+SizingFigures FiguresOf(const PlanInput& input) {
+  SizingFigures f{.weights_gib = GiB(input.sizing.weight_bytes),
+                  .kv_cache_gib = GiB(input.sizing.kv_cache_bytes),
+                  .activations_gib = GiB(input.sizing.activation_bytes),
+                  .overhead_gib = GiB(input.sizing.overhead_bytes),
+                  .active_parameters = Num(input.sizing.active_parameters()),
+                  .prefill_efficiency = Num(input.workload.prefill_efficiency)};
+  // As PlanOnDevice writes it for a one-card layout (tp = pp = 1, no expert
+  // parallelism: no stage or latent-cache note).
+  const Layout one_card;
+  std::string& line = f.one_card_parts;
+  line.append("per card on 1: weights ");
+  AppendGiB(&line, WeightBytesPerCard(input.sizing, one_card));
+  line.append(" / 1 + KV cache ");
+  AppendGiB(&line, KvBytesPerCard(input.sizing, one_card));
+  absl::StrAppend(&line, " + activations ", f.activations_gib, " + overhead ", f.overhead_gib,
+                  " = ");
+  AppendGiB(&line, RequiredBytesPerCard(input.sizing, one_card));
+  line.append("; headroom ");
+  return f;
+}
+
+DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
+                        const UsableCard* usable) {
   std::optional<SizingFigures> own;
   if (input.figures == nullptr) own = FiguresOf(input);
   const SizingFigures& f = input.figures != nullptr ? *input.figures : *own;
@@ -84,8 +115,13 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
   plan.arithmetic.reserve(8);
   plan.name = device.name;
   plan.display_name = device.display_name;
-  plan.usable_bytes_per_card =
-      UsableBytesPerCard(device, w.memory_utilization, &plan.arithmetic.emplace_back());
+  if (usable != nullptr && usable->memory_utilization == w.memory_utilization) {
+    plan.usable_bytes_per_card = usable->usable_bytes;
+    plan.arithmetic.push_back(usable->arithmetic);
+  } else {
+    plan.usable_bytes_per_card =
+        UsableBytesPerCard(device, w.memory_utilization, &plan.arithmetic.emplace_back());
+  }
   if (device.memory_bytes <= 0) {
     plan.reason = "memory size not on record";
     return plan;
@@ -109,9 +145,12 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
     split(shape.weight_bytes, KvBytesPerCard(shape, 1));
     plan.required_bytes_per_card = RequiredBytesPerCard(shape, 1);
     plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
-    plan.reason = absl::StrCat("does not fit on ", input.max_cards, " cards or fewer (",
-                               GiB(plan.required_bytes_per_card), " needed on one card, ",
-                               GiB(plan.usable_bytes_per_card), " usable)");
+    plan.reason.reserve(96);
+    absl::StrAppend(&plan.reason, "does not fit on ", input.max_cards, " cards or fewer (");
+    AppendGiB(&plan.reason, plan.required_bytes_per_card);
+    plan.reason.append(" needed on one card, ");
+    AppendGiB(&plan.reason, plan.usable_bytes_per_card);
+    plan.reason.append(" usable)");
     if (input.offload != nullptr) PlanWithOffload(input, device, node, &plan);
     return plan;
   }
@@ -178,13 +217,26 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
         GiB(shape.kv_cache_bytes_largest_layer), " per full layer",
         shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")"));
   }
-  if (!ep) {
-    plan.arithmetic.push_back(absl::StrCat(
-        "per card on ", n, ": weights ", pp > 1 ? "per stage " : "", GiB(weights * tp), " / ", tp,
-        " + KV cache ", GiB(KvBytesPerCard(shape, *layout)),
+  if (!ep && n == 1) {
+    // Only the headroom differs from card to card.
+    std::string& line = plan.arithmetic.emplace_back();
+    line.reserve(f.one_card_parts.size() + 16);
+    line.append(f.one_card_parts);
+    AppendGiB(&line, plan.headroom_bytes_per_card);
+  } else if (!ep) {
+    std::string& line = plan.arithmetic.emplace_back();
+    line.reserve(kLineBytes);
+    absl::StrAppend(&line, "per card on ", n, ": weights ", pp > 1 ? "per stage " : "");
+    AppendGiB(&line, weights * tp);
+    absl::StrAppend(&line, " / ", tp, " + KV cache ");
+    AppendGiB(&line, KvBytesPerCard(shape, *layout));
+    absl::StrAppend(
+        &line,
         shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
-        " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
-        GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
+        " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ");
+    AppendGiB(&line, plan.required_bytes_per_card);
+    line.append("; headroom ");
+    AppendGiB(&line, plan.headroom_bytes_per_card);
   }
 
   if (device.roofline_does_not_apply) {
@@ -224,13 +276,20 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
     std::string line;
     if (n == 1) {
       // One card: no links, no stages (the hot path of a plan over every
-      // accelerator: one line, one StrCat).
-      line = absl::StrCat(
-          "decode bound: ", Num(*device.bandwidth_bytes_per_second / 1e9), " GB/s / (weights ",
-          f.weights_gib, active_share < 1 ? " x active share " : "",
-          active_share < 1 ? Num(active_share) : "", " + KV ", f.kv_cache_gib,
-          ") = ", Num(d.tokens_per_second_per_sequence), " tokens/s per sequence, x ", w.batch_size,
-          " sequences = ", Num(d.tokens_per_second_all), " tokens/s");
+      // accelerator: one line, one allocation).
+      line.reserve(kLineBytes);
+      line.append("decode bound: ");
+      AppendNum(&line, *device.bandwidth_bytes_per_second / 1e9);
+      absl::StrAppend(&line, " GB/s / (weights ", f.weights_gib);
+      if (active_share < 1) {
+        line.append(" x active share ");
+        AppendNum(&line, active_share);
+      }
+      absl::StrAppend(&line, " + KV ", f.kv_cache_gib, ") = ");
+      AppendNum(&line, d.tokens_per_second_per_sequence);
+      absl::StrAppend(&line, " tokens/s per sequence, x ", w.batch_size, " sequences = ");
+      AppendNum(&line, d.tokens_per_second_all);
+      line.append(" tokens/s");
     } else if (ep) {
       const double expert_each = shape.expert_weight_bytes / shape.num_experts;
       line = absl::StrCat("decode step: (dense weights read ",
@@ -332,17 +391,27 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
   if (has_peak) {
     const PrefillBound p = BoundPrefill(speed);
     plan.prefill_tokens_per_second = p.tokens_per_second;
-    plan.arithmetic.push_back(
-        absl::StrCat("prefill bound: ", n, " x ", Num(*device.peak_flops / 1e12), " TFLOP/s x ",
-                     f.prefill_efficiency, " efficiency / (2 x ", f.active_parameters,
-                     " active parameters) = ", Num(p.tokens_per_second), " tokens/s"));
+    {
+      std::string& line = plan.arithmetic.emplace_back();
+      line.reserve(kLineBytes);
+      absl::StrAppend(&line, "prefill bound: ", n, " x ");
+      AppendNum(&line, *device.peak_flops / 1e12);
+      absl::StrAppend(&line, " TFLOP/s x ", f.prefill_efficiency, " efficiency / (2 x ",
+                      f.active_parameters, " active parameters) = ");
+      AppendNum(&line, p.tokens_per_second);
+      line.append(" tokens/s");
+    }
     if (w.prompt_tokens > 0) {
       plan.time_to_first_token_seconds = p.time_to_first_token_seconds;
       const bool links_longer = p.tensor_parallel_seconds > p.compute_seconds * p.bubble_factor;
       if (pp == 1 && !links_longer) {
-        plan.arithmetic.push_back(absl::StrCat(
-            "time to first token: ", w.prompt_tokens, " prompt tokens / ", Num(p.tokens_per_second),
-            " tokens/s = ", Num(p.time_to_first_token_seconds), " s"));
+        std::string& line = plan.arithmetic.emplace_back();
+        line.reserve(kLineBytes);
+        absl::StrAppend(&line, "time to first token: ", w.prompt_tokens, " prompt tokens / ");
+        AppendNum(&line, p.tokens_per_second);
+        line.append(" tokens/s = ");
+        AppendNum(&line, p.time_to_first_token_seconds);
+        line.append(" s");
       } else {
         std::string line = absl::StrCat("time to first token: ", w.prompt_tokens,
                                         " prompt tokens / ", Num(p.tokens_per_second), " tokens/s");
@@ -363,21 +432,25 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device) {
   if (device.price_usd_per_hour.has_value() && plan.decode_tokens_per_second_all.has_value()) {
     const double per_hour = *plan.decode_tokens_per_second_all * 3600;
     plan.cost_usd_per_million_tokens = *device.price_usd_per_hour * n / per_hour * 1e6;
-    plan.arithmetic.push_back(
-        absl::StrCat("cost: ", n, " x $", Num(*device.price_usd_per_hour), "/h / (",
-                     Num(*plan.decode_tokens_per_second_all), " tokens/s x 3600) x 1e6 = $",
-                     Num(*plan.cost_usd_per_million_tokens), " per million tokens"));
+    std::string& line = plan.arithmetic.emplace_back();
+    line.reserve(kLineBytes);
+    absl::StrAppend(&line, "cost: ", n, " x $");
+    AppendNum(&line, *device.price_usd_per_hour);
+    line.append("/h / (");
+    AppendNum(&line, *plan.decode_tokens_per_second_all);
+    line.append(" tokens/s x 3600) x 1e6 = $");
+    AppendNum(&line, *plan.cost_usd_per_million_tokens);
+    line.append(" per million tokens");
   }
   return plan;
 }
 
-void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans) {
+std::vector<int> RankOrder(PlanObjective objective, const std::vector<DevicePlan>& all) {
   auto speed = [](const DevicePlan& p) { return p.decode_tokens_per_second_all.value_or(0); };
-  // Sorts positions, then moves each plan once: a plan is large (names,
-  // layout, arithmetic), and a sort moves each about log2(n) times.
-  std::vector<int> order(plans->size());
+  // Sorts positions: a plan is large (names, layout, arithmetic), and a sort
+  // moves each about log2(n) times.
+  std::vector<int> order(all.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  const std::vector<DevicePlan>& all = *plans;
   std::stable_sort(order.begin(), order.end(), [&](int ia, int ib) {
     const DevicePlan& a = all[ia];
     const DevicePlan& b = all[ib];
@@ -405,6 +478,12 @@ void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans) {
     if (speed(a) != speed(b)) return speed(a) > speed(b);
     return a.name < b.name;
   });
+  return order;
+}
+
+void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans) {
+  // Moves each plan once, in the ranked order.
+  const std::vector<int> order = RankOrder(objective, *plans);
   std::vector<DevicePlan> ranked;
   ranked.reserve(plans->size());
   for (int i : order) ranked.push_back(std::move((*plans)[i]));

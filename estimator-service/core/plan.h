@@ -62,6 +62,9 @@ struct SizingFigures {
   std::string overhead_gib;
   std::string active_parameters;
   std::string prefill_efficiency;
+  // The memory line of a plan on one card up to its headroom, which alone
+  // depends on the card: "per card on 1: weights ... = 16.50 GiB; headroom ".
+  std::string one_card_parts;
 };
 SizingFigures FiguresOf(const PlanInput& input);
 
@@ -135,7 +138,22 @@ struct DevicePlan {
 double UsableBytesPerCard(const DeviceSpec& device, double memory_utilization,
                           std::string* arithmetic = nullptr);
 
-DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device);
+// UsableBytesPerCard of one device at one memory utilization, with its
+// sentence: the same for every plan on that device at that utilization, so a
+// caller that plans on the same records again (a plan over every accelerator)
+// keeps it with the records instead of writing it on every plan.
+struct UsableCard {
+  double memory_utilization = 0;
+  double usable_bytes = 0;
+  std::string arithmetic;
+};
+UsableCard UsableCardOf(const DeviceSpec& device, double memory_utilization);
+
+// `usable`, when given and made at the workload's memory utilization, is
+// UsableCardOf(device, ...) kept by the caller: the plan copies it instead
+// of writing it again (the same plan either way).
+DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
+                        const UsableCard* usable = nullptr);
 
 // For a plan that does not fit on the cards alone: the fewest cards of one
 // node with offload to input.offload's host (core/offload.cc); the plan
@@ -189,5 +207,8 @@ enum class PlanObjective { kFewestCards, kCheapest, kFastest };
 // offload), then by the objective (ties: fewer cards, then faster, then
 // name).
 void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans);
+// The order RankPlans puts `plans` in, as positions into it: a caller that
+// only reads the plans in that order need not move them.
+std::vector<int> RankOrder(PlanObjective objective, const std::vector<DevicePlan>& plans);
 
 }  // namespace modelatlas::estimator

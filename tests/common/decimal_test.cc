@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -80,6 +81,58 @@ TEST(DecimalTest, RepeatedValuesInAnyOrderStillMatchPrintf) {
         ASSERT_EQ(SignificantDigits(*it, precision), Printf("%.*g", precision, *it)) << *it;
         ASSERT_EQ(FixedDecimals(*it, precision), Printf("%.*f", precision, *it)) << *it;
       }
+    }
+  }
+}
+
+// Both are written by integer arithmetic unless the value is too close to a
+// tie for that to be exact (then by to_chars): decimal ties ("2.675", which
+// is 2.67499999... in binary), their neighbours one ulp apart, round numbers
+// and the carries of 9.9995 must all still be printf's text.
+TEST(DecimalTest, NearTiesAndCarriesMatchPrintf) {
+  std::vector<double> values;
+  std::mt19937_64 random(1201);
+  std::uniform_int_distribution<int> digits(0, 999999);
+  std::uniform_int_distribution<int> exponent(-8, 16);
+  for (int i = 0; i < 20000; ++i) {
+    const std::string text =
+        std::to_string(digits(random)) + "5e" + std::to_string(exponent(random));
+    const double tie = std::strtod(text.c_str(), nullptr);
+    for (double v : {tie, std::nextafter(tie, 0.0), std::nextafter(tie, 1e300), -tie}) {
+      values.push_back(v);
+    }
+  }
+  for (double base : {9.9995, 99.995, 0.99995, 999.95, 9999.5, 1.0, 10.0, 1e15, 1e-4, 1e-5}) {
+    values.push_back(base);
+    values.push_back(std::nextafter(base, 0.0));
+    values.push_back(std::nextafter(base, 1e300));
+  }
+  for (int i = 0; i < 4000; ++i) values.push_back(i / 8.0);  // exact binary ties
+  for (double value : values) {
+    for (int precision = 0; precision <= 15; ++precision) {
+      ASSERT_EQ(FixedDecimals(value, precision), Printf("%.*f", precision, value))
+          << value << " with " << precision;
+      ASSERT_EQ(SignificantDigits(value, precision), Printf("%.*g", precision, value))
+          << value << " with " << precision;
+      std::string appended = "x";
+      AppendFixedDecimals(&appended, value, precision);
+      ASSERT_EQ(appended, "x" + Printf("%.*f", precision, value)) << value;
+      appended = "y";
+      AppendSignificantDigits(&appended, value, precision);
+      ASSERT_EQ(appended, "y" + Printf("%.*g", precision, value)) << value;
+    }
+  }
+}
+
+TEST(DecimalTest, AppendedTextsAreThePrintfTextsForEveryKindOfValue) {
+  for (double value : Values()) {
+    for (int precision : {0, 2, 4, 17, 60}) {
+      std::string fixed = "a";
+      AppendFixedDecimals(&fixed, value, precision);
+      ASSERT_EQ(fixed, "a" + Printf("%.*f", precision, value)) << value;
+      std::string general;
+      AppendSignificantDigits(&general, value, precision);
+      ASSERT_EQ(general, Printf("%.*g", precision, value)) << value;
     }
   }
 }

@@ -9,10 +9,14 @@
 
 #include <atomic>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "catalog-service/dataset.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/catalog/shared_records.h"
 #include "estimator-service/catalog/snapshot.h"
+#include "estimator-service/core/plan.h"
 #include "tests/estimator/fake_records.h"
 
 namespace modelatlas::estimator {
@@ -166,6 +170,138 @@ TEST(PreparedRecordsTest, PreparedDevicesAreTheChecksAndDevicesOfEachRecord) {
     }
   }
   EXPECT_FALSE((*prepared)[1].figures.ok());
+}
+
+// Every field of two plans, the text line by line.
+void ExpectSamePlan(const DevicePlan& a, const DevicePlan& b, const std::string& context) {
+  EXPECT_EQ(a.name, b.name) << context;
+  EXPECT_EQ(a.display_name, b.display_name) << context;
+  EXPECT_EQ(a.fits, b.fits) << context;
+  EXPECT_EQ(a.fits_on_one_card, b.fits_on_one_card) << context;
+  EXPECT_EQ(a.cards, b.cards) << context;
+  EXPECT_EQ(a.tensor_parallel, b.tensor_parallel) << context;
+  EXPECT_EQ(a.pipeline_parallel, b.pipeline_parallel) << context;
+  EXPECT_EQ(a.expert_parallel, b.expert_parallel) << context;
+  EXPECT_EQ(a.nodes, b.nodes) << context;
+  EXPECT_EQ(a.layout, b.layout) << context;
+  EXPECT_EQ(a.required_bytes_per_card, b.required_bytes_per_card) << context;
+  EXPECT_EQ(a.usable_bytes_per_card, b.usable_bytes_per_card) << context;
+  EXPECT_EQ(a.headroom_bytes_per_card, b.headroom_bytes_per_card) << context;
+  EXPECT_EQ(a.weight_bytes_per_card, b.weight_bytes_per_card) << context;
+  EXPECT_EQ(a.kv_cache_bytes_per_card, b.kv_cache_bytes_per_card) << context;
+  EXPECT_EQ(a.decode_tokens_per_second, b.decode_tokens_per_second) << context;
+  EXPECT_EQ(a.decode_tokens_per_second_all, b.decode_tokens_per_second_all) << context;
+  EXPECT_EQ(a.prefill_tokens_per_second, b.prefill_tokens_per_second) << context;
+  EXPECT_EQ(a.time_to_first_token_seconds, b.time_to_first_token_seconds) << context;
+  EXPECT_EQ(a.cost_usd_per_million_tokens, b.cost_usd_per_million_tokens) << context;
+  EXPECT_EQ(a.decode_communication_seconds, b.decode_communication_seconds) << context;
+  EXPECT_EQ(a.speed_not_modelled, b.speed_not_modelled) << context;
+  EXPECT_EQ(a.reason, b.reason) << context;
+  EXPECT_EQ(a.arithmetic, b.arithmetic) << context;
+}
+
+// A plan over every accelerator plans on each record's prepared spec, reused
+// from record to record, with the usable-memory sentence kept with the
+// records: on every shipped accelerator, for a model that fits on one card,
+// one that needs many and a request at another memory utilization (the kept
+// sentence does not apply), the plan is the one PlanOnDevice writes from the
+// record alone.
+TEST(PreparedRecordsTest, PlansFromPreparedRecordsAreThePlainPlansOnEveryShippedAccelerator) {
+  const auto dataset = catalog::ShippedDataset();
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  const SharedRecords<Hardware> list(
+      std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
+  ASSERT_GE(list.size(), 200u);
+  const auto prepared = PreparedDevicesOf(list);
+  PlanInput small;  // Llama 3.1 8B in bf16 at 8,192 tokens
+  small.sizing.weight_bytes = 16060522496;
+  small.sizing.kv_cache_bytes = 1073741824;
+  small.sizing.activation_bytes = 44553216;
+  small.sizing.overhead_bytes = 1073741824;
+  small.sizing.parameters = 8030261248;
+  small.sizing.num_attention_heads = 32;
+  small.sizing.num_key_value_heads = 8;
+  small.sizing.num_layers = 32;
+  small.sizing.num_largest_layers = 32;
+  small.workload.prompt_tokens = 1000;
+  PlanInput large = small;  // about 405B parameters: many cards, pipeline stages
+  large.sizing.weight_bytes = 2 * 405.85e9;
+  large.sizing.parameters = 405.85e9;
+  large.sizing.num_attention_heads = 128;
+  large.sizing.num_layers = 126;
+  large.sizing.num_largest_layers = 126;
+  large.sizing.embedding_parameters = 2.0 * 128256 * 16384;
+  large.sizing.kv_cache_bytes = 516096.0 * 8192;
+  large.sizing.model_kv_cache_bytes = large.sizing.kv_cache_bytes;
+  large.sizing.kv_cache_bytes_largest_layer = large.sizing.kv_cache_bytes / 126;
+  PlanInput other_utilization = small;
+  other_utilization.workload.memory_utilization = 0.8;
+  int planned = 0;
+  int one_card = 0;
+  for (const PlanInput* input : {&small, &large, &other_utilization}) {
+    DeviceSpec reused;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const PreparedDevice& record = (*prepared)[i];
+      if (!record.figures.ok()) continue;
+      DeviceFor(record, list[i], input->workload.weight_format, &reused);
+      const DevicePlan fast = PlanOnDevice(*input, reused, &record.usable);
+      const DevicePlan plain =
+          PlanOnDevice(*input, DeviceOf(list[i], input->workload.weight_format));
+      ExpectSamePlan(fast, plain, list[i].name());
+      ++planned;
+      if (fast.fits && fast.cards == 1) {
+        // The memory line of a one-card plan is written once per sizing up to
+        // the headroom: it must still state this plan's own figures.
+        constexpr double kGiB = 1073741824.0;
+        ASSERT_GE(fast.arithmetic.size(), 2u);
+        EXPECT_EQ(fast.arithmetic[1],
+                  absl::StrFormat(
+                      "per card on 1: weights %.2f GiB / 1 + KV cache %.2f GiB + "
+                      "activations %.2f GiB + overhead %.2f GiB = %.2f GiB; "
+                      "headroom %.2f GiB",
+                      fast.weight_bytes_per_card / kGiB, fast.kv_cache_bytes_per_card / kGiB,
+                      fast.activation_bytes_per_card / kGiB, fast.overhead_bytes_per_card / kGiB,
+                      fast.required_bytes_per_card / kGiB, fast.headroom_bytes_per_card / kGiB))
+            << list[i].name();
+        ++one_card;
+      }
+    }
+  }
+  EXPECT_GE(planned, 3 * 200);
+  // The peaks are prepared per format: every format, every record.
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!(*prepared)[i].figures.ok()) continue;
+    for (int f = 0; f <= static_cast<int>(NumberFormat::kFp8Block); ++f) {
+      const auto format = static_cast<NumberFormat>(f);
+      DeviceSpec reused;
+      DeviceFor((*prepared)[i], list[i], format, &reused);
+      EXPECT_EQ(reused.peak_flops, DeviceOf(list[i], format).peak_flops)
+          << list[i].name() << " " << NumberFormatName(format);
+    }
+  }
+  EXPECT_GE(one_card, 100);
+}
+
+TEST(PreparedRecordsTest, RankOrderIsTheOrderRankPlansMovesThePlansInto) {
+  std::vector<DevicePlan> plans;
+  for (int i = 0; i < 12; ++i) {
+    DevicePlan plan{.name = absl::StrCat("hardware/card-", (i * 7) % 12)};
+    plan.fits = i % 3 != 0;
+    plan.cards = 1 + i % 4;
+    if (i % 2 == 0) plan.decode_tokens_per_second_all = 100.0 * (i % 5);
+    if (i % 4 == 1) plan.cost_usd_per_million_tokens = 0.5 * (i % 3);
+    plans.push_back(plan);
+  }
+  for (const PlanObjective objective :
+       {PlanObjective::kFewestCards, PlanObjective::kCheapest, PlanObjective::kFastest}) {
+    const std::vector<int> order = RankOrder(objective, plans);
+    std::vector<DevicePlan> ranked = plans;
+    RankPlans(objective, &ranked);
+    ASSERT_EQ(order.size(), ranked.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      EXPECT_EQ(plans[order[i]].name, ranked[i].name) << i;
+    }
+  }
 }
 
 }  // namespace
