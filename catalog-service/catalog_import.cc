@@ -447,6 +447,9 @@ absl::Status Catalog::PrefetchImportLookups(absl::Span<const ParsedRecord<Record
   constexpr RecordKind kind = Traits<Record>::kKind;
   constexpr absl::string_view collection = Traits<Record>::kCollection;
   run->lookups = ImportLookups{kind, {}, {}};
+  // In process (SQLite) a batch of reads costs what the reads one by one
+  // cost, plus building the maps: only a store a round trip away gains.
+  if (store_->backend() != "postgres") return absl::OkStatus();
   // The ids FindImportTarget will read: a named resource's id; else the
   // name's slug, numbered by the rows of that name so far (a guess: a row
   // rejected on the way shifts the numbers, and a read the batch does not
