@@ -197,8 +197,8 @@ class Catalog {
   struct ImportRun;
   absl::Status StartImport(const v1::ImportOptions& options);
   void AddFileToReport(ParsedFile* file, ImportRun* run);
-  // Plans rows in batches of the write batch, each batch's store reads made
-  // first in two calls (PrefetchImportLookups).
+  // Plans rows in batches of the write batch; on PostgreSQL each batch's
+  // store reads are made first in two statements (PrefetchImportLookups).
   template <typename Record>
   absl::Status PlanImport(const std::vector<ParsedRecord<Record>>& rows, ImportRun* run);
   template <typename Record>
