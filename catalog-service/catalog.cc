@@ -275,13 +275,38 @@ absl::StatusOr<std::string> Catalog::ResolveId(absl::string_view name) {
   return ids->front();
 }
 
+absl::StatusOr<StoredRecord> Catalog::GetThrough(const ImportLookups* lookups, RecordKind kind,
+                                                 const std::string& id) {
+  if (lookups != nullptr && lookups->kind == kind) {
+    auto found = lookups->records.find(id);
+    if (found != lookups->records.end()) {
+      if (!found->second.has_value()) {
+        return absl::NotFoundError(absl::StrCat(RecordKindName(kind), " ", id));
+      }
+      return *found->second;
+    }
+  }
+  return store_->Get(kind, id);
+}
+
+absl::StatusOr<std::vector<std::string>> Catalog::FindIdsThrough(const ImportLookups* lookups,
+                                                                 RecordKind kind,
+                                                                 const std::string& key) {
+  if (lookups != nullptr && lookups->kind == kind) {
+    auto found = lookups->ids_by_key.find(key);
+    if (found != lookups->ids_by_key.end()) return found->second;
+  }
+  return store_->FindIdsByLookupKey(kind, key);
+}
+
 template <typename Record>
-absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName(absl::string_view name) {
+absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName(absl::string_view name,
+                                                                const ImportLookups* lookups) {
   constexpr RecordKind kind = Traits<Record>::kKind;
   const std::string key = LookupKey(name);
   // No record is named so (their names are UTF-8), and PostgreSQL refuses such text.
   if (InvalidUtf8Offset(key) != absl::string_view::npos) return std::vector<std::string>{};
-  absl::StatusOr<std::vector<std::string>> found = store_->FindIdsByLookupKey(kind, key);
+  absl::StatusOr<std::vector<std::string>> found = FindIdsThrough(lookups, kind, key);
   if (!found.ok()) return found.status();
   std::vector<std::string> candidates = *std::move(found);
   // Records written before lookup keys kept non-ASCII characters are stored
@@ -289,7 +314,7 @@ absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName(absl::string_vie
   // checked below against their key of today.
   const std::string legacy = AsciiLookupKey(name);
   if (legacy != key) {
-    absl::StatusOr<std::vector<std::string>> more = store_->FindIdsByLookupKey(kind, legacy);
+    absl::StatusOr<std::vector<std::string>> more = FindIdsThrough(lookups, kind, legacy);
     if (!more.ok()) return more.status();
     candidates.insert(candidates.end(), more->begin(), more->end());
     std::sort(candidates.begin(), candidates.end());
@@ -297,7 +322,7 @@ absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName(absl::string_vie
   }
   std::vector<std::string> ids;
   for (const std::string& id : candidates) {
-    absl::StatusOr<StoredRecord> stored = store_->Get(kind, id);
+    absl::StatusOr<StoredRecord> stored = GetThrough(lookups, kind, id);
     if (absl::IsNotFound(stored.status())) continue;
     if (!stored.ok()) return stored.status();
     absl::StatusOr<Record> record = FromStored<Record>(*stored);
@@ -889,9 +914,10 @@ absl::StatusOr<bool> Catalog::LoadIfEmpty(const v1::Dataset& dataset) {
 }
 
 // The two kinds of record.
-template absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName<Model>(absl::string_view);
+template absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName<Model>(
+    absl::string_view, const ImportLookups*);
 template absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName<Hardware>(
-    absl::string_view);
+    absl::string_view, const ImportLookups*);
 template absl::StatusOr<Model> Catalog::Get<Model>(absl::string_view);
 template absl::StatusOr<std::string> Catalog::GetSerialized<Model>(absl::string_view);
 template absl::StatusOr<std::string> Catalog::GetSerialized<Hardware>(absl::string_view);

@@ -13,10 +13,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/types/span.h"
 #include "catalog-service/catalog.h"
 #include "catalog-service/import/columns.h"
 #include "catalog-service/record_codec.h"
 #include "catalog-service/validation.h"
+#include "common/status/errors.h"
+#include "common/status/resource_names.h"
 #include "google/protobuf/field_mask.pb.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/field_mask_util.h"
@@ -212,10 +215,15 @@ std::string ColumnOfField(absl::string_view path, v1::FileFormat format) {
 
 // Everything one import run keeps while it plans and writes.
 struct Catalog::ImportRun {
-  const ParsedFile& file;
+  v1::FileFormat format;
   const v1::ImportOptions& options;
   const std::function<bool()>& abandoned;
   v1::ImportReport report;
+  // The store reads of the batch of rows being planned, made in two calls.
+  ImportLookups lookups;
+  // Records written so far (an import that is not atomic writes each batch
+  // as soon as it is planned).
+  int64_t written = 0;
   // Ids taken by rows of this file, by kind, so two rows never share a record.
   absl::flat_hash_set<std::string> claimed[2];
   // Occurrences of each display name so far, and the records they became.
@@ -360,7 +368,7 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
   constexpr absl::string_view collection = Traits<Record>::kCollection;
   auto& claimed = run->claimed[static_cast<int>(kind)];
   auto load = [&](const std::string& id) -> absl::StatusOr<std::optional<Record>> {
-    absl::StatusOr<StoredRecord> stored = store_->Get(kind, id);
+    absl::StatusOr<StoredRecord> stored = GetThrough(&run->lookups, kind, id);
     if (absl::IsNotFound(stored.status())) return std::nullopt;
     if (!stored.ok()) return stored.status();
     absl::StatusOr<Record> record = FromStored<Record>(*stored);
@@ -373,6 +381,13 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
     if (!id.has_value()) {
       return InvalidFieldError("name", absl::StrCat("\"", patch.name(), "\" is not a valid ",
                                                     collection, " resource name"));
+    }
+    // Two rows naming one record: the second is refused here, as it was
+    // when the whole file was planned before any write (its write then
+    // failed against the first's), whichever batches the two rows fall in.
+    if (claimed.contains(*id)) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("an earlier row of this file already imports ", patch.name()));
     }
     *new_id = *id;
     return load(*id);
@@ -398,7 +413,7 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
     // and imported back, is found by the second row), else, for the first
     // row of a name, for hardware, the only record with this alias or name
     // ignoring case and punctuation.
-    absl::StatusOr<std::vector<std::string>> ids = FindIdsByName<Record>(name);
+    absl::StatusOr<std::vector<std::string>> ids = FindIdsByName<Record>(name, &run->lookups);
     if (!ids.ok()) return ids.status();
     std::vector<Record> candidates;
     for (const std::string& id : *ids) {
@@ -415,7 +430,7 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
   }
   for (const std::string& id : {first, second}) {
     if (claimed.contains(id)) continue;
-    absl::StatusOr<StoredRecord> stored = store_->Get(kind, id);
+    absl::StatusOr<StoredRecord> stored = GetThrough(&run->lookups, kind, id);
     if (absl::IsNotFound(stored.status())) {
       *new_id = id;
       return std::nullopt;
@@ -427,7 +442,81 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
 }
 
 template <typename Record>
-void Catalog::PlanImport(const std::vector<ParsedRecord<Record>>& rows, ImportRun* run) {
+absl::Status Catalog::PrefetchImportLookups(absl::Span<const ParsedRecord<Record>> rows,
+                                            ImportRun* run) {
+  constexpr RecordKind kind = Traits<Record>::kKind;
+  constexpr absl::string_view collection = Traits<Record>::kCollection;
+  run->lookups = ImportLookups{kind, {}, {}};
+  // In process (SQLite) a batch of reads costs what the reads one by one
+  // cost, plus building the maps: only a store a round trip away gains.
+  if (store_->backend() != "postgres") return absl::OkStatus();
+  // The ids FindImportTarget will read: a named resource's id; else the
+  // name's slug, numbered by the rows of that name so far (a guess: a row
+  // rejected on the way shifts the numbers, and a read the batch does not
+  // hold goes to the store), and its hashed twin; and the name's lookup key.
+  std::vector<std::string> ids;
+  std::vector<std::string> keys;
+  absl::flat_hash_map<absl::string_view, int> in_batch;
+  const auto& occurrences = run->occurrences[static_cast<int>(kind)];
+  for (const ParsedRecord<Record>& row : rows) {
+    if (!row.record.name().empty()) {
+      std::optional<std::string> id = ResourceIdFromName(row.record.name(), collection);
+      if (id.has_value()) ids.push_back(*std::move(id));
+      continue;
+    }
+    const std::string& name = row.record.display_name();
+    auto seen = occurrences.find(name);
+    const int occurrence = (seen == occurrences.end() ? 0 : static_cast<int>(seen->second.size())) +
+                           1 + in_batch[name]++;
+    const std::string base = ResourceIdFromDisplayName(name);
+    std::string first = occurrence == 1 ? base : WithSuffix(base, absl::StrCat("-", occurrence));
+    ids.push_back(WithSuffix(first, absl::StrFormat("-%08x", StableHash(name))));
+    ids.push_back(std::move(first));
+    std::string key = LookupKey(name);
+    if (InvalidUtf8Offset(key) == absl::string_view::npos) keys.push_back(std::move(key));
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> by_key =
+      store_->FindIdsByLookupKeys(kind, keys);
+  if (!by_key.ok()) return by_key.status();
+  for (const std::string& key : keys) run->lookups.ids_by_key[key];  // none unless found
+  for (auto& [key, id] : *by_key) {
+    ids.push_back(id);  // FindIdsByName reads each record found by name
+    run->lookups.ids_by_key[key].push_back(std::move(id));
+  }
+  for (auto& [key, found] : run->lookups.ids_by_key) {
+    std::sort(found.begin(), found.end());  // in id order, as FindIdsByLookupKey
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  absl::StatusOr<std::vector<StoredRecord>> records = store_->GetMany(kind, ids);
+  if (!records.ok()) return records.status();
+  for (std::string& id : ids) run->lookups.records.emplace(std::move(id), std::nullopt);
+  for (StoredRecord& record : *records) {
+    const std::string id = record.id;
+    run->lookups.records[id] = std::move(record);
+  }
+  return absl::OkStatus();
+}
+
+template <typename Record>
+absl::Status Catalog::PlanImport(const std::vector<ParsedRecord<Record>>& all_rows,
+                                 ImportRun* run) {
+  // Batches of kWriteBatch rows, each looked up in two store calls.
+  const absl::Span<const ParsedRecord<Record>> span(all_rows);
+  for (size_t begin = 0; begin < span.size(); begin += kWriteBatch) {
+    const auto rows = span.subspan(begin, kWriteBatch);
+    if (absl::Status s = PrefetchImportLookups(rows, run); !s.ok()) return s;
+    PlanImportBatch(rows, run);
+  }
+  run->lookups = ImportLookups{};
+  return absl::OkStatus();
+}
+
+template <typename Record>
+void Catalog::PlanImportBatch(absl::Span<const ParsedRecord<Record>> rows, ImportRun* run) {
   constexpr RecordKind kind = Traits<Record>::kKind;
   constexpr absl::string_view collection = Traits<Record>::kCollection;
   for (const ParsedRecord<Record>& row : rows) {
@@ -477,8 +566,8 @@ void Catalog::PlanImport(const std::vector<ParsedRecord<Record>>& rows, ImportRu
     Traits<Record>::Validate(merged, "", &violations);
     if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) {
       for (const auto& violation : violations.violations()) {
-        run->Reject(row.row, ColumnOfField(violation.field, run->file.format),
-                    violation.description, display_name);
+        run->Reject(row.row, ColumnOfField(violation.field, run->format), violation.description,
+                    display_name);
       }
       continue;
     }
@@ -515,8 +604,8 @@ void Catalog::PlanImport(const std::vector<ParsedRecord<Record>>& rows, ImportRu
   }
 }
 
-absl::Status Catalog::PlanArchitectureImport(ImportRun* run) {
-  if (run->file.models.empty()) return absl::OkStatus();  // the config was rejected
+absl::Status Catalog::PlanArchitectureImport(const ParsedFile& file, ImportRun* run) {
+  if (file.models.empty()) return absl::OkStatus();  // the config was rejected
   if (run->options.model().empty()) {
     return InvalidFieldError("options.model",
                              "required for a config.json: the model whose architecture it sets");
@@ -524,7 +613,7 @@ absl::Status Catalog::PlanArchitectureImport(ImportRun* run) {
   absl::StatusOr<Model> model = Get<Model>(run->options.model());
   if (!model.ok()) return model.status();
   // Matched by resource name, like a record of the catalog's own export.
-  ParsedRecord<Model> row = run->file.models.front();
+  ParsedRecord<Model> row = file.models.front();
   row.record.set_name(model->name());
   row.record.set_display_name(model->display_name());
   // A config.json describes the shape; the exact count published with the
@@ -534,8 +623,7 @@ absl::Status Catalog::PlanArchitectureImport(ImportRun* run) {
       model->architecture().has_published_parameter_count()) {
     architecture->set_published_parameter_count(model->architecture().published_parameter_count());
   }
-  PlanImport(std::vector<ParsedRecord<Model>>{row}, run);
-  return absl::OkStatus();
+  return PlanImport(std::vector<ParsedRecord<Model>>{row}, run);
 }
 
 absl::Status Catalog::CommitImport(ImportRun* run) {
@@ -545,29 +633,34 @@ absl::Status Catalog::CommitImport(ImportRun* run) {
   }
   auto batch_of = [&](size_t begin, size_t end) {
     std::vector<BatchWrite> writes;
+    writes.reserve(end - begin);
     for (size_t i = begin; i < end; ++i) writes.push_back(run->planned[pending[i]].write);
     return writes;
   };
   if (pending.empty() || (run->options.atomic() && !run->rejected_rows.empty())) {
     return absl::OkStatus();
   }
-  // The last moment to give up with nothing written.
+  // The last moment to give up with nothing (more) written.
   if (run->abandoned && run->abandoned()) {
-    return absl::CancelledError(
-        "the client cancelled the import before it was committed; nothing was written");
+    if (run->written == 0) {
+      return absl::CancelledError(
+          "the client cancelled the import before it was committed; nothing was written");
+    }
+    return absl::CancelledError(absl::StrCat("the client cancelled the import after ", run->written,
+                                             " records were written; importing again is safe"));
   }
   if (run->options.atomic()) {
     absl::StatusOr<int64_t> revision = store_->Write(batch_of(0, pending.size()));
     if (!revision.ok()) return revision.status();
+    run->written += static_cast<int64_t>(pending.size());
     NotifyWrite();
     return absl::OkStatus();
   }
-  int64_t written = 0;
   for (size_t begin = 0; begin < pending.size(); begin += kWriteBatch) {
     const size_t end = std::min(pending.size(), begin + kWriteBatch);
     absl::StatusOr<int64_t> revision = store_->Write(batch_of(begin, end));
     if (revision.ok()) {
-      written += static_cast<int64_t>(end - begin);
+      run->written += static_cast<int64_t>(end - begin);
       NotifyWrite();
       continue;
     }
@@ -575,10 +668,9 @@ absl::Status Catalog::CommitImport(ImportRun* run) {
                           absl::IsAlreadyExists(revision.status()) ||
                           absl::IsNotFound(revision.status());
     if (!conflict) {
-      return absl::Status(
-          revision.status().code(),
-          absl::StrCat(revision.status().message(), " (after ", written, " of ", pending.size(),
-                       " records were written; importing again is safe)"));
+      return absl::Status(revision.status().code(),
+                          absl::StrCat(revision.status().message(), " (after ", run->written,
+                                       " records were written; importing again is safe)"));
     }
     // Another writer changed one of these records since they were read:
     // write them one by one and report the ones that conflict.
@@ -586,7 +678,7 @@ absl::Status Catalog::CommitImport(ImportRun* run) {
       ImportRun::Planned& planned = run->planned[pending[i]];
       absl::StatusOr<int64_t> one = store_->Write({planned.write});
       if (one.ok()) {
-        ++written;
+        ++run->written;
         NotifyWrite();
         continue;
       }
@@ -600,9 +692,7 @@ absl::Status Catalog::CommitImport(ImportRun* run) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
-                                                 const v1::ImportOptions& options,
-                                                 const std::function<bool()>& abandoned) {
+absl::Status Catalog::StartImport(const v1::ImportOptions& options) {
   for (int i = 0; i < options.overwrite_size(); ++i) {
     const std::string& field = options.overwrite(i);
     if (field != "all" && !IsFieldPath(Model::descriptor(), field) &&
@@ -613,91 +703,99 @@ absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
                        "\" is neither \"all\" nor a field of a model or hardware record"));
     }
   }
-  ImportRun run{file, options, abandoned};
-  run.report.set_format(file.format);
-  run.report.set_rows_read(file.rows_read);
-  run.report.set_dry_run(options.dry_run());
-  run.report.set_atomic(options.atomic());
-  for (const std::string& column : file.unmapped_columns) run.report.add_unmapped_columns(column);
-  for (const v1::ImportRejection& rejection : file.rejections) {
-    *run.report.add_rejections() = rejection;
-    run.rejected_rows.insert(rejection.row());
+  return absl::OkStatus();
+}
+
+// Takes what a (chunk of a) parsed file says besides its records into the report.
+void Catalog::AddFileToReport(ParsedFile* file, ImportRun* run) {
+  run->format = file->format;
+  run->report.set_format(file->format);
+  run->report.set_rows_read(file->rows_read);
+  if (run->report.unmapped_columns().empty()) {
+    for (const std::string& column : file->unmapped_columns) {
+      run->report.add_unmapped_columns(column);
+    }
   }
-  if (file.architecture_only) {
-    if (absl::Status s = PlanArchitectureImport(&run); !s.ok()) return s;
-  } else {
-    PlanImport(file.hardware, &run);
-    PlanImport(file.models, &run);
+  for (v1::ImportRejection& rejection : file->rejections) {
+    run->rejected_rows.insert(rejection.row());
+    *run->report.add_rejections() = std::move(rejection);
   }
-  if (!options.dry_run()) {
-    if (absl::Status s = CommitImport(&run); !s.ok()) return s;
-  }
-  const bool nothing_written =
-      options.dry_run() || (options.atomic() && !run.rejected_rows.empty());
-  run.report.set_committed(!nothing_written);
-  // The report stays a bounded message however large the file.
-  const int max_changes = options.full_report() ? kMaxReportedRows : kMaxReportedChanges;
-  auto list_change = [&](const v1::ImportedRecord& summary) {
-    if (run.report.changes_size() < max_changes) {
-      *run.report.add_changes() = summary;
+  for (v1::ImportConversion& conversion : file->conversions) {
+    if (run->report.conversions_size() < kMaxReportedConflicts) {
+      *run->report.add_conversions() = std::move(conversion);
     } else {
-      run.report.set_changes_omitted(run.report.changes_omitted() + 1);
+      run->report.set_conversions_omitted(run->report.conversions_omitted() + 1);
+    }
+  }
+}
+
+// Counts the planned rows' outcomes into the report, lists the changes it
+// has room for, and forgets them.
+void Catalog::FoldPlanned(ImportRun* run) {
+  const int max_changes = run->options.full_report() ? kMaxReportedRows : kMaxReportedChanges;
+  v1::ImportReport& report = run->report;
+  auto list_change = [&](v1::ImportedRecord& summary) {
+    if (report.changes_size() < max_changes) {
+      *report.add_changes() = std::move(summary);
+    } else {
+      report.set_changes_omitted(report.changes_omitted() + 1);
     }
   };
-  for (const ImportRun::Planned& planned : run.planned) {
+  for (ImportRun::Planned& planned : run->planned) {
     switch (planned.summary.outcome()) {
       case v1::IMPORT_OUTCOME_CREATED:
-        run.report.set_created(run.report.created() + 1);
+        report.set_created(report.created() + 1);
         list_change(planned.summary);
         break;
       case v1::IMPORT_OUTCOME_UPDATED:
-        run.report.set_updated(run.report.updated() + 1);
+        report.set_updated(report.updated() + 1);
         list_change(planned.summary);
         break;
       case v1::IMPORT_OUTCOME_UNCHANGED:
-        run.report.set_unchanged(run.report.unchanged() + 1);
-        if (options.full_report()) list_change(planned.summary);
+        report.set_unchanged(report.unchanged() + 1);
+        if (run->options.full_report()) list_change(planned.summary);
         break;
       default:
         break;
     }
   }
-  for (const v1::ImportConversion& conversion : file.conversions) {
-    if (run.report.conversions_size() < kMaxReportedConflicts) {
-      *run.report.add_conversions() = conversion;
+  run->planned.clear();
+}
+
+absl::StatusOr<v1::ImportReport> Catalog::FinishImport(ImportRun* run) {
+  const bool nothing_written =
+      run->options.dry_run() || (run->options.atomic() && !run->rejected_rows.empty());
+  run->report.set_committed(!nothing_written);
+  for (v1::ImportConflict& conflict : run->conflicts) {
+    if (run->report.conflicts_size() < kMaxReportedConflicts) {
+      *run->report.add_conflicts() = std::move(conflict);
     } else {
-      run.report.set_conversions_omitted(run.report.conversions_omitted() + 1);
+      run->report.set_conflicts_omitted(run->report.conflicts_omitted() + 1);
     }
   }
-  for (v1::ImportConflict& conflict : run.conflicts) {
-    if (run.report.conflicts_size() < kMaxReportedConflicts) {
-      *run.report.add_conflicts() = std::move(conflict);
-    } else {
-      run.report.set_conflicts_omitted(run.report.conflicts_omitted() + 1);
-    }
-  }
-  run.report.set_rejected(static_cast<int64_t>(run.rejected_rows.size()));
-  std::stable_sort(run.report.mutable_rejections()->begin(), run.report.mutable_rejections()->end(),
+  run->report.set_rejected(static_cast<int64_t>(run->rejected_rows.size()));
+  std::stable_sort(run->report.mutable_rejections()->begin(),
+                   run->report.mutable_rejections()->end(),
                    [](const auto& a, const auto& b) { return a.row() < b.row(); });
-  if (run.report.rejections_size() > kMaxReportedRejections) {
-    run.report.set_rejections_omitted(run.report.rejections_size() - kMaxReportedRejections);
-    run.report.mutable_rejections()->DeleteSubrange(
-        kMaxReportedRejections, run.report.rejections_size() - kMaxReportedRejections);
+  if (run->report.rejections_size() > kMaxReportedRejections) {
+    run->report.set_rejections_omitted(run->report.rejections_size() - kMaxReportedRejections);
+    run->report.mutable_rejections()->DeleteSubrange(
+        kMaxReportedRejections, run->report.rejections_size() - kMaxReportedRejections);
   }
 
-  std::vector<std::pair<std::string, int64_t>> unresolved(run.unresolved_hardware.begin(),
-                                                          run.unresolved_hardware.end());
+  std::vector<std::pair<std::string, int64_t>> unresolved(run->unresolved_hardware.begin(),
+                                                          run->unresolved_hardware.end());
   std::stable_sort(unresolved.begin(), unresolved.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   for (const auto& [name, mentions] : unresolved) {
-    v1::UnresolvedHardware* entry = run.report.mutable_hardware_linking()->add_unresolved();
+    v1::UnresolvedHardware* entry = run->report.mutable_hardware_linking()->add_unresolved();
     entry->set_name(name);
     entry->set_mentions(mentions);
   }
-  for (const auto& by_kind : run.occurrences) {
+  for (const auto& by_kind : run->occurrences) {
     for (const auto& [display_name, rows] : by_kind) {
       if (rows.size() < 2) continue;
-      v1::DuplicateName* duplicate = run.report.add_duplicate_names();
+      v1::DuplicateName* duplicate = run->report.add_duplicate_names();
       duplicate->set_display_name(display_name);
       for (const auto& [row, name] : rows) {
         duplicate->add_rows(row);
@@ -707,10 +805,78 @@ absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
   }
   absl::StatusOr<int64_t> revision = store_->Revision();
   if (!revision.ok()) return revision.status();
-  run.report.set_revision(*revision);
+  run->report.set_revision(*revision);
   // Rejections quote what the file held, which may not be UTF-8.
-  ReplaceInvalidUtf8(&run.report);
-  return run.report;
+  ReplaceInvalidUtf8(&run->report);
+  return std::move(run->report);
+}
+
+absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
+                                                 const v1::ImportOptions& options,
+                                                 const std::function<bool()>& abandoned) {
+  if (absl::Status s = StartImport(options); !s.ok()) return s;
+  ImportRun run{file.format, options, abandoned};
+  run.report.set_dry_run(options.dry_run());
+  run.report.set_atomic(options.atomic());
+  ParsedFile info;  // what the file says besides its records
+  info.format = file.format;
+  info.rows_read = file.rows_read;
+  info.unmapped_columns = file.unmapped_columns;
+  info.rejections = file.rejections;
+  AddFileToReport(&info, &run);
+  if (file.architecture_only) {
+    if (absl::Status s = PlanArchitectureImport(file, &run); !s.ok()) return s;
+  } else {
+    if (absl::Status s = PlanImport(file.hardware, &run); !s.ok()) return s;
+    if (absl::Status s = PlanImport(file.models, &run); !s.ok()) return s;
+  }
+  if (!options.dry_run()) {
+    if (absl::Status s = CommitImport(&run); !s.ok()) return s;
+  }
+  FoldPlanned(&run);
+  info.conversions = file.conversions;
+  info.rejections.clear();
+  AddFileToReport(&info, &run);
+  return FinishImport(&run);
+}
+
+absl::StatusOr<v1::ImportReport> Catalog::ImportFile(absl::string_view content,
+                                                     const v1::ImportOptions& options,
+                                                     const std::function<bool()>& abandoned) {
+  if (absl::Status s = StartImport(options); !s.ok()) return s;
+  ImportRun run{v1::FILE_FORMAT_UNSPECIFIED, options, abandoned};
+  run.report.set_dry_run(options.dry_run());
+  run.report.set_atomic(options.atomic());
+  // Each chunk of kWriteBatch rows is planned (its lookups read in two store
+  // calls) and, unless the import is atomic or a dry run, written before the
+  // next is read: the parsed rows and planned writes held at any time are one
+  // chunk's. An atomic import keeps every planned write until the end (one
+  // transaction, or none if a row is rejected); a dry run keeps none.
+  const bool write_each_chunk = !options.atomic() && !options.dry_run();
+  absl::Status status = ParseImportFileInChunks(
+      content, options.format(), options.source_name(), kWriteBatch,
+      [&](ParsedFile* chunk) -> absl::Status {
+        AddFileToReport(chunk, &run);
+        if (chunk->architecture_only) {
+          if (absl::Status s = PlanArchitectureImport(*chunk, &run); !s.ok()) return s;
+        } else {
+          if (absl::Status s = PlanImport(chunk->hardware, &run); !s.ok()) return s;
+          if (absl::Status s = PlanImport(chunk->models, &run); !s.ok()) return s;
+        }
+        if (write_each_chunk) {
+          if (absl::Status s = CommitImport(&run); !s.ok()) return s;
+        }
+        if (!options.atomic()) FoldPlanned(&run);
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
+  if (options.atomic()) {
+    if (!options.dry_run()) {
+      if (absl::Status s = CommitImport(&run); !s.ok()) return s;
+    }
+    FoldPlanned(&run);
+  }
+  return FinishImport(&run);
 }
 
 template <typename Record>

@@ -8,9 +8,17 @@
 namespace modelatlas::catalog {
 namespace {
 
-constexpr const char* kOperations[] = {
-    "get",    "find_ids_by_lookup_key", "list",        "count", "revision", "write",
-    "delete", "changes_since",          "list_ordered"};
+constexpr const char* kOperations[] = {"get",
+                                       "find_ids_by_lookup_key",
+                                       "list",
+                                       "count",
+                                       "revision",
+                                       "write",
+                                       "delete",
+                                       "changes_since",
+                                       "list_ordered",
+                                       "get_many",
+                                       "find_ids_by_lookup_keys"};
 
 const prometheus::Histogram::BucketBoundaries& StoreBuckets() {
   // From 50 us (an SQLite read) to 5 s (a large import transaction).
@@ -34,6 +42,15 @@ class InstrumentedStore : public CatalogStore {
   absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
                                                               absl::string_view key) override {
     return Timed("find_ids_by_lookup_key", [&] { return store_->FindIdsByLookupKey(kind, key); });
+  }
+  absl::StatusOr<std::vector<StoredRecord>> GetMany(RecordKind kind,
+                                                    const std::vector<std::string>& ids) override {
+    return Timed("get_many", [&] { return store_->GetMany(kind, ids); });
+  }
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> FindIdsByLookupKeys(
+      RecordKind kind, const std::vector<std::string>& keys) override {
+    return Timed("find_ids_by_lookup_keys",
+                 [&] { return store_->FindIdsByLookupKeys(kind, keys); });
   }
   absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
                                                  int limit) override {

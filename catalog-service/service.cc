@@ -250,11 +250,8 @@ class ImportReactor : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   absl::Status Import(v1::ImportRecordsResponse* response) {
     if (messages_ == 0) return InvalidFieldError("options", "the stream carried no message");
     if (Abandoned()) return absl::CancelledError(CancelledStatus().error_message());
-    absl::StatusOr<ParsedFile> file =
-        ParseImportFile(data_, options_.format(), options_.source_name());
-    if (!file.ok()) return file.status();
     absl::StatusOr<v1::ImportReport> report =
-        catalog_->Import(*file, options_, [this] { return Abandoned(); });
+        catalog_->ImportFile(data_, options_, [this] { return Abandoned(); });
     if (!report.ok()) return report.status();
     if (on_import_) on_import_(*report);
     *response->mutable_report() = *std::move(report);

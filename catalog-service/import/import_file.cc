@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -121,9 +122,32 @@ std::string ExportCell(const Column& column, const Record& record) {
   return canonical;
 }
 
+// Whether the file as a whole can be read past its header: every quoted
+// cell closes and it has at most kMaxImportRows rows. Checked before the
+// first chunk is handed on, so that a file refused as a whole has nothing of
+// it written (a chunk is written as soon as it is planned).
+absl::Status CheckWholeCsv(absl::string_view content) {
+  CsvReader reader(content);
+  CsvRow row;
+  int64_t rows = -1;  // the header is not a data row
+  while (reader.Next(&row)) {
+    bool blank = true;
+    for (const std::string& cell : row.cells) blank = blank && cell.empty();
+    if (blank && rows >= 0) continue;
+    if (++rows > kMaxImportRows) {
+      return InvalidFieldError("data", absl::StrCat("more than ", kMaxImportRows, " rows"));
+    }
+  }
+  if (!reader.status().ok()) return InvalidFieldError("data", reader.status().message());
+  return absl::OkStatus();
+}
+
+// Reads the rows into `records`; every `chunk_rows` records (and at the
+// end) calls `on_chunk`, which takes them (and the rows' rejections).
 template <typename Record>
 absl::Status ParseCsv(absl::string_view content, const std::vector<Column>& columns,
                       absl::string_view name_column, const common::v1::Provenance& provenance,
+                      size_t chunk_rows, const std::function<absl::Status()>& on_chunk,
                       std::vector<ParsedRecord<Record>>* records, ParsedFile* file) {
   CsvReader reader(content);
   CsvRow header_row;
@@ -216,10 +240,14 @@ absl::Status ParseCsv(absl::string_view content, const std::vector<Column>& colu
     if (rejected) continue;
     *record.mutable_provenance() = provenance;
     records->push_back({row_number, row.line, std::move(record)});
+    if (records->size() >= chunk_rows) {
+      file->rows_read = row_number;
+      if (absl::Status s = on_chunk(); !s.ok()) return s;
+    }
   }
   if (!reader.status().ok()) return InvalidFieldError("data", reader.status().message());
   file->rows_read = row_number;
-  return absl::OkStatus();
+  return on_chunk();
 }
 
 common::v1::Provenance EpochProvenance(absl::string_view source_name, absl::string_view what,
@@ -456,8 +484,9 @@ absl::StatusOr<v1::FileFormat> DetectFileFormat(absl::string_view content) {
                                  "\"Hardware name\" column"));
 }
 
-absl::StatusOr<ParsedFile> ParseImportFile(absl::string_view content, v1::FileFormat format,
-                                           absl::string_view source_name) {
+absl::Status ParseImportFileInChunks(absl::string_view content, v1::FileFormat format,
+                                     absl::string_view source_name, size_t chunk_rows,
+                                     const std::function<absl::Status(ParsedFile*)>& on_chunk) {
   if (content.size() > kMaxImportBytes) {
     return InvalidFieldError(
         "data", absl::StrCat("is ", content.size(), " bytes; the limit is ", kMaxImportBytes));
@@ -474,31 +503,53 @@ absl::StatusOr<ParsedFile> ParseImportFile(absl::string_view content, v1::FileFo
     if (!detected.ok()) return detected.status();
     format = *detected;
   }
+  chunk_rows = std::max<size_t>(chunk_rows, 1);
+  const bool whole = chunk_rows == std::numeric_limits<size_t>::max();
   ParsedFile file;
   file.format = format;
+  // A chunk hands its rows on and starts the next one empty; what the file
+  // says about itself (format, unmapped columns, rows read so far) stays.
+  auto hand_on = [&]() -> absl::Status {
+    absl::Status s = on_chunk(&file);
+    file.models.clear();
+    file.hardware.clear();
+    file.rejections.clear();
+    file.conversions.clear();
+    return s;
+  };
   absl::Status status;
   switch (format) {
     case v1::FILE_FORMAT_EPOCH_MODELS_CSV:
-      status =
-          ParseCsv(content, EpochModelColumns(), "Model",
-                   EpochProvenance(source_name, "models CSV", "https://epoch.ai/data/ai-models"),
-                   &file.models, &file);
-      // Figures the notes state that no column holds (epoch_conventions.h).
-      for (ParsedRecord<Model>& row : file.models) {
-        ConvertEpochModelRow(row.row, &row.record, &file.conversions);
-      }
-      break;
+      if (!whole) status = CheckWholeCsv(content);
+      if (!status.ok()) return status;
+      return ParseCsv(
+          content, EpochModelColumns(), "Model",
+          EpochProvenance(source_name, "models CSV", "https://epoch.ai/data/ai-models"), chunk_rows,
+          [&]() -> absl::Status {
+            // Figures the notes state that no column holds (epoch_conventions.h).
+            for (ParsedRecord<Model>& row : file.models) {
+              ConvertEpochModelRow(row.row, &row.record, &file.conversions);
+            }
+            return hand_on();
+          },
+          &file.models, &file);
     case v1::FILE_FORMAT_EPOCH_HARDWARE_CSV:
-      status = ParseCsv(content, EpochHardwareColumns(), "Hardware name",
-                        EpochProvenance(source_name, "hardware CSV",
-                                        "https://epoch.ai/data/machine-learning-hardware"),
-                        &file.hardware, &file);
-      // Epoch's decimal GB and GeForce FP16-accumulate peaks, into the
-      // record's conventions before any matching (epoch_conventions.h).
-      for (ParsedRecord<Hardware>& row : file.hardware) {
-        ConvertEpochHardwareRow(row.row, &row.record, &file.conversions);
-      }
-      break;
+      if (!whole) status = CheckWholeCsv(content);
+      if (!status.ok()) return status;
+      return ParseCsv(
+          content, EpochHardwareColumns(), "Hardware name",
+          EpochProvenance(source_name, "hardware CSV",
+                          "https://epoch.ai/data/machine-learning-hardware"),
+          chunk_rows,
+          [&]() -> absl::Status {
+            // Epoch's decimal GB and GeForce FP16-accumulate peaks, into the
+            // record's conventions before any matching (epoch_conventions.h).
+            for (ParsedRecord<Hardware>& row : file.hardware) {
+              ConvertEpochHardwareRow(row.row, &row.record, &file.conversions);
+            }
+            return hand_on();
+          },
+          &file.hardware, &file);
     case v1::FILE_FORMAT_HF_CONFIG_JSON:
       status = ParseHfConfig(content, source_name, &file);
       break;
@@ -518,7 +569,22 @@ absl::StatusOr<ParsedFile> ParseImportFile(absl::string_view content, v1::FileFo
       return InvalidFieldError(kFormatField, absl::StrCat("unknown format ", format));
   }
   if (!status.ok()) return status;
-  return file;
+  // JSON files are read whole (they are small: a GPU table, a config, the
+  // catalog's own export) and handed on as one chunk.
+  return hand_on();
+}
+
+absl::StatusOr<ParsedFile> ParseImportFile(absl::string_view content, v1::FileFormat format,
+                                           absl::string_view source_name) {
+  ParsedFile whole;
+  absl::Status status =
+      ParseImportFileInChunks(content, format, source_name, std::numeric_limits<size_t>::max(),
+                              [&](ParsedFile* chunk) -> absl::Status {
+                                whole = std::move(*chunk);
+                                return absl::OkStatus();
+                              });
+  if (!status.ok()) return status;
+  return whole;
 }
 
 std::string ExportModelsCsv(const std::vector<Model>& models) {

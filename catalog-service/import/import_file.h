@@ -5,7 +5,9 @@
 // CSV layouts back. Plain C++ over protobuf messages: no store, no gRPC.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -59,6 +61,19 @@ absl::StatusOr<v1::FileFormat> DetectFileFormat(absl::string_view content);
 // malformed JSON, a CSV quote that never closes, no name column).
 absl::StatusOr<ParsedFile> ParseImportFile(absl::string_view content, v1::FileFormat format,
                                            absl::string_view source_name);
+
+// Reads the file as ParseImportFile does, handing its records on in chunks
+// of up to `chunk_rows` (each chunk's ParsedFile holds those records and the
+// rejections and conversions of the rows read since the previous chunk;
+// format, unmapped columns and rows read so far are set on every chunk), so
+// that a caller can plan and write a million-row file without holding all of
+// it at once. Epoch CSV files are scanned whole first: an error of the file
+// as a whole (a quote that never closes, too many rows) is returned before
+// the first chunk is handed on. Other formats are read whole and handed on
+// as one chunk. An error `on_chunk` returns stops the reading and is returned.
+absl::Status ParseImportFileInChunks(absl::string_view content, v1::FileFormat format,
+                                     absl::string_view source_name, size_t chunk_rows,
+                                     const std::function<absl::Status(ParsedFile*)>& on_chunk);
 
 // all_ai_models.csv's 57 columns, one row per model, in the order given.
 std::string ExportModelsCsv(const std::vector<common::v1::Model>& models);

@@ -49,6 +49,15 @@ class CachedStore : public CatalogStore {
                                                               absl::string_view key) override {
     return store_->FindIdsByLookupKey(kind, key);
   }
+  // Not cached: an import's batched lookups, mostly of ids that do not exist.
+  absl::StatusOr<std::vector<StoredRecord>> GetMany(RecordKind kind,
+                                                    const std::vector<std::string>& ids) override {
+    return store_->GetMany(kind, ids);
+  }
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> FindIdsByLookupKeys(
+      RecordKind kind, const std::vector<std::string>& keys) override {
+    return store_->FindIdsByLookupKeys(kind, keys);
+  }
   absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
                                                  int limit) override {
     return store_->List(kind, after_id, limit);

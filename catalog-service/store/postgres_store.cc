@@ -254,6 +254,50 @@ absl::StatusOr<std::vector<std::string>> PostgresStore::FindIdsByLookupKey(Recor
       });
 }
 
+// One statement for a batch of an import's lookups (see CatalogStore::GetMany):
+// an import of 100,000 rows spent 1.8 ms per row on four single reads, each
+// a round trip (docs/BENCHMARKS.md, a million models).
+absl::StatusOr<std::vector<StoredRecord>> PostgresStore::GetMany(
+    RecordKind kind, const std::vector<std::string>& ids) {
+  if (ids.empty()) return std::vector<StoredRecord>{};
+  return WithConnection<std::vector<StoredRecord>>(
+      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<StoredRecord>> {
+        pqxx::nontransaction tx(c);
+        std::string list;
+        for (const std::string& id : ids) {
+          absl::StrAppend(&list, list.empty() ? "" : ",", tx.quote(id));
+        }
+        std::vector<StoredRecord> records;
+        for (const auto& row : tx.exec(absl::StrCat(
+                 "SELECT id, display_name, encode(payload, 'hex'), revision FROM records "
+                 "WHERE kind = ",
+                 tx.quote(Kind(kind)), " AND id IN (", list, ")"))) {
+          records.push_back(ReadRecord(row));
+        }
+        return records;
+      });
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PostgresStore::FindIdsByLookupKeys(
+    RecordKind kind, const std::vector<std::string>& keys) {
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  if (keys.empty()) return Pairs{};
+  return WithConnection<Pairs>([&](pqxx::connection& c) -> absl::StatusOr<Pairs> {
+    pqxx::nontransaction tx(c);
+    std::string list;
+    for (const std::string& key : keys) {
+      absl::StrAppend(&list, list.empty() ? "" : ",", tx.quote(key));
+    }
+    Pairs found;
+    for (const auto& row : tx.exec(absl::StrCat(
+             "SELECT DISTINCT key, id FROM lookup_keys WHERE kind = ", tx.quote(Kind(kind)),
+             " AND key IN (", list, ")"))) {
+      found.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());
+    }
+    return found;
+  });
+}
+
 absl::StatusOr<std::vector<StoredRecord>> PostgresStore::List(RecordKind kind,
                                                               absl::string_view after_id,
                                                               int limit) {
@@ -408,7 +452,11 @@ absl::StatusOr<int64_t> PostgresStore::Write(const std::vector<BatchWrite>& writ
       const ValueParam param(value);
       return param.get() == nullptr ? "NULL" : tx.quote(std::string(param.get()));
     };
-    std::string taken_query;
+    // Ids created, by kind: `kind = K AND id IN (...)` reads the primary key
+    // once per id. A list of (kind, id) pairs was planned as a scan of the
+    // whole table testing every pair: 3.8 s per batch of 2,000 at 100,000
+    // records (docs/BENCHMARKS.md, a million models, branch s10-cli).
+    std::string taken_ids[2];
     absl::flat_hash_set<std::pair<RecordKind, std::string>> created;
     for (const BatchWrite& write : writes) {
       if (write.operation != BatchWrite::Operation::kCreate) continue;
@@ -417,12 +465,19 @@ absl::StatusOr<int64_t> PostgresStore::Write(const std::vector<BatchWrite>& writ
       if (!created.emplace(record.kind, record.id).second) {
         return AlreadyExistsError(record.kind, record.id);
       }
-      absl::StrAppend(&taken_query, taken_query.empty() ? "" : ",", "(",
-                      tx.quote(Kind(record.kind)), ",", tx.quote(record.id), ")");
+      std::string& ids = taken_ids[record.kind == RecordKind::kModel ? 0 : 1];
+      absl::StrAppend(&ids, ids.empty() ? "" : ",", tx.quote(record.id));
+    }
+    std::string taken_query;
+    for (RecordKind kind : {RecordKind::kModel, RecordKind::kHardware}) {
+      const std::string& ids = taken_ids[kind == RecordKind::kModel ? 0 : 1];
+      if (ids.empty()) continue;
+      absl::StrAppend(&taken_query, taken_query.empty() ? "" : " UNION ALL ",
+                      "SELECT kind, id FROM records WHERE kind = ", tx.quote(Kind(kind)),
+                      " AND id IN (", ids, ")");
     }
     if (!taken_query.empty()) {
-      const pqxx::result taken = tx.exec(
-          absl::StrCat("SELECT kind, id FROM records WHERE (kind, id) IN (", taken_query, ")"));
+      const pqxx::result taken = tx.exec(taken_query);
       if (!taken.empty()) {
         absl::flat_hash_set<std::pair<std::string, std::string>> ids;
         for (const auto& row : taken)

@@ -30,6 +30,10 @@ class PostgresStore : public CatalogStore {
   absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) override;
   absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
                                                               absl::string_view key) override;
+  absl::StatusOr<std::vector<StoredRecord>> GetMany(RecordKind kind,
+                                                    const std::vector<std::string>& ids) override;
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> FindIdsByLookupKeys(
+      RecordKind kind, const std::vector<std::string>& keys) override;
   absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
                                                  int limit) override;
   bool orders_in_store() const override { return true; }

@@ -18,6 +18,29 @@ absl::Status StaleEtagError(RecordKind kind, absl::string_view id, int64_t expec
                     "ETAG_MISMATCH");
 }
 
+absl::StatusOr<std::vector<StoredRecord>> CatalogStore::GetMany(
+    RecordKind kind, const std::vector<std::string>& ids) {
+  std::vector<StoredRecord> found;
+  for (const std::string& id : ids) {
+    absl::StatusOr<StoredRecord> record = Get(kind, id);
+    if (absl::IsNotFound(record.status())) continue;
+    if (!record.ok()) return record.status();
+    found.push_back(*std::move(record));
+  }
+  return found;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> CatalogStore::FindIdsByLookupKeys(
+    RecordKind kind, const std::vector<std::string>& keys) {
+  std::vector<std::pair<std::string, std::string>> found;
+  for (const std::string& key : keys) {
+    absl::StatusOr<std::vector<std::string>> ids = FindIdsByLookupKey(kind, key);
+    if (!ids.ok()) return ids.status();
+    for (std::string& id : *ids) found.emplace_back(key, std::move(id));
+  }
+  return found;
+}
+
 const char* SqlComparison(ColumnTest::Op op) {
   switch (op) {
     case ColumnTest::Op::kLess:

@@ -153,6 +153,16 @@ class CatalogStore {
   // Ids of the records with this lookup key, in id order.
   virtual absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
                                                                       absl::string_view key) = 0;
+  // Batched twins of Get and FindIdsByLookupKey for an import, which looks
+  // up thousands of candidate ids and names per batch of rows: the records
+  // among `ids` that exist (any order), and the (key, id) pairs stored under
+  // `keys` (any order, no duplicate pairs). The defaults call Get and
+  // FindIdsByLookupKey per item (in process for SQLite); PostgreSQL answers
+  // each in one statement, one round trip instead of one per item.
+  virtual absl::StatusOr<std::vector<StoredRecord>> GetMany(RecordKind kind,
+                                                            const std::vector<std::string>& ids);
+  virtual absl::StatusOr<std::vector<std::pair<std::string, std::string>>> FindIdsByLookupKeys(
+      RecordKind kind, const std::vector<std::string>& keys);
   // Up to `limit` records with id > after_id, in id order.
   virtual absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind,
                                                          absl::string_view after_id, int limit) = 0;

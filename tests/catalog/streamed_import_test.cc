@@ -1,0 +1,240 @@
+// Catalog::ImportFile, the import the service runs: a file read, planned and
+// written in chunks of 2,000 rows. Its outcomes are those of planning the
+// whole parsed file before any write (Catalog::Import with dry_run, which
+// writes nothing), across chunk boundaries; a file refused as a whole writes
+// nothing; an atomic import still writes all or nothing; a cancelled import
+// says how much it wrote.
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "catalog-service/dataset.h"
+#include "catalog-service/import/import_file.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "tests/catalog/catalog_on_store.h"
+
+namespace modelatlas::catalog {
+namespace {
+
+constexpr char kHeader[] = "Model,Organization,Parameters,Publication date\n";
+// Rows per chunk of Catalog::ImportFile (kWriteBatch in catalog_import.cc).
+constexpr int kChunkRows = 2000;
+
+// `rows` generated rows ("Model 1", ...) with the given rows replaced.
+std::string GeneratedCsv(int rows, const std::map<int, std::string>& replaced = {}) {
+  std::string csv = kHeader;
+  for (int row = 1; row <= rows; ++row) {
+    auto special = replaced.find(row);
+    if (special != replaced.end()) {
+      absl::StrAppend(&csv, special->second, "\n");
+    } else {
+      absl::StrAppend(&csv, "Model ", row, ",Lab ", row % 7, ",", row, "e6,2020-01-01\n");
+    }
+  }
+  return csv;
+}
+
+// A report without the fields that say whether it was a dry run.
+v1::ImportReport Outcomes(v1::ImportReport report) {
+  report.clear_dry_run();
+  report.clear_committed();
+  report.clear_revision();
+  return report;
+}
+
+void ExpectSameOutcomes(const v1::ImportReport& planned_whole, const v1::ImportReport& streamed) {
+  google::protobuf::util::MessageDifferencer differencer;
+  std::string difference;
+  differencer.ReportDifferencesToString(&difference);
+  EXPECT_TRUE(differencer.Compare(Outcomes(planned_whole), Outcomes(streamed))) << difference;
+}
+
+class StreamedImportTest : public CatalogOnStoreTest {
+ protected:
+  // The whole file planned before any write, writing nothing.
+  v1::ImportReport PlannedWhole(const std::string& content, v1::ImportOptions options = {}) {
+    absl::StatusOr<ParsedFile> file =
+        ParseImportFile(content, options.format(), options.source_name());
+    EXPECT_TRUE(file.ok()) << file.status();
+    if (!file.ok()) return {};
+    options.set_dry_run(true);
+    options.set_full_report(true);
+    absl::StatusOr<v1::ImportReport> report = catalog_->Import(*file, options);
+    EXPECT_TRUE(report.ok()) << report.status();
+    return report.ok() ? *report : v1::ImportReport();
+  }
+  v1::ImportReport Streamed(const std::string& content, v1::ImportOptions options = {}) {
+    options.set_full_report(true);
+    absl::StatusOr<v1::ImportReport> report = catalog_->ImportFile(content, options);
+    EXPECT_TRUE(report.ok()) << report.status();
+    return report.ok() ? *report : v1::ImportReport();
+  }
+  int64_t ModelCount() { return catalog_->Info()->model_count(); }
+};
+
+TEST_P(StreamedImportTest, OutcomesAcrossChunksAreThoseOfTheWholeFilePlan) {
+  Model existing;
+  existing.set_display_name("Existing");
+  existing.set_parameters(5);
+  existing.mutable_provenance()->set_source("a datasheet");
+  ASSERT_TRUE(catalog_->Create<Model>("existing", existing).ok());
+  // A name repeated in another chunk (a second record), a look-alike name
+  // (same slug) in a third, a row for a record the catalog has (a conflict
+  // with another source), a bad row in the middle and a bad last row.
+  const int rows = 2 * kChunkRows + 501;
+  const std::string csv = GeneratedCsv(rows, {{1, "Dup,Lab,1e9,2021-01-01"},
+                                              {kChunkRows + 1, "Dup,Lab,2e9,2021-01-01"},
+                                              {kChunkRows * 2 + 2, "DUP,Lab,3e9,2021-01-01"},
+                                              {kChunkRows * 2 + 7, "Existing,Lab,7,2021-01-01"},
+                                              {3000, "Bad,Lab,seven,2021-01-01"},
+                                              {rows, "Last,Lab,-1,2021-01-01"}});
+  const v1::ImportReport whole = PlannedWhole(csv);
+  EXPECT_EQ(ModelCount(), 1);
+  const v1::ImportReport streamed = Streamed(csv);
+  ExpectSameOutcomes(whole, streamed);
+  EXPECT_TRUE(streamed.committed());
+  EXPECT_EQ(streamed.rejected(), 2);
+  EXPECT_EQ(streamed.created(), rows - 3);  // all but the two bad rows and "Existing"
+  EXPECT_EQ(streamed.conflicts_size(), 1);
+  ASSERT_EQ(streamed.duplicate_names_size(), 1);
+  EXPECT_EQ(streamed.duplicate_names(0).names_size(), 2);
+  EXPECT_EQ(ModelCount(), rows - 2);
+  EXPECT_EQ(catalog_->Get<Model>("models/dup-2")->parameters(), 2000000000);
+  EXPECT_EQ(catalog_->Get<Model>("DUP")->parameters(), 3000000000);
+  EXPECT_EQ(catalog_->Get<Model>("Existing")->parameters(), 5);  // kept, reported
+
+  // Again: every row finds the record it wrote, in whichever chunk.
+  const v1::ImportReport whole_again = PlannedWhole(csv);
+  const v1::ImportReport again = Streamed(csv);
+  ExpectSameOutcomes(whole_again, again);
+  EXPECT_EQ(again.unchanged(), rows - 2);
+  EXPECT_EQ(again.created() + again.updated(), 0);
+  EXPECT_EQ(ModelCount(), rows - 2);
+}
+
+TEST_P(StreamedImportTest, AFileRefusedAsAWholeWritesNothingEvenAfterManyGoodRows) {
+  const int64_t revision = catalog_->Info()->revision();
+  // A quote that never closes, on the last line: found before the first chunk is written.
+  const std::string csv = GeneratedCsv(3 * kChunkRows, {{3 * kChunkRows, "\"Open,Lab,1,"}});
+  absl::StatusOr<v1::ImportReport> report = catalog_->ImportFile(csv, {});
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument) << report.status();
+  EXPECT_EQ(ModelCount(), 0);
+  EXPECT_EQ(catalog_->Info()->revision(), revision);
+}
+
+TEST_P(StreamedImportTest, AtomicImportWithABadLastRowWritesNothingAndOtherwiseEverything) {
+  const int rows = 2 * kChunkRows + 1;
+  const std::string bad_last = GeneratedCsv(rows, {{rows, "Bad,Lab,-1,2020-01-01"}});
+  v1::ImportOptions atomic;
+  atomic.set_atomic(true);
+  const v1::ImportReport refused = Streamed(bad_last, atomic);
+  ExpectSameOutcomes(PlannedWhole(bad_last, atomic), refused);
+  EXPECT_FALSE(refused.committed());
+  EXPECT_EQ(refused.rejected(), 1);
+  EXPECT_EQ(ModelCount(), 0);
+
+  // Not atomic: the bad last row is rejected, every other row written.
+  const v1::ImportReport written = Streamed(bad_last);
+  EXPECT_TRUE(written.committed());
+  EXPECT_EQ(written.created(), rows - 1);
+  EXPECT_EQ(ModelCount(), rows - 1);
+
+  const v1::ImportReport whole = Streamed(GeneratedCsv(rows + 10), atomic);
+  EXPECT_TRUE(whole.committed());
+  EXPECT_EQ(whole.created(), 11);
+  EXPECT_EQ(whole.unchanged(), rows - 1);
+  EXPECT_EQ(ModelCount(), rows + 10);
+}
+
+TEST_P(StreamedImportTest, DryRunWritesNothing) {
+  v1::ImportOptions dry;
+  dry.set_dry_run(true);
+  const std::string csv = GeneratedCsv(kChunkRows + 3);
+  const v1::ImportReport report = Streamed(csv, dry);
+  ExpectSameOutcomes(PlannedWhole(csv), report);
+  EXPECT_EQ(report.created(), kChunkRows + 3);
+  EXPECT_FALSE(report.committed());
+  EXPECT_EQ(ModelCount(), 0);
+}
+
+TEST_P(StreamedImportTest, ACancelledImportStopsBetweenChunksAndSaysWhatItWrote) {
+  const std::string csv = GeneratedCsv(2 * kChunkRows + 5);
+  int asked = 0;
+  absl::StatusOr<v1::ImportReport> report =
+      catalog_->ImportFile(csv, {}, [&asked] { return ++asked > 1; });
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kCancelled) << report.status();
+  EXPECT_NE(report.status().message().find(absl::StrCat("after ", kChunkRows, " records")),
+            absl::string_view::npos)
+      << report.status();
+  EXPECT_EQ(ModelCount(), kChunkRows);
+  // Importing again is safe: it writes the rest.
+  const v1::ImportReport rest = Streamed(csv);
+  EXPECT_EQ(rest.unchanged(), kChunkRows);
+  EXPECT_EQ(rest.created(), kChunkRows + 5);
+}
+
+TEST_P(StreamedImportTest, TwoRowsNamingOneRecordAreRefusedAsInTheWholeFilePlan) {
+  const std::string json = R"({"models": [
+    {"name": "models/twice", "display_name": "Twice", "provenance": {"source": "test"}},
+    {"name": "models/twice", "display_name": "Twice", "provenance": {"source": "test"}}]})";
+  const v1::ImportReport report = Streamed(json);
+  EXPECT_EQ(report.created(), 1);
+  EXPECT_EQ(report.rejected(), 1);
+  ASSERT_EQ(report.rejections_size(), 1);
+  EXPECT_EQ(report.rejections(0).row(), 2);
+  EXPECT_EQ(ModelCount(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, StreamedImportTest,
+                         ::testing::Values("sqlite", "sqlite_cached", "postgres"));
+
+// On real files: the shipped dataset's export and Epoch AI's all_ai_models.csv.
+class StreamedRealFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = SqliteStore::Open(":memory:");
+    ASSERT_TRUE(store.ok()) << store.status();
+    catalog_ = std::make_unique<Catalog>(*std::move(store));
+    absl::StatusOr<v1::Dataset> shipped = ShippedDataset();
+    ASSERT_TRUE(shipped.ok()) << shipped.status();
+    ASSERT_TRUE(catalog_->CreateAll(*shipped).ok());
+  }
+  void ExpectStreamedAsPlannedWhole(const std::string& content, const std::string& name) {
+    v1::ImportOptions options;
+    options.set_source_name(name);
+    options.set_full_report(true);
+    absl::StatusOr<ParsedFile> file = ParseImportFile(content, options.format(), name);
+    ASSERT_TRUE(file.ok()) << file.status();
+    v1::ImportOptions dry = options;
+    dry.set_dry_run(true);
+    absl::StatusOr<v1::ImportReport> whole = catalog_->Import(*file, dry);
+    ASSERT_TRUE(whole.ok()) << whole.status();
+    absl::StatusOr<v1::ImportReport> streamed = catalog_->ImportFile(content, options);
+    ASSERT_TRUE(streamed.ok()) << streamed.status();
+    ExpectSameOutcomes(*whole, *streamed);
+    EXPECT_TRUE(streamed->committed());
+    RecordProperty(absl::StrCat(name, "_rows"), std::to_string(streamed->rows_read()));
+  }
+  std::unique_ptr<Catalog> catalog_;
+};
+
+TEST_F(StreamedRealFilesTest, ShippedDatasetExportIntoAnEmptyAndAFullCatalog) {
+  absl::StatusOr<std::vector<Model>> models = catalog_->ListAll<Model>("");
+  ASSERT_TRUE(models.ok());
+  const std::string csv = ExportModelsCsv(*models);
+  ExpectStreamedAsPlannedWhole(csv, "export.csv");  // every record there
+  auto store = SqliteStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  catalog_ = std::make_unique<Catalog>(*std::move(store));
+  ExpectStreamedAsPlannedWhole(csv, "export.csv");  // none there
+  EXPECT_EQ(catalog_->Info()->model_count(), static_cast<int64_t>(models->size()));
+}
+
+TEST_F(StreamedRealFilesTest, EpochAllAiModels) {
+  REQUIRE_SHARED_DATA(hardware_path, "epoch/ml_hardware.csv");
+  REQUIRE_SHARED_DATA(models_path, "epoch/all_ai_models.csv");
+  ExpectStreamedAsPlannedWhole(testing::ReadFile(hardware_path), "ml_hardware.csv");
+  ExpectStreamedAsPlannedWhole(testing::ReadFile(models_path), "all_ai_models.csv");
+}
+
+}  // namespace
+}  // namespace modelatlas::catalog
