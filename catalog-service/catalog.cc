@@ -582,7 +582,8 @@ absl::StatusOr<bool> Catalog::OrderValuesReady() {
   return true;
 }
 
-absl::Status Catalog::FillOrderValues(const std::function<void(int64_t filled)>& progress) {
+absl::Status Catalog::FillOrderValues(const std::function<void(int64_t filled)>& progress,
+                                      const std::function<bool()>& stop) {
   if (order_values_filled_.load(std::memory_order_acquire)) return absl::OkStatus();
   absl::MutexLock lock(&fill_mutex_);
   if (order_values_filled_.load(std::memory_order_relaxed)) return absl::OkStatus();
@@ -618,6 +619,11 @@ absl::Status Catalog::FillOrderValues(const std::function<void(int64_t filled)>&
                     static_cast<long long>(filled), absl::ToDoubleSeconds(logged - start));
       }
       if (done) break;
+      if (stop && stop()) {
+        MA_LOG_INFO("filling the order columns stopped after %lld records; the next start goes on",
+                    static_cast<long long>(filled));
+        return absl::CancelledError("the fill of the order columns was stopped");
+      }
     }
   }
   if (filled > 0)

@@ -81,8 +81,11 @@ class Catalog {
   // catalog-service runs it at startup before it reports ready (at a million
   // models an upgrade takes minutes); a List meanwhile is answered by
   // reading and sorting in the process rather than waiting for it.
-  // `progress`, if set, is called after each batch with the count so far.
-  absl::Status FillOrderValues(const std::function<void(int64_t filled)>& progress = nullptr);
+  // `progress`, if set, is called after each batch with the count so far;
+  // when `stop` returns true between batches the fill ends with CANCELLED
+  // (what it wrote stays: the next start goes on from there).
+  absl::Status FillOrderValues(const std::function<void(int64_t filled)>& progress = nullptr,
+                               const std::function<bool()>& stop = nullptr);
   // Creates `record` under `id`; ALREADY_EXISTS when taken.
   template <typename Record>
   absl::StatusOr<Record> Create(absl::string_view id, Record record);

@@ -1,4 +1,5 @@
 // catalog-service: the records of AI models and hardware, over gRPC.
+#include <csignal>
 #include <cstdlib>
 
 #include "absl/flags/flag.h"
@@ -170,9 +171,17 @@ int main(int argc, char** argv) {
   // batches with progress in the log, while the server is live but not
   // ready (minutes at a million models), rather than in the first List that
   // needs them; a List arriving meanwhile is answered without them.
-  if (absl::Status filled = catalog.FillOrderValues(); !filled.ok()) return Fail(filled);
+  // SIGTERM and SIGINT are blocked until WaitForShutdownSignal takes them:
+  // one pending stops the fill between batches, and the shutdown follows.
+  const auto shutdown_pending = [] {
+    sigset_t pending;
+    sigpending(&pending);
+    return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1;
+  };
+  absl::Status filled = catalog.FillOrderValues(nullptr, shutdown_pending);
+  if (!filled.ok() && !absl::IsCancelled(filled)) return Fail(filled);
   // The store is open and current: the catalog is ready.
-  runner.SetReady(true);
+  if (filled.ok()) runner.SetReady(true);
   runner.WaitForShutdownSignal();
   return EXIT_SUCCESS;
 }
