@@ -151,6 +151,10 @@ std::vector<ColumnTest> ColumnTestsOf(const query::Filter& filter) {
     if (test.op == Op::kContains) {
       for (absl::string_view field : internal::kFilterTextFields) {
         if (test.field == field) {
+          if (field == "domains" && tests.size() + 1 < kMaxColumnTests) {
+            // Also as a domain test: a store with a row per domain walks it.
+            tests.push_back({kDomainsValue, ColumnTest::Op::kContains, test.text});
+          }
           tests.push_back({kFilterTextValue, ColumnTest::Op::kContains, std::move(test.text)});
           break;
         }
@@ -445,9 +449,15 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
   if constexpr (Traits<Record>::kKind == RecordKind::kModel) {
     const std::optional<OrderColumn> column = IndexedColumn(*order);
     if (column.has_value() && store_->orders_in_store()) {
-      if (absl::Status ready = FillOrderValues(); !ready.ok()) return ready;
-      return ListInStoreOrder<Record>(query, *size, *filter, *column, (*order)[0].descending,
-                                      cursor, fingerprint, std::move(page));
+      absl::StatusOr<bool> ready = OrderValuesReady();
+      if (!ready.ok()) return ready.status();
+      // A page token of this path is a position, of the one below an
+      // offset: while the fill runs, an ordered list is answered below and
+      // its tokens stay valid only until the fill ends (INVALID_ARGUMENT).
+      if (*ready) {
+        return ListInStoreOrder<Record>(query, *size, *filter, *column, (*order)[0].descending,
+                                        cursor, fingerprint, std::move(page));
+      }
     }
   }
 
@@ -463,7 +473,9 @@ absl::StatusOr<Page<Record>> Catalog::List(const ListQuery& query) {
   if constexpr (Traits<Record>::kKind == RecordKind::kModel) {
     if (store_->orders_in_store()) tests = ColumnTestsOf(*filter);
     if (!tests.empty()) {
-      if (absl::Status ready = FillOrderValues(); !ready.ok()) return ready;
+      absl::StatusOr<bool> ready = OrderValuesReady();
+      if (!ready.ok()) return ready.status();
+      if (!*ready) tests.clear();  // filled meanwhile: every record is read
     }
   }
   int batch = tests.empty() || ordered ? std::max(*size + 1, 256) : *size + 1;
@@ -585,10 +597,21 @@ absl::StatusOr<Page<Record>> Catalog::ListInStoreOrder(
   return page;
 }
 
-absl::Status Catalog::FillOrderValues() {
+absl::StatusOr<bool> Catalog::OrderValuesReady() {
+  if (order_values_filled_.load(std::memory_order_acquire)) return true;
+  if (!fill_mutex_.TryLock()) return false;  // the startup fill runs
+  fill_mutex_.Unlock();
+  if (absl::Status s = FillOrderValues(); !s.ok()) return s;
+  return true;
+}
+
+absl::Status Catalog::FillOrderValues(const std::function<void(int64_t filled)>& progress,
+                                      const std::function<bool()>& stop) {
   if (order_values_filled_.load(std::memory_order_acquire)) return absl::OkStatus();
   absl::MutexLock lock(&fill_mutex_);
   if (order_values_filled_.load(std::memory_order_relaxed)) return absl::OkStatus();
+  const absl::Time start = absl::Now();
+  absl::Time logged = start;
   // Records an older binary wrote (migration 3 lists them) get the values
   // of their payloads, a batch per transaction; a record that cannot be read
   // keeps none (it is left out of lists anyway).
@@ -612,11 +635,23 @@ absl::Status Catalog::FillOrderValues() {
       const bool done = static_cast<int>(values.size()) < kBatch;
       if (absl::Status s = store_->SetOrderValues(kind, values, done); !s.ok()) return s;
       filled += static_cast<int64_t>(values.size());
+      if (progress) progress(filled);
+      if (absl::Now() - logged >= absl::Seconds(10)) {
+        logged = absl::Now();
+        MA_LOG_INFO("filling the order columns of stored records: %lld so far, %.0f s",
+                    static_cast<long long>(filled), absl::ToDoubleSeconds(logged - start));
+      }
       if (done) break;
+      if (stop && stop()) {
+        MA_LOG_INFO("filling the order columns stopped after %lld records; the next start goes on",
+                    static_cast<long long>(filled));
+        return absl::CancelledError("the fill of the order columns was stopped");
+      }
     }
   }
   if (filled > 0)
-    MA_LOG_INFO("order columns filled for %lld stored records", static_cast<long long>(filled));
+    MA_LOG_INFO("order columns filled for %lld stored records in %.1f s",
+                static_cast<long long>(filled), absl::ToDoubleSeconds(absl::Now() - start));
   order_values_filled_.store(true, std::memory_order_release);
   return absl::OkStatus();
 }

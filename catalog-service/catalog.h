@@ -86,6 +86,18 @@ class Catalog {
   absl::StatusOr<Page<Record>> BatchGet(const std::vector<std::string>& names);
   template <typename Record>
   absl::StatusOr<Page<Record>> List(const ListQuery& query);
+
+  // Gives the records an older binary stored their order values, filter
+  // text (schema 4) and domain rows (schema 5), 1,000 per transaction, and
+  // logs its progress; a no-op on a current database (once per process).
+  // catalog-service runs it at startup before it reports ready (at a million
+  // models an upgrade takes minutes); a List meanwhile is answered by
+  // reading and sorting in the process rather than waiting for it.
+  // `progress`, if set, is called after each batch with the count so far;
+  // when `stop` returns true between batches the fill ends with CANCELLED
+  // (what it wrote stays: the next start goes on from there).
+  absl::Status FillOrderValues(const std::function<void(int64_t filled)>& progress = nullptr,
+                               const std::function<bool()>& stop = nullptr);
   // Creates `record` under `id`; ALREADY_EXISTS when taken.
   template <typename Record>
   absl::StatusOr<Record> Create(absl::string_view id, Record record);
@@ -188,9 +200,11 @@ class Catalog {
                                                 const query::Filter& filter, OrderColumn column,
                                                 bool descending, const PageCursor& cursor,
                                                 const std::string& fingerprint, Page<Record> page);
-  // Gives the records stored before the order columns existed their values
-  // (once per process; a no-op on a current database).
-  absl::Status FillOrderValues();
+  // A List's store paths need every stored model's columns (FillOrderValues):
+  // true once they are filled; fills them here when no one else is (a
+  // current database: one query); false while another thread fills them,
+  // and the List is answered without them (see List) instead of waiting.
+  absl::StatusOr<bool> OrderValuesReady();
   void NotifyWrite();
   void ReportUnreadable(RecordKind kind, absl::string_view id, const absl::Status& status);
 

@@ -1,4 +1,5 @@
 // catalog-service: the records of AI models and hardware, over gRPC.
+#include <csignal>
 #include <cstdlib>
 
 #include "absl/flags/flag.h"
@@ -25,6 +26,9 @@ ABSL_FLAG(std::string, sqlite_path, "modelatlas-catalog.db",
 ABSL_FLAG(int64_t, record_cache_bytes, int64_t{32} << 20,
           "Bytes of records kept in memory for reads (SQLite only: PostgreSQL replicas share a "
           "database others write); 0 = none");
+ABSL_FLAG(int64_t, sqlite_mmap_bytes, 0,
+          "Bytes of the SQLite file read through a memory map instead of read() copies "
+          "(PRAGMA mmap_size); mapped pages count in resident memory; 0 = none");
 ABSL_FLAG(std::string, postgres_url, "",
           "PostgreSQL connection string (libpq: \"host=... dbname=...\" or postgresql://...); "
           "empty = the PG* environment variables");
@@ -62,14 +66,17 @@ const std::vector<std::string> kFlagNames = {"grpc_address",
                                              "auth_tokens_file",
                                              "auth_client_roles_file",
                                              "auth_protect_reads",
-                                             "record_cache_bytes"};
+                                             "record_cache_bytes",
+                                             "sqlite_mmap_bytes"};
 
 absl::StatusOr<std::unique_ptr<modelatlas::catalog::CatalogStore>> OpenStore() {
   using namespace modelatlas::catalog;
   const std::string backend = absl::GetFlag(FLAGS_store);
   if (backend == "sqlite") {
     const std::string path = absl::GetFlag(FLAGS_sqlite_path);
-    auto store = SqliteStore::Open(path);
+    const int64_t mmap_bytes = absl::GetFlag(FLAGS_sqlite_mmap_bytes);
+    if (mmap_bytes < 0) return absl::InvalidArgumentError("--sqlite_mmap_bytes must be >= 0");
+    auto store = SqliteStore::Open(path, 0, mmap_bytes);
     if (!store.ok()) return store.status();
     MA_LOG_INFO("opened SQLite store %s (schema version %d)", path, (*store)->schema_version());
     return std::unique_ptr<CatalogStore>(*std::move(store));
@@ -160,8 +167,21 @@ int main(int argc, char** argv) {
   runner.OnShutdown([&service] { service.StopStreams(); });
   runner.AddService(&service, catalog::v1::CatalogService::service_full_name());
   if (absl::Status started = runner.Start(); !started.ok()) return Fail(started);
-  // The store is open: the catalog is ready.
-  runner.SetReady(true);
+  // A database an older binary wrote gets its new columns filled here, in
+  // batches with progress in the log, while the server is live but not
+  // ready (minutes at a million models), rather than in the first List that
+  // needs them; a List arriving meanwhile is answered without them.
+  // SIGTERM and SIGINT are blocked until WaitForShutdownSignal takes them:
+  // one pending stops the fill between batches, and the shutdown follows.
+  const auto shutdown_pending = [] {
+    sigset_t pending;
+    sigpending(&pending);
+    return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1;
+  };
+  absl::Status filled = catalog.FillOrderValues(nullptr, shutdown_pending);
+  if (!filled.ok() && !absl::IsCancelled(filled)) return Fail(filled);
+  // The store is open and current: the catalog is ready.
+  if (filled.ok()) runner.SetReady(true);
   runner.WaitForShutdownSignal();
   return EXIT_SUCCESS;
 }

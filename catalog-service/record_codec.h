@@ -96,6 +96,11 @@ inline std::string FilterTextOf(const Model& model) {
 inline OrderValues OrderValuesOf(const Model& model) {
   OrderValues values;
   values[kFilterTextValue] = FilterTextOf(model);
+  std::string domains;
+  for (const std::string& domain : model.domains()) {
+    absl::StrAppend(&domains, "\n", absl::AsciiStrToLower(domain));
+  }
+  values[kDomainsValue] = std::move(domains);
   for (int i = 0; i < kOrderColumnCount; ++i) {
     std::optional<std::variant<double, std::string>> value =
         query::OrderValueOf(model, ModelOrderKeys()[i]);

@@ -14,18 +14,25 @@
 #   scripts/bench-million.sh --smoke      2,000 models, 1 round of 1 s (CI: no thresholds)
 #   BENCH_BUILD_DIR=DIR (with SKIP_BUILD=1): the binaries of another build (e.g. a
 #   copy of an earlier commit's, for a before/after on the same machine)
+#   BENCH_PRELOADED="how": no generation or import; the store already holds
+#   the N models (SQLite: BENCH_DB=FILE is copied in; PostgreSQL: e.g. loaded
+#   by scripts/bench-pg-load.sh); "how" is printed with the results.
+#   --sqlite_mmap_bytes=B: passed to catalog-service (SQLite reads through a map)
+# Each ListModels request runs once per round too (rounds interleaved).
 #
 # Results (every round) go to .run/bench-million/<store>/results.md and stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 store=sqlite models=1000000 rounds=5 round_seconds=3 cache_bytes=$((32 << 20)) smoke=false
+mmap_bytes=0
 for arg in "$@"; do
   case "$arg" in
     --store=*) store="${arg#--store=}" ;;
     --models=*) models="${arg#--models=}" ;;
     --rounds=*) rounds="${arg#--rounds=}" ;;
     --record_cache_bytes=*) cache_bytes="${arg#--record_cache_bytes=}" ;;
+    --sqlite_mmap_bytes=*) mmap_bytes="${arg#--sqlite_mmap_bytes=}" ;;
     --smoke) smoke=true ;;
     *) echo "unknown argument $arg" >&2; exit 2 ;;
   esac
@@ -42,16 +49,22 @@ if [[ -z "${SKIP_BUILD:-}" ]]; then
 fi
 b="${BENCH_BUILD_DIR:-$root/build}"
 
-echo "== generating $models models"
 source "$root/scripts/lib/servers.sh"
-generate_models_csv "$state/models.csv" "$models"
+preloaded="${BENCH_PRELOADED:-}"
+if [[ -z $preloaded ]]; then
+  echo "== generating $models models"
+  generate_models_csv "$state/models.csv" "$models"
+elif [[ $store == sqlite ]]; then
+  cp "${BENCH_DB:?BENCH_PRELOADED on sqlite needs BENCH_DB=FILE}" "$state/catalog.db"
+fi
 
 hwm_mib() { awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$(cat "$state/$1.pid")/status"; }
 
 if [[ $store == postgres ]]; then
   catalog_flags=(--store=postgres)
 else
-  catalog_flags=(--sqlite_path="$state/catalog.db" --record_cache_bytes="$cache_bytes")
+  catalog_flags=(--sqlite_path="$state/catalog.db" --record_cache_bytes="$cache_bytes"
+    --sqlite_mmap_bytes="$mmap_bytes")
 fi
 catalog_port=$(start catalog "$b/catalog-service/catalog-service" "${catalog_flags[@]}")
 echo_port=$(start echo "$b/bench/echo-server")
@@ -59,10 +72,12 @@ cli=("$b/cli/modelatlas" --catalog=127.0.0.1:$catalog_port)
 for _ in $(seq 1 100); do "${cli[@]}" --timeout=1s models get "GPT-2 (124M)" >/dev/null 2>&1 && break; sleep 0.2; done
 rss_before_import=$(rss_mib catalog)
 
-echo "== importing through the CLI"
 import_start=$(date +%s%N)
 import_ticks=$(cpu_ticks catalog)
-"${cli[@]}" --timeout=1800s import "$state/models.csv" >"$state/import.txt"
+if [[ -z $preloaded ]]; then
+  echo "== importing through the CLI"
+  "${cli[@]}" --timeout=1800s import "$state/models.csv" >"$state/import.txt"
+fi
 import_seconds=$(/usr/bin/python3 -c "print(($(date +%s%N) - $import_start) / 1e9)")
 import_cpu=$(/usr/bin/python3 -c "print(($(cpu_ticks catalog) - $import_ticks) / $(getconf CLK_TCK))")
 load_during_import=$(cut -d' ' -f1 /proc/loadavg)
@@ -114,8 +129,10 @@ lists=(
   'list-filter|{"filter": "parameters > 1e11 AND domains:\"Vision\"", "page_size": 50}'
 )
 printf '%s\n' "${lists[@]}" >"$state/lists.txt"
-for entry in "${lists[@]}"; do
-  load "${entry%%|*}" "$catalog_port" $list_method "${entry#*|}" 4 $((round_seconds * 2))
+for round in $(seq 1 "$rounds"); do
+  for entry in "${lists[@]}"; do
+    load "${entry%%|*}-$round" "$catalog_port" $list_method "${entry#*|}" 4 $((round_seconds * 2))
+  done
 done
 rss_end=$(rss_mib catalog)
 hwm_end=$(hwm_mib catalog)
@@ -123,10 +140,10 @@ hwm_end=$(hwm_mib catalog)
 /usr/bin/python3 - "$state" "$store" "$models" "$rounds" "$round_seconds" "$cache_bytes" "$import_seconds" \
   "$rss_before_import" "$rss_after_import" "$hwm_import" "$rss_after_get" "$rss_end" "$hwm_end" \
   "$reply_bytes" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$import_cpu" \
-  "$load_during_import" <<'PY'
+  "$load_during_import" "$preloaded" "$mmap_bytes" <<'PY'
 import datetime, json, os, sys
 (state, store, models, rounds, round_s, cache, import_s, rss0, rss_imp, hwm_imp, rss_get, rss_end, hwm_end,
- reply, commit, import_cpu, import_load) = sys.argv[1:]
+ reply, commit, import_cpu, import_load, preloaded, mmap_bytes) = sys.argv[1:]
 models, rounds = int(models), int(rounds)
 def load(name):
     try:
@@ -138,8 +155,11 @@ w = out.append
 load_avg = open("/proc/loadavg").read().split()[:3]
 w(f"### {store}, {models:,} models ({datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, commit {commit}, load average {' '.join(load_avg)})")
 w("")
-cache_note = f"record cache {int(cache) >> 20} MiB" if store == "sqlite" else "no record cache (PostgreSQL)"
-w(f"Import through `modelatlas import` ({models:,} CSV rows): **{float(import_s):.1f} s** wall, {float(import_cpu):.1f} s of catalog-service CPU (load average {import_load} at its end). Resident memory of catalog-service: {rss0} MiB before the import, peak {hwm_imp} MiB during it, {rss_imp} MiB after it, {rss_get} MiB after the GetModel rounds, {rss_end} MiB at the end (peak over the run {hwm_end} MiB; {cache_note}).")
+cache_note = f"record cache {int(cache) >> 20} MiB, SQLite memory map {int(mmap_bytes) >> 20} MiB" if store == "sqlite" else "no record cache (PostgreSQL)"
+if preloaded:
+    w(f"No import: the store was preloaded ({preloaded}). Resident memory of catalog-service: {rss0} MiB at start (and {float(import_s):.1f} s later), {rss_get} MiB after the GetModel rounds, {rss_end} MiB at the end (peak over the run {hwm_end} MiB; {cache_note}).")
+else:
+  w(f"Import through `modelatlas import` ({models:,} CSV rows): **{float(import_s):.1f} s** wall, {float(import_cpu):.1f} s of catalog-service CPU (load average {import_load} at its end). Resident memory of catalog-service: {rss0} MiB before the import, peak {hwm_imp} MiB during it, {rss_imp} MiB after it, {rss_get} MiB after the GetModel rounds, {rss_end} MiB at the end (peak over the run {hwm_end} MiB; {cache_note}).")
 w("")
 w(f"GetModel of a model at random ({reply} B replies) against echo replying as many bytes, 32 calls in flight, {round_s} s per run:")
 w("")
@@ -159,14 +179,15 @@ def median(v):
     return v[len(v) // 2] if v else 0
 w(f"| median | | | **{median([x[0] for x in ratios]):.2f}** | | | {median([x[1] for x in ratios]):.2f} | | p99 ratio {median([x[2] for x in ratios]):.2f} | |")
 w("")
-w("ListModels, 4 calls in flight:")
+w(f"ListModels, 4 calls in flight, {2 * int(round_s)} s per request and round:")
 w("")
-w("| request | calls/s | p50 | p99 | server CPU/call | errors |")
-w("|---|---:|---:|---:|---:|---:|")
+w("| request | round | calls/s | p50 | p99 | server CPU/call | errors |")
+w("|---|---:|---:|---:|---:|---:|---:|")
 for entry in open(f"{state}/lists.txt").read().splitlines():
     name, request = entry.split("|", 1)
-    r = load(name)
-    w(f"| `{request}` | {r['qps']:,.0f} | {r['p50_us']/1000:.2f} ms | {r['p99_us']/1000:.2f} ms | {r['cpu_us_per_call']:.0f} us | {r['errors']} |")
+    for r_i in range(1, rounds + 1):
+        r = load(f"{name}-{r_i}")
+        w(f"| {'`' + request + '`' if r_i == 1 else ''} | {r_i} | {r['qps']:,.0f} | {r['p50_us']/1000:.2f} ms | {r['p99_us']/1000:.2f} ms | {r['cpu_us_per_call']:.0f} us | {r['errors']} |")
 text = "\n".join(out) + "\n"
 open(f"{state}/results.md", "w").write(text)
 print(text)

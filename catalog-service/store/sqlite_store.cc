@@ -2,12 +2,15 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "catalog-service/store/migrations.h"
 #include "common/status/errors.h"
 
@@ -223,21 +226,24 @@ std::vector<const ColumnTest*> Applicable(const std::vector<ColumnTest>& tests) 
 // `+column` so that SQLite's planner (which has no statistics here) cannot
 // pick that column's index and sort what it finds: a page walks its order's
 // index and stops when full. `walked` is the OrderColumn a list is ordered by,
-// or -1 (id order).
-std::string TestsSql(const std::vector<const ColumnTest*>& tests, int first, int walked) {
+// or -1 (id order). `numbers` and `text` qualify the columns (a walk of
+// model_domains tests the numbers its index holds, the text in records).
+std::string TestsSql(const std::vector<const ColumnTest*>& tests, int first, int walked,
+                     absl::string_view numbers = "", absl::string_view text = "") {
   std::string sql;
   for (size_t i = 0; i < tests.size(); ++i) {
     const ColumnTest& test = *tests[i];
     const int at = first + static_cast<int>(i);
     if (test.op == ColumnTest::Op::kContains) {
       // NULL: a row an older binary wrote, not yet filled in; let it through.
-      absl::StrAppend(&sql, " AND (filter_text IS NULL OR instr(filter_text, ?", at, ") > 0)");
+      absl::StrAppend(&sql, " AND (", text, "filter_text IS NULL OR instr(", text, "filter_text, ?",
+                      at, ") > 0)");
       continue;
     }
     const char* op = SqlComparison(test.op);
     // A NULL value compares to nothing: unset fields pass no comparison.
-    absl::StrAppend(&sql, " AND ", test.column == walked ? "" : "+", kOrderColumnNames[test.column],
-                    " ", op, " ?", at);
+    absl::StrAppend(&sql, " AND ", test.column == walked ? "" : "+", numbers,
+                    kOrderColumnNames[test.column], " ", op, " ?", at);
   }
   return sql;
 }
@@ -248,10 +254,37 @@ void BindTests(Statement& stmt, const std::vector<const ColumnTest*>& tests, int
   }
 }
 
+// The elements of a newline-led list (FilterTextOf's format: "\na\nb").
+std::vector<absl::string_view> Elements(const std::string& text) {
+  if (text.empty()) return {};
+  return absl::StrSplit(absl::string_view(text).substr(1), '\n');
+}
+
+// A walk of model_domains needs no filter-text test that its domain already
+// passes (the domain is one of the text's elements).
+std::vector<const ColumnTest*> WithoutImpliedBy(const std::vector<const ColumnTest*>& tests,
+                                                absl::string_view domain) {
+  std::vector<const ColumnTest*> out;
+  for (const ColumnTest* test : tests) {
+    const auto* text = std::get_if<std::string>(&test->value);
+    if (test->op == ColumnTest::Op::kContains && text != nullptr &&
+        absl::StrContains(domain, *text)) {
+      continue;
+    }
+    out.push_back(test);
+  }
+  return out;
+}
+
+// How many distinct domains DomainToWalk looks through before it leaves
+// the test to the filter text (a seek each; Epoch's catalog has about 20).
+constexpr int kMaxDomainsScanned = 1000;
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
-                                                               int64_t max_pages) {
+                                                               int64_t max_pages,
+                                                               int64_t mmap_bytes) {
   sqlite3* db = nullptr;
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
   if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
@@ -292,6 +325,15 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
   for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
                              "PRAGMA foreign_keys=ON", "PRAGMA wal_autocheckpoint=10000"}) {
     if (absl::Status s = Exec(db, pragma); !s.ok()) return s;
+  }
+  // A GetModel at random over a million models misses the page cache on most
+  // B-tree pages: each miss is a pread copy (`filemap_read`, `_copy_to_iter`
+  // in perf, about a third of its kernel time). Mapped, a page the kernel
+  // holds is read in place; SQLite caps the map at SQLITE_MAX_MMAP_SIZE.
+  if (mmap_bytes > 0) {
+    if (absl::Status s = Exec(db, absl::StrCat("PRAGMA mmap_size=", mmap_bytes)); !s.ok()) {
+      return s;
+    }
   }
   if (absl::Status s = store->Migrate(); !s.ok()) return s;
   if (max_pages > 0) {
@@ -393,9 +435,25 @@ absl::StatusOr<std::vector<OrderedRecord>> SqliteStore::ListOrderedWhere(
     RecordKind kind, OrderColumn column, bool descending, const OrderSeek& after, int limit,
     const std::vector<ColumnTest>& column_tests) {
   absl::MutexLock lock(&mutex_);
-  const absl::string_view c = kOrderColumnNames[static_cast<int>(column)];
+  const absl::string_view column_name = kOrderColumnNames[static_cast<int>(column)];
   const char* direction = descending ? " DESC" : "";
-  const std::vector<const ColumnTest*> tests = Applicable(column_tests);
+  std::vector<const ColumnTest*> tests = Applicable(column_tests);
+  absl::StatusOr<DomainWalk> walk = DomainToWalk(kind, column_tests);
+  if (!walk.ok()) return walk.status();
+  if (walk->none) return std::vector<OrderedRecord>{};
+  // Walking one domain's rows of model_domains (schema 5): its index for the
+  // column also holds the numbers the tests compare, so a row that fails
+  // them is skipped without reading the record; ?5 is the domain, the tests
+  // follow. Otherwise the records' own index for the column.
+  if (walk->walk) tests = WithoutImpliedBy(tests, walk->domain);
+  const int first_test = walk->walk ? 6 : 5;
+  const std::string c = walk->walk ? absl::StrCat("d.", column_name) : std::string(column_name);
+  const char* id = walk->walk ? "d.id" : "id";
+  const char* select = walk->walk ? "SELECT r.id, r.display_name, r.payload, r.revision, "
+                                  : "SELECT id, display_name, payload, revision, ";
+  const char* from = walk->walk ? " FROM model_domains d CROSS JOIN records r "
+                                  "WHERE d.domain = ?5 AND r.kind = ?1 AND r.id = d.id AND "
+                                : " FROM records WHERE kind = ?1 AND ";
   // Without tests, one cached statement per column and direction; with
   // them, the text depends on the filter: prepared for this call only.
   auto prepare = [&](const std::string& sql) {
@@ -414,42 +472,64 @@ absl::StatusOr<std::vector<OrderedRecord>> SqliteStore::ListOrderedWhere(
   // The records with a value, through the column's index (kind, value, id);
   // descending, the index is read backwards and each run of equal values is
   // put in id order (SQLite's "temp b-tree for right part of ORDER BY").
-  // The tests' values are bound after the statement's own (?5 on).
-  const std::string where = TestsSql(tests, 5, static_cast<int>(column));
+  // The tests' values are bound after the statement's own (?5 or ?6 on).
+  const std::string where = walk->walk
+                                ? TestsSql(tests, first_test, static_cast<int>(column), "d.", "r.")
+                                : TestsSql(tests, first_test, static_cast<int>(column));
+  // A walk whose tests all compare the domain rows' numbers picks the page's
+  // ids from model_domains' index alone (it holds them: no seek), then reads
+  // only those records: a run of equal values sorted into id order
+  // (descending) is a run of index entries, not of records read.
+  const bool keys_first =
+      walk->walk && std::none_of(tests.begin(), tests.end(), [](const ColumnTest* test) {
+        return test->op == ColumnTest::Op::kContains;
+      });
+  auto sql_of = [&](absl::string_view value, absl::string_view conditions, bool by_value,
+                    absl::string_view limit_param) {
+    const std::string order = by_value ? absl::StrCat(c, direction, ", ", id) : std::string(id);
+    if (keys_first) {
+      return absl::StrCat(
+          "SELECT r.id, r.display_name, r.payload, r.revision, s.v FROM (SELECT d.id AS id, ",
+          value, " AS v FROM model_domains d WHERE d.domain = ?5 AND ", conditions, where,
+          " ORDER BY ", order, " LIMIT ", limit_param,
+          ") s CROSS JOIN records r WHERE r.kind = ?1 AND r.id = s.id ORDER BY ",
+          by_value ? absl::StrCat("s.v", direction, ", s.id") : "s.id");
+    }
+    return absl::StrCat(select, value, from, conditions, where, " ORDER BY ", order, " LIMIT ",
+                        limit_param);
+  };
   const bool in_values = after.start || !std::holds_alternative<std::monostate>(after.value);
   if (in_values) {
     const std::string sql =
-        after.start ? absl::StrCat("SELECT id, display_name, payload, revision, ", c,
-                                   " FROM records WHERE kind = ?1 AND ", c, " IS NOT NULL", where,
-                                   " ORDER BY ", c, direction, ", id LIMIT ?2")
-                    : absl::StrCat("SELECT id, display_name, payload, revision, ", c,
-                                   " FROM records WHERE kind = ?1 AND ", c, " IS NOT NULL AND ", c,
-                                   descending ? " <= ?2" : " >= ?2", " AND (", c,
-                                   descending ? " < ?2" : " > ?2", " OR id > ?3)", where,
-                                   " ORDER BY ", c, direction, ", id LIMIT ?4");
+        after.start ? sql_of(c, absl::StrCat(c, " IS NOT NULL"), true, "?2")
+                    : sql_of(c,
+                             absl::StrCat(c, " IS NOT NULL AND ", c,
+                                          descending ? " <= ?2" : " >= ?2", " AND (", c,
+                                          descending ? " < ?2" : " > ?2", " OR ", id, " > ?3)"),
+                             true, "?4");
     std::unique_ptr<Statement> stmt = prepare(sql);
     if (!stmt->status().ok()) return stmt->status();
     stmt->Bind(1, RecordKindName(kind));
+    if (walk->walk) stmt->Bind(5, walk->domain);
     if (after.start) {
       stmt->Bind(2, int64_t{limit});
     } else {
       stmt->BindValue(2, after.value).Bind(3, after.id).Bind(4, int64_t{limit});
     }
-    BindTests(*stmt, tests, 5);
+    BindTests(*stmt, tests, first_test);
     if (absl::Status s = read(*stmt); !s.ok()) return s;
   }
   // Then the records without one, in id order.
   if (static_cast<int>(records.size()) < limit) {
     std::unique_ptr<Statement> stmt =
-        prepare(absl::StrCat("SELECT id, display_name, payload, revision, NULL FROM records "
-                             "WHERE kind = ?1 AND ",
-                             c, " IS NULL AND id > ?2", where, " ORDER BY id LIMIT ?3"));
+        prepare(sql_of("NULL", absl::StrCat(c, " IS NULL AND ", id, " > ?2"), false, "?3"));
     if (!stmt->status().ok()) return stmt->status();
+    if (walk->walk) stmt->Bind(5, walk->domain);
     stmt->Bind(1, RecordKindName(kind))
         // "" (not a null view, which SQLite would bind as NULL): every id is after it.
         .Bind(2, in_values ? absl::string_view("") : absl::string_view(after.id))
         .Bind(3, int64_t{limit - static_cast<int>(records.size())});
-    BindTests(*stmt, tests, 5);
+    BindTests(*stmt, tests, first_test);
     if (absl::Status s = read(*stmt); !s.ok()) return s;
   }
   return records;
@@ -458,9 +538,30 @@ absl::StatusOr<std::vector<OrderedRecord>> SqliteStore::ListOrderedWhere(
 absl::StatusOr<std::vector<StoredRecord>> SqliteStore::ListWhere(
     RecordKind kind, absl::string_view after_id, int limit,
     const std::vector<ColumnTest>& column_tests) {
-  const std::vector<const ColumnTest*> tests = Applicable(column_tests);
+  std::vector<const ColumnTest*> tests = Applicable(column_tests);
   if (tests.empty()) return List(kind, after_id, limit);
   absl::MutexLock lock(&mutex_);
+  absl::StatusOr<DomainWalk> walk = DomainToWalk(kind, column_tests);
+  if (!walk.ok()) return walk.status();
+  if (walk->none) return std::vector<StoredRecord>{};
+  if (walk->walk) {
+    // One domain's models in id order (model_domains' key), the numbers
+    // tested on its rows, the rest on the records: ?4 the domain.
+    tests = WithoutImpliedBy(tests, walk->domain);
+    Statement stmt(db_,
+                   absl::StrCat("SELECT r.id, r.display_name, r.payload, r.revision "
+                                "FROM model_domains d CROSS JOIN records r "
+                                "WHERE d.domain = ?4 AND d.id > ?2 AND r.kind = ?1 "
+                                "AND r.id = d.id",
+                                TestsSql(tests, 5, -1, "d.", "r."), " ORDER BY d.id LIMIT ?3"));
+    if (!stmt.status().ok()) return stmt.status();
+    stmt.Bind(1, RecordKindName(kind))
+        .Bind(2, after_id)
+        .Bind(3, int64_t{limit})
+        .Bind(4, walk->domain);
+    BindTests(stmt, tests, 5);
+    return ReadRecords(stmt);
+  }
   Statement stmt(db_, absl::StrCat("SELECT id, display_name, payload, revision FROM records "
                                    "WHERE kind = ?1 AND id > ?2",
                                    TestsSql(tests, 4, -1), " ORDER BY id LIMIT ?3"));
@@ -468,6 +569,95 @@ absl::StatusOr<std::vector<StoredRecord>> SqliteStore::ListWhere(
   stmt.Bind(1, RecordKindName(kind)).Bind(2, after_id).Bind(3, int64_t{limit});
   BindTests(stmt, tests, 4);
   return ReadRecords(stmt);
+}
+
+absl::StatusOr<SqliteStore::DomainWalk> SqliteStore::DomainToWalk(
+    RecordKind kind, const std::vector<ColumnTest>& tests) {
+  DomainWalk walk;
+  if (kind != RecordKind::kModel) return walk;
+  const std::string* text = nullptr;
+  for (const ColumnTest& test : tests) {
+    if (test.column == kDomainsValue && test.op == ColumnTest::Op::kContains) {
+      text = std::get_if<std::string>(&test.value);
+      if (text != nullptr) break;
+    }
+  }
+  if (text == nullptr) return walk;
+  // Models an older binary stored have no rows yet (their values are being
+  // filled, see Catalog::FillOrderValues): the filter text's test until then.
+  // Nothing becomes pending again once the list is empty.
+  if (!domain_rows_complete_) {
+    Statement pending(db_, statements_,
+                      "SELECT 1 FROM order_values_pending WHERE kind = 'model' LIMIT 1");
+    if (!pending.status().ok()) return pending.status();
+    absl::StatusOr<bool> row = pending.Step();
+    if (!row.ok()) return row.status();
+    if (*row) return walk;
+    domain_rows_complete_ = true;
+  }
+  // The distinct domains, one seek each, and the ones that contain the text.
+  Statement first(db_, statements_, "SELECT domain FROM model_domains ORDER BY domain LIMIT 1");
+  Statement next(db_, statements_,
+                 "SELECT domain FROM model_domains WHERE domain > ? ORDER BY domain LIMIT 1");
+  for (const Statement* stmt : {&first, &next}) {
+    if (!stmt->status().ok()) return stmt->status();
+  }
+  int matching = 0;
+  Statement* stmt = &first;
+  for (int seen = 0; seen < kMaxDomainsScanned; ++seen) {
+    absl::StatusOr<bool> row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) {
+      // One domain: walk it; none: no model can match; several: the models
+      // of each would have to be merged in order, left to the filter text.
+      walk.walk = matching == 1;
+      walk.none = matching == 0;
+      return walk;
+    }
+    std::string domain = stmt->Text(0);
+    if (absl::StrContains(domain, *text)) {
+      if (++matching > 1) return DomainWalk{};
+      walk.domain = domain;
+    }
+    next.Reset().Bind(1, domain);
+    stmt = &next;
+  }
+  return DomainWalk{};
+}
+
+absl::Status SqliteStore::AddDomainRows(absl::string_view id, const OrderValues& values) {
+  const auto* domains = std::get_if<std::string>(&values[kDomainsValue]);
+  if (domains == nullptr || domains->empty()) return absl::OkStatus();
+  Statement add(db_, statements_,
+                "INSERT OR REPLACE INTO model_domains (domain, id, order_parameters, "
+                "order_training_compute_flop, order_publication_date, order_display_name) "
+                "VALUES (?, ?, ?, ?, ?, ?)");
+  if (!add.status().ok()) return add.status();
+  for (absl::string_view domain : Elements(*domains)) {
+    add.Reset().Bind(1, domain).Bind(2, id);
+    for (int i = 0; i < kOrderColumnCount; ++i) add.BindValue(3 + i, values[i]);
+    if (absl::Status s = add.Run(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::RemoveDomainRows(absl::string_view id) {
+  std::string text;
+  {
+    Statement old(db_, statements_,
+                  "SELECT filter_text FROM records WHERE kind = 'model' AND id = ?");
+    if (!old.status().ok()) return old.status();
+    absl::StatusOr<bool> row = old.Bind(1, id).Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return absl::OkStatus();
+    text = old.Text(0);
+  }
+  Statement remove(db_, statements_, "DELETE FROM model_domains WHERE domain = ? AND id = ?");
+  if (!remove.status().ok()) return remove.status();
+  for (absl::string_view element : Elements(text)) {
+    if (absl::Status s = remove.Reset().Bind(1, element).Bind(2, id).Run(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<StoredRecord>> SqliteStore::RecordsWithoutOrderValues(RecordKind kind,
@@ -486,24 +676,58 @@ absl::Status SqliteStore::SetOrderValues(
     RecordKind kind, const std::vector<std::pair<StoredRecord, OrderValues>>& values, bool done) {
   absl::MutexLock lock(&mutex_);
   return InTransaction(db_, [&]() -> absl::Status {
-    Statement set(db_, statements_,
-                  "UPDATE records SET order_parameters = ?, order_training_compute_flop = ?, "
-                  "order_publication_date = ?, order_display_name = ?, filter_text = ? "
-                  "WHERE kind = ? AND id = ? AND revision = ?");
+    // Each column group is written only when it differs from what is stored:
+    // an upgrade from schema 4 (values and text already there, only the
+    // domain rows missing) or 3 (values there) then rewrites no order index
+    // (SQLite updates every index of a SET column, equal value or not).
+    Statement current(db_, statements_,
+                      "SELECT order_parameters, order_training_compute_flop, "
+                      "order_publication_date, order_display_name, filter_text FROM records "
+                      "WHERE kind = ? AND id = ? AND revision = ?");
+    Statement set_order(db_, statements_,
+                        "UPDATE records SET order_parameters = ?, order_training_compute_flop = ?, "
+                        "order_publication_date = ?, order_display_name = ? "
+                        "WHERE kind = ? AND id = ?");
+    Statement set_text(db_, statements_,
+                       "UPDATE records SET filter_text = ? WHERE kind = ? AND id = ?");
     Statement clear(db_, statements_, "DELETE FROM order_values_pending WHERE kind = ? AND id = ?");
-    for (const Statement* stmt : {&set, &clear}) {
+    for (const Statement* stmt : {&current, &set_order, &set_text, &clear}) {
       if (!stmt->status().ok()) return stmt->status();
     }
     const absl::string_view kind_name = RecordKindName(kind);
     for (const auto& [record, order_values] : values) {
-      if (absl::Status s = set.Reset()
-                               .BindValues(1, order_values)
-                               .Bind(6, kind_name)
-                               .Bind(7, record.id)
-                               .Bind(8, record.revision)
-                               .Run();
-          !s.ok()) {
-        return s;
+      absl::StatusOr<bool> unchanged =
+          current.Reset().Bind(1, kind_name).Bind(2, record.id).Bind(3, record.revision).Step();
+      if (!unchanged.ok()) return unchanged.status();
+      // Not at the revision read: a write since then stored its own values.
+      if (*unchanged) {
+        bool order_differs = false;
+        for (int i = 0; i < kOrderColumnCount; ++i) {
+          order_differs = order_differs || !(current.Value(i) == order_values[i]);
+        }
+        const bool text_differs =
+            !(current.Value(kFilterTextValue) == order_values[kFilterTextValue]);
+        current.Reset();
+        if (order_differs) {
+          set_order.Reset();
+          for (int i = 0; i < kOrderColumnCount; ++i) set_order.BindValue(1 + i, order_values[i]);
+          if (absl::Status s = set_order.Bind(5, kind_name).Bind(6, record.id).Run(); !s.ok()) {
+            return s;
+          }
+        }
+        if (text_differs) {
+          if (absl::Status s = set_text.Reset()
+                                   .BindValue(1, order_values[kFilterTextValue])
+                                   .Bind(2, kind_name)
+                                   .Bind(3, record.id)
+                                   .Run();
+              !s.ok()) {
+            return s;
+          }
+        }
+        if (kind == RecordKind::kModel) {
+          if (absl::Status s = AddDomainRows(record.id, order_values); !s.ok()) return s;
+        }
       }
       if (absl::Status s = clear.Reset().Bind(1, kind_name).Bind(2, record.id).Run(); !s.ok()) {
         return s;
@@ -571,6 +795,9 @@ absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes
                       .Run();
       } else {
         written = CheckCurrent(record.kind, record.id, write.expected_revision);
+        if (written.ok() && record.kind == RecordKind::kModel) {
+          written = RemoveDomainRows(record.id);  // by the text still stored
+        }
         if (written.ok()) {
           written = update.Reset()
                         .Bind(1, record.display_name)
@@ -581,6 +808,9 @@ absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes
                         .Bind(10, record.id)
                         .Run();
         }
+      }
+      if (written.ok() && record.kind == RecordKind::kModel) {
+        written = AddDomainRows(record.id, record.order_values);
       }
       if (!written.ok()) return written;
       if (absl::Status s = ReplaceLookupKeys(record); !s.ok()) return s;
@@ -653,6 +883,9 @@ absl::StatusOr<int64_t> SqliteStore::Delete(RecordKind kind, absl::string_view i
   absl::MutexLock lock(&mutex_);
   return InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
     if (absl::Status s = CheckCurrent(kind, id, expected_revision); !s.ok()) return s;
+    if (kind == RecordKind::kModel) {
+      if (absl::Status s = RemoveDomainRows(id); !s.ok()) return s;
+    }
     absl::StatusOr<int64_t> revision = NextRevision();
     if (!revision.ok()) return revision.status();
     for (const char* sql : {"DELETE FROM records WHERE kind = ? AND id = ?",

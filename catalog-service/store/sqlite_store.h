@@ -20,9 +20,12 @@ class SqliteStore : public CatalogStore {
   // migrations. ":memory:" gives a private in-memory database.
   // `max_pages` > 0 caps the database's size in pages (SQLite's
   // max_page_count, never below its size at open): writes past it fail as on
-  // a full disk.
+  // a full disk. `mmap_bytes` > 0 reads up to that much of the file through
+  // a memory map (PRAGMA mmap_size) instead of copying each page from the
+  // kernel into SQLite's page cache.
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path,
-                                                           int64_t max_pages = 0);
+                                                           int64_t max_pages = 0,
+                                                           int64_t mmap_bytes = 0);
   ~SqliteStore() override;
 
   // Prepared statements by SQL text (see Statement in sqlite_store.cc).
@@ -69,12 +72,31 @@ class SqliteStore : public CatalogStore {
   absl::Status LogChange(int64_t revision, RecordKind kind, absl::string_view id,
                          absl::string_view operation);
   absl::Status ReplaceLookupKeys(const RecordWrite& record);
+  // Inside a transaction: the model's rows in model_domains (schema 5) for
+  // the domains in values[kDomainsValue], with its order values.
+  absl::Status AddDomainRows(absl::string_view id, const OrderValues& values);
+  // Inside a transaction: removes the model's rows, found through the
+  // elements of its stored filter text (a superset of its domains), so no
+  // index by id is kept (it would cost every imported row).
+  absl::Status RemoveDomainRows(absl::string_view id);
+  // The domain a list with these tests can walk in model_domains: unset
+  // when none can (no domains test, more than one domain contains its text,
+  // or stored models still wait for their rows); "" in `none` when no
+  // domain contains it (nothing can match).
+  struct DomainWalk {
+    bool walk = false;
+    bool none = false;
+    std::string domain;
+  };
+  absl::StatusOr<DomainWalk> DomainToWalk(RecordKind kind, const std::vector<ColumnTest>& tests);
 
   // One connection, serialized: SQLite allows one writer at a time anyway.
   absl::Mutex mutex_;
   sqlite3* db_;
   StatementCache statements_ ABSL_GUARDED_BY(mutex_);
   int schema_version_ = 0;
+  // No model waits in order_values_pending: every model has its domain rows.
+  bool domain_rows_complete_ ABSL_GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace modelatlas::catalog

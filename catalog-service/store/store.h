@@ -46,7 +46,13 @@ inline constexpr int kStoredValueCount = kOrderColumnCount + 1;
 // Empty text for a model without any; unset (NULL) for hardware and for rows
 // an older binary wrote, which every kContains test lets through.
 inline constexpr int kFilterTextValue = kOrderColumnCount;
-using OrderValues = std::array<OrderValue, kStoredValueCount>;
+// Then, not a column of the record's row: the model's domains, each lower
+// case after a newline (FilterTextOf's format). A store may keep one row per
+// domain beside the record (SQLite schema 5, model_domains) with the order
+// values, so that a page of `domains:"vision"` ordered by a column walks only
+// that domain's models (ColumnTest on kDomainsValue). Unset for hardware.
+inline constexpr int kDomainsValue = kStoredValueCount;
+using OrderValues = std::array<OrderValue, kStoredValueCount + 1>;
 
 // A test a store applies to one of those columns while it reads, so that a
 // filtered List does not read, decode and reject every record in the catalog
@@ -58,7 +64,10 @@ struct ColumnTest {
   enum class Op { kLess, kLessOrEqual, kEqual, kGreaterOrEqual, kGreater, kContains };
   // Numbers (kLess..kGreater): an OrderColumn (not kDisplayName), whose NULL
   // passes no test, as an unset field matches no comparison. kContains:
-  // kFilterTextValue, `value` the lower-case text.
+  // kFilterTextValue (some element of the filter text's lists) or
+  // kDomainsValue (some domain) contains `value`, the lower-case text. The
+  // catalog sends a domains term as both (a store without domain rows
+  // applies the first, one with them may walk the second).
   int column = 0;
   Op op = Op::kEqual;
   OrderValue value;

@@ -266,7 +266,7 @@ TEST_F(CatalogTest, LoadIfEmptyLoadsOnce) {
   EXPECT_EQ(catalog_->Info()->model_count(), 1);
   EXPECT_EQ(catalog_->Info()->revision(), 1);
   EXPECT_EQ(catalog_->Info()->store(), "sqlite");
-  EXPECT_EQ(catalog_->Info()->schema_version(), 4);
+  EXPECT_EQ(catalog_->Info()->schema_version(), 5);
 }
 
 // The shipped facts come from Epoch AI under CC BY 4.0: info credits them.

@@ -217,7 +217,7 @@ TEST(OrderedListMigrationTest, SqliteFileOfSchema2IsUpgradedAndOrdersItsRecords)
   {
     auto store = SqliteStore::Open(path);
     ASSERT_TRUE(store.ok()) << store.status();
-    EXPECT_EQ((*store)->schema_version(), 4);
+    EXPECT_EQ((*store)->schema_version(), 5);
     Catalog catalog(*std::move(store));
     ExpectSameAsSortedInProcess(catalog);
     EXPECT_EQ(AllPages(catalog, "", "parameters", 1000).size(), 80u);

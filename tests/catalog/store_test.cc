@@ -80,7 +80,7 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(StoreTest, NewStoreIsMigratedAndEmpty) {
-  EXPECT_EQ(store_->schema_version(), 4);
+  EXPECT_EQ(store_->schema_version(), GetParam() == "postgres" ? 4 : 5);
   EXPECT_EQ(store_->backend(), GetParam() == "sqlite_cached" ? "sqlite" : GetParam());
   EXPECT_EQ(*store_->Revision(), 0);
   EXPECT_EQ(*store_->Count(RecordKind::kModel), 0);
@@ -91,7 +91,7 @@ TEST_P(StoreTest, WritesSurviveReopeningAndRevisionGrowsPerWrite) {
   EXPECT_EQ(*store_->Insert({Model("c")}), 2);
   store_.reset();  // an open SQLite store holds its file exclusively
   store_ = Open();
-  EXPECT_EQ(store_->schema_version(), 4);
+  EXPECT_EQ(store_->schema_version(), GetParam() == "postgres" ? 4 : 5);
   EXPECT_EQ(*store_->Revision(), 2);
   EXPECT_EQ(*store_->Count(RecordKind::kModel), 3);
   EXPECT_EQ(*store_->Count(RecordKind::kHardware), 0);
