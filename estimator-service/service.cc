@@ -16,6 +16,7 @@
 #include "estimator-service/answers/training.h"
 #include "estimator-service/catalog/sources.h"
 #include "estimator-service/list_writer.h"
+#include "estimator-service/reply_arena.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -188,10 +189,12 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
                              [context] { return context->IsCancelled(); });
   std::shared_ptr<RecordSource> records = Records(context);
   const Request& parsed = *request;
+  // `answer` ends with the status and, when OK, the answer (on the heap or
+  // an arena the answer owns: it is serialized here, not copied).
   answer(records, parsed,
-         [this, reactor, out, kind, records, request, bytes, keepable,
-          revision](absl::StatusOr<Response> result) {
-           if (result.ok()) {
+         [this, reactor, out, kind, records, request, bytes, keepable, revision](
+             const absl::Status& status, const Response* result) {
+           if (status.ok()) {
              if (on_estimate_) on_estimate_(kind);
              // How current the records it read were (the answer's provenance),
              // appended: a field added to serialized bytes is part of the message.
@@ -205,7 +208,7 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
                *out = ReplyMessage(*result, CatalogViewBytes<Response>(view).view());
              }
            }
-           reactor->Finish(ToGrpcStatus(result.status()));
+           reactor->Finish(ToGrpcStatus(status));
          });
   return reactor;
 }
@@ -213,15 +216,35 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
 grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  return CachedUnary<v1::EstimateInferenceMemoryRequest, v1::EstimateInferenceMemoryResponse>(
-      context, request, response, "inference_memory", AnswerInferenceMemory);
+  using Response = v1::EstimateInferenceMemoryResponse;
+  return CachedUnary<v1::EstimateInferenceMemoryRequest, Response>(
+      context, request, response, "inference_memory",
+      [](std::shared_ptr<RecordSource> records, const v1::EstimateInferenceMemoryRequest& parsed,
+         auto finish) {
+        AnswerInferenceMemory(std::move(records), parsed,
+                              [finish = std::move(finish)](absl::StatusOr<Response> result) {
+                                finish(result.status(), result.ok() ? &*result : nullptr);
+                              });
+      });
 }
 
 grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanInference(grpc::CallbackServerContext* context,
                                                               const grpc::ByteBuffer* request,
                                                               grpc::ByteBuffer* response) {
-  return CachedUnary<v1::PlanInferenceRequest, v1::PlanInferenceResponse>(
-      context, request, response, "plan_inference", AnswerPlanInference);
+  using Response = v1::PlanInferenceResponse;
+  return CachedUnary<v1::PlanInferenceRequest, Response>(
+      context, request, response, "plan_inference",
+      [](std::shared_ptr<RecordSource> records, const v1::PlanInferenceRequest& parsed,
+         auto finish) {
+        // Built on an arena (ReplyArena): a plan over every accelerator is
+        // about 1,800 messages and strings, serialized once and dropped.
+        auto arena = std::make_shared<ReplyArena>();
+        Response* answer = arena->Create<Response>();
+        AnswerPlanInferenceInto(
+            std::move(records), parsed, answer,
+            [arena = std::move(arena), answer, finish = std::move(finish)](
+                const absl::Status& status) { finish(status, status.ok() ? answer : nullptr); });
+      });
 }
 
 grpc::ServerUnaryReactor* EstimatorServiceImpl::CountParameters(

@@ -91,6 +91,9 @@ class EstimatorServiceImpl final
   // Unary, for a raw method: parses the request (INVALID_ARGUMENT naming its
   // type when the bytes are not one), replies a kept answer to the same
   // bytes at the snapshot's revision, else answers, keeps and replies.
+  // `answer(records, request, finish)` ends with finish(status, const
+  // Response* answer): the answer (null unless OK) is serialized in finish,
+  // so it may live on an arena the caller frees afterwards.
   template <typename Request, typename Response, typename Answer>
   grpc::ServerUnaryReactor* CachedUnary(grpc::CallbackServerContext* context,
                                         const grpc::ByteBuffer* request, grpc::ByteBuffer* response,

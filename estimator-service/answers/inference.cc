@@ -500,29 +500,26 @@ void AnswerMemoryWith(std::shared_ptr<RecordSource> source,
               });
 }
 
-// The plan, then (when asked) the newer models of the same size on its
-// reference card, read from `reader`'s catalog.
-absl::StatusOr<v1::PlanInferenceResponse> PlanWithNewerModels(
-    const RecordSource& reader, const common::v1::Model& model,
-    const SharedRecords<common::v1::Hardware>& hardware, const v1::PlanInferenceRequest& request,
-    const SourcedModel* sourced, const ServingExtras* extras,
-    const common::v1::Hardware* offload_host) {
-  absl::StatusOr<v1::PlanInferenceResponse> plan =
-      PlanInferenceFor(model, hardware, request, sourced, extras, offload_host);
-  if (!plan.ok() || !request.newer_models() || !plan->memory().available()) return plan;
+// The plan into `plan`, then (when asked) the newer models of the same size
+// on its reference card, read from `reader`'s catalog.
+absl::Status PlanWithNewerModels(const RecordSource& reader, const common::v1::Model& model,
+                                 const SharedRecords<common::v1::Hardware>& hardware,
+                                 const v1::PlanInferenceRequest& request,
+                                 const SourcedModel* sourced, const ServingExtras* extras,
+                                 const common::v1::Hardware* offload_host,
+                                 v1::PlanInferenceResponse* plan) {
+  absl::Status planned =
+      PlanInferenceInto(plan, model, hardware, request, sourced, extras, offload_host);
+  if (!planned.ok() || !request.newer_models() || !plan->memory().available()) return planned;
   absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(request.workload());
   if (!workload.ok()) return PrefixFieldViolations(workload.status(), "workload.");
-  if (absl::Status added = AddNewerModels(reader, model, hardware, *workload, &*plan);
-      !added.ok()) {
-    return added;
-  }
-  return plan;
+  return AddNewerModels(reader, model, hardware, *workload, plan);
 }
 
 void AnswerPlanWithHost(std::shared_ptr<RecordSource> source,
                         const v1::PlanInferenceRequest& request, Extras extras,
                         std::shared_ptr<const common::v1::Hardware> host,
-                        AnswerDone<v1::PlanInferenceResponse> done) {
+                        v1::PlanInferenceResponse* response, StatusDone done) {
   const common::v1::Hardware* offload_host = host.get();
   std::shared_ptr<RecordSource> reader = source;
   if (request.has_source()) {
@@ -531,11 +528,11 @@ void AnswerPlanWithHost(std::shared_ptr<RecordSource> source,
     hardware.all_hardware = true;
     return WithSourcedModel(
         std::move(source), request.source(), std::move(hardware),
-        [&request, extras, reader, host, offload_host, done = std::move(done)](
+        [&request, extras, reader, host, offload_host, response, done = std::move(done)](
             absl::StatusOr<Records> records, const SourcedModel& sourced) {
           if (!records.ok()) return done(records.status());
           done(PlanWithNewerModels(*reader, *records->model, records->hardware, request, &sourced,
-                                   extras.get(), offload_host));
+                                   extras.get(), offload_host, response));
         });
   }
   absl::StatusOr<RecordsWanted> wanted =
@@ -544,26 +541,26 @@ void AnswerPlanWithHost(std::shared_ptr<RecordSource> source,
   wanted->hardware.assign(request.hardware().begin(), request.hardware().end());
   wanted->all_hardware = true;
   ReadRecords(std::move(source), *std::move(wanted),
-              [&request, extras, reader, host, offload_host,
+              [&request, extras, reader, host, offload_host, response,
                done = std::move(done)](absl::StatusOr<Records> records) {
                 if (!records.ok()) return done(records.status());
                 done(PlanWithNewerModels(*reader, *records->model, records->hardware, request,
-                                         nullptr, extras.get(), offload_host));
+                                         nullptr, extras.get(), offload_host, response));
               });
 }
 
 // Reads the offload host first when the request names one (NOT_FOUND naming
 // it), then plans.
 void AnswerPlanWith(std::shared_ptr<RecordSource> source, const v1::PlanInferenceRequest& request,
-                    Extras extras, AnswerDone<v1::PlanInferenceResponse> done) {
+                    Extras extras, v1::PlanInferenceResponse* response, StatusDone done) {
   if (request.offload() == v1::OFFLOAD_MODE_UNSPECIFIED) {
-    return AnswerPlanWithHost(std::move(source), request, std::move(extras), nullptr,
+    return AnswerPlanWithHost(std::move(source), request, std::move(extras), nullptr, response,
                               std::move(done));
   }
   RecordSource* reader = source.get();
   reader->FindHardware(
       {request.offload_host()},
-      [source = std::move(source), &request, extras = std::move(extras),
+      [source = std::move(source), &request, extras = std::move(extras), response,
        done = std::move(done)](absl::StatusOr<SharedRecords<common::v1::Hardware>> found) mutable {
         if (!found.ok()) {
           return done(absl::Status(found.status().code(),
@@ -574,7 +571,7 @@ void AnswerPlanWith(std::shared_ptr<RecordSource> source, const v1::PlanInferenc
               absl::StrCat("offload_host: hardware ", request.offload_host(), " not found")));
         }
         auto host = std::make_shared<const common::v1::Hardware>(*found->begin());
-        AnswerPlanWithHost(std::move(source), request, std::move(extras), std::move(host),
+        AnswerPlanWithHost(std::move(source), request, std::move(extras), std::move(host), response,
                            std::move(done));
       });
 }
@@ -582,9 +579,9 @@ void AnswerPlanWith(std::shared_ptr<RecordSource> source, const v1::PlanInferenc
 // What a request serves next to its model (a LoRA adapter, a draft model
 // sized with the same workload), then `next(source, extras, done)`; a draft
 // that cannot be sized ends the call with its error.
-template <typename Request, typename Response, typename Next>
-void WithServingExtras(std::shared_ptr<RecordSource> source, const Request& request,
-                       AnswerDone<Response> done, Next next) {
+template <typename Request, typename Done, typename Next>
+void WithServingExtras(std::shared_ptr<RecordSource> source, const Request& request, Done done,
+                       Next next) {
   auto extras = std::make_shared<ServingExtras>();
   if (request.has_lora()) extras->lora = &request.lora();
   if (!request.has_draft_model()) {
@@ -763,12 +760,27 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     const common::v1::Model& model, const SharedRecords<common::v1::Hardware>& hardware,
     const v1::PlanInferenceRequest& request, const SourcedModel* sourced,
     const ServingExtras* extras, const common::v1::Hardware* offload_host) {
+  v1::PlanInferenceResponse response;
+  if (absl::Status planned =
+          PlanInferenceInto(&response, model, hardware, request, sourced, extras, offload_host);
+      !planned.ok()) {
+    return planned;
+  }
+  return response;
+}
+
+absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, const common::v1::Model& model,
+                               const SharedRecords<common::v1::Hardware>& hardware,
+                               const v1::PlanInferenceRequest& request, const SourcedModel* sourced,
+                               const ServingExtras* extras,
+                               const common::v1::Hardware* offload_host) {
   absl::StatusOr<Sized> sized =
       SizeForModel(model, request.workload(), request.hypothetical(), sourced, extras);
   if (!sized.ok()) return sized.status();
-  v1::PlanInferenceResponse response;
-  *response.mutable_memory() = std::move(sized->response);
-  if (!sized->sizing.has_value()) return response;  // "no estimate: weights not published"
+  // On an arena the sizing's heap message is copied (one small message).
+  *response->mutable_memory() = std::move(sized->response);
+  // "no estimate: weights not published"
+  if (!sized->sizing.has_value()) return absl::OkStatus();
 
   PlanInput input;
   input.sizing = *sized->sizing;
@@ -837,7 +849,7 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
       runtime_devices[hw.name()] = {device, hw.manufacturer()};
     }
     prices[index] = device.price_usd_per_hour;
-    response.set_catalog_revision(std::max(response.catalog_revision(), hw.revision()));
+    response->set_catalog_revision(std::max(response->catalog_revision(), hw.revision()));
   }
   absl::StatusOr<PlanObjective> objective = ToCorePlanObjective(request.objective(), "objective");
   if (!objective.ok()) return objective.status();
@@ -845,7 +857,7 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
   // never moved.
   const std::vector<int> order = RankOrder(*objective, plans);
   if (request.split_cards_size() > 0) {
-    if (absl::Status split = AddLayerSplit(hardware, request, input, &response); !split.ok()) {
+    if (absl::Status split = AddLayerSplit(hardware, request, input, response); !split.ok()) {
       return split;
     }
   }
@@ -862,10 +874,10 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     }
   }
   // The plans are not used after this: their text moves into the reply.
-  response.mutable_plans()->Reserve(static_cast<int>(plans.size()));
+  response->mutable_plans()->Reserve(static_cast<int>(plans.size()));
   for (int index : order) {
     DevicePlan& plan = plans[index];
-    auto* out = response.add_plans();
+    auto* out = response->add_plans();
     out->set_hardware(std::move(plan.name));
     out->set_display_name(std::move(plan.display_name));
     out->set_fits(plan.fits);
@@ -950,16 +962,29 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     out->mutable_arithmetic()->Reserve(static_cast<int>(plan.arithmetic.size()));
     for (std::string& line : plan.arithmetic) out->add_arithmetic(std::move(line));
   }
-  return response;
+  return absl::OkStatus();
 }
 
 void AnswerPlanInference(std::shared_ptr<RecordSource> source,
                          const v1::PlanInferenceRequest& request,
                          AnswerDone<v1::PlanInferenceResponse> done) {
+  auto response = std::make_shared<v1::PlanInferenceResponse>();
+  v1::PlanInferenceResponse* into = response.get();
+  AnswerPlanInferenceInto(
+      std::move(source), request, into,
+      [response = std::move(response), done = std::move(done)](const absl::Status& planned) {
+        if (!planned.ok()) return done(planned);
+        done(std::move(*response));
+      });
+}
+
+void AnswerPlanInferenceInto(std::shared_ptr<RecordSource> source,
+                             const v1::PlanInferenceRequest& request,
+                             v1::PlanInferenceResponse* response, StatusDone done) {
   if (absl::Status invalid = ValidatePlanRequest(request); !invalid.ok()) return done(invalid);
   WithServingExtras(std::move(source), request, std::move(done),
-                    [&request](auto reader, auto extras, auto answered) {
-                      AnswerPlanWith(std::move(reader), request, std::move(extras),
+                    [&request, response](auto reader, auto extras, auto answered) {
+                      AnswerPlanWith(std::move(reader), request, std::move(extras), response,
                                      std::move(answered));
                     });
 }

@@ -21,6 +21,9 @@ namespace modelatlas::estimator {
 
 template <typename Response>
 using AnswerDone = std::function<void(absl::StatusOr<Response>)>;
+// The end of an answer written into a message the caller owns (which may
+// live on a protobuf Arena): OK when the message holds the answer.
+using StatusDone = std::function<void(const absl::Status&)>;
 
 // What is served next to the model: LoRA adapters and a draft model for
 // speculative decoding (sized beforehand with the same workload).
@@ -70,11 +73,26 @@ absl::StatusOr<v1::PlanInferenceResponse> PlanInferenceFor(
     const common::v1::Model& model, const SharedRecords<common::v1::Hardware>& hardware,
     const v1::PlanInferenceRequest& request, const SourcedModel* sourced = nullptr,
     const ServingExtras* extras = nullptr, const common::v1::Hardware* offload_host = nullptr);
+// PlanInferenceFor written into `response` (empty; on the heap or an Arena:
+// a plan over every accelerator is about 1,550 strings and 258 messages, one
+// allocation each off an arena). On an error `response` holds a partial
+// answer and must not be replied.
+absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, const common::v1::Model& model,
+                               const SharedRecords<common::v1::Hardware>& hardware,
+                               const v1::PlanInferenceRequest& request,
+                               const SourcedModel* sourced = nullptr,
+                               const ServingExtras* extras = nullptr,
+                               const common::v1::Hardware* offload_host = nullptr);
 
 // PlanInference: validates, reads the model and the hardware, plans.
 void AnswerPlanInference(std::shared_ptr<RecordSource> source,
                          const v1::PlanInferenceRequest& request,
                          AnswerDone<v1::PlanInferenceResponse> done);
+// The same answer written into `response` (empty), which must outlive
+// `done`, as must `request`; `done` gets OK when `response` holds the answer.
+void AnswerPlanInferenceInto(std::shared_ptr<RecordSource> source,
+                             const v1::PlanInferenceRequest& request,
+                             v1::PlanInferenceResponse* response, StatusDone done);
 
 // Counts the parameters of `architecture`.
 absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
