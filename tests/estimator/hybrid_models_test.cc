@@ -30,6 +30,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "tests/estimator/fake_records.h"
+#include "tests/estimator/published_configs.h"
 #include "tests/testing/shared_data.h"
 
 namespace modelatlas::estimator {
@@ -67,18 +68,6 @@ constexpr char kFalconH1_05B[] = R"({
   "mamba_d_state": 128, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_conv_bias": true,
   "mamba_proj_bias": false, "mamba_rms_norm": false, "projectors_bias": false,
   "max_position_embeddings": 16384})";
-
-// Qwen/Qwen3-Next-80B-A3B-Instruct config.json (the keys that decide the
-// count; transformers Qwen3NextConfig).
-constexpr char kQwen3Next80B[] = R"({
-  "model_type": "qwen3_next", "hidden_size": 2048, "num_hidden_layers": 48,
-  "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
-  "intermediate_size": 5120, "vocab_size": 151936, "tie_word_embeddings": false,
-  "num_experts": 512, "num_experts_per_tok": 10, "moe_intermediate_size": 512,
-  "shared_expert_intermediate_size": 512, "decoder_sparse_step": 1, "mlp_only_layers": [],
-  "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
-  "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_value_head_dim": 128,
-  "max_position_embeddings": 262144})";
 
 // nvidia/Nemotron-H-4B-Base-8K: the shape Megatron-Bridge's
 // NemotronHModel4BProvider gives (pattern, hidden 3072, 112 Mamba heads of
@@ -221,7 +210,7 @@ TEST(HybridModelsTest, FalconH1TinyIsCountedExactlyWithTiedEmbeddings) {
 }
 
 TEST(HybridModelsTest, Qwen3NextIsCountedExactlyWithItsMultiTokenPredictionLayer) {
-  const Architecture arch = Read(kQwen3Next80B);
+  const Architecture arch = Read(testing::kQwen3Next80BConfigJson);
   ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kGatedDeltaNet);
   EXPECT_EQ(arch.num_attention_layers, 12);  // every 4th of 48
   EXPECT_EQ(arch.num_recurrent_layers, 36);
@@ -239,7 +228,7 @@ TEST(HybridModelsTest, Qwen3NextIsCountedExactlyWithItsMultiTokenPredictionLayer
 }
 
 TEST(HybridModelsTest, Qwen3NextCachesTwelveAttentionLayersAndThirtySixDeltaNetStates) {
-  const Architecture arch = Read(kQwen3Next80B);
+  const Architecture arch = Read(testing::kQwen3Next80BConfigJson);
   std::string kv_text;
   // 12 attention layers x 2 KV heads x 256 x 2 (K, V) x 2 bytes.
   EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, &kv_text), 12 * 2 * 256 * 2 * 2);
@@ -449,7 +438,7 @@ TEST(HybridModelsTest, Mamba2TrainingActivationsCountEachBlockOnItsLayers) {
 //   chunk_gated_delta_rule_bwd calls chunk_gated_delta_rule_fwd_h again).
 // Before, these 36 layers were counted as attention layers with a note.
 TEST(HybridModelsTest, GatedDeltaNetTrainingActivationsAreTheKernelsSavedTensors) {
-  const Architecture arch = Read(kQwen3Next80B);
+  const Architecture arch = Read(testing::kQwen3Next80BConfigJson);
   ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kGatedDeltaNet);
   // One shared expert of its own width (no count in the config): its
   // activations count like a routed expert's (before, they were dropped).

@@ -26,4 +26,16 @@ inline std::string GptOssConfigJson(int layers, int experts) {
       R"(, "num_local_experts": )", experts, R"(, "layer_types": [)", types, "]}");
 }
 
+// Qwen/Qwen3-Next-80B-A3B-Instruct config.json (the keys that decide the
+// count; transformers Qwen3NextConfig).
+inline constexpr char kQwen3Next80BConfigJson[] = R"({
+  "model_type": "qwen3_next", "hidden_size": 2048, "num_hidden_layers": 48,
+  "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+  "intermediate_size": 5120, "vocab_size": 151936, "tie_word_embeddings": false,
+  "num_experts": 512, "num_experts_per_tok": 10, "moe_intermediate_size": 512,
+  "shared_expert_intermediate_size": 512, "decoder_sparse_step": 1, "mlp_only_layers": [],
+  "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+  "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_value_head_dim": 128,
+  "max_position_embeddings": 262144})";
+
 }  // namespace modelatlas::estimator::testing
