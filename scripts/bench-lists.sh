@@ -58,12 +58,7 @@ first_page() {  # side port
 first_page before "$before_port" | tee "$state/first.txt"
 first_page after "$after_port" | tee -a "$state/first.txt"
 
-lists=(
-  'list-date|{"filter": "parameters > 1e11 AND domains:\"Vision\"", "order_by": "publication_date desc", "page_size": 50}'
-  'list-params|{"filter": "domains:\"Vision\"", "order_by": "parameters desc", "page_size": 50}'
-  'list-name|{"filter": "publication_date >= \"2024-01-01\"", "order_by": "display_name", "page_size": 50}'
-  'list-filter|{"filter": "parameters > 1e11 AND domains:\"Vision\"", "page_size": 50}'
-)
+lists=("${million_list_requests[@]}")
 printf '%s\n' "${lists[@]}" >"$state/lists.txt"
 for round in $(seq 1 "$rounds"); do
   for entry in "${lists[@]}"; do

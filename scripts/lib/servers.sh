@@ -43,3 +43,12 @@ with open(path, "w", newline="") as f:
                     f"{2015 + i % 11}-{1 + i % 12:02d}-{1 + i % 28:02d}"])
 PY
 }
+
+# The filtered, ordered ListModels pages measured at a million models
+# (scripts/bench-million.sh and scripts/bench-lists.sh), as "label|request JSON".
+million_list_requests=(
+  'list-date|{"filter": "parameters > 1e11 AND domains:\"Vision\"", "order_by": "publication_date desc", "page_size": 50}'
+  'list-params|{"filter": "domains:\"Vision\"", "order_by": "parameters desc", "page_size": 50}'
+  'list-name|{"filter": "publication_date >= \"2024-01-01\"", "order_by": "display_name", "page_size": 50}'
+  'list-filter|{"filter": "parameters > 1e11 AND domains:\"Vision\"", "page_size": 50}'
+)
