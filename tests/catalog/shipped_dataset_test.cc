@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -610,6 +611,58 @@ TEST_F(ShippedDatasetTest, EveryAcceleratorHasEveryFigureOrSaysWhyNot) {
   EXPECT_EQ(complete_or_explained, accelerators);
   RecordProperty("accelerators", accelerators);
   RecordProperty("with_every_figure", complete);
+}
+
+// A missing price says which kind of gap it is (issue 18 point 6): "no such
+// offering: " (nobody rents or sells the device that way) or "no dated public
+// figure found: " (it is, or may be, offered; searches found no dated,
+// attributable figure). A reader, the
+// "cheapest" ranking's caveats and tools/dataset/hardware_gaps.py tell them
+// apart by these first words. The "no such offering" gaps are listed by name:
+// moving a gap between the two kinds is a decision, not a side effect.
+TEST_F(ShippedDatasetTest, EveryMissingPriceSaysWhetherTheOfferingExists) {
+  const std::string kNoOffering = "no such offering: ";
+  const std::string kNotFound = "no dated public figure found: ";
+  // An AWS-only part, chips AWS only rents, a chip sold only inside racks.
+  const std::set<std::string> purchase_not_offered = {"aws-trainium", "aws-trainium2",
+                                                      "nvidia-a10g", "nvidia-gb200"};
+  // A wafer-scale system priced per job or token; Apple chips in memory sizes
+  // no EC2 Mac instance type carries (whole Mac minis are the only rentals).
+  const std::set<std::string> cloud_not_offered = {
+      "cerebras-cs-2",       "apple-m1-8gb",         "apple-m1-max-32gb",    "apple-m1-max-64gb",
+      "apple-m1-pro-16gb",   "apple-m1-pro-32gb",    "apple-m2-16gb",        "apple-m2-8gb",
+      "apple-m2-max-32gb",   "apple-m2-max-64gb",    "apple-m2-max-96gb",    "apple-m2-pro-16gb",
+      "apple-m2-ultra-64gb", "apple-m2-ultra-128gb", "apple-m2-ultra-192gb", "apple-m3-8gb",
+      "apple-m3-16gb",       "apple-m3-24gb",        "apple-m3-pro-18gb",    "apple-m3-pro-36gb",
+      "apple-m3-max-36gb",   "apple-m3-max-48gb",    "apple-m3-max-64gb",    "apple-m3-max-96gb",
+      "apple-m3-max-128gb"};
+  std::set<std::string> seen_cloud, seen_purchase;
+  int not_found = 0;
+  for (const Hardware& h : dataset_.hardware()) {
+    if (FromEpoch(h) || h.type() == common::v1::HARDWARE_TYPE_CPU) continue;
+    const std::string id(absl::StripPrefix(h.name(), "hardware/"));
+    for (const auto& [figure, not_offered, seen] :
+         {std::make_tuple("cloud_on_demand_price", &cloud_not_offered, &seen_cloud),
+          std::make_tuple("purchase_price", &purchase_not_offered, &seen_purchase)}) {
+      const std::string key = absl::StrCat("Not on record: ", figure, " (");
+      const std::string& notes = h.provenance().notes();
+      const size_t at = notes.find(key);
+      if (at == std::string::npos) continue;
+      const absl::string_view why = absl::string_view(notes).substr(at + key.size());
+      if (not_offered->count(id)) {
+        seen->insert(id);
+        EXPECT_TRUE(absl::StartsWith(why, kNoOffering)) << id << " " << figure << ": " << why;
+      } else {
+        ++not_found;
+        EXPECT_TRUE(absl::StartsWith(why, kNotFound)) << id << " " << figure << ": " << why;
+      }
+    }
+  }
+  // Every listed "no such offering" is still a gap (a price found for it
+  // would contradict the category: take it off the list).
+  for (const std::string& id : cloud_not_offered) EXPECT_TRUE(seen_cloud.count(id)) << id;
+  for (const std::string& id : purchase_not_offered) EXPECT_TRUE(seen_purchase.count(id)) << id;
+  RecordProperty("price_gaps_not_found", not_found);
 }
 
 // Prices for things nobody sells alone say what they are (issue 18 point 6,

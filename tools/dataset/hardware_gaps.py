@@ -4,7 +4,11 @@ missing (issue 18 point 6), and the count of accelerators that hold them all.
 
 A figure counts as present when the record holds it, and as excused when the
 record's provenance notes state why it is absent ("Not on record: FIELD ...",
-the convention tests/catalog/shipped_dataset_test.cc checks).
+the convention tests/catalog/shipped_dataset_test.cc checks). A missing price's
+reason starts with its category: "no such offering: " (nobody rents or sells
+the device that way: an AWS-only part, a chip sold only inside a rack or a
+Mac, a wafer-scale system priced per job) or "no dated public figure found: "
+(it is, or may be, offered, but no dated, attributable figure was found).
 
 Usage: python3 tools/dataset/hardware_gaps.py [catalog-service/data/dataset.json]
 """
@@ -38,9 +42,31 @@ FIGURES = {
 }
 
 
-def excused(h, figure):
+PRICES = ("cloud_on_demand_price", "purchase_price")
+# Categories of a missing price (the first words of its reason).
+NO_OFFERING = "no such offering: "
+NOT_FOUND = "no dated public figure found: "
+
+
+def reason(h, figure):
     notes = (h.get("provenance") or {}).get("notes", "")
-    return ("Not on record: " + figure + " (") in notes
+    key = "Not on record: " + figure + " ("
+    i = notes.find(key)
+    return None if i < 0 else notes[i + len(key):]
+
+
+def excused(h, figure):
+    return reason(h, figure) is not None
+
+
+def category(h, figure):
+    """'no offering', 'not found' or 'uncategorized' for a missing price."""
+    r = reason(h, figure) or ""
+    if r.startswith(NO_OFFERING):
+        return "no offering"
+    if r.startswith(NOT_FOUND):
+        return "not found"
+    return "uncategorized"
 
 
 def main():
@@ -51,10 +77,13 @@ def main():
                and h.get("type") != "HARDWARE_TYPE_CPU"]
     complete = complete_or_excused = complete_one_price = 0
     per_figure = {f: 0 for f in FIGURES}
+    per_category = {(f, c): 0 for f in PRICES for c in ("no offering", "not found", "uncategorized")}
     for h in sorted(curated, key=lambda h: h["name"]):
         missing = [f for f, test in FIGURES.items() if not test(h)]
         for f in missing:
             per_figure[f] += 1
+            if f in PRICES:
+                per_category[(f, category(h, f))] += 1
         unexcused = [f for f in missing if not excused(h, f)]
         complete += not missing
         # Point 1 of the issue counts "a cloud price or a purchase price".
@@ -63,7 +92,9 @@ def main():
             complete_one_price += not one_price
         complete_or_excused += not unexcused
         if missing:
-            shown = [f if f in unexcused else f + " (reason stated)" for f in missing]
+            shown = [f if f in unexcused
+                     else f + " (" + category(h, f) + ")" if f in PRICES
+                     else f + " (reason stated)" for f in missing]
             print(f"{h['name'][len('hardware/'):]:40s} {', '.join(shown)}")
     print()
     print(f"curated accelerators: {len(curated)}")
@@ -72,6 +103,11 @@ def main():
     print(f"every figure or a stated reason: {complete_or_excused}")
     for f, n in per_figure.items():
         print(f"  missing {f}: {n}")
+        if f in PRICES:
+            print(f"    no such offering: {per_category[(f, 'no offering')]}")
+            print(f"    offered or not ruled out, no dated public figure found: {per_category[(f, 'not found')]}")
+            if per_category[(f, "uncategorized")]:
+                print(f"    reason without a category: {per_category[(f, 'uncategorized')]}")
 
 
 if __name__ == "__main__":
