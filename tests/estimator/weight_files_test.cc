@@ -755,7 +755,7 @@ TEST(WeightFilesTest, CompressedTensorsW4A16FilesAreWithinTwoPercent) {
   }
   // Llama-3-8B, the numbers: 6,979,321,856 packed + 54,525,952 scales + 448
   // shape elements + 1,050,939,392 at 16 bits = 5,700,595,200 bytes (+0.01%);
-  // without the scales (int4's old sizing) 5,591,069,696, 1.9% low.
+  // without the scales (int4's old sizing) 5,591,539,712, 1.9% low.
   EXPECT_EQ(Bytes(Llama3_8B(), NumberFormat::kInt4), 5700595200);
   // A group of 64 doubles the scales; a group that is not a power of two is
   // refused with the field named, as for GPTQ and AWQ.
@@ -777,7 +777,9 @@ TEST(WeightFilesTest, CompressedTensorsW4A16FilesAreWithinTwoPercent) {
 //     .../tree/main at ef1b0a1): 4.98 GB + 1.05 GB -> `nvfp4`;
 //   neuralmagic/Llama-3.2-1B-quantized.w8a8 (.../tree/main at c634b88):
 //     model.safetensors 2.02 GB, and neuralmagic/Llama-3.2-3B-quantized.w8a8
-//     (.../tree/4d12d86b): 4.4 GB -> `int8` plus the tied head held apart.
+//     (.../tree/4d12d86b): 4.4 GB -> `int8` plus the tied head held apart;
+//   RedHatAI/Meta-Llama-3.1-70B-Instruct-quantized.w8a8 (.../tree/c1e66312):
+//     the repository, 72.7 GB (its 15 shards and a 9 MB tokenizer) -> `int8`.
 // The per-tensor and per-channel scales `fp8` and `int8` leave out, the
 // NVFP4 global scales and the safetensors headers are each below 0.2%.
 TEST(WeightFilesTest, Fp8Nvfp4AndW8A8FilesAreWithinTwoPercent) {
@@ -795,6 +797,8 @@ TEST(WeightFilesTest, Fp8Nvfp4AndW8A8FilesAreWithinTwoPercent) {
       {Llama3_8B(), NumberFormat::kNvfp4, 4.98e9 + 1.05e9, "weiweiz1/llama3.1-8b-nvfp"},
       {llama1b, NumberFormat::kInt8, 2.02e9, "neuralmagic/Llama-3.2-1B-quantized.w8a8"},
       {llama3b, NumberFormat::kInt8, 4.40e9, "neuralmagic/Llama-3.2-3B-quantized.w8a8"},
+      {Dense(80, 8192, 64, 8, 28672, 128256, false, false), NumberFormat::kInt8, 72.7e9,
+       "RedHatAI/Meta-Llama-3.1-70B-Instruct-quantized.w8a8"},
   };
   for (const auto& c : cases) {
     absl::StatusOr<WeightFile> file = WeightFileOf(c.arch, c.format);
