@@ -92,6 +92,11 @@ TEST(WeightFilesTest, Q2KMixesQ3KQ4KAndQ6KTensors) {
 TEST(WeightFilesTest, BitsandbytesNf4KeepsEmbeddingsAndHeadIn16Bits) {
   const double ours = Bytes(Llama3_8B(), NumberFormat::kNf4DoubleQuant);
   EXPECT_NEAR(ours / 5.70e9, 1.0, 0.02) << ours;
+  // An index's metadata.total_size, exact bytes: fsaudm/Meta-Llama-3.1-8B-Instruct-NF4
+  // (commit 49a4a75, a copy of hugging-quants/Meta-Llama-3.1-8B-Instruct-BNB-NF4 by its
+  // config's _name_or_path) 5,702,577,951; ours 282,399 bytes (-0.005%) below, bitsandbytes'
+  // quant_state blobs and absmax code books, which are not counted.
+  EXPECT_NEAR(ours / 5702577951.0, 1.0, 0.0001) << ours;
   // The old answer, every parameter at 4.127 bits: 4.14e9, -27%.
   EXPECT_LT(8030261248 * 4.127 / 8 / 5.70e9, 0.74);
 }
