@@ -32,7 +32,8 @@ struct WeightFile {
 // format; plain formats store every tensor alike).
 bool SizedByTensor(NumberFormat format);
 
-// The weights of `arch` in `format` (group size for GPTQ/AWQ: 0 = 128).
+// The weights of `arch` in `format` (group size for GPTQ, AWQ and int4, the
+// compressed-tensors W4A16 layout: 0 = 128).
 // `gguf_imatrix`: the GGUF file was quantized with an importance matrix
 // (llama-quantize --imatrix; bartowski's and unsloth's files are): Q4_0 then
 // keeps the first eighth of ffn_down in Q4_1. IQ files always have one.

@@ -92,6 +92,11 @@ TEST(WeightFilesTest, Q2KMixesQ3KQ4KAndQ6KTensors) {
 TEST(WeightFilesTest, BitsandbytesNf4KeepsEmbeddingsAndHeadIn16Bits) {
   const double ours = Bytes(Llama3_8B(), NumberFormat::kNf4DoubleQuant);
   EXPECT_NEAR(ours / 5.70e9, 1.0, 0.02) << ours;
+  // An index's metadata.total_size, exact bytes: fsaudm/Meta-Llama-3.1-8B-Instruct-NF4
+  // (commit 49a4a75, a copy of hugging-quants/Meta-Llama-3.1-8B-Instruct-BNB-NF4 by its
+  // config's _name_or_path) 5,702,577,951; ours 282,399 bytes (-0.005%) below, bitsandbytes'
+  // quant_state blobs and absmax code books, which are not counted.
+  EXPECT_NEAR(ours / 5702577951.0, 1.0, 0.0001) << ours;
   // The old answer, every parameter at 4.127 bits: 4.14e9, -27%.
   EXPECT_LT(8030261248 * 4.127 / 8 / 5.70e9, 0.74);
 }
@@ -695,6 +700,120 @@ TEST(WeightFilesTest, Nvfp4CheckpointsOfQwen3HoldTheirElementCounts) {
     const double rest = file->parameters - packed;
     EXPECT_EQ(packed / 2 + rest, c.published) << file->derivation;
     EXPECT_DOUBLE_EQ(file->bytes, packed * 4.5 / 8 + 2 * rest);
+  }
+}
+
+// compressed-tensors W4A16 (llm-compressor's W4A16 scheme, `int4` sized by
+// tensor) against the Hub's file listings (3 significant figures; one
+// rounding step of +-0.005 GB or +-0.5 MB per file), read 2026-12-01 from
+// the listings as the docs search corpus holds them:
+//   nm-testing/Meta-Llama-3-8B-Instruct-W4A16-compressed-tensors-test
+//     (huggingface.co/nm-testing/Meta-Llama-3-8B-Instruct-W4A16-compressed-tensors-test/tree/main
+//     at 9cd9046):
+//     model-00001-of-00002 4.65 GB + model-00002-of-00002 1.05 GB;
+//   RedHatAI/phi-4-quantized.w4a16 (.../tree/main at 17890eb): 4.93 GB + 4.16 GB;
+//   nm-testing/tinyllama-w4a16-compressed-hf-quantizer (.../tree/90e33cf4):
+//     model.safetensors 762 MB (horheynm/TinyLlama_1.1B_Chat_v1.0_W4A16_G128_compressed,
+//     group 128 by its name, is the same 762 MB).
+// Configs: meta-llama/Meta-Llama-3-8B-Instruct, microsoft/phi-4 (phi3: fused
+// qkv_proj and gate_up_proj, 40 layers, 5120 wide, 40 heads, 10 KV heads,
+// 17920, vocabulary 100352, untied), TinyLlama/TinyLlama-1.1B-Chat-v1.0 (22
+// layers, 2048 wide, 32 heads, 4 KV heads, 5632, vocabulary 32000).
+TEST(WeightFilesTest, CompressedTensorsW4A16FilesAreWithinTwoPercent) {
+  auto phi_config = ArchitectureFromHfConfig(R"({
+    "model_type": "phi3", "hidden_size": 5120, "num_hidden_layers": 40,
+    "num_attention_heads": 40, "num_key_value_heads": 10, "intermediate_size": 17920,
+    "vocab_size": 100352, "tie_word_embeddings": false, "max_position_embeddings": 16384})");
+  ASSERT_TRUE(phi_config.ok()) << phi_config.status();
+  const Architecture phi4 = ToCoreArchitecture(*phi_config);
+  ASSERT_TRUE(phi4.fused_qkv);
+  const Architecture tinyllama = Dense(22, 2048, 32, 4, 5632, 32000, false, false);
+  const struct {
+    Architecture arch;
+    double published, rounding;
+    int linears_per_layer;
+    const char* repo;
+  } cases[] = {
+      {Llama3_8B(), 4.65e9 + 1.05e9, 2 * 0.005e9, 7, "nm-testing Llama-3-8B W4A16"},
+      // qkv_proj fused; gate and up counted apart (the checkpoint fuses them
+      // into gate_up_proj: one weight_shape fewer per layer, 640 bytes).
+      {phi4, 4.93e9 + 4.16e9, 2 * 0.005e9, 5, "RedHatAI/phi-4-quantized.w4a16"},
+      {tinyllama, 762e6, 0.5e6, 7, "nm-testing tinyllama-w4a16"},
+  };
+  for (const auto& c : cases) {
+    absl::StatusOr<WeightFile> file = WeightFileOf(c.arch, NumberFormat::kInt4);
+    ASSERT_TRUE(file.ok()) << file.status();
+    EXPECT_NEAR(file->bytes / c.published, 1.0, 0.02) << c.repo << ": " << file->derivation;
+    // Within the listing's own rounding (the safetensors headers, some tens
+    // of kB, are below it).
+    EXPECT_NEAR(file->bytes, c.published, c.rounding) << c.repo << ": " << file->bytes;
+    // The tensors: packed weights at 4 bits, a bf16 scale per 128 input
+    // weights of every row (every input width here is a multiple of 128),
+    // two int64 per Linear, the rest 16-bit.
+    const double packed = Class(*file, "int4 packed");
+    const double scales = Class(*file, "16-bit scale per 128");
+    EXPECT_EQ(scales, packed / 128) << c.repo;
+    EXPECT_EQ(Class(*file, "int64 weight_shape"), 2.0 * c.arch.num_layers * c.linears_per_layer)
+        << c.repo;
+    EXPECT_DOUBLE_EQ(file->bytes, packed / 2 + scales * 2 + Class(*file, "int64") * 8 +
+                                      Class(*file, "16-bit embeddings") * 2);
+  }
+  // Llama-3-8B, the numbers: 6,979,321,856 packed + 54,525,952 scales + 448
+  // shape elements + 1,050,939,392 at 16 bits = 5,700,595,200 bytes (+0.01%);
+  // without the scales (int4's old sizing) 5,591,539,712, 1.9% low.
+  EXPECT_EQ(Bytes(Llama3_8B(), NumberFormat::kInt4), 5700595200);
+  // A group of 64 doubles the scales; a group that is not a power of two is
+  // refused with the field named, as for GPTQ and AWQ.
+  EXPECT_EQ(Bytes(Llama3_8B(), NumberFormat::kInt4, 64), 5700595200 + 54525952.0 * 2);
+  absl::StatusOr<WeightFile> bad = WeightFileOf(Llama3_8B(), NumberFormat::kInt4, 100);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("quantization_group_size"), std::string::npos);
+}
+
+// FP8, NVFP4 and W8A8 checkpoints against the Hub's file listings (3
+// significant figures; "5 GB" is the Hub's 5.00 GB), read 2026-12-01:
+//   nvidia/Llama-3.1-8B-Instruct-FP8 (ModelOpt FP8, a scale per tensor;
+//     .../tree/main at f2ce704): 5 GB + 4.08 GB -> `fp8`;
+//   Qwen/Qwen3-4B-FP8 (128 x 128 block scales, tied, lm_head held apart in
+//     the file; .../tree/main at 96b30dc): 4.41 GB + 778 MB -> `fp8-block128`
+//     plus the head's V x h x 2 bytes;
+//   weiweiz1/llama3.1-8b-nvfp (compressed-tensors NVFP4 of Llama-3.1-8B;
+//     .../tree/main at ef1b0a1): 4.98 GB + 1.05 GB -> `nvfp4`;
+//   neuralmagic/Llama-3.2-1B-quantized.w8a8 (.../tree/main at c634b88):
+//     model.safetensors 2.02 GB, and neuralmagic/Llama-3.2-3B-quantized.w8a8
+//     (.../tree/4d12d86b): 4.4 GB -> `int8` plus the tied head held apart;
+//   RedHatAI/Meta-Llama-3.1-70B-Instruct-quantized.w8a8 (.../tree/c1e66312):
+//     the repository, 72.7 GB (its 15 shards and a 9 MB tokenizer) -> `int8`.
+// The per-tensor and per-channel scales `fp8` and `int8` leave out, the
+// NVFP4 global scales and the safetensors headers are each below 0.2%.
+TEST(WeightFilesTest, Fp8Nvfp4AndW8A8FilesAreWithinTwoPercent) {
+  const Architecture llama1b = Dense(16, 2048, 32, 8, 8192, 128256, true, false);
+  const Architecture llama3b = Dense(28, 3072, 24, 8, 8192, 128256, true, false);
+  const Architecture qwen4b = Qwen3(36, 2560, 32, 9728, true);
+  const struct {
+    Architecture arch;
+    NumberFormat format;
+    double published;
+    const char* repo;
+  } cases[] = {
+      {Llama3_8B(), NumberFormat::kFp8, 5.00e9 + 4.08e9, "nvidia/Llama-3.1-8B-Instruct-FP8"},
+      {qwen4b, NumberFormat::kFp8Block, 4.41e9 + 778e6, "Qwen/Qwen3-4B-FP8"},
+      {Llama3_8B(), NumberFormat::kNvfp4, 4.98e9 + 1.05e9, "weiweiz1/llama3.1-8b-nvfp"},
+      {llama1b, NumberFormat::kInt8, 2.02e9, "neuralmagic/Llama-3.2-1B-quantized.w8a8"},
+      {llama3b, NumberFormat::kInt8, 4.40e9, "neuralmagic/Llama-3.2-3B-quantized.w8a8"},
+      {Dense(80, 8192, 64, 8, 28672, 128256, false, false), NumberFormat::kInt8, 72.7e9,
+       "RedHatAI/Meta-Llama-3.1-70B-Instruct-quantized.w8a8"},
+  };
+  for (const auto& c : cases) {
+    absl::StatusOr<WeightFile> file = WeightFileOf(c.arch, c.format);
+    ASSERT_TRUE(file.ok()) << file.status();
+    // A tied model's file holds lm_head apart in 16 bits; a runtime ties it
+    // on load, so the answer's weights leave it out (see above).
+    const double head_apart =
+        c.arch.tie_word_embeddings ? 2.0 * c.arch.vocab_size * c.arch.hidden_size : 0;
+    EXPECT_NEAR((file->bytes + head_apart) / c.published, 1.0, 0.005)
+        << c.repo << ": " << file->bytes << " + " << head_apart << ", " << file->derivation;
   }
 }
 
