@@ -6,9 +6,12 @@ A figure counts as present when the record holds it, and as excused when the
 record's provenance notes state why it is absent ("Not on record: FIELD ...",
 the convention tests/catalog/shipped_dataset_test.cc checks). A missing price's
 reason starts with its category: "no such offering: " (nobody rents or sells
-the device that way: an AWS-only part, a chip sold only inside a rack or a
-Mac, a wafer-scale system priced per job) or "no dated public figure found: "
-(it is, or may be, offered, but no dated, attributable figure was found).
+the device that way: an AWS-only part, a chip sold only inside a rack, an
+Apple chip + memory sold only in MacBook/iMac models, which cloud providers do
+not rent per hour, a wafer-scale system priced per job) or "no dated public
+figure found: " (it is, or may be, offered, but no dated, attributable figure
+was found; an Apple chip + memory sold in a Mac mini, Mac Studio or Mac Pro is
+here, since Mac-hosting providers rack and rent those desktops).
 
 Usage: python3 tools/dataset/hardware_gaps.py [catalog-service/data/dataset.json]
 """
