@@ -115,6 +115,9 @@ absl::StatusOr<TrainingMemoryInput> MemoryInputFor(const Model& model,
                              "conflicts with deepspeed_model_states (which means DeepSpeed)");
   }
   input.framework = *framework;
+  absl::StatusOr<LossImplementation> loss = ToCoreLoss(settings.loss(), "settings.loss");
+  if (!loss.ok()) return loss.status();
+  input.loss = *loss;
   if (input.fine_tuning != FineTuning::kFull) {
     input.lora_rank = settings.lora_rank();
     std::vector<std::string> modules(settings.lora_target_modules().begin(),
@@ -151,6 +154,9 @@ absl::StatusOr<v1::EstimateTrainingMemoryResponse> EstimateTrainingMemoryFor(
   *response.mutable_settings() = settings;
   // The framework the figures followed, resolved when none was asked.
   response.mutable_settings()->set_framework(ToProtoFramework(memory->framework));
+  if (memory->framework == Framework::kDeepSpeed || memory->framework == Framework::kFsdp) {
+    response.mutable_settings()->set_loss(ToProtoLoss(input->loss));
+  }
   response.set_allocation(memory->allocation);
   return response;
 }
