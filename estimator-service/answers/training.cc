@@ -183,6 +183,14 @@ absl::StatusOr<v1::PlanTrainingResponse> PlanTrainingFor(const Model& model,
   if (first.framework() == v1::TRAINING_FRAMEWORK_DEEPSPEED && first.zero_stage() < 2) {
     first.set_zero_stage(3);
   }
+  // A loss other than transformers' is counted for DeepSpeed and FSDP only:
+  // with the framework left to the settings, ZeRO-0/1 would resolve to
+  // Megatron-LM (its own loss), so the one-device figure is taken at ZeRO-3.
+  if (first.framework() == v1::TRAINING_FRAMEWORK_UNSPECIFIED &&
+      first.loss() != v1::TRAINING_LOSS_UNSPECIFIED &&
+      first.loss() != v1::TRAINING_LOSS_TRANSFORMERS && first.zero_stage() < 2) {
+    first.set_zero_stage(3);
+  }
   if (first.framework() == v1::TRAINING_FRAMEWORK_FSDP && first.zero_stage() == 1) {
     first.set_zero_stage(0);
   }

@@ -899,6 +899,29 @@ TEST(FrameworkAllocationTest, TheAnswerNamesAndEchoesTheLoss) {
   auto unknown = EstimateTrainingMemoryFor(model, settings);
   ASSERT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(unknown.status().ToString().find("settings.loss"), std::string::npos);
+
+  // A plan keeps the loss it was given: only layouts whose framework runs a
+  // transformers loss (DeepSpeed at ZeRO-2/3 by default) and no tensor
+  // parallelism (the alternatives do not split the vocabulary).
+  common::v1::Hardware card;
+  card.set_name("hardware/test-80gib");
+  card.set_display_name("an 80 GiB test card");
+  card.set_memory_bytes(static_cast<int64_t>(80 * kGiBytes));
+  card.set_allocatable_memory_bytes(static_cast<int64_t>(79 * kGiBytes));
+  v1::PlanTrainingRequest request;
+  *request.mutable_settings() = v1::TrainingSettings();
+  request.mutable_settings()->set_sequence_length(32768);
+  request.mutable_settings()->set_recompute(v1::RECOMPUTE_FULL);
+  request.mutable_settings()->set_loss(v1::TRAINING_LOSS_CHUNKED);
+  request.set_max_devices(64);
+  auto plan = PlanTrainingFor(model, card, request);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(plan->fits()) << plan->reason();
+  EXPECT_EQ(plan->settings().loss(), v1::TRAINING_LOSS_CHUNKED);
+  EXPECT_EQ(plan->settings().tensor_parallel(), 1);
+  EXPECT_EQ(plan->memory().settings().framework(), v1::TRAINING_FRAMEWORK_DEEPSPEED);
+  EXPECT_NE(plan->memory().allocation().find("CEWithChunkedOutputLoss"), std::string::npos)
+      << plan->memory().allocation();
 }
 
 }  // namespace
