@@ -200,6 +200,23 @@ const Spellings<estimator_v1::TrainingFramework>& TrainingFrameworks() {
   return *table;
 }
 
+const Spellings<estimator_v1::TrainingLoss>& TrainingLosses() {
+  static const auto* table = new Spellings<estimator_v1::TrainingLoss>(
+      "training loss",
+      {
+          {estimator_v1::TRAINING_LOSS_UNSPECIFIED, "",
+           "transformers' stock loss (DeepSpeed, FSDP): 12 bytes per token and vocabulary entry"},
+          {estimator_v1::TRAINING_LOSS_TRANSFORMERS, "transformers",
+           "transformers' ForCausalLMLoss, named"},
+          {estimator_v1::TRAINING_LOSS_CHUNKED, "chunked",
+           "torchtune's CEWithChunkedOutputLoss, 8 chunks, eager: 6.5 bytes per token and "
+           "vocabulary entry"},
+          {estimator_v1::TRAINING_LOSS_LIGER, "liger",
+           "Liger-Kernel's fused linear cross entropy: one token chunk's logits at a time"},
+      });
+  return *table;
+}
+
 const Spellings<estimator_v1::FineTuning>& FineTunings() {
   static const auto* table = new Spellings<estimator_v1::FineTuning>(
       "fine-tuning", {
@@ -330,11 +347,11 @@ const Spellings<catalog_v1::ImportOutcome>& ImportOutcomes() {
 }
 
 std::vector<const EnumSpellings*> AllEnumSpellings() {
-  return {&NumberFormats(),      &PlanObjectives(),  &Runtimes(),    &OffloadModes(),
-          &PriceSources(),       &Optimizers(),      &Recomputes(),  &FineTunings(),
-          &TrainingFrameworks(), &Accessibilities(), &Confidences(), &CodeAccessibilities(),
-          &EstimationMethods(),  &ChangeTypes(),     &FileFormats(), &ImportOutcomes(),
-          &AuditVerdicts()};
+  return {&NumberFormats(),       &PlanObjectives(),    &Runtimes(),        &OffloadModes(),
+          &PriceSources(),        &Optimizers(),        &Recomputes(),      &FineTunings(),
+          &TrainingFrameworks(),  &TrainingLosses(),    &Accessibilities(), &Confidences(),
+          &CodeAccessibilities(), &EstimationMethods(), &ChangeTypes(),     &FileFormats(),
+          &ImportOutcomes(),      &AuditVerdicts()};
 }
 
 std::string EnumValuesMarkdown() {
@@ -349,6 +366,7 @@ std::string EnumValuesMarkdown() {
       {&Recomputes(), "`--recompute`"},
       {&FineTunings(), "`--finetune`"},
       {&TrainingFrameworks(), "`--framework`"},
+      {&TrainingLosses(), "`--loss`"},
       {&FileFormats(), "`import --format`, `export --format`"}};
   std::string text =
       "# Accepted values\n\nWritten by `modelatlas values` (tests/cli checks that this file is "
@@ -383,6 +401,7 @@ const EnumSpellings* EnumOfFlag(absl::string_view flag) {
   if (flag == "recompute") return &Recomputes();
   if (flag == "finetune") return &FineTunings();
   if (flag == "framework") return &TrainingFrameworks();
+  if (flag == "loss") return &TrainingLosses();
   if (flag == "format") return &FileFormats();
   return nullptr;
 }

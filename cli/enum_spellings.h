@@ -90,6 +90,7 @@ const Spellings<estimator::v1::PriceSource>& PriceSources();
 const Spellings<estimator::v1::Optimizer>& Optimizers();
 const Spellings<estimator::v1::Recompute>& Recomputes();
 const Spellings<estimator::v1::TrainingFramework>& TrainingFrameworks();
+const Spellings<estimator::v1::TrainingLoss>& TrainingLosses();
 const Spellings<estimator::v1::FineTuning>& FineTunings();
 const Spellings<estimator::v1::AuditVerdict>& AuditVerdicts();
 // Catalog enums in the output of list, card and watch.

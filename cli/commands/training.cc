@@ -43,6 +43,10 @@ ABSL_FLAG(std::string, framework, "",
           modelatlas::cli::EnumFlagHelp("training: whose memory allocation to follow (empty: the "
                                         "framework whose default the settings match)",
                                         modelatlas::cli::TrainingFrameworks()));
+ABSL_FLAG(std::string, loss, "",
+          modelatlas::cli::EnumFlagHelp("training (DeepSpeed, FSDP): the loss's implementation "
+                                        "(empty: transformers' stock loss)",
+                                        modelatlas::cli::TrainingLosses()));
 ABSL_FLAG(int32_t, max_devices, 4096, "plan training: most devices to consider");
 ABSL_FLAG(bool, allow_offload, false, "plan training: let the planner offload optimizer states");
 ABSL_FLAG(double, tolerance, 0.1, "audit: relative difference that counts as a disagreement");
@@ -65,8 +69,9 @@ bool BuildSettings(v1::TrainingSettings* settings, std::string* error) {
   const auto finetune = FineTunings().ParseFlag("finetune", absl::GetFlag(FLAGS_finetune));
   const auto framework =
       TrainingFrameworks().ParseFlag("framework", absl::GetFlag(FLAGS_framework));
-  for (const absl::Status& status :
-       {optimizer.status(), recompute.status(), finetune.status(), framework.status()}) {
+  const auto loss = TrainingLosses().ParseFlag("loss", absl::GetFlag(FLAGS_loss));
+  for (const absl::Status& status : {optimizer.status(), recompute.status(), finetune.status(),
+                                     framework.status(), loss.status()}) {
     if (!status.ok()) return *error = std::string(status.message()), false;
   }
   settings->set_optimizer(*optimizer);
@@ -85,6 +90,7 @@ bool BuildSettings(v1::TrainingSettings* settings, std::string* error) {
   settings->set_fp32_gradients(absl::GetFlag(FLAGS_fp32_gradients));
   settings->set_deepspeed_model_states(absl::GetFlag(FLAGS_deepspeed));
   settings->set_framework(*framework);
+  settings->set_loss(*loss);
   if (settings->fine_tuning() != v1::FINE_TUNING_FULL) {
     settings->set_lora_rank(absl::GetFlag(FLAGS_lora_rank));
     for (absl::string_view module :
@@ -282,7 +288,8 @@ CommandGroup TrainingCommands() {
                                                    "lora_modules",
                                                    "fp32_gradients",
                                                    "deepspeed",
-                                                   "framework"};
+                                                   "framework",
+                                                   "loss"};
   std::vector<absl::string_view> plan = settings;
   plan.insert(plan.begin(), {"hardware", "max_devices", "allow_offload"});
   auto with_source = [](std::vector<absl::string_view> flags) {

@@ -474,6 +474,33 @@ v1::TrainingFramework ToProtoFramework(Framework framework) {
   return v1::TRAINING_FRAMEWORK_UNSPECIFIED;
 }
 
+absl::StatusOr<LossImplementation> ToCoreLoss(v1::TrainingLoss loss, const char* field) {
+  switch (loss) {
+    case v1::TRAINING_LOSS_UNSPECIFIED:
+    case v1::TRAINING_LOSS_TRANSFORMERS:
+      return LossImplementation::kTransformers;
+    case v1::TRAINING_LOSS_CHUNKED:
+      return LossImplementation::kChunked;
+    case v1::TRAINING_LOSS_LIGER:
+      return LossImplementation::kLigerFusedLinear;
+    default:
+      break;
+  }
+  return InvalidFieldError(field, absl::StrCat("unknown training loss ", static_cast<int>(loss)));
+}
+
+v1::TrainingLoss ToProtoLoss(LossImplementation loss) {
+  switch (loss) {
+    case LossImplementation::kTransformers:
+      return v1::TRAINING_LOSS_TRANSFORMERS;
+    case LossImplementation::kChunked:
+      return v1::TRAINING_LOSS_CHUNKED;
+    case LossImplementation::kLigerFusedLinear:
+      return v1::TRAINING_LOSS_LIGER;
+  }
+  return v1::TRAINING_LOSS_UNSPECIFIED;
+}
+
 absl::StatusOr<FineTuning> ToCoreFineTuning(v1::FineTuning fine_tuning, const char* field) {
   switch (fine_tuning) {
     case v1::FINE_TUNING_UNSPECIFIED:

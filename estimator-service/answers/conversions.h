@@ -82,6 +82,9 @@ absl::StatusOr<FineTuning> ToCoreFineTuning(v1::FineTuning fine_tuning, const ch
 // UNSPECIFIED = Framework::kDefault (resolved by the core for the settings).
 absl::StatusOr<Framework> ToCoreFramework(v1::TrainingFramework framework, const char* field);
 v1::TrainingFramework ToProtoFramework(Framework framework);
+// UNSPECIFIED = transformers' stock loss.
+absl::StatusOr<LossImplementation> ToCoreLoss(v1::TrainingLoss loss, const char* field);
+v1::TrainingLoss ToProtoLoss(LossImplementation loss);
 
 // The contract's name of a core format.
 v1::NumberFormat ToProtoNumberFormat(NumberFormat format);

@@ -115,6 +115,9 @@ absl::StatusOr<TrainingMemoryInput> MemoryInputFor(const Model& model,
                              "conflicts with deepspeed_model_states (which means DeepSpeed)");
   }
   input.framework = *framework;
+  absl::StatusOr<LossImplementation> loss = ToCoreLoss(settings.loss(), "settings.loss");
+  if (!loss.ok()) return loss.status();
+  input.loss = *loss;
   if (input.fine_tuning != FineTuning::kFull) {
     input.lora_rank = settings.lora_rank();
     std::vector<std::string> modules(settings.lora_target_modules().begin(),
@@ -151,6 +154,9 @@ absl::StatusOr<v1::EstimateTrainingMemoryResponse> EstimateTrainingMemoryFor(
   *response.mutable_settings() = settings;
   // The framework the figures followed, resolved when none was asked.
   response.mutable_settings()->set_framework(ToProtoFramework(memory->framework));
+  if (memory->framework == Framework::kDeepSpeed || memory->framework == Framework::kFsdp) {
+    response.mutable_settings()->set_loss(ToProtoLoss(input->loss));
+  }
   response.set_allocation(memory->allocation);
   return response;
 }
@@ -175,6 +181,14 @@ absl::StatusOr<v1::PlanTrainingResponse> PlanTrainingFor(const Model& model,
   v1::TrainingSettings first = base;
   if (first.deepspeed_model_states() && first.zero_stage() < 2) first.set_zero_stage(3);
   if (first.framework() == v1::TRAINING_FRAMEWORK_DEEPSPEED && first.zero_stage() < 2) {
+    first.set_zero_stage(3);
+  }
+  // A loss other than transformers' is counted for DeepSpeed and FSDP only:
+  // with the framework left to the settings, ZeRO-0/1 would resolve to
+  // Megatron-LM (its own loss), so the one-device figure is taken at ZeRO-3.
+  if (first.framework() == v1::TRAINING_FRAMEWORK_UNSPECIFIED &&
+      first.loss() != v1::TRAINING_LOSS_UNSPECIFIED &&
+      first.loss() != v1::TRAINING_LOSS_TRANSFORMERS && first.zero_stage() < 2) {
     first.set_zero_stage(3);
   }
   if (first.framework() == v1::TRAINING_FRAMEWORK_FSDP && first.zero_stage() == 1) {

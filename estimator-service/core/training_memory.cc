@@ -79,16 +79,16 @@ std::string Allocation(Framework framework, const TrainingMemoryInput& in) {
           "DeepSpeed ZeRO-", in.zero_stage, " (deepspeed/runtime/zero/",
           in.zero_stage == 3 ? "stage3.py estimate_zero3" : "stage_1_and_2.py estimate_zero2",
           "_model_states_mem_needs, as docs/code-docs/source/memory.rst prints it); activations of "
-          "a "
-          "Hugging "
-          "Face transformers layer with FlashAttention-2");
+          "a Hugging Face transformers layer with FlashAttention-2; loss: ",
+          LossName(in.loss));
     case Framework::kFsdp:
       return absl::StrCat(
           "PyTorch FSDP (torch.distributed.fsdp.FullyShardedDataParallel, PyTorch 2.x) ",
           FsdpStrategy(in.zero_stage),
           ", MixedPrecision(param_dtype=bf16, reduce_dtype=bf16) over fp32 parameters, "
           "backward_prefetch=BACKWARD_PRE; activations of a Hugging Face transformers layer with "
-          "FlashAttention-2");
+          "FlashAttention-2; loss: ",
+          LossName(in.loss));
     case Framework::kMegatron:
       return absl::StrCat(
           "Megatron-LM (megatron-core 0.13, megatron/training/theoretical_memory_usage.py) ",
@@ -164,6 +164,17 @@ absl::Status Validate(const TrainingMemoryInput& in) {
   if (framework == Framework::kDeepSpeed && in.zero_stage < 2) {
     v.Add(field,
           absl::StrCat("DeepSpeed's estimators cover ZeRO-2 and ZeRO-3, got ZeRO-", in.zero_stage));
+  }
+  if (in.loss != LossImplementation::kTransformers) {
+    if (framework != Framework::kDeepSpeed && framework != Framework::kFsdp) {
+      v.Add("loss", absl::StrCat("a loss implementation is chosen for DeepSpeed and FSDP (which "
+                                 "train transformers models); ",
+                                 name, " keeps its own loss"));
+    } else if (in.tensor_parallel > 1) {
+      v.Add("loss", absl::StrCat(LossName(in.loss),
+                                 " does not split the vocabulary: needs tensor_parallel 1, got ",
+                                 in.tensor_parallel));
+    }
   }
   if (framework == Framework::kFsdp) {
     if (in.zero_stage == 1) {
@@ -546,6 +557,120 @@ Figure HybridActivationBytes(const Architecture& shape, int64_t s, int64_t b, in
           mixer.arithmetic, "] = ", Bytes(bytes))};
 }
 
+std::string LossName(LossImplementation loss) {
+  switch (loss) {
+    case LossImplementation::kChunked:
+      return "torchtune's CEWithChunkedOutputLoss (8 output chunks, eager; "
+             "torchtune/modules/loss/ce_chunked_output_loss.py at bd2a0fc)";
+    case LossImplementation::kLigerFusedLinear:
+      return "Liger-Kernel's fused linear cross entropy "
+             "(src/liger_kernel/ops/fused_linear_cross_entropy.py at ead96b6)";
+    case LossImplementation::kTransformers:
+      break;
+  }
+  return "transformers' ForCausalLMLoss (src/transformers/loss/loss_utils.py)";
+}
+
+LossMemory LossBytes(LossImplementation loss, int64_t s, int64_t b, int64_t h, int64_t vocab,
+                     int t) {
+  LossMemory out;
+  const double tokens = static_cast<double>(s) * b;
+  const double elements = tokens * vocab / t;
+  const std::string what =
+      absl::StrCat(s, " tokens x ", b, " sequences x ", vocab, " vocabulary / ", t, " tensor");
+  switch (loss) {
+    case LossImplementation::kTransformers: {
+      // loss_utils.py ForCausalLMLoss: `logits.float()` then cross_entropy
+      // = log_softmax + nll_loss. Autograd saves log_softmax's fp32 output
+      // (derivatives.yaml: _log_softmax_backward_data reads `result`;
+      // nll_loss saves the same tensor); ToCopyBackward keeps nothing.
+      // Forward: bf16 2 + fp32 copy 4 + output 4 = 10 per element; backward,
+      // at log_softmax: saved output 4 + nll_loss's dense gradient 4 + the
+      // gradient returned for the fp32 logits 4 = 12 (the bf16 logits gone
+      // with the model's output): the peak.
+      out.logits = {4 * elements,
+                    absl::StrCat(what,
+                                 " x 4 bytes (fp32 logits for the loss, then their fp32 "
+                                 "gradient) = ",
+                                 Bytes(4 * elements))};
+      out.buffers = {
+          8 * elements,
+          absl::StrCat(what,
+                       " x 8 bytes (log_softmax's fp32 output, saved for the backward pass, 4 + "
+                       "the fp32 gradient nll_loss returns for it 4, held while the logits' "
+                       "gradient is computed: transformers' ForCausalLMLoss, 12 bytes per element "
+                       "with the logits line; the forward pass holds 10: bf16 logits 2 + their "
+                       "fp32 copy 4 + log_softmax's output 4) = ",
+                       Bytes(8 * elements))};
+      break;
+    }
+    case LossImplementation::kChunked: {
+      // torchtune TransformerDecoder.chunked_output computes the output
+      // projection per chunk of tokens (tensor_split into 8) and returns
+      // the list: every chunk's bf16 logits live until the loss returns
+      // (the recipes `del logits` before backward). CEWithChunkedOutputLoss
+      // then, chunk by chunk, upcasts (`logits.float()`, saved by nothing)
+      // and calls cross_entropy, whose log_softmax saves its fp32 output for
+      // the backward pass. At the last chunk: bf16 logits 2 + the saved
+      // outputs of all chunks 4 + that chunk's fp32 copy 4/8 = 6.5 bytes per
+      // element; the backward pass, chunk by chunk, holds at most 4 + 2 x
+      // 4/8 + 2/8 = 5.25. Eager: compiling compute_cross_entropy (the
+      // recipes' compile=True) saves less; not counted.
+      const double chunks = kTorchtuneOutputChunks;
+      out.logits = {2 * elements, absl::StrCat(what,
+                                               " x 2 bytes (bf16 logits of all 8 output "
+                                               "chunks, kept until the loss returns) = ",
+                                               Bytes(2 * elements))};
+      const double buffers = 4 * elements + 4 * elements / chunks;
+      out.buffers = {
+          buffers,
+          absl::StrCat(what,
+                       " x (4 + 4/8) bytes (log_softmax's fp32 output of every chunk, saved for "
+                       "the backward pass, 4, + the fp32 copy of the chunk being computed, 4 / 8 "
+                       "chunks: torchtune's CEWithChunkedOutputLoss, 6.5 bytes per element with "
+                       "the logits line) = ",
+                       Bytes(buffers))};
+      break;
+    }
+    case LossImplementation::kLigerFusedLinear: {
+      // fused_linear_cross_entropy_forward: tokens BT in chunks of
+      // next_power_of_2(ceil(BT / ceil(V / H))) rows; per chunk the bf16
+      // logits (input dtype) are computed and turned into their gradient in
+      // place by liger_cross_entropy_kernel; the gradients of the input
+      // (zeros_like(_input): BT x H, bf16) and of the weight
+      // (zeros_like(weight): V x H in the weight's bf16) are accumulated in
+      // the forward pass and saved for the backward pass, with the fp32
+      // per-token loss loss_1d (4 x BT). `grad_weight += torch.mm(...).float()`
+      // makes a bf16 V x H product and its fp32 copy (2 + 4 per weight
+      // element) while the chunk's logits live: the peak.
+      const int64_t inc_factor = (vocab + h - 1) / h;
+      const int64_t rows = (s * b + inc_factor - 1) / inc_factor;
+      int64_t chunk = 1;
+      while (chunk < rows) chunk *= 2;
+      const double chunk_logits = 2.0 * static_cast<double>(chunk) * vocab;
+      out.logits = {chunk_logits,
+                    absl::StrCat(chunk, " tokens (next power of 2 of ", s * b, " / ceil(", vocab,
+                                 " / ", h, ")) x ", vocab,
+                                 " vocabulary x 2 bytes (bf16 logits of one chunk, turned into "
+                                 "their gradient in place) = ",
+                                 Bytes(chunk_logits))};
+      const double weight = static_cast<double>(vocab) * h;
+      const double buffers = 2 * tokens * h + 4 * tokens + 8 * weight;
+      out.buffers = {
+          buffers,
+          absl::StrCat("gradient of the input ", Num(tokens), " tokens x ", h,
+                       " hidden x 2 bytes + fp32 loss per token ", Num(tokens),
+                       " x 4 bytes + the output projection's weight gradient ", vocab, " x ", h,
+                       " x (2 bytes accumulated + 2 + 4 for the bf16 product and its fp32 copy) "
+                       "(Liger's fused linear cross entropy, gradients computed in the forward "
+                       "pass) = ",
+                       Bytes(buffers))};
+      break;
+    }
+  }
+  return out;
+}
+
 Figure MegatronActivationBytesPerLayer(int64_t s, int64_t b, int64_t h, int64_t f, int t,
                                        bool sequence_parallel) {
   const double sbh = static_cast<double>(s) * b * h;
@@ -804,27 +929,20 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
             "transformer formula.");
       }
     }
-    // The loss over the vocabulary (s·b·V elements per device). Hugging
-    // Face transformers (the layer DeepSpeed and FSDP run here) computes it
-    // as loss_utils.py ForCausalLMLoss does: `logits.float()` (an fp32 copy
-    // of lm_head's bf16 logits), then cross_entropy = log_softmax + nll_loss.
-    // Autograd saves log_softmax's fp32 output (_log_softmax_backward_data
-    // reads `result`, derivatives.yaml; nll_loss saves the same tensor); the
-    // fp32 copy itself is saved by nothing (ToCopyBackward keeps no tensor).
-    // Forward, at log_softmax: bf16 logits 2 + fp32 copy 4 + output 4 = 10
-    // bytes per element. Backward, at log_softmax: its saved output 4 + the
-    // gradient nll_loss hands it 4 (dense: nll_loss_backward starts from
-    // zeros_like) + the gradient it returns for the fp32 logits 4 = 12, the
-    // bf16 logits gone with the model's output (Trainer.compute_loss keeps
-    // only the loss). The peak is the larger: 12 bytes, the "logits" line's
-    // 4 and the "loss_buffers" line's 8. The idealized count and Megatron
-    // (its fused vocab-parallel cross entropy) keep the one fp32 tensor.
+    // The loss over the vocabulary (s·b·V elements per device): DeepSpeed
+    // and FSDP run a Hugging Face transformers model, whose loss is
+    // transformers' ForCausalLMLoss unless another implementation is named
+    // (LossBytes counts each from its code). The idealized count and
+    // Megatron (its fused vocab-parallel cross entropy) keep one fp32
+    // tensor, 4 bytes per element.
     const bool transformers_loss =
         framework == Framework::kDeepSpeed || framework == Framework::kFsdp;
     const double vocab_elements =
         static_cast<double>(in.sequence_length) * in.micro_batch * shape.vocab_size / tp;
+    const LossMemory loss = LossBytes(in.loss, in.sequence_length, in.micro_batch,
+                                      shape.hidden_size, shape.vocab_size, tp);
     const double loss_peak =
-        shape.vocab_size > 0 ? (transformers_loss ? 12 : 4) * vocab_elements : 0;
+        shape.vocab_size > 0 ? (transformers_loss ? loss.peak() : 4 * vocab_elements) : 0;
     if (in.recompute == Recompute::kFull) {
       // Full recomputation keeps each layer's input, but the backward pass
       // recomputes one layer at a time and that layer holds its
@@ -862,18 +980,13 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
       const std::string elements =
           absl::StrCat(in.sequence_length, " tokens x ", in.micro_batch, " sequences x ",
                        shape.vocab_size, " vocabulary / ", tp, " tensor");
-      const double logits = 4 * vocab_elements;
-      std::string text = absl::StrCat(elements, " x 4 bytes (fp32 logits for the loss",
-                                      transformers_loss ? ", then their fp32 gradient" : "",
-                                      ") = ", Bytes(logits));
-      const double buffers = transformers_loss ? 8 * vocab_elements : 0;
-      const std::string buffers_text = absl::StrCat(
-          elements,
-          " x 8 bytes (log_softmax's fp32 output, saved for the backward pass, 4 + the fp32 "
-          "gradient nll_loss returns for it 4, held while the logits' gradient is computed: "
-          "transformers' ForCausalLMLoss, 12 bytes per element with the logits line; the forward "
-          "pass holds 10: bf16 logits 2 + their fp32 copy 4 + log_softmax's output 4) = ",
-          Bytes(buffers));
+      const double logits = transformers_loss ? loss.logits.value : 4 * vocab_elements;
+      const std::string text =
+          transformers_loss
+              ? loss.logits.arithmetic
+              : absl::StrCat(elements, " x 4 bytes (fp32 logits for the loss) = ", Bytes(logits));
+      const double buffers = transformers_loss ? loss.buffers.value : 0;
+      const std::string& buffers_text = loss.buffers.arithmetic;
       if (pp == 1) {
         Add(&out.device_lines, &out.device_bytes, "logits", logits, text);
         if (transformers_loss) {
@@ -887,9 +1000,14 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
       }
       if (transformers_loss) {
         out.notes.push_back(
-            "The loss is transformers' (an fp32 copy of the logits, log_softmax and nll_loss: 12 "
-            "bytes per token and vocabulary entry at its peak); a fused or chunked cross entropy "
-            "(Liger's, Cut Cross-Entropy, torchtune's chunked loss) keeps far less.");
+            in.loss == LossImplementation::kTransformers
+                ? "The loss is transformers' (an fp32 copy of the logits, log_softmax and "
+                  "nll_loss: 12 bytes per token and vocabulary entry at its peak); a fused or "
+                  "chunked cross entropy (--loss=chunked for torchtune's, --loss=liger for "
+                  "Liger's fused linear cross entropy) keeps less."
+                : absl::StrCat("The loss is ", LossName(in.loss),
+                               ", as asked; transformers' stock loss would hold 12 bytes per token "
+                               "and vocabulary entry at its peak."));
       }
     }
   } else {

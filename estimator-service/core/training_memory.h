@@ -51,6 +51,28 @@ enum class Framework {
   kMegatron,
 };
 
+// How the loss over the vocabulary is computed (DeepSpeed and FSDP, which
+// train Hugging Face transformers models; issue 17 point 5). Each is
+// counted from its code (FORMULAS.md, "The loss").
+enum class LossImplementation {
+  // transformers' ForCausalLMLoss (loss/loss_utils.py): the whole logits
+  // upcast to fp32, log_softmax + nll_loss; 12 bytes per token and
+  // vocabulary entry at its peak. The default: it errs toward "does not fit".
+  kTransformers,
+  // torchtune's CEWithChunkedOutputLoss (modules/loss/ce_chunked_output_loss.py,
+  // num_output_chunks 8, eager): bf16 logits computed per chunk and all
+  // kept, each chunk upcast and log_softmax'd in turn; 2 + 4 + 4/8 = 6.5
+  // bytes per element at the end of the forward pass.
+  kChunked,
+  // Liger-Kernel's LigerFusedLinearCrossEntropy (ops/fused_linear_cross_entropy.py):
+  // the output projection and the loss fused per token chunk; never holds
+  // the whole logits. Gradients are computed in the forward pass.
+  kLigerFusedLinear,
+};
+
+// torchtune's num_output_chunks default (CEWithChunkedOutputLoss).
+inline constexpr int kTorchtuneOutputChunks = 8;
+
 struct TrainingMemoryInput {
   // Total parameters, and those in MoE experts (sharded by expert parallelism).
   double parameters = 0;
@@ -90,6 +112,10 @@ struct TrainingMemoryInput {
   // kDefault for an unspecified framework). deepspeed_model_states means
   // kDeepSpeed.
   Framework framework = Framework::kIdealized;
+  // The loss's implementation (DeepSpeed and FSDP only; INVALID_ARGUMENT
+  // naming `loss` otherwise, and with tensor parallelism: none of the
+  // alternatives splits the vocabulary).
+  LossImplementation loss = LossImplementation::kTransformers;
 };
 
 struct MemoryLine {
@@ -172,6 +198,21 @@ Figure RecurrentMixerActivationBytes(const Architecture& shape, int64_t s, int64
 // and MLP together (Falcon-H1's layer; an upper bound for the others).
 Figure HybridActivationBytes(const Architecture& shape, int64_t s, int64_t b, int t,
                              bool sequence_parallel, Figure* largest);
+
+// Peak bytes the loss holds beyond the model's activations, per device, for
+// s·b tokens, hidden h, vocabulary V (tensor-parallel t for the
+// transformers loss), split in `logits` (the logits as the implementation
+// keeps them) and `buffers` (the rest), with the arithmetic of each.
+struct LossMemory {
+  Figure logits;
+  Figure buffers;
+  double peak() const { return logits.value + buffers.value; }
+};
+LossMemory LossBytes(LossImplementation loss, int64_t s, int64_t b, int64_t h, int64_t vocab,
+                     int t);
+
+// The answer's name for a loss implementation, with its source.
+std::string LossName(LossImplementation loss);
 
 // Megatron-LM's own per-layer figure (megatron/training/
 // theoretical_memory_usage.py compute_activation_memory):

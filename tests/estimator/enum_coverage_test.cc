@@ -53,6 +53,13 @@ TEST(EnumCoverageTest, EveryPlanObjectiveAndTrainingSettingHasACoreValue) {
       EXPECT_EQ(ToProtoFramework(*core), value);
     }
   });
+  ForEachValue<v1::TrainingLoss>([](v1::TrainingLoss value, const std::string& name) {
+    absl::StatusOr<LossImplementation> core = ToCoreLoss(value, "loss");
+    ASSERT_TRUE(core.ok()) << name;
+    if (value != v1::TRAINING_LOSS_UNSPECIFIED) {
+      EXPECT_EQ(ToProtoLoss(*core), value);
+    }
+  });
   // A value this build does not know is refused, naming the field.
   absl::StatusOr<PlanObjective> unknown =
       ToCorePlanObjective(static_cast<v1::PlanObjective>(99), "objective");

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -651,6 +652,159 @@ TEST(FrameworkAllocationTest, TransformersActivationsOfLlama31At32k) {
                    32768.0 * (8 * 14336 - 4 * 16384));
 }
 
+// The loss's implementation, counted from each one's code, for the same
+// Llama-3.1-8B at 32k tokens with full checkpointing that issue 17 measured
+// at 31 GiB (the measurement's loss is not stated; docs/ACCURACY.md).
+//  - torchtune's CEWithChunkedOutputLoss (pytorch/torchtune
+//    torchtune/modules/loss/ce_chunked_output_loss.py at bd2a0fc7c314, 8
+//    output chunks, eager): bf16 logits of every chunk 2 + log_softmax's
+//    saved fp32 output of every chunk 4 + one chunk's fp32 copy 4/8 = 6.5
+//    bytes per token and vocabulary entry: 8.0 GiB of layer inputs + 25.44
+//    = 33.44 GiB against 31 (+7.9%).
+//  - Liger's fused linear cross entropy (linkedin/Liger-Kernel
+//    src/liger_kernel/ops/fused_linear_cross_entropy.py at ead96b618e5c):
+//    chunks of next_power_of_2(32768 / ceil(128256 / 4096)) = 1024 tokens,
+//    one chunk's bf16 logits, the input gradient 2·BT·H, the fp32 loss
+//    4·BT and the weight gradient with its bf16 product and fp32 copy
+//    8·V·H: 4.41 GiB; the recomputed layer (6.13 GiB) then outweighs it:
+//    8.0 + 6.13 = 14.13 GiB against 31 (-54%).
+TEST(FrameworkAllocationTest, LossImplementationsOfLlama31At32k) {
+  const double elements = 32768.0 * 128256;
+  const double inputs = 32 * 2 * 32768.0 * 4096;
+  const double layer = 32768.0 * 200832;
+  TrainingMemoryInput input;
+  input.parameters = 8030261248;
+  input.architecture = Llama31_8B();
+  input.sequence_length = 32768;
+  input.framework = Framework::kFsdp;
+  input.zero_stage = 3;
+  input.data_parallel = 8;
+  input.recompute = Recompute::kFull;
+  auto total = [](const TrainingMemory& m) {
+    double bytes = 0;  // LineOf is -1 for an absent line
+    for (const char* line : {"activations", "recomputed_layer", "logits", "loss_buffers"}) {
+      bytes += std::max(0.0, LineOf(m, line));
+    }
+    return bytes;
+  };
+
+  input.loss = LossImplementation::kChunked;
+  auto chunked = EstimateTrainingMemory(input);
+  ASSERT_TRUE(chunked.ok()) << chunked.status();
+  EXPECT_DOUBLE_EQ(LineOf(*chunked, "logits"), 2 * elements);
+  EXPECT_DOUBLE_EQ(LineOf(*chunked, "loss_buffers"), 4 * elements + 4 * elements / 8);
+  EXPECT_DOUBLE_EQ(LineOf(*chunked, "recomputed_layer"), 0);  // 25.4 GiB > 6.13
+  EXPECT_DOUBLE_EQ(total(*chunked), inputs + 6.5 * elements);
+  EXPECT_NEAR(total(*chunked) / kGiBytes, 33.44, 0.005);
+  EXPECT_LT(std::abs(total(*chunked) / kGiBytes - 31) / 31, 0.08);  // measured 31: +7.9%
+  EXPECT_NE(chunked->allocation.find("CEWithChunkedOutputLoss"), std::string::npos)
+      << chunked->allocation;
+
+  input.loss = LossImplementation::kLigerFusedLinear;
+  auto liger = EstimateTrainingMemory(input);
+  ASSERT_TRUE(liger.ok()) << liger.status();
+  const double liger_peak =
+      2 * 1024.0 * 128256 + 2 * 32768.0 * 4096 + 4 * 32768.0 + 8 * 128256.0 * 4096;
+  EXPECT_DOUBLE_EQ(LineOf(*liger, "logits"), 2 * 1024.0 * 128256);
+  EXPECT_DOUBLE_EQ(LineOf(*liger, "logits") + LineOf(*liger, "loss_buffers"), liger_peak);
+  EXPECT_NEAR(liger_peak / kGiBytes, 4.41, 0.005);
+  EXPECT_DOUBLE_EQ(LineOf(*liger, "recomputed_layer"), layer - liger_peak);
+  EXPECT_DOUBLE_EQ(total(*liger), inputs + layer);
+  EXPECT_NEAR(total(*liger) / kGiBytes, 14.13, 0.005);  // measured 31: -54%
+  EXPECT_NE(liger->allocation.find("Liger"), std::string::npos) << liger->allocation;
+
+  // Without checkpointing (measured 240 GiB): 196.1 GiB of activations +
+  // the loss: 221.6 with the chunked loss (-7.7%), 200.5 with Liger's (-16%).
+  input.recompute = Recompute::kNone;
+  input.loss = LossImplementation::kChunked;
+  auto chunked_all = EstimateTrainingMemory(input);
+  ASSERT_TRUE(chunked_all.ok()) << chunked_all.status();
+  EXPECT_NEAR(total(*chunked_all) / kGiBytes, 221.57, 0.005);
+  input.loss = LossImplementation::kLigerFusedLinear;
+  auto liger_all = EstimateTrainingMemory(input);
+  ASSERT_TRUE(liger_all.ok()) << liger_all.status();
+  EXPECT_NEAR(total(*liger_all) / kGiBytes, 200.53, 0.005);
+  input.recompute = Recompute::kFull;
+
+  // The default stays the stock loss (55.0 GiB): the largest of the three.
+  input.loss = LossImplementation::kTransformers;
+  auto stock = EstimateTrainingMemory(input);
+  ASSERT_TRUE(stock.ok()) << stock.status();
+  EXPECT_GT(total(*stock), total(*chunked));
+  EXPECT_GT(total(*chunked), total(*liger));
+  EXPECT_NE(stock->allocation.find("ForCausalLMLoss"), std::string::npos);
+
+  // Only DeepSpeed and FSDP run a transformers loss; none of the
+  // alternatives splits the vocabulary across tensor-parallel ranks.
+  input.loss = LossImplementation::kChunked;
+  input.framework = Framework::kMegatron;
+  input.zero_stage = 1;
+  EXPECT_EQ(GetFieldViolations(EstimateTrainingMemory(input).status())[0].field, "loss");
+  input.framework = Framework::kDeepSpeed;
+  input.zero_stage = 3;
+  input.tensor_parallel = 2;
+  auto split = EstimateTrainingMemory(input);
+  ASSERT_EQ(split.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GetFieldViolations(split.status())[0].field, "loss");
+}
+
+// PyTorch FSDP2 against torchtitan's published peak memory
+// (pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md, added
+// in 820504e20d11; torchtitan 9dec370, torch 1963fc8, December 2024),
+// tables 1 and 3: Llama 3.1 8B, FSDP (bf16 parameters, fp32 reduce),
+// local batch 2, seq_len 8192 (train_configs/llama3_8b.toml at 9dec370),
+// torchtitan's per-op selective checkpointing: 82.4 GiB per GPU on 8 GPUs,
+// 67.0 on 128. The figures are torch.cuda's max_reserved (train.py logs
+// max_reserved_gib), allocator cache included, and the per-op selective
+// checkpointing (save every other matmul's output) is not modelled, so the
+// absolute figures are not compared; the difference is: same activations,
+// same loss, same gathered units, only the shards differ. Ours: 16 bytes
+// per parameter (fp32 parameter, fp32 gradient, two fp32 Adam moments)
+// x 8,030,261,248 x (1/8 - 1/128) = 14.02 GiB against 82.4 - 67.0 = 15.4
+// (-8.9%; the torch.compile rows give 77.0 - 62.0 = 15.0, -6.5%).
+TEST(FrameworkAllocationTest, FsdpShardsAgainstTorchtitansEightAndOneHundredTwentyEightGpus) {
+  TrainingMemoryInput input;
+  input.parameters = 8030261248;
+  input.architecture = Llama31_8B();
+  input.largest_layer_parameters = 2 * 128256.0 * 4096;  // the root unit: embeddings + output
+  input.sequence_length = 8192;
+  input.micro_batch = 2;
+  input.framework = Framework::kFsdp;
+  input.zero_stage = 3;
+  input.recompute = Recompute::kSelective;
+  input.data_parallel = 8;
+  auto eight = EstimateTrainingMemory(input);
+  ASSERT_TRUE(eight.ok()) << eight.status();
+  input.data_parallel = 128;
+  auto many = EstimateTrainingMemory(input);
+  ASSERT_TRUE(many.ok()) << many.status();
+  const double difference = eight->device_bytes - many->device_bytes;
+  EXPECT_DOUBLE_EQ(difference, 16 * 8030261248.0 * (1.0 / 8 - 1.0 / 128));
+  EXPECT_NEAR(difference / kGiBytes, 14.02, 0.005);
+  const double measured = 82.4 - 67.0;
+  EXPECT_LT(std::abs(difference / kGiBytes - measured) / measured, 0.10);  // -8.9%
+  EXPECT_NE(eight->allocation.find("PyTorch FSDP"), std::string::npos);
+
+  // Table 2, FSDP 8, CP 1: 32,768 tokens, local batch 1, full
+  // checkpointing, 83.9 GiB peak reserved (torch.compile and Float8 linears,
+  // not modelled; reserved includes the allocator's cache, not the CUDA
+  // context). torchtitan's loss at 9dec370 is the stock pattern
+  // (train.py: cross_entropy(pred.flatten(0, 1).float(), ...), `del pred`
+  // before backward): 12 bytes per token and vocabulary entry. Ours: shards
+  // 14.96 + gathered root unit 5.87 + layer inputs 8.0 + loss 46.97 (the
+  // recomputed layer, 6.13, comes after it) = 75.8 GiB (-9.7%), below the
+  // reserved figure as an allocated one should be.
+  input.data_parallel = 8;
+  input.sequence_length = 32768;
+  input.micro_batch = 1;
+  input.recompute = Recompute::kFull;
+  auto long_context = EstimateTrainingMemory(input);
+  ASSERT_TRUE(long_context.ok()) << long_context.status();
+  EXPECT_NEAR(long_context->device_bytes / kGiBytes, 75.8, 0.05);
+  EXPECT_LT(long_context->device_bytes / kGiBytes, 83.9);
+  EXPECT_LT(std::abs(long_context->device_bytes / kGiBytes - 83.9) / 83.9, 0.10);  // -9.7%
+}
+
 // Megatron-LM's own activation formula (theoretical_memory_usage.py
 // compute_activation_memory): s·b·h·(18 + 4·f/h) per layer, 34 at f = 4h
 // (Korthikanti et al.'s table 2 with selective recomputation); Llama's
@@ -700,6 +854,74 @@ TEST(FrameworkAllocationTest, TheAnswerEchoesTheFrameworkItFollowed) {
   auto unknown = EstimateTrainingMemoryFor(model, settings);
   ASSERT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(unknown.status().ToString().find("settings.framework"), std::string::npos);
+}
+
+// The answer names the loss it counted and echoes it; a loss for a
+// framework that keeps its own, or an unknown one, is refused by field.
+TEST(FrameworkAllocationTest, TheAnswerNamesAndEchoesTheLoss) {
+  common::v1::Model model;
+  model.set_display_name("inline Llama-3.1-8B shape");
+  model.set_parameters(8030261248);
+  const Architecture shape = Llama31_8B();
+  auto* arch = model.mutable_architecture();
+  arch->set_num_layers(shape.num_layers);
+  arch->set_hidden_size(shape.hidden_size);
+  arch->set_num_attention_heads(shape.num_attention_heads);
+  arch->set_num_key_value_heads(shape.num_key_value_heads);
+  arch->set_intermediate_size(shape.intermediate_size);
+  arch->set_gated_mlp(true);
+  arch->set_head_dim(shape.head_dim);
+  arch->set_vocab_size(shape.vocab_size);
+  v1::TrainingSettings settings;
+  settings.set_data_parallel(8);
+  settings.set_zero_stage(3);
+  settings.set_sequence_length(32768);
+  settings.set_framework(v1::TRAINING_FRAMEWORK_FSDP);
+  auto stock = EstimateTrainingMemoryFor(model, settings);
+  ASSERT_TRUE(stock.ok()) << stock.status();
+  EXPECT_EQ(stock->settings().loss(), v1::TRAINING_LOSS_TRANSFORMERS);
+  EXPECT_NE(stock->allocation().find("ForCausalLMLoss"), std::string::npos) << stock->allocation();
+  settings.set_loss(v1::TRAINING_LOSS_CHUNKED);
+  auto chunked = EstimateTrainingMemoryFor(model, settings);
+  ASSERT_TRUE(chunked.ok()) << chunked.status();
+  EXPECT_EQ(chunked->settings().loss(), v1::TRAINING_LOSS_CHUNKED);
+  EXPECT_NE(chunked->allocation().find("CEWithChunkedOutputLoss"), std::string::npos);
+  EXPECT_LT(chunked->device_total_bytes(), stock->device_total_bytes());
+  settings.set_framework(v1::TRAINING_FRAMEWORK_MEGATRON);
+  settings.set_zero_stage(1);
+  auto megatron = EstimateTrainingMemoryFor(model, settings);
+  ASSERT_EQ(megatron.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(megatron.status().ToString().find("settings.loss"), std::string::npos)
+      << megatron.status();
+  settings.set_framework(v1::TRAINING_FRAMEWORK_FSDP);
+  settings.set_zero_stage(3);
+  settings.set_loss(static_cast<v1::TrainingLoss>(42));
+  auto unknown = EstimateTrainingMemoryFor(model, settings);
+  ASSERT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().ToString().find("settings.loss"), std::string::npos);
+
+  // A plan keeps the loss it was given: only layouts whose framework runs a
+  // transformers loss (DeepSpeed at ZeRO-2/3 by default) and no tensor
+  // parallelism (the alternatives do not split the vocabulary).
+  common::v1::Hardware card;
+  card.set_name("hardware/test-80gib");
+  card.set_display_name("an 80 GiB test card");
+  card.set_memory_bytes(static_cast<int64_t>(80 * kGiBytes));
+  card.set_allocatable_memory_bytes(static_cast<int64_t>(79 * kGiBytes));
+  v1::PlanTrainingRequest request;
+  *request.mutable_settings() = v1::TrainingSettings();
+  request.mutable_settings()->set_sequence_length(32768);
+  request.mutable_settings()->set_recompute(v1::RECOMPUTE_FULL);
+  request.mutable_settings()->set_loss(v1::TRAINING_LOSS_CHUNKED);
+  request.set_max_devices(64);
+  auto plan = PlanTrainingFor(model, card, request);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(plan->fits()) << plan->reason();
+  EXPECT_EQ(plan->settings().loss(), v1::TRAINING_LOSS_CHUNKED);
+  EXPECT_EQ(plan->settings().tensor_parallel(), 1);
+  EXPECT_EQ(plan->memory().settings().framework(), v1::TRAINING_FRAMEWORK_DEEPSPEED);
+  EXPECT_NE(plan->memory().allocation().find("CEWithChunkedOutputLoss"), std::string::npos)
+      << plan->memory().allocation();
 }
 
 }  // namespace
