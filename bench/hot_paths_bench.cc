@@ -20,7 +20,10 @@
 #include "catalog-service/store/cached_store.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "common/query/filter.h"
+#include "estimator-service/answers/inference.h"
+#include "estimator-service/catalog/record_source.h"
 #include "estimator-service/catalog/record_table.h"
+#include "estimator-service/reply_arena.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
 
 namespace modelatlas {
@@ -110,6 +113,72 @@ void BM_SnapshotFind(benchmark::State& state, bool by_display_name) {
 }
 BENCHMARK_CAPTURE(BM_SnapshotFind, by_resource_name, false);
 BENCHMARK_CAPTURE(BM_SnapshotFind, by_display_name_any_spelling, true);
+
+// One record used in place, as the snapshot hands it to the memory answer
+// (UseModel, its architecture check made once); nothing else.
+class OneModel : public estimator::RecordSource {
+ public:
+  explicit OneModel(Model model) : model_(std::move(model)) {}
+  void FindModel(const std::string& name, Done<Model> done) override {
+    done(absl::NotFoundError(name));
+  }
+  void FindHardware(const std::vector<std::string>&,
+                    Done<estimator::SharedRecords<common::v1::Hardware>> done) override {
+    done(absl::NotFoundError("hardware"));
+  }
+  bool UseModel(const std::string&, const ModelUser& use) override {
+    use(model_, 1, checked_);
+    return true;
+  }
+  absl::Status ForEachModel(const ModelVisitor&) const override {
+    return absl::UnavailableError("one model");
+  }
+  int64_t revision() const override { return 1; }
+
+ private:
+  Model model_;
+  absl::Status checked_;
+};
+
+// The computed EstimateInferenceMemory from the parsed request to the
+// serialized reply (bench-computed.sh's request: Llama 3.1 8B at 8,192
+// tokens), the answer on the heap (moved out through StatusOr) or written
+// into a message on the reply's pooled arena, as the service does.
+void BM_MemoryAnswer(benchmark::State& state, bool on_arena) {
+  const catalog::v1::Dataset dataset = *catalog::ShippedDataset();
+  Model llama;
+  for (const Model& model : dataset.models()) {
+    if (model.name() == "models/llama-3-1-8b") llama = model;
+  }
+  auto source = std::make_shared<OneModel>(llama);
+  estimator::v1::EstimateInferenceMemoryRequest request;
+  request.set_model("Llama 3.1 8B");
+  request.mutable_workload()->set_context_length_tokens(8192);
+  std::string reply(4096, '\0');
+  size_t bytes = 0;
+  for (auto _ : state) {
+    if (on_arena) {
+      estimator::ReplyArena arena;
+      auto* answer = arena.Create<estimator::v1::EstimateInferenceMemoryResponse>();
+      estimator::AnswerInferenceMemoryInto(source, request, answer, [&](const absl::Status&) {
+        bytes = answer->ByteSizeLong();
+        answer->SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(reply.data()));
+      });
+    } else {
+      estimator::AnswerInferenceMemory(
+          source, request,
+          [&](absl::StatusOr<estimator::v1::EstimateInferenceMemoryResponse> answer) {
+            bytes = answer->ByteSizeLong();
+            answer->SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(reply.data()));
+          });
+    }
+    benchmark::DoNotOptimize(reply.data());
+  }
+  if (bytes < 500) state.SkipWithError("no answer");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_MemoryAnswer, heap, false);
+BENCHMARK_CAPTURE(BM_MemoryAnswer, arena, true);
 
 // One record read from the SQLite store, and the same read answered by the
 // record cache in front of it (GetModel's two paths).

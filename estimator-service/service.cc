@@ -221,10 +221,16 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
       context, request, response, "inference_memory",
       [](std::shared_ptr<RecordSource> records, const v1::EstimateInferenceMemoryRequest& parsed,
          auto finish) {
-        AnswerInferenceMemory(std::move(records), parsed,
-                              [finish = std::move(finish)](absl::StatusOr<Response> result) {
-                                finish(result.status(), result.ok() ? &*result : nullptr);
-                              });
+        // Built on an arena (ReplyArena), as the plan is: the answer's ~20
+        // messages and strings come out of a pooled block, it is serialized
+        // from there into the reply (never moved into a heap message), and
+        // they go at once (docs/BENCHMARKS.md, branch s11-estimate).
+        auto arena = std::make_shared<ReplyArena>();
+        Response* answer = arena->Create<Response>();
+        AnswerInferenceMemoryInto(
+            std::move(records), parsed, answer,
+            [arena = std::move(arena), answer, finish = std::move(finish)](
+                const absl::Status& status) { finish(status, status.ok() ? answer : nullptr); });
       });
 }
 

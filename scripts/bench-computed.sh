@@ -7,6 +7,8 @@
 #   ANSWER_CACHE_BYTES=67108864 scripts/bench-computed.sh ...   the same rounds
 #     with both estimators keeping answers (the default service's kept path:
 #     after the warm-up every call is answered from the answer cache)
+#   SCENARIOS=estimate scripts/bench-computed.sh ...   only those scenarios
+#     (estimate, plan; both by default)
 # REF_BUILD_DIR holds a previous build's estimator-service (a build/ tree or
 # a directory with the binary copied into it). Each round runs, in turn:
 # EstimateInferenceMemory (Llama 3.1 8B at 8192 tokens, 32 in flight) on REF
@@ -68,7 +70,7 @@ estimate='{"model": "Llama 3.1 8B", "workload": {"context_length_tokens": 8192}}
 plan='{"model": "Llama 3.1 8B"}'
 for round in $(seq 1 "$rounds"); do
   echo "== round $round ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))"
-  for scenario in estimate plan; do
+  for scenario in ${SCENARIOS:-estimate plan}; do
     concurrency=32; [[ $scenario == plan ]] && concurrency=8
     method="$M/EstimateInferenceMemory"; [[ $scenario == plan ]] && method="$M/PlanInference"
     declare -n request="$scenario"
@@ -84,13 +86,13 @@ for round in $(seq 1 "$rounds"); do
 done
 
 echo "resident after the rounds: REF $(rss_mib estimator-ref) MiB, current $(rss_mib estimator-new) MiB"
-/usr/bin/python3 - "$state" "$rounds" <<'PY'
+/usr/bin/python3 - "$state" "$rounds" ${SCENARIOS:-estimate plan} <<'PY'
 import json, statistics, sys
-state, rounds = sys.argv[1], int(sys.argv[2])
+state, rounds, scenarios = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 def get(name, key):
     return [json.load(open(f"{state}/{name}-{r}.json"))[key] for r in range(1, rounds + 1)]
 print("\nmedians over rounds; ratios per round then their median")
-for scenario in ("estimate", "plan"):
+for scenario in scenarios:
     for key, unit in (("cpu_us_per_call", "us"), ("qps", "/s"), ("p99_us", "us")):
         e, a, n = (get(f"{scenario}-{s}", key) for s in ("echo", "ref", "new"))
         ratio_echo = [x / y for x, y in zip(n, e)]

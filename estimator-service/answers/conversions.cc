@@ -534,7 +534,12 @@ v1::NumberFormat ToProtoNumberFormat(NumberFormat format) {
 
 v1::ResolvedWorkload ToProto(const ResolvedWorkload& w) {
   v1::ResolvedWorkload out;
-  v1::InferenceWorkload* workload = out.mutable_workload();
+  ToProto(w, &out);
+  return out;
+}
+
+void ToProto(const ResolvedWorkload& w, v1::ResolvedWorkload* out) {
+  v1::InferenceWorkload* workload = out->mutable_workload();
   workload->set_context_length_tokens(w.context_length_tokens);
   workload->set_batch_size(w.batch_size);
   workload->set_prefill_chunk_tokens(w.prefill_chunk_tokens);
@@ -545,9 +550,8 @@ v1::ResolvedWorkload ToProto(const ResolvedWorkload& w) {
   workload->set_overhead_bytes(w.overhead_bytes);
   workload->set_memory_utilization(w.memory_utilization);
   workload->set_prefill_efficiency(w.prefill_efficiency);
-  out.set_statement(WorkloadStatement(w));
-  out.set_context_capped_at_model_maximum(w.context_capped);
-  return out;
+  out->set_statement(WorkloadStatement(w));
+  out->set_context_capped_at_model_maximum(w.context_capped);
 }
 
 absl::Status CheckDeviceFigures(const common::v1::Hardware& hw) {

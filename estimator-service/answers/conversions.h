@@ -97,6 +97,9 @@ absl::StatusOr<ResolvedWorkload> ResolveWorkload(const v1::InferenceWorkload& wo
 // The resolved workload as answers echo it: every field filled, and the
 // one-line statement.
 v1::ResolvedWorkload ToProto(const ResolvedWorkload& workload);
+// The same written into `out` (empty; on the heap or an Arena), with no
+// message of its own.
+void ToProto(const ResolvedWorkload& workload, v1::ResolvedWorkload* out);
 
 // FAILED_PRECONDITION naming the record and the field when a hardware
 // record's figures are beyond any real device (memory, bandwidth, peaks:

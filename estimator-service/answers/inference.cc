@@ -143,12 +143,23 @@ v1::OffloadMode ToProtoOffloadMode(OffloadKind kind) {
   return kind == OffloadKind::kExperts ? v1::OFFLOAD_MODE_EXPERTS : v1::OFFLOAD_MODE_LAYERS;
 }
 
-// Where a model came from, for the answer.
-std::string SourceOf(const common::v1::Model& model, const SourcedModel* sourced) {
-  if (sourced != nullptr && !sourced->source.empty()) return sourced->source;
-  if (!model.name().empty()) return absl::StrCat("catalog record ", model.name());
-  return "inline model";
+// Where a model came from, for the answer, written into `out` (empty).
+void SourceOf(const common::v1::Model& model, const SourcedModel* sourced, std::string* out) {
+  if (sourced != nullptr && !sourced->source.empty()) {
+    out->assign(sourced->source);
+  } else if (!model.name().empty()) {
+    absl::StrAppend(out, "catalog record ", model.name());
+  } else {
+    out->assign("inline model");
+  }
 }
+
+// What the memory answer and the plan share besides the response: when
+// there is an estimate, its numbers; the workload it assumed.
+struct SizedFigures {
+  std::optional<InferenceSizing> sizing;
+  ResolvedWorkload workload;
+};
 
 // What the memory answer and the plan share: the response (lines, echo)
 // and, when there is an estimate, its numbers.
@@ -245,11 +256,16 @@ absl::Status AddExtras(const ServingExtras& extras, const common::v1::Model& mod
   return absl::OkStatus();
 }
 
-absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
-                                   const v1::InferenceWorkload& asked, bool hypothetical,
-                                   const SourcedModel* sourced,
-                                   const ServingExtras* extras = nullptr,
-                                   const absl::Status* architecture_check = nullptr) {
+// The memory answer written into `into` (empty; on the heap or an Arena: the
+// computed EstimateInferenceMemory builds it on the reply's arena and
+// serializes it from there, docs/BENCHMARKS.md); its figures returned. On
+// an error `into` holds a partial answer.
+absl::StatusOr<SizedFigures> SizeForModelInto(v1::EstimateInferenceMemoryResponse* into,
+                                              const common::v1::Model& model,
+                                              const v1::InferenceWorkload& asked, bool hypothetical,
+                                              const SourcedModel* sourced,
+                                              const ServingExtras* extras,
+                                              const absl::Status* architecture_check) {
   // A snapshot record's check was made once, when it was loaded
   // (RecordSource::UseModel); any other model is checked here.
   if (absl::Status invalid = architecture_check != nullptr
@@ -263,16 +279,16 @@ absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
   std::optional<Architecture> architecture;
   if (model.has_architecture()) architecture = ToCoreArchitecture(model.architecture());
 
-  Sized sized;
+  SizedFigures sized;
   sized.workload =
       WorkloadForModel(*resolved, architecture.has_value() ? architecture->max_context_length : 0);
-  v1::EstimateInferenceMemoryResponse& response = sized.response;
+  v1::EstimateInferenceMemoryResponse& response = *into;
   response.set_model(model.name());
   response.set_display_name(model.display_name());
   response.set_catalog_revision(model.revision());
-  response.set_source(SourceOf(model, sourced));
+  SourceOf(model, sourced, response.mutable_source());
   if (sourced != nullptr) response.set_source_revision(sourced->revision);
-  *response.mutable_workload() = ToProto(sized.workload);
+  ToProto(sized.workload, response.mutable_workload());
 
   const std::optional<bool> published = WeightsPublished(model);
   if (published.has_value() && !*published) {
@@ -357,6 +373,20 @@ absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
   return sized;
 }
 
+absl::StatusOr<Sized> SizeForModel(const common::v1::Model& model,
+                                   const v1::InferenceWorkload& asked, bool hypothetical,
+                                   const SourcedModel* sourced,
+                                   const ServingExtras* extras = nullptr,
+                                   const absl::Status* architecture_check = nullptr) {
+  Sized sized;
+  absl::StatusOr<SizedFigures> figures = SizeForModelInto(
+      &sized.response, model, asked, hypothetical, sourced, extras, architecture_check);
+  if (!figures.ok()) return figures.status();
+  sized.sizing = std::move(figures->sizing);
+  sized.workload = figures->workload;
+  return sized;
+}
+
 // The model a request names or describes.
 absl::StatusOr<RecordsWanted> ModelWanted(bool has_inline, const v1::InlineModel& inline_model,
                                           const std::string& name) {
@@ -424,10 +454,23 @@ absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
     const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request,
     const SourcedModel* sourced, const ServingExtras* extras,
     const absl::Status* architecture_check) {
-  absl::StatusOr<Sized> sized = SizeForModel(model, request.workload(), request.hypothetical(),
-                                             sourced, extras, architecture_check);
-  if (!sized.ok()) return sized.status();
-  return std::move(sized->response);
+  v1::EstimateInferenceMemoryResponse response;
+  if (absl::Status estimated = EstimateMemoryForModelInto(&response, model, request, sourced,
+                                                          extras, architecture_check);
+      !estimated.ok()) {
+    return estimated;
+  }
+  return response;
+}
+
+absl::Status EstimateMemoryForModelInto(v1::EstimateInferenceMemoryResponse* response,
+                                        const common::v1::Model& model,
+                                        const v1::EstimateInferenceMemoryRequest& request,
+                                        const SourcedModel* sourced, const ServingExtras* extras,
+                                        const absl::Status* architecture_check) {
+  return SizeForModelInto(response, model, request.workload(), request.hypothetical(), sourced,
+                          extras, architecture_check)
+      .status();
 }
 
 namespace {
@@ -465,39 +508,43 @@ void SizeDraft(std::shared_ptr<RecordSource> source, const v1::ModelSource& draf
       "draft_model.");
 }
 
+// The memory answer into `response` (empty), which must outlive `done`;
+// `extras` may be null (nothing served beside the model).
 void AnswerMemoryWith(std::shared_ptr<RecordSource> source,
                       const v1::EstimateInferenceMemoryRequest& request, Extras extras,
-                      AnswerDone<v1::EstimateInferenceMemoryResponse> done) {
+                      v1::EstimateInferenceMemoryResponse* response, StatusDone done) {
   const bool by_catalog_name = request.has_source() && request.source().has_catalog_name();
   if (request.has_model() || by_catalog_name) {
     // The hot path: a catalogued model estimated in place (copying the
-    // record cost more than the estimate).
-    absl::StatusOr<v1::EstimateInferenceMemoryResponse> estimate;
+    // record cost more than the estimate), straight into the response.
+    absl::Status estimate;
     const std::string& name = by_catalog_name ? request.source().catalog_name() : request.model();
     const bool found = source->UseModel(name, [&](const common::v1::Model& model, int64_t revision,
                                                   const absl::Status& architecture_check) {
-      estimate = EstimateMemoryForModel(model, request, nullptr, extras.get(), &architecture_check);
-      if (estimate.ok()) estimate->set_catalog_revision(revision);
+      estimate = EstimateMemoryForModelInto(response, model, request, nullptr, extras.get(),
+                                            &architecture_check);
+      if (estimate.ok()) response->set_catalog_revision(revision);
     });
-    if (found) return done(std::move(estimate));
+    if (found) return done(estimate);
   }
   if (request.has_source()) {
-    return WithSourcedModel(
-        std::move(source), request.source(), RecordsWanted{},
-        [&request, extras, done = std::move(done)](absl::StatusOr<Records> records,
-                                                   const SourcedModel& sourced) {
-          if (!records.ok()) return done(records.status());
-          done(EstimateMemoryForModel(*records->model, request, &sourced, extras.get()));
-        });
+    return WithSourcedModel(std::move(source), request.source(), RecordsWanted{},
+                            [&request, extras, response, done = std::move(done)](
+                                absl::StatusOr<Records> records, const SourcedModel& sourced) {
+                              if (!records.ok()) return done(records.status());
+                              done(EstimateMemoryForModelInto(response, *records->model, request,
+                                                              &sourced, extras.get()));
+                            });
   }
   absl::StatusOr<RecordsWanted> wanted =
       ModelWanted(request.has_inline_model(), request.inline_model(), request.model());
   if (!wanted.ok()) return done(wanted.status());
-  ReadRecords(std::move(source), *std::move(wanted),
-              [&request, extras, done = std::move(done)](absl::StatusOr<Records> records) {
-                if (!records.ok()) return done(records.status());
-                done(EstimateMemoryForModel(*records->model, request, nullptr, extras.get()));
-              });
+  ReadRecords(
+      std::move(source), *std::move(wanted),
+      [&request, extras, response, done = std::move(done)](absl::StatusOr<Records> records) {
+        if (!records.ok()) return done(records.status());
+        done(EstimateMemoryForModelInto(response, *records->model, request, nullptr, extras.get()));
+      });
 }
 
 // The plan into `plan`, then (when asked) the newer models of the same size
@@ -609,10 +656,27 @@ int64_t EncoderPartWeightBytes(double parameters, NumberFormat weight_format) {
 void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
                            const v1::EstimateInferenceMemoryRequest& request,
                            AnswerDone<v1::EstimateInferenceMemoryResponse> done) {
+  auto response = std::make_shared<v1::EstimateInferenceMemoryResponse>();
+  v1::EstimateInferenceMemoryResponse* into = response.get();
+  AnswerInferenceMemoryInto(
+      std::move(source), request, into,
+      [response = std::move(response), done = std::move(done)](const absl::Status& status) {
+        if (!status.ok()) return done(status);
+        done(std::move(*response));
+      });
+}
+
+void AnswerInferenceMemoryInto(std::shared_ptr<RecordSource> source,
+                               const v1::EstimateInferenceMemoryRequest& request,
+                               v1::EstimateInferenceMemoryResponse* response, StatusDone done) {
   if (absl::Status invalid = ValidateMemoryRequest(request); !invalid.ok()) return done(invalid);
+  if (!request.has_lora() && !request.has_draft_model()) {
+    // Nothing served beside the model: no extras to size or to keep.
+    return AnswerMemoryWith(std::move(source), request, nullptr, response, std::move(done));
+  }
   WithServingExtras(std::move(source), request, std::move(done),
-                    [&request](auto reader, auto extras, auto answered) {
-                      AnswerMemoryWith(std::move(reader), request, std::move(extras),
+                    [&request, response](auto reader, auto extras, auto answered) {
+                      AnswerMemoryWith(std::move(reader), request, std::move(extras), response,
                                        std::move(answered));
                     });
 }

@@ -43,6 +43,15 @@ absl::StatusOr<v1::EstimateInferenceMemoryResponse> EstimateMemoryForModel(
     const common::v1::Model& model, const v1::EstimateInferenceMemoryRequest& request,
     const SourcedModel* sourced = nullptr, const ServingExtras* extras = nullptr,
     const absl::Status* architecture_check = nullptr);
+// The same answer written into `response` (empty; on the heap or an Arena:
+// the service builds the computed answer on the reply's arena). On an error
+// `response` holds a partial answer and must not be replied.
+absl::Status EstimateMemoryForModelInto(v1::EstimateInferenceMemoryResponse* response,
+                                        const common::v1::Model& model,
+                                        const v1::EstimateInferenceMemoryRequest& request,
+                                        const SourcedModel* sourced = nullptr,
+                                        const ServingExtras* extras = nullptr,
+                                        const absl::Status* architecture_check = nullptr);
 
 // A multimodal model's encoder or projector in the weights: bits per weight
 // of `weight_format` when it is a plain format, else 16 (weight-only
@@ -62,6 +71,11 @@ absl::StatusOr<std::pair<double, std::string>> LoraParameters(
 void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
                            const v1::EstimateInferenceMemoryRequest& request,
                            AnswerDone<v1::EstimateInferenceMemoryResponse> done);
+// The same answer written into `response` (empty), which must outlive
+// `done`, as must `request`; `done` gets OK when `response` holds the answer.
+void AnswerInferenceMemoryInto(std::shared_ptr<RecordSource> source,
+                               const v1::EstimateInferenceMemoryRequest& request,
+                               v1::EstimateInferenceMemoryResponse* response, StatusDone done);
 
 // The checks of a PlanInferenceRequest (its workload included);
 // INVALID_ARGUMENT naming each bad field.

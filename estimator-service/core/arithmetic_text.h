@@ -21,4 +21,14 @@ inline std::string WholeNumber(double value) {
   return absl::StrFormat("%.0f", value);
 }
 
+// WholeNumber(value) appended to *out, with no string of its own (the
+// memory answer writes each line's text in place).
+inline void AppendWholeNumber(std::string* out, double value) {
+  if (std::abs(value) < 9007199254740992.0) {
+    absl::StrAppend(out, static_cast<int64_t>(std::nearbyint(value)));
+  } else {
+    absl::StrAppendFormat(out, "%.0f", value);
+  }
+}
+
 }  // namespace modelatlas::estimator

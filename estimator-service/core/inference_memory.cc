@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status/errors.h"
+#include "common/text/decimal.h"
 #include "estimator-service/core/arithmetic_text.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/units.h"
@@ -45,7 +46,19 @@ constexpr int kMaxBatch = 1'000'000;
 
 std::string Int(double value) { return WholeNumber(value); }
 
-std::string Bits(double bits) { return absl::StrFormat("%.6g", bits); }
+// printf's "%g" (six significant digits), as the lines have always shown
+// bytes per element and bits per weight; common/text/decimal writes the same
+// characters without a format parse (tests/common/decimal_test.cc).
+void AppendG(std::string* out, double value) { AppendSignificantDigits(out, value, 6); }
+
+// " bytes (bf16) = N bytes per token": the end of every KV-cache text.
+void AppendPerElementAndTotal(std::string* out, double bytes_per_element, NumberFormat format,
+                              double bytes) {
+  AppendG(out, bytes_per_element);
+  absl::StrAppend(out, " bytes (", NumberFormatName(format), ") = ");
+  AppendWholeNumber(out, bytes);
+  out->append(" bytes per token");
+}
 
 int64_t CeilBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes)); }
 
@@ -59,10 +72,10 @@ double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
     const double elements = arch.kv_lora_rank + arch.qk_rope_head_dim;
     const double bytes = arch.num_layers * elements * bytes_per_element;
     if (arithmetic == nullptr) return bytes;
-    *arithmetic = absl::StrCat(arch.num_layers, " layers x (", arch.kv_lora_rank,
-                               " kv_lora_rank + ", arch.qk_rope_head_dim, " qk_rope_head_dim) x ",
-                               absl::StrFormat("%g", bytes_per_element), " bytes (",
-                               NumberFormatName(format), ") = ", Int(bytes), " bytes per token");
+    arithmetic->clear();
+    absl::StrAppend(arithmetic, arch.num_layers, " layers x (", arch.kv_lora_rank,
+                    " kv_lora_rank + ", arch.qk_rope_head_dim, " qk_rope_head_dim) x ");
+    AppendPerElementAndTotal(arithmetic, bytes_per_element, format, bytes);
     return bytes;
   }
   if (arch.num_decoder_layers > 0) {
@@ -71,13 +84,15 @@ double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
     const double bytes = 2.0 * 2.0 * arch.num_decoder_layers * arch.EffectiveKvHeads() *
                          arch.EffectiveHeadDim() * bytes_per_element;
     if (arithmetic == nullptr) return bytes;
-    *arithmetic = absl::StrCat(
+    arithmetic->clear();
+    absl::StrAppend(
+        arithmetic,
         "2 (K and V) x 2 (decoder self attention over the output + cross attention over the "
         "encoder's input, each the context long) x ",
         arch.num_decoder_layers, " decoder layers x ", arch.EffectiveKvHeads(), " KV heads x ",
-        arch.EffectiveHeadDim(), " head dim x ", absl::StrFormat("%g", bytes_per_element),
-        " bytes (", NumberFormatName(format), ") = ", Int(bytes),
-        " bytes per token (the encoder caches nothing)");
+        arch.EffectiveHeadDim(), " head dim x ");
+    AppendPerElementAndTotal(arithmetic, bytes_per_element, format, bytes);
+    arithmetic->append(" (the encoder caches nothing)");
     return bytes;
   }
   const int layers = KvCacheLayers(arch);
@@ -89,13 +104,17 @@ double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
                                " recurrent layers keep a fixed state instead): 0 bytes per token");
     return bytes;
   }
-  *arithmetic =
-      absl::StrCat("2 (K and V) x ", layers,
-                   arch.IsHybrid() ? absl::StrCat(" attention layers (of ", arch.num_layers, ")")
-                                   : std::string(" layers"),
-                   " x ", arch.EffectiveKvHeads(), " KV heads x ", arch.EffectiveHeadDim(),
-                   " head dim x ", absl::StrFormat("%g", bytes_per_element), " bytes (",
-                   NumberFormatName(format), ") = ", Int(bytes), " bytes per token");
+  // Written in place (the memory answer's hot path: one string, no parts).
+  arithmetic->clear();
+  absl::StrAppend(arithmetic, "2 (K and V) x ", layers);
+  if (arch.IsHybrid()) {
+    absl::StrAppend(arithmetic, " attention layers (of ", arch.num_layers, ")");
+  } else {
+    arithmetic->append(" layers");
+  }
+  absl::StrAppend(arithmetic, " x ", arch.EffectiveKvHeads(), " KV heads x ",
+                  arch.EffectiveHeadDim(), " head dim x ");
+  AppendPerElementAndTotal(arithmetic, bytes_per_element, format, bytes);
   return bytes;
 }
 
@@ -181,10 +200,17 @@ double PrefillWorkspaceBytes(const Architecture& arch, int chunk_tokens, int bat
   const double logits = static_cast<double>(batch) * static_cast<double>(arch.vocab_size) * 4;
   const double bytes = chunk_tokens * per_token * 2 + logits;
   if (arithmetic == nullptr) return bytes;
-  *arithmetic =
-      absl::StrCat(chunk_tokens, " tokens x (2x", Int(h), " hidden + ", Int(attention), " q/k/v + ",
-                   Int(mlp), " MLP) x 2 bytes + ", batch, " x ", arch.vocab_size,
-                   " vocab x 4 bytes (fp32 logits) = ", Int(std::ceil(bytes)), " bytes");
+  arithmetic->clear();
+  absl::StrAppend(arithmetic, chunk_tokens, " tokens x (2x");
+  AppendWholeNumber(arithmetic, h);
+  arithmetic->append(" hidden + ");
+  AppendWholeNumber(arithmetic, attention);
+  arithmetic->append(" q/k/v + ");
+  AppendWholeNumber(arithmetic, mlp);
+  absl::StrAppend(arithmetic, " MLP) x 2 bytes + ", batch, " x ", arch.vocab_size,
+                  " vocab x 4 bytes (fp32 logits) = ");
+  AppendWholeNumber(arithmetic, std::ceil(bytes));
+  arithmetic->append(" bytes");
   return bytes;
 }
 
@@ -229,7 +255,8 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
   sizing.parameters = input.parameters;
   sizing.context_length_tokens = w.context_length_tokens;
   double bits = encoding->bits_per_element;
-  std::string derivation = encoding->derivation;
+  // The file's derivation when sized tensor by tensor, else the format's.
+  std::optional<WeightFile> file;
   // A quantized file keeps some tensors in more bits (embeddings, output
   // head, norms; llama.cpp's per-tensor types): with a shape, size it
   // tensor by tensor (core/weight_files.h).
@@ -243,20 +270,29 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
         bits = *cached;
       }
     } else {
-      absl::StatusOr<WeightFile> file =
+      absl::StatusOr<WeightFile> sized =
           WeightFileOf(*input.architecture, w.weight_format, w.quantization_group_size);
-      if (file.ok() && file->parameters > 0) {
-        bits = file->bits_per_parameter;
-        derivation = file->derivation;
+      if (sized.ok() && sized->parameters > 0) {
+        bits = sized->bits_per_parameter;
+        file = *std::move(sized);
       }
     }
   }
   const double weight_bytes = input.parameters * bits / 8;
   sizing.weight_bytes = std::ceil(weight_bytes);
   if (arithmetic != nullptr) {
-    arithmetic->weights = absl::StrCat(Int(input.parameters), " parameters x ", Bits(bits),
-                                       " bits (", NumberFormatName(w.weight_format), ": ",
-                                       derivation, ") / 8 = ", Int(sizing.weight_bytes), " bytes");
+    // Written in place: no string per figure.
+    std::string& text = arithmetic->weights;
+    const std::string& derivation = file.has_value() ? file->derivation : encoding->derivation;
+    text.clear();
+    text.reserve(96 + derivation.size());
+    AppendWholeNumber(&text, input.parameters);
+    text.append(" parameters x ");
+    AppendG(&text, bits);
+    absl::StrAppend(&text, " bits (", NumberFormatName(w.weight_format), ": ", derivation,
+                    ") / 8 = ");
+    AppendWholeNumber(&text, sizing.weight_bytes);
+    text.append(" bytes");
   }
 
   if (input.architecture.has_value() && input.architecture->num_layers > 0) {
@@ -338,25 +374,26 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
     sizing.activation_bytes =
         std::ceil(PrefillWorkspaceBytes(arch, chunk, w.batch_size, workspace_arithmetic));
     if (arithmetic != nullptr) {
-      std::string per_token_arithmetic;
-      const double per_token = KvCacheBytesPerToken(arch, w.kv_cache_format, &per_token_arithmetic);
-      std::string tokens_arithmetic;
+      // The per-token text, then the tokens, written into the one string.
+      std::string& text = arithmetic->kv_cache;
+      text.reserve(192);
+      const double per_token = KvCacheBytesPerToken(arch, w.kv_cache_format, &text);
       if (arch.sliding_window > 0 && arch.sliding_window < context) {
         const int sliding_layers = SlidingLayers(arch);
         const double per_layer = per_token / kv_layers;
         const double window_tokens = static_cast<double>(arch.sliding_window);
-        tokens_arithmetic = absl::StrCat(
-            "; ", sliding_layers, " of ", kv_layers, " layers keep only the ", arch.sliding_window,
-            "-token window: (", sliding_layers, " x ", Int(window_tokens), " tokens + ",
-            kv_layers - sliding_layers, " x ", context, " tokens) x ", Int(per_layer),
-            " bytes per layer-token x ", w.batch_size,
-            " sequences = ", Int(sizing.kv_cache_bytes - sizing.recurrent_state_bytes), " bytes");
+        absl::StrAppend(&text, "; ", sliding_layers, " of ", kv_layers, " layers keep only the ",
+                        arch.sliding_window, "-token window: (", sliding_layers, " x ");
+        AppendWholeNumber(&text, window_tokens);
+        absl::StrAppend(&text, " tokens + ", kv_layers - sliding_layers, " x ", context,
+                        " tokens) x ");
+        AppendWholeNumber(&text, per_layer);
+        absl::StrAppend(&text, " bytes per layer-token x ", w.batch_size, " sequences = ");
       } else {
-        tokens_arithmetic = absl::StrCat(
-            "; x ", context, " tokens x ", w.batch_size,
-            " sequences = ", Int(sizing.kv_cache_bytes - sizing.recurrent_state_bytes), " bytes");
+        absl::StrAppend(&text, "; x ", context, " tokens x ", w.batch_size, " sequences = ");
       }
-      arithmetic->kv_cache = per_token_arithmetic + tokens_arithmetic;
+      AppendWholeNumber(&text, sizing.kv_cache_bytes - sizing.recurrent_state_bytes);
+      text.append(" bytes");
       if (context == 0) {
         arithmetic->warnings.push_back("no context length given: KV cache not counted");
       }
@@ -382,19 +419,23 @@ absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceM
   if (!sizing.ok()) return sizing.status();
   InferenceMemoryEstimate estimate;
   estimate.sizing = *sizing;
-  estimate.lines.push_back({"weights", CeilBytes(sizing->weight_bytes), arithmetic.weights});
+  // The texts move into the lines (each was written once, in place).
+  estimate.lines.reserve(5);
+  estimate.lines.push_back(
+      {"weights", CeilBytes(sizing->weight_bytes), std::move(arithmetic.weights)});
   if (input.architecture.has_value() && input.architecture->num_layers > 0) {
     estimate.lines.push_back({"kv_cache",
                               CeilBytes(sizing->kv_cache_bytes - sizing->recurrent_state_bytes),
-                              arithmetic.kv_cache});
+                              std::move(arithmetic.kv_cache)});
     if (sizing->recurrent_state_bytes > 0) {
       estimate.lines.push_back({"recurrent_state", CeilBytes(sizing->recurrent_state_bytes),
-                                arithmetic.recurrent_state});
+                                std::move(arithmetic.recurrent_state)});
     }
     estimate.lines.push_back(
-        {"activations", CeilBytes(sizing->activation_bytes), arithmetic.activations});
+        {"activations", CeilBytes(sizing->activation_bytes), std::move(arithmetic.activations)});
   }
-  estimate.lines.push_back({"overhead", CeilBytes(sizing->overhead_bytes), arithmetic.overhead});
+  estimate.lines.push_back(
+      {"overhead", CeilBytes(sizing->overhead_bytes), std::move(arithmetic.overhead)});
   estimate.warnings = std::move(arithmetic.warnings);
   for (const EstimateLine& line : estimate.lines) estimate.total_bytes += line.bytes;
   return estimate;
