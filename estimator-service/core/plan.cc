@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "common/text/decimal.h"
 #include "estimator-service/core/fit_matrix.h"
@@ -105,26 +106,78 @@ SizingFigures FiguresOf(const PlanInput& input) {
 
 DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
                         const UsableCard* usable) {
+  DevicePlan plan;
+  PlanOnDeviceInto(input, device, usable, &plan);
+  return plan;
+}
+
+namespace {
+
+void ResetKeepingStorage(DevicePlan* plan) {
+  // Moving a string or a vector out and back keeps its heap storage; the
+  // assignment from a new plan resets every other member (one added later
+  // included).
+  std::string name = std::move(plan->name);
+  std::string display_name = std::move(plan->display_name);
+  std::string layout = std::move(plan->layout);
+  std::string speed_not_modelled = std::move(plan->speed_not_modelled);
+  std::string reason = std::move(plan->reason);
+  std::vector<std::string> arithmetic = std::move(plan->arithmetic);
+  *plan = DevicePlan{};
+  plan->name = std::move(name);
+  plan->display_name = std::move(display_name);
+  plan->layout = std::move(layout);
+  plan->speed_not_modelled = std::move(speed_not_modelled);
+  plan->reason = std::move(reason);
+  plan->arithmetic = std::move(arithmetic);
+  plan->name.clear();
+  plan->display_name.clear();
+  plan->layout.clear();
+  plan->speed_not_modelled.clear();
+  plan->reason.clear();
+  // The lines stay (PlanOnDeviceInto reuses them in order and drops the
+  // ones it does not need).
+}
+
+}  // namespace
+
+void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const UsableCard* usable,
+                      DevicePlan* out) {
   std::optional<SizingFigures> own;
   if (input.figures == nullptr) own = FiguresOf(input);
   const SizingFigures& f = input.figures != nullptr ? *input.figures : *own;
   const InferenceSizing& shape = input.sizing;
   const ResolvedWorkload& w = input.workload;
-  DevicePlan plan;
+  ResetKeepingStorage(out);
+  DevicePlan& plan = *out;
+  // The lines of the plan this one replaces are reused in order (their
+  // storage kept: a caller planning on the same records again allocates no
+  // line); `used` of them are this plan's, the rest are dropped at the end.
+  size_t used = 0;
+  const auto next_line = [&plan, &used]() -> std::string& {
+    if (used < plan.arithmetic.size()) {
+      std::string& line = plan.arithmetic[used++];
+      line.clear();
+      return line;
+    }
+    ++used;
+    return plan.arithmetic.emplace_back();
+  };
+  const auto drop_unused_lines = [&plan, &used] { plan.arithmetic.resize(used); };
+  absl::Cleanup trim = drop_unused_lines;
   // A fitting plan has up to seven lines: one allocation, not four.
   plan.arithmetic.reserve(8);
-  plan.name = device.name;
-  plan.display_name = device.display_name;
+  plan.name.assign(device.name);
+  plan.display_name.assign(device.display_name);
   if (usable != nullptr && usable->memory_utilization == w.memory_utilization) {
     plan.usable_bytes_per_card = usable->usable_bytes;
-    plan.arithmetic.push_back(usable->arithmetic);
+    next_line().assign(usable->arithmetic);
   } else {
-    plan.usable_bytes_per_card =
-        UsableBytesPerCard(device, w.memory_utilization, &plan.arithmetic.emplace_back());
+    plan.usable_bytes_per_card = UsableBytesPerCard(device, w.memory_utilization, &next_line());
   }
   if (device.memory_bytes <= 0) {
     plan.reason = "memory size not on record";
-    return plan;
+    return;
   }
 
   NodeSize node;
@@ -151,8 +204,13 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
     plan.reason.append(" needed on one card, ");
     AppendGiB(&plan.reason, plan.usable_bytes_per_card);
     plan.reason.append(" usable)");
-    if (input.offload != nullptr) PlanWithOffload(input, device, node, &plan);
-    return plan;
+    if (input.offload != nullptr) {
+      // Its lines follow this plan's, not the replaced plan's.
+      drop_unused_lines();
+      PlanWithOffload(input, device, node, &plan);
+      used = plan.arithmetic.size();
+    }
+    return;
   }
   const int n = layout->cards();
   const int tp = layout->tensor_parallel;
@@ -170,7 +228,7 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
   const bool ep = layout->expert_parallel > 1;
   if (ep) {
     const int d = layout->attention_replicas();
-    plan.arithmetic.push_back(absl::StrCat(
+    next_line() = absl::StrCat(
         "layout: ", plan.layout,
         ": expert parallelism (vLLM --enable-expert-parallel, SGLang "
         "--ep-size): the routed experts split over ",
@@ -184,9 +242,9 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
         d > 1
             ? absl::StrCat(", replicated over ", d, " data-parallel ranks, each with ",
                            SequencesPerReplica(shape, *layout), " of ", w.batch_size, " sequences")
-            : std::string()));
+            : std::string());
     const double dense = shape.weight_bytes - shape.expert_weight_bytes;
-    plan.arithmetic.push_back(absl::StrCat(
+    next_line() = absl::StrCat(
         "per card on ", n, ": dense weights ", GiB(dense), " / ", tp, " + routed experts ",
         GiB(shape.expert_weight_bytes), " x ", ExpertsPerCard(shape, n), " / ", shape.num_experts,
         " + KV cache ", GiB(KvBytesPerCard(shape, *layout)),
@@ -195,36 +253,36 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
               : std::string(),
         shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
         " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
-        GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
+        GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card));
   } else if (n > 1) {
-    plan.arithmetic.push_back(absl::StrCat(
+    next_line() = absl::StrCat(
         "layout: ", plan.layout, ": tensor parallelism within a node of ", node.cards, " cards",
         node.assumed ? " (assumed: the record has no scale-up domain size)"
                      : " (the record's scale-up domain)",
         ", heads ", shape.num_attention_heads, " / ", tp,
         pp > 1 ? absl::StrCat(", ", pp, " pipeline stages of at most ", LayersPerStage(shape, pp),
                               " of ", shape.num_layers, " layers")
-               : std::string()));
+               : std::string());
   }
   const double weights = WeightBytesPerCard(shape, *layout);
   if (pp > 1) {
-    plan.arithmetic.push_back(absl::StrCat(
+    next_line() = absl::StrCat(
         "weights per stage (bounded from above): min(", f.weights_gib, ", ",
         LayersPerStage(shape, pp), " layers x ", f.weights_gib, " / ", shape.num_largest_layers,
         " layers + embeddings ", Num(shape.embedding_parameters), " parameters x ",
         Num(std::max(2.0, shape.weight_bytes / shape.parameters)), " bytes) = ", GiB(weights * tp),
         "; KV cache per stage: min(", f.kv_cache_gib, ", ", LayersPerStage(shape, pp), " layers x ",
         GiB(shape.kv_cache_bytes_largest_layer), " per full layer",
-        shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")"));
+        shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")");
   }
   if (!ep && n == 1) {
     // Only the headroom differs from card to card.
-    std::string& line = plan.arithmetic.emplace_back();
+    std::string& line = next_line();
     line.reserve(f.one_card_parts.size() + 16);
     line.append(f.one_card_parts);
     AppendGiB(&line, plan.headroom_bytes_per_card);
   } else if (!ep) {
-    std::string& line = plan.arithmetic.emplace_back();
+    std::string& line = next_line();
     line.reserve(kLineBytes);
     absl::StrAppend(&line, "per card on ", n, ": weights ", pp > 1 ? "per stage " : "");
     AppendGiB(&line, weights * tp);
@@ -245,8 +303,8 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
     plan.speed_not_modelled =
         "speed not modelled: on-chip SRAM (wafer-scale or SRAM-only design); the memory "
         "roofline does not apply";
-    plan.arithmetic.push_back(plan.speed_not_modelled);
-    return plan;
+    next_line().assign(plan.speed_not_modelled);
+    return;
   }
   SpeedInput speed{.sizing = &shape,
                    .layout = *layout,
@@ -273,7 +331,7 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
     plan.decode_tokens_per_second = d.tokens_per_second_per_sequence;
     plan.decode_tokens_per_second_all = d.tokens_per_second_all;
     const int m = d.micro_batches;
-    std::string line;
+    std::string& line = next_line();
     if (n == 1) {
       // One card: no links, no stages (the hot path of a plan over every
       // accelerator: one line, one allocation).
@@ -384,7 +442,6 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
       absl::StrAppend(&line, " (compute roof: ", n, " x ", Num(*device.peak_flops / 1e12),
                       " TFLOP/s at 100% / (2 x ", f.active_parameters, " active parameters))");
     }
-    plan.arithmetic.push_back(std::move(line));
   }
 
   // Prefill is compute-bound: 2 FLOP per active parameter per token.
@@ -392,7 +449,7 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
     const PrefillBound p = BoundPrefill(speed);
     plan.prefill_tokens_per_second = p.tokens_per_second;
     {
-      std::string& line = plan.arithmetic.emplace_back();
+      std::string& line = next_line();
       line.reserve(kLineBytes);
       absl::StrAppend(&line, "prefill bound: ", n, " x ");
       AppendNum(&line, *device.peak_flops / 1e12);
@@ -405,7 +462,7 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
       plan.time_to_first_token_seconds = p.time_to_first_token_seconds;
       const bool links_longer = p.tensor_parallel_seconds > p.compute_seconds * p.bubble_factor;
       if (pp == 1 && !links_longer) {
-        std::string& line = plan.arithmetic.emplace_back();
+        std::string& line = next_line();
         line.reserve(kLineBytes);
         absl::StrAppend(&line, "time to first token: ", w.prompt_tokens, " prompt tokens / ");
         AppendNum(&line, p.tokens_per_second);
@@ -424,7 +481,7 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
               &line, "; the TP all-reduces take longer: ", Num(p.tensor_parallel_seconds), " s");
         }
         absl::StrAppend(&line, " = ", Num(p.time_to_first_token_seconds), " s");
-        plan.arithmetic.push_back(std::move(line));
+        next_line() = std::move(line);
       }
     }
   }
@@ -432,7 +489,7 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
   if (device.price_usd_per_hour.has_value() && plan.decode_tokens_per_second_all.has_value()) {
     const double per_hour = *plan.decode_tokens_per_second_all * 3600;
     plan.cost_usd_per_million_tokens = *device.price_usd_per_hour * n / per_hour * 1e6;
-    std::string& line = plan.arithmetic.emplace_back();
+    std::string& line = next_line();
     line.reserve(kLineBytes);
     absl::StrAppend(&line, "cost: ", n, " x $");
     AppendNum(&line, *device.price_usd_per_hour);
@@ -442,14 +499,18 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
     AppendNum(&line, *plan.cost_usd_per_million_tokens);
     line.append(" per million tokens");
   }
-  return plan;
 }
 
 std::vector<int> RankOrder(PlanObjective objective, const std::vector<DevicePlan>& all) {
+  return RankOrder(objective, all.size(), all);
+}
+
+std::vector<int> RankOrder(PlanObjective objective, size_t count,
+                           const std::vector<DevicePlan>& all) {
   auto speed = [](const DevicePlan& p) { return p.decode_tokens_per_second_all.value_or(0); };
   // Sorts positions: a plan is large (names, layout, arithmetic), and a sort
   // moves each about log2(n) times.
-  std::vector<int> order(all.size());
+  std::vector<int> order(std::min(count, all.size()));
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::stable_sort(order.begin(), order.end(), [&](int ia, int ib) {
     const DevicePlan& a = all[ia];

@@ -7,8 +7,10 @@
 #include <grpcpp/security/credentials.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "catalog-service/dataset.h"
@@ -284,6 +286,71 @@ TEST(PreparedRecordsTest, PlansFromPreparedRecordsAreThePlainPlansOnEveryShipped
   EXPECT_GE(one_card, 100);
 }
 
+// A plan written over an earlier one (PlanOnDeviceInto, as the service
+// writes each reply's plans over the previous reply's to reuse their
+// storage) is the plan PlanOnDevice writes afresh: on every shipped
+// accelerator, over the plan of another workload on the same record (the
+// 405B's many lines over the 8B's few and back) and over the plan of the
+// record before it (one that does not fit, one without a roofline, ...).
+TEST(PreparedRecordsTest, PlansWrittenOverEarlierPlansAreFreshPlans) {
+  const auto dataset = catalog::ShippedDataset();
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  const SharedRecords<Hardware> list(
+      std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
+  ASSERT_GE(list.size(), 200u);
+  const auto prepared = PreparedDevicesOf(list);
+  PlanInput small;  // Llama 3.1 8B in bf16 at 8,192 tokens
+  small.sizing.weight_bytes = 16060522496;
+  small.sizing.kv_cache_bytes = 1073741824;
+  small.sizing.activation_bytes = 44553216;
+  small.sizing.overhead_bytes = 1073741824;
+  small.sizing.parameters = 8030261248;
+  small.sizing.num_attention_heads = 32;
+  small.sizing.num_key_value_heads = 8;
+  small.sizing.num_layers = 32;
+  small.sizing.num_largest_layers = 32;
+  small.workload.prompt_tokens = 1000;
+  PlanInput large = small;  // about 405B parameters: many cards, pipeline stages
+  large.sizing.weight_bytes = 2 * 405.85e9;
+  large.sizing.parameters = 405.85e9;
+  large.sizing.num_attention_heads = 128;
+  large.sizing.num_layers = 126;
+  large.sizing.num_largest_layers = 126;
+  large.sizing.kv_cache_bytes = 516096.0 * 8192;
+  large.sizing.model_kv_cache_bytes = large.sizing.kv_cache_bytes;
+  large.sizing.kv_cache_bytes_largest_layer = large.sizing.kv_cache_bytes / 126;
+  PlanInput few_cards = large;  // does not fit on 2 cards anywhere
+  few_cards.max_cards = 2;
+  PlanInput other_utilization = small;
+  other_utilization.workload.memory_utilization = 0.8;
+  std::vector<DevicePlan> kept(list.size());
+  DevicePlan carried;
+  int planned = 0;
+  int lines_differ = 0;
+  for (const PlanInput* input : {&small, &large, &few_cards, &small, &other_utilization}) {
+    const SizingFigures figures = FiguresOf(*input);
+    PlanInput with_figures = *input;
+    with_figures.figures = &figures;
+    DeviceSpec reused;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const PreparedDevice& record = (*prepared)[i];
+      if (!record.figures.ok()) continue;
+      DeviceFor(record, list[i], input->workload.weight_format, &reused);
+      const DevicePlan fresh = PlanOnDevice(*input, reused, &record.usable);
+      const size_t earlier_lines = kept[i].arithmetic.size();
+      PlanOnDeviceInto(with_figures, reused, &record.usable, &kept[i]);
+      ExpectSamePlan(kept[i], fresh, absl::StrCat(list[i].name(), " over its earlier plan"));
+      PlanOnDeviceInto(*input, reused, &record.usable, &carried);
+      ExpectSamePlan(carried, fresh, absl::StrCat(list[i].name(), " over the previous record's"));
+      if (earlier_lines != 0 && earlier_lines != fresh.arithmetic.size()) ++lines_differ;
+      ++planned;
+    }
+  }
+  EXPECT_GE(planned, 5 * 200);
+  // Written over plans with more lines and with fewer.
+  EXPECT_GE(lines_differ, 100);
+}
+
 // The service builds PlanInference's reply on an arena (ReplyArena,
 // AnswerPlanInferenceInto) and serializes it from there: its bytes must be
 // the heap answer's (AnswerPlanInference) for the plan over every shipped
@@ -308,6 +375,17 @@ TEST(PreparedRecordsTest, ArenaPlanIsTheHeapPlanByteForByteOnEveryShippedAcceler
   requests[2].set_runtime(v1::RUNTIME_VLLM);
   requests[3].set_model("models/llama-3-1-8b");
   requests[3].set_newer_models(true);
+  // The plans are kept from reply to reply on the arena (PooledOnArena) and
+  // written over: a plan with offload lines, then a list of two records
+  // (fewer plans than kept), then every record again.
+  requests.resize(7);
+  requests[4].set_model("models/llama-3-1-70b");
+  requests[4].set_offload(v1::OFFLOAD_MODE_AUTO);
+  requests[4].set_offload_host("hardware/host-2x-amd-epyc-9004-ddr5-4800");
+  requests[5].set_model("models/llama-3-1-70b");
+  requests[5].add_hardware(testing::Shipped().hardware(0).name());
+  requests[5].add_hardware(testing::Shipped().hardware(shipped_hardware - 1).name());
+  requests[6] = requests[0];
   for (const v1::PlanInferenceRequest& request : requests) {
     SCOPED_TRACE(request.ShortDebugString());
     testing::Answer<v1::PlanInferenceResponse> heap;
@@ -316,8 +394,23 @@ TEST(PreparedRecordsTest, ArenaPlanIsTheHeapPlanByteForByteOnEveryShippedAcceler
     ASSERT_TRUE(heap.result->ok()) << heap.result->status();
     const v1::PlanInferenceResponse& plain = **heap.result;
     EXPECT_EQ(plain.GetArena(), nullptr);
-    EXPECT_EQ(plain.plans_size(), shipped_hardware);
+    const int plans = request.hardware_size() > 0 ? request.hardware_size() : shipped_hardware;
+    EXPECT_EQ(plain.plans_size(), plans);
     const std::string expected = plain.SerializeAsString();
+    if (request.offload() != v1::OFFLOAD_MODE_UNSPECIFIED) {
+      // Offload's lines follow the plan's own (core/offload.cc): a plan
+      // written over an earlier one keeps them.
+      int with_offload = 0;
+      for (const v1::HardwarePlan& plan : plain.plans()) {
+        if (!plan.has_offload()) continue;
+        ++with_offload;
+        EXPECT_TRUE(std::any_of(
+            plan.arithmetic().begin(), plan.arithmetic().end(),
+            [](const std::string& line) { return absl::StartsWith(line, "offload ("); }))
+            << plan.hardware();
+      }
+      EXPECT_GE(with_offload, 5);  // 7 of the shipped records: not a vacuous check
+    }
     for (int round = 0; round < 2; ++round) {
       ReplyArena arena;
       v1::PlanInferenceResponse* answer = arena.Create<v1::PlanInferenceResponse>();
@@ -329,7 +422,7 @@ TEST(PreparedRecordsTest, ArenaPlanIsTheHeapPlanByteForByteOnEveryShippedAcceler
       ASSERT_TRUE(done->ok()) << *done;
       // Bytes, not message equality: what the client receives.
       EXPECT_EQ(answer->SerializeAsString(), expected) << "round " << round;
-      EXPECT_EQ(answer->plans_size(), shipped_hardware);
+      EXPECT_EQ(answer->plans_size(), plans);
       // The pooled block holds the whole reply: the arena took no block of
       // its own (which would be a malloc per call again).
       // (About 165-183 KB used of the 512 KiB block for these requests.)
@@ -362,6 +455,9 @@ TEST(PreparedRecordsTest, RankOrderIsTheOrderRankPlansMovesThePlansInto) {
   for (const PlanObjective objective :
        {PlanObjective::kFewestCards, PlanObjective::kCheapest, PlanObjective::kFastest}) {
     const std::vector<int> order = RankOrder(objective, plans);
+    // Over the first 7 plans only: the order of those 7 alone.
+    std::vector<DevicePlan> first(plans.begin(), plans.begin() + 7);
+    EXPECT_EQ(RankOrder(objective, 7, plans), RankOrder(objective, first));
     std::vector<DevicePlan> ranked = plans;
     RankPlans(objective, &ranked);
     ASSERT_EQ(order.size(), ranked.size());
