@@ -1,7 +1,10 @@
 #include "estimator-service/core/plan.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
@@ -24,6 +27,44 @@ void AppendGiB(std::string* out, double bytes) {
   out->append(" GiB");
 }
 void AppendNum(std::string* out, double value) { AppendSignificantDigits(out, value, 4); }
+
+// A figure's text kept while a plan is written: a plan states some figures
+// twice (decode tokens/s in the decode and the cost lines, and per sequence
+// and for the batch, which are equal at batch 1; prefill tokens/s in the
+// prefill and time-to-first-token lines), and formatting is the largest
+// share of writing a plan (docs/BENCHMARKS.md, branch s11-plan). The text
+// is AppendNum's: copied when the value is the same to the bit.
+struct FigureText {
+  uint64_t bits = 0;
+  uint8_t length = 0;  // 0: none kept
+  char text[23];
+};
+void AppendNumKept(std::string* out, double value, FigureText* kept) {
+  const uint64_t bits = std::bit_cast<uint64_t>(value);
+  if (kept->length != 0 && kept->bits == bits) {
+    out->append(kept->text, kept->length);
+    return;
+  }
+  const size_t start = out->size();
+  AppendNum(out, value);
+  const size_t length = out->size() - start;
+  if (length < sizeof(kept->text)) {
+    kept->bits = bits;
+    kept->length = static_cast<uint8_t>(length);
+    out->copy(kept->text, length, start);
+  } else {
+    kept->length = 0;
+  }
+}
+// The same for a record's own figures (its bandwidth in GB/s, peak in
+// TFLOP/s, price per hour), the same on every plan on that record: kept per
+// thread by value, 1,024 entries (32 KiB), so a plan over every accelerator
+// formats each record's figures once, not once per plan.
+void AppendRecordNum(std::string* out, double value) {
+  thread_local std::array<FigureText, 1024> kept{};
+  const uint64_t bits = std::bit_cast<uint64_t>(value);
+  AppendNumKept(out, value, &kept[(bits * 0x9E3779B97F4A7C15ull) >> 54]);
+}
 // Room for the longest of those lines but rare ones: one allocation per line.
 constexpr size_t kLineBytes = 224;
 
@@ -319,6 +360,9 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     speed.within_node = WithinNodeLink(device.links);
     if (plan.nodes > 1) speed.between_nodes = BetweenNodesLink(device.links);
   }
+  // Figures this plan states twice (AppendNumKept).
+  FigureText decode_text;
+  FigureText prefill_text;
   const bool has_peak =
       device.peak_flops.has_value() && *device.peak_flops > 0 && shape.active_parameters() > 0;
 
@@ -337,16 +381,16 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
       // accelerator: one line, one allocation).
       line.reserve(kLineBytes);
       line.append("decode bound: ");
-      AppendNum(&line, *device.bandwidth_bytes_per_second / 1e9);
+      AppendRecordNum(&line, *device.bandwidth_bytes_per_second / 1e9);
       absl::StrAppend(&line, " GB/s / (weights ", f.weights_gib);
       if (active_share < 1) {
         line.append(" x active share ");
         AppendNum(&line, active_share);
       }
       absl::StrAppend(&line, " + KV ", f.kv_cache_gib, ") = ");
-      AppendNum(&line, d.tokens_per_second_per_sequence);
+      AppendNumKept(&line, d.tokens_per_second_per_sequence, &decode_text);
       absl::StrAppend(&line, " tokens/s per sequence, x ", w.batch_size, " sequences = ");
-      AppendNum(&line, d.tokens_per_second_all);
+      AppendNumKept(&line, d.tokens_per_second_all, &decode_text);
       line.append(" tokens/s");
     } else if (ep) {
       const double expert_each = shape.expert_weight_bytes / shape.num_experts;
@@ -452,10 +496,10 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
       std::string& line = next_line();
       line.reserve(kLineBytes);
       absl::StrAppend(&line, "prefill bound: ", n, " x ");
-      AppendNum(&line, *device.peak_flops / 1e12);
+      AppendRecordNum(&line, *device.peak_flops / 1e12);
       absl::StrAppend(&line, " TFLOP/s x ", f.prefill_efficiency, " efficiency / (2 x ",
                       f.active_parameters, " active parameters) = ");
-      AppendNum(&line, p.tokens_per_second);
+      AppendNumKept(&line, p.tokens_per_second, &prefill_text);
       line.append(" tokens/s");
     }
     if (w.prompt_tokens > 0) {
@@ -465,7 +509,7 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
         std::string& line = next_line();
         line.reserve(kLineBytes);
         absl::StrAppend(&line, "time to first token: ", w.prompt_tokens, " prompt tokens / ");
-        AppendNum(&line, p.tokens_per_second);
+        AppendNumKept(&line, p.tokens_per_second, &prefill_text);
         line.append(" tokens/s = ");
         AppendNum(&line, p.time_to_first_token_seconds);
         line.append(" s");
@@ -492,9 +536,9 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     std::string& line = next_line();
     line.reserve(kLineBytes);
     absl::StrAppend(&line, "cost: ", n, " x $");
-    AppendNum(&line, *device.price_usd_per_hour);
+    AppendRecordNum(&line, *device.price_usd_per_hour);
     line.append("/h / (");
-    AppendNum(&line, *plan.decode_tokens_per_second_all);
+    AppendNumKept(&line, *plan.decode_tokens_per_second_all, &decode_text);
     line.append(" tokens/s x 3600) x 1e6 = $");
     AppendNum(&line, *plan.cost_usd_per_million_tokens);
     line.append(" per million tokens");

@@ -351,6 +351,87 @@ TEST(PreparedRecordsTest, PlansWrittenOverEarlierPlansAreFreshPlans) {
   EXPECT_GE(lines_differ, 100);
 }
 
+// The figures a plan states twice, and each record's bandwidth, peak and
+// price, are formatted once and their text copied (plan.cc AppendNumKept,
+// AppendRecordNum): every line of every one-card plan on the shipped
+// accelerators must still state the plan's own figures, as printf's %.4g
+// writes them, at batch 1 (per sequence = the batch's) and at batch 3.
+TEST(PreparedRecordsTest, KeptFigureTextsAreEachPlansOwnFigures) {
+  const auto dataset = catalog::ShippedDataset();
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  const SharedRecords<Hardware> list(
+      std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
+  const auto prepared = PreparedDevicesOf(list);
+  PlanInput one;  // Llama 3.1 8B in bf16 at 8,192 tokens
+  one.sizing.weight_bytes = 16060522496;
+  one.sizing.kv_cache_bytes = 1073741824;
+  one.sizing.activation_bytes = 44553216;
+  one.sizing.overhead_bytes = 1073741824;
+  one.sizing.parameters = 8030261248;
+  one.sizing.num_attention_heads = 32;
+  one.sizing.num_key_value_heads = 8;
+  one.sizing.num_layers = 32;
+  one.sizing.num_largest_layers = 32;
+  one.workload.prompt_tokens = 1000;
+  one.workload.batch_size = 1;
+  PlanInput three = one;
+  three.workload.batch_size = 3;
+  three.sizing.kv_cache_bytes *= 3;
+  int checked = 0;
+  int priced = 0;
+  for (const PlanInput* input : {&one, &three, &one}) {
+    DeviceSpec device;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const PreparedDevice& record = (*prepared)[i];
+      if (!record.figures.ok()) continue;
+      DeviceFor(record, list[i], input->workload.weight_format, &device);
+      const DevicePlan plan = PlanOnDevice(*input, device, &record.usable);
+      if (!plan.fits || plan.cards != 1 || !plan.decode_tokens_per_second.has_value()) continue;
+      const auto line_starting = [&plan](const std::string& start) -> std::string {
+        for (const std::string& line : plan.arithmetic) {
+          if (absl::StartsWith(line, start)) return line;
+        }
+        return "";
+      };
+      const std::string decode = line_starting("decode bound: ");
+      EXPECT_TRUE(absl::StartsWith(
+          decode,
+          absl::StrFormat("decode bound: %.4g GB/s", *device.bandwidth_bytes_per_second / 1e9)))
+          << decode;
+      // (A compute roof, when it binds, follows.)
+      EXPECT_TRUE(absl::StrContains(
+          decode, absl::StrFormat("= %.4g tokens/s per sequence, x %d sequences = %.4g tokens/s",
+                                  *plan.decode_tokens_per_second, input->workload.batch_size,
+                                  *plan.decode_tokens_per_second_all)))
+          << decode;
+      if (plan.prefill_tokens_per_second.has_value()) {
+        const std::string prefill = line_starting("prefill bound: ");
+        EXPECT_TRUE(absl::StartsWith(
+            prefill, absl::StrFormat("prefill bound: 1 x %.4g TFLOP/s", *device.peak_flops / 1e12)))
+            << prefill;
+        EXPECT_TRUE(absl::EndsWith(
+            prefill, absl::StrFormat("= %.4g tokens/s", *plan.prefill_tokens_per_second)))
+            << prefill;
+        EXPECT_EQ(
+            line_starting("time to first token: "),
+            absl::StrFormat("time to first token: 1000 prompt tokens / %.4g tokens/s = %.4g s",
+                            *plan.prefill_tokens_per_second, *plan.time_to_first_token_seconds));
+      }
+      if (plan.cost_usd_per_million_tokens.has_value()) {
+        EXPECT_EQ(line_starting("cost: "),
+                  absl::StrFormat("cost: 1 x $%.4g/h / (%.4g tokens/s x 3600) x 1e6 = $%.4g per "
+                                  "million tokens",
+                                  *device.price_usd_per_hour, *plan.decode_tokens_per_second_all,
+                                  *plan.cost_usd_per_million_tokens));
+        ++priced;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 300);
+  EXPECT_GE(priced, 10);
+}
+
 // The service builds PlanInference's reply on an arena (ReplyArena,
 // AnswerPlanInferenceInto) and serializes it from there: its bytes must be
 // the heap answer's (AnswerPlanInference) for the plan over every shipped
