@@ -94,4 +94,42 @@ class ReplyArena {
   google::protobuf::Arena arena_;
 };
 
+// An object of type T kept from one reply to the next: taken from a pool
+// (or made) for a reply built on `arena`, given back when the arena runs its
+// cleanups (after the reply is serialized). A builder keeps in it what a
+// reply points at without owning (strings added with
+// RepeatedPtrField::UnsafeArenaAddAllocated), so their storage is reused by
+// the next reply instead of being allocated and freed per reply. The object
+// is handed over as it was left: the builder resets what it reuses. T must
+// be default-constructible.
+template <typename T>
+T* PooledOnArena(google::protobuf::Arena* arena) {
+  struct Pool {
+    absl::Mutex mu;
+    std::vector<std::unique_ptr<T>> free ABSL_GUARDED_BY(mu);
+  };
+  static Pool* const kPool = new Pool();  // never destroyed: used at exit
+  struct Lease {
+    std::unique_ptr<T> object;
+    Lease() {
+      {
+        absl::MutexLock lock(&kPool->mu);
+        if (!kPool->free.empty()) {
+          object = std::move(kPool->free.back());
+          kPool->free.pop_back();
+        }
+      }
+      if (object == nullptr) object = std::make_unique<T>();
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() {
+      absl::MutexLock lock(&kPool->mu);
+      // As many as the reply blocks: one per call in flight.
+      if (kPool->free.size() < ReplyArena::kPooledBlocks) kPool->free.push_back(std::move(object));
+    }
+  };
+  return google::protobuf::Arena::Create<Lease>(arena)->object.get();
+}
+
 }  // namespace modelatlas::estimator

@@ -31,6 +31,7 @@
 #include "estimator-service/core/plan.h"
 #include "estimator-service/core/runtime_fit.h"
 #include "estimator-service/core/units.h"
+#include "estimator-service/reply_arena.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -879,18 +880,30 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, const common
   // plans[i] is the plan on hardware[i] (a record that cannot be planned on
   // has one saying why), so the records' own figures are found by position:
   // nothing is copied or hashed per plan.
-  std::vector<DevicePlan> plans;
-  plans.reserve(hardware.size());
+  //
+  // On an arena (the service's reply) the plans are kept from one reply to
+  // the next (PooledOnArena): each is written over the plan a previous reply
+  // made on the same position, reusing its strings' storage, and the reply
+  // points at its lines instead of taking them (UnsafeArenaAddAllocated), so
+  // a plan over every accelerator allocates and frees no line (about 1,200
+  // of its 1,550 strings; docs/BENCHMARKS.md, branch s11-plan). On the heap
+  // the plans are this call's and their lines move into the reply.
+  google::protobuf::Arena* const arena = response->GetArena();
+  std::vector<DevicePlan> own_plans;
+  std::vector<DevicePlan>& plans =
+      arena != nullptr ? *PooledOnArena<std::vector<DevicePlan>>(arena) : own_plans;
+  // Never shrunk below the largest list seen: the plans past this list's end
+  // keep their storage for the next.
+  if (plans.size() < hardware.size()) plans.resize(hardware.size());
   // hardware[i] -> USD per card-hour used (the request's, else the record's).
   std::vector<std::optional<double>> prices(hardware.size());
   // One spec for every record: assigning the next record's reuses its strings.
   DeviceSpec device;
   for (size_t index = 0; index < hardware.size(); ++index) {
     const common::v1::Hardware& hw = hardware[index];
-    if (plans.size() % kRecordsPerAbandonCheck == 0) {
-      if (absl::Status abandoned =
-              CallAbandoned(absl::StrCat("planning on every accelerator (", plans.size(), " of ",
-                                         hardware.size(), " planned)"));
+    if (index % kRecordsPerAbandonCheck == 0) {
+      if (absl::Status abandoned = CallAbandoned(absl::StrCat(
+              "planning on every accelerator (", index, " of ", hardware.size(), " planned)"));
           !abandoned.ok()) {
         return abandoned;
       }
@@ -900,7 +913,7 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, const common
       // Listed, not planned: its figures would make every number a guess.
       DevicePlan skipped{.name = hw.name(), .display_name = hw.display_name()};
       skipped.reason = std::string(unusable.message());
-      plans.push_back(std::move(skipped));
+      plans[index] = std::move(skipped);
       continue;
     }
     DeviceFor(record, hw, input.workload.weight_format, &device);
@@ -908,8 +921,8 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, const common
     if (request.has_price_usd_per_card_hour()) {
       device.price_usd_per_hour = request.price_usd_per_card_hour();
     }
-    plans.push_back(PlanOnDevice(input, device, &record.usable));
-    if (runtime_model.has_value() && plans.back().fits) {
+    PlanOnDeviceInto(input, device, &record.usable, &plans[index]);
+    if (runtime_model.has_value() && plans[index].fits) {
       runtime_devices[hw.name()] = {device, hw.manufacturer()};
     }
     prices[index] = device.price_usd_per_hour;
@@ -919,7 +932,7 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, const common
   if (!objective.ok()) return objective.status();
   // Positions into plans, best first: the plans are read in this order and
   // never moved.
-  const std::vector<int> order = RankOrder(*objective, plans);
+  const std::vector<int> order = RankOrder(*objective, hardware.size(), plans);
   if (request.split_cards_size() > 0) {
     if (absl::Status split = AddLayerSplit(hardware, request, input, response); !split.ok()) {
       return split;
@@ -1023,8 +1036,16 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, const common
       placed->set_prefill_compute_seconds_per_step(p.prefill_compute_seconds_per_step);
     }
     if (!plan.reason.empty()) out->set_reason(std::move(plan.reason));
-    out->mutable_arithmetic()->Reserve(static_cast<int>(plan.arithmetic.size()));
-    for (std::string& line : plan.arithmetic) out->add_arithmetic(std::move(line));
+    google::protobuf::RepeatedPtrField<std::string>* lines = out->mutable_arithmetic();
+    lines->Reserve(static_cast<int>(plan.arithmetic.size()));
+    if (arena != nullptr) {
+      // Pointed at, not owned: the pooled plans outlive the reply (their
+      // lease ends with the arena), and the arena never deletes what it
+      // was given this way.
+      for (std::string& line : plan.arithmetic) lines->UnsafeArenaAddAllocated(&line);
+    } else {
+      for (std::string& line : plan.arithmetic) lines->Add(std::move(line));
+    }
   }
   return absl::OkStatus();
 }

@@ -1,8 +1,12 @@
 #include "estimator-service/core/plan.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "common/text/decimal.h"
 #include "estimator-service/core/fit_matrix.h"
@@ -23,6 +27,44 @@ void AppendGiB(std::string* out, double bytes) {
   out->append(" GiB");
 }
 void AppendNum(std::string* out, double value) { AppendSignificantDigits(out, value, 4); }
+
+// A figure's text kept while a plan is written: a plan states some figures
+// twice (decode tokens/s in the decode and the cost lines, and per sequence
+// and for the batch, which are equal at batch 1; prefill tokens/s in the
+// prefill and time-to-first-token lines), and formatting is the largest
+// share of writing a plan (docs/BENCHMARKS.md, branch s11-plan). The text
+// is AppendNum's: copied when the value is the same to the bit.
+struct FigureText {
+  uint64_t bits = 0;
+  uint8_t length = 0;  // 0: none kept
+  char text[23];
+};
+void AppendNumKept(std::string* out, double value, FigureText* kept) {
+  const uint64_t bits = std::bit_cast<uint64_t>(value);
+  if (kept->length != 0 && kept->bits == bits) {
+    out->append(kept->text, kept->length);
+    return;
+  }
+  const size_t start = out->size();
+  AppendNum(out, value);
+  const size_t length = out->size() - start;
+  if (length < sizeof(kept->text)) {
+    kept->bits = bits;
+    kept->length = static_cast<uint8_t>(length);
+    out->copy(kept->text, length, start);
+  } else {
+    kept->length = 0;
+  }
+}
+// The same for a record's own figures (its bandwidth in GB/s, peak in
+// TFLOP/s, price per hour), the same on every plan on that record: kept per
+// thread by value, 1,024 entries (32 KiB), so a plan over every accelerator
+// formats each record's figures once, not once per plan.
+void AppendRecordNum(std::string* out, double value) {
+  thread_local std::array<FigureText, 1024> kept{};
+  const uint64_t bits = std::bit_cast<uint64_t>(value);
+  AppendNumKept(out, value, &kept[(bits * 0x9E3779B97F4A7C15ull) >> 54]);
+}
 // Room for the longest of those lines but rare ones: one allocation per line.
 constexpr size_t kLineBytes = 224;
 
@@ -105,26 +147,88 @@ SizingFigures FiguresOf(const PlanInput& input) {
 
 DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
                         const UsableCard* usable) {
+  DevicePlan plan;
+  PlanOnDeviceInto(input, device, usable, &plan);
+  return plan;
+}
+
+namespace {
+
+// Every member set as in a new DevicePlan, member by member (assigning a new
+// plan, with the strings moved out and back, was 3% of a plan over every
+// accelerator): the strings and lines keep their storage.
+// A member added to DevicePlan changes its size: reset it here too.
+static_assert(sizeof(DevicePlan) == 376, "reset every DevicePlan member in ResetKeepingStorage");
+void ResetKeepingStorage(DevicePlan* plan) {
+  plan->name.clear();
+  plan->display_name.clear();
+  plan->fits = false;
+  plan->fits_on_one_card = false;
+  plan->cards = 0;
+  plan->tensor_parallel = 0;
+  plan->pipeline_parallel = 0;
+  plan->expert_parallel = 0;
+  plan->nodes = 0;
+  plan->layout.clear();
+  plan->required_bytes_per_card = 0;
+  plan->usable_bytes_per_card = 0;
+  plan->headroom_bytes_per_card = 0;
+  plan->weight_bytes_per_card = 0;
+  plan->kv_cache_bytes_per_card = 0;
+  plan->activation_bytes_per_card = 0;
+  plan->overhead_bytes_per_card = 0;
+  plan->decode_tokens_per_second.reset();
+  plan->decode_tokens_per_second_all.reset();
+  plan->prefill_tokens_per_second.reset();
+  plan->time_to_first_token_seconds.reset();
+  plan->cost_usd_per_million_tokens.reset();
+  plan->decode_communication_seconds.reset();
+  plan->speed_not_modelled.clear();
+  plan->reason.clear();
+  // The lines stay (PlanOnDeviceInto reuses them in order and drops the
+  // ones it does not need).
+  plan->offload.reset();
+}
+
+}  // namespace
+
+void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const UsableCard* usable,
+                      DevicePlan* out) {
   std::optional<SizingFigures> own;
   if (input.figures == nullptr) own = FiguresOf(input);
   const SizingFigures& f = input.figures != nullptr ? *input.figures : *own;
   const InferenceSizing& shape = input.sizing;
   const ResolvedWorkload& w = input.workload;
-  DevicePlan plan;
+  ResetKeepingStorage(out);
+  DevicePlan& plan = *out;
+  // The lines of the plan this one replaces are reused in order (their
+  // storage kept: a caller planning on the same records again allocates no
+  // line); `used` of them are this plan's, the rest are dropped at the end.
+  size_t used = 0;
+  const auto next_line = [&plan, &used]() -> std::string& {
+    if (used < plan.arithmetic.size()) {
+      std::string& line = plan.arithmetic[used++];
+      line.clear();
+      return line;
+    }
+    ++used;
+    return plan.arithmetic.emplace_back();
+  };
+  const auto drop_unused_lines = [&plan, &used] { plan.arithmetic.resize(used); };
+  absl::Cleanup trim = drop_unused_lines;
   // A fitting plan has up to seven lines: one allocation, not four.
   plan.arithmetic.reserve(8);
-  plan.name = device.name;
-  plan.display_name = device.display_name;
+  plan.name.assign(device.name);
+  plan.display_name.assign(device.display_name);
   if (usable != nullptr && usable->memory_utilization == w.memory_utilization) {
     plan.usable_bytes_per_card = usable->usable_bytes;
-    plan.arithmetic.push_back(usable->arithmetic);
+    next_line().assign(usable->arithmetic);
   } else {
-    plan.usable_bytes_per_card =
-        UsableBytesPerCard(device, w.memory_utilization, &plan.arithmetic.emplace_back());
+    plan.usable_bytes_per_card = UsableBytesPerCard(device, w.memory_utilization, &next_line());
   }
   if (device.memory_bytes <= 0) {
     plan.reason = "memory size not on record";
-    return plan;
+    return;
   }
 
   NodeSize node;
@@ -151,8 +255,13 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
     plan.reason.append(" needed on one card, ");
     AppendGiB(&plan.reason, plan.usable_bytes_per_card);
     plan.reason.append(" usable)");
-    if (input.offload != nullptr) PlanWithOffload(input, device, node, &plan);
-    return plan;
+    if (input.offload != nullptr) {
+      // Its lines follow this plan's, not the replaced plan's.
+      drop_unused_lines();
+      PlanWithOffload(input, device, node, &plan);
+      used = plan.arithmetic.size();
+    }
+    return;
   }
   const int n = layout->cards();
   const int tp = layout->tensor_parallel;
@@ -170,7 +279,7 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
   const bool ep = layout->expert_parallel > 1;
   if (ep) {
     const int d = layout->attention_replicas();
-    plan.arithmetic.push_back(absl::StrCat(
+    next_line() = absl::StrCat(
         "layout: ", plan.layout,
         ": expert parallelism (vLLM --enable-expert-parallel, SGLang "
         "--ep-size): the routed experts split over ",
@@ -184,9 +293,9 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
         d > 1
             ? absl::StrCat(", replicated over ", d, " data-parallel ranks, each with ",
                            SequencesPerReplica(shape, *layout), " of ", w.batch_size, " sequences")
-            : std::string()));
+            : std::string());
     const double dense = shape.weight_bytes - shape.expert_weight_bytes;
-    plan.arithmetic.push_back(absl::StrCat(
+    next_line() = absl::StrCat(
         "per card on ", n, ": dense weights ", GiB(dense), " / ", tp, " + routed experts ",
         GiB(shape.expert_weight_bytes), " x ", ExpertsPerCard(shape, n), " / ", shape.num_experts,
         " + KV cache ", GiB(KvBytesPerCard(shape, *layout)),
@@ -195,36 +304,36 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
               : std::string(),
         shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
         " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
-        GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
+        GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card));
   } else if (n > 1) {
-    plan.arithmetic.push_back(absl::StrCat(
+    next_line() = absl::StrCat(
         "layout: ", plan.layout, ": tensor parallelism within a node of ", node.cards, " cards",
         node.assumed ? " (assumed: the record has no scale-up domain size)"
                      : " (the record's scale-up domain)",
         ", heads ", shape.num_attention_heads, " / ", tp,
         pp > 1 ? absl::StrCat(", ", pp, " pipeline stages of at most ", LayersPerStage(shape, pp),
                               " of ", shape.num_layers, " layers")
-               : std::string()));
+               : std::string());
   }
   const double weights = WeightBytesPerCard(shape, *layout);
   if (pp > 1) {
-    plan.arithmetic.push_back(absl::StrCat(
+    next_line() = absl::StrCat(
         "weights per stage (bounded from above): min(", f.weights_gib, ", ",
         LayersPerStage(shape, pp), " layers x ", f.weights_gib, " / ", shape.num_largest_layers,
         " layers + embeddings ", Num(shape.embedding_parameters), " parameters x ",
         Num(std::max(2.0, shape.weight_bytes / shape.parameters)), " bytes) = ", GiB(weights * tp),
         "; KV cache per stage: min(", f.kv_cache_gib, ", ", LayersPerStage(shape, pp), " layers x ",
         GiB(shape.kv_cache_bytes_largest_layer), " per full layer",
-        shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")"));
+        shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")");
   }
   if (!ep && n == 1) {
     // Only the headroom differs from card to card.
-    std::string& line = plan.arithmetic.emplace_back();
+    std::string& line = next_line();
     line.reserve(f.one_card_parts.size() + 16);
     line.append(f.one_card_parts);
     AppendGiB(&line, plan.headroom_bytes_per_card);
   } else if (!ep) {
-    std::string& line = plan.arithmetic.emplace_back();
+    std::string& line = next_line();
     line.reserve(kLineBytes);
     absl::StrAppend(&line, "per card on ", n, ": weights ", pp > 1 ? "per stage " : "");
     AppendGiB(&line, weights * tp);
@@ -245,8 +354,8 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
     plan.speed_not_modelled =
         "speed not modelled: on-chip SRAM (wafer-scale or SRAM-only design); the memory "
         "roofline does not apply";
-    plan.arithmetic.push_back(plan.speed_not_modelled);
-    return plan;
+    next_line().assign(plan.speed_not_modelled);
+    return;
   }
   SpeedInput speed{.sizing = &shape,
                    .layout = *layout,
@@ -261,6 +370,9 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
     speed.within_node = WithinNodeLink(device.links);
     if (plan.nodes > 1) speed.between_nodes = BetweenNodesLink(device.links);
   }
+  // Figures this plan states twice (AppendNumKept).
+  FigureText decode_text;
+  FigureText prefill_text;
   const bool has_peak =
       device.peak_flops.has_value() && *device.peak_flops > 0 && shape.active_parameters() > 0;
 
@@ -273,22 +385,22 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
     plan.decode_tokens_per_second = d.tokens_per_second_per_sequence;
     plan.decode_tokens_per_second_all = d.tokens_per_second_all;
     const int m = d.micro_batches;
-    std::string line;
+    std::string& line = next_line();
     if (n == 1) {
       // One card: no links, no stages (the hot path of a plan over every
       // accelerator: one line, one allocation).
       line.reserve(kLineBytes);
       line.append("decode bound: ");
-      AppendNum(&line, *device.bandwidth_bytes_per_second / 1e9);
+      AppendRecordNum(&line, *device.bandwidth_bytes_per_second / 1e9);
       absl::StrAppend(&line, " GB/s / (weights ", f.weights_gib);
       if (active_share < 1) {
         line.append(" x active share ");
         AppendNum(&line, active_share);
       }
       absl::StrAppend(&line, " + KV ", f.kv_cache_gib, ") = ");
-      AppendNum(&line, d.tokens_per_second_per_sequence);
+      AppendNumKept(&line, d.tokens_per_second_per_sequence, &decode_text);
       absl::StrAppend(&line, " tokens/s per sequence, x ", w.batch_size, " sequences = ");
-      AppendNum(&line, d.tokens_per_second_all);
+      AppendNumKept(&line, d.tokens_per_second_all, &decode_text);
       line.append(" tokens/s");
     } else if (ep) {
       const double expert_each = shape.expert_weight_bytes / shape.num_experts;
@@ -384,7 +496,6 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
       absl::StrAppend(&line, " (compute roof: ", n, " x ", Num(*device.peak_flops / 1e12),
                       " TFLOP/s at 100% / (2 x ", f.active_parameters, " active parameters))");
     }
-    plan.arithmetic.push_back(std::move(line));
   }
 
   // Prefill is compute-bound: 2 FLOP per active parameter per token.
@@ -392,23 +503,23 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
     const PrefillBound p = BoundPrefill(speed);
     plan.prefill_tokens_per_second = p.tokens_per_second;
     {
-      std::string& line = plan.arithmetic.emplace_back();
+      std::string& line = next_line();
       line.reserve(kLineBytes);
       absl::StrAppend(&line, "prefill bound: ", n, " x ");
-      AppendNum(&line, *device.peak_flops / 1e12);
+      AppendRecordNum(&line, *device.peak_flops / 1e12);
       absl::StrAppend(&line, " TFLOP/s x ", f.prefill_efficiency, " efficiency / (2 x ",
                       f.active_parameters, " active parameters) = ");
-      AppendNum(&line, p.tokens_per_second);
+      AppendNumKept(&line, p.tokens_per_second, &prefill_text);
       line.append(" tokens/s");
     }
     if (w.prompt_tokens > 0) {
       plan.time_to_first_token_seconds = p.time_to_first_token_seconds;
       const bool links_longer = p.tensor_parallel_seconds > p.compute_seconds * p.bubble_factor;
       if (pp == 1 && !links_longer) {
-        std::string& line = plan.arithmetic.emplace_back();
+        std::string& line = next_line();
         line.reserve(kLineBytes);
         absl::StrAppend(&line, "time to first token: ", w.prompt_tokens, " prompt tokens / ");
-        AppendNum(&line, p.tokens_per_second);
+        AppendNumKept(&line, p.tokens_per_second, &prefill_text);
         line.append(" tokens/s = ");
         AppendNum(&line, p.time_to_first_token_seconds);
         line.append(" s");
@@ -424,7 +535,7 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
               &line, "; the TP all-reduces take longer: ", Num(p.tensor_parallel_seconds), " s");
         }
         absl::StrAppend(&line, " = ", Num(p.time_to_first_token_seconds), " s");
-        plan.arithmetic.push_back(std::move(line));
+        next_line() = std::move(line);
       }
     }
   }
@@ -432,51 +543,73 @@ DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
   if (device.price_usd_per_hour.has_value() && plan.decode_tokens_per_second_all.has_value()) {
     const double per_hour = *plan.decode_tokens_per_second_all * 3600;
     plan.cost_usd_per_million_tokens = *device.price_usd_per_hour * n / per_hour * 1e6;
-    std::string& line = plan.arithmetic.emplace_back();
+    std::string& line = next_line();
     line.reserve(kLineBytes);
     absl::StrAppend(&line, "cost: ", n, " x $");
-    AppendNum(&line, *device.price_usd_per_hour);
+    AppendRecordNum(&line, *device.price_usd_per_hour);
     line.append("/h / (");
-    AppendNum(&line, *plan.decode_tokens_per_second_all);
+    AppendNumKept(&line, *plan.decode_tokens_per_second_all, &decode_text);
     line.append(" tokens/s x 3600) x 1e6 = $");
     AppendNum(&line, *plan.cost_usd_per_million_tokens);
     line.append(" per million tokens");
   }
-  return plan;
 }
 
 std::vector<int> RankOrder(PlanObjective objective, const std::vector<DevicePlan>& all) {
-  auto speed = [](const DevicePlan& p) { return p.decode_tokens_per_second_all.value_or(0); };
+  return RankOrder(objective, all.size(), all);
+}
+
+std::vector<int> RankOrder(PlanObjective objective, size_t count,
+                           const std::vector<DevicePlan>& all) {
+  // What the order reads of each plan, side by side: the sort compares
+  // about n log n pairs, and a plan is 376 bytes (reading the plans
+  // themselves was a cache miss per comparison).
+  struct Key {
+    bool fits;
+    bool offload;
+    bool has_cost;
+    int cards;
+    double cost;
+    double speed;
+    const std::string* name;
+  };
+  const size_t n = std::min(count, all.size());
+  std::vector<Key> keys(n);
+  for (size_t i = 0; i < n; ++i) {
+    const DevicePlan& p = all[i];
+    keys[i] = {.fits = p.fits,
+               .offload = p.offload != nullptr,
+               .has_cost = p.cost_usd_per_million_tokens.has_value(),
+               .cards = p.cards,
+               .cost = p.cost_usd_per_million_tokens.value_or(0),
+               .speed = p.decode_tokens_per_second_all.value_or(0),
+               .name = &p.name};
+  }
   // Sorts positions: a plan is large (names, layout, arithmetic), and a sort
   // moves each about log2(n) times.
-  std::vector<int> order(all.size());
+  std::vector<int> order(n);
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::stable_sort(order.begin(), order.end(), [&](int ia, int ib) {
-    const DevicePlan& a = all[ia];
-    const DevicePlan& b = all[ib];
+    const Key& a = keys[ia];
+    const Key& b = keys[ib];
     if (a.fits != b.fits) return a.fits;
-    if (!a.fits) return a.name < b.name;
+    if (!a.fits) return *a.name < *b.name;
     // Cards alone before cards with offload (much slower, and a host to buy).
-    if ((a.offload == nullptr) != (b.offload == nullptr)) return a.offload == nullptr;
+    if (a.offload != b.offload) return !a.offload;
     switch (objective) {
       case PlanObjective::kCheapest:
-        if (a.cost_usd_per_million_tokens.has_value() !=
-            b.cost_usd_per_million_tokens.has_value()) {
-          return a.cost_usd_per_million_tokens.has_value();
-        }
-        if (a.cost_usd_per_million_tokens != b.cost_usd_per_million_tokens) {
-          return *a.cost_usd_per_million_tokens < *b.cost_usd_per_million_tokens;
-        }
+        if (a.has_cost != b.has_cost) return a.has_cost;
+        if (a.has_cost && a.cost != b.cost) return a.cost < b.cost;
         break;
       case PlanObjective::kFastest:
-        if (speed(a) != speed(b)) return speed(a) > speed(b);
+        if (a.speed != b.speed) return a.speed > b.speed;
         break;
       case PlanObjective::kFewestCards:
         break;
     }
     if (a.cards != b.cards) return a.cards < b.cards;
-    if (speed(a) != speed(b)) return speed(a) > speed(b);
-    return a.name < b.name;
+    if (a.speed != b.speed) return a.speed > b.speed;
+    return *a.name < *b.name;
   });
   return order;
 }

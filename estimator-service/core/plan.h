@@ -154,6 +154,12 @@ UsableCard UsableCardOf(const DeviceSpec& device, double memory_utilization);
 // of writing it again (the same plan either way).
 DevicePlan PlanOnDevice(const PlanInput& input, const DeviceSpec& device,
                         const UsableCard* usable = nullptr);
+// The same plan written into *plan, which may hold an earlier plan: its
+// strings' and lines' storage is reused (a caller that plans on the same
+// records call after call keeps its plans and allocates no line again), and
+// nothing of the earlier plan is left in it.
+void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const UsableCard* usable,
+                      DevicePlan* plan);
 
 // For a plan that does not fit on the cards alone: the fewest cards of one
 // node with offload to input.offload's host (core/offload.cc); the plan
@@ -210,5 +216,9 @@ void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans);
 // The order RankPlans puts `plans` in, as positions into it: a caller that
 // only reads the plans in that order need not move them.
 std::vector<int> RankOrder(PlanObjective objective, const std::vector<DevicePlan>& plans);
+// The same over the first `count` plans (a caller that keeps more plans than
+// it planned this time, for their storage).
+std::vector<int> RankOrder(PlanObjective objective, size_t count,
+                           const std::vector<DevicePlan>& plans);
 
 }  // namespace modelatlas::estimator

@@ -7,8 +7,10 @@
 #include <grpcpp/security/credentials.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "catalog-service/dataset.h"
@@ -284,6 +286,152 @@ TEST(PreparedRecordsTest, PlansFromPreparedRecordsAreThePlainPlansOnEveryShipped
   EXPECT_GE(one_card, 100);
 }
 
+// A plan written over an earlier one (PlanOnDeviceInto, as the service
+// writes each reply's plans over the previous reply's to reuse their
+// storage) is the plan PlanOnDevice writes afresh: on every shipped
+// accelerator, over the plan of another workload on the same record (the
+// 405B's many lines over the 8B's few and back) and over the plan of the
+// record before it (one that does not fit, one without a roofline, ...).
+TEST(PreparedRecordsTest, PlansWrittenOverEarlierPlansAreFreshPlans) {
+  const auto dataset = catalog::ShippedDataset();
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  const SharedRecords<Hardware> list(
+      std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
+  ASSERT_GE(list.size(), 200u);
+  const auto prepared = PreparedDevicesOf(list);
+  PlanInput small;  // Llama 3.1 8B in bf16 at 8,192 tokens
+  small.sizing.weight_bytes = 16060522496;
+  small.sizing.kv_cache_bytes = 1073741824;
+  small.sizing.activation_bytes = 44553216;
+  small.sizing.overhead_bytes = 1073741824;
+  small.sizing.parameters = 8030261248;
+  small.sizing.num_attention_heads = 32;
+  small.sizing.num_key_value_heads = 8;
+  small.sizing.num_layers = 32;
+  small.sizing.num_largest_layers = 32;
+  small.workload.prompt_tokens = 1000;
+  PlanInput large = small;  // about 405B parameters: many cards, pipeline stages
+  large.sizing.weight_bytes = 2 * 405.85e9;
+  large.sizing.parameters = 405.85e9;
+  large.sizing.num_attention_heads = 128;
+  large.sizing.num_layers = 126;
+  large.sizing.num_largest_layers = 126;
+  large.sizing.kv_cache_bytes = 516096.0 * 8192;
+  large.sizing.model_kv_cache_bytes = large.sizing.kv_cache_bytes;
+  large.sizing.kv_cache_bytes_largest_layer = large.sizing.kv_cache_bytes / 126;
+  PlanInput few_cards = large;  // does not fit on 2 cards anywhere
+  few_cards.max_cards = 2;
+  PlanInput other_utilization = small;
+  other_utilization.workload.memory_utilization = 0.8;
+  std::vector<DevicePlan> kept(list.size());
+  DevicePlan carried;
+  int planned = 0;
+  int lines_differ = 0;
+  for (const PlanInput* input : {&small, &large, &few_cards, &small, &other_utilization}) {
+    const SizingFigures figures = FiguresOf(*input);
+    PlanInput with_figures = *input;
+    with_figures.figures = &figures;
+    DeviceSpec reused;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const PreparedDevice& record = (*prepared)[i];
+      if (!record.figures.ok()) continue;
+      DeviceFor(record, list[i], input->workload.weight_format, &reused);
+      const DevicePlan fresh = PlanOnDevice(*input, reused, &record.usable);
+      const size_t earlier_lines = kept[i].arithmetic.size();
+      PlanOnDeviceInto(with_figures, reused, &record.usable, &kept[i]);
+      ExpectSamePlan(kept[i], fresh, absl::StrCat(list[i].name(), " over its earlier plan"));
+      PlanOnDeviceInto(*input, reused, &record.usable, &carried);
+      ExpectSamePlan(carried, fresh, absl::StrCat(list[i].name(), " over the previous record's"));
+      if (earlier_lines != 0 && earlier_lines != fresh.arithmetic.size()) ++lines_differ;
+      ++planned;
+    }
+  }
+  EXPECT_GE(planned, 5 * 200);
+  // Written over plans with more lines and with fewer.
+  EXPECT_GE(lines_differ, 100);
+}
+
+// The figures a plan states twice, and each record's bandwidth, peak and
+// price, are formatted once and their text copied (plan.cc AppendNumKept,
+// AppendRecordNum): every line of every one-card plan on the shipped
+// accelerators must still state the plan's own figures, as printf's %.4g
+// writes them, at batch 1 (per sequence = the batch's) and at batch 3.
+TEST(PreparedRecordsTest, KeptFigureTextsAreEachPlansOwnFigures) {
+  const auto dataset = catalog::ShippedDataset();
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  const SharedRecords<Hardware> list(
+      std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
+  const auto prepared = PreparedDevicesOf(list);
+  PlanInput one;  // Llama 3.1 8B in bf16 at 8,192 tokens
+  one.sizing.weight_bytes = 16060522496;
+  one.sizing.kv_cache_bytes = 1073741824;
+  one.sizing.activation_bytes = 44553216;
+  one.sizing.overhead_bytes = 1073741824;
+  one.sizing.parameters = 8030261248;
+  one.sizing.num_attention_heads = 32;
+  one.sizing.num_key_value_heads = 8;
+  one.sizing.num_layers = 32;
+  one.sizing.num_largest_layers = 32;
+  one.workload.prompt_tokens = 1000;
+  one.workload.batch_size = 1;
+  PlanInput three = one;
+  three.workload.batch_size = 3;
+  three.sizing.kv_cache_bytes *= 3;
+  int checked = 0;
+  int priced = 0;
+  for (const PlanInput* input : {&one, &three, &one}) {
+    DeviceSpec device;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const PreparedDevice& record = (*prepared)[i];
+      if (!record.figures.ok()) continue;
+      DeviceFor(record, list[i], input->workload.weight_format, &device);
+      const DevicePlan plan = PlanOnDevice(*input, device, &record.usable);
+      if (!plan.fits || plan.cards != 1 || !plan.decode_tokens_per_second.has_value()) continue;
+      const auto line_starting = [&plan](const std::string& start) -> std::string {
+        for (const std::string& line : plan.arithmetic) {
+          if (absl::StartsWith(line, start)) return line;
+        }
+        return "";
+      };
+      const std::string decode = line_starting("decode bound: ");
+      EXPECT_TRUE(absl::StartsWith(
+          decode,
+          absl::StrFormat("decode bound: %.4g GB/s", *device.bandwidth_bytes_per_second / 1e9)))
+          << decode;
+      // (A compute roof, when it binds, follows.)
+      EXPECT_TRUE(absl::StrContains(
+          decode, absl::StrFormat("= %.4g tokens/s per sequence, x %d sequences = %.4g tokens/s",
+                                  *plan.decode_tokens_per_second, input->workload.batch_size,
+                                  *plan.decode_tokens_per_second_all)))
+          << decode;
+      if (plan.prefill_tokens_per_second.has_value()) {
+        const std::string prefill = line_starting("prefill bound: ");
+        EXPECT_TRUE(absl::StartsWith(
+            prefill, absl::StrFormat("prefill bound: 1 x %.4g TFLOP/s", *device.peak_flops / 1e12)))
+            << prefill;
+        EXPECT_TRUE(absl::EndsWith(
+            prefill, absl::StrFormat("= %.4g tokens/s", *plan.prefill_tokens_per_second)))
+            << prefill;
+        EXPECT_EQ(
+            line_starting("time to first token: "),
+            absl::StrFormat("time to first token: 1000 prompt tokens / %.4g tokens/s = %.4g s",
+                            *plan.prefill_tokens_per_second, *plan.time_to_first_token_seconds));
+      }
+      if (plan.cost_usd_per_million_tokens.has_value()) {
+        EXPECT_EQ(line_starting("cost: "),
+                  absl::StrFormat("cost: 1 x $%.4g/h / (%.4g tokens/s x 3600) x 1e6 = $%.4g per "
+                                  "million tokens",
+                                  *device.price_usd_per_hour, *plan.decode_tokens_per_second_all,
+                                  *plan.cost_usd_per_million_tokens));
+        ++priced;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 300);
+  EXPECT_GE(priced, 10);
+}
+
 // The service builds PlanInference's reply on an arena (ReplyArena,
 // AnswerPlanInferenceInto) and serializes it from there: its bytes must be
 // the heap answer's (AnswerPlanInference) for the plan over every shipped
@@ -308,6 +456,17 @@ TEST(PreparedRecordsTest, ArenaPlanIsTheHeapPlanByteForByteOnEveryShippedAcceler
   requests[2].set_runtime(v1::RUNTIME_VLLM);
   requests[3].set_model("models/llama-3-1-8b");
   requests[3].set_newer_models(true);
+  // The plans are kept from reply to reply on the arena (PooledOnArena) and
+  // written over: a plan with offload lines, then a list of two records
+  // (fewer plans than kept), then every record again.
+  requests.resize(7);
+  requests[4].set_model("models/llama-3-1-70b");
+  requests[4].set_offload(v1::OFFLOAD_MODE_AUTO);
+  requests[4].set_offload_host("hardware/host-2x-amd-epyc-9004-ddr5-4800");
+  requests[5].set_model("models/llama-3-1-70b");
+  requests[5].add_hardware(testing::Shipped().hardware(0).name());
+  requests[5].add_hardware(testing::Shipped().hardware(shipped_hardware - 1).name());
+  requests[6] = requests[0];
   for (const v1::PlanInferenceRequest& request : requests) {
     SCOPED_TRACE(request.ShortDebugString());
     testing::Answer<v1::PlanInferenceResponse> heap;
@@ -316,8 +475,23 @@ TEST(PreparedRecordsTest, ArenaPlanIsTheHeapPlanByteForByteOnEveryShippedAcceler
     ASSERT_TRUE(heap.result->ok()) << heap.result->status();
     const v1::PlanInferenceResponse& plain = **heap.result;
     EXPECT_EQ(plain.GetArena(), nullptr);
-    EXPECT_EQ(plain.plans_size(), shipped_hardware);
+    const int plans = request.hardware_size() > 0 ? request.hardware_size() : shipped_hardware;
+    EXPECT_EQ(plain.plans_size(), plans);
     const std::string expected = plain.SerializeAsString();
+    if (request.offload() != v1::OFFLOAD_MODE_UNSPECIFIED) {
+      // Offload's lines follow the plan's own (core/offload.cc): a plan
+      // written over an earlier one keeps them.
+      int with_offload = 0;
+      for (const v1::HardwarePlan& plan : plain.plans()) {
+        if (!plan.has_offload()) continue;
+        ++with_offload;
+        EXPECT_TRUE(std::any_of(
+            plan.arithmetic().begin(), plan.arithmetic().end(),
+            [](const std::string& line) { return absl::StartsWith(line, "offload ("); }))
+            << plan.hardware();
+      }
+      EXPECT_GE(with_offload, 5);  // 7 of the shipped records: not a vacuous check
+    }
     for (int round = 0; round < 2; ++round) {
       ReplyArena arena;
       v1::PlanInferenceResponse* answer = arena.Create<v1::PlanInferenceResponse>();
@@ -329,7 +503,7 @@ TEST(PreparedRecordsTest, ArenaPlanIsTheHeapPlanByteForByteOnEveryShippedAcceler
       ASSERT_TRUE(done->ok()) << *done;
       // Bytes, not message equality: what the client receives.
       EXPECT_EQ(answer->SerializeAsString(), expected) << "round " << round;
-      EXPECT_EQ(answer->plans_size(), shipped_hardware);
+      EXPECT_EQ(answer->plans_size(), plans);
       // The pooled block holds the whole reply: the arena took no block of
       // its own (which would be a malloc per call again).
       // (About 165-183 KB used of the 512 KiB block for these requests.)
@@ -362,6 +536,9 @@ TEST(PreparedRecordsTest, RankOrderIsTheOrderRankPlansMovesThePlansInto) {
   for (const PlanObjective objective :
        {PlanObjective::kFewestCards, PlanObjective::kCheapest, PlanObjective::kFastest}) {
     const std::vector<int> order = RankOrder(objective, plans);
+    // Over the first 7 plans only: the order of those 7 alone.
+    std::vector<DevicePlan> first(plans.begin(), plans.begin() + 7);
+    EXPECT_EQ(RankOrder(objective, 7, plans), RankOrder(objective, first));
     std::vector<DevicePlan> ranked = plans;
     RankPlans(objective, &ranked);
     ASSERT_EQ(order.size(), ranked.size());
