@@ -112,7 +112,7 @@ TEST_F(WalkthroughTest, Point2NamesResolveOrSayWhatWasMeant) {
 }
 
 TEST_F(WalkthroughTest, Point3CostUsesTheGivenPriceAndSaysWhereItCameFrom) {
-  const std::string hardware = "--hardware=NVIDIA H100 SXM5 80 GB,NVIDIA H200 NVL";
+  const std::string hardware = "--hardware=NVIDIA H100 SXM5 80 GB,NVIDIA H20";
   const auto recorded =
       JsonAnswer<estimator::v1::PlanInferenceResponse>({"--json", "plan", kLlama, hardware});
   const auto priced = JsonAnswer<estimator::v1::PlanInferenceResponse>(
@@ -140,7 +140,7 @@ TEST_F(WalkthroughTest, Point3CostUsesTheGivenPriceAndSaysWhereItCameFrom) {
       EXPECT_EQ(plan.price_source(), estimator::v1::PRICE_SOURCE_RECORD);
     }
   }
-  EXPECT_TRUE(some_without_price) << "the H200 NVL has no cloud price on record";
+  EXPECT_TRUE(some_without_price) << "the H20 has no cloud price on record";
 
   // The text says where each price came from and labels both decode speeds.
   const CommandResult text = Cli({"plan", kLlama, hardware, "--batch=8"});
