@@ -615,26 +615,13 @@ absl::Status Catalog::FillOrderValues(const std::function<void(int64_t filled)>&
   // Records an older binary wrote (migration 3 lists them) get the values
   // of their payloads, a batch per transaction; a record that cannot be read
   // keeps none (it is left out of lists anyway).
-  constexpr int kBatch = 1000;
   int64_t filled = 0;
   for (RecordKind kind : {RecordKind::kModel, RecordKind::kHardware}) {
     while (true) {
-      absl::StatusOr<std::vector<StoredRecord>> pending =
-          store_->RecordsWithoutOrderValues(kind, kBatch);
-      if (!pending.ok()) return pending.status();
-      std::vector<std::pair<StoredRecord, OrderValues>> values;
-      values.reserve(pending->size());
-      for (StoredRecord& stored : *pending) {
-        OrderValues order_values;
-        if (kind == RecordKind::kModel) {
-          absl::StatusOr<Model> model = FromStored<Model>(stored);
-          if (model.ok()) order_values = internal::OrderValuesOf(*model);
-        }
-        values.emplace_back(std::move(stored), std::move(order_values));
-      }
-      const bool done = static_cast<int>(values.size()) < kBatch;
-      if (absl::Status s = store_->SetOrderValues(kind, values, done); !s.ok()) return s;
-      filled += static_cast<int64_t>(values.size());
+      absl::StatusOr<int> batch = FillOrderValuesBatch(kind);
+      if (!batch.ok()) return batch.status();
+      const bool done = *batch < kFillBatch;
+      filled += *batch;
       if (progress) progress(filled);
       if (absl::Now() - logged >= absl::Seconds(10)) {
         logged = absl::Now();
@@ -653,6 +640,54 @@ absl::Status Catalog::FillOrderValues(const std::function<void(int64_t filled)>&
     MA_LOG_INFO("order columns filled for %lld stored records in %.1f s",
                 static_cast<long long>(filled), absl::ToDoubleSeconds(absl::Now() - start));
   order_values_filled_.store(true, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> Catalog::FillOrderValuesBatch(RecordKind kind) {
+  absl::StatusOr<std::vector<StoredRecord>> pending =
+      store_->RecordsWithoutOrderValues(kind, kFillBatch);
+  if (!pending.ok()) return pending.status();
+  std::vector<std::pair<StoredRecord, OrderValues>> values;
+  values.reserve(pending->size());
+  for (StoredRecord& stored : *pending) {
+    OrderValues order_values;
+    if (kind == RecordKind::kModel) {
+      absl::StatusOr<Model> model = FromStored<Model>(stored);
+      if (model.ok()) order_values = internal::OrderValuesOf(*model);
+    }
+    values.emplace_back(std::move(stored), std::move(order_values));
+  }
+  const int count = static_cast<int>(values.size());
+  if (absl::Status s = store_->SetOrderValues(kind, values, count < kFillBatch); !s.ok()) return s;
+  return count;
+}
+
+absl::Status Catalog::FillDeferredRows(const std::function<void(absl::Duration)>& batch_done) {
+  // One fill at a time (two imports ending together would fill the same
+  // rows twice); Lists and reads go on between its batches.
+  absl::MutexLock lock(&deferred_fill_mutex_);
+  const absl::Time start = absl::Now();
+  absl::Time logged = start;
+  int64_t filled = 0;
+  while (true) {
+    const absl::Time batch_start = absl::Now();
+    absl::StatusOr<int> batch = FillOrderValuesBatch(RecordKind::kModel);
+    if (!batch.ok()) return batch.status();
+    if (batch_done) batch_done(absl::Now() - batch_start);
+    filled += *batch;
+    // An entry whose record changed meanwhile stays and is read again, so
+    // the fill ends on an empty batch rather than a short one.
+    if (*batch == 0) break;
+    if (absl::Now() - logged >= absl::Seconds(10)) {
+      logged = absl::Now();
+      MA_LOG_INFO("writing the domain rows an import deferred: %lld so far, %.0f s",
+                  static_cast<long long>(filled), absl::ToDoubleSeconds(logged - start));
+    }
+  }
+  if (filled >= 10 * kFillBatch) {
+    MA_LOG_INFO("domain rows written for %lld imported models in %.1f s",
+                static_cast<long long>(filled), absl::ToDoubleSeconds(absl::Now() - start));
+  }
   return absl::OkStatus();
 }
 

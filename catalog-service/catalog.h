@@ -98,6 +98,16 @@ class Catalog {
   // (what it wrote stays: the next start goes on from there).
   absl::Status FillOrderValues(const std::function<void(int64_t filled)>& progress = nullptr,
                                const std::function<bool()>& stop = nullptr);
+  // Writes the rows an import deferred (BatchWrite::defer_derived_rows: on
+  // SQLite, each imported model's model_domains rows) in transactions of
+  // kFillBatch models, until none waits; ImportFile calls it after its last
+  // chunk. Reads and Lists run between its batches, and a List meanwhile is
+  // answered without those rows (domain filters test the filter text).
+  // `batch_done`, if set, gets each batch's time (tests).
+  absl::Status FillDeferredRows(
+      const std::function<void(absl::Duration batch)>& batch_done = nullptr);
+  // Records per transaction of the fills above: a read waits for one batch.
+  static constexpr int kFillBatch = 1000;
   // Creates `record` under `id`; ALREADY_EXISTS when taken.
   template <typename Record>
   absl::StatusOr<Record> Create(absl::string_view id, Record record);
@@ -205,6 +215,9 @@ class Catalog {
   // current database: one query); false while another thread fills them,
   // and the List is answered without them (see List) instead of waiting.
   absl::StatusOr<bool> OrderValuesReady();
+  // One batch of the fills: reads up to kFillBatch records of `kind` that
+  // wait for their values and writes them; returns how many it read.
+  absl::StatusOr<int> FillOrderValuesBatch(RecordKind kind);
   void NotifyWrite();
   void ReportUnreadable(RecordKind kind, absl::string_view id, const absl::Status& status);
 
@@ -245,6 +258,7 @@ class Catalog {
   std::atomic<int64_t> unreadable_records_{0};
   absl::Mutex fill_mutex_;
   std::atomic<bool> order_values_filled_{false};
+  absl::Mutex deferred_fill_mutex_;
   absl::Mutex write_mutex_;
   absl::CondVar write_signal_;
   int64_t writes_ ABSL_GUARDED_BY(write_mutex_) = 0;

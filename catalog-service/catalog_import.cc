@@ -224,6 +224,9 @@ struct Catalog::ImportRun {
   // Records written so far (an import that is not atomic writes each batch
   // as soon as it is planned).
   int64_t written = 0;
+  // ImportFile: the models' derived rows (model_domains) are written after
+  // the last chunk (FillDeferredRows), not row by row with each chunk.
+  bool defer_derived_rows = false;
   // Ids taken by rows of this file, by kind, so two rows never share a record.
   absl::flat_hash_set<std::string> claimed[2];
   // Occurrences of each display name so far, and the records they became.
@@ -634,7 +637,10 @@ absl::Status Catalog::CommitImport(ImportRun* run) {
   auto batch_of = [&](size_t begin, size_t end) {
     std::vector<BatchWrite> writes;
     writes.reserve(end - begin);
-    for (size_t i = begin; i < end; ++i) writes.push_back(run->planned[pending[i]].write);
+    for (size_t i = begin; i < end; ++i) {
+      writes.push_back(run->planned[pending[i]].write);
+      writes.back().defer_derived_rows = run->defer_derived_rows;
+    }
     return writes;
   };
   if (pending.empty() || (run->options.atomic() && !run->rejected_rows.empty())) {
@@ -676,6 +682,7 @@ absl::Status Catalog::CommitImport(ImportRun* run) {
     // write them one by one and report the ones that conflict.
     for (size_t i = begin; i < end; ++i) {
       ImportRun::Planned& planned = run->planned[pending[i]];
+      planned.write.defer_derived_rows = run->defer_derived_rows;
       absl::StatusOr<int64_t> one = store_->Write({planned.write});
       if (one.ok()) {
         ++run->written;
@@ -853,6 +860,15 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(absl::string_view content,
   // chunk's. An atomic import keeps every planned write until the end (one
   // transaction, or none if a row is rejected); a dry run keeps none.
   const bool write_each_chunk = !options.atomic() && !options.dry_run();
+  // On SQLite each model costs a row per domain in model_domains and an
+  // entry in each of its four order indexes, at random places: about half
+  // an import's CPU when written with each chunk (docs/BENCHMARKS.md,
+  // branch s11-import). They are written after the last chunk instead, in
+  // short transactions (FillDeferredRows), before the report is returned:
+  // a List meanwhile tests the filter text instead (correct, slower), and
+  // a crash before the end leaves the models listed for the next start's
+  // fill (FillOrderValues).
+  run.defer_derived_rows = true;
   absl::Status status = ParseImportFileInChunks(
       content, options.format(), options.source_name(), kWriteBatch,
       [&](ParsedFile* chunk) -> absl::Status {
@@ -869,13 +885,23 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(absl::string_view content,
         if (!options.atomic()) FoldPlanned(&run);
         return absl::OkStatus();
       });
-  if (!status.ok()) return status;
-  if (options.atomic()) {
-    if (!options.dry_run()) {
-      if (absl::Status s = CommitImport(&run); !s.ok()) return s;
-    }
-    FoldPlanned(&run);
+  if (status.ok() && options.atomic()) {
+    if (!options.dry_run()) status = CommitImport(&run);
+    if (status.ok()) FoldPlanned(&run);
   }
+  // Whatever ended the import (the last chunk, a failure, the client gone),
+  // what it wrote gets its rows now, so no List falls back for longer.
+  if (run.written > 0) {
+    if (absl::Status filled = FillDeferredRows(); !filled.ok()) {
+      if (!status.ok()) return status;
+      return absl::Status(
+          filled.code(),
+          absl::StrCat(run.written,
+                       " records were imported, but writing their domain rows failed (",
+                       filled.message(), "); the next start of the catalog writes them"));
+    }
+  }
+  if (!status.ok()) return status;
   return FinishImport(&run);
 }
 

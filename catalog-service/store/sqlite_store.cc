@@ -728,13 +728,21 @@ absl::Status SqliteStore::SetOrderValues(
         if (kind == RecordKind::kModel) {
           if (absl::Status s = AddDomainRows(record.id, order_values); !s.ok()) return s;
         }
+        if (absl::Status s = clear.Reset().Bind(1, kind_name).Bind(2, record.id).Run(); !s.ok()) {
+          return s;
+        }
       }
-      if (absl::Status s = clear.Reset().Bind(1, kind_name).Bind(2, record.id).Run(); !s.ok()) {
-        return s;
-      }
+      // Changed since it was read: a write through the API wrote its own
+      // rows, an import's may have deferred them again; either way the
+      // entry stays and the next batch reads the record as it is now.
     }
     if (!done) return absl::OkStatus();
-    Statement rest(db_, statements_, "DELETE FROM order_values_pending WHERE kind = ?");
+    // Only the entries of records deleted since they were listed: an import
+    // running beside the fill may have listed new ones.
+    Statement rest(
+        db_, statements_,
+        "DELETE FROM order_values_pending WHERE kind = ?1 AND NOT EXISTS "
+        "(SELECT 1 FROM records r WHERE r.kind = ?1 AND r.id = order_values_pending.id)");
     if (!rest.status().ok()) return rest.status();
     return rest.Bind(1, kind_name).Run();
   });
@@ -764,7 +772,6 @@ absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes
   return InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
     absl::StatusOr<int64_t> revision = NextRevision();
     if (!revision.ok()) return revision.status();
-    Statement exists(db_, statements_, "SELECT 1 FROM records WHERE kind = ? AND id = ?");
     Statement insert(db_, statements_,
                      "INSERT INTO records (kind, id, display_name, payload, revision, "
                      "order_parameters, order_training_compute_flop, order_publication_date, "
@@ -774,17 +781,19 @@ absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes
                      "order_parameters = ?, order_training_compute_flop = ?, "
                      "order_publication_date = ?, order_display_name = ?, filter_text = ? "
                      "WHERE kind = ? AND id = ?");
-    for (const Statement* stmt : {&exists, &insert, &update}) {
+    Statement defer(db_, statements_,
+                    "INSERT OR IGNORE INTO order_values_pending (kind, id) VALUES ('model', ?)");
+    for (const Statement* stmt : {&insert, &update, &defer}) {
       if (!stmt->status().ok()) return stmt->status();
     }
     for (const BatchWrite& write : writes) {
       const RecordWrite& record = write.record;
       const absl::string_view kind = RecordKindName(record.kind);
       absl::Status written;
-      if (write.operation == BatchWrite::Operation::kCreate) {
-        absl::StatusOr<bool> taken = exists.Reset().Bind(1, kind).Bind(2, record.id).Step();
-        if (!taken.ok()) return taken.status();
-        if (*taken) return AlreadyExistsError(record.kind, record.id);
+      const bool created = write.operation == BatchWrite::Operation::kCreate;
+      if (created) {
+        // A taken id fails the primary key (the statement alone is undone),
+        // found by the insert's own seek instead of a lookup before it.
         written = insert.Reset()
                       .Bind(1, kind)
                       .Bind(2, record.id)
@@ -793,6 +802,9 @@ absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes
                       .Bind(5, *revision)
                       .BindValues(6, record.order_values)
                       .Run();
+        if (!written.ok() && sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_PRIMARYKEY) {
+          return AlreadyExistsError(record.kind, record.id);
+        }
       } else {
         written = CheckCurrent(record.kind, record.id, write.expected_revision);
         if (written.ok() && record.kind == RecordKind::kModel) {
@@ -810,11 +822,18 @@ absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes
         }
       }
       if (written.ok() && record.kind == RecordKind::kModel) {
-        written = AddDomainRows(record.id, record.order_values);
+        if (write.defer_derived_rows) {
+          // Its domain rows come with the fill after the import
+          // (SetOrderValues); until then domain filters use the filter text.
+          written = defer.Reset().Bind(1, record.id).Run();
+          domain_rows_complete_ = false;
+        } else {
+          written = AddDomainRows(record.id, record.order_values);
+        }
       }
       if (!written.ok()) return written;
-      if (absl::Status s = ReplaceLookupKeys(record); !s.ok()) return s;
-      const bool created = write.operation == BatchWrite::Operation::kCreate;
+      // A created record has no keys yet (Delete removes a record's keys).
+      if (absl::Status s = ReplaceLookupKeys(record, /*clear_old=*/!created); !s.ok()) return s;
       if (absl::Status s =
               LogChange(*revision, record.kind, record.id, created ? "create" : "update");
           !s.ok()) {
@@ -858,12 +877,14 @@ absl::Status SqliteStore::LogChange(int64_t revision, RecordKind kind, absl::str
   return log.Bind(1, revision).Bind(2, RecordKindName(kind)).Bind(3, id).Bind(4, operation).Run();
 }
 
-absl::Status SqliteStore::ReplaceLookupKeys(const RecordWrite& record) {
-  Statement clear(db_, statements_, "DELETE FROM lookup_keys WHERE kind = ? AND id = ?");
-  if (!clear.status().ok()) return clear.status();
-  if (absl::Status s = clear.Bind(1, RecordKindName(record.kind)).Bind(2, record.id).Run();
-      !s.ok()) {
-    return s;
+absl::Status SqliteStore::ReplaceLookupKeys(const RecordWrite& record, bool clear_old) {
+  if (clear_old) {
+    Statement clear(db_, statements_, "DELETE FROM lookup_keys WHERE kind = ? AND id = ?");
+    if (!clear.status().ok()) return clear.status();
+    if (absl::Status s = clear.Bind(1, RecordKindName(record.kind)).Bind(2, record.id).Run();
+        !s.ok()) {
+      return s;
+    }
   }
   Statement add(db_, statements_,
                 "INSERT OR IGNORE INTO lookup_keys (kind, key, id) VALUES (?, ?, ?)");
@@ -888,8 +909,11 @@ absl::StatusOr<int64_t> SqliteStore::Delete(RecordKind kind, absl::string_view i
     }
     absl::StatusOr<int64_t> revision = NextRevision();
     if (!revision.ok()) return revision.status();
+    // The record's entry waiting for the fill goes with it (a List would
+    // otherwise fall back to the filter text until the next fill's end).
     for (const char* sql : {"DELETE FROM records WHERE kind = ? AND id = ?",
-                            "DELETE FROM lookup_keys WHERE kind = ? AND id = ?"}) {
+                            "DELETE FROM lookup_keys WHERE kind = ? AND id = ?",
+                            "DELETE FROM order_values_pending WHERE kind = ? AND id = ?"}) {
       Statement remove(db_, statements_, sql);
       if (!remove.status().ok()) return remove.status();
       if (absl::Status s = remove.Bind(1, RecordKindName(kind)).Bind(2, id).Run(); !s.ok()) {

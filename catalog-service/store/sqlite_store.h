@@ -71,7 +71,9 @@ class SqliteStore : public CatalogStore {
   absl::Status CheckCurrent(RecordKind kind, absl::string_view id, int64_t expected_revision);
   absl::Status LogChange(int64_t revision, RecordKind kind, absl::string_view id,
                          absl::string_view operation);
-  absl::Status ReplaceLookupKeys(const RecordWrite& record);
+  // Inside a transaction: the record's lookup keys; `clear_old` removes
+  // the ones stored before (false for a record just created).
+  absl::Status ReplaceLookupKeys(const RecordWrite& record, bool clear_old);
   // Inside a transaction: the model's rows in model_domains (schema 5) for
   // the domains in values[kDomainsValue], with its order values.
   absl::Status AddDomainRows(absl::string_view id, const OrderValues& values);

@@ -121,6 +121,13 @@ struct BatchWrite {
   RecordWrite record;
   // For an update: the revision the record must still have; 0 for any.
   int64_t expected_revision = 0;
+  // A bulk writer (an import) leaves the rows a store derives from a model
+  // for filters (SQLite's model_domains, schema 5) to be written after its
+  // last batch: the model is listed by RecordsWithoutOrderValues meanwhile,
+  // as a record of an older binary is, and the store's lists do without
+  // those rows until SetOrderValues has written them (Catalog's fill). A
+  // store that keeps no such rows ignores it.
+  bool defer_derived_rows = false;
 };
 
 // One committed write, as the change log records it.
@@ -226,8 +233,10 @@ class CatalogStore {
                                                                               int limit);
   // Sets the order values of records listed by RecordsWithoutOrderValues,
   // each only if the record is still at the revision read (a write since
-  // then wrote the values of its new payload itself). `kind`'s records are
-  // no longer listed once `done` is true.
+  // then wrote the values of its new payload itself, or deferred them: it
+  // stays listed and is read again). Once `done` is true, `kind`'s entries
+  // whose record no longer exists are dropped (PostgreSQL, which defers
+  // nothing, drops every entry left).
   virtual absl::Status SetOrderValues(
       RecordKind kind, const std::vector<std::pair<StoredRecord, OrderValues>>& values, bool done);
 
