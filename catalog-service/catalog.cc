@@ -384,17 +384,53 @@ absl::StatusOr<Record> Catalog::Get(absl::string_view name) {
   return FromStored<Record>(*stored);
 }
 
+std::string RecordReply::ToString() const { return absl::StrCat(payload(), tail_bytes()); }
+
 template <typename Record>
 absl::StatusOr<std::string> Catalog::GetSerialized(absl::string_view name) {
-  absl::StatusOr<StoredRecord> stored = GetStored<Record>(name);
-  if (!stored.ok()) return stored.status();
-  // A corrupt payload is DATA_LOSS here too, as in Get: each revision of a
-  // record is parsed once to know.
-  if (!readable_payloads_->Contains(Traits<Record>::kKind, *stored)) {
-    if (!internal::PayloadParses<Record>(*stored)) return internal::CorruptPayloadError(*stored);
-    readable_payloads_->Add(Traits<Record>::kKind, *stored);
+  absl::StatusOr<RecordReply> reply = GetReply<Record>(name);
+  if (!reply.ok()) return reply.status();
+  return reply->ToString();
+}
+
+template <typename Record>
+absl::StatusOr<RecordReply> Catalog::GetReply(absl::string_view name) {
+  constexpr RecordKind kind = Traits<Record>::kKind;
+  // A resource name's id is read in place (no copy, ResourceIdFromName's
+  // test); other names are resolved.
+  constexpr absl::string_view collection = Traits<Record>::kCollection;
+  absl::string_view id;
+  std::string resolved;
+  if (name.size() > collection.size() + 1 && absl::StartsWith(name, collection) &&
+      name[collection.size()] == '/' && IsValidResourceId(name.substr(collection.size() + 1))) {
+    id = name.substr(collection.size() + 1);
+  } else {
+    absl::StatusOr<std::string> found = ResolveId<Record>(name);
+    if (!found.ok()) return found.status();
+    resolved = *std::move(found);
+    id = resolved;
   }
-  return internal::ToReplyBytes<Record>(*stored);
+  absl::StatusOr<SharedRecord> shared = store_->GetShared(kind, id);
+  if (absl::IsNotFound(shared.status())) return NotFoundSuggesting<Record>(*store_, name);
+  if (!shared.ok()) return shared.status();
+  // A corrupt payload is DATA_LOSS here too, as in Get: each revision of a
+  // record is parsed once to know. A cached block remembers it was parsed;
+  // a block just read from the store is looked up in readable_payloads_.
+  if (!shared->payload_checked()) {
+    const absl::string_view payload = shared->payload();
+    if (!readable_payloads_->Contains(kind, shared->id(), shared->revision(), payload.size())) {
+      if (!internal::PayloadParses<Record>(payload)) {
+        return internal::CorruptPayloadError(shared->id());
+      }
+      readable_payloads_->Add(kind, shared->id(), shared->revision(), payload.size());
+    }
+    shared->MarkPayloadChecked();
+  }
+  RecordReply reply;
+  static_assert(internal::kMaxReplyTailBytes <= std::tuple_size_v<decltype(reply.tail)>);
+  reply.tail_size = internal::WriteReplyTail<Record>(shared->revision(), reply.tail.data());
+  reply.record = *std::move(shared);
+  return reply;
 }
 
 template <typename Record>
@@ -991,6 +1027,8 @@ template absl::StatusOr<std::vector<std::string>> Catalog::FindIdsByName<Hardwar
 template absl::StatusOr<Model> Catalog::Get<Model>(absl::string_view);
 template absl::StatusOr<std::string> Catalog::GetSerialized<Model>(absl::string_view);
 template absl::StatusOr<std::string> Catalog::GetSerialized<Hardware>(absl::string_view);
+template absl::StatusOr<RecordReply> Catalog::GetReply<Model>(absl::string_view);
+template absl::StatusOr<RecordReply> Catalog::GetReply<Hardware>(absl::string_view);
 template absl::StatusOr<Hardware> Catalog::Get<Hardware>(absl::string_view);
 template absl::StatusOr<Page<Model>> Catalog::BatchGet<Model>(const std::vector<std::string>&);
 template absl::StatusOr<Page<Hardware>> Catalog::BatchGet<Hardware>(

@@ -6,6 +6,7 @@
 // Record is common::v1::Model or common::v1::Hardware.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -62,6 +63,20 @@ struct ListQuery {
   std::function<bool()> abandoned;
 };
 
+// A record as a reply's wire bytes in two parts: the stored payload, shared
+// with the record cache, and the output-only etag and revision fields that
+// follow it (internal::WriteReplyTail says why appending them is exact).
+struct RecordReply {
+  SharedRecord record;
+  std::array<char, 40> tail{};
+  size_t tail_size = 0;
+
+  absl::string_view payload() const { return record.payload(); }
+  absl::string_view tail_bytes() const { return {tail.data(), tail_size}; }
+  // Both parts in one string (tests, callers that want one buffer).
+  std::string ToString() const;
+};
+
 class Catalog {
  public:
   static constexpr int kDefaultPageSize = 50;
@@ -81,6 +96,10 @@ class Catalog {
   // without parsing it.
   template <typename Record>
   absl::StatusOr<std::string> GetSerialized(absl::string_view name);
+  // GetSerialized's bytes in two parts, the first shared with the record
+  // cache (no copy): what GetModel and GetHardware reply with.
+  template <typename Record>
+  absl::StatusOr<RecordReply> GetReply(absl::string_view name);
   // All of `names` or NOT_FOUND for the first missing one (AIP-231).
   template <typename Record>
   absl::StatusOr<Page<Record>> BatchGet(const std::vector<std::string>& names);

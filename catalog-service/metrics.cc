@@ -39,6 +39,9 @@ class InstrumentedStore : public CatalogStore {
   absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) override {
     return Timed("get", [&] { return store_->Get(kind, id); });
   }
+  absl::StatusOr<SharedRecord> GetShared(RecordKind kind, absl::string_view id) override {
+    return Timed("get", [&] { return store_->GetShared(kind, id); });
+  }
   absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
                                                               absl::string_view key) override {
     return Timed("find_ids_by_lookup_key", [&] { return store_->FindIdsByLookupKey(kind, key); });

@@ -26,21 +26,27 @@ namespace modelatlas::catalog {
 class ReadablePayloads {
  public:
   bool Contains(RecordKind kind, const StoredRecord& stored) const {
-    const uint64_t print = Fingerprint(kind, stored);
+    return Contains(kind, stored.id, stored.revision, stored.payload.size());
+  }
+  bool Contains(RecordKind kind, absl::string_view id, int64_t revision,
+                size_t payload_size) const {
+    const uint64_t print = Fingerprint(kind, id, revision, payload_size);
     return slots_[print % kSlots].load(std::memory_order_relaxed) == print;
   }
   void Add(RecordKind kind, const StoredRecord& stored) {
-    const uint64_t print = Fingerprint(kind, stored);
+    Add(kind, stored.id, stored.revision, stored.payload.size());
+  }
+  void Add(RecordKind kind, absl::string_view id, int64_t revision, size_t payload_size) {
+    const uint64_t print = Fingerprint(kind, id, revision, payload_size);
     slots_[print % kSlots].store(print, std::memory_order_relaxed);
   }
 
  private:
   static constexpr size_t kSlots = size_t{1} << 18;
-  static uint64_t Fingerprint(RecordKind kind, const StoredRecord& stored) {
+  static uint64_t Fingerprint(RecordKind kind, absl::string_view id, int64_t revision,
+                              size_t payload_size) {
     // 0 marks an empty slot.
-    return absl::HashOf(static_cast<int>(kind), absl::string_view(stored.id), stored.revision,
-                        stored.payload.size()) |
-           1;
+    return absl::HashOf(static_cast<int>(kind), id, revision, payload_size) | 1;
   }
 
   std::array<std::atomic<uint64_t>, kSlots> slots_{};

@@ -125,9 +125,12 @@ inline std::string ToStoredBytes(Record record) {
 }
 
 // A stored payload that does not parse (DATA_LOSS, naming the record).
-inline absl::Status CorruptPayloadError(const StoredRecord& stored) {
+inline absl::Status CorruptPayloadError(absl::string_view id) {
   return absl::DataLossError(
-      absl::StrCat("stored record \"", stored.id, "\" cannot be read: corrupt payload"));
+      absl::StrCat("stored record \"", id, "\" cannot be read: corrupt payload"));
+}
+inline absl::Status CorruptPayloadError(const StoredRecord& stored) {
+  return CorruptPayloadError(stored.id);
 }
 
 // Whether a stored payload parses as a Record (FromStored's check, for reads
@@ -137,13 +140,14 @@ inline absl::Status CorruptPayloadError(const StoredRecord& stored) {
 // half of GetModel's calls at 100,000 models; larger records take heap blocks
 // beyond the first).
 template <typename Record>
-bool PayloadParses(const StoredRecord& stored) {
+bool PayloadParses(absl::string_view payload) {
   alignas(16) char first_block[2048];
   google::protobuf::ArenaOptions options;
   options.initial_block = first_block;
   options.initial_block_size = sizeof(first_block);
   google::protobuf::Arena arena(options);
-  return google::protobuf::Arena::CreateMessage<Record>(&arena)->ParseFromString(stored.payload);
+  return google::protobuf::Arena::CreateMessage<Record>(&arena)->ParseFromArray(
+      payload.data(), static_cast<int>(payload.size()));
 }
 
 template <typename Record>
@@ -159,33 +163,33 @@ absl::StatusOr<Record> FromStored(const StoredRecord& stored) {
   return record;
 }
 
-// The record as a reply's wire bytes, without parsing it: the stored payload
-// with the output-only revision and etag appended. Protobuf's encoding lets a
-// message be extended by appending fields (a parser merges them, a singular
-// field keeps the last value), so these bytes parse to exactly
-// FromStored(stored). Reads that only pass a record on (GetModel,
+// A record as a reply's wire bytes, without parsing it, is the stored
+// payload with the output-only etag and revision fields appended. Protobuf's
+// encoding lets a message be extended by appending fields (a parser merges
+// them, a singular field keeps the last value), so these bytes parse to
+// exactly FromStored(stored). Reads that only pass a record on (GetModel,
 // GetHardware) skip parsing, validating and re-serializing it, which was the
 // larger part of their CPU per call (docs/BENCHMARKS.md).
+//
+// The longest tail: the etag field (tag, length, "r", a sign, 19 digits)
+// and the revision field (tag, a varint of up to 10 bytes).
+inline constexpr size_t kMaxReplyTailBytes = 1 + 1 + 21 + 1 + 10;
+
+// Writes what follows the stored payload, the two fields, at `out`; returns
+// their size (<= kMaxReplyTailBytes).
 template <typename Record>
-std::string ToReplyBytes(const StoredRecord& stored) {
+size_t WriteReplyTail(int64_t revision, char* out) {
   using google::protobuf::internal::WireFormatLite;
   using google::protobuf::io::CodedOutputStream;
-  // Sized exactly and written in place (a CodedOutputStream over a string
-  // grows the string and zero-fills the growth first: measurable per GetModel).
-  const std::string etag = absl::StrCat("r", stored.revision);  // short: no allocation
-  const size_t size =
-      stored.payload.size() +
-      WireFormatLite::TagSize(Record::kEtagFieldNumber, WireFormatLite::TYPE_STRING) +
-      WireFormatLite::StringSize(etag) +
-      WireFormatLite::TagSize(Record::kRevisionFieldNumber, WireFormatLite::TYPE_INT64) +
-      WireFormatLite::Int64Size(stored.revision);
-  std::string bytes;
-  bytes.resize(size);
-  auto* out = reinterpret_cast<uint8_t*>(bytes.data());
-  out = std::copy(stored.payload.begin(), stored.payload.end(), out);
-  out = WireFormatLite::WriteStringToArray(Record::kEtagFieldNumber, etag, out);
-  WireFormatLite::WriteInt64ToArray(Record::kRevisionFieldNumber, stored.revision, out);
-  return bytes;
+  const absl::AlphaNum digits(revision);  // formatted in place: no allocation
+  auto* begin = reinterpret_cast<uint8_t*>(out);
+  uint8_t* at = WireFormatLite::WriteTagToArray(Record::kEtagFieldNumber,
+                                                WireFormatLite::WIRETYPE_LENGTH_DELIMITED, begin);
+  at = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(1 + digits.size()), at);
+  *at++ = 'r';
+  at = std::copy(digits.data(), digits.data() + digits.size(), at);
+  at = WireFormatLite::WriteInt64ToArray(Record::kRevisionFieldNumber, revision, at);
+  return static_cast<size_t>(at - begin);
 }
 
 template <typename Record>

@@ -9,6 +9,8 @@
 #   HOT=1 ...            one model (generated-model-42) instead of one at random
 #   WARM_SECONDS=40 ...  warm-up of each catalog before the rounds (default 20;
 #                        the record cache fills in a few hundred thousand calls)
+#   REF_CACHE_BYTES=B NEW_CACHE_BYTES=B ...  each catalog's --record_cache_bytes
+#                        (default 32 MiB for both; "default" = the build's own)
 # REF_BUILD_DIR holds a previous build's catalog-service (a build/ tree or a
 # directory with catalog-service/catalog-service in it); the current build's
 # catalog, echo and loadgen are the others. Rounds alternate which catalog
@@ -25,9 +27,12 @@ new="${NEW_BUILD_DIR:-$root/build}"
 state="$root/.run/getmodel${HOT:+-hot}"; rm -rf "$state"; mkdir -p "$state"
 source "$root/scripts/lib/servers.sh"
 cp "$db" "$state/ref.db"; cp "$db" "$state/new.db"
+cache_flag() { # BYTES: the flag, 32 MiB when unset, none for "default"
+  [[ "$1" == default ]] || echo "--record_cache_bytes=${1:-$((32<<20))}"
+}
 declare -A port
-port[catalog-ref]=$(start catalog-ref "$ref/catalog-service/catalog-service" --sqlite_path="$state/ref.db" --record_cache_bytes=$((32<<20)))
-port[catalog-new]=$(start catalog-new "$new/catalog-service/catalog-service" --sqlite_path="$state/new.db" --record_cache_bytes=$((32<<20)))
+port[catalog-ref]=$(start catalog-ref "$ref/catalog-service/catalog-service" --sqlite_path="$state/ref.db" $(cache_flag "${REF_CACHE_BYTES:-}"))
+port[catalog-new]=$(start catalog-new "$new/catalog-service/catalog-service" --sqlite_path="$state/new.db" $(cache_flag "${NEW_CACHE_BYTES:-}"))
 port[echo]=$(start echo "$new/bench/echo-server")
 lg="$new/bench/loadgen"
 req='{"name": "models/generated-model-{i}"}'; vary=(--vary=${MODELS:-100000})

@@ -24,7 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
-store=sqlite models=1000000 rounds=5 round_seconds=3 cache_bytes=$((32 << 20)) smoke=false
+store=sqlite models=1000000 rounds=5 round_seconds=3 cache_bytes=$((64 << 20)) smoke=false
 mmap_bytes=0
 for arg in "$@"; do
   case "$arg" in

@@ -1,28 +1,18 @@
 #include "catalog-service/store/cached_store.h"
 
 #include <algorithm>
-#include <limits>
 #include <utility>
 
 namespace modelatlas::catalog {
 size_t CachedStore::EntryBytes(const Entry& entry) {
-  // The list node (the entry and two links), the text block, two slots of
-  // the index (a view and an iterator each, and a control byte: the table is
-  // kept between 7/16 and 7/8 full, so up to about two slots per entry), and
-  // 16 bytes of allocator header and rounding for each of the two allocations.
+  // The list node (the entry and two links), the record's block, two slots
+  // of the index (a view and an iterator each, and a control byte: the
+  // table is kept between 7/16 and 7/8 full, so up to about two slots per
+  // entry), and 16 bytes of allocator header and rounding for each of the
+  // two allocations.
   constexpr size_t kOverhead = sizeof(Entry) + 2 * sizeof(void*) +
                                2 * (sizeof(absl::string_view) + sizeof(Lru::iterator) + 1) + 2 * 16;
-  return kOverhead + size_t{entry.id_size} + entry.name_size + entry.payload_size;
-}
-
-StoredRecord CachedStore::Entry::ToRecord() const {
-  StoredRecord record;
-  const char* at = text.get();
-  record.id.assign(at, id_size);
-  record.display_name.assign(at + id_size, name_size);
-  record.payload.assign(at + id_size + name_size, payload_size);
-  record.revision = revision;
-  return record;
+  return kOverhead + entry.record.block_bytes();
 }
 
 CachedStore::CachedStore(std::unique_ptr<CatalogStore> store, size_t capacity_bytes)
@@ -34,6 +24,12 @@ CachedStore::Stats CachedStore::stats() const {
 }
 
 absl::StatusOr<StoredRecord> CachedStore::Get(RecordKind kind, absl::string_view id) {
+  absl::StatusOr<SharedRecord> record = GetShared(kind, id);
+  if (!record.ok()) return record.status();
+  return record->ToStored();  // copied outside the lock
+}
+
+absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::string_view id) {
   uint64_t writes_before = 0;
   {
     absl::MutexLock lock(&mutex_);
@@ -41,12 +37,12 @@ absl::StatusOr<StoredRecord> CachedStore::Get(RecordKind kind, absl::string_view
     if (auto found = index.find(id); found != index.end()) {
       lru_.splice(lru_.begin(), lru_, found->second);
       ++hits_;
-      return found->second->ToRecord();
+      return found->second->record;
     }
     ++misses_;
     writes_before = writes_;
   }
-  absl::StatusOr<StoredRecord> record = store_->Get(kind, id);
+  absl::StatusOr<SharedRecord> record = store_->GetShared(kind, id);
   if (record.ok()) {
     absl::MutexLock lock(&mutex_);
     if (writes_ == writes_before) Remember(kind, *record);
@@ -72,31 +68,15 @@ absl::StatusOr<int64_t> CachedStore::Delete(RecordKind kind, absl::string_view i
   return revision;
 }
 
-void CachedStore::Remember(RecordKind kind, StoredRecord record) {
-  constexpr size_t kMaxText = std::numeric_limits<uint32_t>::max();
-  if (record.id.size() > kMaxText || record.display_name.size() > kMaxText ||
-      record.payload.size() > kMaxText) {
-    return;  // not reached: a record is at most a gRPC message (megabytes)
-  }
+void CachedStore::Remember(RecordKind kind, SharedRecord record) {
   auto& index = index_[Kind(kind)];
-  if (index.contains(record.id)) return;  // another reader cached it first
-  Entry entry;
-  entry.revision = record.revision;
-  entry.id_size = static_cast<uint32_t>(record.id.size());
-  entry.name_size = static_cast<uint32_t>(record.display_name.size());
-  entry.payload_size = static_cast<uint32_t>(record.payload.size());
-  entry.kind = kind;
+  if (index.contains(record.id())) return;  // another reader cached it first
+  Entry entry{std::move(record), kind};
   const size_t bytes = EntryBytes(entry);
   if (bytes > capacity_bytes_) return;
   while (bytes_ + bytes > capacity_bytes_ && !lru_.empty()) {
     Forget(lru_.back().kind, lru_.back().id());
   }
-  entry.text = std::make_unique_for_overwrite<char[]>(
-      record.id.size() + record.display_name.size() + record.payload.size());
-  char* at = entry.text.get();
-  at = std::copy(record.id.begin(), record.id.end(), at);
-  at = std::copy(record.display_name.begin(), record.display_name.end(), at);
-  std::copy(record.payload.begin(), record.payload.end(), at);
   lru_.push_front(std::move(entry));
   index.emplace(lru_.front().id(), lru_.begin());
   bytes_ += bytes;

@@ -45,6 +45,8 @@ class CachedStore : public CatalogStore {
   int schema_version() const override { return store_->schema_version(); }
 
   absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) override;
+  // A hit takes a reference to the cached block: no copy, no allocation.
+  absl::StatusOr<SharedRecord> GetShared(RecordKind kind, absl::string_view id) override;
   absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
                                                               absl::string_view key) override {
     return store_->FindIdsByLookupKey(kind, key);
@@ -100,27 +102,20 @@ class CachedStore : public CatalogStore {
 
  private:
   // One cached record: its id, display name and payload back to back in one
-  // block (one allocation where three strings took three, and the id not
-  // copied again for the index, which holds a view of it). At 100,000
-  // generated models this fits about 1.4 times as many records in the same
-  // budget as a StoredRecord and a key string did (docs/BENCHMARKS.md).
+  // shared block (SharedRecord), which a read that passes the record on
+  // shares instead of copying; the index holds a view of the block's id.
   struct Entry {
-    int64_t revision = 0;
-    std::unique_ptr<char[]> text;
-    uint32_t id_size = 0;
-    uint32_t name_size = 0;
-    uint32_t payload_size = 0;
+    SharedRecord record;
     RecordKind kind = RecordKind::kModel;
 
-    absl::string_view id() const { return absl::string_view(text.get(), id_size); }
-    StoredRecord ToRecord() const;
+    absl::string_view id() const { return record.id(); }
   };
   using Lru = std::list<Entry>;  // most recently used first
 
   // What an entry takes, its text included (see the definition).
   static size_t EntryBytes(const Entry& entry);
   static size_t Kind(RecordKind kind) { return kind == RecordKind::kModel ? 0 : 1; }
-  void Remember(RecordKind kind, StoredRecord record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void Remember(RecordKind kind, SharedRecord record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void Forget(RecordKind kind, absl::string_view id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const std::unique_ptr<CatalogStore> store_;

@@ -95,6 +95,12 @@ class Statement {
     sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
     return *this;
   }
+  // Bound without SQLite's copy: `text` must outlive this Statement (which
+  // resets the statement when it ends).
+  Statement& BindUncopied(int index, absl::string_view text) {
+    sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+    return *this;
+  }
   Statement& BindBlob(int index, const std::string& bytes) {
     sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
     return *this;
@@ -136,6 +142,17 @@ class Statement {
   std::string Blob(int column) const {
     const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt_, column));
     return data == nullptr ? std::string() : std::string(data, sqlite3_column_bytes(stmt_, column));
+  }
+  // Views of a column, valid until the next step or reset (no copy).
+  absl::string_view TextView(int column) const {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+    return text == nullptr ? absl::string_view()
+                           : absl::string_view(text, sqlite3_column_bytes(stmt_, column));
+  }
+  absl::string_view BlobView(int column) const {
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt_, column));
+    return data == nullptr ? absl::string_view()
+                           : absl::string_view(data, sqlite3_column_bytes(stmt_, column));
   }
   int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
   OrderValue Value(int column) const {
@@ -396,6 +413,22 @@ absl::StatusOr<StoredRecord> SqliteStore::Get(RecordKind kind, absl::string_view
   if (!row.ok()) return row.status();
   if (!*row) return absl::NotFoundError(absl::StrCat(RecordKindName(kind), " ", id));
   return ReadRecord(stmt);
+}
+
+// The row's columns copied once, straight into the shared block (no
+// StoredRecord's three strings first), and the two keys bound without
+// SQLite's copies of them: the read of a GetModel that misses the record cache.
+absl::StatusOr<SharedRecord> SqliteStore::GetShared(RecordKind kind, absl::string_view id) {
+  absl::MutexLock lock(&mutex_);
+  Statement stmt(
+      db_, statements_,
+      "SELECT id, display_name, payload, revision FROM records WHERE kind = ? AND id = ?");
+  if (!stmt.status().ok()) return stmt.status();
+  stmt.BindUncopied(1, RecordKindName(kind)).BindUncopied(2, id);
+  absl::StatusOr<bool> row = stmt.Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::NotFoundError(absl::StrCat(RecordKindName(kind), " ", id));
+  return SharedRecord::Make(stmt.TextView(0), stmt.TextView(1), stmt.BlobView(2), stmt.Int(3));
 }
 
 absl::StatusOr<std::vector<std::string>> SqliteStore::FindIdsByLookupKey(RecordKind kind,

@@ -35,6 +35,7 @@ class SqliteStore : public CatalogStore {
   int schema_version() const override { return schema_version_; }
 
   absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) override;
+  absl::StatusOr<SharedRecord> GetShared(RecordKind kind, absl::string_view id) override;
   absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
                                                               absl::string_view key) override;
   absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,

@@ -18,6 +18,12 @@ absl::Status StaleEtagError(RecordKind kind, absl::string_view id, int64_t expec
                     "ETAG_MISMATCH");
 }
 
+absl::StatusOr<SharedRecord> CatalogStore::GetShared(RecordKind kind, absl::string_view id) {
+  absl::StatusOr<StoredRecord> record = Get(kind, id);
+  if (!record.ok()) return record.status();
+  return SharedRecord::From(*record);
+}
+
 absl::StatusOr<std::vector<StoredRecord>> CatalogStore::GetMany(
     RecordKind kind, const std::vector<std::string>& ids) {
   std::vector<StoredRecord> found;

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "catalog-service/store/shared_record.h"
 
 namespace modelatlas::catalog {
 
@@ -166,6 +167,10 @@ class CatalogStore {
 
   // NOT_FOUND when there is no such record.
   virtual absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) = 0;
+  // Get's record in one shared block, for reads that pass its bytes on
+  // (GetModel, GetHardware): the record cache shares its own block instead
+  // of copying it. The default copies Get's record into a new block.
+  virtual absl::StatusOr<SharedRecord> GetShared(RecordKind kind, absl::string_view id);
   // Ids of the records with this lookup key, in id order.
   virtual absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
                                                                       absl::string_view key) = 0;

@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "catalog-service/store/sqlite_store.h"
 
@@ -277,6 +279,108 @@ TEST_F(CachedStoreTest, ItsBytesAreTheSumOfItsEntriesAndFreedWithThem) {
   const int64_t half = cache_->stats().bytes;
   EXPECT_EQ(cache_->stats().records, 500);
   EXPECT_EQ(half * 2, stats.bytes);  // every entry of these records costs the same
+}
+
+// GetModel's path: a hit hands out a reference to the cached block itself
+// (no copy, the store not asked), with the record's every field.
+TEST_F(CachedStoreTest, AHitSharesTheCachedBlock) {
+  ASSERT_TRUE(cache_->Insert({Record("a", "payload a")}).ok());
+  absl::StatusOr<SharedRecord> first = cache_->GetShared(RecordKind::kModel, "a");
+  absl::StatusOr<SharedRecord> second = cache_->GetShared(RecordKind::kModel, "a");
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(first->payload().data(), second->payload().data());  // one block
+  EXPECT_EQ(second->id(), "a");
+  EXPECT_EQ(second->display_name(), "Display a");
+  EXPECT_EQ(second->payload(), "payload a");
+  EXPECT_EQ(second->revision(), 1);
+  EXPECT_EQ(inner_->gets.load(), 1);
+  EXPECT_EQ(cache_->GetShared(RecordKind::kModel, "b").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+// A reader holding a record while a write replaces it, or a delete or an
+// eviction drops it, keeps the bytes it read (they stay valid until it lets
+// go); every read that starts after the write sees the new record; no block
+// outlives its last holder.
+TEST_F(CachedStoreTest, AHeldRecordOutlivesItsReplacementAndIsFreedAfter) {
+  const int64_t live_before = SharedRecord::live_blocks();
+  ASSERT_TRUE(cache_->Insert({Record("a", "v1")}).ok());
+  absl::StatusOr<SharedRecord> held = cache_->GetShared(RecordKind::kModel, "a");
+  ASSERT_TRUE(held.ok());
+  ASSERT_TRUE(cache_->Update(Record("a", "v2"), 1).ok());
+  absl::StatusOr<SharedRecord> now = cache_->GetShared(RecordKind::kModel, "a");
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(now->payload(), "v2");
+  EXPECT_EQ(now->revision(), 2);
+  EXPECT_EQ(held->payload(), "v1");
+  EXPECT_EQ(held->revision(), 1);
+  ASSERT_TRUE(cache_->Delete(RecordKind::kModel, "a", 2).ok());
+  EXPECT_EQ(cache_->GetShared(RecordKind::kModel, "a").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(now->payload(), "v2");
+  EXPECT_EQ(SharedRecord::live_blocks(), live_before + 2);  // both held, none cached
+  held = SharedRecord();
+  now = SharedRecord();
+  EXPECT_EQ(SharedRecord::live_blocks(), live_before);
+}
+
+TEST_F(CachedStoreTest, SharedReadOverlappingAWriteDoesNotCacheTheOldRecord) {
+  ASSERT_TRUE(cache_->Insert({Record("a", "old")}).ok());
+  inner_->after_read = [this] { ASSERT_TRUE(cache_->Update(Record("a", "new"), 0).ok()); };
+  absl::StatusOr<SharedRecord> during = cache_->GetShared(RecordKind::kModel, "a");
+  ASSERT_TRUE(during.ok());
+  EXPECT_EQ(during->payload(), "old");  // read before the write: right at the time
+  absl::StatusOr<SharedRecord> after = cache_->GetShared(RecordKind::kModel, "a");
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->payload(), "new");  // not the old answer, cached
+  EXPECT_EQ(inner_->gets.load(), 2);
+}
+
+// Readers never see a record older than the last write that had committed
+// when their read began, while writes, deletes and evictions run.
+TEST_F(CachedStoreTest, ConcurrentSharedReadsNeverSeeAStaleRecord) {
+  Open(4096);  // small: reads evict too
+  std::vector<RecordWrite> records;
+  for (int i = 0; i < 8; ++i) records.push_back(Record(absl::StrCat("m", i), "0"));
+  ASSERT_TRUE(cache_->Insert(records).ok());
+  constexpr int kWrites = 300;
+  std::array<std::atomic<int>, 8> committed{};  // the last value written to m<i>
+  std::atomic<bool> done{false};
+  std::atomic<int> stale{0};
+  std::atomic<int64_t> reads{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&, t] {
+      for (int n = 0; !done.load(); ++n) {
+        const int i = (n + t) % 8;
+        const int floor = committed[i].load();
+        absl::StatusOr<SharedRecord> read =
+            cache_->GetShared(RecordKind::kModel, absl::StrCat("m", i));
+        if (!read.ok()) {
+          ++stale;  // never deleted in this test
+          continue;
+        }
+        int value = 0;
+        if (!absl::SimpleAtoi(read->payload(), &value) || value < floor) ++stale;
+        ++reads;
+      }
+    });
+  }
+  for (int w = 1; w <= kWrites; ++w) {
+    const int i = w % 8;
+    ASSERT_TRUE(cache_->Update(Record(absl::StrCat("m", i), absl::StrCat(w)), 0).ok());
+    committed[i].store(w);
+  }
+  done.store(true);
+  for (std::thread& reader : readers) reader.join();
+  EXPECT_EQ(stale.load(), 0);
+  EXPECT_GT(reads.load(), 0);
+  for (int i = 0; i < 8; ++i) {
+    absl::StatusOr<SharedRecord> last = cache_->GetShared(RecordKind::kModel, absl::StrCat("m", i));
+    ASSERT_TRUE(last.ok());
+    EXPECT_EQ(last->payload(), absl::StrCat(committed[i].load()));
+  }
 }
 
 }  // namespace
