@@ -51,6 +51,39 @@ catalog::v1::WatchResponse Delete(const std::string& name, int64_t revision) {
   return message;
 }
 
+// Llama 3.1 8B in bf16 at 8,192 tokens with a 1,000-token prompt: one card
+// on most records.
+PlanInput Llama31_8BInBf16() {
+  PlanInput input;
+  input.sizing.weight_bytes = 16060522496;
+  input.sizing.kv_cache_bytes = 1073741824;
+  input.sizing.activation_bytes = 44553216;
+  input.sizing.overhead_bytes = 1073741824;
+  input.sizing.parameters = 8030261248;
+  input.sizing.num_attention_heads = 32;
+  input.sizing.num_key_value_heads = 8;
+  input.sizing.num_layers = 32;
+  input.sizing.num_largest_layers = 32;
+  input.workload.prompt_tokens = 1000;
+  return input;
+}
+
+// About 405B parameters in bf16 (Llama 3.1 405B's shape): many cards,
+// pipeline stages.
+PlanInput About405BInBf16() {
+  PlanInput input = Llama31_8BInBf16();
+  input.sizing.weight_bytes = 2 * 405.85e9;
+  input.sizing.parameters = 405.85e9;
+  input.sizing.num_attention_heads = 128;
+  input.sizing.num_layers = 126;
+  input.sizing.num_largest_layers = 126;
+  input.sizing.embedding_parameters = 2.0 * 128256 * 16384;
+  input.sizing.kv_cache_bytes = 516096.0 * 8192;
+  input.sizing.model_kv_cache_bytes = input.sizing.kv_cache_bytes;
+  input.sizing.kv_cache_bytes_largest_layer = input.sizing.kv_cache_bytes / 126;
+  return input;
+}
+
 // The check the snapshot hands out with the record (UseModel); nullopt when
 // the record is not there.
 std::optional<absl::Status> KeptCheck(const CatalogSnapshot& snapshot, const std::string& name) {
@@ -217,27 +250,8 @@ TEST(PreparedRecordsTest, PlansFromPreparedRecordsAreThePlainPlansOnEveryShipped
       std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
   ASSERT_GE(list.size(), 200u);
   const auto prepared = PreparedDevicesOf(list);
-  PlanInput small;  // Llama 3.1 8B in bf16 at 8,192 tokens
-  small.sizing.weight_bytes = 16060522496;
-  small.sizing.kv_cache_bytes = 1073741824;
-  small.sizing.activation_bytes = 44553216;
-  small.sizing.overhead_bytes = 1073741824;
-  small.sizing.parameters = 8030261248;
-  small.sizing.num_attention_heads = 32;
-  small.sizing.num_key_value_heads = 8;
-  small.sizing.num_layers = 32;
-  small.sizing.num_largest_layers = 32;
-  small.workload.prompt_tokens = 1000;
-  PlanInput large = small;  // about 405B parameters: many cards, pipeline stages
-  large.sizing.weight_bytes = 2 * 405.85e9;
-  large.sizing.parameters = 405.85e9;
-  large.sizing.num_attention_heads = 128;
-  large.sizing.num_layers = 126;
-  large.sizing.num_largest_layers = 126;
-  large.sizing.embedding_parameters = 2.0 * 128256 * 16384;
-  large.sizing.kv_cache_bytes = 516096.0 * 8192;
-  large.sizing.model_kv_cache_bytes = large.sizing.kv_cache_bytes;
-  large.sizing.kv_cache_bytes_largest_layer = large.sizing.kv_cache_bytes / 126;
+  PlanInput small = Llama31_8BInBf16();
+  PlanInput large = About405BInBf16();
   PlanInput other_utilization = small;
   other_utilization.workload.memory_utilization = 0.8;
   int planned = 0;
@@ -299,26 +313,8 @@ TEST(PreparedRecordsTest, PlansWrittenOverEarlierPlansAreFreshPlans) {
       std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
   ASSERT_GE(list.size(), 200u);
   const auto prepared = PreparedDevicesOf(list);
-  PlanInput small;  // Llama 3.1 8B in bf16 at 8,192 tokens
-  small.sizing.weight_bytes = 16060522496;
-  small.sizing.kv_cache_bytes = 1073741824;
-  small.sizing.activation_bytes = 44553216;
-  small.sizing.overhead_bytes = 1073741824;
-  small.sizing.parameters = 8030261248;
-  small.sizing.num_attention_heads = 32;
-  small.sizing.num_key_value_heads = 8;
-  small.sizing.num_layers = 32;
-  small.sizing.num_largest_layers = 32;
-  small.workload.prompt_tokens = 1000;
-  PlanInput large = small;  // about 405B parameters: many cards, pipeline stages
-  large.sizing.weight_bytes = 2 * 405.85e9;
-  large.sizing.parameters = 405.85e9;
-  large.sizing.num_attention_heads = 128;
-  large.sizing.num_layers = 126;
-  large.sizing.num_largest_layers = 126;
-  large.sizing.kv_cache_bytes = 516096.0 * 8192;
-  large.sizing.model_kv_cache_bytes = large.sizing.kv_cache_bytes;
-  large.sizing.kv_cache_bytes_largest_layer = large.sizing.kv_cache_bytes / 126;
+  PlanInput small = Llama31_8BInBf16();
+  PlanInput large = About405BInBf16();
   PlanInput few_cards = large;  // does not fit on 2 cards anywhere
   few_cards.max_cards = 2;
   PlanInput other_utilization = small;
@@ -362,17 +358,7 @@ TEST(PreparedRecordsTest, KeptFigureTextsAreEachPlansOwnFigures) {
   const SharedRecords<Hardware> list(
       std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
   const auto prepared = PreparedDevicesOf(list);
-  PlanInput one;  // Llama 3.1 8B in bf16 at 8,192 tokens
-  one.sizing.weight_bytes = 16060522496;
-  one.sizing.kv_cache_bytes = 1073741824;
-  one.sizing.activation_bytes = 44553216;
-  one.sizing.overhead_bytes = 1073741824;
-  one.sizing.parameters = 8030261248;
-  one.sizing.num_attention_heads = 32;
-  one.sizing.num_key_value_heads = 8;
-  one.sizing.num_layers = 32;
-  one.sizing.num_largest_layers = 32;
-  one.workload.prompt_tokens = 1000;
+  PlanInput one = Llama31_8BInBf16();
   one.workload.batch_size = 1;
   PlanInput three = one;
   three.workload.batch_size = 3;
