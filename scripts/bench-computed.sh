@@ -23,13 +23,12 @@ root="$(pwd)"
 ref_dir="${1:?usage: scripts/bench-computed.sh REF_BUILD_DIR [ROUNDS] [SECONDS]}"
 rounds="${2:-5}"
 seconds="${3:-2}"
-ref_bin="$ref_dir/estimator-service/estimator-service"
-[[ -x "$ref_bin" ]] || ref_bin="$ref_dir/estimator-service"
 b="$root/build"
 state="$root/.run/computed"
 mkdir -p "$state"
 rm -f "$state"/*.json "$state"/*.pid "$state"/*.ports "$state"/*.log "$state"/*.db*
 source "$root/scripts/lib/servers.sh"
+ref_bin="$(ref_estimator_bin "$ref_dir")"
 
 declare -A port
 port[catalog]=$(start catalog "$b/catalog-service/catalog-service" --sqlite_path="$state/catalog.db")
@@ -38,14 +37,7 @@ port[estimator-ref]=$(start estimator-ref "$ref_bin" --catalog_address=127.0.0.1
 port[estimator-new]=$(start estimator-new "$b/estimator-service/estimator-service" \
   --catalog_address=127.0.0.1:${port[catalog]} --answer_cache_bytes=${ANSWER_CACHE_BYTES:-0})
 port[echo]=$(start echo "$b/bench/echo-server")
-for side in ref new; do
-  for _ in $(seq 1 150); do
-    "$b/cli/modelatlas" --catalog=127.0.0.1:${port[catalog]} \
-      --estimator=127.0.0.1:${port[estimator-$side]} --timeout=1s \
-      estimate memory "GPT-2 (124M)" >/dev/null 2>&1 && break
-    sleep 0.2
-  done
-done
+for side in ref new; do wait_for_estimator "${port[catalog]}" "${port[estimator-$side]}"; done
 
 load() {  # label server concurrency method request
   local label="$1" server="$2" concurrency="$3" method="$4" request="$5" before after

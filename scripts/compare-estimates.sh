@@ -10,24 +10,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 ref_dir="${1:?usage: scripts/compare-estimates.sh REF_BUILD_DIR}"
-ref_bin="$ref_dir/estimator-service/estimator-service"
-[[ -x "$ref_bin" ]] || ref_bin="$ref_dir/estimator-service"
 b="$root/build"
 state="$root/.run/compare-estimates"
 mkdir -p "$state"
 rm -f "$state"/*.pid "$state"/*.ports "$state"/*.log "$state"/*.db*
 source "$root/scripts/lib/servers.sh"
+ref_bin="$(ref_estimator_bin "$ref_dir")"
 declare -A port
 port[catalog]=$(start catalog "$b/catalog-service/catalog-service" --sqlite_path="$state/catalog.db")
 port[ref]=$(start ref "$ref_bin" --catalog_address=127.0.0.1:${port[catalog]} --answer_cache_bytes=0)
 port[new]=$(start new "$b/estimator-service/estimator-service" \
   --catalog_address=127.0.0.1:${port[catalog]} --answer_cache_bytes=0)
-for side in ref new; do
-  for _ in $(seq 1 150); do
-    "$b/cli/modelatlas" --catalog=127.0.0.1:${port[catalog]} --estimator=127.0.0.1:${port[$side]} \
-      --timeout=1s estimate memory "GPT-2 (124M)" >/dev/null 2>&1 && break
-    sleep 0.2
-  done
-done
+for side in ref new; do wait_for_estimator "${port[catalog]}" "${port[$side]}"; done
 /usr/bin/python3 "$root/scripts/lib/compare_estimates.py" "${port[ref]}" "${port[new]}" \
   catalog-service/data/dataset.json

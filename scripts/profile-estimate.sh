@@ -15,11 +15,7 @@ declare -A port
 port[catalog]=$(start catalog "$b/catalog-service/catalog-service" --sqlite_path="$state/catalog.db")
 port[est]=$(start est "$bin" --catalog_address=127.0.0.1:${port[catalog]} --answer_cache_bytes=0)
 port[echo]=$(start echo "$b/bench/echo-server")
-for _ in $(seq 1 150); do
-  "$b/cli/modelatlas" --catalog=127.0.0.1:${port[catalog]} --estimator=127.0.0.1:${port[est]} \
-    --timeout=1s estimate memory "GPT-2 (124M)" >/dev/null 2>&1 && break
-  sleep 0.2
-done
+wait_for_estimator "${port[catalog]}" "${port[est]}"
 M=modelatlas.estimator.v1.EstimatorService
 g=(-g); [[ $mode == dwarf ]] && g=(--call-graph dwarf,16384)
 for who in est echo; do

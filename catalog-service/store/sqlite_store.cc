@@ -402,32 +402,40 @@ absl::Status SqliteStore::Migrate() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<StoredRecord> SqliteStore::Get(RecordKind kind, absl::string_view id) {
-  absl::MutexLock lock(&mutex_);
-  Statement stmt(
-      db_, statements_,
-      "SELECT id, display_name, payload, revision FROM records WHERE kind = ? AND id = ?");
-  if (!stmt.status().ok()) return stmt.status();
-  stmt.Bind(1, RecordKindName(kind)).Bind(2, id);
-  absl::StatusOr<bool> row = stmt.Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return absl::NotFoundError(absl::StrCat(RecordKindName(kind), " ", id));
-  return ReadRecord(stmt);
-}
+namespace {
 
-// The row's columns copied once, straight into the shared block (no
-// StoredRecord's three strings first), and the two keys bound without
-// SQLite's copies of them: the read of a GetModel that misses the record cache.
-absl::StatusOr<SharedRecord> SqliteStore::GetShared(RecordKind kind, absl::string_view id) {
-  absl::MutexLock lock(&mutex_);
-  Statement stmt(
-      db_, statements_,
-      "SELECT id, display_name, payload, revision FROM records WHERE kind = ? AND id = ?");
+constexpr char kSelectRecord[] =
+    "SELECT id, display_name, payload, revision FROM records WHERE kind = ? AND id = ?";
+
+// Steps `stmt` (kSelectRecord) onto the record's row; NOT_FOUND naming it
+// when there is none. The two keys are bound without SQLite's copies of
+// them: both outlive the step, and the statement clears its bindings when
+// it is given back.
+absl::Status StepOntoRecord(Statement& stmt, RecordKind kind, absl::string_view id) {
   if (!stmt.status().ok()) return stmt.status();
   stmt.BindUncopied(1, RecordKindName(kind)).BindUncopied(2, id);
   absl::StatusOr<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
   if (!*row) return absl::NotFoundError(absl::StrCat(RecordKindName(kind), " ", id));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<StoredRecord> SqliteStore::Get(RecordKind kind, absl::string_view id) {
+  absl::MutexLock lock(&mutex_);
+  Statement stmt(db_, statements_, kSelectRecord);
+  if (absl::Status found = StepOntoRecord(stmt, kind, id); !found.ok()) return found;
+  return ReadRecord(stmt);
+}
+
+// The row's columns copied once, straight into the shared block (no
+// StoredRecord's three strings first): the read of a GetModel that misses
+// the record cache.
+absl::StatusOr<SharedRecord> SqliteStore::GetShared(RecordKind kind, absl::string_view id) {
+  absl::MutexLock lock(&mutex_);
+  Statement stmt(db_, statements_, kSelectRecord);
+  if (absl::Status found = StepOntoRecord(stmt, kind, id); !found.ok()) return found;
   return SharedRecord::Make(stmt.TextView(0), stmt.TextView(1), stmt.BlobView(2), stmt.Int(3));
 }
 

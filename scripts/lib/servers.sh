@@ -21,6 +21,27 @@ start() {
   grep grpc_port "$state/$name.ports" | cut -d= -f2
 }
 
+# wait_for_estimator CATALOG_PORT ESTIMATOR_PORT: up to 30 s until the
+# estimator answers an estimate from its catalog snapshot (it loads the
+# snapshot after it starts serving). Uses $root/build/cli/modelatlas.
+wait_for_estimator() {
+  for _ in $(seq 1 150); do
+    "$root/build/cli/modelatlas" --catalog="127.0.0.1:$1" --estimator="127.0.0.1:$2" \
+      --timeout=1s estimate memory "GPT-2 (124M)" >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+}
+
+# ref_estimator_bin DIR: the estimator-service binary of a previous build,
+# DIR a build/ tree or a directory holding the binary.
+ref_estimator_bin() {
+  if [[ -x "$1/estimator-service/estimator-service" ]]; then
+    echo "$1/estimator-service/estimator-service"
+  else
+    echo "$1/estimator-service"
+  fi
+}
+
 # CPU time of server NAME so far, in clock ticks (user + system).
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$(cat "$state/$1.pid")/stat"; }
 
