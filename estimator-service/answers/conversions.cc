@@ -623,6 +623,7 @@ AllocatableMemory AllocatableMemoryOfRecord(const common::v1::Hardware& hw) {
   record.allocatable_source = hw.allocatable_memory_source();
   record.memory_type = hw.memory_type();
   record.unified_memory = hw.unified_memory();
+  record.tpu = hw.type() == common::v1::HARDWARE_TYPE_TPU;
   return AllocatableMemoryOf(record);
 }
 

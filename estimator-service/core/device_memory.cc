@@ -28,6 +28,11 @@ Rule RuleFor(const DeviceMemoryRecord& record) {
                   : "unified memory above 36 GiB: 3/4, the share macOS lets the GPU wire "
                     "(Metal recommendedMaxWorkingSetSize)"};
   }
+  if (record.tpu) {
+    return {kTpuShare,
+            "TPU: 30.75/32, the lowest XLA:TPU HBM limit over the chip's capacity of the TPUs "
+            "with a runtime figure (TPU v4; v5e 15.75/16, v5p 95/96)"};
+  }
   const std::string type = absl::AsciiStrToUpper(record.memory_type);
   if (absl::StartsWith(type, "HBM")) {
     return {kHbmShare,

@@ -24,6 +24,9 @@ struct DeviceMemoryRecord {
   std::string memory_type;
   // One pool shared with the host CPU (Apple silicon).
   bool unified_memory = false;
+  // A TPU: its runtime (XLA:TPU) keeps more of the HBM back than a GPU
+  // driver does, so it has a rule of its own.
+  bool tpu = false;
 };
 
 // The capacity fits are decided on.
@@ -54,6 +57,11 @@ inline constexpr double kUnifiedSmallLimitBytes = 36.0 * 1073741824.0;
 //     H100 81,559/81,920, H200 143,771/144,384, B200 183,359/184,320,
 //     GH200 97,871/98,304, V100 32 GB 32,510/32,768).
 inline constexpr double kHbmShare = 16160.0 / 16384.0;
+//   TPU (any memory type): XLA:TPU's HBM limit on TPU v4, "of 30.75G hbm"
+//     per chip of 32 GiB in its out-of-memory report (EasyDeL issue 166); the
+//     lowest of v4 30.75/32, v5e 15.75/16, v5p 95/96. The HBM rule (0.9863)
+//     would be 2.6% above what a program may use on a v4.
+inline constexpr double kTpuShare = 30.75 / 32.0;
 //   GDDR with ECC on (memory type names ECC): A10, nvidia-smi 23,028 MiB of
 //     24,576 (L4 23,034/24,576, L40S 46,068/49,152, T4 15,360/16,384: inline
 //     ECC keeps 1/16 back, plus the driver's reservation).

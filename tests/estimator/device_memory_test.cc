@@ -94,6 +94,32 @@ TEST(AllocatableMemoryTest, EachMemoryTypeHasOneRuleThatErrsLow) {
   EXPECT_TRUE(absl::StrContains(unknown.source, "memory type not on record")) << unknown.source;
 }
 
+TEST(AllocatableMemoryTest, ATpuWithoutARuntimeFigureIsPlannedOnTheLowestXlaLimit) {
+  // XLA:TPU's out-of-memory reports, per chip (GiB): v4 "of 30.75G hbm" of
+  // 32 (EasyDeL issue 166), v5e "of 15.75G hbm" of 16 (kubernetes-engine-
+  // samples PR 1467), v5p 95 of 96 (Google Cloud's TPU v5p page). The HBM
+  // rule, from NVIDIA drivers, is above the v4's limit: a TPU has its own.
+  struct Case {
+    double marketed_gib;
+    double published_gib;
+  };
+  for (const Case& c : std::vector<Case>{{32, 30.75}, {16, 15.75}, {96, 95}}) {
+    const AllocatableMemory rule = AllocatableMemoryOf(
+        {.memory_bytes = c.marketed_gib * kGiB, .memory_type = "HBM2e", .tpu = true});
+    EXPECT_TRUE(rule.assumed);
+    EXPECT_LE(rule.allocatable_bytes, c.published_gib * kGiB) << c.marketed_gib;
+    EXPECT_GT(rule.allocatable_bytes, 0.97 * c.published_gib * kGiB) << c.marketed_gib;
+    EXPECT_TRUE(absl::StrContains(rule.source, "TPU: 30.75/32")) << rule.source;
+    // The GPU rule for the same memory would have planned the v4 on more
+    // than XLA lets a program use.
+    if (c.marketed_gib == 32) {
+      EXPECT_GT(
+          AllocatableMemoryOf({.memory_bytes = 32 * kGiB, .memory_type = "HBM2"}).allocatable_bytes,
+          c.published_gib * kGiB);
+    }
+  }
+}
+
 TEST(AllocatableMemoryTest, UnifiedMemoryIsTheGpusShareMacOsAllows) {
   // llama.cpp on a 16 GiB Mac: "recommendedMaxWorkingSetSize = 11453.25 MB".
   const AllocatableMemory mac16 =
@@ -117,6 +143,23 @@ TEST(AllocatableMemoryTest, AFigureAboveTheCapacityIsNotUsedAndTheAnswerSaysWhy)
 }
 
 // ---- every shipped record -------------------------------------------------
+
+TEST(AllocatableMemoryTest, EveryShippedTpuWithoutAFigureIsPlannedOnTheTpuRule) {
+  int tpus_on_the_rule = 0;
+  for (const common::v1::Hardware& hw : Shipped().hardware()) {
+    if (hw.type() != common::v1::HARDWARE_TYPE_TPU || hw.has_allocatable_memory_bytes() ||
+        hw.memory_bytes() <= 0) {
+      continue;
+    }
+    SCOPED_TRACE(hw.name());
+    const AllocatableMemory memory = AllocatableMemoryOfRecord(hw);
+    EXPECT_DOUBLE_EQ(memory.allocatable_bytes, hw.memory_bytes() * kTpuShare);
+    EXPECT_TRUE(absl::StrContains(memory.source, "TPU: 30.75/32")) << memory.source;
+    ++tpus_on_the_rule;
+  }
+  // TPU v2, v3, v6e and v7 had no cited runtime figure when this was written.
+  EXPECT_GE(tpus_on_the_rule, 1);
+}
 
 TEST(AllocatableMemoryTest, EveryShippedRecordPlansOnAtMostItsMarketedCapacity) {
   int with_memory = 0, from_record = 0;
