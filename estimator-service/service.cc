@@ -12,6 +12,7 @@
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/inverse.h"
 #include "estimator-service/answers/model_sources.h"
+#include "estimator-service/answers/plan_wire.h"
 #include "estimator-service/answers/runnable.h"
 #include "estimator-service/answers/training.h"
 #include "estimator-service/catalog/sources.h"
@@ -80,9 +81,10 @@ grpc::ByteBuffer ReplyBytes(std::shared_ptr<const std::string> body, absl::strin
 // A reply of `message` serialized straight into a slice of its size, then
 // `tail`: an answer that is not kept needs no string (SerializeAsString
 // zero-fills its string before writing it; a plan over every accelerator is
-// about 290 KB).
-grpc::ByteBuffer ReplyMessage(const google::protobuf::MessageLite& message,
-                              absl::string_view tail) {
+// about 290 KB). `Message` is a protobuf message or PlanWireReply (the plan's
+// cards written by hand), which offers the same two calls.
+template <typename Message>
+grpc::ByteBuffer ReplyMessage(const Message& message, absl::string_view tail) {
   const size_t size = message.ByteSizeLong();
   grpc::Slice body(size);
   message.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(body.begin()));
@@ -190,10 +192,11 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
   std::shared_ptr<RecordSource> records = Records(context);
   const Request& parsed = *request;
   // `answer` ends with the status and, when OK, the answer (on the heap or
-  // an arena the answer owns: it is serialized here, not copied).
+  // an arena the answer owns: it is serialized here, not copied): a
+  // `Response`, or what serializes as one (PlanWireReply).
   answer(records, parsed,
          [this, reactor, out, kind, records, request, bytes, keepable, revision](
-             const absl::Status& status, const Response* result) {
+             const absl::Status& status, const auto* result) {
            if (status.ok()) {
              if (on_estimate_) on_estimate_(kind);
              // How current the records it read were (the answer's provenance),
@@ -242,14 +245,18 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanInference(grpc::CallbackServ
       context, request, response, "plan_inference",
       [](std::shared_ptr<RecordSource> records, const v1::PlanInferenceRequest& parsed,
          auto finish) {
-        // Built on an arena (ReplyArena): a plan over every accelerator is
-        // about 1,800 messages and strings, serialized once and dropped.
+        // Built on an arena (ReplyArena), the plans pooled on it from reply
+        // to reply; the cards are not messages: PlanWireReply writes them
+        // from the plans straight into the reply's bytes, the rest of the
+        // answer serialized by protobuf (answers/plan_wire.h).
         auto arena = std::make_shared<ReplyArena>();
         Response* answer = arena->Create<Response>();
+        auto* cards = google::protobuf::Arena::Create<PlanWireCards>(arena->arena());
+        auto* reply = google::protobuf::Arena::Create<PlanWireReply>(arena->arena(), answer, cards);
         AnswerPlanInferenceInto(
-            std::move(records), parsed, answer,
-            [arena = std::move(arena), answer, finish = std::move(finish)](
-                const absl::Status& status) { finish(status, status.ok() ? answer : nullptr); });
+            std::move(records), parsed, answer, cards,
+            [arena = std::move(arena), reply, finish = std::move(finish)](
+                const absl::Status& status) { finish(status, status.ok() ? reply : nullptr); });
       });
 }
 

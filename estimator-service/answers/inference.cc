@@ -23,6 +23,7 @@
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/newer_models.h"
+#include "estimator-service/answers/plan_wire.h"
 #include "estimator-service/answers/records.h"
 #include "estimator-service/answers/runtime.h"
 #include "estimator-service/core/fit_matrix.h"
@@ -138,10 +139,6 @@ absl::StatusOr<OffloadRequest> OffloadRequestFor(const v1::PlanInferenceRequest&
                                                      ? absl::StrCat(", ", host.provenance().urls(0))
                                                      : std::string());
   return out;
-}
-
-v1::OffloadMode ToProtoOffloadMode(OffloadKind kind) {
-  return kind == OffloadKind::kExperts ? v1::OFFLOAD_MODE_EXPERTS : v1::OFFLOAD_MODE_LAYERS;
 }
 
 // Where a model came from, for the answer, written into `out` (empty).
@@ -555,9 +552,9 @@ absl::Status PlanWithNewerModels(const RecordSource& reader, const common::v1::M
                                  const v1::PlanInferenceRequest& request,
                                  const SourcedModel* sourced, const ServingExtras* extras,
                                  const common::v1::Hardware* offload_host,
-                                 v1::PlanInferenceResponse* plan) {
+                                 v1::PlanInferenceResponse* plan, PlanWireCards* wire) {
   absl::Status planned =
-      PlanInferenceInto(plan, model, hardware, request, sourced, extras, offload_host);
+      PlanInferenceInto(plan, wire, model, hardware, request, sourced, extras, offload_host);
   if (!planned.ok() || !request.newer_models() || !plan->memory().available()) return planned;
   absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(request.workload());
   if (!workload.ok()) return PrefixFieldViolations(workload.status(), "workload.");
@@ -567,7 +564,7 @@ absl::Status PlanWithNewerModels(const RecordSource& reader, const common::v1::M
 void AnswerPlanWithHost(std::shared_ptr<RecordSource> source,
                         const v1::PlanInferenceRequest& request, Extras extras,
                         std::shared_ptr<const common::v1::Hardware> host,
-                        v1::PlanInferenceResponse* response, StatusDone done) {
+                        v1::PlanInferenceResponse* response, PlanWireCards* wire, StatusDone done) {
   const common::v1::Hardware* offload_host = host.get();
   std::shared_ptr<RecordSource> reader = source;
   if (request.has_source()) {
@@ -576,11 +573,11 @@ void AnswerPlanWithHost(std::shared_ptr<RecordSource> source,
     hardware.all_hardware = true;
     return WithSourcedModel(
         std::move(source), request.source(), std::move(hardware),
-        [&request, extras, reader, host, offload_host, response, done = std::move(done)](
+        [&request, extras, reader, host, offload_host, response, wire, done = std::move(done)](
             absl::StatusOr<Records> records, const SourcedModel& sourced) {
           if (!records.ok()) return done(records.status());
           done(PlanWithNewerModels(*reader, *records->model, records->hardware, request, &sourced,
-                                   extras.get(), offload_host, response));
+                                   extras.get(), offload_host, response, wire));
         });
   }
   absl::StatusOr<RecordsWanted> wanted =
@@ -589,26 +586,27 @@ void AnswerPlanWithHost(std::shared_ptr<RecordSource> source,
   wanted->hardware.assign(request.hardware().begin(), request.hardware().end());
   wanted->all_hardware = true;
   ReadRecords(std::move(source), *std::move(wanted),
-              [&request, extras, reader, host, offload_host, response,
+              [&request, extras, reader, host, offload_host, response, wire,
                done = std::move(done)](absl::StatusOr<Records> records) {
                 if (!records.ok()) return done(records.status());
                 done(PlanWithNewerModels(*reader, *records->model, records->hardware, request,
-                                         nullptr, extras.get(), offload_host, response));
+                                         nullptr, extras.get(), offload_host, response, wire));
               });
 }
 
 // Reads the offload host first when the request names one (NOT_FOUND naming
 // it), then plans.
 void AnswerPlanWith(std::shared_ptr<RecordSource> source, const v1::PlanInferenceRequest& request,
-                    Extras extras, v1::PlanInferenceResponse* response, StatusDone done) {
+                    Extras extras, v1::PlanInferenceResponse* response, PlanWireCards* wire,
+                    StatusDone done) {
   if (request.offload() == v1::OFFLOAD_MODE_UNSPECIFIED) {
     return AnswerPlanWithHost(std::move(source), request, std::move(extras), nullptr, response,
-                              std::move(done));
+                              wire, std::move(done));
   }
   RecordSource* reader = source.get();
   reader->FindHardware(
       {request.offload_host()},
-      [source = std::move(source), &request, extras = std::move(extras), response,
+      [source = std::move(source), &request, extras = std::move(extras), response, wire,
        done = std::move(done)](absl::StatusOr<SharedRecords<common::v1::Hardware>> found) mutable {
         if (!found.ok()) {
           return done(absl::Status(found.status().code(),
@@ -620,7 +618,7 @@ void AnswerPlanWith(std::shared_ptr<RecordSource> source, const v1::PlanInferenc
         }
         auto host = std::make_shared<const common::v1::Hardware>(*found->begin());
         AnswerPlanWithHost(std::move(source), request, std::move(extras), std::move(host), response,
-                           std::move(done));
+                           wire, std::move(done));
       });
 }
 
@@ -839,6 +837,21 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, const common
                                const v1::PlanInferenceRequest& request, const SourcedModel* sourced,
                                const ServingExtras* extras,
                                const common::v1::Hardware* offload_host) {
+  return PlanInferenceInto(response, nullptr, model, hardware, request, sourced, extras,
+                           offload_host);
+}
+
+absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCards* wire,
+                               const common::v1::Model& model,
+                               const SharedRecords<common::v1::Hardware>& hardware,
+                               const v1::PlanInferenceRequest& request, const SourcedModel* sourced,
+                               const ServingExtras* extras,
+                               const common::v1::Hardware* offload_host) {
+  // The cards for the wire point at the plans until the reply is serialized:
+  // only the plans pooled on the reply's arena live that long.
+  if (wire != nullptr && response->GetArena() == nullptr) {
+    return absl::InternalError("plan cards for the wire need a reply on an arena");
+  }
   absl::StatusOr<Sized> sized =
       SizeForModel(model, request.workload(), request.hypothetical(), sourced, extras);
   if (!sized.ok()) return sized.status();
@@ -932,7 +945,7 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, const common
   if (!objective.ok()) return objective.status();
   // Positions into plans, best first: the plans are read in this order and
   // never moved.
-  const std::vector<int> order = RankOrder(*objective, hardware.size(), plans);
+  std::vector<int> order = RankOrder(*objective, hardware.size(), plans);
   if (request.split_cards_size() > 0) {
     if (absl::Status split = AddLayerSplit(hardware, request, input, response); !split.ok()) {
       return split;
@@ -950,103 +963,27 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, const common
                                            planned->second.first, plan, planned->second.second);
     }
   }
+  // The cards: written into the reply here (the message path), or left to
+  // the caller's hand serializer (PlanWireReply: the service's reply, with
+  // no HardwarePlan message and no copy of the plans' text).
+  // With newer models the cards are messages: AddNewerModels picks its
+  // reference card from the reply's plans (ReferenceCard); *wire is then
+  // left without cards and the reply serializes as a whole.
+  const bool to_wire = wire != nullptr && !request.newer_models();
+  PlanWireCards own_cards;
+  PlanWireCards& cards = to_wire ? *wire : own_cards;
+  cards.plans = &plans;
+  cards.order = std::move(order);
+  cards.prices = std::move(prices);
+  cards.price_source =
+      request.has_price_usd_per_card_hour() ? v1::PRICE_SOURCE_REQUEST : v1::PRICE_SOURCE_RECORD;
+  cards.prepared = prepared;
+  cards.runtime_fits = std::move(runtime_fits);
+  cards.offload = std::move(offload);
+  if (to_wire) return absl::OkStatus();
   // The plans are not used after this: their text moves into the reply.
   response->mutable_plans()->Reserve(static_cast<int>(plans.size()));
-  for (int index : order) {
-    DevicePlan& plan = plans[index];
-    auto* out = response->add_plans();
-    out->set_hardware(std::move(plan.name));
-    out->set_display_name(std::move(plan.display_name));
-    out->set_fits(plan.fits);
-    out->set_fits_on_one_card(plan.fits_on_one_card);
-    out->set_cards(plan.cards);
-    out->set_tensor_parallel(plan.tensor_parallel);
-    out->set_pipeline_parallel(plan.pipeline_parallel);
-    out->set_expert_parallel(plan.expert_parallel);
-    out->set_nodes(plan.nodes);
-    // An empty string is not on the wire (proto3), and setting one still
-    // allocates a string: a plan that does not fit has no layout, one that
-    // fits no reason.
-    if (!plan.layout.empty()) out->set_layout(std::move(plan.layout));
-    out->set_required_bytes_per_card(static_cast<int64_t>(std::ceil(plan.required_bytes_per_card)));
-    out->set_usable_bytes_per_card(static_cast<int64_t>(std::floor(plan.usable_bytes_per_card)));
-    out->set_headroom_bytes_per_card(out->usable_bytes_per_card() - out->required_bytes_per_card());
-    out->set_weight_bytes_per_card(static_cast<int64_t>(std::ceil(plan.weight_bytes_per_card)));
-    out->set_kv_cache_bytes_per_card(static_cast<int64_t>(std::ceil(plan.kv_cache_bytes_per_card)));
-    out->set_activation_bytes_per_card(
-        static_cast<int64_t>(std::ceil(plan.activation_bytes_per_card)));
-    out->set_overhead_bytes_per_card(static_cast<int64_t>(std::ceil(plan.overhead_bytes_per_card)));
-    if (plan.decode_tokens_per_second)
-      out->set_decode_tokens_per_second(*plan.decode_tokens_per_second);
-    if (plan.decode_tokens_per_second_all) {
-      out->set_decode_tokens_per_second_batch(*plan.decode_tokens_per_second_all);
-    }
-    if (plan.prefill_tokens_per_second) {
-      out->set_prefill_tokens_per_second(*plan.prefill_tokens_per_second);
-    }
-    if (plan.time_to_first_token_seconds) {
-      out->set_time_to_first_token_seconds(*plan.time_to_first_token_seconds);
-    }
-    if (plan.cost_usd_per_million_tokens) {
-      out->set_cost_usd_per_million_tokens(*plan.cost_usd_per_million_tokens);
-    }
-    if (plan.decode_communication_seconds) {
-      out->set_decode_communication_seconds(*plan.decode_communication_seconds);
-    }
-    if (!plan.speed_not_modelled.empty()) {
-      out->set_speed_not_modelled(std::move(plan.speed_not_modelled));
-    }
-    if (const std::optional<double>& price = prices[index]; price.has_value()) {
-      out->set_price_usd_per_card_hour(*price);
-      out->set_price_source(request.has_price_usd_per_card_hour() ? v1::PRICE_SOURCE_REQUEST
-                                                                  : v1::PRICE_SOURCE_RECORD);
-    }
-    if (const PreparedDevice& record = (*prepared)[index];
-        record.figures.ok() && record.device.allocatable_memory_bytes.has_value()) {
-      DeviceMemoryToProto(record.device, out->mutable_device_memory());
-    }
-    if (auto fit = runtime_fits.find(out->hardware()); fit != runtime_fits.end()) {
-      ToProto(fit->second, out->mutable_runtime_fit());
-    }
-    if (plan.offload != nullptr) {
-      const OffloadPlacement& p = *plan.offload;
-      v1::OffloadPlacement* placed = out->mutable_offload();
-      placed->set_mode(ToProtoOffloadMode(p.kind));
-      placed->set_host(offload->host.name);
-      placed->set_host_display_name(offload->host.display_name);
-      placed->set_layers_on_cards(p.layers_on_cards);
-      placed->set_layers_in_host(p.layers_in_host);
-      placed->set_expert_layers_in_host(p.expert_layers_in_host);
-      placed->set_moe_layers(offload->shape.moe_layers);
-      placed->set_card_weight_bytes(static_cast<int64_t>(std::ceil(p.card_weight_bytes)));
-      placed->set_card_kv_cache_bytes(static_cast<int64_t>(std::ceil(p.card_kv_cache_bytes)));
-      placed->set_host_weight_bytes(static_cast<int64_t>(std::ceil(p.host_weight_bytes)));
-      placed->set_host_kv_cache_bytes(static_cast<int64_t>(std::ceil(p.host_kv_cache_bytes)));
-      placed->set_host_required_bytes(placed->host_weight_bytes() + placed->host_kv_cache_bytes());
-      placed->set_host_usable_bytes(
-          static_cast<int64_t>(std::floor(offload->host.allocatable_bytes)));
-      placed->set_host_bandwidth_bytes_per_second(offload->host.bandwidth_bytes_per_second);
-      placed->set_host_bandwidth_source(offload->host.bandwidth_source);
-      placed->set_decode_card_seconds(p.decode_card_seconds);
-      placed->set_decode_host_seconds(p.decode_host_seconds);
-      placed->set_prefill_step_tokens(p.prefill_step_tokens);
-      placed->set_prefill_copy_bytes_per_step(p.prefill_copy_bytes_per_step);
-      placed->set_pcie_bytes_per_second(p.pcie_bytes_per_second);
-      placed->set_prefill_copy_seconds_per_step(p.prefill_copy_seconds_per_step);
-      placed->set_prefill_compute_seconds_per_step(p.prefill_compute_seconds_per_step);
-    }
-    if (!plan.reason.empty()) out->set_reason(std::move(plan.reason));
-    google::protobuf::RepeatedPtrField<std::string>* lines = out->mutable_arithmetic();
-    lines->Reserve(static_cast<int>(plan.arithmetic.size()));
-    if (arena != nullptr) {
-      // Pointed at, not owned: the pooled plans outlive the reply (their
-      // lease ends with the arena), and the arena never deletes what it
-      // was given this way.
-      for (std::string& line : plan.arithmetic) lines->UnsafeArenaAddAllocated(&line);
-    } else {
-      for (std::string& line : plan.arithmetic) lines->Add(std::move(line));
-    }
-  }
+  for (int index : cards.order) CardToMessage(cards, index, arena, response->add_plans());
   return absl::OkStatus();
 }
 
@@ -1066,10 +1003,17 @@ void AnswerPlanInference(std::shared_ptr<RecordSource> source,
 void AnswerPlanInferenceInto(std::shared_ptr<RecordSource> source,
                              const v1::PlanInferenceRequest& request,
                              v1::PlanInferenceResponse* response, StatusDone done) {
+  AnswerPlanInferenceInto(std::move(source), request, response, nullptr, std::move(done));
+}
+
+void AnswerPlanInferenceInto(std::shared_ptr<RecordSource> source,
+                             const v1::PlanInferenceRequest& request,
+                             v1::PlanInferenceResponse* response, PlanWireCards* wire,
+                             StatusDone done) {
   if (absl::Status invalid = ValidatePlanRequest(request); !invalid.ok()) return done(invalid);
   WithServingExtras(std::move(source), request, std::move(done),
-                    [&request, response](auto reader, auto extras, auto answered) {
-                      AnswerPlanWith(std::move(reader), request, std::move(extras), response,
+                    [&request, response, wire](auto reader, auto extras, auto answered) {
+                      AnswerPlanWith(std::move(reader), request, std::move(extras), response, wire,
                                      std::move(answered));
                     });
 }

@@ -19,6 +19,9 @@
 
 namespace modelatlas::estimator {
 
+// The cards of a plan kept for the wire (answers/plan_wire.h).
+struct PlanWireCards;
+
 template <typename Response>
 using AnswerDone = std::function<void(absl::StatusOr<Response>)>;
 // The end of an answer written into a message the caller owns (which may
@@ -97,6 +100,16 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, const common
                                const SourcedModel* sourced = nullptr,
                                const ServingExtras* extras = nullptr,
                                const common::v1::Hardware* offload_host = nullptr);
+// The same with the cards left in *wire (answers/plan_wire.h) instead of the
+// reply's plans, for the hand serializer (PlanWireReply); `response` must be
+// on an Arena (the plans are pooled on it). wire null = PlanInferenceInto.
+absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCards* wire,
+                               const common::v1::Model& model,
+                               const SharedRecords<common::v1::Hardware>& hardware,
+                               const v1::PlanInferenceRequest& request,
+                               const SourcedModel* sourced = nullptr,
+                               const ServingExtras* extras = nullptr,
+                               const common::v1::Hardware* offload_host = nullptr);
 
 // PlanInference: validates, reads the model and the hardware, plans.
 void AnswerPlanInference(std::shared_ptr<RecordSource> source,
@@ -107,6 +120,13 @@ void AnswerPlanInference(std::shared_ptr<RecordSource> source,
 void AnswerPlanInferenceInto(std::shared_ptr<RecordSource> source,
                              const v1::PlanInferenceRequest& request,
                              v1::PlanInferenceResponse* response, StatusDone done);
+// The same with the cards left in *wire (PlanInferenceInto above), which
+// must outlive `done`: the service's reply (PlanWireReply of response and
+// *wire, both on the reply's arena).
+void AnswerPlanInferenceInto(std::shared_ptr<RecordSource> source,
+                             const v1::PlanInferenceRequest& request,
+                             v1::PlanInferenceResponse* response, PlanWireCards* wire,
+                             StatusDone done);
 
 // Counts the parameters of `architecture`.
 absl::StatusOr<v1::CountParametersResponse> CountParametersOf(

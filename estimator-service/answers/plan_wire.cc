@@ -1,0 +1,332 @@
+#include "estimator-service/answers/plan_wire.h"
+
+#include <google/protobuf/arena.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "estimator-service/answers/runtime.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedOutputStream;
+
+// The figures a card states as integers, converted as the message path
+// always has: what is needed rounded up, what is usable rounded down.
+int64_t Up(double bytes) { return static_cast<int64_t>(std::ceil(bytes)); }
+int64_t Down(double bytes) { return static_cast<int64_t>(std::floor(bytes)); }
+
+v1::OffloadMode ToProtoMode(OffloadKind kind) {
+  return kind == OffloadKind::kExperts ? v1::OFFLOAD_MODE_EXPERTS : v1::OFFLOAD_MODE_LAYERS;
+}
+
+// The card's OffloadPlacement (the plan's offload and the request's host).
+void OffloadToMessage(const OffloadPlacement& p, const OffloadRequest& offload,
+                      v1::OffloadPlacement* placed) {
+  placed->set_mode(ToProtoMode(p.kind));
+  placed->set_host(offload.host.name);
+  placed->set_host_display_name(offload.host.display_name);
+  placed->set_layers_on_cards(p.layers_on_cards);
+  placed->set_layers_in_host(p.layers_in_host);
+  placed->set_expert_layers_in_host(p.expert_layers_in_host);
+  placed->set_moe_layers(offload.shape.moe_layers);
+  placed->set_card_weight_bytes(Up(p.card_weight_bytes));
+  placed->set_card_kv_cache_bytes(Up(p.card_kv_cache_bytes));
+  placed->set_host_weight_bytes(Up(p.host_weight_bytes));
+  placed->set_host_kv_cache_bytes(Up(p.host_kv_cache_bytes));
+  placed->set_host_required_bytes(placed->host_weight_bytes() + placed->host_kv_cache_bytes());
+  placed->set_host_usable_bytes(Down(offload.host.allocatable_bytes));
+  placed->set_host_bandwidth_bytes_per_second(offload.host.bandwidth_bytes_per_second);
+  placed->set_host_bandwidth_source(offload.host.bandwidth_source);
+  placed->set_decode_card_seconds(p.decode_card_seconds);
+  placed->set_decode_host_seconds(p.decode_host_seconds);
+  placed->set_prefill_step_tokens(p.prefill_step_tokens);
+  placed->set_prefill_copy_bytes_per_step(p.prefill_copy_bytes_per_step);
+  placed->set_pcie_bytes_per_second(p.pcie_bytes_per_second);
+  placed->set_prefill_copy_seconds_per_step(p.prefill_copy_seconds_per_step);
+  placed->set_prefill_compute_seconds_per_step(p.prefill_compute_seconds_per_step);
+}
+
+// The record's device_memory, when the card has one: a record whose figures
+// are usable and that states allocatable memory.
+const DeviceSpec* DeviceMemoryOf(const PlanWireCards& cards, int index) {
+  if (cards.prepared == nullptr) return nullptr;
+  const PreparedDevice& record = (*cards.prepared)[index];
+  if (!record.figures.ok() || !record.device.allocatable_memory_bytes.has_value()) return nullptr;
+  return &record.device;
+}
+
+// Two sinks for one walk over a card's fields (WalkCard): one counts the
+// bytes, the other writes them. Each writes its field unconditionally; the
+// walk decides, as the generated code does, which fields are on the wire.
+// The tag of field f with wire type t is the varint (f << 3) | t
+// (protobuf encoding guide, "Message Structure").
+struct Counter {
+  size_t bytes = 0;
+  static size_t Tag(int field) { return CodedOutputStream::VarintSize32(field << 3); }
+  void Bool(int field, bool) { bytes += Tag(field) + 1; }
+  void Int32(int field, int32_t v) {
+    bytes += Tag(field) + CodedOutputStream::VarintSize32SignExtended(v);
+  }
+  void Int64(int field, int64_t v) {
+    bytes += Tag(field) + CodedOutputStream::VarintSize64(static_cast<uint64_t>(v));
+  }
+  void Double(int field, double) { bytes += Tag(field) + 8; }
+  void Bytes(int field, const std::string& s) {
+    bytes +=
+        Tag(field) + CodedOutputStream::VarintSize32(static_cast<uint32_t>(s.size())) + s.size();
+  }
+  // A message field of `size` bytes whose body `write` writes.
+  template <typename Body>
+  void Message(int field, size_t size, Body&&) {
+    bytes += Tag(field) + CodedOutputStream::VarintSize32(static_cast<uint32_t>(size)) + size;
+  }
+};
+
+struct Writer {
+  uint8_t* p;
+  void Bool(int field, bool v) { p = WireFormatLite::WriteBoolToArray(field, v, p); }
+  void Int32(int field, int32_t v) { p = WireFormatLite::WriteInt32ToArray(field, v, p); }
+  void Int64(int field, int64_t v) { p = WireFormatLite::WriteInt64ToArray(field, v, p); }
+  void Double(int field, double v) { p = WireFormatLite::WriteDoubleToArray(field, v, p); }
+  // Text the service wrote or read from a record, which protobuf checked as
+  // UTF-8 when the record was parsed: written without a second pass.
+  void Bytes(int field, const std::string& s) {
+    p = WireFormatLite::WriteTagToArray(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, p);
+    p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(s.size()), p);
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  }
+  template <typename Body>
+  void Message(int field, size_t size, Body&& body) {
+    p = WireFormatLite::WriteTagToArray(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, p);
+    p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), p);
+    p = body(p);
+  }
+};
+
+// DeviceMemory (device_memory.proto) of a record, fields 1-4.
+template <typename Sink>
+void WalkDeviceMemory(const DeviceSpec& device, Sink& sink) {
+  if (int64_t v = Down(device.memory_bytes); v != 0) sink.Int64(1, v);
+  if (int64_t v = Down(device.allocatable_memory_bytes.value_or(0)); v != 0) sink.Int64(2, v);
+  if (device.allocatable_memory_assumed) sink.Bool(3, true);
+  if (!device.allocatable_memory_source.empty()) sink.Bytes(4, device.allocatable_memory_source);
+}
+
+size_t DeviceMemorySize(const DeviceSpec& device) {
+  Counter counter;
+  WalkDeviceMemory(device, counter);
+  return counter.bytes;
+}
+
+// A rare submessage (offload, runtime_fit: only with offload or a runtime
+// in the request, on few cards) is built as a message and serialized by
+// protobuf: its bytes are the message path's by construction.
+template <typename Sink>
+void SerializedMessage(int field, const google::protobuf::MessageLite& message, Sink& sink) {
+  const size_t size = message.ByteSizeLong();
+  sink.Message(field, size,
+               [&message](uint8_t* p) { return message.SerializeWithCachedSizesToArray(p); });
+}
+
+// HardwarePlan's fields in field-number order (estimator_service.proto), as
+// CardToMessage sets them.
+template <typename Sink>
+void WalkCard(const PlanWireCards& cards, int index, Sink& sink) {
+  const DevicePlan& plan = (*cards.plans)[index];
+  if (!plan.name.empty()) sink.Bytes(1, plan.name);
+  if (!plan.display_name.empty()) sink.Bytes(2, plan.display_name);
+  if (plan.fits) sink.Bool(3, true);
+  if (plan.fits_on_one_card) sink.Bool(4, true);
+  if (plan.cards != 0) sink.Int32(5, plan.cards);
+  const int64_t required = Up(plan.required_bytes_per_card);
+  const int64_t usable = Down(plan.usable_bytes_per_card);
+  if (required != 0) sink.Int64(6, required);
+  if (usable != 0) sink.Int64(7, usable);
+  if (const int64_t headroom = usable - required; headroom != 0) sink.Int64(8, headroom);
+  if (plan.decode_tokens_per_second) sink.Double(9, *plan.decode_tokens_per_second);
+  if (plan.decode_tokens_per_second_all) sink.Double(10, *plan.decode_tokens_per_second_all);
+  if (plan.prefill_tokens_per_second) sink.Double(11, *plan.prefill_tokens_per_second);
+  if (plan.time_to_first_token_seconds) sink.Double(12, *plan.time_to_first_token_seconds);
+  if (plan.cost_usd_per_million_tokens) sink.Double(13, *plan.cost_usd_per_million_tokens);
+  if (!plan.reason.empty()) sink.Bytes(14, plan.reason);
+  // Repeated: every line is on the wire, an empty one too.
+  for (const std::string& line : plan.arithmetic) sink.Bytes(15, line);
+  if (const std::optional<double>& price = cards.prices[index]; price.has_value()) {
+    sink.Double(16, *price);
+    if (cards.price_source != v1::PRICE_SOURCE_UNSPECIFIED) sink.Int32(17, cards.price_source);
+  }
+  if (int64_t v = Up(plan.weight_bytes_per_card); v != 0) sink.Int64(18, v);
+  if (int64_t v = Up(plan.kv_cache_bytes_per_card); v != 0) sink.Int64(19, v);
+  if (int64_t v = Up(plan.activation_bytes_per_card); v != 0) sink.Int64(20, v);
+  if (int64_t v = Up(plan.overhead_bytes_per_card); v != 0) sink.Int64(21, v);
+  if (plan.tensor_parallel != 0) sink.Int32(22, plan.tensor_parallel);
+  if (plan.pipeline_parallel != 0) sink.Int32(23, plan.pipeline_parallel);
+  if (plan.nodes != 0) sink.Int32(24, plan.nodes);
+  if (!plan.layout.empty()) sink.Bytes(25, plan.layout);
+  if (const DeviceSpec* device = DeviceMemoryOf(cards, index); device != nullptr) {
+    sink.Message(100, DeviceMemorySize(*device), [device](uint8_t* p) {
+      Writer body{p};
+      WalkDeviceMemory(*device, body);
+      return body.p;
+    });
+  }
+  if (!plan.speed_not_modelled.empty()) sink.Bytes(120, plan.speed_not_modelled);
+  if (plan.decode_communication_seconds) sink.Double(121, *plan.decode_communication_seconds);
+  if (plan.offload != nullptr && cards.offload.has_value()) {
+    v1::OffloadPlacement placed;
+    OffloadToMessage(*plan.offload, *cards.offload, &placed);
+    SerializedMessage(240, placed, sink);
+  }
+  if (!cards.runtime_fits.empty()) {
+    if (auto fit = cards.runtime_fits.find(plan.name); fit != cards.runtime_fits.end()) {
+      v1::RuntimeFit message;
+      ToProto(fit->second, &message);
+      SerializedMessage(260, message, sink);
+    }
+  }
+  if (plan.expert_parallel != 0) sink.Int32(400, plan.expert_parallel);
+}
+
+}  // namespace
+
+void CardToMessage(PlanWireCards& cards, int index, google::protobuf::Arena* arena,
+                   v1::HardwarePlan* out) {
+  DevicePlan& plan = (*cards.plans)[index];
+  // The runtime's fit is found by the plan's name, read before it moves.
+  if (!cards.runtime_fits.empty()) {
+    if (auto fit = cards.runtime_fits.find(plan.name); fit != cards.runtime_fits.end()) {
+      ToProto(fit->second, out->mutable_runtime_fit());
+    }
+  }
+  out->set_hardware(std::move(plan.name));
+  out->set_display_name(std::move(plan.display_name));
+  out->set_fits(plan.fits);
+  out->set_fits_on_one_card(plan.fits_on_one_card);
+  out->set_cards(plan.cards);
+  out->set_tensor_parallel(plan.tensor_parallel);
+  out->set_pipeline_parallel(plan.pipeline_parallel);
+  out->set_expert_parallel(plan.expert_parallel);
+  out->set_nodes(plan.nodes);
+  // An empty string is not on the wire (proto3), and setting one still
+  // allocates a string: a plan that does not fit has no layout, one that
+  // fits no reason.
+  if (!plan.layout.empty()) out->set_layout(std::move(plan.layout));
+  out->set_required_bytes_per_card(Up(plan.required_bytes_per_card));
+  out->set_usable_bytes_per_card(Down(plan.usable_bytes_per_card));
+  out->set_headroom_bytes_per_card(out->usable_bytes_per_card() - out->required_bytes_per_card());
+  out->set_weight_bytes_per_card(Up(plan.weight_bytes_per_card));
+  out->set_kv_cache_bytes_per_card(Up(plan.kv_cache_bytes_per_card));
+  out->set_activation_bytes_per_card(Up(plan.activation_bytes_per_card));
+  out->set_overhead_bytes_per_card(Up(plan.overhead_bytes_per_card));
+  if (plan.decode_tokens_per_second)
+    out->set_decode_tokens_per_second(*plan.decode_tokens_per_second);
+  if (plan.decode_tokens_per_second_all) {
+    out->set_decode_tokens_per_second_batch(*plan.decode_tokens_per_second_all);
+  }
+  if (plan.prefill_tokens_per_second) {
+    out->set_prefill_tokens_per_second(*plan.prefill_tokens_per_second);
+  }
+  if (plan.time_to_first_token_seconds) {
+    out->set_time_to_first_token_seconds(*plan.time_to_first_token_seconds);
+  }
+  if (plan.cost_usd_per_million_tokens) {
+    out->set_cost_usd_per_million_tokens(*plan.cost_usd_per_million_tokens);
+  }
+  if (plan.decode_communication_seconds) {
+    out->set_decode_communication_seconds(*plan.decode_communication_seconds);
+  }
+  if (!plan.speed_not_modelled.empty()) {
+    out->set_speed_not_modelled(std::move(plan.speed_not_modelled));
+  }
+  if (const std::optional<double>& price = cards.prices[index]; price.has_value()) {
+    out->set_price_usd_per_card_hour(*price);
+    out->set_price_source(cards.price_source);
+  }
+  if (const DeviceSpec* device = DeviceMemoryOf(cards, index); device != nullptr) {
+    DeviceMemoryToProto(*device, out->mutable_device_memory());
+  }
+  if (plan.offload != nullptr && cards.offload.has_value()) {
+    OffloadToMessage(*plan.offload, *cards.offload, out->mutable_offload());
+  }
+  if (!plan.reason.empty()) out->set_reason(std::move(plan.reason));
+  google::protobuf::RepeatedPtrField<std::string>* lines = out->mutable_arithmetic();
+  lines->Reserve(static_cast<int>(plan.arithmetic.size()));
+  if (arena != nullptr) {
+    // Pointed at, not owned: the pooled plans outlive the reply (their
+    // lease ends with the arena), and the arena never deletes what it
+    // was given this way.
+    for (std::string& line : plan.arithmetic) lines->UnsafeArenaAddAllocated(&line);
+  } else {
+    for (std::string& line : plan.arithmetic) lines->Add(std::move(line));
+  }
+}
+
+size_t CardWireSize(const PlanWireCards& cards, int index) {
+  Counter counter;
+  WalkCard(cards, index, counter);
+  return counter.bytes;
+}
+
+uint8_t* WriteCardWire(const PlanWireCards& cards, int index, uint8_t* target) {
+  Writer writer{target};
+  WalkCard(cards, index, writer);
+  return writer.p;
+}
+
+size_t PlanWireReply::ByteSizeLong() const {
+  rest_size_ = rest_->ByteSizeLong();
+  total_ = rest_size_;
+  card_sizes_.clear();
+  if (cards_ != nullptr) {
+    card_sizes_.reserve(cards_->order.size());
+    // plans = 2: one length-delimited field per card (tag 0x12).
+    for (int index : cards_->order) {
+      const size_t size = CardWireSize(*cards_, index);
+      card_sizes_.push_back(static_cast<uint32_t>(size));
+      total_ += 1 + CodedOutputStream::VarintSize32(static_cast<uint32_t>(size)) + size;
+    }
+  }
+  return total_;
+}
+
+uint8_t* PlanWireReply::SerializeWithCachedSizesToArray(uint8_t* target) const {
+  // protobuf writes fields in field-number order: memory (1), then the cards
+  // (2), then the rest (3 and up). rest has no cards, so its bytes are
+  // field 1's followed by the others': the cards go between.
+  size_t memory_bytes = 0;
+  if (rest_->has_memory()) {
+    const size_t body = rest_->memory().GetCachedSize();
+    memory_bytes = 1 + CodedOutputStream::VarintSize32(static_cast<uint32_t>(body)) + body;
+  }
+  uint8_t* const rest_at = target;
+  uint8_t* end = rest_->SerializeWithCachedSizesToArray(rest_at);
+  if (cards_ == nullptr || cards_->order.empty()) return end;
+  // Move the fields after memory to the end, then write the cards in the gap.
+  const size_t tail = rest_size_ - memory_bytes;
+  const size_t cards_bytes = total_ - rest_size_;
+  std::memmove(rest_at + memory_bytes + cards_bytes, rest_at + memory_bytes, tail);
+  uint8_t* p = rest_at + memory_bytes;
+  for (size_t i = 0; i < cards_->order.size(); ++i) {
+    p = WireFormatLite::WriteTagToArray(2, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, p);
+    p = CodedOutputStream::WriteVarint32ToArray(card_sizes_[i], p);
+    p = WriteCardWire(*cards_, cards_->order[i], p);
+  }
+  return rest_at + total_;
+}
+
+std::string PlanWireReply::SerializeAsString() const {
+  std::string bytes(ByteSizeLong(), '\0');
+  uint8_t* begin = reinterpret_cast<uint8_t*>(bytes.data());
+  uint8_t* end = SerializeWithCachedSizesToArray(begin);
+  bytes.resize(static_cast<size_t>(end - begin));
+  return bytes;
+}
+
+}  // namespace modelatlas::estimator

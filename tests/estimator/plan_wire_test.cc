@@ -1,0 +1,418 @@
+// PlanInference's cards written by hand (answers/plan_wire.h) against the
+// message path (CardToMessage, then protobuf's serialization): the bytes
+// must be the same for every field set and unset, empty strings, zeros,
+// negative figures and NaN, and for the plans over every shipped
+// accelerator, whole replies included.
+#include "estimator-service/answers/plan_wire.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "catalog-service/dataset.h"
+#include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/inference.h"
+#include "estimator-service/catalog/shared_records.h"
+#include "estimator-service/core/plan.h"
+#include "estimator-service/reply_arena.h"
+#include "tests/estimator/fake_records.h"
+#include "tests/estimator/shipped_records.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+using common::v1::Hardware;
+using common::v1::Model;
+
+// The card's bytes both ways: by hand (first: the message path moves the
+// plan's strings out), then as CardToMessage's HardwarePlan serialized.
+struct BothWays {
+  std::string wire;
+  std::string message;
+};
+BothWays Serialize(PlanWireCards& cards, int index) {
+  BothWays out;
+  out.wire.resize(CardWireSize(cards, index));
+  uint8_t* begin = reinterpret_cast<uint8_t*>(out.wire.data());
+  uint8_t* end = WriteCardWire(cards, index, begin);
+  EXPECT_EQ(static_cast<size_t>(end - begin), out.wire.size()) << "size and bytes written differ";
+  v1::HardwarePlan message;
+  CardToMessage(cards, index, nullptr, &message);
+  out.message = message.SerializeAsString();
+  return out;
+}
+
+// One card over a prepared record, the request's price or none.
+struct OneCard {
+  std::vector<DevicePlan> plans;
+  PlanWireCards cards;
+  explicit OneCard(DevicePlan plan, std::optional<double> price = std::nullopt,
+                   std::shared_ptr<const std::vector<PreparedDevice>> prepared = nullptr) {
+    plans.push_back(std::move(plan));
+    cards.plans = &plans;
+    cards.order = {0};
+    cards.prices = {price};
+    cards.price_source = v1::PRICE_SOURCE_RECORD;
+    cards.prepared = std::move(prepared);
+  }
+};
+
+void ExpectSameBytes(OneCard& card, const std::string& what) {
+  SCOPED_TRACE(what);
+  const BothWays both = Serialize(card.cards, 0);
+  EXPECT_EQ(both.wire, both.message);
+  // Not vacuous: the message parses back from the hand bytes.
+  v1::HardwarePlan parsed;
+  EXPECT_TRUE(parsed.ParseFromString(both.wire));
+}
+
+// Every field of a card at its proto3 default: nothing on the wire.
+TEST(PlanWireTest, DefaultPlanIsAnEmptyCard) {
+  OneCard card{DevicePlan{}};
+  const BothWays both = Serialize(card.cards, 0);
+  EXPECT_EQ(both.wire, "");
+  EXPECT_EQ(both.message, "");
+}
+
+// Each field set alone, at a value that is on the wire, and at values
+// protobuf omits or writes in full (zero, negative, NaN, empty strings).
+TEST(PlanWireTest, EachFieldAloneIsTheMessagesBytes) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::pair<std::string, std::function<void(DevicePlan&)>>> cases = {
+      {"name", [](DevicePlan& p) { p.name = "hardware/nvidia-h100"; }},
+      {"display_name", [](DevicePlan& p) { p.display_name = "NVIDIA H100 SXM5 80GB"; }},
+      {"display_name utf-8",
+       [](DevicePlan& p) { p.display_name = "Ascend 910B \xe2\x80\x94 64 GB"; }},
+      {"fits", [](DevicePlan& p) { p.fits = true; }},
+      {"fits_on_one_card", [](DevicePlan& p) { p.fits_on_one_card = true; }},
+      {"cards", [](DevicePlan& p) { p.cards = 1024; }},
+      {"cards negative", [](DevicePlan& p) { p.cards = -1; }},
+      {"required", [](DevicePlan& p) { p.required_bytes_per_card = 18.2e9 + 0.5; }},
+      {"required below 1", [](DevicePlan& p) { p.required_bytes_per_card = 0.25; }},
+      {"usable", [](DevicePlan& p) { p.usable_bytes_per_card = 85899345920.75; }},
+      {"usable below 1 (floor 0)", [](DevicePlan& p) { p.usable_bytes_per_card = 0.75; }},
+      {"headroom negative",
+       [](DevicePlan& p) {
+         p.required_bytes_per_card = 9e11;
+         p.usable_bytes_per_card = 2e10;
+       }},
+      {"equal: headroom 0",
+       [](DevicePlan& p) {
+         p.required_bytes_per_card = 4e10;
+         p.usable_bytes_per_card = 4e10;
+       }},
+      {"decode", [](DevicePlan& p) { p.decode_tokens_per_second = 123.456; }},
+      {"decode 0 (optional: on the wire)", [](DevicePlan& p) { p.decode_tokens_per_second = 0.0; }},
+      {"decode -0", [](DevicePlan& p) { p.decode_tokens_per_second = -0.0; }},
+      {"decode NaN", [=](DevicePlan& p) { p.decode_tokens_per_second = nan; }},
+      {"decode batch", [](DevicePlan& p) { p.decode_tokens_per_second_all = 1e6; }},
+      {"prefill", [](DevicePlan& p) { p.prefill_tokens_per_second = 9876.5; }},
+      {"ttft", [](DevicePlan& p) { p.time_to_first_token_seconds = 0.0123; }},
+      {"cost", [](DevicePlan& p) { p.cost_usd_per_million_tokens = 0.42; }},
+      {"cost infinite",
+       [](DevicePlan& p) {
+         p.cost_usd_per_million_tokens = std::numeric_limits<double>::infinity();
+       }},
+      {"reason", [](DevicePlan& p) { p.reason = "does not fit on 64 cards or fewer"; }},
+      {"one line", [](DevicePlan& p) { p.arithmetic = {"usable per card: 80 GiB"}; }},
+      {"empty lines (repeated: on the wire)",
+       [](DevicePlan& p) {
+         p.arithmetic = {"", "", "x"};
+       }},
+      {"a line of 300 bytes (two-byte length)",
+       [](DevicePlan& p) { p.arithmetic = {std::string(300, 'a')}; }},
+      {"a line of 20,000 bytes (three-byte length)",
+       [](DevicePlan& p) { p.arithmetic = {std::string(20000, 'b')}; }},
+      {"weight", [](DevicePlan& p) { p.weight_bytes_per_card = 16060522496; }},
+      {"kv", [](DevicePlan& p) { p.kv_cache_bytes_per_card = 1073741824.5; }},
+      {"activation", [](DevicePlan& p) { p.activation_bytes_per_card = 44553216; }},
+      {"overhead", [](DevicePlan& p) { p.overhead_bytes_per_card = 1073741824; }},
+      {"overhead negative", [](DevicePlan& p) { p.overhead_bytes_per_card = -5.5; }},
+      {"tp", [](DevicePlan& p) { p.tensor_parallel = 8; }},
+      {"pp", [](DevicePlan& p) { p.pipeline_parallel = 16; }},
+      {"nodes", [](DevicePlan& p) { p.nodes = 200; }},
+      {"layout", [](DevicePlan& p) { p.layout = "TP 8 x PP 2 over 2 nodes"; }},
+      {"speed_not_modelled",
+       [](DevicePlan& p) { p.speed_not_modelled = "SRAM-only: no roofline"; }},
+      {"communication", [](DevicePlan& p) { p.decode_communication_seconds = 1.5e-5; }},
+      {"expert_parallel", [](DevicePlan& p) { p.expert_parallel = 64; }},
+      {"expert_parallel negative", [](DevicePlan& p) { p.expert_parallel = -3; }},
+  };
+  for (auto& [what, set] : cases) {
+    DevicePlan plan;
+    set(plan);
+    OneCard card{std::move(plan)};
+    ExpectSameBytes(card, what);
+    // Every other field set as well (the field's place among the others).
+    DevicePlan full;
+    full.name = "hardware/x";
+    full.display_name = "X";
+    full.fits = true;
+    full.cards = 2;
+    full.required_bytes_per_card = 3e10;
+    full.usable_bytes_per_card = 7e10;
+    full.arithmetic = {"a", "b"};
+    full.layout = "TP 2";
+    full.decode_tokens_per_second = 50;
+    full.expert_parallel = 2;
+    full.speed_not_modelled = "s";
+    set(full);
+    OneCard with_others{std::move(full), 2.5};
+    ExpectSameBytes(with_others, absl::StrCat(what, ", with the others"));
+  }
+}
+
+// The price and where it came from; the record's device memory (absent
+// when its figures are unusable or it states no allocatable memory).
+TEST(PlanWireTest, PriceAndDeviceMemoryAreTheMessagesBytes) {
+  for (std::optional<double> price : {std::optional<double>(), std::optional<double>(0.0),
+                                      std::optional<double>(2.49), std::optional<double>(-1.0)}) {
+    for (v1::PriceSource source :
+         {v1::PRICE_SOURCE_UNSPECIFIED, v1::PRICE_SOURCE_RECORD, v1::PRICE_SOURCE_REQUEST}) {
+      OneCard card{DevicePlan{.name = "hardware/a"}, price};
+      card.cards.price_source = source;
+      ExpectSameBytes(card, absl::StrCat("price ", price.value_or(-99), " source ", source));
+    }
+  }
+  auto prepared = std::make_shared<std::vector<PreparedDevice>>(5);
+  (*prepared)[0].device.memory_bytes = 80e9;
+  (*prepared)[0].device.allocatable_memory_bytes = 79.6e9 + 0.9;
+  (*prepared)[0].device.allocatable_memory_source = "NVIDIA's datasheet";
+  (*prepared)[1].device.memory_bytes = 0;  // every field at its default
+  (*prepared)[1].device.allocatable_memory_bytes = 0;
+  (*prepared)[2].device.memory_bytes = 24e9;
+  (*prepared)[2].device.allocatable_memory_bytes = 24e9 * 0.75;
+  (*prepared)[2].device.allocatable_memory_assumed = true;
+  (*prepared)[3].device.memory_bytes = 16e9;  // no allocatable memory: no device_memory
+  (*prepared)[4] = (*prepared)[0];
+  (*prepared)[4].figures = absl::InvalidArgumentError("bandwidth missing");  // unusable
+  for (int i = 0; i < 5; ++i) {
+    std::vector<PreparedDevice> one(1, (*prepared)[i]);
+    OneCard card{DevicePlan{.name = "hardware/a"}, std::nullopt,
+                 std::make_shared<const std::vector<PreparedDevice>>(std::move(one))};
+    const BothWays both = Serialize(card.cards, 0);
+    EXPECT_EQ(both.wire, both.message) << "record " << i;
+    v1::HardwarePlan parsed;
+    ASSERT_TRUE(parsed.ParseFromString(both.wire));
+    EXPECT_EQ(parsed.has_device_memory(), i <= 2) << "record " << i;
+  }
+}
+
+// The rare submessages: offload (with an offload request) and the runtime's
+// fit (found by the plan's name).
+TEST(PlanWireTest, OffloadAndRuntimeFitAreTheMessagesBytes) {
+  DevicePlan plan{.name = "hardware/rtx-4090", .display_name = "RTX 4090"};
+  auto placement = std::make_shared<OffloadPlacement>();
+  placement->kind = OffloadKind::kExperts;
+  placement->layers_on_cards = 20;
+  placement->layers_in_host = 12;
+  placement->card_weight_bytes = 2.2e10 + 0.3;
+  placement->host_weight_bytes = 1.1e10;
+  placement->decode_host_seconds = 0.02;
+  plan.offload = placement;
+  plan.arithmetic = {"offload (llama.cpp -ngl 20)"};
+  OneCard card{plan};
+  OffloadRequest request;
+  request.host.name = "hardware/host-2x-amd-epyc-9004-ddr5-4800";
+  request.host.display_name = "2x EPYC";
+  request.host.allocatable_bytes = 7.5e11;
+  card.cards.offload = request;
+  RuntimeFit fit;
+  fit.runtime = Runtime::kVllm;
+  fit.version = "0.11";
+  fit.fits = true;
+  fit.kv_cache_blocks = 1000;
+  fit.notes = {"a note"};
+  card.cards.runtime_fits["hardware/rtx-4090"] = fit;
+  card.cards.runtime_fits["hardware/other"] = RuntimeFit{};
+  ExpectSameBytes(card, "offload and runtime fit");
+  // Without the request's offload the plan's placement is not stated (as
+  // the message path).
+  OneCard no_request{plan};
+  ExpectSameBytes(no_request, "placement without a request");
+}
+
+PlanInput Llama31_8BInBf16() {
+  PlanInput input;
+  input.sizing.weight_bytes = 16060522496;
+  input.sizing.kv_cache_bytes = 1073741824;
+  input.sizing.activation_bytes = 44553216;
+  input.sizing.overhead_bytes = 1073741824;
+  input.sizing.parameters = 8030261248;
+  input.sizing.num_attention_heads = 32;
+  input.sizing.num_key_value_heads = 8;
+  input.sizing.num_layers = 32;
+  input.sizing.num_largest_layers = 32;
+  input.workload.prompt_tokens = 1000;
+  return input;
+}
+
+PlanInput About405BInBf16() {
+  PlanInput input = Llama31_8BInBf16();
+  input.sizing.weight_bytes = 2 * 405.85e9;
+  input.sizing.parameters = 405.85e9;
+  input.sizing.num_attention_heads = 128;
+  input.sizing.num_layers = 126;
+  input.sizing.num_largest_layers = 126;
+  input.sizing.embedding_parameters = 2.0 * 128256 * 16384;
+  input.sizing.kv_cache_bytes = 516096.0 * 8192;
+  input.sizing.model_kv_cache_bytes = input.sizing.kv_cache_bytes;
+  input.sizing.kv_cache_bytes_largest_layer = input.sizing.kv_cache_bytes / 126;
+  return input;
+}
+
+// The workloads of PreparedRecordsTest.PlansWrittenOverEarlierPlansAreFreshPlans
+// (8B, 405B, 405B on at most 2 cards, 8B, 8B at 0.8 utilization), each plan
+// written over the previous workload's on the same record, on every shipped
+// accelerator with its record's price and device memory: every card's hand
+// bytes are its message's.
+TEST(PlanWireTest, EveryShippedAcceleratorsCardIsTheMessagesBytes) {
+  const auto dataset = catalog::ShippedDataset();
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  const SharedRecords<Hardware> list(
+      std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
+  ASSERT_GE(list.size(), 200u);
+  const auto prepared = PreparedDevicesOf(list);
+  PlanInput small = Llama31_8BInBf16();
+  PlanInput large = About405BInBf16();
+  PlanInput few_cards = large;
+  few_cards.max_cards = 2;
+  PlanInput other_utilization = small;
+  other_utilization.workload.memory_utilization = 0.8;
+  std::vector<DevicePlan> kept(list.size());
+  int compared = 0;
+  int with_device_memory = 0;
+  int fitting = 0;
+  for (const PlanInput* input : {&small, &large, &few_cards, &small, &other_utilization}) {
+    PlanWireCards cards;
+    cards.plans = &kept;
+    cards.prepared = prepared;
+    cards.price_source = v1::PRICE_SOURCE_RECORD;
+    cards.prices.resize(list.size());
+    DeviceSpec device;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const PreparedDevice& record = (*prepared)[i];
+      if (!record.figures.ok()) {
+        kept[i] = DevicePlan{.name = list[i].name(), .display_name = list[i].display_name()};
+        kept[i].reason = std::string(record.figures.message());
+        continue;
+      }
+      DeviceFor(record, list[i], input->workload.weight_format, &device);
+      PlanOnDeviceInto(*input, device, &record.usable, &kept[i]);
+      cards.prices[i] = device.price_usd_per_hour;
+    }
+    // The message path moves the plans' text: compare on a copy.
+    std::vector<DevicePlan> copy = kept;
+    PlanWireCards message_cards = cards;
+    message_cards.plans = &copy;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const int index = static_cast<int>(i);
+      std::string wire(CardWireSize(cards, index), '\0');
+      uint8_t* begin = reinterpret_cast<uint8_t*>(wire.data());
+      ASSERT_EQ(WriteCardWire(cards, index, begin) - begin, static_cast<ptrdiff_t>(wire.size()));
+      v1::HardwarePlan message;
+      CardToMessage(message_cards, index, nullptr, &message);
+      ASSERT_EQ(wire, message.SerializeAsString()) << list[i].name();
+      ++compared;
+      if (message.has_device_memory()) ++with_device_memory;
+      if (message.fits()) ++fitting;
+    }
+  }
+  EXPECT_GE(compared, 5 * 200);
+  EXPECT_GE(with_device_memory, 5 * 100);
+  EXPECT_GE(fitting, 500);
+}
+
+// Whole replies: the service's (PlanWireReply of the arena answer and its
+// cards) against the heap answer's bytes, for the requests of
+// PreparedRecordsTest.ArenaPlanIsTheHeapPlanByteForByteOnEveryShippedAccelerator
+// (prices, a runtime's fits, many-card layouts, newer models, offload, a
+// two-record list), each twice, the plans pooled and written over from
+// request to request.
+TEST(PlanWireTest, WireReplyIsTheHeapReplyByteForByteOnEveryShippedAccelerator) {
+  auto records = std::make_shared<testing::FakeRecords>();
+  for (const Model& model : testing::Shipped().models()) records->Add(model);
+  for (const Hardware& hw : testing::Shipped().hardware()) records->Add(hw);
+  const int shipped_hardware = testing::Shipped().hardware_size();
+  std::vector<v1::PlanInferenceRequest> requests(8);
+  requests[0].set_model("models/llama-3-1-8b");
+  requests[0].mutable_workload()->set_context_length_tokens(8192);
+  requests[1].set_model("models/llama-3-1-405b");
+  requests[1].set_max_cards(1024);
+  requests[1].set_objective(v1::PLAN_OBJECTIVE_CHEAPEST);
+  requests[1].set_price_usd_per_card_hour(2.5);
+  requests[2].set_model("models/llama-3-1-70b");
+  requests[2].mutable_workload()->set_weight_format(v1::NUMBER_FORMAT_INT4);
+  requests[2].set_runtime(v1::RUNTIME_VLLM);
+  requests[3].set_model("models/llama-3-1-8b");
+  requests[3].set_newer_models(true);
+  requests[4].set_model("models/llama-3-1-70b");
+  requests[4].set_offload(v1::OFFLOAD_MODE_AUTO);
+  requests[4].set_offload_host("hardware/host-2x-amd-epyc-9004-ddr5-4800");
+  requests[5].set_model("models/llama-3-1-70b");
+  requests[5].add_hardware(testing::Shipped().hardware(0).name());
+  requests[5].add_hardware(testing::Shipped().hardware(shipped_hardware - 1).name());
+  requests[6].set_model("models/llama-3-1-405b");
+  requests[6].set_max_cards(2);  // fits nowhere: every card says why
+  requests[7] = requests[0];
+  for (int round = 0; round < 2; ++round) {
+    for (const v1::PlanInferenceRequest& request : requests) {
+      SCOPED_TRACE(absl::StrCat("round ", round, ": ", request.ShortDebugString()));
+      testing::Answer<v1::PlanInferenceResponse> heap;
+      AnswerPlanInference(records, request, heap.done());
+      ASSERT_TRUE(heap.result.has_value());
+      ASSERT_TRUE(heap.result->ok()) << heap.result->status();
+      const std::string expected = (*heap.result)->SerializeAsString();
+      ReplyArena arena;
+      v1::PlanInferenceResponse* answer = arena.Create<v1::PlanInferenceResponse>();
+      auto* cards = google::protobuf::Arena::Create<PlanWireCards>(arena.arena());
+      std::optional<absl::Status> done;
+      AnswerPlanInferenceInto(records, request, answer, cards,
+                              [&done](const absl::Status& status) { done = status; });
+      ASSERT_TRUE(done.has_value());
+      ASSERT_TRUE(done->ok()) << *done;
+      // With newer models the cards are the reply's messages (their
+      // reference card is read from them), else none are.
+      const int cards_as_messages = request.newer_models() ? (*heap.result)->plans_size() : 0;
+      EXPECT_EQ(answer->plans_size(), cards_as_messages);
+      EXPECT_EQ(static_cast<int>(cards->order.size()),
+                (*heap.result)->plans_size() - cards_as_messages);
+      const PlanWireReply reply(answer, cards);
+      const size_t size = reply.ByteSizeLong();
+      EXPECT_EQ(size, expected.size());
+      EXPECT_EQ(reply.SerializeAsString(), expected);
+      // Into an array of the size, as the service writes its slice.
+      std::string bytes(size, '\0');
+      uint8_t* begin = reinterpret_cast<uint8_t*>(bytes.data());
+      EXPECT_EQ(reply.SerializeWithCachedSizesToArray(begin), begin + size);
+      EXPECT_EQ(bytes, expected);
+    }
+  }
+}
+
+// The wire path needs the plans pooled on an arena: on the heap it is an
+// error, not a dangling pointer.
+TEST(PlanWireTest, CardsForTheWireNeedAnArena) {
+  auto records = std::make_shared<testing::FakeRecords>();
+  for (const Model& model : testing::Shipped().models()) records->Add(model);
+  for (const Hardware& hw : testing::Shipped().hardware()) records->Add(hw);
+  v1::PlanInferenceRequest request;
+  request.set_model("models/llama-3-1-8b");
+  v1::PlanInferenceResponse heap;
+  PlanWireCards cards;
+  std::optional<absl::Status> done;
+  AnswerPlanInferenceInto(records, request, &heap, &cards,
+                          [&done](const absl::Status& status) { done = status; });
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ(done->code(), absl::StatusCode::kInternal) << *done;
+}
+
+}  // namespace
+}  // namespace modelatlas::estimator
