@@ -11,6 +11,7 @@
 #include "estimator-service/answers/fit_matrix.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/inverse.h"
+#include "estimator-service/answers/memory_answer.h"
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/runnable.h"
 #include "estimator-service/answers/training.h"
@@ -77,15 +78,32 @@ grpc::ByteBuffer ReplyBytes(std::shared_ptr<const std::string> body, absl::strin
   return grpc::ByteBuffer(slices, tail.empty() ? 1 : 2);
 }
 
-// A reply of `message` serialized straight into a slice of its size, then
-// `tail`: an answer that is not kept needs no string (SerializeAsString
+// An answer's bytes, sized then written: a message serialized by protobuf.
+class MessageBytes {
+ public:
+  explicit MessageBytes(const google::protobuf::MessageLite& message)
+      : message_(message), size_(message.ByteSizeLong()) {}
+  size_t size() const { return size_; }
+  void Write(uint8_t* target) const { message_.SerializeWithCachedSizesToArray(target); }
+
+ private:
+  const google::protobuf::MessageLite& message_;
+  size_t size_;
+};
+
+// The writer of an answer's bytes: protobuf's for a message, the hand
+// writer for the memory answer's figures (answers/memory_answer.h).
+MessageBytes BytesOf(const google::protobuf::MessageLite& message) { return MessageBytes(message); }
+MemoryAnswerBytes BytesOf(const MemoryAnswer& answer) { return MemoryAnswerBytes(answer); }
+
+// A reply of an answer's bytes written straight into a slice of their size,
+// then `tail`: an answer that is not kept needs no string (SerializeAsString
 // zero-fills its string before writing it; a plan over every accelerator is
 // about 290 KB).
-grpc::ByteBuffer ReplyMessage(const google::protobuf::MessageLite& message,
-                              absl::string_view tail) {
-  const size_t size = message.ByteSizeLong();
-  grpc::Slice body(size);
-  message.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(body.begin()));
+template <typename Bytes>
+grpc::ByteBuffer ReplyWritten(const Bytes& bytes, absl::string_view tail) {
+  grpc::Slice body(bytes.size());
+  bytes.Write(const_cast<uint8_t*>(body.begin()));
   grpc::Slice slices[2] = {std::move(body), grpc::Slice(tail.data(), tail.size())};
   return grpc::ByteBuffer(slices, tail.empty() ? 1 : 2);
 }
@@ -171,9 +189,9 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
   }
   // Kept alive until the answer is given (answers may finish later, after
   // a catalog read or a Hub fetch, and read the request then).
-  auto bytes = std::make_shared<const std::string>(raw_bytes.view());
   auto request = std::make_shared<Request>();
-  if (!request->ParseFromString(*bytes)) {
+  if (!request->ParseFromArray(raw_bytes.view().data(),
+                               static_cast<int>(raw_bytes.view().size()))) {
     reactor->Finish(ToGrpcStatus(absl::InvalidArgumentError(
         absl::StrCat("request: not a valid ", Request::descriptor()->full_name(),
                      " (the bytes do not parse as one; is the client built from the same "
@@ -184,28 +202,35 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
   // kept (no Hub fetch, no live catalog read), for the snapshot's revision.
   const bool keepable = sync.loaded && IsCatalogOrInline(*request);
   const int64_t revision = keepable ? sync.revision : 0;
+  // The request's bytes, the kept answer's key: copied only when it may be
+  // kept (the answer cache on).
+  std::shared_ptr<const std::string> bytes =
+      keepable ? std::make_shared<const std::string>(raw_bytes.view()) : nullptr;
   // A Hugging Face fetch started by the answer stops at the caller's deadline.
   CallDeadlineScope deadline(absl::FromChrono(context->deadline()),
                              [context] { return context->IsCancelled(); });
   std::shared_ptr<RecordSource> records = Records(context);
   const Request& parsed = *request;
-  // `answer` ends with the status and, when OK, the answer (on the heap or
-  // an arena the answer owns: it is serialized here, not copied).
+  // `answer` ends with the status and, when OK, the answer: a message (on
+  // the heap or an arena the answer owns) or the memory answer's figures;
+  // its bytes are written here, not copied.
   answer(records, parsed,
          [this, reactor, out, kind, records, request, bytes, keepable, revision](
-             const absl::Status& status, const Response* result) {
+             const absl::Status& status, const auto* result) {
            if (status.ok()) {
              if (on_estimate_) on_estimate_(kind);
              // How current the records it read were (the answer's provenance),
              // appended: a field added to serialized bytes is part of the message.
              const RecordSource::View view = records->view();
+             const auto written = BytesOf(*result);
              if (keepable && view.from_snapshot && !view.read_live &&
                  view.snapshot_revision == revision) {
-               auto body = std::make_shared<const std::string>(result->SerializeAsString());
+               auto body = std::make_shared<std::string>(written.size(), '\0');
+               written.Write(reinterpret_cast<uint8_t*>(body->data()));
                answers_->Put(kind, *bytes, revision, body);
                *out = ReplyBytes(std::move(body), CatalogViewBytes<Response>(view).view());
              } else {
-               *out = ReplyMessage(*result, CatalogViewBytes<Response>(view).view());
+               *out = ReplyWritten(written, CatalogViewBytes<Response>(view).view());
              }
            }
            reactor->Finish(ToGrpcStatus(status));
@@ -221,16 +246,17 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
       context, request, response, "inference_memory",
       [](std::shared_ptr<RecordSource> records, const v1::EstimateInferenceMemoryRequest& parsed,
          auto finish) {
-        // Built on an arena (ReplyArena), as the plan is: the answer's ~20
-        // messages and strings come out of a pooled block, it is serialized
-        // from there into the reply (never moved into a heap message), and
-        // they go at once (docs/BENCHMARKS.md, branch s11-estimate).
-        auto arena = std::make_shared<ReplyArena>();
-        Response* answer = arena->Create<Response>();
-        AnswerInferenceMemoryInto(
-            std::move(records), parsed, answer,
-            [arena = std::move(arena), answer, finish = std::move(finish)](
-                const absl::Status& status) { finish(status, status.ok() ? answer : nullptr); });
+        // No message: the answer's figures (a pooled MemoryAnswer, whose
+        // strings keep their buffers from reply to reply) are written as the
+        // reply's bytes by hand, the same bytes as the message's
+        // (answers/memory_answer.h; docs/BENCHMARKS.md, branch s12-estimate).
+        std::shared_ptr<MemoryAnswer> answer = PooledForReply<MemoryAnswer>();
+        MemoryAnswer* into = answer.get();
+        AnswerInferenceMemoryFigures(
+            std::move(records), parsed, into,
+            [answer = std::move(answer), finish = std::move(finish)](const absl::Status& status) {
+              finish(status, status.ok() ? answer.get() : nullptr);
+            });
       });
 }
 
