@@ -78,35 +78,37 @@ grpc::ByteBuffer ReplyBytes(std::shared_ptr<const std::string> body, absl::strin
   return grpc::ByteBuffer(slices, tail.empty() ? 1 : 2);
 }
 
-// An answer's bytes, sized then written: a message serialized by protobuf.
-class MessageBytes {
- public:
-  explicit MessageBytes(const google::protobuf::MessageLite& message)
-      : message_(message), size_(message.ByteSizeLong()) {}
-  size_t size() const { return size_; }
-  void Write(uint8_t* target) const { message_.SerializeWithCachedSizesToArray(target); }
-
- private:
-  const google::protobuf::MessageLite& message_;
-  size_t size_;
-};
-
-// The writer of an answer's bytes: protobuf's for a message, the hand
-// writer for the memory answer's figures (answers/memory_answer.h).
-MessageBytes BytesOf(const google::protobuf::MessageLite& message) { return MessageBytes(message); }
-MemoryAnswerBytes BytesOf(const MemoryAnswer& answer) { return MemoryAnswerBytes(answer); }
-
-// A reply of an answer's bytes written straight into a slice of their size,
-// then `tail`: an answer that is not kept needs no string (SerializeAsString
+// A reply of `message` serialized straight into a slice of its size, then
+// `tail`: an answer that is not kept needs no string (SerializeAsString
 // zero-fills its string before writing it; a plan over every accelerator is
-// about 290 KB).
-template <typename Bytes>
-grpc::ByteBuffer ReplyWritten(const Bytes& bytes, absl::string_view tail) {
-  grpc::Slice body(bytes.size());
-  bytes.Write(const_cast<uint8_t*>(body.begin()));
+// about 290 KB). `Message` is a protobuf message or PlanWireReply (the plan's
+// cards written by hand), which offers the same two calls.
+template <typename Message>
+grpc::ByteBuffer ReplyMessage(const Message& message, absl::string_view tail) {
+  const size_t size = message.ByteSizeLong();
+  grpc::Slice body(size);
+  message.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(body.begin()));
   grpc::Slice slices[2] = {std::move(body), grpc::Slice(tail.data(), tail.size())};
   return grpc::ByteBuffer(slices, tail.empty() ? 1 : 2);
 }
+
+// The memory answer's hand-written bytes (MemoryAnswerBytes) under
+// protobuf's names, so that CachedUnary writes them as it writes a message:
+// straight into the reply's slice (ReplyMessage), or kept.
+class MemoryReply {
+ public:
+  explicit MemoryReply(const MemoryAnswer& answer) : bytes_(answer) {}
+  size_t ByteSizeLong() const { return bytes_.size(); }
+  uint8_t* SerializeWithCachedSizesToArray(uint8_t* target) const { return bytes_.Write(target); }
+  std::string SerializeAsString() const {
+    std::string out(bytes_.size(), '\0');
+    bytes_.Write(reinterpret_cast<uint8_t*>(out.data()));
+    return out;
+  }
+
+ private:
+  MemoryAnswerBytes bytes_;
+};
 
 // The serialized catalog_view field of a `Response` (empty when no record
 // was read): appended to an answer's bytes, it parses as part of it.
@@ -211,9 +213,9 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
                              [context] { return context->IsCancelled(); });
   std::shared_ptr<RecordSource> records = Records(context);
   const Request& parsed = *request;
-  // `answer` ends with the status and, when OK, the answer: a message (on
-  // the heap or an arena the answer owns) or the memory answer's figures;
-  // its bytes are written here, not copied.
+  // `answer` ends with the status and, when OK, the answer (on the heap or
+  // an arena the answer owns: it is serialized here, not copied): a
+  // `Response`, or what serializes as one (PlanWireReply).
   answer(records, parsed,
          [this, reactor, out, kind, records, request, bytes, keepable, revision](
              const absl::Status& status, const auto* result) {
@@ -222,15 +224,13 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
              // How current the records it read were (the answer's provenance),
              // appended: a field added to serialized bytes is part of the message.
              const RecordSource::View view = records->view();
-             const auto written = BytesOf(*result);
              if (keepable && view.from_snapshot && !view.read_live &&
                  view.snapshot_revision == revision) {
-               auto body = std::make_shared<std::string>(written.size(), '\0');
-               written.Write(reinterpret_cast<uint8_t*>(body->data()));
+               auto body = std::make_shared<const std::string>(result->SerializeAsString());
                answers_->Put(kind, *bytes, revision, body);
                *out = ReplyBytes(std::move(body), CatalogViewBytes<Response>(view).view());
              } else {
-               *out = ReplyWritten(written, CatalogViewBytes<Response>(view).view());
+               *out = ReplyMessage(*result, CatalogViewBytes<Response>(view).view());
              }
            }
            reactor->Finish(ToGrpcStatus(status));
@@ -255,7 +255,9 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
         AnswerInferenceMemoryFigures(
             std::move(records), parsed, into,
             [answer = std::move(answer), finish = std::move(finish)](const absl::Status& status) {
-              finish(status, status.ok() ? answer.get() : nullptr);
+              if (!status.ok()) return finish(status, static_cast<const MemoryReply*>(nullptr));
+              const MemoryReply reply(*answer);
+              finish(status, &reply);
             });
       });
 }
