@@ -144,7 +144,11 @@ class OneModel : public estimator::RecordSource {
 // serialized reply (bench-computed.sh's request: Llama 3.1 8B at 8,192
 // tokens), the answer on the heap (moved out through StatusOr) or written
 // into a message on the reply's pooled arena, as the service does.
-void BM_MemoryAnswer(benchmark::State& state, bool on_arena) {
+// "wire": the service's path since branch s12-estimate, the answer's figures
+// (a MemoryAnswer reused from call to call, as the service's pool hands it
+// out) written as the reply's bytes by hand, no message.
+enum class MemoryPath { kHeap, kArena, kWire };
+void BM_MemoryAnswer(benchmark::State& state, MemoryPath path) {
   const catalog::v1::Dataset dataset = *catalog::ShippedDataset();
   Model llama;
   for (const Model& model : dataset.models()) {
@@ -156,8 +160,15 @@ void BM_MemoryAnswer(benchmark::State& state, bool on_arena) {
   request.mutable_workload()->set_context_length_tokens(8192);
   std::string reply(4096, '\0');
   size_t bytes = 0;
+  estimator::MemoryAnswer figures;
   for (auto _ : state) {
-    if (on_arena) {
+    if (path == MemoryPath::kWire) {
+      estimator::AnswerInferenceMemoryFigures(source, request, &figures, [&](const absl::Status&) {
+        const estimator::MemoryAnswerBytes written(figures);
+        bytes = written.size();
+        written.Write(reinterpret_cast<uint8_t*>(reply.data()));
+      });
+    } else if (path == MemoryPath::kArena) {
       estimator::ReplyArena arena;
       auto* answer = arena.Create<estimator::v1::EstimateInferenceMemoryResponse>();
       estimator::AnswerInferenceMemoryInto(source, request, answer, [&](const absl::Status&) {
@@ -177,8 +188,9 @@ void BM_MemoryAnswer(benchmark::State& state, bool on_arena) {
   if (bytes < 500) state.SkipWithError("no answer");
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK_CAPTURE(BM_MemoryAnswer, heap, false);
-BENCHMARK_CAPTURE(BM_MemoryAnswer, arena, true);
+BENCHMARK_CAPTURE(BM_MemoryAnswer, heap, MemoryPath::kHeap);
+BENCHMARK_CAPTURE(BM_MemoryAnswer, arena, MemoryPath::kArena);
+BENCHMARK_CAPTURE(BM_MemoryAnswer, wire, MemoryPath::kWire);
 
 // One record read from the SQLite store, and the same read answered by the
 // record cache in front of it (GetModel's two paths).

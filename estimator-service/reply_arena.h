@@ -132,4 +132,33 @@ T* PooledOnArena(google::protobuf::Arena* arena) {
   return google::protobuf::Arena::Create<Lease>(arena)->object.get();
 }
 
+// An object of type T for one reply, without an arena: taken from a pool (or
+// made) and given back, as it was left, when the last copy of the returned
+// pointer goes. For answers written as plain figures whose strings keep
+// their buffers from reply to reply (the memory answer, MemoryAnswer): the
+// user clears what it reuses. At most kPooledBlocks are kept, one per call
+// in flight. T must be default-constructible.
+template <typename T>
+std::shared_ptr<T> PooledForReply() {
+  struct Pool {
+    absl::Mutex mu;
+    std::vector<std::unique_ptr<T>> free ABSL_GUARDED_BY(mu);
+  };
+  static Pool* const kPool = new Pool();  // never destroyed: used at exit
+  std::unique_ptr<T> object;
+  {
+    absl::MutexLock lock(&kPool->mu);
+    if (!kPool->free.empty()) {
+      object = std::move(kPool->free.back());
+      kPool->free.pop_back();
+    }
+  }
+  if (object == nullptr) object = std::make_unique<T>();
+  return std::shared_ptr<T>(object.release(), [](T* given) {
+    std::unique_ptr<T> back(given);
+    absl::MutexLock lock(&kPool->mu);
+    if (kPool->free.size() < ReplyArena::kPooledBlocks) kPool->free.push_back(std::move(back));
+  });
+}
+
 }  // namespace modelatlas::estimator

@@ -11,6 +11,7 @@
 #include "estimator-service/answers/fit_matrix.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/inverse.h"
+#include "estimator-service/answers/memory_answer.h"
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/plan_wire.h"
 #include "estimator-service/answers/runnable.h"
@@ -91,6 +92,24 @@ grpc::ByteBuffer ReplyMessage(const Message& message, absl::string_view tail) {
   grpc::Slice slices[2] = {std::move(body), grpc::Slice(tail.data(), tail.size())};
   return grpc::ByteBuffer(slices, tail.empty() ? 1 : 2);
 }
+
+// The memory answer's hand-written bytes (MemoryAnswerBytes) under
+// protobuf's names, so that CachedUnary writes them as it writes a message:
+// straight into the reply's slice (ReplyMessage), or kept.
+class MemoryReply {
+ public:
+  explicit MemoryReply(const MemoryAnswer& answer) : bytes_(answer) {}
+  size_t ByteSizeLong() const { return bytes_.size(); }
+  uint8_t* SerializeWithCachedSizesToArray(uint8_t* target) const { return bytes_.Write(target); }
+  std::string SerializeAsString() const {
+    std::string out(bytes_.size(), '\0');
+    bytes_.Write(reinterpret_cast<uint8_t*>(out.data()));
+    return out;
+  }
+
+ private:
+  MemoryAnswerBytes bytes_;
+};
 
 // The serialized catalog_view field of a `Response` (empty when no record
 // was read): appended to an answer's bytes, it parses as part of it.
@@ -173,9 +192,9 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
   }
   // Kept alive until the answer is given (answers may finish later, after
   // a catalog read or a Hub fetch, and read the request then).
-  auto bytes = std::make_shared<const std::string>(raw_bytes.view());
   auto request = std::make_shared<Request>();
-  if (!request->ParseFromString(*bytes)) {
+  if (!request->ParseFromArray(raw_bytes.view().data(),
+                               static_cast<int>(raw_bytes.view().size()))) {
     reactor->Finish(ToGrpcStatus(absl::InvalidArgumentError(
         absl::StrCat("request: not a valid ", Request::descriptor()->full_name(),
                      " (the bytes do not parse as one; is the client built from the same "
@@ -186,6 +205,10 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
   // kept (no Hub fetch, no live catalog read), for the snapshot's revision.
   const bool keepable = sync.loaded && IsCatalogOrInline(*request);
   const int64_t revision = keepable ? sync.revision : 0;
+  // The request's bytes, the kept answer's key: copied only when it may be
+  // kept (the answer cache on).
+  std::shared_ptr<const std::string> bytes =
+      keepable ? std::make_shared<const std::string>(raw_bytes.view()) : nullptr;
   // A Hugging Face fetch started by the answer stops at the caller's deadline.
   CallDeadlineScope deadline(absl::FromChrono(context->deadline()),
                              [context] { return context->IsCancelled(); });
@@ -224,16 +247,19 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
       context, request, response, "inference_memory",
       [](std::shared_ptr<RecordSource> records, const v1::EstimateInferenceMemoryRequest& parsed,
          auto finish) {
-        // Built on an arena (ReplyArena), as the plan is: the answer's ~20
-        // messages and strings come out of a pooled block, it is serialized
-        // from there into the reply (never moved into a heap message), and
-        // they go at once (docs/BENCHMARKS.md, branch s11-estimate).
-        auto arena = std::make_shared<ReplyArena>();
-        Response* answer = arena->Create<Response>();
-        AnswerInferenceMemoryInto(
-            std::move(records), parsed, answer,
-            [arena = std::move(arena), answer, finish = std::move(finish)](
-                const absl::Status& status) { finish(status, status.ok() ? answer : nullptr); });
+        // No message: the answer's figures (a pooled MemoryAnswer, whose
+        // strings keep their buffers from reply to reply) are written as the
+        // reply's bytes by hand, the same bytes as the message's
+        // (answers/memory_answer.h; docs/BENCHMARKS.md, branch s12-estimate).
+        std::shared_ptr<MemoryAnswer> answer = PooledForReply<MemoryAnswer>();
+        MemoryAnswer* into = answer.get();
+        AnswerInferenceMemoryFigures(
+            std::move(records), parsed, into,
+            [answer = std::move(answer), finish = std::move(finish)](const absl::Status& status) {
+              if (!status.ok()) return finish(status, static_cast<const MemoryReply*>(nullptr));
+              const MemoryReply reply(*answer);
+              finish(status, &reply);
+            });
       });
 }
 

@@ -3,6 +3,8 @@
 # (the answer cache off; bench-computed.sh's request, 32 in flight) and of
 # the echo server at the same reply size, each for 4 s under loadgen.
 #   scripts/profile-estimate.sh ESTIMATOR_BINARY OUT_DIR [fp|dwarf]
+#   ANSWER_CACHE_BYTES=67108864 scripts/profile-estimate.sh ...   the kept path
+#     (after the first call every estimate is replied from the answer cache)
 # Writes OUT_DIR/{est,echo}.perf.data, -dso.txt and -sym.txt (self samples)
 # and -load.json; for the share under a frame (inclusive), e.g.
 #   perf script -i OUT_DIR/est.perf.data -F ip,sym | python3 scripts/lib/perf_under.py SizeForModel
@@ -13,7 +15,8 @@ state="$root/.run/profile-estimate"; mkdir -p "$state" "$out"; rm -f "$state"/*
 source "$root/scripts/lib/servers.sh"
 declare -A port
 port[catalog]=$(start catalog "$b/catalog-service/catalog-service" --sqlite_path="$state/catalog.db")
-port[est]=$(start est "$bin" --catalog_address=127.0.0.1:${port[catalog]} --answer_cache_bytes=0)
+port[est]=$(start est "$bin" --catalog_address=127.0.0.1:${port[catalog]} \
+  --answer_cache_bytes=${ANSWER_CACHE_BYTES:-0})
 port[echo]=$(start echo "$b/bench/echo-server")
 wait_for_estimator "${port[catalog]}" "${port[est]}"
 M=modelatlas.estimator.v1.EstimatorService

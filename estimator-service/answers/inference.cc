@@ -254,16 +254,15 @@ absl::Status AddExtras(const ServingExtras& extras, const common::v1::Model& mod
   return absl::OkStatus();
 }
 
-// The memory answer written into `into` (empty; on the heap or an Arena: the
-// computed EstimateInferenceMemory builds it on the reply's arena and
-// serializes it from there, docs/BENCHMARKS.md); its figures returned. On
-// an error `into` holds a partial answer.
-absl::StatusOr<SizedFigures> SizeForModelInto(v1::EstimateInferenceMemoryResponse* into,
-                                              const common::v1::Model& model,
-                                              const v1::InferenceWorkload& asked, bool hypothetical,
-                                              const SourcedModel* sourced,
-                                              const ServingExtras* extras,
-                                              const absl::Status* architecture_check) {
+// The memory answer written into `into` (empty: MemoryAnswer::Clear; the
+// computed EstimateInferenceMemory replies its wire bytes, the message
+// paths convert it, answers/memory_answer.h); its figures returned. On an
+// error `into` holds a partial answer.
+absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common::v1::Model& model,
+                                                const v1::InferenceWorkload& asked,
+                                                bool hypothetical, const SourcedModel* sourced,
+                                                const ServingExtras* extras,
+                                                const absl::Status* architecture_check) {
   // A snapshot record's check was made once, when it was loaded
   // (RecordSource::UseModel); any other model is checked here.
   if (absl::Status invalid = architecture_check != nullptr
@@ -280,27 +279,29 @@ absl::StatusOr<SizedFigures> SizeForModelInto(v1::EstimateInferenceMemoryRespons
   SizedFigures sized;
   sized.workload =
       WorkloadForModel(*resolved, architecture.has_value() ? architecture->max_context_length : 0);
-  v1::EstimateInferenceMemoryResponse& response = *into;
-  response.set_model(model.name());
-  response.set_display_name(model.display_name());
-  response.set_catalog_revision(model.revision());
-  SourceOf(model, sourced, response.mutable_source());
-  if (sourced != nullptr) response.set_source_revision(sourced->revision);
-  ToProto(sized.workload, response.mutable_workload());
+  MemoryAnswer& response = *into;
+  response.model.assign(model.name());
+  response.display_name.assign(model.display_name());
+  response.catalog_revision = model.revision();
+  SourceOf(model, sourced, &response.source);
+  if (sourced != nullptr) response.source_revision.assign(sourced->revision);
+  response.has_workload = true;
+  response.workload = sized.workload;
+  WorkloadStatementInto(sized.workload, &response.statement);
 
   const std::optional<bool> published = WeightsPublished(model);
   if (published.has_value() && !*published) {
     if (!hypothetical) {
-      response.set_available(false);
-      response.set_no_estimate_reason(kNoEstimateClosedWeights);
+      response.available = false;
+      response.no_estimate_reason.assign(kNoEstimateClosedWeights);
       return sized;
     }
-    response.set_hypothetical(true);
-    response.add_warnings(
+    response.hypothetical = true;
+    response.AddWarning().assign(
         "hypothetical: the weights of this model are not published; this is what it would take "
         "if they were");
   } else if (!published.has_value()) {
-    response.add_warnings("whether the weights are published is not on record");
+    response.AddWarning().assign("whether the weights are published is not on record");
   }
 
   absl::StatusOr<double> parameters =
@@ -331,7 +332,7 @@ absl::StatusOr<SizedFigures> SizeForModelInto(v1::EstimateInferenceMemoryRespons
     // BF16 is the default (and what the CLI sends unless told otherwise).
     if (asked.weight_format() != v1::NUMBER_FORMAT_UNSPECIFIED &&
         asked.weight_format() != v1::NUMBER_FORMAT_BF16) {
-      response.add_warnings(
+      response.AddWarning().assign(
           "the weights are sized from the file's own tensor types; the requested weight format "
           "is not applied to them");
     }
@@ -353,21 +354,36 @@ absl::StatusOr<SizedFigures> SizeForModelInto(v1::EstimateInferenceMemoryRespons
     if (absl::Status bad = AddExtras(*extras, model, &*estimate); !bad.ok()) return bad;
   }
 
-  response.set_available(true);
-  response.set_parameters(*parameters);
-  // The estimate is not used after this: its text moves into the reply.
-  response.mutable_lines()->Reserve(static_cast<int>(estimate->lines.size()));
+  response.available = true;
+  response.parameters = *parameters;
+  // The estimate is not used after this: its lines swap into the answer's
+  // (whose old buffers go with the estimate).
   for (EstimateLine& line : estimate->lines) {
-    auto* out = response.add_lines();
-    out->set_component(std::move(line.component));
-    out->set_bytes(line.bytes);
-    out->set_arithmetic(std::move(line.arithmetic));
+    EstimateLine& out = response.AddLine();
+    out.component.swap(line.component);
+    out.bytes = line.bytes;
+    out.arithmetic.swap(line.arithmetic);
   }
-  for (std::string& warning : estimate->warnings) response.add_warnings(std::move(warning));
-  response.set_total_bytes(estimate->total_bytes);
-  response.set_total_gib(BytesToGiB(static_cast<double>(estimate->total_bytes)));
-  response.set_total_gb(BytesToGB(static_cast<double>(estimate->total_bytes)));
+  for (std::string& warning : estimate->warnings) response.AddWarning().swap(warning);
+  response.total_bytes = estimate->total_bytes;
+  response.total_gib = BytesToGiB(static_cast<double>(estimate->total_bytes));
+  response.total_gb = BytesToGB(static_cast<double>(estimate->total_bytes));
   sized.sizing = estimate->sizing;
+  return sized;
+}
+
+// The memory answer as a message, written into `into` (empty; on the heap
+// or an arena); its figures returned. On an error `into` is left empty.
+absl::StatusOr<SizedFigures> SizeForModelInto(v1::EstimateInferenceMemoryResponse* into,
+                                              const common::v1::Model& model,
+                                              const v1::InferenceWorkload& asked, bool hypothetical,
+                                              const SourcedModel* sourced,
+                                              const ServingExtras* extras,
+                                              const absl::Status* architecture_check) {
+  MemoryAnswer answer;
+  absl::StatusOr<SizedFigures> sized =
+      SizeForModelAnswer(&answer, model, asked, hypothetical, sourced, extras, architecture_check);
+  if (sized.ok()) ToProto(answer, into);
   return sized;
 }
 
@@ -471,6 +487,15 @@ absl::Status EstimateMemoryForModelInto(v1::EstimateInferenceMemoryResponse* res
       .status();
 }
 
+absl::Status EstimateMemoryForModelInto(MemoryAnswer* answer, const common::v1::Model& model,
+                                        const v1::EstimateInferenceMemoryRequest& request,
+                                        const SourcedModel* sourced, const ServingExtras* extras,
+                                        const absl::Status* architecture_check) {
+  return SizeForModelAnswer(answer, model, request.workload(), request.hypothetical(), sourced,
+                            extras, architecture_check)
+      .status();
+}
+
 namespace {
 
 using Extras = std::shared_ptr<ServingExtras>;
@@ -510,7 +535,7 @@ void SizeDraft(std::shared_ptr<RecordSource> source, const v1::ModelSource& draf
 // `extras` may be null (nothing served beside the model).
 void AnswerMemoryWith(std::shared_ptr<RecordSource> source,
                       const v1::EstimateInferenceMemoryRequest& request, Extras extras,
-                      v1::EstimateInferenceMemoryResponse* response, StatusDone done) {
+                      MemoryAnswer* response, StatusDone done) {
   const bool by_catalog_name = request.has_source() && request.source().has_catalog_name();
   if (request.has_model() || by_catalog_name) {
     // The hot path: a catalogued model estimated in place (copying the
@@ -521,7 +546,7 @@ void AnswerMemoryWith(std::shared_ptr<RecordSource> source,
                                                   const absl::Status& architecture_check) {
       estimate = EstimateMemoryForModelInto(response, model, request, nullptr, extras.get(),
                                             &architecture_check);
-      if (estimate.ok()) response->set_catalog_revision(revision);
+      if (estimate.ok()) response->catalog_revision = revision;
     });
     if (found) return done(estimate);
   }
@@ -655,19 +680,35 @@ int64_t EncoderPartWeightBytes(double parameters, NumberFormat weight_format) {
 void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
                            const v1::EstimateInferenceMemoryRequest& request,
                            AnswerDone<v1::EstimateInferenceMemoryResponse> done) {
-  auto response = std::make_shared<v1::EstimateInferenceMemoryResponse>();
-  v1::EstimateInferenceMemoryResponse* into = response.get();
-  AnswerInferenceMemoryInto(
+  auto answer = std::make_shared<MemoryAnswer>();
+  MemoryAnswer* into = answer.get();
+  AnswerInferenceMemoryFigures(
       std::move(source), request, into,
-      [response = std::move(response), done = std::move(done)](const absl::Status& status) {
+      [answer = std::move(answer), done = std::move(done)](const absl::Status& status) {
         if (!status.ok()) return done(status);
-        done(std::move(*response));
+        v1::EstimateInferenceMemoryResponse response;
+        ToProto(*answer, &response);
+        done(std::move(response));
       });
 }
 
 void AnswerInferenceMemoryInto(std::shared_ptr<RecordSource> source,
                                const v1::EstimateInferenceMemoryRequest& request,
                                v1::EstimateInferenceMemoryResponse* response, StatusDone done) {
+  auto answer = std::make_shared<MemoryAnswer>();
+  MemoryAnswer* into = answer.get();
+  AnswerInferenceMemoryFigures(
+      std::move(source), request, into,
+      [answer = std::move(answer), response, done = std::move(done)](const absl::Status& status) {
+        if (status.ok()) ToProto(*answer, response);
+        done(status);
+      });
+}
+
+void AnswerInferenceMemoryFigures(std::shared_ptr<RecordSource> source,
+                                  const v1::EstimateInferenceMemoryRequest& request,
+                                  MemoryAnswer* response, StatusDone done) {
+  response->Clear();
   if (absl::Status invalid = ValidateMemoryRequest(request); !invalid.ok()) return done(invalid);
   if (!request.has_lora() && !request.has_draft_model()) {
     // Nothing served beside the model: no extras to size or to keep.

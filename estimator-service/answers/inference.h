@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "estimator-service/answers/memory_answer.h"
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/records.h"
 #include "estimator-service/catalog/record_source.h"
@@ -56,6 +57,14 @@ absl::Status EstimateMemoryForModelInto(v1::EstimateInferenceMemoryResponse* res
                                         const ServingExtras* extras = nullptr,
                                         const absl::Status* architecture_check = nullptr);
 
+// The same answer as plain figures into `answer` (empty: MemoryAnswer::Clear),
+// for the service's hand-written reply (MemoryAnswerBytes).
+absl::Status EstimateMemoryForModelInto(MemoryAnswer* answer, const common::v1::Model& model,
+                                        const v1::EstimateInferenceMemoryRequest& request,
+                                        const SourcedModel* sourced = nullptr,
+                                        const ServingExtras* extras = nullptr,
+                                        const absl::Status* architecture_check = nullptr);
+
 // A multimodal model's encoder or projector in the weights: bits per weight
 // of `weight_format` when it is a plain format, else 16 (weight-only
 // quantization leaves encoders alone), and the part's bytes at those bits,
@@ -79,6 +88,14 @@ void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,
 void AnswerInferenceMemoryInto(std::shared_ptr<RecordSource> source,
                                const v1::EstimateInferenceMemoryRequest& request,
                                v1::EstimateInferenceMemoryResponse* response, StatusDone done);
+
+// The same answer as plain figures into `answer` (cleared first, its buffers
+// reused), which must outlive `done`, as must `request`: the computed
+// EstimateInferenceMemory writes the reply's bytes from it by hand
+// (MemoryAnswerBytes, answers/memory_answer.h), with no message between.
+void AnswerInferenceMemoryFigures(std::shared_ptr<RecordSource> source,
+                                  const v1::EstimateInferenceMemoryRequest& request,
+                                  MemoryAnswer* answer, StatusDone done);
 
 // The checks of a PlanInferenceRequest (its workload included);
 // INVALID_ARGUMENT naming each bad field.

@@ -201,6 +201,8 @@ double PrefillWorkspaceBytes(const Architecture& arch, int chunk_tokens, int bat
   const double bytes = chunk_tokens * per_token * 2 + logits;
   if (arithmetic == nullptr) return bytes;
   arithmetic->clear();
+  // About 130 characters: one allocation, not one per doubling as it grows.
+  arithmetic->reserve(160);
   absl::StrAppend(arithmetic, chunk_tokens, " tokens x (2x");
   AppendWholeNumber(arithmetic, h);
   arithmetic->append(" hidden + ");

@@ -126,15 +126,21 @@ std::string ComposeWorkloadStatement(const ResolvedWorkload& w) {
   return text;
 }
 
-}  // namespace
-
-std::string WorkloadStatement(const ResolvedWorkload& w) {
-  // Every answer states its workload, and most calls in a row ask with the
-  // same one (often all defaults): the last statement composed on this
-  // thread is reused when the workload is equal.
+// Every answer states its workload, and most calls in a row ask with the
+// same one (often all defaults): the last statement composed on this thread
+// is reused when the workload is equal.
+const std::string& LastStatement(const ResolvedWorkload& w) {
   thread_local std::optional<std::pair<ResolvedWorkload, std::string>> last;
   if (!last.has_value() || !(last->first == w)) last.emplace(w, ComposeWorkloadStatement(w));
   return last->second;
+}
+
+}  // namespace
+
+std::string WorkloadStatement(const ResolvedWorkload& w) { return LastStatement(w); }
+
+void WorkloadStatementInto(const ResolvedWorkload& w, std::string* out) {
+  out->assign(LastStatement(w));
 }
 
 }  // namespace modelatlas::estimator

@@ -77,5 +77,8 @@ ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload, int64_t max_
 // One line for people, e.g. "context 4096 tokens, batch 1, weights bf16,
 // KV cache bf16, overhead 1 GiB".
 std::string WorkloadStatement(const ResolvedWorkload& workload);
+// The same statement assigned to `out` (its buffer reused: the memory
+// answer's hot path allocates nothing for it once warm).
+void WorkloadStatementInto(const ResolvedWorkload& workload, std::string* out);
 
 }  // namespace modelatlas::estimator

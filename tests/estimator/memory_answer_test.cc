@@ -4,10 +4,14 @@
 // checked per call, a heap message): the same bytes for every shipped model
 // and several workloads, errors included (issue 22 point 1, branch
 // s11-estimate).
+#include "estimator-service/answers/memory_answer.h"
+
+#include <google/protobuf/util/message_differencer.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -147,6 +151,143 @@ TEST(MemoryAnswerTest, ArenaAnswerInPlaceIsThePlainAnswerByteForByteOnEveryShipp
                             [&done](const absl::Status& status) { done = status; });
   ASSERT_TRUE(done.has_value());
   EXPECT_EQ(done->code(), absl::StatusCode::kNotFound) << *done;
+}
+
+// The hand-written bytes of one answer, and whether they parse to `message`
+// (MessageDifferencer) and are its bytes.
+std::string HandWritten(const MemoryAnswer& answer) {
+  const MemoryAnswerBytes bytes(answer);
+  std::string out(bytes.size(), '\0');
+  uint8_t* begin = reinterpret_cast<uint8_t*>(out.data());
+  uint8_t* end = bytes.Write(begin);
+  EXPECT_EQ(static_cast<size_t>(end - begin), bytes.size());
+  return out;
+}
+
+void ExpectSameAnswer(const std::string& written,
+                      const v1::EstimateInferenceMemoryResponse& message) {
+  v1::EstimateInferenceMemoryResponse parsed;
+  ASSERT_TRUE(parsed.ParseFromString(written));
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(parsed, message))
+      << parsed.ShortDebugString() << "\n"
+      << message.ShortDebugString();
+  EXPECT_EQ(written, message.SerializeAsString());
+}
+
+TEST(MemoryAnswerTest, HandWrittenBytesAreTheMessagesOnEveryShippedModel) {
+  // Never started: fed as Watch would feed it.
+  CatalogSnapshot snapshot(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
+                           "nowhere");
+  catalog::v1::WatchResponse load;
+  load.set_revision(1);
+  for (const Model& model : testing::Shipped().models()) {
+    auto* change = load.add_changes();
+    change->set_revision(1);
+    change->set_name(model.name());
+    *change->mutable_model() = model;
+  }
+  snapshot.Apply(load);
+  auto in_place = std::make_shared<SnapshotInPlace>(&snapshot);
+  auto copies = std::make_shared<testing::FakeRecords>();
+  for (const Model& model : testing::Shipped().models()) copies->Add(model);
+
+  // One answer object for every call, as the service's pool hands them out:
+  // nothing of an answer may be left in the next (Clear keeps buffers only).
+  MemoryAnswer figures;
+  int answered = 0, refused = 0;
+  for (const Model& model : testing::Shipped().models()) {
+    // The same models as ArenaAnswerInPlaceIsThePlainAnswerByteForByteOnEveryShippedModel.
+    if (!model.has_architecture() && (&model - &testing::Shipped().models(0)) % 20 != 0) continue;
+    for (v1::EstimateInferenceMemoryRequest request : Workloads()) {
+      request.set_model(model.name());
+      SCOPED_TRACE(request.ShortDebugString());
+      // The message path: the record copied, checked per call, a message.
+      testing::Answer<v1::EstimateInferenceMemoryResponse> heap;
+      AnswerInferenceMemory(copies, request, heap.done());
+      ASSERT_TRUE(heap.result.has_value());
+      // The service's: in place, the snapshot's check, figures, bytes by hand.
+      std::optional<absl::Status> done;
+      AnswerInferenceMemoryFigures(in_place, request, &figures,
+                                   [&done](const absl::Status& status) { done = status; });
+      ASSERT_TRUE(done.has_value());
+      ASSERT_EQ(*done, heap.result->status());
+      if (!done->ok()) {
+        ++refused;
+        continue;
+      }
+      ++answered;
+      v1::EstimateInferenceMemoryResponse plain = **heap.result;
+      EXPECT_EQ(figures.catalog_revision, 1);
+      plain.set_catalog_revision(figures.catalog_revision);
+      ExpectSameAnswer(HandWritten(figures), plain);
+    }
+  }
+  EXPECT_GT(answered, 700);
+  RecordProperty("answered", answered);
+  RecordProperty("refused", refused);
+
+  // An unknown model: NOT_FOUND, as on the message path.
+  v1::EstimateInferenceMemoryRequest missing;
+  missing.set_model("models/no-such-model");
+  std::optional<absl::Status> done;
+  AnswerInferenceMemoryFigures(in_place, missing, &figures,
+                               [&done](const absl::Status& status) { done = status; });
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ(done->code(), absl::StatusCode::kNotFound) << *done;
+}
+
+TEST(MemoryAnswerTest, HandWrittenBytesCoverEveryFieldAndEdgeValue) {
+  MemoryAnswer answer;
+  // Empty: no field at all, as an empty message.
+  ExpectSameAnswer(HandWritten(answer), v1::EstimateInferenceMemoryResponse());
+
+  // Every field, with the values whose encoding differs: a string past 127
+  // bytes (two-byte length), negative integers (ten-byte varints), -0.0
+  // (written: its bits are not zero) and infinity, an empty warning (a repeated
+  // string is written even when empty), a workload whose overhead is 0
+  // (optional: present) and whose formats are unspecified (not written).
+  answer.model = "models/x";
+  answer.display_name = std::string(300, 'd');
+  answer.available = true;
+  answer.no_estimate_reason = "reason";
+  answer.hypothetical = true;
+  answer.parameters = -0.0;
+  EstimateLine& line = answer.AddLine();
+  line.component = "weights";
+  line.bytes = -5;
+  line.arithmetic = std::string(200, 'a');
+  answer.AddLine();  // an empty line: a zero-length message
+  answer.total_bytes = std::numeric_limits<int64_t>::min();
+  answer.total_gib = -std::numeric_limits<double>::infinity();
+  answer.total_gb = 1e-300;
+  answer.AddWarning() = "first";
+  answer.AddWarning();  // empty
+  answer.catalog_revision = 1;
+  answer.has_workload = true;
+  answer.workload.context_length_tokens = 1 << 20;
+  answer.workload.batch_size = -1;
+  answer.workload.prefill_chunk_tokens = 0;
+  answer.workload.weight_format = NumberFormat::kGgufQ4K;
+  answer.workload.kv_cache_format = NumberFormat::kFp8;
+  answer.workload.overhead_bytes = 0;
+  answer.workload.memory_utilization = 0;
+  answer.workload.context_capped = true;
+  answer.statement = std::string(128, 's');
+  answer.source = "catalog record models/x";
+  answer.source_revision = "abc";
+  v1::EstimateInferenceMemoryResponse message;
+  ToProto(answer, &message);
+  EXPECT_TRUE(message.workload().workload().has_overhead_bytes());
+  ExpectSameAnswer(HandWritten(answer), message);
+
+  // Cleared and reused: what is left is the empty answer again; a shorter
+  // answer written over a longer one leaves nothing of it.
+  answer.Clear();
+  ExpectSameAnswer(HandWritten(answer), v1::EstimateInferenceMemoryResponse());
+  answer.AddLine().component = "overhead";
+  v1::EstimateInferenceMemoryResponse one_line;
+  one_line.add_lines()->set_component("overhead");
+  ExpectSameAnswer(HandWritten(answer), one_line);
 }
 
 }  // namespace

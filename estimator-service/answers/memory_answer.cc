@@ -1,0 +1,231 @@
+#include "estimator-service/answers/memory_answer.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
+#include <cstring>
+
+#include "estimator-service/answers/conversions.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+using google::protobuf::internal::WireFormatLite;
+
+// Field numbers below 16 have a one-byte tag; every field written here is
+// below 16 (catalog_view, 140, is the service's).
+constexpr size_t kTagBytes = 1;
+
+// proto3 writes a double only when its bits are not all zero (-0.0 is
+// written, 0.0 is not), as protobuf 3.21's generated code tests it.
+bool DoublePresent(double value) {
+  uint64_t raw;
+  std::memcpy(&raw, &value, sizeof(raw));
+  return raw != 0;
+}
+
+size_t StringField(const std::string& value) {
+  return value.empty() ? 0 : kTagBytes + WireFormatLite::StringSize(value);
+}
+size_t Int64Field(int64_t value) {
+  return value == 0 ? 0 : kTagBytes + WireFormatLite::Int64Size(value);
+}
+size_t Int32Field(int32_t value) {
+  return value == 0 ? 0 : kTagBytes + WireFormatLite::Int32Size(value);
+}
+size_t DoubleField(double value) { return DoublePresent(value) ? kTagBytes + 8 : 0; }
+size_t BoolField(bool value) { return value ? kTagBytes + 1 : 0; }
+size_t MessageField(size_t size) { return kTagBytes + WireFormatLite::LengthDelimitedSize(size); }
+
+uint8_t* WriteString(int field, const std::string& value, uint8_t* target) {
+  if (value.empty()) return target;
+  return WireFormatLite::WriteStringToArray(field, value, target);
+}
+uint8_t* WriteInt64(int field, int64_t value, uint8_t* target) {
+  return value == 0 ? target : WireFormatLite::WriteInt64ToArray(field, value, target);
+}
+uint8_t* WriteInt32(int field, int32_t value, uint8_t* target) {
+  return value == 0 ? target : WireFormatLite::WriteInt32ToArray(field, value, target);
+}
+uint8_t* WriteDouble(int field, double value, uint8_t* target) {
+  return DoublePresent(value) ? WireFormatLite::WriteDoubleToArray(field, value, target) : target;
+}
+uint8_t* WriteBool(int field, bool value, uint8_t* target) {
+  return value ? WireFormatLite::WriteBoolToArray(field, value, target) : target;
+}
+uint8_t* WriteMessageHeader(int field, size_t size, uint8_t* target) {
+  target =
+      WireFormatLite::WriteTagToArray(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, target);
+  return google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size),
+                                                                       target);
+}
+
+size_t LineSize(const EstimateLine& line) {
+  return StringField(line.component) + Int64Field(line.bytes) + StringField(line.arithmetic);
+}
+
+// InferenceWorkload as ToProto(ResolvedWorkload) sets it: every field set,
+// overhead_bytes (optional) present even when 0.
+size_t InferenceWorkloadSize(const ResolvedWorkload& w) {
+  return Int64Field(w.context_length_tokens) + Int32Field(w.batch_size) +
+         Int32Field(w.prefill_chunk_tokens) + Int64Field(w.prompt_tokens) +
+         Int32Field(ToProtoNumberFormat(w.weight_format)) +
+         Int32Field(ToProtoNumberFormat(w.kv_cache_format)) +
+         Int32Field(w.quantization_group_size) + kTagBytes +
+         WireFormatLite::Int64Size(w.overhead_bytes) + DoubleField(w.memory_utilization) +
+         DoubleField(w.prefill_efficiency);
+}
+
+uint8_t* WriteInferenceWorkload(const ResolvedWorkload& w, size_t size, uint8_t* target) {
+  target = WriteMessageHeader(1, size, target);
+  target = WriteInt64(1, w.context_length_tokens, target);
+  target = WriteInt32(2, w.batch_size, target);
+  target = WriteInt32(3, w.prefill_chunk_tokens, target);
+  target = WriteInt64(4, w.prompt_tokens, target);
+  // Enums are written as int32 varints (WireFormatLite::WriteEnumToArray).
+  target = WriteInt32(5, ToProtoNumberFormat(w.weight_format), target);
+  target = WriteInt32(6, ToProtoNumberFormat(w.kv_cache_format), target);
+  target = WriteInt32(7, w.quantization_group_size, target);
+  target = WireFormatLite::WriteInt64ToArray(8, w.overhead_bytes, target);
+  target = WriteDouble(9, w.memory_utilization, target);
+  return WriteDouble(10, w.prefill_efficiency, target);
+}
+
+}  // namespace
+
+void MemoryAnswer::Clear() {
+  model.clear();
+  display_name.clear();
+  available = false;
+  no_estimate_reason.clear();
+  hypothetical = false;
+  parameters = 0;
+  line_count = 0;
+  total_bytes = 0;
+  total_gib = 0;
+  total_gb = 0;
+  warning_count = 0;
+  catalog_revision = 0;
+  has_workload = false;
+  workload = ResolvedWorkload{};
+  statement.clear();
+  source.clear();
+  source_revision.clear();
+}
+
+EstimateLine& MemoryAnswer::AddLine() {
+  if (line_count == lines.size()) lines.emplace_back();
+  EstimateLine& line = lines[line_count++];
+  line.component.clear();
+  line.bytes = 0;
+  line.arithmetic.clear();
+  return line;
+}
+
+std::string& MemoryAnswer::AddWarning() {
+  if (warning_count == warnings.size()) warnings.emplace_back();
+  std::string& warning = warnings[warning_count++];
+  warning.clear();
+  return warning;
+}
+
+void ToProto(const MemoryAnswer& a, v1::EstimateInferenceMemoryResponse* out) {
+  out->set_model(a.model);
+  out->set_display_name(a.display_name);
+  out->set_available(a.available);
+  out->set_no_estimate_reason(a.no_estimate_reason);
+  out->set_hypothetical(a.hypothetical);
+  out->set_parameters(a.parameters);
+  out->mutable_lines()->Reserve(static_cast<int>(a.line_count));
+  for (size_t i = 0; i < a.line_count; ++i) {
+    v1::EstimateLine* line = out->add_lines();
+    line->set_component(a.lines[i].component);
+    line->set_bytes(a.lines[i].bytes);
+    line->set_arithmetic(a.lines[i].arithmetic);
+  }
+  out->set_total_bytes(a.total_bytes);
+  out->set_total_gib(a.total_gib);
+  out->set_total_gb(a.total_gb);
+  for (size_t i = 0; i < a.warning_count; ++i) out->add_warnings(a.warnings[i]);
+  out->set_catalog_revision(a.catalog_revision);
+  if (a.has_workload) {
+    const ResolvedWorkload& w = a.workload;
+    v1::ResolvedWorkload* resolved = out->mutable_workload();
+    v1::InferenceWorkload* workload = resolved->mutable_workload();
+    workload->set_context_length_tokens(w.context_length_tokens);
+    workload->set_batch_size(w.batch_size);
+    workload->set_prefill_chunk_tokens(w.prefill_chunk_tokens);
+    workload->set_prompt_tokens(w.prompt_tokens);
+    workload->set_weight_format(ToProtoNumberFormat(w.weight_format));
+    workload->set_kv_cache_format(ToProtoNumberFormat(w.kv_cache_format));
+    workload->set_quantization_group_size(w.quantization_group_size);
+    workload->set_overhead_bytes(w.overhead_bytes);
+    workload->set_memory_utilization(w.memory_utilization);
+    workload->set_prefill_efficiency(w.prefill_efficiency);
+    resolved->set_statement(a.statement);
+    resolved->set_context_capped_at_model_maximum(w.context_capped);
+  }
+  out->set_source(a.source);
+  out->set_source_revision(a.source_revision);
+}
+
+MemoryAnswerBytes::MemoryAnswerBytes(const MemoryAnswer& a) : answer_(a) {
+  size_t total = StringField(a.model) + StringField(a.display_name) + BoolField(a.available) +
+                 StringField(a.no_estimate_reason) + BoolField(a.hypothetical) +
+                 DoubleField(a.parameters);
+  for (size_t i = 0; i < a.line_count; ++i) {
+    const size_t line = LineSize(a.lines[i]);
+    line_sizes_.push_back(line);
+    total += MessageField(line);
+  }
+  total += Int64Field(a.total_bytes) + DoubleField(a.total_gib) + DoubleField(a.total_gb);
+  // Repeated strings are written even when empty.
+  for (size_t i = 0; i < a.warning_count; ++i) {
+    total += kTagBytes + WireFormatLite::StringSize(a.warnings[i]);
+  }
+  total += Int64Field(a.catalog_revision);
+  if (a.has_workload) {
+    inference_workload_ = InferenceWorkloadSize(a.workload);
+    resolved_workload_ = MessageField(inference_workload_) + StringField(a.statement) +
+                         BoolField(a.workload.context_capped);
+    total += MessageField(resolved_workload_);
+  }
+  total += StringField(a.source) + StringField(a.source_revision);
+  total_ = total;
+}
+
+uint8_t* MemoryAnswerBytes::Write(uint8_t* target) const {
+  const MemoryAnswer& a = answer_;
+  // Field-number order, as protobuf's serializer writes (byte for byte the
+  // message's bytes, not only an equal message).
+  target = WriteString(1, a.model, target);
+  target = WriteString(2, a.display_name, target);
+  target = WriteBool(3, a.available, target);
+  target = WriteString(4, a.no_estimate_reason, target);
+  target = WriteBool(5, a.hypothetical, target);
+  target = WriteDouble(6, a.parameters, target);
+  for (size_t i = 0; i < a.line_count; ++i) {
+    const EstimateLine& line = a.lines[i];
+    target = WriteMessageHeader(7, line_sizes_[i], target);
+    target = WriteString(1, line.component, target);
+    target = WriteInt64(2, line.bytes, target);
+    target = WriteString(3, line.arithmetic, target);
+  }
+  target = WriteInt64(8, a.total_bytes, target);
+  target = WriteDouble(9, a.total_gib, target);
+  target = WriteDouble(10, a.total_gb, target);
+  for (size_t i = 0; i < a.warning_count; ++i) {
+    target = WireFormatLite::WriteStringToArray(11, a.warnings[i], target);
+  }
+  target = WriteInt64(12, a.catalog_revision, target);
+  if (a.has_workload) {
+    target = WriteMessageHeader(13, resolved_workload_, target);
+    target = WriteInferenceWorkload(a.workload, inference_workload_, target);
+    target = WriteString(2, a.statement, target);
+    target = WriteBool(3, a.workload.context_capped, target);
+  }
+  target = WriteString(14, a.source, target);
+  return WriteString(15, a.source_revision, target);
+}
+
+}  // namespace modelatlas::estimator

@@ -1,0 +1,80 @@
+// The memory answer (EstimateInferenceMemoryResponse) as plain figures, and
+// its wire bytes written by hand from them (issue 22 point 1, branch
+// s12-estimate). The computed EstimateInferenceMemory replies these bytes
+// straight into the reply's slice: no message is built, so no ~20 messages
+// and strings are allocated, set, sized and serialized per call. The CLI,
+// the tests, the JSON front and the plan (whose memory part is this answer)
+// keep the message, converted from the same figures (ToProto), so both are
+// one answer; WriteMemoryAnswer writes the fields in field-number order, as
+// protobuf's serializer does, and tests/estimator/memory_answer_test.cc
+// holds the two byte for byte on every shipped model.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "estimator-service/core/inference_memory.h"
+#include "estimator-service/core/workload.h"
+#include "modelatlas/estimator/v1/estimator_service.pb.h"
+
+namespace modelatlas::estimator {
+
+// Every field of EstimateInferenceMemoryResponse but catalog_view (the
+// service appends it). Strings and vectors keep their buffers across Clear(),
+// so an answer object reused from call to call allocates nothing once warm.
+struct MemoryAnswer {
+  std::string model;               // 1
+  std::string display_name;        // 2
+  bool available = false;          // 3
+  std::string no_estimate_reason;  // 4
+  bool hypothetical = false;       // 5
+  double parameters = 0;           // 6, parameters
+  // 7; the first `line_count` of `lines` (the rest are buffers kept for reuse).
+  std::vector<EstimateLine> lines;
+  size_t line_count = 0;
+  int64_t total_bytes = 0;  // 8, bytes
+  double total_gib = 0;     // 9, GiB (2^30 bytes)
+  double total_gb = 0;      // 10, GB (1e9 bytes)
+  // 11; the first `warning_count` of `warnings`.
+  std::vector<std::string> warnings;
+  size_t warning_count = 0;
+  int64_t catalog_revision = 0;  // 12
+  // 13, present when has_workload: the workload and its statement.
+  bool has_workload = false;
+  ResolvedWorkload workload;
+  std::string statement;
+  std::string source;           // 14
+  std::string source_revision;  // 15
+
+  // Back to an empty answer, the buffers kept.
+  void Clear();
+  // A new line (its strings emptied, buffers kept) / warning at the end.
+  EstimateLine& AddLine();
+  std::string& AddWarning();
+};
+
+// The answer as a message (into `out`, empty; on the heap or an arena).
+void ToProto(const MemoryAnswer& answer, v1::EstimateInferenceMemoryResponse* out);
+
+// The answer's wire bytes: the bytes protobuf writes for ToProto's message.
+// Sized once (the nested messages' sizes kept, as protobuf caches them),
+// then written at a target of size() bytes; `answer` must outlive this.
+class MemoryAnswerBytes {
+ public:
+  explicit MemoryAnswerBytes(const MemoryAnswer& answer);
+  size_t size() const { return total_; }
+  // Writes exactly size() bytes at `target`; returns the end.
+  uint8_t* Write(uint8_t* target) const;
+
+ private:
+  const MemoryAnswer& answer_;
+  absl::InlinedVector<size_t, 8> line_sizes_;
+  size_t inference_workload_ = 0;
+  size_t resolved_workload_ = 0;
+  size_t total_ = 0;
+};
+
+}  // namespace modelatlas::estimator
