@@ -77,7 +77,7 @@ million_list_requests=(
 # record_cache_counters NAME: "hits misses records" of catalog NAME's record
 # cache, from its metrics (zeros when it has none: PostgreSQL).
 record_cache_counters() {
-  curl -s "http://127.0.0.1:$(grep metrics_port "$state/$1.ports" | cut -d= -f2)/metrics" |
+  { curl -s "http://127.0.0.1:$(grep metrics_port "$state/$1.ports" | cut -d= -f2)/metrics" || true; } |
     awk '/^modelatlas_catalog_record_cache_hits_total /{h=$2}
          /^modelatlas_catalog_record_cache_misses_total /{m=$2}
          /^modelatlas_catalog_record_cache_records /{r=$2}
