@@ -11,7 +11,7 @@
 //
 // --vary=N makes N requests, "{i}" in --request replaced by 0 .. N-1, and
 // gives each call one of them at random (many clients asking for many
-// records).
+// records); each run starts the random sequence afresh (--seed to replay one).
 //
 // Server-streaming methods (ListRunnableModels, ...) are driven too: a call
 // is the whole stream, and the report adds messages, items (--count_field:
