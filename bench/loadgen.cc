@@ -11,7 +11,7 @@
 //
 // --vary=N makes N requests, "{i}" in --request replaced by 0 .. N-1, and
 // gives each call one of them at random (many clients asking for many
-// records).
+// records); each run starts the random sequence afresh (--seed to replay one).
 //
 // Server-streaming methods (ListRunnableModels, ...) are driven too: a call
 // is the whole stream, and the report adds messages, items (--count_field:
@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -54,6 +55,11 @@ ABSL_FLAG(std::string, request, "{}", "The request in protobuf's JSON mapping");
 ABSL_FLAG(int32_t, vary, 0,
           "Make this many requests, \"{i}\" in --request replaced by 0 .. N-1, and give each "
           "call one at random (0 = one request, as given)");
+ABSL_FLAG(uint64_t, seed, 0,
+          "--vary: where the random sequence of requests starts (0 = a new random start "
+          "per run, printed with the results). A fixed seed replays the same ids, which a "
+          "server's cache then holds from the run before: a later run would measure hits "
+          "that independent clients would not give it");
 ABSL_FLAG(int32_t, concurrency, 32, "Closed loop: calls in flight");
 ABSL_FLAG(double, rate, 0, "Open loop: calls per second (0 = closed loop)");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(10), "Measured time");
@@ -167,12 +173,13 @@ class Driver {
   // `streamed_response` set: the method is server-streaming, its messages of
   // that type (with `count`, a repeated field counted as items, or null).
   Driver(std::vector<std::unique_ptr<grpc::GenericStub>> stubs, std::string method,
-         std::vector<grpc::ByteBuffer> requests, Results* results,
+         std::vector<grpc::ByteBuffer> requests, uint64_t seed, Results* results,
          const google::protobuf::Message* streamed_response = nullptr,
          const google::protobuf::FieldDescriptor* count = nullptr)
       : stubs_(std::move(stubs)),
         method_("/" + method),
         requests_(std::move(requests)),
+        seed_(seed),
         results_(results),
         streamed_response_(streamed_response),
         count_(count) {}
@@ -188,7 +195,7 @@ class Driver {
     grpc::GenericStub& stub = *stubs_[call % stubs_.size()];
     // Each call picks a request at random (a hash of its number), as
     // independent clients would.
-    const grpc::ByteBuffer& request = requests_[Mix(call) % requests_.size()];
+    const grpc::ByteBuffer& request = requests_[Mix(seed_ + call) % requests_.size()];
     if (streamed_response_ != nullptr) {
       delete context;
       delete response;
@@ -215,6 +222,7 @@ class Driver {
   std::vector<std::unique_ptr<grpc::GenericStub>> stubs_;
   std::string method_;
   std::vector<grpc::ByteBuffer> requests_;
+  const uint64_t seed_;
   Results* results_;
   const google::protobuf::Message* streamed_response_;
   const google::protobuf::FieldDescriptor* count_;
@@ -304,7 +312,9 @@ int main(int argc, char** argv) {
       }
     }
   }
-  Driver driver(std::move(stubs), method, std::move(requests), &results, streamed_response,
+  uint64_t seed = absl::GetFlag(FLAGS_seed);
+  if (seed == 0) seed = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+  Driver driver(std::move(stubs), method, std::move(requests), seed, &results, streamed_response,
                 counted_field);
   std::atomic<bool> stop{false};
   const double rate = absl::GetFlag(FLAGS_rate);
@@ -369,10 +379,11 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"method\": \"%s\", \"mode\": \"%s\", \"qps\": %.1f, \"calls\": %zu, \"errors\": %lld, "
         "\"codes\": {%s}, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"p999_us\": "
-        "%.1f, \"response_bytes\": %zu%s}\n",
+        "%.1f, \"response_bytes\": %zu, \"seed\": %llu%s}\n",
         method.c_str(), rate > 0 ? "open" : "closed", qps, l.size(), static_cast<long long>(errors),
         codes.c_str(), Percentile(l, 0.5), Percentile(l, 0.9), Percentile(l, 0.99),
-        Percentile(l, 0.999), results.response_bytes.load(), streamed.c_str());
+        Percentile(l, 0.999), results.response_bytes.load(), static_cast<unsigned long long>(seed),
+        streamed.c_str());
   } else {
     if (streamed_response != nullptr) {
       std::printf("stream: %.0f messages/s, %.0f items/s, %.1f MB/s\n",

@@ -226,6 +226,10 @@ std::shared_ptr<prometheus::Collectable> RecordCacheCollectable(const CachedStor
         SampleFamily("modelatlas_catalog_record_cache_misses_total",
                      "Record reads that went to the store.",
                      {{{}, static_cast<double>(stats.misses)}}, counter),
+        SampleFamily("modelatlas_catalog_record_cache_refused_total",
+                     "Misses whose record was not kept: the cache was full and its key had not "
+                     "been missed recently (admission).",
+                     {{{}, static_cast<double>(stats.refused)}}, counter),
         SampleFamily("modelatlas_catalog_record_cache_records", "Records in the cache.",
                      {{{}, static_cast<double>(stats.records)}}),
         SampleFamily("modelatlas_catalog_record_cache_bytes",

@@ -5,7 +5,7 @@
 //   modelatlas_catalog_records{kind}, modelatlas_catalog_revision,
 //   modelatlas_catalog_schema_version (read from the store at scrape time)
 //   modelatlas_catalog_unreadable_records_total (records lists left out)
-//   modelatlas_catalog_record_cache_{hits,misses}_total, _records, _bytes
+//   modelatlas_catalog_record_cache_{hits,misses,refused}_total, _records, _bytes
 #pragma once
 
 #include <memory>

@@ -7,16 +7,22 @@
 #   scripts/bench-getmodel.sh REF_BUILD_DIR SQLITE_FILE [ROUNDS] [SECONDS]
 #   MODELS=N ...         the file holds generated-model-0 .. N-1 (default 100,000)
 #   HOT=1 ...            one model (generated-model-42) instead of one at random
-#   WARM_SECONDS=40 ...  warm-up of each catalog before the rounds (default 20;
-#                        the record cache fills in a few hundred thousand calls)
+#   WARM_SECONDS=40 ...  the longest warm-up of each catalog before the rounds
+#                        (default 300): runs of 10 s until its record cache's hit
+#                        rate settles (warm_until_settled in scripts/lib/servers.sh)
 #   REF_CACHE_BYTES=B NEW_CACHE_BYTES=B ...  each catalog's --record_cache_bytes
 #                        (default 32 MiB for both; "default" = the build's own)
+#   REF_FLAGS="..." NEW_FLAGS="..."  more flags for each catalog (e.g.
+#                        --sqlite_mmap_bytes=2147483648)
 # REF_BUILD_DIR holds a previous build's catalog-service (a build/ tree or a
 # directory with catalog-service/catalog-service in it); the current build's
 # catalog, echo and loadgen are the others. Rounds alternate which catalog
 # runs first. Printed: server CPU per call (user + system from /proc/PID/stat
-# over the run, divided by its calls), calls/s, p99; then the record caches'
-# counters, resident memory and the medians of the per-round ratios.
+# over the run, divided by its calls), calls/s, p99, and for a catalog the
+# record cache's hit rate over the run; then the record caches' counters,
+# resident memory and the medians of the per-round ratios. Each loadgen run
+# draws its own random ids (loadgen --seed): a run does not replay the ids
+# the run before it left in the cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -31,8 +37,8 @@ cache_flag() { # BYTES: the flag, 32 MiB when unset, none for "default"
   [[ "$1" == default ]] || echo "--record_cache_bytes=${1:-$((32<<20))}"
 }
 declare -A port
-port[catalog-ref]=$(start catalog-ref "$ref/catalog-service/catalog-service" --sqlite_path="$state/ref.db" $(cache_flag "${REF_CACHE_BYTES:-}"))
-port[catalog-new]=$(start catalog-new "$new/catalog-service/catalog-service" --sqlite_path="$state/new.db" $(cache_flag "${NEW_CACHE_BYTES:-}"))
+port[catalog-ref]=$(start catalog-ref "$ref/catalog-service/catalog-service" --sqlite_path="$state/ref.db" $(cache_flag "${REF_CACHE_BYTES:-}") ${REF_FLAGS:-})
+port[catalog-new]=$(start catalog-new "$new/catalog-service/catalog-service" --sqlite_path="$state/new.db" $(cache_flag "${NEW_CACHE_BYTES:-}") ${NEW_FLAGS:-})
 port[echo]=$(start echo "$new/bench/echo-server")
 lg="$new/bench/loadgen"
 req='{"name": "models/generated-model-{i}"}'; vary=(--vary=${MODELS:-100000})
@@ -40,22 +46,31 @@ if [[ -n "${HOT:-}" ]]; then req='{"name": "models/generated-model-42"}'; vary=(
 payload=$(printf '%s' '{"name": "models/generated-model-500000"}' | base64 -w0)
 load() { # label server method request [flags]
   local label="$1" server="$2" method="$3" request="$4"; shift 4
-  local before after
+  local before after counters_before="" counters_after=""
+  [[ $server == catalog-* ]] && counters_before=$(record_cache_counters "$server")
   before=$(cpu_ticks "$server")
   "$lg" --target=127.0.0.1:${port[$server]} --method="$method" --request="$request" --concurrency=32 \
     --duration=${seconds}s --warmup=500ms --json "$@" >"$state/$label.json" 2>"$state/$label.err"
   after=$(cpu_ticks "$server")
-  python3 - "$state/$label.json" "$before" "$after" "$(getconf CLK_TCK)" <<'PY'
+  [[ $server == catalog-* ]] && counters_after=$(record_cache_counters "$server")
+  python3 - "$state/$label.json" "$before" "$after" "$(getconf CLK_TCK)" \
+    "$([[ -n $counters_before ]] && hit_rate "$counters_before" "$counters_after")" <<'PY'
 import json, sys
 path, before, after, hz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 r = json.load(open(path)); r["cpu_us_per_call"] = (after - before) / hz * 1e6 / max(1, r["calls"])
+hits = f" hit rate {sys.argv[5]}" if sys.argv[5] else ""
+if sys.argv[5] and sys.argv[5] != "-": r["hit_rate"] = float(sys.argv[5])
 json.dump(r, open(path, "w"))
-print(f"{path.rsplit('/',1)[1][:-5]:>10}: {r['cpu_us_per_call']:7.1f} us/call {r['qps']:8.0f}/s p99 {r['p99_us']/1000:6.2f} ms {r.get('response_bytes',0)} B errors {r['errors']}")
+print(f"{path.rsplit('/',1)[1][:-5]:>10}: {r['cpu_us_per_call']:7.1f} us/call {r['qps']:8.0f}/s p99 {r['p99_us']/1000:6.2f} ms {r.get('response_bytes',0)} B errors {r['errors']}{hits}")
 PY
 }
 M=modelatlas.catalog.v1.CatalogService/GetModel
-# Warm both caches the same way.
-seconds_saved=$seconds; seconds=${WARM_SECONDS:-20}; load warm-ref catalog-ref $M "$req" "${vary[@]}"; load warm-new catalog-new $M "$req" "${vary[@]}"; seconds=$seconds_saved
+# Warm both caches the same way, each until its hit rate settles.
+seconds_saved=$seconds; seconds=10
+for side in ref new; do
+  warm_until_settled catalog-$side "${WARM_SECONDS:-300}" load warm-$side catalog-$side $M "$req" "${vary[@]}"
+done
+seconds=$seconds_saved
 for r in $(seq 1 "$rounds"); do
   echo "== round $r ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))"
   if (( r % 2 )); then order="ref new"; else order="new ref"; fi
@@ -71,6 +86,10 @@ python3 - "$state" "$rounds" <<'PY'
 import json, statistics, sys
 state, rounds = sys.argv[1], int(sys.argv[2])
 g = lambda n, k: [json.load(open(f"{state}/{n}-{r}.json"))[k] for r in range(1, rounds + 1)]
+for side in ("ref", "new"):
+    rates = [json.load(open(f"{state}/get-{side}-{r}.json")).get("hit_rate") for r in range(1, rounds + 1)]
+    if all(x is not None for x in rates):
+        print(f"{side} hit rate per round: {', '.join(f'{x:.3f}' for x in rates)} (median {statistics.median(rates):.3f})")
 for k in ("cpu_us_per_call", "qps", "p99_us"):
     e, a, n = g("echo", k), g("get-ref", k), g("get-new", k)
     re = [x / y for x, y in zip(n, e)]; ra = [x / y for x, y in zip(n, a)]; rae = [x / y for x, y in zip(a, e)]

@@ -18,6 +18,10 @@
 #   the N models (SQLite: BENCH_DB=FILE is copied in; PostgreSQL: e.g. loaded
 #   by scripts/bench-pg-load.sh); "how" is printed with the results.
 #   --sqlite_mmap_bytes=B: passed to catalog-service (SQLite reads through a map)
+#   WARM_SECONDS=S: the longest warm-up before the GetModel rounds (default 300):
+#   runs of 10 s until the record cache's hit rate settles (warm_until_settled
+#   in scripts/lib/servers.sh); each round prints its hit rate.
+#   BENCH_LOADGEN=PATH: the load generator (default this tree's build).
 # Each ListModels request runs once per round too (rounds interleaved).
 #
 # Results (every round) go to .run/bench-million/<store>/results.md and stdout.
@@ -48,6 +52,10 @@ if [[ -z "${SKIP_BUILD:-}" ]]; then
   bash scripts/build.sh catalog-service modelatlas loadgen echo-server >"$state/build.log" 2>&1
 fi
 b="${BENCH_BUILD_DIR:-$root/build}"
+# The load generator: this tree's by default, whichever build serves (an older
+# loadgen replays the same ids in every run: see loadgen --seed).
+loadgen="${BENCH_LOADGEN:-$root/build/bench/loadgen}"
+[[ -x $loadgen ]] || loadgen="$b/bench/loadgen"
 
 source "$root/scripts/lib/servers.sh"
 preloaded="${BENCH_PRELOADED:-}"
@@ -90,7 +98,7 @@ load() {  # label, port, method, request, concurrency, seconds[, loadgen flags..
   local server=catalog before after
   [[ $label == echo* ]] && server=echo
   before=$(cpu_ticks $server)
-  "$b/bench/loadgen" --target=127.0.0.1:$port --method="$method" --request="$request" \
+  "$loadgen" --target=127.0.0.1:$port --method="$method" --request="$request" \
     --concurrency="$concurrency" --duration="${seconds}s" --warmup=0s --json "$@" \
     >"$state/$label.json" 2>"$state/$label.err" || true
   after=$(cpu_ticks $server)
@@ -109,14 +117,23 @@ get_method=modelatlas.catalog.v1.CatalogService/GetModel
 get_request='{"name": "models/generated-model-{i}"}'
 # Loadgen builds its N requests before it connects: that time is not the server's.
 warm() { load "$1" "$catalog_port" $get_method "$get_request" 32 "$2" --vary=$models; }
-warm warmup 2
+# Warm until the record cache's hit rate settles (runs of 10 s, at most
+# WARM_SECONDS, default 300): the rounds measure the steady state a
+# long-running catalog serves from, not a filling cache.
+if $smoke; then
+  warm warmup 1
+else
+  warm_until_settled catalog "${WARM_SECONDS:-300}" warm warmup 10
+fi
 reply_bytes=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("response_bytes", 300))' "$state/warmup.json")
 payload=$(printf '%s' '{"name": "models/generated-model-500000"}' | base64 -w0)
 echo_request="{\"payload\": \"$payload\", \"response_bytes\": $reply_bytes}"
 echo "== $rounds rounds of ${round_seconds}s: echo, GetModel at random, echo ($reply_bytes-byte replies)"
 load echo-0 "$echo_port" modelatlas.bench.v1.EchoService/Echo "$echo_request" 32 "$round_seconds"
 for round in $(seq 1 "$rounds"); do
+  counters=$(record_cache_counters catalog)
   warm "get-$round" "$round_seconds"
+  hit_rate "$counters" "$(record_cache_counters catalog)" >"$state/get-$round.hits"
   load "echo-$round" "$echo_port" modelatlas.bench.v1.EchoService/Echo "$echo_request" 32 "$round_seconds"
 done
 rss_after_get=$(rss_mib catalog)
@@ -158,8 +175,8 @@ else:
 w("")
 w(f"GetModel of a model at random ({reply} B replies) against echo replying as many bytes, 32 calls in flight, {round_s} s per run:")
 w("")
-w("| round | GetModel CPU/call | echo CPU/call (mean of runs around) | ratio | GetModel calls/s | echo calls/s | QPS ratio | GetModel p99 | echo p99 | errors |")
-w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+w("| round | GetModel CPU/call | echo CPU/call (mean of runs around) | ratio | GetModel calls/s | echo calls/s | QPS ratio | GetModel p99 | echo p99 | errors | record cache hit rate |")
+w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 ratios = []
 for r in range(1, rounds + 1):
     g, e0, e1 = load(f"get-{r}"), load(f"echo-{r-1}"), load(f"echo-{r}")
@@ -168,11 +185,15 @@ for r in range(1, rounds + 1):
     ep99 = (e0["p99_us"] + e1["p99_us"]) / 2
     ratio = g["cpu_us_per_call"] / ecpu if ecpu else 0
     ratios.append((ratio, g["qps"] / eqps if eqps else 0, g["p99_us"] / ep99 if ep99 else 0))
-    w(f"| {r} | {g['cpu_us_per_call']:.1f} us | {ecpu:.1f} us | {ratio:.2f} | {g['qps']:,.0f} | {eqps:,.0f} | {ratios[-1][1]:.2f} | {g['p99_us']/1000:.2f} ms | {ep99/1000:.2f} ms | {g['errors']} |")
+    try:
+        hits = open(f"{state}/get-{r}.hits").read().strip()
+    except Exception:
+        hits = "-"
+    w(f"| {r} | {g['cpu_us_per_call']:.1f} us | {ecpu:.1f} us | {ratio:.2f} | {g['qps']:,.0f} | {eqps:,.0f} | {ratios[-1][1]:.2f} | {g['p99_us']/1000:.2f} ms | {ep99/1000:.2f} ms | {g['errors']} | {hits} |")
 def median(v):
     v = sorted(v)
     return v[len(v) // 2] if v else 0
-w(f"| median | | | **{median([x[0] for x in ratios]):.2f}** | | | {median([x[1] for x in ratios]):.2f} | | p99 ratio {median([x[2] for x in ratios]):.2f} | |")
+w(f"| median | | | **{median([x[0] for x in ratios]):.2f}** | | | {median([x[1] for x in ratios]):.2f} | | p99 ratio {median([x[2] for x in ratios]):.2f} | | |")
 w("")
 w(f"ListModels, 4 calls in flight, {2 * int(round_s)} s per request and round:")
 w("")

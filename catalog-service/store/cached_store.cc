@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/hash/hash.h"
+
 namespace modelatlas::catalog {
 size_t CachedStore::EntryBytes(const Entry& entry) {
   // The list node (the entry and two links), the record's block, two slots
@@ -20,7 +22,8 @@ CachedStore::CachedStore(std::unique_ptr<CatalogStore> store, size_t capacity_by
 
 CachedStore::Stats CachedStore::stats() const {
   absl::MutexLock lock(&mutex_);
-  return {hits_, misses_, static_cast<int64_t>(lru_.size()), static_cast<int64_t>(bytes_)};
+  return {hits_, misses_, static_cast<int64_t>(lru_.size()), static_cast<int64_t>(bytes_),
+          refused_};
 }
 
 absl::StatusOr<StoredRecord> CachedStore::Get(RecordKind kind, absl::string_view id) {
@@ -31,6 +34,7 @@ absl::StatusOr<StoredRecord> CachedStore::Get(RecordKind kind, absl::string_view
 
 absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::string_view id) {
   uint64_t writes_before = 0;
+  bool admit = false;
   {
     absl::MutexLock lock(&mutex_);
     auto& index = index_[Kind(kind)];
@@ -41,13 +45,36 @@ absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::strin
     }
     ++misses_;
     writes_before = writes_;
+    admit = AdmitMiss(kind, id);
   }
   absl::StatusOr<SharedRecord> record = store_->GetShared(kind, id);
-  if (record.ok()) {
+  // A refused record is not looked at again: the lock is not taken twice.
+  if (record.ok() && admit) {
     absl::MutexLock lock(&mutex_);
     if (writes_ == writes_before) Remember(kind, *record);
   }
   return record;
+}
+
+bool CachedStore::AdmitMiss(RecordKind kind, absl::string_view id) {
+  // Room for a record of about the mean size: no eviction, keep it.
+  const size_t mean_bytes = lru_.empty() ? 0 : bytes_ / lru_.size();
+  if (bytes_ + mean_bytes <= capacity_bytes_) return true;
+  if (doorkeeper_.empty()) doorkeeper_.assign(kDoorkeeperBits / 64, 0);
+  const size_t bit = absl::HashOf(Kind(kind), id) & (kDoorkeeperBits - 1);
+  uint64_t& word = doorkeeper_[bit / 64];
+  const uint64_t mask = uint64_t{1} << (bit % 64);
+  if ((word & mask) != 0) return true;
+  // Cleared before this key's mark, so a key is remembered for at least
+  // the next `records` refused misses.
+  if (doorkeeper_marks_ >= std::clamp<size_t>(lru_.size(), 1, kDoorkeeperBits / 16)) {
+    std::fill(doorkeeper_.begin(), doorkeeper_.end(), 0);
+    doorkeeper_marks_ = 0;
+  }
+  word |= mask;
+  ++doorkeeper_marks_;
+  ++refused_;
+  return false;
 }
 
 absl::StatusOr<int64_t> CachedStore::Write(const std::vector<BatchWrite>& writes) {

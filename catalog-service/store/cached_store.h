@@ -9,6 +9,20 @@
 // copy of the row) under the store's one connection: a third of the
 // catalog's CPU per GetModel call (see docs/BENCHMARKS.md); a hit costs a
 // hash lookup and a copy.
+//
+// Admission: until the cache is full every record read is kept. Once it is
+// full, keeping a record means evicting another (a hash erase, a list node
+// and a block freed, a list node allocated), so a record read from the store
+// is kept only if its key was missed once already within about the last
+// `records` misses: a doorkeeper, the first stage of TinyLFU (Einziger,
+// Friedman, Manes, "TinyLFU: A Highly Efficient Cache Admission Policy",
+// ACM TOS 2017, section 3.4.2), here a bit array without the frequency
+// sketch behind it. Reads at random over a catalog several times larger than
+// the cache hit as often either way (the cached share of the keys), so the
+// churn each miss paid bought nothing; a key read again soon (the head of a
+// skewed workload) is kept on its second miss. Admission only decides what
+// is kept: a write or delete drops the record whether or not it was kept,
+// and a read that overlapped a write keeps nothing, as before.
 #pragma once
 
 #include <array>
@@ -17,6 +31,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
@@ -33,6 +48,9 @@ class CachedStore : public CatalogStore {
     int64_t records = 0;
     // Bytes of the cached records (their strings and bookkeeping).
     int64_t bytes = 0;
+    // Misses whose record was not kept: the cache was full and the
+    // doorkeeper had not seen the key (see above).
+    int64_t refused = 0;
   };
 
   // capacity_bytes > 0: records are evicted beyond it. A record larger than
@@ -116,6 +134,10 @@ class CachedStore : public CatalogStore {
   static size_t EntryBytes(const Entry& entry);
   static size_t Kind(RecordKind kind) { return kind == RecordKind::kModel ? 0 : 1; }
   void Remember(RecordKind kind, SharedRecord record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // On a miss: whether the record read for this key is to be kept. True
+  // while the cache has room; once full, true if the doorkeeper has seen the
+  // key since it was last cleared, which it now has.
+  bool AdmitMiss(RecordKind kind, absl::string_view id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void Forget(RecordKind kind, absl::string_view id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const std::unique_ptr<CatalogStore> store_;
@@ -132,6 +154,16 @@ class CachedStore : public CatalogStore {
   uint64_t writes_ ABSL_GUARDED_BY(mutex_) = 0;
   int64_t hits_ ABSL_GUARDED_BY(mutex_) = 0;
   int64_t misses_ ABSL_GUARDED_BY(mutex_) = 0;
+  int64_t refused_ ABSL_GUARDED_BY(mutex_) = 0;
+  // The doorkeeper: one bit per hash of (kind, id) missed while full,
+  // kDoorkeeperBits of them (512 KiB, allocated when the cache is first
+  // full: part of the catalog's constant memory, not of the budget), cleared
+  // once it has marked as many keys as the cache holds records (at most
+  // kDoorkeeperBits / 16, so that a key never missed is let in by a
+  // colliding bit less than one time in 16).
+  static constexpr size_t kDoorkeeperBits = size_t{1} << 22;
+  std::vector<uint64_t> doorkeeper_ ABSL_GUARDED_BY(mutex_);
+  size_t doorkeeper_marks_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace modelatlas::catalog

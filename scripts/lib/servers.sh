@@ -73,3 +73,50 @@ million_list_requests=(
   'list-name|{"filter": "publication_date >= \"2024-01-01\"", "order_by": "display_name", "page_size": 50}'
   'list-filter|{"filter": "parameters > 1e11 AND domains:\"Vision\"", "page_size": 50}'
 )
+
+# record_cache_counters NAME: "hits misses records" of catalog NAME's record
+# cache, from its metrics (zeros when it has none: PostgreSQL).
+record_cache_counters() {
+  { curl -s "http://127.0.0.1:$(grep metrics_port "$state/$1.ports" | cut -d= -f2)/metrics" || true; } |
+    awk '/^modelatlas_catalog_record_cache_hits_total /{h=$2}
+         /^modelatlas_catalog_record_cache_misses_total /{m=$2}
+         /^modelatlas_catalog_record_cache_records /{r=$2}
+         END {printf "%d %d %d\n", h, m, r}'
+}
+
+# hit_rate BEFORE AFTER: the share of reads answered by the cache between two
+# record_cache_counters readings ("-" when there were none).
+hit_rate() {
+  /usr/bin/python3 -c 'import sys
+b, a = [list(map(int, s.split())) for s in sys.argv[1:3]]
+n = (a[0] - b[0]) + (a[1] - b[1])
+print(f"{(a[0] - b[0]) / n:.3f}" if n > 0 else "-")' "$1" "$2"
+}
+
+# warm_until_settled NAME MAX_SECONDS CMD...: runs CMD (one load run: GetModel
+# at random against catalog NAME) again and again until its record cache is
+# in its steady state: the hit rate of two runs in a row within one point and
+# the cached records within 1% (a full cache, or the whole catalog), or
+# MAX_SECONDS have passed. A short warm-up measures the filling cache (every
+# miss also inserts, none evicts) instead of the state a long-running catalog
+# serves from. Prints each run's hit rate.
+warm_until_settled() {
+  local name="$1" max="$2"; shift 2
+  local start=$SECONDS before after rate last=-1 last_records=-1 records
+  while true; do
+    before=$(record_cache_counters "$name")
+    "$@"
+    after=$(record_cache_counters "$name")
+    rate=$(hit_rate "$before" "$after"); records=${after##* }
+    echo "  warm $name: hit rate $rate, $records records cached ($((SECONDS - start)) s)"
+    [[ $rate == - ]] && break
+    if /usr/bin/python3 -c 'import sys
+r, l, n, m = map(float, sys.argv[1:])
+sys.exit(0 if l >= 0 and abs(r - l) < 0.01 and abs(n - m) <= 0.01 * max(n, 1) else 1)' \
+      "$rate" "$last" "$records" "$last_records"; then
+      break
+    fi
+    (( SECONDS - start >= max )) && { echo "  warm $name: not settled after $max s"; break; }
+    last=$rate last_records=$records
+  done
+}

@@ -172,6 +172,8 @@ TEST_F(CachedStoreTest, StaysWithinItsBudgetEvictingLeastRecentlyUsed) {
   ASSERT_TRUE(cache_->Insert(records).ok());
   EXPECT_EQ(PayloadOf("m0"), payload);
   for (int i = 1; i < 40; ++i) {
+    // Twice: once full, a record is kept on its second miss (admission).
+    EXPECT_EQ(PayloadOf(absl::StrCat("m", i)), payload);
     EXPECT_EQ(PayloadOf(absl::StrCat("m", i)), payload);
     EXPECT_EQ(PayloadOf("m0"), payload);  // kept in use: never evicted
     EXPECT_LE(cache_->stats().bytes, 4096);
@@ -184,6 +186,78 @@ TEST_F(CachedStoreTest, StaysWithinItsBudgetEvictingLeastRecentlyUsed) {
   EXPECT_EQ(inner_->gets.load(), before);  // m0 still cached
   EXPECT_EQ(PayloadOf("m1"), payload);
   EXPECT_EQ(inner_->gets.load(), before + 1);  // m1 was evicted long ago
+}
+
+// Fills a 4 KiB cache with records of 500-byte payloads (about six fit) by
+// reading m0, m1, ... until a read is refused; returns how many were read.
+int FillUntilRefused(CachedStore& cache) {
+  for (int i = 0; i < 40; ++i) {
+    EXPECT_TRUE(cache.Get(RecordKind::kModel, absl::StrCat("m", i)).ok());
+    if (cache.stats().refused > 0) return i + 1;
+  }
+  ADD_FAILURE() << "the cache never refused a record";
+  return 40;
+}
+
+// Admission (cached_store.h): once full, a record read from the store is
+// kept on its key's second miss, not its first; before, every read is kept.
+TEST_F(CachedStoreTest, OnceFullAReadIsKeptOnItsKeysSecondMiss) {
+  Open(4096);
+  const std::string payload(500, 'p');
+  std::vector<RecordWrite> records;
+  for (int i = 0; i < 40; ++i) records.push_back(Record(absl::StrCat("m", i), payload));
+  ASSERT_TRUE(cache_->Insert(records).ok());
+  const int filled = FillUntilRefused(*cache_);
+  const CachedStore::Stats full = cache_->stats();
+  EXPECT_EQ(full.refused, 1);
+  EXPECT_EQ(full.records, filled - 1);              // every read before the cache was full was kept
+  const std::string x = absl::StrCat("m", filled);  // never read yet
+  const int gets = inner_->gets.load();
+  EXPECT_EQ(PayloadOf(x), payload);  // first miss: answered, not kept
+  EXPECT_EQ(inner_->gets.load(), gets + 1);
+  EXPECT_EQ(cache_->stats().refused, 2);
+  EXPECT_EQ(cache_->stats().records, full.records);
+  EXPECT_EQ(PayloadOf(x), payload);  // second miss: kept, evicting the oldest
+  EXPECT_EQ(inner_->gets.load(), gets + 2);
+  EXPECT_EQ(cache_->stats().refused, 2);
+  EXPECT_EQ(PayloadOf(x), payload);  // now a hit
+  EXPECT_EQ(inner_->gets.load(), gets + 2);
+  EXPECT_LE(cache_->stats().bytes, 4096);
+}
+
+// Whether or not a read was kept, a write, an import or a delete of its
+// record is seen by the next read: admission never serves a stale record.
+TEST_F(CachedStoreTest, AdmissionNeverServesAStaleRecord) {
+  Open(4096);
+  std::vector<RecordWrite> records;
+  for (int i = 0; i < 40; ++i) records.push_back(Record(absl::StrCat("m", i), "v1"));
+  ASSERT_TRUE(cache_->Insert(records).ok());
+  const int filled = FillUntilRefused(*cache_);
+  const std::string x = absl::StrCat("m", filled);
+  // Refused on its first miss, then written: the next read (kept) is the new one.
+  EXPECT_EQ(PayloadOf(x), "v1");
+  ASSERT_TRUE(cache_->Update(Record(x, "v2"), 0).ok());
+  EXPECT_EQ(PayloadOf(x), "v2");
+  EXPECT_EQ(PayloadOf(x), "v2");  // a hit
+  // Kept, then written by an import's batch (Write) and by an update.
+  ASSERT_TRUE(cache_->Write({BatchWrite{BatchWrite::Operation::kUpdate, Record(x, "v3")}}).ok());
+  EXPECT_EQ(PayloadOf(x), "v3");
+  ASSERT_TRUE(cache_->Update(Record(x, "v4"), 0).ok());
+  EXPECT_EQ(PayloadOf(x), "v4");
+  EXPECT_EQ(PayloadOf(x), "v4");
+  // A refused record deleted: not found, neither from the cache nor after.
+  const std::string y = absl::StrCat("m", filled + 1);
+  EXPECT_EQ(PayloadOf(y), "v1");
+  ASSERT_TRUE(cache_->Delete(RecordKind::kModel, y, 0).ok());
+  EXPECT_EQ(cache_->Get(RecordKind::kModel, y).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(cache_->Get(RecordKind::kModel, y).status().code(), absl::StatusCode::kNotFound);
+  // A record read on its second miss while a write commits is not kept.
+  const std::string z = absl::StrCat("m", filled + 2);
+  EXPECT_EQ(PayloadOf(z), "v1");  // first miss: refused
+  inner_->after_read = [this, z] { ASSERT_TRUE(cache_->Update(Record(z, "v5"), 0).ok()); };
+  EXPECT_EQ(PayloadOf(z), "v1");  // read before the write: right at the time, not kept
+  EXPECT_EQ(PayloadOf(z), "v5");
+  EXPECT_EQ(PayloadOf(z), "v5");
 }
 
 TEST_F(CachedStoreTest, RecordLargerThanTheBudgetIsReadButNotCached) {
