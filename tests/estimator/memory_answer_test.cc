@@ -21,6 +21,7 @@
 #include "estimator-service/catalog/snapshot.h"
 #include "estimator-service/reply_arena.h"
 #include "tests/estimator/fake_records.h"
+#include "tests/estimator/field_numbers.h"
 #include "tests/estimator/shipped_records.h"
 
 namespace modelatlas::estimator {
@@ -288,6 +289,20 @@ TEST(MemoryAnswerTest, HandWrittenBytesCoverEveryFieldAndEdgeValue) {
   v1::EstimateInferenceMemoryResponse one_line;
   one_line.add_lines()->set_component("overhead");
   ExpectSameAnswer(HandWritten(answer), one_line);
+}
+
+// MemoryAnswerBytes writes these messages field by field (catalog_view,
+// 140, is appended by the service): a field added to one of them must be
+// written and sized in answers/memory_answer.cc and carried in MemoryAnswer,
+// or the computed EstimateInferenceMemory would silently lack it. Then add
+// its number here, and a case to HandWrittenBytesCoverEveryFieldAndEdgeValue.
+TEST(MemoryAnswerTest, TheHandWrittenMessagesHaveTheFieldsTheWriterKnows) {
+  EXPECT_EQ(FieldNumbers(v1::EstimateInferenceMemoryResponse::descriptor()),
+            (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 140}));
+  EXPECT_EQ(FieldNumbers(v1::EstimateLine::descriptor()), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(FieldNumbers(v1::ResolvedWorkload::descriptor()), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(FieldNumbers(v1::InferenceWorkload::descriptor()),
+            (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
 }
 
 }  // namespace

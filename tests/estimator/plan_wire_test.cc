@@ -23,6 +23,7 @@
 #include "estimator-service/core/plan.h"
 #include "estimator-service/reply_arena.h"
 #include "tests/estimator/fake_records.h"
+#include "tests/estimator/field_numbers.h"
 #include "tests/estimator/shipped_records.h"
 
 namespace modelatlas::estimator {
@@ -71,6 +72,19 @@ void ExpectSameBytes(OneCard& card, const std::string& what) {
   // Not vacuous: the message parses back from the hand bytes.
   v1::HardwarePlan parsed;
   EXPECT_TRUE(parsed.ParseFromString(both.wire));
+}
+
+// WriteCardWire writes HardwarePlan's fields one by one (and DeviceMemory's
+// for field 100): a field added to either message must be written there and
+// sized in CardWireSize, or PlanInference's replies would lack it. Then add
+// its number here, and a case to EachFieldAloneIsTheMessagesBytes.
+TEST(PlanWireTest, TheHandWrittenMessagesHaveTheFieldsTheWriterKnows) {
+  EXPECT_EQ(FieldNumbers(v1::HardwarePlan::descriptor()),
+            (std::vector<int>{1,  2,  3,  4,  5,  6,  7,  8,  9,  10,  11,  12,  13,  14,  15, 16,
+                              17, 18, 19, 20, 21, 22, 23, 24, 25, 100, 120, 121, 240, 260, 400}))
+      << "HardwarePlan changed: write the new field in answers/plan_wire.cc";
+  EXPECT_EQ(FieldNumbers(v1::DeviceMemory::descriptor()), (std::vector<int>{1, 2, 3, 4}))
+      << "DeviceMemory changed: write the new field in answers/plan_wire.cc";
 }
 
 // Every field of a card at its proto3 default: nothing on the wire.
