@@ -306,6 +306,11 @@ constexpr int kPageCacheKiB = 64 << 10;
 // held whole), and CREATE INDEX sorts in pages of the cache.
 constexpr int kBulkLoadCacheKiB = 256 << 10;
 
+// Between two CREATE INDEX of EndBulkLoad (see CreateMissingReadIndexes):
+// long enough for a woken reader to be scheduled on a loaded machine, short
+// against a step (seconds at a million rows).
+constexpr absl::Duration kPauseBetweenIndexes = absl::Milliseconds(100);
+
 // How many distinct domains DomainToWalk looks through before it leaves
 // the test to the filter text (a seek each; Epoch's catalog has about 20).
 constexpr int kMaxDomainsScanned = 1000;
@@ -416,7 +421,12 @@ absl::Status SqliteStore::Migrate() {
 
 absl::Status SqliteStore::CreateMissingReadIndexes(
     const std::function<void(absl::Duration)>& step_done, bool after_crash) {
+  bool created_one = false;
   for (const ReadIndex& index : SqliteReadIndexes()) {
+    // absl::Mutex is not fair: relocked at once, it starved a List of a
+    // million-model catalog for all eight steps (35 s at load 10). A pause
+    // after each step lets the reads that queued behind it in first.
+    if (created_one && !after_crash) absl::SleepFor(kPauseBetweenIndexes);
     const absl::Time start = absl::Now();
     absl::MutexLock lock(&mutex_);
     {
@@ -435,6 +445,7 @@ absl::Status SqliteStore::CreateMissingReadIndexes(
     // a million rows it cost more CPU (3.5-3.6 s instead of 3.0 s for
     // records_by_parameters; docs/BENCHMARKS.md, branch s12-import).
     if (absl::Status s = Exec(db_, index.sql); !s.ok()) return s;
+    created_one = true;
     if (step_done) step_done(absl::Now() - start);
   }
   return absl::OkStatus();
