@@ -306,10 +306,11 @@ constexpr int kPageCacheKiB = 64 << 10;
 // held whole), and CREATE INDEX sorts in pages of the cache.
 constexpr int kBulkLoadCacheKiB = 256 << 10;
 
-// Between two CREATE INDEX of EndBulkLoad (see CreateMissingReadIndexes):
-// long enough for a woken reader to be scheduled on a loaded machine, short
-// against a step (seconds at a million rows).
-constexpr absl::Duration kPauseBetweenIndexes = absl::Milliseconds(100);
+// Between two CREATE INDEX of EndBulkLoad (see CreateMissingReadIndexes): a
+// quarter of the step before (seconds at a million rows: the rebuild's wall
+// grows by a quarter, its CPU not at all), and at least long enough for a
+// woken reader to be scheduled on a loaded machine.
+constexpr absl::Duration kMinPauseBetweenIndexes = absl::Milliseconds(100);
 
 // How many distinct domains DomainToWalk looks through before it leaves
 // the test to the filter text (a seek each; Epoch's catalog has about 20).
@@ -421,12 +422,17 @@ absl::Status SqliteStore::Migrate() {
 
 absl::Status SqliteStore::CreateMissingReadIndexes(
     const std::function<void(absl::Duration)>& step_done, bool after_crash) {
-  bool created_one = false;
+  absl::Duration last_step;
   for (const ReadIndex& index : SqliteReadIndexes()) {
     // absl::Mutex is not fair: relocked at once, it starved a List of a
     // million-model catalog for all eight steps (35 s at load 10). A pause
-    // after each step lets the reads that queued behind it in first.
-    if (created_one && !after_crash) absl::SleepFor(kPauseBetweenIndexes);
+    // after each step lets the reads that queued behind it in first, and
+    // the next store calls of the same request (a List makes several, each
+    // of which would otherwise wait for a step of its own: 24 s with a
+    // fixed 100 ms pause at load 7).
+    if (last_step > absl::ZeroDuration() && !after_crash) {
+      absl::SleepFor(std::max(kMinPauseBetweenIndexes, last_step / 4));
+    }
     const absl::Time start = absl::Now();
     absl::MutexLock lock(&mutex_);
     {
@@ -445,8 +451,8 @@ absl::Status SqliteStore::CreateMissingReadIndexes(
     // a million rows it cost more CPU (3.5-3.6 s instead of 3.0 s for
     // records_by_parameters; docs/BENCHMARKS.md, branch s12-import).
     if (absl::Status s = Exec(db_, index.sql); !s.ok()) return s;
-    created_one = true;
-    if (step_done) step_done(absl::Now() - start);
+    last_step = absl::Now() - start;
+    if (step_done) step_done(last_step);
   }
   return absl::OkStatus();
 }
