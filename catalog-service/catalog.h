@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -127,6 +128,16 @@ class Catalog {
       const std::function<void(absl::Duration batch)>& batch_done = nullptr);
   // Records per transaction of the fills above: a read waits for one batch.
   static constexpr int kFillBatch = 1000;
+  // ImportFile loads in bulk (CatalogStore::BeginBulkLoad) a file of at
+  // least this many rows into a store holding fewer records than the file
+  // has rows.
+  static constexpr int64_t kBulkLoadMinRows = 50'000;
+  // Tests: another threshold, and a callback given each index rebuild's time.
+  void SetBulkLoadForTesting(int64_t min_rows,
+                             std::function<void(absl::Duration step)> step_done = nullptr) {
+    bulk_load_min_rows_ = min_rows;
+    bulk_load_step_done_ = std::move(step_done);
+  }
   // Creates `record` under `id`; ALREADY_EXISTS when taken.
   template <typename Record>
   absl::StatusOr<Record> Create(absl::string_view id, Record record);
@@ -242,6 +253,8 @@ class Catalog {
 
   struct ImportRun;
   absl::Status StartImport(const v1::ImportOptions& options);
+  // Whether ImportFile loads `content` in bulk: it began a bulk load.
+  absl::StatusOr<bool> BeginBulkLoadFor(absl::string_view content);
   void AddFileToReport(ParsedFile* file, ImportRun* run);
   // Plans rows in batches of the write batch; on PostgreSQL each batch's
   // store reads are made first in two statements (PrefetchImportLookups).
@@ -278,6 +291,8 @@ class Catalog {
   absl::Mutex fill_mutex_;
   std::atomic<bool> order_values_filled_{false};
   absl::Mutex deferred_fill_mutex_;
+  int64_t bulk_load_min_rows_ = kBulkLoadMinRows;
+  std::function<void(absl::Duration)> bulk_load_step_done_;
   absl::Mutex write_mutex_;
   absl::CondVar write_signal_;
   int64_t writes_ ABSL_GUARDED_BY(write_mutex_) = 0;

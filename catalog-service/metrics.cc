@@ -106,6 +106,10 @@ class InstrumentedStore : public CatalogStore {
                               bool done) override {
     return store_->SetOrderValues(kind, values, done);
   }
+  absl::StatusOr<bool> BeginBulkLoad() override { return store_->BeginBulkLoad(); }
+  absl::Status EndBulkLoad(const std::function<void(absl::Duration)>& step_done) override {
+    return store_->EndBulkLoad(step_done);
+  }
 
  private:
   template <typename Call>

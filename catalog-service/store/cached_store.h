@@ -117,6 +117,11 @@ class CachedStore : public CatalogStore {
                               bool done) override {
     return store_->SetOrderValues(kind, values, done);
   }
+  // Indexes are not part of a cached record either.
+  absl::StatusOr<bool> BeginBulkLoad() override { return store_->BeginBulkLoad(); }
+  absl::Status EndBulkLoad(const std::function<void(absl::Duration)>& step_done) override {
+    return store_->EndBulkLoad(step_done);
+  }
 
  private:
   // One cached record: its id, display name and payload back to back in one

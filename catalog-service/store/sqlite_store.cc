@@ -11,7 +11,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "catalog-service/store/migrations.h"
+#include "common/server/logging.h"
 #include "common/status/errors.h"
 
 namespace modelatlas::catalog {
@@ -293,6 +295,23 @@ std::vector<const ColumnTest*> WithoutImpliedBy(const std::vector<const ColumnTe
   return out;
 }
 
+// The page cache: SQLite's default is 2 MB, so at a million records (a
+// 0.6 GB file: records and five indexes) nearly every index page an
+// import writes or a read walks was copied in from the kernel again
+// (a quarter of an import's CPU under perf). kPageCacheKiB is allocated as
+// pages are used and never more: part of the catalog's constant memory.
+constexpr int kPageCacheKiB = 64 << 10;
+// During a bulk load (BeginBulkLoad to EndBulkLoad) the cache may grow to
+// this: the import's memory is bounded by its file anyway (the upload is
+// held whole), and CREATE INDEX sorts in pages of the cache.
+constexpr int kBulkLoadCacheKiB = 256 << 10;
+
+// Between two CREATE INDEX of EndBulkLoad (see CreateMissingReadIndexes): a
+// quarter of the step before (seconds at a million rows: the rebuild's wall
+// grows by a quarter, its CPU not at all), and at least long enough for a
+// woken reader to be scheduled on a loaded machine.
+constexpr absl::Duration kMinPauseBetweenIndexes = absl::Milliseconds(100);
+
 // How many distinct domains DomainToWalk looks through before it leaves
 // the test to the filter text (a seek each; Epoch's catalog has about 20).
 constexpr int kMaxDomainsScanned = 1000;
@@ -328,12 +347,6 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
                      "run several replicas on --store=postgres): ",
                      s.message()));
   }
-  // The page cache: SQLite's default is 2 MB, so at a million records (a
-  // 0.6 GB file: records and five indexes) nearly every index page an
-  // import writes or a read walks was copied in from the kernel again
-  // (a quarter of an import's CPU under perf). kPageCacheKiB is allocated as
-  // pages are used and never more: part of the catalog's constant memory.
-  constexpr int kPageCacheKiB = 64 << 10;
   if (absl::Status s = Exec(db, absl::StrCat("PRAGMA cache_size=-", kPageCacheKiB)); !s.ok()) {
     return s;
   }
@@ -353,6 +366,11 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
     }
   }
   if (absl::Status s = store->Migrate(); !s.ok()) return s;
+  // A bulk load that a crash (or a kill) ended left its indexes dropped:
+  // they are created again before the store serves (ordered pages would
+  // scan the whole table without them).
+  if (absl::Status s = store->CreateMissingReadIndexes(nullptr, /*after_crash=*/true); !s.ok())
+    return s;
   if (max_pages > 0) {
     if (absl::Status s = Exec(db, absl::StrCat("PRAGMA max_page_count=", max_pages)); !s.ok()) {
       return s;
@@ -400,6 +418,80 @@ absl::Status SqliteStore::Migrate() {
     schema_version_ = migration.version;
   }
   return absl::OkStatus();
+}
+
+absl::Status SqliteStore::CreateMissingReadIndexes(
+    const std::function<void(absl::Duration)>& step_done, bool after_crash) {
+  absl::Duration last_step;
+  for (const ReadIndex& index : SqliteReadIndexes()) {
+    // absl::Mutex is not fair: relocked at once, it starved a List of a
+    // million-model catalog for all eight steps (35 s at load 10). A pause
+    // after each step lets the reads that queued behind it in first, and
+    // the next store calls of the same request (a List makes several, each
+    // of which would otherwise wait for a step of its own: 24 s with a
+    // fixed 100 ms pause at load 7).
+    if (last_step > absl::ZeroDuration() && !after_crash) {
+      absl::SleepFor(std::max(kMinPauseBetweenIndexes, last_step / 4));
+    }
+    const absl::Time start = absl::Now();
+    absl::MutexLock lock(&mutex_);
+    {
+      Statement exists(db_, statements_,
+                       "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?");
+      if (!exists.status().ok()) return exists.status();
+      absl::StatusOr<bool> row = exists.Bind(1, index.name).Step();
+      if (!row.ok()) return row.status();
+      if (*row) continue;
+    }
+    if (after_crash) {
+      MA_LOG_INFO("creating the missing index %s (a bulk import did not finish)",
+                  index.name.c_str());
+    }
+    // PRAGMA temp_store=MEMORY for the sort was measured and not kept: at
+    // a million rows it cost more CPU (3.5-3.6 s instead of 3.0 s for
+    // records_by_parameters; docs/BENCHMARKS.md, branch s12-import).
+    if (absl::Status s = Exec(db_, index.sql); !s.ok()) return s;
+    last_step = absl::Now() - start;
+    if (step_done) step_done(last_step);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> SqliteStore::BeginBulkLoad() {
+  absl::MutexLock lock(&mutex_);
+  if (bulk_loads_ > 0) {
+    ++bulk_loads_;
+    return true;
+  }
+  // One transaction: the indexes are all there or all dropped (a crash
+  // after it leaves them to the next open, CreateMissingReadIndexes).
+  absl::Status dropped = InTransaction(db_, [&]() -> absl::Status {
+    for (const ReadIndex& index : SqliteReadIndexes()) {
+      if (absl::Status s = Exec(db_, absl::StrCat("DROP INDEX IF EXISTS ", index.name)); !s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!dropped.ok()) return dropped;
+  ++bulk_loads_;
+  Exec(db_, absl::StrCat("PRAGMA cache_size=-", kBulkLoadCacheKiB)).IgnoreError();
+  return true;
+}
+
+absl::Status SqliteStore::EndBulkLoad(const std::function<void(absl::Duration)>& step_done) {
+  {
+    absl::MutexLock lock(&mutex_);
+    if (bulk_loads_ == 0) return absl::OkStatus();
+    // Another bulk load still runs: the last to end rebuilds.
+    if (--bulk_loads_ > 0) return absl::OkStatus();
+  }
+  absl::Status created = CreateMissingReadIndexes(step_done, /*after_crash=*/false);
+  absl::MutexLock lock(&mutex_);
+  if (bulk_loads_ == 0) {
+    Exec(db_, absl::StrCat("PRAGMA cache_size=-", kPageCacheKiB)).IgnoreError();
+  }
+  return created;
 }
 
 namespace {

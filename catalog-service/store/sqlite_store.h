@@ -61,10 +61,22 @@ class SqliteStore : public CatalogStore {
   absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
                                  int64_t expected_revision) override;
   absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after, int limit) override;
+  // Drops the order indexes (SqliteReadIndexes) in one transaction and
+  // enlarges the page cache; EndBulkLoad creates them again, each by one
+  // sort (CREATE INDEX), the store's lock released between them.
+  absl::StatusOr<bool> BeginBulkLoad() override;
+  absl::Status EndBulkLoad(
+      const std::function<void(absl::Duration step)>& step_done = nullptr) override;
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   absl::Status Migrate();
+  // Creates the order indexes that do not exist (dropped by a bulk load that
+  // ended, or that a crash ended: `after_crash` logs each), one statement
+  // each with the lock released between them; a no-op on a store that has
+  // them all.
+  absl::Status CreateMissingReadIndexes(const std::function<void(absl::Duration)>& step_done,
+                                        bool after_crash);
   // Inside a transaction: bumps the catalog revision and returns the new one.
   absl::StatusOr<int64_t> NextRevision();
   // Inside a transaction: checks that the record exists at expected_revision
@@ -100,6 +112,8 @@ class SqliteStore : public CatalogStore {
   int schema_version_ = 0;
   // No model waits in order_values_pending: every model has its domain rows.
   bool domain_rows_complete_ ABSL_GUARDED_BY(mutex_) = false;
+  // Bulk loads under way (BeginBulkLoad less EndBulkLoad).
+  int bulk_loads_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace modelatlas::catalog

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -15,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "catalog-service/store/shared_record.h"
 
 namespace modelatlas::catalog {
@@ -244,6 +246,23 @@ class CatalogStore {
   // nothing, drops every entry left).
   virtual absl::Status SetOrderValues(
       RecordKind kind, const std::vector<std::pair<StoredRecord, OrderValues>>& values, bool done);
+
+  // A bulk load: an import much larger than what the store holds
+  // (Catalog::ImportFile). A store may drop the indexes only reads use
+  // (SQLite: the eight order indexes, each of which takes every written row
+  // at a random place) until EndBulkLoad rebuilds them, each by one sort;
+  // reads meanwhile return the same records, found by scanning. Returns
+  // false when the store has no such mode (PostgreSQL). Bulk loads nest: the
+  // indexes come back when the last one ends. A crash in between leaves them
+  // dropped and the next open of the store rebuilds them.
+  virtual absl::StatusOr<bool> BeginBulkLoad() { return false; }
+  // Rebuilds what BeginBulkLoad dropped, one index per step with the store
+  // free for reads between steps; `step_done`, if set, gets each step's time.
+  virtual absl::Status EndBulkLoad(
+      const std::function<void(absl::Duration step)>& step_done = nullptr) {
+    (void)step_done;
+    return absl::OkStatus();
+  }
 
   // Up to `limit` changes with revision > `after_revision`, oldest first.
   absl::StatusOr<std::vector<Change>> ChangesSince(int64_t after_revision, int limit) {
