@@ -24,6 +24,7 @@
 #include "estimator-service/reply_arena.h"
 #include "tests/estimator/fake_records.h"
 #include "tests/estimator/field_numbers.h"
+#include "tests/estimator/plan_inputs.h"
 #include "tests/estimator/shipped_records.h"
 
 namespace modelatlas::estimator {
@@ -251,35 +252,6 @@ TEST(PlanWireTest, OffloadAndRuntimeFitAreTheMessagesBytes) {
   // the message path).
   OneCard no_request{plan};
   ExpectSameBytes(no_request, "placement without a request");
-}
-
-PlanInput Llama31_8BInBf16() {
-  PlanInput input;
-  input.sizing.weight_bytes = 16060522496;
-  input.sizing.kv_cache_bytes = 1073741824;
-  input.sizing.activation_bytes = 44553216;
-  input.sizing.overhead_bytes = 1073741824;
-  input.sizing.parameters = 8030261248;
-  input.sizing.num_attention_heads = 32;
-  input.sizing.num_key_value_heads = 8;
-  input.sizing.num_layers = 32;
-  input.sizing.num_largest_layers = 32;
-  input.workload.prompt_tokens = 1000;
-  return input;
-}
-
-PlanInput About405BInBf16() {
-  PlanInput input = Llama31_8BInBf16();
-  input.sizing.weight_bytes = 2 * 405.85e9;
-  input.sizing.parameters = 405.85e9;
-  input.sizing.num_attention_heads = 128;
-  input.sizing.num_layers = 126;
-  input.sizing.num_largest_layers = 126;
-  input.sizing.embedding_parameters = 2.0 * 128256 * 16384;
-  input.sizing.kv_cache_bytes = 516096.0 * 8192;
-  input.sizing.model_kv_cache_bytes = input.sizing.kv_cache_bytes;
-  input.sizing.kv_cache_bytes_largest_layer = input.sizing.kv_cache_bytes / 126;
-  return input;
 }
 
 // The workloads of PreparedRecordsTest.PlansWrittenOverEarlierPlansAreFreshPlans
