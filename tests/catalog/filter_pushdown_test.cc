@@ -258,6 +258,38 @@ TEST(FilterPushdownDataTest, NecessaryTestsAreTheTopLevelConjuncts) {
   EXPECT_EQ(tests("(parameters > 1e9 AND domains:\"a\") AND tasks:\"b\"").size(), 3u);
 }
 
+// Runs `run_steps` (a store operation in steps: it takes a callback told
+// each step's duration and returns a status) on a thread while this one
+// reads models bulk-0 .. bulk-(models-1) one after another, a different one
+// each time (not in a record cache): how long the steps and the reads took.
+struct ReadsDuringSteps {
+  int steps = 0;
+  absl::Duration longest_step;
+  int reads = 0;
+  absl::Duration longest_read;
+};
+
+template <typename RunSteps>
+ReadsDuringSteps ReadWhileStepsRun(CatalogStore& store, int models, RunSteps run_steps) {
+  ReadsDuringSteps out;
+  std::atomic<bool> running{true};
+  std::thread steps([&] {
+    EXPECT_TRUE(run_steps([&](absl::Duration step) {
+                  out.longest_step = std::max(out.longest_step, step);
+                  ++out.steps;
+                }).ok());
+    running = false;
+  });
+  while (running) {
+    const absl::Time start = absl::Now();
+    EXPECT_TRUE(store.Get(RecordKind::kModel, absl::StrCat("bulk-", out.reads * 37 % models)).ok());
+    out.longest_read = std::max(out.longest_read, absl::Now() - start);
+    ++out.reads;
+  }
+  steps.join();
+  return out;
+}
+
 class FilterPushdownTest : public CatalogOnStoreTest {};
 
 TEST_P(FilterPushdownTest, PushedFiltersGiveWhatTheEvaluatorGives) {
@@ -372,38 +404,18 @@ TEST_P(FilterPushdownTest, AReadDuringTheImportsEndStepWaitsForOneBatchAtMost) {
       writes.clear();
     }
   }
-  std::atomic<bool> filling{true};
-  absl::Duration longest_batch;
-  int batches = 0;
-  std::thread fill([&] {
-    EXPECT_TRUE(catalog_
-                    ->FillDeferredRows([&](absl::Duration batch) {
-                      longest_batch = std::max(longest_batch, batch);
-                      ++batches;
-                    })
-                    .ok());
-    filling = false;
-  });
-  absl::Duration longest_read;
-  int reads = 0;
-  while (filling) {
-    const absl::Time start = absl::Now();
-    // Not in the record cache (sqlite_cached): a different model each time.
-    EXPECT_TRUE(store_->Get(RecordKind::kModel, absl::StrCat("bulk-", reads * 37 % kModels)).ok());
-    longest_read = std::max(longest_read, absl::Now() - start);
-    ++reads;
-  }
-  fill.join();
+  const ReadsDuringSteps fill = ReadWhileStepsRun(
+      *store_, kModels, [&](auto on_batch) { return catalog_->FillDeferredRows(on_batch); });
   std::printf("fill: %d batches, longest %.1f ms; %d reads meanwhile, longest wait %.1f ms\n",
-              batches, absl::ToDoubleMilliseconds(longest_batch), reads,
-              absl::ToDoubleMilliseconds(longest_read));
-  EXPECT_GE(batches, 30);
-  EXPECT_GE(reads, 3);
+              fill.steps, absl::ToDoubleMilliseconds(fill.longest_step), fill.reads,
+              absl::ToDoubleMilliseconds(fill.longest_read));
+  EXPECT_GE(fill.steps, 30);
+  EXPECT_GE(fill.reads, 3);
   // A batch or two (neither SQLite's lock nor the store's mutex is fair, and a
   // loaded machine deschedules either thread) at most: far from the whole
   // fill of 30 batches, which one transaction at the end would make a read
   // wait for (branch s10-domains: 28.7 s at 1,000,000 models).
-  EXPECT_LE(longest_read, 4 * longest_batch + absl::Milliseconds(100));
+  EXPECT_LE(fill.longest_read, 4 * fill.longest_step + absl::Milliseconds(100));
   EXPECT_TRUE(store_->RecordsWithoutOrderValues(RecordKind::kModel, 10)->empty());
   EXPECT_EQ(AllPages(*catalog_, "domains:\"vision\" AND parameters > 5e11", "parameters desc", 50),
             Evaluated(*catalog_, "domains:\"vision\" AND parameters > 5e11", "parameters desc"));
@@ -802,35 +814,16 @@ TEST(BulkLoadTest, AReadDuringTheIndexRebuildWaitsForOneIndexAtMost) {
       writes.clear();
     }
   }
-  std::atomic<bool> rebuilding{true};
-  absl::Duration longest_step;
-  int steps = 0;
-  std::thread rebuild([&] {
-    EXPECT_TRUE(store
-                    ->EndBulkLoad([&](absl::Duration step) {
-                      longest_step = std::max(longest_step, step);
-                      ++steps;
-                    })
-                    .ok());
-    rebuilding = false;
-  });
-  absl::Duration longest_read;
-  int reads = 0;
-  while (rebuilding) {
-    const absl::Time start = absl::Now();
-    EXPECT_TRUE(store->Get(RecordKind::kModel, absl::StrCat("bulk-", reads * 37 % kModels)).ok());
-    longest_read = std::max(longest_read, absl::Now() - start);
-    ++reads;
-  }
-  rebuild.join();
+  const ReadsDuringSteps rebuild =
+      ReadWhileStepsRun(*store, kModels, [&](auto on_step) { return store->EndBulkLoad(on_step); });
   std::printf("rebuild: %d indexes, longest %.1f ms; %d reads meanwhile, longest wait %.1f ms\n",
-              steps, absl::ToDoubleMilliseconds(longest_step), reads,
-              absl::ToDoubleMilliseconds(longest_read));
-  EXPECT_EQ(steps, 8);
-  EXPECT_GE(reads, 3);
+              rebuild.steps, absl::ToDoubleMilliseconds(rebuild.longest_step), rebuild.reads,
+              absl::ToDoubleMilliseconds(rebuild.longest_read));
+  EXPECT_EQ(rebuild.steps, 8);
+  EXPECT_GE(rebuild.reads, 3);
   // A step or two (the mutex is not fair, and a loaded machine deschedules
   // either thread), far from the eight.
-  EXPECT_LE(longest_read, 2 * longest_step + absl::Milliseconds(100));
+  EXPECT_LE(rebuild.longest_read, 2 * rebuild.longest_step + absl::Milliseconds(100));
   const char* kFilter = "domains:\"vision\" AND parameters > 5e11";
   EXPECT_EQ(AllPages(catalog, kFilter, "parameters desc", 50),
             Evaluated(catalog, kFilter, "parameters desc"));
