@@ -418,8 +418,8 @@ int Plan(Session& session, const Arguments& args) {
                "utilization, not the marketed capacity";
   if (assumed > 0) {
     std::cout << "; " << assumed << " of " << response.plans_size()
-              << " records have no driver figure, so it is derived by the rule for their memory "
-                 "type (--json: device_memory.allocatable_source)";
+              << " records have no driver figure, so it is derived by the rule for their kind of "
+                 "memory, or of device for a TPU (--json: device_memory.allocatable_source)";
   }
   std::cout << "\n";
   if (price_given) {
