@@ -149,21 +149,12 @@ void ToProto(const MemoryAnswer& a, v1::EstimateInferenceMemoryResponse* out) {
   for (size_t i = 0; i < a.warning_count; ++i) out->add_warnings(a.warnings[i]);
   out->set_catalog_revision(a.catalog_revision);
   if (a.has_workload) {
-    const ResolvedWorkload& w = a.workload;
+    // The workload as every answer converts it (conversions.cc), with the
+    // statement this answer wrote (the same text; the message path is not
+    // the service's hot path, so the second writing costs nothing there).
     v1::ResolvedWorkload* resolved = out->mutable_workload();
-    v1::InferenceWorkload* workload = resolved->mutable_workload();
-    workload->set_context_length_tokens(w.context_length_tokens);
-    workload->set_batch_size(w.batch_size);
-    workload->set_prefill_chunk_tokens(w.prefill_chunk_tokens);
-    workload->set_prompt_tokens(w.prompt_tokens);
-    workload->set_weight_format(ToProtoNumberFormat(w.weight_format));
-    workload->set_kv_cache_format(ToProtoNumberFormat(w.kv_cache_format));
-    workload->set_quantization_group_size(w.quantization_group_size);
-    workload->set_overhead_bytes(w.overhead_bytes);
-    workload->set_memory_utilization(w.memory_utilization);
-    workload->set_prefill_efficiency(w.prefill_efficiency);
+    ToProto(a.workload, resolved);
     resolved->set_statement(a.statement);
-    resolved->set_context_capped_at_model_maximum(w.context_capped);
   }
   out->set_source(a.source);
   out->set_source_revision(a.source_revision);
