@@ -6,9 +6,10 @@
 // the same defaults: until session 13 it ran with ServerOptions' bare
 // defaults, without the 256 MiB gRPC memory quota, the per-connection stream
 // limit and the call limit the services run with. On a loaded machine this
-// echo was not slower than the one before it (0.93x its CPU per call, with
-// the same branch's lighter per-call metrics; docs/BENCHMARKS.md, branch
-// s13-shell): the point is the same configuration on both sides.
+// echo cost the same as the one before it (0.93x and 1.00x its CPU per call
+// in two runs, with the same branch's lighter per-call metrics;
+// docs/BENCHMARKS.md, branch s13-shell): the point is the same
+// configuration on both sides.
 #include <cstdlib>
 
 #include "absl/flags/flag.h"
