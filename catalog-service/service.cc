@@ -391,7 +391,14 @@ class ExportReactor : public grpc::ServerWriteReactor<v1::ExportRecordsResponse>
 // record), and the etag and revision fields after it (copied: a few bytes,
 // inlined in the slice itself). Measured against one slice holding a copy
 // of both in docs/BENCHMARKS.md (branch s11-getmodel).
-grpc::ByteBuffer ToByteBuffer(RecordReply reply) {
+//
+// Built in place and swapped into `out`: grpc::ByteBuffer (gRPC 1.51) has
+// no move assignment, so `*out = ByteBuffer(...)` copies the temporary
+// (grpc_byte_buffer_copy: an allocation and a reference per slice) and then
+// destroys it (grpc_byte_buffer_destroy, with an ExecCtx); about 500 of the
+// handler's 4,700 instructions per call under callgrind (docs/BENCHMARKS.md,
+// branch s13-shell).
+void SetReplyBytes(RecordReply reply, grpc::ByteBuffer* out) {
   grpc::Slice slices[2];
   size_t count = 0;
   const absl::string_view payload = reply.payload();
@@ -402,7 +409,22 @@ grpc::ByteBuffer ToByteBuffer(RecordReply reply) {
                     std::move(reply.record).ReleaseToRaw());
   }
   slices[count++] = grpc::Slice(reply.tail.data(), reply.tail_size);
-  return grpc::ByteBuffer(slices, count);
+  grpc::ByteBuffer built(slices, count);
+  out->Swap(&built);
+}
+
+// Parses `request` from its bytes in place when they are one flat slice
+// (what a unary request of a few dozen bytes is), without the ByteBuffer
+// copy and ProtoBufferReader that grpc::SerializationTraits needs;
+// otherwise through them.
+template <typename Request>
+bool ParseRequest(const grpc::ByteBuffer& request, Request* parsed) {
+  grpc::Slice slice;
+  if (request.TrySingleSlice(&slice).ok()) {
+    return parsed->ParseFromArray(slice.begin(), static_cast<int>(slice.size()));
+  }
+  grpc::ByteBuffer copy(request);  // shares the slices; Deserialize consumes its argument
+  return grpc::SerializationTraits<Request>::Deserialize(&copy, parsed).ok();
 }
 
 }  // namespace
@@ -413,15 +435,19 @@ Unary* CatalogServiceImpl::GetSerialized(Context* c, const grpc::ByteBuffer* req
   if (absl::Status denied = Admit(*c, Access::kRead); !denied.ok()) {
     return Refuse(c, denied);
   }
-  Request parsed;
-  grpc::ByteBuffer copy(*request);  // shares the slices; Deserialize consumes its argument
-  if (grpc::Status bad = grpc::SerializationTraits<Request>::Deserialize(&copy, &parsed);
-      !bad.ok()) {
-    return Refuse(c, absl::InvalidArgumentError(absl::StrCat("request: not a valid ",
-                                                             Request::descriptor()->full_name())));
-  }
-  absl::StatusOr<RecordReply> reply = catalog_->GetReply<Record>(parsed.name());
-  if (reply.ok()) *out = ToByteBuffer(*std::move(reply));
+  // One request per serving thread, reused: parsing into it keeps the
+  // name's buffer from call to call, where a request per call allocated and
+  // freed it (a name is longer than std::string's inline 15 bytes). Used
+  // only before this function returns; a long name's buffer is not kept.
+  static thread_local Request parsed;
+  constexpr size_t kKeptNameBytes = 256;
+  const bool parses = ParseRequest(*request, &parsed);
+  absl::StatusOr<RecordReply> reply =
+      parses ? catalog_->GetReply<Record>(parsed.name())
+             : absl::InvalidArgumentError(
+                   absl::StrCat("request: not a valid ", Request::descriptor()->full_name()));
+  if (parsed.name().capacity() > kKeptNameBytes) std::string().swap(*parsed.mutable_name());
+  if (reply.ok()) SetReplyBytes(*std::move(reply), out);
   Unary* reactor = c->DefaultReactor();
   reactor->Finish(ToGrpcStatus(reply.status()));
   return reactor;

@@ -67,16 +67,27 @@ class RequestBytes {
   absl::string_view view_;
 };
 
+// Puts `count` slices into `out`: built in place and swapped in, because
+// grpc::ByteBuffer (gRPC 1.51) has no move assignment: `*out = ByteBuffer(...)`
+// copies the temporary (grpc_byte_buffer_copy: an allocation and a reference
+// per slice) and then destroys it (grpc_byte_buffer_destroy, with an
+// ExecCtx), per call (docs/BENCHMARKS.md, branch s13-shell).
+void SetReply(grpc::Slice* slices, size_t count, grpc::ByteBuffer* out) {
+  grpc::ByteBuffer built(slices, count);
+  out->Swap(&built);
+}
+
 // A reply of a kept answer's bytes (shared, not copied) and then `tail`
 // (copied into an inline slice: at most 30 bytes).
-grpc::ByteBuffer ReplyBytes(std::shared_ptr<const std::string> body, absl::string_view tail) {
+void ReplyBytes(std::shared_ptr<const std::string> body, absl::string_view tail,
+                grpc::ByteBuffer* out) {
   auto* held = new std::shared_ptr<const std::string>(std::move(body));
   grpc::Slice slices[2] = {
       grpc::Slice(
           const_cast<char*>((*held)->data()), (*held)->size(),
           [](void* p) { delete static_cast<std::shared_ptr<const std::string>*>(p); }, held),
       grpc::Slice(tail.data(), tail.size())};
-  return grpc::ByteBuffer(slices, tail.empty() ? 1 : 2);
+  SetReply(slices, tail.empty() ? 1 : 2, out);
 }
 
 // A reply of `message` serialized straight into a slice of its size, then
@@ -85,12 +96,12 @@ grpc::ByteBuffer ReplyBytes(std::shared_ptr<const std::string> body, absl::strin
 // about 290 KB). `Message` is a protobuf message or PlanWireReply (the plan's
 // cards written by hand), which offers the same two calls.
 template <typename Message>
-grpc::ByteBuffer ReplyMessage(const Message& message, absl::string_view tail) {
+void ReplyMessage(const Message& message, absl::string_view tail, grpc::ByteBuffer* out) {
   const size_t size = message.ByteSizeLong();
   grpc::Slice body(size);
   message.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(body.begin()));
   grpc::Slice slices[2] = {std::move(body), grpc::Slice(tail.data(), tail.size())};
-  return grpc::ByteBuffer(slices, tail.empty() ? 1 : 2);
+  SetReply(slices, tail.empty() ? 1 : 2, out);
 }
 
 // The memory answer's hand-written bytes (MemoryAnswerBytes) under
@@ -185,7 +196,7 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
       view.from_snapshot = true;
       view.snapshot_age = absl::Now() - sync.last_heard;
       view.snapshot_revision = sync.revision;
-      *out = ReplyBytes(std::move(kept), CatalogViewBytes<Response>(view).view());
+      ReplyBytes(std::move(kept), CatalogViewBytes<Response>(view).view(), out);
       reactor->Finish(grpc::Status::OK);
       return reactor;
     }
@@ -229,9 +240,9 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
                  view.snapshot_revision == revision) {
                auto body = std::make_shared<const std::string>(result->SerializeAsString());
                answers_->Put(kind, *bytes, revision, body);
-               *out = ReplyBytes(std::move(body), CatalogViewBytes<Response>(view).view());
+               ReplyBytes(std::move(body), CatalogViewBytes<Response>(view).view(), out);
              } else {
-               *out = ReplyMessage(*result, CatalogViewBytes<Response>(view).view());
+               ReplyMessage(*result, CatalogViewBytes<Response>(view).view(), out);
              }
            }
            reactor->Finish(ToGrpcStatus(status));

@@ -121,12 +121,14 @@ class ClientFactory : public grpc::experimental::ClientInterceptorFactoryInterfa
 };
 
 // Splits "/pkg.Service/Method" into ("pkg.Service", "Method").
-std::pair<std::string, std::string> SplitFullMethod(const std::string& full_method) {
+std::pair<std::string, std::string> SplitFullMethod(absl::string_view full_method) {
   const size_t slash = full_method.rfind('/');
-  if (full_method.empty() || full_method[0] != '/' || slash == 0 || slash == std::string::npos) {
-    return {"unknown", full_method};
+  if (full_method.empty() || full_method[0] != '/' || slash == 0 ||
+      slash == absl::string_view::npos) {
+    return {"unknown", std::string(full_method)};
   }
-  return {full_method.substr(1, slash - 1), full_method.substr(slash + 1)};
+  return {std::string(full_method.substr(1, slash - 1)),
+          std::string(full_method.substr(slash + 1))};
 }
 
 }  // namespace
@@ -169,14 +171,21 @@ void GrpcMetrics::RegisterService(const google::protobuf::ServiceDescriptor& ser
   }
 }
 
-MethodMetrics* GrpcMetrics::ForMethod(const std::string& full_method, const char* grpc_type) {
-  absl::MutexLock lock(&mutex_);
+MethodMetrics* GrpcMetrics::Find(absl::string_view full_method) {
+  absl::ReaderMutexLock lock(&mutex_);
   auto it = methods_.find(full_method);
-  if (it != methods_.end()) return it->second.get();
+  return it == methods_.end() ? nullptr : it->second.get();
+}
+
+MethodMetrics* GrpcMetrics::ForMethod(absl::string_view full_method, const char* grpc_type) {
+  if (MethodMetrics* found = Find(full_method); found != nullptr) return found;
+  absl::MutexLock lock(&mutex_);
   return CreateLocked(full_method, grpc_type);
 }
 
-MethodMetrics* GrpcMetrics::ForServerMethod(const std::string& full_method, const char* grpc_type) {
+MethodMetrics* GrpcMetrics::ForServerMethod(absl::string_view full_method, const char* grpc_type) {
+  // Every call after a method's first takes this path.
+  if (MethodMetrics* found = Find(full_method); found != nullptr) return found;
   // Services every server has besides its own, created on first use.
   static constexpr absl::string_view kBuiltIn[] = {
       "/grpc.health.v1.Health/Check",
@@ -185,8 +194,6 @@ MethodMetrics* GrpcMetrics::ForServerMethod(const std::string& full_method, cons
       "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
   };
   absl::MutexLock lock(&mutex_);
-  auto it = methods_.find(full_method);
-  if (it != methods_.end()) return it->second.get();
   for (absl::string_view known : kBuiltIn) {
     if (full_method == known) return CreateLocked(full_method, grpc_type);
   }
@@ -194,7 +201,8 @@ MethodMetrics* GrpcMetrics::ForServerMethod(const std::string& full_method, cons
   return CreateLocked("/unknown/unknown", "unknown");
 }
 
-MethodMetrics* GrpcMetrics::CreateLocked(const std::string& full_method, const char* grpc_type) {
+MethodMetrics* GrpcMetrics::CreateLocked(absl::string_view full_method, const char* grpc_type) {
+  // Another thread may have created it between Find and the writer lock.
   auto& slot = methods_[full_method];
   if (slot != nullptr) return slot.get();
   auto [service, method] = SplitFullMethod(full_method);

@@ -3,6 +3,7 @@
 #include <grpcpp/server_context.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/server/scrape_metrics.h"
 #include "common/status/errors.h"
 
 namespace modelatlas {
@@ -80,11 +81,6 @@ class InFlightFactory : public grpc::experimental::ServerInterceptorFactoryInter
 CallLimiter::CallLimiter(std::string program, int max_in_flight, prometheus::Registry& registry)
     : program_(std::move(program)),
       max_in_flight_(max_in_flight),
-      in_flight_gauge_(&prometheus::BuildGauge()
-                            .Name("modelatlas_server_calls_in_flight")
-                            .Help("Calls to the service being worked on (health checks excluded)")
-                            .Register(registry)
-                            .Add({})),
       shed_total_(&prometheus::BuildCounter()
                        .Name("modelatlas_server_calls_shed_total")
                        .Help("Calls refused with RESOURCE_EXHAUSTED: too many in flight")
@@ -95,14 +91,17 @@ void CallLimiter::CountService(absl::string_view full_service_name) {
   counted_services_.emplace(full_service_name);
 }
 
-void CallLimiter::Enter() {
-  in_flight_.fetch_add(1, std::memory_order_relaxed);
-  in_flight_gauge_->Increment();
-}
+void CallLimiter::Enter() { in_flight_.fetch_add(1, std::memory_order_relaxed); }
 
-void CallLimiter::Leave() {
-  in_flight_.fetch_sub(1, std::memory_order_relaxed);
-  in_flight_gauge_->Decrement();
+void CallLimiter::Leave() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
+
+std::shared_ptr<prometheus::Collectable> CallLimiter::InFlightCollectable() const {
+  return ScrapeTimeCollectable([this] {
+    return std::vector<prometheus::MetricFamily>{
+        SampleFamily("modelatlas_server_calls_in_flight",
+                     "Calls to the service being worked on (health checks excluded)",
+                     {{Labels{}, static_cast<double>(in_flight())}})};
+  });
 }
 
 void CallLimiter::EnterStream(const std::string& host) {

@@ -18,8 +18,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "prometheus/collectable.h"
 #include "prometheus/counter.h"
-#include "prometheus/gauge.h"
 #include "prometheus/registry.h"
 
 namespace modelatlas {
@@ -54,6 +54,13 @@ class CallLimiter {
 
   std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> InterceptorFactory();
 
+  // modelatlas_server_calls_in_flight, read from in_flight() when Prometheus
+  // scrapes (register it with the exposer). Not a prometheus::Gauge changed
+  // on every call: its Increment and Decrement are two compare-and-swap
+  // loops on a double per call, on a cache line every serving thread
+  // writes, where the atomic count is kept anyway.
+  std::shared_ptr<prometheus::Collectable> InFlightCollectable() const;
+
  private:
   friend class InFlightInterceptor;
   void Enter();
@@ -69,7 +76,6 @@ class CallLimiter {
   int streams_ ABSL_GUARDED_BY(streams_mutex_) = 0;
   absl::flat_hash_map<std::string, int> streams_by_host_ ABSL_GUARDED_BY(streams_mutex_);
   absl::flat_hash_set<std::string> counted_services_;
-  prometheus::Gauge* in_flight_gauge_;
   prometheus::Counter* shed_total_;
 };
 

@@ -19,7 +19,9 @@ ServerRunner::ServerRunner(ServerOptions options)
     : options_(std::move(options)),
       registry_(std::make_shared<prometheus::Registry>()),
       server_metrics_(*registry_, "server"),
-      call_limiter_(options_.program, options_.max_concurrent_calls, *registry_) {}
+      call_limiter_(options_.program, options_.max_concurrent_calls, *registry_) {
+  collectables_.push_back(call_limiter_.InFlightCollectable());
+}
 
 ServerRunner::~ServerRunner() { ShutdownNow(); }
 

@@ -94,6 +94,40 @@ TEST_F(ServerRunnerTest, MetricsEndpointServesRpcAndProcessMetrics) {
   EXPECT_GT(SeriesValue(body, "process_open_fds", {}), 0);
 }
 
+// The in-flight count is read from the limiter's atomic when Prometheus
+// scrapes (no gauge changed per call): the endpoint shows a gauge of the
+// calls open at that moment, 0 when none, and the registry no longer holds
+// a second copy of it.
+TEST_F(ServerRunnerTest, CallsInFlightAreReadWhenScraped) {
+  const auto in_flight = [this](std::string* body) {
+    *body = testing::HttpGet(runner_->metrics_port(), "/metrics");
+    return SeriesValue(*body, "modelatlas_server_calls_in_flight", {});
+  };
+  std::string body;
+  EXPECT_EQ(in_flight(&body), 0) << body;
+  EXPECT_NE(body.find("# TYPE modelatlas_server_calls_in_flight gauge"), std::string::npos) << body;
+  EXPECT_EQ(testing::Render(runner_->registry()).find("modelatlas_server_calls_in_flight"),
+            std::string::npos);
+
+  auto stub = CatalogService::NewStub(channel_);
+  grpc::ClientContext watch_context;
+  auto watch = stub->Watch(&watch_context, catalog::v1::WatchRequest());
+  catalog::v1::WatchResponse first;
+  ASSERT_TRUE(watch->Read(&first));  // the stream is open on the server
+  EXPECT_EQ(in_flight(&body), 1) << body;
+
+  // The server's Watch worker notices the cancellation within about a
+  // second (its wait for changes), then the call ends.
+  watch_context.TryCancel();
+  watch->Finish();
+  double after = 1;
+  for (int i = 0; i < 200 && after != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    after = in_flight(&body);
+  }
+  EXPECT_EQ(after, 0) << body;
+}
+
 TEST_F(ServerRunnerTest, ShutdownStopsServingAndReadinessStaysOff) {
   runner_->SetReady(true);
   std::thread waiter([this] { runner_->WaitForShutdownSignal(); });
