@@ -138,6 +138,14 @@ class Catalog {
     bulk_load_min_rows_ = min_rows;
     bulk_load_step_done_ = std::move(step_done);
   }
+  // Tests: ImportFile's stages in turn on the calling thread instead of
+  // three threads (the outcomes and the store must be the same), and a
+  // status its parse stage returns before handing chunk N (1-based) on.
+  void SetImportStagesForTesting(bool in_stages,
+                                 std::function<absl::Status(int chunk)> parsed_chunk = nullptr) {
+    import_in_stages_ = in_stages;
+    parsed_chunk_hook_ = std::move(parsed_chunk);
+  }
   // Creates `record` under `id`; ALREADY_EXISTS when taken.
   template <typename Record>
   absl::StatusOr<Record> Create(absl::string_view id, Record record);
@@ -252,20 +260,23 @@ class Catalog {
   void ReportUnreadable(RecordKind kind, absl::string_view id, const absl::Status& status);
 
   struct ImportRun;
+  struct ImportPlanned;
   absl::Status StartImport(const v1::ImportOptions& options);
   // Whether ImportFile loads `content` in bulk: it began a bulk load.
   absl::StatusOr<bool> BeginBulkLoadFor(absl::string_view content);
   void AddFileToReport(ParsedFile* file, ImportRun* run);
   // Plans rows in batches of the write batch; on PostgreSQL each batch's
   // store reads are made first in two statements (PrefetchImportLookups).
+  // Each row's record is moved into its plan.
   template <typename Record>
-  absl::Status PlanImport(const std::vector<ParsedRecord<Record>>& rows, ImportRun* run);
+  absl::Status PlanImport(std::vector<ParsedRecord<Record>>* rows, ImportRun* run);
   template <typename Record>
   absl::Status PrefetchImportLookups(absl::Span<const ParsedRecord<Record>> rows, ImportRun* run);
   template <typename Record>
-  void PlanImportBatch(absl::Span<const ParsedRecord<Record>> rows, ImportRun* run);
+  void PlanImportBatch(absl::Span<ParsedRecord<Record>> rows, ImportRun* run);
   absl::Status PlanArchitectureImport(const ParsedFile& file, ImportRun* run);
-  void FoldPlanned(ImportRun* run);
+  // Counts `planned`'s outcomes into the run's write report and clears it.
+  void FoldPlanned(ImportRun* run, std::vector<ImportPlanned>* planned);
   absl::StatusOr<v1::ImportReport> FinishImport(ImportRun* run);
   // The record a row updates (nullopt: none, create it under *new_id).
   template <typename Record>
@@ -282,7 +293,10 @@ class Catalog {
   void LinkTrainingHardware(common::v1::Model* model, bool count, ImportRun* run);
   // `hardware/{id}` for a training-hardware name, or "" when none matches.
   std::string HardwareRef(absl::string_view hardware_name, ImportRun* run);
-  absl::Status CommitImport(ImportRun* run);
+  // Writes `planned` (all of it in one transaction when the import is
+  // atomic, else in batches); rows another writer changed meanwhile are
+  // rejected in the run's write report.
+  absl::Status CommitImport(ImportRun* run, std::vector<ImportPlanned>* planned);
 
   std::unique_ptr<CatalogStore> store_;
   // Payloads GetSerialized has parsed once (512 KiB, so on the heap).
@@ -293,6 +307,8 @@ class Catalog {
   absl::Mutex deferred_fill_mutex_;
   int64_t bulk_load_min_rows_ = kBulkLoadMinRows;
   std::function<void(absl::Duration)> bulk_load_step_done_;
+  bool import_in_stages_ = true;
+  std::function<absl::Status(int)> parsed_chunk_hook_;
   absl::Mutex write_mutex_;
   absl::CondVar write_signal_;
   int64_t writes_ ABSL_GUARDED_BY(write_mutex_) = 0;

@@ -103,6 +103,10 @@ class Statement {
     sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
     return *this;
   }
+  Statement& BindBlobUncopied(int index, absl::string_view bytes) {
+    sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
+    return *this;
+  }
   Statement& BindBlob(int index, const std::string& bytes) {
     sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
     return *this;
@@ -124,6 +128,17 @@ class Statement {
   // Binds the stored values (order columns, filter text) from `first` on.
   Statement& BindValues(int first, const OrderValues& values) {
     for (int i = 0; i < kStoredValueCount; ++i) BindValue(first + i, values[i]);
+    return *this;
+  }
+  // The same without SQLite's copies of the texts: `values` must outlive
+  // this Statement (an import's write: each text copied once per column
+  // and row was a good part of its allocations).
+  Statement& BindValueUncopied(int index, const OrderValue& value) {
+    if (const auto* text = std::get_if<std::string>(&value)) return BindUncopied(index, *text);
+    return BindValue(index, value);
+  }
+  Statement& BindValuesUncopied(int first, const OrderValues& values) {
+    for (int i = 0; i < kStoredValueCount; ++i) BindValueUncopied(first + i, values[i]);
     return *this;
   }
   // Steps once: true when a row is available, false when done.
@@ -548,6 +563,40 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::FindIdsByLookupKey(RecordK
   return ids;
 }
 
+absl::StatusOr<std::vector<StoredRecord>> SqliteStore::GetMany(
+    RecordKind kind, const std::vector<std::string>& ids) {
+  absl::MutexLock lock(&mutex_);
+  Statement stmt(db_, statements_, kSelectRecord);
+  if (!stmt.status().ok()) return stmt.status();
+  std::vector<StoredRecord> found;
+  for (const std::string& id : ids) {
+    absl::Status step = StepOntoRecord(stmt.Reset(), kind, id);
+    if (absl::IsNotFound(step)) continue;
+    if (!step.ok()) return step;
+    found.push_back(ReadRecord(stmt));
+  }
+  return found;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SqliteStore::FindIdsByLookupKeys(
+    RecordKind kind, const std::vector<std::string>& keys) {
+  absl::MutexLock lock(&mutex_);
+  Statement stmt(db_, statements_,
+                 "SELECT DISTINCT id FROM lookup_keys WHERE kind = ? AND key = ? ORDER BY id");
+  if (!stmt.status().ok()) return stmt.status();
+  std::vector<std::pair<std::string, std::string>> found;
+  for (const std::string& key : keys) {
+    stmt.Reset().BindUncopied(1, RecordKindName(kind)).BindUncopied(2, key);
+    while (true) {
+      absl::StatusOr<bool> row = stmt.Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      found.emplace_back(key, stmt.Text(0));
+    }
+  }
+  return found;
+}
+
 absl::StatusOr<std::vector<StoredRecord>> SqliteStore::List(RecordKind kind,
                                                             absl::string_view after_id, int limit) {
   absl::MutexLock lock(&mutex_);
@@ -767,8 +816,9 @@ absl::Status SqliteStore::AddDomainRows(absl::string_view id, const OrderValues&
                 "VALUES (?, ?, ?, ?, ?, ?)");
   if (!add.status().ok()) return add.status();
   for (absl::string_view domain : Elements(*domains)) {
-    add.Reset().Bind(1, domain).Bind(2, id);
-    for (int i = 0; i < kOrderColumnCount; ++i) add.BindValue(3 + i, values[i]);
+    // Bound without copies: `id` and `values` outlive `add`.
+    add.Reset().BindUncopied(1, domain).BindUncopied(2, id);
+    for (int i = 0; i < kOrderColumnCount; ++i) add.BindValueUncopied(3 + i, values[i]);
     if (absl::Status s = add.Run(); !s.ok()) return s;
   }
   return absl::OkStatus();
@@ -927,13 +977,14 @@ absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes
       if (created) {
         // A taken id fails the primary key (the statement alone is undone),
         // found by the insert's own seek instead of a lookup before it.
+        // Bound without copies: `writes` outlives the statement.
         written = insert.Reset()
-                      .Bind(1, kind)
-                      .Bind(2, record.id)
-                      .Bind(3, record.display_name)
-                      .BindBlob(4, record.payload)
+                      .BindUncopied(1, kind)
+                      .BindUncopied(2, record.id)
+                      .BindUncopied(3, record.display_name)
+                      .BindBlobUncopied(4, record.payload)
                       .Bind(5, *revision)
-                      .BindValues(6, record.order_values)
+                      .BindValuesUncopied(6, record.order_values)
                       .Run();
         if (!written.ok() && sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_PRIMARYKEY) {
           return AlreadyExistsError(record.kind, record.id);
@@ -1007,7 +1058,11 @@ absl::Status SqliteStore::LogChange(int64_t revision, RecordKind kind, absl::str
   Statement log(db_, statements_,
                 "INSERT INTO changes (revision, kind, id, operation) VALUES (?, ?, ?, ?)");
   if (!log.status().ok()) return log.status();
-  return log.Bind(1, revision).Bind(2, RecordKindName(kind)).Bind(3, id).Bind(4, operation).Run();
+  return log.Bind(1, revision)
+      .BindUncopied(2, RecordKindName(kind))
+      .BindUncopied(3, id)
+      .BindUncopied(4, operation)
+      .Run();
 }
 
 absl::Status SqliteStore::ReplaceLookupKeys(const RecordWrite& record, bool clear_old) {
@@ -1023,8 +1078,11 @@ absl::Status SqliteStore::ReplaceLookupKeys(const RecordWrite& record, bool clea
                 "INSERT OR IGNORE INTO lookup_keys (kind, key, id) VALUES (?, ?, ?)");
   if (!add.status().ok()) return add.status();
   for (const std::string& key : record.lookup_keys) {
-    if (absl::Status s =
-            add.Reset().Bind(1, RecordKindName(record.kind)).Bind(2, key).Bind(3, record.id).Run();
+    if (absl::Status s = add.Reset()
+                             .BindUncopied(1, RecordKindName(record.kind))
+                             .BindUncopied(2, key)
+                             .BindUncopied(3, record.id)
+                             .Run();
         !s.ok()) {
       return s;
     }

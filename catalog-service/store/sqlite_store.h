@@ -38,6 +38,13 @@ class SqliteStore : public CatalogStore {
   absl::StatusOr<SharedRecord> GetShared(RecordKind kind, absl::string_view id) override;
   absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
                                                               absl::string_view key) override;
+  // An import's batched reads (Catalog::PrefetchImportLookups): the lock
+  // taken once for the batch, so a planner beside the import's writes
+  // (Catalog::ImportFile) waits for a chunk's write once, not per read.
+  absl::StatusOr<std::vector<StoredRecord>> GetMany(RecordKind kind,
+                                                    const std::vector<std::string>& ids) override;
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> FindIdsByLookupKeys(
+      RecordKind kind, const std::vector<std::string>& keys) override;
   absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
                                                  int limit) override;
   bool orders_in_store() const override { return true; }

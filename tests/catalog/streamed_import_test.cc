@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "catalog-service/dataset.h"
 #include "catalog-service/import/import_file.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "tests/catalog/catalog_on_store.h"
 
@@ -186,6 +188,148 @@ TEST_P(StreamedImportTest, TwoRowsNamingOneRecordAreRefusedAsInTheWholeFilePlan)
 
 INSTANTIATE_TEST_SUITE_P(Stores, StreamedImportTest,
                          ::testing::Values("sqlite", "sqlite_cached", "postgres"));
+
+// ImportFile's three stages (parse, plan, write on their own threads) against
+// the same import in turn on one thread: the same report, byte for byte
+// (revision included: one write per chunk either way), and the same records.
+class ImportStagesTest : public ::testing::Test {
+ protected:
+  static std::unique_ptr<Catalog> NewCatalog(bool in_stages) {
+    auto store = SqliteStore::Open(":memory:");
+    EXPECT_TRUE(store.ok()) << store.status();
+    auto catalog = std::make_unique<Catalog>(*std::move(store));
+    catalog->SetImportStagesForTesting(in_stages);
+    Model existing;
+    existing.set_display_name("Existing");
+    existing.set_parameters(5);
+    existing.mutable_provenance()->set_source("a datasheet");
+    EXPECT_TRUE(catalog->Create<Model>("existing", existing).ok());
+    return catalog;
+  }
+  // Serialized with maps in key order (field_sources: their order is
+  // otherwise the hash table's).
+  static std::string Bytes(const google::protobuf::Message& message) {
+    std::string bytes;
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    out.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&out);
+    out.Trim();
+    return bytes;
+  }
+  static void ExpectSameRecords(Catalog& a, Catalog& b) {
+    absl::StatusOr<std::vector<Model>> left = a.ListAll<Model>("");
+    absl::StatusOr<std::vector<Model>> right = b.ListAll<Model>("");
+    ASSERT_TRUE(left.ok() && right.ok());
+    ASSERT_EQ(left->size(), right->size());
+    for (size_t i = 0; i < left->size(); ++i) {
+      EXPECT_EQ(Bytes((*left)[i]), Bytes((*right)[i])) << (*left)[i].ShortDebugString() << "\n"
+                                                       << (*right)[i].ShortDebugString();
+    }
+  }
+  std::unique_ptr<Catalog> staged_ = NewCatalog(true);
+  std::unique_ptr<Catalog> in_turn_ = NewCatalog(false);
+};
+
+TEST_F(ImportStagesTest, TheStagesGiveTheReportAndRecordsOfTheImportInTurn) {
+  // Later rows refer to earlier ones: a name repeated in each later chunk
+  // (its second and third records, numbered by the rows before), a
+  // look-alike name (the same slug), a row for a record the catalog has (a
+  // conflict), bad rows in the first and last chunks.
+  const int rows = 3 * kChunkRows + 17;
+  const std::string csv = GeneratedCsv(rows, {{1, "Dup,Lab,1e9,2021-01-01"},
+                                              {kChunkRows + 1, "Dup,Lab,2e9,2021-01-01"},
+                                              {kChunkRows * 2 + 2, "DUP,Lab,3e9,2021-01-01"},
+                                              {kChunkRows * 3 + 1, "Dup,Lab,4e9,2021-01-01"},
+                                              {kChunkRows * 2 + 7, "Existing,Lab,7,2021-01-01"},
+                                              {30, "Bad,Lab,seven,2021-01-01"},
+                                              {rows, "Last,Lab,-1,2021-01-01"}});
+  for (bool bulk : {false, true}) {
+    SCOPED_TRACE(bulk ? "loaded in bulk" : "indexes kept");
+    staged_ = NewCatalog(true);
+    in_turn_ = NewCatalog(false);
+    if (bulk) {
+      staged_->SetBulkLoadForTesting(1000);
+      in_turn_->SetBulkLoadForTesting(1000);
+    }
+    v1::ImportOptions options;
+    options.set_full_report(true);
+    for (int pass = 1; pass <= 2; ++pass) {  // the second finds every record the first wrote
+      absl::StatusOr<v1::ImportReport> staged = staged_->ImportFile(csv, options);
+      absl::StatusOr<v1::ImportReport> in_turn = in_turn_->ImportFile(csv, options);
+      ASSERT_TRUE(staged.ok()) << staged.status();
+      ASSERT_TRUE(in_turn.ok()) << in_turn.status();
+      EXPECT_EQ(Bytes(*staged), Bytes(*in_turn));
+      EXPECT_EQ(staged->rejected(), 2);
+      EXPECT_EQ(staged->created(), pass == 1 ? rows - 3 : 0);
+      EXPECT_EQ(staged->unchanged(), pass == 1 ? 0 : rows - 2);
+      EXPECT_EQ(staged->changes_size(), rows - 2);
+      ExpectSameRecords(*staged_, *in_turn_);
+    }
+    EXPECT_EQ(staged_->Get<Model>("models/dup-3")->parameters(), 4000000000);
+  }
+}
+
+TEST_F(ImportStagesTest, AFailureOfTheParseStageMidFileEndsTheImportAsInTurn) {
+  const std::string csv = GeneratedCsv(4 * kChunkRows + 3);
+  auto fail_third = [](int chunk) {
+    return chunk == 3 ? absl::DataLossError("chunk 3 unreadable") : absl::OkStatus();
+  };
+  staged_->SetImportStagesForTesting(true, fail_third);
+  in_turn_->SetImportStagesForTesting(false, fail_third);
+  staged_->SetBulkLoadForTesting(1000);
+  absl::StatusOr<v1::ImportReport> staged = staged_->ImportFile(csv, {});
+  absl::StatusOr<v1::ImportReport> in_turn = in_turn_->ImportFile(csv, {});
+  EXPECT_EQ(staged.status(), absl::DataLossError("chunk 3 unreadable"));
+  EXPECT_EQ(in_turn.status(), staged.status());
+  // The two chunks before it are written, none after; the bulk load's
+  // indexes are back (an ordered list walks them).
+  EXPECT_EQ(staged_->Info()->model_count(), 1 + 2 * kChunkRows);
+  ExpectSameRecords(*staged_, *in_turn_);
+  ListQuery ordered{10, "", "", "parameters desc"};
+  absl::StatusOr<Page<Model>> page = staged_->List<Model>(ordered);
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->records.size(), 10u);
+  EXPECT_EQ(page->records[0].display_name(), absl::StrCat("Model ", 2 * kChunkRows));
+  // Importing again is safe: it writes the rest.
+  staged_->SetImportStagesForTesting(true);
+  absl::StatusOr<v1::ImportReport> rest = staged_->ImportFile(csv, {});
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_EQ(rest->unchanged(), 2 * kChunkRows);
+  EXPECT_EQ(rest->created(), 2 * kChunkRows + 3);
+}
+
+// A store whose Write fails from its n-th call on (the disk full).
+class FailingWrites : public CachedStore {
+ public:
+  FailingWrites(std::unique_ptr<CatalogStore> store, int failing_call)
+      : CachedStore(std::move(store), 1 << 20), failing_call_(failing_call) {}
+  absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override {
+    if (++calls_ >= failing_call_) return absl::ResourceExhaustedError("the disk is full");
+    return CachedStore::Write(writes);
+  }
+
+ private:
+  int failing_call_;
+  int calls_ = 0;
+};
+
+TEST_F(ImportStagesTest, AFailedWriteMidFileStopsTheOtherStagesAsInTurn) {
+  const std::string csv = GeneratedCsv(5 * kChunkRows);
+  for (bool in_stages : {true, false}) {
+    SCOPED_TRACE(in_stages ? "in stages" : "in turn");
+    auto store = SqliteStore::Open(":memory:");
+    ASSERT_TRUE(store.ok());
+    Catalog catalog(std::make_unique<FailingWrites>(*std::move(store), 3));
+    catalog.SetImportStagesForTesting(in_stages);
+    absl::StatusOr<v1::ImportReport> report = catalog.ImportFile(csv, {});
+    EXPECT_EQ(report.status().code(), absl::StatusCode::kResourceExhausted) << report.status();
+    EXPECT_NE(report.status().message().find(absl::StrCat("after ", 2 * kChunkRows, " records")),
+              absl::string_view::npos)
+        << report.status();
+    EXPECT_EQ(catalog.Info()->model_count(), 2 * kChunkRows);
+  }
+}
 
 // On real files: the shipped dataset's export and Epoch AI's all_ai_models.csv.
 class StreamedRealFilesTest : public ::testing::Test {
