@@ -21,10 +21,11 @@
 // anyway); before (a node-based hash map and an LRU list) it also read the
 // list node and wrote three of them for the splice: CPU cache and TLB misses
 // that made a hit over 690,000 records cost more than over 100,000.
-// Eviction is CLOCK (second chance; Corbato 1968, as in Tanenbaum, Modern
-// Operating Systems, 3.4.5): a hit only sets the slot's bit (written only if
-// clear); the shard's hand sweeps the table, clearing set bits and evicting
-// the first record whose bit is clear. Counted in the budget: each block
+// Eviction is second chance (CLOCK's rule; Corbato 1968, as in Tanenbaum,
+// Modern Operating Systems, 3.4.5): a hit only sets the slot's bit (written
+// only if clear); an eviction walks the table from a random slot, clearing
+// set bits, and evicts the first record whose bit is clear (from a random
+// slot, not a kept hand: see EvictOne). Counted in the budget: each block
 // with an allocator header and rounding (24 bytes), and each shard's table
 // (all its slots, empty ones too): bytes never exceed the budget.
 //
@@ -45,6 +46,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,6 +79,16 @@ class CachedStore : public CatalogStore {
   CachedStore(std::unique_ptr<CatalogStore> store, size_t capacity_bytes, size_t shards = 0);
 
   Stats stats() const;
+
+  // Reads the stored records in id order (hardware, then models) into the
+  // cache until it is full, without evicting: for an operator who sizes the
+  // budget to hold the whole catalog, so that it answers from memory from
+  // its start instead of after the millions of reads at random that would
+  // otherwise fill it (reading all of N keys at random takes about N ln N).
+  // A record that a write may have changed while its page was read is not
+  // kept (the write counters, as for a miss). `stop` is asked between pages.
+  // Returns the records kept.
+  absl::StatusOr<int64_t> Preload(const std::function<bool()>& stop = nullptr);
 
   absl::string_view backend() const override { return store_->backend(); }
   int schema_version() const override { return store_->schema_version(); }
@@ -144,7 +156,7 @@ class CachedStore : public CatalogStore {
 
  private:
   // One cached record: 32 bits of its key's hash (the table's home slot and
-  // a filter before the ids are compared), its kind, CLOCK's bit, and the
+  // a filter before the ids are compared), its kind, the second-chance bit, and the
   // shared block holding its id, display name and payload. Empty when the
   // record is null. 16 bytes.
   struct Slot {
@@ -163,7 +175,8 @@ class CachedStore : public CatalogStore {
     size_t records ABSL_GUARDED_BY(mutex) = 0;
     // The records' bytes (RecordBytes), not the table's.
     size_t record_bytes ABSL_GUARDED_BY(mutex) = 0;
-    size_t hand ABSL_GUARDED_BY(mutex) = 0;  // CLOCK's next slot
+    // Where the next eviction starts: a random slot (EvictOne).
+    uint64_t hand ABSL_GUARDED_BY(mutex) = 0x9e3779b97f4a7c15ULL;
     // Grows with every write (in every shard), after it commits and drops
     // what it touched: a record read from the store while a write ran may
     // be the old one, so a read caches its record only if no write ended
@@ -205,7 +218,8 @@ class CachedStore : public CatalogStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
   // Empties slot `at`, moving later slots of its probe run back into the gap.
   static void EraseSlot(Shard& shard, size_t at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
-  // CLOCK: evicts one record (the shard holds at least one).
+  // Second chance from a random slot: evicts one record (the shard holds
+  // at least one).
   static void EvictOne(Shard& shard) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
   // Rebuilds the table with `slots` slots (a power of two).
   static void Resize(Shard& shard, size_t slots) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);

@@ -26,7 +26,9 @@ class CountingStore : public CatalogStore {
   explicit CountingStore(std::unique_ptr<CatalogStore> store) : store_(std::move(store)) {}
 
   std::atomic<int> gets{0};
+  std::atomic<int> lists{0};
   std::function<void()> after_read;
+  std::function<void()> after_list;  // as after_read, for List
 
   absl::string_view backend() const override { return store_->backend(); }
   int schema_version() const override { return store_->schema_version(); }
@@ -42,7 +44,10 @@ class CountingStore : public CatalogStore {
   }
   absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
                                                  int limit) override {
-    return store_->List(kind, after_id, limit);
+    ++lists;
+    absl::StatusOr<std::vector<StoredRecord>> page = store_->List(kind, after_id, limit);
+    if (after_list) std::exchange(after_list, nullptr)();
+    return page;
   }
   absl::StatusOr<int64_t> Count(RecordKind kind) override { return store_->Count(kind); }
   absl::StatusOr<int64_t> Revision() override { return store_->Revision(); }
@@ -626,6 +631,78 @@ TEST_F(CachedStoreTest, ShardedReadsNeverSeeAStaleRecordWhileBatchesAndDeletesRu
     ASSERT_TRUE(last.ok());
     EXPECT_EQ(last->payload(), absl::StrCat(committed[i].load()));
   }
+}
+
+// Preload (--record_cache_preload): the whole catalog read in pages into a
+// budget that holds it, so that the first reads are hits.
+TEST_F(CachedStoreTest, PreloadHoldsAWholeCatalogWithinTheBudget) {
+  Open(size_t{2} << 20, 4);
+  std::vector<RecordWrite> records;
+  for (int i = 0; i < 2000; ++i) records.push_back(Record(absl::StrCat("m", i), "v1"));
+  records.push_back(Record("h", "hardware h", RecordKind::kHardware));
+  ASSERT_TRUE(cache_->Insert(records).ok());
+  absl::StatusOr<int64_t> kept = cache_->Preload();
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(*kept, 2001);
+  EXPECT_GE(inner_->lists.load(), 4);  // pages of 512 models, and the hardware
+  for (const RecordWrite& record : records) {
+    ASSERT_EQ(PayloadOf(record.id, record.kind), record.payload) << record.id;
+  }
+  const CachedStore::Stats stats = cache_->stats();
+  EXPECT_EQ(inner_->gets.load(), 0);  // every read a hit
+  EXPECT_EQ(stats.hits, 2001);
+  EXPECT_EQ(stats.records, 2001);
+  EXPECT_LE(stats.bytes, int64_t{2} << 20);
+}
+
+// A budget smaller than the catalog: the preload fills it, evicts nothing,
+// stays within it, and ends once every shard is full.
+TEST_F(CachedStoreTest, PreloadStopsWhenFullWithinTheBudget) {
+  constexpr size_t kBudget = 16 << 10;
+  Open(kBudget, 2);
+  std::vector<RecordWrite> records;
+  for (int i = 0; i < 3000; ++i) records.push_back(Record(absl::StrCat("m", i), "v1"));
+  ASSERT_TRUE(cache_->Insert(records).ok());
+  absl::StatusOr<int64_t> kept = cache_->Preload();
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  const CachedStore::Stats stats = cache_->stats();
+  EXPECT_GT(*kept, 50);
+  EXPECT_LT(*kept, 3000);
+  EXPECT_EQ(stats.records, *kept);  // nothing evicted
+  EXPECT_LE(stats.bytes, static_cast<int64_t>(kBudget));
+  EXPECT_LT(inner_->lists.load(), 3000 / 512 + 1);  // ended before the last page
+  // Stopped at once when asked.
+  Open(kBudget, 2);
+  ASSERT_TRUE(cache_->Insert({Record("a", "v1")}).ok());
+  kept = cache_->Preload([] { return true; });
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(*kept, 0);
+  EXPECT_EQ(inner_->lists.load(), 0);
+}
+
+// A write that commits while a page is read: the page's records are not
+// kept (any of them may be the old one), so the next read is the new record.
+TEST_F(CachedStoreTest, PreloadKeepsNoRecordAWriteOverlapped) {
+  Open(size_t{1} << 20, 1);
+  std::vector<RecordWrite> records;
+  for (int i = 0; i < 10; ++i) records.push_back(Record(absl::StrCat("m", i), "v1"));
+  ASSERT_TRUE(cache_->Insert(records).ok());
+  // The hardware page (empty) is listed first, then the models' page.
+  inner_->after_list = [this] {
+    inner_->after_list = [this] { ASSERT_TRUE(cache_->Update(Record("m3", "v2"), 0).ok()); };
+  };
+  absl::StatusOr<int64_t> kept = cache_->Preload();
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(*kept, 0);
+  EXPECT_EQ(PayloadOf("m3"), "v2");
+  EXPECT_EQ(inner_->gets.load(), 1);
+  // Preloaded again with no write: all kept, m3 at its new value.
+  kept = cache_->Preload();
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(*kept, 9);  // m3 was cached by the read
+  EXPECT_EQ(PayloadOf("m3"), "v2");
+  EXPECT_EQ(PayloadOf("m7"), "v1");
+  EXPECT_EQ(inner_->gets.load(), 1);
 }
 
 }  // namespace
