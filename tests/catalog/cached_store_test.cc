@@ -169,7 +169,8 @@ TEST_F(CachedStoreTest, ReadOverlappingAWriteDoesNotCacheTheOldRecord) {
   EXPECT_EQ(inner_->gets.load(), 2);
 }
 
-// CLOCK: a record read again since the hand last passed is not evicted.
+// Second chance: a record read again since an eviction last passed it is
+// not evicted (one eviction per admitted miss here, m0 read between them).
 TEST_F(CachedStoreTest, StaysWithinItsBudgetKeepingWhatIsReadAgain) {
   Open(4096);
   const std::string payload(500, 'p');
