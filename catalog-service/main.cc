@@ -23,12 +23,17 @@ ABSL_FLAG(std::string, store, "sqlite",
           "Storage backend: sqlite (embedded, one replica) or postgres (several replicas)");
 ABSL_FLAG(std::string, sqlite_path, "modelatlas-catalog.db",
           "SQLite database file; created with the shipped dataset if it does not exist");
-// 64 MiB: about 170,000 records of the generated benchmark catalog (about
-// 390 bytes each, counted with their bookkeeping), so a catalog of 100,000
-// is read from memory alone (docs/BENCHMARKS.md, branch s11-getmodel).
+// 64 MiB: about 200,000 records of the generated benchmark catalog (about
+// 335 bytes each, counted with the index), so a catalog of 100,000 is read
+// from memory alone; 1,000,000 need 384 MiB (docs/BENCHMARKS.md, branch
+// s13-getmodel). The default stays small: the budget is memory an operator
+// grants the catalog, and the container's limit has to allow it.
 ABSL_FLAG(int64_t, record_cache_bytes, int64_t{64} << 20,
-          "Bytes of records kept in memory for reads (SQLite only: PostgreSQL replicas share a "
-          "database others write); 0 = none");
+          "Bytes of records kept in memory for reads, the index included (SQLite only: "
+          "PostgreSQL replicas share a database others write); 0 = none");
+ABSL_FLAG(bool, record_cache_preload, false,
+          "Fill the record cache with the stored records before the catalog reports ready, "
+          "until it is full (no eviction): for a --record_cache_bytes sized to hold the catalog");
 ABSL_FLAG(int64_t, sqlite_mmap_bytes, 0,
           "Bytes of the SQLite file read through a memory map instead of read() copies "
           "(PRAGMA mmap_size); mapped pages count in resident memory; 0 = none");
@@ -70,6 +75,7 @@ const std::vector<std::string> kFlagNames = {"grpc_address",
                                              "auth_client_roles_file",
                                              "auth_protect_reads",
                                              "record_cache_bytes",
+                                             "record_cache_preload",
                                              "sqlite_mmap_bytes"};
 
 absl::StatusOr<std::unique_ptr<modelatlas::catalog::CatalogStore>> OpenStore() {
@@ -134,9 +140,11 @@ int main(int argc, char** argv) {
   if (cache_bytes < 0) {
     return Fail(absl::InvalidArgumentError("--record_cache_bytes must be >= 0"));
   }
+  catalog::CachedStore* record_cache = nullptr;
   if (cache_bytes > 0 && instrumented->backend() == "sqlite") {
     auto cached = std::make_unique<catalog::CachedStore>(std::move(instrumented),
                                                          static_cast<size_t>(cache_bytes));
+    record_cache = cached.get();
     runner.AddCollectable(catalog::RecordCacheCollectable(cached.get()));
     instrumented = std::move(cached);
   }
@@ -183,6 +191,14 @@ int main(int argc, char** argv) {
   };
   absl::Status filled = catalog.FillOrderValues(nullptr, shutdown_pending);
   if (!filled.ok() && !absl::IsCancelled(filled)) return Fail(filled);
+  if (filled.ok() && record_cache != nullptr && absl::GetFlag(FLAGS_record_cache_preload)) {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<int64_t> kept = record_cache->Preload(shutdown_pending);
+    if (!kept.ok()) return Fail(kept.status());
+    MA_LOG_INFO("record cache preloaded: %lld records, %.1f MiB, in %.1f s",
+                static_cast<long long>(*kept), record_cache->stats().bytes / 1048576.0,
+                absl::ToDoubleSeconds(absl::Now() - start));
+  }
   // The store is open and current: the catalog is ready.
   if (filled.ok()) runner.SetReady(true);
   runner.WaitForShutdownSignal();

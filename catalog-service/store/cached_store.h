@@ -1,20 +1,38 @@
-// A CatalogStore that keeps the records it has read in memory, least
-// recently used first out, within a budget of bytes, in front of a store
-// that no other process writes: the SQLite store, which holds its file
-// exclusively. Every write and delete goes through this class, which drops
-// the records it touches, so a cached record is always the stored one.
-// Not for PostgreSQL: other replicas write the same database behind it.
+// A CatalogStore that keeps the records it has read in memory within a
+// budget of bytes, in front of a store that no other process writes: the
+// SQLite store, which holds its file exclusively. Every write and delete goes
+// through this class, which drops the records it touches, so a cached record
+// is always the stored one. Not for PostgreSQL: other replicas write the same
+// database behind it.
 //
 // Why: reading one record costs a SQLite statement (a B-tree lookup and a
-// copy of the row) under the store's one connection: a third of the
-// catalog's CPU per GetModel call (see docs/BENCHMARKS.md); a hit costs a
-// hash lookup and a copy.
+// copy of the row) under the store's one connection: at 1,000,000 models
+// about 16 us per miss (docs/BENCHMARKS.md); a hit costs a probe of the
+// index and a reference to the cached block.
 //
-// Admission: until the cache is full every record read is kept. Once it is
-// full, keeping a record means evicting another (a hash erase, a list node
-// and a block freed, a list node allocated), so a record read from the store
-// is kept only if its key was missed once already within about the last
-// `records` misses: a doorkeeper, the first stage of TinyLFU (Einziger,
+// Layout (compact, so that a budget can hold a whole catalog of a million
+// records and a hit over it stays cheap): the budget is split into shards
+// by the key's hash (up to 16, each at least 4 MiB, one when the budget is
+// smaller), each with its own mutex, so concurrent readers rarely meet.
+// A shard's index is one open-addressing table (linear probing,
+// backward-shift deletion: no tombstones) of 16-byte slots: 32 bits of the
+// key's hash, the kind, a "referenced" bit and the record's shared block.
+// A hit reads one slot and the block it points at (which the reply needs
+// anyway); before (a node-based hash map and an LRU list) it also read the
+// list node and wrote three of them for the splice: CPU cache and TLB misses
+// that made a hit over 690,000 records cost more than over 100,000.
+// Eviction is second chance (CLOCK's rule; Corbato 1968, as in Tanenbaum,
+// Modern Operating Systems, 3.4.5): a hit only sets the slot's bit (written
+// only if clear); an eviction walks the table from a random slot, clearing
+// set bits, and evicts the first record whose bit is clear (from a random
+// slot, not a kept hand: see EvictOne). Counted in the budget: each block
+// with an allocator header and rounding (24 bytes), and each shard's table
+// (all its slots, empty ones too): bytes never exceed the budget.
+//
+// Admission: until a shard is full every record read is kept. Once it is
+// full, keeping a record means evicting another, so a record read from the
+// store is kept only if its key was missed once already within about the
+// last `records` misses: a doorkeeper, the first stage of TinyLFU (Einziger,
 // Friedman, Manes, "TinyLFU: A Highly Efficient Cache Admission Policy",
 // ACM TOS 2017, section 3.4.2), here a bit array without the frequency
 // sketch behind it. Reads at random over a catalog several times larger than
@@ -22,18 +40,17 @@
 // churn each miss paid bought nothing; a key read again soon (the head of a
 // skewed workload) is kept on its second miss. Admission only decides what
 // is kept: a write or delete drops the record whether or not it was kept,
-// and a read that overlapped a write keeps nothing, as before.
+// and a read that overlapped a write keeps nothing.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <list>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "catalog-service/store/store.h"
@@ -46,18 +63,32 @@ class CachedStore : public CatalogStore {
     int64_t hits = 0;
     int64_t misses = 0;
     int64_t records = 0;
-    // Bytes of the cached records (their strings and bookkeeping).
+    // Bytes of the cached records (their blocks and the allocator's share)
+    // and of the index tables: what is counted against the budget.
     int64_t bytes = 0;
+    // Of `bytes`, the index tables' (empty slots included).
+    int64_t index_bytes = 0;
     // Misses whose record was not kept: the cache was full and the
     // doorkeeper had not seen the key (see above).
     int64_t refused = 0;
   };
 
   // capacity_bytes > 0: records are evicted beyond it. A record larger than
-  // the whole budget is not cached.
-  CachedStore(std::unique_ptr<CatalogStore> store, size_t capacity_bytes);
+  // a shard's share of the budget is not cached. shards: 0 = from the
+  // budget (one per 4 MiB, at most 16); tests give a count (a power of two).
+  CachedStore(std::unique_ptr<CatalogStore> store, size_t capacity_bytes, size_t shards = 0);
 
   Stats stats() const;
+
+  // Reads the stored records in id order (hardware, then models) into the
+  // cache until it is full, without evicting: for an operator who sizes the
+  // budget to hold the whole catalog, so that it answers from memory from
+  // its start instead of after the millions of reads at random that would
+  // otherwise fill it (reading all of N keys at random takes about N ln N).
+  // A record that a write may have changed while its page was read is not
+  // kept (the write counters, as for a miss). `stop` is asked between pages.
+  // Returns the records kept.
+  absl::StatusOr<int64_t> Preload(const std::function<bool()>& stop = nullptr);
 
   absl::string_view backend() const override { return store_->backend(); }
   int schema_version() const override { return store_->schema_version(); }
@@ -124,51 +155,81 @@ class CachedStore : public CatalogStore {
   }
 
  private:
-  // One cached record: its id, display name and payload back to back in one
-  // shared block (SharedRecord), which a read that passes the record on
-  // shares instead of copying; the index holds a view of the block's id.
-  struct Entry {
+  // One cached record: 32 bits of its key's hash (the table's home slot and
+  // a filter before the ids are compared), its kind, the second-chance bit, and the
+  // shared block holding its id, display name and payload. Empty when the
+  // record is null. 16 bytes.
+  struct Slot {
+    uint32_t hash = 0;
+    uint8_t kind = 0;
+    uint8_t referenced = 0;
     SharedRecord record;
-    RecordKind kind = RecordKind::kModel;
-
-    absl::string_view id() const { return record.id(); }
   };
-  using Lru = std::list<Entry>;  // most recently used first
+  // One share of the budget with its own lock (see the top of the file).
+  // Aligned to a cache line so that two shards' locks never share one.
+  struct alignas(64) Shard {
+    mutable absl::Mutex mutex;
+    size_t capacity_bytes = 0;
+    // Empty, or a power of two with at most 3/4 of the slots in use.
+    std::vector<Slot> slots ABSL_GUARDED_BY(mutex);
+    size_t records ABSL_GUARDED_BY(mutex) = 0;
+    // The records' bytes (RecordBytes), not the table's.
+    size_t record_bytes ABSL_GUARDED_BY(mutex) = 0;
+    // Where the next eviction starts: a random slot (EvictOne).
+    uint64_t hand ABSL_GUARDED_BY(mutex) = 0x9e3779b97f4a7c15ULL;
+    // Grows with every write (in every shard), after it commits and drops
+    // what it touched: a record read from the store while a write ran may
+    // be the old one, so a read caches its record only if no write ended
+    // since it began.
+    uint64_t writes ABSL_GUARDED_BY(mutex) = 0;
+    int64_t hits ABSL_GUARDED_BY(mutex) = 0;
+    int64_t misses ABSL_GUARDED_BY(mutex) = 0;
+    int64_t refused ABSL_GUARDED_BY(mutex) = 0;
+    // The doorkeeper: one bit per hash of (kind, id) missed while full,
+    // kDoorkeeperBits / shards of them (512 KiB over all shards, allocated
+    // when the shard is first full: part of the catalog's constant memory,
+    // not of the budget), cleared once it has marked as many keys as the
+    // shard holds records (at most a sixteenth of its bits, so that a key
+    // never missed is let in by a colliding bit less than one time in 16).
+    std::vector<uint64_t> doorkeeper ABSL_GUARDED_BY(mutex);
+    size_t doorkeeper_marks ABSL_GUARDED_BY(mutex) = 0;
 
-  // What an entry takes, its text included (see the definition).
-  static size_t EntryBytes(const Entry& entry);
+    size_t table_bytes() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex) {
+      return slots.size() * sizeof(Slot);
+    }
+  };
+
   static size_t Kind(RecordKind kind) { return kind == RecordKind::kModel ? 0 : 1; }
-  void Remember(RecordKind kind, SharedRecord record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  static uint64_t HashOf(RecordKind kind, absl::string_view id);
+  // What a record takes in the budget: its block with the allocator's
+  // header and rounding.
+  static size_t RecordBytes(const SharedRecord& record);
+  Shard& ShardOf(uint64_t hash) const { return *shards_[hash >> shard_shift_ & shard_mask_]; }
+  // The slot holding (kind, id), or -1.
+  static int64_t Find(const Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  void Remember(Shard& shard, uint64_t hash, RecordKind kind, SharedRecord record)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
   // On a miss: whether the record read for this key is to be kept. True
-  // while the cache has room; once full, true if the doorkeeper has seen the
+  // while the shard has room; once full, true if the doorkeeper has seen the
   // key since it was last cleared, which it now has.
-  bool AdmitMiss(RecordKind kind, absl::string_view id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  void Forget(RecordKind kind, absl::string_view id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  bool AdmitMiss(Shard& shard, uint64_t hash) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  static void Forget(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  // Empties slot `at`, moving later slots of its probe run back into the gap.
+  static void EraseSlot(Shard& shard, size_t at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  // Second chance from a random slot: evicts one record (the shard holds
+  // at least one).
+  static void EvictOne(Shard& shard) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  // Rebuilds the table with `slots` slots (a power of two).
+  static void Resize(Shard& shard, size_t slots) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
 
   const std::unique_ptr<CatalogStore> store_;
   const size_t capacity_bytes_;
-  mutable absl::Mutex mutex_;
-  Lru lru_ ABSL_GUARDED_BY(mutex_);
-  // By kind, then id (a view of the entry's own text).
-  std::array<absl::flat_hash_map<absl::string_view, Lru::iterator>, 2> index_
-      ABSL_GUARDED_BY(mutex_);
-  size_t bytes_ ABSL_GUARDED_BY(mutex_) = 0;
-  // Grows with every write, after it commits and drops what it touched: a
-  // record read from the store while a write ran may be the old one, so a
-  // read caches its record only if no write ended since it began.
-  uint64_t writes_ ABSL_GUARDED_BY(mutex_) = 0;
-  int64_t hits_ ABSL_GUARDED_BY(mutex_) = 0;
-  int64_t misses_ ABSL_GUARDED_BY(mutex_) = 0;
-  int64_t refused_ ABSL_GUARDED_BY(mutex_) = 0;
-  // The doorkeeper: one bit per hash of (kind, id) missed while full,
-  // kDoorkeeperBits of them (512 KiB, allocated when the cache is first
-  // full: part of the catalog's constant memory, not of the budget), cleared
-  // once it has marked as many keys as the cache holds records (at most
-  // kDoorkeeperBits / 16, so that a key never missed is let in by a
-  // colliding bit less than one time in 16).
+  std::vector<std::unique_ptr<Shard>> shards_;
+  int shard_shift_ = 0;  // the shard is the hash's top bits
+  uint64_t shard_mask_ = 0;
   static constexpr size_t kDoorkeeperBits = size_t{1} << 22;
-  std::vector<uint64_t> doorkeeper_ ABSL_GUARDED_BY(mutex_);
-  size_t doorkeeper_marks_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace modelatlas::catalog

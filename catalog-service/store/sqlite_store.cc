@@ -337,7 +337,11 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
                                                                int64_t max_pages,
                                                                int64_t mmap_bytes) {
   sqlite3* db = nullptr;
-  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+  // NOMUTEX: the connection's own mutex (taken by every sqlite3_* call: a
+  // bind, a step, a column read) is not wanted; every use of db_ is already
+  // serialized by mutex_ (the store's one connection), which is what SQLite's
+  // multi-thread mode asks of the caller (https://sqlite.org/threadsafe.html).
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
     absl::Status status = absl::UnavailableError(
         absl::StrCat("cannot open SQLite database \"", path, "\": ", sqlite3_errmsg(db)));
