@@ -321,10 +321,10 @@ constexpr int kPageCacheKiB = 64 << 10;
 // held whole), and CREATE INDEX sorts in pages of the cache.
 constexpr int kBulkLoadCacheKiB = 256 << 10;
 
-// Between two CREATE INDEX of EndBulkLoad (see CreateMissingReadIndexes): a
-// quarter of the step before (seconds at a million rows: the rebuild's wall
-// grows by a quarter, its CPU not at all), and at least long enough for a
-// woken reader to be scheduled on a loaded machine.
+// Between two CREATE INDEX of EndBulkLoad when a store call waited for the
+// step before (see CreateMissingReadIndexes): a quarter of that step (seconds at a million rows:
+// the rebuild's wall grows by a quarter, its CPU not at all), and at least long enough for a woken
+// reader to be scheduled on a loaded machine.
 constexpr absl::Duration kMinPauseBetweenIndexes = absl::Milliseconds(100);
 
 // How many distinct domains DomainToWalk looks through before it leaves
@@ -399,13 +399,13 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
 }
 
 SqliteStore::~SqliteStore() {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   for (auto& [sql, statement] : statements_) sqlite3_finalize(statement);
   sqlite3_close(db_);
 }
 
 absl::Status SqliteStore::Migrate() {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   if (absl::Status s = Exec(db_,
                             "CREATE TABLE IF NOT EXISTS schema_migrations ("
                             "version INTEGER PRIMARY KEY, description TEXT NOT NULL)");
@@ -442,17 +442,24 @@ absl::Status SqliteStore::Migrate() {
 absl::Status SqliteStore::CreateMissingReadIndexes(
     const std::function<void(absl::Duration)>& step_done, bool after_crash) {
   absl::Duration last_step;
+  // Whether a store call was waiting when the last step ended.
+  bool call_waited = false;
   for (const ReadIndex& index : SqliteReadIndexes()) {
     // absl::Mutex is not fair: relocked at once, it starved a List of a
     // million-model catalog for all eight steps (35 s at load 10). A pause
-    // after each step lets the reads that queued behind it in first, and
-    // the next store calls of the same request (a List makes several, each
-    // of which would otherwise wait for a step of its own: 24 s with a
-    // fixed 100 ms pause at load 7).
-    if (last_step > absl::ZeroDuration() && !after_crash) {
+    // after a step that a call waited for lets the calls that queued behind
+    // it in first, and the next store calls of the same request (a List
+    // makes several, each of which would otherwise wait for a step of its
+    // own: 24 s with a fixed 100 ms pause at load 7). With no call waiting
+    // the next step starts at once: the pauses were about 3 s of a
+    // million-model rebuild's 16 s (docs/BENCHMARKS.md, s12-import).
+    if (call_waited && !after_crash) {
+      rebuild_pauses_.fetch_add(1, std::memory_order_relaxed);
       absl::SleepFor(std::max(kMinPauseBetweenIndexes, last_step / 4));
     }
+    call_waited = false;
     const absl::Time start = absl::Now();
+    // Not a StoreLock: the rebuild's own wait is not a call's.
     absl::MutexLock lock(&mutex_);
     {
       Statement exists(db_, statements_,
@@ -471,13 +478,14 @@ absl::Status SqliteStore::CreateMissingReadIndexes(
     // records_by_parameters; docs/BENCHMARKS.md, branch s12-import).
     if (absl::Status s = Exec(db_, index.sql); !s.ok()) return s;
     last_step = absl::Now() - start;
+    call_waited = waiting_calls_.load(std::memory_order_relaxed) > 0;
     if (step_done) step_done(last_step);
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<bool> SqliteStore::BeginBulkLoad() {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   if (bulk_loads_ > 0) {
     ++bulk_loads_;
     return true;
@@ -500,13 +508,13 @@ absl::StatusOr<bool> SqliteStore::BeginBulkLoad() {
 
 absl::Status SqliteStore::EndBulkLoad(const std::function<void(absl::Duration)>& step_done) {
   {
-    absl::MutexLock lock(&mutex_);
+    StoreLock lock(this);
     if (bulk_loads_ == 0) return absl::OkStatus();
     // Another bulk load still runs: the last to end rebuilds.
     if (--bulk_loads_ > 0) return absl::OkStatus();
   }
   absl::Status created = CreateMissingReadIndexes(step_done, /*after_crash=*/false);
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   if (bulk_loads_ == 0) {
     Exec(db_, absl::StrCat("PRAGMA cache_size=-", kPageCacheKiB)).IgnoreError();
   }
@@ -534,7 +542,7 @@ absl::Status StepOntoRecord(Statement& stmt, RecordKind kind, absl::string_view 
 }  // namespace
 
 absl::StatusOr<StoredRecord> SqliteStore::Get(RecordKind kind, absl::string_view id) {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   Statement stmt(db_, statements_, kSelectRecord);
   if (absl::Status found = StepOntoRecord(stmt, kind, id); !found.ok()) return found;
   return ReadRecord(stmt);
@@ -544,7 +552,7 @@ absl::StatusOr<StoredRecord> SqliteStore::Get(RecordKind kind, absl::string_view
 // StoredRecord's three strings first): the read of a GetModel that misses
 // the record cache.
 absl::StatusOr<SharedRecord> SqliteStore::GetShared(RecordKind kind, absl::string_view id) {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   Statement stmt(db_, statements_, kSelectRecord);
   if (absl::Status found = StepOntoRecord(stmt, kind, id); !found.ok()) return found;
   return SharedRecord::Make(stmt.TextView(0), stmt.TextView(1), stmt.BlobView(2), stmt.Int(3));
@@ -552,7 +560,7 @@ absl::StatusOr<SharedRecord> SqliteStore::GetShared(RecordKind kind, absl::strin
 
 absl::StatusOr<std::vector<std::string>> SqliteStore::FindIdsByLookupKey(RecordKind kind,
                                                                          absl::string_view key) {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   Statement stmt(db_, statements_,
                  "SELECT DISTINCT id FROM lookup_keys WHERE kind = ? AND key = ? ORDER BY id");
   if (!stmt.status().ok()) return stmt.status();
@@ -569,7 +577,7 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::FindIdsByLookupKey(RecordK
 
 absl::StatusOr<std::vector<StoredRecord>> SqliteStore::GetMany(
     RecordKind kind, const std::vector<std::string>& ids) {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   Statement stmt(db_, statements_, kSelectRecord);
   if (!stmt.status().ok()) return stmt.status();
   std::vector<StoredRecord> found;
@@ -584,7 +592,7 @@ absl::StatusOr<std::vector<StoredRecord>> SqliteStore::GetMany(
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SqliteStore::FindIdsByLookupKeys(
     RecordKind kind, const std::vector<std::string>& keys) {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   Statement stmt(db_, statements_,
                  "SELECT DISTINCT id FROM lookup_keys WHERE kind = ? AND key = ? ORDER BY id");
   if (!stmt.status().ok()) return stmt.status();
@@ -603,7 +611,7 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SqliteStore::Fi
 
 absl::StatusOr<std::vector<StoredRecord>> SqliteStore::List(RecordKind kind,
                                                             absl::string_view after_id, int limit) {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   Statement stmt(db_, statements_,
                  "SELECT id, display_name, payload, revision FROM records "
                  "WHERE kind = ? AND id > ? ORDER BY id LIMIT ?");
@@ -620,7 +628,7 @@ absl::StatusOr<std::vector<OrderedRecord>> SqliteStore::ListOrdered(
 absl::StatusOr<std::vector<OrderedRecord>> SqliteStore::ListOrderedWhere(
     RecordKind kind, OrderColumn column, bool descending, const OrderSeek& after, int limit,
     const std::vector<ColumnTest>& column_tests) {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   const absl::string_view column_name = kOrderColumnNames[static_cast<int>(column)];
   const char* direction = descending ? " DESC" : "";
   std::vector<const ColumnTest*> tests = Applicable(column_tests);
@@ -726,7 +734,7 @@ absl::StatusOr<std::vector<StoredRecord>> SqliteStore::ListWhere(
     const std::vector<ColumnTest>& column_tests) {
   std::vector<const ColumnTest*> tests = Applicable(column_tests);
   if (tests.empty()) return List(kind, after_id, limit);
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   absl::StatusOr<DomainWalk> walk = DomainToWalk(kind, column_tests);
   if (!walk.ok()) return walk.status();
   if (walk->none) return std::vector<StoredRecord>{};
@@ -849,7 +857,7 @@ absl::Status SqliteStore::RemoveDomainRows(absl::string_view id) {
 
 absl::StatusOr<std::vector<StoredRecord>> SqliteStore::RecordsWithoutOrderValues(RecordKind kind,
                                                                                  int limit) {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   Statement stmt(db_, statements_,
                  "SELECT r.id, r.display_name, r.payload, r.revision FROM order_values_pending p "
                  "JOIN records r ON r.kind = p.kind AND r.id = p.id WHERE p.kind = ? "
@@ -861,7 +869,7 @@ absl::StatusOr<std::vector<StoredRecord>> SqliteStore::RecordsWithoutOrderValues
 
 absl::Status SqliteStore::SetOrderValues(
     RecordKind kind, const std::vector<std::pair<StoredRecord, OrderValues>>& values, bool done) {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   return InTransaction(db_, [&]() -> absl::Status {
     // Each column group is written only when it differs from what is stored:
     // an upgrade from schema 4 (values and text already there, only the
@@ -936,7 +944,7 @@ absl::Status SqliteStore::SetOrderValues(
 }
 
 absl::StatusOr<int64_t> SqliteStore::Count(RecordKind kind) {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   Statement stmt(db_, statements_, "SELECT COUNT(*) FROM records WHERE kind = ?");
   if (!stmt.status().ok()) return stmt.status();
   stmt.Bind(1, RecordKindName(kind));
@@ -946,7 +954,7 @@ absl::StatusOr<int64_t> SqliteStore::Count(RecordKind kind) {
 }
 
 absl::StatusOr<int64_t> SqliteStore::Revision() {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   Statement stmt(db_, statements_, "SELECT revision FROM catalog_state WHERE id = 1");
   if (!stmt.status().ok()) return stmt.status();
   absl::StatusOr<bool> row = stmt.Step();
@@ -955,7 +963,7 @@ absl::StatusOr<int64_t> SqliteStore::Revision() {
 }
 
 absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes) {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   return InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
     absl::StatusOr<int64_t> revision = NextRevision();
     if (!revision.ok()) return revision.status();
@@ -1096,7 +1104,7 @@ absl::Status SqliteStore::ReplaceLookupKeys(const RecordWrite& record, bool clea
 
 absl::StatusOr<int64_t> SqliteStore::Delete(RecordKind kind, absl::string_view id,
                                             int64_t expected_revision) {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   return InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
     if (absl::Status s = CheckCurrent(kind, id, expected_revision); !s.ok()) return s;
     if (kind == RecordKind::kModel) {
@@ -1122,7 +1130,7 @@ absl::StatusOr<int64_t> SqliteStore::Delete(RecordKind kind, absl::string_view i
 
 absl::StatusOr<std::vector<Change>> SqliteStore::ChangesAfter(const ChangePosition& after,
                                                               int limit) {
-  absl::MutexLock lock(&mutex_);
+  StoreLock lock(this);
   const bool whole_revision = after.id.empty();
   // The primary key's order: a page may end, and the next begin, inside a revision.
   Statement stmt(db_, statements_,

@@ -2,6 +2,7 @@
 // an acknowledged write survives a crash of the process or the machine.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -74,8 +75,30 @@ class SqliteStore : public CatalogStore {
   absl::StatusOr<bool> BeginBulkLoad() override;
   absl::Status EndBulkLoad(
       const std::function<void(absl::Duration step)>& step_done = nullptr) override;
+  // Pauses the index rebuild has made between its steps (each one because
+  // a store call was waiting when a step ended): for tests.
+  int64_t rebuild_pauses() const { return rebuild_pauses_.load(std::memory_order_relaxed); }
 
  private:
+  // The store's lock, held for every store call, which counts the calls
+  // waiting for it, so that the index rebuild pauses between its steps only
+  // when one waits (CreateMissingReadIndexes).
+  class ABSL_SCOPED_LOCKABLE StoreLock {
+   public:
+    explicit StoreLock(SqliteStore* store) ABSL_EXCLUSIVE_LOCK_FUNCTION(store->mutex_)
+        : store_(store) {
+      store_->waiting_calls_.fetch_add(1, std::memory_order_relaxed);
+      store_->mutex_.Lock();
+      store_->waiting_calls_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    ~StoreLock() ABSL_UNLOCK_FUNCTION() { store_->mutex_.Unlock(); }
+    StoreLock(const StoreLock&) = delete;
+    StoreLock& operator=(const StoreLock&) = delete;
+
+   private:
+    SqliteStore* const store_;
+  };
+
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   absl::Status Migrate();
   // Creates the order indexes that do not exist (dropped by a bulk load that
@@ -121,6 +144,9 @@ class SqliteStore : public CatalogStore {
   bool domain_rows_complete_ ABSL_GUARDED_BY(mutex_) = false;
   // Bulk loads under way (BeginBulkLoad less EndBulkLoad).
   int bulk_loads_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Store calls waiting for mutex_ (StoreLock).
+  std::atomic<int> waiting_calls_{0};
+  std::atomic<int64_t> rebuild_pauses_{0};
 };
 
 }  // namespace modelatlas::catalog

@@ -830,5 +830,32 @@ TEST(BulkLoadTest, AReadDuringTheIndexRebuildWaitsForOneIndexAtMost) {
   EXPECT_EQ(AllPages(catalog, "", "publication_date desc", 1000).size(), size_t{kModels});
 }
 
+// With no store call waiting, the rebuild goes from one index to the next
+// at once: the pause between steps is for calls that queued behind one.
+TEST(BulkLoadTest, ARebuildThatNoCallWaitsForDoesNotPause) {
+  auto opened = SqliteStore::Open(":memory:");
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  SqliteStore& store = **opened;
+  ASSERT_TRUE(store.BeginBulkLoad().value());
+  std::vector<BatchWrite> writes;
+  for (int i = 0; i < 500; ++i) {
+    Model model;
+    model.set_name(absl::StrCat("models/quiet-", i));
+    model.set_display_name(absl::StrCat("Quiet ", i));
+    model.set_parameters(i * 1e9);
+    model.mutable_provenance()->set_source("test");
+    absl::StatusOr<RecordWrite> write = internal::ToWrite(model);
+    ASSERT_TRUE(write.ok()) << write.status();
+    BatchWrite batch_write;
+    batch_write.record = *std::move(write);
+    writes.push_back(std::move(batch_write));
+  }
+  ASSERT_TRUE(store.Write(writes).ok());
+  int steps = 0;
+  ASSERT_TRUE(store.EndBulkLoad([&](absl::Duration) { ++steps; }).ok());
+  EXPECT_EQ(steps, 8);
+  EXPECT_EQ(store.rebuild_pauses(), 0);
+}
+
 }  // namespace
 }  // namespace modelatlas::catalog
