@@ -785,6 +785,15 @@ TEST(BulkLoadTest, IndexesACrashLeftDroppedAreCreatedAtTheNextOpen) {
   remove();
 }
 
+// A create of `model` for CatalogStore::Write.
+BatchWrite CreateOf(const Model& model) {
+  absl::StatusOr<RecordWrite> write = internal::ToWrite(model);
+  EXPECT_TRUE(write.ok()) << write.status();
+  BatchWrite batch_write;
+  if (write.ok()) batch_write.record = *std::move(write);
+  return batch_write;
+}
+
 // EndBulkLoad creates one index per step and releases the store between
 // steps: a read issued meanwhile waits for one step at most, not for all
 // eight (one statement building every index would hold the store for all).
@@ -804,11 +813,7 @@ TEST(BulkLoadTest, AReadDuringTheIndexRebuildWaitsForOneIndexAtMost) {
     model.set_parameters((i * 7919 % 1000) * 1e9);
     model.mutable_publication_date()->set_year(2015 + i % 10);
     model.mutable_provenance()->set_source("test");
-    absl::StatusOr<RecordWrite> write = internal::ToWrite(model);
-    ASSERT_TRUE(write.ok()) << write.status();
-    BatchWrite batch_write;
-    batch_write.record = *std::move(write);
-    writes.push_back(std::move(batch_write));
+    writes.push_back(CreateOf(model));
     if (writes.size() == 2000) {
       ASSERT_TRUE(store->Write(writes).ok());
       writes.clear();
@@ -844,11 +849,7 @@ TEST(BulkLoadTest, ARebuildThatNoCallWaitsForDoesNotPause) {
     model.set_display_name(absl::StrCat("Quiet ", i));
     model.set_parameters(i * 1e9);
     model.mutable_provenance()->set_source("test");
-    absl::StatusOr<RecordWrite> write = internal::ToWrite(model);
-    ASSERT_TRUE(write.ok()) << write.status();
-    BatchWrite batch_write;
-    batch_write.record = *std::move(write);
-    writes.push_back(std::move(batch_write));
+    writes.push_back(CreateOf(model));
   }
   ASSERT_TRUE(store.Write(writes).ok());
   int steps = 0;
