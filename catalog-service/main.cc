@@ -147,6 +147,9 @@ int main(int argc, char** argv) {
     record_cache = cached.get();
     runner.AddCollectable(catalog::RecordCacheCollectable(cached.get()));
     instrumented = std::move(cached);
+  } else if (absl::GetFlag(FLAGS_record_cache_preload)) {
+    MA_LOG_WARNING("--record_cache_preload has no effect: there is no record cache (%s)",
+                   cache_bytes == 0 ? "--record_cache_bytes=0" : "the store is PostgreSQL");
   }
   catalog::Catalog catalog(std::move(instrumented));
   catalog::ImportMetrics import_metrics(runner.registry());

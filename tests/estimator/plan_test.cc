@@ -9,23 +9,19 @@
 #include <vector>
 
 #include "estimator-service/core/fit_matrix.h"
+#include "tests/estimator/plan_inputs.h"
 
 namespace modelatlas::estimator {
 namespace {
 
 constexpr double kGiB = 1073741824.0;
 
-// Llama-3.1-8B in bf16 at 8,192 tokens (the memory estimate's lines).
+// Llama-3.1-8B in bf16 at 8,192 tokens (the memory estimate's lines),
+// without its layer counts: these tests plan the model as one block.
 PlanInput Llama8B() {
-  PlanInput w;
-  w.sizing.weight_bytes = 16060522496;
-  w.sizing.kv_cache_bytes = 1073741824;
-  w.sizing.activation_bytes = 44553216;
-  w.sizing.overhead_bytes = 1073741824;
-  w.sizing.parameters = 8030261248;
-  w.sizing.num_attention_heads = 32;
-  w.sizing.num_key_value_heads = 8;
-  w.workload.prompt_tokens = 1000;
+  PlanInput w = Llama31_8BInBf16();
+  w.sizing.num_layers = 0;
+  w.sizing.num_largest_layers = 0;
   return w;
 }
 
