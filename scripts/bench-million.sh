@@ -110,6 +110,8 @@ try:
 except Exception:
     r = {"calls": 0, "qps": 0, "p50_us": 0, "p99_us": 0, "errors": -1}
 r["cpu_us_per_call"] = (after - before) / hz * 1e6 / max(1, r.get("calls", 0))
+# The machine's load as the run ended: a p99 moves with it, CPU per call much less.
+r["load_average"] = open("/proc/loadavg").read().split()[0]
 json.dump(r, open(path, "w"))
 PY
 }
@@ -197,13 +199,13 @@ w(f"| median | | | **{median([x[0] for x in ratios]):.2f}** | | | {median([x[1] 
 w("")
 w(f"ListModels, 4 calls in flight, {2 * int(round_s)} s per request and round:")
 w("")
-w("| request | round | calls/s | p50 | p99 | server CPU/call | errors |")
-w("|---|---:|---:|---:|---:|---:|---:|")
+w("| request | round | calls/s | p50 | p99 | server CPU/call | errors | load average |")
+w("|---|---:|---:|---:|---:|---:|---:|---:|")
 for entry in open(f"{state}/lists.txt").read().splitlines():
     name, request = entry.split("|", 1)
     for r_i in range(1, rounds + 1):
         r = load(f"{name}-{r_i}")
-        w(f"| {'`' + request + '`' if r_i == 1 else ''} | {r_i} | {r['qps']:,.0f} | {r['p50_us']/1000:.2f} ms | {r['p99_us']/1000:.2f} ms | {r['cpu_us_per_call']:.0f} us | {r['errors']} |")
+        w(f"| {'`' + request + '`' if r_i == 1 else ''} | {r_i} | {r['qps']:,.0f} | {r['p50_us']/1000:.2f} ms | {r['p99_us']/1000:.2f} ms | {r['cpu_us_per_call']:.0f} us | {r['errors']} | {r.get('load_average', '-')} |")
 text = "\n".join(out) + "\n"
 open(f"{state}/results.md", "w").write(text)
 print(text)

@@ -51,28 +51,25 @@ absl::Status SqliteError(sqlite3* db, absl::string_view what) {
 class Statement {
  public:
   Statement(sqlite3* db, SqliteStore::StatementCache& cache, absl::string_view sql) : db_(db) {
-    // Heterogeneous lookup: no key string is built when the text is cached.
-    auto [entry, inserted] = cache.try_emplace(sql, nullptr);
-    if (inserted) {
-      if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()),
-                             SQLITE_PREPARE_PERSISTENT, &entry->second, nullptr) != SQLITE_OK) {
-        status_ = SqliteError(db, absl::StrCat("prepare ", sql));
-        sqlite3_finalize(entry->second);
-        cache.erase(entry);
-        return;
-      }
-    }
-    stmt_ = entry->second;
+    PrepareCached(cache, sql);
   }
   // A statement of its own, finalized on scope exit: for texts with many
   // shapes (a filter's pushed tests), which would grow the cache without bound.
-  Statement(sqlite3* db, absl::string_view sql) : db_(db), owned_(true) {
-    if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
-        SQLITE_OK) {
-      status_ = SqliteError(db, absl::StrCat("prepare ", sql));
-      sqlite3_finalize(stmt_);
-      stmt_ = nullptr;
+  Statement(sqlite3* db, absl::string_view sql) : db_(db), owned_(true) { PrepareOwned(sql); }
+  // From `cache` while it holds fewer than `max_cached` texts (or already
+  // holds this one), else a statement of its own: a filtered list's text
+  // depends on the filter's shape, and preparing it (parsing, planning) cost
+  // 0.1-0.2 M instructions per page of a million models, under the store's
+  // lock (docs/BENCHMARKS.md, s14-list).
+  Statement(sqlite3* db, SqliteStore::StatementCache& cache, absl::string_view sql,
+            size_t max_cached)
+      : db_(db) {
+    if (cache.size() < max_cached || cache.contains(sql)) {
+      PrepareCached(cache, sql);
+      return;
     }
+    owned_ = true;
+    PrepareOwned(sql);
   }
   ~Statement() {
     if (stmt_ == nullptr) return;
@@ -184,6 +181,29 @@ class Statement {
   }
 
  private:
+  void PrepareCached(SqliteStore::StatementCache& cache, absl::string_view sql) {
+    // Heterogeneous lookup: no key string is built when the text is cached.
+    auto [entry, inserted] = cache.try_emplace(sql, nullptr);
+    if (inserted) {
+      if (sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                             SQLITE_PREPARE_PERSISTENT, &entry->second, nullptr) != SQLITE_OK) {
+        status_ = SqliteError(db_, absl::StrCat("prepare ", sql));
+        sqlite3_finalize(entry->second);
+        cache.erase(entry);
+        return;
+      }
+    }
+    stmt_ = entry->second;
+  }
+  void PrepareOwned(absl::string_view sql) {
+    if (sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
+        SQLITE_OK) {
+      status_ = SqliteError(db_, absl::StrCat("prepare ", sql));
+      sqlite3_finalize(stmt_);
+      stmt_ = nullptr;
+    }
+  }
+
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
   bool owned_ = false;
@@ -294,6 +314,18 @@ std::vector<absl::string_view> Elements(const std::string& text) {
   return absl::StrSplit(absl::string_view(text).substr(1), '\n');
 }
 
+// Puts records[first..] in a list's order (OrderSeek's): by value,
+// descending or not, then by id; records without a value (all or none of
+// them) by id. Values compare as SQLite's do: numbers by value, text
+// bytewise (std::string's compare is memcmp's, as SQLite's BINARY).
+void SortInListOrder(std::vector<OrderedRecord>& records, size_t first, bool descending) {
+  std::sort(records.begin() + static_cast<std::ptrdiff_t>(first), records.end(),
+            [descending](const OrderedRecord& a, const OrderedRecord& b) {
+              if (!(a.value == b.value)) return descending ? b.value < a.value : a.value < b.value;
+              return a.record.id < b.record.id;
+            });
+}
+
 // A walk of model_domains needs no filter-text test that its domain already
 // passes (the domain is one of the text's elements).
 std::vector<const ColumnTest*> WithoutImpliedBy(const std::vector<const ColumnTest*>& tests,
@@ -330,6 +362,12 @@ constexpr absl::Duration kMinPauseBetweenIndexes = absl::Milliseconds(100);
 // How many distinct domains DomainToWalk looks through before it leaves
 // the test to the filter text (a seek each; Epoch's catalog has about 20).
 constexpr int kMaxDomainsScanned = 1000;
+
+// Filtered lists' statements kept prepared (SqliteStore::filter_statements_):
+// a shape is the pushed tests' columns and operators, the order and where a
+// page starts, so a catalog's clients use a few dozen; each takes about
+// 8 KB of SQLite's memory (`.stats` of the sqlite3 shell).
+constexpr size_t kMaxFilterStatements = 128;
 
 }  // namespace
 
@@ -390,6 +428,7 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
   // scan the whole table without them).
   if (absl::Status s = store->CreateMissingReadIndexes(nullptr, /*after_crash=*/true); !s.ok())
     return s;
+  if (absl::Status s = store->LoadRevision(); !s.ok()) return s;
   if (max_pages > 0) {
     if (absl::Status s = Exec(db, absl::StrCat("PRAGMA max_page_count=", max_pages)); !s.ok()) {
       return s;
@@ -401,6 +440,7 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
 SqliteStore::~SqliteStore() {
   StoreLock lock(this);
   for (auto& [sql, statement] : statements_) sqlite3_finalize(statement);
+  for (auto& [sql, statement] : filter_statements_) sqlite3_finalize(statement);
   sqlite3_close(db_);
 }
 
@@ -649,19 +689,12 @@ absl::StatusOr<std::vector<OrderedRecord>> SqliteStore::ListOrderedWhere(
                                   "WHERE d.domain = ?5 AND r.kind = ?1 AND r.id = d.id AND "
                                 : " FROM records WHERE kind = ?1 AND ";
   // Without tests, one cached statement per column and direction; with
-  // them, the text depends on the filter: prepared for this call only.
+  // them, the text depends on the filter's shape: kept among the filter
+  // statements (kMaxFilterStatements), else prepared for this call only.
   auto prepare = [&](const std::string& sql) {
-    return tests.empty() ? std::make_unique<Statement>(db_, statements_, sql)
-                         : std::make_unique<Statement>(db_, sql);
-  };
-  std::vector<OrderedRecord> records;
-  auto read = [&](Statement& stmt) -> absl::Status {
-    while (true) {
-      absl::StatusOr<bool> row = stmt.Step();
-      if (!row.ok()) return row.status();
-      if (!*row) return absl::OkStatus();
-      records.push_back(OrderedRecord{ReadRecord(stmt), stmt.Value(4)});
-    }
+    return tests.empty()
+               ? std::make_unique<Statement>(db_, statements_, sql)
+               : std::make_unique<Statement>(db_, filter_statements_, sql, kMaxFilterStatements);
   };
   // The records with a value, through the column's index (kind, value, id);
   // descending, the index is read backwards and each run of equal values is
@@ -682,15 +715,29 @@ absl::StatusOr<std::vector<OrderedRecord>> SqliteStore::ListOrderedWhere(
                     absl::string_view limit_param) {
     const std::string order = by_value ? absl::StrCat(c, direction, ", ", id) : std::string(id);
     if (keys_first) {
+      // No ORDER BY outside: SQLite would copy every row, payload and all,
+      // into a sorter (a fifth of the statement's VM steps on a page of a
+      // million models); the page is put in order after it is read.
       return absl::StrCat(
           "SELECT r.id, r.display_name, r.payload, r.revision, s.v FROM (SELECT d.id AS id, ",
           value, " AS v FROM model_domains d WHERE d.domain = ?5 AND ", conditions, where,
           " ORDER BY ", order, " LIMIT ", limit_param,
-          ") s CROSS JOIN records r WHERE r.kind = ?1 AND r.id = s.id ORDER BY ",
-          by_value ? absl::StrCat("s.v", direction, ", s.id") : "s.id");
+          ") s CROSS JOIN records r WHERE r.kind = ?1 AND r.id = s.id");
     }
     return absl::StrCat(select, value, from, conditions, where, " ORDER BY ", order, " LIMIT ",
                         limit_param);
+  };
+  std::vector<OrderedRecord> records;
+  auto read = [&](Statement& stmt) -> absl::Status {
+    const size_t first = records.size();
+    while (true) {
+      absl::StatusOr<bool> row = stmt.Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      records.push_back(OrderedRecord{ReadRecord(stmt), stmt.Value(4)});
+    }
+    if (keys_first) SortInListOrder(records, first, descending);
+    return absl::OkStatus();
   };
   const bool in_values = after.start || !std::holds_alternative<std::monostate>(after.value);
   if (in_values) {
@@ -742,12 +789,13 @@ absl::StatusOr<std::vector<StoredRecord>> SqliteStore::ListWhere(
     // One domain's models in id order (model_domains' key), the numbers
     // tested on its rows, the rest on the records: ?4 the domain.
     tests = WithoutImpliedBy(tests, walk->domain);
-    Statement stmt(db_,
+    Statement stmt(db_, filter_statements_,
                    absl::StrCat("SELECT r.id, r.display_name, r.payload, r.revision "
                                 "FROM model_domains d CROSS JOIN records r "
                                 "WHERE d.domain = ?4 AND d.id > ?2 AND r.kind = ?1 "
                                 "AND r.id = d.id",
-                                TestsSql(tests, 5, -1, "d.", "r."), " ORDER BY d.id LIMIT ?3"));
+                                TestsSql(tests, 5, -1, "d.", "r."), " ORDER BY d.id LIMIT ?3"),
+                   kMaxFilterStatements);
     if (!stmt.status().ok()) return stmt.status();
     stmt.Bind(1, RecordKindName(kind))
         .Bind(2, after_id)
@@ -756,9 +804,11 @@ absl::StatusOr<std::vector<StoredRecord>> SqliteStore::ListWhere(
     BindTests(stmt, tests, 5);
     return ReadRecords(stmt);
   }
-  Statement stmt(db_, absl::StrCat("SELECT id, display_name, payload, revision FROM records "
-                                   "WHERE kind = ?1 AND id > ?2",
-                                   TestsSql(tests, 4, -1), " ORDER BY id LIMIT ?3"));
+  Statement stmt(db_, filter_statements_,
+                 absl::StrCat("SELECT id, display_name, payload, revision FROM records "
+                              "WHERE kind = ?1 AND id > ?2",
+                              TestsSql(tests, 4, -1), " ORDER BY id LIMIT ?3"),
+                 kMaxFilterStatements);
   if (!stmt.status().ok()) return stmt.status();
   stmt.Bind(1, RecordKindName(kind)).Bind(2, after_id).Bind(3, int64_t{limit});
   BindTests(stmt, tests, 4);
@@ -789,39 +839,59 @@ absl::StatusOr<SqliteStore::DomainWalk> SqliteStore::DomainToWalk(
     if (*row) return walk;
     domain_rows_complete_ = true;
   }
-  // The distinct domains, one seek each, and the ones that contain the text.
+  // The domains that contain the text.
+  absl::StatusOr<const Domains*> domains = KnownDomains();
+  if (!domains.ok()) return domains.status();
+  if ((*domains)->too_many) return DomainWalk{};
+  int matching = 0;
+  for (const std::string& domain : (*domains)->names) {
+    if (absl::StrContains(domain, *text)) {
+      if (++matching > 1) return DomainWalk{};
+      walk.domain = domain;
+    }
+  }
+  // One domain: walk it; none: no model can match; several: the models of
+  // each would have to be merged in order, left to the filter text.
+  walk.walk = matching == 1;
+  walk.none = matching == 0;
+  return walk;
+}
+
+absl::StatusOr<const SqliteStore::Domains*> SqliteStore::KnownDomains() {
+  if (known_domains_.has_value()) return &*known_domains_;
+  // The distinct domains, one seek each (read per List, this was 0.15 M
+  // instructions of a page at a million models, under the store's lock).
   Statement first(db_, statements_, "SELECT domain FROM model_domains ORDER BY domain LIMIT 1");
   Statement next(db_, statements_,
                  "SELECT domain FROM model_domains WHERE domain > ? ORDER BY domain LIMIT 1");
   for (const Statement* stmt : {&first, &next}) {
     if (!stmt->status().ok()) return stmt->status();
   }
-  int matching = 0;
+  Domains domains;
   Statement* stmt = &first;
-  for (int seen = 0; seen < kMaxDomainsScanned; ++seen) {
+  while (true) {
     absl::StatusOr<bool> row = stmt->Step();
     if (!row.ok()) return row.status();
-    if (!*row) {
-      // One domain: walk it; none: no model can match; several: the models
-      // of each would have to be merged in order, left to the filter text.
-      walk.walk = matching == 1;
-      walk.none = matching == 0;
-      return walk;
+    if (!*row) break;
+    if (static_cast<int>(domains.names.size()) == kMaxDomainsScanned) {
+      domains.names.clear();
+      domains.too_many = true;
+      break;
     }
-    std::string domain = stmt->Text(0);
-    if (absl::StrContains(domain, *text)) {
-      if (++matching > 1) return DomainWalk{};
-      walk.domain = domain;
-    }
-    next.Reset().Bind(1, domain);
+    domains.names.push_back(stmt->Text(0));
+    next.Reset().Bind(1, domains.names.back());
     stmt = &next;
   }
-  return DomainWalk{};
+  known_domains_ = std::move(domains);
+  return &*known_domains_;
 }
 
 absl::Status SqliteStore::AddDomainRows(absl::string_view id, const OrderValues& values) {
   const auto* domains = std::get_if<std::string>(&values[kDomainsValue]);
   if (domains == nullptr || domains->empty()) return absl::OkStatus();
+  // Read again by the next list that needs them (after this transaction,
+  // committed or rolled back: no list reads meanwhile, the lock is held).
+  known_domains_.reset();
   Statement add(db_, statements_,
                 "INSERT OR REPLACE INTO model_domains (domain, id, order_parameters, "
                 "order_training_compute_flop, order_publication_date, order_display_name) "
@@ -849,6 +919,7 @@ absl::Status SqliteStore::RemoveDomainRows(absl::string_view id) {
   }
   Statement remove(db_, statements_, "DELETE FROM model_domains WHERE domain = ? AND id = ?");
   if (!remove.status().ok()) return remove.status();
+  known_domains_.reset();
   for (absl::string_view element : Elements(text)) {
     if (absl::Status s = remove.Reset().Bind(1, element).Bind(2, id).Run(); !s.ok()) return s;
   }
@@ -953,18 +1024,23 @@ absl::StatusOr<int64_t> SqliteStore::Count(RecordKind kind) {
   return stmt.Int(0);
 }
 
-absl::StatusOr<int64_t> SqliteStore::Revision() {
+absl::Status SqliteStore::LoadRevision() {
   StoreLock lock(this);
   Statement stmt(db_, statements_, "SELECT revision FROM catalog_state WHERE id = 1");
   if (!stmt.status().ok()) return stmt.status();
   absl::StatusOr<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
-  return stmt.Int(0);
+  revision_.store(stmt.Int(0), std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> SqliteStore::Revision() {
+  return revision_.load(std::memory_order_acquire);
 }
 
 absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes) {
   StoreLock lock(this);
-  return InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
+  return Committed(InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
     absl::StatusOr<int64_t> revision = NextRevision();
     if (!revision.ok()) return revision.status();
     Statement insert(db_, statements_,
@@ -1037,7 +1113,12 @@ absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes
       }
     }
     return *revision;
-  });
+  }));
+}
+
+absl::StatusOr<int64_t> SqliteStore::Committed(absl::StatusOr<int64_t> revision) {
+  if (revision.ok()) revision_.store(*revision, std::memory_order_release);
+  return revision;
 }
 
 absl::StatusOr<int64_t> SqliteStore::NextRevision() {
@@ -1105,7 +1186,7 @@ absl::Status SqliteStore::ReplaceLookupKeys(const RecordWrite& record, bool clea
 absl::StatusOr<int64_t> SqliteStore::Delete(RecordKind kind, absl::string_view id,
                                             int64_t expected_revision) {
   StoreLock lock(this);
-  return InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
+  return Committed(InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
     if (absl::Status s = CheckCurrent(kind, id, expected_revision); !s.ok()) return s;
     if (kind == RecordKind::kModel) {
       if (absl::Status s = RemoveDomainRows(id); !s.ok()) return s;
@@ -1125,7 +1206,7 @@ absl::StatusOr<int64_t> SqliteStore::Delete(RecordKind kind, absl::string_view i
     }
     if (absl::Status s = LogChange(*revision, kind, id, "delete"); !s.ok()) return s;
     return *revision;
-  });
+  }));
 }
 
 absl::StatusOr<std::vector<Change>> SqliteStore::ChangesAfter(const ChangePosition& after,

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
@@ -64,6 +66,10 @@ class SqliteStore : public CatalogStore {
                               const std::vector<std::pair<StoredRecord, OrderValues>>& values,
                               bool done) override;
   absl::StatusOr<int64_t> Count(RecordKind kind) override;
+  // The revision the last committed write gave, kept in memory (the store
+  // holds its file exclusively: no other process writes behind it), so that
+  // a List, which reads it before its page, does not wait for the store's
+  // lock twice.
   absl::StatusOr<int64_t> Revision() override;
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
   absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
@@ -109,6 +115,11 @@ class SqliteStore : public CatalogStore {
                                         bool after_crash);
   // Inside a transaction: bumps the catalog revision and returns the new one.
   absl::StatusOr<int64_t> NextRevision();
+  // Reads the stored revision into revision_ (at open).
+  absl::Status LoadRevision();
+  // A write's transaction's result: its revision, once committed, is the
+  // one Revision() gives.
+  absl::StatusOr<int64_t> Committed(absl::StatusOr<int64_t> revision);
   // Inside a transaction: checks that the record exists at expected_revision
   // (0 = any revision).
   absl::Status CheckCurrent(RecordKind kind, absl::string_view id, int64_t expected_revision);
@@ -127,18 +138,37 @@ class SqliteStore : public CatalogStore {
   // The domain a list with these tests can walk in model_domains: unset
   // when none can (no domains test, more than one domain contains its text,
   // or stored models still wait for their rows); "" in `none` when no
-  // domain contains it (nothing can match).
+  // domain contains it (nothing can match). The distinct domains are read
+  // once and kept (KnownDomains) until a write adds or removes domain rows.
   struct DomainWalk {
     bool walk = false;
     bool none = false;
     std::string domain;
   };
   absl::StatusOr<DomainWalk> DomainToWalk(RecordKind kind, const std::vector<ColumnTest>& tests);
+  // The distinct domains of model_domains in order, read by one seek each
+  // (at most kMaxDomainsScanned; more is `too_many`), kept in
+  // known_domains_ until AddDomainRows or RemoveDomainRows clears it.
+  struct Domains {
+    std::vector<std::string> names;
+    bool too_many = false;
+  };
+  absl::StatusOr<const Domains*> KnownDomains() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   // One connection, serialized: SQLite allows one writer at a time anyway.
   absl::Mutex mutex_;
   sqlite3* db_;
   StatementCache statements_ ABSL_GUARDED_BY(mutex_);
+  // Prepared statements of filtered lists, whose text depends on the
+  // filter's shape (its pushed tests' columns and operators, not their
+  // values, which are bound): kept like statements_ up to
+  // kMaxFilterStatements texts, prepared per call beyond that.
+  StatementCache filter_statements_ ABSL_GUARDED_BY(mutex_);
+  // The distinct domains (KnownDomains); unset until read, or after a write
+  // of domain rows.
+  std::optional<Domains> known_domains_ ABSL_GUARDED_BY(mutex_);
+  // The catalog revision as of the last committed write (Revision()).
+  std::atomic<int64_t> revision_{0};
   int schema_version_ = 0;
   // No model waits in order_values_pending: every model has its domain rows.
   bool domain_rows_complete_ ABSL_GUARDED_BY(mutex_) = false;

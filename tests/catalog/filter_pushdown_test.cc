@@ -331,6 +331,88 @@ TEST_P(FilterPushdownTest, DeletedModelsLeaveTheDomainWalk) {
   ExpectSameAsEvaluated(*catalog_);
 }
 
+// A filter's shape (its pushed terms' fields and operators) is prepared once
+// and kept (SQLite's filter statements): listed again with other numbers, in
+// any order and page size, it gives the records those numbers select.
+TEST_P(FilterPushdownTest, AKeptFilterShapeWithOtherNumbersSelectsItsOwnRecords) {
+  ASSERT_TRUE(catalog_->CreateAll(Models(200)).ok());
+  std::set<std::vector<std::string>> answers;
+  for (const char* bound : {"0", "3e9", "8e9", "1.2e10", "3e9", "2e11"}) {
+    for (const char* order : {"", "parameters desc", "publication_date", "display_name"}) {
+      const std::string filter = absl::StrCat("parameters > ", bound, " AND domains:\"vision\"");
+      const std::vector<std::string> expected = Evaluated(*catalog_, filter, order);
+      EXPECT_EQ(AllPages(*catalog_, filter, order, 7), expected) << filter << " / " << order;
+      EXPECT_EQ(AllPages(*catalog_, filter, order, 1000), expected) << filter << " / " << order;
+      answers.insert(expected);
+    }
+  }
+  EXPECT_GE(answers.size(), 5u);  // the numbers select different records
+}
+
+// More shapes than SQLite keeps prepared (kMaxFilterStatements, 128): two
+// comparisons of the three numeric fields with each operator, 225 shapes,
+// each walked in the order of its first field. Beyond the kept ones a
+// statement is prepared per call, with the same answers.
+TEST_P(FilterPushdownTest, MoreFilterShapesThanAreKeptListAsTheEvaluatorSays) {
+  ASSERT_TRUE(catalog_->CreateAll(Models(60)).ok());
+  const std::vector<std::pair<const char*, const char*>> fields = {
+      {"parameters", "5e9"},
+      {"training_compute_flop", "3e22"},
+      {"publication_date", "\"2021-01-01\""}};
+  const char* ops[] = {"<", "<=", "=", ">=", ">"};
+  int shapes = 0;
+  for (const auto& [first_field, first_value] : fields) {
+    for (const char* first_op : ops) {
+      for (const auto& [second_field, second_value] : fields) {
+        for (const char* second_op : ops) {
+          const std::string filter =
+              absl::StrCat(first_field, " ", first_op, " ", first_value, " AND ", second_field, " ",
+                           second_op, " ", second_value, " AND domains:\"speech\"");
+          const std::string order = absl::StrCat(first_field, " desc");
+          EXPECT_EQ(AllPages(*catalog_, filter, order, 1000), Evaluated(*catalog_, filter, order))
+              << filter;
+          ++shapes;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(shapes, 225);
+}
+
+// SQLite keeps the list of distinct domains between lists until a write
+// adds or removes domain rows: a domain first stored after a list is
+// walked by the next one, one whose last model goes matches nothing again,
+// and a second domain containing the text turns the walk into the text test.
+TEST_P(FilterPushdownTest, ListsSeeDomainsWrittenSinceTheLastList) {
+  ASSERT_TRUE(catalog_->CreateAll(Models(60)).ok());
+  const std::string filter = "domains:\"robot\"";
+  EXPECT_TRUE(AllPages(*catalog_, filter, "parameters desc", 10).empty());
+  Model arm;
+  arm.set_display_name("Arm");
+  arm.add_domains("Robotics");
+  arm.set_parameters(2e9);
+  arm.mutable_provenance()->set_source("test");
+  ASSERT_TRUE(catalog_->Create<Model>("arm", arm).ok());
+  EXPECT_EQ(AllPages(*catalog_, filter, "parameters desc", 10),
+            std::vector<std::string>{"models/arm"});
+  EXPECT_EQ(AllPages(*catalog_, filter, "", 10), std::vector<std::string>{"models/arm"});
+  Model hand = arm;
+  hand.set_display_name("Hand");
+  hand.clear_domains();
+  hand.add_domains("Robot hands");
+  hand.set_parameters(3e9);
+  ASSERT_TRUE(catalog_->Create<Model>("hand", hand).ok());
+  const std::vector<std::string> both = {"models/hand", "models/arm"};
+  EXPECT_EQ(AllPages(*catalog_, filter, "parameters desc", 10), both);
+  EXPECT_EQ(AllPages(*catalog_, filter, "parameters desc", 10),
+            Evaluated(*catalog_, filter, "parameters desc"));
+  ASSERT_TRUE(catalog_->Delete<Model>("models/hand", "").ok());
+  ASSERT_TRUE(catalog_->Delete<Model>("models/arm", "").ok());
+  EXPECT_TRUE(AllPages(*catalog_, filter, "parameters desc", 10).empty());
+  EXPECT_TRUE(AllPages(*catalog_, filter, "", 10).empty());
+  ExpectSameAsEvaluated(*catalog_);
+}
+
 // An import defers each model's domain rows (BatchWrite::defer_derived_rows)
 // to its end (Catalog::FillDeferredRows). While they wait, every list gives
 // what the evaluator gives (domain filters test the filter text); after the

@@ -114,6 +114,28 @@ TEST_P(StoreTest, DuplicateIdWritesNothing) {
   EXPECT_EQ(store_->ChangesSince(0, 10)->size(), 1u);
 }
 
+// Revision() is what the last committed write gave (SQLite keeps it in
+// memory instead of reading it under the store's lock): a batch refused
+// halfway, a stale update and a delete of a missing record leave it, and the
+// next write that commits takes the next number, none skipped.
+TEST_P(StoreTest, RevisionIsTheLastCommittedWritesAfterRefusedOnes) {
+  ASSERT_EQ(*store_->Insert({Model("a")}), 1);
+  EXPECT_FALSE(store_->Insert({Model("b"), Model("a")}).ok());
+  EXPECT_EQ(*store_->Revision(), 1);
+  EXPECT_EQ(store_->Update(Model("a"), 7).status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(*store_->Revision(), 1);
+  EXPECT_EQ(store_->Delete(RecordKind::kModel, "missing", 0).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(*store_->Revision(), 1);
+  EXPECT_EQ(*store_->Update(Model("a"), 1), 2);
+  EXPECT_EQ(*store_->Revision(), 2);
+  EXPECT_EQ(*store_->Delete(RecordKind::kModel, "a", 2), 3);
+  EXPECT_EQ(*store_->Revision(), 3);
+  store_.reset();
+  store_ = Open();
+  EXPECT_EQ(*store_->Revision(), 3);
+}
+
 TEST_P(StoreTest, KindsAreSeparateNamespaces) {
   RecordWrite hardware = Model("x");
   hardware.kind = RecordKind::kHardware;
