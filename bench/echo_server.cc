@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "absl/flags/flag.h"
+#include "bench/echo_reply.h"
 #include "common/server/logging.h"
 #include "common/server/server.h"
 #include "common/server/server_flags.h"
@@ -28,7 +29,8 @@ class EchoService final : public modelatlas::bench::v1::EchoService::CallbackSer
                                  const modelatlas::bench::v1::EchoRequest* request,
                                  modelatlas::bench::v1::EchoResponse* response) override {
     if (request->response_bytes() > 0) {
-      response->mutable_payload()->assign(static_cast<size_t>(request->response_bytes()), 'x');
+      response->mutable_payload()->assign(
+          modelatlas::bench::PayloadBytesFor(request->response_bytes()), 'x');
     } else {
       response->set_payload(request->payload());
     }

@@ -19,13 +19,21 @@
 //
 // Open loop measures latency from when each call was due, not when it was
 // sent, so a stalled server cannot hide its queueing (coordinated omission).
+//
+// CPU per call over the measured window only (not the warm-up, the
+// connections' setup or the drain after it): its own (getrusage) and, with
+// --server_pid, the server's (/proc/PID/stat), so that a comparison of two
+// servers can see whether the client did the same work for both.
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <random>
@@ -36,9 +44,11 @@
 #include "absl/flags/parse.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
@@ -67,6 +77,9 @@ ABSL_FLAG(absl::Duration, warmup, absl::Seconds(1), "Unmeasured time before");
 ABSL_FLAG(absl::Duration, deadline, absl::Seconds(5), "Deadline of each call");
 ABSL_FLAG(int32_t, channels, 4, "Client channels (connections) the calls spread over");
 ABSL_FLAG(bool, json, false, "Print one JSON line instead of text");
+ABSL_FLAG(int32_t, server_pid, 0,
+          "The server's process id: report its CPU time (user + system, all threads) per "
+          "call over the measured window (0 = not measured)");
 ABSL_FLAG(std::string, count_field, "",
           "Server-streaming methods: a repeated field of the response message whose entries "
           "are counted as items (e.g. models); empty = each message is one item");
@@ -82,19 +95,57 @@ struct Results {
   bool measuring = false;
   // Size of an OK response, bytes (the last one seen; a stream's total).
   std::atomic<size_t> response_bytes{0};
+  // OK responses while measuring and their bytes: the mean size, which a
+  // baseline replying as many bytes is given (records drawn at random
+  // differ in size; the last one is any of them).
+  int64_t ok_responses = 0;
+  int64_t ok_response_bytes = 0;
   // Server-streaming calls: messages, items and bytes received while measuring.
   std::atomic<int64_t> messages{0};
   std::atomic<int64_t> items{0};
   std::atomic<int64_t> stream_bytes{0};
 
-  void Record(Clock::time_point due, const grpc::Status& status) {
+  // A finished call; `bytes`: its response's size (a stream's total) when OK.
+  void Record(Clock::time_point due, const grpc::Status& status, size_t bytes) {
     const double us = std::chrono::duration<double, std::micro>(Clock::now() - due).count();
+    if (status.ok()) response_bytes = bytes;
     std::lock_guard<std::mutex> lock(mutex);
     if (!measuring) return;
     latencies_us.push_back(us);
     ++codes[absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()))];
+    if (status.ok()) {
+      ++ok_responses;
+      ok_response_bytes += static_cast<int64_t>(bytes);
+    }
   }
 };
+
+// CPU time, microseconds (user + system): this process's (getrusage), or a
+// server's from /proc/PID/stat (all its threads; clock ticks), -1 if
+// unreadable.
+double OwnCpuMicros() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto micros = [](const timeval& t) { return t.tv_sec * 1e6 + t.tv_usec; };
+  return micros(usage.ru_utime) + micros(usage.ru_stime);
+}
+double ProcessCpuMicros(int pid) {
+  std::ifstream file(absl::StrCat("/proc/", pid, "/stat"));
+  std::string stat((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  // Fields after the command (in parentheses, which may hold spaces): state
+  // is field 3, utime and stime fields 14 and 15 (proc(5)).
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::vector<std::string> fields = absl::StrSplit(stat.substr(close + 2), ' ');
+  if (fields.size() < 13) return -1;
+  double ticks = 0;
+  for (const size_t field : {11, 12}) {  // 14 and 15, counted from state (3)
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(fields[field], &value)) return -1;
+    ticks += static_cast<double>(value);
+  }
+  return ticks * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
 
 // splitmix64's finalizer: a well-spread hash of a counter.
 uint64_t Mix(uint64_t x) {
@@ -144,8 +195,7 @@ class StreamCall : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBu
     StartRead(&message_);
   }
   void OnDone(const grpc::Status& status) override {
-    results_->Record(due_, status);
-    if (status.ok()) results_->response_bytes = total_bytes_;
+    results_->Record(due_, status, total_bytes_);
     auto done = std::move(done_);
     delete this;
     done(status);
@@ -208,8 +258,7 @@ class Driver {
     }
     stub.UnaryCall(context, method_, grpc::StubOptions(), &request, response,
                    [this, context, response, due, then](grpc::Status status) {
-                     results_->Record(due, status);
-                     if (status.ok()) results_->response_bytes = response->Length();
+                     results_->Record(due, status, response->Length());
                      delete response;
                      delete context;
                      in_flight_.fetch_sub(1);
@@ -342,6 +391,9 @@ int main(int argc, char** argv) {
     });
   }
   std::this_thread::sleep_for(absl::ToChronoMilliseconds(warmup));
+  const int server_pid = absl::GetFlag(FLAGS_server_pid);
+  const double own_cpu_before = OwnCpuMicros();
+  const double server_cpu_before = server_pid > 0 ? ProcessCpuMicros(server_pid) : -1;
   {
     std::lock_guard<std::mutex> lock(results.mutex);
     results.measuring = true;
@@ -353,6 +405,8 @@ int main(int argc, char** argv) {
     results.measuring = false;
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  const double own_cpu_us = OwnCpuMicros() - own_cpu_before;
+  const double server_cpu_after = server_pid > 0 ? ProcessCpuMicros(server_pid) : -1;
   stop = true;
   if (pacer.joinable()) pacer.join();
   while (driver.in_flight() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -367,6 +421,14 @@ int main(int argc, char** argv) {
     codes += absl::StrFormat("%s\"%s\": %d", codes.empty() ? "" : ", ", code, count);
   }
   const auto& l = results.latencies_us;
+  const double calls = static_cast<double>(std::max<size_t>(1, l.size()));
+  const double mean_bytes = static_cast<double>(results.ok_response_bytes) /
+                            static_cast<double>(std::max<int64_t>(1, results.ok_responses));
+  std::string cpu = absl::StrFormat(", \"client_cpu_us_per_call\": %.2f", own_cpu_us / calls);
+  if (server_cpu_before >= 0 && server_cpu_after >= 0) {
+    absl::StrAppendFormat(&cpu, ", \"server_cpu_us_per_call\": %.2f",
+                          (server_cpu_after - server_cpu_before) / calls);
+  }
   const std::string streamed =
       streamed_response == nullptr
           ? ""
@@ -379,11 +441,11 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"method\": \"%s\", \"mode\": \"%s\", \"qps\": %.1f, \"calls\": %zu, \"errors\": %lld, "
         "\"codes\": {%s}, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"p999_us\": "
-        "%.1f, \"response_bytes\": %zu, \"seed\": %llu%s}\n",
+        "%.1f, \"response_bytes\": %zu, \"response_bytes_mean\": %.1f, \"seed\": %llu%s%s}\n",
         method.c_str(), rate > 0 ? "open" : "closed", qps, l.size(), static_cast<long long>(errors),
         codes.c_str(), Percentile(l, 0.5), Percentile(l, 0.9), Percentile(l, 0.99),
-        Percentile(l, 0.999), results.response_bytes.load(), static_cast<unsigned long long>(seed),
-        streamed.c_str());
+        Percentile(l, 0.999), results.response_bytes.load(), mean_bytes,
+        static_cast<unsigned long long>(seed), cpu.c_str(), streamed.c_str());
   } else {
     if (streamed_response != nullptr) {
       std::printf("stream: %.0f messages/s, %.0f items/s, %.1f MB/s\n",
@@ -395,6 +457,12 @@ int main(int argc, char** argv) {
                 codes.c_str());
     std::printf("latency: p50 %.0f us, p90 %.0f us, p99 %.0f us, p99.9 %.0f us\n",
                 Percentile(l, 0.5), Percentile(l, 0.9), Percentile(l, 0.99), Percentile(l, 0.999));
+    std::printf("responses: %.1f bytes on average; CPU per call: client %.2f us", mean_bytes,
+                own_cpu_us / calls);
+    if (server_cpu_before >= 0 && server_cpu_after >= 0) {
+      std::printf(", server %.2f us", (server_cpu_after - server_cpu_before) / calls);
+    }
+    std::printf("\n");
   }
   return errors > 0 ? 1 : 0;
 }

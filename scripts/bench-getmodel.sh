@@ -16,13 +16,24 @@
 #                        --sqlite_mmap_bytes=2147483648)
 # REF_BUILD_DIR holds a previous build's catalog-service (a build/ tree or a
 # directory with catalog-service/catalog-service in it); the current build's
-# catalog, echo and loadgen are the others. Rounds alternate which catalog
-# runs first. Printed: server CPU per call (user + system from /proc/PID/stat
-# over the run, divided by its calls), calls/s, p99, and for a catalog the
-# record cache's hit rate over the run; then the record caches' counters,
-# resident memory and the medians of the per-round ratios. Each loadgen run
-# draws its own random ids (loadgen --seed): a run does not replay the ids
-# the run before it left in the cache.
+# catalog, echo and loadgen are the others. Each round runs the three in a
+# rotated order (ref new echo, new echo ref, echo ref new, ...), so none is
+# always first or always last. Printed: server CPU per call (user + system
+# of all its threads over loadgen's measured window, divided by its calls:
+# loadgen --server_pid), the load generator's own CPU per call over the same
+# window, calls/s, p99, the mean reply size, and for a catalog the record
+# cache's hit rate over the run; then the record caches' counters, resident
+# memory and the medians of the per-round ratios. Each loadgen run draws its
+# own random ids (loadgen --seed): a run does not replay the ids the run
+# before it left in the cache.
+#
+# Echo is driven as the catalogs are (session 14): the same client flags,
+# the same request text (GetModel's name, in echo's ignored `name` field) with
+# --vary, so loadgen picks one of as many prepared requests per call, and a
+# reply of the catalog's mean reply size on the wire (measured in the new
+# catalog's last warm-up run). Before, echo was sent one fixed request and
+# replied the size of the catalog's last reply plus its field's 3 bytes of
+# tag and length.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -43,25 +54,23 @@ port[echo]=$(start echo "$new/bench/echo-server")
 lg="$new/bench/loadgen"
 req='{"name": "models/generated-model-{i}"}'; vary=(--vary=${MODELS:-100000})
 if [[ -n "${HOT:-}" ]]; then req='{"name": "models/generated-model-42"}'; vary=(); fi
-payload=$(printf '%s' '{"name": "models/generated-model-500000"}' | base64 -w0)
 load() { # label server method request [flags]
   local label="$1" server="$2" method="$3" request="$4"; shift 4
-  local before after counters_before="" counters_after=""
+  local counters_before="" counters_after=""
   [[ $server == catalog-* ]] && counters_before=$(record_cache_counters "$server")
-  before=$(cpu_ticks "$server")
   "$lg" --target=127.0.0.1:${port[$server]} --method="$method" --request="$request" --concurrency=32 \
-    --duration=${seconds}s --warmup=500ms --json "$@" >"$state/$label.json" 2>"$state/$label.err"
-  after=$(cpu_ticks "$server")
+    --duration=${seconds}s --warmup=500ms --json --server_pid="$(cat "$state/$server.pid")" "$@" \
+    >"$state/$label.json" 2>"$state/$label.err"
   [[ $server == catalog-* ]] && counters_after=$(record_cache_counters "$server")
-  python3 - "$state/$label.json" "$before" "$after" "$(getconf CLK_TCK)" \
+  python3 - "$state/$label.json" \
     "$([[ -n $counters_before ]] && hit_rate "$counters_before" "$counters_after")" <<'PY'
 import json, sys
-path, before, after, hz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-r = json.load(open(path)); r["cpu_us_per_call"] = (after - before) / hz * 1e6 / max(1, r["calls"])
-hits = f" hit rate {sys.argv[5]}" if sys.argv[5] else ""
-if sys.argv[5] and sys.argv[5] != "-": r["hit_rate"] = float(sys.argv[5])
+path = sys.argv[1]
+r = json.load(open(path)); r["cpu_us_per_call"] = r["server_cpu_us_per_call"]
+hits = f" hit rate {sys.argv[2]}" if sys.argv[2] else ""
+if sys.argv[2] and sys.argv[2] != "-": r["hit_rate"] = float(sys.argv[2])
 json.dump(r, open(path, "w"))
-print(f"{path.rsplit('/',1)[1][:-5]:>10}: {r['cpu_us_per_call']:7.1f} us/call {r['qps']:8.0f}/s p99 {r['p99_us']/1000:6.2f} ms {r.get('response_bytes',0)} B errors {r['errors']}{hits}")
+print(f"{path.rsplit('/',1)[1][:-5]:>10}: {r['cpu_us_per_call']:7.1f} us/call (client {r['client_cpu_us_per_call']:5.1f}) {r['qps']:8.0f}/s p99 {r['p99_us']/1000:6.2f} ms {r['response_bytes_mean']:.1f} B errors {r['errors']}{hits}")
 PY
 }
 M=modelatlas.catalog.v1.CatalogService/GetModel
@@ -70,13 +79,22 @@ seconds_saved=$seconds; seconds=10
 for side in ref new; do
   warm_until_settled catalog-$side "${WARM_SECONDS:-300}" load warm-$side catalog-$side $M "$req" "${vary[@]}"
 done
+# Echo replies the new catalog's mean reply size (its last warm-up run's),
+# sent the same names; warmed once as the catalogs were (its threads and
+# allocator in their steady state).
+bytes=$(python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["response_bytes_mean"]))' "$state/warm-new.json")
+echo_req="${req%\}}, \"response_bytes\": $bytes}"
+E=modelatlas.bench.v1.EchoService/Echo
+load warm-echo echo $E "$echo_req" "${vary[@]}"
 seconds=$seconds_saved
+run_side() { # side round
+  if [[ $1 == echo ]]; then load "echo-$2" echo $E "$echo_req" "${vary[@]}"
+  else load "get-$1-$2" catalog-$1 $M "$req" "${vary[@]}"; fi
+}
 for r in $(seq 1 "$rounds"); do
   echo "== round $r ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))"
-  if (( r % 2 )); then order="ref new"; else order="new ref"; fi
-  for side in $order; do load "get-$side-$r" catalog-$side $M "$req" "${vary[@]}"; done
-  bytes=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["response_bytes"])' "$state/get-new-$r.json")
-  load "echo-$r" echo modelatlas.bench.v1.EchoService/Echo "{\"payload\": \"$payload\", \"response_bytes\": $bytes}"
+  sides=(ref new echo)
+  for i in 0 1 2; do run_side "${sides[$(( (i + r - 1) % 3 ))]}" "$r"; done
 done
 for side in ref new; do
   echo "$side record cache: $(curl -s http://127.0.0.1:$(grep metrics_port $state/catalog-$side.ports | cut -d= -f2)/metrics | grep -E '^modelatlas_catalog_record_cache_(hits_total|misses_total|records|bytes) ' | tr '\n' ' ')"
@@ -90,7 +108,7 @@ for side in ("ref", "new"):
     rates = [json.load(open(f"{state}/get-{side}-{r}.json")).get("hit_rate") for r in range(1, rounds + 1)]
     if all(x is not None for x in rates):
         print(f"{side} hit rate per round: {', '.join(f'{x:.3f}' for x in rates)} (median {statistics.median(rates):.3f})")
-for k in ("cpu_us_per_call", "qps", "p99_us"):
+for k in ("cpu_us_per_call", "client_cpu_us_per_call", "qps", "p99_us"):
     e, a, n = g("echo", k), g("get-ref", k), g("get-new", k)
     re = [x / y for x, y in zip(n, e)]; ra = [x / y for x, y in zip(n, a)]; rae = [x / y for x, y in zip(a, e)]
     print(f"{k:16} echo {statistics.median(e):9.1f} ref {statistics.median(a):9.1f} new {statistics.median(n):9.1f}"

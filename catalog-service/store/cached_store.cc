@@ -34,7 +34,9 @@ size_t SlotsFor(size_t records, size_t slots_now) {
 }  // namespace
 
 CachedStore::CachedStore(std::unique_ptr<CatalogStore> store, size_t capacity_bytes, size_t shards)
-    : store_(std::move(store)), capacity_bytes_(capacity_bytes) {
+    : store_(std::move(store)),
+      capacity_bytes_(capacity_bytes),
+      arena_(RecordArena::Create(capacity_bytes)) {
   const size_t count = ShardCount(capacity_bytes, shards);
   shard_mask_ = count - 1;
   shard_shift_ = 64 - absl::countr_zero(count);
@@ -44,6 +46,8 @@ CachedStore::CachedStore(std::unique_ptr<CatalogStore> store, size_t capacity_by
     shards_.back()->capacity_bytes = capacity_bytes / count;
   }
 }
+
+CachedStore::~CachedStore() { arena_->Release(); }
 
 uint64_t CachedStore::HashOf(RecordKind kind, absl::string_view id) {
   return absl::HashOf(Kind(kind), id);
@@ -66,6 +70,9 @@ CachedStore::Stats CachedStore::stats() const {
     stats.bytes += static_cast<int64_t>(shard->record_bytes + shard->table_bytes());
     stats.index_bytes += static_cast<int64_t>(shard->table_bytes());
   }
+  const RecordArena::Stats arena = arena_->stats();
+  stats.arena_bytes = static_cast<int64_t>(arena.chunk_bytes);
+  stats.arena_blocks = static_cast<int64_t>(arena.live_blocks);
   return stats;
 }
 
@@ -93,7 +100,7 @@ absl::StatusOr<int64_t> CachedStore::Preload(const std::function<bool()>& stop) 
         const uint64_t hash = HashOf(kind, stored.id);
         const size_t index = hash >> shard_shift_ & shard_mask_;
         Shard& shard = *shards_[index];
-        SharedRecord record = SharedRecord::From(stored);
+        SharedRecord record = SharedRecord::From(stored, arena_);
         const size_t bytes = RecordBytes(record);
         absl::MutexLock lock(&shard.mutex);
         if (shard.writes != writes_before[index]) continue;
@@ -131,8 +138,9 @@ int64_t CachedStore::Find(const Shard& shard, uint64_t hash, RecordKind kind,
   for (size_t at = hash32 & mask;; at = (at + 1) & mask) {
     const Slot& slot = shard.slots[at];
     if (!slot.record) return -1;  // never full: a run ends at an empty slot
-    if (slot.hash == hash32 && slot.kind == kind8 && slot.record.id() == id) {
-      return static_cast<int64_t>(at);
+    if (slot.hash == hash32 && slot.kind == kind8) {
+      slot.record.Prefetch(slot.block_lines);
+      if (slot.record.id() == id) return static_cast<int64_t>(at);
     }
   }
 }
@@ -157,8 +165,11 @@ absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::strin
   absl::StatusOr<SharedRecord> record = store_->GetShared(kind, id);
   // A refused record is not looked at again: the lock is not taken twice.
   if (record.ok() && admit) {
+    // The kept copy in the arena, made outside the lock; this caller's
+    // reply keeps the block read.
+    SharedRecord kept = record->CopiedInto(arena_);
     absl::MutexLock lock(&shard.mutex);
-    if (shard.writes == writes_before) Remember(shard, hash, kind, *record);
+    if (shard.writes == writes_before) Remember(shard, hash, kind, std::move(kept));
   }
   return record;
 }
@@ -239,6 +250,7 @@ void CachedStore::Remember(Shard& shard, uint64_t hash, RecordKind kind, SharedR
   slot.hash = static_cast<uint32_t>(hash);
   slot.kind = static_cast<uint8_t>(Kind(kind));
   slot.referenced = 0;  // a second chance is earned by a hit
+  slot.block_lines = static_cast<uint16_t>(std::min<size_t>(record.cache_lines(), 0xffff));
   slot.record = std::move(record);
   ++shard.records;
   shard.record_bytes += bytes;

@@ -41,6 +41,14 @@
 // skewed workload) is kept on its second miss. Admission only decides what
 // is kept: a write or delete drops the record whether or not it was kept,
 // and a read that overlapped a write keeps nothing.
+//
+// Memory: the blocks the cache keeps are copied into its RecordArena (dense
+// 2 MiB chunks advised as transparent huge pages, at most the budget of
+// them; see record_arena.h), not left where the store's read allocated them
+// among gRPC's allocations: a hit at random then reads a block whose page
+// the TLB more likely holds. A block that does not fit the arena stays
+// where it was. What the budget counts is unchanged (RecordBytes: a block
+// and 24 bytes, more than its arena class's rounding).
 #pragma once
 
 #include <array>
@@ -71,12 +79,18 @@ class CachedStore : public CatalogStore {
     // Misses whose record was not kept: the cache was full and the
     // doorkeeper had not seen the key (see above).
     int64_t refused = 0;
+    // The record arena's mapped chunks and the cached blocks in it.
+    int64_t arena_bytes = 0;
+    int64_t arena_blocks = 0;
   };
 
   // capacity_bytes > 0: records are evicted beyond it. A record larger than
   // a shard's share of the budget is not cached. shards: 0 = from the
   // budget (one per 4 MiB, at most 16); tests give a count (a power of two).
   CachedStore(std::unique_ptr<CatalogStore> store, size_t capacity_bytes, size_t shards = 0);
+  ~CachedStore() override;
+  CachedStore(const CachedStore&) = delete;
+  CachedStore& operator=(const CachedStore&) = delete;
 
   Stats stats() const;
 
@@ -156,13 +170,18 @@ class CachedStore : public CatalogStore {
 
  private:
   // One cached record: 32 bits of its key's hash (the table's home slot and
-  // a filter before the ids are compared), its kind, the second-chance bit, and the
-  // shared block holding its id, display name and payload. Empty when the
-  // record is null. 16 bytes.
+  // a filter before the ids are compared), its kind, the second-chance bit,
+  // the block's size in cache lines, and the shared block holding its id,
+  // display name and payload. Empty when the record is null. 16 bytes.
   struct Slot {
     uint32_t hash = 0;
     uint8_t kind = 0;
     uint8_t referenced = 0;
+    // The CPU cache lines the block spans (at most 65,535; more are read as
+    // used): a probe that matches the hash prefetches them all before it
+    // compares the id, so that the block's header, id and payload (which
+    // the reply's send reads) are fetched at once, not line after line.
+    uint16_t block_lines = 0;
     SharedRecord record;
   };
   // One share of the budget with its own lock (see the top of the file).
@@ -226,6 +245,9 @@ class CachedStore : public CatalogStore {
 
   const std::unique_ptr<CatalogStore> store_;
   const size_t capacity_bytes_;
+  // Where kept blocks are copied: at most the budget of chunks. Released
+  // (not deleted) by the destructor: blocks still held elsewhere keep it.
+  RecordArena* const arena_;
   std::vector<std::unique_ptr<Shard>> shards_;
   int shard_shift_ = 0;  // the shard is the hash's top bits
   uint64_t shard_mask_ = 0;

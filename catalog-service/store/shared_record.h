@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "absl/strings/string_view.h"
+#include "catalog-service/store/record_arena.h"
 
 namespace modelatlas::catalog {
 
@@ -21,10 +22,17 @@ struct StoredRecord;  // store.h, which includes this file
 class SharedRecord {
  public:
   SharedRecord() = default;
-  // One block holding copies of the three texts (one allocation).
+  // One block holding copies of the three texts (one allocation): from
+  // `arena` when given and it has room, else from operator new.
   static SharedRecord Make(absl::string_view id, absl::string_view display_name,
-                           absl::string_view payload, int64_t revision);
-  static SharedRecord From(const StoredRecord& record);
+                           absl::string_view payload, int64_t revision,
+                           RecordArena* arena = nullptr);
+  static SharedRecord From(const StoredRecord& record, RecordArena* arena = nullptr);
+  // This record in a block of `arena` (a copy, its payload check kept), or
+  // this block itself when it is already in an arena or `arena` has no room.
+  SharedRecord CopiedInto(RecordArena* arena) const;
+  // Whether the block came from a RecordArena.
+  bool in_arena() const { return block_->in_arena; }
 
   SharedRecord(const SharedRecord& other) : block_(other.block_) { Ref(); }
   SharedRecord(SharedRecord&& other) noexcept : block_(std::exchange(other.block_, nullptr)) {}
@@ -52,6 +60,20 @@ class SharedRecord {
   bool payload_checked() const { return block_->checked.load(std::memory_order_relaxed); }
   void MarkPayloadChecked() const { block_->checked.store(true, std::memory_order_relaxed); }
 
+  // The 64-byte CPU cache lines the block spans, and a prefetch of that many
+  // lines from its start: a reader that knows the count (the record
+  // cache's slot keeps it) asks for the whole block at once, so its lines
+  // arrive together instead of one after another as they are read.
+  size_t cache_lines() const {
+    const auto start = reinterpret_cast<uintptr_t>(block_);
+    return (start % kLineBytes + block_bytes() + kLineBytes - 1) / kLineBytes;
+  }
+  void Prefetch(size_t lines) const {
+    const char* line = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(block_) &
+                                                     ~uintptr_t{kLineBytes - 1});
+    for (size_t i = 0; i < lines; ++i) __builtin_prefetch(line + i * kLineBytes);
+  }
+
   // The bytes the block takes, header included.
   size_t block_bytes() const { return BlockBytes(block_->text_size()); }
   static size_t BlockBytes(size_t text_size) { return sizeof(Block) + text_size; }
@@ -69,6 +91,7 @@ class SharedRecord {
   struct Block {
     std::atomic<uint32_t> refs{1};
     std::atomic<bool> checked{false};
+    bool in_arena = false;  // freed to its RecordArena, not operator delete
     uint32_t id_size = 0;
     uint32_t name_size = 0;
     uint32_t payload_size = 0;
@@ -84,6 +107,7 @@ class SharedRecord {
   }
   static void Unref(Block* block);
 
+  static constexpr size_t kLineBytes = 64;
   static std::atomic<int64_t> live_blocks_;
   Block* block_ = nullptr;
 };
