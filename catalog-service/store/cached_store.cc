@@ -36,7 +36,7 @@ size_t SlotsFor(size_t records, size_t slots_now) {
 CachedStore::CachedStore(std::unique_ptr<CatalogStore> store, size_t capacity_bytes, size_t shards)
     : store_(std::move(store)),
       capacity_bytes_(capacity_bytes),
-      arena_(RecordArena::Create(capacity_bytes)) {
+      arena_(RecordArena::Create(capacity_bytes, &outside_arena_bytes_)) {
   const size_t count = ShardCount(capacity_bytes, shards);
   shard_mask_ = count - 1;
   shard_shift_ = 64 - absl::countr_zero(count);
@@ -73,6 +73,7 @@ CachedStore::Stats CachedStore::stats() const {
   const RecordArena::Stats arena = arena_->stats();
   stats.arena_bytes = static_cast<int64_t>(arena.chunk_bytes);
   stats.arena_blocks = static_cast<int64_t>(arena.live_blocks);
+  stats.outside_arena_bytes = outside_arena_bytes_.load(std::memory_order_relaxed);
   return stats;
 }
 
@@ -115,8 +116,12 @@ absl::StatusOr<int64_t> CachedStore::Preload(const std::function<bool()>& stop) 
           }
           continue;
         }
-        Remember(shard, hash, kind, std::move(record));
-        ++kept;
+        if (Remember(shard, hash, kind, std::move(record))) {
+          ++kept;
+        } else if (!full[index]) {  // the arena and the tables fill the budget
+          full[index] = true;
+          ++full_shards;
+        }
       }
     }
   }
@@ -231,18 +236,25 @@ absl::StatusOr<int64_t> CachedStore::Delete(RecordKind kind, absl::string_view i
   return revision;
 }
 
-void CachedStore::Remember(Shard& shard, uint64_t hash, RecordKind kind, SharedRecord record) {
-  if (Find(shard, hash, kind, record.id()) >= 0) return;  // another reader cached it first
+bool CachedStore::Remember(Shard& shard, uint64_t hash, RecordKind kind, SharedRecord record) {
+  if (Find(shard, hash, kind, record.id()) >= 0) return false;  // another reader cached it first
   const size_t bytes = RecordBytes(record);
   // Evict until the record and the table it needs fit; give up (the record
   // is still answered) if even an empty shard's smallest table cannot hold it.
   size_t slots = SlotsFor(shard.records + 1, shard.slots.size());
   while (shard.record_bytes + bytes + slots * sizeof(Slot) > shard.capacity_bytes) {
-    if (shard.records == 0) return;
+    if (shard.records == 0) return false;
     EvictOne(shard);
     slots = SlotsFor(shard.records + 1, shard.slots.size());
   }
+  const size_t outside =
+      (slots - shard.slots.size()) * sizeof(Slot) + (record.in_arena() ? 0 : bytes);
+  if (outside > 0 && !RoomOutsideTheArena(outside)) {
+    ++shard.refused;
+    return false;
+  }
   if (slots != shard.slots.size()) Resize(shard, slots);
+  if (!record.in_arena()) outside_arena_bytes_.fetch_add(static_cast<int64_t>(bytes));
   const size_t mask = shard.slots.size() - 1;
   size_t at = static_cast<uint32_t>(hash) & mask;
   while (shard.slots[at].record) at = (at + 1) & mask;
@@ -254,6 +266,7 @@ void CachedStore::Remember(Shard& shard, uint64_t hash, RecordKind kind, SharedR
   slot.record = std::move(record);
   ++shard.records;
   shard.record_bytes += bytes;
+  return true;
 }
 
 void CachedStore::Forget(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id) {
@@ -263,7 +276,11 @@ void CachedStore::Forget(Shard& shard, uint64_t hash, RecordKind kind, absl::str
 
 void CachedStore::EraseSlot(Shard& shard, size_t at) {
   const size_t mask = shard.slots.size() - 1;
-  shard.record_bytes -= RecordBytes(shard.slots[at].record);
+  const size_t bytes = RecordBytes(shard.slots[at].record);
+  shard.record_bytes -= bytes;
+  if (!shard.slots[at].record.in_arena()) {
+    outside_arena_bytes_.fetch_sub(static_cast<int64_t>(bytes));
+  }
   --shard.records;
   // `id` given to Forget may be a view of this block: it is not read after.
   shard.slots[at] = Slot();
@@ -307,7 +324,14 @@ void CachedStore::EvictOne(Shard& shard) {
   }
 }
 
+bool CachedStore::RoomOutsideTheArena(size_t more) const {
+  const int64_t outside = outside_arena_bytes_.load(std::memory_order_relaxed);
+  return arena_->mapped_bytes() + static_cast<size_t>(std::max<int64_t>(0, outside)) + more <=
+         capacity_bytes_;
+}
+
 void CachedStore::Resize(Shard& shard, size_t slots) {
+  outside_arena_bytes_.fetch_add(static_cast<int64_t>((slots - shard.slots.size()) * sizeof(Slot)));
   std::vector<Slot> old = std::exchange(shard.slots, std::vector<Slot>(slots));
   const size_t mask = slots - 1;
   for (Slot& slot : old) {

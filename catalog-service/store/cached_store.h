@@ -52,6 +52,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -82,6 +83,9 @@ class CachedStore : public CatalogStore {
     // The record arena's mapped chunks and the cached blocks in it.
     int64_t arena_bytes = 0;
     int64_t arena_blocks = 0;
+    // The tables and the records kept outside the arena: with arena_bytes,
+    // the cache's memory, within the budget.
+    int64_t outside_arena_bytes = 0;
   };
 
   // capacity_bytes > 0: records are evicted beyond it. A record larger than
@@ -227,24 +231,41 @@ class CachedStore : public CatalogStore {
   // The slot holding (kind, id), or -1.
   static int64_t Find(const Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
-  void Remember(Shard& shard, uint64_t hash, RecordKind kind, SharedRecord record)
+  // Keeps the record, evicting as the budget needs; false when it is not
+  // kept (cached already, larger than the shard, or no room outside the arena).
+  bool Remember(Shard& shard, uint64_t hash, RecordKind kind, SharedRecord record)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
   // On a miss: whether the record read for this key is to be kept. True
   // while the shard has room; once full, true if the doorkeeper has seen the
   // key since it was last cleared, which it now has.
   bool AdmitMiss(Shard& shard, uint64_t hash) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
-  static void Forget(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id)
+  void Forget(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
   // Empties slot `at`, moving later slots of its probe run back into the gap.
-  static void EraseSlot(Shard& shard, size_t at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  void EraseSlot(Shard& shard, size_t at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
   // Second chance from a random slot: evicts one record (the shard holds
   // at least one).
-  static void EvictOne(Shard& shard) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  void EvictOne(Shard& shard) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
   // Rebuilds the table with `slots` slots (a power of two).
-  static void Resize(Shard& shard, size_t slots) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  void Resize(Shard& shard, size_t slots) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  // Whether `more` bytes outside the arena (a larger table, a record the
+  // arena had no block for) keep the arena's chunks, the tables and the
+  // records outside it within the budget together (see outside_arena_bytes_).
+  bool RoomOutsideTheArena(size_t more) const;
 
   const std::unique_ptr<CatalogStore> store_;
   const size_t capacity_bytes_;
+  // What the cache holds outside the arena: every shard's table and the
+  // kept records the arena had no block for (larger than its largest class,
+  // or its chunks all mapped and no freed block of the class). The arena
+  // maps a chunk only if its chunks and these fit the budget, and these grow
+  // only if they fit with the chunks: so the chunks, the tables and the
+  // records together stay within capacity_bytes_ (give or take a chunk or a
+  // table of each shard growing at the same moment), however the records'
+  // sizes shift. The per-shard budget alone would not bound it: freed blocks
+  // of one size class would hold their chunks while records of another size
+  // filled the budget again outside the arena.
+  std::atomic<int64_t> outside_arena_bytes_{0};
   // Where kept blocks are copied: at most the budget of chunks. Released
   // (not deleted) by the destructor: blocks still held elsewhere keep it.
   RecordArena* const arena_;

@@ -2,12 +2,15 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
 namespace modelatlas::catalog {
 
-RecordArena* RecordArena::Create(size_t limit_bytes) { return new RecordArena(limit_bytes); }
+RecordArena* RecordArena::Create(size_t limit_bytes, const std::atomic<int64_t>* other_bytes) {
+  return new RecordArena(limit_bytes, other_bytes);
+}
 
 RecordArena::~RecordArena() {
   for (void* chunk : chunks_) munmap(chunk, kChunkBytes);
@@ -22,6 +25,15 @@ void RecordArena::Unref() {
 
 bool RecordArena::AddChunk() {
   if (chunks_.size() >= limit_chunks_) return false;
+  if (other_bytes_ != nullptr) {
+    // The owner's memory outside the arena, and an eighth of the limit left
+    // for it to grow into (a cache's tables grow with its records: 16 bytes
+    // a slot, at most 43 bytes a record, against the 300 and more a record
+    // takes): a budget of a few chunks is not all taken by the arena.
+    const auto other =
+        static_cast<size_t>(std::max<int64_t>(0, other_bytes_->load(std::memory_order_relaxed)));
+    if ((chunks_.size() + 1) * kChunkBytes + other + limit_bytes_ / 8 > limit_bytes_) return false;
+  }
   // Twice the size, then the unaligned ends unmapped: a chunk aligned to
   // its size, so that a huge page can back it and a block's chunk is its
   // address rounded down.
@@ -40,6 +52,7 @@ bool RecordArena::AddChunk() {
   madvise(chunk, kChunkBytes, MADV_HUGEPAGE);
   new (chunk) ChunkHeader{this};
   chunks_.push_back(chunk);
+  mapped_bytes_.store(chunks_.size() * kChunkBytes, std::memory_order_relaxed);
   next_ = chunk + sizeof(ChunkHeader);
   end_ = chunk + kChunkBytes;
   return true;

@@ -51,9 +51,14 @@ class RecordArena {
   };
 
   // An arena of at most `limit_bytes` of chunks (whole chunks: under
-  // kChunkBytes, none, and every Allocate is null). The caller holds the
-  // owner's reference until Release().
-  static RecordArena* Create(size_t limit_bytes);
+  // kChunkBytes, none, and every Allocate is null), less `other_bytes` when
+  // given: the memory its owner holds outside the arena under the same
+  // budget (the cache's index tables and the records kept outside it), read
+  // when a chunk would be mapped, and an eighth of the limit kept for that
+  // memory to grow into, so that the chunks and it stay within
+  // `limit_bytes` together. The caller holds the owner's reference
+  // until Release().
+  static RecordArena* Create(size_t limit_bytes, const std::atomic<int64_t>* other_bytes = nullptr);
   // Drops the owner's reference; the arena is freed once no block is left.
   void Release();
 
@@ -65,6 +70,8 @@ class RecordArena {
   static void Free(void* block, size_t bytes);
 
   Stats stats() const;
+  // The mapped chunks' bytes (Stats::chunk_bytes), without the lock.
+  size_t mapped_bytes() const { return mapped_bytes_.load(std::memory_order_relaxed); }
 
  private:
   // The start of every chunk; blocks follow it.
@@ -74,15 +81,21 @@ class RecordArena {
   static constexpr size_t kClasses = kMaxBlockBytes / kClassBytes;
   static size_t ClassOf(size_t bytes) { return (bytes + kClassBytes - 1) / kClassBytes - 1; }
 
-  explicit RecordArena(size_t limit_bytes) : limit_chunks_(limit_bytes / kChunkBytes) {}
+  RecordArena(size_t limit_bytes, const std::atomic<int64_t>* other_bytes)
+      : limit_chunks_(limit_bytes / kChunkBytes),
+        limit_bytes_(limit_bytes),
+        other_bytes_(other_bytes) {}
   ~RecordArena();
   void Unref();
   void FreeHere(void* block, size_t bytes);
   // Maps one more chunk and makes it the one cut from; false past the limit
-  // or when mmap fails.
+  // (with the owner's other bytes) or when mmap fails.
   bool AddChunk() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const size_t limit_chunks_;
+  const size_t limit_bytes_;
+  const std::atomic<int64_t>* const other_bytes_;
+  std::atomic<size_t> mapped_bytes_{0};
   // The owner's reference and one per live block.
   std::atomic<int64_t> refs_{1};
   mutable absl::Mutex mutex_;

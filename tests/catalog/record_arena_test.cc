@@ -157,5 +157,56 @@ TEST(CachedStoreArenaTest, KeptRecordsLiveInTheArenaWithinTheBudgetAndLeaveItWhe
   EXPECT_EQ(held->payload(), Record(8).payload);
 }
 
+// Records of one size fill the arena's chunks; then records of another size
+// class are read over and over. The first ones' freed blocks keep their
+// chunks (a class's free blocks serve only that class), so without a bound
+// across the arena and what lies outside it the second ones would fill the
+// budget again outside the arena: about twice the budget held. The chunks,
+// the tables and the records outside the arena stay within the budget.
+TEST(CachedStoreArenaTest, TheArenaTheTablesAndRecordsOutsideItStayWithinTheBudgetAsSizesShift) {
+  constexpr size_t kBudget = size_t{8} << 20;
+  auto sqlite = SqliteStore::Open(":memory:");
+  ASSERT_TRUE(sqlite.ok()) << sqlite.status();
+  CachedStore cache(*std::move(sqlite), kBudget, /*shards=*/1);
+  const auto record = [](int i, size_t payload_bytes) {
+    const std::string id = absl::StrCat("model-", i);
+    return RecordWrite{RecordKind::kModel,
+                       id,
+                       "Display " + id,
+                       {"display " + id},
+                       std::string(payload_bytes, 'x')};
+  };
+  constexpr int kSmall = 40000;  // about 12 MB of 300-byte records: more than the budget
+  constexpr int kLarge = 12000;  // about 12 MB of 1,000-byte ones
+  std::vector<RecordWrite> writes;
+  for (int i = 0; i < kSmall; ++i) writes.push_back(record(i, 200));
+  for (int i = kSmall; i < kSmall + kLarge; ++i) writes.push_back(record(i, 900));
+  ASSERT_TRUE(cache.Insert(writes).ok());
+  const auto held = [&cache] {
+    const CachedStore::Stats stats = cache.stats();
+    return stats.arena_bytes + stats.outside_arena_bytes;
+  };
+  // Twice each, so that the doorkeeper lets the records in once full.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < kSmall; ++i) {
+      ASSERT_TRUE(cache.GetShared(RecordKind::kModel, absl::StrCat("model-", i)).ok());
+    }
+  }
+  EXPECT_GT(cache.stats().arena_bytes, static_cast<int64_t>(kBudget / 2));
+  EXPECT_LE(held(), static_cast<int64_t>(kBudget));
+  for (int pass = 0; pass < 3; ++pass) {
+    for (int i = kSmall; i < kSmall + kLarge; ++i) {
+      ASSERT_TRUE(cache.GetShared(RecordKind::kModel, absl::StrCat("model-", i)).ok());
+      if (i % 1000 == 0) {
+        ASSERT_LE(held(), static_cast<int64_t>(kBudget)) << pass << " " << i;
+      }
+    }
+  }
+  const CachedStore::Stats stats = cache.stats();
+  EXPECT_LE(stats.arena_bytes + stats.outside_arena_bytes, static_cast<int64_t>(kBudget));
+  EXPECT_LE(stats.bytes, static_cast<int64_t>(kBudget));
+  EXPECT_GT(stats.records, 0);
+}
+
 }  // namespace
 }  // namespace modelatlas::catalog
