@@ -325,8 +325,14 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common
   if (model.has_active_parameters()) input.active_parameters = model.active_parameters();
   input.architecture = std::move(architecture);
   input.workload = sized.workload;
-  absl::StatusOr<InferenceMemoryEstimate> estimate = EstimateInferenceMemory(input);
-  if (!estimate.ok()) return PrefixFieldViolations(estimate.status(), "workload.");
+  // Into the answer's own scratch: a pooled answer's texts reuse their
+  // buffers (the lines' strings are swapped, below, not copied).
+  InferenceMemoryEstimate* estimate = &response.estimate_scratch;
+  if (absl::Status estimated =
+          EstimateInferenceMemoryInto(input, &response.arithmetic_scratch, estimate);
+      !estimated.ok()) {
+    return PrefixFieldViolations(estimated, "workload.");
+  }
   if (sourced != nullptr && sourced->weights.has_value()) {
     UseExactWeights(*sourced->weights, &*estimate);
     // BF16 is the default (and what the CLI sends unless told otherwise).
@@ -357,7 +363,7 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common
   response.available = true;
   response.parameters = *parameters;
   // The estimate is not used after this: its lines swap into the answer's
-  // (whose old buffers go with the estimate).
+  // (whose old buffers go back to the scratch, to be written next time).
   for (EstimateLine& line : estimate->lines) {
     EstimateLine& out = response.AddLine();
     out.component.swap(line.component);

@@ -175,4 +175,12 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
 // SizeInference with its arithmetic, as the lines of an estimate.
 absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceMemoryInput& input);
 
+// The same into `estimate`, with `arithmetic` as the texts' scratch: both
+// may be reused from call to call (their strings keep their buffers: the
+// computed memory answer's pooled MemoryAnswer holds a pair), and are
+// overwritten whole. On an error `estimate` is left as it was.
+absl::Status EstimateInferenceMemoryInto(const InferenceMemoryInput& input,
+                                         InferenceArithmetic* arithmetic,
+                                         InferenceMemoryEstimate* estimate);
+
 }  // namespace modelatlas::estimator
