@@ -1,8 +1,8 @@
 #include "estimator-service/answers/memory_answer.h"
 
-#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
+#include <bit>
 #include <cstring>
 
 #include "estimator-service/answers/conversions.h"
@@ -37,27 +37,58 @@ size_t DoubleField(double value) { return DoublePresent(value) ? kTagBytes + 8 :
 size_t BoolField(bool value) { return value ? kTagBytes + 1 : 0; }
 size_t MessageField(size_t size) { return kTagBytes + WireFormatLite::LengthDelimitedSize(size); }
 
-uint8_t* WriteString(int field, const std::string& value, uint8_t* target) {
-  if (value.empty()) return target;
-  return WireFormatLite::WriteStringToArray(field, value, target);
+// The writers below put the bytes WireFormatLite's array writers put (tag,
+// varint, little-endian fixed64), inline: they were a third of the reply's
+// writing, one out-of-line call per field (docs/BENCHMARKS.md, session 14).
+// Every tag here fits one byte (fields below 16).
+static_assert(std::endian::native == std::endian::little, "doubles are written as their bytes");
+
+uint8_t* WriteTag(int field, WireFormatLite::WireType type, uint8_t* target) {
+  *target = static_cast<uint8_t>((field << 3) | type);
+  return target + 1;
 }
+uint8_t* WriteVarint(uint64_t value, uint8_t* target) {
+  while (value >= 0x80) {
+    *target++ = static_cast<uint8_t>(value | 0x80);
+    value >>= 7;
+  }
+  *target = static_cast<uint8_t>(value);
+  return target + 1;
+}
+uint8_t* WriteBytes(int field, const std::string& value, uint8_t* target) {
+  target = WriteTag(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, target);
+  target = WriteVarint(value.size(), target);
+  std::memcpy(target, value.data(), value.size());
+  return target + value.size();
+}
+uint8_t* WriteString(int field, const std::string& value, uint8_t* target) {
+  return value.empty() ? target : WriteBytes(field, value, target);
+}
+// int64 and int32 (and enums) are varints of the value sign-extended to 64
+// bits: a negative one takes ten bytes.
 uint8_t* WriteInt64(int field, int64_t value, uint8_t* target) {
-  return value == 0 ? target : WireFormatLite::WriteInt64ToArray(field, value, target);
+  if (value == 0) return target;
+  target = WriteTag(field, WireFormatLite::WIRETYPE_VARINT, target);
+  return WriteVarint(static_cast<uint64_t>(value), target);
 }
 uint8_t* WriteInt32(int field, int32_t value, uint8_t* target) {
-  return value == 0 ? target : WireFormatLite::WriteInt32ToArray(field, value, target);
+  return WriteInt64(field, value, target);
 }
 uint8_t* WriteDouble(int field, double value, uint8_t* target) {
-  return DoublePresent(value) ? WireFormatLite::WriteDoubleToArray(field, value, target) : target;
+  if (!DoublePresent(value)) return target;
+  target = WriteTag(field, WireFormatLite::WIRETYPE_FIXED64, target);
+  std::memcpy(target, &value, sizeof(value));
+  return target + sizeof(value);
 }
 uint8_t* WriteBool(int field, bool value, uint8_t* target) {
-  return value ? WireFormatLite::WriteBoolToArray(field, value, target) : target;
+  if (!value) return target;
+  target = WriteTag(field, WireFormatLite::WIRETYPE_VARINT, target);
+  *target = 1;
+  return target + 1;
 }
 uint8_t* WriteMessageHeader(int field, size_t size, uint8_t* target) {
-  target =
-      WireFormatLite::WriteTagToArray(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, target);
-  return google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size),
-                                                                       target);
+  target = WriteTag(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, target);
+  return WriteVarint(size, target);
 }
 
 size_t LineSize(const EstimateLine& line) {
@@ -86,7 +117,9 @@ uint8_t* WriteInferenceWorkload(const ResolvedWorkload& w, size_t size, uint8_t*
   target = WriteInt32(5, ToProtoNumberFormat(w.weight_format), target);
   target = WriteInt32(6, ToProtoNumberFormat(w.kv_cache_format), target);
   target = WriteInt32(7, w.quantization_group_size, target);
-  target = WireFormatLite::WriteInt64ToArray(8, w.overhead_bytes, target);
+  // Optional: written even when 0.
+  target = WriteTag(8, WireFormatLite::WIRETYPE_VARINT, target);
+  target = WriteVarint(static_cast<uint64_t>(w.overhead_bytes), target);
   target = WriteDouble(9, w.memory_utilization, target);
   return WriteDouble(10, w.prefill_efficiency, target);
 }
@@ -206,7 +239,7 @@ uint8_t* MemoryAnswerBytes::Write(uint8_t* target) const {
   target = WriteDouble(9, a.total_gib, target);
   target = WriteDouble(10, a.total_gb, target);
   for (size_t i = 0; i < a.warning_count; ++i) {
-    target = WireFormatLite::WriteStringToArray(11, a.warnings[i], target);
+    target = WriteBytes(11, a.warnings[i], target);
   }
   target = WriteInt64(12, a.catalog_revision, target);
   if (a.has_workload) {
