@@ -266,7 +266,8 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common
                                                 bool hypothetical, const SourcedModel* sourced,
                                                 const ServingExtras* extras,
                                                 const absl::Status* architecture_check,
-                                                const ResolvedWorkload* asked_resolved = nullptr) {
+                                                const ResolvedWorkload* asked_resolved = nullptr,
+                                                bool split_figures = true) {
   // A snapshot record's check was made once, when it was loaded
   // (RecordSource::UseModel); any other model is checked here.
   if (absl::Status invalid = architecture_check != nullptr
@@ -332,6 +333,7 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common
   if (model.has_active_parameters()) input.active_parameters = model.active_parameters();
   input.architecture = std::move(architecture);
   input.workload = sized.workload;
+  input.split_figures = split_figures;
   // Into the answer's own scratch: a pooled answer's texts reuse their
   // buffers (the lines' strings are swapped, below, not copied).
   InferenceMemoryEstimate* estimate = &response.estimate_scratch;
@@ -505,8 +507,9 @@ absl::Status EstimateMemoryForModelInto(MemoryAnswer* answer, const common::v1::
                                         const SourcedModel* sourced, const ServingExtras* extras,
                                         const absl::Status* architecture_check,
                                         const ResolvedWorkload* resolved) {
+  // Only the answer is wanted, not the sizing's split figures (a plan's).
   return SizeForModelAnswer(answer, model, request.workload(), request.hypothetical(), sourced,
-                            extras, architecture_check, resolved)
+                            extras, architecture_check, resolved, /*split_figures=*/false)
       .status();
 }
 

@@ -344,29 +344,33 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
               ? arch.num_layers - arch.num_dense_layers
               : arch.num_layers;
     }
-    absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
-    if (count.ok()) {
-      sizing.embedding_parameters = count->embedding;
-      sizing.output_head_parameters =
-          static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
-      if (arch.IsMoe() && count->total > 0) sizing.active_share = count->active / count->total;
-      if (arch.IsMoe() && count->routed_expert_parameters > 0 && input.parameters > 0 &&
-          count->routed_expert_parameters < input.parameters && sizing.num_layers > 0) {
-        // The routed experts at the format's own bits per weight, at most
-        // the file's average: every tool quantizes the experts at least that
-        // far (GGUF promotes some expert tensors above the base type, never
-        // below), so the experts' share is never overstated. Overstating it
-        // would move bytes from the dense part (divided by TP) to the
-        // experts (divided by EP >= TP) and understate a card's bytes.
-        const double average_bits = sizing.weight_bytes * 8 / input.parameters;
-        const double expert_bits = std::min(encoding->bits_per_element, average_bits);
-        sizing.expert_weight_bytes = std::ceil(count->routed_expert_parameters * expert_bits / 8);
-        sizing.num_experts = arch.num_experts;
-        sizing.num_experts_per_token = arch.num_experts_per_token;
-        sizing.num_moe_layers = count->moe_layers;
+    // Only when wanted (a count of the architecture; the memory answer
+    // shows none of these figures).
+    if (input.split_figures) {
+      absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
+      if (count.ok()) {
+        sizing.embedding_parameters = count->embedding;
+        sizing.output_head_parameters =
+            static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
+        if (arch.IsMoe() && count->total > 0) sizing.active_share = count->active / count->total;
+        if (arch.IsMoe() && count->routed_expert_parameters > 0 && input.parameters > 0 &&
+            count->routed_expert_parameters < input.parameters && sizing.num_layers > 0) {
+          // The routed experts at the format's own bits per weight, at most
+          // the file's average: every tool quantizes the experts at least that
+          // far (GGUF promotes some expert tensors above the base type, never
+          // below), so the experts' share is never overstated. Overstating it
+          // would move bytes from the dense part (divided by TP) to the
+          // experts (divided by EP >= TP) and understate a card's bytes.
+          const double average_bits = sizing.weight_bytes * 8 / input.parameters;
+          const double expert_bits = std::min(encoding->bits_per_element, average_bits);
+          sizing.expert_weight_bytes = std::ceil(count->routed_expert_parameters * expert_bits / 8);
+          sizing.num_experts = arch.num_experts;
+          sizing.num_experts_per_token = arch.num_experts_per_token;
+          sizing.num_moe_layers = count->moe_layers;
+        }
+      } else {
+        sizing.num_layers = 0;  // no split without the count
       }
-    } else {
-      sizing.num_layers = 0;  // no split without the count
     }
   }
   if (input.active_parameters.has_value() && *input.active_parameters > 0 && input.parameters > 0) {

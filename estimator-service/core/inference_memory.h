@@ -34,6 +34,11 @@ struct InferenceMemoryInput {
   // What is being run, defaults resolved (ResolveWorkload) and the context
   // fitted to the model (WorkloadForModel).
   ResolvedWorkload workload;
+  // Whether the sizing's split figures are wanted: the embedding, output
+  // head and routed-expert parameters and the active share (a parameter
+  // count of the architecture), which plans divide over cards. The memory
+  // answer shows none of them and skips the count (false).
+  bool split_figures = true;
 };
 
 // An inference workload sized: the typed numbers every inference answer
