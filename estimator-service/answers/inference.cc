@@ -149,7 +149,8 @@ void SourceOf(const common::v1::Model& model, const SourcedModel* sourced, std::
   if (sourced != nullptr && !sourced->source.empty()) {
     out->assign(sourced->source);
   } else if (!model.name().empty()) {
-    absl::StrAppend(out, "catalog record ", model.name());
+    out->append("catalog record ");
+    out->append(model.name());
   } else {
     out->assign("inline model");
   }
@@ -375,7 +376,7 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common
   // (whose old buffers go back to the scratch, to be written next time).
   for (EstimateLine& line : estimate->lines) {
     EstimateLine& out = response.AddLine();
-    out.component.swap(line.component);
+    out.component.assign(line.component);  // a short name: no buffer to keep
     out.bytes = line.bytes;
     out.arithmetic.swap(line.arithmetic);
   }

@@ -97,25 +97,27 @@ size_t LineSize(const EstimateLine& line) {
 
 // InferenceWorkload as ToProto(ResolvedWorkload) sets it: every field set,
 // overhead_bytes (optional) present even when 0.
-size_t InferenceWorkloadSize(const ResolvedWorkload& w) {
+// `weight_format` and `kv_cache_format`: the workload's formats as the
+// proto's enum values (ToProtoNumberFormat), converted once per answer.
+size_t InferenceWorkloadSize(const ResolvedWorkload& w, int weight_format, int kv_cache_format) {
   return Int64Field(w.context_length_tokens) + Int32Field(w.batch_size) +
          Int32Field(w.prefill_chunk_tokens) + Int64Field(w.prompt_tokens) +
-         Int32Field(ToProtoNumberFormat(w.weight_format)) +
-         Int32Field(ToProtoNumberFormat(w.kv_cache_format)) +
+         Int32Field(weight_format) + Int32Field(kv_cache_format) +
          Int32Field(w.quantization_group_size) + kTagBytes +
          WireFormatLite::Int64Size(w.overhead_bytes) + DoubleField(w.memory_utilization) +
          DoubleField(w.prefill_efficiency);
 }
 
-uint8_t* WriteInferenceWorkload(const ResolvedWorkload& w, size_t size, uint8_t* target) {
+uint8_t* WriteInferenceWorkload(const ResolvedWorkload& w, int weight_format, int kv_cache_format,
+                                size_t size, uint8_t* target) {
   target = WriteMessageHeader(1, size, target);
   target = WriteInt64(1, w.context_length_tokens, target);
   target = WriteInt32(2, w.batch_size, target);
   target = WriteInt32(3, w.prefill_chunk_tokens, target);
   target = WriteInt64(4, w.prompt_tokens, target);
   // Enums are written as int32 varints (WireFormatLite::WriteEnumToArray).
-  target = WriteInt32(5, ToProtoNumberFormat(w.weight_format), target);
-  target = WriteInt32(6, ToProtoNumberFormat(w.kv_cache_format), target);
+  target = WriteInt32(5, weight_format, target);
+  target = WriteInt32(6, kv_cache_format, target);
   target = WriteInt32(7, w.quantization_group_size, target);
   // Optional: written even when 0.
   target = WriteTag(8, WireFormatLite::WIRETYPE_VARINT, target);
@@ -209,7 +211,9 @@ MemoryAnswerBytes::MemoryAnswerBytes(const MemoryAnswer& a) : answer_(a) {
   }
   total += Int64Field(a.catalog_revision);
   if (a.has_workload) {
-    inference_workload_ = InferenceWorkloadSize(a.workload);
+    weight_format_ = ToProtoNumberFormat(a.workload.weight_format);
+    kv_cache_format_ = ToProtoNumberFormat(a.workload.kv_cache_format);
+    inference_workload_ = InferenceWorkloadSize(a.workload, weight_format_, kv_cache_format_);
     resolved_workload_ = MessageField(inference_workload_) + StringField(a.statement) +
                          BoolField(a.workload.context_capped);
     total += MessageField(resolved_workload_);
@@ -244,7 +248,8 @@ uint8_t* MemoryAnswerBytes::Write(uint8_t* target) const {
   target = WriteInt64(12, a.catalog_revision, target);
   if (a.has_workload) {
     target = WriteMessageHeader(13, resolved_workload_, target);
-    target = WriteInferenceWorkload(a.workload, inference_workload_, target);
+    target = WriteInferenceWorkload(a.workload, weight_format_, kv_cache_format_,
+                                    inference_workload_, target);
     target = WriteString(2, a.statement, target);
     target = WriteBool(3, a.workload.context_capped, target);
   }

@@ -80,6 +80,8 @@ class MemoryAnswerBytes {
   const MemoryAnswer& answer_;
   absl::InlinedVector<size_t, 8> line_sizes_;
   size_t inference_workload_ = 0;
+  int weight_format_ = 0;  // the workload's, as v1::NumberFormat values
+  int kv_cache_format_ = 0;
   size_t resolved_workload_ = 0;
   size_t total_ = 0;
 };
