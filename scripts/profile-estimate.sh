@@ -1,30 +1,100 @@
 #!/usr/bin/env bash
-# perf profile of an estimator binary on the computed EstimateInferenceMemory
-# (the answer cache off; bench-computed.sh's request, 32 in flight) and of
-# the echo server at the same reply size, each for 4 s under loadgen.
+# Profile of an estimator binary on the computed EstimateInferenceMemory
+# (the answer cache off; bench-computed.sh's request) and of the echo server
+# at the same reply size.
 #   scripts/profile-estimate.sh ESTIMATOR_BINARY OUT_DIR [fp|dwarf]
+#     perf, 32 in flight, 4 s each
+#   scripts/profile-estimate.sh ESTIMATOR_BINARY OUT_DIR callgrind
+#     instructions per call under valgrind's callgrind (user space only; the
+#     same on a loaded machine as on a quiet one): each server runs under
+#     valgrind, is warmed for WARM_SECONDS (5), its counters zeroed, then
+#     driven for SECONDS (8) at 8 in flight and dumped. Prints the
+#     instructions per call of the whole process and of the handler
+#     (inclusive); OUT_DIR/{est,echo}.callgrind and -annotate.txt keep the
+#     rest (callgrind_annotate --inclusive=yes).
 #   ANSWER_CACHE_BYTES=67108864 scripts/profile-estimate.sh ...   the kept path
 #     (after the first call every estimate is replied from the answer cache)
+#   REQUEST='{"model": ...}' scripts/profile-estimate.sh ...   another request
+#     (echo then replies as many bytes as the estimator's reply)
 # Writes OUT_DIR/{est,echo}.perf.data, -dso.txt and -sym.txt (self samples)
 # and -load.json; for the share under a frame (inclusive), e.g.
 #   perf script -i OUT_DIR/est.perf.data -F ip,sym | python3 scripts/lib/perf_under.py SizeForModel
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root="$(pwd)"; b="$root/build"; bin="$1"; out="$2"; mode="${3:-dwarf}"
+root="$(pwd)"; b="${BUILD_DIR:-$root/build}"; bin="$1"; out="$2"; mode="${3:-dwarf}"
 state="$root/.run/profile-estimate"; mkdir -p "$state" "$out"; rm -f "$state"/*
 source "$root/scripts/lib/servers.sh"
+# wait_for_estimator with $b's CLI (servers.sh's uses build/'s).
+wait_for_estimator() {
+  for _ in $(seq 1 300); do
+    "$b/cli/modelatlas" --catalog="127.0.0.1:$1" --estimator="127.0.0.1:$2" \
+      --timeout=5s estimate memory "GPT-2 (124M)" >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+}
+M=modelatlas.estimator.v1.EstimatorService
+est_request="${REQUEST:-{\"model\": \"Llama 3.1 8B\", \"workload\": {\"context_length_tokens\": 8192\}\}}"
 declare -A port
 port[catalog]=$(start catalog "$b/catalog-service/catalog-service" --sqlite_path="$state/catalog.db")
+
+if [[ $mode == callgrind ]]; then
+  warm="${WARM_SECONDS:-5}"; seconds="${SECONDS_MEASURED:-8}"
+  grind() { echo valgrind --tool=callgrind --dump-instr=no --callgrind-out-file="$state/$1.%p.out"; }
+  port[est]=$(start est $(grind est) "$bin" \
+    --catalog_address=127.0.0.1:${port[catalog]} --answer_cache_bytes=${ANSWER_CACHE_BYTES:-0})
+  wait_for_estimator "${port[catalog]}" "${port[est]}"
+  est_bytes=$("$b/bench/loadgen" --target=127.0.0.1:${port[est]} --method=$M/EstimateInferenceMemory \
+    --request="$est_request" --concurrency=1 --duration=1s --warmup=0s --json |
+    /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["response_bytes"])')
+  port[echo]=$(start echo $(grind echo) "$b/bench/echo-server")
+  for who in est echo; do
+    if [[ $who == est ]]; then method=$M/EstimateInferenceMemory; req="$est_request"
+    else method=modelatlas.bench.v1.EchoService/Echo; req="{\"response_bytes\": $est_bytes}"; fi
+    run() {
+      "$b/bench/loadgen" --target=127.0.0.1:${port[$who]} --method=$method --request="$req" \
+        --concurrency=8 --duration="$1" --warmup=0s --deadline=60s --json
+    }
+    run "${warm}s" >/dev/null
+    pid="$(cat "$state/$who.pid")"
+    callgrind_control -z "$pid" >/dev/null
+    run "${seconds}s" >"$out/$who-load.json"
+    callgrind_control -d "$pid" >/dev/null
+    sleep 1
+    dump="$(ls -t "$state"/$who.*.out.* 2>/dev/null | head -1)"
+    cp "$dump" "$out/$who.callgrind"
+    callgrind_annotate --inclusive=yes --threshold=100 "$out/$who.callgrind" >"$out/$who-annotate.txt" 2>/dev/null
+    /usr/bin/python3 - "$out/$who-annotate.txt" "$out/$who-load.json" "$who" <<'PY'
+import json, re, sys
+annotate, load, who = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
+calls = load["calls"] + load.get("errors", 0)
+total, handler = 0, 0
+for line in open(annotate):
+    m = re.match(r"\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(?:PROGRAM TOTALS|(\S.*))", line)
+    if not m:
+        continue
+    ir = int(m.group(1).replace(",", ""))
+    name = m.group(2) or "PROGRAM TOTALS"
+    if name == "PROGRAM TOTALS":
+        total = ir
+    elif handler == 0 and (("EstimatorServiceImpl::EstimateInferenceMemory(" in name and who == "est")
+                           or ("EchoService::Echo(" in name and who == "echo")):
+        handler = ir
+print(f"{who:>5}: {calls} calls, {load['response_bytes']} B replies; instructions per call: "
+      f"whole process {total / calls:,.0f}, handler (inclusive) {handler / calls:,.0f}")
+PY
+  done
+  exit 0
+fi
+
 port[est]=$(start est "$bin" --catalog_address=127.0.0.1:${port[catalog]} \
   --answer_cache_bytes=${ANSWER_CACHE_BYTES:-0})
 port[echo]=$(start echo "$b/bench/echo-server")
 wait_for_estimator "${port[catalog]}" "${port[est]}"
-M=modelatlas.estimator.v1.EstimatorService
 g=(-g); [[ $mode == dwarf ]] && g=(--call-graph dwarf,16384)
 for who in est echo; do
   if [[ $who == est ]]; then
     method=$M/EstimateInferenceMemory
-    req='{"model": "Llama 3.1 8B", "workload": {"context_length_tokens": 8192}}'
+    req="$est_request"
   else
     method=modelatlas.bench.v1.EchoService/Echo; req='{"response_bytes": 830}'
   fi

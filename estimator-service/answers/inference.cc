@@ -71,7 +71,9 @@ void ValidateModelSource(bool has_model, const std::string& model, bool has_inli
   }
 }
 
-absl::Status ValidateMemoryRequest(const v1::EstimateInferenceMemoryRequest& request) {
+// The request's violations; when none, its workload resolved into `resolved`.
+absl::Status ValidateMemoryRequest(const v1::EstimateInferenceMemoryRequest& request,
+                                   ResolvedWorkload* resolved) {
   FieldViolations violations;
   if (!request.has_source()) {
     ValidateModelSource(request.has_model(), request.model(), request.has_inline_model(),
@@ -79,6 +81,7 @@ absl::Status ValidateMemoryRequest(const v1::EstimateInferenceMemoryRequest& req
   }
   absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(request.workload());
   if (!AddViolations(workload.status(), "workload.", &violations)) return workload.status();
+  if (workload.ok()) *resolved = *workload;
   return violations.ToStatus();
 }
 
@@ -146,7 +149,8 @@ void SourceOf(const common::v1::Model& model, const SourcedModel* sourced, std::
   if (sourced != nullptr && !sourced->source.empty()) {
     out->assign(sourced->source);
   } else if (!model.name().empty()) {
-    absl::StrAppend(out, "catalog record ", model.name());
+    out->append("catalog record ");
+    out->append(model.name());
   } else {
     out->assign("inline model");
   }
@@ -262,7 +266,9 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common
                                                 const v1::InferenceWorkload& asked,
                                                 bool hypothetical, const SourcedModel* sourced,
                                                 const ServingExtras* extras,
-                                                const absl::Status* architecture_check) {
+                                                const absl::Status* architecture_check,
+                                                const ResolvedWorkload* asked_resolved = nullptr,
+                                                bool split_figures = true) {
   // A snapshot record's check was made once, when it was loaded
   // (RecordSource::UseModel); any other model is checked here.
   if (absl::Status invalid = architecture_check != nullptr
@@ -271,7 +277,10 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common
       !invalid.ok()) {
     return invalid;
   }
-  absl::StatusOr<ResolvedWorkload> resolved = ResolveWorkload(asked);
+  // Resolved once per request: the validation's, when the caller has it.
+  absl::StatusOr<ResolvedWorkload> resolved =
+      asked_resolved != nullptr ? absl::StatusOr<ResolvedWorkload>(*asked_resolved)
+                                : ResolveWorkload(asked);
   if (!resolved.ok()) return PrefixFieldViolations(resolved.status(), "workload.");
   std::optional<Architecture> architecture;
   if (model.has_architecture()) architecture = ToCoreArchitecture(model.architecture());
@@ -325,8 +334,15 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common
   if (model.has_active_parameters()) input.active_parameters = model.active_parameters();
   input.architecture = std::move(architecture);
   input.workload = sized.workload;
-  absl::StatusOr<InferenceMemoryEstimate> estimate = EstimateInferenceMemory(input);
-  if (!estimate.ok()) return PrefixFieldViolations(estimate.status(), "workload.");
+  input.split_figures = split_figures;
+  // Into the answer's own scratch: a pooled answer's texts reuse their
+  // buffers (the lines' strings are swapped, below, not copied).
+  InferenceMemoryEstimate* estimate = &response.estimate_scratch;
+  if (absl::Status estimated =
+          EstimateInferenceMemoryInto(input, &response.arithmetic_scratch, estimate);
+      !estimated.ok()) {
+    return PrefixFieldViolations(estimated, "workload.");
+  }
   if (sourced != nullptr && sourced->weights.has_value()) {
     UseExactWeights(*sourced->weights, &*estimate);
     // BF16 is the default (and what the CLI sends unless told otherwise).
@@ -357,10 +373,10 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common
   response.available = true;
   response.parameters = *parameters;
   // The estimate is not used after this: its lines swap into the answer's
-  // (whose old buffers go with the estimate).
+  // (whose old buffers go back to the scratch, to be written next time).
   for (EstimateLine& line : estimate->lines) {
     EstimateLine& out = response.AddLine();
-    out.component.swap(line.component);
+    out.component.assign(line.component);  // a short name: no buffer to keep
     out.bytes = line.bytes;
     out.arithmetic.swap(line.arithmetic);
   }
@@ -490,9 +506,11 @@ absl::Status EstimateMemoryForModelInto(v1::EstimateInferenceMemoryResponse* res
 absl::Status EstimateMemoryForModelInto(MemoryAnswer* answer, const common::v1::Model& model,
                                         const v1::EstimateInferenceMemoryRequest& request,
                                         const SourcedModel* sourced, const ServingExtras* extras,
-                                        const absl::Status* architecture_check) {
+                                        const absl::Status* architecture_check,
+                                        const ResolvedWorkload* resolved) {
+  // Only the answer is wanted, not the sizing's split figures (a plan's).
   return SizeForModelAnswer(answer, model, request.workload(), request.hypothetical(), sourced,
-                            extras, architecture_check)
+                            extras, architecture_check, resolved, /*split_figures=*/false)
       .status();
 }
 
@@ -533,9 +551,12 @@ void SizeDraft(std::shared_ptr<RecordSource> source, const v1::ModelSource& draf
 
 // The memory answer into `response` (empty), which must outlive `done`;
 // `extras` may be null (nothing served beside the model).
+// `resolved`: the request's workload resolved, or null (read only on the
+// synchronous path, before this returns).
 void AnswerMemoryWith(std::shared_ptr<RecordSource> source,
                       const v1::EstimateInferenceMemoryRequest& request, Extras extras,
-                      MemoryAnswer* response, StatusDone done) {
+                      MemoryAnswer* response, StatusDone done,
+                      const ResolvedWorkload* resolved = nullptr) {
   const bool by_catalog_name = request.has_source() && request.source().has_catalog_name();
   if (request.has_model() || by_catalog_name) {
     // The hot path: a catalogued model estimated in place (copying the
@@ -545,7 +566,7 @@ void AnswerMemoryWith(std::shared_ptr<RecordSource> source,
     const bool found = source->UseModel(name, [&](const common::v1::Model& model, int64_t revision,
                                                   const absl::Status& architecture_check) {
       estimate = EstimateMemoryForModelInto(response, model, request, nullptr, extras.get(),
-                                            &architecture_check);
+                                            &architecture_check, resolved);
       if (estimate.ok()) response->catalog_revision = revision;
     });
     if (found) return done(estimate);
@@ -709,10 +730,14 @@ void AnswerInferenceMemoryFigures(std::shared_ptr<RecordSource> source,
                                   const v1::EstimateInferenceMemoryRequest& request,
                                   MemoryAnswer* response, StatusDone done) {
   response->Clear();
-  if (absl::Status invalid = ValidateMemoryRequest(request); !invalid.ok()) return done(invalid);
+  ResolvedWorkload resolved;
+  if (absl::Status invalid = ValidateMemoryRequest(request, &resolved); !invalid.ok()) {
+    return done(invalid);
+  }
   if (!request.has_lora() && !request.has_draft_model()) {
     // Nothing served beside the model: no extras to size or to keep.
-    return AnswerMemoryWith(std::move(source), request, nullptr, response, std::move(done));
+    return AnswerMemoryWith(std::move(source), request, nullptr, response, std::move(done),
+                            &resolved);
   }
   WithServingExtras(std::move(source), request, std::move(done),
                     [&request, response](auto reader, auto extras, auto answered) {

@@ -58,12 +58,15 @@ absl::Status EstimateMemoryForModelInto(v1::EstimateInferenceMemoryResponse* res
                                         const absl::Status* architecture_check = nullptr);
 
 // The same answer as plain figures into `answer` (empty: MemoryAnswer::Clear),
-// for the service's hand-written reply (MemoryAnswerBytes).
+// for the service's hand-written reply (MemoryAnswerBytes). `resolved`, when
+// given, is ResolveWorkload(request.workload()) already made (the request's
+// validation makes it), not made again.
 absl::Status EstimateMemoryForModelInto(MemoryAnswer* answer, const common::v1::Model& model,
                                         const v1::EstimateInferenceMemoryRequest& request,
                                         const SourcedModel* sourced = nullptr,
                                         const ServingExtras* extras = nullptr,
-                                        const absl::Status* architecture_check = nullptr);
+                                        const absl::Status* architecture_check = nullptr,
+                                        const ResolvedWorkload* resolved = nullptr);
 
 // A multimodal model's encoder or projector in the weights: bits per weight
 // of `weight_format` when it is a plain format, else 16 (weight-only

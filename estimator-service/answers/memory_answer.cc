@@ -1,8 +1,8 @@
 #include "estimator-service/answers/memory_answer.h"
 
-#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
+#include <bit>
 #include <cstring>
 
 #include "estimator-service/answers/conversions.h"
@@ -37,27 +37,58 @@ size_t DoubleField(double value) { return DoublePresent(value) ? kTagBytes + 8 :
 size_t BoolField(bool value) { return value ? kTagBytes + 1 : 0; }
 size_t MessageField(size_t size) { return kTagBytes + WireFormatLite::LengthDelimitedSize(size); }
 
-uint8_t* WriteString(int field, const std::string& value, uint8_t* target) {
-  if (value.empty()) return target;
-  return WireFormatLite::WriteStringToArray(field, value, target);
+// The writers below put the bytes WireFormatLite's array writers put (tag,
+// varint, little-endian fixed64), inline: they were a third of the reply's
+// writing, one out-of-line call per field (docs/BENCHMARKS.md, session 14).
+// Every tag here fits one byte (fields below 16).
+static_assert(std::endian::native == std::endian::little, "doubles are written as their bytes");
+
+uint8_t* WriteTag(int field, WireFormatLite::WireType type, uint8_t* target) {
+  *target = static_cast<uint8_t>((field << 3) | type);
+  return target + 1;
 }
+uint8_t* WriteVarint(uint64_t value, uint8_t* target) {
+  while (value >= 0x80) {
+    *target++ = static_cast<uint8_t>(value | 0x80);
+    value >>= 7;
+  }
+  *target = static_cast<uint8_t>(value);
+  return target + 1;
+}
+uint8_t* WriteBytes(int field, const std::string& value, uint8_t* target) {
+  target = WriteTag(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, target);
+  target = WriteVarint(value.size(), target);
+  std::memcpy(target, value.data(), value.size());
+  return target + value.size();
+}
+uint8_t* WriteString(int field, const std::string& value, uint8_t* target) {
+  return value.empty() ? target : WriteBytes(field, value, target);
+}
+// int64 and int32 (and enums) are varints of the value sign-extended to 64
+// bits: a negative one takes ten bytes.
 uint8_t* WriteInt64(int field, int64_t value, uint8_t* target) {
-  return value == 0 ? target : WireFormatLite::WriteInt64ToArray(field, value, target);
+  if (value == 0) return target;
+  target = WriteTag(field, WireFormatLite::WIRETYPE_VARINT, target);
+  return WriteVarint(static_cast<uint64_t>(value), target);
 }
 uint8_t* WriteInt32(int field, int32_t value, uint8_t* target) {
-  return value == 0 ? target : WireFormatLite::WriteInt32ToArray(field, value, target);
+  return WriteInt64(field, value, target);
 }
 uint8_t* WriteDouble(int field, double value, uint8_t* target) {
-  return DoublePresent(value) ? WireFormatLite::WriteDoubleToArray(field, value, target) : target;
+  if (!DoublePresent(value)) return target;
+  target = WriteTag(field, WireFormatLite::WIRETYPE_FIXED64, target);
+  std::memcpy(target, &value, sizeof(value));
+  return target + sizeof(value);
 }
 uint8_t* WriteBool(int field, bool value, uint8_t* target) {
-  return value ? WireFormatLite::WriteBoolToArray(field, value, target) : target;
+  if (!value) return target;
+  target = WriteTag(field, WireFormatLite::WIRETYPE_VARINT, target);
+  *target = 1;
+  return target + 1;
 }
 uint8_t* WriteMessageHeader(int field, size_t size, uint8_t* target) {
-  target =
-      WireFormatLite::WriteTagToArray(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, target);
-  return google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size),
-                                                                       target);
+  target = WriteTag(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, target);
+  return WriteVarint(size, target);
 }
 
 size_t LineSize(const EstimateLine& line) {
@@ -66,27 +97,31 @@ size_t LineSize(const EstimateLine& line) {
 
 // InferenceWorkload as ToProto(ResolvedWorkload) sets it: every field set,
 // overhead_bytes (optional) present even when 0.
-size_t InferenceWorkloadSize(const ResolvedWorkload& w) {
+// `weight_format` and `kv_cache_format`: the workload's formats as the
+// proto's enum values (ToProtoNumberFormat), converted once per answer.
+size_t InferenceWorkloadSize(const ResolvedWorkload& w, int weight_format, int kv_cache_format) {
   return Int64Field(w.context_length_tokens) + Int32Field(w.batch_size) +
          Int32Field(w.prefill_chunk_tokens) + Int64Field(w.prompt_tokens) +
-         Int32Field(ToProtoNumberFormat(w.weight_format)) +
-         Int32Field(ToProtoNumberFormat(w.kv_cache_format)) +
+         Int32Field(weight_format) + Int32Field(kv_cache_format) +
          Int32Field(w.quantization_group_size) + kTagBytes +
          WireFormatLite::Int64Size(w.overhead_bytes) + DoubleField(w.memory_utilization) +
          DoubleField(w.prefill_efficiency);
 }
 
-uint8_t* WriteInferenceWorkload(const ResolvedWorkload& w, size_t size, uint8_t* target) {
+uint8_t* WriteInferenceWorkload(const ResolvedWorkload& w, int weight_format, int kv_cache_format,
+                                size_t size, uint8_t* target) {
   target = WriteMessageHeader(1, size, target);
   target = WriteInt64(1, w.context_length_tokens, target);
   target = WriteInt32(2, w.batch_size, target);
   target = WriteInt32(3, w.prefill_chunk_tokens, target);
   target = WriteInt64(4, w.prompt_tokens, target);
   // Enums are written as int32 varints (WireFormatLite::WriteEnumToArray).
-  target = WriteInt32(5, ToProtoNumberFormat(w.weight_format), target);
-  target = WriteInt32(6, ToProtoNumberFormat(w.kv_cache_format), target);
+  target = WriteInt32(5, weight_format, target);
+  target = WriteInt32(6, kv_cache_format, target);
   target = WriteInt32(7, w.quantization_group_size, target);
-  target = WireFormatLite::WriteInt64ToArray(8, w.overhead_bytes, target);
+  // Optional: written even when 0.
+  target = WriteTag(8, WireFormatLite::WIRETYPE_VARINT, target);
+  target = WriteVarint(static_cast<uint64_t>(w.overhead_bytes), target);
   target = WriteDouble(9, w.memory_utilization, target);
   return WriteDouble(10, w.prefill_efficiency, target);
 }
@@ -176,7 +211,9 @@ MemoryAnswerBytes::MemoryAnswerBytes(const MemoryAnswer& a) : answer_(a) {
   }
   total += Int64Field(a.catalog_revision);
   if (a.has_workload) {
-    inference_workload_ = InferenceWorkloadSize(a.workload);
+    weight_format_ = ToProtoNumberFormat(a.workload.weight_format);
+    kv_cache_format_ = ToProtoNumberFormat(a.workload.kv_cache_format);
+    inference_workload_ = InferenceWorkloadSize(a.workload, weight_format_, kv_cache_format_);
     resolved_workload_ = MessageField(inference_workload_) + StringField(a.statement) +
                          BoolField(a.workload.context_capped);
     total += MessageField(resolved_workload_);
@@ -206,12 +243,13 @@ uint8_t* MemoryAnswerBytes::Write(uint8_t* target) const {
   target = WriteDouble(9, a.total_gib, target);
   target = WriteDouble(10, a.total_gb, target);
   for (size_t i = 0; i < a.warning_count; ++i) {
-    target = WireFormatLite::WriteStringToArray(11, a.warnings[i], target);
+    target = WriteBytes(11, a.warnings[i], target);
   }
   target = WriteInt64(12, a.catalog_revision, target);
   if (a.has_workload) {
     target = WriteMessageHeader(13, resolved_workload_, target);
-    target = WriteInferenceWorkload(a.workload, inference_workload_, target);
+    target = WriteInferenceWorkload(a.workload, weight_format_, kv_cache_format_,
+                                    inference_workload_, target);
     target = WriteString(2, a.statement, target);
     target = WriteBool(3, a.workload.context_capped, target);
   }

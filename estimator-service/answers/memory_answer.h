@@ -49,6 +49,13 @@ struct MemoryAnswer {
   std::string source;           // 14
   std::string source_revision;  // 15
 
+  // Not part of the answer: the sizing's scratch, kept with it so that an
+  // answer reused from call to call (the service's pool) writes its texts
+  // into buffers it already has (EstimateInferenceMemoryInto). Clear()
+  // leaves them.
+  InferenceArithmetic arithmetic_scratch;
+  InferenceMemoryEstimate estimate_scratch;
+
   // Back to an empty answer, the buffers kept.
   void Clear();
   // A new line (its strings emptied, buffers kept) / warning at the end.
@@ -73,6 +80,8 @@ class MemoryAnswerBytes {
   const MemoryAnswer& answer_;
   absl::InlinedVector<size_t, 8> line_sizes_;
   size_t inference_workload_ = 0;
+  int weight_format_ = 0;  // the workload's, as v1::NumberFormat values
+  int kv_cache_format_ = 0;
   size_t resolved_workload_ = 0;
   size_t total_ = 0;
 };

@@ -21,11 +21,19 @@ inline std::string WholeNumber(double value) {
   return absl::StrFormat("%.0f", value);
 }
 
+// An integer's decimal digits appended to *out: absl's digit writer
+// (AlphaNum) without StrAppend's piece list and resize (the memory answer's
+// texts are a dozen short pieces each; docs/BENCHMARKS.md, session 14).
+inline void AppendInteger(std::string* out, int64_t value) {
+  const absl::AlphaNum digits(value);
+  out->append(digits.data(), digits.size());
+}
+
 // WholeNumber(value) appended to *out, with no string of its own (the
 // memory answer writes each line's text in place).
 inline void AppendWholeNumber(std::string* out, double value) {
   if (std::abs(value) < 9007199254740992.0) {
-    absl::StrAppend(out, static_cast<int64_t>(std::nearbyint(value)));
+    AppendInteger(out, static_cast<int64_t>(std::nearbyint(value)));
   } else {
     absl::StrAppendFormat(out, "%.0f", value);
   }

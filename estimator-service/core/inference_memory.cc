@@ -49,13 +49,23 @@ std::string Int(double value) { return WholeNumber(value); }
 // printf's "%g" (six significant digits), as the lines have always shown
 // bytes per element and bits per weight; common/text/decimal writes the same
 // characters without a format parse (tests/common/decimal_test.cc).
-void AppendG(std::string* out, double value) { AppendSignificantDigits(out, value, 6); }
+// A whole number below 1e6 (16 bits, 2 bytes: the common case) is its own
+// digits under %g, written without the general formatter.
+void AppendG(std::string* out, double value) {
+  if (std::abs(value) < 1e6 && value == std::trunc(value) && !std::signbit(value)) {
+    AppendInteger(out, static_cast<int64_t>(value));
+    return;
+  }
+  AppendSignificantDigits(out, value, 6);
+}
 
 // " bytes (bf16) = N bytes per token": the end of every KV-cache text.
 void AppendPerElementAndTotal(std::string* out, double bytes_per_element, NumberFormat format,
                               double bytes) {
   AppendG(out, bytes_per_element);
-  absl::StrAppend(out, " bytes (", NumberFormatName(format), ") = ");
+  out->append(" bytes (");
+  out->append(NumberFormatName(format));
+  out->append(") = ");
   AppendWholeNumber(out, bytes);
   out->append(" bytes per token");
 }
@@ -104,16 +114,23 @@ double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
                                " recurrent layers keep a fixed state instead): 0 bytes per token");
     return bytes;
   }
-  // Written in place (the memory answer's hot path: one string, no parts).
+  // Written in place (the memory answer's hot path: one string, no parts),
+  // piece by piece.
   arithmetic->clear();
-  absl::StrAppend(arithmetic, "2 (K and V) x ", layers);
+  arithmetic->append("2 (K and V) x ");
+  AppendInteger(arithmetic, layers);
   if (arch.IsHybrid()) {
-    absl::StrAppend(arithmetic, " attention layers (of ", arch.num_layers, ")");
+    arithmetic->append(" attention layers (of ");
+    AppendInteger(arithmetic, arch.num_layers);
+    arithmetic->append(")");
   } else {
     arithmetic->append(" layers");
   }
-  absl::StrAppend(arithmetic, " x ", arch.EffectiveKvHeads(), " KV heads x ",
-                  arch.EffectiveHeadDim(), " head dim x ");
+  arithmetic->append(" x ");
+  AppendInteger(arithmetic, arch.EffectiveKvHeads());
+  arithmetic->append(" KV heads x ");
+  AppendInteger(arithmetic, arch.EffectiveHeadDim());
+  arithmetic->append(" head dim x ");
   AppendPerElementAndTotal(arithmetic, bytes_per_element, format, bytes);
   return bytes;
 }
@@ -203,14 +220,18 @@ double PrefillWorkspaceBytes(const Architecture& arch, int chunk_tokens, int bat
   arithmetic->clear();
   // About 130 characters: one allocation, not one per doubling as it grows.
   arithmetic->reserve(160);
-  absl::StrAppend(arithmetic, chunk_tokens, " tokens x (2x");
+  AppendInteger(arithmetic, chunk_tokens);
+  arithmetic->append(" tokens x (2x");
   AppendWholeNumber(arithmetic, h);
   arithmetic->append(" hidden + ");
   AppendWholeNumber(arithmetic, attention);
   arithmetic->append(" q/k/v + ");
   AppendWholeNumber(arithmetic, mlp);
-  absl::StrAppend(arithmetic, " MLP) x 2 bytes + ", batch, " x ", arch.vocab_size,
-                  " vocab x 4 bytes (fp32 logits) = ");
+  arithmetic->append(" MLP) x 2 bytes + ");
+  AppendInteger(arithmetic, batch);
+  arithmetic->append(" x ");
+  AppendInteger(arithmetic, arch.vocab_size);
+  arithmetic->append(" vocab x 4 bytes (fp32 logits) = ");
   AppendWholeNumber(arithmetic, std::ceil(bytes));
   arithmetic->append(" bytes");
   return bytes;
@@ -251,6 +272,16 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
 
   absl::StatusOr<Encoding> encoding = EncodingOf(w.weight_format, w.quantization_group_size);
   if (!encoding.ok()) return encoding.status();
+  if (arithmetic != nullptr) {
+    // A reused arithmetic (EstimateInferenceMemoryInto) starts empty, its
+    // buffers kept.
+    for (std::string* text :
+         {&arithmetic->weights, &arithmetic->kv_cache, &arithmetic->recurrent_state,
+          &arithmetic->activations, &arithmetic->overhead}) {
+      text->clear();
+    }
+    arithmetic->warnings.clear();
+  }
 
   InferenceSizing sizing;
   sizing.batch_size = w.batch_size;
@@ -291,8 +322,11 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
     AppendWholeNumber(&text, input.parameters);
     text.append(" parameters x ");
     AppendG(&text, bits);
-    absl::StrAppend(&text, " bits (", NumberFormatName(w.weight_format), ": ", derivation,
-                    ") / 8 = ");
+    text.append(" bits (");
+    text.append(NumberFormatName(w.weight_format));
+    text.append(": ");
+    text.append(derivation);
+    text.append(") / 8 = ");
     AppendWholeNumber(&text, sizing.weight_bytes);
     text.append(" bytes");
   }
@@ -310,29 +344,33 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
               ? arch.num_layers - arch.num_dense_layers
               : arch.num_layers;
     }
-    absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
-    if (count.ok()) {
-      sizing.embedding_parameters = count->embedding;
-      sizing.output_head_parameters =
-          static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
-      if (arch.IsMoe() && count->total > 0) sizing.active_share = count->active / count->total;
-      if (arch.IsMoe() && count->routed_expert_parameters > 0 && input.parameters > 0 &&
-          count->routed_expert_parameters < input.parameters && sizing.num_layers > 0) {
-        // The routed experts at the format's own bits per weight, at most
-        // the file's average: every tool quantizes the experts at least that
-        // far (GGUF promotes some expert tensors above the base type, never
-        // below), so the experts' share is never overstated. Overstating it
-        // would move bytes from the dense part (divided by TP) to the
-        // experts (divided by EP >= TP) and understate a card's bytes.
-        const double average_bits = sizing.weight_bytes * 8 / input.parameters;
-        const double expert_bits = std::min(encoding->bits_per_element, average_bits);
-        sizing.expert_weight_bytes = std::ceil(count->routed_expert_parameters * expert_bits / 8);
-        sizing.num_experts = arch.num_experts;
-        sizing.num_experts_per_token = arch.num_experts_per_token;
-        sizing.num_moe_layers = count->moe_layers;
+    // Only when wanted (a count of the architecture; the memory answer
+    // shows none of these figures).
+    if (input.split_figures) {
+      absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
+      if (count.ok()) {
+        sizing.embedding_parameters = count->embedding;
+        sizing.output_head_parameters =
+            static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
+        if (arch.IsMoe() && count->total > 0) sizing.active_share = count->active / count->total;
+        if (arch.IsMoe() && count->routed_expert_parameters > 0 && input.parameters > 0 &&
+            count->routed_expert_parameters < input.parameters && sizing.num_layers > 0) {
+          // The routed experts at the format's own bits per weight, at most
+          // the file's average: every tool quantizes the experts at least that
+          // far (GGUF promotes some expert tensors above the base type, never
+          // below), so the experts' share is never overstated. Overstating it
+          // would move bytes from the dense part (divided by TP) to the
+          // experts (divided by EP >= TP) and understate a card's bytes.
+          const double average_bits = sizing.weight_bytes * 8 / input.parameters;
+          const double expert_bits = std::min(encoding->bits_per_element, average_bits);
+          sizing.expert_weight_bytes = std::ceil(count->routed_expert_parameters * expert_bits / 8);
+          sizing.num_experts = arch.num_experts;
+          sizing.num_experts_per_token = arch.num_experts_per_token;
+          sizing.num_moe_layers = count->moe_layers;
+        }
+      } else {
+        sizing.num_layers = 0;  // no split without the count
       }
-    } else {
-      sizing.num_layers = 0;  // no split without the count
     }
   }
   if (input.active_parameters.has_value() && *input.active_parameters > 0 && input.parameters > 0) {
@@ -392,7 +430,11 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
         AppendWholeNumber(&text, per_layer);
         absl::StrAppend(&text, " bytes per layer-token x ", w.batch_size, " sequences = ");
       } else {
-        absl::StrAppend(&text, "; x ", context, " tokens x ", w.batch_size, " sequences = ");
+        text.append("; x ");
+        AppendInteger(&text, context);
+        text.append(" tokens x ");
+        AppendInteger(&text, w.batch_size);
+        text.append(" sequences = ");
       }
       AppendWholeNumber(&text, sizing.kv_cache_bytes - sizing.recurrent_state_bytes);
       text.append(" bytes");
@@ -406,40 +448,60 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
 
   sizing.overhead_bytes = static_cast<double>(w.overhead_bytes);
   if (arithmetic != nullptr) {
-    arithmetic->overhead =
-        w.overhead_bytes == ResolvedWorkload::kDefaultOverheadBytes
-            ? absl::StrCat(w.overhead_bytes,
-                           " bytes (default: CUDA context and allocator reserve, 1 GiB)")
-            : absl::StrCat(w.overhead_bytes, " bytes (as requested)");
+    // Into the text's own buffer (kept when the arithmetic is reused).
+    std::string& text = arithmetic->overhead;
+    text.clear();
+    AppendInteger(&text, w.overhead_bytes);
+    text.append(w.overhead_bytes == ResolvedWorkload::kDefaultOverheadBytes
+                    ? " bytes (default: CUDA context and allocator reserve, 1 GiB)"
+                    : " bytes (as requested)");
   }
   return sizing;
 }
 
+absl::Status EstimateInferenceMemoryInto(const InferenceMemoryInput& input,
+                                         InferenceArithmetic* arithmetic,
+                                         InferenceMemoryEstimate* estimate) {
+  absl::StatusOr<InferenceSizing> sizing = SizeInference(input, arithmetic);
+  if (!sizing.ok()) return sizing.status();
+  estimate->sizing = *sizing;
+  estimate->total_bytes = 0;
+  // The texts are swapped into the lines (each was written once, in place):
+  // a line's old text goes back to the arithmetic, whose next writing
+  // reuses its buffer, so a reused pair allocates nothing once warm.
+  size_t count = 0;
+  const auto add = [&](const char* component, int64_t bytes, std::string* text) {
+    if (count == estimate->lines.size()) estimate->lines.emplace_back();
+    EstimateLine& line = estimate->lines[count++];
+    line.component.assign(component);
+    line.bytes = bytes;
+    line.arithmetic.swap(*text);
+    estimate->total_bytes += bytes;
+  };
+  add("weights", CeilBytes(sizing->weight_bytes), &arithmetic->weights);
+  if (input.architecture.has_value() && input.architecture->num_layers > 0) {
+    add("kv_cache", CeilBytes(sizing->kv_cache_bytes - sizing->recurrent_state_bytes),
+        &arithmetic->kv_cache);
+    if (sizing->recurrent_state_bytes > 0) {
+      add("recurrent_state", CeilBytes(sizing->recurrent_state_bytes),
+          &arithmetic->recurrent_state);
+    }
+    add("activations", CeilBytes(sizing->activation_bytes), &arithmetic->activations);
+  }
+  add("overhead", CeilBytes(sizing->overhead_bytes), &arithmetic->overhead);
+  estimate->lines.resize(count);
+  estimate->warnings.swap(arithmetic->warnings);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceMemoryInput& input) {
   InferenceArithmetic arithmetic;
-  absl::StatusOr<InferenceSizing> sizing = SizeInference(input, &arithmetic);
-  if (!sizing.ok()) return sizing.status();
   InferenceMemoryEstimate estimate;
-  estimate.sizing = *sizing;
-  // The texts move into the lines (each was written once, in place).
   estimate.lines.reserve(5);
-  estimate.lines.push_back(
-      {"weights", CeilBytes(sizing->weight_bytes), std::move(arithmetic.weights)});
-  if (input.architecture.has_value() && input.architecture->num_layers > 0) {
-    estimate.lines.push_back({"kv_cache",
-                              CeilBytes(sizing->kv_cache_bytes - sizing->recurrent_state_bytes),
-                              std::move(arithmetic.kv_cache)});
-    if (sizing->recurrent_state_bytes > 0) {
-      estimate.lines.push_back({"recurrent_state", CeilBytes(sizing->recurrent_state_bytes),
-                                std::move(arithmetic.recurrent_state)});
-    }
-    estimate.lines.push_back(
-        {"activations", CeilBytes(sizing->activation_bytes), std::move(arithmetic.activations)});
+  if (absl::Status sized = EstimateInferenceMemoryInto(input, &arithmetic, &estimate);
+      !sized.ok()) {
+    return sized;
   }
-  estimate.lines.push_back(
-      {"overhead", CeilBytes(sizing->overhead_bytes), std::move(arithmetic.overhead)});
-  estimate.warnings = std::move(arithmetic.warnings);
-  for (const EstimateLine& line : estimate.lines) estimate.total_bytes += line.bytes;
   return estimate;
 }
 

@@ -34,6 +34,11 @@ struct InferenceMemoryInput {
   // What is being run, defaults resolved (ResolveWorkload) and the context
   // fitted to the model (WorkloadForModel).
   ResolvedWorkload workload;
+  // Whether the sizing's split figures are wanted: the embedding, output
+  // head and routed-expert parameters and the active share (a parameter
+  // count of the architecture), which plans divide over cards. The memory
+  // answer shows none of them and skips the count (false).
+  bool split_figures = true;
 };
 
 // An inference workload sized: the typed numbers every inference answer
@@ -174,5 +179,13 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
 
 // SizeInference with its arithmetic, as the lines of an estimate.
 absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceMemoryInput& input);
+
+// The same into `estimate`, with `arithmetic` as the texts' scratch: both
+// may be reused from call to call (their strings keep their buffers: the
+// computed memory answer's pooled MemoryAnswer holds a pair), and are
+// overwritten whole. On an error `estimate` is left as it was.
+absl::Status EstimateInferenceMemoryInto(const InferenceMemoryInput& input,
+                                         InferenceArithmetic* arithmetic,
+                                         InferenceMemoryEstimate* estimate);
 
 }  // namespace modelatlas::estimator

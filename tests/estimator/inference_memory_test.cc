@@ -126,6 +126,62 @@ TEST(InferenceMemoryTest, SizingWithoutArithmeticGivesTheSameNumbers) {
   EXPECT_EQ(sizing->active_share, 1.0);
 }
 
+// The memory answer asks for no split figures (split_figures false): the
+// same lines, texts and totals, without the parameter count's figures that
+// only plans divide over cards.
+TEST(InferenceMemoryTest, WithoutSplitFiguresTheLinesAreTheSameAndTheCountIsSkipped) {
+  InferenceMemoryInput input;
+  input.parameters = 8030261248;
+  input.architecture = Llama31_8B();
+  input.workload.context_length_tokens = 8192;
+  auto with_split = EstimateInferenceMemory(input);
+  input.split_figures = false;
+  auto without = EstimateInferenceMemory(input);
+  ASSERT_TRUE(with_split.ok());
+  ASSERT_TRUE(without.ok());
+  ASSERT_EQ(without->lines.size(), with_split->lines.size());
+  for (size_t i = 0; i < without->lines.size(); ++i) {
+    EXPECT_EQ(without->lines[i].component, with_split->lines[i].component);
+    EXPECT_EQ(without->lines[i].bytes, with_split->lines[i].bytes);
+    EXPECT_EQ(without->lines[i].arithmetic, with_split->lines[i].arithmetic);
+  }
+  EXPECT_EQ(without->total_bytes, with_split->total_bytes);
+  EXPECT_EQ(without->sizing.weight_bytes, with_split->sizing.weight_bytes);
+  EXPECT_EQ(without->sizing.kv_cache_bytes, with_split->sizing.kv_cache_bytes);
+  // The count's figures: Llama's 128,256 x 4,096 input embedding and its
+  // untied output head with the split, nothing without.
+  EXPECT_EQ(with_split->sizing.embedding_parameters, 2 * 128256.0 * 4096);
+  EXPECT_EQ(with_split->sizing.output_head_parameters, 128256.0 * 4096);
+  EXPECT_EQ(without->sizing.embedding_parameters, 0);
+  EXPECT_EQ(without->sizing.output_head_parameters, 0);
+}
+
+// A reused arithmetic and estimate (the pooled memory answer's) give the
+// texts a fresh pair gives, whatever they held before.
+TEST(InferenceMemoryTest, AReusedScratchWritesWhatAFreshOneWrites) {
+  InferenceMemoryInput llama;
+  llama.parameters = 8030261248;
+  llama.architecture = Llama31_8B();
+  llama.workload.context_length_tokens = 8192;
+  InferenceMemoryInput bare;  // no architecture: two lines and a warning
+  bare.parameters = 1.5e9;
+  InferenceArithmetic arithmetic;
+  InferenceMemoryEstimate reused;
+  for (const InferenceMemoryInput* input : {&llama, &bare, &llama, &llama, &bare}) {
+    auto fresh = EstimateInferenceMemory(*input);
+    ASSERT_TRUE(fresh.ok());
+    ASSERT_TRUE(EstimateInferenceMemoryInto(*input, &arithmetic, &reused).ok());
+    ASSERT_EQ(reused.lines.size(), fresh->lines.size());
+    for (size_t i = 0; i < reused.lines.size(); ++i) {
+      EXPECT_EQ(reused.lines[i].component, fresh->lines[i].component);
+      EXPECT_EQ(reused.lines[i].bytes, fresh->lines[i].bytes);
+      EXPECT_EQ(reused.lines[i].arithmetic, fresh->lines[i].arithmetic);
+    }
+    EXPECT_EQ(reused.warnings, fresh->warnings);
+    EXPECT_EQ(reused.total_bytes, fresh->total_bytes);
+  }
+}
+
 TEST(InferenceMemoryTest, WeightFormatsAndRounding) {
   InferenceMemoryInput input;
   input.parameters = 7;

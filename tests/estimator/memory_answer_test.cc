@@ -11,17 +11,24 @@
 #include <grpcpp/security/credentials.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/catalog/snapshot.h"
 #include "estimator-service/reply_arena.h"
 #include "tests/estimator/fake_records.h"
 #include "tests/estimator/field_numbers.h"
+#include "tests/estimator/memory_golden_digests.h"
 #include "tests/estimator/shipped_records.h"
 
 namespace modelatlas::estimator {
@@ -303,6 +310,164 @@ TEST(MemoryAnswerTest, TheHandWrittenMessagesHaveTheFieldsTheWriterKnows) {
   EXPECT_EQ(FieldNumbers(v1::ResolvedWorkload::descriptor()), (std::vector<int>{1, 2, 3}));
   EXPECT_EQ(FieldNumbers(v1::InferenceWorkload::descriptor()),
             (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+}
+
+// FNV-1a (64 bits) of `bytes` continuing from `hash`: the same digest on
+// every platform, which std::hash does not promise.
+uint64_t Fnv1a(absl::string_view bytes, uint64_t hash) {
+  for (const char c : bytes) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+// Ten workloads that reach every line and most branches of the text: the
+// defaults, every weight and KV-cache format family, batch, chunk, prompt,
+// overhead (default, zero, uneven), utilization, hypothetical answers.
+std::vector<v1::EstimateInferenceMemoryRequest> GoldenWorkloads() {
+  std::vector<v1::EstimateInferenceMemoryRequest> requests(10);
+  requests[1].mutable_workload()->set_context_length_tokens(8192);
+  auto* int4 = requests[2].mutable_workload();
+  int4->set_context_length_tokens(32768);
+  int4->set_batch_size(8);
+  int4->set_weight_format(v1::NUMBER_FORMAT_INT4);
+  int4->set_kv_cache_format(v1::NUMBER_FORMAT_FP8);
+  auto* gguf = requests[3].mutable_workload();
+  gguf->set_context_length_tokens(131072);
+  gguf->set_weight_format(v1::NUMBER_FORMAT_GGUF_Q4_K);
+  gguf->set_kv_cache_format(v1::NUMBER_FORMAT_INT8);
+  requests[3].set_hypothetical(true);
+  auto* gptq = requests[4].mutable_workload();
+  gptq->set_context_length_tokens(2048);
+  gptq->set_batch_size(64);
+  gptq->set_weight_format(v1::NUMBER_FORMAT_GPTQ_INT4);
+  gptq->set_quantization_group_size(32);
+  gptq->set_overhead_bytes(0);
+  auto* int8 = requests[5].mutable_workload();
+  int8->set_context_length_tokens(1000000);
+  int8->set_weight_format(v1::NUMBER_FORMAT_INT8);
+  int8->set_prefill_chunk_tokens(2048);
+  auto* nf4 = requests[6].mutable_workload();
+  nf4->set_batch_size(3);
+  nf4->set_weight_format(v1::NUMBER_FORMAT_NF4);
+  nf4->set_kv_cache_format(v1::NUMBER_FORMAT_FP32);
+  requests[6].set_hypothetical(true);
+  auto* fp16 = requests[7].mutable_workload();
+  fp16->set_context_length_tokens(1);
+  fp16->set_weight_format(v1::NUMBER_FORMAT_FP16);
+  fp16->set_kv_cache_format(v1::NUMBER_FORMAT_FP16);
+  fp16->set_prompt_tokens(100);
+  fp16->set_memory_utilization(0.8);
+  fp16->set_overhead_bytes(3 * (int64_t{1} << 30) + 5);
+  auto* fp32 = requests[8].mutable_workload();
+  fp32->set_context_length_tokens(65536);
+  fp32->set_batch_size(2);
+  fp32->set_weight_format(v1::NUMBER_FORMAT_FP32);
+  fp32->set_kv_cache_format(v1::NUMBER_FORMAT_INT4);
+  fp32->set_prefill_efficiency(0.5);
+  fp32->set_overhead_bytes(512 << 20);
+  auto* awq = requests[9].mutable_workload();
+  awq->set_context_length_tokens(4095);
+  awq->set_batch_size(1000);
+  awq->set_weight_format(v1::NUMBER_FORMAT_AWQ_INT4);
+  awq->set_prefill_chunk_tokens(1);
+  requests[9].set_hypothetical(true);
+  return requests;
+}
+
+// The shipped models' computed replies to GoldenWorkloads, as the service
+// writes them (the snapshot's record in place, one MemoryAnswer reused from
+// call to call as the pool hands it out, MemoryAnswerBytes), hashed per
+// model; errors hash their code and message. The digests in
+// memory_golden_digests.h were written by main's code at 3190639 (before
+// session 14's changes to the computed path): a change that moves one byte
+// of one reply fails here, naming the model. To write the file again after
+// an intended change of the answers, run (from the source directory)
+// `build/tests/estimator_test --gtest_filter='*RepliesAreTheGoldenOnes*'` with
+// MODELATLAS_WRITE_MEMORY_GOLDEN=tests/estimator/memory_golden_digests.h.
+TEST(MemoryAnswerTest, ComputedRepliesAreTheGoldenOnesOnEveryShippedModel) {
+  CatalogSnapshot snapshot(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
+                           "nowhere");
+  catalog::v1::WatchResponse load;
+  load.set_revision(1);
+  for (const Model& model : testing::Shipped().models()) {
+    auto* change = load.add_changes();
+    change->set_revision(1);
+    change->set_name(model.name());
+    *change->mutable_model() = model;
+  }
+  snapshot.Apply(load);
+  auto in_place = std::make_shared<SnapshotInPlace>(&snapshot);
+  MemoryAnswer reused;
+  std::map<std::string, std::pair<uint64_t, size_t>> computed;  // digest, reply bytes
+  for (int index = 0; index < testing::Shipped().models_size(); ++index) {
+    const Model& model = testing::Shipped().models(index);
+    // Every model with an architecture, and every tenth without one (Epoch's
+    // records: parameters only, open or closed weights, or neither), by
+    // position in the dataset (the records of a repeated field are not one
+    // array: their addresses say nothing of their order).
+    if (!model.has_architecture() && index % 10 != 0) continue;
+    uint64_t digest = 14695981039346656037ull;
+    size_t bytes = 0;
+    const std::vector<v1::EstimateInferenceMemoryRequest> workloads = GoldenWorkloads();
+    for (size_t i = 0; i < workloads.size(); ++i) {
+      v1::EstimateInferenceMemoryRequest request = workloads[i];
+      // By resource name, and by display name (the lookup a user makes) for
+      // every other workload.
+      request.set_model(i % 2 == 0 ? model.name() : model.display_name());
+      std::optional<absl::Status> done;
+      std::string reply;
+      AnswerInferenceMemoryFigures(in_place, request, &reused, [&](const absl::Status& status) {
+        done = status;
+        if (!status.ok()) return;
+        const MemoryAnswerBytes written(reused);
+        reply.resize(written.size());
+        uint8_t* end = written.Write(reinterpret_cast<uint8_t*>(reply.data()));
+        EXPECT_EQ(end - reinterpret_cast<uint8_t*>(reply.data()),
+                  static_cast<ptrdiff_t>(reply.size()));
+      });
+      ASSERT_TRUE(done.has_value()) << request.ShortDebugString();
+      if (!done->ok()) {
+        reply = absl::StrCat("error ", done->code(), ": ", done->message());
+      }
+      const std::string length = absl::StrCat(reply.size(), ":");
+      digest = Fnv1a(reply, Fnv1a(length, digest));
+      bytes += reply.size();
+    }
+    computed[model.name()] = {digest, bytes};
+  }
+  if (const char* path = std::getenv("MODELATLAS_WRITE_MEMORY_GOLDEN")) {
+    std::ofstream out(path);
+    out << "// Digests of the computed EstimateInferenceMemory replies of every shipped\n"
+           "// model (tests/estimator/memory_answer_test.cc, "
+           "ComputedRepliesAreTheGoldenOnesOnEveryShippedModel,\n"
+           "// which writes this file when MODELATLAS_WRITE_MEMORY_GOLDEN names it).\n"
+           "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n\n"
+           "namespace modelatlas::estimator::testing {\n\n"
+           "struct GoldenMemoryReplies {\n  const char* model;\n  uint64_t digest;  // FNV-1a\n"
+           "  size_t bytes;     // the replies' bytes, errors' texts included\n};\n\n"
+           "// clang-format off\ninline constexpr GoldenMemoryReplies kGoldenMemoryReplies[] = {\n";
+    for (const auto& [name, figures] : computed) {
+      out << "    {\"" << name << "\", 0x" << std::hex << figures.first << std::dec << "ull, "
+          << figures.second << "},\n";
+    }
+    out << "};\n// clang-format on\n\n}  // namespace modelatlas::estimator::testing\n";
+    GTEST_SKIP() << "wrote " << path;
+  }
+  size_t compared = 0;
+  for (const testing::GoldenMemoryReplies& golden : testing::kGoldenMemoryReplies) {
+    auto it = computed.find(golden.model);
+    if (it == computed.end()) {
+      ADD_FAILURE() << "no shipped model " << golden.model;
+      continue;
+    }
+    ++compared;
+    EXPECT_EQ(it->second.second, golden.bytes) << golden.model;
+    EXPECT_EQ(it->second.first, golden.digest) << golden.model << ": the replies changed";
+  }
+  EXPECT_EQ(compared, computed.size());
+  EXPECT_GT(compared, 150u);
 }
 
 }  // namespace
