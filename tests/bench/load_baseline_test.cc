@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <string>
 
@@ -52,20 +53,39 @@ double Field(const std::string& json, const std::string& name) {
   return std::stod(match[1]);
 }
 
+// An echo-server on a free port, in its own directory, stopped and removed
+// at the end of the test.
+class EchoForTest {
+ public:
+  explicit EchoForTest(const std::string& name)
+      : dir_(Prepare(::testing::TempDir() + "/" + name + "_" + std::to_string(getpid()))),
+        echo_({ECHO_SERVER_BIN, "--grpc_address=127.0.0.1:0", "--metrics_address=127.0.0.1:0",
+               "--port_file=" + dir_ + "/echo.ports"},
+              dir_ + "/echo.log"),
+        ports_(testing::WaitForPortFile(dir_ + "/echo.ports", 30000)) {}
+  ~EchoForTest() { std::filesystem::remove_all(dir_); }
+
+  bool started() const { return !ports_.empty(); }
+  std::string target() const { return "--target=127.0.0.1:" + ports_.at("grpc_port"); }
+  int pid() const { return echo_.pid(); }
+
+ private:
+  static std::string Prepare(const std::string& dir) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir;
+  }
+  const std::string dir_;
+  testing::ChildProcess echo_;
+  std::map<std::string, std::string> ports_;
+};
+
 TEST(LoadgenTest, ReportsTheMeanReplyAndBothSidesCpuPerCallWithVariedRequests) {
-  const std::string dir = ::testing::TempDir() + "/loadgen_" + std::to_string(getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  testing::ChildProcess echo(
-      {ECHO_SERVER_BIN, "--grpc_address=127.0.0.1:0", "--metrics_address=127.0.0.1:0",
-       "--port_file=" + dir + "/echo.ports"},
-      dir + "/echo.log");
-  auto ports = testing::WaitForPortFile(dir + "/echo.ports", 30000);
-  ASSERT_FALSE(ports.empty()) << "echo-server did not start";
+  EchoForTest echo("loadgen");
+  ASSERT_TRUE(echo.started()) << "echo-server did not start";
   // GetModel's request text in echo's `name`, a different one per call.
   const testing::CommandResult run = testing::RunCommand(
-      {LOADGEN_BIN, "--target=127.0.0.1:" + ports["grpc_port"],
-       "--method=modelatlas.bench.v1.EchoService/Echo",
+      {LOADGEN_BIN, echo.target(), "--method=modelatlas.bench.v1.EchoService/Echo",
        R"(--request={"name": "models/generated-model-{i}", "response_bytes": 208})", "--vary=1000",
        "--concurrency=4", "--duration=1s", "--warmup=100ms", "--json",
        "--server_pid=" + std::to_string(echo.pid())});
@@ -77,28 +97,19 @@ TEST(LoadgenTest, ReportsTheMeanReplyAndBothSidesCpuPerCallWithVariedRequests) {
   // Both measured: CPU was spent on each side during the second of calls.
   EXPECT_GT(Field(run.out, "client_cpu_us_per_call"), 0) << run.out;
   EXPECT_GT(Field(run.out, "server_cpu_us_per_call"), 0) << run.out;
-  std::filesystem::remove_all(dir);
 }
 
 TEST(LoadgenTest, WithoutAServerPidOnlyItsOwnCpuIsReported) {
-  const std::string dir = ::testing::TempDir() + "/loadgen_own_" + std::to_string(getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  testing::ChildProcess echo(
-      {ECHO_SERVER_BIN, "--grpc_address=127.0.0.1:0", "--metrics_address=127.0.0.1:0",
-       "--port_file=" + dir + "/echo.ports"},
-      dir + "/echo.log");
-  auto ports = testing::WaitForPortFile(dir + "/echo.ports", 30000);
-  ASSERT_FALSE(ports.empty()) << "echo-server did not start";
+  EchoForTest echo("loadgen_own");
+  ASSERT_TRUE(echo.started()) << "echo-server did not start";
   const testing::CommandResult run = testing::RunCommand(
-      {LOADGEN_BIN, "--target=127.0.0.1:" + ports["grpc_port"],
-       "--method=modelatlas.bench.v1.EchoService/Echo", R"(--request={"payload": "aGVsbG8="})",
-       "--concurrency=2", "--duration=300ms", "--warmup=50ms", "--json"});
+      {LOADGEN_BIN, echo.target(), "--method=modelatlas.bench.v1.EchoService/Echo",
+       R"(--request={"payload": "aGVsbG8="})", "--concurrency=2", "--duration=300ms",
+       "--warmup=50ms", "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_EQ(Field(run.out, "response_bytes_mean"), 7) << run.out;  // "hello", tag and length
   EXPECT_GE(Field(run.out, "client_cpu_us_per_call"), 0) << run.out;
   EXPECT_EQ(run.out.find("server_cpu_us_per_call"), std::string::npos) << run.out;
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

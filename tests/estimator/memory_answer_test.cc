@@ -322,37 +322,13 @@ uint64_t Fnv1a(absl::string_view bytes, uint64_t hash) {
   return hash;
 }
 
-// Ten workloads that reach every line and most branches of the text: the
-// defaults, every weight and KV-cache format family, batch, chunk, prompt,
-// overhead (default, zero, uneven), utilization, hypothetical answers.
+// Ten workloads that reach every line and most branches of the text:
+// Workloads() (the defaults, every weight and KV-cache format family, batch,
+// chunk, zero overhead, hypothetical answers) and three more (prompt,
+// uneven overhead, utilization, efficiency, the smallest context and chunk).
 std::vector<v1::EstimateInferenceMemoryRequest> GoldenWorkloads() {
-  std::vector<v1::EstimateInferenceMemoryRequest> requests(10);
-  requests[1].mutable_workload()->set_context_length_tokens(8192);
-  auto* int4 = requests[2].mutable_workload();
-  int4->set_context_length_tokens(32768);
-  int4->set_batch_size(8);
-  int4->set_weight_format(v1::NUMBER_FORMAT_INT4);
-  int4->set_kv_cache_format(v1::NUMBER_FORMAT_FP8);
-  auto* gguf = requests[3].mutable_workload();
-  gguf->set_context_length_tokens(131072);
-  gguf->set_weight_format(v1::NUMBER_FORMAT_GGUF_Q4_K);
-  gguf->set_kv_cache_format(v1::NUMBER_FORMAT_INT8);
-  requests[3].set_hypothetical(true);
-  auto* gptq = requests[4].mutable_workload();
-  gptq->set_context_length_tokens(2048);
-  gptq->set_batch_size(64);
-  gptq->set_weight_format(v1::NUMBER_FORMAT_GPTQ_INT4);
-  gptq->set_quantization_group_size(32);
-  gptq->set_overhead_bytes(0);
-  auto* int8 = requests[5].mutable_workload();
-  int8->set_context_length_tokens(1000000);
-  int8->set_weight_format(v1::NUMBER_FORMAT_INT8);
-  int8->set_prefill_chunk_tokens(2048);
-  auto* nf4 = requests[6].mutable_workload();
-  nf4->set_batch_size(3);
-  nf4->set_weight_format(v1::NUMBER_FORMAT_NF4);
-  nf4->set_kv_cache_format(v1::NUMBER_FORMAT_FP32);
-  requests[6].set_hypothetical(true);
+  std::vector<v1::EstimateInferenceMemoryRequest> requests = Workloads();
+  requests.resize(10);
   auto* fp16 = requests[7].mutable_workload();
   fp16->set_context_length_tokens(1);
   fp16->set_weight_format(v1::NUMBER_FORMAT_FP16);
