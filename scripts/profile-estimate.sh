@@ -24,14 +24,8 @@ cd "$(dirname "$0")/.."
 root="$(pwd)"; b="${BUILD_DIR:-$root/build}"; bin="$1"; out="$2"; mode="${3:-dwarf}"
 state="$root/.run/profile-estimate"; mkdir -p "$state" "$out"; rm -f "$state"/*
 source "$root/scripts/lib/servers.sh"
-# wait_for_estimator with $b's CLI (servers.sh's uses build/'s).
-wait_for_estimator() {
-  for _ in $(seq 1 300); do
-    "$b/cli/modelatlas" --catalog="127.0.0.1:$1" --estimator="127.0.0.1:$2" \
-      --timeout=5s estimate memory "GPT-2 (124M)" >/dev/null 2>&1 && return 0
-    sleep 0.2
-  done
-}
+# wait_for_estimator with $b's CLI, patient with an estimator under callgrind.
+WAIT_CLI="$b/cli/modelatlas" WAIT_TRIES=300 WAIT_CALL_TIMEOUT=5s
 M=modelatlas.estimator.v1.EstimatorService
 est_request="${REQUEST:-{\"model\": \"Llama 3.1 8B\", \"workload\": {\"context_length_tokens\": 8192\}\}}"
 declare -A port

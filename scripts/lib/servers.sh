@@ -21,13 +21,15 @@ start() {
   grep grpc_port "$state/$name.ports" | cut -d= -f2
 }
 
-# wait_for_estimator CATALOG_PORT ESTIMATOR_PORT: up to 30 s until the
-# estimator answers an estimate from its catalog snapshot (it loads the
-# snapshot after it starts serving). Uses $root/build/cli/modelatlas.
+# wait_for_estimator CATALOG_PORT ESTIMATOR_PORT: up to 30 s (WAIT_TRIES x
+# 0.2 s, default 150) until the estimator answers an estimate from its
+# catalog snapshot (it loads the snapshot after it starts serving), each
+# call given WAIT_CALL_TIMEOUT (default 1s). Uses WAIT_CLI (default
+# $root/build/cli/modelatlas).
 wait_for_estimator() {
-  for _ in $(seq 1 150); do
-    "$root/build/cli/modelatlas" --catalog="127.0.0.1:$1" --estimator="127.0.0.1:$2" \
-      --timeout=1s estimate memory "GPT-2 (124M)" >/dev/null 2>&1 && return 0
+  for _ in $(seq 1 "${WAIT_TRIES:-150}"); do
+    "${WAIT_CLI:-$root/build/cli/modelatlas}" --catalog="127.0.0.1:$1" --estimator="127.0.0.1:$2" \
+      --timeout="${WAIT_CALL_TIMEOUT:-1s}" estimate memory "GPT-2 (124M)" >/dev/null 2>&1 && return 0
     sleep 0.2
   done
 }

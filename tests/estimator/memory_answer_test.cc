@@ -82,10 +82,9 @@ std::vector<v1::EstimateInferenceMemoryRequest> Workloads() {
   return requests;
 }
 
-TEST(MemoryAnswerTest, ArenaAnswerInPlaceIsThePlainAnswerByteForByteOnEveryShippedModel) {
-  // Never started: fed as Watch would feed it.
-  CatalogSnapshot snapshot(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
-                           "nowhere");
+// Feeds every shipped model to a snapshot that was never started, as Watch
+// would at revision 1.
+void LoadShippedModels(CatalogSnapshot& snapshot) {
   catalog::v1::WatchResponse load;
   load.set_revision(1);
   for (const Model& model : testing::Shipped().models()) {
@@ -95,6 +94,13 @@ TEST(MemoryAnswerTest, ArenaAnswerInPlaceIsThePlainAnswerByteForByteOnEveryShipp
     *change->mutable_model() = model;
   }
   snapshot.Apply(load);
+}
+
+TEST(MemoryAnswerTest, ArenaAnswerInPlaceIsThePlainAnswerByteForByteOnEveryShippedModel) {
+  // Never started: fed as Watch would feed it.
+  CatalogSnapshot snapshot(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
+                           "nowhere");
+  LoadShippedModels(snapshot);
   auto in_place = std::make_shared<SnapshotInPlace>(&snapshot);
   auto copies = std::make_shared<testing::FakeRecords>();
   for (const Model& model : testing::Shipped().models()) copies->Add(model);
@@ -186,15 +192,7 @@ TEST(MemoryAnswerTest, HandWrittenBytesAreTheMessagesOnEveryShippedModel) {
   // Never started: fed as Watch would feed it.
   CatalogSnapshot snapshot(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
                            "nowhere");
-  catalog::v1::WatchResponse load;
-  load.set_revision(1);
-  for (const Model& model : testing::Shipped().models()) {
-    auto* change = load.add_changes();
-    change->set_revision(1);
-    change->set_name(model.name());
-    *change->mutable_model() = model;
-  }
-  snapshot.Apply(load);
+  LoadShippedModels(snapshot);
   auto in_place = std::make_shared<SnapshotInPlace>(&snapshot);
   auto copies = std::make_shared<testing::FakeRecords>();
   for (const Model& model : testing::Shipped().models()) copies->Add(model);
@@ -365,15 +363,7 @@ std::vector<v1::EstimateInferenceMemoryRequest> GoldenWorkloads() {
 TEST(MemoryAnswerTest, ComputedRepliesAreTheGoldenOnesOnEveryShippedModel) {
   CatalogSnapshot snapshot(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
                            "nowhere");
-  catalog::v1::WatchResponse load;
-  load.set_revision(1);
-  for (const Model& model : testing::Shipped().models()) {
-    auto* change = load.add_changes();
-    change->set_revision(1);
-    change->set_name(model.name());
-    *change->mutable_model() = model;
-  }
-  snapshot.Apply(load);
+  LoadShippedModels(snapshot);
   auto in_place = std::make_shared<SnapshotInPlace>(&snapshot);
   MemoryAnswer reused;
   std::map<std::string, std::pair<uint64_t, size_t>> computed;  // digest, reply bytes
