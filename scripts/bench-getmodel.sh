@@ -98,7 +98,10 @@ for r in $(seq 1 "$rounds"); do
 done
 for side in ref new; do
   echo "$side record cache: $(curl -s http://127.0.0.1:$(grep metrics_port $state/catalog-$side.ports | cut -d= -f2)/metrics | grep -E '^modelatlas_catalog_record_cache_(hits_total|misses_total|records|bytes) ' | tr '\n' ' ')"
-  echo "$side resident: $(rss_mib catalog-$side) MiB"
+  # Anonymous (the process's own) and file-backed (the SQLite file's pages
+  # mapped by --sqlite_mmap_bytes: the kernel's page cache, clean and
+  # reclaimable, which read() copies would have left uncounted) apart.
+  echo "$side resident: $(rss_mib catalog-$side) MiB ($(awk '/^(RssAnon|RssFile|VmHWM)/ {printf "%s %.1f MiB ", $1, $2 / 1024}' "/proc/$(cat "$state/catalog-$side.pid")/status"))"
 done
 python3 - "$state" "$rounds" <<'PY'
 import json, statistics, sys
