@@ -25,10 +25,25 @@ class SqliteStore : public CatalogStore {
   // max_page_count, never below its size at open): writes past it fail as on
   // a full disk. `mmap_bytes` > 0 reads up to that much of the file through
   // a memory map (PRAGMA mmap_size) instead of copying each page from the
-  // kernel into SQLite's page cache.
+  // kernel into SQLite's page cache; 0 copies every page.
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path,
                                                            int64_t max_pages = 0,
-                                                           int64_t mmap_bytes = 0);
+                                                           int64_t mmap_bytes = kDefaultMmapBytes);
+
+  // The map by default, as much of the file as SQLite maps at most (its
+  // SQLITE_MAX_MMAP_SIZE, 0x7fff0000 bytes on Linux: a larger mmap_size is
+  // lowered to it). A read that misses the record cache then finds each
+  // B-tree page in place instead of a hash lookup in SQLite's page cache, a
+  // recycled page and a pread() copy: the point read of GetModel at random
+  // over 1,000,000 models took 0.63x the CPU (docs/BENCHMARKS.md, session 15,
+  // branch s15-miss). The mapped pages are the kernel's page cache of the
+  // file (clean, shared, reclaimable), counted in the process's resident
+  // memory as RssFile; read() copies leave the same pages in the kernel's
+  // cache without counting them, and keep SQLite's own copies (up to
+  // kPageCacheKiB, anonymous) besides. An I/O error on a mapped page is a
+  // SIGBUS instead of an error status (https://sqlite.org/mmap.html): the
+  // file is local and owned by this process (its exclusive lock).
+  static constexpr int64_t kDefaultMmapBytes = 0x7fff0000;
   ~SqliteStore() override;
 
   // Prepared statements by SQL text (see Statement in sqlite_store.cc).

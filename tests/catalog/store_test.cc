@@ -5,9 +5,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "catalog-service/store/cached_store.h"
 #include "catalog-service/store/migrations.h"
 #include "catalog-service/store/postgres_store.h"
@@ -65,7 +69,10 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
       EXPECT_TRUE(store.ok()) << store.status();
       return store.ok() ? std::unique_ptr<CatalogStore>(*std::move(store)) : nullptr;
     }
-    auto store = SqliteStore::Open(path_);
+    // "sqlite" reads through the memory map (the default), "sqlite_unmapped"
+    // copies every page with read(), as before the map was the default.
+    auto store =
+        GetParam() == "sqlite_unmapped" ? SqliteStore::Open(path_, 0, 0) : SqliteStore::Open(path_);
     EXPECT_TRUE(store.ok()) << store.status();
     if (!store.ok()) return nullptr;
     if (GetParam() == "sqlite_cached") {
@@ -81,7 +88,7 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(StoreTest, NewStoreIsMigratedAndEmpty) {
   EXPECT_EQ(store_->schema_version(), GetParam() == "postgres" ? 4 : 5);
-  EXPECT_EQ(store_->backend(), GetParam() == "sqlite_cached" ? "sqlite" : GetParam());
+  EXPECT_EQ(store_->backend(), GetParam() == "postgres" ? "postgres" : "sqlite");
   EXPECT_EQ(*store_->Revision(), 0);
   EXPECT_EQ(*store_->Count(RecordKind::kModel), 0);
 }
@@ -269,7 +276,8 @@ TEST_P(StoreTest, ConcurrentUpdatesWithTheSameRevisionOnlyOneWins) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, StoreTest,
-                         ::testing::Values("sqlite", "sqlite_cached", "postgres"),
+                         ::testing::Values("sqlite", "sqlite_unmapped", "sqlite_cached",
+                                           "postgres"),
                          [](const auto& test_info) { return test_info.param; });
 
 // --- SQLite only.
@@ -286,6 +294,93 @@ TEST(SqliteStoreTest, UsesWalAndFullSync) {
   EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "wal");
   sqlite3_finalize(stmt);
   sqlite3_close(db);
+  RemoveSqlite(path);
+}
+
+// Whether `path` is mapped into this process (a line of /proc/self/maps
+// ends with its file name: the kernel prints the path without TempDir's
+// doubled slashes).
+bool MappedIntoThisProcess(const std::string& path) {
+  const std::string name = "/" + std::filesystem::path(path).filename().string();
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (absl::EndsWith(line, name)) return true;
+  }
+  return false;
+}
+
+TEST(SqliteStoreTest, ReadsThroughAMemoryMapByDefaultAndCopiesWhenAskedTo) {
+  const std::string mapped_path = TempPath("mapped");
+  const std::string copied_path = TempPath("copied");
+  for (const std::string& path : {mapped_path, copied_path}) {
+    RemoveSqlite(path);
+    auto store = SqliteStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)->Insert({Model("a")}).ok());
+  }  // closed: the WAL checkpointed into the file, where the map reads it
+  {
+    auto mapped = SqliteStore::Open(mapped_path);
+    auto copied = SqliteStore::Open(copied_path, 0, /*mmap_bytes=*/0);
+    ASSERT_TRUE(mapped.ok() && copied.ok());
+    for (auto* store : {mapped->get(), copied->get()}) {
+      absl::StatusOr<SharedRecord> read = store->GetShared(RecordKind::kModel, "a");
+      ASSERT_TRUE(read.ok()) << read.status();
+      EXPECT_EQ(read->payload(), "{\"name\":\"models/a\"}");
+    }
+    EXPECT_TRUE(MappedIntoThisProcess(mapped_path));
+    EXPECT_FALSE(MappedIntoThisProcess(copied_path));
+  }
+  EXPECT_FALSE(MappedIntoThisProcess(mapped_path));  // unmapped when closed
+  RemoveSqlite(mapped_path);
+  RemoveSqlite(copied_path);
+}
+
+// A mapped page is the file's: a write goes to the WAL first, and a read
+// must take a page from there while it is newer than the file's, then from
+// the file again once a checkpoint (here the close's) copied it back.
+TEST(SqliteStoreTest, MappedReadsSeeEveryWriteBeforeAndAfterACheckpoint) {
+  const std::string path = TempPath("mapped_writes");
+  RemoveSqlite(path);
+  auto model = [](int i, const std::string& version) {
+    RecordWrite write = Model(absl::StrCat("m", i));
+    write.payload = absl::StrCat(version, std::string(300, 'x'), i);  // several records a page
+    return write;
+  };
+  constexpr int kRecords = 400;
+  std::unique_ptr<SqliteStore> store;
+  auto reopen = [&] {
+    store.reset();  // closing checkpoints the WAL into the file
+    auto opened = SqliteStore::Open(path);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    store = *std::move(opened);
+  };
+  reopen();
+  std::vector<RecordWrite> writes;
+  for (int i = 0; i < kRecords; ++i) writes.push_back(model(i, "v1"));
+  ASSERT_TRUE(store->Insert(writes).ok());
+  reopen();
+  ASSERT_TRUE(store->Get(RecordKind::kModel, "m0").ok());
+  ASSERT_TRUE(MappedIntoThisProcess(path));
+  for (int i = 0; i < kRecords; i += 2) ASSERT_TRUE(store->Update(model(i, "v2"), 0).ok());
+  for (int i = 1; i < kRecords; i += 4) {
+    ASSERT_TRUE(store->Delete(RecordKind::kModel, absl::StrCat("m", i), 0).ok());
+  }
+  auto check = [&] {
+    for (int i = 0; i < kRecords; ++i) {
+      absl::StatusOr<SharedRecord> read =
+          store->GetShared(RecordKind::kModel, absl::StrCat("m", i));
+      if (i % 4 == 1) {
+        EXPECT_EQ(read.status().code(), absl::StatusCode::kNotFound) << i;
+      } else {
+        ASSERT_TRUE(read.ok()) << i << ": " << read.status();
+        EXPECT_EQ(read->payload(), model(i, i % 2 == 0 ? "v2" : "v1").payload) << i;
+      }
+    }
+  };
+  check();  // the rewritten pages from the WAL, the others from the map
+  reopen();
+  check();  // all from the file, through the map
+  store.reset();
   RemoveSqlite(path);
 }
 
