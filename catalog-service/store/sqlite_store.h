@@ -34,15 +34,15 @@ class SqliteStore : public CatalogStore {
   // SQLITE_MAX_MMAP_SIZE, 0x7fff0000 bytes on Linux: a larger mmap_size is
   // lowered to it). A read that misses the record cache then finds each
   // B-tree page in place instead of a hash lookup in SQLite's page cache, a
-  // recycled page and a pread() copy: the point read of GetModel at random
-  // over 1,000,000 models took 0.63x the CPU (docs/BENCHMARKS.md, session 15,
-  // branch s15-miss). The mapped pages are the kernel's page cache of the
-  // file (clean, shared, reclaimable), counted in the process's resident
-  // memory as RssFile; read() copies leave the same pages in the kernel's
-  // cache without counting them, and keep SQLite's own copies (up to
-  // kPageCacheKiB, anonymous) besides. An I/O error on a mapped page is a
-  // SIGBUS instead of an error status (https://sqlite.org/mmap.html): the
-  // file is local and owned by this process (its exclusive lock).
+  // recycled page and a pread() copy: GetModel's domain call at random over
+  // 1,000,000 models (default record cache, 80% misses) took 0.63x the CPU in
+  // one thread, the server 0.87-0.88x per call (docs/BENCHMARKS.md, session
+  // 15, branch s15-miss); instructions are the same (callgrind). The mapped pages are the kernel's
+  // page cache of the file (clean, shared, reclaimable), counted in the process's resident memory
+  // as RssFile; read() copies leave the same pages in the kernel's cache without counting them, and
+  // keep SQLite's own copies (up to kPageCacheKiB, anonymous) besides. An I/O error on a mapped
+  // page is a SIGBUS instead of an error status (https://sqlite.org/mmap.html): the file is local
+  // and owned by this process (its exclusive lock).
   static constexpr int64_t kDefaultMmapBytes = 0x7fff0000;
   ~SqliteStore() override;
 
