@@ -12,6 +12,9 @@
 // --vary=N makes N requests, "{i}" in --request replaced by 0 .. N-1, and
 // gives each call one of them at random (many clients asking for many
 // records); each run starts the random sequence afresh (--seed to replay one).
+// --requests_file=FILE does the same with the requests of FILE, one JSON
+// request per line (requests that differ in more than a number: many models,
+// contexts and formats).
 //
 // Server-streaming methods (ListRunnableModels, ...) are driven too: a call
 // is the whole stream, and the report adds messages, items (--count_field:
@@ -44,6 +47,7 @@
 #include "absl/flags/parse.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -65,6 +69,10 @@ ABSL_FLAG(std::string, request, "{}", "The request in protobuf's JSON mapping");
 ABSL_FLAG(int32_t, vary, 0,
           "Make this many requests, \"{i}\" in --request replaced by 0 .. N-1, and give each "
           "call one at random (0 = one request, as given)");
+ABSL_FLAG(std::string, requests_file, "",
+          "A file of requests, one in protobuf's JSON mapping per line (empty lines skipped): "
+          "each call is given one of them at random, as with --vary (not with --vary or "
+          "--request)");
 ABSL_FLAG(uint64_t, seed, 0,
           "--vary: where the random sequence of requests starts (0 = a new random start "
           "per run, printed with the results). A fixed seed replays the same ids, which a "
@@ -299,6 +307,41 @@ absl::StatusOr<grpc::ByteBuffer> BuildRequest(const std::string& method, const s
   return grpc::ByteBuffer(&slice, 1);
 }
 
+// The requests calls are given: --request as is, --vary's N of it, or the
+// lines of --requests_file.
+absl::StatusOr<std::vector<grpc::ByteBuffer>> BuildRequests(const std::string& method) {
+  const int vary = absl::GetFlag(FLAGS_vary);
+  const std::string file = absl::GetFlag(FLAGS_requests_file);
+  std::vector<grpc::ByteBuffer> requests;
+  if (!file.empty()) {
+    if (vary > 0) return absl::InvalidArgumentError("--requests_file: not with --vary");
+    std::ifstream in(file);
+    if (!in) return absl::NotFoundError("--requests_file: cannot read " + file);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      if (absl::StripAsciiWhitespace(line).empty()) continue;
+      absl::StatusOr<grpc::ByteBuffer> request = BuildRequest(method, line);
+      if (!request.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(file, " line ", number, ": ", request.status().message()));
+      }
+      requests.push_back(*std::move(request));
+    }
+    if (requests.empty())
+      return absl::InvalidArgumentError("--requests_file: no request in " + file);
+    return requests;
+  }
+  for (int i = 0; i < std::max(1, vary); ++i) {
+    const std::string json =
+        vary > 0 ? absl::StrReplaceAll(absl::GetFlag(FLAGS_request), {{"{i}", absl::StrCat(i)}})
+                 : absl::GetFlag(FLAGS_request);
+    absl::StatusOr<grpc::ByteBuffer> request = BuildRequest(method, json);
+    if (!request.ok()) return request.status();
+    requests.push_back(*std::move(request));
+  }
+  return requests;
+}
+
 double Percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
   return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
@@ -316,18 +359,10 @@ int main(int argc, char** argv) {
   (void)modelatlas::catalog::v1::GetModelRequest::descriptor();
   (void)modelatlas::estimator::v1::EstimateInferenceMemoryRequest::descriptor();
   const std::string method = absl::GetFlag(FLAGS_method);
-  const int vary = absl::GetFlag(FLAGS_vary);
-  std::vector<grpc::ByteBuffer> requests;
-  for (int i = 0; i < std::max(1, vary); ++i) {
-    const std::string json =
-        vary > 0 ? absl::StrReplaceAll(absl::GetFlag(FLAGS_request), {{"{i}", absl::StrCat(i)}})
-                 : absl::GetFlag(FLAGS_request);
-    absl::StatusOr<grpc::ByteBuffer> request = BuildRequest(method, json);
-    if (!request.ok()) {
-      std::fprintf(stderr, "loadgen: %s\n", std::string(request.status().message()).c_str());
-      return 2;
-    }
-    requests.push_back(*std::move(request));
+  absl::StatusOr<std::vector<grpc::ByteBuffer>> requests = BuildRequests(method);
+  if (!requests.ok()) {
+    std::fprintf(stderr, "loadgen: %s\n", std::string(requests.status().message()).c_str());
+    return 2;
   }
   std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
   for (int i = 0; i < std::max(1, absl::GetFlag(FLAGS_channels)); ++i) {
@@ -363,7 +398,7 @@ int main(int argc, char** argv) {
   }
   uint64_t seed = absl::GetFlag(FLAGS_seed);
   if (seed == 0) seed = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
-  Driver driver(std::move(stubs), method, std::move(requests), seed, &results, streamed_response,
+  Driver driver(std::move(stubs), method, *std::move(requests), seed, &results, streamed_response,
                 counted_field);
   std::atomic<bool> stop{false};
   const double rate = absl::GetFlag(FLAGS_rate);

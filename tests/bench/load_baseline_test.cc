@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
@@ -110,6 +111,43 @@ TEST(LoadgenTest, WithoutAServerPidOnlyItsOwnCpuIsReported) {
   EXPECT_EQ(Field(run.out, "response_bytes_mean"), 7) << run.out;  // "hello", tag and length
   EXPECT_GE(Field(run.out, "client_cpu_us_per_call"), 0) << run.out;
   EXPECT_EQ(run.out.find("server_cpu_us_per_call"), std::string::npos) << run.out;
+}
+
+// Requests that differ in more than a number: one per line of a file, each
+// call given one at random; a line that is not a request is named.
+TEST(LoadgenTest, GivesEachCallOneRequestOfTheFileAtRandom) {
+  EchoForTest echo("loadgen_file");
+  ASSERT_TRUE(echo.started()) << "echo-server did not start";
+  const std::string file = ::testing::TempDir() + "/loadgen_requests_" + std::to_string(getpid());
+  std::ofstream(file) << R"({"name": "Llama 3.1 8B", "response_bytes": 100})"
+                      << "\n\n"
+                      << R"({"name": "Qwen3 32B", "response_bytes": 300})"
+                      << "\n";
+  const testing::CommandResult run = testing::RunCommand(
+      {LOADGEN_BIN, echo.target(), "--method=modelatlas.bench.v1.EchoService/Echo",
+       "--requests_file=" + file, "--concurrency=4", "--duration=500ms", "--warmup=50ms",
+       "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  ASSERT_GT(Field(run.out, "calls"), 100) << run.out;
+  // Both requests were sent: the mean reply lies strictly between their sizes.
+  EXPECT_GT(Field(run.out, "response_bytes_mean"), 100) << run.out;
+  EXPECT_LT(Field(run.out, "response_bytes_mean"), 300) << run.out;
+
+  std::ofstream(file) << R"({"name": "ok"})"
+                      << "\n"
+                      << R"({"nmae": "typo"})"
+                      << "\n";
+  const testing::CommandResult bad = testing::RunCommand(
+      {LOADGEN_BIN, echo.target(), "--method=modelatlas.bench.v1.EchoService/Echo",
+       "--requests_file=" + file, "--duration=100ms"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("line 2"), std::string::npos) << bad.err;
+  const testing::CommandResult both = testing::RunCommand(
+      {LOADGEN_BIN, echo.target(), "--method=modelatlas.bench.v1.EchoService/Echo",
+       "--requests_file=" + file, "--vary=10", "--duration=100ms"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("not with --vary"), std::string::npos) << both.err;
+  std::filesystem::remove(file);
 }
 
 }  // namespace
