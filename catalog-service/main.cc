@@ -34,7 +34,7 @@ ABSL_FLAG(int64_t, record_cache_bytes, int64_t{64} << 20,
 ABSL_FLAG(bool, record_cache_preload, false,
           "Fill the record cache with the stored records before the catalog reports ready, "
           "until it is full (no eviction): for a --record_cache_bytes sized to hold the catalog");
-ABSL_FLAG(int64_t, sqlite_mmap_bytes, modelatlas::catalog::SqliteStore::kDefaultMmapBytes,
+ABSL_FLAG(int64_t, sqlite_mmap_bytes, 0,
           "Bytes of the SQLite file read through a memory map instead of read() copies "
           "(PRAGMA mmap_size; SQLite maps at most 0x7fff0000); mapped pages count in resident "
           "memory as file-backed (RssFile), the file's pages in the kernel's page cache; "

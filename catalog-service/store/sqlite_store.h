@@ -28,22 +28,21 @@ class SqliteStore : public CatalogStore {
   // kernel into SQLite's page cache; 0 copies every page.
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path,
                                                            int64_t max_pages = 0,
-                                                           int64_t mmap_bytes = kDefaultMmapBytes);
+                                                           int64_t mmap_bytes = 0);
 
-  // The map by default, as much of the file as SQLite maps at most (its
-  // SQLITE_MAX_MMAP_SIZE, 0x7fff0000 bytes on Linux: a larger mmap_size is
-  // lowered to it). A read that misses the record cache then finds each
-  // B-tree page in place instead of a hash lookup in SQLite's page cache, a
-  // recycled page and a pread() copy: GetModel's domain call at random over
-  // 1,000,000 models (default record cache, 80% misses) took 0.63x the CPU in
-  // one thread, the server 0.87-0.88x per call (docs/BENCHMARKS.md, session
-  // 15, branch s15-miss); instructions are the same (callgrind). The mapped pages are the kernel's
-  // page cache of the file (clean, shared, reclaimable), counted in the process's resident memory
-  // as RssFile; read() copies leave the same pages in the kernel's cache without counting them, and
-  // keep SQLite's own copies (up to kPageCacheKiB, anonymous) besides. An I/O error on a mapped
-  // page is a SIGBUS instead of an error status (https://sqlite.org/mmap.html): the file is local
-  // and owned by this process (its exclusive lock).
-  static constexpr int64_t kDefaultMmapBytes = 0x7fff0000;
+  // As much of the file as SQLite maps at most (its SQLITE_MAX_MMAP_SIZE,
+  // 0x7fff0000 bytes on Linux: a larger mmap_size is lowered to it). Mapped,
+  // a read that misses the record cache finds each B-tree page in place
+  // instead of a hash lookup in SQLite's page cache, a recycled page and a
+  // pread() copy: GetModel at random over 1,000,000 models (default record
+  // cache, 80% misses) took 0.63x the CPU in one thread, the server
+  // 0.87-0.88x per call (docs/BENCHMARKS.md, session 15, branch s15-miss);
+  // instructions are the same (callgrind). Not the default: the mapped
+  // pages count in the process's resident memory (RssFile, up to the file's
+  // size: 645 MiB of a 1.04 GB file), outside the bound README states for
+  // --record_cache_bytes, and an I/O error on a mapped page is a SIGBUS
+  // instead of an error status (https://sqlite.org/mmap.html).
+  static constexpr int64_t kLargestMmapBytes = 0x7fff0000;
   ~SqliteStore() override;
 
   // Prepared statements by SQL text (see Statement in sqlite_store.cc).

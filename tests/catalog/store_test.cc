@@ -69,10 +69,11 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
       EXPECT_TRUE(store.ok()) << store.status();
       return store.ok() ? std::unique_ptr<CatalogStore>(*std::move(store)) : nullptr;
     }
-    // "sqlite" reads through the memory map (the default), "sqlite_unmapped"
-    // copies every page with read(), as before the map was the default.
-    auto store =
-        GetParam() == "sqlite_unmapped" ? SqliteStore::Open(path_, 0, 0) : SqliteStore::Open(path_);
+    // "sqlite" copies every page with read() (the default), "sqlite_mapped"
+    // reads through the memory map (--sqlite_mmap_bytes).
+    auto store = GetParam() == "sqlite_mapped"
+                     ? SqliteStore::Open(path_, 0, SqliteStore::kLargestMmapBytes)
+                     : SqliteStore::Open(path_);
     EXPECT_TRUE(store.ok()) << store.status();
     if (!store.ok()) return nullptr;
     if (GetParam() == "sqlite_cached") {
@@ -276,8 +277,7 @@ TEST_P(StoreTest, ConcurrentUpdatesWithTheSameRevisionOnlyOneWins) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, StoreTest,
-                         ::testing::Values("sqlite", "sqlite_unmapped", "sqlite_cached",
-                                           "postgres"),
+                         ::testing::Values("sqlite", "sqlite_mapped", "sqlite_cached", "postgres"),
                          [](const auto& test_info) { return test_info.param; });
 
 // --- SQLite only.
@@ -309,7 +309,7 @@ bool MappedIntoThisProcess(const std::string& path) {
   return false;
 }
 
-TEST(SqliteStoreTest, ReadsThroughAMemoryMapByDefaultAndCopiesWhenAskedTo) {
+TEST(SqliteStoreTest, CopiesByDefaultAndReadsThroughAMemoryMapWhenAskedTo) {
   const std::string mapped_path = TempPath("mapped");
   const std::string copied_path = TempPath("copied");
   for (const std::string& path : {mapped_path, copied_path}) {
@@ -319,8 +319,8 @@ TEST(SqliteStoreTest, ReadsThroughAMemoryMapByDefaultAndCopiesWhenAskedTo) {
     ASSERT_TRUE((*store)->Insert({Model("a")}).ok());
   }  // closed: the WAL checkpointed into the file, where the map reads it
   {
-    auto mapped = SqliteStore::Open(mapped_path);
-    auto copied = SqliteStore::Open(copied_path, 0, /*mmap_bytes=*/0);
+    auto mapped = SqliteStore::Open(mapped_path, 0, SqliteStore::kLargestMmapBytes);
+    auto copied = SqliteStore::Open(copied_path);
     ASSERT_TRUE(mapped.ok() && copied.ok());
     for (auto* store : {mapped->get(), copied->get()}) {
       absl::StatusOr<SharedRecord> read = store->GetShared(RecordKind::kModel, "a");
@@ -350,7 +350,7 @@ TEST(SqliteStoreTest, MappedReadsSeeEveryWriteBeforeAndAfterACheckpoint) {
   std::unique_ptr<SqliteStore> store;
   auto reopen = [&] {
     store.reset();  // closing checkpoints the WAL into the file
-    auto opened = SqliteStore::Open(path);
+    auto opened = SqliteStore::Open(path, 0, SqliteStore::kLargestMmapBytes);
     ASSERT_TRUE(opened.ok()) << opened.status();
     store = *std::move(opened);
   };
