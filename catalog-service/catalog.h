@@ -213,6 +213,12 @@ class Catalog {
   absl::StatusOr<v1::ImportReport> ImportFile(absl::string_view content,
                                               const v1::ImportOptions& options,
                                               const std::function<bool()>& abandoned = nullptr);
+  // The same, reading the file from `content` a block at a time (the
+  // service's spooled upload): an Epoch CSV is never held whole, so the
+  // import's memory does not grow with the file (docs/IMPORT.md).
+  absl::StatusOr<v1::ImportReport> ImportFile(const ImportSource& content,
+                                              const v1::ImportOptions& options,
+                                              const std::function<bool()>& abandoned = nullptr);
   // Every record matching `filter` (AIP-160), in id order.
   template <typename Record>
   absl::StatusOr<std::vector<Record>> ListAll(const std::string& filter);
@@ -263,7 +269,7 @@ class Catalog {
   struct ImportPlanned;
   absl::Status StartImport(const v1::ImportOptions& options);
   // Whether ImportFile loads `content` in bulk: it began a bulk load.
-  absl::StatusOr<bool> BeginBulkLoadFor(absl::string_view content);
+  absl::StatusOr<bool> BeginBulkLoadFor(const ImportSource& content);
   void AddFileToReport(ParsedFile* file, ImportRun* run);
   // Plans rows in batches of the write batch; on PostgreSQL each batch's
   // store reads are made first in two statements (PrefetchImportLookups).

@@ -1025,6 +1025,12 @@ absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
 absl::StatusOr<v1::ImportReport> Catalog::ImportFile(absl::string_view content,
                                                      const v1::ImportOptions& options,
                                                      const std::function<bool()>& abandoned) {
+  return ImportFile(TextSource(content), options, abandoned);
+}
+
+absl::StatusOr<v1::ImportReport> Catalog::ImportFile(const ImportSource& content,
+                                                     const v1::ImportOptions& options,
+                                                     const std::function<bool()>& abandoned) {
   if (absl::Status s = StartImport(options); !s.ok()) return s;
   ImportRun run{v1::FILE_FORMAT_UNSPECIFIED, options, abandoned};
   run.prefetch = store_->backend() == "postgres";
@@ -1223,11 +1229,19 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(absl::string_view content,
   return FinishImport(&run);
 }
 
-absl::StatusOr<bool> Catalog::BeginBulkLoadFor(absl::string_view content) {
+absl::StatusOr<bool> Catalog::BeginBulkLoadFor(const ImportSource& content) {
   // The file's rows, estimated by its lines less a header (a CSV's rows; a
   // JSON file's lines overcount its records, which at worst rebuilds the
-  // indexes of a store smaller than the file).
-  const int64_t rows = std::count(content.begin(), content.end(), '\n') - 1;
+  // indexes of a store smaller than the file), counted a block at a time.
+  int64_t rows = -1;
+  std::string buffer;
+  for (int64_t offset = 0; offset < content.size_bytes();) {
+    absl::StatusOr<absl::string_view> block = content.Read(offset, kImportReadBlockBytes, &buffer);
+    if (!block.ok()) return block.status();
+    if (block->empty()) break;
+    rows += std::count(block->begin(), block->end(), '\n');
+    offset += static_cast<int64_t>(block->size());
+  }
   if (rows < bulk_load_min_rows_) return false;
   int64_t held = 0;
   for (RecordKind kind : {RecordKind::kModel, RecordKind::kHardware}) {
