@@ -24,6 +24,7 @@
 #include "absl/types/span.h"
 #include "catalog-service/catalog.h"
 #include "catalog-service/import/columns.h"
+#include "catalog-service/import/imported_names.h"
 #include "catalog-service/record_codec.h"
 #include "catalog-service/validation.h"
 #include "common/server/logging.h"
@@ -347,10 +348,10 @@ struct Catalog::ImportRun {
   // ImportFile: the models' derived rows (model_domains) are written after
   // the last chunk (FillDeferredRows), not row by row with each chunk.
   bool defer_derived_rows = false;
-  // Ids taken by rows of this file, by kind, so two rows never share a record.
-  absl::flat_hash_set<std::string> claimed[2];
-  // Occurrences of each display name so far, and the records they became.
-  std::map<std::string, std::vector<std::pair<int64_t, std::string>>> occurrences[2];
+  // By kind: the ids taken by rows of this file, so two rows never share a
+  // record, and the occurrences of each display name so far and the records
+  // they became (a compact form: about 100 bytes per row, docs/IMPORT.md).
+  ImportedNames names[2];
   // Training-hardware names already resolved: name -> `hardware/{id}` or "".
   absl::flat_hash_map<std::string, std::string> hardware_refs;
   std::map<std::string, int64_t> unresolved_hardware;
@@ -493,7 +494,7 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
                                                                 std::string* new_id) {
   constexpr RecordKind kind = Traits<Record>::kKind;
   constexpr absl::string_view collection = Traits<Record>::kCollection;
-  auto& claimed = run->claimed[static_cast<int>(kind)];
+  const ImportedNames& claimed = run->names[static_cast<int>(kind)];
   auto load = [&](const std::string& id) -> absl::StatusOr<std::optional<Record>> {
     absl::StatusOr<StoredRecord> stored = GetThrough(&run->lookups, kind, id);
     if (absl::IsNotFound(stored.status())) return std::nullopt;
@@ -512,7 +513,7 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
     // Two rows naming one record: the second is refused here, as it was
     // when the whole file was planned before any write (its write then
     // failed against the first's), whichever batches the two rows fall in.
-    if (claimed.contains(*id)) {
+    if (claimed.Claimed(*id)) {
       return absl::AlreadyExistsError(
           absl::StrCat("an earlier row of this file already imports ", patch.name()));
     }
@@ -528,7 +529,7 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
       occurrence == 1 ? base : WithSuffix(base, absl::StrCat("-", occurrence));
   const std::string second = WithSuffix(first, absl::StrFormat("-%08x", StableHash(name)));
   for (const std::string& id : {first, second}) {
-    if (claimed.contains(id)) continue;
+    if (claimed.Claimed(id)) continue;
     absl::StatusOr<std::optional<Record>> existing = load(id);
     if (!existing.ok()) return existing.status();
     if (existing->has_value() && (*existing)->display_name() == name) return existing;
@@ -544,7 +545,7 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
     if (!ids.ok()) return ids.status();
     std::vector<Record> candidates;
     for (const std::string& id : *ids) {
-      if (claimed.contains(id)) continue;
+      if (claimed.Claimed(id)) continue;
       absl::StatusOr<std::optional<Record>> existing = load(id);
       if (!existing.ok()) return existing.status();
       if (!existing->has_value()) continue;
@@ -556,7 +557,7 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
     }
   }
   for (const std::string& id : {first, second}) {
-    if (claimed.contains(id)) continue;
+    if (claimed.Claimed(id)) continue;
     absl::StatusOr<StoredRecord> stored = GetThrough(&run->lookups, kind, id);
     if (absl::IsNotFound(stored.status())) {
       *new_id = id;
@@ -585,7 +586,7 @@ absl::Status Catalog::PrefetchImportLookups(absl::Span<const ParsedRecord<Record
   std::vector<std::string> ids;
   std::vector<std::string> keys;
   absl::flat_hash_map<absl::string_view, int> in_batch;
-  const auto& occurrences = run->occurrences[static_cast<int>(kind)];
+  const ImportedNames& names = run->names[static_cast<int>(kind)];
   for (const ParsedRecord<Record>& row : rows) {
     if (!row.record.name().empty()) {
       std::optional<std::string> id = ResourceIdFromName(row.record.name(), collection);
@@ -593,9 +594,7 @@ absl::Status Catalog::PrefetchImportLookups(absl::Span<const ParsedRecord<Record
       continue;
     }
     const std::string& name = row.record.display_name();
-    auto seen = occurrences.find(name);
-    const int occurrence = (seen == occurrences.end() ? 0 : static_cast<int>(seen->second.size())) +
-                           1 + in_batch[name]++;
+    const int occurrence = names.Occurrences(name) + 1 + in_batch[name]++;
     const std::string base = ResourceIdFromDisplayName(name);
     std::string first = occurrence == 1 ? base : WithSuffix(base, absl::StrCat("-", occurrence));
     ids.push_back(WithSuffix(first, absl::StrFormat("-%08x", StableHash(name))));
@@ -651,8 +650,8 @@ void Catalog::PlanImportBatch(absl::Span<ParsedRecord<Record>> rows, ImportRun* 
     const bool names_itself = !row.record.name().empty();
     // A copy: the row's record is moved into the plan below.
     const std::string display_name = row.record.display_name();
-    auto& seen = run->occurrences[static_cast<int>(kind)][display_name];
-    const int occurrence = names_itself ? 1 : static_cast<int>(seen.size()) + 1;
+    ImportedNames& names = run->names[static_cast<int>(kind)];
+    const int occurrence = names_itself ? 1 : names.Occurrences(display_name) + 1;
     std::string new_id;
     absl::StatusOr<std::optional<Record>> target =
         FindImportTarget(row.record, occurrence, run, &new_id);
@@ -700,8 +699,7 @@ void Catalog::PlanImportBatch(absl::Span<ParsedRecord<Record>> rows, ImportRun* 
       continue;
     }
     const std::string id = *ResourceIdFromName(merged.name(), collection);
-    run->claimed[static_cast<int>(kind)].insert(id);
-    seen.emplace_back(row.row, merged.name());
+    names.Add(display_name, row.row, id);
 
     ImportRun::Planned planned;
     planned.row = row.row;
@@ -970,14 +968,16 @@ absl::StatusOr<v1::ImportReport> Catalog::FinishImport(ImportRun* run) {
     entry->set_name(name);
     entry->set_mentions(mentions);
   }
-  for (const auto& by_kind : run->occurrences) {
-    for (const auto& [display_name, rows] : by_kind) {
-      if (rows.size() < 2) continue;
-      v1::DuplicateName* duplicate = run->report.add_duplicate_names();
-      duplicate->set_display_name(display_name);
-      for (const auto& [row, name] : rows) {
-        duplicate->add_rows(row);
-        duplicate->add_names(name);
+  for (RecordKind kind : {RecordKind::kModel, RecordKind::kHardware}) {
+    const absl::string_view collection =
+        kind == RecordKind::kModel ? kModelsCollection : kHardwareCollection;
+    for (const ImportedNames::Duplicate& duplicate :
+         run->names[static_cast<int>(kind)].Duplicates()) {
+      v1::DuplicateName* listed = run->report.add_duplicate_names();
+      listed->set_display_name(duplicate.display_name);
+      for (const auto& [row, id] : duplicate.rows) {
+        listed->add_rows(row);
+        listed->add_names(ResourceName(collection, id));
       }
     }
   }
