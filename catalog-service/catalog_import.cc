@@ -355,8 +355,10 @@ struct Catalog::ImportRun {
   // Training-hardware names already resolved: name -> `hardware/{id}` or "".
   absl::flat_hash_map<std::string, std::string> hardware_refs;
   std::map<std::string, int64_t> unresolved_hardware;
-  // Every conflict, in the order found.
+  // The first kMaxReportedConflicts conflicts, in the order found, and how
+  // many more there were.
   std::vector<v1::ImportConflict> conflicts;
+  int64_t conflicts_omitted = 0;
   // Rows rejected so far (a row may have several rejections).
   std::set<int64_t> rejected_rows;
   using Planned = ImportPlanned;
@@ -437,7 +439,13 @@ google::protobuf::FieldMask Catalog::TakeFromImport(int64_t row, const Record& e
       taken.add_paths(path);
       attribute(path);
     }
-    run->conflicts.push_back(std::move(conflict));
+    // Only the ones the report lists are kept (in the order found): the
+    // others are counted, so a file of conflicting rows takes no memory per row.
+    if (run->conflicts.size() < kMaxReportedConflicts) {
+      run->conflicts.push_back(std::move(conflict));
+    } else {
+      ++run->conflicts_omitted;
+    }
   }
   if (took_other_source) {
     for (const std::string& url : imported.urls()) {
@@ -923,6 +931,25 @@ void Catalog::FoldPlanned(ImportRun* run, std::vector<ImportPlanned>* planned_ro
   planned_rows->clear();
 }
 
+// Lists every display name of two rows or more in the report, and frees
+// the names the run remembered (a second call adds nothing).
+void Catalog::ReportDuplicateNames(ImportRun* run) {
+  for (RecordKind kind : {RecordKind::kModel, RecordKind::kHardware}) {
+    const absl::string_view collection =
+        kind == RecordKind::kModel ? kModelsCollection : kHardwareCollection;
+    ImportedNames& names = run->names[static_cast<int>(kind)];
+    for (const ImportedNames::Duplicate& duplicate : names.Duplicates()) {
+      v1::DuplicateName* listed = run->report.add_duplicate_names();
+      listed->set_display_name(duplicate.display_name);
+      for (const auto& [row, id] : duplicate.rows) {
+        listed->add_rows(row);
+        listed->add_names(ResourceName(collection, id));
+      }
+    }
+    names.Clear();
+  }
+}
+
 absl::StatusOr<v1::ImportReport> Catalog::FinishImport(ImportRun* run) {
   // What the write stage found: the counts and changes it alone sets, and
   // its rejections after parsing's and planning's (sorted by row below,
@@ -943,12 +970,9 @@ absl::StatusOr<v1::ImportReport> Catalog::FinishImport(ImportRun* run) {
       run->options.dry_run() || (run->options.atomic() && !run->rejected_rows.empty());
   run->report.set_committed(!nothing_written);
   for (v1::ImportConflict& conflict : run->conflicts) {
-    if (run->report.conflicts_size() < kMaxReportedConflicts) {
-      *run->report.add_conflicts() = std::move(conflict);
-    } else {
-      run->report.set_conflicts_omitted(run->report.conflicts_omitted() + 1);
-    }
+    *run->report.add_conflicts() = std::move(conflict);
   }
+  run->report.set_conflicts_omitted(run->conflicts_omitted);
   run->report.set_rejected(static_cast<int64_t>(run->rejected_rows.size()));
   std::stable_sort(run->report.mutable_rejections()->begin(),
                    run->report.mutable_rejections()->end(),
@@ -968,19 +992,7 @@ absl::StatusOr<v1::ImportReport> Catalog::FinishImport(ImportRun* run) {
     entry->set_name(name);
     entry->set_mentions(mentions);
   }
-  for (RecordKind kind : {RecordKind::kModel, RecordKind::kHardware}) {
-    const absl::string_view collection =
-        kind == RecordKind::kModel ? kModelsCollection : kHardwareCollection;
-    for (const ImportedNames::Duplicate& duplicate :
-         run->names[static_cast<int>(kind)].Duplicates()) {
-      v1::DuplicateName* listed = run->report.add_duplicate_names();
-      listed->set_display_name(duplicate.display_name);
-      for (const auto& [row, id] : duplicate.rows) {
-        listed->add_rows(row);
-        listed->add_names(ResourceName(collection, id));
-      }
-    }
-  }
+  ReportDuplicateNames(run);
   absl::StatusOr<int64_t> revision = store_->Revision();
   if (!revision.ok()) return revision.status();
   run->report.set_revision(*revision);
@@ -1022,6 +1034,25 @@ absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
   return FinishImport(&run);
 }
 
+namespace {
+
+// The file's rows, estimated by its lines less a header (a CSV's rows; a
+// JSON file's lines overcount its records), counted a block at a time.
+absl::StatusOr<int64_t> EstimateRows(const ImportSource& content) {
+  int64_t rows = -1;
+  std::string buffer;
+  for (int64_t offset = 0; offset < content.size_bytes();) {
+    absl::StatusOr<absl::string_view> block = content.Read(offset, kImportReadBlockBytes, &buffer);
+    if (!block.ok()) return block.status();
+    if (block->empty()) break;
+    rows += std::count(block->begin(), block->end(), '\n');
+    offset += static_cast<int64_t>(block->size());
+  }
+  return std::max<int64_t>(rows, 0);
+}
+
+}  // namespace
+
 absl::StatusOr<v1::ImportReport> Catalog::ImportFile(absl::string_view content,
                                                      const v1::ImportOptions& options,
                                                      const std::function<bool()>& abandoned) {
@@ -1058,9 +1089,16 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(const ImportSource& content
   // one sort after the last chunk. The domain rows are then written with
   // their records (model_domains without its indexes costs only its key),
   // so nothing is deferred.
+  absl::StatusOr<int64_t> estimated_rows = EstimateRows(content);
+  if (!estimated_rows.ok()) return estimated_rows.status();
+  // The models' names table sized for the file at once (a CSV of models is
+  // the large kind): no doubling of the table, with the old and new copies
+  // held together, in the middle of a large import.
+  run.names[static_cast<int>(RecordKind::kModel)].Reserve(
+      static_cast<size_t>(std::min(*estimated_rows, kMaxImportRows)));
   bool bulk = false;
   if (write_each_chunk) {
-    absl::StatusOr<bool> began = BeginBulkLoadFor(content);
+    absl::StatusOr<bool> began = BeginBulkLoadFor(*estimated_rows);
     if (!began.ok()) return began.status();
     bulk = *began;
   }
@@ -1196,6 +1234,10 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(const ImportSource& content
       if (status.ok()) FoldPlanned(&run, &run.planned);
     }
   }
+  // Nothing is planned any more: the names the rows took go into the report
+  // now, and their memory is freed before the indexes are rebuilt (the
+  // import's peak is the larger of the two, not their sum).
+  if (status.ok()) ReportDuplicateNames(&run);
   // Whatever ended the import (the last chunk, a failure, the client gone),
   // the indexes come back and what it wrote gets its rows now, so no List
   // scans or falls back for longer.
@@ -1229,19 +1271,9 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(const ImportSource& content
   return FinishImport(&run);
 }
 
-absl::StatusOr<bool> Catalog::BeginBulkLoadFor(const ImportSource& content) {
-  // The file's rows, estimated by its lines less a header (a CSV's rows; a
-  // JSON file's lines overcount its records, which at worst rebuilds the
-  // indexes of a store smaller than the file), counted a block at a time.
-  int64_t rows = -1;
-  std::string buffer;
-  for (int64_t offset = 0; offset < content.size_bytes();) {
-    absl::StatusOr<absl::string_view> block = content.Read(offset, kImportReadBlockBytes, &buffer);
-    if (!block.ok()) return block.status();
-    if (block->empty()) break;
-    rows += std::count(block->begin(), block->end(), '\n');
-    offset += static_cast<int64_t>(block->size());
-  }
+absl::StatusOr<bool> Catalog::BeginBulkLoadFor(int64_t rows) {
+  // An overestimate (a JSON file's lines) at worst rebuilds the indexes of a
+  // store smaller than the file.
   if (rows < bulk_load_min_rows_) return false;
   int64_t held = 0;
   for (RecordKind kind : {RecordKind::kModel, RecordKind::kHardware}) {

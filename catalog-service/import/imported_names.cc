@@ -83,6 +83,18 @@ std::vector<ImportedNames::Duplicate> ImportedNames::Duplicates() const {
   return duplicates;
 }
 
+void ImportedNames::Reserve(size_t rows) {
+  claimed_.reserve(rows);
+  occurrences_.reserve(rows);
+}
+
+void ImportedNames::Clear() {
+  claimed_ = decltype(claimed_)(0, Hash{&arena_}, Eq{&arena_});
+  occurrences_ = decltype(occurrences_)(0, Hash{&arena_}, Eq{&arena_});
+  repeats_ = decltype(repeats_)();
+  arena_ = StringArena();
+}
+
 size_t ImportedNames::MemoryBytes() const {
   // A slot and a control byte per place of each table (absl's layout).
   const size_t claimed = claimed_.capacity() * (sizeof(uint32_t) + 1);

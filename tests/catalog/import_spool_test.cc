@@ -275,5 +275,31 @@ TEST(ImportedNamesTest, MemoryIsWithinTheStatedBound) {
   }
 }
 
+TEST(ImportedNamesTest, ReserveSizesTheTablesOnceAndClearFreesEverything) {
+  constexpr int kRows = 150'000;
+  ImportedNames names;
+  names.Reserve(kRows);
+  const size_t tables = names.MemoryBytes();  // no block yet: the tables alone
+  EXPECT_GE(tables, kRows * (4u + 16u));
+  for (int row = 1; row <= kRows; ++row) {
+    names.Add(absl::StrCat("Generated Model ", 100000 + row), row,
+              absl::StrCat("generated-model-", 100000 + row));
+  }
+  // Only the strings' blocks were added: the tables never grew.
+  const size_t strings = names.MemoryBytes() - tables;
+  EXPECT_GE(strings, 2u * 26 * kRows);
+  EXPECT_LE(strings, 2u * 26 * kRows + StringArena::kBlockBytes);
+  names.Add("Generated Model 100001", kRows + 1, "generated-model-100001-2");
+  ASSERT_EQ(names.Duplicates().size(), 1u);
+
+  names.Clear();
+  EXPECT_EQ(names.MemoryBytes(), 0u);
+  EXPECT_EQ(names.Occurrences("Generated Model 100001"), 0);
+  EXPECT_FALSE(names.Claimed("generated-model-100001"));
+  EXPECT_TRUE(names.Duplicates().empty());
+  names.Add("Again", 1, "again");  // usable after
+  EXPECT_TRUE(names.Claimed("again"));
+}
+
 }  // namespace
 }  // namespace modelatlas::catalog
