@@ -352,10 +352,9 @@ constexpr int kPageCacheKiB = 64 << 10;
 // It was 256 MiB while the upload was held whole (the import's memory grew
 // with its file anyway); with the upload spooled to disk the import's peak is
 // a stated constant (README, docs/IMPORT.md), and the bulk load keeps the
-// serving cache's 64 MiB: a million rows cost a few seconds more CPU than
-// with 256 MiB (docs/BENCHMARKS.md, "Session 15, branch s15-import").
-// CREATE INDEX sorts in pages of the cache, spilling the rest to temporary
-// files.
+// serving cache's 64 MiB: no CPU cost showed at a million rows (catalog CPU
+// 42-44 s against 48-53 s with 256 MiB and the other changes of that branch,
+// on a loaded machine; docs/BENCHMARKS.md, "Session 15, branch s15-import").
 constexpr int kBulkLoadCacheKiB = kPageCacheKiB;
 // While EndBulkLoad creates the indexes again. CREATE INDEX sorts its keys
 // in runs of up to the page cache's size, held in memory beside the cache
