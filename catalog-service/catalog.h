@@ -213,6 +213,12 @@ class Catalog {
   absl::StatusOr<v1::ImportReport> ImportFile(absl::string_view content,
                                               const v1::ImportOptions& options,
                                               const std::function<bool()>& abandoned = nullptr);
+  // The same, reading the file from `content` a block at a time (the
+  // service's spooled upload): an Epoch CSV is never held whole, so the
+  // import's memory does not grow with the file (docs/IMPORT.md).
+  absl::StatusOr<v1::ImportReport> ImportFile(const ImportSource& content,
+                                              const v1::ImportOptions& options,
+                                              const std::function<bool()>& abandoned = nullptr);
   // Every record matching `filter` (AIP-160), in id order.
   template <typename Record>
   absl::StatusOr<std::vector<Record>> ListAll(const std::string& filter);
@@ -262,8 +268,9 @@ class Catalog {
   struct ImportRun;
   struct ImportPlanned;
   absl::Status StartImport(const v1::ImportOptions& options);
-  // Whether ImportFile loads `content` in bulk: it began a bulk load.
-  absl::StatusOr<bool> BeginBulkLoadFor(absl::string_view content);
+  // Whether ImportFile loads a file of about `rows` rows in bulk: it began a
+  // bulk load.
+  absl::StatusOr<bool> BeginBulkLoadFor(int64_t rows);
   void AddFileToReport(ParsedFile* file, ImportRun* run);
   // Plans rows in batches of the write batch; on PostgreSQL each batch's
   // store reads are made first in two statements (PrefetchImportLookups).
@@ -277,6 +284,7 @@ class Catalog {
   absl::Status PlanArchitectureImport(const ParsedFile& file, ImportRun* run);
   // Counts `planned`'s outcomes into the run's write report and clears it.
   void FoldPlanned(ImportRun* run, std::vector<ImportPlanned>* planned);
+  void ReportDuplicateNames(ImportRun* run);
   absl::StatusOr<v1::ImportReport> FinishImport(ImportRun* run);
   // The record a row updates (nullopt: none, create it under *new_id).
   template <typename Record>

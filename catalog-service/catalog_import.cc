@@ -24,6 +24,7 @@
 #include "absl/types/span.h"
 #include "catalog-service/catalog.h"
 #include "catalog-service/import/columns.h"
+#include "catalog-service/import/imported_names.h"
 #include "catalog-service/record_codec.h"
 #include "catalog-service/validation.h"
 #include "common/server/logging.h"
@@ -347,15 +348,17 @@ struct Catalog::ImportRun {
   // ImportFile: the models' derived rows (model_domains) are written after
   // the last chunk (FillDeferredRows), not row by row with each chunk.
   bool defer_derived_rows = false;
-  // Ids taken by rows of this file, by kind, so two rows never share a record.
-  absl::flat_hash_set<std::string> claimed[2];
-  // Occurrences of each display name so far, and the records they became.
-  std::map<std::string, std::vector<std::pair<int64_t, std::string>>> occurrences[2];
+  // By kind: the ids taken by rows of this file, so two rows never share a
+  // record, and the occurrences of each display name so far and the records
+  // they became (a compact form: about 100 bytes per row, docs/IMPORT.md).
+  ImportedNames names[2];
   // Training-hardware names already resolved: name -> `hardware/{id}` or "".
   absl::flat_hash_map<std::string, std::string> hardware_refs;
   std::map<std::string, int64_t> unresolved_hardware;
-  // Every conflict, in the order found.
+  // The first kMaxReportedConflicts conflicts, in the order found, and how
+  // many more there were.
   std::vector<v1::ImportConflict> conflicts;
+  int64_t conflicts_omitted = 0;
   // Rows rejected so far (a row may have several rejections).
   std::set<int64_t> rejected_rows;
   using Planned = ImportPlanned;
@@ -436,7 +439,13 @@ google::protobuf::FieldMask Catalog::TakeFromImport(int64_t row, const Record& e
       taken.add_paths(path);
       attribute(path);
     }
-    run->conflicts.push_back(std::move(conflict));
+    // Only the ones the report lists are kept (in the order found): the
+    // others are counted, so a file of conflicting rows takes no memory per row.
+    if (run->conflicts.size() < kMaxReportedConflicts) {
+      run->conflicts.push_back(std::move(conflict));
+    } else {
+      ++run->conflicts_omitted;
+    }
   }
   if (took_other_source) {
     for (const std::string& url : imported.urls()) {
@@ -493,7 +502,7 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
                                                                 std::string* new_id) {
   constexpr RecordKind kind = Traits<Record>::kKind;
   constexpr absl::string_view collection = Traits<Record>::kCollection;
-  auto& claimed = run->claimed[static_cast<int>(kind)];
+  const ImportedNames& claimed = run->names[static_cast<int>(kind)];
   auto load = [&](const std::string& id) -> absl::StatusOr<std::optional<Record>> {
     absl::StatusOr<StoredRecord> stored = GetThrough(&run->lookups, kind, id);
     if (absl::IsNotFound(stored.status())) return std::nullopt;
@@ -512,7 +521,7 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
     // Two rows naming one record: the second is refused here, as it was
     // when the whole file was planned before any write (its write then
     // failed against the first's), whichever batches the two rows fall in.
-    if (claimed.contains(*id)) {
+    if (claimed.Claimed(*id)) {
       return absl::AlreadyExistsError(
           absl::StrCat("an earlier row of this file already imports ", patch.name()));
     }
@@ -528,7 +537,7 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
       occurrence == 1 ? base : WithSuffix(base, absl::StrCat("-", occurrence));
   const std::string second = WithSuffix(first, absl::StrFormat("-%08x", StableHash(name)));
   for (const std::string& id : {first, second}) {
-    if (claimed.contains(id)) continue;
+    if (claimed.Claimed(id)) continue;
     absl::StatusOr<std::optional<Record>> existing = load(id);
     if (!existing.ok()) return existing.status();
     if (existing->has_value() && (*existing)->display_name() == name) return existing;
@@ -544,7 +553,7 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
     if (!ids.ok()) return ids.status();
     std::vector<Record> candidates;
     for (const std::string& id : *ids) {
-      if (claimed.contains(id)) continue;
+      if (claimed.Claimed(id)) continue;
       absl::StatusOr<std::optional<Record>> existing = load(id);
       if (!existing.ok()) return existing.status();
       if (!existing->has_value()) continue;
@@ -556,7 +565,7 @@ absl::StatusOr<std::optional<Record>> Catalog::FindImportTarget(const Record& pa
     }
   }
   for (const std::string& id : {first, second}) {
-    if (claimed.contains(id)) continue;
+    if (claimed.Claimed(id)) continue;
     absl::StatusOr<StoredRecord> stored = GetThrough(&run->lookups, kind, id);
     if (absl::IsNotFound(stored.status())) {
       *new_id = id;
@@ -585,7 +594,7 @@ absl::Status Catalog::PrefetchImportLookups(absl::Span<const ParsedRecord<Record
   std::vector<std::string> ids;
   std::vector<std::string> keys;
   absl::flat_hash_map<absl::string_view, int> in_batch;
-  const auto& occurrences = run->occurrences[static_cast<int>(kind)];
+  const ImportedNames& names = run->names[static_cast<int>(kind)];
   for (const ParsedRecord<Record>& row : rows) {
     if (!row.record.name().empty()) {
       std::optional<std::string> id = ResourceIdFromName(row.record.name(), collection);
@@ -593,9 +602,7 @@ absl::Status Catalog::PrefetchImportLookups(absl::Span<const ParsedRecord<Record
       continue;
     }
     const std::string& name = row.record.display_name();
-    auto seen = occurrences.find(name);
-    const int occurrence = (seen == occurrences.end() ? 0 : static_cast<int>(seen->second.size())) +
-                           1 + in_batch[name]++;
+    const int occurrence = names.Occurrences(name) + 1 + in_batch[name]++;
     const std::string base = ResourceIdFromDisplayName(name);
     std::string first = occurrence == 1 ? base : WithSuffix(base, absl::StrCat("-", occurrence));
     ids.push_back(WithSuffix(first, absl::StrFormat("-%08x", StableHash(name))));
@@ -651,8 +658,8 @@ void Catalog::PlanImportBatch(absl::Span<ParsedRecord<Record>> rows, ImportRun* 
     const bool names_itself = !row.record.name().empty();
     // A copy: the row's record is moved into the plan below.
     const std::string display_name = row.record.display_name();
-    auto& seen = run->occurrences[static_cast<int>(kind)][display_name];
-    const int occurrence = names_itself ? 1 : static_cast<int>(seen.size()) + 1;
+    ImportedNames& names = run->names[static_cast<int>(kind)];
+    const int occurrence = names_itself ? 1 : names.Occurrences(display_name) + 1;
     std::string new_id;
     absl::StatusOr<std::optional<Record>> target =
         FindImportTarget(row.record, occurrence, run, &new_id);
@@ -700,8 +707,7 @@ void Catalog::PlanImportBatch(absl::Span<ParsedRecord<Record>> rows, ImportRun* 
       continue;
     }
     const std::string id = *ResourceIdFromName(merged.name(), collection);
-    run->claimed[static_cast<int>(kind)].insert(id);
-    seen.emplace_back(row.row, merged.name());
+    names.Add(display_name, row.row, id);
 
     ImportRun::Planned planned;
     planned.row = row.row;
@@ -925,6 +931,25 @@ void Catalog::FoldPlanned(ImportRun* run, std::vector<ImportPlanned>* planned_ro
   planned_rows->clear();
 }
 
+// Lists every display name of two rows or more in the report, and frees
+// the names the run remembered (a second call adds nothing).
+void Catalog::ReportDuplicateNames(ImportRun* run) {
+  for (RecordKind kind : {RecordKind::kModel, RecordKind::kHardware}) {
+    const absl::string_view collection =
+        kind == RecordKind::kModel ? kModelsCollection : kHardwareCollection;
+    ImportedNames& names = run->names[static_cast<int>(kind)];
+    for (const ImportedNames::Duplicate& duplicate : names.Duplicates()) {
+      v1::DuplicateName* listed = run->report.add_duplicate_names();
+      listed->set_display_name(duplicate.display_name);
+      for (const auto& [row, id] : duplicate.rows) {
+        listed->add_rows(row);
+        listed->add_names(ResourceName(collection, id));
+      }
+    }
+    names.Clear();
+  }
+}
+
 absl::StatusOr<v1::ImportReport> Catalog::FinishImport(ImportRun* run) {
   // What the write stage found: the counts and changes it alone sets, and
   // its rejections after parsing's and planning's (sorted by row below,
@@ -945,12 +970,9 @@ absl::StatusOr<v1::ImportReport> Catalog::FinishImport(ImportRun* run) {
       run->options.dry_run() || (run->options.atomic() && !run->rejected_rows.empty());
   run->report.set_committed(!nothing_written);
   for (v1::ImportConflict& conflict : run->conflicts) {
-    if (run->report.conflicts_size() < kMaxReportedConflicts) {
-      *run->report.add_conflicts() = std::move(conflict);
-    } else {
-      run->report.set_conflicts_omitted(run->report.conflicts_omitted() + 1);
-    }
+    *run->report.add_conflicts() = std::move(conflict);
   }
+  run->report.set_conflicts_omitted(run->conflicts_omitted);
   run->report.set_rejected(static_cast<int64_t>(run->rejected_rows.size()));
   std::stable_sort(run->report.mutable_rejections()->begin(),
                    run->report.mutable_rejections()->end(),
@@ -970,17 +992,7 @@ absl::StatusOr<v1::ImportReport> Catalog::FinishImport(ImportRun* run) {
     entry->set_name(name);
     entry->set_mentions(mentions);
   }
-  for (const auto& by_kind : run->occurrences) {
-    for (const auto& [display_name, rows] : by_kind) {
-      if (rows.size() < 2) continue;
-      v1::DuplicateName* duplicate = run->report.add_duplicate_names();
-      duplicate->set_display_name(display_name);
-      for (const auto& [row, name] : rows) {
-        duplicate->add_rows(row);
-        duplicate->add_names(name);
-      }
-    }
-  }
+  ReportDuplicateNames(run);
   absl::StatusOr<int64_t> revision = store_->Revision();
   if (!revision.ok()) return revision.status();
   run->report.set_revision(*revision);
@@ -1022,7 +1034,32 @@ absl::StatusOr<v1::ImportReport> Catalog::Import(const ParsedFile& file,
   return FinishImport(&run);
 }
 
+namespace {
+
+// The file's rows, estimated by its lines less a header (a CSV's rows; a
+// JSON file's lines overcount its records), counted a block at a time.
+absl::StatusOr<int64_t> EstimateRows(const ImportSource& content) {
+  int64_t rows = -1;
+  std::string buffer;
+  for (int64_t offset = 0; offset < content.size_bytes();) {
+    absl::StatusOr<absl::string_view> block = content.Read(offset, kImportReadBlockBytes, &buffer);
+    if (!block.ok()) return block.status();
+    if (block->empty()) break;
+    rows += std::count(block->begin(), block->end(), '\n');
+    offset += static_cast<int64_t>(block->size());
+  }
+  return std::max<int64_t>(rows, 0);
+}
+
+}  // namespace
+
 absl::StatusOr<v1::ImportReport> Catalog::ImportFile(absl::string_view content,
+                                                     const v1::ImportOptions& options,
+                                                     const std::function<bool()>& abandoned) {
+  return ImportFile(TextSource(content), options, abandoned);
+}
+
+absl::StatusOr<v1::ImportReport> Catalog::ImportFile(const ImportSource& content,
                                                      const v1::ImportOptions& options,
                                                      const std::function<bool()>& abandoned) {
   if (absl::Status s = StartImport(options); !s.ok()) return s;
@@ -1052,9 +1089,16 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(absl::string_view content,
   // one sort after the last chunk. The domain rows are then written with
   // their records (model_domains without its indexes costs only its key),
   // so nothing is deferred.
+  absl::StatusOr<int64_t> estimated_rows = EstimateRows(content);
+  if (!estimated_rows.ok()) return estimated_rows.status();
+  // The models' names table sized for the file at once (a CSV of models is
+  // the large kind): no doubling of the table, with the old and new copies
+  // held together, in the middle of a large import.
+  run.names[static_cast<int>(RecordKind::kModel)].Reserve(
+      static_cast<size_t>(std::min(*estimated_rows, kMaxImportRows)));
   bool bulk = false;
   if (write_each_chunk) {
-    absl::StatusOr<bool> began = BeginBulkLoadFor(content);
+    absl::StatusOr<bool> began = BeginBulkLoadFor(*estimated_rows);
     if (!began.ok()) return began.status();
     bulk = *began;
   }
@@ -1190,6 +1234,10 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(absl::string_view content,
       if (status.ok()) FoldPlanned(&run, &run.planned);
     }
   }
+  // Nothing is planned any more: the names the rows took go into the report
+  // now, and their memory is freed before the indexes are rebuilt (the
+  // import's peak is the larger of the two, not their sum).
+  if (status.ok()) ReportDuplicateNames(&run);
   // Whatever ended the import (the last chunk, a failure, the client gone),
   // the indexes come back and what it wrote gets its rows now, so no List
   // scans or falls back for longer.
@@ -1223,11 +1271,9 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(absl::string_view content,
   return FinishImport(&run);
 }
 
-absl::StatusOr<bool> Catalog::BeginBulkLoadFor(absl::string_view content) {
-  // The file's rows, estimated by its lines less a header (a CSV's rows; a
-  // JSON file's lines overcount its records, which at worst rebuilds the
-  // indexes of a store smaller than the file).
-  const int64_t rows = std::count(content.begin(), content.end(), '\n') - 1;
+absl::StatusOr<bool> Catalog::BeginBulkLoadFor(int64_t rows) {
+  // An overestimate (a JSON file's lines) at worst rebuilds the indexes of a
+  // store smaller than the file.
   if (rows < bulk_load_min_rows_) return false;
   int64_t held = 0;
   for (RecordKind kind : {RecordKind::kModel, RecordKind::kHardware}) {

@@ -56,6 +56,10 @@ ABSL_FLAG(std::string, auth_tokens_file, "",
           "(or --auth_client_roles_file), writes need the writer role");
 ABSL_FLAG(std::string, auth_client_roles_file, "",
           "Client certificate roles, one \"COMMON_NAME ROLE\" per line (with mutual TLS)");
+ABSL_FLAG(std::string, import_spool_dir, "",
+          "Directory of the temporary files import uploads are spooled to as they arrive (unnamed: "
+          "nothing is left behind); empty = the directory of --sqlite_path with SQLite, $TMPDIR "
+          "(else /tmp) with PostgreSQL");
 ABSL_FLAG(int64_t, transfer_memory_limit_bytes, int64_t{512} << 20,
           "Bytes that import uploads in progress and exports not yet read may hold together "
           "(one import file may reach 256 MiB); beyond it a transfer is refused with "
@@ -79,6 +83,18 @@ const std::vector<std::string> kFlagNames = {"grpc_address",
                                              "record_cache_bytes",
                                              "record_cache_preload",
                                              "sqlite_mmap_bytes"};
+
+// --import_spool_dir, or where the store is: a disk the operator sized for
+// the catalog rather than a /tmp that may be memory (tmpfs).
+std::string ImportSpoolDirectory() {
+  std::string directory = absl::GetFlag(FLAGS_import_spool_dir);
+  if (!directory.empty()) return directory;
+  if (absl::GetFlag(FLAGS_store) != "sqlite") return modelatlas::catalog::DefaultSpoolDirectory();
+  const std::string path = absl::GetFlag(FLAGS_sqlite_path);
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
 
 absl::StatusOr<std::unique_ptr<modelatlas::catalog::CatalogStore>> OpenStore() {
   using namespace modelatlas::catalog;
@@ -180,6 +196,7 @@ int main(int argc, char** argv) {
       authorizer->get(), runner.call_limiter());
   service.SetWatchProgressInterval(absl::GetFlag(FLAGS_watch_progress_interval));
   service.SetTransferBudget(&transfer_budget);
+  service.SetImportSpoolDirectory(ImportSpoolDirectory());
   runner.OnShutdown([&service] { service.StopStreams(); });
   runner.AddService(&service, catalog::v1::CatalogService::service_full_name());
   if (absl::Status started = runner.Start(); !started.ok()) return Fail(started);

@@ -4,9 +4,12 @@
 
 #include <atomic>
 #include <functional>
+#include <string>
+#include <utility>
 
 #include "absl/time/time.h"
 #include "catalog-service/catalog.h"
+#include "catalog-service/import/import_source.h"
 #include "common/server/byte_budget.h"
 #include "common/server/load_shedding.h"
 #include "common/server/security.h"
@@ -52,6 +55,12 @@ class CatalogServiceImpl final : public v1::CatalogService::WithRawCallbackMetho
   // The bytes import uploads buffer and unread exports hold, together
   // (--transfer_memory_limit_bytes); none when not set.
   void SetTransferBudget(ByteBudget* budget) { transfer_budget_ = budget; }
+
+  // Where imports spool their uploads (unnamed temporary files;
+  // --import_spool_dir); $TMPDIR, else /tmp, when not set.
+  void SetImportSpoolDirectory(std::string directory) {
+    import_spool_directory_ = std::move(directory);
+  }
 
   // Ends every open Watch stream cleanly (OK) within about a second, and
   // refuses new ones: called when the server shuts down.
@@ -109,6 +118,7 @@ class CatalogServiceImpl final : public v1::CatalogService::WithRawCallbackMetho
   const Authorizer* authorizer_;
   const CallLimiter* limiter_;
   ByteBudget* transfer_budget_ = nullptr;
+  std::string import_spool_directory_ = DefaultSpoolDirectory();
 
   // Every call starts here: refused when the server is overloaded (`limiter`,
   // optional) or the caller lacks `access` (`authorizer`, optional). A

@@ -1,17 +1,40 @@
 #include "catalog-service/import/csv.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 
 namespace modelatlas::catalog {
 
-CsvReader::CsvReader(absl::string_view text) : text_(text) {
-  absl::ConsumePrefix(&text_, "\xEF\xBB\xBF");
+constexpr absl::string_view kByteOrderMark = "\xEF\xBB\xBF";
+
+CsvReader::CsvReader(absl::string_view text) : window_(text) {
+  absl::ConsumePrefix(&window_, kByteOrderMark);
+}
+
+CsvReader::CsvReader(const ImportSource& source, size_t block_bytes)
+    : source_(&source), block_bytes_(std::max<size_t>(block_bytes, 4)) {
+  // The first block, with the byte-order mark dropped (it fits: 4 bytes at least).
+  if (NextBlock() && absl::StartsWith(window_, kByteOrderMark)) pos_ = kByteOrderMark.size();
+}
+
+bool CsvReader::NextBlock() {
+  if (source_ == nullptr || !status_.ok() || next_offset_ >= source_->size_bytes()) return false;
+  absl::StatusOr<absl::string_view> block = source_->Read(next_offset_, block_bytes_, &block_);
+  if (!block.ok()) {
+    status_ = block.status();
+    return false;
+  }
+  window_ = *block;
+  pos_ = 0;
+  next_offset_ += static_cast<int64_t>(window_.size());
+  return !window_.empty();
 }
 
 bool CsvReader::Next(CsvRow* row) {
-  if (!status_.ok() || pos_ >= text_.size()) return false;
+  if (!status_.ok() || !More()) return false;
   row->line = line_;
   row->cells.clear();
   std::string cell;
@@ -19,13 +42,13 @@ bool CsvReader::Next(CsvRow* row) {
     const size_t cell_start_line = static_cast<size_t>(line_);
     cell.clear();
     bool at_row_end = false;
-    if (pos_ < text_.size() && text_[pos_] == '"') {
+    if (More() && window_[pos_] == '"') {
       ++pos_;
       bool closed = false;
-      while (pos_ < text_.size()) {
-        const char c = text_[pos_++];
+      while (More()) {
+        const char c = window_[pos_++];
         if (c == '"') {
-          if (pos_ < text_.size() && text_[pos_] == '"') {
+          if (More() && window_[pos_] == '"') {
             cell.push_back('"');
             ++pos_;
             continue;
@@ -35,21 +58,25 @@ bool CsvReader::Next(CsvRow* row) {
         }
         if (c == '\n') ++line_;
         cell.push_back(c);
+        // A cell too long is refused below, before it takes more memory.
+        if (cell.size() > kMaxCellBytes) break;
       }
-      if (!closed) {
+      if (!status_.ok()) return false;  // the source failed mid-cell
+      if (!closed && cell.size() <= kMaxCellBytes) {
         status_ = absl::InvalidArgumentError(absl::StrCat(
             "line ", cell_start_line, ": a quoted cell is never closed (missing '\"')"));
         return false;
       }
-      if (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '\n' && text_[pos_] != '\r') {
+      if (closed && More() && window_[pos_] != ',' && window_[pos_] != '\n' &&
+          window_[pos_] != '\r') {
         status_ = absl::InvalidArgumentError(
             absl::StrCat("line ", line_, ": text after the closing quote of a cell"));
         return false;
       }
     } else {
-      while (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '\n' &&
-             text_[pos_] != '\r') {
-        cell.push_back(text_[pos_++]);
+      while (More() && window_[pos_] != ',' && window_[pos_] != '\n' && window_[pos_] != '\r' &&
+             cell.size() <= kMaxCellBytes) {
+        cell.push_back(window_[pos_++]);
       }
     }
     if (cell.size() > kMaxCellBytes) {
@@ -58,16 +85,18 @@ bool CsvReader::Next(CsvRow* row) {
       return false;
     }
     row->cells.push_back(std::move(cell));
-    if (pos_ >= text_.size()) {
+    if (!More()) {
       at_row_end = true;
-    } else if (text_[pos_] == ',') {
+    } else if (window_[pos_] == ',') {
       ++pos_;
     } else {
-      if (text_[pos_] == '\r') ++pos_;
-      if (pos_ < text_.size() && text_[pos_] == '\n') ++pos_;
+      if (window_[pos_] == '\r') ++pos_;
+      if (More() && window_[pos_] == '\n') ++pos_;
       ++line_;
       at_row_end = true;
     }
+    // A read error of the source ends the rows: the row may be cut short.
+    if (!status_.ok()) return false;
     if (at_row_end) return true;
   }
 }

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "catalog-service/import/import_source.h"
 
 namespace modelatlas::catalog {
 
@@ -27,6 +28,11 @@ struct CsvRow {
 class CsvReader {
  public:
   explicit CsvReader(absl::string_view text);
+  // Reads `source` `block_bytes` at a time (at least 4): the reader holds
+  // one block and the row being read, never the whole file, and a row or a
+  // quoted cell may span any number of blocks. A read error of the source
+  // ends the rows with that error as status().
+  CsvReader(const ImportSource& source, size_t block_bytes);
 
   // The next row, or false at the end of the text or on an error.
   bool Next(CsvRow* row);
@@ -37,8 +43,18 @@ class CsvReader {
   static constexpr size_t kMaxCellBytes = 1 << 20;
 
  private:
-  absl::string_view text_;
+  // Whether a byte is left at pos_, reading the next block when the window
+  // is used up (false at the end of the text or on a read error).
+  bool More() { return pos_ < window_.size() || NextBlock(); }
+  bool NextBlock();
+
+  // The bytes being read: the whole text, or the source's current block.
+  absl::string_view window_;
   size_t pos_ = 0;
+  const ImportSource* source_ = nullptr;
+  size_t block_bytes_ = 0;
+  int64_t next_offset_ = 0;  // where the source's next block starts
+  std::string block_;
   int64_t line_ = 1;
   absl::Status status_;
 };

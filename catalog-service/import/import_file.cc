@@ -126,8 +126,7 @@ std::string ExportCell(const Column& column, const Record& record) {
 // cell closes and it has at most kMaxImportRows rows. Checked before the
 // first chunk is handed on, so that a file refused as a whole has nothing of
 // it written (a chunk is written as soon as it is planned).
-absl::Status CheckWholeCsv(absl::string_view content) {
-  CsvReader reader(content);
+absl::Status CheckWholeCsv(CsvReader reader) {
   CsvRow row;
   int64_t rows = -1;  // the header is not a data row
   while (reader.Next(&row)) {
@@ -145,11 +144,10 @@ absl::Status CheckWholeCsv(absl::string_view content) {
 // Reads the rows into `records`; every `chunk_rows` records (and at the
 // end) calls `on_chunk`, which takes them (and the rows' rejections).
 template <typename Record>
-absl::Status ParseCsv(absl::string_view content, const std::vector<Column>& columns,
+absl::Status ParseCsv(CsvReader reader, const std::vector<Column>& columns,
                       absl::string_view name_column, const common::v1::Provenance& provenance,
                       size_t chunk_rows, const std::function<absl::Status()>& on_chunk,
                       std::vector<ParsedRecord<Record>>* records, ParsedFile* file) {
-  CsvReader reader(content);
   CsvRow header_row;
   if (!reader.Next(&header_row)) {
     return reader.status().ok() ? InvalidFieldError("data", "the file is empty")
@@ -434,6 +432,82 @@ absl::Status ParseHfConfig(absl::string_view content, absl::string_view source_n
   return absl::OkStatus();
 }
 
+// An Epoch AI CSV (models or hardware) read from `open()`, a reader at the
+// file's start: checked whole first (a second reader) unless `whole`, then
+// its rows handed on in chunks through `hand_on`.
+absl::Status ParseEpochCsv(const std::function<CsvReader()>& open, v1::FileFormat format,
+                           absl::string_view source_name, size_t chunk_rows, bool whole,
+                           ParsedFile* file, const std::function<absl::Status()>& hand_on) {
+  if (!whole) {
+    if (absl::Status status = CheckWholeCsv(open()); !status.ok()) return status;
+  }
+  if (format == v1::FILE_FORMAT_EPOCH_MODELS_CSV) {
+    return ParseCsv(
+        open(), EpochModelColumns(), "Model",
+        EpochProvenance(source_name, "models CSV", "https://epoch.ai/data/ai-models"), chunk_rows,
+        [&]() -> absl::Status {
+          // Figures the notes state that no column holds (epoch_conventions.h).
+          for (ParsedRecord<Model>& row : file->models) {
+            ConvertEpochModelRow(row.row, &row.record, &file->conversions);
+          }
+          return hand_on();
+        },
+        &file->models, file);
+  }
+  return ParseCsv(
+      open(), EpochHardwareColumns(), "Hardware name",
+      EpochProvenance(source_name, "hardware CSV",
+                      "https://epoch.ai/data/machine-learning-hardware"),
+      chunk_rows,
+      [&]() -> absl::Status {
+        // Epoch's decimal GB and GeForce FP16-accumulate peaks, into the
+        // record's conventions before any matching (epoch_conventions.h).
+        for (ParsedRecord<Hardware>& row : file->hardware) {
+          ConvertEpochHardwareRow(row.row, &row.record, &file->conversions);
+        }
+        return hand_on();
+      },
+      &file->hardware, file);
+}
+
+// The Epoch CSV format a header row names; INVALID_ARGUMENT saying what was
+// seen when it names none.
+absl::StatusOr<v1::FileFormat> DetectCsvFormat(CsvReader reader) {
+  CsvRow header;
+  if (!reader.Next(&header)) {
+    if (!reader.status().ok() && !absl::IsInvalidArgument(reader.status())) return reader.status();
+    return InvalidFieldError("data", "the file has no header row");
+  }
+  std::vector<std::string> seen;
+  for (const std::string& cell : header.cells) {
+    const std::string name(absl::StripAsciiWhitespace(cell));
+    if (FindColumn(EpochModelColumns(), name) == &EpochModelColumns().front()) {
+      return v1::FILE_FORMAT_EPOCH_MODELS_CSV;
+    }
+    if (name == "Hardware name") return v1::FILE_FORMAT_EPOCH_HARDWARE_CSV;
+    if (seen.size() < 5) seen.push_back(absl::StrCat("\"", name, "\""));
+  }
+  return InvalidFieldError(
+      kFormatField, absl::StrCat("cannot tell the format of a file whose first columns are ",
+                                 absl::StrJoin(seen, ", "),
+                                 ": Epoch AI model files have a \"Model\" column, hardware files a "
+                                 "\"Hardware name\" column"));
+}
+
+// A chunk hands its rows on and starts the next one empty; what the file
+// says about itself (format, unmapped columns, rows read so far) stays.
+std::function<absl::Status()> HandOn(ParsedFile* file,
+                                     const std::function<absl::Status(ParsedFile*)>& on_chunk) {
+  return [file, &on_chunk]() -> absl::Status {
+    absl::Status s = on_chunk(file);
+    file->models.clear();
+    file->hardware.clear();
+    file->rejections.clear();
+    file->conversions.clear();
+    return s;
+  };
+}
+
 }  // namespace
 
 absl::StatusOr<v1::FileFormat> DetectFileFormat(absl::string_view content) {
@@ -465,23 +539,7 @@ absl::StatusOr<v1::FileFormat> DetectFileFormat(absl::string_view content) {
                      "config.json (\"model_type\"), an llm-analysis GPU config "
                      "(\"mem_per_GPU_in_GB\") or gpu_poor's GPU table"));
   }
-  CsvReader reader(content);
-  CsvRow header;
-  if (!reader.Next(&header)) return InvalidFieldError("data", "the file has no header row");
-  std::vector<std::string> seen;
-  for (const std::string& cell : header.cells) {
-    const std::string name(absl::StripAsciiWhitespace(cell));
-    if (FindColumn(EpochModelColumns(), name) == &EpochModelColumns().front()) {
-      return v1::FILE_FORMAT_EPOCH_MODELS_CSV;
-    }
-    if (name == "Hardware name") return v1::FILE_FORMAT_EPOCH_HARDWARE_CSV;
-    if (seen.size() < 5) seen.push_back(absl::StrCat("\"", name, "\""));
-  }
-  return InvalidFieldError(
-      kFormatField, absl::StrCat("cannot tell the format of a file whose first columns are ",
-                                 absl::StrJoin(seen, ", "),
-                                 ": Epoch AI model files have a \"Model\" column, hardware files a "
-                                 "\"Hardware name\" column"));
+  return DetectCsvFormat(CsvReader(content));
 }
 
 absl::Status ParseImportFileInChunks(absl::string_view content, v1::FileFormat format,
@@ -507,49 +565,13 @@ absl::Status ParseImportFileInChunks(absl::string_view content, v1::FileFormat f
   const bool whole = chunk_rows == std::numeric_limits<size_t>::max();
   ParsedFile file;
   file.format = format;
-  // A chunk hands its rows on and starts the next one empty; what the file
-  // says about itself (format, unmapped columns, rows read so far) stays.
-  auto hand_on = [&]() -> absl::Status {
-    absl::Status s = on_chunk(&file);
-    file.models.clear();
-    file.hardware.clear();
-    file.rejections.clear();
-    file.conversions.clear();
-    return s;
-  };
+  const std::function<absl::Status()> hand_on = HandOn(&file, on_chunk);
   absl::Status status;
   switch (format) {
     case v1::FILE_FORMAT_EPOCH_MODELS_CSV:
-      if (!whole) status = CheckWholeCsv(content);
-      if (!status.ok()) return status;
-      return ParseCsv(
-          content, EpochModelColumns(), "Model",
-          EpochProvenance(source_name, "models CSV", "https://epoch.ai/data/ai-models"), chunk_rows,
-          [&]() -> absl::Status {
-            // Figures the notes state that no column holds (epoch_conventions.h).
-            for (ParsedRecord<Model>& row : file.models) {
-              ConvertEpochModelRow(row.row, &row.record, &file.conversions);
-            }
-            return hand_on();
-          },
-          &file.models, &file);
     case v1::FILE_FORMAT_EPOCH_HARDWARE_CSV:
-      if (!whole) status = CheckWholeCsv(content);
-      if (!status.ok()) return status;
-      return ParseCsv(
-          content, EpochHardwareColumns(), "Hardware name",
-          EpochProvenance(source_name, "hardware CSV",
-                          "https://epoch.ai/data/machine-learning-hardware"),
-          chunk_rows,
-          [&]() -> absl::Status {
-            // Epoch's decimal GB and GeForce FP16-accumulate peaks, into the
-            // record's conventions before any matching (epoch_conventions.h).
-            for (ParsedRecord<Hardware>& row : file.hardware) {
-              ConvertEpochHardwareRow(row.row, &row.record, &file.conversions);
-            }
-            return hand_on();
-          },
-          &file.hardware, &file);
+      return ParseEpochCsv([&] { return CsvReader(content); }, format, source_name, chunk_rows,
+                           whole, &file, hand_on);
     case v1::FILE_FORMAT_HF_CONFIG_JSON:
       status = ParseHfConfig(content, source_name, &file);
       break;
@@ -572,6 +594,80 @@ absl::Status ParseImportFileInChunks(absl::string_view content, v1::FileFormat f
   // JSON files are read whole (they are small: a GPU table, a config, the
   // catalog's own export) and handed on as one chunk.
   return hand_on();
+}
+
+namespace {
+
+// The first byte of `source` after a byte-order mark and white space
+// (nullopt: none), read a block at a time.
+absl::StatusOr<std::optional<char>> FirstSignificantByte(const ImportSource& source,
+                                                         size_t block_bytes) {
+  std::string buffer;
+  for (int64_t offset = 0; offset < source.size_bytes();) {
+    absl::StatusOr<absl::string_view> block = source.Read(offset, block_bytes, &buffer);
+    if (!block.ok()) return block.status();
+    if (block->empty()) break;
+    absl::string_view text = *block;
+    if (offset == 0) text = StripBom(text);
+    offset += static_cast<int64_t>(block->size());
+    text = absl::StripLeadingAsciiWhitespace(text);
+    if (!text.empty()) return std::optional<char>(text.front());
+  }
+  return std::optional<char>();
+}
+
+// The whole of `source` in memory.
+absl::StatusOr<std::string> ReadWhole(const ImportSource& source, size_t block_bytes) {
+  std::string content;
+  content.reserve(static_cast<size_t>(source.size_bytes()));
+  std::string buffer;
+  while (static_cast<int64_t>(content.size()) < source.size_bytes()) {
+    absl::StatusOr<absl::string_view> block =
+        source.Read(static_cast<int64_t>(content.size()), block_bytes, &buffer);
+    if (!block.ok()) return block.status();
+    if (block->empty()) break;
+    content.append(block->data(), block->size());
+  }
+  return content;
+}
+
+}  // namespace
+
+absl::Status ParseImportFileInChunks(const ImportSource& source, v1::FileFormat format,
+                                     absl::string_view source_name, size_t chunk_rows,
+                                     const std::function<absl::Status(ParsedFile*)>& on_chunk,
+                                     size_t block_bytes) {
+  if (source.size_bytes() > static_cast<int64_t>(kMaxImportBytes)) {
+    return InvalidFieldError(
+        "data", absl::StrCat("is ", source.size_bytes(), " bytes; the limit is ", kMaxImportBytes));
+  }
+  block_bytes = std::max<size_t>(block_bytes, 4);  // a byte-order mark fits the first block
+  absl::StatusOr<std::optional<char>> first = FirstSignificantByte(source, block_bytes);
+  if (!first.ok()) return first.status();
+  const bool csv_format = format == v1::FILE_FORMAT_UNSPECIFIED ||
+                          format == v1::FILE_FORMAT_EPOCH_MODELS_CSV ||
+                          format == v1::FILE_FORMAT_EPOCH_HARDWARE_CSV;
+  if (!first->has_value() || **first == '{' || **first == '[' || !csv_format) {
+    // JSON (a GPU table, a config, the catalog's export) and empty files are
+    // read whole, as from memory: their parsers take the whole text.
+    absl::StatusOr<std::string> content = ReadWhole(source, block_bytes);
+    if (!content.ok()) return content.status();
+    return ParseImportFileInChunks(*content, format, source_name, chunk_rows, on_chunk);
+  }
+  // A CSV is read a block at a time, twice (checked whole, then parsed),
+  // never held whole.
+  auto open = [&] { return CsvReader(source, block_bytes); };
+  if (format == v1::FILE_FORMAT_UNSPECIFIED) {
+    absl::StatusOr<v1::FileFormat> detected = DetectCsvFormat(open());
+    if (!detected.ok()) return detected.status();
+    format = *detected;
+  }
+  chunk_rows = std::max<size_t>(chunk_rows, 1);
+  ParsedFile file;
+  file.format = format;
+  return ParseEpochCsv(open, format, source_name, chunk_rows,
+                       chunk_rows == std::numeric_limits<size_t>::max(), &file,
+                       HandOn(&file, on_chunk));
 }
 
 absl::StatusOr<ParsedFile> ParseImportFile(absl::string_view content, v1::FileFormat format,

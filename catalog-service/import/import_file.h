@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "catalog-service/import/import_source.h"
 #include "modelatlas/catalog/v1/import_export.pb.h"
 #include "modelatlas/common/v1/hardware.pb.h"
 #include "modelatlas/common/v1/model.pb.h"
@@ -74,6 +75,20 @@ absl::StatusOr<ParsedFile> ParseImportFile(absl::string_view content, v1::FileFo
 absl::Status ParseImportFileInChunks(absl::string_view content, v1::FileFormat format,
                                      absl::string_view source_name, size_t chunk_rows,
                                      const std::function<absl::Status(ParsedFile*)>& on_chunk);
+
+// Bytes of a file ParseImportFileInChunks reads from an ImportSource at a time.
+inline constexpr size_t kImportReadBlockBytes = 1 << 20;
+
+// ParseImportFileInChunks of a file read from `source` `block_bytes` at a
+// time: an Epoch CSV is read twice a block at a time (the check of the whole
+// file, then the chunks), so the memory it takes is a block and a chunk's
+// rows whatever the file's size; JSON and empty files are read whole into
+// memory first (at most kMaxImportBytes), as their parsers need. The
+// outcomes are those of the same text in memory.
+absl::Status ParseImportFileInChunks(const ImportSource& source, v1::FileFormat format,
+                                     absl::string_view source_name, size_t chunk_rows,
+                                     const std::function<absl::Status(ParsedFile*)>& on_chunk,
+                                     size_t block_bytes = kImportReadBlockBytes);
 
 // all_ai_models.csv's 57 columns, one row per model, in the order given.
 std::string ExportModelsCsv(const std::vector<common::v1::Model>& models);

@@ -348,10 +348,22 @@ std::vector<const ColumnTest*> WithoutImpliedBy(const std::vector<const ColumnTe
 // (a quarter of an import's CPU under perf). kPageCacheKiB is allocated as
 // pages are used and never more: part of the catalog's constant memory.
 constexpr int kPageCacheKiB = 64 << 10;
-// During a bulk load (BeginBulkLoad to EndBulkLoad) the cache may grow to
-// this: the import's memory is bounded by its file anyway (the upload is
-// held whole), and CREATE INDEX sorts in pages of the cache.
-constexpr int kBulkLoadCacheKiB = 256 << 10;
+// During a bulk load (BeginBulkLoad to EndBulkLoad) the cache is this size.
+// It was 256 MiB while the upload was held whole (the import's memory grew
+// with its file anyway); with the upload spooled to disk the import's peak is
+// a stated constant (README, docs/IMPORT.md), and the bulk load keeps the
+// serving cache's 64 MiB: no CPU cost showed at a million rows (catalog CPU
+// 42-44 s against 48-53 s with 256 MiB and the other changes of that branch,
+// on a loaded machine; docs/BENCHMARKS.md, "Session 15, branch s15-import").
+constexpr int kBulkLoadCacheKiB = kPageCacheKiB;
+// While EndBulkLoad creates the indexes again. CREATE INDEX sorts its keys
+// in runs of up to the page cache's size, held in memory beside the cache
+// (vdbesort.c: a PMA of cache_size bytes, at least 250 pages) before each is
+// written to a temporary file and merged: with the 64 MiB cache the rebuild
+// of a million rows took the import's peak up by about 100 MiB. 16 MiB
+// bounds both to 32 MiB, for a few more runs to merge (docs/BENCHMARKS.md,
+// "Session 15, branch s15-import").
+constexpr int kIndexRebuildCacheKiB = 16 << 10;
 
 // Between two CREATE INDEX of EndBulkLoad when a store call waited for the
 // step before (see CreateMissingReadIndexes): a quarter of that step (seconds at a million rows:
@@ -553,11 +565,15 @@ absl::Status SqliteStore::EndBulkLoad(const std::function<void(absl::Duration)>&
     // Another bulk load still runs: the last to end rebuilds.
     if (--bulk_loads_ > 0) return absl::OkStatus();
   }
+  {
+    StoreLock lock(this);
+    Exec(db_, absl::StrCat("PRAGMA cache_size=-", kIndexRebuildCacheKiB)).IgnoreError();
+  }
   absl::Status created = CreateMissingReadIndexes(step_done, /*after_crash=*/false);
   StoreLock lock(this);
-  if (bulk_loads_ == 0) {
-    Exec(db_, absl::StrCat("PRAGMA cache_size=-", kPageCacheKiB)).IgnoreError();
-  }
+  Exec(db_,
+       absl::StrCat("PRAGMA cache_size=-", bulk_loads_ == 0 ? kPageCacheKiB : kBulkLoadCacheKiB))
+      .IgnoreError();
   return created;
 }
 

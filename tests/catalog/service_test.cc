@@ -2,13 +2,18 @@
 // store: SQLite (in memory) and PostgreSQL (a throw-away database).
 #include "catalog-service/service.h"
 
+#include <dirent.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "catalog-service/dataset.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "tests/catalog/catalog_on_store.h"
 #include "tests/testing/grpc_testing.h"
 
@@ -336,6 +341,146 @@ TEST_P(CatalogServiceTest, ImportWithoutOptionsOrWithAnUnknownFileIsInvalid) {
   EXPECT_EQ(info.revision(), 1) << "a refused import wrote";
 }
 
+// Descriptors of this process open on files in `directory`: a spool has no
+// name, but /proc shows where it is ("DIR/#123 (deleted)").
+int OpenFilesIn(const std::string& directory) {
+  int open = 0;
+  DIR* fds = opendir("/proc/self/fd");
+  if (fds == nullptr) return -1;
+  while (dirent* entry = readdir(fds)) {
+    char target[4096];
+    const std::string link = absl::StrCat("/proc/self/fd/", entry->d_name);
+    const ssize_t size = readlink(link.c_str(), target, sizeof(target) - 1);
+    if (size > 0 && absl::StartsWith(absl::string_view(target, size), directory + "/")) ++open;
+  }
+  closedir(fds);
+  return open;
+}
+
+// Polls until OpenFilesIn(directory) is `expected` (the server closes a
+// spool when the call's reactor is done, just after the client's Finish).
+int WaitForOpenFilesIn(const std::string& directory, int expected) {
+  int open = OpenFilesIn(directory);
+  for (int i = 0; i < 500 && open != expected; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+    open = OpenFilesIn(directory);
+  }
+  return open;
+}
+
+class ImportSpoolServiceTest : public CatalogServiceTest {
+ protected:
+  void SetUp() override {
+    CatalogServiceTest::SetUp();
+    if (service_ == nullptr) return;
+    spool_directory_ = absl::StrCat(DefaultSpoolDirectory(), "/service-spool-test-XXXXXX");
+    ASSERT_NE(mkdtemp(spool_directory_.data()), nullptr);
+    service_->SetImportSpoolDirectory(spool_directory_);
+  }
+  void TearDown() override {
+    CatalogServiceTest::TearDown();
+    if (!spool_directory_.empty()) rmdir(spool_directory_.c_str());
+  }
+  int64_t Revision() {
+    grpc::ClientContext context;
+    v1::CatalogInfo info;
+    EXPECT_TRUE(stub_->GetCatalogInfo(&context, {}, &info).ok());
+    return info.revision();
+  }
+  std::string spool_directory_;
+};
+
+// `rows` rows with quoted cells (a comma, a doubled quote, a line break).
+std::string QuotedCsv(int rows) {
+  std::string csv = "Model,Organization,Parameters,Notes\n";
+  for (int row = 1; row <= rows; ++row) {
+    absl::StrAppend(&csv, "\"Spooled ", row, ", v", row % 3, "\",Lab ", row % 7, ",", row,
+                    "e6,\"a \"\"note\"\"\nover two lines\"\n");
+  }
+  return csv;
+}
+
+TEST_P(ImportSpoolServiceTest, AFileInManyMessagesGivesTheReportAndRecordsOfTheFileInMemory) {
+  const std::string csv = QuotedCsv(4500) + "Bad,Lab,seven,\n";
+  v1::ImportOptions options;
+  options.set_source_name("spooled.csv");
+  options.set_full_report(true);
+  v1::ImportOptions dry_run = options;
+  dry_run.set_dry_run(true);
+  absl::StatusOr<v1::ImportReport> in_memory = catalog_->ImportFile(csv, dry_run);
+  ASSERT_TRUE(in_memory.ok()) << in_memory.status();
+  const int64_t models_before = catalog_->Info()->model_count();
+
+  // 1,000-byte messages: rows, quoted cells and the 2,000-row chunks all
+  // fall across messages.
+  v1::ImportRecordsResponse response;
+  const grpc::Status status = StreamImport(*stub_, csv, 1000, options, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  v1::ImportReport streamed = response.report();
+  EXPECT_TRUE(streamed.committed());
+  EXPECT_EQ(streamed.created(), 4500);
+  EXPECT_EQ(streamed.rejected(), 1);
+  for (v1::ImportReport* report : {&*in_memory, &streamed}) {
+    report->clear_dry_run();
+    report->clear_committed();
+    report->clear_revision();
+  }
+  std::string difference;
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.ReportDifferencesToString(&difference);
+  EXPECT_TRUE(differencer.Compare(*in_memory, streamed)) << difference;
+
+  EXPECT_EQ(catalog_->Info()->model_count(), models_before + 4500);
+  absl::StatusOr<common::v1::Model> model = catalog_->Get<common::v1::Model>("Spooled 4321, v1");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->parameters(), 4321e6);
+  EXPECT_EQ(model->organizations(0), "Lab 2");
+  EXPECT_EQ(model->provenance().source(), "Epoch AI, spooled.csv");
+  EXPECT_EQ(WaitForOpenFilesIn(spool_directory_, 0), 0) << "the spool outlived the import";
+}
+
+TEST_P(ImportSpoolServiceTest, AFileRefusedAsAWholeWritesNothingAndLeavesNoSpool) {
+  const int64_t revision = Revision();
+  // A quote that never closes, in the file's very last bytes.
+  const std::string csv = QuotedCsv(3000) + "\"Open,Lab,1,";
+  v1::ImportRecordsResponse response;
+  const grpc::Status status = StreamImport(*stub_, csv, 4096, {}, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_NE(status.error_message().find("never closed"), std::string::npos)
+      << status.error_message();
+  EXPECT_EQ(Revision(), revision) << "a file refused as a whole wrote";
+  EXPECT_EQ(WaitForOpenFilesIn(spool_directory_, 0), 0);
+}
+
+TEST_P(ImportSpoolServiceTest, ACancelledUploadWritesNothingAndLeavesNoSpool) {
+  const int64_t revision = Revision();
+  v1::ImportRecordsResponse response;
+  grpc::ClientContext context;
+  auto writer = stub_->ImportRecords(&context, &response);
+  v1::ImportRecordsRequest request;
+  *request.mutable_options() = v1::ImportOptions();
+  request.set_data(QuotedCsv(100));
+  ASSERT_TRUE(writer->Write(request));
+  // The spool is there while the upload is: the check below can see one.
+  EXPECT_EQ(WaitForOpenFilesIn(spool_directory_, 1), 1);
+  context.TryCancel();
+  EXPECT_EQ(writer->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_EQ(WaitForOpenFilesIn(spool_directory_, 0), 0) << "a cancelled upload's spool stayed";
+  EXPECT_EQ(Revision(), revision);
+}
+
+TEST_P(ImportSpoolServiceTest, ASpoolDirectoryThatCannotBeWrittenIsAClearErrorAndWritesNothing) {
+  const int64_t revision = Revision();
+  service_->SetImportSpoolDirectory(spool_directory_ + "/missing");
+  v1::ImportRecordsResponse response;
+  const grpc::Status status = StreamImport(*stub_, QuotedCsv(10), 100, {}, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_NE(status.error_message().find(spool_directory_ + "/missing"), std::string::npos)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find("nothing was written"), std::string::npos);
+  EXPECT_EQ(Revision(), revision);
+}
+
 TEST_P(CatalogServiceTest, ExportStreamsEpochCsvAndJson) {
   v1::ExportRecordsRequest request;
   request.set_format(v1::FILE_FORMAT_EPOCH_MODELS_CSV);
@@ -383,6 +528,8 @@ TEST_P(CatalogServiceTest, ExportStreamsEpochCsvAndJson) {
 
 INSTANTIATE_TEST_SUITE_P(Stores, CatalogServiceTest,
                          ::testing::Values("sqlite", "sqlite_cached", "postgres"),
+                         [](const auto& test_info) { return test_info.param; });
+INSTANTIATE_TEST_SUITE_P(Stores, ImportSpoolServiceTest, ::testing::Values("sqlite", "postgres"),
                          [](const auto& test_info) { return test_info.param; });
 
 }  // namespace

@@ -186,6 +186,33 @@ TEST_P(StreamedImportTest, TwoRowsNamingOneRecordAreRefusedAsInTheWholeFilePlan)
   EXPECT_EQ(ModelCount(), 1);
 }
 
+TEST_P(StreamedImportTest, ConflictsPastTheReportsListAreCountedAsOmitted) {
+  // 5,001 records from a datasheet (the catalog's JSON), then Epoch's CSV
+  // with two figures changed: 10,002 conflicts, of which the report lists
+  // the first 10,000 (kMaxReportedConflicts) in the order found.
+  const int rows = 5001;
+  std::string json = "{\"models\": [";
+  std::string csv = "Model,Parameters,Epochs\n";
+  for (int row = 1; row <= rows; ++row) {
+    absl::StrAppend(&json, row > 1 ? "," : "", "{\"name\": \"models/model-", row,
+                    "\", \"display_name\": \"Model ", row, "\", \"parameters\": ", row,
+                    ", \"epochs\": 1, \"provenance\": {\"source\": \"a datasheet\"}}");
+    absl::StrAppend(&csv, "Model ", row, ",", row + 1, ",2\n");
+  }
+  absl::StrAppend(&json, "]}");
+  absl::StatusOr<v1::ImportReport> created = catalog_->ImportFile(json, {});
+  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_EQ(created->created(), rows);
+  absl::StatusOr<v1::ImportReport> report = catalog_->ImportFile(csv, {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->conflicts_size(), 10000);
+  EXPECT_EQ(report->conflicts_omitted(), 2);
+  EXPECT_EQ(report->conflicts(0).field(), "parameters");
+  EXPECT_EQ(report->conflicts(9999).field(), "epochs");
+  EXPECT_EQ(report->conflicts(9999).row(), 5000);
+  EXPECT_EQ(catalog_->Get<Model>("Model 5001")->parameters(), 5001);  // kept, reported
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, StreamedImportTest,
                          ::testing::Values("sqlite", "sqlite_cached", "postgres"));
 
