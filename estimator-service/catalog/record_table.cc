@@ -39,6 +39,11 @@ const Record* RecordTable<Record>::FindByName(absl::string_view name) const {
 template <typename Record>
 const Record* RecordTable<Record>::Find(absl::string_view name) const {
   if (const Record* named = FindByName(name); named != nullptr) return named;
+  return FindByKey(name);
+}
+
+template <typename Record>
+const Record* RecordTable<Record>::FindByKey(absl::string_view name) const {
   auto it = by_key_.find(LookupKey(name));
   if (it == by_key_.end()) {
     // A bare id ("nvidia-v100-sxm2-16gb"), which need not spell the display name.

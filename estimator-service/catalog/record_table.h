@@ -36,6 +36,11 @@ class RecordTable {
   // By resource name, else by a display name or alias that only one record
   // has; null when unknown or ambiguous.
   const Record* Find(absl::string_view name) const;
+  // Find without the resource-name lookup first: for a name that cannot be
+  // one (it does not start with the collection, "models/" or "hardware/"),
+  // where that lookup misses every time (the memory answer's display-name
+  // lookup: docs/BENCHMARKS.md, session 15).
+  const Record* FindByKey(absl::string_view name) const;
 
   size_t size() const { return records_.size(); }
   const std::map<std::string, Record>& ordered() const { return records_; }
