@@ -262,13 +262,11 @@ absl::Status AddExtras(const ServingExtras& extras, const common::v1::Model& mod
 // computed EstimateInferenceMemory replies its wire bytes, the message
 // paths convert it, answers/memory_answer.h); its figures returned. On an
 // error `into` holds a partial answer.
-absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common::v1::Model& model,
-                                                const v1::InferenceWorkload& asked,
-                                                bool hypothetical, const SourcedModel* sourced,
-                                                const ServingExtras* extras,
-                                                const absl::Status* architecture_check,
-                                                const ResolvedWorkload* asked_resolved = nullptr,
-                                                bool split_figures = true) {
+absl::StatusOr<SizedFigures> SizeForModelAnswer(
+    MemoryAnswer* into, const common::v1::Model& model, const v1::InferenceWorkload& asked,
+    bool hypothetical, const SourcedModel* sourced, const ServingExtras* extras,
+    const absl::Status* architecture_check, const ResolvedWorkload* asked_resolved = nullptr,
+    bool split_figures = true, const PreparedRecord* prepared = nullptr) {
   // A snapshot record's check was made once, when it was loaded
   // (RecordSource::UseModel); any other model is checked here.
   if (absl::Status invalid = architecture_check != nullptr
@@ -282,8 +280,14 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common
       asked_resolved != nullptr ? absl::StatusOr<ResolvedWorkload>(*asked_resolved)
                                 : ResolveWorkload(asked);
   if (!resolved.ok()) return PrefixFieldViolations(resolved.status(), "workload.");
+  // A snapshot record's architecture was converted once, when it was
+  // loaded (CatalogSnapshot::UsePreparedModel); any other model's is here.
   std::optional<Architecture> architecture;
-  if (model.has_architecture()) architecture = ToCoreArchitecture(model.architecture());
+  if (prepared != nullptr) {
+    architecture = prepared->architecture;
+  } else if (model.has_architecture()) {
+    architecture = ToCoreArchitecture(model.architecture());
+  }
 
   SizedFigures sized;
   sized.workload =
@@ -512,6 +516,38 @@ absl::Status EstimateMemoryForModelInto(MemoryAnswer* answer, const common::v1::
   return SizeForModelAnswer(answer, model, request.workload(), request.hypothetical(), sourced,
                             extras, architecture_check, resolved, /*split_figures=*/false)
       .status();
+}
+
+std::optional<absl::Status> AnswerInferenceMemoryFromSnapshot(
+    const CatalogSnapshot& snapshot, const v1::EstimateInferenceMemoryRequest& request,
+    MemoryAnswer* answer, CatalogSnapshot::Sync* read) {
+  // Only a catalog model by name with nothing served beside it is answered
+  // from its record alone; anything else may fetch or read the catalog.
+  const bool by_catalog_name = request.has_source() && request.source().has_catalog_name();
+  if (!(request.has_model() || by_catalog_name) || request.has_lora() ||
+      request.has_draft_model()) {
+    return std::nullopt;
+  }
+  // As AnswerInferenceMemoryFigures: the request's checks come first, the
+  // same for every source.
+  answer->Clear();
+  ResolvedWorkload resolved;
+  if (absl::Status invalid = ValidateMemoryRequest(request, &resolved); !invalid.ok()) {
+    return invalid;
+  }
+  const std::string& name = by_catalog_name ? request.source().catalog_name() : request.model();
+  absl::Status estimate;
+  const bool found = snapshot.UsePreparedModel(name, [&](const CatalogSnapshot::UsedModel& used) {
+    estimate = SizeForModelAnswer(answer, used.model, request.workload(), request.hypothetical(),
+                                  nullptr, nullptr, &used.prepared.architecture_check, &resolved,
+                                  /*split_figures=*/false, &used.prepared)
+                   .status();
+    if (estimate.ok()) answer->catalog_revision = used.sync.revision;
+    *read = used.sync;
+  });
+  // Not in the snapshot (or not loaded): the catalog is asked, elsewhere.
+  if (!found) return std::nullopt;
+  return estimate;
 }
 
 namespace {
