@@ -1,5 +1,6 @@
 #include "estimator-service/service.h"
 
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/inverse.h"
 #include "estimator-service/answers/memory_answer.h"
+#include "estimator-service/answers/memory_request.h"
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/plan_wire.h"
 #include "estimator-service/answers/runnable.h"
@@ -95,13 +97,15 @@ void ReplyBytes(std::shared_ptr<const std::string> body, absl::string_view tail,
 // zero-fills its string before writing it; a plan over every accelerator is
 // about 290 KB). `Message` is a protobuf message or PlanWireReply (the plan's
 // cards written by hand), which offers the same two calls.
+// `tail` (at most 30 bytes) is copied after the message into the same
+// slice: one slice per reply, not two (docs/BENCHMARKS.md, session 15).
 template <typename Message>
 void ReplyMessage(const Message& message, absl::string_view tail, grpc::ByteBuffer* out) {
   const size_t size = message.ByteSizeLong();
-  grpc::Slice body(size);
-  message.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(body.begin()));
-  grpc::Slice slices[2] = {std::move(body), grpc::Slice(tail.data(), tail.size())};
-  SetReply(slices, tail.empty() ? 1 : 2, out);
+  grpc::Slice body(size + tail.size());
+  uint8_t* end = message.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(body.begin()));
+  if (!tail.empty()) std::memcpy(end, tail.data(), tail.size());
+  SetReply(&body, 1, out);
 }
 
 // The memory answer's hand-written bytes (MemoryAnswerBytes) under
@@ -327,6 +331,22 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
     reactor->Finish(grpc::Status::OK);
     return reactor;
   }
+  thread_local MemoryAnswer answer;
+  CatalogSnapshot::Sync read;
+  // The plainest request (a catalog model by name and a workload) is read
+  // without its message (answers/memory_request.h).
+  thread_local CatalogMemoryRequest plain;
+  const bool read_plain =
+      snapshot_ != nullptr && ReadCatalogMemoryRequest(raw_bytes.view(), &plain);
+  if (read_plain) {
+    if (std::optional<absl::Status> status =
+            AnswerCatalogMemoryFromSnapshot(*snapshot_, CatalogModelField::kModel, plain.model,
+                                            plain.workload, plain.hypothetical, &answer, &read)) {
+      if (status->ok()) ReplyMemoryAnswer(answer, read, raw_bytes.view(), sync, response);
+      reactor->Finish(ToGrpcStatus(*status));
+      return reactor;
+    }
+  }
   // Parsing clears the message first; its nested messages and strings keep
   // their memory.
   thread_local Request parsed;
@@ -334,9 +354,9 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
     reactor->Finish(NotParsed<Request>());
     return reactor;
   }
-  if (snapshot_ != nullptr) {
-    thread_local MemoryAnswer answer;
-    CatalogSnapshot::Sync read;
+  // (A plain request the snapshot did not hold goes straight to the general
+  // path: asking the snapshot again would find nothing.)
+  if (snapshot_ != nullptr && !read_plain) {
     if (std::optional<absl::Status> status =
             AnswerInferenceMemoryFromSnapshot(*snapshot_, parsed, &answer, &read)) {
       if (status->ok()) ReplyMemoryAnswer(answer, read, raw_bytes.view(), sync, response);

@@ -116,6 +116,19 @@ std::optional<absl::Status> AnswerInferenceMemoryFromSnapshot(
     const CatalogSnapshot& snapshot, const v1::EstimateInferenceMemoryRequest& request,
     MemoryAnswer* answer, CatalogSnapshot::Sync* read);
 
+// The same for a request read without its message (ReadCatalogMemoryRequest,
+// answers/memory_request.h): the catalog model `name`, given in `field`
+// (model is checked not to be empty, as the request's validation checks
+// it), `workload` and `hypothetical`. The status the request's message
+// would get from AnswerInferenceMemoryFromSnapshot, or nullopt.
+enum class CatalogModelField { kModel, kSourceCatalogName };
+std::optional<absl::Status> AnswerCatalogMemoryFromSnapshot(const CatalogSnapshot& snapshot,
+                                                            CatalogModelField field,
+                                                            absl::string_view name,
+                                                            const v1::InferenceWorkload& workload,
+                                                            bool hypothetical, MemoryAnswer* answer,
+                                                            CatalogSnapshot::Sync* read);
+
 // The checks of a PlanInferenceRequest (its workload included);
 // INVALID_ARGUMENT naming each bad field.
 absl::Status ValidatePlanRequest(const v1::PlanInferenceRequest& request);
