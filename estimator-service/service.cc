@@ -1,5 +1,6 @@
 #include "estimator-service/service.h"
 
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/inverse.h"
 #include "estimator-service/answers/memory_answer.h"
+#include "estimator-service/answers/memory_request.h"
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/plan_wire.h"
 #include "estimator-service/answers/runnable.h"
@@ -95,13 +97,15 @@ void ReplyBytes(std::shared_ptr<const std::string> body, absl::string_view tail,
 // zero-fills its string before writing it; a plan over every accelerator is
 // about 290 KB). `Message` is a protobuf message or PlanWireReply (the plan's
 // cards written by hand), which offers the same two calls.
+// `tail` (at most 30 bytes) is copied after the message into the same
+// slice: one slice per reply, not two (docs/BENCHMARKS.md, session 15).
 template <typename Message>
 void ReplyMessage(const Message& message, absl::string_view tail, grpc::ByteBuffer* out) {
   const size_t size = message.ByteSizeLong();
-  grpc::Slice body(size);
-  message.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(body.begin()));
-  grpc::Slice slices[2] = {std::move(body), grpc::Slice(tail.data(), tail.size())};
-  SetReply(slices, tail.empty() ? 1 : 2, out);
+  grpc::Slice body(size + tail.size());
+  uint8_t* end = message.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(body.begin()));
+  if (!tail.empty()) std::memcpy(end, tail.data(), tail.size());
+  SetReply(&body, 1, out);
 }
 
 // The memory answer's hand-written bytes (MemoryAnswerBytes) under
@@ -170,6 +174,44 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::Unary(grpc::CallbackServerContex
   return reactor;
 }
 
+CatalogSnapshot::Sync EstimatorServiceImpl::CacheSync() const {
+  const bool cache_on =
+      answers_ != nullptr && answers_->capacity_bytes() > 0 && snapshot_ != nullptr;
+  return cache_on ? snapshot_->sync() : CatalogSnapshot::Sync{};
+}
+
+template <typename Response>
+bool EstimatorServiceImpl::ReplyKept(const char* kind, absl::string_view request_bytes,
+                                     const CatalogSnapshot::Sync& sync, grpc::ByteBuffer* out) {
+  // A kept answer to these exact bytes at the snapshot's revision is replied
+  // before the request is parsed: only requests that parsed and read nothing
+  // but themselves and the snapshot were kept, and the same bytes parse the
+  // same way.
+  if (!sync.loaded) return false;
+  std::shared_ptr<const std::string> kept = answers_->Find(kind, request_bytes, sync.revision);
+  if (kept == nullptr) return false;
+  if (on_estimate_) on_estimate_(kind);
+  RecordSource::View view;
+  view.from_snapshot = true;
+  view.snapshot_age = absl::Now() - sync.last_heard;
+  view.snapshot_revision = sync.revision;
+  ReplyBytes(std::move(kept), CatalogViewBytes<Response>(view).view(), out);
+  return true;
+}
+
+namespace {
+
+// The error of request bytes that do not parse as a `Request`.
+template <typename Request>
+grpc::Status NotParsed() {
+  return ToGrpcStatus(absl::InvalidArgumentError(
+      absl::StrCat("request: not a valid ", Request::descriptor()->full_name(),
+                   " (the bytes do not parse as one; is the client built from the same "
+                   "proto?)")));
+}
+
+}  // namespace
+
 template <typename Request, typename Response, typename Answer>
 grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServerContext* context,
                                                             const grpc::ByteBuffer* raw,
@@ -181,37 +223,31 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
     return reactor;
   }
   const RequestBytes raw_bytes(*raw);
-  // A kept answer to these exact bytes at the snapshot's revision is replied
-  // before the request is parsed: only requests that parsed and read nothing
-  // but themselves and the snapshot were kept (below), and the same bytes
-  // parse the same way.
-  const bool cache_on =
-      answers_ != nullptr && answers_->capacity_bytes() > 0 && snapshot_ != nullptr;
-  const CatalogSnapshot::Sync sync = cache_on ? snapshot_->sync() : CatalogSnapshot::Sync{};
-  if (sync.loaded) {
-    if (std::shared_ptr<const std::string> kept =
-            answers_->Find(kind, raw_bytes.view(), sync.revision)) {
-      if (on_estimate_) on_estimate_(kind);
-      RecordSource::View view;
-      view.from_snapshot = true;
-      view.snapshot_age = absl::Now() - sync.last_heard;
-      view.snapshot_revision = sync.revision;
-      ReplyBytes(std::move(kept), CatalogViewBytes<Response>(view).view(), out);
-      reactor->Finish(grpc::Status::OK);
-      return reactor;
-    }
+  const CatalogSnapshot::Sync sync = CacheSync();
+  if (ReplyKept<Response>(kind, raw_bytes.view(), sync, out)) {
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
   }
   // Kept alive until the answer is given (answers may finish later, after
   // a catalog read or a Hub fetch, and read the request then).
   auto request = std::make_shared<Request>();
   if (!request->ParseFromArray(raw_bytes.view().data(),
                                static_cast<int>(raw_bytes.view().size()))) {
-    reactor->Finish(ToGrpcStatus(absl::InvalidArgumentError(
-        absl::StrCat("request: not a valid ", Request::descriptor()->full_name(),
-                     " (the bytes do not parse as one; is the client built from the same "
-                     "proto?)"))));
+    reactor->Finish(NotParsed<Request>());
     return reactor;
   }
+  AnswerParsed<Request, Response>(context, reactor, raw_bytes.view(), sync, std::move(request), out,
+                                  kind, std::move(answer));
+  return reactor;
+}
+
+template <typename Request, typename Response, typename Answer>
+void EstimatorServiceImpl::AnswerParsed(grpc::CallbackServerContext* context,
+                                        grpc::ServerUnaryReactor* reactor,
+                                        absl::string_view request_bytes,
+                                        const CatalogSnapshot::Sync& sync,
+                                        std::shared_ptr<const Request> request,
+                                        grpc::ByteBuffer* out, const char* kind, Answer answer) {
   // Only answers that read nothing but the request and the snapshot are
   // kept (no Hub fetch, no live catalog read), for the snapshot's revision.
   const bool keepable = sync.loaded && IsCatalogOrInline(*request);
@@ -219,7 +255,7 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
   // The request's bytes, the kept answer's key: copied only when it may be
   // kept (the answer cache on).
   std::shared_ptr<const std::string> bytes =
-      keepable ? std::make_shared<const std::string>(raw_bytes.view()) : nullptr;
+      keepable ? std::make_shared<const std::string>(request_bytes) : nullptr;
   // A Hugging Face fetch started by the answer stops at the caller's deadline.
   CallDeadlineScope deadline(absl::FromChrono(context->deadline()),
                              [context] { return context->IsCancelled(); });
@@ -247,31 +283,120 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::CachedUnary(grpc::CallbackServer
            }
            reactor->Finish(ToGrpcStatus(status));
          });
-  return reactor;
 }
+
+namespace {
+
+// The general memory answer (any source): AnswerInferenceMemoryFigures into
+// a pooled MemoryAnswer, ended by `finish` (CachedUnary's).
+void AnswerMemoryFigures(std::shared_ptr<RecordSource> records,
+                         const v1::EstimateInferenceMemoryRequest& parsed, auto finish) {
+  // No message: the answer's figures (a pooled MemoryAnswer, whose
+  // strings keep their buffers from reply to reply) are written as the
+  // reply's bytes by hand, the same bytes as the message's
+  // (answers/memory_answer.h; docs/BENCHMARKS.md, branch s12-estimate).
+  std::shared_ptr<MemoryAnswer> answer = PooledForReply<MemoryAnswer>();
+  MemoryAnswer* into = answer.get();
+  AnswerInferenceMemoryFigures(
+      std::move(records), parsed, into,
+      [answer = std::move(answer), finish = std::move(finish)](const absl::Status& status) {
+        if (!status.ok()) return finish(status, static_cast<const MemoryReply*>(nullptr));
+        const MemoryReply reply(*answer);
+        finish(status, &reply);
+      });
+}
+
+}  // namespace
 
 grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
+  using Request = v1::EstimateInferenceMemoryRequest;
   using Response = v1::EstimateInferenceMemoryResponse;
-  return CachedUnary<v1::EstimateInferenceMemoryRequest, Response>(
-      context, request, response, "inference_memory",
-      [](std::shared_ptr<RecordSource> records, const v1::EstimateInferenceMemoryRequest& parsed,
-         auto finish) {
-        // No message: the answer's figures (a pooled MemoryAnswer, whose
-        // strings keep their buffers from reply to reply) are written as the
-        // reply's bytes by hand, the same bytes as the message's
-        // (answers/memory_answer.h; docs/BENCHMARKS.md, branch s12-estimate).
-        std::shared_ptr<MemoryAnswer> answer = PooledForReply<MemoryAnswer>();
-        MemoryAnswer* into = answer.get();
-        AnswerInferenceMemoryFigures(
-            std::move(records), parsed, into,
-            [answer = std::move(answer), finish = std::move(finish)](const absl::Status& status) {
-              if (!status.ok()) return finish(status, static_cast<const MemoryReply*>(nullptr));
-              const MemoryReply reply(*answer);
-              finish(status, &reply);
-            });
+  static constexpr char kKind[] = "inference_memory";
+  // CachedUnary's steps, with a synchronous path for the common request (a
+  // catalog model by name, answered from the loaded snapshot): everything in
+  // this frame, on this thread's request message and answer, reused from
+  // call to call; no shared request, record source, deadline scope or
+  // callbacks, which were a fifth of the handler's instructions
+  // (docs/BENCHMARKS.md, session 15).
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status busy = Admit(); !busy.ok()) {
+    reactor->Finish(ToGrpcStatus(busy));
+    return reactor;
+  }
+  const RequestBytes raw_bytes(*request);
+  const CatalogSnapshot::Sync sync = CacheSync();
+  if (ReplyKept<Response>(kKind, raw_bytes.view(), sync, response)) {
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+  thread_local MemoryAnswer answer;
+  CatalogSnapshot::Sync read;
+  // The plainest request (a catalog model by name and a workload) is read
+  // without its message (answers/memory_request.h).
+  thread_local CatalogMemoryRequest plain;
+  const bool read_plain =
+      snapshot_ != nullptr && ReadCatalogMemoryRequest(raw_bytes.view(), &plain);
+  if (read_plain) {
+    if (std::optional<absl::Status> status =
+            AnswerCatalogMemoryFromSnapshot(*snapshot_, CatalogModelField::kModel, plain.model,
+                                            plain.workload, plain.hypothetical, &answer, &read)) {
+      if (status->ok()) ReplyMemoryAnswer(answer, read, raw_bytes.view(), sync, response);
+      reactor->Finish(ToGrpcStatus(*status));
+      return reactor;
+    }
+  }
+  // Parsing clears the message first; its nested messages and strings keep
+  // their memory.
+  thread_local Request parsed;
+  if (!parsed.ParseFromArray(raw_bytes.view().data(), static_cast<int>(raw_bytes.view().size()))) {
+    reactor->Finish(NotParsed<Request>());
+    return reactor;
+  }
+  // (A plain request the snapshot did not hold goes straight to the general
+  // path: asking the snapshot again would find nothing.)
+  if (snapshot_ != nullptr && !read_plain) {
+    if (std::optional<absl::Status> status =
+            AnswerInferenceMemoryFromSnapshot(*snapshot_, parsed, &answer, &read)) {
+      if (status->ok()) ReplyMemoryAnswer(answer, read, raw_bytes.view(), sync, response);
+      reactor->Finish(ToGrpcStatus(*status));
+      return reactor;
+    }
+  }
+  // Any other request (a Hub id, a live catalog read, the snapshot not
+  // loaded): the general path, the request moved out of this thread's.
+  AnswerParsed<Request, Response>(
+      context, reactor, raw_bytes.view(), sync, std::make_shared<const Request>(std::move(parsed)),
+      response, kKind, [](auto records, const Request& asked, auto finish) {
+        AnswerMemoryFigures(std::move(records), asked, std::move(finish));
       });
+  return reactor;
+}
+
+void EstimatorServiceImpl::ReplyMemoryAnswer(const MemoryAnswer& answer,
+                                             const CatalogSnapshot::Sync& read,
+                                             absl::string_view request_bytes,
+                                             const CatalogSnapshot::Sync& sync,
+                                             grpc::ByteBuffer* out) {
+  static constexpr char kKind[] = "inference_memory";
+  if (on_estimate_) on_estimate_(kKind);
+  // The record was read from the snapshot at `read`: the answer's
+  // provenance, and kept (the cache on) when that is the revision the
+  // call's lookup of kept answers used, as CachedUnary keeps.
+  RecordSource::View view;
+  view.from_snapshot = true;
+  view.snapshot_age = absl::Now() - read.last_heard;
+  view.snapshot_revision = read.revision;
+  const CatalogViewField tail = CatalogViewBytes<v1::EstimateInferenceMemoryResponse>(view);
+  const MemoryReply reply(answer);
+  if (sync.loaded && read.revision == sync.revision) {
+    auto body = std::make_shared<const std::string>(reply.SerializeAsString());
+    answers_->Put(kKind, request_bytes, sync.revision, body);
+    ReplyBytes(std::move(body), tail.view(), out);
+  } else {
+    ReplyMessage(reply, tail.view(), out);
+  }
 }
 
 grpc::ServerUnaryReactor* EstimatorServiceImpl::PlanInference(grpc::CallbackServerContext* context,

@@ -6,7 +6,9 @@
 #include <functional>
 #include <memory>
 
+#include "absl/strings/string_view.h"
 #include "common/server/load_shedding.h"
+#include "estimator-service/answers/memory_answer.h"
 #include "estimator-service/cache/answer_cache.h"
 #include "estimator-service/catalog/catalog_client.h"
 #include "estimator-service/catalog/record_source.h"
@@ -98,6 +100,32 @@ class EstimatorServiceImpl final
   grpc::ServerUnaryReactor* CachedUnary(grpc::CallbackServerContext* context,
                                         const grpc::ByteBuffer* request, grpc::ByteBuffer* response,
                                         const char* kind, Answer answer);
+
+  // The snapshot's state for the answer cache's lookup, read once per call;
+  // not loaded (nothing looked up or kept) when the cache is off.
+  CatalogSnapshot::Sync CacheSync() const;
+
+  // Replies the answer kept for `request_bytes` at `sync`'s revision, if
+  // any (then true: the caller finishes the call OK).
+  template <typename Response>
+  bool ReplyKept(const char* kind, absl::string_view request_bytes,
+                 const CatalogSnapshot::Sync& sync, grpc::ByteBuffer* out);
+
+  // CachedUnary after the parse: answers `request`, keeps the answer when it
+  // read nothing but the request and the snapshot at `sync`'s revision,
+  // replies and finishes `reactor`.
+  template <typename Request, typename Response, typename Answer>
+  void AnswerParsed(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
+                    absl::string_view request_bytes, const CatalogSnapshot::Sync& sync,
+                    std::shared_ptr<const Request> request, grpc::ByteBuffer* out, const char* kind,
+                    Answer answer);
+
+  // The synchronous memory answer's reply (EstimateInferenceMemory): counted,
+  // its CatalogView from `read` (the snapshot's state the record was read
+  // at), kept as AnswerParsed keeps.
+  void ReplyMemoryAnswer(const MemoryAnswer& answer, const CatalogSnapshot::Sync& read,
+                         absl::string_view request_bytes, const CatalogSnapshot::Sync& sync,
+                         grpc::ByteBuffer* out);
 
   CatalogClient* catalog_;
   CatalogSnapshot* snapshot_;

@@ -53,7 +53,7 @@ bool AddViolations(const absl::Status& status, absl::string_view prefix,
   return true;
 }
 
-void ValidateModelSource(bool has_model, const std::string& model, bool has_inline,
+void ValidateModelSource(bool has_model, absl::string_view model, bool has_inline,
                          const v1::InlineModel& inline_model, FieldViolations* violations) {
   if (has_model) {
     if (model.empty()) violations->Add("model", "must name a catalog model");
@@ -72,6 +72,16 @@ void ValidateModelSource(bool has_model, const std::string& model, bool has_inli
 }
 
 // The request's violations; when none, its workload resolved into `resolved`.
+// The workload's violations added to `violations`, the request's status
+// returned; when none, the workload resolved into `resolved`.
+absl::Status ValidateWorkloadInto(const v1::InferenceWorkload& asked, FieldViolations* violations,
+                                  ResolvedWorkload* resolved) {
+  absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(asked);
+  if (!AddViolations(workload.status(), "workload.", violations)) return workload.status();
+  if (workload.ok()) *resolved = *workload;
+  return violations->ToStatus();
+}
+
 absl::Status ValidateMemoryRequest(const v1::EstimateInferenceMemoryRequest& request,
                                    ResolvedWorkload* resolved) {
   FieldViolations violations;
@@ -79,10 +89,7 @@ absl::Status ValidateMemoryRequest(const v1::EstimateInferenceMemoryRequest& req
     ValidateModelSource(request.has_model(), request.model(), request.has_inline_model(),
                         request.inline_model(), &violations);
   }
-  absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(request.workload());
-  if (!AddViolations(workload.status(), "workload.", &violations)) return workload.status();
-  if (workload.ok()) *resolved = *workload;
-  return violations.ToStatus();
+  return ValidateWorkloadInto(request.workload(), &violations, resolved);
 }
 
 // What a plan may offload to: the host record's memory and bandwidth, the
@@ -262,13 +269,11 @@ absl::Status AddExtras(const ServingExtras& extras, const common::v1::Model& mod
 // computed EstimateInferenceMemory replies its wire bytes, the message
 // paths convert it, answers/memory_answer.h); its figures returned. On an
 // error `into` holds a partial answer.
-absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common::v1::Model& model,
-                                                const v1::InferenceWorkload& asked,
-                                                bool hypothetical, const SourcedModel* sourced,
-                                                const ServingExtras* extras,
-                                                const absl::Status* architecture_check,
-                                                const ResolvedWorkload* asked_resolved = nullptr,
-                                                bool split_figures = true) {
+absl::StatusOr<SizedFigures> SizeForModelAnswer(
+    MemoryAnswer* into, const common::v1::Model& model, const v1::InferenceWorkload& asked,
+    bool hypothetical, const SourcedModel* sourced, const ServingExtras* extras,
+    const absl::Status* architecture_check, const ResolvedWorkload* asked_resolved = nullptr,
+    bool split_figures = true, const PreparedRecord* prepared = nullptr) {
   // A snapshot record's check was made once, when it was loaded
   // (RecordSource::UseModel); any other model is checked here.
   if (absl::Status invalid = architecture_check != nullptr
@@ -282,8 +287,15 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common
       asked_resolved != nullptr ? absl::StatusOr<ResolvedWorkload>(*asked_resolved)
                                 : ResolveWorkload(asked);
   if (!resolved.ok()) return PrefixFieldViolations(resolved.status(), "workload.");
-  std::optional<Architecture> architecture;
-  if (model.has_architecture()) architecture = ToCoreArchitecture(model.architecture());
+  // A snapshot record's architecture was converted once, when it was
+  // loaded (CatalogSnapshot::UsePreparedModel); any other model's is here.
+  // Read in place, copied once into the sizing's input (below).
+  std::optional<Architecture> converted;
+  if (prepared == nullptr && model.has_architecture()) {
+    converted = ToCoreArchitecture(model.architecture());
+  }
+  const std::optional<Architecture>& architecture =
+      prepared != nullptr ? prepared->architecture : converted;
 
   SizedFigures sized;
   sized.workload =
@@ -332,7 +344,7 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(MemoryAnswer* into, const common
   InferenceMemoryInput input;
   input.parameters = std::max(0.0, *parameters - parts_parameters);
   if (model.has_active_parameters()) input.active_parameters = model.active_parameters();
-  input.architecture = std::move(architecture);
+  input.architecture = architecture;
   input.workload = sized.workload;
   input.split_figures = split_figures;
   // Into the answer's own scratch: a pooled answer's texts reuse their
@@ -512,6 +524,59 @@ absl::Status EstimateMemoryForModelInto(MemoryAnswer* answer, const common::v1::
   return SizeForModelAnswer(answer, model, request.workload(), request.hypothetical(), sourced,
                             extras, architecture_check, resolved, /*split_figures=*/false)
       .status();
+}
+
+std::optional<absl::Status> AnswerInferenceMemoryFromSnapshot(
+    const CatalogSnapshot& snapshot, const v1::EstimateInferenceMemoryRequest& request,
+    MemoryAnswer* answer, CatalogSnapshot::Sync* read) {
+  // Only a catalog model by name with nothing served beside it is answered
+  // from its record alone; anything else may fetch or read the catalog.
+  if (request.has_lora() || request.has_draft_model()) return std::nullopt;
+  if (request.has_model()) {
+    return AnswerCatalogMemoryFromSnapshot(snapshot, CatalogModelField::kModel, request.model(),
+                                           request.workload(), request.hypothetical(), answer,
+                                           read);
+  }
+  if (request.has_source() && request.source().has_catalog_name()) {
+    return AnswerCatalogMemoryFromSnapshot(snapshot, CatalogModelField::kSourceCatalogName,
+                                           request.source().catalog_name(), request.workload(),
+                                           request.hypothetical(), answer, read);
+  }
+  return std::nullopt;
+}
+
+std::optional<absl::Status> AnswerCatalogMemoryFromSnapshot(const CatalogSnapshot& snapshot,
+                                                            CatalogModelField field,
+                                                            absl::string_view name,
+                                                            const v1::InferenceWorkload& workload,
+                                                            bool hypothetical, MemoryAnswer* answer,
+                                                            CatalogSnapshot::Sync* read) {
+  // As AnswerInferenceMemoryFigures: the request's checks come first, the
+  // same for every source (ValidateMemoryRequest's, in its order: the
+  // model field, then the workload).
+  answer->Clear();
+  FieldViolations violations;
+  if (field == CatalogModelField::kModel) {
+    ValidateModelSource(/*has_model=*/true, name, false, v1::InlineModel::default_instance(),
+                        &violations);
+  }
+  ResolvedWorkload resolved;
+  if (absl::Status invalid = ValidateWorkloadInto(workload, &violations, &resolved);
+      !invalid.ok()) {
+    return invalid;
+  }
+  absl::Status estimate;
+  const bool found = snapshot.UsePreparedModel(name, [&](const CatalogSnapshot::UsedModel& used) {
+    estimate = SizeForModelAnswer(answer, used.model, workload, hypothetical, nullptr, nullptr,
+                                  &used.prepared.architecture_check, &resolved,
+                                  /*split_figures=*/false, &used.prepared)
+                   .status();
+    if (estimate.ok()) answer->catalog_revision = used.sync.revision;
+    *read = used.sync;
+  });
+  // Not in the snapshot (or not loaded): the catalog is asked, elsewhere.
+  if (!found) return std::nullopt;
+  return estimate;
 }
 
 namespace {

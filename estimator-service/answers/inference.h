@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -13,6 +14,7 @@
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/records.h"
 #include "estimator-service/catalog/record_source.h"
+#include "estimator-service/catalog/snapshot.h"
 #include "estimator-service/core/number_format.h"
 #include "modelatlas/common/v1/hardware.pb.h"
 #include "modelatlas/common/v1/model.pb.h"
@@ -99,6 +101,33 @@ void AnswerInferenceMemoryInto(std::shared_ptr<RecordSource> source,
 void AnswerInferenceMemoryFigures(std::shared_ptr<RecordSource> source,
                                   const v1::EstimateInferenceMemoryRequest& request,
                                   MemoryAnswer* answer, StatusDone done);
+
+// The same answer in the caller's frame, for the service's synchronous path
+// (issue 22 point 1; docs/BENCHMARKS.md, session 15), when `request` needs
+// nothing but a record of the loaded `snapshot`: a catalog model by name
+// (model or source.catalog_name), no LoRA and no draft model. Then the
+// status AnswerInferenceMemoryFigures would give (a bad request's included),
+// with `answer` (cleared first) holding the answer when OK and `*read` the
+// snapshot's state the record was read at (its revision is the answer's
+// catalog_revision). nullopt when it cannot (another source, the snapshot
+// not loaded or without the model): the caller answers through
+// AnswerInferenceMemoryFigures, which reaches the catalog.
+std::optional<absl::Status> AnswerInferenceMemoryFromSnapshot(
+    const CatalogSnapshot& snapshot, const v1::EstimateInferenceMemoryRequest& request,
+    MemoryAnswer* answer, CatalogSnapshot::Sync* read);
+
+// The same for a request read without its message (ReadCatalogMemoryRequest,
+// answers/memory_request.h): the catalog model `name`, given in `field`
+// (model is checked not to be empty, as the request's validation checks
+// it), `workload` and `hypothetical`. The status the request's message
+// would get from AnswerInferenceMemoryFromSnapshot, or nullopt.
+enum class CatalogModelField { kModel, kSourceCatalogName };
+std::optional<absl::Status> AnswerCatalogMemoryFromSnapshot(const CatalogSnapshot& snapshot,
+                                                            CatalogModelField field,
+                                                            absl::string_view name,
+                                                            const v1::InferenceWorkload& workload,
+                                                            bool hypothetical, MemoryAnswer* answer,
+                                                            CatalogSnapshot::Sync* read);
 
 // The checks of a PlanInferenceRequest (its workload included);
 // INVALID_ARGUMENT naming each bad field.

@@ -36,18 +36,27 @@ class RecordTable {
   // By resource name, else by a display name or alias that only one record
   // has; null when unknown or ambiguous.
   const Record* Find(absl::string_view name) const;
+  // Find without the resource-name lookup first: for a name that cannot be
+  // one (it does not start with the collection, "models/" or "hardware/"),
+  // where that lookup misses every time (the memory answer's display-name
+  // lookup: docs/BENCHMARKS.md, session 15).
+  const Record* FindByKey(absl::string_view name) const;
 
   size_t size() const { return records_.size(); }
   const std::map<std::string, Record>& ordered() const { return records_; }
 
  private:
-  void AddKeys(const std::string& name, const Record& record);
-  void RemoveKeys(const std::string& name, const Record& record);
+  // `record` is the one held in records_ (its address is the index's).
+  void AddKeys(const Record& record);
+  void RemoveKeys(const Record& record);
 
   std::map<std::string, Record> records_;
   absl::flat_hash_map<std::string, const Record*> by_name_;
-  // LookupKey(display name or alias) -> resource names.
-  absl::flat_hash_map<std::string, std::vector<std::string>> by_key_;
+  // LookupKey(display name or alias) -> the records that have it, by
+  // address (a record keeps its address while it is replaced: std::map's
+  // node), so that a lookup by display name is one hash lookup, not a
+  // second one by resource name (docs/BENCHMARKS.md, session 15).
+  absl::flat_hash_map<std::string, std::vector<const Record*>> by_key_;
 };
 
 extern template class RecordTable<common::v1::Model>;

@@ -96,13 +96,13 @@ absl::Status CatalogSnapshot::LoadAll() {
     }
     hardware_request.set_page_token(page.next_page_token());
   } while (!hardware_request.page_token().empty());
-  // Checked before taking the lock: a moved RecordTable keeps its records
-  // where they are, so the checks stay attached to them.
-  ArchitectureChecks checks;
-  for (const auto& [name, model] : records.models.ordered()) CheckArchitecture(model, &checks);
+  // Prepared before taking the lock: a moved RecordTable keeps its records
+  // where they are, so what was prepared stays attached to them.
+  PreparedRecords prepared;
+  for (const auto& [name, model] : records.models.ordered()) Prepare(model, &prepared);
   absl::MutexLock lock(&mutex_);
   records_ = std::move(records);
-  failed_architectures_ = std::move(checks);
+  prepared_ = std::move(prepared);
   models_generation_ = NextModelsGeneration();
   ShareAllHardware();
   revision_ = revision;
@@ -178,10 +178,10 @@ void CatalogSnapshot::Apply(const catalog::v1::WatchResponse& message) {
     hardware_changed |= !is_model;
     models_changed |= is_model;
     if (is_model) {
-      // A replaced record stays at its address (RecordTable::Put): its check
-      // is dropped here and made again below.
+      // A replaced record stays at its address (RecordTable::Put): what was
+      // prepared from it is dropped here and prepared again below.
       if (const common::v1::Model* old = records_.models.FindByName(change.name())) {
-        failed_architectures_.erase(old);
+        prepared_.erase(old);
       }
     }
     if (change.type() == catalog::v1::CHANGE_TYPE_DELETED ||
@@ -193,7 +193,7 @@ void CatalogSnapshot::Apply(const catalog::v1::WatchResponse& message) {
       }
     } else if (change.has_model()) {
       records_.models.Put(change.name(), change.model());
-      CheckArchitecture(*records_.models.FindByName(change.name()), &failed_architectures_);
+      Prepare(*records_.models.FindByName(change.name()), &prepared_);
     } else {
       records_.hardware.Put(change.name(), change.hardware());
     }
@@ -204,10 +204,29 @@ void CatalogSnapshot::Apply(const catalog::v1::WatchResponse& message) {
   last_heard_ = absl::Now();
 }
 
-void CatalogSnapshot::CheckArchitecture(const common::v1::Model& model,
-                                        ArchitectureChecks* checks) {
-  absl::Status check = ValidateModelArchitecture(model, "architecture");
-  if (!check.ok()) (*checks)[&model] = std::move(check);
+PreparedRecord PrepareRecord(const common::v1::Model& model) {
+  PreparedRecord prepared;
+  prepared.architecture_check = ValidateModelArchitecture(model, "architecture");
+  if (model.has_architecture()) prepared.architecture = ToCoreArchitecture(model.architecture());
+  return prepared;
+}
+
+void CatalogSnapshot::Prepare(const common::v1::Model& model, PreparedRecords* prepared) {
+  PreparedRecord made = PrepareRecord(model);
+  if (made.architecture_check.ok() && !made.architecture.has_value()) return;
+  (*prepared)[&model] = std::make_unique<const PreparedRecord>(std::move(made));
+}
+
+const PreparedRecord& CatalogSnapshot::PreparedOf(const common::v1::Model* model) const {
+  static const PreparedRecord* const kNothing = new PreparedRecord();
+  auto found = prepared_.find(model);
+  return found == prepared_.end() ? *kNothing : *found->second;
+}
+
+void CatalogSnapshot::MarkLoadedForTest() {
+  absl::MutexLock lock(&mutex_);
+  loaded_ = true;
+  last_heard_ = absl::Now();
 }
 
 void CatalogSnapshot::ShareAllHardware() {
@@ -283,15 +302,28 @@ bool CatalogSnapshot::UseModel(
     const std::function<void(const common::v1::Model&, int64_t revision,
                              const absl::Status& architecture_check)>& use) const {
   absl::ReaderMutexLock lock(&mutex_);
-  // A resource name is looked up as one, never as a display name.
-  const common::v1::Model* model = absl::StartsWith(name, "models/")
-                                       ? records_.models.FindByName(name)
-                                       : records_.models.Find(name);
+  const common::v1::Model* model = FindModelLocked(name);
   if (model == nullptr) return false;
-  static const absl::Status* const kPassed = new absl::Status();
-  auto failed = failed_architectures_.find(model);
-  use(*model, revision_, failed == failed_architectures_.end() ? *kPassed : failed->second);
+  use(*model, revision_, PreparedOf(model).architecture_check);
   return true;
+}
+
+bool CatalogSnapshot::UsePreparedModel(absl::string_view name,
+                                       absl::FunctionRef<void(const UsedModel&)> use) const {
+  absl::ReaderMutexLock lock(&mutex_);
+  if (!loaded_) return false;
+  const common::v1::Model* model = FindModelLocked(name);
+  if (model == nullptr) return false;
+  use(UsedModel{*model, PreparedOf(model), Sync{revision_, last_heard_, loaded_}});
+  return true;
+}
+
+const common::v1::Model* CatalogSnapshot::FindModelLocked(absl::string_view name) const {
+  // A resource name is looked up as one, never as a display name; any other
+  // name cannot be a resource name (every record's starts with "models/"),
+  // so its lookup goes straight to the display names and aliases.
+  return absl::StartsWith(name, "models/") ? records_.models.FindByName(name)
+                                           : records_.models.FindByKey(name);
 }
 
 std::optional<common::v1::Hardware> CatalogSnapshot::FindHardware(absl::string_view name) const {

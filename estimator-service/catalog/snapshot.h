@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
@@ -22,11 +23,25 @@
 #include "absl/time/time.h"
 #include "estimator-service/catalog/record_table.h"
 #include "estimator-service/catalog/shared_records.h"
+#include "estimator-service/core/architecture.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 
 namespace modelatlas::estimator {
 
 class CatalogSnapshot;
+
+// What the memory answer derives from a catalog model record alone, made
+// once when the snapshot loads or changes the record instead of on every
+// call (issue 22 point 1; docs/BENCHMARKS.md, session 15), and handed out
+// with the record (CatalogSnapshot::UsePreparedModel).
+struct PreparedRecord {
+  // ValidateModelArchitecture(model, "architecture") (answers/conversions.h).
+  absl::Status architecture_check;
+  // ToCoreArchitecture of the record's architecture; nullopt without one.
+  std::optional<Architecture> architecture;
+};
+// `model` prepared: what the per-call path computes from it, errors included.
+PreparedRecord PrepareRecord(const common::v1::Model& model);
 
 // The estimator's readiness policy: ready while the catalog answers
 // (`catalog_answers` OK: its GetCatalogInfo) and, when a snapshot is kept,
@@ -80,6 +95,18 @@ class CatalogSnapshot {
   bool UseModel(absl::string_view name,
                 const std::function<void(const common::v1::Model&, int64_t revision,
                                          const absl::Status& architecture_check)>& use) const;
+  // UseModel for the service's synchronous memory answer: the record, what
+  // was prepared from it and the snapshot's state, all read under one reader
+  // lock (no std::function: `use` is called in place).
+  struct UsedModel {
+    const common::v1::Model& model;
+    const PreparedRecord& prepared;
+    Sync sync;  // loaded is true
+  };
+  // Calls `use` when the snapshot is loaded and holds the model FindModel
+  // would return (keep `use` quick); false otherwise.
+  bool UsePreparedModel(absl::string_view name,
+                        absl::FunctionRef<void(const UsedModel&)> use) const;
   // Every hardware record, in name order: the same shared list for every
   // caller until the hardware changes.
   SharedRecords<common::v1::Hardware> AllHardware() const;
@@ -98,6 +125,9 @@ class CatalogSnapshot {
 
   // Applies one Watch message (public for tests).
   void Apply(const catalog::v1::WatchResponse& message);
+  // For tests: marks a snapshot fed by Apply loaded, as a completed load
+  // would (UsePreparedModel answers only from a loaded snapshot).
+  void MarkLoadedForTest();
 
  private:
   struct Records {
@@ -107,14 +137,22 @@ class CatalogSnapshot {
 
   void Run();
   absl::Status LoadAll();
-  // The architecture checks of the records that fail theirs (the others
-  // pass), by record: ValidateModelArchitecture(model, "architecture"), the
-  // check every memory answer makes, computed once per record and state
-  // instead of on every call (it walks the architecture's fields by
-  // reflection: the largest part of the estimator's own CPU per estimate).
-  using ArchitectureChecks = absl::flat_hash_map<const common::v1::Model*, absl::Status>;
-  // Checks `model` (held at this address in records_) into `checks`.
-  static void CheckArchitecture(const common::v1::Model& model, ArchitectureChecks* checks);
+  // What was prepared from each record (PrepareRecord), by record: the
+  // architecture check every memory answer makes (it walks the
+  // architecture's fields by reflection: the largest part of the
+  // estimator's own CPU per estimate) and the record's architecture as the
+  // formulas take it. Records without an architecture whose check passes
+  // (most of Epoch's) have no entry: they share one empty PreparedRecord.
+  using PreparedRecords =
+      absl::flat_hash_map<const common::v1::Model*, std::unique_ptr<const PreparedRecord>>;
+  // Prepares `model` (held at this address in records_) into `prepared`.
+  static void Prepare(const common::v1::Model& model, PreparedRecords* prepared);
+  // What was prepared from `model` (a record of records_).
+  const PreparedRecord& PreparedOf(const common::v1::Model* model) const
+      ABSL_SHARED_LOCKS_REQUIRED(mutex_);
+  // The model FindModel would return; null when unknown or ambiguous.
+  const common::v1::Model* FindModelLocked(absl::string_view name) const
+      ABSL_SHARED_LOCKS_REQUIRED(mutex_);
   // Rebuilds all_hardware_ from records_ (after the hardware changed).
   void ShareAllHardware() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   absl::Status Follow();
@@ -125,7 +163,7 @@ class CatalogSnapshot {
   absl::Notification stop_;
   mutable absl::Mutex mutex_;
   Records records_ ABSL_GUARDED_BY(mutex_);
-  ArchitectureChecks failed_architectures_ ABSL_GUARDED_BY(mutex_);
+  PreparedRecords prepared_ ABSL_GUARDED_BY(mutex_);
   // records_.hardware in name order, as AllHardware hands it out.
   SharedRecords<common::v1::Hardware> all_hardware_ ABSL_GUARDED_BY(mutex_);
   int64_t revision_ ABSL_GUARDED_BY(mutex_) = 0;

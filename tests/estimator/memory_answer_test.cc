@@ -22,8 +22,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "estimator-service/answers/inference.h"
+#include "estimator-service/answers/memory_request.h"
 #include "estimator-service/catalog/snapshot.h"
 #include "estimator-service/reply_arena.h"
 #include "tests/estimator/fake_records.h"
@@ -434,6 +436,227 @@ TEST(MemoryAnswerTest, ComputedRepliesAreTheGoldenOnesOnEveryShippedModel) {
   }
   EXPECT_EQ(compared, computed.size());
   EXPECT_GT(compared, 150u);
+}
+
+// The service's synchronous path (AnswerInferenceMemoryFromSnapshot: the
+// record, its prepared architecture and check, one MemoryAnswer reused from
+// call to call) replies the golden bytes too, errors included: the same
+// digests as ComputedRepliesAreTheGoldenOnesOnEveryShippedModel, with the
+// requests it leaves to the general path (a display name two records share)
+// answered there, as the service does.
+TEST(MemoryAnswerTest, SnapshotPathRepliesAreTheGoldenOnesOnEveryShippedModel) {
+  CatalogSnapshot snapshot(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
+                           "nowhere");
+  LoadShippedModels(snapshot);
+  snapshot.MarkLoadedForTest();
+  auto in_place = std::make_shared<SnapshotInPlace>(&snapshot);
+  MemoryAnswer reused;
+  std::map<std::string, std::pair<uint64_t, size_t>> computed;  // digest, reply bytes
+  int synchronous = 0, general = 0, read_plain = 0;
+  CatalogMemoryRequest plain;
+  for (int index = 0; index < testing::Shipped().models_size(); ++index) {
+    const Model& model = testing::Shipped().models(index);
+    if (!model.has_architecture() && index % 10 != 0) continue;  // as the golden test
+    uint64_t digest = 14695981039346656037ull;
+    size_t bytes = 0;
+    const std::vector<v1::EstimateInferenceMemoryRequest> workloads = GoldenWorkloads();
+    for (size_t i = 0; i < workloads.size(); ++i) {
+      v1::EstimateInferenceMemoryRequest request = workloads[i];
+      request.set_model(i % 2 == 0 ? model.name() : model.display_name());
+      CatalogSnapshot::Sync read;
+      // The service's order: the plain read, else the parsed message, else
+      // the general path.
+      std::optional<absl::Status> status;
+      const std::string wire = request.SerializeAsString();
+      if (ReadCatalogMemoryRequest(wire, &plain)) {
+        ++read_plain;
+        status =
+            AnswerCatalogMemoryFromSnapshot(snapshot, CatalogModelField::kModel, plain.model,
+                                            plain.workload, plain.hypothetical, &reused, &read);
+      } else {
+        status = AnswerInferenceMemoryFromSnapshot(snapshot, request, &reused, &read);
+      }
+      if (status.has_value()) {
+        ++synchronous;
+      } else {
+        // Not the snapshot's to answer (a display name two records share):
+        // the service's general path, as the golden test takes it.
+        ++general;
+        AnswerInferenceMemoryFigures(in_place, request, &reused,
+                                     [&](const absl::Status& answered) { status = answered; });
+        ASSERT_TRUE(status.has_value()) << request.ShortDebugString();
+        read.revision = 1;
+      }
+      std::string reply;
+      if (status->ok()) {
+        EXPECT_EQ(read.revision, 1);
+        EXPECT_EQ(reused.catalog_revision, 1);
+        const MemoryAnswerBytes written(reused);
+        reply.resize(written.size());
+        written.Write(reinterpret_cast<uint8_t*>(reply.data()));
+      } else {
+        reply = absl::StrCat("error ", status->code(), ": ", status->message());
+      }
+      const std::string length = absl::StrCat(reply.size(), ":");
+      digest = Fnv1a(reply, Fnv1a(length, digest));
+      bytes += reply.size();
+    }
+    computed[model.name()] = {digest, bytes};
+  }
+  size_t compared = 0;
+  for (const testing::GoldenMemoryReplies& golden : testing::kGoldenMemoryReplies) {
+    auto it = computed.find(golden.model);
+    if (it == computed.end()) continue;  // the golden test names a missing model
+    ++compared;
+    EXPECT_EQ(it->second.second, golden.bytes) << golden.model;
+    EXPECT_EQ(it->second.first, golden.digest) << golden.model << ": the replies changed";
+  }
+  EXPECT_EQ(compared, computed.size());
+  EXPECT_GT(compared, 150u);
+  // Nearly every request is the synchronous path's.
+  EXPECT_GT(synchronous, 20 * general) << synchronous << " synchronous, " << general << " general";
+  // Nearly every golden request is read without its message (those
+  // declined name a model whose display name is not plain ASCII).
+  EXPECT_GT(read_plain * 10, (synchronous + general) * 9) << read_plain << " read plain";
+}
+
+// ReadCatalogMemoryRequest agrees with protobuf's parse whenever it reads
+// the bytes, and declines everything but the plainest requests.
+TEST(MemoryAnswerTest, PlainRequestReadIsProtobufsParseOrDeclines) {
+  auto agrees = [](const std::string& bytes) {
+    CatalogMemoryRequest plain;
+    if (!ReadCatalogMemoryRequest(bytes, &plain)) return false;
+    v1::EstimateInferenceMemoryRequest parsed;
+    EXPECT_TRUE(parsed.ParseFromString(bytes));
+    EXPECT_TRUE(parsed.has_model());
+    EXPECT_EQ(plain.model, parsed.model());
+    EXPECT_EQ(plain.workload.SerializeAsString(), parsed.workload().SerializeAsString());
+    EXPECT_EQ(plain.hypothetical, parsed.hypothetical());
+    return true;
+  };
+  std::vector<std::string> plain_requests;
+  for (v1::EstimateInferenceMemoryRequest request : GoldenWorkloads()) {
+    request.set_model("Llama 3.1 8B");
+    plain_requests.push_back(request.SerializeAsString());
+    EXPECT_TRUE(agrees(plain_requests.back())) << request.ShortDebugString();
+  }
+  v1::EstimateInferenceMemoryRequest base;
+  base.set_model("Llama 3.1 8B");
+  base.mutable_workload()->set_context_length_tokens(8192);
+  const std::string bytes = base.SerializeAsString();
+  // hypothetical as any varint: not zero is true, the last one counts.
+  EXPECT_TRUE(agrees(bytes + std::string("\x40\x02", 2)));
+  EXPECT_TRUE(agrees(bytes + std::string("\x40\x01\x40\x00", 4)));
+  EXPECT_TRUE(agrees(bytes + std::string("\x40\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 11)));
+
+  // Declined: every other source, anything beside the model, a field twice
+  // (protobuf keeps the last name and merges two workloads), another wire
+  // type, a name that is not ASCII, bytes that do not parse.
+  std::vector<std::string> declined;
+  v1::EstimateInferenceMemoryRequest other = base;
+  other.mutable_inline_model()->set_parameters(7e9);
+  declined.push_back(other.SerializeAsString());
+  other = base;
+  other.mutable_source()->set_catalog_name("Llama 3.1 8B");
+  declined.push_back(other.SerializeAsString());
+  other = base;
+  other.mutable_lora()->set_rank(8);
+  declined.push_back(other.SerializeAsString());
+  other = base;
+  other.mutable_draft_model()->set_catalog_name("Llama 3.2 1B");
+  declined.push_back(other.SerializeAsString());
+  other = base;
+  other.set_model("Llam\xc3\xa1 3");
+  declined.push_back(other.SerializeAsString());
+  declined.push_back(bytes + bytes);                           // model and workload twice
+  declined.push_back(bytes + std::string("\xf8\x06\x01", 3));  // unknown field 111
+  declined.push_back(std::string("\x08\x05", 2) + bytes);      // field 1 as a varint
+  declined.push_back(bytes.substr(0, bytes.size() - 1));       // truncated
+  declined.push_back(base.workload().SerializeAsString().insert(0, "\x5a\x04", 2));  // no model
+  declined.push_back("");
+  for (const std::string& request : declined) {
+    CatalogMemoryRequest plain;
+    EXPECT_FALSE(ReadCatalogMemoryRequest(request, &plain)) << absl::CEscape(request);
+  }
+
+  // Every byte of every plain request changed to a few values: whatever
+  // the reader reads, protobuf parses the same way.
+  int read = 0, tried = 0;
+  for (const std::string& request : plain_requests) {
+    for (size_t at = 0; at < request.size(); ++at) {
+      for (int value : {0x00, 0x01, 0x08, 0x0a, 0x40, 0x5a, 0x7f, 0x80, 0xff}) {
+        std::string mutated = request;
+        mutated[at] = static_cast<char>(value);
+        ++tried;
+        if (agrees(mutated)) ++read;
+      }
+    }
+  }
+  EXPECT_GT(read, 0);
+  EXPECT_LT(read, tried);
+}
+
+// What the synchronous path leaves to the general one (nullopt), and what
+// it answers itself.
+TEST(MemoryAnswerTest, SnapshotPathAnswersOnlyACatalogNameTheLoadedSnapshotHolds) {
+  CatalogSnapshot snapshot(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
+                           "nowhere");
+  LoadShippedModels(snapshot);
+  MemoryAnswer answer;
+  CatalogSnapshot::Sync read;
+  v1::EstimateInferenceMemoryRequest by_name;
+  by_name.set_model("Llama 3.1 8B");
+  // Not loaded yet (a snapshot fed by Watch only): the catalog is asked.
+  EXPECT_EQ(AnswerInferenceMemoryFromSnapshot(snapshot, by_name, &answer, &read), std::nullopt);
+  snapshot.MarkLoadedForTest();
+  std::optional<absl::Status> answered =
+      AnswerInferenceMemoryFromSnapshot(snapshot, by_name, &answer, &read);
+  ASSERT_TRUE(answered.has_value());
+  ASSERT_TRUE(answered->ok()) << *answered;
+  EXPECT_EQ(answer.model, "models/llama-3-1-8b");
+  EXPECT_EQ(answer.source, "catalog record models/llama-3-1-8b");
+  EXPECT_TRUE(read.loaded);
+  EXPECT_EQ(read.revision, 1);
+
+  // source.catalog_name is the same lookup.
+  v1::EstimateInferenceMemoryRequest by_source;
+  by_source.mutable_source()->set_catalog_name("models/llama-3-1-8b");
+  answered = AnswerInferenceMemoryFromSnapshot(snapshot, by_source, &answer, &read);
+  ASSERT_TRUE(answered.has_value() && answered->ok());
+  EXPECT_EQ(answer.display_name, "Llama 3.1 8B");
+
+  // Left to the general path: a model the snapshot does not hold (the
+  // catalog's answer is authoritative), a Hub repository, an inline model,
+  // and anything served beside the model.
+  v1::EstimateInferenceMemoryRequest unknown;
+  unknown.set_model("No Such Model 7B");
+  EXPECT_EQ(AnswerInferenceMemoryFromSnapshot(snapshot, unknown, &answer, &read), std::nullopt);
+  v1::EstimateInferenceMemoryRequest hub;
+  hub.mutable_source()->mutable_hf_repo()->set_id("meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(AnswerInferenceMemoryFromSnapshot(snapshot, hub, &answer, &read), std::nullopt);
+  v1::EstimateInferenceMemoryRequest described;
+  described.mutable_inline_model()->set_parameters(7e9);
+  EXPECT_EQ(AnswerInferenceMemoryFromSnapshot(snapshot, described, &answer, &read), std::nullopt);
+  v1::EstimateInferenceMemoryRequest lora = by_name;
+  lora.mutable_lora()->set_rank(16);
+  EXPECT_EQ(AnswerInferenceMemoryFromSnapshot(snapshot, lora, &answer, &read), std::nullopt);
+  v1::EstimateInferenceMemoryRequest draft = by_name;
+  draft.mutable_draft_model()->set_catalog_name("Llama 3.2 1B");
+  EXPECT_EQ(AnswerInferenceMemoryFromSnapshot(snapshot, draft, &answer, &read), std::nullopt);
+
+  // A bad request is refused as the general path refuses it, naming the
+  // field, whatever the snapshot holds.
+  v1::EstimateInferenceMemoryRequest bad = by_name;
+  bad.mutable_workload()->set_batch_size(-1);
+  answered = AnswerInferenceMemoryFromSnapshot(snapshot, bad, &answer, &read);
+  ASSERT_TRUE(answered.has_value());
+  EXPECT_EQ(answered->code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(answered->message().find("workload.batch_size"), std::string::npos) << *answered;
+  auto fake = std::make_shared<testing::FakeRecords>();
+  std::optional<absl::Status> general;
+  AnswerInferenceMemoryFigures(fake, bad, &answer,
+                               [&](const absl::Status& status) { general = status; });
+  EXPECT_EQ(general, answered);
 }
 
 }  // namespace

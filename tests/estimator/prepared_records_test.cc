@@ -112,6 +112,80 @@ TEST(PreparedRecordsTest, SnapshotKeepsEachModelsArchitectureCheckAcrossChanges)
   EXPECT_EQ(KeptCheck(snapshot, "models/llama-3-1-8b"), absl::OkStatus());
 }
 
+// What UsePreparedModel hands out with the record: its check and its
+// architecture converted, as the per-call path computes them; nullopt when
+// the record is not there.
+struct Handed {
+  absl::Status check;
+  std::optional<Architecture> architecture;
+  int64_t revision = 0;
+};
+std::optional<Handed> HandedOut(const CatalogSnapshot& snapshot, const std::string& name) {
+  std::optional<Handed> handed;
+  snapshot.UsePreparedModel(name, [&](const CatalogSnapshot::UsedModel& used) {
+    handed =
+        Handed{used.prepared.architecture_check, used.prepared.architecture, used.sync.revision};
+    // Prepared from this very record.
+    EXPECT_EQ(PrepareRecord(used.model).architecture_check, used.prepared.architecture_check);
+  });
+  return handed;
+}
+
+TEST(PreparedRecordsTest, SnapshotPreparesEachModelAgainWhenItChangesAndDropsItWhenItGoes) {
+  CatalogSnapshot snapshot(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
+                           "nowhere");
+  Model llama = Llama8B();
+  snapshot.Apply(Put(llama, 1));
+  // Not loaded: nothing is handed out (the service's synchronous path asks
+  // the catalog instead).
+  EXPECT_FALSE(HandedOut(snapshot, "Llama 3.1 8B").has_value());
+  snapshot.MarkLoadedForTest();
+  std::optional<Handed> handed = HandedOut(snapshot, "Llama 3.1 8B");
+  ASSERT_TRUE(handed.has_value());
+  EXPECT_TRUE(handed->check.ok()) << handed->check;
+  ASSERT_TRUE(handed->architecture.has_value());
+  const Architecture converted = ToCoreArchitecture(llama.architecture());
+  EXPECT_EQ(handed->architecture->num_layers, converted.num_layers);
+  EXPECT_EQ(handed->architecture->hidden_size, converted.hidden_size);
+  EXPECT_EQ(handed->architecture->num_key_value_heads, converted.num_key_value_heads);
+  EXPECT_EQ(handed->architecture->vocab_size, converted.vocab_size);
+  EXPECT_EQ(handed->revision, 1);
+
+  // Changed in place (the record keeps its address): prepared again.
+  llama.mutable_architecture()->set_num_layers(48);
+  snapshot.Apply(Put(llama, 2));
+  handed = HandedOut(snapshot, "models/llama-3-1-8b");
+  ASSERT_TRUE(handed.has_value() && handed->architecture.has_value());
+  EXPECT_EQ(handed->architecture->num_layers, 48);
+  EXPECT_EQ(handed->revision, 2);
+  // Broken: the check fails as the per-call check fails.
+  Model broken = llama;
+  broken.mutable_architecture()->set_num_layers(-3);
+  snapshot.Apply(Put(broken, 3));
+  handed = HandedOut(snapshot, "models/llama-3-1-8b");
+  ASSERT_TRUE(handed.has_value());
+  EXPECT_EQ(handed->check, ValidateModelArchitecture(broken, "architecture"));
+  EXPECT_FALSE(handed->check.ok());
+  // Without an architecture any more: none handed out.
+  Model bare = llama;
+  bare.clear_architecture();
+  bare.set_parameters(8e9);
+  snapshot.Apply(Put(bare, 4));
+  handed = HandedOut(snapshot, "Llama 3.1 8B");
+  ASSERT_TRUE(handed.has_value());
+  EXPECT_TRUE(handed->check.ok());
+  EXPECT_FALSE(handed->architecture.has_value());
+  // Deleted: not found, by either name; added back: prepared anew.
+  snapshot.Apply(Delete("models/llama-3-1-8b", 5));
+  EXPECT_FALSE(HandedOut(snapshot, "models/llama-3-1-8b").has_value());
+  EXPECT_FALSE(HandedOut(snapshot, "Llama 3.1 8B").has_value());
+  snapshot.Apply(Put(Llama8B(), 6));
+  handed = HandedOut(snapshot, "Llama 3.1 8B");
+  ASSERT_TRUE(handed.has_value() && handed->architecture.has_value());
+  EXPECT_EQ(handed->architecture->num_layers, converted.num_layers);
+  EXPECT_EQ(handed->revision, 6);
+}
+
 TEST(PreparedRecordsTest, SharedListDerivesOnceForEveryCopy) {
   std::atomic<int> made{0};
   auto count = [&made](const std::vector<Hardware>& records) {

@@ -67,5 +67,19 @@ TEST(RecordTableTest, ABareIdFindsItsRecordWhateverTheDisplayName) {
   EXPECT_NE(models.Find("llama-3-1-8b"), nullptr);
 }
 
+TEST(RecordTableTest, FindByKeyIsFindWithoutTheResourceNameLookup) {
+  RecordTable<common::v1::Model> table;
+  table.Put("models/llama-3-1-8b", Model("Llama 3.1 8B"));
+  // A display name and a bare id, as Find finds them.
+  ASSERT_NE(table.FindByKey("llama 3.1 8b"), nullptr);
+  EXPECT_EQ(table.FindByKey("llama 3.1 8b"), table.Find("llama 3.1 8b"));
+  EXPECT_EQ(table.FindByKey("llama-3-1-8b"), table.Find("llama-3-1-8b"));
+  EXPECT_NE(table.FindByKey("llama-3-1-8b"), nullptr);
+  // A resource name is not a display name: Find's first lookup only.
+  EXPECT_NE(table.Find("models/llama-3-1-8b"), nullptr);
+  EXPECT_EQ(table.FindByKey("models/llama-3-1-8b"), nullptr);
+  EXPECT_EQ(table.FindByKey("GPT-2"), nullptr);
+}
+
 }  // namespace
 }  // namespace modelatlas::estimator

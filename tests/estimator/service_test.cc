@@ -2,6 +2,7 @@
 // (shipped dataset, in-memory SQLite) on a loopback port.
 #include "estimator-service/service.h"
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "catalog-service/dataset.h"
 #include "catalog-service/service.h"
 #include "catalog-service/store/sqlite_store.h"
@@ -147,6 +149,103 @@ TEST_F(EstimatorServiceTest, RepeatedQuestionsAreRepliedFromKeptAnswersUntilTheC
   EXPECT_EQ(answers.hits(), 2);
   EXPECT_EQ(answers.misses(), 3);
   EXPECT_EQ(third.catalog_revision(), snapshot_->revision());
+}
+
+// The synchronous path (a catalog name the loaded snapshot holds) replies
+// what the general path replies; what it cannot answer goes the general way.
+TEST_F(EstimatorServiceTest, SnapshotAnswersAreTheLiveOnesAndTheRestGoesTheGeneralWay) {
+  EstimateInferenceMemoryRequest request;
+  request.set_model("Llama 3.1 8B");
+  request.mutable_workload()->set_context_length_tokens(8192);
+  // Without a snapshot: the record is read live from the catalog.
+  EstimateInferenceMemoryResponse live;
+  ASSERT_TRUE(Estimate(request, &live).ok());
+  EXPECT_TRUE(live.catalog_view().read_live());
+  EXPECT_FALSE(live.catalog_view().from_snapshot());
+
+  StartEstimator(CatalogAddress(), /*with_snapshot=*/true);
+  EstimateInferenceMemoryResponse from_snapshot;
+  ASSERT_TRUE(Estimate(request, &from_snapshot).ok());
+  EXPECT_TRUE(from_snapshot.catalog_view().from_snapshot());
+  EXPECT_FALSE(from_snapshot.catalog_view().read_live());
+  EXPECT_EQ(from_snapshot.catalog_view().snapshot_revision(), snapshot_->revision());
+  EXPECT_EQ(from_snapshot.catalog_revision(), snapshot_->revision());
+  live.clear_catalog_view();
+  from_snapshot.clear_catalog_view();
+  EXPECT_EQ(live.SerializeAsString(), from_snapshot.SerializeAsString());
+
+  // A name the snapshot does not hold: the catalog is asked, and its
+  // NOT_FOUND names it.
+  EstimateInferenceMemoryRequest unknown;
+  unknown.mutable_source()->set_catalog_name("No Such Model 7B");
+  EstimateInferenceMemoryResponse response;
+  grpc::Status status = Estimate(unknown, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << status.error_message();
+  EXPECT_NE(status.error_message().find("No Such Model 7B"), std::string::npos)
+      << status.error_message();
+  // An inline model goes the general way too (no record read: no view).
+  EstimateInferenceMemoryRequest described;
+  described.mutable_inline_model()->set_parameters(7e9);
+  ASSERT_TRUE(Estimate(described, &response).ok());
+  EXPECT_FALSE(response.has_catalog_view());
+  EXPECT_EQ(response.source(), "inline model");
+  // A bad workload is refused naming the field.
+  EstimateInferenceMemoryRequest bad = request;
+  bad.mutable_workload()->set_batch_size(-1);
+  status = Estimate(bad, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("workload.batch_size"), std::string::npos)
+      << status.error_message();
+
+  // Bytes that are not a request: INVALID_ARGUMENT naming the message, and
+  // the next call (on the same threads' reused message) is answered.
+  grpc::GenericStub generic(estimator_server_->InProcessChannel({}));
+  const std::string truncated(
+      "\x0a\x64"
+      "abc",
+      5);
+  grpc::Slice slice(truncated);
+  grpc::ByteBuffer garbage(&slice, 1), reply;
+  grpc::ClientContext context;
+  context.set_deadline(testing::DeadlineFromNow(5000));
+  absl::Notification done;
+  generic.UnaryCall(&context, "/modelatlas.estimator.v1.EstimatorService/EstimateInferenceMemory",
+                    grpc::StubOptions(), &garbage, &reply, [&](grpc::Status s) {
+                      status = s;
+                      done.Notify();
+                    });
+  done.WaitForNotification();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find(
+                "not a valid modelatlas.estimator.v1.EstimateInferenceMemoryRequest"),
+            std::string::npos)
+      << status.error_message();
+  EstimateInferenceMemoryResponse again;
+  ASSERT_TRUE(Estimate(request, &again).ok());
+  again.clear_catalog_view();
+  EXPECT_EQ(again.SerializeAsString(), from_snapshot.SerializeAsString());
+}
+
+// A snapshot that has not loaded yet leaves the answer to the catalog.
+TEST_F(EstimatorServiceTest, ASnapshotNotLoadedYetLeavesTheAnswerToTheCatalog) {
+  // Never started: never loaded.
+  CatalogSnapshot idle(client_->channel(), CatalogAddress());
+  EstimatorServiceImpl service(client_.get(), &idle);
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  auto stub = v1::EstimatorService::NewStub(server->InProcessChannel({}));
+  EstimateInferenceMemoryRequest request;
+  request.set_model("Llama 3.1 8B");
+  EstimateInferenceMemoryResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(testing::DeadlineFromNow(5000));
+  const grpc::Status status = stub->EstimateInferenceMemory(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(response.catalog_view().read_live());
+  EXPECT_FALSE(response.catalog_view().from_snapshot());
+  EXPECT_EQ(response.model(), "models/llama-3-1-8b");
+  server->Shutdown();
 }
 
 TEST_F(EstimatorServiceTest, RequestsTheAnswerCacheCannotKeepAreAnsweredEveryTime) {
