@@ -44,6 +44,60 @@ void BM_InferenceMemoryEstimate(benchmark::State& state) {
 }
 BENCHMARK(BM_InferenceMemoryEstimate);
 
+// The same estimate as the computed memory answer makes it: written into a
+// scratch pair reused from call to call (EstimateInferenceMemoryInto, as a
+// pooled MemoryAnswer holds it), so the figure is the formulas and their
+// texts without allocation. "varied": four shapes in turn (dense GQA with a
+// different context, sliding window, MoE, MLA), so that nothing remembered
+// from the previous call is reused.
+void BM_InferenceMemoryEstimateInto(benchmark::State& state, bool varied) {
+  std::vector<InferenceMemoryInput> inputs(1);
+  inputs[0].parameters = 8030261248;
+  inputs[0].architecture = Llama31_8B();
+  inputs[0].workload.context_length_tokens = 8192;
+  inputs[0].split_figures = false;
+  if (varied) {
+    InferenceMemoryInput mistral = inputs[0];
+    mistral.parameters = 7241732096;
+    mistral.architecture->intermediate_size = 14336;
+    mistral.architecture->vocab_size = 32000;
+    mistral.architecture->sliding_window = 4096;
+    mistral.workload.context_length_tokens = 32768;
+    InferenceMemoryInput moe = inputs[0];
+    moe.parameters = 46702792704;
+    moe.architecture->num_experts = 8;
+    moe.architecture->num_experts_per_token = 2;
+    moe.architecture->vocab_size = 32000;
+    moe.workload.batch_size = 4;
+    InferenceMemoryInput mla = inputs[0];
+    mla.parameters = 15706484224;
+    mla.architecture->num_layers = 27;
+    mla.architecture->hidden_size = 2048;
+    mla.architecture->num_attention_heads = 16;
+    mla.architecture->num_key_value_heads = 16;
+    mla.architecture->kv_lora_rank = 512;
+    mla.architecture->qk_rope_head_dim = 64;
+    mla.architecture->vocab_size = 102400;
+    mla.workload.kv_cache_format = NumberFormat::kFp8;
+    inputs.push_back(mistral);
+    inputs.push_back(moe);
+    inputs.push_back(mla);
+  }
+  InferenceArithmetic scratch;
+  InferenceMemoryEstimate estimate;
+  size_t next = 0;
+  for (auto _ : state) {
+    const absl::Status sized = EstimateInferenceMemoryInto(inputs[next], &scratch, &estimate);
+    if (++next == inputs.size()) next = 0;
+    benchmark::DoNotOptimize(sized);
+    benchmark::DoNotOptimize(estimate.lines.data());
+  }
+  if (estimate.lines.size() < 4) state.SkipWithError("no lines");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_InferenceMemoryEstimateInto, llama_8b_8192, false);
+BENCHMARK_CAPTURE(BM_InferenceMemoryEstimateInto, varied, true);
+
 void BM_CountParameters(benchmark::State& state) {
   const Architecture arch = Llama31_8B();
   for (auto _ : state) {
