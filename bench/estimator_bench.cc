@@ -98,6 +98,38 @@ void BM_InferenceMemoryEstimateInto(benchmark::State& state, bool varied) {
 BENCHMARK_CAPTURE(BM_InferenceMemoryEstimateInto, llama_8b_8192, false);
 BENCHMARK_CAPTURE(BM_InferenceMemoryEstimateInto, varied, true);
 
+// The same on 4,096 shapes in turn (layers, heads, widths, parameters and
+// context all differ from one call to the next), so that no text written
+// for an earlier call can be reused: what a request for a model not asked
+// for recently costs.
+void BM_InferenceMemoryEstimateIntoEveryCallNew(benchmark::State& state) {
+  std::vector<InferenceMemoryInput> inputs(4096);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    InferenceMemoryInput& input = inputs[i];
+    const int step = static_cast<int>(i);
+    input.parameters = 8030261248.0 + 4096.0 * step;
+    input.architecture = Llama31_8B();
+    input.architecture->num_layers = 16 + step % 48;
+    input.architecture->num_key_value_heads = 1 << (step % 4);
+    input.architecture->hidden_size = 2048 + 128 * (step % 32);
+    input.architecture->intermediate_size = 8192 + 256 * step;
+    input.workload.context_length_tokens = 1024 + step;
+    input.split_figures = false;
+  }
+  InferenceArithmetic scratch;
+  InferenceMemoryEstimate estimate;
+  size_t next = 0;
+  for (auto _ : state) {
+    const absl::Status sized = EstimateInferenceMemoryInto(inputs[next], &scratch, &estimate);
+    if (++next == inputs.size()) next = 0;
+    benchmark::DoNotOptimize(sized);
+    benchmark::DoNotOptimize(estimate.lines.data());
+  }
+  if (estimate.lines.size() < 4) state.SkipWithError("no lines");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_InferenceMemoryEstimateIntoEveryCallNew);
+
 void BM_CountParameters(benchmark::State& state) {
   const Architecture arch = Llama31_8B();
   for (auto _ : state) {
