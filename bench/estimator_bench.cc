@@ -130,6 +130,26 @@ void BM_InferenceMemoryEstimateIntoEveryCallNew(benchmark::State& state) {
 }
 BENCHMARK(BM_InferenceMemoryEstimateIntoEveryCallNew);
 
+// SizeInference's numbers without the texts, as the fit matrix and the
+// runnable list size every model in four weight formats (bf16, fp8 and
+// GGUF Q4_K_M sized tensor by tensor, GPTQ with its groups).
+void BM_SizeInferenceNumbersOnly(benchmark::State& state) {
+  InferenceMemoryInput input;
+  input.parameters = 8030261248;
+  input.architecture = Llama31_8B();
+  const NumberFormat formats[] = {NumberFormat::kBf16, NumberFormat::kFp8, NumberFormat::kGgufQ4KM,
+                                  NumberFormat::kGptqInt4};
+  size_t next = 0;
+  for (auto _ : state) {
+    input.workload.weight_format = formats[next];
+    if (++next == std::size(formats)) next = 0;
+    absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
+    benchmark::DoNotOptimize(sizing);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SizeInferenceNumbersOnly);
+
 void BM_CountParameters(benchmark::State& state) {
   const Architecture arch = Llama31_8B();
   for (auto _ : state) {
