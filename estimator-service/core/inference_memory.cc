@@ -1,7 +1,9 @@
 #include "estimator-service/core/inference_memory.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <type_traits>
 
@@ -25,19 +27,23 @@ namespace {
 // matrix ask for the same few shapes over and over). nullopt when
 // WeightFileOf has no answer. The key is the shape's bytes: equal keys are
 // equal shapes (a key that differs only in padding is a harmless miss).
+// The key is an array of those bytes, not a string: no allocation per call
+// (the fit matrix asks once per model and format).
 std::optional<double> CachedBitsPerParameter(const Architecture& arch, NumberFormat format,
                                              int group_size) {
   static_assert(std::is_trivially_copyable_v<Architecture>);
-  thread_local absl::flat_hash_map<std::string, std::optional<double>> cache;
-  std::string key(reinterpret_cast<const char*>(&arch), sizeof(arch));
-  key.append(reinterpret_cast<const char*>(&format), sizeof(format));
-  key.append(reinterpret_cast<const char*>(&group_size), sizeof(group_size));
+  using Key = std::array<char, sizeof(Architecture) + sizeof(NumberFormat) + sizeof(int)>;
+  thread_local absl::flat_hash_map<Key, std::optional<double>> cache;
+  Key key;
+  std::memcpy(key.data(), &arch, sizeof(arch));
+  std::memcpy(key.data() + sizeof(arch), &format, sizeof(format));
+  std::memcpy(key.data() + sizeof(arch) + sizeof(format), &group_size, sizeof(group_size));
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   if (cache.size() > 4096) cache.clear();
   absl::StatusOr<WeightFile> file = WeightFileOf(arch, format, group_size);
   std::optional<double> bits;
   if (file.ok() && file->parameters > 0) bits = file->bits_per_parameter;
-  cache.emplace(std::move(key), bits);
+  cache.emplace(key, bits);
   return bits;
 }
 
