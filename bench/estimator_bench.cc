@@ -44,6 +44,112 @@ void BM_InferenceMemoryEstimate(benchmark::State& state) {
 }
 BENCHMARK(BM_InferenceMemoryEstimate);
 
+// The same estimate as the computed memory answer makes it: written into a
+// scratch pair reused from call to call (EstimateInferenceMemoryInto, as a
+// pooled MemoryAnswer holds it), so the figure is the formulas and their
+// texts without allocation. "varied": four shapes in turn (dense GQA with a
+// different context, sliding window, MoE, MLA), so that nothing remembered
+// from the previous call is reused.
+void BM_InferenceMemoryEstimateInto(benchmark::State& state, bool varied) {
+  std::vector<InferenceMemoryInput> inputs(1);
+  inputs[0].parameters = 8030261248;
+  inputs[0].architecture = Llama31_8B();
+  inputs[0].workload.context_length_tokens = 8192;
+  inputs[0].split_figures = false;
+  if (varied) {
+    InferenceMemoryInput mistral = inputs[0];
+    mistral.parameters = 7241732096;
+    mistral.architecture->intermediate_size = 14336;
+    mistral.architecture->vocab_size = 32000;
+    mistral.architecture->sliding_window = 4096;
+    mistral.workload.context_length_tokens = 32768;
+    InferenceMemoryInput moe = inputs[0];
+    moe.parameters = 46702792704;
+    moe.architecture->num_experts = 8;
+    moe.architecture->num_experts_per_token = 2;
+    moe.architecture->vocab_size = 32000;
+    moe.workload.batch_size = 4;
+    InferenceMemoryInput mla = inputs[0];
+    mla.parameters = 15706484224;
+    mla.architecture->num_layers = 27;
+    mla.architecture->hidden_size = 2048;
+    mla.architecture->num_attention_heads = 16;
+    mla.architecture->num_key_value_heads = 16;
+    mla.architecture->kv_lora_rank = 512;
+    mla.architecture->qk_rope_head_dim = 64;
+    mla.architecture->vocab_size = 102400;
+    mla.workload.kv_cache_format = NumberFormat::kFp8;
+    inputs.push_back(mistral);
+    inputs.push_back(moe);
+    inputs.push_back(mla);
+  }
+  InferenceArithmetic scratch;
+  InferenceMemoryEstimate estimate;
+  size_t next = 0;
+  for (auto _ : state) {
+    const absl::Status sized = EstimateInferenceMemoryInto(inputs[next], &scratch, &estimate);
+    if (++next == inputs.size()) next = 0;
+    benchmark::DoNotOptimize(sized);
+    benchmark::DoNotOptimize(estimate.lines.data());
+  }
+  if (estimate.lines.size() < 4) state.SkipWithError("no lines");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_InferenceMemoryEstimateInto, llama_8b_8192, false);
+BENCHMARK_CAPTURE(BM_InferenceMemoryEstimateInto, varied, true);
+
+// The same on 4,096 shapes in turn (layers, heads, widths, parameters and
+// context all differ from one call to the next), so that no text written
+// for an earlier call can be reused: what a request for a model not asked
+// for recently costs.
+void BM_InferenceMemoryEstimateIntoEveryCallNew(benchmark::State& state) {
+  std::vector<InferenceMemoryInput> inputs(4096);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    InferenceMemoryInput& input = inputs[i];
+    const int step = static_cast<int>(i);
+    input.parameters = 8030261248.0 + 4096.0 * step;
+    input.architecture = Llama31_8B();
+    input.architecture->num_layers = 16 + step % 48;
+    input.architecture->num_key_value_heads = 1 << (step % 4);
+    input.architecture->hidden_size = 2048 + 128 * (step % 32);
+    input.architecture->intermediate_size = 8192 + 256 * step;
+    input.workload.context_length_tokens = 1024 + step;
+    input.split_figures = false;
+  }
+  InferenceArithmetic scratch;
+  InferenceMemoryEstimate estimate;
+  size_t next = 0;
+  for (auto _ : state) {
+    const absl::Status sized = EstimateInferenceMemoryInto(inputs[next], &scratch, &estimate);
+    if (++next == inputs.size()) next = 0;
+    benchmark::DoNotOptimize(sized);
+    benchmark::DoNotOptimize(estimate.lines.data());
+  }
+  if (estimate.lines.size() < 4) state.SkipWithError("no lines");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_InferenceMemoryEstimateIntoEveryCallNew);
+
+// SizeInference's numbers without the texts, as the fit matrix and the
+// runnable list size every model in four weight formats (bf16, fp8 and
+// GGUF Q4_K_M sized tensor by tensor, GPTQ with its groups).
+void BM_SizeInferenceNumbersOnly(benchmark::State& state) {
+  InferenceMemoryInput input;
+  input.parameters = 8030261248;
+  input.architecture = Llama31_8B();
+  const NumberFormat formats[] = {NumberFormat::kBf16, NumberFormat::kFp8, NumberFormat::kGgufQ4KM,
+                                  NumberFormat::kGptqInt4};
+  size_t next = 0;
+  for (auto _ : state) {
+    input.workload.weight_format = formats[next];
+    if (++next == std::size(formats)) next = 0;
+    absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
+    benchmark::DoNotOptimize(sizing);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SizeInferenceNumbersOnly);
+
 void BM_CountParameters(benchmark::State& state) {
   const Architecture arch = Llama31_8B();
   for (auto _ : state) {

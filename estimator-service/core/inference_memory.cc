@@ -1,7 +1,9 @@
 #include "estimator-service/core/inference_memory.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <type_traits>
 
@@ -10,6 +12,8 @@
 #include "absl/strings/str_format.h"
 #include "common/status/errors.h"
 #include "common/text/decimal.h"
+#include "common/text/text_memo.h"
+#include "common/text/text_writer.h"
 #include "estimator-service/core/arithmetic_text.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/units.h"
@@ -23,19 +27,23 @@ namespace {
 // matrix ask for the same few shapes over and over). nullopt when
 // WeightFileOf has no answer. The key is the shape's bytes: equal keys are
 // equal shapes (a key that differs only in padding is a harmless miss).
+// The key is an array of those bytes, not a string: no allocation per call
+// (the fit matrix asks once per model and format).
 std::optional<double> CachedBitsPerParameter(const Architecture& arch, NumberFormat format,
                                              int group_size) {
   static_assert(std::is_trivially_copyable_v<Architecture>);
-  thread_local absl::flat_hash_map<std::string, std::optional<double>> cache;
-  std::string key(reinterpret_cast<const char*>(&arch), sizeof(arch));
-  key.append(reinterpret_cast<const char*>(&format), sizeof(format));
-  key.append(reinterpret_cast<const char*>(&group_size), sizeof(group_size));
+  using Key = std::array<char, sizeof(Architecture) + sizeof(NumberFormat) + sizeof(int)>;
+  thread_local absl::flat_hash_map<Key, std::optional<double>> cache;
+  Key key;
+  std::memcpy(key.data(), &arch, sizeof(arch));
+  std::memcpy(key.data() + sizeof(arch), &format, sizeof(format));
+  std::memcpy(key.data() + sizeof(arch) + sizeof(format), &group_size, sizeof(group_size));
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   if (cache.size() > 4096) cache.clear();
   absl::StatusOr<WeightFile> file = WeightFileOf(arch, format, group_size);
   std::optional<double> bits;
   if (file.ok() && file->parameters > 0) bits = file->bits_per_parameter;
-  cache.emplace(std::move(key), bits);
+  cache.emplace(key, bits);
   return bits;
 }
 
@@ -51,41 +59,57 @@ std::string Int(double value) { return WholeNumber(value); }
 // characters without a format parse (tests/common/decimal_test.cc).
 // A whole number below 1e6 (16 bits, 2 bytes: the common case) is its own
 // digits under %g, written without the general formatter.
-void AppendG(std::string* out, double value) {
+void WriteG(TextWriter& text, double value) {
   if (std::abs(value) < 1e6 && value == std::trunc(value) && !std::signbit(value)) {
-    AppendInteger(out, static_cast<int64_t>(value));
-    return;
+    text.Integer(static_cast<int64_t>(value));
+  } else {
+    text.SignificantDigits(value, 6);
   }
-  AppendSignificantDigits(out, value, 6);
 }
 
 // " bytes (bf16) = N bytes per token": the end of every KV-cache text.
-void AppendPerElementAndTotal(std::string* out, double bytes_per_element, NumberFormat format,
-                              double bytes) {
-  AppendG(out, bytes_per_element);
-  out->append(" bytes (");
-  out->append(NumberFormatName(format));
-  out->append(") = ");
-  AppendWholeNumber(out, bytes);
-  out->append(" bytes per token");
+void WritePerElementAndTotal(TextWriter& text, double bytes_per_element, NumberFormat format,
+                             double bytes) {
+  WriteG(text, bytes_per_element);
+  text.Literal(" bytes (")
+      .Text(NumberFormatNameView(format))
+      .Literal(") = ")
+      .WholeNumber(bytes)
+      .Literal(" bytes per token");
+}
+
+// "P parameters x B bits (format: derivation) / 8 = N bytes".
+void WriteWeights(double parameters, double bits, NumberFormat format, absl::string_view derivation,
+                  double weight_bytes, TextWriter& text) {
+  text.WholeNumber(parameters).Literal(" parameters x ");
+  WriteG(text, bits);
+  text.Literal(" bits (")
+      .Text(NumberFormatNameView(format))
+      .Literal(": ")
+      .Text(derivation)
+      .Literal(") / 8 = ")
+      .WholeNumber(weight_bytes)
+      .Literal(" bytes");
 }
 
 int64_t CeilBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes)); }
 
-}  // namespace
-
-double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
-                            std::string* arithmetic) {
+// KvCacheBytesPerToken, its text written by `text` when not null (the
+// KV-cache line writes the tokens after it, in the same writer).
+double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, TextWriter* text) {
   const double bytes_per_element = BitsPerElement(format) / 8;
   if (arch.UsesMla()) {
     // DeepSeek-V2/V3: one compressed latent plus the shared rotary key per token and layer.
     const double elements = arch.kv_lora_rank + arch.qk_rope_head_dim;
     const double bytes = arch.num_layers * elements * bytes_per_element;
-    if (arithmetic == nullptr) return bytes;
-    arithmetic->clear();
-    absl::StrAppend(arithmetic, arch.num_layers, " layers x (", arch.kv_lora_rank,
-                    " kv_lora_rank + ", arch.qk_rope_head_dim, " qk_rope_head_dim) x ");
-    AppendPerElementAndTotal(arithmetic, bytes_per_element, format, bytes);
+    if (text == nullptr) return bytes;
+    text->Integer(arch.num_layers)
+        .Literal(" layers x (")
+        .Integer(arch.kv_lora_rank)
+        .Literal(" kv_lora_rank + ")
+        .Integer(arch.qk_rope_head_dim)
+        .Literal(" qk_rope_head_dim) x ");
+    WritePerElementAndTotal(*text, bytes_per_element, format, bytes);
     return bytes;
   }
   if (arch.num_decoder_layers > 0) {
@@ -93,46 +117,69 @@ double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
     // caches (encoder length x decoder layers), nothing for the encoder.
     const double bytes = 2.0 * 2.0 * arch.num_decoder_layers * arch.EffectiveKvHeads() *
                          arch.EffectiveHeadDim() * bytes_per_element;
-    if (arithmetic == nullptr) return bytes;
-    arithmetic->clear();
-    absl::StrAppend(
-        arithmetic,
-        "2 (K and V) x 2 (decoder self attention over the output + cross attention over the "
-        "encoder's input, each the context long) x ",
-        arch.num_decoder_layers, " decoder layers x ", arch.EffectiveKvHeads(), " KV heads x ",
-        arch.EffectiveHeadDim(), " head dim x ");
-    AppendPerElementAndTotal(arithmetic, bytes_per_element, format, bytes);
-    arithmetic->append(" (the encoder caches nothing)");
+    if (text == nullptr) return bytes;
+    text->Literal(
+            "2 (K and V) x 2 (decoder self attention over the output + cross attention over "
+            "the encoder's input, each the context long) x ")
+        .Integer(arch.num_decoder_layers)
+        .Literal(" decoder layers x ")
+        .Integer(arch.EffectiveKvHeads())
+        .Literal(" KV heads x ")
+        .Integer(arch.EffectiveHeadDim())
+        .Literal(" head dim x ");
+    WritePerElementAndTotal(*text, bytes_per_element, format, bytes);
+    text->Literal(" (the encoder caches nothing)");
     return bytes;
   }
   const int layers = KvCacheLayers(arch);
   const double bytes =
       2.0 * layers * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element;
-  if (arithmetic == nullptr) return bytes;
+  if (text == nullptr) return bytes;
   if (arch.IsHybrid() && layers == 0) {
-    *arithmetic = absl::StrCat("no attention layer (", arch.num_recurrent_layers,
-                               " recurrent layers keep a fixed state instead): 0 bytes per token");
+    text->Literal("no attention layer (")
+        .Integer(arch.num_recurrent_layers)
+        .Literal(" recurrent layers keep a fixed state instead): 0 bytes per token");
     return bytes;
   }
-  // Written in place (the memory answer's hot path: one string, no parts),
-  // piece by piece.
-  arithmetic->clear();
-  arithmetic->append("2 (K and V) x ");
-  AppendInteger(arithmetic, layers);
+  // A transformer: every layer, or a hybrid's attention layers.
+  text->Literal("2 (K and V) x ").Integer(layers);
   if (arch.IsHybrid()) {
-    arithmetic->append(" attention layers (of ");
-    AppendInteger(arithmetic, arch.num_layers);
-    arithmetic->append(")");
+    text->Literal(" attention layers (of ").Integer(arch.num_layers).Literal(")");
   } else {
-    arithmetic->append(" layers");
+    text->Literal(" layers");
   }
-  arithmetic->append(" x ");
-  AppendInteger(arithmetic, arch.EffectiveKvHeads());
-  arithmetic->append(" KV heads x ");
-  AppendInteger(arithmetic, arch.EffectiveHeadDim());
-  arithmetic->append(" head dim x ");
-  AppendPerElementAndTotal(arithmetic, bytes_per_element, format, bytes);
+  text->Literal(" x ")
+      .Integer(arch.EffectiveKvHeads())
+      .Literal(" KV heads x ")
+      .Integer(arch.EffectiveHeadDim())
+      .Literal(" head dim x ");
+  WritePerElementAndTotal(*text, bytes_per_element, format, bytes);
   return bytes;
+}
+
+// KvCacheBytes from the per-token figure and the KV-cache layers
+// (SizeInference has both already).
+double KvCacheBytesFromPerToken(const Architecture& arch, double per_token, int layers,
+                                int64_t context_tokens, int batch) {
+  if (arch.sliding_window > 0 && arch.sliding_window < context_tokens && layers > 0) {
+    // Sliding-window layers keep only the last `window` tokens.
+    const int sliding = SlidingLayers(arch);
+    const double per_layer = per_token / layers;
+    return (per_layer * sliding * static_cast<double>(arch.sliding_window) +
+            per_layer * (layers - sliding) * static_cast<double>(context_tokens)) *
+           batch;
+  }
+  return per_token * static_cast<double>(context_tokens) * batch;
+}
+
+}  // namespace
+
+double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
+                            std::string* arithmetic) {
+  if (arithmetic == nullptr) return WriteKvCacheBytesPerToken(arch, format, nullptr);
+  arithmetic->clear();
+  TextWriter text(arithmetic);
+  return WriteKvCacheBytesPerToken(arch, format, &text);
 }
 
 int KvCacheLayers(const Architecture& arch) {
@@ -190,21 +237,28 @@ int SlidingLayers(const Architecture& arch) {
 
 double KvCacheBytes(const Architecture& arch, NumberFormat format, int64_t context_tokens,
                     int batch) {
-  const double per_token = KvCacheBytesPerToken(arch, format, nullptr);
-  const int layers = KvCacheLayers(arch);
-  if (arch.sliding_window > 0 && arch.sliding_window < context_tokens && layers > 0) {
-    // Sliding-window layers keep only the last `window` tokens.
-    const int sliding = SlidingLayers(arch);
-    const double per_layer = per_token / layers;
-    return (per_layer * sliding * static_cast<double>(arch.sliding_window) +
-            per_layer * (layers - sliding) * static_cast<double>(context_tokens)) *
-           batch;
-  }
-  return per_token * static_cast<double>(context_tokens) * batch;
+  return KvCacheBytesFromPerToken(arch, WriteKvCacheBytesPerToken(arch, format, nullptr),
+                                  KvCacheLayers(arch), context_tokens, batch);
 }
 
-double PrefillWorkspaceBytes(const Architecture& arch, int chunk_tokens, int batch,
-                             std::string* arithmetic) {
+namespace {
+
+// The figures of PrefillWorkspaceBytes's formula (its text shows each).
+struct PrefillWorkspace {
+  int chunk_tokens = 0;
+  int batch = 0;
+  double hidden = 0;
+  double attention = 0;  // q/k/v widths
+  double mlp = 0;
+  int64_t vocab_size = 0;
+  double bytes = 0;
+};
+
+PrefillWorkspace PrefillWorkspaceOf(const Architecture& arch, int chunk_tokens, int batch) {
+  PrefillWorkspace figures;
+  figures.chunk_tokens = chunk_tokens;
+  figures.batch = batch;
+  figures.vocab_size = arch.vocab_size;
   const double h = static_cast<double>(arch.hidden_size);
   const double attention =
       static_cast<double>(arch.num_attention_heads + 2 * arch.EffectiveKvHeads()) *
@@ -215,63 +269,200 @@ double PrefillWorkspaceBytes(const Architecture& arch, int chunk_tokens, int bat
   const double mlp = inner * (arch.gated_mlp ? 2 : 1);
   const double per_token = 2 * h + attention + mlp;
   const double logits = static_cast<double>(batch) * static_cast<double>(arch.vocab_size) * 4;
-  const double bytes = chunk_tokens * per_token * 2 + logits;
-  if (arithmetic == nullptr) return bytes;
-  arithmetic->clear();
-  // About 130 characters: one allocation, not one per doubling as it grows.
-  arithmetic->reserve(160);
-  AppendInteger(arithmetic, chunk_tokens);
-  arithmetic->append(" tokens x (2x");
-  AppendWholeNumber(arithmetic, h);
-  arithmetic->append(" hidden + ");
-  AppendWholeNumber(arithmetic, attention);
-  arithmetic->append(" q/k/v + ");
-  AppendWholeNumber(arithmetic, mlp);
-  arithmetic->append(" MLP) x 2 bytes + ");
-  AppendInteger(arithmetic, batch);
-  arithmetic->append(" x ");
-  AppendInteger(arithmetic, arch.vocab_size);
-  arithmetic->append(" vocab x 4 bytes (fp32 logits) = ");
-  AppendWholeNumber(arithmetic, std::ceil(bytes));
-  arithmetic->append(" bytes");
-  return bytes;
+  figures.hidden = h;
+  figures.attention = attention;
+  figures.mlp = mlp;
+  figures.bytes = chunk_tokens * per_token * 2 + logits;
+  return figures;
 }
 
-absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
-                                              InferenceArithmetic* arithmetic) {
-  const ResolvedWorkload& w = input.workload;
-  FieldViolations violations;
-  if (!std::isfinite(input.parameters) || input.parameters <= 0 ||
-      input.parameters > kMaxParameters) {
-    violations.Add("parameters", absl::StrCat("must be a positive number of at most ",
-                                              Int(kMaxParameters), ", got ", input.parameters));
-  }
-  if (w.context_length_tokens < 0 || w.context_length_tokens > kMaxContextTokens) {
-    violations.Add("context_length_tokens",
-                   absl::StrCat("must be between 0 and ", kMaxContextTokens, " tokens, got ",
-                                w.context_length_tokens));
-  }
-  if (w.batch_size < 1 || w.batch_size > kMaxBatch) {
-    violations.Add("batch_size", absl::StrCat("must be between 1 and ", kMaxBatch,
-                                              " sequences, got ", w.batch_size));
-  }
-  if (!IsPlainFormat(w.kv_cache_format)) {
-    violations.Add("kv_cache_format", absl::StrCat("must be a plain format (fp32, fp16, bf16, "
-                                                   "fp8, int8, int4), got ",
-                                                   NumberFormatName(w.kv_cache_format)));
-  }
-  if (w.prefill_chunk_tokens < 1 || w.prefill_chunk_tokens > 1'000'000) {
-    violations.Add("prefill_chunk_tokens",
-                   absl::StrCat("must be between 1 and 1000000, got ", w.prefill_chunk_tokens));
-  }
-  if (w.overhead_bytes < 0 || w.overhead_bytes > int64_t{1} << 40) {
-    violations.Add("overhead_bytes",
-                   absl::StrCat("must be between 0 and 2^40 bytes, got ", w.overhead_bytes));
-  }
-  if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
+void WritePrefillWorkspace(const PrefillWorkspace& figures, TextWriter& text) {
+  text.Integer(figures.chunk_tokens)
+      .Literal(" tokens x (2x")
+      .WholeNumber(figures.hidden)
+      .Literal(" hidden + ")
+      .WholeNumber(figures.attention)
+      .Literal(" q/k/v + ")
+      .WholeNumber(figures.mlp)
+      .Literal(" MLP) x 2 bytes + ")
+      .Integer(figures.batch)
+      .Literal(" x ")
+      .Integer(figures.vocab_size)
+      .Literal(" vocab x 4 bytes (fp32 logits) = ")
+      .WholeNumber(std::ceil(figures.bytes))
+      .Literal(" bytes");
+}
 
-  absl::StatusOr<Encoding> encoding = EncodingOf(w.weight_format, w.quantization_group_size);
-  if (!encoding.ok()) return encoding.status();
+}  // namespace
+
+double PrefillWorkspaceBytes(const Architecture& arch, int chunk_tokens, int batch,
+                             std::string* arithmetic) {
+  const PrefillWorkspace figures = PrefillWorkspaceOf(arch, chunk_tokens, batch);
+  if (arithmetic == nullptr) return figures.bytes;
+  arithmetic->clear();
+  TextWriter text(arithmetic);
+  WritePrefillWorkspace(figures, text);
+  return figures.bytes;
+}
+
+namespace {
+
+// Two 32-bit figures as one key word.
+uint64_t Pair(int64_t high, int64_t low) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(high)) << 32) | static_cast<uint32_t>(low);
+}
+
+// The weights line's text into `out` (empty): `derivation` is the format's
+// own (EncodingOf's: a function of the format and the group size), so the
+// text is a function of the key and is remembered per thread.
+void WeightsTextOfFormat(double parameters, double bits, NumberFormat format, int group_size,
+                         absl::string_view derivation, double weight_bytes, std::string* out) {
+  using Memo = TextMemo<3>;
+  thread_local Memo memo;
+  const Memo::Key key = {Memo::Word(parameters), Memo::Word(bits),
+                         Pair(static_cast<int>(format), group_size)};
+  if (const std::string* known = memo.Find(key)) {
+    out->assign(*known);
+    return;
+  }
+  {
+    TextWriter text(out);
+    WriteWeights(parameters, bits, format, derivation, weight_bytes, text);
+  }
+  memo.Remember(key, *out);
+}
+
+// The KV-cache line's text into `out` (empty): the per-token arithmetic,
+// then the tokens and `total_bytes` (the line's figure), remembered per
+// thread by every figure the text shows or is computed from.
+void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_layers,
+                 double per_token, double total_bytes, std::string* out) {
+  using Memo = TextMemo<9>;
+  thread_local Memo memo;
+  const int64_t context = w.context_length_tokens;
+  const int sliding_layers = SlidingLayers(arch);
+  const Memo::Key key = {Pair(static_cast<int>(w.kv_cache_format), arch.num_layers),
+                         Pair(arch.kv_lora_rank, arch.qk_rope_head_dim),
+                         Pair(arch.num_decoder_layers, kv_layers),
+                         Pair(static_cast<int>(arch.recurrent_mixer), arch.num_recurrent_layers),
+                         Pair(arch.EffectiveKvHeads(), arch.EffectiveHeadDim()),
+                         Pair(w.batch_size, sliding_layers),
+                         static_cast<uint64_t>(context),
+                         static_cast<uint64_t>(arch.sliding_window),
+                         Memo::Word(total_bytes)};
+  if (const std::string* known = memo.Find(key)) {
+    out->assign(*known);
+    return;
+  }
+  {
+    TextWriter text(out);
+    WriteKvCacheBytesPerToken(arch, w.kv_cache_format, &text);
+    if (arch.sliding_window > 0 && arch.sliding_window < context) {
+      const double per_layer = per_token / kv_layers;
+      const double window_tokens = static_cast<double>(arch.sliding_window);
+      text.Literal("; ")
+          .Integer(sliding_layers)
+          .Literal(" of ")
+          .Integer(kv_layers)
+          .Literal(" layers keep only the ")
+          .Integer(arch.sliding_window)
+          .Literal("-token window: (")
+          .Integer(sliding_layers)
+          .Literal(" x ")
+          .WholeNumber(window_tokens)
+          .Literal(" tokens + ")
+          .Integer(kv_layers - sliding_layers)
+          .Literal(" x ")
+          .Integer(context)
+          .Literal(" tokens) x ")
+          .WholeNumber(per_layer)
+          .Literal(" bytes per layer-token x ")
+          .Integer(w.batch_size)
+          .Literal(" sequences = ");
+    } else {
+      text.Literal("; x ")
+          .Integer(context)
+          .Literal(" tokens x ")
+          .Integer(w.batch_size)
+          .Literal(" sequences = ");
+    }
+    text.WholeNumber(total_bytes).Literal(" bytes");
+  }
+  memo.Remember(key, *out);
+}
+
+// The activation line's text into `out` (empty), remembered per thread by
+// the figures it shows (its total is computed from them).
+void ActivationText(const PrefillWorkspace& figures, std::string* out) {
+  using Memo = TextMemo<5>;
+  thread_local Memo memo;
+  const Memo::Key key = {Pair(figures.chunk_tokens, figures.batch), Memo::Word(figures.hidden),
+                         Memo::Word(figures.attention), Memo::Word(figures.mlp),
+                         static_cast<uint64_t>(figures.vocab_size)};
+  if (const std::string* known = memo.Find(key)) {
+    out->assign(*known);
+    return;
+  }
+  {
+    TextWriter text(out);
+    WritePrefillWorkspace(figures, text);
+  }
+  memo.Remember(key, *out);
+}
+
+// SizeInference into `*sizing` (a fresh one): the memory answer's path
+// keeps it without the StatusOr's copy. On an error `*sizing` is partial.
+absl::Status SizeInferenceInto(const InferenceMemoryInput& input, InferenceArithmetic* arithmetic,
+                               InferenceSizing* out) {
+  const ResolvedWorkload& w = input.workload;
+  {
+    FieldViolations violations;
+    if (!std::isfinite(input.parameters) || input.parameters <= 0 ||
+        input.parameters > kMaxParameters) {
+      violations.Add("parameters", absl::StrCat("must be a positive number of at most ",
+                                                Int(kMaxParameters), ", got ", input.parameters));
+    }
+    if (w.context_length_tokens < 0 || w.context_length_tokens > kMaxContextTokens) {
+      violations.Add("context_length_tokens",
+                     absl::StrCat("must be between 0 and ", kMaxContextTokens, " tokens, got ",
+                                  w.context_length_tokens));
+    }
+    if (w.batch_size < 1 || w.batch_size > kMaxBatch) {
+      violations.Add("batch_size", absl::StrCat("must be between 1 and ", kMaxBatch,
+                                                " sequences, got ", w.batch_size));
+    }
+    if (!IsPlainFormat(w.kv_cache_format)) {
+      violations.Add("kv_cache_format", absl::StrCat("must be a plain format (fp32, fp16, bf16, "
+                                                     "fp8, int8, int4), got ",
+                                                     NumberFormatName(w.kv_cache_format)));
+    }
+    if (w.prefill_chunk_tokens < 1 || w.prefill_chunk_tokens > 1'000'000) {
+      violations.Add("prefill_chunk_tokens",
+                     absl::StrCat("must be between 1 and 1000000, got ", w.prefill_chunk_tokens));
+    }
+    if (w.overhead_bytes < 0 || w.overhead_bytes > int64_t{1} << 40) {
+      violations.Add("overhead_bytes",
+                     absl::StrCat("must be between 0 and 2^40 bytes, got ", w.overhead_bytes));
+    }
+    if (!violations.empty()) return violations.ToStatus();
+  }
+
+  // The weight format's bits per element and their derivation: the table's
+  // own text for every format but GPTQ/AWQ (no string built), whose group
+  // size makes theirs.
+  double format_bits = 0;
+  absl::string_view format_derivation;
+  std::string grouped_derivation;
+  if (std::optional<FixedEncoding> fixed = FixedEncodingOf(w.weight_format)) {
+    format_bits = fixed->bits_per_element;
+    format_derivation = fixed->derivation;
+  } else {
+    absl::StatusOr<Encoding> grouped = EncodingOf(w.weight_format, w.quantization_group_size);
+    if (!grouped.ok()) return grouped.status();
+    format_bits = grouped->bits_per_element;
+    grouped_derivation = std::move(grouped->derivation);
+    format_derivation = grouped_derivation;
+  }
   if (arithmetic != nullptr) {
     // A reused arithmetic (EstimateInferenceMemoryInto) starts empty, its
     // buffers kept.
@@ -283,56 +474,51 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
     arithmetic->warnings.clear();
   }
 
-  InferenceSizing sizing;
+  InferenceSizing& sizing = *out;
   sizing.batch_size = w.batch_size;
   sizing.parameters = input.parameters;
   sizing.context_length_tokens = w.context_length_tokens;
-  double bits = encoding->bits_per_element;
+  const Architecture* shape = input.architecture.has_value() && input.architecture->num_layers > 0
+                                  ? &*input.architecture
+                                  : nullptr;
+  double bits = format_bits;
   // The file's derivation when sized tensor by tensor, else the format's.
-  std::optional<WeightFile> file;
+  bool by_tensor = false;
+  std::string file_derivation;
   // A quantized file keeps some tensors in more bits (embeddings, output
   // head, norms; llama.cpp's per-tensor types): with a shape, size it
   // tensor by tensor (core/weight_files.h).
-  if (SizedByTensor(w.weight_format) && input.architecture.has_value() &&
-      input.architecture->num_layers > 0) {
+  if (shape != nullptr && SizedByTensor(w.weight_format)) {
     if (arithmetic == nullptr) {
       // Numbers only (whole-catalog answers size thousands of rows): the
       // bits per parameter of a shape and format, remembered.
-      if (std::optional<double> cached = CachedBitsPerParameter(
-              *input.architecture, w.weight_format, w.quantization_group_size)) {
+      if (std::optional<double> cached =
+              CachedBitsPerParameter(*shape, w.weight_format, w.quantization_group_size)) {
         bits = *cached;
       }
     } else {
       absl::StatusOr<WeightFile> sized =
-          WeightFileOf(*input.architecture, w.weight_format, w.quantization_group_size);
+          WeightFileOf(*shape, w.weight_format, w.quantization_group_size);
       if (sized.ok() && sized->parameters > 0) {
         bits = sized->bits_per_parameter;
-        file = *std::move(sized);
+        by_tensor = true;
+        file_derivation = std::move(sized->derivation);
       }
     }
   }
   const double weight_bytes = input.parameters * bits / 8;
   sizing.weight_bytes = std::ceil(weight_bytes);
-  if (arithmetic != nullptr) {
-    // Written in place: no string per figure.
-    std::string& text = arithmetic->weights;
-    const std::string& derivation = file.has_value() ? file->derivation : encoding->derivation;
-    text.clear();
-    text.reserve(96 + derivation.size());
-    AppendWholeNumber(&text, input.parameters);
-    text.append(" parameters x ");
-    AppendG(&text, bits);
-    text.append(" bits (");
-    text.append(NumberFormatName(w.weight_format));
-    text.append(": ");
-    text.append(derivation);
-    text.append(") / 8 = ");
-    AppendWholeNumber(&text, sizing.weight_bytes);
-    text.append(" bytes");
+  if (arithmetic != nullptr && by_tensor) {
+    TextWriter text(&arithmetic->weights);
+    WriteWeights(input.parameters, bits, w.weight_format, file_derivation, sizing.weight_bytes,
+                 text);
+  } else if (arithmetic != nullptr) {
+    WeightsTextOfFormat(input.parameters, bits, w.weight_format, w.quantization_group_size,
+                        format_derivation, sizing.weight_bytes, &arithmetic->weights);
   }
 
-  if (input.architecture.has_value() && input.architecture->num_layers > 0) {
-    const Architecture& arch = *input.architecture;
+  if (shape != nullptr) {
+    const Architecture& arch = *shape;
     sizing.num_attention_heads = arch.num_attention_heads;
     sizing.num_key_value_heads = arch.EffectiveKvHeads();
     sizing.hidden_size = arch.hidden_size;
@@ -362,7 +548,7 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
           // would move bytes from the dense part (divided by TP) to the
           // experts (divided by EP >= TP) and understate a card's bytes.
           const double average_bits = sizing.weight_bytes * 8 / input.parameters;
-          const double expert_bits = std::min(encoding->bits_per_element, average_bits);
+          const double expert_bits = std::min(format_bits, average_bits);
           sizing.expert_weight_bytes = std::ceil(count->routed_expert_parameters * expert_bits / 8);
           sizing.num_experts = arch.num_experts;
           sizing.num_experts_per_token = arch.num_experts_per_token;
@@ -376,10 +562,13 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
   if (input.active_parameters.has_value() && *input.active_parameters > 0 && input.parameters > 0) {
     sizing.active_share = std::min(1.0, *input.active_parameters / input.parameters);
   }
-  if (input.architecture.has_value() && input.architecture->num_layers > 0) {
-    const Architecture& arch = *input.architecture;
+  if (shape != nullptr) {
+    const Architecture& arch = *shape;
     const int64_t context = w.context_length_tokens;
-    const double kv_bytes = KvCacheBytes(arch, w.kv_cache_format, context, w.batch_size);
+    const double per_token = WriteKvCacheBytesPerToken(arch, w.kv_cache_format, nullptr);
+    const int kv_layers = KvCacheLayers(arch);
+    const double kv_bytes =
+        KvCacheBytesFromPerToken(arch, per_token, kv_layers, context, w.batch_size);
     if (kv_bytes > kMaxBytes) {
       return InvalidFieldError(
           "context_length_tokens",
@@ -391,16 +580,17 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
     const double state_per_sequence = RecurrentStateBytesPerSequence(arch, state_arithmetic);
     sizing.recurrent_state_bytes = std::ceil(state_per_sequence * w.batch_size);
     if (arithmetic != nullptr && state_per_sequence > 0) {
-      absl::StrAppend(&arithmetic->recurrent_state, " x ", w.batch_size,
-                      " sequences = ", Int(sizing.recurrent_state_bytes), " bytes");
+      TextWriter(&arithmetic->recurrent_state)
+          .Literal(" x ")
+          .Integer(w.batch_size)
+          .Literal(" sequences = ")
+          .WholeNumber(sizing.recurrent_state_bytes)
+          .Literal(" bytes");
     }
     sizing.kv_cache_bytes = std::ceil(kv_bytes) + sizing.recurrent_state_bytes;
     sizing.model_kv_cache_bytes = sizing.kv_cache_bytes;
-    const int kv_layers = KvCacheLayers(arch);
-    const double layer_kv = kv_layers > 0
-                                ? KvCacheBytesPerToken(arch, w.kv_cache_format, nullptr) /
-                                      kv_layers * static_cast<double>(context) * w.batch_size
-                                : 0;
+    const double layer_kv =
+        kv_layers > 0 ? per_token / kv_layers * static_cast<double>(context) * w.batch_size : 0;
     const double layer_state = arch.num_recurrent_layers > 0
                                    ? state_per_sequence / arch.num_recurrent_layers * w.batch_size
                                    : 0;
@@ -409,35 +599,13 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
         arch.IsHybrid() && arch.num_attention_layers + arch.num_recurrent_layers > arch.num_layers;
     sizing.kv_cache_bytes_largest_layer =
         std::ceil(both_in_a_layer ? layer_kv + layer_state : std::max(layer_kv, layer_state));
-    const int chunk = w.prefill_chunk_tokens;
-    std::string* workspace_arithmetic = arithmetic != nullptr ? &arithmetic->activations : nullptr;
-    sizing.activation_bytes =
-        std::ceil(PrefillWorkspaceBytes(arch, chunk, w.batch_size, workspace_arithmetic));
+    const PrefillWorkspace workspace =
+        PrefillWorkspaceOf(arch, w.prefill_chunk_tokens, w.batch_size);
+    sizing.activation_bytes = std::ceil(workspace.bytes);
     if (arithmetic != nullptr) {
-      // The per-token text, then the tokens, written into the one string.
-      std::string& text = arithmetic->kv_cache;
-      text.reserve(192);
-      const double per_token = KvCacheBytesPerToken(arch, w.kv_cache_format, &text);
-      if (arch.sliding_window > 0 && arch.sliding_window < context) {
-        const int sliding_layers = SlidingLayers(arch);
-        const double per_layer = per_token / kv_layers;
-        const double window_tokens = static_cast<double>(arch.sliding_window);
-        absl::StrAppend(&text, "; ", sliding_layers, " of ", kv_layers, " layers keep only the ",
-                        arch.sliding_window, "-token window: (", sliding_layers, " x ");
-        AppendWholeNumber(&text, window_tokens);
-        absl::StrAppend(&text, " tokens + ", kv_layers - sliding_layers, " x ", context,
-                        " tokens) x ");
-        AppendWholeNumber(&text, per_layer);
-        absl::StrAppend(&text, " bytes per layer-token x ", w.batch_size, " sequences = ");
-      } else {
-        text.append("; x ");
-        AppendInteger(&text, context);
-        text.append(" tokens x ");
-        AppendInteger(&text, w.batch_size);
-        text.append(" sequences = ");
-      }
-      AppendWholeNumber(&text, sizing.kv_cache_bytes - sizing.recurrent_state_bytes);
-      text.append(" bytes");
+      KvCacheText(arch, w, kv_layers, per_token,
+                  sizing.kv_cache_bytes - sizing.recurrent_state_bytes, &arithmetic->kv_cache);
+      ActivationText(workspace, &arithmetic->activations);
       if (context == 0) {
         arithmetic->warnings.push_back("no context length given: KV cache not counted");
       }
@@ -448,13 +616,32 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
 
   sizing.overhead_bytes = static_cast<double>(w.overhead_bytes);
   if (arithmetic != nullptr) {
-    // Into the text's own buffer (kept when the arithmetic is reused).
-    std::string& text = arithmetic->overhead;
-    text.clear();
-    AppendInteger(&text, w.overhead_bytes);
-    text.append(w.overhead_bytes == ResolvedWorkload::kDefaultOverheadBytes
-                    ? " bytes (default: CUDA context and allocator reserve, 1 GiB)"
-                    : " bytes (as requested)");
+    TextWriter text(&arithmetic->overhead);
+    if (w.overhead_bytes == ResolvedWorkload::kDefaultOverheadBytes) {
+      // The default's text is a constant: one piece.
+      static_assert(ResolvedWorkload::kDefaultOverheadBytes == 1073741824);
+      text.Literal("1073741824 bytes (default: CUDA context and allocator reserve, 1 GiB)");
+    } else {
+      text.Integer(w.overhead_bytes).Literal(" bytes (as requested)");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The components of an estimate's lines, as their names.
+constexpr absl::string_view kWeightsLine = "weights";
+constexpr absl::string_view kKvCacheLine = "kv_cache";
+constexpr absl::string_view kRecurrentStateLine = "recurrent_state";
+constexpr absl::string_view kActivationsLine = "activations";
+constexpr absl::string_view kOverheadLine = "overhead";
+
+}  // namespace
+
+absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
+                                              InferenceArithmetic* arithmetic) {
+  InferenceSizing sizing;
+  if (absl::Status sized = SizeInferenceInto(input, arithmetic, &sizing); !sized.ok()) {
+    return sized;
   }
   return sizing;
 }
@@ -462,33 +649,36 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
 absl::Status EstimateInferenceMemoryInto(const InferenceMemoryInput& input,
                                          InferenceArithmetic* arithmetic,
                                          InferenceMemoryEstimate* estimate) {
-  absl::StatusOr<InferenceSizing> sizing = SizeInference(input, arithmetic);
-  if (!sizing.ok()) return sizing.status();
-  estimate->sizing = *sizing;
+  InferenceSizing sizing;
+  if (absl::Status sized = SizeInferenceInto(input, arithmetic, &sizing); !sized.ok()) {
+    return sized;
+  }
+  estimate->sizing = sizing;
   estimate->total_bytes = 0;
   // The texts are swapped into the lines (each was written once, in place):
   // a line's old text goes back to the arithmetic, whose next writing
   // reuses its buffer, so a reused pair allocates nothing once warm.
   size_t count = 0;
-  const auto add = [&](const char* component, int64_t bytes, std::string* text) {
+  const auto add = [&](absl::string_view component, int64_t bytes, std::string* text) {
     if (count == estimate->lines.size()) estimate->lines.emplace_back();
     EstimateLine& line = estimate->lines[count++];
-    line.component.assign(component);
+    // A reused estimate's line mostly has the name already.
+    if (line.component != component) line.component.assign(component.data(), component.size());
     line.bytes = bytes;
     line.arithmetic.swap(*text);
     estimate->total_bytes += bytes;
   };
-  add("weights", CeilBytes(sizing->weight_bytes), &arithmetic->weights);
+  add(kWeightsLine, CeilBytes(sizing.weight_bytes), &arithmetic->weights);
   if (input.architecture.has_value() && input.architecture->num_layers > 0) {
-    add("kv_cache", CeilBytes(sizing->kv_cache_bytes - sizing->recurrent_state_bytes),
+    add(kKvCacheLine, CeilBytes(sizing.kv_cache_bytes - sizing.recurrent_state_bytes),
         &arithmetic->kv_cache);
-    if (sizing->recurrent_state_bytes > 0) {
-      add("recurrent_state", CeilBytes(sizing->recurrent_state_bytes),
+    if (sizing.recurrent_state_bytes > 0) {
+      add(kRecurrentStateLine, CeilBytes(sizing.recurrent_state_bytes),
           &arithmetic->recurrent_state);
     }
-    add("activations", CeilBytes(sizing->activation_bytes), &arithmetic->activations);
+    add(kActivationsLine, CeilBytes(sizing.activation_bytes), &arithmetic->activations);
   }
-  add("overhead", CeilBytes(sizing->overhead_bytes), &arithmetic->overhead);
+  add(kOverheadLine, CeilBytes(sizing.overhead_bytes), &arithmetic->overhead);
   estimate->lines.resize(count);
   estimate->warnings.swap(arithmetic->warnings);
   return absl::OkStatus();

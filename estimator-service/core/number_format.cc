@@ -1,5 +1,7 @@
 #include "estimator-service/core/number_format.h"
 
+#include <iterator>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -8,11 +10,13 @@
 namespace modelatlas::estimator {
 namespace {
 
+// Names and derivations as string_views: their lengths are known at compile
+// time (answers copy them into texts, no strlen).
 struct FormatInfo {
   NumberFormat format;
-  const char* name;
+  absl::string_view name;
   double bits;  // fixed bits per element; 0 = depends on the group size
-  const char* derivation;
+  absl::string_view derivation;
 };
 
 // Block layouts: llama.cpp ggml-common.h (block_q4_0: 32 weights in 18 bytes,
@@ -27,9 +31,9 @@ constexpr FormatInfo kFormats[] = {
     {NumberFormat::kFp8, "fp8", 8, "8-bit float"},
     {NumberFormat::kInt8, "int8", 8, "8-bit integer"},
     {NumberFormat::kInt4, "int4", 4, "4-bit integer, no scales"},
-    {NumberFormat::kGptqInt4, "gptq-int4", 0, nullptr},
-    {NumberFormat::kAwqInt4, "awq-int4", 0, nullptr},
-    {NumberFormat::kGptqInt8, "gptq-int8", 0, nullptr},
+    {NumberFormat::kGptqInt4, "gptq-int4", 0, {}},
+    {NumberFormat::kAwqInt4, "awq-int4", 0, {}},
+    {NumberFormat::kGptqInt8, "gptq-int8", 0, {}},
     {NumberFormat::kNf4, "nf4", 4.5, "4 bits + 32-bit absmax / 64-weight block"},
     {NumberFormat::kNf4DoubleQuant, "nf4-double-quant", 4 + 8.0 / 64 + 32.0 / (64 * 256),
      "4 bits + 8-bit absmax / 64-weight block + 32-bit constant / (64 x 256) weights"},
@@ -58,18 +62,26 @@ constexpr FormatInfo kFormats[] = {
      "8-bit float + fp32 scale / 128x128 block"},
 };
 
-const FormatInfo& InfoOf(NumberFormat format) {
-  for (const FormatInfo& info : kFormats) {
-    if (info.format == format) return info;
+// The table is in the enum's order, so a format's entry is found by its
+// value (every answer names two or three formats per call).
+constexpr bool InEnumOrder() {
+  for (size_t i = 0; i < std::size(kFormats); ++i) {
+    if (static_cast<size_t>(kFormats[i].format) != i) return false;
   }
-  return kFormats[0];
+  return true;
+}
+static_assert(InEnumOrder(), "kFormats lists the formats in NumberFormat's order");
+
+const FormatInfo& InfoOf(NumberFormat format) {
+  const auto index = static_cast<size_t>(format);
+  return index < std::size(kFormats) ? kFormats[index] : kFormats[0];
 }
 
 }  // namespace
 
 absl::StatusOr<Encoding> EncodingOf(NumberFormat format, int group_size) {
   const FormatInfo& info = InfoOf(format);
-  if (info.bits > 0) return Encoding{info.bits, info.derivation};
+  if (info.bits > 0) return Encoding{info.bits, std::string(info.derivation)};
   const int group = group_size == 0 ? 128 : group_size;
   if (group < 1 || group > 4096 || (group & (group - 1)) != 0) {
     return InvalidFieldError(
@@ -84,11 +96,19 @@ absl::StatusOr<Encoding> EncodingOf(NumberFormat format, int group_size) {
                                "-bit zero) / ", group, "-weight group")};
 }
 
+std::optional<FixedEncoding> FixedEncodingOf(NumberFormat format) {
+  const FormatInfo& info = InfoOf(format);
+  if (!(info.bits > 0)) return std::nullopt;
+  return FixedEncoding{info.bits, info.derivation};
+}
+
 double BitsPerElement(NumberFormat format) {
   return IsPlainFormat(format) ? InfoOf(format).bits : 0;
 }
 
-std::string NumberFormatName(NumberFormat format) { return InfoOf(format).name; }
+std::string NumberFormatName(NumberFormat format) { return std::string(InfoOf(format).name); }
+
+absl::string_view NumberFormatNameView(NumberFormat format) { return InfoOf(format).name; }
 
 bool ParseNumberFormat(absl::string_view text, NumberFormat* format) {
   const std::string lower = absl::AsciiStrToLower(text);

@@ -3,6 +3,7 @@
 // (docs/FORMULAS.md, "Weights").
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -53,9 +54,20 @@ struct Encoding {
 // group size that is not a positive power of two up to 4096.
 absl::StatusOr<Encoding> EncodingOf(NumberFormat format, int group_size = 0);
 
+// EncodingOf for a format whose cost does not depend on a group size (all
+// but GPTQ/AWQ), without building a string (the memory answer asks once per
+// call): the derivation is the table's own text. nullopt for GPTQ/AWQ.
+struct FixedEncoding {
+  double bits_per_element = 0;
+  absl::string_view derivation;
+};
+std::optional<FixedEncoding> FixedEncodingOf(NumberFormat format);
+
 // Bits per element of the plain formats (fp32 ... int4); 0 for others.
 double BitsPerElement(NumberFormat format);
 std::string NumberFormatName(NumberFormat format);
+// The same name without a string of its own (the table's text).
+absl::string_view NumberFormatNameView(NumberFormat format);
 // Parses "fp32", "bf16", "gptq-int4", "gguf-q4_k_m", ... (any case).
 bool ParseNumberFormat(absl::string_view text, NumberFormat* format);
 // Whether a format can hold KV-cache entries (plain formats only).

@@ -6,6 +6,9 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "common/status/errors.h"
 
@@ -180,6 +183,138 @@ TEST(InferenceMemoryTest, AReusedScratchWritesWhatAFreshOneWrites) {
     EXPECT_EQ(reused.warnings, fresh->warnings);
     EXPECT_EQ(reused.total_bytes, fresh->total_bytes);
   }
+}
+
+// The texts SizeInference remembers per thread (keyed by the figures they
+// show) are the texts written afresh, whatever was asked before: every
+// figure a text depends on is changed in turn, back and forth, and the
+// lines compared with those of a thread that has remembered nothing.
+std::vector<std::string> TextsOnAFreshThread(const InferenceMemoryInput& input) {
+  std::vector<std::string> texts;
+  std::thread([&] {
+    absl::StatusOr<InferenceMemoryEstimate> estimate = EstimateInferenceMemory(input);
+    if (!estimate.ok()) return;
+    for (const EstimateLine& line : estimate->lines) texts.push_back(line.arithmetic);
+  }).join();
+  return texts;
+}
+
+TEST(InferenceMemoryTest, RememberedTextsFollowEveryChangeOfTheirFigures) {
+  InferenceMemoryInput llama;
+  llama.parameters = 8030261248;
+  llama.architecture = Llama31_8B();
+  llama.workload.context_length_tokens = 8192;
+  using Change = void (*)(InferenceMemoryInput&);
+  const std::vector<Change> changes = {
+      [](InferenceMemoryInput&) {},
+      [](InferenceMemoryInput& in) { in.parameters += 1; },
+      [](InferenceMemoryInput& in) { in.parameters = 8030261248.5; },
+      [](InferenceMemoryInput& in) { in.architecture->num_layers = 31; },
+      [](InferenceMemoryInput& in) { in.architecture->num_key_value_heads = 4; },
+      [](InferenceMemoryInput& in) { in.architecture->head_dim = 64; },
+      [](InferenceMemoryInput& in) { in.architecture->head_dim = 0; },  // hidden / heads
+      // The same totals from other figures: the texts still differ.
+      [](InferenceMemoryInput& in) {
+        in.architecture->num_key_value_heads = 16;
+        in.architecture->head_dim = 64;
+      },
+      [](InferenceMemoryInput& in) {
+        in.workload.context_length_tokens = 4096;
+        in.workload.batch_size = 2;
+      },
+      [](InferenceMemoryInput& in) {
+        in.architecture->num_layers = 64;
+        in.architecture->num_key_value_heads = 4;
+      },
+      [](InferenceMemoryInput& in) { in.architecture->hidden_size = 5120; },
+      [](InferenceMemoryInput& in) { in.architecture->num_attention_heads = 64; },
+      [](InferenceMemoryInput& in) { in.architecture->intermediate_size = 14335; },
+      [](InferenceMemoryInput& in) { in.architecture->gated_mlp = false; },
+      [](InferenceMemoryInput& in) { in.architecture->vocab_size = 32000; },
+      [](InferenceMemoryInput& in) { in.architecture->sliding_window = 4096; },
+      [](InferenceMemoryInput& in) {
+        in.architecture->sliding_window = 4096;
+        in.architecture->num_sliding_window_layers = 16;
+      },
+      [](InferenceMemoryInput& in) {
+        in.architecture->kv_lora_rank = 512;
+        in.architecture->qk_rope_head_dim = 64;
+      },
+      [](InferenceMemoryInput& in) {
+        in.architecture->kv_lora_rank = 512;
+        in.architecture->qk_rope_head_dim = 32;
+      },
+      [](InferenceMemoryInput& in) { in.architecture->num_decoder_layers = 24; },
+      [](InferenceMemoryInput& in) {
+        in.architecture->num_experts = 8;
+        in.architecture->moe_intermediate_size = 2048;
+      },
+      [](InferenceMemoryInput& in) {
+        in.architecture->recurrent_mixer = RecurrentMixer::kMamba2;
+        in.architecture->num_recurrent_layers = 24;
+        in.architecture->num_attention_layers = 8;
+        in.architecture->ssm_inner_size = 8192;
+        in.architecture->ssm_state_size = 128;
+        in.architecture->ssm_num_heads = 128;
+        in.architecture->ssm_num_groups = 8;
+        in.architecture->ssm_conv_kernel = 4;
+      },
+      [](InferenceMemoryInput& in) {
+        in.architecture->recurrent_mixer = RecurrentMixer::kMamba2;
+        in.architecture->num_recurrent_layers = 32;
+        in.architecture->num_attention_layers = 0;
+      },
+      [](InferenceMemoryInput& in) { in.workload.kv_cache_format = NumberFormat::kFp8; },
+      [](InferenceMemoryInput& in) { in.workload.weight_format = NumberFormat::kFp16; },
+      [](InferenceMemoryInput& in) { in.workload.weight_format = NumberFormat::kNf4; },
+      [](InferenceMemoryInput& in) { in.workload.weight_format = NumberFormat::kGgufQ4KM; },
+      [](InferenceMemoryInput& in) {
+        in.workload.weight_format = NumberFormat::kGptqInt4;
+        in.workload.quantization_group_size = 32;
+      },
+      [](InferenceMemoryInput& in) {
+        in.workload.weight_format = NumberFormat::kGptqInt4;
+        in.workload.quantization_group_size = 64;
+      },
+      [](InferenceMemoryInput& in) { in.workload.context_length_tokens = 8191; },
+      [](InferenceMemoryInput& in) { in.workload.context_length_tokens = 0; },
+      [](InferenceMemoryInput& in) { in.workload.batch_size = 3; },
+      [](InferenceMemoryInput& in) { in.workload.prefill_chunk_tokens = 2048; },
+      [](InferenceMemoryInput& in) { in.workload.overhead_bytes = 0; },
+      [](InferenceMemoryInput& in) { in.workload.overhead_bytes = (int64_t{1} << 30) + 1; },
+      [](InferenceMemoryInput& in) { in.architecture.reset(); },
+  };
+  InferenceArithmetic arithmetic;
+  InferenceMemoryEstimate estimate;
+  // Each change after the unchanged model and before it again, so that a
+  // remembered text would be reused wrongly if its key missed the figure.
+  std::vector<size_t> order;
+  for (size_t i = 1; i < changes.size(); ++i) {
+    order.insert(order.end(), {0, i, 0, i, i});
+  }
+  for (size_t i : order) {
+    InferenceMemoryInput input = llama;
+    changes[i](input);
+    const std::vector<std::string> fresh = TextsOnAFreshThread(input);
+    ASSERT_FALSE(fresh.empty()) << "change " << i;
+    ASSERT_TRUE(EstimateInferenceMemoryInto(input, &arithmetic, &estimate).ok()) << "change " << i;
+    ASSERT_EQ(estimate.lines.size(), fresh.size()) << "change " << i;
+    for (size_t line = 0; line < fresh.size(); ++line) {
+      EXPECT_EQ(estimate.lines[line].arithmetic, fresh[line])
+          << "change " << i << ", line " << estimate.lines[line].component;
+    }
+  }
+  // And what a changed head dim writes, spelled out.
+  InferenceMemoryInput narrow = llama;
+  narrow.architecture->head_dim = 64;
+  ASSERT_TRUE(EstimateInferenceMemoryInto(narrow, &arithmetic, &estimate).ok());
+  EXPECT_EQ(Line(estimate, "kv_cache")->arithmetic,
+            "2 (K and V) x 32 layers x 8 KV heads x 64 head dim x 2 bytes (bf16) = 65536 bytes "
+            "per token; x 8192 tokens x 1 sequences = 536870912 bytes");
+  ASSERT_TRUE(EstimateInferenceMemoryInto(llama, &arithmetic, &estimate).ok());
+  EXPECT_EQ(Line(estimate, "kv_cache")->arithmetic,
+            "2 (K and V) x 32 layers x 8 KV heads x 128 head dim x 2 bytes (bf16) = 131072 bytes "
+            "per token; x 8192 tokens x 1 sequences = 1073741824 bytes");
 }
 
 TEST(InferenceMemoryTest, WeightFormatsAndRounding) {

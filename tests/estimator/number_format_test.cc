@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+
 #include "estimator-service/core/inference_memory.h"
 
 namespace modelatlas::estimator {
@@ -50,6 +53,27 @@ TEST(NumberFormatTest, NamesRoundTrip) {
   }
   NumberFormat ignored;
   EXPECT_FALSE(ParseNumberFormat("fp7", &ignored));
+}
+
+// The views the memory answer writes from are EncodingOf's and
+// NumberFormatName's texts, format by format.
+TEST(NumberFormatTest, FixedEncodingsAndNameViewsAreTheStringsOnes) {
+  int fixed = 0;
+  for (int f = 0; f <= static_cast<int>(NumberFormat::kFp8Block); ++f) {
+    const auto format = static_cast<NumberFormat>(f);
+    EXPECT_EQ(std::string(NumberFormatNameView(format)), NumberFormatName(format));
+    absl::StatusOr<Encoding> encoding = EncodingOf(format);
+    ASSERT_TRUE(encoding.ok()) << NumberFormatName(format);
+    std::optional<FixedEncoding> view = FixedEncodingOf(format);
+    const bool grouped = format == NumberFormat::kGptqInt4 || format == NumberFormat::kAwqInt4 ||
+                         format == NumberFormat::kGptqInt8;
+    ASSERT_EQ(view.has_value(), !grouped) << NumberFormatName(format);
+    if (!view.has_value()) continue;
+    ++fixed;
+    EXPECT_EQ(view->bits_per_element, encoding->bits_per_element) << NumberFormatName(format);
+    EXPECT_EQ(std::string(view->derivation), encoding->derivation) << NumberFormatName(format);
+  }
+  EXPECT_EQ(fixed, static_cast<int>(NumberFormat::kFp8Block) + 1 - 3);
 }
 
 TEST(NumberFormatTest, QuantizedFormatsCannotHoldTheKvCache) {
