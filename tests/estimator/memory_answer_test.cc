@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -352,6 +353,64 @@ std::vector<v1::EstimateInferenceMemoryRequest> GoldenWorkloads() {
   return requests;
 }
 
+// Digest (FNV-1a) and bytes of the replies of each golden model (every
+// shipped model with an architecture, and every tenth without one: Epoch's
+// records, parameters only, open or closed weights, or neither, by position
+// in the dataset, since the records of a repeated field are not one array
+// and their addresses say nothing of their order) to GoldenWorkloads, by
+// resource name and, for every other workload, by display name (the lookup
+// a user makes). `reply_of` answers one request: the reply's bytes, or an
+// error's code and message.
+using GoldenDigests = std::map<std::string, std::pair<uint64_t, size_t>>;
+GoldenDigests DigestGoldenReplies(
+    const std::function<std::string(const v1::EstimateInferenceMemoryRequest&)>& reply_of) {
+  GoldenDigests computed;
+  const std::vector<v1::EstimateInferenceMemoryRequest> workloads = GoldenWorkloads();
+  for (int index = 0; index < testing::Shipped().models_size(); ++index) {
+    const Model& model = testing::Shipped().models(index);
+    if (!model.has_architecture() && index % 10 != 0) continue;
+    uint64_t digest = 14695981039346656037ull;
+    size_t bytes = 0;
+    for (size_t i = 0; i < workloads.size(); ++i) {
+      v1::EstimateInferenceMemoryRequest request = workloads[i];
+      request.set_model(i % 2 == 0 ? model.name() : model.display_name());
+      const std::string reply = reply_of(request);
+      const std::string length = absl::StrCat(reply.size(), ":");
+      digest = Fnv1a(reply, Fnv1a(length, digest));
+      bytes += reply.size();
+    }
+    computed[model.name()] = {digest, bytes};
+  }
+  return computed;
+}
+
+// The reply's text for the digests: its bytes, or an error's code and message.
+std::string ReplyText(const absl::Status& status, const MemoryAnswer& answer) {
+  if (!status.ok()) return absl::StrCat("error ", status.code(), ": ", status.message());
+  const MemoryAnswerBytes written(answer);
+  std::string reply(written.size(), '\0');
+  uint8_t* end = written.Write(reinterpret_cast<uint8_t*>(reply.data()));
+  EXPECT_EQ(end - reinterpret_cast<uint8_t*>(reply.data()), static_cast<ptrdiff_t>(reply.size()));
+  return reply;
+}
+
+// `computed` holds memory_golden_digests.h's digests, model by model.
+void ExpectTheGoldenDigests(const GoldenDigests& computed) {
+  size_t compared = 0;
+  for (const testing::GoldenMemoryReplies& golden : testing::kGoldenMemoryReplies) {
+    auto it = computed.find(golden.model);
+    if (it == computed.end()) {
+      ADD_FAILURE() << "no shipped model " << golden.model;
+      continue;
+    }
+    ++compared;
+    EXPECT_EQ(it->second.second, golden.bytes) << golden.model;
+    EXPECT_EQ(it->second.first, golden.digest) << golden.model << ": the replies changed";
+  }
+  EXPECT_EQ(compared, computed.size());
+  EXPECT_GT(compared, 150u);
+}
+
 // The shipped models' computed replies to GoldenWorkloads, as the service
 // writes them (the snapshot's record in place, one MemoryAnswer reused from
 // call to call as the pool hands it out, MemoryAnswerBytes), hashed per
@@ -368,43 +427,14 @@ TEST(MemoryAnswerTest, ComputedRepliesAreTheGoldenOnesOnEveryShippedModel) {
   LoadShippedModels(snapshot);
   auto in_place = std::make_shared<SnapshotInPlace>(&snapshot);
   MemoryAnswer reused;
-  std::map<std::string, std::pair<uint64_t, size_t>> computed;  // digest, reply bytes
-  for (int index = 0; index < testing::Shipped().models_size(); ++index) {
-    const Model& model = testing::Shipped().models(index);
-    // Every model with an architecture, and every tenth without one (Epoch's
-    // records: parameters only, open or closed weights, or neither), by
-    // position in the dataset (the records of a repeated field are not one
-    // array: their addresses say nothing of their order).
-    if (!model.has_architecture() && index % 10 != 0) continue;
-    uint64_t digest = 14695981039346656037ull;
-    size_t bytes = 0;
-    const std::vector<v1::EstimateInferenceMemoryRequest> workloads = GoldenWorkloads();
-    for (size_t i = 0; i < workloads.size(); ++i) {
-      v1::EstimateInferenceMemoryRequest request = workloads[i];
-      // By resource name, and by display name (the lookup a user makes) for
-      // every other workload.
-      request.set_model(i % 2 == 0 ? model.name() : model.display_name());
-      std::optional<absl::Status> done;
-      std::string reply;
-      AnswerInferenceMemoryFigures(in_place, request, &reused, [&](const absl::Status& status) {
-        done = status;
-        if (!status.ok()) return;
-        const MemoryAnswerBytes written(reused);
-        reply.resize(written.size());
-        uint8_t* end = written.Write(reinterpret_cast<uint8_t*>(reply.data()));
-        EXPECT_EQ(end - reinterpret_cast<uint8_t*>(reply.data()),
-                  static_cast<ptrdiff_t>(reply.size()));
+  const GoldenDigests computed =
+      DigestGoldenReplies([&](const v1::EstimateInferenceMemoryRequest& request) {
+        std::optional<absl::Status> done;
+        AnswerInferenceMemoryFigures(in_place, request, &reused,
+                                     [&](const absl::Status& status) { done = status; });
+        EXPECT_TRUE(done.has_value()) << request.ShortDebugString();
+        return ReplyText(done.value_or(absl::InternalError("no answer")), reused);
       });
-      ASSERT_TRUE(done.has_value()) << request.ShortDebugString();
-      if (!done->ok()) {
-        reply = absl::StrCat("error ", done->code(), ": ", done->message());
-      }
-      const std::string length = absl::StrCat(reply.size(), ":");
-      digest = Fnv1a(reply, Fnv1a(length, digest));
-      bytes += reply.size();
-    }
-    computed[model.name()] = {digest, bytes};
-  }
   if (const char* path = std::getenv("MODELATLAS_WRITE_MEMORY_GOLDEN")) {
     std::ofstream out(path);
     out << "// Digests of the computed EstimateInferenceMemory replies of every shipped\n"
@@ -423,19 +453,7 @@ TEST(MemoryAnswerTest, ComputedRepliesAreTheGoldenOnesOnEveryShippedModel) {
     out << "};\n// clang-format on\n\n}  // namespace modelatlas::estimator::testing\n";
     GTEST_SKIP() << "wrote " << path;
   }
-  size_t compared = 0;
-  for (const testing::GoldenMemoryReplies& golden : testing::kGoldenMemoryReplies) {
-    auto it = computed.find(golden.model);
-    if (it == computed.end()) {
-      ADD_FAILURE() << "no shipped model " << golden.model;
-      continue;
-    }
-    ++compared;
-    EXPECT_EQ(it->second.second, golden.bytes) << golden.model;
-    EXPECT_EQ(it->second.first, golden.digest) << golden.model << ": the replies changed";
-  }
-  EXPECT_EQ(compared, computed.size());
-  EXPECT_GT(compared, 150u);
+  ExpectTheGoldenDigests(computed);
 }
 
 // The service's synchronous path (AnswerInferenceMemoryFromSnapshot: the
@@ -451,68 +469,42 @@ TEST(MemoryAnswerTest, SnapshotPathRepliesAreTheGoldenOnesOnEveryShippedModel) {
   snapshot.MarkLoadedForTest();
   auto in_place = std::make_shared<SnapshotInPlace>(&snapshot);
   MemoryAnswer reused;
-  std::map<std::string, std::pair<uint64_t, size_t>> computed;  // digest, reply bytes
   int synchronous = 0, general = 0, read_plain = 0;
   CatalogMemoryRequest plain;
-  for (int index = 0; index < testing::Shipped().models_size(); ++index) {
-    const Model& model = testing::Shipped().models(index);
-    if (!model.has_architecture() && index % 10 != 0) continue;  // as the golden test
-    uint64_t digest = 14695981039346656037ull;
-    size_t bytes = 0;
-    const std::vector<v1::EstimateInferenceMemoryRequest> workloads = GoldenWorkloads();
-    for (size_t i = 0; i < workloads.size(); ++i) {
-      v1::EstimateInferenceMemoryRequest request = workloads[i];
-      request.set_model(i % 2 == 0 ? model.name() : model.display_name());
-      CatalogSnapshot::Sync read;
-      // The service's order: the plain read, else the parsed message, else
-      // the general path.
-      std::optional<absl::Status> status;
-      const std::string wire = request.SerializeAsString();
-      if (ReadCatalogMemoryRequest(wire, &plain)) {
-        ++read_plain;
-        status =
-            AnswerCatalogMemoryFromSnapshot(snapshot, CatalogModelField::kModel, plain.model,
-                                            plain.workload, plain.hypothetical, &reused, &read);
-      } else {
-        status = AnswerInferenceMemoryFromSnapshot(snapshot, request, &reused, &read);
-      }
-      if (status.has_value()) {
-        ++synchronous;
-      } else {
-        // Not the snapshot's to answer (a display name two records share):
-        // the service's general path, as the golden test takes it.
-        ++general;
-        AnswerInferenceMemoryFigures(in_place, request, &reused,
-                                     [&](const absl::Status& answered) { status = answered; });
-        ASSERT_TRUE(status.has_value()) << request.ShortDebugString();
-        read.revision = 1;
-      }
-      std::string reply;
-      if (status->ok()) {
-        EXPECT_EQ(read.revision, 1);
-        EXPECT_EQ(reused.catalog_revision, 1);
-        const MemoryAnswerBytes written(reused);
-        reply.resize(written.size());
-        written.Write(reinterpret_cast<uint8_t*>(reply.data()));
-      } else {
-        reply = absl::StrCat("error ", status->code(), ": ", status->message());
-      }
-      const std::string length = absl::StrCat(reply.size(), ":");
-      digest = Fnv1a(reply, Fnv1a(length, digest));
-      bytes += reply.size();
-    }
-    computed[model.name()] = {digest, bytes};
-  }
-  size_t compared = 0;
-  for (const testing::GoldenMemoryReplies& golden : testing::kGoldenMemoryReplies) {
-    auto it = computed.find(golden.model);
-    if (it == computed.end()) continue;  // the golden test names a missing model
-    ++compared;
-    EXPECT_EQ(it->second.second, golden.bytes) << golden.model;
-    EXPECT_EQ(it->second.first, golden.digest) << golden.model << ": the replies changed";
-  }
-  EXPECT_EQ(compared, computed.size());
-  EXPECT_GT(compared, 150u);
+  const GoldenDigests computed =
+      DigestGoldenReplies([&](const v1::EstimateInferenceMemoryRequest& request) {
+        CatalogSnapshot::Sync read;
+        // The service's order: the plain read, else the parsed message, else
+        // the general path.
+        std::optional<absl::Status> status;
+        const std::string wire = request.SerializeAsString();
+        if (ReadCatalogMemoryRequest(wire, &plain)) {
+          ++read_plain;
+          status =
+              AnswerCatalogMemoryFromSnapshot(snapshot, CatalogModelField::kModel, plain.model,
+                                              plain.workload, plain.hypothetical, &reused, &read);
+        } else {
+          status = AnswerInferenceMemoryFromSnapshot(snapshot, request, &reused, &read);
+        }
+        if (status.has_value()) {
+          ++synchronous;
+        } else {
+          // Not the snapshot's to answer (a display name two records share):
+          // the service's general path, as the golden test takes it.
+          ++general;
+          AnswerInferenceMemoryFigures(in_place, request, &reused,
+                                       [&](const absl::Status& answered) { status = answered; });
+          EXPECT_TRUE(status.has_value()) << request.ShortDebugString();
+          read.revision = 1;
+        }
+        const absl::Status answered = status.value_or(absl::InternalError("no answer"));
+        if (answered.ok()) {
+          EXPECT_EQ(read.revision, 1);
+          EXPECT_EQ(reused.catalog_revision, 1);
+        }
+        return ReplyText(answered, reused);
+      });
+  ExpectTheGoldenDigests(computed);
   // Nearly every request is the synchronous path's.
   EXPECT_GT(synchronous, 20 * general) << synchronous << " synchronous, " << general << " general";
   // Nearly every golden request is read without its message (those
