@@ -174,6 +174,23 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::Unary(grpc::CallbackServerContex
   return reactor;
 }
 
+namespace {
+
+// The view of an answer read from the snapshot at `sync` (its catalog_view).
+RecordSource::View SnapshotView(const CatalogSnapshot::Sync& sync) {
+  RecordSource::View view;
+  view.from_snapshot = true;
+  view.snapshot_age = absl::Now() - sync.last_heard;
+  view.snapshot_revision = sync.revision;
+  return view;
+}
+
+// The memory answer's kind (its estimates counter and kept answers): one
+// literal, whose address the counter's lookup remembers (main.cc).
+constexpr char kInferenceMemoryKind[] = "inference_memory";
+
+}  // namespace
+
 CatalogSnapshot::Sync EstimatorServiceImpl::CacheSync() const {
   const bool cache_on =
       answers_ != nullptr && answers_->capacity_bytes() > 0 && snapshot_ != nullptr;
@@ -191,11 +208,7 @@ bool EstimatorServiceImpl::ReplyKept(const char* kind, absl::string_view request
   std::shared_ptr<const std::string> kept = answers_->Find(kind, request_bytes, sync.revision);
   if (kept == nullptr) return false;
   if (on_estimate_) on_estimate_(kind);
-  RecordSource::View view;
-  view.from_snapshot = true;
-  view.snapshot_age = absl::Now() - sync.last_heard;
-  view.snapshot_revision = sync.revision;
-  ReplyBytes(std::move(kept), CatalogViewBytes<Response>(view).view(), out);
+  ReplyBytes(std::move(kept), CatalogViewBytes<Response>(SnapshotView(sync)).view(), out);
   return true;
 }
 
@@ -313,7 +326,6 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
     grpc::ByteBuffer* response) {
   using Request = v1::EstimateInferenceMemoryRequest;
   using Response = v1::EstimateInferenceMemoryResponse;
-  static constexpr char kKind[] = "inference_memory";
   // CachedUnary's steps, with a synchronous path for the common request (a
   // catalog model by name, answered from the loaded snapshot): everything in
   // this frame, on this thread's request message and answer, reused from
@@ -327,7 +339,7 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
   }
   const RequestBytes raw_bytes(*request);
   const CatalogSnapshot::Sync sync = CacheSync();
-  if (ReplyKept<Response>(kKind, raw_bytes.view(), sync, response)) {
+  if (ReplyKept<Response>(kInferenceMemoryKind, raw_bytes.view(), sync, response)) {
     reactor->Finish(grpc::Status::OK);
     return reactor;
   }
@@ -368,7 +380,7 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
   // loaded): the general path, the request moved out of this thread's.
   AnswerParsed<Request, Response>(
       context, reactor, raw_bytes.view(), sync, std::make_shared<const Request>(std::move(parsed)),
-      response, kKind, [](auto records, const Request& asked, auto finish) {
+      response, kInferenceMemoryKind, [](auto records, const Request& asked, auto finish) {
         AnswerMemoryFigures(std::move(records), asked, std::move(finish));
       });
   return reactor;
@@ -379,20 +391,16 @@ void EstimatorServiceImpl::ReplyMemoryAnswer(const MemoryAnswer& answer,
                                              absl::string_view request_bytes,
                                              const CatalogSnapshot::Sync& sync,
                                              grpc::ByteBuffer* out) {
-  static constexpr char kKind[] = "inference_memory";
-  if (on_estimate_) on_estimate_(kKind);
+  if (on_estimate_) on_estimate_(kInferenceMemoryKind);
   // The record was read from the snapshot at `read`: the answer's
   // provenance, and kept (the cache on) when that is the revision the
   // call's lookup of kept answers used, as CachedUnary keeps.
-  RecordSource::View view;
-  view.from_snapshot = true;
-  view.snapshot_age = absl::Now() - read.last_heard;
-  view.snapshot_revision = read.revision;
-  const CatalogViewField tail = CatalogViewBytes<v1::EstimateInferenceMemoryResponse>(view);
+  const CatalogViewField tail =
+      CatalogViewBytes<v1::EstimateInferenceMemoryResponse>(SnapshotView(read));
   const MemoryReply reply(answer);
   if (sync.loaded && read.revision == sync.revision) {
     auto body = std::make_shared<const std::string>(reply.SerializeAsString());
-    answers_->Put(kKind, request_bytes, sync.revision, body);
+    answers_->Put(kInferenceMemoryKind, request_bytes, sync.revision, body);
     ReplyBytes(std::move(body), tail.view(), out);
   } else {
     ReplyMessage(reply, tail.view(), out);

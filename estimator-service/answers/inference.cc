@@ -71,7 +71,6 @@ void ValidateModelSource(bool has_model, absl::string_view model, bool has_inlin
   }
 }
 
-// The request's violations; when none, its workload resolved into `resolved`.
 // The workload's violations added to `violations`, the request's status
 // returned; when none, the workload resolved into `resolved`.
 absl::Status ValidateWorkloadInto(const v1::InferenceWorkload& asked, FieldViolations* violations,
@@ -82,6 +81,7 @@ absl::Status ValidateWorkloadInto(const v1::InferenceWorkload& asked, FieldViola
   return violations->ToStatus();
 }
 
+// The request's violations; when none, its workload resolved into `resolved`.
 absl::Status ValidateMemoryRequest(const v1::EstimateInferenceMemoryRequest& request,
                                    ResolvedWorkload* resolved) {
   FieldViolations violations;
