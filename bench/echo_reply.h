@@ -1,8 +1,11 @@
 // The echo baseline's reply size (bench/echo_server.cc): a response of
 // EchoRequest.response_bytes bytes on the wire, as the measured service's
 // reply is (loadgen reports a reply's serialized bytes), not that many bytes
-// of payload plus the field's tag and length.
+// of payload plus the field's tag and length. And the CPU time it may be
+// told to spend per call (--cpu_ns_per_call).
 #pragma once
+
+#include <time.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +30,26 @@ inline size_t PayloadBytesFor(int32_t response_bytes) {
     --payload;
   }
   return payload;
+}
+
+// The calling thread's CPU time so far, nanoseconds.
+inline int64_t ThreadCpuNanos() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
+
+// Spends at least `ns` nanoseconds of the calling thread's CPU time (not of
+// wall time: a thread preempted on a loaded machine would spend less), so
+// that echo can cost a service's server CPU per call while sending the same
+// bytes. The clock is read every few hundred additions.
+inline void SpendThreadCpu(int64_t ns) {
+  if (ns <= 0) return;
+  const int64_t until = ThreadCpuNanos() + ns;
+  volatile uint64_t sink = 0;
+  while (ThreadCpuNanos() < until) {
+    for (uint64_t i = 0; i < 256; ++i) sink = sink + i;
+  }
 }
 
 }  // namespace modelatlas::bench

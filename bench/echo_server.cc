@@ -10,6 +10,12 @@
 // in two runs, with the same branch's lighter per-call metrics;
 // docs/BENCHMARKS.md, branch s13-shell): the point is the same
 // configuration on both sides.
+//
+// --cpu_ns_per_call=N makes each call spend N ns of the handling thread's CPU
+// before it replies: an echo that costs as much server CPU per call as a
+// service, sending the same bytes, tells what the client's own cost does when
+// only the server's time per call changes (docs/BENCHMARKS.md, session 16,
+// branch s16-transport).
 #include <cstdlib>
 
 #include "absl/flags/flag.h"
@@ -21,10 +27,17 @@
 
 ABSL_FLAG(std::string, grpc_address, "127.0.0.1:0", "gRPC listen address");
 ABSL_FLAG(std::string, metrics_address, "127.0.0.1:0", "Prometheus listen address");
+ABSL_FLAG(int64_t, cpu_ns_per_call, 0,
+          "CPU time each call spends before replying, nanoseconds (a baseline as costly per "
+          "call as the service it is compared with); 0 = none");
 
 namespace {
 
 class EchoService final : public modelatlas::bench::v1::EchoService::CallbackService {
+ public:
+  explicit EchoService(int64_t cpu_ns_per_call) : cpu_ns_per_call_(cpu_ns_per_call) {}
+
+ private:
   grpc::ServerUnaryReactor* Echo(grpc::CallbackServerContext* context,
                                  const modelatlas::bench::v1::EchoRequest* request,
                                  modelatlas::bench::v1::EchoResponse* response) override {
@@ -34,10 +47,13 @@ class EchoService final : public modelatlas::bench::v1::EchoService::CallbackSer
     } else {
       response->set_payload(request->payload());
     }
+    modelatlas::bench::SpendThreadCpu(cpu_ns_per_call_);
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(grpc::Status::OK);
     return reactor;
   }
+
+  const int64_t cpu_ns_per_call_;
 };
 
 }  // namespace
@@ -49,11 +65,13 @@ int main(int argc, char** argv) {
                       {.program = "echo-server",
                        .usage = "The load benchmarks' baseline: echoes a payload over gRPC.",
                        .env_prefix = "MODELATLAS_ECHO_",
-                       .flag_names = {"grpc_address", "metrics_address"}});
+                       .flag_names = {"grpc_address", "metrics_address", "cpu_ns_per_call"}});
   options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
+  const int64_t cpu_ns_per_call = absl::GetFlag(FLAGS_cpu_ns_per_call);
+  CheckNonNegativeFlag("echo-server", "cpu_ns_per_call", cpu_ns_per_call);
   ServerRunner runner(std::move(options));
-  EchoService service;
+  EchoService service(cpu_ns_per_call);
   runner.AddService(&service, bench::v1::EchoService::service_full_name());
   if (absl::Status started = runner.Start(); !started.ok()) {
     MA_LOG_ERROR("%s", started.ToString());

@@ -26,7 +26,12 @@
 // CPU per call over the measured window only (not the warm-up, the
 // connections' setup or the drain after it): its own (getrusage) and, with
 // --server_pid, the server's (/proc/PID/stat), so that a comparison of two
-// servers can see whether the client did the same work for both.
+// servers can see whether the client did the same work for both. Context
+// switches per call beside them, over the same window: on a machine whose
+// cores the client and the server share, the side that waits for the other
+// sleeps and is woken more often per call, which costs it CPU that no
+// difference on the wire explains (docs/BENCHMARKS.md, session 16,
+// branch s16-transport).
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <sys/resource.h>
@@ -36,6 +41,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -48,6 +54,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -153,6 +160,39 @@ double ProcessCpuMicros(int pid) {
     ticks += static_cast<double>(value);
   }
   return ticks * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Context switches (voluntary and involuntary), -1 if unreadable: this
+// process's (getrusage sums them over all its threads), or a server's,
+// summed over its threads' /proc/PID/task/TID/status (proc(5): the
+// process's own status file counts its first thread only; a thread that
+// exits within the window takes its count with it).
+int64_t OwnContextSwitches() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_nvcsw + usage.ru_nivcsw;
+}
+int64_t ProcessContextSwitches(int pid) {
+  std::error_code error;
+  std::filesystem::directory_iterator tasks(absl::StrCat("/proc/", pid, "/task"), error);
+  if (error) return -1;
+  int64_t total = 0;
+  for (const std::filesystem::directory_entry& task : tasks) {
+    std::ifstream status(task.path() / "status");
+    std::string line;
+    while (std::getline(status, line)) {
+      for (const absl::string_view key :
+           {"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"}) {
+        int64_t count = 0;
+        if (absl::StartsWith(line, key) &&
+            absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::string_view(line).substr(key.size())),
+                             &count)) {
+          total += count;
+        }
+      }
+    }
+  }
+  return total;
 }
 
 // splitmix64's finalizer: a well-spread hash of a counter.
@@ -427,6 +467,10 @@ int main(int argc, char** argv) {
   }
   std::this_thread::sleep_for(absl::ToChronoMilliseconds(warmup));
   const int server_pid = absl::GetFlag(FLAGS_server_pid);
+  // The server's threads' status files are read before the window opens, so
+  // that reading them is not counted in the client's own CPU per call.
+  const int64_t server_switches_before = server_pid > 0 ? ProcessContextSwitches(server_pid) : -1;
+  const int64_t own_switches_before = OwnContextSwitches();
   const double own_cpu_before = OwnCpuMicros();
   const double server_cpu_before = server_pid > 0 ? ProcessCpuMicros(server_pid) : -1;
   {
@@ -442,6 +486,8 @@ int main(int argc, char** argv) {
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   const double own_cpu_us = OwnCpuMicros() - own_cpu_before;
   const double server_cpu_after = server_pid > 0 ? ProcessCpuMicros(server_pid) : -1;
+  const int64_t own_switches = OwnContextSwitches() - own_switches_before;
+  const int64_t server_switches_after = server_pid > 0 ? ProcessContextSwitches(server_pid) : -1;
   stop = true;
   if (pacer.joinable()) pacer.join();
   while (driver.in_flight() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -459,10 +505,18 @@ int main(int argc, char** argv) {
   const double calls = static_cast<double>(std::max<size_t>(1, l.size()));
   const double mean_bytes = static_cast<double>(results.ok_response_bytes) /
                             static_cast<double>(std::max<int64_t>(1, results.ok_responses));
-  std::string cpu = absl::StrFormat(", \"client_cpu_us_per_call\": %.2f", own_cpu_us / calls);
+  std::string cpu = absl::StrFormat(
+      ", \"client_cpu_us_per_call\": %.2f, \"client_context_switches_per_call\": %.3f",
+      own_cpu_us / calls, static_cast<double>(own_switches) / calls);
   if (server_cpu_before >= 0 && server_cpu_after >= 0) {
     absl::StrAppendFormat(&cpu, ", \"server_cpu_us_per_call\": %.2f",
                           (server_cpu_after - server_cpu_before) / calls);
+  }
+  const bool server_switches_read = server_switches_before >= 0 && server_switches_after >= 0;
+  if (server_switches_read) {
+    absl::StrAppendFormat(
+        &cpu, ", \"server_context_switches_per_call\": %.3f",
+        static_cast<double>(server_switches_after - server_switches_before) / calls);
   }
   const std::string streamed =
       streamed_response == nullptr
@@ -496,6 +550,12 @@ int main(int argc, char** argv) {
                 own_cpu_us / calls);
     if (server_cpu_before >= 0 && server_cpu_after >= 0) {
       std::printf(", server %.2f us", (server_cpu_after - server_cpu_before) / calls);
+    }
+    std::printf("\ncontext switches per call: client %.3f",
+                static_cast<double>(own_switches) / calls);
+    if (server_switches_read) {
+      std::printf(", server %.3f",
+                  static_cast<double>(server_switches_after - server_switches_before) / calls);
     }
     std::printf("\n");
   }

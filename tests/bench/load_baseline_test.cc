@@ -1,7 +1,8 @@
 // The load benchmark's baseline and client (bench/echo_server.cc,
 // bench/loadgen.cc): echo's reply is the size it is asked for, on the wire,
-// and loadgen reports the mean reply size and the CPU per call of both
-// sides over its measured window, with requests that vary per call.
+// and it spends the CPU per call it is told to; loadgen reports the mean
+// reply size and the CPU and context switches per call of both sides over
+// its measured window, with requests that vary per call.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <map>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "bench/echo_reply.h"
 #include "modelatlas/bench/v1/echo.pb.h"
@@ -47,6 +49,14 @@ TEST(EchoReplyTest, AResponseIsTheBytesAskedForOrOneFewerWhereNoneIs) {
   EXPECT_EQ(short_by_one, 1);  // 130: 127 bytes and a 1-byte length, or 128 and 2
 }
 
+TEST(EchoReplyTest, SpendThreadCpuSpendsAtLeastThatMuchOfTheThreadsCpuTime) {
+  for (const int64_t ns : {int64_t{1'000'000}, int64_t{20'000'000}}) {
+    const int64_t before = bench::ThreadCpuNanos();
+    bench::SpendThreadCpu(ns);
+    EXPECT_GE(bench::ThreadCpuNanos() - before, ns);
+  }
+}
+
 // A JSON number field of loadgen's one-line report, or -1.
 double Field(const std::string& json, const std::string& name) {
   std::smatch match;
@@ -58,11 +68,9 @@ double Field(const std::string& json, const std::string& name) {
 // at the end of the test.
 class EchoForTest {
  public:
-  explicit EchoForTest(const std::string& name)
+  explicit EchoForTest(const std::string& name, const std::string& extra_flag = "")
       : dir_(Prepare(::testing::TempDir() + "/" + name + "_" + std::to_string(getpid()))),
-        echo_({ECHO_SERVER_BIN, "--grpc_address=127.0.0.1:0", "--metrics_address=127.0.0.1:0",
-               "--port_file=" + dir_ + "/echo.ports"},
-              dir_ + "/echo.log"),
+        echo_(Command(dir_, extra_flag), dir_ + "/echo.log"),
         ports_(testing::WaitForPortFile(dir_ + "/echo.ports", 30000)) {}
   ~EchoForTest() { std::filesystem::remove_all(dir_); }
 
@@ -71,6 +79,13 @@ class EchoForTest {
   int pid() const { return echo_.pid(); }
 
  private:
+  static std::vector<std::string> Command(const std::string& dir, const std::string& extra_flag) {
+    std::vector<std::string> command = {ECHO_SERVER_BIN, "--grpc_address=127.0.0.1:0",
+                                        "--metrics_address=127.0.0.1:0",
+                                        "--port_file=" + dir + "/echo.ports"};
+    if (!extra_flag.empty()) command.push_back(extra_flag);
+    return command;
+  }
   static std::string Prepare(const std::string& dir) {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
@@ -98,6 +113,34 @@ TEST(LoadgenTest, ReportsTheMeanReplyAndBothSidesCpuPerCallWithVariedRequests) {
   // Both measured: CPU was spent on each side during the second of calls.
   EXPECT_GT(Field(run.out, "client_cpu_us_per_call"), 0) << run.out;
   EXPECT_GT(Field(run.out, "server_cpu_us_per_call"), 0) << run.out;
+  // Each side's threads slept waiting for the other's bytes and were woken
+  // (4 calls in flight cannot keep two processes busy without a wait).
+  EXPECT_GT(Field(run.out, "client_context_switches_per_call"), 0) << run.out;
+  EXPECT_GT(Field(run.out, "server_context_switches_per_call"), 0) << run.out;
+}
+
+// Echo told to spend 2 ms of CPU per call costs at least about that per call
+// in the server's CPU time that loadgen reads (/proc, in clock ticks of 10 ms:
+// a few hundred calls put that rounding far below the 10% allowed).
+TEST(LoadgenTest, EchoSpendsTheCpuPerCallItIsToldTo) {
+  EchoForTest echo("loadgen_cpu", "--cpu_ns_per_call=2000000");
+  ASSERT_TRUE(echo.started()) << "echo-server did not start";
+  const testing::CommandResult run = testing::RunCommand(
+      {LOADGEN_BIN, echo.target(), "--method=modelatlas.bench.v1.EchoService/Echo",
+       R"(--request={"name": "Llama 3.1 8B", "response_bytes": 830})", "--concurrency=1",
+       "--duration=1s", "--warmup=100ms", "--json", "--server_pid=" + std::to_string(echo.pid())});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  ASSERT_GT(Field(run.out, "calls"), 20) << run.out;
+  EXPECT_EQ(Field(run.out, "response_bytes_mean"), 830) << run.out;
+  EXPECT_GE(Field(run.out, "server_cpu_us_per_call"), 1800) << run.out;
+}
+
+TEST(LoadgenTest, EchoRefusesANegativeCpuPerCall) {
+  const testing::CommandResult run =
+      testing::RunCommand({ECHO_SERVER_BIN, "--cpu_ns_per_call=-1", "--grpc_address=127.0.0.1:0",
+                           "--metrics_address=127.0.0.1:0"});
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("cpu_ns_per_call"), std::string::npos) << run.err;
 }
 
 TEST(LoadgenTest, WithoutAServerPidOnlyItsOwnCpuIsReported) {
@@ -110,7 +153,9 @@ TEST(LoadgenTest, WithoutAServerPidOnlyItsOwnCpuIsReported) {
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_EQ(Field(run.out, "response_bytes_mean"), 7) << run.out;  // "hello", tag and length
   EXPECT_GE(Field(run.out, "client_cpu_us_per_call"), 0) << run.out;
+  EXPECT_GE(Field(run.out, "client_context_switches_per_call"), 0) << run.out;
   EXPECT_EQ(run.out.find("server_cpu_us_per_call"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("server_context_switches_per_call"), std::string::npos) << run.out;
 }
 
 // Requests that differ in more than a number: one per line of a file, each
