@@ -271,6 +271,41 @@ TEST_P(StreamedImportTest, AnAtomicImportCancelledInsideItsTransactionWritesNoth
   EXPECT_EQ(ModelCount(), chunks * kChunkRows);
 }
 
+// Another writer changes a record the atomic import updates after the
+// import read it and before its transaction: the import's write of it finds
+// a stale revision (ABORTED), and the transaction, with the chunks written
+// in it before, is rolled back.
+TEST_P(StreamedImportTest, AnAtomicImportMeetingAConflictWritesNothing) {
+  const int chunks = 3;
+  const int rows = chunks * kChunkRows;
+  v1::ImportOptions atomic;
+  atomic.set_atomic(true);
+  ASSERT_EQ(Streamed(GeneratedCsv(rows), atomic).created(), rows);
+  const int64_t before = catalog_->Info()->revision();
+  // The last row's record is updated by the file: written in the last chunk.
+  const std::string changed =
+      GeneratedCsv(rows + 1, {{rows, absl::StrCat("Model ", rows, ",Lab,1,2020-01-01")}});
+  int asked = 0;
+  absl::StatusOr<v1::ImportReport> report = catalog_->ImportFile(changed, atomic, [&] {
+    // Asked per chunk spooled (three of 2,000 rows, then the extra row's),
+    // the last of them before the transaction, on this thread.
+    if (++asked == chunks + 1) {
+      absl::StatusOr<Model> model = catalog_->Get<Model>(absl::StrCat("Model ", rows));
+      EXPECT_TRUE(model.ok()) << model.status();
+      model->set_parameters(2);
+      EXPECT_TRUE(catalog_->Update<Model>(*model, {"parameters"}).ok());
+    }
+    return false;
+  });
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kAborted) << report.status();
+  EXPECT_NE(report.status().message().find("rolled back: nothing was written"),
+            absl::string_view::npos)
+      << report.status();
+  EXPECT_EQ(catalog_->Info()->revision(), before + 1);  // the other writer's update only
+  EXPECT_EQ(ModelCount(), rows);                        // the new last row not created
+  EXPECT_EQ(catalog_->Get<Model>(absl::StrCat("Model ", rows))->parameters(), 2);
+}
+
 // Readers while an atomic import's transaction is open see the catalog as
 // it was before it or after it, never part of it (SQLite: they wait for the
 // commit, the store's one connection being the transaction's; PostgreSQL:
