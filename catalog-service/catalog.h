@@ -208,8 +208,11 @@ class Catalog {
   // that never closes, more than 1,000,000 rows) is refused before anything
   // is written. `abandoned` is asked before each chunk's write: once true,
   // the import stops (CANCELLED, saying how many records were written). An
-  // atomic import keeps every planned write until the end and writes them in
-  // one transaction, or none if a row is rejected, as Import does.
+  // atomic import writes every row in one transaction, or none if a row is
+  // rejected, as Import does: its planned writes are spooled to disk chunk
+  // by chunk (beside the upload's spool) and written back a chunk at a time
+  // inside the one transaction, so its memory is bounded as a non-atomic
+  // import's (docs/IMPORT.md).
   absl::StatusOr<v1::ImportReport> ImportFile(absl::string_view content,
                                               const v1::ImportOptions& options,
                                               const std::function<bool()>& abandoned = nullptr);
@@ -305,6 +308,13 @@ class Catalog {
   // atomic, else in batches); rows another writer changed meanwhile are
   // rejected in the run's write report.
   absl::Status CommitImport(ImportRun* run, std::vector<ImportPlanned>* planned);
+  // An atomic ImportFile: appends the writes of `planned` to run->spool.
+  absl::Status SpoolImport(ImportRun* run, std::vector<ImportPlanned>* planned);
+  // An atomic ImportFile after its last chunk: unless a row was rejected,
+  // writes what run->spool holds in one transaction, a chunk at a time
+  // (CatalogStore::WriteInOneTransaction), rolled back on any error or a
+  // cancelled client.
+  absl::Status CommitSpooledImport(ImportRun* run);
 
   std::unique_ptr<CatalogStore> store_;
   // Payloads GetSerialized has parsed once (512 KiB, so on the heap).

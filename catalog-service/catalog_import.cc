@@ -24,7 +24,9 @@
 #include "absl/types/span.h"
 #include "catalog-service/catalog.h"
 #include "catalog-service/import/columns.h"
+#include "catalog-service/import/import_source.h"
 #include "catalog-service/import/imported_names.h"
+#include "catalog-service/import/write_spool.h"
 #include "catalog-service/record_codec.h"
 #include "catalog-service/validation.h"
 #include "common/server/logging.h"
@@ -371,6 +373,9 @@ struct Catalog::ImportRun {
   // changes_omitted and rejections are set here.
   v1::ImportReport write_report;
   std::set<int64_t> write_rejected_rows;
+  // An atomic ImportFile: the writes planned so far, on disk until the one
+  // transaction that writes them all (CommitSpooledImport).
+  std::unique_ptr<WriteSpool> spool;
 
   void Reject(int64_t row, absl::string_view column, absl::string_view reason,
               absl::string_view record) {
@@ -762,6 +767,30 @@ absl::Status Catalog::PlanArchitectureImport(const ParsedFile& file, ImportRun* 
   return PlanImport(&rows, run);
 }
 
+namespace {
+
+// The write of a planned record: its serialized payload, keys and order
+// values (ToWrite), made once; the record is dropped.
+absl::Status MakeRecordWrite(std::variant<std::monostate, Model, Hardware>* record,
+                             RecordWrite* write) {
+  if (std::holds_alternative<std::monostate>(*record)) return absl::OkStatus();
+  absl::StatusOr<RecordWrite> made = std::visit(
+      [](const auto& planned) -> absl::StatusOr<RecordWrite> {
+        if constexpr (std::is_same_v<std::decay_t<decltype(planned)>, std::monostate>) {
+          return absl::InternalError("no record planned");
+        } else {
+          return ToWrite(planned);
+        }
+      },
+      *record);
+  if (!made.ok()) return made.status();
+  *write = *std::move(made);
+  *record = std::monostate();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status Catalog::CommitImport(ImportRun* run, std::vector<ImportPlanned>* planned) {
   std::vector<size_t> pending;
   for (size_t i = 0; i < planned->size(); ++i) {
@@ -789,19 +818,7 @@ absl::Status Catalog::CommitImport(ImportRun* run, std::vector<ImportPlanned>* p
   }
   for (size_t i : pending) {
     ImportPlanned& one = (*planned)[i];
-    if (std::holds_alternative<std::monostate>(one.record)) continue;
-    absl::StatusOr<RecordWrite> write = std::visit(
-        [](const auto& record) -> absl::StatusOr<RecordWrite> {
-          if constexpr (std::is_same_v<std::decay_t<decltype(record)>, std::monostate>) {
-            return absl::InternalError("no record planned");
-          } else {
-            return ToWrite(record);
-          }
-        },
-        one.record);
-    if (!write.ok()) return write.status();
-    one.write.record = *std::move(write);
-    one.record = std::monostate();
+    if (absl::Status s = MakeRecordWrite(&one.record, &one.write.record); !s.ok()) return s;
   }
   // The last moment to give up with nothing (more) written.
   if (run->abandoned && run->abandoned()) {
@@ -858,6 +875,60 @@ absl::Status Catalog::CommitImport(ImportRun* run, std::vector<ImportPlanned>* p
       one_planned.summary.set_outcome(v1::IMPORT_OUTCOME_REJECTED);
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status Catalog::SpoolImport(ImportRun* run, std::vector<ImportPlanned>* planned) {
+  if (run->abandoned && run->abandoned()) {
+    return absl::CancelledError(
+        "the client cancelled the atomic import before it was committed; nothing was written");
+  }
+  std::vector<BatchWrite> writes;
+  for (ImportPlanned& one : *planned) {
+    if (one.summary.outcome() == v1::IMPORT_OUTCOME_UNCHANGED) continue;
+    if (absl::Status s = MakeRecordWrite(&one.record, &one.write.record); !s.ok()) return s;
+    writes.push_back(std::move(one.write));
+  }
+  if (writes.empty()) return absl::OkStatus();
+  return run->spool->Append(writes);
+}
+
+absl::Status Catalog::CommitSpooledImport(ImportRun* run) {
+  if (!run->rejected_rows.empty() || run->spool->writes() == 0) return absl::OkStatus();
+  run->spool->Rewind();
+  // Each batch read back from the spool as the store asks for it, inside
+  // the store's one transaction: a cancelled client or a spool that cannot
+  // be read rolls it back. The batches are the chunks as planned (at most
+  // kWriteBatch writes each).
+  int64_t pulled = 0;
+  const absl::Time start = absl::Now();
+  absl::StatusOr<int64_t> revision =
+      store_->WriteInOneTransaction([&](std::vector<BatchWrite>* batch) -> absl::Status {
+        if (run->abandoned && run->abandoned()) {
+          return absl::CancelledError(absl::StrCat(
+              "the client cancelled the atomic import after ", pulled, " of ", run->spool->writes(),
+              " writes inside its transaction; it was rolled back: "
+              "nothing was written"));
+        }
+        if (absl::Status s = run->spool->Next(batch); !s.ok()) return s;
+        for (BatchWrite& write : *batch) write.defer_derived_rows = run->defer_derived_rows;
+        pulled += static_cast<int64_t>(batch->size());
+        return absl::OkStatus();
+      });
+  if (!revision.ok()) {
+    if (absl::IsCancelled(revision.status())) return revision.status();
+    return absl::Status(revision.status().code(),
+                        absl::StrCat(revision.status().message(),
+                                     " (the atomic import was rolled back: nothing was written)"));
+  }
+  run->written = run->spool->writes();
+  MA_LOG_INFO(
+      "atomic import: %lld writes (%.1f MiB spooled on disk) committed at revision %lld in "
+      "one transaction of %.1f s",
+      static_cast<long long>(run->written),
+      static_cast<double>(run->spool->size_bytes()) / (1 << 20), static_cast<long long>(*revision),
+      absl::ToDoubleSeconds(absl::Now() - start));
+  NotifyWrite();
   return absl::OkStatus();
 }
 
@@ -1070,9 +1141,19 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(const ImportSource& content
   // Each chunk of kWriteBatch rows is planned (its lookups read in two store
   // calls) and, unless the import is atomic or a dry run, written before the
   // next is read: the parsed rows and planned writes held at any time are one
-  // chunk's. An atomic import keeps every planned write until the end (one
-  // transaction, or none if a row is rejected); a dry run keeps none.
+  // chunk's. An atomic import appends each chunk's writes to a spool on disk
+  // instead and, when no row was rejected, writes them back in one
+  // transaction, a chunk at a time (CommitSpooledImport); a dry run keeps none.
   const bool write_each_chunk = !options.atomic() && !options.dry_run();
+  const bool spool_each_chunk = options.atomic() && !options.dry_run();
+  if (spool_each_chunk) {
+    // Beside the upload's own spool: a disk the operator sized for imports.
+    const auto* upload = dynamic_cast<const SpoolFile*>(&content);
+    absl::StatusOr<std::unique_ptr<WriteSpool>> spool =
+        WriteSpool::Create(upload != nullptr ? upload->directory() : DefaultSpoolDirectory());
+    if (!spool.ok()) return spool.status();
+    run.spool = *std::move(spool);
+  }
   // On SQLite each model costs a row per domain in model_domains and an
   // entry in each of its four order indexes, at random places: about half
   // an import's CPU when written with each chunk (docs/BENCHMARKS.md,
@@ -1097,7 +1178,7 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(const ImportSource& content
   run.names[static_cast<int>(RecordKind::kModel)].Reserve(
       static_cast<size_t>(std::min(*estimated_rows, kMaxImportRows)));
   bool bulk = false;
-  if (write_each_chunk) {
+  if (write_each_chunk || spool_each_chunk) {
     absl::StatusOr<bool> began = BeginBulkLoadFor(*estimated_rows);
     if (!began.ok()) return began.status();
     bulk = *began;
@@ -1111,6 +1192,19 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(const ImportSource& content
     if (absl::Status s = PlanImport(&chunk->hardware, &run); !s.ok()) return s;
     return PlanImport(&chunk->models, &run);
   };
+  // Takes the duplicate names into the report and frees the names (once
+  // nothing more is planned); a bulk import logs what they held first, the
+  // part of its memory that grows with the rows (issue 22 point 4).
+  bool names_logged = false;
+  auto report_names = [&] {
+    if (bulk && !names_logged) {
+      MA_LOG_INFO(
+          "bulk import: the names of the rows planned held %.1f MiB",
+          static_cast<double>(run.names[0].MemoryBytes() + run.names[1].MemoryBytes()) / (1 << 20));
+      names_logged = true;
+    }
+    ReportDuplicateNames(&run);
+  };
   absl::Status status;
   int chunks_parsed = 0;
   // Tests: a failure of the parse stage before it hands chunk N on.
@@ -1118,7 +1212,7 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(const ImportSource& content
     ++chunks_parsed;
     return parsed_chunk_hook_ ? parsed_chunk_hook_(chunks_parsed) : absl::OkStatus();
   };
-  if (write_each_chunk && import_in_stages_) {
+  if ((write_each_chunk || spool_each_chunk) && import_in_stages_) {
     // Three stages, each on its own thread: chunk N+2 is parsed while N+1
     // is planned and N written (in turn, a 100,000-row import spent 5.2 s
     // of CPU in its chunks: 0.7 s parsing, 2.9 s planning, 1.6 s writing
@@ -1193,7 +1287,15 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(const ImportSource& content
     // cancellation is checked on).
     std::vector<ImportPlanned> writing;
     while (chunks.Pop(&writing)) {
-      if (absl::Status s = CommitImport(&run, &writing); !s.ok()) {
+      absl::Status s;
+      if (spool_each_chunk) {
+        // Spooled even after a rejected row (the planner's to read until it
+        // ends): only wasted, CommitSpooledImport checks once both ended.
+        s = SpoolImport(&run, &writing);
+      } else {
+        s = CommitImport(&run, &writing);
+      }
+      if (!s.ok()) {
         status = s;
         chunks.Stop();
         break;
@@ -1205,6 +1307,12 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(const ImportSource& content
     planner.join();
     parser.join();
     if (status.ok()) status = chunks.FinishStatus();
+    if (status.ok() && spool_each_chunk) {
+      // The names are not needed to write: freed before the transaction
+      // (the report takes the duplicates now).
+      report_names();
+      status = CommitSpooledImport(&run);
+    }
     if (bulk) {
       MA_LOG_INFO(
           "bulk import: chunks in %.1f s; CPU: parsing %.1f s, planning %.1f s (waited %.1f s for "
@@ -1226,18 +1334,23 @@ absl::StatusOr<v1::ImportReport> Catalog::ImportFile(const ImportSource& content
                                     if (absl::Status s = CommitImport(&run, &run.planned); !s.ok())
                                       return s;
                                   }
-                                  if (!options.atomic()) FoldPlanned(&run, &run.planned);
+                                  // After a rejected row nothing will be written: no more kept.
+                                  if (spool_each_chunk && run.rejected_rows.empty()) {
+                                    if (absl::Status s = SpoolImport(&run, &run.planned); !s.ok())
+                                      return s;
+                                  }
+                                  FoldPlanned(&run, &run.planned);
                                   return absl::OkStatus();
                                 });
-    if (status.ok() && options.atomic()) {
-      if (!options.dry_run()) status = CommitImport(&run, &run.planned);
-      if (status.ok()) FoldPlanned(&run, &run.planned);
+    if (status.ok() && spool_each_chunk) {
+      report_names();
+      status = CommitSpooledImport(&run);
     }
   }
   // Nothing is planned any more: the names the rows took go into the report
   // now, and their memory is freed before the indexes are rebuilt (the
   // import's peak is the larger of the two, not their sum).
-  if (status.ok()) ReportDuplicateNames(&run);
+  if (status.ok()) report_names();
   // Whatever ended the import (the last chunk, a failure, the client gone),
   // the indexes come back and what it wrote gets its rows now, so no List
   // scans or falls back for longer.

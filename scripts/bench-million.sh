@@ -9,7 +9,8 @@
 #      filtered, ordered ListModels page (p50/p99) and resident memory.
 #
 #   scripts/bench-million.sh [--store=sqlite|postgres] [--models=N] [--rounds=R]
-#                            [--record_cache_bytes=B] [--smoke]
+#                            [--record_cache_bytes=B] [--smoke] [--atomic]
+#   --atomic: the import is `modelatlas import --atomic` (one transaction, all or nothing)
 #   pg_virtualenv scripts/bench-million.sh --store=postgres     (PG* from pg_virtualenv)
 #   scripts/bench-million.sh --smoke      2,000 models, 1 round of 1 s (CI: no thresholds)
 #   BENCH_BUILD_DIR=DIR (with SKIP_BUILD=1): the binaries of another build (e.g. a
@@ -30,6 +31,7 @@ cd "$(dirname "$0")/.."
 root="$(pwd)"
 store=sqlite models=1000000 rounds=5 round_seconds=3 cache_bytes=$((64 << 20)) smoke=false
 mmap_bytes=0
+import_flags=()
 for arg in "$@"; do
   case "$arg" in
     --store=*) store="${arg#--store=}" ;;
@@ -38,6 +40,7 @@ for arg in "$@"; do
     --record_cache_bytes=*) cache_bytes="${arg#--record_cache_bytes=}" ;;
     --sqlite_mmap_bytes=*) mmap_bytes="${arg#--sqlite_mmap_bytes=}" ;;
     --smoke) smoke=true ;;
+    --atomic) import_flags+=(--atomic) ;;
     *) echo "unknown argument $arg" >&2; exit 2 ;;
   esac
 done
@@ -84,7 +87,7 @@ import_start=$(date +%s%N)
 import_ticks=$(cpu_ticks catalog)
 if [[ -z $preloaded ]]; then
   echo "== importing through the CLI"
-  "${cli[@]}" --timeout=1800s import "$state/models.csv" >"$state/import.txt"
+  "${cli[@]}" --timeout=1800s import "${import_flags[@]}" "$state/models.csv" >"$state/import.txt"
 fi
 import_seconds=$(/usr/bin/python3 -c "print(($(date +%s%N) - $import_start) / 1e9)")
 import_cpu=$(/usr/bin/python3 -c "print(($(cpu_ticks catalog) - $import_ticks) / $(getconf CLK_TCK))")

@@ -224,6 +224,33 @@ absl::StatusOr<int64_t> CachedStore::Write(const std::vector<BatchWrite>& writes
   return revision;
 }
 
+absl::StatusOr<int64_t> CachedStore::WriteInOneTransaction(const BatchSource& next_batch) {
+  absl::StatusOr<int64_t> revision =
+      store_->WriteInOneTransaction([&](std::vector<BatchWrite>* batch) -> absl::Status {
+        if (absl::Status s = next_batch(batch); !s.ok()) return s;
+        ForgetWritten(*batch);
+        return absl::OkStatus();
+      });
+  ForgetWritten({});  // whatever the outcome, as Write
+  return revision;
+}
+
+void CachedStore::ForgetWritten(const std::vector<BatchWrite>& writes) {
+  std::vector<uint64_t> hashes;
+  hashes.reserve(writes.size());
+  for (const BatchWrite& write : writes) {
+    hashes.push_back(HashOf(write.record.kind, write.record.id));
+  }
+  for (const auto& shard : shards_) {
+    absl::MutexLock lock(&shard->mutex);
+    for (size_t i = 0; i < writes.size(); ++i) {
+      if (&ShardOf(hashes[i]) != shard.get()) continue;
+      Forget(*shard, hashes[i], writes[i].record.kind, writes[i].record.id);
+    }
+    ++shard->writes;
+  }
+}
+
 absl::StatusOr<int64_t> CachedStore::Delete(RecordKind kind, absl::string_view id,
                                             int64_t expected_revision) {
   absl::StatusOr<int64_t> revision = store_->Delete(kind, id, expected_revision);

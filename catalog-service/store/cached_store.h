@@ -134,6 +134,13 @@ class CachedStore : public CatalogStore {
   absl::StatusOr<int64_t> Count(RecordKind kind) override { return store_->Count(kind); }
   absl::StatusOr<int64_t> Revision() override { return store_->Revision(); }
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
+  // The store's transaction (an atomic import), each batch's records
+  // dropped as the batch is pulled, before its write: the SQLite store holds
+  // its lock from the first pull to the commit, so a miss meanwhile waits
+  // and reads the committed record, and the write counters keep a read that
+  // began before from caching what it read. Nothing is kept of the batches
+  // (the import's memory stays one batch's).
+  absl::StatusOr<int64_t> WriteInOneTransaction(const BatchSource& next_batch) override;
   absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
                                  int64_t expected_revision) override;
   absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after,
@@ -239,6 +246,8 @@ class CachedStore : public CatalogStore {
   // while the shard has room; once full, true if the doorkeeper has seen the
   // key since it was last cleared, which it now has.
   bool AdmitMiss(Shard& shard, uint64_t hash) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  // Drops the records of `writes` and counts a write on every shard.
+  void ForgetWritten(const std::vector<BatchWrite>& writes);
   void Forget(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
   // Empties slot `at`, moving later slots of its probe run back into the gap.

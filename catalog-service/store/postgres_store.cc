@@ -547,6 +547,137 @@ absl::StatusOr<int64_t> PostgresStore::Write(const std::vector<BatchWrite>& writ
   });
 }
 
+namespace {
+
+// Write()'s statements for one batch at `revision`, inside `tx`: for
+// WriteInOneTransaction, which writes many batches in one transaction.
+// A copy of Write's body, left apart from it (another branch reworks
+// Write at the same time: docs/BENCHMARKS.md, session 16); the two are to
+// become one function once both are merged.
+absl::Status WriteBatchIn(pqxx::work& tx, int64_t revision, const std::vector<BatchWrite>& writes) {
+  // A statement per row and per lookup key made an import of a million
+  // rows take tens of minutes of round trips: a batch now costs one query
+  // for the ids it creates, one per update (checked and locked as before)
+  // and one round trip for every row it writes.
+  auto quote_value = [&](const OrderValue& value) -> std::string {
+    const ValueParam param(value);
+    return param.get() == nullptr ? "NULL" : tx.quote(std::string(param.get()));
+  };
+  // Ids created, by kind: `kind = K AND id IN (...)` reads the primary key
+  // once per id. A list of (kind, id) pairs was planned as a scan of the
+  // whole table testing every pair: 3.8 s per batch of 2,000 at 100,000
+  // records (docs/BENCHMARKS.md, a million models, branch s10-cli).
+  std::string taken_ids[2];
+  absl::flat_hash_set<std::pair<RecordKind, std::string>> created;
+  for (const BatchWrite& write : writes) {
+    if (write.operation != BatchWrite::Operation::kCreate) continue;
+    const RecordWrite& record = write.record;
+    // The same id twice in one batch: the second is taken by the first.
+    if (!created.emplace(record.kind, record.id).second) {
+      return AlreadyExistsError(record.kind, record.id);
+    }
+    std::string& ids = taken_ids[record.kind == RecordKind::kModel ? 0 : 1];
+    absl::StrAppend(&ids, ids.empty() ? "" : ",", tx.quote(record.id));
+  }
+  std::string taken_query;
+  for (RecordKind kind : {RecordKind::kModel, RecordKind::kHardware}) {
+    const std::string& ids = taken_ids[kind == RecordKind::kModel ? 0 : 1];
+    if (ids.empty()) continue;
+    absl::StrAppend(&taken_query, taken_query.empty() ? "" : " UNION ALL ",
+                    "SELECT kind, id FROM records WHERE kind = ", tx.quote(Kind(kind)),
+                    " AND id IN (", ids, ")");
+  }
+  if (!taken_query.empty()) {
+    const pqxx::result taken = tx.exec(taken_query);
+    if (!taken.empty()) {
+      absl::flat_hash_set<std::pair<std::string, std::string>> ids;
+      for (const auto& row : taken) ids.emplace(row[0].as<std::string>(), row[1].as<std::string>());
+      for (const BatchWrite& write : writes) {
+        if (write.operation == BatchWrite::Operation::kCreate &&
+            ids.contains(std::make_pair(Kind(write.record.kind), write.record.id))) {
+          return AlreadyExistsError(write.record.kind, write.record.id);
+        }
+      }
+    }
+  }
+  std::string inserts, updates, clear_keys, keys, changes;
+  for (const BatchWrite& write : writes) {
+    const RecordWrite& record = write.record;
+    const std::string kind = tx.quote(Kind(record.kind));
+    const std::string id = tx.quote(record.id);
+    const std::string values =
+        absl::StrCat(quote_value(record.order_values[0]), ",", quote_value(record.order_values[1]),
+                     ",", quote_value(record.order_values[2]), ",",
+                     quote_value(record.order_values[3]), ",", quote_value(record.order_values[4]));
+    const bool create = write.operation == BatchWrite::Operation::kCreate;
+    if (create) {
+      absl::StrAppend(&inserts, inserts.empty() ? "" : ",", "(", kind, ",", id, ",",
+                      tx.quote(record.display_name), ",", tx.quote(HexBytea(record.payload)),
+                      "::bytea,", revision, ",", values, ")");
+    } else {
+      if (absl::Status s = CheckCurrent(tx, record.kind, record.id, write.expected_revision);
+          !s.ok()) {
+        return s;
+      }
+      absl::StrAppend(&updates, "UPDATE records SET display_name = ", tx.quote(record.display_name),
+                      ", payload = ", tx.quote(HexBytea(record.payload)),
+                      "::bytea, revision = ", revision,
+                      ", (order_parameters, order_training_compute_flop, "
+                      "order_publication_date, order_display_name, filter_text) = (",
+                      values, ") WHERE kind = ", kind, " AND id = ", id, ";\n");
+      absl::StrAppend(&clear_keys, "DELETE FROM lookup_keys WHERE kind = ", kind, " AND id = ", id,
+                      ";\n");
+    }
+    for (const std::string& key : record.lookup_keys) {
+      absl::StrAppend(&keys, keys.empty() ? "" : ",", "(", kind, ",", tx.quote(key), ",", id, ")");
+    }
+    absl::StrAppend(&changes, changes.empty() ? "" : ",", "(", revision, ",", kind, ",", id, ",",
+                    create ? "'create'" : "'update'", ")");
+  }
+  std::string sql = absl::StrCat(updates, clear_keys);
+  if (!inserts.empty()) {
+    absl::StrAppend(&sql,
+                    "INSERT INTO records (kind, id, display_name, payload, revision, "
+                    "order_parameters, order_training_compute_flop, order_publication_date, "
+                    "order_display_name, filter_text) VALUES ",
+                    inserts, ";\n");
+  }
+  if (!keys.empty()) {
+    absl::StrAppend(&sql, "INSERT INTO lookup_keys (kind, key, id) VALUES ", keys,
+                    " ON CONFLICT DO NOTHING;\n");
+  }
+  if (!changes.empty()) {
+    absl::StrAppend(&sql, "INSERT INTO changes (revision, kind, id, operation) VALUES ", changes,
+                    ";\n");
+  }
+  if (!sql.empty()) tx.exec(sql);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> PostgresStore::WriteInOneTransaction(const BatchSource& next_batch) {
+  std::vector<BatchWrite> batch;
+  // Nothing to write is no write (no revision, no change logged).
+  if (absl::Status s = next_batch(&batch); !s.ok()) return s;
+  if (batch.empty()) return Revision();
+  return WithConnection<int64_t>([&](pqxx::connection& c) -> absl::StatusOr<int64_t> {
+    // One transaction for every batch: other connections read the state
+    // before it until it commits (PostgreSQL's snapshots), and other writers
+    // wait for the revision row it locks first. An error, or one of
+    // next_batch, returns before the commit: `tx` rolls back when destroyed.
+    pqxx::work tx(c);
+    const int64_t revision = NextRevision(tx);
+    while (!batch.empty()) {
+      if (absl::Status s = WriteBatchIn(tx, revision, batch); !s.ok()) return s;
+      batch.clear();
+      if (absl::Status s = next_batch(&batch); !s.ok()) return s;
+    }
+    tx.commit();
+    return revision;
+  });
+}
+
 absl::StatusOr<int64_t> PostgresStore::Delete(RecordKind kind, absl::string_view id,
                                               int64_t expected_revision) {
   const std::string key(id);

@@ -54,6 +54,9 @@ class PostgresStore : public CatalogStore {
   absl::StatusOr<int64_t> Count(RecordKind kind) override;
   absl::StatusOr<int64_t> Revision() override;
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
+  // Write's statements per batch, every batch in one transaction (see
+  // CatalogStore::WriteInOneTransaction).
+  absl::StatusOr<int64_t> WriteInOneTransaction(const BatchSource& next_batch) override;
   absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
                                  int64_t expected_revision) override;
   absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after, int limit) override;

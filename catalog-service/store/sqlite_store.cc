@@ -1059,77 +1059,109 @@ absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes
   return Committed(InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
     absl::StatusOr<int64_t> revision = NextRevision();
     if (!revision.ok()) return revision.status();
-    Statement insert(db_, statements_,
-                     "INSERT INTO records (kind, id, display_name, payload, revision, "
-                     "order_parameters, order_training_compute_flop, order_publication_date, "
-                     "order_display_name, filter_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    Statement update(db_, statements_,
-                     "UPDATE records SET display_name = ?, payload = ?, revision = ?, "
-                     "order_parameters = ?, order_training_compute_flop = ?, "
-                     "order_publication_date = ?, order_display_name = ?, filter_text = ? "
-                     "WHERE kind = ? AND id = ?");
-    Statement defer(db_, statements_,
-                    "INSERT OR IGNORE INTO order_values_pending (kind, id) VALUES ('model', ?)");
-    for (const Statement* stmt : {&insert, &update, &defer}) {
-      if (!stmt->status().ok()) return stmt->status();
-    }
-    for (const BatchWrite& write : writes) {
-      const RecordWrite& record = write.record;
-      const absl::string_view kind = RecordKindName(record.kind);
-      absl::Status written;
-      const bool created = write.operation == BatchWrite::Operation::kCreate;
-      if (created) {
-        // A taken id fails the primary key (the statement alone is undone),
-        // found by the insert's own seek instead of a lookup before it.
-        // Bound without copies: `writes` outlives the statement.
-        written = insert.Reset()
-                      .BindUncopied(1, kind)
-                      .BindUncopied(2, record.id)
-                      .BindUncopied(3, record.display_name)
-                      .BindBlobUncopied(4, record.payload)
-                      .Bind(5, *revision)
-                      .BindValuesUncopied(6, record.order_values)
-                      .Run();
-        if (!written.ok() && sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_PRIMARYKEY) {
-          return AlreadyExistsError(record.kind, record.id);
-        }
-      } else {
-        written = CheckCurrent(record.kind, record.id, write.expected_revision);
-        if (written.ok() && record.kind == RecordKind::kModel) {
-          written = RemoveDomainRows(record.id);  // by the text still stored
-        }
-        if (written.ok()) {
-          written = update.Reset()
-                        .Bind(1, record.display_name)
-                        .BindBlob(2, record.payload)
-                        .Bind(3, *revision)
-                        .BindValues(4, record.order_values)
-                        .Bind(9, kind)
-                        .Bind(10, record.id)
-                        .Run();
-        }
-      }
-      if (written.ok() && record.kind == RecordKind::kModel) {
-        if (write.defer_derived_rows) {
-          // Its domain rows come with the fill after the import
-          // (SetOrderValues); until then domain filters use the filter text.
-          written = defer.Reset().Bind(1, record.id).Run();
-          domain_rows_complete_ = false;
-        } else {
-          written = AddDomainRows(record.id, record.order_values);
-        }
-      }
-      if (!written.ok()) return written;
-      // A created record has no keys yet (Delete removes a record's keys).
-      if (absl::Status s = ReplaceLookupKeys(record, /*clear_old=*/!created); !s.ok()) return s;
-      if (absl::Status s =
-              LogChange(*revision, record.kind, record.id, created ? "create" : "update");
-          !s.ok()) {
-        return s;
-      }
+    if (absl::Status s = WriteBatchAt(*revision, writes); !s.ok()) return s;
+    return *revision;
+  }));
+}
+
+absl::StatusOr<int64_t> SqliteStore::WriteInOneTransaction(const BatchSource& next_batch) {
+  // The store's lock is held from the first batch to the commit or
+  // rollback: the connection is the store's only one (locking_mode=EXCLUSIVE
+  // keeps any other out), so a read on it meanwhile would see the writes not
+  // yet committed. Reads and writes wait instead, as they waited for one
+  // Write of every planned row before (a read the record cache answers does
+  // not wait; CachedStore drops each batch's records as it is pulled, under
+  // this lock). The pages the transaction dirties beyond the page cache
+  // spill to the WAL (SQLite's cache_spill), so its memory stays the cache's.
+  StoreLock lock(this);
+  std::vector<BatchWrite> batch;
+  // Nothing to write is no write (no revision, no change logged).
+  if (absl::Status s = next_batch(&batch); !s.ok()) return s;
+  if (batch.empty()) return Revision();
+  return Committed(InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {
+    absl::StatusOr<int64_t> revision = NextRevision();
+    if (!revision.ok()) return revision.status();
+    while (!batch.empty()) {
+      if (absl::Status s = WriteBatchAt(*revision, batch); !s.ok()) return s;
+      batch.clear();
+      if (absl::Status s = next_batch(&batch); !s.ok()) return s;
     }
     return *revision;
   }));
+}
+
+// Each write's statements at `revision`: a create's insert, or an update's
+// check and update, then its domain rows (or their deferral), keys and change.
+absl::Status SqliteStore::WriteBatchAt(int64_t revision, const std::vector<BatchWrite>& writes) {
+  Statement insert(db_, statements_,
+                   "INSERT INTO records (kind, id, display_name, payload, revision, "
+                   "order_parameters, order_training_compute_flop, order_publication_date, "
+                   "order_display_name, filter_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  Statement update(db_, statements_,
+                   "UPDATE records SET display_name = ?, payload = ?, revision = ?, "
+                   "order_parameters = ?, order_training_compute_flop = ?, "
+                   "order_publication_date = ?, order_display_name = ?, filter_text = ? "
+                   "WHERE kind = ? AND id = ?");
+  Statement defer(db_, statements_,
+                  "INSERT OR IGNORE INTO order_values_pending (kind, id) VALUES ('model', ?)");
+  for (const Statement* stmt : {&insert, &update, &defer}) {
+    if (!stmt->status().ok()) return stmt->status();
+  }
+  for (const BatchWrite& write : writes) {
+    const RecordWrite& record = write.record;
+    const absl::string_view kind = RecordKindName(record.kind);
+    absl::Status written;
+    const bool created = write.operation == BatchWrite::Operation::kCreate;
+    if (created) {
+      // A taken id fails the primary key (the statement alone is undone),
+      // found by the insert's own seek instead of a lookup before it.
+      // Bound without copies: `writes` outlives the statement.
+      written = insert.Reset()
+                    .BindUncopied(1, kind)
+                    .BindUncopied(2, record.id)
+                    .BindUncopied(3, record.display_name)
+                    .BindBlobUncopied(4, record.payload)
+                    .Bind(5, revision)
+                    .BindValuesUncopied(6, record.order_values)
+                    .Run();
+      if (!written.ok() && sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_PRIMARYKEY) {
+        return AlreadyExistsError(record.kind, record.id);
+      }
+    } else {
+      written = CheckCurrent(record.kind, record.id, write.expected_revision);
+      if (written.ok() && record.kind == RecordKind::kModel) {
+        written = RemoveDomainRows(record.id);  // by the text still stored
+      }
+      if (written.ok()) {
+        written = update.Reset()
+                      .Bind(1, record.display_name)
+                      .BindBlob(2, record.payload)
+                      .Bind(3, revision)
+                      .BindValues(4, record.order_values)
+                      .Bind(9, kind)
+                      .Bind(10, record.id)
+                      .Run();
+      }
+    }
+    if (written.ok() && record.kind == RecordKind::kModel) {
+      if (write.defer_derived_rows) {
+        // Its domain rows come with the fill after the import
+        // (SetOrderValues); until then domain filters use the filter text.
+        written = defer.Reset().Bind(1, record.id).Run();
+        domain_rows_complete_ = false;
+      } else {
+        written = AddDomainRows(record.id, record.order_values);
+      }
+    }
+    if (!written.ok()) return written;
+    // A created record has no keys yet (Delete removes a record's keys).
+    if (absl::Status s = ReplaceLookupKeys(record, /*clear_old=*/!created); !s.ok()) return s;
+    if (absl::Status s = LogChange(revision, record.kind, record.id, created ? "create" : "update");
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> SqliteStore::Committed(absl::StatusOr<int64_t> revision) {

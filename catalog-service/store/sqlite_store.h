@@ -86,6 +86,10 @@ class SqliteStore : public CatalogStore {
   // lock twice.
   absl::StatusOr<int64_t> Revision() override;
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
+  // One BEGIN IMMEDIATE ... COMMIT around every batch, written as each
+  // comes (see CatalogStore::WriteInOneTransaction), with the store's lock
+  // held throughout.
+  absl::StatusOr<int64_t> WriteInOneTransaction(const BatchSource& next_batch) override;
   absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
                                  int64_t expected_revision) override;
   absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after, int limit) override;
@@ -127,6 +131,8 @@ class SqliteStore : public CatalogStore {
   // them all.
   absl::Status CreateMissingReadIndexes(const std::function<void(absl::Duration)>& step_done,
                                         bool after_crash);
+  // Inside a transaction: writes (Write's checks) at `revision`.
+  absl::Status WriteBatchAt(int64_t revision, const std::vector<BatchWrite>& writes);
   // Inside a transaction: bumps the catalog revision and returns the new one.
   absl::StatusOr<int64_t> NextRevision();
   // Reads the stored revision into revision_ (at open).

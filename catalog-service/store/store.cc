@@ -47,6 +47,19 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> CatalogStore::F
   return found;
 }
 
+absl::StatusOr<int64_t> CatalogStore::WriteInOneTransaction(const BatchSource& next_batch) {
+  std::vector<BatchWrite> all;
+  std::vector<BatchWrite> batch;
+  while (true) {
+    batch.clear();
+    if (absl::Status s = next_batch(&batch); !s.ok()) return s;
+    if (batch.empty()) break;
+    for (BatchWrite& write : batch) all.push_back(std::move(write));
+  }
+  if (all.empty()) return Revision();
+  return Write(all);
+}
+
 const char* SqlComparison(ColumnTest::Op op) {
   switch (op) {
     case ColumnTest::Op::kLess:

@@ -198,6 +198,31 @@ class CatalogStore {
   // ABORTED when its revision is not the expected one (checked inside the
   // transaction, so concurrent writers cannot both win).
   virtual absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) = 0;
+  // Where WriteInOneTransaction pulls its writes from: fills `batch` (which
+  // it is handed empty) with the next writes, or leaves it empty when there
+  // are no more; an error ends the transaction with nothing written.
+  using BatchSource = std::function<absl::Status(std::vector<BatchWrite>* batch)>;
+  // Write() of every batch `next_batch` gives, pulled one at a time until it
+  // gives an empty one, in one transaction at one new revision (which it
+  // returns; the current revision, nothing written, when the first batch is
+  // empty), or none of them: the same checks as Write, and any error of
+  // `next_batch` (a rejected row, a cancelled client) rolls it back.
+  //
+  // Why: an atomic import of a million rows (Catalog::ImportFile) must
+  // commit all or nothing, and held every planned write in memory to pass
+  // them to one Write (gigabytes at a million rows; issue 22 point 4). Pulled
+  // batch by batch, the writes held at a time are one batch's. Nothing is
+  // visible to other readers, and the revision does not move, until the
+  // commit.
+  //
+  // The default collects every batch and calls Write (correct, not bounded).
+  // SQLite and PostgreSQL write each batch as it comes. `next_batch` runs
+  // while the transaction is open: on SQLite with the store's one connection
+  // held, so it must not call this store (it would wait for itself) and other
+  // store calls wait until the commit; on PostgreSQL other connections read
+  // the state before the transaction until it commits, and other writers wait
+  // for the revision row.
+  virtual absl::StatusOr<int64_t> WriteInOneTransaction(const BatchSource& next_batch);
   // Write() with creates only.
   absl::StatusOr<int64_t> Insert(const std::vector<RecordWrite>& records);
   // Write() with one update.

@@ -3,7 +3,9 @@
 // the block size and wherever a quoted cell or a line end falls; the spool
 // an upload is written to keeps no name, reads back what was appended, and
 // a directory or size limit that refuses it is a clear error; the names an
-// import remembers per row are exact and take the memory stated.
+// import remembers per row are exact and take the memory stated; an atomic
+// import's planned writes read back from their spool batch by batch as
+// they were appended.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -19,6 +21,7 @@
 #include "catalog-service/import/import_file.h"
 #include "catalog-service/import/import_source.h"
 #include "catalog-service/import/imported_names.h"
+#include "catalog-service/import/write_spool.h"
 
 namespace modelatlas::catalog {
 namespace {
@@ -299,6 +302,66 @@ TEST(ImportedNamesTest, ReserveSizesTheTablesOnceAndClearFreesEverything) {
   EXPECT_TRUE(names.Duplicates().empty());
   names.Add("Again", 1, "again");  // usable after
   EXPECT_TRUE(names.Claimed("again"));
+}
+
+BatchWrite SpooledWrite(int i) {
+  BatchWrite write;
+  write.operation = i % 2 == 0 ? BatchWrite::Operation::kCreate : BatchWrite::Operation::kUpdate;
+  write.expected_revision = i * 3;
+  write.defer_derived_rows = i % 3 == 0;
+  write.record.kind = i % 5 == 0 ? RecordKind::kHardware : RecordKind::kModel;
+  write.record.id = absl::StrCat("model-", i);
+  write.record.display_name = absl::StrCat("Model ", i);
+  for (int k = 0; k < i % 3; ++k) write.record.lookup_keys.push_back(absl::StrCat("key ", k));
+  write.record.payload = std::string(static_cast<size_t>(i % 7) * 100, static_cast<char>(i));
+  write.record.payload.push_back('\0');  // bytes, not text
+  write.record.order_values[0] = 1e6 * i;
+  write.record.order_values[3] = absl::StrCat("model ", i);
+  if (i % 4 == 0) write.record.order_values[kDomainsValue] = std::string("\nvision");
+  return write;
+}
+
+void ExpectSameWrite(const BatchWrite& expected, const BatchWrite& actual) {
+  EXPECT_EQ(expected.operation, actual.operation);
+  EXPECT_EQ(expected.expected_revision, actual.expected_revision);
+  EXPECT_EQ(expected.defer_derived_rows, actual.defer_derived_rows);
+  EXPECT_EQ(expected.record.kind, actual.record.kind);
+  EXPECT_EQ(expected.record.id, actual.record.id);
+  EXPECT_EQ(expected.record.display_name, actual.record.display_name);
+  EXPECT_EQ(expected.record.lookup_keys, actual.record.lookup_keys);
+  EXPECT_EQ(expected.record.payload, actual.record.payload);
+  EXPECT_EQ(expected.record.order_values, actual.record.order_values);
+}
+
+TEST(WriteSpoolTest, BatchesComeBackAsAppendedAndAgainAfterRewind) {
+  absl::StatusOr<std::unique_ptr<WriteSpool>> spool = WriteSpool::Create(DefaultSpoolDirectory());
+  ASSERT_TRUE(spool.ok()) << spool.status();
+  const std::vector<int> sizes = {3, 1, 2000, 7};
+  int next = 0;
+  for (int size : sizes) {
+    std::vector<BatchWrite> batch;
+    for (int i = 0; i < size; ++i) batch.push_back(SpooledWrite(next++));
+    ASSERT_TRUE((*spool)->Append(batch).ok());
+  }
+  EXPECT_EQ((*spool)->writes(), next);
+  for (int pass = 0; pass < 2; ++pass) {
+    (*spool)->Rewind();
+    int read = 0;
+    std::vector<BatchWrite> batch;
+    for (int size : sizes) {
+      ASSERT_TRUE((*spool)->Next(&batch).ok());
+      ASSERT_EQ(batch.size(), static_cast<size_t>(size));
+      for (const BatchWrite& write : batch) ExpectSameWrite(SpooledWrite(read++), write);
+    }
+    ASSERT_TRUE((*spool)->Next(&batch).ok());
+    EXPECT_TRUE(batch.empty());  // the end
+  }
+}
+
+TEST(WriteSpoolTest, AMissingDirectoryIsAnErrorBeforeAnythingIsSpooled) {
+  absl::StatusOr<std::unique_ptr<WriteSpool>> spool = WriteSpool::Create("/nonexistent/spool");
+  EXPECT_EQ(spool.status().code(), absl::StatusCode::kInternal) << spool.status();
+  EXPECT_NE(spool.status().message().find("/nonexistent/spool"), absl::string_view::npos);
 }
 
 }  // namespace
