@@ -14,8 +14,18 @@
 
 namespace modelatlas::catalog {
 
+// A record by its key: GetModel's read when the record is not cached.
+constexpr char kGetRecord[] = "get_record";
+
 struct PooledConnection {
-  explicit PooledConnection(const std::string& conninfo) : connection(conninfo) {}
+  explicit PooledConnection(const std::string& conninfo) : connection(conninfo) {
+    // Registered here, prepared by the server at its first use on this
+    // connection: each call then sends only the statement's name and keys,
+    // and the server neither parses nor plans it again.
+    connection.prepare(kGetRecord,
+                       "SELECT id, display_name, encode(payload, 'hex'), revision FROM records "
+                       "WHERE kind = $1 AND id = $2");
+  }
   pqxx::connection connection;
 };
 
@@ -332,10 +342,7 @@ absl::Status PostgresStore::EndBulkLoad(const std::function<void(absl::Duration)
 absl::StatusOr<StoredRecord> PostgresStore::Get(RecordKind kind, absl::string_view id) {
   return WithConnection<StoredRecord>([&](pqxx::connection& c) -> absl::StatusOr<StoredRecord> {
     pqxx::nontransaction tx(c);  // one statement: no BEGIN/COMMIT round trips
-    pqxx::result rows = tx.exec_params(
-        "SELECT id, display_name, encode(payload, 'hex'), revision FROM records WHERE kind = $1 "
-        "AND id = $2",
-        Kind(kind), std::string(id));
+    pqxx::result rows = tx.exec_prepared(kGetRecord, Kind(kind), std::string(id));
     if (rows.empty()) return absl::NotFoundError(absl::StrCat(Kind(kind), " ", id));
     return ReadRecord(rows[0]);
   });
