@@ -291,10 +291,13 @@ absl::Status PostgresStore::CreateMissingOrderIndexes(
     }
     const absl::Time start = absl::Now();
     // CREATE INDEX takes the table's SHARE lock: reads go on, writes (other
-    // replicas') wait for this one index.
+    // replicas') wait for this one index. Two replicas creating the same
+    // index at once (both opening after a crash) would both pass IF NOT
+    // EXISTS and one fail on the name: the migration lock puts them in turn.
     absl::StatusOr<bool> created =
         WithConnection<bool>([&](pqxx::connection& c) -> absl::StatusOr<bool> {
           pqxx::work tx(c);
+          tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
           tx.exec(CreateOrderIndexSql(column));
           tx.commit();
           return true;
@@ -315,6 +318,7 @@ absl::StatusOr<bool> PostgresStore::BeginBulkLoad() {
   absl::StatusOr<bool> dropped =
       WithConnection<bool>([&](pqxx::connection& c) -> absl::StatusOr<bool> {
         pqxx::work tx(c);
+        tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
         for (int column = 0; column < kOrderColumnCount; ++column) {
           tx.exec(absl::StrCat("DROP INDEX IF EXISTS ", OrderIndexName(column)));
         }

@@ -564,5 +564,33 @@ TEST(PostgresStoreTest, BulkLoadDropsTheOrderIndexesUntilTheLastEndsOrTheNextOpe
   EXPECT_EQ((*reopened)->Get(RecordKind::kModel, "a")->display_name, "Display a");
 }
 
+// Replicas that open the database at once after a crash left the order
+// indexes dropped each find them missing: they create them in turn, and
+// every open succeeds.
+TEST(PostgresStoreTest, ReplicasOpeningAtOnceCreateTheDroppedIndexesInTurn) {
+  REQUIRE_POSTGRES();
+  testing::PostgresTestDatabase database;
+  ASSERT_TRUE(database.ok()) << database.error();
+  {
+    auto store = PostgresStore::Open(database.conninfo(), 1);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)->Insert({Model("a"), Model("b")}).ok());
+    ASSERT_TRUE(*(*store)->BeginBulkLoad());
+    ASSERT_EQ((*store)->MissingOrderIndexes()->size(), 4u);
+  }
+  constexpr int kReplicas = 4;
+  std::vector<absl::Status> opened(kReplicas);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kReplicas; ++i) {
+    threads.emplace_back(
+        [&, i] { opened[i] = PostgresStore::Open(database.conninfo(), 1).status(); });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int i = 0; i < kReplicas; ++i) EXPECT_TRUE(opened[i].ok()) << i << ": " << opened[i];
+  auto store = PostgresStore::Open(database.conninfo(), 1);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_TRUE((*store)->MissingOrderIndexes()->empty());
+}
+
 }  // namespace
 }  // namespace modelatlas::catalog
