@@ -23,6 +23,9 @@
 #   runs of 10 s until the record cache's hit rate settles (warm_until_settled
 #   in scripts/lib/servers.sh); each round prints its hit rate.
 #   BENCH_LOADGEN=PATH: the load generator (default this tree's build).
+#   RECORD_CACHE_PRELOAD=1: catalog-service --record_cache_preload (SQLite: the
+#   record cache filled from the store before the rounds; for a
+#   --record_cache_bytes sized to the catalog); the rounds wait for it.
 # Each ListModels request runs once per round too (rounds interleaved).
 #
 # Results (every round) go to .run/bench-million/<store>/results.md and stdout.
@@ -77,10 +80,17 @@ else
   catalog_flags=(--sqlite_path="$state/catalog.db" --record_cache_bytes="$cache_bytes"
     --sqlite_mmap_bytes="$mmap_bytes")
 fi
+preload="${RECORD_CACHE_PRELOAD:-}"
+[[ -n $preload ]] && catalog_flags+=(--record_cache_preload)
 catalog_port=$(start catalog "$b/catalog-service/catalog-service" "${catalog_flags[@]}")
 echo_port=$(start echo "$b/bench/echo-server")
 cli=("$b/cli/modelatlas" --catalog=127.0.0.1:$catalog_port)
 for _ in $(seq 1 100); do "${cli[@]}" --timeout=1s models get "GPT-2 (124M)" >/dev/null 2>&1 && break; sleep 0.2; done
+# The preload runs while the server already answers: wait for its log line.
+if [[ -n $preload && $store == sqlite ]]; then
+  for _ in $(seq 1 600); do grep -q "record cache preloaded" "$state/catalog.log" && break; sleep 0.5; done
+  grep "record cache preloaded" "$state/catalog.log" || echo "preload not finished" >&2
+fi
 rss_before_import=$(rss_mib catalog)
 
 import_start=$(date +%s%N)
@@ -153,14 +163,24 @@ for round in $(seq 1 "$rounds"); do
 done
 rss_end=$(rss_mib catalog)
 hwm_end=$(hwm_mib catalog)
+# The PostgreSQL server's own memory: the proportional set size (shared pages
+# divided among the processes that map them) of the postmaster and its
+# children, summed, and its shared_buffers.
+pg_memory=""
+if [[ $store == postgres ]]; then
+  postmaster=$(head -1 "$(psql -Atc 'SHOW data_directory')/postmaster.pid")
+  pg_memory="$(for pid in $postmaster $(ps --ppid "$postmaster" -o pid=); do
+    awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup" 2>/dev/null; done |
+    awk '{s += $1; n++} END {printf "%.1f MiB PSS over %d processes", s / 1024, n}'), shared_buffers $(psql -Atc 'SHOW shared_buffers')"
+fi
 
 /usr/bin/python3 - "$state" "$store" "$models" "$rounds" "$round_seconds" "$cache_bytes" "$import_seconds" \
   "$rss_before_import" "$rss_after_import" "$hwm_import" "$rss_after_get" "$rss_end" "$hwm_end" \
   "$reply_bytes" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$import_cpu" \
-  "$load_during_import" "$preloaded" "$mmap_bytes" <<'PY'
+  "$load_during_import" "$preloaded" "$mmap_bytes" "$pg_memory" "$preload" <<'PY'
 import datetime, json, os, sys
 (state, store, models, rounds, round_s, cache, import_s, rss0, rss_imp, hwm_imp, rss_get, rss_end, hwm_end,
- reply, commit, import_cpu, import_load, preloaded, mmap_bytes) = sys.argv[1:]
+ reply, commit, import_cpu, import_load, preloaded, mmap_bytes, pg_memory, cache_preload) = sys.argv[1:]
 models, rounds = int(models), int(rounds)
 def load(name):
     try:
@@ -172,7 +192,7 @@ w = out.append
 load_avg = open("/proc/loadavg").read().split()[:3]
 w(f"### {store}, {models:,} models ({datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, commit {commit}, load average {' '.join(load_avg)})")
 w("")
-cache_note = f"record cache {int(cache) >> 20} MiB, SQLite memory map {int(mmap_bytes) >> 20} MiB" if store == "sqlite" else "no record cache (PostgreSQL)"
+cache_note = f"record cache {int(cache) >> 20} MiB{' preloaded' if cache_preload else ''}, SQLite memory map {int(mmap_bytes) >> 20} MiB" if store == "sqlite" else f"no record cache (PostgreSQL); the PostgreSQL server at the end: {pg_memory}"
 if preloaded:
     w(f"No import: the store was preloaded ({preloaded}). Resident memory of catalog-service: {rss0} MiB at start (and {float(import_s):.1f} s later), {rss_get} MiB after the GetModel rounds, {rss_end} MiB at the end (peak over the run {hwm_end} MiB; {cache_note}).")
 else:

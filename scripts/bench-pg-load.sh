@@ -2,9 +2,10 @@
 # Test-only bulk loader for the PostgreSQL read benchmarks (issue 22 point 4):
 # copies the records and lookup keys of a SQLite catalog file into an empty
 # PostgreSQL catalog with COPY, row for row as the SQLite store wrote them
-# (the same serialized payloads, order columns and filter text), so that a
-# million-model PostgreSQL catalog exists without the import (which reads
-# the catalog row by row over the network: half an hour at a million).
+# (the same serialized payloads, order columns and filter text), so that the
+# PostgreSQL read benchmarks run on the very records of a SQLite file, in
+# about 40 s at a million (an import of a million generated rows took about
+# 70 s on a loaded machine in session 16: docs/BENCHMARKS.md).
 # Not a migration tool: the change log is not copied (Watch starts at the
 # copied revision), and the file must be of schema 4 or newer with every
 # record's columns filled (order_values_pending empty).

@@ -1,5 +1,6 @@
 #include "catalog-service/store/postgres_store.h"
 
+#include <algorithm>
 #include <cmath>
 #include <pqxx/pqxx>
 #include <variant>
@@ -13,8 +14,18 @@
 
 namespace modelatlas::catalog {
 
+// A record by its key: GetModel's read when the record is not cached.
+constexpr char kGetRecord[] = "get_record";
+
 struct PooledConnection {
-  explicit PooledConnection(const std::string& conninfo) : connection(conninfo) {}
+  explicit PooledConnection(const std::string& conninfo) : connection(conninfo) {
+    // Registered here, prepared by the server at its first use on this
+    // connection: each call then sends only the statement's name and keys,
+    // and the server neither parses nor plans it again.
+    connection.prepare(kGetRecord,
+                       "SELECT id, display_name, encode(payload, 'hex'), revision FROM records "
+                       "WHERE kind = $1 AND id = $2");
+  }
   pqxx::connection connection;
 };
 
@@ -36,6 +47,18 @@ std::string Kind(RecordKind kind) { return std::string(RecordKindName(kind)); }
 constexpr const char* kOrderColumnNames[kOrderColumnCount] = {
     "order_parameters", "order_training_compute_flop", "order_publication_date",
     "order_display_name"};
+
+// The indexes migration 3 created on the order columns: only reads use
+// them, and an import's rows land in each at a random place. In a million-row
+// import, index insertions took 44% of the server's CPU (perf, branch
+// s16-pg) before a bulk load dropped these four of the nine.
+std::string OrderIndexName(int column) {
+  return absl::StrCat("records_by_", absl::string_view(kOrderColumnNames[column]).substr(6));
+}
+std::string CreateOrderIndexSql(int column) {
+  return absl::StrCat("CREATE INDEX IF NOT EXISTS ", OrderIndexName(column), " ON records (kind, ",
+                      kOrderColumnNames[column], ", id)");
+}
 
 // An order value as a query parameter: its text (numbers with 17 significant
 // digits, which give back the same double), or null for an unset value.
@@ -131,6 +154,21 @@ absl::Status CheckCurrent(pqxx::work& tx, RecordKind kind, const std::string& id
   return absl::OkStatus();
 }
 
+// ALREADY_EXISTS naming the first create of `writes` (in their order) that
+// `inserted` (the (kind, id) rows an INSERT ... ON CONFLICT DO NOTHING
+// RETURNING wrote) lacks: its id was taken.
+absl::Status FirstTaken(const std::vector<BatchWrite>& writes, const pqxx::result& inserted) {
+  absl::flat_hash_set<std::pair<std::string, std::string>> ids;
+  for (const auto& row : inserted) ids.emplace(row[0].as<std::string>(), row[1].as<std::string>());
+  for (const BatchWrite& write : writes) {
+    if (write.operation == BatchWrite::Operation::kCreate &&
+        !ids.contains(std::make_pair(Kind(write.record.kind), write.record.id))) {
+      return AlreadyExistsError(write.record.kind, write.record.id);
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 PostgresStore::PostgresStore(std::string conninfo, int pool_size)
@@ -143,6 +181,8 @@ absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::st
   if (pool_size < 1) return InvalidFieldError("pool_size", "must be at least 1");
   std::unique_ptr<PostgresStore> store(new PostgresStore(conninfo, pool_size));
   if (absl::Status s = store->Migrate(); !s.ok()) return s;
+  // A bulk load a crash cut short left its indexes dropped.
+  if (absl::Status s = store->CreateMissingOrderIndexes(nullptr); !s.ok()) return s;
   return store;
 }
 
@@ -226,13 +266,87 @@ absl::Status PostgresStore::Migrate() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<std::string>> PostgresStore::MissingOrderIndexes() {
+  return WithConnection<std::vector<std::string>>(
+      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<std::string>> {
+        pqxx::nontransaction tx(c);
+        std::vector<std::string> missing;
+        for (int column = 0; column < kOrderColumnCount; ++column) {
+          const std::string name = OrderIndexName(column);
+          if (tx.exec_params1("SELECT to_regclass($1) IS NULL", name)[0].as<bool>()) {
+            missing.push_back(name);
+          }
+        }
+        return missing;
+      });
+}
+
+absl::Status PostgresStore::CreateMissingOrderIndexes(
+    const std::function<void(absl::Duration)>& step_done) {
+  absl::StatusOr<std::vector<std::string>> missing = MissingOrderIndexes();
+  if (!missing.ok()) return missing.status();
+  for (int column = 0; column < kOrderColumnCount; ++column) {
+    if (std::find(missing->begin(), missing->end(), OrderIndexName(column)) == missing->end()) {
+      continue;
+    }
+    const absl::Time start = absl::Now();
+    // CREATE INDEX takes the table's SHARE lock: reads go on, writes (other
+    // replicas') wait for this one index. Two replicas creating the same
+    // index at once (both opening after a crash) would both pass IF NOT
+    // EXISTS and one fail on the name: the migration lock puts them in turn.
+    absl::StatusOr<bool> created =
+        WithConnection<bool>([&](pqxx::connection& c) -> absl::StatusOr<bool> {
+          pqxx::work tx(c);
+          tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
+          tx.exec(CreateOrderIndexSql(column));
+          tx.commit();
+          return true;
+        });
+    if (!created.ok()) return created.status();
+    if (step_done) step_done(absl::Now() - start);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> PostgresStore::BeginBulkLoad() {
+  {
+    absl::MutexLock lock(&mutex_);
+    if (bulk_loads_++ > 0) return true;
+  }
+  // One transaction: all four dropped or none. DROP INDEX waits for the
+  // reads under way (its lock is exclusive) and holds new ones that long.
+  absl::StatusOr<bool> dropped =
+      WithConnection<bool>([&](pqxx::connection& c) -> absl::StatusOr<bool> {
+        pqxx::work tx(c);
+        tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
+        for (int column = 0; column < kOrderColumnCount; ++column) {
+          tx.exec(absl::StrCat("DROP INDEX IF EXISTS ", OrderIndexName(column)));
+        }
+        tx.commit();
+        return true;
+      });
+  if (!dropped.ok()) {
+    absl::MutexLock lock(&mutex_);
+    --bulk_loads_;
+    return dropped.status();
+  }
+  return true;
+}
+
+absl::Status PostgresStore::EndBulkLoad(const std::function<void(absl::Duration)>& step_done) {
+  {
+    absl::MutexLock lock(&mutex_);
+    if (bulk_loads_ == 0) return absl::OkStatus();
+    // Another bulk load still runs: the last to end rebuilds.
+    if (--bulk_loads_ > 0) return absl::OkStatus();
+  }
+  return CreateMissingOrderIndexes(step_done);
+}
+
 absl::StatusOr<StoredRecord> PostgresStore::Get(RecordKind kind, absl::string_view id) {
   return WithConnection<StoredRecord>([&](pqxx::connection& c) -> absl::StatusOr<StoredRecord> {
     pqxx::nontransaction tx(c);  // one statement: no BEGIN/COMMIT round trips
-    pqxx::result rows = tx.exec_params(
-        "SELECT id, display_name, encode(payload, 'hex'), revision FROM records WHERE kind = $1 "
-        "AND id = $2",
-        Kind(kind), std::string(id));
+    pqxx::result rows = tx.exec_prepared(kGetRecord, Kind(kind), std::string(id));
     if (rows.empty()) return absl::NotFoundError(absl::StrCat(Kind(kind), " ", id));
     return ReadRecord(rows[0]);
   });
@@ -254,44 +368,60 @@ absl::StatusOr<std::vector<std::string>> PostgresStore::FindIdsByLookupKey(Recor
       });
 }
 
+namespace {
+
+// The wanted values of a batch lookup as a VALUES list, each quoted.
+std::string QuotedValuesList(pqxx::transaction_base& tx, const std::vector<std::string>& values) {
+  std::string list;
+  for (const std::string& value : values) {
+    absl::StrAppend(&list, list.empty() ? "(" : ",(", tx.quote(value), ")");
+  }
+  return list;
+}
+
+}  // namespace
+
 // One statement for a batch of an import's lookups (see CatalogStore::GetMany):
 // an import of 100,000 rows spent 1.8 ms per row on four single reads, each
-// a round trip (docs/BENCHMARKS.md, a million models).
+// a round trip (docs/BENCHMARKS.md, a million models). Each wanted id is one
+// probe of the primary key: `kind = K AND id IN (...)` was planned, on a
+// table growing faster than its statistics (an import), as a scan of every
+// record of the kind filtered by a hash of the list, so an import's lookups
+// grew with the square of the catalog (23 s of a million-row import's 67 s
+// of server CPU went to the taken-id check alone; docs/BENCHMARKS.md, branch
+// s16-pg). OFFSET 0 keeps the planner from flattening the subquery into a
+// join it could answer with that scan again.
 absl::StatusOr<std::vector<StoredRecord>> PostgresStore::GetMany(
     RecordKind kind, const std::vector<std::string>& ids) {
   if (ids.empty()) return std::vector<StoredRecord>{};
   return WithConnection<std::vector<StoredRecord>>(
       [&](pqxx::connection& c) -> absl::StatusOr<std::vector<StoredRecord>> {
         pqxx::nontransaction tx(c);
-        std::string list;
-        for (const std::string& id : ids) {
-          absl::StrAppend(&list, list.empty() ? "" : ",", tx.quote(id));
-        }
         std::vector<StoredRecord> records;
         for (const auto& row : tx.exec(absl::StrCat(
-                 "SELECT id, display_name, encode(payload, 'hex'), revision FROM records "
-                 "WHERE kind = ",
-                 tx.quote(Kind(kind)), " AND id IN (", list, ")"))) {
+                 "SELECT r.id, r.display_name, encode(r.payload, 'hex'), r.revision FROM (VALUES ",
+                 QuotedValuesList(tx, ids),
+                 ") AS wanted (id) CROSS JOIN LATERAL (SELECT id, display_name, payload, "
+                 "revision FROM records WHERE kind = ",
+                 tx.quote(Kind(kind)), " AND id = wanted.id OFFSET 0) AS r"))) {
           records.push_back(ReadRecord(row));
         }
         return records;
       });
 }
 
+// As GetMany: one probe of the primary key (kind, key, id) per wanted key.
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PostgresStore::FindIdsByLookupKeys(
     RecordKind kind, const std::vector<std::string>& keys) {
   using Pairs = std::vector<std::pair<std::string, std::string>>;
   if (keys.empty()) return Pairs{};
   return WithConnection<Pairs>([&](pqxx::connection& c) -> absl::StatusOr<Pairs> {
     pqxx::nontransaction tx(c);
-    std::string list;
-    for (const std::string& key : keys) {
-      absl::StrAppend(&list, list.empty() ? "" : ",", tx.quote(key));
-    }
     Pairs found;
     for (const auto& row : tx.exec(absl::StrCat(
-             "SELECT DISTINCT key, id FROM lookup_keys WHERE kind = ", tx.quote(Kind(kind)),
-             " AND key IN (", list, ")"))) {
+             "SELECT DISTINCT k.key, k.id FROM (VALUES ", QuotedValuesList(tx, keys),
+             ") AS wanted (key) CROSS JOIN LATERAL (SELECT key, id FROM lookup_keys WHERE kind = ",
+             tx.quote(Kind(kind)), " AND key = wanted.key OFFSET 0) AS k"))) {
       found.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());
     }
     return found;
@@ -452,42 +582,16 @@ absl::StatusOr<int64_t> PostgresStore::Write(const std::vector<BatchWrite>& writ
       const ValueParam param(value);
       return param.get() == nullptr ? "NULL" : tx.quote(std::string(param.get()));
     };
-    // Ids created, by kind: `kind = K AND id IN (...)` reads the primary key
-    // once per id. A list of (kind, id) pairs was planned as a scan of the
-    // whole table testing every pair: 3.8 s per batch of 2,000 at 100,000
-    // records (docs/BENCHMARKS.md, a million models, branch s10-cli).
-    std::string taken_ids[2];
+    // The same id twice in one batch: the second is taken by the first.
+    // An id taken in the store is found by the insert itself (ON CONFLICT DO
+    // NOTHING, the rows it inserted returned), not by a query before it: that
+    // query cost a second probe per created row (docs/BENCHMARKS.md, branch
+    // s16-pg).
     absl::flat_hash_set<std::pair<RecordKind, std::string>> created;
     for (const BatchWrite& write : writes) {
       if (write.operation != BatchWrite::Operation::kCreate) continue;
-      const RecordWrite& record = write.record;
-      // The same id twice in one batch: the second is taken by the first.
-      if (!created.emplace(record.kind, record.id).second) {
-        return AlreadyExistsError(record.kind, record.id);
-      }
-      std::string& ids = taken_ids[record.kind == RecordKind::kModel ? 0 : 1];
-      absl::StrAppend(&ids, ids.empty() ? "" : ",", tx.quote(record.id));
-    }
-    std::string taken_query;
-    for (RecordKind kind : {RecordKind::kModel, RecordKind::kHardware}) {
-      const std::string& ids = taken_ids[kind == RecordKind::kModel ? 0 : 1];
-      if (ids.empty()) continue;
-      absl::StrAppend(&taken_query, taken_query.empty() ? "" : " UNION ALL ",
-                      "SELECT kind, id FROM records WHERE kind = ", tx.quote(Kind(kind)),
-                      " AND id IN (", ids, ")");
-    }
-    if (!taken_query.empty()) {
-      const pqxx::result taken = tx.exec(taken_query);
-      if (!taken.empty()) {
-        absl::flat_hash_set<std::pair<std::string, std::string>> ids;
-        for (const auto& row : taken)
-          ids.emplace(row[0].as<std::string>(), row[1].as<std::string>());
-        for (const BatchWrite& write : writes) {
-          if (write.operation == BatchWrite::Operation::kCreate &&
-              ids.contains(std::make_pair(Kind(write.record.kind), write.record.id))) {
-            return AlreadyExistsError(write.record.kind, write.record.id);
-          }
-        }
+      if (!created.emplace(write.record.kind, write.record.id).second) {
+        return AlreadyExistsError(write.record.kind, write.record.id);
       }
     }
     std::string inserts, updates, clear_keys, keys, changes;
@@ -525,23 +629,33 @@ absl::StatusOr<int64_t> PostgresStore::Write(const std::vector<BatchWrite>& writ
       absl::StrAppend(&changes, changes.empty() ? "" : ",", "(", revision, ",", kind, ",", id, ",",
                       create ? "'create'" : "'update'", ")");
     }
+    // Two round trips: the updates and the inserted records (whose result,
+    // the last statement's, names the ids inserted), then the lookup keys and
+    // the change log.
     std::string sql = absl::StrCat(updates, clear_keys);
     if (!inserts.empty()) {
       absl::StrAppend(&sql,
                       "INSERT INTO records (kind, id, display_name, payload, revision, "
                       "order_parameters, order_training_compute_flop, order_publication_date, "
                       "order_display_name, filter_text) VALUES ",
-                      inserts, ";\n");
+                      inserts, " ON CONFLICT DO NOTHING RETURNING kind, id;\n");
     }
+    if (!sql.empty()) {
+      const pqxx::result inserted = tx.exec(sql);
+      if (!inserts.empty() && inserted.size() < created.size()) {
+        if (absl::Status s = FirstTaken(writes, inserted); !s.ok()) return s;
+      }
+    }
+    std::string rows_sql;
     if (!keys.empty()) {
-      absl::StrAppend(&sql, "INSERT INTO lookup_keys (kind, key, id) VALUES ", keys,
+      absl::StrAppend(&rows_sql, "INSERT INTO lookup_keys (kind, key, id) VALUES ", keys,
                       " ON CONFLICT DO NOTHING;\n");
     }
     if (!changes.empty()) {
-      absl::StrAppend(&sql, "INSERT INTO changes (revision, kind, id, operation) VALUES ", changes,
-                      ";\n");
+      absl::StrAppend(&rows_sql, "INSERT INTO changes (revision, kind, id, operation) VALUES ",
+                      changes, ";\n");
     }
-    if (!sql.empty()) tx.exec(sql);
+    if (!rows_sql.empty()) tx.exec(rows_sql);
     tx.commit();
     return revision;
   });

@@ -4,6 +4,7 @@
 // replicas and etag checks happen inside the transaction.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,6 +61,18 @@ class PostgresStore : public CatalogStore {
   absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
                                  int64_t expected_revision) override;
   absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after, int limit) override;
+  // Drops the four order indexes (migration 3) until the last bulk load of
+  // this process ends; EndBulkLoad creates them again, one sort each. Reads
+  // meanwhile give the same records, found by scanning. Replicas sharing the
+  // database count their own bulk loads: one that ends first (or one that
+  // opens the store) creates the indexes while another still loads, which
+  // then loads slower, never wrongly. A crash in between leaves them to the
+  // next Open.
+  absl::StatusOr<bool> BeginBulkLoad() override;
+  absl::Status EndBulkLoad(const std::function<void(absl::Duration)>& step_done) override;
+
+  // The order indexes the database lacks (tests: a bulk load in progress).
+  absl::StatusOr<std::vector<std::string>> MissingOrderIndexes();
 
  private:
   // Runs `body` with a pooled connection, reconnecting a broken one first.
@@ -70,12 +83,17 @@ class PostgresStore : public CatalogStore {
 
   PostgresStore(std::string conninfo, int pool_size);
   absl::Status Migrate();
+  // Creates the order indexes the database lacks, one transaction each,
+  // reporting each one's time to `step_done` if set.
+  absl::Status CreateMissingOrderIndexes(const std::function<void(absl::Duration)>& step_done);
 
   std::string conninfo_;
   int schema_version_ = 0;
   absl::Mutex mutex_;
   std::vector<std::unique_ptr<PooledConnection>> idle_ ABSL_GUARDED_BY(mutex_);
   int available_ ABSL_GUARDED_BY(mutex_);
+  // Bulk loads begun and not yet ended in this process.
+  int bulk_loads_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace modelatlas::catalog

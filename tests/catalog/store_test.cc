@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -120,6 +121,61 @@ TEST_P(StoreTest, DuplicateIdWritesNothing) {
   EXPECT_EQ(*store_->Revision(), 1);
   EXPECT_EQ(*store_->Count(RecordKind::kModel), 1);
   EXPECT_EQ(store_->ChangesSince(0, 10)->size(), 1u);
+}
+
+// A batch of creates of which two ids are taken names the first of them in
+// the batch's order and writes nothing: no record, lookup key or change.
+TEST_P(StoreTest, TakenIdsAmongManyCreatesNameTheFirstAndWriteNothing) {
+  ASSERT_TRUE(store_->Insert({Model("a"), Model("c")}).ok());
+  std::vector<RecordWrite> batch;
+  for (const char* id : {"b", "d", "c", "e", "a"})
+    batch.push_back(Model(id, absl::StrCat("k-", id)));
+  auto taken = store_->Insert(batch);
+  EXPECT_EQ(taken.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_NE(taken.status().message().find("\"c\""), absl::string_view::npos) << taken.status();
+  for (const char* id : {"b", "d", "e"}) {
+    EXPECT_EQ(store_->Get(RecordKind::kModel, id).status().code(), absl::StatusCode::kNotFound)
+        << id;
+    EXPECT_TRUE(store_->FindIdsByLookupKey(RecordKind::kModel, absl::StrCat("k-", id))->empty())
+        << id;
+  }
+  EXPECT_TRUE(store_->FindIdsByLookupKey(RecordKind::kModel, "k-a")->empty());
+  EXPECT_EQ(*store_->Revision(), 1);
+  EXPECT_EQ(*store_->Count(RecordKind::kModel), 2);
+  EXPECT_EQ(store_->ChangesSince(0, 10)->size(), 2u);
+  // The same batch without the taken ids is written whole.
+  batch.erase(batch.begin() + 4);
+  batch.erase(batch.begin() + 2);
+  EXPECT_EQ(*store_->Insert(batch), 2);
+  EXPECT_EQ(*store_->Count(RecordKind::kModel), 5);
+}
+
+// The batched lookups an import makes (GetMany, FindIdsByLookupKeys) give
+// what the single reads give: the records that exist among the wanted ids
+// (missing and repeated ones too), and every (key, id) pair stored under the
+// wanted keys.
+TEST_P(StoreTest, BatchedLookupsGiveWhatTheSingleReadsGive) {
+  ASSERT_TRUE(
+      store_->Insert({Model("a", "shared"), Model("b", "shared"), Model("c", "own-c")}).ok());
+  RecordWrite hardware = Model("a", "shared");
+  hardware.kind = RecordKind::kHardware;
+  ASSERT_TRUE(store_->Insert({hardware}).ok());
+  const std::vector<std::string> ids = {"c", "missing", "a", "c", "o'quote"};
+  absl::StatusOr<std::vector<StoredRecord>> many = store_->GetMany(RecordKind::kModel, ids);
+  ASSERT_TRUE(many.ok()) << many.status();
+  std::map<std::string, int64_t> found;
+  for (const StoredRecord& record : *many) {
+    EXPECT_EQ(record.payload, store_->Get(RecordKind::kModel, record.id)->payload);
+    found[record.id] = record.revision;
+  }
+  EXPECT_EQ(found, (std::map<std::string, int64_t>{{"a", 1}, {"c", 1}}));
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> pairs =
+      store_->FindIdsByLookupKeys(RecordKind::kModel, {"own-c", "shared", "none"});
+  ASSERT_TRUE(pairs.ok()) << pairs.status();
+  std::sort(pairs->begin(), pairs->end());
+  EXPECT_EQ(*pairs, (std::vector<std::pair<std::string, std::string>>{
+                        {"own-c", "c"}, {"shared", "a"}, {"shared", "b"}}));
+  EXPECT_TRUE(store_->GetMany(RecordKind::kHardware, {"b", "c"})->empty());
 }
 
 // Revision() is what the last committed write gave (SQLite keeps it in
@@ -472,6 +528,68 @@ TEST(PostgresStoreTest, TwoStoresOnOneDatabaseSeeEachOthersWrites) {
   EXPECT_EQ((*second)->ChangesSince(0, 10)->size(), 1u);
   EXPECT_EQ((*second)->Update(Model("from-first"), 1).status().code(), absl::StatusCode::kOk);
   EXPECT_EQ((*first)->Update(Model("from-first"), 1).status().code(), absl::StatusCode::kAborted);
+}
+
+// A bulk load drops the four order indexes until the last one begun in
+// the process ends; a store dropped in between (a crash) leaves them to the
+// next Open, which creates them again.
+TEST(PostgresStoreTest, BulkLoadDropsTheOrderIndexesUntilTheLastEndsOrTheNextOpen) {
+  REQUIRE_POSTGRES();
+  testing::PostgresTestDatabase database;
+  ASSERT_TRUE(database.ok()) << database.error();
+  const std::vector<std::string> all = {"records_by_parameters", "records_by_training_compute_flop",
+                                        "records_by_publication_date", "records_by_display_name"};
+  {
+    auto store = PostgresStore::Open(database.conninfo(), 2);
+    ASSERT_TRUE(store.ok()) << store.status();
+    EXPECT_TRUE((*store)->MissingOrderIndexes()->empty());
+    ASSERT_TRUE(*(*store)->BeginBulkLoad());
+    ASSERT_TRUE(*(*store)->BeginBulkLoad());
+    EXPECT_EQ(*(*store)->MissingOrderIndexes(), all);
+    ASSERT_TRUE((*store)->Insert({Model("a")}).ok());
+    int steps = 0;
+    ASSERT_TRUE((*store)->EndBulkLoad([&](absl::Duration) { ++steps; }).ok());
+    EXPECT_EQ(steps, 0);  // the other bulk load still runs
+    EXPECT_EQ(*(*store)->MissingOrderIndexes(), all);
+    ASSERT_TRUE((*store)->EndBulkLoad([&](absl::Duration) { ++steps; }).ok());
+    EXPECT_EQ(steps, 4);
+    EXPECT_TRUE((*store)->MissingOrderIndexes()->empty());
+    // Begun and never ended: the process "dies".
+    ASSERT_TRUE(*(*store)->BeginBulkLoad());
+    EXPECT_EQ(*(*store)->MissingOrderIndexes(), all);
+  }
+  auto reopened = PostgresStore::Open(database.conninfo(), 2);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_TRUE((*reopened)->MissingOrderIndexes()->empty());
+  EXPECT_EQ((*reopened)->Get(RecordKind::kModel, "a")->display_name, "Display a");
+}
+
+// Replicas that open the database at once after a crash left the order
+// indexes dropped each find them missing: they create them in turn, and
+// every open succeeds.
+TEST(PostgresStoreTest, ReplicasOpeningAtOnceCreateTheDroppedIndexesInTurn) {
+  REQUIRE_POSTGRES();
+  testing::PostgresTestDatabase database;
+  ASSERT_TRUE(database.ok()) << database.error();
+  {
+    auto store = PostgresStore::Open(database.conninfo(), 1);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)->Insert({Model("a"), Model("b")}).ok());
+    ASSERT_TRUE(*(*store)->BeginBulkLoad());
+    ASSERT_EQ((*store)->MissingOrderIndexes()->size(), 4u);
+  }
+  constexpr int kReplicas = 4;
+  std::vector<absl::Status> opened(kReplicas);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kReplicas; ++i) {
+    threads.emplace_back(
+        [&, i] { opened[i] = PostgresStore::Open(database.conninfo(), 1).status(); });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int i = 0; i < kReplicas; ++i) EXPECT_TRUE(opened[i].ok()) << i << ": " << opened[i];
+  auto store = PostgresStore::Open(database.conninfo(), 1);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_TRUE((*store)->MissingOrderIndexes()->empty());
 }
 
 }  // namespace
