@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <type_traits>
 
@@ -410,6 +412,29 @@ void ActivationText(const PrefillWorkspace& figures, std::string* out) {
   memo.Remember(key, *out);
 }
 
+// The weight format's bits per element and their derivation: the table's
+// own text for every format but GPTQ/AWQ (no string built), whose group
+// size makes theirs (kept in `grouped`, which `derivation` then views: not
+// to be copied or moved).
+struct FormatEncoding {
+  double bits = 0;
+  absl::string_view derivation;
+  std::string grouped;
+};
+absl::Status FormatEncodingOf(NumberFormat format, int group_size, FormatEncoding* out) {
+  if (std::optional<FixedEncoding> fixed = FixedEncodingOf(format)) {
+    out->bits = fixed->bits_per_element;
+    out->derivation = fixed->derivation;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<Encoding> grouped = EncodingOf(format, group_size);
+  if (!grouped.ok()) return grouped.status();
+  out->bits = grouped->bits_per_element;
+  out->grouped = std::move(grouped->derivation);
+  out->derivation = out->grouped;
+  return absl::OkStatus();
+}
+
 // SizeInference into `*sizing` (a fresh one): the memory answer's path
 // keeps it without the StatusOr's copy. On an error `*sizing` is partial.
 absl::Status SizeInferenceInto(const InferenceMemoryInput& input, InferenceArithmetic* arithmetic,
@@ -447,22 +472,24 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, InferenceArith
     if (!violations.empty()) return violations.ToStatus();
   }
 
-  // The weight format's bits per element and their derivation: the table's
-  // own text for every format but GPTQ/AWQ (no string built), whose group
-  // size makes theirs.
-  double format_bits = 0;
-  absl::string_view format_derivation;
-  std::string grouped_derivation;
-  if (std::optional<FixedEncoding> fixed = FixedEncodingOf(w.weight_format)) {
-    format_bits = fixed->bits_per_element;
-    format_derivation = fixed->derivation;
-  } else {
-    absl::StatusOr<Encoding> grouped = EncodingOf(w.weight_format, w.quantization_group_size);
-    if (!grouped.ok()) return grouped.status();
-    format_bits = grouped->bits_per_element;
-    grouped_derivation = std::move(grouped->derivation);
-    format_derivation = grouped_derivation;
+  const Architecture* shape = input.architecture.has_value() && input.architecture->num_layers > 0
+                                  ? &*input.architecture
+                                  : nullptr;
+  // This model's weights in this format, sized once and kept (a catalog
+  // record's), when the caller has them: no encoding, file or text made.
+  const WeightsPart* kept =
+      arithmetic != nullptr && input.prepared_weights != nullptr
+          ? input.prepared_weights->Get(input.parameters, shape, w.weight_format,
+                                        w.quantization_group_size)
+          : nullptr;
+  FormatEncoding encoding;
+  if (kept == nullptr) {
+    if (absl::Status bad = FormatEncodingOf(w.weight_format, w.quantization_group_size, &encoding);
+        !bad.ok()) {
+      return bad;
+    }
   }
+  const double format_bits = kept != nullptr ? kept->format_bits : encoding.bits;
   if (arithmetic != nullptr) {
     // A reused arithmetic (EstimateInferenceMemoryInto) starts empty, its
     // buffers kept.
@@ -478,43 +505,46 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, InferenceArith
   sizing.batch_size = w.batch_size;
   sizing.parameters = input.parameters;
   sizing.context_length_tokens = w.context_length_tokens;
-  const Architecture* shape = input.architecture.has_value() && input.architecture->num_layers > 0
-                                  ? &*input.architecture
-                                  : nullptr;
   double bits = format_bits;
-  // The file's derivation when sized tensor by tensor, else the format's.
-  bool by_tensor = false;
-  std::string file_derivation;
-  // A quantized file keeps some tensors in more bits (embeddings, output
-  // head, norms; llama.cpp's per-tensor types): with a shape, size it
-  // tensor by tensor (core/weight_files.h).
-  if (shape != nullptr && SizedByTensor(w.weight_format)) {
-    if (arithmetic == nullptr) {
-      // Numbers only (whole-catalog answers size thousands of rows): the
-      // bits per parameter of a shape and format, remembered.
-      if (std::optional<double> cached =
-              CachedBitsPerParameter(*shape, w.weight_format, w.quantization_group_size)) {
-        bits = *cached;
-      }
-    } else {
-      absl::StatusOr<WeightFile> sized =
-          WeightFileOf(*shape, w.weight_format, w.quantization_group_size);
-      if (sized.ok() && sized->parameters > 0) {
-        bits = sized->bits_per_parameter;
-        by_tensor = true;
-        file_derivation = std::move(sized->derivation);
+  if (kept != nullptr) {
+    bits = kept->bits;
+    sizing.weight_bytes = kept->bytes;
+    arithmetic->weights.assign(kept->text);
+  } else {
+    // The file's derivation when sized tensor by tensor, else the format's.
+    bool by_tensor = false;
+    std::string file_derivation;
+    // A quantized file keeps some tensors in more bits (embeddings, output
+    // head, norms; llama.cpp's per-tensor types): with a shape, size it
+    // tensor by tensor (core/weight_files.h).
+    if (shape != nullptr && SizedByTensor(w.weight_format)) {
+      if (arithmetic == nullptr) {
+        // Numbers only (whole-catalog answers size thousands of rows): the
+        // bits per parameter of a shape and format, remembered.
+        if (std::optional<double> cached =
+                CachedBitsPerParameter(*shape, w.weight_format, w.quantization_group_size)) {
+          bits = *cached;
+        }
+      } else {
+        absl::StatusOr<WeightFile> sized =
+            WeightFileOf(*shape, w.weight_format, w.quantization_group_size);
+        if (sized.ok() && sized->parameters > 0) {
+          bits = sized->bits_per_parameter;
+          by_tensor = true;
+          file_derivation = std::move(sized->derivation);
+        }
       }
     }
-  }
-  const double weight_bytes = input.parameters * bits / 8;
-  sizing.weight_bytes = std::ceil(weight_bytes);
-  if (arithmetic != nullptr && by_tensor) {
-    TextWriter text(&arithmetic->weights);
-    WriteWeights(input.parameters, bits, w.weight_format, file_derivation, sizing.weight_bytes,
-                 text);
-  } else if (arithmetic != nullptr) {
-    WeightsTextOfFormat(input.parameters, bits, w.weight_format, w.quantization_group_size,
-                        format_derivation, sizing.weight_bytes, &arithmetic->weights);
+    const double weight_bytes = input.parameters * bits / 8;
+    sizing.weight_bytes = std::ceil(weight_bytes);
+    if (arithmetic != nullptr && by_tensor) {
+      TextWriter text(&arithmetic->weights);
+      WriteWeights(input.parameters, bits, w.weight_format, file_derivation, sizing.weight_bytes,
+                   text);
+    } else if (arithmetic != nullptr) {
+      WeightsTextOfFormat(input.parameters, bits, w.weight_format, w.quantization_group_size,
+                          encoding.derivation, sizing.weight_bytes, &arithmetic->weights);
+    }
   }
 
   if (shape != nullptr) {
@@ -636,6 +666,69 @@ constexpr absl::string_view kActivationsLine = "activations";
 constexpr absl::string_view kOverheadLine = "overhead";
 
 }  // namespace
+
+absl::Status SizeWeightsPart(double parameters, const Architecture* shape, NumberFormat format,
+                             int group_size, WeightsPart* out) {
+  // SizeInferenceInto's weights with their text, written whole (no memo):
+  // the same bits, bytes and characters (the golden replies hold both).
+  FormatEncoding encoding;
+  if (absl::Status bad = FormatEncodingOf(format, group_size, &encoding); !bad.ok()) return bad;
+  out->parameters = parameters;
+  out->group_size = group_size;
+  out->format_bits = encoding.bits;
+  out->bits = encoding.bits;
+  absl::string_view derivation = encoding.derivation;
+  absl::StatusOr<WeightFile> file = absl::UnavailableError("not sized by tensor");
+  if (shape != nullptr && SizedByTensor(format)) {
+    file = WeightFileOf(*shape, format, group_size);
+    if (file.ok() && file->parameters > 0) {
+      out->bits = file->bits_per_parameter;
+      derivation = file->derivation;
+    }
+  }
+  out->bytes = std::ceil(parameters * out->bits / 8);
+  out->text.clear();
+  TextWriter text(&out->text);
+  WriteWeights(parameters, out->bits, format, derivation, out->bytes, text);
+  return absl::OkStatus();
+}
+
+PreparedWeights::~PreparedWeights() {
+  for (std::atomic<const WeightsPart*>& slot : slots_) delete slot.load(std::memory_order_acquire);
+}
+
+const WeightsPart* PreparedWeights::Get(double parameters, const Architecture* shape,
+                                        NumberFormat format, int group_size) const {
+  const size_t index = static_cast<size_t>(format);
+  if (index >= slots_.size()) return nullptr;
+  std::atomic<const WeightsPart*>& slot = slots_[index];
+  const WeightsPart* part = slot.load(std::memory_order_acquire);
+  if (part == nullptr) {
+    auto made = std::make_unique<WeightsPart>();
+    if (!SizeWeightsPart(parameters, shape, format, group_size, made.get()).ok()) return nullptr;
+    // The first copy published is kept; a thread that lost the race drops
+    // its own and uses the winner's.
+    if (slot.compare_exchange_strong(part, made.get(), std::memory_order_acq_rel,
+                                     std::memory_order_acquire)) {
+      part = made.release();
+    }
+  }
+  // Kept for the figures first asked; any other asks are sized by the caller.
+  // (Bits, not ==: the same parameters, NaN never kept as equal.)
+  if (std::bit_cast<uint64_t>(part->parameters) != std::bit_cast<uint64_t>(parameters) ||
+      part->group_size != group_size) {
+    return nullptr;
+  }
+  return part;
+}
+
+size_t PreparedWeights::kept() const {
+  size_t count = 0;
+  for (const std::atomic<const WeightsPart*>& slot : slots_) {
+    count += slot.load(std::memory_order_acquire) != nullptr ? 1 : 0;
+  }
+  return count;
+}
 
 absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
                                               InferenceArithmetic* arithmetic) {
