@@ -70,16 +70,8 @@ estimate='{"model": "Llama 3.1 8B", "workload": {"context_length_tokens": 8192}}
 plan='{"model": "Llama 3.1 8B"}'
 # The varied requests: every shipped model with an architecture (the
 # catalog's file: the shipped dataset) x contexts x weight formats.
-/usr/bin/python3 - "$root/catalog-service/data/dataset.json" "$state/varied.requests" <<'PY'
-import json, sys
-models = [m["name"] for m in json.load(open(sys.argv[1]))["models"] if m.get("architecture")]
-with open(sys.argv[2], "w") as out:
-    for name in models:
-        for context in (2048, 8192, 32768, 131072):
-            for weights in ("NUMBER_FORMAT_BF16", "NUMBER_FORMAT_FP8", "NUMBER_FORMAT_AWQ_INT4"):
-                out.write(json.dumps({"model": name, "workload": {"context_length_tokens": context,
-                                                                  "weight_format": weights}}) + "\n")
-PY
+/usr/bin/python3 "$root/scripts/varied-requests.py" "$root/catalog-service/data/dataset.json" \
+  "$state/varied.requests"
 echo "varied: $(wc -l <"$state/varied.requests") requests"
 # Echo's requests, as many and of about the same size: the model's name in
 # its ignored `name` field; the reply size is set per round.

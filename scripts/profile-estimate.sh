@@ -16,6 +16,16 @@
 #     (after the first call every estimate is replied from the answer cache)
 #   REQUEST='{"model": ...}' scripts/profile-estimate.sh ...   another request
 #     (echo then replies as many bytes as the estimator's reply)
+#   METHOD=PlanInference scripts/profile-estimate.sh ...   another estimator
+#     method (default EstimateInferenceMemory; REQUEST then defaults to
+#     bench-computed.sh's plan: Llama 3.1 8B on every accelerator)
+#   REQUESTS_FILE=varied scripts/profile-estimate.sh ...   bench-computed.sh's
+#     varied requests (scripts/varied-requests.py: every shipped model with an
+#     architecture x four contexts x three weight formats), one drawn at
+#     random per call (loadgen --requests_file); REQUESTS_FILE=PATH another
+#     file of JSON requests, one a line. Echo is then sent as many requests,
+#     each the model's name in its ignored `name` field, and replies the
+#     estimator's mean reply size.
 # Writes OUT_DIR/{est,echo}.perf.data, -dso.txt and -sym.txt (self samples)
 # and -load.json; for the share under a frame (inclusive), e.g.
 #   perf script -i OUT_DIR/est.perf.data -F ip,sym | python3 scripts/lib/perf_under.py SizeForModel
@@ -27,7 +37,33 @@ source "$root/scripts/lib/servers.sh"
 # wait_for_estimator with $b's CLI, patient with an estimator under callgrind.
 WAIT_CLI="$b/cli/modelatlas" WAIT_TRIES=300 WAIT_CALL_TIMEOUT=5s
 M=modelatlas.estimator.v1.EstimatorService
+method_name="${METHOD:-EstimateInferenceMemory}"
 est_request="${REQUEST:-{\"model\": \"Llama 3.1 8B\", \"workload\": {\"context_length_tokens\": 8192\}\}}"
+[[ $method_name == PlanInference ]] && est_request="${REQUEST:-{\"model\": \"Llama 3.1 8B\"\}}"
+# The estimator's requests as loadgen flags: one request, or a file of them.
+requests_file="${REQUESTS_FILE:-}"
+if [[ $requests_file == varied ]]; then
+  requests_file="$state/varied.requests"
+  /usr/bin/python3 "$root/scripts/varied-requests.py" "$root/catalog-service/data/dataset.json" \
+    "$requests_file"
+fi
+est_flags=(--request="$est_request")
+[[ -n $requests_file ]] && est_flags=(--requests_file="$requests_file")
+# echo_flags BYTES: echo's requests, replying BYTES each; with a requests
+# file, as many requests of about the same size (the model's name in the
+# ignored `name` field).
+echo_flags() {
+  if [[ -z $requests_file ]]; then
+    echo "--request={\"response_bytes\": $1}"
+    return
+  fi
+  /usr/bin/python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    if line.strip():
+        print(json.dumps({"name": json.loads(line).get("model", ""), "response_bytes": int(sys.argv[2])}))' \
+    "$requests_file" "$1" >"$state/echo.requests"
+  echo "--requests_file=$state/echo.requests"
+}
 declare -A port
 port[catalog]=$(start catalog "$b/catalog-service/catalog-service" --sqlite_path="$state/catalog.db")
 
@@ -37,15 +73,15 @@ if [[ $mode == callgrind ]]; then
   port[est]=$(start est $(grind est) "$bin" \
     --catalog_address=127.0.0.1:${port[catalog]} --answer_cache_bytes=${ANSWER_CACHE_BYTES:-0})
   wait_for_estimator "${port[catalog]}" "${port[est]}"
-  est_bytes=$("$b/bench/loadgen" --target=127.0.0.1:${port[est]} --method=$M/EstimateInferenceMemory \
-    --request="$est_request" --concurrency=1 --duration=1s --warmup=0s --json |
-    /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["response_bytes"])')
+  est_bytes=$("$b/bench/loadgen" --target=127.0.0.1:${port[est]} --method=$M/$method_name \
+    "${est_flags[@]}" --concurrency=1 --duration=2s --warmup=0s --json |
+    /usr/bin/python3 -c 'import json,sys; print(round(json.load(sys.stdin)["response_bytes_mean"]))')
   port[echo]=$(start echo $(grind echo) "$b/bench/echo-server")
   for who in est echo; do
-    if [[ $who == est ]]; then method=$M/EstimateInferenceMemory; req="$est_request"
-    else method=modelatlas.bench.v1.EchoService/Echo; req="{\"response_bytes\": $est_bytes}"; fi
+    if [[ $who == est ]]; then method=$M/$method_name; flags=("${est_flags[@]}")
+    else method=modelatlas.bench.v1.EchoService/Echo; flags=("$(echo_flags "$est_bytes")"); fi
     run() {
-      "$b/bench/loadgen" --target=127.0.0.1:${port[$who]} --method=$method --request="$req" \
+      "$b/bench/loadgen" --target=127.0.0.1:${port[$who]} --method=$method "${flags[@]}" \
         --concurrency=8 --duration="$1" --warmup=0s --deadline=60s --json
     }
     run "${warm}s" >/dev/null
@@ -57,9 +93,9 @@ if [[ $mode == callgrind ]]; then
     dump="$(ls -t "$state"/$who.*.out.* 2>/dev/null | head -1)"
     cp "$dump" "$out/$who.callgrind"
     callgrind_annotate --inclusive=yes --threshold=100 "$out/$who.callgrind" >"$out/$who-annotate.txt" 2>/dev/null
-    /usr/bin/python3 - "$out/$who-annotate.txt" "$out/$who-load.json" "$who" <<'PY'
+    /usr/bin/python3 - "$out/$who-annotate.txt" "$out/$who-load.json" "$who" "$method_name" <<'PY'
 import json, re, sys
-annotate, load, who = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
+annotate, load, who, method = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
 calls = load["calls"] + load.get("errors", 0)
 total, handler = 0, 0
 for line in open(annotate):
@@ -70,7 +106,7 @@ for line in open(annotate):
     name = m.group(2) or "PROGRAM TOTALS"
     if name == "PROGRAM TOTALS":
         total = ir
-    elif handler == 0 and (("EstimatorServiceImpl::EstimateInferenceMemory(" in name and who == "est")
+    elif handler == 0 and ((f"EstimatorServiceImpl::{method}(" in name and who == "est")
                            or ("EchoService::Echo(" in name and who == "echo")):
         handler = ir
 print(f"{who:>5}: {calls} calls, {load['response_bytes']} B replies; instructions per call: "
@@ -87,12 +123,12 @@ wait_for_estimator "${port[catalog]}" "${port[est]}"
 g=(-g); [[ $mode == dwarf ]] && g=(--call-graph dwarf,16384)
 for who in est echo; do
   if [[ $who == est ]]; then
-    method=$M/EstimateInferenceMemory
-    req="$est_request"
+    method=$M/$method_name
+    flags=("${est_flags[@]}")
   else
-    method=modelatlas.bench.v1.EchoService/Echo; req='{"response_bytes": 830}'
+    method=modelatlas.bench.v1.EchoService/Echo; flags=("$(echo_flags 830)")
   fi
-  "$b/bench/loadgen" --target=127.0.0.1:${port[$who]} --method=$method --request="$req" \
+  "$b/bench/loadgen" --target=127.0.0.1:${port[$who]} --method=$method "${flags[@]}" \
     --concurrency=32 --duration=7s --warmup=500ms --json >"$out/$who-load.json" 2>/dev/null &
   lg=$!
   sleep 1.5

@@ -207,7 +207,11 @@ void CatalogSnapshot::Apply(const catalog::v1::WatchResponse& message) {
 PreparedRecord PrepareRecord(const common::v1::Model& model) {
   PreparedRecord prepared;
   prepared.architecture_check = ValidateModelArchitecture(model, "architecture");
-  if (model.has_architecture()) prepared.architecture = ToCoreArchitecture(model.architecture());
+  if (model.has_architecture()) {
+    prepared.architecture = ToCoreArchitecture(model.architecture());
+    prepared.weights = std::make_unique<const PreparedWeights>();
+    prepared.shape_texts = std::make_unique<const PreparedShapeTexts>();
+  }
   return prepared;
 }
 

@@ -24,6 +24,7 @@
 #include "estimator-service/catalog/record_table.h"
 #include "estimator-service/catalog/shared_records.h"
 #include "estimator-service/core/architecture.h"
+#include "estimator-service/core/inference_memory.h"
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
 
 namespace modelatlas::estimator {
@@ -39,6 +40,16 @@ struct PreparedRecord {
   absl::Status architecture_check;
   // ToCoreArchitecture of the record's architecture; nullopt without one.
   std::optional<Architecture> architecture;
+  // The record's weights per weight format (line, bits, bytes), each sized
+  // at its first use and kept with the record: made with an architecture
+  // (whose quantized formats are sized tensor by tensor, ~40,000
+  // instructions), null without one. Dropped with the record, made anew
+  // when it changes (docs/BENCHMARKS.md, session 16).
+  std::unique_ptr<const PreparedWeights> weights;
+  // The texts of its shape (the KV cache's per-token arithmetic per KV
+  // format, the activation line), each written at its first use and kept,
+  // as `weights`; null without an architecture.
+  std::unique_ptr<const PreparedShapeTexts> shape_texts;
 };
 // `model` prepared: what the per-call path computes from it, errors included.
 PreparedRecord PrepareRecord(const common::v1::Model& model);

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <type_traits>
 
@@ -335,19 +337,67 @@ void WeightsTextOfFormat(double parameters, double bits, NumberFormat format, in
 // The KV-cache line's text into `out` (empty): the per-token arithmetic,
 // then the tokens and `total_bytes` (the line's figure), remembered per
 // thread by every figure the text shows or is computed from.
+// The KV-cache line's text after its per-token arithmetic: the tokens the
+// layers hold, the sequences and `total_bytes` (the line's figure).
+void WriteKvCacheTail(const Architecture& arch, const ResolvedWorkload& w, int kv_layers,
+                      int sliding_layers, double per_token, double total_bytes, TextWriter& text) {
+  const int64_t context = w.context_length_tokens;
+  if (arch.sliding_window > 0 && arch.sliding_window < context) {
+    const double per_layer = per_token / kv_layers;
+    const double window_tokens = static_cast<double>(arch.sliding_window);
+    text.Literal("; ")
+        .Integer(sliding_layers)
+        .Literal(" of ")
+        .Integer(kv_layers)
+        .Literal(" layers keep only the ")
+        .Integer(arch.sliding_window)
+        .Literal("-token window: (")
+        .Integer(sliding_layers)
+        .Literal(" x ")
+        .WholeNumber(window_tokens)
+        .Literal(" tokens + ")
+        .Integer(kv_layers - sliding_layers)
+        .Literal(" x ")
+        .Integer(context)
+        .Literal(" tokens) x ")
+        .WholeNumber(per_layer)
+        .Literal(" bytes per layer-token x ")
+        .Integer(w.batch_size)
+        .Literal(" sequences = ");
+  } else {
+    text.Literal("; x ")
+        .Integer(context)
+        .Literal(" tokens x ")
+        .Integer(w.batch_size)
+        .Literal(" sequences = ");
+  }
+  text.WholeNumber(total_bytes).Literal(" bytes");
+}
+
+// The KV-cache line's text into `out` (empty): the per-token arithmetic,
+// then the tokens and `total_bytes` (the line's figure). With the shape's
+// per-token text kept (`kept_per_token`), that text and the tail, written;
+// else remembered per thread by every figure the text shows or is computed
+// from.
 void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_layers,
-                 double per_token, double total_bytes, std::string* out) {
+                 double per_token, double total_bytes, const std::string* kept_per_token,
+                 std::string* out) {
+  const int sliding_layers = SlidingLayers(arch);
+  if (kept_per_token != nullptr) {
+    TextWriter text(out);
+    text.Text(*kept_per_token);
+    WriteKvCacheTail(arch, w, kv_layers, sliding_layers, per_token, total_bytes, text);
+    return;
+  }
   using Memo = TextMemo<9>;
   thread_local Memo memo;
-  const int64_t context = w.context_length_tokens;
-  const int sliding_layers = SlidingLayers(arch);
   const Memo::Key key = {Pair(static_cast<int>(w.kv_cache_format), arch.num_layers),
                          Pair(arch.kv_lora_rank, arch.qk_rope_head_dim),
                          Pair(arch.num_decoder_layers, kv_layers),
                          Pair(static_cast<int>(arch.recurrent_mixer), arch.num_recurrent_layers),
                          Pair(arch.EffectiveKvHeads(), arch.EffectiveHeadDim()),
                          Pair(w.batch_size, sliding_layers),
-                         static_cast<uint64_t>(context),
+                         static_cast<uint64_t>(w.context_length_tokens),
                          static_cast<uint64_t>(arch.sliding_window),
                          Memo::Word(total_bytes)};
   if (const std::string* known = memo.Find(key)) {
@@ -357,43 +407,19 @@ void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_lay
   {
     TextWriter text(out);
     WriteKvCacheBytesPerToken(arch, w.kv_cache_format, &text);
-    if (arch.sliding_window > 0 && arch.sliding_window < context) {
-      const double per_layer = per_token / kv_layers;
-      const double window_tokens = static_cast<double>(arch.sliding_window);
-      text.Literal("; ")
-          .Integer(sliding_layers)
-          .Literal(" of ")
-          .Integer(kv_layers)
-          .Literal(" layers keep only the ")
-          .Integer(arch.sliding_window)
-          .Literal("-token window: (")
-          .Integer(sliding_layers)
-          .Literal(" x ")
-          .WholeNumber(window_tokens)
-          .Literal(" tokens + ")
-          .Integer(kv_layers - sliding_layers)
-          .Literal(" x ")
-          .Integer(context)
-          .Literal(" tokens) x ")
-          .WholeNumber(per_layer)
-          .Literal(" bytes per layer-token x ")
-          .Integer(w.batch_size)
-          .Literal(" sequences = ");
-    } else {
-      text.Literal("; x ")
-          .Integer(context)
-          .Literal(" tokens x ")
-          .Integer(w.batch_size)
-          .Literal(" sequences = ");
-    }
-    text.WholeNumber(total_bytes).Literal(" bytes");
+    WriteKvCacheTail(arch, w, kv_layers, sliding_layers, per_token, total_bytes, text);
   }
   memo.Remember(key, *out);
 }
 
-// The activation line's text into `out` (empty), remembered per thread by
-// the figures it shows (its total is computed from them).
-void ActivationText(const PrefillWorkspace& figures, std::string* out) {
+// The activation line's text into `out` (empty): the shape's kept text when
+// there is one for these figures, else remembered per thread by the figures
+// it shows (its total is computed from them).
+void ActivationText(const PrefillWorkspace& figures, const std::string* kept, std::string* out) {
+  if (kept != nullptr) {
+    out->assign(*kept);
+    return;
+  }
   using Memo = TextMemo<5>;
   thread_local Memo memo;
   const Memo::Key key = {Pair(figures.chunk_tokens, figures.batch), Memo::Word(figures.hidden),
@@ -408,6 +434,29 @@ void ActivationText(const PrefillWorkspace& figures, std::string* out) {
     WritePrefillWorkspace(figures, text);
   }
   memo.Remember(key, *out);
+}
+
+// The weight format's bits per element and their derivation: the table's
+// own text for every format but GPTQ/AWQ (no string built), whose group
+// size makes theirs (kept in `grouped`, which `derivation` then views: not
+// to be copied or moved).
+struct FormatEncoding {
+  double bits = 0;
+  absl::string_view derivation;
+  std::string grouped;
+};
+absl::Status FormatEncodingOf(NumberFormat format, int group_size, FormatEncoding* out) {
+  if (std::optional<FixedEncoding> fixed = FixedEncodingOf(format)) {
+    out->bits = fixed->bits_per_element;
+    out->derivation = fixed->derivation;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<Encoding> grouped = EncodingOf(format, group_size);
+  if (!grouped.ok()) return grouped.status();
+  out->bits = grouped->bits_per_element;
+  out->grouped = std::move(grouped->derivation);
+  out->derivation = out->grouped;
+  return absl::OkStatus();
 }
 
 // SizeInference into `*sizing` (a fresh one): the memory answer's path
@@ -447,22 +496,24 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, InferenceArith
     if (!violations.empty()) return violations.ToStatus();
   }
 
-  // The weight format's bits per element and their derivation: the table's
-  // own text for every format but GPTQ/AWQ (no string built), whose group
-  // size makes theirs.
-  double format_bits = 0;
-  absl::string_view format_derivation;
-  std::string grouped_derivation;
-  if (std::optional<FixedEncoding> fixed = FixedEncodingOf(w.weight_format)) {
-    format_bits = fixed->bits_per_element;
-    format_derivation = fixed->derivation;
-  } else {
-    absl::StatusOr<Encoding> grouped = EncodingOf(w.weight_format, w.quantization_group_size);
-    if (!grouped.ok()) return grouped.status();
-    format_bits = grouped->bits_per_element;
-    grouped_derivation = std::move(grouped->derivation);
-    format_derivation = grouped_derivation;
+  const Architecture* shape = input.architecture.has_value() && input.architecture->num_layers > 0
+                                  ? &*input.architecture
+                                  : nullptr;
+  // This model's weights in this format, sized once and kept (a catalog
+  // record's), when the caller has them: no encoding, file or text made.
+  const WeightsPart* kept =
+      arithmetic != nullptr && input.prepared_weights != nullptr
+          ? input.prepared_weights->Get(input.parameters, shape, w.weight_format,
+                                        w.quantization_group_size)
+          : nullptr;
+  FormatEncoding encoding;
+  if (kept == nullptr) {
+    if (absl::Status bad = FormatEncodingOf(w.weight_format, w.quantization_group_size, &encoding);
+        !bad.ok()) {
+      return bad;
+    }
   }
+  const double format_bits = kept != nullptr ? kept->format_bits : encoding.bits;
   if (arithmetic != nullptr) {
     // A reused arithmetic (EstimateInferenceMemoryInto) starts empty, its
     // buffers kept.
@@ -478,43 +529,46 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, InferenceArith
   sizing.batch_size = w.batch_size;
   sizing.parameters = input.parameters;
   sizing.context_length_tokens = w.context_length_tokens;
-  const Architecture* shape = input.architecture.has_value() && input.architecture->num_layers > 0
-                                  ? &*input.architecture
-                                  : nullptr;
   double bits = format_bits;
-  // The file's derivation when sized tensor by tensor, else the format's.
-  bool by_tensor = false;
-  std::string file_derivation;
-  // A quantized file keeps some tensors in more bits (embeddings, output
-  // head, norms; llama.cpp's per-tensor types): with a shape, size it
-  // tensor by tensor (core/weight_files.h).
-  if (shape != nullptr && SizedByTensor(w.weight_format)) {
-    if (arithmetic == nullptr) {
-      // Numbers only (whole-catalog answers size thousands of rows): the
-      // bits per parameter of a shape and format, remembered.
-      if (std::optional<double> cached =
-              CachedBitsPerParameter(*shape, w.weight_format, w.quantization_group_size)) {
-        bits = *cached;
-      }
-    } else {
-      absl::StatusOr<WeightFile> sized =
-          WeightFileOf(*shape, w.weight_format, w.quantization_group_size);
-      if (sized.ok() && sized->parameters > 0) {
-        bits = sized->bits_per_parameter;
-        by_tensor = true;
-        file_derivation = std::move(sized->derivation);
+  if (kept != nullptr) {
+    bits = kept->bits;
+    sizing.weight_bytes = kept->bytes;
+    arithmetic->weights.assign(kept->text);
+  } else {
+    // The file's derivation when sized tensor by tensor, else the format's.
+    bool by_tensor = false;
+    std::string file_derivation;
+    // A quantized file keeps some tensors in more bits (embeddings, output
+    // head, norms; llama.cpp's per-tensor types): with a shape, size it
+    // tensor by tensor (core/weight_files.h).
+    if (shape != nullptr && SizedByTensor(w.weight_format)) {
+      if (arithmetic == nullptr) {
+        // Numbers only (whole-catalog answers size thousands of rows): the
+        // bits per parameter of a shape and format, remembered.
+        if (std::optional<double> cached =
+                CachedBitsPerParameter(*shape, w.weight_format, w.quantization_group_size)) {
+          bits = *cached;
+        }
+      } else {
+        absl::StatusOr<WeightFile> sized =
+            WeightFileOf(*shape, w.weight_format, w.quantization_group_size);
+        if (sized.ok() && sized->parameters > 0) {
+          bits = sized->bits_per_parameter;
+          by_tensor = true;
+          file_derivation = std::move(sized->derivation);
+        }
       }
     }
-  }
-  const double weight_bytes = input.parameters * bits / 8;
-  sizing.weight_bytes = std::ceil(weight_bytes);
-  if (arithmetic != nullptr && by_tensor) {
-    TextWriter text(&arithmetic->weights);
-    WriteWeights(input.parameters, bits, w.weight_format, file_derivation, sizing.weight_bytes,
-                 text);
-  } else if (arithmetic != nullptr) {
-    WeightsTextOfFormat(input.parameters, bits, w.weight_format, w.quantization_group_size,
-                        format_derivation, sizing.weight_bytes, &arithmetic->weights);
+    const double weight_bytes = input.parameters * bits / 8;
+    sizing.weight_bytes = std::ceil(weight_bytes);
+    if (arithmetic != nullptr && by_tensor) {
+      TextWriter text(&arithmetic->weights);
+      WriteWeights(input.parameters, bits, w.weight_format, file_derivation, sizing.weight_bytes,
+                   text);
+    } else if (arithmetic != nullptr) {
+      WeightsTextOfFormat(input.parameters, bits, w.weight_format, w.quantization_group_size,
+                          encoding.derivation, sizing.weight_bytes, &arithmetic->weights);
+    }
   }
 
   if (shape != nullptr) {
@@ -603,9 +657,16 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, InferenceArith
         PrefillWorkspaceOf(arch, w.prefill_chunk_tokens, w.batch_size);
     sizing.activation_bytes = std::ceil(workspace.bytes);
     if (arithmetic != nullptr) {
-      KvCacheText(arch, w, kv_layers, per_token,
-                  sizing.kv_cache_bytes - sizing.recurrent_state_bytes, &arithmetic->kv_cache);
-      ActivationText(workspace, &arithmetic->activations);
+      const PreparedShapeTexts* kept_texts = input.prepared_shape_texts;
+      KvCacheText(
+          arch, w, kv_layers, per_token, sizing.kv_cache_bytes - sizing.recurrent_state_bytes,
+          kept_texts != nullptr ? kept_texts->KvCachePerToken(arch, w.kv_cache_format) : nullptr,
+          &arithmetic->kv_cache);
+      ActivationText(workspace,
+                     kept_texts != nullptr
+                         ? kept_texts->Activations(arch, w.prefill_chunk_tokens, w.batch_size)
+                         : nullptr,
+                     &arithmetic->activations);
       if (context == 0) {
         arithmetic->warnings.push_back("no context length given: KV cache not counted");
       }
@@ -636,6 +697,128 @@ constexpr absl::string_view kActivationsLine = "activations";
 constexpr absl::string_view kOverheadLine = "overhead";
 
 }  // namespace
+
+namespace {
+
+// `slot`'s value, or the one `make` returns (null: nothing to keep) put in
+// it: the first value published is kept, a thread that lost the race drops
+// its own and uses the winner's.
+template <typename T, typename Make>
+const T* KeptOrMade(std::atomic<const T*>& slot, Make make) {
+  const T* value = slot.load(std::memory_order_acquire);
+  if (value != nullptr) return value;
+  std::unique_ptr<const T> made = make();
+  if (made == nullptr) return nullptr;
+  if (slot.compare_exchange_strong(value, made.get(), std::memory_order_acq_rel,
+                                   std::memory_order_acquire)) {
+    value = made.release();
+  }
+  return value;
+}
+
+}  // namespace
+
+absl::Status SizeWeightsPart(double parameters, const Architecture* shape, NumberFormat format,
+                             int group_size, WeightsPart* out) {
+  // SizeInferenceInto's weights with their text, written whole (no memo):
+  // the same bits, bytes and characters (the golden replies hold both).
+  FormatEncoding encoding;
+  if (absl::Status bad = FormatEncodingOf(format, group_size, &encoding); !bad.ok()) return bad;
+  out->parameters = parameters;
+  out->group_size = group_size;
+  out->format_bits = encoding.bits;
+  out->bits = encoding.bits;
+  absl::string_view derivation = encoding.derivation;
+  absl::StatusOr<WeightFile> file = absl::UnavailableError("not sized by tensor");
+  if (shape != nullptr && SizedByTensor(format)) {
+    file = WeightFileOf(*shape, format, group_size);
+    if (file.ok() && file->parameters > 0) {
+      out->bits = file->bits_per_parameter;
+      derivation = file->derivation;
+    }
+  }
+  out->bytes = std::ceil(parameters * out->bits / 8);
+  out->text.clear();
+  TextWriter text(&out->text);
+  WriteWeights(parameters, out->bits, format, derivation, out->bytes, text);
+  return absl::OkStatus();
+}
+
+PreparedWeights::~PreparedWeights() {
+  for (std::atomic<const WeightsPart*>& slot : slots_) delete slot.load(std::memory_order_acquire);
+}
+
+const WeightsPart* PreparedWeights::Get(double parameters, const Architecture* shape,
+                                        NumberFormat format, int group_size) const {
+  const size_t index = static_cast<size_t>(format);
+  if (index >= slots_.size()) return nullptr;
+  const WeightsPart* part = KeptOrMade(slots_[index], [&] {
+    auto made = std::make_unique<WeightsPart>();
+    if (!SizeWeightsPart(parameters, shape, format, group_size, made.get()).ok()) {
+      made.reset();  // not kept: the caller sizes it and meets the error
+    }
+    return std::unique_ptr<const WeightsPart>(std::move(made));
+  });
+  if (part == nullptr) return nullptr;
+  // Kept for the figures first asked; any other asks are sized by the caller.
+  // (Bits, not ==: the same parameters, NaN never kept as equal.)
+  if (std::bit_cast<uint64_t>(part->parameters) != std::bit_cast<uint64_t>(parameters) ||
+      part->group_size != group_size) {
+    return nullptr;
+  }
+  return part;
+}
+
+size_t PreparedWeights::kept() const {
+  size_t count = 0;
+  for (const std::atomic<const WeightsPart*>& slot : slots_) {
+    count += slot.load(std::memory_order_acquire) != nullptr ? 1 : 0;
+  }
+  return count;
+}
+
+PreparedShapeTexts::~PreparedShapeTexts() {
+  for (std::atomic<const std::string*>& slot : kv_per_token_) {
+    delete slot.load(std::memory_order_acquire);
+  }
+  delete activations_.load(std::memory_order_acquire);
+}
+
+const std::string* PreparedShapeTexts::KvCachePerToken(const Architecture& arch,
+                                                       NumberFormat format) const {
+  const size_t index = static_cast<size_t>(format);
+  if (index >= kv_per_token_.size() || !IsPlainFormat(format)) return nullptr;
+  return KeptOrMade(kv_per_token_[index], [&] {
+    auto text = std::make_unique<std::string>();
+    TextWriter writer(text.get());
+    WriteKvCacheBytesPerToken(arch, format, &writer);
+    writer.Flush();
+    return std::unique_ptr<const std::string>(std::move(text));
+  });
+}
+
+const std::string* PreparedShapeTexts::Activations(const Architecture& arch, int chunk_tokens,
+                                                   int batch) const {
+  const ActivationText* kept = KeptOrMade(activations_, [&] {
+    auto made = std::make_unique<ActivationText>();
+    made->chunk_tokens = chunk_tokens;
+    made->batch = batch;
+    TextWriter writer(&made->text);
+    WritePrefillWorkspace(PrefillWorkspaceOf(arch, chunk_tokens, batch), writer);
+    writer.Flush();
+    return std::unique_ptr<const ActivationText>(std::move(made));
+  });
+  return kept != nullptr && kept->chunk_tokens == chunk_tokens && kept->batch == batch ? &kept->text
+                                                                                       : nullptr;
+}
+
+size_t PreparedShapeTexts::kept() const {
+  size_t count = activations_.load(std::memory_order_acquire) != nullptr ? 1 : 0;
+  for (const std::atomic<const std::string*>& slot : kv_per_token_) {
+    count += slot.load(std::memory_order_acquire) != nullptr ? 1 : 0;
+  }
+  return count;
+}
 
 absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
                                               InferenceArithmetic* arithmetic) {

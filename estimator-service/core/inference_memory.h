@@ -2,6 +2,8 @@
 // with the arithmetic that produced it (docs/FORMULAS.md).
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,6 +24,98 @@ struct EstimateLine {
   std::string arithmetic;
 };
 
+// The weights part of a sizing: what the weights line shows, a function of
+// the parameters, the shape, the weight format and its group size alone.
+struct WeightsPart {
+  // What it was sized for: the parameters and the quantization group size
+  // asked (ResolvedWorkload::quantization_group_size).
+  double parameters = 0;
+  int group_size = 0;
+  // The format's own bits per element (its encoding, whatever the shape).
+  double format_bits = 0;
+  // Bits per parameter of the weights: the format's, or the average of the
+  // file sized tensor by tensor (core/weight_files.h).
+  double bits = 0;
+  // parameters x bits / 8, rounded up to a whole byte.
+  double bytes = 0;
+  // The weights line's arithmetic.
+  std::string text;
+};
+
+// The weights of `parameters` parameters of `shape` (null: unknown or no
+// layers) in `format`: the memory answer's weights line and its figures, as
+// SizeInference computes them. The errors of EncodingOf.
+absl::Status SizeWeightsPart(double parameters, const Architecture* shape, NumberFormat format,
+                             int group_size, WeightsPart* out);
+
+// Each weight format's WeightsPart of one model, sized at its first use and
+// kept (a catalog record's, CatalogSnapshot's PreparedRecord): a quantized
+// format is sized tensor by tensor (WeightFileOf: every matrix of the shape
+// listed, typed and summed, its derivation written), about 40,000
+// instructions, two thirds of an estimate of many different models
+// (docs/BENCHMARKS.md, session 16). Thread-safe: the slots are written once
+// (two threads asking first may both size it; one copy is kept) and read
+// without a lock. A slot holds what was sized for the first parameters and
+// group size asked; other figures are not kept (Get returns null and the
+// caller sizes them itself), nor is a format whose sizing fails.
+class PreparedWeights {
+ public:
+  PreparedWeights() = default;
+  ~PreparedWeights();
+  PreparedWeights(const PreparedWeights&) = delete;
+  PreparedWeights& operator=(const PreparedWeights&) = delete;
+
+  // The weights of the model this was made for (`shape`, null without
+  // one, always the same model's) in `format`: kept or sized now; null when
+  // kept for other parameters or another group size, or when the sizing
+  // fails.
+  const WeightsPart* Get(double parameters, const Architecture* shape, NumberFormat format,
+                         int group_size) const;
+  // How many formats are kept (for tests and memory accounting).
+  size_t kept() const;
+
+ private:
+  static constexpr size_t kSlots = static_cast<size_t>(NumberFormat::kFp8Block) + 1;
+  mutable std::array<std::atomic<const WeightsPart*>, kSlots> slots_{};
+};
+
+// The texts of an estimate that depend on one model's shape alone, written
+// at their first use and kept (a catalog record's, beside its
+// PreparedWeights): the KV cache's per-token arithmetic per KV-cache format
+// (the line then adds its tokens, sequences and total), and the prefill
+// workspace's whole text for the first chunk and batch asked (the
+// defaults, mostly). Per-thread memos of whole texts (TextMemo, 256 slots)
+// missed most calls of an estimate over many models and contexts: a
+// KV-cache text's key holds the context, 656 texts for the 164 shipped
+// architectures at four contexts (docs/BENCHMARKS.md, session 16).
+// Thread-safe as PreparedWeights: written once, read without a lock.
+class PreparedShapeTexts {
+ public:
+  PreparedShapeTexts() = default;
+  ~PreparedShapeTexts();
+  PreparedShapeTexts(const PreparedShapeTexts&) = delete;
+  PreparedShapeTexts& operator=(const PreparedShapeTexts&) = delete;
+
+  // KvCacheBytesPerToken's text for the model this was made for (`arch`,
+  // always the same model's) in `format` (a plain format, else null).
+  const std::string* KvCachePerToken(const Architecture& arch, NumberFormat format) const;
+  // The activation line's text of `arch` for `chunk_tokens` and `batch`:
+  // kept for the first pair asked, null for any other.
+  const std::string* Activations(const Architecture& arch, int chunk_tokens, int batch) const;
+  // How many texts are kept (for tests and memory accounting).
+  size_t kept() const;
+
+ private:
+  struct ActivationText {
+    int chunk_tokens = 0;
+    int batch = 0;
+    std::string text;
+  };
+  static constexpr size_t kSlots = static_cast<size_t>(NumberFormat::kFp8Block) + 1;
+  mutable std::array<std::atomic<const std::string*>, kSlots> kv_per_token_{};
+  mutable std::atomic<const ActivationText*> activations_{nullptr};
+};
+
 // A model to size: its parameters and, when known, its shape.
 struct InferenceMemoryInput {
   // Parameters of the model.
@@ -39,6 +133,13 @@ struct InferenceMemoryInput {
   // count of the architecture), which plans divide over cards. The memory
   // answer shows none of them and skips the count (false).
   bool split_figures = true;
+  // The weights of this input's model (its `parameters` and `architecture`)
+  // kept per format, or null: the texts' sizing then uses them instead of
+  // sizing the weights again (a catalog record's, made when the snapshot
+  // loaded it). Must have been made for this very model.
+  const PreparedWeights* prepared_weights = nullptr;
+  // The texts of this input's shape kept, or null (as prepared_weights).
+  const PreparedShapeTexts* prepared_shape_texts = nullptr;
 };
 
 // An inference workload sized: the typed numbers every inference answer

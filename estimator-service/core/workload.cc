@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status/errors.h"
+#include "common/text/text_memo.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -126,21 +127,39 @@ std::string ComposeWorkloadStatement(const ResolvedWorkload& w) {
   return text;
 }
 
-// Every answer states its workload, and most calls in a row ask with the
-// same one (often all defaults): the last statement composed on this thread
-// is reused when the workload is equal.
-const std::string& LastStatement(const ResolvedWorkload& w) {
-  thread_local std::optional<std::pair<ResolvedWorkload, std::string>> last;
-  if (!last.has_value() || !(last->first == w)) last.emplace(w, ComposeWorkloadStatement(w));
-  return last->second;
+// Two 32-bit figures as one key word.
+uint64_t Pair(int64_t high, int64_t low) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(high)) << 32) | static_cast<uint32_t>(low);
+}
+
+// Every answer states its workload, and users ask with a few workloads over
+// and over (all defaults; a few contexts and weight formats): statements
+// are remembered per thread by every figure they show. It was the last
+// statement alone, which an estimate of many different requests missed
+// nearly every time (composing one is ~3,400 instructions: absl's StrCat
+// and two StrFormat("%g"); docs/BENCHMARKS.md, session 16).
+const std::string& RememberedStatement(const ResolvedWorkload& w) {
+  using Memo = TextMemo<8>;
+  thread_local Memo memo;
+  const Memo::Key key = {
+      static_cast<uint64_t>(w.context_length_tokens),
+      Pair(w.batch_size, w.prefill_chunk_tokens),
+      static_cast<uint64_t>(w.prompt_tokens),
+      Pair(static_cast<int>(w.weight_format), static_cast<int>(w.kv_cache_format)),
+      Pair(w.quantization_group_size, w.context_capped ? 1 : 0),
+      static_cast<uint64_t>(w.overhead_bytes),
+      Memo::Word(w.memory_utilization),
+      Memo::Word(w.prefill_efficiency)};
+  if (const std::string* known = memo.Find(key)) return *known;
+  return memo.Remember(key, ComposeWorkloadStatement(w));
 }
 
 }  // namespace
 
-std::string WorkloadStatement(const ResolvedWorkload& w) { return LastStatement(w); }
+std::string WorkloadStatement(const ResolvedWorkload& w) { return RememberedStatement(w); }
 
 void WorkloadStatementInto(const ResolvedWorkload& w, std::string* out) {
-  out->assign(LastStatement(w));
+  out->assign(RememberedStatement(w));
 }
 
 }  // namespace modelatlas::estimator

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -69,8 +70,9 @@ TEST(WorkloadTest, OneResolutionWithOneMeaningForEveryUnsetField) {
   EXPECT_EQ(WorkloadForModel(*ResolveWorkload(asked), 1024).context_length_tokens, 8192);
 }
 
-// The statement is memoized per thread for the last workload: each field that
-// changes must change it, and going back gives the first statement again.
+// The statement is remembered per thread by the workload's figures: each
+// field that changes must change it, and going back gives the first
+// statement again.
 TEST(WorkloadTest, StatementFollowsEveryChangeOfTheWorkload) {
   absl::StatusOr<ResolvedWorkload> w = ResolveWorkload(WorkloadRequest{});
   ASSERT_TRUE(w.ok());
@@ -86,6 +88,60 @@ TEST(WorkloadTest, StatementFollowsEveryChangeOfTheWorkload) {
   EXPECT_NE(WorkloadStatement(other).find("the model's maximum"), std::string::npos);
   EXPECT_EQ(WorkloadStatement(*w), first);
   EXPECT_EQ(first.find("maximum"), std::string::npos);
+}
+
+// Statements remembered per thread (by every figure they show) are the ones
+// a thread that has remembered nothing composes: every field changed in
+// turn, each change between the unchanged workload and itself again, many
+// workloads in a row (more than one is remembered now).
+std::string StatementOnAFreshThread(const ResolvedWorkload& w) {
+  std::string text;
+  std::thread([&] { text = WorkloadStatement(w); }).join();
+  return text;
+}
+
+TEST(WorkloadTest, RememberedStatementsAreTheFreshlyComposedOnes) {
+  const ResolvedWorkload base;
+  using Change = void (*)(ResolvedWorkload&);
+  const std::vector<Change> changes = {
+      [](ResolvedWorkload&) {},
+      [](ResolvedWorkload& w) { w.context_length_tokens = 8192; },
+      [](ResolvedWorkload& w) { w.context_length_tokens = 131072; },
+      [](ResolvedWorkload& w) { w.context_capped = true; },
+      [](ResolvedWorkload& w) { w.batch_size = 3; },
+      [](ResolvedWorkload& w) { w.prefill_chunk_tokens = 2048; },
+      [](ResolvedWorkload& w) { w.prompt_tokens = 7; },
+      [](ResolvedWorkload& w) { w.weight_format = NumberFormat::kFp8; },
+      [](ResolvedWorkload& w) { w.weight_format = NumberFormat::kAwqInt4; },
+      [](ResolvedWorkload& w) {
+        w.weight_format = NumberFormat::kAwqInt4;
+        w.quantization_group_size = 64;
+      },
+      [](ResolvedWorkload& w) { w.kv_cache_format = NumberFormat::kFp8; },
+      [](ResolvedWorkload& w) { w.overhead_bytes = 0; },
+      [](ResolvedWorkload& w) { w.overhead_bytes = (int64_t{1} << 30) + 1; },
+      [](ResolvedWorkload& w) { w.memory_utilization = 0.85; },
+      [](ResolvedWorkload& w) { w.prefill_efficiency = 0.25; },
+      // Swapped figures: each key word is one figure (or a pair), not a sum.
+      [](ResolvedWorkload& w) {
+        w.batch_size = 512;
+        w.prefill_chunk_tokens = 1;
+      },
+  };
+  std::vector<size_t> order;
+  for (size_t i = 1; i < changes.size(); ++i) order.insert(order.end(), {0, i, 0, i, i});
+  // Then all of them again, one after another: each still remembered.
+  for (size_t i = 0; i < changes.size(); ++i) order.push_back(i);
+  for (size_t i = 0; i < changes.size(); ++i) order.push_back(i);
+  for (size_t i : order) {
+    ResolvedWorkload w = base;
+    changes[i](w);
+    const std::string fresh = StatementOnAFreshThread(w);
+    EXPECT_EQ(WorkloadStatement(w), fresh) << "change " << i;
+    std::string into = "left over";
+    WorkloadStatementInto(w, &into);
+    EXPECT_EQ(into, fresh) << "change " << i;
+  }
 }
 
 TEST(WorkloadTest, OutOfRangeFieldsAreNamed) {

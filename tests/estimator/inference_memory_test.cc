@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/status/errors.h"
 
 namespace modelatlas::estimator {
@@ -315,6 +316,229 @@ TEST(InferenceMemoryTest, RememberedTextsFollowEveryChangeOfTheirFigures) {
   EXPECT_EQ(Line(estimate, "kv_cache")->arithmetic,
             "2 (K and V) x 32 layers x 8 KV heads x 128 head dim x 2 bytes (bf16) = 131072 bytes "
             "per token; x 8192 tokens x 1 sequences = 1073741824 bytes");
+}
+
+// A model's weights kept per format (PreparedWeights, a catalog record's):
+// every line of the estimate made with them is the line made without them,
+// in every weight format, for a dense shape, an MoE shape and a model
+// without one; each format is sized once and kept.
+void ExpectSameEstimate(const InferenceMemoryInput& with, const std::string& what) {
+  InferenceMemoryInput without = with;
+  without.prepared_weights = nullptr;
+  without.prepared_shape_texts = nullptr;
+  absl::StatusOr<InferenceMemoryEstimate> fresh = EstimateInferenceMemory(without);
+  InferenceArithmetic arithmetic;
+  InferenceMemoryEstimate kept;
+  const absl::Status status = EstimateInferenceMemoryInto(with, &arithmetic, &kept);
+  ASSERT_EQ(status, fresh.status()) << what;
+  if (!status.ok()) return;
+  ASSERT_EQ(kept.lines.size(), fresh->lines.size()) << what;
+  for (size_t i = 0; i < kept.lines.size(); ++i) {
+    EXPECT_EQ(kept.lines[i].component, fresh->lines[i].component) << what;
+    EXPECT_EQ(kept.lines[i].bytes, fresh->lines[i].bytes) << what;
+    EXPECT_EQ(kept.lines[i].arithmetic, fresh->lines[i].arithmetic) << what;
+  }
+  EXPECT_EQ(kept.total_bytes, fresh->total_bytes) << what;
+  EXPECT_EQ(kept.sizing.weight_bytes, fresh->sizing.weight_bytes) << what;
+  EXPECT_EQ(kept.warnings, fresh->warnings) << what;
+  // The split figures (a plan's) too: the format's own bits decide the
+  // experts' share.
+  InferenceMemoryInput split = with;
+  split.split_figures = true;
+  InferenceMemoryInput split_without = without;
+  split_without.split_figures = true;
+  InferenceMemoryEstimate split_kept;
+  ASSERT_TRUE(EstimateInferenceMemoryInto(split, &arithmetic, &split_kept).ok()) << what;
+  absl::StatusOr<InferenceMemoryEstimate> split_fresh = EstimateInferenceMemory(split_without);
+  ASSERT_TRUE(split_fresh.ok()) << what;
+  EXPECT_EQ(split_kept.sizing.expert_weight_bytes, split_fresh->sizing.expert_weight_bytes) << what;
+  EXPECT_EQ(split_kept.sizing.weight_bytes, split_fresh->sizing.weight_bytes) << what;
+}
+
+TEST(PreparedWeightsTest, KeptWeightsAreTheSizingsOwnInEveryFormat) {
+  Architecture moe = Llama31_8B();
+  moe.num_experts = 8;
+  moe.num_experts_per_token = 2;
+  moe.moe_intermediate_size = 2048;
+  moe.num_dense_layers = 1;
+  const std::optional<Architecture> shapes[] = {Llama31_8B(), moe, std::nullopt};
+  constexpr int kFormats = static_cast<int>(NumberFormat::kFp8Block) + 1;
+  for (const std::optional<Architecture>& shape : shapes) {
+    InferenceMemoryInput input;
+    input.parameters = shape.has_value() && shape->IsMoe() ? 47e9 : 8030261248;
+    input.architecture = shape;
+    input.workload.context_length_tokens = 8192;
+    input.split_figures = false;
+    PreparedWeights prepared;
+    input.prepared_weights = &prepared;
+    const Architecture* sized_shape = shape.has_value() ? &*shape : nullptr;
+    for (int round = 0; round < 2; ++round) {
+      for (int f = 0; f < kFormats; ++f) {
+        const auto format = static_cast<NumberFormat>(f);
+        input.workload.weight_format = format;
+        const std::string what =
+            absl::StrCat(shape.has_value() ? shape->IsMoe() ? "moe" : "dense" : "no shape", " ",
+                         NumberFormatName(format), " round ", round);
+        ExpectSameEstimate(input, what);
+        // Kept at the first ask, the same part afterwards.
+        const WeightsPart* part = prepared.Get(input.parameters, sized_shape, format,
+                                               input.workload.quantization_group_size);
+        ASSERT_NE(part, nullptr) << what;
+        EXPECT_EQ(part, prepared.Get(input.parameters, sized_shape, format,
+                                     input.workload.quantization_group_size))
+            << what;
+        EXPECT_EQ(prepared.kept(), static_cast<size_t>(round == 0 ? f + 1 : kFormats)) << what;
+      }
+    }
+  }
+}
+
+TEST(PreparedWeightsTest, FiguresNotKeptAreSizedWithoutThem) {
+  InferenceMemoryInput input;
+  input.parameters = 8030261248;
+  input.architecture = Llama31_8B();
+  input.workload.context_length_tokens = 8192;
+  input.workload.weight_format = NumberFormat::kGptqInt4;
+  PreparedWeights prepared;
+  input.prepared_weights = &prepared;
+  ExpectSameEstimate(input, "groups of 128");
+  ASSERT_EQ(prepared.kept(), 1u);
+  const WeightsPart* kept128 =
+      prepared.Get(input.parameters, &*input.architecture, NumberFormat::kGptqInt4, 128);
+  ASSERT_NE(kept128, nullptr);
+  // Another group size: not what was kept; sized as without it, and the
+  // kept part left as it was.
+  input.workload.quantization_group_size = 32;
+  EXPECT_EQ(prepared.Get(input.parameters, &*input.architecture, NumberFormat::kGptqInt4, 32),
+            nullptr);
+  ExpectSameEstimate(input, "groups of 32");
+  InferenceArithmetic arithmetic;
+  InferenceMemoryEstimate estimate;
+  ASSERT_TRUE(EstimateInferenceMemoryInto(input, &arithmetic, &estimate).ok());
+  EXPECT_NE(estimate.lines[0].arithmetic, kept128->text);
+  EXPECT_NE(estimate.lines[0].arithmetic.find("32-weight group"), std::string::npos)
+      << estimate.lines[0].arithmetic;
+  // Other parameters: the same.
+  input.workload.quantization_group_size = 128;
+  input.parameters += 1;
+  EXPECT_EQ(prepared.Get(input.parameters, &*input.architecture, NumberFormat::kGptqInt4, 128),
+            nullptr);
+  ExpectSameEstimate(input, "other parameters");
+  // A group size the format refuses: the same error, nothing kept.
+  input.parameters -= 1;
+  input.workload.weight_format = NumberFormat::kAwqInt4;
+  input.workload.quantization_group_size = 3;
+  EXPECT_EQ(prepared.Get(input.parameters, &*input.architecture, NumberFormat::kAwqInt4, 3),
+            nullptr);
+  ExpectSameEstimate(input, "bad group size");
+  EXPECT_FALSE(EstimateInferenceMemoryInto(input, &arithmetic, &estimate).ok());
+  EXPECT_EQ(prepared.kept(), 1u);
+  // Still sized for that format once asked with a group size it takes.
+  input.workload.quantization_group_size = 128;
+  ExpectSameEstimate(input, "awq groups of 128");
+  EXPECT_EQ(prepared.kept(), 2u);
+}
+
+// Two threads asking for the same format first both get one kept part.
+TEST(PreparedWeightsTest, FirstAsksFromManyThreadsKeepOnePart) {
+  const Architecture shape = Llama31_8B();
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    PreparedWeights prepared;
+    std::vector<const WeightsPart*> seen(4);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < seen.size(); ++t) {
+      threads.emplace_back(
+          [&, t] { seen[t] = prepared.Get(8030261248, &shape, NumberFormat::kFp8, 128); });
+    }
+    for (std::thread& thread : threads) thread.join();
+    for (const WeightsPart* part : seen) EXPECT_EQ(part, seen[0]);
+    ASSERT_NE(seen[0], nullptr);
+    EXPECT_EQ(prepared.kept(), 1u);
+  }
+}
+
+// A shape's texts kept (PreparedShapeTexts, a catalog record's): the KV-cache
+// line (its kept per-token arithmetic and the tail written per call) and the
+// activation line are the lines written without them, for every kind of KV
+// cache (grouped-query, sliding window, MLA, encoder-decoder, hybrid, no
+// attention layer), context, batch and KV-cache format.
+TEST(PreparedShapeTextsTest, KeptTextsGiveTheLinesWrittenWithoutThem) {
+  std::vector<Architecture> shapes(6, Llama31_8B());
+  shapes[1].sliding_window = 4096;
+  shapes[1].num_sliding_window_layers = 16;
+  shapes[2].kv_lora_rank = 512;
+  shapes[2].qk_rope_head_dim = 64;
+  shapes[3].num_decoder_layers = 24;
+  for (Architecture* hybrid : {&shapes[4], &shapes[5]}) {
+    hybrid->recurrent_mixer = RecurrentMixer::kMamba2;
+    hybrid->ssm_inner_size = 8192;
+    hybrid->ssm_state_size = 128;
+    hybrid->ssm_num_heads = 128;
+    hybrid->ssm_num_groups = 8;
+    hybrid->ssm_conv_kernel = 4;
+  }
+  shapes[4].num_recurrent_layers = 24;
+  shapes[4].num_attention_layers = 8;
+  shapes[5].num_recurrent_layers = 32;
+  shapes[5].num_attention_layers = 0;
+  for (size_t s = 0; s < shapes.size(); ++s) {
+    InferenceMemoryInput input;
+    input.parameters = 8030261248;
+    input.architecture = shapes[s];
+    input.split_figures = false;
+    PreparedShapeTexts kept;
+    input.prepared_shape_texts = &kept;
+    for (const NumberFormat kv : {NumberFormat::kBf16, NumberFormat::kFp8, NumberFormat::kFp32}) {
+      for (const int64_t context : {int64_t{0}, int64_t{2048}, int64_t{8192}, int64_t{131072}}) {
+        for (const int batch : {1, 3}) {
+          input.workload.kv_cache_format = kv;
+          input.workload.context_length_tokens = context;
+          input.workload.batch_size = batch;
+          ExpectSameEstimate(input, absl::StrCat("shape ", s, " kv ", NumberFormatName(kv),
+                                                 " context ", context, " batch ", batch));
+        }
+      }
+    }
+    // Three per-token texts and the activation text of the first (chunk,
+    // batch) asked: the defaults and one sequence.
+    EXPECT_EQ(kept.kept(), 4u) << "shape " << s;
+    const std::string* activations = kept.Activations(shapes[s], 512, 1);
+    ASSERT_NE(activations, nullptr);
+    EXPECT_EQ(kept.Activations(shapes[s], 512, 3), nullptr);
+    EXPECT_EQ(kept.Activations(shapes[s], 2048, 1), nullptr);
+    std::string fresh;
+    PrefillWorkspaceBytes(shapes[s], 512, 1, &fresh);
+    EXPECT_EQ(*activations, fresh);
+    // The per-token text is KvCacheBytesPerToken's; a format that cannot
+    // hold a KV cache has none.
+    std::string per_token;
+    KvCacheBytesPerToken(shapes[s], NumberFormat::kFp8, &per_token);
+    ASSERT_NE(kept.KvCachePerToken(shapes[s], NumberFormat::kFp8), nullptr);
+    EXPECT_EQ(*kept.KvCachePerToken(shapes[s], NumberFormat::kFp8), per_token);
+    EXPECT_EQ(kept.KvCachePerToken(shapes[s], NumberFormat::kAwqInt4), nullptr);
+    EXPECT_EQ(kept.kept(), 4u);
+  }
+}
+
+// A chunk or batch other than the one kept is written as without the kept
+// texts, and the kept text stays the first one's.
+TEST(PreparedShapeTextsTest, OtherChunksAndBatchesAreWrittenWithoutThem) {
+  InferenceMemoryInput input;
+  input.parameters = 8030261248;
+  input.architecture = Llama31_8B();
+  input.workload.context_length_tokens = 8192;
+  PreparedShapeTexts kept;
+  input.prepared_shape_texts = &kept;
+  input.workload.prefill_chunk_tokens = 2048;
+  ExpectSameEstimate(input, "chunk 2048");
+  input.workload.prefill_chunk_tokens = 512;
+  ExpectSameEstimate(input, "chunk 512");
+  input.workload.batch_size = 4;
+  ExpectSameEstimate(input, "batch 4");
+  std::string first;
+  PrefillWorkspaceBytes(*input.architecture, 2048, 1, &first);
+  ASSERT_NE(kept.Activations(*input.architecture, 2048, 1), nullptr);
+  EXPECT_EQ(*kept.Activations(*input.architecture, 2048, 1), first);
 }
 
 TEST(InferenceMemoryTest, WeightFormatsAndRounding) {

@@ -186,6 +186,104 @@ TEST(PreparedRecordsTest, SnapshotPreparesEachModelAgainWhenItChangesAndDropsItW
   EXPECT_EQ(handed->revision, 6);
 }
 
+// The weights a record keeps per format (PreparedRecord::weights): made with
+// the record, sized at the first ask, and made anew (nothing kept) when the
+// record changes; none without an architecture; gone with the record.
+struct HandedWeights {
+  const PreparedWeights* weights = nullptr;
+  std::string fp8_text;  // the record's FP8 weights line, as kept
+  double parameters = 0;
+  const PreparedShapeTexts* shape_texts = nullptr;
+  std::string kv_per_token;  // the record's bf16 KV-cache text per token, as kept
+};
+std::optional<HandedWeights> WeightsHandedOut(const CatalogSnapshot& snapshot,
+                                              const std::string& name) {
+  std::optional<HandedWeights> handed;
+  snapshot.UsePreparedModel(name, [&](const CatalogSnapshot::UsedModel& used) {
+    handed = HandedWeights{used.prepared.weights.get()};
+    handed->shape_texts = used.prepared.shape_texts.get();
+    if (used.prepared.weights == nullptr || !used.prepared.architecture.has_value()) return;
+    if (const std::string* kv = used.prepared.shape_texts->KvCachePerToken(
+            *used.prepared.architecture, NumberFormat::kBf16)) {
+      handed->kv_per_token = *kv;
+    }
+    absl::StatusOr<double> parameters = ParametersOfModel(used.model, &*used.prepared.architecture);
+    if (!parameters.ok()) return;
+    handed->parameters = *parameters;
+    const WeightsPart* part = used.prepared.weights->Get(*parameters, &*used.prepared.architecture,
+                                                         NumberFormat::kFp8, 128);
+    if (part != nullptr) handed->fp8_text = part->text;
+  });
+  return handed;
+}
+
+// The FP8 weights line written afresh for `model` (nothing kept).
+std::string Fp8WeightsText(const Model& model) {
+  const Architecture arch = ToCoreArchitecture(model.architecture());
+  absl::StatusOr<double> parameters = ParametersOfModel(model, &arch);
+  WeightsPart fresh;
+  EXPECT_TRUE(parameters.ok() &&
+              SizeWeightsPart(*parameters, &arch, NumberFormat::kFp8, 128, &fresh).ok());
+  return fresh.text;
+}
+
+TEST(PreparedRecordsTest, RecordsKeepTheirWeightsPerFormatUntilTheyChange) {
+  CatalogSnapshot snapshot(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
+                           "nowhere");
+  Model llama = Llama8B();
+  snapshot.Apply(Put(llama, 1));
+  snapshot.MarkLoadedForTest();
+  std::optional<HandedWeights> first = WeightsHandedOut(snapshot, "Llama 3.1 8B");
+  ASSERT_TRUE(first.has_value() && first->weights != nullptr);
+  EXPECT_EQ(first->weights->kept(), 1u);  // FP8, sized at the first ask
+  EXPECT_EQ(first->fp8_text, Fp8WeightsText(llama));
+  EXPECT_NE(first->fp8_text.find("fp8"), std::string::npos) << first->fp8_text;
+  // Asked again: the same kept part, nothing more sized.
+  std::optional<HandedWeights> again = WeightsHandedOut(snapshot, "models/llama-3-1-8b");
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->weights, first->weights);
+  EXPECT_EQ(again->weights->kept(), 1u);
+  EXPECT_EQ(again->fp8_text, first->fp8_text);
+
+  // Changed (fewer layers: fewer parameters, other tensors): the record's
+  // weights are made anew, and the line is the changed record's.
+  llama.mutable_architecture()->set_num_layers(16);
+  llama.clear_parameters();
+  snapshot.Apply(Put(llama, 2));
+  std::optional<HandedWeights> changed = WeightsHandedOut(snapshot, "Llama 3.1 8B");
+  ASSERT_TRUE(changed.has_value() && changed->weights != nullptr);
+  EXPECT_EQ(changed->fp8_text, Fp8WeightsText(llama));
+  EXPECT_NE(changed->fp8_text, first->fp8_text);
+  EXPECT_NE(changed->parameters, first->parameters);
+  EXPECT_EQ(changed->weights->kept(), 1u);
+  // Its shape's texts too: 16 layers, not 32.
+  ASSERT_NE(changed->shape_texts, nullptr);
+  EXPECT_EQ(changed->shape_texts->kept(), 1u);
+  EXPECT_TRUE(absl::StartsWith(changed->kv_per_token, "2 (K and V) x 16 layers"))
+      << changed->kv_per_token;
+  EXPECT_TRUE(absl::StartsWith(first->kv_per_token, "2 (K and V) x 32 layers"))
+      << first->kv_per_token;
+
+  // Without an architecture: nothing kept per format (the formulas size
+  // parameters x the format's bits).
+  Model bare = llama;
+  bare.clear_architecture();
+  bare.set_parameters(8e9);
+  snapshot.Apply(Put(bare, 3));
+  std::optional<HandedWeights> none = WeightsHandedOut(snapshot, "Llama 3.1 8B");
+  ASSERT_TRUE(none.has_value());
+  EXPECT_EQ(none->weights, nullptr);
+  EXPECT_EQ(none->shape_texts, nullptr);
+  // Erased: nothing handed out; put back: made anew.
+  snapshot.Apply(Delete("models/llama-3-1-8b", 4));
+  EXPECT_FALSE(WeightsHandedOut(snapshot, "Llama 3.1 8B").has_value());
+  snapshot.Apply(Put(Llama8B(), 5));
+  std::optional<HandedWeights> back = WeightsHandedOut(snapshot, "Llama 3.1 8B");
+  ASSERT_TRUE(back.has_value() && back->weights != nullptr);
+  EXPECT_EQ(back->fp8_text, Fp8WeightsText(Llama8B()));
+  EXPECT_EQ(back->fp8_text, first->fp8_text);
+}
+
 TEST(PreparedRecordsTest, SharedListDerivesOnceForEveryCopy) {
   std::atomic<int> made{0};
   auto count = [&made](const std::vector<Hardware>& records) {
