@@ -570,104 +570,10 @@ absl::StatusOr<int64_t> PostgresStore::Revision() {
   });
 }
 
-absl::StatusOr<int64_t> PostgresStore::Write(const std::vector<BatchWrite>& writes) {
-  return WithConnection<int64_t>([&](pqxx::connection& c) -> absl::StatusOr<int64_t> {
-    pqxx::work tx(c);  // rolls back when destroyed uncommitted
-    const int64_t revision = NextRevision(tx);
-    // A statement per row and per lookup key made an import of a million
-    // rows take tens of minutes of round trips: a batch now costs one query
-    // for the ids it creates, one per update (checked and locked as before)
-    // and one round trip for every row it writes.
-    auto quote_value = [&](const OrderValue& value) -> std::string {
-      const ValueParam param(value);
-      return param.get() == nullptr ? "NULL" : tx.quote(std::string(param.get()));
-    };
-    // The same id twice in one batch: the second is taken by the first.
-    // An id taken in the store is found by the insert itself (ON CONFLICT DO
-    // NOTHING, the rows it inserted returned), not by a query before it: that
-    // query cost a second probe per created row (docs/BENCHMARKS.md, branch
-    // s16-pg).
-    absl::flat_hash_set<std::pair<RecordKind, std::string>> created;
-    for (const BatchWrite& write : writes) {
-      if (write.operation != BatchWrite::Operation::kCreate) continue;
-      if (!created.emplace(write.record.kind, write.record.id).second) {
-        return AlreadyExistsError(write.record.kind, write.record.id);
-      }
-    }
-    std::string inserts, updates, clear_keys, keys, changes;
-    for (const BatchWrite& write : writes) {
-      const RecordWrite& record = write.record;
-      const std::string kind = tx.quote(Kind(record.kind));
-      const std::string id = tx.quote(record.id);
-      const std::string values = absl::StrCat(
-          quote_value(record.order_values[0]), ",", quote_value(record.order_values[1]), ",",
-          quote_value(record.order_values[2]), ",", quote_value(record.order_values[3]), ",",
-          quote_value(record.order_values[4]));
-      const bool create = write.operation == BatchWrite::Operation::kCreate;
-      if (create) {
-        absl::StrAppend(&inserts, inserts.empty() ? "" : ",", "(", kind, ",", id, ",",
-                        tx.quote(record.display_name), ",", tx.quote(HexBytea(record.payload)),
-                        "::bytea,", revision, ",", values, ")");
-      } else {
-        if (absl::Status s = CheckCurrent(tx, record.kind, record.id, write.expected_revision);
-            !s.ok()) {
-          return s;
-        }
-        absl::StrAppend(
-            &updates, "UPDATE records SET display_name = ", tx.quote(record.display_name),
-            ", payload = ", tx.quote(HexBytea(record.payload)), "::bytea, revision = ", revision,
-            ", (order_parameters, order_training_compute_flop, "
-            "order_publication_date, order_display_name, filter_text) = (",
-            values, ") WHERE kind = ", kind, " AND id = ", id, ";\n");
-        absl::StrAppend(&clear_keys, "DELETE FROM lookup_keys WHERE kind = ", kind,
-                        " AND id = ", id, ";\n");
-      }
-      for (const std::string& key : record.lookup_keys) {
-        absl::StrAppend(&keys, keys.empty() ? "" : ",", "(", kind, ",", tx.quote(key), ",", id,
-                        ")");
-      }
-      absl::StrAppend(&changes, changes.empty() ? "" : ",", "(", revision, ",", kind, ",", id, ",",
-                      create ? "'create'" : "'update'", ")");
-    }
-    // Two round trips: the updates and the inserted records (whose result,
-    // the last statement's, names the ids inserted), then the lookup keys and
-    // the change log.
-    std::string sql = absl::StrCat(updates, clear_keys);
-    if (!inserts.empty()) {
-      absl::StrAppend(&sql,
-                      "INSERT INTO records (kind, id, display_name, payload, revision, "
-                      "order_parameters, order_training_compute_flop, order_publication_date, "
-                      "order_display_name, filter_text) VALUES ",
-                      inserts, " ON CONFLICT DO NOTHING RETURNING kind, id;\n");
-    }
-    if (!sql.empty()) {
-      const pqxx::result inserted = tx.exec(sql);
-      if (!inserts.empty() && inserted.size() < created.size()) {
-        if (absl::Status s = FirstTaken(writes, inserted); !s.ok()) return s;
-      }
-    }
-    std::string rows_sql;
-    if (!keys.empty()) {
-      absl::StrAppend(&rows_sql, "INSERT INTO lookup_keys (kind, key, id) VALUES ", keys,
-                      " ON CONFLICT DO NOTHING;\n");
-    }
-    if (!changes.empty()) {
-      absl::StrAppend(&rows_sql, "INSERT INTO changes (revision, kind, id, operation) VALUES ",
-                      changes, ";\n");
-    }
-    if (!rows_sql.empty()) tx.exec(rows_sql);
-    tx.commit();
-    return revision;
-  });
-}
-
 namespace {
 
-// Write()'s statements for one batch at `revision`, inside `tx`: for
-// WriteInOneTransaction, which writes many batches in one transaction.
-// A copy of Write's body, left apart from it (another branch reworks
-// Write at the same time: docs/BENCHMARKS.md, session 16); the two are to
-// become one function once both are merged.
+// The statements of one batch of writes at `revision`, inside `tx`: Write
+// runs one batch in its own transaction, WriteInOneTransaction many in one.
 absl::Status WriteBatchIn(pqxx::work& tx, int64_t revision, const std::vector<BatchWrite>& writes) {
   // A statement per row and per lookup key made an import of a million
   // rows take tens of minutes of round trips: a batch now costs one query
@@ -677,41 +583,16 @@ absl::Status WriteBatchIn(pqxx::work& tx, int64_t revision, const std::vector<Ba
     const ValueParam param(value);
     return param.get() == nullptr ? "NULL" : tx.quote(std::string(param.get()));
   };
-  // Ids created, by kind: `kind = K AND id IN (...)` reads the primary key
-  // once per id. A list of (kind, id) pairs was planned as a scan of the
-  // whole table testing every pair: 3.8 s per batch of 2,000 at 100,000
-  // records (docs/BENCHMARKS.md, a million models, branch s10-cli).
-  std::string taken_ids[2];
+  // The same id twice in one batch: the second is taken by the first.
+  // An id taken in the store is found by the insert itself (ON CONFLICT DO
+  // NOTHING, the rows it inserted returned), not by a query before it: that
+  // query cost a second probe per created row (docs/BENCHMARKS.md, branch
+  // s16-pg).
   absl::flat_hash_set<std::pair<RecordKind, std::string>> created;
   for (const BatchWrite& write : writes) {
     if (write.operation != BatchWrite::Operation::kCreate) continue;
-    const RecordWrite& record = write.record;
-    // The same id twice in one batch: the second is taken by the first.
-    if (!created.emplace(record.kind, record.id).second) {
-      return AlreadyExistsError(record.kind, record.id);
-    }
-    std::string& ids = taken_ids[record.kind == RecordKind::kModel ? 0 : 1];
-    absl::StrAppend(&ids, ids.empty() ? "" : ",", tx.quote(record.id));
-  }
-  std::string taken_query;
-  for (RecordKind kind : {RecordKind::kModel, RecordKind::kHardware}) {
-    const std::string& ids = taken_ids[kind == RecordKind::kModel ? 0 : 1];
-    if (ids.empty()) continue;
-    absl::StrAppend(&taken_query, taken_query.empty() ? "" : " UNION ALL ",
-                    "SELECT kind, id FROM records WHERE kind = ", tx.quote(Kind(kind)),
-                    " AND id IN (", ids, ")");
-  }
-  if (!taken_query.empty()) {
-    const pqxx::result taken = tx.exec(taken_query);
-    if (!taken.empty()) {
-      absl::flat_hash_set<std::pair<std::string, std::string>> ids;
-      for (const auto& row : taken) ids.emplace(row[0].as<std::string>(), row[1].as<std::string>());
-      for (const BatchWrite& write : writes) {
-        if (write.operation == BatchWrite::Operation::kCreate &&
-            ids.contains(std::make_pair(Kind(write.record.kind), write.record.id))) {
-          return AlreadyExistsError(write.record.kind, write.record.id);
-        }
-      }
+    if (!created.emplace(write.record.kind, write.record.id).second) {
+      return AlreadyExistsError(write.record.kind, write.record.id);
     }
   }
   std::string inserts, updates, clear_keys, keys, changes;
@@ -748,27 +629,47 @@ absl::Status WriteBatchIn(pqxx::work& tx, int64_t revision, const std::vector<Ba
     absl::StrAppend(&changes, changes.empty() ? "" : ",", "(", revision, ",", kind, ",", id, ",",
                     create ? "'create'" : "'update'", ")");
   }
+  // Two round trips: the updates and the inserted records (whose result,
+  // the last statement's, names the ids inserted), then the lookup keys and
+  // the change log.
   std::string sql = absl::StrCat(updates, clear_keys);
   if (!inserts.empty()) {
     absl::StrAppend(&sql,
                     "INSERT INTO records (kind, id, display_name, payload, revision, "
                     "order_parameters, order_training_compute_flop, order_publication_date, "
                     "order_display_name, filter_text) VALUES ",
-                    inserts, ";\n");
+                    inserts, " ON CONFLICT DO NOTHING RETURNING kind, id;\n");
   }
+  if (!sql.empty()) {
+    const pqxx::result inserted = tx.exec(sql);
+    if (!inserts.empty() && inserted.size() < created.size()) {
+      if (absl::Status s = FirstTaken(writes, inserted); !s.ok()) return s;
+    }
+  }
+  std::string rows_sql;
   if (!keys.empty()) {
-    absl::StrAppend(&sql, "INSERT INTO lookup_keys (kind, key, id) VALUES ", keys,
+    absl::StrAppend(&rows_sql, "INSERT INTO lookup_keys (kind, key, id) VALUES ", keys,
                     " ON CONFLICT DO NOTHING;\n");
   }
   if (!changes.empty()) {
-    absl::StrAppend(&sql, "INSERT INTO changes (revision, kind, id, operation) VALUES ", changes,
-                    ";\n");
+    absl::StrAppend(&rows_sql, "INSERT INTO changes (revision, kind, id, operation) VALUES ",
+                    changes, ";\n");
   }
-  if (!sql.empty()) tx.exec(sql);
+  if (!rows_sql.empty()) tx.exec(rows_sql);
   return absl::OkStatus();
 }
 
 }  // namespace
+
+absl::StatusOr<int64_t> PostgresStore::Write(const std::vector<BatchWrite>& writes) {
+  return WithConnection<int64_t>([&](pqxx::connection& c) -> absl::StatusOr<int64_t> {
+    pqxx::work tx(c);  // rolls back when destroyed uncommitted
+    const int64_t revision = NextRevision(tx);
+    if (absl::Status s = WriteBatchIn(tx, revision, writes); !s.ok()) return s;
+    tx.commit();
+    return revision;
+  });
+}
 
 absl::StatusOr<int64_t> PostgresStore::WriteInOneTransaction(const BatchSource& next_batch) {
   std::vector<BatchWrite> batch;
