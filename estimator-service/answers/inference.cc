@@ -347,11 +347,8 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(
   input.architecture = architecture;
   input.workload = sized.workload;
   input.split_figures = split_figures;
-  // A snapshot record's weights and shape's texts, kept with the record.
-  if (prepared != nullptr) {
-    input.prepared_weights = prepared->weights.get();
-    input.prepared_shape_texts = prepared->shape_texts.get();
-  }
+  // A snapshot record's weights, kept per format with the record.
+  if (prepared != nullptr) input.prepared_weights = prepared->weights.get();
   // Into the answer's own scratch: a pooled answer's texts reuse their
   // buffers (the lines' strings are swapped, below, not copied).
   InferenceMemoryEstimate* estimate = &response.estimate_scratch;

@@ -210,7 +210,6 @@ PreparedRecord PrepareRecord(const common::v1::Model& model) {
   if (model.has_architecture()) {
     prepared.architecture = ToCoreArchitecture(model.architecture());
     prepared.weights = std::make_unique<const PreparedWeights>();
-    prepared.shape_texts = std::make_unique<const PreparedShapeTexts>();
   }
   return prepared;
 }

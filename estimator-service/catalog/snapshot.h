@@ -46,10 +46,6 @@ struct PreparedRecord {
   // instructions), null without one. Dropped with the record, made anew
   // when it changes (docs/BENCHMARKS.md, session 16).
   std::unique_ptr<const PreparedWeights> weights;
-  // The texts of its shape (the KV cache's per-token arithmetic per KV
-  // format, the activation line), each written at its first use and kept,
-  // as `weights`; null without an architecture.
-  std::unique_ptr<const PreparedShapeTexts> shape_texts;
 };
 // `model` prepared: what the per-call path computes from it, errors included.
 PreparedRecord PrepareRecord(const common::v1::Model& model);

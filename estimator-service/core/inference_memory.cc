@@ -337,67 +337,19 @@ void WeightsTextOfFormat(double parameters, double bits, NumberFormat format, in
 // The KV-cache line's text into `out` (empty): the per-token arithmetic,
 // then the tokens and `total_bytes` (the line's figure), remembered per
 // thread by every figure the text shows or is computed from.
-// The KV-cache line's text after its per-token arithmetic: the tokens the
-// layers hold, the sequences and `total_bytes` (the line's figure).
-void WriteKvCacheTail(const Architecture& arch, const ResolvedWorkload& w, int kv_layers,
-                      int sliding_layers, double per_token, double total_bytes, TextWriter& text) {
-  const int64_t context = w.context_length_tokens;
-  if (arch.sliding_window > 0 && arch.sliding_window < context) {
-    const double per_layer = per_token / kv_layers;
-    const double window_tokens = static_cast<double>(arch.sliding_window);
-    text.Literal("; ")
-        .Integer(sliding_layers)
-        .Literal(" of ")
-        .Integer(kv_layers)
-        .Literal(" layers keep only the ")
-        .Integer(arch.sliding_window)
-        .Literal("-token window: (")
-        .Integer(sliding_layers)
-        .Literal(" x ")
-        .WholeNumber(window_tokens)
-        .Literal(" tokens + ")
-        .Integer(kv_layers - sliding_layers)
-        .Literal(" x ")
-        .Integer(context)
-        .Literal(" tokens) x ")
-        .WholeNumber(per_layer)
-        .Literal(" bytes per layer-token x ")
-        .Integer(w.batch_size)
-        .Literal(" sequences = ");
-  } else {
-    text.Literal("; x ")
-        .Integer(context)
-        .Literal(" tokens x ")
-        .Integer(w.batch_size)
-        .Literal(" sequences = ");
-  }
-  text.WholeNumber(total_bytes).Literal(" bytes");
-}
-
-// The KV-cache line's text into `out` (empty): the per-token arithmetic,
-// then the tokens and `total_bytes` (the line's figure). With the shape's
-// per-token text kept (`kept_per_token`), that text and the tail, written;
-// else remembered per thread by every figure the text shows or is computed
-// from.
 void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_layers,
-                 double per_token, double total_bytes, const std::string* kept_per_token,
-                 std::string* out) {
-  const int sliding_layers = SlidingLayers(arch);
-  if (kept_per_token != nullptr) {
-    TextWriter text(out);
-    text.Text(*kept_per_token);
-    WriteKvCacheTail(arch, w, kv_layers, sliding_layers, per_token, total_bytes, text);
-    return;
-  }
+                 double per_token, double total_bytes, std::string* out) {
   using Memo = TextMemo<9>;
   thread_local Memo memo;
+  const int64_t context = w.context_length_tokens;
+  const int sliding_layers = SlidingLayers(arch);
   const Memo::Key key = {Pair(static_cast<int>(w.kv_cache_format), arch.num_layers),
                          Pair(arch.kv_lora_rank, arch.qk_rope_head_dim),
                          Pair(arch.num_decoder_layers, kv_layers),
                          Pair(static_cast<int>(arch.recurrent_mixer), arch.num_recurrent_layers),
                          Pair(arch.EffectiveKvHeads(), arch.EffectiveHeadDim()),
                          Pair(w.batch_size, sliding_layers),
-                         static_cast<uint64_t>(w.context_length_tokens),
+                         static_cast<uint64_t>(context),
                          static_cast<uint64_t>(arch.sliding_window),
                          Memo::Word(total_bytes)};
   if (const std::string* known = memo.Find(key)) {
@@ -407,19 +359,43 @@ void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_lay
   {
     TextWriter text(out);
     WriteKvCacheBytesPerToken(arch, w.kv_cache_format, &text);
-    WriteKvCacheTail(arch, w, kv_layers, sliding_layers, per_token, total_bytes, text);
+    if (arch.sliding_window > 0 && arch.sliding_window < context) {
+      const double per_layer = per_token / kv_layers;
+      const double window_tokens = static_cast<double>(arch.sliding_window);
+      text.Literal("; ")
+          .Integer(sliding_layers)
+          .Literal(" of ")
+          .Integer(kv_layers)
+          .Literal(" layers keep only the ")
+          .Integer(arch.sliding_window)
+          .Literal("-token window: (")
+          .Integer(sliding_layers)
+          .Literal(" x ")
+          .WholeNumber(window_tokens)
+          .Literal(" tokens + ")
+          .Integer(kv_layers - sliding_layers)
+          .Literal(" x ")
+          .Integer(context)
+          .Literal(" tokens) x ")
+          .WholeNumber(per_layer)
+          .Literal(" bytes per layer-token x ")
+          .Integer(w.batch_size)
+          .Literal(" sequences = ");
+    } else {
+      text.Literal("; x ")
+          .Integer(context)
+          .Literal(" tokens x ")
+          .Integer(w.batch_size)
+          .Literal(" sequences = ");
+    }
+    text.WholeNumber(total_bytes).Literal(" bytes");
   }
   memo.Remember(key, *out);
 }
 
-// The activation line's text into `out` (empty): the shape's kept text when
-// there is one for these figures, else remembered per thread by the figures
-// it shows (its total is computed from them).
-void ActivationText(const PrefillWorkspace& figures, const std::string* kept, std::string* out) {
-  if (kept != nullptr) {
-    out->assign(*kept);
-    return;
-  }
+// The activation line's text into `out` (empty), remembered per thread by
+// the figures it shows (its total is computed from them).
+void ActivationText(const PrefillWorkspace& figures, std::string* out) {
   using Memo = TextMemo<5>;
   thread_local Memo memo;
   const Memo::Key key = {Pair(figures.chunk_tokens, figures.batch), Memo::Word(figures.hidden),
@@ -657,16 +633,9 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, InferenceArith
         PrefillWorkspaceOf(arch, w.prefill_chunk_tokens, w.batch_size);
     sizing.activation_bytes = std::ceil(workspace.bytes);
     if (arithmetic != nullptr) {
-      const PreparedShapeTexts* kept_texts = input.prepared_shape_texts;
-      KvCacheText(
-          arch, w, kv_layers, per_token, sizing.kv_cache_bytes - sizing.recurrent_state_bytes,
-          kept_texts != nullptr ? kept_texts->KvCachePerToken(arch, w.kv_cache_format) : nullptr,
-          &arithmetic->kv_cache);
-      ActivationText(workspace,
-                     kept_texts != nullptr
-                         ? kept_texts->Activations(arch, w.prefill_chunk_tokens, w.batch_size)
-                         : nullptr,
-                     &arithmetic->activations);
+      KvCacheText(arch, w, kv_layers, per_token,
+                  sizing.kv_cache_bytes - sizing.recurrent_state_bytes, &arithmetic->kv_cache);
+      ActivationText(workspace, &arithmetic->activations);
       if (context == 0) {
         arithmetic->warnings.push_back("no context length given: KV cache not counted");
       }
@@ -695,26 +664,6 @@ constexpr absl::string_view kKvCacheLine = "kv_cache";
 constexpr absl::string_view kRecurrentStateLine = "recurrent_state";
 constexpr absl::string_view kActivationsLine = "activations";
 constexpr absl::string_view kOverheadLine = "overhead";
-
-}  // namespace
-
-namespace {
-
-// `slot`'s value, or the one `make` returns (null: nothing to keep) put in
-// it: the first value published is kept, a thread that lost the race drops
-// its own and uses the winner's.
-template <typename T, typename Make>
-const T* KeptOrMade(std::atomic<const T*>& slot, Make make) {
-  const T* value = slot.load(std::memory_order_acquire);
-  if (value != nullptr) return value;
-  std::unique_ptr<const T> made = make();
-  if (made == nullptr) return nullptr;
-  if (slot.compare_exchange_strong(value, made.get(), std::memory_order_acq_rel,
-                                   std::memory_order_acquire)) {
-    value = made.release();
-  }
-  return value;
-}
 
 }  // namespace
 
@@ -752,14 +701,18 @@ const WeightsPart* PreparedWeights::Get(double parameters, const Architecture* s
                                         NumberFormat format, int group_size) const {
   const size_t index = static_cast<size_t>(format);
   if (index >= slots_.size()) return nullptr;
-  const WeightsPart* part = KeptOrMade(slots_[index], [&] {
+  std::atomic<const WeightsPart*>& slot = slots_[index];
+  const WeightsPart* part = slot.load(std::memory_order_acquire);
+  if (part == nullptr) {
     auto made = std::make_unique<WeightsPart>();
-    if (!SizeWeightsPart(parameters, shape, format, group_size, made.get()).ok()) {
-      made.reset();  // not kept: the caller sizes it and meets the error
+    if (!SizeWeightsPart(parameters, shape, format, group_size, made.get()).ok()) return nullptr;
+    // The first copy published is kept; a thread that lost the race drops
+    // its own and uses the winner's.
+    if (slot.compare_exchange_strong(part, made.get(), std::memory_order_acq_rel,
+                                     std::memory_order_acquire)) {
+      part = made.release();
     }
-    return std::unique_ptr<const WeightsPart>(std::move(made));
-  });
-  if (part == nullptr) return nullptr;
+  }
   // Kept for the figures first asked; any other asks are sized by the caller.
   // (Bits, not ==: the same parameters, NaN never kept as equal.)
   if (std::bit_cast<uint64_t>(part->parameters) != std::bit_cast<uint64_t>(parameters) ||
@@ -772,49 +725,6 @@ const WeightsPart* PreparedWeights::Get(double parameters, const Architecture* s
 size_t PreparedWeights::kept() const {
   size_t count = 0;
   for (const std::atomic<const WeightsPart*>& slot : slots_) {
-    count += slot.load(std::memory_order_acquire) != nullptr ? 1 : 0;
-  }
-  return count;
-}
-
-PreparedShapeTexts::~PreparedShapeTexts() {
-  for (std::atomic<const std::string*>& slot : kv_per_token_) {
-    delete slot.load(std::memory_order_acquire);
-  }
-  delete activations_.load(std::memory_order_acquire);
-}
-
-const std::string* PreparedShapeTexts::KvCachePerToken(const Architecture& arch,
-                                                       NumberFormat format) const {
-  const size_t index = static_cast<size_t>(format);
-  if (index >= kv_per_token_.size() || !IsPlainFormat(format)) return nullptr;
-  return KeptOrMade(kv_per_token_[index], [&] {
-    auto text = std::make_unique<std::string>();
-    TextWriter writer(text.get());
-    WriteKvCacheBytesPerToken(arch, format, &writer);
-    writer.Flush();
-    return std::unique_ptr<const std::string>(std::move(text));
-  });
-}
-
-const std::string* PreparedShapeTexts::Activations(const Architecture& arch, int chunk_tokens,
-                                                   int batch) const {
-  const ActivationText* kept = KeptOrMade(activations_, [&] {
-    auto made = std::make_unique<ActivationText>();
-    made->chunk_tokens = chunk_tokens;
-    made->batch = batch;
-    TextWriter writer(&made->text);
-    WritePrefillWorkspace(PrefillWorkspaceOf(arch, chunk_tokens, batch), writer);
-    writer.Flush();
-    return std::unique_ptr<const ActivationText>(std::move(made));
-  });
-  return kept != nullptr && kept->chunk_tokens == chunk_tokens && kept->batch == batch ? &kept->text
-                                                                                       : nullptr;
-}
-
-size_t PreparedShapeTexts::kept() const {
-  size_t count = activations_.load(std::memory_order_acquire) != nullptr ? 1 : 0;
-  for (const std::atomic<const std::string*>& slot : kv_per_token_) {
     count += slot.load(std::memory_order_acquire) != nullptr ? 1 : 0;
   }
   return count;

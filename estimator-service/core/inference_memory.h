@@ -79,43 +79,6 @@ class PreparedWeights {
   mutable std::array<std::atomic<const WeightsPart*>, kSlots> slots_{};
 };
 
-// The texts of an estimate that depend on one model's shape alone, written
-// at their first use and kept (a catalog record's, beside its
-// PreparedWeights): the KV cache's per-token arithmetic per KV-cache format
-// (the line then adds its tokens, sequences and total), and the prefill
-// workspace's whole text for the first chunk and batch asked (the
-// defaults, mostly). Per-thread memos of whole texts (TextMemo, 256 slots)
-// missed most calls of an estimate over many models and contexts: a
-// KV-cache text's key holds the context, 656 texts for the 164 shipped
-// architectures at four contexts (docs/BENCHMARKS.md, session 16).
-// Thread-safe as PreparedWeights: written once, read without a lock.
-class PreparedShapeTexts {
- public:
-  PreparedShapeTexts() = default;
-  ~PreparedShapeTexts();
-  PreparedShapeTexts(const PreparedShapeTexts&) = delete;
-  PreparedShapeTexts& operator=(const PreparedShapeTexts&) = delete;
-
-  // KvCacheBytesPerToken's text for the model this was made for (`arch`,
-  // always the same model's) in `format` (a plain format, else null).
-  const std::string* KvCachePerToken(const Architecture& arch, NumberFormat format) const;
-  // The activation line's text of `arch` for `chunk_tokens` and `batch`:
-  // kept for the first pair asked, null for any other.
-  const std::string* Activations(const Architecture& arch, int chunk_tokens, int batch) const;
-  // How many texts are kept (for tests and memory accounting).
-  size_t kept() const;
-
- private:
-  struct ActivationText {
-    int chunk_tokens = 0;
-    int batch = 0;
-    std::string text;
-  };
-  static constexpr size_t kSlots = static_cast<size_t>(NumberFormat::kFp8Block) + 1;
-  mutable std::array<std::atomic<const std::string*>, kSlots> kv_per_token_{};
-  mutable std::atomic<const ActivationText*> activations_{nullptr};
-};
-
 // A model to size: its parameters and, when known, its shape.
 struct InferenceMemoryInput {
   // Parameters of the model.
@@ -138,8 +101,6 @@ struct InferenceMemoryInput {
   // sizing the weights again (a catalog record's, made when the snapshot
   // loaded it). Must have been made for this very model.
   const PreparedWeights* prepared_weights = nullptr;
-  // The texts of this input's shape kept, or null (as prepared_weights).
-  const PreparedShapeTexts* prepared_shape_texts = nullptr;
 };
 
 // An inference workload sized: the typed numbers every inference answer

@@ -325,7 +325,6 @@ TEST(InferenceMemoryTest, RememberedTextsFollowEveryChangeOfTheirFigures) {
 void ExpectSameEstimate(const InferenceMemoryInput& with, const std::string& what) {
   InferenceMemoryInput without = with;
   without.prepared_weights = nullptr;
-  without.prepared_shape_texts = nullptr;
   absl::StatusOr<InferenceMemoryEstimate> fresh = EstimateInferenceMemory(without);
   InferenceArithmetic arithmetic;
   InferenceMemoryEstimate kept;
@@ -455,90 +454,6 @@ TEST(PreparedWeightsTest, FirstAsksFromManyThreadsKeepOnePart) {
     ASSERT_NE(seen[0], nullptr);
     EXPECT_EQ(prepared.kept(), 1u);
   }
-}
-
-// A shape's texts kept (PreparedShapeTexts, a catalog record's): the KV-cache
-// line (its kept per-token arithmetic and the tail written per call) and the
-// activation line are the lines written without them, for every kind of KV
-// cache (grouped-query, sliding window, MLA, encoder-decoder, hybrid, no
-// attention layer), context, batch and KV-cache format.
-TEST(PreparedShapeTextsTest, KeptTextsGiveTheLinesWrittenWithoutThem) {
-  std::vector<Architecture> shapes(6, Llama31_8B());
-  shapes[1].sliding_window = 4096;
-  shapes[1].num_sliding_window_layers = 16;
-  shapes[2].kv_lora_rank = 512;
-  shapes[2].qk_rope_head_dim = 64;
-  shapes[3].num_decoder_layers = 24;
-  for (Architecture* hybrid : {&shapes[4], &shapes[5]}) {
-    hybrid->recurrent_mixer = RecurrentMixer::kMamba2;
-    hybrid->ssm_inner_size = 8192;
-    hybrid->ssm_state_size = 128;
-    hybrid->ssm_num_heads = 128;
-    hybrid->ssm_num_groups = 8;
-    hybrid->ssm_conv_kernel = 4;
-  }
-  shapes[4].num_recurrent_layers = 24;
-  shapes[4].num_attention_layers = 8;
-  shapes[5].num_recurrent_layers = 32;
-  shapes[5].num_attention_layers = 0;
-  for (size_t s = 0; s < shapes.size(); ++s) {
-    InferenceMemoryInput input;
-    input.parameters = 8030261248;
-    input.architecture = shapes[s];
-    input.split_figures = false;
-    PreparedShapeTexts kept;
-    input.prepared_shape_texts = &kept;
-    for (const NumberFormat kv : {NumberFormat::kBf16, NumberFormat::kFp8, NumberFormat::kFp32}) {
-      for (const int64_t context : {int64_t{0}, int64_t{2048}, int64_t{8192}, int64_t{131072}}) {
-        for (const int batch : {1, 3}) {
-          input.workload.kv_cache_format = kv;
-          input.workload.context_length_tokens = context;
-          input.workload.batch_size = batch;
-          ExpectSameEstimate(input, absl::StrCat("shape ", s, " kv ", NumberFormatName(kv),
-                                                 " context ", context, " batch ", batch));
-        }
-      }
-    }
-    // Three per-token texts and the activation text of the first (chunk,
-    // batch) asked: the defaults and one sequence.
-    EXPECT_EQ(kept.kept(), 4u) << "shape " << s;
-    const std::string* activations = kept.Activations(shapes[s], 512, 1);
-    ASSERT_NE(activations, nullptr);
-    EXPECT_EQ(kept.Activations(shapes[s], 512, 3), nullptr);
-    EXPECT_EQ(kept.Activations(shapes[s], 2048, 1), nullptr);
-    std::string fresh;
-    PrefillWorkspaceBytes(shapes[s], 512, 1, &fresh);
-    EXPECT_EQ(*activations, fresh);
-    // The per-token text is KvCacheBytesPerToken's; a format that cannot
-    // hold a KV cache has none.
-    std::string per_token;
-    KvCacheBytesPerToken(shapes[s], NumberFormat::kFp8, &per_token);
-    ASSERT_NE(kept.KvCachePerToken(shapes[s], NumberFormat::kFp8), nullptr);
-    EXPECT_EQ(*kept.KvCachePerToken(shapes[s], NumberFormat::kFp8), per_token);
-    EXPECT_EQ(kept.KvCachePerToken(shapes[s], NumberFormat::kAwqInt4), nullptr);
-    EXPECT_EQ(kept.kept(), 4u);
-  }
-}
-
-// A chunk or batch other than the one kept is written as without the kept
-// texts, and the kept text stays the first one's.
-TEST(PreparedShapeTextsTest, OtherChunksAndBatchesAreWrittenWithoutThem) {
-  InferenceMemoryInput input;
-  input.parameters = 8030261248;
-  input.architecture = Llama31_8B();
-  input.workload.context_length_tokens = 8192;
-  PreparedShapeTexts kept;
-  input.prepared_shape_texts = &kept;
-  input.workload.prefill_chunk_tokens = 2048;
-  ExpectSameEstimate(input, "chunk 2048");
-  input.workload.prefill_chunk_tokens = 512;
-  ExpectSameEstimate(input, "chunk 512");
-  input.workload.batch_size = 4;
-  ExpectSameEstimate(input, "batch 4");
-  std::string first;
-  PrefillWorkspaceBytes(*input.architecture, 2048, 1, &first);
-  ASSERT_NE(kept.Activations(*input.architecture, 2048, 1), nullptr);
-  EXPECT_EQ(*kept.Activations(*input.architecture, 2048, 1), first);
 }
 
 TEST(InferenceMemoryTest, WeightFormatsAndRounding) {

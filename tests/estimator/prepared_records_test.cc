@@ -193,20 +193,13 @@ struct HandedWeights {
   const PreparedWeights* weights = nullptr;
   std::string fp8_text;  // the record's FP8 weights line, as kept
   double parameters = 0;
-  const PreparedShapeTexts* shape_texts = nullptr;
-  std::string kv_per_token;  // the record's bf16 KV-cache text per token, as kept
 };
 std::optional<HandedWeights> WeightsHandedOut(const CatalogSnapshot& snapshot,
                                               const std::string& name) {
   std::optional<HandedWeights> handed;
   snapshot.UsePreparedModel(name, [&](const CatalogSnapshot::UsedModel& used) {
     handed = HandedWeights{used.prepared.weights.get()};
-    handed->shape_texts = used.prepared.shape_texts.get();
     if (used.prepared.weights == nullptr || !used.prepared.architecture.has_value()) return;
-    if (const std::string* kv = used.prepared.shape_texts->KvCachePerToken(
-            *used.prepared.architecture, NumberFormat::kBf16)) {
-      handed->kv_per_token = *kv;
-    }
     absl::StatusOr<double> parameters = ParametersOfModel(used.model, &*used.prepared.architecture);
     if (!parameters.ok()) return;
     handed->parameters = *parameters;
@@ -256,13 +249,6 @@ TEST(PreparedRecordsTest, RecordsKeepTheirWeightsPerFormatUntilTheyChange) {
   EXPECT_NE(changed->fp8_text, first->fp8_text);
   EXPECT_NE(changed->parameters, first->parameters);
   EXPECT_EQ(changed->weights->kept(), 1u);
-  // Its shape's texts too: 16 layers, not 32.
-  ASSERT_NE(changed->shape_texts, nullptr);
-  EXPECT_EQ(changed->shape_texts->kept(), 1u);
-  EXPECT_TRUE(absl::StartsWith(changed->kv_per_token, "2 (K and V) x 16 layers"))
-      << changed->kv_per_token;
-  EXPECT_TRUE(absl::StartsWith(first->kv_per_token, "2 (K and V) x 32 layers"))
-      << first->kv_per_token;
 
   // Without an architecture: nothing kept per format (the formulas size
   // parameters x the format's bits).
@@ -273,7 +259,6 @@ TEST(PreparedRecordsTest, RecordsKeepTheirWeightsPerFormatUntilTheyChange) {
   std::optional<HandedWeights> none = WeightsHandedOut(snapshot, "Llama 3.1 8B");
   ASSERT_TRUE(none.has_value());
   EXPECT_EQ(none->weights, nullptr);
-  EXPECT_EQ(none->shape_texts, nullptr);
   // Erased: nothing handed out; put back: made anew.
   snapshot.Apply(Delete("models/llama-3-1-8b", 4));
   EXPECT_FALSE(WeightsHandedOut(snapshot, "Llama 3.1 8B").has_value());
