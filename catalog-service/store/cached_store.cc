@@ -206,21 +206,8 @@ bool CachedStore::AdmitMiss(Shard& shard, uint64_t hash) {
 
 absl::StatusOr<int64_t> CachedStore::Write(const std::vector<BatchWrite>& writes) {
   absl::StatusOr<int64_t> revision = store_->Write(writes);
-  // Dropped whatever the outcome: cheap, and never wrong. Every shard counts
-  // the write, so no read that overlapped it keeps what it read.
-  std::vector<uint64_t> hashes;
-  hashes.reserve(writes.size());
-  for (const BatchWrite& write : writes) {
-    hashes.push_back(HashOf(write.record.kind, write.record.id));
-  }
-  for (const auto& shard : shards_) {
-    absl::MutexLock lock(&shard->mutex);
-    for (size_t i = 0; i < writes.size(); ++i) {
-      if (&ShardOf(hashes[i]) != shard.get()) continue;
-      Forget(*shard, hashes[i], writes[i].record.kind, writes[i].record.id);
-    }
-    ++shard->writes;
-  }
+  // Dropped whatever the outcome: cheap, and never wrong.
+  ForgetWritten(writes);
   return revision;
 }
 
@@ -235,6 +222,8 @@ absl::StatusOr<int64_t> CachedStore::WriteInOneTransaction(const BatchSource& ne
   return revision;
 }
 
+// Every shard counts the write, so no read that overlapped it keeps what it
+// read.
 void CachedStore::ForgetWritten(const std::vector<BatchWrite>& writes) {
   std::vector<uint64_t> hashes;
   hashes.reserve(writes.size());
