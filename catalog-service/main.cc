@@ -8,6 +8,7 @@
 #include "catalog-service/dataset.h"
 #include "catalog-service/metrics.h"
 #include "catalog-service/service.h"
+#include "catalog-service/store/change_follower.h"
 #include "catalog-service/store/postgres_store.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "common/server/logging.h"
@@ -29,11 +30,19 @@ ABSL_FLAG(std::string, sqlite_path, "modelatlas-catalog.db",
 // s13-getmodel). The default stays small: the budget is memory an operator
 // grants the catalog, and the container's limit has to allow it.
 ABSL_FLAG(int64_t, record_cache_bytes, int64_t{64} << 20,
-          "Bytes of records kept in memory for reads, the index included (SQLite only: "
-          "PostgreSQL replicas share a database others write); 0 = none");
+          "Bytes of records kept in memory for reads, the index included (with PostgreSQL "
+          "only under --postgres_record_cache); 0 = none");
 ABSL_FLAG(bool, record_cache_preload, false,
           "Fill the record cache with the stored records before the catalog reports ready, "
           "until it is full (no eviction): for a --record_cache_bytes sized to hold the catalog");
+ABSL_FLAG(bool, postgres_record_cache, false,
+          "With --store=postgres: keep the record cache (--record_cache_bytes, "
+          "--record_cache_preload) in front of the database too, and read the change log every "
+          "--watch_poll_interval to forget the records other replicas wrote. A write through "
+          "this replica is seen by it at once; a write through another replica within about "
+          "one poll interval (bounded staleness); writes are checked in the database either "
+          "way. While the change log cannot be read the cache is emptied at every poll. "
+          "false = every read from the database");
 ABSL_FLAG(int64_t, sqlite_mmap_bytes, 0,
           "Bytes of the SQLite file read through a memory map instead of read() copies "
           "(PRAGMA mmap_size; SQLite maps at most 0x7fff0000); mapped pages count in resident "
@@ -82,6 +91,7 @@ const std::vector<std::string> kFlagNames = {"grpc_address",
                                              "auth_protect_reads",
                                              "record_cache_bytes",
                                              "record_cache_preload",
+                                             "postgres_record_cache",
                                              "sqlite_mmap_bytes"};
 
 // --import_spool_dir, or where the store is: a disk the operator sized for
@@ -158,18 +168,41 @@ int main(int argc, char** argv) {
   if (cache_bytes < 0) {
     return Fail(absl::InvalidArgumentError("--record_cache_bytes must be >= 0"));
   }
+  const bool on_postgres = instrumented->backend() == "postgres";
+  const bool postgres_cache = absl::GetFlag(FLAGS_postgres_record_cache);
+  if (postgres_cache && !on_postgres) {
+    MA_LOG_WARNING("--postgres_record_cache has no effect: the store is not PostgreSQL");
+  }
   catalog::CachedStore* record_cache = nullptr;
-  if (cache_bytes > 0 && instrumented->backend() == "sqlite") {
+  // With PostgreSQL: the revision the change follower starts after, read
+  // before anything is read into the cache, so no write since is missed.
+  int64_t follow_after_revision = 0;
+  if (cache_bytes > 0 && (!on_postgres || postgres_cache)) {
     auto cached = std::make_unique<catalog::CachedStore>(std::move(instrumented),
                                                          static_cast<size_t>(cache_bytes));
+    if (on_postgres) {
+      absl::StatusOr<int64_t> revision = cached->Revision();
+      if (!revision.ok()) return Fail(revision.status());
+      follow_after_revision = *revision;
+    }
     record_cache = cached.get();
     runner.AddCollectable(catalog::RecordCacheCollectable(cached.get()));
     instrumented = std::move(cached);
   } else if (absl::GetFlag(FLAGS_record_cache_preload)) {
     MA_LOG_WARNING("--record_cache_preload has no effect: there is no record cache (%s)",
-                   cache_bytes == 0 ? "--record_cache_bytes=0" : "the store is PostgreSQL");
+                   cache_bytes == 0 ? "--record_cache_bytes=0"
+                                    : "the store is PostgreSQL without --postgres_record_cache");
   }
   catalog::Catalog catalog(std::move(instrumented));
+  // Declared after the catalog, which owns the cache: stopped (joined) first.
+  std::unique_ptr<catalog::ChangeFollower> change_follower;
+  if (record_cache != nullptr && on_postgres) {
+    change_follower = std::make_unique<catalog::ChangeFollower>(
+        record_cache, follow_after_revision, absl::GetFlag(FLAGS_watch_poll_interval));
+    change_follower->Start();
+    MA_LOG_INFO("record cache on PostgreSQL: following the change log after revision %lld",
+                static_cast<long long>(follow_after_revision));
+  }
   catalog::ImportMetrics import_metrics(runner.registry());
   runner.AddCollectable(catalog::CatalogStateCollectable(&catalog));
 

@@ -26,6 +26,8 @@
 #   RECORD_CACHE_PRELOAD=1: catalog-service --record_cache_preload (SQLite: the
 #   record cache filled from the store before the rounds; for a
 #   --record_cache_bytes sized to the catalog); the rounds wait for it.
+#   POSTGRES_RECORD_CACHE=1: catalog-service --postgres_record_cache with
+#   --record_cache_bytes (PostgreSQL: the record cache and its change follower).
 # Each ListModels request runs once per round too (rounds interleaved).
 #
 # Results (every round) go to .run/bench-million/<store>/results.md and stdout.
@@ -80,6 +82,9 @@ else
   catalog_flags=(--sqlite_path="$state/catalog.db" --record_cache_bytes="$cache_bytes"
     --sqlite_mmap_bytes="$mmap_bytes")
 fi
+pg_cache="${POSTGRES_RECORD_CACHE:-}"
+[[ -n $pg_cache && $store == postgres ]] &&
+  catalog_flags+=(--postgres_record_cache --record_cache_bytes="$cache_bytes")
 preload="${RECORD_CACHE_PRELOAD:-}"
 [[ -n $preload ]] && catalog_flags+=(--record_cache_preload)
 catalog_port=$(start catalog "$b/catalog-service/catalog-service" "${catalog_flags[@]}")
@@ -87,7 +92,7 @@ echo_port=$(start echo "$b/bench/echo-server")
 cli=("$b/cli/modelatlas" --catalog=127.0.0.1:$catalog_port)
 for _ in $(seq 1 100); do "${cli[@]}" --timeout=1s models get "GPT-2 (124M)" >/dev/null 2>&1 && break; sleep 0.2; done
 # The preload runs while the server already answers: wait for its log line.
-if [[ -n $preload && $store == sqlite ]]; then
+if [[ -n $preload && ($store == sqlite || -n $pg_cache) ]]; then
   for _ in $(seq 1 600); do grep -q "record cache preloaded" "$state/catalog.log" && break; sleep 0.5; done
   grep "record cache preloaded" "$state/catalog.log" || echo "preload not finished" >&2
 fi

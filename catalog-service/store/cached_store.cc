@@ -240,6 +240,35 @@ void CachedStore::ForgetWritten(const std::vector<BatchWrite>& writes) {
   }
 }
 
+void CachedStore::ForgetChanged(const std::vector<Change>& changes) {
+  std::vector<uint64_t> hashes;
+  hashes.reserve(changes.size());
+  for (const Change& change : changes) hashes.push_back(HashOf(change.kind, change.id));
+  for (const auto& shard : shards_) {
+    absl::MutexLock lock(&shard->mutex);
+    for (size_t i = 0; i < changes.size(); ++i) {
+      if (&ShardOf(hashes[i]) != shard.get()) continue;
+      Forget(*shard, hashes[i], changes[i].kind, changes[i].id);
+    }
+    ++shard->writes;
+  }
+}
+
+void CachedStore::Clear() {
+  for (const auto& shard : shards_) {
+    absl::MutexLock lock(&shard->mutex);
+    // EraseSlot may shift a later record into `at`: look at it again.
+    for (size_t at = 0; at < shard->slots.size();) {
+      if (shard->slots[at].record) {
+        EraseSlot(*shard, at);
+      } else {
+        ++at;
+      }
+    }
+    ++shard->writes;
+  }
+}
+
 absl::StatusOr<int64_t> CachedStore::Delete(RecordKind kind, absl::string_view id,
                                             int64_t expected_revision) {
   absl::StatusOr<int64_t> revision = store_->Delete(kind, id, expected_revision);

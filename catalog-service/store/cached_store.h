@@ -2,8 +2,10 @@
 // budget of bytes, in front of a store that no other process writes: the
 // SQLite store, which holds its file exclusively. Every write and delete goes
 // through this class, which drops the records it touches, so a cached record
-// is always the stored one. Not for PostgreSQL: other replicas write the same
-// database behind it.
+// is always the stored one. On PostgreSQL, where other replicas write the
+// same database behind it, only with a ChangeFollower (change_follower.h)
+// making it forget what the change log says they wrote: their writes are
+// then seen within about a poll interval (bounded staleness).
 //
 // Why: reading one record costs a SQLite statement (a B-tree lookup and a
 // copy of the row) under the store's one connection: at 1,000,000 models
@@ -107,6 +109,15 @@ class CachedStore : public CatalogStore {
   // kept (the write counters, as for a miss). `stop` is asked between pages.
   // Returns the records kept.
   absl::StatusOr<int64_t> Preload(const std::function<bool()>& stop = nullptr);
+
+  // Drops the records of `changes` and counts a write on every shard, as a
+  // write through this store does: for writes made by another replica to a
+  // shared database (PostgreSQL), which this store did not see; the
+  // ChangeFollower (change_follower.h) reads them from the change log.
+  void ForgetChanged(const std::vector<Change>& changes);
+  // Drops every record and counts a write on every shard: when the change
+  // log cannot be read, no record is known to be current.
+  void Clear();
 
   absl::string_view backend() const override { return store_->backend(); }
   int schema_version() const override { return store_->schema_version(); }
