@@ -15,71 +15,35 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "catalog-service/store/sqlite_store.h"
+#include "tests/catalog/forwarding_store.h"
 
 namespace modelatlas::catalog {
 namespace {
 
 // Counts the Get calls that reach the store, and can run a hook in the
 // middle of one (after the store's read, before its answer is returned).
-class CountingStore : public CatalogStore {
+class CountingStore : public ForwardingStore {
  public:
-  explicit CountingStore(std::unique_ptr<CatalogStore> store) : store_(std::move(store)) {}
+  using ForwardingStore::ForwardingStore;
 
   std::atomic<int> gets{0};
   std::atomic<int> lists{0};
   std::function<void()> after_read;
   std::function<void()> after_list;  // as after_read, for List
 
-  absl::string_view backend() const override { return store_->backend(); }
-  int schema_version() const override { return store_->schema_version(); }
   absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) override {
     ++gets;
-    absl::StatusOr<StoredRecord> record = store_->Get(kind, id);
+    absl::StatusOr<StoredRecord> record = ForwardingStore::Get(kind, id);
     if (after_read) std::exchange(after_read, nullptr)();
     return record;
-  }
-  absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
-                                                              absl::string_view key) override {
-    return store_->FindIdsByLookupKey(kind, key);
   }
   absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
                                                  int limit) override {
     ++lists;
-    absl::StatusOr<std::vector<StoredRecord>> page = store_->List(kind, after_id, limit);
+    absl::StatusOr<std::vector<StoredRecord>> page = ForwardingStore::List(kind, after_id, limit);
     if (after_list) std::exchange(after_list, nullptr)();
     return page;
   }
-  absl::StatusOr<int64_t> Count(RecordKind kind) override { return store_->Count(kind); }
-  absl::StatusOr<int64_t> Revision() override { return store_->Revision(); }
-  absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override {
-    return store_->Write(writes);
-  }
-  absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
-                                 int64_t expected_revision) override {
-    return store_->Delete(kind, id, expected_revision);
-  }
-  absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after,
-                                                   int limit) override {
-    return store_->ChangesAfter(after, limit);
-  }
-  bool orders_in_store() const override { return store_->orders_in_store(); }
-  absl::StatusOr<std::vector<OrderedRecord>> ListOrdered(RecordKind kind, OrderColumn column,
-                                                         bool descending, const OrderSeek& after,
-                                                         int limit) override {
-    return store_->ListOrdered(kind, column, descending, after, limit);
-  }
-  absl::StatusOr<std::vector<StoredRecord>> RecordsWithoutOrderValues(RecordKind kind,
-                                                                      int limit) override {
-    return store_->RecordsWithoutOrderValues(kind, limit);
-  }
-  absl::Status SetOrderValues(RecordKind kind,
-                              const std::vector<std::pair<StoredRecord, OrderValues>>& values,
-                              bool done) override {
-    return store_->SetOrderValues(kind, values, done);
-  }
-
- private:
-  std::unique_ptr<CatalogStore> store_;
 };
 
 RecordWrite Record(const std::string& id, const std::string& payload,

@@ -16,6 +16,7 @@
 #include "catalog-service/store/cached_store.h"
 #include "catalog-service/store/postgres_store.h"
 #include "catalog-service/store/sqlite_store.h"
+#include "tests/catalog/forwarding_store.h"
 #include "tests/testing/postgres.h"
 #include "tests/testing/shared_data.h"
 
@@ -27,44 +28,19 @@ RecordWrite Record(const std::string& id, const std::string& payload) {
 }
 
 // Counts the change-log queries that reach the store and can fail them.
-class LogCountingStore : public CatalogStore {
+class LogCountingStore : public ForwardingStore {
  public:
-  explicit LogCountingStore(std::unique_ptr<CatalogStore> store) : store_(std::move(store)) {}
+  using ForwardingStore::ForwardingStore;
 
   std::atomic<int> change_queries{0};
   std::atomic<bool> fail_changes{false};
 
-  absl::string_view backend() const override { return store_->backend(); }
-  int schema_version() const override { return store_->schema_version(); }
-  absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) override {
-    return store_->Get(kind, id);
-  }
-  absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
-                                                              absl::string_view key) override {
-    return store_->FindIdsByLookupKey(kind, key);
-  }
-  absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
-                                                 int limit) override {
-    return store_->List(kind, after_id, limit);
-  }
-  absl::StatusOr<int64_t> Count(RecordKind kind) override { return store_->Count(kind); }
-  absl::StatusOr<int64_t> Revision() override { return store_->Revision(); }
-  absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override {
-    return store_->Write(writes);
-  }
-  absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
-                                 int64_t expected_revision) override {
-    return store_->Delete(kind, id, expected_revision);
-  }
   absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after,
                                                    int limit) override {
     ++change_queries;
     if (fail_changes) return absl::UnavailableError("database down (test)");
-    return store_->ChangesAfter(after, limit);
+    return ForwardingStore::ChangesAfter(after, limit);
   }
-
- private:
-  std::unique_ptr<CatalogStore> store_;
 };
 
 class ChangeFollowerPagingTest : public ::testing::Test {
