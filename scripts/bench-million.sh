@@ -182,10 +182,10 @@ fi
 /usr/bin/python3 - "$state" "$store" "$models" "$rounds" "$round_seconds" "$cache_bytes" "$import_seconds" \
   "$rss_before_import" "$rss_after_import" "$hwm_import" "$rss_after_get" "$rss_end" "$hwm_end" \
   "$reply_bytes" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$import_cpu" \
-  "$load_during_import" "$preloaded" "$mmap_bytes" "$pg_memory" "$preload" <<'PY'
+  "$load_during_import" "$preloaded" "$mmap_bytes" "$pg_memory" "$preload" "$pg_cache" <<'PY'
 import datetime, json, os, sys
 (state, store, models, rounds, round_s, cache, import_s, rss0, rss_imp, hwm_imp, rss_get, rss_end, hwm_end,
- reply, commit, import_cpu, import_load, preloaded, mmap_bytes, pg_memory, cache_preload) = sys.argv[1:]
+ reply, commit, import_cpu, import_load, preloaded, mmap_bytes, pg_memory, cache_preload, pg_cache) = sys.argv[1:]
 models, rounds = int(models), int(rounds)
 def load(name):
     try:
@@ -197,7 +197,7 @@ w = out.append
 load_avg = open("/proc/loadavg").read().split()[:3]
 w(f"### {store}, {models:,} models ({datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, commit {commit}, load average {' '.join(load_avg)})")
 w("")
-cache_note = f"record cache {int(cache) >> 20} MiB{' preloaded' if cache_preload else ''}, SQLite memory map {int(mmap_bytes) >> 20} MiB" if store == "sqlite" else f"no record cache (PostgreSQL); the PostgreSQL server at the end: {pg_memory}"
+cache_note = f"record cache {int(cache) >> 20} MiB{' preloaded' if cache_preload else ''}, SQLite memory map {int(mmap_bytes) >> 20} MiB" if store == "sqlite" else (f"record cache {int(cache) >> 20} MiB{' preloaded' if cache_preload else ''} (--postgres_record_cache)" if pg_cache else "no record cache (PostgreSQL)") + f"; the PostgreSQL server at the end: {pg_memory}"
 if preloaded:
     w(f"No import: the store was preloaded ({preloaded}). Resident memory of catalog-service: {rss0} MiB at start (and {float(import_s):.1f} s later), {rss_get} MiB after the GetModel rounds, {rss_end} MiB at the end (peak over the run {hwm_end} MiB; {cache_note}).")
 else:
