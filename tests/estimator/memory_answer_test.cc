@@ -541,6 +541,31 @@ TEST(MemoryAnswerTest, PlainRequestReadIsProtobufsParseOrDeclines) {
   EXPECT_TRUE(agrees(bytes + std::string("\x40\x01\x40\x00", 4)));
   EXPECT_TRUE(agrees(bytes + std::string("\x40\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 11)));
 
+  // The workload read by hand: every field, negative and out-of-range
+  // values (an int32 or enum keeps the varint's low 32 bits), overhead 0
+  // (optional: present), a field twice (the last counts), NaN and -0.0.
+  const auto with_workload = [&base](const std::string& workload) {
+    std::string request = base.SerializeAsString();
+    request.resize(request.size() - base.workload().ByteSizeLong() - 2);  // no workload
+    return request + "\x5a" + static_cast<char>(workload.size()) + workload;
+  };
+  v1::InferenceWorkload every;
+  every.set_context_length_tokens(-1);
+  every.set_batch_size(-7);
+  every.set_prefill_chunk_tokens(2048);
+  every.set_prompt_tokens(int64_t{1} << 40);
+  every.set_weight_format(v1::NUMBER_FORMAT_GGUF_Q4_K);
+  every.set_kv_cache_format(static_cast<v1::NumberFormat>(999));
+  every.set_quantization_group_size(32);
+  every.set_overhead_bytes(0);
+  every.set_memory_utilization(std::numeric_limits<double>::quiet_NaN());
+  every.set_prefill_efficiency(-0.0);
+  EXPECT_TRUE(agrees(with_workload(every.SerializeAsString())));
+  EXPECT_TRUE(agrees(with_workload(std::string("\x08\x05\x08\x06", 4))));  // the last counts
+  // batch_size 2^32 + 3: the low 32 bits, 3.
+  EXPECT_TRUE(agrees(with_workload(std::string("\x10\x83\x80\x80\x80\x10", 6))));
+  EXPECT_TRUE(agrees(with_workload("")));  // an empty workload: every default
+
   // Declined: every other source, anything beside the model, a field twice
   // (protobuf keeps the last name and merges two workloads), another wire
   // type, a name that is not ASCII, bytes that do not parse.
@@ -566,6 +591,11 @@ TEST(MemoryAnswerTest, PlainRequestReadIsProtobufsParseOrDeclines) {
   declined.push_back(bytes.substr(0, bytes.size() - 1));       // truncated
   declined.push_back(base.workload().SerializeAsString().insert(0, "\x5a\x04", 2));  // no model
   declined.push_back("");
+  declined.push_back(with_workload(std::string("\x58\x01", 2)));  // unknown field 11 inside
+  declined.push_back(
+      with_workload(std::string("\x09\x01\x02\x03\x04\x05\x06\x07\x08", 9)));  // field 1 as fixed64
+  declined.push_back(with_workload(std::string("\x49\x00\x00\x00", 4)));       // a truncated double
+  declined.push_back(with_workload(std::string("\x08\x80", 2)));               // a truncated varint
   for (const std::string& request : declined) {
     CatalogMemoryRequest plain;
     EXPECT_FALSE(ReadCatalogMemoryRequest(request, &plain)) << absl::CEscape(request);
