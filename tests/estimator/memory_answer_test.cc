@@ -178,6 +178,9 @@ std::string HandWritten(const MemoryAnswer& answer) {
   uint8_t* begin = reinterpret_cast<uint8_t*>(out.data());
   uint8_t* end = bytes.Write(begin);
   EXPECT_EQ(static_cast<size_t>(end - begin), bytes.size());
+  // The bound the bytes are written within holds (a buffer of that many
+  // bytes is never overrun).
+  EXPECT_LE(bytes.size(), MostMemoryAnswerBytes(answer));
   return out;
 }
 
@@ -287,6 +290,24 @@ TEST(MemoryAnswerTest, HandWrittenBytesCoverEveryFieldAndEdgeValue) {
   v1::EstimateInferenceMemoryResponse message;
   ToProto(answer, &message);
   EXPECT_TRUE(message.workload().workload().has_overhead_bytes());
+  ExpectSameAnswer(HandWritten(answer), message);
+
+  // Past the bytes kept in place (2,048): written on the heap, the same.
+  answer.AddWarning() = std::string(5000, 'w');
+  message.add_warnings(std::string(5000, 'w'));
+  ExpectSameAnswer(HandWritten(answer), message);
+
+  // Every workload figure negative: ten-byte varints throughout, the most
+  // the workload's message can take.
+  answer.workload.context_length_tokens = -1;
+  answer.workload.prefill_chunk_tokens = -1;
+  answer.workload.prompt_tokens = std::numeric_limits<int64_t>::min();
+  answer.workload.quantization_group_size = std::numeric_limits<int32_t>::min();
+  answer.workload.overhead_bytes = -1;
+  answer.workload.memory_utilization = -1;
+  answer.workload.prefill_efficiency = -1;
+  message.Clear();
+  ToProto(answer, &message);
   ExpectSameAnswer(HandWritten(answer), message);
 
   // Cleared and reused: what is left is the empty answer again; a shorter
