@@ -37,10 +37,18 @@ bool ReadLengthDelimited(const char** at, const char* end, absl::string_view* fi
 }
 
 // Plain ASCII: valid UTF-8 (which protobuf checks a proto3 string for) by
-// construction; anything else is left to protobuf's check.
+// construction; anything else is left to protobuf's check. Eight bytes at a
+// time (a byte at a time was ~55 instructions for a 12-character name).
 bool IsAscii(absl::string_view text) {
-  for (char c : text) {
-    if (static_cast<uint8_t>(c) >= 0x80) return false;
+  constexpr uint64_t kHighBits = 0x8080808080808080ull;
+  size_t at = 0;
+  for (; at + 8 <= text.size(); at += 8) {
+    uint64_t word;
+    std::memcpy(&word, text.data() + at, 8);
+    if ((word & kHighBits) != 0) return false;
+  }
+  for (; at < text.size(); ++at) {
+    if (static_cast<uint8_t>(text[at]) >= 0x80) return false;
   }
   return true;
 }

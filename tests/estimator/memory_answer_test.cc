@@ -606,6 +606,11 @@ TEST(MemoryAnswerTest, PlainRequestReadIsProtobufsParseOrDeclines) {
   other = base;
   other.set_model("Llam\xc3\xa1 3");
   declined.push_back(other.SerializeAsString());
+  // Not ASCII in a later eight-byte word, and in the bytes after the words.
+  other.set_model("Llama 3.\xc3\xa1 8B 1234567");
+  declined.push_back(other.SerializeAsString());
+  other.set_model("Llama 3.1 8B \xc3\xa1");
+  declined.push_back(other.SerializeAsString());
   declined.push_back(bytes + bytes);                           // model and workload twice
   declined.push_back(bytes + std::string("\xf8\x06\x01", 3));  // unknown field 111
   declined.push_back(std::string("\x08\x05", 2) + bytes);      // field 1 as a varint
