@@ -141,15 +141,6 @@ void MemoryAnswer::Clear() {
   source_revision.clear();
 }
 
-EstimateLine& MemoryAnswer::AddLine() {
-  if (line_count == lines.size()) lines.emplace_back();
-  EstimateLine& line = lines[line_count++];
-  line.component.clear();
-  line.bytes = 0;
-  line.arithmetic.clear();
-  return line;
-}
-
 std::string& MemoryAnswer::AddWarning() {
   if (warning_count == warnings.size()) warnings.emplace_back();
   std::string& warning = warnings[warning_count++];
