@@ -50,14 +50,19 @@ std::string ResourceIdFromDisplayName(absl::string_view display_name) {
 }
 
 std::string LookupKey(absl::string_view text) {
-  std::string key;
+  // Sized once and cut to what is kept: a push_back per character checked
+  // the capacity each time (~250 instructions for a 12-character name, on
+  // every estimate that names a model; docs/BENCHMARKS.md, session 17).
+  std::string key(text.size(), '\0');
+  size_t kept = 0;
   for (char c : text) {
     if (absl::ascii_isalnum(c)) {
-      key.push_back(absl::ascii_tolower(c));
+      key[kept++] = absl::ascii_tolower(c);
     } else if (static_cast<unsigned char>(c) >= 0x80) {
-      key.push_back(c);  // a byte of a non-ASCII character: kept whole
+      key[kept++] = c;  // a byte of a non-ASCII character: kept whole
     }
   }
+  key.resize(kept);
   return key;
 }
 

@@ -5,13 +5,13 @@
 #include "estimator-service/answers/conversions.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <tuple>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/records/bounds.h"
 #include "common/status/errors.h"
@@ -517,19 +517,27 @@ absl::StatusOr<FineTuning> ToCoreFineTuning(v1::FineTuning fine_tuning, const ch
 }
 
 v1::NumberFormat ToProtoNumberFormat(NumberFormat format) {
-  // The inverse of ToCoreNumberFormat, built from it once (every answer
-  // states its formats, so this runs on every call).
+  // The inverse of ToCoreNumberFormat, built from it once, indexed by the
+  // core enum's value: every memory answer states its two formats, and a
+  // hash map's lookup was ~70 instructions each (docs/BENCHMARKS.md,
+  // session 17, branch s17-estimate).
+  constexpr size_t kFormats = static_cast<size_t>(NumberFormat::kFp8Block) + 1;
   static const auto* const kByCore = [] {
-    auto* by_core = new absl::flat_hash_map<NumberFormat, v1::NumberFormat>();
+    auto* by_core = new std::array<v1::NumberFormat, kFormats>();
+    by_core->fill(v1::NUMBER_FORMAT_UNSPECIFIED);
     for (int value = 1; v1::NumberFormat_IsValid(value); ++value) {
       const auto proto = static_cast<v1::NumberFormat>(value);
       absl::StatusOr<NumberFormat> core = ToCoreNumberFormat(proto, NumberFormat::kBf16, "");
-      if (core.ok()) by_core->emplace(*core, proto);  // the first spelling of a format wins
+      const auto index = core.ok() ? static_cast<size_t>(*core) : kFormats;
+      // The first spelling of a format wins.
+      if (index < kFormats && (*by_core)[index] == v1::NUMBER_FORMAT_UNSPECIFIED) {
+        (*by_core)[index] = proto;
+      }
     }
     return by_core;
   }();
-  auto found = kByCore->find(format);
-  return found == kByCore->end() ? v1::NUMBER_FORMAT_UNSPECIFIED : found->second;
+  const auto index = static_cast<size_t>(format);
+  return index < kFormats ? (*kByCore)[index] : v1::NUMBER_FORMAT_UNSPECIFIED;
 }
 
 v1::ResolvedWorkload ToProto(const ResolvedWorkload& w) {

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstring>
+#include <memory>
 
 #include "estimator-service/answers/conversions.h"
 
@@ -30,10 +31,6 @@ size_t StringField(const std::string& value) {
 size_t Int64Field(int64_t value) {
   return value == 0 ? 0 : kTagBytes + WireFormatLite::Int64Size(value);
 }
-size_t Int32Field(int32_t value) {
-  return value == 0 ? 0 : kTagBytes + WireFormatLite::Int32Size(value);
-}
-size_t DoubleField(double value) { return DoublePresent(value) ? kTagBytes + 8 : 0; }
 size_t BoolField(bool value) { return value ? kTagBytes + 1 : 0; }
 size_t MessageField(size_t size) { return kTagBytes + WireFormatLite::LengthDelimitedSize(size); }
 
@@ -95,29 +92,25 @@ size_t LineSize(const EstimateLine& line) {
   return StringField(line.component) + Int64Field(line.bytes) + StringField(line.arithmetic);
 }
 
-// InferenceWorkload as ToProto(ResolvedWorkload) sets it: every field set,
-// overhead_bytes (optional) present even when 0.
-// `weight_format` and `kv_cache_format`: the workload's formats as the
-// proto's enum values (ToProtoNumberFormat), converted once per answer.
-size_t InferenceWorkloadSize(const ResolvedWorkload& w, int weight_format, int kv_cache_format) {
-  return Int64Field(w.context_length_tokens) + Int32Field(w.batch_size) +
-         Int32Field(w.prefill_chunk_tokens) + Int64Field(w.prompt_tokens) +
-         Int32Field(weight_format) + Int32Field(kv_cache_format) +
-         Int32Field(w.quantization_group_size) + kTagBytes +
-         WireFormatLite::Int64Size(w.overhead_bytes) + DoubleField(w.memory_utilization) +
-         DoubleField(w.prefill_efficiency);
-}
+// The most bytes a field's tag and a varint take: a one-byte tag (fields
+// below 16) and a varint of up to ten bytes (a negative int64, or a length).
+constexpr size_t kMostFieldBytes = 1 + 10;
+// The most an InferenceWorkload's ten scalar fields take: eight varints and
+// two doubles. Under 128: its length is one byte.
+constexpr size_t kMostInferenceWorkloadBytes = 8 * kMostFieldBytes + 2 * (1 + 8);
+static_assert(kMostInferenceWorkloadBytes < 128);
 
-uint8_t* WriteInferenceWorkload(const ResolvedWorkload& w, int weight_format, int kv_cache_format,
-                                size_t size, uint8_t* target) {
-  target = WriteMessageHeader(1, size, target);
+// InferenceWorkload's fields as ToProto(ResolvedWorkload) sets them (every
+// field set, overhead_bytes, optional, present even when 0), without the
+// message's own tag and length; returns the end.
+uint8_t* WriteInferenceWorkloadFields(const ResolvedWorkload& w, uint8_t* target) {
   target = WriteInt64(1, w.context_length_tokens, target);
   target = WriteInt32(2, w.batch_size, target);
   target = WriteInt32(3, w.prefill_chunk_tokens, target);
   target = WriteInt64(4, w.prompt_tokens, target);
   // Enums are written as int32 varints (WireFormatLite::WriteEnumToArray).
-  target = WriteInt32(5, weight_format, target);
-  target = WriteInt32(6, kv_cache_format, target);
+  target = WriteInt32(5, ToProtoNumberFormat(w.weight_format), target);
+  target = WriteInt32(6, ToProtoNumberFormat(w.kv_cache_format), target);
   target = WriteInt32(7, w.quantization_group_size, target);
   // Optional: written even when 0.
   target = WriteTag(8, WireFormatLite::WIRETYPE_VARINT, target);
@@ -146,15 +139,6 @@ void MemoryAnswer::Clear() {
   statement.clear();
   source.clear();
   source_revision.clear();
-}
-
-EstimateLine& MemoryAnswer::AddLine() {
-  if (line_count == lines.size()) lines.emplace_back();
-  EstimateLine& line = lines[line_count++];
-  line.component.clear();
-  line.bytes = 0;
-  line.arithmetic.clear();
-  return line;
 }
 
 std::string& MemoryAnswer::AddWarning() {
@@ -195,37 +179,28 @@ void ToProto(const MemoryAnswer& a, v1::EstimateInferenceMemoryResponse* out) {
   out->set_source_revision(a.source_revision);
 }
 
-MemoryAnswerBytes::MemoryAnswerBytes(const MemoryAnswer& a) : answer_(a) {
-  size_t total = StringField(a.model) + StringField(a.display_name) + BoolField(a.available) +
-                 StringField(a.no_estimate_reason) + BoolField(a.hypothetical) +
-                 DoubleField(a.parameters);
+// Every string's bytes and, for every field that may be written, the most
+// its tag and length or value take: only the strings are read, no field is
+// sized.
+size_t MostMemoryAnswerBytes(const MemoryAnswer& a) {
+  size_t most = a.model.size() + a.display_name.size() + a.no_estimate_reason.size() +
+                a.source.size() + a.source_revision.size() + 15 * kMostFieldBytes;
   for (size_t i = 0; i < a.line_count; ++i) {
-    const size_t line = LineSize(a.lines[i]);
-    line_sizes_.push_back(line);
-    total += MessageField(line);
+    most += a.lines[i].component.size() + a.lines[i].arithmetic.size() + 4 * kMostFieldBytes;
   }
-  total += Int64Field(a.total_bytes) + DoubleField(a.total_gib) + DoubleField(a.total_gb);
-  // Repeated strings are written even when empty.
-  for (size_t i = 0; i < a.warning_count; ++i) {
-    total += kTagBytes + WireFormatLite::StringSize(a.warnings[i]);
-  }
-  total += Int64Field(a.catalog_revision);
+  for (size_t i = 0; i < a.warning_count; ++i) most += a.warnings[i].size() + kMostFieldBytes;
   if (a.has_workload) {
-    weight_format_ = ToProtoNumberFormat(a.workload.weight_format);
-    kv_cache_format_ = ToProtoNumberFormat(a.workload.kv_cache_format);
-    inference_workload_ = InferenceWorkloadSize(a.workload, weight_format_, kv_cache_format_);
-    resolved_workload_ = MessageField(inference_workload_) + StringField(a.statement) +
-                         BoolField(a.workload.context_capped);
-    total += MessageField(resolved_workload_);
+    most += a.statement.size() + 4 * kMostFieldBytes + kMostInferenceWorkloadBytes;
   }
-  total += StringField(a.source) + StringField(a.source_revision);
-  total_ = total;
+  return most;
 }
 
-uint8_t* MemoryAnswerBytes::Write(uint8_t* target) const {
-  const MemoryAnswer& a = answer_;
-  // Field-number order, as protobuf's serializer writes (byte for byte the
-  // message's bytes, not only an equal message).
+// Field-number order, as protobuf's serializer writes (byte for byte the
+// message's bytes, not only an equal message). A nested message's length is
+// computed just before it is written (a line's from its three fields; the
+// workload is written first aside: it is under 128 bytes), so nothing is
+// sized twice.
+uint8_t* WriteMemoryAnswer(const MemoryAnswer& a, uint8_t* target) {
   target = WriteString(1, a.model, target);
   target = WriteString(2, a.display_name, target);
   target = WriteBool(3, a.available, target);
@@ -234,7 +209,7 @@ uint8_t* MemoryAnswerBytes::Write(uint8_t* target) const {
   target = WriteDouble(6, a.parameters, target);
   for (size_t i = 0; i < a.line_count; ++i) {
     const EstimateLine& line = a.lines[i];
-    target = WriteMessageHeader(7, line_sizes_[i], target);
+    target = WriteMessageHeader(7, LineSize(line), target);
     target = WriteString(1, line.component, target);
     target = WriteInt64(2, line.bytes, target);
     target = WriteString(3, line.arithmetic, target);
@@ -242,19 +217,41 @@ uint8_t* MemoryAnswerBytes::Write(uint8_t* target) const {
   target = WriteInt64(8, a.total_bytes, target);
   target = WriteDouble(9, a.total_gib, target);
   target = WriteDouble(10, a.total_gb, target);
-  for (size_t i = 0; i < a.warning_count; ++i) {
-    target = WriteBytes(11, a.warnings[i], target);
-  }
+  // Repeated strings are written even when empty.
+  for (size_t i = 0; i < a.warning_count; ++i) target = WriteBytes(11, a.warnings[i], target);
   target = WriteInt64(12, a.catalog_revision, target);
   if (a.has_workload) {
-    target = WriteMessageHeader(13, resolved_workload_, target);
-    target = WriteInferenceWorkload(a.workload, weight_format_, kv_cache_format_,
-                                    inference_workload_, target);
+    uint8_t inference_workload[kMostInferenceWorkloadBytes];
+    const size_t inference_workload_size = static_cast<size_t>(
+        WriteInferenceWorkloadFields(a.workload, inference_workload) - inference_workload);
+    const size_t resolved_workload = MessageField(inference_workload_size) +
+                                     StringField(a.statement) +
+                                     BoolField(a.workload.context_capped);
+    target = WriteMessageHeader(13, resolved_workload, target);
+    target = WriteMessageHeader(1, inference_workload_size, target);
+    std::memcpy(target, inference_workload, inference_workload_size);
+    target += inference_workload_size;
     target = WriteString(2, a.statement, target);
     target = WriteBool(3, a.workload.context_capped, target);
   }
   target = WriteString(14, a.source, target);
   return WriteString(15, a.source_revision, target);
+}
+
+MemoryAnswerBytes::MemoryAnswerBytes(const MemoryAnswer& answer) {
+  const size_t most = MostMemoryAnswerBytes(answer);
+  uint8_t* begin = inline_bytes_;
+  if (most > sizeof(inline_bytes_)) {
+    heap_bytes_ = std::make_unique_for_overwrite<uint8_t[]>(most);
+    begin = heap_bytes_.get();
+  }
+  bytes_ = begin;
+  size_ = static_cast<size_t>(WriteMemoryAnswer(answer, begin) - begin);
+}
+
+uint8_t* MemoryAnswerBytes::Write(uint8_t* target) const {
+  std::memcpy(target, bytes_, size_);
+  return target + size_;
 }
 
 }  // namespace modelatlas::estimator

@@ -1,7 +1,7 @@
 // The memory answer (EstimateInferenceMemoryResponse) as plain figures, and
 // its wire bytes written by hand from them (issue 22 point 1, branch
 // s12-estimate). The computed EstimateInferenceMemory replies these bytes
-// straight into the reply's slice: no message is built, so no ~20 messages
+// (copied into the reply's slice): no message is built, so no ~20 messages
 // and strings are allocated, set, sized and serialized per call. The CLI,
 // the tests, the JSON front and the plan (whose memory part is this answer)
 // keep the message, converted from the same figures (ToProto), so both are
@@ -12,10 +12,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/container/inlined_vector.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/workload.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
@@ -59,31 +59,50 @@ struct MemoryAnswer {
   // Back to an empty answer, the buffers kept.
   void Clear();
   // A new line (its strings emptied, buffers kept) / warning at the end.
-  EstimateLine& AddLine();
+  // AddLine is inline: four calls an answer, each ~10 instructions of a
+  // call's own (callgrind, session 17).
+  EstimateLine& AddLine() {
+    if (line_count == lines.size()) lines.emplace_back();
+    EstimateLine& line = lines[line_count++];
+    line.component.clear();
+    line.bytes = 0;
+    line.arithmetic.clear();
+    return line;
+  }
   std::string& AddWarning();
 };
 
 // The answer as a message (into `out`, empty; on the heap or an arena).
 void ToProto(const MemoryAnswer& answer, v1::EstimateInferenceMemoryResponse* out);
 
-// The answer's wire bytes: the bytes protobuf writes for ToProto's message.
-// Sized once (the nested messages' sizes kept, as protobuf caches them),
-// then written at a target of size() bytes; `answer` must outlive this.
+// The answer's wire bytes, the bytes protobuf writes for ToProto's message,
+// written at `target`, which holds at least MostMemoryAnswerBytes(answer)
+// bytes (a few hundred more than are written); returns the end.
+size_t MostMemoryAnswerBytes(const MemoryAnswer& answer);
+uint8_t* WriteMemoryAnswer(const MemoryAnswer& answer, uint8_t* target);
+
+// The same bytes, of a known size (for a caller that needs the size first:
+// the general path, kept answers, tests), written once when made into the
+// object's own buffer (WriteMemoryAnswer: no pass sizes the answer first,
+// as protobuf's ByteSizeLong does; that pass was a third of the reply's
+// ~1,400 instructions, docs/BENCHMARKS.md, session 17, branch s17-estimate).
+// Write copies them; `answer` is not kept.
 class MemoryAnswerBytes {
  public:
   explicit MemoryAnswerBytes(const MemoryAnswer& answer);
-  size_t size() const { return total_; }
+  MemoryAnswerBytes(const MemoryAnswerBytes&) = delete;
+  MemoryAnswerBytes& operator=(const MemoryAnswerBytes&) = delete;
+
+  size_t size() const { return size_; }
   // Writes exactly size() bytes at `target`; returns the end.
   uint8_t* Write(uint8_t* target) const;
 
  private:
-  const MemoryAnswer& answer_;
-  absl::InlinedVector<size_t, 8> line_sizes_;
-  size_t inference_workload_ = 0;
-  int weight_format_ = 0;  // the workload's, as v1::NumberFormat values
-  int kv_cache_format_ = 0;
-  size_t resolved_workload_ = 0;
-  size_t total_ = 0;
+  // A computed answer is about 800-1,500 bytes: in place, not on the heap.
+  uint8_t inline_bytes_[2048];
+  std::unique_ptr<uint8_t[]> heap_bytes_;  // a larger answer's
+  const uint8_t* bytes_ = nullptr;
+  size_t size_ = 0;
 };
 
 }  // namespace modelatlas::estimator

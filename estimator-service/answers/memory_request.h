@@ -19,13 +19,14 @@ namespace modelatlas::estimator {
 struct CatalogMemoryRequest {
   // A view into the bytes read: valid while they are.
   absl::string_view model;
-  // Reused from read to read (its fields are scalars: no allocation).
+  // Reused from read to read (its fields are scalars: no allocation); every
+  // field is set by each read, as a fresh parse would leave it.
   v1::InferenceWorkload workload;
   bool hypothetical = false;
 };
 
 // Reads `bytes` into `out` when they hold field 1 (model) once, and at
-// most field 11 (workload, itself parsed by protobuf) once and field 8
+// most field 11 (workload, of scalar fields only, read by hand too) once and field 8
 // (hypothetical), nothing else, every field with its own wire type and the
 // model name ASCII: then true, and `out` is what protobuf's parse gives for
 // those fields. Otherwise false (`out` unspecified): parse with protobuf.

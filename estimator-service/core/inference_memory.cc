@@ -435,9 +435,22 @@ absl::Status FormatEncodingOf(NumberFormat format, int group_size, FormatEncodin
   return absl::OkStatus();
 }
 
+// Where SizeInferenceInto writes its texts: an InferenceArithmetic's
+// (SizeInference), or the estimate's lines themselves
+// (EstimateInferenceMemoryInto: no text is moved into a line afterwards).
+struct ArithmeticTexts {
+  std::string* weights;
+  std::string* kv_cache;
+  std::string* recurrent_state;
+  std::string* activations;
+  std::string* overhead;
+  std::vector<std::string>* warnings;
+};
+
 // SizeInference into `*sizing` (a fresh one): the memory answer's path
 // keeps it without the StatusOr's copy. On an error `*sizing` is partial.
-absl::Status SizeInferenceInto(const InferenceMemoryInput& input, InferenceArithmetic* arithmetic,
+// `arithmetic` null: numbers only.
+absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const ArithmeticTexts* arithmetic,
                                InferenceSizing* out) {
   const ResolvedWorkload& w = input.workload;
   {
@@ -494,11 +507,11 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, InferenceArith
     // A reused arithmetic (EstimateInferenceMemoryInto) starts empty, its
     // buffers kept.
     for (std::string* text :
-         {&arithmetic->weights, &arithmetic->kv_cache, &arithmetic->recurrent_state,
-          &arithmetic->activations, &arithmetic->overhead}) {
+         {arithmetic->weights, arithmetic->kv_cache, arithmetic->recurrent_state,
+          arithmetic->activations, arithmetic->overhead}) {
       text->clear();
     }
-    arithmetic->warnings.clear();
+    arithmetic->warnings->clear();
   }
 
   InferenceSizing& sizing = *out;
@@ -509,7 +522,7 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, InferenceArith
   if (kept != nullptr) {
     bits = kept->bits;
     sizing.weight_bytes = kept->bytes;
-    arithmetic->weights.assign(kept->text);
+    arithmetic->weights->assign(kept->text);
   } else {
     // The file's derivation when sized tensor by tensor, else the format's.
     bool by_tensor = false;
@@ -538,12 +551,12 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, InferenceArith
     const double weight_bytes = input.parameters * bits / 8;
     sizing.weight_bytes = std::ceil(weight_bytes);
     if (arithmetic != nullptr && by_tensor) {
-      TextWriter text(&arithmetic->weights);
+      TextWriter text(arithmetic->weights);
       WriteWeights(input.parameters, bits, w.weight_format, file_derivation, sizing.weight_bytes,
                    text);
     } else if (arithmetic != nullptr) {
       WeightsTextOfFormat(input.parameters, bits, w.weight_format, w.quantization_group_size,
-                          encoding.derivation, sizing.weight_bytes, &arithmetic->weights);
+                          encoding.derivation, sizing.weight_bytes, arithmetic->weights);
     }
   }
 
@@ -606,11 +619,11 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, InferenceArith
     }
     // Hybrids: the recurrent layers' state, per sequence whatever the
     // context, beside the attention layers' KV cache.
-    std::string* state_arithmetic = arithmetic != nullptr ? &arithmetic->recurrent_state : nullptr;
+    std::string* state_arithmetic = arithmetic != nullptr ? arithmetic->recurrent_state : nullptr;
     const double state_per_sequence = RecurrentStateBytesPerSequence(arch, state_arithmetic);
     sizing.recurrent_state_bytes = std::ceil(state_per_sequence * w.batch_size);
     if (arithmetic != nullptr && state_per_sequence > 0) {
-      TextWriter(&arithmetic->recurrent_state)
+      TextWriter(arithmetic->recurrent_state)
           .Literal(" x ")
           .Integer(w.batch_size)
           .Literal(" sequences = ")
@@ -634,19 +647,19 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, InferenceArith
     sizing.activation_bytes = std::ceil(workspace.bytes);
     if (arithmetic != nullptr) {
       KvCacheText(arch, w, kv_layers, per_token,
-                  sizing.kv_cache_bytes - sizing.recurrent_state_bytes, &arithmetic->kv_cache);
-      ActivationText(workspace, &arithmetic->activations);
+                  sizing.kv_cache_bytes - sizing.recurrent_state_bytes, arithmetic->kv_cache);
+      ActivationText(workspace, arithmetic->activations);
       if (context == 0) {
-        arithmetic->warnings.push_back("no context length given: KV cache not counted");
+        arithmetic->warnings->push_back("no context length given: KV cache not counted");
       }
     }
   } else if (arithmetic != nullptr) {
-    arithmetic->warnings.push_back("no architecture on record: KV cache not counted");
+    arithmetic->warnings->push_back("no architecture on record: KV cache not counted");
   }
 
   sizing.overhead_bytes = static_cast<double>(w.overhead_bytes);
   if (arithmetic != nullptr) {
-    TextWriter text(&arithmetic->overhead);
+    TextWriter text(arithmetic->overhead);
     if (w.overhead_bytes == ResolvedWorkload::kDefaultOverheadBytes) {
       // The default's text is a constant: one piece.
       static_assert(ResolvedWorkload::kDefaultOverheadBytes == 1073741824);
@@ -733,7 +746,15 @@ size_t PreparedWeights::kept() const {
 absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
                                               InferenceArithmetic* arithmetic) {
   InferenceSizing sizing;
-  if (absl::Status sized = SizeInferenceInto(input, arithmetic, &sizing); !sized.ok()) {
+  const ArithmeticTexts texts =
+      arithmetic == nullptr
+          ? ArithmeticTexts{}
+          : ArithmeticTexts{&arithmetic->weights,         &arithmetic->kv_cache,
+                            &arithmetic->recurrent_state, &arithmetic->activations,
+                            &arithmetic->overhead,        &arithmetic->warnings};
+  if (absl::Status sized =
+          SizeInferenceInto(input, arithmetic != nullptr ? &texts : nullptr, &sizing);
+      !sized.ok()) {
     return sized;
   }
   return sizing;
@@ -742,38 +763,55 @@ absl::StatusOr<InferenceSizing> SizeInference(const InferenceMemoryInput& input,
 absl::Status EstimateInferenceMemoryInto(const InferenceMemoryInput& input,
                                          InferenceArithmetic* arithmetic,
                                          InferenceMemoryEstimate* estimate) {
+  // The texts are written into the lines they belong to, in place: weights,
+  // KV cache, activations and overhead in the first four (the order of a
+  // model with a shape, the common one), the rarer recurrent state into the
+  // scratch and moved to its line after. A reused estimate's lines keep
+  // their buffers, so nothing is allocated once warm and no text is moved
+  // into a line (five string swaps a call were ~150 instructions of the
+  // computed estimate; docs/BENCHMARKS.md, session 17, branch s17-estimate).
+  std::vector<EstimateLine>& lines = estimate->lines;
+  if (lines.size() < 4) lines.resize(4);
+  const ArithmeticTexts texts{&lines[0].arithmetic,         &lines[1].arithmetic,
+                              &arithmetic->recurrent_state, &lines[2].arithmetic,
+                              &lines[3].arithmetic,         &estimate->warnings};
   InferenceSizing sizing;
-  if (absl::Status sized = SizeInferenceInto(input, arithmetic, &sizing); !sized.ok()) {
-    return sized;
-  }
+  if (absl::Status sized = SizeInferenceInto(input, &texts, &sizing); !sized.ok()) return sized;
   estimate->sizing = sizing;
-  estimate->total_bytes = 0;
-  // The texts are swapped into the lines (each was written once, in place):
-  // a line's old text goes back to the arithmetic, whose next writing
-  // reuses its buffer, so a reused pair allocates nothing once warm.
-  size_t count = 0;
-  const auto add = [&](absl::string_view component, int64_t bytes, std::string* text) {
-    if (count == estimate->lines.size()) estimate->lines.emplace_back();
-    EstimateLine& line = estimate->lines[count++];
+  const auto set = [&](size_t index, absl::string_view component, int64_t bytes) {
+    EstimateLine& line = lines[index];
     // A reused estimate's line mostly has the name already.
     if (line.component != component) line.component.assign(component.data(), component.size());
     line.bytes = bytes;
-    line.arithmetic.swap(*text);
-    estimate->total_bytes += bytes;
   };
-  add(kWeightsLine, CeilBytes(sizing.weight_bytes), &arithmetic->weights);
+  size_t count = 0;
+  set(0, kWeightsLine, CeilBytes(sizing.weight_bytes));
   if (input.architecture.has_value() && input.architecture->num_layers > 0) {
-    add(kKvCacheLine, CeilBytes(sizing.kv_cache_bytes - sizing.recurrent_state_bytes),
-        &arithmetic->kv_cache);
+    set(1, kKvCacheLine, CeilBytes(sizing.kv_cache_bytes - sizing.recurrent_state_bytes));
     if (sizing.recurrent_state_bytes > 0) {
-      add(kRecurrentStateLine, CeilBytes(sizing.recurrent_state_bytes),
-          &arithmetic->recurrent_state);
+      // weights, kv_cache, recurrent_state, activations, overhead.
+      if (lines.size() < 5) lines.resize(5);
+      lines[4].arithmetic.swap(lines[3].arithmetic);
+      lines[3].arithmetic.swap(lines[2].arithmetic);
+      lines[2].arithmetic.swap(arithmetic->recurrent_state);
+      set(2, kRecurrentStateLine, CeilBytes(sizing.recurrent_state_bytes));
+      set(3, kActivationsLine, CeilBytes(sizing.activation_bytes));
+      set(4, kOverheadLine, CeilBytes(sizing.overhead_bytes));
+      count = 5;
+    } else {
+      set(2, kActivationsLine, CeilBytes(sizing.activation_bytes));
+      set(3, kOverheadLine, CeilBytes(sizing.overhead_bytes));
+      count = 4;
     }
-    add(kActivationsLine, CeilBytes(sizing.activation_bytes), &arithmetic->activations);
+  } else {
+    // weights, overhead.
+    lines[1].arithmetic.swap(lines[3].arithmetic);
+    set(1, kOverheadLine, CeilBytes(sizing.overhead_bytes));
+    count = 2;
   }
-  add(kOverheadLine, CeilBytes(sizing.overhead_bytes), &arithmetic->overhead);
-  estimate->lines.resize(count);
-  estimate->warnings.swap(arithmetic->warnings);
+  lines.resize(count);
+  estimate->total_bytes = 0;
+  for (const EstimateLine& line : lines) estimate->total_bytes += line.bytes;
   return absl::OkStatus();
 }
 

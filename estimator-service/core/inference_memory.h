@@ -245,7 +245,8 @@ absl::StatusOr<InferenceMemoryEstimate> EstimateInferenceMemory(const InferenceM
 // The same into `estimate`, with `arithmetic` as the texts' scratch: both
 // may be reused from call to call (their strings keep their buffers: the
 // computed memory answer's pooled MemoryAnswer holds a pair), and are
-// overwritten whole. On an error `estimate` is left as it was.
+// overwritten whole. On an error `estimate` is partly written (its texts
+// are written in place).
 absl::Status EstimateInferenceMemoryInto(const InferenceMemoryInput& input,
                                          InferenceArithmetic* arithmetic,
                                          InferenceMemoryEstimate* estimate);

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "absl/strings/ascii.h"
+
 namespace modelatlas {
 namespace {
 
@@ -46,6 +50,23 @@ TEST(ResourceNamesTest, LookupKeyIgnoresCaseAndPunctuation) {
   EXPECT_NE(LookupKey("日本語"), LookupKey("???"));
   EXPECT_NE(LookupKey("悟道 2.0"), LookupKey("2.0"));
   EXPECT_EQ(LookupKey("Ärger-Modell"), "Ärgermodell");
+  EXPECT_EQ(LookupKey(""), "");
+  EXPECT_EQ(LookupKey("-- . --"), "");
+  // Longer than a string keeps in place.
+  EXPECT_EQ(LookupKey("Llama 3.1 Nemotron Ultra 253B v1 (Instruct)"),
+            "llama31nemotronultra253bv1instruct");
+  // Every byte: an ASCII letter or digit lower-cased, a non-ASCII byte kept,
+  // anything else dropped, wherever it stands.
+  for (int value = 0; value < 256; ++value) {
+    const char c = static_cast<char>(value);
+    std::string expected;
+    if (absl::ascii_isalnum(c)) {
+      expected = std::string(1, absl::ascii_tolower(c));
+    } else if (value >= 0x80) {
+      expected = std::string(1, c);
+    }
+    EXPECT_EQ(LookupKey(std::string("a") + c + "Z"), "a" + expected + "z") << value;
+  }
 }
 
 }  // namespace

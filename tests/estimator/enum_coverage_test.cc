@@ -30,6 +30,8 @@ TEST(EnumCoverageTest, EveryNumberFormatHasACoreFormatThatMapsBack) {
   });
   EXPECT_FALSE(
       ToCoreNumberFormat(static_cast<v1::NumberFormat>(999), NumberFormat::kBf16, "f").ok());
+  // A core value past the last format (the table's end) has no proto value.
+  EXPECT_EQ(ToProtoNumberFormat(static_cast<NumberFormat>(999)), v1::NUMBER_FORMAT_UNSPECIFIED);
 }
 
 TEST(EnumCoverageTest, EveryPlanObjectiveAndTrainingSettingHasACoreValue) {

@@ -161,7 +161,11 @@ TEST(InferenceMemoryTest, WithoutSplitFiguresTheLinesAreTheSameAndTheCountIsSkip
 }
 
 // A reused arithmetic and estimate (the pooled memory answer's) give the
-// texts a fresh pair gives, whatever they held before.
+// texts a fresh pair gives, whatever they held before: the texts are
+// written into the lines in place, in the four-line order of a model with
+// a shape, and moved for a hybrid's five lines and a bare model's two; a
+// call that fails in between (its texts partly written) leaves nothing in
+// the next.
 TEST(InferenceMemoryTest, AReusedScratchWritesWhatAFreshOneWrites) {
   InferenceMemoryInput llama;
   llama.parameters = 8030261248;
@@ -169,12 +173,28 @@ TEST(InferenceMemoryTest, AReusedScratchWritesWhatAFreshOneWrites) {
   llama.workload.context_length_tokens = 8192;
   InferenceMemoryInput bare;  // no architecture: two lines and a warning
   bare.parameters = 1.5e9;
+  InferenceMemoryInput hybrid = llama;  // a recurrent state line: five lines
+  hybrid.architecture->recurrent_mixer = RecurrentMixer::kMamba2;
+  hybrid.architecture->num_recurrent_layers = 24;
+  hybrid.architecture->num_attention_layers = 8;
+  hybrid.architecture->ssm_inner_size = 8192;
+  hybrid.architecture->ssm_state_size = 128;
+  hybrid.architecture->ssm_num_heads = 128;
+  hybrid.architecture->ssm_num_groups = 8;
+  hybrid.architecture->ssm_conv_kernel = 4;
+  InferenceMemoryInput refused = llama;                  // fails after its weights text is written
+  refused.workload.context_length_tokens = 100'000'000;  // the KV cache past 4e18 bytes
+  refused.workload.batch_size = 1'000'000;
   InferenceArithmetic arithmetic;
   InferenceMemoryEstimate reused;
-  for (const InferenceMemoryInput* input : {&llama, &bare, &llama, &llama, &bare}) {
+  ASSERT_EQ(EstimateInferenceMemory(hybrid)->lines.size(), 5u);
+  ASSERT_FALSE(EstimateInferenceMemory(refused).ok());
+  for (const InferenceMemoryInput* input : {&llama, &bare, &llama, &hybrid, &llama, &hybrid, &bare,
+                                            &hybrid, &refused, &llama, &refused, &bare, &llama}) {
     auto fresh = EstimateInferenceMemory(*input);
-    ASSERT_TRUE(fresh.ok());
-    ASSERT_TRUE(EstimateInferenceMemoryInto(*input, &arithmetic, &reused).ok());
+    const absl::Status status = EstimateInferenceMemoryInto(*input, &arithmetic, &reused);
+    ASSERT_EQ(status, fresh.status());
+    if (!status.ok()) continue;
     ASSERT_EQ(reused.lines.size(), fresh->lines.size());
     for (size_t i = 0; i < reused.lines.size(); ++i) {
       EXPECT_EQ(reused.lines[i].component, fresh->lines[i].component);

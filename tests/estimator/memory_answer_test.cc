@@ -178,6 +178,9 @@ std::string HandWritten(const MemoryAnswer& answer) {
   uint8_t* begin = reinterpret_cast<uint8_t*>(out.data());
   uint8_t* end = bytes.Write(begin);
   EXPECT_EQ(static_cast<size_t>(end - begin), bytes.size());
+  // The bound the bytes are written within holds (a buffer of that many
+  // bytes is never overrun).
+  EXPECT_LE(bytes.size(), MostMemoryAnswerBytes(answer));
   return out;
 }
 
@@ -287,6 +290,24 @@ TEST(MemoryAnswerTest, HandWrittenBytesCoverEveryFieldAndEdgeValue) {
   v1::EstimateInferenceMemoryResponse message;
   ToProto(answer, &message);
   EXPECT_TRUE(message.workload().workload().has_overhead_bytes());
+  ExpectSameAnswer(HandWritten(answer), message);
+
+  // Past the bytes kept in place (2,048): written on the heap, the same.
+  answer.AddWarning() = std::string(5000, 'w');
+  message.add_warnings(std::string(5000, 'w'));
+  ExpectSameAnswer(HandWritten(answer), message);
+
+  // Every workload figure negative: ten-byte varints throughout, the most
+  // the workload's message can take.
+  answer.workload.context_length_tokens = -1;
+  answer.workload.prefill_chunk_tokens = -1;
+  answer.workload.prompt_tokens = std::numeric_limits<int64_t>::min();
+  answer.workload.quantization_group_size = std::numeric_limits<int32_t>::min();
+  answer.workload.overhead_bytes = -1;
+  answer.workload.memory_utilization = -1;
+  answer.workload.prefill_efficiency = -1;
+  message.Clear();
+  ToProto(answer, &message);
   ExpectSameAnswer(HandWritten(answer), message);
 
   // Cleared and reused: what is left is the empty answer again; a shorter
@@ -541,6 +562,31 @@ TEST(MemoryAnswerTest, PlainRequestReadIsProtobufsParseOrDeclines) {
   EXPECT_TRUE(agrees(bytes + std::string("\x40\x01\x40\x00", 4)));
   EXPECT_TRUE(agrees(bytes + std::string("\x40\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 11)));
 
+  // The workload read by hand: every field, negative and out-of-range
+  // values (an int32 or enum keeps the varint's low 32 bits), overhead 0
+  // (optional: present), a field twice (the last counts), NaN and -0.0.
+  const auto with_workload = [&base](const std::string& workload) {
+    std::string request = base.SerializeAsString();
+    request.resize(request.size() - base.workload().ByteSizeLong() - 2);  // no workload
+    return request + "\x5a" + static_cast<char>(workload.size()) + workload;
+  };
+  v1::InferenceWorkload every;
+  every.set_context_length_tokens(-1);
+  every.set_batch_size(-7);
+  every.set_prefill_chunk_tokens(2048);
+  every.set_prompt_tokens(int64_t{1} << 40);
+  every.set_weight_format(v1::NUMBER_FORMAT_GGUF_Q4_K);
+  every.set_kv_cache_format(static_cast<v1::NumberFormat>(999));
+  every.set_quantization_group_size(32);
+  every.set_overhead_bytes(0);
+  every.set_memory_utilization(std::numeric_limits<double>::quiet_NaN());
+  every.set_prefill_efficiency(-0.0);
+  EXPECT_TRUE(agrees(with_workload(every.SerializeAsString())));
+  EXPECT_TRUE(agrees(with_workload(std::string("\x08\x05\x08\x06", 4))));  // the last counts
+  // batch_size 2^32 + 3: the low 32 bits, 3.
+  EXPECT_TRUE(agrees(with_workload(std::string("\x10\x83\x80\x80\x80\x10", 6))));
+  EXPECT_TRUE(agrees(with_workload("")));  // an empty workload: every default
+
   // Declined: every other source, anything beside the model, a field twice
   // (protobuf keeps the last name and merges two workloads), another wire
   // type, a name that is not ASCII, bytes that do not parse.
@@ -560,12 +606,22 @@ TEST(MemoryAnswerTest, PlainRequestReadIsProtobufsParseOrDeclines) {
   other = base;
   other.set_model("Llam\xc3\xa1 3");
   declined.push_back(other.SerializeAsString());
+  // Not ASCII in a later eight-byte word, and in the bytes after the words.
+  other.set_model("Llama 3.\xc3\xa1 8B 1234567");
+  declined.push_back(other.SerializeAsString());
+  other.set_model("Llama 3.1 8B \xc3\xa1");
+  declined.push_back(other.SerializeAsString());
   declined.push_back(bytes + bytes);                           // model and workload twice
   declined.push_back(bytes + std::string("\xf8\x06\x01", 3));  // unknown field 111
   declined.push_back(std::string("\x08\x05", 2) + bytes);      // field 1 as a varint
   declined.push_back(bytes.substr(0, bytes.size() - 1));       // truncated
   declined.push_back(base.workload().SerializeAsString().insert(0, "\x5a\x04", 2));  // no model
   declined.push_back("");
+  declined.push_back(with_workload(std::string("\x58\x01", 2)));  // unknown field 11 inside
+  declined.push_back(
+      with_workload(std::string("\x09\x01\x02\x03\x04\x05\x06\x07\x08", 9)));  // field 1 as fixed64
+  declined.push_back(with_workload(std::string("\x49\x00\x00\x00", 4)));       // a truncated double
+  declined.push_back(with_workload(std::string("\x08\x80", 2)));               // a truncated varint
   for (const std::string& request : declined) {
     CatalogMemoryRequest plain;
     EXPECT_FALSE(ReadCatalogMemoryRequest(request, &plain)) << absl::CEscape(request);
