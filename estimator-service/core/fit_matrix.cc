@@ -114,8 +114,31 @@ double RequiredBytesPerCard(const InferenceSizing& s, const Layout& l) {
   return WeightBytesPerCard(s, l) + KvBytesPerCard(s, l) + s.activation_bytes + s.overhead_bytes;
 }
 
+namespace {
+
+// True when no layout can fit in `usable_bytes` per card: the activations
+// and overhead, which every card holds whole, already exceed it, and no
+// layout's weights or KV cache per card can be negative (every part they are
+// made of is at least 0; a NaN part fails these checks, and then every
+// layout is tried). Floating-point addition is monotonic, so a required
+// total of (weights + KV) + activations + overhead with weights + KV >= 0 is
+// at least activations + overhead. A plan over every accelerator meets many
+// records too small for the model, and trying every count up to max_cards on
+// each was most of the search's cost (docs/BENCHMARKS.md, session 17).
+bool NothingFits(const InferenceSizing& s, double usable_bytes) {
+  const bool parts_not_negative = s.weight_bytes >= 0 && s.expert_weight_bytes >= 0 &&
+                                  s.expert_weight_bytes <= s.weight_bytes &&
+                                  s.embedding_parameters >= 0 && s.kv_cache_bytes >= 0 &&
+                                  s.kv_cache_bytes_largest_layer >= 0 &&
+                                  s.model_kv_cache_bytes <= s.kv_cache_bytes;
+  return parts_not_negative && usable_bytes < s.activation_bytes + s.overhead_bytes;
+}
+
+}  // namespace
+
 std::optional<Layout> FewestCardsLayout(const InferenceSizing& s, double usable_bytes,
                                         int max_cards, const NodeSize& node) {
+  if (NothingFits(s, usable_bytes)) return std::nullopt;
   const int per_node = std::max(1, node.cards);
   for (int cards = 1; cards <= std::max(1, max_cards); ++cards) {
     std::optional<Layout> found;

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/text/decimal.h"
 #include "estimator-service/core/fit_matrix.h"
@@ -27,6 +28,12 @@ void AppendGiB(std::string* out, double bytes) {
   out->append(" GiB");
 }
 void AppendNum(std::string* out, double value) { AppendSignificantDigits(out, value, 4); }
+// An integer as absl::StrAppend writes it.
+void AppendInt(std::string* out, int value) {
+  char digits[absl::numbers_internal::kFastToBufferSize];
+  const char* end = absl::numbers_internal::FastIntToBuffer(value, digits);
+  out->append(digits, static_cast<size_t>(end - digits));
+}
 
 // A figure's text kept while a plan is written: a plan states some figures
 // twice (decode tokens/s in the decode and the cost lines, and per sequence
@@ -142,6 +149,20 @@ SizingFigures FiguresOf(const PlanInput& input) {
                   " = ");
   AppendGiB(&line, RequiredBytesPerCard(input.sizing, one_card));
   line.append("; headroom ");
+  // The speed lines' fixed parts, as PlanOnDeviceInto wrote them piece by
+  // piece on every card.
+  absl::StrAppend(&f.decode_one_card, " GB/s / (weights ", f.weights_gib);
+  if (input.sizing.active_share < 1) {
+    f.decode_one_card.append(" x active share ");
+    AppendNum(&f.decode_one_card, input.sizing.active_share);
+  }
+  absl::StrAppend(&f.decode_one_card, " + KV ", f.kv_cache_gib, ") = ");
+  f.decode_batch =
+      absl::StrCat(" tokens/s per sequence, x ", input.workload.batch_size, " sequences = ");
+  f.prefill_after_peak = absl::StrCat(" TFLOP/s x ", f.prefill_efficiency, " efficiency / (2 x ",
+                                      f.active_parameters, " active parameters) = ");
+  f.first_token_before_prefill =
+      absl::StrCat("time to first token: ", input.workload.prompt_tokens, " prompt tokens / ");
   return f;
 }
 
@@ -392,14 +413,9 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
       line.reserve(kLineBytes);
       line.append("decode bound: ");
       AppendRecordNum(&line, *device.bandwidth_bytes_per_second / 1e9);
-      absl::StrAppend(&line, " GB/s / (weights ", f.weights_gib);
-      if (active_share < 1) {
-        line.append(" x active share ");
-        AppendNum(&line, active_share);
-      }
-      absl::StrAppend(&line, " + KV ", f.kv_cache_gib, ") = ");
+      line.append(f.decode_one_card);
       AppendNumKept(&line, d.tokens_per_second_per_sequence, &decode_text);
-      absl::StrAppend(&line, " tokens/s per sequence, x ", w.batch_size, " sequences = ");
+      line.append(f.decode_batch);
       AppendNumKept(&line, d.tokens_per_second_all, &decode_text);
       line.append(" tokens/s");
     } else if (ep) {
@@ -505,10 +521,11 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     {
       std::string& line = next_line();
       line.reserve(kLineBytes);
-      absl::StrAppend(&line, "prefill bound: ", n, " x ");
+      line.append("prefill bound: ");
+      AppendInt(&line, n);
+      line.append(" x ");
       AppendRecordNum(&line, *device.peak_flops / 1e12);
-      absl::StrAppend(&line, " TFLOP/s x ", f.prefill_efficiency, " efficiency / (2 x ",
-                      f.active_parameters, " active parameters) = ");
+      line.append(f.prefill_after_peak);
       AppendNumKept(&line, p.tokens_per_second, &prefill_text);
       line.append(" tokens/s");
     }
@@ -518,7 +535,7 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
       if (pp == 1 && !links_longer) {
         std::string& line = next_line();
         line.reserve(kLineBytes);
-        absl::StrAppend(&line, "time to first token: ", w.prompt_tokens, " prompt tokens / ");
+        line.append(f.first_token_before_prefill);
         AppendNumKept(&line, p.tokens_per_second, &prefill_text);
         line.append(" tokens/s = ");
         AppendNum(&line, p.time_to_first_token_seconds);
@@ -545,7 +562,9 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     plan.cost_usd_per_million_tokens = *device.price_usd_per_hour * n / per_hour * 1e6;
     std::string& line = next_line();
     line.reserve(kLineBytes);
-    absl::StrAppend(&line, "cost: ", n, " x $");
+    line.append("cost: ");
+    AppendInt(&line, n);
+    line.append(" x $");
     AppendRecordNum(&line, *device.price_usd_per_hour);
     line.append("/h / (");
     AppendNumKept(&line, *plan.decode_tokens_per_second_all, &decode_text);

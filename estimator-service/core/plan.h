@@ -65,6 +65,21 @@ struct SizingFigures {
   // The memory line of a plan on one card up to its headroom, which alone
   // depends on the card: "per card on 1: weights ... = 16.50 GiB; headroom ".
   std::string one_card_parts;
+  // The text between the figures each card writes in the speed lines, the
+  // same on every card for one request (a line assembled from a dozen
+  // pieces per card was a third of a plan over every accelerator's
+  // instructions, docs/BENCHMARKS.md, session 17, branch s17-plan):
+  // one card's decode line after its bandwidth:
+  //   " GB/s / (weights 14.96 GiB + KV 0.50 GiB) = "
+  std::string decode_one_card;
+  // after the decode tokens/s per sequence: " tokens/s per sequence, x 1 sequences = "
+  std::string decode_batch;
+  // the prefill line after the peak: " TFLOP/s x 0.5 efficiency / (2 x 8.03e+09 active parameters)
+  // = "
+  std::string prefill_after_peak;
+  // the time to first token line up to the prefill tokens/s:
+  //   "time to first token: 1000 prompt tokens / "
+  std::string first_token_before_prefill;
 };
 SizingFigures FiguresOf(const PlanInput& input);
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -327,6 +328,79 @@ TEST(FewestCardsSearchTest, EveryAnswerIsFewestCardsLayouts) {
   EXPECT_GT(fitting, 2000);
   EXPECT_GT(several, 1000);
   EXPECT_LT(fitting, 11000);
+}
+
+// FewestCardsLayout gives up at once on a capacity under the activations and
+// overhead every card holds (NothingFits, fit_matrix.cc); FewestCardsSearch,
+// which tries every layout, must agree at, just under and just over that
+// capacity, for dense and expert shapes, with weights or KV cache of zero
+// (where the capacity equal to activations + overhead fits on one card), and
+// with parts that are negative or NaN (where the shortcut must not apply).
+TEST(FewestCardsSearchTest, CapacitiesUnderTheFixedPartsAreTheSearchsAnswer) {
+  uint64_t state = 777;
+  const auto next = [&state](uint64_t bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % bound;
+  };
+  int compared = 0, fitting = 0, at_the_fixed_parts = 0;
+  for (int shape = 0; shape < 400; ++shape) {
+    InferenceSizing s;
+    s.parameters = 1e8 * static_cast<double>(1 + next(1000));
+    s.weight_bytes = next(6) == 0 ? 0 : s.parameters * 2;
+    s.kv_cache_bytes = next(6) == 0 ? 0 : s.weight_bytes * static_cast<double>(next(50)) / 100;
+    s.model_kv_cache_bytes = s.kv_cache_bytes;
+    s.activation_bytes = 1e7 * static_cast<double>(next(200));
+    s.overhead_bytes = next(2) == 0 ? 0 : 1073741824.0;
+    s.num_attention_heads = 32;
+    s.num_key_value_heads = 8;
+    s.num_layers = 32;
+    s.num_largest_layers = 32;
+    s.kv_cache_bytes_largest_layer = s.kv_cache_bytes / 32;
+    s.embedding_parameters = s.parameters * 0.02;
+    if (next(3) == 0) {  // a mixture of experts: expert parallel layouts too
+      s.expert_weight_bytes = s.weight_bytes * 0.9;
+      s.num_experts = 64;
+      s.num_experts_per_token = 8;
+      s.num_moe_layers = 32;
+    }
+    switch (next(6)) {  // parts the shortcut must not trust
+      case 0:
+        s.model_kv_cache_bytes = s.kv_cache_bytes + 1e9;
+        break;
+      case 1:
+        s.weight_bytes = -s.weight_bytes - 1;
+        break;
+      case 2:
+        s.kv_cache_bytes_largest_layer = std::nan("");
+        break;
+      default:
+        break;
+    }
+    const NodeSize node{.cards = 8, .assumed = false};
+    const int max_cards = static_cast<int>(1 + next(64));
+    const FewestCardsSearch search(s, max_cards, node);
+    const double fixed = s.activation_bytes + s.overhead_bytes;
+    for (const double usable : {0.0, fixed * 0.5, std::nextafter(fixed, 0.0), fixed,
+                                std::nextafter(fixed, 1e300), fixed + 1e9, fixed + 1e11}) {
+      const std::optional<Layout> want = search.Find(usable);
+      const std::optional<Layout> got = FewestCardsLayout(s, usable, max_cards, node);
+      ASSERT_EQ(got.has_value(), want.has_value()) << shape << " " << usable;
+      if (want.has_value()) {
+        ASSERT_EQ(got->tensor_parallel, want->tensor_parallel) << shape << " " << usable;
+        ASSERT_EQ(got->pipeline_parallel, want->pipeline_parallel) << shape << " " << usable;
+        ASSERT_EQ(got->expert_parallel, want->expert_parallel) << shape << " " << usable;
+        ++fitting;
+        at_the_fixed_parts += usable == fixed;
+      }
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 2800);
+  // Not a test of nothing: capacities fit, some exactly at the fixed parts
+  // (weights and KV cache of zero), and many do not.
+  EXPECT_GT(fitting, 500);
+  EXPECT_GT(at_the_fixed_parts, 5);
+  EXPECT_LT(fitting, 2500);
 }
 
 // llama.cpp's layer split over unequal cards (issue 21 point 2, -ts):
