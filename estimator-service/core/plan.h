@@ -80,6 +80,13 @@ struct SizingFigures {
   // the time to first token line up to the prefill tokens/s:
   //   "time to first token: 1000 prompt tokens / "
   std::string first_token_before_prefill;
+  // A many-card plan's memory line between KV cache and total:
+  //   " + activations 0.04 GiB + overhead 1.00 GiB = "
+  std::string fixed_parts_sum;
+  // A many-card decode step line up to the tensor parallelism, and after it:
+  //   "decode step: (weights 14.96 GiB / " and " + KV 0.50 GiB"
+  std::string decode_step_weights;
+  std::string decode_step_kv;
 };
 SizingFigures FiguresOf(const PlanInput& input);
 
