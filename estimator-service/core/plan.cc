@@ -143,9 +143,37 @@ double UsableBytesPerCard(const DeviceSpec& device, double memory_utilization,
   return usable;
 }
 
+namespace {
+
+KeptFigure KeepFigure(double value) {
+  KeptFigure figure{.kept = true, .value = value};
+  AppendNum(&figure.text, value);
+  return figure;
+}
+
+// The figure's text: the kept one when it was written from this value (to
+// the bit), else written now (AppendRecordNum).
+void AppendRecordFigure(std::string* out, double value, const KeptFigure* kept) {
+  if (kept != nullptr && kept->kept &&
+      std::bit_cast<uint64_t>(kept->value) == std::bit_cast<uint64_t>(value)) {
+    out->append(kept->text);
+    return;
+  }
+  AppendRecordNum(out, value);
+}
+
+}  // namespace
+
 UsableCard UsableCardOf(const DeviceSpec& device, double memory_utilization) {
   UsableCard card{.memory_utilization = memory_utilization};
   card.usable_bytes = UsableBytesPerCard(device, memory_utilization, &card.arithmetic);
+  // As PlanOnDeviceInto states them (decode and cost lines).
+  if (device.bandwidth_bytes_per_second.has_value()) {
+    card.bandwidth_gb_per_second = KeepFigure(*device.bandwidth_bytes_per_second / 1e9);
+  }
+  if (device.price_usd_per_hour.has_value()) {
+    card.price_usd_per_hour = KeepFigure(*device.price_usd_per_hour);
+  }
   return card;
 }
 
@@ -456,7 +484,8 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
       // accelerator: one line, one allocation).
       line.reserve(kLineBytes);
       AppendLiteral(&line, "decode bound: ");
-      AppendRecordNum(&line, *device.bandwidth_bytes_per_second / 1e9);
+      AppendRecordFigure(&line, *device.bandwidth_bytes_per_second / 1e9,
+                         usable != nullptr ? &usable->bandwidth_gb_per_second : nullptr);
       line.append(f.decode_one_card);
       AppendNumKept(&line, d.tokens_per_second_per_sequence, &decode_text);
       line.append(f.decode_batch);
@@ -493,7 +522,8 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
         AppendLiteral(&line, " (KV heads)");
       }
       AppendLiteral(&line, ") / ");
-      AppendRecordNum(&line, *device.bandwidth_bytes_per_second / 1e9);
+      AppendRecordFigure(&line, *device.bandwidth_bytes_per_second / 1e9,
+                         usable != nullptr ? &usable->bandwidth_gb_per_second : nullptr);
       AppendLiteral(&line, " GB/s = ");
       AppendNum(&line, d.memory_seconds * 1e3);
       AppendLiteral(&line, " ms");
@@ -639,7 +669,8 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     AppendLiteral(&line, "cost: ");
     AppendInt(&line, n);
     AppendLiteral(&line, " x $");
-    AppendRecordNum(&line, *device.price_usd_per_hour);
+    AppendRecordFigure(&line, *device.price_usd_per_hour,
+                       usable != nullptr ? &usable->price_usd_per_hour : nullptr);
     AppendLiteral(&line, "/h / (");
     AppendNumKept(&line, *plan.decode_tokens_per_second_all, &decode_text);
     AppendLiteral(&line, " tokens/s x 3600) x 1e6 = $");

@@ -164,10 +164,25 @@ double UsableBytesPerCard(const DeviceSpec& device, double memory_utilization,
 // sentence: the same for every plan on that device at that utilization, so a
 // caller that plans on the same records again (a plan over every accelerator)
 // keeps it with the records instead of writing it on every plan.
+// A figure's text as a plan's lines state it (4 significant digits), kept
+// with the value it was written from.
+struct KeptFigure {
+  bool kept = false;
+  double value = 0;
+  std::string text;
+};
 struct UsableCard {
   double memory_utilization = 0;
   double usable_bytes = 0;
   std::string arithmetic;
+  // The record's own figures in the speed and cost lines: bandwidth in GB/s
+  // and price in USD per hour, written once per record instead of once per
+  // plan (formatting was the largest share of a plan over every accelerator,
+  // docs/BENCHMARKS.md, session 17). A plan copies a text only when its
+  // figure is the very value it was written from (a request's price
+  // replaces the record's).
+  KeptFigure bandwidth_gb_per_second;
+  KeptFigure price_usd_per_hour;
 };
 UsableCard UsableCardOf(const DeviceSpec& device, double memory_utilization);
 

@@ -60,6 +60,42 @@ TEST(PlanTest, EightBillionOnOneH100WithRooflineBounds) {
   EXPECT_DOUBLE_EQ(plan.weight_bytes_per_card, 16060522496.0);
 }
 
+// A record's bandwidth and price texts kept with its UsableCard are copied
+// only for the value they were written from: a request's price replaces the
+// record's, and a card whose kept texts were written from other values
+// (here deliberately wrong text) states its own figures, on one card and on
+// several.
+TEST(PlanTest, KeptRecordFiguresAreCopiedOnlyForTheirOwnValue) {
+  for (const double memory_gib : {80.0, 12.0}) {  // one card, then two
+    DeviceSpec device = H100();
+    device.memory_bytes = memory_gib * kGiB;
+    const UsableCard kept = UsableCardOf(device, 0.9);
+    ASSERT_TRUE(kept.bandwidth_gb_per_second.kept);
+    EXPECT_EQ(kept.bandwidth_gb_per_second.text, "3350");
+    EXPECT_EQ(kept.price_usd_per_hour.text, "4");
+    const DevicePlan plain = PlanOnDevice(Llama8B(), device);
+    ASSERT_TRUE(plain.fits);
+    EXPECT_EQ(plain.cards, memory_gib == 80.0 ? 1 : 2);
+    EXPECT_EQ(PlanOnDevice(Llama8B(), device, &kept).arithmetic, plain.arithmetic);
+
+    UsableCard wrong = kept;
+    wrong.bandwidth_gb_per_second.value = 1;
+    wrong.bandwidth_gb_per_second.text = "WRONG";
+    wrong.price_usd_per_hour.value = 1;
+    wrong.price_usd_per_hour.text = "WRONG";
+    const DevicePlan with_wrong = PlanOnDevice(Llama8B(), device, &wrong);
+    EXPECT_EQ(with_wrong.arithmetic, plain.arithmetic);
+
+    DeviceSpec requested_price = device;
+    requested_price.price_usd_per_hour = 2.5;  // the request's, not the record's
+    const DevicePlan priced = PlanOnDevice(Llama8B(), requested_price, &kept);
+    EXPECT_EQ(priced.arithmetic, PlanOnDevice(Llama8B(), requested_price).arithmetic);
+    ASSERT_FALSE(priced.arithmetic.empty());
+    EXPECT_NE(priced.arithmetic.back().find(" x $2.5/h"), std::string::npos)
+        << priced.arithmetic.back();
+  }
+}
+
 TEST(PlanTest, PerCardPartsSplitTheWeightsOverTheCards) {
   PlanInput w = Llama8B();
   w.sizing.weight_bytes = 141e9;  // a 70B model in bf16
