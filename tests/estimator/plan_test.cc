@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "estimator-service/core/fit_matrix.h"
 #include "tests/estimator/plan_inputs.h"
 
@@ -437,6 +439,95 @@ TEST(FewestCardsSearchTest, CapacitiesUnderTheFixedPartsAreTheSearchsAnswer) {
   EXPECT_GT(fitting, 500);
   EXPECT_GT(at_the_fixed_parts, 5);
   EXPECT_LT(fitting, 2500);
+}
+
+// RankOrder against the order plan.h documents, written here as a plain
+// comparator and a stable sort: fitting plans first (cards alone before
+// offload), then the objective, fewer cards, faster, then by name; plans
+// that do not fit by name. Random plans with many ties (cards, speeds,
+// costs, -0 and +0, absent figures, repeated names), names in position order
+// (RankOrder's integer keys) and shuffled, and a few NaN speeds (both take
+// RankOrder's comparator path), for each objective.
+TEST(RankOrderTest, IsTheDocumentedOrderWithSortedShuffledAndRepeatedNames) {
+  uint64_t state = 99;
+  const auto next = [&state](uint64_t bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % bound;
+  };
+  const auto reference = [](PlanObjective objective, const std::vector<DevicePlan>& plans) {
+    std::vector<int> order(plans.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int ia, int ib) {
+      const DevicePlan& a = plans[ia];
+      const DevicePlan& b = plans[ib];
+      if (a.fits != b.fits) return a.fits;
+      if (!a.fits) return a.name < b.name;
+      if ((a.offload != nullptr) != (b.offload != nullptr)) return a.offload == nullptr;
+      const double a_speed = a.decode_tokens_per_second_all.value_or(0);
+      const double b_speed = b.decode_tokens_per_second_all.value_or(0);
+      if (objective == PlanObjective::kCheapest) {
+        const bool a_cost = a.cost_usd_per_million_tokens.has_value();
+        if (a_cost != b.cost_usd_per_million_tokens.has_value()) return a_cost;
+        if (a_cost && *a.cost_usd_per_million_tokens != *b.cost_usd_per_million_tokens) {
+          return *a.cost_usd_per_million_tokens < *b.cost_usd_per_million_tokens;
+        }
+      }
+      if (objective == PlanObjective::kFastest && a_speed != b_speed) return a_speed > b_speed;
+      if (a.cards != b.cards) return a.cards < b.cards;
+      if (a_speed != b_speed) return a_speed > b_speed;
+      return a.name < b.name;
+    });
+    return order;
+  };
+  const auto offload = std::make_shared<const OffloadPlacement>();
+  int lists = 0, nan_lists = 0;
+  for (int list = 0; list < 300; ++list) {
+    const size_t n = 1 + next(300);
+    std::vector<DevicePlan> plans(n);
+    for (size_t i = 0; i < n; ++i) {
+      DevicePlan& p = plans[i];
+      p.name = absl::StrCat("hardware/card-", 1000 + i / (1 + next(3)));  // some repeated
+      p.fits = next(5) != 0;
+      p.cards = static_cast<int>(1 + next(4));
+      if (next(8) == 0) p.offload = offload;
+      if (next(6) != 0) {
+        const double speeds[] = {0.0, -0.0, 12.5, 100.0, 100.0, 1e300};
+        p.decode_tokens_per_second_all = speeds[next(6)];
+      }
+      if (next(3) != 0) p.cost_usd_per_million_tokens = 0.25 * static_cast<double>(next(4));
+    }
+    if (list % 2 == 0) {  // names in position order, as the snapshot lists them
+      std::vector<std::string> names;
+      for (const DevicePlan& p : plans) names.push_back(p.name);
+      std::sort(names.begin(), names.end());
+      for (size_t i = 0; i < n; ++i) plans[i].name = names[i];
+    } else {  // out of position order
+      for (size_t i = n; i > 1; --i) std::swap(plans[i - 1].name, plans[next(i)].name);
+    }
+    if (list % 10 == 4) {
+      plans[next(n)].decode_tokens_per_second_all = std::nan("");
+      ++nan_lists;
+    }
+    for (const PlanObjective objective :
+         {PlanObjective::kFewestCards, PlanObjective::kCheapest, PlanObjective::kFastest}) {
+      if (nan_lists > 0 && list % 10 == 4) {
+        // NaN is no order: only that RankOrder lists every plan once.
+        std::vector<int> order = RankOrder(objective, plans);
+        std::sort(order.begin(), order.end());
+        for (size_t i = 0; i < n; ++i) ASSERT_EQ(order[i], static_cast<int>(i));
+        continue;
+      }
+      ASSERT_EQ(RankOrder(objective, plans), reference(objective, plans))
+          << "list " << list << " objective " << static_cast<int>(objective);
+      const size_t first = next(n + 1);
+      ASSERT_EQ(
+          RankOrder(objective, first, plans),
+          reference(objective, std::vector<DevicePlan>(plans.begin(), plans.begin() + first)));
+    }
+    ++lists;
+  }
+  EXPECT_EQ(lists, 300);
+  EXPECT_EQ(nan_lists, 30);
 }
 
 // llama.cpp's layer split over unequal cards (issue 21 point 2, -ts):
