@@ -347,7 +347,7 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
   plan.tensor_parallel = tp;
   plan.pipeline_parallel = pp;
   plan.nodes = (n + node.cards - 1) / node.cards;
-  plan.layout = LayoutName(*layout, node);
+  AppendLayoutName(&plan.layout, *layout, node);  // cleared by ResetKeepingStorage
   plan.fits_on_one_card = n == 1;
   split(WeightBytesPerCard(shape, *layout), KvBytesPerCard(shape, *layout));
   plan.required_bytes_per_card = RequiredBytesPerCard(shape, *layout);
