@@ -22,7 +22,8 @@
 #             users asking for many models cost;
 #   plan      PlanInference (Llama 3.1 8B on every accelerator, 8 in flight).
 # Echo is sent requests of about the same size (the model's name in its
-# ignored `name` field) and replies the current build's mean reply size.
+# ignored `name` field) and replies the current build's mean reply size,
+# under the estimator's allocator settings (ECHO_MALLOC below).
 # Printed per run: server CPU per call over the measured window only
 # (loadgen --server_pid), the load generator's own, calls/s and p99; then the
 # medians and the ratios to echo.
@@ -38,6 +39,15 @@ mkdir -p "$state"
 rm -f "$state"/*.json "$state"/*.pid "$state"/*.ports "$state"/*.log "$state"/*.db*
 source "$root/scripts/lib/servers.sh"
 ref_bin="$(ref_estimator_bin "$ref_dir")"
+# Echo runs with the allocator settings the estimator sets for itself
+# (estimator-service/main.cc: mallopt M_MMAP_THRESHOLD 8 MiB, M_TRIM_THRESHOLD
+# 16 MiB). With glibc's defaults echo's cost per 297 KB reply moved with the
+# allocator's history (the dynamic mmap threshold, and freed heap tops
+# trimmed and faulted back): 142-188 us and 24-54 page faults per call
+# between fresh processes, against 109-117 us and none with these settings
+# (docs/BENCHMARKS.md, session 17, branch s17-plan). ECHO_MALLOC="" runs it
+# with glibc's defaults.
+ECHO_MALLOC="${ECHO_MALLOC-glibc.malloc.mmap_threshold=8388608:glibc.malloc.trim_threshold=16777216}"
 
 declare -A port
 port[catalog]=$(start catalog "$b/catalog-service/catalog-service" --sqlite_path="$state/catalog.db")
@@ -45,7 +55,7 @@ port[estimator-ref]=$(start estimator-ref "$ref_bin" --catalog_address=127.0.0.1
   --answer_cache_bytes=${ANSWER_CACHE_BYTES:-0})
 port[estimator-new]=$(start estimator-new "$b/estimator-service/estimator-service" \
   --catalog_address=127.0.0.1:${port[catalog]} --answer_cache_bytes=${ANSWER_CACHE_BYTES:-0})
-port[echo]=$(start echo "$b/bench/echo-server")
+port[echo]=$(start echo env "GLIBC_TUNABLES=$ECHO_MALLOC" "$b/bench/echo-server")
 for side in ref new; do wait_for_estimator "${port[catalog]}" "${port[estimator-$side]}"; done
 
 load() {  # label server concurrency method request [loadgen flags]

@@ -34,6 +34,9 @@ cd "$(dirname "$0")/.."
 root="$(pwd)"; b="${BUILD_DIR:-$root/build}"; bin="$1"; out="$2"; mode="${3:-dwarf}"
 state="$root/.run/profile-estimate"; mkdir -p "$state" "$out"; rm -f "$state"/*
 source "$root/scripts/lib/servers.sh"
+# Echo under the estimator's allocator settings, as in bench-computed.sh
+# (ECHO_MALLOC="" for glibc's defaults).
+ECHO_MALLOC="${ECHO_MALLOC-glibc.malloc.mmap_threshold=8388608:glibc.malloc.trim_threshold=16777216}"
 # wait_for_estimator with $b's CLI, patient with an estimator under callgrind.
 WAIT_CLI="$b/cli/modelatlas" WAIT_TRIES=300 WAIT_CALL_TIMEOUT=5s
 M=modelatlas.estimator.v1.EstimatorService
@@ -76,7 +79,7 @@ if [[ $mode == callgrind ]]; then
   est_bytes=$("$b/bench/loadgen" --target=127.0.0.1:${port[est]} --method=$M/$method_name \
     "${est_flags[@]}" --concurrency=1 --duration=2s --warmup=0s --json |
     /usr/bin/python3 -c 'import json,sys; print(round(json.load(sys.stdin)["response_bytes_mean"]))')
-  port[echo]=$(start echo $(grind echo) "$b/bench/echo-server")
+  port[echo]=$(start echo env "GLIBC_TUNABLES=$ECHO_MALLOC" $(grind echo) "$b/bench/echo-server")
   for who in est echo; do
     if [[ $who == est ]]; then method=$M/$method_name; flags=("${est_flags[@]}")
     else method=modelatlas.bench.v1.EchoService/Echo; flags=("$(echo_flags "$est_bytes")"); fi
@@ -118,7 +121,7 @@ fi
 
 port[est]=$(start est "$bin" --catalog_address=127.0.0.1:${port[catalog]} \
   --answer_cache_bytes=${ANSWER_CACHE_BYTES:-0})
-port[echo]=$(start echo "$b/bench/echo-server")
+port[echo]=$(start echo env "GLIBC_TUNABLES=$ECHO_MALLOC" "$b/bench/echo-server")
 wait_for_estimator "${port[catalog]}" "${port[est]}"
 g=(-g); [[ $mode == dwarf ]] && g=(--call-graph dwarf,16384)
 for who in est echo; do

@@ -86,6 +86,8 @@ struct Counter {
   void Message(int field, size_t size, Body&&) {
     bytes += Tag(field) + CodedOutputStream::VarintSize32(static_cast<uint32_t>(size)) + size;
   }
+  // A whole field already encoded (tag, length and body).
+  void Encoded(const std::string& field) { bytes += field.size(); }
 };
 
 struct Writer {
@@ -108,6 +110,10 @@ struct Writer {
     p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), p);
     p = body(p);
   }
+  void Encoded(const std::string& field) {
+    std::memcpy(p, field.data(), field.size());
+    p += field.size();
+  }
 };
 
 // DeviceMemory (device_memory.proto) of a record, fields 1-4.
@@ -125,6 +131,46 @@ size_t DeviceMemorySize(const DeviceSpec& device) {
   return counter.bytes;
 }
 
+// The device_memory field (100) of a record, tag and length included: the
+// same bytes on every plan on that record.
+template <typename Sink>
+void WalkDeviceMemoryField(const DeviceSpec& device, Sink& sink) {
+  sink.Message(100, DeviceMemorySize(device), [&device](uint8_t* p) {
+    Writer body{p};
+    WalkDeviceMemory(device, body);
+    return body.p;
+  });
+}
+
+// Every record's device_memory field of a prepared list, encoded once per
+// list (per state of the snapshot's hardware) and thread, not sized and
+// written on every card of every reply (about 200 instructions per card
+// under callgrind, docs/BENCHMARKS.md, session 17). A thread keeps the last
+// list's; a list that is not the one kept (the kept one expired or another
+// is asked for) is encoded anew. Shared with the replies that use it.
+std::shared_ptr<const std::vector<std::string>> DeviceMemoryFields(
+    const std::shared_ptr<const std::vector<PreparedDevice>>& prepared) {
+  struct Kept {
+    std::weak_ptr<const std::vector<PreparedDevice>> of;
+    std::shared_ptr<const std::vector<std::string>> fields;
+  };
+  thread_local Kept kept;
+  if (kept.fields != nullptr && kept.of.lock() == prepared) return kept.fields;
+  auto fields = std::make_shared<std::vector<std::string>>(prepared->size());
+  for (size_t i = 0; i < prepared->size(); ++i) {
+    const PreparedDevice& record = (*prepared)[i];
+    if (!record.figures.ok() || !record.device.allocatable_memory_bytes.has_value()) continue;
+    Counter counter;
+    WalkDeviceMemoryField(record.device, counter);
+    std::string& bytes = (*fields)[i];
+    bytes.resize(counter.bytes);
+    Writer writer{reinterpret_cast<uint8_t*>(bytes.data())};
+    WalkDeviceMemoryField(record.device, writer);
+  }
+  kept = {.of = prepared, .fields = fields};
+  return fields;
+}
+
 // A rare submessage (offload, runtime_fit: only with offload or a runtime
 // in the request, on few cards) is built as a message and serialized by
 // protobuf: its bytes are the message path's by construction.
@@ -137,8 +183,10 @@ void SerializedMessage(int field, const google::protobuf::MessageLite& message, 
 
 // HardwarePlan's fields in field-number order (estimator_service.proto), as
 // CardToMessage sets them.
+// `device_memory`, when given, is DeviceMemoryFields(cards.prepared).
 template <typename Sink>
-void WalkCard(const PlanWireCards& cards, int index, Sink& sink) {
+void WalkCard(const PlanWireCards& cards, int index, Sink& sink,
+              const std::vector<std::string>* device_memory = nullptr) {
   const DevicePlan& plan = (*cards.plans)[index];
   if (!plan.name.empty()) sink.Bytes(1, plan.name);
   if (!plan.display_name.empty()) sink.Bytes(2, plan.display_name);
@@ -170,12 +218,10 @@ void WalkCard(const PlanWireCards& cards, int index, Sink& sink) {
   if (plan.pipeline_parallel != 0) sink.Int32(23, plan.pipeline_parallel);
   if (plan.nodes != 0) sink.Int32(24, plan.nodes);
   if (!plan.layout.empty()) sink.Bytes(25, plan.layout);
-  if (const DeviceSpec* device = DeviceMemoryOf(cards, index); device != nullptr) {
-    sink.Message(100, DeviceMemorySize(*device), [device](uint8_t* p) {
-      Writer body{p};
-      WalkDeviceMemory(*device, body);
-      return body.p;
-    });
+  if (device_memory != nullptr) {
+    if (const std::string& field = (*device_memory)[index]; !field.empty()) sink.Encoded(field);
+  } else if (const DeviceSpec* device = DeviceMemoryOf(cards, index); device != nullptr) {
+    WalkDeviceMemoryField(*device, sink);
   }
   if (!plan.speed_not_modelled.empty()) sink.Bytes(120, plan.speed_not_modelled);
   if (plan.decode_communication_seconds) sink.Double(121, *plan.decode_communication_seconds);
@@ -284,11 +330,17 @@ size_t PlanWireReply::ByteSizeLong() const {
   rest_size_ = rest_->ByteSizeLong();
   total_ = rest_size_;
   card_sizes_.clear();
+  device_memory_.reset();
   if (cards_ != nullptr) {
+    if (cards_->prepared != nullptr && !cards_->order.empty()) {
+      device_memory_ = DeviceMemoryFields(cards_->prepared);
+    }
     card_sizes_.reserve(cards_->order.size());
     // plans = 2: one length-delimited field per card (tag 0x12).
     for (int index : cards_->order) {
-      const size_t size = CardWireSize(*cards_, index);
+      Counter counter;
+      WalkCard(*cards_, index, counter, device_memory_.get());
+      const size_t size = counter.bytes;
       card_sizes_.push_back(static_cast<uint32_t>(size));
       total_ += 1 + CodedOutputStream::VarintSize32(static_cast<uint32_t>(size)) + size;
     }
@@ -316,7 +368,9 @@ uint8_t* PlanWireReply::SerializeWithCachedSizesToArray(uint8_t* target) const {
   for (size_t i = 0; i < cards_->order.size(); ++i) {
     p = WireFormatLite::WriteTagToArray(2, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, p);
     p = CodedOutputStream::WriteVarint32ToArray(card_sizes_[i], p);
-    p = WriteCardWire(*cards_, cards_->order[i], p);
+    Writer writer{p};
+    WalkCard(*cards_, cards_->order[i], writer, device_memory_.get());
+    p = writer.p;
   }
   return rest_at + total_;
 }

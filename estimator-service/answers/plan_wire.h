@@ -91,6 +91,10 @@ class PlanWireReply {
   // From ByteSizeLong: each card's body size, in order; where the cards go
   // in rest's bytes (after field 1, memory); the whole size.
   mutable std::vector<uint32_t> card_sizes_;
+  // From ByteSizeLong: each record's device_memory field (100) as bytes,
+  // by position (empty where a card has none); null when cards_ has no
+  // prepared records.
+  mutable std::shared_ptr<const std::vector<std::string>> device_memory_;
   mutable size_t rest_size_ = 0;
   mutable size_t total_ = 0;
 };

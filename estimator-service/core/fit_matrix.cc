@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 
 namespace modelatlas::estimator {
 
@@ -114,8 +114,31 @@ double RequiredBytesPerCard(const InferenceSizing& s, const Layout& l) {
   return WeightBytesPerCard(s, l) + KvBytesPerCard(s, l) + s.activation_bytes + s.overhead_bytes;
 }
 
+namespace {
+
+// True when no layout can fit in `usable_bytes` per card: the activations
+// and overhead, which every card holds whole, already exceed it, and no
+// layout's weights or KV cache per card can be negative (every part they are
+// made of is at least 0; a NaN part fails these checks, and then every
+// layout is tried). Floating-point addition is monotonic, so a required
+// total of (weights + KV) + activations + overhead with weights + KV >= 0 is
+// at least activations + overhead. A plan over every accelerator meets many
+// records too small for the model, and trying every count up to max_cards on
+// each was most of the search's cost (docs/BENCHMARKS.md, session 17).
+bool NothingFits(const InferenceSizing& s, double usable_bytes) {
+  const bool parts_not_negative = s.weight_bytes >= 0 && s.expert_weight_bytes >= 0 &&
+                                  s.expert_weight_bytes <= s.weight_bytes &&
+                                  s.embedding_parameters >= 0 && s.kv_cache_bytes >= 0 &&
+                                  s.kv_cache_bytes_largest_layer >= 0 &&
+                                  s.model_kv_cache_bytes <= s.kv_cache_bytes;
+  return parts_not_negative && usable_bytes < s.activation_bytes + s.overhead_bytes;
+}
+
+}  // namespace
+
 std::optional<Layout> FewestCardsLayout(const InferenceSizing& s, double usable_bytes,
                                         int max_cards, const NodeSize& node) {
+  if (NothingFits(s, usable_bytes)) return std::nullopt;
   const int per_node = std::max(1, node.cards);
   for (int cards = 1; cards <= std::max(1, max_cards); ++cards) {
     std::optional<Layout> found;
@@ -171,24 +194,47 @@ std::optional<Layout> FewestCardsSearch::Find(double usable_bytes) const {
 }
 
 std::string LayoutName(const Layout& l, const NodeSize& node) {
-  if (l.cards() == 1) return "one card";
+  std::string name;
+  AppendLayoutName(&name, l, node);
+  return name;
+}
+
+void AppendLayoutName(std::string* out, const Layout& l, const NodeSize& node) {
+  // Appended piece by piece into the caller's string (a plan keeps its
+  // layout's storage from reply to reply) rather than StrCat'd into a new one.
+  const auto append_int = [out](int value) {
+    char digits[absl::numbers_internal::kFastToBufferSize];
+    const char* end = absl::numbers_internal::FastIntToBuffer(value, digits);
+    out->append(digits, static_cast<size_t>(end - digits));
+  };
+  if (l.cards() == 1) {
+    out->append("one card", 8);
+    return;
+  }
+  const size_t start = out->size();
   const int per_node = std::max(1, node.cards);
   const int nodes = (l.cards() + per_node - 1) / per_node;
-  std::string name;
   if (l.expert_parallel > 1) {
-    name = absl::StrCat("TP ", l.tensor_parallel, " x EP ", l.expert_parallel);
+    out->append("TP ", 3);
+    append_int(l.tensor_parallel);
+    out->append(" x EP ", 6);
+    append_int(l.expert_parallel);
   } else if (l.tensor_parallel > 1) {
-    name = absl::StrCat("TP ", l.tensor_parallel);
+    out->append("TP ", 3);
+    append_int(l.tensor_parallel);
   }
   if (l.pipeline_parallel > 1) {
-    absl::StrAppend(&name, name.empty() ? "" : " x ", "PP ", l.pipeline_parallel);
+    if (out->size() > start) out->append(" x ", 3);
+    out->append("PP ", 3);
+    append_int(l.pipeline_parallel);
   }
   if (nodes > 1) {
-    absl::StrAppend(&name, " over ", nodes, " nodes");
+    out->append(" over ", 6);
+    append_int(nodes);
+    out->append(" nodes", 6);
   } else {
-    absl::StrAppend(&name, " (one node)");
+    out->append(" (one node)", 11);
   }
-  return name;
 }
 
 double RequiredBytesPerCard(const InferenceSizing& s, int cards) {

@@ -138,6 +138,8 @@ class FewestCardsSearch {
 // "TP 8 x PP 2 over 2 nodes", "TP 4 (one node)", "TP 1 x EP 8 (one node)",
 // "one card".
 std::string LayoutName(const Layout& layout, const NodeSize& node);
+// The same name appended to *out.
+void AppendLayoutName(std::string* out, const Layout& layout, const NodeSize& node);
 
 // Decode is memory-bound: each step (one token per sequence) reads the
 // weights (for an MoE only the active experts') and the batch's KV cache,

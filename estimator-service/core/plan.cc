@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/text/decimal.h"
 #include "estimator-service/core/fit_matrix.h"
@@ -16,6 +17,14 @@ namespace {
 
 constexpr double kGiB = 1073741824.0;
 
+// A literal's text, its length known when compiled: GCC's out-of-line copy
+// of std::string::append(const char*) measured each literal with strlen on
+// every call (1.6% of a plan over every accelerator under callgrind).
+template <size_t N>
+void AppendLiteral(std::string* out, const char (&text)[N]) {
+  out->append(text, N - 1);
+}
+
 std::string GiB(double bytes) { return absl::StrCat(FixedDecimals(bytes / kGiB, 2), " GiB"); }
 std::string Num(double value) { return SignificantDigits(value, 4); }
 
@@ -24,9 +33,16 @@ std::string Num(double value) { return SignificantDigits(value, 4); }
 // figure (GiB and Num made and copied a string for each).
 void AppendGiB(std::string* out, double bytes) {
   AppendFixedDecimals(out, bytes / kGiB, 2);
-  out->append(" GiB");
+  AppendLiteral(out, " GiB");
 }
 void AppendNum(std::string* out, double value) { AppendSignificantDigits(out, value, 4); }
+// An integer as absl::StrAppend writes it.
+template <typename Integer>
+void AppendInt(std::string* out, Integer value) {
+  char digits[absl::numbers_internal::kFastToBufferSize];
+  const char* end = absl::numbers_internal::FastIntToBuffer(value, digits);
+  out->append(digits, static_cast<size_t>(end - digits));
+}
 
 // A figure's text kept while a plan is written: a plan states some figures
 // twice (decode tokens/s in the decode and the cost lines, and per sequence
@@ -76,6 +92,16 @@ std::string Whole(double value) {
                                                     : Num(value);
 }
 
+// Whole(value) appended in place.
+void AppendWhole(std::string* out, double value) {
+  const double rounded = std::round(value);
+  if (rounded == value && std::abs(value) < 1e15) {
+    AppendInt(out, static_cast<int64_t>(rounded));
+  } else {
+    AppendNum(out, value);
+  }
+}
+
 // The KV cache's divisor over tp ranks, as the fit splits it.
 int KvDivisor(const InferenceSizing& s, int tp) {
   if (s.kv_cache_replicated) return 1;
@@ -117,9 +143,37 @@ double UsableBytesPerCard(const DeviceSpec& device, double memory_utilization,
   return usable;
 }
 
+namespace {
+
+KeptFigure KeepFigure(double value) {
+  KeptFigure figure{.kept = true, .value = value};
+  AppendNum(&figure.text, value);
+  return figure;
+}
+
+// The figure's text: the kept one when it was written from this value (to
+// the bit), else written now (AppendRecordNum).
+void AppendRecordFigure(std::string* out, double value, const KeptFigure* kept) {
+  if (kept != nullptr && kept->kept &&
+      std::bit_cast<uint64_t>(kept->value) == std::bit_cast<uint64_t>(value)) {
+    out->append(kept->text);
+    return;
+  }
+  AppendRecordNum(out, value);
+}
+
+}  // namespace
+
 UsableCard UsableCardOf(const DeviceSpec& device, double memory_utilization) {
   UsableCard card{.memory_utilization = memory_utilization};
   card.usable_bytes = UsableBytesPerCard(device, memory_utilization, &card.arithmetic);
+  // As PlanOnDeviceInto states them (decode and cost lines).
+  if (device.bandwidth_bytes_per_second.has_value()) {
+    card.bandwidth_gb_per_second = KeepFigure(*device.bandwidth_bytes_per_second / 1e9);
+  }
+  if (device.price_usd_per_hour.has_value()) {
+    card.price_usd_per_hour = KeepFigure(*device.price_usd_per_hour);
+  }
   return card;
 }
 
@@ -134,14 +188,37 @@ SizingFigures FiguresOf(const PlanInput& input) {
   // parallelism: no stage or latent-cache note).
   const Layout one_card;
   std::string& line = f.one_card_parts;
-  line.append("per card on 1: weights ");
+  AppendLiteral(&line, "per card on 1: weights ");
   AppendGiB(&line, WeightBytesPerCard(input.sizing, one_card));
-  line.append(" / 1 + KV cache ");
+  AppendLiteral(&line, " / 1 + KV cache ");
   AppendGiB(&line, KvBytesPerCard(input.sizing, one_card));
   absl::StrAppend(&line, " + activations ", f.activations_gib, " + overhead ", f.overhead_gib,
                   " = ");
   AppendGiB(&line, RequiredBytesPerCard(input.sizing, one_card));
-  line.append("; headroom ");
+  AppendLiteral(&line, "; headroom ");
+  // The speed lines' fixed parts, as PlanOnDeviceInto wrote them piece by
+  // piece on every card.
+  absl::StrAppend(&f.decode_one_card, " GB/s / (weights ", f.weights_gib);
+  if (input.sizing.active_share < 1) {
+    AppendLiteral(&f.decode_one_card, " x active share ");
+    AppendNum(&f.decode_one_card, input.sizing.active_share);
+  }
+  absl::StrAppend(&f.decode_one_card, " + KV ", f.kv_cache_gib, ") = ");
+  f.decode_batch =
+      absl::StrCat(" tokens/s per sequence, x ", input.workload.batch_size, " sequences = ");
+  f.prefill_after_peak = absl::StrCat(" TFLOP/s x ", f.prefill_efficiency, " efficiency / (2 x ",
+                                      f.active_parameters, " active parameters) = ");
+  f.first_token_before_prefill =
+      absl::StrCat("time to first token: ", input.workload.prompt_tokens, " prompt tokens / ");
+  f.fixed_parts_sum =
+      absl::StrCat(" + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ");
+  f.decode_step_weights = absl::StrCat("decode step: (weights ", f.weights_gib);
+  if (input.sizing.active_share < 1) {
+    AppendLiteral(&f.decode_step_weights, " x active share ");
+    AppendNum(&f.decode_step_weights, input.sizing.active_share);
+  }
+  AppendLiteral(&f.decode_step_weights, " / ");
+  f.decode_step_kv = absl::StrCat(" + KV ", f.kv_cache_gib);
   return f;
 }
 
@@ -252,9 +329,9 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     plan.reason.reserve(96);
     absl::StrAppend(&plan.reason, "does not fit on ", input.max_cards, " cards or fewer (");
     AppendGiB(&plan.reason, plan.required_bytes_per_card);
-    plan.reason.append(" needed on one card, ");
+    AppendLiteral(&plan.reason, " needed on one card, ");
     AppendGiB(&plan.reason, plan.usable_bytes_per_card);
-    plan.reason.append(" usable)");
+    AppendLiteral(&plan.reason, " usable)");
     if (input.offload != nullptr) {
       // Its lines follow this plan's, not the replaced plan's.
       drop_unused_lines();
@@ -270,7 +347,7 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
   plan.tensor_parallel = tp;
   plan.pipeline_parallel = pp;
   plan.nodes = (n + node.cards - 1) / node.cards;
-  plan.layout = LayoutName(*layout, node);
+  AppendLayoutName(&plan.layout, *layout, node);  // cleared by ResetKeepingStorage
   plan.fits_on_one_card = n == 1;
   split(WeightBytesPerCard(shape, *layout), KvBytesPerCard(shape, *layout));
   plan.required_bytes_per_card = RequiredBytesPerCard(shape, *layout);
@@ -306,14 +383,25 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
         " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
         GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card));
   } else if (n > 1) {
-    next_line() = absl::StrCat(
-        "layout: ", plan.layout, ": tensor parallelism within a node of ", node.cards, " cards",
-        node.assumed ? " (assumed: the record has no scale-up domain size)"
-                     : " (the record's scale-up domain)",
-        ", heads ", shape.num_attention_heads, " / ", tp,
-        pp > 1 ? absl::StrCat(", ", pp, " pipeline stages of at most ", LayersPerStage(shape, pp),
-                              " of ", shape.num_layers, " layers")
-               : std::string());
+    std::string& line = next_line();
+    line.reserve(kLineBytes);
+    AppendLiteral(&line, "layout: ");
+    line.append(plan.layout);
+    AppendLiteral(&line, ": tensor parallelism within a node of ");
+    AppendInt(&line, node.cards);
+    if (node.assumed) {
+      AppendLiteral(&line, " cards (assumed: the record has no scale-up domain size)");
+    } else {
+      AppendLiteral(&line, " cards (the record's scale-up domain)");
+    }
+    AppendLiteral(&line, ", heads ");
+    AppendInt(&line, shape.num_attention_heads);
+    AppendLiteral(&line, " / ");
+    AppendInt(&line, tp);
+    if (pp > 1) {
+      absl::StrAppend(&line, ", ", pp, " pipeline stages of at most ", LayersPerStage(shape, pp),
+                      " of ", shape.num_layers, " layers");
+    }
   }
   const double weights = WeightBytesPerCard(shape, *layout);
   if (pp > 1) {
@@ -335,16 +423,21 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
   } else if (!ep) {
     std::string& line = next_line();
     line.reserve(kLineBytes);
-    absl::StrAppend(&line, "per card on ", n, ": weights ", pp > 1 ? "per stage " : "");
+    AppendLiteral(&line, "per card on ");
+    AppendInt(&line, n);
+    AppendLiteral(&line, ": weights ");
+    if (pp > 1) AppendLiteral(&line, "per stage ");
     AppendGiB(&line, weights * tp);
-    absl::StrAppend(&line, " / ", tp, " + KV cache ");
+    AppendLiteral(&line, " / ");
+    AppendInt(&line, tp);
+    AppendLiteral(&line, " + KV cache ");
     AppendGiB(&line, KvBytesPerCard(shape, *layout));
-    absl::StrAppend(
-        &line,
-        shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
-        " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ");
+    if (shape.kv_cache_replicated && tp > 1) {
+      AppendLiteral(&line, " (MLA latent cache: whole on every rank)");
+    }
+    line.append(f.fixed_parts_sum);
     AppendGiB(&line, plan.required_bytes_per_card);
-    line.append("; headroom ");
+    AppendLiteral(&line, "; headroom ");
     AppendGiB(&line, plan.headroom_bytes_per_card);
   }
 
@@ -390,18 +483,14 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
       // One card: no links, no stages (the hot path of a plan over every
       // accelerator: one line, one allocation).
       line.reserve(kLineBytes);
-      line.append("decode bound: ");
-      AppendRecordNum(&line, *device.bandwidth_bytes_per_second / 1e9);
-      absl::StrAppend(&line, " GB/s / (weights ", f.weights_gib);
-      if (active_share < 1) {
-        line.append(" x active share ");
-        AppendNum(&line, active_share);
-      }
-      absl::StrAppend(&line, " + KV ", f.kv_cache_gib, ") = ");
+      AppendLiteral(&line, "decode bound: ");
+      AppendRecordFigure(&line, *device.bandwidth_bytes_per_second / 1e9,
+                         usable != nullptr ? &usable->bandwidth_gb_per_second : nullptr);
+      line.append(f.decode_one_card);
       AppendNumKept(&line, d.tokens_per_second_per_sequence, &decode_text);
-      absl::StrAppend(&line, " tokens/s per sequence, x ", w.batch_size, " sequences = ");
+      line.append(f.decode_batch);
       AppendNumKept(&line, d.tokens_per_second_all, &decode_text);
-      line.append(" tokens/s");
+      AppendLiteral(&line, " tokens/s");
     } else if (ep) {
       const double expert_each = shape.expert_weight_bytes / shape.num_experts;
       line = absl::StrCat("decode step: (dense weights read ",
@@ -416,29 +505,56 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
                           " GB/s = ", Num(d.memory_seconds * 1e3), " ms");
     } else {
       const int kv_divisor = KvDivisor(shape, tp);
-      line = absl::StrCat(
-          "decode step: (weights ", f.weights_gib, active_share < 1 ? " x active share " : "",
-          active_share < 1 ? Num(active_share) : "", " / ", tp, " + KV ", f.kv_cache_gib,
-          m > 1 ? absl::StrCat(" / ", m, " micro-batches") : std::string(), " / ", kv_divisor,
-          shape.kv_cache_replicated ? " (latent cache on every rank)"
-          : kv_divisor < tp         ? " (KV heads)"
-                                    : "",
-          ") / ", Num(*device.bandwidth_bytes_per_second / 1e9),
-          " GB/s = ", Num(d.memory_seconds * 1e3), " ms");
+      line.reserve(kLineBytes);
+      line.append(f.decode_step_weights);
+      AppendInt(&line, tp);
+      line.append(f.decode_step_kv);
+      if (m > 1) {
+        AppendLiteral(&line, " / ");
+        AppendInt(&line, m);
+        AppendLiteral(&line, " micro-batches");
+      }
+      AppendLiteral(&line, " / ");
+      AppendInt(&line, kv_divisor);
+      if (shape.kv_cache_replicated) {
+        AppendLiteral(&line, " (latent cache on every rank)");
+      } else if (kv_divisor < tp) {
+        AppendLiteral(&line, " (KV heads)");
+      }
+      AppendLiteral(&line, ") / ");
+      AppendRecordFigure(&line, *device.bandwidth_bytes_per_second / 1e9,
+                         usable != nullptr ? &usable->bandwidth_gb_per_second : nullptr);
+      AppendLiteral(&line, " GB/s = ");
+      AppendNum(&line, d.memory_seconds * 1e3);
+      AppendLiteral(&line, " ms");
     }
     if (n > 1) {
       plan.decode_communication_seconds =
           d.tensor_parallel_seconds + d.pipeline_seconds + d.expert_parallel_seconds;
       if (d.tensor_parallel_seconds > 0) {
-        absl::StrAppend(
-            &line, d.overlapped ? "; overlapped with " : " + ", "TP all-reduces ",
-            ep ? absl::StrCat(shape.num_layers, " + ",
-                              std::max(0, shape.num_layers - shape.num_moe_layers), " dense")
-               : absl::StrCat("2 x ", shape.num_layers),
-            " layers over ", speed.within_node->kind, " (",
-            Whole(speed.within_node->bytes_per_second / 1e9), " GB/s per direction, ",
-            Whole(speed.within_node->latency_seconds * 1e6),
-            " us each) = ", Num(d.tensor_parallel_seconds * 1e3), " ms");
+        if (d.overlapped) {
+          AppendLiteral(&line, "; overlapped with TP all-reduces ");
+        } else {
+          AppendLiteral(&line, " + TP all-reduces ");
+        }
+        if (ep) {
+          AppendInt(&line, shape.num_layers);
+          AppendLiteral(&line, " + ");
+          AppendInt(&line, std::max(0, shape.num_layers - shape.num_moe_layers));
+          AppendLiteral(&line, " dense");
+        } else {
+          AppendLiteral(&line, "2 x ");
+          AppendInt(&line, shape.num_layers);
+        }
+        AppendLiteral(&line, " layers over ");
+        line.append(speed.within_node->kind);
+        AppendLiteral(&line, " (");
+        AppendWhole(&line, speed.within_node->bytes_per_second / 1e9);
+        AppendLiteral(&line, " GB/s per direction, ");
+        AppendWhole(&line, speed.within_node->latency_seconds * 1e6);
+        AppendLiteral(&line, " us each) = ");
+        AppendNum(&line, d.tensor_parallel_seconds * 1e3);
+        AppendLiteral(&line, " ms");
       }
       if (d.pipeline_seconds > 0) {
         absl::StrAppend(
@@ -480,17 +596,21 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
                         pp, " stages, each stage idle ", pp - m, "/", pp, " of the step");
       }
       if (!d.communication_counted) {
-        absl::StrAppend(&line, "; links not counted (",
-                        shape.hidden_size > 0 && shape.num_layers > 0
-                            ? "no interconnect on record"
-                            : "layers or hidden size unknown",
-                        "): the bound is looser");
+        if (shape.hidden_size > 0 && shape.num_layers > 0) {
+          AppendLiteral(&line,
+                        "; links not counted (no interconnect on record): the bound is looser");
+        } else {
+          AppendLiteral(&line,
+                        "; links not counted (layers or hidden size unknown): the bound is looser");
+        }
       }
     }
     if (n > 1) {
-      absl::StrAppend(&line, " -> ", Num(d.tokens_per_second_per_sequence),
-                      " tokens/s per sequence, x ", w.batch_size,
-                      " sequences = ", Num(d.tokens_per_second_all), " tokens/s");
+      AppendLiteral(&line, " -> ");
+      AppendNumKept(&line, d.tokens_per_second_per_sequence, &decode_text);
+      line.append(f.decode_batch);
+      AppendNumKept(&line, d.tokens_per_second_all, &decode_text);
+      AppendLiteral(&line, " tokens/s");
     }
     if (d.compute_bound) {
       absl::StrAppend(&line, " (compute roof: ", n, " x ", Num(*device.peak_flops / 1e12),
@@ -505,12 +625,13 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     {
       std::string& line = next_line();
       line.reserve(kLineBytes);
-      absl::StrAppend(&line, "prefill bound: ", n, " x ");
+      AppendLiteral(&line, "prefill bound: ");
+      AppendInt(&line, n);
+      AppendLiteral(&line, " x ");
       AppendRecordNum(&line, *device.peak_flops / 1e12);
-      absl::StrAppend(&line, " TFLOP/s x ", f.prefill_efficiency, " efficiency / (2 x ",
-                      f.active_parameters, " active parameters) = ");
+      line.append(f.prefill_after_peak);
       AppendNumKept(&line, p.tokens_per_second, &prefill_text);
-      line.append(" tokens/s");
+      AppendLiteral(&line, " tokens/s");
     }
     if (w.prompt_tokens > 0) {
       plan.time_to_first_token_seconds = p.time_to_first_token_seconds;
@@ -518,11 +639,11 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
       if (pp == 1 && !links_longer) {
         std::string& line = next_line();
         line.reserve(kLineBytes);
-        absl::StrAppend(&line, "time to first token: ", w.prompt_tokens, " prompt tokens / ");
+        line.append(f.first_token_before_prefill);
         AppendNumKept(&line, p.tokens_per_second, &prefill_text);
-        line.append(" tokens/s = ");
+        AppendLiteral(&line, " tokens/s = ");
         AppendNum(&line, p.time_to_first_token_seconds);
-        line.append(" s");
+        AppendLiteral(&line, " s");
       } else {
         std::string line = absl::StrCat("time to first token: ", w.prompt_tokens,
                                         " prompt tokens / ", Num(p.tokens_per_second), " tokens/s");
@@ -545,13 +666,16 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     plan.cost_usd_per_million_tokens = *device.price_usd_per_hour * n / per_hour * 1e6;
     std::string& line = next_line();
     line.reserve(kLineBytes);
-    absl::StrAppend(&line, "cost: ", n, " x $");
-    AppendRecordNum(&line, *device.price_usd_per_hour);
-    line.append("/h / (");
+    AppendLiteral(&line, "cost: ");
+    AppendInt(&line, n);
+    AppendLiteral(&line, " x $");
+    AppendRecordFigure(&line, *device.price_usd_per_hour,
+                       usable != nullptr ? &usable->price_usd_per_hour : nullptr);
+    AppendLiteral(&line, "/h / (");
     AppendNumKept(&line, *plan.decode_tokens_per_second_all, &decode_text);
-    line.append(" tokens/s x 3600) x 1e6 = $");
+    AppendLiteral(&line, " tokens/s x 3600) x 1e6 = $");
     AppendNum(&line, *plan.cost_usd_per_million_tokens);
-    line.append(" per million tokens");
+    AppendLiteral(&line, " per million tokens");
   }
 }
 

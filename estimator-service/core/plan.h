@@ -65,6 +65,28 @@ struct SizingFigures {
   // The memory line of a plan on one card up to its headroom, which alone
   // depends on the card: "per card on 1: weights ... = 16.50 GiB; headroom ".
   std::string one_card_parts;
+  // The text between the figures each card writes in the speed lines, the
+  // same on every card for one request (a line assembled from a dozen
+  // pieces per card was a third of a plan over every accelerator's
+  // instructions, docs/BENCHMARKS.md, session 17, branch s17-plan):
+  // one card's decode line after its bandwidth:
+  //   " GB/s / (weights 14.96 GiB + KV 0.50 GiB) = "
+  std::string decode_one_card;
+  // after the decode tokens/s per sequence: " tokens/s per sequence, x 1 sequences = "
+  std::string decode_batch;
+  // the prefill line after the peak: " TFLOP/s x 0.5 efficiency / (2 x 8.03e+09 active parameters)
+  // = "
+  std::string prefill_after_peak;
+  // the time to first token line up to the prefill tokens/s:
+  //   "time to first token: 1000 prompt tokens / "
+  std::string first_token_before_prefill;
+  // A many-card plan's memory line between KV cache and total:
+  //   " + activations 0.04 GiB + overhead 1.00 GiB = "
+  std::string fixed_parts_sum;
+  // A many-card decode step line up to the tensor parallelism, and after it:
+  //   "decode step: (weights 14.96 GiB / " and " + KV 0.50 GiB"
+  std::string decode_step_weights;
+  std::string decode_step_kv;
 };
 SizingFigures FiguresOf(const PlanInput& input);
 
@@ -142,10 +164,25 @@ double UsableBytesPerCard(const DeviceSpec& device, double memory_utilization,
 // sentence: the same for every plan on that device at that utilization, so a
 // caller that plans on the same records again (a plan over every accelerator)
 // keeps it with the records instead of writing it on every plan.
+// A figure's text as a plan's lines state it (4 significant digits), kept
+// with the value it was written from.
+struct KeptFigure {
+  bool kept = false;
+  double value = 0;
+  std::string text;
+};
 struct UsableCard {
   double memory_utilization = 0;
   double usable_bytes = 0;
   std::string arithmetic;
+  // The record's own figures in the speed and cost lines: bandwidth in GB/s
+  // and price in USD per hour, written once per record instead of once per
+  // plan (formatting was the largest share of a plan over every accelerator,
+  // docs/BENCHMARKS.md, session 17). A plan copies a text only when its
+  // figure is the very value it was written from (a request's price
+  // replaces the record's).
+  KeptFigure bandwidth_gb_per_second;
+  KeptFigure price_usd_per_hour;
 };
 UsableCard UsableCardOf(const DeviceSpec& device, double memory_utilization);
 

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "estimator-service/core/fit_matrix.h"
 #include "tests/estimator/plan_inputs.h"
 
@@ -57,6 +60,42 @@ TEST(PlanTest, EightBillionOnOneH100WithRooflineBounds) {
                        plan.activation_bytes_per_card + plan.overhead_bytes_per_card,
                    plan.required_bytes_per_card);
   EXPECT_DOUBLE_EQ(plan.weight_bytes_per_card, 16060522496.0);
+}
+
+// A record's bandwidth and price texts kept with its UsableCard are copied
+// only for the value they were written from: a request's price replaces the
+// record's, and a card whose kept texts were written from other values
+// (here deliberately wrong text) states its own figures, on one card and on
+// several.
+TEST(PlanTest, KeptRecordFiguresAreCopiedOnlyForTheirOwnValue) {
+  for (const double memory_gib : {80.0, 12.0}) {  // one card, then two
+    DeviceSpec device = H100();
+    device.memory_bytes = memory_gib * kGiB;
+    const UsableCard kept = UsableCardOf(device, 0.9);
+    ASSERT_TRUE(kept.bandwidth_gb_per_second.kept);
+    EXPECT_EQ(kept.bandwidth_gb_per_second.text, "3350");
+    EXPECT_EQ(kept.price_usd_per_hour.text, "4");
+    const DevicePlan plain = PlanOnDevice(Llama8B(), device);
+    ASSERT_TRUE(plain.fits);
+    EXPECT_EQ(plain.cards, memory_gib == 80.0 ? 1 : 2);
+    EXPECT_EQ(PlanOnDevice(Llama8B(), device, &kept).arithmetic, plain.arithmetic);
+
+    UsableCard wrong = kept;
+    wrong.bandwidth_gb_per_second.value = 1;
+    wrong.bandwidth_gb_per_second.text = "WRONG";
+    wrong.price_usd_per_hour.value = 1;
+    wrong.price_usd_per_hour.text = "WRONG";
+    const DevicePlan with_wrong = PlanOnDevice(Llama8B(), device, &wrong);
+    EXPECT_EQ(with_wrong.arithmetic, plain.arithmetic);
+
+    DeviceSpec requested_price = device;
+    requested_price.price_usd_per_hour = 2.5;  // the request's, not the record's
+    const DevicePlan priced = PlanOnDevice(Llama8B(), requested_price, &kept);
+    EXPECT_EQ(priced.arithmetic, PlanOnDevice(Llama8B(), requested_price).arithmetic);
+    ASSERT_FALSE(priced.arithmetic.empty());
+    EXPECT_NE(priced.arithmetic.back().find(" x $2.5/h"), std::string::npos)
+        << priced.arithmetic.back();
+  }
 }
 
 TEST(PlanTest, PerCardPartsSplitTheWeightsOverTheCards) {
@@ -327,6 +366,168 @@ TEST(FewestCardsSearchTest, EveryAnswerIsFewestCardsLayouts) {
   EXPECT_GT(fitting, 2000);
   EXPECT_GT(several, 1000);
   EXPECT_LT(fitting, 11000);
+}
+
+// FewestCardsLayout gives up at once on a capacity under the activations and
+// overhead every card holds (NothingFits, fit_matrix.cc); FewestCardsSearch,
+// which tries every layout, must agree at, just under and just over that
+// capacity, for dense and expert shapes, with weights or KV cache of zero
+// (where the capacity equal to activations + overhead fits on one card), and
+// with parts that are negative or NaN (where the shortcut must not apply).
+TEST(FewestCardsSearchTest, CapacitiesUnderTheFixedPartsAreTheSearchsAnswer) {
+  uint64_t state = 777;
+  const auto next = [&state](uint64_t bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % bound;
+  };
+  int compared = 0, fitting = 0, at_the_fixed_parts = 0;
+  for (int shape = 0; shape < 400; ++shape) {
+    InferenceSizing s;
+    s.parameters = 1e8 * static_cast<double>(1 + next(1000));
+    s.weight_bytes = next(6) == 0 ? 0 : s.parameters * 2;
+    s.kv_cache_bytes = next(6) == 0 ? 0 : s.weight_bytes * static_cast<double>(next(50)) / 100;
+    s.model_kv_cache_bytes = s.kv_cache_bytes;
+    s.activation_bytes = 1e7 * static_cast<double>(next(200));
+    s.overhead_bytes = next(2) == 0 ? 0 : 1073741824.0;
+    s.num_attention_heads = 32;
+    s.num_key_value_heads = 8;
+    s.num_layers = 32;
+    s.num_largest_layers = 32;
+    s.kv_cache_bytes_largest_layer = s.kv_cache_bytes / 32;
+    s.embedding_parameters = s.parameters * 0.02;
+    if (next(3) == 0) {  // a mixture of experts: expert parallel layouts too
+      s.expert_weight_bytes = s.weight_bytes * 0.9;
+      s.num_experts = 64;
+      s.num_experts_per_token = 8;
+      s.num_moe_layers = 32;
+    }
+    switch (next(6)) {  // parts the shortcut must not trust
+      case 0:
+        s.model_kv_cache_bytes = s.kv_cache_bytes + 1e9;
+        break;
+      case 1:
+        s.weight_bytes = -s.weight_bytes - 1;
+        break;
+      case 2:
+        s.kv_cache_bytes_largest_layer = std::nan("");
+        break;
+      default:
+        break;
+    }
+    const NodeSize node{.cards = 8, .assumed = false};
+    const int max_cards = static_cast<int>(1 + next(64));
+    const FewestCardsSearch search(s, max_cards, node);
+    const double fixed = s.activation_bytes + s.overhead_bytes;
+    for (const double usable : {0.0, fixed * 0.5, std::nextafter(fixed, 0.0), fixed,
+                                std::nextafter(fixed, 1e300), fixed + 1e9, fixed + 1e11}) {
+      const std::optional<Layout> want = search.Find(usable);
+      const std::optional<Layout> got = FewestCardsLayout(s, usable, max_cards, node);
+      ASSERT_EQ(got.has_value(), want.has_value()) << shape << " " << usable;
+      if (want.has_value()) {
+        ASSERT_EQ(got->tensor_parallel, want->tensor_parallel) << shape << " " << usable;
+        ASSERT_EQ(got->pipeline_parallel, want->pipeline_parallel) << shape << " " << usable;
+        ASSERT_EQ(got->expert_parallel, want->expert_parallel) << shape << " " << usable;
+        ++fitting;
+        at_the_fixed_parts += usable == fixed;
+      }
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 2800);
+  // Not a test of nothing: capacities fit, some exactly at the fixed parts
+  // (weights and KV cache of zero), and many do not.
+  EXPECT_GT(fitting, 500);
+  EXPECT_GT(at_the_fixed_parts, 5);
+  EXPECT_LT(fitting, 2500);
+}
+
+// RankOrder against the order plan.h documents, written here as a plain
+// comparator and a stable sort: fitting plans first (cards alone before
+// offload), then the objective, fewer cards, faster, then by name; plans
+// that do not fit by name. Random plans with many ties (cards, speeds,
+// costs, -0 and +0, absent figures, repeated names), names in position order
+// (RankOrder's integer keys) and shuffled, and a few NaN speeds (both take
+// RankOrder's comparator path), for each objective.
+TEST(RankOrderTest, IsTheDocumentedOrderWithSortedShuffledAndRepeatedNames) {
+  uint64_t state = 99;
+  const auto next = [&state](uint64_t bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % bound;
+  };
+  const auto reference = [](PlanObjective objective, const std::vector<DevicePlan>& plans) {
+    std::vector<int> order(plans.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int ia, int ib) {
+      const DevicePlan& a = plans[ia];
+      const DevicePlan& b = plans[ib];
+      if (a.fits != b.fits) return a.fits;
+      if (!a.fits) return a.name < b.name;
+      if ((a.offload != nullptr) != (b.offload != nullptr)) return a.offload == nullptr;
+      const double a_speed = a.decode_tokens_per_second_all.value_or(0);
+      const double b_speed = b.decode_tokens_per_second_all.value_or(0);
+      if (objective == PlanObjective::kCheapest) {
+        const bool a_cost = a.cost_usd_per_million_tokens.has_value();
+        if (a_cost != b.cost_usd_per_million_tokens.has_value()) return a_cost;
+        if (a_cost && *a.cost_usd_per_million_tokens != *b.cost_usd_per_million_tokens) {
+          return *a.cost_usd_per_million_tokens < *b.cost_usd_per_million_tokens;
+        }
+      }
+      if (objective == PlanObjective::kFastest && a_speed != b_speed) return a_speed > b_speed;
+      if (a.cards != b.cards) return a.cards < b.cards;
+      if (a_speed != b_speed) return a_speed > b_speed;
+      return a.name < b.name;
+    });
+    return order;
+  };
+  const auto offload = std::make_shared<const OffloadPlacement>();
+  int lists = 0, nan_lists = 0;
+  for (int list = 0; list < 300; ++list) {
+    const size_t n = 1 + next(300);
+    std::vector<DevicePlan> plans(n);
+    for (size_t i = 0; i < n; ++i) {
+      DevicePlan& p = plans[i];
+      p.name = absl::StrCat("hardware/card-", 1000 + i / (1 + next(3)));  // some repeated
+      p.fits = next(5) != 0;
+      p.cards = static_cast<int>(1 + next(4));
+      if (next(8) == 0) p.offload = offload;
+      if (next(6) != 0) {
+        const double speeds[] = {0.0, -0.0, 12.5, 100.0, 100.0, 1e300};
+        p.decode_tokens_per_second_all = speeds[next(6)];
+      }
+      if (next(3) != 0) p.cost_usd_per_million_tokens = 0.25 * static_cast<double>(next(4));
+    }
+    if (list % 2 == 0) {  // names in position order, as the snapshot lists them
+      std::vector<std::string> names;
+      for (const DevicePlan& p : plans) names.push_back(p.name);
+      std::sort(names.begin(), names.end());
+      for (size_t i = 0; i < n; ++i) plans[i].name = names[i];
+    } else {  // out of position order
+      for (size_t i = n; i > 1; --i) std::swap(plans[i - 1].name, plans[next(i)].name);
+    }
+    if (list % 10 == 4) {
+      plans[next(n)].decode_tokens_per_second_all = std::nan("");
+      ++nan_lists;
+    }
+    for (const PlanObjective objective :
+         {PlanObjective::kFewestCards, PlanObjective::kCheapest, PlanObjective::kFastest}) {
+      if (nan_lists > 0 && list % 10 == 4) {
+        // NaN is no order: only that RankOrder lists every plan once.
+        std::vector<int> order = RankOrder(objective, plans);
+        std::sort(order.begin(), order.end());
+        for (size_t i = 0; i < n; ++i) ASSERT_EQ(order[i], static_cast<int>(i));
+        continue;
+      }
+      ASSERT_EQ(RankOrder(objective, plans), reference(objective, plans))
+          << "list " << list << " objective " << static_cast<int>(objective);
+      const size_t first = next(n + 1);
+      ASSERT_EQ(
+          RankOrder(objective, first, plans),
+          reference(objective, std::vector<DevicePlan>(plans.begin(), plans.begin() + first)));
+    }
+    ++lists;
+  }
+  EXPECT_EQ(lists, 300);
+  EXPECT_EQ(nan_lists, 30);
 }
 
 // llama.cpp's layer split over unequal cards (issue 21 point 2, -ts):

@@ -383,6 +383,54 @@ TEST(PlanWireTest, WireReplyIsTheHeapReplyByteForByteOnEveryShippedAccelerator) 
   }
 }
 
+// Each record's device_memory field is encoded once per prepared list and
+// thread (plan_wire.cc, DeviceMemoryFields) and copied into every reply on
+// that list. Replies over one list (its fields kept from the first), then
+// over a list whose records state other allocatable memory and sources (a
+// new snapshot state: its fields encoded anew), then the first list again,
+// each equal to the message path's bytes.
+TEST(PlanWireTest, DeviceMemoryFieldsFollowTheRecordsFromListToList) {
+  std::vector<Hardware> records(testing::Shipped().hardware().begin(),
+                                testing::Shipped().hardware().end());
+  const SharedRecords<Hardware> first(records);
+  int changed_records = 0;
+  for (Hardware& hw : records) {
+    if (!hw.has_allocatable_memory_bytes()) continue;
+    hw.set_allocatable_memory_bytes(hw.allocatable_memory_bytes() * 0.5);
+    hw.set_allocatable_memory_source("halved for this test");
+    ++changed_records;
+  }
+  ASSERT_GT(changed_records, 20);
+  const SharedRecords<Hardware> changed(records);
+  const Model* model = nullptr;
+  for (const Model& m : testing::Shipped().models()) {
+    if (m.name() == "models/llama-3-1-8b") model = &m;
+  }
+  ASSERT_NE(model, nullptr);
+  v1::PlanInferenceRequest request;
+  request.set_model(model->name());
+  std::string first_bytes, changed_bytes;
+  int with_device_memory = 0;
+  for (const SharedRecords<Hardware>* list : {&first, &first, &changed, &changed, &first}) {
+    v1::PlanInferenceResponse heap;
+    ASSERT_TRUE(PlanInferenceInto(&heap, *model, *list, request).ok());
+    const std::string expected = heap.SerializeAsString();
+    for (const v1::HardwarePlan& plan : heap.plans())
+      with_device_memory += plan.has_device_memory();
+    ReplyArena arena;
+    v1::PlanInferenceResponse* answer = arena.Create<v1::PlanInferenceResponse>();
+    auto* cards = google::protobuf::Arena::Create<PlanWireCards>(arena.arena());
+    ASSERT_TRUE(PlanInferenceInto(answer, cards, *model, *list, request).ok());
+    const std::string wire = PlanWireReply(answer, cards).SerializeAsString();
+    EXPECT_EQ(wire, expected) << (list == &first ? "first list" : "changed list");
+    (list == &first ? first_bytes : changed_bytes) = wire;
+  }
+  EXPECT_GT(with_device_memory, 5 * 100);
+  // Not a test of nothing: the changed records' fields are on the wire.
+  EXPECT_NE(first_bytes, changed_bytes);
+  EXPECT_NE(changed_bytes.find("halved for this test"), std::string::npos);
+}
+
 // The wire path needs the plans pooled on an arena: on the heap it is an
 // error, not a dangling pointer.
 TEST(PlanWireTest, CardsForTheWireNeedAnArena) {
