@@ -9,7 +9,10 @@
 // echo cost the same as the one before it (0.93x and 1.00x its CPU per call
 // in two runs, with the same branch's lighter per-call metrics;
 // docs/BENCHMARKS.md, branch s13-shell): the point is the same
-// configuration on both sides.
+// configuration on both sides. For the same reason it keeps its freed heap
+// as the estimator does (KeepHeapForLargeReplies): with glibc's defaults its
+// cost per 297 KB reply moved by a third from process to process (session
+// 17, branch s17-plan).
 //
 // --cpu_ns_per_call=N makes each call spend N ns of the handling thread's CPU
 // before it replies: an echo that costs as much server CPU per call as a
@@ -20,6 +23,7 @@
 
 #include "absl/flags/flag.h"
 #include "bench/echo_reply.h"
+#include "common/server/allocator.h"
 #include "common/server/logging.h"
 #include "common/server/server.h"
 #include "common/server/server_flags.h"
@@ -68,6 +72,7 @@ int main(int argc, char** argv) {
                        .flag_names = {"grpc_address", "metrics_address", "cpu_ns_per_call"}});
   options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
+  KeepHeapForLargeReplies();
   const int64_t cpu_ns_per_call = absl::GetFlag(FLAGS_cpu_ns_per_call);
   CheckNonNegativeFlag("echo-server", "cpu_ns_per_call", cpu_ns_per_call);
   ServerRunner runner(std::move(options));

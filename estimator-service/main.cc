@@ -1,6 +1,4 @@
 // estimator-service: what it takes to run or train a model, over gRPC.
-#include <malloc.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <thread>
@@ -14,6 +12,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/fetch/hf_hub.h"
+#include "common/server/allocator.h"
 #include "common/server/logging.h"
 #include "common/server/scrape_metrics.h"
 #include "common/server/security.h"
@@ -114,13 +113,10 @@ int main(int argc, char** argv) {
   options.grpc_address = absl::GetFlag(FLAGS_grpc_address);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   // A plan over every accelerator builds and frees a 0.3 MB reply and a few
-  // thousand strings per call. With glibc's defaults the freed top of the
-  // heap went back to the kernel and came back as page faults on the next
-  // call; keeping up to 16 MiB of it (and serving blocks under 8 MiB from the
-  // heap, not mmap) took a computed plan's CPU per call to 0.8x
-  // (docs/BENCHMARKS.md, issue 22 point 1), for about 4 MiB more resident.
-  mallopt(M_MMAP_THRESHOLD, 8 << 20);
-  mallopt(M_TRIM_THRESHOLD, 16 << 20);
+  // thousand strings per call: keep the freed heap for the next call instead
+  // of faulting it back in (common/server/allocator.h; took a computed plan's
+  // CPU per call to 0.8x, docs/BENCHMARKS.md, issue 22 point 1).
+  KeepHeapForLargeReplies();
   // A GGUF header sent by `--gguf` holds the vocabulary: ~8 MiB for a 128k
   // vocabulary, more for larger ones.
   options.max_receive_message_bytes = std::max(options.max_receive_message_bytes, 64 << 20);

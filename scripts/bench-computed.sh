@@ -39,14 +39,15 @@ mkdir -p "$state"
 rm -f "$state"/*.json "$state"/*.pid "$state"/*.ports "$state"/*.log "$state"/*.db*
 source "$root/scripts/lib/servers.sh"
 ref_bin="$(ref_estimator_bin "$ref_dir")"
-# Echo runs with the allocator settings the estimator sets for itself
-# (estimator-service/main.cc: mallopt M_MMAP_THRESHOLD 8 MiB, M_TRIM_THRESHOLD
-# 16 MiB). With glibc's defaults echo's cost per 297 KB reply moved with the
-# allocator's history (the dynamic mmap threshold, and freed heap tops
-# trimmed and faulted back): 142-188 us and 24-54 page faults per call
-# between fresh processes, against 109-117 us and none with these settings
-# (docs/BENCHMARKS.md, session 17, branch s17-plan). ECHO_MALLOC="" runs it
-# with glibc's defaults.
+# Echo keeps its freed heap as the estimator does (both call
+# KeepHeapForLargeReplies, common/server/allocator.h: mmap threshold 8 MiB,
+# trim threshold 16 MiB). With glibc's defaults echo's cost per 297 KB reply
+# moved with the allocator's history: 142-188 us and 24-54 page faults per
+# call between fresh processes, against 109-117 us and none with these
+# settings (docs/BENCHMARKS.md, session 17, branch s17-plan). The same
+# settings also go to echo as GLIBC_TUNABLES, so that an echo built before
+# session 17 is measured the same way (ECHO_MALLOC="" leaves such an old
+# echo on glibc's defaults).
 ECHO_MALLOC="${ECHO_MALLOC-glibc.malloc.mmap_threshold=8388608:glibc.malloc.trim_threshold=16777216}"
 
 declare -A port

@@ -34,8 +34,9 @@ cd "$(dirname "$0")/.."
 root="$(pwd)"; b="${BUILD_DIR:-$root/build}"; bin="$1"; out="$2"; mode="${3:-dwarf}"
 state="$root/.run/profile-estimate"; mkdir -p "$state" "$out"; rm -f "$state"/*
 source "$root/scripts/lib/servers.sh"
-# Echo under the estimator's allocator settings, as in bench-computed.sh
-# (ECHO_MALLOC="" for glibc's defaults).
+# Echo keeps its heap as the estimator does (KeepHeapForLargeReplies); the
+# same settings as GLIBC_TUNABLES for an echo built before session 17, as in
+# bench-computed.sh.
 ECHO_MALLOC="${ECHO_MALLOC-glibc.malloc.mmap_threshold=8388608:glibc.malloc.trim_threshold=16777216}"
 # wait_for_estimator with $b's CLI, patient with an estimator under callgrind.
 WAIT_CLI="$b/cli/modelatlas" WAIT_TRIES=300 WAIT_CALL_TIMEOUT=5s
