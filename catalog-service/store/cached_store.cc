@@ -254,6 +254,58 @@ void CachedStore::ForgetChanged(const std::vector<Change>& changes) {
   }
 }
 
+void CachedStore::FollowChangesAfter(int64_t start_revision, int page_changes) {
+  absl::MutexLock lock(&follow_mutex_);
+  following_.store(true, std::memory_order_release);
+  follow_page_changes_ = std::max(page_changes, 1);
+  follow_position_ = ChangePosition{start_revision};
+  followed_revision_.store(start_revision, std::memory_order_release);
+}
+
+absl::Status CachedStore::CatchUp() {
+  absl::MutexLock lock(&follow_mutex_);
+  // Pages until one comes back short: the log's end as of that query. The
+  // followed revision moves only then: a revision's changes (an import's
+  // thousands) may span pages.
+  int64_t last_revision = followed_revision_.load(std::memory_order_relaxed);
+  while (true) {
+    absl::StatusOr<std::vector<Change>> page =
+        store_->ChangesAfter(follow_position_, follow_page_changes_);
+    if (!page.ok()) {
+      Clear();
+      return page.status();
+    }
+    if (!page->empty()) {
+      ForgetChanged(*page);
+      follow_position_ = PositionAfter(page->back());
+      last_revision = page->back().revision;
+    }
+    if (static_cast<int>(page->size()) < follow_page_changes_) break;
+  }
+  followed_revision_.store(last_revision, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+void CachedStore::CatchUpTo(int64_t revision) {
+  if (!following_.load(std::memory_order_acquire) || followed_revision() >= revision) return;
+  // Another caller may have caught up while this one waited for the lock:
+  // CatchUp then reads one empty page. A failure emptied the cache.
+  CatchUp().IgnoreError();
+}
+
+absl::StatusOr<int64_t> CachedStore::Revision() {
+  absl::StatusOr<int64_t> revision = store_->Revision();
+  if (revision.ok()) CatchUpTo(*revision);
+  return revision;
+}
+
+absl::StatusOr<std::vector<Change>> CachedStore::ChangesAfter(const ChangePosition& after,
+                                                              int limit) {
+  absl::StatusOr<std::vector<Change>> changes = store_->ChangesAfter(after, limit);
+  if (changes.ok() && !changes->empty()) CatchUpTo(changes->back().revision);
+  return changes;
+}
+
 void CachedStore::Clear() {
   for (const auto& shard : shards_) {
     absl::MutexLock lock(&shard->mutex);

@@ -53,6 +53,11 @@ class ChangeFollowerPagingTest : public ::testing::Test {
     cache_ = std::make_unique<CachedStore>(std::move(counting), 1 << 20);
   }
 
+  std::string PayloadOf(const std::string& id) {
+    absl::StatusOr<StoredRecord> record = cache_->Get(RecordKind::kModel, id);
+    return record.ok() ? record->payload : record.status().ToString();
+  }
+
   // Reads every id through the cache, so that each is cached.
   void ReadAll(const std::vector<std::string>& ids) {
     for (const std::string& id : ids) ASSERT_TRUE(cache_->Get(RecordKind::kModel, id).ok()) << id;
@@ -125,6 +130,60 @@ TEST_F(ChangeFollowerPagingTest, UnreadableLogEmptiesTheCacheAndKeepsItsPlace) {
   ASSERT_TRUE(follower.PollOnce().ok());
   EXPECT_EQ(follower.applied_revision(), *written);
   EXPECT_EQ(cache_->stats().records, 1);  // "b" forgotten, "a" kept
+}
+
+// The other replica's write (straight to the store behind the cache) and no
+// poll yet: the cache reports the write's revision only once it has read
+// the log up to it and forgotten the record, so that a client told that
+// revision (GetCatalogInfo, a List page, a Watch message) never reads the
+// record from before it. Before, it reported the store's revision at once
+// and went on answering "v1" until the next poll.
+TEST_F(ChangeFollowerPagingTest, ARevisionIsReportedOnlyOnceTheCacheHasCaughtUpWithIt) {
+  absl::StatusOr<int64_t> start = cache_->Insert({Record("m", "v1")});
+  ASSERT_TRUE(start.ok());
+  ChangeFollower follower(cache_.get(), *start, absl::Hours(1), /*page_changes=*/10);
+  ReadAll({"m"});
+  absl::StatusOr<int64_t> written = log_->Update(Record("m", "v2"), *start);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(PayloadOf("m"), "v1");  // cached, and nothing says otherwise yet
+
+  absl::StatusOr<int64_t> reported = cache_->Revision();
+  ASSERT_TRUE(reported.ok());
+  EXPECT_EQ(*reported, *written);
+  EXPECT_EQ(follower.applied_revision(), *written);
+  EXPECT_EQ(PayloadOf("m"), "v2");
+  // Caught up: the next revision asked for reads no more of the log.
+  const int queries = log_->change_queries.load();
+  ASSERT_TRUE(cache_->Revision().ok());
+  EXPECT_EQ(log_->change_queries.load(), queries);
+}
+
+// A change read through the cache (a Watch stream's) is forgotten before it
+// is returned: the record the watcher is sent for it is the one written, not
+// the cached one (which an estimator following this replica kept).
+TEST_F(ChangeFollowerPagingTest, ChangesReadThroughTheCacheAreForgottenBeforeTheyAreReturned) {
+  absl::StatusOr<int64_t> start = cache_->Insert({Record("m", "v1")});
+  ASSERT_TRUE(start.ok());
+  ChangeFollower follower(cache_.get(), *start, absl::Hours(1), /*page_changes=*/10);
+  ReadAll({"m"});
+  absl::StatusOr<int64_t> written = log_->Update(Record("m", "v2"), *start);
+  ASSERT_TRUE(written.ok()) << written.status();
+
+  absl::StatusOr<std::vector<Change>> changes = cache_->ChangesAfter(ChangePosition{*start}, 10);
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  ASSERT_EQ(changes->size(), 1u);
+  EXPECT_EQ(changes->front().id, "m");
+  EXPECT_EQ(PayloadOf("m"), "v2");
+  EXPECT_EQ(follower.applied_revision(), *written);
+}
+
+// Without a follower (the SQLite store, which no one else writes) the cache
+// reports the store's revision without reading the change log.
+TEST_F(ChangeFollowerPagingTest, ACacheNotFollowingNeverReadsTheLogForARevision) {
+  ASSERT_TRUE(cache_->Insert({Record("m", "v1")}).ok());
+  ASSERT_TRUE(cache_->Revision().ok());
+  ASSERT_TRUE(cache_->ChangesAfter(ChangePosition{0}, 10).ok());
+  EXPECT_EQ(log_->change_queries.load(), 1);  // the one asked for, nothing more
 }
 
 // A follower waiting out a long interval stops at once when destroyed (a
