@@ -334,7 +334,15 @@ absl::StatusOr<int64_t> CachedStore::Delete(RecordKind kind, absl::string_view i
 }
 
 bool CachedStore::Remember(Shard& shard, uint64_t hash, RecordKind kind, SharedRecord record) {
-  if (Find(shard, hash, kind, record.id()) >= 0) return false;  // another reader cached it first
+  if (const int64_t at = Find(shard, hash, kind, record.id()); at >= 0) {
+    // Another reader cached it first. Its copy stays unless this one is
+    // newer: two misses of one record can overlap a write that this store
+    // did not make (another replica's, before the follower reads it), the
+    // one that read the old record keeping it first; the other has answered
+    // the new one, which a hit must not go back from.
+    if (shard.slots[static_cast<size_t>(at)].record.revision() >= record.revision()) return false;
+    EraseSlot(shard, static_cast<size_t>(at));
+  }
   const size_t bytes = RecordBytes(record);
   // Evict until the record and the table it needs fit; give up (the record
   // is still answered) if even an empty shard's smallest table cannot hold it.

@@ -14,6 +14,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "tests/catalog/forwarding_store.h"
 
@@ -386,6 +387,43 @@ TEST_F(CachedStoreTest, SharedReadOverlappingAWriteDoesNotCacheTheOldRecord) {
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->payload(), "new");  // not the old answer, cached
   EXPECT_EQ(inner_->gets.load(), 2);
+}
+
+// Two misses of one record overlap a write this cache did not see (another
+// replica's, on a shared database, before its change follower reads it):
+// the first read the old record, the second the new one. Whichever order
+// they keep theirs in, the cache ends with the new one: a read must not go
+// back from what another read already answered. Before, the first one kept
+// stayed, and here (the old record kept first) hits answered "v1" after a
+// read had answered "v2" (tests/e2e/replicas_test.cc found it).
+TEST_F(CachedStoreTest, OverlappingMissesKeepTheNewerOfTheirRecords) {
+  absl::StatusOr<int64_t> created = cache_->Insert({Record("a", "v1")});
+  ASSERT_TRUE(created.ok()) << created.status();
+  absl::Notification first_read, release_first, second_read, release_second;
+  inner_->after_read = [&] {
+    first_read.Notify();
+    release_first.WaitForNotification();
+  };
+  std::string first_answer, second_answer;
+  std::thread first([&] { first_answer = PayloadOf("a"); });
+  first_read.WaitForNotification();  // it holds "v1", not yet kept
+  // The other replica's write, straight to the store: nothing forgotten.
+  ASSERT_TRUE(inner_->Update(Record("a", "v2"), *created).ok());
+  inner_->after_read = [&] {
+    second_read.Notify();
+    release_second.WaitForNotification();
+  };
+  std::thread second([&] { second_answer = PayloadOf("a"); });
+  second_read.WaitForNotification();  // it holds "v2", not yet kept
+  release_first.Notify();
+  first.join();  // keeps "v1"
+  release_second.Notify();
+  second.join();  // answers "v2" and keeps it in place of "v1"
+  EXPECT_EQ(first_answer, "v1");
+  EXPECT_EQ(second_answer, "v2");
+  EXPECT_EQ(PayloadOf("a"), "v2");
+  EXPECT_EQ(inner_->gets.load(), 2);  // a hit
+  EXPECT_EQ(cache_->stats().records, 1);
 }
 
 // Readers never see a record older than the last write that had committed
