@@ -264,6 +264,20 @@ void CachedStore::FollowChangesAfter(int64_t start_revision, int page_changes) {
 
 absl::Status CachedStore::CatchUp() {
   absl::MutexLock lock(&follow_mutex_);
+  return ReadChangeLog();
+}
+
+void CachedStore::CatchUpTo(int64_t revision) {
+  if (!following_.load(std::memory_order_acquire) || followed_revision() >= revision) return;
+  absl::MutexLock lock(&follow_mutex_);
+  // Callers that waited for the lock (every Watch stream that saw the same
+  // write) find the log read by the first, without a query of their own.
+  if (followed_revision() >= revision) return;
+  // A failure emptied the cache.
+  ReadChangeLog().IgnoreError();
+}
+
+absl::Status CachedStore::ReadChangeLog() {
   // Pages until one comes back short: the log's end as of that query. The
   // followed revision moves only then: a revision's changes (an import's
   // thousands) may span pages.
@@ -284,13 +298,6 @@ absl::Status CachedStore::CatchUp() {
   }
   followed_revision_.store(last_revision, std::memory_order_release);
   return absl::OkStatus();
-}
-
-void CachedStore::CatchUpTo(int64_t revision) {
-  if (!following_.load(std::memory_order_acquire) || followed_revision() >= revision) return;
-  // Another caller may have caught up while this one waited for the lock:
-  // CatchUp then reads one empty page. A failure emptied the cache.
-  CatchUp().IgnoreError();
 }
 
 absl::StatusOr<int64_t> CachedStore::Revision() {

@@ -135,8 +135,7 @@ class CachedStore : public CatalogStore {
   void FollowChangesAfter(int64_t start_revision, int page_changes = 1000);
   // Reads the change log from where it stopped to its end and forgets each
   // change's record; on an error empties the cache (no record is known to
-  // be current) and keeps its place. One caller at a time reads the log;
-  // another waits, then finds it read.
+  // be current) and keeps its place. One caller at a time reads the log.
   absl::Status CatchUp();
   // The revision of the last change forgotten (start_revision before any):
   // every write at or below it is reflected in the cache.
@@ -287,6 +286,8 @@ class CachedStore : public CatalogStore {
   // Its error is not the caller's: the cache is emptied on it, so the
   // caller's reads still reflect `revision`.
   void CatchUpTo(int64_t revision);
+  // CatchUp's reading of the log, from follow_position_ to its end.
+  absl::Status ReadChangeLog() ABSL_EXCLUSIVE_LOCKS_REQUIRED(follow_mutex_);
   // Drops the records of `writes` and counts a write on every shard.
   void ForgetWritten(const std::vector<BatchWrite>& writes);
   void Forget(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id)

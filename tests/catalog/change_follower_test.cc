@@ -8,9 +8,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "catalog-service/store/cached_store.h"
@@ -33,13 +35,21 @@ class LogCountingStore : public ForwardingStore {
   using ForwardingStore::ForwardingStore;
 
   std::atomic<int> change_queries{0};
+  std::atomic<int> revision_queries{0};
   std::atomic<bool> fail_changes{false};
+  // Run once, inside the next change-log query.
+  std::function<void()> during_changes;
 
   absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after,
                                                    int limit) override {
     ++change_queries;
+    if (during_changes) std::exchange(during_changes, nullptr)();
     if (fail_changes) return absl::UnavailableError("database down (test)");
     return ForwardingStore::ChangesAfter(after, limit);
+  }
+  absl::StatusOr<int64_t> Revision() override {
+    ++revision_queries;
+    return ForwardingStore::Revision();
   }
 };
 
@@ -156,6 +166,38 @@ TEST_F(ChangeFollowerPagingTest, ARevisionIsReportedOnlyOnceTheCacheHasCaughtUpW
   const int queries = log_->change_queries.load();
   ASSERT_TRUE(cache_->Revision().ok());
   EXPECT_EQ(log_->change_queries.load(), queries);
+}
+
+// Many callers asking for one revision the cache has not caught up with
+// (every Watch stream polling after a write): the first reads the log, the
+// others wait for it and read nothing. The second caller is let in while the
+// first is inside its query; had it read the log again, the count would be 2.
+TEST_F(ChangeFollowerPagingTest, CallersWaitingForOneCatchUpDoNotReadTheLogAgain) {
+  absl::StatusOr<int64_t> start = cache_->Insert({Record("m", "v1")});
+  ASSERT_TRUE(start.ok());
+  ChangeFollower follower(cache_.get(), *start, absl::Hours(1), /*page_changes=*/10);
+  absl::StatusOr<int64_t> written = log_->Update(Record("m", "v2"), *start);
+  ASSERT_TRUE(written.ok()) << written.status();
+
+  std::thread second;
+  absl::StatusOr<int64_t> second_revision = 0;
+  log_->during_changes = [&] {
+    const int before = log_->revision_queries.load();
+    second = std::thread([&] { second_revision = cache_->Revision(); });
+    // It has read the store's revision and now waits for this catch-up
+    // (give it a moment to reach the lock; earlier or later, it must not
+    // query the log).
+    while (log_->revision_queries.load() == before) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  };
+  absl::StatusOr<int64_t> first_revision = cache_->Revision();
+  second.join();
+  ASSERT_TRUE(first_revision.ok());
+  ASSERT_TRUE(second_revision.ok());
+  EXPECT_EQ(*first_revision, *written);
+  EXPECT_EQ(*second_revision, *written);
+  EXPECT_EQ(log_->change_queries.load(), 1);
+  EXPECT_EQ(follower.applied_revision(), *written);
 }
 
 // A change read through the cache (a Watch stream's) is forgotten before it
