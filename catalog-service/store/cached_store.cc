@@ -168,13 +168,24 @@ absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::strin
     admit = AdmitMiss(shard, hash);
   }
   absl::StatusOr<SharedRecord> record = store_->GetShared(kind, id);
-  // A refused record is not looked at again: the lock is not taken twice.
+  // Following a shared store, a miss may read a newer record (or its
+  // deletion) than an overlapping miss that began before it, by a write this
+  // cache has not seen yet: when it keeps nothing it counts as a write, so
+  // the older read keeps nothing either and no hit goes back from what this
+  // one answers. (Kept, it replaces an older copy: Remember.)
+  const bool following = following_.load(std::memory_order_relaxed);
+  // Otherwise a refused record is not looked at again: the lock is not taken twice.
   if (record.ok() && admit) {
     // The kept copy in the arena, made outside the lock; this caller's
     // reply keeps the block read.
     SharedRecord kept = record->CopiedInto(arena_);
     absl::MutexLock lock(&shard.mutex);
-    if (shard.writes == writes_before) Remember(shard, hash, kind, std::move(kept));
+    const bool remembered =
+        shard.writes == writes_before && Remember(shard, hash, kind, std::move(kept));
+    if (!remembered && following) ++shard.writes;
+  } else if (following) {
+    absl::MutexLock lock(&shard.mutex);
+    ++shard.writes;
   }
   return record;
 }

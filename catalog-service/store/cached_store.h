@@ -246,7 +246,8 @@ class CachedStore : public CatalogStore {
     // Grows with every write (in every shard), after it commits and drops
     // what it touched: a record read from the store while a write ran may
     // be the old one, so a read caches its record only if no write ended
-    // since it began.
+    // since it began. When following a shared store, also with every miss
+    // that keeps nothing (see GetShared).
     uint64_t writes ABSL_GUARDED_BY(mutex) = 0;
     int64_t hits ABSL_GUARDED_BY(mutex) = 0;
     int64_t misses ABSL_GUARDED_BY(mutex) = 0;
