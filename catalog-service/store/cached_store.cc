@@ -169,10 +169,11 @@ absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::strin
   }
   absl::StatusOr<SharedRecord> record = store_->GetShared(kind, id);
   // Following a shared store, a miss may read a newer record (or its
-  // deletion) than an overlapping miss that began before it, by a write this
-  // cache has not seen yet: when it keeps nothing it counts as a write, so
-  // the older read keeps nothing either and no hit goes back from what this
-  // one answers. (Kept, it replaces an older copy: Remember.)
+  // deletion) than an overlapping miss, by a write this cache has not seen
+  // yet. Kept, it replaces an older copy (Remember). Not kept, it still drops
+  // a cached copy older than what it read (one another miss kept while this
+  // one read), and counts as a write, so that a miss that began before it
+  // keeps nothing: either way no hit goes back from what this one answers.
   const bool following = following_.load(std::memory_order_relaxed);
   // Otherwise a refused record is not looked at again: the lock is not taken twice.
   if (record.ok() && admit) {
@@ -182,12 +183,23 @@ absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::strin
     absl::MutexLock lock(&shard.mutex);
     const bool remembered =
         shard.writes == writes_before && Remember(shard, hash, kind, std::move(kept));
-    if (!remembered && following) ++shard.writes;
+    if (!remembered && following) KeptNothing(shard, hash, kind, id, &*record);
   } else if (following) {
     absl::MutexLock lock(&shard.mutex);
-    ++shard.writes;
+    KeptNothing(shard, hash, kind, id, record.ok() ? &*record : nullptr);
   }
   return record;
+}
+
+void CachedStore::KeptNothing(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id,
+                              const SharedRecord* read) {
+  if (const int64_t at = Find(shard, hash, kind, id); at >= 0) {
+    const SharedRecord& cached = shard.slots[static_cast<size_t>(at)].record;
+    if (read == nullptr || cached.revision() < read->revision()) {
+      EraseSlot(shard, static_cast<size_t>(at));
+    }
+  }
+  ++shard.writes;
 }
 
 bool CachedStore::AdmitMiss(Shard& shard, uint64_t hash) {

@@ -283,6 +283,11 @@ class CachedStore : public CatalogStore {
   // while the shard has room; once full, true if the doorkeeper has seen the
   // key since it was last cleared, which it now has.
   bool AdmitMiss(Shard& shard, uint64_t hash) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  // When following, a miss that kept nothing: drops a cached copy older than
+  // `read` (any copy when `read` is null: not found, or an error) and counts
+  // a write in the shard (see GetShared).
+  void KeptNothing(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id,
+                   const SharedRecord* read) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
   // When following and `revision` is past followed_revision(): CatchUp().
   // Its error is not the caller's: the cache is emptied on it, so the
   // caller's reads still reflect `revision`.
