@@ -354,6 +354,8 @@ TEST_F(ReplicasTest, ReadsFromAReplicaNeverGoBackInTimeAndConverge) {
         }
         const ReadModel read = GetModel(*b, ids[m]);
         if (!read.status.ok()) {
+          ADD_FAILURE() << "read " << ids[m] << " through B: " << read.status.error_code() << " "
+                        << read.status.error_message();
           ++failed_calls;
           continue;
         }
