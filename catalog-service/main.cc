@@ -40,8 +40,10 @@ ABSL_FLAG(bool, postgres_record_cache, false,
           "--record_cache_preload) in front of the database too, and read the change log every "
           "--watch_poll_interval to forget the records other replicas wrote. A write through "
           "this replica is seen by it at once; a write through another replica within about "
-          "one poll interval (bounded staleness); writes are checked in the database either "
-          "way. While the change log cannot be read the cache is emptied at every poll. "
+          "one poll interval (bounded staleness), and at once after this replica has reported "
+          "its revision (GetCatalogInfo, a List page, a Watch message); writes are checked in "
+          "the database either way. While the change log cannot be read the cache is emptied at "
+          "every poll. "
           "false = every read from the database");
 ABSL_FLAG(int64_t, sqlite_mmap_bytes, 0,
           "Bytes of the SQLite file read through a memory map instead of read() copies "

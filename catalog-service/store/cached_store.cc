@@ -168,15 +168,38 @@ absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::strin
     admit = AdmitMiss(shard, hash);
   }
   absl::StatusOr<SharedRecord> record = store_->GetShared(kind, id);
-  // A refused record is not looked at again: the lock is not taken twice.
+  // Following a shared store, a miss may read a newer record (or its
+  // deletion) than an overlapping miss, by a write this cache has not seen
+  // yet. Kept, it replaces an older copy (Remember). Not kept, it still drops
+  // a cached copy older than what it read (one another miss kept while this
+  // one read), and counts as a write, so that a miss that began before it
+  // keeps nothing: either way no hit goes back from what this one answers.
+  const bool following = following_.load(std::memory_order_relaxed);
+  // Otherwise a refused record is not looked at again: the lock is not taken twice.
   if (record.ok() && admit) {
     // The kept copy in the arena, made outside the lock; this caller's
     // reply keeps the block read.
     SharedRecord kept = record->CopiedInto(arena_);
     absl::MutexLock lock(&shard.mutex);
-    if (shard.writes == writes_before) Remember(shard, hash, kind, std::move(kept));
+    const bool remembered =
+        shard.writes == writes_before && Remember(shard, hash, kind, std::move(kept));
+    if (!remembered && following) KeptNothing(shard, hash, kind, id, &*record);
+  } else if (following) {
+    absl::MutexLock lock(&shard.mutex);
+    KeptNothing(shard, hash, kind, id, record.ok() ? &*record : nullptr);
   }
   return record;
+}
+
+void CachedStore::KeptNothing(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id,
+                              const SharedRecord* read) {
+  if (const int64_t at = Find(shard, hash, kind, id); at >= 0) {
+    const SharedRecord& cached = shard.slots[static_cast<size_t>(at)].record;
+    if (read == nullptr || cached.revision() < read->revision()) {
+      EraseSlot(shard, static_cast<size_t>(at));
+    }
+  }
+  ++shard.writes;
 }
 
 bool CachedStore::AdmitMiss(Shard& shard, uint64_t hash) {
@@ -254,6 +277,65 @@ void CachedStore::ForgetChanged(const std::vector<Change>& changes) {
   }
 }
 
+void CachedStore::FollowChangesAfter(int64_t start_revision, int page_changes) {
+  absl::MutexLock lock(&follow_mutex_);
+  following_.store(true, std::memory_order_release);
+  follow_page_changes_ = std::max(page_changes, 1);
+  follow_position_ = ChangePosition{start_revision};
+  followed_revision_.store(start_revision, std::memory_order_release);
+}
+
+absl::Status CachedStore::CatchUp() {
+  absl::MutexLock lock(&follow_mutex_);
+  return ReadChangeLog();
+}
+
+void CachedStore::CatchUpTo(int64_t revision) {
+  if (!following_.load(std::memory_order_acquire) || followed_revision() >= revision) return;
+  absl::MutexLock lock(&follow_mutex_);
+  // Callers that waited for the lock (every Watch stream that saw the same
+  // write) find the log read by the first, without a query of their own.
+  if (followed_revision() >= revision) return;
+  // A failure emptied the cache.
+  ReadChangeLog().IgnoreError();
+}
+
+absl::Status CachedStore::ReadChangeLog() {
+  // Pages until one comes back short: the log's end as of that query. The
+  // followed revision moves only then: a revision's changes (an import's
+  // thousands) may span pages.
+  int64_t last_revision = followed_revision_.load(std::memory_order_relaxed);
+  while (true) {
+    absl::StatusOr<std::vector<Change>> page =
+        store_->ChangesAfter(follow_position_, follow_page_changes_);
+    if (!page.ok()) {
+      Clear();
+      return page.status();
+    }
+    if (!page->empty()) {
+      ForgetChanged(*page);
+      follow_position_ = PositionAfter(page->back());
+      last_revision = page->back().revision;
+    }
+    if (static_cast<int>(page->size()) < follow_page_changes_) break;
+  }
+  followed_revision_.store(last_revision, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> CachedStore::Revision() {
+  absl::StatusOr<int64_t> revision = store_->Revision();
+  if (revision.ok()) CatchUpTo(*revision);
+  return revision;
+}
+
+absl::StatusOr<std::vector<Change>> CachedStore::ChangesAfter(const ChangePosition& after,
+                                                              int limit) {
+  absl::StatusOr<std::vector<Change>> changes = store_->ChangesAfter(after, limit);
+  if (changes.ok() && !changes->empty()) CatchUpTo(changes->back().revision);
+  return changes;
+}
+
 void CachedStore::Clear() {
   for (const auto& shard : shards_) {
     absl::MutexLock lock(&shard->mutex);
@@ -282,7 +364,15 @@ absl::StatusOr<int64_t> CachedStore::Delete(RecordKind kind, absl::string_view i
 }
 
 bool CachedStore::Remember(Shard& shard, uint64_t hash, RecordKind kind, SharedRecord record) {
-  if (Find(shard, hash, kind, record.id()) >= 0) return false;  // another reader cached it first
+  if (const int64_t at = Find(shard, hash, kind, record.id()); at >= 0) {
+    // Another reader cached it first. Its copy stays unless this one is
+    // newer: two misses of one record can overlap a write that this store
+    // did not make (another replica's, before the follower reads it), the
+    // one that read the old record keeping it first; the other has answered
+    // the new one, which a hit must not go back from.
+    if (shard.slots[static_cast<size_t>(at)].record.revision() >= record.revision()) return false;
+    EraseSlot(shard, static_cast<size_t>(at));
+  }
   const size_t bytes = RecordBytes(record);
   // Evict until the record and the table it needs fit; give up (the record
   // is still answered) if even an empty shard's smallest table cannot hold it.

@@ -5,7 +5,8 @@
 // is always the stored one. On PostgreSQL, where other replicas write the
 // same database behind it, only with a ChangeFollower (change_follower.h)
 // making it forget what the change log says they wrote: their writes are
-// then seen within about a poll interval (bounded staleness).
+// then seen within about a poll interval (bounded staleness), and at once
+// by a client this store has told their revision (FollowChangesAfter).
 //
 // Why: reading one record costs a SQLite statement (a B-tree lookup and a
 // copy of the row) under the store's one connection: at 1,000,000 models
@@ -115,6 +116,30 @@ class CachedStore : public CatalogStore {
   // shared database (PostgreSQL), which this store did not see; the
   // ChangeFollower (change_follower.h) reads them from the change log.
   void ForgetChanged(const std::vector<Change>& changes);
+
+  // Following a store other processes write too (PostgreSQL replicas): from
+  // now on this store reads the change log after `start_revision` (the
+  // store's revision before anything was read into the cache), `page_changes`
+  // per query, forgetting the records the changes name: at every CatchUp()
+  // (a ChangeFollower's poll), and before it reports a revision it has not
+  // caught up with. So every revision it reports, through Revision() or a
+  // change read by ChangesAfter() (GetCatalogInfo, a List page, a Watch
+  // message), is one its reads already reflect: a client told "revision R"
+  // by this replica never reads a record older than R from it afterwards.
+  // Before (s16), the Watch streams and the follower polled the log each on
+  // its own, and a watcher told of another replica's write could read the
+  // cached record from before it, within a poll interval; the Watch message
+  // itself carried that cached record, so an estimator following this
+  // replica kept the old one until the record changed again.
+  // Called once, before the store is shared between threads.
+  void FollowChangesAfter(int64_t start_revision, int page_changes = 1000);
+  // Reads the change log from where it stopped to its end and forgets each
+  // change's record; on an error empties the cache (no record is known to
+  // be current) and keeps its place. One caller at a time reads the log.
+  absl::Status CatchUp();
+  // The revision of the last change forgotten (start_revision before any):
+  // every write at or below it is reflected in the cache.
+  int64_t followed_revision() const { return followed_revision_.load(std::memory_order_acquire); }
   // Drops every record and counts a write on every shard: when the change
   // log cannot be read, no record is known to be current.
   void Clear();
@@ -143,7 +168,8 @@ class CachedStore : public CatalogStore {
     return store_->List(kind, after_id, limit);
   }
   absl::StatusOr<int64_t> Count(RecordKind kind) override { return store_->Count(kind); }
-  absl::StatusOr<int64_t> Revision() override { return store_->Revision(); }
+  // When following (FollowChangesAfter): caught up with first.
+  absl::StatusOr<int64_t> Revision() override;
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
   // The store's transaction (an atomic import), each batch's records
   // dropped as the batch is pulled, before its write: the SQLite store holds
@@ -154,10 +180,9 @@ class CachedStore : public CatalogStore {
   absl::StatusOr<int64_t> WriteInOneTransaction(const BatchSource& next_batch) override;
   absl::StatusOr<int64_t> Delete(RecordKind kind, absl::string_view id,
                                  int64_t expected_revision) override;
-  absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after,
-                                                   int limit) override {
-    return store_->ChangesAfter(after, limit);
-  }
+  // When following: caught up with the last change's revision first, so
+  // that a record read for a change (a Watch message's) is the one written.
+  absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after, int limit) override;
   bool orders_in_store() const override { return store_->orders_in_store(); }
   absl::StatusOr<std::vector<OrderedRecord>> ListOrdered(RecordKind kind, OrderColumn column,
                                                          bool descending, const OrderSeek& after,
@@ -221,7 +246,8 @@ class CachedStore : public CatalogStore {
     // Grows with every write (in every shard), after it commits and drops
     // what it touched: a record read from the store while a write ran may
     // be the old one, so a read caches its record only if no write ended
-    // since it began.
+    // since it began. When following a shared store, also with every miss
+    // that keeps nothing (see GetShared).
     uint64_t writes ABSL_GUARDED_BY(mutex) = 0;
     int64_t hits ABSL_GUARDED_BY(mutex) = 0;
     int64_t misses ABSL_GUARDED_BY(mutex) = 0;
@@ -257,6 +283,17 @@ class CachedStore : public CatalogStore {
   // while the shard has room; once full, true if the doorkeeper has seen the
   // key since it was last cleared, which it now has.
   bool AdmitMiss(Shard& shard, uint64_t hash) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  // When following, a miss that kept nothing: drops a cached copy older than
+  // `read` (any copy when `read` is null: not found, or an error) and counts
+  // a write in the shard (see GetShared).
+  void KeptNothing(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id,
+                   const SharedRecord* read) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  // When following and `revision` is past followed_revision(): CatchUp().
+  // Its error is not the caller's: the cache is emptied on it, so the
+  // caller's reads still reflect `revision`.
+  void CatchUpTo(int64_t revision);
+  // CatchUp's reading of the log, from follow_position_ to its end.
+  absl::Status ReadChangeLog() ABSL_EXCLUSIVE_LOCKS_REQUIRED(follow_mutex_);
   // Drops the records of `writes` and counts a write on every shard.
   void ForgetWritten(const std::vector<BatchWrite>& writes);
   void Forget(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id)
@@ -293,6 +330,14 @@ class CachedStore : public CatalogStore {
   int shard_shift_ = 0;  // the shard is the hash's top bits
   uint64_t shard_mask_ = 0;
   static constexpr size_t kDoorkeeperBits = size_t{1} << 22;
+
+  // Following the change log (FollowChangesAfter), set once before use.
+  std::atomic<bool> following_{false};
+  int follow_page_changes_ ABSL_GUARDED_BY(follow_mutex_) = 1000;
+  // Held while the log is read: one reader at a time, in order.
+  absl::Mutex follow_mutex_;
+  ChangePosition follow_position_ ABSL_GUARDED_BY(follow_mutex_);
+  std::atomic<int64_t> followed_revision_{0};
 };
 
 }  // namespace modelatlas::catalog

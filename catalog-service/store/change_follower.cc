@@ -1,19 +1,14 @@
 #include "catalog-service/store/change_follower.h"
 
-#include <utility>
-#include <vector>
-
 #include "common/server/logging.h"
 
 namespace modelatlas::catalog {
 
 ChangeFollower::ChangeFollower(CachedStore* cache, int64_t start_revision,
                                absl::Duration poll_interval, int page_changes)
-    : cache_(cache),
-      poll_interval_(poll_interval),
-      page_changes_(page_changes),
-      position_{start_revision},
-      applied_revision_(start_revision) {}
+    : cache_(cache), poll_interval_(poll_interval) {
+  cache_->FollowChangesAfter(start_revision, page_changes);
+}
 
 ChangeFollower::~ChangeFollower() {
   stop_.Notify();
@@ -32,32 +27,18 @@ void ChangeFollower::Run() {
 }
 
 absl::Status ChangeFollower::PollOnce() {
-  // Pages until one comes back short: the log's end as of that query. The
-  // applied revision moves only then: a revision's changes (an import's
-  // thousands) may span pages.
-  int64_t last_revision = applied_revision_.load(std::memory_order_relaxed);
-  while (true) {
-    absl::StatusOr<std::vector<Change>> page = cache_->ChangesAfter(position_, page_changes_);
-    if (!page.ok()) {
-      cache_->Clear();
-      failed_polls_.fetch_add(1, std::memory_order_relaxed);
-      if (!failing_) {
-        MA_LOG_WARNING(
-            "record cache: cannot read the change log (%s); the cache is emptied at every "
-            "poll until it can",
-            page.status().ToString());
-        failing_ = true;
-      }
-      return page.status();
+  absl::Status caught_up = cache_->CatchUp();
+  if (!caught_up.ok()) {
+    failed_polls_.fetch_add(1, std::memory_order_relaxed);
+    if (!failing_) {
+      MA_LOG_WARNING(
+          "record cache: cannot read the change log (%s); the cache is emptied at every "
+          "poll until it can",
+          caught_up.ToString());
+      failing_ = true;
     }
-    if (!page->empty()) {
-      cache_->ForgetChanged(*page);
-      position_ = PositionAfter(page->back());
-      last_revision = page->back().revision;
-    }
-    if (static_cast<int>(page->size()) < page_changes_) break;
+    return caught_up;
   }
-  applied_revision_.store(last_revision, std::memory_order_release);
   if (failing_) {
     MA_LOG_INFO("record cache: the change log is readable again");
     failing_ = false;

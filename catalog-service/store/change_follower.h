@@ -8,6 +8,10 @@
 // what it writes); a write through another replica within about one poll
 // interval, plus the time to read the pages of changes. Writes stay correct
 // either way: their revision checks run in the database, not in the cache.
+// The cache itself reads the log (CachedStore::CatchUp, which this thread
+// calls), also before it reports a revision it has not caught up with
+// (GetCatalogInfo, a Watch message): a client told revision R by this
+// replica reads nothing older than R from it afterwards.
 //
 // When the change log cannot be read (the database is down), the cache is
 // emptied at every failed poll (logged once per outage), and the follower
@@ -29,11 +33,11 @@ namespace modelatlas::catalog {
 
 class ChangeFollower {
  public:
-  // Follows `cache`'s change log (CachedStore::ChangesAfter, which reads
-  // the store behind it) from just after `start_revision`: the store's
-  // revision when the cache was created, before anything was read into it,
-  // so that no write since is missed. `page_changes`: changes read per
-  // query. Not started: Start() starts the thread; tests may call PollOnce().
+  // Makes `cache` follow its change log (CachedStore::FollowChangesAfter)
+  // from just after `start_revision`: the store's revision when the cache
+  // was created, before anything was read into it, so that no write since is
+  // missed. `page_changes`: changes read per query. Not started: Start()
+  // starts the thread; tests may call PollOnce().
   ChangeFollower(CachedStore* cache, int64_t start_revision, absl::Duration poll_interval,
                  int page_changes = 1000);
   // Stops the thread and waits for it.
@@ -43,14 +47,15 @@ class ChangeFollower {
 
   void Start();
 
-  // Reads every change after the current position and forgets its record;
-  // on an error, empties the cache and keeps the position. Called by the
-  // thread; for tests without one.
+  // Reads every change after the current position and forgets its record
+  // (CachedStore::CatchUp); on an error, empties the cache and keeps the
+  // position. Called by the thread; for tests without one.
   absl::Status PollOnce();
 
   // The revision of the last change applied (start_revision before any):
-  // every write at or below it is reflected in the cache.
-  int64_t applied_revision() const { return applied_revision_.load(std::memory_order_acquire); }
+  // every write at or below it is reflected in the cache. The cache also
+  // catches up by itself before it reports a later revision.
+  int64_t applied_revision() const { return cache_->followed_revision(); }
   // Successful and failed polls so far.
   int64_t polls() const { return polls_.load(std::memory_order_relaxed); }
   int64_t failed_polls() const { return failed_polls_.load(std::memory_order_relaxed); }
@@ -60,11 +65,8 @@ class ChangeFollower {
 
   CachedStore* const cache_;
   const absl::Duration poll_interval_;
-  const int page_changes_;
   // Only PollOnce touches it (the thread's, or a test's without a thread).
-  ChangePosition position_;
   bool failing_ = false;  // logged the current outage already
-  std::atomic<int64_t> applied_revision_;
   std::atomic<int64_t> polls_{0};
   std::atomic<int64_t> failed_polls_{0};
   absl::Notification stop_;

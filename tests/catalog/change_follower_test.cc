@@ -8,9 +8,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "catalog-service/store/cached_store.h"
@@ -33,13 +35,21 @@ class LogCountingStore : public ForwardingStore {
   using ForwardingStore::ForwardingStore;
 
   std::atomic<int> change_queries{0};
+  std::atomic<int> revision_queries{0};
   std::atomic<bool> fail_changes{false};
+  // Run once, inside the next change-log query.
+  std::function<void()> during_changes;
 
   absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after,
                                                    int limit) override {
     ++change_queries;
+    if (during_changes) std::exchange(during_changes, nullptr)();
     if (fail_changes) return absl::UnavailableError("database down (test)");
     return ForwardingStore::ChangesAfter(after, limit);
+  }
+  absl::StatusOr<int64_t> Revision() override {
+    ++revision_queries;
+    return ForwardingStore::Revision();
   }
 };
 
@@ -51,6 +61,11 @@ class ChangeFollowerPagingTest : public ::testing::Test {
     auto counting = std::make_unique<LogCountingStore>(*std::move(sqlite));
     log_ = counting.get();
     cache_ = std::make_unique<CachedStore>(std::move(counting), 1 << 20);
+  }
+
+  std::string PayloadOf(const std::string& id) {
+    absl::StatusOr<StoredRecord> record = cache_->Get(RecordKind::kModel, id);
+    return record.ok() ? record->payload : record.status().ToString();
   }
 
   // Reads every id through the cache, so that each is cached.
@@ -125,6 +140,92 @@ TEST_F(ChangeFollowerPagingTest, UnreadableLogEmptiesTheCacheAndKeepsItsPlace) {
   ASSERT_TRUE(follower.PollOnce().ok());
   EXPECT_EQ(follower.applied_revision(), *written);
   EXPECT_EQ(cache_->stats().records, 1);  // "b" forgotten, "a" kept
+}
+
+// The other replica's write (straight to the store behind the cache) and no
+// poll yet: the cache reports the write's revision only once it has read
+// the log up to it and forgotten the record, so that a client told that
+// revision (GetCatalogInfo, a List page, a Watch message) never reads the
+// record from before it. Before, it reported the store's revision at once
+// and went on answering "v1" until the next poll.
+TEST_F(ChangeFollowerPagingTest, ARevisionIsReportedOnlyOnceTheCacheHasCaughtUpWithIt) {
+  absl::StatusOr<int64_t> start = cache_->Insert({Record("m", "v1")});
+  ASSERT_TRUE(start.ok());
+  ChangeFollower follower(cache_.get(), *start, absl::Hours(1), /*page_changes=*/10);
+  ReadAll({"m"});
+  absl::StatusOr<int64_t> written = log_->Update(Record("m", "v2"), *start);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(PayloadOf("m"), "v1");  // cached, and nothing says otherwise yet
+
+  absl::StatusOr<int64_t> reported = cache_->Revision();
+  ASSERT_TRUE(reported.ok());
+  EXPECT_EQ(*reported, *written);
+  EXPECT_EQ(follower.applied_revision(), *written);
+  EXPECT_EQ(PayloadOf("m"), "v2");
+  // Caught up: the next revision asked for reads no more of the log.
+  const int queries = log_->change_queries.load();
+  ASSERT_TRUE(cache_->Revision().ok());
+  EXPECT_EQ(log_->change_queries.load(), queries);
+}
+
+// Many callers asking for one revision the cache has not caught up with
+// (every Watch stream polling after a write): the first reads the log, the
+// others wait for it and read nothing. The second caller is let in while the
+// first is inside its query; had it read the log again, the count would be 2.
+TEST_F(ChangeFollowerPagingTest, CallersWaitingForOneCatchUpDoNotReadTheLogAgain) {
+  absl::StatusOr<int64_t> start = cache_->Insert({Record("m", "v1")});
+  ASSERT_TRUE(start.ok());
+  ChangeFollower follower(cache_.get(), *start, absl::Hours(1), /*page_changes=*/10);
+  absl::StatusOr<int64_t> written = log_->Update(Record("m", "v2"), *start);
+  ASSERT_TRUE(written.ok()) << written.status();
+
+  std::thread second;
+  absl::StatusOr<int64_t> second_revision = 0;
+  log_->during_changes = [&] {
+    const int before = log_->revision_queries.load();
+    second = std::thread([&] { second_revision = cache_->Revision(); });
+    // It has read the store's revision and now waits for this catch-up
+    // (give it a moment to reach the lock; earlier or later, it must not
+    // query the log).
+    while (log_->revision_queries.load() == before) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  };
+  absl::StatusOr<int64_t> first_revision = cache_->Revision();
+  second.join();
+  ASSERT_TRUE(first_revision.ok());
+  ASSERT_TRUE(second_revision.ok());
+  EXPECT_EQ(*first_revision, *written);
+  EXPECT_EQ(*second_revision, *written);
+  EXPECT_EQ(log_->change_queries.load(), 1);
+  EXPECT_EQ(follower.applied_revision(), *written);
+}
+
+// A change read through the cache (a Watch stream's) is forgotten before it
+// is returned: the record the watcher is sent for it is the one written, not
+// the cached one (which an estimator following this replica kept).
+TEST_F(ChangeFollowerPagingTest, ChangesReadThroughTheCacheAreForgottenBeforeTheyAreReturned) {
+  absl::StatusOr<int64_t> start = cache_->Insert({Record("m", "v1")});
+  ASSERT_TRUE(start.ok());
+  ChangeFollower follower(cache_.get(), *start, absl::Hours(1), /*page_changes=*/10);
+  ReadAll({"m"});
+  absl::StatusOr<int64_t> written = log_->Update(Record("m", "v2"), *start);
+  ASSERT_TRUE(written.ok()) << written.status();
+
+  absl::StatusOr<std::vector<Change>> changes = cache_->ChangesAfter(ChangePosition{*start}, 10);
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  ASSERT_EQ(changes->size(), 1u);
+  EXPECT_EQ(changes->front().id, "m");
+  EXPECT_EQ(PayloadOf("m"), "v2");
+  EXPECT_EQ(follower.applied_revision(), *written);
+}
+
+// Without a follower (the SQLite store, which no one else writes) the cache
+// reports the store's revision without reading the change log.
+TEST_F(ChangeFollowerPagingTest, ACacheNotFollowingNeverReadsTheLogForARevision) {
+  ASSERT_TRUE(cache_->Insert({Record("m", "v1")}).ok());
+  ASSERT_TRUE(cache_->Revision().ok());
+  ASSERT_TRUE(cache_->ChangesAfter(ChangePosition{0}, 10).ok());
+  EXPECT_EQ(log_->change_queries.load(), 1);  // the one asked for, nothing more
 }
 
 // A follower waiting out a long interval stops at once when destroyed (a
