@@ -17,6 +17,21 @@
 namespace modelatlas::estimator {
 namespace {
 
+// A seeded pseudo-random sequence (Knuth's MMIX linear congruential
+// generator): the same cases on every run, so a failure reproduces.
+class SeededSequence {
+ public:
+  explicit SeededSequence(uint64_t seed) : state_(seed) {}
+  // The next number in [0, bound).
+  uint64_t operator()(uint64_t bound) {
+    state_ = state_ * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state_ >> 33) % bound;
+  }
+
+ private:
+  uint64_t state_;
+};
+
 constexpr double kGiB = 1073741824.0;
 
 // Llama-3.1-8B in bf16 at 8,192 tokens (the memory estimate's lines),
@@ -321,11 +336,7 @@ TEST(LayoutTest, LatentAttentionCacheIsWholeOnEveryRank) {
 // or are replicated, draft caches, node sizes 1 to 72, 1 to 130 cards, and
 // capacities from none to all fitting, each compared layout for layout.
 TEST(FewestCardsSearchTest, EveryAnswerIsFewestCardsLayouts) {
-  uint64_t state = 12345;
-  const auto next = [&state](uint64_t bound) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (state >> 33) % bound;
-  };
+  SeededSequence next(12345);
   const int heads[] = {0, 1, 8, 12, 32, 40, 64, 96, 128};
   const int node_sizes[] = {1, 2, 4, 8, 16, 72};
   int compared = 0, fitting = 0, several = 0;
@@ -375,11 +386,7 @@ TEST(FewestCardsSearchTest, EveryAnswerIsFewestCardsLayouts) {
 // (where the capacity equal to activations + overhead fits on one card), and
 // with parts that are negative or NaN (where the shortcut must not apply).
 TEST(FewestCardsSearchTest, CapacitiesUnderTheFixedPartsAreTheSearchsAnswer) {
-  uint64_t state = 777;
-  const auto next = [&state](uint64_t bound) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (state >> 33) % bound;
-  };
+  SeededSequence next(777);
   int compared = 0, fitting = 0, at_the_fixed_parts = 0;
   for (int shape = 0; shape < 400; ++shape) {
     InferenceSizing s;
@@ -449,11 +456,7 @@ TEST(FewestCardsSearchTest, CapacitiesUnderTheFixedPartsAreTheSearchsAnswer) {
 // (RankOrder's integer keys) and shuffled, and a few NaN speeds (both take
 // RankOrder's comparator path), for each objective.
 TEST(RankOrderTest, IsTheDocumentedOrderWithSortedShuffledAndRepeatedNames) {
-  uint64_t state = 99;
-  const auto next = [&state](uint64_t bound) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (state >> 33) % bound;
-  };
+  SeededSequence next(99);
   const auto reference = [](PlanObjective objective, const std::vector<DevicePlan>& plans) {
     std::vector<int> order(plans.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
