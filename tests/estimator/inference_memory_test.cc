@@ -31,6 +31,19 @@ Architecture Llama31_8B() {
   return arch;
 }
 
+// Makes `arch` a Mamba-2 hybrid: 24 recurrent and 8 attention layers, a
+// recurrent state line of its own.
+void MakeMamba2Hybrid(Architecture& arch) {
+  arch.recurrent_mixer = RecurrentMixer::kMamba2;
+  arch.num_recurrent_layers = 24;
+  arch.num_attention_layers = 8;
+  arch.ssm_inner_size = 8192;
+  arch.ssm_state_size = 128;
+  arch.ssm_num_heads = 128;
+  arch.ssm_num_groups = 8;
+  arch.ssm_conv_kernel = 4;
+}
+
 const EstimateLine* Line(const InferenceMemoryEstimate& estimate, const std::string& component) {
   for (const auto& line : estimate.lines) {
     if (line.component == component) return &line;
@@ -174,14 +187,7 @@ TEST(InferenceMemoryTest, AReusedScratchWritesWhatAFreshOneWrites) {
   InferenceMemoryInput bare;  // no architecture: two lines and a warning
   bare.parameters = 1.5e9;
   InferenceMemoryInput hybrid = llama;  // a recurrent state line: five lines
-  hybrid.architecture->recurrent_mixer = RecurrentMixer::kMamba2;
-  hybrid.architecture->num_recurrent_layers = 24;
-  hybrid.architecture->num_attention_layers = 8;
-  hybrid.architecture->ssm_inner_size = 8192;
-  hybrid.architecture->ssm_state_size = 128;
-  hybrid.architecture->ssm_num_heads = 128;
-  hybrid.architecture->ssm_num_groups = 8;
-  hybrid.architecture->ssm_conv_kernel = 4;
+  MakeMamba2Hybrid(*hybrid.architecture);
   InferenceMemoryInput refused = llama;                  // fails after its weights text is written
   refused.workload.context_length_tokens = 100'000'000;  // the KV cache past 4e18 bytes
   refused.workload.batch_size = 1'000'000;
@@ -270,16 +276,7 @@ TEST(InferenceMemoryTest, RememberedTextsFollowEveryChangeOfTheirFigures) {
         in.architecture->num_experts = 8;
         in.architecture->moe_intermediate_size = 2048;
       },
-      [](InferenceMemoryInput& in) {
-        in.architecture->recurrent_mixer = RecurrentMixer::kMamba2;
-        in.architecture->num_recurrent_layers = 24;
-        in.architecture->num_attention_layers = 8;
-        in.architecture->ssm_inner_size = 8192;
-        in.architecture->ssm_state_size = 128;
-        in.architecture->ssm_num_heads = 128;
-        in.architecture->ssm_num_groups = 8;
-        in.architecture->ssm_conv_kernel = 4;
-      },
+      [](InferenceMemoryInput& in) { MakeMamba2Hybrid(*in.architecture); },
       [](InferenceMemoryInput& in) {
         in.architecture->recurrent_mixer = RecurrentMixer::kMamba2;
         in.architecture->num_recurrent_layers = 32;
