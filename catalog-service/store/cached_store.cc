@@ -248,31 +248,34 @@ absl::StatusOr<int64_t> CachedStore::WriteInOneTransaction(const BatchSource& ne
 // Every shard counts the write, so no read that overlapped it keeps what it
 // read.
 void CachedStore::ForgetWritten(const std::vector<BatchWrite>& writes) {
-  std::vector<uint64_t> hashes;
-  hashes.reserve(writes.size());
-  for (const BatchWrite& write : writes) {
-    hashes.push_back(HashOf(write.record.kind, write.record.id));
-  }
-  for (const auto& shard : shards_) {
-    absl::MutexLock lock(&shard->mutex);
-    for (size_t i = 0; i < writes.size(); ++i) {
-      if (&ShardOf(hashes[i]) != shard.get()) continue;
-      Forget(*shard, hashes[i], writes[i].record.kind, writes[i].record.id);
-    }
-    ++shard->writes;
-  }
+  ForgetRecords(writes.size(), [&writes](size_t i) {
+    return std::pair<RecordKind, absl::string_view>(writes[i].record.kind, writes[i].record.id);
+  });
 }
 
 void CachedStore::ForgetChanged(const std::vector<Change>& changes) {
+  ForgetRecords(changes.size(), [&changes](size_t i) {
+    return std::pair<RecordKind, absl::string_view>(changes[i].kind, changes[i].id);
+  });
+}
+
+void CachedStore::ForgetRecords(
+    size_t count, absl::FunctionRef<std::pair<RecordKind, absl::string_view>(size_t)> key_of) {
   std::vector<uint64_t> hashes;
-  hashes.reserve(changes.size());
-  for (const Change& change : changes) hashes.push_back(HashOf(change.kind, change.id));
+  hashes.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    const auto [kind, id] = key_of(i);
+    hashes.push_back(HashOf(kind, id));
+  }
   for (const auto& shard : shards_) {
     absl::MutexLock lock(&shard->mutex);
-    for (size_t i = 0; i < changes.size(); ++i) {
+    for (size_t i = 0; i < count; ++i) {
       if (&ShardOf(hashes[i]) != shard.get()) continue;
-      Forget(*shard, hashes[i], changes[i].kind, changes[i].id);
+      const auto [kind, id] = key_of(i);
+      Forget(*shard, hashes[i], kind, id);
     }
+    // Every shard counts the write, so no read that overlapped it keeps
+    // what it read.
     ++shard->writes;
   }
 }

@@ -61,8 +61,10 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "catalog-service/store/store.h"
@@ -296,6 +298,11 @@ class CachedStore : public CatalogStore {
   absl::Status ReadChangeLog() ABSL_EXCLUSIVE_LOCKS_REQUIRED(follow_mutex_);
   // Drops the records of `writes` and counts a write on every shard.
   void ForgetWritten(const std::vector<BatchWrite>& writes);
+  // Drops the `count` records `key_of(0 .. count-1)` names, each under its
+  // shard's lock, and counts a write on every shard (ForgetWritten's and
+  // ForgetChanged's one walk).
+  void ForgetRecords(size_t count,
+                     absl::FunctionRef<std::pair<RecordKind, absl::string_view>(size_t)> key_of);
   void Forget(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
   // Empties slot `at`, moving later slots of its probe run back into the gap.
