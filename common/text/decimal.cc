@@ -60,7 +60,7 @@ constexpr char kDigitPairs[] =
     "8081828384858687888990919293949596979899";
 
 // Writes the decimal digits of `n` ending at `end`; returns where they start.
-char* WriteDigits(uint64_t n, char* end) {
+[[gnu::always_inline]] inline char* WriteDigits(uint64_t n, char* end) {
   while (n >= 100) {
     end -= 2;
     std::memcpy(end, kDigitPairs + 2 * (n % 100), 2);
@@ -89,7 +89,7 @@ char* CopyShort(char* to, const char* from, size_t size) {
 // to_chars's exact conversion, which stays the answer for the rest (false).
 // Writes into `buffer` (at least kFastBufferSize chars); returns the length,
 // or -1 when the value is not such a case.
-int FastFixed(double value, int decimals, char* buffer) {
+[[gnu::always_inline]] inline int FastFixed(double value, int decimals, char* buffer) {
   if (decimals < 0 || decimals > 15 || !std::isfinite(value)) return -1;
   uint64_t rounded = 0;
   if (!RoundScaled(std::abs(value) * kPow10[decimals], &rounded)) return -1;
@@ -119,7 +119,7 @@ int FastFixed(double value, int decimals, char* buffer) {
 // significant digits by integer arithmetic, then written as %g does (C11
 // 7.21.6.1: fixed when -4 <= exponent < digits, else scientific; trailing
 // zeros and a bare point removed). false for the rest.
-int FastGeneral(double value, int digits, char* buffer) {
+[[gnu::always_inline]] inline int FastGeneral(double value, int digits, char* buffer) {
   if (digits < 1 || digits > 15 || !std::isfinite(value) || value == 0) return -1;
   const double magnitude = std::abs(value);
   // The decimal exponent from the binary one (magnitude in [2^b, 2^(b+1)),
@@ -255,12 +255,14 @@ std::string SignificantDigits(double value, int digits) {
   return Memoized(value, std::chars_format::general, digits);
 }
 
+// The plans' shapes (GiB with 2 decimals, figures to 4 digits) compiled with
+// their precision known: its powers of ten and loops are constants.
 int TryFixedDecimals(double value, int decimals, char* buffer) {
-  return FastFixed(value, decimals, buffer);
+  return decimals == 2 ? FastFixed(value, 2, buffer) : FastFixed(value, decimals, buffer);
 }
 
 int TrySignificantDigits(double value, int digits, char* buffer) {
-  return FastGeneral(value, digits, buffer);
+  return digits == 4 ? FastGeneral(value, 4, buffer) : FastGeneral(value, digits, buffer);
 }
 
 void AppendFixedDecimals(std::string* out, double value, int decimals) {
