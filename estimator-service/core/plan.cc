@@ -46,27 +46,42 @@ class LineWriter {
     out_->resize(Used());
     out_ = nullptr;
   }
+  // The bytes a line's length is given before its text is written (a
+  // varint: 1 under 128 bytes, 2 under 16,384; protobuf encoding guide,
+  // "Base 128 Varints"): a guess by the line's writer. A wrong guess moves
+  // the text.
+  enum class Expected { kShort = 1, kUsual = 2 };
   // A line's text is what is appended between these two.
-  void BeginLine() {
-    Room(1 + kUsualLengthBytes);
+  void BeginLine(Expected expected) {
+    length_bytes_ = static_cast<size_t>(expected);
+    Room(1 + length_bytes_);
     *p_++ = static_cast<char>(kArithmeticLineTag);
     length_at_ = Used();
-    p_ += kUsualLengthBytes;
+    p_ += length_bytes_;
   }
   void EndLine() {
-    const size_t length = Used() - (length_at_ + kUsualLengthBytes);
-    if (length - 128 < 16384 - 128) {  // two varint bytes (protobuf encoding guide)
-      char* const at = out_->data() + length_at_;
+    const size_t length = Used() - (length_at_ + length_bytes_);
+    char* const at = out_->data() + length_at_;
+    if (length_bytes_ == 1 && length < 128) {
+      at[0] = static_cast<char>(length);
+      return;
+    }
+    if (length_bytes_ == 2 && length - 128 < 16384 - 128) {
       at[0] = static_cast<char>(0x80 | (length & 0x7f));
       at[1] = static_cast<char>(length >> 7);
       return;
     }
     EndOtherLine(length);
   }
+  // A line whose text is known: its length written first.
   void AddLine(std::string_view text) {
-    BeginLine();
+    uint8_t varint[kMaxVarintBytes];
+    const size_t varint_bytes = Varint(text.size(), varint);
+    Room(1 + varint_bytes);
+    *p_++ = static_cast<char>(kArithmeticLineTag);
+    std::memcpy(p_, varint, varint_bytes);
+    p_ += varint_bytes;
     append(text);
-    EndLine();
   }
 
   // Inlined (GCC kept it out of line): a literal's copy, of a size known
@@ -86,8 +101,15 @@ class LineWriter {
   void Advance(size_t size) { p_ += size; }
 
  private:
-  // Most lines are 128 to 16,383 bytes: a two-byte varint length.
-  static constexpr size_t kUsualLengthBytes = 2;
+  static constexpr size_t kMaxVarintBytes = 10;
+  // `value` as a varint at `out`; returns its bytes.
+  static size_t Varint(uint64_t value, uint8_t* out) {
+    size_t bytes = 0;
+    for (;; value >>= 7) {
+      out[bytes++] = static_cast<uint8_t>((value & 0x7f) | (value > 0x7f ? 0x80 : 0));
+      if (value <= 0x7f) return bytes;
+    }
+  }
   // EndOtherLine's copies; the last may read and write past the text, within
   // the string.
   static constexpr size_t kMoveBlockBytes = 16;
@@ -110,36 +132,41 @@ class LineWriter {
   std::string* out_;
   char* p_ = nullptr;
   char* end_ = nullptr;
-  // Where the line being written keeps its length.
+  // Where the line being written keeps its length, and in how many bytes.
   size_t length_at_ = 0;
+  size_t length_bytes_ = 0;
 };
 
 void LineWriter::EndOtherLine(size_t length) {
-  const size_t text_at = length_at_ + kUsualLengthBytes;
-  // The length as a varint (protobuf encoding guide, "Base 128 Varints").
-  uint8_t varint[10];
-  size_t varint_bytes = 0;
-  for (uint64_t rest = length;; rest >>= 7) {
-    varint[varint_bytes++] = static_cast<uint8_t>((rest & 0x7f) | (rest > 0x7f ? 0x80 : 0));
-    if (rest <= 0x7f) break;
-  }
-  if (varint_bytes == 1) {
-    // A short line (under 128 bytes, about a third of a plan's): its text
-    // moves one byte back, 16 bytes at a time from the front (each block
-    // read before the one before it is overwritten; no memmove call).
+  uint8_t varint[kMaxVarintBytes];
+  const size_t varint_bytes = Varint(length, varint);
+  // The text moves to follow its length: one byte back or forward, 16 bytes
+  // at a time (each block read before a neighbour's copy overwrites it; no
+  // memmove call), or by memmove for a line of 16 KiB or more.
+  if (varint_bytes + 1 == length_bytes_) {
     Room(kMoveBlockBytes);
-    char* const text = out_->data() + text_at;
+    char* const text = out_->data() + length_at_ + length_bytes_;
     for (size_t moved = 0; moved < length; moved += kMoveBlockBytes) {
       char block[kMoveBlockBytes];
       std::memcpy(block, text + moved, kMoveBlockBytes);
       std::memcpy(text + moved - 1, block, kMoveBlockBytes);
     }
     p_ -= 1;
-  } else if (varint_bytes != kUsualLengthBytes) {
-    // A very long one: its text moves to follow the length.
-    Room(varint_bytes - kUsualLengthBytes);
+  } else if (varint_bytes == length_bytes_ + 1) {
+    Room(kMoveBlockBytes + 1);
+    char* const text = out_->data() + length_at_ + length_bytes_;
+    for (size_t block_at = (length + kMoveBlockBytes - 1) / kMoveBlockBytes * kMoveBlockBytes;
+         block_at > 0;) {
+      block_at -= kMoveBlockBytes;
+      char block[kMoveBlockBytes];
+      std::memcpy(block, text + block_at, kMoveBlockBytes);
+      std::memcpy(text + block_at + 1, block, kMoveBlockBytes);
+    }
+    p_ += 1;
+  } else {
+    if (varint_bytes > length_bytes_) Room(varint_bytes - length_bytes_);
     char* const base = out_->data();
-    std::memmove(base + length_at_ + varint_bytes, base + text_at, length);
+    std::memmove(base + length_at_ + varint_bytes, base + length_at_ + length_bytes_, length);
     p_ = base + length_at_ + varint_bytes + length;
   }
   std::memcpy(out_->data() + length_at_, varint, varint_bytes);
@@ -163,10 +190,20 @@ void ForEachWireLine(const std::string& wire, Line line) {
   }
 }
 
+// Lines of a card on one device are mostly under 128 bytes (decode, prefill,
+// time to first token, cost: about 75-125); the memory and many-card lines
+// longer.
+constexpr LineWriter::Expected kShortLine = LineWriter::Expected::kShort;
+constexpr LineWriter::Expected kUsualLine = LineWriter::Expected::kUsual;
+
 // One line of a LineWriter while in scope: begun when made, ended when left.
 class LineScope {
  public:
-  explicit LineScope(LineWriter* lines) : lines_(lines) { lines->BeginLine(); }
+  explicit LineScope(LineWriter* lines,
+                     LineWriter::Expected expected = LineWriter::Expected::kUsual)
+      : lines_(lines) {
+    lines->BeginLine(expected);
+  }
   LineScope(const LineScope&) = delete;
   LineScope& operator=(const LineScope&) = delete;
   ~LineScope() { lines_->EndLine(); }
@@ -667,7 +704,7 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     plan.decode_tokens_per_second = d.tokens_per_second_per_sequence;
     plan.decode_tokens_per_second_all = d.tokens_per_second_all;
     const int m = d.micro_batches;
-    const LineScope scope(&lines);
+    const LineScope scope(&lines, n == 1 ? kShortLine : kUsualLine);
     LineWriter& line = lines;
     if (n == 1) {
       // One card: no links, no stages (the hot path of a plan over every
@@ -811,7 +848,7 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     const PrefillBound p = BoundPrefill(speed);
     plan.prefill_tokens_per_second = p.tokens_per_second;
     {
-      const LineScope scope(&lines);
+      const LineScope scope(&lines, kShortLine);
       LineWriter& line = lines;
       AppendLiteral(&line, "prefill bound: ");
       AppendInt(&line, n);
@@ -825,7 +862,7 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
       plan.time_to_first_token_seconds = p.time_to_first_token_seconds;
       const bool links_longer = p.tensor_parallel_seconds > p.compute_seconds * p.bubble_factor;
       if (pp == 1 && !links_longer) {
-        const LineScope scope(&lines);
+        const LineScope scope(&lines, kShortLine);
         LineWriter& line = lines;
         line.append(f.first_token_before_prefill);
         AppendNumKept(&line, p.tokens_per_second, &prefill_text);
@@ -852,7 +889,7 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
   if (device.price_usd_per_hour.has_value() && plan.decode_tokens_per_second_all.has_value()) {
     const double per_hour = *plan.decode_tokens_per_second_all * 3600;
     plan.cost_usd_per_million_tokens = *device.price_usd_per_hour * n / per_hour * 1e6;
-    const LineScope scope(&lines);
+    const LineScope scope(&lines, kShortLine);
     LineWriter& line = lines;
     AppendLiteral(&line, "cost: ");
     AppendInt(&line, n);
