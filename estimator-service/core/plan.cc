@@ -31,9 +31,12 @@ constexpr double kGiB = 1073741824.0;
 class LineWriter {
  public:
   explicit LineWriter(std::string* out) : out_(out) {
-    // Written from the start; the earlier text is overwritten, not cleared
-    // (a resize zero-fills only past the earlier text's end).
-    out->resize(std::max(out->capacity(), kFirstBytes));
+    // Written from the start; the earlier text is overwritten, not cleared,
+    // and the room past it made by a resize (which zero-fills it) is a
+    // little more than it, not the whole capacity (the fill was 1.7% of a
+    // plan over every accelerator; docs/BENCHMARKS.md, session 18): a
+    // pooled plan is mostly about as long as the one it replaces.
+    out->resize(std::max(out->size() + kSpareBytes, kFirstBytes));
     Point();
   }
   LineWriter(const LineWriter&) = delete;
@@ -113,8 +116,10 @@ class LineWriter {
   // EndOtherLine's copies; the last may read and write past the text, within
   // the string.
   static constexpr size_t kMoveBlockBytes = 16;
-  // A plan over every accelerator writes about 1,150 bytes per card.
-  static constexpr size_t kFirstBytes = 2048;
+  // A new string's room (a plan over every accelerator writes about 1,150
+  // bytes per card: its string doubles twice, on its first call only).
+  static constexpr size_t kFirstBytes = 512;
+  static constexpr size_t kSpareBytes = 256;
 
   size_t Used() const { return static_cast<size_t>(p_ - out_->data()); }
   void Point() {
