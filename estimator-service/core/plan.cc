@@ -492,9 +492,16 @@ void ResetKeepingStorage(DevicePlan* plan) {
 
 void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const UsableCard* usable,
                       DevicePlan* out) {
-  std::optional<SizingFigures> own;
-  if (input.figures == nullptr) own = FiguresOf(input);
-  const SizingFigures& f = input.figures != nullptr ? *input.figures : *own;
+  if (input.figures == nullptr) {
+    // Written for this plan alone (an optional of them on every plan's path
+    // cost about 60 instructions per card under callgrind, docs/BENCHMARKS.md,
+    // session 18).
+    const SizingFigures own = FiguresOf(input);
+    PlanInput with_figures = input;
+    with_figures.figures = &own;
+    return PlanOnDeviceInto(with_figures, device, usable, out);
+  }
+  const SizingFigures& f = *input.figures;
   const InferenceSizing& shape = input.sizing;
   const ResolvedWorkload& w = input.workload;
   ResetKeepingStorage(out);
@@ -947,28 +954,40 @@ std::vector<int> RankOrder(PlanObjective objective, size_t count,
   // moves each about log2(n) times.
   std::vector<int> order(n);
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int ia, int ib) {
-    const Key& a = keys[ia];
-    const Key& b = keys[ib];
-    if (a.fits != b.fits) return a.fits;
-    if (!a.fits) return *a.name < *b.name;
-    // Cards alone before cards with offload (much slower, and a host to buy).
-    if (a.offload != b.offload) return !a.offload;
-    switch (objective) {
-      case PlanObjective::kCheapest:
+  // One comparison per objective, the objective known when compiled (a
+  // switch in every comparison was a tenth of the ranking under callgrind,
+  // docs/BENCHMARKS.md, session 18).
+  const auto sort_by = [&]<PlanObjective kObjective>() {
+    std::stable_sort(order.begin(), order.end(), [&keys](int ia, int ib) {
+      const Key& a = keys[ia];
+      const Key& b = keys[ib];
+      if (a.fits != b.fits) return a.fits;
+      if (!a.fits) return *a.name < *b.name;
+      // Cards alone before cards with offload (much slower, and a host to buy).
+      if (a.offload != b.offload) return !a.offload;
+      if constexpr (kObjective == PlanObjective::kCheapest) {
         if (a.has_cost != b.has_cost) return a.has_cost;
         if (a.has_cost && a.cost != b.cost) return a.cost < b.cost;
-        break;
-      case PlanObjective::kFastest:
+      } else if constexpr (kObjective == PlanObjective::kFastest) {
         if (a.speed != b.speed) return a.speed > b.speed;
-        break;
-      case PlanObjective::kFewestCards:
-        break;
-    }
-    if (a.cards != b.cards) return a.cards < b.cards;
-    if (a.speed != b.speed) return a.speed > b.speed;
-    return *a.name < *b.name;
-  });
+      }
+      if (a.cards != b.cards) return a.cards < b.cards;
+      if (a.speed != b.speed) return a.speed > b.speed;
+      return *a.name < *b.name;
+    });
+  };
+  switch (objective) {
+    case PlanObjective::kCheapest:
+      sort_by.template operator()<PlanObjective::kCheapest>();
+      break;
+    case PlanObjective::kFastest:
+      sort_by.template operator()<PlanObjective::kFastest>();
+      break;
+    case PlanObjective::kFewestCards:
+    default:  // as before: no objective's key, then cards, speed and name
+      sort_by.template operator()<PlanObjective::kFewestCards>();
+      break;
+  }
   return order;
 }
 
