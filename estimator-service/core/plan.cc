@@ -263,10 +263,22 @@ std::string_view AppendNum(LineWriter* out, double value) {
   return {};
 }
 // An integer as absl::StrAppend writes it.
+// Most are card counts, layers and heads under 100: written inline (absl's
+// out-of-line conversion was about 70 instructions each under callgrind,
+// docs/BENCHMARKS.md, session 18).
 template <typename Integer>
 void AppendInt(LineWriter* out, Integer value) {
   char* const at = out->Room(absl::numbers_internal::kFastToBufferSize);
-  out->Advance(static_cast<size_t>(absl::numbers_internal::FastIntToBuffer(value, at) - at));
+  if (value >= 0 && value < 10) {
+    at[0] = static_cast<char>('0' + value);
+    out->Advance(1);
+  } else if (value >= 10 && value < 100) {
+    at[0] = static_cast<char>('0' + value / 10);
+    at[1] = static_cast<char>('0' + value % 10);
+    out->Advance(2);
+  } else {
+    out->Advance(static_cast<size_t>(absl::numbers_internal::FastIntToBuffer(value, at) - at));
+  }
 }
 
 // A figure's text kept while a plan is written: a plan states some figures
