@@ -7,13 +7,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 namespace modelatlas {
 namespace {
 
 // The longest text of FastFixed and FastGeneral: 16 integer digits, a point,
 // 15 decimals and a sign, or 15 digits with an exponent.
-constexpr int kFastBufferSize = 48;
+constexpr int kFastBufferSize = kFastDecimalBytes;
 
 // Powers of ten up to 1e22 are exact doubles.
 constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
@@ -42,20 +43,45 @@ constexpr uint64_t kIntPow10[] = {1,
 // large to hold every integer exactly.
 bool RoundScaled(double scaled, uint64_t* rounded) {
   if (!(scaled < 4503599627370496.0)) return false;  // 2^52: floor and the fraction exact
-  const double whole = std::floor(scaled);
-  const double fraction = scaled - whole;  // exact below 2^52
+  // `scaled` is not negative: the conversion truncates, which is floor (an
+  // integer conversion where std::floor cost more under callgrind,
+  // docs/BENCHMARKS.md, session 18, branch s18-plan).
+  const uint64_t whole = static_cast<uint64_t>(scaled);
+  const double fraction = scaled - static_cast<double>(whole);  // exact below 2^52
   if (std::abs(fraction - 0.5) <= scaled * 0x1p-50 + 0x1p-1074) return false;
-  *rounded = static_cast<uint64_t>(whole) + (fraction > 0.5 ? 1 : 0);
+  *rounded = whole + (fraction > 0.5 ? 1 : 0);
   return true;
 }
 
+// "00" to "99": two digits per division.
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 // Writes the decimal digits of `n` ending at `end`; returns where they start.
-char* WriteDigits(uint64_t n, char* end) {
-  do {
-    *--end = static_cast<char>('0' + n % 10);
-    n /= 10;
-  } while (n != 0);
+[[gnu::always_inline]] inline char* WriteDigits(uint64_t n, char* end) {
+  while (n >= 100) {
+    end -= 2;
+    std::memcpy(end, kDigitPairs + 2 * (n % 100), 2);
+    n /= 100;
+  }
+  if (n >= 10) {
+    end -= 2;
+    std::memcpy(end, kDigitPairs + 2 * n, 2);
+  } else {
+    *--end = static_cast<char>('0' + n);
+  }
   return end;
+}
+
+// Copies the `size` (at most kCopyBytes) chars at `from` to `to`, by copying
+// kCopyBytes: a copy of a size known when compiled is a few moves, where a
+// loop of a few chars was a memcpy call. Both sides have kCopyBytes of room.
+constexpr size_t kCopyBytes = 16;
+char* CopyShort(char* to, const char* from, size_t size) {
+  std::memcpy(to, from, kCopyBytes);
+  return to + size;
 }
 
 // printf("%.*f") for the common case (finite, |value| x 10^decimals below
@@ -63,12 +89,14 @@ char* WriteDigits(uint64_t n, char* end) {
 // to_chars's exact conversion, which stays the answer for the rest (false).
 // Writes into `buffer` (at least kFastBufferSize chars); returns the length,
 // or -1 when the value is not such a case.
-int FastFixed(double value, int decimals, char* buffer) {
+[[gnu::always_inline]] inline int FastFixed(double value, int decimals, char* buffer) {
   if (decimals < 0 || decimals > 15 || !std::isfinite(value)) return -1;
   uint64_t rounded = 0;
   if (!RoundScaled(std::abs(value) * kPow10[decimals], &rounded)) return -1;
-  char digits[kFastBufferSize];
-  char* end = digits + sizeof(digits);
+  // Written from the end of the first kFastBufferSize chars; the whole
+  // kFastBufferSize copied (at most 33 are the text: a fixed-size copy).
+  char digits[2 * kFastBufferSize];
+  char* end = digits + kFastBufferSize;
   char* begin = end;
   if (decimals > 0) {
     const uint64_t unit = kIntPow10[decimals];
@@ -82,7 +110,7 @@ int FastFixed(double value, int decimals, char* buffer) {
   }
   begin = WriteDigits(rounded, begin);
   if (std::signbit(value)) *--begin = '-';  // printf writes "-0.00" for -0.001
-  std::copy(begin, end, buffer);
+  std::memcpy(buffer, begin, kFastBufferSize);
   return static_cast<int>(end - begin);
 }
 
@@ -91,7 +119,7 @@ int FastFixed(double value, int decimals, char* buffer) {
 // significant digits by integer arithmetic, then written as %g does (C11
 // 7.21.6.1: fixed when -4 <= exponent < digits, else scientific; trailing
 // zeros and a bare point removed). false for the rest.
-int FastGeneral(double value, int digits, char* buffer) {
+[[gnu::always_inline]] inline int FastGeneral(double value, int digits, char* buffer) {
   if (digits < 1 || digits > 15 || !std::isfinite(value) || value == 0) return -1;
   const double magnitude = std::abs(value);
   // The decimal exponent from the binary one (magnitude in [2^b, 2^(b+1)),
@@ -100,7 +128,9 @@ int FastGeneral(double value, int digits, char* buffer) {
   const int binary_exponent =
       static_cast<int>((std::bit_cast<uint64_t>(magnitude) >> 52) & 0x7ff) - 1023;
   if (binary_exponent == -1023) return -1;  // subnormal
-  int exponent = static_cast<int>(std::floor(binary_exponent * 0.30102999566398120));
+  // floor(binary_exponent x log10(2)) in integers: 78913 / 2^18 = 0.3010292
+  // (the shift of a negative product rounds toward minus infinity).
+  int exponent = (binary_exponent * 78913) >> 18;
   uint64_t rounded = 0;
   // The estimate may be one off: a retry or two settles it.
   for (int attempt = 0;; ++attempt) {
@@ -124,7 +154,8 @@ int FastGeneral(double value, int digits, char* buffer) {
     ++exponent;
   }
   // `rounded` has exactly `digits` digits: d.ddd x 10^exponent.
-  char mantissa[24];
+  // Room past the digits for CopyShort.
+  char mantissa[24 + kCopyBytes];
   char* mantissa_end = mantissa + digits;
   WriteDigits(rounded, mantissa_end);
   char* p = buffer;
@@ -136,18 +167,18 @@ int FastGeneral(double value, int digits, char* buffer) {
   if (exponent >= -4 && exponent < digits) {
     if (exponent >= 0) {
       const char* point = mantissa + exponent + 1;
-      for (const char* d = mantissa; d < point; ++d) *p++ = *d;
+      p = CopyShort(p, mantissa, static_cast<size_t>(point - mantissa));
       const char* fraction_end = trimmed_end(point, mantissa_end);
       if (fraction_end > point) {
         *p++ = '.';
-        for (const char* d = point; d < fraction_end; ++d) *p++ = *d;
+        p = CopyShort(p, point, static_cast<size_t>(fraction_end - point));
       }
     } else {
-      *p++ = '0';
-      *p++ = '.';
-      for (int i = 0; i < -exponent - 1; ++i) *p++ = '0';
+      // "0." and -exponent - 1 zeros (at most 3).
+      std::memcpy(p, "0.000", 5);
+      p += 1 - exponent;
       const char* fraction_end = trimmed_end(mantissa, mantissa_end);
-      for (const char* d = mantissa; d < fraction_end; ++d) *p++ = *d;
+      p = CopyShort(p, mantissa, static_cast<size_t>(fraction_end - mantissa));
     }
   } else {
     *p++ = mantissa[0];
@@ -222,6 +253,16 @@ std::string FixedDecimals(double value, int decimals) {
 
 std::string SignificantDigits(double value, int digits) {
   return Memoized(value, std::chars_format::general, digits);
+}
+
+// The plans' shapes (GiB with 2 decimals, figures to 4 digits) compiled with
+// their precision known: its powers of ten and loops are constants.
+int TryFixedDecimals(double value, int decimals, char* buffer) {
+  return decimals == 2 ? FastFixed(value, 2, buffer) : FastFixed(value, decimals, buffer);
+}
+
+int TrySignificantDigits(double value, int digits, char* buffer) {
+  return digits == 4 ? FastGeneral(value, 4, buffer) : FastGeneral(value, digits, buffer);
 }
 
 void AppendFixedDecimals(std::string* out, double value, int decimals) {

@@ -21,4 +21,15 @@ std::string SignificantDigits(double value, int digits);
 void AppendFixedDecimals(std::string* out, double value, int decimals);
 void AppendSignificantDigits(std::string* out, double value, int digits);
 
+// The common cases of the two written straight into a caller's buffer (a
+// writer that keeps its own text, such as a plan's lines, with no string in
+// between): finite values whose digits fit 15 decimal places, by integer
+// arithmetic. `buffer` has room for kFastDecimalBytes, any of which may be
+// written (the text is copied in fixed-size blocks); returns the text's
+// length, or -1 when the value is not such a case (the functions above then
+// give the text).
+inline constexpr int kFastDecimalBytes = 48;
+int TryFixedDecimals(double value, int decimals, char* buffer);
+int TrySignificantDigits(double value, int digits, char* buffer);
+
 }  // namespace modelatlas

@@ -997,6 +997,15 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCard
   input.sizing = *sized->sizing;
   input.workload = sized->workload;
   if (request.max_cards() > 0) input.max_cards = request.max_cards();
+  // The cards: written into the reply below (the message path), or left to
+  // the caller's hand serializer (PlanWireReply: the service's reply, with
+  // no HardwarePlan message and no copy of the plans' text), which copies
+  // each plan's lines as they were written (PlanInput::lines_as_wire).
+  // With newer models the cards are messages: AddNewerModels picks its
+  // reference card from the reply's plans (ReferenceCard); *wire is then
+  // left without cards and the reply serializes as a whole.
+  const bool to_wire = wire != nullptr && !request.newer_models();
+  input.lines_as_wire = to_wire;
   // Written once: every device's text shows the same sizing.
   const SizingFigures figures = FiguresOf(input);
   input.figures = &figures;
@@ -1096,13 +1105,6 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCard
                                            planned->second.first, plan, planned->second.second);
     }
   }
-  // The cards: written into the reply here (the message path), or left to
-  // the caller's hand serializer (PlanWireReply: the service's reply, with
-  // no HardwarePlan message and no copy of the plans' text).
-  // With newer models the cards are messages: AddNewerModels picks its
-  // reference card from the reply's plans (ReferenceCard); *wire is then
-  // left without cards and the reply serializes as a whole.
-  const bool to_wire = wire != nullptr && !request.newer_models();
   PlanWireCards own_cards;
   PlanWireCards& cards = to_wire ? *wire : own_cards;
   cards.plans = &plans;

@@ -13,6 +13,9 @@
 namespace modelatlas::estimator {
 namespace {
 
+// A plan's lines written encoded (core/plan.h) are HardwarePlan's field 15.
+static_assert(v1::HardwarePlan::kArithmeticFieldNumber == kArithmeticLineField);
+
 using google::protobuf::internal::WireFormatLite;
 using google::protobuf::io::CodedOutputStream;
 
@@ -204,7 +207,9 @@ void WalkCard(const PlanWireCards& cards, int index, Sink& sink,
   if (plan.time_to_first_token_seconds) sink.Double(12, *plan.time_to_first_token_seconds);
   if (plan.cost_usd_per_million_tokens) sink.Double(13, *plan.cost_usd_per_million_tokens);
   if (!plan.reason.empty()) sink.Bytes(14, plan.reason);
-  // Repeated: every line is on the wire, an empty one too.
+  // Repeated: every line is on the wire, an empty one too. Those written
+  // encoded (plan.h, kArithmeticLineTag) first, as one block.
+  if (!plan.arithmetic_wire.empty()) sink.Encoded(plan.arithmetic_wire);
   for (const std::string& line : plan.arithmetic) sink.Bytes(15, line);
   if (const std::optional<double>& price = cards.prices[index]; price.has_value()) {
     sink.Double(16, *price);
@@ -303,7 +308,13 @@ void CardToMessage(PlanWireCards& cards, int index, google::protobuf::Arena* are
   }
   if (!plan.reason.empty()) out->set_reason(std::move(plan.reason));
   google::protobuf::RepeatedPtrField<std::string>* lines = out->mutable_arithmetic();
-  lines->Reserve(static_cast<int>(plan.arithmetic.size()));
+  if (!plan.arithmetic_wire.empty()) {
+    // Lines written for the wire (PlanInput::lines_as_wire) become strings.
+    std::vector<std::string> decoded;
+    AppendWireLines(plan.arithmetic_wire, &decoded);
+    for (std::string& line : decoded) *lines->Add() = std::move(line);
+  }
+  lines->Reserve(lines->size() + static_cast<int>(plan.arithmetic.size()));
   if (arena != nullptr) {
     // Pointed at, not owned: the pooled plans outlive the reply (their
     // lease ends with the arena), and the arena never deletes what it

@@ -100,7 +100,22 @@ struct PlanInput {
   // Offload to host memory when the cards alone do not hold the model
   // (core/offload.h); null = none.
   const OffloadRequest* offload = nullptr;
+  // Lines written as DevicePlan::arithmetic_wire (a caller that puts them on
+  // the wire as they are) instead of into DevicePlan::arithmetic.
+  bool lines_as_wire = false;
 };
+
+// A plan's lines as the reply carries them: each line protobuf's encoding of
+// one value of HardwarePlan's repeated string field `arithmetic` (field 15,
+// estimator_service.proto; tag byte (15 << 3) | 2, the length as a varint,
+// the text; protobuf encoding guide, "Length-Delimited Records"), one after
+// another. Written once, copied into the reply whole (answers/plan_wire.h):
+// a line kept as a string was sized, then copied piece by piece.
+inline constexpr int kArithmeticLineField = 15;
+inline constexpr unsigned char kArithmeticLineTag = (kArithmeticLineField << 3) | 2;
+// The lines of `wire` (as DevicePlan::arithmetic_wire holds them), in order,
+// appended to *lines.
+void AppendWireLines(const std::string& wire, std::vector<std::string>* lines);
 
 struct DevicePlan {
   std::string name;
@@ -144,7 +159,9 @@ struct DevicePlan {
   std::string speed_not_modelled;
   // Why it does not fit, or what limits it.
   std::string reason;
-  // The arithmetic behind each figure.
+  // The arithmetic behind each figure: the lines of arithmetic_wire
+  // (kArithmeticLineTag's encoding; PlanInput::lines_as_wire), then these.
+  std::string arithmetic_wire;
   std::vector<std::string> arithmetic;
   // Set when offload was tried (PlanInput::offload and the cards alone do
   // not hold the model): fits says whether it fits with it.

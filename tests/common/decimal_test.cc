@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -135,6 +137,55 @@ TEST(DecimalTest, AppendedTextsAreThePrintfTextsForEveryKindOfValue) {
       ASSERT_EQ(general, Printf("%.*g", precision, value)) << value;
     }
   }
+}
+
+// The fast paths written straight into a caller's buffer: printf's text when
+// they answer, nothing past kFastDecimalBytes written, and an answer for
+// most values. Every binary exponent a double has (the decimal exponent is
+// estimated from it), near ties and carries at 2 and 4 digits (the plan's
+// shapes), random values, and the values of the other tests.
+TEST(DecimalTest, FastPathsIntoABufferArePrintfsTextOrDecline) {
+  std::vector<double> values = Values();
+  std::mt19937_64 random(1802);
+  std::uniform_real_distribution<double> fraction(1.0, 2.0);
+  for (int exponent = -1074; exponent <= 1023; ++exponent) {
+    for (int i = 0; i < 4; ++i) {
+      const double v = std::ldexp(i == 0 ? 1.0 : fraction(random), exponent);
+      values.push_back(v);
+      values.push_back(-v);
+    }
+  }
+  for (double base : {9.9995, 99.995, 999.95, 9999.5, 0.99995, 0.00099995, 1.005, 2.675, 0.125,
+                      12.345, 1.0, 10.0, 100.0, 1000.0, 1e4, 1e5, 1e-4, 1e-5}) {
+    double v = base;
+    for (int step = 0; step < 50; ++step) v = std::nextafter(v, 0.0);
+    for (int step = 0; step < 100; ++step, v = std::nextafter(v, 1e300)) values.push_back(v);
+  }
+  constexpr char kUntouched = '\x7f';
+  int fixed_answers = 0;
+  int general_answers = 0;
+  for (double value : values) {
+    for (int precision : {0, 1, 2, 4, 6, 15}) {
+      char buffer[kFastDecimalBytes + 16];
+      std::fill(std::begin(buffer), std::end(buffer), kUntouched);
+      if (const int length = TryFixedDecimals(value, precision, buffer); length >= 0) {
+        ASSERT_EQ(std::string(buffer, length), Printf("%.*f", precision, value))
+            << value << " with " << precision;
+        ++fixed_answers;
+      }
+      for (size_t i = kFastDecimalBytes; i < sizeof(buffer); ++i) ASSERT_EQ(buffer[i], kUntouched);
+      if (const int length = TrySignificantDigits(value, precision, buffer); length >= 0) {
+        ASSERT_EQ(std::string(buffer, length), Printf("%.*g", precision, value))
+            << value << " with " << precision;
+        ++general_answers;
+      }
+      for (size_t i = kFastDecimalBytes; i < sizeof(buffer); ++i) ASSERT_EQ(buffer[i], kUntouched);
+    }
+  }
+  // Not a test of declining: most are answered (not the huge, tiny or
+  // subnormal ones, nor precision 0 for %g).
+  EXPECT_GT(fixed_answers, static_cast<int>(values.size()) * 2);
+  EXPECT_GT(general_answers, static_cast<int>(values.size()) * 2);
 }
 
 TEST(DecimalTest, NotANumberAsPrintfWritesIt) {

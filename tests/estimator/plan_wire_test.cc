@@ -316,6 +316,84 @@ TEST(PlanWireTest, EveryShippedAcceleratorsCardIsTheMessagesBytes) {
   EXPECT_GE(fitting, 500);
 }
 
+// A plan's lines written for the wire (PlanInput::lines_as_wire) are
+// protobuf's encoding of HardwarePlan.arithmetic holding the lines the same
+// plan writes as strings, and decode back to them: on every shipped
+// accelerator for small, large and MoE models, at one and many cards, short
+// lines (under 128 bytes: a one-byte length), usual ones (two bytes) and a
+// line over 16,383 bytes (three), each plan written over the one before it
+// on the same record in the other mode.
+TEST(PlanWireTest, EncodedLinesAreTheLinesAsProtobufEncodesThem) {
+  const auto dataset = catalog::ShippedDataset();
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  const SharedRecords<Hardware> list(
+      std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
+  const auto prepared = PreparedDevicesOf(list);
+  PlanInput small = Llama31_8BInBf16();
+  PlanInput large = About405BInBf16();
+  PlanInput moe = Llama31_8BInBf16();
+  moe.sizing.active_share = 0.25;
+  moe.sizing.num_experts = 8;
+  moe.sizing.num_experts_per_token = 2;
+  moe.sizing.expert_weight_bytes = moe.sizing.weight_bytes * 0.8;
+  moe.workload.batch_size = 4;
+  moe.workload.prompt_tokens = 0;
+  std::vector<DevicePlan> kept(list.size());
+  size_t lengths[3] = {0, 0, 0};  // lines under 128 bytes, to 16,383, longer
+  const auto check = [&lengths](const DevicePlan& as_strings, const DevicePlan& as_wire) {
+    EXPECT_TRUE(as_wire.arithmetic.empty());
+    EXPECT_TRUE(as_strings.arithmetic_wire.empty());
+    v1::HardwarePlan lines;
+    for (const std::string& line : as_strings.arithmetic) {
+      lines.add_arithmetic(line);
+      ++lengths[line.size() < 128 ? 0 : line.size() < 16384 ? 1 : 2];
+    }
+    EXPECT_EQ(as_wire.arithmetic_wire, lines.SerializeAsString());
+    std::vector<std::string> decoded;
+    AppendWireLines(as_wire.arithmetic_wire, &decoded);
+    EXPECT_EQ(decoded, as_strings.arithmetic);
+  };
+  for (int round = 0; round < 2; ++round) {
+    for (PlanInput* input : {&small, &large, &moe}) {
+      DeviceSpec device;
+      for (size_t i = 0; i < list.size(); ++i) {
+        const PreparedDevice& record = (*prepared)[i];
+        if (!record.figures.ok()) continue;
+        DeviceFor(record, list[i], input->workload.weight_format, &device);
+        input->lines_as_wire = false;
+        const DevicePlan as_strings = PlanOnDevice(*input, device, &record.usable);
+        // Over the plan the other mode left (round 1: strings; round 0: a
+        // wire plan from the previous input).
+        input->lines_as_wire = true;
+        PlanOnDeviceInto(*input, device, &record.usable, &kept[i]);
+        SCOPED_TRACE(list[i].name());
+        check(as_strings, kept[i]);
+        if (round == 1) {
+          input->lines_as_wire = false;
+          PlanOnDeviceInto(*input, device, &record.usable, &kept[i]);
+          EXPECT_EQ(kept[i].arithmetic, as_strings.arithmetic);
+          EXPECT_TRUE(kept[i].arithmetic_wire.empty());
+        }
+      }
+    }
+  }
+  // A record whose memory source is longer than 16,383 bytes: the usable
+  // line's length takes three bytes.
+  DeviceSpec long_source{.name = "hardware/long",
+                         .memory_bytes = 80e9,
+                         .allocatable_memory_bytes = 79e9,
+                         .allocatable_memory_source = std::string(20000, 's'),
+                         .bandwidth_bytes_per_second = 3.35e12,
+                         .peak_flops = 989e12};
+  small.lines_as_wire = false;
+  const DevicePlan as_strings = PlanOnDevice(small, long_source);
+  small.lines_as_wire = true;
+  check(as_strings, PlanOnDevice(small, long_source));
+  EXPECT_GT(lengths[0], 200u);
+  EXPECT_GT(lengths[1], 1000u);
+  EXPECT_EQ(lengths[2], 1u);
+}
+
 // Whole replies: the service's (PlanWireReply of the arena answer and its
 // cards) against the heap answer's bytes, for the requests of
 // PreparedRecordsTest.ArenaPlanIsTheHeapPlanByteForByteOnEveryShippedAccelerator
@@ -429,6 +507,123 @@ TEST(PlanWireTest, DeviceMemoryFieldsFollowTheRecordsFromListToList) {
   // Not a test of nothing: the changed records' fields are on the wire.
   EXPECT_NE(first_bytes, changed_bytes);
   EXPECT_NE(changed_bytes.find("halved for this test"), std::string::npos);
+}
+
+// The plans' lines are written encoded on the wire path (plan.h,
+// PlanInput::lines_as_wire) and as strings on the heap path: whole replies
+// over every shipped accelerator are the same bytes for a spread of requests
+// whose lines differ in shape (dense, mixture of experts with and without
+// expert parallelism, many-card layouts with pipeline stages, contexts,
+// weight formats, batch sizes, no prompt, offload, a runtime, request
+// prices, accelerator filters), each twice and interleaved so every plan is
+// written over another request's, and once more over a heap reply's plans
+// on the same arena pool.
+TEST(PlanWireTest, EncodedLinesMakeTheHeapReplysBytesForManyRequests) {
+  auto records = std::make_shared<testing::FakeRecords>();
+  for (const Model& model : testing::Shipped().models()) records->Add(model);
+  for (const Hardware& hw : testing::Shipped().hardware()) records->Add(hw);
+  std::vector<v1::PlanInferenceRequest> requests;
+  const auto add = [&requests](const std::string& model) -> v1::PlanInferenceRequest& {
+    requests.emplace_back().set_model(model);
+    return requests.back();
+  };
+  for (const char* model :
+       {"models/llama-3-1-8b", "models/llama-3-1-405b", "models/mixtral-8x7b-v0-1",
+        "models/mixtral-8x22b-v0-1", "models/qwen3-30b-a3b", "models/deepseek-v3",
+        "models/gpt-2-124m", "models/gpt-oss-120b", "models/qwen2-5-72b"}) {
+    add(model);
+    v1::PlanInferenceRequest& long_context = add(model);
+    long_context.mutable_workload()->set_weight_format(v1::NUMBER_FORMAT_FP8);
+    long_context.mutable_workload()->set_context_length_tokens(32768);
+    long_context.mutable_workload()->set_batch_size(8);
+    v1::PlanInferenceRequest& many = add(model);
+    many.mutable_workload()->set_weight_format(v1::NUMBER_FORMAT_GGUF_Q4_K_M);
+    many.mutable_workload()->set_context_length_tokens(131072);
+    many.mutable_workload()->set_batch_size(64);
+    many.set_max_cards(1024);
+    many.set_objective(v1::PLAN_OBJECTIVE_FASTEST);
+    v1::PlanInferenceRequest& cheap = add(model);
+    cheap.mutable_workload()->set_weight_format(v1::NUMBER_FORMAT_INT4);
+    cheap.set_objective(v1::PLAN_OBJECTIVE_CHEAPEST);
+    cheap.set_price_usd_per_card_hour(1.75);
+    v1::PlanInferenceRequest& no_prompt = add(model);
+    no_prompt.mutable_workload()->set_prompt_tokens(1);
+    no_prompt.set_max_cards(1);
+    v1::PlanInferenceRequest& two = add(model);
+    two.mutable_workload()->set_batch_size(3);
+    two.set_max_cards(2);
+  }
+  for (const char* model : {"models/llama-3-1-70b", "models/mixtral-8x7b-v0-1"}) {
+    v1::PlanInferenceRequest& offload = add(model);
+    offload.set_offload(v1::OFFLOAD_MODE_AUTO);
+    offload.set_offload_host("hardware/host-2x-amd-epyc-9004-ddr5-4800");
+  }
+  add("models/deepseek-v3").mutable_workload()->set_weight_format(v1::NUMBER_FORMAT_FP8);
+  add("models/llama-3-1-70b").set_runtime(v1::RUNTIME_VLLM);
+  add("models/qwen3-30b-a3b").set_runtime(v1::RUNTIME_LLAMA_CPP);
+  v1::PlanInferenceRequest& filtered = add("models/llama-3-1-8b");
+  for (int i : {0, 7, 100}) filtered.add_hardware(testing::Shipped().hardware(i).name());
+  const size_t distinct = requests.size();
+  for (size_t i = 0; i < distinct; ++i) requests.push_back(requests[i]);
+  int cards = 0;
+  int many_card_plans = 0;
+  int expert_parallel_plans = 0;
+  int with_offload = 0;
+  for (const v1::PlanInferenceRequest& request : requests) {
+    SCOPED_TRACE(request.ShortDebugString());
+    testing::Answer<v1::PlanInferenceResponse> heap;
+    AnswerPlanInference(records, request, heap.done());
+    ASSERT_TRUE(heap.result.has_value());
+    ASSERT_TRUE(heap.result->ok()) << heap.result->status();
+    const std::string expected = (*heap.result)->SerializeAsString();
+    ReplyArena arena;
+    v1::PlanInferenceResponse* answer = arena.Create<v1::PlanInferenceResponse>();
+    auto* wire_cards = google::protobuf::Arena::Create<PlanWireCards>(arena.arena());
+    std::optional<absl::Status> done;
+    AnswerPlanInferenceInto(records, request, answer, wire_cards,
+                            [&done](const absl::Status& status) { done = status; });
+    ASSERT_TRUE(done.has_value());
+    ASSERT_TRUE(done->ok()) << *done;
+    ASSERT_EQ(static_cast<int>(wire_cards->order.size()), (*heap.result)->plans_size());
+    // The wire path's plans hold their lines encoded, none as strings
+    // (but offload's, which follow).
+    for (int index : wire_cards->order) {
+      const DevicePlan& plan = (*wire_cards->plans)[index];
+      if (plan.offload == nullptr) {
+        EXPECT_TRUE(plan.arithmetic.empty()) << plan.name;
+      }
+    }
+    const PlanWireReply reply(answer, wire_cards);
+    EXPECT_EQ(reply.ByteSizeLong(), expected.size());
+    ASSERT_EQ(reply.SerializeAsString(), expected);
+    for (const v1::HardwarePlan& plan : (*heap.result)->plans()) {
+      ++cards;
+      many_card_plans += plan.cards() > 1;
+      expert_parallel_plans += plan.expert_parallel() > 0;
+      with_offload += plan.has_offload();
+    }
+    // The same plans' pool, now written as strings (the message path on
+    // the arena: newer models), then as lines for the wire again.
+    v1::PlanInferenceRequest newer = request;
+    newer.set_newer_models(true);
+    testing::Answer<v1::PlanInferenceResponse> heap_newer;
+    AnswerPlanInference(records, newer, heap_newer.done());
+    ASSERT_TRUE(heap_newer.result.has_value() && heap_newer.result->ok());
+    ReplyArena arena_newer;
+    v1::PlanInferenceResponse* answer_newer = arena_newer.Create<v1::PlanInferenceResponse>();
+    auto* newer_cards = google::protobuf::Arena::Create<PlanWireCards>(arena_newer.arena());
+    done.reset();
+    AnswerPlanInferenceInto(records, newer, answer_newer, newer_cards,
+                            [&done](const absl::Status& status) { done = status; });
+    ASSERT_TRUE(done.has_value() && done->ok());
+    EXPECT_EQ(PlanWireReply(answer_newer, newer_cards).SerializeAsString(),
+              (*heap_newer.result)->SerializeAsString());
+  }
+  // Not a test of one shape: every kind of line was on the wire.
+  EXPECT_GT(cards, 2 * 50 * 250);
+  EXPECT_GT(many_card_plans, 1000);
+  EXPECT_GT(expert_parallel_plans, 10);
+  EXPECT_GT(with_offload, 10);
 }
 
 // The wire path needs the plans pooled on an arena: on the heap it is an
