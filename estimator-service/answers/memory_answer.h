@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/workload.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
@@ -80,6 +81,42 @@ void ToProto(const MemoryAnswer& answer, v1::EstimateInferenceMemoryResponse* ou
 // bytes (a few hundred more than are written); returns the end.
 size_t MostMemoryAnswerBytes(const MemoryAnswer& answer);
 uint8_t* WriteMemoryAnswer(const MemoryAnswer& answer, uint8_t* target);
+
+// The computed answer of a catalog record whose weights are published, as
+// its parts (CatalogSnapshot's PreparedRecord keeps the record's own fields
+// encoded once; the rest is the call's): written straight into the reply
+// with no MemoryAnswer between, so that no text is copied into an answer's
+// strings and out again (docs/BENCHMARKS.md, session 18, branch
+// s18-estimate). The bytes are WriteMemoryAnswer's for the same answer.
+struct MemoryAnswerParts {
+  // Fields 1 (model), 2 (display_name), 3 (available: true) and 6
+  // (parameters), encoded: EncodeRecordAnswerHead.
+  absl::string_view head;
+  // 7: every line of `lines`.
+  const std::vector<EstimateLine>* lines = nullptr;
+  // 8, bytes; 9 and 10 (GiB, GB) are computed from it.
+  int64_t total_bytes = 0;
+  // 11: every warning of `warnings`.
+  const std::vector<std::string>* warnings = nullptr;
+  int64_t catalog_revision = 0;  // 12
+  // 13: the workload and its statement.
+  const ResolvedWorkload* workload = nullptr;
+  absl::string_view statement;
+  // Fields 14 (source) and 15 (source_revision), encoded:
+  // EncodeRecordAnswerSource.
+  absl::string_view source;
+};
+
+// The encoded head and source of a record's available answer (the fields
+// MemoryAnswer's model, display_name, available, parameters; source).
+std::string EncodeRecordAnswerHead(absl::string_view model, absl::string_view display_name,
+                                   double parameters);
+std::string EncodeRecordAnswerSource(absl::string_view source);
+
+// The exact size of the parts' bytes, and the bytes written at `target`
+// (which holds that many); returns the end.
+size_t MemoryAnswerPartsBytes(const MemoryAnswerParts& parts);
+uint8_t* WriteMemoryAnswerParts(const MemoryAnswerParts& parts, uint8_t* target);
 
 // The same bytes, of a known size (for a caller that needs the size first:
 // the general path, kept answers, tests), written once when made into the

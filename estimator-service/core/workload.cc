@@ -162,4 +162,8 @@ void WorkloadStatementInto(const ResolvedWorkload& w, std::string* out) {
   out->assign(RememberedStatement(w));
 }
 
+const std::string& WorkloadStatementInPlace(const ResolvedWorkload& w) {
+  return RememberedStatement(w);
+}
+
 }  // namespace modelatlas::estimator

@@ -80,5 +80,9 @@ std::string WorkloadStatement(const ResolvedWorkload& workload);
 // The same statement assigned to `out` (its buffer reused: the memory
 // answer's hot path allocates nothing for it once warm).
 void WorkloadStatementInto(const ResolvedWorkload& workload, std::string* out);
+// The same statement in place, not copied: this thread's remembered copy,
+// valid until this thread asks for another statement (the computed memory
+// answer writes it straight into its reply).
+const std::string& WorkloadStatementInPlace(const ResolvedWorkload& workload);
 
 }  // namespace modelatlas::estimator
