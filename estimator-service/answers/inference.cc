@@ -610,10 +610,10 @@ bool WriteAnswerFromParts(const CatalogSnapshot::UsedModel& used, const Resolved
                                 .total_bytes = estimate.total_bytes,
                                 .warnings = &estimate.warnings,
                                 .catalog_revision = used.sync.revision,
-                                .workload = &sized,
-                                .statement = WorkloadStatementInPlace(sized),
+                                .workload = EncodedWorkloadField(sized),
                                 .source = prepared.answer_source};
-  WriteMemoryAnswerParts(parts, reserve(MemoryAnswerPartsBytes(parts), used.sync));
+  const MemoryAnswerPartsBytes bytes(parts);
+  bytes.Write(reserve(bytes.size(), used.sync));
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "common/text/text_memo.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/core/units.h"
 
@@ -297,29 +298,67 @@ std::string EncodeRecordAnswerSource(absl::string_view source) {
   return out;
 }
 
-// What WriteMemoryAnswerParts writes, summed field by field.
-size_t MemoryAnswerPartsBytes(const MemoryAnswerParts& p) {
-  size_t size = p.head.size() + p.source.size();
-  for (const EstimateLine& line : *p.lines) size += MessageField(LineSize(line));
-  const double total = static_cast<double>(p.total_bytes);
-  size +=
-      Int64Field(p.total_bytes) + DoubleField(BytesToGiB(total)) + DoubleField(BytesToGB(total));
-  for (const std::string& warning : *p.warnings) {
-    size += kTagBytes + WireFormatLite::StringSize(warning);
-  }
-  size += Int64Field(p.catalog_revision);
-  return size + WorkloadFieldSize(*p.workload, p.statement);
+// Two 32-bit figures as one key word.
+uint64_t Pair(int64_t high, int64_t low) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(high)) << 32) | static_cast<uint32_t>(low);
 }
 
-uint8_t* WriteMemoryAnswerParts(const MemoryAnswerParts& p, uint8_t* target) {
+absl::string_view EncodedWorkloadField(const ResolvedWorkload& w) {
+  using Memo = TextMemo<8>;
+  thread_local Memo memo;
+  // Every figure WriteWorkloadField writes or the statement shows
+  // (context_defaulted is neither).
+  const Memo::Key key = {
+      static_cast<uint64_t>(w.context_length_tokens),
+      Pair(w.batch_size, w.prefill_chunk_tokens),
+      static_cast<uint64_t>(w.prompt_tokens),
+      Pair(static_cast<int>(w.weight_format), static_cast<int>(w.kv_cache_format)),
+      Pair(w.quantization_group_size, w.context_capped ? 1 : 0),
+      static_cast<uint64_t>(w.overhead_bytes),
+      Memo::Word(w.memory_utilization),
+      Memo::Word(w.prefill_efficiency)};
+  if (const std::string* known = memo.Find(key)) return *known;
+  const std::string& statement = WorkloadStatementInPlace(w);
+  std::string encoded(WorkloadFieldSize(w, statement), '\0');
+  WriteWorkloadField(w, statement, reinterpret_cast<uint8_t*>(encoded.data()));
+  return memo.Remember(key, encoded);
+}
+
+MemoryAnswerPartsBytes::MemoryAnswerPartsBytes(const MemoryAnswerParts& parts) : parts_(parts) {
+  size_t size = parts.head.size() + parts.workload.size() + parts.source.size();
+  const std::vector<EstimateLine>& lines = *parts.lines;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const size_t line_size = LineSize(lines[i]);
+    if (i < kKeptLineSizes) line_sizes_[i] = line_size;
+    size += MessageField(line_size);
+  }
+  const double total = static_cast<double>(parts.total_bytes);
+  size += Int64Field(parts.total_bytes) + DoubleField(BytesToGiB(total)) +
+          DoubleField(BytesToGB(total));
+  for (const std::string& warning : *parts.warnings) {
+    size += kTagBytes + WireFormatLite::StringSize(warning);
+  }
+  size_ = size + Int64Field(parts.catalog_revision);
+}
+
+uint8_t* MemoryAnswerPartsBytes::Write(uint8_t* target) const {
+  const MemoryAnswerParts& p = parts_;
   std::memcpy(target, p.head.data(), p.head.size());
   target += p.head.size();
-  for (const EstimateLine& line : *p.lines) target = WriteLine(line, target);
+  const std::vector<EstimateLine>& lines = *p.lines;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const EstimateLine& line = lines[i];
+    target = WriteMessageHeader(7, i < kKeptLineSizes ? line_sizes_[i] : LineSize(line), target);
+    target = WriteString(1, line.component, target);
+    target = WriteInt64(2, line.bytes, target);
+    target = WriteString(3, line.arithmetic, target);
+  }
   const double total = static_cast<double>(p.total_bytes);
   target = WriteTotals(p.total_bytes, BytesToGiB(total), BytesToGB(total), target);
   for (const std::string& warning : *p.warnings) target = WriteBytes(11, warning, target);
   target = WriteInt64(12, p.catalog_revision, target);
-  target = WriteWorkloadField(*p.workload, p.statement, target);
+  std::memcpy(target, p.workload.data(), p.workload.size());
+  target += p.workload.size();
   std::memcpy(target, p.source.data(), p.source.size());
   return target + p.source.size();
 }

@@ -99,9 +99,8 @@ struct MemoryAnswerParts {
   // 11: every warning of `warnings`.
   const std::vector<std::string>* warnings = nullptr;
   int64_t catalog_revision = 0;  // 12
-  // 13: the workload and its statement.
-  const ResolvedWorkload* workload = nullptr;
-  absl::string_view statement;
+  // 13, encoded: EncodedWorkloadField.
+  absl::string_view workload;
   // Fields 14 (source) and 15 (source_revision), encoded:
   // EncodeRecordAnswerSource.
   absl::string_view source;
@@ -113,10 +112,33 @@ std::string EncodeRecordAnswerHead(absl::string_view model, absl::string_view di
                                    double parameters);
 std::string EncodeRecordAnswerSource(absl::string_view source);
 
-// The exact size of the parts' bytes, and the bytes written at `target`
-// (which holds that many); returns the end.
-size_t MemoryAnswerPartsBytes(const MemoryAnswerParts& parts);
-uint8_t* WriteMemoryAnswerParts(const MemoryAnswerParts& parts, uint8_t* target);
+// Field 13 of an answer of `workload` (the workload and its statement,
+// WorkloadStatement's), encoded: remembered per thread by every figure it
+// shows, as the statement is (answers ask with a few workloads over and
+// over), so that a call copies it whole instead of sizing and writing ten
+// figures and the statement. Valid until this thread asks for another.
+absl::string_view EncodedWorkloadField(const ResolvedWorkload& workload);
+
+// The parts' bytes: sized once when made (each line's length kept for the
+// writing), then written.
+class MemoryAnswerPartsBytes {
+ public:
+  explicit MemoryAnswerPartsBytes(const MemoryAnswerParts& parts);
+  MemoryAnswerPartsBytes(const MemoryAnswerPartsBytes&) = delete;
+  MemoryAnswerPartsBytes& operator=(const MemoryAnswerPartsBytes&) = delete;
+
+  size_t size() const { return size_; }
+  // Writes exactly size() bytes at `target`; returns the end.
+  uint8_t* Write(uint8_t* target) const;
+
+ private:
+  // The lengths of the first lines (an answer has two to five; any
+  // further line's is computed again when written).
+  static constexpr size_t kKeptLineSizes = 8;
+  const MemoryAnswerParts& parts_;
+  size_t line_sizes_[kKeptLineSizes];
+  size_t size_ = 0;
+};
 
 // The same bytes, of a known size (for a caller that needs the size first:
 // the general path, kept answers, tests), written once when made into the

@@ -866,8 +866,10 @@ TEST(MemoryAnswerTest, WrittenRepliesAreTheGoldenOnesOnEveryShippedModel) {
 // MemoryAnswerParts written are WriteMemoryAnswer's bytes of the same
 // answer at every edge of the encoding, and their size is exact.
 TEST(MemoryAnswerTest, PartsAreTheAnswersBytesAtEveryEdge) {
-  const auto expect_same = [](const MemoryAnswer& answer, const std::vector<EstimateLine>& lines,
+  const auto expect_same = [](MemoryAnswer answer, const std::vector<EstimateLine>& lines,
                               const std::vector<std::string>& warnings) {
+    // The statement is the workload's own (EncodedWorkloadField writes it).
+    answer.statement = WorkloadStatement(answer.workload);
     const std::string head =
         EncodeRecordAnswerHead(answer.model, answer.display_name, answer.parameters);
     const std::string source = EncodeRecordAnswerSource(answer.source);
@@ -876,13 +878,13 @@ TEST(MemoryAnswerTest, PartsAreTheAnswersBytesAtEveryEdge) {
                                   .total_bytes = answer.total_bytes,
                                   .warnings = &warnings,
                                   .catalog_revision = answer.catalog_revision,
-                                  .workload = &answer.workload,
-                                  .statement = answer.statement,
+                                  .workload = EncodedWorkloadField(answer.workload),
                                   .source = source};
-    const size_t size = MemoryAnswerPartsBytes(parts);
+    const MemoryAnswerPartsBytes bytes(parts);
+    const size_t size = bytes.size();
     std::string written(size + 8, '\0');
     uint8_t* begin = reinterpret_cast<uint8_t*>(written.data());
-    EXPECT_EQ(WriteMemoryAnswerParts(parts, begin), begin + size);
+    EXPECT_EQ(bytes.Write(begin), begin + size);
     written.resize(size);
     EXPECT_EQ(absl::CEscape(written), absl::CEscape(HandWritten(answer)));
     v1::EstimateInferenceMemoryResponse message;
@@ -898,7 +900,7 @@ TEST(MemoryAnswerTest, PartsAreTheAnswersBytesAtEveryEdge) {
   answer.source = "catalog record models/x";
   std::vector<EstimateLine> lines;
   std::vector<std::string> warnings;
-  // No line, no warning, a zero total, revision 0, an empty statement.
+  // No line, no warning, a zero total, revision 0.
   expect_same(answer, lines, warnings);
 
   // Long strings (two-byte lengths), negative and zero figures, -0.0
@@ -933,11 +935,18 @@ TEST(MemoryAnswerTest, PartsAreTheAnswersBytesAtEveryEdge) {
   answer.workload.memory_utilization = -0.0;
   answer.workload.prefill_efficiency = 0;
   answer.workload.context_capped = true;
-  answer.statement = std::string(128, 't');
   expect_same(answer, lines, warnings);
   answer.workload.overhead_bytes = 0;  // optional: written even when 0
-  answer.statement.clear();
   expect_same(answer, lines, warnings);
+  // Remembered per workload: another workload's field after it, then the
+  // first again, each its own.
+  ResolvedWorkload other;
+  other.weight_format = NumberFormat::kGptqInt4;
+  other.quantization_group_size = 32;
+  const std::string other_field(EncodedWorkloadField(other));
+  expect_same(answer, lines, warnings);
+  EXPECT_EQ(EncodedWorkloadField(other), other_field);
+  EXPECT_NE(EncodedWorkloadField(answer.workload), other_field);
 }
 
 // A record's encoded parts are made only for the records whose answer has
