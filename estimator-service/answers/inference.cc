@@ -617,6 +617,33 @@ bool WriteAnswerFromParts(const CatalogSnapshot::UsedModel& used, const Resolved
   return true;
 }
 
+// ResolveWorkload(asked) (answers/conversions.h) when it is OK and
+// `asked`'s formats are known: its figures in bounds (WorkloadInBounds),
+// resolved with no violations' bookkeeping. False otherwise: the caller
+// validates it in full, which names what is wrong.
+bool ResolveWorkloadInBounds(const v1::InferenceWorkload& asked, ResolvedWorkload* out) {
+  WorkloadRequest request;
+  request.context_length_tokens = asked.context_length_tokens();
+  request.batch_size = asked.batch_size();
+  request.prefill_chunk_tokens = asked.prefill_chunk_tokens();
+  request.prompt_tokens = asked.prompt_tokens();
+  request.quantization_group_size = asked.quantization_group_size();
+  if (asked.has_overhead_bytes()) request.overhead_bytes = asked.overhead_bytes();
+  request.memory_utilization = asked.memory_utilization();
+  request.prefill_efficiency = asked.prefill_efficiency();
+  for (const auto& [format, into] : {std::pair<v1::NumberFormat, std::optional<NumberFormat>*>{
+                                         asked.weight_format(), &request.weight_format},
+                                     {asked.kv_cache_format(), &request.kv_cache_format}}) {
+    if (format == v1::NUMBER_FORMAT_UNSPECIFIED) continue;
+    absl::StatusOr<NumberFormat> core = ToCoreNumberFormat(format, NumberFormat::kBf16, "");
+    if (!core.ok()) return false;
+    *into = *core;
+  }
+  if (!WorkloadInBounds(request)) return false;
+  *out = WorkloadWithDefaults(request);
+  return true;
+}
+
 }  // namespace
 
 std::optional<absl::Status> WriteCatalogMemoryFromSnapshot(const CatalogSnapshot& snapshot,
@@ -624,15 +651,18 @@ std::optional<absl::Status> WriteCatalogMemoryFromSnapshot(const CatalogSnapshot
                                                            const v1::InferenceWorkload& workload,
                                                            bool hypothetical, MemoryAnswer* scratch,
                                                            ReserveReplyBytes reserve) {
-  // AnswerCatalogMemoryFromSnapshot's checks, in its order.
+  // AnswerCatalogMemoryFromSnapshot's checks, in its order, made in full
+  // only when a check fails (nearly no request).
   scratch->Clear();
-  FieldViolations violations;
-  ValidateModelSource(/*has_model=*/true, name, false, v1::InlineModel::default_instance(),
-                      &violations);
   ResolvedWorkload resolved;
-  if (absl::Status invalid = ValidateWorkloadInto(workload, &violations, &resolved);
-      !invalid.ok()) {
-    return invalid;
+  if (name.empty() || !ResolveWorkloadInBounds(workload, &resolved)) {
+    FieldViolations violations;
+    ValidateModelSource(/*has_model=*/true, name, false, v1::InlineModel::default_instance(),
+                        &violations);
+    if (absl::Status invalid = ValidateWorkloadInto(workload, &violations, &resolved);
+        !invalid.ok()) {
+      return invalid;
+    }
   }
   absl::Status estimate;
   const bool found = snapshot.UsePreparedModel(name, [&](const CatalogSnapshot::UsedModel& used) {

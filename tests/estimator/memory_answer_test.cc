@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -766,6 +767,39 @@ std::vector<v1::EstimateInferenceMemoryRequest> WrittenWorkloads() {
   beyond.mutable_workload()->set_context_length_tokens(50'000'000);
   beyond.mutable_workload()->set_batch_size(100);
   requests.push_back(beyond);  // refused for most models: a KV cache beyond any device
+  // Refused for every model, each for one field out of bounds (the
+  // request's validation names it).
+  for (int bad = 0; bad < 8; ++bad) {
+    v1::EstimateInferenceMemoryRequest request;
+    v1::InferenceWorkload* w = request.mutable_workload();
+    switch (bad) {
+      case 0:
+        w->set_batch_size(-1);
+        break;
+      case 1:
+        w->set_context_length_tokens(100'000'001);
+        break;
+      case 2:
+        w->set_weight_format(static_cast<v1::NumberFormat>(999));
+        break;
+      case 3:
+        w->set_kv_cache_format(v1::NUMBER_FORMAT_GPTQ_INT4);
+        break;
+      case 4:
+        w->set_quantization_group_size(3);
+        break;
+      case 5:
+        w->set_memory_utilization(std::numeric_limits<double>::quiet_NaN());
+        break;
+      case 6:
+        w->set_overhead_bytes((int64_t{1} << 40) + 1);
+        break;
+      default:
+        w->set_prefill_efficiency(1.5);
+        w->set_prompt_tokens(-2);
+    }
+    requests.push_back(request);
+  }
   return requests;
 }
 
@@ -1022,6 +1056,61 @@ TEST(MemoryAnswerTest, RecordPartsFollowTheRecord) {
   broken.set_display_name("Llama Renamed");
   put(broken);
   EXPECT_FALSE(expect_written("Llama Renamed").status.value_or(absl::OkStatus()).ok());
+}
+
+// WorkloadInBounds is ResolveWorkload's verdict, and WorkloadWithDefaults
+// its answer, for requests drawn at random from every field's edges.
+TEST(MemoryAnswerTest, WorkloadInBoundsIsResolveWorkloadsVerdict) {
+  std::mt19937_64 random(18);
+  const auto pick = [&random](const auto& values) {
+    return values[std::uniform_int_distribution<size_t>(0, std::size(values) - 1)(random)];
+  };
+  const int64_t tokens[] = {0, 1, -1, 4096, 100'000'000, 100'000'001, INT64_MIN, INT64_MAX};
+  const int counts[] = {0, 1, -1, 7, 1'000'000, 1'000'001, INT32_MIN, INT32_MAX};
+  const int groups[] = {0, 1, 3, 32, 128, 4096, 8192, -128};
+  const int64_t overheads[] = {0, -1, int64_t{1} << 30, int64_t{1} << 40, (int64_t{1} << 40) + 1};
+  const double fractions[] = {0,
+                              0.5,
+                              1,
+                              -0.0,
+                              1.0000001,
+                              -0.1,
+                              std::numeric_limits<double>::quiet_NaN(),
+                              std::numeric_limits<double>::infinity()};
+  const NumberFormat formats[] = {NumberFormat::kBf16,    NumberFormat::kFp32,
+                                  NumberFormat::kInt4,    NumberFormat::kGptqInt4,
+                                  NumberFormat::kGgufQ4K, NumberFormat::kNf4};
+  int in_bounds = 0;
+  for (int i = 0; i < 20000; ++i) {
+    WorkloadRequest request;
+    request.context_length_tokens = pick(tokens);
+    request.batch_size = pick(counts);
+    request.prefill_chunk_tokens = pick(counts);
+    request.prompt_tokens = pick(tokens);
+    if (random() % 2 == 0) request.weight_format = pick(formats);
+    if (random() % 2 == 0) request.kv_cache_format = pick(formats);
+    request.quantization_group_size = pick(groups);
+    if (random() % 2 == 0) request.overhead_bytes = pick(overheads);
+    request.memory_utilization = pick(fractions);
+    request.prefill_efficiency = pick(fractions);
+    // Mostly in bounds, so that both verdicts come often.
+    if (random() % 3 != 0) {
+      request.context_length_tokens = std::abs(request.context_length_tokens % 100'000'000);
+      request.batch_size = 3;
+      request.prefill_chunk_tokens = 0;
+      request.prompt_tokens = 0;
+      request.quantization_group_size = 0;
+      request.memory_utilization = 0.5;
+      request.prefill_efficiency = 0;
+    }
+    const absl::StatusOr<ResolvedWorkload> resolved = ResolveWorkload(request);
+    ASSERT_EQ(WorkloadInBounds(request), resolved.ok()) << i << ": " << resolved.status();
+    if (!resolved.ok()) continue;
+    ++in_bounds;
+    EXPECT_TRUE(WorkloadWithDefaults(request) == *resolved) << i;
+  }
+  EXPECT_GT(in_bounds, 3000);
+  EXPECT_LT(in_bounds, 17000);
 }
 
 }  // namespace
