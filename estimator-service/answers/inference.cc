@@ -653,7 +653,6 @@ std::optional<absl::Status> WriteCatalogMemoryFromSnapshot(const CatalogSnapshot
                                                            ReserveReplyBytes reserve) {
   // AnswerCatalogMemoryFromSnapshot's checks, in its order, made in full
   // only when a check fails (nearly no request).
-  scratch->Clear();
   ResolvedWorkload resolved;
   if (name.empty() || !ResolveWorkloadInBounds(workload, &resolved)) {
     FieldViolations violations;
@@ -670,6 +669,8 @@ std::optional<absl::Status> WriteCatalogMemoryFromSnapshot(const CatalogSnapshot
         WriteAnswerFromParts(used, resolved, scratch, reserve)) {
       return;
     }
+    // Only this way fills the answer (the parts' way uses its scratch).
+    scratch->Clear();
     estimate = SizeForModelAnswer(scratch, used.model, workload, hypothetical, nullptr, nullptr,
                                   &used.prepared.architecture_check, &resolved,
                                   /*split_figures=*/false, &used.prepared)
