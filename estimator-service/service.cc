@@ -351,10 +351,35 @@ grpc::ServerUnaryReactor* EstimatorServiceImpl::EstimateInferenceMemory(
   const bool read_plain =
       snapshot_ != nullptr && ReadCatalogMemoryRequest(raw_bytes.view(), &plain);
   if (read_plain) {
-    if (std::optional<absl::Status> status =
-            AnswerCatalogMemoryFromSnapshot(*snapshot_, CatalogModelField::kModel, plain.model,
-                                            plain.workload, plain.hypothetical, &answer, &read)) {
-      if (status->ok()) ReplyMemoryAnswer(answer, read, raw_bytes.view(), sync, response);
+    // Its reply's bytes are written while the record is held, straight into
+    // the reply's slice (then the catalog view), or into a string to keep
+    // when the answer cache is on and the record was read at the revision
+    // the call's lookup of kept answers used (as ReplyMemoryAnswer keeps).
+    grpc::Slice slice;
+    std::shared_ptr<std::string> kept;
+    CatalogViewField tail;
+    const auto reserve = [&](size_t bytes, const CatalogSnapshot::Sync& at) -> uint8_t* {
+      tail = CatalogViewBytes<Response>(SnapshotView(at));
+      if (sync.loaded && at.revision == sync.revision) {
+        kept = std::make_shared<std::string>(bytes, '\0');
+        return reinterpret_cast<uint8_t*>(kept->data());
+      }
+      slice = grpc::Slice(bytes + tail.size);
+      uint8_t* body = const_cast<uint8_t*>(slice.begin());
+      std::memcpy(body + bytes, tail.bytes, tail.size);
+      return body;
+    };
+    if (std::optional<absl::Status> status = WriteCatalogMemoryFromSnapshot(
+            *snapshot_, plain.model, plain.workload, plain.hypothetical, &answer, reserve)) {
+      if (status->ok()) {
+        if (on_estimate_) on_estimate_(kInferenceMemoryKind);
+        if (kept != nullptr) {
+          answers_->Put(kInferenceMemoryKind, raw_bytes.view(), sync.revision, kept);
+          ReplyBytes(std::move(kept), tail.view(), response);
+        } else {
+          SetReply(&slice, 1, response);
+        }
+      }
       reactor->Finish(ToGrpcStatus(*status));
       return reactor;
     }

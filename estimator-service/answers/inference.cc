@@ -583,6 +583,109 @@ std::optional<absl::Status> AnswerCatalogMemoryFromSnapshot(const CatalogSnapsho
 
 namespace {
 
+// The answer of a record prepared with its answer's own fields
+// (PreparedRecord::answer_head) written from its parts into `reserve`'s
+// memory: what SizeForModelAnswer sets for such a record (no encoder
+// parts, weights published: no warning of its own, not hypothetical), with
+// no MemoryAnswer filled. False when the sizing fails (nothing reserved):
+// the caller answers through SizeForModelAnswer, which gives the error.
+bool WriteAnswerFromParts(const CatalogSnapshot::UsedModel& used, const ResolvedWorkload& resolved,
+                          MemoryAnswer* scratch, ReserveReplyBytes reserve) {
+  const PreparedRecord& prepared = used.prepared;
+  const ResolvedWorkload sized =
+      WorkloadForModel(resolved, prepared.architecture->max_context_length);
+  InferenceMemoryInput input;
+  input.parameters = std::max(0.0, prepared.parameters);
+  input.active_parameters = prepared.active_parameters;
+  input.architecture = prepared.architecture;
+  input.workload = sized;
+  input.split_figures = false;
+  input.prepared_weights = prepared.weights.get();
+  InferenceMemoryEstimate& estimate = scratch->estimate_scratch;
+  if (!EstimateInferenceMemoryInto(input, &scratch->arithmetic_scratch, &estimate).ok()) {
+    return false;
+  }
+  const MemoryAnswerParts parts{.head = prepared.answer_head,
+                                .lines = &estimate.lines,
+                                .total_bytes = estimate.total_bytes,
+                                .warnings = &estimate.warnings,
+                                .catalog_revision = used.sync.revision,
+                                .workload = EncodedWorkloadField(sized),
+                                .source = prepared.answer_source};
+  const MemoryAnswerPartsBytes bytes(parts);
+  bytes.Write(reserve(bytes.size(), used.sync));
+  return true;
+}
+
+// ResolveWorkload(asked) (answers/conversions.h) when it is OK and
+// `asked`'s formats are known: its figures in bounds (WorkloadInBounds),
+// resolved with no violations' bookkeeping. False otherwise: the caller
+// validates it in full, which names what is wrong.
+bool ResolveWorkloadInBounds(const v1::InferenceWorkload& asked, ResolvedWorkload* out) {
+  WorkloadRequest request;
+  request.context_length_tokens = asked.context_length_tokens();
+  request.batch_size = asked.batch_size();
+  request.prefill_chunk_tokens = asked.prefill_chunk_tokens();
+  request.prompt_tokens = asked.prompt_tokens();
+  request.quantization_group_size = asked.quantization_group_size();
+  if (asked.has_overhead_bytes()) request.overhead_bytes = asked.overhead_bytes();
+  request.memory_utilization = asked.memory_utilization();
+  request.prefill_efficiency = asked.prefill_efficiency();
+  for (const auto& [format, into] : {std::pair<v1::NumberFormat, std::optional<NumberFormat>*>{
+                                         asked.weight_format(), &request.weight_format},
+                                     {asked.kv_cache_format(), &request.kv_cache_format}}) {
+    if (format == v1::NUMBER_FORMAT_UNSPECIFIED) continue;
+    absl::StatusOr<NumberFormat> core = ToCoreNumberFormat(format, NumberFormat::kBf16, "");
+    if (!core.ok()) return false;
+    *into = *core;
+  }
+  if (!WorkloadInBounds(request)) return false;
+  *out = WorkloadWithDefaults(request);
+  return true;
+}
+
+}  // namespace
+
+std::optional<absl::Status> WriteCatalogMemoryFromSnapshot(const CatalogSnapshot& snapshot,
+                                                           absl::string_view name,
+                                                           const v1::InferenceWorkload& workload,
+                                                           bool hypothetical, MemoryAnswer* scratch,
+                                                           ReserveReplyBytes reserve) {
+  // AnswerCatalogMemoryFromSnapshot's checks, in its order, made in full
+  // only when a check fails (nearly no request).
+  ResolvedWorkload resolved;
+  if (name.empty() || !ResolveWorkloadInBounds(workload, &resolved)) {
+    FieldViolations violations;
+    ValidateModelSource(/*has_model=*/true, name, false, v1::InlineModel::default_instance(),
+                        &violations);
+    if (absl::Status invalid = ValidateWorkloadInto(workload, &violations, &resolved);
+        !invalid.ok()) {
+      return invalid;
+    }
+  }
+  absl::Status estimate;
+  const bool found = snapshot.UsePreparedModel(name, [&](const CatalogSnapshot::UsedModel& used) {
+    if (!used.prepared.answer_head.empty() &&
+        WriteAnswerFromParts(used, resolved, scratch, reserve)) {
+      return;
+    }
+    // Only this way fills the answer (the parts' way uses its scratch).
+    scratch->Clear();
+    estimate = SizeForModelAnswer(scratch, used.model, workload, hypothetical, nullptr, nullptr,
+                                  &used.prepared.architecture_check, &resolved,
+                                  /*split_figures=*/false, &used.prepared)
+                   .status();
+    if (!estimate.ok()) return;
+    scratch->catalog_revision = used.sync.revision;
+    const MemoryAnswerBytes bytes(*scratch);
+    bytes.Write(reserve(bytes.size(), used.sync));
+  });
+  if (!found) return std::nullopt;
+  return estimate;
+}
+
+namespace {
+
 using Extras = std::shared_ptr<ServingExtras>;
 
 // Sizes the draft model (any source) with the workload, into `extras`, then

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "estimator-service/answers/memory_answer.h"
 #include "estimator-service/answers/model_sources.h"
@@ -128,6 +129,27 @@ std::optional<absl::Status> AnswerCatalogMemoryFromSnapshot(const CatalogSnapsho
                                                             const v1::InferenceWorkload& workload,
                                                             bool hypothetical, MemoryAnswer* answer,
                                                             CatalogSnapshot::Sync* read);
+
+// Where the computed memory answer's reply goes: called once, with the
+// reply's exact size in bytes and the snapshot's state the record was read
+// at (the answer's provenance), while the record is held; returns where to
+// write that many bytes.
+using ReserveReplyBytes =
+    absl::FunctionRef<uint8_t*(size_t bytes, const CatalogSnapshot::Sync& read)>;
+
+// AnswerCatalogMemoryFromSnapshot's answer written as its reply's bytes
+// (the bytes MemoryAnswerBytes writes of the answer) into `reserve`'s
+// memory while the record is held, with no MemoryAnswer filled when the
+// record's own fields were encoded when it was loaded (PreparedRecord's
+// answer_head: an open-weights model with an architecture, no encoders),
+// else through `scratch` (a MemoryAnswer reused from call to call). The
+// same status as AnswerCatalogMemoryFromSnapshot, or nullopt; `reserve` is
+// called only when OK.
+std::optional<absl::Status> WriteCatalogMemoryFromSnapshot(const CatalogSnapshot& snapshot,
+                                                           absl::string_view name,
+                                                           const v1::InferenceWorkload& workload,
+                                                           bool hypothetical, MemoryAnswer* scratch,
+                                                           ReserveReplyBytes reserve);
 
 // The checks of a PlanInferenceRequest (its workload included);
 // INVALID_ARGUMENT naming each bad field.

@@ -6,7 +6,9 @@
 #include <cstring>
 #include <memory>
 
+#include "common/text/text_memo.h"
 #include "estimator-service/answers/conversions.h"
+#include "estimator-service/core/units.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -91,6 +93,7 @@ uint8_t* WriteMessageHeader(int field, size_t size, uint8_t* target) {
 size_t LineSize(const EstimateLine& line) {
   return StringField(line.component) + Int64Field(line.bytes) + StringField(line.arithmetic);
 }
+size_t DoubleField(double value) { return DoublePresent(value) ? kTagBytes + 8 : 0; }
 
 // The most bytes a field's tag and a varint take: a one-byte tag (fields
 // below 16) and a varint of up to ten bytes (a negative int64, or a length).
@@ -99,6 +102,19 @@ constexpr size_t kMostFieldBytes = 1 + 10;
 // two doubles. Under 128: its length is one byte.
 constexpr size_t kMostInferenceWorkloadBytes = 8 * kMostFieldBytes + 2 * (1 + 8);
 static_assert(kMostInferenceWorkloadBytes < 128);
+
+// The size of InferenceWorkload's fields as WriteInferenceWorkloadFields
+// writes them (int32s and enums are varints of the value sign-extended to
+// 64 bits, as int64s are).
+size_t InferenceWorkloadFieldsSize(const ResolvedWorkload& w) {
+  return Int64Field(w.context_length_tokens) + Int64Field(w.batch_size) +
+         Int64Field(w.prefill_chunk_tokens) + Int64Field(w.prompt_tokens) +
+         Int64Field(ToProtoNumberFormat(w.weight_format)) +
+         Int64Field(ToProtoNumberFormat(w.kv_cache_format)) +
+         Int64Field(w.quantization_group_size) + kTagBytes +
+         WireFormatLite::Int64Size(w.overhead_bytes) + DoubleField(w.memory_utilization) +
+         DoubleField(w.prefill_efficiency);
+}
 
 // InferenceWorkload's fields as ToProto(ResolvedWorkload) sets them (every
 // field set, overhead_bytes, optional, present even when 0), without the
@@ -117,6 +133,51 @@ uint8_t* WriteInferenceWorkloadFields(const ResolvedWorkload& w, uint8_t* target
   target = WriteVarint(static_cast<uint64_t>(w.overhead_bytes), target);
   target = WriteDouble(9, w.memory_utilization, target);
   return WriteDouble(10, w.prefill_efficiency, target);
+}
+
+// Field 7, one line.
+uint8_t* WriteLine(const EstimateLine& line, uint8_t* target) {
+  target = WriteMessageHeader(7, LineSize(line), target);
+  target = WriteString(1, line.component, target);
+  target = WriteInt64(2, line.bytes, target);
+  return WriteString(3, line.arithmetic, target);
+}
+
+// Field 13's message (ResolvedWorkload) without its own tag and length: its
+// size, and the message written (the InferenceWorkload's size is
+// InferenceWorkloadFieldsSize's, computed once by the caller).
+size_t ResolvedWorkloadSize(size_t inference_workload_size, absl::string_view statement,
+                            bool context_capped) {
+  return MessageField(inference_workload_size) +
+         (statement.empty() ? 0
+                            : kTagBytes + WireFormatLite::LengthDelimitedSize(statement.size())) +
+         BoolField(context_capped);
+}
+uint8_t* WriteWorkloadField(const ResolvedWorkload& w, absl::string_view statement,
+                            uint8_t* target) {
+  const size_t inference_workload_size = InferenceWorkloadFieldsSize(w);
+  target = WriteMessageHeader(
+      13, ResolvedWorkloadSize(inference_workload_size, statement, w.context_capped), target);
+  target = WriteMessageHeader(1, inference_workload_size, target);
+  target = WriteInferenceWorkloadFields(w, target);
+  if (!statement.empty()) {
+    target = WriteTag(2, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, target);
+    target = WriteVarint(statement.size(), target);
+    std::memcpy(target, statement.data(), statement.size());
+    target += statement.size();
+  }
+  return WriteBool(3, w.context_capped, target);
+}
+size_t WorkloadFieldSize(const ResolvedWorkload& w, absl::string_view statement) {
+  return MessageField(
+      ResolvedWorkloadSize(InferenceWorkloadFieldsSize(w), statement, w.context_capped));
+}
+
+// Fields 8-10: the total in bytes, GiB and GB.
+uint8_t* WriteTotals(int64_t total_bytes, double total_gib, double total_gb, uint8_t* target) {
+  target = WriteInt64(8, total_bytes, target);
+  target = WriteDouble(9, total_gib, target);
+  return WriteDouble(10, total_gb, target);
 }
 
 }  // namespace
@@ -197,8 +258,7 @@ size_t MostMemoryAnswerBytes(const MemoryAnswer& a) {
 
 // Field-number order, as protobuf's serializer writes (byte for byte the
 // message's bytes, not only an equal message). A nested message's length is
-// computed just before it is written (a line's from its three fields; the
-// workload is written first aside: it is under 128 bytes), so nothing is
+// computed just before it is written from its fields' sizes, so nothing is
 // sized twice.
 uint8_t* WriteMemoryAnswer(const MemoryAnswer& a, uint8_t* target) {
   target = WriteString(1, a.model, target);
@@ -207,35 +267,100 @@ uint8_t* WriteMemoryAnswer(const MemoryAnswer& a, uint8_t* target) {
   target = WriteString(4, a.no_estimate_reason, target);
   target = WriteBool(5, a.hypothetical, target);
   target = WriteDouble(6, a.parameters, target);
-  for (size_t i = 0; i < a.line_count; ++i) {
-    const EstimateLine& line = a.lines[i];
-    target = WriteMessageHeader(7, LineSize(line), target);
+  for (size_t i = 0; i < a.line_count; ++i) target = WriteLine(a.lines[i], target);
+  target = WriteTotals(a.total_bytes, a.total_gib, a.total_gb, target);
+  // Repeated strings are written even when empty.
+  for (size_t i = 0; i < a.warning_count; ++i) target = WriteBytes(11, a.warnings[i], target);
+  target = WriteInt64(12, a.catalog_revision, target);
+  if (a.has_workload) target = WriteWorkloadField(a.workload, a.statement, target);
+  target = WriteString(14, a.source, target);
+  return WriteString(15, a.source_revision, target);
+}
+
+std::string EncodeRecordAnswerHead(absl::string_view model, absl::string_view display_name,
+                                   double parameters) {
+  std::string out(model.size() + display_name.size() + 4 * kMostFieldBytes, '\0');
+  uint8_t* begin = reinterpret_cast<uint8_t*>(out.data());
+  uint8_t* target = WriteString(1, std::string(model), begin);
+  target = WriteString(2, std::string(display_name), target);
+  target = WriteBool(3, true, target);
+  target = WriteDouble(6, parameters, target);
+  out.resize(static_cast<size_t>(target - begin));
+  return out;
+}
+
+std::string EncodeRecordAnswerSource(absl::string_view source) {
+  std::string out(source.size() + kMostFieldBytes, '\0');
+  uint8_t* begin = reinterpret_cast<uint8_t*>(out.data());
+  // Field 15 (source_revision) is empty for a catalog record: not written.
+  const uint8_t* end = WriteString(14, std::string(source), begin);
+  out.resize(static_cast<size_t>(end - begin));
+  return out;
+}
+
+// Two 32-bit figures as one key word.
+uint64_t Pair(int64_t high, int64_t low) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(high)) << 32) | static_cast<uint32_t>(low);
+}
+
+absl::string_view EncodedWorkloadField(const ResolvedWorkload& w) {
+  using Memo = TextMemo<8>;
+  thread_local Memo memo;
+  // Every figure WriteWorkloadField writes or the statement shows
+  // (context_defaulted is neither).
+  const Memo::Key key = {
+      static_cast<uint64_t>(w.context_length_tokens),
+      Pair(w.batch_size, w.prefill_chunk_tokens),
+      static_cast<uint64_t>(w.prompt_tokens),
+      Pair(static_cast<int>(w.weight_format), static_cast<int>(w.kv_cache_format)),
+      Pair(w.quantization_group_size, w.context_capped ? 1 : 0),
+      static_cast<uint64_t>(w.overhead_bytes),
+      Memo::Word(w.memory_utilization),
+      Memo::Word(w.prefill_efficiency)};
+  if (const std::string* known = memo.Find(key)) return *known;
+  const std::string& statement = WorkloadStatementInPlace(w);
+  std::string encoded(WorkloadFieldSize(w, statement), '\0');
+  WriteWorkloadField(w, statement, reinterpret_cast<uint8_t*>(encoded.data()));
+  return memo.Remember(key, encoded);
+}
+
+MemoryAnswerPartsBytes::MemoryAnswerPartsBytes(const MemoryAnswerParts& parts) : parts_(parts) {
+  size_t size = parts.head.size() + parts.workload.size() + parts.source.size();
+  const std::vector<EstimateLine>& lines = *parts.lines;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const size_t line_size = LineSize(lines[i]);
+    if (i < kKeptLineSizes) line_sizes_[i] = line_size;
+    size += MessageField(line_size);
+  }
+  const double total = static_cast<double>(parts.total_bytes);
+  size += Int64Field(parts.total_bytes) + DoubleField(BytesToGiB(total)) +
+          DoubleField(BytesToGB(total));
+  for (const std::string& warning : *parts.warnings) {
+    size += kTagBytes + WireFormatLite::StringSize(warning);
+  }
+  size_ = size + Int64Field(parts.catalog_revision);
+}
+
+uint8_t* MemoryAnswerPartsBytes::Write(uint8_t* target) const {
+  const MemoryAnswerParts& p = parts_;
+  std::memcpy(target, p.head.data(), p.head.size());
+  target += p.head.size();
+  const std::vector<EstimateLine>& lines = *p.lines;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const EstimateLine& line = lines[i];
+    target = WriteMessageHeader(7, i < kKeptLineSizes ? line_sizes_[i] : LineSize(line), target);
     target = WriteString(1, line.component, target);
     target = WriteInt64(2, line.bytes, target);
     target = WriteString(3, line.arithmetic, target);
   }
-  target = WriteInt64(8, a.total_bytes, target);
-  target = WriteDouble(9, a.total_gib, target);
-  target = WriteDouble(10, a.total_gb, target);
-  // Repeated strings are written even when empty.
-  for (size_t i = 0; i < a.warning_count; ++i) target = WriteBytes(11, a.warnings[i], target);
-  target = WriteInt64(12, a.catalog_revision, target);
-  if (a.has_workload) {
-    uint8_t inference_workload[kMostInferenceWorkloadBytes];
-    const size_t inference_workload_size = static_cast<size_t>(
-        WriteInferenceWorkloadFields(a.workload, inference_workload) - inference_workload);
-    const size_t resolved_workload = MessageField(inference_workload_size) +
-                                     StringField(a.statement) +
-                                     BoolField(a.workload.context_capped);
-    target = WriteMessageHeader(13, resolved_workload, target);
-    target = WriteMessageHeader(1, inference_workload_size, target);
-    std::memcpy(target, inference_workload, inference_workload_size);
-    target += inference_workload_size;
-    target = WriteString(2, a.statement, target);
-    target = WriteBool(3, a.workload.context_capped, target);
-  }
-  target = WriteString(14, a.source, target);
-  return WriteString(15, a.source_revision, target);
+  const double total = static_cast<double>(p.total_bytes);
+  target = WriteTotals(p.total_bytes, BytesToGiB(total), BytesToGB(total), target);
+  for (const std::string& warning : *p.warnings) target = WriteBytes(11, warning, target);
+  target = WriteInt64(12, p.catalog_revision, target);
+  std::memcpy(target, p.workload.data(), p.workload.size());
+  target += p.workload.size();
+  std::memcpy(target, p.source.data(), p.source.size());
+  return target + p.source.size();
 }
 
 MemoryAnswerBytes::MemoryAnswerBytes(const MemoryAnswer& answer) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/workload.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
@@ -80,6 +81,64 @@ void ToProto(const MemoryAnswer& answer, v1::EstimateInferenceMemoryResponse* ou
 // bytes (a few hundred more than are written); returns the end.
 size_t MostMemoryAnswerBytes(const MemoryAnswer& answer);
 uint8_t* WriteMemoryAnswer(const MemoryAnswer& answer, uint8_t* target);
+
+// The computed answer of a catalog record whose weights are published, as
+// its parts (CatalogSnapshot's PreparedRecord keeps the record's own fields
+// encoded once; the rest is the call's): written straight into the reply
+// with no MemoryAnswer between, so that no text is copied into an answer's
+// strings and out again (docs/BENCHMARKS.md, session 18, branch
+// s18-estimate). The bytes are WriteMemoryAnswer's for the same answer.
+struct MemoryAnswerParts {
+  // Fields 1 (model), 2 (display_name), 3 (available: true) and 6
+  // (parameters), encoded: EncodeRecordAnswerHead.
+  absl::string_view head;
+  // 7: every line of `lines`.
+  const std::vector<EstimateLine>* lines = nullptr;
+  // 8, bytes; 9 and 10 (GiB, GB) are computed from it.
+  int64_t total_bytes = 0;
+  // 11: every warning of `warnings`.
+  const std::vector<std::string>* warnings = nullptr;
+  int64_t catalog_revision = 0;  // 12
+  // 13, encoded: EncodedWorkloadField.
+  absl::string_view workload;
+  // Fields 14 (source) and 15 (source_revision), encoded:
+  // EncodeRecordAnswerSource.
+  absl::string_view source;
+};
+
+// The encoded head and source of a record's available answer (the fields
+// MemoryAnswer's model, display_name, available, parameters; source).
+std::string EncodeRecordAnswerHead(absl::string_view model, absl::string_view display_name,
+                                   double parameters);
+std::string EncodeRecordAnswerSource(absl::string_view source);
+
+// Field 13 of an answer of `workload` (the workload and its statement,
+// WorkloadStatement's), encoded: remembered per thread by every figure it
+// shows, as the statement is (answers ask with a few workloads over and
+// over), so that a call copies it whole instead of sizing and writing ten
+// figures and the statement. Valid until this thread asks for another.
+absl::string_view EncodedWorkloadField(const ResolvedWorkload& workload);
+
+// The parts' bytes: sized once when made (each line's length kept for the
+// writing), then written.
+class MemoryAnswerPartsBytes {
+ public:
+  explicit MemoryAnswerPartsBytes(const MemoryAnswerParts& parts);
+  MemoryAnswerPartsBytes(const MemoryAnswerPartsBytes&) = delete;
+  MemoryAnswerPartsBytes& operator=(const MemoryAnswerPartsBytes&) = delete;
+
+  size_t size() const { return size_; }
+  // Writes exactly size() bytes at `target`; returns the end.
+  uint8_t* Write(uint8_t* target) const;
+
+ private:
+  // The lengths of the first lines (an answer has two to five; any
+  // further line's is computed again when written).
+  static constexpr size_t kKeptLineSizes = 8;
+  const MemoryAnswerParts& parts_;
+  size_t line_sizes_[kKeptLineSizes];
+  size_t size_ = 0;
+};
 
 // The same bytes, of a known size (for a caller that needs the size first:
 // the general path, kept answers, tests), written once when made into the

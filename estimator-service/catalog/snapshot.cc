@@ -8,6 +8,7 @@
 #include "common/server/logging.h"
 #include "common/status/resource_names.h"
 #include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/memory_answer.h"
 
 namespace modelatlas::estimator {
 
@@ -210,6 +211,22 @@ PreparedRecord PrepareRecord(const common::v1::Model& model) {
   if (model.has_architecture()) {
     prepared.architecture = ToCoreArchitecture(model.architecture());
     prepared.weights = std::make_unique<const PreparedWeights>();
+  }
+  // The parts of an answer that SizeForModelAnswer (answers/inference.cc)
+  // sets from the record alone, for the records it answers with no warning.
+  const std::optional<bool> published = WeightsPublished(model);
+  if (prepared.architecture_check.ok() && prepared.architecture.has_value() &&
+      model.architecture().encoder_parts_size() == 0 && published.value_or(false) &&
+      !model.name().empty()) {
+    absl::StatusOr<double> parameters = ParametersOfModel(model, &*prepared.architecture);
+    if (parameters.ok()) {
+      prepared.parameters = *parameters;
+      if (model.has_active_parameters()) prepared.active_parameters = model.active_parameters();
+      prepared.answer_head =
+          EncodeRecordAnswerHead(model.name(), model.display_name(), prepared.parameters);
+      prepared.answer_source =
+          EncodeRecordAnswerSource(absl::StrCat("catalog record ", model.name()));
+    }
   }
   return prepared;
 }

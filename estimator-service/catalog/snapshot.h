@@ -46,6 +46,18 @@ struct PreparedRecord {
   // instructions), null without one. Dropped with the record, made anew
   // when it changes (docs/BENCHMARKS.md, session 16).
   std::unique_ptr<const PreparedWeights> weights;
+  // The record's own fields of its memory answer, encoded once
+  // (EncodeRecordAnswerHead, EncodeRecordAnswerSource: answers/memory_answer.h),
+  // when its answers are written from parts (MemoryAnswerParts): an
+  // architecture that passes its check, no encoder parts (their lines
+  // depend on the weight format), weights published (no warning, no
+  // refusal) and the parameters known. Empty otherwise: the answer is
+  // sized into a MemoryAnswer (docs/BENCHMARKS.md, session 18).
+  std::string answer_head;
+  std::string answer_source;
+  // ParametersOfModel and the record's active parameters, with answer_head.
+  double parameters = 0;
+  std::optional<double> active_parameters;
 };
 // `model` prepared: what the per-call path computes from it, errors included.
 PreparedRecord PrepareRecord(const common::v1::Model& model);

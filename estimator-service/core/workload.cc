@@ -75,7 +75,27 @@ absl::StatusOr<ResolvedWorkload> ResolveWorkload(const WorkloadRequest& request)
     }
   }
   if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
+  return WorkloadWithDefaults(request);
+}
 
+bool WorkloadInBounds(const WorkloadRequest& request) {
+  // ResolveWorkload's checks, in its order (a fraction's test is written so
+  // that NaN fails it, as !isfinite does there).
+  const auto fraction = [](double value) { return value >= 0 && value <= 1; };
+  return request.context_length_tokens >= 0 && request.context_length_tokens <= kMaxContextTokens &&
+         request.batch_size >= 0 && request.batch_size <= kMaxBatch &&
+         request.prefill_chunk_tokens >= 0 &&
+         request.prefill_chunk_tokens <= kMaxPrefillChunkTokens && request.prompt_tokens >= 0 &&
+         request.prompt_tokens <= kMaxPromptTokens &&
+         (!request.kv_cache_format.has_value() || IsPlainFormat(*request.kv_cache_format)) &&
+         (request.quantization_group_size == 0 ||
+          EncodingOf(NumberFormat::kGptqInt4, request.quantization_group_size).ok()) &&
+         (!request.overhead_bytes.has_value() ||
+          (*request.overhead_bytes >= 0 && *request.overhead_bytes <= kMaxOverheadBytes)) &&
+         fraction(request.memory_utilization) && fraction(request.prefill_efficiency);
+}
+
+ResolvedWorkload WorkloadWithDefaults(const WorkloadRequest& request) {
   ResolvedWorkload w;
   if (request.context_length_tokens > 0) {
     w.context_length_tokens = request.context_length_tokens;
@@ -160,6 +180,10 @@ std::string WorkloadStatement(const ResolvedWorkload& w) { return RememberedStat
 
 void WorkloadStatementInto(const ResolvedWorkload& w, std::string* out) {
   out->assign(RememberedStatement(w));
+}
+
+const std::string& WorkloadStatementInPlace(const ResolvedWorkload& w) {
+  return RememberedStatement(w);
 }
 
 }  // namespace modelatlas::estimator

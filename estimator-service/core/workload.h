@@ -69,6 +69,15 @@ struct ResolvedWorkload {
 // INVALID_ARGUMENT naming every out-of-range field.
 absl::StatusOr<ResolvedWorkload> ResolveWorkload(const WorkloadRequest& request);
 
+// Whether ResolveWorkload(request) is OK, without building its error: a
+// test of the same bounds, for the computed memory answer's path, which
+// resolves nearly every request with WorkloadWithDefaults and leaves the
+// rest to ResolveWorkload to name their violations (~360 instructions a
+// call were the violations' bookkeeping; docs/BENCHMARKS.md, session 18).
+bool WorkloadInBounds(const WorkloadRequest& request);
+// ResolveWorkload's answer for a request in bounds (WorkloadInBounds).
+ResolvedWorkload WorkloadWithDefaults(const WorkloadRequest& request);
+
 // `workload` for a model whose maximum context is `max_context_tokens`
 // (0 = unknown): a defaulted context larger than the maximum is capped at
 // it. A context the caller gave is kept as given.
@@ -80,5 +89,9 @@ std::string WorkloadStatement(const ResolvedWorkload& workload);
 // The same statement assigned to `out` (its buffer reused: the memory
 // answer's hot path allocates nothing for it once warm).
 void WorkloadStatementInto(const ResolvedWorkload& workload, std::string* out);
+// The same statement in place, not copied: this thread's remembered copy,
+// valid until this thread asks for another statement (the computed memory
+// answer writes it straight into its reply).
+const std::string& WorkloadStatementInPlace(const ResolvedWorkload& workload);
 
 }  // namespace modelatlas::estimator

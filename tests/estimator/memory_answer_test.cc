@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/memory_request.h"
 #include "estimator-service/catalog/snapshot.h"
+#include "estimator-service/core/units.h"
 #include "estimator-service/reply_arena.h"
 #include "tests/estimator/fake_records.h"
 #include "tests/estimator/field_numbers.h"
@@ -705,6 +707,410 @@ TEST(MemoryAnswerTest, SnapshotPathAnswersOnlyACatalogNameTheLoadedSnapshotHolds
   AnswerInferenceMemoryFigures(fake, bad, &answer,
                                [&](const absl::Status& status) { general = status; });
   EXPECT_EQ(general, answered);
+}
+
+// What WriteCatalogMemoryFromSnapshot wrote: its status, the bytes written
+// into the memory its `reserve` handed out (exactly the size asked: 16 guard
+// bytes after it are checked untouched), how many times it reserved and the
+// snapshot's state it reported.
+struct Written {
+  std::optional<absl::Status> status;
+  std::string bytes;
+  int reserved = 0;
+  CatalogSnapshot::Sync read;
+};
+Written WriteFromSnapshot(const CatalogSnapshot& snapshot, absl::string_view name,
+                          const v1::InferenceWorkload& workload, bool hypothetical,
+                          MemoryAnswer* scratch) {
+  constexpr char kGuard = '\x5c';
+  Written written;
+  std::string buffer;
+  size_t asked = 0;
+  written.status =
+      WriteCatalogMemoryFromSnapshot(snapshot, name, workload, hypothetical, scratch,
+                                     [&](size_t bytes, const CatalogSnapshot::Sync& read) {
+                                       ++written.reserved;
+                                       written.read = read;
+                                       asked = bytes;
+                                       buffer.assign(bytes + 16, kGuard);
+                                       return reinterpret_cast<uint8_t*>(buffer.data());
+                                     });
+  if (written.reserved > 0) {
+    EXPECT_EQ(buffer.substr(asked), std::string(16, kGuard)) << "written past the size reserved";
+    written.bytes = buffer.substr(0, asked);
+  }
+  return written;
+}
+
+// The bytes AnswerCatalogMemoryFromSnapshot's answer is written as.
+std::string AnswerBytes(const MemoryAnswer& answer) {
+  const MemoryAnswerBytes bytes(answer);
+  std::string out(bytes.size(), '\0');
+  bytes.Write(reinterpret_cast<uint8_t*>(out.data()));
+  return out;
+}
+
+// More workloads than the golden ones: the context capped at a model's
+// maximum (defaulted) or past it (asked), each weight format family, and
+// batches.
+std::vector<v1::EstimateInferenceMemoryRequest> WrittenWorkloads() {
+  std::vector<v1::EstimateInferenceMemoryRequest> requests = GoldenWorkloads();
+  for (v1::NumberFormat format :
+       {v1::NUMBER_FORMAT_FP8, v1::NUMBER_FORMAT_GGUF_Q8_0, v1::NUMBER_FORMAT_GPTQ_INT8,
+        v1::NUMBER_FORMAT_GGUF_Q6_K, v1::NUMBER_FORMAT_INT4}) {
+    v1::EstimateInferenceMemoryRequest request;
+    request.mutable_workload()->set_weight_format(format);
+    request.mutable_workload()->set_batch_size(static_cast<int>(format) % 5 + 1);
+    requests.push_back(request);
+  }
+  v1::EstimateInferenceMemoryRequest beyond;
+  beyond.mutable_workload()->set_context_length_tokens(50'000'000);
+  beyond.mutable_workload()->set_batch_size(100);
+  requests.push_back(beyond);  // refused for most models: a KV cache beyond any device
+  // Refused for every model, each for one field out of bounds (the
+  // request's validation names it).
+  for (int bad = 0; bad < 8; ++bad) {
+    v1::EstimateInferenceMemoryRequest request;
+    v1::InferenceWorkload* w = request.mutable_workload();
+    switch (bad) {
+      case 0:
+        w->set_batch_size(-1);
+        break;
+      case 1:
+        w->set_context_length_tokens(100'000'001);
+        break;
+      case 2:
+        w->set_weight_format(static_cast<v1::NumberFormat>(999));
+        break;
+      case 3:
+        w->set_kv_cache_format(v1::NUMBER_FORMAT_GPTQ_INT4);
+        break;
+      case 4:
+        w->set_quantization_group_size(3);
+        break;
+      case 5:
+        w->set_memory_utilization(std::numeric_limits<double>::quiet_NaN());
+        break;
+      case 6:
+        w->set_overhead_bytes((int64_t{1} << 40) + 1);
+        break;
+      default:
+        w->set_prefill_efficiency(1.5);
+        w->set_prompt_tokens(-2);
+    }
+    requests.push_back(request);
+  }
+  return requests;
+}
+
+// The reply written from the record's encoded parts (or through a
+// MemoryAnswer for the records without them) is the bytes of
+// AnswerCatalogMemoryFromSnapshot's answer and protobuf's serialization of
+// the message path's answer, with the same status, for every shipped model
+// (with an architecture, and every twentieth without) by both its names and
+// many workloads; one scratch answer reused throughout, interleaved with
+// the reference's.
+TEST(MemoryAnswerTest, WrittenRepliesAreTheAnswersBytesOnEveryShippedModel) {
+  CatalogSnapshot snapshot(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
+                           "nowhere");
+  LoadShippedModels(snapshot);
+  snapshot.MarkLoadedForTest();
+  auto copies = std::make_shared<testing::FakeRecords>();
+  for (const Model& model : testing::Shipped().models()) copies->Add(model);
+  MemoryAnswer scratch, reference;
+  int from_parts = 0, through_answer = 0, refused = 0, general = 0;
+  for (const Model& model : testing::Shipped().models()) {
+    if (!model.has_architecture() && (&model - &testing::Shipped().models(0)) % 20 != 0) continue;
+    const bool has_parts = !PrepareRecord(model).answer_head.empty();
+    const std::vector<v1::EstimateInferenceMemoryRequest> workloads = WrittenWorkloads();
+    for (size_t i = 0; i < workloads.size(); ++i) {
+      v1::EstimateInferenceMemoryRequest request = workloads[i];
+      request.set_model(i % 2 == 0 ? model.name() : model.display_name());
+      SCOPED_TRACE(request.ShortDebugString());
+      CatalogSnapshot::Sync read;
+      const std::optional<absl::Status> expected = AnswerCatalogMemoryFromSnapshot(
+          snapshot, CatalogModelField::kModel, request.model(), request.workload(),
+          request.hypothetical(), &reference, &read);
+      const Written written = WriteFromSnapshot(snapshot, request.model(), request.workload(),
+                                                request.hypothetical(), &scratch);
+      ASSERT_EQ(written.status, expected);
+      if (!expected.has_value()) {
+        ++general;  // a display name two records share
+        continue;
+      }
+      if (!expected->ok()) {
+        EXPECT_EQ(written.reserved, 0);
+        ++refused;
+        continue;
+      }
+      ASSERT_EQ(written.reserved, 1);
+      EXPECT_EQ(written.read.revision, read.revision);
+      EXPECT_EQ(written.bytes, AnswerBytes(reference));
+      // And protobuf's bytes of the message path's answer.
+      testing::Answer<v1::EstimateInferenceMemoryResponse> heap;
+      AnswerInferenceMemory(copies, request, heap.done());
+      ASSERT_TRUE(heap.result.has_value() && heap.result->ok()) << heap.result->status();
+      v1::EstimateInferenceMemoryResponse plain = **heap.result;
+      plain.set_catalog_revision(written.read.revision);
+      ExpectSameAnswer(written.bytes, plain);
+      (has_parts ? from_parts : through_answer) += 1;
+    }
+  }
+  RecordProperty("from_parts", from_parts);
+  RecordProperty("through_answer", through_answer);
+  RecordProperty("refused", refused);
+  // Both ways are taken, and most answers are written from parts.
+  EXPECT_GT(from_parts, 1000);
+  EXPECT_GT(through_answer, 50);
+  EXPECT_GT(refused, 50);
+  EXPECT_LT(general, 100);
+}
+
+// The written replies are the golden ones (memory_golden_digests.h),
+// errors included, with the requests the snapshot leaves to the general
+// path answered there, as the service does.
+TEST(MemoryAnswerTest, WrittenRepliesAreTheGoldenOnesOnEveryShippedModel) {
+  CatalogSnapshot snapshot(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
+                           "nowhere");
+  LoadShippedModels(snapshot);
+  snapshot.MarkLoadedForTest();
+  auto in_place = std::make_shared<SnapshotInPlace>(&snapshot);
+  MemoryAnswer scratch;
+  int written_here = 0;
+  const GoldenDigests computed =
+      DigestGoldenReplies([&](const v1::EstimateInferenceMemoryRequest& request) {
+        const Written written = WriteFromSnapshot(snapshot, request.model(), request.workload(),
+                                                  request.hypothetical(), &scratch);
+        if (written.status.has_value()) {
+          ++written_here;
+          if (!written.status->ok()) return ReplyText(*written.status, scratch);
+          EXPECT_EQ(written.read.revision, 1);
+          return written.bytes;
+        }
+        std::optional<absl::Status> status;
+        AnswerInferenceMemoryFigures(in_place, request, &scratch,
+                                     [&](const absl::Status& answered) { status = answered; });
+        EXPECT_TRUE(status.has_value()) << request.ShortDebugString();
+        return ReplyText(status.value_or(absl::InternalError("no answer")), scratch);
+      });
+  ExpectTheGoldenDigests(computed);
+  EXPECT_GT(written_here, 1500);
+}
+
+// MemoryAnswerParts written are WriteMemoryAnswer's bytes of the same
+// answer at every edge of the encoding, and their size is exact.
+TEST(MemoryAnswerTest, PartsAreTheAnswersBytesAtEveryEdge) {
+  const auto expect_same = [](MemoryAnswer answer, const std::vector<EstimateLine>& lines,
+                              const std::vector<std::string>& warnings) {
+    // The statement is the workload's own (EncodedWorkloadField writes it).
+    answer.statement = WorkloadStatement(answer.workload);
+    const std::string head =
+        EncodeRecordAnswerHead(answer.model, answer.display_name, answer.parameters);
+    const std::string source = EncodeRecordAnswerSource(answer.source);
+    const MemoryAnswerParts parts{.head = head,
+                                  .lines = &lines,
+                                  .total_bytes = answer.total_bytes,
+                                  .warnings = &warnings,
+                                  .catalog_revision = answer.catalog_revision,
+                                  .workload = EncodedWorkloadField(answer.workload),
+                                  .source = source};
+    const MemoryAnswerPartsBytes bytes(parts);
+    const size_t size = bytes.size();
+    std::string written(size + 8, '\0');
+    uint8_t* begin = reinterpret_cast<uint8_t*>(written.data());
+    EXPECT_EQ(bytes.Write(begin), begin + size);
+    written.resize(size);
+    EXPECT_EQ(absl::CEscape(written), absl::CEscape(HandWritten(answer)));
+    v1::EstimateInferenceMemoryResponse message;
+    ToProto(answer, &message);
+    ExpectSameAnswer(written, message);
+  };
+  MemoryAnswer answer;
+  answer.model = "models/x";
+  answer.display_name = "X";
+  answer.available = true;
+  answer.parameters = 8e9;
+  answer.has_workload = true;
+  answer.source = "catalog record models/x";
+  std::vector<EstimateLine> lines;
+  std::vector<std::string> warnings;
+  // No line, no warning, a zero total, revision 0.
+  expect_same(answer, lines, warnings);
+
+  // Long strings (two-byte lengths), negative and zero figures, -0.0
+  // parameters (written), an empty line and an empty warning, every
+  // workload figure negative (ten-byte varints), a capped context.
+  answer.model = std::string(200, 'm');
+  answer.display_name = std::string(300, 'd');
+  answer.parameters = -0.0;
+  answer.source = std::string(150, 's');
+  lines.push_back({"weights", -5, std::string(200, 'a')});
+  lines.push_back({});
+  lines.push_back({"kv_cache", std::numeric_limits<int64_t>::max(), "x"});
+  warnings = {"first", "", std::string(5000, 'w')};
+  for (const std::string& warning : warnings) answer.AddWarning() = warning;
+  for (const EstimateLine& line : lines) answer.AddLine() = line;
+  for (int64_t total :
+       {int64_t{0}, int64_t{-1}, std::numeric_limits<int64_t>::min(), int64_t{17'179'869'184}}) {
+    answer.total_bytes = total;
+    answer.total_gib = BytesToGiB(static_cast<double>(total));
+    answer.total_gb = BytesToGB(static_cast<double>(total));
+    answer.catalog_revision = -total;
+    expect_same(answer, lines, warnings);
+  }
+  answer.workload.context_length_tokens = -1;
+  answer.workload.batch_size = -1;
+  answer.workload.prefill_chunk_tokens = 0;
+  answer.workload.prompt_tokens = std::numeric_limits<int64_t>::min();
+  answer.workload.weight_format = NumberFormat::kGgufQ4K;
+  answer.workload.kv_cache_format = NumberFormat::kFp8;
+  answer.workload.quantization_group_size = std::numeric_limits<int32_t>::min();
+  answer.workload.overhead_bytes = -1;
+  answer.workload.memory_utilization = -0.0;
+  answer.workload.prefill_efficiency = 0;
+  answer.workload.context_capped = true;
+  expect_same(answer, lines, warnings);
+  answer.workload.overhead_bytes = 0;  // optional: written even when 0
+  expect_same(answer, lines, warnings);
+  // Remembered per workload: another workload's field after it, then the
+  // first again, each its own.
+  ResolvedWorkload other;
+  other.weight_format = NumberFormat::kGptqInt4;
+  other.quantization_group_size = 32;
+  const std::string other_field(EncodedWorkloadField(other));
+  expect_same(answer, lines, warnings);
+  EXPECT_EQ(EncodedWorkloadField(other), other_field);
+  EXPECT_NE(EncodedWorkloadField(answer.workload), other_field);
+}
+
+// A record's encoded parts are made only for the records whose answer has
+// no field of its own beyond them (open weights, an architecture that
+// passes its check, no encoders, a name), and follow the record when it
+// changes: the written reply is the answer's bytes after every change.
+TEST(MemoryAnswerTest, RecordPartsFollowTheRecord) {
+  const Model& shipped = testing::ShippedModel("models/llama-3-1-8b");
+  ASSERT_FALSE(PrepareRecord(shipped).answer_head.empty());
+  Model closed = shipped;
+  closed.set_accessibility(common::v1::ACCESSIBILITY_API_ACCESS);
+  EXPECT_TRUE(PrepareRecord(closed).answer_head.empty());
+  Model unknown = shipped;
+  unknown.clear_accessibility();
+  unknown.clear_open_model_weights();
+  EXPECT_TRUE(PrepareRecord(unknown).answer_head.empty());
+  Model bare = shipped;
+  bare.clear_architecture();
+  EXPECT_TRUE(PrepareRecord(bare).answer_head.empty());
+  Model broken = shipped;
+  broken.mutable_architecture()->set_num_layers(-3);
+  EXPECT_TRUE(PrepareRecord(broken).answer_head.empty());
+  Model with_encoder = shipped;
+  with_encoder.mutable_architecture()->add_encoder_parts()->set_kind("vision_encoder");
+  EXPECT_TRUE(PrepareRecord(with_encoder).answer_head.empty());
+
+  CatalogSnapshot snapshot(grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()),
+                           "nowhere");
+  snapshot.MarkLoadedForTest();
+  MemoryAnswer scratch, reference;
+  v1::InferenceWorkload workload;
+  workload.set_context_length_tokens(8192);
+  const auto expect_written = [&](const std::string& name) {
+    CatalogSnapshot::Sync read;
+    const std::optional<absl::Status> expected = AnswerCatalogMemoryFromSnapshot(
+        snapshot, CatalogModelField::kModel, name, workload, false, &reference, &read);
+    const Written written = WriteFromSnapshot(snapshot, name, workload, false, &scratch);
+    EXPECT_EQ(written.status, expected);
+    if (expected.has_value() && expected->ok()) {
+      EXPECT_EQ(written.bytes, AnswerBytes(reference));
+    }
+    return written;
+  };
+  Model changing = shipped;
+  int64_t revision = 0;
+  const auto put = [&](const Model& model) {
+    catalog::v1::WatchResponse message;
+    message.set_revision(++revision);
+    auto* change = message.add_changes();
+    change->set_revision(revision);
+    change->set_name(model.name());
+    *change->mutable_model() = model;
+    snapshot.Apply(message);
+  };
+  put(changing);
+  EXPECT_NE(expect_written("Llama 3.1 8B").bytes.find("Llama 3.1 8B"), std::string::npos);
+  // Renamed for display and resized: the new name and figures.
+  changing.set_display_name("Llama Renamed");
+  changing.set_parameters(9e9);
+  changing.mutable_architecture()->set_num_layers(40);
+  put(changing);
+  const Written renamed = expect_written("Llama Renamed");
+  EXPECT_NE(renamed.bytes.find("Llama Renamed"), std::string::npos);
+  EXPECT_EQ(renamed.read.revision, 2);
+  EXPECT_EQ(expect_written("Llama 3.1 8B").status, std::nullopt);
+  // Closed: no estimate, written through the answer.
+  closed.set_display_name("Llama Renamed");
+  put(closed);
+  EXPECT_NE(expect_written("Llama Renamed").bytes.find("weights not published"), std::string::npos);
+  // Open again, then broken: refused as the answer refuses it.
+  put(changing);
+  EXPECT_TRUE(expect_written("Llama Renamed").status.value_or(absl::UnknownError("none")).ok());
+  broken.set_display_name("Llama Renamed");
+  put(broken);
+  EXPECT_FALSE(expect_written("Llama Renamed").status.value_or(absl::OkStatus()).ok());
+}
+
+// WorkloadInBounds is ResolveWorkload's verdict, and WorkloadWithDefaults
+// its answer, for requests drawn at random from every field's edges.
+TEST(MemoryAnswerTest, WorkloadInBoundsIsResolveWorkloadsVerdict) {
+  std::mt19937_64 random(18);
+  const auto pick = [&random](const auto& values) {
+    return values[std::uniform_int_distribution<size_t>(0, std::size(values) - 1)(random)];
+  };
+  const int64_t tokens[] = {0, 1, -1, 4096, 100'000'000, 100'000'001, INT64_MIN, INT64_MAX};
+  const int counts[] = {0, 1, -1, 7, 1'000'000, 1'000'001, INT32_MIN, INT32_MAX};
+  const int groups[] = {0, 1, 3, 32, 128, 4096, 8192, -128};
+  const int64_t overheads[] = {0, -1, int64_t{1} << 30, int64_t{1} << 40, (int64_t{1} << 40) + 1};
+  const double fractions[] = {0,
+                              0.5,
+                              1,
+                              -0.0,
+                              1.0000001,
+                              -0.1,
+                              std::numeric_limits<double>::quiet_NaN(),
+                              std::numeric_limits<double>::infinity()};
+  const NumberFormat formats[] = {NumberFormat::kBf16,    NumberFormat::kFp32,
+                                  NumberFormat::kInt4,    NumberFormat::kGptqInt4,
+                                  NumberFormat::kGgufQ4K, NumberFormat::kNf4};
+  int in_bounds = 0;
+  for (int i = 0; i < 20000; ++i) {
+    WorkloadRequest request;
+    request.context_length_tokens = pick(tokens);
+    request.batch_size = pick(counts);
+    request.prefill_chunk_tokens = pick(counts);
+    request.prompt_tokens = pick(tokens);
+    if (random() % 2 == 0) request.weight_format = pick(formats);
+    if (random() % 2 == 0) request.kv_cache_format = pick(formats);
+    request.quantization_group_size = pick(groups);
+    if (random() % 2 == 0) request.overhead_bytes = pick(overheads);
+    request.memory_utilization = pick(fractions);
+    request.prefill_efficiency = pick(fractions);
+    // Mostly in bounds, so that both verdicts come often.
+    if (random() % 3 != 0) {
+      request.context_length_tokens = std::abs(request.context_length_tokens % 100'000'000);
+      request.batch_size = 3;
+      request.prefill_chunk_tokens = 0;
+      request.prompt_tokens = 0;
+      request.quantization_group_size = 0;
+      request.memory_utilization = 0.5;
+      request.prefill_efficiency = 0;
+    }
+    const absl::StatusOr<ResolvedWorkload> resolved = ResolveWorkload(request);
+    ASSERT_EQ(WorkloadInBounds(request), resolved.ok()) << i << ": " << resolved.status();
+    if (!resolved.ok()) continue;
+    ++in_bounds;
+    EXPECT_TRUE(WorkloadWithDefaults(request) == *resolved) << i;
+  }
+  EXPECT_GT(in_bounds, 3000);
+  EXPECT_LT(in_bounds, 17000);
 }
 
 }  // namespace
