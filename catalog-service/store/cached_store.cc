@@ -34,7 +34,7 @@ size_t SlotsFor(size_t records, size_t slots_now) {
 }  // namespace
 
 CachedStore::CachedStore(std::unique_ptr<CatalogStore> store, size_t capacity_bytes, size_t shards)
-    : store_(std::move(store)),
+    : ForwardingStore(std::move(store)),
       capacity_bytes_(capacity_bytes),
       arena_(RecordArena::Create(capacity_bytes, &outside_arena_bytes_)) {
   const size_t count = ShardCount(capacity_bytes, shards);
@@ -93,7 +93,7 @@ absl::StatusOr<int64_t> CachedStore::Preload(const std::function<bool()>& stop) 
         absl::MutexLock lock(&shards_[i]->mutex);
         writes_before[i] = shards_[i]->writes;
       }
-      absl::StatusOr<std::vector<StoredRecord>> page = store_->List(kind, after, kPage);
+      absl::StatusOr<std::vector<StoredRecord>> page = inner().List(kind, after, kPage);
       if (!page.ok()) return page.status();
       if (page->empty()) break;
       after = page->back().id;
@@ -167,7 +167,7 @@ absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::strin
     writes_before = shard.writes;
     admit = AdmitMiss(shard, hash);
   }
-  absl::StatusOr<SharedRecord> record = store_->GetShared(kind, id);
+  absl::StatusOr<SharedRecord> record = inner().GetShared(kind, id);
   // Following a shared store, a miss may read a newer record (or its
   // deletion) than an overlapping miss, by a write this cache has not seen
   // yet. Kept, it replaces an older copy (Remember). Not kept, it still drops
@@ -228,7 +228,7 @@ bool CachedStore::AdmitMiss(Shard& shard, uint64_t hash) {
 }
 
 absl::StatusOr<int64_t> CachedStore::Write(const std::vector<BatchWrite>& writes) {
-  absl::StatusOr<int64_t> revision = store_->Write(writes);
+  absl::StatusOr<int64_t> revision = inner().Write(writes);
   // Dropped whatever the outcome: cheap, and never wrong.
   ForgetWritten(writes);
   return revision;
@@ -236,7 +236,7 @@ absl::StatusOr<int64_t> CachedStore::Write(const std::vector<BatchWrite>& writes
 
 absl::StatusOr<int64_t> CachedStore::WriteInOneTransaction(const BatchSource& next_batch) {
   absl::StatusOr<int64_t> revision =
-      store_->WriteInOneTransaction([&](std::vector<BatchWrite>* batch) -> absl::Status {
+      inner().WriteInOneTransaction([&](std::vector<BatchWrite>* batch) -> absl::Status {
         if (absl::Status s = next_batch(batch); !s.ok()) return s;
         ForgetWritten(*batch);
         return absl::OkStatus();
@@ -310,7 +310,7 @@ absl::Status CachedStore::ReadChangeLog() {
   int64_t last_revision = followed_revision_.load(std::memory_order_relaxed);
   while (true) {
     absl::StatusOr<std::vector<Change>> page =
-        store_->ChangesAfter(follow_position_, follow_page_changes_);
+        inner().ChangesAfter(follow_position_, follow_page_changes_);
     if (!page.ok()) {
       Clear();
       return page.status();
@@ -327,14 +327,14 @@ absl::Status CachedStore::ReadChangeLog() {
 }
 
 absl::StatusOr<int64_t> CachedStore::Revision() {
-  absl::StatusOr<int64_t> revision = store_->Revision();
+  absl::StatusOr<int64_t> revision = inner().Revision();
   if (revision.ok()) CatchUpTo(*revision);
   return revision;
 }
 
 absl::StatusOr<std::vector<Change>> CachedStore::ChangesAfter(const ChangePosition& after,
                                                               int limit) {
-  absl::StatusOr<std::vector<Change>> changes = store_->ChangesAfter(after, limit);
+  absl::StatusOr<std::vector<Change>> changes = inner().ChangesAfter(after, limit);
   if (changes.ok() && !changes->empty()) CatchUpTo(changes->back().revision);
   return changes;
 }
@@ -356,7 +356,7 @@ void CachedStore::Clear() {
 
 absl::StatusOr<int64_t> CachedStore::Delete(RecordKind kind, absl::string_view id,
                                             int64_t expected_revision) {
-  absl::StatusOr<int64_t> revision = store_->Delete(kind, id, expected_revision);
+  absl::StatusOr<int64_t> revision = inner().Delete(kind, id, expected_revision);
   const uint64_t hash = HashOf(kind, id);
   for (const auto& shard : shards_) {
     absl::MutexLock lock(&shard->mutex);

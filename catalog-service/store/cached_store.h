@@ -67,11 +67,12 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "catalog-service/store/forwarding_store.h"
 #include "catalog-service/store/store.h"
 
 namespace modelatlas::catalog {
 
-class CachedStore : public CatalogStore {
+class CachedStore : public ForwardingStore {
  public:
   struct Stats {
     int64_t hits = 0;
@@ -146,30 +147,13 @@ class CachedStore : public CatalogStore {
   // log cannot be read, no record is known to be current.
   void Clear();
 
-  absl::string_view backend() const override { return store_->backend(); }
-  int schema_version() const override { return store_->schema_version(); }
-
+  // Every call not declared here is passed to the store as it is
+  // (ForwardingStore): lookups by key, lists and counts; an import's batched
+  // GetMany, not cached (mostly ids that do not exist); order values and
+  // bulk loads (indexes), which are not part of a cached record.
   absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) override;
   // A hit takes a reference to the cached block: no copy, no allocation.
   absl::StatusOr<SharedRecord> GetShared(RecordKind kind, absl::string_view id) override;
-  absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
-                                                              absl::string_view key) override {
-    return store_->FindIdsByLookupKey(kind, key);
-  }
-  // Not cached: an import's batched lookups, mostly of ids that do not exist.
-  absl::StatusOr<std::vector<StoredRecord>> GetMany(RecordKind kind,
-                                                    const std::vector<std::string>& ids) override {
-    return store_->GetMany(kind, ids);
-  }
-  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> FindIdsByLookupKeys(
-      RecordKind kind, const std::vector<std::string>& keys) override {
-    return store_->FindIdsByLookupKeys(kind, keys);
-  }
-  absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
-                                                 int limit) override {
-    return store_->List(kind, after_id, limit);
-  }
-  absl::StatusOr<int64_t> Count(RecordKind kind) override { return store_->Count(kind); }
   // When following (FollowChangesAfter): caught up with first.
   absl::StatusOr<int64_t> Revision() override;
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
@@ -185,37 +169,6 @@ class CachedStore : public CatalogStore {
   // When following: caught up with the last change's revision first, so
   // that a record read for a change (a Watch message's) is the one written.
   absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after, int limit) override;
-  bool orders_in_store() const override { return store_->orders_in_store(); }
-  absl::StatusOr<std::vector<OrderedRecord>> ListOrdered(RecordKind kind, OrderColumn column,
-                                                         bool descending, const OrderSeek& after,
-                                                         int limit) override {
-    return store_->ListOrdered(kind, column, descending, after, limit);
-  }
-  absl::StatusOr<std::vector<OrderedRecord>> ListOrderedWhere(
-      RecordKind kind, OrderColumn column, bool descending, const OrderSeek& after, int limit,
-      const std::vector<ColumnTest>& tests) override {
-    return store_->ListOrderedWhere(kind, column, descending, after, limit, tests);
-  }
-  absl::StatusOr<std::vector<StoredRecord>> ListWhere(
-      RecordKind kind, absl::string_view after_id, int limit,
-      const std::vector<ColumnTest>& tests) override {
-    return store_->ListWhere(kind, after_id, limit, tests);
-  }
-  absl::StatusOr<std::vector<StoredRecord>> RecordsWithoutOrderValues(RecordKind kind,
-                                                                      int limit) override {
-    return store_->RecordsWithoutOrderValues(kind, limit);
-  }
-  // Order values are not part of a cached record: nothing to drop.
-  absl::Status SetOrderValues(RecordKind kind,
-                              const std::vector<std::pair<StoredRecord, OrderValues>>& values,
-                              bool done) override {
-    return store_->SetOrderValues(kind, values, done);
-  }
-  // Indexes are not part of a cached record either.
-  absl::StatusOr<bool> BeginBulkLoad() override { return store_->BeginBulkLoad(); }
-  absl::Status EndBulkLoad(const std::function<void(absl::Duration)>& step_done) override {
-    return store_->EndBulkLoad(step_done);
-  }
 
  private:
   // One cached record: 32 bits of its key's hash (the table's home slot and
@@ -317,7 +270,6 @@ class CachedStore : public CatalogStore {
   // records outside it within the budget together (see outside_arena_bytes_).
   bool RoomOutsideTheArena(size_t more) const;
 
-  const std::unique_ptr<CatalogStore> store_;
   const size_t capacity_bytes_;
   // What the cache holds outside the arena: every shard's table and the
   // kept records the arena had no block for (larger than its largest class,
