@@ -39,18 +39,22 @@ class ShutdownTest : public EndToEndTest {
 
   // Scrapes `server`'s /metrics as Prometheus does, sends SIGTERM and
   // returns the seconds until it exited; -1 when it did not exit with 0.
-  double ScrapeThenStop(RunningServer& server) {
-    EXPECT_NE(testing::HttpGet(server.metrics_port, "/metrics"), "");
-    const auto start = std::chrono::steady_clock::now();
-    const int exit_code = server.process->Stop(SIGTERM, 15000);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_EQ(exit_code, 0);
-    return exit_code == 0 ? seconds : -1;
-  }
+  double ScrapeThenStop(RunningServer& server);
+  // The same for the catalog once ready, with a Watch stream open on it.
+  double StopCatalogWatched();
 
   std::unique_ptr<testing::PostgresTestDatabase> database_;
 };
+
+double ShutdownTest::ScrapeThenStop(RunningServer& server) {
+  EXPECT_NE(testing::HttpGet(server.metrics_port, "/metrics"), "");
+  const auto start = std::chrono::steady_clock::now();
+  const int exit_code = server.process->Stop(SIGTERM, 15000);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(exit_code, 0);
+  return exit_code == 0 ? seconds : -1;
+}
 
 // A Watch stream open, as an estimator following the catalog keeps one.
 class OpenWatch {
@@ -77,6 +81,16 @@ class OpenWatch {
   std::unique_ptr<grpc::ClientReader<catalog::v1::WatchResponse>> reader_;
 };
 
+double ShutdownTest::StopCatalogWatched() {
+  if (!testing::WaitUntilServing(Channel(catalog_), "readiness", kStartTimeoutMs)) {
+    ADD_FAILURE() << "the catalog did not become ready";
+    return -1;
+  }
+  OpenWatch watch(Channel(catalog_));
+  EXPECT_TRUE(watch.ReadFirst());
+  return ScrapeThenStop(catalog_);
+}
+
 // The case the replicas tests showed (about 1.9 s to stop with a 300 ms
 // deadline): PostgreSQL, the record cache with its change follower polling
 // every 50 ms, a Watch stream open.
@@ -88,19 +102,13 @@ TEST_F(ShutdownTest, CatalogOnPostgresWithRecordCacheStopsWithinItsDeadline) {
                     "--postgres_url=" + database_->conninfo(), "--postgres_record_cache",
                     "--record_cache_preload", "--watch_poll_interval=50ms", kDeadlineFlag},
                    "catalog");
-  ASSERT_TRUE(testing::WaitUntilServing(Channel(catalog_), "readiness", kStartTimeoutMs));
-  OpenWatch watch(Channel(catalog_));
-  ASSERT_TRUE(watch.ReadFirst());
-  EXPECT_LT(ScrapeThenStop(catalog_), kDeadlineSeconds + kExitAllowanceSeconds);
+  EXPECT_LT(StopCatalogWatched(), kDeadlineSeconds + kExitAllowanceSeconds);
 }
 
 TEST_F(ShutdownTest, CatalogOnSqliteStopsWithinItsDeadline) {
   catalog_ = Start({CATALOG_SERVICE_BIN, "--sqlite_path=" + dir_ + "/catalog.db", kDeadlineFlag},
                    "catalog");
-  ASSERT_TRUE(testing::WaitUntilServing(Channel(catalog_), "readiness", kStartTimeoutMs));
-  OpenWatch watch(Channel(catalog_));
-  ASSERT_TRUE(watch.ReadFirst());
-  EXPECT_LT(ScrapeThenStop(catalog_), kDeadlineSeconds + kExitAllowanceSeconds);
+  EXPECT_LT(StopCatalogWatched(), kDeadlineSeconds + kExitAllowanceSeconds);
 }
 
 // The estimator following a catalog (its snapshot's Watch stream open).
