@@ -154,6 +154,7 @@ absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::strin
   const uint64_t hash = HashOf(kind, id);
   Shard& shard = ShardOf(hash);
   uint64_t writes_before = 0;
+  uint64_t evictions_before = 0;
   bool admit = false;
   {
     absl::MutexLock lock(&shard.mutex);
@@ -165,6 +166,7 @@ absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::strin
     }
     ++shard.misses;
     writes_before = shard.writes;
+    evictions_before = shard.evictions;
     admit = AdmitMiss(shard, hash);
   }
   absl::StatusOr<SharedRecord> record = inner().GetShared(kind, id);
@@ -174,6 +176,8 @@ absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::strin
   // a cached copy older than what it read (one another miss kept while this
   // one read), and counts as a write, so that a miss that began before it
   // keeps nothing: either way no hit goes back from what this one answers.
+  // And a newer copy kept by another miss may have been evicted since: then
+  // this one keeps nothing either (Shard::evicted).
   const bool following = following_.load(std::memory_order_relaxed);
   // Otherwise a refused record is not looked at again: the lock is not taken twice.
   if (record.ok() && admit) {
@@ -181,14 +185,31 @@ absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::strin
     // reply keeps the block read.
     SharedRecord kept = record->CopiedInto(arena_);
     absl::MutexLock lock(&shard.mutex);
-    const bool remembered =
-        shard.writes == writes_before && Remember(shard, hash, kind, std::move(kept));
+    const bool remembered = shard.writes == writes_before &&
+                            !(following && EvictedNewerSince(shard, evictions_before, hash, kind,
+                                                             record->revision())) &&
+                            Remember(shard, hash, kind, std::move(kept));
     if (!remembered && following) KeptNothing(shard, hash, kind, id, &*record);
   } else if (following) {
     absl::MutexLock lock(&shard.mutex);
     KeptNothing(shard, hash, kind, id, record.ok() ? &*record : nullptr);
   }
   return record;
+}
+
+bool CachedStore::EvictedNewerSince(const Shard& shard, uint64_t evictions_before, uint64_t hash,
+                                    RecordKind kind, int64_t revision) {
+  if (shard.evictions - evictions_before > kEvictionsRemembered) return true;
+  const auto hash32 = static_cast<uint32_t>(hash);
+  const auto kind8 = static_cast<uint8_t>(Kind(kind));
+  for (uint64_t n = evictions_before; n < shard.evictions; ++n) {
+    const Evicted& evicted = shard.evicted[n % kEvictionsRemembered];
+    // A 32-bit hash shared by another key only makes this miss keep nothing.
+    if (evicted.hash == hash32 && evicted.kind == kind8 && evicted.revision > revision) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void CachedStore::KeptNothing(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id,
@@ -455,6 +476,12 @@ void CachedStore::EvictOne(Shard& shard) {
     Slot& slot = shard.slots[at];
     if (!slot.record) continue;
     if (slot.referenced == 0) {
+      // Only when following: reading the revision touches the cold block.
+      if (following_.load(std::memory_order_relaxed)) {
+        shard.evicted[shard.evictions % kEvictionsRemembered] = {slot.hash, slot.kind,
+                                                                 slot.record.revision()};
+        ++shard.evictions;
+      }
       EraseSlot(shard, at);
       return;
     }

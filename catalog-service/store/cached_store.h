@@ -186,6 +186,13 @@ class CachedStore : public ForwardingStore {
     uint16_t block_lines = 0;
     SharedRecord record;
   };
+  // An eviction a shard remembers when following (see Shard::evicted).
+  struct Evicted {
+    uint32_t hash = 0;
+    uint8_t kind = 0;
+    int64_t revision = 0;
+  };
+  static constexpr size_t kEvictionsRemembered = 16;
   // One share of the budget with its own lock (see the top of the file).
   // Aligned to a cache line so that two shards' locks never share one.
   struct alignas(64) Shard {
@@ -198,6 +205,13 @@ class CachedStore : public ForwardingStore {
     size_t record_bytes ABSL_GUARDED_BY(mutex) = 0;
     // Where the next eviction starts: a random slot (EvictOne).
     uint64_t hand ABSL_GUARDED_BY(mutex) = 0x9e3779b97f4a7c15ULL;
+    // When following a shared store: the last kEvictionsRemembered
+    // evictions (a ring) and how many there have been. A miss whose record
+    // is older than a copy evicted while it read keeps nothing: that copy
+    // was kept by an overlapping miss that answered it, and a hit on the
+    // older one would go back in time (see GetShared).
+    std::array<Evicted, kEvictionsRemembered> evicted ABSL_GUARDED_BY(mutex);
+    uint64_t evictions ABSL_GUARDED_BY(mutex) = 0;
     // Grows with every write (in every shard), after it commits and drops
     // what it touched: a record read from the store while a write ran may
     // be the old one, so a read caches its record only if no write ended
@@ -243,6 +257,12 @@ class CachedStore : public ForwardingStore {
   // a write in the shard (see GetShared).
   void KeptNothing(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id,
                    const SharedRecord* read) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  // When following: whether the shard evicted a copy of (kind, hash) newer
+  // than `revision` since it had made `evictions_before` evictions; true
+  // too when it made more since than it remembers (nothing is kept then).
+  static bool EvictedNewerSince(const Shard& shard, uint64_t evictions_before, uint64_t hash,
+                                RecordKind kind, int64_t revision)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
   // When following and `revision` is past followed_revision(): CatchUp().
   // Its error is not the caller's: the cache is emptied on it, so the
   // caller's reads still reflect `revision`.
