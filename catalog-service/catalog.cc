@@ -908,7 +908,8 @@ absl::StatusOr<v1::WatchResponse> Catalog::WaitForChanges(int64_t after_revision
 
 absl::StatusOr<v1::WatchResponse> Catalog::WaitForChangesAfter(ChangePosition* position, int limit,
                                                                absl::Duration timeout,
-                                                               absl::Duration poll_interval) {
+                                                               absl::Duration poll_interval,
+                                                               const std::function<bool()>& stop) {
   const absl::Time deadline = absl::Now() + timeout;
   limit = std::max(limit, 1);
   while (true) {
@@ -924,7 +925,7 @@ absl::StatusOr<v1::WatchResponse> Catalog::WaitForChangesAfter(ChangePosition* p
     // One more than asked: tells whether the last revision returned is whole.
     absl::StatusOr<std::vector<Change>> changes = store_->ChangesAfter(*position, limit + 1);
     if (!changes.ok()) return changes.status();
-    if (!changes->empty() || absl::Now() >= deadline) {
+    if (!changes->empty() || absl::Now() >= deadline || (stop && stop())) {
       // The last revision wholly delivered before this message.
       const int64_t completed = position->id.empty() ? position->revision : position->revision - 1;
       v1::WatchResponse response;

@@ -174,10 +174,13 @@ class Catalog {
   // feed read through one position gets every change exactly once, even
   // when one revision holds more than `limit`. The response's revision is
   // the last one it completes (a revision cut by `limit` is not reported
-  // until its last change is).
-  absl::StatusOr<v1::WatchResponse> WaitForChangesAfter(ChangePosition* position, int limit,
-                                                        absl::Duration timeout,
-                                                        absl::Duration poll_interval);
+  // until its last change is). `stop`, if set, is asked at every poll: once
+  // true, it returns what it has as at the timeout (a Watch stream ends
+  // within a poll interval of the server's shutdown or its client's cancel,
+  // not after the whole timeout).
+  absl::StatusOr<v1::WatchResponse> WaitForChangesAfter(
+      ChangePosition* position, int limit, absl::Duration timeout, absl::Duration poll_interval,
+      const std::function<bool()>& stop = nullptr);
 
   // Validates every record, then writes them all in one transaction (one
   // revision) or none. INVALID_ARGUMENT lists every bad field.

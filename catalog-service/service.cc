@@ -113,9 +113,16 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::WatchResponse> {
       // by reconnecting (to another replica), not an UNAVAILABLE.
       if (stopping_->load()) break;
       // The first message goes out at once, so the watcher learns the revision.
+      // Asked at every poll, so that a shutdown or a cancelled call ends the
+      // stream within a poll interval: waiting out the second held a
+      // shutdown past a --shutdown_deadline under a second (session 18).
+      const auto stop = [this] {
+        absl::MutexLock lock(&mutex_);
+        return cancelled_ || stopping_->load();
+      };
       absl::StatusOr<v1::WatchResponse> next = catalog_->WaitForChangesAfter(
           &position_, kMaxChangesPerMessage, first ? absl::ZeroDuration() : absl::Seconds(1),
-          poll_interval_);
+          poll_interval_, stop);
       if (!next.ok()) {
         Finish(ToGrpcStatus(next.status()));
         return;

@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/server/logging.h"
+#include "common/server/metrics_exposer.h"
 #include "common/server/process_metrics.h"
 #include "common/server/server_flags.h"
 #include "prometheus/exposer.h"
@@ -85,5 +86,7 @@ int main(int argc, char** argv) {
   server.Drain();
   absl::SleepFor(options.readiness_drain);
   server.Stop();
+  // Not left to ~Exposer, which alone waits up to 2 s (metrics_exposer.h).
+  StopExposer(std::move(exposer), absl::GetFlag(FLAGS_metrics_address));
   return EXIT_SUCCESS;
 }

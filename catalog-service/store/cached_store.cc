@@ -34,7 +34,7 @@ size_t SlotsFor(size_t records, size_t slots_now) {
 }  // namespace
 
 CachedStore::CachedStore(std::unique_ptr<CatalogStore> store, size_t capacity_bytes, size_t shards)
-    : store_(std::move(store)),
+    : ForwardingStore(std::move(store)),
       capacity_bytes_(capacity_bytes),
       arena_(RecordArena::Create(capacity_bytes, &outside_arena_bytes_)) {
   const size_t count = ShardCount(capacity_bytes, shards);
@@ -93,7 +93,7 @@ absl::StatusOr<int64_t> CachedStore::Preload(const std::function<bool()>& stop) 
         absl::MutexLock lock(&shards_[i]->mutex);
         writes_before[i] = shards_[i]->writes;
       }
-      absl::StatusOr<std::vector<StoredRecord>> page = store_->List(kind, after, kPage);
+      absl::StatusOr<std::vector<StoredRecord>> page = inner().List(kind, after, kPage);
       if (!page.ok()) return page.status();
       if (page->empty()) break;
       after = page->back().id;
@@ -154,6 +154,7 @@ absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::strin
   const uint64_t hash = HashOf(kind, id);
   Shard& shard = ShardOf(hash);
   uint64_t writes_before = 0;
+  uint64_t evictions_before = 0;
   bool admit = false;
   {
     absl::MutexLock lock(&shard.mutex);
@@ -165,15 +166,18 @@ absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::strin
     }
     ++shard.misses;
     writes_before = shard.writes;
+    evictions_before = shard.evictions;
     admit = AdmitMiss(shard, hash);
   }
-  absl::StatusOr<SharedRecord> record = store_->GetShared(kind, id);
+  absl::StatusOr<SharedRecord> record = inner().GetShared(kind, id);
   // Following a shared store, a miss may read a newer record (or its
   // deletion) than an overlapping miss, by a write this cache has not seen
   // yet. Kept, it replaces an older copy (Remember). Not kept, it still drops
   // a cached copy older than what it read (one another miss kept while this
   // one read), and counts as a write, so that a miss that began before it
   // keeps nothing: either way no hit goes back from what this one answers.
+  // And a newer copy kept by another miss may have been evicted since: then
+  // this one keeps nothing either (Shard::evicted).
   const bool following = following_.load(std::memory_order_relaxed);
   // Otherwise a refused record is not looked at again: the lock is not taken twice.
   if (record.ok() && admit) {
@@ -181,14 +185,31 @@ absl::StatusOr<SharedRecord> CachedStore::GetShared(RecordKind kind, absl::strin
     // reply keeps the block read.
     SharedRecord kept = record->CopiedInto(arena_);
     absl::MutexLock lock(&shard.mutex);
-    const bool remembered =
-        shard.writes == writes_before && Remember(shard, hash, kind, std::move(kept));
+    const bool remembered = shard.writes == writes_before &&
+                            !(following && EvictedNewerSince(shard, evictions_before, hash, kind,
+                                                             record->revision())) &&
+                            Remember(shard, hash, kind, std::move(kept));
     if (!remembered && following) KeptNothing(shard, hash, kind, id, &*record);
   } else if (following) {
     absl::MutexLock lock(&shard.mutex);
     KeptNothing(shard, hash, kind, id, record.ok() ? &*record : nullptr);
   }
   return record;
+}
+
+bool CachedStore::EvictedNewerSince(const Shard& shard, uint64_t evictions_before, uint64_t hash,
+                                    RecordKind kind, int64_t revision) {
+  if (shard.evictions - evictions_before > kEvictionsRemembered) return true;
+  const auto hash32 = static_cast<uint32_t>(hash);
+  const auto kind8 = static_cast<uint8_t>(Kind(kind));
+  for (uint64_t n = evictions_before; n < shard.evictions; ++n) {
+    const Evicted& evicted = shard.evicted[n % kEvictionsRemembered];
+    // A 32-bit hash shared by another key only makes this miss keep nothing.
+    if (evicted.hash == hash32 && evicted.kind == kind8 && evicted.revision > revision) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void CachedStore::KeptNothing(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id,
@@ -228,7 +249,7 @@ bool CachedStore::AdmitMiss(Shard& shard, uint64_t hash) {
 }
 
 absl::StatusOr<int64_t> CachedStore::Write(const std::vector<BatchWrite>& writes) {
-  absl::StatusOr<int64_t> revision = store_->Write(writes);
+  absl::StatusOr<int64_t> revision = inner().Write(writes);
   // Dropped whatever the outcome: cheap, and never wrong.
   ForgetWritten(writes);
   return revision;
@@ -236,7 +257,7 @@ absl::StatusOr<int64_t> CachedStore::Write(const std::vector<BatchWrite>& writes
 
 absl::StatusOr<int64_t> CachedStore::WriteInOneTransaction(const BatchSource& next_batch) {
   absl::StatusOr<int64_t> revision =
-      store_->WriteInOneTransaction([&](std::vector<BatchWrite>* batch) -> absl::Status {
+      inner().WriteInOneTransaction([&](std::vector<BatchWrite>* batch) -> absl::Status {
         if (absl::Status s = next_batch(batch); !s.ok()) return s;
         ForgetWritten(*batch);
         return absl::OkStatus();
@@ -310,7 +331,7 @@ absl::Status CachedStore::ReadChangeLog() {
   int64_t last_revision = followed_revision_.load(std::memory_order_relaxed);
   while (true) {
     absl::StatusOr<std::vector<Change>> page =
-        store_->ChangesAfter(follow_position_, follow_page_changes_);
+        inner().ChangesAfter(follow_position_, follow_page_changes_);
     if (!page.ok()) {
       Clear();
       return page.status();
@@ -327,14 +348,14 @@ absl::Status CachedStore::ReadChangeLog() {
 }
 
 absl::StatusOr<int64_t> CachedStore::Revision() {
-  absl::StatusOr<int64_t> revision = store_->Revision();
+  absl::StatusOr<int64_t> revision = inner().Revision();
   if (revision.ok()) CatchUpTo(*revision);
   return revision;
 }
 
 absl::StatusOr<std::vector<Change>> CachedStore::ChangesAfter(const ChangePosition& after,
                                                               int limit) {
-  absl::StatusOr<std::vector<Change>> changes = store_->ChangesAfter(after, limit);
+  absl::StatusOr<std::vector<Change>> changes = inner().ChangesAfter(after, limit);
   if (changes.ok() && !changes->empty()) CatchUpTo(changes->back().revision);
   return changes;
 }
@@ -356,7 +377,7 @@ void CachedStore::Clear() {
 
 absl::StatusOr<int64_t> CachedStore::Delete(RecordKind kind, absl::string_view id,
                                             int64_t expected_revision) {
-  absl::StatusOr<int64_t> revision = store_->Delete(kind, id, expected_revision);
+  absl::StatusOr<int64_t> revision = inner().Delete(kind, id, expected_revision);
   const uint64_t hash = HashOf(kind, id);
   for (const auto& shard : shards_) {
     absl::MutexLock lock(&shard->mutex);
@@ -455,6 +476,12 @@ void CachedStore::EvictOne(Shard& shard) {
     Slot& slot = shard.slots[at];
     if (!slot.record) continue;
     if (slot.referenced == 0) {
+      // Only when following: reading the revision touches the cold block.
+      if (following_.load(std::memory_order_relaxed)) {
+        shard.evicted[shard.evictions % kEvictionsRemembered] = {slot.hash, slot.kind,
+                                                                 slot.record.revision()};
+        ++shard.evictions;
+      }
       EraseSlot(shard, at);
       return;
     }

@@ -67,11 +67,12 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "catalog-service/store/forwarding_store.h"
 #include "catalog-service/store/store.h"
 
 namespace modelatlas::catalog {
 
-class CachedStore : public CatalogStore {
+class CachedStore : public ForwardingStore {
  public:
   struct Stats {
     int64_t hits = 0;
@@ -146,30 +147,13 @@ class CachedStore : public CatalogStore {
   // log cannot be read, no record is known to be current.
   void Clear();
 
-  absl::string_view backend() const override { return store_->backend(); }
-  int schema_version() const override { return store_->schema_version(); }
-
+  // Every call not declared here is passed to the store as it is
+  // (ForwardingStore): lookups by key, lists and counts; an import's batched
+  // GetMany, not cached (mostly ids that do not exist); order values and
+  // bulk loads (indexes), which are not part of a cached record.
   absl::StatusOr<StoredRecord> Get(RecordKind kind, absl::string_view id) override;
   // A hit takes a reference to the cached block: no copy, no allocation.
   absl::StatusOr<SharedRecord> GetShared(RecordKind kind, absl::string_view id) override;
-  absl::StatusOr<std::vector<std::string>> FindIdsByLookupKey(RecordKind kind,
-                                                              absl::string_view key) override {
-    return store_->FindIdsByLookupKey(kind, key);
-  }
-  // Not cached: an import's batched lookups, mostly of ids that do not exist.
-  absl::StatusOr<std::vector<StoredRecord>> GetMany(RecordKind kind,
-                                                    const std::vector<std::string>& ids) override {
-    return store_->GetMany(kind, ids);
-  }
-  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> FindIdsByLookupKeys(
-      RecordKind kind, const std::vector<std::string>& keys) override {
-    return store_->FindIdsByLookupKeys(kind, keys);
-  }
-  absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
-                                                 int limit) override {
-    return store_->List(kind, after_id, limit);
-  }
-  absl::StatusOr<int64_t> Count(RecordKind kind) override { return store_->Count(kind); }
   // When following (FollowChangesAfter): caught up with first.
   absl::StatusOr<int64_t> Revision() override;
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
@@ -185,37 +169,6 @@ class CachedStore : public CatalogStore {
   // When following: caught up with the last change's revision first, so
   // that a record read for a change (a Watch message's) is the one written.
   absl::StatusOr<std::vector<Change>> ChangesAfter(const ChangePosition& after, int limit) override;
-  bool orders_in_store() const override { return store_->orders_in_store(); }
-  absl::StatusOr<std::vector<OrderedRecord>> ListOrdered(RecordKind kind, OrderColumn column,
-                                                         bool descending, const OrderSeek& after,
-                                                         int limit) override {
-    return store_->ListOrdered(kind, column, descending, after, limit);
-  }
-  absl::StatusOr<std::vector<OrderedRecord>> ListOrderedWhere(
-      RecordKind kind, OrderColumn column, bool descending, const OrderSeek& after, int limit,
-      const std::vector<ColumnTest>& tests) override {
-    return store_->ListOrderedWhere(kind, column, descending, after, limit, tests);
-  }
-  absl::StatusOr<std::vector<StoredRecord>> ListWhere(
-      RecordKind kind, absl::string_view after_id, int limit,
-      const std::vector<ColumnTest>& tests) override {
-    return store_->ListWhere(kind, after_id, limit, tests);
-  }
-  absl::StatusOr<std::vector<StoredRecord>> RecordsWithoutOrderValues(RecordKind kind,
-                                                                      int limit) override {
-    return store_->RecordsWithoutOrderValues(kind, limit);
-  }
-  // Order values are not part of a cached record: nothing to drop.
-  absl::Status SetOrderValues(RecordKind kind,
-                              const std::vector<std::pair<StoredRecord, OrderValues>>& values,
-                              bool done) override {
-    return store_->SetOrderValues(kind, values, done);
-  }
-  // Indexes are not part of a cached record either.
-  absl::StatusOr<bool> BeginBulkLoad() override { return store_->BeginBulkLoad(); }
-  absl::Status EndBulkLoad(const std::function<void(absl::Duration)>& step_done) override {
-    return store_->EndBulkLoad(step_done);
-  }
 
  private:
   // One cached record: 32 bits of its key's hash (the table's home slot and
@@ -233,6 +186,13 @@ class CachedStore : public CatalogStore {
     uint16_t block_lines = 0;
     SharedRecord record;
   };
+  // An eviction a shard remembers when following (see Shard::evicted).
+  struct Evicted {
+    uint32_t hash = 0;
+    uint8_t kind = 0;
+    int64_t revision = 0;
+  };
+  static constexpr size_t kEvictionsRemembered = 16;
   // One share of the budget with its own lock (see the top of the file).
   // Aligned to a cache line so that two shards' locks never share one.
   struct alignas(64) Shard {
@@ -245,6 +205,13 @@ class CachedStore : public CatalogStore {
     size_t record_bytes ABSL_GUARDED_BY(mutex) = 0;
     // Where the next eviction starts: a random slot (EvictOne).
     uint64_t hand ABSL_GUARDED_BY(mutex) = 0x9e3779b97f4a7c15ULL;
+    // When following a shared store: the last kEvictionsRemembered
+    // evictions (a ring) and how many there have been. A miss whose record
+    // is older than a copy evicted while it read keeps nothing: that copy
+    // was kept by an overlapping miss that answered it, and a hit on the
+    // older one would go back in time (see GetShared).
+    std::array<Evicted, kEvictionsRemembered> evicted ABSL_GUARDED_BY(mutex);
+    uint64_t evictions ABSL_GUARDED_BY(mutex) = 0;
     // Grows with every write (in every shard), after it commits and drops
     // what it touched: a record read from the store while a write ran may
     // be the old one, so a read caches its record only if no write ended
@@ -290,6 +257,12 @@ class CachedStore : public CatalogStore {
   // a write in the shard (see GetShared).
   void KeptNothing(Shard& shard, uint64_t hash, RecordKind kind, absl::string_view id,
                    const SharedRecord* read) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  // When following: whether the shard evicted a copy of (kind, hash) newer
+  // than `revision` since it had made `evictions_before` evictions; true
+  // too when it made more since than it remembers (nothing is kept then).
+  static bool EvictedNewerSince(const Shard& shard, uint64_t evictions_before, uint64_t hash,
+                                RecordKind kind, int64_t revision)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
   // When following and `revision` is past followed_revision(): CatchUp().
   // Its error is not the caller's: the cache is emptied on it, so the
   // caller's reads still reflect `revision`.
@@ -317,7 +290,6 @@ class CachedStore : public CatalogStore {
   // records outside it within the budget together (see outside_arena_bytes_).
   bool RoomOutsideTheArena(size_t more) const;
 
-  const std::unique_ptr<CatalogStore> store_;
   const size_t capacity_bytes_;
   // What the cache holds outside the arena: every shard's table and the
   // kept records the arena had no block for (larger than its largest class,

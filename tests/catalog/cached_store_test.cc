@@ -15,8 +15,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "catalog-service/store/forwarding_store.h"
 #include "catalog-service/store/sqlite_store.h"
-#include "tests/catalog/forwarding_store.h"
 
 namespace modelatlas::catalog {
 namespace {
@@ -39,6 +39,11 @@ class CountingStore : public ForwardingStore {
     absl::StatusOr<StoredRecord> record = ForwardingStore::Get(kind, id);
     if (after_read) std::exchange(after_read, nullptr)();
     return record;
+  }
+  // Through Get above (CatalogStore's way), not forwarded: the cache's
+  // misses read with GetShared, and are counted and hooked there.
+  absl::StatusOr<SharedRecord> GetShared(RecordKind kind, absl::string_view id) override {
+    return CatalogStore::GetShared(kind, id);
   }
   absl::StatusOr<std::vector<StoredRecord>> List(RecordKind kind, absl::string_view after_id,
                                                  int limit) override {
@@ -481,6 +486,40 @@ TEST_F(CachedStoreTest, FollowingAMissThatKeepsNothingDropsAnOlderCopyKeptWhileI
   second.join();
   EXPECT_EQ(second_answer, "v2");
   EXPECT_EQ(PayloadOf("a"), "v2");
+}
+
+// Following a shared store: a miss reads "v1"; the other replica writes
+// "v2"; a second miss reads "v2", answers and keeps it; a third record's
+// read (admitted: its key was refused once before) evicts it; then the first
+// miss ends. No write was counted, and no copy is left to compare with, so
+// it kept "v1", and hits went back to it after "v2" had been answered
+// (docs/ARCHITECTURE.md's one window left in session 17). The shard now
+// remembers its evictions: the first miss keeps nothing.
+TEST_F(CachedStoreTest, FollowingAMissKeepsNothingWhenANewerCopyWasEvictedWhileItRead) {
+  // One shard with room for one of these records and its table (about
+  // 1.1 KB and 256 bytes): keeping one evicts the other.
+  Open(1800, 1);
+  const auto payload = [](const std::string& version) { return version + std::string(1000, 'p'); };
+  absl::StatusOr<int64_t> created = cache_->Insert(
+      {Record("a", payload("v1")), Record("b", payload("b1")), Record("c", payload("c1"))});
+  ASSERT_TRUE(created.ok()) << created.status();
+  cache_->FollowChangesAfter(*created);
+  EXPECT_EQ(PayloadOf("c"), payload("c1"));  // kept: the shard is full
+  EXPECT_EQ(PayloadOf("b"), payload("b1"));  // refused, its key noted (admission)
+  ASSERT_EQ(cache_->stats().refused, 1);
+  ASSERT_TRUE(cache_->Delete(RecordKind::kModel, "c", 0).ok());  // room again
+  std::string second_answer;
+  inner_->after_read = [&] {  // the first miss of "a" holds "v1", not yet kept
+    ASSERT_TRUE(inner_->Update(Record("a", payload("v2")), *created).ok());  // the other replica
+    second_answer = PayloadOf("a");  // kept: the shard has room
+    ASSERT_EQ(cache_->stats().records, 1);
+    EXPECT_EQ(PayloadOf("b"), payload("b1"));  // its second miss: kept, evicting "a"
+    ASSERT_EQ(cache_->stats().records, 1);
+    ASSERT_EQ(cache_->stats().refused, 1);  // nothing refused: no write counted
+  };
+  EXPECT_EQ(PayloadOf("a"), payload("v1"));  // the first miss: began before the write
+  EXPECT_EQ(second_answer, payload("v2"));
+  EXPECT_EQ(PayloadOf("a"), payload("v2"));
 }
 
 // Readers never see a record older than the last write that had committed

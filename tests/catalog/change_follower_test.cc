@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "catalog-service/store/cached_store.h"
+#include "catalog-service/store/forwarding_store.h"
 #include "catalog-service/store/postgres_store.h"
 #include "catalog-service/store/sqlite_store.h"
-#include "tests/catalog/forwarding_store.h"
 #include "tests/testing/postgres.h"
 #include "tests/testing/shared_data.h"
 

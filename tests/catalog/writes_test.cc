@@ -238,6 +238,29 @@ TEST_P(CatalogWritesTest, AWaitingWatcherWakesOnAWrite) {
   EXPECT_EQ(feed->changes(0).model().display_name(), "Late");
 }
 
+// Asked to stop (the server shutting down, the watcher gone), a waiting
+// watcher returns at its next poll with nothing to report, not at its
+// timeout: a Watch stream waiting out its second held a shutdown past a
+// shorter --shutdown_deadline (session 18).
+TEST_P(CatalogWritesTest, AWaitingWatcherReturnsAtThePollAfterItIsToldToStop) {
+  std::atomic<bool> stopping{false};
+  std::thread stopper([&stopping] {
+    absl::SleepFor(absl::Milliseconds(100));
+    stopping = true;
+  });
+  ChangePosition position{0};
+  const absl::Time start = absl::Now();
+  auto feed = catalog_->WaitForChangesAfter(
+      &position, 100, absl::Seconds(60), absl::Milliseconds(10), [&] { return stopping.load(); });
+  const absl::Duration waited = absl::Now() - start;
+  stopper.join();
+  ASSERT_TRUE(feed.ok()) << feed.status();
+  EXPECT_EQ(feed->changes_size(), 0);
+  EXPECT_EQ(feed->revision(), 0);
+  // Not a speed figure: 60 s (the timeout) without the stop.
+  EXPECT_LT(waited, absl::Seconds(30));
+}
+
 // Many clients incrementing one record with read-modify-write under etags:
 // conflicts are ABORTED and retried, none is lost, and the final value is
 // the serial result of every acknowledged write. On PostgreSQL half the

@@ -401,5 +401,24 @@ TEST_F(WebEndToEndTest, DrainsReadinessBeforeStopping) {
   EXPECT_EQ(web.Stop(SIGTERM, 10000), 0);
 }
 
+// With no readiness drain the web front exits at once, even right after a
+// scrape: ~Exposer alone waited out civetweb's 2 s poll, which the scrape
+// restarts (2.0 s before; common/server/metrics_exposer.h). Generous for a
+// loaded machine: it exits in about 0.05 s.
+TEST_F(WebEndToEndTest, StopsPromptlyRightAfterAScrape) {
+  const std::string ports = stack_->dir + "/stop.ports";
+  ChildProcess web(
+      {MODELATLAS_WEB_BIN, "--catalog_address=127.0.0.1:" + std::to_string(stack_->catalog_port),
+       "--estimator_address=127.0.0.1:" + std::to_string(stack_->estimator_port),
+       "--http_address=127.0.0.1:0", "--metrics_address=127.0.0.1:0", "--port_file=" + ports},
+      stack_->dir + "/stop.log");
+  auto values = WaitForPorts(ports, "http_port");
+  ASSERT_FALSE(values.empty());
+  ASSERT_NE(testing::HttpGet(std::stoi(values["metrics_port"]), "/metrics"), "");
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(web.Stop(SIGTERM, 10000), 0);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+}
+
 }  // namespace
 }  // namespace modelatlas
