@@ -298,25 +298,9 @@ std::string EncodeRecordAnswerSource(absl::string_view source) {
   return out;
 }
 
-// Two 32-bit figures as one key word.
-uint64_t Pair(int64_t high, int64_t low) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(high)) << 32) | static_cast<uint32_t>(low);
-}
-
 absl::string_view EncodedWorkloadField(const ResolvedWorkload& w) {
-  using Memo = TextMemo<8>;
-  thread_local Memo memo;
-  // Every figure WriteWorkloadField writes or the statement shows
-  // (context_defaulted is neither).
-  const Memo::Key key = {
-      static_cast<uint64_t>(w.context_length_tokens),
-      Pair(w.batch_size, w.prefill_chunk_tokens),
-      static_cast<uint64_t>(w.prompt_tokens),
-      Pair(static_cast<int>(w.weight_format), static_cast<int>(w.kv_cache_format)),
-      Pair(w.quantization_group_size, w.context_capped ? 1 : 0),
-      static_cast<uint64_t>(w.overhead_bytes),
-      Memo::Word(w.memory_utilization),
-      Memo::Word(w.prefill_efficiency)};
+  thread_local TextMemo<8> memo;
+  const WorkloadKey key = WorkloadKeyOf(w);
   if (const std::string* known = memo.Find(key)) return *known;
   const std::string& statement = WorkloadStatementInPlace(w);
   std::string encoded(WorkloadFieldSize(w, statement), '\0');

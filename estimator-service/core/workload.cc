@@ -159,17 +159,8 @@ uint64_t Pair(int64_t high, int64_t low) {
 // nearly every time (composing one is ~3,400 instructions: absl's StrCat
 // and two StrFormat("%g"); docs/BENCHMARKS.md, session 16).
 const std::string& RememberedStatement(const ResolvedWorkload& w) {
-  using Memo = TextMemo<8>;
-  thread_local Memo memo;
-  const Memo::Key key = {
-      static_cast<uint64_t>(w.context_length_tokens),
-      Pair(w.batch_size, w.prefill_chunk_tokens),
-      static_cast<uint64_t>(w.prompt_tokens),
-      Pair(static_cast<int>(w.weight_format), static_cast<int>(w.kv_cache_format)),
-      Pair(w.quantization_group_size, w.context_capped ? 1 : 0),
-      static_cast<uint64_t>(w.overhead_bytes),
-      Memo::Word(w.memory_utilization),
-      Memo::Word(w.prefill_efficiency)};
+  thread_local TextMemo<8> memo;
+  const WorkloadKey key = WorkloadKeyOf(w);
   if (const std::string* known = memo.Find(key)) return *known;
   return memo.Remember(key, ComposeWorkloadStatement(w));
 }
@@ -177,6 +168,17 @@ const std::string& RememberedStatement(const ResolvedWorkload& w) {
 }  // namespace
 
 std::string WorkloadStatement(const ResolvedWorkload& w) { return RememberedStatement(w); }
+
+WorkloadKey WorkloadKeyOf(const ResolvedWorkload& w) {
+  return {static_cast<uint64_t>(w.context_length_tokens),
+          Pair(w.batch_size, w.prefill_chunk_tokens),
+          static_cast<uint64_t>(w.prompt_tokens),
+          Pair(static_cast<int>(w.weight_format), static_cast<int>(w.kv_cache_format)),
+          Pair(w.quantization_group_size, w.context_capped ? 1 : 0),
+          static_cast<uint64_t>(w.overhead_bytes),
+          TextMemo<8>::Word(w.memory_utilization),
+          TextMemo<8>::Word(w.prefill_efficiency)};
+}
 
 void WorkloadStatementInto(const ResolvedWorkload& w, std::string* out) {
   out->assign(RememberedStatement(w));

@@ -3,6 +3,7 @@
 // resolved (docs/FORMULAS.md, "Workload"). Plain C++: no gRPC, no protobuf.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -93,5 +94,12 @@ void WorkloadStatementInto(const ResolvedWorkload& workload, std::string* out);
 // valid until this thread asks for another statement (the computed memory
 // answer writes it straight into its reply).
 const std::string& WorkloadStatementInPlace(const ResolvedWorkload& workload);
+
+// Every figure a workload's statement shows or its answer field holds
+// (context_defaulted is neither), as the key of a per-thread TextMemo
+// (common/text/text_memo.h) of a text made from the workload alone: the
+// statement here, the encoded workload field in answers/memory_answer.cc.
+using WorkloadKey = std::array<uint64_t, 8>;
+WorkloadKey WorkloadKeyOf(const ResolvedWorkload& workload);
 
 }  // namespace modelatlas::estimator

@@ -394,6 +394,25 @@ TEST(PlanWireTest, EncodedLinesAreTheLinesAsProtobufEncodesThem) {
   EXPECT_EQ(lengths[2], 1u);
 }
 
+// `request` answered both ways: on the heap into `heap` (the message path,
+// whose bytes protobuf serializes: the expected reply) and into cards pooled
+// on `arena` (the wire path: `*answer` and `*cards`). Both must be OK.
+void AnswerOnHeapAndForTheWire(const std::shared_ptr<testing::FakeRecords>& records,
+                               const v1::PlanInferenceRequest& request,
+                               testing::Answer<v1::PlanInferenceResponse>* heap, ReplyArena* arena,
+                               v1::PlanInferenceResponse** answer, PlanWireCards** cards) {
+  AnswerPlanInference(records, request, heap->done());
+  ASSERT_TRUE(heap->result.has_value());
+  ASSERT_TRUE(heap->result->ok()) << heap->result->status();
+  *answer = arena->Create<v1::PlanInferenceResponse>();
+  *cards = google::protobuf::Arena::Create<PlanWireCards>(arena->arena());
+  std::optional<absl::Status> done;
+  AnswerPlanInferenceInto(records, request, *answer, *cards,
+                          [&done](const absl::Status& status) { done = status; });
+  ASSERT_TRUE(done.has_value());
+  ASSERT_TRUE(done->ok()) << *done;
+}
+
 // Whole replies: the service's (PlanWireReply of the arena answer and its
 // cards) against the heap answer's bytes, for the requests of
 // PreparedRecordsTest.ArenaPlanIsTheHeapPlanByteForByteOnEveryShippedAccelerator
@@ -430,18 +449,12 @@ TEST(PlanWireTest, WireReplyIsTheHeapReplyByteForByteOnEveryShippedAccelerator) 
     for (const v1::PlanInferenceRequest& request : requests) {
       SCOPED_TRACE(absl::StrCat("round ", round, ": ", request.ShortDebugString()));
       testing::Answer<v1::PlanInferenceResponse> heap;
-      AnswerPlanInference(records, request, heap.done());
-      ASSERT_TRUE(heap.result.has_value());
-      ASSERT_TRUE(heap.result->ok()) << heap.result->status();
-      const std::string expected = (*heap.result)->SerializeAsString();
       ReplyArena arena;
-      v1::PlanInferenceResponse* answer = arena.Create<v1::PlanInferenceResponse>();
-      auto* cards = google::protobuf::Arena::Create<PlanWireCards>(arena.arena());
-      std::optional<absl::Status> done;
-      AnswerPlanInferenceInto(records, request, answer, cards,
-                              [&done](const absl::Status& status) { done = status; });
-      ASSERT_TRUE(done.has_value());
-      ASSERT_TRUE(done->ok()) << *done;
+      v1::PlanInferenceResponse* answer = nullptr;
+      PlanWireCards* cards = nullptr;
+      ASSERT_NO_FATAL_FAILURE(
+          AnswerOnHeapAndForTheWire(records, request, &heap, &arena, &answer, &cards));
+      const std::string expected = (*heap.result)->SerializeAsString();
       // With newer models the cards are the reply's messages (their
       // reference card is read from them), else none are.
       const int cards_as_messages = request.newer_models() ? (*heap.result)->plans_size() : 0;
@@ -572,18 +585,12 @@ TEST(PlanWireTest, EncodedLinesMakeTheHeapReplysBytesForManyRequests) {
   for (const v1::PlanInferenceRequest& request : requests) {
     SCOPED_TRACE(request.ShortDebugString());
     testing::Answer<v1::PlanInferenceResponse> heap;
-    AnswerPlanInference(records, request, heap.done());
-    ASSERT_TRUE(heap.result.has_value());
-    ASSERT_TRUE(heap.result->ok()) << heap.result->status();
-    const std::string expected = (*heap.result)->SerializeAsString();
     ReplyArena arena;
-    v1::PlanInferenceResponse* answer = arena.Create<v1::PlanInferenceResponse>();
-    auto* wire_cards = google::protobuf::Arena::Create<PlanWireCards>(arena.arena());
-    std::optional<absl::Status> done;
-    AnswerPlanInferenceInto(records, request, answer, wire_cards,
-                            [&done](const absl::Status& status) { done = status; });
-    ASSERT_TRUE(done.has_value());
-    ASSERT_TRUE(done->ok()) << *done;
+    v1::PlanInferenceResponse* answer = nullptr;
+    PlanWireCards* wire_cards = nullptr;
+    ASSERT_NO_FATAL_FAILURE(
+        AnswerOnHeapAndForTheWire(records, request, &heap, &arena, &answer, &wire_cards));
+    const std::string expected = (*heap.result)->SerializeAsString();
     ASSERT_EQ(static_cast<int>(wire_cards->order.size()), (*heap.result)->plans_size());
     // The wire path's plans hold their lines encoded, none as strings
     // (but offload's, which follow).
@@ -607,15 +614,11 @@ TEST(PlanWireTest, EncodedLinesMakeTheHeapReplysBytesForManyRequests) {
     v1::PlanInferenceRequest newer = request;
     newer.set_newer_models(true);
     testing::Answer<v1::PlanInferenceResponse> heap_newer;
-    AnswerPlanInference(records, newer, heap_newer.done());
-    ASSERT_TRUE(heap_newer.result.has_value() && heap_newer.result->ok());
     ReplyArena arena_newer;
-    v1::PlanInferenceResponse* answer_newer = arena_newer.Create<v1::PlanInferenceResponse>();
-    auto* newer_cards = google::protobuf::Arena::Create<PlanWireCards>(arena_newer.arena());
-    done.reset();
-    AnswerPlanInferenceInto(records, newer, answer_newer, newer_cards,
-                            [&done](const absl::Status& status) { done = status; });
-    ASSERT_TRUE(done.has_value() && done->ok());
+    v1::PlanInferenceResponse* answer_newer = nullptr;
+    PlanWireCards* newer_cards = nullptr;
+    ASSERT_NO_FATAL_FAILURE(AnswerOnHeapAndForTheWire(records, newer, &heap_newer, &arena_newer,
+                                                      &answer_newer, &newer_cards));
     EXPECT_EQ(PlanWireReply(answer_newer, newer_cards).SerializeAsString(),
               (*heap_newer.result)->SerializeAsString());
   }
