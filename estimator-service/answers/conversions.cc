@@ -367,7 +367,7 @@ absl::Status ValidateArchitecture(const common::v1::Architecture& arch, absl::st
   return violations.ToStatus();
 }
 
-absl::StatusOr<ResolvedWorkload> ResolveWorkload(const v1::InferenceWorkload& workload) {
+WorkloadRequest WorkloadFiguresOf(const v1::InferenceWorkload& workload) {
   WorkloadRequest request;
   request.context_length_tokens = workload.context_length_tokens();
   request.batch_size = workload.batch_size();
@@ -377,6 +377,11 @@ absl::StatusOr<ResolvedWorkload> ResolveWorkload(const v1::InferenceWorkload& wo
   if (workload.has_overhead_bytes()) request.overhead_bytes = workload.overhead_bytes();
   request.memory_utilization = workload.memory_utilization();
   request.prefill_efficiency = workload.prefill_efficiency();
+  return request;
+}
+
+absl::StatusOr<ResolvedWorkload> ResolveWorkload(const v1::InferenceWorkload& workload) {
+  WorkloadRequest request = WorkloadFiguresOf(workload);
   FieldViolations violations;
   for (const auto& [field, format, out] :
        {std::tuple<const char*, v1::NumberFormat, std::optional<NumberFormat>*>{

@@ -89,6 +89,9 @@ v1::TrainingLoss ToProtoLoss(LossImplementation loss);
 // The contract's name of a core format.
 v1::NumberFormat ToProtoNumberFormat(NumberFormat format);
 
+// The request's workload figures as the core reads them, all but the two
+// formats (which need their own checks: ResolveWorkload names a bad one).
+WorkloadRequest WorkloadFiguresOf(const v1::InferenceWorkload& workload);
 // The workload a request asks for, defaults resolved (core ResolveWorkload,
 // the one place they are); INVALID_ARGUMENT naming each bad field (without
 // a prefix: callers add theirs, e.g. "workload.").

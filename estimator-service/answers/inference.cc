@@ -622,15 +622,7 @@ bool WriteAnswerFromParts(const CatalogSnapshot::UsedModel& used, const Resolved
 // resolved with no violations' bookkeeping. False otherwise: the caller
 // validates it in full, which names what is wrong.
 bool ResolveWorkloadInBounds(const v1::InferenceWorkload& asked, ResolvedWorkload* out) {
-  WorkloadRequest request;
-  request.context_length_tokens = asked.context_length_tokens();
-  request.batch_size = asked.batch_size();
-  request.prefill_chunk_tokens = asked.prefill_chunk_tokens();
-  request.prompt_tokens = asked.prompt_tokens();
-  request.quantization_group_size = asked.quantization_group_size();
-  if (asked.has_overhead_bytes()) request.overhead_bytes = asked.overhead_bytes();
-  request.memory_utilization = asked.memory_utilization();
-  request.prefill_efficiency = asked.prefill_efficiency();
+  WorkloadRequest request = WorkloadFiguresOf(asked);
   for (const auto& [format, into] : {std::pair<v1::NumberFormat, std::optional<NumberFormat>*>{
                                          asked.weight_format(), &request.weight_format},
                                      {asked.kv_cache_format(), &request.kv_cache_format}}) {
