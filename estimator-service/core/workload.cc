@@ -25,51 +25,62 @@ std::string Bytes(int64_t bytes) {
   return absl::StrCat(bytes, " bytes");
 }
 
+// Each bound of a workload, once: ResolveWorkload names the fields that
+// fail them, WorkloadInBounds only asks whether any does.
+bool InRange(int64_t value, int64_t max) { return value >= 0 && value <= max; }
+// In [0, 1]; NaN is not.
+bool IsFraction(double value) { return value >= 0 && value <= 1; }
+bool KvCacheFormatValid(const std::optional<NumberFormat>& format) {
+  return !format.has_value() || IsPlainFormat(*format);
+}
+// 0 (the default) or a group size GPTQ/AWQ can have.
+bool GroupSizeValid(int group_size) {
+  return group_size == 0 || EncodingOf(NumberFormat::kGptqInt4, group_size).ok();
+}
+bool OverheadValid(const std::optional<int64_t>& overhead_bytes) {
+  return !overhead_bytes.has_value() || InRange(*overhead_bytes, kMaxOverheadBytes);
+}
+
 }  // namespace
 
 absl::StatusOr<ResolvedWorkload> ResolveWorkload(const WorkloadRequest& request) {
   FieldViolations violations;
-  if (request.context_length_tokens < 0 || request.context_length_tokens > kMaxContextTokens) {
+  if (!InRange(request.context_length_tokens, kMaxContextTokens)) {
     violations.Add("context_length_tokens",
                    absl::StrCat("must be between 0 and ", kMaxContextTokens, " tokens, got ",
                                 request.context_length_tokens));
   }
-  if (request.batch_size < 0 || request.batch_size > kMaxBatch) {
+  if (!InRange(request.batch_size, kMaxBatch)) {
     violations.Add("batch_size", absl::StrCat("must be between 0 and ", kMaxBatch,
                                               " sequences, got ", request.batch_size));
   }
-  if (request.prefill_chunk_tokens < 0 || request.prefill_chunk_tokens > kMaxPrefillChunkTokens) {
+  if (!InRange(request.prefill_chunk_tokens, kMaxPrefillChunkTokens)) {
     violations.Add("prefill_chunk_tokens",
                    absl::StrCat("must be between 0 and ", kMaxPrefillChunkTokens, ", got ",
                                 request.prefill_chunk_tokens));
   }
-  if (request.prompt_tokens < 0 || request.prompt_tokens > kMaxPromptTokens) {
+  if (!InRange(request.prompt_tokens, kMaxPromptTokens)) {
     violations.Add("prompt_tokens", absl::StrCat("must be between 0 and ", kMaxPromptTokens,
                                                  ", got ", request.prompt_tokens));
   }
-  if (request.kv_cache_format.has_value() && !IsPlainFormat(*request.kv_cache_format)) {
+  if (!KvCacheFormatValid(request.kv_cache_format)) {
     violations.Add("kv_cache_format",
                    absl::StrCat("must be a plain format (fp32, fp16, bf16, fp8, int8, int4), got ",
                                 NumberFormatName(*request.kv_cache_format)));
   }
-  if (request.quantization_group_size != 0) {
-    absl::StatusOr<Encoding> grouped =
-        EncodingOf(NumberFormat::kGptqInt4, request.quantization_group_size);
-    if (!grouped.ok()) {
-      violations.Add("quantization_group_size",
-                     absl::StrCat("must be a power of two from 1 to 4096, or 0 for 128; got ",
-                                  request.quantization_group_size));
-    }
+  if (!GroupSizeValid(request.quantization_group_size)) {
+    violations.Add("quantization_group_size",
+                   absl::StrCat("must be a power of two from 1 to 4096, or 0 for 128; got ",
+                                request.quantization_group_size));
   }
-  if (request.overhead_bytes.has_value() &&
-      (*request.overhead_bytes < 0 || *request.overhead_bytes > kMaxOverheadBytes)) {
+  if (!OverheadValid(request.overhead_bytes)) {
     violations.Add("overhead_bytes",
                    absl::StrCat("must be between 0 and 2^40 bytes, got ", *request.overhead_bytes));
   }
   for (const auto& [field, value] :
        {std::pair<const char*, double>{"memory_utilization", request.memory_utilization},
         {"prefill_efficiency", request.prefill_efficiency}}) {
-    if (!std::isfinite(value) || value < 0 || value > 1) {
+    if (!IsFraction(value)) {
       violations.Add(
           field, absl::StrCat("must be a fraction in (0, 1], or 0 for the default; got ", value));
     }
@@ -79,20 +90,14 @@ absl::StatusOr<ResolvedWorkload> ResolveWorkload(const WorkloadRequest& request)
 }
 
 bool WorkloadInBounds(const WorkloadRequest& request) {
-  // ResolveWorkload's checks, in its order (a fraction's test is written so
-  // that NaN fails it, as !isfinite does there).
-  const auto fraction = [](double value) { return value >= 0 && value <= 1; };
-  return request.context_length_tokens >= 0 && request.context_length_tokens <= kMaxContextTokens &&
-         request.batch_size >= 0 && request.batch_size <= kMaxBatch &&
-         request.prefill_chunk_tokens >= 0 &&
-         request.prefill_chunk_tokens <= kMaxPrefillChunkTokens && request.prompt_tokens >= 0 &&
-         request.prompt_tokens <= kMaxPromptTokens &&
-         (!request.kv_cache_format.has_value() || IsPlainFormat(*request.kv_cache_format)) &&
-         (request.quantization_group_size == 0 ||
-          EncodingOf(NumberFormat::kGptqInt4, request.quantization_group_size).ok()) &&
-         (!request.overhead_bytes.has_value() ||
-          (*request.overhead_bytes >= 0 && *request.overhead_bytes <= kMaxOverheadBytes)) &&
-         fraction(request.memory_utilization) && fraction(request.prefill_efficiency);
+  // ResolveWorkload's checks, the same predicates, in its order.
+  return InRange(request.context_length_tokens, kMaxContextTokens) &&
+         InRange(request.batch_size, kMaxBatch) &&
+         InRange(request.prefill_chunk_tokens, kMaxPrefillChunkTokens) &&
+         InRange(request.prompt_tokens, kMaxPromptTokens) &&
+         KvCacheFormatValid(request.kv_cache_format) &&
+         GroupSizeValid(request.quantization_group_size) && OverheadValid(request.overhead_bytes) &&
+         IsFraction(request.memory_utilization) && IsFraction(request.prefill_efficiency);
 }
 
 ResolvedWorkload WorkloadWithDefaults(const WorkloadRequest& request) {
