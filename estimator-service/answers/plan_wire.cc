@@ -208,7 +208,9 @@ void WalkCard(const PlanWireCards& cards, int index, Sink& sink,
   if (plan.cost_usd_per_million_tokens) sink.Double(13, *plan.cost_usd_per_million_tokens);
   if (!plan.reason.empty()) sink.Bytes(14, plan.reason);
   // Repeated: every line is on the wire, an empty one too. Those written
-  // encoded (plan.h, kArithmeticLineTag) first, as one block.
+  // encoded (plan.h, kArithmeticLineTag) first, as blocks: the record's
+  // usable-memory line, kept with the record, then the plan's own.
+  if (plan.usable_line_wire != nullptr) sink.Encoded(*plan.usable_line_wire);
   if (!plan.arithmetic_wire.empty()) sink.Encoded(plan.arithmetic_wire);
   for (const std::string& line : plan.arithmetic) sink.Bytes(15, line);
   if (const std::optional<double>& price = cards.prices[index]; price.has_value()) {
@@ -308,10 +310,10 @@ void CardToMessage(PlanWireCards& cards, int index, google::protobuf::Arena* are
   }
   if (!plan.reason.empty()) out->set_reason(std::move(plan.reason));
   google::protobuf::RepeatedPtrField<std::string>* lines = out->mutable_arithmetic();
-  if (!plan.arithmetic_wire.empty()) {
+  if (plan.usable_line_wire != nullptr || !plan.arithmetic_wire.empty()) {
     // Lines written for the wire (PlanInput::lines_as_wire) become strings.
     std::vector<std::string> decoded;
-    AppendWireLines(plan.arithmetic_wire, &decoded);
+    AppendPlanWireLines(plan, &decoded);
     for (std::string& line : decoded) *lines->Add() = std::move(line);
   }
   lines->Reserve(lines->size() + static_cast<int>(plan.arithmetic.size()));

@@ -400,6 +400,10 @@ void AppendRecordFigure(LineWriter* out, double value, const KeptFigure* kept) {
 UsableCard UsableCardOf(const DeviceSpec& device, double memory_utilization) {
   UsableCard card{.memory_utilization = memory_utilization};
   card.usable_bytes = UsableBytesPerCard(device, memory_utilization, &card.arithmetic);
+  {
+    LineWriter line(&card.line_wire);
+    line.AddLine(card.arithmetic);
+  }
   // As PlanOnDeviceInto states them (decode and cost lines).
   if (device.bandwidth_bytes_per_second.has_value()) {
     card.bandwidth_gb_per_second = KeepFigure(*device.bandwidth_bytes_per_second / 1e9);
@@ -468,7 +472,7 @@ namespace {
 // plan, with the strings moved out and back, was 3% of a plan over every
 // accelerator): the strings and lines keep their storage.
 // A member added to DevicePlan changes its size: reset it here too.
-static_assert(sizeof(DevicePlan) == 408, "reset every DevicePlan member in ResetKeepingStorage");
+static_assert(sizeof(DevicePlan) == 416, "reset every DevicePlan member in ResetKeepingStorage");
 void ResetKeepingStorage(DevicePlan* plan) {
   plan->name.clear();
   plan->display_name.clear();
@@ -495,6 +499,7 @@ void ResetKeepingStorage(DevicePlan* plan) {
   plan->decode_communication_seconds.reset();
   plan->speed_not_modelled.clear();
   plan->reason.clear();
+  plan->usable_line_wire = nullptr;
   // The lines stay (PlanOnDeviceInto writes over arithmetic_wire and
   // reuses the lines in order, dropping the ones it does not need).
   plan->offload.reset();
@@ -548,7 +553,11 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
   plan.display_name.assign(device.display_name);
   if (usable != nullptr && usable->memory_utilization == w.memory_utilization) {
     plan.usable_bytes_per_card = usable->usable_bytes;
-    lines.AddLine(usable->arithmetic);
+    if (as_wire) {
+      plan.usable_line_wire = &usable->line_wire;
+    } else {
+      lines.AddLine(usable->arithmetic);
+    }
   } else {
     std::string line;
     plan.usable_bytes_per_card = UsableBytesPerCard(device, w.memory_utilization, &line);
@@ -930,6 +939,11 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
 
 void AppendWireLines(const std::string& wire, std::vector<std::string>* lines) {
   ForEachWireLine(wire, [lines](std::string_view text) { lines->emplace_back(text); });
+}
+
+void AppendPlanWireLines(const DevicePlan& plan, std::vector<std::string>* lines) {
+  if (plan.usable_line_wire != nullptr) AppendWireLines(*plan.usable_line_wire, lines);
+  AppendWireLines(plan.arithmetic_wire, lines);
 }
 
 std::vector<int> RankOrder(PlanObjective objective, const std::vector<DevicePlan>& all) {

@@ -116,6 +116,10 @@ inline constexpr unsigned char kArithmeticLineTag = (kArithmeticLineField << 3) 
 // The lines of `wire` (as DevicePlan::arithmetic_wire holds them), in order,
 // appended to *lines.
 void AppendWireLines(const std::string& wire, std::vector<std::string>* lines);
+struct DevicePlan;
+// Every line a plan wrote encoded, in order (DevicePlan::usable_line_wire,
+// then DevicePlan::arithmetic_wire), appended to *lines.
+void AppendPlanWireLines(const DevicePlan& plan, std::vector<std::string>* lines);
 
 struct DevicePlan {
   std::string name;
@@ -159,8 +163,14 @@ struct DevicePlan {
   std::string speed_not_modelled;
   // Why it does not fit, or what limits it.
   std::string reason;
-  // The arithmetic behind each figure: the lines of arithmetic_wire
-  // (kArithmeticLineTag's encoding; PlanInput::lines_as_wire), then these.
+  // The arithmetic behind each figure: the line at usable_line_wire, the
+  // lines of arithmetic_wire (kArithmeticLineTag's encoding;
+  // PlanInput::lines_as_wire), then these.
+  // With lines_as_wire and the record's UsableCard, its usable-memory line
+  // (the same ~300 bytes on every plan on that record) is not copied into
+  // arithmetic_wire: this points at the card's UsableCard::line_wire, which
+  // the caller keeps while the plan is read (null: no such line).
+  const std::string* usable_line_wire = nullptr;
   std::string arithmetic_wire;
   std::vector<std::string> arithmetic;
   // Set when offload was tried (PlanInput::offload and the cards alone do
@@ -192,6 +202,13 @@ struct UsableCard {
   double memory_utilization = 0;
   double usable_bytes = 0;
   std::string arithmetic;
+  // `arithmetic` as a plan's first encoded line (kArithmeticLineTag, the
+  // length, the text): a plan written for the wire points at it
+  // (DevicePlan::usable_line_wire) rather than copying it, and the reply's
+  // writer copies it from here (a copy into every plan and another into the
+  // reply was about 3.5% of a plan over every accelerator's CPU,
+  // docs/BENCHMARKS.md, session 19).
+  std::string line_wire;
   // The record's own figures in the speed and cost lines: bandwidth in GB/s
   // and price in USD per hour, written once per record instead of once per
   // plan (formatting was the largest share of a plan over every accelerator,

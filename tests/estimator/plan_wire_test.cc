@@ -348,9 +348,13 @@ TEST(PlanWireTest, EncodedLinesAreTheLinesAsProtobufEncodesThem) {
       lines.add_arithmetic(line);
       ++lengths[line.size() < 128 ? 0 : line.size() < 16384 ? 1 : 2];
     }
-    EXPECT_EQ(as_wire.arithmetic_wire, lines.SerializeAsString());
+    // The record's usable-memory line (kept encoded with its UsableCard),
+    // then the plan's own.
+    const std::string usable_line =
+        as_wire.usable_line_wire != nullptr ? *as_wire.usable_line_wire : std::string();
+    EXPECT_EQ(usable_line + as_wire.arithmetic_wire, lines.SerializeAsString());
     std::vector<std::string> decoded;
-    AppendWireLines(as_wire.arithmetic_wire, &decoded);
+    AppendPlanWireLines(as_wire, &decoded);
     EXPECT_EQ(decoded, as_strings.arithmetic);
   };
   for (int round = 0; round < 2; ++round) {
@@ -367,12 +371,15 @@ TEST(PlanWireTest, EncodedLinesAreTheLinesAsProtobufEncodesThem) {
         input->lines_as_wire = true;
         PlanOnDeviceInto(*input, device, &record.usable, &kept[i]);
         SCOPED_TRACE(list[i].name());
+        // The record's line is pointed at, not copied into the plan.
+        EXPECT_EQ(kept[i].usable_line_wire, &record.usable.line_wire);
         check(as_strings, kept[i]);
         if (round == 1) {
           input->lines_as_wire = false;
           PlanOnDeviceInto(*input, device, &record.usable, &kept[i]);
           EXPECT_EQ(kept[i].arithmetic, as_strings.arithmetic);
           EXPECT_TRUE(kept[i].arithmetic_wire.empty());
+          EXPECT_EQ(kept[i].usable_line_wire, nullptr);
         }
       }
     }
