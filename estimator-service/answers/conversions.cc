@@ -704,6 +704,8 @@ std::shared_ptr<const std::vector<PreparedDevice>> PreparedDevicesOf(
             prepared[i].peak_flops[f] =
                 PeakForFormat(records[i].peak(), static_cast<NumberFormat>(f));
           }
+          prepared[i].device.peak_flops =
+              prepared[i].peak_flops[static_cast<size_t>(PreparedDevice::kPreparedFormat)];
         }
         return prepared;
       });
@@ -732,6 +734,18 @@ void DeviceFor(const PreparedDevice& prepared, const common::v1::Hardware& hw, N
                DeviceSpec* device) {
   *device = prepared.device;
   device->peak_flops = PreparedPeak(prepared, hw, format);
+}
+
+const DeviceSpec& DeviceForPlan(const PreparedDevice& prepared, const common::v1::Hardware& hw,
+                                NumberFormat format,
+                                const std::optional<double>& price_usd_per_hour,
+                                DeviceSpec* scratch) {
+  const bool record_price =
+      !price_usd_per_hour.has_value() || price_usd_per_hour == prepared.device.price_usd_per_hour;
+  if (format == PreparedDevice::kPreparedFormat && record_price) return prepared.device;
+  DeviceFor(prepared, hw, format, scratch);
+  if (price_usd_per_hour.has_value()) scratch->price_usd_per_hour = price_usd_per_hour;
+  return *scratch;
 }
 
 void DeviceMemoryToProto(const DeviceSpec& device, v1::DeviceMemory* out) {

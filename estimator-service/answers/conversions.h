@@ -130,6 +130,10 @@ DeviceSpec DeviceOf(const common::v1::Hardware& hardware, NumberFormat format);
 // depends on the request's format (DeviceFor adds it).
 struct PreparedDevice {
   absl::Status figures;
+  // DeviceOf(hardware, kPreparedFormat): its peak the one for the default
+  // weights format, so a plan in that format reads it as it is
+  // (DeviceForPlan).
+  static constexpr NumberFormat kPreparedFormat = ResolvedWorkload::kDefaultFormat;
   DeviceSpec device;
   // UsableCardOf(device) at the default memory utilization (the usable
   // memory per card and its sentence, the first line of every plan on it).
@@ -152,6 +156,16 @@ DeviceSpec DeviceFor(const PreparedDevice& prepared, const common::v1::Hardware&
 // record of a plan over every accelerator).
 void DeviceFor(const PreparedDevice& prepared, const common::v1::Hardware& hardware,
                NumberFormat format, DeviceSpec* device);
+// The spec a plan in `format` reads, with `price_usd_per_hour` (the
+// request's, when it gives one) replacing the record's: the prepared spec
+// itself when it is that one (the default format, no price in the request),
+// else DeviceFor written into *scratch. Copying each record's spec (its
+// strings included) on every plan over every accelerator was 3.5% of its
+// instructions (docs/BENCHMARKS.md, session 19).
+const DeviceSpec& DeviceForPlan(const PreparedDevice& prepared,
+                                const common::v1::Hardware& hardware, NumberFormat format,
+                                const std::optional<double>& price_usd_per_hour,
+                                DeviceSpec* scratch);
 // ToProto of the device's AllocatableMemory (its allocatable_memory_bytes
 // set), read from the spec without a copy.
 void DeviceMemoryToProto(const DeviceSpec& device, v1::DeviceMemory* out);

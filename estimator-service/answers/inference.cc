@@ -1147,8 +1147,13 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCard
   if (plans.size() < hardware.size()) plans.resize(hardware.size());
   // hardware[i] -> USD per card-hour used (the request's, else the record's).
   std::vector<std::optional<double>> prices(hardware.size());
-  // One spec for every record: assigning the next record's reuses its strings.
-  DeviceSpec device;
+  // One spec for every record that needs its own (another format or the
+  // request's price): assigning the next record's reuses its strings.
+  DeviceSpec scratch_device;
+  const std::optional<double> request_price =
+      request.has_price_usd_per_card_hour()
+          ? std::optional<double>(request.price_usd_per_card_hour())
+          : std::nullopt;
   for (size_t index = 0; index < hardware.size(); ++index) {
     const common::v1::Hardware& hw = hardware[index];
     if (index % kRecordsPerAbandonCheck == 0) {
@@ -1166,11 +1171,9 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCard
       plans[index] = std::move(skipped);
       continue;
     }
-    DeviceFor(record, hw, input.workload.weight_format, &device);
     // The request's price, when given, replaces every record's.
-    if (request.has_price_usd_per_card_hour()) {
-      device.price_usd_per_hour = request.price_usd_per_card_hour();
-    }
+    const DeviceSpec& device =
+        DeviceForPlan(record, hw, input.workload.weight_format, request_price, &scratch_device);
     PlanOnDeviceInto(input, device, &record.usable, &plans[index]);
     if (runtime_model.has_value() && plans[index].fits) {
       runtime_devices[hw.name()] = {device, hw.manufacturer()};

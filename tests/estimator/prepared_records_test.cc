@@ -311,8 +311,35 @@ TEST(PreparedRecordsTest, PreparedDevicesAreTheChecksAndDevicesOfEachRecord) {
     const Hardware& hw = list[i];
     EXPECT_EQ((*prepared)[i].figures, CheckDeviceFigures(hw)) << hw.name();
     if (!(*prepared)[i].figures.ok()) continue;
+    // DeviceForPlan: the prepared spec itself in the default format without
+    // a request's price (or with the record's own), a copy otherwise.
+    DeviceSpec scratch;
+    EXPECT_EQ(&DeviceForPlan((*prepared)[i], hw, NumberFormat::kBf16, std::nullopt, &scratch),
+              &(*prepared)[i].device);
+    const std::optional<double> own_price = (*prepared)[i].device.price_usd_per_hour;
+    if (own_price.has_value()) {
+      EXPECT_EQ(&DeviceForPlan((*prepared)[i], hw, NumberFormat::kBf16, own_price, &scratch),
+                &(*prepared)[i].device);
+    }
+    EXPECT_EQ(&DeviceForPlan((*prepared)[i], hw, NumberFormat::kBf16, 7.25, &scratch), &scratch);
+    EXPECT_EQ(scratch.price_usd_per_hour, 7.25);
+    EXPECT_EQ(scratch.peak_flops, DeviceOf(hw, NumberFormat::kBf16).peak_flops);
     for (const NumberFormat format :
          {NumberFormat::kBf16, NumberFormat::kFp8, NumberFormat::kInt4, NumberFormat::kGgufQ4KM}) {
+      for (const std::optional<double> request_price :
+           {std::optional<double>(), std::optional(1.5)}) {
+        const DeviceSpec& planned =
+            DeviceForPlan((*prepared)[i], hw, format, request_price, &scratch);
+        DeviceSpec expected = DeviceOf(hw, format);
+        if (request_price.has_value()) expected.price_usd_per_hour = request_price;
+        EXPECT_EQ(planned.name, expected.name);
+        EXPECT_EQ(planned.memory_bytes, expected.memory_bytes);
+        EXPECT_EQ(planned.allocatable_memory_source, expected.allocatable_memory_source);
+        EXPECT_EQ(planned.bandwidth_bytes_per_second, expected.bandwidth_bytes_per_second);
+        EXPECT_EQ(planned.peak_flops, expected.peak_flops) << hw.name();
+        EXPECT_EQ(planned.price_usd_per_hour, expected.price_usd_per_hour) << hw.name();
+        EXPECT_EQ(planned.scale_up_domain_size, expected.scale_up_domain_size);
+      }
       const DeviceSpec a = DeviceFor((*prepared)[i], hw, format);
       const DeviceSpec b = DeviceOf(hw, format);
       EXPECT_EQ(a.name, b.name);
