@@ -184,6 +184,51 @@ TEST(PlanWireTest, EachFieldAloneIsTheMessagesBytes) {
   }
 }
 
+// The byte counts on the wire are std::ceil of what a card needs and
+// std::floor of what it may use (the writer rounds without libm), at
+// integers, halves, values just off an integer, negatives (a headroom below
+// zero comes from them) and near 2^53.
+TEST(PlanWireTest, ByteCountsAreCeilingsOfNeedsAndFloorsOfWhatIsUsable) {
+  const double edges[] = {0.0,
+                          0.25,
+                          0.5,
+                          0.75,
+                          1.0,
+                          -0.25,
+                          -0.5,
+                          -1.0,
+                          -1.75,
+                          79.6e9 + 0.9,
+                          80e9,
+                          80e9 - 0.5,
+                          std::nextafter(80e9, 0.0),
+                          std::nextafter(80e9, 1e12),
+                          -3e9 - 0.5,
+                          4503599627370495.5,
+                          9007199254740992.0};
+  for (const double needed : edges) {
+    for (const double usable : edges) {
+      DevicePlan plan{.name = "hardware/a"};
+      plan.required_bytes_per_card = needed;
+      plan.usable_bytes_per_card = usable;
+      plan.weight_bytes_per_card = needed;
+      plan.kv_cache_bytes_per_card = usable;
+      OneCard card{std::move(plan)};
+      const BothWays both = Serialize(card.cards, 0);
+      v1::HardwarePlan parsed;
+      ASSERT_TRUE(parsed.ParseFromString(both.wire));
+      const auto up = static_cast<int64_t>(std::ceil(needed));
+      const auto down = static_cast<int64_t>(std::floor(usable));
+      EXPECT_EQ(parsed.required_bytes_per_card(), up) << needed;
+      EXPECT_EQ(parsed.usable_bytes_per_card(), down) << usable;
+      EXPECT_EQ(parsed.headroom_bytes_per_card(), down - up) << needed << " " << usable;
+      EXPECT_EQ(parsed.weight_bytes_per_card(), up) << needed;
+      EXPECT_EQ(parsed.kv_cache_bytes_per_card(), static_cast<int64_t>(std::ceil(usable)))
+          << usable;
+    }
+  }
+}
+
 // The price and where it came from; the record's device memory (absent
 // when its figures are unusable or it states no allocatable memory).
 TEST(PlanWireTest, PriceAndDeviceMemoryAreTheMessagesBytes) {
