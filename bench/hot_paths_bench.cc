@@ -8,6 +8,7 @@
 //   MODELATLAS_BENCH_MODELS=2000 build/bench/hot_paths_bench  (CI smoke)
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -20,6 +21,7 @@
 #include "catalog-service/store/cached_store.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "common/query/filter.h"
+#include "common/text/decimal.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/catalog/record_source.h"
 #include "estimator-service/catalog/record_table.h"
@@ -284,6 +286,46 @@ void BM_RunnableModelsMessageSerialize(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes.size()));
 }
 BENCHMARK(BM_RunnableModelsMessageSerialize);
+
+// The figures a plan over every accelerator writes (about 1,000 to 4
+// significant digits and several hundred to 2 decimals per call; the
+// largest share of its own CPU after the copies, docs/BENCHMARKS.md,
+// session 19): tokens/s, seconds and USD spread log-uniformly over 1e-3 to
+// 1e5 (%.4g), GiB over 0.01 to 2,000 (%.2f). Time per figure.
+std::vector<double> FigureValues(double low, double high, bool log_uniform) {
+  std::mt19937_64 random(19);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<double> values(4096);
+  for (double& value : values) {
+    const double u = unit(random);
+    value = log_uniform ? low * std::pow(high / low, u) : low + (high - low) * u;
+  }
+  return values;
+}
+
+void BM_SignificantDigits4(benchmark::State& state) {
+  const std::vector<double> values = FigureValues(1e-3, 1e5, true);
+  char buffer[kFastDecimalBytes];
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(TrySignificantDigits(values[i++ & 4095], 4, buffer));
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SignificantDigits4);
+
+void BM_FixedDecimals2(benchmark::State& state) {
+  const std::vector<double> values = FigureValues(0.01, 2000, false);
+  char buffer[kFastDecimalBytes];
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(TryFixedDecimals(values[i++ & 4095], 2, buffer));
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_FixedDecimals2);
 
 }  // namespace
 }  // namespace modelatlas
