@@ -3,7 +3,8 @@
 # (the answer cache off; bench-computed.sh's request) and of the echo server
 # at the same reply size.
 #   scripts/profile-estimate.sh ESTIMATOR_BINARY OUT_DIR [fp|dwarf]
-#     perf, 32 in flight, 4 s each
+#     perf, 32 in flight (CONCURRENCY=N), 4 s each, echo replying as many bytes as
+#     the estimator; PERF_EVENT (e.g. cpu-clock) and PERF_FREQ (default 1999) go to perf record
 #   scripts/profile-estimate.sh ESTIMATOR_BINARY OUT_DIR callgrind
 #     instructions per call under valgrind's callgrind (user space only; the
 #     same on a loaded machine as on a quiet one): each server runs under
@@ -124,19 +125,28 @@ port[est]=$(start est "$bin" --catalog_address=127.0.0.1:${port[catalog]} \
   --answer_cache_bytes=${ANSWER_CACHE_BYTES:-0})
 port[echo]=$(start echo env "GLIBC_TUNABLES=$ECHO_MALLOC" "$b/bench/echo-server")
 wait_for_estimator "${port[catalog]}" "${port[est]}"
+# Echo replies as many bytes as the estimator (297,040 for the plan).
+est_bytes=$("$b/bench/loadgen" --target=127.0.0.1:${port[est]} --method=$M/$method_name \
+  "${est_flags[@]}" --concurrency=1 --duration=1s --warmup=0s --json |
+  /usr/bin/python3 -c 'import json,sys; print(round(json.load(sys.stdin)["response_bytes_mean"]))')
 g=(-g); [[ $mode == dwarf ]] && g=(--call-graph dwarf,16384)
+# PERF_EVENT=cpu-clock PERF_FREQ=4999 CONCURRENCY=8: session 19's plan profile
+# (cpu-clock counts kernel time in this VM).
+event=(); [[ -n ${PERF_EVENT:-} ]] && event=(-e "$PERF_EVENT")
 for who in est echo; do
   if [[ $who == est ]]; then
     method=$M/$method_name
     flags=("${est_flags[@]}")
   else
-    method=modelatlas.bench.v1.EchoService/Echo; flags=("$(echo_flags 830)")
+    method=modelatlas.bench.v1.EchoService/Echo; flags=("$(echo_flags "$est_bytes")")
   fi
   "$b/bench/loadgen" --target=127.0.0.1:${port[$who]} --method=$method "${flags[@]}" \
-    --concurrency=32 --duration=7s --warmup=500ms --json >"$out/$who-load.json" 2>/dev/null &
+    --concurrency="${CONCURRENCY:-32}" --duration=7s --warmup=500ms --json \
+    --server_pid="$(cat "$state/$who.pid")" >"$out/$who-load.json" 2>/dev/null &
   lg=$!
   sleep 1.5
-  perf record -F 1999 "${g[@]}" -o "$out/$who.perf.data" -p "$(cat "$state/$who.pid")" \
+  perf record "${event[@]}" -F "${PERF_FREQ:-1999}" "${g[@]}" -o "$out/$who.perf.data" \
+    -p "$(cat "$state/$who.pid")" \
     -- sleep 4 >/dev/null 2>&1 || true
   wait $lg || true
   perf report -i "$out/$who.perf.data" --no-children --sort dso --stdio -g none 2>/dev/null |
