@@ -303,27 +303,27 @@ std::vector<double> FigureValues(double low, double high, bool log_uniform) {
   return values;
 }
 
-void BM_SignificantDigits4(benchmark::State& state) {
-  const std::vector<double> values = FigureValues(1e-3, 1e5, true);
+// `format(value, buffer)` over `values`, one figure per iteration.
+template <typename Format>
+void FormatFigures(benchmark::State& state, const std::vector<double>& values, Format format) {
   char buffer[kFastDecimalBytes];
   size_t i = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(TrySignificantDigits(values[i++ & 4095], 4, buffer));
+    benchmark::DoNotOptimize(format(values[i++ & 4095], buffer));
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations());
 }
+
+void BM_SignificantDigits4(benchmark::State& state) {
+  FormatFigures(state, FigureValues(1e-3, 1e5, true),
+                [](double value, char* buffer) { return TrySignificantDigits(value, 4, buffer); });
+}
 BENCHMARK(BM_SignificantDigits4);
 
 void BM_FixedDecimals2(benchmark::State& state) {
-  const std::vector<double> values = FigureValues(0.01, 2000, false);
-  char buffer[kFastDecimalBytes];
-  size_t i = 0;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(TryFixedDecimals(values[i++ & 4095], 2, buffer));
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(state.iterations());
+  FormatFigures(state, FigureValues(0.01, 2000, false),
+                [](double value, char* buffer) { return TryFixedDecimals(value, 2, buffer); });
 }
 BENCHMARK(BM_FixedDecimals2);
 
