@@ -126,8 +126,8 @@ DeviceSpec DeviceOf(const common::v1::Hardware& hardware, NumberFormat format);
 
 // A hardware record as every plan over it reads it, prepared once per list
 // of records (PreparedDevicesOf): whether its figures can be planned on
-// (CheckDeviceFigures) and, when they can, DeviceOf without the peak, which
-// depends on the request's format (DeviceFor adds it).
+// (CheckDeviceFigures) and, when they can, DeviceOf in the default format
+// (another format's peak is the request's: DeviceFor sets it).
 struct PreparedDevice {
   absl::Status figures;
   // DeviceOf(hardware, kPreparedFormat): its peak the one for the default
