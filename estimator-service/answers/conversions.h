@@ -141,6 +141,10 @@ struct PreparedDevice {
   // PeakForFormat of the record for each format up to kFp8Block, by the
   // format's value (a format appended later is computed per call).
   std::array<std::optional<double>, static_cast<size_t>(NumberFormat::kFp8Block) + 1> peak_flops;
+  // The rank of the record's name among the list's names (equal names,
+  // equal ranks; every record has one, a record not planned on too): the
+  // plans are ordered by it (RankOrder) without comparing names.
+  int name_rank = 0;
 };
 // One per record of `hardware`, in its order. Derived once per list
 // (SharedRecords::Derive): for the snapshot's list of every accelerator, once

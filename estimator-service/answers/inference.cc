@@ -1185,7 +1185,9 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCard
   if (!objective.ok()) return objective.status();
   // Positions into plans, best first: the plans are read in this order and
   // never moved.
-  std::vector<int> order = RankOrder(*objective, hardware.size(), plans);
+  std::vector<int> name_ranks(hardware.size());
+  for (size_t i = 0; i < name_ranks.size(); ++i) name_ranks[i] = (*prepared)[i].name_rank;
+  std::vector<int> order = RankOrder(*objective, hardware.size(), plans, name_ranks);
   if (request.split_cards_size() > 0) {
     if (absl::Status split = AddLayerSplit(hardware, request, input, response); !split.ok()) {
       return split;

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/text/decimal.h"
@@ -952,19 +953,46 @@ std::vector<int> RankOrder(PlanObjective objective, const std::vector<DevicePlan
 
 std::vector<int> RankOrder(PlanObjective objective, size_t count,
                            const std::vector<DevicePlan>& all) {
+  return RankOrder(objective, count, all, {});
+}
+
+std::vector<int> RanksByName(size_t count,
+                             absl::FunctionRef<const std::string&(size_t)> name_of) {
+  std::vector<int> by_name(count);
+  for (size_t i = 0; i < count; ++i) by_name[i] = static_cast<int>(i);
+  std::sort(by_name.begin(), by_name.end(),
+            [&name_of](int a, int b) { return name_of(a) < name_of(b); });
+  std::vector<int> rank(count);
+  int current = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (i > 0 && name_of(by_name[i - 1]) != name_of(by_name[i])) current = static_cast<int>(i);
+    rank[by_name[i]] = current;
+  }
+  return rank;
+}
+
+std::vector<int> RankOrder(PlanObjective objective, size_t count,
+                           const std::vector<DevicePlan>& all, std::span<const int> name_ranks) {
   // What the order reads of each plan, side by side: the sort compares
-  // about n log n pairs, and a plan is 376 bytes (reading the plans
-  // themselves was a cache miss per comparison).
+  // about n log n pairs, and a plan is 416 bytes (reading the plans
+  // themselves was a cache miss per comparison). Names are compared by
+  // their rank, an int: comparing the strings was most of the ranking's
+  // instructions under callgrind (docs/BENCHMARKS.md, session 20).
   struct Key {
     bool fits;
     bool offload;
     bool has_cost;
     int cards;
+    int name_rank;
     double cost;
     double speed;
-    const std::string* name;
   };
   const size_t n = std::min(count, all.size());
+  std::vector<int> own_ranks;
+  if (name_ranks.size() < n) {
+    own_ranks = RanksByName(n, [&all](size_t i) -> const std::string& { return all[i].name; });
+    name_ranks = own_ranks;
+  }
   std::vector<Key> keys(n);
   for (size_t i = 0; i < n; ++i) {
     const DevicePlan& p = all[i];
@@ -972,9 +1000,9 @@ std::vector<int> RankOrder(PlanObjective objective, size_t count,
                .offload = p.offload != nullptr,
                .has_cost = p.cost_usd_per_million_tokens.has_value(),
                .cards = p.cards,
+               .name_rank = name_ranks[i],
                .cost = p.cost_usd_per_million_tokens.value_or(0),
-               .speed = p.decode_tokens_per_second_all.value_or(0),
-               .name = &p.name};
+               .speed = p.decode_tokens_per_second_all.value_or(0)};
   }
   // Sorts positions: a plan is large (names, layout, arithmetic), and a sort
   // moves each about log2(n) times.
@@ -988,7 +1016,7 @@ std::vector<int> RankOrder(PlanObjective objective, size_t count,
       const Key& a = keys[ia];
       const Key& b = keys[ib];
       if (a.fits != b.fits) return a.fits;
-      if (!a.fits) return *a.name < *b.name;
+      if (!a.fits) return a.name_rank < b.name_rank;
       // Cards alone before cards with offload (much slower, and a host to buy).
       if (a.offload != b.offload) return !a.offload;
       if constexpr (kObjective == PlanObjective::kCheapest) {
@@ -999,7 +1027,7 @@ std::vector<int> RankOrder(PlanObjective objective, size_t count,
       }
       if (a.cards != b.cards) return a.cards < b.cards;
       if (a.speed != b.speed) return a.speed > b.speed;
-      return *a.name < *b.name;
+      return a.name_rank < b.name_rank;
     });
   };
   switch (objective) {

@@ -6,9 +6,11 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/offload.h"
 #include "estimator-service/core/speed.h"
@@ -291,5 +293,14 @@ std::vector<int> RankOrder(PlanObjective objective, const std::vector<DevicePlan
 // it planned this time, for their storage).
 std::vector<int> RankOrder(PlanObjective objective, size_t count,
                            const std::vector<DevicePlan>& plans);
+// The same with the names' order given: name_ranks[i] is the rank of
+// plans[i].name among the plans' names (equal names, equal ranks; a list
+// planned on again keeps its ranks: PreparedDevice::name_rank). Shorter
+// than `count`: the ranks are computed here.
+std::vector<int> RankOrder(PlanObjective objective, size_t count,
+                           const std::vector<DevicePlan>& plans, std::span<const int> name_ranks);
+// By position, the rank of each of `count` names (name_of(i)) among them,
+// 0 first: equal names, equal ranks.
+std::vector<int> RanksByName(size_t count, absl::FunctionRef<const std::string&(size_t)> name_of);
 
 }  // namespace modelatlas::estimator

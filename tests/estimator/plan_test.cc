@@ -522,6 +522,14 @@ TEST(RankOrderTest, IsTheDocumentedOrderWithSortedShuffledAndRepeatedNames) {
       }
       ASSERT_EQ(RankOrder(objective, plans), reference(objective, plans))
           << "list " << list << " objective " << static_cast<int>(objective);
+      // The names' ranks given (as the service gives the prepared list's),
+      // computed here by comparing every pair: the same order.
+      std::vector<int> ranks(n, 0);
+      for (size_t i = 0; i < n; ++i) {
+        for (size_t j = 0; j < n; ++j) ranks[i] += plans[j].name < plans[i].name ? 1 : 0;
+      }
+      ASSERT_EQ(RankOrder(objective, n, plans, ranks), reference(objective, plans))
+          << "list " << list << " objective " << static_cast<int>(objective);
       const size_t first = next(n + 1);
       ASSERT_EQ(
           RankOrder(objective, first, plans),

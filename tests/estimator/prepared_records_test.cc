@@ -307,6 +307,11 @@ TEST(PreparedRecordsTest, PreparedDevicesAreTheChecksAndDevicesOfEachRecord) {
   const auto prepared = PreparedDevicesOf(list);
   ASSERT_EQ(prepared->size(), list.size());
   EXPECT_EQ(PreparedDevicesOf(list).get(), prepared.get());  // once per list
+  // Every record's name rank, the unusable one's too: the count of names
+  // before it (two records share H100()'s name, and so its rank).
+  EXPECT_EQ((*prepared)[1].name_rank, 0) << list[1].name();
+  EXPECT_EQ((*prepared)[0].name_rank, 1);
+  EXPECT_EQ((*prepared)[2].name_rank, 1);
   for (size_t i = 0; i < list.size(); ++i) {
     const Hardware& hw = list[i];
     EXPECT_EQ((*prepared)[i].figures, CheckDeviceFigures(hw)) << hw.name();
