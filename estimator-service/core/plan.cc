@@ -971,64 +971,85 @@ std::vector<int> RanksByName(size_t count,
   return rank;
 }
 
+namespace {
+
+// A double as an unsigned integer in the same order (IEEE 754's bits, the
+// negatives' flipped): -0 and +0 the same, as they compare equal.
+uint64_t Ordered(double value) {
+  const uint64_t bits = std::bit_cast<uint64_t>(value + 0.0);
+  return (bits >> 63) != 0 ? ~bits : bits | (uint64_t{1} << 63);
+}
+
+// A fitting plan's place under an objective: four words compared in order,
+// then its name's rank and its position (equal plans keep their order, as
+// a stable sort would).
+struct RankKey {
+  uint64_t words[4];
+  uint32_t name_rank;
+  uint32_t position;
+};
+
+bool RanksBefore(const RankKey& a, const RankKey& b) {
+  for (int i = 0; i < 4; ++i) {
+    if (a.words[i] != b.words[i]) return a.words[i] < b.words[i];
+  }
+  if (a.name_rank != b.name_rank) return a.name_rank < b.name_rank;
+  return a.position < b.position;
+}
+
+template <PlanObjective kObjective>
+RankKey KeyOf(const DevicePlan& p, int name_rank, int position) {
+  const uint64_t offload = p.offload != nullptr ? 1 : 0;
+  const uint64_t cards = static_cast<uint32_t>(p.cards) ^ (uint32_t{1} << 31);  // signed order
+  const uint64_t slower = ~Ordered(p.decode_tokens_per_second_all.value_or(0));
+  RankKey key{.words = {},
+              .name_rank = static_cast<uint32_t>(name_rank),
+              .position = static_cast<uint32_t>(position)};
+  if constexpr (kObjective == PlanObjective::kCheapest) {
+    const bool has_cost = p.cost_usd_per_million_tokens.has_value();
+    key.words[0] = offload << 1 | (has_cost ? 0 : 1);
+    key.words[1] = has_cost ? Ordered(*p.cost_usd_per_million_tokens) : 0;
+    key.words[2] = cards;
+    key.words[3] = slower;
+  } else if constexpr (kObjective == PlanObjective::kFastest) {
+    key.words[0] = offload;
+    key.words[1] = slower;
+    key.words[2] = cards;
+  } else {
+    key.words[0] = offload << 32 | cards;
+    key.words[1] = slower;
+  }
+  return key;
+}
+
+}  // namespace
+
 std::vector<int> RankOrder(PlanObjective objective, size_t count,
                            const std::vector<DevicePlan>& all, std::span<const int> name_ranks) {
-  // What the order reads of each plan, side by side: the sort compares
-  // about n log n pairs, and a plan is 416 bytes (reading the plans
-  // themselves was a cache miss per comparison). Names are compared by
-  // their rank, an int: comparing the strings was most of the ranking's
-  // instructions under callgrind (docs/BENCHMARKS.md, session 20).
-  struct Key {
-    bool fits;
-    bool offload;
-    bool has_cost;
-    int cards;
-    int name_rank;
-    double cost;
-    double speed;
-  };
+  // Fitting plans by a key of integers compared word by word; the others
+  // by name (its rank, an int). Comparing the plans' fields through their
+  // positions, names as strings, was 7% of a plan over every accelerator
+  // under callgrind (docs/BENCHMARKS.md, session 20). The order is the
+  // comparison plan.h documents (RankOrderTest checks it against one); a NaN
+  // speed or cost has no order, and lands anywhere.
   const size_t n = std::min(count, all.size());
   std::vector<int> own_ranks;
   if (name_ranks.size() < n) {
     own_ranks = RanksByName(n, [&all](size_t i) -> const std::string& { return all[i].name; });
     name_ranks = own_ranks;
   }
-  std::vector<Key> keys(n);
-  for (size_t i = 0; i < n; ++i) {
-    const DevicePlan& p = all[i];
-    keys[i] = {.fits = p.fits,
-               .offload = p.offload != nullptr,
-               .has_cost = p.cost_usd_per_million_tokens.has_value(),
-               .cards = p.cards,
-               .name_rank = name_ranks[i],
-               .cost = p.cost_usd_per_million_tokens.value_or(0),
-               .speed = p.decode_tokens_per_second_all.value_or(0)};
-  }
-  // Sorts positions: a plan is large (names, layout, arithmetic), and a sort
-  // moves each about log2(n) times.
-  std::vector<int> order(n);
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  // One comparison per objective, the objective known when compiled (a
-  // switch in every comparison was a tenth of the ranking under callgrind,
-  // docs/BENCHMARKS.md, session 18).
+  std::vector<RankKey> fitting;
+  std::vector<std::pair<int, int>> not_fitting;  // (name rank, position)
+  fitting.reserve(n);
   const auto sort_by = [&]<PlanObjective kObjective>() {
-    std::stable_sort(order.begin(), order.end(), [&keys](int ia, int ib) {
-      const Key& a = keys[ia];
-      const Key& b = keys[ib];
-      if (a.fits != b.fits) return a.fits;
-      if (!a.fits) return a.name_rank < b.name_rank;
-      // Cards alone before cards with offload (much slower, and a host to buy).
-      if (a.offload != b.offload) return !a.offload;
-      if constexpr (kObjective == PlanObjective::kCheapest) {
-        if (a.has_cost != b.has_cost) return a.has_cost;
-        if (a.has_cost && a.cost != b.cost) return a.cost < b.cost;
-      } else if constexpr (kObjective == PlanObjective::kFastest) {
-        if (a.speed != b.speed) return a.speed > b.speed;
+    for (size_t i = 0; i < n; ++i) {
+      const int at = static_cast<int>(i);
+      if (all[i].fits) {
+        fitting.push_back(KeyOf<kObjective>(all[i], name_ranks[i], at));
+      } else {
+        not_fitting.emplace_back(name_ranks[i], at);
       }
-      if (a.cards != b.cards) return a.cards < b.cards;
-      if (a.speed != b.speed) return a.speed > b.speed;
-      return a.name_rank < b.name_rank;
-    });
+    }
   };
   switch (objective) {
     case PlanObjective::kCheapest:
@@ -1038,10 +1059,16 @@ std::vector<int> RankOrder(PlanObjective objective, size_t count,
       sort_by.template operator()<PlanObjective::kFastest>();
       break;
     case PlanObjective::kFewestCards:
-    default:  // as before: no objective's key, then cards, speed and name
+    default:  // no objective's key: cards, speed and name
       sort_by.template operator()<PlanObjective::kFewestCards>();
       break;
   }
+  std::sort(fitting.begin(), fitting.end(), RanksBefore);
+  std::sort(not_fitting.begin(), not_fitting.end());
+  std::vector<int> order;
+  order.reserve(n);
+  for (const RankKey& key : fitting) order.push_back(static_cast<int>(key.position));
+  for (const auto& [rank, at] : not_fitting) order.push_back(at);
   return order;
 }
 
