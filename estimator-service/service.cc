@@ -99,8 +99,22 @@ void ReplyBytes(std::shared_ptr<const std::string> body, absl::string_view tail,
 // cards written by hand), which offers the same two calls.
 // `tail` (at most 30 bytes) is copied after the message into the same
 // slice: one slice per reply, not two (docs/BENCHMARKS.md, session 15).
+// A reply that can bound its size cheaply (PlanWireReply: UpperBoundBytes)
+// is written in one walk into a slice of the bound, and the slice cut to what
+// was written (a sub-slice: the same memory, no copy).
 template <typename Message>
 void ReplyMessage(const Message& message, absl::string_view tail, grpc::ByteBuffer* out) {
+  if constexpr (requires { message.UpperBoundBytes(); }) {
+    if (const size_t bound = message.UpperBoundBytes(); bound > 0) {
+      grpc::Slice body(bound + tail.size());
+      uint8_t* const begin = const_cast<uint8_t*>(body.begin());
+      uint8_t* end = message.SerializeWithinBound(begin);
+      if (!tail.empty()) std::memcpy(end, tail.data(), tail.size());
+      grpc::Slice written = body.sub(0, static_cast<size_t>(end - begin) + tail.size());
+      SetReply(&written, 1, out);
+      return;
+    }
+  }
   const size_t size = message.ByteSizeLong();
   grpc::Slice body(size + tail.size());
   uint8_t* end = message.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(body.begin()));

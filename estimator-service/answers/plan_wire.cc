@@ -257,6 +257,40 @@ void WalkCard(const PlanWireCards& cards, int index, Sink& sink,
   if (plan.expert_parallel != 0) sink.Int32(400, plan.expert_parallel);
 }
 
+// At most a field's tag (field numbers under 2,048: two bytes) and a length
+// (under 2^32: five bytes); a scalar's tag and value (a negative int64 is ten
+// bytes, a double eight).
+constexpr size_t kLengthFieldHeaderBytes = 2 + 5;
+constexpr size_t kScalarFieldBytes = 2 + 10;
+// WalkCard's scalar fields: 3-13, 16-24, 121, 400.
+constexpr size_t kCardScalarFields = 22;
+
+// An upper bound on the bytes WalkCard writes for card `index`: every
+// scalar field at its longest, every length-delimited one with its size.
+// Every field WalkCard writes is counted here: a field added there is added
+// here (PlanWireTest.OneWalkWritesTheRepliesBytesWithinTheirBound checks
+// every card of many plans; ...EveryScalarAtItsLongestIsWithinTheBound the
+// constant). Not for a card with an offload placement or a runtime fit
+// (PlanWireReply::UpperBoundBytes: those replies are sized exactly).
+size_t CardBytesBound(const PlanWireCards& cards, int index,
+                      const std::vector<std::string>* device_memory) {
+  const DevicePlan& plan = (*cards.plans)[index];
+  size_t bound = kCardScalarFields * kScalarFieldBytes;
+  for (const std::string* text :
+       {&plan.name, &plan.display_name, &plan.reason, &plan.layout, &plan.speed_not_modelled}) {
+    bound += kLengthFieldHeaderBytes + text->size();
+  }
+  if (plan.usable_line_wire != nullptr) bound += plan.usable_line_wire->size();
+  bound += plan.arithmetic_wire.size();
+  for (const std::string& line : plan.arithmetic) bound += kLengthFieldHeaderBytes + line.size();
+  if (device_memory != nullptr) {
+    bound += (*device_memory)[index].size();
+  } else if (const DeviceSpec* device = DeviceMemoryOf(cards, index); device != nullptr) {
+    bound += kLengthFieldHeaderBytes + DeviceMemorySize(*device);
+  }
+  return bound;
+}
+
 }  // namespace
 
 void CardToMessage(PlanWireCards& cards, int index, google::protobuf::Arena* arena,
@@ -349,6 +383,10 @@ uint8_t* WriteCardWire(const PlanWireCards& cards, int index, uint8_t* target) {
   return writer.p;
 }
 
+size_t CardWireBound(const PlanWireCards& cards, int index) {
+  return CardBytesBound(cards, index, nullptr);
+}
+
 size_t PlanWireReply::ByteSizeLong() const {
   rest_size_ = rest_->ByteSizeLong();
   total_ = rest_size_;
@@ -396,6 +434,57 @@ uint8_t* PlanWireReply::SerializeWithCachedSizesToArray(uint8_t* target) const {
     p = writer.p;
   }
   return rest_at + total_;
+}
+
+size_t PlanWireReply::UpperBoundBytes() const {
+  rest_size_ = rest_->ByteSizeLong();
+  card_sizes_.clear();
+  device_memory_.reset();
+  total_ = 0;
+  if (cards_ == nullptr || cards_->order.empty()) return rest_size_;
+  // Offload placements and runtime fits are messages protobuf sizes: those
+  // replies take the two walks.
+  if (cards_->offload.has_value() || !cards_->runtime_fits.empty()) return 0;
+  if (cards_->prepared != nullptr) device_memory_ = DeviceMemoryFields(cards_->prepared);
+  size_t bound = rest_size_;
+  card_sizes_.reserve(cards_->order.size());
+  for (int index : cards_->order) {
+    const size_t card = CardBytesBound(*cards_, index, device_memory_.get());
+    card_sizes_.push_back(static_cast<uint32_t>(card));
+    bound += 1 + CodedOutputStream::VarintSize32(static_cast<uint32_t>(card)) + card;
+  }
+  return bound;
+}
+
+uint8_t* PlanWireReply::SerializeWithinBound(uint8_t* target) const {
+  // As SerializeWithCachedSizesToArray: memory (1), the cards (2), then the
+  // rest (3 and up), but the cards' sizes are learnt as they are written.
+  // The fields after memory are set aside and written after the cards.
+  size_t memory_bytes = 0;
+  if (rest_->has_memory()) {
+    const size_t body = rest_->memory().GetCachedSize();
+    memory_bytes = 1 + CodedOutputStream::VarintSize32(static_cast<uint32_t>(body)) + body;
+  }
+  uint8_t* end = rest_->SerializeWithCachedSizesToArray(target);
+  if (cards_ == nullptr || cards_->order.empty()) return end;
+  thread_local std::string after_memory;
+  after_memory.assign(reinterpret_cast<const char*>(target + memory_bytes),
+                      static_cast<size_t>(end - (target + memory_bytes)));
+  uint8_t* p = target + memory_bytes;
+  for (size_t i = 0; i < cards_->order.size(); ++i) {
+    p = WireFormatLite::WriteTagToArray(2, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, p);
+    // The body is written after room for its bound's length; a shorter
+    // length (a body under 128 bytes with a bound over) moves it back.
+    const int room = CodedOutputStream::VarintSize32(card_sizes_[i]);
+    Writer writer{p + room};
+    WalkCard(*cards_, cards_->order[i], writer, device_memory_.get());
+    const auto size = static_cast<uint32_t>(writer.p - (p + room));
+    const int length = CodedOutputStream::VarintSize32(size);
+    if (length < room) std::memmove(p + length, p + room, size);
+    p = CodedOutputStream::WriteVarint32ToArray(size, p) + size;
+  }
+  std::memcpy(p, after_memory.data(), after_memory.size());
+  return p + after_memory.size();
 }
 
 std::string PlanWireReply::SerializeAsString() const {

@@ -69,6 +69,9 @@ void CardToMessage(PlanWireCards& cards, int index, google::protobuf::Arena* are
 // returns the end). The plan is only read.
 size_t CardWireSize(const PlanWireCards& cards, int index);
 uint8_t* WriteCardWire(const PlanWireCards& cards, int index, uint8_t* target);
+// An upper bound on CardWireSize, from the card's text sizes and a constant
+// for its scalar fields; not for a card with offload or a runtime fit.
+size_t CardWireBound(const PlanWireCards& cards, int index);
 
 // A PlanInferenceResponse whose cards are `cards` (written by hand) and
 // whose other fields are `rest`'s (serialized by protobuf; rest has no
@@ -85,11 +88,22 @@ class PlanWireReply {
   uint8_t* SerializeWithCachedSizesToArray(uint8_t* target) const;
   std::string SerializeAsString() const;
 
+  // One walk over the cards instead of two (sizing every card's fields was
+  // a twentieth of a plan over every accelerator, docs/BENCHMARKS.md,
+  // session 20): UpperBoundBytes is at least the reply's size, from each
+  // card's text sizes (CardWireBound), or 0 when the reply must be sized
+  // exactly (offload, runtime fits: ByteSizeLong then). SerializeWithinBound
+  // writes the reply's bytes (ByteSizeLong's, the same) at `target`, which
+  // has UpperBoundBytes() bytes, and returns their end. The service writes
+  // into a slice of the bound and keeps what was written.
+  size_t UpperBoundBytes() const;
+  uint8_t* SerializeWithinBound(uint8_t* target) const;
+
  private:
   const v1::PlanInferenceResponse* rest_;
   const PlanWireCards* cards_;
-  // From ByteSizeLong: each card's body size, in order; where the cards go
-  // in rest's bytes (after field 1, memory); the whole size.
+  // From ByteSizeLong: each card's body size, in order (from
+  // UpperBoundBytes: its bound); the whole size.
   mutable std::vector<uint32_t> card_sizes_;
   // From ByteSizeLong: each record's device_memory field (100) as bytes,
   // by position (empty where a card has none); null when cards_ has no

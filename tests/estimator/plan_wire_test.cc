@@ -68,8 +68,13 @@ struct OneCard {
 
 void ExpectSameBytes(OneCard& card, const std::string& what) {
   SCOPED_TRACE(what);
+  const bool bounded = !card.cards.offload.has_value() && card.cards.runtime_fits.empty();
+  const size_t bound = bounded ? CardWireBound(card.cards, 0) : 0;
   const BothWays both = Serialize(card.cards, 0);
   EXPECT_EQ(both.wire, both.message);
+  if (bounded) {
+    EXPECT_LE(both.wire.size(), bound);
+  }
   // Not vacuous: the message parses back from the hand bytes.
   v1::HardwarePlan parsed;
   EXPECT_TRUE(parsed.ParseFromString(both.wire));
@@ -182,6 +187,43 @@ TEST(PlanWireTest, EachFieldAloneIsTheMessagesBytes) {
     OneCard with_others{std::move(full), 2.5};
     ExpectSameBytes(with_others, absl::StrCat(what, ", with the others"));
   }
+}
+
+// CardWireBound's constant for the scalar fields holds them all at their
+// longest (negative integers are ten-byte varints, every optional double
+// set), with no text to make up for it: the one-walk reply
+// (PlanWireReply::SerializeWithinBound) writes into a slice of the bound.
+TEST(PlanWireTest, EveryScalarAtItsLongestIsWithinTheBound) {
+  DevicePlan plan;
+  plan.fits = true;
+  plan.fits_on_one_card = true;
+  plan.cards = -1;
+  plan.required_bytes_per_card = 1e18;
+  plan.usable_bytes_per_card = -1e18;
+  plan.decode_tokens_per_second = 1;
+  plan.decode_tokens_per_second_all = 2;
+  plan.prefill_tokens_per_second = 3;
+  plan.time_to_first_token_seconds = 4;
+  plan.cost_usd_per_million_tokens = 5;
+  plan.weight_bytes_per_card = -1e18;
+  plan.kv_cache_bytes_per_card = -1e18;
+  plan.activation_bytes_per_card = -1e18;
+  plan.overhead_bytes_per_card = -1e18;
+  plan.tensor_parallel = -1;
+  plan.pipeline_parallel = -1;
+  plan.nodes = -1;
+  plan.decode_communication_seconds = 6;
+  plan.expert_parallel = -1;
+  OneCard card{plan, 7.5};
+  const size_t bound = CardWireBound(card.cards, 0);
+  const size_t size = CardWireSize(card.cards, 0);
+  EXPECT_LE(size, bound);
+  // Not a bound of anything: what it counts beyond these bytes is the five
+  // empty texts' headers (35), a second tag byte on fields 3-13 (11), the
+  // value bytes the two bools, seven doubles, the price source (1) and the
+  // required bytes (1e18: nine) do not take (18 + 14 + 9 + 1): 88.
+  EXPECT_EQ(bound - size, 88u) << size << " of " << bound;
+  ExpectSameBytes(card, "every scalar at its longest");
 }
 
 // The byte counts on the wire are std::ceil of what a card needs and
@@ -465,6 +507,26 @@ void AnswerOnHeapAndForTheWire(const std::shared_ptr<testing::FakeRecords>& reco
   ASSERT_TRUE(done->ok()) << *done;
 }
 
+// The one-walk reply (the service's, ReplyMessage): within its bound, the
+// same bytes as `expected`, nothing written past what it returns. A reply
+// with offload or a runtime's fits has no bound (0).
+void ExpectOneWalkIsTheBytes(const PlanWireReply& reply, const std::string& expected,
+                             bool bounded) {
+  const size_t bound = reply.UpperBoundBytes();
+  if (!bounded) {
+    EXPECT_EQ(bound, 0u);
+    return;
+  }
+  ASSERT_GE(bound, expected.size());
+  constexpr size_t kGuard = 64;
+  std::string bytes(bound + kGuard, '\xA5');
+  uint8_t* begin = reinterpret_cast<uint8_t*>(bytes.data());
+  uint8_t* end = reply.SerializeWithinBound(begin);
+  ASSERT_EQ(static_cast<size_t>(end - begin), expected.size());
+  EXPECT_EQ(bytes.substr(0, expected.size()), expected);
+  EXPECT_EQ(bytes.substr(bound), std::string(kGuard, '\xA5')) << "written past the bound";
+}
+
 // Whole replies: the service's (PlanWireReply of the arena answer and its
 // cards) against the heap answer's bytes, for the requests of
 // PreparedRecordsTest.ArenaPlanIsTheHeapPlanByteForByteOnEveryShippedAccelerator
@@ -522,6 +584,9 @@ TEST(PlanWireTest, WireReplyIsTheHeapReplyByteForByteOnEveryShippedAccelerator) 
       uint8_t* begin = reinterpret_cast<uint8_t*>(bytes.data());
       EXPECT_EQ(reply.SerializeWithCachedSizesToArray(begin), begin + size);
       EXPECT_EQ(bytes, expected);
+      ExpectOneWalkIsTheBytes(reply, expected,
+                              cards->order.empty() ||
+                                  (!cards->offload.has_value() && cards->runtime_fits.empty()));
     }
   }
 }
@@ -655,6 +720,9 @@ TEST(PlanWireTest, EncodedLinesMakeTheHeapReplysBytesForManyRequests) {
     const PlanWireReply reply(answer, wire_cards);
     EXPECT_EQ(reply.ByteSizeLong(), expected.size());
     ASSERT_EQ(reply.SerializeAsString(), expected);
+    ExpectOneWalkIsTheBytes(reply, expected,
+                            wire_cards->order.empty() || (!wire_cards->offload.has_value() &&
+                                                          wire_cards->runtime_fits.empty()));
     for (const v1::HardwarePlan& plan : (*heap.result)->plans()) {
       ++cards;
       many_card_plans += plan.cards() > 1;
