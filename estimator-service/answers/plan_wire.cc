@@ -409,15 +409,23 @@ size_t PlanWireReply::ByteSizeLong() const {
   return total_;
 }
 
+namespace {
+
+// The bytes of a serialized reply's field 1 (memory), its tag and length
+// included, from its sizes cached by ByteSizeLong.
+size_t MemoryFieldBytes(const v1::PlanInferenceResponse& rest) {
+  if (!rest.has_memory()) return 0;
+  const size_t body = rest.memory().GetCachedSize();
+  return 1 + CodedOutputStream::VarintSize32(static_cast<uint32_t>(body)) + body;
+}
+
+}  // namespace
+
 uint8_t* PlanWireReply::SerializeWithCachedSizesToArray(uint8_t* target) const {
   // protobuf writes fields in field-number order: memory (1), then the cards
   // (2), then the rest (3 and up). rest has no cards, so its bytes are
   // field 1's followed by the others': the cards go between.
-  size_t memory_bytes = 0;
-  if (rest_->has_memory()) {
-    const size_t body = rest_->memory().GetCachedSize();
-    memory_bytes = 1 + CodedOutputStream::VarintSize32(static_cast<uint32_t>(body)) + body;
-  }
+  const size_t memory_bytes = MemoryFieldBytes(*rest_);
   uint8_t* const rest_at = target;
   uint8_t* end = rest_->SerializeWithCachedSizesToArray(rest_at);
   if (cards_ == nullptr || cards_->order.empty()) return end;
@@ -460,11 +468,7 @@ uint8_t* PlanWireReply::SerializeWithinBound(uint8_t* target) const {
   // As SerializeWithCachedSizesToArray: memory (1), the cards (2), then the
   // rest (3 and up), but the cards' sizes are learnt as they are written.
   // The fields after memory are set aside and written after the cards.
-  size_t memory_bytes = 0;
-  if (rest_->has_memory()) {
-    const size_t body = rest_->memory().GetCachedSize();
-    memory_bytes = 1 + CodedOutputStream::VarintSize32(static_cast<uint32_t>(body)) + body;
-  }
+  const size_t memory_bytes = MemoryFieldBytes(*rest_);
   uint8_t* end = rest_->SerializeWithCachedSizesToArray(target);
   if (cards_ == nullptr || cards_->order.empty()) return end;
   thread_local std::string after_memory;
