@@ -84,6 +84,73 @@ char* CopyShort(char* to, const char* from, size_t size) {
   return to + size;
 }
 
+// The `digits` (1 to kMaxPackedDigits) decimal digits of `n` (it has exactly
+// that many) as chars in one word, the most significant in its lowest byte:
+// stored, the word writes them in order. Built in a register: digits stored
+// a pair at a time and then read back as one block (CopyShort) stalled on
+// store-to-load forwarding, 41% of TrySignificantDigits's samples in a plan
+// over every accelerator under perf (docs/BENCHMARKS.md, session 20).
+constexpr int kMaxPackedDigits = 8;
+// Two digits (n < 100) as two chars from the table, in order.
+[[gnu::always_inline]] inline uint64_t PackedPair(uint64_t n) {
+  uint16_t pair;
+  std::memcpy(&pair, kDigitPairs + 2 * n, 2);
+  return pair;
+}
+// Four digits (n < 10,000): two pairs found side by side.
+[[gnu::always_inline]] inline uint64_t PackedFour(uint64_t n) {
+  return PackedPair(n / 100) | PackedPair(n % 100) << 16;
+}
+[[gnu::always_inline]] inline uint64_t PackedDigits(uint64_t n, int digits) {
+  // Four digits as two pairs and eight as two fours, found side by side
+  // (their divisions do not wait on each other).
+  if (digits == 4) return PackedFour(n);
+  if (digits == 8) return PackedFour(n / 10000) | PackedFour(n % 10000) << 32;
+  uint64_t packed = 0;
+  int at = digits;  // the digits before `at` are still to place
+  for (; at >= 2; at -= 2) {
+    packed |= PackedPair(n % 100) << (8 * (at - 2));
+    n /= 100;
+  }
+  if (at == 1) packed |= uint64_t{'0'} + n;
+  return packed;
+}
+
+// The char at `index` of PackedDigits' word.
+[[gnu::always_inline]] inline char PackedChar(uint64_t packed, int index) {
+  return static_cast<char>((packed >> (8 * index)) & 0xff);
+}
+
+// %g's fixed notation (-4 <= exponent < digits) of d.ddd x 10^exponent,
+// `packed` its digits (PackedDigits), at `p`: the integer part, then the
+// fraction without trailing zeros (and no point when none is left); or "0."
+// and zeros before the digits. Stores whole words: `p` has 8 chars of room
+// past the text. Returns the text's end.
+[[gnu::always_inline]] inline char* WritePackedFixed(uint64_t packed, int digits, int exponent,
+                                                     char* p) {
+  if (exponent >= 0) {
+    const int whole = exponent + 1;
+    int kept = digits;
+    while (kept > whole && PackedChar(packed, kept - 1) == '0') --kept;
+    std::memcpy(p, &packed, sizeof(packed));
+    p += whole;
+    if (kept > whole) {
+      *p++ = '.';
+      const uint64_t fraction = packed >> (8 * whole);  // whole < digits <= 8
+      std::memcpy(p, &fraction, sizeof(fraction));
+      p += kept - whole;
+    }
+    return p;
+  }
+  // "0." and -exponent - 1 zeros (at most 3).
+  std::memcpy(p, "0.000", 5);
+  p += 1 - exponent;
+  int kept = digits;
+  while (kept > 1 && PackedChar(packed, kept - 1) == '0') --kept;
+  std::memcpy(p, &packed, sizeof(packed));
+  return p + kept;
+}
+
 // printf("%.*f") for the common case (finite, |value| x 10^decimals below
 // 2^52, decimals up to 15), by integer arithmetic: several times faster than
 // to_chars's exact conversion, which stays the answer for the rest (false).
@@ -154,12 +221,16 @@ char* CopyShort(char* to, const char* from, size_t size) {
     ++exponent;
   }
   // `rounded` has exactly `digits` digits: d.ddd x 10^exponent.
+  char* p = buffer;
+  if (std::signbit(value)) *p++ = '-';
+  if (digits <= kMaxPackedDigits && exponent >= -4 && exponent < digits) {
+    return static_cast<int>(WritePackedFixed(PackedDigits(rounded, digits), digits, exponent, p) -
+                            buffer);
+  }
   // Room past the digits for CopyShort.
   char mantissa[24 + kCopyBytes];
   char* mantissa_end = mantissa + digits;
   WriteDigits(rounded, mantissa_end);
-  char* p = buffer;
-  if (std::signbit(value)) *p++ = '-';
   const auto trimmed_end = [&](const char* from, const char* to) {
     while (to > from && to[-1] == '0') --to;  // trailing zeros of the fraction
     return to;

@@ -65,7 +65,7 @@ TEST(DecimalTest, FixedDecimalsIsPrintfF) {
 
 TEST(DecimalTest, SignificantDigitsIsPrintfG) {
   for (double value : Values()) {
-    for (int digits : {1, 3, 4, 6, 17}) {
+    for (int digits : {1, 2, 3, 4, 5, 6, 7, 8, 9, 17}) {  // 1-8: the packed digits
       ASSERT_EQ(SignificantDigits(value, digits), Printf("%.*g", digits, value))
           << value << " with " << digits;
     }
@@ -165,7 +165,7 @@ TEST(DecimalTest, FastPathsIntoABufferArePrintfsTextOrDecline) {
   int fixed_answers = 0;
   int general_answers = 0;
   for (double value : values) {
-    for (int precision : {0, 1, 2, 4, 6, 15}) {
+    for (int precision : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15}) {
       char buffer[kFastDecimalBytes + 16];
       std::fill(std::begin(buffer), std::end(buffer), kUntouched);
       if (const int length = TryFixedDecimals(value, precision, buffer); length >= 0) {
