@@ -1104,6 +1104,10 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCard
   // Written once: every device's text shows the same sizing.
   const SizingFigures figures = FiguresOf(input);
   input.figures = &figures;
+  // The fewest cards, searched once per node size for the records that
+  // need several.
+  FewestCardsSearches layouts(input.sizing, input.max_cards);
+  input.layouts = &layouts;
   absl::StatusOr<Runtime> runtime = ToCoreRuntime(request.runtime(), "runtime");
   if (!runtime.ok()) return runtime.status();
   // What the runtime's rules read of the model, once for every device.

@@ -157,25 +157,25 @@ void FewestCardsSearch::ForEachLayout(int cards, Visit visit) const {
 }
 
 FewestCardsSearch::FewestCardsSearch(const InferenceSizing& s, int max_cards, const NodeSize& node)
-    : sizing_(&s), per_node_(std::max(1, node.cards)) {
-  const int counts = std::max(1, max_cards);
-  least_up_to_.resize(static_cast<size_t>(counts));
-  // A NaN requirement never fits (NaN <= usable is false): it never lowers
-  // the least.
-  double least = std::numeric_limits<double>::infinity();
-  for (int cards = 1; cards <= counts; ++cards) {
-    ForEachLayout(cards, [&](const Layout& layout) {
-      const double required = RequiredBytesPerCard(s, layout);
-      if (required < least) least = required;
-      return true;
-    });
-    least_up_to_[static_cast<size_t>(cards - 1)] = least;
-  }
+    : sizing_(&s), per_node_(std::max(1, node.cards)), counts_(std::max(1, max_cards)) {
+  least_up_to_.reserve(static_cast<size_t>(counts_));
 }
 
-std::optional<Layout> FewestCardsSearch::Find(double usable_bytes) const {
+std::optional<Layout> FewestCardsSearch::Find(double usable_bytes) {
+  // The least per count, from one card up, as far as this capacity needs:
+  // to the first count at or under it (every count when none is).
+  while (least_up_to_.empty() || !(least_up_to_.back() <= usable_bytes)) {
+    if (static_cast<int>(least_up_to_.size()) == counts_) return std::nullopt;
+    // A NaN requirement never fits (NaN <= usable is false): it never lowers
+    // the least.
+    ForEachLayout(static_cast<int>(least_up_to_.size()) + 1, [&](const Layout& layout) {
+      const double required = RequiredBytesPerCard(*sizing_, layout);
+      if (required < least_) least_ = required;
+      return true;
+    });
+    least_up_to_.push_back(least_);
+  }
   // least_up_to_ never increases: the first count at or under the capacity.
-  if (!(least_up_to_.back() <= usable_bytes)) return std::nullopt;
   size_t low = 0, high = least_up_to_.size() - 1;
   while (low < high) {
     const size_t mid = (low + high) / 2;
@@ -191,6 +191,22 @@ std::optional<Layout> FewestCardsSearch::Find(double usable_bytes) const {
     return !found.has_value();
   });
   return found;
+}
+
+std::optional<Layout> FewestCardsSearches::Find(double usable_bytes, const NodeSize& node) {
+  const InferenceSizing& s = *sizing_;
+  // FewestCardsLayout's first answer: a card that holds the whole model (on
+  // one card the only layout; NothingFits is then false, as the parts it
+  // adds up are at least the activations and overhead).
+  const Layout one_card{.tensor_parallel = 1, .pipeline_parallel = 1};
+  if (RequiredBytesPerCard(s, one_card) <= usable_bytes) return one_card;
+  if (NothingFits(s, usable_bytes)) return std::nullopt;
+  const int per_node = std::max(1, node.cards);
+  for (const auto& [cards_per_node, search] : by_node_) {
+    if (cards_per_node == per_node) return search->Find(usable_bytes);
+  }
+  by_node_.emplace_back(per_node, std::make_unique<FewestCardsSearch>(s, max_cards_, node));
+  return by_node_.back().second->Find(usable_bytes);
 }
 
 std::string LayoutName(const Layout& l, const NodeSize& node) {

@@ -4,6 +4,8 @@
 // whole-catalog answers (which models run on a card) both fit through here.
 #pragma once
 
+#include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,16 +115,18 @@ std::optional<Layout> FewestCardsLayout(const InferenceSizing& sizing, double us
 
 // FewestCardsLayout of one sizing and node size asked for many capacities
 // (the fit matrix asks it for every accelerator): the least memory per card
-// each count of cards reaches, over its layouts, is computed once, and the
-// fewest cards for a capacity is the first count whose least (or any fewer
-// count's) fits, found by bisection; the layout at that count is then
-// chosen as FewestCardsLayout chooses it. The same comparisons of the same
-// figures, so the same answer (tests/estimator/plan_test.cc checks it), at a
-// bisection's cost instead of every layout's for a model that does not fit.
+// each count of cards reaches, over its layouts, is computed once, from one
+// card up and only as far as a capacity asked needs it, and the fewest cards
+// for a capacity is the first count whose least (or any fewer count's) fits,
+// found by bisection; the layout at that count is then chosen as
+// FewestCardsLayout chooses it. The same comparisons of the same figures, so
+// the same answer (tests/estimator/plan_test.cc checks it), at a bisection's
+// cost instead of every layout's for a model that does not fit. Not
+// thread-safe (Find extends the counts computed).
 class FewestCardsSearch {
  public:
   FewestCardsSearch(const InferenceSizing& sizing, int max_cards, const NodeSize& node);
-  std::optional<Layout> Find(double usable_bytes) const;
+  std::optional<Layout> Find(double usable_bytes);
 
  private:
   // A count's layouts, widest tensor parallelism first (FewestCardsLayout's order).
@@ -131,8 +135,33 @@ class FewestCardsSearch {
 
   const InferenceSizing* sizing_;
   int per_node_;
-  // [c - 1]: the least memory per card on c or fewer cards, bytes.
+  int counts_;  // max_cards, at least 1
+  // [c - 1]: the least memory per card on c or fewer cards, bytes; for the
+  // counts computed so far.
   std::vector<double> least_up_to_;
+  double least_ = std::numeric_limits<double>::infinity();
+};
+
+// FewestCardsLayout of one sizing and max_cards for many capacities and a
+// few node sizes (a plan over every accelerator: 258 records, almost all
+// with the assumed node of 8): one card when the model fits on one, else the
+// node size's FewestCardsSearch, built when that node size first needs more
+// than one card. The same answers as FewestCardsLayout (plan_test.cc);
+// trying every count up to max_cards on each record that needs several
+// cards, its divisions per layout, was 4.5% of such a plan's time under
+// perf (docs/BENCHMARKS.md, session 20). Not thread-safe: one per plan.
+class FewestCardsSearches {
+ public:
+  // `sizing` must outlive this.
+  FewestCardsSearches(const InferenceSizing& sizing, int max_cards)
+      : sizing_(&sizing), max_cards_(max_cards) {}
+  std::optional<Layout> Find(double usable_bytes, const NodeSize& node);
+
+ private:
+  const InferenceSizing* sizing_;
+  int max_cards_;
+  // By node size (cards per node), in the order first needed: a few.
+  std::vector<std::pair<int, std::unique_ptr<FewestCardsSearch>>> by_node_;
 };
 
 // "TP 8 x PP 2 over 2 nodes", "TP 4 (one node)", "TP 1 x EP 8 (one node)",

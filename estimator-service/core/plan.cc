@@ -574,7 +574,9 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     node = {.cards = *device.scale_up_domain_size, .assumed = false};
   }
   const std::optional<Layout> layout =
-      FewestCardsLayout(shape, plan.usable_bytes_per_card, input.max_cards, node);
+      input.layouts != nullptr
+          ? input.layouts->Find(plan.usable_bytes_per_card, node)
+          : FewestCardsLayout(shape, plan.usable_bytes_per_card, input.max_cards, node);
   plan.fits = layout.has_value();
   // What each card holds, by component (the plan's memory bars).
   const auto split = [&](double weight_bytes, double kv_cache_bytes) {

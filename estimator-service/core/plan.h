@@ -92,6 +92,8 @@ struct SizingFigures {
 };
 SizingFigures FiguresOf(const PlanInput& input);
 
+class FewestCardsSearches;  // core/fit_matrix.h
+
 struct PlanInput {
   InferenceSizing sizing;
   ResolvedWorkload workload;
@@ -105,6 +107,9 @@ struct PlanInput {
   // Lines written as DevicePlan::arithmetic_wire (a caller that puts them on
   // the wire as they are) instead of into DevicePlan::arithmetic.
   bool lines_as_wire = false;
+  // FewestCardsSearches of `sizing` and `max_cards`, when the caller plans
+  // on many devices; null = each plan searches with FewestCardsLayout.
+  FewestCardsSearches* layouts = nullptr;
 };
 
 // A plan's lines as the reply carries them: each line protobuf's encoding of

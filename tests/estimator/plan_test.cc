@@ -357,15 +357,29 @@ TEST(FewestCardsSearchTest, EveryAnswerIsFewestCardsLayouts) {
     s.embedding_parameters = s.parameters * 0.02;
     const NodeSize node{.cards = node_sizes[next(6)], .assumed = false};
     const int max_cards = static_cast<int>(1 + next(130));
-    const FewestCardsSearch search(s, max_cards, node);
+    FewestCardsSearch search(s, max_cards, node);
+    // A plan's searches, asked for this node size and for others in turn.
+    FewestCardsSearches searches(s, max_cards);
     for (int c = 0; c < 40; ++c) {
       const double usable = 1e9 * static_cast<double>(next(200)) + static_cast<double>(next(1000));
       const std::optional<Layout> want = FewestCardsLayout(s, usable, max_cards, node);
       const std::optional<Layout> got = search.Find(usable);
       ASSERT_EQ(got.has_value(), want.has_value()) << shape << " " << usable;
+      const std::optional<Layout> planned = searches.Find(usable, node);
+      ASSERT_EQ(planned.has_value(), want.has_value()) << shape << " " << usable;
+      const NodeSize other{.cards = node_sizes[next(6)], .assumed = next(2) == 0};
+      const std::optional<Layout> other_want = FewestCardsLayout(s, usable, max_cards, other);
+      const std::optional<Layout> other_planned = searches.Find(usable, other);
+      ASSERT_EQ(other_planned.has_value(), other_want.has_value()) << shape << " " << usable;
+      if (other_want.has_value()) {
+        ASSERT_EQ(other_planned->tensor_parallel, other_want->tensor_parallel);
+        ASSERT_EQ(other_planned->pipeline_parallel, other_want->pipeline_parallel);
+      }
       if (want.has_value()) {
         ASSERT_EQ(got->tensor_parallel, want->tensor_parallel) << shape << " " << usable;
         ASSERT_EQ(got->pipeline_parallel, want->pipeline_parallel) << shape << " " << usable;
+        ASSERT_EQ(planned->tensor_parallel, want->tensor_parallel) << shape << " " << usable;
+        ASSERT_EQ(planned->pipeline_parallel, want->pipeline_parallel) << shape << " " << usable;
         ++fitting;
         several += want->cards() > 1;
       }
@@ -423,17 +437,24 @@ TEST(FewestCardsSearchTest, CapacitiesUnderTheFixedPartsAreTheSearchsAnswer) {
     }
     const NodeSize node{.cards = 8, .assumed = false};
     const int max_cards = static_cast<int>(1 + next(64));
-    const FewestCardsSearch search(s, max_cards, node);
+    FewestCardsSearch search(s, max_cards, node);
     const double fixed = s.activation_bytes + s.overhead_bytes;
     for (const double usable : {0.0, fixed * 0.5, std::nextafter(fixed, 0.0), fixed,
                                 std::nextafter(fixed, 1e300), fixed + 1e9, fixed + 1e11}) {
       const std::optional<Layout> want = search.Find(usable);
       const std::optional<Layout> got = FewestCardsLayout(s, usable, max_cards, node);
       ASSERT_EQ(got.has_value(), want.has_value()) << shape << " " << usable;
+      // A plan's searches (one card first, then the node's search): the same.
+      FewestCardsSearches searches(s, max_cards);
+      const std::optional<Layout> planned = searches.Find(usable, node);
+      ASSERT_EQ(planned.has_value(), want.has_value()) << shape << " " << usable;
       if (want.has_value()) {
         ASSERT_EQ(got->tensor_parallel, want->tensor_parallel) << shape << " " << usable;
         ASSERT_EQ(got->pipeline_parallel, want->pipeline_parallel) << shape << " " << usable;
         ASSERT_EQ(got->expert_parallel, want->expert_parallel) << shape << " " << usable;
+        ASSERT_EQ(planned->tensor_parallel, want->tensor_parallel) << shape << " " << usable;
+        ASSERT_EQ(planned->pipeline_parallel, want->pipeline_parallel) << shape << " " << usable;
+        ASSERT_EQ(planned->expert_parallel, want->expert_parallel) << shape << " " << usable;
         ++fitting;
         at_the_fixed_parts += usable == fixed;
       }
