@@ -1101,6 +1101,7 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCard
   // left without cards and the reply serializes as a whole.
   const bool to_wire = wire != nullptr && !request.newer_models();
   input.lines_as_wire = to_wire;
+  input.names_by_caller = to_wire;
   // Written once: every device's text shows the same sizing.
   const SizingFigures figures = FiguresOf(input);
   input.figures = &figures;
@@ -1179,6 +1180,13 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCard
     const DeviceSpec& device =
         DeviceForPlan(record, hw, input.workload.weight_format, request_price, &scratch_device);
     PlanOnDeviceInto(input, device, &record.usable, &plans[index]);
+    if (input.names_by_caller) {
+      // The prepared record's own strings (its name and display name are
+      // the record's): the reply holds the prepared list (cards.prepared)
+      // until it is written.
+      plans[index].record_name = &record.device.name;
+      plans[index].record_display_name = &record.device.display_name;
+    }
     if (runtime_model.has_value() && plans[index].fits) {
       runtime_devices[hw.name()] = {device, hw.manufacturer()};
     }
@@ -1203,9 +1211,9 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCard
     for (int i : order) {
       const DevicePlan& plan = plans[i];
       if (!plan.fits || runtime_fits.size() >= kMaxRuntimeFits) break;
-      auto planned = runtime_devices.find(plan.name);
+      auto planned = runtime_devices.find(NameOf(plan));
       if (planned == runtime_devices.end()) continue;
-      runtime_fits[plan.name] = FitRuntime(*runtime, *runtime_model, input.sizing, input.workload,
+      runtime_fits[NameOf(plan)] = FitRuntime(*runtime, *runtime_model, input.sizing, input.workload,
                                            planned->second.first, plan, planned->second.second);
     }
   }

@@ -201,8 +201,8 @@ template <typename Sink>
 void WalkCard(const PlanWireCards& cards, int index, Sink& sink,
               const std::vector<std::string>* device_memory = nullptr) {
   const DevicePlan& plan = (*cards.plans)[index];
-  if (!plan.name.empty()) sink.Bytes(1, plan.name);
-  if (!plan.display_name.empty()) sink.Bytes(2, plan.display_name);
+  if (const std::string& name = NameOf(plan); !name.empty()) sink.Bytes(1, name);
+  if (const std::string& display = DisplayNameOf(plan); !display.empty()) sink.Bytes(2, display);
   if (plan.fits) sink.Bool(3, true);
   if (plan.fits_on_one_card) sink.Bool(4, true);
   if (plan.cards != 0) sink.Int32(5, plan.cards);
@@ -248,7 +248,7 @@ void WalkCard(const PlanWireCards& cards, int index, Sink& sink,
     SerializedMessage(240, placed, sink);
   }
   if (!cards.runtime_fits.empty()) {
-    if (auto fit = cards.runtime_fits.find(plan.name); fit != cards.runtime_fits.end()) {
+    if (auto fit = cards.runtime_fits.find(NameOf(plan)); fit != cards.runtime_fits.end()) {
       v1::RuntimeFit message;
       ToProto(fit->second, &message);
       SerializedMessage(260, message, sink);
@@ -277,7 +277,7 @@ size_t CardBytesBound(const PlanWireCards& cards, int index,
   const DevicePlan& plan = (*cards.plans)[index];
   size_t bound = kCardScalarFields * kScalarFieldBytes;
   for (const std::string* text :
-       {&plan.name, &plan.display_name, &plan.reason, &plan.layout, &plan.speed_not_modelled}) {
+       {&NameOf(plan), &DisplayNameOf(plan), &plan.reason, &plan.layout, &plan.speed_not_modelled}) {
     bound += kLengthFieldHeaderBytes + text->size();
   }
   if (plan.usable_line_wire != nullptr) bound += plan.usable_line_wire->size();
@@ -298,12 +298,20 @@ void CardToMessage(PlanWireCards& cards, int index, google::protobuf::Arena* are
   DevicePlan& plan = (*cards.plans)[index];
   // The runtime's fit is found by the plan's name, read before it moves.
   if (!cards.runtime_fits.empty()) {
-    if (auto fit = cards.runtime_fits.find(plan.name); fit != cards.runtime_fits.end()) {
+    if (auto fit = cards.runtime_fits.find(NameOf(plan)); fit != cards.runtime_fits.end()) {
       ToProto(fit->second, out->mutable_runtime_fit());
     }
   }
-  out->set_hardware(std::move(plan.name));
-  out->set_display_name(std::move(plan.display_name));
+  if (plan.record_name != nullptr) {
+    out->set_hardware(*plan.record_name);
+  } else {
+    out->set_hardware(std::move(plan.name));
+  }
+  if (plan.record_display_name != nullptr) {
+    out->set_display_name(*plan.record_display_name);
+  } else {
+    out->set_display_name(std::move(plan.display_name));
+  }
   out->set_fits(plan.fits);
   out->set_fits_on_one_card(plan.fits_on_one_card);
   out->set_cards(plan.cards);

@@ -473,10 +473,12 @@ namespace {
 // plan, with the strings moved out and back, was 3% of a plan over every
 // accelerator): the strings and lines keep their storage.
 // A member added to DevicePlan changes its size: reset it here too.
-static_assert(sizeof(DevicePlan) == 416, "reset every DevicePlan member in ResetKeepingStorage");
+static_assert(sizeof(DevicePlan) == 432, "reset every DevicePlan member in ResetKeepingStorage");
 void ResetKeepingStorage(DevicePlan* plan) {
   plan->name.clear();
   plan->display_name.clear();
+  plan->record_name = nullptr;
+  plan->record_display_name = nullptr;
   plan->fits = false;
   plan->fits_on_one_card = false;
   plan->cards = 0;
@@ -550,8 +552,10 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     plan.arithmetic_wire.clear();
   };
   absl::Cleanup finish_at_return = finish_lines;
-  plan.name.assign(device.name);
-  plan.display_name.assign(device.display_name);
+  if (!input.names_by_caller) {
+    plan.name.assign(device.name);
+    plan.display_name.assign(device.display_name);
+  }
   if (usable != nullptr && usable->memory_utilization == w.memory_utilization) {
     plan.usable_bytes_per_card = usable->usable_bytes;
     if (as_wire) {
@@ -1037,7 +1041,7 @@ std::vector<int> RankOrder(PlanObjective objective, size_t count,
   const size_t n = std::min(count, all.size());
   std::vector<int> own_ranks;
   if (name_ranks.size() < n) {
-    own_ranks = RanksByName(n, [&all](size_t i) -> const std::string& { return all[i].name; });
+    own_ranks = RanksByName(n, [&all](size_t i) -> const std::string& { return NameOf(all[i]); });
     name_ranks = own_ranks;
   }
   std::vector<RankKey> fitting;

@@ -107,6 +107,9 @@ struct PlanInput {
   // Lines written as DevicePlan::arithmetic_wire (a caller that puts them on
   // the wire as they are) instead of into DevicePlan::arithmetic.
   bool lines_as_wire = false;
+  // The plans are left unnamed: the caller sets DevicePlan::record_name and
+  // record_display_name (the service's reply over the snapshot's records).
+  bool names_by_caller = false;
   // FewestCardsSearches of `sizing` and `max_cards`, when the caller plans
   // on many devices; null = each plan searches with FewestCardsLayout.
   FewestCardsSearches* layouts = nullptr;
@@ -131,6 +134,14 @@ void AppendPlanWireLines(const DevicePlan& plan, std::vector<std::string>* lines
 struct DevicePlan {
   std::string name;
   std::string display_name;
+  // Instead of the two above (then empty): the hardware record's own name
+  // and display name, when the caller names the plan (PlanInput::
+  // names_by_caller) and keeps the records until the plan is read. Copying
+  // both into every plan of a plan over every accelerator was 2.7% of its
+  // time under perf (docs/BENCHMARKS.md, session 20). NameOf and
+  // DisplayNameOf read whichever is set.
+  const std::string* record_name = nullptr;
+  const std::string* record_display_name = nullptr;
   // Fits on `cards` cards (cards <= max_cards).
   bool fits = false;
   bool fits_on_one_card = false;
@@ -186,6 +197,14 @@ struct DevicePlan {
   // ranked.
   std::shared_ptr<const OffloadPlacement> offload;
 };
+
+// A plan's hardware name and display name, its own or its record's.
+inline const std::string& NameOf(const DevicePlan& plan) {
+  return plan.record_name != nullptr ? *plan.record_name : plan.name;
+}
+inline const std::string& DisplayNameOf(const DevicePlan& plan) {
+  return plan.record_display_name != nullptr ? *plan.record_display_name : plan.display_name;
+}
 
 // Memory a serving engine may use per card, bytes: the allocatable capacity
 // x memory_utilization (vLLM's --gpu-memory-utilization is a fraction of the

@@ -716,6 +716,10 @@ TEST(PlanWireTest, EncodedLinesMakeTheHeapReplysBytesForManyRequests) {
       if (plan.offload == nullptr) {
         EXPECT_TRUE(plan.arithmetic.empty()) << plan.name;
       }
+      // Named by the record's own strings (no copy), or (a record not
+      // planned on) by its own.
+      EXPECT_EQ(plan.record_name != nullptr, plan.name.empty()) << NameOf(plan);
+      EXPECT_FALSE(NameOf(plan).empty());
     }
     const PlanWireReply reply(answer, wire_cards);
     EXPECT_EQ(reply.ByteSizeLong(), expected.size());
