@@ -693,8 +693,9 @@ std::shared_ptr<const std::vector<PreparedDevice>> PreparedDevicesOf(
   return hardware.Derive<std::vector<PreparedDevice>>(
       [](const std::vector<common::v1::Hardware>& records) {
         std::vector<PreparedDevice> prepared(records.size());
-        const std::vector<int> name_ranks = RanksByName(
-            records.size(), [&records](size_t i) -> const std::string& { return records[i].name(); });
+        const std::vector<int> name_ranks =
+            RanksByName(records.size(),
+                        [&records](size_t i) -> const std::string& { return records[i].name(); });
         for (size_t i = 0; i < records.size(); ++i) {
           prepared[i].name_rank = name_ranks[i];
           prepared[i].figures = CheckDeviceFigures(records[i]);

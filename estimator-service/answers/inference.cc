@@ -1213,8 +1213,9 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCard
       if (!plan.fits || runtime_fits.size() >= kMaxRuntimeFits) break;
       auto planned = runtime_devices.find(NameOf(plan));
       if (planned == runtime_devices.end()) continue;
-      runtime_fits[NameOf(plan)] = FitRuntime(*runtime, *runtime_model, input.sizing, input.workload,
-                                           planned->second.first, plan, planned->second.second);
+      runtime_fits[NameOf(plan)] =
+          FitRuntime(*runtime, *runtime_model, input.sizing, input.workload, planned->second.first,
+                     plan, planned->second.second);
     }
   }
   PlanWireCards own_cards;

@@ -276,8 +276,8 @@ size_t CardBytesBound(const PlanWireCards& cards, int index,
                       const std::vector<std::string>* device_memory) {
   const DevicePlan& plan = (*cards.plans)[index];
   size_t bound = kCardScalarFields * kScalarFieldBytes;
-  for (const std::string* text :
-       {&NameOf(plan), &DisplayNameOf(plan), &plan.reason, &plan.layout, &plan.speed_not_modelled}) {
+  for (const std::string* text : {&NameOf(plan), &DisplayNameOf(plan), &plan.reason, &plan.layout,
+                                  &plan.speed_not_modelled}) {
     bound += kLengthFieldHeaderBytes + text->size();
   }
   if (plan.usable_line_wire != nullptr) bound += plan.usable_line_wire->size();

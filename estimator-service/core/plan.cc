@@ -962,8 +962,7 @@ std::vector<int> RankOrder(PlanObjective objective, size_t count,
   return RankOrder(objective, count, all, {});
 }
 
-std::vector<int> RanksByName(size_t count,
-                             absl::FunctionRef<const std::string&(size_t)> name_of) {
+std::vector<int> RanksByName(size_t count, absl::FunctionRef<const std::string&(size_t)> name_of) {
   std::vector<int> by_name(count);
   for (size_t i = 0; i < count; ++i) by_name[i] = static_cast<int>(i);
   std::sort(by_name.begin(), by_name.end(),

@@ -584,9 +584,9 @@ TEST(PlanWireTest, WireReplyIsTheHeapReplyByteForByteOnEveryShippedAccelerator) 
       uint8_t* begin = reinterpret_cast<uint8_t*>(bytes.data());
       EXPECT_EQ(reply.SerializeWithCachedSizesToArray(begin), begin + size);
       EXPECT_EQ(bytes, expected);
-      ExpectOneWalkIsTheBytes(reply, expected,
-                              cards->order.empty() ||
-                                  (!cards->offload.has_value() && cards->runtime_fits.empty()));
+      ExpectOneWalkIsTheBytes(
+          reply, expected,
+          cards->order.empty() || (!cards->offload.has_value() && cards->runtime_fits.empty()));
     }
   }
 }
