@@ -11,7 +11,7 @@
 #   scripts/bench-million.sh [--store=sqlite|postgres] [--models=N] [--rounds=R]
 #                            [--record_cache_bytes=B] [--smoke] [--atomic]
 #   --atomic: the import is `modelatlas import --atomic` (one transaction, all or nothing)
-#   pg_virtualenv scripts/bench-million.sh --store=postgres     (PG* from pg_virtualenv)
+#   pg_virtualenv -t scripts/bench-million.sh --store=postgres     (PG* from pg_virtualenv)
 #   scripts/bench-million.sh --smoke      2,000 models, 1 round of 1 s (CI: no thresholds)
 #   BENCH_BUILD_DIR=DIR (with SKIP_BUILD=1): the binaries of another build (e.g. a
 #   copy of an earlier commit's, for a before/after on the same machine)

@@ -11,7 +11,7 @@ a GET /metrics just before SIGTERM (what Prometheus does every few seconds).
 
 Usage, from the repository, with PostgreSQL's PG* variables set (pg_virtualenv
 sets them; createdb must work):
-  pg_virtualenv python3 scripts/measure-shutdown.py ROUNDS BUILD_DIR [BUILD_DIR...]
+  pg_virtualenv -t python3 scripts/measure-shutdown.py ROUNDS BUILD_DIR [BUILD_DIR...]
 BUILD_DIR: a build tree (catalog-service/, estimator-service/, web/), e.g.
 build and a reference build of main. Prints the load average after each
 round, then every figure per case and build.

@@ -19,5 +19,5 @@ if [[ "$which" == all || "$which" == sqlite ]]; then
   build/tests/e2e_test --gtest_filter='SoakTest.*'
 fi
 if [[ "$which" == all || "$which" == postgres ]]; then
-  pg_virtualenv build/tests/e2e_serial_test --gtest_filter='SoakTest.*'
+  pg_virtualenv -t build/tests/e2e_serial_test --gtest_filter='SoakTest.*'
 fi

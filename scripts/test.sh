@@ -8,4 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh test
 bash scripts/build.sh
 cd build
-pg_virtualenv ctest --output-on-failure --timeout 600 -j "$(nproc 2>/dev/null || echo 2)"
+# -t: the cluster lives in a temporary directory even as root, not in
+# /etc/postgresql/V/regress, so a run killed midway leaves nothing behind that
+# makes the next run refuse ("Cluster 15/regress exists").
+pg_virtualenv -t ctest --output-on-failure --timeout 600 -j "$(nproc 2>/dev/null || echo 2)"
