@@ -74,6 +74,82 @@ const DeviceSpec* DeviceMemoryOf(const PlanWireCards& cards, int index) {
   return &record.device;
 }
 
+// Fields 18-25 of a card: what a card holds by component, and its layout.
+struct SizingFields {
+  int64_t weight_bytes = 0;
+  int64_t kv_cache_bytes = 0;
+  int64_t activation_bytes = 0;
+  int64_t overhead_bytes = 0;
+  int32_t tensor_parallel = 0;
+  int32_t pipeline_parallel = 0;
+  int32_t nodes = 0;
+  const std::string* layout = nullptr;
+};
+
+SizingFields SizingFieldsOf(const DevicePlan& plan) {
+  return {.weight_bytes = Up(plan.weight_bytes_per_card),
+          .kv_cache_bytes = Up(plan.kv_cache_bytes_per_card),
+          .activation_bytes = Up(plan.activation_bytes_per_card),
+          .overhead_bytes = Up(plan.overhead_bytes_per_card),
+          .tensor_parallel = plan.tensor_parallel,
+          .pipeline_parallel = plan.pipeline_parallel,
+          .nodes = plan.nodes,
+          .layout = &plan.layout};
+}
+
+template <typename Sink>
+void WalkSizingFields(const SizingFields& f, Sink& sink) {
+  if (f.weight_bytes != 0) sink.Int64(18, f.weight_bytes);
+  if (f.kv_cache_bytes != 0) sink.Int64(19, f.kv_cache_bytes);
+  if (f.activation_bytes != 0) sink.Int64(20, f.activation_bytes);
+  if (f.overhead_bytes != 0) sink.Int64(21, f.overhead_bytes);
+  if (f.tensor_parallel != 0) sink.Int32(22, f.tensor_parallel);
+  if (f.pipeline_parallel != 0) sink.Int32(23, f.pipeline_parallel);
+  if (f.nodes != 0) sink.Int32(24, f.nodes);
+  if (!f.layout->empty()) sink.Bytes(25, *f.layout);
+}
+
+// The bytes of fields 18-25 a writer wrote last, with the figures they were
+// written from. In a plan over every accelerator most cards hold the whole
+// model on one card: their sizing fields are the same bytes card after card,
+// copied rather than encoded again (seven varints and a string, about 140
+// instructions a card under callgrind, docs/BENCHMARKS.md, session 21).
+class SizingRun {
+ public:
+  bool Holds(const SizingFields& f) const {
+    return size_ != 0 && f.weight_bytes == figures_.weight_bytes &&
+           f.kv_cache_bytes == figures_.kv_cache_bytes &&
+           f.activation_bytes == figures_.activation_bytes &&
+           f.overhead_bytes == figures_.overhead_bytes &&
+           f.tensor_parallel == figures_.tensor_parallel &&
+           f.pipeline_parallel == figures_.pipeline_parallel && f.nodes == figures_.nodes &&
+           *f.layout == layout_;
+  }
+  uint8_t* CopyTo(uint8_t* p) const {
+    std::memcpy(p, bytes_, size_);
+    return p + size_;
+  }
+  // Keeps [begin, end), written from `f` (not kept when longer than the
+  // room: a long layout name).
+  void Keep(const SizingFields& f, const uint8_t* begin, const uint8_t* end) {
+    const auto size = static_cast<size_t>(end - begin);
+    if (size == 0 || size > sizeof(bytes_)) {
+      size_ = 0;
+      return;
+    }
+    figures_ = f;
+    layout_ = *f.layout;
+    std::memcpy(bytes_, begin, size);
+    size_ = size;
+  }
+
+ private:
+  SizingFields figures_;
+  std::string layout_;
+  uint8_t bytes_[96];
+  size_t size_ = 0;  // 0: nothing kept
+};
+
 // Two sinks for one walk over a card's fields (WalkCard): one counts the
 // bytes, the other writes them. Each writes its field unconditionally; the
 // walk decides, as the generated code does, which fields are on the wire.
@@ -101,10 +177,13 @@ struct Counter {
   }
   // A whole field already encoded (tag, length and body).
   void Encoded(const std::string& field) { bytes += field.size(); }
+  void Sizing(const SizingFields& f) { WalkSizingFields(f, *this); }
 };
 
 struct Writer {
   uint8_t* p;
+  // When given, the sizing fields written last (a reply's cards in turn).
+  SizingRun* sizing_run = nullptr;
   void Bool(int field, bool v) { p = WireFormatLite::WriteBoolToArray(field, v, p); }
   void Int32(int field, int32_t v) { p = WireFormatLite::WriteInt32ToArray(field, v, p); }
   void Int64(int field, int64_t v) { p = WireFormatLite::WriteInt64ToArray(field, v, p); }
@@ -126,6 +205,17 @@ struct Writer {
   void Encoded(const std::string& field) {
     std::memcpy(p, field.data(), field.size());
     p += field.size();
+  }
+  void Sizing(const SizingFields& f) {
+    if (sizing_run == nullptr) {
+      WalkSizingFields(f, *this);
+    } else if (sizing_run->Holds(f)) {
+      p = sizing_run->CopyTo(p);
+    } else {
+      uint8_t* const begin = p;
+      WalkSizingFields(f, *this);
+      sizing_run->Keep(f, begin, p);
+    }
   }
 };
 
@@ -227,14 +317,7 @@ void WalkCard(const PlanWireCards& cards, int index, Sink& sink,
     sink.Double(16, *price);
     if (cards.price_source != v1::PRICE_SOURCE_UNSPECIFIED) sink.Int32(17, cards.price_source);
   }
-  if (int64_t v = Up(plan.weight_bytes_per_card); v != 0) sink.Int64(18, v);
-  if (int64_t v = Up(plan.kv_cache_bytes_per_card); v != 0) sink.Int64(19, v);
-  if (int64_t v = Up(plan.activation_bytes_per_card); v != 0) sink.Int64(20, v);
-  if (int64_t v = Up(plan.overhead_bytes_per_card); v != 0) sink.Int64(21, v);
-  if (plan.tensor_parallel != 0) sink.Int32(22, plan.tensor_parallel);
-  if (plan.pipeline_parallel != 0) sink.Int32(23, plan.pipeline_parallel);
-  if (plan.nodes != 0) sink.Int32(24, plan.nodes);
-  if (!plan.layout.empty()) sink.Bytes(25, plan.layout);
+  sink.Sizing(SizingFieldsOf(plan));
   if (device_memory != nullptr) {
     if (const std::string& field = (*device_memory)[index]; !field.empty()) sink.Encoded(field);
   } else if (const DeviceSpec* device = DeviceMemoryOf(cards, index); device != nullptr) {
@@ -442,10 +525,11 @@ uint8_t* PlanWireReply::SerializeWithCachedSizesToArray(uint8_t* target) const {
   const size_t cards_bytes = total_ - rest_size_;
   std::memmove(rest_at + memory_bytes + cards_bytes, rest_at + memory_bytes, tail);
   uint8_t* p = rest_at + memory_bytes;
+  SizingRun sizing_run;
   for (size_t i = 0; i < cards_->order.size(); ++i) {
     p = WireFormatLite::WriteTagToArray(2, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, p);
     p = CodedOutputStream::WriteVarint32ToArray(card_sizes_[i], p);
-    Writer writer{p};
+    Writer writer{p, &sizing_run};
     WalkCard(*cards_, cards_->order[i], writer, device_memory_.get());
     p = writer.p;
   }
@@ -483,12 +567,13 @@ uint8_t* PlanWireReply::SerializeWithinBound(uint8_t* target) const {
   after_memory.assign(reinterpret_cast<const char*>(target + memory_bytes),
                       static_cast<size_t>(end - (target + memory_bytes)));
   uint8_t* p = target + memory_bytes;
+  SizingRun sizing_run;
   for (size_t i = 0; i < cards_->order.size(); ++i) {
     p = WireFormatLite::WriteTagToArray(2, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, p);
     // The body is written after room for its bound's length; a shorter
     // length (a body under 128 bytes with a bound over) moves it back.
     const int room = CodedOutputStream::VarintSize32(card_sizes_[i]);
-    Writer writer{p + room};
+    Writer writer{p + room, &sizing_run};
     WalkCard(*cards_, cards_->order[i], writer, device_memory_.get());
     const auto size = static_cast<uint32_t>(writer.p - (p + room));
     const int length = CodedOutputStream::VarintSize32(size);

@@ -193,13 +193,21 @@ std::optional<Layout> FewestCardsSearch::Find(double usable_bytes) {
   return found;
 }
 
+namespace {
+constexpr Layout kOneCard{.tensor_parallel = 1, .pipeline_parallel = 1};
+}  // namespace
+
+FewestCardsSearches::FewestCardsSearches(const InferenceSizing& sizing, int max_cards)
+    : sizing_(&sizing),
+      max_cards_(max_cards),
+      one_card_required_bytes_(RequiredBytesPerCard(sizing, kOneCard)) {}
+
 std::optional<Layout> FewestCardsSearches::Find(double usable_bytes, const NodeSize& node) {
   const InferenceSizing& s = *sizing_;
   // FewestCardsLayout's first answer: a card that holds the whole model (on
   // one card the only layout; NothingFits is then false, as the parts it
   // adds up are at least the activations and overhead).
-  const Layout one_card{.tensor_parallel = 1, .pipeline_parallel = 1};
-  if (RequiredBytesPerCard(s, one_card) <= usable_bytes) return one_card;
+  if (one_card_required_bytes_ <= usable_bytes) return kOneCard;
   if (NothingFits(s, usable_bytes)) return std::nullopt;
   const int per_node = std::max(1, node.cards);
   for (const auto& [cards_per_node, search] : by_node_) {

@@ -152,14 +152,18 @@ class FewestCardsSearch {
 // perf (docs/BENCHMARKS.md, session 20). Not thread-safe: one per plan.
 class FewestCardsSearches {
  public:
-  // `sizing` must outlive this.
-  FewestCardsSearches(const InferenceSizing& sizing, int max_cards)
-      : sizing_(&sizing), max_cards_(max_cards) {}
+  // `sizing` must outlive this, unchanged.
+  FewestCardsSearches(const InferenceSizing& sizing, int max_cards);
   std::optional<Layout> Find(double usable_bytes, const NodeSize& node);
 
  private:
   const InferenceSizing* sizing_;
   int max_cards_;
+  // What one card holding the whole model needs: the first answer tried,
+  // the same for every record (about 40 instructions per record of a plan
+  // over every accelerator when computed on each, docs/BENCHMARKS.md,
+  // session 21).
+  double one_card_required_bytes_;
   // By node size (cards per node), in the order first needed: a few.
   std::vector<std::pair<int, std::unique_ptr<FewestCardsSearch>>> by_node_;
 };
