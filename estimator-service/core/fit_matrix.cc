@@ -210,11 +210,11 @@ std::optional<Layout> FewestCardsSearches::Find(double usable_bytes, const NodeS
   if (one_card_required_bytes_ <= usable_bytes) return kOneCard;
   if (NothingFits(s, usable_bytes)) return std::nullopt;
   const int per_node = std::max(1, node.cards);
-  for (const auto& [cards_per_node, search] : by_node_) {
-    if (cards_per_node == per_node) return search->Find(usable_bytes);
+  for (auto& [cards_per_node, search] : by_node_) {
+    if (cards_per_node == per_node) return search.Find(usable_bytes);
   }
-  by_node_.emplace_back(per_node, std::make_unique<FewestCardsSearch>(s, max_cards_, node));
-  return by_node_.back().second->Find(usable_bytes);
+  by_node_.emplace_back(per_node, FewestCardsSearch(s, max_cards_, node));
+  return by_node_.back().second.Find(usable_bytes);
 }
 
 std::string LayoutName(const Layout& l, const NodeSize& node) {

@@ -5,9 +5,9 @@
 #pragma once
 
 #include <limits>
-#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "estimator-service/core/inference_memory.h"
@@ -165,7 +165,7 @@ class FewestCardsSearches {
   // session 21).
   double one_card_required_bytes_;
   // By node size (cards per node), in the order first needed: a few.
-  std::vector<std::pair<int, std::unique_ptr<FewestCardsSearch>>> by_node_;
+  std::vector<std::pair<int, FewestCardsSearch>> by_node_;
 };
 
 // "TP 8 x PP 2 over 2 nodes", "TP 4 (one node)", "TP 1 x EP 8 (one node)",
