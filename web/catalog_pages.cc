@@ -69,7 +69,11 @@ Page HardwarePage(const Clients& clients, const std::string& id, const Params& p
   auto context = clients.Context();
   auto reader = clients.estimator->ListRunnableModels(context.get(), request);
   estimator::v1::ListRunnableModelsResponse chunk;
+  std::string decode_bound_doubtful;
   while (reader->Read(&chunk)) {
+    if (!chunk.decode_bound_doubtful().empty()) {
+      decode_bound_doubtful = chunk.decode_bound_doubtful();
+    }
     for (auto& r : *chunk.mutable_models()) rows.push_back(std::move(r));
   }
   const grpc::Status status = reader->Finish();
@@ -134,6 +138,9 @@ Page HardwarePage(const Clients& clients, const std::string& id, const Params& p
                          " of them have no architecture on record: their KV cache is not "
                          "counted, so they may not fit at this context.")
           : "",
+      decode_bound_doubtful.empty() ? ""
+                                    : absl::StrCat(" <span class=\"bandwidth-doubtful\">Decode: ",
+                                                   Html(decode_bound_doubtful), ".</span>"),
       "</p>", filters, sort_links,
       "<table><thead><tr><th>Model</th><th>Parameters</th><th>Cards</th><th>Needs per card</th>"
       "<th>Headroom</th><th>Decode (tokens/s)</th></tr></thead><tbody>",

@@ -456,9 +456,13 @@ int Runnable(Session& session, const Arguments& args) {
   v1::ListRunnableModelsResponse message;
   std::vector<std::vector<std::string>> rows;
   int kv_not_counted = 0;
+  std::string decode_bound_doubtful;
   std::optional<JsonListPrinter> json;
   if (session.json()) json.emplace(session.jsonl(), std::cout);
   while (reader->Read(&message)) {
+    if (!message.decode_bound_doubtful().empty()) {
+      decode_bound_doubtful = message.decode_bound_doubtful();
+    }
     for (const v1::RunnableModel& model : message.models()) {
       if (json) {
         json->Add(model);
@@ -488,6 +492,7 @@ int Runnable(Session& session, const Arguments& args) {
                 << " of them have no architecture on record: KV cache not counted (weights and "
                    "overhead only), so they may not fit at this context\n";
     }
+    if (!decode_bound_doubtful.empty()) std::cout << "note: " << decode_bound_doubtful << "\n";
   }
   return EXIT_SUCCESS;
 }

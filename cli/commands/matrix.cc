@@ -213,6 +213,11 @@ int ExportMatrix(Session& session, const Arguments&) {
               << models_not_sized << " models (no parameter count, or an architecture that cannot "
               << "be sized)\n";
   }
+  for (const v1::FitMatrixHardware& hw : hardware) {
+    if (!hw.decode_bound_doubtful().empty()) {
+      std::cerr << "export matrix: " << hw.hardware() << ": " << hw.decode_bound_doubtful() << "\n";
+    }
+  }
   return EXIT_SUCCESS;
 }
 

@@ -677,6 +677,8 @@ DeviceSpec DeviceWithoutPeak(const common::v1::Hardware& hw) {
   device.links.inter_node_bytes_per_second = hw.inter_node_bandwidth_bytes_per_second();
   device.roofline_does_not_apply = RooflineDoesNotApply(hw.memory_type(), hw.memory_bytes(),
                                                         hw.memory_bandwidth_bytes_per_second());
+  device.bandwidth_doubtful = BandwidthDoubtful(hw.memory_type(), hw.memory_bytes(),
+                                                hw.memory_bandwidth_bytes_per_second());
   return device;
 }
 

@@ -12,6 +12,7 @@
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/runnable.h"
 #include "estimator-service/core/plan.h"
+#include "estimator-service/core/speed.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -142,6 +143,9 @@ absl::StatusOr<FitMatrixCells> MatrixOf(const RecordSource& source,
               "roofline does not apply");
         } else if (!d.decode_bound) {
           entry->set_no_decode_bound_reason("memory bandwidth not on record");
+        } else if (spec.bandwidth_doubtful) {
+          entry->set_decode_bound_doubtful(
+              DoubtfulBandwidthReason(spec.memory_bytes, *spec.bandwidth_bytes_per_second));
         }
       }
     }

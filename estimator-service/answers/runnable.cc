@@ -47,6 +47,10 @@ absl::StatusOr<RunnableRows> RunnableModelsOn(const RecordSource& source,
     ToProto(AllocatableMemoryOfRecord(hardware), &memory);
     runnable.SetDeviceMemory(memory, static_cast<int64_t>(std::floor(usable)));
   }
+  if (device.bandwidth_doubtful) {
+    runnable.SetDecodeBoundDoubtful(DoubtfulBandwidthReason(
+        device.memory_bytes, device.bandwidth_bytes_per_second.value_or(0)));
+  }
   absl::Status abandoned;
   int visits = 0;
   absl::Status visited = ForEachPreparedModel(

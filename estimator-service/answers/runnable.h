@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -84,6 +85,9 @@ class RunnableRows {
     device_memory_ = memory;
     usable_bytes_per_card_ = usable_bytes_per_card;
   }
+  // Why the card's bandwidth, on which every row's decode bound rests, is
+  // doubtful (DoubtfulBandwidthReason, core/speed.h), sent with the workload.
+  void SetDecodeBoundDoubtful(std::string reason) { decode_bound_doubtful_ = std::move(reason); }
 
   // Fills `message` with the next rows (the first message also with the
   // resolved workload, alone when there are no rows); false when none are left.
@@ -93,6 +97,7 @@ class RunnableRows {
       *message->mutable_workload() = workload_;
       *message->mutable_device_memory() = device_memory_;
       message->set_usable_bytes_per_card(usable_bytes_per_card_);
+      message->set_decode_bound_doubtful(decode_bound_doubtful_);
       if (order_.empty()) return true;
     }
     if (next_ == order_.size()) return false;
@@ -127,6 +132,7 @@ class RunnableRows {
   bool workload_sent_ = false;
   v1::DeviceMemory device_memory_;
   int64_t usable_bytes_per_card_ = 0;
+  std::string decode_bound_doubtful_;
   std::string names_;
   std::vector<RunnableRow> rows_;
   std::vector<uint32_t> order_;

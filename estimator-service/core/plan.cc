@@ -882,6 +882,11 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
                 " TFLOP/s at 100% / (2 x ", f.active_parameters, " active parameters))");
     }
   }
+  if (device.bandwidth_doubtful && plan.decode_tokens_per_second.has_value()) {
+    // The bound is only as good as the record's bandwidth.
+    lines.AddLine(DoubtfulBandwidthReason(device.memory_bytes,
+                                          device.bandwidth_bytes_per_second.value_or(0)));
+  }
 
   // Prefill is compute-bound: 2 FLOP per active parameter per token.
   if (has_peak) {

@@ -47,6 +47,10 @@ struct DeviceSpec {
   DeviceLinks links;
   // On-chip SRAM (wafer-scale, SRAM-only): no roofline figure is given.
   bool roofline_does_not_apply = false;
+  // The bandwidth reads the whole memory more often than any DRAM device on
+  // record (BandwidthDoubtful, core/speed.h): the plan's decode line is
+  // followed by a line that says so.
+  bool bandwidth_doubtful = false;
 };
 
 // What a plan fits: the workload sized by SizeInference, the workload

@@ -4,6 +4,9 @@
 #include <cctype>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
+#include "common/text/decimal.h"
+
 namespace modelatlas::estimator {
 
 std::optional<Link> WithinNodeLink(const DeviceLinks& links) {
@@ -51,6 +54,23 @@ bool RooflineDoesNotApply(const std::string& memory_type, double memory_bytes,
   }
   return memory_bytes > 0 && bandwidth_bytes_per_second > 0 &&
          bandwidth_bytes_per_second / memory_bytes > kOnChipMemoryReadsPerSecond;
+}
+
+bool BandwidthDoubtful(const std::string& memory_type, double memory_bytes,
+                       double bandwidth_bytes_per_second) {
+  return memory_bytes > 0 && bandwidth_bytes_per_second > 0 &&
+         bandwidth_bytes_per_second / memory_bytes > kMostDramMemoryReadsPerSecond &&
+         !RooflineDoesNotApply(memory_type, memory_bytes, bandwidth_bytes_per_second);
+}
+
+std::string DoubtfulBandwidthReason(double memory_bytes, double bandwidth_bytes_per_second) {
+  return absl::StrCat(
+      "bandwidth doubtful: ", SignificantDigits(bandwidth_bytes_per_second / 1e9, 4), " GB/s over ",
+      FixedDecimals(memory_bytes / (1024.0 * 1024.0 * 1024.0), 2), " GiB reads the whole memory ",
+      SignificantDigits(bandwidth_bytes_per_second / memory_bytes, 4),
+      " times a second, more than any DRAM device on record (at most ",
+      static_cast<int>(kMostDramMemoryReadsPerSecond),
+      "): the record's figure may be wrong, and the decode bound rests on it");
 }
 
 namespace {

@@ -48,6 +48,13 @@ inline constexpr double kActivationBytesPerElement = 2;
 // 230 MB = 332,000/s); HBM, GDDR and LPDDR devices read theirs 10-60 times
 // (H100 SXM 3.35 TB/s over 80 GiB: 39/s). Per second.
 inline constexpr double kOnChipMemoryReadsPerSecond = 1000;
+// The most times a second a DRAM device on record reads its whole memory
+// (HBM, GDDR, LPDDR, DDR: 0.6 to 131, the GeForce GTX 280's 141 GB/s over
+// 1 GiB the highest; ShippedDatasetTest.BandwidthIsPlausibleForTheMemory...).
+// Between this and kOnChipMemoryReadsPerSecond a bandwidth figure is
+// doubtful (Epoch's MetaX MXC500: 18 TB/s over 64 GiB, 262/s): the plan
+// says so beside the decode bound it rests on. Per second.
+inline constexpr double kMostDramMemoryReadsPerSecond = 150;
 
 // The links of one device kind, from its record's figures.
 struct DeviceLinks {
@@ -75,6 +82,15 @@ Link BetweenNodesLink(const DeviceLinks& links);
 // kOnChipMemoryReadsPerSecond times a second).
 bool RooflineDoesNotApply(const std::string& memory_type, double memory_bytes,
                           double bandwidth_bytes_per_second);
+// True when the bandwidth reads the whole memory more often than any DRAM
+// device on record (kMostDramMemoryReadsPerSecond) and the roofline applies
+// (not on-chip SRAM): a figure probably wrong on its record.
+bool BandwidthDoubtful(const std::string& memory_type, double memory_bytes,
+                       double bandwidth_bytes_per_second);
+// Why a bandwidth BandwidthDoubtful flags is doubtful, in words with the
+// figures (memory_bytes > 0): the plan's line after its decode bound, the
+// runnable list's and the fit matrix's decode_bound_doubtful.
+std::string DoubtfulBandwidthReason(double memory_bytes, double bandwidth_bytes_per_second);
 
 struct SpeedInput {
   const InferenceSizing* sizing = nullptr;

@@ -111,6 +111,14 @@ TEST_F(EndToEndTest, EstimateThroughTheCatalogOverGrpcAndTheCli) {
   EXPECT_EQ(runnable.exit_code, 0) << runnable.err;
   EXPECT_NE(runnable.out.find("models/gpt-2-124m"), std::string::npos) << runnable.out;
   EXPECT_EQ(runnable.out.find("models/llama-2-7b"), std::string::npos) << runnable.out;
+  EXPECT_EQ(runnable.out.find("bandwidth doubtful"), std::string::npos) << runnable.out;
+  // Epoch's MetaX MXC500 bandwidth (18 TB/s over 64 GiB) is flagged under the table.
+  const auto doubtful = RunCommand({MODELATLAS_CLI_BIN, both[1], "runnable",
+                                    "hardware/metax-mxc500-oam", "--filter=parameters < 2e9"});
+  EXPECT_EQ(doubtful.exit_code, 0) << doubtful.err;
+  EXPECT_NE(doubtful.out.find("\nnote: bandwidth doubtful: 1.8e+04 GB/s over 64.00 GiB"),
+            std::string::npos)
+      << doubtful.out;
 
   // SIGTERM: both drain and exit cleanly.
   EXPECT_EQ(estimator_.process->Stop(SIGTERM, 15000), 0);

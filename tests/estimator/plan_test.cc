@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "estimator-service/core/fit_matrix.h"
 #include "tests/estimator/plan_inputs.h"
 
@@ -224,6 +226,42 @@ PlanInput Llama405B() {
   w.sizing.overhead_bytes = 1073741824;
   w.workload.prompt_tokens = 1000;
   return w;
+}
+
+// A bandwidth no DRAM device reaches is stated, and said to be doubtful,
+// right after the decode bound that rests on it (the figure stays: the plan
+// answers from the record and says what it doubts).
+TEST(PlanTest, ADoubtfulBandwidthIsSaidBesideTheDecodeBound) {
+  const auto line_after_decode = [](const DevicePlan& plan) -> std::string {
+    for (size_t i = 0; i + 1 < plan.arithmetic.size(); ++i) {
+      // One card's line, or several cards' (with their links).
+      const std::string& line = plan.arithmetic[i];
+      if (absl::StartsWith(line, "decode bound: ") || absl::StartsWith(line, "decode step: ")) {
+        return plan.arithmetic[i + 1];
+      }
+    }
+    return "";
+  };
+  const DevicePlan usual = PlanOnDevice(Llama8B(), H100());
+  for (const std::string& line : usual.arithmetic) {
+    EXPECT_FALSE(absl::StrContains(line, "doubtful")) << line;
+  }
+  DeviceSpec mxc500 = H100();
+  mxc500.name = "hardware/metax-mxc500-oam";
+  mxc500.memory_bytes = 64 * kGiB;
+  mxc500.bandwidth_bytes_per_second = 18e12;
+  mxc500.bandwidth_doubtful = true;
+  const DevicePlan plan = PlanOnDevice(Llama8B(), mxc500);
+  ASSERT_TRUE(plan.decode_tokens_per_second.has_value());
+  EXPECT_EQ(line_after_decode(plan),
+            "bandwidth doubtful: 1.8e+04 GB/s over 64.00 GiB reads the whole memory 261.9 times a "
+            "second, more than any DRAM device on record (at most 150): the record's figure may "
+            "be wrong, and the decode bound rests on it");
+  // On several cards too (a 405B model over 64 GiB cards).
+  const DevicePlan several = PlanOnDevice(Llama405B(), mxc500);
+  ASSERT_GT(several.cards, 1);
+  EXPECT_TRUE(absl::StartsWith(line_after_decode(several), "bandwidth doubtful: "))
+      << absl::StrJoin(several.arithmetic, "\n");
 }
 
 // The per-card bound, computed here from the formula in docs/FORMULAS.md.

@@ -361,6 +361,7 @@ TEST(PreparedRecordsTest, PreparedDevicesAreTheChecksAndDevicesOfEachRecord) {
       EXPECT_EQ(a.links.scale_up_bytes_per_second, b.links.scale_up_bytes_per_second);
       EXPECT_EQ(a.links.pcie_generation, b.links.pcie_generation);
       EXPECT_EQ(a.roofline_does_not_apply, b.roofline_does_not_apply);
+      EXPECT_EQ(a.bandwidth_doubtful, b.bandwidth_doubtful);
     }
   }
   EXPECT_FALSE((*prepared)[1].figures.ok());

@@ -903,6 +903,51 @@ TEST_F(EstimatorServiceTest, RunnableModelsOnACardAreStreamedBestFitFirst) {
   EXPECT_EQ(unknown_reader->Finish().error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
+// A card whose bandwidth on record no DRAM device reaches (Epoch's MetaX
+// MXC500: 18 TB/s over 64 GiB, 262 reads of the whole memory a second;
+// ShippedDatasetTest lists it as doubtful) is flagged beside the decode
+// bounds that rest on it: on the runnable list's first message and on the
+// fit matrix's accelerator, and on no other shipped accelerator.
+TEST_F(EstimatorServiceTest, ADoubtfulBandwidthIsSaidWithTheRunnableListAndTheFitMatrix) {
+  StartEstimator(CatalogAddress(), /*with_snapshot=*/true);
+  const auto first_runnable_message = [&](const std::string& hardware) {
+    v1::ListRunnableModelsRequest request;
+    request.set_hardware(hardware);
+    request.set_filter("parameters < 2e9");
+    grpc::ClientContext context;
+    auto reader = stub_->ListRunnableModels(&context, request);
+    v1::ListRunnableModelsResponse first;
+    v1::ListRunnableModelsResponse rest;
+    EXPECT_TRUE(reader->Read(&first));
+    while (reader->Read(&rest)) EXPECT_EQ(rest.decode_bound_doubtful(), "");
+    EXPECT_TRUE(reader->Finish().ok()) << hardware;
+    return first;
+  };
+  const v1::ListRunnableModelsResponse mxc500 = first_runnable_message("hardware/metax-mxc500-oam");
+  EXPECT_EQ(mxc500.decode_bound_doubtful(),
+            "bandwidth doubtful: 1.8e+04 GB/s over 64.00 GiB reads the whole memory 261.9 times a "
+            "second, more than any DRAM device on record (at most 150): the record's figure may "
+            "be wrong, and the decode bound rests on it");
+  EXPECT_EQ(first_runnable_message("NVIDIA T4").decode_bound_doubtful(), "");
+
+  v1::StreamFitMatrixRequest request;
+  request.set_model_filter("parameters < 2e9");
+  grpc::ClientContext context;
+  auto reader = stub_->StreamFitMatrix(&context, request);
+  v1::StreamFitMatrixResponse message;
+  std::set<std::string> doubtful;
+  while (reader->Read(&message)) {
+    for (const v1::FitMatrixHardware& hw : message.hardware()) {
+      if (hw.decode_bound_doubtful().empty()) continue;
+      doubtful.insert(hw.hardware());
+      EXPECT_EQ(hw.decode_bound_doubtful(), mxc500.decode_bound_doubtful());
+    }
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(doubtful,
+            (std::set<std::string>{"hardware/metax-mxc500-oam", "hardware/metax-mxc500-pcie"}));
+}
+
 // 700 rows take three messages, written into one reused message: each row
 // whole and its own, each message at most 256 rows, best fit first across
 // message boundaries.

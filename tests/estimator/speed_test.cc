@@ -120,6 +120,27 @@ TEST(LinksTest, OnChipSramDevicesAreNotGivenARoofline) {
   EXPECT_TRUE(RooflineDoesNotApply("on-chip sram", 80.0 * (1 << 30), 3.35e12));
 }
 
+// A DRAM device read more often than any on record is flagged, exactly the
+// shipped records ShippedDatasetTest lists as doubtful (Epoch's MetaX MXC500:
+// 18 TB/s over 64 GiB, 262 times a second); SRAM designs are not (no
+// roofline), nor any HBM, GDDR or LPDDR device of the dataset.
+TEST(LinksTest, BandwidthBeyondAnyDramDeviceIsDoubtful) {
+  std::set<std::string> doubtful;
+  for (const Hardware& hw : Shipped().hardware()) {
+    if (DeviceOf(hw, NumberFormat::kBf16).bandwidth_doubtful) doubtful.insert(hw.name());
+  }
+  EXPECT_EQ(doubtful,
+            (std::set<std::string>{"hardware/metax-mxc500-oam", "hardware/metax-mxc500-pcie"}));
+  const double gib = 1 << 30;
+  EXPECT_FALSE(BandwidthDoubtful("HBM3", 80 * gib, 3.35e12));  // 39 a second
+  EXPECT_FALSE(BandwidthDoubtful("", 64 * gib, 150 * 64 * gib));
+  EXPECT_TRUE(BandwidthDoubtful("", 64 * gib, 151 * 64 * gib));
+  EXPECT_TRUE(BandwidthDoubtful("HBM2e", 64 * gib, 18e12));
+  EXPECT_FALSE(BandwidthDoubtful("", 64 * gib, 1001 * 64 * gib));  // on-chip: no roofline
+  EXPECT_FALSE(BandwidthDoubtful("SRAM", 64 * gib, 200 * 64 * gib));
+  EXPECT_FALSE(BandwidthDoubtful("HBM3", 0, 3.35e12));
+}
+
 // ---- decode and prefill -------------------------------------------------
 
 TEST(DecodeBoundTest, TensorParallelPaysTwoAllReducesPerLayer) {

@@ -223,6 +223,17 @@ TEST_F(WebEndToEndTest, CardPageFromTheModelPageListsModels) {
   const std::string row =
       any_domain->body.substr(start, any_domain->body.find("</tr>", start) - start);
   EXPECT_FALSE(Has(row, "kv-not-counted")) << row;
+  // A card whose bandwidth on record no DRAM device reaches (Epoch's MetaX
+  // MXC500, 18 TB/s over 64 GiB) says so beside its decode column; the H100
+  // page does not.
+  auto mxc500 = Get("/hardware/metax-mxc500-oam");
+  ASSERT_TRUE(mxc500);
+  EXPECT_EQ(mxc500->status, 200);
+  EXPECT_TRUE(Has(mxc500->body,
+                  "<span class=\"bandwidth-doubtful\">Decode: bandwidth doubtful: 1.8e+04 GB/s "
+                  "over 64.00 GiB reads the whole memory 261.9 times a second"))
+      << mxc500->body.substr(0, 3000);
+  EXPECT_FALSE(Has(any_domain->body, "bandwidth-doubtful"));
   auto plan = Get("/plan?model=llama-3-1-8b&hardware=nvidia-h100-sxm5-80gb");
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->status, 200);
