@@ -412,6 +412,13 @@ UsableCard UsableCardOf(const DeviceSpec& device, double memory_utilization) {
   if (device.price_usd_per_hour.has_value()) {
     card.price_usd_per_hour = KeepFigure(*device.price_usd_per_hour);
   }
+  if (device.bandwidth_doubtful && device.bandwidth_bytes_per_second.has_value()) {
+    const double bandwidth = *device.bandwidth_bytes_per_second;
+    card.doubtful_bandwidth_line = {
+        .kept = true,
+        .value = bandwidth,
+        .text = DoubtfulBandwidthReason(device.memory_bytes, bandwidth)};
+  }
   return card;
 }
 
@@ -884,8 +891,13 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
   }
   if (device.bandwidth_doubtful && plan.decode_tokens_per_second.has_value()) {
     // The bound is only as good as the record's bandwidth.
-    lines.AddLine(DoubtfulBandwidthReason(device.memory_bytes,
-                                          device.bandwidth_bytes_per_second.value_or(0)));
+    const double bandwidth = device.bandwidth_bytes_per_second.value_or(0);
+    const KeptFigure* kept = usable != nullptr ? &usable->doubtful_bandwidth_line : nullptr;
+    if (kept != nullptr && kept->kept && kept->value == bandwidth) {
+      lines.AddLine(kept->text);
+    } else {
+      lines.AddLine(DoubtfulBandwidthReason(device.memory_bytes, bandwidth));
+    }
   }
 
   // Prefill is compute-bound: 2 FLOP per active parameter per token.

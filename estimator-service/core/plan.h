@@ -247,6 +247,10 @@ struct UsableCard {
   // replaces the record's).
   KeptFigure bandwidth_gb_per_second;
   KeptFigure price_usd_per_hour;
+  // The line after the decode bound on a record whose bandwidth is doubtful
+  // (DeviceSpec::bandwidth_doubtful; DoubtfulBandwidthReason, core/speed.h),
+  // kept with the bandwidth in bytes/s it was written from.
+  KeptFigure doubtful_bandwidth_line;
 };
 UsableCard UsableCardOf(const DeviceSpec& device, double memory_utilization);
 

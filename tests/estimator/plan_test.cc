@@ -253,6 +253,11 @@ TEST(PlanTest, ADoubtfulBandwidthIsSaidBesideTheDecodeBound) {
   mxc500.bandwidth_doubtful = true;
   const DevicePlan plan = PlanOnDevice(Llama8B(), mxc500);
   ASSERT_TRUE(plan.decode_tokens_per_second.has_value());
+  // Kept with the record's UsableCard (a plan over every accelerator), the
+  // line is written once per record and copied: the same lines.
+  const UsableCard kept = UsableCardOf(mxc500, 0.9);
+  ASSERT_TRUE(kept.doubtful_bandwidth_line.kept);
+  EXPECT_EQ(PlanOnDevice(Llama8B(), mxc500, &kept).arithmetic, plan.arithmetic);
   EXPECT_EQ(line_after_decode(plan),
             "bandwidth doubtful: 1.8e+04 GB/s over 64.00 GiB reads the whole memory 261.9 times a "
             "second, more than any DRAM device on record (at most 150): the record's figure may "
