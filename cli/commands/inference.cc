@@ -271,6 +271,9 @@ void PrintLayerSplit(const v1::PlanInferenceResponse& response) {
               << Fixed(static_cast<double>(card.required_bytes()) / 1073741824.0, 2) << " of "
               << Fixed(static_cast<double>(card.usable_bytes()) / 1073741824.0, 2)
               << " GiB usable (-ts " << Fixed(card.tensor_split_share(), 1) << ")\n";
+    if (!card.decode_bound_doubtful().empty()) {
+      std::cout << "    note: " << card.decode_bound_doubtful() << "\n";
+    }
   }
   if (split.has_decode_tokens_per_second()) {
     std::cout << "  decode bound: " << Fixed(split.decode_tokens_per_second(), 1)

@@ -983,6 +983,7 @@ absl::Status AddLayerSplit(const SharedRecords<common::v1::Hardware>& hardware,
     c->set_required_bytes(static_cast<int64_t>(std::ceil(card.required_bytes)));
     c->set_usable_bytes(static_cast<int64_t>(std::floor(card.usable_bytes)));
     if (card.decode_seconds.has_value()) c->set_decode_seconds(*card.decode_seconds);
+    c->set_decode_bound_doubtful(card.decode_bound_doubtful);
   }
   if (split.decode_tokens_per_second.has_value()) {
     out->set_decode_tokens_per_second(*split.decode_tokens_per_second);
@@ -1080,11 +1081,17 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCard
   if (wire != nullptr && response->GetArena() == nullptr) {
     return absl::InternalError("plan cards for the wire need a reply on an arena");
   }
-  absl::StatusOr<Sized> sized =
-      SizeForModel(model, request.workload(), request.hypothetical(), sourced, extras);
-  if (!sized.ok()) return sized.status();
-  // On an arena the sizing's heap message is copied (one small message).
-  *response->mutable_memory() = std::move(sized->response);
+  // The memory answer written where the reply holds it (on the reply's
+  // arena): sized on the heap and moved in, it was copied field by field
+  // (about 20,000 instructions and 40 allocations a plan, docs/BENCHMARKS.md,
+  // session 24).
+  absl::StatusOr<SizedFigures> sized =
+      SizeForModelInto(response->mutable_memory(), model, request.workload(),
+                       request.hypothetical(), sourced, extras, nullptr);
+  if (!sized.ok()) {
+    response->clear_memory();
+    return sized.status();
+  }
   // "no estimate: weights not published"
   if (!sized->sizing.has_value()) return absl::OkStatus();
 
@@ -1109,6 +1116,8 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCard
   // need several.
   FewestCardsSearches layouts(input.sizing, input.max_cards);
   input.layouts = &layouts;
+  // One-card plans on records that share a figure share lines.
+  input.shared_lines_generation = NewPlanGeneration();
   absl::StatusOr<Runtime> runtime = ToCoreRuntime(request.runtime(), "runtime");
   if (!runtime.ok()) return runtime.status();
   // What the runtime's rules read of the model, once for every device.

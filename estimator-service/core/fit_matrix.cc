@@ -111,7 +111,7 @@ double KvBytesPerCard(const InferenceSizing& s, const Layout& l) {
 }
 
 double RequiredBytesPerCard(const InferenceSizing& s, const Layout& l) {
-  return WeightBytesPerCard(s, l) + KvBytesPerCard(s, l) + s.activation_bytes + s.overhead_bytes;
+  return RequiredBytesPerCard(s, WeightBytesPerCard(s, l), KvBytesPerCard(s, l));
 }
 
 namespace {

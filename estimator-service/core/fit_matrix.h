@@ -100,6 +100,12 @@ double WeightBytesPerCard(const InferenceSizing& sizing, const Layout& layout);
 double KvBytesPerCard(const InferenceSizing& sizing, const Layout& layout);
 // Weights + KV cache + activations + overhead on one card of `layout`.
 double RequiredBytesPerCard(const InferenceSizing& sizing, const Layout& layout);
+// The same from the layout's weights and KV cache per card (WeightBytesPerCard,
+// KvBytesPerCard), for a caller that has them: the same sum, the same bits.
+inline double RequiredBytesPerCard(const InferenceSizing& sizing, double weight_bytes,
+                                   double kv_cache_bytes) {
+  return weight_bytes + kv_cache_bytes + sizing.activation_bytes + sizing.overhead_bytes;
+}
 
 // The fewest cards, any count up to max_cards, on which the workload fits
 // in `usable_bytes` per card, and how. For each count, in this order: tensor

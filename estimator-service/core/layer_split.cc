@@ -119,6 +119,9 @@ LayerSplitPlan PlanLayerSplit(const PlanInput& input, const std::vector<DeviceSp
                              (card.output_layer ? output_bytes : 0) + (i == 0 ? draft_kv : 0)) /
                             *bandwidth;
       step_seconds += *card.decode_seconds;
+      if (cards[i].bandwidth_doubtful) {
+        card.decode_bound_doubtful = DoubtfulBandwidthReason(cards[i].memory_bytes, *bandwidth);
+      }
       absl::StrAppend(&split_text, i > 0 ? " + " : "", Num(*card.decode_seconds * 1e3), " ms (",
                       card.display_name, ")");
     } else {
@@ -144,6 +147,13 @@ LayerSplitPlan PlanLayerSplit(const PlanInput& input, const std::vector<DeviceSp
         ") = ", Num(*plan.decode_tokens_per_second), " tokens/s per sequence, x ", w.batch_size,
         " sequences = ", Num(*plan.decode_tokens_per_second_all),
         " tokens/s; the hops between cards (hidden x 2 bytes each) not counted"));
+    // The bound is only as good as each card's bandwidth.
+    for (const SplitCard& card : plan.cards) {
+      if (!card.decode_bound_doubtful.empty()) {
+        plan.arithmetic.push_back(
+            absl::StrCat(card.display_name, ": ", card.decode_bound_doubtful));
+      }
+    }
   } else if (!every_bandwidth) {
     plan.arithmetic.push_back("decode bound: not given (a card has no memory bandwidth on record)");
   }

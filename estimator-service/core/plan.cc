@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -103,6 +104,12 @@ class LineWriter {
     return p_;
   }
   void Advance(size_t size) { p_ += size; }
+  // Where the next line starts, and the encoded lines between two such
+  // positions (valid until the next write).
+  size_t Position() const { return Used(); }
+  std::string_view Between(size_t from, size_t to) const {
+    return std::string_view(out_->data() + from, to - from);
+  }
 
  private:
   static constexpr size_t kMaxVarintBytes = 10;
@@ -334,6 +341,87 @@ void AppendWhole(LineWriter* out, double value) {
   } else {
     AppendNum(out, value);
   }
+}
+
+// One-card plans' lines that depend on one or two of the device's figures
+// only, kept while a plan over many devices is written
+// (PlanInput::shared_lines_generation): many records share a bandwidth, a
+// peak or a capacity (of the 258 accelerators' one-card plans of Llama 3.1
+// 8B, 141 memory lines hold 57 texts and 138 decode lines 75;
+// docs/BENCHMARKS.md, session 24). Kept by the figures they were written
+// from (their bits), with the bound's figures the plan states, per thread,
+// direct-mapped: a slot taken by another key is written over.
+class SharedLines {
+ public:
+  enum class Kind : uint8_t { kMemory, kDecode, kPrefill };
+  struct Kept {
+    std::string_view wire;  // the encoded lines, as LineWriter wrote them
+    double figures[2];
+  };
+
+  static SharedLines& ForThread(uint64_t generation) {
+    // On the heap: a thread_local of this size (28 KiB) is static TLS, which
+    // glibc carves out of every thread's stack, and the metrics server's
+    // threads (civetweb, small stacks) then overflowed theirs on their first
+    // scrape (the end-to-end tests caught it, session 24).
+    thread_local std::unique_ptr<SharedLines> kept;
+    if (kept == nullptr) kept = std::make_unique<SharedLines>();
+    SharedLines& lines = *kept;
+    if (lines.generation_ != generation) {
+      lines.generation_ = generation;
+      ++lines.epoch_;
+      lines.text_.clear();
+    }
+    return lines;
+  }
+
+  std::optional<Kept> Find(Kind kind, uint64_t a, uint64_t b) const {
+    const Slot& slot = slots_[SlotOf(kind, a, b)];
+    if (slot.epoch != epoch_ || slot.kind != kind || slot.a != a || slot.b != b) {
+      return std::nullopt;
+    }
+    return Kept{.wire = std::string_view(text_.data() + slot.offset, slot.length),
+                .figures = {slot.figures[0], slot.figures[1]}};
+  }
+  void Keep(Kind kind, uint64_t a, uint64_t b, std::string_view wire, double figure0,
+            double figure1) {
+    Slot& slot = slots_[SlotOf(kind, a, b)];
+    slot = {.epoch = epoch_,
+            .a = a,
+            .b = b,
+            .offset = static_cast<uint32_t>(text_.size()),
+            .length = static_cast<uint32_t>(wire.size()),
+            .kind = kind,
+            .figures = {figure0, figure1}};
+    text_.append(wire);
+  }
+
+ private:
+  static constexpr size_t kSlots = 512;
+  struct Slot {
+    uint64_t epoch = 0;  // 0: never kept
+    uint64_t a = 0;
+    uint64_t b = 0;
+    uint32_t offset = 0;
+    uint32_t length = 0;
+    Kind kind = Kind::kMemory;
+    double figures[2] = {0, 0};
+  };
+  static size_t SlotOf(Kind kind, uint64_t a, uint64_t b) {
+    const uint64_t mixed =
+        (a ^ (b * 0xC2B2AE3D27D4EB4Full) ^ static_cast<uint64_t>(kind)) * 0x9E3779B97F4A7C15ull;
+    return static_cast<size_t>(mixed >> 55);  // 9 bits: kSlots
+  }
+
+  uint64_t generation_ = 0;
+  uint64_t epoch_ = 0;
+  std::string text_;
+  std::array<Slot, kSlots> slots_{};
+};
+
+// A figure that may be absent as a key: its bits, or a NaN no figure has.
+uint64_t KeyBits(const std::optional<double>& figure) {
+  return figure.has_value() ? std::bit_cast<uint64_t>(*figure) : 0x7ff8'dead'beef'0001ull;
 }
 
 // The KV cache's divisor over tp ranks, as the fit splits it.
@@ -622,11 +710,18 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
   plan.nodes = (n + node.cards - 1) / node.cards;
   AppendLayoutName(&plan.layout, *layout, node);  // cleared by ResetKeepingStorage
   plan.fits_on_one_card = n == 1;
-  split(WeightBytesPerCard(shape, *layout), KvBytesPerCard(shape, *layout));
-  plan.required_bytes_per_card = RequiredBytesPerCard(shape, *layout);
+  // Each once per plan (they were worked out three and two times).
+  const double weights = WeightBytesPerCard(shape, *layout);
+  const double kv_cache = KvBytesPerCard(shape, *layout);
+  split(weights, kv_cache);
+  plan.required_bytes_per_card = RequiredBytesPerCard(shape, weights, kv_cache);
   plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
   plan.expert_parallel = layout->expert_parallel > 1 ? layout->expert_parallel : 0;
   const bool ep = layout->expert_parallel > 1;
+  // A one-card plan's lines that other records' plans share (SharedLines).
+  SharedLines* const shared = input.shared_lines_generation != 0 && n == 1
+                                  ? &SharedLines::ForThread(input.shared_lines_generation)
+                                  : nullptr;
   if (ep) {
     const int d = layout->attention_replicas();
     lines.AddLine(absl::StrCat(
@@ -648,7 +743,7 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     lines.AddLine(absl::StrCat(
         "per card on ", n, ": dense weights ", GiB(dense), " / ", tp, " + routed experts ",
         GiB(shape.expert_weight_bytes), " x ", ExpertsPerCard(shape, n), " / ", shape.num_experts,
-        " + KV cache ", GiB(KvBytesPerCard(shape, *layout)),
+        " + KV cache ", GiB(kv_cache),
         d > 1 ? absl::StrCat(" (", SequencesPerReplica(shape, *layout), " of ", w.batch_size,
                              " sequences)")
               : std::string(),
@@ -676,7 +771,6 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
                 shape.num_layers, " layers");
     }
   }
-  const double weights = WeightBytesPerCard(shape, *layout);
   if (pp > 1) {
     lines.AddLine(absl::StrCat(
         "weights per stage (bounded from above): min(", f.weights_gib, ", ",
@@ -689,10 +783,24 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
   }
   if (!ep && n == 1) {
     // Only the headroom differs from card to card.
-    const LineScope scope(&lines);
-    LineWriter& line = lines;
-    line.append(f.one_card_parts);
-    AppendGiB(&line, plan.headroom_bytes_per_card);
+    const uint64_t headroom = std::bit_cast<uint64_t>(plan.headroom_bytes_per_card);
+    const std::optional<SharedLines::Kept> kept =
+        shared != nullptr ? shared->Find(SharedLines::Kind::kMemory, headroom, 0) : std::nullopt;
+    if (kept.has_value()) {
+      lines.append(kept->wire);
+    } else {
+      const size_t from = lines.Position();
+      {
+        const LineScope scope(&lines);
+        LineWriter& line = lines;
+        line.append(f.one_card_parts);
+        AppendGiB(&line, plan.headroom_bytes_per_card);
+      }
+      if (shared != nullptr) {
+        shared->Keep(SharedLines::Kind::kMemory, headroom, 0, lines.Between(from, lines.Position()),
+                     0, 0);
+      }
+    }
   } else if (!ep) {
     const LineScope scope(&lines);
     LineWriter& line = lines;
@@ -704,7 +812,7 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     AppendLiteral(&line, " / ");
     AppendInt(&line, tp);
     AppendLiteral(&line, " + KV cache ");
-    AppendGiB(&line, KvBytesPerCard(shape, *layout));
+    AppendGiB(&line, kv_cache);
     if (shape.kv_cache_replicated && tp > 1) {
       AppendLiteral(&line, " (MLA latent cache: whole on every rank)");
     }
@@ -746,12 +854,29 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
   // active experts' share) and the batch's KV cache once, then the links
   // carry the activations (core/speed.h).
   const double active_share = shape.active_share;
-  if (device.bandwidth_bytes_per_second.has_value() && *device.bandwidth_bytes_per_second > 0) {
+  const bool has_bandwidth =
+      device.bandwidth_bytes_per_second.has_value() && *device.bandwidth_bytes_per_second > 0;
+  // On one card the decode bound and its line depend on the bandwidth and
+  // the peak (the compute roof) only.
+  const uint64_t bandwidth_key = KeyBits(device.bandwidth_bytes_per_second);
+  const uint64_t peak_key = KeyBits(device.peak_flops);
+  const std::optional<SharedLines::Kept> kept_decode =
+      shared != nullptr && has_bandwidth
+          ? shared->Find(SharedLines::Kind::kDecode, bandwidth_key, peak_key)
+          : std::nullopt;
+  if (kept_decode.has_value()) {
+    plan.decode_tokens_per_second = kept_decode->figures[0];
+    plan.decode_tokens_per_second_all = kept_decode->figures[1];
+    lines.append(kept_decode->wire);
+  } else if (has_bandwidth) {
+    const size_t decode_from = lines.Position();
     const DecodeBound d = BoundDecode(speed);
     plan.decode_tokens_per_second = d.tokens_per_second_per_sequence;
     plan.decode_tokens_per_second_all = d.tokens_per_second_all;
     const int m = d.micro_batches;
-    const LineScope scope(&lines, n == 1 ? kShortLine : kUsualLine);
+    // Ended before the line is kept.
+    std::optional<LineScope> scope;
+    scope.emplace(&lines, n == 1 ? kShortLine : kUsualLine);
     LineWriter& line = lines;
     if (n == 1) {
       // One card: no links, no stages (the hot path of a plan over every
@@ -772,9 +897,8 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
                                " / ", tp, " + ", d.experts_read_per_card, " routed expert",
                                d.experts_read_per_card > 1 ? "s" : "", " of each MoE layer (top-",
                                shape.num_experts_per_token, " over ", n, " cards at best evenly) ",
-                               GiB(expert_each * d.experts_read_per_card), " + KV ",
-                               GiB(KvBytesPerCard(shape, *layout)), ") / ",
-                               Num(*device.bandwidth_bytes_per_second / 1e9),
+                               GiB(expert_each * d.experts_read_per_card), " + KV ", GiB(kv_cache),
+                               ") / ", Num(*device.bandwidth_bytes_per_second / 1e9),
                                " GB/s = ", Num(d.memory_seconds * 1e3), " ms"));
     } else {
       const int kv_divisor = KvDivisor(shape, tp);
@@ -888,6 +1012,12 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
       AppendCat(&line, " (compute roof: ", n, " x ", Num(*device.peak_flops / 1e12),
                 " TFLOP/s at 100% / (2 x ", f.active_parameters, " active parameters))");
     }
+    scope.reset();
+    if (shared != nullptr) {
+      shared->Keep(SharedLines::Kind::kDecode, bandwidth_key, peak_key,
+                   lines.Between(decode_from, lines.Position()), d.tokens_per_second_per_sequence,
+                   d.tokens_per_second_all);
+    }
   }
   if (device.bandwidth_doubtful && plan.decode_tokens_per_second.has_value()) {
     // The bound is only as good as the record's bandwidth.
@@ -900,8 +1030,17 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     }
   }
 
-  // Prefill is compute-bound: 2 FLOP per active parameter per token.
-  if (has_peak) {
+  // Prefill is compute-bound: 2 FLOP per active parameter per token. On one
+  // card its bound and lines depend on the peak only.
+  const std::optional<SharedLines::Kept> kept_prefill =
+      shared != nullptr && has_peak ? shared->Find(SharedLines::Kind::kPrefill, peak_key, 0)
+                                    : std::nullopt;
+  if (kept_prefill.has_value()) {
+    plan.prefill_tokens_per_second = kept_prefill->figures[0];
+    if (w.prompt_tokens > 0) plan.time_to_first_token_seconds = kept_prefill->figures[1];
+    lines.append(kept_prefill->wire);
+  } else if (has_peak) {
+    const size_t prefill_from = lines.Position();
     const PrefillBound p = BoundPrefill(speed);
     plan.prefill_tokens_per_second = p.tokens_per_second;
     {
@@ -941,6 +1080,11 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
         lines.AddLine(line);
       }
     }
+    if (shared != nullptr) {
+      shared->Keep(SharedLines::Kind::kPrefill, peak_key, 0,
+                   lines.Between(prefill_from, lines.Position()), p.tokens_per_second,
+                   p.time_to_first_token_seconds);
+    }
   }
 
   if (device.price_usd_per_hour.has_value() && plan.decode_tokens_per_second_all.has_value()) {
@@ -959,6 +1103,11 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     AppendNum(&line, *plan.cost_usd_per_million_tokens);
     AppendLiteral(&line, " per million tokens");
   }
+}
+
+uint64_t NewPlanGeneration() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 void AppendWireLines(const std::string& wire, std::vector<std::string>* lines) {
@@ -1044,6 +1193,38 @@ RankKey KeyOf(const DevicePlan& p, int name_rank, int position) {
   return key;
 }
 
+// A key sorted by a 64-bit prefix of its order, then (prefixes equal) by
+// the whole key: most comparisons are one of integers, and a sort moves 16
+// bytes, not RankKey's 40 (sorting the keys themselves, four words compared
+// in turn, was 6% of a plan over every accelerator's instructions under
+// callgrind, docs/BENCHMARKS.md, session 24).
+struct Sortable {
+  uint64_t prefix;
+  uint32_t key;  // index into the keys
+};
+
+// The prefix: words[0] less the smallest (exact while the keys' words[0] lie
+// within 256 of each other: cards, offload, whether there is a cost) in the
+// top byte, then words[1]'s top 56 bits. A smaller prefix is a smaller key
+// (words[0] smaller, or equal and words[1] smaller); equal prefixes are
+// ordered by the whole key. Keys whose words[0] spread wider all get
+// prefix 0: the whole key orders them.
+std::vector<Sortable> SortablesOf(const std::vector<RankKey>& keys) {
+  std::vector<Sortable> sortables(keys.size());
+  uint64_t lowest = UINT64_MAX;
+  uint64_t highest = 0;
+  for (const RankKey& key : keys) {
+    lowest = std::min(lowest, key.words[0]);
+    highest = std::max(highest, key.words[0]);
+  }
+  const bool narrow = keys.empty() || highest - lowest < 256;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    sortables[i].key = static_cast<uint32_t>(i);
+    sortables[i].prefix = narrow ? (keys[i].words[0] - lowest) << 56 | keys[i].words[1] >> 8 : 0;
+  }
+  return sortables;
+}
+
 }  // namespace
 
 std::vector<int> RankOrder(PlanObjective objective, size_t count,
@@ -1060,14 +1241,15 @@ std::vector<int> RankOrder(PlanObjective objective, size_t count,
     own_ranks = RanksByName(n, [&all](size_t i) -> const std::string& { return NameOf(all[i]); });
     name_ranks = own_ranks;
   }
-  std::vector<RankKey> fitting;
+  std::vector<RankKey> keys;
   std::vector<std::pair<int, int>> not_fitting;  // (name rank, position)
-  fitting.reserve(n);
-  const auto sort_by = [&]<PlanObjective kObjective>() {
+  keys.reserve(n);
+  not_fitting.reserve(n);
+  const auto key_by = [&]<PlanObjective kObjective>() {
     for (size_t i = 0; i < n; ++i) {
       const int at = static_cast<int>(i);
       if (all[i].fits) {
-        fitting.push_back(KeyOf<kObjective>(all[i], name_ranks[i], at));
+        keys.push_back(KeyOf<kObjective>(all[i], name_ranks[i], at));
       } else {
         not_fitting.emplace_back(name_ranks[i], at);
       }
@@ -1075,21 +1257,27 @@ std::vector<int> RankOrder(PlanObjective objective, size_t count,
   };
   switch (objective) {
     case PlanObjective::kCheapest:
-      sort_by.template operator()<PlanObjective::kCheapest>();
+      key_by.template operator()<PlanObjective::kCheapest>();
       break;
     case PlanObjective::kFastest:
-      sort_by.template operator()<PlanObjective::kFastest>();
+      key_by.template operator()<PlanObjective::kFastest>();
       break;
     case PlanObjective::kFewestCards:
     default:  // no objective's key: cards, speed and name
-      sort_by.template operator()<PlanObjective::kFewestCards>();
+      key_by.template operator()<PlanObjective::kFewestCards>();
       break;
   }
-  std::sort(fitting.begin(), fitting.end(), RanksBefore);
+  std::vector<Sortable> fitting = SortablesOf(keys);
+  const RankKey* const key = keys.data();
+  std::sort(fitting.begin(), fitting.end(), [key](const Sortable& a, const Sortable& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    return RanksBefore(key[a.key], key[b.key]);
+  });
   std::sort(not_fitting.begin(), not_fitting.end());
   std::vector<int> order;
   order.reserve(n);
-  for (const RankKey& key : fitting) order.push_back(static_cast<int>(key.position));
+  for (const Sortable& sortable : fitting)
+    order.push_back(static_cast<int>(key[sortable.key].position));
   for (const auto& [rank, at] : not_fitting) order.push_back(at);
   return order;
 }

@@ -117,7 +117,17 @@ struct PlanInput {
   // FewestCardsSearches of `sizing` and `max_cards`, when the caller plans
   // on many devices; null = each plan searches with FewestCardsLayout.
   FewestCardsSearches* layouts = nullptr;
+  // NewPlanGeneration(), when the caller plans this input on many devices:
+  // a one-card plan's memory, decode and prefill lines, which depend on one
+  // or two of the device's figures only, are then kept (per thread) and
+  // copied to the next one-card plan whose device has the same figures.
+  // 0 = each plan writes its own. The same lines either way.
+  uint64_t shared_lines_generation = 0;
 };
+
+// A number no earlier call returned (any thread): one plan over many devices'
+// PlanInput::shared_lines_generation.
+uint64_t NewPlanGeneration();
 
 // A plan's lines as the reply carries them: each line protobuf's encoding of
 // one value of HardwarePlan's repeated string field `arithmetic` (field 15,
@@ -293,6 +303,10 @@ struct SplitCard {
   // Reading its layers (and the output head) for one decode step, seconds;
   // absent without a bandwidth on record.
   std::optional<double> decode_seconds;
+  // Why its bandwidth, on which decode_seconds and the split's decode bound
+  // rest, is doubtful (DeviceSpec::bandwidth_doubtful; DoubtfulBandwidthReason,
+  // core/speed.h); empty otherwise.
+  std::string decode_bound_doubtful;
 };
 
 struct LayerSplitPlan {

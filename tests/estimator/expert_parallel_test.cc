@@ -382,6 +382,33 @@ TEST(ExpertParallelTest, LaunchCommandsNameTheLayoutAndEachNode) {
   EXPECT_TRUE(absl::StrContains(ray.node_commands[2], "--distributed-executor-backend ray"));
 }
 
+// A split over a card whose bandwidth on record is doubtful (Epoch's MetaX
+// MXC500: 18 TB/s over 64 GiB) says so on that card, with the reason the
+// plan gives, and not on the other.
+TEST(LayerSplitAnswerTest, ADoubtfulBandwidthIsSaidOnItsCard) {
+  const std::vector<common::v1::Hardware> hardware = {
+      ShippedHardware("hardware/metax-mxc500-oam"),
+      ShippedHardware("hardware/nvidia-geforce-rtx-4090")};
+  v1::PlanInferenceRequest request;
+  request.set_model("models/llama-3-1-8b");
+  request.mutable_workload()->set_context_length_tokens(8192);
+  request.add_split_cards("hardware/metax-mxc500-oam");
+  request.add_split_cards("hardware/nvidia-geforce-rtx-4090");
+  absl::StatusOr<v1::PlanInferenceResponse> answer =
+      PlanInferenceFor(ShippedModel("models/llama-3-1-8b"), hardware, request);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  const v1::LayerSplitPlan& split = answer->layer_split();
+  ASSERT_EQ(split.cards_size(), 2);
+  EXPECT_TRUE(absl::StartsWith(split.cards(0).decode_bound_doubtful(),
+                               "bandwidth doubtful: 1.8e+04 GB/s over 64.00 GiB reads the whole "
+                               "memory 261.9 times a second"))
+      << split.cards(0).decode_bound_doubtful();
+  EXPECT_TRUE(split.cards(1).decode_bound_doubtful().empty());
+  EXPECT_NE(std::find(split.arithmetic().begin(), split.arithmetic().end(),
+                      absl::StrCat("MetaX MXC500 (OAM): ", split.cards(0).decode_bound_doubtful())),
+            split.arithmetic().end());
+}
+
 // The layer split through the plan's answer (PlanInferenceRequest.split_cards):
 // each card found by its name or alias, the answer the core split's, an
 // unknown card NOT_FOUND naming its field, a shared name asked back, an

@@ -661,6 +661,33 @@ TEST(LayerSplitTest, LayersInProportionToUsableMemoryAsLlamaCppSplits) {
   EXPECT_NEAR(*plan.decode_tokens_per_second, 1 / step, 1e-9);
 }
 
+// A card whose bandwidth is doubtful (BandwidthDoubtful, core/speed.h: 18
+// TB/s over 64 GiB, Epoch's MetaX MXC500) carries the reason, and the
+// split's decode bound, which rests on it, is followed by a line naming the
+// card; the other card carries none, and without the flag no line says so.
+TEST(LayerSplitTest, ADoubtfulBandwidthIsSaidWithTheSplitsDecodeBound) {
+  std::vector<DeviceSpec> cards = {Card("MXC500", 64, 18e12), Card("RTX 4090", 24, 1008e9)};
+  cards[0].bandwidth_doubtful = true;
+  LayerSplitPlan plan = PlanLayerSplit(Llama8BWithLayers(), cards);
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  const std::string reason = DoubtfulBandwidthReason(64 * kGiB, 18e12);
+  EXPECT_EQ(plan.cards[0].decode_bound_doubtful, reason);
+  EXPECT_TRUE(plan.cards[1].decode_bound_doubtful.empty());
+  const auto decode =
+      std::find_if(plan.arithmetic.begin(), plan.arithmetic.end(),
+                   [](const std::string& line) { return line.rfind("decode bound: ", 0) == 0; });
+  ASSERT_NE(decode, plan.arithmetic.end());
+  ASSERT_NE(decode + 1, plan.arithmetic.end());
+  EXPECT_EQ(*(decode + 1), "MXC500: " + reason);
+
+  cards[0].bandwidth_doubtful = false;
+  plan = PlanLayerSplit(Llama8BWithLayers(), cards);
+  EXPECT_TRUE(plan.cards[0].decode_bound_doubtful.empty());
+  for (const std::string& line : plan.arithmetic) {
+    EXPECT_FALSE(absl::StrContains(line, "bandwidth doubtful")) << line;
+  }
+}
+
 TEST(LayerSplitTest, AnOverFullSplitNamesTheCard) {
   // Llama 3.1 70B-sized in bf16 (80 layers of 1.71 GiB) does not fit on
   // these three cards: the first card's share is already over.

@@ -505,6 +505,90 @@ TEST(PreparedRecordsTest, PlansWrittenOverEarlierPlansAreFreshPlans) {
   EXPECT_GE(lines_differ, 100);
 }
 
+// A plan over many records shares one-card plans' memory, decode and
+// prefill lines between records with the same figures
+// (PlanInput::shared_lines_generation, plan.cc SharedLines): every plan so
+// written must be the plan PlanOnDevice writes afresh. On every shipped
+// accelerator (many share a bandwidth, a peak or a capacity), for the 8B
+// and the 405B, and with two inputs planned in turn record by record, each
+// under its own generation (the lines kept for one are not the other's);
+// then on cards that share a bandwidth but not a peak at a batch where the
+// compute roof binds on one of them (a key without the peak would give both
+// the same decode line).
+TEST(PreparedRecordsTest, LinesSharedBetweenRecordsAreEachPlansOwnLines) {
+  const auto dataset = catalog::ShippedDataset();
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  const SharedRecords<Hardware> list(
+      std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
+  const auto prepared = PreparedDevicesOf(list);
+  PlanInput small = Llama31_8BInBf16();
+  PlanInput large = About405BInBf16();
+  const auto shared_input = [](const PlanInput& input, const SizingFigures& figures) {
+    PlanInput with = input;
+    with.figures = &figures;
+    with.shared_lines_generation = NewPlanGeneration();
+    return with;
+  };
+  const SizingFigures small_figures = FiguresOf(small);
+  const SizingFigures large_figures = FiguresOf(large);
+  const PlanInput small_shared = shared_input(small, small_figures);
+  const PlanInput large_shared = shared_input(large, large_figures);
+  int planned = 0;
+  int one_card = 0;
+  // Each input alone over the list, then both in turn on each record.
+  const std::vector<std::vector<const PlanInput*>> passes = {
+      {&small_shared}, {&large_shared}, {&small_shared, &large_shared}};
+  for (const std::vector<const PlanInput*>& pass : passes) {
+    DeviceSpec reused;
+    DevicePlan written;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const PreparedDevice& record = (*prepared)[i];
+      if (!record.figures.ok()) continue;
+      for (const PlanInput* input : pass) {
+        DeviceFor(record, list[i], input->workload.weight_format, &reused);
+        PlanOnDeviceInto(*input, reused, &record.usable, &written);
+        PlanInput alone = *input;
+        alone.shared_lines_generation = 0;
+        const DevicePlan fresh = PlanOnDevice(alone, reused, &record.usable);
+        ExpectSamePlan(written, fresh, list[i].name());
+        ++planned;
+        if (fresh.fits_on_one_card) ++one_card;
+      }
+    }
+  }
+  EXPECT_GE(planned, 4 * 200);
+  EXPECT_GE(one_card, 200);
+
+  // One bandwidth, two peaks, at batch 256: the slow card's decode is
+  // bounded by its compute roof, the fast one's by its memory.
+  PlanInput batch = Llama31_8BInBf16();
+  batch.workload.batch_size = 256;
+  const SizingFigures batch_figures = FiguresOf(batch);
+  const PlanInput batch_shared = shared_input(batch, batch_figures);
+  DeviceSpec slow{.name = "slow", .display_name = "Slow"};
+  slow.memory_bytes = 1e12;
+  slow.bandwidth_bytes_per_second = 2e12;
+  slow.peak_flops = 2e13;
+  DeviceSpec fast = slow;
+  fast.name = "fast";
+  fast.display_name = "Fast";
+  fast.peak_flops = 2e15;
+  DeviceSpec slow_again = slow;
+  slow_again.name = "slow-again";
+  std::vector<std::string> decode_lines;
+  for (const DeviceSpec* device : {&slow, &fast, &slow_again}) {
+    const DevicePlan written = PlanOnDevice(batch_shared, *device);
+    PlanInput alone = batch;
+    const DevicePlan fresh = PlanOnDevice(alone, *device);
+    ExpectSamePlan(written, fresh, device->name);
+    ASSERT_GE(fresh.arithmetic.size(), 3u) << device->name;
+    decode_lines.push_back(fresh.arithmetic[2]);
+  }
+  EXPECT_TRUE(absl::StrContains(decode_lines[0], "compute roof")) << decode_lines[0];
+  EXPECT_FALSE(absl::StrContains(decode_lines[1], "compute roof")) << decode_lines[1];
+  EXPECT_EQ(decode_lines[2], decode_lines[0]);
+}
+
 // The figures a plan states twice, and each record's bandwidth, peak and
 // price, are formatted once and their text copied (plan.cc AppendNumKept,
 // AppendRecordNum): every line of every one-card plan on the shipped
