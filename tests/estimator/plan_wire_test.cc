@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "catalog-service/dataset.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/catalog/shared_records.h"
@@ -347,10 +346,7 @@ TEST(PlanWireTest, OffloadAndRuntimeFitAreTheMessagesBytes) {
 // accelerator with its record's price and device memory: every card's hand
 // bytes are its message's.
 TEST(PlanWireTest, EveryShippedAcceleratorsCardIsTheMessagesBytes) {
-  const auto dataset = catalog::ShippedDataset();
-  ASSERT_TRUE(dataset.ok()) << dataset.status();
-  const SharedRecords<Hardware> list(
-      std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
+  const SharedRecords<Hardware> list(testing::ShippedHardwareRecords());
   ASSERT_GE(list.size(), 200u);
   const auto prepared = PreparedDevicesOf(list);
   PlanInput small = Llama31_8BInBf16();
@@ -411,10 +407,7 @@ TEST(PlanWireTest, EveryShippedAcceleratorsCardIsTheMessagesBytes) {
 // line over 16,383 bytes (three), each plan written over the one before it
 // on the same record in the other mode.
 TEST(PlanWireTest, EncodedLinesAreTheLinesAsProtobufEncodesThem) {
-  const auto dataset = catalog::ShippedDataset();
-  ASSERT_TRUE(dataset.ok()) << dataset.status();
-  const SharedRecords<Hardware> list(
-      std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
+  const SharedRecords<Hardware> list(testing::ShippedHardwareRecords());
   const auto prepared = PreparedDevicesOf(list);
   PlanInput small = Llama31_8BInBf16();
   PlanInput large = About405BInBf16();

@@ -13,7 +13,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "catalog-service/dataset.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/catalog/shared_records.h"
@@ -402,10 +401,7 @@ void ExpectSamePlan(const DevicePlan& a, const DevicePlan& b, const std::string&
 // sentence does not apply), the plan is the one PlanOnDevice writes from the
 // record alone.
 TEST(PreparedRecordsTest, PlansFromPreparedRecordsAreThePlainPlansOnEveryShippedAccelerator) {
-  const auto dataset = catalog::ShippedDataset();
-  ASSERT_TRUE(dataset.ok()) << dataset.status();
-  const SharedRecords<Hardware> list(
-      std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
+  const SharedRecords<Hardware> list(testing::ShippedHardwareRecords());
   ASSERT_GE(list.size(), 200u);
   const auto prepared = PreparedDevicesOf(list);
   PlanInput small = Llama31_8BInBf16();
@@ -465,10 +461,7 @@ TEST(PreparedRecordsTest, PlansFromPreparedRecordsAreThePlainPlansOnEveryShipped
 // 405B's many lines over the 8B's few and back) and over the plan of the
 // record before it (one that does not fit, one without a roofline, ...).
 TEST(PreparedRecordsTest, PlansWrittenOverEarlierPlansAreFreshPlans) {
-  const auto dataset = catalog::ShippedDataset();
-  ASSERT_TRUE(dataset.ok()) << dataset.status();
-  const SharedRecords<Hardware> list(
-      std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
+  const SharedRecords<Hardware> list(testing::ShippedHardwareRecords());
   ASSERT_GE(list.size(), 200u);
   const auto prepared = PreparedDevicesOf(list);
   PlanInput small = Llama31_8BInBf16();
@@ -516,10 +509,7 @@ TEST(PreparedRecordsTest, PlansWrittenOverEarlierPlansAreFreshPlans) {
 // compute roof binds on one of them (a key without the peak would give both
 // the same decode line).
 TEST(PreparedRecordsTest, LinesSharedBetweenRecordsAreEachPlansOwnLines) {
-  const auto dataset = catalog::ShippedDataset();
-  ASSERT_TRUE(dataset.ok()) << dataset.status();
-  const SharedRecords<Hardware> list(
-      std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
+  const SharedRecords<Hardware> list(testing::ShippedHardwareRecords());
   const auto prepared = PreparedDevicesOf(list);
   PlanInput small = Llama31_8BInBf16();
   PlanInput large = About405BInBf16();
@@ -595,10 +585,7 @@ TEST(PreparedRecordsTest, LinesSharedBetweenRecordsAreEachPlansOwnLines) {
 // accelerators must still state the plan's own figures, as printf's %.4g
 // writes them, at batch 1 (per sequence = the batch's) and at batch 3.
 TEST(PreparedRecordsTest, KeptFigureTextsAreEachPlansOwnFigures) {
-  const auto dataset = catalog::ShippedDataset();
-  ASSERT_TRUE(dataset.ok()) << dataset.status();
-  const SharedRecords<Hardware> list(
-      std::vector<Hardware>(dataset->hardware().begin(), dataset->hardware().end()));
+  const SharedRecords<Hardware> list(testing::ShippedHardwareRecords());
   const auto prepared = PreparedDevicesOf(list);
   PlanInput one = Llama31_8BInBf16();
   one.workload.batch_size = 1;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "catalog-service/dataset.h"
 #include "gtest/gtest.h"
@@ -38,6 +39,12 @@ inline const common::v1::Model& ShippedModel(const std::string& name) {
 // "hardware/nvidia-h100-sxm5-80gb", as in the dataset.
 inline const common::v1::Hardware& ShippedHardware(const std::string& name) {
   return ShippedNamed<common::v1::Hardware>(Shipped().hardware(), name);
+}
+
+// Every shipped hardware record, in the dataset's order (a copy the caller
+// owns: a SharedRecords list, say).
+inline std::vector<common::v1::Hardware> ShippedHardwareRecords() {
+  return {Shipped().hardware().begin(), Shipped().hardware().end()};
 }
 
 }  // namespace modelatlas::estimator::testing
