@@ -354,9 +354,11 @@ void AppendWhole(LineWriter* out, double value) {
 class SharedLines {
  public:
   enum class Kind : uint8_t { kMemory, kDecode, kPrefill };
+  // The two figures a kept group of lines states (a bound's), 0 when none.
+  using Figures = std::array<double, 2>;
   struct Kept {
     std::string_view wire;  // the encoded lines, as LineWriter wrote them
-    double figures[2];
+    Figures figures;
   };
 
   static SharedLines& ForThread(uint64_t generation) {
@@ -381,10 +383,9 @@ class SharedLines {
       return std::nullopt;
     }
     return Kept{.wire = std::string_view(text_.data() + slot.offset, slot.length),
-                .figures = {slot.figures[0], slot.figures[1]}};
+                .figures = slot.figures};
   }
-  void Keep(Kind kind, uint64_t a, uint64_t b, std::string_view wire, double figure0,
-            double figure1) {
+  void Keep(Kind kind, uint64_t a, uint64_t b, std::string_view wire, const Figures& figures) {
     Slot& slot = slots_[SlotOf(kind, a, b)];
     slot = {.epoch = epoch_,
             .a = a,
@@ -392,7 +393,7 @@ class SharedLines {
             .offset = static_cast<uint32_t>(text_.size()),
             .length = static_cast<uint32_t>(wire.size()),
             .kind = kind,
-            .figures = {figure0, figure1}};
+            .figures = figures};
     text_.append(wire);
   }
 
@@ -405,7 +406,7 @@ class SharedLines {
     uint32_t offset = 0;
     uint32_t length = 0;
     Kind kind = Kind::kMemory;
-    double figures[2] = {0, 0};
+    Figures figures = {0, 0};
   };
   static size_t SlotOf(Kind kind, uint64_t a, uint64_t b) {
     const uint64_t mixed =
@@ -422,6 +423,28 @@ class SharedLines {
 // A figure that may be absent as a key: its bits, or a NaN no figure has.
 uint64_t KeyBits(const std::optional<double>& figure) {
   return figure.has_value() ? std::bit_cast<uint64_t>(*figure) : 0x7ff8'dead'beef'0001ull;
+}
+
+// The lines `write` writes into `lines` and the figures it returns, or, when
+// `shared` (null: none) kept lines under this key earlier in the call, a copy
+// of those and their figures; lines written here are kept under the key.
+// Inlined with its `write` (out of line, the plan's code reached its locals
+// through the lambda's captures: 1% more instructions, session 24).
+template <typename Write>
+[[gnu::always_inline]] inline SharedLines::Figures SharedOrWritten(SharedLines* shared,
+                                                                   SharedLines::Kind kind,
+                                                                   uint64_t a, uint64_t b,
+                                                                   LineWriter& lines, Write write) {
+  if (shared != nullptr) {
+    if (const std::optional<SharedLines::Kept> kept = shared->Find(kind, a, b)) {
+      lines.append(kept->wire);
+      return kept->figures;
+    }
+  }
+  const size_t from = lines.Position();
+  const SharedLines::Figures figures = write();
+  if (shared != nullptr) shared->Keep(kind, a, b, lines.Between(from, lines.Position()), figures);
+  return figures;
 }
 
 // The KV cache's divisor over tp ranks, as the fit splits it.
@@ -783,24 +806,14 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
   }
   if (!ep && n == 1) {
     // Only the headroom differs from card to card.
-    const uint64_t headroom = std::bit_cast<uint64_t>(plan.headroom_bytes_per_card);
-    const std::optional<SharedLines::Kept> kept =
-        shared != nullptr ? shared->Find(SharedLines::Kind::kMemory, headroom, 0) : std::nullopt;
-    if (kept.has_value()) {
-      lines.append(kept->wire);
-    } else {
-      const size_t from = lines.Position();
-      {
-        const LineScope scope(&lines);
-        LineWriter& line = lines;
-        line.append(f.one_card_parts);
-        AppendGiB(&line, plan.headroom_bytes_per_card);
-      }
-      if (shared != nullptr) {
-        shared->Keep(SharedLines::Kind::kMemory, headroom, 0, lines.Between(from, lines.Position()),
-                     0, 0);
-      }
-    }
+    SharedOrWritten(shared, SharedLines::Kind::kMemory,
+                    std::bit_cast<uint64_t>(plan.headroom_bytes_per_card), 0, lines, [&] {
+                      const LineScope scope(&lines);
+                      LineWriter& line = lines;
+                      line.append(f.one_card_parts);
+                      AppendGiB(&line, plan.headroom_bytes_per_card);
+                      return SharedLines::Figures{};
+                    });
   } else if (!ep) {
     const LineScope scope(&lines);
     LineWriter& line = lines;
@@ -858,102 +871,93 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
       device.bandwidth_bytes_per_second.has_value() && *device.bandwidth_bytes_per_second > 0;
   // On one card the decode bound and its line depend on the bandwidth and
   // the peak (the compute roof) only.
-  const uint64_t bandwidth_key = KeyBits(device.bandwidth_bytes_per_second);
   const uint64_t peak_key = KeyBits(device.peak_flops);
-  const std::optional<SharedLines::Kept> kept_decode =
-      shared != nullptr && has_bandwidth
-          ? shared->Find(SharedLines::Kind::kDecode, bandwidth_key, peak_key)
-          : std::nullopt;
-  if (kept_decode.has_value()) {
-    plan.decode_tokens_per_second = kept_decode->figures[0];
-    plan.decode_tokens_per_second_all = kept_decode->figures[1];
-    lines.append(kept_decode->wire);
-  } else if (has_bandwidth) {
-    const size_t decode_from = lines.Position();
-    const DecodeBound d = BoundDecode(speed);
-    plan.decode_tokens_per_second = d.tokens_per_second_per_sequence;
-    plan.decode_tokens_per_second_all = d.tokens_per_second_all;
-    const int m = d.micro_batches;
-    // Ended before the line is kept.
-    std::optional<LineScope> scope;
-    scope.emplace(&lines, n == 1 ? kShortLine : kUsualLine);
-    LineWriter& line = lines;
-    if (n == 1) {
-      // One card: no links, no stages (the hot path of a plan over every
-      // accelerator: one line, one allocation).
-      AppendLiteral(&line, "decode bound: ");
-      AppendRecordFigure(&line, *device.bandwidth_bytes_per_second / 1e9,
-                         usable != nullptr ? &usable->bandwidth_gb_per_second : nullptr);
-      line.append(f.decode_one_card);
-      AppendNumKept(&line, d.tokens_per_second_per_sequence, &decode_text);
-      line.append(f.decode_batch);
-      AppendNumKept(&line, d.tokens_per_second_all, &decode_text);
-      AppendLiteral(&line, " tokens/s");
-    } else if (ep) {
-      const double expert_each = shape.expert_weight_bytes / shape.num_experts;
-      line.append(absl::StrCat("decode step: (dense weights read ",
-                               GiB(std::max(0.0, shape.weight_bytes * active_share -
-                                                     expert_each * shape.num_experts_per_token)),
-                               " / ", tp, " + ", d.experts_read_per_card, " routed expert",
-                               d.experts_read_per_card > 1 ? "s" : "", " of each MoE layer (top-",
-                               shape.num_experts_per_token, " over ", n, " cards at best evenly) ",
-                               GiB(expert_each * d.experts_read_per_card), " + KV ", GiB(kv_cache),
-                               ") / ", Num(*device.bandwidth_bytes_per_second / 1e9),
-                               " GB/s = ", Num(d.memory_seconds * 1e3), " ms"));
-    } else {
-      const int kv_divisor = KvDivisor(shape, tp);
-      line.append(f.decode_step_weights);
-      AppendInt(&line, tp);
-      line.append(f.decode_step_kv);
-      if (m > 1) {
-        AppendLiteral(&line, " / ");
-        AppendInt(&line, m);
-        AppendLiteral(&line, " micro-batches");
-      }
-      AppendLiteral(&line, " / ");
-      AppendInt(&line, kv_divisor);
-      if (shape.kv_cache_replicated) {
-        AppendLiteral(&line, " (latent cache on every rank)");
-      } else if (kv_divisor < tp) {
-        AppendLiteral(&line, " (KV heads)");
-      }
-      AppendLiteral(&line, ") / ");
-      AppendRecordFigure(&line, *device.bandwidth_bytes_per_second / 1e9,
-                         usable != nullptr ? &usable->bandwidth_gb_per_second : nullptr);
-      AppendLiteral(&line, " GB/s = ");
-      AppendNum(&line, d.memory_seconds * 1e3);
-      AppendLiteral(&line, " ms");
-    }
-    if (n > 1) {
-      plan.decode_communication_seconds =
-          d.tensor_parallel_seconds + d.pipeline_seconds + d.expert_parallel_seconds;
-      if (d.tensor_parallel_seconds > 0) {
-        if (d.overlapped) {
-          AppendLiteral(&line, "; overlapped with TP all-reduces ");
-        } else {
-          AppendLiteral(&line, " + TP all-reduces ");
-        }
-        if (ep) {
-          AppendInt(&line, shape.num_layers);
-          AppendLiteral(&line, " + ");
-          AppendInt(&line, std::max(0, shape.num_layers - shape.num_moe_layers));
-          AppendLiteral(&line, " dense");
-        } else {
-          AppendLiteral(&line, "2 x ");
-          AppendInt(&line, shape.num_layers);
-        }
-        AppendLiteral(&line, " layers over ");
-        line.append(speed.within_node->kind);
-        AppendLiteral(&line, " (");
-        AppendWhole(&line, speed.within_node->bytes_per_second / 1e9);
-        AppendLiteral(&line, " GB/s per direction, ");
-        AppendWhole(&line, speed.within_node->latency_seconds * 1e6);
-        AppendLiteral(&line, " us each) = ");
-        AppendNum(&line, d.tensor_parallel_seconds * 1e3);
-        AppendLiteral(&line, " ms");
-      }
-      if (d.pipeline_seconds > 0) {
-        AppendCat(&line,
+  if (has_bandwidth) {
+    const SharedLines::Figures decode = SharedOrWritten(
+        shared, SharedLines::Kind::kDecode, KeyBits(device.bandwidth_bytes_per_second), peak_key,
+        lines, [&]() __attribute__((always_inline)) {
+          const DecodeBound d = BoundDecode(speed);
+          const int m = d.micro_batches;
+          const LineScope scope(&lines, n == 1 ? kShortLine : kUsualLine);
+          LineWriter& line = lines;
+          if (n == 1) {
+            // One card: no links, no stages (the hot path of a plan over every
+            // accelerator: one line, one allocation).
+            AppendLiteral(&line, "decode bound: ");
+            AppendRecordFigure(&line, *device.bandwidth_bytes_per_second / 1e9,
+                               usable != nullptr ? &usable->bandwidth_gb_per_second : nullptr);
+            line.append(f.decode_one_card);
+            AppendNumKept(&line, d.tokens_per_second_per_sequence, &decode_text);
+            line.append(f.decode_batch);
+            AppendNumKept(&line, d.tokens_per_second_all, &decode_text);
+            AppendLiteral(&line, " tokens/s");
+          } else if (ep) {
+            const double expert_each = shape.expert_weight_bytes / shape.num_experts;
+            line.append(
+                absl::StrCat("decode step: (dense weights read ",
+                             GiB(std::max(0.0, shape.weight_bytes * active_share -
+                                                   expert_each * shape.num_experts_per_token)),
+                             " / ", tp, " + ", d.experts_read_per_card, " routed expert",
+                             d.experts_read_per_card > 1 ? "s" : "", " of each MoE layer (top-",
+                             shape.num_experts_per_token, " over ", n, " cards at best evenly) ",
+                             GiB(expert_each * d.experts_read_per_card), " + KV ", GiB(kv_cache),
+                             ") / ", Num(*device.bandwidth_bytes_per_second / 1e9),
+                             " GB/s = ", Num(d.memory_seconds * 1e3), " ms"));
+          } else {
+            const int kv_divisor = KvDivisor(shape, tp);
+            line.append(f.decode_step_weights);
+            AppendInt(&line, tp);
+            line.append(f.decode_step_kv);
+            if (m > 1) {
+              AppendLiteral(&line, " / ");
+              AppendInt(&line, m);
+              AppendLiteral(&line, " micro-batches");
+            }
+            AppendLiteral(&line, " / ");
+            AppendInt(&line, kv_divisor);
+            if (shape.kv_cache_replicated) {
+              AppendLiteral(&line, " (latent cache on every rank)");
+            } else if (kv_divisor < tp) {
+              AppendLiteral(&line, " (KV heads)");
+            }
+            AppendLiteral(&line, ") / ");
+            AppendRecordFigure(&line, *device.bandwidth_bytes_per_second / 1e9,
+                               usable != nullptr ? &usable->bandwidth_gb_per_second : nullptr);
+            AppendLiteral(&line, " GB/s = ");
+            AppendNum(&line, d.memory_seconds * 1e3);
+            AppendLiteral(&line, " ms");
+          }
+          if (n > 1) {
+            plan.decode_communication_seconds =
+                d.tensor_parallel_seconds + d.pipeline_seconds + d.expert_parallel_seconds;
+            if (d.tensor_parallel_seconds > 0) {
+              if (d.overlapped) {
+                AppendLiteral(&line, "; overlapped with TP all-reduces ");
+              } else {
+                AppendLiteral(&line, " + TP all-reduces ");
+              }
+              if (ep) {
+                AppendInt(&line, shape.num_layers);
+                AppendLiteral(&line, " + ");
+                AppendInt(&line, std::max(0, shape.num_layers - shape.num_moe_layers));
+                AppendLiteral(&line, " dense");
+              } else {
+                AppendLiteral(&line, "2 x ");
+                AppendInt(&line, shape.num_layers);
+              }
+              AppendLiteral(&line, " layers over ");
+              line.append(speed.within_node->kind);
+              AppendLiteral(&line, " (");
+              AppendWhole(&line, speed.within_node->bytes_per_second / 1e9);
+              AppendLiteral(&line, " GB/s per direction, ");
+              AppendWhole(&line, speed.within_node->latency_seconds * 1e6);
+              AppendLiteral(&line, " us each) = ");
+              AppendNum(&line, d.tensor_parallel_seconds * 1e3);
+              AppendLiteral(&line, " ms");
+            }
+            if (d.pipeline_seconds > 0) {
+              AppendCat(
+                  &line,
                   d.overlapped && d.tensor_parallel_seconds == 0 ? "; overlapped with " : " + ",
                   pp - 1, " pipeline hops",
                   plan.nodes > 1
@@ -963,9 +967,10 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
                                      Whole(speed.between_nodes.bytes_per_second / 1e9), " GB/s)")
                       : std::string(),
                   " = ", Num(d.pipeline_seconds * 1e3), " ms");
-      }
-      if (d.expert_parallel_seconds > 0) {
-        AppendCat(&line,
+            }
+            if (d.expert_parallel_seconds > 0) {
+              AppendCat(
+                  &line,
                   d.overlapped && d.tensor_parallel_seconds == 0 ? "; overlapped with " : " + ",
                   "EP all-to-alls 2 (dispatch, combine) x ", shape.num_moe_layers,
                   " MoE layers: ", SequencesPerReplica(shape, *layout), " tokens / ", tp, " x top-",
@@ -981,43 +986,42 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
                                      Whole(speed.within_node->bytes_per_second / 1e9), " GB/s")
                       : std::string(),
                   " = ", Num(d.expert_parallel_seconds * 1e3), " ms");
-      }
-      if (d.overlapped &&
-          d.tensor_parallel_seconds + d.pipeline_seconds + d.expert_parallel_seconds > 0) {
-        AppendCat(&line, " (the batch splits in two: step = the longer of reads and links = ",
-                  Num(d.step_seconds() * 1e3), " ms)");
-      }
-      if (pp > 1 && m < pp) {
-        AppendCat(&line, "; pipeline bubble: ", m, " micro-batch", m > 1 ? "es" : "", " for ", pp,
-                  " stages, each stage idle ", pp - m, "/", pp, " of the step");
-      }
-      if (!d.communication_counted) {
-        if (shape.hidden_size > 0 && shape.num_layers > 0) {
-          AppendLiteral(&line,
-                        "; links not counted (no interconnect on record): the bound is looser");
-        } else {
-          AppendLiteral(&line,
-                        "; links not counted (layers or hidden size unknown): the bound is looser");
-        }
-      }
-    }
-    if (n > 1) {
-      AppendLiteral(&line, " -> ");
-      AppendNumKept(&line, d.tokens_per_second_per_sequence, &decode_text);
-      line.append(f.decode_batch);
-      AppendNumKept(&line, d.tokens_per_second_all, &decode_text);
-      AppendLiteral(&line, " tokens/s");
-    }
-    if (d.compute_bound) {
-      AppendCat(&line, " (compute roof: ", n, " x ", Num(*device.peak_flops / 1e12),
-                " TFLOP/s at 100% / (2 x ", f.active_parameters, " active parameters))");
-    }
-    scope.reset();
-    if (shared != nullptr) {
-      shared->Keep(SharedLines::Kind::kDecode, bandwidth_key, peak_key,
-                   lines.Between(decode_from, lines.Position()), d.tokens_per_second_per_sequence,
-                   d.tokens_per_second_all);
-    }
+            }
+            if (d.overlapped &&
+                d.tensor_parallel_seconds + d.pipeline_seconds + d.expert_parallel_seconds > 0) {
+              AppendCat(&line, " (the batch splits in two: step = the longer of reads and links = ",
+                        Num(d.step_seconds() * 1e3), " ms)");
+            }
+            if (pp > 1 && m < pp) {
+              AppendCat(&line, "; pipeline bubble: ", m, " micro-batch", m > 1 ? "es" : "", " for ",
+                        pp, " stages, each stage idle ", pp - m, "/", pp, " of the step");
+            }
+            if (!d.communication_counted) {
+              if (shape.hidden_size > 0 && shape.num_layers > 0) {
+                AppendLiteral(
+                    &line, "; links not counted (no interconnect on record): the bound is looser");
+              } else {
+                AppendLiteral(
+                    &line,
+                    "; links not counted (layers or hidden size unknown): the bound is looser");
+              }
+            }
+          }
+          if (n > 1) {
+            AppendLiteral(&line, " -> ");
+            AppendNumKept(&line, d.tokens_per_second_per_sequence, &decode_text);
+            line.append(f.decode_batch);
+            AppendNumKept(&line, d.tokens_per_second_all, &decode_text);
+            AppendLiteral(&line, " tokens/s");
+          }
+          if (d.compute_bound) {
+            AppendCat(&line, " (compute roof: ", n, " x ", Num(*device.peak_flops / 1e12),
+                      " TFLOP/s at 100% / (2 x ", f.active_parameters, " active parameters))");
+          }
+          return SharedLines::Figures{d.tokens_per_second_per_sequence, d.tokens_per_second_all};
+        });
+    plan.decode_tokens_per_second = decode[0];
+    plan.decode_tokens_per_second_all = decode[1];
   }
   if (device.bandwidth_doubtful && plan.decode_tokens_per_second.has_value()) {
     // The bound is only as good as the record's bandwidth.
@@ -1032,59 +1036,54 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
 
   // Prefill is compute-bound: 2 FLOP per active parameter per token. On one
   // card its bound and lines depend on the peak only.
-  const std::optional<SharedLines::Kept> kept_prefill =
-      shared != nullptr && has_peak ? shared->Find(SharedLines::Kind::kPrefill, peak_key, 0)
-                                    : std::nullopt;
-  if (kept_prefill.has_value()) {
-    plan.prefill_tokens_per_second = kept_prefill->figures[0];
-    if (w.prompt_tokens > 0) plan.time_to_first_token_seconds = kept_prefill->figures[1];
-    lines.append(kept_prefill->wire);
-  } else if (has_peak) {
-    const size_t prefill_from = lines.Position();
-    const PrefillBound p = BoundPrefill(speed);
-    plan.prefill_tokens_per_second = p.tokens_per_second;
-    {
-      const LineScope scope(&lines, kShortLine);
-      LineWriter& line = lines;
-      AppendLiteral(&line, "prefill bound: ");
-      AppendInt(&line, n);
-      AppendLiteral(&line, " x ");
-      AppendRecordNum(&line, *device.peak_flops / 1e12);
-      line.append(f.prefill_after_peak);
-      AppendNumKept(&line, p.tokens_per_second, &prefill_text);
-      AppendLiteral(&line, " tokens/s");
-    }
-    if (w.prompt_tokens > 0) {
-      plan.time_to_first_token_seconds = p.time_to_first_token_seconds;
-      const bool links_longer = p.tensor_parallel_seconds > p.compute_seconds * p.bubble_factor;
-      if (pp == 1 && !links_longer) {
-        const LineScope scope(&lines, kShortLine);
-        LineWriter& line = lines;
-        line.append(f.first_token_before_prefill);
-        AppendNumKept(&line, p.tokens_per_second, &prefill_text);
-        AppendLiteral(&line, " tokens/s = ");
-        AppendNum(&line, p.time_to_first_token_seconds);
-        AppendLiteral(&line, " s");
-      } else {
-        std::string line = absl::StrCat("time to first token: ", w.prompt_tokens,
-                                        " prompt tokens / ", Num(p.tokens_per_second), " tokens/s");
-        if (pp > 1) {
-          AppendCat(&line, " x (", p.chunks, " chunks + ", pp - 1, ") / ", p.chunks,
-                    " (pipeline bubble)");
-        }
-        if (links_longer) {
-          AppendCat(&line, "; the TP all-reduces take longer: ", Num(p.tensor_parallel_seconds),
-                    " s");
-        }
-        AppendCat(&line, " = ", Num(p.time_to_first_token_seconds), " s");
-        lines.AddLine(line);
-      }
-    }
-    if (shared != nullptr) {
-      shared->Keep(SharedLines::Kind::kPrefill, peak_key, 0,
-                   lines.Between(prefill_from, lines.Position()), p.tokens_per_second,
-                   p.time_to_first_token_seconds);
-    }
+  if (has_peak) {
+    const SharedLines::Figures prefill = SharedOrWritten(
+        shared, SharedLines::Kind::kPrefill, peak_key, 0,
+        lines, [&]() __attribute__((always_inline)) {
+          const PrefillBound p = BoundPrefill(speed);
+          {
+            const LineScope scope(&lines, kShortLine);
+            LineWriter& line = lines;
+            AppendLiteral(&line, "prefill bound: ");
+            AppendInt(&line, n);
+            AppendLiteral(&line, " x ");
+            AppendRecordNum(&line, *device.peak_flops / 1e12);
+            line.append(f.prefill_after_peak);
+            AppendNumKept(&line, p.tokens_per_second, &prefill_text);
+            AppendLiteral(&line, " tokens/s");
+          }
+          if (w.prompt_tokens > 0) {
+            const bool links_longer =
+                p.tensor_parallel_seconds > p.compute_seconds * p.bubble_factor;
+            if (pp == 1 && !links_longer) {
+              const LineScope scope(&lines, kShortLine);
+              LineWriter& line = lines;
+              line.append(f.first_token_before_prefill);
+              AppendNumKept(&line, p.tokens_per_second, &prefill_text);
+              AppendLiteral(&line, " tokens/s = ");
+              AppendNum(&line, p.time_to_first_token_seconds);
+              AppendLiteral(&line, " s");
+            } else {
+              std::string line =
+                  absl::StrCat("time to first token: ", w.prompt_tokens, " prompt tokens / ",
+                               Num(p.tokens_per_second), " tokens/s");
+              if (pp > 1) {
+                AppendCat(&line, " x (", p.chunks, " chunks + ", pp - 1, ") / ", p.chunks,
+                          " (pipeline bubble)");
+              }
+              if (links_longer) {
+                AppendCat(&line,
+                          "; the TP all-reduces take longer: ", Num(p.tensor_parallel_seconds),
+                          " s");
+              }
+              AppendCat(&line, " = ", Num(p.time_to_first_token_seconds), " s");
+              lines.AddLine(line);
+            }
+          }
+          return SharedLines::Figures{p.tokens_per_second, p.time_to_first_token_seconds};
+        });
+    plan.prefill_tokens_per_second = prefill[0];
+    if (w.prompt_tokens > 0) plan.time_to_first_token_seconds = prefill[1];
   }
 
   if (device.price_usd_per_hour.has_value() && plan.decode_tokens_per_second_all.has_value()) {
