@@ -343,14 +343,16 @@ void AppendWhole(LineWriter* out, double value) {
   }
 }
 
-// One-card plans' lines that depend on one or two of the device's figures
-// only, kept while a plan over many devices is written
+// Plans' lines that depend on one or two of the device's figures only, kept
+// while a plan over many devices is written
 // (PlanInput::shared_lines_generation): many records share a bandwidth, a
 // peak or a capacity (of the 258 accelerators' one-card plans of Llama 3.1
 // 8B, 141 memory lines hold 57 texts and 138 decode lines 75;
-// docs/BENCHMARKS.md, session 24). Kept by the figures they were written
-// from (their bits), with the bound's figures the plan states, per thread,
-// direct-mapped: a slot taken by another key is written over.
+// docs/BENCHMARKS.md, session 24), and many-card plans a layout and node
+// size (their 81 layout lines hold 7 texts, their memory lines 29; session
+// 25). Kept by the figures they were written from (their bits), with the
+// bound's figures the plan states, per thread, direct-mapped: a slot taken
+// by another key is written over.
 class SharedLines {
  public:
   enum class Kind : uint8_t { kMemory, kDecode, kPrefill };
@@ -445,6 +447,24 @@ template <typename Write>
   const SharedLines::Figures figures = write();
   if (shared != nullptr) shared->Keep(kind, a, b, lines.Between(from, lines.Position()), figures);
   return figures;
+}
+
+// The layout and node size a plan's layout and memory lines state, packed
+// exactly into a SharedLines key: 0 on one card (its memory line states
+// neither); none with expert parallelism, or when a figure does not fit its
+// bits (those lines are then written, not shared).
+std::optional<uint64_t> LayoutKey(const Layout& layout, const NodeSize& node) {
+  const int n = layout.cards();
+  if (n == 1) return 0;
+  const auto fits = [](int value, int bits) { return value >= 0 && value < (1 << bits); };
+  if (layout.expert_parallel > 1 || !fits(n, 16) || !fits(layout.tensor_parallel, 16) ||
+      !fits(layout.pipeline_parallel, 16) || !fits(node.cards, 15)) {
+    return std::nullopt;
+  }
+  return static_cast<uint64_t>(node.assumed) | static_cast<uint64_t>(n) << 1 |
+         static_cast<uint64_t>(layout.tensor_parallel) << 17 |
+         static_cast<uint64_t>(layout.pipeline_parallel) << 33 |
+         static_cast<uint64_t>(node.cards) << 49;
 }
 
 // The KV cache's divisor over tp ranks, as the fit splits it.
@@ -741,10 +761,23 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
   plan.headroom_bytes_per_card = plan.usable_bytes_per_card - plan.required_bytes_per_card;
   plan.expert_parallel = layout->expert_parallel > 1 ? layout->expert_parallel : 0;
   const bool ep = layout->expert_parallel > 1;
-  // A one-card plan's lines that other records' plans share (SharedLines).
-  SharedLines* const shared = input.shared_lines_generation != 0 && n == 1
+  // Lines that other records' plans share (SharedLines): the layout and
+  // memory lines on any number of cards, the decode and prefill groups on one.
+  SharedLines* const shared = input.shared_lines_generation != 0
                                   ? &SharedLines::ForThread(input.shared_lines_generation)
                                   : nullptr;
+  SharedLines* const shared_one_card = n == 1 ? shared : nullptr;
+  // The lines a layout states (pipeline stages: the weights per stage).
+  const auto stage_line = [&] {
+    lines.AddLine(absl::StrCat(
+        "weights per stage (bounded from above): min(", f.weights_gib, ", ",
+        LayersPerStage(shape, pp), " layers x ", f.weights_gib, " / ", shape.num_largest_layers,
+        " layers + embeddings ", Num(shape.embedding_parameters), " parameters x ",
+        Num(std::max(2.0, shape.weight_bytes / shape.parameters)), " bytes) = ", GiB(weights * tp),
+        "; KV cache per stage: min(", f.kv_cache_gib, ", ", LayersPerStage(shape, pp), " layers x ",
+        GiB(shape.kv_cache_bytes_largest_layer), " per full layer",
+        shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")"));
+  };
   if (ep) {
     const int d = layout->attention_replicas();
     lines.AddLine(absl::StrCat(
@@ -773,66 +806,65 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
         shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
         " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
         GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
-  } else if (n > 1) {
-    const LineScope scope(&lines);
-    LineWriter& line = lines;
-    AppendLiteral(&line, "layout: ");
-    line.append(plan.layout);
-    AppendLiteral(&line, ": tensor parallelism within a node of ");
-    AppendInt(&line, node.cards);
-    if (node.assumed) {
-      AppendLiteral(&line, " cards (assumed: the record has no scale-up domain size)");
-    } else {
-      AppendLiteral(&line, " cards (the record's scale-up domain)");
-    }
-    AppendLiteral(&line, ", heads ");
-    AppendInt(&line, shape.num_attention_heads);
-    AppendLiteral(&line, " / ");
-    AppendInt(&line, tp);
-    if (pp > 1) {
-      AppendCat(&line, ", ", pp, " pipeline stages of at most ", LayersPerStage(shape, pp), " of ",
-                shape.num_layers, " layers");
-    }
-  }
-  if (pp > 1) {
-    lines.AddLine(absl::StrCat(
-        "weights per stage (bounded from above): min(", f.weights_gib, ", ",
-        LayersPerStage(shape, pp), " layers x ", f.weights_gib, " / ", shape.num_largest_layers,
-        " layers + embeddings ", Num(shape.embedding_parameters), " parameters x ",
-        Num(std::max(2.0, shape.weight_bytes / shape.parameters)), " bytes) = ", GiB(weights * tp),
-        "; KV cache per stage: min(", f.kv_cache_gib, ", ", LayersPerStage(shape, pp), " layers x ",
-        GiB(shape.kv_cache_bytes_largest_layer), " per full layer",
-        shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")"));
-  }
-  if (!ep && n == 1) {
-    // Only the headroom differs from card to card.
-    SharedOrWritten(shared, SharedLines::Kind::kMemory,
-                    std::bit_cast<uint64_t>(plan.headroom_bytes_per_card), 0, lines, [&] {
-                      const LineScope scope(&lines);
-                      LineWriter& line = lines;
-                      line.append(f.one_card_parts);
-                      AppendGiB(&line, plan.headroom_bytes_per_card);
-                      return SharedLines::Figures{};
-                    });
-  } else if (!ep) {
-    const LineScope scope(&lines);
-    LineWriter& line = lines;
-    AppendLiteral(&line, "per card on ");
-    AppendInt(&line, n);
-    AppendLiteral(&line, ": weights ");
-    if (pp > 1) AppendLiteral(&line, "per stage ");
-    AppendGiB(&line, weights * tp);
-    AppendLiteral(&line, " / ");
-    AppendInt(&line, tp);
-    AppendLiteral(&line, " + KV cache ");
-    AppendGiB(&line, kv_cache);
-    if (shape.kv_cache_replicated && tp > 1) {
-      AppendLiteral(&line, " (MLA latent cache: whole on every rank)");
-    }
-    line.append(f.fixed_parts_sum);
-    AppendGiB(&line, plan.required_bytes_per_card);
-    AppendLiteral(&line, "; headroom ");
-    AppendGiB(&line, plan.headroom_bytes_per_card);
+    if (pp > 1) stage_line();
+  } else {
+    // The layout and memory lines depend on the layout, the node size and
+    // the headroom only (on one card the headroom only).
+    const std::optional<uint64_t> layout_key = LayoutKey(*layout, node);
+    SharedOrWritten(
+        layout_key.has_value() ? shared : nullptr, SharedLines::Kind::kMemory,
+        std::bit_cast<uint64_t>(plan.headroom_bytes_per_card), layout_key.value_or(0),
+        lines, [&]() __attribute__((always_inline)) {
+          if (n > 1) {
+            const LineScope scope(&lines);
+            LineWriter& line = lines;
+            AppendLiteral(&line, "layout: ");
+            line.append(plan.layout);
+            AppendLiteral(&line, ": tensor parallelism within a node of ");
+            AppendInt(&line, node.cards);
+            if (node.assumed) {
+              AppendLiteral(&line, " cards (assumed: the record has no scale-up domain size)");
+            } else {
+              AppendLiteral(&line, " cards (the record's scale-up domain)");
+            }
+            AppendLiteral(&line, ", heads ");
+            AppendInt(&line, shape.num_attention_heads);
+            AppendLiteral(&line, " / ");
+            AppendInt(&line, tp);
+            if (pp > 1) {
+              AppendCat(&line, ", ", pp, " pipeline stages of at most ", LayersPerStage(shape, pp),
+                        " of ", shape.num_layers, " layers");
+            }
+          }
+          if (pp > 1) stage_line();
+          if (n == 1) {
+            const LineScope scope(&lines);
+            LineWriter& line = lines;
+            line.append(f.one_card_parts);
+            AppendGiB(&line, plan.headroom_bytes_per_card);
+            return SharedLines::Figures{};
+          }
+          const LineScope scope(&lines);
+          LineWriter& line = lines;
+          AppendLiteral(&line, "per card on ");
+          AppendInt(&line, n);
+          AppendLiteral(&line, ": weights ");
+          if (pp > 1) AppendLiteral(&line, "per stage ");
+          AppendGiB(&line, weights * tp);
+          AppendLiteral(&line, " / ");
+          AppendInt(&line, tp);
+          AppendLiteral(&line, " + KV cache ");
+          AppendGiB(&line, kv_cache);
+          if (shape.kv_cache_replicated && tp > 1) {
+            AppendLiteral(&line, " (MLA latent cache: whole on every rank)");
+          }
+          line.append(f.fixed_parts_sum);
+          AppendGiB(&line, plan.required_bytes_per_card);
+          AppendLiteral(&line, "; headroom ");
+          AppendGiB(&line, plan.headroom_bytes_per_card);
+
+          return SharedLines::Figures{};
+        });
   }
 
   if (device.roofline_does_not_apply) {
@@ -874,8 +906,8 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
   const uint64_t peak_key = KeyBits(device.peak_flops);
   if (has_bandwidth) {
     const SharedLines::Figures decode = SharedOrWritten(
-        shared, SharedLines::Kind::kDecode, KeyBits(device.bandwidth_bytes_per_second), peak_key,
-        lines, [&]() __attribute__((always_inline)) {
+        shared_one_card, SharedLines::Kind::kDecode, KeyBits(device.bandwidth_bytes_per_second),
+        peak_key, lines, [&]() __attribute__((always_inline)) {
           const DecodeBound d = BoundDecode(speed);
           const int m = d.micro_batches;
           const LineScope scope(&lines, n == 1 ? kShortLine : kUsualLine);
@@ -1038,7 +1070,7 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
   // card its bound and lines depend on the peak only.
   if (has_peak) {
     const SharedLines::Figures prefill = SharedOrWritten(
-        shared, SharedLines::Kind::kPrefill, peak_key, 0,
+        shared_one_card, SharedLines::Kind::kPrefill, peak_key, 0,
         lines, [&]() __attribute__((always_inline)) {
           const PrefillBound p = BoundPrefill(speed);
           {

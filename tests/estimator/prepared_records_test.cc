@@ -579,6 +579,47 @@ TEST(PreparedRecordsTest, LinesSharedBetweenRecordsAreEachPlansOwnLines) {
   EXPECT_EQ(decode_lines[2], decode_lines[0]);
 }
 
+// Many-card plans share their layout and memory lines with the plans of
+// other records at the same headroom, layout and node size (plan.cc
+// LayoutKey): cards of one capacity that differ in node size only (8, 8
+// assumed, 4) each state their own node, and a card like an earlier one
+// states the same lines, as PlanOnDevice writes them afresh. The 405B needs
+// tensor and pipeline parallelism over nodes on these cards.
+TEST(PreparedRecordsTest, ManyCardLinesAreSharedOnlyAtTheSameLayoutAndNode) {
+  PlanInput large = About405BInBf16();
+  const SizingFigures figures = FiguresOf(large);
+  PlanInput shared = large;
+  shared.figures = &figures;
+  shared.shared_lines_generation = NewPlanGeneration();
+  DeviceSpec node_of_8{.name = "node-8", .display_name = "Node of 8"};
+  node_of_8.memory_bytes = 80e9;
+  node_of_8.bandwidth_bytes_per_second = 2e12;
+  node_of_8.peak_flops = 1e15;
+  node_of_8.scale_up_domain_size = 8;
+  DeviceSpec assumed = node_of_8;
+  assumed.name = "assumed";
+  assumed.scale_up_domain_size.reset();
+  DeviceSpec node_of_4 = node_of_8;
+  node_of_4.name = "node-4";
+  node_of_4.scale_up_domain_size = 4;
+  DeviceSpec node_of_8_again = node_of_8;
+  node_of_8_again.name = "node-8-again";
+  std::vector<DevicePlan> written;
+  for (const DeviceSpec* device : {&node_of_8, &assumed, &node_of_4, &node_of_8_again}) {
+    written.push_back(PlanOnDevice(shared, *device));
+    const DevicePlan fresh = PlanOnDevice(large, *device);
+    ExpectSamePlan(written.back(), fresh, device->name);
+    ASSERT_GT(fresh.cards, 8) << device->name;
+    ASSERT_GT(fresh.pipeline_parallel, 1) << device->name;
+    ASSERT_GE(fresh.arithmetic.size(), 4u) << device->name;
+  }
+  const auto layout_line = [](const DevicePlan& plan) { return plan.arithmetic[1]; };
+  EXPECT_TRUE(absl::StrContains(layout_line(written[1]), "assumed")) << layout_line(written[1]);
+  EXPECT_FALSE(absl::StrContains(layout_line(written[0]), "assumed")) << layout_line(written[0]);
+  EXPECT_NE(layout_line(written[2]), layout_line(written[0]));
+  EXPECT_EQ(written[3].arithmetic, written[0].arithmetic);
+}
+
 // The figures a plan states twice, and each record's bandwidth, peak and
 // price, are formatted once and their text copied (plan.cc AppendNumKept,
 // AppendRecordNum): every line of every one-card plan on the shipped
