@@ -118,10 +118,11 @@ struct PlanInput {
   // on many devices; null = each plan searches with FewestCardsLayout.
   FewestCardsSearches* layouts = nullptr;
   // NewPlanGeneration(), when the caller plans this input on many devices:
-  // a one-card plan's memory, decode and prefill lines, which depend on one
-  // or two of the device's figures only, are then kept (per thread) and
-  // copied to the next one-card plan whose device has the same figures.
-  // 0 = each plan writes its own. The same lines either way.
+  // lines that depend on a few of the device's figures only are then kept
+  // (per thread) and copied to the next plan whose device has the same
+  // figures: a one-card plan's memory, decode and prefill lines, and a
+  // many-card plan's layout and memory lines (same layout, node size and
+  // headroom). 0 = each plan writes its own. The same lines either way.
   uint64_t shared_lines_generation = 0;
 };
 
