@@ -9,6 +9,8 @@
 #     after the warm-up every call is answered from the answer cache)
 #   SCENARIOS="estimate varied" scripts/bench-computed.sh ...   only those
 #     scenarios (estimate, varied, plan; all three by default)
+#   SERVER_CPUS=0 CLIENT_CPUS=1 scripts/bench-computed.sh ...   the servers
+#     on core 0 and the load generator on core 1 (scripts/lib/servers.sh)
 # REF_BUILD_DIR holds a previous build's estimator-service (a build/ tree or
 # a directory with the binary copied into it). Each round runs, for each
 # scenario, REF, the current build and echo in a rotated order (ref new
@@ -61,7 +63,7 @@ for side in ref new; do wait_for_estimator "${port[catalog]}" "${port[estimator-
 
 load() {  # label server concurrency method request [loadgen flags]
   local label="$1" server="$2" concurrency="$3" method="$4" request="$5"; shift 5
-  "$b/bench/loadgen" --target=127.0.0.1:${port[$server]} --method="$method" --request="$request" \
+  "${client_cpus[@]}" "$b/bench/loadgen" --target=127.0.0.1:${port[$server]} --method="$method" --request="$request" \
     --concurrency="$concurrency" --duration=${seconds}s --warmup=500ms --json \
     --server_pid="$(cat "$state/$server.pid")" "$@" >"$state/$label.json" 2>"$state/$label.err"
   /usr/bin/python3 - "$state/$label.json" <<'PY'

@@ -10,11 +10,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start NAME COMMAND...: runs COMMAND on free ports, waits up to 60 s for its
-# port file, prints its gRPC port.
+# SERVER_CPUS / CLIENT_CPUS (taskset lists, e.g. 0 and 1): the servers and
+# the load generator each kept to their own cores, so that neither's work
+# evicts the other's from the caches of a shared core (unset: both on every
+# core, as the figures before session 25 were taken).
+server_cpus=(); [[ -n ${SERVER_CPUS:-} ]] && server_cpus=(taskset -c "$SERVER_CPUS")
+client_cpus=(); [[ -n ${CLIENT_CPUS:-} ]] && client_cpus=(taskset -c "$CLIENT_CPUS")
+
+# start NAME COMMAND...: runs COMMAND on free ports (on SERVER_CPUS when
+# set), waits up to 60 s for its port file, prints its gRPC port.
 start() {
   local name="$1"; shift
-  "$@" --grpc_address=127.0.0.1:0 --metrics_address=127.0.0.1:0 --port_file="$state/$name.ports" \
+  "${server_cpus[@]}" "$@" --grpc_address=127.0.0.1:0 --metrics_address=127.0.0.1:0 --port_file="$state/$name.ports" \
     >"$state/$name.log" 2>&1 &
   echo $! >"$state/$name.pid"
   for _ in $(seq 1 600); do [[ -s "$state/$name.ports" ]] && break; sleep 0.1; done
