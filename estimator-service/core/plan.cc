@@ -454,17 +454,16 @@ template <typename Write>
 // neither); none with expert parallelism, or when a figure does not fit its
 // bits (those lines are then written, not shared).
 std::optional<uint64_t> LayoutKey(const Layout& layout, const NodeSize& node) {
-  const int n = layout.cards();
-  if (n == 1) return 0;
+  if (layout.cards() == 1) return 0;
   const auto fits = [](int value, int bits) { return value >= 0 && value < (1 << bits); };
-  if (layout.expert_parallel > 1 || !fits(n, 16) || !fits(layout.tensor_parallel, 16) ||
-      !fits(layout.pipeline_parallel, 16) || !fits(node.cards, 15)) {
+  if (layout.expert_parallel > 1 || !fits(layout.tensor_parallel, 20) ||
+      !fits(layout.pipeline_parallel, 20) || !fits(node.cards, 20)) {
     return std::nullopt;
   }
-  return static_cast<uint64_t>(node.assumed) | static_cast<uint64_t>(n) << 1 |
-         static_cast<uint64_t>(layout.tensor_parallel) << 17 |
-         static_cast<uint64_t>(layout.pipeline_parallel) << 33 |
-         static_cast<uint64_t>(node.cards) << 49;
+  // The cards are tensor x pipeline parallelism: not a figure of their own.
+  return static_cast<uint64_t>(node.assumed) | static_cast<uint64_t>(layout.tensor_parallel) << 1 |
+         static_cast<uint64_t>(layout.pipeline_parallel) << 21 |
+         static_cast<uint64_t>(node.cards) << 41;
 }
 
 // The KV cache's divisor over tp ranks, as the fit splits it.
@@ -767,18 +766,8 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
                                   ? &SharedLines::ForThread(input.shared_lines_generation)
                                   : nullptr;
   SharedLines* const shared_one_card = n == 1 ? shared : nullptr;
-  // The lines a layout states (pipeline stages: the weights per stage).
-  const auto stage_line = [&] {
-    lines.AddLine(absl::StrCat(
-        "weights per stage (bounded from above): min(", f.weights_gib, ", ",
-        LayersPerStage(shape, pp), " layers x ", f.weights_gib, " / ", shape.num_largest_layers,
-        " layers + embeddings ", Num(shape.embedding_parameters), " parameters x ",
-        Num(std::max(2.0, shape.weight_bytes / shape.parameters)), " bytes) = ", GiB(weights * tp),
-        "; KV cache per stage: min(", f.kv_cache_gib, ", ", LayersPerStage(shape, pp), " layers x ",
-        GiB(shape.kv_cache_bytes_largest_layer), " per full layer",
-        shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "", ")"));
-  };
   if (ep) {
+    // One pipeline stage: an expert-parallel layout has none other (Layout).
     const int d = layout->attention_replicas();
     lines.AddLine(absl::StrCat(
         "layout: ", plan.layout,
@@ -806,7 +795,6 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
         shape.kv_cache_replicated && tp > 1 ? " (MLA latent cache: whole on every rank)" : "",
         " + activations ", f.activations_gib, " + overhead ", f.overhead_gib, " = ",
         GiB(plan.required_bytes_per_card), "; headroom ", GiB(plan.headroom_bytes_per_card)));
-    if (pp > 1) stage_line();
   } else {
     // The layout and memory lines depend on the layout, the node size and
     // the headroom only (on one card the headroom only).
@@ -836,7 +824,18 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
                         " of ", shape.num_layers, " layers");
             }
           }
-          if (pp > 1) stage_line();
+          if (pp > 1) {
+            lines.AddLine(absl::StrCat(
+                "weights per stage (bounded from above): min(", f.weights_gib, ", ",
+                LayersPerStage(shape, pp), " layers x ", f.weights_gib, " / ",
+                shape.num_largest_layers, " layers + embeddings ", Num(shape.embedding_parameters),
+                " parameters x ", Num(std::max(2.0, shape.weight_bytes / shape.parameters)),
+                " bytes) = ", GiB(weights * tp), "; KV cache per stage: min(", f.kv_cache_gib, ", ",
+                LayersPerStage(shape, pp), " layers x ", GiB(shape.kv_cache_bytes_largest_layer),
+                " per full layer",
+                shape.kv_cache_bytes > shape.model_kv_cache_bytes ? " + the draft model's" : "",
+                ")"));
+          }
           if (n == 1) {
             const LineScope scope(&lines);
             LineWriter& line = lines;
@@ -862,7 +861,6 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
           AppendGiB(&line, plan.required_bytes_per_card);
           AppendLiteral(&line, "; headroom ");
           AppendGiB(&line, plan.headroom_bytes_per_card);
-
           return SharedLines::Figures{};
         });
   }
