@@ -174,13 +174,16 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, const common
 // The same with the cards left in *wire (answers/plan_wire.h) instead of the
 // reply's plans, for the hand serializer (PlanWireReply); `response` must be
 // on an Arena (the plans are pooled on it). wire null = PlanInferenceInto.
+// `architecture_check`, when given, is the record's architecture check as
+// its source made it (RecordSource::UseModel); null: checked here.
 absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCards* wire,
                                const common::v1::Model& model,
                                const SharedRecords<common::v1::Hardware>& hardware,
                                const v1::PlanInferenceRequest& request,
                                const SourcedModel* sourced = nullptr,
                                const ServingExtras* extras = nullptr,
-                               const common::v1::Hardware* offload_host = nullptr);
+                               const common::v1::Hardware* offload_host = nullptr,
+                               const absl::Status* architecture_check = nullptr);
 
 // PlanInference: validates, reads the model and the hardware, plans.
 void AnswerPlanInference(std::shared_ptr<RecordSource> source,

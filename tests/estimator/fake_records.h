@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/status/errors.h"
+#include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/catalog/record_source.h"
 
@@ -23,7 +24,23 @@ class FakeRecords : public RecordSource {
   void Add(Model model) { models_.push_back(std::move(model)); }
   void Add(Hardware hardware) { hardware_.push_back(std::move(hardware)); }
   void set_whole_catalog(bool whole) { whole_catalog_ = whole; }
+  // UseModel lends the record in place, as the snapshot does (off: false,
+  // the caller reads a copy through FindModel).
+  void set_lends_in_place(bool lends) { lends_in_place_ = lends; }
   int model_reads() const { return model_reads_; }
+  int models_lent() const { return models_lent_; }
+
+  bool UseModel(const std::string& name, const ModelUser& use) override {
+    if (!lends_in_place_) return false;
+    for (const Model& model : models_) {
+      if (model.name() == name || model.display_name() == name) {
+        ++models_lent_;
+        use(model, kRevision, ValidateModelArchitecture(model, "architecture"));
+        return true;
+      }
+    }
+    return false;
+  }
 
   void FindModel(const std::string& name, Done<Model> done) override {
     ++model_reads_;
@@ -63,7 +80,9 @@ class FakeRecords : public RecordSource {
   std::vector<Model> models_;
   std::vector<Hardware> hardware_;
   bool whole_catalog_ = true;
+  bool lends_in_place_ = false;
   int model_reads_ = 0;
+  int models_lent_ = 0;
 };
 
 inline Model Llama8B() {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
+#include "estimator-service/answers/plan_wire.h"
 #include "estimator-service/catalog/shared_records.h"
 #include "estimator-service/catalog/snapshot.h"
 #include "estimator-service/core/plan.h"
@@ -777,6 +778,98 @@ TEST(PreparedRecordsTest, ArenaPlanIsTheHeapPlanByteForByteOnEveryShippedAcceler
                           [&done](const absl::Status& status) { done = status; });
   ASSERT_TRUE(done.has_value());
   EXPECT_EQ(done->code(), absl::StatusCode::kNotFound) << *done;
+}
+
+// A model named by the request is planned on the source's own record when
+// the source lends it (RecordSource::UseModel, the snapshot's), not on a
+// copy read through FindModel (session 26): the reply's bytes must be the
+// copy's, on the wire path the service takes (PlanWireReply) and on the
+// message path, and every error the same, in the same order (the model's
+// before the hardware's).
+TEST(PreparedRecordsTest, PlanOnTheLentRecordIsThePlanOnItsCopy) {
+  const auto fill = [](testing::FakeRecords* records) {
+    for (const Model& model : testing::Shipped().models()) records->Add(model);
+    for (const Hardware& hw : testing::Shipped().hardware()) records->Add(hw);
+  };
+  auto copied = std::make_shared<testing::FakeRecords>();
+  auto lent = std::make_shared<testing::FakeRecords>();
+  fill(copied.get());
+  fill(lent.get());
+  lent->set_lends_in_place(true);
+  const int shipped_hardware = testing::Shipped().hardware_size();
+  std::vector<v1::PlanInferenceRequest> requests(6);
+  requests[0].set_model("Llama 3.1 8B");  // by display name, as the CLI sends it
+  requests[1].set_model("models/llama-3-1-405b");
+  requests[1].set_max_cards(1024);
+  requests[1].set_objective(v1::PLAN_OBJECTIVE_CHEAPEST);
+  requests[1].mutable_workload()->set_context_length_tokens(32768);
+  requests[2].set_model("models/llama-3-1-70b");
+  requests[2].set_runtime(v1::RUNTIME_VLLM);
+  requests[3].set_model("models/llama-3-1-70b");
+  requests[3].set_offload(v1::OFFLOAD_MODE_AUTO);
+  requests[3].set_offload_host("hardware/host-2x-amd-epyc-9004-ddr5-4800");
+  requests[4].set_model("models/llama-3-1-8b");
+  requests[4].add_hardware(testing::Shipped().hardware(0).name());
+  requests[4].add_hardware(testing::Shipped().hardware(shipped_hardware - 1).name());
+  requests[5].set_model("models/llama-3-1-8b");
+  requests[5].set_newer_models(true);  // reads the catalog again: a copy
+  const auto answer = [](const std::shared_ptr<testing::FakeRecords>& records,
+                         const v1::PlanInferenceRequest& request, bool wire) {
+    ReplyArena arena;
+    v1::PlanInferenceResponse* response = arena.Create<v1::PlanInferenceResponse>();
+    PlanWireCards* cards = google::protobuf::Arena::Create<PlanWireCards>(arena.arena());
+    std::optional<absl::Status> done;
+    const auto set_done = [&done](const absl::Status& status) { done = status; };
+    if (wire) {
+      AnswerPlanInferenceInto(records, request, response, cards, set_done);
+    } else {
+      AnswerPlanInferenceInto(records, request, response, set_done);
+    }
+    EXPECT_TRUE(done.has_value());
+    if (!done.has_value() || !done->ok()) {
+      return absl::StatusOr<std::string>(done.value_or(absl::InternalError("no answer")));
+    }
+    return absl::StatusOr<std::string>(wire ? PlanWireReply(response, cards).SerializeAsString()
+                                            : response->SerializeAsString());
+  };
+  for (const v1::PlanInferenceRequest& request : requests) {
+    SCOPED_TRACE(request.ShortDebugString());
+    for (const bool wire : {true, false}) {
+      const int lent_before = lent->models_lent();
+      const int reads_before = lent->model_reads();
+      const absl::StatusOr<std::string> expected = answer(copied, request, wire);
+      ASSERT_TRUE(expected.ok()) << expected.status();
+      const absl::StatusOr<std::string> got = answer(lent, request, wire);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(*got, *expected) << (wire ? "wire" : "message");
+      EXPECT_GT(expected->size(), 1000u);
+      if (request.newer_models()) {
+        EXPECT_EQ(lent->models_lent(), lent_before);
+        EXPECT_GT(lent->model_reads(), reads_before);
+      } else {
+        EXPECT_EQ(lent->models_lent(), lent_before + 1);
+        EXPECT_EQ(lent->model_reads(), reads_before);  // no copy read
+      }
+    }
+  }
+  // Errors: the same status from both, the model's first.
+  std::vector<v1::PlanInferenceRequest> failing(3);
+  failing[0].set_model("models/no-such-model");
+  failing[1].set_model("models/no-such-model");
+  failing[1].add_hardware("hardware/no-such-card");
+  failing[2].set_model("models/llama-3-1-8b");
+  failing[2].add_hardware("hardware/no-such-card");
+  for (const v1::PlanInferenceRequest& request : failing) {
+    SCOPED_TRACE(request.ShortDebugString());
+    const absl::StatusOr<std::string> expected = answer(copied, request, true);
+    const absl::StatusOr<std::string> got = answer(lent, request, true);
+    ASSERT_FALSE(expected.ok());
+    EXPECT_EQ(expected.status().code(), absl::StatusCode::kNotFound);
+    EXPECT_EQ(got.status(), expected.status());
+  }
+  EXPECT_TRUE(
+      absl::StrContains(answer(lent, failing[1], true).status().message(), "no-such-model"));
+  EXPECT_TRUE(absl::StrContains(answer(lent, failing[2], true).status().message(), "no-such-card"));
 }
 
 TEST(PreparedRecordsTest, RankOrderIsTheOrderRankPlansMovesThePlansInto) {
