@@ -11,7 +11,10 @@
 #pragma once
 
 #include <google/protobuf/arena.h>
+#include <sched.h>
 
+#include <array>
+#include <atomic>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -21,6 +24,57 @@
 
 namespace modelatlas::estimator {
 
+// Objects kept for reuse from reply to reply, each given back to the CPU it
+// was last used on and taken, when possible, from the CPU that takes it:
+// a plan over every accelerator writes about 300 KB of pooled plans, and an
+// object last written on the other core is moved over cache line by cache
+// line (docs/BENCHMARKS.md, session 26). A CPU with none free takes another
+// CPU's before a new one is made. At most kMaxKept objects are kept in all.
+template <typename T>
+class CpuPool {
+ public:
+  static constexpr size_t kMaxKept = 16;
+
+  // A kept object, or null.
+  std::unique_ptr<T> Take() {
+    const size_t home = ShardOfThisCpu();
+    for (size_t i = 0; i < kShards; ++i) {
+      Shard& shard = shards_[(home + i) % kShards];
+      absl::MutexLock lock(&shard.mu);
+      if (!shard.free.empty()) {
+        std::unique_ptr<T> object = std::move(shard.free.back());
+        shard.free.pop_back();
+        kept_.fetch_sub(1, std::memory_order_relaxed);
+        return object;
+      }
+    }
+    return nullptr;
+  }
+  // Keeps `object` on this CPU's list (dropped past kMaxKept in all).
+  void Give(std::unique_ptr<T> object) {
+    if (kept_.fetch_add(1, std::memory_order_relaxed) >= kMaxKept) {
+      kept_.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+    Shard& shard = shards_[ShardOfThisCpu()];
+    absl::MutexLock lock(&shard.mu);
+    shard.free.push_back(std::move(object));
+  }
+
+ private:
+  static constexpr size_t kShards = 16;
+  static size_t ShardOfThisCpu() {
+    const int cpu = sched_getcpu();  // glibc 2.35+: read from rseq, no system call
+    return cpu < 0 ? 0 : static_cast<size_t>(cpu) % kShards;
+  }
+  struct alignas(64) Shard {
+    absl::Mutex mu;
+    std::vector<std::unique_ptr<T>> free ABSL_GUARDED_BY(mu);
+  };
+  std::array<Shard, kShards> shards_;
+  std::atomic<size_t> kept_{0};
+};
+
 class ReplyArena {
  public:
   // A plan over every accelerator takes about 200 KB of arena (messages,
@@ -29,7 +83,7 @@ class ReplyArena {
   static constexpr size_t kBlockBytes = 512 * 1024;
   // Blocks kept for reuse: one per call in flight up to this many; more
   // calls at once allocate and free their own.
-  static constexpr size_t kPooledBlocks = 16;
+  static constexpr size_t kPooledBlocks = CpuPool<char[]>::kMaxKept;
 
   ReplyArena() : block_(Take()), arena_(Options(block_.bytes.get())) {}
   ReplyArena(const ReplyArena&) = delete;
@@ -55,32 +109,16 @@ class ReplyArena {
     }
   };
 
-  struct Pool {
-    absl::Mutex mu;
-    std::vector<std::unique_ptr<char[]>> free ABSL_GUARDED_BY(mu);
-  };
-  static Pool& pool() {
-    static Pool* const kPool = new Pool();  // never destroyed: used at exit
+  static CpuPool<char[]>& pool() {
+    static auto* const kPool = new CpuPool<char[]>();  // never destroyed: used at exit
     return *kPool;
   }
   static Block Take() {
-    Pool& p = pool();
-    {
-      absl::MutexLock lock(&p.mu);
-      if (!p.free.empty()) {
-        Block block(std::move(p.free.back()));
-        p.free.pop_back();
-        return block;
-      }
-    }
+    if (std::unique_ptr<char[]> kept = pool().Take()) return Block(std::move(kept));
     // Not zeroed: the arena writes before it reads.
     return Block(std::unique_ptr<char[]>(new char[kBlockBytes]));
   }
-  static void Give(std::unique_ptr<char[]> bytes) {
-    Pool& p = pool();
-    absl::MutexLock lock(&p.mu);
-    if (p.free.size() < kPooledBlocks) p.free.push_back(std::move(bytes));
-  }
+  static void Give(std::unique_ptr<char[]> bytes) { pool().Give(std::move(bytes)); }
   static google::protobuf::ArenaOptions Options(char* block) {
     google::protobuf::ArenaOptions options;
     options.initial_block = block;
@@ -104,30 +142,15 @@ class ReplyArena {
 // be default-constructible.
 template <typename T>
 T* PooledOnArena(google::protobuf::Arena* arena) {
-  struct Pool {
-    absl::Mutex mu;
-    std::vector<std::unique_ptr<T>> free ABSL_GUARDED_BY(mu);
-  };
-  static Pool* const kPool = new Pool();  // never destroyed: used at exit
+  static auto* const kPool = new CpuPool<T>();  // never destroyed: used at exit
   struct Lease {
     std::unique_ptr<T> object;
-    Lease() {
-      {
-        absl::MutexLock lock(&kPool->mu);
-        if (!kPool->free.empty()) {
-          object = std::move(kPool->free.back());
-          kPool->free.pop_back();
-        }
-      }
+    Lease() : object(kPool->Take()) {
       if (object == nullptr) object = std::make_unique<T>();
     }
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
-    ~Lease() {
-      absl::MutexLock lock(&kPool->mu);
-      // As many as the reply blocks: one per call in flight.
-      if (kPool->free.size() < ReplyArena::kPooledBlocks) kPool->free.push_back(std::move(object));
-    }
+    ~Lease() { kPool->Give(std::move(object)); }
   };
   return google::protobuf::Arena::Create<Lease>(arena)->object.get();
 }
@@ -140,25 +163,11 @@ T* PooledOnArena(google::protobuf::Arena* arena) {
 // in flight. T must be default-constructible.
 template <typename T>
 std::shared_ptr<T> PooledForReply() {
-  struct Pool {
-    absl::Mutex mu;
-    std::vector<std::unique_ptr<T>> free ABSL_GUARDED_BY(mu);
-  };
-  static Pool* const kPool = new Pool();  // never destroyed: used at exit
-  std::unique_ptr<T> object;
-  {
-    absl::MutexLock lock(&kPool->mu);
-    if (!kPool->free.empty()) {
-      object = std::move(kPool->free.back());
-      kPool->free.pop_back();
-    }
-  }
+  static auto* const kPool = new CpuPool<T>();  // never destroyed: used at exit
+  std::unique_ptr<T> object = kPool->Take();
   if (object == nullptr) object = std::make_unique<T>();
-  return std::shared_ptr<T>(object.release(), [](T* given) {
-    std::unique_ptr<T> back(given);
-    absl::MutexLock lock(&kPool->mu);
-    if (kPool->free.size() < ReplyArena::kPooledBlocks) kPool->free.push_back(std::move(back));
-  });
+  return std::shared_ptr<T>(object.release(),
+                            [](T* given) { kPool->Give(std::unique_ptr<T>(given)); });
 }
 
 }  // namespace modelatlas::estimator
