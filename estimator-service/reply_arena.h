@@ -13,9 +13,11 @@
 #include <google/protobuf/arena.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <memory>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -35,11 +37,14 @@ class CpuPool {
  public:
   static constexpr size_t kMaxKept = 16;
 
+  // The lists: CPU c keeps its objects on list c % shards().
+  size_t shards() const { return shards_in_use_; }
+
   // A kept object, or null.
   std::unique_ptr<T> Take() {
     const size_t home = ShardOfThisCpu();
-    for (size_t i = 0; i < kShards; ++i) {
-      Shard& shard = shards_[(home + i) % kShards];
+    for (size_t i = 0; i < shards_in_use_; ++i) {
+      Shard& shard = shards_[(home + i) % shards_in_use_];
       absl::MutexLock lock(&shard.mu);
       if (!shard.free.empty()) {
         std::unique_ptr<T> object = std::move(shard.free.back());
@@ -63,10 +68,13 @@ class CpuPool {
 
  private:
   static constexpr size_t kShards = 16;
-  static size_t ShardOfThisCpu() {
+  size_t ShardOfThisCpu() const {
     const int cpu = sched_getcpu();  // glibc 2.35+: read from rseq, no system call
-    return cpu < 0 ? 0 : static_cast<size_t>(cpu) % kShards;
+    return cpu < 0 ? 0 : static_cast<size_t>(cpu) % shards_in_use_;
   }
+  // One list per CPU of the machine, up to kShards: a CPU with an empty list
+  // looks through the others', not through lists no CPU uses.
+  const size_t shards_in_use_ = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, kShards);
   struct alignas(64) Shard {
     absl::Mutex mu;
     std::vector<std::unique_ptr<T>> free ABSL_GUARDED_BY(mu);

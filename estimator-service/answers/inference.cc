@@ -812,11 +812,12 @@ void AnswerPlanWithHost(std::shared_ptr<RecordSource> source,
   // A catalogued model by name is planned on the source's own record
   // (RecordSource::UseModel, the snapshot's), not on a copy: copying the
   // record and freeing it was 3% of a plan over every accelerator under perf
-  // (docs/BENCHMARKS.md, session 26). The hardware is read first, outside
-  // the source's lock; newer models read the source again and are planned
-  // on a copy. Whatever this cannot answer (a source without the record, a
-  // hardware name not found) is answered by reading the model as ever, with
-  // its errors in their order: nothing is written before.
+  // (docs/BENCHMARKS.md, session 26). The plan runs under the snapshot's
+  // reader lock (shared with every other reader; an update of the snapshot
+  // waits the plan's 0.2-0.3 ms). The hardware is read first, outside that
+  // lock; newer models read the source again and are planned on a copy. Whatever this cannot answer
+  // (a source without the record, a hardware name not found) is answered by reading the model as
+  // ever, with its errors in their order: nothing is written before.
   if (request.has_source() || request.has_inline_model() || request.model().empty() ||
       request.newer_models()) {
     return AnswerPlanReadingModel(std::move(source), request, std::move(extras), std::move(host),
