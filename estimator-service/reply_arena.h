@@ -35,6 +35,8 @@ namespace modelatlas::estimator {
 template <typename T>
 class CpuPool {
  public:
+  // One per call in flight up to this many; more calls at once make and
+  // free their own.
   static constexpr size_t kMaxKept = 16;
 
   // The lists: CPU c keeps its objects on list c % shards().
@@ -89,9 +91,6 @@ class ReplyArena {
   // string objects, repeated arrays, the arena's cleanup list); past the
   // block the arena allocates more blocks itself.
   static constexpr size_t kBlockBytes = 512 * 1024;
-  // Blocks kept for reuse: one per call in flight up to this many; more
-  // calls at once allocate and free their own.
-  static constexpr size_t kPooledBlocks = CpuPool<char[]>::kMaxKept;
 
   ReplyArena() : block_(Take()), arena_(Options(block_.bytes.get())) {}
   ReplyArena(const ReplyArena&) = delete;
@@ -167,8 +166,8 @@ T* PooledOnArena(google::protobuf::Arena* arena) {
 // made) and given back, as it was left, when the last copy of the returned
 // pointer goes. For answers written as plain figures whose strings keep
 // their buffers from reply to reply (the memory answer, MemoryAnswer): the
-// user clears what it reuses. At most kPooledBlocks are kept, one per call
-// in flight. T must be default-constructible.
+// user clears what it reuses. At most CpuPool::kMaxKept are kept, one per
+// call in flight. T must be default-constructible.
 template <typename T>
 std::shared_ptr<T> PooledForReply() {
   static auto* const kPool = new CpuPool<T>();  // never destroyed: used at exit

@@ -815,9 +815,11 @@ void AnswerPlanWithHost(std::shared_ptr<RecordSource> source,
   // (docs/BENCHMARKS.md, session 26). The plan runs under the snapshot's
   // reader lock (shared with every other reader; an update of the snapshot
   // waits the plan's 0.2-0.3 ms). The hardware is read first, outside that
-  // lock; newer models read the source again and are planned on a copy. Whatever this cannot answer
-  // (a source without the record, a hardware name not found) is answered by reading the model as
-  // ever, with its errors in their order: nothing is written before.
+  // lock; newer models read the source again and are planned on a copy.
+  // A source that does not lend the record has the model read (FindModel)
+  // and planned with the hardware already read; when the hardware cannot be
+  // read, both are read as ever, so the model's error comes first. Nothing
+  // is written before.
   if (request.has_source() || request.has_inline_model() || request.model().empty() ||
       request.newer_models()) {
     return AnswerPlanReadingModel(std::move(source), request, std::move(extras), std::move(host),
@@ -830,23 +832,33 @@ void AnswerPlanWithHost(std::shared_ptr<RecordSource> source,
   ReadRecords(source, std::move(hardware),
               [source, &request, extras = std::move(extras), host = std::move(host), response, wire,
                reader, done = std::move(done)](absl::StatusOr<Records> records) mutable {
-                if (records.ok()) {
-                  absl::Status planned;
-                  const bool found = reader->UseModel(
-                      request.model(), [&](const common::v1::Model& model, int64_t revision,
-                                           const absl::Status& architecture_check) {
-                        planned = PlanInferenceInto(response, wire, model, records->hardware,
-                                                    request, nullptr, extras.get(), host.get(),
-                                                    &architecture_check);
-                        // FindModel's copy carries the revision the answer used.
-                        if (response->has_memory()) {
-                          response->mutable_memory()->set_catalog_revision(revision);
-                        }
-                      });
-                  if (found) return done(planned);
+                if (!records.ok()) {
+                  return AnswerPlanReadingModel(std::move(source), request, std::move(extras),
+                                                std::move(host), response, wire, std::move(done));
                 }
-                AnswerPlanReadingModel(std::move(source), request, std::move(extras),
-                                       std::move(host), response, wire, std::move(done));
+                absl::Status planned;
+                const bool lent = reader->UseModel(
+                    request.model(), [&](const common::v1::Model& model, int64_t revision,
+                                         const absl::Status& architecture_check) {
+                      planned =
+                          PlanInferenceInto(response, wire, model, records->hardware, request,
+                                            nullptr, extras.get(), host.get(), &architecture_check);
+                      // FindModel's copy carries the revision the answer used.
+                      if (response->has_memory()) {
+                        response->mutable_memory()->set_catalog_revision(revision);
+                      }
+                    });
+                if (lent) return done(planned);
+                RecordsWanted model;
+                model.model = request.model();
+                ReadRecords(std::move(source), std::move(model),
+                            [&request, extras = std::move(extras), host = std::move(host), response,
+                             wire, hardware = std::move(records->hardware),
+                             done = std::move(done)](absl::StatusOr<Records> read) {
+                              if (!read.ok()) return done(read.status());
+                              done(PlanInferenceInto(response, wire, *read->model, hardware,
+                                                     request, nullptr, extras.get(), host.get()));
+                            });
               });
 }
 
