@@ -13,6 +13,10 @@
 #     instructions per call of the whole process and of the handler
 #     (inclusive); OUT_DIR/{est,echo}.callgrind and -annotate.txt keep the
 #     rest (callgrind_annotate --inclusive=yes).
+#   CALLGRIND_EXTRA="--cache-sim=yes --LL=1048576,16,64" scripts/profile-estimate.sh ...
+#     the same with valgrind's cache simulation (here a last level of this
+#     machine's 1 MiB L2): also prints the simulated last-level data misses
+#     (reads + writes) per call; any other callgrind options likewise
 #   ANSWER_CACHE_BYTES=67108864 scripts/profile-estimate.sh ...   the kept path
 #     (after the first call every estimate is replied from the answer cache)
 #   REQUEST='{"model": ...}' scripts/profile-estimate.sh ...   another request
@@ -74,7 +78,7 @@ port[catalog]=$(start catalog "$b/catalog-service/catalog-service" --sqlite_path
 
 if [[ $mode == callgrind ]]; then
   warm="${WARM_SECONDS:-5}"; seconds="${SECONDS_MEASURED:-8}"
-  grind() { echo valgrind --tool=callgrind --dump-instr=no --callgrind-out-file="$state/$1.%p.out"; }
+  grind() { echo valgrind --tool=callgrind ${CALLGRIND_EXTRA:-} --dump-instr=no --callgrind-out-file="$state/$1.%p.out"; }
   port[est]=$(start est $(grind est) "$bin" \
     --catalog_address=127.0.0.1:${port[catalog]} --answer_cache_bytes=${ANSWER_CACHE_BYTES:-0})
   wait_for_estimator "${port[catalog]}" "${port[est]}"
@@ -102,20 +106,32 @@ if [[ $mode == callgrind ]]; then
 import json, re, sys
 annotate, load, who, method = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
 calls = load["calls"] + load.get("errors", 0)
-total, handler = 0, 0
+events, total, handler = ["Ir"], None, None
+count = r"([\d,]+)\s*(?:\([^)]*\))?\s+"
 for line in open(annotate):
-    m = re.match(r"\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(?:PROGRAM TOTALS|(\S.*))", line)
+    if line.startswith("Events shown:"):
+        events = line.split(":", 1)[1].split()
+        continue
+    m = re.match(r"\s*((?:" + count + r"){%d})(PROGRAM TOTALS|\S.*)" % len(events), line)
     if not m:
         continue
-    ir = int(m.group(1).replace(",", ""))
-    name = m.group(2) or "PROGRAM TOTALS"
+    figures = [int(x.replace(",", "")) for x in re.findall(r"([\d,]+)\s*(?:\([^)]*\))?", m.group(1))]
+    name = m.group(m.lastindex)
     if name == "PROGRAM TOTALS":
-        total = ir
-    elif handler == 0 and ((f"EstimatorServiceImpl::{method}(" in name and who == "est")
-                           or ("EchoService::Echo(" in name and who == "echo")):
-        handler = ir
+        total = figures
+    elif handler is None and ((f"EstimatorServiceImpl::{method}(" in name and who == "est")
+                              or ("EchoService::Echo(" in name and who == "echo")):
+        handler = figures
+total, handler = total or [0] * len(events), handler or [0] * len(events)
 print(f"{who:>5}: {calls} calls, {load['response_bytes']} B replies; instructions per call: "
-      f"whole process {total / calls:,.0f}, handler (inclusive) {handler / calls:,.0f}")
+      f"whole process {total[0] / calls:,.0f}, handler (inclusive) {handler[0] / calls:,.0f}")
+# With CALLGRIND_EXTRA=--cache-sim=yes: the simulated last-level misses
+# (reads, writes) per call, of the whole process and of the handler.
+if "DLmr" in events and "DLmw" in events:
+    r, w = events.index("DLmr"), events.index("DLmw")
+    print(f"{'':>5}  last-level data misses per call (read + write): whole process "
+          f"{total[r] / calls:,.0f} + {total[w] / calls:,.0f}, handler "
+          f"{handler[r] / calls:,.0f} + {handler[w] / calls:,.0f}")
 PY
   done
   exit 0
