@@ -112,11 +112,12 @@ for line in open(annotate):
     if line.startswith("Events shown:"):
         events = line.split(":", 1)[1].split()
         continue
-    m = re.match(r"\s*((?:" + count + r"){%d})(PROGRAM TOTALS|\S.*)" % len(events), line)
+    m = re.match(r"\s*(?P<figures>(?:" + count + r"){%d})(?P<name>PROGRAM TOTALS|\S.*)" % len(events),
+                 line)
     if not m:
         continue
-    figures = [int(x.replace(",", "")) for x in re.findall(r"([\d,]+)\s*(?:\([^)]*\))?", m.group(1))]
-    name = m.group(m.lastindex)
+    figures = [int(x.replace(",", "")) for x in re.findall(count, m.group("figures"))]
+    name = m.group("name")
     if name == "PROGRAM TOTALS":
         total = figures
     elif handler is None and ((f"EstimatorServiceImpl::{method}(" in name and who == "est")
