@@ -11,8 +11,10 @@
 #     valgrind, is warmed for WARM_SECONDS (5), its counters zeroed, then
 #     driven for SECONDS (8) at 8 in flight and dumped. Prints the
 #     instructions per call of the whole process and of the handler
-#     (inclusive); OUT_DIR/{est,echo}.callgrind and -annotate.txt keep the
-#     rest (callgrind_annotate --inclusive=yes).
+#     (inclusive), then the process's split into libc's string copies and
+#     fills (counted a byte an instruction under `rep`) and the rest, the
+#     figure to compare; OUT_DIR/{est,echo}.callgrind and -annotate.txt keep
+#     the rest (callgrind_annotate --inclusive=yes).
 #   CALLGRIND_EXTRA="--cache-sim=yes --LL=1048576,16,64" scripts/profile-estimate.sh ...
 #     the same with valgrind's cache simulation (here a last level of this
 #     machine's 1 MiB L2): also prints the simulated last-level data misses
@@ -107,8 +109,16 @@ import json, re, sys
 annotate, load, who, method = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
 calls = load["calls"] + load.get("errors", 0)
 events, total, handler = ["Ir"], None, None
+# libc's string copies and fills (memcpy, memmove, memset and their _chk
+# forms), leaves whose inclusive figures are their own: valgrind counts each
+# byte a `rep movsb` or `rep stosb` moves as an instruction, so echo's
+# 297 KB payload, filled then copied, was 600,000 of its 670,000
+# "instructions" per call (docs/BENCHMARKS.md, session 28).
+string_ops = None
 count = r"([\d,]+)\s*(?:\([^)]*\))?\s+"
+annotated = False  # past the function list, in the annotated sources
 for line in open(annotate):
+    annotated = annotated or "Auto-annotated source" in line
     if line.startswith("Events shown:"):
         events = line.split(":", 1)[1].split()
         continue
@@ -120,12 +130,17 @@ for line in open(annotate):
     name = m.group("name")
     if name == "PROGRAM TOTALS":
         total = figures
+    elif re.match(r"[^=]\S*/multiarch/mem(?:move|cpy|set)[-\w]*\.S:", name) and not annotated:
+        string_ops = [a + b for a, b in zip(string_ops or [0] * len(figures), figures)]
     elif handler is None and ((f"EstimatorServiceImpl::{method}(" in name and who == "est")
                               or ("EchoService::Echo(" in name and who == "echo")):
         handler = figures
 total, handler = total or [0] * len(events), handler or [0] * len(events)
 print(f"{who:>5}: {calls} calls, {load['response_bytes']} B replies; instructions per call: "
       f"whole process {total[0] / calls:,.0f}, handler (inclusive) {handler[0] / calls:,.0f}")
+string_ops = string_ops or [0] * len(events)
+print(f"{'':>5}  of which libc's string copies and fills {string_ops[0] / calls:,.0f} (a byte an "
+      f"instruction under rep); the rest {(total[0] - string_ops[0]) / calls:,.0f}")
 # With CALLGRIND_EXTRA=--cache-sim=yes: the simulated last-level misses
 # (reads, writes) per call, of the whole process and of the handler.
 if "DLmr" in events and "DLmw" in events:
