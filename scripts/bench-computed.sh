@@ -28,7 +28,8 @@
 # under the estimator's allocator settings (ECHO_MALLOC below).
 # Printed per run: server CPU per call over the measured window only
 # (loadgen --server_pid), the load generator's own, calls/s and p99; then the
-# medians and the ratios to echo.
+# medians, and the medians of the per-round ratios: the current build to
+# echo and to REF, and REF to echo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -140,8 +141,11 @@ for scenario in scenarios:
         e, a, n = (get(f"{scenario}-{s}", key) for s in ("echo", "ref", "new"))
         ratio_echo = [x / y for x, y in zip(n, e)]
         ratio_ref = [x / y for x, y in zip(n, a)]
+        # REF against echo in the same rounds: where the tree stood before
+        # the change, which moves from day to day with the machine.
+        ref_echo = statistics.median(x / y for x, y in zip(a, e))
         print(f"{scenario:8} {key:22} echo {statistics.median(e):10.1f}  ref {statistics.median(a):10.1f}"
               f"  new {statistics.median(n):10.1f}  new/echo {statistics.median(ratio_echo):.2f}"
               f" ({', '.join(f'{x:.2f}' for x in ratio_echo)})  new/ref {statistics.median(ratio_ref):.2f}"
-              f" ({', '.join(f'{x:.2f}' for x in ratio_ref)})")
+              f" ({', '.join(f'{x:.2f}' for x in ratio_ref)})  ref/echo {ref_echo:.2f}")
 PY
