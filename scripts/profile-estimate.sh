@@ -116,9 +116,7 @@ events, total, handler = ["Ir"], None, None
 # "instructions" per call (docs/BENCHMARKS.md, session 28).
 string_ops = None
 count = r"([\d,]+)\s*(?:\([^)]*\))?\s+"
-annotated = False  # past the function list, in the annotated sources
 for line in open(annotate):
-    annotated = annotated or "Auto-annotated source" in line
     if line.startswith("Events shown:"):
         events = line.split(":", 1)[1].split()
         continue
@@ -130,7 +128,7 @@ for line in open(annotate):
     name = m.group("name")
     if name == "PROGRAM TOTALS":
         total = figures
-    elif re.match(r"[^=]\S*/multiarch/mem(?:move|cpy|set)[-\w]*\.S:", name) and not annotated:
+    elif re.match(r"\S*/multiarch/mem(?:move|cpy|set)[-\w]*\.S:", name):  # not a "=> " call line
         string_ops = [a + b for a, b in zip(string_ops or [0] * len(figures), figures)]
     elif handler is None and ((f"EstimatorServiceImpl::{method}(" in name and who == "est")
                               or ("EchoService::Echo(" in name and who == "echo")):
