@@ -2,8 +2,10 @@
 
 #include <cmath>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/records/bounds.h"
 #include "common/status/resource_names.h"
 #include "google/protobuf/descriptor.h"
@@ -303,6 +305,16 @@ void ValidateModel(const common::v1::Model& model, const std::string& prefix,
   if (!mixer.empty() && mixer != "mamba" && mixer != "mamba2" && mixer != "gated_deltanet") {
     violations->Add(Join(prefix, "architecture.recurrent_mixer"),
                     absl::StrCat("is \"", mixer, "\"; must be mamba, mamba2 or gated_deltanet"));
+  }
+  // A request naming no weight format is sized in the checkpoint's: a value
+  // the estimator cannot size is refused here (records::kCheckpointWeightFormats).
+  const std::string& checkpoint = arch.checkpoint_weight_format();
+  if (!checkpoint.empty() && absl::c_find(records::kCheckpointWeightFormats, checkpoint) ==
+                                 std::end(records::kCheckpointWeightFormats)) {
+    violations->Add(
+        Join(prefix, "architecture.checkpoint_weight_format"),
+        absl::StrCat("is \"", checkpoint, "\"; must be one of ",
+                     absl::StrJoin(records::kCheckpointWeightFormats, ", "), " (or empty)"));
   }
 }
 

@@ -20,11 +20,14 @@ ABSL_DECLARE_FLAG(int64_t, prompt);
 namespace modelatlas::cli {
 
 absl::Status FillWorkload(estimator::v1::InferenceWorkload* workload) {
-  const auto weights = NumberFormats().ParseFlag("weights", absl::GetFlag(FLAGS_weights));
-  if (!weights.ok()) return weights.status();
+  // No --weights: the service picks the model's published format and says so.
+  if (const std::string asked = absl::GetFlag(FLAGS_weights); !asked.empty()) {
+    const auto weights = NumberFormats().ParseFlag("weights", asked);
+    if (!weights.ok()) return weights.status();
+    workload->set_weight_format(*weights);
+  }
   const auto kv_cache = NumberFormats().ParseFlag("kv_cache", absl::GetFlag(FLAGS_kv_cache));
   if (!kv_cache.ok()) return kv_cache.status();
-  workload->set_weight_format(*weights);
   workload->set_kv_cache_format(*kv_cache);
   workload->set_context_length_tokens(absl::GetFlag(FLAGS_context));
   workload->set_batch_size(absl::GetFlag(FLAGS_batch));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
@@ -106,6 +107,11 @@ Page HardwarePage(const Clients& clients, const std::string& id, const Params& p
             ? " <span class=\"kv-not-counted\">(weights and overhead only: no architecture on "
               "record, KV cache not counted)</span>"
             : "",
+        r.weight_format_from_checkpoint()
+            ? absl::StrCat(" <span class=\"as-published\">(weights ",
+                           absl::AsciiStrToUpper(FormatName(r.weight_format())),
+                           ", as published)</span>")
+            : "",
         "</td><td>", Bytes(static_cast<double>(r.headroom_bytes_per_card())), "</td><td>",
         r.has_decode_tokens_per_second() ? Decimal(r.decode_tokens_per_second(), 1) : "—",
         "</td></tr>");
@@ -185,9 +191,10 @@ Page PlanPage(const Clients& clients, const Params& params) {
                      hardware_missing && !hardware.empty() ? hardware : model);
   }
   const auto& memory = plan.memory();
-  absl::StrAppend(
-      &body, "<h2><a href=\"", Html(RecordPath(memory.model())), "\">", Html(memory.display_name()),
-      "</a></h2><p class=\"assumed\">Assumed workload: ", Html(WorkloadText(w)), ".</p>");
+  absl::StrAppend(&body, "<h2><a href=\"", Html(RecordPath(memory.model())), "\">",
+                  Html(memory.display_name()), "</a></h2><p class=\"assumed\">Assumed workload: ",
+                  Html(WorkloadText(w, memory.has_workload() ? &memory.workload() : nullptr)),
+                  ".</p>");
   if (!memory.available()) {
     absl::StrAppend(&body, "<div class=\"verdict closed\"><p class=\"big\">",
                     Html(memory.no_estimate_reason()), "</p></div>");

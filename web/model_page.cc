@@ -276,7 +276,7 @@ Page ModelPage(const Clients& clients, const std::string& id, const Params& para
     const int64_t max_context = m.architecture().max_context_length();
     w.context = max_context > 0 ? std::min<int64_t>(max_context, 4096) : 4096;
   }
-  const std::string workload = WorkloadText(w);
+  std::string workload = WorkloadText(w);
   const std::string query =
       absl::StrCat("&context=", w.context, "&batch=", w.batch, "&weights=", FormatName(w.weights));
   estimator::v1::PlanInferenceResponse plan;
@@ -295,6 +295,10 @@ Page ModelPage(const Clients& clients, const std::string& id, const Params& para
     const grpc::Status status = clients.estimator->PlanInference(context.get(), request, &plan);
     planned = status.ok();
     if (!planned) plan_error = status.error_message();
+    // The format the estimator sized, named (the checkpoint's or the default).
+    if (planned && plan.memory().has_workload()) {
+      workload = WorkloadText(w, &plan.memory().workload());
+    }
   }
   std::string body = absl::StrCat("<h1>", Html(m.display_name()), "</h1>");
   if (!m.organizations().empty() || m.has_publication_date()) {

@@ -87,6 +87,7 @@ std::string RecordPath(const std::string& resource_name) {
 }
 
 std::string FormatName(estimator::v1::NumberFormat format) {
+  if (format == estimator::v1::NUMBER_FORMAT_UNSPECIFIED) return "published";
   absl::string_view name = estimator::v1::NumberFormat_Name(format);
   absl::ConsumePrefix(&name, "NUMBER_FORMAT_");
   return absl::AsciiStrToLower(name);
@@ -112,7 +113,7 @@ Workload ReadWorkload(const Params& params) {
     w.cards = 1;
   }
   const std::string weights = Param(params, "weights");
-  if (!weights.empty()) {
+  if (!weights.empty() && weights != "published") {
     estimator::v1::NumberFormat format;
     if (estimator::v1::NumberFormat_Parse("NUMBER_FORMAT_" + absl::AsciiStrToUpper(weights),
                                           &format) &&
@@ -125,10 +126,21 @@ Workload ReadWorkload(const Params& params) {
   return w;
 }
 
-std::string WorkloadText(const Workload& w) {
+std::string WorkloadText(const Workload& w, const estimator::v1::ResolvedWorkload* resolved) {
+  std::string weights;
+  if (w.weights != estimator::v1::NUMBER_FORMAT_UNSPECIFIED) {
+    weights = absl::AsciiStrToUpper(FormatName(w.weights));
+  } else if (resolved != nullptr &&
+             resolved->workload().weight_format() != estimator::v1::NUMBER_FORMAT_UNSPECIFIED) {
+    weights = absl::StrCat(absl::AsciiStrToUpper(FormatName(resolved->workload().weight_format())),
+                           resolved->weight_format_from_checkpoint()
+                               ? " (the published checkpoint's format)"
+                               : " (the default: no quantized checkpoint on record)");
+  } else {
+    weights = "as published (the checkpoint's format where quantized, else BF16)";
+  }
   return absl::StrCat(Grouped(static_cast<double>(w.context)), "-token context, batch ",
-                      Grouped(w.batch), ", weights ", absl::AsciiStrToUpper(FormatName(w.weights)),
-                      ", KV cache BF16");
+                      Grouped(w.batch), ", weights ", weights, ", KV cache BF16");
 }
 
 std::string WorkloadForm(const std::string& action, const Workload& w, bool with_cards,
@@ -151,11 +163,12 @@ std::string WorkloadForm(const std::string& action, const Workload& w, bool with
   }
   absl::StrAppend(&html, "<label>Weights <select name=\"weights\">");
   const auto* formats = estimator::v1::NumberFormat_descriptor();
-  for (int i = 1; i < formats->value_count(); ++i) {
+  for (int i = 0; i < formats->value_count(); ++i) {
     const auto format = static_cast<estimator::v1::NumberFormat>(formats->value(i)->number());
-    absl::StrAppend(&html, "<option value=\"", FormatName(format), "\"",
-                    format == w.weights ? " selected" : "", ">",
-                    absl::AsciiStrToUpper(FormatName(format)), "</option>");
+    const bool published = format == estimator::v1::NUMBER_FORMAT_UNSPECIFIED;
+    absl::StrAppend(
+        &html, "<option value=\"", FormatName(format), "\"", format == w.weights ? " selected" : "",
+        ">", published ? "As published" : absl::AsciiStrToUpper(FormatName(format)), "</option>");
   }
   absl::StrAppend(&html, "</select></label><button>Update</button></form>");
   if (!w.problem.empty()) absl::StrAppend(&html, "<p class=\"problem\">", Html(w.problem), "</p>");

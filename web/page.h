@@ -60,15 +60,21 @@ std::string RecordId(const std::string& resource_name);
 struct Workload {
   int64_t context = 0;  // 0 = the page's default
   int32_t batch = 1;
-  estimator::v1::NumberFormat weights = estimator::v1::NUMBER_FORMAT_BF16;
+  // Unspecified ("published" in the query string): the model's published
+  // checkpoint format where its record names a quantized one, else BF16.
+  estimator::v1::NumberFormat weights = estimator::v1::NUMBER_FORMAT_UNSPECIFIED;
   int32_t cards = 1;
   std::string problem;  // a parameter that could not be used, explained
 };
 Workload ReadWorkload(const Params& params);
-// "bf16" for NUMBER_FORMAT_BF16.
+// "bf16" for NUMBER_FORMAT_BF16; "published" for NUMBER_FORMAT_UNSPECIFIED.
 std::string FormatName(estimator::v1::NumberFormat format);
 // "4,096-token context, batch 1, weights BF16, KV cache BF16"
-std::string WorkloadText(const Workload& w);
+// `resolved`: the estimator's echo of the workload it sized, when there is
+// one: an unspecified weight format is then named as resolved (with "the
+// published checkpoint's format" when it came from the record).
+std::string WorkloadText(const Workload& w,
+                         const estimator::v1::ResolvedWorkload* resolved = nullptr);
 // The GET form that changes the workload; `hidden` holds other state
 // (name=value pairs kept in the URL).
 std::string WorkloadForm(const std::string& action, const Workload& w, bool with_cards,

@@ -20,8 +20,11 @@
 #include "cli/output.h"
 #include "cli/workload.h"
 
-ABSL_FLAG(std::string, weights, "bf16",
-          modelatlas::cli::EnumFlagHelp("Weight format", modelatlas::cli::NumberFormats()));
+ABSL_FLAG(std::string, weights, "",
+          modelatlas::cli::EnumFlagHelp("Weight format (unset: the format of the model's published "
+                                        "checkpoint where the record names a quantized one, such "
+                                        "as gpt-oss's mxfp4; else bf16; the answer says which)",
+                                        modelatlas::cli::NumberFormats()));
 ABSL_FLAG(std::string, kv_cache, "bf16",
           modelatlas::cli::EnumFlagHelp("KV-cache format", modelatlas::cli::NumberFormats()));
 ABSL_FLAG(int64_t, context, 0,
@@ -459,6 +462,7 @@ int Runnable(Session& session, const Arguments& args) {
   v1::ListRunnableModelsResponse message;
   std::vector<std::vector<std::string>> rows;
   int kv_not_counted = 0;
+  int as_published = 0;
   std::string decode_bound_doubtful;
   std::optional<JsonListPrinter> json;
   if (session.json()) json.emplace(session.jsonl(), std::cout);
@@ -474,11 +478,14 @@ int Runnable(Session& session, const Arguments& args) {
       const double required = static_cast<double>(model.required_bytes_per_card());
       const double usable = required + static_cast<double>(model.headroom_bytes_per_card());
       if (model.kv_cache_not_counted()) ++kv_not_counted;
+      if (model.weight_format_from_checkpoint()) ++as_published;
       rows.push_back(
           {model.model(), HumanCount(model.parameters()), absl::StrCat(model.cards()),
            MemoryBar({{'#', "used", required}}, usable, 10),
            Gib(static_cast<double>(model.headroom_bytes_per_card()), 1),
            OptionalFixed(model.has_decode_tokens_per_second(), model.decode_tokens_per_second(), 0),
+           absl::StrCat(NumberFormats().Spelling(model.weight_format()),
+                        model.weight_format_from_checkpoint() ? " (as published)" : ""),
            model.kv_cache_not_counted() ? "not counted" : "counted"});
     }
   }
@@ -487,9 +494,14 @@ int Runnable(Session& session, const Arguments& args) {
   if (!status.ok()) return session.EstimatorFailed(status);
   if (!session.json()) {
     PrintTable({"MODEL", "PARAMETERS", "CARDS", "CARD USE", "HEADROOM GiB",
-                "DECODE tok/s PER SEQUENCE", "KV CACHE"},
+                "DECODE tok/s PER SEQUENCE", "WEIGHTS", "KV CACHE"},
                rows);
     std::cout << rows.size() << " models run on " << args[0] << "\n";
+    if (as_published > 0) {
+      std::cout << as_published
+                << " of them are sized in their published checkpoint's quantized format (no "
+                   "--weights given): \"as published\"\n";
+    }
     if (kv_not_counted > 0) {
       std::cout << kv_not_counted
                 << " of them have no architecture on record: KV cache not counted (weights and "

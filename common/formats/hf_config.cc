@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -603,6 +604,40 @@ absl::Status HybridArchitecture(const Config& c, const Struct& root, const std::
   return error;
 }
 
+// The format a quantized checkpoint stores its weights in, from config.json's
+// quantization_config (transformers' quantizer configs): "mxfp4" (gpt-oss,
+// Mxfp4Config), "fp8" with weight_block_size [128, 128] (DeepSeek-V3's
+// FineGrainedFP8Config) or without it (per-tensor scales), and NVIDIA
+// ModelOpt's "FP8" and "NVFP4". Empty otherwise: a GPTQ, AWQ, bitsandbytes or
+// compressed-tensors checkpoint's layout depends on settings this field does
+// not carry (its bytes come from its safetensors headers), and a config
+// without quantization_config says nothing beyond its torch_dtype, which
+// servers cast (vLLM serves float32 checkpoints in float16).
+std::string CheckpointWeightFormat(const Struct& root) {
+  const auto found = root.fields().find("quantization_config");
+  if (found == root.fields().end() || found->second.kind_case() != Value::kStructValue) return "";
+  const Config q(found->second.struct_value());
+  const std::string method = absl::AsciiStrToLower(q.String("quant_method"));
+  if (method == "mxfp4") return "mxfp4";
+  if (method == "fp8") {
+    const Value* block = q.Find({"weight_block_size"});
+    if (block == nullptr) return "fp8";
+    if (block->kind_case() != Value::kListValue) return "";
+    const auto& sides = block->list_value().values();
+    const bool block128 =
+        sides.size() == 2 && sides[0].number_value() == 128 && sides[1].number_value() == 128;
+    return block128 ? "fp8-block128" : "";
+  }
+  if (method == "modelopt") {
+    const std::string algorithm = absl::AsciiStrToUpper(q.String("quant_algo"));
+    if (algorithm == "FP8") return "fp8";
+    if (algorithm == "NVFP4") return "nvfp4";
+  }
+  return "";
+}
+
+absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root);
+
 }  // namespace
 
 absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_view json) {
@@ -618,6 +653,14 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
     return InvalidFieldError(kField,
                              absl::StrCat("is not a JSON object: ", std::string(parsed.message())));
   }
+  absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromRoot(root);
+  if (arch.ok()) arch->set_checkpoint_weight_format(CheckpointWeightFormat(root));
+  return arch;
+}
+
+namespace {
+
+absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root) {
   const Config c(root);
   const std::string type = c.String("model_type");
   if (MultimodalTypes().count(type)) return MultimodalArchitecture(root, type);
@@ -794,4 +837,5 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
   return a;
 }
 
+}  // namespace
 }  // namespace modelatlas

@@ -123,4 +123,12 @@ static_assert(MaxOf(RecordKind::kHardware, "peak") == -1);
 static_assert(MaxOf(RecordKind::kModel, "architecture.num_layers") == 100'000);
 static_assert(kMaxParameters * 1e3 < 9.2e18, "a bounded count times 1,000 stays in int64");
 
+// The values Architecture.checkpoint_weight_format may take: the formats the
+// estimator sizes a whole checkpoint in with no further setting (no group
+// size), in its names (estimator-service/core/number_format.cc;
+// NumberFormatTest.EveryCheckpointFormatTheCatalogAcceptsIsOneTheEstimatorSizes
+// keeps the two in step).
+inline constexpr const char* kCheckpointWeightFormats[] = {"bf16",         "fp16",  "fp32", "fp8",
+                                                           "fp8-block128", "mxfp4", "nvfp4"};
+
 }  // namespace modelatlas::records

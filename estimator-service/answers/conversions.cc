@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "common/records/bounds.h"
 #include "common/status/errors.h"
@@ -33,6 +34,16 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.vocab_size = arch.vocab_size();
   out.tie_word_embeddings = arch.tie_word_embeddings();
   out.max_context_length = arch.max_context_length();
+  if (const std::string& checkpoint = arch.checkpoint_weight_format(); !checkpoint.empty()) {
+    NumberFormat format;
+    if (absl::c_find(records::kCheckpointWeightFormats, checkpoint) !=
+            std::end(records::kCheckpointWeightFormats) &&
+        ParseNumberFormat(checkpoint, &format)) {
+      out.checkpoint_weight_format = format;
+    } else {
+      out.checkpoint_weight_format_unknown = true;  // CheckShape names it
+    }
+  }
   out.sliding_window = arch.sliding_window();
   out.num_sliding_window_layers = arch.num_sliding_window_layers();
   out.attention_qkv_bias = arch.attention_qkv_bias();
@@ -565,6 +576,7 @@ void ToProto(const ResolvedWorkload& w, v1::ResolvedWorkload* out) {
   workload->set_prefill_efficiency(w.prefill_efficiency);
   out->set_statement(WorkloadStatement(w));
   out->set_context_capped_at_model_maximum(w.context_capped);
+  out->set_weight_format_from_checkpoint(w.weight_format_from_checkpoint);
 }
 
 absl::Status CheckDeviceFigures(const common::v1::Hardware& hw) {

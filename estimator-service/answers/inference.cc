@@ -298,8 +298,7 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(
       prepared != nullptr ? prepared->architecture : converted;
 
   SizedFigures sized;
-  sized.workload =
-      WorkloadForModel(*resolved, architecture.has_value() ? architecture->max_context_length : 0);
+  sized.workload = WorkloadForModel(*resolved, architecture);
   MemoryAnswer& response = *into;
   response.model.assign(model.name());
   response.display_name.assign(model.display_name());
@@ -592,8 +591,7 @@ namespace {
 bool WriteAnswerFromParts(const CatalogSnapshot::UsedModel& used, const ResolvedWorkload& resolved,
                           MemoryAnswer* scratch, ReserveReplyBytes reserve) {
   const PreparedRecord& prepared = used.prepared;
-  const ResolvedWorkload sized =
-      WorkloadForModel(resolved, prepared.architecture->max_context_length);
+  const ResolvedWorkload sized = WorkloadForModel(resolved, prepared.architecture);
   InferenceMemoryInput input;
   input.parameters = std::max(0.0, prepared.parameters);
   input.active_parameters = prepared.active_parameters;

@@ -147,17 +147,17 @@ uint8_t* WriteLine(const EstimateLine& line, uint8_t* target) {
 // size, and the message written (the InferenceWorkload's size is
 // InferenceWorkloadFieldsSize's, computed once by the caller).
 size_t ResolvedWorkloadSize(size_t inference_workload_size, absl::string_view statement,
-                            bool context_capped) {
+                            const ResolvedWorkload& w) {
   return MessageField(inference_workload_size) +
          (statement.empty() ? 0
                             : kTagBytes + WireFormatLite::LengthDelimitedSize(statement.size())) +
-         BoolField(context_capped);
+         BoolField(w.context_capped) + BoolField(w.weight_format_from_checkpoint);
 }
 uint8_t* WriteWorkloadField(const ResolvedWorkload& w, absl::string_view statement,
                             uint8_t* target) {
   const size_t inference_workload_size = InferenceWorkloadFieldsSize(w);
-  target = WriteMessageHeader(
-      13, ResolvedWorkloadSize(inference_workload_size, statement, w.context_capped), target);
+  target =
+      WriteMessageHeader(13, ResolvedWorkloadSize(inference_workload_size, statement, w), target);
   target = WriteMessageHeader(1, inference_workload_size, target);
   target = WriteInferenceWorkloadFields(w, target);
   if (!statement.empty()) {
@@ -166,11 +166,11 @@ uint8_t* WriteWorkloadField(const ResolvedWorkload& w, absl::string_view stateme
     std::memcpy(target, statement.data(), statement.size());
     target += statement.size();
   }
-  return WriteBool(3, w.context_capped, target);
+  target = WriteBool(3, w.context_capped, target);
+  return WriteBool(4, w.weight_format_from_checkpoint, target);
 }
 size_t WorkloadFieldSize(const ResolvedWorkload& w, absl::string_view statement) {
-  return MessageField(
-      ResolvedWorkloadSize(InferenceWorkloadFieldsSize(w), statement, w.context_capped));
+  return MessageField(ResolvedWorkloadSize(InferenceWorkloadFieldsSize(w), statement, w));
 }
 
 // Fields 8-10: the total in bytes, GiB and GB.

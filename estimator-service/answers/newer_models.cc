@@ -95,7 +95,11 @@ absl::Status AddNewerModels(const RecordSource& source, const common::v1::Model&
       " with ", absl::StrFormat("%.4g", model.parameters() * 0.5), " to ",
       absl::StrFormat("%.4g", model.parameters() * 1.5), " parameters that run on ", card->cards(),
       " x ", card->display_name(), " at the same workload (",
-      response->memory().workload().statement(), ") in no more than ",
+      response->memory().workload().statement(),
+      workload.weight_format_defaulted
+          ? "; each model's weights as published where its record names a quantized checkpoint"
+          : "",
+      ") in no more than ",
       absl::StrFormat("%.2f", static_cast<double>(card->required_bytes_per_card()) / (1 << 30)),
       " GiB per card; most parameters first"));
 

@@ -69,8 +69,7 @@ absl::StatusOr<RunnableRows> RunnableModelsOn(const RecordSource& source,
         if (prepared.architecture != nullptr) input.architecture = *prepared.architecture;
         input.parameters = *prepared.parameters;
         if (model.has_active_parameters()) input.active_parameters = model.active_parameters();
-        input.workload = WorkloadForModel(
-            workload, input.architecture.has_value() ? input.architecture->max_context_length : 0);
+        input.workload = WorkloadForModel(workload, input.architecture);
         // The same composition as EstimateInferenceMemory and PlanInference,
         // numbers only: this answer covers the whole catalog.
         absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
@@ -105,6 +104,8 @@ absl::StatusOr<RunnableRows> RunnableModelsOn(const RecordSource& source,
         row.kv_cache_not_counted =
             !(input.architecture.has_value() && input.architecture->num_layers > 0);
         row.context_length_tokens = sizing->context_length_tokens;
+        row.weight_format = input.workload.weight_format;
+        row.weight_format_from_checkpoint = input.workload.weight_format_from_checkpoint;
         return true;
       });
   if (!visited.ok()) return visited;

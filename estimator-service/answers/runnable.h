@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/query/filter.h"
+#include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/catalog/record_source.h"
 #include "estimator-service/core/architecture.h"
@@ -47,6 +48,10 @@ struct RunnableRow {
   // weights and overhead only (RunnableModel.kv_cache_not_counted).
   bool kv_cache_not_counted = false;
   int64_t context_length_tokens = 0;
+  // The format the weights were sized in, and whether it is the model's
+  // published checkpoint's (the request named none; WorkloadForModel).
+  NumberFormat weight_format = NumberFormat::kBf16;
+  bool weight_format_from_checkpoint = false;
 };
 
 // The rows of an answer, best fit first (fewest cards, then most headroom),
@@ -121,6 +126,8 @@ class RunnableRows {
       out->set_hypothetical(row.hypothetical);
       out->set_catalog_revision(revision_);
       out->set_context_length_tokens(row.context_length_tokens);
+      out->set_weight_format(ToProtoNumberFormat(row.weight_format));
+      out->set_weight_format_from_checkpoint(row.weight_format_from_checkpoint);
       out->set_kv_cache_not_counted(row.kv_cache_not_counted);
     }
     return true;

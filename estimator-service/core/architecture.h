@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+
+#include "estimator-service/core/number_format.h"
 
 namespace modelatlas::estimator {
 
@@ -110,6 +113,14 @@ struct Architecture {
   // GPT-NeoX query_key_value, Falcon): one tensor in a checkpoint and a GGUF
   // file (attn_qkv), which llama.cpp quantizes by attn_v's rules. Sizes only.
   bool fused_qkv = false;
+  // How the published checkpoint stores its weights, when the record says
+  // (config.json's quantization_config: gpt-oss's mxfp4, DeepSeek-V3's
+  // fp8-block128): the weight format of a request that names none
+  // (WorkloadForModel). Not a shape: formulas ignore it.
+  std::optional<NumberFormat> checkpoint_weight_format;
+  // The record named a checkpoint format this estimator does not size as a
+  // whole checkpoint (an inline model's; the catalog refuses them): refused.
+  bool checkpoint_weight_format_unknown = false;
 
   int EffectiveHeadDim() const {
     if (head_dim > 0) return head_dim;

@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/records/bounds.h"
 #include "common/status/errors.h"
 #include "estimator-service/core/arithmetic_text.h"
 
@@ -134,6 +136,12 @@ absl::Status CheckShape(const Architecture& arch) {
   if (arch.num_layers <= 0) violations.Add("architecture.num_layers", "must be positive");
   if (arch.hidden_size <= 0) violations.Add("architecture.hidden_size", "must be positive");
   if (arch.IsHybrid()) CheckRecurrentShape(arch, &violations);
+  if (arch.checkpoint_weight_format_unknown) {
+    violations.Add(
+        "architecture.checkpoint_weight_format",
+        absl::StrCat("must be one of ", absl::StrJoin(records::kCheckpointWeightFormats, ", "),
+                     " (or empty)"));
+  }
   // A pure state-space model (Mamba) has neither attention nor an MLP.
   if (arch.AttentionLayers() > 0 || !arch.IsHybrid()) {
     if (arch.num_attention_heads <= 0) {

@@ -109,7 +109,10 @@ ResolvedWorkload WorkloadWithDefaults(const WorkloadRequest& request) {
   if (request.batch_size > 0) w.batch_size = request.batch_size;
   if (request.prefill_chunk_tokens > 0) w.prefill_chunk_tokens = request.prefill_chunk_tokens;
   if (request.prompt_tokens > 0) w.prompt_tokens = request.prompt_tokens;
-  if (request.weight_format.has_value()) w.weight_format = *request.weight_format;
+  if (request.weight_format.has_value()) {
+    w.weight_format = *request.weight_format;
+    w.weight_format_defaulted = false;
+  }
   if (request.kv_cache_format.has_value()) w.kv_cache_format = *request.kv_cache_format;
   if (request.quantization_group_size > 0) {
     w.quantization_group_size = request.quantization_group_size;
@@ -120,15 +123,30 @@ ResolvedWorkload WorkloadWithDefaults(const WorkloadRequest& request) {
   return w;
 }
 
-ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload, int64_t max_context_tokens) {
-  if (!workload.context_defaulted || max_context_tokens <= 0 ||
-      max_context_tokens >= workload.context_length_tokens) {
-    return workload;
+ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload, int64_t max_context_tokens,
+                                  std::optional<NumberFormat> checkpoint_format) {
+  const bool cap = workload.context_defaulted && max_context_tokens > 0 &&
+                   max_context_tokens < workload.context_length_tokens;
+  const bool from_checkpoint = workload.weight_format_defaulted && checkpoint_format.has_value() &&
+                               *checkpoint_format != workload.weight_format;
+  if (!cap && !from_checkpoint) return workload;
+  ResolvedWorkload fitted = workload;
+  if (cap) {
+    fitted.context_length_tokens = max_context_tokens;
+    fitted.context_capped = true;
   }
-  ResolvedWorkload capped = workload;
-  capped.context_length_tokens = max_context_tokens;
-  capped.context_capped = true;
-  return capped;
+  if (from_checkpoint) {
+    fitted.weight_format = *checkpoint_format;
+    fitted.weight_format_from_checkpoint = true;
+  }
+  return fitted;
+}
+
+ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload,
+                                  const std::optional<Architecture>& architecture) {
+  if (!architecture.has_value()) return WorkloadForModel(workload, 0);
+  return WorkloadForModel(workload, architecture->max_context_length,
+                          architecture->checkpoint_weight_format);
 }
 
 namespace {
@@ -140,6 +158,10 @@ std::string ComposeWorkloadStatement(const ResolvedWorkload& w) {
                     ResolvedWorkload::kDefaultContextTokens, ")");
   }
   absl::StrAppend(&text, ", batch ", w.batch_size, ", weights ", NumberFormatName(w.weight_format));
+  if (w.weight_format_from_checkpoint) {
+    absl::StrAppend(&text, " (the published checkpoint's format; the default is ",
+                    NumberFormatName(ResolvedWorkload::kDefaultFormat), ")");
+  }
   if (w.weight_format == NumberFormat::kGptqInt4 || w.weight_format == NumberFormat::kAwqInt4 ||
       w.weight_format == NumberFormat::kGptqInt8) {
     absl::StrAppend(&text, " (groups of ", w.quantization_group_size, ")");
@@ -179,7 +201,8 @@ WorkloadKey WorkloadKeyOf(const ResolvedWorkload& w) {
           Pair(w.batch_size, w.prefill_chunk_tokens),
           static_cast<uint64_t>(w.prompt_tokens),
           Pair(static_cast<int>(w.weight_format), static_cast<int>(w.kv_cache_format)),
-          Pair(w.quantization_group_size, w.context_capped ? 1 : 0),
+          Pair(w.quantization_group_size,
+               (w.context_capped ? 1 : 0) | (w.weight_format_from_checkpoint ? 2 : 0)),
           static_cast<uint64_t>(w.overhead_bytes),
           TextMemo<8>::Word(w.memory_utilization),
           TextMemo<8>::Word(w.prefill_efficiency)};

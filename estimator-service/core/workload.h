@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "estimator-service/core/architecture.h"
 #include "estimator-service/core/number_format.h"
 
 namespace modelatlas::estimator {
@@ -59,6 +60,12 @@ struct ResolvedWorkload {
   bool context_defaulted = true;
   // The default context was capped at the model's maximum.
   bool context_capped = false;
+  // The weight format was not given (so a model's quantized checkpoint
+  // format may replace the default, WorkloadForModel).
+  bool weight_format_defaulted = true;
+  // The weight format is the model's published checkpoint's, not the
+  // default.
+  bool weight_format_from_checkpoint = false;
 
   bool operator==(const ResolvedWorkload&) const = default;
 };
@@ -80,9 +87,17 @@ bool WorkloadInBounds(const WorkloadRequest& request);
 ResolvedWorkload WorkloadWithDefaults(const WorkloadRequest& request);
 
 // `workload` for a model whose maximum context is `max_context_tokens`
-// (0 = unknown): a defaulted context larger than the maximum is capped at
-// it. A context the caller gave is kept as given.
-ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload, int64_t max_context_tokens);
+// (0 = unknown) and whose published checkpoint stores its weights in
+// `checkpoint_format` (nullopt = not on record): a defaulted context larger
+// than the maximum is capped at it, and a defaulted weight format becomes
+// the checkpoint's (gpt-oss-120b is published in MXFP4, 61 GiB of weights,
+// not the 218 GiB bf16 would take). What the caller gave is kept as given.
+ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload, int64_t max_context_tokens,
+                                  std::optional<NumberFormat> checkpoint_format = std::nullopt);
+// The same for a model with `architecture` (its maximum context and
+// checkpoint format; none known without one).
+ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload,
+                                  const std::optional<Architecture>& architecture);
 
 // One line for people, e.g. "context 4096 tokens, batch 1, weights bf16,
 // KV cache bf16, overhead 1 GiB".
@@ -96,7 +111,7 @@ void WorkloadStatementInto(const ResolvedWorkload& workload, std::string* out);
 const std::string& WorkloadStatementInPlace(const ResolvedWorkload& workload);
 
 // Every figure a workload's statement shows or its answer field holds
-// (context_defaulted is neither), as the key of a per-thread TextMemo
+// (context_defaulted and weight_format_defaulted are neither), as the key of a per-thread TextMemo
 // (common/text/text_memo.h) of a text made from the workload alone: the
 // statement here, the encoded workload field in answers/memory_answer.cc.
 using WorkloadKey = std::array<uint64_t, 8>;

@@ -178,7 +178,11 @@ TEST(CommandTableTest, HelpListsEveryCommandByConcern) {
   const Command* memory = FindCommand(table, {"estimate", "memory", "m"});
   ASSERT_NE(memory, nullptr);
   const std::string help = CommandHelp(*memory);
-  EXPECT_NE(help.find("--weights=bf16"), std::string::npos) << help;
+  // No default format sent: the service sizes the model as published and
+  // says so (FORMULAS.md, "The inference workload and its defaults").
+  EXPECT_NE(help.find("--weights=\"\""), std::string::npos) << help;
+  EXPECT_NE(help.find("unset: the format of the model's published checkpoint"), std::string::npos)
+      << help;
   EXPECT_NE(help.find("gguf-q4_k_m"), std::string::npos) << help;
   EXPECT_NE(help.find("--context=0"), std::string::npos) << help;
 }

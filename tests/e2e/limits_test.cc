@@ -85,6 +85,53 @@ TEST_F(EndToEndTest, CliInverseQuestionsAreInversesOfThePlan) {
   EXPECT_NE(too_many.err.find("target.cards"), std::string::npos) << too_many.err;
 }
 
+// A model published quantized is planned as published when the request
+// names no format: openai/gpt-oss-120b ships its experts in MXFP4 and OpenAI
+// says it runs "on a single 80 GB GPU" (openai.com/index/introducing-gpt-oss,
+// 2025-08-05). The CLI sends no --weights by default; the answer says the
+// format was the checkpoint's. Named bf16, the same model needs more cards.
+TEST_F(EndToEndTest, CliPlansAQuantizedCheckpointInItsPublishedFormatAndSaysSo) {
+  StartBoth();
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
+  const std::string both[] = {"--catalog=" + catalog_.address(),
+                              "--estimator=" + estimator_.address()};
+  auto plan = [&](const std::vector<std::string>& flags) {
+    std::vector<std::string> command = {
+        MODELATLAS_CLI_BIN,       both[0],        both[1], "--json", "plan", "gpt-oss-120b",
+        "--hardware=NVIDIA H100", "--max_cards=1"};
+    command.insert(command.end(), flags.begin(), flags.end());
+    const auto run = RunCommand(command);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return FromJson<estimator::v1::PlanInferenceResponse>(run.out);
+  };
+  const auto published = plan({});
+  const auto& workload = published.memory().workload();
+  EXPECT_EQ(workload.workload().weight_format(), estimator::v1::NUMBER_FORMAT_MXFP4);
+  EXPECT_TRUE(workload.weight_format_from_checkpoint());
+  EXPECT_NE(workload.statement().find(
+                "weights mxfp4 (the published checkpoint's format; the default is bf16)"),
+            std::string::npos)
+      << workload.statement();
+  ASSERT_EQ(published.plans_size(), 1);
+  EXPECT_TRUE(published.plans(0).fits());
+  // The checkpoint's own bytes (WeightFilesTest.Mxfp4CheckpointsOfGptOssMatchToTheByte).
+  EXPECT_EQ(published.plans(0).weight_bytes_per_card(), 65248815744);
+
+  const auto bf16 = plan({"--weights=bf16"});
+  EXPECT_EQ(bf16.memory().workload().workload().weight_format(), estimator::v1::NUMBER_FORMAT_BF16);
+  EXPECT_FALSE(bf16.memory().workload().weight_format_from_checkpoint());
+  ASSERT_EQ(bf16.plans_size(), 1);
+  EXPECT_FALSE(bf16.plans(0).fits());
+
+  // The table for people states it too.
+  const auto table =
+      RunCommand({MODELATLAS_CLI_BIN, both[0], both[1], "estimate", "memory", "DeepSeek-V3"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("weights fp8-block128 (the published checkpoint's format"),
+            std::string::npos)
+      << table.out;
+}
+
 // "The largest context on my one RTX 4090 with 64 GB of host RAM", through
 // the CLI with --offload: the answer names the layout and the binding
 // constraint, and the CLI's own `plan` with the same offload fits at it and

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "common/formats/hf_config.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/audit.h"
 #include "estimator-service/answers/conversions.h"
@@ -21,6 +22,7 @@
 #include "estimator-service/catalog/record_source.h"
 #include "estimator-service/core/workload.h"
 #include "tests/estimator/fake_records.h"
+#include "tests/estimator/published_configs.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -88,6 +90,47 @@ TEST(WorkloadTest, StatementFollowsEveryChangeOfTheWorkload) {
   EXPECT_NE(WorkloadStatement(other).find("the model's maximum"), std::string::npos);
   EXPECT_EQ(WorkloadStatement(*w), first);
   EXPECT_EQ(first.find("maximum"), std::string::npos);
+  other = *w;
+  other.weight_format = NumberFormat::kMxfp4;
+  other.weight_format_from_checkpoint = true;
+  EXPECT_NE(WorkloadStatement(other).find(
+                "weights mxfp4 (the published checkpoint's format; the default is bf16)"),
+            std::string::npos)
+      << WorkloadStatement(other);
+  EXPECT_EQ(WorkloadStatement(*w), first);
+  EXPECT_EQ(first.find("checkpoint"), std::string::npos);
+}
+
+// A weight format the request left unset becomes the model's quantized
+// checkpoint's (gpt-oss ships MXFP4 experts, DeepSeek-V3 FP8 with 128x128
+// block scales): the answer is then about the files people download, and
+// says so. A format the request names is kept, bf16 too.
+TEST(WorkloadTest, AnUnsetWeightFormatIsTheCheckpointsAndSaysSo) {
+  const ResolvedWorkload defaulted = *ResolveWorkload(WorkloadRequest{});
+  EXPECT_TRUE(defaulted.weight_format_defaulted);
+  const ResolvedWorkload fitted = WorkloadForModel(defaulted, 131072, NumberFormat::kMxfp4);
+  EXPECT_EQ(fitted.weight_format, NumberFormat::kMxfp4);
+  EXPECT_TRUE(fitted.weight_format_from_checkpoint);
+  EXPECT_EQ(fitted.context_length_tokens, 4096);
+  EXPECT_FALSE(fitted.context_capped);
+  // Both changes at once: the context capped, the format the checkpoint's.
+  const ResolvedWorkload both = WorkloadForModel(defaulted, 2048, NumberFormat::kFp8Block);
+  EXPECT_EQ(both.context_length_tokens, 2048);
+  EXPECT_TRUE(both.context_capped);
+  EXPECT_EQ(both.weight_format, NumberFormat::kFp8Block);
+  EXPECT_TRUE(both.weight_format_from_checkpoint);
+  // A bf16 checkpoint is the default: nothing to say.
+  const ResolvedWorkload bf16 = WorkloadForModel(defaulted, 0, NumberFormat::kBf16);
+  EXPECT_EQ(bf16, defaulted);
+  EXPECT_EQ(WorkloadForModel(defaulted, 0, std::nullopt), defaulted);
+
+  WorkloadRequest asked;
+  asked.weight_format = NumberFormat::kBf16;
+  const ResolvedWorkload named = *ResolveWorkload(asked);
+  EXPECT_FALSE(named.weight_format_defaulted);
+  const ResolvedWorkload kept = WorkloadForModel(named, 131072, NumberFormat::kMxfp4);
+  EXPECT_EQ(kept.weight_format, NumberFormat::kBf16);
+  EXPECT_FALSE(kept.weight_format_from_checkpoint);
 }
 
 // Statements remembered per thread (by every figure they show) are the ones
@@ -374,6 +417,76 @@ TEST(InferenceAnswersTest, RunnableRowsSayWhenTheKvCacheIsNotCounted) {
   ASSERT_TRUE(memory.result->ok()) << memory.result->status();
   EXPECT_EQ(long_rows["models/no-architecture-7b"].required_bytes_per_card(),
             (*memory.result)->total_bytes());
+}
+
+// A model whose record names its quantized checkpoint (gpt-oss-20b's
+// config.json with its quantization_config) is sized in that format when
+// the request names none, in the memory answer and in each runnable row,
+// and says so; a format the request names (bf16) is used as named.
+TEST(InferenceAnswersTest, AnUnnamedFormatIsThePublishedCheckpointsAndEveryAnswerSaysSo) {
+  std::string config = testing::GptOssConfigJson(24, 32);
+  config.pop_back();  // the closing brace
+  config += R"(, "quantization_config": {"quant_method": "mxfp4"}})";
+  absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(config);
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  ASSERT_EQ(arch->checkpoint_weight_format(), "mxfp4");
+  Model model;
+  model.set_name("models/gpt-oss-20b");
+  model.set_display_name("gpt-oss-20b");
+  model.set_parameters(20914757184);  // the checkpoint's count (ShippedModelsTest)
+  model.set_open_model_weights(true);
+  *model.mutable_architecture() = *arch;
+  auto records = Catalog();
+  records->Add(model);
+
+  const auto memory = [&](std::optional<v1::NumberFormat> format) {
+    v1::EstimateInferenceMemoryRequest request;
+    request.set_model("models/gpt-oss-20b");
+    if (format) request.mutable_workload()->set_weight_format(*format);
+    Answer<v1::EstimateInferenceMemoryResponse> answer;
+    AnswerInferenceMemory(records, request, answer.done());
+    EXPECT_TRUE(answer.result->ok()) << answer.result->status();
+    return answer.result->ok() ? **answer.result : v1::EstimateInferenceMemoryResponse();
+  };
+  const v1::EstimateInferenceMemoryResponse published = memory(std::nullopt);
+  EXPECT_EQ(published.workload().workload().weight_format(), v1::NUMBER_FORMAT_MXFP4);
+  EXPECT_TRUE(published.workload().weight_format_from_checkpoint());
+  EXPECT_NE(published.workload().statement().find("weights mxfp4 (the published checkpoint's"),
+            std::string::npos)
+      << published.workload().statement();
+  const v1::EstimateInferenceMemoryResponse named = memory(v1::NUMBER_FORMAT_MXFP4);
+  EXPECT_FALSE(named.workload().weight_format_from_checkpoint());
+  EXPECT_EQ(published.total_bytes(), named.total_bytes());
+  const v1::EstimateInferenceMemoryResponse bf16 = memory(v1::NUMBER_FORMAT_BF16);
+  EXPECT_EQ(bf16.workload().workload().weight_format(), v1::NUMBER_FORMAT_BF16);
+  EXPECT_GT(bf16.total_bytes(), 2 * published.total_bytes());  // 43.0 GB against 15.0 GB
+
+  const auto row = [&](std::optional<v1::NumberFormat> format) {
+    v1::ListRunnableModelsRequest request;
+    request.set_hardware("H100");
+    request.set_filter("parameters > 1e10");
+    if (format) request.mutable_workload()->set_weight_format(*format);
+    Answer<RunnableRows> runnable;
+    AnswerRunnableModels(records, request, runnable.done());
+    EXPECT_TRUE(runnable.result->ok()) << runnable.result->status();
+    v1::RunnableModel found;
+    v1::ListRunnableModelsResponse message;
+    while (runnable.result->ok() && (*runnable.result)->Fill(&message)) {
+      for (const v1::RunnableModel& r : message.models()) {
+        if (r.model() == "models/gpt-oss-20b") found = r;
+      }
+      message.Clear();
+    }
+    return found;
+  };
+  const v1::RunnableModel as_published = row(std::nullopt);
+  EXPECT_EQ(as_published.weight_format(), v1::NUMBER_FORMAT_MXFP4);
+  EXPECT_TRUE(as_published.weight_format_from_checkpoint());
+  EXPECT_EQ(as_published.required_bytes_per_card(), published.total_bytes());
+  const v1::RunnableModel as_named = row(v1::NUMBER_FORMAT_BF16);
+  EXPECT_EQ(as_named.weight_format(), v1::NUMBER_FORMAT_BF16);
+  EXPECT_FALSE(as_named.weight_format_from_checkpoint());
+  EXPECT_EQ(as_named.required_bytes_per_card(), bf16.total_bytes());
 }
 
 TEST(TrainingAnswersTest, InlineArchitectureAndAuditReadThroughTheSource) {

@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <ctime>
+#include <string>
+#include <vector>
 
+#include "catalog-service/validation.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/core/inference_memory.h"
@@ -108,6 +111,86 @@ TEST(HfConfigTest, MalformedConfigsNameTheProblem) {
   EXPECT_EQ(GetFieldViolations(negative.status())[0].field, "hf_config_json");
   EXPECT_EQ(ArchitectureFromHfConfig(std::string(2 << 20, ' ')).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// A quantized checkpoint's format from its quantization_config, as the
+// published configs state it: openai/gpt-oss-120b's ("quant_method":
+// "mxfp4", attention, router, embeddings and head left unconverted) and
+// deepseek-ai/DeepSeek-V3's ("quant_method": "fp8", "fmt": "e4m3",
+// "weight_block_size": [128, 128]); a 16-bit checkpoint (no
+// quantization_config) and quantizers whose layout the field cannot carry
+// (GPTQ's group size, other FP8 blocks) leave it empty.
+TEST(HfConfigTest, AQuantizedCheckpointNamesItsWeightFormat) {
+  const std::string start =
+      R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "vocab_size": 100)";
+  const auto format_of = [&](const std::string& rest) {
+    absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(start + rest + "}");
+    EXPECT_TRUE(arch.ok()) << arch.status();
+    return arch.ok() ? arch->checkpoint_weight_format() : std::string("(error)");
+  };
+  EXPECT_EQ(format_of(R"(, "quantization_config": {"modules_to_not_convert":
+      ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"],
+      "quant_method": "mxfp4"})"),
+            "mxfp4");
+  EXPECT_EQ(format_of(R"(, "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3",
+      "quant_method": "fp8", "weight_block_size": [128, 128]})"),
+            "fp8-block128");
+  EXPECT_EQ(format_of(R"(, "quantization_config": {"quant_method": "fp8",
+      "activation_scheme": "static"})"),
+            "fp8");
+  EXPECT_EQ(format_of(R"(, "quantization_config": {"quant_method": "modelopt",
+      "quant_algo": "NVFP4"})"),
+            "nvfp4");
+  EXPECT_EQ(format_of(R"(, "torch_dtype": "bfloat16")"), "");
+  EXPECT_EQ(format_of(R"(, "quantization_config": {"quant_method": "gptq", "bits": 4,
+      "group_size": 128})"),
+            "");
+  EXPECT_EQ(format_of(R"(, "quantization_config": {"quant_method": "fp8",
+      "weight_block_size": [64, 64]})"),
+            "");
+  EXPECT_EQ(format_of(R"(, "quantization_config": "fp8")"), "");
+}
+
+// A checkpoint format the estimator does not size as a whole checkpoint
+// (a typo, or GPTQ's, which needs a group size) is refused by the catalog
+// and, in an inline model, by the estimator, each naming the field; the
+// formats it sizes pass both.
+TEST(HfConfigTest, AnUnknownCheckpointFormatIsRefusedNamingTheField) {
+  absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(
+      R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "vocab_size": 100})");
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  common::v1::Model model;
+  model.set_name("models/some-model");
+  model.set_display_name("Some model");
+  model.mutable_provenance()->set_source("a test");
+  *model.mutable_architecture() = *arch;
+  const auto fields_of = [](const absl::Status& status) {
+    std::vector<std::string> fields;
+    for (const auto& v : GetFieldViolations(status)) fields.push_back(v.field);
+    return fields;
+  };
+  for (const char* bad : {"fp9", "gptq-int4", "MXFP4 "}) {
+    model.mutable_architecture()->set_checkpoint_weight_format(bad);
+    FieldViolations violations;
+    catalog::ValidateModel(model, "model", &violations);
+    EXPECT_EQ(fields_of(violations.ToStatus()),
+              std::vector<std::string>{"model.architecture.checkpoint_weight_format"})
+        << bad;
+    absl::StatusOr<ParameterCount> count =
+        CountParameters(ToCoreArchitecture(model.architecture()));
+    EXPECT_EQ(fields_of(count.status()),
+              std::vector<std::string>{"architecture.checkpoint_weight_format"})
+        << bad;
+  }
+  for (const char* good : {"mxfp4", "fp8-block128", "bf16", ""}) {
+    model.mutable_architecture()->set_checkpoint_weight_format(good);
+    FieldViolations violations;
+    catalog::ValidateModel(model, "model", &violations);
+    EXPECT_TRUE(violations.ToStatus().ok()) << good << ": " << violations.ToStatus();
+    EXPECT_TRUE(CountParameters(ToCoreArchitecture(model.architecture())).ok()) << good;
+  }
 }
 
 // Nested JSON is refused before protobuf's parser sees it (20,000 nested

@@ -286,6 +286,7 @@ TEST(MemoryAnswerTest, HandWrittenBytesCoverEveryFieldAndEdgeValue) {
   answer.workload.overhead_bytes = 0;
   answer.workload.memory_utilization = 0;
   answer.workload.context_capped = true;
+  answer.workload.weight_format_from_checkpoint = true;
   answer.statement = std::string(128, 's');
   answer.source = "catalog record models/x";
   answer.source_revision = "abc";
@@ -331,7 +332,7 @@ TEST(MemoryAnswerTest, TheHandWrittenMessagesHaveTheFieldsTheWriterKnows) {
   EXPECT_EQ(FieldNumbers(v1::EstimateInferenceMemoryResponse::descriptor()),
             (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 140}));
   EXPECT_EQ(FieldNumbers(v1::EstimateLine::descriptor()), (std::vector<int>{1, 2, 3}));
-  EXPECT_EQ(FieldNumbers(v1::ResolvedWorkload::descriptor()), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(FieldNumbers(v1::ResolvedWorkload::descriptor()), (std::vector<int>{1, 2, 3, 4}));
   EXPECT_EQ(FieldNumbers(v1::InferenceWorkload::descriptor()),
             (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "common/records/bounds.h"
 #include "estimator-service/core/inference_memory.h"
 
 namespace modelatlas::estimator {
@@ -92,6 +93,19 @@ TEST(NumberFormatTest, Llama3Q4KMWeights) {
   ASSERT_TRUE(estimate.ok());
   EXPECT_NEAR(estimate->lines[0].bytes, 4.9085e9, 0.001e9);
   EXPECT_NE(estimate->lines[0].arithmetic.find("Q4_K_M"), std::string::npos);
+}
+
+// The catalog accepts these as Architecture.checkpoint_weight_format
+// (common/records/bounds.h) and the estimator sizes a request that names no
+// format in them: each must be a format this estimator names and sizes
+// with no group size.
+TEST(NumberFormatTest, EveryCheckpointFormatTheCatalogAcceptsIsOneTheEstimatorSizes) {
+  for (const char* name : records::kCheckpointWeightFormats) {
+    NumberFormat format;
+    ASSERT_TRUE(ParseNumberFormat(name, &format)) << name;
+    EXPECT_EQ(NumberFormatNameView(format), name);
+    EXPECT_TRUE(FixedEncodingOf(format).has_value()) << name << " needs a group size";
+  }
 }
 
 }  // namespace

@@ -462,6 +462,10 @@ TEST(NewerModelsTest, PlanListsNewerModelsOfTheSameSizeThatFitTheSameCard) {
   EXPECT_TRUE(absl::StrContains(newer.selection(), "published after 2024-01-15"))
       << newer.selection();
   EXPECT_TRUE(absl::StrContains(newer.selection(), "context 4096 tokens")) << newer.selection();
+  // No format asked: a newer model published quantized would be sized as
+  // published, and the selection says so.
+  EXPECT_TRUE(absl::StrContains(newer.selection(), "each model's weights as published"))
+      << newer.selection();
   EXPECT_TRUE(newer.not_selected_reason().empty());
 }
 

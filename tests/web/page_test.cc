@@ -33,7 +33,24 @@ TEST(WorkloadTest, ReadsTheQueryAndExplainsWhatItCannotUse) {
   const Workload defaults = ReadWorkload({});
   EXPECT_EQ(defaults.context, 0);
   EXPECT_EQ(defaults.batch, 1);
-  EXPECT_EQ(defaults.weights, estimator::v1::NUMBER_FORMAT_BF16);
+  // No weights asked: the model's published format, named once the
+  // estimator has resolved it.
+  EXPECT_EQ(defaults.weights, estimator::v1::NUMBER_FORMAT_UNSPECIFIED);
+  EXPECT_EQ(ReadWorkload({{"weights", "published"}}).weights,
+            estimator::v1::NUMBER_FORMAT_UNSPECIFIED);
+  EXPECT_TRUE(ReadWorkload({{"weights", "published"}}).problem.empty());
+  EXPECT_TRUE(Has(WorkloadText(defaults), "weights as published"));
+  estimator::v1::ResolvedWorkload resolved;
+  resolved.mutable_workload()->set_weight_format(estimator::v1::NUMBER_FORMAT_MXFP4);
+  resolved.set_weight_format_from_checkpoint(true);
+  EXPECT_TRUE(Has(WorkloadText(defaults, &resolved),
+                  "weights MXFP4 (the published checkpoint's format), KV cache BF16"))
+      << WorkloadText(defaults, &resolved);
+  resolved.mutable_workload()->set_weight_format(estimator::v1::NUMBER_FORMAT_BF16);
+  resolved.set_weight_format_from_checkpoint(false);
+  EXPECT_TRUE(Has(WorkloadText(defaults, &resolved), "weights BF16 (the default"));
+  // A format asked for is named as asked, whatever the echo.
+  EXPECT_TRUE(Has(WorkloadText(w, &resolved), "weights GPTQ_INT4, KV cache BF16"));
 }
 
 TEST(WorkloadTest, FormKeepsStateInTheUrl) {

@@ -166,7 +166,9 @@ TEST_F(WebEndToEndTest, OpenModelPlansAndReplansFromTheQuery) {
   EXPECT_EQ(page->status, 200);
   EXPECT_TRUE(Has(page->body, "<table class=\"plan\""));
   EXPECT_TRUE(Has(page->body, "<svg"));
-  EXPECT_TRUE(Has(page->body, "Assumed workload: 4,096-token context, batch 1, weights BF16"));
+  EXPECT_TRUE(Has(page->body,
+                  "Assumed workload: 4,096-token context, batch 1, weights BF16 (the default: no "
+                  "quantized checkpoint on record)"));
   EXPECT_TRUE(Has(page->body, "8,030,261,248"));
   // Newer language models of about its size on the same card: the shipped
   // dataset has several (Llama 3.1 8B is from July 2024).
@@ -239,6 +241,32 @@ TEST_F(WebEndToEndTest, CardPageFromTheModelPageListsModels) {
   EXPECT_EQ(plan->status, 200);
   EXPECT_TRUE(Has(plan->body, "NVIDIA H100 SXM5 80 GB"));
   EXPECT_TRUE(Has(plan->body, "The arithmetic"));
+}
+
+// gpt-oss-120b is published with MXFP4 experts: with no format asked, its
+// page, its plan page and the H100's list size it as published and say so
+// (one H100 80 GB holds it, as OpenAI states); asked for BF16, it is BF16.
+TEST_F(WebEndToEndTest, AModelPublishedQuantizedIsShownAsPublished) {
+  auto page = Get("/models/gpt-oss-120b");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_TRUE(Has(page->body, "weights MXFP4 (the published checkpoint&#39;s format)"))
+      << page->body.substr(0, 3000);
+  auto plan = Get("/plan?model=gpt-oss-120b&hardware=nvidia-h100-sxm5-80gb");
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->status, 200);
+  EXPECT_TRUE(Has(plan->body, "weights MXFP4 (the published checkpoint"))
+      << plan->body.substr(0, 3000);
+  auto bf16 = Get("/plan?model=gpt-oss-120b&hardware=nvidia-h100-sxm5-80gb&weights=bf16");
+  ASSERT_TRUE(bf16);
+  EXPECT_TRUE(Has(bf16->body, "weights BF16, KV cache BF16")) << bf16->body.substr(0, 3000);
+  auto h100 = Get("/hardware/nvidia-h100-sxm5-80gb?domain=Language");
+  ASSERT_TRUE(h100);
+  const size_t start = h100->body.find("<tr><td><a href=\"/models/gpt-oss-120b\">");
+  ASSERT_NE(start, std::string::npos);
+  const std::string row = h100->body.substr(start, h100->body.find("</tr>", start) - start);
+  EXPECT_TRUE(Has(row, "(weights MXFP4, as published)")) << row;
+  EXPECT_TRUE(Has(h100->body, "weights as published"));
 }
 
 TEST_F(WebEndToEndTest, UnknownIdsAreNotFoundPagesNamingTheRequest) {
