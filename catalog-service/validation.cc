@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -309,8 +308,7 @@ void ValidateModel(const common::v1::Model& model, const std::string& prefix,
   // A request naming no weight format is sized in the checkpoint's: a value
   // the estimator cannot size is refused here (records::kCheckpointWeightFormats).
   const std::string& checkpoint = arch.checkpoint_weight_format();
-  if (!checkpoint.empty() && absl::c_find(records::kCheckpointWeightFormats, checkpoint) ==
-                                 std::end(records::kCheckpointWeightFormats)) {
+  if (!checkpoint.empty() && !records::IsCheckpointWeightFormat(checkpoint)) {
     violations->Add(
         Join(prefix, "architecture.checkpoint_weight_format"),
         absl::StrCat("is \"", checkpoint, "\"; must be one of ",

@@ -130,5 +130,12 @@ static_assert(kMaxParameters * 1e3 < 9.2e18, "a bounded count times 1,000 stays 
 // keeps the two in step).
 inline constexpr const char* kCheckpointWeightFormats[] = {"bf16",         "fp16",  "fp32", "fp8",
                                                            "fp8-block128", "mxfp4", "nvfp4"};
+// Whether `name` is one of them (exactly: no other case or spacing).
+inline bool IsCheckpointWeightFormat(std::string_view name) {
+  for (std::string_view known : kCheckpointWeightFormats) {
+    if (name == known) return true;
+  }
+  return false;
+}
 
 }  // namespace modelatlas::records

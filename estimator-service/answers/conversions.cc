@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "common/records/bounds.h"
 #include "common/status/errors.h"
@@ -36,9 +35,7 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.max_context_length = arch.max_context_length();
   if (const std::string& checkpoint = arch.checkpoint_weight_format(); !checkpoint.empty()) {
     NumberFormat format;
-    if (absl::c_find(records::kCheckpointWeightFormats, checkpoint) !=
-            std::end(records::kCheckpointWeightFormats) &&
-        ParseNumberFormat(checkpoint, &format)) {
+    if (records::IsCheckpointWeightFormat(checkpoint) && ParseNumberFormat(checkpoint, &format)) {
       out.checkpoint_weight_format = format;
     } else {
       out.checkpoint_weight_format_unknown = true;  // CheckShape names it

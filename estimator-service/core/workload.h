@@ -111,8 +111,9 @@ void WorkloadStatementInto(const ResolvedWorkload& workload, std::string* out);
 const std::string& WorkloadStatementInPlace(const ResolvedWorkload& workload);
 
 // Every figure a workload's statement shows or its answer field holds
-// (context_defaulted and weight_format_defaulted are neither), as the key of a per-thread TextMemo
-// (common/text/text_memo.h) of a text made from the workload alone: the
+// (context_defaulted and weight_format_defaulted are neither), as the key of
+// a per-thread TextMemo (common/text/text_memo.h) of a text made from the
+// workload alone: the
 // statement here, the encoded workload field in answers/memory_answer.cc.
 using WorkloadKey = std::array<uint64_t, 8>;
 WorkloadKey WorkloadKeyOf(const ResolvedWorkload& workload);
