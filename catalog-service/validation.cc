@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -285,6 +286,43 @@ bool IsValidTimestamp(const google::protobuf::Timestamp& timestamp) {
          timestamp.nanos() >= 0 && timestamp.nanos() <= 999999999;
 }
 
+namespace {
+
+// The checkpoint's group size goes with a grouped format only, and a
+// quantization not sized with no format: either alone says what the answer
+// will assume.
+void CheckCheckpointQuantization(const common::v1::Architecture& arch, const std::string& prefix,
+                                 FieldViolations* violations) {
+  const std::string& format = arch.checkpoint_weight_format();
+  if (const int32_t group = arch.checkpoint_quantization_group_size(); group != 0) {
+    if (!records::IsGroupedCheckpointWeightFormat(format)) {
+      violations->Add(Join(prefix, "architecture.checkpoint_quantization_group_size"),
+                      absl::StrCat("is ", group, "; only a checkpoint_weight_format of ",
+                                   absl::StrJoin(records::kGroupedCheckpointWeightFormats, ", "),
+                                   " has groups (got \"", format, "\")"));
+    } else if (group > 0 && !records::IsQuantizationGroupSize(group)) {
+      // (A negative one: CheckNumbers names it.)
+      violations->Add(Join(prefix, "architecture.checkpoint_quantization_group_size"),
+                      absl::StrCat("is ", group, "; must be a power of two from 1 to 4096"));
+    }
+  }
+  const std::string& not_sized = arch.checkpoint_quantization_not_sized();
+  if (not_sized.empty()) return;
+  const std::string field = Join(prefix, "architecture.checkpoint_quantization_not_sized");
+  if (!format.empty()) {
+    violations->Add(field, absl::StrCat("must be empty when checkpoint_weight_format is set (\"",
+                                        format, "\")"));
+  }
+  if (not_sized.size() > records::kMaxCheckpointNotSizedChars) {
+    violations->Add(field, absl::StrCat("is ", not_sized.size(), " characters; the limit is ",
+                                        records::kMaxCheckpointNotSizedChars));
+  } else if (!absl::c_all_of(not_sized, [](char c) { return c >= 0x20 && c < 0x7f; })) {
+    violations->Add(field, "must be printable ASCII (no control or non-ASCII characters)");
+  }
+}
+
+}  // namespace
+
 void ValidateModel(const common::v1::Model& model, const std::string& prefix,
                    FieldViolations* violations) {
   CheckCommon(model.name(), kModelsCollection, model.display_name(), model.provenance(), prefix,
@@ -314,6 +352,7 @@ void ValidateModel(const common::v1::Model& model, const std::string& prefix,
         absl::StrCat("is \"", checkpoint, "\"; must be one of ",
                      absl::StrJoin(records::kCheckpointWeightFormats, ", "), " (or empty)"));
   }
+  CheckCheckpointQuantization(arch, prefix, violations);
 }
 
 void ValidateHardware(const common::v1::Hardware& hardware, const std::string& prefix,

@@ -132,10 +132,13 @@ std::string WorkloadText(const Workload& w, const estimator::v1::ResolvedWorkloa
     weights = absl::AsciiStrToUpper(FormatName(w.weights));
   } else if (resolved != nullptr &&
              resolved->workload().weight_format() != estimator::v1::NUMBER_FORMAT_UNSPECIFIED) {
-    weights = absl::StrCat(absl::AsciiStrToUpper(FormatName(resolved->workload().weight_format())),
-                           resolved->weight_format_from_checkpoint()
-                               ? " (the published checkpoint's format)"
-                               : " (the default: no quantized checkpoint on record)");
+    weights = absl::StrCat(
+        absl::AsciiStrToUpper(FormatName(resolved->workload().weight_format())),
+        resolved->weight_format_from_checkpoint() ? " (the published checkpoint's format)"
+        : resolved->checkpoint_quantization_not_sized()
+            ? " (the default: the published checkpoint is quantized in a way not sized here, "
+              "so its weights are likely smaller)"
+            : " (the default: no quantized checkpoint on record)");
   } else {
     weights = "as published (the checkpoint's format where quantized, else BF16)";
   }

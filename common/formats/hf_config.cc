@@ -2,13 +2,16 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/formats/json_depth.h"
+#include "common/records/bounds.h"
 #include "common/status/errors.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -604,36 +607,189 @@ absl::Status HybridArchitecture(const Config& c, const Struct& root, const std::
   return error;
 }
 
-// The format a quantized checkpoint stores its weights in, from config.json's
-// quantization_config (transformers' quantizer configs): "mxfp4" (gpt-oss,
-// Mxfp4Config), "fp8" with weight_block_size [128, 128] (DeepSeek-V3's
-// FineGrainedFP8Config) or without it (per-tensor scales), and NVIDIA
-// ModelOpt's "FP8" and "NVFP4". Empty otherwise: a GPTQ, AWQ, bitsandbytes or
-// compressed-tensors checkpoint's layout depends on settings this field does
-// not carry (its bytes come from its safetensors headers), and a config
-// without quantization_config says nothing beyond its torch_dtype, which
-// servers cast (vLLM serves float32 checkpoints in float16).
-std::string CheckpointWeightFormat(const Struct& root) {
+// How a quantized checkpoint stores its weights, from config.json's
+// quantization_config (transformers' quantizer configs,
+// transformers/utils/quantization_config.py): a format the estimator sizes
+// as a whole checkpoint, with its group size where it has groups, or what
+// the config says when no format here sizes it. A config without
+// quantization_config says nothing beyond its torch_dtype, which servers
+// cast (vLLM serves float32 checkpoints in float16): nothing is set.
+struct CheckpointQuantization {
+  std::string format;      // the estimator's name, e.g. "awq-int4"; empty: none
+  int64_t group_size = 0;  // input weights per scale group; 0: none
+  std::string not_sized;   // quantized, but not in a format sized here
+};
+
+CheckpointQuantization Sized(std::string format, int64_t group_size = 0) {
+  return {.format = std::move(format), .group_size = group_size};
+}
+CheckpointQuantization NotSized(std::string what) {
+  return {.not_sized = what.substr(0, records::kMaxCheckpointNotSizedChars)};
+}
+
+// A name from the file, kept printable and short for the texts that quote it.
+std::string Quoted(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (out.size() == 40) break;
+    if (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') {
+      out.push_back(c);
+    }
+  }
+  return out.empty() ? "unnamed" : out;
+}
+
+// A group size as the estimator takes it; -1 (GPTQ's per-column scales)
+// and anything else: none.
+std::optional<int64_t> GroupSize(const Config& q, std::initializer_list<const char*> keys) {
+  const Value* v = q.Find(keys);
+  if (v == nullptr || v->kind_case() != Value::kNumberValue) return std::nullopt;
+  const double group = v->number_value();
+  if (group != std::floor(group) ||
+      !records::IsQuantizationGroupSize(static_cast<int64_t>(group))) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(group);
+}
+
+// GPTQ (AutoGPTQ, GPTQModel) and AWQ (AutoAWQ): int4 or int8 weights with a
+// 16-bit scale and a zero point per group of `group_size` input weights.
+CheckpointQuantization GptqOrAwq(const Config& q, const std::string& method) {
+  const Value* bits_value = q.Find({"bits", "w_bit"});
+  const int64_t bits = bits_value != nullptr && bits_value->kind_case() == Value::kNumberValue
+                           ? static_cast<int64_t>(bits_value->number_value())
+                           : 0;
+  const std::optional<int64_t> group = GroupSize(q, {"group_size", "q_group_size"});
+  if (!group.has_value()) {
+    const Value* g = q.Find({"group_size", "q_group_size"});
+    const bool per_column =
+        g != nullptr && g->kind_case() == Value::kNumberValue && g->number_value() == -1;
+    return NotSized(absl::StrCat(method, ", ", bits, " bits, ",
+                                 per_column ? "per-column scales (group_size -1)"
+                                            : "no group size of 1-4096 (a power of two)"));
+  }
+  if (method == "awq" && bits == 4) return Sized("awq-int4", *group);
+  if (method == "gptq" && bits == 4) return Sized("gptq-int4", *group);
+  if (method == "gptq" && bits == 8) return Sized("gptq-int8", *group);
+  return NotSized(absl::StrCat(method, ", ", bits, " bits"));
+}
+
+// bitsandbytes: NF4 (with or without double quantization) or LLM.int8.
+CheckpointQuantization BitsAndBytes(const Config& q) {
+  if (q.Bool("load_in_4bit", false)) {
+    const std::string type = absl::AsciiStrToLower(q.String("bnb_4bit_quant_type"));
+    if (type == "nf4") {
+      return Sized(q.Bool("bnb_4bit_use_double_quant", false) ? "nf4-double-quant" : "nf4");
+    }
+    return NotSized(absl::StrCat("bitsandbytes, 4-bit ", Quoted(type.empty() ? "fp4" : type)));
+  }
+  if (q.Bool("load_in_8bit", false)) return Sized("int8");
+  return NotSized("bitsandbytes, neither load_in_4bit nor load_in_8bit");
+}
+
+// compressed-tensors (llm-compressor): each config group names its weights'
+// scheme; a checkpoint whose groups all share one scheme the estimator sizes
+// is that format (FP8 per tensor or channel, FP8 in 128x128 blocks, INT8 per
+// channel, W4A16 symmetric groups, NVFP4). Mixed or other schemes: not sized.
+CheckpointQuantization CompressedTensors(const Config& q) {
+  const Value* groups = q.Find({"config_groups"});
+  if (groups == nullptr || groups->kind_case() != Value::kStructValue ||
+      groups->struct_value().fields().empty()) {
+    return NotSized("compressed-tensors without config_groups");
+  }
+  // How the file packs them: four-bit values eight to an int32 in
+  // "pack-quantized" and "nvfp4-pack-quantized"; other formats keep a byte
+  // per value or more.
+  const std::string packing = absl::AsciiStrToLower(q.String("format"));
+  std::optional<CheckpointQuantization> common;
+  for (const auto& [name, group] : groups->struct_value().fields()) {
+    if (group.kind_case() != Value::kStructValue) return NotSized("compressed-tensors");
+    const Config g(group.struct_value());
+    const Value* weights = g.Find({"weights"});
+    if (weights == nullptr || weights->kind_case() != Value::kStructValue) {
+      return NotSized("compressed-tensors, a group without weights");
+    }
+    const Config w(weights->struct_value());
+    const Value* bits_value = w.Find({"num_bits"});
+    const int64_t bits = bits_value != nullptr && bits_value->kind_case() == Value::kNumberValue
+                             ? static_cast<int64_t>(bits_value->number_value())
+                             : 0;
+    const std::string type = absl::AsciiStrToLower(w.String("type"));
+    const std::string strategy = absl::AsciiStrToLower(w.String("strategy"));
+    const bool symmetric = w.Bool("symmetric", true);
+    CheckpointQuantization scheme =
+        NotSized(absl::StrCat("compressed-tensors, ", Quoted(type), " ", bits, "-bit ",
+                              Quoted(strategy), " weights", symmetric ? "" : ", asymmetric"));
+    if (type == "float" && bits == 8) {
+      if (strategy == "tensor" || strategy == "channel") {
+        scheme = Sized("fp8");
+      } else if (strategy == "block") {
+        const Value* block = w.Find({"block_structure"});
+        if (block != nullptr && block->kind_case() == Value::kListValue &&
+            block->list_value().values_size() == 2 &&
+            block->list_value().values(0).number_value() == 128 &&
+            block->list_value().values(1).number_value() == 128) {
+          scheme = Sized("fp8-block128");
+        }
+      }
+    } else if (type == "int" && bits == 8 && symmetric &&
+               (strategy == "tensor" || strategy == "channel")) {
+      scheme = Sized("int8");
+    } else if (type == "int" && bits == 4 && symmetric && strategy == "group" &&
+               packing == "pack-quantized") {
+      if (const std::optional<int64_t> size = GroupSize(w, {"group_size"})) {
+        scheme = Sized("int4", *size);
+      }
+    } else if (type == "float" && bits == 4 && strategy == "tensor_group" &&
+               GroupSize(w, {"group_size"}) == 16 && packing == "nvfp4-pack-quantized") {
+      scheme = Sized("nvfp4");
+    }
+    if (!scheme.not_sized.empty()) return scheme;
+    if (common.has_value() &&
+        (common->format != scheme.format || common->group_size != scheme.group_size)) {
+      return NotSized("compressed-tensors, groups with different weight schemes");
+    }
+    common = scheme;
+  }
+  return *common;
+}
+
+CheckpointQuantization CheckpointQuantizationOf(const Struct& root) {
   const auto found = root.fields().find("quantization_config");
-  if (found == root.fields().end() || found->second.kind_case() != Value::kStructValue) return "";
+  if (found == root.fields().end() || found->second.kind_case() == Value::kNullValue) return {};
+  if (found->second.kind_case() != Value::kStructValue) {
+    return NotSized("a quantization_config that is not an object");
+  }
   const Config q(found->second.struct_value());
-  const std::string method = absl::AsciiStrToLower(q.String("quant_method"));
-  if (method == "mxfp4") return "mxfp4";
+  std::string method = absl::AsciiStrToLower(q.String("quant_method"));
+  // transformers reads a config with load_in_4bit or load_in_8bit and no
+  // quant_method as bitsandbytes (older checkpoints).
+  if (method.empty() && (q.Bool("load_in_4bit", false) || q.Bool("load_in_8bit", false))) {
+    method = "bitsandbytes";
+  }
+  if (method == "mxfp4") return Sized("mxfp4");
   if (method == "fp8") {
     const Value* block = q.Find({"weight_block_size"});
-    if (block == nullptr) return "fp8";
-    if (block->kind_case() != Value::kListValue) return "";
-    const auto& sides = block->list_value().values();
-    const bool block128 =
-        sides.size() == 2 && sides[0].number_value() == 128 && sides[1].number_value() == 128;
-    return block128 ? "fp8-block128" : "";
+    if (block == nullptr) return Sized("fp8");
+    if (block->kind_case() == Value::kListValue && block->list_value().values_size() == 2 &&
+        block->list_value().values(0).number_value() == 128 &&
+        block->list_value().values(1).number_value() == 128) {
+      return Sized("fp8-block128");
+    }
+    return NotSized("fp8 with a weight_block_size other than [128, 128]");
   }
+  if (method == "fbgemm_fp8") return Sized("fp8");  // per-channel scales
   if (method == "modelopt") {
     const std::string algorithm = absl::AsciiStrToUpper(q.String("quant_algo"));
-    if (algorithm == "FP8") return "fp8";
-    if (algorithm == "NVFP4") return "nvfp4";
+    if (algorithm == "FP8") return Sized("fp8");
+    if (algorithm == "NVFP4") return Sized("nvfp4");
+    return NotSized(absl::StrCat("modelopt, ", Quoted(algorithm)));
   }
-  return "";
+  if (method == "gptq" || method == "awq") return GptqOrAwq(q, method);
+  if (method == "bitsandbytes") return BitsAndBytes(q);
+  if (method == "compressed-tensors") return CompressedTensors(q);
+  if (method.empty()) return NotSized("a quantization_config without quant_method");
+  return NotSized(Quoted(method));
 }
 
 absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root);
@@ -654,7 +810,12 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
                              absl::StrCat("is not a JSON object: ", std::string(parsed.message())));
   }
   absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromRoot(root);
-  if (arch.ok()) arch->set_checkpoint_weight_format(CheckpointWeightFormat(root));
+  if (arch.ok()) {
+    CheckpointQuantization checkpoint = CheckpointQuantizationOf(root);
+    arch->set_checkpoint_weight_format(std::move(checkpoint.format));
+    arch->set_checkpoint_quantization_group_size(static_cast<int32_t>(checkpoint.group_size));
+    arch->set_checkpoint_quantization_not_sized(std::move(checkpoint.not_sized));
+  }
   return arch;
 }
 

@@ -12,6 +12,7 @@
 // 1e9 bytes, 1 PB = 1e15 bytes, 1 EB = 1e18 bytes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -124,18 +125,37 @@ static_assert(MaxOf(RecordKind::kModel, "architecture.num_layers") == 100'000);
 static_assert(kMaxParameters * 1e3 < 9.2e18, "a bounded count times 1,000 stays in int64");
 
 // The values Architecture.checkpoint_weight_format may take: the formats the
-// estimator sizes a whole checkpoint in with no further setting (no group
-// size), in its names (estimator-service/core/number_format.cc;
+// estimator sizes a whole checkpoint in, in its names
+// (estimator-service/core/number_format.cc;
 // NumberFormatTest.EveryCheckpointFormatTheCatalogAcceptsIsOneTheEstimatorSizes
-// keeps the two in step).
-inline constexpr const char* kCheckpointWeightFormats[] = {"bf16",         "fp16",  "fp32", "fp8",
-                                                           "fp8-block128", "mxfp4", "nvfp4"};
+// keeps the two in step). The grouped ones (kGroupedCheckpointWeightFormats)
+// take their group size from checkpoint_quantization_group_size.
+inline constexpr const char* kCheckpointWeightFormats[] = {
+    "bf16",      "fp16",      "fp32",     "fp8",  "fp8-block128", "mxfp4", "nvfp4",
+    "gptq-int4", "gptq-int8", "awq-int4", "int4", "int8",         "nf4",   "nf4-double-quant"};
+inline constexpr const char* kGroupedCheckpointWeightFormats[] = {"gptq-int4", "gptq-int8",
+                                                                  "awq-int4", "int4"};
+// Architecture.checkpoint_quantization_not_sized: at most this many
+// characters, printable ASCII (it is shown on pages and in answers).
+inline constexpr size_t kMaxCheckpointNotSizedChars = 120;
+
 // Whether `name` is one of them (exactly: no other case or spacing).
 inline bool IsCheckpointWeightFormat(std::string_view name) {
   for (std::string_view known : kCheckpointWeightFormats) {
     if (name == known) return true;
   }
   return false;
+}
+inline bool IsGroupedCheckpointWeightFormat(std::string_view name) {
+  for (std::string_view known : kGroupedCheckpointWeightFormats) {
+    if (name == known) return true;
+  }
+  return false;
+}
+// A GPTQ/AWQ/int4 group size the estimator sizes: a power of two, 1-4096
+// (estimator-service/core/number_format.cc, EncodingOf).
+inline bool IsQuantizationGroupSize(int64_t weights) {
+  return weights >= 1 && weights <= 4096 && (weights & (weights - 1)) == 0;
 }
 
 }  // namespace modelatlas::records

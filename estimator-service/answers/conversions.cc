@@ -41,6 +41,8 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
       out.checkpoint_weight_format_unknown = true;  // CheckShape names it
     }
   }
+  out.checkpoint_quantization_group_size = arch.checkpoint_quantization_group_size();
+  out.checkpoint_quantization_not_sized = !arch.checkpoint_quantization_not_sized().empty();
   out.sliding_window = arch.sliding_window();
   out.num_sliding_window_layers = arch.num_sliding_window_layers();
   out.attention_qkv_bias = arch.attention_qkv_bias();
@@ -574,6 +576,7 @@ void ToProto(const ResolvedWorkload& w, v1::ResolvedWorkload* out) {
   out->set_statement(WorkloadStatement(w));
   out->set_context_capped_at_model_maximum(w.context_capped);
   out->set_weight_format_from_checkpoint(w.weight_format_from_checkpoint);
+  out->set_checkpoint_quantization_not_sized(w.checkpoint_quantization_not_sized);
 }
 
 absl::Status CheckDeviceFigures(const common::v1::Hardware& hw) {

@@ -151,7 +151,8 @@ size_t ResolvedWorkloadSize(size_t inference_workload_size, absl::string_view st
   return MessageField(inference_workload_size) +
          (statement.empty() ? 0
                             : kTagBytes + WireFormatLite::LengthDelimitedSize(statement.size())) +
-         BoolField(w.context_capped) + BoolField(w.weight_format_from_checkpoint);
+         BoolField(w.context_capped) + BoolField(w.weight_format_from_checkpoint) +
+         BoolField(w.checkpoint_quantization_not_sized);
 }
 uint8_t* WriteWorkloadField(const ResolvedWorkload& w, absl::string_view statement,
                             uint8_t* target) {
@@ -167,7 +168,8 @@ uint8_t* WriteWorkloadField(const ResolvedWorkload& w, absl::string_view stateme
     target += statement.size();
   }
   target = WriteBool(3, w.context_capped, target);
-  return WriteBool(4, w.weight_format_from_checkpoint, target);
+  target = WriteBool(4, w.weight_format_from_checkpoint, target);
+  return WriteBool(5, w.checkpoint_quantization_not_sized, target);
 }
 size_t WorkloadFieldSize(const ResolvedWorkload& w, absl::string_view statement) {
   return MessageField(ResolvedWorkloadSize(InferenceWorkloadFieldsSize(w), statement, w));

@@ -115,9 +115,16 @@ struct Architecture {
   bool fused_qkv = false;
   // How the published checkpoint stores its weights, when the record says
   // (config.json's quantization_config: gpt-oss's mxfp4, DeepSeek-V3's
-  // fp8-block128): the weight format of a request that names none
-  // (WorkloadForModel). Not a shape: formulas ignore it.
+  // fp8-block128, an AWQ repository's awq-int4): the weight format of a
+  // request that names none (WorkloadForModel). Not a shape: formulas
+  // ignore it.
   std::optional<NumberFormat> checkpoint_weight_format;
+  // Its input weights per scale group (GPTQ, AWQ, int4); 0: not on record.
+  int checkpoint_quantization_group_size = 0;
+  // The checkpoint is quantized in a way no format here sizes (proto
+  // checkpoint_quantization_not_sized): a request naming no format is sized
+  // at the default, and its answer says the checkpoint differs.
+  bool checkpoint_quantization_not_sized = false;
   // The record named a checkpoint format this estimator does not size as a
   // whole checkpoint (an inline model's; the catalog refuses them): refused.
   bool checkpoint_weight_format_unknown = false;

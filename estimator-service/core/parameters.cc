@@ -131,6 +131,31 @@ void CheckRecurrentShape(const Architecture& arch, FieldViolations* violations) 
   if (arch.ssm_num_groups <= 0) violations->Add("architecture.ssm_num_groups", "must be positive");
 }
 
+// As the catalog checks a record's (catalog-service/validation.cc): a group
+// size with a grouped format only, a quantization not sized with no format.
+void CheckCheckpointQuantization(const Architecture& arch, FieldViolations* violations) {
+  const int group = arch.checkpoint_quantization_group_size;
+  const absl::string_view format = arch.checkpoint_weight_format.has_value()
+                                       ? NumberFormatNameView(*arch.checkpoint_weight_format)
+                                       : absl::string_view();
+  const bool grouped =
+      records::IsGroupedCheckpointWeightFormat(std::string_view(format.data(), format.size()));
+  if (group != 0 && !grouped) {
+    violations->Add(
+        "architecture.checkpoint_quantization_group_size",
+        absl::StrCat("is ", group, "; only a checkpoint_weight_format of ",
+                     absl::StrJoin(records::kGroupedCheckpointWeightFormats, ", "), " has groups"));
+  } else if (group != 0 && !records::IsQuantizationGroupSize(group)) {
+    violations->Add("architecture.checkpoint_quantization_group_size",
+                    absl::StrCat("is ", group, "; must be a power of two from 1 to 4096"));
+  }
+  if (arch.checkpoint_quantization_not_sized &&
+      (arch.checkpoint_weight_format.has_value() || arch.checkpoint_weight_format_unknown)) {
+    violations->Add("architecture.checkpoint_quantization_not_sized",
+                    "must be empty when checkpoint_weight_format is set");
+  }
+}
+
 absl::Status CheckShape(const Architecture& arch) {
   FieldViolations violations;
   if (arch.num_layers <= 0) violations.Add("architecture.num_layers", "must be positive");
@@ -142,6 +167,7 @@ absl::Status CheckShape(const Architecture& arch) {
         absl::StrCat("must be one of ", absl::StrJoin(records::kCheckpointWeightFormats, ", "),
                      " (or empty)"));
   }
+  CheckCheckpointQuantization(arch, &violations);
   // A pure state-space model (Mamba) has neither attention nor an MLP.
   if (arch.AttentionLayers() > 0 || !arch.IsHybrid()) {
     if (arch.num_attention_heads <= 0) {

@@ -124,21 +124,27 @@ ResolvedWorkload WorkloadWithDefaults(const WorkloadRequest& request) {
 }
 
 ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload, int64_t max_context_tokens,
-                                  std::optional<NumberFormat> checkpoint_format) {
+                                  const CheckpointWeights& checkpoint) {
   const bool cap = workload.context_defaulted && max_context_tokens > 0 &&
                    max_context_tokens < workload.context_length_tokens;
-  const bool from_checkpoint = workload.weight_format_defaulted && checkpoint_format.has_value() &&
-                               *checkpoint_format != workload.weight_format;
-  if (!cap && !from_checkpoint) return workload;
+  const bool from_checkpoint = workload.weight_format_defaulted && checkpoint.format.has_value() &&
+                               *checkpoint.format != workload.weight_format;
+  const bool not_sized = workload.weight_format_defaulted && !checkpoint.format.has_value() &&
+                         checkpoint.quantized_not_sized;
+  if (!cap && !from_checkpoint && !not_sized) return workload;
   ResolvedWorkload fitted = workload;
   if (cap) {
     fitted.context_length_tokens = max_context_tokens;
     fitted.context_capped = true;
   }
   if (from_checkpoint) {
-    fitted.weight_format = *checkpoint_format;
+    fitted.weight_format = *checkpoint.format;
     fitted.weight_format_from_checkpoint = true;
+    // The groups are the checkpoint's too: its format's scales are laid out
+    // over them (an AWQ file with groups of 64 has twice the scales of 128).
+    if (checkpoint.group_size > 0) fitted.quantization_group_size = checkpoint.group_size;
   }
+  fitted.checkpoint_quantization_not_sized = not_sized;
   return fitted;
 }
 
@@ -146,7 +152,9 @@ ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload,
                                   const std::optional<Architecture>& architecture) {
   if (!architecture.has_value()) return WorkloadForModel(workload, 0);
   return WorkloadForModel(workload, architecture->max_context_length,
-                          architecture->checkpoint_weight_format);
+                          {.format = architecture->checkpoint_weight_format,
+                           .group_size = architecture->checkpoint_quantization_group_size,
+                           .quantized_not_sized = architecture->checkpoint_quantization_not_sized});
 }
 
 namespace {
@@ -161,6 +169,11 @@ std::string ComposeWorkloadStatement(const ResolvedWorkload& w) {
   if (w.weight_format_from_checkpoint) {
     absl::StrAppend(&text, " (the published checkpoint's format; the default is ",
                     NumberFormatName(ResolvedWorkload::kDefaultFormat), ")");
+  }
+  if (w.checkpoint_quantization_not_sized) {
+    absl::StrAppend(&text,
+                    " (the default: the published checkpoint is quantized in a way not sized "
+                    "here, so its weights are likely smaller; name a weight format to size them)");
   }
   if (w.weight_format == NumberFormat::kGptqInt4 || w.weight_format == NumberFormat::kAwqInt4 ||
       w.weight_format == NumberFormat::kGptqInt8) {
@@ -201,8 +214,9 @@ WorkloadKey WorkloadKeyOf(const ResolvedWorkload& w) {
           Pair(w.batch_size, w.prefill_chunk_tokens),
           static_cast<uint64_t>(w.prompt_tokens),
           Pair(static_cast<int>(w.weight_format), static_cast<int>(w.kv_cache_format)),
-          Pair(w.quantization_group_size,
-               (w.context_capped ? 1 : 0) | (w.weight_format_from_checkpoint ? 2 : 0)),
+          Pair(w.quantization_group_size, (w.context_capped ? 1 : 0) |
+                                              (w.weight_format_from_checkpoint ? 2 : 0) |
+                                              (w.checkpoint_quantization_not_sized ? 4 : 0)),
           static_cast<uint64_t>(w.overhead_bytes),
           TextMemo<8>::Word(w.memory_utilization),
           TextMemo<8>::Word(w.prefill_efficiency)};

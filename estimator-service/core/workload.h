@@ -66,6 +66,9 @@ struct ResolvedWorkload {
   // The weight format is the model's published checkpoint's, not the
   // default.
   bool weight_format_from_checkpoint = false;
+  // The weight format is the default although the model's published
+  // checkpoint is quantized in a way no format here sizes.
+  bool checkpoint_quantization_not_sized = false;
 
   bool operator==(const ResolvedWorkload&) const = default;
 };
@@ -86,14 +89,24 @@ bool WorkloadInBounds(const WorkloadRequest& request);
 // ResolveWorkload's answer for a request in bounds (WorkloadInBounds).
 ResolvedWorkload WorkloadWithDefaults(const WorkloadRequest& request);
 
+// How a model's published checkpoint stores its weights, as far as its
+// record says (Architecture's checkpoint fields).
+struct CheckpointWeights {
+  std::optional<NumberFormat> format;  // nullopt: not on record, or not sized
+  int group_size = 0;                  // weights per scale group; 0: not on record
+  bool quantized_not_sized = false;    // quantized in a way no format sizes
+};
+
 // `workload` for a model whose maximum context is `max_context_tokens`
-// (0 = unknown) and whose published checkpoint stores its weights in
-// `checkpoint_format` (nullopt = not on record): a defaulted context larger
-// than the maximum is capped at it, and a defaulted weight format becomes
-// the checkpoint's (gpt-oss-120b is published in MXFP4, 61 GiB of weights,
-// not the 218 GiB bf16 would take). What the caller gave is kept as given.
+// (0 = unknown) and whose published checkpoint stores its weights as
+// `checkpoint` says: a defaulted context larger than the maximum is capped
+// at it, and a defaulted weight format becomes the checkpoint's, with its
+// group size (gpt-oss-120b is published in MXFP4, 61 GiB of weights, not the
+// 218 GiB bf16 would take; an AWQ repository in awq-int4). A checkpoint
+// quantized in a way no format sizes keeps the default and the workload
+// says so. What the caller gave is kept as given.
 ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload, int64_t max_context_tokens,
-                                  std::optional<NumberFormat> checkpoint_format = std::nullopt);
+                                  const CheckpointWeights& checkpoint = {});
 // The same for a model with `architecture` (its maximum context and
 // checkpoint format; none known without one).
 ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload,

@@ -108,29 +108,83 @@ TEST(WorkloadTest, StatementFollowsEveryChangeOfTheWorkload) {
 TEST(WorkloadTest, AnUnsetWeightFormatIsTheCheckpointsAndSaysSo) {
   const ResolvedWorkload defaulted = *ResolveWorkload(WorkloadRequest{});
   EXPECT_TRUE(defaulted.weight_format_defaulted);
-  const ResolvedWorkload fitted = WorkloadForModel(defaulted, 131072, NumberFormat::kMxfp4);
+  const ResolvedWorkload fitted =
+      WorkloadForModel(defaulted, 131072, {.format = NumberFormat::kMxfp4});
   EXPECT_EQ(fitted.weight_format, NumberFormat::kMxfp4);
   EXPECT_TRUE(fitted.weight_format_from_checkpoint);
   EXPECT_EQ(fitted.context_length_tokens, 4096);
   EXPECT_FALSE(fitted.context_capped);
   // Both changes at once: the context capped, the format the checkpoint's.
-  const ResolvedWorkload both = WorkloadForModel(defaulted, 2048, NumberFormat::kFp8Block);
+  const ResolvedWorkload both =
+      WorkloadForModel(defaulted, 2048, {.format = NumberFormat::kFp8Block});
   EXPECT_EQ(both.context_length_tokens, 2048);
   EXPECT_TRUE(both.context_capped);
   EXPECT_EQ(both.weight_format, NumberFormat::kFp8Block);
   EXPECT_TRUE(both.weight_format_from_checkpoint);
   // A bf16 checkpoint is the default: nothing to say.
-  const ResolvedWorkload bf16 = WorkloadForModel(defaulted, 0, NumberFormat::kBf16);
+  const ResolvedWorkload bf16 = WorkloadForModel(defaulted, 0, {.format = NumberFormat::kBf16});
   EXPECT_EQ(bf16, defaulted);
-  EXPECT_EQ(WorkloadForModel(defaulted, 0, std::nullopt), defaulted);
+  EXPECT_EQ(WorkloadForModel(defaulted, 0, {}), defaulted);
 
   WorkloadRequest asked;
   asked.weight_format = NumberFormat::kBf16;
   const ResolvedWorkload named = *ResolveWorkload(asked);
   EXPECT_FALSE(named.weight_format_defaulted);
-  const ResolvedWorkload kept = WorkloadForModel(named, 131072, NumberFormat::kMxfp4);
+  const ResolvedWorkload kept = WorkloadForModel(named, 131072, {.format = NumberFormat::kMxfp4});
   EXPECT_EQ(kept.weight_format, NumberFormat::kBf16);
   EXPECT_FALSE(kept.weight_format_from_checkpoint);
+}
+
+// A grouped checkpoint format brings its groups (an AWQ repository with
+// groups of 64 has twice the scales of the default 128), and the statement
+// names them; a request that names its format keeps its own groups.
+TEST(WorkloadTest, AGroupedCheckpointFormatBringsItsGroupSize) {
+  const ResolvedWorkload defaulted = *ResolveWorkload(WorkloadRequest{});
+  const ResolvedWorkload awq =
+      WorkloadForModel(defaulted, 0, {.format = NumberFormat::kAwqInt4, .group_size = 64});
+  EXPECT_EQ(awq.weight_format, NumberFormat::kAwqInt4);
+  EXPECT_EQ(awq.quantization_group_size, 64);
+  EXPECT_NE(WorkloadStatement(awq).find("weights awq-int4 (the published checkpoint's format; "
+                                        "the default is bf16) (groups of 64)"),
+            std::string::npos)
+      << WorkloadStatement(awq);
+  // No group size on record: the default's.
+  EXPECT_EQ(
+      WorkloadForModel(defaulted, 0, {.format = NumberFormat::kGptqInt4}).quantization_group_size,
+      ResolvedWorkload::kDefaultQuantizationGroupSize);
+
+  WorkloadRequest asked;
+  asked.weight_format = NumberFormat::kAwqInt4;
+  asked.quantization_group_size = 32;
+  const ResolvedWorkload named = WorkloadForModel(
+      *ResolveWorkload(asked), 0, {.format = NumberFormat::kAwqInt4, .group_size = 64});
+  EXPECT_EQ(named.quantization_group_size, 32);
+  EXPECT_FALSE(named.weight_format_from_checkpoint);
+}
+
+// A checkpoint quantized in a way no format here sizes (HQQ, GPTQ at 3 bits)
+// leaves the default format, and the statement says the checkpoint differs,
+// so no one reads the bf16 figure as the download's. A named format has
+// nothing to add.
+TEST(WorkloadTest, ACheckpointQuantizedInAWayNotSizedIsSaid) {
+  const ResolvedWorkload defaulted = *ResolveWorkload(WorkloadRequest{});
+  const ResolvedWorkload unsized = WorkloadForModel(defaulted, 0, {.quantized_not_sized = true});
+  EXPECT_EQ(unsized.weight_format, NumberFormat::kBf16);
+  EXPECT_TRUE(unsized.checkpoint_quantization_not_sized);
+  EXPECT_FALSE(unsized.weight_format_from_checkpoint);
+  const std::string statement = WorkloadStatement(unsized);
+  EXPECT_NE(statement.find("weights bf16 (the default: the published checkpoint is quantized in a "
+                           "way not sized here"),
+            std::string::npos)
+      << statement;
+  EXPECT_NE(WorkloadKeyOf(unsized), WorkloadKeyOf(defaulted));
+
+  WorkloadRequest asked;
+  asked.weight_format = NumberFormat::kFp8;
+  const ResolvedWorkload named =
+      WorkloadForModel(*ResolveWorkload(asked), 0, {.quantized_not_sized = true});
+  EXPECT_FALSE(named.checkpoint_quantization_not_sized);
+  EXPECT_EQ(WorkloadStatement(named).find("checkpoint"), std::string::npos);
 }
 
 // Statements remembered per thread (by every figure they show) are the ones

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <ctime>
+#include <ostream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "catalog-service/validation.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
@@ -143,13 +145,125 @@ TEST(HfConfigTest, AQuantizedCheckpointNamesItsWeightFormat) {
       "quant_algo": "NVFP4"})"),
             "nvfp4");
   EXPECT_EQ(format_of(R"(, "torch_dtype": "bfloat16")"), "");
-  EXPECT_EQ(format_of(R"(, "quantization_config": {"quant_method": "gptq", "bits": 4,
-      "group_size": 128})"),
-            "");
-  EXPECT_EQ(format_of(R"(, "quantization_config": {"quant_method": "fp8",
-      "weight_block_size": [64, 64]})"),
-            "");
-  EXPECT_EQ(format_of(R"(, "quantization_config": "fp8")"), "");
+}
+
+// The quantizers whose checkpoints people download most besides FP8 and
+// MXFP4, as their published config.json files state them (keys and values
+// as transformers writes them; the repositories in each comment): each is
+// the format the estimator sizes its files in, with the group size; a
+// quantization no format here sizes is named instead, never left unsaid.
+struct Quantized {
+  std::string format;
+  int32_t group_size = 0;
+  std::string not_sized;
+  bool operator==(const Quantized&) const = default;
+};
+std::ostream& operator<<(std::ostream& out, const Quantized& q) {
+  return out << "{" << q.format << ", " << q.group_size << ", \"" << q.not_sized << "\"}";
+}
+Quantized QuantizedOf(const std::string& quantization_config) {
+  absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(
+      R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "vocab_size": 100, "quantization_config": )" +
+      quantization_config + "}");
+  EXPECT_TRUE(arch.ok()) << arch.status();
+  if (!arch.ok()) return {.format = "(error)"};
+  return {arch->checkpoint_weight_format(), arch->checkpoint_quantization_group_size(),
+          arch->checkpoint_quantization_not_sized()};
+}
+
+TEST(HfConfigTest, GptqAwqBitsAndBytesAndCompressedTensorsCheckpointsNameTheirFormat) {
+  // Qwen/Qwen2.5-7B-Instruct-AWQ (AutoAWQ, GEMM kernels).
+  EXPECT_EQ(QuantizedOf(R"({"bits": 4, "group_size": 128, "modules_to_not_convert": null,
+                            "quant_method": "awq", "version": "gemm", "zero_point": true})"),
+            (Quantized{.format = "awq-int4", .group_size = 128}));
+  // Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4 and -Int8 (AutoGPTQ).
+  EXPECT_EQ(QuantizedOf(R"({"batch_size": 1, "bits": 4, "damp_percent": 0.01, "desc_act": false,
+                            "group_size": 128, "quant_method": "gptq", "sym": true,
+                            "true_sequential": true, "use_exllama": true})"),
+            (Quantized{.format = "gptq-int4", .group_size = 128}));
+  EXPECT_EQ(QuantizedOf(R"({"bits": 8, "group_size": 32, "quant_method": "gptq"})"),
+            (Quantized{.format = "gptq-int8", .group_size = 32}));
+  // unsloth/llama-3-8b-bnb-4bit (bitsandbytes NF4, double quantization).
+  EXPECT_EQ(QuantizedOf(R"({"bnb_4bit_compute_dtype": "bfloat16", "bnb_4bit_quant_type": "nf4",
+                            "bnb_4bit_use_double_quant": true, "llm_int8_threshold": 6.0,
+                            "load_in_4bit": true, "load_in_8bit": false,
+                            "quant_method": "bitsandbytes"})"),
+            (Quantized{.format = "nf4-double-quant"}));
+  EXPECT_EQ(QuantizedOf(R"({"load_in_4bit": true, "bnb_4bit_quant_type": "nf4"})"),
+            (Quantized{.format = "nf4"}));  // an older config: no quant_method
+  EXPECT_EQ(QuantizedOf(R"({"load_in_8bit": true, "quant_method": "bitsandbytes"})"),
+            (Quantized{.format = "int8"}));
+  // RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16 (llm-compressor W4A16).
+  EXPECT_EQ(QuantizedOf(R"({"config_groups": {"group_0": {"input_activations": null,
+                            "output_activations": null, "targets": ["Linear"],
+                            "weights": {"actorder": null, "block_structure": null,
+                            "dynamic": false, "group_size": 128, "num_bits": 4,
+                            "observer": "minmax", "strategy": "group", "symmetric": true,
+                            "type": "int"}}}, "format": "pack-quantized", "ignore": ["lm_head"],
+                            "quant_method": "compressed-tensors",
+                            "quantization_status": "compressed"})"),
+            (Quantized{.format = "int4", .group_size = 128}));
+  // RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8-dynamic (per-channel FP8).
+  EXPECT_EQ(QuantizedOf(R"({"config_groups": {"group_0": {"targets": ["Linear"],
+                            "input_activations": {"dynamic": true, "num_bits": 8,
+                            "strategy": "token", "symmetric": true, "type": "float"},
+                            "weights": {"dynamic": false, "num_bits": 8, "strategy": "channel",
+                            "symmetric": true, "type": "float"}}}, "format": "float-quantized",
+                            "quant_method": "compressed-tensors"})"),
+            (Quantized{.format = "fp8"}));
+  // llm-compressor's NVFP4 scheme (E2M1 in groups of 16, FP8 scales).
+  EXPECT_EQ(QuantizedOf(R"({"config_groups": {"group_0": {"targets": ["Linear"],
+                            "weights": {"group_size": 16, "num_bits": 4,
+                            "strategy": "tensor_group", "symmetric": true, "type": "float"}}},
+                            "format": "nvfp4-pack-quantized",
+                            "quant_method": "compressed-tensors"})"),
+            (Quantized{.format = "nvfp4"}));
+  EXPECT_EQ(QuantizedOf(R"({"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0})"),
+            (Quantized{.format = "fp8"}));
+}
+
+TEST(HfConfigTest, AQuantizationNoFormatSizesIsNamedNotLeftUnsaid) {
+  const auto not_sized = [](const std::string& config) {
+    const Quantized q = QuantizedOf(config);
+    EXPECT_EQ(q.format, "") << config;
+    EXPECT_EQ(q.group_size, 0) << config;
+    EXPECT_FALSE(q.not_sized.empty()) << config;
+    return q.not_sized;
+  };
+  EXPECT_EQ(not_sized(R"({"quant_method": "gptq", "bits": 3, "group_size": 128})"), "gptq, 3 bits");
+  EXPECT_EQ(not_sized(R"({"quant_method": "gptq", "bits": 4, "group_size": -1})"),
+            "gptq, 4 bits, per-column scales (group_size -1)");
+  EXPECT_EQ(not_sized(R"({"quant_method": "awq", "bits": 4, "group_size": 100})"),
+            "awq, 4 bits, no group size of 1-4096 (a power of two)");
+  EXPECT_EQ(not_sized(R"({"quant_method": "hqq", "nbits": 4})"), "hqq");
+  EXPECT_EQ(not_sized(R"({"load_in_4bit": true, "bnb_4bit_quant_type": "fp4"})"),
+            "bitsandbytes, 4-bit fp4");
+  EXPECT_EQ(not_sized(R"({"quant_method": "fp8", "weight_block_size": [64, 64]})"),
+            "fp8 with a weight_block_size other than [128, 128]");
+  EXPECT_EQ(not_sized(R"({"quant_method": "compressed-tensors", "format": "pack-quantized",
+                          "config_groups": {"group_0": {"weights": {"num_bits": 4,
+                          "type": "int", "strategy": "group", "group_size": 128,
+                          "symmetric": false}}}})"),
+            "compressed-tensors, int 4-bit group weights, asymmetric");
+  // Four-bit values a byte each: not the packed W4A16 layout.
+  EXPECT_EQ(not_sized(R"({"quant_method": "compressed-tensors", "format": "naive-quantized",
+                          "config_groups": {"group_0": {"weights": {"num_bits": 4,
+                          "type": "int", "strategy": "group", "group_size": 128}}}})"),
+            "compressed-tensors, int 4-bit group weights");
+  EXPECT_EQ(not_sized(R"({"quant_method": "compressed-tensors", "format": "float-quantized",
+                          "config_groups": {"a": {"weights": {"num_bits": 8, "type": "float",
+                          "strategy": "channel"}}, "b": {"weights": {"num_bits": 8,
+                          "type": "float", "strategy": "block",
+                          "block_structure": [128, 128]}}}})"),
+            "compressed-tensors, groups with different weight schemes");
+  EXPECT_EQ(not_sized(R"({"bits": 4})"), "a quantization_config without quant_method");
+  EXPECT_EQ(not_sized(R"("fp8")"), "a quantization_config that is not an object");
+  // A method name from the file is quoted short and printable.
+  EXPECT_EQ(not_sized(R"({"quant_method": "my\nquantizer <b>with a name far too long to show"})"),
+            "myquantizerbwithanamefartoolongtoshow");
+  // null is no quantization at all.
+  EXPECT_EQ(QuantizedOf("null"), Quantized{});
 }
 
 // A checkpoint format the estimator does not size as a whole checkpoint
@@ -171,7 +285,7 @@ TEST(HfConfigTest, AnUnknownCheckpointFormatIsRefusedNamingTheField) {
     for (const auto& v : GetFieldViolations(status)) fields.push_back(v.field);
     return fields;
   };
-  for (const char* bad : {"fp9", "gptq-int4", "MXFP4 "}) {
+  for (const char* bad : {"fp9", "gptq", "MXFP4 "}) {
     model.mutable_architecture()->set_checkpoint_weight_format(bad);
     FieldViolations violations;
     catalog::ValidateModel(model, "model", &violations);
@@ -184,12 +298,72 @@ TEST(HfConfigTest, AnUnknownCheckpointFormatIsRefusedNamingTheField) {
               std::vector<std::string>{"architecture.checkpoint_weight_format"})
         << bad;
   }
-  for (const char* good : {"mxfp4", "fp8-block128", "bf16", ""}) {
+  for (const char* good : {"mxfp4", "fp8-block128", "bf16", "gptq-int4", "nf4", ""}) {
     model.mutable_architecture()->set_checkpoint_weight_format(good);
     FieldViolations violations;
     catalog::ValidateModel(model, "model", &violations);
     EXPECT_TRUE(violations.ToStatus().ok()) << good << ": " << violations.ToStatus();
     EXPECT_TRUE(CountParameters(ToCoreArchitecture(model.architecture())).ok()) << good;
+  }
+}
+
+// The checkpoint's group size and its "not sized" note are refused where
+// they would mislead, by the catalog and by the estimator alike, naming the
+// field: a group size on a format without groups or off the powers of two
+// the estimator sizes, a note beside a format, a note too long or with
+// control characters.
+TEST(HfConfigTest, CheckpointGroupSizesAndNotesOutOfPlaceAreRefusedNamingTheField) {
+  common::v1::Model model;
+  model.set_name("models/some-model");
+  model.set_display_name("Some model");
+  model.mutable_provenance()->set_source("a test");
+  *model.mutable_architecture() = *ArchitectureFromHfConfig(
+      R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "vocab_size": 100})");
+  struct CheckpointCase {
+    std::string format;
+    int32_t group_size;
+    std::string not_sized;
+    std::string field;  // empty: accepted by both
+    bool estimator_refuses;
+  };
+  const std::string group_field = "architecture.checkpoint_quantization_group_size";
+  const std::string note_field = "architecture.checkpoint_quantization_not_sized";
+  const std::vector<CheckpointCase> cases = {
+      {"awq-int4", 64, "", "", false},
+      {"int4", 32, "", "", false},
+      {"", 0, "hqq", "", false},
+      {"fp8", 128, "", group_field, true},
+      {"", 128, "", group_field, true},
+      {"gptq-int4", 100, "", group_field, true},
+      {"gptq-int4", 8192, "", group_field, true},
+      {"gptq-int4", -1, "", group_field, true},
+      {"mxfp4", 0, "hqq", note_field, true},
+      {"", 0, std::string(121, 'x'), note_field, false},
+      {"", 0, "line\nbreak", note_field, false},
+  };
+  for (const CheckpointCase& c : cases) {
+    common::v1::Architecture& arch = *model.mutable_architecture();
+    arch.set_checkpoint_weight_format(c.format);
+    arch.set_checkpoint_quantization_group_size(c.group_size);
+    arch.set_checkpoint_quantization_not_sized(c.not_sized);
+    const std::string label = absl::StrCat(c.format, "/", c.group_size, "/", c.not_sized);
+    FieldViolations violations;
+    catalog::ValidateModel(model, "model", &violations);
+    const std::vector<FieldViolation> found = GetFieldViolations(violations.ToStatus());
+    if (c.field.empty()) {
+      EXPECT_TRUE(found.empty()) << label << ": " << violations.ToStatus();
+    } else {
+      ASSERT_EQ(found.size(), 1u) << label << ": " << violations.ToStatus();
+      EXPECT_EQ(found[0].field, "model." + c.field) << label;
+    }
+    const absl::Status counted = CountParameters(ToCoreArchitecture(arch)).status();
+    if (c.estimator_refuses) {
+      ASSERT_EQ(GetFieldViolations(counted).size(), 1u) << label << ": " << counted;
+      EXPECT_EQ(GetFieldViolations(counted)[0].field, c.field) << label;
+    } else {
+      EXPECT_TRUE(counted.ok()) << label << ": " << counted;
+    }
   }
 }
 

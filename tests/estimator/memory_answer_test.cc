@@ -287,6 +287,7 @@ TEST(MemoryAnswerTest, HandWrittenBytesCoverEveryFieldAndEdgeValue) {
   answer.workload.memory_utilization = 0;
   answer.workload.context_capped = true;
   answer.workload.weight_format_from_checkpoint = true;
+  answer.workload.checkpoint_quantization_not_sized = true;
   answer.statement = std::string(128, 's');
   answer.source = "catalog record models/x";
   answer.source_revision = "abc";
@@ -332,7 +333,7 @@ TEST(MemoryAnswerTest, TheHandWrittenMessagesHaveTheFieldsTheWriterKnows) {
   EXPECT_EQ(FieldNumbers(v1::EstimateInferenceMemoryResponse::descriptor()),
             (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 140}));
   EXPECT_EQ(FieldNumbers(v1::EstimateLine::descriptor()), (std::vector<int>{1, 2, 3}));
-  EXPECT_EQ(FieldNumbers(v1::ResolvedWorkload::descriptor()), (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(FieldNumbers(v1::ResolvedWorkload::descriptor()), (std::vector<int>{1, 2, 3, 4, 5}));
   EXPECT_EQ(FieldNumbers(v1::InferenceWorkload::descriptor()),
             (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
 }
@@ -970,6 +971,8 @@ TEST(MemoryAnswerTest, PartsAreTheAnswersBytesAtEveryEdge) {
   answer.workload.memory_utilization = -0.0;
   answer.workload.prefill_efficiency = 0;
   answer.workload.context_capped = true;
+  expect_same(answer, lines, warnings);
+  answer.workload.checkpoint_quantization_not_sized = true;
   expect_same(answer, lines, warnings);
   answer.workload.overhead_bytes = 0;  // optional: written even when 0
   expect_same(answer, lines, warnings);

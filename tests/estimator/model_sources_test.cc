@@ -219,6 +219,64 @@ TEST(ModelSourcesTest, CatalogNameAndInlineSourcesAreNamed) {
   EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A config.json as an AWQ repository publishes it (hugging-quants/
+// Meta-Llama-3.1-8B-Instruct-AWQ-INT4: Llama 3.1 8B's shape and AutoAWQ's
+// quantization_config, groups of 128) is sized as that checkpoint when the
+// request names no format: 5,727,854,592 bytes of weights, the figure
+// weight_files_test.cc compares with the repository's 4.68 GB + 1.05 GB
+// files (docs/ACCURACY.md), not the 16 GB bf16 would take; the answer says
+// the format is the checkpoint's. A quantizer no format sizes (HQQ) keeps
+// bf16 and says the checkpoint differs.
+constexpr char kLlama31_8bShape[] =
+    R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+        "intermediate_size": 14336, "max_position_embeddings": 131072,
+        "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+        "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "tie_word_embeddings": false,
+        "torch_dtype": "float16", "vocab_size": 128256, "quantization_config": )";
+
+TEST(ModelSourcesTest, AnAwqConfigIsSizedAsItsCheckpointAndSaysSo) {
+  v1::ModelSource awq;
+  awq.mutable_inline_model()->set_hf_config_json(
+      std::string(kLlama31_8bShape) +
+      R"({"bits": 4, "group_size": 128, "modules_to_not_convert": null, "quant_method": "awq",
+          "version": "gemm", "zero_point": true}})");
+  absl::StatusOr<v1::EstimateInferenceMemoryResponse> r = Memory(awq);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_NE(Line(*r, "weights"), nullptr);
+  EXPECT_EQ(Line(*r, "weights")->bytes(), 5727854592);
+  EXPECT_EQ(r->workload().workload().weight_format(), v1::NUMBER_FORMAT_AWQ_INT4);
+  EXPECT_EQ(r->workload().workload().quantization_group_size(), 128);
+  EXPECT_TRUE(r->workload().weight_format_from_checkpoint());
+  EXPECT_NE(r->workload().statement().find(
+                "weights awq-int4 (the published checkpoint's format; the default is bf16)"),
+            std::string::npos)
+      << r->workload().statement();
+
+  // Groups of 64: twice the scales and zeros, (16 + 4) bits per 64 weights
+  // instead of per 128 over the 6,979,321,856 quantized weights.
+  v1::ModelSource awq64 = awq;
+  awq64.mutable_inline_model()->set_hf_config_json(
+      std::string(kLlama31_8bShape) +
+      R"({"bits": 4, "group_size": 64, "quant_method": "awq", "version": "gemm"}})");
+  absl::StatusOr<v1::EstimateInferenceMemoryResponse> r64 = Memory(awq64);
+  ASSERT_TRUE(r64.ok()) << r64.status();
+  EXPECT_EQ(r64->workload().workload().quantization_group_size(), 64);
+  EXPECT_GT(Line(*r64, "weights")->bytes(), Line(*r, "weights")->bytes());
+
+  v1::ModelSource hqq;
+  hqq.mutable_inline_model()->set_hf_config_json(std::string(kLlama31_8bShape) +
+                                                 R"({"quant_method": "hqq", "nbits": 4}})");
+  absl::StatusOr<v1::EstimateInferenceMemoryResponse> unsized = Memory(hqq);
+  ASSERT_TRUE(unsized.ok()) << unsized.status();
+  EXPECT_EQ(unsized->workload().workload().weight_format(), v1::NUMBER_FORMAT_BF16);
+  EXPECT_TRUE(unsized->workload().checkpoint_quantization_not_sized());
+  EXPECT_FALSE(unsized->workload().weight_format_from_checkpoint());
+  EXPECT_NE(unsized->workload().statement().find(
+                "the published checkpoint is quantized in a way not sized here"),
+            std::string::npos)
+      << unsized->workload().statement();
+}
+
 TEST(ModelSourcesTest, ParameterCountWithLargestLayerIsDeepSpeedsModelStates) {
   // DeepSpeed's example: 2851M parameters, a 32M largest layer, 8 GPUs, ZeRO-3.
   v1::EstimateTrainingMemoryRequest request;

@@ -97,14 +97,23 @@ TEST(NumberFormatTest, Llama3Q4KMWeights) {
 
 // The catalog accepts these as Architecture.checkpoint_weight_format
 // (common/records/bounds.h) and the estimator sizes a request that names no
-// format in them: each must be a format this estimator names and sizes
-// with no group size.
+// format in them: each must be a format this estimator names and sizes,
+// with no group size or, for the grouped ones alone, with the checkpoint's.
 TEST(NumberFormatTest, EveryCheckpointFormatTheCatalogAcceptsIsOneTheEstimatorSizes) {
   for (const char* name : records::kCheckpointWeightFormats) {
     NumberFormat format;
     ASSERT_TRUE(ParseNumberFormat(name, &format)) << name;
     EXPECT_EQ(NumberFormatNameView(format), name);
-    EXPECT_TRUE(FixedEncodingOf(format).has_value()) << name << " needs a group size";
+    const bool grouped = records::IsGroupedCheckpointWeightFormat(name);
+    EXPECT_EQ(FixedEncodingOf(format).has_value(), !grouped || format == NumberFormat::kInt4)
+        << name;
+    for (int group : {1, 32, 128, 4096}) {
+      EXPECT_TRUE(EncodingOf(format, group).ok()) << name << " in groups of " << group;
+    }
+  }
+  // Every grouped one is a checkpoint format too.
+  for (const char* name : records::kGroupedCheckpointWeightFormats) {
+    EXPECT_TRUE(records::IsCheckpointWeightFormat(name)) << name;
   }
 }
 

@@ -48,7 +48,15 @@ TEST(WorkloadTest, ReadsTheQueryAndExplainsWhatItCannotUse) {
       << WorkloadText(defaults, &resolved);
   resolved.mutable_workload()->set_weight_format(estimator::v1::NUMBER_FORMAT_BF16);
   resolved.set_weight_format_from_checkpoint(false);
-  EXPECT_TRUE(Has(WorkloadText(defaults, &resolved), "weights BF16 (the default"));
+  EXPECT_TRUE(Has(WorkloadText(defaults, &resolved),
+                  "weights BF16 (the default: no quantized checkpoint on record)"));
+  // A checkpoint quantized in a way not sized: the default, and why it may
+  // overstate the download.
+  resolved.set_checkpoint_quantization_not_sized(true);
+  EXPECT_TRUE(Has(WorkloadText(defaults, &resolved),
+                  "weights BF16 (the default: the published checkpoint is quantized in a way "
+                  "not sized here"))
+      << WorkloadText(defaults, &resolved);
   // A format asked for is named as asked, whatever the echo.
   EXPECT_TRUE(Has(WorkloadText(w, &resolved), "weights GPTQ_INT4, KV cache BF16"));
 }
