@@ -369,6 +369,9 @@ int Plan(Session& session, const Arguments& args) {
               << HypotheticalHint(memory.no_estimate_reason());
     return EXIT_SUCCESS;
   }
+  // Above the table: a fit that leaves something out (the KV cache of a
+  // model with no architecture on record) is read with its caveat.
+  for (const auto& warning : memory.warnings()) std::cout << "note: " << warning << "\n";
   const int32_t batch = memory.workload().workload().batch_size();
   const bool price_given = absl::GetFlag(FLAGS_price).has_value();
   int without_price = 0;

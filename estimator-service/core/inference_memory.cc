@@ -653,8 +653,12 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
         arithmetic->warnings->push_back("no context length given: KV cache not counted");
       }
     }
-  } else if (arithmetic != nullptr) {
-    arithmetic->warnings->push_back("no architecture on record: KV cache not counted");
+    sizing.kv_cache_not_counted = context == 0 && sizing.kv_cache_bytes == 0;
+  } else {
+    sizing.kv_cache_not_counted = true;
+    if (arithmetic != nullptr) {
+      arithmetic->warnings->push_back("no architecture on record: KV cache not counted");
+    }
   }
 
   sizing.overhead_bytes = static_cast<double>(w.overhead_bytes);

@@ -145,6 +145,9 @@ struct InferenceSizing {
   // Multi-head latent attention: every tensor-parallel rank holds the whole
   // latent cache (it is not split by heads).
   bool kv_cache_replicated = false;
+  // No KV cache could be counted (no architecture on record, or no context):
+  // kv_cache_bytes is 0 and every figure is without it, as the texts say.
+  bool kv_cache_not_counted = false;
   // Mixture of experts, for expert parallelism (core/fit_matrix.h): the
   // routed experts' weights of every MoE layer, bytes (routed parameters x
   // the weights' average bits per parameter / 8; shared experts and the

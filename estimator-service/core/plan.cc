@@ -552,9 +552,23 @@ UsableCard UsableCardOf(const DeviceSpec& device, double memory_utilization) {
   return card;
 }
 
+namespace {
+
+// A plan on a model whose KV cache could not be counted (no architecture on
+// record) says so where the KV cache's 0 GiB would read as none needed.
+constexpr char kKvNotCounted[] = " (not counted: no architecture or context)";
+
+std::string KvCacheGiB(const InferenceSizing& sizing, double bytes) {
+  std::string text = GiB(bytes);
+  if (sizing.kv_cache_not_counted) text.append(kKvNotCounted);
+  return text;
+}
+
+}  // namespace
+
 SizingFigures FiguresOf(const PlanInput& input) {
   SizingFigures f{.weights_gib = GiB(input.sizing.weight_bytes),
-                  .kv_cache_gib = GiB(input.sizing.kv_cache_bytes),
+                  .kv_cache_gib = KvCacheGiB(input.sizing, input.sizing.kv_cache_bytes),
                   .activations_gib = GiB(input.sizing.activation_bytes),
                   .overhead_gib = GiB(input.sizing.overhead_bytes),
                   .active_parameters = Num(input.sizing.active_parameters()),
@@ -566,7 +580,7 @@ SizingFigures FiguresOf(const PlanInput& input) {
   AppendLiteral(&line, "per card on 1: weights ");
   AppendGiB(&line, WeightBytesPerCard(input.sizing, one_card));
   AppendLiteral(&line, " / 1 + KV cache ");
-  AppendGiB(&line, KvBytesPerCard(input.sizing, one_card));
+  line.append(KvCacheGiB(input.sizing, KvBytesPerCard(input.sizing, one_card)));
   absl::StrAppend(&line, " + activations ", f.activations_gib, " + overhead ", f.overhead_gib,
                   " = ");
   AppendGiB(&line, RequiredBytesPerCard(input.sizing, one_card));
@@ -854,6 +868,7 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
           AppendInt(&line, tp);
           AppendLiteral(&line, " + KV cache ");
           AppendGiB(&line, kv_cache);
+          if (shape.kv_cache_not_counted) AppendLiteral(&line, kKvNotCounted);
           if (shape.kv_cache_replicated && tp > 1) {
             AppendLiteral(&line, " (MLA latent cache: whole on every rank)");
           }

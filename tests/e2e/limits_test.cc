@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/match.h"
 #include "google/protobuf/util/json_util.h"
 #include "modelatlas/estimator/v1/estimator_service.pb.h"
 #include "tests/e2e/end_to_end.h"
@@ -130,6 +132,37 @@ TEST_F(EndToEndTest, CliPlansAQuantizedCheckpointInItsPublishedFormatAndSaysSo) 
   EXPECT_NE(table.out.find("weights fp8-block128 (the published checkpoint's format"),
             std::string::npos)
       << table.out;
+}
+
+// A plan on a model with no architecture on record fits the weights,
+// activations and overhead only: the CLI's table says so above the fits, and
+// each card's arithmetic says the KV cache was not counted (Jamba 1.5 Mini
+// at a 131,072-token context, where the cache is not small).
+TEST_F(EndToEndTest, CliPlanOnAModelWithoutArchitectureSaysItsKvCacheIsNotCounted) {
+  StartBoth();
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
+  const std::vector<std::string> command = {MODELATLAS_CLI_BIN,
+                                            "--catalog=" + catalog_.address(),
+                                            "--estimator=" + estimator_.address(),
+                                            "plan",
+                                            "Jamba 1.5 Mini",
+                                            "--hardware=NVIDIA H100",
+                                            "--context=131072"};
+  const auto table = RunCommand(command);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const size_t note = table.out.find("note: no architecture on record: KV cache not counted");
+  ASSERT_NE(note, std::string::npos) << table.out;
+  EXPECT_LT(note, table.out.find("HARDWARE")) << table.out;
+
+  std::vector<std::string> as_json = command;
+  as_json.insert(as_json.begin() + 3, "--json");
+  const auto run = RunCommand(as_json);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto response = FromJson<estimator::v1::PlanInferenceResponse>(run.out);
+  ASSERT_GE(response.plans_size(), 1);
+  EXPECT_TRUE(absl::c_any_of(response.plans(0).arithmetic(), [](const std::string& line) {
+    return absl::StrContains(line, "KV cache 0.00 GiB (not counted");
+  })) << run.out;
 }
 
 // "The largest context on my one RTX 4090 with 64 GB of host RAM", through

@@ -115,6 +115,40 @@ TEST(PlanTest, KeptRecordFiguresAreCopiedOnlyForTheirOwnValue) {
   }
 }
 
+// A model whose KV cache could not be counted (no architecture on record)
+// is planned without it, and each card's memory line says so where "KV
+// cache 0.00 GiB" would read as none needed, on one card and on several;
+// a counted cache reads as before.
+TEST(PlanTest, AKvCacheNotCountedIsSaidOnEveryCardsMemoryLine) {
+  for (const double memory_gib : {80.0, 12.0}) {  // one card, then two
+    DeviceSpec device = H100();
+    device.memory_bytes = memory_gib * kGiB;
+    PlanInput uncounted = Llama8B();
+    uncounted.sizing.kv_cache_bytes = 0;
+    uncounted.sizing.model_kv_cache_bytes = 0;
+    uncounted.sizing.kv_cache_not_counted = true;
+    const auto memory_line = [](const DevicePlan& plan) {
+      for (const std::string& line : plan.arithmetic) {
+        if (absl::StartsWith(line, "per card on ")) return line;
+      }
+      return std::string("(no memory line)");
+    };
+    const DevicePlan plan = PlanOnDevice(uncounted, device);
+    ASSERT_TRUE(plan.fits);
+    EXPECT_EQ(plan.cards, memory_gib == 80.0 ? 1 : 2);
+    EXPECT_EQ(plan.kv_cache_bytes_per_card, 0);
+    EXPECT_NE(memory_line(plan).find(
+                  "KV cache 0.00 GiB (not counted: no architecture or context) + activations"),
+              std::string::npos)
+        << memory_line(plan);
+    const DevicePlan counted = PlanOnDevice(Llama8B(), device);
+    EXPECT_NE(memory_line(counted).find(memory_gib == 80.0 ? "KV cache 1.00 GiB + activations"
+                                                           : "KV cache 0.50 GiB + activations"),
+              std::string::npos)
+        << memory_line(counted);
+  }
+}
+
 TEST(PlanTest, PerCardPartsSplitTheWeightsOverTheCards) {
   PlanInput w = Llama8B();
   w.sizing.weight_bytes = 141e9;  // a 70B model in bf16
