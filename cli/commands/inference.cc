@@ -22,8 +22,9 @@
 
 ABSL_FLAG(std::string, weights, "",
           modelatlas::cli::EnumFlagHelp("Weight format (unset: the format of the model's published "
-                                        "checkpoint where the record names a quantized one, such "
-                                        "as gpt-oss's mxfp4; else bf16; the answer says which)",
+                                        "checkpoint where the record or config.json names a "
+                                        "quantized one, such as gpt-oss's mxfp4 or an AWQ "
+                                        "repository's awq-int4; else bf16; the answer says which)",
                                         modelatlas::cli::NumberFormats()));
 ABSL_FLAG(std::string, kv_cache, "bf16",
           modelatlas::cli::EnumFlagHelp("KV-cache format", modelatlas::cli::NumberFormats()));

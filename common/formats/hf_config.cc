@@ -645,20 +645,27 @@ std::optional<int64_t> GroupSize(const Config& q, std::initializer_list<const ch
   const Value* v = q.Find(keys);
   if (v == nullptr || v->kind_case() != Value::kNumberValue) return std::nullopt;
   const double group = v->number_value();
-  if (group != std::floor(group) ||
+  // Bounded before the cast (1e300 has no int64_t).
+  if (!(group >= 1 && group <= 4096) || group != std::floor(group) ||
       !records::IsQuantizationGroupSize(static_cast<int64_t>(group))) {
     return std::nullopt;
   }
   return static_cast<int64_t>(group);
 }
 
+// A weight width in bits as the file gives it: a whole number from 1 to 64,
+// else 0 (no width a format here has; a value such as 1e300 is not cast).
+int64_t Bits(const Config& q, std::initializer_list<const char*> keys) {
+  const Value* v = q.Find(keys);
+  if (v == nullptr || v->kind_case() != Value::kNumberValue) return 0;
+  const double bits = v->number_value();
+  return bits >= 1 && bits <= 64 && bits == std::floor(bits) ? static_cast<int64_t>(bits) : 0;
+}
+
 // GPTQ (AutoGPTQ, GPTQModel) and AWQ (AutoAWQ): int4 or int8 weights with a
 // 16-bit scale and a zero point per group of `group_size` input weights.
 CheckpointQuantization GptqOrAwq(const Config& q, const std::string& method) {
-  const Value* bits_value = q.Find({"bits", "w_bit"});
-  const int64_t bits = bits_value != nullptr && bits_value->kind_case() == Value::kNumberValue
-                           ? static_cast<int64_t>(bits_value->number_value())
-                           : 0;
+  const int64_t bits = Bits(q, {"bits", "w_bit"});
   const std::optional<int64_t> group = GroupSize(q, {"group_size", "q_group_size"});
   if (!group.has_value()) {
     const Value* g = q.Find({"group_size", "q_group_size"});
@@ -710,10 +717,7 @@ CheckpointQuantization CompressedTensors(const Config& q) {
       return NotSized("compressed-tensors, a group without weights");
     }
     const Config w(weights->struct_value());
-    const Value* bits_value = w.Find({"num_bits"});
-    const int64_t bits = bits_value != nullptr && bits_value->kind_case() == Value::kNumberValue
-                             ? static_cast<int64_t>(bits_value->number_value())
-                             : 0;
+    const int64_t bits = Bits(w, {"num_bits"});
     const std::string type = absl::AsciiStrToLower(w.String("type"));
     const std::string strategy = absl::AsciiStrToLower(w.String("strategy"));
     const bool symmetric = w.Bool("symmetric", true);

@@ -257,6 +257,13 @@ TEST(HfConfigTest, AQuantizationNoFormatSizesIsNamedNotLeftUnsaid) {
                           "type": "float", "strategy": "block",
                           "block_structure": [128, 128]}}}})"),
             "compressed-tensors, groups with different weight schemes");
+  // Figures no cast can hold are no width or group, not undefined behaviour.
+  EXPECT_EQ(not_sized(R"({"quant_method": "gptq", "bits": 1e300, "group_size": 1e300})"),
+            "gptq, 0 bits, no group size of 1-4096 (a power of two)");
+  EXPECT_EQ(not_sized(R"({"quant_method": "compressed-tensors", "format": "pack-quantized",
+                          "config_groups": {"g": {"weights": {"num_bits": -1e300,
+                          "type": "int", "strategy": "group", "group_size": 128}}}})"),
+            "compressed-tensors, int 0-bit group weights");
   EXPECT_EQ(not_sized(R"({"bits": 4})"), "a quantization_config without quant_method");
   EXPECT_EQ(not_sized(R"("fp8")"), "a quantization_config that is not an object");
   // A method name from the file is quoted short and printable.
