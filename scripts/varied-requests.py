@@ -2,8 +2,8 @@
 # The varied EstimateInferenceMemory requests of bench-computed.sh and
 # profile-estimate.sh, one JSON request a line: every model of DATASET
 # (catalog-service/data/dataset.json) with an architecture x four contexts x
-# three weight formats (2,016 with the shipped dataset; 1,992 before Gemma 3 4B and 27B gained
-# theirs in session 30, 1,968 before DeepSeek-R1 and R1-0528 in session 29).
+# three weight formats (2,028 with the shipped dataset; 1,992 before Gemma 3 4B, 12B and 27B
+# gained theirs in session 30, 1,968 before DeepSeek-R1 and R1-0528 in session 29).
 #   scripts/varied-requests.py DATASET OUT
 import json
 import sys
