@@ -294,17 +294,13 @@ namespace {
 void CheckCheckpointQuantization(const common::v1::Architecture& arch, const std::string& prefix,
                                  FieldViolations* violations) {
   const std::string& format = arch.checkpoint_weight_format();
-  if (const int32_t group = arch.checkpoint_quantization_group_size(); group != 0) {
-    if (!records::IsGroupedCheckpointWeightFormat(format)) {
-      violations->Add(Join(prefix, "architecture.checkpoint_quantization_group_size"),
-                      absl::StrCat("is ", group, "; only a checkpoint_weight_format of ",
-                                   absl::StrJoin(records::kGroupedCheckpointWeightFormats, ", "),
-                                   " has groups (got \"", format, "\")"));
-    } else if (group > 0 && !records::IsQuantizationGroupSize(group)) {
-      // (A negative one: CheckNumbers names it.)
-      violations->Add(Join(prefix, "architecture.checkpoint_quantization_group_size"),
-                      absl::StrCat("is ", group, "; must be a power of two from 1 to 4096"));
-    }
+  const int32_t group = arch.checkpoint_quantization_group_size();
+  const bool grouped = records::IsGroupedCheckpointWeightFormat(format);
+  // A negative one beside a grouped format: CheckNumbers names it.
+  if (std::string problem = records::CheckpointGroupSizeProblem(format, group);
+      !problem.empty() && !(group < 0 && grouped)) {
+    if (!grouped) absl::StrAppend(&problem, " (got \"", format, "\")");
+    violations->Add(Join(prefix, "architecture.checkpoint_quantization_group_size"), problem);
   }
   const std::string& not_sized = arch.checkpoint_quantization_not_sized();
   if (not_sized.empty()) return;

@@ -662,6 +662,16 @@ int64_t Bits(const Config& q, std::initializer_list<const char*> keys) {
   return bits >= 1 && bits <= 64 && bits == std::floor(bits) ? static_cast<int64_t>(bits) : 0;
 }
 
+// Whether a block shape (FineGrainedFP8Config's weight_block_size,
+// compressed-tensors' block_structure) is [128, 128], the one fp8-block128
+// sizes.
+bool IsBlock128(const Value* block) {
+  return block != nullptr && block->kind_case() == Value::kListValue &&
+         block->list_value().values_size() == 2 &&
+         block->list_value().values(0).number_value() == 128 &&
+         block->list_value().values(1).number_value() == 128;
+}
+
 // GPTQ (AutoGPTQ, GPTQModel) and AWQ (AutoAWQ): int4 or int8 weights with a
 // 16-bit scale and a zero point per group of `group_size` input weights.
 CheckpointQuantization GptqOrAwq(const Config& q, const std::string& method) {
@@ -727,14 +737,8 @@ CheckpointQuantization CompressedTensors(const Config& q) {
     if (type == "float" && bits == 8) {
       if (strategy == "tensor" || strategy == "channel") {
         scheme = Sized("fp8");
-      } else if (strategy == "block") {
-        const Value* block = w.Find({"block_structure"});
-        if (block != nullptr && block->kind_case() == Value::kListValue &&
-            block->list_value().values_size() == 2 &&
-            block->list_value().values(0).number_value() == 128 &&
-            block->list_value().values(1).number_value() == 128) {
-          scheme = Sized("fp8-block128");
-        }
+      } else if (strategy == "block" && IsBlock128(w.Find({"block_structure"}))) {
+        scheme = Sized("fp8-block128");
       }
     } else if (type == "int" && bits == 8 && symmetric &&
                (strategy == "tensor" || strategy == "channel")) {
@@ -775,11 +779,7 @@ CheckpointQuantization CheckpointQuantizationOf(const Struct& root) {
   if (method == "fp8") {
     const Value* block = q.Find({"weight_block_size"});
     if (block == nullptr) return Sized("fp8");
-    if (block->kind_case() == Value::kListValue && block->list_value().values_size() == 2 &&
-        block->list_value().values(0).number_value() == 128 &&
-        block->list_value().values(1).number_value() == 128) {
-      return Sized("fp8-block128");
-    }
+    if (IsBlock128(block)) return Sized("fp8-block128");
     return NotSized("fp8 with a weight_block_size other than [128, 128]");
   }
   if (method == "fbgemm_fp8") return Sized("fp8");  // per-channel scales

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace modelatlas::records {
@@ -156,6 +157,25 @@ inline bool IsGroupedCheckpointWeightFormat(std::string_view name) {
 // (estimator-service/core/number_format.cc, EncodingOf).
 inline bool IsQuantizationGroupSize(int64_t weights) {
   return weights >= 1 && weights <= 4096 && (weights & (weights - 1)) == 0;
+}
+
+// What is wrong with Architecture.checkpoint_quantization_group_size beside
+// checkpoint_weight_format `format`, as the field's description, or empty: a
+// group size goes with a grouped format only and is one the estimator sizes.
+// The catalog's validation and the estimator's shape check both say it.
+inline std::string CheckpointGroupSizeProblem(std::string_view format, int64_t group) {
+  if (group == 0) return {};
+  const std::string is = "is " + std::to_string(group) + "; ";
+  if (!IsGroupedCheckpointWeightFormat(format)) {
+    std::string text = is + "only a checkpoint_weight_format of ";
+    for (std::string_view grouped : kGroupedCheckpointWeightFormats) {
+      if (grouped != kGroupedCheckpointWeightFormats[0]) text += ", ";
+      text += grouped;
+    }
+    return text + " has groups";
+  }
+  if (!IsQuantizationGroupSize(group)) return is + "must be a power of two from 1 to 4096";
+  return {};
 }
 
 }  // namespace modelatlas::records

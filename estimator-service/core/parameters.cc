@@ -134,20 +134,13 @@ void CheckRecurrentShape(const Architecture& arch, FieldViolations* violations) 
 // As the catalog checks a record's (catalog-service/validation.cc): a group
 // size with a grouped format only, a quantization not sized with no format.
 void CheckCheckpointQuantization(const Architecture& arch, FieldViolations* violations) {
-  const int group = arch.checkpoint_quantization_group_size;
   const absl::string_view format = arch.checkpoint_weight_format.has_value()
                                        ? NumberFormatNameView(*arch.checkpoint_weight_format)
                                        : absl::string_view();
-  const bool grouped =
-      records::IsGroupedCheckpointWeightFormat(std::string_view(format.data(), format.size()));
-  if (group != 0 && !grouped) {
-    violations->Add(
-        "architecture.checkpoint_quantization_group_size",
-        absl::StrCat("is ", group, "; only a checkpoint_weight_format of ",
-                     absl::StrJoin(records::kGroupedCheckpointWeightFormats, ", "), " has groups"));
-  } else if (group != 0 && !records::IsQuantizationGroupSize(group)) {
-    violations->Add("architecture.checkpoint_quantization_group_size",
-                    absl::StrCat("is ", group, "; must be a power of two from 1 to 4096"));
+  if (const std::string problem = records::CheckpointGroupSizeProblem(
+          std::string_view(format.data(), format.size()), arch.checkpoint_quantization_group_size);
+      !problem.empty()) {
+    violations->Add("architecture.checkpoint_quantization_group_size", problem);
   }
   if (arch.checkpoint_quantization_not_sized &&
       (arch.checkpoint_weight_format.has_value() || arch.checkpoint_weight_format_unknown)) {
