@@ -577,6 +577,10 @@ void ToProto(const ResolvedWorkload& w, v1::ResolvedWorkload* out) {
   out->set_context_capped_at_model_maximum(w.context_capped);
   out->set_weight_format_from_checkpoint(w.weight_format_from_checkpoint);
   out->set_checkpoint_quantization_not_sized(w.checkpoint_quantization_not_sized);
+  out->set_context_defaulted(w.context_defaulted);
+  out->set_weight_format_defaulted(w.weight_format_defaulted);
+  out->set_model_max_context_tokens(w.model_max_context_tokens);
+  out->set_weights_from_file(w.weights_from_file);
 }
 
 absl::Status CheckDeviceFigures(const common::v1::Hardware& hw) {

@@ -299,6 +299,7 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(
 
   SizedFigures sized;
   sized.workload = WorkloadForModel(*resolved, architecture);
+  sized.workload.weights_from_file = sourced != nullptr && sourced->weights.has_value();
   MemoryAnswer& response = *into;
   response.model.assign(model.name());
   response.display_name.assign(model.display_name());

@@ -152,7 +152,9 @@ size_t ResolvedWorkloadSize(size_t inference_workload_size, absl::string_view st
          (statement.empty() ? 0
                             : kTagBytes + WireFormatLite::LengthDelimitedSize(statement.size())) +
          BoolField(w.context_capped) + BoolField(w.weight_format_from_checkpoint) +
-         BoolField(w.checkpoint_quantization_not_sized);
+         BoolField(w.checkpoint_quantization_not_sized) + BoolField(w.context_defaulted) +
+         BoolField(w.weight_format_defaulted) + Int64Field(w.model_max_context_tokens) +
+         BoolField(w.weights_from_file);
 }
 uint8_t* WriteWorkloadField(const ResolvedWorkload& w, absl::string_view statement,
                             uint8_t* target) {
@@ -169,7 +171,11 @@ uint8_t* WriteWorkloadField(const ResolvedWorkload& w, absl::string_view stateme
   }
   target = WriteBool(3, w.context_capped, target);
   target = WriteBool(4, w.weight_format_from_checkpoint, target);
-  return WriteBool(5, w.checkpoint_quantization_not_sized, target);
+  target = WriteBool(5, w.checkpoint_quantization_not_sized, target);
+  target = WriteBool(6, w.context_defaulted, target);
+  target = WriteBool(7, w.weight_format_defaulted, target);
+  target = WriteInt64(8, w.model_max_context_tokens, target);
+  return WriteBool(9, w.weights_from_file, target);
 }
 size_t WorkloadFieldSize(const ResolvedWorkload& w, absl::string_view statement) {
   return MessageField(ResolvedWorkloadSize(InferenceWorkloadFieldsSize(w), statement, w));
@@ -301,7 +307,7 @@ std::string EncodeRecordAnswerSource(absl::string_view source) {
 }
 
 absl::string_view EncodedWorkloadField(const ResolvedWorkload& w) {
-  thread_local TextMemo<8> memo;
+  thread_local TextMemo<std::tuple_size_v<WorkloadKey>> memo;
   const WorkloadKey key = WorkloadKeyOf(w);
   if (const std::string* known = memo.Find(key)) return *known;
   const std::string& statement = WorkloadStatementInPlace(w);

@@ -95,7 +95,9 @@ absl::Status AddNewerModels(const RecordSource& source, const common::v1::Model&
       " with ", absl::StrFormat("%.4g", model.parameters() * 0.5), " to ",
       absl::StrFormat("%.4g", model.parameters() * 1.5), " parameters that run on ", card->cards(),
       " x ", card->display_name(), " at the same workload (",
-      response->memory().workload().statement(),
+      // The request's workload, not the reference model's (its maximum
+      // context is not theirs).
+      WorkloadStatement(workload),
       workload.weight_format_defaulted
           ? "; each model's weights as published where its record names a quantized checkpoint"
           : "",

@@ -652,6 +652,13 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
       if (context == 0) {
         arithmetic->warnings->push_back("no context length given: KV cache not counted");
       }
+      if (arch.max_context_length > 0 && context > arch.max_context_length) {
+        arithmetic->warnings->push_back(absl::StrCat(
+            "context ", context, " tokens is beyond the model's maximum context on record (",
+            arch.max_context_length,
+            " tokens): the KV cache is sized as asked, but the model may not serve that context "
+            "without extending it (e.g. RoPE scaling)"));
+      }
     }
     sizing.kv_cache_not_counted = context == 0 && sizing.kv_cache_bytes == 0;
   } else {

@@ -1,5 +1,7 @@
 #include "estimator-service/core/workload.h"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <optional>
 #include <utility>
@@ -131,8 +133,12 @@ ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload, int64_t max_
                                *checkpoint.format != workload.weight_format;
   const bool not_sized = workload.weight_format_defaulted && !checkpoint.format.has_value() &&
                          checkpoint.quantized_not_sized;
-  if (!cap && !from_checkpoint && !not_sized) return workload;
+  const int64_t model_max = std::max<int64_t>(max_context_tokens, 0);
+  if (!cap && !from_checkpoint && !not_sized && model_max == workload.model_max_context_tokens) {
+    return workload;
+  }
   ResolvedWorkload fitted = workload;
+  fitted.model_max_context_tokens = model_max;
   if (cap) {
     fitted.context_length_tokens = max_context_tokens;
     fitted.context_capped = true;
@@ -159,26 +165,49 @@ ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload,
 
 namespace {
 
-std::string ComposeWorkloadStatement(const ResolvedWorkload& w) {
-  std::string text = absl::StrCat("context ", w.context_length_tokens, " tokens");
+// The context and what the request left to the defaults (or the model).
+void AppendContext(const ResolvedWorkload& w, std::string* text) {
+  absl::StrAppend(text, "context ", w.context_length_tokens, " tokens");
   if (w.context_capped) {
-    absl::StrAppend(&text, " (the model's maximum; the default is ",
+    absl::StrAppend(text, " (the model's maximum; the default is ",
                     ResolvedWorkload::kDefaultContextTokens, ")");
+  } else if (w.context_defaulted && w.model_max_context_tokens > 0) {
+    absl::StrAppend(text, " (the default; the model's maximum is ", w.model_max_context_tokens,
+                    ")");
+  } else if (w.context_defaulted) {
+    absl::StrAppend(text, " (the default)");
   }
-  absl::StrAppend(&text, ", batch ", w.batch_size, ", weights ", NumberFormatName(w.weight_format));
+}
+
+// The weights' format, and where it came from when the request named none.
+void AppendWeights(const ResolvedWorkload& w, std::string* text) {
+  if (w.weights_from_file) {
+    // A file's tensors are what they are: no format sizes them.
+    absl::StrAppend(text, "weights as stored in the file (their exact bytes)");
+    return;
+  }
+  absl::StrAppend(text, "weights ", NumberFormatName(w.weight_format));
   if (w.weight_format_from_checkpoint) {
-    absl::StrAppend(&text, " (the published checkpoint's format; the default is ",
+    absl::StrAppend(text, " (the published checkpoint's format; the default is ",
                     NumberFormatName(ResolvedWorkload::kDefaultFormat), ")");
-  }
-  if (w.checkpoint_quantization_not_sized) {
-    absl::StrAppend(&text,
+  } else if (w.checkpoint_quantization_not_sized) {
+    absl::StrAppend(text,
                     " (the default: the published checkpoint is quantized in a way not sized "
                     "here, so its weights are likely smaller; name a weight format to size them)");
+  } else if (w.weight_format_defaulted) {
+    absl::StrAppend(text, " (the default)");
   }
   if (w.weight_format == NumberFormat::kGptqInt4 || w.weight_format == NumberFormat::kAwqInt4 ||
       w.weight_format == NumberFormat::kGptqInt8) {
-    absl::StrAppend(&text, " (groups of ", w.quantization_group_size, ")");
+    absl::StrAppend(text, " (groups of ", w.quantization_group_size, ")");
   }
+}
+
+std::string ComposeWorkloadStatement(const ResolvedWorkload& w) {
+  std::string text;
+  AppendContext(w, &text);
+  absl::StrAppend(&text, ", batch ", w.batch_size, ", ");
+  AppendWeights(w, &text);
   absl::StrAppend(&text, ", KV cache ", NumberFormatName(w.kv_cache_format), ", overhead ",
                   Bytes(w.overhead_bytes), ", prefill chunk ", w.prefill_chunk_tokens,
                   " tokens, prompt ", w.prompt_tokens, " tokens, memory utilization ",
@@ -199,7 +228,7 @@ uint64_t Pair(int64_t high, int64_t low) {
 // nearly every time (composing one is ~3,400 instructions: absl's StrCat
 // and two StrFormat("%g"); docs/BENCHMARKS.md, session 16).
 const std::string& RememberedStatement(const ResolvedWorkload& w) {
-  thread_local TextMemo<8> memo;
+  thread_local TextMemo<std::tuple_size_v<WorkloadKey>> memo;
   const WorkloadKey key = WorkloadKeyOf(w);
   if (const std::string* known = memo.Find(key)) return *known;
   return memo.Remember(key, ComposeWorkloadStatement(w));
@@ -214,12 +243,14 @@ WorkloadKey WorkloadKeyOf(const ResolvedWorkload& w) {
           Pair(w.batch_size, w.prefill_chunk_tokens),
           static_cast<uint64_t>(w.prompt_tokens),
           Pair(static_cast<int>(w.weight_format), static_cast<int>(w.kv_cache_format)),
-          Pair(w.quantization_group_size, (w.context_capped ? 1 : 0) |
-                                              (w.weight_format_from_checkpoint ? 2 : 0) |
-                                              (w.checkpoint_quantization_not_sized ? 4 : 0)),
+          Pair(w.quantization_group_size,
+               (w.context_capped ? 1 : 0) | (w.weight_format_from_checkpoint ? 2 : 0) |
+                   (w.checkpoint_quantization_not_sized ? 4 : 0) | (w.context_defaulted ? 8 : 0) |
+                   (w.weight_format_defaulted ? 16 : 0) | (w.weights_from_file ? 32 : 0)),
           static_cast<uint64_t>(w.overhead_bytes),
-          TextMemo<8>::Word(w.memory_utilization),
-          TextMemo<8>::Word(w.prefill_efficiency)};
+          std::bit_cast<uint64_t>(w.memory_utilization),
+          std::bit_cast<uint64_t>(w.prefill_efficiency),
+          static_cast<uint64_t>(w.model_max_context_tokens)};
 }
 
 void WorkloadStatementInto(const ResolvedWorkload& w, std::string* out) {

@@ -69,6 +69,13 @@ struct ResolvedWorkload {
   // The weight format is the default although the model's published
   // checkpoint is quantized in a way no format here sizes.
   bool checkpoint_quantization_not_sized = false;
+  // The model's maximum context as its record gives it (tokens); 0: not on
+  // record (WorkloadForModel). The statement names it beside a defaulted
+  // context, so that "4096 tokens" is not read as what the model allows.
+  int64_t model_max_context_tokens = 0;
+  // The weights are sized from a file's own tensors (a GGUF or safetensors
+  // source, their exact bytes): the weight format sizes none of them.
+  bool weights_from_file = false;
 
   bool operator==(const ResolvedWorkload&) const = default;
 };
@@ -98,7 +105,8 @@ struct CheckpointWeights {
 };
 
 // `workload` for a model whose maximum context is `max_context_tokens`
-// (0 = unknown) and whose published checkpoint stores its weights as
+// (0 = unknown; kept as model_max_context_tokens) and whose published
+// checkpoint stores its weights as
 // `checkpoint` says: a defaulted context larger than the maximum is capped
 // at it, and a defaulted weight format becomes the checkpoint's, with its
 // group size (gpt-oss-120b is published in MXFP4, 61 GiB of weights, not the
@@ -112,8 +120,10 @@ ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload, int64_t max_
 ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload,
                                   const std::optional<Architecture>& architecture);
 
-// One line for people, e.g. "context 4096 tokens, batch 1, weights bf16,
-// KV cache bf16, overhead 1 GiB".
+// One line for people, e.g. "context 4096 tokens (the default; the model's
+// maximum is 131072), batch 1, weights bf16 (the default), KV cache bf16,
+// overhead 1 GiB": a context or weight format the request did not name says
+// so.
 std::string WorkloadStatement(const ResolvedWorkload& workload);
 // The same statement assigned to `out` (its buffer reused: the memory
 // answer's hot path allocates nothing for it once warm).
@@ -123,12 +133,11 @@ void WorkloadStatementInto(const ResolvedWorkload& workload, std::string* out);
 // answer writes it straight into its reply).
 const std::string& WorkloadStatementInPlace(const ResolvedWorkload& workload);
 
-// Every figure a workload's statement shows or its answer field holds
-// (context_defaulted and weight_format_defaulted are neither), as the key of
+// Every figure a workload's statement shows or its answer field holds, as the key of
 // a per-thread TextMemo (common/text/text_memo.h) of a text made from the
 // workload alone: the
 // statement here, the encoded workload field in answers/memory_answer.cc.
-using WorkloadKey = std::array<uint64_t, 8>;
+using WorkloadKey = std::array<uint64_t, 9>;
 WorkloadKey WorkloadKeyOf(const ResolvedWorkload& workload);
 
 }  // namespace modelatlas::estimator

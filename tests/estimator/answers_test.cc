@@ -56,10 +56,26 @@ TEST(WorkloadTest, OneResolutionWithOneMeaningForEveryUnsetField) {
   EXPECT_EQ(w->overhead_bytes, int64_t{1} << 30);
   EXPECT_EQ(w->memory_utilization, 0.9);
   EXPECT_EQ(w->prefill_efficiency, 0.5);
+  // What the request did not name says so.
   EXPECT_TRUE(absl::StartsWith(WorkloadStatement(*w),
-                               "context 4096 tokens, batch 1, weights bf16, KV cache bf16, "
-                               "overhead 1 GiB"))
+                               "context 4096 tokens (the default), batch 1, weights bf16 (the "
+                               "default), KV cache bf16, overhead 1 GiB"))
       << WorkloadStatement(*w);
+  // Beside a model's maximum, so that the default is not read as what the
+  // model allows; a context or format the request names is stated bare.
+  const ResolvedWorkload long_model = WorkloadForModel(*w, 131072);
+  EXPECT_EQ(long_model.model_max_context_tokens, 131072);
+  EXPECT_TRUE(absl::StartsWith(WorkloadStatement(long_model),
+                               "context 4096 tokens (the default; the model's maximum is 131072), "
+                               "batch 1, weights bf16 (the default),"))
+      << WorkloadStatement(long_model);
+  WorkloadRequest named;
+  named.context_length_tokens = 4096;
+  named.weight_format = NumberFormat::kBf16;
+  const ResolvedWorkload given = WorkloadForModel(*ResolveWorkload(named), 131072);
+  EXPECT_TRUE(absl::StartsWith(WorkloadStatement(given),
+                               "context 4096 tokens, batch 1, weights bf16, KV cache bf16"))
+      << WorkloadStatement(given);
 
   // The default context is capped at a smaller model maximum; a given one is kept.
   const ResolvedWorkload capped = WorkloadForModel(*w, 1024);
@@ -99,6 +115,39 @@ TEST(WorkloadTest, StatementFollowsEveryChangeOfTheWorkload) {
       << WorkloadStatement(other);
   EXPECT_EQ(WorkloadStatement(*w), first);
   EXPECT_EQ(first.find("checkpoint"), std::string::npos);
+  // What the request named, the model's maximum and a file's own weights
+  // each change it, and each is part of the key it is remembered by.
+  other = *w;
+  other.context_defaulted = false;
+  EXPECT_TRUE(absl::StartsWith(WorkloadStatement(other), "context 4096 tokens, batch"))
+      << WorkloadStatement(other);
+  other = *w;
+  other.weight_format_defaulted = false;
+  EXPECT_NE(WorkloadStatement(other).find(", weights bf16, "), std::string::npos)
+      << WorkloadStatement(other);
+  other = *w;
+  other.model_max_context_tokens = 32768;
+  EXPECT_NE(WorkloadStatement(other).find("(the default; the model's maximum is 32768)"),
+            std::string::npos)
+      << WorkloadStatement(other);
+  other = *w;
+  other.weights_from_file = true;
+  EXPECT_NE(WorkloadStatement(other).find(", weights as stored in the file (their exact bytes), "),
+            std::string::npos)
+      << WorkloadStatement(other);
+  ResolvedWorkload changed = *w;
+  changed.context_defaulted = false;
+  EXPECT_NE(WorkloadKeyOf(changed), WorkloadKeyOf(*w));
+  changed = *w;
+  changed.weight_format_defaulted = false;
+  EXPECT_NE(WorkloadKeyOf(changed), WorkloadKeyOf(*w));
+  changed = *w;
+  changed.model_max_context_tokens = 32768;
+  EXPECT_NE(WorkloadKeyOf(changed), WorkloadKeyOf(*w));
+  changed = *w;
+  changed.weights_from_file = true;
+  EXPECT_NE(WorkloadKeyOf(changed), WorkloadKeyOf(*w));
+  EXPECT_EQ(WorkloadStatement(*w), first);
 }
 
 // A weight format the request left unset becomes the model's quantized
@@ -284,7 +333,10 @@ TEST(InferenceAnswersTest, MemoryEstimateEchoesTheResolvedWorkload) {
   EXPECT_EQ(assumed.memory_utilization(), 0.9);
   EXPECT_EQ(assumed.prefill_efficiency(), 0.5);
   EXPECT_FALSE(memory.workload().context_capped_at_model_maximum());
-  EXPECT_TRUE(absl::StartsWith(memory.workload().statement(), "context 4096 tokens, batch 1"));
+  EXPECT_TRUE(memory.workload().context_defaulted());
+  EXPECT_TRUE(memory.workload().weight_format_defaulted());
+  EXPECT_TRUE(absl::StartsWith(memory.workload().statement(), "context 4096 tokens (the default"))
+      << memory.workload().statement();
 }
 
 TEST(InferenceAnswersTest, DefaultContextIsCappedAtTheModelsMaximumAndSaysSo) {
@@ -341,8 +393,22 @@ TEST(InferenceAnswersTest, MemoryPlanAndRunnableEchoTheSameWorkloadAndFigures) {
   EXPECT_EQ(from_memory.workload().kv_cache_format(), v1::NUMBER_FORMAT_FP8);
   EXPECT_EQ(from_memory.SerializeAsString(),
             (*plan.result)->memory().workload().SerializeAsString());
-  EXPECT_EQ(from_memory.SerializeAsString(), first.workload().SerializeAsString());
-  EXPECT_EQ(from_memory.statement(), first.workload().statement());
+  // The list is over many models: the same workload, without one model's
+  // maximum context (each row states its own context).
+  EXPECT_EQ(from_memory.workload().SerializeAsString(),
+            first.workload().workload().SerializeAsString());
+  EXPECT_TRUE(from_memory.context_defaulted());
+  EXPECT_TRUE(first.workload().context_defaulted());
+  EXPECT_EQ(from_memory.model_max_context_tokens(), 131072);
+  EXPECT_EQ(first.workload().model_max_context_tokens(), 0);
+  EXPECT_TRUE(absl::StartsWith(from_memory.statement(),
+                               "context 4096 tokens (the default; the model's maximum is "
+                               "131072), batch 2, weights bf16 (the default), KV cache fp8"))
+      << from_memory.statement();
+  EXPECT_TRUE(absl::StartsWith(first.workload().statement(),
+                               "context 4096 tokens (the default), batch 2, weights bf16 (the "
+                               "default), KV cache fp8"))
+      << first.workload().statement();
   EXPECT_EQ(first.models(0).context_length_tokens(), 4096);
 
   // One sizing: on one card the plan needs the estimate's total, and so

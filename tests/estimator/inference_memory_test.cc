@@ -505,6 +505,29 @@ TEST(InferenceMemoryTest, SlidingWindowCapsTheCache) {
   EXPECT_EQ(Line(*estimate, "kv_cache")->bytes, 131072LL * 1000);
 }
 
+// A context beyond the model's maximum is sized as asked (serving engines
+// can extend a context with RoPE scaling), and the answer says it is beyond.
+TEST(InferenceMemoryTest, AContextBeyondTheModelsMaximumIsSizedAndSaysSo) {
+  InferenceMemoryInput input;
+  input.parameters = 8030261248;
+  input.architecture = Llama31_8B();
+  input.architecture->max_context_length = 131072;
+  input.workload.context_length_tokens = 131072;
+  auto at_maximum = EstimateInferenceMemory(input);
+  ASSERT_TRUE(at_maximum.ok()) << at_maximum.status();
+  EXPECT_TRUE(at_maximum->warnings.empty());
+
+  input.workload.context_length_tokens = 300000;
+  auto beyond = EstimateInferenceMemory(input);
+  ASSERT_TRUE(beyond.ok()) << beyond.status();
+  EXPECT_EQ(Line(*beyond, "kv_cache")->bytes, 131072LL * 300000);
+  ASSERT_EQ(beyond->warnings.size(), 1u);
+  EXPECT_NE(beyond->warnings[0].find("context 300000 tokens is beyond the model's maximum "
+                                     "context on record (131072 tokens)"),
+            std::string::npos)
+      << beyond->warnings[0];
+}
+
 TEST(InferenceMemoryTest, WithoutArchitectureTheCacheIsNotCountedAndSaysSo) {
   InferenceMemoryInput input;
   input.parameters = 3.9e9;

@@ -288,6 +288,10 @@ TEST(MemoryAnswerTest, HandWrittenBytesCoverEveryFieldAndEdgeValue) {
   answer.workload.context_capped = true;
   answer.workload.weight_format_from_checkpoint = true;
   answer.workload.checkpoint_quantization_not_sized = true;
+  answer.workload.context_defaulted = true;
+  answer.workload.weight_format_defaulted = true;
+  answer.workload.model_max_context_tokens = int64_t{1} << 40;
+  answer.workload.weights_from_file = true;
   answer.statement = std::string(128, 's');
   answer.source = "catalog record models/x";
   answer.source_revision = "abc";
@@ -310,6 +314,9 @@ TEST(MemoryAnswerTest, HandWrittenBytesCoverEveryFieldAndEdgeValue) {
   answer.workload.overhead_bytes = -1;
   answer.workload.memory_utilization = -1;
   answer.workload.prefill_efficiency = -1;
+  answer.workload.model_max_context_tokens = std::numeric_limits<int64_t>::min();
+  answer.workload.context_defaulted = false;
+  answer.workload.weight_format_defaulted = false;
   message.Clear();
   ToProto(answer, &message);
   ExpectSameAnswer(HandWritten(answer), message);
@@ -333,7 +340,8 @@ TEST(MemoryAnswerTest, TheHandWrittenMessagesHaveTheFieldsTheWriterKnows) {
   EXPECT_EQ(FieldNumbers(v1::EstimateInferenceMemoryResponse::descriptor()),
             (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 140}));
   EXPECT_EQ(FieldNumbers(v1::EstimateLine::descriptor()), (std::vector<int>{1, 2, 3}));
-  EXPECT_EQ(FieldNumbers(v1::ResolvedWorkload::descriptor()), (std::vector<int>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(FieldNumbers(v1::ResolvedWorkload::descriptor()),
+            (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9}));
   EXPECT_EQ(FieldNumbers(v1::InferenceWorkload::descriptor()),
             (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
 }

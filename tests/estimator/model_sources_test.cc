@@ -109,6 +109,13 @@ TEST(ModelSourcesTest, GgufHeaderGivesArchitectureAndExactWeightBytes) {
       << weights->arithmetic();
   EXPECT_TRUE(absl::StrContains(weights->arithmetic(), "q4_K")) << weights->arithmetic();
   EXPECT_TRUE(absl::StrContains(weights->arithmetic(), "q6_K")) << weights->arithmetic();
+  // The workload names no weight format the file's tensors do not have.
+  EXPECT_TRUE(r->workload().weights_from_file());
+  EXPECT_TRUE(absl::StrContains(r->workload().statement(),
+                                ", weights as stored in the file (their exact bytes), "))
+      << r->workload().statement();
+  EXPECT_FALSE(absl::StrContains(r->workload().statement(), "weights bf16"))
+      << r->workload().statement();
   // The KV cache is sized from the GGUF's metadata: 2 layers x 2 KV heads.
   const v1::EstimateLine* kv = Line(*r, "kv_cache");
   ASSERT_NE(kv, nullptr);

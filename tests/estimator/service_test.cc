@@ -1230,9 +1230,20 @@ TEST_F(EstimatorServiceTest, MemoryPlanAndRunnableEchoTheSameResolvedWorkload) {
 
   EXPECT_EQ(memory.workload().workload().context_length_tokens(), 4096);
   EXPECT_EQ(memory.workload().workload().batch_size(), 2);
-  EXPECT_TRUE(absl::StartsWith(memory.workload().statement(), "context 4096 tokens, batch 2"));
+  EXPECT_TRUE(absl::StartsWith(memory.workload().statement(),
+                               "context 4096 tokens (the default; the model's maximum is 131072), "
+                               "batch 2"))
+      << memory.workload().statement();
   EXPECT_EQ(memory.workload().SerializeAsString(), plan.memory().workload().SerializeAsString());
-  EXPECT_EQ(memory.workload().SerializeAsString(), first.workload().SerializeAsString());
+  // The list is over many models: the same workload without one model's
+  // maximum context.
+  EXPECT_EQ(memory.workload().workload().SerializeAsString(),
+            first.workload().workload().SerializeAsString());
+  EXPECT_EQ(first.workload().model_max_context_tokens(), 0);
+  EXPECT_TRUE(absl::StartsWith(first.workload().statement(),
+                               "context 4096 tokens (the default), "
+                               "batch 2"))
+      << first.workload().statement();
   ASSERT_EQ(plan.plans_size(), 1);
   EXPECT_EQ(plan.plans(0).cards(), 1);
   EXPECT_EQ(plan.plans(0).required_bytes_per_card(), memory.total_bytes());
