@@ -148,8 +148,9 @@ TEST(ShippedModelsTest, ActiveCountsAgreeWithThePublishedFigures) {
 
 // llmfit counts the tensors of each checkpoint, so it also counts what a
 // checkpoint stores beside the parameters: a copy of a tied output head
-// (Qwen3-0.6B saves lm_head.weight although tie_word_embeddings is true) and
-// rotary inv_freq buffers (the Llama-2-7b-hf checkpoint: 64 per layer x 32).
+// (Qwen3-0.6B saves lm_head.weight although tie_word_embeddings is true),
+// rotary inv_freq buffers (the Llama-2-7b-hf checkpoint: 64 per layer x 32)
+// and causal masks (Pythia's GPT-NeoX layers).
 // Some of its entries are rounded (14770000000); only exact ones are compared.
 TEST(ShippedModelsTest, AgreeWithLlmfitsExactCounts) {
   REQUIRE_SHARED_DATA(path, "model_catalogs/llmfit_hf_models.json");
@@ -166,9 +167,20 @@ TEST(ShippedModelsTest, AgreeWithLlmfitsExactCounts) {
   // gpt-oss-120b's experts are stored in MXFP4: llmfit also counts the
   // block scales, one per 32 expert weights (128 experts x 36 layers x
   // (2880 x 5760 + 2880 x 2880) weights / 32).
+  // GPT-NeoX checkpoints (Pythia) store each layer's 2048 x 2048 causal
+  // mask and the inv_freq of their rotary quarter of each head.
+  const auto neox_buffers = [](int layers, int head_dim) {
+    return layers * (2048.0 * 2048 + head_dim / 4 / 2);
+  };
   const std::map<std::string, double> stored_beside_parameters = {
       {"Qwen/Qwen3-0.6B", 151936.0 * 1024},
       {"meta-llama/Llama-2-7b-hf", 64.0 * 32},
+      {"huggyllama/llama-7b", 64.0 * 32},
+      {"EleutherAI/pythia-410m", neox_buffers(24, 64)},
+      {"EleutherAI/pythia-1b", neox_buffers(16, 256)},
+      {"EleutherAI/pythia-1.4b", neox_buffers(24, 128)},
+      {"EleutherAI/pythia-2.8b", neox_buffers(32, 80)},
+      {"EleutherAI/pythia-6.9b", neox_buffers(32, 128)},
       {"openai/gpt-oss-120b", 128.0 * 36 * (2880.0 * 5760 + 2880.0 * 2880) / 32}};
   // llmfit entries that are not the checkpoint's count: Ministral-8B-Instruct-2410
   // is listed with 8,030,261,248 (Llama 3 8B's count); the Hub API gives
