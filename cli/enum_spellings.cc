@@ -120,6 +120,19 @@ const Spellings<estimator_v1::PlanObjective>& PlanObjectives() {
   return *table;
 }
 
+const Spellings<estimator_v1::RunnableOrder>& RunnableOrders() {
+  static const auto* table = new Spellings<estimator_v1::RunnableOrder>(
+      "order", {
+                   {estimator_v1::RUNNABLE_ORDER_BEST_FIT, "best-fit",
+                    "fewest cards, then most headroom per card"},
+                   {estimator_v1::RUNNABLE_ORDER_MOST_PARAMETERS, "most-parameters",
+                    "the largest models first"},
+                   {estimator_v1::RUNNABLE_ORDER_FASTEST, "fastest",
+                    "highest decode bound per sequence first"},
+               });
+  return *table;
+}
+
 const Spellings<estimator_v1::Runtime>& Runtimes() {
   static const auto* table = new Spellings<estimator_v1::Runtime>(
       "runtime",
@@ -347,11 +360,11 @@ const Spellings<catalog_v1::ImportOutcome>& ImportOutcomes() {
 }
 
 std::vector<const EnumSpellings*> AllEnumSpellings() {
-  return {&NumberFormats(),       &PlanObjectives(),    &Runtimes(),        &OffloadModes(),
-          &PriceSources(),        &Optimizers(),        &Recomputes(),      &FineTunings(),
-          &TrainingFrameworks(),  &TrainingLosses(),    &Accessibilities(), &Confidences(),
-          &CodeAccessibilities(), &EstimationMethods(), &ChangeTypes(),     &FileFormats(),
-          &ImportOutcomes(),      &AuditVerdicts()};
+  return {&NumberFormats(), &PlanObjectives(),      &RunnableOrders(),    &Runtimes(),
+          &OffloadModes(),  &PriceSources(),        &Optimizers(),        &Recomputes(),
+          &FineTunings(),   &TrainingFrameworks(),  &TrainingLosses(),    &Accessibilities(),
+          &Confidences(),   &CodeAccessibilities(), &EstimationMethods(), &ChangeTypes(),
+          &FileFormats(),   &ImportOutcomes(),      &AuditVerdicts()};
 }
 
 std::string EnumValuesMarkdown() {
@@ -359,6 +372,7 @@ std::string EnumValuesMarkdown() {
   const std::vector<std::pair<const EnumSpellings*, std::string>> used_by = {
       {&NumberFormats(), "`--weights`, `--kv_cache`"},
       {&PlanObjectives(), "`plan --objective`"},
+      {&RunnableOrders(), "`runnable --order`"},
       {&Runtimes(), "`plan --runtime`"},
       {&OffloadModes(), "`plan --offload`, `max-context`, `max-batch`, `best-format --offload`"},
       {&PriceSources(), "`plan`: where a price came from; `--price` gives one"},
@@ -395,6 +409,7 @@ std::string EnumFlagHelp(absl::string_view what, const EnumSpellings& spellings)
 const EnumSpellings* EnumOfFlag(absl::string_view flag) {
   if (flag == "weights" || flag == "kv_cache") return &NumberFormats();
   if (flag == "objective") return &PlanObjectives();
+  if (flag == "order") return &RunnableOrders();
   if (flag == "runtime") return &Runtimes();
   if (flag == "offload") return &OffloadModes();
   if (flag == "optimizer") return &Optimizers();

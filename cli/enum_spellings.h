@@ -80,6 +80,8 @@ class Spellings : public EnumSpellings {
 const Spellings<estimator::v1::NumberFormat>& NumberFormats();
 // plan --objective.
 const Spellings<estimator::v1::PlanObjective>& PlanObjectives();
+// runnable --order.
+const Spellings<estimator::v1::RunnableOrder>& RunnableOrders();
 // plan --runtime.
 const Spellings<estimator::v1::Runtime>& Runtimes();
 // plan --offload.

@@ -66,6 +66,8 @@ Page HardwarePage(const Clients& clients, const std::string& id, const Params& p
   request.mutable_workload()->set_batch_size(w.batch);
   request.mutable_workload()->set_weight_format(w.weights);
   if (!domain.empty()) request.set_filter(absl::StrCat("domains:\"", FilterLiteral(domain), "\""));
+  // The largest models that run first (the newest are sorted below).
+  request.set_order(estimator::v1::RUNNABLE_ORDER_MOST_PARAMETERS);
   std::vector<estimator::v1::RunnableModel> rows;
   auto context = clients.Context();
   auto reader = clients.estimator->ListRunnableModels(context.get(), request);
@@ -91,9 +93,6 @@ Page HardwarePage(const Clients& clients, const std::string& id, const Params& p
     std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
       return DateKey(dates[a.model()]) > DateKey(dates[b.model()]);
     });
-  } else {
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const auto& a, const auto& b) { return a.parameters() > b.parameters(); });
   }
   std::string table;
   int kv_not_counted = 0;

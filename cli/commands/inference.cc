@@ -38,6 +38,8 @@ ABSL_FLAG(bool, hypothetical, false,
           "Estimate even when the weights are not published (the answer says so)");
 ABSL_FLAG(std::string, objective, "fewest-cards",
           modelatlas::cli::EnumFlagHelp("plan: rank by", modelatlas::cli::PlanObjectives()));
+ABSL_FLAG(std::string, order, "best-fit",
+          modelatlas::cli::EnumFlagHelp("runnable: rows by", modelatlas::cli::RunnableOrders()));
 ABSL_FLAG(std::string, offload, "none",
           modelatlas::cli::EnumFlagHelp(
               "plan, max-context, max-batch, best-format: keep part of the model in host "
@@ -458,6 +460,9 @@ int Runnable(Session& session, const Arguments& args) {
   request.set_cards(absl::GetFlag(FLAGS_cards));
   request.set_filter(absl::GetFlag(FLAGS_filter));
   request.set_hypothetical(absl::GetFlag(FLAGS_hypothetical));
+  const auto order = RunnableOrders().ParseFlag("order", absl::GetFlag(FLAGS_order));
+  if (!order.ok()) return UsageError(order.status().message());
+  request.set_order(*order);
   if (absl::Status filled = FillWorkload(request.mutable_workload()); !filled.ok()) {
     return UsageError(filled.message());
   }
@@ -613,45 +618,47 @@ CommandGroup InferenceCommands() {
     flags.insert(flags.end(), also.begin(), also.end());
     return flags;
   };
-  return {"Inference (running a model)",
-          {
-              {{"estimate", "memory"},
-               "[MODEL]",
-               "memory to run MODEL (or --hf, --gguf, --safetensors, --hf_config), line by line",
-               sourced,
-               "estimate memory \"Llama 3.1 8B\" --context=8192 --weights=gptq-int4",
-               EstimateMemory},
-              {{"plan"},
-               "[MODEL]",
-               "which hardware runs MODEL (or --hf, --gguf, ...): cards, speed, cost",
-               with({"hardware", "objective", "prompt", "max_cards", "price", "runtime",
-                     "newer_models", "offload", "hf", "gguf", "mmproj", "safetensors", "hf_config",
-                     "lora_config", "lora_adapters", "draft"},
-                    {"offload_host"}),
-               "plan \"Mistral 7B\" --hardware=\"NVIDIA H100,NVIDIA T4\" --objective=cheapest "
-               "--price=2.50; plan \"Llama 3.1 8B\" --hardware=\"NVIDIA L4\" --context=32768 "
-               "--runtime=vllm",
-               Plan},
-              {{"count"},
-               "[MODEL]",
-               "parameter count with its breakdown (MODEL or --hf, --gguf, ...)",
-               {"hf", "gguf", "mmproj", "safetensors", "hf_config"},
-               "count \"GPT-2 (124M)\"",
-               Count},
-              {{"runnable"},
-               "HARDWARE",
-               "every catalog model that runs on HARDWARE",
-               {"cards", "weights", "kv_cache", "context", "batch", "hypothetical", "filter"},
-               "runnable \"NVIDIA T4\" --context=4096 --filter='parameters < 2e9'",
-               Runnable},
-              {{"card"},
-               "[MODEL]",
-               "the model's page: every field with its notes, the hardware it needs (MODEL or "
-               "--hf, --gguf, ...)",
-               card,
-               "card \"Mistral 7B\"",
-               Card},
-          }};
+  return {
+      "Inference (running a model)",
+      {
+          {{"estimate", "memory"},
+           "[MODEL]",
+           "memory to run MODEL (or --hf, --gguf, --safetensors, --hf_config), line by line",
+           sourced,
+           "estimate memory \"Llama 3.1 8B\" --context=8192 --weights=gptq-int4",
+           EstimateMemory},
+          {{"plan"},
+           "[MODEL]",
+           "which hardware runs MODEL (or --hf, --gguf, ...): cards, speed, cost",
+           with({"hardware", "objective", "prompt", "max_cards", "price", "runtime", "newer_models",
+                 "offload", "hf", "gguf", "mmproj", "safetensors", "hf_config", "lora_config",
+                 "lora_adapters", "draft"},
+                {"offload_host"}),
+           "plan \"Mistral 7B\" --hardware=\"NVIDIA H100,NVIDIA T4\" --objective=cheapest "
+           "--price=2.50; plan \"Llama 3.1 8B\" --hardware=\"NVIDIA L4\" --context=32768 "
+           "--runtime=vllm",
+           Plan},
+          {{"count"},
+           "[MODEL]",
+           "parameter count with its breakdown (MODEL or --hf, --gguf, ...)",
+           {"hf", "gguf", "mmproj", "safetensors", "hf_config"},
+           "count \"GPT-2 (124M)\"",
+           Count},
+          {{"runnable"},
+           "HARDWARE",
+           "every catalog model that runs on HARDWARE",
+           {"cards", "weights", "kv_cache", "context", "batch", "hypothetical", "filter", "order"},
+           "runnable \"NVIDIA T4\" --context=4096 --filter='parameters < 2e9' "
+           "--order=most-parameters",
+           Runnable},
+          {{"card"},
+           "[MODEL]",
+           "the model's page: every field with its notes, the hardware it needs (MODEL or "
+           "--hf, --gguf, ...)",
+           card,
+           "card \"Mistral 7B\"",
+           Card},
+      }};
 }
 
 }  // namespace modelatlas::cli

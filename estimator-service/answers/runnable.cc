@@ -36,7 +36,8 @@ KeptModels& Kept() {
 absl::StatusOr<RunnableRows> RunnableModelsOn(const RecordSource& source,
                                               const common::v1::Hardware& hardware, int cards,
                                               const ResolvedWorkload& workload,
-                                              const query::Filter& filter, bool hypothetical) {
+                                              const query::Filter& filter, bool hypothetical,
+                                              v1::RunnableOrder order) {
   const DeviceSpec device = DeviceOf(hardware, workload.weight_format);
   const double usable = UsableBytesPerCard(device, workload.memory_utilization);
   // Tensor parallelism's link, once for the hardware (not per model).
@@ -110,7 +111,7 @@ absl::StatusOr<RunnableRows> RunnableModelsOn(const RecordSource& source,
       });
   if (!visited.ok()) return visited;
   if (!abandoned.ok()) return abandoned;
-  runnable.Sort();
+  runnable.Sort(order);
   return runnable;
 }
 
@@ -181,6 +182,10 @@ void AnswerRunnableModels(std::shared_ptr<RecordSource> source,
                    absl::StrCat("must be a power of two up to 1024, got ", request.cards()));
   }
   if (request.hardware().empty()) violations.Add("hardware", "required");
+  if (!v1::RunnableOrder_IsValid(request.order())) {
+    violations.Add("order", absl::StrCat("unknown value ", request.order(),
+                                         "; one of BEST_FIT, MOST_PARAMETERS, FASTEST"));
+  }
   absl::StatusOr<ResolvedWorkload> workload = ResolveWorkload(request.workload());
   if (!workload.ok()) {
     const std::vector<FieldViolation> found = GetFieldViolations(workload.status());
@@ -209,7 +214,7 @@ void AnswerRunnableModels(std::shared_ptr<RecordSource> source,
                   return done(unusable);
                 }
                 done(RunnableModelsOn(*reader, records->hardware.front(), cards, workload, filter,
-                                      request.hypothetical()));
+                                      request.hypothetical(), request.order()));
               });
 }
 

@@ -71,13 +71,22 @@ class RunnableRows {
     return row;
   }
 
-  // Puts the rows in answer order; called once, after the last Add.
-  void Sort() {
+  // Puts the rows in answer order (`order`; ties best fit first); called
+  // once, after the last Add.
+  void Sort(v1::RunnableOrder order = v1::RUNNABLE_ORDER_BEST_FIT) {
     order_.resize(rows_.size());
     for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<uint32_t>(i);
-    std::stable_sort(order_.begin(), order_.end(), [this](uint32_t x, uint32_t y) {
+    std::stable_sort(order_.begin(), order_.end(), [this, order](uint32_t x, uint32_t y) {
       const RunnableRow& a = rows_[x];
       const RunnableRow& b = rows_[y];
+      if (order == v1::RUNNABLE_ORDER_MOST_PARAMETERS && a.parameters != b.parameters) {
+        return a.parameters > b.parameters;
+      }
+      if (order == v1::RUNNABLE_ORDER_FASTEST &&
+          a.decode_tokens_per_second != b.decode_tokens_per_second) {
+        // A bound beats none; then the higher.
+        return b.decode_tokens_per_second < a.decode_tokens_per_second;
+      }
       if (a.cards != b.cards) return a.cards < b.cards;
       return a.headroom_bytes_per_card > b.headroom_bytes_per_card;
     });
@@ -150,10 +159,10 @@ class RunnableRows {
 // runs on `cards` or fewer cards of `hardware` at `workload` (closed-weight
 // models only when `hypothetical`), sized as ListRunnableModels sizes them.
 // ListRunnableModels and the plan's newer models (newer_models.h) share it.
-absl::StatusOr<RunnableRows> RunnableModelsOn(const RecordSource& source,
-                                              const common::v1::Hardware& hardware, int cards,
-                                              const ResolvedWorkload& workload,
-                                              const query::Filter& filter, bool hypothetical);
+absl::StatusOr<RunnableRows> RunnableModelsOn(
+    const RecordSource& source, const common::v1::Hardware& hardware, int cards,
+    const ResolvedWorkload& workload, const query::Filter& filter, bool hypothetical,
+    v1::RunnableOrder order = v1::RUNNABLE_ORDER_BEST_FIT);
 // A catalog record as the whole-catalog answers (runnable models, the fit
 // matrix) size it: converted for the formulas once per state of the
 // snapshot's models, not once per request and model (the conversion and

@@ -903,6 +903,50 @@ TEST_F(EstimatorServiceTest, RunnableModelsOnACardAreStreamedBestFitFirst) {
   EXPECT_EQ(unknown_reader->Finish().error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
+// The same rows in another order when asked: the largest models first, or
+// the fastest; an unknown order is refused, naming the field.
+TEST_F(EstimatorServiceTest, RunnableModelsComeInTheOrderAsked) {
+  StartEstimator(CatalogAddress(), /*with_snapshot=*/true);
+  auto list = [this](v1::RunnableOrder order, grpc::Status* status) {
+    v1::ListRunnableModelsRequest request;
+    request.set_hardware("NVIDIA T4");
+    request.set_filter("domains:\"Language\"");
+    request.set_order(order);
+    grpc::ClientContext context;
+    auto reader = stub_->ListRunnableModels(&context, request);
+    std::vector<v1::RunnableModel> rows;
+    v1::ListRunnableModelsResponse one;
+    while (reader->Read(&one)) rows.insert(rows.end(), one.models().begin(), one.models().end());
+    *status = reader->Finish();
+    return rows;
+  };
+  grpc::Status status;
+  const std::vector<v1::RunnableModel> best_fit = list(v1::RUNNABLE_ORDER_UNSPECIFIED, &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const std::vector<v1::RunnableModel> largest = list(v1::RUNNABLE_ORDER_MOST_PARAMETERS, &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const std::vector<v1::RunnableModel> fastest = list(v1::RUNNABLE_ORDER_FASTEST, &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_GE(best_fit.size(), 10u);
+  ASSERT_EQ(largest.size(), best_fit.size());
+  ASSERT_EQ(fastest.size(), best_fit.size());
+  for (size_t i = 1; i < largest.size(); ++i) {
+    EXPECT_GE(largest[i - 1].parameters(), largest[i].parameters()) << i;
+    EXPECT_GE(fastest[i - 1].decode_tokens_per_second(), fastest[i].decode_tokens_per_second())
+        << i;
+  }
+  // Not the best-fit order: the first row of the best fit is the smallest.
+  EXPECT_GT(largest.front().parameters(), best_fit.front().parameters());
+  std::set<std::string> a, b;
+  for (const auto& row : best_fit) a.insert(row.model());
+  for (const auto& row : largest) b.insert(row.model());
+  EXPECT_EQ(a, b);
+
+  list(static_cast<v1::RunnableOrder>(42), &status);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("order"), std::string::npos) << status.error_message();
+}
+
 // A card whose bandwidth on record no DRAM device reaches (Epoch's MetaX
 // MXC500: 18 TB/s over 64 GiB, 262 reads of the whole memory a second;
 // ShippedDatasetTest lists it as doubtful) is flagged beside the decode
