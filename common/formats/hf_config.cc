@@ -81,7 +81,7 @@ const std::set<std::string>& KnownTypes() {
   static const auto* types = new std::set<std::string>{
       "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
       "phi3", "gpt2", "bert", "falcon", "deepseek_v2", "deepseek_v3", "gemma3_text", "gpt_neox",
-      "olmoe", "gpt_oss", "t5",
+      "olmoe", "gpt_oss", "t5", "phi",
       // Hybrid and state-space models (HybridArchitecture below).
       "jamba", "falcon_h1", "qwen3_next", "nemotron_h", "granitemoehybrid"};
   return *types;
@@ -845,6 +845,16 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   const bool is_bert = type == "bert";
   const bool is_falcon = type == "falcon";
   const bool is_neox = type == "gpt_neox";  // GPT-NeoX, Pythia
+  // Phi-1, Phi-1.5, Phi-2 (PhiForCausalLM): one LayerNorm before a parallel
+  // attention and MLP, biases throughout, the output head's too.
+  const bool is_phi = type == "phi";
+  if (is_phi && c.Bool("qk_layernorm", false)) {
+    // LayerNorms on the queries and keys: no published Phi has them, and
+    // this reader does not count them (not a guess short by their size).
+    return WithReason(InvalidFieldError(absl::StrCat(kField, ".qk_layernorm"),
+                                        "phi with qk_layernorm is not counted by this reader"),
+                      "UNSUPPORTED_MODEL_TYPE");
+  }
   const bool is_gemma3 = type == "gemma3_text";
   const bool is_t5 = type == "t5";
 
@@ -885,9 +895,10 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", tied_by_default));
   // T5: "relu" (v1.0) is plain, "gated-gelu" (v1.1, Flan-T5) gated.
   a.set_gated_mlp(is_t5 ? c.String("feed_forward_proj").rfind("gated", 0) == 0
-                        : !is_gpt2 && !is_bert && !is_falcon && !is_neox);
-  a.set_norm_type(is_gpt2 || is_bert || is_falcon || is_neox ? common::v1::NORM_TYPE_LAYER_NORM
-                                                             : common::v1::NORM_TYPE_RMS_NORM);
+                        : !is_gpt2 && !is_bert && !is_falcon && !is_neox && !is_phi);
+  a.set_norm_type(is_gpt2 || is_bert || is_falcon || is_neox || is_phi
+                      ? common::v1::NORM_TYPE_LAYER_NORM
+                      : common::v1::NORM_TYPE_RMS_NORM);
   a.set_position_embedding(is_t5                ? common::v1::POSITION_EMBEDDING_RELATIVE
                            : is_gpt2 || is_bert ? common::v1::POSITION_EMBEDDING_LEARNED
                            : is_falcon && c.Bool("alibi", false)
@@ -911,6 +922,13 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     a.set_attention_qkv_bias(true);
     a.set_attention_output_bias(true);
     a.set_mlp_bias(true);
+  } else if (is_phi) {
+    // PhiAttention's q/k/v_proj and dense, PhiMLP's fc1 and fc2, lm_head:
+    // every Linear with a bias.
+    a.set_attention_qkv_bias(true);
+    a.set_attention_output_bias(true);
+    a.set_mlp_bias(true);
+    a.set_output_head_bias(!a.tie_word_embeddings());
   } else if (is_falcon) {
     const bool bias = c.Bool("bias", false);
     a.set_attention_qkv_bias(bias);
@@ -928,7 +946,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   // OLMoE normalizes the whole query and key projections (q_norm, k_norm).
   a.set_qk_norm_full_width(type == "olmoe");
   if (type == "gemma2" || is_gemma3) a.set_norms_per_layer(4);
-  if (is_falcon && !c.Bool("new_decoder_architecture", false) && c.Bool("parallel_attn", true)) {
+  if ((is_falcon && !c.Bool("new_decoder_architecture", false) && c.Bool("parallel_attn", true)) ||
+      is_phi) {
     a.set_norms_per_layer(1);
   }
   if (is_t5) {

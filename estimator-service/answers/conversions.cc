@@ -48,6 +48,7 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.attention_qkv_bias = arch.attention_qkv_bias();
   out.attention_output_bias = arch.attention_output_bias();
   out.mlp_bias = arch.mlp_bias();
+  out.output_head_bias = arch.output_head_bias();
   out.layer_norm = arch.norm_type() == common::v1::NORM_TYPE_LAYER_NORM;
   out.qk_norm = arch.qk_norm();
   out.learned_positions = arch.position_embedding() == common::v1::POSITION_EMBEDDING_LEARNED;

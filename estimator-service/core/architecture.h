@@ -42,6 +42,8 @@ struct Architecture {
   bool attention_qkv_bias = false;
   bool attention_output_bias = false;
   bool mlp_bias = false;
+  // The untied output head has a bias (Phi-1, Phi-1.5, Phi-2): V more.
+  bool output_head_bias = false;
   // LayerNorm (weight and bias) instead of RMSNorm (weight only).
   bool layer_norm = false;
   // Per-head RMSNorm on queries and keys (Qwen3): 2 x head_dim per layer.

@@ -20,6 +20,13 @@ double MlpParameters(const Architecture& arch, double f, bool biases) {
   return matrices + (arch.gated_mlp ? 2 * f : f) + h;
 }
 
+// The untied output head's bias (Phi-2's lm_head: nn.Linear(h, V, bias=True)).
+double OutputHeadBias(const Architecture& arch, const ParameterCountOptions& options) {
+  return options.include_biases && arch.output_head_bias && !arch.tie_word_embeddings
+             ? static_cast<double>(arch.vocab_size)
+             : 0;
+}
+
 // One recurrent mixer's parameters, every tensor of the transformers module
 // (docs/FORMULAS.md), with its arithmetic when `text` is not null.
 //   Mamba (MambaMixer): in_proj h x 2I, conv1d I x K (+ I bias), x_proj
@@ -305,7 +312,7 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   // Embeddings: tokens, an untied output head, learned positions, token types.
   f.token_embedding = f.V * h;
   f.embedding = f.token_embedding;
-  if (!arch.tie_word_embeddings) f.embedding += f.token_embedding;
+  if (!arch.tie_word_embeddings) f.embedding += f.token_embedding + OutputHeadBias(arch, options);
   if (arch.learned_positions) f.embedding += static_cast<double>(arch.max_context_length) * h;
   if (arch.type_vocab_size > 0) f.embedding += static_cast<double>(arch.type_vocab_size) * h;
   if (arch.pooler) f.pooler = h * h + h;
@@ -401,10 +408,15 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
                       arch.num_decoder_layers > 0 ? 2 : 1, " stacks")});
   }
 
+  // The biases a dense MLP adds to its matrices (GPT-2, Pythia, Phi).
+  const double dense_mlp_biases = f.dense_mlp - (arch.gated_mlp ? 3 : 2) * h * f.dense_f;
   std::string mlp =
       f.dense_layers > 0
-          ? absl::StrCat(arch.gated_mlp ? "3" : "2", "x", Int(h), "x", Int(f.dense_f), " = ",
-                         Int(f.dense_mlp), " per layer x ", Int(f.dense_layers), " layers")
+          ? absl::StrCat(arch.gated_mlp ? "3" : "2", "x", Int(h), "x", Int(f.dense_f),
+                         dense_mlp_biases > 0
+                             ? absl::StrCat(" + ", Int(dense_mlp_biases), " (biases)")
+                             : std::string(),
+                         " = ", Int(f.dense_mlp), " per layer x ", Int(f.dense_layers), " layers")
           : std::string();
   if (f.moe_layers > 0) {
     absl::StrAppend(
@@ -433,8 +445,11 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
   components.push_back(
       {"token_embedding", f.token_embedding, absl::StrCat(Int(V), " vocab x ", Int(h))});
   if (!arch.tie_word_embeddings) {
-    components.push_back({"output_head", f.token_embedding,
-                          absl::StrCat(Int(V), " vocab x ", Int(h), " (not tied)")});
+    const double head_bias = OutputHeadBias(arch, options);
+    components.push_back(
+        {"output_head", f.token_embedding + head_bias,
+         absl::StrCat(Int(V), " vocab x ", Int(h),
+                      head_bias > 0 ? absl::StrCat(" + ", Int(V), " (bias)") : "", " (not tied)")});
   }
   if (arch.learned_positions) {
     components.push_back({"position_embedding", static_cast<double>(arch.max_context_length) * h,

@@ -111,6 +111,43 @@ TEST(AccuracyParametersTest, PythiaGptNeoXIsCountedExactly) {
   }
 }
 
+// microsoft/phi-2 and microsoft/phi-1_5 config.json (phi): one LayerNorm
+// before a parallel attention and MLP, every Linear biased, the untied
+// output head too. Totals: the checkpoints' safetensors totals, as llmfit's
+// data/hf_models.json lists them (rauletorresc/llmfit@6797f30):
+// 2,779,683,840 and 1,418,270,720.
+TEST(AccuracyParametersTest, PhiCountsItsBiasesAndItsOutputHeadsBias) {
+  const ParameterCount phi2 = CountConfig(
+      R"({"model_type": "phi", "vocab_size": 51200, "hidden_size": 2560,
+          "intermediate_size": 10240, "num_hidden_layers": 32, "num_attention_heads": 32,
+          "num_key_value_heads": 32, "max_position_embeddings": 2048,
+          "partial_rotary_factor": 0.4, "qk_layernorm": false, "tie_word_embeddings": false})");
+  EXPECT_EQ(phi2.total, 2779683840);
+  const ParameterCount phi15 = CountConfig(
+      R"({"model_type": "phi", "vocab_size": 51200, "hidden_size": 2048,
+          "intermediate_size": 8192, "num_hidden_layers": 24, "num_attention_heads": 32,
+          "max_position_embeddings": 2048, "partial_rotary_factor": 0.5})");
+  EXPECT_EQ(phi15.total, 1418270720);
+  // Without the head's bias (51,200) the count would be short by exactly it.
+  auto arch = ArchitectureFromHfConfig(
+      R"({"model_type": "phi", "vocab_size": 51200, "hidden_size": 2048,
+          "intermediate_size": 8192, "num_hidden_layers": 24, "num_attention_heads": 32})");
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  EXPECT_TRUE(arch->output_head_bias());
+  arch->set_output_head_bias(false);
+  auto unbiased = CountParameters(ToCoreArchitecture(*arch));
+  ASSERT_TRUE(unbiased.ok());
+  EXPECT_EQ(unbiased->total, 1418270720 - 51200);
+  // Query and key LayerNorms are not counted, so such a config is refused,
+  // not undercounted.
+  EXPECT_EQ(ArchitectureFromHfConfig(R"({"model_type": "phi", "vocab_size": 51200,
+          "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 24,
+          "num_attention_heads": 32, "qk_layernorm": true})")
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 // https://huggingface.co/allenai/OLMoE-1B-7B-0924/blob/main/config.json
 TEST(AccuracyParametersTest, OlmoeCountsItsFullWidthQkNorms) {
   const ParameterCount count = CountConfig(R"({
