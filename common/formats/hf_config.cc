@@ -82,6 +82,8 @@ const std::set<std::string>& KnownTypes() {
       "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
       "phi3", "gpt2", "bert", "falcon", "deepseek_v2", "deepseek_v3", "gemma3_text", "gpt_neox",
       "olmoe", "gpt_oss", "t5", "phi",
+      // Kimi K2: DeepSeek-V3's blocks (DeepseekV3ForCausalLM) at other sizes.
+      "kimi_k2",
       // Hybrid and state-space models (HybridArchitecture below).
       "jamba", "falcon_h1", "qwen3_next", "nemotron_h", "granitemoehybrid"};
   return *types;
@@ -1001,7 +1003,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   }
   // DeepSeek-V3: a router bias per expert (e_score_correction_bias, with
   // topk_method "noaux_tc") and the multi-token-prediction module.
-  if (type == "deepseek_v3") {
+  if (type == "deepseek_v3" || type == "kimi_k2") {
     a.set_router_bias(c.String("topk_method") == "noaux_tc" || c.String("topk_method").empty());
     a.set_num_mtp_layers(static_cast<int32_t>(take(c.Int({"num_nextn_predict_layers"}, 0))));
   }

@@ -69,6 +69,31 @@ TEST(AccuracyParametersTest, DeepSeekV3MultiHeadLatentAttentionIsCountedExactly)
   EXPECT_EQ(count.total + count.multi_token_prediction + kFp8BlockScales, 684531386000);
 }
 
+// https://huggingface.co/moonshotai/Kimi-K2-Instruct/blob/main/config.json
+// (kimi_k2, DeepseekV3ForCausalLM; the keys that decide the count).
+TEST(AccuracyParametersTest, KimiK2IsDeepSeekV3sBlocksAtItsOwnSizes) {
+  const ParameterCount count = CountConfig(R"({
+    "model_type": "kimi_k2", "vocab_size": 163840, "hidden_size": 7168,
+    "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61,
+    "num_nextn_predict_layers": 0, "num_attention_heads": 64, "num_key_value_heads": 64,
+    "n_shared_experts": 1, "n_routed_experts": 384, "num_experts_per_tok": 8,
+    "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "qk_nope_head_dim": 128, "topk_method": "noaux_tc", "first_k_dense_replace": 1,
+    "max_position_embeddings": 131072, "tie_word_embeddings": false})");
+  // Moonshot's model card: "1 trillion total parameters", "32 billion
+  // activated" (rounded: +2.6% and +2.7%).
+  EXPECT_EQ(count.total, 1026408232448);
+  EXPECT_EQ(count.active, 32861500928);
+  // The checkpoint (llmfit's data/hf_models.json, rauletorresc/llmfit@6797f30:
+  // 1,026,470,731,056) also holds one F32 scale per 128 x 128 block of each
+  // FP8 matrix: per layer q_a 12x56, q_b 96x12, kv_a 5x56, kv_b 128x4, o
+  // 56x64; the dense layer's three 144x56 / 56x144; 385 experts x 3 x 896
+  // in each of 60 MoE layers. 3,416 values (61 x 56) remain unidentified.
+  const double scales = 61.0 * (672 + 1152 + 280 + 512 + 3584) + 3.0 * 8064 + 60.0 * 385 * 3 * 896;
+  EXPECT_EQ(scales, 62495192);
+  EXPECT_EQ(1026470731056 - (count.total + scales), 3416);
+}
+
 // https://huggingface.co/Qwen/Qwen1.5-MoE-A2.7B/blob/main/config.json
 constexpr char kQwen15MoeA27B[] = R"({
   "model_type": "qwen2_moe", "hidden_size": 2048, "intermediate_size": 5632,
