@@ -28,21 +28,26 @@ class Config {
  public:
   explicit Config(const Struct& s) : fields_(s.fields()) {}
 
-  const Value* Find(std::initializer_list<const char*> keys) const {
+  // The first present key among `keys` (its name in *found, when given).
+  const Value* Find(std::initializer_list<const char*> keys, const char** found = nullptr) const {
     for (const char* key : keys) {
       auto it = fields_.find(key);
-      if (it != fields_.end() && it->second.kind_case() != Value::kNullValue) return &it->second;
+      if (it != fields_.end() && it->second.kind_case() != Value::kNullValue) {
+        if (found != nullptr) *found = key;
+        return &it->second;
+      }
     }
     return nullptr;
   }
   // The first present key among `keys` as a whole number, or `fallback`.
   absl::StatusOr<int64_t> Int(std::initializer_list<const char*> keys, int64_t fallback) const {
-    const Value* v = Find(keys);
+    const char* key = *keys.begin();
+    const Value* v = Find(keys, &key);
     if (v == nullptr) return fallback;
     if (v->kind_case() != Value::kNumberValue || v->number_value() < 0 ||
         v->number_value() != std::floor(v->number_value()) || v->number_value() > 1e15) {
-      return InvalidFieldError(
-          kField, absl::StrCat("\"", *keys.begin(), "\" must be a non-negative whole number"));
+      return InvalidFieldError(kField,
+                               absl::StrCat("\"", key, "\" must be a non-negative whole number"));
     }
     return static_cast<int64_t>(v->number_value());
   }
@@ -84,6 +89,14 @@ const std::set<std::string>& KnownTypes() {
       "olmoe", "gpt_oss", "t5", "phi",
       // Kimi K2: DeepSeek-V3's blocks (DeepseekV3ForCausalLM) at other sizes.
       "kimi_k2",
+      // Llama's blocks with other biases, norms or key names (see
+      // ArchitectureFromRoot): OLMo 2 and 3, Granite 3, EXAONE 4, Qwen (v1),
+      // GLM-4 (glm, glm4, chatglm), StarCoder2, InternLM2, Seed-OSS.
+      "olmo2", "olmo3", "granite", "exaone4", "qwen", "glm", "glm4", "chatglm", "starcoder2",
+      "internlm2", "seed_oss",
+      // Mixtures of experts: GLM-4.5/4.6 (glm4_moe), GLM-4.7-Flash
+      // (glm4_moe_lite: DeepSeek-V3's blocks), MiniMax-M2, ERNIE 4.5.
+      "glm4_moe", "glm4_moe_lite", "minimax_m2", "ernie4_5", "ernie4_5_moe",
       // Hybrid and state-space models (HybridArchitecture below).
       "jamba", "falcon_h1", "qwen3_next", "nemotron_h", "granitemoehybrid"};
   return *types;
@@ -859,6 +872,24 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   }
   const bool is_gemma3 = type == "gemma3_text";
   const bool is_t5 = type == "t5";
+  // StarCoder2: LayerNorms with biases, every Linear biased (use_bias), a
+  // plain GELU MLP (c_fc, c_proj).
+  const bool is_starcoder2 = type == "starcoder2";
+  // Qwen (v1, QWenLMHeadModel): c_attn with a bias, w1 and w2 each half of
+  // intermediate_size wide (QWenMLP: ff_dim_in = intermediate_size // 2).
+  const bool is_qwen1 = type == "qwen";
+  // ChatGLM2, ChatGLM3 and GLM-4's own format (ChatGLMForConditionalGeneration):
+  // padded_vocab_size, ffn_hidden_size, multi_query_group_num. ChatGLM-6B
+  // (v1) shares the model_type but not the blocks (GLM's 2D positions, a
+  // plain MLP, LayerNorms); it has no padded_vocab_size.
+  const bool is_chatglm = type == "chatglm";
+  if (is_chatglm && c.Find({"padded_vocab_size"}) == nullptr) {
+    return WithReason(
+        InvalidFieldError(absl::StrCat(kField, ".padded_vocab_size"),
+                          "missing: a chatglm config without it is ChatGLM-6B (v1), whose "
+                          "blocks this reader does not count"),
+        "UNSUPPORTED_MODEL_TYPE");
+  }
 
   common::v1::Architecture a;
   a.set_model_type(type);
@@ -872,11 +903,16 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   a.set_hidden_size(take(c.Required({"hidden_size", "n_embd", "d_model"})));
   a.set_num_attention_heads(
       static_cast<int32_t>(take(c.Required({"num_attention_heads", "n_head", "num_heads"}))));
-  a.set_vocab_size(take(c.Required({"vocab_size"})));
+  // ChatGLM's embedding and output layer are padded_vocab_size rows.
+  a.set_vocab_size(
+      take(is_chatglm ? c.Required({"padded_vocab_size"}) : c.Required({"vocab_size"})));
   if (!error.ok()) return error;
 
   // Key/value heads: GQA configs say so; Falcon's multi-query uses one.
   int64_t kv_heads = take(c.Int({"num_key_value_heads", "num_kv_heads"}, 0));
+  if (is_chatglm && c.Bool("multi_query_attention", false)) {
+    kv_heads = take(c.Int({"multi_query_group_num"}, 1));
+  }
   if (is_falcon && kv_heads == 0) {
     kv_heads = c.Bool("new_decoder_architecture", false) ? a.num_attention_heads()
                : c.Bool("multi_query", true)             ? 1
@@ -884,21 +920,28 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   }
   a.set_num_key_value_heads(
       static_cast<int32_t>(kv_heads > 0 ? kv_heads : a.num_attention_heads()));
-  a.set_head_dim(static_cast<int32_t>(take(c.Int(
-      {"head_dim", "d_kv"}, a.hidden_size() / std::max<int32_t>(1, a.num_attention_heads())))));
-  a.set_intermediate_size(take(c.Int({"intermediate_size", "n_inner", "ffn_dim", "d_ff"},
-                                     4 * a.hidden_size())));  // GPT-2, Falcon: 4h
-  a.set_max_context_length(take(c.Int({"max_position_embeddings", "n_positions", "n_ctx"}, 0)));
+  a.set_head_dim(static_cast<int32_t>(
+      take(c.Int({"head_dim", "d_kv", "kv_channels"},
+                 a.hidden_size() / std::max<int32_t>(1, a.num_attention_heads())))));
+  a.set_intermediate_size(
+      take(c.Int({"intermediate_size", "n_inner", "ffn_dim", "d_ff", "ffn_hidden_size"},
+                 4 * a.hidden_size())));  // GPT-2, Falcon: 4h
+  if (is_qwen1) a.set_intermediate_size(a.intermediate_size() / 2);
+  a.set_max_context_length(
+      take(c.Int({"max_position_embeddings", "n_positions", "n_ctx", "seq_length"}, 0)));
   if (!error.ok()) return error;
 
   // Defaults of the transformers configuration classes.
-  const bool tied_by_default =
-      is_gpt2 || is_bert || is_falcon || type == "gemma" || type == "gemma2" || is_gemma3 || is_t5;
+  // Ernie4_5Config and Ernie4_5_MoeConfig tie by default too.
+  const bool tied_by_default = is_gpt2 || is_bert || is_falcon || type == "gemma" ||
+                               type == "gemma2" || is_gemma3 || is_t5 || is_starcoder2 ||
+                               type == "ernie4_5" || type == "ernie4_5_moe";
   a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", tied_by_default));
   // T5: "relu" (v1.0) is plain, "gated-gelu" (v1.1, Flan-T5) gated.
   a.set_gated_mlp(is_t5 ? c.String("feed_forward_proj").rfind("gated", 0) == 0
-                        : !is_gpt2 && !is_bert && !is_falcon && !is_neox && !is_phi);
-  a.set_norm_type(is_gpt2 || is_bert || is_falcon || is_neox || is_phi
+                        : !is_gpt2 && !is_bert && !is_falcon && !is_neox && !is_phi &&
+                              !is_starcoder2);
+  a.set_norm_type(is_gpt2 || is_bert || is_falcon || is_neox || is_phi || is_starcoder2
                       ? common::v1::NORM_TYPE_LAYER_NORM
                       : common::v1::NORM_TYPE_RMS_NORM);
   a.set_position_embedding(is_t5                ? common::v1::POSITION_EMBEDDING_RELATIVE
@@ -936,18 +979,66 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     a.set_attention_qkv_bias(bias);
     a.set_attention_output_bias(bias);
     a.set_mlp_bias(bias);
-  } else if (type == "qwen2" || type == "qwen2_moe") {
-    a.set_attention_qkv_bias(true);  // Qwen2 always has Q/K/V biases
+  } else if (is_starcoder2) {
+    const bool bias = c.Bool("use_bias", true);
+    a.set_attention_qkv_bias(bias);
+    a.set_attention_output_bias(bias);
+    a.set_mlp_bias(bias);
+  } else if (type == "qwen2" || type == "qwen2_moe" || is_qwen1) {
+    a.set_attention_qkv_bias(true);  // Qwen2 always has Q/K/V biases, Qwen's c_attn too
+  } else if (type == "glm" || type == "glm4" || type == "glm4_moe") {
+    // GlmAttention: q/k/v_proj biased by attention_bias (default true),
+    // o_proj never; the fused gate_up_proj and down_proj never.
+    a.set_attention_qkv_bias(c.Bool("attention_bias", true));
+  } else if (is_chatglm) {
+    // SelfAttention's query_key_value biased by add_qkv_bias; dense and the
+    // MLP by add_bias_linear (false in every published config).
+    a.set_attention_qkv_bias(c.Bool("add_qkv_bias", false));
+    a.set_attention_output_bias(c.Bool("add_bias_linear", false));
+    a.set_mlp_bias(c.Bool("add_bias_linear", false));
+  } else if (type == "internlm2") {
+    // InternLM2Attention's wqkv and wo biased by `bias`; the MLP's w1/w2/w3
+    // never.
+    a.set_attention_qkv_bias(c.Bool("bias", true));
+    a.set_attention_output_bias(c.Bool("bias", true));
+  } else if (type == "ernie4_5" || type == "ernie4_5_moe") {
+    // Ernie4_5Attention and Ernie4_5MLP: every Linear biased by use_bias
+    // (false in the published configs), the output head too when untied.
+    const bool bias = c.Bool("use_bias", false);
+    a.set_attention_qkv_bias(bias);
+    a.set_attention_output_bias(bias);
+    a.set_mlp_bias(bias);
+    a.set_output_head_bias(bias && !a.tie_word_embeddings());
+  } else if (type == "seed_oss") {
+    // SeedOssAttention: q/k/v_proj by attention_bias, o_proj by
+    // attention_out_bias; the MLP by mlp_bias.
+    a.set_attention_qkv_bias(c.Bool("attention_bias", false));
+    a.set_attention_output_bias(c.Bool("attention_out_bias", false));
+    a.set_mlp_bias(c.Bool("mlp_bias", false));
   } else {
     a.set_attention_qkv_bias(c.Bool("attention_bias", false));
     a.set_attention_output_bias(c.Bool("attention_bias", false));
     a.set_mlp_bias(c.Bool("mlp_bias", false));
   }
-  a.set_qk_norm(type == "qwen3" || type == "qwen3_moe" || is_gemma3 || type == "olmoe" ||
-                type == "qwen3_next");
-  // OLMoE normalizes the whole query and key projections (q_norm, k_norm).
-  a.set_qk_norm_full_width(type == "olmoe");
-  if (type == "gemma2" || is_gemma3) a.set_norms_per_layer(4);
+  const bool is_olmo = type == "olmoe" || type == "olmo2" || type == "olmo3";
+  a.set_qk_norm(type == "qwen3" || type == "qwen3_moe" || is_gemma3 || is_olmo ||
+                type == "qwen3_next" || type == "exaone4");
+  // OLMoE, OLMo 2 and 3 normalize the whole query and key projections
+  // (q_norm, k_norm); the others each head (head_dim).
+  a.set_qk_norm_full_width(is_olmo);
+  if (type == "glm4_moe") {
+    // Glm4MoeAttention: q_norm and k_norm of head_dim with use_qk_norm
+    // (GLM-4.5 and 4.6; not GLM-4.5-Air).
+    a.set_qk_norm(c.Bool("use_qk_norm", false));
+  } else if (type == "minimax_m2") {
+    // MiniMaxM2Attention: qk_norm_type "per_layer" normalizes the whole
+    // projections (heads x head_dim), "per_head" each head.
+    a.set_qk_norm(c.Bool("use_qk_norm", true));
+    a.set_qk_norm_full_width(c.String("qk_norm_type") != "per_head");
+  }
+  // Gemma 2 and 3 norm before and after attention and the MLP; GLM-4-0414
+  // (Glm4DecoderLayer) adds post_self_attn_layernorm and post_mlp_layernorm.
+  if (type == "gemma2" || is_gemma3 || type == "glm4") a.set_norms_per_layer(4);
   if ((is_falcon && !c.Bool("new_decoder_architecture", false) && c.Bool("parallel_attn", true)) ||
       is_phi) {
     a.set_norms_per_layer(1);
@@ -970,9 +1061,14 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   // Gemma 3: five sliding layers in six (layer_types, else
   // sliding_window_pattern). Phi-3 declares a window that transformers'
   // cache does not apply (it allocates every position): no window.
+  // StarCoder2 declares one (4096) that llama.cpp does not apply
+  // (LLM_ARCH_STARCODER2 has no sliding-window attention) while vLLM does:
+  // sized without it, the larger cache, so no plan fits on a window its
+  // runtime may not keep.
   const int64_t window = take(c.Int({"sliding_window"}, 0));
   const bool qwen = type.rfind("qwen", 0) == 0;
-  if (window > 0 && type != "phi3" && (!qwen || c.Bool("use_sliding_window", false))) {
+  if (window > 0 && type != "phi3" && !is_starcoder2 &&
+      (!qwen || c.Bool("use_sliding_window", false))) {
     a.set_sliding_window(window);
     if (type == "gemma2") a.set_num_sliding_window_layers(a.num_layers() / 2);
     const int sliding_listed = c.CountStrings("layer_types", "sliding_attention");
@@ -984,15 +1080,39 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
       const int64_t pattern = std::max<int64_t>(1, take(c.Int({"sliding_window_pattern"}, 6)));
       a.set_num_sliding_window_layers(
           static_cast<int32_t>(a.num_layers() - a.num_layers() / pattern));
+    } else if (type == "exaone4") {
+      // EXAONE 4.0's config.json spells its pattern "LLLG" (three local
+      // layers, then a global one); Exaone4Config's default is every fourth
+      // layer global. Never every layer sliding, which would shrink the KV
+      // cache of the global layers.
+      const std::string spelled = c.String("sliding_window_pattern");
+      int sliding = 0;
+      if (!spelled.empty()) {
+        for (int i = 0; i < a.num_layers(); ++i) {
+          const char kind = spelled[static_cast<size_t>(i) % spelled.size()];
+          if (kind != 'L' && kind != 'G') {
+            return InvalidFieldError(
+                absl::StrCat(kField, ".sliding_window_pattern"),
+                absl::StrCat("has '", std::string(1, kind), "'; known: L (local), G (global)"));
+          }
+          sliding += kind == 'L';
+        }
+      } else {
+        const int64_t pattern = std::max<int64_t>(1, take(c.Int({"sliding_window_pattern"}, 4)));
+        sliding = static_cast<int>(a.num_layers() - a.num_layers() / pattern);
+      }
+      a.set_num_sliding_window_layers(sliding);
+      if (sliding == 0) a.set_sliding_window(0);
     }
   }
 
   // Mixture of experts.
   a.set_num_experts(static_cast<int32_t>(
-      take(c.Int({"num_local_experts", "num_experts", "n_routed_experts"}, 0))));
+      take(c.Int({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0))));
   a.set_num_experts_per_token(
-      static_cast<int32_t>(take(c.Int({"num_experts_per_tok", "experts_per_token"}, 0))));
-  a.set_num_shared_experts(static_cast<int32_t>(take(c.Int({"n_shared_experts"}, 0))));
+      static_cast<int32_t>(take(c.Int({"num_experts_per_tok", "experts_per_token", "moe_k"}, 0))));
+  a.set_num_shared_experts(
+      static_cast<int32_t>(take(c.Int({"n_shared_experts", "moe_num_shared_experts"}, 0))));
   a.set_moe_intermediate_size(take(c.Int({"moe_intermediate_size"}, 0)));
   a.set_num_dense_layers(static_cast<int32_t>(take(c.Int({"first_k_dense_replace"}, 0))));
   // Qwen2-MoE: one shared expert of its own width behind a sigmoid gate
@@ -1003,9 +1123,50 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   }
   // DeepSeek-V3: a router bias per expert (e_score_correction_bias, with
   // topk_method "noaux_tc") and the multi-token-prediction module.
-  if (type == "deepseek_v3" || type == "kimi_k2") {
+  // GLM-4.5 (Glm4MoeTopkRouter) and GLM-4.7-Flash keep both: their
+  // checkpoints store the module at layer num_hidden_layers.
+  if (type == "deepseek_v3" || type == "kimi_k2" || type == "glm4_moe_lite") {
     a.set_router_bias(c.String("topk_method") == "noaux_tc" || c.String("topk_method").empty());
     a.set_num_mtp_layers(static_cast<int32_t>(take(c.Int({"num_nextn_predict_layers"}, 0))));
+  }
+  if (type == "glm4_moe") {
+    a.set_router_bias(true);
+    a.set_num_mtp_layers(static_cast<int32_t>(take(c.Int({"num_nextn_predict_layers"}, 0))));
+  }
+  // MiniMax-M2: every layer routed (intermediate_size is each expert's
+  // width), a router bias with use_routing_bias; no shared expert. Its
+  // config's use_mtp and num_mtp_modules name modules the published
+  // checkpoint does not hold (no mtp tensors in it): not counted.
+  if (type == "minimax_m2") {
+    a.set_router_bias(c.Bool("use_routing_bias", true));
+    if (take(c.Int({"shared_intermediate_size"}, 0)) > 0) {
+      return WithReason(InvalidFieldError(absl::StrCat(kField, ".shared_intermediate_size"),
+                                          "a shared expert in minimax_m2 is not counted by "
+                                          "this reader"),
+                        "UNSUPPORTED_MODEL_TYPE");
+    }
+  }
+  // ERNIE 4.5 MoE (Ernie4_5_MoeSparseMoeBlock): layer i routed when
+  // moe_layer_start_index <= i <= moe_layer_end_index (-1: the last) and
+  // (i + 1) % moe_layer_interval == 0, dense (intermediate_size) otherwise;
+  // shared experts of moe_intermediate_size each; the router's
+  // e_score_correction_bias (moe_statics). The 300B checkpoint's own
+  // multi-token-prediction layer is not read from config.json.
+  if (type == "ernie4_5_moe") {
+    a.set_router_bias(true);
+    const int64_t start = take(c.Int({"moe_layer_start_index"}, 1));
+    const Value* end_value = c.Find({"moe_layer_end_index"});
+    int64_t end = a.num_layers() - 1;
+    if (end_value != nullptr && end_value->kind_case() == Value::kNumberValue &&
+        end_value->number_value() != -1) {
+      end = take(c.Int({"moe_layer_end_index"}, end));
+    }
+    const int64_t interval = std::max<int64_t>(1, take(c.Int({"moe_layer_interval"}, 1)));
+    int routed = 0;
+    for (int64_t i = 0; i < a.num_layers(); ++i) {
+      if (i >= start && i <= end && (i + 1) % interval == 0) ++routed;
+    }
+    a.set_num_dense_layers(a.num_layers() - routed);
   }
 
   // Multi-head latent attention (DeepSeek-V2/V3).

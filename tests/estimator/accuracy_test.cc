@@ -173,6 +173,249 @@ TEST(AccuracyParametersTest, PhiCountsItsBiasesAndItsOutputHeadsBias) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Llama's blocks under other names, biases and norms. Each config.json
+// (the keys that decide the count; the URL names it) against its
+// checkpoint's safetensors total as llmfit's data/hf_models.json lists it
+// (rauletorresc/llmfit@6797f30).
+TEST(AccuracyParametersTest, LlamaLikeFamiliesAreCountedExactly) {
+  struct Case {
+    const char* config_url;
+    const char* json;
+    double total;
+  };
+  const Case cases[] = {
+      // OLMo 2 and 3: q_norm and k_norm over the whole projections.
+      {"https://huggingface.co/allenai/OLMo-2-0425-1B/blob/main/config.json",
+       R"({"model_type": "olmo2", "hidden_size": 2048, "intermediate_size": 8192,
+           "num_hidden_layers": 16, "num_attention_heads": 16, "num_key_value_heads": 16,
+           "vocab_size": 100352, "max_position_embeddings": 4096,
+           "tie_word_embeddings": false})",
+       1484916736},
+      {"https://huggingface.co/allenai/Olmo-3-1025-7B/blob/main/config.json",
+       R"({"model_type": "olmo3", "hidden_size": 4096, "intermediate_size": 11008,
+           "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+           "vocab_size": 100278, "max_position_embeddings": 65536,
+           "tie_word_embeddings": false})",
+       7298011136},
+      // Granite 3: Llama's blocks and tied embeddings.
+      {"https://huggingface.co/ibm-granite/granite-3.3-8b-instruct/blob/main/config.json",
+       R"({"model_type": "granite", "hidden_size": 4096, "intermediate_size": 12800,
+           "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "vocab_size": 49159, "max_position_embeddings": 131072, "attention_bias": false,
+           "mlp_bias": false, "tie_word_embeddings": true})",
+       8170864640},
+      // EXAONE 4.0: per-head q_norm and k_norm.
+      {"https://huggingface.co/LGAI-EXAONE/EXAONE-4.0-1.2B/blob/main/config.json",
+       R"({"model_type": "exaone4", "hidden_size": 2048, "intermediate_size": 4096,
+           "num_hidden_layers": 30, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "head_dim": 64, "vocab_size": 102400, "max_position_embeddings": 65536,
+           "tie_word_embeddings": true})",
+       1279391488},
+      {"https://huggingface.co/LGAI-EXAONE/EXAONE-4.0.1-32B/blob/main/config.json",
+       R"({"model_type": "exaone4", "hidden_size": 5120, "intermediate_size": 27392,
+           "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
+           "head_dim": 128, "vocab_size": 102400, "max_position_embeddings": 131072,
+           "sliding_window": 4096, "sliding_window_pattern": "LLLG",
+           "tie_word_embeddings": false})",
+       32003216384},
+      // Qwen (v1): c_attn biased; w1 and w2 half of intermediate_size.
+      {"https://huggingface.co/Qwen/Qwen-7B/blob/main/config.json",
+       R"({"model_type": "qwen", "hidden_size": 4096, "intermediate_size": 22016,
+           "num_hidden_layers": 32, "num_attention_heads": 32, "kv_channels": 128,
+           "vocab_size": 151936, "seq_length": 32768, "max_position_embeddings": 32768,
+           "no_bias": true, "tie_word_embeddings": false})",
+       7721324544},
+      // GLM-4 in transformers' format: q/k/v biased, o_proj not.
+      {"https://huggingface.co/zai-org/glm-4-9b-chat-hf/blob/main/config.json",
+       R"({"model_type": "glm", "hidden_size": 4096, "intermediate_size": 13696,
+           "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2,
+           "head_dim": 128, "vocab_size": 151552, "max_position_embeddings": 131072,
+           "attention_bias": true, "partial_rotary_factor": 0.5,
+           "tie_word_embeddings": false})",
+       9399951360},
+      // StarCoder2: LayerNorms with biases, every Linear biased, a plain MLP,
+      // tied embeddings.
+      {"https://huggingface.co/bigcode/starcoder2-3b/blob/main/config.json",
+       R"({"model_type": "starcoder2", "hidden_size": 3072, "intermediate_size": 12288,
+           "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2,
+           "vocab_size": 49152, "max_position_embeddings": 16384, "sliding_window": 4096,
+           "use_bias": true})",
+       3030371328},
+      {"https://huggingface.co/bigcode/starcoder2-7b/blob/main/config.json",
+       R"({"model_type": "starcoder2", "hidden_size": 4608, "intermediate_size": 18432,
+           "num_hidden_layers": 32, "num_attention_heads": 36, "num_key_value_heads": 4,
+           "vocab_size": 49152, "max_position_embeddings": 16384, "sliding_window": 4096,
+           "use_bias": true})",
+       7173923840},
+      // InternLM2: wqkv and wo without bias here.
+      {"https://huggingface.co/internlm/internlm2-chat-20b/blob/main/config.json",
+       R"({"model_type": "internlm2", "hidden_size": 6144, "intermediate_size": 16384,
+           "num_hidden_layers": 48, "num_attention_heads": 48, "num_key_value_heads": 8,
+           "vocab_size": 92544, "max_position_embeddings": 32768, "bias": false,
+           "tie_word_embeddings": false})",
+       19861149696},
+      // Seed-OSS: q/k/v biased, o_proj not.
+      {"https://huggingface.co/ByteDance-Seed/Seed-OSS-36B-Instruct/blob/main/config.json",
+       R"({"model_type": "seed_oss", "hidden_size": 5120, "intermediate_size": 27648,
+           "num_hidden_layers": 64, "num_attention_heads": 80, "num_key_value_heads": 8,
+           "head_dim": 128, "vocab_size": 155136, "max_position_embeddings": 524288,
+           "attention_bias": true, "attention_out_bias": false, "mlp_bias": false,
+           "tie_word_embeddings": false})",
+       36151104512},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(CountConfig(c.json).total, c.total) << c.config_url;
+  }
+}
+
+// THUDM/glm-4-9b-chat's own format (chatglm): its checkpoint, 9,399,951,392
+// in llmfit's list, is the transformers-format copy's 9,399,951,360 and the
+// 32 values of the rotary inv_freq buffer it also stores
+// (transformer.rotary_pos_emb.inv_freq: kv_channels / 4).
+TEST(AccuracyParametersTest, ChatGlmsOwnFormatIsTheSameModel) {
+  const ParameterCount count = CountConfig(R"({
+    "model_type": "chatglm", "num_layers": 40, "hidden_size": 4096, "ffn_hidden_size": 13696,
+    "kv_channels": 128, "num_attention_heads": 32, "multi_query_attention": true,
+    "multi_query_group_num": 2, "padded_vocab_size": 151552, "seq_length": 131072,
+    "add_bias_linear": false, "add_qkv_bias": true, "rmsnorm": true})");
+  constexpr double kInvFreq = 128 / 4;
+  EXPECT_EQ(count.total + kInvFreq, 9399951392);
+  // ChatGLM-6B (v1) shares the model_type, not the blocks: refused.
+  EXPECT_EQ(ArchitectureFromHfConfig(R"({"model_type": "chatglm", "num_layers": 28,
+              "hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 130528,
+              "inner_hidden_size": 16384, "position_encoding_2d": true})")
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// GLM-4.5 and GLM-4.6 (glm4_moe): biased q/k/v, per-head QK norms
+// (use_qk_norm), three dense layers, 160 routed experts and one shared, a
+// router bias, and one multi-token-prediction layer stored at layer 92.
+// Keys of https://huggingface.co/zai-org/GLM-4.5/blob/main/config.json (and
+// GLM-4.6's, the same but its 202,752-token context).
+constexpr char kGlm45[] = R"({
+  "model_type": "glm4_moe", "hidden_size": 5120, "intermediate_size": 12288,
+  "moe_intermediate_size": 1536, "num_hidden_layers": 92, "num_attention_heads": 96,
+  "num_key_value_heads": 8, "head_dim": 128, "n_routed_experts": 160, "n_shared_experts": 1,
+  "num_experts_per_tok": 8, "first_k_dense_replace": 3, "attention_bias": true,
+  "use_qk_norm": true, "partial_rotary_factor": 0.5, "num_nextn_predict_layers": 1,
+  "vocab_size": 151552, "max_position_embeddings": 131072, "tie_word_embeddings": false})";
+
+TEST(AccuracyParametersTest, Glm45IsCountedExactlyWithItsMultiTokenPredictionLayer) {
+  const ParameterCount glm45 = CountConfig(kGlm45);
+  // The checkpoints' totals as llmfit's data/hf_models.json lists them
+  // (rauletorresc/llmfit@6797f30): GLM-4.5 358,337,791,296 = the model and
+  // its MTP layer with its own embedding and head copies, as DeepSeek-V3's;
+  // GLM-4.6 356,785,898,816 stores that layer without the two copies (2Vh).
+  EXPECT_EQ(glm45.total + glm45.multi_token_prediction, 358337791296);
+  EXPECT_EQ(glm45.total + glm45.multi_token_prediction - 2.0 * 151552 * 5120, 356785898816);
+  // zai-org's model card: "355 billion total parameters and 32 billion
+  // active" (rounded: -0.6%; the active figure without the embedding and
+  // head, 2 x 151,552 x 5,120 = 1,551,892,480: 32,080,373,664, +0.3%).
+  EXPECT_EQ(glm45.total, 352797829024);
+  EXPECT_EQ(glm45.active, 33632266144);
+  // GLM-4.5-Air (zai-org/GLM-4.5-Air config.json): no QK norms, one dense
+  // layer; 110,468,824,832 in llmfit's list ("106B total, 12B active":
+  // +0.8%, and +1.5% without the embedding and head, 1,241,513,984).
+  const ParameterCount air = CountConfig(R"({
+    "model_type": "glm4_moe", "hidden_size": 4096, "intermediate_size": 10944,
+    "moe_intermediate_size": 1408, "num_hidden_layers": 46, "num_attention_heads": 96,
+    "num_key_value_heads": 8, "head_dim": 128, "n_routed_experts": 128, "n_shared_experts": 1,
+    "num_experts_per_tok": 8, "first_k_dense_replace": 1, "attention_bias": true,
+    "use_qk_norm": false, "num_nextn_predict_layers": 1, "vocab_size": 151552,
+    "max_position_embeddings": 131072, "tie_word_embeddings": false})");
+  EXPECT_EQ(air.total + air.multi_token_prediction, 110468824832);
+  EXPECT_EQ(air.total, 106852251264);
+  EXPECT_EQ(air.active, 13424129664);
+}
+
+// GLM-4.7-Flash (glm4_moe_lite): DeepSeek-V3's blocks, multi-head latent
+// attention, at its own sizes. Keys of its config.json as a model
+// inspector's report quotes it whole, beside the checkpoint's tensor table:
+// "参数总量 31,221,488,576", also llmfit's figure for zai-org/GLM-4.7-Flash.
+TEST(AccuracyParametersTest, Glm47FlashIsDeepSeekV3sBlocks) {
+  const ParameterCount count = CountConfig(R"({
+    "model_type": "glm4_moe_lite", "hidden_size": 2048, "intermediate_size": 10240,
+    "moe_intermediate_size": 1536, "num_attention_heads": 20, "num_key_value_heads": 20,
+    "n_routed_experts": 64, "n_shared_experts": 1, "num_experts_per_tok": 4,
+    "first_k_dense_replace": 1, "num_hidden_layers": 47, "num_nextn_predict_layers": 1,
+    "topk_method": "noaux_tc", "q_lora_rank": 768, "kv_lora_rank": 512,
+    "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "v_head_dim": 256, "vocab_size": 154880,
+    "max_position_embeddings": 202752, "attention_bias": false, "tie_word_embeddings": false})");
+  EXPECT_EQ(count.total + count.multi_token_prediction, 31221488576);
+}
+
+// MiniMax-M2 (minimax_m2): QK norms over the whole projections
+// (qk_norm_type "per_layer"), 256 routed experts of intermediate_size in
+// every layer, a router bias; published in FP8 with 128 x 128 blocks. Keys
+// of https://huggingface.co/MiniMaxAI/MiniMax-M2/blob/main/config.json.
+TEST(AccuracyParametersTest, MiniMaxM2IsCountedExactlyBesideItsFp8BlockScales) {
+  const ParameterCount count = CountConfig(R"({
+    "model_type": "minimax_m2", "hidden_size": 3072, "intermediate_size": 1536,
+    "num_hidden_layers": 62, "num_attention_heads": 48, "num_key_value_heads": 8,
+    "head_dim": 128, "num_local_experts": 256, "num_experts_per_tok": 8,
+    "use_qk_norm": true, "qk_norm_type": "per_layer", "rotary_dim": 64,
+    "use_routing_bias": true, "shared_intermediate_size": 0, "use_mtp": true,
+    "num_mtp_modules": 3, "vocab_size": 200064, "max_position_embeddings": 196608,
+    "tie_word_embeddings": false})");
+  // Unquantized copies list the weights alone: QuantTrio/MiniMax-M2-AWQ's
+  // 228,689,764,864 in llmfit's list.
+  EXPECT_EQ(count.total, 228689764864);
+  // The checkpoint (llmfit: 228,703,644,928 for MiniMaxAI/MiniMax-M2) adds
+  // one F32 scale per 128 x 128 block of each FP8 matrix: per layer q and o
+  // 48 x 24 each, k and v 8 x 24 each, 256 experts x (w1, w3: 12 x 24; w2:
+  // 24 x 12). No multi-token-prediction tensors are stored.
+  const double scales = 62.0 * (2 * 1152 + 2 * 192 + 256 * (2 * 288 + 288));
+  EXPECT_EQ(count.total + scales, 228703644928);
+  // MiniMax: "230 billion total parameters with 10 billion active"
+  // (-0.6%; active without the embedding and head, 1,229,193,216:
+  // 9,801,359,872, -2.0%).
+  EXPECT_EQ(count.active, 11030553088);
+}
+
+// ERNIE 4.5 (ernie4_5_moe): routed layers from moe_layer_start_index, shared
+// experts, the router's e_score_correction_bias (moe_statics), tied
+// embeddings by default. Keys of baidu/ERNIE-4.5-21B-A3B-PT's and
+// baidu/ERNIE-4.5-300B-A47B-PT's config.json.
+TEST(AccuracyParametersTest, Ernie45MoeIsCountedExactly) {
+  const ParameterCount small = CountConfig(R"({
+    "model_type": "ernie4_5_moe", "hidden_size": 2560, "intermediate_size": 12288,
+    "num_hidden_layers": 28, "num_attention_heads": 20, "num_key_value_heads": 4,
+    "vocab_size": 103424, "moe_num_experts": 64, "moe_k": 6, "moe_intermediate_size": 1536,
+    "moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_layer_end_index": 27,
+    "moe_layer_interval": 1, "use_bias": false, "tie_word_embeddings": true,
+    "max_position_embeddings": 131072})");
+  // llmfit's figure for baidu/ERNIE-4.5-21B-A3B-Thinking (its shape):
+  // 21,825,437,888 ("21B total, 3B activated": without the tied
+  // embedding, 264,765,440, the active figure is 3,087,384,768, +2.9%).
+  EXPECT_EQ(small.total, 21825437888);
+  EXPECT_EQ(small.active, 3352150208);
+  // moe_layer_end_index -1 is the last layer.
+  const ParameterCount open_end = CountConfig(R"({
+    "model_type": "ernie4_5_moe", "hidden_size": 2560, "intermediate_size": 12288,
+    "num_hidden_layers": 28, "num_attention_heads": 20, "num_key_value_heads": 4,
+    "vocab_size": 103424, "moe_num_experts": 64, "moe_k": 6, "moe_intermediate_size": 1536,
+    "moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_layer_end_index": -1})");
+  EXPECT_EQ(open_end.total, 21825437888);
+  const ParameterCount large = CountConfig(R"({
+    "model_type": "ernie4_5_moe", "hidden_size": 8192, "intermediate_size": 28672,
+    "num_hidden_layers": 54, "num_attention_heads": 64, "num_key_value_heads": 8,
+    "vocab_size": 103424, "moe_num_experts": 64, "moe_k": 8, "moe_intermediate_size": 3584,
+    "moe_num_shared_experts": 0, "moe_layer_start_index": 3, "moe_layer_end_index": 53,
+    "use_bias": false, "tie_word_embeddings": false, "max_position_embeddings": 131072})");
+  // baidu/ERNIE-4.5-300B-A47B-Paddle: 300,474,051,776 in llmfit's list. The
+  // remainder, 989,888,512, is exactly one more dense block (attention
+  // 2 x 8192 x 8192 + 2 x 8192 x 1024, two norms, an MLP of 28672) with a
+  // 2h x h projection and two norms: the multi-token-prediction layer that
+  // ERNIE's Paddle checkpoint stores (an inference from the figure; the
+  // reader counts no such layer).
+  const double h = 8192;
+  const double mtp = (2 * h * h + 2 * h * 1024) + 2 * h + 3 * h * 28672 + 2 * h * h + 2 * h;
+  EXPECT_EQ(mtp, 989888512);
+  EXPECT_EQ(large.total + mtp, 300474051776);
+}
+
 // https://huggingface.co/allenai/OLMoE-1B-7B-0924/blob/main/config.json
 TEST(AccuracyParametersTest, OlmoeCountsItsFullWidthQkNorms) {
   const ParameterCount count = CountConfig(R"({

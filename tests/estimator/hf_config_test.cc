@@ -91,13 +91,80 @@ TEST(HfConfigTest, AnUnsupportedFamilyIsAnInvalidArgumentNamingTheSupportedOnes)
       R"({"model_type": "rwkv", "hidden_size": 768, "num_hidden_layers": 24, "vocab_size": 50277})");
   EXPECT_EQ(arch.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(arch.status().message().find("\"rwkv\""), std::string::npos);
-  EXPECT_NE(arch.status().message().find("supported model_type values: bert, deepseek_v2"),
+  EXPECT_NE(arch.status().message().find("supported model_type values: bert, chatglm, deepseek_v2"),
             std::string::npos)
       << arch.status().message();
   auto made_up = ArchitectureFromHfConfig(R"({"model_type": "no_such_family"})");
   EXPECT_EQ(made_up.status().code(), absl::StatusCode::kInvalidArgument);
   ASSERT_EQ(GetFieldViolations(made_up.status()).size(), 1u);
   EXPECT_EQ(GetFieldViolations(made_up.status())[0].field, "hf_config_json.model_type");
+}
+
+// Which layers of a family slide decides the KV cache: a global layer taken
+// for a sliding one shrinks it, and a plan could then say "fits".
+TEST(HfConfigTest, SlidingLayersAreReadAsEachFamilyStatesThem) {
+  const std::string exaone =
+      R"({"model_type": "exaone4", "hidden_size": 5120, "intermediate_size": 27392,
+          "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
+          "head_dim": 128, "vocab_size": 102400, "sliding_window": 4096)";
+  // EXAONE-4.0-32B's spelled pattern: three local layers, then a global one.
+  auto spelled = ArchitectureFromHfConfig(exaone + R"(, "sliding_window_pattern": "LLLG"})");
+  ASSERT_TRUE(spelled.ok()) << spelled.status();
+  EXPECT_EQ(spelled->sliding_window(), 4096);
+  EXPECT_EQ(spelled->num_sliding_window_layers(), 48);
+  // Without a pattern or a list: Exaone4Config's every fourth layer global,
+  // not every layer sliding as Mistral's window would be.
+  auto unstated = ArchitectureFromHfConfig(exaone + "}");
+  ASSERT_TRUE(unstated.ok()) << unstated.status();
+  EXPECT_EQ(unstated->num_sliding_window_layers(), 48);
+  // All global: no window at all.
+  auto global = ArchitectureFromHfConfig(exaone + R"(, "sliding_window_pattern": "G"})");
+  ASSERT_TRUE(global.ok()) << global.status();
+  EXPECT_EQ(global->sliding_window(), 0);
+  auto bad = ArchitectureFromHfConfig(exaone + R"(, "sliding_window_pattern": "LLXG"})");
+  ASSERT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GetFieldViolations(bad.status())[0].field, "hf_config_json.sliding_window_pattern");
+  // OLMo 3 lists its layers: three sliding in four.
+  std::string types;
+  for (int i = 0; i < 32; ++i) {
+    absl::StrAppend(&types, i ? ", " : "",
+                    i % 4 == 3 ? "\"full_attention\"" : "\"sliding_attention\"");
+  }
+  auto olmo3 = ArchitectureFromHfConfig(absl::StrCat(
+      R"({"model_type": "olmo3", "hidden_size": 4096, "intermediate_size": 11008,
+          "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 100278,
+          "sliding_window": 4096, "layer_types": [)",
+      types, "]}"));
+  ASSERT_TRUE(olmo3.ok()) << olmo3.status();
+  EXPECT_EQ(olmo3->num_sliding_window_layers(), 24);
+  EXPECT_TRUE(olmo3->qk_norm_full_width());
+  // StarCoder2's declared window is one llama.cpp does not keep: none.
+  auto starcoder2 = ArchitectureFromHfConfig(
+      R"({"model_type": "starcoder2", "hidden_size": 3072, "intermediate_size": 12288,
+          "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2,
+          "vocab_size": 49152, "sliding_window": 4096})");
+  ASSERT_TRUE(starcoder2.ok()) << starcoder2.status();
+  EXPECT_EQ(starcoder2->sliding_window(), 0);
+}
+
+// What a family's reader does not count is refused naming the key, not
+// counted short.
+TEST(HfConfigTest, MixtureOfExpertsFamiliesRefuseWhatTheyDoNotCount) {
+  auto shared = ArchitectureFromHfConfig(
+      R"({"model_type": "minimax_m2", "hidden_size": 3072, "intermediate_size": 1536,
+          "num_hidden_layers": 62, "num_attention_heads": 48, "vocab_size": 200064,
+          "num_local_experts": 256, "shared_intermediate_size": 1536})");
+  ASSERT_EQ(shared.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GetFieldViolations(shared.status())[0].field,
+            "hf_config_json.shared_intermediate_size");
+  // ERNIE-4.5-VL's per-modality expert lists: the message names the key
+  // the config has, not the first one this reader looks for.
+  auto listed = ArchitectureFromHfConfig(
+      R"({"model_type": "ernie4_5_moe", "hidden_size": 2560, "num_hidden_layers": 28,
+          "num_attention_heads": 20, "vocab_size": 103424, "moe_num_experts": [64, 64]})");
+  ASSERT_EQ(listed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(listed.status().message().find("\"moe_num_experts\""), std::string::npos)
+      << listed.status().message();
 }
 
 TEST(HfConfigTest, MalformedConfigsNameTheProblem) {
