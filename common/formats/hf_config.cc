@@ -62,6 +62,19 @@ class Config {
     const Value* v = Find({key});
     return v != nullptr && v->kind_case() == Value::kBoolValue ? v->bool_value() : fallback;
   }
+  // How many entries of the list `key` are the number `value`; -1 without
+  // the list or with an empty one (transformers reads [] as "not given").
+  int CountNumbers(const char* key, double value) const {
+    const Value* v = Find({key});
+    if (v == nullptr || v->kind_case() != Value::kListValue || v->list_value().values_size() == 0) {
+      return -1;
+    }
+    int n = 0;
+    for (const Value& item : v->list_value().values()) {
+      if (item.kind_case() == Value::kNumberValue && item.number_value() == value) ++n;
+    }
+    return n;
+  }
   // How many entries of the list `key` equal `value`; -1 without the list.
   int CountStrings(const char* key, const std::string& value) const {
     const Value* v = Find({key});
@@ -97,6 +110,8 @@ const std::set<std::string>& KnownTypes() {
       // Mixtures of experts: GLM-4.5/4.6 (glm4_moe), GLM-4.7-Flash
       // (glm4_moe_lite: DeepSeek-V3's blocks), MiniMax-M2, ERNIE 4.5.
       "glm4_moe", "glm4_moe_lite", "minimax_m2", "ernie4_5", "ernie4_5_moe",
+      // Llama 4's language model (Llama4ForConditionalGeneration's text_config).
+      "llama4_text",
       // Hybrid and state-space models (HybridArchitecture below).
       "jamba", "falcon_h1", "qwen3_next", "nemotron_h", "granitemoehybrid"};
   return *types;
@@ -111,8 +126,8 @@ const std::set<std::string>& StateSpaceTypes() {
 // Multimodal wrappers this reader counts: a language model (text_config,
 // or the top level for Qwen2-VL) and its vision or audio parts.
 const std::set<std::string>& MultimodalTypes() {
-  static const auto* types =
-      new std::set<std::string>{"gemma3", "llava", "qwen2_5_vl", "qwen2_audio", "qwen2_vl"};
+  static const auto* types = new std::set<std::string>{"gemma3",     "llava",       "llama4",
+                                                       "qwen2_5_vl", "qwen2_audio", "qwen2_vl"};
   return *types;
 }
 
@@ -191,7 +206,31 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
   auto take = [&](absl::StatusOr<int64_t> value) -> int64_t {
     return TakeEncoderFigure(std::move(value), &error);
   };
-  if (type == "qwen2_vl") {
+  if (type == "llama4") {
+    // Llama4VisionConfig: a CLIP-like ViT and its pixel-shuffle adapter
+    // (vision_adapter: fc1 intermediate_size x projector_input_dim, fc2
+    // projector_output_dim square, both without bias), whose output the
+    // projector takes.
+    part.set_layout("llama4_vision");
+    part.set_num_layers(static_cast<int32_t>(take(v.Int({"num_hidden_layers"}, 34))));
+    part.set_hidden_size(take(v.Int({"hidden_size"}, 768)));
+    part.set_intermediate_size(take(v.Int({"intermediate_size"}, 5632)));
+    part.set_image_size(static_cast<int32_t>(take(v.Int({"image_size"}, 448))));
+    part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 14))));
+    const int64_t adapter_in = take(v.Int({"projector_input_dim"}, 4096));
+    const int64_t adapter_out = take(v.Int({"projector_output_dim"}, 4096));
+    const int64_t vision_out = take(v.Int({"vision_output_dim"}, 7680));
+    if (error.ok() && (adapter_in != adapter_out || adapter_out != vision_out)) {
+      // fc2 takes fc1's output and the projector fc2's: unequal widths
+      // describe no model that runs.
+      return InPart(InvalidFieldError(kField, absl::StrCat("projector_input_dim (", adapter_in,
+                                                           "), projector_output_dim (", adapter_out,
+                                                           ") and vision_output_dim (", vision_out,
+                                                           ") must be equal")),
+                    "vision_config");
+    }
+    part.set_output_size(adapter_out);
+  } else if (type == "qwen2_vl") {
     // Qwen2VLVisionConfig: embed_dim is the ViT width, hidden_size the
     // language model's (what the merger maps into).
     part.set_layout("qwen2_vl_vision");
@@ -235,7 +274,8 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_patch_size(static_cast<int32_t>(take(
         v.Int({"patch_size"}, llava_default ? 14 : (part.layout() == "clip_vision" ? 32 : 16)))));
   }
-  if (part.layout() != "clip_vision" && part.layout() != "siglip_vision") {
+  if (part.layout() != "clip_vision" && part.layout() != "siglip_vision" &&
+      part.layout() != "llama4_vision") {
     part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 14))));
     part.set_temporal_patch_size(static_cast<int32_t>(take(v.Int({"temporal_patch_size"}, 2))));
     part.set_spatial_merge_size(static_cast<int32_t>(take(v.Int({"spatial_merge_size"}, 2))));
@@ -266,6 +306,7 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
   if (!t.count("model_type") || qwen_vl) {
     t["model_type"].set_string_value(type == "llava"    ? "llama"
                                      : type == "gemma3" ? "gemma3_text"
+                                     : type == "llama4" ? "llama4_text"
                                                         : "qwen2");
   }
   const std::string text_type = t["model_type"].string_value();
@@ -332,6 +373,12 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       projector.set_spatial_merge_size(encoder->spatial_merge_size());
       projector.set_output_size(encoder->output_size());
       encoder->clear_output_size();
+    } else if (type == "llama4") {
+      // Llama4MultiModalProjector: one linear without bias from the
+      // adapter's output.
+      projector.set_layout("llama4_projector");
+      projector.set_hidden_size(encoder->output_size());
+      projector.set_output_size(text_hidden);
     } else {
       projector.set_layout(type == "gemma3" ? "gemma3_projector" : "llava_projector");
       projector.set_output_size(text_hidden);
@@ -1123,6 +1170,47 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   }
   // DeepSeek-V3: a router bias per expert (e_score_correction_bias, with
   // topk_method "noaux_tc") and the multi-token-prediction module.
+  // Llama 4 (Llama4TextConfig): routed layers every interleave_moe_layer_step
+  // (moe_layers when listed), each with num_local_experts experts of
+  // intermediate_size and one shared expert of that width, no router bias;
+  // the other layers dense at intermediate_size_mlp. Its QK norm is an L2
+  // norm without weights. RoPE layers (no_rope_layers 1; every layer but
+  // each fourth by default) attend within chunks of attention_chunk_size
+  // tokens, so a runtime keeps at most a chunk of their keys and values
+  // (vLLM ChunkedLocalAttentionSpec, llama.cpp's chunked SWA cache): sized
+  // as a window of that many tokens.
+  if (type == "llama4_text") {
+    const int64_t L = a.num_layers();
+    a.set_moe_intermediate_size(take(c.Int({"intermediate_size"}, 8192)));
+    a.set_intermediate_size(take(c.Int({"intermediate_size_mlp"}, 16384)));
+    a.set_num_experts(static_cast<int32_t>(take(c.Int({"num_local_experts"}, 16))));
+    a.set_num_experts_per_token(static_cast<int32_t>(take(c.Int({"num_experts_per_tok"}, 1))));
+    a.set_num_shared_experts(1);
+    int64_t routed = 0;
+    if (const Value* listed = c.Find({"moe_layers"});
+        listed != nullptr && listed->kind_case() == Value::kListValue) {
+      routed = listed->list_value().values_size();
+    } else {
+      const int64_t step = std::max<int64_t>(1, take(c.Int({"interleave_moe_layer_step"}, 1)));
+      for (int64_t i = step - 1; i < L; i += step) ++routed;
+    }
+    if (routed > L) {
+      return InvalidFieldError(absl::StrCat(kField, ".moe_layers"),
+                               absl::StrCat("lists ", routed, " layers of ", L));
+    }
+    a.set_num_dense_layers(static_cast<int32_t>(L - routed));
+    int rope_layers = c.CountStrings("layer_types", "chunked_attention");
+    if (rope_layers < 0) rope_layers = c.CountNumbers("no_rope_layers", 1);
+    if (rope_layers < 0) {
+      const int64_t interval = std::max<int64_t>(1, take(c.Int({"no_rope_layer_interval"}, 4)));
+      rope_layers = static_cast<int>(L - L / interval);
+    }
+    const int64_t chunk = take(c.Int({"attention_chunk_size"}, 8192));
+    if (chunk > 0 && rope_layers > 0) {
+      a.set_sliding_window(chunk);
+      a.set_num_sliding_window_layers(rope_layers);
+    }
+  }
   // GLM-4.5 (Glm4MoeTopkRouter) and GLM-4.7-Flash keep both: their
   // checkpoints store the module at layer num_hidden_layers.
   if (type == "deepseek_v3" || type == "kimi_k2" || type == "glm4_moe_lite") {

@@ -84,6 +84,31 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
              : absl::StrCat(" + post LayerNorm ", N(extra)),
         head > 0 ? absl::StrCat(" + attention-pooling head ", N(head)) : "", " = ",
         N(out.parameters));
+  } else if (l == "llama4_vision") {
+    const double h = need(static_cast<double>(s.hidden_size), "hidden_size");
+    const double f = need(static_cast<double>(s.intermediate_size), "intermediate_size");
+    const double p = need(s.patch_size, "patch_size");
+    const double img = need(s.image_size, "image_size");
+    const double layers = need(s.num_layers, "num_layers");
+    const double c = need(s.num_channels, "num_channels");
+    const double a = need(static_cast<double>(s.output_size), "output_size");
+    if (!missing.empty()) return missing.ToStatus();
+    const double side = std::floor(img / p);
+    const Block block{h, f};
+    // Llama4VisionModel: patch_embedding without bias, a class token,
+    // (patches + 1) positions, pre- and post-LayerNorm; its pixel-shuffle
+    // adapter's two unbiased linears (fc1 f x a, fc2 a x a).
+    const double patch = c * p * p * h;
+    const double positions = (side * side + 1) * h;
+    const double extra = h + 4 * h;
+    const double adapter = f * a + a * a;
+    out.parameters = layers * block.Total() + patch + positions + extra + adapter;
+    out.arithmetic = absl::StrCat("Llama 4 ViT: ", N(layers), " blocks x ", block.Text(),
+                                  " + patch embedding ", N(c), "x", N(p), "^2x", N(h), " = ",
+                                  N(patch), " + ", N(side * side + 1), " positions x ", N(h), " = ",
+                                  N(positions), " + class token and pre/post LayerNorms ", N(extra),
+                                  " + pixel-shuffle adapter ", N(f), "x", N(a), " + ", N(a), "x",
+                                  N(a), " = ", N(adapter), " = ", N(out.parameters));
   } else if (l == "qwen2_vl_vision" || l == "qwen2_5_vl_vision") {
     const double h = need(static_cast<double>(s.hidden_size), "hidden_size");
     const double f = need(static_cast<double>(s.intermediate_size), "intermediate_size");
@@ -115,7 +140,8 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                                   " + two convolutions ", N(mel), "x", N(h), "x3 + ", N(h), "x",
                                   N(h), "x3 + biases = ", N(convs), " + ", N(pos), " positions x ",
                                   N(h), " + final LayerNorm = ", N(out.parameters));
-  } else if (l == "llava_projector" || l == "linear_projector" || l == "gemma3_projector") {
+  } else if (l == "llava_projector" || l == "linear_projector" || l == "gemma3_projector" ||
+             l == "llama4_projector") {
     const double v = need(static_cast<double>(s.hidden_size), "hidden_size");
     const double t = need(static_cast<double>(s.output_size), "output_size");
     if (!missing.empty()) return missing.ToStatus();
@@ -123,6 +149,10 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
       out.parameters = v * t + t + t * t + t;
       out.arithmetic = absl::StrCat("two linears ", N(v), "x", N(t), " + ", N(t), "x", N(t),
                                     " + biases = ", N(out.parameters));
+    } else if (l == "llama4_projector") {
+      out.parameters = v * t;
+      out.arithmetic =
+          absl::StrCat("a linear ", N(v), "x", N(t), " without bias = ", N(out.parameters));
     } else if (l == "linear_projector") {
       out.parameters = v * t + t;
       out.arithmetic = absl::StrCat("a linear ", N(v), "x", N(t), " + bias = ", N(out.parameters));
@@ -147,9 +177,9 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
         absl::StrCat(field, ".layout"),
         absl::StrCat("\"", l,
                      "\" is not a layout this estimator counts; supported: clip_vision, "
-                     "siglip_vision, qwen2_vl_vision, qwen2_5_vl_vision, whisper_encoder, "
-                     "llava_projector, gemma3_projector, qwen2_vl_merger, qwen2_5_vl_merger, "
-                     "linear_projector, tensors"));
+                     "siglip_vision, llama4_vision, qwen2_vl_vision, qwen2_5_vl_vision, "
+                     "whisper_encoder, llava_projector, gemma3_projector, llama4_projector, "
+                     "qwen2_vl_merger, qwen2_5_vl_merger, linear_projector, tensors"));
   }
   if (!missing.empty()) return missing.ToStatus();
   return out;

@@ -5,11 +5,13 @@
 // checkpoint's tensors under that module:
 //   clip_vision        CLIPVisionTransformer (modeling_clip.py)
 //   siglip_vision      SiglipVisionTransformer (modeling_siglip.py)
+//   llama4_vision      Llama4VisionModel with its pixel-shuffle adapter (modeling_llama4.py)
 //   qwen2_vl_vision    Qwen2VisionTransformerPretrainedModel without its merger
 //   qwen2_5_vl_vision  Qwen2_5_VisionTransformerPretrainedModel without its merger
 //   whisper_encoder    WhisperEncoder / Qwen2AudioEncoder
 //   llava_projector    LlavaMultiModalProjector (two biased linears)
 //   gemma3_projector   Gemma3MultiModalProjector (a matrix and an RMSNorm)
+//   llama4_projector   Llama4MultiModalProjector (one linear without bias)
 //   qwen2_vl_merger, qwen2_5_vl_merger  PatchMerger (a norm and two biased linears)
 //   linear_projector   one biased linear (Qwen2AudioMultiModalProjector)
 //   tensors            a count read from a file's tensors

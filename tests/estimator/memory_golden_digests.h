@@ -266,6 +266,8 @@ inline constexpr GoldenMemoryReplies kGoldenMemoryReplies[] = {
     {"models/llama-3-8b", 0xd41c06ab49046b3dull, 10507},
     {"models/llama-3-8b-instruct", 0x699bd4917dc14b4cull, 10777},
     {"models/llama-33b", 0x70c08ec0a826a2cull, 5667},
+    {"models/llama-4-maverick", 0x7acf1cd4256b875full, 15808},
+    {"models/llama-4-scout", 0x9c10204cd16162f4ull, 15723},
     {"models/llama-7b", 0xc2876508f9b7722eull, 10867},
     {"models/llama-guard-3-8b", 0x12695ead2650dd86ull, 10102},
     {"models/llama-nemotron-super-49b", 0xdda92cbc9ae74848ull, 6119},

@@ -85,6 +85,42 @@ constexpr char kQwen2Audio7b[] = R"({
     "rms_norm_eps": 1e-05, "sliding_window": 32768, "torch_dtype": "bfloat16",
     "use_mrope": false, "vocab_size": 156032}})";
 
+// meta-llama/Llama-4-Scout-17B-16E-Instruct and
+// meta-llama/Llama-4-Maverick-17B-128E-Instruct config.json (keys that do not
+// change a count or a cache left out). Scout leaves moe_layers and
+// no_rope_layers to Llama4TextConfig's defaults.
+constexpr char kLlama4Scout[] = R"({
+  "architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+  "tie_word_embeddings": false,
+  "text_config": {"attention_bias": false, "attention_chunk_size": 8192, "head_dim": 128,
+    "hidden_size": 5120, "interleave_moe_layer_step": 1, "intermediate_size": 8192,
+    "intermediate_size_mlp": 16384, "max_position_embeddings": 10485760,
+    "model_type": "llama4_text", "num_attention_heads": 40, "num_experts_per_tok": 1,
+    "num_hidden_layers": 48, "num_key_value_heads": 8, "num_local_experts": 16,
+    "use_qk_norm": true, "vocab_size": 202048},
+  "vision_config": {"hidden_size": 1408, "image_size": 336, "intermediate_size": 5632,
+    "model_type": "llama4_vision_model", "multi_modal_projector_bias": false,
+    "num_attention_heads": 16, "num_channels": 3, "num_hidden_layers": 34, "patch_size": 14,
+    "pixel_shuffle_ratio": 0.5, "projector_input_dim": 4096, "projector_output_dim": 4096,
+    "vision_output_dim": 4096}})";
+
+constexpr char kLlama4Maverick[] = R"({
+  "architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+  "tie_word_embeddings": false,
+  "text_config": {"attention_bias": false, "attention_chunk_size": 8192, "head_dim": 128,
+    "hidden_size": 5120, "interleave_moe_layer_step": 2, "intermediate_size": 8192,
+    "intermediate_size_mlp": 16384, "max_position_embeddings": 1048576,
+    "model_type": "llama4_text", "num_attention_heads": 40, "num_experts_per_tok": 1,
+    "num_hidden_layers": 48, "num_key_value_heads": 8, "num_local_experts": 128,
+    "no_rope_layers": [1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0,
+      1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0],
+    "use_qk_norm": false, "vocab_size": 202048},
+  "vision_config": {"hidden_size": 1408, "image_size": 336, "intermediate_size": 5632,
+    "model_type": "llama4_vision_model", "multi_modal_projector_bias": false,
+    "num_attention_heads": 16, "num_channels": 3, "num_hidden_layers": 34, "patch_size": 14,
+    "pixel_shuffle_ratio": 0.5, "projector_input_dim": 4096, "projector_output_dim": 4096,
+    "vision_output_dim": 4096}})";
+
 template <typename Response>
 class Waiter {
  public:
@@ -234,6 +270,51 @@ TEST(MultimodalConfigTest, Gemma3AndQwen2AudioMatchTheirPublishedCounts) {
   EXPECT_LT(RelativeError(audio.total_parameters(), 8.4e9), 0.001) << audio.total_parameters();
   EXPECT_GT(Component(audio, "audio_encoder"), 0);
   EXPECT_DOUBLE_EQ(Component(audio, "projector"), 1280.0 * 4096 + 4096);
+}
+
+TEST(MultimodalConfigTest, Llama4ScoutAndMaverickAreCountedExactly) {
+  // The checkpoints' safetensors totals: Maverick 401,583,781,376
+  // (../shared/data/model_catalogs/llmfit_hf_models.json, parameters_raw of
+  // meta-llama/Llama-4-Maverick-17B-128E-Instruct), Scout 108,641,793,536
+  // (the Hub's total for meta-llama/Llama-4-Scout-17B-16E-Instruct, "109B").
+  v1::CountParametersResponse scout = Count(kLlama4Scout);
+  EXPECT_EQ(scout.total_parameters(), 108641793536) << scout.total_parameters();
+  v1::CountParametersResponse maverick = Count(kLlama4Maverick);
+  EXPECT_EQ(maverick.total_parameters(), 401583781376) << maverick.total_parameters();
+  // Llama4VisionModel with its pixel-shuffle adapter, and the projector's
+  // one unbiased linear (vision_output_dim x the text width): the same in
+  // both checkpoints.
+  for (const auto* r : {&scout, &maverick}) {
+    EXPECT_DOUBLE_EQ(Component(*r, "projector"), 4096.0 * 5120);
+    EXPECT_DOUBLE_EQ(Component(*r, "vision_encoder") + Component(*r, "projector"), 871932416);
+  }
+  // Meta's model cards: 17B active parameters each, the language model's
+  // (ours 17.17B and 17.18B: both embeddings, attention, the routed and the
+  // shared expert); the active figure adds the vision parts.
+  for (const auto* r : {&scout, &maverick}) {
+    const double language_active =
+        r->active_parameters() - Component(*r, "vision_encoder") - Component(*r, "projector");
+    EXPECT_LT(RelativeError(language_active, 17e9), 0.011) << language_active;
+  }
+  // Every layer routed in Scout; every second in Maverick, the others dense
+  // at intermediate_size_mlp. Three layers in four use RoPE and attend
+  // within 8,192-token chunks, so a cache holds a chunk of them.
+  EXPECT_EQ(scout.architecture().num_dense_layers(), 0);
+  EXPECT_EQ(maverick.architecture().num_dense_layers(), 24);
+  EXPECT_EQ(maverick.architecture().intermediate_size(), 16384);
+  EXPECT_EQ(maverick.architecture().moe_intermediate_size(), 8192);
+  for (const auto* r : {&scout, &maverick}) {
+    EXPECT_EQ(r->architecture().sliding_window(), 8192);
+    EXPECT_EQ(r->architecture().num_sliding_window_layers(), 36);
+  }
+  // Widths that describe no runnable adapter are refused by name.
+  std::string uneven = kLlama4Scout;
+  uneven.replace(uneven.find("\"projector_output_dim\": 4096"),
+                 std::string("\"projector_output_dim\": 4096").size(),
+                 "\"projector_output_dim\": 2048");
+  absl::Status refused = ArchitectureFromHfConfig(uneven).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.ToString(), "projector_output_dim")) << refused;
 }
 
 TEST(MultimodalConfigTest, UnsupportedFamiliesAreRefusedNamingTheSupportedOnes) {
