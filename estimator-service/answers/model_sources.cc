@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
+#include "common/formats/gguf_architecture.h"
 #include "common/formats/hf_config.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
@@ -125,23 +126,6 @@ absl::Status HubErrorForCaller(const absl::Status& status, absl::string_view rep
                                                     repo, ")"));
   }
   return status;
-}
-
-// GGUF general.architecture -> the config.json model_type it reads as.
-const std::map<std::string, std::string>& GgufFamilies() {
-  static const auto* families = new std::map<std::string, std::string>{
-      {"llama", "llama"},          {"mistral", "mistral"},    {"qwen2", "qwen2"},
-      {"qwen3", "qwen3"},          {"qwen2moe", "qwen2_moe"}, {"qwen3moe", "qwen3_moe"},
-      {"gemma", "gemma"},          {"gemma2", "gemma2"},      {"phi3", "phi3"},
-      {"deepseek2", "deepseek_v2"}};
-  return *families;
-}
-
-bool HasTensor(const GgufHeader& header, absl::string_view name) {
-  for (const GgufTensorInfo& t : header.tensors) {
-    if (t.name == name) return true;
-  }
-  return false;
 }
 
 std::string FileName(const v1::ModelFileHeader& file, absl::string_view fallback,
@@ -252,122 +236,6 @@ absl::Status CallAbandoned(absl::string_view what) {
         absl::StrCat("the call's deadline passed while ", what, "; stopped there"));
   }
   return absl::OkStatus();
-}
-
-namespace {
-
-// llama.cpp's Mamba files (general.architecture "mamba"; convert_hf_to_gguf.py
-// MambaModel): mamba.ssm.inner_size, state_size, conv_kernel and
-// time_step_rank beside the block count and width; the conv1d carries a
-// bias, the projections none; an output.weight tensor when untied.
-absl::StatusOr<common::v1::Architecture> MambaFromGguf(const GgufHeader& header,
-                                                       absl::string_view field) {
-  const GgufModelMetadata& m = header.model;
-  FieldViolations missing;
-  auto need = [&](const std::optional<int64_t>& v, absl::string_view key) -> int64_t {
-    if (!v.has_value() || *v <= 0) {
-      missing.Add(absl::StrCat(field, "mamba.", key), "missing from the metadata");
-      return 0;
-    }
-    return *v;
-  };
-  common::v1::Architecture a;
-  a.set_model_type("mamba");
-  const int64_t layers = need(m.block_count, "block_count");
-  a.set_num_layers(static_cast<int32_t>(layers));
-  a.set_hidden_size(need(m.embedding_length, "embedding_length"));
-  a.set_ssm_inner_size(need(header.GetInt("mamba.ssm.inner_size"), "ssm.inner_size"));
-  a.set_ssm_state_size(
-      static_cast<int32_t>(need(header.GetInt("mamba.ssm.state_size"), "ssm.state_size")));
-  a.set_ssm_conv_kernel(
-      static_cast<int32_t>(need(header.GetInt("mamba.ssm.conv_kernel"), "ssm.conv_kernel")));
-  a.set_ssm_dt_rank(
-      static_cast<int32_t>(need(header.GetInt("mamba.ssm.time_step_rank"), "ssm.time_step_rank")));
-  if (m.vocab_size.has_value()) {
-    a.set_vocab_size(*m.vocab_size);
-  } else {
-    missing.Add(absl::StrCat(field, "tokenizer.ggml.tokens"), "missing from the metadata");
-  }
-  a.set_recurrent_mixer("mamba");
-  a.set_num_recurrent_layers(static_cast<int32_t>(layers));
-  a.set_ssm_conv_bias(true);
-  a.set_norms_per_layer(1);
-  a.set_norm_type(common::v1::NORM_TYPE_RMS_NORM);
-  a.set_tie_word_embeddings(!HasTensor(header, "output.weight"));
-  a.set_published_parameter_count(static_cast<int64_t>(header.total_elements));
-  if (absl::Status bad = missing.ToStatus(); !bad.ok()) return bad;
-  return a;
-}
-
-}  // namespace
-
-absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& header,
-                                                              absl::string_view field) {
-  const GgufModelMetadata& m = header.model;
-  if (m.architecture == "mamba") return MambaFromGguf(header, field);
-  auto family = GgufFamilies().find(m.architecture);
-  if (family == GgufFamilies().end()) {
-    std::vector<std::string> known;
-    for (const auto& [name, type] : GgufFamilies()) known.push_back(name);
-    known.push_back("mamba");
-    return WithReason(
-        InvalidFieldError(absl::StrCat(field, "general.architecture"),
-                          absl::StrCat("\"", m.architecture,
-                                       "\" is not a family this reader knows; supported "
-                                       "general.architecture values: ",
-                                       absl::StrJoin(known, ", "))),
-        "UNSUPPORTED_MODEL_TYPE");
-  }
-  FieldViolations missing;
-  auto need = [&](const std::optional<int64_t>& v, absl::string_view key) -> int64_t {
-    if (!v.has_value() || *v <= 0) {
-      missing.Add(absl::StrCat(field, m.architecture, ".", key), "missing from the metadata");
-      return 0;
-    }
-    return *v;
-  };
-  common::v1::Architecture a;
-  std::string type = family->second;
-  if (type == "llama" && m.expert_count.value_or(0) > 0) type = "mixtral";
-  a.set_model_type(type);
-  a.set_num_layers(static_cast<int32_t>(need(m.block_count, "block_count")));
-  a.set_hidden_size(need(m.embedding_length, "embedding_length"));
-  a.set_num_attention_heads(static_cast<int32_t>(need(m.head_count, "attention.head_count")));
-  a.set_num_key_value_heads(
-      static_cast<int32_t>(m.head_count_kv.value_or(m.head_count.value_or(0))));
-  if (m.key_length.has_value()) a.set_head_dim(static_cast<int32_t>(*m.key_length));
-  a.set_intermediate_size(need(m.feed_forward_length, "feed_forward_length"));
-  if (m.vocab_size.has_value()) {
-    a.set_vocab_size(*m.vocab_size);
-  } else {
-    missing.Add(absl::StrCat(field, "tokenizer.ggml.tokens"), "missing from the metadata");
-  }
-  if (m.context_length.has_value()) a.set_max_context_length(*m.context_length);
-  a.set_gated_mlp(true);
-  a.set_tie_word_embeddings(!HasTensor(header, "output.weight"));
-  a.set_position_embedding(common::v1::POSITION_EMBEDDING_ROTARY);
-  a.set_norm_type(common::v1::NORM_TYPE_RMS_NORM);
-  if (m.expert_count.value_or(0) > 0) {
-    a.set_num_experts(static_cast<int32_t>(*m.expert_count));
-    a.set_num_experts_per_token(static_cast<int32_t>(m.expert_used_count.value_or(0)));
-  }
-  // Fused attention: convert_hf_to_gguf.py writes one blk.N.attn_qkv tensor
-  // per block where the checkpoint has one projection (Phi-3's qkv_proj),
-  // llama.cpp's loaders take attn_qkv where a file has one and attn_q/k/v
-  // otherwise (llama-model.cpp: wqkv TENSOR_NOT_REQUIRED, then wq, wk, wv),
-  // and the quantizer gives attn_qkv attn_v's type rules
-  // (llama-quant.cpp category_is_attn_v): the file's names decide, not the
-  // family.
-  bool fused = false, split = false;
-  for (const GgufTensorInfo& t : header.tensors) {
-    if (!absl::StartsWith(t.name, "blk.")) continue;
-    fused = fused || absl::EndsWith(t.name, ".attn_qkv.weight");
-    split = split || absl::EndsWith(t.name, ".attn_q.weight");
-  }
-  if (fused || split) a.set_fused_qkv(fused);
-  a.set_published_parameter_count(static_cast<int64_t>(header.total_elements));
-  if (absl::Status bad = missing.ToStatus(); !bad.ok()) return bad;
-  return a;
 }
 
 namespace {

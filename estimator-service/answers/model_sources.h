@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "common/fetch/hf_hub.h"
 #include "common/formats/gguf.h"
+#include "common/formats/gguf_architecture.h"
 #include "common/formats/safetensors.h"
 #include "estimator-service/catalog/record_source.h"
 #include "modelatlas/common/v1/model.pb.h"
@@ -104,10 +105,6 @@ absl::StatusOr<SourcedModel> ModelFromGgufHeader(const v1::ModelFileHeader& file
 absl::StatusOr<SourcedModel> ModelFromSafetensorsHeader(const v1::ModelFileHeader& file,
                                                         absl::string_view field);
 absl::StatusOr<SourcedModel> ModelFromHfDescription(const HfModelDescription& description);
-// The architecture in a GGUF's metadata; INVALID_ARGUMENT naming the
-// supported general.architecture values for another family.
-absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& header,
-                                                              absl::string_view field);
 
 // The encoder part a checkpoint tensor belongs to, by its transformers
 // module name ("vision_encoder", "projector", "audio_encoder"), or "" for

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -170,6 +171,97 @@ inline std::string GgufBytes(const std::string& architecture = "llama", bool hea
   if (!header_only) out.append(offset, '\x5a');
   return out;
 }
+// A GGUF header (version 3) written key by key and tensor by tensor, as
+// llama.cpp's convert_hf_to_gguf.py writes a model's: for the readers'
+// family tests. Tensors are F32 unless a ggml type is given; the data
+// section is not written (the header only, as the CLI sends it).
+class GgufHeaderWriter {
+ public:
+  GgufHeaderWriter& Str(const std::string& key, const std::string& value) {
+    Key(key, 8);
+    Text(&kv_, value);
+    return *this;
+  }
+  GgufHeaderWriter& U32(const std::string& key, uint32_t value) {
+    Key(key, 4);
+    Le(&kv_, value, 4);
+    return *this;
+  }
+  GgufHeaderWriter& F32(const std::string& key, float value) {
+    Key(key, 6);
+    uint32_t bits = 0;
+    static_assert(sizeof(bits) == sizeof(value));
+    std::memcpy(&bits, &value, sizeof(bits));
+    Le(&kv_, bits, 4);
+    return *this;
+  }
+  GgufHeaderWriter& Bool(const std::string& key, bool value) {
+    Key(key, 7);
+    kv_.push_back(value ? 1 : 0);
+    return *this;
+  }
+  // An array of int32 (convert_hf_to_gguf.py writes per-layer lists so).
+  GgufHeaderWriter& I32Array(const std::string& key, const std::vector<int32_t>& values) {
+    Key(key, 9);
+    Le(&kv_, 5, 4);
+    Le(&kv_, values.size(), 8);
+    for (int32_t v : values) Le(&kv_, static_cast<uint32_t>(v), 4);
+    return *this;
+  }
+  // tokenizer.ggml.tokens with `n` placeholder tokens.
+  GgufHeaderWriter& Tokens(int n) {
+    Key("tokenizer.ggml.tokens", 9);
+    Le(&kv_, 8, 4);
+    Le(&kv_, static_cast<uint64_t>(n), 8);
+    for (int i = 0; i < n; ++i) Text(&kv_, absl::StrCat("t", i));
+    return *this;
+  }
+  // `dims` row first (ne[0]), as in the file.
+  GgufHeaderWriter& Tensor(const std::string& name, const std::vector<uint64_t>& dims,
+                           uint32_t ggml_type = 0, uint32_t bytes_per_element = 4) {
+    Text(&tensors_, name);
+    Le(&tensors_, dims.size(), 4);
+    uint64_t elements = 1;
+    for (uint64_t d : dims) {
+      Le(&tensors_, d, 8);
+      elements *= d;
+    }
+    Le(&tensors_, ggml_type, 4);
+    Le(&tensors_, offset_, 8);
+    offset_ += (elements * bytes_per_element + 31) / 32 * 32;
+    elements_ += elements;
+    ++tensor_count_;
+    return *this;
+  }
+  uint64_t elements() const { return elements_; }
+  std::string Header() const {
+    std::string out = "GGUF";
+    Le(&out, 3, 4);
+    Le(&out, tensor_count_, 8);
+    Le(&out, kv_count_, 8);
+    out += kv_;
+    out += tensors_;
+    out.resize((out.size() + 31) / 32 * 32, '\0');
+    return out;
+  }
+
+ private:
+  static void Le(std::string* out, uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+  static void Text(std::string* out, const std::string& s) {
+    Le(out, s.size(), 8);
+    *out += s;
+  }
+  void Key(const std::string& key, uint32_t type) {
+    Text(&kv_, key);
+    Le(&kv_, type, 4);
+    ++kv_count_;
+  }
+  std::string kv_, tensors_;
+  uint64_t kv_count_ = 0, tensor_count_ = 0, offset_ = 0, elements_ = 0;
+};
+
 inline constexpr uint64_t kGgufTensorBytes = 300 * 144 + 300 * 210 + 1024;
 inline constexpr uint64_t kGgufTensorElements = 2 * 256 * 300 + 256;
 

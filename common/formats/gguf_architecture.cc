@@ -1,0 +1,401 @@
+#include "common/formats/gguf_architecture.h"
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/formats/hf_config.h"
+#include "common/status/errors.h"
+
+namespace modelatlas {
+namespace {
+
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+// general.architecture (llama.cpp src/llama-arch.cpp LLM_ARCH_NAMES) -> the
+// config.json model_type whose blocks the file holds. "chatglm" files come
+// from ChatGLM2/3 and GLM-4-9B-chat's own format, whose blocks are
+// transformers' "glm"; Llama 4's holds its language model only (the vision
+// tower is a separate mmproj file), as Qwen2-VL's and Qwen2.5-VL's
+// (qwen2vl: Qwen2's blocks).
+const std::map<std::string, std::string>& Families() {
+  static const auto* families =
+      new std::map<std::string, std::string>{{"llama", "llama"},
+                                             {"mistral", "mistral"},
+                                             {"qwen2", "qwen2"},
+                                             {"qwen2vl", "qwen2"},
+                                             {"qwen3", "qwen3"},
+                                             {"qwen2moe", "qwen2_moe"},
+                                             {"qwen3moe", "qwen3_moe"},
+                                             {"gemma", "gemma"},
+                                             {"gemma2", "gemma2"},
+                                             {"gemma3", "gemma3_text"},
+                                             {"phi2", "phi"},
+                                             {"phi3", "phi3"},
+                                             {"deepseek2", "deepseek_v2"},
+                                             {"olmo2", "olmo2"},
+                                             {"olmoe", "olmoe"},
+                                             {"granite", "granite"},
+                                             {"exaone4", "exaone4"},
+                                             {"internlm2", "internlm2"},
+                                             {"seed_oss", "seed_oss"},
+                                             {"glm4", "glm4"},
+                                             {"chatglm", "glm"},
+                                             {"glm4moe", "glm4_moe"},
+                                             {"starcoder2", "starcoder2"},
+                                             {"minimax-m2", "minimax_m2"},
+                                             {"ernie4_5", "ernie4_5"},
+                                             {"ernie4_5-moe", "ernie4_5_moe"},
+                                             {"gpt-oss", "gpt_oss"},
+                                             {"llama4", "llama4_text"}};
+  return *families;
+}
+
+bool HasTensor(const GgufHeader& header, absl::string_view name) {
+  for (const GgufTensorInfo& t : header.tensors) {
+    if (t.name == name) return true;
+  }
+  return false;
+}
+
+// A tensor of some block: "blk.N.<suffix>" for any N.
+const GgufTensorInfo* AnyBlockTensor(const GgufHeader& header, absl::string_view suffix) {
+  for (const GgufTensorInfo& t : header.tensors) {
+    if (absl::StartsWith(t.name, "blk.") && absl::EndsWith(t.name, suffix)) return &t;
+  }
+  return nullptr;
+}
+
+// Blocks holding multi-token-prediction tensors ("blk.N.nextn.*"): GLM-4.5's
+// converter keeps its MTP layer as a block after the model's
+// (convert_hf_to_gguf.py Glm4MoeModel: block_count = num_hidden_layers +
+// num_nextn_predict_layers).
+int MtpBlocks(const GgufHeader& header) {
+  std::set<std::string> blocks;
+  for (const GgufTensorInfo& t : header.tensors) {
+    if (!absl::StartsWith(t.name, "blk.") || !absl::StrContains(t.name, ".nextn.")) continue;
+    std::vector<absl::string_view> parts = absl::StrSplit(t.name, '.');
+    if (parts.size() > 1) blocks.insert(std::string(parts[1]));
+  }
+  return static_cast<int>(blocks.size());
+}
+
+// llama.cpp's Mamba files (general.architecture "mamba"; convert_hf_to_gguf.py
+// MambaModel): mamba.ssm.inner_size, state_size, conv_kernel and
+// time_step_rank beside the block count and width; the conv1d carries a
+// bias, the projections none; an output.weight tensor when untied.
+absl::StatusOr<common::v1::Architecture> MambaFromGguf(const GgufHeader& header,
+                                                       absl::string_view field) {
+  const GgufModelMetadata& m = header.model;
+  FieldViolations missing;
+  auto need = [&](const std::optional<int64_t>& v, absl::string_view key) -> int64_t {
+    if (!v.has_value() || *v <= 0) {
+      missing.Add(absl::StrCat(field, "mamba.", key), "missing from the metadata");
+      return 0;
+    }
+    return *v;
+  };
+  common::v1::Architecture a;
+  a.set_model_type("mamba");
+  const int64_t layers = need(m.block_count, "block_count");
+  a.set_num_layers(static_cast<int32_t>(layers));
+  a.set_hidden_size(need(m.embedding_length, "embedding_length"));
+  a.set_ssm_inner_size(need(header.GetInt("mamba.ssm.inner_size"), "ssm.inner_size"));
+  a.set_ssm_state_size(
+      static_cast<int32_t>(need(header.GetInt("mamba.ssm.state_size"), "ssm.state_size")));
+  a.set_ssm_conv_kernel(
+      static_cast<int32_t>(need(header.GetInt("mamba.ssm.conv_kernel"), "ssm.conv_kernel")));
+  a.set_ssm_dt_rank(
+      static_cast<int32_t>(need(header.GetInt("mamba.ssm.time_step_rank"), "ssm.time_step_rank")));
+  if (m.vocab_size.has_value()) {
+    a.set_vocab_size(*m.vocab_size);
+  } else {
+    missing.Add(absl::StrCat(field, "tokenizer.ggml.tokens"), "missing from the metadata");
+  }
+  a.set_recurrent_mixer("mamba");
+  a.set_num_recurrent_layers(static_cast<int32_t>(layers));
+  a.set_ssm_conv_bias(true);
+  a.set_norms_per_layer(1);
+  a.set_norm_type(common::v1::NORM_TYPE_RMS_NORM);
+  a.set_tie_word_embeddings(!HasTensor(header, "output.weight"));
+  a.set_published_parameter_count(static_cast<int64_t>(header.total_elements));
+  if (absl::Status bad = missing.ToStatus(); !bad.ok()) return bad;
+  return a;
+}
+
+// The config.json a transformer's GGUF metadata was written from.
+class ConfigFromGguf {
+ public:
+  ConfigFromGguf(const GgufHeader& header, const std::string& model_type, absl::string_view field)
+      : h_(header), prefix_(header.model.architecture + "."), field_(field) {
+    Set("model_type", model_type);
+  }
+
+  void Set(const char* key, const std::string& value) { Field(key).set_string_value(value); }
+  void Set(const char* key, int64_t value) {
+    Field(key).set_number_value(static_cast<double>(value));
+  }
+  void SetBool(const char* key, bool value) { Field(key).set_bool_value(value); }
+  void SetIf(const char* key, std::optional<int64_t> value) {
+    if (value.has_value()) Set(key, *value);
+  }
+  Value& Field(const char* key) { return (*root_.mutable_fields())[key]; }
+  // A required value: a missing one is a violation naming `{arch}.<key>`.
+  int64_t Need(std::optional<int64_t> value, absl::string_view key) {
+    if (!value.has_value() || *value <= 0) {
+      missing_.Add(absl::StrCat(field_, prefix_, key), "missing from the metadata");
+      return 0;
+    }
+    return *value;
+  }
+  std::optional<int64_t> Int(absl::string_view key) const {
+    return h_.GetInt(absl::StrCat(prefix_, key));
+  }
+  const GgufArray* Array(absl::string_view key) const {
+    return h_.GetArray(absl::StrCat(prefix_, key));
+  }
+  std::string Key(absl::string_view key) const { return absl::StrCat(field_, prefix_, key); }
+  FieldViolations& missing() { return missing_; }
+  std::string Json() const {
+    std::string json;
+    (void)google::protobuf::util::MessageToJsonString(root_, &json);
+    return json;
+  }
+
+ private:
+  const GgufHeader& h_;
+  const std::string prefix_;
+  const std::string field_;
+  Struct root_;
+  FieldViolations missing_;
+};
+
+// config.json's layer_types from a list of flags, true for a sliding layer.
+void LayerTypes(ConfigFromGguf* c, const std::vector<bool>& sliding) {
+  Value& list = c->Field("layer_types");
+  list.mutable_list_value()->clear_values();
+  for (bool s : sliding) {
+    list.mutable_list_value()->add_values()->set_string_value(s ? "sliding_attention"
+                                                                : "full_attention");
+  }
+}
+
+// {arch}.attention.sliding_window_pattern: a period (the last layer of each
+// period full, as Gemma 3's config says it) or a flag per layer, true for a
+// sliding one (convert_hf_to_gguf.py add_sliding_window_pattern).
+void SlidingPattern(ConfigFromGguf* c) {
+  if (std::optional<int64_t> period = c->Int("attention.sliding_window_pattern")) {
+    c->Set("sliding_window_pattern", *period);
+  } else if (const GgufArray* flags = c->Array("attention.sliding_window_pattern");
+             flags != nullptr && !flags->numbers.empty()) {
+    std::vector<bool> sliding;
+    for (double f : flags->numbers) sliding.push_back(f != 0);
+    LayerTypes(c, sliding);
+  }
+}
+
+// Multi-head latent attention (deepseek2): the ranks and head widths. Files
+// written since llama.cpp stored MLA as multi-query attention give the
+// decompressed widths as key_length_mla / value_length_mla (key_length is
+// then the compressed cache's); older ones as key_length / value_length.
+void LatentAttention(ConfigFromGguf* c, int64_t heads) {
+  const int64_t rope = c->Need(c->Int("rope.dimension_count"), "rope.dimension_count");
+  c->Set("kv_lora_rank", c->Need(c->Int("attention.kv_lora_rank"), "attention.kv_lora_rank"));
+  c->Set("q_lora_rank", c->Int("attention.q_lora_rank").value_or(0));
+  c->Set("qk_rope_head_dim", rope);
+  const bool mqa_layout = c->Int("attention.key_length_mla").has_value();
+  const int64_t key =
+      c->Need(c->Int(mqa_layout ? "attention.key_length_mla" : "attention.key_length"),
+              mqa_layout ? "attention.key_length_mla" : "attention.key_length");
+  const int64_t value =
+      c->Need(c->Int(mqa_layout ? "attention.value_length_mla" : "attention.value_length"),
+              mqa_layout ? "attention.value_length_mla" : "attention.value_length");
+  if (key > rope) c->Set("qk_nope_head_dim", key - rope);
+  c->Set("v_head_dim", value);
+  c->Set("num_key_value_heads", heads);
+}
+
+}  // namespace
+
+std::vector<std::string> GgufArchitecturesRead() {
+  std::vector<std::string> known;
+  for (const auto& [name, type] : Families()) known.push_back(name);
+  known.push_back("mamba");
+  std::sort(known.begin(), known.end());
+  return known;
+}
+
+absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& header,
+                                                              absl::string_view field) {
+  const GgufModelMetadata& m = header.model;
+  if (m.architecture == "mamba") return MambaFromGguf(header, field);
+  auto family = Families().find(m.architecture);
+  if (family == Families().end()) {
+    return WithReason(
+        InvalidFieldError(absl::StrCat(field, "general.architecture"),
+                          absl::StrCat("\"", m.architecture,
+                                       "\" is not a family this reader knows; supported "
+                                       "general.architecture values: ",
+                                       absl::StrJoin(GgufArchitecturesRead(), ", "))),
+        "UNSUPPORTED_MODEL_TYPE");
+  }
+  // Layers without key/value heads are recurrent (llama.cpp's hybrids write
+  // 0 for them): not sized as attention.
+  if (const GgufArray* kv = header.GetArray(m.architecture + ".attention.head_count_kv")) {
+    for (double n : kv->numbers) {
+      if (n == 0) {
+        return WithReason(
+            InvalidFieldError(absl::StrCat(field, m.architecture, ".attention.head_count_kv"),
+                              "lists layers without key/value heads (recurrent layers of a "
+                              "hybrid model), which this reader does not size"),
+            "UNSUPPORTED_MODEL_TYPE");
+      }
+    }
+  }
+  const bool experts = m.expert_count.value_or(0) > 0;
+  const bool router_bias = AnyBlockTensor(header, ".exp_probs_b.bias") != nullptr;
+  std::string type = family->second;
+  if (type == "llama" && experts) type = "mixtral";
+  // DeepSeek-V3's files are deepseek2 with a router bias per expert.
+  if (type == "deepseek_v2" && router_bias) type = "deepseek_v3";
+  ConfigFromGguf c(header, type, field);
+
+  const int64_t blocks = c.Need(m.block_count, "block_count");
+  const int mtp = MtpBlocks(header);
+  c.Set("num_hidden_layers", blocks > mtp ? blocks - mtp : blocks);
+  if (mtp > 0) c.Set("num_nextn_predict_layers", mtp);
+  c.Set("hidden_size", c.Need(m.embedding_length, "embedding_length"));
+  const int64_t heads = c.Need(m.head_count, "attention.head_count");
+  c.Set("num_attention_heads", heads);
+  c.Set("num_key_value_heads", m.head_count_kv.value_or(heads));
+  const std::optional<int64_t> expert_width = c.Int("expert_feed_forward_length");
+  c.Set("intermediate_size", experts && !m.feed_forward_length.has_value()
+                                 ? c.Need(expert_width, "expert_feed_forward_length")
+                                 : c.Need(m.feed_forward_length, "feed_forward_length"));
+  if (m.vocab_size.has_value()) {
+    c.Set("vocab_size", *m.vocab_size);
+  } else {
+    c.missing().Add(absl::StrCat(field, "tokenizer.ggml.tokens"), "missing from the metadata");
+  }
+  c.SetIf("max_position_embeddings", m.context_length);
+  c.SetBool("tie_word_embeddings", !HasTensor(header, "output.weight"));
+
+  // Attention widths: one head_dim for keys and values, or MLA's.
+  if (type == "deepseek_v2" || type == "deepseek_v3") {
+    LatentAttention(&c, heads);
+  } else if (m.key_length.has_value()) {
+    const std::optional<int64_t> value = c.Int("attention.value_length");
+    if (value.has_value() && *value != *m.key_length) {
+      c.missing().Add(c.Key("attention.value_length"),
+                      absl::StrCat(*value, " differs from attention.key_length ", *m.key_length,
+                                   ": this reader sizes keys and values of one width"));
+    }
+    c.Set("head_dim", *m.key_length);
+  }
+
+  // Mixtures of experts, under each family's config.json names.
+  if (experts) {
+    for (const char* key :
+         {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"})
+      c.Set(key, *m.expert_count);
+    for (const char* key : {"num_experts_per_tok", "moe_k"})
+      c.Set(key, m.expert_used_count.value_or(0));
+    c.SetIf("moe_intermediate_size", expert_width);
+    c.SetIf("shared_expert_intermediate_size", c.Int("expert_shared_feed_forward_length"));
+    for (const char* key : {"n_shared_experts", "moe_num_shared_experts"})
+      c.SetIf(key, c.Int("expert_shared_count"));
+    c.SetIf("first_k_dense_replace", c.Int("leading_dense_block_count"));
+  }
+  if (type == "mixtral" || type == "minimax_m2" || type == "gpt_oss") {
+    // Their config.json's intermediate_size is an expert's.
+    if (expert_width.has_value()) c.Set("intermediate_size", *expert_width);
+  } else if (type == "llama4_text") {
+    // Llama4TextConfig: intermediate_size is an expert's, intermediate_size_mlp
+    // the dense layers'.
+    if (expert_width.has_value()) c.Set("intermediate_size", *expert_width);
+    c.SetIf("intermediate_size_mlp", m.feed_forward_length);
+    c.SetIf("interleave_moe_layer_step", c.Int("interleave_moe_layer_step"));
+  } else if (type == "ernie4_5_moe") {
+    c.SetIf("moe_layer_start_index", c.Int("leading_dense_block_count"));
+    c.SetIf("moe_layer_interval", c.Int("interleave_moe_layer_step"));
+  }
+
+  // What config.json says and GGUF leaves to the tensors.
+  const bool qkv_bias = AnyBlockTensor(header, ".attn_q.bias") != nullptr ||
+                        AnyBlockTensor(header, ".attn_qkv.bias") != nullptr;
+  const bool output_bias = AnyBlockTensor(header, ".attn_output.bias") != nullptr;
+  const bool mlp_bias = AnyBlockTensor(header, ".ffn_up.bias") != nullptr ||
+                        AnyBlockTensor(header, ".ffn_down.bias") != nullptr;
+  if (type == "starcoder2" || type == "ernie4_5" || type == "ernie4_5_moe") {
+    c.SetBool("use_bias", qkv_bias);
+  } else if (type == "internlm2") {
+    c.SetBool("bias", qkv_bias);
+  } else if (type == "seed_oss") {
+    c.SetBool("attention_bias", qkv_bias);
+    c.SetBool("attention_out_bias", output_bias);
+    c.SetBool("mlp_bias", mlp_bias);
+  } else {
+    c.SetBool("attention_bias", qkv_bias);
+    c.SetBool("mlp_bias", mlp_bias);
+  }
+  if (type == "glm4_moe") {
+    c.SetBool("use_qk_norm", AnyBlockTensor(header, ".attn_q_norm.weight") != nullptr);
+  } else if (type == "minimax_m2") {
+    // Whole-projection norms ("per_layer") or one head's width.
+    const GgufTensorInfo* q_norm = AnyBlockTensor(header, ".attn_q_norm.weight");
+    const int64_t head_dim = m.key_length.value_or(0);
+    c.Set("qk_norm_type", q_norm != nullptr && head_dim > 0 && !q_norm->dims.empty() &&
+                                  static_cast<int64_t>(q_norm->dims[0]) == head_dim
+                              ? "per_head"
+                              : "per_layer");
+    c.SetBool("use_routing_bias", router_bias);
+  }
+
+  // Sliding windows.
+  c.SetIf("sliding_window", c.Int("attention.sliding_window"));
+  SlidingPattern(&c);
+  if (type == "gpt_oss" && c.Field("layer_types").kind_case() == Value::KIND_NOT_SET) {
+    // GptOssConfig's default (llama.cpp: set_swa_pattern(2)): even layers
+    // sliding, odd ones full.
+    std::vector<bool> sliding;
+    for (int64_t i = 0; i < blocks; ++i) sliding.push_back(i % 2 == 0);
+    LayerTypes(&c, sliding);
+  }
+  if (absl::Status bad = c.missing().ToStatus(); !bad.ok()) return bad;
+
+  absl::StatusOr<common::v1::Architecture> a = ArchitectureFromHfConfig(c.Json());
+  if (!a.ok()) {
+    return absl::Status(a.status().code(),
+                        absl::StrCat("the ", m.architecture,
+                                     " metadata, read as the config.json it was written from: ",
+                                     a.status().message()));
+  }
+  if (mtp > 0 && !AnyBlockTensor(header, ".nextn.embed_tokens.weight")) {
+    a->set_mtp_shares_embeddings(true);
+  }
+  // Fused attention: convert_hf_to_gguf.py writes one blk.N.attn_qkv tensor
+  // per block where the checkpoint has one projection (Phi-3's qkv_proj),
+  // llama.cpp's loaders take attn_qkv where a file has one and attn_q/k/v
+  // otherwise (llama-model.cpp: wqkv TENSOR_NOT_REQUIRED, then wq, wk, wv),
+  // and the quantizer gives attn_qkv attn_v's type rules
+  // (llama-quant.cpp category_is_attn_v): the file's names decide, not the
+  // family.
+  const bool fused = AnyBlockTensor(header, ".attn_qkv.weight") != nullptr;
+  const bool split = AnyBlockTensor(header, ".attn_q.weight") != nullptr;
+  if (fused || split) a->set_fused_qkv(fused);
+  a->clear_source();  // the answer names the file
+  a->set_published_parameter_count(static_cast<int64_t>(header.total_elements));
+  return a;
+}
+
+}  // namespace modelatlas

@@ -1,0 +1,697 @@
+// GGUF files of each family the reader knows (common/formats/gguf_architecture.h),
+// written as llama.cpp's convert_hf_to_gguf.py writes them: the
+// {arch}.* metadata from the model's config.json and every tensor under
+// llama.cpp's names (src/llama-arch.cpp LLM_TENSOR_NAMES) at the checkpoint's
+// shapes. For each published checkpoint three figures agree:
+//   - the file's tensor total and the checkpoint's published count (the
+//     tensors here are the model's: the fixture is right);
+//   - the count from the architecture the reader finds (the reader read the
+//     family's blocks, biases and norms);
+//   - the KV-cache shape read from config.json (layers, KV heads, head
+//     width, sliding-window layers, MLA ranks): a GGUF is sized as the
+//     checkpoint it was converted from.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/formats/gguf.h"
+#include "common/formats/gguf_architecture.h"
+#include "common/formats/hf_config.h"
+#include "estimator-service/answers/conversions.h"
+#include "estimator-service/core/parameters.h"
+#include "tests/estimator/model_files.h"
+
+namespace modelatlas::estimator {
+namespace {
+
+using testing::GgufHeaderWriter;
+using Dims = std::vector<uint64_t>;
+
+// A checkpoint's shape, as its config.json gives it, and how its blocks are
+// built (which tensors llama.cpp finds in each).
+struct Shape {
+  std::string arch;  // general.architecture
+  uint64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
+  uint64_t context = 4096;
+  bool tied = false;
+  bool fused_qkv = false;  // one attn_qkv tensor (ChatGLM)
+  bool qkv_bias = false, output_bias = false, mlp_bias = false;
+  bool layer_norm = false;  // norms with biases (StarCoder2)
+  bool gated = true;        // ffn_gate beside ffn_up
+  int qk_norm = 0;          // 0 none; 1 one head wide; 2 the whole projection
+  bool post_norms = false;  // post_attention_norm and post_ffw_norm (Gemma 3, GLM-4-0414)
+  bool sinks = false;       // attn_sinks (gpt-oss)
+  uint64_t sliding_window = 0;
+  // Mixture of experts.
+  uint64_t experts = 0, experts_used = 0, expert_ffn = 0;
+  uint64_t shared_experts = 0, shared_ffn = 0;  // shared_ffn: all shared experts' width
+  uint64_t dense_lead = 0, moe_step = 1;
+  bool expert_biases = false;   // router and experts biased (gpt-oss)
+  bool router_bias = false;     // exp_probs_b (DeepSeek-V3, GLM-4.5, MiniMax-M2, ERNIE 4.5)
+  bool write_dense_ffn = true;  // feed_forward_length in the metadata
+  // Multi-head latent attention.
+  uint64_t q_lora = 0, kv_lora = 0, rope_dim = 0, nope_dim = 0, v_dim = 0;
+  bool mla_as_mqa = false;  // llama.cpp's newer layout: attn_k_b / attn_v_b, *_mla keys
+  // Multi-token-prediction blocks kept after the model's (GLM-4.5).
+  uint64_t mtp = 0;
+};
+
+bool IsMoeLayer(const Shape& s, uint64_t i) {
+  return s.experts > 0 && i >= s.dense_lead && (i + 1) % s.moe_step == 0;
+}
+
+void Block(const Shape& s, uint64_t i, GgufHeaderWriter* w) {
+  const std::string b = absl::StrCat("blk.", i, ".");
+  auto t = [&](const std::string& name, const Dims& dims) { w->Tensor(b + name, dims); };
+  auto norm = [&](const std::string& name) {
+    t(name + ".weight", {s.hidden});
+    if (s.layer_norm) t(name + ".bias", {s.hidden});
+  };
+  const uint64_t q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
+  norm("attn_norm");
+  if (s.kv_lora > 0) {
+    const uint64_t qk = s.nope_dim + s.rope_dim;
+    if (s.q_lora > 0) {
+      t("attn_q_a.weight", {s.hidden, s.q_lora});
+      t("attn_q_a_norm.weight", {s.q_lora});
+      t("attn_q_b.weight", {s.q_lora, s.heads * qk});
+    } else {
+      t("attn_q.weight", {s.hidden, s.heads * qk});
+    }
+    t("attn_kv_a_mqa.weight", {s.hidden, s.kv_lora + s.rope_dim});
+    t("attn_kv_a_norm.weight", {s.kv_lora});
+    if (s.mla_as_mqa) {
+      t("attn_k_b.weight", {s.nope_dim, s.kv_lora, s.heads});
+      t("attn_v_b.weight", {s.kv_lora, s.v_dim, s.heads});
+    } else {
+      t("attn_kv_b.weight", {s.kv_lora, s.heads * (s.nope_dim + s.v_dim)});
+    }
+    t("attn_output.weight", {s.heads * s.v_dim, s.hidden});
+  } else {
+    if (s.fused_qkv) {
+      t("attn_qkv.weight", {s.hidden, q + 2 * kv});
+      if (s.qkv_bias) t("attn_qkv.bias", {q + 2 * kv});
+    } else {
+      t("attn_q.weight", {s.hidden, q});
+      t("attn_k.weight", {s.hidden, kv});
+      t("attn_v.weight", {s.hidden, kv});
+      if (s.qkv_bias) {
+        t("attn_q.bias", {q});
+        t("attn_k.bias", {kv});
+        t("attn_v.bias", {kv});
+      }
+    }
+    t("attn_output.weight", {q, s.hidden});
+    if (s.output_bias) t("attn_output.bias", {s.hidden});
+    if (s.qk_norm > 0) {
+      t("attn_q_norm.weight", {s.qk_norm == 1 ? s.head_dim : q});
+      t("attn_k_norm.weight", {s.qk_norm == 1 ? s.head_dim : kv});
+    }
+  }
+  if (s.sinks) t("attn_sinks.weight", {s.heads});
+  if (s.post_norms) norm("post_attention_norm");
+  norm("ffn_norm");
+  if (IsMoeLayer(s, i)) {
+    t("ffn_gate_inp.weight", {s.hidden, s.experts});
+    if (s.expert_biases) t("ffn_gate_inp.bias", {s.experts});
+    if (s.router_bias) t("exp_probs_b.bias", {s.experts});
+    t("ffn_gate_exps.weight", {s.hidden, s.expert_ffn, s.experts});
+    t("ffn_up_exps.weight", {s.hidden, s.expert_ffn, s.experts});
+    t("ffn_down_exps.weight", {s.expert_ffn, s.hidden, s.experts});
+    if (s.expert_biases) {
+      t("ffn_gate_exps.bias", {s.expert_ffn, s.experts});
+      t("ffn_up_exps.bias", {s.expert_ffn, s.experts});
+      t("ffn_down_exps.bias", {s.hidden, s.experts});
+    }
+    if (s.shared_ffn > 0) {
+      t("ffn_gate_shexp.weight", {s.hidden, s.shared_ffn});
+      t("ffn_up_shexp.weight", {s.hidden, s.shared_ffn});
+      t("ffn_down_shexp.weight", {s.shared_ffn, s.hidden});
+    }
+  } else {
+    if (s.gated) t("ffn_gate.weight", {s.hidden, s.ffn});
+    t("ffn_up.weight", {s.hidden, s.ffn});
+    t("ffn_down.weight", {s.ffn, s.hidden});
+    if (s.mlp_bias) {
+      t("ffn_up.bias", {s.ffn});
+      t("ffn_down.bias", {s.hidden});
+    }
+  }
+  if (s.post_norms) norm("post_ffw_norm");
+}
+
+// GLM-4.5's MTP block: a whole block plus its own embedding, head, the
+// projection of [embedding; hidden] and three norms (llama.cpp
+// LLM_TENSOR_NEXTN_*).
+void MtpBlock(const Shape& s, uint64_t i, GgufHeaderWriter* w) {
+  Block(s, i, w);
+  const std::string b = absl::StrCat("blk.", i, ".nextn.");
+  w->Tensor(b + "eh_proj.weight", {2 * s.hidden, s.hidden});
+  w->Tensor(b + "enorm.weight", {s.hidden});
+  w->Tensor(b + "hnorm.weight", {s.hidden});
+  w->Tensor(b + "embed_tokens.weight", {s.hidden, s.vocab});
+  w->Tensor(b + "shared_head_head.weight", {s.hidden, s.vocab});
+  w->Tensor(b + "shared_head_norm.weight", {s.hidden});
+}
+
+// The file's metadata and tensors; `extra` adds family keys.
+GgufHeaderWriter Write(const Shape& s, const std::function<void(GgufHeaderWriter&)>& extra = {}) {
+  GgufHeaderWriter w;
+  const std::string a = s.arch + ".";
+  w.Str("general.architecture", s.arch).Str("general.name", s.arch + " checkpoint");
+  w.U32(a + "block_count", static_cast<uint32_t>(s.layers + s.mtp))
+      .U32(a + "context_length", static_cast<uint32_t>(s.context))
+      .U32(a + "embedding_length", static_cast<uint32_t>(s.hidden))
+      .U32(a + "attention.head_count", static_cast<uint32_t>(s.heads));
+  if (s.kv_lora > 0) {
+    // The older layout: the decompressed widths as key/value_length and a
+    // key/value head per query head; the newer caches one compressed head.
+    const uint64_t qk = s.nope_dim + s.rope_dim;
+    w.U32(a + "attention.head_count_kv", static_cast<uint32_t>(s.mla_as_mqa ? 1 : s.heads))
+        .U32(a + "attention.key_length",
+             static_cast<uint32_t>(s.mla_as_mqa ? s.kv_lora + s.rope_dim : qk))
+        .U32(a + "attention.value_length",
+             static_cast<uint32_t>(s.mla_as_mqa ? s.kv_lora : s.v_dim))
+        .U32(a + "attention.kv_lora_rank", static_cast<uint32_t>(s.kv_lora))
+        .U32(a + "rope.dimension_count", static_cast<uint32_t>(s.rope_dim));
+    if (s.q_lora > 0) w.U32(a + "attention.q_lora_rank", static_cast<uint32_t>(s.q_lora));
+    if (s.mla_as_mqa) {
+      w.U32(a + "attention.key_length_mla", static_cast<uint32_t>(qk))
+          .U32(a + "attention.value_length_mla", static_cast<uint32_t>(s.v_dim));
+    }
+  } else {
+    w.U32(a + "attention.head_count_kv", static_cast<uint32_t>(s.kv_heads))
+        .U32(a + "attention.key_length", static_cast<uint32_t>(s.head_dim))
+        .U32(a + "attention.value_length", static_cast<uint32_t>(s.head_dim));
+  }
+  if (s.write_dense_ffn) w.U32(a + "feed_forward_length", static_cast<uint32_t>(s.ffn));
+  if (s.experts > 0) {
+    w.U32(a + "expert_count", static_cast<uint32_t>(s.experts))
+        .U32(a + "expert_used_count", static_cast<uint32_t>(s.experts_used))
+        .U32(a + "expert_feed_forward_length", static_cast<uint32_t>(s.expert_ffn));
+    if (s.shared_experts > 0) {
+      w.U32(a + "expert_shared_count", static_cast<uint32_t>(s.shared_experts));
+    }
+    if (s.dense_lead > 0) {
+      w.U32(a + "leading_dense_block_count", static_cast<uint32_t>(s.dense_lead));
+    }
+    if (s.moe_step > 1) {
+      w.U32(a + "interleave_moe_layer_step", static_cast<uint32_t>(s.moe_step));
+    }
+  }
+  if (s.mtp > 0) w.U32(a + "nextn_predict_layers", static_cast<uint32_t>(s.mtp));
+  if (s.sliding_window > 0) {
+    w.U32(a + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
+  }
+  if (extra) extra(w);
+  w.Tokens(static_cast<int>(s.vocab));
+  w.Tensor("token_embd.weight", {s.hidden, s.vocab});
+  for (uint64_t i = 0; i < s.layers; ++i) Block(s, i, &w);
+  for (uint64_t i = 0; i < s.mtp; ++i) MtpBlock(s, s.layers + i, &w);
+  w.Tensor("output_norm.weight", {s.hidden});
+  if (s.layer_norm) w.Tensor("output_norm.bias", {s.hidden});
+  if (!s.tied) w.Tensor("output.weight", {s.hidden, s.vocab});
+  return w;
+}
+
+struct Read {
+  common::v1::Architecture arch;
+  uint64_t file_total = 0;
+  double counted = 0;  // the model's count plus the MTP layers the file keeps
+};
+
+Read ReadFile(const GgufHeaderWriter& w) {
+  Read out;
+  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(w.Header());
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  if (!parsed.ok()) return out;
+  EXPECT_TRUE(parsed->complete);
+  out.file_total = parsed->header.total_elements;
+  absl::StatusOr<common::v1::Architecture> arch =
+      ArchitectureFromGguf(parsed->header, "source.gguf_header.metadata.");
+  EXPECT_TRUE(arch.ok()) << arch.status();
+  if (!arch.ok()) return out;
+  out.arch = *arch;
+  absl::StatusOr<ParameterCount> count = CountParameters(ToCoreArchitecture(*arch));
+  EXPECT_TRUE(count.ok()) << count.status();
+  if (count.ok()) out.counted = count->total + count->multi_token_prediction;
+  return out;
+}
+
+// The KV-cache shape of two architectures agrees.
+void ExpectSameCacheShape(const common::v1::Architecture& gguf,
+                          const common::v1::Architecture& config) {
+  EXPECT_EQ(gguf.model_type(), config.model_type());
+  EXPECT_EQ(gguf.num_layers(), config.num_layers());
+  EXPECT_EQ(gguf.num_key_value_heads(), config.num_key_value_heads());
+  EXPECT_EQ(gguf.head_dim(), config.head_dim());
+  EXPECT_EQ(gguf.sliding_window(), config.sliding_window());
+  EXPECT_EQ(gguf.num_sliding_window_layers(), config.num_sliding_window_layers());
+  EXPECT_EQ(gguf.kv_lora_rank(), config.kv_lora_rank());
+  EXPECT_EQ(gguf.qk_rope_head_dim(), config.qk_rope_head_dim());
+  EXPECT_EQ(gguf.num_experts(), config.num_experts());
+  EXPECT_EQ(gguf.num_dense_layers(), config.num_dense_layers());
+}
+
+struct Case {
+  const char* what;  // the checkpoint and where its count is published
+  Shape shape;
+  uint64_t published;  // the checkpoint's parameters (the file's, MTP included)
+  const char* config;  // its config.json (the keys that decide the shape)
+  std::function<void(GgufHeaderWriter&)> extra = {};
+};
+
+void Check(const Case& c) {
+  SCOPED_TRACE(c.what);
+  Read read = ReadFile(Write(c.shape, c.extra));
+  EXPECT_EQ(read.file_total, c.published);
+  EXPECT_EQ(read.counted, static_cast<double>(read.file_total));
+  EXPECT_EQ(read.arch.published_parameter_count(), static_cast<int64_t>(read.file_total));
+  absl::StatusOr<common::v1::Architecture> config = ArchitectureFromHfConfig(c.config);
+  ASSERT_TRUE(config.ok()) << config.status();
+  ExpectSameCacheShape(read.arch, *config);
+}
+
+// Dense families. The published counts are those accuracy_test.cc and
+// shipped_models_test.cc hold their config.json counts to (docs/ACCURACY.md).
+TEST(GgufFamiliesTest, DenseFamiliesReadAsTheirCheckpoints) {
+  std::vector<Case> cases;
+  {
+    Shape s{.arch = "olmo2",
+            .layers = 16,
+            .hidden = 2048,
+            .heads = 16,
+            .kv_heads = 16,
+            .head_dim = 128,
+            .ffn = 8192,
+            .vocab = 100352,
+            .qk_norm = 2};
+    cases.push_back({"allenai/OLMo-2-0425-1B (Hub safetensors total)", s, 1484916736,
+                     R"({"model_type": "olmo2", "hidden_size": 2048, "intermediate_size": 8192,
+                         "num_hidden_layers": 16, "num_attention_heads": 16,
+                         "num_key_value_heads": 16, "vocab_size": 100352,
+                         "tie_word_embeddings": false})"});
+  }
+  {
+    Shape s{.arch = "granite",
+            .layers = 40,
+            .hidden = 4096,
+            .heads = 32,
+            .kv_heads = 8,
+            .head_dim = 128,
+            .ffn = 12800,
+            .vocab = 49159,
+            .tied = true};
+    cases.push_back({"ibm-granite/granite-3.3-8b-instruct", s, 8170864640,
+                     R"({"model_type": "granite", "hidden_size": 4096, "intermediate_size": 12800,
+                         "num_hidden_layers": 40, "num_attention_heads": 32,
+                         "num_key_value_heads": 8, "vocab_size": 49159,
+                         "tie_word_embeddings": true})"});
+  }
+  {
+    // EXAONE 4.0's "LLLG": the converter writes a flag per layer.
+    Shape s{.arch = "exaone4",
+            .layers = 64,
+            .hidden = 5120,
+            .heads = 40,
+            .kv_heads = 8,
+            .head_dim = 128,
+            .ffn = 27392,
+            .vocab = 102400,
+            .qk_norm = 1,
+            .sliding_window = 4096};
+    cases.push_back({"LGAI-EXAONE/EXAONE-4.0.1-32B", s, 32003216384,
+                     R"({"model_type": "exaone4", "hidden_size": 5120, "intermediate_size": 27392,
+                         "num_hidden_layers": 64, "num_attention_heads": 40,
+                         "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 102400,
+                         "sliding_window": 4096, "sliding_window_pattern": "LLLG",
+                         "tie_word_embeddings": false})",
+                     [](GgufHeaderWriter& w) {
+                       std::vector<int32_t> sliding;
+                       for (int i = 0; i < 64; ++i) sliding.push_back(i % 4 != 3);
+                       w.I32Array("exaone4.attention.sliding_window_pattern", sliding);
+                     }});
+  }
+  {
+    // GLM-4-0414: q/k/v biased, two more norms per block.
+    Shape s{.arch = "glm4",
+            .layers = 40,
+            .hidden = 4096,
+            .heads = 32,
+            .kv_heads = 2,
+            .head_dim = 128,
+            .ffn = 13696,
+            .vocab = 151552,
+            .qkv_bias = true,
+            .post_norms = true};
+    cases.push_back({"zai-org/GLM-4-9B-0414 (Hub safetensors total)", s, 9400279040,
+                     R"({"model_type": "glm4", "hidden_size": 4096, "intermediate_size": 13696,
+                         "num_hidden_layers": 40, "num_attention_heads": 32,
+                         "num_key_value_heads": 2, "head_dim": 128, "vocab_size": 151552,
+                         "attention_bias": true, "tie_word_embeddings": false})"});
+  }
+  {
+    // GLM-4-9B-chat's own format: one biased query_key_value per block.
+    Shape s{.arch = "chatglm",
+            .layers = 40,
+            .hidden = 4096,
+            .heads = 32,
+            .kv_heads = 2,
+            .head_dim = 128,
+            .ffn = 13696,
+            .vocab = 151552,
+            .fused_qkv = true,
+            .qkv_bias = true};
+    cases.push_back({"zai-org/glm-4-9b-chat-hf (its transformers-format count)", s, 9399951360,
+                     R"({"model_type": "glm", "hidden_size": 4096, "intermediate_size": 13696,
+                         "num_hidden_layers": 40, "num_attention_heads": 32,
+                         "num_key_value_heads": 2, "head_dim": 128, "vocab_size": 151552,
+                         "attention_bias": true, "tie_word_embeddings": false})"});
+  }
+  {
+    Shape s{.arch = "starcoder2",
+            .layers = 30,
+            .hidden = 3072,
+            .heads = 24,
+            .kv_heads = 2,
+            .head_dim = 128,
+            .ffn = 12288,
+            .vocab = 49152,
+            .tied = true,
+            .qkv_bias = true,
+            .output_bias = true,
+            .mlp_bias = true,
+            .layer_norm = true,
+            .gated = false,
+            .sliding_window = 4096};
+    cases.push_back({"bigcode/starcoder2-3b", s, 3030371328,
+                     R"({"model_type": "starcoder2", "hidden_size": 3072,
+                         "intermediate_size": 12288, "num_hidden_layers": 30,
+                         "num_attention_heads": 24, "num_key_value_heads": 2,
+                         "vocab_size": 49152, "sliding_window": 4096, "use_bias": true})"});
+  }
+  {
+    Shape s{.arch = "internlm2",
+            .layers = 48,
+            .hidden = 6144,
+            .heads = 48,
+            .kv_heads = 8,
+            .head_dim = 128,
+            .ffn = 16384,
+            .vocab = 92544};
+    cases.push_back({"internlm/internlm2-chat-20b", s, 19861149696,
+                     R"({"model_type": "internlm2", "hidden_size": 6144,
+                         "intermediate_size": 16384, "num_hidden_layers": 48,
+                         "num_attention_heads": 48, "num_key_value_heads": 8,
+                         "vocab_size": 92544, "bias": false, "tie_word_embeddings": false})"});
+  }
+  {
+    Shape s{.arch = "seed_oss",
+            .layers = 64,
+            .hidden = 5120,
+            .heads = 80,
+            .kv_heads = 8,
+            .head_dim = 128,
+            .ffn = 27648,
+            .vocab = 155136,
+            .qkv_bias = true};
+    cases.push_back({"ByteDance-Seed/Seed-OSS-36B-Instruct", s, 36151104512,
+                     R"({"model_type": "seed_oss", "hidden_size": 5120,
+                         "intermediate_size": 27648, "num_hidden_layers": 64,
+                         "num_attention_heads": 80, "num_key_value_heads": 8, "head_dim": 128,
+                         "vocab_size": 155136, "attention_bias": true,
+                         "attention_out_bias": false, "mlp_bias": false,
+                         "tie_word_embeddings": false})"});
+  }
+  {
+    // Gemma 3: per-head QK norms, four norms per block, five sliding layers
+    // in six (the period written as config.json's sliding_window_pattern).
+    Shape s{.arch = "gemma3",
+            .layers = 26,
+            .hidden = 1152,
+            .heads = 4,
+            .kv_heads = 1,
+            .head_dim = 256,
+            .ffn = 6912,
+            .vocab = 262144,
+            .tied = true,
+            .qk_norm = 1,
+            .post_norms = true,
+            .sliding_window = 512};
+    cases.push_back({"google/gemma-3-1b-it (KerasHub gemma3_1b preset)", s, 999885952,
+                     R"({"model_type": "gemma3_text", "hidden_size": 1152,
+                         "intermediate_size": 6912, "num_hidden_layers": 26,
+                         "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256,
+                         "vocab_size": 262144, "sliding_window": 512,
+                         "sliding_window_pattern": 6})"});
+  }
+  for (const Case& c : cases) Check(c);
+}
+
+TEST(GgufFamiliesTest, MixturesOfExpertsReadAsTheirCheckpoints) {
+  std::vector<Case> cases;
+  {
+    // gpt-oss-20b: biased attention and experts, a sink per head, sliding
+    // and full layers alternating. A file says nothing of the alternation:
+    // read as GptOssConfig's default, never every layer sliding.
+    Shape s{.arch = "gpt-oss",
+            .layers = 24,
+            .hidden = 2880,
+            .heads = 64,
+            .kv_heads = 8,
+            .head_dim = 64,
+            .ffn = 2880,
+            .vocab = 201088,
+            .qkv_bias = true,
+            .output_bias = true,
+            .sinks = true,
+            .sliding_window = 128,
+            .experts = 32,
+            .experts_used = 4,
+            .expert_ffn = 2880,
+            .expert_biases = true};
+    cases.push_back({"openai/gpt-oss-20b (its model card: 20.9B; Hub safetensors total)", s,
+                     20914757184,
+                     R"({"model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880,
+                         "num_hidden_layers": 24, "num_attention_heads": 64,
+                         "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 201088,
+                         "num_local_experts": 32, "num_experts_per_tok": 4,
+                         "sliding_window": 128, "tie_word_embeddings": false,
+                         "layer_types": ["sliding_attention", "full_attention",
+                           "sliding_attention", "full_attention", "sliding_attention",
+                           "full_attention", "sliding_attention", "full_attention",
+                           "sliding_attention", "full_attention", "sliding_attention",
+                           "full_attention", "sliding_attention", "full_attention",
+                           "sliding_attention", "full_attention", "sliding_attention",
+                           "full_attention", "sliding_attention", "full_attention",
+                           "sliding_attention", "full_attention", "sliding_attention",
+                           "full_attention"]})"});
+  }
+  {
+    // GLM-4.5-Air: its multi-token-prediction layer kept as block 46.
+    Shape s{.arch = "glm4moe",
+            .layers = 46,
+            .hidden = 4096,
+            .heads = 96,
+            .kv_heads = 8,
+            .head_dim = 128,
+            .ffn = 10944,
+            .vocab = 151552,
+            .qkv_bias = true,
+            .experts = 128,
+            .experts_used = 8,
+            .expert_ffn = 1408,
+            .shared_experts = 1,
+            .shared_ffn = 1408,
+            .dense_lead = 1,
+            .router_bias = true,
+            .mtp = 1};
+    cases.push_back({"zai-org/GLM-4.5-Air (llmfit's safetensors total, MTP layer included)", s,
+                     110468824832,
+                     R"({"model_type": "glm4_moe", "hidden_size": 4096,
+                         "intermediate_size": 10944, "moe_intermediate_size": 1408,
+                         "num_hidden_layers": 46, "num_attention_heads": 96,
+                         "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151552,
+                         "n_routed_experts": 128, "n_shared_experts": 1,
+                         "num_experts_per_tok": 8, "first_k_dense_replace": 1,
+                         "num_nextn_predict_layers": 1, "attention_bias": true,
+                         "use_qk_norm": false, "tie_word_embeddings": false})"});
+  }
+  {
+    // Llama 4 Maverick's language model: routed layers every second, the
+    // others dense at intermediate_size_mlp; chunked attention in three
+    // layers of four.
+    Shape s{.arch = "llama4",
+            .layers = 48,
+            .hidden = 5120,
+            .heads = 40,
+            .kv_heads = 8,
+            .head_dim = 128,
+            .ffn = 16384,
+            .vocab = 202048,
+            .experts = 128,
+            .experts_used = 1,
+            .expert_ffn = 8192,
+            .shared_experts = 1,
+            .shared_ffn = 8192,
+            .moe_step = 2};
+    cases.push_back(
+        {"meta-llama/Llama-4-Maverick-17B-128E-Instruct (its 401,583,781,376 less "
+         "the vision encoder and projector, 871,932,416)",
+         s, 400711848960,
+         R"({"model_type": "llama4_text", "hidden_size": 5120,
+                         "intermediate_size": 8192, "intermediate_size_mlp": 16384,
+                         "num_hidden_layers": 48, "num_attention_heads": 40,
+                         "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 202048,
+                         "num_local_experts": 128, "num_experts_per_tok": 1,
+                         "interleave_moe_layer_step": 2, "tie_word_embeddings": false})"});
+  }
+  {
+    Shape s{.arch = "minimax-m2",
+            .layers = 62,
+            .hidden = 3072,
+            .heads = 48,
+            .kv_heads = 8,
+            .head_dim = 128,
+            .ffn = 1536,
+            .vocab = 200064,
+            .qk_norm = 2,
+            .experts = 256,
+            .experts_used = 8,
+            .expert_ffn = 1536,
+            .router_bias = true};
+    cases.push_back({"MiniMaxAI/MiniMax-M2 (its safetensors total less the FP8 block scales)", s,
+                     228689764864,
+                     R"({"model_type": "minimax_m2", "hidden_size": 3072,
+                         "intermediate_size": 1536, "num_hidden_layers": 62,
+                         "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128,
+                         "vocab_size": 200064, "num_local_experts": 256,
+                         "num_experts_per_tok": 8, "use_qk_norm": true,
+                         "qk_norm_type": "per_layer", "use_routing_bias": true,
+                         "tie_word_embeddings": false})"});
+  }
+  {
+    // ERNIE-4.5-21B-A3B: two shared experts (one tensor twice as wide), the
+    // first layer dense, the router's moe_statics as exp_probs_b.
+    Shape s{.arch = "ernie4_5-moe",
+            .layers = 28,
+            .hidden = 2560,
+            .heads = 20,
+            .kv_heads = 4,
+            .head_dim = 128,
+            .ffn = 12288,
+            .vocab = 103424,
+            .tied = true,
+            .experts = 64,
+            .experts_used = 6,
+            .expert_ffn = 1536,
+            .shared_experts = 2,
+            .shared_ffn = 3072,
+            .dense_lead = 1,
+            .router_bias = true};
+    cases.push_back({"baidu/ERNIE-4.5-21B-A3B-Thinking (llmfit's safetensors total)", s,
+                     21825437888,
+                     R"({"model_type": "ernie4_5_moe", "hidden_size": 2560,
+                         "intermediate_size": 12288, "moe_intermediate_size": 1536,
+                         "num_hidden_layers": 28, "num_attention_heads": 20,
+                         "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 103424,
+                         "moe_num_experts": 64, "moe_k": 6, "moe_num_shared_experts": 2,
+                         "moe_layer_start_index": 1, "moe_layer_interval": 1,
+                         "tie_word_embeddings": true})"});
+  }
+  for (const Case& c : cases) Check(c);
+}
+
+// DeepSeek-V3 in both of llama.cpp's layouts for multi-head latent
+// attention: the older (attn_kv_b, key/value_length the decompressed
+// widths) and the newer (attn_k_b and attn_v_b, one compressed KV head,
+// key/value_length_mla). Both read as the same architecture, the latent
+// cache (kv_lora_rank + rope dims per token and layer), never 128 full heads.
+TEST(GgufFamiliesTest, DeepSeekV3ReadsTheSameInBothLatentAttentionLayouts) {
+  const char* config = R"({"model_type": "deepseek_v3", "vocab_size": 129280,
+      "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+      "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
+      "n_shared_experts": 1, "n_routed_experts": 256, "num_experts_per_tok": 8,
+      "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
+      "qk_nope_head_dim": 128, "topk_method": "noaux_tc", "first_k_dense_replace": 3,
+      "tie_word_embeddings": false})";
+  for (bool mqa : {false, true}) {
+    Shape s{.arch = "deepseek2",
+            .layers = 61,
+            .hidden = 7168,
+            .heads = 128,
+            .ffn = 18432,
+            .vocab = 129280,
+            .experts = 256,
+            .experts_used = 8,
+            .expert_ffn = 2048,
+            .shared_experts = 1,
+            .shared_ffn = 2048,
+            .dense_lead = 3,
+            .router_bias = true,
+            .q_lora = 1536,
+            .kv_lora = 512,
+            .rope_dim = 64,
+            .nope_dim = 128,
+            .v_dim = 128,
+            .mla_as_mqa = mqa};
+    // accuracy_test.cc DeepSeekV3MultiHeadLatentAttentionIsCountedExactly:
+    // 671,026,419,200 without the MTP module (which llama.cpp's files leave out).
+    Check({mqa ? "deepseek-ai/DeepSeek-V3, MLA as MQA" : "deepseek-ai/DeepSeek-V3, MLA", s,
+           671026419200, config});
+  }
+}
+
+TEST(GgufFamiliesTest, HybridsAndUnknownFamiliesAreRefusedByName) {
+  // A family not read, named beside the ones that are.
+  GgufHeaderWriter w;
+  w.Str("general.architecture", "granitehybrid")
+      .U32("granitehybrid.block_count", 4)
+      .I32Array("granitehybrid.attention.head_count_kv", {0, 0, 2, 0});
+  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(w.Header());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::Status unknown = ArchitectureFromGguf(parsed->header, "m.").status();
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(unknown.message(), "granitehybrid")) << unknown;
+  EXPECT_TRUE(absl::StrContains(unknown.message(), "glm4moe")) << unknown;
+
+  // A per-layer head_count_kv with zeros: recurrent layers.
+  GgufHeaderWriter zeros;
+  zeros.Str("general.architecture", "llama")
+      .U32("llama.block_count", 4)
+      .U32("llama.embedding_length", 64)
+      .U32("llama.feed_forward_length", 128)
+      .U32("llama.attention.head_count", 4)
+      .I32Array("llama.attention.head_count_kv", {2, 0, 2, 0})
+      .Tokens(32);
+  parsed = ParseGgufHeader(zeros.Header());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::Status recurrent = ArchitectureFromGguf(parsed->header, "m.").status();
+  EXPECT_EQ(recurrent.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(recurrent.ToString(), "m.llama.attention.head_count_kv"))
+      << recurrent;
+
+  // Keys and values of different widths are not sized as one.
+  GgufHeaderWriter uneven;
+  uneven.Str("general.architecture", "qwen3")
+      .U32("qwen3.block_count", 2)
+      .U32("qwen3.embedding_length", 64)
+      .U32("qwen3.feed_forward_length", 128)
+      .U32("qwen3.attention.head_count", 4)
+      .U32("qwen3.attention.head_count_kv", 2)
+      .U32("qwen3.attention.key_length", 32)
+      .U32("qwen3.attention.value_length", 64)
+      .Tokens(32);
+  parsed = ParseGgufHeader(uneven.Header());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::Status widths = ArchitectureFromGguf(parsed->header, "m.").status();
+  EXPECT_EQ(widths.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(widths.ToString(), "m.qwen3.attention.value_length")) << widths;
+}
+
+}  // namespace
+}  // namespace modelatlas::estimator
