@@ -52,6 +52,11 @@ RuntimeModel RuntimeModelOf(const common::v1::Model& model, const std::string& r
   out.hidden_size = a.hidden_size();
   out.vocab_size = a.vocab_size();
   out.max_context_length = a.max_context_length();
+  if (a.sliding_window() > 0) {
+    out.sliding_window = a.sliding_window();
+    out.sliding_window_layers =
+        a.num_sliding_window_layers() > 0 ? a.num_sliding_window_layers() : a.num_layers();
+  }
   // A token passes through its routed experts (and the shared ones) of a
   // mixture-of-experts layer, the one FFN of a dense layer.
   if (a.num_experts() > 0 && a.moe_intermediate_size() > 0) {

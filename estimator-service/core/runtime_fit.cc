@@ -55,6 +55,40 @@ constexpr int kLlamaCppUbatch = 512;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
+// llama.cpp's KV cells are allocated in multiples of this many (the
+// context's padding; 256 is the largest any version used).
+constexpr int64_t kLlamaCppCellPadding = 256;
+
+// The KV cache llama.cpp keeps beyond the sliding windows the sizing holds:
+// an interleaved-SWA cache gives its sliding layers n_swa x sequences +
+// n_ubatch cells, padded, at most the context (src/llama-kv-cache-iswa.cpp:
+// size_swa = min(size_base, GGML_PAD(n_swa * n_seq_max + n_ubatch, n_pad)),
+// with --swa-full off, the default), where the sizing holds the window
+// alone: the sliding layers' extra cells x their bytes per cell, bytes in
+// the sizing's KV format; 0 without sliding layers.
+struct SwaExtra {
+  double bytes = 0;
+  int64_t cells = 0;         // llama.cpp's cells for each sliding layer
+  int64_t window_cells = 0;  // the sizing's
+};
+SwaExtra LlamaCppSwaExtra(const RuntimeModel& model, const InferenceSizing& sizing, int64_t context,
+                          int64_t batch) {
+  SwaExtra out;
+  if (model.sliding_window <= 0 || model.sliding_window_layers <= 0 ||
+      model.sliding_window >= context || sizing.kv_cache_bytes_largest_layer <= 0) {
+    return out;
+  }
+  const int64_t all_cells = context * batch;
+  out.window_cells = model.sliding_window * batch;
+  const int64_t wanted = model.sliding_window * batch + kLlamaCppUbatch;
+  out.cells = std::min(all_cells, CeilDiv(wanted, kLlamaCppCellPadding) * kLlamaCppCellPadding);
+  const double bytes_per_cell =
+      sizing.kv_cache_bytes_largest_layer / static_cast<double>(all_cells);
+  out.bytes = static_cast<double>(std::max<int64_t>(0, out.cells - out.window_cells)) *
+              bytes_per_cell * model.sliding_window_layers;
+  return out;
+}
+
 std::string ModelId(const RuntimeModel& model, RuntimeFit* fit) {
   if (!model.repo_id.empty()) return model.repo_id;
   fit->model_id_placeholder = true;
@@ -546,7 +580,9 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
   }
   const LlamaKv kv = LlamaKvOf(w.kv_cache_format);
   const double own_bits = BitsPerElement(w.kv_cache_format);
-  const double kv_total = own_bits > 0 ? sizing.kv_cache_bytes * kv.bits / own_bits : 0;
+  const SwaExtra swa = LlamaCppSwaExtra(model, sizing, c.context, c.batch);
+  const double kv_total =
+      own_bits > 0 ? (sizing.kv_cache_bytes + swa.bytes) * kv.bits / own_bits : 0;
   const double weights = sizing.weight_bytes / cards;
   const double kv_per_card = kv_total / cards;
   const double compute = static_cast<double>(kLlamaCppUbatch) *
@@ -562,15 +598,23 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
           absl::StrCat("weights ", GiB(sizing.weight_bytes), " / ", cards,
                        " cards (--split-mode layer: whole layers per card) = ", GiB(weights)),
           "common/common.h split_mode = LLAMA_SPLIT_MODE_LAYER");
-  Reserve(&fit, "kv_cache", kv_per_card,
-          absl::StrCat("KV cache in ", kv.type, " (", Num(kv.bits), " bits per element): ",
-                       own_bits > 0 ? absl::StrCat(GiB(sizing.kv_cache_bytes), " x ", Num(kv.bits),
-                                                   " / ", Num(own_bits))
-                                    : std::string("0"),
-                       " = ", GiB(kv_total), " for -c ", c.context * c.batch, " tokens, / ", cards,
-                       " cards = ", GiB(kv_per_card)),
-          "common/common.h cache_type_k/v = GGML_TYPE_F16 (-ctk/-ctv); n_ctx = 0 takes the "
-          "model's trained context unless -c is given");
+  Reserve(
+      &fit, "kv_cache", kv_per_card,
+      absl::StrCat("KV cache in ", kv.type, " (", Num(kv.bits), " bits per element): ",
+                   own_bits > 0 ? absl::StrCat(GiB(sizing.kv_cache_bytes), " x ", Num(kv.bits),
+                                               " / ", Num(own_bits))
+                                : std::string("0"),
+                   swa.bytes > 0 ? absl::StrCat(" (with ", model.sliding_window_layers,
+                                                " sliding-window layers at llama.cpp's ", swa.cells,
+                                                " cells each, not the window's ", swa.window_cells,
+                                                ": n_swa x sequences + n_ubatch ", kLlamaCppUbatch,
+                                                ", padded to ", kLlamaCppCellPadding, ", +",
+                                                GiB(swa.bytes), ")")
+                                 : std::string(),
+                   " = ", GiB(kv_total), " for -c ", c.context * c.batch, " tokens, / ", cards,
+                   " cards = ", GiB(kv_per_card)),
+      "common/common.h cache_type_k/v = GGML_TYPE_F16 (-ctk/-ctv); n_ctx = 0 takes the "
+      "model's trained context unless -c is given");
   Reserve(&fit, "compute_buffer", compute,
           absl::StrCat(kLlamaCppUbatch, " tokens (n_ubatch) x (vocabulary ", model.vocab_size,
                        " + hidden ", model.hidden_size, ") x 4 bytes = ", GiB(compute),

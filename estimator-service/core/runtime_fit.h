@@ -33,6 +33,10 @@ struct RuntimeModel {
   int64_t vocab_size = 0;
   // The model's maximum context, tokens; 0 = unknown.
   int64_t max_context_length = 0;
+  // Sliding-window attention: the window, tokens, and the layers that use
+  // it (llama.cpp keeps more than the window for them); 0 = none.
+  int64_t sliding_window = 0;
+  int sliding_window_layers = 0;
 };
 
 struct RuntimeReservation {

@@ -287,6 +287,52 @@ TEST(RuntimeFitTest, LlamaCppBuffersMatchAPublishedLog) {
   EXPECT_NEAR(Reserved(fit, "compute_buffer") / 1048576, 258.50, 0.005);
 }
 
+// Gemma 3 27B's shape (62 layers, 52 of them in a 1,024-token window, 16 KV
+// heads of 128: 8,192 bf16 bytes per layer and token). llama.cpp gives each
+// sliding layer n_swa x sequences + n_ubatch cells, padded to 256
+// (src/llama-kv-cache-iswa.cpp; its log: "creating SWA KV cache, size =
+// 1536 cells"), not the window: 512 more cells in each of the 52 layers
+// than the plan's own sizing holds, 208 MiB at bf16, and n_swa x 4 + 512 =
+// 4,608 cells for four sequences sharing -c.
+TEST(RuntimeFitTest, LlamaCppKeepsAnUbatchMoreThanTheWindowInSlidingLayers) {
+  constexpr double kLayerCell = 2.0 * 16 * 128 * 2;
+  RuntimeModel gemma{.repo_id = "google/gemma-3-27b-it",
+                     .num_layers = 62,
+                     .num_attention_heads = 32,
+                     .hidden_size = 5376,
+                     .intermediate_size = 21504,
+                     .vocab_size = 262208,
+                     .max_context_length = 131072,
+                     .sliding_window = 1024,
+                     .sliding_window_layers = 52};
+  for (int batch : {1, 4}) {
+    SCOPED_TRACE(batch);
+    const int64_t context = 32768;
+    PlanInput input = Llama8B(context, batch);
+    input.sizing.kv_cache_bytes = kLayerCell * (52.0 * 1024 + 10.0 * context) * batch;
+    input.sizing.kv_cache_bytes_largest_layer = kLayerCell * context * batch;
+    const DevicePlan plan = PlanOnDevice(input, H100());
+    const RuntimeFit fit =
+        FitRuntime(Runtime::kLlamaCpp, gemma, input.sizing, input.workload, H100(), plan, "NVIDIA");
+    const double cells = batch == 1 ? 1536 : 4608;
+    EXPECT_DOUBLE_EQ(Reserved(fit, "kv_cache") * plan.cards,
+                     input.sizing.kv_cache_bytes + 52 * (cells - 1024.0 * batch) * kLayerCell);
+    bool said = false;
+    for (const RuntimeReservation& r : fit.reserved) {
+      said = said || absl::StrContains(r.arithmetic, absl::StrCat(cells, " cells each"));
+    }
+    EXPECT_TRUE(said);
+  }
+  // A context within the window: nothing more.
+  PlanInput small = Llama8B(1024);
+  small.sizing.kv_cache_bytes = kLayerCell * 62 * 1024;
+  small.sizing.kv_cache_bytes_largest_layer = kLayerCell * 1024;
+  const DevicePlan plan = PlanOnDevice(small, H100());
+  const RuntimeFit fit =
+      FitRuntime(Runtime::kLlamaCpp, gemma, small.sizing, small.workload, H100(), plan, "NVIDIA");
+  EXPECT_DOUBLE_EQ(Reserved(fit, "kv_cache") * plan.cards, small.sizing.kv_cache_bytes);
+}
+
 TEST(RuntimeFitTest, APlanThatDoesNotFitDoesNotFitAnyRuntime) {
   PlanInput input = Llama8B(131072, 64);
   input.max_cards = 1;
