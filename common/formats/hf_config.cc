@@ -107,6 +107,10 @@ const std::set<std::string>& KnownTypes() {
       // GLM-4 (glm, glm4, chatglm), StarCoder2, InternLM2, Seed-OSS.
       "olmo2", "olmo3", "granite", "exaone4", "qwen", "glm", "glm4", "chatglm", "starcoder2",
       "internlm2", "seed_oss",
+      // Command R, Aya Expanse (cohere) and Command R7B, Command A (cohere2):
+      // a parallel block behind one LayerNorm without bias; OLMo (v1): norms
+      // without parameters.
+      "cohere", "cohere2", "olmo",
       // Mixtures of experts: GLM-4.5/4.6 (glm4_moe), GLM-4.7-Flash
       // (glm4_moe_lite: DeepSeek-V3's blocks), MiniMax-M2, ERNIE 4.5.
       "glm4_moe", "glm4_moe_lite", "minimax_m2", "ernie4_5", "ernie4_5_moe",
@@ -980,7 +984,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
 
   // Defaults of the transformers configuration classes.
   // Ernie4_5Config and Ernie4_5_MoeConfig tie by default too.
-  const bool tied_by_default = is_gpt2 || is_bert || is_falcon || type == "gemma" ||
+  const bool is_cohere = type == "cohere" || type == "cohere2";
+  const bool tied_by_default = is_gpt2 || is_bert || is_falcon || type == "gemma" || is_cohere ||
                                type == "gemma2" || is_gemma3 || is_t5 || is_starcoder2 ||
                                type == "ernie4_5" || type == "ernie4_5_moe";
   a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", tied_by_default));
@@ -990,7 +995,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
                               !is_starcoder2);
   a.set_norm_type(is_gpt2 || is_bert || is_falcon || is_neox || is_phi || is_starcoder2
                       ? common::v1::NORM_TYPE_LAYER_NORM
-                      : common::v1::NORM_TYPE_RMS_NORM);
+                  : is_cohere      ? common::v1::NORM_TYPE_LAYER_NORM_WITHOUT_BIAS
+                  : type == "olmo" ? common::v1::NORM_TYPE_LAYER_NORM_WITHOUT_PARAMETERS
+                                   : common::v1::NORM_TYPE_RMS_NORM);
   a.set_position_embedding(is_t5                ? common::v1::POSITION_EMBEDDING_RELATIVE
                            : is_gpt2 || is_bert ? common::v1::POSITION_EMBEDDING_LEARNED
                            : is_falcon && c.Bool("alibi", false)
@@ -1077,6 +1084,11 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     // Glm4MoeAttention: q_norm and k_norm of head_dim with use_qk_norm
     // (GLM-4.5 and 4.6; not GLM-4.5-Air).
     a.set_qk_norm(c.Bool("use_qk_norm", false));
+  } else if (is_cohere) {
+    // CohereAttention with use_qk_norm: CohereLayerNorm((heads, head_dim))
+    // on queries and keys, a weight per head and element (Command R+ v01).
+    a.set_qk_norm(c.Bool("use_qk_norm", false));
+    a.set_qk_norm_full_width(a.qk_norm());
   } else if (type == "minimax_m2") {
     // MiniMaxM2Attention: qk_norm_type "per_layer" normalizes the whole
     // projections (heads x head_dim), "per_head" each head.
@@ -1086,8 +1098,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   // Gemma 2 and 3 norm before and after attention and the MLP; GLM-4-0414
   // (Glm4DecoderLayer) adds post_self_attn_layernorm and post_mlp_layernorm.
   if (type == "gemma2" || is_gemma3 || type == "glm4") a.set_norms_per_layer(4);
+  // CohereDecoderLayer: attention and MLP side by side behind one norm.
   if ((is_falcon && !c.Bool("new_decoder_architecture", false) && c.Bool("parallel_attn", true)) ||
-      is_phi) {
+      is_phi || is_cohere) {
     a.set_norms_per_layer(1);
   }
   if (is_t5) {
@@ -1123,8 +1136,11 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
       a.set_sliding_window(0);  // every layer attends to every position
     } else if (sliding_listed > 0) {
       a.set_num_sliding_window_layers(sliding_listed);
-    } else if (is_gemma3) {
-      const int64_t pattern = std::max<int64_t>(1, take(c.Int({"sliding_window_pattern"}, 6)));
+    } else if (is_gemma3 || type == "cohere2") {
+      // Gemma3TextConfig's default period 6, Cohere2Config's 4: the last
+      // layer of each period full.
+      const int64_t pattern =
+          std::max<int64_t>(1, take(c.Int({"sliding_window_pattern"}, type == "cohere2" ? 4 : 6)));
       a.set_num_sliding_window_layers(
           static_cast<int32_t>(a.num_layers() - a.num_layers() / pattern));
     } else if (type == "exaone4") {

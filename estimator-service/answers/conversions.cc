@@ -49,7 +49,24 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.attention_output_bias = arch.attention_output_bias();
   out.mlp_bias = arch.mlp_bias();
   out.output_head_bias = arch.output_head_bias();
-  out.layer_norm = arch.norm_type() == common::v1::NORM_TYPE_LAYER_NORM;
+  switch (arch.norm_type()) {
+    case common::v1::NORM_TYPE_LAYER_NORM:
+      out.layer_norm = true;
+      out.norm_parameter_vectors = 2;
+      break;
+    case common::v1::NORM_TYPE_LAYER_NORM_WITHOUT_BIAS:
+      out.layer_norm = true;
+      out.norm_parameter_vectors = 1;
+      break;
+    case common::v1::NORM_TYPE_LAYER_NORM_WITHOUT_PARAMETERS:
+      out.layer_norm = true;
+      out.norm_parameter_vectors = 0;
+      break;
+    default:
+      out.layer_norm = false;
+      out.norm_parameter_vectors = 1;
+      break;
+  }
   out.qk_norm = arch.qk_norm();
   out.learned_positions = arch.position_embedding() == common::v1::POSITION_EMBEDDING_LEARNED;
   out.norms_per_layer = arch.norms_per_layer();

@@ -44,8 +44,12 @@ struct Architecture {
   bool mlp_bias = false;
   // The untied output head has a bias (Phi-1, Phi-1.5, Phi-2): V more.
   bool output_head_bias = false;
-  // LayerNorm (weight and bias) instead of RMSNorm (weight only).
+  // LayerNorm (mean and variance) instead of RMSNorm.
   bool layer_norm = false;
+  // Vectors of hidden_size parameters per norm: RMSNorm 1, LayerNorm 2
+  // (weight and bias), Cohere's LayerNorm 1 (no bias), OLMo v1's 0; -1 =
+  // from layer_norm.
+  int norm_parameter_vectors = -1;
   // Per-head RMSNorm on queries and keys (Qwen3): 2 x head_dim per layer.
   bool qk_norm = false;
   // Learned absolute positions: max_context_length x hidden_size parameters.

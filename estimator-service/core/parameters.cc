@@ -10,6 +10,24 @@
 namespace modelatlas::estimator {
 namespace {
 
+// Vectors of hidden_size parameters in one norm.
+double NormParameterVectors(const Architecture& arch) {
+  if (arch.norm_parameter_vectors >= 0) return arch.norm_parameter_vectors;
+  return arch.layer_norm ? 2 : 1;
+}
+
+const char* NormName(const Architecture& arch) {
+  if (!arch.layer_norm) return "RMSNorm";
+  switch (static_cast<int>(NormParameterVectors(arch))) {
+    case 0:
+      return "LayerNorm without weight or bias";
+    case 1:
+      return "LayerNorm without bias";
+    default:
+      return "LayerNorm";
+  }
+}
+
 std::string Int(double value) { return WholeNumber(value); }
 
 // One MLP (or one expert) of inner width f.
@@ -303,7 +321,7 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   // Norms: two per layer (or as many as the block has) and a final one
   // (for post-norm encoders such as BERT, the embedding norm takes its place).
   if (options.include_norms) {
-    f.per_norm = arch.layer_norm ? 2 * h : h;
+    f.per_norm = NormParameterVectors(arch) * h;
     f.norms_per_layer = arch.norms_per_layer > 0 ? arch.norms_per_layer : 2;
     f.norms = f.per_norm * (f.norms_per_layer * L + 1);
     if (Ld > 0) f.norms += f.per_norm * (3 * Ld + 1);  // self, cross, MLP; final
@@ -434,8 +452,8 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
   if (f.norms_per_layer > 0) {
     components.push_back(
         {"norms", f.norms,
-         absl::StrCat(Int(f.per_norm), " (", arch.layer_norm ? "LayerNorm" : "RMSNorm", ") x (",
-                      f.norms_per_layer, "x", Int(L), " + 1 final",
+         absl::StrCat(Int(f.per_norm), " (", NormName(arch), ") x (", f.norms_per_layer, "x",
+                      Int(L), " + 1 final",
                       arch.num_decoder_layers > 0
                           ? absl::StrCat("; decoder 3x", arch.num_decoder_layers, " + 1 final")
                           : std::string(),

@@ -262,10 +262,46 @@ TEST(AccuracyParametersTest, LlamaLikeFamiliesAreCountedExactly) {
            "attention_bias": true, "attention_out_bias": false, "mlp_bias": false,
            "tie_word_embeddings": false})",
        36151104512},
+      // Cohere (Aya Expanse): attention and MLP side by side behind one
+      // LayerNorm without bias, tied embeddings (llmfit's exact totals).
+      {"https://huggingface.co/CohereLabs/aya-expanse-8b/blob/main/config.json",
+       R"({"model_type": "cohere", "hidden_size": 4096, "intermediate_size": 14336,
+           "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "vocab_size": 256000, "max_position_embeddings": 8192, "use_qk_norm": false})",
+       8028033024},
+      {"https://huggingface.co/CohereLabs/aya-expanse-32b/blob/main/config.json",
+       R"({"model_type": "cohere", "hidden_size": 8192, "intermediate_size": 24576,
+           "num_hidden_layers": 40, "num_attention_heads": 64, "num_key_value_heads": 8,
+           "vocab_size": 256000, "max_position_embeddings": 8192, "use_qk_norm": false})",
+       32296476672},
+      // OLMo (v1): LayerNorms without weight or bias (llmfit's exact total
+      // of allenai/OLMo-1B-hf).
+      {"https://huggingface.co/allenai/OLMo-1B-hf/blob/main/config.json",
+       R"({"model_type": "olmo", "hidden_size": 2048, "intermediate_size": 8192,
+           "num_hidden_layers": 16, "num_attention_heads": 16, "num_key_value_heads": 16,
+           "vocab_size": 50304, "max_position_embeddings": 2048, "attention_bias": false,
+           "tie_word_embeddings": true})",
+       1176764416},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(CountConfig(c.json).total, c.total) << c.config_url;
   }
+}
+
+// CohereForAI/c4ai-command-r-plus: CohereLayerNorm((heads, head_dim)) on
+// queries and keys (use_qk_norm), a weight per head and element; its model
+// card: "104B parameters". Ours 103,810,674,688 (-0.2%).
+TEST(AccuracyParametersTest, CommandRPlusCountsItsPerHeadQkNorms) {
+  constexpr char kCommandRPlus[] = R"({"model_type": "cohere", "hidden_size": 12288,
+      "intermediate_size": 33792, "num_hidden_layers": 64, "num_attention_heads": 96,
+      "num_key_value_heads": 8, "vocab_size": 256000, "max_position_embeddings": 131072,
+      "use_qk_norm": true})";
+  const ParameterCount count = CountConfig(kCommandRPlus);
+  EXPECT_NEAR(count.total / 104e9, 1.0, 0.003) << count.total;
+  // Without the QK norms: (96 + 8) x 128 fewer per layer.
+  std::string without = kCommandRPlus;
+  without.replace(without.find("true"), 4, "false");
+  EXPECT_DOUBLE_EQ(count.total - CountConfig(without).total, 64.0 * (96 + 8) * 128);
 }
 
 // THUDM/glm-4-9b-chat's own format (chatglm): its checkpoint, 9,399,951,392

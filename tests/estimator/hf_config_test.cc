@@ -91,7 +91,8 @@ TEST(HfConfigTest, AnUnsupportedFamilyIsAnInvalidArgumentNamingTheSupportedOnes)
       R"({"model_type": "rwkv", "hidden_size": 768, "num_hidden_layers": 24, "vocab_size": 50277})");
   EXPECT_EQ(arch.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(arch.status().message().find("\"rwkv\""), std::string::npos);
-  EXPECT_NE(arch.status().message().find("supported model_type values: bert, chatglm, deepseek_v2"),
+  EXPECT_NE(arch.status().message().find(
+                "supported model_type values: bert, chatglm, cohere, cohere2, deepseek_v2"),
             std::string::npos)
       << arch.status().message();
   auto made_up = ArchitectureFromHfConfig(R"({"model_type": "no_such_family"})");
@@ -124,6 +125,18 @@ TEST(HfConfigTest, SlidingLayersAreReadAsEachFamilyStatesThem) {
   auto bad = ArchitectureFromHfConfig(exaone + R"(, "sliding_window_pattern": "LLXG"})");
   ASSERT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(GetFieldViolations(bad.status())[0].field, "hf_config_json.sliding_window_pattern");
+  // Command R7B (cohere2) states no list: Cohere2Config's period of 4, the
+  // fourth layer of each full.
+  auto cohere2 = ArchitectureFromHfConfig(
+      R"({"model_type": "cohere2", "hidden_size": 4096, "intermediate_size": 14336,
+          "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+          "vocab_size": 256000, "sliding_window": 4096})");
+  ASSERT_TRUE(cohere2.ok()) << cohere2.status();
+  EXPECT_EQ(cohere2->sliding_window(), 4096);
+  EXPECT_EQ(cohere2->num_sliding_window_layers(), 24);
+  EXPECT_EQ(cohere2->norm_type(), common::v1::NORM_TYPE_LAYER_NORM_WITHOUT_BIAS);
+  EXPECT_EQ(cohere2->norms_per_layer(), 1);
+  EXPECT_TRUE(cohere2->tie_word_embeddings());
   // OLMo 3 lists its layers: three sliding in four.
   std::string types;
   for (int i = 0; i < 32; ++i) {
