@@ -57,7 +57,10 @@ const std::map<std::string, std::string>& Families() {
                                              {"ernie4_5", "ernie4_5"},
                                              {"ernie4_5-moe", "ernie4_5_moe"},
                                              {"gpt-oss", "gpt_oss"},
-                                             {"llama4", "llama4_text"}};
+                                             {"llama4", "llama4_text"},
+                                             {"command-r", "cohere"},
+                                             {"cohere2", "cohere2"},
+                                             {"olmo", "olmo"}};
   return *families;
 }
 
@@ -348,7 +351,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
     c.SetBool("attention_bias", qkv_bias);
     c.SetBool("mlp_bias", mlp_bias);
   }
-  if (type == "glm4_moe") {
+  if (type == "glm4_moe" || type == "cohere" || type == "cohere2") {
     c.SetBool("use_qk_norm", AnyBlockTensor(header, ".attn_q_norm.weight") != nullptr);
   } else if (type == "minimax_m2") {
     // Whole-projection norms ("per_layer") or one head's width.
@@ -364,12 +367,22 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   // Sliding windows.
   c.SetIf("sliding_window", c.Int("attention.sliding_window"));
   SlidingPattern(&c);
-  if (type == "gpt_oss" && c.Field("layer_types").kind_case() == Value::KIND_NOT_SET) {
-    // GptOssConfig's default (llama.cpp: set_swa_pattern(2)): even layers
-    // sliding, odd ones full.
-    std::vector<bool> sliding;
-    for (int64_t i = 0; i < blocks; ++i) sliding.push_back(i % 2 == 0);
-    LayerTypes(&c, sliding);
+  // A window without a pattern in the file: llama.cpp's own period for the
+  // family (llama-model.cpp load_hparams set_swa_pattern: layer i full when
+  // i % N == N - 1), which is also each config class's default. Never every
+  // layer sliding, which would shrink the full layers' cache.
+  if (c.Int("attention.sliding_window").value_or(0) > 0 &&
+      c.Field("layer_types").kind_case() == Value::KIND_NOT_SET &&
+      c.Field("sliding_window_pattern").kind_case() == Value::KIND_NOT_SET) {
+    static const auto* periods =
+        new std::map<std::string, int64_t>{{"gemma2", 2},  {"gemma3_text", 6}, {"cohere2", 4},
+                                           {"gpt_oss", 2}, {"olmo2", 4},       {"exaone4", 4}};
+    if (auto period = periods->find(type); period != periods->end()) {
+      std::vector<bool> sliding;
+      for (int64_t i = 0; i < blocks; ++i)
+        sliding.push_back(i % period->second != period->second - 1);
+      LayerTypes(&c, sliding);
+    }
   }
   if (absl::Status bad = c.missing().ToStatus(); !bad.ok()) return bad;
 

@@ -41,8 +41,9 @@ struct Shape {
   bool fused_qkv = false;  // one attn_qkv tensor (ChatGLM)
   bool qkv_bias = false, output_bias = false, mlp_bias = false;
   bool layer_norm = false;  // norms with biases (StarCoder2)
+  int norms = 2;            // per block: 2; 1 attn_norm only (Cohere); 0 none (OLMo v1)
   bool gated = true;        // ffn_gate beside ffn_up
-  int qk_norm = 0;          // 0 none; 1 one head wide; 2 the whole projection
+  int qk_norm = 0;  // 0 none; 1 one head wide; 2 the whole projection; 3 per head and element
   bool post_norms = false;  // post_attention_norm and post_ffw_norm (Gemma 3, GLM-4-0414)
   bool sinks = false;       // attn_sinks (gpt-oss)
   uint64_t sliding_window = 0;
@@ -68,6 +69,7 @@ void Block(const Shape& s, uint64_t i, GgufHeaderWriter* w) {
   const std::string b = absl::StrCat("blk.", i, ".");
   auto t = [&](const std::string& name, const Dims& dims) { w->Tensor(b + name, dims); };
   auto norm = [&](const std::string& name) {
+    if (s.norms == 0 || (s.norms == 1 && name == "ffn_norm")) return;
     t(name + ".weight", {s.hidden});
     if (s.layer_norm) t(name + ".bias", {s.hidden});
   };
@@ -107,7 +109,10 @@ void Block(const Shape& s, uint64_t i, GgufHeaderWriter* w) {
     }
     t("attn_output.weight", {q, s.hidden});
     if (s.output_bias) t("attn_output.bias", {s.hidden});
-    if (s.qk_norm > 0) {
+    if (s.qk_norm == 3) {  // Cohere's: a weight per head and element
+      t("attn_q_norm.weight", {s.head_dim, s.heads});
+      t("attn_k_norm.weight", {s.head_dim, s.kv_heads});
+    } else if (s.qk_norm > 0) {
       t("attn_q_norm.weight", {s.qk_norm == 1 ? s.head_dim : q});
       t("attn_k_norm.weight", {s.qk_norm == 1 ? s.head_dim : kv});
     }
@@ -212,7 +217,7 @@ GgufHeaderWriter Write(const Shape& s, const std::function<void(GgufHeaderWriter
   w.Tensor("token_embd.weight", {s.hidden, s.vocab});
   for (uint64_t i = 0; i < s.layers; ++i) Block(s, i, &w);
   for (uint64_t i = 0; i < s.mtp; ++i) MtpBlock(s, s.layers + i, &w);
-  w.Tensor("output_norm.weight", {s.hidden});
+  if (s.norms > 0) w.Tensor("output_norm.weight", {s.hidden});
   if (s.layer_norm) w.Tensor("output_norm.bias", {s.hidden});
   if (!s.tied) w.Tensor("output.weight", {s.hidden, s.vocab});
   return w;
@@ -263,6 +268,7 @@ struct Case {
   uint64_t published;  // the checkpoint's parameters (the file's, MTP included)
   const char* config;  // its config.json (the keys that decide the shape)
   std::function<void(GgufHeaderWriter&)> extra = {};
+  std::string config_text = "";  // the config.json when built at run time
 };
 
 void Check(const Case& c) {
@@ -271,7 +277,8 @@ void Check(const Case& c) {
   EXPECT_EQ(read.file_total, c.published);
   EXPECT_EQ(read.counted, static_cast<double>(read.file_total));
   EXPECT_EQ(read.arch.published_parameter_count(), static_cast<int64_t>(read.file_total));
-  absl::StatusOr<common::v1::Architecture> config = ArchitectureFromHfConfig(c.config);
+  absl::StatusOr<common::v1::Architecture> config =
+      ArchitectureFromHfConfig(c.config != nullptr ? std::string(c.config) : c.config_text);
   ASSERT_TRUE(config.ok()) << config.status();
   ExpectSameCacheShape(read.arch, *config);
 }
@@ -448,6 +455,108 @@ TEST(GgufFamiliesTest, DenseFamiliesReadAsTheirCheckpoints) {
                          "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256,
                          "vocab_size": 262144, "sliding_window": 512,
                          "sliding_window_pattern": 6})"});
+  }
+  {
+    // Aya Expanse (command-r): attention and MLP behind one norm.
+    Shape s{.arch = "command-r",
+            .layers = 32,
+            .hidden = 4096,
+            .heads = 32,
+            .kv_heads = 8,
+            .head_dim = 128,
+            .ffn = 14336,
+            .vocab = 256000,
+            .tied = true,
+            .norms = 1};
+    cases.push_back({"CohereLabs/aya-expanse-8b (llmfit's safetensors total)", s, 8028033024,
+                     R"({"model_type": "cohere", "hidden_size": 4096, "intermediate_size": 14336,
+                         "num_hidden_layers": 32, "num_attention_heads": 32,
+                         "num_key_value_heads": 8, "vocab_size": 256000})"});
+  }
+  {
+    // Command R+ (command-r with per-head QK norms): ours, against its 104B
+    // in accuracy_test.cc.
+    Shape s{.arch = "command-r",
+            .layers = 64,
+            .hidden = 12288,
+            .heads = 96,
+            .kv_heads = 8,
+            .head_dim = 128,
+            .ffn = 33792,
+            .vocab = 256000,
+            .tied = true,
+            .norms = 1,
+            .qk_norm = 3};
+    cases.push_back({"CohereForAI/c4ai-command-r-plus (ours; its card: 104B)", s, 103810674688,
+                     R"({"model_type": "cohere", "hidden_size": 12288, "intermediate_size": 33792,
+                         "num_hidden_layers": 64, "num_attention_heads": 96,
+                         "num_key_value_heads": 8, "vocab_size": 256000, "use_qk_norm": true})"});
+  }
+  {
+    // Command R7B's shape (cohere2): llama.cpp's period 4, three sliding
+    // layers in four, as Cohere2Config's.
+    Shape s{.arch = "cohere2",
+            .layers = 32,
+            .hidden = 4096,
+            .heads = 32,
+            .kv_heads = 8,
+            .head_dim = 128,
+            .ffn = 14336,
+            .vocab = 256000,
+            .tied = true,
+            .norms = 1,
+            .sliding_window = 4096};
+    cases.push_back({"Command R7B's shape (the count is Aya Expanse 8B's)", s, 8028033024,
+                     R"({"model_type": "cohere2", "hidden_size": 4096, "intermediate_size": 14336,
+                         "num_hidden_layers": 32, "num_attention_heads": 32,
+                         "num_key_value_heads": 8, "vocab_size": 256000,
+                         "sliding_window": 4096})"});
+  }
+  {
+    // OLMo v1: no norm tensors at all.
+    Shape s{.arch = "olmo",
+            .layers = 16,
+            .hidden = 2048,
+            .heads = 16,
+            .kv_heads = 16,
+            .head_dim = 128,
+            .ffn = 8192,
+            .vocab = 50304,
+            .tied = true,
+            .norms = 0};
+    cases.push_back({"allenai/OLMo-1B-hf (llmfit's safetensors total)", s, 1176764416,
+                     R"({"model_type": "olmo", "hidden_size": 2048, "intermediate_size": 8192,
+                         "num_hidden_layers": 16, "num_attention_heads": 16,
+                         "num_key_value_heads": 16, "vocab_size": 50304,
+                         "tie_word_embeddings": true})"});
+  }
+  {
+    // An OLMo 3 file (olmo2 with a window; OLMo 3's blocks are OLMo 2's):
+    // llama.cpp's period 4, never every layer sliding, as Olmo-3's
+    // config.json lists its layers.
+    Shape s{.arch = "olmo2",
+            .layers = 32,
+            .hidden = 4096,
+            .heads = 32,
+            .kv_heads = 32,
+            .head_dim = 128,
+            .ffn = 11008,
+            .vocab = 100278,
+            .qk_norm = 2,
+            .sliding_window = 4096};
+    std::string types;
+    for (int i = 0; i < 32; ++i) {
+      absl::StrAppend(&types, i ? ", " : "",
+                      i % 4 == 3 ? "\"full_attention\"" : "\"sliding_attention\"");
+    }
+    cases.push_back(
+        {"allenai/Olmo-3-1025-7B (llmfit's safetensors total)", s, 7298011136, nullptr});
+    cases.back().config_text = absl::StrCat(
+        R"({"model_type": "olmo2", "hidden_size": 4096, "intermediate_size": 11008,
+            "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+            "vocab_size": 100278, "sliding_window": 4096, "tie_word_embeddings": false,
+            "layer_types": [)",
+        types, "]}");
   }
   for (const Case& c : cases) Check(c);
 }
