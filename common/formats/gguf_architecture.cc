@@ -367,23 +367,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   // Sliding windows.
   c.SetIf("sliding_window", c.Int("attention.sliding_window"));
   SlidingPattern(&c);
-  // A window without a pattern in the file: llama.cpp's own period for the
-  // family (llama-model.cpp load_hparams set_swa_pattern: layer i full when
-  // i % N == N - 1), which is also each config class's default. Never every
-  // layer sliding, which would shrink the full layers' cache.
-  if (c.Int("attention.sliding_window").value_or(0) > 0 &&
-      c.Field("layer_types").kind_case() == Value::KIND_NOT_SET &&
-      c.Field("sliding_window_pattern").kind_case() == Value::KIND_NOT_SET) {
-    static const auto* periods =
-        new std::map<std::string, int64_t>{{"gemma2", 2},  {"gemma3_text", 6}, {"cohere2", 4},
-                                           {"gpt_oss", 2}, {"olmo2", 4},       {"exaone4", 4}};
-    if (auto period = periods->find(type); period != periods->end()) {
-      std::vector<bool> sliding;
-      for (int64_t i = 0; i < blocks; ++i)
-        sliding.push_back(i % period->second != period->second - 1);
-      LayerTypes(&c, sliding);
-    }
-  }
+  // A window without a pattern in the file: the config.json reader applies
+  // the family's default period, which is llama.cpp's set_swa_pattern too
+  // (gemma2 2, gemma3 6, cohere2 4, gpt-oss 2, olmo2 4, exaone4 4).
   if (absl::Status bad = c.missing().ToStatus(); !bad.ok()) return bad;
 
   absl::StatusOr<common::v1::Architecture> a = ArchitectureFromHfConfig(c.Json());

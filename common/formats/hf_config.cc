@@ -891,6 +891,17 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
 
 namespace {
 
+// Layers per sliding-window period when a config lists no layer_types:
+// Gemma3TextConfig 6, Cohere2Config 4, GptOssConfig 2 (even layers
+// sliding), Olmo3Config 4 (OLMo 3 files are llama.cpp's olmo2); 0 = no
+// default period.
+int64_t DefaultSlidingPeriod(const std::string& type) {
+  if (type == "gemma3_text") return 6;
+  if (type == "cohere2" || type == "olmo2" || type == "olmo3") return 4;
+  if (type == "gpt_oss") return 2;
+  return 0;
+}
+
 absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root) {
   const Config c(root);
   const std::string type = c.String("model_type");
@@ -1136,11 +1147,10 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
       a.set_sliding_window(0);  // every layer attends to every position
     } else if (sliding_listed > 0) {
       a.set_num_sliding_window_layers(sliding_listed);
-    } else if (is_gemma3 || type == "cohere2") {
-      // Gemma3TextConfig's default period 6, Cohere2Config's 4: the last
-      // layer of each period full.
-      const int64_t pattern =
-          std::max<int64_t>(1, take(c.Int({"sliding_window_pattern"}, type == "cohere2" ? 4 : 6)));
+    } else if (const int64_t period = DefaultSlidingPeriod(type); period > 0) {
+      // The config class's default layout (llama.cpp's set_swa_pattern for
+      // the same families): the last layer of each period full.
+      const int64_t pattern = std::max<int64_t>(1, take(c.Int({"sliding_window_pattern"}, period)));
       a.set_num_sliding_window_layers(
           static_cast<int32_t>(a.num_layers() - a.num_layers() / pattern));
     } else if (type == "exaone4") {

@@ -30,9 +30,9 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "tests/estimator/fake_records.h"
+#include "tests/estimator/model_files.h"
 #include "tests/estimator/published_configs.h"
 #include "tests/testing/shared_data.h"
-
 namespace modelatlas::estimator {
 namespace {
 
@@ -521,69 +521,30 @@ TEST(HybridModelsTest, BadPatternsAndMixersAreRefusedNamingTheField) {
 // ssm_a, ssm_d and ssm_out; token_embd and output_norm (tied: no output).
 // F32 tensors; the header only.
 std::string Mamba130mGgufHeader() {
-  std::string out = "GGUF";
-  auto le = [&](uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  };
-  auto str = [&](const std::string& s) {
-    le(s.size(), 8);
-    out += s;
-  };
-  auto kv_u32 = [&](const std::string& key, uint32_t v) {
-    str(key);
-    le(4, 4);
-    le(v, 4);
-  };
-  std::vector<std::pair<std::string, std::vector<uint64_t>>> tensors = {
-      {"token_embd.weight", {768, 50280}}, {"output_norm.weight", {768}}};
+  testing::GgufHeaderWriter w;
+  w.Str("general.architecture", "mamba")
+      .U32("mamba.block_count", 24)
+      .U32("mamba.embedding_length", 768)
+      .U32("mamba.ssm.inner_size", 1536)
+      .U32("mamba.ssm.state_size", 16)
+      .U32("mamba.ssm.conv_kernel", 4)
+      .U32("mamba.ssm.time_step_rank", 48)
+      .Tokens(50280);
+  w.Tensor("token_embd.weight", {768, 50280}).Tensor("output_norm.weight", {768});
   for (int i = 0; i < 24; ++i) {
     const std::string b = absl::StrCat("blk.", i, ".");
-    for (auto& t : std::vector<std::pair<std::string, std::vector<uint64_t>>>{
-             {"attn_norm.weight", {768}},
-             {"ssm_in.weight", {768, 3072}},
-             {"ssm_conv1d.weight", {4, 1536}},
-             {"ssm_conv1d.bias", {1536}},
-             {"ssm_x.weight", {1536, 80}},
-             {"ssm_dt.weight", {48, 1536}},
-             {"ssm_dt.bias", {1536}},
-             {"ssm_a", {16, 1536}},
-             {"ssm_d", {1536}},
-             {"ssm_out.weight", {1536, 768}}}) {
-      tensors.push_back({b + t.first, t.second});
-    }
+    w.Tensor(b + "attn_norm.weight", {768})
+        .Tensor(b + "ssm_in.weight", {768, 3072})
+        .Tensor(b + "ssm_conv1d.weight", {4, 1536})
+        .Tensor(b + "ssm_conv1d.bias", {1536})
+        .Tensor(b + "ssm_x.weight", {1536, 80})
+        .Tensor(b + "ssm_dt.weight", {48, 1536})
+        .Tensor(b + "ssm_dt.bias", {1536})
+        .Tensor(b + "ssm_a", {16, 1536})
+        .Tensor(b + "ssm_d", {1536})
+        .Tensor(b + "ssm_out.weight", {1536, 768});
   }
-  le(3, 4);  // version
-  le(tensors.size(), 8);
-  le(8, 8);  // key/values
-  str("general.architecture");
-  le(8, 4);
-  str("mamba");
-  kv_u32("mamba.block_count", 24);
-  kv_u32("mamba.embedding_length", 768);
-  kv_u32("mamba.ssm.inner_size", 1536);
-  kv_u32("mamba.ssm.state_size", 16);
-  kv_u32("mamba.ssm.conv_kernel", 4);
-  kv_u32("mamba.ssm.time_step_rank", 48);
-  str("tokenizer.ggml.tokens");
-  le(9, 4);
-  le(8, 4);
-  le(50280, 8);
-  for (int i = 0; i < 50280; ++i) str(absl::StrCat("t", i));
-  uint64_t offset = 0;
-  for (const auto& [name, dims] : tensors) {
-    str(name);
-    le(dims.size(), 4);
-    uint64_t elements = 1;
-    for (uint64_t d : dims) {
-      le(d, 8);
-      elements *= d;
-    }
-    le(0, 4);  // F32
-    le(offset, 8);
-    offset += (elements * 4 + 31) / 32 * 32;
-  }
-  out.resize((out.size() + 31) / 32 * 32, '\0');
-  return out;
+  return w.Header();
 }
 
 TEST(HybridModelsTest, AMambaGgufIsReadAndItsTensorsMatchTheCount) {
