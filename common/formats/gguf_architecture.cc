@@ -210,8 +210,11 @@ void SlidingPattern(ConfigFromGguf* c) {
 // Multi-head latent attention (deepseek2): the ranks and head widths. Files
 // written since llama.cpp stored MLA as multi-query attention give the
 // decompressed widths as key_length_mla / value_length_mla (key_length is
-// then the compressed cache's); older ones as key_length / value_length.
-void LatentAttention(ConfigFromGguf* c, int64_t heads) {
+// then the compressed cache's); older ones as key_length / value_length, and
+// llama.cpp runs those as multi-head attention, caching every head
+// (llama-hparams is_mla(): both _mla widths non-zero). Returns true for the
+// newer layout, whose cache is the latent.
+bool LatentAttention(ConfigFromGguf* c, int64_t heads) {
   const int64_t rope = c->Need(c->Int("rope.dimension_count"), "rope.dimension_count");
   c->Set("kv_lora_rank", c->Need(c->Int("attention.kv_lora_rank"), "attention.kv_lora_rank"));
   c->Set("q_lora_rank", c->Int("attention.q_lora_rank").value_or(0));
@@ -226,6 +229,7 @@ void LatentAttention(ConfigFromGguf* c, int64_t heads) {
   if (key > rope) c->Set("qk_nope_head_dim", key - rope);
   c->Set("v_head_dim", value);
   c->Set("num_key_value_heads", heads);
+  return mqa_layout && c->Int("attention.value_length_mla").value_or(0) > 0;
 }
 
 }  // namespace
@@ -294,8 +298,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   c.SetBool("tie_word_embeddings", !HasTensor(header, "output.weight"));
 
   // Attention widths: one head_dim for keys and values, or MLA's.
+  bool latent_cache_per_head = false;
   if (type == "deepseek_v2" || type == "deepseek_v3") {
-    LatentAttention(&c, heads);
+    latent_cache_per_head = !LatentAttention(&c, heads);
   } else if (m.key_length.has_value()) {
     const std::optional<int64_t> value = c.Int("attention.value_length");
     if (value.has_value() && *value != *m.key_length) {
@@ -392,6 +397,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   const bool fused = AnyBlockTensor(header, ".attn_qkv.weight") != nullptr;
   const bool split = AnyBlockTensor(header, ".attn_q.weight") != nullptr;
   if (fused || split) a->set_fused_qkv(fused);
+  if (latent_cache_per_head) a->set_latent_attention_cache_per_head(true);
   a->clear_source();  // the answer names the file
   a->set_published_parameter_count(static_cast<int64_t>(header.total_elements));
   return a;

@@ -52,6 +52,7 @@ RuntimeModel RuntimeModelOf(const common::v1::Model& model, const std::string& r
   out.hidden_size = a.hidden_size();
   out.vocab_size = a.vocab_size();
   out.max_context_length = a.max_context_length();
+  out.model_type = a.model_type();
   if (a.sliding_window() > 0) {
     out.sliding_window = a.sliding_window();
     out.sliding_window_layers =

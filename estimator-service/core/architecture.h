@@ -77,6 +77,9 @@ struct Architecture {
   int q_lora_rank = 0;
   int qk_nope_head_dim = 0;
   int v_head_dim = 0;
+  // MLA run as multi-head attention (an older GGUF file in llama.cpp): the
+  // cache holds every head's decompressed key and value, not the latent.
+  bool latent_cache_per_head = false;
   // Shared expert width (Qwen2-MoE); 0 = moe_intermediate_size.
   int64_t shared_expert_intermediate_size = 0;
   // A sigmoid gate on the shared expert: hidden_size parameters per MoE layer.
@@ -143,6 +146,8 @@ struct Architecture {
     return num_key_value_heads > 0 ? num_key_value_heads : num_attention_heads;
   }
   bool UsesMla() const { return kv_lora_rank > 0; }
+  // The cache holds the latent (one copy, whatever the tensor parallelism).
+  bool CachesLatent() const { return UsesMla() && !latent_cache_per_head; }
   bool IsMoe() const { return num_experts > 0; }
   bool IsHybrid() const { return recurrent_mixer != RecurrentMixer::kNone; }
   // Layers with attention (all of a transformer's).

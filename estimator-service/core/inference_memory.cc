@@ -100,6 +100,27 @@ int64_t CeilBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes));
 // KV-cache line writes the tokens after it, in the same writer).
 double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, TextWriter* text) {
   const double bytes_per_element = BitsPerElement(format) / 8;
+  if (arch.UsesMla() && arch.latent_cache_per_head) {
+    // An older DeepSeek GGUF (no key_length_mla) in llama.cpp: attention runs
+    // as multi-head from the decompressed keys and values, and the cache
+    // holds them, each head's key (nope + rope) and value per token and layer
+    // (ikawrakow/ik_llama.cpp issue #285: DeepSeek-R1 at llama.cpp build
+    // 4905, 2,048 cells, "KV self size = 9760.00 MiB").
+    const double per_layer = static_cast<double>(arch.num_attention_heads) *
+                             (arch.qk_nope_head_dim + arch.qk_rope_head_dim + arch.v_head_dim);
+    const double bytes = arch.num_layers * per_layer * bytes_per_element;
+    if (text == nullptr) return bytes;
+    text->Integer(arch.num_layers)
+        .Literal(" layers x ")
+        .Integer(arch.num_attention_heads)
+        .Literal(" heads x (")
+        .Integer(arch.qk_nope_head_dim + arch.qk_rope_head_dim)
+        .Literal(" key + ")
+        .Integer(arch.v_head_dim)
+        .Literal(" value, decompressed: the file predates llama.cpp's latent cache) x ");
+    WritePerElementAndTotal(*text, bytes_per_element, format, bytes);
+    return bytes;
+  }
   if (arch.UsesMla()) {
     // DeepSeek-V2/V3: one compressed latent plus the shared rotary key per token and layer.
     const double elements = arch.kv_lora_rank + arch.qk_rope_head_dim;
@@ -344,14 +365,14 @@ void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_lay
   const int64_t context = w.context_length_tokens;
   const int sliding_layers = SlidingLayers(arch);
   const Memo::Key key = {Pair(static_cast<int>(w.kv_cache_format), arch.num_layers),
-                         Pair(arch.kv_lora_rank, arch.qk_rope_head_dim),
+                         // A per-head cache of a latent-attention file: its rank negated.
+                         Pair(arch.latent_cache_per_head ? -arch.kv_lora_rank : arch.kv_lora_rank,
+                              arch.qk_rope_head_dim),
                          Pair(arch.num_decoder_layers, kv_layers),
                          Pair(static_cast<int>(arch.recurrent_mixer), arch.num_recurrent_layers),
                          Pair(arch.EffectiveKvHeads(), arch.EffectiveHeadDim()),
-                         Pair(w.batch_size, sliding_layers),
-                         static_cast<uint64_t>(context),
-                         static_cast<uint64_t>(arch.sliding_window),
-                         Memo::Word(total_bytes)};
+                         Pair(w.batch_size, sliding_layers), static_cast<uint64_t>(context),
+                         static_cast<uint64_t>(arch.sliding_window), Memo::Word(total_bytes)};
   if (const std::string* known = memo.Find(key)) {
     out->assign(*known);
     return;
@@ -565,7 +586,7 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
     sizing.num_attention_heads = arch.num_attention_heads;
     sizing.num_key_value_heads = arch.EffectiveKvHeads();
     sizing.hidden_size = arch.hidden_size;
-    sizing.kv_cache_replicated = arch.UsesMla();
+    sizing.kv_cache_replicated = arch.CachesLatent();
     if (arch.num_decoder_layers == 0) {
       sizing.num_layers = arch.num_layers;
       sizing.num_largest_layers =
@@ -658,6 +679,20 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
             arch.max_context_length,
             " tokens): the KV cache is sized as asked, but the model may not serve that context "
             "without extending it (e.g. RoPE scaling)"));
+      }
+      if (arch.UsesMla() && arch.latent_cache_per_head) {
+        const double latent = arch.kv_lora_rank + arch.qk_rope_head_dim;
+        arithmetic->warnings->push_back(absl::StrCat(
+            "this GGUF file stores latent attention in llama.cpp's older layout (no "
+            "attention.key_length_mla): llama.cpp runs it as multi-head attention and caches "
+            "every head's key and value, ",
+            absl::StrFormat("%.1f",
+                            arch.num_attention_heads *
+                                (arch.qk_nope_head_dim + arch.qk_rope_head_dim + arch.v_head_dim) /
+                                latent),
+            "x the ", latent,
+            "-element latent per token and layer; a file converted since April 2025 (llama.cpp "
+            "pull request #12801) caches the latent"));
       }
     }
     sizing.kv_cache_not_counted = context == 0 && sizing.kv_cache_bytes == 0;

@@ -59,17 +59,37 @@ int64_t CeilDiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 // context's padding; 256 is the largest any version used).
 constexpr int64_t kLlamaCppCellPadding = 256;
 
+// The families llama.cpp gives a sliding-window cache (src/llama-model.cpp
+// load_hparams: set_swa_pattern, or LLAMA_SWA_TYPE_CHUNKED for Llama 4),
+// by config.json model_type. Another whose config names a window keeps
+// every position in every layer: Mistral 7B v0.1's sliding_window 4096 is
+// not in its GGUF file (convert_hf_to_gguf.py writes it as arch "llama",
+// which has no window), and a published llama.cpp log of
+// OpenHermes-2.5-Mistral-7B at -c 8192 holds 1024.00 MiB, 8192 cells in
+// each of its 32 layers (docs/ACCURACY.md).
+bool LlamaCppSlidesWindows(absl::string_view model_type) {
+  static constexpr absl::string_view kFamilies[] = {
+      "gemma2", "gemma3", "gemma3_text", "cohere2", "gpt_oss",
+      "olmo2",  "olmo3",  "exaone4",     "llama4",  "llama4_text"};
+  for (absl::string_view family : kFamilies) {
+    if (model_type == family) return true;
+  }
+  return false;
+}
+
 // The KV cache llama.cpp keeps beyond the sliding windows the sizing holds:
 // an interleaved-SWA cache gives its sliding layers n_swa x sequences +
 // n_ubatch cells, padded, at most the context (src/llama-kv-cache-iswa.cpp:
 // size_swa = min(size_base, GGML_PAD(n_swa * n_seq_max + n_ubatch, n_pad)),
 // with --swa-full off, the default), where the sizing holds the window
-// alone: the sliding layers' extra cells x their bytes per cell, bytes in
+// alone; a family llama.cpp runs without a window keeps the whole context
+// in them: the sliding layers' extra cells x their bytes per cell, bytes in
 // the sizing's KV format; 0 without sliding layers.
 struct SwaExtra {
   double bytes = 0;
   int64_t cells = 0;         // llama.cpp's cells for each sliding layer
   int64_t window_cells = 0;  // the sizing's
+  bool whole = false;        // llama.cpp runs the family without a window
 };
 SwaExtra LlamaCppSwaExtra(const RuntimeModel& model, const InferenceSizing& sizing, int64_t context,
                           int64_t batch) {
@@ -80,13 +100,33 @@ SwaExtra LlamaCppSwaExtra(const RuntimeModel& model, const InferenceSizing& sizi
   }
   const int64_t all_cells = context * batch;
   out.window_cells = model.sliding_window * batch;
+  out.whole = !LlamaCppSlidesWindows(model.model_type);
   const int64_t wanted = model.sliding_window * batch + kLlamaCppUbatch;
-  out.cells = std::min(all_cells, CeilDiv(wanted, kLlamaCppCellPadding) * kLlamaCppCellPadding);
+  out.cells = out.whole ? all_cells
+                        : std::min(all_cells,
+                                   CeilDiv(wanted, kLlamaCppCellPadding) * kLlamaCppCellPadding);
   const double bytes_per_cell =
       sizing.kv_cache_bytes_largest_layer / static_cast<double>(all_cells);
   out.bytes = static_cast<double>(std::max<int64_t>(0, out.cells - out.window_cells)) *
               bytes_per_cell * model.sliding_window_layers;
   return out;
+}
+
+// What the KV-cache reservation says of the sliding layers, if anything.
+std::string SwaText(const RuntimeModel& model, const SwaExtra& swa) {
+  if (swa.bytes <= 0) return "";
+  if (swa.whole) {
+    return absl::StrCat(" (with the ", model.sliding_window_layers,
+                        " layers the model's config gives a window kept whole: llama.cpp runs ",
+                        model.model_type.empty() ? std::string("this family") : model.model_type,
+                        " without one, ", swa.cells, " cells each, not the window's ",
+                        swa.window_cells, ", +", GiB(swa.bytes), ")");
+  }
+  return absl::StrCat(" (with ", model.sliding_window_layers,
+                      " sliding-window layers at llama.cpp's ", swa.cells,
+                      " cells each, not the window's ", swa.window_cells,
+                      ": n_swa x sequences + n_ubatch ", kLlamaCppUbatch, ", padded to ",
+                      kLlamaCppCellPadding, ", +", GiB(swa.bytes), ")");
 }
 
 std::string ModelId(const RuntimeModel& model, RuntimeFit* fit) {
@@ -604,13 +644,7 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
                    own_bits > 0 ? absl::StrCat(GiB(sizing.kv_cache_bytes), " x ", Num(kv.bits),
                                                " / ", Num(own_bits))
                                 : std::string("0"),
-                   swa.bytes > 0 ? absl::StrCat(" (with ", model.sliding_window_layers,
-                                                " sliding-window layers at llama.cpp's ", swa.cells,
-                                                " cells each, not the window's ", swa.window_cells,
-                                                ": n_swa x sequences + n_ubatch ", kLlamaCppUbatch,
-                                                ", padded to ", kLlamaCppCellPadding, ", +",
-                                                GiB(swa.bytes), ")")
-                                 : std::string(),
+                   SwaText(model, swa),
                    " = ", GiB(kv_total), " for -c ", c.context * c.batch, " tokens, / ", cards,
                    " cards = ", GiB(kv_per_card)),
       "common/common.h cache_type_k/v = GGML_TYPE_F16 (-ctk/-ctv); n_ctx = 0 takes the "

@@ -37,6 +37,10 @@ struct RuntimeModel {
   // it (llama.cpp keeps more than the window for them); 0 = none.
   int64_t sliding_window = 0;
   int sliding_window_layers = 0;
+  // config.json's model_type ("gemma3_text"): whether llama.cpp honours the
+  // window (runtime_fit.cc LlamaCppSlidesWindows); empty = unknown, sized
+  // as a family that does not.
+  std::string model_type;
 };
 
 struct RuntimeReservation {

@@ -19,6 +19,7 @@
 #include "common/formats/hf_config.h"
 #include "estimator-service/answers/audit.h"
 #include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/runtime.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/plan.h"
@@ -839,6 +840,98 @@ TEST(AccuracyRuntimeTest, SglangPoolOnFourH100sAgainstAPublishedLog) {
   // layers), so the prediction may only be larger.
   EXPECT_GT(error, 0);
   EXPECT_LT(error, 0.15);
+}
+
+// llama.cpp's KV cache for shipped models against the sizes llama.cpp logs
+// ("llama_kv_cache: size = ... MiB (N cells, L layers ...)"), f16 cache,
+// one sequence unless said: the plan's own sizing plus what the runtime
+// fit adds for sliding layers (docs/ACCURACY.md, "llama.cpp's KV cache").
+struct LlamaCppKvLog {
+  const char* model;    // the shipped record
+  int64_t context;      // -c, tokens per sequence
+  int batch;            // sequences (-np) sharing the context
+  double logged_mib;    // the log's sizes, summed
+  double expected_mib;  // ours (the logged figure unless a difference is explained)
+  const char* source;
+};
+
+TEST(AccuracyRuntimeTest, LlamaCppKvCacheOfShippedModelsAgainstPublishedLogs) {
+  const LlamaCppKvLog logs[] = {
+      // A benchmark write-up's raw log, build b8506 (Metal, flash attention),
+      // bartowski's gemma-3-4b-it Q4_K_M, -c 8192: "160.00 MiB (8192 cells,
+      // 5 layers)" + "174.00 MiB (1536 cells, 29 layers)"; ymcki's tables on
+      // r/LocalLLaMA ("How to get the most from llama.cpp's iSWA support",
+      // post 1krr7hn) give the same 160 and 174 MB.
+      {"models/gemma-3-4b", 8192, 1, 160 + 174, 160 + 174, "b8506 log; r/LocalLLaMA 1krr7hn"},
+      // The same tables: 12B global 512 MB at 8k + local 480 MB at 1,536
+      // cells; 27B 640 MB + 624 MB.
+      {"models/gemma-3-12b", 8192, 1, 512 + 480, 512 + 480, "r/LocalLLaMA 1krr7hn"},
+      {"models/gemma-3-27b", 8192, 1, 640 + 624, 640 + 624, "r/LocalLLaMA 1krr7hn"},
+      // ggml-org/llama.cpp issue #16188, build 6182, -c 4096, flash
+      // attention off: "96.00 MiB (4096 cells, 12 layers)" + "15.00 MiB (640
+      // cells, 12 layers)". That build padded to 32 without flash attention;
+      // ours pads to 256 as builds do with it (768 cells, 18.00 MiB, as a
+      // flash-attention run at -c 131072 logs): 3 MiB more, on the safe side.
+      {"models/gpt-oss-20b", 4096, 1, 96 + 15, 96 + 18, "llama.cpp #16188"},
+      // A llama-server log (Metal, -np 1) in a KV calculator's README:
+      // bartowski's Meta-Llama-3-8B-Instruct Q4_K_M, -c 8192, "1024.00 MiB".
+      {"models/llama-3-8b", 8192, 1, 1024, 1024, "kvcalc README log"},
+      // text-generation-webui's llama.cpp loader with
+      // openhermes-2.5-mistral-7b (Mistral 7B v0.1's shape), -c 8192:
+      // "1024.00 MiB (8192 cells, 32 layers)". Its config's 4,096-token
+      // window is not in the GGUF file: every layer keeps the context.
+      {"models/mistral-7b-v0-1", 8192, 1, 1024, 1024, "text-generation-webui log"},
+      // The same loader with Phi-3-mini-4k-instruct q4, -c 4096: "1536.00 MiB".
+      {"models/phi-3-mini-4k", 4096, 1, 1536, 1536, "text-generation-webui log"},
+      // fabiomatricardi/granite3.1-gradio README: llama-server b4435,
+      // granite-3.1-2b-instruct Q5_K_L, -c 8192: "KV self size = 640.00 MiB".
+      // Granite 3.3 2B is the same shape (40 layers, 8 KV heads of 64).
+      {"models/granite-3-3-2b-instruct", 8192, 1, 640, 640, "granite3.1-gradio README"},
+      // ikawrakow/ik_llama.cpp issue #514, mainline build 5622, unsloth's
+      // Qwen3-30B-A3B Q4_K_M, -c 16384: "1536.00 MiB (16384 cells, 48 layers)";
+      // issue #380, build 5273, -c 4096: "KV self size = 384.00 MiB".
+      {"models/qwen3-30b-a3b", 16384, 1, 1536, 1536, "ik_llama.cpp #514"},
+      {"models/qwen3-30b-a3b", 4096, 1, 384, 384, "ik_llama.cpp #380"},
+      // ikawrakow/ik_llama.cpp discussion #357, mainline build 5192,
+      // Qwen3-235B-A22B Q8_0, -c 32768: "KV self size = 6016.00 MiB".
+      {"models/qwen3-235b-a22b", 32768, 1, 6016, 6016, "ik_llama.cpp discussion #357"},
+      // A llama-server log (late 2025, four slots, unified cache) of
+      // gemma-2-2b-it Q4_K_M, -c 8192: 416.00 MiB non-SWA + 416.00 MiB SWA,
+      // 8192 cells each: 2,048 tokens per slot, within the 4,096 window.
+      {"models/gemma-2-2b", 2048, 4, 416 + 416, 416 + 416, "llama-server log, 4 slots"},
+  };
+  DeviceSpec h100;
+  h100.name = "hardware/nvidia-h100-sxm5-80gb";
+  h100.memory_bytes = 80.0 * 1073741824;
+  h100.allocatable_memory_bytes = 81559.0 * 1048576;
+  h100.bandwidth_bytes_per_second = 3.35e12;
+  for (const LlamaCppKvLog& log : logs) {
+    SCOPED_TRACE(
+        absl::StrCat(log.model, " at -c ", log.context * log.batch, " (", log.source, ")"));
+    const common::v1::Model& model = ShippedModel(log.model);
+    InferenceMemoryInput input;
+    input.architecture = ToCoreArchitecture(model.architecture());
+    input.parameters = model.parameters();
+    input.workload.weight_format = NumberFormat::kInt4;  // a GGUF's few bits; not compared
+    input.workload.kv_cache_format = NumberFormat::kFp16;
+    input.workload.context_length_tokens = log.context;
+    input.workload.batch_size = log.batch;
+    absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
+    ASSERT_TRUE(sizing.ok()) << sizing.status();
+    PlanInput plan_input;
+    plan_input.sizing = *sizing;
+    plan_input.workload = input.workload;
+    plan_input.max_cards = 8;
+    const DevicePlan plan = PlanOnDevice(plan_input, h100);
+    ASSERT_TRUE(plan.fits) << plan.reason;
+    const RuntimeFit fit = FitRuntime(Runtime::kLlamaCpp, RuntimeModelOf(model, ""), *sizing,
+                                      input.workload, h100, plan, "NVIDIA");
+    ASSERT_TRUE(fit.fits) << fit.reason;
+    const double ours_mib = fit.kv_cache_bytes_per_card * std::max(1, plan.cards) / 1048576;
+    std::cout << log.model << " -c " << log.context * log.batch << ": logged " << log.logged_mib
+              << " MiB, ours " << ours_mib << " MiB (" << log.source << ")\n";
+    EXPECT_DOUBLE_EQ(ours_mib, log.expected_mib);
+  }
 }
 
 }  // namespace

@@ -18,10 +18,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/formats/gguf.h"
 #include "common/formats/gguf_architecture.h"
 #include "common/formats/hf_config.h"
 #include "estimator-service/answers/conversions.h"
+#include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
 #include "tests/estimator/model_files.h"
 
@@ -718,9 +720,12 @@ TEST(GgufFamiliesTest, MixturesOfExpertsReadAsTheirCheckpoints) {
 // DeepSeek-V3 in both of llama.cpp's layouts for multi-head latent
 // attention: the older (attn_kv_b, key/value_length the decompressed
 // widths) and the newer (attn_k_b and attn_v_b, one compressed KV head,
-// key/value_length_mla). Both read as the same architecture, the latent
-// cache (kv_lora_rank + rope dims per token and layer), never 128 full heads.
-TEST(GgufFamiliesTest, DeepSeekV3ReadsTheSameInBothLatentAttentionLayouts) {
+// key/value_length_mla). Both count the same parameters. Their caches
+// differ as llama.cpp allocates them: the newer file caches the latent
+// (kv_lora_rank + rope dims per token and layer), the older one every
+// head's decompressed key and value, 71x more; sizing that file at the
+// latent would say "fits" for a run that needs tens of GiB more.
+TEST(GgufFamiliesTest, DeepSeekV3CachesAsLlamaCppRunsEachLatentAttentionLayout) {
   const char* config = R"({"model_type": "deepseek_v3", "vocab_size": 129280,
       "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
       "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
@@ -728,6 +733,7 @@ TEST(GgufFamiliesTest, DeepSeekV3ReadsTheSameInBothLatentAttentionLayouts) {
       "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
       "qk_nope_head_dim": 128, "topk_method": "noaux_tc", "first_k_dense_replace": 3,
       "tie_word_embeddings": false})";
+  constexpr double kMiB = 1024.0 * 1024.0;
   for (bool mqa : {false, true}) {
     Shape s{.arch = "deepseek2",
             .layers = 61,
@@ -752,7 +758,69 @@ TEST(GgufFamiliesTest, DeepSeekV3ReadsTheSameInBothLatentAttentionLayouts) {
     // 671,026,419,200 without the MTP module (which llama.cpp's files leave out).
     Check({mqa ? "deepseek-ai/DeepSeek-V3, MLA as MQA" : "deepseek-ai/DeepSeek-V3, MLA", s,
            671026419200, config});
+    const Read read = ReadFile(Write(s));
+    EXPECT_EQ(read.arch.latent_attention_cache_per_head(), !mqa);
+    std::string text;
+    const double per_token =
+        KvCacheBytesPerToken(ToCoreArchitecture(read.arch), NumberFormat::kFp16, &text);
+    if (mqa) {
+      // ikawrakow/ik_llama.cpp discussion #258 (DeepSeek-V3-0324, latent
+      // cache, -c 32768): "KV self size = 2196.00 MiB, c^KV (f16)", the
+      // 576-element latent that llama.cpp's V-less MLA cache also keeps
+      // (ggml-org/llama.cpp pull request #19067).
+      EXPECT_EQ(per_token * 32768 / kMiB, 2196.0) << text;
+    } else {
+      // ikawrakow/ik_llama.cpp issue #285, mainline llama.cpp build 4905,
+      // unsloth's DeepSeek-R1 Q8_0 (this older layout), n_ctx 2048:
+      // "KV self size = 9760.00 MiB, K (f16): 5856.00 MiB, V (f16): 3904.00 MiB".
+      EXPECT_EQ(per_token * 2048 / kMiB, 9760.0) << text;
+      EXPECT_TRUE(absl::StrContains(text, "128 heads x (192 key + 128 value")) << text;
+    }
   }
+}
+
+// DeepSeek-Coder-V2-Lite in the older layout: a 2026 ollama run of llama.cpp
+// on such a file logs the per-head cache, "llama_kv_cache: size = 540.00 MiB
+// (2048 cells, 27 layers, 1/1 seqs), K (f16): 324.00 MiB, V (f16): 216.00
+// MiB" (tag deepseek-coder-v2:16b-lite-instruct-q5_K_M, docs/ACCURACY.md).
+TEST(GgufFamiliesTest, AnOlderDeepSeekV2LiteFileCachesEveryHeadAsLlamaCppLogsIt) {
+  Shape s{.arch = "deepseek2",
+          .layers = 27,
+          .hidden = 2048,
+          .heads = 16,
+          .ffn = 10944,
+          .vocab = 102400,
+          .experts = 64,
+          .experts_used = 6,
+          .expert_ffn = 1408,
+          .shared_experts = 2,
+          .shared_ffn = 2816,
+          .dense_lead = 1,
+          .kv_lora = 512,
+          .rope_dim = 64,
+          .nope_dim = 128,
+          .v_dim = 128};
+  const Read read = ReadFile(Write(s));
+  ASSERT_TRUE(read.arch.latent_attention_cache_per_head());
+  EXPECT_EQ(KvCacheBytesPerToken(ToCoreArchitecture(read.arch), NumberFormat::kFp16, nullptr) *
+                2048 / (1024.0 * 1024.0),
+            540.0);
+
+  // The memory answer says why its cache is this large, and what file
+  // would cache the latent.
+  InferenceMemoryInput input;
+  input.architecture = ToCoreArchitecture(read.arch);
+  input.parameters = static_cast<double>(read.file_total);
+  input.workload.kv_cache_format = NumberFormat::kFp16;
+  input.workload.context_length_tokens = 2048;
+  absl::StatusOr<InferenceMemoryEstimate> estimate = EstimateInferenceMemory(input);
+  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  bool warned = false;
+  for (const std::string& w : estimate->warnings) {
+    warned = warned || (absl::StrContains(w, "older layout") && absl::StrContains(w, "8.9x") &&
+                        absl::StrContains(w, "#12801"));
+  }
+  EXPECT_TRUE(warned) << absl::StrJoin(estimate->warnings, "\n");
 }
 
 TEST(GgufFamiliesTest, HybridsAndUnknownFamiliesAreRefusedByName) {

@@ -304,7 +304,8 @@ TEST(RuntimeFitTest, LlamaCppKeepsAnUbatchMoreThanTheWindowInSlidingLayers) {
                      .vocab_size = 262208,
                      .max_context_length = 131072,
                      .sliding_window = 1024,
-                     .sliding_window_layers = 52};
+                     .sliding_window_layers = 52,
+                     .model_type = "gemma3_text"};
   for (int batch : {1, 4}) {
     SCOPED_TRACE(batch);
     const int64_t context = 32768;
