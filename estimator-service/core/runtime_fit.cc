@@ -102,9 +102,9 @@ SwaExtra LlamaCppSwaExtra(const RuntimeModel& model, const InferenceSizing& sizi
   out.window_cells = model.sliding_window * batch;
   out.whole = !LlamaCppSlidesWindows(model.model_type);
   const int64_t wanted = model.sliding_window * batch + kLlamaCppUbatch;
-  out.cells = out.whole ? all_cells
-                        : std::min(all_cells,
-                                   CeilDiv(wanted, kLlamaCppCellPadding) * kLlamaCppCellPadding);
+  out.cells =
+      out.whole ? all_cells
+                : std::min(all_cells, CeilDiv(wanted, kLlamaCppCellPadding) * kLlamaCppCellPadding);
   const double bytes_per_cell =
       sizing.kv_cache_bytes_largest_layer / static_cast<double>(all_cells);
   out.bytes = static_cast<double>(std::max<int64_t>(0, out.cells - out.window_cells)) *
@@ -122,11 +122,40 @@ std::string SwaText(const RuntimeModel& model, const SwaExtra& swa) {
                         " without one, ", swa.cells, " cells each, not the window's ",
                         swa.window_cells, ", +", GiB(swa.bytes), ")");
   }
-  return absl::StrCat(" (with ", model.sliding_window_layers,
-                      " sliding-window layers at llama.cpp's ", swa.cells,
-                      " cells each, not the window's ", swa.window_cells,
-                      ": n_swa x sequences + n_ubatch ", kLlamaCppUbatch, ", padded to ",
-                      kLlamaCppCellPadding, ", +", GiB(swa.bytes), ")");
+  return absl::StrCat(
+      " (with ", model.sliding_window_layers, " sliding-window layers at llama.cpp's ", swa.cells,
+      " cells each, not the window's ", swa.window_cells, ": n_swa x sequences + n_ubatch ",
+      kLlamaCppUbatch, ", padded to ", kLlamaCppCellPadding, ", +", GiB(swa.bytes), ")");
+}
+
+// What vLLM's start-up check asks of sliding-window layers beyond the
+// window the plan's sizing holds, bytes per card: each such layer needs
+// min(window - 1 + max_num_batched_tokens, max_model_len) tokens in blocks,
+// plus one block for a window that does not start on a block
+// (vllm/v1/kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes),
+// and a chunked-attention layer (Llama 4) min(chunk + max_num_batched_tokens,
+// max_model_len) (ChunkedLocalAttentionSpec); for `sequences` sequences the
+// windows add up and the batched tokens are shared. The card's share of a
+// layer is the plan's: its KV bytes over the model's.
+double VllmWindowExtraBytes(const RuntimeModel& model, const InferenceSizing& sizing,
+                            const DevicePlan& plan, int64_t context, int64_t batch,
+                            int64_t sequences, int max_num_batched_tokens) {
+  if (model.sliding_window <= 0 || model.sliding_window_layers <= 0 ||
+      model.sliding_window >= context || sizing.kv_cache_bytes <= 0 ||
+      sizing.kv_cache_bytes_largest_layer <= 0) {
+    return 0;
+  }
+  const bool chunked = model.model_type == "llama4" || model.model_type == "llama4_text";
+  const int64_t wanted = sequences * (chunked ? model.sliding_window : model.sliding_window - 1) +
+                         max_num_batched_tokens;
+  const int64_t blocks =
+      CeilDiv(std::min(wanted, sequences * context), kVllmBlockSize) + (chunked ? 0 : sequences);
+  const int64_t extra_tokens = blocks * kVllmBlockSize - sequences * model.sliding_window;
+  if (extra_tokens <= 0) return 0;
+  const double layer_token_bytes = sizing.kv_cache_bytes_largest_layer /
+                                   static_cast<double>(context * batch) *
+                                   (plan.kv_cache_bytes_per_card / sizing.kv_cache_bytes);
+  return static_cast<double>(extra_tokens) * layer_token_bytes * model.sliding_window_layers;
 }
 
 std::string ModelId(const RuntimeModel& model, RuntimeFit* fit) {
@@ -251,8 +280,8 @@ void VllmNodeCommands(const DevicePlan& plan, int tp, int dp, RuntimeFit* fit) {
                                             " --distributed-executor-backend ray"));
 }
 
-RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const DeviceSpec& device,
-                   const DevicePlan& plan) {
+RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
+                   const ResolvedWorkload& w, const DeviceSpec& device, const DevicePlan& plan) {
   RuntimeFit fit;
   fit.runtime = Runtime::kVllm;
   fit.version = kVllmVersion;
@@ -297,7 +326,14 @@ RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const D
   const double block_bytes = kVllmBlockSize * c.kv_bytes_per_token;
   const int64_t blocks_per_sequence = CeilDiv(c.context, kVllmBlockSize);
   const int64_t blocks_needed = blocks_per_sequence * c.batch;
-  const double needed_bytes = static_cast<double>(blocks_needed) * block_bytes;
+  // Sliding-window layers: what vLLM's check asks beyond the window.
+  const double window_extra_one = VllmWindowExtraBytes(model, sizing, plan, c.context, c.batch, 1,
+                                                       defaults.max_num_batched_tokens);
+  const double window_extra = VllmWindowExtraBytes(model, sizing, plan, c.context, c.batch, c.batch,
+                                                   defaults.max_num_batched_tokens);
+  const double one_request_bytes =
+      static_cast<double>(blocks_per_sequence) * block_bytes + window_extra_one;
+  const double needed_bytes = static_cast<double>(blocks_needed) * block_bytes + window_extra;
   fit.kv_cache_bytes_needed_per_card = needed_bytes;
 
   // The utilization the command sets: the workload's (vLLM's default 0.9
@@ -372,17 +408,28 @@ RuntimeFit FitVllm(const RuntimeModel& model, const ResolvedWorkload& w, const D
           "num_layers) and get_max_concurrency_for_kv_cache_config; block size 16 from "
           "vllm/platforms/cuda.py check_and_update_config");
 
-  if (blocks < blocks_per_sequence) {
+  if (window_extra > 0) {
+    fit.notes.push_back(
+        absl::StrCat("vLLM's start-up check holds each of the ", model.sliding_window_layers,
+                     " sliding-window layers to min(window ", model.sliding_window,
+                     " - 1 + max_num_batched_tokens ", defaults.max_num_batched_tokens,
+                     ", max_model_len) tokens in blocks, + 1 block, not the window alone: ",
+                     GiB(window_extra_one), " per card more for one request, ", GiB(window_extra),
+                     " for the batch (vllm/v1/kv_cache_interface.py "
+                     "SlidingWindowSpec.max_memory_usage_bytes)"));
+  }
+  if (blocks < blocks_per_sequence || kv_memory < one_request_bytes) {
     fit.reason = absl::StrCat(
         "vLLM refuses to start: one request of ", c.context, " tokens needs ", blocks_per_sequence,
-        " blocks (", GiB(static_cast<double>(blocks_per_sequence) * block_bytes),
+        " blocks (", GiB(one_request_bytes),
+        window_extra_one > 0 ? ", with its sliding-window layers as vLLM's check counts them" : "",
         ") and the KV cache holds ", blocks, " (", GiB(std::max(0.0, kv_memory)),
         ") even at --gpu-memory-utilization ", Num(utilization),
         " (its ValueError: the KV cache needed for max_model_len is larger than the available "
         "KV cache memory)");
     return fit;
   }
-  if (blocks < blocks_needed) {
+  if (blocks < blocks_needed || kv_memory < needed_bytes) {
     fit.reason = absl::StrCat(
         "vLLM starts but holds ", Num(*fit.max_concurrency), " sequences of ", c.context,
         " tokens at once, fewer than the batch of ", BatchText(c), " (", blocks, " blocks, ",
@@ -638,17 +685,15 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
           absl::StrCat("weights ", GiB(sizing.weight_bytes), " / ", cards,
                        " cards (--split-mode layer: whole layers per card) = ", GiB(weights)),
           "common/common.h split_mode = LLAMA_SPLIT_MODE_LAYER");
-  Reserve(
-      &fit, "kv_cache", kv_per_card,
-      absl::StrCat("KV cache in ", kv.type, " (", Num(kv.bits), " bits per element): ",
-                   own_bits > 0 ? absl::StrCat(GiB(sizing.kv_cache_bytes), " x ", Num(kv.bits),
-                                               " / ", Num(own_bits))
-                                : std::string("0"),
-                   SwaText(model, swa),
-                   " = ", GiB(kv_total), " for -c ", c.context * c.batch, " tokens, / ", cards,
-                   " cards = ", GiB(kv_per_card)),
-      "common/common.h cache_type_k/v = GGML_TYPE_F16 (-ctk/-ctv); n_ctx = 0 takes the "
-      "model's trained context unless -c is given");
+  Reserve(&fit, "kv_cache", kv_per_card,
+          absl::StrCat("KV cache in ", kv.type, " (", Num(kv.bits), " bits per element): ",
+                       own_bits > 0 ? absl::StrCat(GiB(sizing.kv_cache_bytes), " x ", Num(kv.bits),
+                                                   " / ", Num(own_bits))
+                                    : std::string("0"),
+                       SwaText(model, swa), " = ", GiB(kv_total), " for -c ", c.context * c.batch,
+                       " tokens, / ", cards, " cards = ", GiB(kv_per_card)),
+          "common/common.h cache_type_k/v = GGML_TYPE_F16 (-ctk/-ctv); n_ctx = 0 takes the "
+          "model's trained context unless -c is given");
   Reserve(&fit, "compute_buffer", compute,
           absl::StrCat(kLlamaCppUbatch, " tokens (n_ubatch) x (vocabulary ", model.vocab_size,
                        " + hidden ", model.hidden_size, ") x 4 bytes = ", GiB(compute),
@@ -787,7 +832,7 @@ RuntimeFit FitRuntime(Runtime runtime, const RuntimeModel& model, const Inferenc
   }
   switch (runtime) {
     case Runtime::kVllm:
-      return FitVllm(model, workload, device, plan);
+      return FitVllm(model, sizing, workload, device, plan);
     case Runtime::kSglang:
       return FitSglang(model, workload, device, plan);
     case Runtime::kLlamaCpp:

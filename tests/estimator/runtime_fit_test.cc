@@ -334,6 +334,54 @@ TEST(RuntimeFitTest, LlamaCppKeepsAnUbatchMoreThanTheWindowInSlidingLayers) {
   EXPECT_DOUBLE_EQ(Reserved(fit, "kv_cache") * plan.cards, small.sizing.kv_cache_bytes);
 }
 
+// vLLM's start-up check holds a sliding-window layer to min(window - 1 +
+// max_num_batched_tokens, max_model_len) tokens in blocks, + 1 block
+// (vllm/v1/kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes),
+// not the window: Gemma 3 27B at 32,768 tokens on an H100 (8,192 batched
+// tokens) needs (ceil(9,215 / 16) + 1) x 16 - 1,024 = 8,208 tokens more in
+// each of its 52 sliding layers, 3.26 GiB at bf16; a plan whose KV cache
+// fits by less than that does not start under vLLM.
+TEST(RuntimeFitTest, VllmChecksSlidingLayersForTheWindowPlusTheBatchedTokens) {
+  constexpr double kLayerCell = 2.0 * 16 * 128 * 2;
+  RuntimeModel gemma{.repo_id = "google/gemma-3-27b-it",
+                     .num_layers = 62,
+                     .num_attention_heads = 32,
+                     .hidden_size = 5376,
+                     .intermediate_size = 21504,
+                     .vocab_size = 262208,
+                     .max_context_length = 131072,
+                     .sliding_window = 1024,
+                     .sliding_window_layers = 52,
+                     .model_type = "gemma3_text"};
+  const int64_t context = 32768;
+  PlanInput input = Llama8B(context);
+  input.sizing.kv_cache_bytes = kLayerCell * (52.0 * 1024 + 10.0 * context);
+  input.sizing.kv_cache_bytes_largest_layer = kLayerCell * context;
+  const DevicePlan plan = PlanOnDevice(input, H100());
+  ASSERT_TRUE(plan.fits);
+  ASSERT_EQ(plan.cards, 1);
+  const RuntimeFit fit =
+      FitRuntime(Runtime::kVllm, gemma, input.sizing, input.workload, H100(), plan, "NVIDIA");
+  const double extra = 8208.0 * kLayerCell * 52;
+  EXPECT_DOUBLE_EQ(fit.kv_cache_bytes_needed_per_card, input.sizing.kv_cache_bytes + extra);
+  bool said = false;
+  for (const std::string& note : fit.notes) {
+    said = said || absl::StrContains(note, "SlidingWindowSpec.max_memory_usage_bytes");
+  }
+  EXPECT_TRUE(said);
+
+  // Weights that leave the window's cache room at the default 0.9 but not
+  // vLLM's: the command needs a higher --gpu-memory-utilization.
+  PlanInput tight = input;
+  tight.sizing.weight_bytes = 81559.0 * 1048576 * 0.9 - Reserved(fit, "activation_peak") -
+                              Reserved(fit, "non_torch") - input.sizing.kv_cache_bytes - extra / 2;
+  const DevicePlan tight_plan = PlanOnDevice(tight, H100());
+  ASSERT_TRUE(tight_plan.fits) << tight_plan.reason;
+  const RuntimeFit raised =
+      FitRuntime(Runtime::kVllm, gemma, tight.sizing, tight.workload, H100(), tight_plan, "NVIDIA");
+  EXPECT_TRUE(absl::StrContains(raised.reason, "at 0.9 it does not")) << raised.reason;
+}
+
 TEST(RuntimeFitTest, APlanThatDoesNotFitDoesNotFitAnyRuntime) {
   PlanInput input = Llama8B(131072, 64);
   input.max_cards = 1;
