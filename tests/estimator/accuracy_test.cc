@@ -766,6 +766,17 @@ TEST(AccuracyInferenceTest, ARecordsActiveParametersSetTheActiveShare) {
   EXPECT_EQ(sizing->weight_bytes, 264e9);
 }
 
+// One H100 SXM5 as its record and nvidia-smi give it.
+DeviceSpec H100Sxm5() {
+  DeviceSpec h100;
+  h100.name = "hardware/nvidia-h100-sxm5-80gb";
+  h100.display_name = "NVIDIA H100 SXM5 80 GB";
+  h100.memory_bytes = 80.0 * 1073741824;
+  h100.allocatable_memory_bytes = 81559.0 * 1048576;  // nvidia-smi memory.total
+  h100.bandwidth_bytes_per_second = 3.35e12;
+  return h100;
+}
+
 // Published: vLLM issue #21348 (vllm-project/vllm, "KV Cache Size
 // Comparison vLLM vs SGLang", 2025-07-22): Qwen3-235B-A22B-FP8 on 4 x H100
 // (80 GB), `python3 -m sglang.launch_server ... --tp 4 --mem-fraction-static
@@ -793,12 +804,7 @@ TEST(AccuracyRuntimeTest, SglangPoolOnFourH100sAgainstAPublishedLog) {
   absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
   ASSERT_TRUE(sizing.ok()) << sizing.status();
 
-  DeviceSpec h100;
-  h100.name = "hardware/nvidia-h100-sxm5-80gb";
-  h100.display_name = "NVIDIA H100 SXM5 80 GB";
-  h100.memory_bytes = 80.0 * 1073741824;
-  h100.allocatable_memory_bytes = 81559.0 * 1048576;  // nvidia-smi memory.total
-  h100.bandwidth_bytes_per_second = 3.35e12;
+  const DeviceSpec h100 = H100Sxm5();
   PlanInput plan_input;
   plan_input.sizing = *sizing;
   plan_input.workload = input.workload;
@@ -900,11 +906,7 @@ TEST(AccuracyRuntimeTest, LlamaCppKvCacheOfShippedModelsAgainstPublishedLogs) {
       // 8192 cells each: 2,048 tokens per slot, within the 4,096 window.
       {"models/gemma-2-2b", 2048, 4, 416 + 416, 416 + 416, "llama-server log, 4 slots"},
   };
-  DeviceSpec h100;
-  h100.name = "hardware/nvidia-h100-sxm5-80gb";
-  h100.memory_bytes = 80.0 * 1073741824;
-  h100.allocatable_memory_bytes = 81559.0 * 1048576;
-  h100.bandwidth_bytes_per_second = 3.35e12;
+  const DeviceSpec h100 = H100Sxm5();
   for (const LlamaCppKvLog& log : logs) {
     SCOPED_TRACE(
         absl::StrCat(log.model, " at -c ", log.context * log.batch, " (", log.source, ")"));

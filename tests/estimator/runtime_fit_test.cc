@@ -32,6 +32,20 @@ RuntimeModel Llama8BModel() {
           .max_context_length = 131072};
 }
 
+// Gemma 3 27B's shape: 62 layers, 52 of them in a 1,024-token window.
+RuntimeModel Gemma3_27BModel() {
+  return {.repo_id = "google/gemma-3-27b-it",
+          .num_layers = 62,
+          .num_attention_heads = 32,
+          .hidden_size = 5376,
+          .intermediate_size = 21504,
+          .vocab_size = 262208,
+          .max_context_length = 131072,
+          .sliding_window = 1024,
+          .sliding_window_layers = 52,
+          .model_type = "gemma3_text"};
+}
+
 PlanInput Llama8B(int64_t context, int batch = 1) {
   PlanInput w;
   w.sizing.parameters = 8030261248;
@@ -296,16 +310,7 @@ TEST(RuntimeFitTest, LlamaCppBuffersMatchAPublishedLog) {
 // 4,608 cells for four sequences sharing -c.
 TEST(RuntimeFitTest, LlamaCppKeepsAnUbatchMoreThanTheWindowInSlidingLayers) {
   constexpr double kLayerCell = 2.0 * 16 * 128 * 2;
-  RuntimeModel gemma{.repo_id = "google/gemma-3-27b-it",
-                     .num_layers = 62,
-                     .num_attention_heads = 32,
-                     .hidden_size = 5376,
-                     .intermediate_size = 21504,
-                     .vocab_size = 262208,
-                     .max_context_length = 131072,
-                     .sliding_window = 1024,
-                     .sliding_window_layers = 52,
-                     .model_type = "gemma3_text"};
+  const RuntimeModel gemma = Gemma3_27BModel();
   for (int batch : {1, 4}) {
     SCOPED_TRACE(batch);
     const int64_t context = 32768;
@@ -343,16 +348,7 @@ TEST(RuntimeFitTest, LlamaCppKeepsAnUbatchMoreThanTheWindowInSlidingLayers) {
 // fits by less than that does not start under vLLM.
 TEST(RuntimeFitTest, VllmChecksSlidingLayersForTheWindowPlusTheBatchedTokens) {
   constexpr double kLayerCell = 2.0 * 16 * 128 * 2;
-  RuntimeModel gemma{.repo_id = "google/gemma-3-27b-it",
-                     .num_layers = 62,
-                     .num_attention_heads = 32,
-                     .hidden_size = 5376,
-                     .intermediate_size = 21504,
-                     .vocab_size = 262208,
-                     .max_context_length = 131072,
-                     .sliding_window = 1024,
-                     .sliding_window_layers = 52,
-                     .model_type = "gemma3_text"};
+  const RuntimeModel gemma = Gemma3_27BModel();
   const int64_t context = 32768;
   PlanInput input = Llama8B(context);
   input.sizing.kv_cache_bytes = kLayerCell * (52.0 * 1024 + 10.0 * context);
