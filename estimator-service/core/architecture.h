@@ -148,6 +148,9 @@ struct Architecture {
   bool UsesMla() const { return kv_lora_rank > 0; }
   // The cache holds the latent (one copy, whatever the tensor parallelism).
   bool CachesLatent() const { return UsesMla() && !latent_cache_per_head; }
+  // An older-layout DeepSeek GGUF in llama.cpp: every head's decompressed
+  // key and value are cached, not the latent.
+  bool CachesPerHead() const { return UsesMla() && latent_cache_per_head; }
   bool IsMoe() const { return num_experts > 0; }
   bool IsHybrid() const { return recurrent_mixer != RecurrentMixer::kNone; }
   // Layers with attention (all of a transformer's).

@@ -100,7 +100,7 @@ int64_t CeilBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes));
 // KV-cache line writes the tokens after it, in the same writer).
 double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, TextWriter* text) {
   const double bytes_per_element = BitsPerElement(format) / 8;
-  if (arch.UsesMla() && arch.latent_cache_per_head) {
+  if (arch.CachesPerHead()) {
     // An older DeepSeek GGUF (no key_length_mla) in llama.cpp: attention runs
     // as multi-head from the decompressed keys and values, and the cache
     // holds them, each head's key (nope + rope) and value per token and layer
@@ -680,7 +680,7 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
             " tokens): the KV cache is sized as asked, but the model may not serve that context "
             "without extending it (e.g. RoPE scaling)"));
       }
-      if (arch.UsesMla() && arch.latent_cache_per_head) {
+      if (arch.CachesPerHead()) {
         const double latent = arch.kv_lora_rank + arch.qk_rope_head_dim;
         arithmetic->warnings->push_back(absl::StrCat(
             "this GGUF file stores latent attention in llama.cpp's older layout (no "

@@ -77,6 +77,20 @@ bool LlamaCppSlidesWindows(absl::string_view model_type) {
   return false;
 }
 
+// Whether the model has sliding-window layers whose window is shorter than
+// the context asked for, and a sizing that gives their bytes.
+bool HasWindowBelowContext(const RuntimeModel& model, const InferenceSizing& sizing,
+                           int64_t context) {
+  return model.sliding_window > 0 && model.sliding_window_layers > 0 &&
+         model.sliding_window < context && sizing.kv_cache_bytes_largest_layer > 0;
+}
+
+// The KV bytes one token takes in the largest layer (the sizing holds
+// context x batch tokens in it), in the sizing's KV format.
+double LayerTokenBytes(const InferenceSizing& sizing, int64_t context, int64_t batch) {
+  return sizing.kv_cache_bytes_largest_layer / static_cast<double>(context * batch);
+}
+
 // The KV cache llama.cpp keeps beyond the sliding windows the sizing holds:
 // an interleaved-SWA cache gives its sliding layers n_swa x sequences +
 // n_ubatch cells, padded, at most the context (src/llama-kv-cache-iswa.cpp:
@@ -94,10 +108,7 @@ struct SwaExtra {
 SwaExtra LlamaCppSwaExtra(const RuntimeModel& model, const InferenceSizing& sizing, int64_t context,
                           int64_t batch) {
   SwaExtra out;
-  if (model.sliding_window <= 0 || model.sliding_window_layers <= 0 ||
-      model.sliding_window >= context || sizing.kv_cache_bytes_largest_layer <= 0) {
-    return out;
-  }
+  if (!HasWindowBelowContext(model, sizing, context)) return out;
   const int64_t all_cells = context * batch;
   out.window_cells = model.sliding_window * batch;
   out.whole = !LlamaCppSlidesWindows(model.model_type);
@@ -105,10 +116,8 @@ SwaExtra LlamaCppSwaExtra(const RuntimeModel& model, const InferenceSizing& sizi
   out.cells =
       out.whole ? all_cells
                 : std::min(all_cells, CeilDiv(wanted, kLlamaCppCellPadding) * kLlamaCppCellPadding);
-  const double bytes_per_cell =
-      sizing.kv_cache_bytes_largest_layer / static_cast<double>(all_cells);
   out.bytes = static_cast<double>(std::max<int64_t>(0, out.cells - out.window_cells)) *
-              bytes_per_cell * model.sliding_window_layers;
+              LayerTokenBytes(sizing, context, batch) * model.sliding_window_layers;
   return out;
 }
 
@@ -140,11 +149,7 @@ std::string SwaText(const RuntimeModel& model, const SwaExtra& swa) {
 double VllmWindowExtraBytes(const RuntimeModel& model, const InferenceSizing& sizing,
                             const DevicePlan& plan, int64_t context, int64_t batch,
                             int64_t sequences, int max_num_batched_tokens) {
-  if (model.sliding_window <= 0 || model.sliding_window_layers <= 0 ||
-      model.sliding_window >= context || sizing.kv_cache_bytes <= 0 ||
-      sizing.kv_cache_bytes_largest_layer <= 0) {
-    return 0;
-  }
+  if (!HasWindowBelowContext(model, sizing, context) || sizing.kv_cache_bytes <= 0) return 0;
   const bool chunked = model.model_type == "llama4" || model.model_type == "llama4_text";
   const int64_t wanted = sequences * (chunked ? model.sliding_window : model.sliding_window - 1) +
                          max_num_batched_tokens;
@@ -152,8 +157,7 @@ double VllmWindowExtraBytes(const RuntimeModel& model, const InferenceSizing& si
       CeilDiv(std::min(wanted, sequences * context), kVllmBlockSize) + (chunked ? 0 : sequences);
   const int64_t extra_tokens = blocks * kVllmBlockSize - sequences * model.sliding_window;
   if (extra_tokens <= 0) return 0;
-  const double layer_token_bytes = sizing.kv_cache_bytes_largest_layer /
-                                   static_cast<double>(context * batch) *
+  const double layer_token_bytes = LayerTokenBytes(sizing, context, batch) *
                                    (plan.kv_cache_bytes_per_card / sizing.kv_cache_bytes);
   return static_cast<double>(extra_tokens) * layer_token_bytes * model.sliding_window_layers;
 }
