@@ -243,7 +243,11 @@ void PrintRuntimeFits(const v1::PlanInferenceResponse& response) {
     PrintTable({"PER CARD", "GiB", "ARITHMETIC"}, rows);
     if (fit.has_kv_cache_blocks()) {
       std::cout << "KV cache: " << fit.kv_cache_blocks() << " blocks of " << fit.block_size_tokens()
-                << " tokens = " << fit.kv_cache_tokens() << " tokens; maximum concurrency for "
+                << " tokens";
+      if (fit.kv_cache_groups() > 1) {
+        std::cout << " over " << fit.kv_cache_groups() << " layer groups";
+      }
+      std::cout << " = " << fit.kv_cache_tokens() << " tokens; maximum concurrency for "
                 << fit.max_model_len_tokens()
                 << " tokens per request: " << Fixed(fit.max_concurrency(), 2) << "x\n";
     } else {

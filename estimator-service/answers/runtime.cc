@@ -53,6 +53,9 @@ RuntimeModel RuntimeModelOf(const common::v1::Model& model, const std::string& r
   out.vocab_size = a.vocab_size();
   out.max_context_length = a.max_context_length();
   out.model_type = a.model_type();
+  if (!a.recurrent_mixer().empty() && a.num_attention_layers() > 0) {
+    out.attention_layers = a.num_attention_layers();
+  }
   if (a.sliding_window() > 0) {
     out.sliding_window = a.sliding_window();
     out.sliding_window_layers =
@@ -98,6 +101,7 @@ void ToProto(const RuntimeFit& fit, v1::RuntimeFit* out) {
       static_cast<int64_t>(std::ceil(fit.kv_cache_bytes_needed_per_card)));
   out->set_block_size_tokens(fit.block_size_tokens);
   if (fit.kv_cache_blocks.has_value()) out->set_kv_cache_blocks(*fit.kv_cache_blocks);
+  out->set_kv_cache_groups(fit.kv_cache_groups);
   out->set_kv_cache_tokens(fit.kv_cache_tokens);
   if (fit.max_concurrency.has_value()) out->set_max_concurrency(*fit.max_concurrency);
   out->set_max_model_len_tokens(fit.max_model_len_tokens);

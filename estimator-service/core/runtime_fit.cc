@@ -137,29 +137,16 @@ std::string SwaText(const RuntimeModel& model, const SwaExtra& swa) {
       kLlamaCppUbatch, ", padded to ", kLlamaCppCellPadding, ", +", GiB(swa.bytes), ")");
 }
 
-// What vLLM's start-up check asks of sliding-window layers beyond the
-// window the plan's sizing holds, bytes per card: each such layer needs
-// min(window - 1 + max_num_batched_tokens, max_model_len) tokens in blocks,
-// plus one block for a window that does not start on a block
-// (vllm/v1/kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes),
-// and a chunked-attention layer (Llama 4) min(chunk + max_num_batched_tokens,
-// max_model_len) (ChunkedLocalAttentionSpec); for `sequences` sequences the
-// windows add up and the batched tokens are shared. The card's share of a
-// layer is the plan's: its KV bytes over the model's.
-double VllmWindowExtraBytes(const RuntimeModel& model, const InferenceSizing& sizing,
-                            const DevicePlan& plan, int64_t context, int64_t batch,
-                            int64_t sequences, int max_num_batched_tokens) {
-  if (!HasWindowBelowContext(model, sizing, context) || sizing.kv_cache_bytes <= 0) return 0;
-  const bool chunked = model.model_type == "llama4" || model.model_type == "llama4_text";
-  const int64_t wanted = sequences * (chunked ? model.sliding_window : model.sliding_window - 1) +
-                         max_num_batched_tokens;
-  const int64_t blocks =
-      CeilDiv(std::min(wanted, sequences * context), kVllmBlockSize) + (chunked ? 0 : sequences);
-  const int64_t extra_tokens = blocks * kVllmBlockSize - sequences * model.sliding_window;
-  if (extra_tokens <= 0) return 0;
-  const double layer_token_bytes = LayerTokenBytes(sizing, context, batch) *
-                                   (plan.kv_cache_bytes_per_card / sizing.kv_cache_bytes);
-  return static_cast<double>(extra_tokens) * layer_token_bytes * model.sliding_window_layers;
+// The card's bytes of one token in a layer that keeps the whole context:
+// the plan's bytes per token (all the card's layers) x the largest layer's
+// share of the sizing's cache. 0 when the sizing does not say.
+double CardLayerTokenBytes(double kv_bytes_per_token, const InferenceSizing& sizing) {
+  if (sizing.kv_cache_bytes <= 0 || sizing.kv_cache_bytes_largest_layer <= 0) return 0;
+  return kv_bytes_per_token * sizing.kv_cache_bytes_largest_layer / sizing.kv_cache_bytes;
+}
+
+bool IsLlama4(absl::string_view model_type) {
+  return model_type == "llama4" || model_type == "llama4_text";
 }
 
 std::string ModelId(const RuntimeModel& model, RuntimeFit* fit) {
@@ -195,6 +182,11 @@ std::string BatchText(const Common& c) {
                       c.workload_batch, ")");
 }
 
+// "1 sequence", "4 sequences", or the fullest engine's share.
+std::string SequencesText(const Common& c) {
+  return absl::StrCat(BatchText(c), c.batch == 1 && c.engines <= 1 ? " sequence" : " sequences");
+}
+
 Common CommonOf(const ResolvedWorkload& workload, const DeviceSpec& device,
                 const DevicePlan& plan) {
   Common c;
@@ -212,6 +204,64 @@ Common CommonOf(const ResolvedWorkload& workload, const DeviceSpec& device,
   const double tokens = static_cast<double>(c.context) * c.batch;
   c.kv_bytes_per_token = tokens > 0 ? plan.kv_cache_bytes_per_card / tokens : 0;
   return c;
+}
+
+// The KV reservation's block arithmetic, as vLLM logs its figures.
+std::string VllmBlocksText(const VllmKvLayout& layout, const Common& c, double kv_memory,
+                           const VllmBlocks& cache) {
+  const std::string concurrency =
+      absl::StrCat(" = ", Num(cache.max_concurrency), " (\"Maximum concurrency for ", c.context,
+                   " tokens per request\")");
+  if (layout.window_groups == 0) {
+    return absl::StrCat("blocks of ", kVllmBlockSize, " tokens x ", Num(c.kv_bytes_per_token),
+                        " bytes per token per card = ", Num(layout.block_bytes), " bytes; floor(",
+                        GiB(kv_memory), " / ", Num(layout.block_bytes), ") = ", cache.blocks,
+                        " blocks = ", cache.tokens, " tokens (\"GPU KV cache size\"); ",
+                        cache.blocks, " / ceil(", c.context, " / ", kVllmBlockSize, ")",
+                        concurrency);
+  }
+  const double layer_token = layout.block_bytes / (kVllmBlockSize * layout.group_size);
+  std::string per_request;
+  if (layout.full_groups > 0) {
+    per_request =
+        absl::StrCat(layout.full_groups, " x ceil(", c.context, " / ", kVllmBlockSize, ") + ");
+  }
+  absl::StrAppend(&per_request, layout.window_groups, " x ", layout.window_blocks);
+  return absl::StrCat(
+      "blocks of ", kVllmBlockSize, " tokens x ", layout.group_size,
+      " layers (a block id spans one layer of each of the group's) x ", Num(layer_token),
+      " bytes per token and layer per card = ", Num(layout.block_bytes), " bytes; floor(",
+      GiB(kv_memory), " / ", Num(layout.block_bytes), ") = ", cache.blocks, " blocks; ",
+      cache.blocks, " / ", layout.Groups(), " groups x ", kVllmBlockSize, " = ", cache.tokens,
+      " tokens (\"GPU KV cache size\"); one request counts ", per_request, " = ",
+      layout.blocks_per_request, " blocks; ", cache.blocks, " / ", layout.blocks_per_request,
+      concurrency);
+}
+
+// How vLLM groups a model's layers when some keep a window.
+std::string VllmLayoutNote(const RuntimeModel& model, const VllmKvLayout& layout,
+                           int max_num_batched_tokens) {
+  std::string groups =
+      layout.full_groups > 0
+          ? absl::StrCat(
+                "groups the ", layout.full_layers, " full-attention and ", layout.window_layers,
+                " ", layout.chunked ? "chunked-attention" : "sliding-window", " layers into ",
+                layout.Groups(), " groups of ", layout.group_size, " layers",
+                layout.padding_layers > 0 ? absl::StrCat(" (", layout.padding_layers,
+                                                         " of them padding, whose memory is lost)")
+                                          : "")
+          : absl::StrCat("keeps its ", layout.window_layers, " sliding-window layers in one group");
+  return absl::StrCat(
+      "vLLM ", groups, " (vllm/v1/core/kv_cache_utils.py get_kv_cache_groups); it counts a ",
+      layout.chunked ? "chunk" : "window", " layer of one request for min(",
+      layout.chunked ? "chunk " : "window ", model.sliding_window, layout.chunked ? "" : " - 1",
+      " + max_num_batched_tokens ", max_num_batched_tokens,
+      ", max_model_len) = ", layout.window_tokens, " tokens, ", layout.window_blocks, " blocks",
+      layout.chunked ? "" : " with the one a window not starting on a block needs",
+      ", not the window alone (vllm/v1/kv_cache_interface.py ",
+      layout.chunked ? "ChunkedLocalAttentionSpec" : "SlidingWindowSpec",
+      ".max_memory_usage_bytes); its start-up check asks ", GiB(layout.one_request_bytes),
+      " per card for one request of max_model_len tokens");
 }
 
 std::string TotalArithmetic(const Common& c, const DeviceSpec& device) {
@@ -327,17 +377,17 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
         "hidden size, FFN or vocabulary not on record: the plan's activation workspace ",
         GiB(activations), " stands in for vLLM's profiled peak (which is larger)");
   }
-  const double block_bytes = kVllmBlockSize * c.kv_bytes_per_token;
-  const int64_t blocks_per_sequence = CeilDiv(c.context, kVllmBlockSize);
-  const int64_t blocks_needed = blocks_per_sequence * c.batch;
-  // Sliding-window layers: what vLLM's check asks beyond the window.
-  const double window_extra_one = VllmWindowExtraBytes(model, sizing, plan, c.context, c.batch, 1,
-                                                       defaults.max_num_batched_tokens);
-  const double window_extra = VllmWindowExtraBytes(model, sizing, plan, c.context, c.batch, c.batch,
-                                                   defaults.max_num_batched_tokens);
-  const double one_request_bytes =
-      static_cast<double>(blocks_per_sequence) * block_bytes + window_extra_one;
-  const double needed_bytes = static_cast<double>(blocks_needed) * block_bytes + window_extra;
+  // The card's KV cache as vLLM lays it out: one group of every layer, or
+  // groups of full-attention and sliding-window layers.
+  const VllmKvLayout layout =
+      VllmKvLayoutOf(model, c.kv_bytes_per_token, CardLayerTokenBytes(c.kv_bytes_per_token, sizing),
+                     c.context, defaults.max_num_batched_tokens);
+  const double block_bytes = layout.block_bytes;
+  const int64_t blocks_per_sequence = layout.blocks_per_request;
+  const int64_t blocks_needed =
+      layout.BlocksFor(c.batch, c.context, defaults.max_num_batched_tokens);
+  const double one_request_bytes = layout.one_request_bytes;
+  const double needed_bytes = static_cast<double>(blocks_needed) * block_bytes;
   fit.kv_cache_bytes_needed_per_card = needed_bytes;
 
   // The utilization the command sets: the workload's (vLLM's default 0.9
@@ -362,9 +412,10 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
   const double budget = c.total_bytes * utilization;
   const double kv_memory = kv_memory_at(utilization);
   fit.kv_cache_bytes_per_card = std::max(0.0, kv_memory);
-  const VllmBlocks cache = VllmKvBlocks(kv_memory, c.kv_bytes_per_token, c.context);
+  const VllmBlocks cache = VllmKvBlocks(kv_memory, layout);
   const int64_t blocks = cache.blocks;
   fit.kv_cache_blocks = blocks;
+  fit.kv_cache_groups = layout.Groups();
   fit.kv_cache_tokens = cache.tokens;
   if (blocks_per_sequence > 0) fit.max_concurrency = cache.max_concurrency;
 
@@ -401,53 +452,52 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
   Reserve(&fit, "kv_cache", std::max(0.0, kv_memory),
           absl::StrCat("budget ", GiB(budget), " - weights ", GiB(weights), " - activation peak ",
                        GiB(activations), " - non-torch ", GiB(non_torch), " = ", GiB(kv_memory),
-                       "; blocks of ", kVllmBlockSize, " tokens x ", Num(c.kv_bytes_per_token),
-                       " bytes per token per card = ", Num(block_bytes), " bytes; floor(",
-                       GiB(std::max(0.0, kv_memory)), " / ", Num(block_bytes), ") = ", blocks,
-                       " blocks = ", fit.kv_cache_tokens, " tokens (\"GPU KV cache size\"); ",
-                       blocks, " / ceil(", c.context, " / ", kVllmBlockSize,
-                       ") = ", fit.max_concurrency ? Num(*fit.max_concurrency) : "0",
-                       " (\"Maximum concurrency for ", c.context, " tokens per request\")"),
+                       "; ", VllmBlocksText(layout, c, std::max(0.0, kv_memory), cache)),
           "vllm/v1/core/kv_cache_utils.py get_num_blocks (available_memory // page_size // "
           "num_layers) and get_max_concurrency_for_kv_cache_config; block size 16 from "
           "vllm/platforms/cuda.py check_and_update_config");
 
-  if (window_extra > 0) {
-    fit.notes.push_back(
-        absl::StrCat("vLLM's start-up check holds each of the ", model.sliding_window_layers,
-                     " sliding-window layers to min(window ", model.sliding_window,
-                     " - 1 + max_num_batched_tokens ", defaults.max_num_batched_tokens,
-                     ", max_model_len) tokens in blocks, + 1 block, not the window alone: ",
-                     GiB(window_extra_one), " per card more for one request, ", GiB(window_extra),
-                     " for the batch (vllm/v1/kv_cache_interface.py "
-                     "SlidingWindowSpec.max_memory_usage_bytes)"));
+  if (layout.window_groups > 0) {
+    fit.notes.push_back(VllmLayoutNote(model, layout, defaults.max_num_batched_tokens));
   }
-  if (blocks < blocks_per_sequence || kv_memory < one_request_bytes) {
+  const bool grouped = layout.window_groups > 0;
+  if (kv_memory < one_request_bytes) {
     fit.reason = absl::StrCat(
-        "vLLM refuses to start: one request of ", c.context, " tokens needs ", blocks_per_sequence,
-        " blocks (", GiB(one_request_bytes),
-        window_extra_one > 0 ? ", with its sliding-window layers as vLLM's check counts them" : "",
-        ") and the KV cache holds ", blocks, " (", GiB(std::max(0.0, kv_memory)),
-        ") even at --gpu-memory-utilization ", Num(utilization),
+        "vLLM refuses to start: one request of ", c.context, " tokens needs ",
+        GiB(one_request_bytes),
+        grouped ? " (its window layers as vLLM's check counts them)"
+                : absl::StrCat(" (", blocks_per_sequence, " blocks)"),
+        " and the KV cache holds ", GiB(std::max(0.0, kv_memory)), " (", blocks,
+        " blocks) even at --gpu-memory-utilization ", Num(utilization),
         " (its ValueError: the KV cache needed for max_model_len is larger than the available "
         "KV cache memory)");
     return fit;
   }
-  if (blocks < blocks_needed || kv_memory < needed_bytes) {
+  if (blocks < blocks_needed) {
     fit.reason = absl::StrCat(
-        "vLLM starts but holds ", Num(*fit.max_concurrency), " sequences of ", c.context,
-        " tokens at once, fewer than the batch of ", BatchText(c), " (", blocks, " blocks, ",
-        blocks_needed, " needed); the activation peak it profiles (", GiB(activations),
-        ") is larger than the plan's workspace (", GiB(plan.activation_bytes_per_card), ")");
+        "vLLM starts but its ", blocks, " blocks hold fewer than the batch of ", SequencesText(c),
+        " of ", c.context, " tokens at once (", blocks_needed,
+        " needed; it logs a maximum concurrency of ", Num(*fit.max_concurrency), "); ",
+        grouped ? "it keeps each window layer's batched tokens and groups the layers (the note), "
+                  "and its activation peak is "
+                : "the activation peak it profiles is ",
+        GiB(activations), " against the plan's workspace of ", GiB(plan.activation_bytes_per_card));
     return fit;
   }
   fit.fits = true;
+  const std::string utilization_text =
+      raised ? absl::StrCat(" (with --gpu-memory-utilization ", Num(utilization), "; at ",
+                            Num(w.memory_utilization), " it does not)")
+             : "";
   fit.reason =
-      absl::StrCat(blocks, " blocks hold ", Num(*fit.max_concurrency), " sequences of ", c.context,
-                   " tokens; the batch needs ", BatchText(c),
-                   raised ? absl::StrCat(" (with --gpu-memory-utilization ", Num(utilization),
-                                         "; at ", Num(w.memory_utilization), " it does not)")
-                          : "");
+      grouped
+          ? absl::StrCat(blocks, " blocks hold the batch of ", SequencesText(c), " of ", c.context,
+                         " tokens with their windows (", blocks_needed, " blocks)",
+                         utilization_text, "; vLLM logs a maximum concurrency of ",
+                         Num(*fit.max_concurrency),
+                         ", counting each request's window layers with max_num_batched_tokens")
+          : absl::StrCat(blocks, " blocks hold ", Num(*fit.max_concurrency), " sequences of ",
+                         c.context, " tokens; the batch needs ", BatchText(c), utilization_text);
 
   std::string command = absl::StrCat("vllm serve ", ModelId(model, &fit));
   if (tp > 1) absl::StrAppend(&command, " --tensor-parallel-size ", tp);
@@ -750,13 +800,70 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
 }  // namespace
 
 VllmBlocks VllmKvBlocks(double kv_cache_bytes, double kv_bytes_per_token, int64_t max_model_len) {
-  VllmBlocks out;
-  const double block_bytes = kVllmBlockSize * kv_bytes_per_token;
-  if (kv_cache_bytes > 0 && block_bytes > 0) {
-    out.blocks = static_cast<int64_t>(std::floor(kv_cache_bytes / block_bytes));
+  return VllmKvBlocks(kv_cache_bytes,
+                      VllmKvLayoutOf(RuntimeModel{}, kv_bytes_per_token, 0, max_model_len, 0));
+}
+
+VllmKvLayout VllmKvLayoutOf(const RuntimeModel& model, double kv_bytes_per_token,
+                            double layer_token_bytes, int64_t max_model_len,
+                            int max_num_batched_tokens) {
+  VllmKvLayout out;
+  const int layers = model.attention_layers > 0 ? model.attention_layers : model.num_layers;
+  out.full_blocks = CeilDiv(max_model_len, kVllmBlockSize);
+  const int window_layers =
+      model.sliding_window > 0 ? std::min(model.sliding_window_layers, layers) : 0;
+  if (window_layers <= 0 || layer_token_bytes <= 0) {
+    // One group of every layer: a block is 16 tokens of all of them.
+    out.full_layers = out.group_size = std::max(0, layers);
+    out.full_groups = 1;
+    out.blocks_per_request = out.full_blocks;
+    out.block_bytes = kVllmBlockSize * kv_bytes_per_token;
+    out.one_request_bytes = static_cast<double>(out.full_blocks) * out.block_bytes;
+    return out;
   }
-  out.tokens = out.blocks * kVllmBlockSize;
-  out.blocks_per_sequence = CeilDiv(max_model_len, kVllmBlockSize);
+  out.chunked = IsLlama4(model.model_type);
+  out.window_layers = window_layers;
+  out.full_layers = layers - window_layers;
+  out.window_kept = out.chunked ? model.sliding_window : model.sliding_window - 1;
+  out.window_tokens = std::min<int64_t>(out.window_kept + max_num_batched_tokens, max_model_len);
+  out.window_blocks = CeilDiv(out.window_tokens, kVllmBlockSize) + (out.chunked ? 0 : 1);
+  if (out.full_layers == 0) {
+    // Every layer in the same window: one group.
+    out.group_size = window_layers;
+  } else {
+    const int fewer = std::min(out.full_layers, window_layers);
+    const int more = std::max(out.full_layers, window_layers);
+    out.group_size = more < 1.5 * fewer ? more : fewer;
+    out.full_groups = static_cast<int>(CeilDiv(out.full_layers, out.group_size));
+  }
+  out.window_groups = static_cast<int>(CeilDiv(window_layers, out.group_size));
+  out.padding_layers = out.Groups() * out.group_size - layers;
+  out.blocks_per_request =
+      out.full_groups * out.full_blocks + out.window_groups * out.window_blocks;
+  out.block_bytes = kVllmBlockSize * layer_token_bytes * out.group_size;
+  out.one_request_bytes =
+      static_cast<double>(out.full_layers * out.full_blocks + window_layers * out.window_blocks) *
+      kVllmBlockSize * layer_token_bytes;
+  return out;
+}
+
+int64_t VllmKvLayout::BlocksFor(int64_t sequences, int64_t max_model_len,
+                                int max_num_batched_tokens) const {
+  if (window_groups == 0) return blocks_per_request * sequences;
+  // Each sequence keeps its own window; the step's batched tokens are shared.
+  const int64_t tokens =
+      std::min(sequences * window_kept + max_num_batched_tokens, sequences * max_model_len);
+  const int64_t per_group = CeilDiv(tokens, kVllmBlockSize) + (chunked ? 0 : sequences);
+  return full_groups * full_blocks * sequences + window_groups * per_group;
+}
+
+VllmBlocks VllmKvBlocks(double kv_cache_bytes, const VllmKvLayout& layout) {
+  VllmBlocks out;
+  if (kv_cache_bytes > 0 && layout.block_bytes > 0) {
+    out.blocks = static_cast<int64_t>(std::floor(kv_cache_bytes / layout.block_bytes));
+  }
+  out.tokens = out.blocks / std::max(1, layout.Groups()) * kVllmBlockSize;
+  out.blocks_per_sequence = layout.blocks_per_request;
   if (out.blocks_per_sequence > 0) {
     out.max_concurrency =
         static_cast<double>(out.blocks) / static_cast<double>(out.blocks_per_sequence);

@@ -37,6 +37,8 @@ struct RuntimeModel {
   // it (llama.cpp keeps more than the window for them); 0 = none.
   int64_t sliding_window = 0;
   int sliding_window_layers = 0;
+  // Layers with a KV cache (a hybrid's attention layers); 0 = num_layers.
+  int attention_layers = 0;
   // config.json's model_type ("gemma3_text"): whether llama.cpp honours the
   // window (runtime_fit.cc LlamaCppSlidesWindows); empty = unknown, sized
   // as a family that does not.
@@ -60,6 +62,7 @@ struct RuntimeFit {
   double kv_cache_bytes_needed_per_card = 0;
   int block_size_tokens = 0;
   std::optional<int64_t> kv_cache_blocks;
+  int kv_cache_groups = 0;  // vLLM's layer groups (VllmKvLayout)
   int64_t kv_cache_tokens = 0;
   std::optional<double> max_concurrency;
   int64_t max_model_len_tokens = 0;
@@ -92,6 +95,49 @@ struct VllmBlocks {
   int64_t blocks_per_sequence = 0;
 };
 VllmBlocks VllmKvBlocks(double kv_cache_bytes, double kv_bytes_per_token, int64_t max_model_len);
+
+// How vLLM lays out the KV cache of a model whose layers do not all keep the
+// whole context (vllm/v1/core/kv_cache_utils.py, read at vllm-project/vllm
+// 001cabc1): layers of one kind form groups of `group_size` layers (the
+// smaller kind's count, or the larger's when it is under 1.5x; the last
+// group of each kind padded), one block id spans one layer of a group, so a
+// block is 16 tokens x group_size layers, get_num_blocks divides the memory
+// by that, "GPU KV cache size" is blocks / groups x 16 tokens, and
+// get_max_concurrency_for_kv_cache_config counts each group's blocks for
+// one max_model_len request: a full-attention layer's ceil(max_model_len /
+// 16), a sliding layer's ceil(min(window - 1 + max_num_batched_tokens,
+// max_model_len) / 16) + 1 (SlidingWindowSpec.max_memory_usage_bytes;
+// Llama 4's chunks min(chunk + max_num_batched_tokens, max_model_len),
+// ChunkedLocalAttentionSpec). A model without a window is one group of every
+// layer, as VllmKvBlocks above. Bytes per card.
+struct VllmKvLayout {
+  int full_layers = 0;
+  int window_layers = 0;
+  int group_size = 0;  // layers per group, per model
+  int full_groups = 0;
+  int window_groups = 0;
+  int padding_layers = 0;
+  int64_t window_kept = 0;    // tokens a sequence's sliding layer keeps: window - 1 (a chunk)
+  int64_t window_tokens = 0;  // what one request's sliding layer is counted for
+  int64_t full_blocks = 0;    // one request's blocks in a full-attention group
+  int64_t window_blocks = 0;  // ... in a sliding-window group
+  int64_t blocks_per_request = 0;
+  double block_bytes = 0;        // per card
+  double one_request_bytes = 0;  // vLLM's start-up check: every layer's maximum, summed
+  bool chunked = false;          // Llama 4's chunked local attention
+
+  int Groups() const { return full_groups + window_groups; }
+  // Blocks that hold `sequences` sequences of max_model_len tokens at once:
+  // their windows add up, the batched tokens of a step are shared.
+  int64_t BlocksFor(int64_t sequences, int64_t max_model_len, int max_num_batched_tokens) const;
+};
+// `kv_bytes_per_token`: the card's KV bytes per token of context over all
+// its layers, as the plan sized them; `layer_token_bytes`: the card's bytes
+// of one token in one layer that keeps the whole context.
+VllmKvLayout VllmKvLayoutOf(const RuntimeModel& model, double kv_bytes_per_token,
+                            double layer_token_bytes, int64_t max_model_len,
+                            int max_num_batched_tokens);
+VllmBlocks VllmKvBlocks(double kv_cache_bytes, const VllmKvLayout& layout);
 
 // SGLang 0.5.x's default --mem-fraction-static for a card of `total_bytes`
 // (in MiB, as nvidia-smi reports it) and tp x pp ranks

@@ -936,5 +936,78 @@ TEST(AccuracyRuntimeTest, LlamaCppKvCacheOfShippedModelsAgainstPublishedLogs) {
   }
 }
 
+// vLLM's KV cache of shipped models with sliding-window layers against the
+// figures vLLM logs, from the logged "Available KV cache memory" (rounded to
+// 0.01 GiB, so the blocks lie within +-0.005 GiB): "GPU KV cache size" and
+// "Maximum concurrency", bf16 cache, TP 1 (docs/ACCURACY.md, "vLLM's KV
+// cache of window models"). The layer groups are vLLM's (runtime_fit.h
+// VllmKvLayout); a model-wide bytes-per-token count gave 3x these tokens.
+struct VllmKvLog {
+  const char* model;
+  int64_t max_model_len;
+  int max_num_batched_tokens;
+  double available_gib;       // "Available KV cache memory"
+  int64_t logged_tokens;      // "GPU KV cache size"
+  double logged_concurrency;  // "Maximum concurrency for ..."; 0 = not in the log
+  int logged_padding_layers;  // "Add N padding layers"
+  const char* source;
+};
+
+TEST(AccuracyRuntimeTest, VllmKvCacheOfWindowModelsAgainstPublishedLogs) {
+  constexpr double kGiB = 1073741824.0;
+  const VllmKvLog logs[] = {
+      // TaintsAndTokenizersInc/vllm_multimodal_rocm_examples example_logs.md:
+      // vLLM 0.11.0rc2, google/gemma-3-27b-it, max_model_len 4096, defaults
+      // otherwise (max_num_batched_tokens 8192 logged): 109.86 GiB, "Add 8
+      // padding layers", 205,696 tokens, 50.05x.
+      {"models/gemma-3-27b", 4096, 8192, 109.86, 205696, 50.05, 8, "vllm_multimodal_rocm_examples"},
+      // eole-nlp/eole benchmarks/genai/results.md: vLLM 0.13.0,
+      // google/gemma-3-1b-it, max_model_len 2048, gpu_memory_utilization
+      // 0.95, max_num_batched_tokens 8192: 25.39 GiB, 2 padding layers,
+      // 950,864 tokens, 461.21x.
+      {"models/gemma-3-1b-it", 2048, 8192, 25.39, 950864, 461.21, 2, "eole benchmarks"},
+      // gbrayut/cloud-examples gke-ai-misc/README.md: vLLM 0.10.1.1 on an A100
+      // MIG slice (max_num_batched_tokens 2048, vLLM's default below 70 GiB
+      // and on A100s), gemma-3-1b-it at its 32,768: 1.40 GiB, 2 padding
+      // layers, 52,608 tokens, 7.64x.
+      {"models/gemma-3-1b-it", 32768, 2048, 1.40, 52608, 7.64, 2, "cloud-examples README"},
+      // blog.huikang.dev 2025-12-28 "vllm logs": vLLM 0.11.2, gpt-oss-120b,
+      // max_model_len 98304, max_num_batched_tokens 2048: 8.99 GiB, 130,960
+      // tokens (18 full and 18 sliding layers: two groups, no padding).
+      {"models/gpt-oss-120b", 98304, 2048, 8.99, 130960, 0, 0, "blog.huikang.dev vllm-logs"},
+  };
+  for (const VllmKvLog& log : logs) {
+    SCOPED_TRACE(absl::StrCat(log.model, " at ", log.max_model_len, " (", log.source, ")"));
+    const common::v1::Model& model = ShippedModel(log.model);
+    InferenceMemoryInput input;
+    input.architecture = ToCoreArchitecture(model.architecture());
+    input.parameters = model.parameters();
+    input.workload.weight_format = NumberFormat::kBf16;
+    input.workload.kv_cache_format = NumberFormat::kBf16;
+    input.workload.context_length_tokens = log.max_model_len;
+    absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
+    ASSERT_TRUE(sizing.ok()) << sizing.status();
+    const double context = static_cast<double>(log.max_model_len);
+    const VllmKvLayout layout =
+        VllmKvLayoutOf(RuntimeModelOf(model, ""), sizing->kv_cache_bytes / context,
+                       sizing->kv_cache_bytes_largest_layer / context, log.max_model_len,
+                       log.max_num_batched_tokens);
+    EXPECT_EQ(layout.padding_layers, log.logged_padding_layers);
+    const VllmBlocks low = VllmKvBlocks((log.available_gib - 0.005) * kGiB, layout);
+    const VllmBlocks high = VllmKvBlocks((log.available_gib + 0.005) * kGiB, layout);
+    const VllmBlocks at = VllmKvBlocks(log.available_gib * kGiB, layout);
+    std::cout << log.model << " at " << log.max_model_len << ": logged " << log.logged_tokens
+              << " tokens, " << log.logged_concurrency << "x; ours " << at.tokens << " tokens ("
+              << low.tokens << "-" << high.tokens << "), " << at.max_concurrency << "x ("
+              << log.source << ")\n";
+    EXPECT_GE(log.logged_tokens, low.tokens);
+    EXPECT_LE(log.logged_tokens, high.tokens);
+    if (log.logged_concurrency > 0) {
+      EXPECT_GE(log.logged_concurrency, low.max_concurrency - 0.005);
+      EXPECT_LE(log.logged_concurrency, high.max_concurrency + 0.005);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace modelatlas::estimator
