@@ -241,27 +241,36 @@ std::string VllmBlocksText(const VllmKvLayout& layout, const Common& c, double k
 // How vLLM groups a model's layers when some keep a window.
 std::string VllmLayoutNote(const RuntimeModel& model, const VllmKvLayout& layout,
                            int max_num_batched_tokens) {
-  std::string groups =
+  if (layout.chunked_layers_kept_whole > 0) {
+    return absl::StrCat(
+        "vLLM 0.11 keeps the whole context in each of the ", layout.chunked_layers_kept_whole,
+        " chunked-attention layers (chunks of ", model.sliding_window,
+        " tokens): its hybrid KV cache manager is off for chunked attention unless "
+        "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 (default 0 since vllm-project/vllm "
+        "PR #21761, for latency; 1 from PR #29627, vLLM 0.13), and the chunked layers become "
+        "full attention (vllm/v1/core/kv_cache_utils.py unify_hybrid_kv_cache_specs); the plan's "
+        "own sizing keeps the chunks alone");
+  }
+  const std::string groups =
       layout.full_groups > 0
-          ? absl::StrCat(
-                "groups the ", layout.full_layers, " full-attention and ", layout.window_layers,
-                " ", layout.chunked ? "chunked-attention" : "sliding-window", " layers into ",
-                layout.Groups(), " groups of ", layout.group_size, " layers",
-                layout.padding_layers > 0 ? absl::StrCat(" (", layout.padding_layers,
-                                                         " of them padding, whose memory is lost)")
-                                          : "")
+          ? absl::StrCat("groups the ", layout.full_layers, " full-attention and ",
+                         layout.window_layers, " sliding-window layers into ", layout.Groups(),
+                         " groups of ", layout.group_size, " layers",
+                         layout.padding_layers > 0
+                             ? absl::StrCat(" (", layout.padding_layers,
+                                            " of them padding, whose memory is lost)")
+                             : "")
           : absl::StrCat("keeps its ", layout.window_layers, " sliding-window layers in one group");
   return absl::StrCat(
-      "vLLM ", groups, " (vllm/v1/core/kv_cache_utils.py get_kv_cache_groups); it counts a ",
-      layout.chunked ? "chunk" : "window", " layer of one request for min(",
-      layout.chunked ? "chunk " : "window ", model.sliding_window, layout.chunked ? "" : " - 1",
-      " + max_num_batched_tokens ", max_num_batched_tokens,
-      ", max_model_len) = ", layout.window_tokens, " tokens, ", layout.window_blocks, " blocks",
-      layout.chunked ? "" : " with the one a window not starting on a block needs",
-      ", not the window alone (vllm/v1/kv_cache_interface.py ",
-      layout.chunked ? "ChunkedLocalAttentionSpec" : "SlidingWindowSpec",
-      ".max_memory_usage_bytes); its start-up check asks ", GiB(layout.one_request_bytes),
-      " per card for one request of max_model_len tokens");
+      "vLLM ", groups,
+      " (vllm/v1/core/kv_cache_utils.py get_kv_cache_groups); it counts a window layer of one "
+      "request for min(window ",
+      model.sliding_window, " - 1 + max_num_batched_tokens ", max_num_batched_tokens,
+      ", max_model_len) = ", layout.window_tokens, " tokens, ", layout.window_blocks,
+      " blocks with the one a window not starting on a block needs, not the window alone "
+      "(vllm/v1/kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes); its start-up "
+      "check asks ",
+      GiB(layout.one_request_bytes), " per card for one request of max_model_len tokens");
 }
 
 std::string TotalArithmetic(const Common& c, const DeviceSpec& device) {
@@ -457,7 +466,7 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
           "num_layers) and get_max_concurrency_for_kv_cache_config; block size 16 from "
           "vllm/platforms/cuda.py check_and_update_config");
 
-  if (layout.window_groups > 0) {
+  if (layout.window_groups > 0 || layout.chunked_layers_kept_whole > 0) {
     fit.notes.push_back(VllmLayoutNote(model, layout, defaults.max_num_batched_tokens));
   }
   const bool grouped = layout.window_groups > 0;
@@ -547,13 +556,35 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
 
 // --- SGLang -------------------------------------------------------------
 
-RuntimeFit FitSglang(const RuntimeModel& model, const ResolvedWorkload& w, const DeviceSpec& device,
-                     const DevicePlan& plan) {
+// The window layers SGLang 0.5 keeps whole: all of them. It runs no model
+// with its sliding-window pool by default (SWAKVPool needs
+// disable_hybrid_swa_memory off, which model_specific_adjustments sets for
+// Gemma 2/3/3n and gpt-oss; Llama 4's chunks need --hybrid-kvcache-ratio;
+// other families have no window code), so every layer holds every token
+// (published: google/gemma-3-4b-it, "KV Cache is allocated. #tokens:
+// 834615, K size: 54.12 GB", 34 layers x 4 x 256 x 2 bytes a token,
+// sgl-project/sglang PR #4826). 0 without window layers or sizes.
+int SglangWindowLayersKeptWhole(const RuntimeModel& model, const InferenceSizing& sizing) {
+  if (model.sliding_window <= 0 || model.sliding_window_layers <= 0) return 0;
+  if (CardLayerTokenBytes(1, sizing) <= 0) return 0;
+  return model.sliding_window_layers;
+}
+
+RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
+                     const ResolvedWorkload& w, const DeviceSpec& device, const DevicePlan& plan) {
   RuntimeFit fit;
   fit.runtime = Runtime::kSglang;
   fit.version = kSglangVersion;
   fit.block_size_tokens = 1;  // --page-size 1 by default: a token per page
-  const Common c = CommonOf(w, device, plan);
+  Common c = CommonOf(w, device, plan);
+  const double plan_bytes_per_token = c.kv_bytes_per_token;
+  const int window_layers = SglangWindowLayersKeptWhole(model, sizing);
+  const double whole_bytes_per_token =
+      CardLayerTokenBytes(c.kv_bytes_per_token, sizing) *
+      (model.attention_layers > 0 ? model.attention_layers : model.num_layers);
+  const bool windows_kept_whole =
+      window_layers > 0 && whole_bytes_per_token > plan_bytes_per_token * (1 + 1e-9);
+  if (windows_kept_whole) c.kv_bytes_per_token = whole_bytes_per_token;
   const int tp = std::max(1, plan.tensor_parallel);
   const int pp = std::max(1, plan.pipeline_parallel);
   fit.max_model_len_tokens = c.context;
@@ -587,6 +618,18 @@ RuntimeFit FitSglang(const RuntimeModel& model, const ResolvedWorkload& w, const
   fit.kv_cache_bytes_needed_per_card = static_cast<double>(needed) * c.kv_bytes_per_token;
   if (c.context > 0) fit.max_concurrency = static_cast<double>(tokens) / c.context;
 
+  if (windows_kept_whole) {
+    fit.notes.push_back(absl::StrCat(
+        "SGLang 0.5 keeps every token in the ", window_layers, " ",
+        IsLlama4(model.model_type) ? "chunked-attention" : "sliding-window",
+        " layers too: its sliding-window pool is off for ",
+        model.model_type.empty() ? std::string("this family") : model.model_type,
+        " (python/sglang/srt/server_args.py model_specific_adjustments sets "
+        "disable_hybrid_swa_memory for Gemma 2 and 3, Gemma 3n and gpt-oss; Llama 4 only with "
+        "--hybrid-kvcache-ratio; Mistral has none; read at v0.5.5, 0c006b88): ",
+        Num(c.kv_bytes_per_token), " bytes per token per card, not the plan's ",
+        Num(plan_bytes_per_token)));
+  }
   Reserve(&fit, "static_pool", pool,
           absl::StrCat(TotalArithmetic(c, device), " = ", FixedDecimals(total_mib, 0),
                        " MiB; reserved ", FixedDecimals(reserved_mib, 0),
@@ -812,21 +855,28 @@ VllmKvLayout VllmKvLayoutOf(const RuntimeModel& model, double kv_bytes_per_token
   out.full_blocks = CeilDiv(max_model_len, kVllmBlockSize);
   const int window_layers =
       model.sliding_window > 0 ? std::min(model.sliding_window_layers, layers) : 0;
-  if (window_layers <= 0 || layer_token_bytes <= 0) {
+  const bool chunks_whole = window_layers > 0 && IsLlama4(model.model_type);
+  if (window_layers <= 0 || layer_token_bytes <= 0 || chunks_whole) {
     // One group of every layer: a block is 16 tokens of all of them.
     out.full_layers = out.group_size = std::max(0, layers);
     out.full_groups = 1;
     out.blocks_per_request = out.full_blocks;
-    out.block_bytes = kVllmBlockSize * kv_bytes_per_token;
+    // Llama 4 in vLLM 0.11: the hybrid manager is off by default for
+    // chunked attention (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE
+    // = 0, vllm-project/vllm PR #21761, until PR #29627 of 2025-12-16), and
+    // unify_hybrid_kv_cache_specs makes each chunked layer full attention:
+    // every layer keeps the whole context.
+    out.chunked_layers_kept_whole = chunks_whole ? window_layers : 0;
+    out.block_bytes = chunks_whole ? kVllmBlockSize * layer_token_bytes * layers
+                                   : kVllmBlockSize * kv_bytes_per_token;
     out.one_request_bytes = static_cast<double>(out.full_blocks) * out.block_bytes;
     return out;
   }
-  out.chunked = IsLlama4(model.model_type);
   out.window_layers = window_layers;
   out.full_layers = layers - window_layers;
-  out.window_kept = out.chunked ? model.sliding_window : model.sliding_window - 1;
+  out.window_kept = model.sliding_window - 1;
   out.window_tokens = std::min<int64_t>(out.window_kept + max_num_batched_tokens, max_model_len);
-  out.window_blocks = CeilDiv(out.window_tokens, kVllmBlockSize) + (out.chunked ? 0 : 1);
+  out.window_blocks = CeilDiv(out.window_tokens, kVllmBlockSize) + 1;
   if (out.full_layers == 0) {
     // Every layer in the same window: one group.
     out.group_size = window_layers;
@@ -853,7 +903,7 @@ int64_t VllmKvLayout::BlocksFor(int64_t sequences, int64_t max_model_len,
   // Each sequence keeps its own window; the step's batched tokens are shared.
   const int64_t tokens =
       std::min(sequences * window_kept + max_num_batched_tokens, sequences * max_model_len);
-  const int64_t per_group = CeilDiv(tokens, kVllmBlockSize) + (chunked ? 0 : sequences);
+  const int64_t per_group = CeilDiv(tokens, kVllmBlockSize) + sequences;
   return full_groups * full_blocks * sequences + window_groups * per_group;
 }
 
@@ -945,7 +995,7 @@ RuntimeFit FitRuntime(Runtime runtime, const RuntimeModel& model, const Inferenc
     case Runtime::kVllm:
       return FitVllm(model, sizing, workload, device, plan);
     case Runtime::kSglang:
-      return FitSglang(model, workload, device, plan);
+      return FitSglang(model, sizing, workload, device, plan);
     case Runtime::kLlamaCpp:
       return FitLlamaCpp(model, sizing, workload, device, plan);
     case Runtime::kNone:

@@ -106,10 +106,10 @@ VllmBlocks VllmKvBlocks(double kv_cache_bytes, double kv_bytes_per_token, int64_
 // get_max_concurrency_for_kv_cache_config counts each group's blocks for
 // one max_model_len request: a full-attention layer's ceil(max_model_len /
 // 16), a sliding layer's ceil(min(window - 1 + max_num_batched_tokens,
-// max_model_len) / 16) + 1 (SlidingWindowSpec.max_memory_usage_bytes;
-// Llama 4's chunks min(chunk + max_num_batched_tokens, max_model_len),
-// ChunkedLocalAttentionSpec). A model without a window is one group of every
-// layer, as VllmKvBlocks above. Bytes per card.
+// max_model_len) / 16) + 1 (SlidingWindowSpec.max_memory_usage_bytes). A
+// model without a window is one group of every layer, as VllmKvBlocks
+// above; so is Llama 4, whose chunked layers vLLM 0.11 keeps whole by
+// default. Bytes per card.
 struct VllmKvLayout {
   int full_layers = 0;
   int window_layers = 0;
@@ -117,14 +117,16 @@ struct VllmKvLayout {
   int full_groups = 0;
   int window_groups = 0;
   int padding_layers = 0;
-  int64_t window_kept = 0;    // tokens a sequence's sliding layer keeps: window - 1 (a chunk)
+  int64_t window_kept = 0;    // tokens a sequence's sliding layer keeps: window - 1
   int64_t window_tokens = 0;  // what one request's sliding layer is counted for
   int64_t full_blocks = 0;    // one request's blocks in a full-attention group
   int64_t window_blocks = 0;  // ... in a sliding-window group
   int64_t blocks_per_request = 0;
   double block_bytes = 0;        // per card
   double one_request_bytes = 0;  // vLLM's start-up check: every layer's maximum, summed
-  bool chunked = false;          // Llama 4's chunked local attention
+  // Llama 4's chunked layers, which vLLM 0.11 keeps whole (one group of
+  // every layer at the full context).
+  int chunked_layers_kept_whole = 0;
 
   int Groups() const { return full_groups + window_groups; }
   // Blocks that hold `sequences` sequences of max_model_len tokens at once:

@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "catalog-service/dataset.h"
 #include "common/formats/hf_config.h"
@@ -846,6 +847,46 @@ TEST(AccuracyRuntimeTest, SglangPoolOnFourH100sAgainstAPublishedLog) {
   // layers), so the prediction may only be larger.
   EXPECT_GT(error, 0);
   EXPECT_LT(error, 0.15);
+}
+
+// Published: sgl-project/sglang PR #4826 (2025-03-27), google/gemma-3-4b-it
+// with SGLang's defaults, TP 1: "KV Cache is allocated. #tokens: 834615, K
+// size: 54.12 GB, V size: 54.12 GB" (GiB): 2 x 54.12 GiB / 834,615 =
+// 139,251 bytes a token, every one of the 34 layers' 4 KV heads x 256 x 2
+// bytes x K and V (139,264), the sliding ones too. SGLang 0.5.x still runs
+// Gemma 3 so (server_args.py disables its sliding-window pool for it), so
+// its fit counts every layer at every token, not the plan's windows
+// (docs/ACCURACY.md, "SGLang's memory pool").
+TEST(AccuracyRuntimeTest, SglangKeepsGemma3sSlidingLayersWholeAsItsLogShows) {
+  const common::v1::Model& model = ShippedModel("models/gemma-3-4b");
+  InferenceMemoryInput input;
+  input.architecture = ToCoreArchitecture(model.architecture());
+  input.parameters = model.parameters();
+  input.workload.weight_format = NumberFormat::kBf16;
+  input.workload.kv_cache_format = NumberFormat::kBf16;
+  input.workload.context_length_tokens = 32768;
+  absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
+  ASSERT_TRUE(sizing.ok()) << sizing.status();
+  PlanInput plan_input;
+  plan_input.sizing = *sizing;
+  plan_input.workload = input.workload;
+  const DeviceSpec h100 = H100Sxm5();
+  const DevicePlan plan = PlanOnDevice(plan_input, h100);
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  const RuntimeFit fit = FitRuntime(Runtime::kSglang, RuntimeModelOf(model, ""), *sizing,
+                                    input.workload, h100, plan, "NVIDIA");
+  ASSERT_GT(fit.kv_cache_tokens, 0) << fit.reason;
+  const double ours = fit.kv_cache_bytes_per_card / static_cast<double>(fit.kv_cache_tokens);
+  const double logged = 2 * 54.12 * 1073741824 / 834615;
+  std::cout << "SGLang gemma-3-4b bytes per token: logged " << logged << ", ours " << ours
+            << ", the plan's " << plan.kv_cache_bytes_per_card / 32768 << "\n";
+  // The log's sizes are rounded to 0.01 GiB: +-13 bytes a token.
+  EXPECT_NEAR(ours, logged, 14);
+  bool said = false;
+  for (const std::string& note : fit.notes) {
+    said = said || absl::StrContains(note, "disable_hybrid_swa_memory");
+  }
+  EXPECT_TRUE(said);
 }
 
 // llama.cpp's KV cache for shipped models against the sizes llama.cpp logs

@@ -385,6 +385,59 @@ TEST(RuntimeFitTest, VllmChecksSlidingLayersForTheWindowPlusTheBatchedTokens) {
   EXPECT_TRUE(absl::StrContains(raised.reason, "at 0.9 it does not")) << raised.reason;
 }
 
+// Llama 4 Scout's shape: 48 layers, 36 of them attending within chunks of
+// 8,192 tokens, 8 KV heads of 128.
+RuntimeModel Llama4ScoutModel() {
+  return {.repo_id = "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+          .num_layers = 48,
+          .num_attention_heads = 40,
+          .hidden_size = 5120,
+          .intermediate_size = 16384,
+          .vocab_size = 202048,
+          .max_context_length = 10485760,
+          .sliding_window = 8192,
+          .sliding_window_layers = 36,
+          .model_type = "llama4_text"};
+}
+
+// vLLM 0.11 keeps Llama 4's chunked layers whole: its hybrid KV cache
+// manager is off for chunked attention by default (vllm-project/vllm PR
+// #21761; on from PR #29627, vLLM 0.13), so a plan whose own sizing holds
+// the chunks alone can fit where vLLM does not.
+TEST(RuntimeFitTest, VllmKeepsLlama4sChunkedLayersWholeAsVersion011Does) {
+  constexpr double kLayerCell = 2.0 * 8 * 128 * 2;
+  const int64_t context = 131072;
+  const auto scout_input = [&](int batch) {
+    PlanInput input = Llama8B(context, batch);
+    input.sizing.kv_cache_bytes = kLayerCell * batch * (12.0 * context + 36.0 * 8192);
+    input.sizing.kv_cache_bytes_largest_layer = kLayerCell * batch * context;
+    return input;
+  };
+  const PlanInput one = scout_input(1);
+  const DevicePlan plan = PlanOnDevice(one, H100());
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  const RuntimeFit fit = FitRuntime(Runtime::kVllm, Llama4ScoutModel(), one.sizing, one.workload,
+                                    H100(), plan, "NVIDIA");
+  EXPECT_TRUE(fit.fits) << fit.reason;
+  EXPECT_DOUBLE_EQ(fit.kv_cache_bytes_needed_per_card, 48.0 * context * kLayerCell);
+  EXPECT_EQ(fit.kv_cache_groups, 1);
+  bool said = false;
+  for (const std::string& note : fit.notes) {
+    said = said || absl::StrContains(note, "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1");
+  }
+  EXPECT_TRUE(said);
+
+  // Three sequences: the chunks fit the card (21.4 GiB), the whole
+  // context in every layer (72 GiB) does not.
+  const PlanInput three = scout_input(3);
+  const DevicePlan plan3 = PlanOnDevice(three, H100());
+  ASSERT_TRUE(plan3.fits) << plan3.reason;
+  ASSERT_EQ(plan3.cards, 1);
+  const RuntimeFit fit3 = FitRuntime(Runtime::kVllm, Llama4ScoutModel(), three.sizing,
+                                     three.workload, H100(), plan3, "NVIDIA");
+  EXPECT_FALSE(fit3.fits) << fit3.reason;
+}
+
 TEST(RuntimeFitTest, APlanThatDoesNotFitDoesNotFitAnyRuntime) {
   PlanInput input = Llama8B(131072, 64);
   input.max_cards = 1;
