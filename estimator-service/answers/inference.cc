@@ -265,6 +265,28 @@ absl::Status AddExtras(const ServingExtras& extras, const common::v1::Model& mod
   return absl::OkStatus();
 }
 
+// A GGUF file runs in llama.cpp, which keeps n_ubatch cells more than the
+// window in each sliding layer (runtime_fit.h LlamaCppSwaOf): the answer
+// sizes the window, as vLLM and transformers keep it, and says what
+// llama.cpp adds.
+void LlamaCppWindowWarning(const common::v1::Model& model, const InferenceMemoryEstimate& estimate,
+                           const ResolvedWorkload& workload, MemoryAnswer* response) {
+  const RuntimeModel runtime_model = RuntimeModelOf(model, "");
+  const LlamaCppSwa swa =
+      LlamaCppSwaOf(runtime_model, estimate.sizing, workload.context_length_tokens,
+                    std::max(1, workload.batch_size));
+  if (swa.bytes <= 0) return;
+  response->AddWarning().assign(absl::StrCat(
+      "llama.cpp, which runs GGUF files, keeps ", swa.cells, " cells in each of the ",
+      runtime_model.sliding_window_layers, " sliding-window layers, not the window's ",
+      swa.window_cells,
+      swa.whole ? " (it runs this family without a window)"
+                : " (n_swa x sequences + n_ubatch 512, padded to 256; "
+                  "src/llama-kv-cache-iswa.cpp)",
+      ": ", absl::StrFormat("%.2f", swa.bytes / 1073741824.0),
+      " GiB more KV cache than this answer counts; a plan with runtime llama.cpp counts it"));
+}
+
 // The memory answer written into `into` (empty: MemoryAnswer::Clear; the
 // computed EstimateInferenceMemory replies its wire bytes, the message
 // paths convert it, answers/memory_answer.h); its figures returned. On an
@@ -366,6 +388,10 @@ absl::StatusOr<SizedFigures> SizeForModelAnswer(
           "the weights are sized from the file's own tensor types; the requested weight format "
           "is not applied to them");
     }
+  }
+
+  if (sourced != nullptr && sourced->from_gguf) {
+    LlamaCppWindowWarning(model, *estimate, sized.workload, &response);
   }
 
   if (!parts.empty() && sourced != nullptr && sourced->encoders_in_weights) {

@@ -345,6 +345,7 @@ absl::StatusOr<SourcedModel> ModelFromGgufHeader(const v1::ModelFileHeader& file
   out.model = std::move(model);
   out.source =
       absl::StrCat("GGUF header of ", name, ": ", quant, ", ", header.tensors.size(), " tensors");
+  out.from_gguf = true;
   out.weights = ExactWeights{header.total_bytes, static_cast<double>(header.total_elements),
                              Breakdown("GGUF tensors", header.bytes_by_type)};
   if (!file.mmproj_header().empty()) {

@@ -42,6 +42,8 @@ struct SourcedModel {
   std::optional<common::v1::Model> model;
   // Where the architecture and the counts came from.
   std::string source;
+  // The model is a GGUF file's, which llama.cpp runs.
+  bool from_gguf = false;
   // The commit sha a Hugging Face repository was read at.
   std::string revision;
   // Where the model can be seen ({hub}/{repo}/tree/{sha}); empty otherwise.

@@ -91,23 +91,9 @@ double LayerTokenBytes(const InferenceSizing& sizing, int64_t context, int64_t b
   return sizing.kv_cache_bytes_largest_layer / static_cast<double>(context * batch);
 }
 
-// The KV cache llama.cpp keeps beyond the sliding windows the sizing holds:
-// an interleaved-SWA cache gives its sliding layers n_swa x sequences +
-// n_ubatch cells, padded, at most the context (src/llama-kv-cache-iswa.cpp:
-// size_swa = min(size_base, GGML_PAD(n_swa * n_seq_max + n_ubatch, n_pad)),
-// with --swa-full off, the default), where the sizing holds the window
-// alone; a family llama.cpp runs without a window keeps the whole context
-// in them: the sliding layers' extra cells x their bytes per cell, bytes in
-// the sizing's KV format; 0 without sliding layers.
-struct SwaExtra {
-  double bytes = 0;
-  int64_t cells = 0;         // llama.cpp's cells for each sliding layer
-  int64_t window_cells = 0;  // the sizing's
-  bool whole = false;        // llama.cpp runs the family without a window
-};
-SwaExtra LlamaCppSwaExtra(const RuntimeModel& model, const InferenceSizing& sizing, int64_t context,
-                          int64_t batch) {
-  SwaExtra out;
+LlamaCppSwa LlamaCppSwaImpl(const RuntimeModel& model, const InferenceSizing& sizing,
+                            int64_t context, int64_t batch) {
+  LlamaCppSwa out;
   if (!HasWindowBelowContext(model, sizing, context)) return out;
   const int64_t all_cells = context * batch;
   out.window_cells = model.sliding_window * batch;
@@ -122,7 +108,7 @@ SwaExtra LlamaCppSwaExtra(const RuntimeModel& model, const InferenceSizing& sizi
 }
 
 // What the KV-cache reservation says of the sliding layers, if anything.
-std::string SwaText(const RuntimeModel& model, const SwaExtra& swa) {
+std::string SwaText(const RuntimeModel& model, const LlamaCppSwa& swa) {
   if (swa.bytes <= 0) return "";
   if (swa.whole) {
     return absl::StrCat(" (with the ", model.sliding_window_layers,
@@ -764,7 +750,7 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
   }
   const LlamaKv kv = LlamaKvOf(w.kv_cache_format);
   const double own_bits = BitsPerElement(w.kv_cache_format);
-  const SwaExtra swa = LlamaCppSwaExtra(model, sizing, c.context, c.batch);
+  const LlamaCppSwa swa = LlamaCppSwaImpl(model, sizing, c.context, c.batch);
   const double kv_total =
       own_bits > 0 ? (sizing.kv_cache_bytes + swa.bytes) * kv.bits / own_bits : 0;
   const double weights = sizing.weight_bytes / cards;
@@ -919,6 +905,11 @@ VllmBlocks VllmKvBlocks(double kv_cache_bytes, const VllmKvLayout& layout) {
         static_cast<double>(out.blocks) / static_cast<double>(out.blocks_per_sequence);
   }
   return out;
+}
+
+LlamaCppSwa LlamaCppSwaOf(const RuntimeModel& model, const InferenceSizing& sizing, int64_t context,
+                          int64_t batch) {
+  return LlamaCppSwaImpl(model, sizing, context, batch);
 }
 
 VllmDefaults VllmServeDefaults(double total_bytes, const std::string& device_name) {

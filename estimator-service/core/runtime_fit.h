@@ -141,6 +141,23 @@ VllmKvLayout VllmKvLayoutOf(const RuntimeModel& model, double kv_bytes_per_token
                             int max_num_batched_tokens);
 VllmBlocks VllmKvBlocks(double kv_cache_bytes, const VllmKvLayout& layout);
 
+// The KV cache llama.cpp keeps beyond the sliding windows the sizing holds:
+// an interleaved-SWA cache gives its sliding layers n_swa x sequences +
+// n_ubatch cells, padded, at most the context (src/llama-kv-cache-iswa.cpp:
+// size_swa = min(size_base, GGML_PAD(n_swa * n_seq_max + n_ubatch, n_pad)),
+// with --swa-full off, the default), where the sizing holds the window
+// alone; a family llama.cpp runs without a window keeps the whole context
+// in them: the sliding layers' extra cells x their bytes per cell, bytes in
+// the sizing's KV format; 0 without sliding layers.
+struct LlamaCppSwa {
+  double bytes = 0;
+  int64_t cells = 0;         // llama.cpp's cells for each sliding layer
+  int64_t window_cells = 0;  // the sizing's
+  bool whole = false;        // llama.cpp runs the family without a window
+};
+LlamaCppSwa LlamaCppSwaOf(const RuntimeModel& model, const InferenceSizing& sizing, int64_t context,
+                          int64_t batch);
+
 // SGLang 0.5.x's default --mem-fraction-static for a card of `total_bytes`
 // (in MiB, as nvidia-smi reports it) and tp x pp ranks
 // (python/sglang/srt/server_args.py, ServerArgs._handle_gpu_memory_settings);

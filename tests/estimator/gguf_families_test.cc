@@ -19,12 +19,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
 #include "common/formats/gguf.h"
 #include "common/formats/gguf_architecture.h"
 #include "common/formats/hf_config.h"
 #include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/inference.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
+#include "tests/estimator/fake_records.h"
 #include "tests/estimator/model_files.h"
 
 namespace modelatlas::estimator {
@@ -821,6 +824,45 @@ TEST(GgufFamiliesTest, AnOlderDeepSeekV2LiteFileCachesEveryHeadAsLlamaCppLogsIt)
                         absl::StrContains(w, "#12801"));
   }
   EXPECT_TRUE(warned) << absl::StrJoin(estimate->warnings, "\n");
+}
+
+// A memory answer for a GGUF file sizes a sliding layer at its window, as
+// vLLM and transformers keep it, and says what llama.cpp, which runs the
+// file, keeps besides: n_swa x sequences + n_ubatch 512 cells, padded to
+// 256 (src/llama-kv-cache-iswa.cpp). Gemma 3 1B's shape at 8,192 tokens: 512
+// + 512 = 1,024 cells in each of its 22 sliding layers.
+TEST(GgufFamiliesTest, AGgufMemoryAnswerSaysWhatLlamaCppKeepsInSlidingLayers) {
+  Shape s{.arch = "gemma3",
+          .layers = 26,
+          .hidden = 1152,
+          .heads = 4,
+          .kv_heads = 1,
+          .head_dim = 256,
+          .ffn = 6912,
+          .vocab = 262144,
+          .tied = true,
+          .qk_norm = 1,
+          .post_norms = true,
+          .sliding_window = 512};
+  v1::EstimateInferenceMemoryRequest request;
+  request.mutable_source()->mutable_gguf_header()->set_header(Write(s).Header());
+  request.mutable_source()->mutable_gguf_header()->set_file_name("gemma-3-1b-it-Q4_K_M.gguf");
+  request.mutable_workload()->set_context_length_tokens(8192);
+  absl::Notification answered;
+  absl::StatusOr<v1::EstimateInferenceMemoryResponse> answer;
+  AnswerInferenceMemory(testing::Catalog(), request,
+                        [&](absl::StatusOr<v1::EstimateInferenceMemoryResponse> r) {
+                          answer = std::move(r);
+                          answered.Notify();
+                        });
+  ASSERT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  bool warned = false;
+  for (const std::string& w : answer->warnings()) {
+    warned = warned || (absl::StrContains(w, "keeps 1024 cells in each of the 22 sliding") &&
+                        absl::StrContains(w, "not the window's 512"));
+  }
+  EXPECT_TRUE(warned) << absl::StrJoin(answer->warnings(), "\n");
 }
 
 TEST(GgufFamiliesTest, HybridsAndUnknownFamiliesAreRefusedByName) {
