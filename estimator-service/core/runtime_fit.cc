@@ -199,12 +199,12 @@ std::string VllmBlocksText(const VllmKvLayout& layout, const Common& c, double k
       absl::StrCat(" = ", Num(cache.max_concurrency), " (\"Maximum concurrency for ", c.context,
                    " tokens per request\")");
   if (layout.window_groups == 0) {
-    return absl::StrCat("blocks of ", kVllmBlockSize, " tokens x ", Num(c.kv_bytes_per_token),
-                        " bytes per token per card = ", Num(layout.block_bytes), " bytes; floor(",
-                        GiB(kv_memory), " / ", Num(layout.block_bytes), ") = ", cache.blocks,
-                        " blocks = ", cache.tokens, " tokens (\"GPU KV cache size\"); ",
-                        cache.blocks, " / ceil(", c.context, " / ", kVllmBlockSize, ")",
-                        concurrency);
+    return absl::StrCat(
+        "blocks of ", kVllmBlockSize, " tokens x ", Num(layout.block_bytes / kVllmBlockSize),
+        " bytes per token per card = ", Num(layout.block_bytes), " bytes; floor(", GiB(kv_memory),
+        " / ", Num(layout.block_bytes), ") = ", cache.blocks, " blocks = ", cache.tokens,
+        " tokens (\"GPU KV cache size\"); ", cache.blocks, " / ceil(", c.context, " / ",
+        kVllmBlockSize, ")", concurrency);
   }
   const double layer_token = layout.block_bytes / (kVllmBlockSize * layout.group_size);
   std::string per_request;

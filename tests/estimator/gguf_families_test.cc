@@ -252,6 +252,23 @@ Read ReadFile(const GgufHeaderWriter& w) {
   return out;
 }
 
+// Gemma 3 1B's shape: per-head QK norms, four norms per block, five sliding
+// layers of 512 tokens in six.
+Shape Gemma3_1BShape() {
+  return {.arch = "gemma3",
+          .layers = 26,
+          .hidden = 1152,
+          .heads = 4,
+          .kv_heads = 1,
+          .head_dim = 256,
+          .ffn = 6912,
+          .vocab = 262144,
+          .tied = true,
+          .qk_norm = 1,
+          .post_norms = true,
+          .sliding_window = 512};
+}
+
 // The KV-cache shape of two architectures agrees.
 void ExpectSameCacheShape(const common::v1::Architecture& gguf,
                           const common::v1::Architecture& config) {
@@ -442,18 +459,7 @@ TEST(GgufFamiliesTest, DenseFamiliesReadAsTheirCheckpoints) {
   {
     // Gemma 3: per-head QK norms, four norms per block, five sliding layers
     // in six (the period written as config.json's sliding_window_pattern).
-    Shape s{.arch = "gemma3",
-            .layers = 26,
-            .hidden = 1152,
-            .heads = 4,
-            .kv_heads = 1,
-            .head_dim = 256,
-            .ffn = 6912,
-            .vocab = 262144,
-            .tied = true,
-            .qk_norm = 1,
-            .post_norms = true,
-            .sliding_window = 512};
+    const Shape s = Gemma3_1BShape();
     cases.push_back({"google/gemma-3-1b-it (KerasHub gemma3_1b preset)", s, 999885952,
                      R"({"model_type": "gemma3_text", "hidden_size": 1152,
                          "intermediate_size": 6912, "num_hidden_layers": 26,
@@ -832,18 +838,7 @@ TEST(GgufFamiliesTest, AnOlderDeepSeekV2LiteFileCachesEveryHeadAsLlamaCppLogsIt)
 // 256 (src/llama-kv-cache-iswa.cpp). Gemma 3 1B's shape at 8,192 tokens: 512
 // + 512 = 1,024 cells in each of its 22 sliding layers.
 TEST(GgufFamiliesTest, AGgufMemoryAnswerSaysWhatLlamaCppKeepsInSlidingLayers) {
-  Shape s{.arch = "gemma3",
-          .layers = 26,
-          .hidden = 1152,
-          .heads = 4,
-          .kv_heads = 1,
-          .head_dim = 256,
-          .ffn = 6912,
-          .vocab = 262144,
-          .tied = true,
-          .qk_norm = 1,
-          .post_norms = true,
-          .sliding_window = 512};
+  const Shape s = Gemma3_1BShape();
   v1::EstimateInferenceMemoryRequest request;
   request.mutable_source()->mutable_gguf_header()->set_header(Write(s).Header());
   request.mutable_source()->mutable_gguf_header()->set_file_name("gemma-3-1b-it-Q4_K_M.gguf");

@@ -421,6 +421,12 @@ TEST(RuntimeFitTest, VllmKeepsLlama4sChunkedLayersWholeAsVersion011Does) {
   EXPECT_TRUE(fit.fits) << fit.reason;
   EXPECT_DOUBLE_EQ(fit.kv_cache_bytes_needed_per_card, 48.0 * context * kLayerCell);
   EXPECT_EQ(fit.kv_cache_groups, 1);
+  for (const RuntimeReservation& r : fit.reserved) {
+    if (r.component != "kv_cache") continue;
+    // 48 layers x 4,096 bytes a token, not the plan's average.
+    EXPECT_TRUE(absl::StrContains(r.arithmetic, "x 1.966e+05 bytes per token per card"))
+        << r.arithmetic;
+  }
   bool said = false;
   for (const std::string& note : fit.notes) {
     said = said || absl::StrContains(note, "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1");
