@@ -339,13 +339,13 @@ TEST(RuntimeFitTest, LlamaCppKeepsAnUbatchMoreThanTheWindowInSlidingLayers) {
   EXPECT_DOUBLE_EQ(Reserved(fit, "kv_cache") * plan.cards, small.sizing.kv_cache_bytes);
 }
 
-// vLLM's start-up check holds a sliding-window layer to min(window - 1 +
+// vLLM counts a sliding-window layer of a request for min(window - 1 +
 // max_num_batched_tokens, max_model_len) tokens in blocks, + 1 block
 // (vllm/v1/kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes),
-// not the window: Gemma 3 27B at 32,768 tokens on an H100 (8,192 batched
-// tokens) needs (ceil(9,215 / 16) + 1) x 16 - 1,024 = 8,208 tokens more in
-// each of its 52 sliding layers, 3.26 GiB at bf16; a plan whose KV cache
-// fits by less than that does not start under vLLM.
+// not the window, and pads its layer groups: Gemma 3 27B at 32,768 tokens on
+// an H100 (8,192 batched tokens) takes 5,510 blocks of 10 layers, 3.82 GiB
+// at bf16 more than the plan's 10 x 32,768 + 52 x 1,024 tokens; a plan whose
+// KV cache fits by less than that does not fit under vLLM.
 TEST(RuntimeFitTest, VllmChecksSlidingLayersForTheWindowPlusTheBatchedTokens) {
   constexpr double kLayerCell = 2.0 * 16 * 128 * 2;
   const RuntimeModel gemma = Gemma3_27BModel();
