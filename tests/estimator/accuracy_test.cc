@@ -767,6 +767,19 @@ TEST(AccuracyInferenceTest, ARecordsActiveParametersSetTheActiveShare) {
   EXPECT_EQ(sizing->weight_bytes, 264e9);
 }
 
+// The sizing input of a shipped record at a workload.
+InferenceMemoryInput ShippedModelInput(const common::v1::Model& model, NumberFormat weights,
+                                       NumberFormat kv_cache, int64_t context, int batch = 1) {
+  InferenceMemoryInput input;
+  input.architecture = ToCoreArchitecture(model.architecture());
+  input.parameters = model.parameters();
+  input.workload.weight_format = weights;
+  input.workload.kv_cache_format = kv_cache;
+  input.workload.context_length_tokens = context;
+  input.workload.batch_size = batch;
+  return input;
+}
+
 // One H100 SXM5 as its record and nvidia-smi give it.
 DeviceSpec H100Sxm5() {
   DeviceSpec h100;
@@ -859,12 +872,8 @@ TEST(AccuracyRuntimeTest, SglangPoolOnFourH100sAgainstAPublishedLog) {
 // (docs/ACCURACY.md, "SGLang's memory pool").
 TEST(AccuracyRuntimeTest, SglangKeepsGemma3sSlidingLayersWholeAsItsLogShows) {
   const common::v1::Model& model = ShippedModel("models/gemma-3-4b");
-  InferenceMemoryInput input;
-  input.architecture = ToCoreArchitecture(model.architecture());
-  input.parameters = model.parameters();
-  input.workload.weight_format = NumberFormat::kBf16;
-  input.workload.kv_cache_format = NumberFormat::kBf16;
-  input.workload.context_length_tokens = 32768;
+  const InferenceMemoryInput input =
+      ShippedModelInput(model, NumberFormat::kBf16, NumberFormat::kBf16, 32768);
   absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
   ASSERT_TRUE(sizing.ok()) << sizing.status();
   PlanInput plan_input;
@@ -952,13 +961,9 @@ TEST(AccuracyRuntimeTest, LlamaCppKvCacheOfShippedModelsAgainstPublishedLogs) {
     SCOPED_TRACE(
         absl::StrCat(log.model, " at -c ", log.context * log.batch, " (", log.source, ")"));
     const common::v1::Model& model = ShippedModel(log.model);
-    InferenceMemoryInput input;
-    input.architecture = ToCoreArchitecture(model.architecture());
-    input.parameters = model.parameters();
-    input.workload.weight_format = NumberFormat::kInt4;  // a GGUF's few bits; not compared
-    input.workload.kv_cache_format = NumberFormat::kFp16;
-    input.workload.context_length_tokens = log.context;
-    input.workload.batch_size = log.batch;
+    // The weights in a GGUF's few bits (not compared).
+    const InferenceMemoryInput input =
+        ShippedModelInput(model, NumberFormat::kInt4, NumberFormat::kFp16, log.context, log.batch);
     absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
     ASSERT_TRUE(sizing.ok()) << sizing.status();
     PlanInput plan_input;
@@ -1020,12 +1025,8 @@ TEST(AccuracyRuntimeTest, VllmKvCacheOfWindowModelsAgainstPublishedLogs) {
   for (const VllmKvLog& log : logs) {
     SCOPED_TRACE(absl::StrCat(log.model, " at ", log.max_model_len, " (", log.source, ")"));
     const common::v1::Model& model = ShippedModel(log.model);
-    InferenceMemoryInput input;
-    input.architecture = ToCoreArchitecture(model.architecture());
-    input.parameters = model.parameters();
-    input.workload.weight_format = NumberFormat::kBf16;
-    input.workload.kv_cache_format = NumberFormat::kBf16;
-    input.workload.context_length_tokens = log.max_model_len;
+    const InferenceMemoryInput input =
+        ShippedModelInput(model, NumberFormat::kBf16, NumberFormat::kBf16, log.max_model_len);
     absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
     ASSERT_TRUE(sizing.ok()) << sizing.status();
     const double context = static_cast<double>(log.max_model_len);
