@@ -55,6 +55,7 @@ RuntimeModel RuntimeModelOf(const common::v1::Model& model, const std::string& r
   out.model_type = a.model_type();
   if (!a.recurrent_mixer().empty() && a.num_attention_layers() > 0) {
     out.attention_layers = a.num_attention_layers();
+    out.recurrent_layers = a.num_recurrent_layers();
   }
   if (a.sliding_window() > 0) {
     out.sliding_window = a.sliding_window();

@@ -13,13 +13,6 @@ int EffectiveKvHeads(const InferenceSizing& s) {
   return s.num_key_value_heads > 0 ? s.num_key_value_heads : s.num_attention_heads;
 }
 
-// The KV cache's divisor over `tp` ranks.
-int KvSplit(const InferenceSizing& s, int tp) {
-  if (s.kv_cache_replicated) return 1;
-  const int kv = EffectiveKvHeads(s);
-  return kv > 0 ? std::min(tp, kv) : tp;
-}
-
 // Every layout of `cards` cards, in the order the fewest-cards search tries
 // them (fit_matrix.h, FewestCardsLayout): tensor parallelism alone, expert
 // parallelism (widest TP first), then TP x pipeline stages (widest TP
@@ -71,7 +64,7 @@ bool ValidTensorParallel(const InferenceSizing& s, int cards) {
 }
 
 double KvBytesPerCard(const InferenceSizing& s, int cards) {
-  return s.kv_cache_bytes / KvSplit(s, cards);
+  return s.kv_cache_bytes / KvCacheDivisor(s, cards);
 }
 
 int LayersPerStage(const InferenceSizing& s, int stages) {
@@ -98,7 +91,7 @@ double WeightBytesPerCard(const InferenceSizing& s, const Layout& l) {
 double KvBytesPerCard(const InferenceSizing& s, const Layout& l) {
   if (l.expert_parallel > 1) {
     const double share = static_cast<double>(SequencesPerReplica(s, l)) / std::max(1, s.batch_size);
-    return s.kv_cache_bytes * share / KvSplit(s, l.tensor_parallel);
+    return s.kv_cache_bytes * share / KvCacheDivisor(s, l.tensor_parallel);
   }
   double stage = s.kv_cache_bytes;
   if (l.pipeline_parallel > 1 && s.num_layers > 0) {
@@ -107,7 +100,7 @@ double KvBytesPerCard(const InferenceSizing& s, const Layout& l) {
         std::min(s.kv_cache_bytes,
                  LayersPerStage(s, l.pipeline_parallel) * s.kv_cache_bytes_largest_layer + draft);
   }
-  return stage / KvSplit(s, l.tensor_parallel);
+  return stage / KvCacheDivisor(s, l.tensor_parallel);
 }
 
 double RequiredBytesPerCard(const InferenceSizing& s, const Layout& l) {

@@ -4,6 +4,7 @@
 // whole-catalog answers (which models run on a card) both fit through here.
 #pragma once
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <string>
@@ -13,6 +14,15 @@
 #include "estimator-service/core/inference_memory.h"
 
 namespace modelatlas::estimator {
+
+// The KV cache's divisor over `tp` tensor-parallel ranks: the KV heads,
+// replicated beyond them; a latent (MLA) cache is whole on every rank.
+inline int KvCacheDivisor(const InferenceSizing& sizing, int tp) {
+  if (sizing.kv_cache_replicated) return 1;
+  const int kv =
+      sizing.num_key_value_heads > 0 ? sizing.num_key_value_heads : sizing.num_attention_heads;
+  return kv > 0 ? std::min(tp, kv) : tp;
+}
 
 // KV cache per card: split with the KV heads, replicated when there are
 // fewer KV heads than cards (and always under multi-head latent attention,

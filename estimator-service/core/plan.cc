@@ -466,13 +466,6 @@ std::optional<uint64_t> LayoutKey(const Layout& layout, const NodeSize& node) {
          static_cast<uint64_t>(node.cards) << 41;
 }
 
-// The KV cache's divisor over tp ranks, as the fit splits it.
-int KvDivisor(const InferenceSizing& s, int tp) {
-  if (s.kv_cache_replicated) return 1;
-  const int kv = s.num_key_value_heads > 0 ? s.num_key_value_heads : s.num_attention_heads;
-  return kv > 0 ? std::min(tp, kv) : tp;
-}
-
 }  // namespace
 
 double UsableBytesPerCard(const DeviceSpec& device, double memory_utilization,
@@ -949,7 +942,7 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
                              ") / ", Num(*device.bandwidth_bytes_per_second / 1e9),
                              " GB/s = ", Num(d.memory_seconds * 1e3), " ms"));
           } else {
-            const int kv_divisor = KvDivisor(shape, tp);
+            const int kv_divisor = KvCacheDivisor(shape, tp);
             line.append(f.decode_step_weights);
             AppendInt(&line, tp);
             line.append(f.decode_step_kv);

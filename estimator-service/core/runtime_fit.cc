@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/text/decimal.h"
+#include "estimator-service/core/fit_matrix.h"
 #include "estimator-service/core/number_format.h"
 
 namespace modelatlas::estimator {
@@ -24,6 +25,8 @@ constexpr double kMiB = 1048576.0;
 
 std::string GiB(double bytes) { return absl::StrCat(FixedDecimals(bytes / kGiB, 2), " GiB"); }
 std::string Num(double value) { return SignificantDigits(value, 4); }
+// Whole bytes, as vLLM's page sizes are ("548864").
+std::string Whole(double bytes) { return absl::StrCat(static_cast<int64_t>(std::llround(bytes))); }
 
 // The versions the defaults below were read from.
 constexpr char kVllmVersion[] = "vLLM 0.11.x";
@@ -198,6 +201,21 @@ std::string VllmBlocksText(const VllmKvLayout& layout, const Common& c, double k
   const std::string concurrency =
       absl::StrCat(" = ", Num(cache.max_concurrency), " (\"Maximum concurrency for ", c.context,
                    " tokens per request\")");
+  if (layout.recurrent_groups > 0) {
+    const double page = layout.block_bytes / layout.group_size;
+    return absl::StrCat(
+        "blocks of ", layout.block_tokens, " tokens (16 x ceil(one recurrent layer's state ",
+        Whole(layout.state_page_bytes), " bytes / (16 x ", Whole(page / layout.block_tokens),
+        " bytes per token of one attention layer))) x ", layout.group_size,
+        " layers (a block id spans one layer of each of the group's) = ", Whole(layout.block_bytes),
+        " bytes per card; floor(", GiB(kv_memory), " / ", Whole(layout.block_bytes),
+        ") = ", cache.blocks, " blocks; ", cache.blocks, " / ", layout.Groups(), " groups x ",
+        layout.block_tokens, " = ", cache.tokens,
+        " tokens (\"GPU KV cache size\"); one request counts ", layout.full_groups, " x ceil(",
+        c.context, " / ", layout.block_tokens, ") + ", layout.recurrent_groups,
+        " state pages = ", layout.blocks_per_request, " blocks; ", cache.blocks, " / ",
+        layout.blocks_per_request, concurrency);
+  }
   if (layout.window_groups == 0) {
     return absl::StrCat(
         "blocks of ", kVllmBlockSize, " tokens x ", Num(layout.block_bytes / kVllmBlockSize),
@@ -224,9 +242,33 @@ std::string VllmBlocksText(const VllmKvLayout& layout, const Common& c, double k
       concurrency);
 }
 
+// How vLLM lays out a hybrid's attention and recurrent layers.
+std::string VllmHybridNote(const VllmKvLayout& layout) {
+  const double page = layout.block_bytes / layout.group_size;
+  return absl::StrCat(
+      "vLLM sets the attention block to ", layout.block_tokens,
+      " tokens so that one attention layer's page holds one recurrent layer's state of a "
+      "sequence (",
+      Whole(layout.state_page_bytes), " bytes per card, padded by ",
+      FixedDecimals(100 * (page - layout.state_page_bytes) / layout.state_page_bytes, 2), "% to ",
+      Whole(page),
+      ") (vllm/model_executor/models/config.py HybridAttentionMambaModelConfig; the log's "
+      "\"Setting attention block size\"), and groups the ",
+      layout.full_layers, " attention and ", layout.recurrent_layers, " recurrent layers into ",
+      layout.Groups(), " groups of ", layout.group_size, " layers",
+      layout.padding_layers > 0
+          ? absl::StrCat(" (", layout.padding_layers, " of them padding, whose memory is lost)")
+          : "",
+      "; every request holds one state page in each of the ", layout.recurrent_groups,
+      " recurrent groups whatever its length, and vLLM 0.11 serves hybrids without prefix "
+      "caching; its start-up check asks ",
+      GiB(layout.one_request_bytes), " per card for one request of max_model_len tokens");
+}
+
 // How vLLM groups a model's layers when some keep a window.
 std::string VllmLayoutNote(const RuntimeModel& model, const VllmKvLayout& layout,
                            int max_num_batched_tokens) {
+  if (layout.recurrent_groups > 0) return VllmHybridNote(layout);
   if (layout.chunked_layers_kept_whole > 0) {
     return absl::StrCat(
         "vLLM 0.11 keeps the whole context in each of the ", layout.chunked_layers_kept_whole,
@@ -329,6 +371,17 @@ void VllmNodeCommands(const DevicePlan& plan, int tp, int dp, RuntimeFit* fit) {
                                             " --distributed-executor-backend ray"));
 }
 
+// The card's KV cache as vLLM lays it out.
+VllmKvLayout VllmCardLayout(const RuntimeModel& model, const InferenceSizing& sizing,
+                            const Common& c, int tp, int pp, const VllmDefaults& defaults) {
+  if (std::optional<VllmKvLayout> hybrid = VllmHybridKvLayout(model, sizing, tp, pp)) {
+    return *hybrid;
+  }
+  return VllmKvLayoutOf(model, c.kv_bytes_per_token,
+                        CardLayerTokenBytes(c.kv_bytes_per_token, sizing), c.context,
+                        defaults.max_num_batched_tokens);
+}
+
 RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
                    const ResolvedWorkload& w, const DeviceSpec& device, const DevicePlan& plan) {
   RuntimeFit fit;
@@ -373,10 +426,10 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
         GiB(activations), " stands in for vLLM's profiled peak (which is larger)");
   }
   // The card's KV cache as vLLM lays it out: one group of every layer, or
-  // groups of full-attention and sliding-window layers.
-  const VllmKvLayout layout =
-      VllmKvLayoutOf(model, c.kv_bytes_per_token, CardLayerTokenBytes(c.kv_bytes_per_token, sizing),
-                     c.context, defaults.max_num_batched_tokens);
+  // groups of full-attention and sliding-window layers, or of a hybrid's
+  // attention and recurrent layers.
+  const VllmKvLayout layout = VllmCardLayout(model, sizing, c, tp, pp, defaults);
+  fit.block_size_tokens = static_cast<int>(layout.block_tokens);
   const double block_bytes = layout.block_bytes;
   const int64_t blocks_per_sequence = layout.blocks_per_request;
   const int64_t blocks_needed =
@@ -450,9 +503,11 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
                        "; ", VllmBlocksText(layout, c, std::max(0.0, kv_memory), cache)),
           "vllm/v1/core/kv_cache_utils.py get_num_blocks (available_memory // page_size // "
           "num_layers) and get_max_concurrency_for_kv_cache_config; block size 16 from "
-          "vllm/platforms/cuda.py check_and_update_config");
+          "vllm/platforms/cuda.py check_and_update_config (a hybrid's from "
+          "vllm/model_executor/models/config.py HybridAttentionMambaModelConfig)");
 
-  if (layout.window_groups > 0 || layout.chunked_layers_kept_whole > 0) {
+  if (layout.window_groups > 0 || layout.chunked_layers_kept_whole > 0 ||
+      layout.recurrent_groups > 0) {
     fit.notes.push_back(VllmLayoutNote(model, layout, defaults.max_num_batched_tokens));
   }
   const bool grouped = layout.window_groups > 0;
@@ -826,6 +881,40 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
   return fit;
 }
 
+// Layers per vLLM KV cache group when two kinds of layers share the memory
+// (vllm/v1/core/kv_cache_utils.py, read at vllm-project/vllm 001cabc1): the
+// smaller kind's count, or the larger's when it is under 1.5x the smaller.
+int VllmGroupSize(int kind_a, int kind_b) {
+  const int fewer = std::min(kind_a, kind_b);
+  const int more = std::max(kind_a, kind_b);
+  return more < 1.5 * fewer ? more : fewer;
+}
+
+// A hybrid of attention and recurrent layers as vLLM 0.10.2-0.11 lays it
+// out (runtime_fit.h, VllmKvLayout).
+VllmKvLayout HybridKvLayout(int attention_layers, int recurrent_layers, double layer_token_bytes,
+                            double state_layer_bytes, int64_t max_model_len) {
+  VllmKvLayout out;
+  out.full_layers = attention_layers;
+  out.recurrent_layers = recurrent_layers;
+  out.state_page_bytes = state_layer_bytes;
+  out.block_tokens =
+      kVllmBlockSize *
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(state_layer_bytes /
+                                                          (kVllmBlockSize * layer_token_bytes))));
+  const double page_bytes = static_cast<double>(out.block_tokens) * layer_token_bytes;
+  out.group_size = VllmGroupSize(attention_layers, recurrent_layers);
+  out.full_groups = static_cast<int>(CeilDiv(attention_layers, out.group_size));
+  out.recurrent_groups = static_cast<int>(CeilDiv(recurrent_layers, out.group_size));
+  out.padding_layers = out.Groups() * out.group_size - attention_layers - recurrent_layers;
+  out.full_blocks = CeilDiv(max_model_len, out.block_tokens);
+  out.blocks_per_request = out.full_groups * out.full_blocks + out.recurrent_groups;
+  out.block_bytes = page_bytes * out.group_size;
+  out.one_request_bytes =
+      static_cast<double>(attention_layers * out.full_blocks + recurrent_layers) * page_bytes;
+  return out;
+}
+
 }  // namespace
 
 VllmBlocks VllmKvBlocks(double kv_cache_bytes, double kv_bytes_per_token, int64_t max_model_len) {
@@ -867,9 +956,7 @@ VllmKvLayout VllmKvLayoutOf(const RuntimeModel& model, double kv_bytes_per_token
     // Every layer in the same window: one group.
     out.group_size = window_layers;
   } else {
-    const int fewer = std::min(out.full_layers, window_layers);
-    const int more = std::max(out.full_layers, window_layers);
-    out.group_size = more < 1.5 * fewer ? more : fewer;
+    out.group_size = VllmGroupSize(out.full_layers, window_layers);
     out.full_groups = static_cast<int>(CeilDiv(out.full_layers, out.group_size));
   }
   out.window_groups = static_cast<int>(CeilDiv(window_layers, out.group_size));
@@ -881,6 +968,29 @@ VllmKvLayout VllmKvLayoutOf(const RuntimeModel& model, double kv_bytes_per_token
       static_cast<double>(out.full_layers * out.full_blocks + window_layers * out.window_blocks) *
       kVllmBlockSize * layer_token_bytes;
   return out;
+}
+
+std::optional<VllmKvLayout> VllmHybridKvLayout(const RuntimeModel& model,
+                                               const InferenceSizing& sizing, int tp, int pp) {
+  const int attention = model.attention_layers > 0 ? model.attention_layers : model.num_layers;
+  if (model.recurrent_layers <= 0 || attention <= 0 || sizing.recurrent_state_bytes <= 0 ||
+      sizing.context_length_tokens <= 0) {
+    return std::nullopt;
+  }
+  tp = std::max(1, tp);
+  pp = std::max(1, pp);
+  const double sequences = std::max(1, sizing.batch_size);
+  const double attention_bytes = sizing.model_kv_cache_bytes - sizing.recurrent_state_bytes;
+  const double layer_token_bytes =
+      attention_bytes /
+      (sequences * static_cast<double>(sizing.context_length_tokens) * attention) /
+      KvCacheDivisor(sizing, tp);
+  const double state_layer_bytes =
+      sizing.recurrent_state_bytes / (sequences * model.recurrent_layers) / tp;
+  if (layer_token_bytes <= 0) return std::nullopt;
+  return HybridKvLayout(static_cast<int>(CeilDiv(attention, pp)),
+                        static_cast<int>(CeilDiv(model.recurrent_layers, pp)), layer_token_bytes,
+                        state_layer_bytes, sizing.context_length_tokens);
 }
 
 int64_t VllmKvLayout::BlocksFor(int64_t sequences, int64_t max_model_len,
@@ -898,7 +1008,7 @@ VllmBlocks VllmKvBlocks(double kv_cache_bytes, const VllmKvLayout& layout) {
   if (kv_cache_bytes > 0 && layout.block_bytes > 0) {
     out.blocks = static_cast<int64_t>(std::floor(kv_cache_bytes / layout.block_bytes));
   }
-  out.tokens = out.blocks / std::max(1, layout.Groups()) * kVllmBlockSize;
+  out.tokens = out.blocks / std::max(1, layout.Groups()) * layout.block_tokens;
   out.blocks_per_sequence = layout.blocks_per_request;
   if (out.blocks_per_sequence > 0) {
     out.max_concurrency =

@@ -39,6 +39,9 @@ struct RuntimeModel {
   int sliding_window_layers = 0;
   // Layers with a KV cache (a hybrid's attention layers); 0 = num_layers.
   int attention_layers = 0;
+  // A hybrid's layers with a recurrent state (Mamba, Gated DeltaNet), to
+  // which vLLM gives one state page per sequence each; 0 = none.
+  int recurrent_layers = 0;
   // config.json's model_type ("gemma3_text"): whether llama.cpp honours the
   // window (runtime_fit.cc LlamaCppSlidesWindows); empty = unknown, sized
   // as a family that does not.
@@ -109,18 +112,32 @@ VllmBlocks VllmKvBlocks(double kv_cache_bytes, double kv_bytes_per_token, int64_
 // max_model_len) / 16) + 1 (SlidingWindowSpec.max_memory_usage_bytes). A
 // model without a window is one group of every layer, as VllmKvBlocks
 // above; so is Llama 4, whose chunked layers vLLM 0.11 keeps whole by
-// default. Bytes per card.
+// default. A hybrid of attention and recurrent layers (vLLM 0.10.2-0.11,
+// prefix caching off for it) takes its attention block from the state
+// instead (vllm/model_executor/models/config.py
+// HybridAttentionMambaModelConfig.verify_and_update_config): 16 x ceil(one
+// recurrent layer's state / (16 x one attention layer's bytes per token)),
+// the state's page padded to the attention page; attention and recurrent
+// layers form groups as above, and one request counts ceil(max_model_len /
+// block) blocks per attention group and one per recurrent group
+// (MambaSpec.max_memory_usage_bytes: one page). Bytes per card.
 struct VllmKvLayout {
   int full_layers = 0;
   int window_layers = 0;
   int group_size = 0;  // layers per group, per model
+  int recurrent_layers = 0;
   int full_groups = 0;
   int window_groups = 0;
+  int recurrent_groups = 0;
   int padding_layers = 0;
-  int64_t window_kept = 0;    // tokens a sequence's sliding layer keeps: window - 1
-  int64_t window_tokens = 0;  // what one request's sliding layer is counted for
-  int64_t full_blocks = 0;    // one request's blocks in a full-attention group
-  int64_t window_blocks = 0;  // ... in a sliding-window group
+  // Tokens a block of the full-attention layers holds: 16, or a hybrid's
+  // block raised until its page holds a recurrent layer's state.
+  int64_t block_tokens = 16;
+  double state_page_bytes = 0;  // one recurrent layer's state, one sequence, before padding
+  int64_t window_kept = 0;      // tokens a sequence's sliding layer keeps: window - 1
+  int64_t window_tokens = 0;    // what one request's sliding layer is counted for
+  int64_t full_blocks = 0;      // one request's blocks in a full-attention group
+  int64_t window_blocks = 0;    // ... in a sliding-window group
   int64_t blocks_per_request = 0;
   double block_bytes = 0;        // per card
   double one_request_bytes = 0;  // vLLM's start-up check: every layer's maximum, summed
@@ -128,7 +145,7 @@ struct VllmKvLayout {
   // every layer at the full context).
   int chunked_layers_kept_whole = 0;
 
-  int Groups() const { return full_groups + window_groups; }
+  int Groups() const { return full_groups + window_groups + recurrent_groups; }
   // Blocks that hold `sequences` sequences of max_model_len tokens at once:
   // their windows add up, the batched tokens of a step are shared.
   int64_t BlocksFor(int64_t sequences, int64_t max_model_len, int max_num_batched_tokens) const;
@@ -139,6 +156,14 @@ struct VllmKvLayout {
 VllmKvLayout VllmKvLayoutOf(const RuntimeModel& model, double kv_bytes_per_token,
                             double layer_token_bytes, int64_t max_model_len,
                             int max_num_batched_tokens);
+// A hybrid's layout on one card of `tp` tensor-parallel ranks and `pp`
+// pipeline stages, for `sizing`'s context: an attention layer keeps its KV
+// heads' share (KvCacheDivisor), a recurrent layer its heads' share over
+// the tensor-parallel ranks (vLLM's mamba state shapes divide the heads by
+// the TP size), a stage its share of each kind of layer. nullopt when the
+// model is not a hybrid with a recurrent state.
+std::optional<VllmKvLayout> VllmHybridKvLayout(const RuntimeModel& model,
+                                               const InferenceSizing& sizing, int tp, int pp);
 VllmBlocks VllmKvBlocks(double kv_cache_bytes, const VllmKvLayout& layout);
 
 // The KV cache llama.cpp keeps beyond the sliding windows the sizing holds:

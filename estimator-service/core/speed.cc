@@ -75,14 +75,6 @@ std::string DoubtfulBandwidthReason(double memory_bytes, double bandwidth_bytes_
 
 namespace {
 
-// The KV cache's divisor over `tp` ranks (as the fit splits it): the KV
-// heads, replicated beyond them; a latent (MLA) cache is whole on every rank.
-int KvDivisor(const InferenceSizing& s, int tp) {
-  if (s.kv_cache_replicated) return 1;
-  const int kv = s.num_key_value_heads > 0 ? s.num_key_value_heads : s.num_attention_heads;
-  return kv > 0 ? std::min(tp, kv) : tp;
-}
-
 // One ring all-reduce of `bytes` over `ranks` cards (Patarasuk and Yuan
 // 2009: each rank sends 2 (ranks - 1) / ranks of the message, the least any
 // all-reduce moves); one latency, the least a one-shot all-reduce pays.
@@ -199,7 +191,7 @@ DecodeBound BoundDecode(const SpeedInput& in) {
   // read once per micro-batch: a step of all m costs what one pass does,
   // with 1/m of the cache.
   const double weights_read = s.weight_bytes * s.active_share / tp;
-  const double kv_read = s.kv_cache_bytes / m / KvDivisor(s, tp);
+  const double kv_read = s.kv_cache_bytes / m / KvCacheDivisor(s, tp);
   bound.memory_seconds = (weights_read + kv_read) / *in.bandwidth_bytes_per_second;
 
   const int layers = s.num_layers;

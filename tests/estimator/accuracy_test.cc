@@ -1051,5 +1051,109 @@ TEST(AccuracyRuntimeTest, VllmKvCacheOfWindowModelsAgainstPublishedLogs) {
   }
 }
 
+// IBM's granite-4.0-h-350m as its config.json gives it
+// (huggingface.co/ibm-granite/granite-4.0-h-350m, model_type
+// granitemoehybrid): 32 layers, "attention" at 10, 13, 17 and 27 of
+// layer_types and "mamba" (Mamba-2) elsewhere; hidden 768, 12 heads of 64, 4
+// KV heads; mamba_n_heads 48 x mamba_d_head 32 (inner 1536), mamba_d_state
+// 128, mamba_n_groups 1, mamba_d_conv 4; bf16. Not a shipped record.
+common::v1::Model Granite4H350m() {
+  common::v1::Model model;
+  model.set_name("models/granite-4-0-h-350m");
+  model.set_parameters(340e6);
+  common::v1::Architecture& a = *model.mutable_architecture();
+  a.set_model_type("granitemoehybrid");
+  a.set_num_layers(32);
+  a.set_hidden_size(768);
+  a.set_num_attention_heads(12);
+  a.set_num_key_value_heads(4);
+  a.set_head_dim(64);
+  a.set_intermediate_size(2048);
+  a.set_gated_mlp(true);
+  a.set_vocab_size(100352);
+  a.set_max_context_length(32768);
+  a.set_recurrent_mixer("mamba2");
+  a.set_num_recurrent_layers(28);
+  a.set_num_attention_layers(4);
+  a.set_num_mlp_layers(32);
+  a.set_ssm_inner_size(1536);
+  a.set_ssm_state_size(128);
+  a.set_ssm_num_heads(48);
+  a.set_ssm_num_groups(1);
+  a.set_ssm_conv_kernel(4);
+  return model;
+}
+
+// vLLM's KV cache of hybrid attention + recurrent models against the
+// figures vLLM logs (docs/ACCURACY.md, "vLLM's KV cache of hybrid
+// models"): the attention block it sets so that a page holds one recurrent
+// layer's state ("Setting attention block size to N tokens"), the padding
+// of the state's page ("Padding mamba page size by X%"), and from the
+// logged "Available KV cache memory" (rounded), "GPU KV cache size" and
+// "Maximum concurrency". bf16 weights, cache and state.
+struct VllmHybridLog {
+  common::v1::Model model;
+  int tensor_parallel;
+  int64_t max_model_len;
+  int64_t logged_block_tokens;
+  double logged_padding_percent;  // rounded to 0.01
+  double available_gib;           // "Available KV cache memory"
+  double available_rounding_gib;  // half the logged figure's last digit
+  int64_t logged_tokens;
+  double logged_concurrency;
+  const char* source;
+};
+
+TEST(AccuracyRuntimeTest, VllmKvCacheOfHybridModelsAgainstPublishedLogs) {
+  constexpr double kGiB = 1073741824.0;
+  const VllmHybridLog logs[] = {
+      // ROCm/ROCm issue #5724, comment of 2026-01-29 (ianbmacdonald): vLLM
+      // 0.15.0rc3, `vllm serve ibm-granite/granite-4.0-h-350m`, TP 1, bf16,
+      // max model len 32768: "Setting attention block size to 400 tokens",
+      // "Padding mamba page size by 1.39%", "Available KV cache memory:
+      // 107.5 GiB", "GPU KV cache size: 3,522,400 tokens", "Maximum
+      // concurrency for 32,768 tokens per request: 791.58x".
+      {Granite4H350m(), 1, 32768, 400, 1.39, 107.5, 0.05, 3522400, 791.58, "ROCm/ROCm #5724"},
+      // A vLLM 0.10.2 start-up log of Qwen3-Next-80B-A3B-Instruct, TP 2 on
+      // two H200s, defaults (max model len 262144), kept in a public GitHub
+      // repository that the code index searched did not name: "Setting
+      // attention block size to 544 tokens", "Padding mamba page size by
+      // 1.49%", "Available KV cache memory: 44.59 GiB", "GPU KV cache size:
+      // 973,760 tokens", "Maximum concurrency for 262,144 tokens per
+      // request: 14.77x".
+      {ShippedModel("models/qwen3-next-80b-a3b"), 2, 262144, 544, 1.49, 44.59, 0.005, 973760, 14.77,
+       "vLLM 0.10.2 log, Qwen3-Next TP 2"},
+  };
+  for (const VllmHybridLog& log : logs) {
+    SCOPED_TRACE(
+        absl::StrCat(log.model.name(), " at TP ", log.tensor_parallel, " (", log.source, ")"));
+    const InferenceMemoryInput input =
+        ShippedModelInput(log.model, NumberFormat::kBf16, NumberFormat::kBf16, log.max_model_len);
+    absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
+    ASSERT_TRUE(sizing.ok()) << sizing.status();
+    const std::optional<VllmKvLayout> layout =
+        VllmHybridKvLayout(RuntimeModelOf(log.model, ""), *sizing, log.tensor_parallel, 1);
+    ASSERT_TRUE(layout.has_value());
+    EXPECT_EQ(layout->block_tokens, log.logged_block_tokens);
+    const double page = layout->block_bytes / layout->group_size;
+    const double padding_percent =
+        100 * (page - layout->state_page_bytes) / layout->state_page_bytes;
+    EXPECT_NEAR(padding_percent, log.logged_padding_percent, 0.005);
+    const VllmBlocks low =
+        VllmKvBlocks((log.available_gib - log.available_rounding_gib) * kGiB, *layout);
+    const VllmBlocks high =
+        VllmKvBlocks((log.available_gib + log.available_rounding_gib) * kGiB, *layout);
+    const VllmBlocks at = VllmKvBlocks(log.available_gib * kGiB, *layout);
+    std::cout << log.model.name() << " TP " << log.tensor_parallel << ": block "
+              << layout->block_tokens << ", logged " << log.logged_tokens << " tokens, "
+              << log.logged_concurrency << "x; ours " << at.tokens << " tokens (" << low.tokens
+              << "-" << high.tokens << "), " << at.max_concurrency << "x (" << log.source << ")\n";
+    EXPECT_GE(log.logged_tokens, low.tokens);
+    EXPECT_LE(log.logged_tokens, high.tokens);
+    EXPECT_GE(log.logged_concurrency, low.max_concurrency - 0.005);
+    EXPECT_LE(log.logged_concurrency, high.max_concurrency + 0.005);
+  }
+}
+
 }  // namespace
 }  // namespace modelatlas::estimator

@@ -444,6 +444,77 @@ TEST(RuntimeFitTest, VllmKeepsLlama4sChunkedLayersWholeAsVersion011Does) {
   EXPECT_FALSE(fit3.fits) << fit3.reason;
 }
 
+// granite-4.0-h-350m's shape (its config.json): 32 layers, 4 of attention
+// (4 KV heads of 64) and 28 Mamba-2 (48 heads of 32, state 128, 1 group,
+// conv 4).
+RuntimeModel Granite4H350mModel() {
+  return {.repo_id = "ibm-granite/granite-4.0-h-350m",
+          .num_layers = 32,
+          .num_attention_heads = 12,
+          .hidden_size = 768,
+          .intermediate_size = 2048,
+          .vocab_size = 100352,
+          .max_context_length = 32768,
+          .attention_layers = 4,
+          .recurrent_layers = 28,
+          .model_type = "granitemoehybrid"};
+}
+
+// vLLM 0.11 raises a hybrid's attention block until one attention layer's
+// page holds one recurrent layer's state, and gives every request one
+// state page per recurrent group: a short request takes more than its
+// tokens and its state.
+TEST(RuntimeFitTest, VllmGivesAHybridsRecurrentLayersAPageOfTheAttentionBlock) {
+  constexpr double kLayerCell = 2.0 * 4 * 64 * 2;  // bytes per token of one attention layer
+  // Per recurrent layer and sequence: conv 3 x (1,536 + 2 x 128) x 2 bytes
+  // + SSM 48 x 32 x 128 x 2 bytes.
+  constexpr double kLayerState = 3.0 * 1792 * 2 + 48.0 * 32 * 128 * 2;
+  const int64_t context = 4096;
+  const int batch = 64;
+  PlanInput input = Llama8B(context, batch);
+  input.sizing.recurrent_state_bytes = 28 * kLayerState * batch;
+  input.sizing.kv_cache_bytes =
+      4 * kLayerCell * context * batch + input.sizing.recurrent_state_bytes;
+  input.sizing.model_kv_cache_bytes = input.sizing.kv_cache_bytes;
+  input.sizing.kv_cache_bytes_largest_layer = kLayerCell * context * batch;
+  input.sizing.num_attention_heads = 12;
+  input.sizing.num_key_value_heads = 4;
+  input.sizing.batch_size = batch;
+  const DevicePlan plan = PlanOnDevice(input, H100());
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  ASSERT_EQ(plan.cards, 1);
+  const RuntimeFit fit = FitRuntime(Runtime::kVllm, Granite4H350mModel(), input.sizing,
+                                    input.workload, H100(), plan, "NVIDIA");
+  ASSERT_TRUE(fit.fits) << fit.reason;
+  // 16 x ceil(403,968 / (16 x 1,024)) = 400 tokens; groups of 4 layers: one
+  // of attention and seven of state; a block is 400 x 1,024 x 4 bytes.
+  EXPECT_EQ(fit.block_size_tokens, 400);
+  EXPECT_EQ(fit.kv_cache_groups, 8);
+  const double block = 400.0 * kLayerCell * 4;
+  ASSERT_TRUE(fit.kv_cache_blocks.has_value());
+  EXPECT_EQ(*fit.kv_cache_blocks, static_cast<int64_t>(fit.kv_cache_bytes_per_card / block));
+  EXPECT_EQ(fit.kv_cache_tokens, *fit.kv_cache_blocks / 8 * 400);
+  // One request: ceil(4,096 / 400) = 11 attention blocks + 7 state pages.
+  ASSERT_TRUE(fit.max_concurrency.has_value());
+  EXPECT_DOUBLE_EQ(*fit.max_concurrency, static_cast<double>(*fit.kv_cache_blocks) / 18);
+  EXPECT_DOUBLE_EQ(fit.kv_cache_bytes_needed_per_card, batch * 18 * block);
+  // More than the plan's own sizing of the same sequences (4,400 tokens
+  // where 4,096 are kept, each state padded to the page).
+  EXPECT_GT(fit.kv_cache_bytes_needed_per_card, input.sizing.kv_cache_bytes * 1.04);
+  bool said = false;
+  for (const std::string& note : fit.notes) {
+    said = said || (absl::StrContains(note, "attention block to 400 tokens") &&
+                    absl::StrContains(note, "padded by 1.39% to 409600") &&
+                    absl::StrContains(note, "8 groups of 4 layers"));
+  }
+  EXPECT_TRUE(said);
+  for (const RuntimeReservation& r : fit.reserved) {
+    if (r.component != "kv_cache") continue;
+    EXPECT_TRUE(absl::StrContains(r.arithmetic, "1 x ceil(4096 / 400) + 7 state pages = 18 blocks"))
+        << r.arithmetic;
+  }
+}
+
 TEST(RuntimeFitTest, APlanThatDoesNotFitDoesNotFitAnyRuntime) {
   PlanInput input = Llama8B(131072, 64);
   input.max_cards = 1;
