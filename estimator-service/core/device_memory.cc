@@ -36,22 +36,22 @@ Rule RuleFor(const DeviceMemoryRecord& record) {
   const std::string type = absl::AsciiStrToUpper(record.memory_type);
   if (absl::StartsWith(type, "HBM")) {
     return {kHbmShare,
-            "HBM: 16,160/16,384, the lowest driver/marketed ratio of the HBM cards with an "
-            "nvidia-smi figure (V100 SXM2 16 GB)"};
+            "HBM: 16,128/16,384, the lowest ratio of CUDA's total to the capacity of the HBM "
+            "cards with a published figure (V100 16 GB, CUDA 11.0)"};
   }
   if (absl::StartsWith(type, "GDDR") && absl::StrContains(type, "ECC")) {
     return {kGddrEccShare,
-            "GDDR with ECC: 23,028/24,576, inline ECC keeps about 1/16 back (A10's nvidia-smi "
-            "memory.total, the lowest of A10, L4, L40S, T4)"};
+            "GDDR with ECC: 14.555/16, inline ECC keeps about 1/16 back (T4's CUDA total, the "
+            "lowest of A10, L4, L40S, T4)"};
   }
   if (absl::StartsWith(type, "GDDR")) {
     return {kGddrShare,
-            "GDDR without ECC: 32,607/32,768, the driver's reservation (RTX 5090's nvidia-smi "
-            "memory.total, the lowest of the GeForce cards on record)"};
+            "GDDR without ECC: 32,101/32,768, the driver's reservation (RTX 5090's CUDA total on "
+            "Linux, the lowest of the GeForce cards on record)"};
   }
   return {kOtherShare, absl::StrCat(type.empty() ? "memory type not on record"
                                                  : absl::StrCat("memory type ", record.memory_type),
-                                    ": 23,028/24,576, the lowest of the rules (ECC on or a driver "
+                                    ": 14.555/16, the lowest of the rules (ECC on or a driver "
                                     "reservation cannot be ruled out)")};
 }
 

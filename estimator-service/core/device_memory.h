@@ -44,31 +44,36 @@ struct AllocatableMemory {
 };
 
 // The rules, one per kind of memory, for records without a driver figure.
-// Each share is the lowest driver/marketed ratio observed on a card of that
-// kind with a published driver figure, so the derived capacity errs low
-// (an answer that says "fits" when the model does not is the worst error).
+// Each share is the lowest allocatable/marketed ratio observed on a card of
+// that kind with a published figure, so the derived capacity errs low (an
+// answer that says "fits" when the model does not is the worst error). On
+// NVIDIA cards the allocatable figure is CUDA's total (cudaMemGetInfo, as
+// vLLM and PyTorch print it), which is 0.5-1 GiB below nvidia-smi's
+// memory.total: the driver keeps that memory from every process.
 //   unified memory: macOS lets the GPU wire 2/3 of memory up to 36 GiB,
 //     3/4 above (Metal's recommendedMaxWorkingSetSize, as llama.cpp logs it:
 //     11,453.25 MB on a 16 GiB Mac = 2/3 x 2^34 bytes).
 inline constexpr double kUnifiedShareSmall = 2.0 / 3.0;
 inline constexpr double kUnifiedShareLarge = 3.0 / 4.0;
 inline constexpr double kUnifiedSmallLimitBytes = 36.0 * 1073741824.0;
-//   HBM: V100 SXM2 16 GB, nvidia-smi 16,160 MiB of 16,384 (the lowest of
-//     H100 81,559/81,920, H200 143,771/144,384, B200 183,359/184,320,
-//     GH200 97,871/98,304, V100 32 GB 32,510/32,768).
-inline constexpr double kHbmShare = 16160.0 / 16384.0;
+//   HBM: V100 16 GB, CUDA's total 16,128 MiB of 16,384 with CUDA 11.0 (the
+//     lowest of H100 81,079/81,920, H200 143,069/144,384, B200
+//     182,631/184,320, A100 80 GB 81,034/81,920, V100 32 GB 32,480/32,768).
+inline constexpr double kHbmShare = 16128.0 / 16384.0;
 //   TPU (any memory type): XLA:TPU's HBM limit on TPU v4, "of 30.75G hbm"
 //     per chip of 32 GiB in its out-of-memory report (EasyDeL issue 166); the
-//     lowest of v4 30.75/32, v5e 15.75/16, v5p 95/96. The HBM rule (0.9863)
-//     would be 2.6% above what a program may use on a v4.
+//     lowest of v4 30.75/32, v5e 15.75/16, v5p 95/96. The HBM rule (0.9844)
+//     would be 2.4% above what a program may use on a v4.
 inline constexpr double kTpuShare = 30.75 / 32.0;
-//   GDDR with ECC on (memory type names ECC): A10, nvidia-smi 23,028 MiB of
-//     24,576 (L4 23,034/24,576, L40S 46,068/49,152, T4 15,360/16,384: inline
-//     ECC keeps 1/16 back, plus the driver's reservation).
-inline constexpr double kGddrEccShare = 23028.0 / 24576.0;
-//   GDDR without ECC: RTX 5090, nvidia-smi 32,607 MiB of 32,768 (RTX 4090
-//     24,564/24,576, RTX 3090 24,576/24,576).
-inline constexpr double kGddrShare = 32607.0 / 32768.0;
+//   GDDR with ECC on (memory type names ECC): T4, CUDA's total 14.555 GiB of
+//     16 (PyTorch's 14.56 GiB, Zheng-Chong/CatVTON issue #133; A10 22,516 of
+//     24,576 MiB, L4 22.025 of 24 GiB, L40S 45,373 of 49,152 MiB: inline ECC
+//     keeps 1/16 back, plus the driver's reservation).
+inline constexpr double kGddrEccShare = 14.555 / 16.0;
+//   GDDR without ECC: RTX 5090, CUDA's total 32,101 MiB of 32,768 on Linux
+//     (RTX 4090 24,081/24,576, RTX 3090 24,238/24,576; Windows' WDDM keeps
+//     about a GiB more back, which the rule does not assume).
+inline constexpr double kGddrShare = 32101.0 / 32768.0;
 //   anything else (no memory type on record, host DDR, on-chip SRAM): the
 //     ECC share, the lowest of the rules: the record cannot tell whether ECC
 //     or a reservation applies.

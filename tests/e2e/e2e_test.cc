@@ -325,23 +325,23 @@ TEST_F(EndToEndTest, CliTrainingCommands) {
 
 // Issue 21 points 5 and 6 through the real binaries: a plan under vLLM's and
 // SGLang's rules with the launch command, and the card's newer models of the
-// same size (the shipped dataset: the L4's driver figure is 23,034 MiB).
+// same size (the shipped dataset: the L4's CUDA total is 22.03 GiB).
 TEST_F(EndToEndTest, CliPlanUnderARuntimeAndTheCardsNewerModels) {
   StartBoth();
   ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
   const std::string catalog = "--catalog=" + catalog_.address();
   const std::string estimator = "--estimator=" + estimator_.address();
   auto vllm = RunCommand({MODELATLAS_CLI_BIN, catalog, estimator, "plan", "Llama 3.1 8B",
-                          "--hardware=NVIDIA L4", "--context=32768", "--runtime=vllm"});
+                          "--hardware=NVIDIA L4", "--context=28672", "--runtime=vllm"});
   EXPECT_EQ(vllm.exit_code, 0) << vllm.err;
   EXPECT_NE(vllm.out.find("vLLM 0.11.x on 1 x hardware/nvidia-l4: fits"), std::string::npos)
       << vllm.out;
   // vLLM's profiled peak is larger than the plan's workspace: 0.9 is not enough.
-  EXPECT_NE(vllm.out.find("launch: vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768 "
+  EXPECT_NE(vllm.out.find("launch: vllm serve meta-llama/Llama-3.1-8B --max-model-len 28672 "
                           "--gpu-memory-utilization 0.91"),
             std::string::npos)
       << vllm.out;
-  EXPECT_NE(vllm.out.find("maximum concurrency for 32768 tokens per request"), std::string::npos)
+  EXPECT_NE(vllm.out.find("maximum concurrency for 28672 tokens per request"), std::string::npos)
       << vllm.out;
 
   auto sglang = RunCommand({MODELATLAS_CLI_BIN, catalog, estimator, "--json", "plan",

@@ -255,7 +255,7 @@ TEST(MaxBatchTest, TheForwardAnswerFitsAtItAndNotOneSequenceMore) {
   const std::vector<std::pair<Case, int64_t>> cases = {
       {{"models/llama-3-1-8b", OnCards("hardware/nvidia-l4", 1)}, 4096},
       {{"models/llama-3-1-8b", OnCards("hardware/nvidia-h100-sxm5-80gb", 1)}, 1000},
-      {{"models/gemma-2-9b", OnCards("hardware/nvidia-l4", 1)}, 8192},
+      {{"models/gemma-2-9b", OnCards("hardware/nvidia-l40s", 1)}, 8192},
       {{"models/mixtral-8x7b-v0-1", OnCards("hardware/nvidia-h100-sxm5-80gb", 4)}, 32768},
       {{"models/deepseek-v3", OnCards("hardware/nvidia-h200-sxm-141gb", 8),
         v1::NUMBER_FORMAT_FP8_BLOCK128},
