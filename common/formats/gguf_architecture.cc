@@ -27,7 +27,10 @@ using google::protobuf::Value;
 // from ChatGLM2/3 and GLM-4-9B-chat's own format, whose blocks are
 // transformers' "glm"; Llama 4's holds its language model only (the vision
 // tower is a separate mmproj file), as Qwen2-VL's and Qwen2.5-VL's
-// (qwen2vl: Qwen2's blocks).
+// (qwen2vl: Qwen2's blocks) and Qwen3-VL's (qwen3vl, qwen3vlmoe: Qwen3's
+// dense and mixture-of-experts blocks; the deepstack features come from the
+// vision tower, llama.cpp src/llama-arch.cpp LLM_ARCH_QWEN3VL's tensors are
+// LLM_ARCH_QWEN3's).
 const std::map<std::string, std::string>& Families() {
   static const auto* families =
       new std::map<std::string, std::string>{{"llama", "llama"},
@@ -37,6 +40,8 @@ const std::map<std::string, std::string>& Families() {
                                              {"qwen3", "qwen3"},
                                              {"qwen2moe", "qwen2_moe"},
                                              {"qwen3moe", "qwen3_moe"},
+                                             {"qwen3vl", "qwen3"},
+                                             {"qwen3vlmoe", "qwen3_moe"},
                                              {"gemma", "gemma"},
                                              {"gemma2", "gemma2"},
                                              {"gemma3", "gemma3_text"},

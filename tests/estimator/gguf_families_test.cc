@@ -366,6 +366,32 @@ TEST(GgufFamiliesTest, DenseFamiliesReadAsTheirCheckpoints) {
                      }});
   }
   {
+    // Qwen3-VL-4B's language model (its config.json text_config: hidden
+    // 2560, FFN 9728, 36 layers, 32 heads, 8 KV heads of 128, vocabulary
+    // 151,936, tied) has Qwen3-4B's shape, so the file's tensors count
+    // Qwen3-4B's published 4,022,468,096; the vision tower and its deepstack
+    // mergers are the mmproj file's.
+    Shape s{.arch = "qwen3vl",
+            .layers = 36,
+            .hidden = 2560,
+            .heads = 32,
+            .kv_heads = 8,
+            .head_dim = 128,
+            .ffn = 9728,
+            .vocab = 151936,
+            .tied = true,
+            .qk_norm = 1};
+    cases.push_back({"Qwen/Qwen3-VL-4B-Instruct's language model (Qwen3-4B's count)", s, 4022468096,
+                     R"({"model_type": "qwen3", "hidden_size": 2560, "intermediate_size": 9728,
+                         "num_hidden_layers": 36, "num_attention_heads": 32,
+                         "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936,
+                         "tie_word_embeddings": true})",
+                     [](GgufHeaderWriter& w) {
+                       w.U32("qwen3vl.n_deepstack_layers", 3)
+                           .I32Array("qwen3vl.rope.dimension_sections", {24, 20, 20, 0});
+                     }});
+  }
+  {
     // GLM-4-0414: q/k/v biased, two more norms per block.
     Shape s{.arch = "glm4",
             .layers = 40,
@@ -574,6 +600,30 @@ TEST(GgufFamiliesTest, DenseFamiliesReadAsTheirCheckpoints) {
 
 TEST(GgufFamiliesTest, MixturesOfExpertsReadAsTheirCheckpoints) {
   std::vector<Case> cases;
+  {
+    // Qwen3-VL-30B-A3B's language model (text_config: hidden 2048, 48
+    // layers, 32 heads, 4 KV heads of 128, 128 experts of 768, 8 used) has
+    // Qwen3-30B-A3B's shape and count, 30,532,122,624.
+    Shape s{.arch = "qwen3vlmoe",
+            .layers = 48,
+            .hidden = 2048,
+            .heads = 32,
+            .kv_heads = 4,
+            .head_dim = 128,
+            .ffn = 6144,
+            .vocab = 151936,
+            .qk_norm = 1,
+            .experts = 128,
+            .experts_used = 8,
+            .expert_ffn = 768};
+    cases.push_back({"Qwen/Qwen3-VL-30B-A3B-Instruct's language model (Qwen3-30B-A3B's count)", s,
+                     30532122624,
+                     R"({"model_type": "qwen3_moe", "hidden_size": 2048, "intermediate_size": 6144,
+             "moe_intermediate_size": 768, "num_experts": 128, "num_experts_per_tok": 8,
+             "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4,
+             "head_dim": 128, "vocab_size": 151936, "tie_word_embeddings": false})",
+                     [](GgufHeaderWriter& w) { w.U32("qwen3vlmoe.n_deepstack_layers", 3); }});
+  }
   {
     // gpt-oss-20b: biased attention and experts, a sink per head, sliding
     // and full layers alternating. A file says nothing of the alternation:
