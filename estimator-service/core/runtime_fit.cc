@@ -311,27 +311,35 @@ std::string TotalArithmetic(const Common& c, const DeviceSpec& device) {
 
 // --- vLLM ---------------------------------------------------------------
 
-// The activation peak vLLM profiles (gpu_model_runner.py profile_run): a
-// dummy forward of max_num_batched_tokens tokens, then a dummy sampler run
-// of max_num_seqs sequences. Estimated from the largest tensors live at
-// once: the residual stream, the gate/up projection and the activated FFN
-// of one layer in 16 bits, and the sampler's fp32 logits with their softmax.
+}  // namespace
+
 double VllmActivationPeak(const RuntimeModel& m, int tp, const VllmDefaults& d,
                           std::string* arithmetic) {
+  tp = std::max(1, tp);
   const double per_token_bytes =
       (static_cast<double>(m.hidden_size) + 3.0 * static_cast<double>(m.intermediate_size) / tp) *
       2;
   const double forward = d.max_num_batched_tokens * per_token_bytes;
-  const double sampler = static_cast<double>(d.max_num_seqs) * m.vocab_size * 4 * 2;
-  *arithmetic = absl::StrCat(
-      "dummy forward: ", d.max_num_batched_tokens, " tokens (max_num_batched_tokens) x (hidden ",
-      m.hidden_size, " + 3 x FFN ", m.intermediate_size, tp > 1 ? absl::StrCat(" / TP ", tp) : "",
-      ") x 2 bytes = ", GiB(forward), "; dummy sampler: ", d.max_num_seqs,
-      " sequences (max_num_seqs) x vocabulary ", m.vocab_size,
-      " x 4 bytes x 2 (fp32 logits and softmax) = ", GiB(sampler), "; peak ",
-      GiB(forward + sampler), " (an estimate of what vLLM measures, not its measurement)");
-  return forward + sampler;
+  const double sampler = static_cast<double>(d.max_num_seqs) * static_cast<double>(m.vocab_size) *
+                         kVllmSamplerBytesPerLogit;
+  const double peak = std::max(forward, sampler);
+  if (arithmetic != nullptr) {
+    *arithmetic = absl::StrCat(
+        "the larger of the dummy forward, ", d.max_num_batched_tokens,
+        " tokens (max_num_batched_tokens) x (hidden ", m.hidden_size, " + 3 x FFN ",
+        m.intermediate_size, tp > 1 ? absl::StrCat(" / TP ", tp) : "",
+        ") x 2 bytes = ", GiB(forward), ", and the dummy sampler run, ", d.max_num_seqs,
+        " sequences (max_num_seqs) x vocabulary ", m.vocab_size, " x ",
+        Num(kVllmSamplerBytesPerLogit),
+        " bytes (fp32 logits, their sort with int64 indices, softmax and cumulative sum in "
+        "PyTorch's top-k/top-p sampler; the peak vLLM 0.10.2-0.11 logs for seven models, "
+        "docs/ACCURACY.md) = ",
+        GiB(sampler), ": ", GiB(peak), " (an estimate of what vLLM measures, not its measurement)");
+  }
+  return peak;
 }
+
+namespace {
 
 // vLLM and SGLang keep the KV cache in the model's 16-bit dtype ("auto") or
 // in fp8; any other format is refused with the runtime's own flag values.

@@ -87,6 +87,25 @@ struct VllmDefaults {
 };
 VllmDefaults VllmServeDefaults(double total_bytes, const std::string& device_name);
 
+// Bytes per sequence and vocabulary entry at the peak of vLLM's dummy
+// sampler run (vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run with
+// PyTorch's top-k/top-p sampler, vllm/v1/sample/ops/topk_topp_sampler.py
+// forward_native: fp32 logits, their sorted copy with int64 indices, the
+// softmax and its cumulative sum). The peak activation vLLM 0.10.2-0.11
+// logs is 38.4-38.9 bytes x max_num_seqs x vocabulary for Llama 3.1 8B,
+// Llama 3.3 70B, Qwen3 0.6B and 32B, gpt-oss 20B and 120B and Qwen3-Next
+// (docs/ACCURACY.md, "vLLM's activation peak"); the FlashInfer sampler, when
+// installed and chosen, keeps less.
+inline constexpr double kVllmSamplerBytesPerLogit = 38.5;
+
+// The activation peak vLLM profiles (gpu_model_runner.py profile_run), per
+// card: the larger of a dummy forward of max_num_batched_tokens tokens (the
+// residual stream, the gate/up projection and the activated FFN of one
+// layer in 16 bits) and the dummy sampler run of max_num_seqs sequences.
+// `arithmetic`, when not null, receives the sentence.
+double VllmActivationPeak(const RuntimeModel& model, int tp, const VllmDefaults& defaults,
+                          std::string* arithmetic);
+
 // vLLM's KV cache from the memory left for it (vllm/v1/core/kv_cache_utils.py
 // get_num_blocks: available_memory // page_size // num_layers, i.e. floor of
 // the memory over 16 tokens' K and V of every layer; and
