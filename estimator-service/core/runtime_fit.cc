@@ -679,6 +679,16 @@ RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
         Num(c.kv_bytes_per_token), " bytes per token per card, not the plan's ",
         Num(plan_bytes_per_token)));
   }
+  if (model.recurrent_layers > 0 && sizing.recurrent_state_bytes > 0) {
+    fit.notes.push_back(
+        "not modelled: SGLang keeps a hybrid's recurrent state in a pool of its own, and these "
+        "tokens and this concurrency count it at the plan's bytes per token instead. SGLang "
+        "0.5.4-0.5.6 gives that pool 0.9 / 1.9 of its memory for Qwen3-Next (radix cache on; "
+        "--mamba-full-memory-ratio 0.9) and 512 request slots for the other hybrids (radix cache "
+        "off), and keeps the SSM state in fp32 (--mamba-ssm-dtype), twice vLLM's bf16 "
+        "(python/sglang/srt/model_executor/model_runner.py handle_max_mamba_cache, read at "
+        "v0.5.5, 0c006b88); the KV pool then holds the attention layers alone");
+  }
   Reserve(&fit, "static_pool", pool,
           absl::StrCat(TotalArithmetic(c, device), " = ", FixedDecimals(total_mib, 0),
                        " MiB; reserved ", FixedDecimals(reserved_mib, 0),

@@ -524,6 +524,30 @@ TEST(RuntimeFitTest, VllmGivesAHybridsRecurrentLayersAPageOfTheAttentionBlock) {
   }
 }
 
+// SGLang sizes a hybrid's recurrent state in a pool of its own, which the
+// fit does not model: the answer says so rather than present its tokens as
+// SGLang's.
+TEST(RuntimeFitTest, SglangSaysAHybridsStatePoolIsNotModelled) {
+  PlanInput input = Llama8B(4096);
+  input.sizing.recurrent_state_bytes = 28 * 403968.0;
+  input.sizing.kv_cache_bytes = 4 * 1024.0 * 4096 + input.sizing.recurrent_state_bytes;
+  const DevicePlan plan = PlanOnDevice(input, H100());
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  const RuntimeFit fit = FitRuntime(Runtime::kSglang, Granite4H350mModel(), input.sizing,
+                                    input.workload, H100(), plan, "NVIDIA");
+  bool said = false;
+  for (const std::string& note : fit.notes) {
+    said = said || (absl::StrContains(note, "not modelled") &&
+                    absl::StrContains(note, "handle_max_mamba_cache"));
+  }
+  EXPECT_TRUE(said);
+  // A transformer gets no such note.
+  const RuntimeFit dense = Fit(Runtime::kSglang, Llama8B(4096), H100());
+  for (const std::string& note : dense.notes) {
+    EXPECT_FALSE(absl::StrContains(note, "handle_max_mamba_cache")) << note;
+  }
+}
+
 TEST(RuntimeFitTest, APlanThatDoesNotFitDoesNotFitAnyRuntime) {
   PlanInput input = Llama8B(131072, 64);
   input.max_cards = 1;
