@@ -629,8 +629,7 @@ RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
   const double plan_bytes_per_token = c.kv_bytes_per_token;
   const int window_layers = SglangWindowLayersKeptWhole(model, sizing);
   const double whole_bytes_per_token =
-      CardLayerTokenBytes(c.kv_bytes_per_token, sizing) *
-      (model.attention_layers > 0 ? model.attention_layers : model.num_layers);
+      CardLayerTokenBytes(c.kv_bytes_per_token, sizing) * model.KvLayers();
   const bool windows_kept_whole =
       window_layers > 0 && whole_bytes_per_token > plan_bytes_per_token * (1 + 1e-9);
   if (windows_kept_whole) c.kv_bytes_per_token = whole_bytes_per_token;
@@ -944,7 +943,7 @@ VllmKvLayout VllmKvLayoutOf(const RuntimeModel& model, double kv_bytes_per_token
                             double layer_token_bytes, int64_t max_model_len,
                             int max_num_batched_tokens) {
   VllmKvLayout out;
-  const int layers = model.attention_layers > 0 ? model.attention_layers : model.num_layers;
+  const int layers = model.KvLayers();
   out.full_blocks = CeilDiv(max_model_len, kVllmBlockSize);
   const int window_layers =
       model.sliding_window > 0 ? std::min(model.sliding_window_layers, layers) : 0;
@@ -990,7 +989,7 @@ VllmKvLayout VllmKvLayoutOf(const RuntimeModel& model, double kv_bytes_per_token
 
 std::optional<VllmKvLayout> VllmHybridKvLayout(const RuntimeModel& model,
                                                const InferenceSizing& sizing, int tp, int pp) {
-  const int attention = model.attention_layers > 0 ? model.attention_layers : model.num_layers;
+  const int attention = model.KvLayers();
   if (model.recurrent_layers <= 0 || attention <= 0 || sizing.recurrent_state_bytes <= 0 ||
       sizing.context_length_tokens <= 0) {
     return std::nullopt;

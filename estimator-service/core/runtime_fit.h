@@ -46,6 +46,9 @@ struct RuntimeModel {
   // window (runtime_fit.cc LlamaCppSlidesWindows); empty = unknown, sized
   // as a family that does not.
   std::string model_type;
+
+  // The layers that keep a KV cache.
+  int KvLayers() const { return attention_layers > 0 ? attention_layers : num_layers; }
 };
 
 struct RuntimeReservation {
