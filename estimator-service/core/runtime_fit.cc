@@ -341,6 +341,81 @@ double VllmActivationPeak(const RuntimeModel& m, int tp, const VllmDefaults& d,
 
 namespace {
 
+// Cards that exchange activations every layer over a scale-up link.
+bool LinkedGroup(int communicating_cards, const DeviceLinks& links) {
+  return communicating_cards > 1 && links.scale_up_bytes_per_second > 0 &&
+         links.scale_up_domain_size > 1;
+}
+
+}  // namespace
+
+double VllmNonTorchBytes(double workload_overhead_bytes, int communicating_cards, int cards,
+                         const DeviceLinks& links, double* outside_extra_bytes,
+                         std::string* arithmetic) {
+  const bool linked = LinkedGroup(communicating_cards, links);
+  const double bytes = linked ? std::max(workload_overhead_bytes, kVllmLinkedNonTorchBytes)
+                              : workload_overhead_bytes;
+  const double outside = cards > 1 ? kVllmMultiCardStartupBytes : 0;
+  if (outside_extra_bytes != nullptr) *outside_extra_bytes = outside;
+  const std::string outside_text =
+      cards > 1 ? absl::StrCat("; ", GiB(outside),
+                               " more kept outside it when the utilization is "
+                               "raised, for NCCL's start-up buffers on each of ",
+                               cards,
+                               " cards (allocated before vLLM's start-up snapshot since "
+                               "vllm-project/vllm PR #25359)")
+                : "";
+  if (arithmetic != nullptr) {
+    if (linked) {
+      *arithmetic = absl::StrCat(
+          "NCCL's buffers, the custom and symmetric-memory all-reduce buffers and the "
+          "workspaces of ",
+          communicating_cards,
+          " cards over the scale-up link: the larger of the workload's "
+          "overhead ",
+          GiB(workload_overhead_bytes), " and ", GiB(kVllmLinkedNonTorchBytes),
+          " (the most vLLM logs as non-torch memory with 2 to 8 linked cards: 2.21 GiB, H100s "
+          "at TP 4, vLLM 0.19.0) = ",
+          GiB(bytes), ", counted inside the budget", outside_text);
+    } else {
+      *arithmetic = absl::StrCat(
+          communicating_cards > 1
+              ? "CUDA context, cuBLAS workspaces and NCCL's buffers over PCIe (vLLM logs 0.21 GiB "
+                "at TP 8 on L40S)"
+              : "CUDA context and cuBLAS workspaces",
+          ": the workload's overhead ", GiB(bytes),
+          ", counted inside the budget (vLLM counts the non-torch memory that grows after "
+          "start-up inside it, 0.07-0.46 GiB on one card, the CUDA context outside: "
+          "conservative)",
+          outside_text);
+    }
+  }
+  return bytes;
+}
+
+double SglangBeforePoolBytes(double workload_overhead_bytes, int communicating_cards,
+                             const DeviceLinks& links, std::string* arithmetic) {
+  const bool linked = LinkedGroup(communicating_cards, links);
+  const double bytes = linked ? std::max(workload_overhead_bytes, kSglangLinkedBeforePoolBytes)
+                              : workload_overhead_bytes;
+  if (arithmetic != nullptr) {
+    *arithmetic =
+        linked ? absl::StrCat(
+                     "CUDA context, NCCL's and the custom all-reduce's buffers of ",
+                     communicating_cards,
+                     " cards over the scale-up link: the larger of the workload's overhead ",
+                     GiB(workload_overhead_bytes), " and ", GiB(kSglangLinkedBeforePoolBytes),
+                     " (0.5 GiB of context and the 1.77-2.50 GiB SGLang logs for \"Init torch "
+                     "distributed\" on eight linked cards) = ",
+                     GiB(bytes), ", used before the pool is sized, so it counts against it")
+               : absl::StrCat("CUDA context and torch: the workload's overhead ", GiB(bytes),
+                              ", used before the pool is sized, so it counts against it");
+  }
+  return bytes;
+}
+
+namespace {
+
 // vLLM and SGLang keep the KV cache in the model's 16-bit dtype ("auto") or
 // in fp8; any other format is refused with the runtime's own flag values.
 bool KvCacheInModelDtypeOrFp8(NumberFormat kv) {
@@ -422,7 +497,15 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
 
   const VllmDefaults defaults = VllmServeDefaults(c.total_bytes, device.display_name);
   const double weights = plan.weight_bytes_per_card;
-  const double non_torch = plan.overhead_bytes_per_card;
+  // The cards that exchange activations every layer: the tensor-parallel
+  // group, or the expert-parallel one (pipeline stages only pass one
+  // activation at a stage's end: vLLM logs 0.07 GiB at PP 2 and 4).
+  const int communicating_cards = std::max(tp, plan.expert_parallel);
+  double outside_extra = 0;
+  std::string non_torch_arithmetic;
+  const double non_torch =
+      VllmNonTorchBytes(plan.overhead_bytes_per_card, communicating_cards, std::max(1, plan.cards),
+                        device.links, &outside_extra, &non_torch_arithmetic);
   std::string activation_arithmetic;
   double activations = 0;
   if (model.hidden_size > 0 && model.intermediate_size > 0 && model.vocab_size > 0) {
@@ -457,9 +540,9 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
   if (block_bytes > 0 && kv_memory_at(utilization) < needed_bytes) {
     const double needed_u =
         std::ceil((weights + activations + non_torch + needed_bytes) / c.total_bytes * 100) / 100;
-    const double highest =
-        std::min(kVllmHighestUtilization,
-                 std::floor((1 - kVllmOutsideBudgetBytes / c.total_bytes) * 100) / 100);
+    const double highest = std::min(
+        kVllmHighestUtilization,
+        std::floor((1 - (kVllmOutsideBudgetBytes + outside_extra) / c.total_bytes) * 100) / 100);
     if (needed_u <= highest) {
       utilization = needed_u;
       raised = true;
@@ -498,12 +581,7 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
                        " are vllm serve's defaults for this card (vllm/engine/arg_utils.py "
                        "_set_default_args: 8192 and 1024 on cards of 70 GiB or more that are not "
                        "A100s, else 2048 and 256)"));
-  Reserve(&fit, "non_torch", non_torch,
-          absl::StrCat("CUDA context, NCCL and cuBLAS workspaces: the workload's overhead ",
-                       GiB(non_torch),
-                       ", counted inside the budget (vLLM counts the non-torch memory that grows "
-                       "after start-up inside it, the CUDA context outside: conservative by up "
-                       "to about 0.5 GiB)"),
+  Reserve(&fit, "non_torch", non_torch, non_torch_arithmetic,
           "vllm/v1/worker/gpu_worker.py determine_available_memory (non_kv_cache_memory)");
   Reserve(&fit, "kv_cache", std::max(0.0, kv_memory),
           absl::StrCat("budget ", GiB(budget), " - weights ", GiB(weights), " - activation peak ",
@@ -582,8 +660,9 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
       "CUDA graphs: vLLM 0.11 captures them after sizing the KV cache, out of the memory "
       "outside the budget (",
       GiB(c.total_bytes - budget),
-      " per card, which also holds the CUDA context); typically 0.5 to 1 GiB for a dense model, "
-      "not estimated here (vllm/v1/worker/gpu_model_runner.py capture_model)"));
+      " per card, which also holds the CUDA context); not estimated here: vLLM logs 0.4 to 1 GiB "
+      "for most models on one card, and 2.4 to 4.1 GiB for Qwen3-Next, Qwen3-235B-A22B and "
+      "GLM at TP 2 to 8 (vllm/v1/worker/gpu_model_runner.py capture_model)"));
   if (w.weight_format != NumberFormat::kBf16 && w.weight_format != NumberFormat::kFp16) {
     fit.notes.push_back(absl::StrCat(
         "weights ", NumberFormatName(w.weight_format),
@@ -655,7 +734,9 @@ RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
   const double total_mib = c.total_bytes / kMiB;
   const double pool = c.total_bytes * fraction;
   const double weights = plan.weight_bytes_per_card;
-  const double before = plan.overhead_bytes_per_card;
+  std::string before_arithmetic;
+  const double before = SglangBeforePoolBytes(plan.overhead_bytes_per_card, std::max(tp, ep),
+                                              device.links, &before_arithmetic);
   const double kv_memory = pool - weights - before;
   fit.kv_cache_bytes_per_card = std::max(0.0, kv_memory);
   const int64_t tokens = kv_memory > 0 && c.kv_bytes_per_token > 0
@@ -705,9 +786,7 @@ RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
                        plan.expert_parallel > 1 ? absl::StrCat(" x EP ", plan.expert_parallel) : "",
                        pp > 1 ? absl::StrCat(" x PP ", pp) : "", ")"),
           "loaded before the pool is sized (model_runner.py load_model)");
-  Reserve(&fit, "runtime", before,
-          absl::StrCat("CUDA context and torch: the workload's overhead ", GiB(before),
-                       ", used before the pool is sized, so it counts against it"),
+  Reserve(&fit, "runtime", before, before_arithmetic,
           "python/sglang/srt/model_executor/model_runner.py profile_max_num_token");
   Reserve(&fit, "kv_cache", std::max(0.0, kv_memory),
           absl::StrCat("static pool ", GiB(pool), " - weights ", GiB(weights), " - runtime ",

@@ -109,6 +109,38 @@ inline constexpr double kVllmSamplerBytesPerLogit = 38.5;
 double VllmActivationPeak(const RuntimeModel& model, int tp, const VllmDefaults& defaults,
                           std::string* arithmetic);
 
+// The non-torch memory vLLM counts inside its budget on cards that exchange
+// activations over a scale-up link (NVLink, Infinity Fabric) in a
+// tensor- or expert-parallel group, bytes per card: NCCL's buffers, the
+// custom and symmetric-memory all-reduce buffers and the workspaces. The
+// largest published figure rounded up: vLLM logs "non-torch memory" 1.38 GiB
+// at TP 2 on H200s (0.10.2), 1.39 at TP 4 on A800s (0.8.2), 2.10 at TP 8 on
+// A100s (0.7.1) and 2.06-2.21 at TP 2 and 4 on H100s for ten models (0.19.0,
+// llm-d-incubation/llm-d-planner accuracy/results/v0.19.0/logs at d3121e05),
+// where one card alone logs 0.07-0.46 and eight PCIe L40S 0.21 at TP 8
+// (docs/ACCURACY.md, "vLLM's non-torch memory").
+inline constexpr double kVllmLinkedNonTorchBytes = 2.25 * 1024 * 1024 * 1024;
+// ... and what NCCL takes at start-up on every card of a server of more
+// than one (tensor, pipeline or expert parallel), which vLLM after
+// vllm-project/vllm PR #25359 allocates before its start-up snapshot, so
+// outside the budget: the free memory at start-up is 0.92-1.56 GiB lower at
+// TP 2 and 4 and PP 2 and 4 than on one H100 in the same 0.19.0 logs (78.68
+// against 77.12-77.76 GiB), bytes per card, with a margin. Kept free beside
+// the CUDA context and the CUDA graphs when a command raises
+// --gpu-memory-utilization.
+inline constexpr double kVllmMultiCardStartupBytes = 1.75 * 1024 * 1024 * 1024;
+
+// vLLM's non-torch memory on one card of a plan: the workload's overhead,
+// raised to kVllmLinkedNonTorchBytes when `communicating_cards` (the tensor-
+// or expert-parallel group) > 1 over a scale-up link (a card without one on
+// record, PCIe, keeps the overhead: a log shows 0.21 GiB at TP 8);
+// `outside_extra_bytes` receives what stays outside the budget beyond the
+// CUDA context and graphs (kVllmMultiCardStartupBytes when `cards` > 1,
+// else 0); `arithmetic` the sentence.
+double VllmNonTorchBytes(double workload_overhead_bytes, int communicating_cards, int cards,
+                         const DeviceLinks& links, double* outside_extra_bytes,
+                         std::string* arithmetic);
+
 // vLLM's KV cache from the memory left for it (vllm/v1/core/kv_cache_utils.py
 // get_num_blocks: available_memory // page_size // num_layers, i.e. floor of
 // the memory over 16 tokens' K and V of every layer; and
@@ -204,6 +236,22 @@ struct LlamaCppSwa {
 };
 LlamaCppSwa LlamaCppSwaOf(const RuntimeModel& model, const InferenceSizing& sizing, int64_t context,
                           int64_t batch);
+
+// What SGLang has used on a card before it sizes its pool, besides the
+// weights, on a tensor- or expert-parallel card over a scale-up link: the
+// CUDA context (about 0.5 GiB) and NCCL's and the custom all-reduce's
+// buffers, which it logs as "Init torch distributed ends. mem usage=X GB"
+// (GiB): 1.77-2.01 on eight H200s (sgl-project/sglang PR #11716), 1.88-2.50
+// on eight 180 GB cards (PR #5390), where PCIe cards log 0.13 (four cards,
+// custom all-reduce off). They come out of the pool: SGLang sizes it from
+// the free memory after loading. Bytes per card.
+inline constexpr double kSglangLinkedBeforePoolBytes = 3.0 * 1024 * 1024 * 1024;
+
+// SGLang's memory used before the pool on one card of a plan: the
+// workload's overhead, raised to kSglangLinkedBeforePoolBytes when
+// `communicating_cards` > 1 over a scale-up link; `arithmetic` the sentence.
+double SglangBeforePoolBytes(double workload_overhead_bytes, int communicating_cards,
+                             const DeviceLinks& links, std::string* arithmetic);
 
 // SGLang 0.5.x's default --mem-fraction-static for a card of `total_bytes`
 // (in MiB, as nvidia-smi reports it) and tp x pp ranks

@@ -85,6 +85,15 @@ DeviceSpec L4() {
   return d;
 }
 
+// The same card in an NVLink node: 900 GB/s both directions (450 per
+// direction), 8 cards.
+DeviceSpec LinkedH100() {
+  DeviceSpec d = H100();
+  d.links.scale_up_bytes_per_second = 450e9;
+  d.links.scale_up_domain_size = 8;
+  return d;
+}
+
 RuntimeFit Fit(Runtime runtime, const PlanInput& input, const DeviceSpec& device,
                DevicePlan* plan_out = nullptr) {
   const DevicePlan plan = PlanOnDevice(input, device);
@@ -227,6 +236,61 @@ TEST(RuntimeFitTest, VllmKeepsAGibibyteOutsideTheBudgetWhenItRaisesIt) {
   ASSERT_TRUE(raised.fits) << raised.reason;
   EXPECT_TRUE(absl::StrContains(raised.launch_command, "--gpu-memory-utilization 0.91"))
       << raised.launch_command;
+}
+
+// Tensor-parallel cards over NVLink: vLLM counts NCCL's and its all-reduce
+// buffers as non-torch memory inside the budget (2.07-2.21 GiB in its
+// 0.19.0 logs on H100s, docs/ACCURACY.md), so the fit reserves 2.25 GiB
+// where one card, or cards without a link on record, keep the workload's
+// 1 GiB; the KV cache is 1.25 GiB smaller for it.
+TEST(RuntimeFitTest, VllmReservesTheNonTorchMemoryOfLinkedCards) {
+  PlanInput input = Llama8B(16000);
+  input.sizing.weight_bytes = 100 * kGiB;  // two cards
+  DevicePlan plan;
+  const RuntimeFit linked = Fit(Runtime::kVllm, input, LinkedH100(), &plan);
+  ASSERT_EQ(plan.tensor_parallel, 2);
+  ASSERT_TRUE(linked.fits) << linked.reason;
+  EXPECT_NEAR(Reserved(linked, "non_torch"), 2.25 * kGiB, 1);
+  EXPECT_TRUE(absl::StrContains(linked.reserved[3].arithmetic, "over the scale-up link"))
+      << linked.reserved[3].arithmetic;
+  const RuntimeFit pcie = Fit(Runtime::kVllm, input, H100());
+  EXPECT_NEAR(Reserved(pcie, "non_torch"), kGiB, 1);
+  EXPECT_NEAR(Reserved(pcie, "kv_cache") - Reserved(linked, "kv_cache"), 1.25 * kGiB, 1);
+  // One card keeps the workload's overhead, link or not.
+  const RuntimeFit one = Fit(Runtime::kVllm, Llama8B(16000), LinkedH100());
+  EXPECT_NEAR(Reserved(one, "non_torch"), kGiB, 1);
+  // A larger overhead asked for is kept.
+  double outside = -1;
+  EXPECT_DOUBLE_EQ(VllmNonTorchBytes(3 * kGiB, 4, 4, LinkedH100().links, &outside, nullptr),
+                   3 * kGiB);
+}
+
+// A server of more than one card keeps NCCL's start-up buffers (1.75 GiB)
+// outside the budget besides the CUDA context and graphs (1 GiB), so a raised
+// --gpu-memory-utilization stops lower: on two 24 GiB cards at
+// floor((1 - 2.75 / 24) x 100) / 100 = 0.88, below the default, so not at
+// all; one card still goes to 0.95.
+TEST(RuntimeFitTest, VllmKeepsNcclsStartupBuffersOutsideTheBudgetOnSeveralCards) {
+  double outside = -1;
+  VllmNonTorchBytes(kGiB, 1, 1, DeviceLinks{}, &outside, nullptr);
+  EXPECT_EQ(outside, 0);
+  VllmNonTorchBytes(kGiB, 1, 2, DeviceLinks{}, &outside, nullptr);  // pipeline stages
+  EXPECT_DOUBLE_EQ(outside, 1.75 * kGiB);
+  // Llama 3.1 8B at 32,768 tokens x 6 sequences on two 24 GiB cards: the
+  // plan fits at 0.9; vLLM needs (7.48 weights + 1.18 activation peak + 1
+  // + 12 KV) / 24 = 0.91 per card, more than 0.88.
+  PlanInput input = Llama8B(32768, 6);
+  DeviceSpec card = L4();
+  card.memory_bytes = 24 * kGiB;
+  card.allocatable_memory_bytes = 24 * kGiB;
+  input.max_cards = 2;
+  DevicePlan plan;
+  const RuntimeFit two = Fit(Runtime::kVllm, input, card, &plan);
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  ASSERT_EQ(plan.cards, 2);
+  EXPECT_FALSE(two.fits) << two.reason;
+  EXPECT_TRUE(absl::StrContains(two.reserved[3].arithmetic, "1.75 GiB more kept outside it"))
+      << two.reserved[3].arithmetic;
 }
 
 TEST(RuntimeFitTest, VllmHasNoInt8KvCache) {
