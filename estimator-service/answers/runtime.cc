@@ -53,6 +53,7 @@ RuntimeModel RuntimeModelOf(const common::v1::Model& model, const std::string& r
   out.vocab_size = a.vocab_size();
   out.max_context_length = a.max_context_length();
   out.model_type = a.model_type();
+  out.mixture_of_experts = a.num_experts() > 0;
   if (!a.recurrent_mixer().empty() && a.num_attention_layers() > 0) {
     out.attention_layers = a.num_attention_layers();
     out.recurrent_layers = a.num_recurrent_layers();

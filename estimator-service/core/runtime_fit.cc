@@ -46,12 +46,6 @@ constexpr double kVllmDefaultUtilization = 0.9;
 // captures CUDA graphs after sizing the KV cache, out of the memory outside
 // the budget, which also holds the CUDA context.
 constexpr double kVllmHighestUtilization = 0.95;
-// ... and at least this much stays outside the budget when a command raises
-// it: the CUDA context (0.3-0.5 GiB, counted outside by vLLM) and the graphs
-// (logs: "took 0.21 GiB" for Llama-3.2-1B, vllm-project/vllm PR #11349;
-// "0.36 GiB total", gpustack/runner PR #251; "took 0.46 GiB" on a 24 GB
-// card, vllm-project/vllm issue #57475, which OOMed at 0.98).
-constexpr double kVllmOutsideBudgetBytes = 1024.0 * 1024 * 1024;
 // llama.cpp's physical batch (common/common.h: n_ubatch = 512), the rows of
 // its compute graph.
 constexpr int kLlamaCppUbatch = 512;
@@ -339,6 +333,31 @@ double VllmActivationPeak(const RuntimeModel& m, int tp, const VllmDefaults& d,
   return peak;
 }
 
+double VllmCudaGraphBytes(const RuntimeModel& model, int pipeline_stages, std::string* arithmetic) {
+  const int stages = std::max(1, pipeline_stages);
+  if (model.num_layers <= 0) {
+    const double bytes = kGiB;
+    if (arithmetic != nullptr) {
+      *arithmetic = absl::StrCat("CUDA graphs ", GiB(bytes),
+                                 " (no layer count on record to estimate them from)");
+    }
+    return bytes;
+  }
+  const int64_t layers = CeilDiv(model.num_layers, stages);
+  const bool sparse = model.mixture_of_experts || model.recurrent_layers > 0;
+  const double per_layer = sparse ? kVllmGraphBytesPerMoeOrHybridLayer : kVllmGraphBytesPerLayer;
+  const double bytes = kVllmGraphBaseBytes + static_cast<double>(layers) * per_layer;
+  if (arithmetic != nullptr) {
+    *arithmetic = absl::StrCat(
+        "CUDA graphs at most ", GiB(kVllmGraphBaseBytes), " + ", layers, " layers",
+        stages > 1 ? " per stage" : "", " x ", FixedDecimals(per_layer / kMiB, 0), " MiB",
+        sparse ? (model.mixture_of_experts ? " (mixture-of-experts layers)" : " (hybrid layers)")
+               : "",
+        " = ", GiB(bytes), " (an upper bound on the graph memory vLLM logs, docs/ACCURACY.md)");
+  }
+  return bytes;
+}
+
 namespace {
 
 // Cards that exchange activations every layer over a scale-up link.
@@ -454,6 +473,34 @@ void VllmNodeCommands(const DevicePlan& plan, int tp, int dp, RuntimeFit* fit) {
                                             " --distributed-executor-backend ray"));
 }
 
+// The --gpu-memory-utilization a vLLM command sets.
+struct VllmUtilization {
+  double value = 0;
+  bool raised = false;   // above the one asked for
+  bool lowered = false;  // below it
+  // The hundredth the KV cache needs (0 when the asked one holds it).
+  double needed = 0;
+};
+
+// The one asked for, lowered to `highest` (what leaves room outside the
+// budget) when above it, raised to the smallest hundredth whose budget
+// holds `fixed_bytes` + `kv_bytes` of a `total_bytes` card when it falls
+// short and that is not above `highest`.
+VllmUtilization ChooseVllmUtilization(double asked, double highest, double fixed_bytes,
+                                      double kv_bytes, double total_bytes) {
+  VllmUtilization u{.value = std::min(asked, highest)};
+  u.lowered = asked > highest;
+  if (total_bytes * u.value - fixed_bytes < kv_bytes) {
+    u.needed = std::ceil((fixed_bytes + kv_bytes) / total_bytes * 100) / 100;
+    if (u.needed <= highest) {
+      u.value = u.needed;
+      u.raised = u.needed > asked;
+      u.lowered = u.needed < asked;
+    }
+  }
+  return u;
+}
+
 // The card's KV cache as vLLM lays it out.
 VllmKvLayout VllmCardLayout(const RuntimeModel& model, const InferenceSizing& sizing,
                             const Common& c, int tp, int pp, const VllmDefaults& defaults) {
@@ -530,26 +577,43 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
   fit.kv_cache_bytes_needed_per_card = needed_bytes;
 
   // The utilization the command sets: the workload's (vLLM's default 0.9
-  // unless the request asked otherwise), raised when the workload needs it
-  // and the memory outside the budget still holds the CUDA graphs.
-  double utilization = w.memory_utilization;
-  const auto kv_memory_at = [&](double u) {
-    return c.total_bytes * u - weights - activations - non_torch;
-  };
-  bool raised = false;
-  if (block_bytes > 0 && kv_memory_at(utilization) < needed_bytes) {
-    const double needed_u =
-        std::ceil((weights + activations + non_torch + needed_bytes) / c.total_bytes * 100) / 100;
-    const double highest = std::min(
-        kVllmHighestUtilization,
-        std::floor((1 - (kVllmOutsideBudgetBytes + outside_extra) / c.total_bytes) * 100) / 100);
-    if (needed_u <= highest) {
-      utilization = needed_u;
-      raised = true;
-    }
+  // unless the request asked otherwise), lowered when the memory outside the
+  // budget would not hold the CUDA context, NCCL's start-up buffers and the
+  // CUDA graphs, raised when the workload needs it and that memory still
+  // holds them.
+  std::string graph_arithmetic;
+  const double graphs = VllmCudaGraphBytes(model, pp, &graph_arithmetic);
+  const double outside_needed = kVllmCudaContextBytes + outside_extra + graphs;
+  const double highest = std::min(kVllmHighestUtilization,
+                                  std::floor((1 - outside_needed / c.total_bytes) * 100) / 100);
+  const std::string outside_text = absl::StrCat(
+      "the memory outside the budget must hold the CUDA context ", GiB(kVllmCudaContextBytes),
+      outside_extra > 0 ? absl::StrCat(", NCCL's start-up buffers ", GiB(outside_extra)) : "",
+      " and the ", graph_arithmetic, ": ", GiB(outside_needed),
+      ", so --gpu-memory-utilization at most ", Num(highest));
+  if (highest <= 0) {
+    fit.reason = absl::StrCat("vLLM runs out of memory at start-up: ", outside_text,
+                              " of the card is left for the budget");
+    return fit;
+  }
+  const VllmUtilization chosen =
+      ChooseVllmUtilization(w.memory_utilization, highest, weights + activations + non_torch,
+                            block_bytes > 0 ? needed_bytes : 0, c.total_bytes);
+  const double utilization = chosen.value;
+  const bool raised = chosen.raised;
+  const bool lowered = chosen.lowered;
+  if (chosen.needed > highest) {
+    fit.notes.push_back(absl::StrCat("the workload needs --gpu-memory-utilization ",
+                                     Num(chosen.needed), ", and ", outside_text));
+  }
+  if (lowered) {
+    fit.notes.push_back(
+        absl::StrCat("--gpu-memory-utilization ", Num(w.memory_utilization), " would leave ",
+                     GiB(c.total_bytes * (1 - w.memory_utilization)), " outside the budget, and ",
+                     outside_text, ": the command sets ", Num(utilization)));
   }
   const double budget = c.total_bytes * utilization;
-  const double kv_memory = kv_memory_at(utilization);
+  const double kv_memory = budget - weights - activations - non_torch;
   fit.kv_cache_bytes_per_card = std::max(0.0, kv_memory);
   const VllmBlocks cache = VllmKvBlocks(kv_memory, layout);
   const int64_t blocks = cache.blocks;
@@ -560,8 +624,9 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
 
   Reserve(&fit, "budget", budget,
           absl::StrCat(TotalArithmetic(c, device), " x ", Num(utilization),
-                       " (--gpu-memory-utilization", raised ? ", raised from " : "",
-                       raised ? Num(w.memory_utilization) : "", ") = ", GiB(budget),
+                       " (--gpu-memory-utilization",
+                       raised ? ", raised from " : (lowered ? ", lowered from " : ""),
+                       raised || lowered ? Num(w.memory_utilization) : "", ") = ", GiB(budget),
                        "; vLLM fails at start-up when less than this is free"),
           "vllm/config/cache.py CacheConfig.gpu_memory_utilization (default 0.9, line 48 at "
           "c1d86421); vllm/v1/worker/gpu_worker.py init_device: requested_memory = total x "
@@ -624,7 +689,10 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
   const std::string utilization_text =
       raised ? absl::StrCat(" (with --gpu-memory-utilization ", Num(utilization), "; at ",
                             Num(w.memory_utilization), " it does not)")
-             : "";
+      : lowered
+          ? absl::StrCat(" (with --gpu-memory-utilization ", Num(utilization), ", lowered from ",
+                         Num(w.memory_utilization), " to leave room for the CUDA graphs)")
+          : "";
   fit.reason =
       grouped
           ? absl::StrCat(blocks, " blocks hold the batch of ", SequencesText(c), " of ", c.context,
@@ -659,10 +727,8 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
   fit.notes.push_back(absl::StrCat(
       "CUDA graphs: vLLM 0.11 captures them after sizing the KV cache, out of the memory "
       "outside the budget (",
-      GiB(c.total_bytes - budget),
-      " per card, which also holds the CUDA context); not estimated here: vLLM logs 0.4 to 1 GiB "
-      "for most models on one card, and 2.4 to 4.1 GiB for Qwen3-Next, Qwen3-235B-A22B and "
-      "GLM at TP 2 to 8 (vllm/v1/worker/gpu_model_runner.py capture_model)"));
+      GiB(c.total_bytes - budget), " per card): ", outside_text,
+      " (vllm/v1/worker/gpu_model_runner.py capture_model)"));
   if (w.weight_format != NumberFormat::kBf16 && w.weight_format != NumberFormat::kFp16) {
     fit.notes.push_back(absl::StrCat(
         "weights ", NumberFormatName(w.weight_format),

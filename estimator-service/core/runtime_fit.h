@@ -42,6 +42,9 @@ struct RuntimeModel {
   // A hybrid's layers with a recurrent state (Mamba, Gated DeltaNet), to
   // which vLLM gives one state page per sequence each; 0 = none.
   int recurrent_layers = 0;
+  // Routed experts in its layers (num_experts on record): vLLM captures
+  // larger CUDA graphs for them (VllmCudaGraphBytes).
+  bool mixture_of_experts = false;
   // config.json's model_type ("gemma3_text"): whether llama.cpp honours the
   // window (runtime_fit.cc LlamaCppSlidesWindows); empty = unknown, sized
   // as a family that does not.
@@ -129,6 +132,31 @@ inline constexpr double kVllmLinkedNonTorchBytes = 2.25 * 1024 * 1024 * 1024;
 // the CUDA context and the CUDA graphs when a command raises
 // --gpu-memory-utilization.
 inline constexpr double kVllmMultiCardStartupBytes = 1.75 * 1024 * 1024 * 1024;
+
+// The memory vLLM leaves outside its budget must hold the CUDA context and,
+// captured after the KV cache is sized, the CUDA graphs. The context, bytes
+// per card: vLLM 0.19.0 logs 78.68 of 79.19 GiB free at start-up on one
+// H100 (0.51 GiB in use), 0.10.2 logs 139.21 of 139.81 on an H200.
+inline constexpr double kVllmCudaContextBytes = 0.6 * 1024 * 1024 * 1024;
+// The CUDA graphs of one card, bytes: at most kVllmGraphBaseBytes plus, per
+// layer on the card, kVllmGraphBytesPerLayer (dense attention) or
+// kVllmGraphBytesPerMoeOrHybridLayer (routed experts or a recurrent mixer):
+// an upper bound on the graph memory vLLM logs ("... GiB for CUDAGraph
+// memory", "Graph capturing finished ..., took ... GiB"; docs/ACCURACY.md,
+// "vLLM's CUDA graphs"): 0.51-1.85 GiB for 8 to 80 dense layers a card and
+// 0.93-1.57 GiB for 24 to 48 mixture-of-experts layers in vLLM 0.19.0 on
+// H100s (llm-d-incubation/llm-d-planner, d3121e05), 2.37 GiB for
+// Qwen3-Next's 48 layers at TP 2 and 3.45 GiB for Qwen3-235B-A22B's 94 at
+// TP 8 in 0.10.2 logs.
+inline constexpr double kVllmGraphBaseBytes = 0.35 * 1024 * 1024 * 1024;
+inline constexpr double kVllmGraphBytesPerLayer = 25.0 * 1024 * 1024;
+inline constexpr double kVllmGraphBytesPerMoeOrHybridLayer = 60.0 * 1024 * 1024;
+
+// The CUDA graphs vLLM captures on one card of a model split into
+// `pipeline_stages` (VllmCudaGraphBytes's constants); a model without a
+// layer count takes 1 GiB and the sentence says so. `arithmetic`, when not
+// null, receives the sentence.
+double VllmCudaGraphBytes(const RuntimeModel& model, int pipeline_stages, std::string* arithmetic);
 
 // vLLM's non-torch memory on one card of a plan: the workload's overhead,
 // raised to kVllmLinkedNonTorchBytes when `communicating_cards` (the tensor-
