@@ -189,6 +189,7 @@ void PrintCard(const Model& m, const estimator::v1::PlanInferenceResponse* plan,
       out << ", speed not modelled (on-chip SRAM)";
     } else if (hw.has_decode_tokens_per_second()) {
       out << absl::StrFormat(", up to %.0f tokens/s", hw.decode_tokens_per_second());
+      if (!hw.decode_bound_doubtful().empty()) out << " (bandwidth on record doubtful)";
     }
     out << "\n";
     ++shown;

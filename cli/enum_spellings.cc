@@ -113,9 +113,13 @@ const Spellings<estimator_v1::PlanObjective>& PlanObjectives() {
   static const auto* table = new Spellings<estimator_v1::PlanObjective>(
       "objective",
       {
-          {estimator_v1::PLAN_OBJECTIVE_FEWEST_CARDS, "fewest-cards", "fewest cards, then fastest"},
-          {estimator_v1::PLAN_OBJECTIVE_CHEAPEST, "cheapest", "lowest cost per million tokens"},
-          {estimator_v1::PLAN_OBJECTIVE_FASTEST, "fastest", "highest decode throughput"},
+          {estimator_v1::PLAN_OBJECTIVE_FEWEST_CARDS, "fewest-cards",
+           "fewest cards, then fastest (a speed on a doubtful bandwidth after the credible ones)"},
+          {estimator_v1::PLAN_OBJECTIVE_CHEAPEST, "cheapest",
+           "lowest cost per million tokens (a cost on a doubtful bandwidth after the credible "
+           "ones)"},
+          {estimator_v1::PLAN_OBJECTIVE_FASTEST, "fastest",
+           "highest decode throughput (a speed on a doubtful bandwidth after the credible ones)"},
       });
   return *table;
 }

@@ -228,6 +228,14 @@ std::string MemoryPicture(const PlanInferenceResponse& plan) {
          "dashed line is the total needed.</figcaption></figure>";
 }
 
+// After a figure resting on a bandwidth that is doubtful on its record
+// (HardwarePlan.decode_bound_doubtful): a mark, the reason on hover.
+std::string DoubtfulMark(const estimator::v1::HardwarePlan& p) {
+  if (p.decode_bound_doubtful().empty()) return "";
+  return absl::StrCat(" <span class=\"bandwidth-doubtful\" title=\"",
+                      Html(p.decode_bound_doubtful()), "\">(doubtful)</span>");
+}
+
 std::string PlanTable(const PlanInferenceResponse& plan, const std::string& model,
                       const std::string& query, int rows) {
   std::string html =
@@ -248,15 +256,18 @@ std::string PlanTable(const PlanInferenceResponse& plan, const std::string& mode
         Bytes(static_cast<double>(p.required_bytes_per_card())), "</td><td>",
         Bytes(static_cast<double>(p.usable_bytes_per_card())), "</td><td>",
         Bytes(static_cast<double>(p.headroom_bytes_per_card())), "</td><td>",
-        !p.speed_not_modelled().empty()    ? std::string("not modelled (on-chip SRAM)")
-        : p.has_decode_tokens_per_second() ? Decimal(p.decode_tokens_per_second(), 1)
-                                           : std::string("—"),
+        !p.speed_not_modelled().empty() ? std::string("not modelled (on-chip SRAM)")
+        : p.has_decode_tokens_per_second()
+            ? absl::StrCat(Decimal(p.decode_tokens_per_second(), 1), DoubtfulMark(p))
+            : std::string("—"),
         "</td><td>",
         p.has_time_to_first_token_seconds()
             ? Decimal(p.time_to_first_token_seconds() * 1000, 0) + " ms"
             : "—",
         "</td><td>",
-        p.has_cost_usd_per_million_tokens() ? Usd(p.cost_usd_per_million_tokens()) : "—",
+        p.has_cost_usd_per_million_tokens()
+            ? absl::StrCat(Usd(p.cost_usd_per_million_tokens()), DoubtfulMark(p))
+            : "—",
         " <a class=\"detail\" href=\"", Html(plan_link), "\">details</a></td></tr>");
   }
   return html + "</tbody></table>";

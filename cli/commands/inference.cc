@@ -383,7 +383,14 @@ int Plan(Session& session, const Arguments& args) {
   const bool price_given = absl::GetFlag(FLAGS_price).has_value();
   int without_price = 0;
   std::vector<std::vector<std::string>> rows;
+  int doubtful = 0;
   for (const auto& plan : response.plans()) {
+    // A figure resting on a doubtful bandwidth says so where it is read.
+    const bool plan_doubtful = !plan.decode_bound_doubtful().empty();
+    if (plan_doubtful && plan.fits()) ++doubtful;
+    const auto resting = [plan_doubtful](std::string figure) {
+      return plan_doubtful && figure != "-" ? figure + " (doubtful)" : figure;
+    };
     std::string price = "no price on record";
     switch (plan.price_source()) {
       case v1::PRICE_SOURCE_RECORD:
@@ -402,17 +409,18 @@ int Plan(Session& session, const Arguments& args) {
          plan.fits() ? absl::StrCat(plan.cards(), plan.has_offload() ? " + host" : "") : "no fit",
          Gib(static_cast<double>(plan.required_bytes_per_card()), 1),
          Gib(static_cast<double>(plan.headroom_bytes_per_card()), 1),
-         plan.speed_not_modelled().empty() ? OptionalFixed(plan.has_decode_tokens_per_second(),
-                                                           plan.decode_tokens_per_second(), 0)
-                                           : "not modelled (on-chip SRAM)",
-         OptionalFixed(plan.has_decode_tokens_per_second_batch(),
-                       plan.decode_tokens_per_second_batch(), 0),
+         plan.speed_not_modelled().empty()
+             ? resting(OptionalFixed(plan.has_decode_tokens_per_second(),
+                                     plan.decode_tokens_per_second(), 0))
+             : "not modelled (on-chip SRAM)",
+         resting(OptionalFixed(plan.has_decode_tokens_per_second_batch(),
+                               plan.decode_tokens_per_second_batch(), 0)),
          OptionalFixed(plan.has_prefill_tokens_per_second(), plan.prefill_tokens_per_second(), 0),
          OptionalFixed(plan.has_time_to_first_token_seconds(), plan.time_to_first_token_seconds(),
                        3),
          price,
-         OptionalFixed(plan.has_cost_usd_per_million_tokens(), plan.cost_usd_per_million_tokens(),
-                       2),
+         resting(OptionalFixed(plan.has_cost_usd_per_million_tokens(),
+                               plan.cost_usd_per_million_tokens(), 2)),
          plan.fits() ? plan.layout() : ""});
   }
   PrintTable({"HARDWARE", "CARDS", "GiB/CARD", "HEADROOM GiB", "DECODE tok/s PER SEQUENCE",
@@ -424,6 +432,12 @@ int Plan(Session& session, const Arguments& args) {
             << batch
             << " sequences, at most the compute roof; prefill from peak compute x the prefill "
                "efficiency; --json shows the arithmetic)\n";
+  if (doubtful > 0) {
+    std::cout << "doubtful: " << doubtful << " of the fitting plans rest on a bandwidth on record "
+              << "that reads the whole memory more often than any DRAM device on record (a "
+                 "figure probably wrong on its record): their decode and cost figures are marked "
+                 "and ranked after the credible ones (--json: decode_bound_doubtful)\n";
+  }
   // Fits are decided on what a process can allocate, not the marketed
   // capacity; say so, and name the cards whose figure is a rule's.
   int assumed = 0;

@@ -325,6 +325,7 @@ void WalkCard(const PlanWireCards& cards, int index, Sink& sink,
   }
   if (!plan.speed_not_modelled.empty()) sink.Bytes(120, plan.speed_not_modelled);
   if (plan.decode_communication_seconds) sink.Double(121, *plan.decode_communication_seconds);
+  if (!plan.decode_bound_doubtful.empty()) sink.Bytes(122, plan.decode_bound_doubtful);
   if (plan.offload != nullptr && cards.offload.has_value()) {
     v1::OffloadPlacement placed;
     OffloadToMessage(*plan.offload, *cards.offload, &placed);
@@ -360,7 +361,7 @@ size_t CardBytesBound(const PlanWireCards& cards, int index,
   const DevicePlan& plan = (*cards.plans)[index];
   size_t bound = kCardScalarFields * kScalarFieldBytes;
   for (const std::string* text : {&NameOf(plan), &DisplayNameOf(plan), &plan.reason, &plan.layout,
-                                  &plan.speed_not_modelled}) {
+                                  &plan.speed_not_modelled, &plan.decode_bound_doubtful}) {
     bound += kLengthFieldHeaderBytes + text->size();
   }
   if (plan.usable_line_wire != nullptr) bound += plan.usable_line_wire->size();
@@ -432,6 +433,9 @@ void CardToMessage(PlanWireCards& cards, int index, google::protobuf::Arena* are
   }
   if (!plan.speed_not_modelled.empty()) {
     out->set_speed_not_modelled(std::move(plan.speed_not_modelled));
+  }
+  if (!plan.decode_bound_doubtful.empty()) {
+    out->set_decode_bound_doubtful(std::move(plan.decode_bound_doubtful));
   }
   if (const std::optional<double>& price = cards.prices[index]; price.has_value()) {
     out->set_price_usd_per_card_hour(*price);

@@ -617,7 +617,7 @@ namespace {
 // plan, with the strings moved out and back, was 3% of a plan over every
 // accelerator): the strings and lines keep their storage.
 // A member added to DevicePlan changes its size: reset it here too.
-static_assert(sizeof(DevicePlan) == 432, "reset every DevicePlan member in ResetKeepingStorage");
+static_assert(sizeof(DevicePlan) == 464, "reset every DevicePlan member in ResetKeepingStorage");
 void ResetKeepingStorage(DevicePlan* plan) {
   plan->name.clear();
   plan->display_name.clear();
@@ -645,6 +645,7 @@ void ResetKeepingStorage(DevicePlan* plan) {
   plan->cost_usd_per_million_tokens.reset();
   plan->decode_communication_seconds.reset();
   plan->speed_not_modelled.clear();
+  plan->decode_bound_doubtful.clear();
   plan->reason.clear();
   plan->usable_line_wire = nullptr;
   // The lines stay (PlanOnDeviceInto writes over arithmetic_wire and
@@ -1066,10 +1067,11 @@ void PlanOnDeviceInto(const PlanInput& input, const DeviceSpec& device, const Us
     const double bandwidth = device.bandwidth_bytes_per_second.value_or(0);
     const KeptFigure* kept = usable != nullptr ? &usable->doubtful_bandwidth_line : nullptr;
     if (kept != nullptr && kept->kept && kept->value == bandwidth) {
-      lines.AddLine(kept->text);
+      plan.decode_bound_doubtful.assign(kept->text);
     } else {
-      lines.AddLine(DoubtfulBandwidthReason(device.memory_bytes, bandwidth));
+      plan.decode_bound_doubtful = DoubtfulBandwidthReason(device.memory_bytes, bandwidth);
     }
+    lines.AddLine(plan.decode_bound_doubtful);
   }
 
   // Prefill is compute-bound: 2 FLOP per active parameter per token. On one
@@ -1209,13 +1211,18 @@ template <PlanObjective kObjective>
 RankKey KeyOf(const DevicePlan& p, int name_rank, int position) {
   const uint64_t offload = p.offload != nullptr ? 1 : 0;
   const uint64_t cards = static_cast<uint32_t>(p.cards) ^ (uint32_t{1} << 31);  // signed order
-  const uint64_t slower = ~Ordered(p.decode_tokens_per_second_all.value_or(0));
+  // A speed is not negative: ~Ordered's top bit is 0, and a doubtful one
+  // (DevicePlan::decode_bound_doubtful) sets it, ranking after every
+  // credible speed.
+  const uint64_t doubtful = p.decode_bound_doubtful.empty() ? 0 : 1;
+  const uint64_t slower = ~Ordered(p.decode_tokens_per_second_all.value_or(0)) | doubtful << 63;
   RankKey key{.words = {},
               .name_rank = static_cast<uint32_t>(name_rank),
               .position = static_cast<uint32_t>(position)};
   if constexpr (kObjective == PlanObjective::kCheapest) {
     const bool has_cost = p.cost_usd_per_million_tokens.has_value();
-    key.words[0] = offload << 1 | (has_cost ? 0 : 1);
+    // A credible cost, then a doubtful one, then none.
+    key.words[0] = offload << 2 | (has_cost ? doubtful : 2);
     key.words[1] = has_cost ? Ordered(*p.cost_usd_per_million_tokens) : 0;
     key.words[2] = cards;
     key.words[3] = slower;

@@ -194,6 +194,11 @@ struct DevicePlan {
   std::optional<double> decode_communication_seconds;
   // Why there is no speed figure at all ("not modelled"), empty otherwise.
   std::string speed_not_modelled;
+  // Why the decode bounds (and the cost on them) rest on a doubtful
+  // bandwidth (DeviceSpec::bandwidth_doubtful; DoubtfulBandwidthReason,
+  // core/speed.h), empty otherwise: such a plan ranks after the plans whose
+  // figures are credible (RankPlans).
+  std::string decode_bound_doubtful;
   // Why it does not fit, or what limits it.
   std::string reason;
   // The arithmetic behind each figure: the line at usable_line_wire, the
@@ -331,7 +336,12 @@ enum class PlanObjective { kFewestCards, kCheapest, kFastest };
 
 // Orders plans: fitting ones first (on the cards alone before those with
 // offload), then by the objective (ties: fewer cards, then faster, then
-// name).
+// name). A speed or a cost resting on a doubtful bandwidth
+// (DevicePlan::decode_bound_doubtful) ranks after the credible ones: with
+// the fewest cards, among the plans on as many cards; cheapest, after every
+// credible cost (before the plans with none); fastest, after every credible
+// speed. Ranked first, a card whose record overstates its bandwidth tenfold
+// (Epoch's MetaX MXC500) would be the answer people read first.
 void RankPlans(PlanObjective objective, std::vector<DevicePlan>* plans);
 // The order RankPlans puts `plans` in, as positions into it: a caller that
 // only reads the plans in that order need not move them.

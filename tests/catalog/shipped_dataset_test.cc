@@ -965,15 +965,12 @@ TEST_F(ShippedDatasetTest, HardwareUnitsAreConsistent) {
 TEST_F(ShippedDatasetTest, BandwidthIsPlausibleForTheMemoryOrListedAsDoubtful) {
   constexpr double kMostDramReadsPerSecond = 150;
   constexpr double kOnChipReadsPerSecond = 1000;  // estimator-service/core/speed.h
-  // Epoch AI's ml_hardware.csv (Last modified 2025-07-21) gives both MetaX
-  // MXC500 variants 18e12 byte/s over 64 GB of HBM2e: 262 reads a second,
-  // twice any DRAM device on record and 3.7x the fastest HBM one (TPU v4i,
-  // 614 GB/s over 8 GiB: 72). No vendor figure could be checked from this
-  // machine, so the record keeps Epoch's figure (every shipped Epoch figure
-  // carries over unchanged) and this list says it is doubtful (a factor of
-  // ten high is likely).
-  const std::set<std::string> doubtful = {"hardware/metax-mxc500-oam",
-                                          "hardware/metax-mxc500-pcie"};
+  // Empty: Epoch AI's ml_hardware.csv (Last modified 2025-07-21) gives both
+  // MetaX MXC500 variants 18e12 byte/s over 64 GB of HBM2e, 262 reads a
+  // second, twice any DRAM device on record; the curated records hold the
+  // 1.8 TB/s of other public sources (catalog-service/data/curated/
+  // hardware.json says which), and this test found it.
+  const std::set<std::string> doubtful = {};
   std::set<std::string> seen_doubtful;
   int checked = 0;
   for (const Hardware& h : dataset_.hardware()) {

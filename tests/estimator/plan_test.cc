@@ -239,6 +239,50 @@ TEST(PlanTest, RankingByObjective) {
   EXPECT_EQ(plans[2].name, "c-tiny");
 }
 
+// A card whose bandwidth on record is doubtful (Epoch AI's MetaX MXC500
+// figure: 18 TB/s over 64 GiB, ten times other sources') would be ranked
+// first by speed and by cost on it: it ranks after every card whose figures
+// are credible, with as many cards, by any objective, and says why.
+TEST(PlanTest, ASpeedOnADoubtfulBandwidthRanksAfterTheCredibleOnes) {
+  DeviceSpec credible = H100();
+  credible.name = "b-credible";
+  credible.price_usd_per_hour = 2.0;
+  DeviceSpec doubtful = H100();
+  doubtful.name = "a-doubtful";
+  doubtful.memory_bytes = 64 * kGiB;
+  doubtful.bandwidth_bytes_per_second = 18e12;
+  doubtful.bandwidth_doubtful = true;
+  doubtful.price_usd_per_hour = 1.0;
+  DeviceSpec slow = H100();
+  slow.name = "c-slow";
+  slow.bandwidth_bytes_per_second = 1e12;
+  slow.price_usd_per_hour.reset();
+  for (const PlanObjective objective :
+       {PlanObjective::kFewestCards, PlanObjective::kFastest, PlanObjective::kCheapest}) {
+    std::vector<DevicePlan> plans = {PlanOnDevice(Llama8B(), doubtful),
+                                     PlanOnDevice(Llama8B(), credible),
+                                     PlanOnDevice(Llama8B(), slow)};
+    ASSERT_GT(*plans[0].decode_tokens_per_second_all, *plans[1].decode_tokens_per_second_all);
+    ASSERT_LT(*plans[0].cost_usd_per_million_tokens, *plans[1].cost_usd_per_million_tokens);
+    EXPECT_TRUE(
+        absl::StartsWith(plans[0].decode_bound_doubtful, "bandwidth doubtful: 1.8e+04 GB/s"))
+        << plans[0].decode_bound_doubtful;
+    EXPECT_NE(std::find(plans[0].arithmetic.begin(), plans[0].arithmetic.end(),
+                        plans[0].decode_bound_doubtful),
+              plans[0].arithmetic.end());
+    EXPECT_EQ(plans[1].decode_bound_doubtful, "");
+    RankPlans(objective, &plans);
+    std::vector<std::string> order;
+    for (const DevicePlan& plan : plans) order.push_back(plan.name);
+    // Cheapest: a credible cost first, then the doubtful one, then none.
+    EXPECT_EQ(order,
+              (std::vector<std::string>{
+                  "b-credible", objective == PlanObjective::kCheapest ? "a-doubtful" : "c-slow",
+                  objective == PlanObjective::kCheapest ? "c-slow" : "a-doubtful"}))
+        << static_cast<int>(objective);
+  }
+}
+
 // ---- any card count, more than one node (issue 21, point 2) -----------
 
 // A 405B-parameter dense model in bf16 (Llama 3.1 405B's shape: 126 layers,
@@ -566,15 +610,23 @@ TEST(RankOrderTest, IsTheDocumentedOrderWithSortedShuffledAndRepeatedNames) {
       if ((a.offload != nullptr) != (b.offload != nullptr)) return a.offload == nullptr;
       const double a_speed = a.decode_tokens_per_second_all.value_or(0);
       const double b_speed = b.decode_tokens_per_second_all.value_or(0);
+      // A speed or cost resting on a doubtful bandwidth after the credible.
+      const bool a_doubtful = !a.decode_bound_doubtful.empty();
+      const bool b_doubtful = !b.decode_bound_doubtful.empty();
       if (objective == PlanObjective::kCheapest) {
         const bool a_cost = a.cost_usd_per_million_tokens.has_value();
         if (a_cost != b.cost_usd_per_million_tokens.has_value()) return a_cost;
+        if (a_cost && a_doubtful != b_doubtful) return b_doubtful;
         if (a_cost && *a.cost_usd_per_million_tokens != *b.cost_usd_per_million_tokens) {
           return *a.cost_usd_per_million_tokens < *b.cost_usd_per_million_tokens;
         }
       }
-      if (objective == PlanObjective::kFastest && a_speed != b_speed) return a_speed > b_speed;
+      if (objective == PlanObjective::kFastest) {
+        if (a_doubtful != b_doubtful) return b_doubtful;
+        if (a_speed != b_speed) return a_speed > b_speed;
+      }
       if (a.cards != b.cards) return a.cards < b.cards;
+      if (a_doubtful != b_doubtful) return b_doubtful;
       if (a_speed != b_speed) return a_speed > b_speed;
       return a.name < b.name;
     });
@@ -596,6 +648,7 @@ TEST(RankOrderTest, IsTheDocumentedOrderWithSortedShuffledAndRepeatedNames) {
         p.decode_tokens_per_second_all = speeds[next(6)];
       }
       if (next(3) != 0) p.cost_usd_per_million_tokens = 0.25 * static_cast<double>(next(4));
+      if (next(5) == 0) p.decode_bound_doubtful = "bandwidth doubtful: ...";
     }
     if (list % 2 == 0) {  // names in position order, as the snapshot lists them
       std::vector<std::string> names;

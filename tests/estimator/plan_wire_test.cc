@@ -84,9 +84,10 @@ void ExpectSameBytes(OneCard& card, const std::string& what) {
 // sized in CardWireSize, or PlanInference's replies would lack it. Then add
 // its number here, and a case to EachFieldAloneIsTheMessagesBytes.
 TEST(PlanWireTest, TheHandWrittenMessagesHaveTheFieldsTheWriterKnows) {
-  EXPECT_EQ(FieldNumbers(v1::HardwarePlan::descriptor()),
-            (std::vector<int>{1,  2,  3,  4,  5,  6,  7,  8,  9,  10,  11,  12,  13,  14,  15, 16,
-                              17, 18, 19, 20, 21, 22, 23, 24, 25, 100, 120, 121, 240, 260, 400}))
+  EXPECT_EQ(
+      FieldNumbers(v1::HardwarePlan::descriptor()),
+      (std::vector<int>{1,  2,  3,  4,  5,  6,  7,  8,  9,  10,  11,  12,  13,  14,  15,  16,
+                        17, 18, 19, 20, 21, 22, 23, 24, 25, 100, 120, 121, 122, 240, 260, 400}))
       << "HardwarePlan changed: write the new field in answers/plan_wire.cc";
   EXPECT_EQ(FieldNumbers(v1::DeviceMemory::descriptor()), (std::vector<int>{1, 2, 3, 4}))
       << "DeviceMemory changed: write the new field in answers/plan_wire.cc";
@@ -161,6 +162,8 @@ TEST(PlanWireTest, EachFieldAloneIsTheMessagesBytes) {
       {"speed_not_modelled",
        [](DevicePlan& p) { p.speed_not_modelled = "SRAM-only: no roofline"; }},
       {"communication", [](DevicePlan& p) { p.decode_communication_seconds = 1.5e-5; }},
+      {"decode_bound_doubtful",
+       [](DevicePlan& p) { p.decode_bound_doubtful = "bandwidth doubtful: 1.8e+04 GB/s"; }},
       {"expert_parallel", [](DevicePlan& p) { p.expert_parallel = 64; }},
       {"expert_parallel negative", [](DevicePlan& p) { p.expert_parallel = -3; }},
   };
@@ -182,6 +185,7 @@ TEST(PlanWireTest, EachFieldAloneIsTheMessagesBytes) {
     full.decode_tokens_per_second = 50;
     full.expert_parallel = 2;
     full.speed_not_modelled = "s";
+    full.decode_bound_doubtful = "d";
     set(full);
     OneCard with_others{std::move(full), 2.5};
     ExpectSameBytes(with_others, absl::StrCat(what, ", with the others"));
@@ -217,11 +221,11 @@ TEST(PlanWireTest, EveryScalarAtItsLongestIsWithinTheBound) {
   const size_t bound = CardWireBound(card.cards, 0);
   const size_t size = CardWireSize(card.cards, 0);
   EXPECT_LE(size, bound);
-  // Not a bound of anything: what it counts beyond these bytes is the five
-  // empty texts' headers (35), a second tag byte on fields 3-13 (11), the
+  // Not a bound of anything: what it counts beyond these bytes is the six
+  // empty texts' headers (42), a second tag byte on fields 3-13 (11), the
   // value bytes the two bools, seven doubles, the price source (1) and the
-  // required bytes (1e18: nine) do not take (18 + 14 + 9 + 1): 88.
-  EXPECT_EQ(bound - size, 88u) << size << " of " << bound;
+  // required bytes (1e18: nine) do not take (18 + 14 + 9 + 1): 95.
+  EXPECT_EQ(bound - size, 95u) << size << " of " << bound;
   ExpectSameBytes(card, "every scalar at its longest");
 }
 

@@ -136,6 +136,19 @@ TEST(PlanTableTest, LinksEachCardAndTheDetailedPlan) {
   EXPECT_TRUE(Has(table, "href=\"/plan?model=m&amp;hardware=big&amp;context=4096\""));
   EXPECT_TRUE(Has(table, "120.4"));
   EXPECT_FALSE(Has(table, "Small card"));  // one row asked for
+  EXPECT_FALSE(Has(table, "doubtful"));
+}
+
+// A speed resting on a bandwidth doubtful on its record is marked, the
+// reason escaped in the mark's title.
+TEST(PlanTableTest, MarksASpeedOnADoubtfulBandwidth) {
+  estimator::v1::PlanInferenceResponse plan = Plan();
+  plan.mutable_plans(0)->set_decode_bound_doubtful("bandwidth doubtful: 1.8e+04 GB/s <x>");
+  const std::string table = PlanTable(plan, "m", "", 1);
+  EXPECT_TRUE(Has(table,
+                  "120.4 <span class=\"bandwidth-doubtful\" title=\"bandwidth doubtful: 1.8e+04 "
+                  "GB/s &lt;x&gt;\">(doubtful)</span>"))
+      << table;
 }
 
 TEST(RecordTest, SectionsAndAnswersEscapeEveryRecordString) {
