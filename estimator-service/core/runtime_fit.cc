@@ -368,22 +368,13 @@ bool LinkedGroup(int communicating_cards, const DeviceLinks& links) {
 
 }  // namespace
 
-double VllmNonTorchBytes(double workload_overhead_bytes, int communicating_cards, int cards,
-                         const DeviceLinks& links, double* outside_extra_bytes,
-                         std::string* arithmetic) {
+double VllmNcclStartupBytes(int cards) { return cards > 1 ? kVllmMultiCardStartupBytes : 0; }
+
+double VllmNonTorchBytes(double workload_overhead_bytes, int communicating_cards,
+                         const DeviceLinks& links, std::string* arithmetic) {
   const bool linked = LinkedGroup(communicating_cards, links);
   const double bytes = linked ? std::max(workload_overhead_bytes, kVllmLinkedNonTorchBytes)
                               : workload_overhead_bytes;
-  const double outside = cards > 1 ? kVllmMultiCardStartupBytes : 0;
-  if (outside_extra_bytes != nullptr) *outside_extra_bytes = outside;
-  const std::string outside_text =
-      cards > 1 ? absl::StrCat("; ", GiB(outside),
-                               " more kept outside it when the utilization is "
-                               "raised, for NCCL's start-up buffers on each of ",
-                               cards,
-                               " cards (allocated before vLLM's start-up snapshot since "
-                               "vllm-project/vllm PR #25359)")
-                : "";
   if (arithmetic != nullptr) {
     if (linked) {
       *arithmetic = absl::StrCat(
@@ -395,7 +386,7 @@ double VllmNonTorchBytes(double workload_overhead_bytes, int communicating_cards
           GiB(workload_overhead_bytes), " and ", GiB(kVllmLinkedNonTorchBytes),
           " (the most vLLM logs as non-torch memory with 2 to 8 linked cards: 2.21 GiB, H100s "
           "at TP 4, vLLM 0.19.0) = ",
-          GiB(bytes), ", counted inside the budget", outside_text);
+          GiB(bytes), ", counted inside the budget");
     } else {
       *arithmetic = absl::StrCat(
           communicating_cards > 1
@@ -405,8 +396,7 @@ double VllmNonTorchBytes(double workload_overhead_bytes, int communicating_cards
           ": the workload's overhead ", GiB(bytes),
           ", counted inside the budget (vLLM counts the non-torch memory that grows after "
           "start-up inside it, 0.07-0.46 GiB on one card, the CUDA context outside: "
-          "conservative)",
-          outside_text);
+          "conservative)");
     }
   }
   return bytes;
@@ -548,11 +538,9 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
   // group, or the expert-parallel one (pipeline stages only pass one
   // activation at a stage's end: vLLM logs 0.07 GiB at PP 2 and 4).
   const int communicating_cards = std::max(tp, plan.expert_parallel);
-  double outside_extra = 0;
   std::string non_torch_arithmetic;
-  const double non_torch =
-      VllmNonTorchBytes(plan.overhead_bytes_per_card, communicating_cards, std::max(1, plan.cards),
-                        device.links, &outside_extra, &non_torch_arithmetic);
+  const double non_torch = VllmNonTorchBytes(plan.overhead_bytes_per_card, communicating_cards,
+                                             device.links, &non_torch_arithmetic);
   std::string activation_arithmetic;
   double activations = 0;
   if (model.hidden_size > 0 && model.intermediate_size > 0 && model.vocab_size > 0) {
@@ -583,12 +571,18 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
   // holds them.
   std::string graph_arithmetic;
   const double graphs = VllmCudaGraphBytes(model, pp, &graph_arithmetic);
-  const double outside_needed = kVllmCudaContextBytes + outside_extra + graphs;
+  const int cards = std::max(1, plan.cards);
+  const double nccl_startup = VllmNcclStartupBytes(cards);
+  const double outside_needed = kVllmCudaContextBytes + nccl_startup + graphs;
   const double highest = std::min(kVllmHighestUtilization,
                                   std::floor((1 - outside_needed / c.total_bytes) * 100) / 100);
   const std::string outside_text = absl::StrCat(
       "the memory outside the budget must hold the CUDA context ", GiB(kVllmCudaContextBytes),
-      outside_extra > 0 ? absl::StrCat(", NCCL's start-up buffers ", GiB(outside_extra)) : "",
+      nccl_startup > 0
+          ? absl::StrCat(", NCCL's start-up buffers ", GiB(nccl_startup), " (on each of ", cards,
+                         " cards, allocated before vLLM's start-up snapshot since "
+                         "vllm-project/vllm PR #25359)")
+          : "",
       " and the ", graph_arithmetic, ": ", GiB(outside_needed),
       ", so --gpu-memory-utilization at most ", Num(highest));
   if (highest <= 0) {

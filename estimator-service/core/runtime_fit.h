@@ -162,12 +162,14 @@ double VllmCudaGraphBytes(const RuntimeModel& model, int pipeline_stages, std::s
 // raised to kVllmLinkedNonTorchBytes when `communicating_cards` (the tensor-
 // or expert-parallel group) > 1 over a scale-up link (a card without one on
 // record, PCIe, keeps the overhead: a log shows 0.21 GiB at TP 8);
-// `outside_extra_bytes` receives what stays outside the budget beyond the
-// CUDA context and graphs (kVllmMultiCardStartupBytes when `cards` > 1,
-// else 0); `arithmetic` the sentence.
-double VllmNonTorchBytes(double workload_overhead_bytes, int communicating_cards, int cards,
-                         const DeviceLinks& links, double* outside_extra_bytes,
-                         std::string* arithmetic);
+// `arithmetic`, when not null, receives the sentence.
+double VllmNonTorchBytes(double workload_overhead_bytes, int communicating_cards,
+                         const DeviceLinks& links, std::string* arithmetic);
+
+// NCCL's start-up buffers on each card of a vLLM server of `cards` cards,
+// kept outside the budget beside the CUDA context and graphs:
+// kVllmMultiCardStartupBytes when cards > 1, else 0.
+double VllmNcclStartupBytes(int cards);
 
 // vLLM's KV cache from the memory left for it (vllm/v1/core/kv_cache_utils.py
 // get_num_blocks: available_memory // page_size // num_layers, i.e. floor of

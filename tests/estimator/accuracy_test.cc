@@ -1163,9 +1163,8 @@ TEST(AccuracyRuntimeTest, VllmNonTorchMemoryCoversPublishedLogs) {
   nvlink.scale_up_domain_size = 8;
   const DeviceLinks pcie;
   for (const Logged& log : logs) {
-    const double ours = VllmNonTorchBytes(kGiB, log.tensor_parallel, log.cards,
-                                          log.nvlink ? nvlink : pcie, nullptr, nullptr) /
-                        kGiB;
+    const double ours =
+        VllmNonTorchBytes(kGiB, log.tensor_parallel, log.nvlink ? nvlink : pcie, nullptr) / kGiB;
     std::cout << log.source << ", TP " << log.tensor_parallel << " of " << log.cards
               << " cards: logged " << log.non_torch_gib << " GiB, reserved " << ours << " GiB\n";
     EXPECT_GE(ours, log.non_torch_gib) << log.source;

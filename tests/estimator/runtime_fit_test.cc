@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "estimator-service/answers/newer_models.h"
 #include "estimator-service/answers/runtime.h"
 #include "estimator-service/core/fit_matrix.h"
@@ -291,9 +292,7 @@ TEST(RuntimeFitTest, VllmReservesTheNonTorchMemoryOfLinkedCards) {
   const RuntimeFit one = Fit(Runtime::kVllm, Llama8B(16000), LinkedH100());
   EXPECT_NEAR(Reserved(one, "non_torch"), kGiB, 1);
   // A larger overhead asked for is kept.
-  double outside = -1;
-  EXPECT_DOUBLE_EQ(VllmNonTorchBytes(3 * kGiB, 4, 4, LinkedH100().links, &outside, nullptr),
-                   3 * kGiB);
+  EXPECT_DOUBLE_EQ(VllmNonTorchBytes(3 * kGiB, 4, LinkedH100().links, nullptr), 3 * kGiB);
 }
 
 // A server of more than one card keeps NCCL's start-up buffers (1.75 GiB)
@@ -302,11 +301,8 @@ TEST(RuntimeFitTest, VllmReservesTheNonTorchMemoryOfLinkedCards) {
 // floor((1 - 2.75 / 24) x 100) / 100 = 0.88, below the default, so not at
 // all; one card still goes to 0.95.
 TEST(RuntimeFitTest, VllmKeepsNcclsStartupBuffersOutsideTheBudgetOnSeveralCards) {
-  double outside = -1;
-  VllmNonTorchBytes(kGiB, 1, 1, DeviceLinks{}, &outside, nullptr);
-  EXPECT_EQ(outside, 0);
-  VllmNonTorchBytes(kGiB, 1, 2, DeviceLinks{}, &outside, nullptr);  // pipeline stages
-  EXPECT_DOUBLE_EQ(outside, 1.75 * kGiB);
+  EXPECT_EQ(VllmNcclStartupBytes(1), 0);
+  EXPECT_DOUBLE_EQ(VllmNcclStartupBytes(2), 1.75 * kGiB);  // tensor-parallel or stages
   // Llama 3.1 8B at 32,768 tokens x 6 sequences on two 24 GiB cards: the
   // plan fits at 0.9; vLLM needs (7.48 weights + 1.18 activation peak + 1
   // + 12 KV) / 24 = 0.91 per card, more than 0.88.
@@ -320,7 +316,10 @@ TEST(RuntimeFitTest, VllmKeepsNcclsStartupBuffersOutsideTheBudgetOnSeveralCards)
   ASSERT_TRUE(plan.fits) << plan.reason;
   ASSERT_EQ(plan.cards, 2);
   EXPECT_FALSE(two.fits) << two.reason;
-  EXPECT_TRUE(absl::StrContains(two.reserved[3].arithmetic, "1.75 GiB more kept outside it"))
+  const std::string notes = absl::StrJoin(two.notes, "\n");
+  EXPECT_TRUE(absl::StrContains(notes, "NCCL's start-up buffers 1.75 GiB (on each of 2 cards"))
+      << notes;
+  EXPECT_FALSE(absl::StrContains(two.reserved[3].arithmetic, "start-up buffers"))
       << two.reserved[3].arithmetic;
 }
 
