@@ -54,6 +54,7 @@ const std::map<std::string, std::string>& Families() {
                                              {"exaone4", "exaone4"},
                                              {"internlm2", "internlm2"},
                                              {"seed_oss", "seed_oss"},
+                                             {"smollm3", "smollm3"},
                                              {"glm4", "glm4"},
                                              {"chatglm", "glm"},
                                              {"glm4moe", "glm4_moe"},

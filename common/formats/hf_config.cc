@@ -107,6 +107,9 @@ const std::set<std::string>& KnownTypes() {
       // GLM-4 (glm, glm4, chatglm), StarCoder2, InternLM2, Seed-OSS.
       "olmo2", "olmo3", "granite", "exaone4", "qwen", "glm", "glm4", "chatglm", "starcoder2",
       "internlm2", "seed_oss",
+      // SmolLM3: Llama's blocks; every fourth layer skips the rotary
+      // embedding (no_rope_layers), which changes no weight and no cache.
+      "smollm3",
       // Command R, Aya Expanse (cohere) and Command R7B, Command A (cohere2):
       // a parallel block behind one LayerNorm without bias; OLMo (v1): norms
       // without parameters.
@@ -998,7 +1001,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   const bool is_cohere = type == "cohere" || type == "cohere2";
   const bool tied_by_default = is_gpt2 || is_bert || is_falcon || type == "gemma" || is_cohere ||
                                type == "gemma2" || is_gemma3 || is_t5 || is_starcoder2 ||
-                               type == "ernie4_5" || type == "ernie4_5_moe";
+                               type == "ernie4_5" || type == "ernie4_5_moe" || type == "smollm3";
   a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", tied_by_default));
   // T5: "relu" (v1.0) is plain, "gated-gelu" (v1.1, Flan-T5) gated.
   a.set_gated_mlp(is_t5 ? c.String("feed_forward_proj").rfind("gated", 0) == 0
@@ -1128,7 +1131,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   }
 
   // Sliding windows: Mistral applies its window everywhere; Gemma 2 in every
-  // other layer; Qwen only when use_sliding_window is true.
+  // other layer; Qwen and SmolLM3 only when use_sliding_window is true.
   // Gemma 3: five sliding layers in six (layer_types, else
   // sliding_window_pattern). Phi-3 declares a window that transformers'
   // cache does not apply (it allocates every position): no window.
@@ -1137,9 +1140,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   // sized without it, the larger cache, so no plan fits on a window its
   // runtime may not keep.
   const int64_t window = take(c.Int({"sliding_window"}, 0));
-  const bool qwen = type.rfind("qwen", 0) == 0;
+  const bool window_flagged = type.rfind("qwen", 0) == 0 || type == "smollm3";
   if (window > 0 && type != "phi3" && !is_starcoder2 &&
-      (!qwen || c.Bool("use_sliding_window", false))) {
+      (!window_flagged || c.Bool("use_sliding_window", false))) {
     a.set_sliding_window(window);
     if (type == "gemma2") a.set_num_sliding_window_layers(a.num_layers() / 2);
     const int sliding_listed = c.CountStrings("layer_types", "sliding_attention");

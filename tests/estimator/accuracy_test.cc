@@ -264,6 +264,16 @@ TEST(AccuracyParametersTest, LlamaLikeFamiliesAreCountedExactly) {
            "attention_bias": true, "attention_out_bias": false, "mlp_bias": false,
            "tie_word_embeddings": false})",
        36151104512},
+      // SmolLM3: Llama's blocks with tied embeddings; its total is the Hub
+      // API's safetensors.total of HuggingFaceTB/SmolLM3-3B (the shipped
+      // record's count), 3,075,098,624.
+      {"https://huggingface.co/HuggingFaceTB/SmolLM3-3B/blob/main/config.json",
+       R"({"model_type": "smollm3", "hidden_size": 2048, "intermediate_size": 11008,
+           "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
+           "vocab_size": 128256, "max_position_embeddings": 65536,
+           "tie_word_embeddings": true, "use_sliding_window": false,
+           "no_rope_layer_interval": 4})",
+       3075098624},
       // Cohere (Aya Expanse): attention and MLP side by side behind one
       // LayerNorm without bias, tied embeddings (llmfit's exact totals).
       {"https://huggingface.co/CohereLabs/aya-expanse-8b/blob/main/config.json",

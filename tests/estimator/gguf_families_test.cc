@@ -483,6 +483,24 @@ TEST(GgufFamiliesTest, DenseFamiliesReadAsTheirCheckpoints) {
                          "tie_word_embeddings": false})"});
   }
   {
+    // SmolLM3 (llama.cpp's smollm3): Llama's tensors, tied embeddings.
+    Shape s{.arch = "smollm3",
+            .layers = 36,
+            .hidden = 2048,
+            .heads = 16,
+            .kv_heads = 4,
+            .head_dim = 128,
+            .ffn = 11008,
+            .vocab = 128256,
+            .tied = true};
+    cases.push_back({"HuggingFaceTB/SmolLM3-3B (Hub safetensors total)", s, 3075098624,
+                     R"({"model_type": "smollm3", "hidden_size": 2048,
+                         "intermediate_size": 11008, "num_hidden_layers": 36,
+                         "num_attention_heads": 16, "num_key_value_heads": 4,
+                         "vocab_size": 128256, "tie_word_embeddings": true,
+                         "use_sliding_window": false})"});
+  }
+  {
     // Gemma 3: per-head QK norms, four norms per block, five sliding layers
     // in six (the period written as config.json's sliding_window_pattern).
     const Shape s = Gemma3_1BShape();
