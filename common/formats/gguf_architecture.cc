@@ -47,6 +47,7 @@ const std::map<std::string, std::string>& Families() {
                                              {"gemma3", "gemma3_text"},
                                              {"phi2", "phi"},
                                              {"phi3", "phi3"},
+                                             {"phimoe", "phimoe"},
                                              {"deepseek2", "deepseek_v2"},
                                              {"olmo2", "olmo2"},
                                              {"olmoe", "olmoe"},
@@ -330,7 +331,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
       c.SetIf(key, c.Int("expert_shared_count"));
     c.SetIf("first_k_dense_replace", c.Int("leading_dense_block_count"));
   }
-  if (type == "mixtral" || type == "minimax_m2" || type == "gpt_oss") {
+  if (type == "mixtral" || type == "minimax_m2" || type == "gpt_oss" || type == "phimoe") {
     // Their config.json's intermediate_size is an expert's.
     if (expert_width.has_value()) c.Set("intermediate_size", *expert_width);
   } else if (type == "llama4_text") {
@@ -362,6 +363,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
     c.SetBool("attention_bias", qkv_bias);
     c.SetBool("mlp_bias", mlp_bias);
   }
+  if (type == "phimoe") c.SetBool("lm_head_bias", HasTensor(header, "output.bias"));
   if (type == "glm4_moe" || type == "cohere" || type == "cohere2") {
     c.SetBool("use_qk_norm", AnyBlockTensor(header, ".attn_q_norm.weight") != nullptr);
   } else if (type == "minimax_m2") {

@@ -102,6 +102,9 @@ const std::set<std::string>& KnownTypes() {
       "olmoe", "gpt_oss", "t5", "phi",
       // Kimi K2: DeepSeek-V3's blocks (DeepseekV3ForCausalLM) at other sizes.
       "kimi_k2",
+      // Phi-3.5-MoE and SlimMoE's Phi-mini/tiny-MoE: Mixtral's experts
+      // behind LayerNorms, biased attention and output head.
+      "phimoe",
       // Llama's blocks with other biases, norms or key names (see
       // ArchitectureFromRoot): OLMo 2 and 3, Granite 3, EXAONE 4, Qwen (v1),
       // GLM-4 (glm, glm4, chatglm), StarCoder2, InternLM2, Seed-OSS.
@@ -110,6 +113,9 @@ const std::set<std::string>& KnownTypes() {
       // SmolLM3: Llama's blocks; every fourth layer skips the rotary
       // embedding (no_rope_layers), which changes no weight and no cache.
       "smollm3",
+      // Decoders with learned or ALiBi positions, LayerNorms and biases:
+      // OPT, GPT-Neo, BLOOM (ArchitectureFromRoot).
+      "opt", "gpt_neo", "bloom",
       // Command R, Aya Expanse (cohere) and Command R7B, Command A (cohere2):
       // a parallel block behind one LayerNorm without bias; OLMo (v1): norms
       // without parameters.
@@ -905,6 +911,31 @@ int64_t DefaultSlidingPeriod(const std::string& type) {
   return 0;
 }
 
+// OPT configurations whose blocks this reader does not count, refused
+// rather than counted short: OPT-350m projects a narrower embedding
+// (word_embed_proj_dim 512) in and out of the blocks (project_in,
+// project_out), and its post-norm blocks (do_layer_norm_before false) have
+// no final LayerNorm.
+absl::Status RefuseOptVariants(const Config& c) {
+  absl::StatusOr<int64_t> hidden = c.Int({"hidden_size"}, 0);
+  absl::StatusOr<int64_t> projected = c.Int({"word_embed_proj_dim"}, hidden.value_or(0));
+  if (hidden.ok() && projected.ok() && *projected != *hidden) {
+    return WithReason(
+        InvalidFieldError(absl::StrCat(kField, ".word_embed_proj_dim"),
+                          absl::StrCat(*projected, " differs from hidden_size ", *hidden,
+                                       ": OPT's project_in and project_out (OPT-350m) are not "
+                                       "counted by this reader")),
+        "UNSUPPORTED_MODEL_TYPE");
+  }
+  if (!c.Bool("do_layer_norm_before", true)) {
+    return WithReason(InvalidFieldError(absl::StrCat(kField, ".do_layer_norm_before"),
+                                        "false: OPT's post-norm blocks without a final LayerNorm "
+                                        "(OPT-350m) are not counted by this reader"),
+                      "UNSUPPORTED_MODEL_TYPE");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root) {
   const Config c(root);
   const std::string type = c.String("model_type");
@@ -935,6 +966,24 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
                                         "phi with qk_layernorm is not counted by this reader"),
                       "UNSUPPORTED_MODEL_TYPE");
   }
+  // OPT (OPTForCausalLM): learned positions in a table with 2 rows before
+  // the first (OPTLearnedPositionalEmbedding's offset), every Linear biased
+  // by enable_bias, a plain ReLU MLP of ffn_dim, LayerNorms, tied.
+  const bool is_opt = type == "opt";
+  if (is_opt) {
+    if (absl::Status refused = RefuseOptVariants(c); !refused.ok()) return refused;
+  }
+  // GPT-Neo (GPTNeoForCausalLM): GPT-2's layout with unbiased q/k/v_proj and
+  // a biased out_proj; every other layer attends within window_size tokens.
+  const bool is_gpt_neo = type == "gpt_neo";
+  // BLOOM (BloomForCausalLM): ALiBi, a LayerNorm after the token embedding
+  // (word_embeddings_layernorm), a fused biased query_key_value, a plain 4h
+  // GELU MLP with biases, tied.
+  const bool is_bloom = type == "bloom";
+  // Phi-3.5-MoE (PhimoeForCausalLM): Mixtral's routed experts of
+  // intermediate_size; LayerNorms with biases; q/k/v/o biased by
+  // attention_bias, the untied lm_head by lm_head_bias.
+  const bool is_phimoe = type == "phimoe";
   const bool is_gemma3 = type == "gemma3_text";
   const bool is_t5 = type == "t5";
   // StarCoder2: LayerNorms with biases, every Linear biased (use_bias), a
@@ -965,7 +1014,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   };
   a.set_num_layers(
       static_cast<int32_t>(take(c.Required({"num_hidden_layers", "n_layer", "num_layers"}))));
-  a.set_hidden_size(take(c.Required({"hidden_size", "n_embd", "d_model"})));
+  a.set_hidden_size(take(c.Required({"hidden_size", "n_embd", "d_model", "n_embed"})));
   a.set_num_attention_heads(
       static_cast<int32_t>(take(c.Required({"num_attention_heads", "n_head", "num_heads"}))));
   // ChatGLM's embedding and output layer are padded_vocab_size rows.
@@ -992,6 +1041,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
       take(c.Int({"intermediate_size", "n_inner", "ffn_dim", "d_ff", "ffn_hidden_size"},
                  4 * a.hidden_size())));  // GPT-2, Falcon: 4h
   if (is_qwen1) a.set_intermediate_size(a.intermediate_size() / 2);
+  if (is_bloom) a.set_intermediate_size(4 * a.hidden_size());  // BloomMLP: always 4h
   a.set_max_context_length(
       take(c.Int({"max_position_embeddings", "n_positions", "n_ctx", "seq_length"}, 0)));
   if (!error.ok()) return error;
@@ -999,24 +1049,31 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   // Defaults of the transformers configuration classes.
   // Ernie4_5Config and Ernie4_5_MoeConfig tie by default too.
   const bool is_cohere = type == "cohere" || type == "cohere2";
+  // OPT, GPT-Neo and BLOOM keep PretrainedConfig's default (tied).
   const bool tied_by_default = is_gpt2 || is_bert || is_falcon || type == "gemma" || is_cohere ||
                                type == "gemma2" || is_gemma3 || is_t5 || is_starcoder2 ||
-                               type == "ernie4_5" || type == "ernie4_5_moe" || type == "smollm3";
+                               type == "ernie4_5" || type == "ernie4_5_moe" || type == "smollm3" ||
+                               is_opt || is_gpt_neo || is_bloom;
   a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", tied_by_default));
   // T5: "relu" (v1.0) is plain, "gated-gelu" (v1.1, Flan-T5) gated.
   a.set_gated_mlp(is_t5 ? c.String("feed_forward_proj").rfind("gated", 0) == 0
                         : !is_gpt2 && !is_bert && !is_falcon && !is_neox && !is_phi &&
-                              !is_starcoder2);
-  a.set_norm_type(is_gpt2 || is_bert || is_falcon || is_neox || is_phi || is_starcoder2
-                      ? common::v1::NORM_TYPE_LAYER_NORM
+                              !is_starcoder2 && !is_opt && !is_gpt_neo && !is_bloom);
+  const bool layer_norm = is_gpt2 || is_bert || is_falcon || is_neox || is_phi || is_starcoder2 ||
+                          is_opt || is_gpt_neo || is_bloom || is_phimoe;
+  a.set_norm_type(is_opt && !c.Bool("layer_norm_elementwise_affine", true)
+                      ? common::v1::NORM_TYPE_LAYER_NORM_WITHOUT_PARAMETERS
+                  : layer_norm     ? common::v1::NORM_TYPE_LAYER_NORM
                   : is_cohere      ? common::v1::NORM_TYPE_LAYER_NORM_WITHOUT_BIAS
                   : type == "olmo" ? common::v1::NORM_TYPE_LAYER_NORM_WITHOUT_PARAMETERS
                                    : common::v1::NORM_TYPE_RMS_NORM);
-  a.set_position_embedding(is_t5                ? common::v1::POSITION_EMBEDDING_RELATIVE
-                           : is_gpt2 || is_bert ? common::v1::POSITION_EMBEDDING_LEARNED
-                           : is_falcon && c.Bool("alibi", false)
-                               ? common::v1::POSITION_EMBEDDING_ALIBI
-                               : common::v1::POSITION_EMBEDDING_ROTARY);
+  a.set_position_embedding(
+      is_t5                                               ? common::v1::POSITION_EMBEDDING_RELATIVE
+      : is_gpt2 || is_bert || is_opt || is_gpt_neo        ? common::v1::POSITION_EMBEDDING_LEARNED
+      : is_bloom || (is_falcon && c.Bool("alibi", false)) ? common::v1::POSITION_EMBEDDING_ALIBI
+                                                          : common::v1::POSITION_EMBEDDING_ROTARY);
+  if (is_opt) a.set_learned_position_offset(2);
+  if (is_bloom) a.set_embedding_norm(true);
   if (is_neox) {
     // GPTNeoXAttention: query_key_value and dense with biases (attention_bias,
     // default true); the MLP's dense_h_to_4h / dense_4h_to_h always.
@@ -1031,8 +1088,23 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     a.set_mlp_bias(true);
     a.set_router_bias(true);
     a.set_attention_sinks(true);
-  } else if (is_gpt2 || is_bert) {
+  } else if (is_gpt2 || is_bert || is_bloom) {
     a.set_attention_qkv_bias(true);
+    a.set_attention_output_bias(true);
+    a.set_mlp_bias(true);
+  } else if (is_opt) {
+    // OPTAttention's q/k/v/out_proj and OPTDecoderLayer's fc1, fc2.
+    const bool bias = c.Bool("enable_bias", true);
+    a.set_attention_qkv_bias(bias);
+    a.set_attention_output_bias(bias);
+    a.set_mlp_bias(bias);
+  } else if (is_phimoe) {
+    a.set_attention_qkv_bias(c.Bool("attention_bias", false));
+    a.set_attention_output_bias(c.Bool("attention_bias", false));
+    a.set_output_head_bias(c.Bool("lm_head_bias", false) && !a.tie_word_embeddings());
+  } else if (is_gpt_neo) {
+    // GPTNeoSelfAttention: k/v/q_proj without bias, out_proj with one;
+    // GPTNeoMLP's c_fc and c_proj with theirs.
     a.set_attention_output_bias(true);
     a.set_mlp_bias(true);
   } else if (is_phi) {
@@ -1130,18 +1202,22 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     a.set_pooler(true);
   }
 
+  // GPT-Neo's local layers (attention_types, window_size) keep every
+  // position in transformers' cache, which masks the window instead (no
+  // other runtime serves GPT-Neo): no window, the larger cache.
   // Sliding windows: Mistral applies its window everywhere; Gemma 2 in every
   // other layer; Qwen and SmolLM3 only when use_sliding_window is true.
   // Gemma 3: five sliding layers in six (layer_types, else
   // sliding_window_pattern). Phi-3 declares a window that transformers'
-  // cache does not apply (it allocates every position): no window.
+  // cache does not apply (it allocates every position): no window; nor
+  // Phi-3.5-MoE's, as long as its positions (131,072).
   // StarCoder2 declares one (4096) that llama.cpp does not apply
   // (LLM_ARCH_STARCODER2 has no sliding-window attention) while vLLM does:
   // sized without it, the larger cache, so no plan fits on a window its
   // runtime may not keep.
   const int64_t window = take(c.Int({"sliding_window"}, 0));
   const bool window_flagged = type.rfind("qwen", 0) == 0 || type == "smollm3";
-  if (window > 0 && type != "phi3" && !is_starcoder2 &&
+  if (window > 0 && type != "phi3" && !is_phimoe && !is_starcoder2 &&
       (!window_flagged || c.Bool("use_sliding_window", false))) {
     a.set_sliding_window(window);
     if (type == "gemma2") a.set_num_sliding_window_layers(a.num_layers() / 2);

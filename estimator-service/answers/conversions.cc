@@ -69,6 +69,8 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   }
   out.qk_norm = arch.qk_norm();
   out.learned_positions = arch.position_embedding() == common::v1::POSITION_EMBEDDING_LEARNED;
+  out.learned_position_offset = arch.learned_position_offset();
+  out.embedding_norm = arch.embedding_norm();
   out.norms_per_layer = arch.norms_per_layer();
   out.type_vocab_size = arch.type_vocab_size();
   out.pooler = arch.pooler();
@@ -116,9 +118,9 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   // else the families whose checkpoints (and GGUF files) hold one fused QKV
   // tensor: how a quantized file sizes them (core/weight_files.cc).
   const std::string& type = arch.model_type();
-  out.fused_qkv = arch.has_fused_qkv()
-                      ? arch.fused_qkv()
-                      : type == "phi3" || type == "gpt2" || type == "gpt_neox" || type == "falcon";
+  out.fused_qkv = arch.has_fused_qkv() ? arch.fused_qkv()
+                                       : type == "phi3" || type == "gpt2" || type == "gpt_neox" ||
+                                             type == "falcon" || type == "bloom";
   return out;
 }
 

@@ -52,8 +52,13 @@ struct Architecture {
   int norm_parameter_vectors = -1;
   // Per-head RMSNorm on queries and keys (Qwen3): 2 x head_dim per layer.
   bool qk_norm = false;
-  // Learned absolute positions: max_context_length x hidden_size parameters.
+  // Learned absolute positions: (max_context_length +
+  // learned_position_offset) x hidden_size parameters; OPT's table keeps 2
+  // rows before the first position.
   bool learned_positions = false;
+  int learned_position_offset = 0;
+  // A norm after the token embedding besides the final one (BLOOM).
+  bool embedding_norm = false;
   // Normalization layers per block; 0 = 2.
   int norms_per_layer = 0;
   // Token-type embeddings rows (BERT); 0 = none.

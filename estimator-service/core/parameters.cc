@@ -208,7 +208,17 @@ absl::Status CheckShape(const Architecture& arch) {
     violations.Add("architecture.max_context_length",
                    "must be positive for learned position embeddings");
   }
+  if (arch.learned_position_offset < 0 ||
+      (arch.learned_position_offset > 0 && !arch.learned_positions)) {
+    violations.Add("architecture.learned_position_offset",
+                   "must be 0, or positive with learned position embeddings");
+  }
   return violations.ToStatus();
+}
+
+// The rows of a learned position table: one per position, and OPT's offset.
+double PositionRows(const Architecture& arch) {
+  return static_cast<double>(arch.max_context_length) + arch.learned_position_offset;
 }
 
 // Every figure of a count, before any text: CountParameters describes
@@ -323,7 +333,7 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   if (options.include_norms) {
     f.per_norm = NormParameterVectors(arch) * h;
     f.norms_per_layer = arch.norms_per_layer > 0 ? arch.norms_per_layer : 2;
-    f.norms = f.per_norm * (f.norms_per_layer * L + 1);
+    f.norms = f.per_norm * (f.norms_per_layer * L + 1 + (arch.embedding_norm ? 1 : 0));
     if (Ld > 0) f.norms += f.per_norm * (3 * Ld + 1);  // self, cross, MLP; final
   }
 
@@ -331,7 +341,7 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   f.token_embedding = f.V * h;
   f.embedding = f.token_embedding;
   if (!arch.tie_word_embeddings) f.embedding += f.token_embedding + OutputHeadBias(arch, options);
-  if (arch.learned_positions) f.embedding += static_cast<double>(arch.max_context_length) * h;
+  if (arch.learned_positions) f.embedding += PositionRows(arch) * h;
   if (arch.type_vocab_size > 0) f.embedding += static_cast<double>(arch.type_vocab_size) * h;
   if (arch.pooler) f.pooler = h * h + h;
   if (arch.relative_attention_buckets > 0) {
@@ -453,7 +463,7 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
     components.push_back(
         {"norms", f.norms,
          absl::StrCat(Int(f.per_norm), " (", NormName(arch), ") x (", f.norms_per_layer, "x",
-                      Int(L), " + 1 final",
+                      Int(L), " + 1 final", arch.embedding_norm ? " + 1 after the embedding" : "",
                       arch.num_decoder_layers > 0
                           ? absl::StrCat("; decoder 3x", arch.num_decoder_layers, " + 1 final")
                           : std::string(),
@@ -470,8 +480,12 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
                       head_bias > 0 ? absl::StrCat(" + ", Int(V), " (bias)") : "", " (not tied)")});
   }
   if (arch.learned_positions) {
-    components.push_back({"position_embedding", static_cast<double>(arch.max_context_length) * h,
-                          absl::StrCat(arch.max_context_length, " positions x ", Int(h))});
+    components.push_back(
+        {"position_embedding", PositionRows(arch) * h,
+         arch.learned_position_offset > 0
+             ? absl::StrCat("(", arch.max_context_length, " positions + ",
+                            arch.learned_position_offset, " offset rows) x ", Int(h))
+             : absl::StrCat(arch.max_context_length, " positions x ", Int(h))});
   }
   if (arch.type_vocab_size > 0) {
     components.push_back({"token_type_embedding", static_cast<double>(arch.type_vocab_size) * h,

@@ -175,6 +175,117 @@ TEST(AccuracyParametersTest, PhiCountsItsBiasesAndItsOutputHeadsBias) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// microsoft/Phi-3.5-MoE-instruct config.json (phimoe): Mixtral's 16
+// experts of intermediate_size, two per token, behind LayerNorms; q/k/v/o
+// biased (attention_bias) and the untied lm_head too (lm_head_bias). Its
+// total, 41,873,153,344 (40,267,415,552 in the experts and routers), is the
+// count of the checkpoint posted on r/LocalLLaMA ("Interesting model
+// differences between Phi-3.5-Mini and Phi-3.5-MoE", 1exn6wx); the Hub
+// lists 41.9B. The model card: "16x3.8B parameters with 6.6B active
+// parameters when using 2 experts". Phi-3.5-mini (phi3) in the same post:
+// 3,821,079,552.
+TEST(AccuracyParametersTest, PhiMoeCountsItsBiasedAttentionAndOutputHead) {
+  const ParameterCount moe = CountConfig(
+      R"({"model_type": "phimoe", "vocab_size": 32064, "hidden_size": 4096,
+          "intermediate_size": 6400, "num_hidden_layers": 32, "num_attention_heads": 32,
+          "num_key_value_heads": 8, "num_local_experts": 16, "num_experts_per_tok": 2,
+          "max_position_embeddings": 131072, "sliding_window": 131072,
+          "attention_bias": true, "lm_head_bias": true, "tie_word_embeddings": false})");
+  EXPECT_EQ(moe.total, 41873153344);
+  double experts_and_routers = 0;
+  for (const ParameterComponent& c : moe.components) {
+    if (c.name == "mlp") experts_and_routers = c.parameters;
+  }
+  EXPECT_EQ(experts_and_routers, 40267415552);
+  EXPECT_NEAR(moe.active / 1e9, 6.6, 0.05);
+  const ParameterCount mini = CountConfig(
+      R"({"model_type": "phi3", "vocab_size": 32064, "hidden_size": 3072,
+          "intermediate_size": 8192, "num_hidden_layers": 32, "num_attention_heads": 32,
+          "num_key_value_heads": 32, "max_position_embeddings": 131072,
+          "tie_word_embeddings": false})");
+  EXPECT_EQ(mini.total, 3821079552);
+}
+
+// Decoders before rotary embeddings. Each config.json (the keys that decide
+// the count; the URL names it) against its checkpoint's safetensors total as
+// llmfit's data/hf_models.json lists it (rauletorresc/llmfit@6797f30).
+TEST(AccuracyParametersTest, OptGptNeoAndBloomAreCountedExactly) {
+  struct Case {
+    const char* config_url;
+    const char* json;
+    double total;
+  };
+  const Case cases[] = {
+      // OPT: 2,050 learned position rows (2048 + OPTLearnedPositionalEmbedding's
+      // offset of 2), every Linear biased, a plain MLP of ffn_dim, tied.
+      {"https://huggingface.co/facebook/opt-125m/blob/main/config.json",
+       R"({"model_type": "opt", "hidden_size": 768, "ffn_dim": 3072, "num_hidden_layers": 12,
+           "num_attention_heads": 12, "vocab_size": 50272, "max_position_embeddings": 2048,
+           "word_embed_proj_dim": 768, "do_layer_norm_before": true, "enable_bias": true})",
+       125239296},
+      // BLOOM: ALiBi, a LayerNorm after the embedding, fused biased
+      // query_key_value, a 4h MLP; 560m's config spells its width n_embed.
+      {"https://huggingface.co/bigscience/bloom-560m/blob/main/config.json",
+       R"({"model_type": "bloom", "n_embed": 1024, "n_layer": 24, "n_head": 16,
+           "vocab_size": 250880, "n_inner": null})",
+       559214592},
+      {"https://huggingface.co/bigscience/bloom-1b7/blob/main/config.json",
+       R"({"model_type": "bloom", "hidden_size": 2048, "n_layer": 24, "n_head": 16,
+           "vocab_size": 250880})",
+       1722408960},
+      {"https://huggingface.co/bigscience/bloom-3b/blob/main/config.json",
+       R"({"model_type": "bloom", "hidden_size": 2560, "n_layer": 30, "n_head": 32,
+           "vocab_size": 250880})",
+       3002557440},
+      {"https://huggingface.co/bigscience/bloom/blob/main/config.json",
+       R"({"model_type": "bloom", "hidden_size": 14336, "n_layer": 70, "n_head": 112,
+           "vocab_size": 250880})",
+       176247271424},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(CountConfig(c.json).total, c.total) << c.config_url;
+  }
+
+  // GPT-Neo: the checkpoints also store each local layer's causal mask, a
+  // 2,048 x 2,048 buffer (attn.attention.bias) that is no parameter; the
+  // safetensors totals (llmfit: 150,364,416, 1,365,907,456, 2,718,416,384)
+  // are the weights counted here plus those masks, exactly.
+  struct NeoCase {
+    const char* config_url;
+    int hidden, layers, heads;
+    double checkpoint_total;
+  };
+  const NeoCase neo[] = {
+      {"https://huggingface.co/EleutherAI/gpt-neo-125m/blob/main/config.json", 768, 12, 12,
+       150364416},
+      {"https://huggingface.co/EleutherAI/gpt-neo-1.3B/blob/main/config.json", 2048, 24, 16,
+       1365907456},
+      {"https://huggingface.co/EleutherAI/gpt-neo-2.7B/blob/main/config.json", 2560, 32, 20,
+       2718416384},
+  };
+  for (const NeoCase& c : neo) {
+    const ParameterCount count = CountConfig(absl::StrCat(
+        R"({"model_type": "gpt_neo", "vocab_size": 50257, "max_position_embeddings": 2048,)",
+        R"( "intermediate_size": null, "window_size": 256,)",
+        R"( "attention_types": [[["global", "local"], )", c.layers / 2, R"(]],)",
+        R"( "hidden_size": )", c.hidden, R"(, "num_layers": )", c.layers, R"(, "num_heads": )",
+        c.heads, "}"));
+    const double local_layer_masks = (c.layers / 2) * 2048.0 * 2048.0;
+    EXPECT_EQ(count.total + local_layer_masks, c.checkpoint_total) << c.config_url;
+  }
+
+  // OPT-350m projects a 512-wide embedding in and out of its blocks and has
+  // no final LayerNorm: refused, not counted short.
+  auto opt350 = ArchitectureFromHfConfig(
+      R"({"model_type": "opt", "hidden_size": 1024, "ffn_dim": 4096, "num_hidden_layers": 24,
+          "num_attention_heads": 16, "vocab_size": 50272, "max_position_embeddings": 2048,
+          "word_embed_proj_dim": 512, "do_layer_norm_before": false})");
+  ASSERT_FALSE(opt350.ok());
+  EXPECT_EQ(opt350.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(opt350.status().message(), "word_embed_proj_dim"))
+      << opt350.status();
+}
+
 // Llama's blocks under other names, biases and norms. Each config.json
 // (the keys that decide the count; the URL names it) against its
 // checkpoint's safetensors total as llmfit's data/hf_models.json lists it

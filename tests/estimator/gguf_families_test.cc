@@ -46,6 +46,7 @@ struct Shape {
   bool fused_qkv = false;  // one attn_qkv tensor (ChatGLM)
   bool qkv_bias = false, output_bias = false, mlp_bias = false;
   bool layer_norm = false;  // norms with biases (StarCoder2)
+  bool head_bias = false;   // output.bias (Phi-3.5-MoE's lm_head)
   int norms = 2;            // per block: 2; 1 attn_norm only (Cohere); 0 none (OLMo v1)
   bool gated = true;        // ffn_gate beside ffn_up
   int qk_norm = 0;  // 0 none; 1 one head wide; 2 the whole projection; 3 per head and element
@@ -225,6 +226,7 @@ GgufHeaderWriter Write(const Shape& s, const std::function<void(GgufHeaderWriter
   if (s.norms > 0) w.Tensor("output_norm.weight", {s.hidden});
   if (s.layer_norm) w.Tensor("output_norm.bias", {s.hidden});
   if (!s.tied) w.Tensor("output.weight", {s.hidden, s.vocab});
+  if (s.head_bias) w.Tensor("output.bias", {s.vocab});
   return w;
 }
 
@@ -678,6 +680,32 @@ TEST(GgufFamiliesTest, MixturesOfExpertsReadAsTheirCheckpoints) {
                            "full_attention", "sliding_attention", "full_attention",
                            "sliding_attention", "full_attention", "sliding_attention",
                            "full_attention"]})"});
+  }
+  {
+    // Phi-3.5-MoE (llama.cpp's phimoe): Mixtral's experts behind
+    // LayerNorms, biased attention and output head.
+    Shape s{.arch = "phimoe",
+            .layers = 32,
+            .hidden = 4096,
+            .heads = 32,
+            .kv_heads = 8,
+            .head_dim = 128,
+            .ffn = 6400,
+            .vocab = 32064,
+            .qkv_bias = true,
+            .output_bias = true,
+            .layer_norm = true,
+            .head_bias = true,
+            .experts = 16,
+            .experts_used = 2,
+            .expert_ffn = 6400};
+    cases.push_back({"microsoft/Phi-3.5-MoE-instruct (r/LocalLLaMA 1exn6wx: 41,873,153,344)", s,
+                     41873153344,
+                     R"({"model_type": "phimoe", "hidden_size": 4096, "intermediate_size": 6400,
+                         "num_hidden_layers": 32, "num_attention_heads": 32,
+                         "num_key_value_heads": 8, "vocab_size": 32064, "num_local_experts": 16,
+                         "num_experts_per_tok": 2, "attention_bias": true, "lm_head_bias": true,
+                         "tie_word_embeddings": false})"});
   }
   {
     // GLM-4.5-Air: its multi-token-prediction layer kept as block 46.

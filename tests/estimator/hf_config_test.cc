@@ -92,7 +92,7 @@ TEST(HfConfigTest, AnUnsupportedFamilyIsAnInvalidArgumentNamingTheSupportedOnes)
   EXPECT_EQ(arch.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(arch.status().message().find("\"rwkv\""), std::string::npos);
   EXPECT_NE(arch.status().message().find(
-                "supported model_type values: bert, chatglm, cohere, cohere2, deepseek_v2"),
+                "supported model_type values: bert, bloom, chatglm, cohere, cohere2, deepseek_v2"),
             std::string::npos)
       << arch.status().message();
   auto made_up = ArchitectureFromHfConfig(R"({"model_type": "no_such_family"})");

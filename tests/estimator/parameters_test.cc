@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <tuple>
 
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -110,6 +111,42 @@ TEST(ParametersTest, TotalsWithoutArithmeticMatchTheFullCount) {
   }
   EXPECT_EQ(CountParameterTotals(Architecture{}).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// OPT's position table keeps 2 rows before the first position; BLOOM norms
+// its embedding besides the final norm. Each shows in its component's
+// arithmetic, and the components still add up to the total.
+TEST(ParametersTest, PositionOffsetRowsAndAnEmbeddingNormAreCountedAndShown) {
+  Architecture opt = Gpt2();
+  opt.max_context_length = 2048;
+  opt.learned_position_offset = 2;
+  Architecture embedding_normed = Gpt2();
+  embedding_normed.embedding_norm = true;
+  const double plain = CountParameters(Gpt2())->total;
+  for (const auto& [arch, extra, component, text] :
+       {std::tuple{opt, 1026.0 * 768, "position_embedding",
+                   "(2048 positions + 2 offset rows) x 768"},
+        std::tuple{embedding_normed, 2.0 * 768, "norms", "+ 1 final + 1 after the embedding"}}) {
+    auto count = CountParameters(arch);
+    ASSERT_TRUE(count.ok()) << count.status();
+    EXPECT_EQ(count->total, plain + extra) << component;
+    double sum = 0;
+    bool shown = false;
+    for (const ParameterComponent& c : count->components) {
+      sum += c.parameters;
+      if (c.name == component) shown = c.arithmetic.find(text) != std::string::npos;
+    }
+    EXPECT_EQ(sum, count->total);
+    EXPECT_TRUE(shown) << component << " does not show " << text;
+    EXPECT_EQ(CountParameterTotals(arch)->total, count->total);
+  }
+  // Offset rows belong to a learned table only.
+  Architecture rotary = Llama(32, 4096, 32, 8, 14336, 128256);
+  rotary.learned_position_offset = 2;
+  auto refused = CountParameters(rotary);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("architecture.learned_position_offset"),
+            std::string::npos);
 }
 
 TEST(ParametersTest, IncompleteShapesNameTheField) {
