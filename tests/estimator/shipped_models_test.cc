@@ -47,6 +47,11 @@ TEST(ShippedModelsTest, AtLeastOneHundredFiftyOpenWeightModelsWithArchitecture) 
 // Jamba (v0.1) carries Epoch AI's 51.6B (the paper, arXiv:2403.19887
 // section 3.1: "52B total available"): its config.json gives 51,570,323,328
 // (hybrid_models_test), 0.06% below.
+// OPT (1.3B to 175B) carries Epoch AI's rounded figures (the OPT paper's
+// model names, arXiv:2205.01068 Table 1): OPT-125m's blocks, which
+// accuracy_test reproduces exactly, give 1,315,758,080 to 174,604,468,224,
+// within 1.8% of them. BLOOM-7.1B carries Epoch AI's 7.07B: the blocks of
+// the four BLOOM sizes accuracy_test reproduces exactly give 7,069,016,064.
 // Each with the tolerance of its reported figure and the count its
 // config.json gives (accuracy_test, hybrid_models_test), which the record's
 // architecture must reproduce exactly.
@@ -66,7 +71,15 @@ const std::map<std::string, Reported> kReportedNotExact = {
     {"models/deepseek-prover-v2-671b", {1e-4, kDeepSeekV3Count}},
     {"models/kimi-k2", {0.03, 1026408232448}},
     {"models/ernie-4-5-300b-a47b", {0.01, 299484163264}},
-    {"models/jamba", {1e-3, 51570323328}}};
+    {"models/jamba", {1e-3, 51570323328}},
+    {"models/opt-1-3b", {0.02, 1315758080}},
+    {"models/opt-2-7b", {0.02, 2651596800}},
+    {"models/opt-6-7b", {0.02, 6658473984}},
+    {"models/opt-13b", {0.02, 12853473280}},
+    {"models/opt-30b", {0.02, 29974540288}},
+    {"models/opt-66b", {0.02, 65719701504}},
+    {"models/opt-175b", {0.02, 174604468224}},
+    {"models/bloom-7-1b", {1e-3, 7069016064}}};
 
 TEST(ShippedModelsTest, EveryArchitectureReproducesItsPublishedCount) {
   int checked = 0;
@@ -144,6 +157,8 @@ const PublishedActive kPublishedActive[] = {
      "deepseek-ai/DeepSeek-R1 model card: 671B total, 37B activated"},
     {"models/olmoe-1b-7b-0125", 1.3e9, kNothingOut,
      "arXiv:2409.02060 (OLMoE): 1.3B active, 6.9B total"},
+    {"models/phi-3-5-moe", 6.6e9, kNothingOut,
+     "microsoft/Phi-3.5-MoE-instruct model card: 6.6B active parameters when using 2 experts"},
     {"models/gpt-oss-20b", 3.61e9, kInputEmbeddingOut,
      "OpenAI gpt-oss model card, Table 1: 3.61B active"},
     {"models/gpt-oss-120b", 5.13e9, kInputEmbeddingOut,
@@ -228,6 +243,11 @@ TEST(ShippedModelsTest, AgreeWithLlmfitsExactCounts) {
       {"openai/gpt-oss-120b", 128.0 * 36 * (2880.0 * 5760 + 2880.0 * 2880) / 32},
       // MiniMax-M2's FP8 matrices: one F32 scale per 128 x 128 block
       // (AccuracyParametersTest.MiniMaxM2IsCountedExactlyBesideItsFp8BlockScales).
+      // GPT-Neo checkpoints store the 2048 x 2048 causal mask of each
+      // local-attention layer (every other layer).
+      {"EleutherAI/gpt-neo-125m", 6 * 2048.0 * 2048},
+      {"EleutherAI/gpt-neo-1.3B", 12 * 2048.0 * 2048},
+      {"EleutherAI/gpt-neo-2.7B", 16 * 2048.0 * 2048},
       {"MiniMaxAI/MiniMax-M2", kMiniMaxM2BlockScales},
       {"MiniMaxAI/MiniMax-M2.1", kMiniMaxM2BlockScales}};
   // llmfit entries that are not the checkpoint's count: Ministral-8B-Instruct-2410

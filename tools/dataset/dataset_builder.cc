@@ -298,7 +298,13 @@ void CreditEpochFill(Record* record, const std::vector<std::string>& filled, con
                      const char* url) {
   if (filled.empty()) return;
   auto* provenance = record->mutable_provenance();
-  provenance->set_source(absl::StrCat(provenance->source(), "; gaps filled from ", source));
+  // A curated record that already credits Epoch AI (a seed page's figures,
+  // a correction of one of Epoch's, a datasheet beside Epoch's row): no
+  // second credit.
+  if (!absl::StartsWith(provenance->source(), "Epoch AI") &&
+      !absl::StrContains(provenance->source(), source)) {
+    provenance->set_source(absl::StrCat(provenance->source(), "; gaps filled from ", source));
+  }
   if (std::find(provenance->urls().begin(), provenance->urls().end(), url) ==
       provenance->urls().end()) {
     provenance->add_urls(url);
@@ -584,11 +590,17 @@ absl::StatusOr<BuildResult> Run(const BuildOptions& build) {
   absl::StatusOr<ParsedFile> models_file = ParseEpoch(shared + "/epoch/all_ai_models.csv");
   if (!models_file.ok()) return models_file.status();
   int renamed = 0;
+  // Names Epoch spells exactly: a row is another spelling of a curated model
+  // only when no row carries that model's own name ("OPT-1.3B" and "OPT-13B"
+  // share a lookup key and are two models).
+  std::set<std::string> epoch_names;
+  for (const auto& row : models_file->models) epoch_names.insert(row.record.display_name());
   for (auto& row : models_file->models) {
     StripFreeColumns(&row.record);
     // A curated model spelled differently (case, punctuation) is the same model.
     auto it = curated_model_names.find(LookupKey(row.record.display_name()));
-    if (it != curated_model_names.end() && it->second != row.record.display_name()) {
+    if (it != curated_model_names.end() && it->second != row.record.display_name() &&
+        !epoch_names.count(it->second)) {
       row.record.set_display_name(it->second);
       ++renamed;
     }
