@@ -100,8 +100,9 @@ const std::set<std::string>& KnownTypes() {
       "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
       "phi3", "gpt2", "bert", "falcon", "deepseek_v2", "deepseek_v3", "gemma3_text", "gpt_neox",
       "olmoe", "gpt_oss", "t5", "phi",
-      // Kimi K2: DeepSeek-V3's blocks (DeepseekV3ForCausalLM) at other sizes.
-      "kimi_k2",
+      // Kimi K2: DeepSeek-V3's blocks (DeepseekV3ForCausalLM) at other sizes;
+      // DeepSeek-V3.2 (and V3.2-Exp): V3's blocks with a lightning indexer.
+      "kimi_k2", "deepseek_v32",
       // Phi-3.5-MoE and SlimMoE's Phi-mini/tiny-MoE: Mixtral's experts
       // behind LayerNorms, biased attention and output head.
       "phimoe",
@@ -1318,7 +1319,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   }
   // GLM-4.5 (Glm4MoeTopkRouter) and GLM-4.7-Flash keep both: their
   // checkpoints store the module at layer num_hidden_layers.
-  if (type == "deepseek_v3" || type == "kimi_k2" || type == "glm4_moe_lite") {
+  if (type == "deepseek_v3" || type == "kimi_k2" || type == "glm4_moe_lite" ||
+      type == "deepseek_v32") {
     a.set_router_bias(c.String("topk_method") == "noaux_tc" || c.String("topk_method").empty());
     a.set_num_mtp_layers(static_cast<int32_t>(take(c.Int({"num_nextn_predict_layers"}, 0))));
   }
@@ -1368,6 +1370,12 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   a.set_qk_rope_head_dim(static_cast<int32_t>(take(c.Int({"qk_rope_head_dim"}, 0))));
   a.set_qk_nope_head_dim(static_cast<int32_t>(take(c.Int({"qk_nope_head_dim"}, 0))));
   a.set_v_head_dim(static_cast<int32_t>(take(c.Int({"v_head_dim"}, 0))));
+  // DeepSeek-V3.2's sparse attention: the indexer's heads and width
+  // (DeepSeek-V3.2-Exp inference/model.py, Indexer).
+  if (type == "deepseek_v32") {
+    a.set_index_n_heads(static_cast<int32_t>(take(c.Required({"index_n_heads"}))));
+    a.set_index_head_dim(static_cast<int32_t>(take(c.Required({"index_head_dim"}))));
+  }
   if (!error.ok()) return error;
   if (type == "jamba" || type == "falcon_h1" || type == "qwen3_next" || type == "nemotron_h" ||
       type == "granitemoehybrid") {

@@ -88,6 +88,8 @@ inline constexpr Bound kBounds[] = {
     {RecordKind::kModel, "architecture.ssm_conv_kernel", 1'000, "tokens"},
     {RecordKind::kModel, "architecture.ssm_dt_rank", 1'000'000, "dimensions"},
     {RecordKind::kModel, "architecture.learned_position_offset", 1'000, "positions"},
+    {RecordKind::kModel, "architecture.index_n_heads", 1'000'000, "heads"},
+    {RecordKind::kModel, "architecture.index_head_dim", 1'000'000, "dimensions"},
     {RecordKind::kModel, "architecture.published_parameter_count", kMaxPublishedParameterCount,
      "parameters"},
     {RecordKind::kHardware, "memory_bytes", kMaxDeviceMemoryBytes, "bytes"},

@@ -81,6 +81,8 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.num_dense_layers = arch.num_dense_layers();
   out.kv_lora_rank = arch.kv_lora_rank();
   out.latent_cache_per_head = arch.latent_attention_cache_per_head();
+  out.index_heads = arch.index_n_heads();
+  out.index_head_dim = arch.index_head_dim();
   out.qk_rope_head_dim = arch.qk_rope_head_dim();
   out.q_lora_rank = arch.q_lora_rank();
   out.qk_nope_head_dim = arch.qk_nope_head_dim();

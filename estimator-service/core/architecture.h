@@ -82,6 +82,10 @@ struct Architecture {
   int q_lora_rank = 0;
   int qk_nope_head_dim = 0;
   int v_head_dim = 0;
+  // DeepSeek Sparse Attention's indexer (DeepSeek-V3.2): its heads and head
+  // width; 0 = none. Its key is cached beside the latent.
+  int index_heads = 0;
+  int index_head_dim = 0;
   // MLA run as multi-head attention (an older GGUF file in llama.cpp): the
   // cache holds every head's decompressed key and value, not the latent.
   bool latent_cache_per_head = false;

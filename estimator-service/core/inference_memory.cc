@@ -122,8 +122,11 @@ double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, 
     return bytes;
   }
   if (arch.UsesMla()) {
-    // DeepSeek-V2/V3: one compressed latent plus the shared rotary key per token and layer.
-    const double elements = arch.kv_lora_rank + arch.qk_rope_head_dim;
+    // DeepSeek-V2/V3: one compressed latent plus the shared rotary key per
+    // token and layer; DeepSeek-V3.2 adds its indexer's key, which every
+    // token keeps (the sparse attention selects among them), sized here at
+    // the cache's format (vLLM keeps it in FP8 with a scale per 128).
+    const double elements = arch.kv_lora_rank + arch.qk_rope_head_dim + arch.index_head_dim;
     const double bytes = arch.num_layers * elements * bytes_per_element;
     if (text == nullptr) return bytes;
     text->Integer(arch.num_layers)
@@ -131,7 +134,11 @@ double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, 
         .Integer(arch.kv_lora_rank)
         .Literal(" kv_lora_rank + ")
         .Integer(arch.qk_rope_head_dim)
-        .Literal(" qk_rope_head_dim) x ");
+        .Literal(" qk_rope_head_dim");
+    if (arch.index_head_dim > 0) {
+      text->Literal(" + ").Integer(arch.index_head_dim).Literal(" indexer key");
+    }
+    text->Literal(") x ");
     WritePerElementAndTotal(*text, bytes_per_element, format, bytes);
     return bytes;
   }
@@ -360,7 +367,7 @@ void WeightsTextOfFormat(double parameters, double bits, NumberFormat format, in
 // thread by every figure the text shows or is computed from.
 void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_layers,
                  double per_token, double total_bytes, std::string* out) {
-  using Memo = TextMemo<9>;
+  using Memo = TextMemo<10>;
   thread_local Memo memo;
   const int64_t context = w.context_length_tokens;
   const int sliding_layers = SlidingLayers(arch);
@@ -372,7 +379,8 @@ void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_lay
                          Pair(static_cast<int>(arch.recurrent_mixer), arch.num_recurrent_layers),
                          Pair(arch.EffectiveKvHeads(), arch.EffectiveHeadDim()),
                          Pair(w.batch_size, sliding_layers), static_cast<uint64_t>(context),
-                         static_cast<uint64_t>(arch.sliding_window), Memo::Word(total_bytes)};
+                         static_cast<uint64_t>(arch.sliding_window), Memo::Word(total_bytes),
+                         Pair(arch.index_heads, arch.index_head_dim)};
   if (const std::string* known = memo.Find(key)) {
     out->assign(*known);
     return;

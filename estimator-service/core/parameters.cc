@@ -208,12 +208,30 @@ absl::Status CheckShape(const Architecture& arch) {
     violations.Add("architecture.max_context_length",
                    "must be positive for learned position embeddings");
   }
+  if ((arch.index_heads > 0) != (arch.index_head_dim > 0) ||
+      ((arch.index_heads > 0) && !arch.UsesMla())) {
+    violations.Add("architecture.index_n_heads",
+                   "must be set with index_head_dim, and only with multi-head latent attention "
+                   "(kv_lora_rank)");
+  }
   if (arch.learned_position_offset < 0 ||
       (arch.learned_position_offset > 0 && !arch.learned_positions)) {
     violations.Add("architecture.learned_position_offset",
                    "must be 0, or positive with learned position embeddings");
   }
   return violations.ToStatus();
+}
+
+// DeepSeek-V3.2's lightning indexer per layer (DeepSeek-V3.2-Exp
+// inference/model.py, Indexer): wq_b from the query LoRA (q_lora_rank x
+// heads x head_dim), wk (hidden x head_dim), k_norm (a LayerNorm: 2 x
+// head_dim) and weights_proj (hidden x heads); no biases.
+double IndexerParameters(const Architecture& arch, const ParameterCountOptions& options) {
+  if (arch.index_heads <= 0 || arch.index_head_dim <= 0) return 0;
+  const double h = static_cast<double>(arch.hidden_size);
+  const double heads = arch.index_heads, d = arch.index_head_dim;
+  const double query_in = arch.q_lora_rank > 0 ? arch.q_lora_rank : h;
+  return query_in * heads * d + h * d + (options.include_norms ? 2 * d : 0) + h * heads;
 }
 
 // The rows of a learned position table: one per position, and OPT's offset.
@@ -235,6 +253,8 @@ struct Figures {
   double attention_blocks = 0, relative_bias = 0;
   // Multi-head latent attention, per layer.
   double mla_query = 0, mla_key_value = 0, mla_output = 0, mla_norms = 0;
+  // DeepSeek-V3.2's lightning indexer, per layer.
+  double indexer = 0;
   // Multi-token-prediction modules, counted apart.
   double mtp = 0;
   // A hybrid's recurrent mixer, per layer, and its layers.
@@ -278,6 +298,8 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
     f.mla_output = a * arch.v_head_dim * h;
     f.mla_norms = options.include_norms ? ql + kl : 0;
     f.attention = f.mla_query + f.mla_key_value + f.mla_output + f.mla_norms;
+    f.indexer = IndexerParameters(arch, options);
+    f.attention += f.indexer;
   }
   f.qkv_bias = options.include_biases && arch.attention_qkv_bias;
   f.output_bias = options.include_biases && arch.attention_output_bias;
@@ -410,7 +432,16 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
         " + ", Int(h), "x(", arch.kv_lora_rank, "+", arch.qk_rope_head_dim, ") + ",
         arch.kv_lora_rank, "x", Int(a), "x(", arch.qk_nope_head_dim, "+", arch.v_head_dim,
         ") (KV LoRA) + ", Int(a), "x", arch.v_head_dim, "x", Int(h), " (O)",
-        f.mla_norms > 0 ? absl::StrCat(" + ", Int(f.mla_norms), " (LoRA norms)") : "");
+        f.mla_norms > 0 ? absl::StrCat(" + ", Int(f.mla_norms), " (LoRA norms)") : "",
+        f.indexer > 0
+            ? absl::StrCat(
+                  " + indexer ", Int(arch.q_lora_rank > 0 ? arch.q_lora_rank : h), "x",
+                  arch.index_heads, "x", arch.index_head_dim, " (Q) + ", Int(h), "x",
+                  arch.index_head_dim, " (K)",
+                  options.include_norms ? absl::StrCat(" + ", 2 * arch.index_head_dim, " (K norm)")
+                                        : "",
+                  " + ", Int(h), "x", arch.index_heads, " (head weights) = ", Int(f.indexer))
+            : "");
     if (f.qk_norm) absl::StrAppend(&attention, qk_norms);
   }
   if (arch.IsHybrid()) {

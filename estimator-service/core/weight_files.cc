@@ -191,6 +191,15 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
                      double(arch.kv_lora_rank) * a * (arch.qk_nope_head_dim + arch.v_head_dim),
                      double(arch.kv_lora_rank), i});
       out.push_back({Role::kAttnOutput, a * arch.v_head_dim * h, a * arch.v_head_dim, i});
+      if (arch.index_heads > 0 && arch.index_head_dim > 0) {
+        // DeepSeek-V3.2's indexer (parameters.cc, IndexerParameters): wq_b,
+        // wk and weights_proj; k_norm is a vector.
+        const double q_in = arch.q_lora_rank > 0 ? arch.q_lora_rank : h;
+        const double ih = arch.index_heads, id = arch.index_head_dim;
+        out.push_back({Role::kAttnOther, q_in * ih * id, q_in, i});
+        out.push_back({Role::kAttnOther, h * id, h, i});
+        out.push_back({Role::kAttnOther, h * ih, h, i});
+      }
     } else {
       if (arch.fused_qkv) {
         out.push_back({Role::kAttnQkv, h * (a + 2 * g) * d, h, i});

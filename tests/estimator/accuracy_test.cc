@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -69,6 +70,49 @@ TEST(AccuracyParametersTest, DeepSeekV3MultiHeadLatentAttentionIsCountedExactly)
   EXPECT_EQ(count.multi_token_prediction, 13463426304);
   constexpr double kFp8BlockScales = 41540496;
   EXPECT_EQ(count.total + count.multi_token_prediction + kFp8BlockScales, 684531386000);
+}
+
+// https://huggingface.co/deepseek-ai/DeepSeek-V3.2/blob/main/config.json:
+// DeepSeek-V3's keys, model_type deepseek_v32 and the lightning indexer's
+// index_n_heads 64, index_head_dim 128 (index_topk 2048 selects keys and
+// changes no weight).
+TEST(AccuracyParametersTest, DeepSeekV32IsV3sBlocksWithTheLightningIndexer) {
+  std::string config = kDeepSeekV3;
+  config.replace(config.find("deepseek_v3"), std::strlen("deepseek_v3"), "deepseek_v32");
+  config.replace(config.rfind('}'), 1,
+                 R"(, "index_n_heads": 64, "index_head_dim": 128, "index_topk": 2048})");
+  const ParameterCount count = CountConfig(config);
+  // Per MLA layer, the indexer: wq_b 1536 x 64 x 128, wk 7168 x 128, k_norm
+  // 2 x 128, weights_proj 7168 x 64.
+  constexpr double kIndexer = 1536.0 * 64 * 128 + 7168.0 * 128 + 256 + 7168.0 * 64;
+  EXPECT_EQ(kIndexer, 13959424);
+  const ParameterCount v3 = CountConfig(kDeepSeekV3);
+  EXPECT_EQ(count.total, v3.total + 61 * kIndexer);
+  EXPECT_EQ(count.total, 671877944064);
+  EXPECT_EQ(count.multi_token_prediction, v3.multi_token_prediction + kIndexer);
+  // The checkpoint's total (llmfit data/hf_models.json,
+  // rauletorresc/llmfit@6797f30: 685,396,921,376): the model, its
+  // multi-token-prediction layer and one F32 scale per 128 x 128 block of
+  // each FP8 matrix, V3's 41,540,496 and, in each of the 62 layers, the
+  // indexer's wq_b (12 x 64) and wk (56 x 1); weights_proj is BF16.
+  constexpr double kFp8BlockScales = 41540496 + 62.0 * (12 * 64 + 56);
+  EXPECT_EQ(count.total + count.multi_token_prediction + kFp8BlockScales, 685396921376);
+  // The indexer's key joins the latent in the KV cache: 61 x (512 + 64 +
+  // 128) elements a token.
+  auto arch = ArchitectureFromHfConfig(config);
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  std::string arithmetic;
+  EXPECT_EQ(KvCacheBytesPerToken(ToCoreArchitecture(*arch), NumberFormat::kBf16, &arithmetic),
+            61.0 * (512 + 64 + 128) * 2);
+  EXPECT_TRUE(absl::StrContains(arithmetic, "128 indexer key")) << arithmetic;
+  // An indexer needs latent attention to index.
+  auto dense = ArchitectureFromHfConfig(
+      R"({"model_type": "deepseek_v32", "vocab_size": 1000, "hidden_size": 64,
+          "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+          "index_n_heads": 4, "index_head_dim": 16})");
+  ASSERT_TRUE(dense.ok()) << dense.status();
+  EXPECT_EQ(CountParameters(ToCoreArchitecture(*dense)).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // https://huggingface.co/moonshotai/Kimi-K2-Instruct/blob/main/config.json
