@@ -45,6 +45,21 @@ ParameterCount CountConfig(const std::string& json) {
   return count.ok() ? *count : ParameterCount{};
 }
 
+// A config.json (the keys that decide the count; the URL names it) and its
+// checkpoint's published total.
+struct PublishedConfig {
+  const char* config_url;
+  const char* json;
+  double total;
+};
+
+template <size_t N>
+void ExpectExactCounts(const PublishedConfig (&cases)[N]) {
+  for (const PublishedConfig& c : cases) {
+    EXPECT_EQ(CountConfig(c.json).total, c.total) << c.config_url;
+  }
+}
+
 // https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json (the
 // keys that decide the count).
 constexpr char kDeepSeekV3[] = R"({
@@ -254,12 +269,7 @@ TEST(AccuracyParametersTest, PhiMoeCountsItsBiasedAttentionAndOutputHead) {
 // the count; the URL names it) against its checkpoint's safetensors total as
 // llmfit's data/hf_models.json lists it (rauletorresc/llmfit@6797f30).
 TEST(AccuracyParametersTest, OptGptNeoAndBloomAreCountedExactly) {
-  struct Case {
-    const char* config_url;
-    const char* json;
-    double total;
-  };
-  const Case cases[] = {
+  const PublishedConfig cases[] = {
       // OPT: 2,050 learned position rows (2048 + OPTLearnedPositionalEmbedding's
       // offset of 2), every Linear biased, a plain MLP of ffn_dim, tied.
       {"https://huggingface.co/facebook/opt-125m/blob/main/config.json",
@@ -286,9 +296,7 @@ TEST(AccuracyParametersTest, OptGptNeoAndBloomAreCountedExactly) {
            "vocab_size": 250880})",
        176247271424},
   };
-  for (const Case& c : cases) {
-    EXPECT_EQ(CountConfig(c.json).total, c.total) << c.config_url;
-  }
+  ExpectExactCounts(cases);
 
   // GPT-Neo: the checkpoints also store each local layer's causal mask, a
   // 2,048 x 2,048 buffer (attn.attention.bias) that is no parameter; the
@@ -335,12 +343,7 @@ TEST(AccuracyParametersTest, OptGptNeoAndBloomAreCountedExactly) {
 // checkpoint's safetensors total as llmfit's data/hf_models.json lists it
 // (rauletorresc/llmfit@6797f30).
 TEST(AccuracyParametersTest, LlamaLikeFamiliesAreCountedExactly) {
-  struct Case {
-    const char* config_url;
-    const char* json;
-    double total;
-  };
-  const Case cases[] = {
+  const PublishedConfig cases[] = {
       // OLMo 2 and 3: q_norm and k_norm over the whole projections.
       {"https://huggingface.co/allenai/OLMo-2-0425-1B/blob/main/config.json",
        R"({"model_type": "olmo2", "hidden_size": 2048, "intermediate_size": 8192,
@@ -450,9 +453,7 @@ TEST(AccuracyParametersTest, LlamaLikeFamiliesAreCountedExactly) {
            "tie_word_embeddings": true})",
        1176764416},
   };
-  for (const Case& c : cases) {
-    EXPECT_EQ(CountConfig(c.json).total, c.total) << c.config_url;
-  }
+  ExpectExactCounts(cases);
 }
 
 // CohereForAI/c4ai-command-r-plus: CohereLayerNorm((heads, head_dim)) on
