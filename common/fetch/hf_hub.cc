@@ -634,6 +634,7 @@ absl::StatusOr<HfModelDescription> HfHubClient::FetchModelDescription(
     for (const auto& [dtype, n] : h->parameters_by_dtype) sum.parameters_by_dtype[dtype] += n;
     for (const auto& [dtype, n] : h->bytes_by_dtype) sum.bytes_by_dtype[dtype] += n;
     sum.total_parameters += h->total_parameters;
+    sum.mask_elements += h->mask_elements;
     sum.total_bytes += h->total_bytes;
     for (const SafetensorsTensor& t : h->tensors) {
       auto& [parameters, bytes] = d.totals_by_name_prefix[TensorNamePrefix(t.name)];
@@ -647,13 +648,17 @@ absl::StatusOr<HfModelDescription> HfHubClient::FetchModelDescription(
     d.parameters_by_dtype = std::move(sum.parameters_by_dtype);
     d.bytes_by_dtype = std::move(sum.bytes_by_dtype);
     d.total_parameters = sum.total_parameters;
+    d.mask_elements = sum.mask_elements;
     d.total_bytes = sum.total_bytes;
   } else if (info->safetensors_total) {
     d.totals_by_name_prefix.clear();
     d.safetensors_files.clear();
     d.tensor_source = "api";
     d.parameters_by_dtype = info->safetensors_parameters;
-    d.total_parameters = *info->safetensors_total;
+    // The Hub's total counts BOOL masks too (as the headers would show them).
+    auto masks = info->safetensors_parameters.find("BOOL");
+    d.mask_elements = masks != info->safetensors_parameters.end() ? masks->second : 0;
+    d.total_parameters = *info->safetensors_total - d.mask_elements;
   } else {
     d.totals_by_name_prefix.clear();
     d.safetensors_files.clear();

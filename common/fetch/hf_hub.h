@@ -103,10 +103,11 @@ struct HfModelDescription {
   std::string tensor_source;
   std::map<std::string, int64_t> parameters_by_dtype;
   std::map<std::string, uint64_t> bytes_by_dtype;  // only from headers
-  int64_t total_parameters = 0;
-  uint64_t total_bytes = 0;                    // only from headers
-  std::optional<uint64_t> index_total_size;    // metadata.total_size of the index
-  std::vector<std::string> safetensors_files;  // the headers read
+  int64_t total_parameters = 0;                    // BOOL masks left out (SafetensorsHeader)
+  int64_t mask_elements = 0;                       // the BOOL tensors' elements
+  uint64_t total_bytes = 0;                        // only from headers
+  std::optional<uint64_t> index_total_size;        // metadata.total_size of the index
+  std::vector<std::string> safetensors_files;      // the headers read
   // Tensor totals (parameters, bytes) by the first three dot-separated
   // segments of their names ("visual.merger.mlp", "model.layers.0"), only
   // from headers: how a multimodal checkpoint's encoders are sized exactly.

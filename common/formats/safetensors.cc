@@ -189,7 +189,7 @@ absl::StatusOr<SafetensorsHeader> ParseSafetensorsHeader(absl::string_view json)
     h.parameters_by_dtype[t.dtype] += t.parameters;
     h.bytes_by_dtype[t.dtype] += t.bytes();
     // Each tensor is < 2^53 elements and bytes; the sum of tiles is `expected`.
-    h.total_parameters += t.parameters;
+    (t.dtype == "BOOL" ? h.mask_elements : h.total_parameters) += t.parameters;
     if (h.total_parameters < 0 || static_cast<double>(h.total_parameters) > kMaxExactInteger) {
       return HeaderError("total parameters above 2^53");
     }

@@ -47,7 +47,12 @@ struct SafetensorsHeader {
   std::map<std::string, std::string> metadata;  // "__metadata__"
   std::map<std::string, int64_t> parameters_by_dtype;
   std::map<std::string, uint64_t> bytes_by_dtype;
+  // Every tensor's elements but BOOL ones: a BOOL tensor is a mask stored
+  // beside the weights (GPT-Neo's and GPT-NeoX's causal attention masks),
+  // no parameter; its elements are in mask_elements (and bytes in
+  // total_bytes).
   int64_t total_parameters = 0;
+  int64_t mask_elements = 0;
   uint64_t total_bytes = 0;  // of tensor data, = the file's size - 8 - N
 };
 

@@ -363,6 +363,7 @@ absl::StatusOr<SourcedModel> ModelFromSafetensorsHeader(const v1::ModelFileHeade
   for (const std::string& more : file.more_headers()) buffers.push_back(&more);
   uint64_t bytes = 0;
   int64_t parameters = 0;
+  int64_t masks = 0;  // BOOL tensors' elements: no parameters
   int64_t largest_tensor = 0;
   size_t tensors = 0;
   std::map<std::string, uint64_t> by_dtype;
@@ -377,6 +378,7 @@ absl::StatusOr<SourcedModel> ModelFromSafetensorsHeader(const v1::ModelFileHeade
     }
     bytes += header->total_bytes;
     parameters += header->total_parameters;
+    masks += header->mask_elements;
     tensors += header->tensors.size();
     for (const SafetensorsTensor& t : header->tensors) {
       largest_tensor = std::max(largest_tensor, t.parameters);
@@ -411,7 +413,11 @@ absl::StatusOr<SourcedModel> ModelFromSafetensorsHeader(const v1::ModelFileHeade
   out.source = absl::StrCat(
       "safetensors header", buffers.size() > 1 ? "s" : "", " of ", name, ": ", tensors, " tensors",
       buffers.size() > 1 ? absl::StrCat(" in ", buffers.size(), " shards") : "",
-      file.config_json().empty() ? " (no config.json: no architecture)" : ", config.json (inline)");
+      file.config_json().empty() ? " (no config.json: no architecture)" : ", config.json (inline)",
+      masks > 0 ? absl::StrCat("; ", masks,
+                               " values of BOOL tensors (attention masks stored beside the "
+                               "weights) are not counted as parameters")
+                : "");
   out.weights = ExactWeights{bytes, static_cast<double>(parameters),
                              Breakdown("safetensors tensors", by_dtype)};
   SplitEncoderParts(by_name, out.model->architecture(), "safetensors", &out);
@@ -446,6 +452,11 @@ absl::StatusOr<SourcedModel> ModelFromHfDescription(const HfModelDescription& d)
     SplitEncoderParts(d.totals_by_name_prefix, out.model->architecture(), "safetensors", &out);
   } else if (d.tensor_source == "api") {
     absl::StrAppend(&out.source, " (parameters from the Hub's safetensors summary)");
+  }
+  if (d.mask_elements > 0) {
+    absl::StrAppend(&out.source, "; ", d.mask_elements,
+                    " values of BOOL tensors (attention masks stored beside the weights) are "
+                    "not counted as parameters");
   }
   return out;
 }

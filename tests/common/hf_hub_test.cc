@@ -211,7 +211,8 @@ class HfHubTest : public ::testing::Test {
               ApiInfo("org/single", kSingleSha, {"config.json", "model.safetensors"}));
     WriteFile(api / "org/apionly/revision/main",
               ApiInfo("org/apionly", kApiSha, {"config.json", "pytorch_model.bin"},
-                      R"(, "safetensors": {"parameters": {"F16": 1234}, "total": 1234})"));
+                      R"(, "safetensors": {"parameters": {"F16": 1234, "BOOL": 16},)"
+                      R"( "total": 1250})"));
 
     const fs::path files = root / "files";
     WriteFile(files / "org/sharded" / kMain / "config.json", kConfig);
@@ -233,7 +234,9 @@ class HfHubTest : public ::testing::Test {
     WriteFile(files / "org/gated" / kGatedSha / "config.json", kConfig);
     WriteFile(files / "org/single" / kSingleSha / "config.json", kConfig);
     WriteFile(files / "org/single" / kSingleSha / "model.safetensors",
-              SafetensorsFile({{"w", "F16", {4, 4}, 2}, {"b", "F32", {4}, 4}}));
+              SafetensorsFile({{"w", "F16", {4, 4}, 2},
+                               {"b", "F32", {4}, 4},
+                               {"h.0.attn.attention.bias", "BOOL", {4, 4}, 1}}));
     WriteFile(files / "org/apionly" / kApiSha / "config.json", kConfig);
     WriteFile(files / "org/gguf" / kGgufSha / "tiny.Q4_K_M.gguf", GgufFile());
 
@@ -451,12 +454,16 @@ TEST_F(HfHubTest, SingleFileAndApiOnlyRepositories) {
   absl::StatusOr<HfModelDescription> single = hub.FetchModelDescription("org/single", "main");
   ASSERT_TRUE(single.ok()) << single.status();
   EXPECT_EQ(single->tensor_source, "safetensors");
+  // A BOOL tensor (GPT-Neo's stored causal mask) is no parameter; its bytes
+  // are the file's.
   EXPECT_EQ(single->total_parameters, 20);
-  EXPECT_EQ(single->total_bytes, 48u);
+  EXPECT_EQ(single->mask_elements, 16);
+  EXPECT_EQ(single->total_bytes, 64u);
   absl::StatusOr<HfModelDescription> api = hub.FetchModelDescription("org/apionly", "main");
   ASSERT_TRUE(api.ok()) << api.status();
   EXPECT_EQ(api->tensor_source, "api");
-  EXPECT_EQ(api->total_parameters, 1234);
+  EXPECT_EQ(api->total_parameters, 1234);  // the Hub's 1,250 less its BOOL 16
+  EXPECT_EQ(api->mask_elements, 16);
   EXPECT_EQ(api->parameters_by_dtype.at("F16"), 1234);
   EXPECT_TRUE(api->bytes_by_dtype.empty());
 }

@@ -56,6 +56,21 @@ TEST(SafetensorsTest, ReadsTensorsAndTotals) {
   EXPECT_EQ(h->header_bytes, sizeof(kHeader) - 1);
 }
 
+// GPT-Neo's and GPT-NeoX's checkpoints store causal masks as BOOL tensors
+// (gpt-neo-125m: six of 2,048 x 2,048, which make the Hub's total
+// 150,364,416 where the weights are 125,198,592): counted apart.
+TEST(SafetensorsTest, BoolMasksAreNotParameters) {
+  absl::StatusOr<SafetensorsHeader> h = ParseSafetensorsHeader(
+      R"({"w": {"dtype": "F16", "shape": [2, 2], "data_offsets": [0, 8]},)"
+      R"( "h.1.attn.attention.bias": {"dtype": "BOOL", "shape": [1, 1, 3, 3],)"
+      R"( "data_offsets": [8, 17]}})");
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->total_parameters, 4);
+  EXPECT_EQ(h->mask_elements, 9);
+  EXPECT_EQ(h->total_bytes, 17u);
+  EXPECT_EQ(h->parameters_by_dtype.at("BOOL"), 9);
+}
+
 TEST(SafetensorsTest, HeaderLengthFromTheFirstEightBytes) {
   const std::string file = SafetensorsFile(kHeader, 38);
   absl::StatusOr<uint64_t> n = SafetensorsHeaderLength(file);

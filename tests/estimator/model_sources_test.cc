@@ -209,6 +209,33 @@ TEST(ModelSourcesTest, SafetensorsHeaderWithConfigCountsExactly) {
   EXPECT_EQ(counted->architecture().num_layers(), 2);
 }
 
+// A checkpoint that stores causal masks as BOOL tensors beside its weights
+// (GPT-Neo, GPT-NeoX): the masks are not parameters, so the file's count
+// still equals the architecture's, and the answer says what was left out;
+// the weights line keeps the file's bytes, masks included.
+TEST(ModelSourcesTest, SafetensorsMasksAreNotCountedAsParameters) {
+  std::vector<testing::Tensor> tensors = testing::TinyLlamaTensors();
+  tensors.push_back({"model.layers.0.self_attn.bias", "BOOL", {1, 1, 16, 16}, 1});
+  tensors.push_back({"model.layers.1.self_attn.bias", "BOOL", {1, 1, 16, 16}, 1});
+  v1::ModelSource source;
+  v1::ModelFileHeader* file = source.mutable_safetensors_header();
+  file->set_header(testing::SafetensorsBytes(tensors, /*with_data=*/false));
+  file->set_file_name("model.safetensors");
+  file->set_config_json(testing::kTinyLlamaConfig);
+  absl::StatusOr<v1::EstimateInferenceMemoryResponse> r = Memory(source);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(absl::StrContains(r->source(), "512 values of BOOL tensors")) << r->source();
+  EXPECT_EQ(Line(*r, "weights")->bytes(), static_cast<int64_t>(TinyLlamaBytes() + 512));
+
+  v1::CountParametersRequest count;
+  *count.mutable_model_source() = source;
+  Waiter<v1::CountParametersResponse> waiter;
+  AnswerCountParameters(Catalog(), count, waiter.done());
+  absl::StatusOr<v1::CountParametersResponse>& counted = waiter.get();
+  ASSERT_TRUE(counted.ok()) << counted.status();
+  EXPECT_DOUBLE_EQ(counted->total_parameters(), counted->tensor_parameters());
+}
+
 TEST(ModelSourcesTest, CatalogNameAndInlineSourcesAreNamed) {
   v1::ModelSource by_name;
   by_name.set_catalog_name("Llama 3.1 8B");
