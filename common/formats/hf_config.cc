@@ -1099,10 +1099,6 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     a.set_attention_qkv_bias(bias);
     a.set_attention_output_bias(bias);
     a.set_mlp_bias(bias);
-  } else if (is_phimoe) {
-    a.set_attention_qkv_bias(c.Bool("attention_bias", false));
-    a.set_attention_output_bias(c.Bool("attention_bias", false));
-    a.set_output_head_bias(c.Bool("lm_head_bias", false) && !a.tie_word_embeddings());
   } else if (is_gpt_neo) {
     // GPTNeoSelfAttention: k/v/q_proj without bias, out_proj with one;
     // GPTNeoMLP's c_fc and c_proj with theirs.
@@ -1161,6 +1157,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     a.set_attention_output_bias(c.Bool("attention_bias", false));
     a.set_mlp_bias(c.Bool("mlp_bias", false));
   }
+  // Phi-3.5-MoE: the default branch's attention_bias, and its untied
+  // lm_head biased by lm_head_bias.
+  if (is_phimoe) a.set_output_head_bias(c.Bool("lm_head_bias", false) && !a.tie_word_embeddings());
   const bool is_olmo = type == "olmoe" || type == "olmo2" || type == "olmo3";
   a.set_qk_norm(type == "qwen3" || type == "qwen3_moe" || is_gemma3 || is_olmo ||
                 type == "qwen3_next" || type == "exaone4");

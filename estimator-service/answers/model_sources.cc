@@ -102,6 +102,14 @@ Hub& CurrentHub() {
   return *hub;
 }
 
+// The source's note on BOOL tensors left out of the count (none: empty).
+std::string MasksLeftOut(int64_t mask_elements) {
+  if (mask_elements <= 0) return "";
+  return absl::StrCat("; ", mask_elements,
+                      " values of BOOL tensors (attention masks stored beside the weights) are "
+                      "not counted as parameters");
+}
+
 std::string Bytes(uint64_t bytes) { return absl::StrFormat("%.4g B", static_cast<double>(bytes)); }
 
 std::string Breakdown(absl::string_view what, const std::map<std::string, uint64_t>& bytes) {
@@ -414,10 +422,7 @@ absl::StatusOr<SourcedModel> ModelFromSafetensorsHeader(const v1::ModelFileHeade
       "safetensors header", buffers.size() > 1 ? "s" : "", " of ", name, ": ", tensors, " tensors",
       buffers.size() > 1 ? absl::StrCat(" in ", buffers.size(), " shards") : "",
       file.config_json().empty() ? " (no config.json: no architecture)" : ", config.json (inline)",
-      masks > 0 ? absl::StrCat("; ", masks,
-                               " values of BOOL tensors (attention masks stored beside the "
-                               "weights) are not counted as parameters")
-                : "");
+      MasksLeftOut(masks));
   out.weights = ExactWeights{bytes, static_cast<double>(parameters),
                              Breakdown("safetensors tensors", by_dtype)};
   SplitEncoderParts(by_name, out.model->architecture(), "safetensors", &out);
@@ -453,11 +458,7 @@ absl::StatusOr<SourcedModel> ModelFromHfDescription(const HfModelDescription& d)
   } else if (d.tensor_source == "api") {
     absl::StrAppend(&out.source, " (parameters from the Hub's safetensors summary)");
   }
-  if (d.mask_elements > 0) {
-    absl::StrAppend(&out.source, "; ", d.mask_elements,
-                    " values of BOOL tensors (attention masks stored beside the weights) are "
-                    "not counted as parameters");
-  }
+  absl::StrAppend(&out.source, MasksLeftOut(d.mask_elements));
   return out;
 }
 

@@ -77,6 +77,14 @@ absl::StatusOr<v1::EstimateInferenceMemoryResponse> Memory(const v1::ModelSource
   return std::move(waiter.get());
 }
 
+absl::StatusOr<v1::CountParametersResponse> Count(const v1::ModelSource& source) {
+  v1::CountParametersRequest request;
+  *request.mutable_model_source() = source;
+  Waiter<v1::CountParametersResponse> waiter;
+  AnswerCountParameters(Catalog(), request, waiter.done());
+  return std::move(waiter.get());
+}
+
 const v1::EstimateLine* Line(const v1::EstimateInferenceMemoryResponse& r, const char* name) {
   for (const auto& line : r.lines()) {
     if (line.component() == name) return &line;
@@ -198,11 +206,7 @@ TEST(ModelSourcesTest, SafetensorsHeaderWithConfigCountsExactly) {
       << r->source();
   EXPECT_EQ(Line(*r, "weights")->bytes(), static_cast<int64_t>(TinyLlamaBytes()));
 
-  v1::CountParametersRequest count;
-  *count.mutable_model_source() = source;
-  Waiter<v1::CountParametersResponse> waiter;
-  AnswerCountParameters(Catalog(), count, waiter.done());
-  absl::StatusOr<v1::CountParametersResponse>& counted = waiter.get();
+  absl::StatusOr<v1::CountParametersResponse> counted = Count(source);
   ASSERT_TRUE(counted.ok()) << counted.status();
   // The architecture's count and the file's agree for this checkpoint.
   EXPECT_DOUBLE_EQ(counted->total_parameters(), counted->tensor_parameters());
@@ -227,11 +231,7 @@ TEST(ModelSourcesTest, SafetensorsMasksAreNotCountedAsParameters) {
   EXPECT_TRUE(absl::StrContains(r->source(), "512 values of BOOL tensors")) << r->source();
   EXPECT_EQ(Line(*r, "weights")->bytes(), static_cast<int64_t>(TinyLlamaBytes() + 512));
 
-  v1::CountParametersRequest count;
-  *count.mutable_model_source() = source;
-  Waiter<v1::CountParametersResponse> waiter;
-  AnswerCountParameters(Catalog(), count, waiter.done());
-  absl::StatusOr<v1::CountParametersResponse>& counted = waiter.get();
+  absl::StatusOr<v1::CountParametersResponse> counted = Count(source);
   ASSERT_TRUE(counted.ok()) << counted.status();
   EXPECT_DOUBLE_EQ(counted->total_parameters(), counted->tensor_parameters());
 }
