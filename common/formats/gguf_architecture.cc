@@ -52,6 +52,8 @@ const std::map<std::string, std::string>& Families() {
                                              {"olmo2", "olmo2"},
                                              {"olmoe", "olmoe"},
                                              {"granite", "granite"},
+                                             {"granitemoe", "granitemoe"},
+                                             {"stablelm", "stablelm"},
                                              {"exaone4", "exaone4"},
                                              {"internlm2", "internlm2"},
                                              {"seed_oss", "seed_oss"},
@@ -67,7 +69,9 @@ const std::map<std::string, std::string>& Families() {
                                              {"llama4", "llama4_text"},
                                              {"command-r", "cohere"},
                                              {"cohere2", "cohere2"},
-                                             {"olmo", "olmo"}};
+                                             {"olmo", "olmo"},
+                                             {"lfm2", "lfm2"},
+                                             {"lfm2moe", "lfm2_moe"}};
   return *families;
 }
 
@@ -214,6 +218,26 @@ void SlidingPattern(ConfigFromGguf* c) {
   }
 }
 
+// LFM2 and LFM2-MoE (convert_hf_to_gguf.py LFM2Model, LFM2MoeModel):
+// attention.head_count_kv per layer, 0 for a short-conv layer (llama.cpp's
+// is_recr), shortconv.l_cache the convolution's taps, feed_forward_length
+// the MLP width already adjusted (block_auto_adjust_ff_dim applied), and
+// for the mixture the dense lead (leading_dense_block_count).
+void ShortConvLayers(const GgufHeader& header, ConfigFromGguf* c) {
+  if (const GgufArray* kv = c->Array("attention.head_count_kv");
+      kv != nullptr && !kv->numbers.empty()) {
+    Value& list = c->Field("layer_types");
+    list.mutable_list_value()->clear_values();
+    for (double n : kv->numbers) {
+      list.mutable_list_value()->add_values()->set_string_value(n == 0 ? "conv" : "full_attention");
+    }
+  }
+  c->Set("conv_L_cache", c->Need(c->Int("shortconv.l_cache"), "shortconv.l_cache"));
+  c->SetBool("conv_bias", AnyBlockTensor(header, ".shortconv.in_proj.bias") != nullptr);
+  c->SetBool("block_auto_adjust_ff_dim", false);
+  c->SetIf("num_dense_layers", c->Int("leading_dense_block_count"));
+}
+
 // Multi-head latent attention (deepseek2): the ranks and head widths. Files
 // written since llama.cpp stored MLA as multi-query attention give the
 // decompressed widths as key_length_mla / value_length_mla (key_length is
@@ -264,8 +288,11 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
         "UNSUPPORTED_MODEL_TYPE");
   }
   // Layers without key/value heads are recurrent (llama.cpp's hybrids write
-  // 0 for them): not sized as attention.
-  if (const GgufArray* kv = header.GetArray(m.architecture + ".attention.head_count_kv")) {
+  // 0 for them): not sized as attention, except LFM2's short-conv layers,
+  // which the file names that way (ShortConvLayers).
+  const bool short_conv = family->second == "lfm2" || family->second == "lfm2_moe";
+  if (const GgufArray* kv = header.GetArray(m.architecture + ".attention.head_count_kv");
+      kv != nullptr && !short_conv) {
     for (double n : kv->numbers) {
       if (n == 0) {
         return WithReason(
@@ -331,7 +358,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
       c.SetIf(key, c.Int("expert_shared_count"));
     c.SetIf("first_k_dense_replace", c.Int("leading_dense_block_count"));
   }
-  if (type == "mixtral" || type == "minimax_m2" || type == "gpt_oss" || type == "phimoe") {
+  if (type == "mixtral" || type == "minimax_m2" || type == "gpt_oss" || type == "phimoe" ||
+      type == "granitemoe") {
     // Their config.json's intermediate_size is an expert's.
     if (expert_width.has_value()) c.Set("intermediate_size", *expert_width);
   } else if (type == "llama4_text") {
@@ -345,6 +373,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
     c.SetIf("moe_layer_interval", c.Int("interleave_moe_layer_step"));
   }
 
+  if (short_conv) ShortConvLayers(header, &c);
+
   // What config.json says and GGUF leaves to the tensors.
   const bool qkv_bias = AnyBlockTensor(header, ".attn_q.bias") != nullptr ||
                         AnyBlockTensor(header, ".attn_qkv.bias") != nullptr;
@@ -355,6 +385,13 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
     c.SetBool("use_bias", qkv_bias);
   } else if (type == "internlm2") {
     c.SetBool("bias", qkv_bias);
+  } else if (type == "stablelm") {
+    // StableLM's q/k/v biases (use_qkv_bias); its per-head query and key
+    // LayerNorms (qk_layernorm) and the parallel residual (one norm a block:
+    // no ffn_norm, llama.cpp's LLM_ARCH_STABLELM).
+    c.SetBool("use_qkv_bias", qkv_bias);
+    c.SetBool("qk_layernorm", AnyBlockTensor(header, ".attn_q_norm.weight") != nullptr);
+    c.SetBool("use_parallel_residual", AnyBlockTensor(header, ".ffn_norm.weight") == nullptr);
   } else if (type == "seed_oss") {
     c.SetBool("attention_bias", qkv_bias);
     c.SetBool("attention_out_bias", output_bias);

@@ -115,19 +115,25 @@ const std::set<std::string>& KnownTypes() {
       // embedding (no_rope_layers), which changes no weight and no cache.
       "smollm3",
       // Decoders with learned or ALiBi positions, LayerNorms and biases:
-      // OPT, GPT-Neo, BLOOM (ArchitectureFromRoot).
-      "opt", "gpt_neo", "bloom",
+      // OPT, GPT-Neo, BLOOM, and StarCoder and SantaCoder (gpt_bigcode:
+      // GPT-2's blocks with multi-query attention) (ArchitectureFromRoot).
+      "opt", "gpt_neo", "bloom", "gpt_bigcode",
+      // GPT-J (a parallel block behind one LayerNorm, a biased output head)
+      // and StableLM (Llama's blocks behind LayerNorms).
+      "gptj", "stablelm",
       // Command R, Aya Expanse (cohere) and Command R7B, Command A (cohere2):
       // a parallel block behind one LayerNorm without bias; OLMo (v1): norms
       // without parameters.
       "cohere", "cohere2", "olmo",
       // Mixtures of experts: GLM-4.5/4.6 (glm4_moe), GLM-4.7-Flash
-      // (glm4_moe_lite: DeepSeek-V3's blocks), MiniMax-M2, ERNIE 4.5.
-      "glm4_moe", "glm4_moe_lite", "minimax_m2", "ernie4_5", "ernie4_5_moe",
+      // (glm4_moe_lite: DeepSeek-V3's blocks), MiniMax-M2, ERNIE 4.5, and
+      // Granite 3.0/3.1 MoE and PowerMoE (granitemoe: Granite's blocks with
+      // Mixtral's experts of intermediate_size).
+      "glm4_moe", "glm4_moe_lite", "minimax_m2", "ernie4_5", "ernie4_5_moe", "granitemoe",
       // Llama 4's language model (Llama4ForConditionalGeneration's text_config).
       "llama4_text",
       // Hybrid and state-space models (HybridArchitecture below).
-      "jamba", "falcon_h1", "qwen3_next", "nemotron_h", "granitemoehybrid"};
+      "jamba", "falcon_h1", "qwen3_next", "nemotron_h", "granitemoehybrid", "lfm2", "lfm2_moe"};
   return *types;
 }
 
@@ -475,6 +481,96 @@ int CountIn(const Config& c, const char* key, const char* value) {
   return c.CountStrings(key, value);
 }
 
+// LFM2 and LFM2-MoE (transformers models/lfm2, models/lfm2_moe): layer_types
+// names each layer's operator, "full_attention" (GQA with a per-head RMSNorm
+// on queries and keys) or "conv" (Lfm2ShortConv: in_proj to B, C and x of
+// hidden_size each, a depthwise conv1d of conv_L_cache taps, out_proj);
+// without it, full_attn_idxs lists the attention layers (Lfm2Config; neither
+// key: every layer attends). Every layer has a SwiGLU MLP. LFM2's width is
+// block_ff_dim (else intermediate_size), with block_auto_adjust_ff_dim taken
+// to 2/3 of it, times block_ffn_dim_multiplier, rounded up to a multiple of
+// block_multiple_of (Lfm2MLP). LFM2-MoE: the first num_dense_layers layers
+// dense at intermediate_size as written, the others routed (num_experts of
+// moe_intermediate_size, no shared expert); its router's expert_bias is a
+// buffer, not a parameter (model.num_parameters() leaves it out). The
+// embeddings are tied unless tie_embedding or tie_word_embeddings says not.
+absl::Status Lfm2Layers(const Config& c, const std::string& type, common::v1::Architecture* a) {
+  absl::Status error;
+  auto take = [&](absl::StatusOr<int64_t> v) -> int64_t {
+    if (!v.ok() && error.ok()) error = v.status();
+    return v.ok() ? *v : 0;
+  };
+  const int L = a->num_layers();
+  int attention = CountIn(c, "layer_types", "full_attention");
+  if (attention >= 0) {
+    const int conv = CountIn(c, "layer_types", "conv");
+    if (attention + conv != L) {
+      return InvalidFieldError(absl::StrCat(kField, ".layer_types"),
+                               absl::StrCat("must name \"full_attention\" or \"conv\" for each "
+                                            "of the ",
+                                            L, " layers"));
+    }
+  } else if (const Value* listed = c.Find({"full_attn_idxs"}); listed != nullptr) {
+    std::set<int64_t> layers;
+    if (listed->kind_case() == Value::kListValue) {
+      for (const Value& item : listed->list_value().values()) {
+        if (item.kind_case() != Value::kNumberValue || item.number_value() < 0 ||
+            item.number_value() >= L || item.number_value() != std::floor(item.number_value())) {
+          layers.clear();
+          break;
+        }
+        layers.insert(static_cast<int64_t>(item.number_value()));
+      }
+    }
+    if (layers.empty() &&
+        !(listed->kind_case() == Value::kListValue && listed->list_value().values_size() == 0)) {
+      return InvalidFieldError(absl::StrCat(kField, ".full_attn_idxs"),
+                               absl::StrCat("must list layer indices from 0 to ", L - 1));
+    }
+    attention = static_cast<int>(layers.size());
+  } else {
+    attention = L;
+  }
+  a->set_recurrent_mixer("short_conv");
+  a->set_num_attention_layers(attention);
+  a->set_num_recurrent_layers(L - attention);
+  a->set_num_mlp_layers(L);
+  a->set_ssm_inner_size(a->hidden_size());
+  a->set_ssm_conv_kernel(static_cast<int32_t>(take(c.Int({"conv_L_cache"}, 3))));
+  a->set_ssm_conv_bias(c.Bool("conv_bias", false));
+  a->set_ssm_proj_bias(a->ssm_conv_bias());
+  a->set_qk_norm(true);
+  a->set_tie_word_embeddings(c.Bool("tie_embedding", c.Bool("tie_word_embeddings", true)));
+  if (type == "lfm2") {
+    int64_t ff = take(c.Int({"block_ff_dim", "intermediate_size"}, 12288));
+    if (c.Bool("block_auto_adjust_ff_dim", true)) {
+      ff = 2 * ff / 3;
+      const Value* multiplier = c.Find({"block_ffn_dim_multiplier"});
+      if (multiplier != nullptr &&
+          (multiplier->kind_case() != Value::kNumberValue || multiplier->number_value() <= 0)) {
+        return InvalidFieldError(absl::StrCat(kField, ".block_ffn_dim_multiplier"),
+                                 "must be a positive number");
+      }
+      if (multiplier != nullptr) {
+        ff = static_cast<int64_t>(multiplier->number_value() * static_cast<double>(ff));
+      }
+      const int64_t multiple = std::max<int64_t>(1, take(c.Int({"block_multiple_of"}, 256)));
+      ff = multiple * ((ff + multiple - 1) / multiple);
+    }
+    a->set_intermediate_size(ff);
+    a->set_num_experts(0);
+  } else {
+    a->set_intermediate_size(take(c.Int({"intermediate_size"}, 7168)));
+    const int64_t dense = take(c.Int({"num_dense_layers"}, 2));
+    if (dense > L) {
+      return InvalidFieldError(absl::StrCat(kField, ".num_dense_layers"),
+                               absl::StrCat("is ", dense, "; the model has ", L, " layers"));
+    }
+    a->set_num_dense_layers(static_cast<int32_t>(dense));
+  }
+  return error;
+}
+
 // The layer pattern and mixer of the hybrids that also have attention,
 // after their transformers configuration classes; `a` already holds the
 // attention, MLP and MoE fields the common path reads.
@@ -588,6 +684,8 @@ absl::Status HybridArchitecture(const Config& c, const Struct& root, const std::
     a->set_num_mtp_layers(static_cast<int32_t>(
         take(c.Int({"num_nextn_predict_layers", "mtp_num_hidden_layers"}, 1))));
     a->set_mtp_shares_embeddings(true);
+  } else if (type == "lfm2" || type == "lfm2_moe") {
+    if (absl::Status lfm2 = Lfm2Layers(c, type, a); !lfm2.ok()) return lfm2;
   } else if (type == "granitemoehybrid") {
     // GraniteMoeHybridConfig (Granite 4.0 H): layer_types names each layer's
     // mixer, "mamba" (GraniteMoeHybridMambaLayer: Mamba-2 with a gated
@@ -985,6 +1083,18 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   // intermediate_size; LayerNorms with biases; q/k/v/o biased by
   // attention_bias, the untied lm_head by lm_head_bias.
   const bool is_phimoe = type == "phimoe";
+  // StarCoder, SantaCoder (GPTBigCodeForCausalLM): GPT-2's blocks whose
+  // c_attn yields one key and value head with multi_query (the default).
+  const bool is_bigcode = type == "gpt_bigcode";
+  // GPT-J (GPTJForCausalLM): attention and MLP side by side behind ln_1;
+  // q/k/v/out_proj without biases, fc_in and fc_out with theirs; an untied
+  // lm_head with a bias (GPTJConfig ties nothing by default).
+  const bool is_gptj = type == "gptj";
+  // StableLM (StableLmForCausalLM): Llama's gated MLP behind LayerNorms with
+  // biases; q/k/v_proj biased by use_qkv_bias; use_parallel_residual runs
+  // attention and MLP behind one norm; qk_layernorm normalizes each head of
+  // the queries and keys (a weight per head and element, no bias).
+  const bool is_stablelm = type == "stablelm";
   const bool is_gemma3 = type == "gemma3_text";
   const bool is_t5 = type == "t5";
   // StarCoder2: LayerNorms with biases, every Linear biased (use_bias), a
@@ -1028,6 +1138,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   if (is_chatglm && c.Bool("multi_query_attention", false)) {
     kv_heads = take(c.Int({"multi_query_group_num"}, 1));
   }
+  if (is_bigcode && kv_heads == 0 && c.Bool("multi_query", true)) kv_heads = 1;
   if (is_falcon && kv_heads == 0) {
     kv_heads = c.Bool("new_decoder_architecture", false) ? a.num_attention_heads()
                : c.Bool("multi_query", true)             ? 1
@@ -1054,25 +1165,28 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   const bool tied_by_default = is_gpt2 || is_bert || is_falcon || type == "gemma" || is_cohere ||
                                type == "gemma2" || is_gemma3 || is_t5 || is_starcoder2 ||
                                type == "ernie4_5" || type == "ernie4_5_moe" || type == "smollm3" ||
-                               is_opt || is_gpt_neo || is_bloom;
+                               is_opt || is_gpt_neo || is_bloom || is_bigcode;
   a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", tied_by_default));
   // T5: "relu" (v1.0) is plain, "gated-gelu" (v1.1, Flan-T5) gated.
   a.set_gated_mlp(is_t5 ? c.String("feed_forward_proj").rfind("gated", 0) == 0
                         : !is_gpt2 && !is_bert && !is_falcon && !is_neox && !is_phi &&
-                              !is_starcoder2 && !is_opt && !is_gpt_neo && !is_bloom);
+                              !is_starcoder2 && !is_opt && !is_gpt_neo && !is_bloom &&
+                              !is_bigcode && !is_gptj);
   const bool layer_norm = is_gpt2 || is_bert || is_falcon || is_neox || is_phi || is_starcoder2 ||
-                          is_opt || is_gpt_neo || is_bloom || is_phimoe;
+                          is_opt || is_gpt_neo || is_bloom || is_phimoe || is_bigcode || is_gptj ||
+                          is_stablelm;
   a.set_norm_type(is_opt && !c.Bool("layer_norm_elementwise_affine", true)
                       ? common::v1::NORM_TYPE_LAYER_NORM_WITHOUT_PARAMETERS
                   : layer_norm     ? common::v1::NORM_TYPE_LAYER_NORM
                   : is_cohere      ? common::v1::NORM_TYPE_LAYER_NORM_WITHOUT_BIAS
                   : type == "olmo" ? common::v1::NORM_TYPE_LAYER_NORM_WITHOUT_PARAMETERS
                                    : common::v1::NORM_TYPE_RMS_NORM);
-  a.set_position_embedding(
-      is_t5                                               ? common::v1::POSITION_EMBEDDING_RELATIVE
-      : is_gpt2 || is_bert || is_opt || is_gpt_neo        ? common::v1::POSITION_EMBEDDING_LEARNED
-      : is_bloom || (is_falcon && c.Bool("alibi", false)) ? common::v1::POSITION_EMBEDDING_ALIBI
-                                                          : common::v1::POSITION_EMBEDDING_ROTARY);
+  a.set_position_embedding(is_t5 ? common::v1::POSITION_EMBEDDING_RELATIVE
+                           : is_gpt2 || is_bert || is_opt || is_gpt_neo || is_bigcode
+                               ? common::v1::POSITION_EMBEDDING_LEARNED
+                           : is_bloom || (is_falcon && c.Bool("alibi", false))
+                               ? common::v1::POSITION_EMBEDDING_ALIBI
+                               : common::v1::POSITION_EMBEDDING_ROTARY);
   if (is_opt) a.set_learned_position_offset(2);
   if (is_bloom) a.set_embedding_norm(true);
   if (is_neox) {
@@ -1089,7 +1203,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     a.set_mlp_bias(true);
     a.set_router_bias(true);
     a.set_attention_sinks(true);
-  } else if (is_gpt2 || is_bert || is_bloom) {
+  } else if (is_gpt2 || is_bert || is_bloom || is_bigcode) {
     a.set_attention_qkv_bias(true);
     a.set_attention_output_bias(true);
     a.set_mlp_bias(true);
@@ -1111,6 +1225,11 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     a.set_attention_output_bias(true);
     a.set_mlp_bias(true);
     a.set_output_head_bias(!a.tie_word_embeddings());
+  } else if (is_gptj) {
+    a.set_mlp_bias(true);
+    a.set_output_head_bias(!a.tie_word_embeddings());
+  } else if (is_stablelm) {
+    a.set_attention_qkv_bias(c.Bool("use_qkv_bias", false));
   } else if (is_falcon) {
     const bool bias = c.Bool("bias", false);
     a.set_attention_qkv_bias(bias);
@@ -1175,6 +1294,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     // on queries and keys, a weight per head and element (Command R+ v01).
     a.set_qk_norm(c.Bool("use_qk_norm", false));
     a.set_qk_norm_full_width(a.qk_norm());
+  } else if (is_stablelm) {
+    a.set_qk_norm(c.Bool("qk_layernorm", false));
+    a.set_qk_norm_full_width(a.qk_norm());
   } else if (type == "minimax_m2") {
     // MiniMaxM2Attention: qk_norm_type "per_layer" normalizes the whole
     // projections (heads x head_dim), "per_head" each head.
@@ -1186,7 +1308,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   if (type == "gemma2" || is_gemma3 || type == "glm4") a.set_norms_per_layer(4);
   // CohereDecoderLayer: attention and MLP side by side behind one norm.
   if ((is_falcon && !c.Bool("new_decoder_architecture", false) && c.Bool("parallel_attn", true)) ||
-      is_phi || is_cohere) {
+      is_phi || is_cohere || is_gptj || (is_stablelm && c.Bool("use_parallel_residual", false))) {
     a.set_norms_per_layer(1);
   }
   if (is_t5) {
@@ -1377,7 +1499,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   }
   if (!error.ok()) return error;
   if (type == "jamba" || type == "falcon_h1" || type == "qwen3_next" || type == "nemotron_h" ||
-      type == "granitemoehybrid") {
+      type == "granitemoehybrid" || type == "lfm2" || type == "lfm2_moe") {
     if (absl::Status hybrid = HybridArchitecture(c, root, type, &a); !hybrid.ok()) return hybrid;
   }
   a.set_source("config.json");

@@ -101,6 +101,7 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
                         : mixer == "mamba"          ? RecurrentMixer::kMamba
                         : mixer == "mamba2"         ? RecurrentMixer::kMamba2
                         : mixer == "gated_deltanet" ? RecurrentMixer::kGatedDeltaNet
+                        : mixer == "short_conv"     ? RecurrentMixer::kShortConv
                                                     : RecurrentMixer::kUnknown;
   out.num_recurrent_layers = arch.num_recurrent_layers();
   out.num_attention_layers = arch.num_attention_layers();
@@ -120,9 +121,10 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   // else the families whose checkpoints (and GGUF files) hold one fused QKV
   // tensor: how a quantized file sizes them (core/weight_files.cc).
   const std::string& type = arch.model_type();
-  out.fused_qkv = arch.has_fused_qkv() ? arch.fused_qkv()
-                                       : type == "phi3" || type == "gpt2" || type == "gpt_neox" ||
-                                             type == "falcon" || type == "bloom";
+  out.fused_qkv = arch.has_fused_qkv()
+                      ? arch.fused_qkv()
+                      : type == "phi3" || type == "gpt2" || type == "gpt_neox" ||
+                            type == "falcon" || type == "bloom" || type == "gpt_bigcode";
   return out;
 }
 

@@ -18,6 +18,7 @@ enum class RecurrentMixer {
   kMamba,          // Mamba-1 selective scan (transformers MambaMixer)
   kMamba2,         // Mamba-2 SSD (Mamba2Mixer, FalconH1Mixer, NemotronHMamba2Mixer)
   kGatedDeltaNet,  // Qwen3-Next linear attention (Qwen3NextGatedDeltaNet)
+  kShortConv,      // LFM2's gated short convolution (Lfm2ShortConv)
   kUnknown,        // a name this estimator does not know: refused
 };
 

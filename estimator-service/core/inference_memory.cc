@@ -242,6 +242,13 @@ double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* ari
       ssm_text = absl::StrCat(Int(H), " value heads x ", Int(N), " key dim x ",
                               Int(H > 0 ? I / H : 0), " value dim");
       break;
+    case RecurrentMixer::kShortConv:
+      // llama.cpp's n_embd_r() (n_embd x (l_cache - 1)) and vLLM's
+      // short_conv_state_shape ((conv_L_cache - 1) x conv_dim): the window
+      // only, no state. (transformers' Lfm2HybridConvCache keeps conv_L_cache
+      // columns for every layer.)
+      channels = I;
+      break;
     default:
       return 0;
   }
@@ -249,12 +256,14 @@ double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* ari
   const double per_layer = conv_window * channels * conv_bytes + ssm * ssm_bytes;
   const double bytes = per_layer * arch.num_recurrent_layers;
   if (arithmetic != nullptr) {
-    *arithmetic =
-        absl::StrCat(arch.num_recurrent_layers, " recurrent layers x (conv ", Int(conv_window),
-                     " (kernel ", arch.ssm_conv_kernel, " - 1) x ", Int(channels),
-                     " channels x 2 bytes + SSM ", ssm_text, " x ", Int(ssm_bytes), " bytes",
-                     arch.ssm_state_fp32 ? " (fp32)" : " (16-bit)", ") = ", Int(bytes),
-                     " bytes per sequence, whatever the context (vLLM's mamba state shapes)");
+    *arithmetic = absl::StrCat(
+        arch.num_recurrent_layers, " recurrent layers x (conv ", Int(conv_window), " (kernel ",
+        arch.ssm_conv_kernel, " - 1) x ", Int(channels), " channels x 2 bytes",
+        ssm > 0 ? absl::StrCat(" + SSM ", ssm_text, " x ", Int(ssm_bytes), " bytes",
+                               arch.ssm_state_fp32 ? " (fp32)" : " (16-bit)")
+                : "",
+        ") = ", Int(bytes),
+        " bytes per sequence, whatever the context (vLLM's mamba state shapes)");
   }
   return bytes;
 }

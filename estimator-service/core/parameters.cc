@@ -57,6 +57,9 @@ double OutputHeadBias(const Architecture& arch, const ParameterCountOptions& opt
 //     heads of I/H, C = 2GN + I: in_proj_qkvz h x (C + I), in_proj_ba
 //     h x 2H, conv1d C x K, dt_bias and A_log H each, gated RMSNorm I/H,
 //     out_proj I x h.
+//   Short convolution (LFM2's Lfm2ShortConv), I = conv_dim: in_proj h x 3I
+//     (B, C and x), a depthwise conv1d I x K, out_proj I x h; biases on all
+//     three with conv_bias.
 double RecurrentParameters(const Architecture& arch, const ParameterCountOptions& options,
                            std::string* text) {
   const double h = static_cast<double>(arch.hidden_size);
@@ -121,6 +124,18 @@ double RecurrentParameters(const Architecture& arch, const ParameterCountOptions
       }
       return total;
     }
+    case RecurrentMixer::kShortConv: {
+      const double in = h * 3 * I + (conv_bias ? 3 * I : 0);
+      const double conv = I * K + (conv_bias ? I : 0);
+      const double out = I * h + (conv_bias ? h : 0);
+      const double total = in + conv + out;
+      if (text != nullptr) {
+        *text = absl::StrCat("short conv: in_proj ", Int(h), "x3x", Int(I), " (B, C, x) + conv1d ",
+                             Int(I), "x", Int(K), " (depthwise) + out_proj ", Int(I), "x", Int(h),
+                             conv_bias ? " (+ biases)" : "", " = ", Int(total));
+      }
+      return total;
+    }
     default:
       return 0;
   }
@@ -129,7 +144,8 @@ double RecurrentParameters(const Architecture& arch, const ParameterCountOptions
 // A hybrid's layer counts and its recurrent mixer's shape.
 void CheckRecurrentShape(const Architecture& arch, FieldViolations* violations) {
   if (arch.recurrent_mixer == RecurrentMixer::kUnknown) {
-    violations->Add("architecture.recurrent_mixer", "must be mamba, mamba2 or gated_deltanet");
+    violations->Add("architecture.recurrent_mixer",
+                    "must be mamba, mamba2, gated_deltanet or short_conv");
     return;
   }
   auto layers = [&](const char* field, int value, bool positive) {
@@ -142,10 +158,12 @@ void CheckRecurrentShape(const Architecture& arch, FieldViolations* violations) 
   layers("architecture.num_attention_layers", arch.num_attention_layers, false);
   layers("architecture.num_mlp_layers", arch.num_mlp_layers, false);
   if (arch.ssm_inner_size <= 0) violations->Add("architecture.ssm_inner_size", "must be positive");
-  if (arch.ssm_state_size <= 0) violations->Add("architecture.ssm_state_size", "must be positive");
   if (arch.ssm_conv_kernel <= 0) {
     violations->Add("architecture.ssm_conv_kernel", "must be positive");
   }
+  // A short convolution keeps no state beside its window.
+  if (arch.recurrent_mixer == RecurrentMixer::kShortConv) return;
+  if (arch.ssm_state_size <= 0) violations->Add("architecture.ssm_state_size", "must be positive");
   if (arch.recurrent_mixer == RecurrentMixer::kMamba) {
     if (arch.ssm_dt_rank <= 0) violations->Add("architecture.ssm_dt_rank", "must be positive");
     return;

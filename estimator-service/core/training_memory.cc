@@ -491,7 +491,19 @@ Figure RecurrentMixerActivationBytes(const Architecture& shape, int64_t s, int64
                          t > 1 ? absl::StrCat(" / ", t) : "", " = ", Bytes(bytes),
                          " (flash-linear-attention chunk_gated_delta_rule, causal-conv1d)")};
   }
-  return {0, "no Mamba, Mamba-2 or Gated DeltaNet mixer"};
+  if (shape.recurrent_mixer == RecurrentMixer::kShortConv) {
+    // Lfm2ShortConv's forward (transformers models/lfm2/modeling_lfm2.py,
+    // slow_forward; causal_conv1d_fn saves the same input): the products
+    // B * x and C * conv keep in_proj's output B|C|x (3I), conv1d saves its
+    // input B * x (I), the product its output (I), out_proj its input (I).
+    const double per_token = 2 * (3 * I + I + I + I) / t;
+    const double bytes = tokens * per_token;
+    return {bytes, absl::StrCat(s, " tokens x ", b, " sequences x (B|C|x 2 x 3 x ", Num(I),
+                                " + conv input, output and C x conv 3 x 2 x ", Num(I), ")",
+                                t > 1 ? absl::StrCat(" / ", t) : "", " = ", Bytes(bytes),
+                                " (transformers Lfm2ShortConv)")};
+  }
+  return {0, "no Mamba, Mamba-2, Gated DeltaNet or short-conv mixer"};
 }
 
 Figure HybridActivationBytes(const Architecture& shape, int64_t s, int64_t b, int t,
@@ -875,11 +887,12 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
   // Activations: the first pipeline stage keeps `pp` micro-batches of
   // layers/pp layers in flight under 1F1B, i.e. all layers' worth.
   const Architecture& shape = in.architecture;
-  // Mamba, Mamba-2 and Gated DeltaNet layers: what their fused kernels
+  // Mamba, Mamba-2, Gated DeltaNet and short-conv layers: what their fused kernels
   // save (HybridActivationBytes), whatever the framework.
   const bool ssm = shape.recurrent_mixer == RecurrentMixer::kMamba ||
                    shape.recurrent_mixer == RecurrentMixer::kMamba2 ||
-                   shape.recurrent_mixer == RecurrentMixer::kGatedDeltaNet;
+                   shape.recurrent_mixer == RecurrentMixer::kGatedDeltaNet ||
+                   shape.recurrent_mixer == RecurrentMixer::kShortConv;
   if (shape.num_layers > 0 && shape.hidden_size > 0 && (shape.num_attention_heads > 0 || ssm)) {
     const int64_t s = in.sequence_length, b = in.micro_batch;
     // One layer's activations as the framework's implementation keeps them
@@ -923,7 +936,8 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
       HybridActivationBytes(shape, s, b, tp, in.sequence_parallel, &largest_hybrid_layer);
       if (framework == Framework::kIdealized || framework == Framework::kMegatron) {
         out.notes.push_back(
-            "Recurrent layers (Mamba, Mamba-2, Gated DeltaNet): activations counted as their "
+            "Recurrent layers (Mamba, Mamba-2, Gated DeltaNet, short conv): activations counted as "
+            "their "
             "fused kernels (mamba_ssm, flash-linear-attention) save them and as a transformers "
             "layer keeps its norms, attention and MLP tensors, not by this framework's "
             "transformer formula.");

@@ -172,6 +172,9 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
         out.push_back({Role::kRecurrent, h * ((2 * G * N + I) + I), h, i});
         out.push_back({Role::kRecurrent, h * 2 * H, h, i});
         break;
+      case RecurrentMixer::kShortConv:
+        out.push_back({Role::kRecurrent, h * 3 * I, h, i});
+        break;
       default:
         return;
     }

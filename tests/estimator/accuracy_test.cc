@@ -243,6 +243,69 @@ TEST(AccuracyParametersTest, PhiCountsItsBiasesAndItsOutputHeadsBias) {
 // lists 41.9B. The model card: "16x3.8B parameters with 6.6B active
 // parameters when using 2 experts". Phi-3.5-mini (phi3) in the same post:
 // 3,821,079,552.
+// StarCoder's and SantaCoder's family, StableLM and Granite's mixtures of
+// experts: each config.json (the keys that decide the count) against its
+// checkpoint's safetensors total in llmfit's data/hf_models.json
+// (rauletorresc/llmfit@6797f30).
+TEST(AccuracyParametersTest, BigCodeStableLmAndGraniteMoeAreCountedExactly) {
+  const PublishedConfig cases[] = {
+      // GPT-2's blocks, one key and value head (multi_query), tied.
+      {"https://huggingface.co/bigcode/gpt_bigcode-santacoder/blob/main/config.json",
+       R"({"model_type": "gpt_bigcode", "n_embd": 2048, "n_layer": 24, "n_head": 16,
+           "n_inner": 8192, "n_positions": 2048, "vocab_size": 49280, "multi_query": true})",
+       1124886528},
+      // LayerNorms with biases, unbiased q/k/v (use_qkv_bias false), untied.
+      {"https://huggingface.co/stabilityai/stablelm-3b-4e1t/blob/main/config.json",
+       R"({"model_type": "stablelm", "hidden_size": 2560, "intermediate_size": 6912,
+           "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+           "vocab_size": 50304, "max_position_embeddings": 4096, "use_qkv_bias": false,
+           "partial_rotary_factor": 0.25, "tie_word_embeddings": false})",
+       2795443200},
+      // StableLM 2: q/k/v biases.
+      {"https://huggingface.co/stabilityai/stablelm-2-1_6b/blob/main/config.json",
+       R"({"model_type": "stablelm", "hidden_size": 2048, "intermediate_size": 5632,
+           "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 32,
+           "vocab_size": 100352, "max_position_embeddings": 4096, "use_qkv_bias": true,
+           "tie_word_embeddings": false})",
+       1644515328},
+      // Granite's blocks, 40 experts of intermediate_size (input_linear holds
+      // gate and up), an unbiased router, an untied head.
+      {"https://huggingface.co/ibm-research/PowerMoE-3b/blob/main/config.json",
+       R"({"model_type": "granitemoe", "hidden_size": 1536, "intermediate_size": 512,
+           "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8,
+           "num_local_experts": 40, "num_experts_per_tok": 8, "vocab_size": 49152,
+           "max_position_embeddings": 4096, "tie_word_embeddings": false})",
+       3374286336},
+  };
+  ExpectExactCounts(cases);
+
+  // GPT-J 6B: the model card's n_parameters is 6,053,381,344 (counted on
+  // the Mesh Transformer JAX model); the transformers model's
+  // model.parameters() sum 6,050,882,784, which this count matches (-0.04%
+  // against the card). Attention and MLP side by side behind ln_1, a
+  // biased untied lm_head.
+  const ParameterCount gptj = CountConfig(
+      R"({"model_type": "gptj", "n_embd": 4096, "n_layer": 28, "n_head": 16, "n_inner": null,
+          "n_positions": 2048, "rotary_dim": 64, "vocab_size": 50400,
+          "tie_word_embeddings": false})");
+  EXPECT_EQ(gptj.total, 6050882784.0);
+  EXPECT_NEAR(gptj.total / 6053381344.0 - 1, -0.0004, 0.0001);
+
+  // StableLM 2 12B's per-head query and key LayerNorms (qk_layernorm, a
+  // weight per head and element) and parallel residual (one norm a block):
+  // the arithmetic names them.
+  const ParameterCount parallel = CountConfig(
+      R"({"model_type": "stablelm", "hidden_size": 64, "intermediate_size": 128,
+          "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+          "vocab_size": 100, "qk_layernorm": true, "use_parallel_residual": true})");
+  const ParameterCount sequential = CountConfig(
+      R"({"model_type": "stablelm", "hidden_size": 64, "intermediate_size": 128,
+          "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+          "vocab_size": 100})");
+  // Per layer: + (4 + 2) heads x 16 qk-norm weights, - one LayerNorm (2 x 64).
+  EXPECT_EQ(parallel.total - sequential.total, 2 * ((4 + 2) * 16 - 2 * 64));
+}
+
 TEST(AccuracyParametersTest, PhiMoeCountsItsBiasedAttentionAndOutputHead) {
   const ParameterCount moe = CountConfig(
       R"({"model_type": "phimoe", "vocab_size": 32064, "hidden_size": 4096,

@@ -344,6 +344,24 @@ TEST(GgufFamiliesTest, DenseFamiliesReadAsTheirCheckpoints) {
                          "tie_word_embeddings": true})"});
   }
   {
+    // StableLM 2: LayerNorms with biases, q/k/v biases (accuracy_test.cc).
+    Shape s{.arch = "stablelm",
+            .layers = 24,
+            .hidden = 2048,
+            .heads = 32,
+            .kv_heads = 32,
+            .head_dim = 64,
+            .ffn = 5632,
+            .vocab = 100352,
+            .qkv_bias = true,
+            .layer_norm = true};
+    cases.push_back({"stabilityai/stablelm-2-1_6b", s, 1644515328,
+                     R"({"model_type": "stablelm", "hidden_size": 2048, "intermediate_size": 5632,
+                         "num_hidden_layers": 24, "num_attention_heads": 32,
+                         "num_key_value_heads": 32, "vocab_size": 100352,
+                         "use_qkv_bias": true, "tie_word_embeddings": false})"});
+  }
+  {
     // EXAONE 4.0's "LLLG": the converter writes a flag per layer.
     Shape s{.arch = "exaone4",
             .layers = 64,
@@ -708,6 +726,27 @@ TEST(GgufFamiliesTest, MixturesOfExpertsReadAsTheirCheckpoints) {
                          "tie_word_embeddings": false})"});
   }
   {
+    // PowerMoE-3b (llama.cpp's granitemoe): Granite's blocks, 40 experts of
+    // 512 (accuracy_test.cc).
+    Shape s{.arch = "granitemoe",
+            .layers = 32,
+            .hidden = 1536,
+            .heads = 24,
+            .kv_heads = 8,
+            .head_dim = 64,
+            .ffn = 512,
+            .vocab = 49152,
+            .experts = 40,
+            .experts_used = 8,
+            .expert_ffn = 512};
+    cases.push_back({"ibm-research/PowerMoE-3b", s, 3374286336,
+                     R"({"model_type": "granitemoe", "hidden_size": 1536, "intermediate_size": 512,
+                         "num_hidden_layers": 32, "num_attention_heads": 24,
+                         "num_key_value_heads": 8, "num_local_experts": 40,
+                         "num_experts_per_tok": 8, "vocab_size": 49152,
+                         "tie_word_embeddings": false})"});
+  }
+  {
     // GLM-4.5-Air: its multi-token-prediction layer kept as block 46.
     Shape s{.arch = "glm4moe",
             .layers = 46,
@@ -954,6 +993,74 @@ TEST(GgufFamiliesTest, AGgufMemoryAnswerSaysWhatLlamaCppKeepsInSlidingLayers) {
                         absl::StrContains(w, "not the window's 512"));
   }
   EXPECT_TRUE(warned) << absl::StrJoin(answer->warnings(), "\n");
+}
+
+// LFM2-1.2B as convert_hf_to_gguf.py writes it (LiquidAI/LFM2-1.2B-GGUF's
+// metadata: head_count_kv [0,0,8,0,0,8,0,0,8,0,8,0,8,0,8,0], shortconv.l_cache
+// 3, feed_forward_length 8192 already adjusted; the final norm stored as
+// token_embd_norm): the tensors hold the checkpoint's 1,170,340,608
+// parameters (llmfit parameters_raw), and the reader counts the same.
+TEST(GgufFamiliesTest, Lfm2ShortConvLayersReadAsTheirCheckpoint) {
+  const std::vector<int32_t> kv = {0, 0, 8, 0, 0, 8, 0, 0, 8, 0, 8, 0, 8, 0, 8, 0};
+  const uint64_t h = 2048, ff = 8192, vocab = 65536, head_dim = 64;
+  GgufHeaderWriter w;
+  w.Str("general.architecture", "lfm2")
+      .U32("lfm2.block_count", 16)
+      .U32("lfm2.context_length", 128000)
+      .U32("lfm2.embedding_length", static_cast<uint32_t>(h))
+      .U32("lfm2.feed_forward_length", static_cast<uint32_t>(ff))
+      .U32("lfm2.attention.head_count", 32)
+      .I32Array("lfm2.attention.head_count_kv", kv)
+      .U32("lfm2.shortconv.l_cache", 3)
+      .Tokens(static_cast<int>(vocab));
+  w.Tensor("token_embd.weight", {h, vocab});
+  w.Tensor("token_embd_norm.weight", {h});
+  for (size_t i = 0; i < kv.size(); ++i) {
+    const std::string b = absl::StrCat("blk.", i, ".");
+    w.Tensor(b + "attn_norm.weight", {h});
+    if (kv[i] == 0) {
+      w.Tensor(b + "shortconv.conv.weight", {3, h});
+      w.Tensor(b + "shortconv.in_proj.weight", {h, 3 * h});
+      w.Tensor(b + "shortconv.out_proj.weight", {h, h});
+    } else {
+      w.Tensor(b + "attn_q.weight", {h, h});
+      w.Tensor(b + "attn_k.weight", {h, 8 * head_dim});
+      w.Tensor(b + "attn_v.weight", {h, 8 * head_dim});
+      w.Tensor(b + "attn_output.weight", {h, h});
+      w.Tensor(b + "attn_q_norm.weight", {head_dim});
+      w.Tensor(b + "attn_k_norm.weight", {head_dim});
+    }
+    w.Tensor(b + "ffn_norm.weight", {h});
+    w.Tensor(b + "ffn_gate.weight", {h, ff});
+    w.Tensor(b + "ffn_up.weight", {h, ff});
+    w.Tensor(b + "ffn_down.weight", {ff, h});
+  }
+  const Read read = ReadFile(w);
+  EXPECT_EQ(read.file_total, 1170340608u);
+  EXPECT_EQ(read.counted, 1170340608.0);
+  EXPECT_EQ(read.arch.model_type(), "lfm2");
+  EXPECT_EQ(read.arch.recurrent_mixer(), "short_conv");
+  EXPECT_EQ(read.arch.num_attention_layers(), 6);
+  EXPECT_EQ(read.arch.num_recurrent_layers(), 10);
+  EXPECT_EQ(read.arch.ssm_conv_kernel(), 3);
+  EXPECT_EQ(read.arch.intermediate_size(), 8192);
+  EXPECT_TRUE(read.arch.tie_word_embeddings());
+
+  // Without shortconv.l_cache the convolution's width is unknown: refused
+  // naming the key.
+  GgufHeaderWriter missing;
+  missing.Str("general.architecture", "lfm2")
+      .U32("lfm2.block_count", 2)
+      .U32("lfm2.embedding_length", 64)
+      .U32("lfm2.feed_forward_length", 128)
+      .U32("lfm2.attention.head_count", 4)
+      .I32Array("lfm2.attention.head_count_kv", {0, 2})
+      .Tokens(32);
+  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(missing.Header());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::Status refused = ArchitectureFromGguf(parsed->header, "m.").status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.lfm2.shortconv.l_cache")) << refused;
 }
 
 TEST(GgufFamiliesTest, HybridsAndUnknownFamiliesAreRefusedByName) {

@@ -120,6 +120,10 @@ TEST(HybridModelsTest, PublishedCountsAreLlmfitsParametersRaw) {
   EXPECT_EQ(counts.at("nvidia/Nemotron-H-4B-Base-8K"), 4489223040);
   EXPECT_EQ(counts.at("nvidia/NVIDIA-Nemotron-Nano-9B-v2-Base"), 8888227328);
   EXPECT_EQ(counts.at("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"), 31577937344);
+  EXPECT_EQ(counts.at("LiquidAI/LFM2-350M"), 354483968);
+  EXPECT_EQ(counts.at("LiquidAI/LFM2.5-1.2B-Instruct"), 1170340608);
+  EXPECT_EQ(counts.at("LiquidAI/LFM2-2.6B"), 2569272320);
+  EXPECT_EQ(counts.at("LiquidAI/LFM2-8B-A1B"), 8339929856);
 }
 
 TEST(HybridModelsTest, MambaIsCountedExactly) {
@@ -714,6 +718,169 @@ TEST(HybridModelsTest, MambaCodestralIsCountedExactly) {
   // + gated norm 8192 + out_proj 8192 x 4096 + norm 4096) + 2 x 32768 x 4096
   // + 4096.
   EXPECT_EQ(Count(arch).total, 7285403648);
+}
+
+// LFM2 (Liquid AI): gated short-convolution layers beside GQA layers.
+// The config.json keys that decide the count, from the copies the note in
+// docs/ACCURACY.md lists (LiquidAI/LFM2-700M's refs/pr/8 config.json; the
+// 350M, 1.2B, 2.6B and 8B-A1B shapes from same-architecture copies and the
+// GGUF files' metadata); the totals are llmfit's parameters_raw (the
+// checkpoints' tensor counts) and, for 700M, the model card's 742,489,344.
+constexpr char kLfm2_12B[] = R"({
+  "model_type": "lfm2", "hidden_size": 2048, "block_dim": 2048, "block_ff_dim": 12288,
+  "block_auto_adjust_ff_dim": true, "block_ffn_dim_multiplier": 1.0, "block_multiple_of": 256,
+  "conv_L_cache": 3, "conv_bias": false, "full_attn_idxs": [2, 5, 8, 10, 12, 14],
+  "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 16,
+  "vocab_size": 65536, "max_position_embeddings": 128000})";
+
+TEST(HybridModelsTest, Lfm2IsCountedExactly) {
+  struct Case {
+    const char* model;
+    std::string json;
+    double total;
+  };
+  const std::string lfm2_layers_16 =
+      R"("layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention",
+          "conv", "conv", "full_attention", "conv", "full_attention", "conv", "full_attention",
+          "conv", "full_attention", "conv"])";
+  const Case cases[] = {
+      {"LiquidAI/LFM2-350M",
+       absl::StrCat(R"({"model_type": "lfm2", "hidden_size": 1024, "block_ff_dim": 6656,
+           "intermediate_size": 6656, "block_auto_adjust_ff_dim": true,
+           "block_multiple_of": 256, "block_ffn_dim_multiplier": 1.0, "conv_L_cache": 3,
+           "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 16,
+           "vocab_size": 65536, )",
+                    lfm2_layers_16, "}"),
+       354483968},
+      {"LiquidAI/LFM2-700M (model card)",
+       R"({"model_type": "lfm2", "hidden_size": 1536, "block_ff_dim": 10240,
+           "block_auto_adjust_ff_dim": true, "block_multiple_of": 256,
+           "block_ffn_dim_multiplier": 1.0, "conv_L_cache": 3, "conv_bias": false,
+           "full_attn_idxs": [2, 5, 8, 10, 12, 14], "num_attention_heads": 24,
+           "num_key_value_heads": 8, "num_hidden_layers": 16, "vocab_size": 65536})",
+       742489344},
+      {"LiquidAI/LFM2-1.2B", kLfm2_12B, 1170340608},
+      // block_auto_adjust_ff_dim false: 10752 as written.
+      {"LiquidAI/LFM2-2.6B",
+       R"({"model_type": "lfm2", "hidden_size": 2048, "block_ff_dim": 10752,
+           "intermediate_size": 10752, "block_auto_adjust_ff_dim": false, "conv_L_cache": 3,
+           "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 30,
+           "vocab_size": 65536, "layer_types": ["conv", "conv", "full_attention", "conv",
+           "conv", "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv",
+           "conv", "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv",
+           "conv", "full_attention", "conv", "conv", "full_attention", "conv", "conv",
+           "full_attention", "conv", "conv"]})",
+       2569272320},
+  };
+  for (const Case& c : cases) {
+    const Architecture arch = Read(c.json);
+    ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kShortConv) << c.model;
+    EXPECT_EQ(Count(arch).total, c.total) << c.model;
+  }
+  const Architecture lfm2 = Read(kLfm2_12B);
+  EXPECT_EQ(lfm2.intermediate_size, 8192);  // 2/3 of 12288
+  EXPECT_EQ(lfm2.num_attention_layers, 6);
+  EXPECT_EQ(lfm2.num_recurrent_layers, 10);
+  std::string text;
+  for (const ParameterComponent& component : Count(lfm2).components) {
+    absl::StrAppend(&text, component.arithmetic, "\n");
+  }
+  EXPECT_NE(text.find("short conv: in_proj 2048x3x2048 (B, C, x) + conv1d 2048x3"),
+            std::string::npos)
+      << text;
+}
+
+// LiquidAI/LFM2-8B-A1B: two dense layers, then 32 experts of 1792 (top 4)
+// in each of the other 22; llmfit parameters_raw 8,339,929,856 (the router's
+// expert_bias, a buffer, is no parameter); "8.3B total, 1.5B active" (model
+// card).
+TEST(HybridModelsTest, Lfm2MixtureOfExpertsIsCountedExactly) {
+  const Architecture arch = Read(R"({
+    "model_type": "lfm2_moe", "hidden_size": 2048, "intermediate_size": 7168,
+    "moe_intermediate_size": 1792, "num_experts": 32, "num_experts_per_tok": 4,
+    "num_dense_layers": 2, "use_expert_bias": true, "norm_topk_prob": true,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 24,
+    "conv_L_cache": 3, "conv_bias": false, "tie_word_embeddings": true, "vocab_size": 65536,
+    "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "conv", "full_attention",
+      "conv", "conv", "conv", "full_attention", "conv", "conv", "conv", "full_attention", "conv",
+      "conv", "conv", "full_attention", "conv", "conv", "full_attention", "conv", "conv"]})");
+  ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kShortConv);
+  EXPECT_EQ(arch.num_dense_layers, 2);
+  const ParameterCount count = Count(arch);
+  EXPECT_EQ(count.total, 8339929856);
+  EXPECT_NEAR(count.active / 1e9, 1.5, 0.06);
+}
+
+// What LFM2-1.2B holds per sequence and token: llama.cpp's n_embd_r() and
+// vLLM's short_conv_state_shape keep (conv_L_cache - 1) x hidden values per
+// conv layer; the 6 attention layers hold the KV cache.
+TEST(HybridModelsTest, Lfm2CachesSixAttentionLayersAndTenConvWindows) {
+  const Architecture arch = Read(kLfm2_12B);
+  std::string kv_text;
+  EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, &kv_text), 6 * 8 * 64 * 2 * 2);
+  EXPECT_NE(kv_text.find("6 attention layers (of 16)"), std::string::npos) << kv_text;
+  std::string state_text;
+  EXPECT_EQ(RecurrentStateBytesPerSequence(arch, &state_text), 10 * 2 * 2048 * 2);
+  EXPECT_NE(state_text.find("conv 2 (kernel 3 - 1) x 2048 channels x 2 bytes) = 81920"),
+            std::string::npos)
+      << state_text;
+  EXPECT_EQ(state_text.find("SSM"), std::string::npos) << state_text;
+
+  // Training: per token and conv layer, B|C|x (3 x 2048) and three more
+  // 2048-wide tensors in bf16.
+  EXPECT_DOUBLE_EQ(RecurrentMixerActivationBytes(arch, 4096, 1, 1).value, 4096.0 * 2 * 6 * 2048);
+}
+
+// The shipped LFM2 records carry their architectures: a memory answer holds
+// the attention layers' KV cache and the conv layers' windows, each on its
+// own line, and nothing unsized.
+TEST(HybridModelsTest, TheShippedLfm2RecordsEstimateShowTheirConvWindows) {
+  const auto dataset = catalog::ShippedDataset();
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  auto records = std::make_shared<testing::FakeRecords>();
+  int lfm2 = 0;
+  for (const auto& model : dataset->models()) {
+    if (model.architecture().recurrent_mixer() == "short_conv") {
+      records->Add(model);
+      ++lfm2;
+    }
+  }
+  EXPECT_EQ(lfm2, 4);
+  v1::EstimateInferenceMemoryRequest request;
+  request.set_model("models/lfm2-1-2b");
+  request.mutable_workload()->set_context_length_tokens(32768);
+  request.mutable_workload()->set_batch_size(2);
+  testing::Answer<v1::EstimateInferenceMemoryResponse> answer;
+  AnswerInferenceMemory(records, request, answer.done());
+  ASSERT_TRUE(answer.result.has_value());
+  ASSERT_TRUE(answer.result->ok()) << answer.result->status();
+  std::map<std::string, int64_t> lines;
+  for (const auto& line : (*answer.result)->lines()) lines[line.component()] = line.bytes();
+  EXPECT_EQ(lines["kv_cache"], 2LL * 6 * 8 * 64 * 2 * 32768 * 2);
+  EXPECT_EQ(lines["recurrent_state"], 2LL * 10 * 2 * 2048 * 2);
+}
+
+TEST(HybridModelsTest, Lfm2LayerListsAreCheckedNamingTheField) {
+  auto unknown = ArchitectureFromHfConfig(R"({
+    "model_type": "lfm2", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "vocab_size": 10, "layer_types": ["conv", "mamba"]})");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("hf_config_json.layer_types"), std::string::npos)
+      << unknown.status();
+  auto outside = ArchitectureFromHfConfig(R"({
+    "model_type": "lfm2", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "vocab_size": 10, "full_attn_idxs": [1, 2]})");
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.status().message().find("hf_config_json.full_attn_idxs"), std::string::npos)
+      << outside.status();
+  auto dense = ArchitectureFromHfConfig(R"({
+    "model_type": "lfm2_moe", "hidden_size": 64, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "vocab_size": 10, "num_experts": 4, "num_experts_per_tok": 2,
+    "moe_intermediate_size": 16, "num_dense_layers": 3, "layer_types": ["conv", "conv"]})");
+  ASSERT_FALSE(dense.ok());
+  EXPECT_NE(dense.status().message().find("hf_config_json.num_dense_layers"), std::string::npos)
+      << dense.status();
 }
 }  // namespace
 }  // namespace modelatlas::estimator
