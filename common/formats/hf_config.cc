@@ -94,6 +94,11 @@ class Config {
   const google::protobuf::Map<std::string, Value>& fields_;
 };
 
+// Qwen3-Next's hybrid blocks: Qwen3-Next and Qwen3.5's language models.
+bool HasQwen3NextBlocks(const std::string& type) {
+  return type == "qwen3_next" || type == "qwen3_5_text" || type == "qwen3_5_moe_text";
+}
+
 // Families whose decoder blocks this reader knows.
 const std::set<std::string>& KnownTypes() {
   static const auto* types = new std::set<std::string>{
@@ -133,7 +138,12 @@ const std::set<std::string>& KnownTypes() {
       // Llama 4's language model (Llama4ForConditionalGeneration's text_config).
       "llama4_text",
       // Hybrid and state-space models (HybridArchitecture below).
-      "jamba", "falcon_h1", "qwen3_next", "nemotron_h", "granitemoehybrid", "lfm2", "lfm2_moe"};
+      "jamba", "falcon_h1", "qwen3_next", "nemotron_h", "granitemoehybrid", "lfm2", "lfm2_moe",
+      // Qwen3.5 and Qwen3.6's language models (qwen3_5 / qwen3_5_moe's
+      // text_config): Qwen3-Next's blocks, the Gated DeltaNet projections
+      // stored apart (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a: the same
+      // count as the fused ones).
+      "qwen3_5_text", "qwen3_5_moe_text"};
   return *types;
 }
 
@@ -146,8 +156,9 @@ const std::set<std::string>& StateSpaceTypes() {
 // Multimodal wrappers this reader counts: a language model (text_config,
 // or the top level for Qwen2-VL) and its vision or audio parts.
 const std::set<std::string>& MultimodalTypes() {
-  static const auto* types = new std::set<std::string>{"gemma3",     "llava",       "llama4",
-                                                       "qwen2_5_vl", "qwen2_audio", "qwen2_vl"};
+  static const auto* types =
+      new std::set<std::string>{"gemma3",      "llava",    "llama4",  "qwen2_5_vl",
+                                "qwen2_audio", "qwen2_vl", "qwen3_5", "qwen3_5_moe"};
   return *types;
 }
 
@@ -258,6 +269,27 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_hidden_size(take(v.Int({"embed_dim"}, 1280)));
     part.set_intermediate_size(part.hidden_size() * take(v.Int({"mlp_ratio"}, 4)));
     part.set_output_size(take(v.Int({"hidden_size"}, 3584)));
+  } else if (type == "qwen3_5" || type == "qwen3_5_moe") {
+    // Qwen3_5VisionModel: Qwen3-VL's tower (a biased Conv3d patch
+    // embedding, num_position_embeddings learned positions, blocks of
+    // biased LayerNorms, attention and a plain MLP) without deepstack
+    // mergers; its merger maps into out_hidden_size.
+    if (const Value* deepstack = v.Find({"deepstack_visual_indexes"});
+        deepstack != nullptr && deepstack->kind_case() == Value::kListValue &&
+        deepstack->list_value().values_size() > 0) {
+      return InPart(WithReason(InvalidFieldError(kField,
+                                                 "deepstack_visual_indexes: deepstack "
+                                                 "mergers are not counted by this reader"),
+                               "UNSUPPORTED_MODEL_TYPE"),
+                    "vision_config");
+    }
+    part.set_layout("qwen3_vl_vision");
+    part.set_num_layers(static_cast<int32_t>(take(v.Required({"depth"}))));
+    part.set_hidden_size(take(v.Required({"hidden_size"})));
+    part.set_intermediate_size(take(v.Required({"intermediate_size"})));
+    part.set_output_size(take(v.Required({"out_hidden_size"})));
+    part.set_max_positions(static_cast<int32_t>(take(v.Int({"num_position_embeddings"}, 2304))));
+    part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 16))));
   } else if (type == "qwen2_5_vl") {
     part.set_layout("qwen2_5_vl_vision");
     part.set_num_layers(static_cast<int32_t>(take(v.Required({"depth"}))));
@@ -296,7 +328,9 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
   }
   if (part.layout() != "clip_vision" && part.layout() != "siglip_vision" &&
       part.layout() != "llama4_vision") {
-    part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 14))));
+    if (part.layout() != "qwen3_vl_vision") {
+      part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 14))));
+    }
     part.set_temporal_patch_size(static_cast<int32_t>(take(v.Int({"temporal_patch_size"}, 2))));
     part.set_spatial_merge_size(static_cast<int32_t>(take(v.Int({"spatial_merge_size"}, 2))));
   }
@@ -319,15 +353,18 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
   Struct text;
   if (const Struct* given = sub("text_config"); given != nullptr) text = *given;
   const bool qwen_vl = type == "qwen2_vl" || type == "qwen2_5_vl";
+  const bool qwen3_5 = type == "qwen3_5" || type == "qwen3_5_moe";
   auto& t = *text.mutable_fields();
   for (const char* key : kTopLevelTextKeys) {
     if (!t.count(key) && fields.count(key)) t[key] = fields.at(key);
   }
   if (!t.count("model_type") || qwen_vl) {
-    t["model_type"].set_string_value(type == "llava"    ? "llama"
-                                     : type == "gemma3" ? "gemma3_text"
-                                     : type == "llama4" ? "llama4_text"
-                                                        : "qwen2");
+    t["model_type"].set_string_value(type == "llava"         ? "llama"
+                                     : type == "gemma3"      ? "gemma3_text"
+                                     : type == "llama4"      ? "llama4_text"
+                                     : type == "qwen3_5"     ? "qwen3_5_text"
+                                     : type == "qwen3_5_moe" ? "qwen3_5_moe_text"
+                                                             : "qwen2");
   }
   const std::string text_type = t["model_type"].string_value();
   if (MultimodalTypes().count(text_type)) {
@@ -388,8 +425,9 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     common::v1::EncoderPart projector;
     projector.set_kind("projector");
     projector.set_hidden_size(encoder->hidden_size());
-    if (qwen_vl) {
-      projector.set_layout(type == "qwen2_vl" ? "qwen2_vl_merger" : "qwen2_5_vl_merger");
+    if (qwen_vl || qwen3_5) {
+      // Qwen3.5's merger is Qwen2-VL's: a LayerNorm and two biased linears.
+      projector.set_layout(type == "qwen2_5_vl" ? "qwen2_5_vl_merger" : "qwen2_vl_merger");
       projector.set_spatial_merge_size(encoder->spatial_merge_size());
       projector.set_output_size(encoder->output_size());
       encoder->clear_output_size();
@@ -638,7 +676,7 @@ absl::Status HybridArchitecture(const Config& c, const Struct& root, const std::
     a->set_num_recurrent_layers(L);
     a->set_num_mlp_layers(L);
     read_mamba2_mixer("mamba_d_ssm", c.Bool("mamba_rms_norm", false));
-  } else if (type == "qwen3_next") {
+  } else if (HasQwen3NextBlocks(type)) {
     // Qwen3NextConfig: layer_types, else full attention every
     // full_attention_interval-th layer (i + 1) % interval == 0, Gated
     // DeltaNet in the others; MoE except mlp_only_layers and off the
@@ -1281,7 +1319,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   if (is_phimoe) a.set_output_head_bias(c.Bool("lm_head_bias", false) && !a.tie_word_embeddings());
   const bool is_olmo = type == "olmoe" || type == "olmo2" || type == "olmo3";
   a.set_qk_norm(type == "qwen3" || type == "qwen3_moe" || is_gemma3 || is_olmo ||
-                type == "qwen3_next" || type == "exaone4");
+                HasQwen3NextBlocks(type) || type == "exaone4");
   // OLMoE, OLMo 2 and 3 normalize the whole query and key projections
   // (q_norm, k_norm); the others each head (head_dim).
   a.set_qk_norm_full_width(is_olmo);
@@ -1498,7 +1536,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     a.set_index_head_dim(static_cast<int32_t>(take(c.Required({"index_head_dim"}))));
   }
   if (!error.ok()) return error;
-  if (type == "jamba" || type == "falcon_h1" || type == "qwen3_next" || type == "nemotron_h" ||
+  if (type == "jamba" || type == "falcon_h1" || HasQwen3NextBlocks(type) || type == "nemotron_h" ||
       type == "granitemoehybrid" || type == "lfm2" || type == "lfm2_moe") {
     if (absl::Status hybrid = HybridArchitecture(c, root, type, &a); !hybrid.ok()) return hybrid;
   }

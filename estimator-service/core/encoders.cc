@@ -125,6 +125,22 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
         absl::StrCat(v25 ? "Qwen2.5-VL" : "Qwen2-VL", " ViT: ", N(layers), " blocks x ",
                      block.Text(), " + patch embedding ", N(c), "x", N(t), "x", N(p), "^2x", N(h),
                      " = ", N(patch), " = ", N(out.parameters));
+  } else if (l == "qwen3_vl_vision") {
+    const double h = need(static_cast<double>(s.hidden_size), "hidden_size");
+    const double f = need(static_cast<double>(s.intermediate_size), "intermediate_size");
+    const double p = need(s.patch_size, "patch_size");
+    const double layers = need(s.num_layers, "num_layers");
+    const double c = need(s.num_channels, "num_channels");
+    const double pos = need(s.max_positions, "max_positions");
+    if (!missing.empty()) return missing.ToStatus();
+    const double t = std::max(1, s.temporal_patch_size);
+    const Block block{h, f};
+    const double patch = c * t * p * p * h + h;  // Conv3d with bias
+    out.parameters = layers * block.Total() + patch + pos * h;
+    out.arithmetic =
+        absl::StrCat("Qwen3-VL ViT: ", N(layers), " blocks x ", block.Text(), " + patch embedding ",
+                     N(c), "x", N(t), "x", N(p), "^2x", N(h), " + bias = ", N(patch), " + ", N(pos),
+                     " positions x ", N(h), " = ", N(out.parameters));
   } else if (l == "whisper_encoder") {
     const double h = need(static_cast<double>(s.hidden_size), "hidden_size");
     const double f = need(static_cast<double>(s.intermediate_size), "intermediate_size");
@@ -178,6 +194,7 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
         absl::StrCat("\"", l,
                      "\" is not a layout this estimator counts; supported: clip_vision, "
                      "siglip_vision, llama4_vision, qwen2_vl_vision, qwen2_5_vl_vision, "
+                     "qwen3_vl_vision, "
                      "whisper_encoder, llava_projector, gemma3_projector, llama4_projector, "
                      "qwen2_vl_merger, qwen2_5_vl_merger, linear_projector, tensors"));
   }

@@ -8,6 +8,8 @@
 //   llama4_vision      Llama4VisionModel with its pixel-shuffle adapter (modeling_llama4.py)
 //   qwen2_vl_vision    Qwen2VisionTransformerPretrainedModel without its merger
 //   qwen2_5_vl_vision  Qwen2_5_VisionTransformerPretrainedModel without its merger
+//   qwen3_vl_vision    Qwen3.5's Qwen3_5VisionModel (Qwen3-VL's tower without
+//                      deepstack) without its merger; max_positions learned positions
 //   whisper_encoder    WhisperEncoder / Qwen2AudioEncoder
 //   llava_projector    LlavaMultiModalProjector (two biased linears)
 //   gemma3_projector   Gemma3MultiModalProjector (a matrix and an RMSNorm)

@@ -19,6 +19,7 @@
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/core/encoders.h"
+#include "estimator-service/core/parameters.h"
 #include "tests/estimator/fake_records.h"
 #include "tests/estimator/model_files.h"
 
@@ -315,6 +316,95 @@ TEST(MultimodalConfigTest, Llama4ScoutAndMaverickAreCountedExactly) {
   absl::Status refused = ArchitectureFromHfConfig(uneven).status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(refused.ToString(), "projector_output_dim")) << refused;
+}
+
+// Qwen3.5 (qwen3_5, qwen3_5_moe; Qwen3.6 shares them): Qwen3-Next's hybrid
+// language model in text_config, one multi-token-prediction layer sharing
+// its embedding and head, and a Qwen3-VL vision tower without deepstack
+// (vision_config). The keys that decide each count, as the checkpoints'
+// config.json files give them (vocabulary 248,320, head_dim 256, 16 linear
+// key heads, key and value heads of 128, conv kernel 4, full attention every
+// 4th layer; the tower: depth 27, width 1152, MLP 4304, 2,304 positions,
+// patches of 16 x 16 x 2); the totals are the checkpoints' safetensors
+// counts, llmfit data/hf_models.json (rauletorresc/llmfit@6797f30):
+// language model + MTP layer + vision tower.
+std::string Qwen35Config(const char* type, const std::string& text_keys, int64_t hidden) {
+  return absl::StrCat(
+      R"({"model_type": ")", type, R"(", "tie_word_embeddings": false, "text_config": {)",
+      R"("vocab_size": 248320, "head_dim": 256, "linear_num_key_heads": 16,)",
+      R"( "linear_key_head_dim": 128, "linear_value_head_dim": 128,)",
+      R"( "linear_conv_kernel_dim": 4, "full_attention_interval": 4,)",
+      R"( "mtp_num_hidden_layers": 1, "mamba_ssm_dtype": "float32",)",
+      R"( "max_position_embeddings": 262144, "hidden_size": )", hidden, ", ", text_keys, "},",
+      R"( "vision_config": {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304,)",
+      R"( "num_heads": 16, "in_channels": 3, "patch_size": 16, "temporal_patch_size": 2,)",
+      R"( "spatial_merge_size": 2, "num_position_embeddings": 2304, "deepstack_visual_indexes": [],)",
+      R"( "out_hidden_size": )", hidden, "}}");
+}
+
+TEST(MultimodalConfigTest, Qwen35IsCountedExactlyWithItsMtpLayerAndVisionTower) {
+  struct Case {
+    const char* checkpoint;
+    std::string config;
+    double language_model, mtp, vision, published;
+  };
+  const Case cases[] = {
+      {"Qwen/Qwen3.5-27B",
+       Qwen35Config("qwen3_5",
+                    R"("num_hidden_layers": 64, "intermediate_size": 17408,
+                       "num_attention_heads": 24, "num_key_value_heads": 4,
+                       "linear_num_value_heads": 48)",
+                    5120),
+       26895998464, 424699392, 460730096, 27781427952},
+      {"Qwen/Qwen3.5-35B-A3B",
+       Qwen35Config("qwen3_5_moe",
+                    R"("num_hidden_layers": 40, "num_experts": 256, "num_experts_per_tok": 8,
+                       "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+                       "num_attention_heads": 16, "num_key_value_heads": 2,
+                       "linear_num_value_heads": 32)",
+                    2048),
+       34660610688, 844640768, 446571248, 35951822704},
+      {"Qwen/Qwen3.5-122B-A10B",
+       Qwen35Config("qwen3_5_moe",
+                    R"("num_hidden_layers": 48, "num_experts": 256, "num_experts_per_tok": 8,
+                       "moe_intermediate_size": 1024, "shared_expert_intermediate_size": 1024,
+                       "num_attention_heads": 32, "num_key_value_heads": 2,
+                       "linear_num_value_heads": 64)",
+                    3072),
+       122111526912, 2523679232, 451290864, 125086497008},
+      {"Qwen/Qwen3.5-397B-A17B",
+       Qwen35Config("qwen3_5_moe",
+                    R"("num_hidden_layers": 60, "num_experts": 512, "num_experts_per_tok": 10,
+                       "moe_intermediate_size": 1024, "shared_expert_intermediate_size": 1024,
+                       "num_attention_heads": 32, "num_key_value_heads": 2,
+                       "linear_num_value_heads": 64)",
+                    4096),
+       396346350336, 6595568128, 456010480, 403397928944},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.checkpoint);
+    absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(c.config);
+    ASSERT_TRUE(arch.ok()) << arch.status();
+    EXPECT_EQ(arch->recurrent_mixer(), "gated_deltanet");
+    EXPECT_TRUE(arch->ssm_state_fp32());
+    absl::StatusOr<ParameterCount> count = CountParameters(ToCoreArchitecture(*arch));
+    ASSERT_TRUE(count.ok()) << count.status();
+    EXPECT_EQ(count->total, c.language_model);
+    EXPECT_EQ(count->multi_token_prediction, c.mtp);
+    EXPECT_EQ(EncoderPartsParameters(*arch), c.vision);
+    EXPECT_EQ(count->total + count->multi_token_prediction + EncoderPartsParameters(*arch),
+              c.published);
+  }
+  // Deepstack mergers (Qwen3-VL's) are not counted: refused by name.
+  absl::Status deepstack =
+      ArchitectureFromHfConfig(
+          R"({"model_type": "qwen3_5", "text_config": {"hidden_size": 64, "num_hidden_layers": 4,)"
+          R"( "num_attention_heads": 4, "vocab_size": 100},)"
+          R"( "vision_config": {"depth": 2, "hidden_size": 32, "intermediate_size": 64,)"
+          R"( "out_hidden_size": 64, "deepstack_visual_indexes": [1]}})")
+          .status();
+  EXPECT_EQ(deepstack.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(deepstack.ToString(), "deepstack_visual_indexes")) << deepstack;
 }
 
 TEST(MultimodalConfigTest, UnsupportedFamiliesAreRefusedNamingTheSupportedOnes) {
