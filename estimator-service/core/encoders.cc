@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "common/status/errors.h"
 
 namespace modelatlas::estimator {
@@ -34,6 +37,80 @@ struct Block {
   }
 };
 
+// The figures each layout needs, checked once before it is counted (each
+// must be positive); the order is the order violations are named in.
+struct LayoutNeeds {
+  absl::string_view layout;
+  std::vector<absl::string_view> figures;
+};
+const std::vector<LayoutNeeds>& Layouts() {
+  static const auto* const layouts = new std::vector<LayoutNeeds>{
+      {"clip_vision",
+       {"hidden_size", "intermediate_size", "patch_size", "image_size", "num_layers",
+        "num_channels"}},
+      {"siglip_vision",
+       {"hidden_size", "intermediate_size", "patch_size", "image_size", "num_layers",
+        "num_channels"}},
+      {"llama4_vision",
+       {"hidden_size", "intermediate_size", "patch_size", "image_size", "num_layers",
+        "num_channels", "output_size"}},
+      {"qwen2_vl_vision",
+       {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels"}},
+      {"qwen2_5_vl_vision",
+       {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels"}},
+      {"qwen3_vl_vision",
+       {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels",
+        "max_positions"}},
+      {"whisper_encoder",
+       {"hidden_size", "intermediate_size", "num_mel_bins", "max_positions", "num_layers"}},
+      {"llava_projector", {"hidden_size", "output_size"}},
+      {"gemma3_projector", {"hidden_size", "output_size"}},
+      {"llama4_projector", {"hidden_size", "output_size"}},
+      {"qwen2_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
+      {"qwen2_5_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
+      {"linear_projector", {"hidden_size", "output_size"}},
+      {"tensors", {"parameters"}},
+  };
+  return *layouts;
+}
+
+double FigureOf(const EncoderShape& s, absl::string_view key) {
+  if (key == "hidden_size") return static_cast<double>(s.hidden_size);
+  if (key == "intermediate_size") return static_cast<double>(s.intermediate_size);
+  if (key == "patch_size") return s.patch_size;
+  if (key == "image_size") return s.image_size;
+  if (key == "num_layers") return s.num_layers;
+  if (key == "num_channels") return s.num_channels;
+  if (key == "output_size") return static_cast<double>(s.output_size);
+  if (key == "num_mel_bins") return s.num_mel_bins;
+  if (key == "max_positions") return s.max_positions;
+  if (key == "spatial_merge_size") return s.spatial_merge_size;
+  return s.parameters;  // "parameters"
+}
+
+// INVALID_ARGUMENT naming the layout field for a layout not in Layouts(),
+// or every figure the layout needs that is not positive.
+absl::Status CheckLayoutFigures(const EncoderShape& s, const std::string& field) {
+  const auto& layouts = Layouts();
+  const auto it = std::find_if(layouts.begin(), layouts.end(),
+                               [&s](const LayoutNeeds& l) { return l.layout == s.layout; });
+  if (it == layouts.end()) {
+    std::vector<absl::string_view> names;
+    for (const LayoutNeeds& l : layouts) names.push_back(l.layout);
+    return InvalidFieldError(
+        absl::StrCat(field, ".layout"),
+        absl::StrCat("\"", s.layout, "\" is not a layout this estimator counts; supported: ",
+                     absl::StrJoin(names, ", ")));
+  }
+  FieldViolations missing;
+  for (absl::string_view key : it->figures) {
+    if (!(FigureOf(s, key) > 0)) {
+      missing.Add(absl::StrCat(field, ".", key), "must be positive for this layout");
+    }
+  }
+  return missing.ToStatus();
+}
+
 }  // namespace
 
 bool IsEncoderKind(const std::string& kind) {
@@ -45,24 +122,19 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     return InvalidFieldError(absl::StrCat(field, ".kind"),
                              "must be vision_encoder, projector or audio_encoder");
   }
-  FieldViolations missing;
-  auto need = [&](double v, const char* key) {
-    if (!(v > 0)) missing.Add(absl::StrCat(field, ".", key), "must be positive for this layout");
-    return v;
-  };
+  if (absl::Status figures = CheckLayoutFigures(s, field); !figures.ok()) return figures;
   const std::string& l = s.layout;
   EncoderCount out;
   if (l == "tensors") {
-    out.parameters = need(s.parameters, "parameters");
+    out.parameters = s.parameters;
     out.arithmetic = absl::StrCat(N(s.parameters), " parameters in the file's tensors");
   } else if (l == "clip_vision" || l == "siglip_vision") {
-    const double h = need(static_cast<double>(s.hidden_size), "hidden_size");
-    const double f = need(static_cast<double>(s.intermediate_size), "intermediate_size");
-    const double p = need(s.patch_size, "patch_size");
-    const double img = need(s.image_size, "image_size");
-    const double layers = need(s.num_layers, "num_layers");
-    const double c = need(s.num_channels, "num_channels");
-    if (!missing.empty()) return missing.ToStatus();
+    const double h = static_cast<double>(s.hidden_size);
+    const double f = static_cast<double>(s.intermediate_size);
+    const double p = s.patch_size;
+    const double img = s.image_size;
+    const double layers = s.num_layers;
+    const double c = s.num_channels;
     const double side = std::floor(img / p);
     const double patches = side * side;
     const bool clip = l == "clip_vision";
@@ -85,14 +157,13 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
         head > 0 ? absl::StrCat(" + attention-pooling head ", N(head)) : "", " = ",
         N(out.parameters));
   } else if (l == "llama4_vision") {
-    const double h = need(static_cast<double>(s.hidden_size), "hidden_size");
-    const double f = need(static_cast<double>(s.intermediate_size), "intermediate_size");
-    const double p = need(s.patch_size, "patch_size");
-    const double img = need(s.image_size, "image_size");
-    const double layers = need(s.num_layers, "num_layers");
-    const double c = need(s.num_channels, "num_channels");
-    const double a = need(static_cast<double>(s.output_size), "output_size");
-    if (!missing.empty()) return missing.ToStatus();
+    const double h = static_cast<double>(s.hidden_size);
+    const double f = static_cast<double>(s.intermediate_size);
+    const double p = s.patch_size;
+    const double img = s.image_size;
+    const double layers = s.num_layers;
+    const double c = s.num_channels;
+    const double a = static_cast<double>(s.output_size);
     const double side = std::floor(img / p);
     const Block block{h, f};
     // Llama4VisionModel: patch_embedding without bias, a class token,
@@ -110,12 +181,11 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                                   " + pixel-shuffle adapter ", N(f), "x", N(a), " + ", N(a), "x",
                                   N(a), " = ", N(adapter), " = ", N(out.parameters));
   } else if (l == "qwen2_vl_vision" || l == "qwen2_5_vl_vision") {
-    const double h = need(static_cast<double>(s.hidden_size), "hidden_size");
-    const double f = need(static_cast<double>(s.intermediate_size), "intermediate_size");
-    const double p = need(s.patch_size, "patch_size");
-    const double layers = need(s.num_layers, "num_layers");
-    const double c = need(s.num_channels, "num_channels");
-    if (!missing.empty()) return missing.ToStatus();
+    const double h = static_cast<double>(s.hidden_size);
+    const double f = static_cast<double>(s.intermediate_size);
+    const double p = s.patch_size;
+    const double layers = s.num_layers;
+    const double c = s.num_channels;
     const double t = std::max(1, s.temporal_patch_size);
     const bool v25 = l == "qwen2_5_vl_vision";
     const Block block{h, f, /*rms_norm=*/v25, /*gated=*/v25};
@@ -126,13 +196,12 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                      block.Text(), " + patch embedding ", N(c), "x", N(t), "x", N(p), "^2x", N(h),
                      " = ", N(patch), " = ", N(out.parameters));
   } else if (l == "qwen3_vl_vision") {
-    const double h = need(static_cast<double>(s.hidden_size), "hidden_size");
-    const double f = need(static_cast<double>(s.intermediate_size), "intermediate_size");
-    const double p = need(s.patch_size, "patch_size");
-    const double layers = need(s.num_layers, "num_layers");
-    const double c = need(s.num_channels, "num_channels");
-    const double pos = need(s.max_positions, "max_positions");
-    if (!missing.empty()) return missing.ToStatus();
+    const double h = static_cast<double>(s.hidden_size);
+    const double f = static_cast<double>(s.intermediate_size);
+    const double p = s.patch_size;
+    const double layers = s.num_layers;
+    const double c = s.num_channels;
+    const double pos = s.max_positions;
     const double t = std::max(1, s.temporal_patch_size);
     const Block block{h, f};
     const double patch = c * t * p * p * h + h;  // Conv3d with bias
@@ -142,12 +211,11 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                      N(c), "x", N(t), "x", N(p), "^2x", N(h), " + bias = ", N(patch), " + ", N(pos),
                      " positions x ", N(h), " = ", N(out.parameters));
   } else if (l == "whisper_encoder") {
-    const double h = need(static_cast<double>(s.hidden_size), "hidden_size");
-    const double f = need(static_cast<double>(s.intermediate_size), "intermediate_size");
-    const double mel = need(s.num_mel_bins, "num_mel_bins");
-    const double pos = need(s.max_positions, "max_positions");
-    const double layers = need(s.num_layers, "num_layers");
-    if (!missing.empty()) return missing.ToStatus();
+    const double h = static_cast<double>(s.hidden_size);
+    const double f = static_cast<double>(s.intermediate_size);
+    const double mel = s.num_mel_bins;
+    const double pos = s.max_positions;
+    const double layers = s.num_layers;
     Block block{h, f};
     block.k_bias = false;  // WhisperAttention: k_proj has no bias
     const double convs = (mel * h * 3 + h) + (h * h * 3 + h);
@@ -158,9 +226,8 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                                   N(h), " + final LayerNorm = ", N(out.parameters));
   } else if (l == "llava_projector" || l == "linear_projector" || l == "gemma3_projector" ||
              l == "llama4_projector") {
-    const double v = need(static_cast<double>(s.hidden_size), "hidden_size");
-    const double t = need(static_cast<double>(s.output_size), "output_size");
-    if (!missing.empty()) return missing.ToStatus();
+    const double v = static_cast<double>(s.hidden_size);
+    const double t = static_cast<double>(s.output_size);
     if (l == "llava_projector") {
       out.parameters = v * t + t + t * t + t;
       out.arithmetic = absl::StrCat("two linears ", N(v), "x", N(t), " + ", N(t), "x", N(t),
@@ -178,10 +245,9 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                                     N(out.parameters));
     }
   } else if (l == "qwen2_vl_merger" || l == "qwen2_5_vl_merger") {
-    const double h = need(static_cast<double>(s.hidden_size), "hidden_size");
-    const double t = need(static_cast<double>(s.output_size), "output_size");
-    const double m = need(s.spatial_merge_size, "spatial_merge_size");
-    if (!missing.empty()) return missing.ToStatus();
+    const double h = static_cast<double>(s.hidden_size);
+    const double t = static_cast<double>(s.output_size);
+    const double m = s.spatial_merge_size;
     const double w = h * m * m;
     const double norm = l == "qwen2_vl_merger" ? 2 * h : h;  // LayerNorm or RMSNorm
     out.parameters = norm + w * w + w + w * t + t;
@@ -189,16 +255,9 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                                   " + ", N(w), "x", N(t), " + biases (", N(m), "x", N(m),
                                   " patches of ", N(h), " merged) = ", N(out.parameters));
   } else {
-    return InvalidFieldError(
-        absl::StrCat(field, ".layout"),
-        absl::StrCat("\"", l,
-                     "\" is not a layout this estimator counts; supported: clip_vision, "
-                     "siglip_vision, llama4_vision, qwen2_vl_vision, qwen2_5_vl_vision, "
-                     "qwen3_vl_vision, "
-                     "whisper_encoder, llava_projector, gemma3_projector, llama4_projector, "
-                     "qwen2_vl_merger, qwen2_5_vl_merger, linear_projector, tensors"));
+    // Unreachable: CheckLayoutFigures refuses a layout not in Layouts().
+    return absl::InternalError(absl::StrCat("layout ", l, " is listed but not counted"));
   }
-  if (!missing.empty()) return missing.ToStatus();
   return out;
 }
 

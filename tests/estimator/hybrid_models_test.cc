@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "catalog-service/dataset.h"
 #include "catalog-service/validation.h"
@@ -40,6 +41,46 @@ Architecture Read(const std::string& json) {
   auto arch = ArchitectureFromHfConfig(json);
   EXPECT_TRUE(arch.ok()) << arch.status();
   return arch.ok() ? ToCoreArchitecture(*arch) : Architecture{};
+}
+
+// A memory answer for a shipped record, from FakeRecords holding the
+// shipped dataset's records that `keep` selects: each line's bytes by
+// component, and how many records were kept.
+struct ShippedMemory {
+  int records = 0;
+  std::map<std::string, int64_t> lines;
+  int64_t line_sum = 0;
+  int64_t total_bytes = 0;
+};
+ShippedMemory ShippedMemoryLines(absl::FunctionRef<bool(const common::v1::Model&)> keep,
+                                 const std::string& model, int64_t context_tokens,
+                                 int32_t batch_size) {
+  ShippedMemory out;
+  const auto dataset = catalog::ShippedDataset();
+  EXPECT_TRUE(dataset.ok()) << dataset.status();
+  if (!dataset.ok()) return out;
+  auto records = std::make_shared<testing::FakeRecords>();
+  for (const auto& record : dataset->models()) {
+    if (!keep(record)) continue;
+    records->Add(record);
+    ++out.records;
+  }
+  v1::EstimateInferenceMemoryRequest request;
+  request.set_model(model);
+  request.mutable_workload()->set_context_length_tokens(context_tokens);
+  request.mutable_workload()->set_batch_size(batch_size);
+  testing::Answer<v1::EstimateInferenceMemoryResponse> answer;
+  AnswerInferenceMemory(records, request, answer.done());
+  EXPECT_TRUE(answer.result.has_value()) << model;
+  if (!answer.result.has_value()) return out;
+  EXPECT_TRUE(answer.result->ok()) << answer.result->status();
+  if (!answer.result->ok()) return out;
+  for (const auto& line : (*answer.result)->lines()) {
+    out.lines[line.component()] = line.bytes();
+    out.line_sum += line.bytes();
+  }
+  out.total_bytes = (*answer.result)->total_bytes();
+  return out;
 }
 
 ParameterCount Count(const Architecture& arch) {
@@ -568,29 +609,13 @@ TEST(HybridModelsTest, AMambaGgufIsReadAndItsTensorsMatchTheCount) {
 // the 12 attention layers, the state of the 36 Gated DeltaNet layers is a
 // line of its own, and the total is the sum of the lines.
 TEST(HybridModelsTest, TheShippedQwen3NextRecordsEstimateShowsItsRecurrentState) {
-  const auto dataset = catalog::ShippedDataset();
-  ASSERT_TRUE(dataset.ok()) << dataset.status();
-  auto records = std::make_shared<testing::FakeRecords>();
-  for (const auto& model : dataset->models()) {
-    if (model.name() == "models/qwen3-next-80b-a3b") records->Add(model);
-  }
-  v1::EstimateInferenceMemoryRequest request;
-  request.set_model("models/qwen3-next-80b-a3b");
-  request.mutable_workload()->set_context_length_tokens(32768);
-  request.mutable_workload()->set_batch_size(2);
-  testing::Answer<v1::EstimateInferenceMemoryResponse> answer;
-  AnswerInferenceMemory(records, request, answer.done());
-  ASSERT_TRUE(answer.result.has_value());
-  ASSERT_TRUE(answer.result->ok()) << answer.result->status();
-  std::map<std::string, int64_t> lines;
-  int64_t sum = 0;
-  for (const auto& line : (*answer.result)->lines()) {
-    lines[line.component()] = line.bytes();
-    sum += line.bytes();
-  }
-  EXPECT_EQ(lines["kv_cache"], 2LL * 12 * 2 * 256 * 2 * 32768 * 2);
-  EXPECT_EQ(lines["recurrent_state"], 2LL * 39518208);
-  EXPECT_EQ((*answer.result)->total_bytes(), sum);
+  ShippedMemory answer = ShippedMemoryLines(
+      [](const common::v1::Model& m) { return m.name() == "models/qwen3-next-80b-a3b"; },
+      "models/qwen3-next-80b-a3b", 32768, 2);
+  EXPECT_EQ(answer.records, 1);
+  EXPECT_EQ(answer.lines["kv_cache"], 2LL * 12 * 2 * 256 * 2 * 32768 * 2);
+  EXPECT_EQ(answer.lines["recurrent_state"], 2LL * 39518208);
+  EXPECT_EQ(answer.total_bytes, answer.line_sum);
 }
 
 // The catalog refuses a record naming a mixer the estimator does not count,
@@ -835,29 +860,13 @@ TEST(HybridModelsTest, Lfm2CachesSixAttentionLayersAndTenConvWindows) {
 // the attention layers' KV cache and the conv layers' windows, each on its
 // own line, and nothing unsized.
 TEST(HybridModelsTest, TheShippedLfm2RecordsEstimateShowTheirConvWindows) {
-  const auto dataset = catalog::ShippedDataset();
-  ASSERT_TRUE(dataset.ok()) << dataset.status();
-  auto records = std::make_shared<testing::FakeRecords>();
-  int lfm2 = 0;
-  for (const auto& model : dataset->models()) {
-    if (model.architecture().recurrent_mixer() == "short_conv") {
-      records->Add(model);
-      ++lfm2;
-    }
-  }
-  EXPECT_EQ(lfm2, 4);
-  v1::EstimateInferenceMemoryRequest request;
-  request.set_model("models/lfm2-1-2b");
-  request.mutable_workload()->set_context_length_tokens(32768);
-  request.mutable_workload()->set_batch_size(2);
-  testing::Answer<v1::EstimateInferenceMemoryResponse> answer;
-  AnswerInferenceMemory(records, request, answer.done());
-  ASSERT_TRUE(answer.result.has_value());
-  ASSERT_TRUE(answer.result->ok()) << answer.result->status();
-  std::map<std::string, int64_t> lines;
-  for (const auto& line : (*answer.result)->lines()) lines[line.component()] = line.bytes();
-  EXPECT_EQ(lines["kv_cache"], 2LL * 6 * 8 * 64 * 2 * 32768 * 2);
-  EXPECT_EQ(lines["recurrent_state"], 2LL * 10 * 2 * 2048 * 2);
+  ShippedMemory answer = ShippedMemoryLines(
+      [](const common::v1::Model& m) { return m.architecture().recurrent_mixer() == "short_conv"; },
+      "models/lfm2-1-2b", 32768, 2);
+  EXPECT_EQ(answer.records, 4);
+  EXPECT_EQ(answer.lines["kv_cache"], 2LL * 6 * 8 * 64 * 2 * 32768 * 2);
+  EXPECT_EQ(answer.lines["recurrent_state"], 2LL * 10 * 2 * 2048 * 2);
+  EXPECT_EQ(answer.total_bytes, answer.line_sum);
 }
 
 TEST(HybridModelsTest, Lfm2LayerListsAreCheckedNamingTheField) {

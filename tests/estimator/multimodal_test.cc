@@ -9,9 +9,11 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "common/formats/hf_config.h"
 #include "common/status/errors.h"
@@ -228,6 +230,39 @@ TEST(EncodersTest, MissingFiguresAndUnknownLayoutsNameTheField) {
   EXPECT_TRUE(absl::StrContains(unknown.ToString(), "clip_vision")) << unknown;
   bad.kind = "tokenizer";
   EXPECT_TRUE(absl::StrContains(CountEncoder(bad, "p").status().ToString(), "p.kind"));
+}
+
+// Every layout the refusal lists is counted when its figures are there
+// (the list of layouts and their counts are kept in one table).
+TEST(EncodersTest, EveryListedLayoutIsCounted) {
+  const absl::Status unknown =
+      CountEncoder(EncoderShape{.kind = "projector", .layout = "perceiver"}, "p").status();
+  const std::string message(unknown.message());
+  const size_t listed = message.find("supported: ");
+  ASSERT_NE(listed, std::string::npos) << unknown;
+  const std::vector<std::string> layouts =
+      absl::StrSplit(message.substr(listed + 11), ", ", absl::SkipEmpty());
+  EXPECT_GE(layouts.size(), 14u);
+  for (const std::string& layout : layouts) {
+    const EncoderShape full{.kind = "vision_encoder",
+                            .layout = layout,
+                            .num_layers = 2,
+                            .hidden_size = 64,
+                            .intermediate_size = 128,
+                            .patch_size = 14,
+                            .image_size = 224,
+                            .num_channels = 3,
+                            .temporal_patch_size = 2,
+                            .spatial_merge_size = 2,
+                            .output_size = 96,
+                            .num_mel_bins = 80,
+                            .max_positions = 100,
+                            .parameters = 1000};
+    const absl::StatusOr<EncoderCount> count = CountEncoder(full, "p");
+    ASSERT_TRUE(count.ok()) << layout << ": " << count.status();
+    EXPECT_GT(count->parameters, 0) << layout;
+    EXPECT_FALSE(count->arithmetic.empty()) << layout;
+  }
 }
 
 TEST(MultimodalConfigTest, Llava15CountsTheLanguageModelTowerAndProjector) {
