@@ -61,6 +61,7 @@ const std::map<std::string, std::string>& Families() {
                                              {"glm4", "glm4"},
                                              {"chatglm", "glm"},
                                              {"glm4moe", "glm4_moe"},
+                                             {"dots1", "dots1"},
                                              {"starcoder2", "starcoder2"},
                                              {"minimax-m2", "minimax_m2"},
                                              {"ernie4_5", "ernie4_5"},

@@ -116,6 +116,11 @@ const std::set<std::string>& KnownTypes() {
       // GLM-4 (glm, glm4, chatglm), StarCoder2, InternLM2, Seed-OSS.
       "olmo2", "olmo3", "granite", "exaone4", "qwen", "glm", "glm4", "chatglm", "starcoder2",
       "internlm2", "seed_oss",
+      // MiMo-7B: Qwen2's blocks and a multi-token-prediction layer (MiMoMTPLayers).
+      "mimo",
+      // dots.llm1: DeepSeek-V3's routed and shared experts behind Qwen3's
+      // attention (per-head QK RMSNorm, no MLA).
+      "dots1",
       // SmolLM3: Llama's blocks; every fourth layer skips the rotary
       // embedding (no_rope_layers), which changes no weight and no cache.
       "smollm3",
@@ -157,7 +162,7 @@ const std::set<std::string>& StateSpaceTypes() {
 // or the top level for Qwen2-VL) and its vision or audio parts.
 const std::set<std::string>& MultimodalTypes() {
   static const auto* types =
-      new std::set<std::string>{"gemma3",      "llava",    "llama4",  "qwen2_5_vl",
+      new std::set<std::string>{"gemma3",      "llava",    "llama4",  "mistral3",   "qwen2_5_vl",
                                 "qwen2_audio", "qwen2_vl", "qwen3_5", "qwen3_5_moe"};
   return *types;
 }
@@ -290,6 +295,22 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_output_size(take(v.Required({"out_hidden_size"})));
     part.set_max_positions(static_cast<int32_t>(take(v.Int({"num_position_embeddings"}, 2304))));
     part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 16))));
+  } else if (type == "mistral3") {
+    // PixtralVisionConfig (Mistral Small 3.1 and later): its defaults fill
+    // the keys a config leaves out.
+    if (const std::string vtype = v.String("model_type"); !vtype.empty() && vtype != "pixtral") {
+      return WithReason(
+          InvalidFieldError(absl::StrCat(kField, ".vision_config.model_type"),
+                            absl::StrCat("\"", vtype,
+                                         "\" is not a vision tower this reader knows for "
+                                         "mistral3; supported: pixtral")),
+          "UNSUPPORTED_MODEL_TYPE");
+    }
+    part.set_layout("pixtral_vision");
+    part.set_num_layers(static_cast<int32_t>(take(v.Int({"num_hidden_layers"}, 24))));
+    part.set_hidden_size(take(v.Int({"hidden_size"}, 1024)));
+    part.set_intermediate_size(take(v.Int({"intermediate_size"}, 4096)));
+    part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 16))));
   } else if (type == "qwen2_5_vl") {
     part.set_layout("qwen2_5_vl_vision");
     part.set_num_layers(static_cast<int32_t>(take(v.Required({"depth"}))));
@@ -327,7 +348,7 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
         v.Int({"patch_size"}, llava_default ? 14 : (part.layout() == "clip_vision" ? 32 : 16)))));
   }
   if (part.layout() != "clip_vision" && part.layout() != "siglip_vision" &&
-      part.layout() != "llama4_vision") {
+      part.layout() != "llama4_vision" && part.layout() != "pixtral_vision") {
     if (part.layout() != "qwen3_vl_vision") {
       part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 14))));
     }
@@ -360,6 +381,7 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
   }
   if (!t.count("model_type") || qwen_vl) {
     t["model_type"].set_string_value(type == "llava"         ? "llama"
+                                     : type == "mistral3"    ? "mistral"
                                      : type == "gemma3"      ? "gemma3_text"
                                      : type == "llama4"      ? "llama4_text"
                                      : type == "qwen3_5"     ? "qwen3_5_text"
@@ -431,6 +453,29 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       projector.set_spatial_merge_size(encoder->spatial_merge_size());
       projector.set_output_size(encoder->output_size());
       encoder->clear_output_size();
+    } else if (type == "mistral3") {
+      // Mistral3MultiModalProjector: its linears take one vision layer's
+      // features (vision_feature_layer a number) and carry biases with
+      // multimodal_projector_bias; neither other case is counted.
+      const Config top(root);
+      if (const Value* layer = top.Find({"vision_feature_layer"});
+          layer != nullptr && layer->kind_case() == Value::kListValue) {
+        return WithReason(InvalidFieldError(absl::StrCat(kField, ".vision_feature_layer"),
+                                            "a list of vision layers is not counted by this "
+                                            "reader (one layer's features: a number)"),
+                          "UNSUPPORTED_MODEL_TYPE");
+      }
+      if (top.Bool("multimodal_projector_bias", false)) {
+        return WithReason(InvalidFieldError(absl::StrCat(kField, ".multimodal_projector_bias"),
+                                            "projector biases are not counted by this reader"),
+                          "UNSUPPORTED_MODEL_TYPE");
+      }
+      absl::Status error;
+      const int64_t merge = TakeEncoderFigure(top.Int({"spatial_merge_size"}, 2), &error);
+      if (!error.ok()) return error;
+      projector.set_layout("mistral3_projector");
+      projector.set_spatial_merge_size(static_cast<int32_t>(merge));
+      projector.set_output_size(text_hidden);
     } else if (type == "llama4") {
       // Llama4MultiModalProjector: one linear without bias from the
       // adapter's output.
@@ -1278,8 +1323,10 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     a.set_attention_qkv_bias(bias);
     a.set_attention_output_bias(bias);
     a.set_mlp_bias(bias);
-  } else if (type == "qwen2" || type == "qwen2_moe" || is_qwen1) {
-    a.set_attention_qkv_bias(true);  // Qwen2 always has Q/K/V biases, Qwen's c_attn too
+  } else if (type == "qwen2" || type == "qwen2_moe" || is_qwen1 || type == "mimo") {
+    // Qwen2 always has Q/K/V biases, Qwen's c_attn too; MiMoAttention is
+    // Qwen2Attention.
+    a.set_attention_qkv_bias(true);
   } else if (type == "glm" || type == "glm4" || type == "glm4_moe") {
     // GlmAttention: q/k/v_proj biased by attention_bias (default true),
     // o_proj never; the fused gate_up_proj and down_proj never.
@@ -1319,7 +1366,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   if (is_phimoe) a.set_output_head_bias(c.Bool("lm_head_bias", false) && !a.tie_word_embeddings());
   const bool is_olmo = type == "olmoe" || type == "olmo2" || type == "olmo3";
   a.set_qk_norm(type == "qwen3" || type == "qwen3_moe" || is_gemma3 || is_olmo ||
-                HasQwen3NextBlocks(type) || type == "exaone4");
+                HasQwen3NextBlocks(type) || type == "exaone4" || type == "dots1");
   // OLMoE, OLMo 2 and 3 normalize the whole query and key projections
   // (q_norm, k_norm); the others each head (head_dim).
   a.set_qk_norm_full_width(is_olmo);
@@ -1376,7 +1423,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   // sized without it, the larger cache, so no plan fits on a window its
   // runtime may not keep.
   const int64_t window = take(c.Int({"sliding_window"}, 0));
-  const bool window_flagged = type.rfind("qwen", 0) == 0 || type == "smollm3";
+  const bool window_flagged =
+      type.rfind("qwen", 0) == 0 || type == "smollm3" || type == "mimo" || type == "dots1";
   if (window > 0 && type != "phi3" && !is_phimoe && !is_starcoder2 &&
       (!window_flagged || c.Bool("use_sliding_window", false))) {
     a.set_sliding_window(window);
@@ -1486,6 +1534,16 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   if (type == "glm4_moe") {
     a.set_router_bias(true);
     a.set_num_mtp_layers(static_cast<int32_t>(take(c.Int({"num_nextn_predict_layers"}, 0))));
+  }
+  // dots.llm1 (Dots1TopkRouter): the router's e_score_correction_bias is in
+  // the checkpoint (dots.llm1.inst's 142,774,381,696 holds it).
+  if (type == "dots1") a.set_router_bias(true);
+  // MiMo-7B (MiMoMTPLayers): token_layernorm, hidden_layernorm, input_proj
+  // (2h -> h), a Qwen2 decoder layer and final_layernorm, using the model's
+  // embedding and output head; MiMo-7B-Base's 7,833,409,536 holds one.
+  if (type == "mimo") {
+    a.set_num_mtp_layers(static_cast<int32_t>(take(c.Int({"num_nextn_predict_layers"}, 0))));
+    a.set_mtp_shares_embeddings(true);
   }
   // MiniMax-M2: every layer routed (intermediate_size is each expert's
   // width), a router bias with use_routing_bias; no shared expert. Its

@@ -61,6 +61,8 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"qwen3_vl_vision",
        {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels",
         "max_positions"}},
+      {"pixtral_vision",
+       {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels"}},
       {"whisper_encoder",
        {"hidden_size", "intermediate_size", "num_mel_bins", "max_positions", "num_layers"}},
       {"llava_projector", {"hidden_size", "output_size"}},
@@ -68,6 +70,7 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"llama4_projector", {"hidden_size", "output_size"}},
       {"qwen2_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"qwen2_5_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
+      {"mistral3_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"linear_projector", {"hidden_size", "output_size"}},
       {"tensors", {"parameters"}},
   };
@@ -210,6 +213,22 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
         absl::StrCat("Qwen3-VL ViT: ", N(layers), " blocks x ", block.Text(), " + patch embedding ",
                      N(c), "x", N(t), "x", N(p), "^2x", N(h), " + bias = ", N(patch), " + ", N(pos),
                      " positions x ", N(h), " = ", N(out.parameters));
+  } else if (l == "pixtral_vision") {
+    const double h = static_cast<double>(s.hidden_size);
+    const double f = static_cast<double>(s.intermediate_size);
+    const double p = s.patch_size;
+    const double layers = s.num_layers;
+    const double c = s.num_channels;
+    // PixtralVisionModel: patch_conv without bias, ln_pre (RMSNorm), blocks
+    // of unbiased q/k/v/o, a gated MLP without biases (gate, up, down) and
+    // two RMSNorms; 2-D rotary positions, so no position table.
+    const double block = 4 * h * h + 3 * h * f + 2 * h;
+    const double patch = c * p * p * h;
+    out.parameters = layers * block + patch + h;
+    out.arithmetic = absl::StrCat(
+        "Pixtral ViT: ", N(layers), " blocks x (attention 4x", N(h), "^2 + gated MLP 3x", N(h), "x",
+        N(f), " + RMSNorms 2x", N(h), " = ", N(block), ") + patch embedding ", N(c), "x", N(p),
+        "^2x", N(h), " = ", N(patch), " + ln_pre ", N(h), " = ", N(out.parameters));
   } else if (l == "whisper_encoder") {
     const double h = static_cast<double>(s.hidden_size);
     const double f = static_cast<double>(s.intermediate_size);
@@ -244,6 +263,19 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
       out.arithmetic = absl::StrCat("a projection ", N(v), "x", N(t), " + RMSNorm ", N(v), " = ",
                                     N(out.parameters));
     }
+  } else if (l == "mistral3_projector") {
+    const double v = static_cast<double>(s.hidden_size);
+    const double t = static_cast<double>(s.output_size);
+    const double m = s.spatial_merge_size;
+    // Mistral3MultiModalProjector: an RMSNorm, the patch merger's unbiased
+    // merging_layer (m x m patches of v into v), linear_1 and linear_2
+    // without bias (multimodal_projector_bias false; a config with biases
+    // is refused by the reader).
+    const double merging = v * m * m * v;
+    out.parameters = v + merging + v * t + t * t;
+    out.arithmetic = absl::StrCat("RMSNorm ", N(v), " + patch merger ", N(v * m * m), "x", N(v),
+                                  " (", N(m), "x", N(m), " patches) + linears ", N(v), "x", N(t),
+                                  " + ", N(t), "x", N(t), " = ", N(out.parameters));
   } else if (l == "qwen2_vl_merger" || l == "qwen2_5_vl_merger") {
     const double h = static_cast<double>(s.hidden_size);
     const double t = static_cast<double>(s.output_size);

@@ -10,11 +10,13 @@
 //   qwen2_5_vl_vision  Qwen2_5_VisionTransformerPretrainedModel without its merger
 //   qwen3_vl_vision    Qwen3.5's Qwen3_5VisionModel (Qwen3-VL's tower without
 //                      deepstack) without its merger; max_positions learned positions
+//   pixtral_vision     PixtralVisionModel (Mistral Small 3.1 and later's tower)
 //   whisper_encoder    WhisperEncoder / Qwen2AudioEncoder
 //   llava_projector    LlavaMultiModalProjector (two biased linears)
 //   gemma3_projector   Gemma3MultiModalProjector (a matrix and an RMSNorm)
 //   llama4_projector   Llama4MultiModalProjector (one linear without bias)
 //   qwen2_vl_merger, qwen2_5_vl_merger  PatchMerger (a norm and two biased linears)
+//   mistral3_projector Mistral3MultiModalProjector (RMSNorm, patch merger, two linears)
 //   linear_projector   one biased linear (Qwen2AudioMultiModalProjector)
 //   tensors            a count read from a file's tensors
 #pragma once

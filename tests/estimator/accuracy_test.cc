@@ -306,6 +306,38 @@ TEST(AccuracyParametersTest, BigCodeStableLmAndGraniteMoeAreCountedExactly) {
   EXPECT_EQ(parallel.total - sequential.total, 2 * ((4 + 2) * 16 - 2 * 64));
 }
 
+// XiaomiMiMo/MiMo-7B-Base and rednote-hilab/dots.llm1.inst config.json (the
+// keys that decide the count) against their checkpoints' safetensors totals
+// in llmfit's data/hf_models.json (rauletorresc/llmfit@6797f30):
+// 7,833,409,536 and 142,774,381,696.
+TEST(AccuracyParametersTest, MimoAndDotsLlm1AreCountedExactly) {
+  // MiMo-7B: Qwen2's blocks (Q/K/V biases), untied, and one
+  // multi-token-prediction layer (MiMoMTPLayers) on the model's embedding
+  // and head: 7,622,619,136 + 210,790,400.
+  const ParameterCount mimo = CountConfig(
+      R"({"model_type": "mimo", "hidden_size": 4096, "intermediate_size": 11008,
+          "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8,
+          "vocab_size": 151680, "max_position_embeddings": 32768, "sliding_window": 32768,
+          "use_sliding_window": false, "num_nextn_predict_layers": 1,
+          "tie_word_embeddings": false})");
+  EXPECT_EQ(mimo.total, 7622619136);
+  EXPECT_EQ(mimo.multi_token_prediction, 210790400);
+  EXPECT_EQ(mimo.total + mimo.multi_token_prediction, 7833409536);
+  // dots.llm1: one dense layer, then 61 layers of 128 routed experts (6 a
+  // token) and 2 shared ones of moe_intermediate_size, a router bias each
+  // (e_score_correction_bias); 32 query and 32 KV heads with per-head QK
+  // RMSNorms; untied. Its card: "14B activated".
+  const ParameterCount dots = CountConfig(
+      R"({"model_type": "dots1", "hidden_size": 4096, "intermediate_size": 10944,
+          "moe_intermediate_size": 1408, "num_hidden_layers": 62, "num_attention_heads": 32,
+          "num_key_value_heads": 32, "n_routed_experts": 128, "num_experts_per_tok": 6,
+          "n_shared_experts": 2, "first_k_dense_replace": 1, "vocab_size": 152064,
+          "max_position_embeddings": 32768, "tie_word_embeddings": false})");
+  EXPECT_EQ(dots.total, 142774381696);
+  EXPECT_EQ(dots.multi_token_prediction, 0);
+  EXPECT_LT(std::abs(dots.active / 14e9 - 1), 0.05) << dots.active;
+}
+
 TEST(AccuracyParametersTest, PhiMoeCountsItsBiasedAttentionAndOutputHead) {
   const ParameterCount moe = CountConfig(
       R"({"model_type": "phimoe", "vocab_size": 32064, "hidden_size": 4096,

@@ -747,6 +747,33 @@ TEST(GgufFamiliesTest, MixturesOfExpertsReadAsTheirCheckpoints) {
                          "tie_word_embeddings": false})"});
   }
   {
+    // dots.llm1 (llama.cpp's dots1): one dense layer, 128 experts of 1408,
+    // two shared ones, a router bias, per-head QK norms (accuracy_test.cc).
+    Shape s{.arch = "dots1",
+            .layers = 62,
+            .hidden = 4096,
+            .heads = 32,
+            .kv_heads = 32,
+            .head_dim = 128,
+            .ffn = 10944,
+            .vocab = 152064,
+            .qk_norm = 1,
+            .experts = 128,
+            .experts_used = 6,
+            .expert_ffn = 1408,
+            .shared_experts = 2,
+            .shared_ffn = 2816,
+            .dense_lead = 1,
+            .router_bias = true};
+    cases.push_back({"rednote-hilab/dots.llm1.inst", s, 142774381696,
+                     R"({"model_type": "dots1", "hidden_size": 4096, "intermediate_size": 10944,
+                         "moe_intermediate_size": 1408, "num_hidden_layers": 62,
+                         "num_attention_heads": 32, "num_key_value_heads": 32,
+                         "n_routed_experts": 128, "num_experts_per_tok": 6,
+                         "n_shared_experts": 2, "first_k_dense_replace": 1,
+                         "vocab_size": 152064, "tie_word_embeddings": false})"});
+  }
+  {
     // GLM-4.5-Air: its multi-token-prediction layer kept as block 46.
     Shape s{.arch = "glm4moe",
             .layers = 46,

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -440,6 +441,51 @@ TEST(MultimodalConfigTest, Qwen35IsCountedExactlyWithItsMtpLayerAndVisionTower) 
           .status();
   EXPECT_EQ(deepstack.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(deepstack.ToString(), "deepstack_visual_indexes")) << deepstack;
+}
+
+// mistralai/Mistral-Small-3.1-24B-Instruct-2503 config.json (mistral3; the
+// keys that decide the count): Mistral Small 3's language model, a Pixtral
+// tower and Mistral3MultiModalProjector without biases. Published:
+// 24,011,361,280, the checkpoint's safetensors total; the language model
+// alone is Mistral-Small-24B-Base-2501's 23,572,403,200 (llmfit's
+// data/hf_models.json).
+constexpr char kMistralSmall31[] = R"({
+  "model_type": "mistral3", "multimodal_projector_bias": false, "spatial_merge_size": 2,
+  "vision_feature_layer": -1, "projector_hidden_act": "gelu",
+  "text_config": {"model_type": "mistral", "hidden_size": 5120, "intermediate_size": 32768,
+    "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "head_dim": 128, "vocab_size": 131072, "max_position_embeddings": 131072,
+    "sliding_window": null},
+  "vision_config": {"model_type": "pixtral", "hidden_size": 1024, "intermediate_size": 4096,
+    "num_hidden_layers": 24, "num_attention_heads": 16, "head_dim": 64, "num_channels": 3,
+    "image_size": 1540, "patch_size": 14}})";
+
+TEST(MultimodalConfigTest, MistralSmall31IsCountedExactlyWithItsPixtralTower) {
+  absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(kMistralSmall31);
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  ASSERT_EQ(arch->encoder_parts_size(), 2);
+  EXPECT_EQ(arch->encoder_parts(0).layout(), "pixtral_vision");
+  EXPECT_EQ(arch->encoder_parts(1).layout(), "mistral3_projector");
+  absl::StatusOr<ParameterCount> count = CountParameters(ToCoreArchitecture(*arch));
+  ASSERT_TRUE(count.ok()) << count.status();
+  EXPECT_EQ(count->total, 23572403200);
+  // Pixtral: 24 x (4 x 1024^2 + 3 x 1024 x 4096 + 2 x 1024) + 3 x 14^2 x
+  // 1024 + 1024; the projector: 1024 + 4096 x 1024 + 1024 x 5120 + 5120^2.
+  EXPECT_EQ(EncoderPartsParameters(*arch), 403305472 + 35652608);
+  EXPECT_EQ(count->total + EncoderPartsParameters(*arch), 24011361280);
+  // What the projector would hold with biases, or with several vision
+  // layers' features, is not counted: refused by field.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"multimodal_projector_bias", "true"}, {"vision_feature_layer", "[-1, -2]"}}) {
+    std::string config = kMistralSmall31;
+    const std::string from = absl::StrCat("\"", key, "\": ");
+    const size_t at = config.find(from) + from.size();
+    config.replace(at, config.find(',', at) - at, value);
+    const absl::Status refused = ArchitectureFromHfConfig(config).status();
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << key;
+    EXPECT_TRUE(absl::StrContains(refused.ToString(), absl::StrCat("hf_config_json.", key)))
+        << refused;
+  }
 }
 
 TEST(MultimodalConfigTest, UnsupportedFamiliesAreRefusedNamingTheSupportedOnes) {
