@@ -336,10 +336,10 @@ void ValidateModel(const common::v1::Model& model, const std::string& prefix,
   // rather than stored and refused at every estimate.
   const std::string& mixer = arch.recurrent_mixer();
   if (!mixer.empty() && mixer != "mamba" && mixer != "mamba2" && mixer != "gated_deltanet" &&
-      mixer != "short_conv") {
-    violations->Add(
-        Join(prefix, "architecture.recurrent_mixer"),
-        absl::StrCat("is \"", mixer, "\"; must be mamba, mamba2, gated_deltanet or short_conv"));
+      mixer != "short_conv" && mixer != "kda") {
+    violations->Add(Join(prefix, "architecture.recurrent_mixer"),
+                    absl::StrCat("is \"", mixer,
+                                 "\"; must be mamba, mamba2, gated_deltanet, short_conv or kda"));
   }
   // A request naming no weight format is sized in the checkpoint's: a value
   // the estimator cannot size is refused here (records::kCheckpointWeightFormats).

@@ -144,6 +144,7 @@ const std::set<std::string>& KnownTypes() {
       "llama4_text",
       // Hybrid and state-space models (HybridArchitecture below).
       "jamba", "falcon_h1", "qwen3_next", "nemotron_h", "granitemoehybrid", "lfm2", "lfm2_moe",
+      "kimi_linear",
       // Qwen3.5 and Qwen3.6's language models (qwen3_5 / qwen3_5_moe's
       // text_config): Qwen3-Next's blocks, the Gated DeltaNet projections
       // stored apart (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a: the same
@@ -657,6 +658,101 @@ absl::Status Lfm2Layers(const Config& c, const std::string& type, common::v1::Ar
 // The layer pattern and mixer of the hybrids that also have attention,
 // after their transformers configuration classes; `a` already holds the
 // attention, MLP and MoE fields the common path reads.
+// The layers a list names, 1-based (KimiLinearConfig's is_kda_layer:
+// (index + 1) in kda_layers): each a whole number in [1, layers], none twice.
+absl::StatusOr<std::set<int64_t>> OneBasedLayers(const Value* listed, int layers,
+                                                 const std::string& field) {
+  std::set<int64_t> out;
+  const bool is_list = listed != nullptr && listed->kind_case() == Value::kListValue;
+  if (is_list) {
+    for (const Value& item : listed->list_value().values()) {
+      const bool whole = item.kind_case() == Value::kNumberValue &&
+                         item.number_value() == std::floor(item.number_value());
+      if (!whole || item.number_value() < 1 || item.number_value() > layers ||
+          !out.insert(static_cast<int64_t>(item.number_value())).second) {
+        return InvalidFieldError(
+            field, absl::StrCat("must list layers 1 to ", layers, " (1-based), each once"));
+      }
+    }
+  }
+  if (!is_list) return InvalidFieldError(field, "is required: a list of layers (1-based)");
+  return out;
+}
+
+// Kimi Linear (KimiLinearConfig, modeling_kimi.py; vLLM kimi_linear.py):
+// linear_attn_config lists the Kimi Delta Attention layers (kda_layers) and
+// the full-attention ones (full_attn_layers), 1-based, which together are
+// every layer once; the full-attention layers are DeepSeek-V3's latent
+// attention without a query LoRA (q_lora_rank null) and without rotary
+// positions (mla_use_nope), which changes no weight and no cache; KDA has
+// num_heads heads of head_dim for queries, keys and values and a conv of
+// short_conv_kernel_size taps. The first first_k_dense_replace layers are
+// dense (intermediate_size), the others routed: num_experts of
+// moe_intermediate_size, num_experts_per_token a token, num_shared_experts
+// shared ones, a router bias (e_score_correction_bias, a parameter in the
+// checkpoint). vLLM keeps the recurrent state in fp32 (kda_state_dtype).
+absl::Status KimiLinearLayers(const Config& c, common::v1::Architecture* a) {
+  absl::Status error;
+  auto take = [&](absl::StatusOr<int64_t> v) -> int64_t {
+    if (!v.ok() && error.ok()) error = v.status();
+    return v.ok() ? *v : 0;
+  };
+  const int L = a->num_layers();
+  const std::string field = absl::StrCat(kField, ".linear_attn_config");
+  const Value* linear = c.Find({"linear_attn_config"});
+  if (linear == nullptr || linear->kind_case() != Value::kStructValue) {
+    return InvalidFieldError(field, "is required for kimi_linear (kda_layers, full_attn_layers)");
+  }
+  const Config lc(linear->struct_value());
+  absl::StatusOr<std::set<int64_t>> full =
+      OneBasedLayers(lc.Find({"full_attn_layers"}), L, absl::StrCat(field, ".full_attn_layers"));
+  if (!full.ok()) return full.status();
+  absl::StatusOr<std::set<int64_t>> kda =
+      OneBasedLayers(lc.Find({"kda_layers"}), L, absl::StrCat(field, ".kda_layers"));
+  if (!kda.ok()) return kda.status();
+  for (int64_t layer : *full) {
+    if (kda->count(layer)) {
+      return InvalidFieldError(absl::StrCat(field, ".kda_layers"),
+                               absl::StrCat("and full_attn_layers both list layer ", layer));
+    }
+  }
+  if (static_cast<int>(full->size() + kda->size()) != L) {
+    return InvalidFieldError(
+        absl::StrCat(field, ".kda_layers"),
+        absl::StrCat("and full_attn_layers list ", full->size() + kda->size(), " layers of ", L));
+  }
+  if (take(c.Int({"moe_layer_freq"}, 1)) != 1) {
+    return WithReason(InvalidFieldError(absl::StrCat(kField, ".moe_layer_freq"),
+                                        "routed layers other than every layer after "
+                                        "first_k_dense_replace are not counted by this reader"),
+                      "UNSUPPORTED_MODEL_TYPE");
+  }
+  const int64_t heads = take(lc.Required({"num_heads"}));
+  const int64_t head_dim = take(lc.Required({"head_dim"}));
+  a->set_recurrent_mixer("kda");
+  a->set_num_attention_layers(static_cast<int32_t>(full->size()));
+  a->set_num_recurrent_layers(static_cast<int32_t>(kda->size()));
+  a->set_num_mlp_layers(L);
+  a->set_ssm_num_heads(static_cast<int32_t>(heads));
+  a->set_ssm_num_groups(static_cast<int32_t>(heads));
+  a->set_ssm_state_size(static_cast<int32_t>(head_dim));
+  a->set_ssm_inner_size(heads * head_dim);
+  a->set_ssm_conv_kernel(static_cast<int32_t>(take(lc.Int({"short_conv_kernel_size"}, 4))));
+  a->set_ssm_gated_norm(true);
+  a->set_ssm_state_fp32(true);
+  // head_dim at the top level (hidden_size / heads) is not the latent
+  // attention's: its widths are qk_nope_head_dim, qk_rope_head_dim and
+  // v_head_dim.
+  a->clear_head_dim();
+  a->set_num_experts_per_token(static_cast<int32_t>(take(c.Int({"num_experts_per_token"}, 0))));
+  a->set_num_shared_experts(static_cast<int32_t>(take(c.Int({"num_shared_experts"}, 0))));
+  if (a->num_experts() > 0) a->set_router_bias(true);
+  if (a->max_context_length() == 0) {
+    a->set_max_context_length(take(c.Int({"model_max_length"}, 0)));
+  }
+  return error;
+}
+
 absl::Status HybridArchitecture(const Config& c, const Struct& root, const std::string& type,
                                 common::v1::Architecture* a) {
   absl::Status error;
@@ -769,6 +865,8 @@ absl::Status HybridArchitecture(const Config& c, const Struct& root, const std::
     a->set_mtp_shares_embeddings(true);
   } else if (type == "lfm2" || type == "lfm2_moe") {
     if (absl::Status lfm2 = Lfm2Layers(c, type, a); !lfm2.ok()) return lfm2;
+  } else if (type == "kimi_linear") {
+    if (absl::Status kimi = KimiLinearLayers(c, a); !kimi.ok()) return kimi;
   } else if (type == "granitemoehybrid") {
     // GraniteMoeHybridConfig (Granite 4.0 H): layer_types names each layer's
     // mixer, "mamba" (GraniteMoeHybridMambaLayer: Mamba-2 with a gated
@@ -1595,7 +1693,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   }
   if (!error.ok()) return error;
   if (type == "jamba" || type == "falcon_h1" || HasQwen3NextBlocks(type) || type == "nemotron_h" ||
-      type == "granitemoehybrid" || type == "lfm2" || type == "lfm2_moe") {
+      type == "granitemoehybrid" || type == "lfm2" || type == "lfm2_moe" || type == "kimi_linear") {
     if (absl::Status hybrid = HybridArchitecture(c, root, type, &a); !hybrid.ok()) return hybrid;
   }
   a.set_source("config.json");

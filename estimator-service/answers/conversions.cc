@@ -102,6 +102,7 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
                         : mixer == "mamba2"         ? RecurrentMixer::kMamba2
                         : mixer == "gated_deltanet" ? RecurrentMixer::kGatedDeltaNet
                         : mixer == "short_conv"     ? RecurrentMixer::kShortConv
+                        : mixer == "kda"            ? RecurrentMixer::kKimiDelta
                                                     : RecurrentMixer::kUnknown;
   out.num_recurrent_layers = arch.num_recurrent_layers();
   out.num_attention_layers = arch.num_attention_layers();

@@ -19,6 +19,7 @@ enum class RecurrentMixer {
   kMamba2,         // Mamba-2 SSD (Mamba2Mixer, FalconH1Mixer, NemotronHMamba2Mixer)
   kGatedDeltaNet,  // Qwen3-Next linear attention (Qwen3NextGatedDeltaNet)
   kShortConv,      // LFM2's gated short convolution (Lfm2ShortConv)
+  kKimiDelta,      // Kimi Linear's Kimi Delta Attention (KimiDeltaAttention)
   kUnknown,        // a name this estimator does not know: refused
 };
 

@@ -237,6 +237,10 @@ double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* ari
                               " state");
       break;
     case RecurrentMixer::kGatedDeltaNet:
+    case RecurrentMixer::kKimiDelta:
+      // Kimi Delta Attention keeps the same (vLLM kda_state_shape: the q, k
+      // and v convs' windows, 2GN + I channels, and H x N x I/H in fp32;
+      // llama.cpp's n_embd_r() and n_embd_s()).
       channels = 2 * G * N + I;
       ssm = I * N;
       ssm_text = absl::StrCat(Int(H), " value heads x ", Int(N), " key dim x ",

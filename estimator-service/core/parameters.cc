@@ -60,6 +60,14 @@ double OutputHeadBias(const Architecture& arch, const ParameterCountOptions& opt
 //   Short convolution (LFM2's Lfm2ShortConv), I = conv_dim: in_proj h x 3I
 //     (B, C and x), a depthwise conv1d I x K, out_proj I x h; biases on all
 //     three with conv_bias.
+//   Kimi Delta Attention (Kimi Linear's KimiDeltaAttention, modeling_kimi.py;
+//     vLLM kda.py), G key heads of N, H value heads, C = 2GN + I: q/k/v_proj
+//     h x C, q/k/v_conv1d C x K (depthwise, no bias), the decay gate's
+//     low-rank f_a_proj h x N and f_b_proj N x GN, dt_bias GN and A_log H,
+//     b_proj h x H (beta), the output gate's g_a_proj h x N and g_b_proj
+//     N x I, o_norm I/H (one gated RMSNorm shared by the heads), o_proj
+//     I x h; no biases. The gates' rank is the head dim (N), as the module
+//     builds them.
 double RecurrentParameters(const Architecture& arch, const ParameterCountOptions& options,
                            std::string* text) {
   const double h = static_cast<double>(arch.hidden_size);
@@ -124,6 +132,22 @@ double RecurrentParameters(const Architecture& arch, const ParameterCountOptions
       }
       return total;
     }
+    case RecurrentMixer::kKimiDelta: {
+      const double C = 2 * G * N + I;
+      const double gates = h * N + N * G * N + h * N + N * I;
+      const double total = h * C + C * K + gates + G * N + H + h * H + (norm ? I / H : 0) + I * h;
+      if (text != nullptr) {
+        *text = absl::StrCat("Kimi Delta Attention: q/k/v_proj ", Int(h), "x", Int(C), " + convs ",
+                             Int(C), "x", Int(K), " (", Int(C), " = 2x", Int(G), " key heads x ",
+                             Int(N), " + ", Int(I), ") + decay gate ", Int(h), "x", Int(N), " + ",
+                             Int(N), "x", Int(G * N), " + output gate ", Int(h), "x", Int(N), " + ",
+                             Int(N), "x", Int(I), " + dt_bias ", Int(G * N), " + A_log ", Int(H),
+                             " + b_proj ", Int(h), "x", Int(H),
+                             norm ? absl::StrCat(" + o_norm ", Int(I / H)) : "", " + o_proj ",
+                             Int(I), "x", Int(h), " = ", Int(total));
+      }
+      return total;
+    }
     case RecurrentMixer::kShortConv: {
       const double in = h * 3 * I + (conv_bias ? 3 * I : 0);
       const double conv = I * K + (conv_bias ? I : 0);
@@ -145,7 +169,7 @@ double RecurrentParameters(const Architecture& arch, const ParameterCountOptions
 void CheckRecurrentShape(const Architecture& arch, FieldViolations* violations) {
   if (arch.recurrent_mixer == RecurrentMixer::kUnknown) {
     violations->Add("architecture.recurrent_mixer",
-                    "must be mamba, mamba2, gated_deltanet or short_conv");
+                    "must be mamba, mamba2, gated_deltanet, short_conv or kda");
     return;
   }
   auto layers = [&](const char* field, int value, bool positive) {

@@ -503,7 +503,33 @@ Figure RecurrentMixerActivationBytes(const Architecture& shape, int64_t s, int64
                                 t > 1 ? absl::StrCat(" / ", t) : "", " = ", Bytes(bytes),
                                 " (transformers Lfm2ShortConv)")};
   }
-  return {0, "no Mamba, Mamba-2, Gated DeltaNet or short-conv mixer"};
+  if (shape.recurrent_mixer == RecurrentMixer::kKimiDelta) {
+    // Kimi Delta Attention (Kimi Linear's modeling_kimi.py on
+    // flash-linear-attention's primitives), modelled on the Gated DeltaNet
+    // path above with what KDA changes, per token: the three
+    // ShortConvolutions save their inputs (the q|k|v projections, 2C); q and
+    // k after l2norm 2 x 2GN, v 2I; the decay gate is per key channel, not
+    // per head: fused_kda_gate's bf16 input and fp32 output and chunk_kda's
+    // fp32 cumsum, (2 + 4 + 4) x GN; the gates' low-rank halves (f_a, g_a
+    // outputs) 2 x 2N; the gated norm's input, gate and output and o_proj's
+    // input 3 x 2I; per head beta 2, the q/k rstd 2 x 4, a 64-token chunk
+    // matrix 2 x 64 and the norm's rstd 4 (142 bytes). Not measured against a
+    // training run: the chunk kernels' saved tensors follow Gated DeltaNet's.
+    const double C = 2 * G * N + I;
+    const double per_head = 2 + 2 * 4 + 2 * 64 + 4;  // 142 bytes
+    const double per_token =
+        (2 * C + 2 * 2 * G * N + 2 * I + 10 * G * N + 2 * 2 * N + 3 * 2 * I + per_head * H) / t;
+    const double bytes = tokens * per_token;
+    return {bytes,
+            absl::StrCat(s, " tokens x ", b, " sequences x (conv inputs 2 x ", Num(C),
+                         " + q, k 2 x 2 x ", Num(G), " heads x ", Num(N), " + v 2 x ", Num(I),
+                         " + decay gate 10 x ", Num(G * N), " + low-rank gates 2 x 2 x ", Num(N),
+                         " + norm input, gate, output 3 x 2 x ", Num(I), " + ", Num(per_head),
+                         " x ", Num(H), " heads (beta, rstd, chunk matrix))",
+                         t > 1 ? absl::StrCat(" / ", t) : "", " = ", Bytes(bytes),
+                         " (modelled on flash-linear-attention's Gated DeltaNet path)")};
+  }
+  return {0, "no Mamba, Mamba-2, Gated DeltaNet, short-conv or Kimi Delta Attention mixer"};
 }
 
 Figure HybridActivationBytes(const Architecture& shape, int64_t s, int64_t b, int t,
@@ -887,12 +913,13 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
   // Activations: the first pipeline stage keeps `pp` micro-batches of
   // layers/pp layers in flight under 1F1B, i.e. all layers' worth.
   const Architecture& shape = in.architecture;
-  // Mamba, Mamba-2, Gated DeltaNet and short-conv layers: what their fused kernels
-  // save (HybridActivationBytes), whatever the framework.
+  // Mamba, Mamba-2, Gated DeltaNet, short-conv and Kimi Delta Attention layers: what their fused
+  // kernels save (HybridActivationBytes), whatever the framework.
   const bool ssm = shape.recurrent_mixer == RecurrentMixer::kMamba ||
                    shape.recurrent_mixer == RecurrentMixer::kMamba2 ||
                    shape.recurrent_mixer == RecurrentMixer::kGatedDeltaNet ||
-                   shape.recurrent_mixer == RecurrentMixer::kShortConv;
+                   shape.recurrent_mixer == RecurrentMixer::kShortConv ||
+                   shape.recurrent_mixer == RecurrentMixer::kKimiDelta;
   if (shape.num_layers > 0 && shape.hidden_size > 0 && (shape.num_attention_heads > 0 || ssm)) {
     const int64_t s = in.sequence_length, b = in.micro_batch;
     // One layer's activations as the framework's implementation keeps them

@@ -175,6 +175,15 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
       case RecurrentMixer::kShortConv:
         out.push_back({Role::kRecurrent, h * 3 * I, h, i});
         break;
+      case RecurrentMixer::kKimiDelta:
+        // q/k/v_proj, the gates' low-rank halves and b_proj; o_proj below.
+        out.push_back({Role::kRecurrent, h * (2 * G * N + I), h, i});
+        out.push_back({Role::kRecurrent, h * N, h, i});
+        out.push_back({Role::kRecurrent, N * G * N, N, i});
+        out.push_back({Role::kRecurrent, h * N, h, i});
+        out.push_back({Role::kRecurrent, N * I, N, i});
+        out.push_back({Role::kRecurrent, h * H, h, i});
+        break;
       default:
         return;
     }

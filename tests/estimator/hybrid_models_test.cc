@@ -869,6 +869,75 @@ TEST(HybridModelsTest, TheShippedLfm2RecordsEstimateShowTheirConvWindows) {
   EXPECT_EQ(answer.total_bytes, answer.line_sum);
 }
 
+// moonshotai/Kimi-Linear-48B-A3B-Instruct config.json (the keys that decide
+// the count, as a public model-info report of the checkpoint quotes it and an
+// MLX re-export repeats it). Published: 49,122,681,728, the checkpoint's
+// safetensors total (llmfit parameters_raw; the same report's tensor
+// inventory, 20,493 tensors).
+constexpr char kKimiLinear[] = R"({
+  "model_type": "kimi_linear", "hidden_size": 2304, "num_hidden_layers": 27,
+  "vocab_size": 163840, "tie_word_embeddings": false, "head_dim": 72,
+  "num_attention_heads": 32, "num_key_value_heads": 32, "intermediate_size": 9216,
+  "kv_lora_rank": 512, "q_lora_rank": null, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+  "v_head_dim": 128, "mla_use_nope": true, "first_k_dense_replace": 1,
+  "moe_intermediate_size": 1024, "moe_layer_freq": 1, "num_experts": 256,
+  "num_experts_per_token": 8, "num_shared_experts": 1, "model_max_length": 1048576,
+  "linear_attn_config": {"full_attn_layers": [4, 8, 12, 16, 20, 24, 27], "head_dim": 128,
+    "kda_layers": [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19, 21, 22, 23, 25, 26],
+    "num_heads": 32, "short_conv_kernel_size": 4}})";
+
+TEST(HybridModelsTest, KimiLinearIsCountedExactly) {
+  const Architecture arch = Read(kKimiLinear);
+  ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kKimiDelta);
+  EXPECT_EQ(arch.num_recurrent_layers, 20);
+  EXPECT_EQ(arch.AttentionLayers(), 7);
+  EXPECT_TRUE(arch.UsesMla());
+  const ParameterCount count = Count(arch);
+  EXPECT_EQ(count.total, 49122681728);
+  EXPECT_EQ(count.multi_token_prediction, 0);
+  // Each KDA layer, term by term (q/k/v 3 x 2304 x 4096, o_proj, the gates'
+  // low-rank halves 2 x 2304 x 128 + 128 x 4096 x 2, b_proj 2304 x 32, convs
+  // 3 x 4096 x 4, A_log 32, dt_bias 4096, o_norm 128).
+  double mixers = 0;
+  for (const ParameterComponent& c : count.components) {
+    if (c.name == "recurrent_mixer") mixers = c.parameters;
+  }
+  EXPECT_EQ(mixers, 20.0 * 39514272);
+  // "48B total, 3B activated" (MoonshotAI/Kimi-Linear README): 8 of 256
+  // experts a token; everything a token touches but the embedding lookup.
+  EXPECT_EQ(count.active - count.embedding / 2, 3106972544);
+  // State per sequence: the q, k and v convs' last 3 inputs (3 x 3 x 4096,
+  // bf16) and a 32 x 128 x 128 fp32 state in each of the 20 KDA layers
+  // (vLLM kda_state_shape; llama.cpp n_embd_r, n_embd_s); the latent cache
+  // of the 7 attention layers, 512 + 64 a token.
+  EXPECT_EQ(RecurrentStateBytesPerSequence(arch, nullptr),
+            20.0 * (3 * 3 * 4096 * 2 + 32 * 128 * 128 * 4));
+  EXPECT_EQ(arch.max_context_length, 1048576);
+}
+
+TEST(HybridModelsTest, KimiLinearLayerListsAreCheckedNamingTheField) {
+  const auto refused = [](const std::string& from, const std::string& to) {
+    std::string config = kKimiLinear;
+    const size_t at = config.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    config.replace(at, from.size(), to);
+    return ArchitectureFromHfConfig(config).status();
+  };
+  const absl::Status both = refused("[4, 8,", "[1, 8,");
+  EXPECT_EQ(both.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(both.message().find("linear_attn_config.kda_layers"), std::string::npos) << both;
+  const absl::Status outside = refused("24, 27]", "24, 28]");
+  EXPECT_NE(outside.message().find("linear_attn_config.full_attn_layers"), std::string::npos)
+      << outside;
+  const absl::Status short_list = refused("25, 26]", "25]");
+  EXPECT_NE(short_list.message().find("linear_attn_config.kda_layers"), std::string::npos)
+      << short_list;
+  const absl::Status missing = refused(R"("linear_attn_config")", R"("linear_attn")");
+  EXPECT_NE(missing.message().find("linear_attn_config"), std::string::npos) << missing;
+  const absl::Status freq = refused(R"("moe_layer_freq": 1)", R"("moe_layer_freq": 2)");
+  EXPECT_NE(freq.message().find("moe_layer_freq"), std::string::npos) << freq;
+}
+
 TEST(HybridModelsTest, Lfm2LayerListsAreCheckedNamingTheField) {
   auto unknown = ArchitectureFromHfConfig(R"({
     "model_type": "lfm2", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
