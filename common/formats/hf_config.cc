@@ -162,9 +162,9 @@ const std::set<std::string>& StateSpaceTypes() {
 // Multimodal wrappers this reader counts: a language model (text_config,
 // or the top level for Qwen2-VL) and its vision or audio parts.
 const std::set<std::string>& MultimodalTypes() {
-  static const auto* types =
-      new std::set<std::string>{"gemma3",      "llava",    "llama4",  "mistral3",   "qwen2_5_vl",
-                                "qwen2_audio", "qwen2_vl", "qwen3_5", "qwen3_5_moe"};
+  static const auto* types = new std::set<std::string>{
+      "gemma3",   "llava",   "llama4",      "mistral3", "qwen2_5_vl",  "qwen2_audio",
+      "qwen2_vl", "qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe"};
   return *types;
 }
 
@@ -275,14 +275,16 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_hidden_size(take(v.Int({"embed_dim"}, 1280)));
     part.set_intermediate_size(part.hidden_size() * take(v.Int({"mlp_ratio"}, 4)));
     part.set_output_size(take(v.Int({"hidden_size"}, 3584)));
-  } else if (type == "qwen3_5" || type == "qwen3_5_moe") {
-    // Qwen3_5VisionModel: Qwen3-VL's tower (a biased Conv3d patch
+  } else if (type == "qwen3_5" || type == "qwen3_5_moe" || type == "qwen3_vl" ||
+             type == "qwen3_vl_moe") {
+    // Qwen3-VL's tower (Qwen3VLVisionModel: a biased Conv3d patch
     // embedding, num_position_embeddings learned positions, blocks of
-    // biased LayerNorms, attention and a plain MLP) without deepstack
-    // mergers; its merger maps into out_hidden_size.
+    // biased LayerNorms, attention and a plain MLP); its merger maps into
+    // out_hidden_size. Qwen3.5's (Qwen3_5VisionModel) has no deepstack
+    // mergers; Qwen3-VL's are counted with its merger (qwen3_vl_merger).
     if (const Value* deepstack = v.Find({"deepstack_visual_indexes"});
-        deepstack != nullptr && deepstack->kind_case() == Value::kListValue &&
-        deepstack->list_value().values_size() > 0) {
+        (type == "qwen3_5" || type == "qwen3_5_moe") && deepstack != nullptr &&
+        deepstack->kind_case() == Value::kListValue && deepstack->list_value().values_size() > 0) {
       return InPart(WithReason(InvalidFieldError(kField,
                                                  "deepstack_visual_indexes: deepstack "
                                                  "mergers are not counted by this reader"),
@@ -376,11 +378,20 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
   if (const Struct* given = sub("text_config"); given != nullptr) text = *given;
   const bool qwen_vl = type == "qwen2_vl" || type == "qwen2_5_vl";
   const bool qwen3_5 = type == "qwen3_5" || type == "qwen3_5_moe";
+  const bool qwen3_vl = type == "qwen3_vl" || type == "qwen3_vl_moe";
   auto& t = *text.mutable_fields();
   for (const char* key : kTopLevelTextKeys) {
+    // Mistral3Config's own tie_word_embeddings (true by default in newer
+    // transformers) says nothing of its language model, whose lm_head is
+    // untied unless text_config says so (transformers #42313).
+    if (type == "mistral3" && absl::string_view(key) == "tie_word_embeddings") continue;
     if (!t.count(key) && fields.count(key)) t[key] = fields.at(key);
   }
-  if (!t.count("model_type") || qwen_vl) {
+  if (qwen3_vl) {
+    // Qwen3VLTextConfig and Qwen3VLMoeTextConfig are Qwen3's and Qwen3-MoE's
+    // blocks (their multimodal rotary sections change no weight).
+    t["model_type"].set_string_value(type == "qwen3_vl" ? "qwen3" : "qwen3_moe");
+  } else if (!t.count("model_type") || qwen_vl) {
     t["model_type"].set_string_value(type == "llava"         ? "llama"
                                      : type == "mistral3"    ? "mistral"
                                      : type == "gemma3"      ? "gemma3_text"
@@ -448,12 +459,22 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     common::v1::EncoderPart projector;
     projector.set_kind("projector");
     projector.set_hidden_size(encoder->hidden_size());
-    if (qwen_vl || qwen3_5) {
-      // Qwen3.5's merger is Qwen2-VL's: a LayerNorm and two biased linears.
-      projector.set_layout(type == "qwen2_5_vl" ? "qwen2_5_vl_merger" : "qwen2_vl_merger");
+    if (qwen_vl || qwen3_5 || qwen3_vl) {
+      // Qwen3.5's merger is Qwen2-VL's: a LayerNorm and two biased linears;
+      // Qwen3-VL's adds one merger per deepstack_visual_indexes entry
+      // (num_layers of the qwen3_vl_merger part).
+      projector.set_layout(type == "qwen2_5_vl" ? "qwen2_5_vl_merger"
+                           : qwen3_vl           ? "qwen3_vl_merger"
+                                                : "qwen2_vl_merger");
       projector.set_spatial_merge_size(encoder->spatial_merge_size());
       projector.set_output_size(encoder->output_size());
       encoder->clear_output_size();
+      if (qwen3_vl && vision != nullptr) {
+        const Value* deepstack = Config(*vision).Find({"deepstack_visual_indexes"});
+        if (deepstack != nullptr && deepstack->kind_case() == Value::kListValue) {
+          projector.set_num_layers(deepstack->list_value().values_size());
+        }
+      }
     } else if (type == "mistral3") {
       // Mistral3MultiModalProjector: its linears take one vision layer's
       // features (vision_feature_layer a number) and carry biases with

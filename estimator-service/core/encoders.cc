@@ -71,6 +71,7 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"qwen2_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"qwen2_5_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"mistral3_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
+      {"qwen3_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"linear_projector", {"hidden_size", "output_size"}},
       {"tensors", {"parameters"}},
   };
@@ -263,6 +264,23 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
       out.arithmetic = absl::StrCat("a projection ", N(v), "x", N(t), " + RMSNorm ", N(v), " = ",
                                     N(out.parameters));
     }
+  } else if (l == "qwen3_vl_merger") {
+    const double h = static_cast<double>(s.hidden_size);
+    const double t = static_cast<double>(s.output_size);
+    const double m = s.spatial_merge_size;
+    const double deepstack = std::max(0, s.num_layers);
+    // Qwen3VLVisionPatchMerger: a LayerNorm over h, then linears w x w and
+    // w x t with biases (w = h x m^2); each deepstack merger
+    // (use_postshuffle_norm) the same with its LayerNorm over w.
+    const double w = h * m * m;
+    const double linears = w * w + w + w * t + t;
+    const double main = 2 * h + linears;
+    const double each = 2 * w + linears;
+    out.parameters = main + deepstack * each;
+    out.arithmetic = absl::StrCat("patch merger: LayerNorm ", N(2 * h), " + linears ", N(w), "x",
+                                  N(w), " + ", N(w), "x", N(t), " + biases = ", N(main), " + ",
+                                  N(deepstack), " deepstack mergers x (LayerNorm ", N(2 * w),
+                                  " + the same linears) = ", N(out.parameters));
   } else if (l == "mistral3_projector") {
     const double v = static_cast<double>(s.hidden_size);
     const double t = static_cast<double>(s.output_size);

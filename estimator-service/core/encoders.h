@@ -16,6 +16,7 @@
 //   gemma3_projector   Gemma3MultiModalProjector (a matrix and an RMSNorm)
 //   llama4_projector   Llama4MultiModalProjector (one linear without bias)
 //   qwen2_vl_merger, qwen2_5_vl_merger  PatchMerger (a norm and two biased linears)
+//   qwen3_vl_merger    Qwen3VLVisionPatchMerger and num_layers deepstack mergers
 //   mistral3_projector Mistral3MultiModalProjector (RMSNorm, patch merger, two linears)
 //   linear_projector   one biased linear (Qwen2AudioMultiModalProjector)
 //   tensors            a count read from a file's tensors

@@ -443,6 +443,93 @@ TEST(MultimodalConfigTest, Qwen35IsCountedExactlyWithItsMtpLayerAndVisionTower) 
   EXPECT_TRUE(absl::StrContains(deepstack.ToString(), "deepstack_visual_indexes")) << deepstack;
 }
 
+// Qwen3-VL's config.json (qwen3_vl, qwen3_vl_moe; the keys that decide the
+// count): text_config is Qwen3's or Qwen3-MoE's blocks, vision_config
+// Qwen3-VL's tower with three deepstack mergers beside its merger.
+std::string Qwen3VlConfig(const char* type, const char* text, int vision_depth, int vision_hidden,
+                          int vision_mlp, int hidden, const char* deepstack, bool tied) {
+  return absl::StrCat(R"({"model_type": ")", type, R"(", "tie_word_embeddings": )",
+                      tied ? "true" : "false", R"(, "text_config": {"hidden_size": )", hidden,
+                      R"(, "head_dim": 128, "vocab_size": 151936, )", text,
+                      R"(}, "vision_config": {"depth": )", vision_depth, R"(, "hidden_size": )",
+                      vision_hidden, R"(, "intermediate_size": )", vision_mlp,
+                      R"(, "num_heads": 16, "in_channels": 3, "patch_size": 16,)",
+                      R"( "temporal_patch_size": 2, "spatial_merge_size": 2,)",
+                      R"( "num_position_embeddings": 2304, "out_hidden_size": )", hidden,
+                      R"(, "deepstack_visual_indexes": )", deepstack, "}}");
+}
+
+// Published: each checkpoint's safetensors total, as llmfit's later
+// hf_models.json lists them (AlexsJones/llmfit llmfit-core/data/
+// hf_models.json at a3e0eb2, read from a public copy; Qwen3-VL-30B-A3B's is
+// also in ../shared/data's older list): 2B 2,127,532,032; 4B 4,437,815,808;
+// 8B 8,767,123,696; 32B 33,357,390,064; 30B-A3B 31,070,754,032;
+// 235B-A22B 235,670,022,896.
+TEST(MultimodalConfigTest, Qwen3VlIsCountedExactlyWithItsDeepstackMergers) {
+  struct Case {
+    const char* checkpoint;
+    std::string config;
+    double language_model, vision, published;
+  };
+  constexpr char kSmallTower[] = "[5, 11, 17]";
+  constexpr char kLargeTower[] = "[8, 16, 24]";
+  const Case cases[] = {
+      {"Qwen/Qwen3-VL-2B-Instruct",
+       Qwen3VlConfig("qwen3_vl",
+                     R"("intermediate_size": 6144, "num_hidden_layers": 28,
+                        "num_attention_heads": 16, "num_key_value_heads": 8)",
+                     24, 1024, 4096, 2048, kSmallTower, true),
+       1720574976, 406957056, 2127532032},
+      {"Qwen/Qwen3-VL-4B-Instruct",
+       Qwen3VlConfig("qwen3_vl",
+                     R"("intermediate_size": 9728, "num_hidden_layers": 36,
+                        "num_attention_heads": 32, "num_key_value_heads": 8)",
+                     24, 1024, 4096, 2560, kSmallTower, true),
+       4022468096, 415347712, 4437815808},
+      {"Qwen/Qwen3-VL-8B-Instruct",
+       Qwen3VlConfig("qwen3_vl",
+                     R"("intermediate_size": 12288, "num_hidden_layers": 36,
+                        "num_attention_heads": 32, "num_key_value_heads": 8)",
+                     27, 1152, 4304, 4096, kLargeTower, false),
+       8190735360, 576388336, 8767123696},
+      {"Qwen/Qwen3-VL-32B-Instruct",
+       Qwen3VlConfig("qwen3_vl",
+                     R"("intermediate_size": 25600, "num_hidden_layers": 64,
+                        "num_attention_heads": 64, "num_key_value_heads": 8)",
+                     27, 1152, 4304, 5120, kLargeTower, false),
+       32762123264, 595266800, 33357390064},
+      {"Qwen/Qwen3-VL-30B-A3B-Instruct",
+       Qwen3VlConfig("qwen3_vl_moe",
+                     R"("intermediate_size": 6144, "num_hidden_layers": 48,
+                        "num_attention_heads": 32, "num_key_value_heads": 4, "num_experts": 128,
+                        "num_experts_per_tok": 8, "moe_intermediate_size": 768,
+                        "decoder_sparse_step": 1, "mlp_only_layers": [])",
+                     27, 1152, 4304, 2048, kLargeTower, false),
+       30532122624, 538631408, 31070754032},
+      {"Qwen/Qwen3-VL-235B-A22B-Instruct",
+       Qwen3VlConfig("qwen3_vl_moe",
+                     R"("intermediate_size": 12288, "num_hidden_layers": 94,
+                        "num_attention_heads": 64, "num_key_value_heads": 4, "num_experts": 128,
+                        "num_experts_per_tok": 8, "moe_intermediate_size": 1536,
+                        "decoder_sparse_step": 1, "mlp_only_layers": [])",
+                     27, 1152, 4304, 4096, kLargeTower, false),
+       235093634560, 576388336, 235670022896},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.checkpoint);
+    absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(c.config);
+    ASSERT_TRUE(arch.ok()) << arch.status();
+    ASSERT_EQ(arch->encoder_parts_size(), 2);
+    EXPECT_EQ(arch->encoder_parts(1).layout(), "qwen3_vl_merger");
+    EXPECT_EQ(arch->encoder_parts(1).num_layers(), 3);
+    absl::StatusOr<ParameterCount> count = CountParameters(ToCoreArchitecture(*arch));
+    ASSERT_TRUE(count.ok()) << count.status();
+    EXPECT_EQ(count->total, c.language_model);
+    EXPECT_EQ(EncoderPartsParameters(*arch), c.vision);
+    EXPECT_EQ(count->total + EncoderPartsParameters(*arch), c.published);
+  }
+}
+
 // mistralai/Mistral-Small-3.1-24B-Instruct-2503 config.json (mistral3; the
 // keys that decide the count): Mistral Small 3's language model, a Pixtral
 // tower and Mistral3MultiModalProjector without biases. Published:
@@ -473,6 +560,13 @@ TEST(MultimodalConfigTest, MistralSmall31IsCountedExactlyWithItsPixtralTower) {
   // 1024 + 1024; the projector: 1024 + 4096 x 1024 + 1024 x 5120 + 5120^2.
   EXPECT_EQ(EncoderPartsParameters(*arch), 403305472 + 35652608);
   EXPECT_EQ(count->total + EncoderPartsParameters(*arch), 24011361280);
+  // A top-level tie_word_embeddings (Mistral3Config's own, true by default
+  // in newer transformers) does not tie the language model's head.
+  std::string saved = kMistralSmall31;
+  saved.replace(saved.find('{') + 1, 0, R"("tie_word_embeddings": true, )");
+  absl::StatusOr<common::v1::Architecture> resaved = ArchitectureFromHfConfig(saved);
+  ASSERT_TRUE(resaved.ok()) << resaved.status();
+  EXPECT_FALSE(resaved->tie_word_embeddings());
   // What the projector would hold with biases, or with several vision
   // layers' features, is not counted: refused by field.
   for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
