@@ -235,6 +235,16 @@ int64_t TakeEncoderFigure(absl::StatusOr<int64_t> value, absl::Status* error) {
   return value.ok() ? *value : 0;
 }
 
+// vision_config.model_type names a tower this reader does not count.
+absl::Status UnknownVisionTower(absl::string_view vtype, absl::string_view supported) {
+  return WithReason(
+      InvalidFieldError(
+          absl::StrCat(kField, ".vision_config.model_type"),
+          absl::StrCat("\"", vtype,
+                       "\" is not a vision tower this reader knows; supported: ", supported)),
+      "UNSUPPORTED_MODEL_TYPE");
+}
+
 absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::string_view type) {
   const Config v(vision);
   common::v1::EncoderPart part;
@@ -302,12 +312,7 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     // PixtralVisionConfig (Mistral Small 3.1 and later): its defaults fill
     // the keys a config leaves out.
     if (const std::string vtype = v.String("model_type"); !vtype.empty() && vtype != "pixtral") {
-      return WithReason(
-          InvalidFieldError(absl::StrCat(kField, ".vision_config.model_type"),
-                            absl::StrCat("\"", vtype,
-                                         "\" is not a vision tower this reader knows for "
-                                         "mistral3; supported: pixtral")),
-          "UNSUPPORTED_MODEL_TYPE");
+      return UnknownVisionTower(vtype, "pixtral (for mistral3)");
     }
     part.set_layout("pixtral_vision");
     part.set_num_layers(static_cast<int32_t>(take(v.Int({"num_hidden_layers"}, 24))));
@@ -334,12 +339,7 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
       part.set_layout("siglip_vision");
       part.set_pooling_head(v.Bool("vision_use_head", true));
     } else {
-      return WithReason(
-          InvalidFieldError(absl::StrCat(kField, ".vision_config.model_type"),
-                            absl::StrCat("\"", vtype,
-                                         "\" is not a vision tower this reader knows; supported: "
-                                         "clip_vision_model, siglip_vision_model")),
-          "UNSUPPORTED_MODEL_TYPE");
+      return UnknownVisionTower(vtype, "clip_vision_model, siglip_vision_model");
     }
     part.set_num_layers(
         static_cast<int32_t>(take(v.Int({"num_hidden_layers"}, llava_default ? 24 : 12))));

@@ -128,17 +128,18 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
   }
   if (absl::Status figures = CheckLayoutFigures(s, field); !figures.ok()) return figures;
   const std::string& l = s.layout;
+  // The figures the layouts read (CheckLayoutFigures checked those each
+  // needs).
+  const double h = static_cast<double>(s.hidden_size);
+  const double f = static_cast<double>(s.intermediate_size);
+  const double t = static_cast<double>(s.output_size);
+  const double p = s.patch_size, img = s.image_size, layers = s.num_layers, c = s.num_channels,
+               m = s.spatial_merge_size, pos = s.max_positions, mel = s.num_mel_bins;
   EncoderCount out;
   if (l == "tensors") {
     out.parameters = s.parameters;
     out.arithmetic = absl::StrCat(N(s.parameters), " parameters in the file's tensors");
   } else if (l == "clip_vision" || l == "siglip_vision") {
-    const double h = static_cast<double>(s.hidden_size);
-    const double f = static_cast<double>(s.intermediate_size);
-    const double p = s.patch_size;
-    const double img = s.image_size;
-    const double layers = s.num_layers;
-    const double c = s.num_channels;
     const double side = std::floor(img / p);
     const double patches = side * side;
     const bool clip = l == "clip_vision";
@@ -161,13 +162,7 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
         head > 0 ? absl::StrCat(" + attention-pooling head ", N(head)) : "", " = ",
         N(out.parameters));
   } else if (l == "llama4_vision") {
-    const double h = static_cast<double>(s.hidden_size);
-    const double f = static_cast<double>(s.intermediate_size);
-    const double p = s.patch_size;
-    const double img = s.image_size;
-    const double layers = s.num_layers;
-    const double c = s.num_channels;
-    const double a = static_cast<double>(s.output_size);
+    const double a = t;
     const double side = std::floor(img / p);
     const Block block{h, f};
     // Llama4VisionModel: patch_embedding without bias, a class token,
@@ -185,41 +180,25 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                                   " + pixel-shuffle adapter ", N(f), "x", N(a), " + ", N(a), "x",
                                   N(a), " = ", N(adapter), " = ", N(out.parameters));
   } else if (l == "qwen2_vl_vision" || l == "qwen2_5_vl_vision") {
-    const double h = static_cast<double>(s.hidden_size);
-    const double f = static_cast<double>(s.intermediate_size);
-    const double p = s.patch_size;
-    const double layers = s.num_layers;
-    const double c = s.num_channels;
-    const double t = std::max(1, s.temporal_patch_size);
+    const double frames = std::max(1, s.temporal_patch_size);
     const bool v25 = l == "qwen2_5_vl_vision";
     const Block block{h, f, /*rms_norm=*/v25, /*gated=*/v25};
-    const double patch = c * t * p * p * h;  // Conv3d without bias
+    const double patch = c * frames * p * p * h;  // Conv3d without bias
     out.parameters = layers * block.Total() + patch;
     out.arithmetic =
         absl::StrCat(v25 ? "Qwen2.5-VL" : "Qwen2-VL", " ViT: ", N(layers), " blocks x ",
-                     block.Text(), " + patch embedding ", N(c), "x", N(t), "x", N(p), "^2x", N(h),
-                     " = ", N(patch), " = ", N(out.parameters));
+                     block.Text(), " + patch embedding ", N(c), "x", N(frames), "x", N(p), "^2x",
+                     N(h), " = ", N(patch), " = ", N(out.parameters));
   } else if (l == "qwen3_vl_vision") {
-    const double h = static_cast<double>(s.hidden_size);
-    const double f = static_cast<double>(s.intermediate_size);
-    const double p = s.patch_size;
-    const double layers = s.num_layers;
-    const double c = s.num_channels;
-    const double pos = s.max_positions;
-    const double t = std::max(1, s.temporal_patch_size);
+    const double frames = std::max(1, s.temporal_patch_size);
     const Block block{h, f};
-    const double patch = c * t * p * p * h + h;  // Conv3d with bias
+    const double patch = c * frames * p * p * h + h;  // Conv3d with bias
     out.parameters = layers * block.Total() + patch + pos * h;
     out.arithmetic =
         absl::StrCat("Qwen3-VL ViT: ", N(layers), " blocks x ", block.Text(), " + patch embedding ",
-                     N(c), "x", N(t), "x", N(p), "^2x", N(h), " + bias = ", N(patch), " + ", N(pos),
-                     " positions x ", N(h), " = ", N(out.parameters));
+                     N(c), "x", N(frames), "x", N(p), "^2x", N(h), " + bias = ", N(patch), " + ",
+                     N(pos), " positions x ", N(h), " = ", N(out.parameters));
   } else if (l == "pixtral_vision") {
-    const double h = static_cast<double>(s.hidden_size);
-    const double f = static_cast<double>(s.intermediate_size);
-    const double p = s.patch_size;
-    const double layers = s.num_layers;
-    const double c = s.num_channels;
     // PixtralVisionModel: patch_conv without bias, ln_pre (RMSNorm), blocks
     // of unbiased q/k/v/o, a gated MLP without biases (gate, up, down) and
     // two RMSNorms; 2-D rotary positions, so no position table.
@@ -231,11 +210,6 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
         N(f), " + RMSNorms 2x", N(h), " = ", N(block), ") + patch embedding ", N(c), "x", N(p),
         "^2x", N(h), " = ", N(patch), " + ln_pre ", N(h), " = ", N(out.parameters));
   } else if (l == "whisper_encoder") {
-    const double h = static_cast<double>(s.hidden_size);
-    const double f = static_cast<double>(s.intermediate_size);
-    const double mel = s.num_mel_bins;
-    const double pos = s.max_positions;
-    const double layers = s.num_layers;
     Block block{h, f};
     block.k_bias = false;  // WhisperAttention: k_proj has no bias
     const double convs = (mel * h * 3 + h) + (h * h * 3 + h);
@@ -246,8 +220,7 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                                   N(h), " + final LayerNorm = ", N(out.parameters));
   } else if (l == "llava_projector" || l == "linear_projector" || l == "gemma3_projector" ||
              l == "llama4_projector") {
-    const double v = static_cast<double>(s.hidden_size);
-    const double t = static_cast<double>(s.output_size);
+    const double v = h;
     if (l == "llava_projector") {
       out.parameters = v * t + t + t * t + t;
       out.arithmetic = absl::StrCat("two linears ", N(v), "x", N(t), " + ", N(t), "x", N(t),
@@ -265,9 +238,6 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                                     N(out.parameters));
     }
   } else if (l == "qwen3_vl_merger") {
-    const double h = static_cast<double>(s.hidden_size);
-    const double t = static_cast<double>(s.output_size);
-    const double m = s.spatial_merge_size;
     const double deepstack = std::max(0, s.num_layers);
     // Qwen3VLVisionPatchMerger: a LayerNorm over h, then linears w x w and
     // w x t with biases (w = h x m^2); each deepstack merger
@@ -282,9 +252,7 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                                   N(deepstack), " deepstack mergers x (LayerNorm ", N(2 * w),
                                   " + the same linears) = ", N(out.parameters));
   } else if (l == "mistral3_projector") {
-    const double v = static_cast<double>(s.hidden_size);
-    const double t = static_cast<double>(s.output_size);
-    const double m = s.spatial_merge_size;
+    const double v = h;
     // Mistral3MultiModalProjector: an RMSNorm, the patch merger's unbiased
     // merging_layer (m x m patches of v into v), linear_1 and linear_2
     // without bias (multimodal_projector_bias false; a config with biases
@@ -295,9 +263,6 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                                   " (", N(m), "x", N(m), " patches) + linears ", N(v), "x", N(t),
                                   " + ", N(t), "x", N(t), " = ", N(out.parameters));
   } else if (l == "qwen2_vl_merger" || l == "qwen2_5_vl_merger") {
-    const double h = static_cast<double>(s.hidden_size);
-    const double t = static_cast<double>(s.output_size);
-    const double m = s.spatial_merge_size;
     const double w = h * m * m;
     const double norm = l == "qwen2_vl_merger" ? 2 * h : h;  // LayerNorm or RMSNorm
     out.parameters = norm + w * w + w + w * t + t;

@@ -560,6 +560,13 @@ TEST(MultimodalConfigTest, MistralSmall31IsCountedExactlyWithItsPixtralTower) {
   // 1024 + 1024; the projector: 1024 + 4096 x 1024 + 1024 x 5120 + 5120^2.
   EXPECT_EQ(EncoderPartsParameters(*arch), 403305472 + 35652608);
   EXPECT_EQ(count->total + EncoderPartsParameters(*arch), 24011361280);
+  // Another tower under mistral3 is refused naming the field.
+  std::string other = kMistralSmall31;
+  other.replace(other.find(R"("pixtral")"), 9, R"("siglip_vision_model")");
+  const absl::Status tower = ArchitectureFromHfConfig(other).status();
+  EXPECT_EQ(tower.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(tower.ToString(), "hf_config_json.vision_config.model_type"))
+      << tower;
   // A top-level tie_word_embeddings (Mistral3Config's own, true by default
   // in newer transformers) does not tie the language model's head.
   std::string saved = kMistralSmall31;
