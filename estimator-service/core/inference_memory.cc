@@ -100,6 +100,18 @@ int64_t CeilBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes));
 // KV-cache line writes the tokens after it, in the same writer).
 double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, TextWriter* text) {
   const double bytes_per_element = BitsPerElement(format) / 8;
+  // Every layer, or a hybrid's attention layers (Kimi Linear's latent
+  // attention sits in 7 of its 27).
+  const int kv_layers = KvCacheLayers(arch);
+  const auto write_layers = [&arch, kv_layers](TextWriter* writer) -> TextWriter& {
+    writer->Integer(kv_layers);
+    if (arch.IsHybrid()) {
+      writer->Literal(" attention layers (of ").Integer(arch.num_layers).Literal(")");
+    } else {
+      writer->Literal(" layers");
+    }
+    return *writer;
+  };
   if (arch.CachesPerHead()) {
     // An older DeepSeek GGUF (no key_length_mla) in llama.cpp: attention runs
     // as multi-head from the decompressed keys and values, and the cache
@@ -108,10 +120,10 @@ double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, 
     // 4905, 2,048 cells, "KV self size = 9760.00 MiB").
     const double per_layer = static_cast<double>(arch.num_attention_heads) *
                              (arch.qk_nope_head_dim + arch.qk_rope_head_dim + arch.v_head_dim);
-    const double bytes = arch.num_layers * per_layer * bytes_per_element;
+    const double bytes = kv_layers * per_layer * bytes_per_element;
     if (text == nullptr) return bytes;
-    text->Integer(arch.num_layers)
-        .Literal(" layers x ")
+    write_layers(text)
+        .Literal(" x ")
         .Integer(arch.num_attention_heads)
         .Literal(" heads x (")
         .Integer(arch.qk_nope_head_dim + arch.qk_rope_head_dim)
@@ -127,10 +139,10 @@ double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, 
     // token keeps (the sparse attention selects among them), sized here at
     // the cache's format (vLLM keeps it in FP8 with a scale per 128).
     const double elements = arch.kv_lora_rank + arch.qk_rope_head_dim + arch.index_head_dim;
-    const double bytes = arch.num_layers * elements * bytes_per_element;
+    const double bytes = kv_layers * elements * bytes_per_element;
     if (text == nullptr) return bytes;
-    text->Integer(arch.num_layers)
-        .Literal(" layers x (")
+    write_layers(text)
+        .Literal(" x (")
         .Integer(arch.kv_lora_rank)
         .Literal(" kv_lora_rank + ")
         .Integer(arch.qk_rope_head_dim)
@@ -161,24 +173,19 @@ double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, 
     text->Literal(" (the encoder caches nothing)");
     return bytes;
   }
-  const int layers = KvCacheLayers(arch);
   const double bytes =
-      2.0 * layers * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element;
+      2.0 * kv_layers * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element;
   if (text == nullptr) return bytes;
-  if (arch.IsHybrid() && layers == 0) {
+  if (arch.IsHybrid() && kv_layers == 0) {
     text->Literal("no attention layer (")
         .Integer(arch.num_recurrent_layers)
         .Literal(" recurrent layers keep a fixed state instead): 0 bytes per token");
     return bytes;
   }
   // A transformer: every layer, or a hybrid's attention layers.
-  text->Literal("2 (K and V) x ").Integer(layers);
-  if (arch.IsHybrid()) {
-    text->Literal(" attention layers (of ").Integer(arch.num_layers).Literal(")");
-  } else {
-    text->Literal(" layers");
-  }
-  text->Literal(" x ")
+  text->Literal("2 (K and V) x ");
+  write_layers(text)
+      .Literal(" x ")
       .Integer(arch.EffectiveKvHeads())
       .Literal(" KV heads x ")
       .Integer(arch.EffectiveHeadDim())

@@ -912,6 +912,9 @@ TEST(HybridModelsTest, KimiLinearIsCountedExactly) {
   // of the 7 attention layers, 512 + 64 a token.
   EXPECT_EQ(RecurrentStateBytesPerSequence(arch, nullptr),
             20.0 * (3 * 3 * 4096 * 2 + 32 * 128 * 128 * 4));
+  std::string kv;
+  EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, &kv), 7.0 * (512 + 64) * 2) << kv;
+  EXPECT_NE(kv.find("7 attention layers (of 27)"), std::string::npos) << kv;
   EXPECT_EQ(arch.max_context_length, 1048576);
 }
 

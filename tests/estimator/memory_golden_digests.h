@@ -258,7 +258,7 @@ inline constexpr GoldenMemoryReplies kGoldenMemoryReplies[] = {
     {"models/keap", 0x75a7b514921ee8e1ull, 810},
     {"models/kimi-k2", 0x1a2f7dda9de6649aull, 10505},
     {"models/kimi-k2-thinking", 0xb61c4a8032e7b49eull, 10469},
-    {"models/kimi-linear", 0xaedb634606599a5eull, 12615},
+    {"models/kimi-linear", 0xb04db5a89052b557ull, 12765},
     {"models/kling", 0xc2ebb4b696bb6be2ull, 2460},
     {"models/knowledge-distillation-student-model", 0xff7f458193978e17ull, 6921},
     {"models/kosmos-2-5", 0xd6ff7a54dd2c46ebull, 5662},
