@@ -963,11 +963,11 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
       HybridActivationBytes(shape, s, b, tp, in.sequence_parallel, &largest_hybrid_layer);
       if (framework == Framework::kIdealized || framework == Framework::kMegatron) {
         out.notes.push_back(
-            "Recurrent layers (Mamba, Mamba-2, Gated DeltaNet, short conv): activations counted as "
-            "their "
-            "fused kernels (mamba_ssm, flash-linear-attention) save them and as a transformers "
-            "layer keeps its norms, attention and MLP tensors, not by this framework's "
-            "transformer formula.");
+            "Recurrent layers (Mamba, Mamba-2, Gated DeltaNet, short conv, Kimi Delta "
+            "Attention): activations counted as their fused kernels (mamba_ssm, "
+            "flash-linear-attention) save them and as a transformers layer keeps its norms, "
+            "attention and MLP tensors, not by this framework's transformer formula; Kimi Delta "
+            "Attention's are modelled on Gated DeltaNet's, not measured.");
       }
     }
     // The loss over the vocabulary (s·b·V elements per device): DeepSpeed
