@@ -10,6 +10,7 @@
 // tensor counts), checked against that file when it is present.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <utility>
@@ -650,6 +651,42 @@ TEST(HybridModelsTest, TheCatalogRefusesAnUnknownRecurrentMixer) {
 // f95c8e83b06c12f877486f18d2e2d109ab252bd0 (as a public model survey and a
 // public config analyzer both quote the checkpoint's metadata); the model
 // card's rounded "7B total".
+// ibm-granite/granite-4.0-h-micro and -small config.json (the keys that
+// decide the count, as public tests and the model card quote them;
+// attention in layers 5, 15, 25 and 35, Mamba-2 in the others). Published:
+// micro 3,191,396,096 (its GGUF's general.parameter_count; llmfit's later
+// hf_models.json, AlexsJones/llmfit), small 32,207,337,984 (its
+// safetensors total in a public registry of exact counts; a llama-server
+// model list's n-params); the small's card: "9B active".
+TEST(HybridModelsTest, Granite4MicroAndSmallAreCountedExactly) {
+  std::string types;
+  for (int i = 0; i < 40; ++i) {
+    const bool attention = i == 5 || i == 15 || i == 25 || i == 35;
+    absl::StrAppend(&types, i > 0 ? ", " : "", attention ? "\"attention\"" : "\"mamba\"");
+  }
+  const auto config = [&types](const char* shape) {
+    return absl::StrCat(R"({"model_type": "granitemoehybrid", "num_hidden_layers": 40,
+        "vocab_size": 100352, "tie_word_embeddings": true, "mamba_d_state": 128,
+        "mamba_n_groups": 1, "mamba_d_head": 64, "mamba_d_conv": 4, "mamba_expand": 2,
+        "max_position_embeddings": 131072, "position_embedding_type": "nope", )",
+                        shape, R"(, "layer_types": [)", types, "]}");
+  };
+  const Architecture micro = Read(config(
+      R"("hidden_size": 2048, "num_attention_heads": 32, "num_key_value_heads": 8,
+         "intermediate_size": 8192, "shared_intermediate_size": 8192, "num_local_experts": 0,
+         "mamba_n_heads": 64)"));
+  EXPECT_EQ(micro.num_attention_layers, 4);
+  EXPECT_FALSE(micro.IsMoe());
+  EXPECT_EQ(Count(micro).total, 3191396096);
+  const Architecture small = Read(config(
+      R"("hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+         "intermediate_size": 768, "shared_intermediate_size": 1536, "num_local_experts": 72,
+         "num_experts_per_tok": 10, "mamba_n_heads": 128)"));
+  const ParameterCount count = Count(small);
+  EXPECT_EQ(count.total, 32207337984);
+  EXPECT_LT(std::abs(count.active / 9e9 - 1), 0.03) << count.active;
+}
+
 TEST(HybridModelsTest, Granite4HybridIsCountedExactly) {
   std::string types;
   const std::vector<std::pair<const char*, int>> runs = {
