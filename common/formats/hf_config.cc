@@ -308,9 +308,10 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_output_size(take(v.Required({"out_hidden_size"})));
     part.set_max_positions(static_cast<int32_t>(take(v.Int({"num_position_embeddings"}, 2304))));
     part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 16))));
-  } else if (type == "mistral3") {
-    // PixtralVisionConfig (Mistral Small 3.1 and later): its defaults fill
-    // the keys a config leaves out.
+  } else if (type == "mistral3" || (type == "llava" && v.String("model_type") == "pixtral")) {
+    // PixtralVisionConfig (Mistral Small 3.1 and later; Pixtral-12B in
+    // transformers' LLaVA format): its defaults fill the keys a config
+    // leaves out.
     if (const std::string vtype = v.String("model_type"); !vtype.empty() && vtype != "pixtral") {
       return UnknownVisionTower(vtype, "pixtral (for mistral3)");
     }
@@ -326,7 +327,7 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_intermediate_size(take(v.Required({"intermediate_size"})));
     part.set_output_size(take(v.Required({"out_hidden_size"})));
   } else {
-    // LLaVA (CLIP, or SigLIP) and Gemma 3 (SigLIP). LlavaConfig's default
+    // LLaVA (CLIP, or SigLIP; Pixtral above) and Gemma 3 (SigLIP). LlavaConfig's default
     // tower is CLIP ViT-L/14-336; CLIPVisionConfig's and SiglipVisionConfig's
     // own defaults fill the keys a config leaves out.
     const std::string vtype = v.String("model_type").empty()
@@ -339,7 +340,7 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
       part.set_layout("siglip_vision");
       part.set_pooling_head(v.Bool("vision_use_head", true));
     } else {
-      return UnknownVisionTower(vtype, "clip_vision_model, siglip_vision_model");
+      return UnknownVisionTower(vtype, "clip_vision_model, siglip_vision_model, pixtral");
     }
     part.set_num_layers(
         static_cast<int32_t>(take(v.Int({"num_hidden_layers"}, llava_default ? 24 : 12))));

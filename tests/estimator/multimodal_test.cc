@@ -589,10 +589,35 @@ TEST(MultimodalConfigTest, MistralSmall31IsCountedExactlyWithItsPixtralTower) {
   }
 }
 
+// mistral-community/pixtral-12b config.json (llava with a pixtral tower;
+// the keys that decide the count): Mistral NeMo's language model, a Pixtral
+// tower of 16-pixel patches and LLaVA's projector (two biased linears).
+// Published: 12,682,739,712, the checkpoint's safetensors total in llmfit's
+// later hf_models.json (AlexsJones/llmfit, mistral-experimental/pixtral-12b).
+TEST(MultimodalConfigTest, Pixtral12bInLlavaFormatIsCountedExactly) {
+  absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(R"({
+    "model_type": "llava", "projector_hidden_act": "gelu",
+    "text_config": {"model_type": "mistral", "hidden_size": 5120, "intermediate_size": 14336,
+      "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "head_dim": 128, "vocab_size": 131072, "max_position_embeddings": 1024000},
+    "vision_config": {"model_type": "pixtral", "hidden_size": 1024, "intermediate_size": 4096,
+      "num_hidden_layers": 24, "num_attention_heads": 16, "image_size": 1024,
+      "patch_size": 16}})");
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  ASSERT_EQ(arch->encoder_parts_size(), 2);
+  EXPECT_EQ(arch->encoder_parts(0).layout(), "pixtral_vision");
+  EXPECT_EQ(arch->encoder_parts(1).layout(), "llava_projector");
+  absl::StatusOr<ParameterCount> count = CountParameters(ToCoreArchitecture(*arch));
+  ASSERT_TRUE(count.ok()) << count.status();
+  EXPECT_EQ(count->total, 12247782400);
+  EXPECT_EQ(EncoderPartsParameters(*arch), 403489792 + 31467520);
+  EXPECT_EQ(count->total + EncoderPartsParameters(*arch), 12682739712);
+}
+
 TEST(MultimodalConfigTest, UnsupportedFamiliesAreRefusedNamingTheSupportedOnes) {
   for (const char* config :
        {R"({"model_type": "mllama", "vision_config": {}, "text_config": {}})",
-        R"({"model_type": "llava", "vision_config": {"model_type": "pixtral"}})"}) {
+        R"({"model_type": "llava", "vision_config": {"model_type": "intern_vit_6b"}})"}) {
     absl::StatusOr<common::v1::Architecture> a = ArchitectureFromHfConfig(config);
     ASSERT_FALSE(a.ok()) << config;
     EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
