@@ -54,6 +54,7 @@ const std::map<std::string, std::string>& Families() {
                                              {"granite", "granite"},
                                              {"granitemoe", "granitemoe"},
                                              {"stablelm", "stablelm"},
+                                             {"exaone", "exaone"},
                                              {"exaone4", "exaone4"},
                                              {"internlm2", "internlm2"},
                                              {"seed_oss", "seed_oss"},

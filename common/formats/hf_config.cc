@@ -116,6 +116,10 @@ const std::set<std::string>& KnownTypes() {
       // GLM-4 (glm, glm4, chatglm), StarCoder2, InternLM2, Seed-OSS.
       "olmo2", "olmo3", "granite", "exaone4", "qwen", "glm", "glm4", "chatglm", "starcoder2",
       "internlm2", "seed_oss",
+      // EXAONE 3.0 and 3.5 (ExaoneForCausalLM, remote code): Llama's blocks
+      // under other key names (num_layers; the weights' names change no
+      // count); tied by default (ExaoneConfig).
+      "exaone",
       // MiMo-7B: Qwen2's blocks and a multi-token-prediction layer (MiMoMTPLayers).
       "mimo",
       // dots.llm1: DeepSeek-V3's routed and shared experts behind Qwen3's
@@ -1368,7 +1372,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   const bool tied_by_default = is_gpt2 || is_bert || is_falcon || type == "gemma" || is_cohere ||
                                type == "gemma2" || is_gemma3 || is_t5 || is_starcoder2 ||
                                type == "ernie4_5" || type == "ernie4_5_moe" || type == "smollm3" ||
-                               is_opt || is_gpt_neo || is_bloom || is_bigcode;
+                               type == "exaone" || is_opt || is_gpt_neo || is_bloom || is_bigcode;
   a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", tied_by_default));
   // T5: "relu" (v1.0) is plain, "gated-gelu" (v1.1, Flan-T5) gated.
   a.set_gated_mlp(is_t5 ? c.String("feed_forward_proj").rfind("gated", 0) == 0

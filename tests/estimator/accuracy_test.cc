@@ -306,6 +306,43 @@ TEST(AccuracyParametersTest, BigCodeStableLmAndGraniteMoeAreCountedExactly) {
   EXPECT_EQ(parallel.total - sequential.total, 2 * ((4 + 2) * 16 - 2 * 64));
 }
 
+// LGAI-EXAONE/EXAONE-3.5-2.4B-Instruct, -7.8B-Instruct and -32B-Instruct and
+// tiiuae/falcon-40b config.json (the keys that decide the count) against
+// their checkpoints' safetensors totals in llmfit's later hf_models.json
+// (AlexsJones/llmfit llmfit-core/data/hf_models.json, read from a public
+// copy): 2,405,327,360; 7,818,448,896; 32,003,200,000; 41,835,970,560.
+TEST(AccuracyParametersTest, Exaone35AndFalcon40bAreCountedExactly) {
+  const PublishedConfig cases[] = {
+      // ExaoneForCausalLM: Llama's blocks under num_layers; the 2.4B tied.
+      {"https://huggingface.co/LGAI-EXAONE/EXAONE-3.5-2.4B-Instruct/blob/main/config.json",
+       R"({"model_type": "exaone", "hidden_size": 2560, "intermediate_size": 7168,
+           "num_layers": 30, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "vocab_size": 102400, "max_position_embeddings": 32768})",
+       2405327360},
+      {"https://huggingface.co/LGAI-EXAONE/EXAONE-3.5-7.8B-Instruct/blob/main/config.json",
+       R"({"model_type": "exaone", "hidden_size": 4096, "intermediate_size": 14336,
+           "num_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "vocab_size": 102400, "max_position_embeddings": 32768,
+           "tie_word_embeddings": false})",
+       7818448896},
+      {"https://huggingface.co/LGAI-EXAONE/EXAONE-3.5-32B-Instruct/blob/main/config.json",
+       R"({"model_type": "exaone", "hidden_size": 5120, "intermediate_size": 27392,
+           "num_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
+           "vocab_size": 102400, "max_position_embeddings": 32768,
+           "tie_word_embeddings": false})",
+       32003200000},
+      // Falcon-40B: the new decoder architecture (ln_attn and ln_mlp, 8 KV
+      // heads, no biases), an untied head.
+      {"https://huggingface.co/tiiuae/falcon-40b/blob/main/config.json",
+       R"({"model_type": "falcon", "hidden_size": 8192, "num_hidden_layers": 60,
+           "num_attention_heads": 128, "num_kv_heads": 8, "new_decoder_architecture": true,
+           "parallel_attn": true, "bias": false, "alibi": false, "vocab_size": 65024,
+           "tie_word_embeddings": false, "max_position_embeddings": 2048})",
+       41835970560},
+  };
+  ExpectExactCounts(cases);
+}
+
 // XiaomiMiMo/MiMo-7B-Base and rednote-hilab/dots.llm1.inst config.json (the
 // keys that decide the count) against their checkpoints' safetensors totals
 // in llmfit's data/hf_models.json (rauletorresc/llmfit@6797f30):

@@ -328,6 +328,22 @@ TEST(GgufFamiliesTest, DenseFamiliesReadAsTheirCheckpoints) {
                          "tie_word_embeddings": false})"});
   }
   {
+    // EXAONE 3.5 2.4B (llama.cpp's exaone): Llama's blocks, tied.
+    Shape s{.arch = "exaone",
+            .layers = 30,
+            .hidden = 2560,
+            .heads = 32,
+            .kv_heads = 8,
+            .head_dim = 80,
+            .ffn = 7168,
+            .vocab = 102400,
+            .tied = true};
+    cases.push_back({"LGAI-EXAONE/EXAONE-3.5-2.4B-Instruct", s, 2405327360,
+                     R"({"model_type": "exaone", "hidden_size": 2560, "intermediate_size": 7168,
+                         "num_layers": 30, "num_attention_heads": 32, "num_key_value_heads": 8,
+                         "vocab_size": 102400, "tie_word_embeddings": true})"});
+  }
+  {
     Shape s{.arch = "granite",
             .layers = 40,
             .hidden = 4096,
