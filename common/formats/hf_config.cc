@@ -681,27 +681,23 @@ absl::Status Lfm2Layers(const Config& c, const std::string& type, common::v1::Ar
   return error;
 }
 
-// The layer pattern and mixer of the hybrids that also have attention,
-// after their transformers configuration classes; `a` already holds the
-// attention, MLP and MoE fields the common path reads.
 // The layers a list names, 1-based (KimiLinearConfig's is_kda_layer:
 // (index + 1) in kda_layers): each a whole number in [1, layers], none twice.
 absl::StatusOr<std::set<int64_t>> OneBasedLayers(const Value* listed, int layers,
                                                  const std::string& field) {
+  if (listed == nullptr || listed->kind_case() != Value::kListValue) {
+    return InvalidFieldError(field, "is required: a list of layers (1-based)");
+  }
   std::set<int64_t> out;
-  const bool is_list = listed != nullptr && listed->kind_case() == Value::kListValue;
-  if (is_list) {
-    for (const Value& item : listed->list_value().values()) {
-      const bool whole = item.kind_case() == Value::kNumberValue &&
-                         item.number_value() == std::floor(item.number_value());
-      if (!whole || item.number_value() < 1 || item.number_value() > layers ||
-          !out.insert(static_cast<int64_t>(item.number_value())).second) {
-        return InvalidFieldError(
-            field, absl::StrCat("must list layers 1 to ", layers, " (1-based), each once"));
-      }
+  for (const Value& item : listed->list_value().values()) {
+    const bool whole = item.kind_case() == Value::kNumberValue &&
+                       item.number_value() == std::floor(item.number_value());
+    if (!whole || item.number_value() < 1 || item.number_value() > layers ||
+        !out.insert(static_cast<int64_t>(item.number_value())).second) {
+      return InvalidFieldError(
+          field, absl::StrCat("must list layers 1 to ", layers, " (1-based), each once"));
     }
   }
-  if (!is_list) return InvalidFieldError(field, "is required: a list of layers (1-based)");
   return out;
 }
 
@@ -779,6 +775,9 @@ absl::Status KimiLinearLayers(const Config& c, common::v1::Architecture* a) {
   return error;
 }
 
+// The layer pattern and mixer of the hybrids that also have attention,
+// after their transformers configuration classes; `a` already holds the
+// attention, MLP and MoE fields the common path reads.
 absl::Status HybridArchitecture(const Config& c, const Struct& root, const std::string& type,
                                 common::v1::Architecture* a) {
   absl::Status error;
