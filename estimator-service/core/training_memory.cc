@@ -913,13 +913,10 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
   // Activations: the first pipeline stage keeps `pp` micro-batches of
   // layers/pp layers in flight under 1F1B, i.e. all layers' worth.
   const Architecture& shape = in.architecture;
-  // Mamba, Mamba-2, Gated DeltaNet, short-conv and Kimi Delta Attention layers: what their fused
-  // kernels save (HybridActivationBytes), whatever the framework.
-  const bool ssm = shape.recurrent_mixer == RecurrentMixer::kMamba ||
-                   shape.recurrent_mixer == RecurrentMixer::kMamba2 ||
-                   shape.recurrent_mixer == RecurrentMixer::kGatedDeltaNet ||
-                   shape.recurrent_mixer == RecurrentMixer::kShortConv ||
-                   shape.recurrent_mixer == RecurrentMixer::kKimiDelta;
+  // Every recurrent mixer the estimator knows (Mamba, Mamba-2, Gated
+  // DeltaNet, short conv, Kimi Delta Attention): what their fused kernels
+  // save (HybridActivationBytes), whatever the framework.
+  const bool ssm = shape.IsHybrid() && shape.recurrent_mixer != RecurrentMixer::kUnknown;
   if (shape.num_layers > 0 && shape.hidden_size > 0 && (shape.num_attention_heads > 0 || ssm)) {
     const int64_t s = in.sequence_length, b = in.micro_batch;
     // One layer's activations as the framework's implementation keeps them
