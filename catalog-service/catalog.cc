@@ -384,6 +384,20 @@ absl::StatusOr<Record> Catalog::Get(absl::string_view name) {
   return FromStored<Record>(*stored);
 }
 
+template <typename Record>
+absl::StatusOr<std::vector<Record>> Catalog::GetExisting(const std::vector<std::string>& ids) {
+  absl::StatusOr<std::vector<StoredRecord>> stored = store_->GetMany(Traits<Record>::kKind, ids);
+  if (!stored.ok()) return stored.status();
+  std::vector<Record> records;
+  records.reserve(stored->size());
+  for (const StoredRecord& one : *stored) {
+    absl::StatusOr<Record> record = FromStored<Record>(one);
+    if (!record.ok()) return record.status();
+    records.push_back(*std::move(record));
+  }
+  return records;
+}
+
 std::string RecordReply::ToString() const { return absl::StrCat(payload(), tail_bytes()); }
 
 template <typename Record>
@@ -984,6 +998,14 @@ absl::StatusOr<v1::WatchResponse> Catalog::WaitForChangesAfter(ChangePosition* p
 }
 
 absl::StatusOr<int64_t> Catalog::CreateAll(const v1::Dataset& dataset) {
+  return WriteAll(dataset, /*replace_by_revision=*/false);
+}
+
+absl::StatusOr<int64_t> Catalog::ReplaceOrCreateAll(const v1::Dataset& dataset) {
+  return WriteAll(dataset, /*replace_by_revision=*/true);
+}
+
+absl::StatusOr<int64_t> Catalog::WriteAll(const v1::Dataset& dataset, bool replace_by_revision) {
   FieldViolations violations;
   for (int i = 0; i < dataset.models_size(); ++i) {
     ValidateModel(dataset.models(i), absl::StrCat("models[", i, "]"), &violations);
@@ -993,18 +1015,25 @@ absl::StatusOr<int64_t> Catalog::CreateAll(const v1::Dataset& dataset) {
   }
   if (absl::Status invalid = violations.ToStatus(); !invalid.ok()) return invalid;
 
-  std::vector<RecordWrite> writes;
-  for (const Model& model : dataset.models()) {
-    absl::StatusOr<RecordWrite> write = ToWrite(model);
+  std::vector<BatchWrite> writes;
+  const auto add = [&writes, replace_by_revision](const auto& record) -> absl::Status {
+    absl::StatusOr<RecordWrite> write = ToWrite(record);
     if (!write.ok()) return write.status();
-    writes.push_back(*std::move(write));
+    BatchWrite& batch = writes.emplace_back();
+    batch.record = *std::move(write);
+    if (replace_by_revision && record.revision() != 0) {
+      batch.operation = BatchWrite::Operation::kUpdate;
+      batch.expected_revision = record.revision();
+    }
+    return absl::OkStatus();
+  };
+  for (const Model& model : dataset.models()) {
+    if (absl::Status added = add(model); !added.ok()) return added;
   }
   for (const Hardware& hardware : dataset.hardware()) {
-    absl::StatusOr<RecordWrite> write = ToWrite(hardware);
-    if (!write.ok()) return write.status();
-    writes.push_back(*std::move(write));
+    if (absl::Status added = add(hardware); !added.ok()) return added;
   }
-  absl::StatusOr<int64_t> revision = store_->Insert(writes);
+  absl::StatusOr<int64_t> revision = store_->Write(writes);
   if (revision.ok()) NotifyWrite();
   return revision;
 }
@@ -1031,6 +1060,10 @@ template absl::StatusOr<std::string> Catalog::GetSerialized<Hardware>(absl::stri
 template absl::StatusOr<RecordReply> Catalog::GetReply<Model>(absl::string_view);
 template absl::StatusOr<RecordReply> Catalog::GetReply<Hardware>(absl::string_view);
 template absl::StatusOr<Hardware> Catalog::Get<Hardware>(absl::string_view);
+template absl::StatusOr<std::vector<Model>> Catalog::GetExisting<Model>(
+    const std::vector<std::string>&);
+template absl::StatusOr<std::vector<Hardware>> Catalog::GetExisting<Hardware>(
+    const std::vector<std::string>&);
 template absl::StatusOr<Page<Model>> Catalog::BatchGet<Model>(const std::vector<std::string>&);
 template absl::StatusOr<Page<Hardware>> Catalog::BatchGet<Hardware>(
     const std::vector<std::string>&);

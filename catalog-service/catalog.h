@@ -101,6 +101,10 @@ class Catalog {
   // cache (no copy): what GetModel and GetHardware reply with.
   template <typename Record>
   absl::StatusOr<RecordReply> GetReply(absl::string_view name);
+  // The records of those of `ids` that exist, in any order: one store call
+  // (CatalogStore::GetMany; one statement on PostgreSQL).
+  template <typename Record>
+  absl::StatusOr<std::vector<Record>> GetExisting(const std::vector<std::string>& ids);
   // All of `names` or NOT_FOUND for the first missing one (AIP-231).
   template <typename Record>
   absl::StatusOr<Page<Record>> BatchGet(const std::vector<std::string>& names);
@@ -185,6 +189,11 @@ class Catalog {
   // Validates every record, then writes them all in one transaction (one
   // revision) or none. INVALID_ARGUMENT lists every bad field.
   absl::StatusOr<int64_t> CreateAll(const v1::Dataset& dataset);
+  // The same, except that a record whose `revision` is set replaces the
+  // stored record of its name, which must still have that revision
+  // (ABORTED when it changed, NOT_FOUND when it is gone); a record without
+  // one is created (ALREADY_EXISTS when its name is taken). All or none.
+  absl::StatusOr<int64_t> ReplaceOrCreateAll(const v1::Dataset& dataset);
   // Loads `dataset` when the catalog holds no record yet; returns whether it did.
   absl::StatusOr<bool> LoadIfEmpty(const v1::Dataset& dataset);
 
@@ -230,6 +239,8 @@ class Catalog {
   absl::StatusOr<std::vector<Record>> ListAll(const std::string& filter);
 
  private:
+  // CreateAll and ReplaceOrCreateAll.
+  absl::StatusOr<int64_t> WriteAll(const v1::Dataset& dataset, bool replace_by_revision);
   template <typename Record>
   absl::StatusOr<std::string> ResolveId(absl::string_view name);
   template <typename Record>

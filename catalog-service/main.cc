@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "catalog-service/catalog.h"
 #include "catalog-service/dataset.h"
@@ -62,6 +63,10 @@ ABSL_FLAG(absl::Duration, watch_poll_interval, absl::Milliseconds(200),
           "How often Watch streams look for writes made by other replicas");
 ABSL_FLAG(bool, load_shipped_dataset, true,
           "Load the shipped dataset into an empty catalog at start");
+ABSL_FLAG(bool, refresh_shipped_dataset, true,
+          "At start, replace the shipped records nobody changed with this binary's newer "
+          "versions and add the records its dataset added (with --load_shipped_dataset; "
+          "docs/IMPORT.md, \"Upgrades and the shipped dataset\")");
 ABSL_FLAG(std::string, auth_tokens_file, "",
           "Bearer tokens, one \"TOKEN ROLE NAME\" per line (ROLE: reader or writer); when set "
           "(or --auth_client_roles_file), writes need the writer role");
@@ -88,6 +93,7 @@ const std::vector<std::string> kFlagNames = {"grpc_address",
                                              "watch_poll_interval",
                                              "watch_progress_interval",
                                              "load_shipped_dataset",
+                                             "refresh_shipped_dataset",
                                              "auth_tokens_file",
                                              "auth_client_roles_file",
                                              "auth_protect_reads",
@@ -95,6 +101,26 @@ const std::vector<std::string> kFlagNames = {"grpc_address",
                                              "record_cache_preload",
                                              "postgres_record_cache",
                                              "sqlite_mmap_bytes"};
+
+void LogShippedRefresh(const modelatlas::catalog::ShippedDatasetRefresh& refresh) {
+  if (!refresh.holds_shipped) {
+    MA_LOG_INFO("the catalog holds no record of the shipped dataset: none refreshed");
+    return;
+  }
+  MA_LOG_INFO(
+      "shipped dataset: catalog at version %d, this binary's %d; %d records refreshed, %d added, "
+      "%d current (%d at a newer version), %d deleted here and not created again, %d changed "
+      "here and kept",
+      refresh.catalog_version, refresh.binary_version, refresh.refreshed, refresh.added,
+      refresh.current, refresh.newer, refresh.not_recreated, refresh.kept_changed);
+  if (refresh.kept_changed > 0) {
+    MA_LOG_INFO(
+        "shipped records changed here and kept (this binary ships newer versions; `modelatlas "
+        "import catalog-service/data/dataset.json` would write them over the changes): %s%s",
+        absl::StrJoin(refresh.kept_changed_names, ", ").c_str(),
+        refresh.kept_changed > static_cast<int>(refresh.kept_changed_names.size()) ? ", ..." : "");
+  }
+}
 
 // --import_spool_dir, or where the store is: a disk the operator sized for
 // the catalog rather than a /tmp that may be memory (tmpfs).
@@ -214,6 +240,10 @@ int main(int argc, char** argv) {
     if (loaded->loaded) {
       MA_LOG_INFO("loaded the shipped dataset: %d models, %d hardware records", loaded->models,
                   loaded->hardware);
+    } else if (absl::GetFlag(FLAGS_refresh_shipped_dataset)) {
+      auto refreshed = catalog::RefreshShippedRecords(catalog);
+      if (!refreshed.ok()) return Fail(refreshed.status());
+      LogShippedRefresh(*refreshed);
     }
   }
 

@@ -33,6 +33,7 @@
 #include "catalog-service/validation.h"
 #include "common/status/errors.h"
 #include "common/status/resource_names.h"
+#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "tests/testing/shared_data.h"
 #include "tools/dataset/dataset_builder.h"
@@ -1180,12 +1181,63 @@ TEST_F(ShippedDatasetTest, IsWhatTheGeneratorWrites) {
   REQUIRE_SHARED_DATA(models_path, "epoch/all_ai_models.csv");
   REQUIRE_SHARED_DATA(hardware_path, "epoch/ml_hardware.csv");
   REQUIRE_SHARED_DATA(prices_path, "epoch/hardware_prices.csv");
-  auto built = BuildShippedDataset({testing::SharedDataPath(""), MODELATLAS_CURATED_DIR});
+  auto built = BuildShippedDataset(
+      {testing::SharedDataPath(""), MODELATLAS_CURATED_DIR, std::string(ShippedDatasetJson())});
   ASSERT_TRUE(built.ok()) << built.status();
   EXPECT_TRUE(built->json == ShippedDatasetJson())
       << "catalog-service/data/dataset.json is stale: run build/catalog-service/build-dataset "
          "(README.md, Data)\n"
       << built->report;
+}
+
+// Each record carries the dataset version that last changed it: against an
+// older file in which one record differed and another was missing, the
+// generator gives both the next version (the missing one as its first)
+// and leaves every other record's version as it was.
+TEST_F(ShippedDatasetTest, TheGeneratorVersionsChangedAndNewRecords) {
+  REQUIRE_SHARED_DATA(models_path, "epoch/all_ai_models.csv");
+  REQUIRE_SHARED_DATA(hardware_path, "epoch/ml_hardware.csv");
+  REQUIRE_SHARED_DATA(prices_path, "epoch/hardware_prices.csv");
+  int version = 0;
+  for (const Model& model : dataset_.models()) {
+    ASSERT_TRUE(model.provenance().has_shipped()) << model.name();
+    ASSERT_GE(model.provenance().shipped().version(),
+              model.provenance().shipped().added_in_version());
+    version = std::max(version, model.provenance().shipped().version());
+  }
+  ASSERT_GE(version, 1);
+  v1::Dataset older = dataset_;
+  ASSERT_GE(older.models_size(), 3);
+  Model* changed = older.mutable_models(0);
+  changed->set_parameters(changed->parameters() + 1);
+  const std::string changed_name = changed->name();
+  const int changed_added = changed->provenance().shipped().added_in_version();
+  const std::string new_name = older.models(1).name();
+  older.mutable_models()->DeleteSubrange(1, 1);
+  std::string older_json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(older, &older_json).ok());
+
+  auto built =
+      BuildShippedDataset({testing::SharedDataPath(""), MODELATLAS_CURATED_DIR, older_json});
+  ASSERT_TRUE(built.ok()) << built.status();
+  auto rebuilt = ParseDatasetJson(built->json);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+  ASSERT_EQ(rebuilt->models_size(), dataset_.models_size());
+  for (int i = 0; i < rebuilt->models_size(); ++i) {
+    const Model& model = rebuilt->models(i);
+    const common::v1::ShippedRecord& shipped = model.provenance().shipped();
+    if (model.name() == changed_name) {
+      EXPECT_EQ(shipped.version(), version + 1);
+      EXPECT_EQ(shipped.added_in_version(), changed_added);
+    } else if (model.name() == new_name) {
+      EXPECT_EQ(shipped.version(), version + 1);
+      EXPECT_EQ(shipped.added_in_version(), version + 1);
+    } else {
+      ASSERT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+          shipped, dataset_.models(i).provenance().shipped()))
+          << model.name();
+    }
+  }
 }
 
 // The catalog loads the whole dataset into an empty store (the start of

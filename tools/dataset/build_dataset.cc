@@ -3,6 +3,7 @@
 //   bash scripts/build.sh build-dataset && build/catalog-service/build-dataset
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -17,14 +18,19 @@ ABSL_FLAG(std::string, output, "catalog-service/data/dataset.json", "The file to
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
+  const std::string output = absl::GetFlag(FLAGS_output);
+  // The file being replaced gives the records' versions (an absent one: none).
+  std::string previous;
+  if (std::ifstream file(output, std::ios::binary); file) {
+    previous.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  }
   auto result = modelatlas::catalog::BuildShippedDataset(
-      {absl::GetFlag(FLAGS_shared_data), absl::GetFlag(FLAGS_curated_dir)});
+      {absl::GetFlag(FLAGS_shared_data), absl::GetFlag(FLAGS_curated_dir), previous});
   if (!result.ok()) {
     std::fprintf(stderr, "build-dataset: %s\n", std::string(result.status().message()).c_str());
     return 1;
   }
   std::fputs(result->report.c_str(), stderr);
-  const std::string output = absl::GetFlag(FLAGS_output);
   std::ofstream file(output, std::ios::binary | std::ios::trunc);
   file << result->json;
   if (!file.good()) {

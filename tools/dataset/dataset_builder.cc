@@ -53,6 +53,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/reflection.h"
 #include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "google/protobuf/util/type_resolver.h"
 #include "google/protobuf/util/type_resolver_util.h"
 
@@ -483,6 +484,99 @@ absl::Status AddPrices(const std::string& path, std::vector<Hardware>* hardware)
   return absl::OkStatus();
 }
 
+// --- Versions: which dataset last changed each record (Provenance.shipped) ---
+
+// The previous file's record of each name, and the newest version in it.
+struct PreviousRecords {
+  std::map<std::string, Model> models;
+  std::map<std::string, Hardware> hardware;
+  int version = 0;
+};
+
+absl::StatusOr<PreviousRecords> ReadPrevious(const std::string& json) {
+  PreviousRecords previous;
+  if (json.empty()) return previous;
+  absl::StatusOr<v1::Dataset> dataset = ParseDatasetJson(json);
+  if (!dataset.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the previous dataset: ", dataset.status().message()));
+  }
+  for (const Model& model : dataset->models()) previous.models[model.name()] = model;
+  for (const Hardware& hardware : dataset->hardware())
+    previous.hardware[hardware.name()] = hardware;
+  for (const Model& model : dataset->models()) {
+    previous.version = std::max(previous.version, model.provenance().shipped().version());
+  }
+  for (const Hardware& hardware : dataset->hardware()) {
+    previous.version = std::max(previous.version, hardware.provenance().shipped().version());
+  }
+  return previous;
+}
+
+// The previous file's ShippedRecord of `record` when its content is the
+// same (and it had one), else nullptr.
+template <typename Record>
+const common::v1::ShippedRecord* Unchanged(const Record& record,
+                                           const std::map<std::string, Record>& previous) {
+  auto found = previous.find(record.name());
+  if (found == previous.end() || !found->second.provenance().has_shipped()) return nullptr;
+  Record before = found->second;
+  before.mutable_provenance()->clear_shipped();
+  if (!google::protobuf::util::MessageDifferencer::Equals(before, record)) return nullptr;
+  return &found->second.provenance().shipped();
+}
+
+// Counts the records that differ from the previous file's (changed or new).
+template <typename Record>
+int CountChanged(const std::vector<Record>& records,
+                 const std::map<std::string, Record>& previous) {
+  int changed = 0;
+  for (const Record& record : records) changed += Unchanged(record, previous) == nullptr ? 1 : 0;
+  return changed;
+}
+
+template <typename Record>
+void StampRecords(int version, const std::map<std::string, Record>& previous,
+                  std::vector<Record>* records) {
+  for (Record& record : *records) {
+    const common::v1::ShippedRecord* kept = Unchanged(record, previous);
+    common::v1::ShippedRecord stamp;
+    if (kept != nullptr) {
+      stamp = *kept;
+    } else {
+      stamp.set_version(version);
+      auto found = previous.find(record.name());
+      const bool shipped_before =
+          found != previous.end() && found->second.provenance().shipped().added_in_version() > 0;
+      stamp.set_added_in_version(
+          shipped_before ? found->second.provenance().shipped().added_in_version() : version);
+    }
+    *record.mutable_provenance()->mutable_shipped() = stamp;
+  }
+}
+
+// Gives every record its ShippedRecord: an unchanged record keeps the
+// previous file's; a changed or new one gets the next version (the
+// previous file's newest plus one), so a dataset that changes any record
+// has a higher version than the one before it, and regenerating from the
+// same inputs changes nothing. Records the previous file had and this one
+// lacks also raise the version.
+absl::Status StampVersions(const std::string& previous_json, std::vector<Model>* models,
+                           std::vector<Hardware>* hardware) {
+  absl::StatusOr<PreviousRecords> previous = ReadPrevious(previous_json);
+  if (!previous.ok()) return previous.status();
+  const int changed =
+      CountChanged(*models, previous->models) + CountChanged(*hardware, previous->hardware);
+  const size_t kept = models->size() + hardware->size() - static_cast<size_t>(changed);
+  const bool removed = kept < previous->models.size() + previous->hardware.size();
+  const int version = changed > 0 || removed ? previous->version + 1 : previous->version;
+  StampRecords(version, previous->models, models);
+  StampRecords(version, previous->hardware, hardware);
+  Report("dataset version %d (the previous file's: %d); %d records changed or added\n", version,
+         previous->version, changed);
+  return absl::OkStatus();
+}
+
 // --- Output: one record per line, so a regenerated file diffs by record ---
 
 // Maps (other_source_columns) in key order, so that a regenerated file is
@@ -669,6 +763,10 @@ absl::StatusOr<BuildResult> Run(const BuildOptions& build) {
     ValidateHardware(ordered_hardware[i], absl::StrCat("hardware[", i, "]"), &violations);
   }
   if (!violations.empty()) return violations.ToStatus();
+  if (auto s = StampVersions(build.previous_dataset_json, &ordered_models, &ordered_hardware);
+      !s.ok()) {
+    return s;
+  }
 
   std::string out = "{\n";
   if (auto s = AppendRecords(ordered_models, "models", false, &out); !s.ok()) return s;

@@ -14,6 +14,10 @@ struct BuildOptions {
   std::string shared_data_dir;
   // Holds models.json and hardware.json (the curated records).
   std::string curated_dir;
+  // The file this build replaces (its text; empty for none): records whose
+  // content it holds keep its versions (Provenance.shipped), the others get
+  // the next version.
+  std::string previous_dataset_json;
 };
 
 struct BuildResult {
