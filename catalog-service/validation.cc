@@ -331,15 +331,13 @@ void ValidateModel(const common::v1::Model& model, const std::string& prefix,
     violations->Add(Join(prefix, "architecture.num_key_value_heads"),
                     "must divide num_attention_heads");
   }
-  // The recurrent mixers the estimator counts (docs/FORMULAS.md, "State-space
-  // and linear-attention layers"); a record naming another is refused here
-  // rather than stored and refused at every estimate.
+  // A mixer the estimator does not count is refused here rather than stored
+  // and refused at every estimate (records::kRecurrentMixers).
   const std::string& mixer = arch.recurrent_mixer();
-  if (!mixer.empty() && mixer != "mamba" && mixer != "mamba2" && mixer != "gated_deltanet" &&
-      mixer != "short_conv" && mixer != "kda") {
+  if (!mixer.empty() && !records::IsRecurrentMixer(mixer)) {
     violations->Add(Join(prefix, "architecture.recurrent_mixer"),
-                    absl::StrCat("is \"", mixer,
-                                 "\"; must be mamba, mamba2, gated_deltanet, short_conv or kda"));
+                    absl::StrCat("is \"", QuoteInput(mixer), "\"; must be one of ",
+                                 absl::StrJoin(records::kRecurrentMixers, ", "), " (or empty)"));
   }
   // A request naming no weight format is sized in the checkpoint's: a value
   // the estimator cannot size is refused here (records::kCheckpointWeightFormats).

@@ -139,6 +139,21 @@ inline constexpr const char* kCheckpointWeightFormats[] = {
     "gptq-int4", "gptq-int8", "awq-int4", "int4", "int8",         "nf4",   "nf4-double-quant"};
 inline constexpr const char* kGroupedCheckpointWeightFormats[] = {"gptq-int4", "gptq-int8",
                                                                   "awq-int4", "int4"};
+// The values Architecture.recurrent_mixer may take (empty: none): the
+// recurrent mixers the estimator counts (docs/FORMULAS.md, "State-space and
+// linear-attention layers"), in its names. The catalog refuses a record
+// naming another; estimator-service/answers/conversions.cc maps each to its
+// formulas (EnumCoverageTest.EveryRecurrentMixerTheCatalogAcceptsHasFormulas
+// keeps the two in step).
+inline constexpr const char* kRecurrentMixers[] = {"mamba", "mamba2", "gated_deltanet",
+                                                   "short_conv", "kda"};
+inline bool IsRecurrentMixer(std::string_view name) {
+  for (std::string_view known : kRecurrentMixers) {
+    if (name == known) return true;
+  }
+  return false;
+}
+
 // Architecture.checkpoint_quantization_not_sized: at most this many
 // characters, printable ASCII (it is shown on pages and in answers).
 inline constexpr size_t kMaxCheckpointNotSizedChars = 120;

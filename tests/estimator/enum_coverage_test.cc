@@ -2,6 +2,7 @@
 // a value added to a proto without one fails here (its CLI spelling is
 // checked by tests/cli/enum_spellings_test.cc, its documentation line by
 // tests/cli/values_doc_test.cc).
+#include "common/records/bounds.h"
 #include "estimator-service/answers/conversions.h"
 #include "gtest/gtest.h"
 
@@ -71,6 +72,21 @@ TEST(EnumCoverageTest, EveryPlanObjectiveAndTrainingSettingHasACoreValue) {
   EXPECT_FALSE(ToCoreRecompute(static_cast<v1::Recompute>(99), "recompute").ok());
   EXPECT_FALSE(ToCoreFineTuning(static_cast<v1::FineTuning>(99), "fine_tuning").ok());
   EXPECT_FALSE(ToCoreFramework(static_cast<v1::TrainingFramework>(99), "framework").ok());
+}
+
+// Every mixer name the catalog accepts maps to the estimator's formulas, and
+// a name outside the list to none (the estimator refuses it by name).
+TEST(EnumCoverageTest, EveryRecurrentMixerTheCatalogAcceptsHasFormulas) {
+  for (const char* name : records::kRecurrentMixers) {
+    common::v1::Architecture arch;
+    arch.set_recurrent_mixer(name);
+    EXPECT_NE(ToCoreArchitecture(arch).recurrent_mixer, RecurrentMixer::kUnknown) << name;
+    EXPECT_NE(ToCoreArchitecture(arch).recurrent_mixer, RecurrentMixer::kNone) << name;
+  }
+  common::v1::Architecture other;
+  other.set_recurrent_mixer("rwkv7");
+  EXPECT_FALSE(records::IsRecurrentMixer("rwkv7"));
+  EXPECT_EQ(ToCoreArchitecture(other).recurrent_mixer, RecurrentMixer::kUnknown);
 }
 
 }  // namespace

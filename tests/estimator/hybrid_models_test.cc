@@ -22,6 +22,7 @@
 #include "catalog-service/validation.h"
 #include "common/formats/gguf.h"
 #include "common/formats/hf_config.h"
+#include "common/records/bounds.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
@@ -636,11 +637,13 @@ TEST(HybridModelsTest, TheCatalogRefusesAnUnknownRecurrentMixer) {
     named |= v.field == "model.architecture.recurrent_mixer";
   }
   EXPECT_TRUE(named) << status;
-  model.mutable_architecture()->set_recurrent_mixer("gated_deltanet");
-  FieldViolations none;
-  catalog::ValidateModel(model, "model", &none);
-  for (const auto& v : GetFieldViolations(none.ToStatus())) {
-    EXPECT_NE(v.field, "model.architecture.recurrent_mixer");
+  for (const char* mixer : records::kRecurrentMixers) {
+    model.mutable_architecture()->set_recurrent_mixer(mixer);
+    FieldViolations none;
+    catalog::ValidateModel(model, "model", &none);
+    for (const auto& v : GetFieldViolations(none.ToStatus())) {
+      EXPECT_NE(v.field, "model.architecture.recurrent_mixer") << mixer;
+    }
   }
 }
 
