@@ -106,8 +106,10 @@ const std::set<std::string>& KnownTypes() {
       "phi3", "gpt2", "bert", "falcon", "deepseek_v2", "deepseek_v3", "gemma3_text", "gpt_neox",
       "olmoe", "gpt_oss", "t5", "phi",
       // Kimi K2: DeepSeek-V3's blocks (DeepseekV3ForCausalLM) at other sizes;
-      // DeepSeek-V3.2 (and V3.2-Exp): V3's blocks with a lightning indexer.
-      "kimi_k2", "deepseek_v32",
+      // DeepSeek-V3.2 (and V3.2-Exp): V3's blocks with a lightning indexer;
+      // GLM-5 and 5.1 (glm_moe_dsa, GlmMoeDsaForCausalLM: vLLM and SGLang
+      // subclass DeepseekV2ForCausalLM) the same blocks at their own sizes.
+      "kimi_k2", "deepseek_v32", "glm_moe_dsa",
       // Phi-3.5-MoE and SlimMoE's Phi-mini/tiny-MoE: Mixtral's experts
       // behind LayerNorms, biased attention and output head.
       "phimoe",
@@ -167,8 +169,8 @@ const std::set<std::string>& StateSpaceTypes() {
 // or the top level for Qwen2-VL) and its vision or audio parts.
 const std::set<std::string>& MultimodalTypes() {
   static const auto* types = new std::set<std::string>{
-      "gemma3",   "llava",   "llama4",      "mistral3", "qwen2_5_vl",  "qwen2_audio",
-      "qwen2_vl", "qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe"};
+      "gemma3",   "llava",   "llama4",      "mistral3", "qwen2_5_vl",   "qwen2_audio",
+      "qwen2_vl", "qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe", "lfm2_vl"};
   return *types;
 }
 
@@ -324,6 +326,20 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_hidden_size(take(v.Int({"hidden_size"}, 1024)));
     part.set_intermediate_size(take(v.Int({"intermediate_size"}, 4096)));
     part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 16))));
+  } else if (type == "lfm2_vl") {
+    // LFM2-VL's tower: Siglip2VisionConfig (NaFlex), whose defaults fill
+    // the keys a config leaves out; num_patches positions.
+    if (const std::string vtype = v.String("model_type");
+        !vtype.empty() && vtype != "siglip2_vision_model") {
+      return UnknownVisionTower(vtype, "siglip2_vision_model (for lfm2_vl)");
+    }
+    part.set_layout("siglip2_vision");
+    part.set_num_layers(static_cast<int32_t>(take(v.Int({"num_hidden_layers"}, 12))));
+    part.set_hidden_size(take(v.Int({"hidden_size"}, 768)));
+    part.set_intermediate_size(take(v.Int({"intermediate_size"}, 3072)));
+    part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 16))));
+    part.set_max_positions(static_cast<int32_t>(take(v.Int({"num_patches"}, 256))));
+    part.set_pooling_head(v.Bool("vision_use_head", true));
   } else if (type == "qwen2_5_vl") {
     part.set_layout("qwen2_5_vl_vision");
     part.set_num_layers(static_cast<int32_t>(take(v.Required({"depth"}))));
@@ -356,7 +372,8 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
         v.Int({"patch_size"}, llava_default ? 14 : (part.layout() == "clip_vision" ? 32 : 16)))));
   }
   if (part.layout() != "clip_vision" && part.layout() != "siglip_vision" &&
-      part.layout() != "llama4_vision" && part.layout() != "pixtral_vision") {
+      part.layout() != "llama4_vision" && part.layout() != "pixtral_vision" &&
+      part.layout() != "siglip2_vision") {
     if (part.layout() != "qwen3_vl_vision") {
       part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 14))));
     }
@@ -367,6 +384,50 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
       static_cast<int32_t>(take(v.Int({"num_channels", "in_channels", "in_chans"}, 3))));
   if (!error.ok()) return InPart(error, "vision_config");
   return part;
+}
+
+// LFM2-VL (Lfm2VlModel): the tower's layers up to vision_feature_layer
+// (the remote code and llama.cpp drop the rest: 27 + (-2) + 1 = 26 stored
+// in LFM2-VL-1.6B), then Lfm2VlMultiModalProjector: downsample_factor x
+// downsample_factor patches unshuffled, a LayerNorm unless
+// projector_use_layernorm is false (LFM2.5-VL), linears of
+// projector_hidden_size with biases (projector_bias; without them refused).
+absl::Status Lfm2VlProjector(const Config& top, int64_t text_hidden,
+                             common::v1::EncoderPart* encoder, common::v1::EncoderPart* projector) {
+  absl::Status error;
+  int64_t feature_layer = -1;  // Lfm2VlConfig's default: the last layer
+  if (const Value* given = top.Find({"vision_feature_layer"}); given != nullptr) {
+    if (given->kind_case() != Value::kNumberValue ||
+        given->number_value() != std::floor(given->number_value()) ||
+        std::abs(given->number_value()) > kMaxEncoderFigure) {
+      return InvalidFieldError(absl::StrCat(kField, ".vision_feature_layer"),
+                               "must be a whole number (a layer of the tower)");
+    }
+    feature_layer = static_cast<int64_t>(given->number_value());
+  }
+  const int layers = encoder->num_layers();
+  const int64_t kept = feature_layer < 0 ? layers + feature_layer + 1 : feature_layer + 1;
+  if (kept < 1 || kept > layers) {
+    return InvalidFieldError(
+        absl::StrCat(kField, ".vision_feature_layer"),
+        absl::StrCat("is ", feature_layer, "; the tower has ", layers, " layers"));
+  }
+  encoder->set_num_layers(static_cast<int32_t>(kept));
+  if (!top.Bool("projector_bias", true)) {
+    return WithReason(InvalidFieldError(absl::StrCat(kField, ".projector_bias"),
+                                        "a projector without biases is not counted by this "
+                                        "reader"),
+                      "UNSUPPORTED_MODEL_TYPE");
+  }
+  const int64_t factor = TakeEncoderFigure(top.Int({"downsample_factor"}, 2), &error);
+  const int64_t width = TakeEncoderFigure(top.Int({"projector_hidden_size"}, 2560), &error);
+  if (!error.ok()) return error;
+  projector->set_layout(top.Bool("projector_use_layernorm", true) ? "lfm2_vl_projector"
+                                                                  : "lfm2_vl_projector_unnormed");
+  projector->set_spatial_merge_size(static_cast<int32_t>(factor));
+  projector->set_intermediate_size(width);
+  projector->set_output_size(text_hidden);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& root,
@@ -403,6 +464,7 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
                                      : type == "llama4"      ? "llama4_text"
                                      : type == "qwen3_5"     ? "qwen3_5_text"
                                      : type == "qwen3_5_moe" ? "qwen3_5_moe_text"
+                                     : type == "lfm2_vl"     ? "lfm2"
                                                              : "qwen2");
   }
   const std::string text_type = t["model_type"].string_value();
@@ -503,6 +565,9 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       projector.set_layout("mistral3_projector");
       projector.set_spatial_merge_size(static_cast<int32_t>(merge));
       projector.set_output_size(text_hidden);
+    } else if (type == "lfm2_vl") {
+      absl::Status lfm2 = Lfm2VlProjector(Config(root), text_hidden, &*encoder, &projector);
+      if (!lfm2.ok()) return lfm2;
     } else if (type == "llama4") {
       // Llama4MultiModalProjector: one linear without bias from the
       // adapter's output.
@@ -1650,10 +1715,14 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   // GLM-4.5 (Glm4MoeTopkRouter) and GLM-4.7-Flash keep both: their
   // checkpoints store the module at layer num_hidden_layers.
   if (type == "deepseek_v3" || type == "kimi_k2" || type == "glm4_moe_lite" ||
-      type == "deepseek_v32") {
+      type == "deepseek_v32" || type == "glm_moe_dsa") {
     a.set_router_bias(c.String("topk_method") == "noaux_tc" || c.String("topk_method").empty());
     a.set_num_mtp_layers(static_cast<int32_t>(take(c.Int({"num_nextn_predict_layers"}, 0))));
   }
+  // GLM-5's multi-token-prediction layer (model.layers.78) holds no
+  // embed_tokens or shared_head.head of its own (GLM-5.1's tensor table):
+  // it uses the model's, unlike DeepSeek-V3's.
+  if (type == "glm_moe_dsa") a.set_mtp_shares_embeddings(true);
   if (type == "glm4_moe") {
     a.set_router_bias(true);
     a.set_num_mtp_layers(static_cast<int32_t>(take(c.Int({"num_nextn_predict_layers"}, 0))));
@@ -1712,9 +1781,26 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   a.set_v_head_dim(static_cast<int32_t>(take(c.Int({"v_head_dim"}, 0))));
   // DeepSeek-V3.2's sparse attention: the indexer's heads and width
   // (DeepSeek-V3.2-Exp inference/model.py, Indexer).
-  if (type == "deepseek_v32") {
+  if (type == "deepseek_v32" || type == "glm_moe_dsa") {
     a.set_index_n_heads(static_cast<int32_t>(take(c.Required({"index_n_heads"}))));
     a.set_index_head_dim(static_cast<int32_t>(take(c.Required({"index_head_dim"}))));
+    // GlmMoeDsaConfig.indexer_types: "full" layers keep an indexer, "shared"
+    // ones reuse another's top-k and hold none (a pruned GLM-5 stores fewer
+    // indexers); every layer is counted with one, so a "shared" entry is
+    // refused rather than over-counted.
+    if (const Value* kinds = c.Find({"indexer_types"});
+        kinds != nullptr && kinds->kind_case() == Value::kListValue) {
+      for (int i = 0; i < kinds->list_value().values_size(); ++i) {
+        const Value& kind = kinds->list_value().values(i);
+        if (kind.kind_case() != Value::kStringValue || kind.string_value() != "full") {
+          return WithReason(
+              InvalidFieldError(absl::StrCat(kField, ".indexer_types[", i, "]"),
+                                "only \"full\" layers (each with its own indexer) are counted "
+                                "by this reader"),
+              "UNSUPPORTED_MODEL_TYPE");
+        }
+      }
+    }
   }
   if (!error.ok()) return error;
   if (type == "jamba" || type == "falcon_h1" || HasQwen3NextBlocks(type) || type == "nemotron_h" ||

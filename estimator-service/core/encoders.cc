@@ -63,6 +63,9 @@ const std::vector<LayoutNeeds>& Layouts() {
         "max_positions"}},
       {"pixtral_vision",
        {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels"}},
+      {"siglip2_vision",
+       {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels",
+        "max_positions"}},
       {"whisper_encoder",
        {"hidden_size", "intermediate_size", "num_mel_bins", "max_positions", "num_layers"}},
       {"llava_projector", {"hidden_size", "output_size"}},
@@ -72,6 +75,10 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"qwen2_5_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"mistral3_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"qwen3_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
+      {"lfm2_vl_projector",
+       {"hidden_size", "intermediate_size", "output_size", "spatial_merge_size"}},
+      {"lfm2_vl_projector_unnormed",
+       {"hidden_size", "intermediate_size", "output_size", "spatial_merge_size"}},
       {"linear_projector", {"hidden_size", "output_size"}},
       {"tensors", {"parameters"}},
   };
@@ -139,9 +146,13 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
   if (l == "tensors") {
     out.parameters = s.parameters;
     out.arithmetic = absl::StrCat(N(s.parameters), " parameters in the file's tensors");
-  } else if (l == "clip_vision" || l == "siglip_vision") {
+  } else if (l == "clip_vision" || l == "siglip_vision" || l == "siglip2_vision") {
+    // SigLIP2's NaFlex tower keeps a table of max_positions (num_patches)
+    // positions, resized to each image, and embeds patches with a biased
+    // linear of the conv's size.
+    const bool naflex = l == "siglip2_vision";
     const double side = std::floor(img / p);
-    const double patches = side * side;
+    const double patches = naflex ? pos : side * side;
     const bool clip = l == "clip_vision";
     const Block block{h, f};
     // CLIP: patch conv without bias, a class token, (patches + 1) positions,
@@ -153,14 +164,15 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     double head = 0;
     if (!clip && s.pooling_head) head = h + (4 * h * h + 4 * h) + 2 * h + block.Mlp();
     out.parameters = layers * block.Total() + patch + positions + extra + head;
-    out.arithmetic = absl::StrCat(
-        clip ? "CLIP" : "SigLIP", " ViT: ", N(layers), " blocks x ", block.Text(),
-        " + patch embedding ", N(c), "x", N(p), "^2x", N(h), clip ? "" : " + bias", " = ", N(patch),
-        " + ", N(patches + (clip ? 1 : 0)), " positions x ", N(h), " = ", N(positions),
-        clip ? absl::StrCat(" + class token and pre/post LayerNorms ", N(extra))
-             : absl::StrCat(" + post LayerNorm ", N(extra)),
-        head > 0 ? absl::StrCat(" + attention-pooling head ", N(head)) : "", " = ",
-        N(out.parameters));
+    out.arithmetic =
+        absl::StrCat(clip ? "CLIP" : (naflex ? "SigLIP2 NaFlex" : "SigLIP"), " ViT: ", N(layers),
+                     " blocks x ", block.Text(), " + patch embedding ", N(c), "x", N(p), "^2x",
+                     N(h), clip ? "" : " + bias", " = ", N(patch), " + ",
+                     N(patches + (clip ? 1 : 0)), " positions x ", N(h), " = ", N(positions),
+                     clip ? absl::StrCat(" + class token and pre/post LayerNorms ", N(extra))
+                          : absl::StrCat(" + post LayerNorm ", N(extra)),
+                     head > 0 ? absl::StrCat(" + attention-pooling head ", N(head)) : "", " = ",
+                     N(out.parameters));
   } else if (l == "llama4_vision") {
     const double a = t;
     const double side = std::floor(img / p);
@@ -262,6 +274,17 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     out.arithmetic = absl::StrCat("RMSNorm ", N(v), " + patch merger ", N(v * m * m), "x", N(v),
                                   " (", N(m), "x", N(m), " patches) + linears ", N(v), "x", N(t),
                                   " + ", N(t), "x", N(t), " = ", N(out.parameters));
+  } else if (l == "lfm2_vl_projector" || l == "lfm2_vl_projector_unnormed") {
+    // Lfm2VlMultiModalProjector: m x m patches of h unshuffled into w = h x
+    // m^2, a LayerNorm over w (projector_use_layernorm), linear_1 w x i and
+    // linear_2 i x t, both biased.
+    const double w = h * m * m;
+    const double norm = l == "lfm2_vl_projector" ? 2 * w : 0;
+    out.parameters = norm + w * f + f + f * t + t;
+    out.arithmetic =
+        absl::StrCat(norm > 0 ? absl::StrCat("LayerNorm ", N(norm), " + ") : "no LayerNorm; ",
+                     "linears ", N(w), "x", N(f), " + ", N(f), "x", N(t), " + biases (", N(m), "x",
+                     N(m), " patches of ", N(h), " unshuffled) = ", N(out.parameters));
   } else if (l == "qwen2_vl_merger" || l == "qwen2_5_vl_merger") {
     const double w = h * m * m;
     const double norm = l == "qwen2_vl_merger" ? 2 * h : h;  // LayerNorm or RMSNorm

