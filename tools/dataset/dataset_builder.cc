@@ -501,14 +501,13 @@ absl::StatusOr<PreviousRecords> ReadPrevious(const std::string& json) {
     return absl::InvalidArgumentError(
         absl::StrCat("the previous dataset: ", dataset.status().message()));
   }
-  for (const Model& model : dataset->models()) previous.models[model.name()] = model;
-  for (const Hardware& hardware : dataset->hardware())
-    previous.hardware[hardware.name()] = hardware;
   for (const Model& model : dataset->models()) {
     previous.version = std::max(previous.version, model.provenance().shipped().version());
+    previous.models[model.name()] = model;
   }
   for (const Hardware& hardware : dataset->hardware()) {
     previous.version = std::max(previous.version, hardware.provenance().shipped().version());
+    previous.hardware[hardware.name()] = hardware;
   }
   return previous;
 }
