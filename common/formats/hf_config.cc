@@ -169,8 +169,11 @@ const std::set<std::string>& StateSpaceTypes() {
 // or the top level for Qwen2-VL) and its vision or audio parts.
 const std::set<std::string>& MultimodalTypes() {
   static const auto* types = new std::set<std::string>{
-      "gemma3",   "llava",   "llama4",      "mistral3", "qwen2_5_vl",   "qwen2_audio",
-      "qwen2_vl", "qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe", "lfm2_vl"};
+      "gemma3", "llava", "llama4", "mistral3", "qwen2_5_vl", "qwen2_audio", "qwen2_vl", "qwen3_5",
+      "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe", "lfm2_vl",
+      // LLaVA-NeXT (LLaVA-1.6): LLaVA's tower and projector and the
+      // image_newline vector (text hidden size) it appends to each row.
+      "llava_next"};
   return *types;
 }
 
@@ -353,7 +356,8 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     const std::string vtype = v.String("model_type").empty()
                                   ? (type == "gemma3" ? "siglip_vision_model" : "clip_vision_model")
                                   : v.String("model_type");
-    const bool llava_default = type == "llava" && v.String("model_type").empty();
+    const bool llava_default =
+        (type == "llava" || type == "llava_next") && v.String("model_type").empty();
     if (vtype == "clip_vision_model") {
       part.set_layout("clip_vision");
     } else if (vtype == "siglip_vision_model") {
@@ -458,14 +462,14 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     // blocks (their multimodal rotary sections change no weight).
     t["model_type"].set_string_value(type == "qwen3_vl" ? "qwen3" : "qwen3_moe");
   } else if (!t.count("model_type") || qwen_vl) {
-    t["model_type"].set_string_value(type == "llava"         ? "llama"
-                                     : type == "mistral3"    ? "mistral"
-                                     : type == "gemma3"      ? "gemma3_text"
-                                     : type == "llama4"      ? "llama4_text"
-                                     : type == "qwen3_5"     ? "qwen3_5_text"
-                                     : type == "qwen3_5_moe" ? "qwen3_5_moe_text"
-                                     : type == "lfm2_vl"     ? "lfm2"
-                                                             : "qwen2");
+    t["model_type"].set_string_value(type == "llava" || type == "llava_next" ? "llama"
+                                     : type == "mistral3"                    ? "mistral"
+                                     : type == "gemma3"                      ? "gemma3_text"
+                                     : type == "llama4"                      ? "llama4_text"
+                                     : type == "qwen3_5"                     ? "qwen3_5_text"
+                                     : type == "qwen3_5_moe"                 ? "qwen3_5_moe_text"
+                                     : type == "lfm2_vl"                     ? "lfm2"
+                                                                             : "qwen2");
   }
   const std::string text_type = t["model_type"].string_value();
   if (MultimodalTypes().count(text_type)) {
@@ -575,7 +579,9 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       projector.set_hidden_size(encoder->output_size());
       projector.set_output_size(text_hidden);
     } else {
-      projector.set_layout(type == "gemma3" ? "gemma3_projector" : "llava_projector");
+      projector.set_layout(type == "gemma3"       ? "gemma3_projector"
+                           : type == "llava_next" ? "llava_next_projector"
+                                                  : "llava_projector");
       projector.set_output_size(text_hidden);
     }
     *a->add_encoder_parts() = *std::move(encoder);

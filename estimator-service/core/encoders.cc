@@ -69,6 +69,7 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"whisper_encoder",
        {"hidden_size", "intermediate_size", "num_mel_bins", "max_positions", "num_layers"}},
       {"llava_projector", {"hidden_size", "output_size"}},
+      {"llava_next_projector", {"hidden_size", "output_size"}},
       {"gemma3_projector", {"hidden_size", "output_size"}},
       {"llama4_projector", {"hidden_size", "output_size"}},
       {"qwen2_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
@@ -230,13 +231,16 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                                   " + two convolutions ", N(mel), "x", N(h), "x3 + ", N(h), "x",
                                   N(h), "x3 + biases = ", N(convs), " + ", N(pos), " positions x ",
                                   N(h), " + final LayerNorm = ", N(out.parameters));
-  } else if (l == "llava_projector" || l == "linear_projector" || l == "gemma3_projector" ||
-             l == "llama4_projector") {
+  } else if (l == "llava_projector" || l == "llava_next_projector" || l == "linear_projector" ||
+             l == "gemma3_projector" || l == "llama4_projector") {
     const double v = h;
-    if (l == "llava_projector") {
-      out.parameters = v * t + t + t * t + t;
-      out.arithmetic = absl::StrCat("two linears ", N(v), "x", N(t), " + ", N(t), "x", N(t),
-                                    " + biases = ", N(out.parameters));
+    if (l == "llava_projector" || l == "llava_next_projector") {
+      // LLaVA-NeXT adds image_newline, one vector of the text width.
+      const bool newline = l == "llava_next_projector";
+      out.parameters = v * t + t + t * t + t + (newline ? t : 0);
+      out.arithmetic = absl::StrCat(
+          "two linears ", N(v), "x", N(t), " + ", N(t), "x", N(t), " + biases",
+          newline ? absl::StrCat(" + image_newline ", N(t)) : "", " = ", N(out.parameters));
     } else if (l == "llama4_projector") {
       out.parameters = v * t;
       out.arithmetic =

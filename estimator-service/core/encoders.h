@@ -15,6 +15,7 @@
 //                      max_positions learned positions; LFM2-VL's tower)
 //   whisper_encoder    WhisperEncoder / Qwen2AudioEncoder
 //   llava_projector    LlavaMultiModalProjector (two biased linears)
+//   llava_next_projector  the same and LLaVA-NeXT's image_newline vector
 //   gemma3_projector   Gemma3MultiModalProjector (a matrix and an RMSNorm)
 //   llama4_projector   Llama4MultiModalProjector (one linear without bias)
 //   qwen2_vl_merger, qwen2_5_vl_merger  PatchMerger (a norm and two biased linears)

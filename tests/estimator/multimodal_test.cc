@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -370,6 +371,41 @@ TEST(MultimodalConfigTest, Lfm2VlAndLfm25VlAreCountedExactly) {
     ASSERT_FALSE(refused.ok()) << field;
     EXPECT_TRUE(absl::StrContains(refused.status().message(), field)) << refused.status();
   }
+}
+
+// LLaVA-NeXT (llava_next, LLaVA-1.6): LLaVA's CLIP ViT-L/14-336 and
+// projector, plus image_newline (one vector of the text width). The keys
+// that decide the count of llava-hf/llava-v1.6-vicuna-13b-hf and
+// llava-hf/llava-v1.6-34b-hf (Nous-Hermes-2-Yi-34B's blocks). Published:
+// the checkpoints' safetensors totals in llmfit's later list
+// (AlexsJones/llmfit), which these shapes reproduce to the unit.
+TEST(MultimodalConfigTest, LlavaNextIsLlavaWithItsImageNewline) {
+  const std::string clip336 =
+      R"("vision_config": {"hidden_size": 1024, "image_size": 336, "intermediate_size": 4096,
+          "model_type": "clip_vision_model", "num_attention_heads": 16,
+          "num_hidden_layers": 24, "patch_size": 14, "projection_dim": 768},
+          "vision_feature_layer": -2, "projector_hidden_act": "gelu")";
+  const std::string vicuna13b = absl::StrCat(
+      R"({"model_type": "llava_next", "use_image_newline_parameter": true,
+          "text_config": {"model_type": "llama", "hidden_size": 5120, "intermediate_size": 13824,
+          "num_attention_heads": 40, "num_hidden_layers": 40, "vocab_size": 32064,
+          "max_position_embeddings": 4096}, )",
+      clip336, "}");
+  const std::string yi34b = absl::StrCat(
+      R"({"model_type": "llava_next", "use_image_newline_parameter": true,
+          "text_config": {"model_type": "llama", "hidden_size": 7168, "intermediate_size": 20480,
+          "num_attention_heads": 56, "num_key_value_heads": 8, "num_hidden_layers": 60,
+          "vocab_size": 64064, "max_position_embeddings": 4096}, )",
+      clip336, "}");
+  const v1::CountParametersResponse r13 = Count(vicuna13b);
+  EXPECT_EQ(Component(r13, "projector"), 1024.0 * 5120 + 5120 + 5120.0 * 5120 + 5120 + 5120);
+  EXPECT_EQ(Component(r13, "vision_encoder"), 303507456);
+  EXPECT_EQ(r13.total_parameters(), 13351499776);
+  EXPECT_EQ(Count(yi34b).total_parameters(), 34752083968);
+  // The same model as llava: one image_newline of the text width less.
+  std::string as_llava = vicuna13b;
+  as_llava.replace(as_llava.find("llava_next"), std::strlen("llava_next"), "llava");
+  EXPECT_EQ(Count(as_llava).total_parameters(), 13351499776 - 5120);
 }
 
 TEST(MultimodalConfigTest, Llava15CountsTheLanguageModelTowerAndProjector) {
