@@ -785,18 +785,11 @@ TEST(HybridModelsTest, MambaCodestralIsCountedExactly) {
   EXPECT_EQ(Count(arch).total, 7285403648);
 }
 
-// LFM2 (Liquid AI): gated short-convolution layers beside GQA layers.
-// The config.json keys that decide the count, from the copies the note in
-// docs/ACCURACY.md lists (LiquidAI/LFM2-700M's refs/pr/8 config.json; the
-// 350M, 1.2B, 2.6B and 8B-A1B shapes from same-architecture copies and the
-// GGUF files' metadata); the totals are llmfit's parameters_raw (the
-// checkpoints' tensor counts) and, for 700M, the model card's 742,489,344.
-constexpr char kLfm2_12B[] = R"({
-  "model_type": "lfm2", "hidden_size": 2048, "block_dim": 2048, "block_ff_dim": 12288,
-  "block_auto_adjust_ff_dim": true, "block_ffn_dim_multiplier": 1.0, "block_multiple_of": 256,
-  "conv_L_cache": 3, "conv_bias": false, "full_attn_idxs": [2, 5, 8, 10, 12, 14],
-  "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 16,
-  "vocab_size": 65536, "max_position_embeddings": 128000})";
+// LFM2 (Liquid AI): gated short-convolution layers beside GQA layers
+// (testing::kLfm2_*ConfigJson; LiquidAI/LFM2-700M's refs/pr/8 config.json
+// below); the totals are llmfit's parameters_raw (the checkpoints' tensor
+// counts) and, for 700M, the model card's 742,489,344.
+constexpr const char* kLfm2_12B = testing::kLfm2_1_2BConfigJson;
 
 TEST(HybridModelsTest, Lfm2IsCountedExactly) {
   struct Case {
@@ -804,19 +797,8 @@ TEST(HybridModelsTest, Lfm2IsCountedExactly) {
     std::string json;
     double total;
   };
-  const std::string lfm2_layers_16 =
-      R"("layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention",
-          "conv", "conv", "full_attention", "conv", "full_attention", "conv", "full_attention",
-          "conv", "full_attention", "conv"])";
   const Case cases[] = {
-      {"LiquidAI/LFM2-350M",
-       absl::StrCat(R"({"model_type": "lfm2", "hidden_size": 1024, "block_ff_dim": 6656,
-           "intermediate_size": 6656, "block_auto_adjust_ff_dim": true,
-           "block_multiple_of": 256, "block_ffn_dim_multiplier": 1.0, "conv_L_cache": 3,
-           "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 16,
-           "vocab_size": 65536, )",
-                    lfm2_layers_16, "}"),
-       354483968},
+      {"LiquidAI/LFM2-350M", testing::kLfm2_350MConfigJson, 354483968},
       {"LiquidAI/LFM2-700M (model card)",
        R"({"model_type": "lfm2", "hidden_size": 1536, "block_ff_dim": 10240,
            "block_auto_adjust_ff_dim": true, "block_multiple_of": 256,
@@ -825,17 +807,7 @@ TEST(HybridModelsTest, Lfm2IsCountedExactly) {
            "num_key_value_heads": 8, "num_hidden_layers": 16, "vocab_size": 65536})",
        742489344},
       {"LiquidAI/LFM2-1.2B", kLfm2_12B, 1170340608},
-      // block_auto_adjust_ff_dim false: 10752 as written.
-      {"LiquidAI/LFM2-2.6B",
-       R"({"model_type": "lfm2", "hidden_size": 2048, "block_ff_dim": 10752,
-           "intermediate_size": 10752, "block_auto_adjust_ff_dim": false, "conv_L_cache": 3,
-           "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 30,
-           "vocab_size": 65536, "layer_types": ["conv", "conv", "full_attention", "conv",
-           "conv", "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv",
-           "conv", "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv",
-           "conv", "full_attention", "conv", "conv", "full_attention", "conv", "conv",
-           "full_attention", "conv", "conv"]})",
-       2569272320},
+      {"LiquidAI/LFM2-2.6B", testing::kLfm2_2_6BConfigJson, 2569272320},
   };
   for (const Case& c : cases) {
     const Architecture arch = Read(c.json);

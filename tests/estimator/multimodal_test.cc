@@ -26,6 +26,7 @@
 #include "estimator-service/core/parameters.h"
 #include "tests/estimator/fake_records.h"
 #include "tests/estimator/model_files.h"
+#include "tests/estimator/published_configs.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -279,33 +280,9 @@ TEST(EncodersTest, EveryListedLayoutIsCounted) {
 // shape that fits its total). Published: the checkpoints' safetensors totals
 // in llmfit's later list (AlexsJones/llmfit llmfit-core/data/hf_models.json).
 TEST(MultimodalConfigTest, Lfm2VlAndLfm25VlAreCountedExactly) {
-  const std::string lfm2_16_layers =
-      R"("layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention",
-          "conv", "conv", "full_attention", "conv", "full_attention", "conv", "full_attention",
-          "conv", "full_attention", "conv"])";
-  const std::string lfm2_350m = absl::StrCat(
-      R"({"model_type": "lfm2", "hidden_size": 1024, "block_ff_dim": 6656,
-          "intermediate_size": 6656, "block_auto_adjust_ff_dim": true, "block_multiple_of": 256,
-          "block_ffn_dim_multiplier": 1.0, "conv_L_cache": 3, "conv_bias": false,
-          "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 16,
-          "vocab_size": 65536, "max_position_embeddings": 128000, )",
-      lfm2_16_layers, "}");
-  const std::string lfm2_12b = absl::StrCat(
-      R"({"model_type": "lfm2", "hidden_size": 2048, "block_ff_dim": 12288,
-          "intermediate_size": 12288, "block_auto_adjust_ff_dim": true, "block_multiple_of": 256,
-          "block_ffn_dim_multiplier": 1.0, "conv_L_cache": 3, "conv_bias": false,
-          "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 16,
-          "vocab_size": 65536, "max_position_embeddings": 128000, )",
-      lfm2_16_layers, "}");
-  const std::string lfm2_26b =
-      R"({"model_type": "lfm2", "hidden_size": 2048, "block_ff_dim": 10752,
-          "intermediate_size": 10752, "block_auto_adjust_ff_dim": false, "conv_L_cache": 3,
-          "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 30,
-          "vocab_size": 65536, "layer_types": ["conv", "conv", "full_attention", "conv",
-          "conv", "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv",
-          "conv", "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv",
-          "conv", "full_attention", "conv", "conv", "full_attention", "conv", "conv",
-          "full_attention", "conv", "conv"]})";
+  const std::string lfm2_350m = testing::kLfm2_350MConfigJson;
+  const std::string lfm2_12b = testing::kLfm2_1_2BConfigJson;
+  const std::string lfm2_26b = testing::kLfm2_2_6BConfigJson;
   const std::string siglip2_base =
       R"({"model_type": "siglip2_vision_model", "hidden_size": 768, "intermediate_size": 3072,
           "num_hidden_layers": 12, "num_attention_heads": 12, "num_channels": 3,

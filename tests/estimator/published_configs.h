@@ -26,6 +26,36 @@ inline std::string GptOssConfigJson(int layers, int experts) {
       R"(, "num_local_experts": )", experts, R"(, "layer_types": [)", types, "]}");
 }
 
+// LFM2 (Liquid AI): the config.json keys that decide the count, from the
+// copies the note in docs/ACCURACY.md lists (the 350M, 1.2B and 2.6B shapes
+// from same-architecture copies and the GGUF files' metadata); the
+// checkpoints' totals (llmfit's parameters_raw) are 354,483,968,
+// 1,170,340,608 and 2,569,272,320. LFM2-VL and LFM2.5-VL take them as
+// their text_config.
+inline constexpr char kLfm2_350MConfigJson[] = R"({
+  "model_type": "lfm2", "hidden_size": 1024, "block_ff_dim": 6656, "intermediate_size": 6656,
+  "block_auto_adjust_ff_dim": true, "block_multiple_of": 256, "block_ffn_dim_multiplier": 1.0,
+  "conv_L_cache": 3, "num_attention_heads": 16, "num_key_value_heads": 8,
+  "num_hidden_layers": 16, "vocab_size": 65536,
+  "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention", "conv",
+    "conv", "full_attention", "conv", "full_attention", "conv", "full_attention", "conv",
+    "full_attention", "conv"]})";
+inline constexpr char kLfm2_1_2BConfigJson[] = R"({
+  "model_type": "lfm2", "hidden_size": 2048, "block_dim": 2048, "block_ff_dim": 12288,
+  "block_auto_adjust_ff_dim": true, "block_ffn_dim_multiplier": 1.0, "block_multiple_of": 256,
+  "conv_L_cache": 3, "conv_bias": false, "full_attn_idxs": [2, 5, 8, 10, 12, 14],
+  "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 16,
+  "vocab_size": 65536, "max_position_embeddings": 128000})";
+// block_auto_adjust_ff_dim false: 10752 as written.
+inline constexpr char kLfm2_2_6BConfigJson[] = R"({
+  "model_type": "lfm2", "hidden_size": 2048, "block_ff_dim": 10752, "intermediate_size": 10752,
+  "block_auto_adjust_ff_dim": false, "conv_L_cache": 3, "num_attention_heads": 32,
+  "num_key_value_heads": 8, "num_hidden_layers": 30, "vocab_size": 65536,
+  "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention", "conv",
+    "conv", "conv", "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv",
+    "conv", "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv",
+    "full_attention", "conv", "conv", "full_attention", "conv", "conv"]})";
+
 // Qwen/Qwen3-Next-80B-A3B-Instruct config.json (the keys that decide the
 // count; transformers Qwen3NextConfig).
 inline constexpr char kQwen3Next80BConfigJson[] = R"({
