@@ -172,8 +172,12 @@ const std::set<std::string>& MultimodalTypes() {
       "gemma3", "llava", "llama4", "mistral3", "qwen2_5_vl", "qwen2_audio", "qwen2_vl", "qwen3_5",
       "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe", "lfm2_vl",
       // LLaVA-NeXT (LLaVA-1.6): LLaVA's tower and projector and the
-      // image_newline vector (text hidden size) it appends to each row.
-      "llava_next"};
+      // image_newline vector (text hidden size) it appends to each row;
+      // LLaVA-OneVision the same on a SigLIP tower and Qwen2.
+      "llava_next", "llava_onevision",
+      // InternVL 2, 2.5, 3 and 3.5: InternVLChatModel (remote code:
+      // llm_config) and transformers' InternVLForConditionalGeneration.
+      "internvl_chat", "internvl"};
   return *types;
 }
 
@@ -254,6 +258,83 @@ absl::Status UnknownVisionTower(absl::string_view vtype, absl::string_view suppo
       "UNSUPPORTED_MODEL_TYPE");
 }
 
+// InternViT-300M (InternVL 2 to 3.5's tower; vision_config model_type
+// intern_vit_6b, sic, or transformers' internvl_vision). InternViT-6B (no
+// qkv bias, RMSNorms, q/k norms) is refused by field: no checkpoint total
+// confirmed its count. The sizes of transformers' configs may be [h, w]
+// lists (square only). Each figure is required (InternVisionConfig's
+// defaults are the 6B's).
+absl::Status InternVitPart(const Config& v, common::v1::EncoderPart* part) {
+  if (const std::string vtype = v.String("model_type");
+      !vtype.empty() && vtype != "intern_vit_6b" && vtype != "internvl_vision") {
+    return UnknownVisionTower(vtype, "intern_vit_6b, internvl_vision (for internvl)");
+  }
+  // A key left out takes its class's default: InternVisionConfig's are
+  // the 6B's (qk_normalization true, rms_norm), InternVLVisionConfig's
+  // the 300M's but for attention_bias (false).
+  const bool native = v.String("model_type") == "internvl_vision";
+  const bool bias = v.Bool("qkv_bias", v.Bool("attention_bias", false));
+  const bool qk_norm = v.Bool("qk_normalization", v.Bool("use_qk_norm", !native));
+  const std::string norm =
+      v.String("norm_type").empty() ? (native ? "layer_norm" : "rms_norm") : v.String("norm_type");
+  if (!bias || qk_norm || norm != "layer_norm") {
+    return WithReason(
+        InvalidFieldError(kField, absl::StrCat("InternViT with qkv_bias ", bias ? "true" : "false",
+                                               ", qk_normalization ", qk_norm ? "true" : "false",
+                                               " and norm_type ", norm,
+                                               " (InternViT-6B) is not counted by this reader; "
+                                               "InternViT-300M's (true, false, layer_norm) is")),
+        "UNSUPPORTED_MODEL_TYPE");
+  }
+  // A square size: a number, or an [h, w] list of two equal numbers.
+  const auto square = [&v](const char* key) -> absl::StatusOr<int64_t> {
+    const Value* given = v.Find({key});
+    if (given != nullptr && given->kind_case() == Value::kListValue) {
+      const auto& sides = given->list_value().values();
+      if (sides.size() != 2 || sides[0].kind_case() != Value::kNumberValue ||
+          sides[0].number_value() != sides[1].number_value()) {
+        return InvalidFieldError(kField, absl::StrCat("\"", key,
+                                                      "\" must be a number or a "
+                                                      "square [side, side]"));
+      }
+      Struct one;
+      (*one.mutable_fields())[key] = sides[0];
+      return Config(one).Required({key});
+    }
+    return v.Required({key});
+  };
+  absl::Status error;
+  auto take = [&](absl::StatusOr<int64_t> value) -> int64_t {
+    return TakeEncoderFigure(std::move(value), &error);
+  };
+  part->set_layout("intern_vit");
+  part->set_num_layers(static_cast<int32_t>(take(v.Required({"num_hidden_layers"}))));
+  part->set_hidden_size(take(v.Required({"hidden_size"})));
+  part->set_intermediate_size(take(v.Required({"intermediate_size"})));
+  part->set_image_size(static_cast<int32_t>(take(square("image_size"))));
+  part->set_patch_size(static_cast<int32_t>(take(square("patch_size"))));
+  return error;
+}
+
+// InternVL's projector (mlp1): downsample_ratio (0.5) folds 1 / ratio
+// patches per side into one before its LayerNorm and two linears.
+absl::Status InternVlProjector(const Config& top, int64_t text_hidden,
+                               common::v1::EncoderPart* projector) {
+  const Value* ratio = top.Find({"downsample_ratio"});
+  const double r = ratio != nullptr && ratio->kind_case() == Value::kNumberValue
+                       ? ratio->number_value()
+                       : (ratio == nullptr ? 0.5 : -1);
+  const double per_side = r > 0 ? 1 / r : 0;
+  if (!(r > 0 && r <= 1) || per_side != std::floor(per_side)) {
+    return InvalidFieldError(absl::StrCat(kField, ".downsample_ratio"),
+                             "must be 1 / a whole number of patches per side (0.5: 2 x 2)");
+  }
+  projector->set_layout("internvl_projector");
+  projector->set_spatial_merge_size(static_cast<int32_t>(per_side));
+  projector->set_output_size(text_hidden);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::string_view type) {
   const Config v(vision);
   common::v1::EncoderPart part;
@@ -329,6 +410,9 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_hidden_size(take(v.Int({"hidden_size"}, 1024)));
     part.set_intermediate_size(take(v.Int({"intermediate_size"}, 4096)));
     part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 16))));
+  } else if (type == "internvl_chat" || type == "internvl") {
+    absl::Status intern = InternVitPart(v, &part);
+    if (!intern.ok()) return InPart(intern, "vision_config");
   } else if (type == "lfm2_vl") {
     // LFM2-VL's tower: Siglip2VisionConfig (NaFlex), whose defaults fill
     // the keys a config leaves out; num_patches positions.
@@ -353,9 +437,11 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     // LLaVA (CLIP, or SigLIP; Pixtral above) and Gemma 3 (SigLIP). LlavaConfig's default
     // tower is CLIP ViT-L/14-336; CLIPVisionConfig's and SiglipVisionConfig's
     // own defaults fill the keys a config leaves out.
-    const std::string vtype = v.String("model_type").empty()
-                                  ? (type == "gemma3" ? "siglip_vision_model" : "clip_vision_model")
-                                  : v.String("model_type");
+    const std::string vtype =
+        v.String("model_type").empty()
+            ? (type == "gemma3" || type == "llava_onevision" ? "siglip_vision_model"
+                                                             : "clip_vision_model")
+            : v.String("model_type");
     const bool llava_default =
         (type == "llava" || type == "llava_next") && v.String("model_type").empty();
     if (vtype == "clip_vision_model") {
@@ -377,7 +463,7 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
   }
   if (part.layout() != "clip_vision" && part.layout() != "siglip_vision" &&
       part.layout() != "llama4_vision" && part.layout() != "pixtral_vision" &&
-      part.layout() != "siglip2_vision") {
+      part.layout() != "siglip2_vision" && part.layout() != "intern_vit") {
     if (part.layout() != "qwen3_vl_vision") {
       part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 14))));
     }
@@ -445,7 +531,16 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
   // The language model: text_config, completed from the top level and the
   // defaults of its configuration class.
   Struct text;
-  if (const Struct* given = sub("text_config"); given != nullptr) text = *given;
+  const bool internvl = type == "internvl_chat" || type == "internvl";
+  if (const Struct* given = sub("text_config"); given != nullptr) {
+    text = *given;
+  } else if (const Struct* llm = sub("llm_config"); llm != nullptr && internvl) {
+    text = *llm;  // InternVLChatConfig's name for it
+  }
+  if (internvl && !text.fields().count("model_type")) {
+    return InvalidFieldError(absl::StrCat(kField, ".text_config.model_type"),
+                             "required for internvl (llm_config or text_config)");
+  }
   const bool qwen_vl = type == "qwen2_vl" || type == "qwen2_5_vl";
   const bool qwen3_5 = type == "qwen3_5" || type == "qwen3_5_moe";
   const bool qwen3_vl = type == "qwen3_vl" || type == "qwen3_vl_moe";
@@ -454,9 +549,14 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     // Mistral3Config's own tie_word_embeddings (true by default in newer
     // transformers) says nothing of its language model, whose lm_head is
     // untied unless text_config says so (transformers #42313).
-    if (type == "mistral3" && absl::string_view(key) == "tie_word_embeddings") continue;
+    if ((type == "mistral3" || internvl) && absl::string_view(key) == "tie_word_embeddings") {
+      continue;
+    }
     if (!t.count(key) && fields.count(key)) t[key] = fields.at(key);
   }
+  // InternVLChatConfig unties the language model "for models of all
+  // sizes": its checkpoints store lm_head even over Qwen2-0.5B.
+  if (type == "internvl_chat") t["tie_word_embeddings"].set_bool_value(false);
   if (qwen3_vl) {
     // Qwen3VLTextConfig and Qwen3VLMoeTextConfig are Qwen3's and Qwen3-MoE's
     // blocks (their multimodal rotary sections change no weight).
@@ -569,6 +669,9 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       projector.set_layout("mistral3_projector");
       projector.set_spatial_merge_size(static_cast<int32_t>(merge));
       projector.set_output_size(text_hidden);
+    } else if (internvl) {
+      absl::Status projected = InternVlProjector(Config(root), text_hidden, &projector);
+      if (!projected.ok()) return projected;
     } else if (type == "lfm2_vl") {
       absl::Status lfm2 = Lfm2VlProjector(Config(root), text_hidden, &*encoder, &projector);
       if (!lfm2.ok()) return lfm2;
@@ -579,16 +682,19 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       projector.set_hidden_size(encoder->output_size());
       projector.set_output_size(text_hidden);
     } else {
-      projector.set_layout(type == "gemma3"       ? "gemma3_projector"
-                           : type == "llava_next" ? "llava_next_projector"
-                                                  : "llava_projector");
+      projector.set_layout(type == "gemma3" ? "gemma3_projector"
+                           : type == "llava_next" || type == "llava_onevision"
+                               ? "llava_next_projector"
+                               : "llava_projector");
       projector.set_output_size(text_hidden);
     }
     *a->add_encoder_parts() = *std::move(encoder);
     *a->add_encoder_parts() = std::move(projector);
   }
   a->set_source(absl::StrCat("config.json (", type, ": the language model from ",
-                             qwen_vl && !sub("text_config") ? "the top level" : "text_config",
+                             qwen_vl && !sub("text_config")    ? "the top level"
+                             : internvl && !sub("text_config") ? "llm_config"
+                                                               : "text_config",
                              type == "qwen2_audio" ? ", audio_config" : ", vision_config", ")"));
   return a;
 }

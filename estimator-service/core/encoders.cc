@@ -63,6 +63,9 @@ const std::vector<LayoutNeeds>& Layouts() {
         "max_positions"}},
       {"pixtral_vision",
        {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels"}},
+      {"intern_vit",
+       {"hidden_size", "intermediate_size", "patch_size", "image_size", "num_layers",
+        "num_channels"}},
       {"siglip2_vision",
        {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels",
         "max_positions"}},
@@ -76,6 +79,7 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"qwen2_5_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"mistral3_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"qwen3_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
+      {"internvl_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"lfm2_vl_projector",
        {"hidden_size", "intermediate_size", "output_size", "spatial_merge_size"}},
       {"lfm2_vl_projector_unnormed",
@@ -174,6 +178,20 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                           : absl::StrCat(" + post LayerNorm ", N(extra)),
                      head > 0 ? absl::StrCat(" + attention-pooling head ", N(head)) : "", " = ",
                      N(out.parameters));
+  } else if (l == "intern_vit") {
+    // InternViT-300M (InternVisionModel; transformers' InternVLVisionModel):
+    // CLIP's block (a fused qkv with biases, LayerNorms) plus the two
+    // layer-scale vectors ls1, ls2; a class token, a biased patch conv,
+    // (patches + 1) positions; no final norm.
+    const double side = std::floor(img / p);
+    const Block block{h, f};
+    const double layer = block.Total() + 2 * h;
+    const double embeddings = h + c * p * p * h + h + (side * side + 1) * h;
+    out.parameters = layers * layer + embeddings;
+    out.arithmetic = absl::StrCat(
+        "InternViT: ", N(layers), " blocks x (", block.Text(), " + layer scales 2x", N(h), " = ",
+        N(layer), ") + class token, patch embedding ", N(c), "x", N(p), "^2x", N(h), " + bias and ",
+        N(side * side + 1), " positions x ", N(h), " = ", N(embeddings), " = ", N(out.parameters));
   } else if (l == "llama4_vision") {
     const double a = t;
     const double side = std::floor(img / p);
@@ -278,6 +296,15 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     out.arithmetic = absl::StrCat("RMSNorm ", N(v), " + patch merger ", N(v * m * m), "x", N(v),
                                   " (", N(m), "x", N(m), " patches) + linears ", N(v), "x", N(t),
                                   " + ", N(t), "x", N(t), " = ", N(out.parameters));
+  } else if (l == "internvl_projector") {
+    // InternVL's mlp1 (InternVLMultiModalProjector): m x m patches of h
+    // unshuffled into w = h x m^2 (m = 1 / downsample_ratio), a LayerNorm
+    // over w, linears w x t and t x t, all with biases.
+    const double w = h * m * m;
+    out.parameters = 2 * w + w * t + t + t * t + t;
+    out.arithmetic = absl::StrCat("LayerNorm ", N(2 * w), " + linears ", N(w), "x", N(t), " + ",
+                                  N(t), "x", N(t), " + biases (", N(m), "x", N(m), " patches of ",
+                                  N(h), " unshuffled) = ", N(out.parameters));
   } else if (l == "lfm2_vl_projector" || l == "lfm2_vl_projector_unnormed") {
     // Lfm2VlMultiModalProjector: m x m patches of h unshuffled into w = h x
     // m^2, a LayerNorm over w (projector_use_layernorm), linear_1 w x i and

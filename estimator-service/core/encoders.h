@@ -11,6 +11,7 @@
 //   qwen3_vl_vision    Qwen3.5's Qwen3_5VisionModel (Qwen3-VL's tower without
 //                      deepstack) without its merger; max_positions learned positions
 //   pixtral_vision     PixtralVisionModel (Mistral Small 3.1 and later's tower)
+//   intern_vit         InternViT-300M (InternVisionModel, InternVLVisionModel)
 //   siglip2_vision     Siglip2VisionTransformer (NaFlex: a linear patch embedding,
 //                      max_positions learned positions; LFM2-VL's tower)
 //   whisper_encoder    WhisperEncoder / Qwen2AudioEncoder
@@ -21,6 +22,7 @@
 //   qwen2_vl_merger, qwen2_5_vl_merger  PatchMerger (a norm and two biased linears)
 //   qwen3_vl_merger    Qwen3VLVisionPatchMerger and num_layers deepstack mergers
 //   mistral3_projector Mistral3MultiModalProjector (RMSNorm, patch merger, two linears)
+//   internvl_projector InternVL's mlp1 (pixel unshuffle, a LayerNorm, two biased linears)
 //   lfm2_vl_projector  Lfm2VlMultiModalProjector (pixel unshuffle, a LayerNorm, two
 //                      biased linears); lfm2_vl_projector_unnormed without the LayerNorm
 //   linear_projector   one biased linear (Qwen2AudioMultiModalProjector)

@@ -385,6 +385,122 @@ TEST(MultimodalConfigTest, LlavaNextIsLlavaWithItsImageNewline) {
   EXPECT_EQ(Count(as_llava).total_parameters(), 13351499776 - 5120);
 }
 
+// LLaVA-OneVision (llava_onevision): LLaVA-NeXT's projector and
+// image_newline on SigLIP so400m-384 (26 layers, no pooling head, as
+// transformers' conversion script writes it) and Qwen2, whose vocabulary
+// the conversion pads for the image and video tokens to a multiple of 64
+// (151,936 -> 152,000; 152,064 -> 152,128). The keys that decide the
+// count of llava-hf/llava-onevision-qwen2-0.5b-ov-hf and -7b-ov-hf;
+// published: their safetensors totals in llmfit's later list
+// (AlexsJones/llmfit), which these shapes reproduce to the unit.
+TEST(MultimodalConfigTest, LlavaOnevisionIsLlavaNextOnSiglipAndQwen2) {
+  const std::string siglip384 =
+      R"("vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152,
+          "intermediate_size": 4304, "num_hidden_layers": 26, "num_attention_heads": 16,
+          "image_size": 384, "patch_size": 14, "vision_use_head": false},
+          "vision_feature_layer": -1, "projector_hidden_act": "gelu")";
+  const std::string small = absl::StrCat(
+      R"({"model_type": "llava_onevision", "text_config": {"model_type": "qwen2",
+          "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+          "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 152000,
+          "tie_word_embeddings": true}, )",
+      siglip384, "}");
+  const std::string large = absl::StrCat(
+      R"({"model_type": "llava_onevision", "text_config": {"model_type": "qwen2",
+          "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
+          "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152128,
+          "tie_word_embeddings": false}, )",
+      siglip384, "}");
+  const v1::CountParametersResponse r = Count(small);
+  EXPECT_EQ(Component(r, "vision_encoder"), 397747744);
+  EXPECT_EQ(Component(r, "projector"), 1152.0 * 896 + 896 + 896.0 * 896 + 896 + 896);
+  EXPECT_EQ(r.total_parameters(), 893675552);
+  EXPECT_EQ(Count(large).total_parameters(), 8030807584);
+}
+
+// InternVL 2 to 3.5: InternViT-300M-448px (24 layers with layer scales, a
+// class token, 1,025 positions, no final norm), mlp1 (a LayerNorm over 2 x
+// 2 patches, two biased linears) and an untied language model whose
+// vocabulary holds InternVL's image tokens. The keys that decide the count:
+// InternVL2-8B's llm_config and InternVL3-1B's configuration as public
+// dumps quote them (the others' shapes fit only these totals); the native
+// configs' renames (attention_bias, [448, 448]) as transformers'
+// convert_internvl_weights_to_hf.py writes them. Published: the
+// checkpoints' safetensors totals in llmfit's later list (AlexsJones/llmfit).
+TEST(MultimodalConfigTest, InternVlIsCountedExactlyInBothFormats) {
+  const std::string vit_remote =
+      R"("vision_config": {"model_type": "intern_vit_6b", "hidden_size": 1024,
+          "intermediate_size": 4096, "num_hidden_layers": 24, "num_attention_heads": 16,
+          "image_size": 448, "patch_size": 14, "qkv_bias": true, "qk_normalization": false,
+          "norm_type": "layer_norm"}, "downsample_ratio": 0.5, "select_layer": -1)";
+  const std::string vit_native =
+      R"("vision_config": {"model_type": "internvl_vision", "hidden_size": 1024,
+          "intermediate_size": 4096, "num_hidden_layers": 24, "num_attention_heads": 16,
+          "image_size": [448, 448], "patch_size": [14, 14], "attention_bias": true,
+          "use_qk_norm": false, "norm_type": "layer_norm"}, "downsample_ratio": 0.5,
+          "vision_feature_layer": -1, "tie_word_embeddings": true)";
+  const auto remote = [&](const std::string& llm) {
+    return absl::StrCat(R"({"model_type": "internvl_chat", "llm_config": )", llm, ", ", vit_remote,
+                        "}");
+  };
+  const auto native = [&](const std::string& text) {
+    return absl::StrCat(R"({"model_type": "internvl", "text_config": )", text, ", ", vit_native,
+                        "}");
+  };
+  struct Case {
+    const char* model;
+    std::string json;
+    double projector;
+    double total;
+  };
+  const Case cases[] = {
+      {"OpenGVLab/InternVL2-1B",
+       remote(R"({"model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864,
+           "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2,
+           "vocab_size": 151655, "tie_word_embeddings": true})"),
+       4482816, 938158976},
+      {"OpenGVLab/InternVL2-2B",
+       remote(R"({"model_type": "internlm2", "hidden_size": 2048, "intermediate_size": 8192,
+           "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 8,
+           "vocab_size": 92553, "bias": false})"),
+       12595200, 2205754368},
+      {"OpenGVLab/InternVL2-8B and InternVL2_5-8B",
+       remote(R"({"model_type": "internlm2", "hidden_size": 4096, "intermediate_size": 14336,
+           "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "vocab_size": 92553, "bias": false, "tie_word_embeddings": false})"),
+       33570816, 8075365376},
+      {"OpenGVLab/InternVL3-1B-hf",
+       native(R"({"model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864,
+           "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2,
+           "vocab_size": 151674, "tie_word_embeddings": false})"),
+       4482816, 938193024},
+      {"OpenGVLab/InternVL3-8B-hf",
+       native(R"({"model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944,
+           "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+           "vocab_size": 151674, "tie_word_embeddings": false})"),
+       27540480, 7944373760},
+      {"OpenGVLab/InternVL3_5-8B-HF",
+       native(R"({"model_type": "qwen3", "hidden_size": 4096, "intermediate_size": 12288,
+           "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "head_dim": 128, "vocab_size": 151936, "tie_word_embeddings": false})"),
+       33570816, 8528318464},
+  };
+  for (const Case& c : cases) {
+    v1::CountParametersResponse r = Count(c.json);
+    EXPECT_EQ(Component(r, "vision_encoder"), 304012288) << c.model;
+    EXPECT_EQ(Component(r, "projector"), c.projector) << c.model;
+    EXPECT_EQ(r.total_parameters(), c.total) << c.model;
+  }
+  // InternViT-6B's variant (no qkv bias, RMSNorms, q/k norms) is refused,
+  // never counted as the 300M's.
+  std::string six_b = cases[2].json;
+  six_b.replace(six_b.find(R"("qkv_bias": true)"), std::strlen(R"("qkv_bias": true)"),
+                R"("qkv_bias": false)");
+  auto refused = ArchitectureFromHfConfig(six_b);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "InternViT-6B")) << refused.status();
+}
+
 TEST(MultimodalConfigTest, Llava15CountsTheLanguageModelTowerAndProjector) {
   // llava-hf/llava-1.5-7b-hf: 7.06B parameters (the Hub's safetensors
   // summary on the model page). Vicuna-7B's text_config leaves the widths to
