@@ -10,9 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "catalog-service/catalog.h"
+#include "common/records/deterministic.h"
 #include "google/protobuf/arena.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/json_util.h"
 
 // The bytes of data/dataset.json and of its protobuf binary form (converted
@@ -76,18 +75,28 @@ absl::string_view ShippedDatasetBinary() {
                                                modelatlas_shipped_dataset_binary_begin));
 }
 
+namespace {
+
+// The binary form is the JSON converted at build time: the same records.
+absl::Status ParseShippedDataset(v1::Dataset* dataset) {
+  const absl::string_view binary = ShippedDatasetBinary();
+  if (!dataset->ParseFromArray(binary.data(), static_cast<int>(binary.size()))) {
+    return absl::DataLossError("the embedded dataset (binary form) does not parse");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<v1::Dataset> ShippedDataset() {
   // Parsed once per process; callers get their own copy.
   static std::once_flag once;
   static absl::StatusOr<v1::Dataset>* parsed = nullptr;
   std::call_once(once, [] {
-    // The binary form is the JSON converted at build time: same records.
-    auto* dataset = new absl::StatusOr<v1::Dataset>(v1::Dataset());
-    const absl::string_view binary = ShippedDatasetBinary();
-    if (!(*dataset)->ParseFromArray(binary.data(), static_cast<int>(binary.size()))) {
-      *dataset = absl::DataLossError("the embedded dataset (binary form) does not parse");
-    }
-    parsed = dataset;
+    v1::Dataset dataset;
+    absl::Status status = ParseShippedDataset(&dataset);
+    parsed = status.ok() ? new absl::StatusOr<v1::Dataset>(std::move(dataset))
+                         : new absl::StatusOr<v1::Dataset>(std::move(status));
   });
   return *parsed;
 }
@@ -103,14 +112,7 @@ std::string FingerprintOf(Record record) {
   record.clear_etag();
   record.clear_revision();
   if (record.has_provenance()) record.mutable_provenance()->clear_shipped();
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    // Map entries in key order: the same content gives the same bytes.
-    coded.SetSerializationDeterministic(true);
-    record.SerializeToCodedStream(&coded);
-  }
+  const std::string bytes = DeterministicBytes(record);
   // FNV-1a, 64 bits (offset basis and prime from the FNV reference).
   uint64_t hash = 0xcbf29ce484222325ULL;
   for (const char byte : bytes) {
@@ -276,10 +278,7 @@ absl::StatusOr<ShippedDatasetRefresh> RefreshShippedRecords(Catalog& catalog) {
   // catalog does not keep the dataset.
   google::protobuf::Arena arena;
   auto* dataset = google::protobuf::Arena::CreateMessage<v1::Dataset>(&arena);
-  const absl::string_view binary = ShippedDatasetBinary();
-  if (!dataset->ParseFromArray(binary.data(), static_cast<int>(binary.size()))) {
-    return absl::DataLossError("the embedded dataset (binary form) does not parse");
-  }
+  if (absl::Status parsed = ParseShippedDataset(dataset); !parsed.ok()) return parsed;
   return RefreshShippedRecords(catalog, *dataset);
 }
 

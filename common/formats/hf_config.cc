@@ -461,10 +461,13 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_patch_size(static_cast<int32_t>(take(
         v.Int({"patch_size"}, llava_default ? 14 : (part.layout() == "clip_vision" ? 32 : 16)))));
   }
-  if (part.layout() != "clip_vision" && part.layout() != "siglip_vision" &&
-      part.layout() != "llama4_vision" && part.layout() != "pixtral_vision" &&
-      part.layout() != "siglip2_vision" && part.layout() != "intern_vit") {
-    if (part.layout() != "qwen3_vl_vision") {
+  // Qwen's towers embed video frames in time as well (a Conv3d over
+  // temporal_patch_size frames) and merge spatial_merge_size^2 patches in
+  // their mergers; no other tower reads these keys.
+  const bool qwen_vl = part.layout() == "qwen2_vl_vision" || part.layout() == "qwen2_5_vl_vision" ||
+                       part.layout() == "qwen3_vl_vision";
+  if (qwen_vl) {
+    if (part.layout() != "qwen3_vl_vision") {  // Qwen3-VL's patch (16) is read above.
       part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 14))));
     }
     part.set_temporal_patch_size(static_cast<int32_t>(take(v.Int({"temporal_patch_size"}, 2))));

@@ -46,11 +46,10 @@
 #include "catalog-service/import/import_file.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "catalog-service/validation.h"
+#include "common/records/deterministic.h"
 #include "common/status/errors.h"
 #include "common/status/resource_names.h"
 #include "google/protobuf/descriptor.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/reflection.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -585,13 +584,7 @@ absl::StatusOr<std::string> ToJsonLine(const Message& record) {
   static google::protobuf::util::TypeResolver* resolver =
       google::protobuf::util::NewTypeResolverForDescriptorPool(
           "type.googleapis.com", google::protobuf::DescriptorPool::generated_pool());
-  std::string binary;
-  {
-    google::protobuf::io::StringOutputStream stream(&binary);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    if (!record.SerializeToCodedStream(&coded)) return absl::InternalError("cannot serialize");
-  }
+  const std::string binary = DeterministicBytes(record);
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
   std::string json;
