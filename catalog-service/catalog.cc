@@ -890,6 +890,9 @@ absl::StatusOr<v1::CatalogInfo> Catalog::Info() {
   if (!models.ok()) return models.status();
   absl::StatusOr<int64_t> hardware = store_->Count(RecordKind::kHardware);
   if (!hardware.ok()) return hardware.status();
+  absl::StatusOr<int32_t> shipped_version = store_->ShippedDatasetVersion();
+  if (!shipped_version.ok()) return shipped_version.status();
+  info.set_shipped_dataset_version(*shipped_version);
   info.set_revision(*revision);
   info.set_model_count(*models);
   info.set_hardware_count(*hardware);

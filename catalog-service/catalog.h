@@ -162,6 +162,12 @@ class Catalog {
   absl::StatusOr<int64_t> Delete(absl::string_view name, absl::string_view etag);
 
   absl::StatusOr<v1::CatalogInfo> Info();
+  // The shipped dataset's version the catalog was last loaded or refreshed
+  // to (CatalogStore::ShippedDatasetVersion), and its raise.
+  absl::StatusOr<int32_t> ShippedDatasetVersion() { return store_->ShippedDatasetVersion(); }
+  absl::Status RaiseShippedDatasetVersion(int32_t version) {
+    return store_->RaiseShippedDatasetVersion(version);
+  }
 
   // Stored records a List left out because they could not be read (each is
   // logged); the rest of the list is served.

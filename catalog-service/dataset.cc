@@ -192,8 +192,6 @@ absl::Status Plan(Catalog& catalog, const google::protobuf::RepeatedPtrField<Rec
       // "models/{id}", as the generator and the catalog's validation made it.
       const absl::string_view name = shipped[i].name();
       ids.emplace_back(name.substr(name.find('/') + 1));
-      report->binary_version =
-          std::max(report->binary_version, shipped[i].provenance().shipped().version());
     }
     absl::StatusOr<std::vector<Record>> found = catalog.GetExisting<Record>(ids);
     if (!found.ok()) return found.status();
@@ -226,8 +224,20 @@ void PlanAbsent(const std::vector<const Record*>& absent, ShippedDatasetRefresh*
   }
 }
 
+// The dataset's version: its newest record's.
+int32_t VersionOf(const v1::Dataset& dataset) {
+  int32_t version = 0;
+  for (const Model& model : dataset.models()) {
+    version = std::max(version, model.provenance().shipped().version());
+  }
+  for (const Hardware& hardware : dataset.hardware()) {
+    version = std::max(version, hardware.provenance().shipped().version());
+  }
+  return version;
+}
+
 absl::StatusOr<ShippedDatasetRefresh> RefreshOnce(Catalog& catalog, const v1::Dataset& dataset) {
-  ShippedDatasetRefresh report;
+  ShippedDatasetRefresh report{.binary_version = VersionOf(dataset)};
   v1::Dataset writes;
   std::vector<const Model*> absent_models;
   std::vector<const Hardware*> absent_hardware;
@@ -270,16 +280,36 @@ absl::StatusOr<ShippedDatasetRefresh> RefreshShippedRecords(Catalog& catalog,
       break;
     }
   }
+  if (!refreshed.ok()) return refreshed;
+  // After the writes: a start that fails between them walks again, and
+  // finds the records current.
+  if (absl::Status raised = catalog.RaiseShippedDatasetVersion(refreshed->binary_version);
+      !raised.ok()) {
+    return raised;
+  }
   return refreshed;
 }
 
-absl::StatusOr<ShippedDatasetRefresh> RefreshShippedRecords(Catalog& catalog) {
+absl::StatusOr<ShippedDatasetRefresh> RefreshShippedRecordsOnStart(Catalog& catalog,
+                                                                   const v1::Dataset& dataset) {
+  const int32_t binary_version = VersionOf(dataset);
+  absl::StatusOr<int32_t> catalog_version = catalog.ShippedDatasetVersion();
+  if (!catalog_version.ok()) return catalog_version.status();
+  if (binary_version > 0 && *catalog_version >= binary_version) {
+    return ShippedDatasetRefresh{.already_current = true,
+                                 .catalog_version = *catalog_version,
+                                 .binary_version = binary_version};
+  }
+  return RefreshShippedRecords(catalog, dataset);
+}
+
+absl::StatusOr<ShippedDatasetRefresh> RefreshShippedRecordsOnStart(Catalog& catalog) {
   // Parsed for this start only, on an arena (one free at the end): the
   // catalog does not keep the dataset.
   google::protobuf::Arena arena;
   auto* dataset = google::protobuf::Arena::CreateMessage<v1::Dataset>(&arena);
   if (absl::Status parsed = ParseShippedDataset(dataset); !parsed.ok()) return parsed;
-  return RefreshShippedRecords(catalog, *dataset);
+  return RefreshShippedRecordsOnStart(catalog, *dataset);
 }
 
 absl::StatusOr<ShippedDatasetLoad> LoadShippedDatasetIfEmpty(Catalog& catalog) {
@@ -296,6 +326,12 @@ absl::StatusOr<ShippedDatasetLoad> LoadShippedDatasetIfEmpty(Catalog& catalog,
   StampAll(&dataset);
   absl::StatusOr<bool> loaded = catalog.LoadIfEmpty(dataset);
   if (!loaded.ok()) return loaded.status();
+  if (*loaded) {
+    if (absl::Status raised = catalog.RaiseShippedDatasetVersion(VersionOf(dataset));
+        !raised.ok()) {
+      return raised;
+    }
+  }
   return ShippedDatasetLoad{*loaded, dataset.models_size(), dataset.hardware_size()};
 }
 

@@ -51,6 +51,10 @@ std::string ContentFingerprint(const common::v1::Hardware& hardware);
 // What a start on a catalog that already holds records did with the
 // records of this binary's shipped dataset (RefreshShippedRecords).
 struct ShippedDatasetRefresh {
+  // True when the catalog was already loaded or refreshed to this binary's
+  // version or a newer one (CatalogStore::ShippedDatasetVersion): nothing
+  // was read or written, and the counts below are zero.
+  bool already_current = false;
   // False when the catalog holds no shipped record (it was started without
   // the shipped dataset, or every shipped record was deleted): left alone.
   bool holds_shipped = false;
@@ -84,9 +88,17 @@ struct ShippedDatasetRefresh {
 // Provenance.shipped) counts as unchanged when nothing has written it since
 // the load (its revision is 1, the load's) and its source is the shipped
 // record's. All writes are one transaction; when another writer (a replica
-// refreshing too, a user) changes a record meanwhile, it plans again.
-absl::StatusOr<ShippedDatasetRefresh> RefreshShippedRecords(Catalog& catalog);
+// refreshing too, a user) changes a record meanwhile, it plans again. Then
+// the catalog's shipped dataset version (CatalogStore::ShippedDatasetVersion)
+// is raised to the dataset's.
 absl::StatusOr<ShippedDatasetRefresh> RefreshShippedRecords(Catalog& catalog,
                                                             const v1::Dataset& dataset);
+// What a start does (by default with this binary's dataset): the same,
+// unless the catalog was loaded or refreshed to the dataset's version or a
+// newer one before (`already_current`: nothing read, nothing written), so
+// a restart on the same binary does not walk every shipped record.
+absl::StatusOr<ShippedDatasetRefresh> RefreshShippedRecordsOnStart(Catalog& catalog);
+absl::StatusOr<ShippedDatasetRefresh> RefreshShippedRecordsOnStart(Catalog& catalog,
+                                                                   const v1::Dataset& dataset);
 
 }  // namespace modelatlas::catalog

@@ -103,6 +103,13 @@ const std::vector<std::string> kFlagNames = {"grpc_address",
                                              "sqlite_mmap_bytes"};
 
 void LogShippedRefresh(const modelatlas::catalog::ShippedDatasetRefresh& refresh) {
+  if (refresh.already_current) {
+    MA_LOG_INFO(
+        "shipped dataset: catalog refreshed to version %d before, this binary's %d: "
+        "nothing to refresh",
+        refresh.catalog_version, refresh.binary_version);
+    return;
+  }
   if (!refresh.holds_shipped) {
     MA_LOG_INFO("the catalog holds no record of the shipped dataset: none refreshed");
     return;
@@ -241,7 +248,7 @@ int main(int argc, char** argv) {
       MA_LOG_INFO("loaded the shipped dataset: %d models, %d hardware records", loaded->models,
                   loaded->hardware);
     } else if (absl::GetFlag(FLAGS_refresh_shipped_dataset)) {
-      auto refreshed = catalog::RefreshShippedRecords(catalog);
+      auto refreshed = catalog::RefreshShippedRecordsOnStart(catalog);
       if (!refreshed.ok()) return Fail(refreshed.status());
       LogShippedRefresh(*refreshed);
     }

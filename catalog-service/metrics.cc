@@ -65,6 +65,13 @@ class InstrumentedStore : public CatalogStore {
   absl::StatusOr<int64_t> Revision() override {
     return Timed("revision", [&] { return store_->Revision(); });
   }
+  absl::StatusOr<int32_t> ShippedDatasetVersion() override {
+    return Timed("shipped_dataset_version", [&] { return store_->ShippedDatasetVersion(); });
+  }
+  absl::Status RaiseShippedDatasetVersion(int32_t version) override {
+    return Timed("raise_shipped_dataset_version",
+                 [&] { return store_->RaiseShippedDatasetVersion(version); });
+  }
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override {
     return Timed("write", [&] { return store_->Write(writes); });
   }
@@ -117,13 +124,19 @@ class InstrumentedStore : public CatalogStore {
   }
 
  private:
+  static const absl::Status& StatusOf(const absl::Status& status) { return status; }
+  template <typename T>
+  static const absl::Status& StatusOf(const absl::StatusOr<T>& result) {
+    return result.status();
+  }
+
   template <typename Call>
   auto Timed(absl::string_view operation, Call call) -> decltype(call()) {
     const auto start = std::chrono::steady_clock::now();
     auto result = call();
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
     // NOT_FOUND and the like are answers, not store failures.
-    const absl::Status& status = result.status();
+    const absl::Status& status = StatusOf(result);
     const bool failed = absl::IsUnavailable(status) || absl::IsInternal(status) ||
                         absl::IsDataLoss(status) || absl::IsUnknown(status) ||
                         absl::IsDeadlineExceeded(status);
@@ -220,6 +233,10 @@ std::shared_ptr<prometheus::Collectable> CatalogStateCollectable(Catalog* catalo
     families.push_back(SampleFamily("modelatlas_catalog_schema_version",
                                     "Schema version of the store.",
                                     {{{}, static_cast<double>(info->schema_version())}}));
+    families.push_back(
+        SampleFamily("modelatlas_catalog_shipped_dataset_version",
+                     "Version of the shipped dataset the catalog was last loaded or refreshed to.",
+                     {{{}, static_cast<double>(info->shipped_dataset_version())}}));
     return families;
   });
 }

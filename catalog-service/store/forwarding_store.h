@@ -47,6 +47,12 @@ class ForwardingStore : public CatalogStore {
   }
   absl::StatusOr<int64_t> Count(RecordKind kind) override { return inner_->Count(kind); }
   absl::StatusOr<int64_t> Revision() override { return inner_->Revision(); }
+  absl::StatusOr<int32_t> ShippedDatasetVersion() override {
+    return inner_->ShippedDatasetVersion();
+  }
+  absl::Status RaiseShippedDatasetVersion(int32_t version) override {
+    return inner_->RaiseShippedDatasetVersion(version);
+  }
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override {
     return inner_->Write(writes);
   }

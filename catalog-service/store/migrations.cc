@@ -101,6 +101,8 @@ CREATE INDEX model_domains_by_display_name ON model_domains
 INSERT OR IGNORE INTO order_values_pending (kind, id) SELECT kind, id FROM records
   WHERE kind = 'model';
 )sql"},
+      {6, "the shipped dataset's version the catalog was refreshed to",
+       "ALTER TABLE catalog_state ADD COLUMN shipped_dataset_version INTEGER NOT NULL DEFAULT 0;"},
   };
   return *migrations;
 }
@@ -197,6 +199,10 @@ INSERT INTO order_values_pending (kind, id) SELECT kind, id FROM records;
 ALTER TABLE records ADD COLUMN filter_text TEXT COLLATE "C";
 INSERT INTO order_values_pending (kind, id) SELECT kind, id FROM records ON CONFLICT DO NOTHING;
 )sql"},
+      // As SQLite's migration 6 (the two stores number their migrations
+      // each on its own).
+      {5, "the shipped dataset's version the catalog was refreshed to",
+       "ALTER TABLE catalog_state ADD COLUMN shipped_dataset_version INTEGER NOT NULL DEFAULT 0;"},
   };
   return *migrations;
 }

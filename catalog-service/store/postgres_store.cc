@@ -570,6 +570,29 @@ absl::StatusOr<int64_t> PostgresStore::Revision() {
   });
 }
 
+absl::StatusOr<int32_t> PostgresStore::ShippedDatasetVersion() {
+  return WithConnection<int32_t>([&](pqxx::connection& c) -> absl::StatusOr<int32_t> {
+    pqxx::nontransaction tx(c);
+    return tx.exec1("SELECT shipped_dataset_version FROM catalog_state WHERE id = 1")[0]
+        .as<int32_t>();
+  });
+}
+
+absl::Status PostgresStore::RaiseShippedDatasetVersion(int32_t version) {
+  absl::StatusOr<bool> raised =
+      WithConnection<bool>([&](pqxx::connection& c) -> absl::StatusOr<bool> {
+        // One statement, atomic on its own: replicas raising it at once
+        // leave the highest.
+        pqxx::nontransaction tx(c);
+        tx.exec_params(
+            "UPDATE catalog_state SET shipped_dataset_version = "
+            "GREATEST(shipped_dataset_version, $1) WHERE id = 1",
+            version);
+        return true;
+      });
+  return raised.status();
+}
+
 namespace {
 
 // The statements of one batch of writes at `revision`, inside `tx`: Write

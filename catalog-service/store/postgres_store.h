@@ -54,6 +54,8 @@ class PostgresStore : public CatalogStore {
                               bool done) override;
   absl::StatusOr<int64_t> Count(RecordKind kind) override;
   absl::StatusOr<int64_t> Revision() override;
+  absl::StatusOr<int32_t> ShippedDatasetVersion() override;
+  absl::Status RaiseShippedDatasetVersion(int32_t version) override;
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
   // Write's statements per batch, every batch in one transaction (see
   // CatalogStore::WriteInOneTransaction).

@@ -1054,6 +1054,25 @@ absl::StatusOr<int64_t> SqliteStore::Revision() {
   return revision_.load(std::memory_order_acquire);
 }
 
+absl::StatusOr<int32_t> SqliteStore::ShippedDatasetVersion() {
+  StoreLock lock(this);
+  Statement stmt(db_, statements_,
+                 "SELECT shipped_dataset_version FROM catalog_state WHERE id = 1");
+  if (!stmt.status().ok()) return stmt.status();
+  absl::StatusOr<bool> row = stmt.Step();
+  if (!row.ok()) return row.status();
+  return static_cast<int32_t>(stmt.Int(0));
+}
+
+absl::Status SqliteStore::RaiseShippedDatasetVersion(int32_t version) {
+  StoreLock lock(this);
+  Statement stmt(db_, statements_,
+                 "UPDATE catalog_state SET shipped_dataset_version = "
+                 "MAX(shipped_dataset_version, ?1) WHERE id = 1");
+  if (!stmt.status().ok()) return stmt.status();
+  return stmt.Bind(1, int64_t{version}).Run();
+}
+
 absl::StatusOr<int64_t> SqliteStore::Write(const std::vector<BatchWrite>& writes) {
   StoreLock lock(this);
   return Committed(InTransaction(db_, [&]() -> absl::StatusOr<int64_t> {

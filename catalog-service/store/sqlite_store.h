@@ -85,6 +85,8 @@ class SqliteStore : public CatalogStore {
   // a List, which reads it before its page, does not wait for the store's
   // lock twice.
   absl::StatusOr<int64_t> Revision() override;
+  absl::StatusOr<int32_t> ShippedDatasetVersion() override;
+  absl::Status RaiseShippedDatasetVersion(int32_t version) override;
   absl::StatusOr<int64_t> Write(const std::vector<BatchWrite>& writes) override;
   // One BEGIN IMMEDIATE ... COMMIT around every batch, written as each
   // comes (see CatalogStore::WriteInOneTransaction), with the store's lock

@@ -192,6 +192,14 @@ class CatalogStore {
   virtual absl::StatusOr<int64_t> Count(RecordKind kind) = 0;
   // The catalog revision: grows by one with every committed write.
   virtual absl::StatusOr<int64_t> Revision() = 0;
+  // The version of the shipped dataset the catalog was last loaded or
+  // refreshed to (0: never), kept beside the revision so that a start on
+  // the same binary skips the refresh's walk over every shipped record.
+  virtual absl::StatusOr<int32_t> ShippedDatasetVersion() = 0;
+  // Raises it to `version`; a lower one leaves it as it is (a replica still
+  // on an older binary never lowers it). Not a record write: the revision
+  // stays.
+  virtual absl::Status RaiseShippedDatasetVersion(int32_t version) = 0;
   // Applies every write in one transaction at one new revision, which it
   // returns, or none of them: ALREADY_EXISTS (naming the record) when a
   // created id is taken, NOT_FOUND when an updated record does not exist,

@@ -177,7 +177,9 @@ const std::set<std::string>& MultimodalTypes() {
       "llava_next", "llava_onevision",
       // InternVL 2, 2.5, 3 and 3.5: InternVLChatModel (remote code:
       // llm_config) and transformers' InternVLForConditionalGeneration.
-      "internvl_chat", "internvl"};
+      // H2OVL-Mississippi: InternVLChatModel's tower, mlp1 and untied
+      // language model (vLLM's H2OVLChatModel subclasses it).
+      "internvl_chat", "internvl", "h2ovl_chat"};
   return *types;
 }
 
@@ -410,7 +412,7 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_hidden_size(take(v.Int({"hidden_size"}, 1024)));
     part.set_intermediate_size(take(v.Int({"intermediate_size"}, 4096)));
     part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 16))));
-  } else if (type == "internvl_chat" || type == "internvl") {
+  } else if (type == "internvl_chat" || type == "internvl" || type == "h2ovl_chat") {
     absl::Status intern = InternVitPart(v, &part);
     if (!intern.ok()) return InPart(intern, "vision_config");
   } else if (type == "lfm2_vl") {
@@ -534,7 +536,7 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
   // The language model: text_config, completed from the top level and the
   // defaults of its configuration class.
   Struct text;
-  const bool internvl = type == "internvl_chat" || type == "internvl";
+  const bool internvl = type == "internvl_chat" || type == "internvl" || type == "h2ovl_chat";
   if (const Struct* given = sub("text_config"); given != nullptr) {
     text = *given;
   } else if (const Struct* llm = sub("llm_config"); llm != nullptr && internvl) {
@@ -559,7 +561,9 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
   }
   // InternVLChatConfig unties the language model "for models of all
   // sizes": its checkpoints store lm_head even over Qwen2-0.5B.
-  if (type == "internvl_chat") t["tie_word_embeddings"].set_bool_value(false);
+  if (type == "internvl_chat" || type == "h2ovl_chat") {
+    t["tie_word_embeddings"].set_bool_value(false);
+  }
   if (qwen3_vl) {
     // Qwen3VLTextConfig and Qwen3VLMoeTextConfig are Qwen3's and Qwen3-MoE's
     // blocks (their multimodal rotary sections change no weight).

@@ -10,6 +10,7 @@
 #include "catalog-service/import/import_file.h"
 #include "catalog-service/page_token.h"
 #include "catalog-service/store/cached_store.h"
+#include "catalog-service/store/migrations.h"
 #include "catalog-service/store/sqlite_store.h"
 #include "common/status/errors.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -331,7 +332,7 @@ TEST_F(CatalogTest, LoadIfEmptyLoadsOnce) {
   EXPECT_EQ(catalog_->Info()->model_count(), 1);
   EXPECT_EQ(catalog_->Info()->revision(), 1);
   EXPECT_EQ(catalog_->Info()->store(), "sqlite");
-  EXPECT_EQ(catalog_->Info()->schema_version(), 5);
+  EXPECT_EQ(catalog_->Info()->schema_version(), SqliteMigrations().back().version);
 }
 
 // The shipped facts come from Epoch AI under CC BY 4.0: info credits them.

@@ -642,7 +642,7 @@ TEST(FilterPushdownMigrationTest, SqliteFileOfSchema3IsUpgradedAndFilled) {
   {
     auto store = SqliteStore::Open(path);
     ASSERT_TRUE(store.ok()) << store.status();
-    EXPECT_EQ((*store)->schema_version(), 5);
+    EXPECT_EQ((*store)->schema_version(), SqliteMigrations().back().version);
     EXPECT_FALSE((*store)->RecordsWithoutOrderValues(RecordKind::kModel, 10)->empty());
     Catalog catalog(*std::move(store));
     ExpectSameAsEvaluated(catalog);
@@ -734,7 +734,7 @@ TEST(FilterPushdownMigrationTest, SqliteFileOfSchema4GetsDomainRowsWithoutBlocki
   {
     auto store = SqliteStore::Open(path);
     ASSERT_TRUE(store.ok()) << store.status();
-    EXPECT_EQ((*store)->schema_version(), 5);
+    EXPECT_EQ((*store)->schema_version(), SqliteMigrations().back().version);
     EXPECT_FALSE((*store)->RecordsWithoutOrderValues(RecordKind::kModel, 10)->empty());
     Catalog catalog(*std::move(store));
     // Unordered, unfiltered walks need no filled columns.

@@ -217,7 +217,7 @@ TEST(OrderedListMigrationTest, SqliteFileOfSchema2IsUpgradedAndOrdersItsRecords)
   {
     auto store = SqliteStore::Open(path);
     ASSERT_TRUE(store.ok()) << store.status();
-    EXPECT_EQ((*store)->schema_version(), 5);
+    EXPECT_EQ((*store)->schema_version(), SqliteMigrations().back().version);
     Catalog catalog(*std::move(store));
     ExpectSameAsSortedInProcess(catalog);
     EXPECT_EQ(AllPages(catalog, "", "parameters", 1000).size(), 80u);
@@ -260,7 +260,7 @@ TEST(OrderedListMigrationTest, PostgresDatabaseOfSchema2IsUpgradedAndOrdersItsRe
   }
   auto store = PostgresStore::Open(database.conninfo(), 2);
   ASSERT_TRUE(store.ok()) << store.status();
-  EXPECT_EQ((*store)->schema_version(), 4);
+  EXPECT_EQ((*store)->schema_version(), PostgresMigrations().back().version);
   Catalog catalog(*std::move(store));
   ExpectSameAsSortedInProcess(catalog);
   EXPECT_EQ(AllPages(catalog, "", "display_name desc", 1000).size(), 80u);

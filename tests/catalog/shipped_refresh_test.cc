@@ -137,6 +137,46 @@ TEST_F(ShippedRefreshTest, AnOlderBinaryNeverWritesOverANewerVersion) {
   EXPECT_EQ(Parameters("a"), 2e9);
 }
 
+// The catalog keeps the version it was loaded or refreshed to: a start on
+// the same binary (or an older one) reads nothing and writes nothing, a
+// newer binary's start walks and raises it, and nothing lowers it.
+TEST_F(ShippedRefreshTest, AStartWalksOnlyWhenTheBinaryShipsANewerVersion) {
+  EXPECT_EQ(*catalog_->ShippedDatasetVersion(), 0);
+  ASSERT_TRUE(LoadShippedDatasetIfEmpty(*catalog_, VersionOne()).ok());
+  EXPECT_EQ(catalog_->Info()->shipped_dataset_version(), 1);
+  // Changed behind the refresh's back (a record's content the walk would
+  // find changed): a start on the same binary does not look.
+  Model edit;
+  edit.set_name("models/b");
+  edit.set_parameters(1.5e9);
+  ASSERT_TRUE(catalog_->Update(edit, {"parameters"}).ok());
+  const int64_t revision = Revision();
+
+  auto same = RefreshShippedRecordsOnStart(*catalog_, VersionOne());
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_TRUE(same->already_current);
+  EXPECT_EQ(same->catalog_version, 1);
+  EXPECT_EQ(same->binary_version, 1);
+  EXPECT_EQ(same->kept_changed, 0) << "the walk ran";
+  EXPECT_EQ(Revision(), revision);
+
+  auto newer = RefreshShippedRecordsOnStart(*catalog_, VersionTwo());
+  ASSERT_TRUE(newer.ok()) << newer.status();
+  EXPECT_FALSE(newer->already_current);
+  EXPECT_EQ(newer->refreshed, 3);  // a, c and the card
+  EXPECT_EQ(newer->added, 1);      // e
+  EXPECT_EQ(newer->kept_changed, 1);
+  EXPECT_EQ(catalog_->Info()->shipped_dataset_version(), 2);
+
+  const int64_t refreshed_revision = Revision();
+  auto older = RefreshShippedRecordsOnStart(*catalog_, VersionOne());
+  ASSERT_TRUE(older.ok()) << older.status();
+  EXPECT_TRUE(older->already_current);
+  EXPECT_EQ(older->catalog_version, 2);
+  EXPECT_EQ(catalog_->Info()->shipped_dataset_version(), 2);
+  EXPECT_EQ(Revision(), refreshed_revision);
+}
+
 // A catalog loaded by a binary from before versions: its records carry no
 // Provenance.shipped. Those nothing wrote since the load (revision 1, the
 // shipped source) are refreshed; an edited one is kept; the dataset's
@@ -225,7 +265,9 @@ TEST_F(ShippedRefreshTest, TheShippedDatasetReadsBackUnchanged) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_TRUE(loaded->loaded);
   const int64_t revision = Revision();
-  auto refreshed = RefreshShippedRecords(*catalog_);
+  absl::StatusOr<v1::Dataset> shipped = ShippedDataset();
+  ASSERT_TRUE(shipped.ok()) << shipped.status();
+  auto refreshed = RefreshShippedRecords(*catalog_, *shipped);
   ASSERT_TRUE(refreshed.ok()) << refreshed.status();
   EXPECT_TRUE(refreshed->holds_shipped);
   EXPECT_GE(refreshed->binary_version, 1);

@@ -89,10 +89,25 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(StoreTest, NewStoreIsMigratedAndEmpty) {
-  EXPECT_EQ(store_->schema_version(), GetParam() == "postgres" ? 4 : 5);
+  EXPECT_EQ(store_->schema_version(), GetParam() == "postgres" ? PostgresMigrations().back().version
+                                                               : SqliteMigrations().back().version);
   EXPECT_EQ(store_->backend(), GetParam() == "postgres" ? "postgres" : "sqlite");
   EXPECT_EQ(*store_->Revision(), 0);
   EXPECT_EQ(*store_->Count(RecordKind::kModel), 0);
+}
+
+// The shipped dataset's version beside the revision: only raised, not a
+// write (the revision stays), kept across a reopen.
+TEST_P(StoreTest, TheShippedDatasetVersionOnlyRises) {
+  EXPECT_EQ(*store_->ShippedDatasetVersion(), 0);
+  ASSERT_TRUE(store_->RaiseShippedDatasetVersion(2).ok());
+  EXPECT_EQ(*store_->ShippedDatasetVersion(), 2);
+  ASSERT_TRUE(store_->RaiseShippedDatasetVersion(1).ok());
+  EXPECT_EQ(*store_->ShippedDatasetVersion(), 2);
+  EXPECT_EQ(*store_->Revision(), 0);
+  store_.reset();
+  store_ = Open();
+  EXPECT_EQ(*store_->ShippedDatasetVersion(), 2);
 }
 
 TEST_P(StoreTest, WritesSurviveReopeningAndRevisionGrowsPerWrite) {
@@ -100,7 +115,8 @@ TEST_P(StoreTest, WritesSurviveReopeningAndRevisionGrowsPerWrite) {
   EXPECT_EQ(*store_->Insert({Model("c")}), 2);
   store_.reset();  // an open SQLite store holds its file exclusively
   store_ = Open();
-  EXPECT_EQ(store_->schema_version(), GetParam() == "postgres" ? 4 : 5);
+  EXPECT_EQ(store_->schema_version(), GetParam() == "postgres" ? PostgresMigrations().back().version
+                                                               : SqliteMigrations().back().version);
   EXPECT_EQ(*store_->Revision(), 2);
   EXPECT_EQ(*store_->Count(RecordKind::kModel), 3);
   EXPECT_EQ(*store_->Count(RecordKind::kHardware), 0);
@@ -506,6 +522,9 @@ TEST(SqliteStoreTest, OlderSchemaIsMigratedForwardKeepingData) {
   EXPECT_EQ((*store)->schema_version(), static_cast<int>(SqliteMigrations().size()));
   EXPECT_TRUE((*store)->Get(RecordKind::kModel, "kept").ok());
   EXPECT_EQ(*(*store)->Revision(), 1);
+  // Added by migration 6: 0 for a catalog from before it, which the next
+  // start's refresh walks and raises.
+  EXPECT_EQ(*(*store)->ShippedDatasetVersion(), 0);
   RemoveSqlite(path);
 }
 

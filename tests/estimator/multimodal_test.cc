@@ -501,6 +501,42 @@ TEST(MultimodalConfigTest, InternVlIsCountedExactlyInBothFormats) {
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "InternViT-6B")) << refused.status();
 }
 
+// H2OVL-Mississippi: InternVL's model (vLLM's H2OVLChatModel subclasses
+// InternVLChatModel) over H2O-Danube: InternViT-300M-448px, mlp1 and an
+// untied language model whose vocabulary is 32,000 + 10 added tokens
+// (llm_config's vocab_size, 32010, as h2ovl-mississippi-2b's config.json
+// gives it). The Danube widths are their base models' configs
+// (h2oai/h2o-danube3-500m-chat, h2oai/h2o-danube2-1.8b-chat). Published:
+// the checkpoints' safetensors totals in llmfit's later list
+// (AlexsJones/llmfit), 826,295,808 and 2,152,317,440.
+TEST(MultimodalConfigTest, H2ovlIsInternVlOverDanube) {
+  const auto config = [](const std::string& llm) {
+    return absl::StrCat(
+        R"({"model_type": "h2ovl_chat", "downsample_ratio": 0.5, "select_layer": -1,
+            "force_image_size": 448, "llm_config": )",
+        llm,
+        R"(, "vision_config": {"model_type": "intern_vit_6b", "hidden_size": 1024,
+            "intermediate_size": 4096, "num_hidden_layers": 24, "num_attention_heads": 16,
+            "image_size": 448, "patch_size": 14, "qkv_bias": true, "qk_normalization": false,
+            "norm_type": "layer_norm"}})");
+  };
+  const v1::CountParametersResponse small = Count(config(
+      R"({"model_type": "llama", "hidden_size": 1536, "intermediate_size": 4096,
+          "num_hidden_layers": 16, "num_attention_heads": 16, "num_key_value_heads": 8,
+          "vocab_size": 32010, "tie_word_embeddings": false})"));
+  EXPECT_EQ(Component(small, "vision_encoder"), 304012288);
+  // mlp1: LayerNorm(4096), 4096 x 1536 + 1536, 1536 x 1536 + 1536.
+  EXPECT_EQ(Component(small, "projector"),
+            2.0 * 4096 + 4096.0 * 1536 + 1536 + 1536.0 * 1536 + 1536);
+  EXPECT_EQ(small.total_parameters(), 826295808);
+  const v1::CountParametersResponse large = Count(config(
+      R"({"model_type": "mistral", "hidden_size": 2560, "intermediate_size": 6912,
+          "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 8,
+          "vocab_size": 32010, "sliding_window": null})"));
+  EXPECT_EQ(Component(large, "projector"), 17052672);
+  EXPECT_EQ(large.total_parameters(), 2152317440);
+}
+
 TEST(MultimodalConfigTest, Llava15CountsTheLanguageModelTowerAndProjector) {
   // llava-hf/llava-1.5-7b-hf: 7.06B parameters (the Hub's safetensors
   // summary on the model page). Vicuna-7B's text_config leaves the widths to
