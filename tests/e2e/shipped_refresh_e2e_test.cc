@@ -2,6 +2,7 @@
 // older dataset wrote: it refreshes the record nobody changed, keeps the one
 // someone changed and says so in its log, and serves the result over gRPC.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <csignal>
 #include <string>
@@ -53,6 +54,26 @@ Model AsLoadedByAnOlderDataset(Model model) {
   return model;
 }
 
+catalog::v1::CatalogInfo Info(CatalogService::Stub& stub) {
+  grpc::ClientContext context;
+  context.set_deadline(testing::DeadlineFromNow(kCallTimeoutMs));
+  catalog::v1::CatalogInfo info;
+  const grpc::Status status = stub.GetCatalogInfo(&context, {}, &info);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return info;
+}
+
+// As a catalog an older binary last refreshed (version 0: before versions).
+void LowerTheShippedVersion(const std::string& path) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, "UPDATE catalog_state SET shipped_dataset_version = 0", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
 TEST_F(EndToEndTest, ARestartRefreshesTheShippedRecordsNobodyChanged) {
   const std::string database = "--sqlite_path=" + dir_ + "/catalog.db";
   catalog_ = Start({CATALOG_SERVICE_BIN, database}, "catalog");
@@ -63,6 +84,8 @@ TEST_F(EndToEndTest, ARestartRefreshesTheShippedRecordsNobodyChanged) {
   const Model shipped_edited = GetModel(*stub, edited);
   ASSERT_TRUE(shipped_untouched.has_parameters());
   ASSERT_GE(shipped_untouched.provenance().shipped().version(), 1);
+  const int shipped_version = Info(*stub).shipped_dataset_version();
+  EXPECT_GE(shipped_version, shipped_untouched.provenance().shipped().version());
   ASSERT_EQ(shipped_untouched.provenance().shipped().loaded_fingerprint(),
             catalog::ContentFingerprint(shipped_untouched))
       << "the first start stamps each record with its fingerprint";
@@ -74,6 +97,7 @@ TEST_F(EndToEndTest, ARestartRefreshesTheShippedRecordsNobodyChanged) {
   ReplaceModel(*stub, changed);
 
   ASSERT_EQ(catalog_.process->Stop(SIGTERM, kStartTimeoutMs), 0);
+  LowerTheShippedVersion(dir_ + "/catalog.db");
   catalog_ = Start({CATALOG_SERVICE_BIN, database}, "catalog");
   stub = CatalogService::NewStub(Channel(catalog_));
   const Model refreshed = GetModel(*stub, untouched);
@@ -87,6 +111,7 @@ TEST_F(EndToEndTest, ARestartRefreshesTheShippedRecordsNobodyChanged) {
   EXPECT_TRUE(absl::StrContains(log, "1 records refreshed, 0 added")) << log;
   EXPECT_TRUE(absl::StrContains(log, "1 changed here and kept")) << log;
   EXPECT_TRUE(absl::StrContains(log, "write them over the changes): " + edited)) << log;
+  EXPECT_EQ(Info(*stub).shipped_dataset_version(), shipped_version) << "raised again";
 }
 
 }  // namespace
