@@ -105,6 +105,10 @@ const std::set<std::string>& KnownTypes() {
       "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
       "phi3", "gpt2", "bert", "falcon", "deepseek_v2", "deepseek_v3", "gemma3_text", "gpt_neox",
       "olmoe", "gpt_oss", "t5", "phi",
+      // RoBERTa and XLM-R (RobertaModel, XLMRobertaModel): BERT's layout
+      // and keys; the position table is max_position_embeddings rows (514:
+      // two past padding_idx), type_vocab_size 1.
+      "roberta", "xlm-roberta",
       // Kimi K2: DeepSeek-V3's blocks (DeepseekV3ForCausalLM) at other sizes;
       // DeepSeek-V3.2 (and V3.2-Exp): V3's blocks with a lightning indexer;
       // GLM-5 and 5.1 (glm_moe_dsa, GlmMoeDsaForCausalLM: vLLM and SGLang
@@ -1442,7 +1446,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
         "UNSUPPORTED_MODEL_TYPE");
   }
   const bool is_gpt2 = type == "gpt2";
-  const bool is_bert = type == "bert";
+  const bool is_bert = type == "bert" || type == "roberta" || type == "xlm-roberta";
   const bool is_falcon = type == "falcon";
   const bool is_neox = type == "gpt_neox";  // GPT-NeoX, Pythia
   // Phi-1, Phi-1.5, Phi-2 (PhiForCausalLM): one LayerNorm before a parallel

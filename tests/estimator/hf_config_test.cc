@@ -72,6 +72,48 @@ TEST_P(HfConfigFileTest, CountIsExact) {
 
 INSTANTIATE_TEST_SUITE_P(SharedData, HfConfigFileTest, ::testing::ValuesIn(kCases));
 
+double CountOf(const std::string& json) {
+  auto arch = ArchitectureFromHfConfig(json);
+  EXPECT_TRUE(arch.ok()) << arch.status();
+  if (!arch.ok()) return -1;
+  auto count = CountParameters(ToCoreArchitecture(*arch));
+  EXPECT_TRUE(count.ok()) << count.status();
+  return count.ok() ? count->total : -1;
+}
+
+// XLM-R and RoBERTa are BERT's layout: counted as the bare model with its
+// pooler (XLMRobertaModel, RobertaModel as AutoModel builds them), a
+// position table of max_position_embeddings rows (514) and one token type.
+// Published:
+// - intfloat/multilingual-e5-large-instruct (XLMRobertaModel on
+//   xlm-roberta-large's config, keys as FacebookAI/xlm-roberta-large's
+//   config.json gives them): 559,890,432, its safetensors total in llmfit's
+//   later list (AlexsJones/llmfit); danielheinz/e5-base-sts-en-de, the base
+//   size: 278,043,648. multilingual-e5-large's own total is 514 more: a
+//   position_ids buffer (int64, [1, 514]) transformers wrote into files
+//   before 4.31, which is no parameter.
+// - FacebookAI/roberta-base: 124,697,433 F32 parameters (and 514 I64, the
+//   same buffer), as Hugging Face's safetensors metadata documentation
+//   lists them; that file is RobertaForMaskedLM without a pooler, so the
+//   bare model with a pooler is 124,697,433 - the LM head (768 x 768 + 768
+//   dense, 2 x 768 LayerNorm, 50,265 decoder bias; its weight is the tied
+//   embedding) + the pooler (768 x 768 + 768).
+TEST(HfConfigTest, XlmRobertaAndRobertaAreBertsLayout) {
+  const auto config = [](const char* type, int hidden, int layers, int heads, int vocab) {
+    return absl::StrCat(R"({"model_type": ")", type, R"(", "hidden_size": )", hidden,
+                        R"(, "intermediate_size": )", 4 * hidden, R"(, "num_hidden_layers": )",
+                        layers, R"(, "num_attention_heads": )", heads,
+                        R"(, "max_position_embeddings": 514, "type_vocab_size": 1,
+                            "vocab_size": )",
+                        vocab, R"(, "hidden_act": "gelu", "layer_norm_eps": 1e-05})");
+  };
+  EXPECT_EQ(CountOf(config("xlm-roberta", 1024, 24, 16, 250002)), 559890432);
+  EXPECT_EQ(CountOf(config("xlm-roberta", 768, 12, 12, 250002)), 278043648);
+  const double lm_head = 768.0 * 768 + 768 + 2 * 768 + 50265;
+  const double pooler = 768.0 * 768 + 768;
+  EXPECT_EQ(CountOf(config("roberta", 768, 12, 12, 50265)), 124697433 - lm_head + pooler);
+}
+
 TEST(HfConfigTest, MoeActiveParametersAndKvCacheFromConfig) {
   REQUIRE_SHARED_DATA(path, "hf_configs/LLM-Prof/Qwen_Qwen3-30B-A3B.json");
   auto arch = ArchitectureFromHfConfig(testing::ReadFile(path));
