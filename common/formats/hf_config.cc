@@ -183,7 +183,10 @@ const std::set<std::string>& MultimodalTypes() {
       // llm_config) and transformers' InternVLForConditionalGeneration.
       // H2OVL-Mississippi: InternVLChatModel's tower, mlp1 and untied
       // language model (vLLM's H2OVLChatModel subclasses it).
-      "internvl_chat", "internvl", "h2ovl_chat"};
+      "internvl_chat", "internvl", "h2ovl_chat",
+      // Idefics3 and SmolVLM (SmolVLM's classes subclass Idefics3's): a
+      // SigLIP tower without its head, a pixel-shuffle connector, Llama.
+      "idefics3", "smolvlm"};
   return *types;
 }
 
@@ -433,6 +436,22 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 16))));
     part.set_max_positions(static_cast<int32_t>(take(v.Int({"num_patches"}, 256))));
     part.set_pooling_head(v.Bool("vision_use_head", true));
+  } else if (type == "idefics3" || type == "smolvlm") {
+    // Idefics3VisionTransformer: SigLIP's tower (a biased patch conv,
+    // (image_size / patch_size)^2 positions, post_layernorm) without the
+    // pooling head the conversion drops. Idefics3VisionConfig's defaults
+    // fill the keys a config leaves out (SmolVLM2's omit the widths).
+    if (const std::string vtype = v.String("model_type");
+        !vtype.empty() && vtype != "idefics3_vision" && vtype != "smolvlm_vision") {
+      return UnknownVisionTower(vtype, "idefics3_vision, smolvlm_vision (for idefics3, smolvlm)");
+    }
+    part.set_layout("siglip_vision");
+    part.set_pooling_head(false);
+    part.set_num_layers(static_cast<int32_t>(take(v.Int({"num_hidden_layers"}, 12))));
+    part.set_hidden_size(take(v.Int({"hidden_size"}, 1152)));
+    part.set_intermediate_size(take(v.Int({"intermediate_size"}, 3072)));
+    part.set_image_size(static_cast<int32_t>(take(v.Int({"image_size"}, 224))));
+    part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 32))));
   } else if (type == "qwen2_5_vl") {
     part.set_layout("qwen2_5_vl_vision");
     part.set_num_layers(static_cast<int32_t>(take(v.Required({"depth"}))));
@@ -568,19 +587,26 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
   if (type == "internvl_chat" || type == "h2ovl_chat") {
     t["tie_word_embeddings"].set_bool_value(false);
   }
+  // Idefics3ForConditionalGeneration ties lm_head by its own config's flag
+  // (Idefics3Config's default: false), whatever its base language model
+  // did (SmolLM2 ties; SmolVLM stores lm_head).
+  if (type == "idefics3" || type == "smolvlm") {
+    t["tie_word_embeddings"].set_bool_value(Config(root).Bool("tie_word_embeddings", false));
+  }
   if (qwen3_vl) {
     // Qwen3VLTextConfig and Qwen3VLMoeTextConfig are Qwen3's and Qwen3-MoE's
     // blocks (their multimodal rotary sections change no weight).
     t["model_type"].set_string_value(type == "qwen3_vl" ? "qwen3" : "qwen3_moe");
   } else if (!t.count("model_type") || qwen_vl) {
-    t["model_type"].set_string_value(type == "llava" || type == "llava_next" ? "llama"
-                                     : type == "mistral3"                    ? "mistral"
-                                     : type == "gemma3"                      ? "gemma3_text"
-                                     : type == "llama4"                      ? "llama4_text"
-                                     : type == "qwen3_5"                     ? "qwen3_5_text"
-                                     : type == "qwen3_5_moe"                 ? "qwen3_5_moe_text"
-                                     : type == "lfm2_vl"                     ? "lfm2"
-                                                                             : "qwen2");
+    t["model_type"].set_string_value(
+        type == "llava" || type == "llava_next" || type == "idefics3" || type == "smolvlm" ? "llama"
+        : type == "mistral3"    ? "mistral"
+        : type == "gemma3"      ? "gemma3_text"
+        : type == "llama4"      ? "llama4_text"
+        : type == "qwen3_5"     ? "qwen3_5_text"
+        : type == "qwen3_5_moe" ? "qwen3_5_moe_text"
+        : type == "lfm2_vl"     ? "lfm2"
+                                : "qwen2");
   }
   const std::string text_type = t["model_type"].string_value();
   if (MultimodalTypes().count(text_type)) {
@@ -686,6 +712,13 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     } else if (type == "lfm2_vl") {
       absl::Status lfm2 = Lfm2VlProjector(Config(root), text_hidden, &*encoder, &projector);
       if (!lfm2.ok()) return lfm2;
+    } else if (type == "idefics3" || type == "smolvlm") {
+      absl::Status error;
+      const int64_t scale = TakeEncoderFigure(Config(root).Int({"scale_factor"}, 2), &error);
+      if (!error.ok()) return error;
+      projector.set_layout("idefics3_connector");
+      projector.set_spatial_merge_size(static_cast<int32_t>(scale));
+      projector.set_output_size(text_hidden);
     } else if (type == "llama4") {
       // Llama4MultiModalProjector: one linear without bias from the
       // adapter's output.

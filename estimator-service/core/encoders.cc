@@ -80,6 +80,7 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"mistral3_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"qwen3_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"internvl_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
+      {"idefics3_connector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"lfm2_vl_projector",
        {"hidden_size", "intermediate_size", "output_size", "spatial_merge_size"}},
       {"lfm2_vl_projector_unnormed",
@@ -305,6 +306,14 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     out.arithmetic = absl::StrCat("LayerNorm ", N(2 * w), " + linears ", N(w), "x", N(t), " + ",
                                   N(t), "x", N(t), " + biases (", N(m), "x", N(m), " patches of ",
                                   N(h), " unshuffled) = ", N(out.parameters));
+  } else if (l == "idefics3_connector") {
+    // Idefics3Connector (SmolVLM's too): m x m patches of h pixel-shuffled
+    // into w = h x m^2 (m = scale_factor), then modality_projection.proj, one
+    // linear w x t without bias.
+    const double w = h * m * m;
+    out.parameters = w * t;
+    out.arithmetic = absl::StrCat("a linear ", N(w), "x", N(t), " without bias (", N(m), "x", N(m),
+                                  " patches of ", N(h), " pixel-shuffled) = ", N(out.parameters));
   } else if (l == "lfm2_vl_projector" || l == "lfm2_vl_projector_unnormed") {
     // Lfm2VlMultiModalProjector: m x m patches of h unshuffled into w = h x
     // m^2, a LayerNorm over w (projector_use_layernorm), linear_1 w x i and

@@ -23,6 +23,7 @@
 //   qwen3_vl_merger    Qwen3VLVisionPatchMerger and num_layers deepstack mergers
 //   mistral3_projector Mistral3MultiModalProjector (RMSNorm, patch merger, two linears)
 //   internvl_projector InternVL's mlp1 (pixel unshuffle, a LayerNorm, two biased linears)
+//   idefics3_connector Idefics3Connector (pixel shuffle, one linear without bias; SmolVLM)
 //   lfm2_vl_projector  Lfm2VlMultiModalProjector (pixel unshuffle, a LayerNorm, two
 //                      biased linears); lfm2_vl_projector_unnormed without the LayerNorm
 //   linear_projector   one biased linear (Qwen2AudioMultiModalProjector)

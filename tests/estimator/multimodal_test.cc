@@ -537,6 +537,52 @@ TEST(MultimodalConfigTest, H2ovlIsInternVlOverDanube) {
   EXPECT_EQ(large.total_parameters(), 2152317440);
 }
 
+// Idefics3 and SmolVLM: SigLIP's tower without its pooling head, a
+// pixel-shuffle connector (one linear h x scale_factor^2 -> text width,
+// no bias) and an untied Llama (SmolLM2, whose own checkpoints tie). The
+// configs as the checkpoints' config.json files give them (SmolVLM2's
+// vision_config leaves the widths and depth to Idefics3VisionConfig's
+// defaults, SmolVLM-500M's text_config the depth to LlamaConfig's); the
+// vocabularies 49,280 and 49,155 (49,152 + 3 added tokens). The 256M's
+// text_config here also says tie_word_embeddings true, as SmolLM2's own
+// config does: the top-level flag governs lm_head. Published: the
+// checkpoints' safetensors totals in llmfit's later list (AlexsJones/llmfit).
+TEST(MultimodalConfigTest, Idefics3AndSmolVlmAreCountedExactly) {
+  const std::string small_vision =
+      R"("vision_config": {"hidden_size": 768, "image_size": 512, "model_type": "smolvlm_vision",
+          "num_attention_heads": 12, "patch_size": 16}, "scale_factor": 4,
+          "tie_word_embeddings": false)";
+  const std::string smolvlm_256m = absl::StrCat(
+      R"({"model_type": "idefics3", "text_config": {"model_type": "llama", "head_dim": 64,
+          "hidden_size": 576, "intermediate_size": 1536, "num_attention_heads": 9,
+          "num_hidden_layers": 30, "num_key_value_heads": 3, "vocab_size": 49280,
+          "tie_word_embeddings": true}, )",
+      small_vision, "}");
+  const v1::CountParametersResponse r = Count(smolvlm_256m);
+  EXPECT_EQ(Component(r, "vision_encoder"), 86433024);
+  EXPECT_EQ(Component(r, "projector"), 768.0 * 16 * 576);
+  EXPECT_EQ(r.total_parameters(), 256484928) << "HuggingFaceTB/SmolVLM-256M-Instruct";
+  const std::string smolvlm_500m = absl::StrCat(
+      R"({"model_type": "smolvlm", "text_config": {"model_type": "llama", "head_dim": 64,
+          "hidden_size": 960, "intermediate_size": 2560, "num_attention_heads": 15,
+          "num_key_value_heads": 5, "vocab_size": 49280}, )",
+      small_vision, "}");
+  EXPECT_EQ(Count(smolvlm_500m).total_parameters(), 507482304)
+      << "HuggingFaceTB/SmolVLM-500M-Instruct";
+  const std::string smolvlm_2b =
+      R"({"model_type": "idefics3", "scale_factor": 3, "tie_word_embeddings": false,
+          "text_config": {"model_type": "llama", "head_dim": 64, "hidden_size": 2048,
+          "intermediate_size": 8192, "num_attention_heads": 32, "num_hidden_layers": 24,
+          "num_key_value_heads": 32, "vocab_size": 49155},
+          "vision_config": {"hidden_size": 1152, "image_size": 384, "intermediate_size": 4304,
+          "model_type": "idefics3_vision", "num_attention_heads": 16, "num_hidden_layers": 27,
+          "patch_size": 14}})";
+  const v1::CountParametersResponse large = Count(smolvlm_2b);
+  EXPECT_EQ(Component(large, "vision_encoder"), 412987248);
+  EXPECT_EQ(Component(large, "projector"), 21233664);
+  EXPECT_EQ(large.total_parameters(), 2246272880) << "HuggingFaceTB/SmolVLM-Instruct";
+}
+
 TEST(MultimodalConfigTest, Llava15CountsTheLanguageModelTowerAndProjector) {
   // llava-hf/llava-1.5-7b-hf: 7.06B parameters (the Hub's safetensors
   // summary on the model page). Vicuna-7B's text_config leaves the widths to
