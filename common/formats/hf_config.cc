@@ -109,6 +109,11 @@ const std::set<std::string>& KnownTypes() {
       // and keys; the position table is max_position_embeddings rows (514:
       // two past padding_idx), type_vocab_size 1.
       "roberta", "xlm-roberta",
+      // DistilBERT (DistilBertModel): BERT's blocks under other keys (dim,
+      // hidden_dim, n_layers, n_heads), no token types, no pooler.
+      // Nomic BERT (NomicBertModel, remote code: nomic-embed-text): rotary
+      // positions, a fused Wqkv, a SwiGLU MLP, biases by flag, no pooler.
+      "distilbert", "nomic_bert",
       // Kimi K2: DeepSeek-V3's blocks (DeepseekV3ForCausalLM) at other sizes;
       // DeepSeek-V3.2 (and V3.2-Exp): V3's blocks with a lightning indexer;
       // GLM-5 and 5.1 (glm_moe_dsa, GlmMoeDsaForCausalLM: vLLM and SGLang
@@ -1462,6 +1467,61 @@ absl::Status RefuseOptVariants(const Config& c) {
   return absl::OkStatus();
 }
 
+// Nomic BERT (contrastors' modeling_hf_nomic_bert.py) configurations this
+// reader does not count, refused by field: the MoE variant
+// (nomic-embed-text-v2-moe), a learned position table (no rotary), fc1 and
+// fc2 biased differently, and a config that leaves a bias flag to the
+// remote code's defaults.
+absl::Status RefuseNomicBertVariants(const Config& c) {
+  const auto refuse = [](const char* key, absl::string_view why) {
+    return WithReason(InvalidFieldError(absl::StrCat(kField, ".", key), why),
+                      "UNSUPPORTED_MODEL_TYPE");
+  };
+  if (c.Int({"moe_every_n_layers"}, 0).value_or(1) > 0) {
+    return refuse("moe_every_n_layers", "nomic_bert's experts are not counted by this reader");
+  }
+  const Value* rotary = c.Find({"rotary_emb_fraction"});
+  if (rotary == nullptr || rotary->kind_case() != Value::kNumberValue ||
+      !(rotary->number_value() > 0)) {
+    return refuse("rotary_emb_fraction",
+                  "nomic_bert without rotary positions (a learned table) is not counted by "
+                  "this reader");
+  }
+  for (const char* key : {"qkv_proj_bias", "mlp_fc1_bias", "mlp_fc2_bias"}) {
+    const Value* flag = c.Find({key});
+    if (flag == nullptr || flag->kind_case() != Value::kBoolValue) {
+      return refuse(key, "required (true or false) for nomic_bert");
+    }
+  }
+  if (c.Bool("mlp_fc1_bias", false) != c.Bool("mlp_fc2_bias", false)) {
+    return refuse("mlp_fc2_bias", "differs from mlp_fc1_bias: not counted by this reader");
+  }
+  if (c.Bool("parallel_block", false)) {
+    return refuse("parallel_block", "nomic_bert's parallel blocks are not counted by this reader");
+  }
+  return absl::OkStatus();
+}
+
+// Nomic BERT's blocks on BERT's: rotary positions (no table), Wqkv and
+// out_proj biased by qkv_proj_bias, fc11/fc12/fc2 (SwiGLU; intermediate
+// rounded up to a multiple of 256) or fc1/fc2 biased by mlp_fc*_bias, the
+// vocabulary padded to pad_vocab_size_multiple, LayerNorms unless
+// use_rms_norm.
+void NomicBertBlocks(const Config& c, common::v1::Architecture* a) {
+  a->set_position_embedding(common::v1::POSITION_EMBEDDING_ROTARY);
+  const int64_t multiple = c.Int({"pad_vocab_size_multiple"}, 1).value_or(1);
+  if (multiple > 1) a->set_vocab_size((a->vocab_size() + multiple - 1) / multiple * multiple);
+  const std::string activation = c.String("activation_function");
+  const bool gated = activation == "swiglu" || activation == "geglu" || activation == "glu";
+  a->set_gated_mlp(gated);
+  if (gated) a->set_intermediate_size((a->intermediate_size() + 255) / 256 * 256);
+  const bool qkv_bias = c.Bool("qkv_proj_bias", true);
+  a->set_attention_qkv_bias(qkv_bias);
+  a->set_attention_output_bias(qkv_bias);
+  a->set_mlp_bias(c.Bool("mlp_fc1_bias", true));
+  if (c.Bool("use_rms_norm", false)) a->set_norm_type(common::v1::NORM_TYPE_RMS_NORM);
+}
+
 absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root) {
   const Config c(root);
   const std::string type = c.String("model_type");
@@ -1479,7 +1539,13 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
         "UNSUPPORTED_MODEL_TYPE");
   }
   const bool is_gpt2 = type == "gpt2";
-  const bool is_bert = type == "bert" || type == "roberta" || type == "xlm-roberta";
+  const bool is_distilbert = type == "distilbert";
+  const bool is_nomic_bert = type == "nomic_bert";
+  if (is_nomic_bert) {
+    if (absl::Status refused = RefuseNomicBertVariants(c); !refused.ok()) return refused;
+  }
+  const bool is_bert = type == "bert" || type == "roberta" || type == "xlm-roberta" ||
+                       is_distilbert || is_nomic_bert;
   const bool is_falcon = type == "falcon";
   const bool is_neox = type == "gpt_neox";  // GPT-NeoX, Pythia
   // Phi-1, Phi-1.5, Phi-2 (PhiForCausalLM): one LayerNorm before a parallel
@@ -1550,11 +1616,15 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     if (!v.ok() && error.ok()) error = v.status();
     return v.ok() ? *v : 0;
   };
-  a.set_num_layers(
-      static_cast<int32_t>(take(c.Required({"num_hidden_layers", "n_layer", "num_layers"}))));
-  a.set_hidden_size(take(c.Required({"hidden_size", "n_embd", "d_model", "n_embed"})));
-  a.set_num_attention_heads(
-      static_cast<int32_t>(take(c.Required({"num_attention_heads", "n_head", "num_heads"}))));
+  a.set_num_layers(static_cast<int32_t>(
+      take(is_distilbert ? c.Required({"n_layers"})
+                         : c.Required({"num_hidden_layers", "n_layer", "num_layers"}))));
+  a.set_hidden_size(take(is_distilbert
+                             ? c.Required({"dim"})
+                             : c.Required({"hidden_size", "n_embd", "d_model", "n_embed"})));
+  a.set_num_attention_heads(static_cast<int32_t>(
+      take(is_distilbert ? c.Required({"n_heads"})
+                         : c.Required({"num_attention_heads", "n_head", "num_heads"}))));
   // ChatGLM's embedding and output layer are padded_vocab_size rows.
   a.set_vocab_size(
       take(is_chatglm ? c.Required({"padded_vocab_size"}) : c.Required({"vocab_size"})));
@@ -1576,9 +1646,10 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   a.set_head_dim(static_cast<int32_t>(
       take(c.Int({"head_dim", "d_kv", "kv_channels"},
                  a.hidden_size() / std::max<int32_t>(1, a.num_attention_heads())))));
-  a.set_intermediate_size(
-      take(c.Int({"intermediate_size", "n_inner", "ffn_dim", "d_ff", "ffn_hidden_size"},
-                 4 * a.hidden_size())));  // GPT-2, Falcon: 4h
+  a.set_intermediate_size(take(
+      is_distilbert ? c.Required({"hidden_dim"})
+                    : c.Int({"intermediate_size", "n_inner", "ffn_dim", "d_ff", "ffn_hidden_size"},
+                            4 * a.hidden_size())));  // GPT-2, Falcon: 4h
   if (is_qwen1) a.set_intermediate_size(a.intermediate_size() / 2);
   if (is_bloom) a.set_intermediate_size(4 * a.hidden_size());  // BloomMLP: always 4h
   a.set_max_context_length(
@@ -1749,9 +1820,13 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
         static_cast<int32_t>(take(c.Int({"relative_attention_num_buckets"}, 32))));
   }
   if (is_bert) {
-    a.set_type_vocab_size(take(c.Int({"type_vocab_size"}, 2)));
-    a.set_pooler(true);
+    a.set_type_vocab_size(is_distilbert ? 0 : take(c.Int({"type_vocab_size"}, 2)));
+    // The bare model as AutoModel builds it: BertModel's pooler;
+    // DistilBertModel has none, nor do nomic-embed's files (its remote
+    // code would add a random one).
+    a.set_pooler(!is_distilbert && !is_nomic_bert);
   }
+  if (is_nomic_bert) NomicBertBlocks(c, &a);
 
   // GPT-Neo's local layers (attention_types, window_size) keep every
   // position in transformers' cache, which masks the window instead (no

@@ -8,8 +8,10 @@
 #include <ctime>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "catalog-service/validation.h"
 #include "common/status/errors.h"
@@ -112,6 +114,53 @@ TEST(HfConfigTest, XlmRobertaAndRobertaAreBertsLayout) {
   const double lm_head = 768.0 * 768 + 768 + 2 * 768 + 50265;
   const double pooler = 768.0 * 768 + 768;
   EXPECT_EQ(CountOf(config("roberta", 768, 12, 12, 50265)), 124697433 - lm_head + pooler);
+}
+
+// DistilBERT: BERT's blocks under its own keys, no token types, no pooler.
+// distilbert-base-uncased's config.json (its keys as the checkpoint gives
+// them). Published: sentence-transformers/distilbert-base-nli-mean-tokens
+// (DistilBertModel on that config) 66,362,880 and distilbert-base-uncased
+// (DistilBertForMaskedLM: + vocab_transform 768 x 768 + 768, vocab_layer_norm
+// 2 x 768, vocab_projector's bias 30,522; its weight is the tied embedding)
+// 66,985,530, their safetensors totals in llmfit's later list.
+TEST(HfConfigTest, DistilBertIsBertsBlocksUnderItsOwnKeys) {
+  const std::string config =
+      R"({"activation": "gelu", "architectures": ["DistilBertForMaskedLM"], "dim": 768,
+          "hidden_dim": 3072, "max_position_embeddings": 512, "model_type": "distilbert",
+          "n_heads": 12, "n_layers": 6, "sinusoidal_pos_embds": false, "vocab_size": 30522})";
+  EXPECT_EQ(CountOf(config), 66362880);
+  EXPECT_EQ(CountOf(config) + 768.0 * 768 + 768 + 2 * 768 + 30522, 66985530);
+}
+
+// Nomic BERT: nomic-ai/nomic-embed-text-v1.5's config.json (the keys that
+// decide the count, as its repository gives them): rotary positions, a
+// fused Wqkv and a SwiGLU MLP without biases, two token types, the
+// vocabulary padded to a multiple of 64, no pooler in the file. Published:
+// 136,731,648, its safetensors total in llmfit's later list.
+TEST(HfConfigTest, NomicBertIsCountedAsItsFilesHoldIt) {
+  const std::string v1_5 =
+      R"({"activation_function": "swiglu", "architectures": ["NomicBertModel"],
+          "mlp_fc1_bias": false, "mlp_fc2_bias": false, "model_type": "nomic_bert",
+          "n_embd": 768, "n_head": 12, "n_inner": 3072, "n_layer": 12, "n_positions": 8192,
+          "pad_vocab_size_multiple": 64, "parallel_block": false, "prenorm": false,
+          "qkv_proj_bias": false, "rotary_emb_base": 1000, "rotary_emb_fraction": 1.0,
+          "type_vocab_size": 2, "use_rms_norm": false, "vocab_size": 30528})";
+  EXPECT_EQ(CountOf(v1_5), 136731648);
+  // What it does not count is refused by field, never counted short.
+  for (const auto& [key, from, to] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"moe_every_n_layers", R"("n_layer": 12)", R"("n_layer": 12, "moe_every_n_layers": 2)"},
+           {"rotary_emb_fraction", R"("rotary_emb_fraction": 1.0)",
+            R"("rotary_emb_fraction": 0.0)"},
+           {"mlp_fc2_bias", R"("mlp_fc2_bias": false)", R"("mlp_fc2_bias": true)"}}) {
+    std::string json = v1_5;
+    ASSERT_NE(json.find(from), std::string::npos) << from;
+    json.replace(json.find(from), from.size(), to);
+    auto refused = ArchitectureFromHfConfig(json);
+    ASSERT_FALSE(refused.ok()) << key;
+    EXPECT_TRUE(
+        absl::StrContains(refused.status().message(), absl::StrCat("hf_config_json.", key, ":")))
+        << refused.status();
+  }
 }
 
 TEST(HfConfigTest, MoeActiveParametersAndKvCacheFromConfig) {
