@@ -191,7 +191,10 @@ const std::set<std::string>& MultimodalTypes() {
       "internvl_chat", "internvl", "h2ovl_chat",
       // Idefics3 and SmolVLM (SmolVLM's classes subclass Idefics3's): a
       // SigLIP tower without its head, a pixel-shuffle connector, Llama.
-      "idefics3", "smolvlm"};
+      "idefics3", "smolvlm",
+      // Kimi K2.5 and K2.6: Kimi K2's DeepSeek-V3 model (text_config),
+      // the MoonViT tower and its patch merger.
+      "kimi_k25"};
   return *types;
 }
 
@@ -330,6 +333,61 @@ absl::Status InternVitPart(const Config& v, common::v1::EncoderPart* part) {
   return error;
 }
 
+// Kimi K2.5's MoonViT (the remote code's vt_* keys, or transformers'
+// Kimi_K25VisionConfig's unprefixed ones): SigLIP's block with biases and
+// LayerNorms, a biased patch conv, a pos_emb table of height x width
+// positions (interpolated to each image), a final LayerNorm. Its temporal
+// positions are computed, not stored. Each figure is required.
+absl::Status MoonVitPart(const Config& v, common::v1::EncoderPart* part) {
+  absl::Status error;
+  auto take = [&](absl::StatusOr<int64_t> value) -> int64_t {
+    return TakeEncoderFigure(std::move(value), &error);
+  };
+  part->set_layout("moonvit");
+  part->set_num_layers(
+      static_cast<int32_t>(take(v.Required({"vt_num_hidden_layers", "num_hidden_layers"}))));
+  part->set_hidden_size(take(v.Required({"vt_hidden_size", "hidden_size"})));
+  part->set_intermediate_size(take(v.Required({"vt_intermediate_size", "intermediate_size"})));
+  part->set_patch_size(static_cast<int32_t>(take(v.Required({"patch_size"}))));
+  const int64_t height = take(v.Required({"init_pos_emb_height", "pos_emb_height"}));
+  const int64_t width = take(v.Required({"init_pos_emb_width", "pos_emb_width"}));
+  part->set_max_positions(static_cast<int32_t>(take(height * width)));
+  return error;
+}
+
+// Kimi K2.5's projector (mm_projector_type "patchmerger"): merge_kernel_size
+// [k, k] patches merged after a LayerNorm each; "patchmergerv2" (no
+// pre-norm, no biases, a post RMSNorm) is refused by field.
+absl::Status KimiK25Projector(const Config& vision, int64_t text_hidden,
+                              common::v1::EncoderPart* projector) {
+  if (const std::string kind = vision.String("mm_projector_type");
+      !kind.empty() && kind != "patchmerger") {
+    return WithReason(InvalidFieldError(absl::StrCat(kField, ".vision_config.mm_projector_type"),
+                                        absl::StrCat("\"", kind,
+                                                     "\" is not counted by this reader; "
+                                                     "\"patchmerger\" is")),
+                      "UNSUPPORTED_MODEL_TYPE");
+  }
+  int64_t side = 2;
+  if (const Value* kernel = vision.Find({"merge_kernel_size"}); kernel != nullptr) {
+    const bool square = kernel->kind_case() == Value::kListValue &&
+                        kernel->list_value().values_size() == 2 &&
+                        kernel->list_value().values(0).kind_case() == Value::kNumberValue &&
+                        kernel->list_value().values(0).number_value() ==
+                            kernel->list_value().values(1).number_value();
+    if (!square) {
+      return InvalidFieldError(absl::StrCat(kField, ".vision_config.merge_kernel_size"),
+                               "must be a square [k, k]");
+    }
+    side = static_cast<int64_t>(kernel->list_value().values(0).number_value());
+  }
+  absl::Status error;
+  projector->set_layout("kimi_k25_projector");
+  projector->set_spatial_merge_size(static_cast<int32_t>(TakeEncoderFigure(side, &error)));
+  projector->set_output_size(text_hidden);
+  return error;
+}
+
 // InternVL's projector (mlp1): downsample_ratio (0.5) folds 1 / ratio
 // patches per side into one before its LayerNorm and two linears.
 absl::Status InternVlProjector(const Config& top, int64_t text_hidden,
@@ -441,6 +499,9 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 16))));
     part.set_max_positions(static_cast<int32_t>(take(v.Int({"num_patches"}, 256))));
     part.set_pooling_head(v.Bool("vision_use_head", true));
+  } else if (type == "kimi_k25") {
+    absl::Status moonvit = MoonVitPart(v, &part);
+    if (!moonvit.ok()) return InPart(moonvit, "vision_config");
   } else if (type == "idefics3" || type == "smolvlm") {
     // Idefics3VisionTransformer: SigLIP's tower (a biased patch conv,
     // (image_size / patch_size)^2 positions, post_layernorm) without the
@@ -611,6 +672,7 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
         : type == "qwen3_5"     ? "qwen3_5_text"
         : type == "qwen3_5_moe" ? "qwen3_5_moe_text"
         : type == "lfm2_vl"     ? "lfm2"
+        : type == "kimi_k25"    ? "deepseek_v3"
                                 : "qwen2");
   }
   const std::string text_type = t["model_type"].string_value();
@@ -717,6 +779,11 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     } else if (type == "lfm2_vl") {
       absl::Status lfm2 = Lfm2VlProjector(Config(root), text_hidden, &*encoder, &projector);
       if (!lfm2.ok()) return lfm2;
+    } else if (type == "kimi_k25") {
+      static const Struct* const kNone = new Struct();
+      absl::Status projected =
+          KimiK25Projector(Config(vision != nullptr ? *vision : *kNone), text_hidden, &projector);
+      if (!projected.ok()) return projected;
     } else if (type == "idefics3" || type == "smolvlm") {
       absl::Status error;
       const int64_t scale = TakeEncoderFigure(Config(root).Int({"scale_factor"}, 2), &error);

@@ -197,8 +197,7 @@ absl::StatusOr<FitMatrixCells> MatrixOf(const RecordSource& source,
             return true;
           }
           for (double part : prepared.encoder_parts) {
-            sizing->weight_bytes +=
-                static_cast<double>(EncoderPartWeightBytes(part, for_model.weight_format));
+            sizing->weight_bytes += static_cast<double>(EncoderPartWeightBytes(part, for_model));
           }
           sizings.push_back(*sizing);
         }

@@ -208,8 +208,14 @@ void AddLineAfter(const char* after, EstimateLine line, InferenceMemoryEstimate*
 // encoder as a separate mmproj file, usually F16).
 void AddEncoderParts(const std::vector<CountedEncoderPart>& parts, const ResolvedWorkload& workload,
                      const SourcedModel* sourced, InferenceMemoryEstimate* estimate) {
-  const bool plain = IsPlainFormat(workload.weight_format);
-  const double bits = EncoderPartBitsPerWeight(workload.weight_format);
+  const char* kept_in_16_bits =
+      !IsPlainFormat(workload.weight_format)
+          ? " (kept in 16 bits: weight-only quantization leaves encoders alone)"
+      : workload.weight_format_from_checkpoint
+          ? " (kept in 16 bits: the published checkpoint's quantization covers its language "
+            "model; quantization recipes leave encoders in 16 bits)"
+          : "";
+  const double bits = EncoderPartBitsPerWeight(workload);
   for (auto part = parts.rbegin(); part != parts.rend(); ++part) {
     const ExactWeights* exact = nullptr;
     if (sourced != nullptr) {
@@ -222,11 +228,10 @@ void AddEncoderParts(const std::vector<CountedEncoderPart>& parts, const Resolve
       line.bytes = static_cast<int64_t>(exact->bytes);
       line.arithmetic = ExactWeightsArithmetic(*exact);
     } else {
-      line.bytes = EncoderPartWeightBytes(part->parameters, workload.weight_format);
-      line.arithmetic = absl::StrCat(
-          part->arithmetic, " parameters x ", absl::StrFormat("%g", bits), " bits / 8",
-          plain ? "" : " (kept in 16 bits: weight-only quantization leaves encoders alone)", " = ",
-          line.bytes, " bytes");
+      line.bytes = EncoderPartWeightBytes(part->parameters, workload);
+      line.arithmetic =
+          absl::StrCat(part->arithmetic, " parameters x ", absl::StrFormat("%g", bits), " bits / 8",
+                       kept_in_16_bits, " = ", line.bytes, " bytes");
     }
     estimate->sizing.weight_bytes += static_cast<double>(line.bytes);
     AddLineAfter("weights", std::move(line), estimate);
@@ -937,12 +942,14 @@ void WithServingExtras(std::shared_ptr<RecordSource> source, const Request& requ
 
 }  // namespace
 
-double EncoderPartBitsPerWeight(NumberFormat weight_format) {
-  return IsPlainFormat(weight_format) ? BitsPerElement(weight_format) : 16;
+double EncoderPartBitsPerWeight(const ResolvedWorkload& workload) {
+  return IsPlainFormat(workload.weight_format) && !workload.weight_format_from_checkpoint
+             ? BitsPerElement(workload.weight_format)
+             : 16;
 }
 
-int64_t EncoderPartWeightBytes(double parameters, NumberFormat weight_format) {
-  return static_cast<int64_t>(std::ceil(parameters * EncoderPartBitsPerWeight(weight_format) / 8));
+int64_t EncoderPartWeightBytes(double parameters, const ResolvedWorkload& workload) {
+  return static_cast<int64_t>(std::ceil(parameters * EncoderPartBitsPerWeight(workload) / 8));
 }
 
 void AnswerInferenceMemory(std::shared_ptr<RecordSource> source,

@@ -72,11 +72,15 @@ absl::Status EstimateMemoryForModelInto(MemoryAnswer* answer, const common::v1::
                                         const ResolvedWorkload* resolved = nullptr);
 
 // A multimodal model's encoder or projector in the weights: bits per weight
-// of `weight_format` when it is a plain format, else 16 (weight-only
-// quantization leaves encoders alone), and the part's bytes at those bits,
-// whole bytes. The memory answer's lines and the fit matrix both use it.
-double EncoderPartBitsPerWeight(NumberFormat weight_format);
-int64_t EncoderPartWeightBytes(double parameters, NumberFormat weight_format);
+// of the workload's weight format when the caller chose a plain format,
+// else 16: weight-only quantization leaves encoders alone, and a published
+// checkpoint's quantization covers its language model (quantization
+// recipes leave vision towers in 16 bits: llm-compressor's examples ignore
+// "re:visual.*"; Kimi K2.5 stores its tower in bf16 beside INT4 experts);
+// and the part's bytes at those bits, whole bytes. The memory answer's
+// lines and the fit matrix both use it.
+double EncoderPartBitsPerWeight(const ResolvedWorkload& workload);
+int64_t EncoderPartWeightBytes(double parameters, const ResolvedWorkload& workload);
 
 // LoRA adapter parameters for `architecture`: rank x (in + out) per adapted
 // projection per layer, with the arithmetic; INVALID_ARGUMENT naming the

@@ -69,6 +69,9 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"siglip2_vision",
        {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels",
         "max_positions"}},
+      {"moonvit",
+       {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels",
+        "max_positions"}},
       {"whisper_encoder",
        {"hidden_size", "intermediate_size", "num_mel_bins", "max_positions", "num_layers"}},
       {"llava_projector", {"hidden_size", "output_size"}},
@@ -81,6 +84,7 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"qwen3_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"internvl_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"idefics3_connector", {"hidden_size", "output_size", "spatial_merge_size"}},
+      {"kimi_k25_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"lfm2_vl_projector",
        {"hidden_size", "intermediate_size", "output_size", "spatial_merge_size"}},
       {"lfm2_vl_projector_unnormed",
@@ -152,11 +156,14 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
   if (l == "tensors") {
     out.parameters = s.parameters;
     out.arithmetic = absl::StrCat(N(s.parameters), " parameters in the file's tensors");
-  } else if (l == "clip_vision" || l == "siglip_vision" || l == "siglip2_vision") {
+  } else if (l == "clip_vision" || l == "siglip_vision" || l == "siglip2_vision" ||
+             l == "moonvit") {
     // SigLIP2's NaFlex tower keeps a table of max_positions (num_patches)
     // positions, resized to each image, and embeds patches with a biased
-    // linear of the conv's size.
-    const bool naflex = l == "siglip2_vision";
+    // linear of the conv's size. MoonViT (Kimi K2.5) is SigLIP's block with
+    // a biased patch conv and a table of max_positions (64 x 64) positions
+    // interpolated to each image, and a final LayerNorm.
+    const bool naflex = l == "siglip2_vision" || l == "moonvit";
     const double side = std::floor(img / p);
     const double patches = naflex ? pos : side * side;
     const bool clip = l == "clip_vision";
@@ -171,9 +178,12 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     if (!clip && s.pooling_head) head = h + (4 * h * h + 4 * h) + 2 * h + block.Mlp();
     out.parameters = layers * block.Total() + patch + positions + extra + head;
     out.arithmetic =
-        absl::StrCat(clip ? "CLIP" : (naflex ? "SigLIP2 NaFlex" : "SigLIP"), " ViT: ", N(layers),
-                     " blocks x ", block.Text(), " + patch embedding ", N(c), "x", N(p), "^2x",
-                     N(h), clip ? "" : " + bias", " = ", N(patch), " + ",
+        absl::StrCat(clip             ? "CLIP ViT"
+                     : l == "moonvit" ? "MoonViT"
+                     : naflex         ? "SigLIP2 NaFlex ViT"
+                                      : "SigLIP ViT",
+                     ": ", N(layers), " blocks x ", block.Text(), " + patch embedding ", N(c), "x",
+                     N(p), "^2x", N(h), clip ? "" : " + bias", " = ", N(patch), " + ",
                      N(patches + (clip ? 1 : 0)), " positions x ", N(h), " = ", N(positions),
                      clip ? absl::StrCat(" + class token and pre/post LayerNorms ", N(extra))
                           : absl::StrCat(" + post LayerNorm ", N(extra)),
@@ -314,6 +324,15 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     out.parameters = w * t;
     out.arithmetic = absl::StrCat("a linear ", N(w), "x", N(t), " without bias (", N(m), "x", N(m),
                                   " patches of ", N(h), " pixel-shuffled) = ", N(out.parameters));
+  } else if (l == "kimi_k25_projector") {
+    // Kimi K2.5's patch merger (mm_projector "patchmerger"): a LayerNorm
+    // over each patch of h, m x m patches merged into w = h x m^2, linears
+    // w x w and w x t with biases.
+    const double w = h * m * m;
+    out.parameters = 2 * h + w * w + w + w * t + t;
+    out.arithmetic = absl::StrCat("LayerNorm ", N(2 * h), " + linears ", N(w), "x", N(w), " + ",
+                                  N(w), "x", N(t), " + biases (", N(m), "x", N(m), " patches of ",
+                                  N(h), " merged) = ", N(out.parameters));
   } else if (l == "lfm2_vl_projector" || l == "lfm2_vl_projector_unnormed") {
     // Lfm2VlMultiModalProjector: m x m patches of h unshuffled into w = h x
     // m^2, a LayerNorm over w (projector_use_layernorm), linear_1 w x i and

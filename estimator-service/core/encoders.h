@@ -14,6 +14,8 @@
 //   intern_vit         InternViT-300M (InternVisionModel, InternVLVisionModel)
 //   siglip2_vision     Siglip2VisionTransformer (NaFlex: a linear patch embedding,
 //                      max_positions learned positions; LFM2-VL's tower)
+//   moonvit            MoonViT (Kimi K2.5's tower: SigLIP's block, max_positions
+//                      learned positions interpolated to each image)
 //   whisper_encoder    WhisperEncoder / Qwen2AudioEncoder
 //   llava_projector    LlavaMultiModalProjector (two biased linears)
 //   llava_next_projector  the same and LLaVA-NeXT's image_newline vector
@@ -24,6 +26,7 @@
 //   mistral3_projector Mistral3MultiModalProjector (RMSNorm, patch merger, two linears)
 //   internvl_projector InternVL's mlp1 (pixel unshuffle, a LayerNorm, two biased linears)
 //   idefics3_connector Idefics3Connector (pixel shuffle, one linear without bias; SmolVLM)
+//   kimi_k25_projector Kimi K2.5's patch merger (a LayerNorm per patch, two biased linears)
 //   lfm2_vl_projector  Lfm2VlMultiModalProjector (pixel unshuffle, a LayerNorm, two
 //                      biased linears); lfm2_vl_projector_unnormed without the LayerNorm
 //   linear_projector   one biased linear (Qwen2AudioMultiModalProjector)

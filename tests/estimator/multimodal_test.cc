@@ -583,6 +583,63 @@ TEST(MultimodalConfigTest, Idefics3AndSmolVlmAreCountedExactly) {
   EXPECT_EQ(large.total_parameters(), 2246272880) << "HuggingFaceTB/SmolVLM-Instruct";
 }
 
+// Kimi K2.5 and K2.6 (kimi_k25): Kimi K2's DeepSeek-V3 model (text_config,
+// the keys that decide the count), MoonViT (27 blocks of width 1152 with a
+// 64 x 64 position table) and the patch merger (a LayerNorm over each 1152
+// patch, 2 x 2 merged into 4608, linears 4608 x 4608 and 4608 x 7168), as a
+// public dump of the checkpoint's configuration and its tensor table give
+// them. The model card: "1T" total, a "400M" vision encoder; NVIDIA's card
+// 32.86B active (the text model's, exact). The Hub's safetensors total
+// (1,058,589,420,528) is of the INT4 files: the routed experts' group-32
+// scales (31,708,938,240) and 8 x 138,240 weight_shape elements over the
+// count.
+TEST(MultimodalConfigTest, KimiK25IsKimiK2WithMoonVit) {
+  const std::string config = R"({"model_type": "kimi_k25", "tie_word_embeddings": false,
+      "text_config": {"model_type": "deepseek_v3", "vocab_size": 163840, "hidden_size": 7168,
+        "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61,
+        "num_nextn_predict_layers": 0, "num_attention_heads": 64, "num_key_value_heads": 64,
+        "n_shared_experts": 1, "n_routed_experts": 384, "num_experts_per_tok": 8,
+        "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
+        "qk_nope_head_dim": 128, "topk_method": "noaux_tc", "first_k_dense_replace": 1,
+        "max_position_embeddings": 262144, "tie_word_embeddings": false},
+      "vision_config": {"init_pos_emb_height": 64, "init_pos_emb_time": 4,
+        "init_pos_emb_width": 64, "merge_kernel_size": [2, 2], "mm_hidden_size": 1152,
+        "mm_projector_type": "patchmerger", "patch_size": 14, "text_hidden_size": 7168,
+        "vt_hidden_size": 1152, "vt_intermediate_size": 4304, "vt_num_attention_heads": 16,
+        "vt_num_hidden_layers": 27}})";
+  const v1::CountParametersResponse r = Count(config);
+  EXPECT_EQ(Component(r, "vision_encoder"), 416866032);
+  EXPECT_EQ(Component(r, "projector"), 54277888);
+  EXPECT_EQ(r.total_parameters(), 1026408232448 + 416866032 + 54277888);
+  EXPECT_EQ(r.total_parameters() + 31708938240 + 8 * 138240, 1058589420528);
+  // The checkpoint is INT4 (compressed-tensors, the routed experts only):
+  // its tower and projector are bf16 (the tensor table), so the memory
+  // answer sizes them at 16 bits, not at the checkpoint's format.
+  std::string published = config;
+  published.insert(1, R"("quantization_config": {"quant_method": "compressed-tensors",
+      "format": "pack-quantized", "config_groups": {"group_0": {"targets": ["Linear"],
+      "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 32,
+      "symmetric": true}}}, "ignore": ["lm_head", "re:.*self_attn.*",
+      "re:.*shared_experts.*", "re:.*mlp\\.(gate|up|gate_up|down)_proj.*"]}, )");
+  v1::ModelSource source;
+  source.mutable_inline_model()->set_hf_config_json(published);
+  absl::StatusOr<v1::EstimateInferenceMemoryResponse> memory = Memory(source);
+  ASSERT_TRUE(memory.ok()) << memory.status();
+  const v1::EstimateLine* tower = Line(*memory, "vision_encoder");
+  ASSERT_NE(tower, nullptr);
+  EXPECT_EQ(tower->bytes(), 2 * 416866032);
+  EXPECT_TRUE(absl::StrContains(tower->arithmetic(), "published checkpoint's quantization"))
+      << tower->arithmetic();
+  EXPECT_TRUE(memory->workload().weight_format_from_checkpoint());
+  // Kimi K3's merger (patchmergerv2: no pre-norm, no biases) is refused.
+  std::string v2 = config;
+  v2.replace(v2.find(R"("patchmerger")"), std::strlen(R"("patchmerger")"), R"("patchmergerv2")");
+  auto refused = ArchitectureFromHfConfig(v2);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "mm_projector_type"))
+      << refused.status();
+}
+
 TEST(MultimodalConfigTest, Llava15CountsTheLanguageModelTowerAndProjector) {
   // llava-hf/llava-1.5-7b-hf: 7.06B parameters (the Hub's safetensors
   // summary on the model page). Vicuna-7B's text_config leaves the widths to
