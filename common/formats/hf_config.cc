@@ -194,7 +194,12 @@ const std::set<std::string>& MultimodalTypes() {
       "idefics3", "smolvlm",
       // Kimi K2.5 and K2.6: Kimi K2's DeepSeek-V3 model (text_config),
       // the MoonViT tower and its patch merger.
-      "kimi_k25"};
+      "kimi_k25",
+      // DeepSeek-OCR (DeepseekOCRForCausalLM): DeepSeek-V2's MoE model
+      // (language_config), the DeepEncoder (SAM ViT-B and CLIP-L) and a
+      // linear projector; DeepSeek-VL2 and DeepSeek-OCR-2 share the
+      // model_type and are refused by architectures.
+      "deepseek_vl_v2"};
   return *types;
 }
 
@@ -388,6 +393,39 @@ absl::Status KimiK25Projector(const Config& vision, int64_t text_hidden,
   return error;
 }
 
+// DeepSeek-OCR's projector (projector_config: MlpProjector "linear"): one
+// biased linear from input_dim (SAM's and CLIP-L's features side by side,
+// 2048) to the text width, with the learned image_newline and
+// view_seperator vectors.
+absl::Status DeepSeekOcrProjector(const Config& top, int64_t text_hidden,
+                                  common::v1::EncoderPart* projector) {
+  const Value* given = top.Find({"projector_config"});
+  if (given == nullptr || given->kind_case() != Value::kStructValue) {
+    return InvalidFieldError(absl::StrCat(kField, ".projector_config"), "required");
+  }
+  const Config c(given->struct_value());
+  if (c.String("projector_type") != "linear") {
+    return WithReason(
+        InvalidFieldError(absl::StrCat(kField, ".projector_config.projector_type"),
+                          absl::StrCat("\"", c.String("projector_type"),
+                                       "\" is not counted by this reader; \"linear\" is")),
+        "UNSUPPORTED_MODEL_TYPE");
+  }
+  absl::Status error;
+  const int64_t input = TakeEncoderFigure(c.Required({"input_dim"}), &error);
+  const int64_t output = TakeEncoderFigure(c.Int({"n_embed"}, text_hidden), &error);
+  if (!error.ok()) return InPart(error, "projector_config");
+  if (output != text_hidden) {
+    return InvalidFieldError(
+        absl::StrCat(kField, ".projector_config.n_embed"),
+        absl::StrCat(output, " differs from the language model's hidden_size ", text_hidden));
+  }
+  projector->set_layout("deepseek_ocr_projector");
+  projector->set_hidden_size(input);
+  projector->set_output_size(text_hidden);
+  return absl::OkStatus();
+}
+
 // InternVL's projector (mlp1): downsample_ratio (0.5) folds 1 / ratio
 // patches per side into one before its LayerNorm and two linears.
 absl::Status InternVlProjector(const Config& top, int64_t text_hidden,
@@ -502,6 +540,17 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
   } else if (type == "kimi_k25") {
     absl::Status moonvit = MoonVitPart(v, &part);
     if (!moonvit.ok()) return InPart(moonvit, "vision_config");
+  } else if (type == "deepseek_vl_v2") {
+    // DeepSeek-OCR's DeepEncoder: its code builds SAM ViT-B and CLIP-L at
+    // fixed shapes (build_sam_vit_b, build_clip_l); vision_config only
+    // documents them. The part carries CLIP-L's: width 1024, 24 blocks,
+    // MLP 4096, 224 px in patches of 14.
+    part.set_layout("deepencoder");
+    part.set_num_layers(24);
+    part.set_hidden_size(1024);
+    part.set_intermediate_size(4096);
+    part.set_image_size(224);
+    part.set_patch_size(14);
   } else if (type == "idefics3" || type == "smolvlm") {
     // Idefics3VisionTransformer: SigLIP's tower (a biased patch conv,
     // (image_size / patch_size)^2 positions, post_layernorm) without the
@@ -630,6 +679,22 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     text = *given;
   } else if (const Struct* llm = sub("llm_config"); llm != nullptr && internvl) {
     text = *llm;  // InternVLChatConfig's name for it
+  } else if (const Struct* language = sub("language_config");
+             language != nullptr && type == "deepseek_vl_v2") {
+    text = *language;
+  }
+  if (type == "deepseek_vl_v2") {
+    const Value* names = Config(root).Find({"architectures"});
+    const bool ocr = names != nullptr && names->kind_case() == Value::kListValue &&
+                     names->list_value().values_size() > 0 &&
+                     names->list_value().values(0).string_value() == "DeepseekOCRForCausalLM";
+    if (!ocr) {
+      return WithReason(InvalidFieldError(absl::StrCat(kField, ".architectures"),
+                                          "deepseek_vl_v2 is counted for DeepSeek-OCR "
+                                          "(DeepseekOCRForCausalLM) only; DeepSeek-VL2's and "
+                                          "DeepSeek-OCR-2's towers are not counted by this reader"),
+                        "UNSUPPORTED_MODEL_TYPE");
+    }
   }
   if (internvl && !text.fields().count("model_type")) {
     return InvalidFieldError(absl::StrCat(kField, ".text_config.model_type"),
@@ -666,14 +731,15 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
   } else if (!t.count("model_type") || qwen_vl) {
     t["model_type"].set_string_value(
         type == "llava" || type == "llava_next" || type == "idefics3" || type == "smolvlm" ? "llama"
-        : type == "mistral3"    ? "mistral"
-        : type == "gemma3"      ? "gemma3_text"
-        : type == "llama4"      ? "llama4_text"
-        : type == "qwen3_5"     ? "qwen3_5_text"
-        : type == "qwen3_5_moe" ? "qwen3_5_moe_text"
-        : type == "lfm2_vl"     ? "lfm2"
-        : type == "kimi_k25"    ? "deepseek_v3"
-                                : "qwen2");
+        : type == "mistral3"       ? "mistral"
+        : type == "gemma3"         ? "gemma3_text"
+        : type == "llama4"         ? "llama4_text"
+        : type == "qwen3_5"        ? "qwen3_5_text"
+        : type == "qwen3_5_moe"    ? "qwen3_5_moe_text"
+        : type == "lfm2_vl"        ? "lfm2"
+        : type == "kimi_k25"       ? "deepseek_v3"
+        : type == "deepseek_vl_v2" ? "deepseek_v2"
+                                   : "qwen2");
   }
   const std::string text_type = t["model_type"].string_value();
   if (MultimodalTypes().count(text_type)) {
@@ -779,6 +845,9 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     } else if (type == "lfm2_vl") {
       absl::Status lfm2 = Lfm2VlProjector(Config(root), text_hidden, &*encoder, &projector);
       if (!lfm2.ok()) return lfm2;
+    } else if (type == "deepseek_vl_v2") {
+      absl::Status projected = DeepSeekOcrProjector(Config(root), text_hidden, &projector);
+      if (!projected.ok()) return projected;
     } else if (type == "kimi_k25") {
       static const Struct* const kNone = new Struct();
       absl::Status projected =
@@ -810,6 +879,7 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
   a->set_source(absl::StrCat("config.json (", type, ": the language model from ",
                              qwen_vl && !sub("text_config")    ? "the top level"
                              : internvl && !sub("text_config") ? "llm_config"
+                             : type == "deepseek_vl_v2"        ? "language_config"
                                                                : "text_config",
                              type == "qwen2_audio" ? ", audio_config" : ", vision_config", ")"));
   return a;

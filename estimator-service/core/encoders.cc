@@ -37,6 +37,38 @@ struct Block {
   }
 };
 
+// DeepSeek-OCR's SAM ViT-B as its DeepEncoder builds it (build_sam_vit_b in
+// deepencoder/sam_vary_sdpa.py; the config only documents it): 1024 px in
+// patches of 16, 12 blocks of width 768 (12 heads of 64, MLP 3072) with
+// relative positions per head dimension (windows of 14 but in every third
+// block, which attends globally), a neck (a 1x1 conv to 256, LayerNorm2d, a
+// 3x3 conv, LayerNorm2d) and two 3x3 convs without bias to 512 and 1024
+// channels.
+struct DeepEncoderSam {
+  double h = 768, f = 3072, layers = 12, heads = 12, patch = 16, image = 1024, window = 14;
+  double neck = 256, mid = 512, out = 1024;
+  double Side() const { return image / patch; }
+  double RelativePositions() const {
+    const double head_dim = h / heads;
+    const double global = layers / 3;
+    return (layers - global) * 2 * (2 * window - 1) * head_dim +
+           global * 2 * (2 * Side() - 1) * head_dim;
+  }
+  double Neck() const { return h * neck + 2 * neck + neck * neck * 9 + 2 * neck; }
+  double Convs() const { return neck * mid * 9 + mid * out * 9; }
+  double Total(double channels) const {
+    return channels * patch * patch * h + h + Side() * Side() * h + layers * Block{h, f}.Total() +
+           RelativePositions() + Neck() + Convs();
+  }
+  std::string Text(double channels) const {
+    return absl::StrCat(
+        "SAM ViT-B (as DeepEncoder builds it): patch embedding ", N(channels), "x", N(patch), "^2x",
+        N(h), " + bias, ", N(Side() * Side()), " positions x ", N(h), ", ", N(layers), " blocks x ",
+        Block{h, f}.Text(), ", relative positions ", N(RelativePositions()), ", neck ", N(Neck()),
+        ", convs to ", N(mid), " and ", N(out), " ", N(Convs()), " = ", N(Total(channels)));
+  }
+};
+
 // The figures each layout needs, checked once before it is counted (each
 // must be positive); the order is the order violations are named in.
 struct LayoutNeeds {
@@ -69,6 +101,9 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"siglip2_vision",
        {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels",
         "max_positions"}},
+      {"deepencoder",
+       {"hidden_size", "intermediate_size", "patch_size", "image_size", "num_layers",
+        "num_channels"}},
       {"moonvit",
        {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels",
         "max_positions"}},
@@ -85,6 +120,7 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"internvl_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"idefics3_connector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"kimi_k25_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
+      {"deepseek_ocr_projector", {"hidden_size", "output_size"}},
       {"lfm2_vl_projector",
        {"hidden_size", "intermediate_size", "output_size", "spatial_merge_size"}},
       {"lfm2_vl_projector_unnormed",
@@ -189,6 +225,22 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                           : absl::StrCat(" + post LayerNorm ", N(extra)),
                      head > 0 ? absl::StrCat(" + attention-pooling head ", N(head)) : "", " = ",
                      N(out.parameters));
+  } else if (l == "deepencoder") {
+    const DeepEncoderSam sam;
+    const double sam_total = sam.Total(c);
+    // Its CLIP-L (build_clip_l): CLIP's embeddings (a class token, a patch
+    // conv without bias, patches + 1 positions) and pre_layrnorm; no
+    // post-LayerNorm.
+    const double side = std::floor(img / p);
+    const Block block{h, f};
+    const double clip_embeddings = h + c * p * p * h + (side * side + 1) * h + 2 * h;
+    const double clip_total = layers * block.Total() + clip_embeddings;
+    out.parameters = sam_total + clip_total;
+    out.arithmetic =
+        absl::StrCat(sam.Text(c), " + CLIP-L: ", N(layers), " blocks x ", block.Text(),
+                     " + class token, patch embedding ", N(c), "x", N(p), "^2x", N(h), ", ",
+                     N(side * side + 1), " positions and pre-LayerNorm = ", N(clip_embeddings),
+                     " = ", N(clip_total), "; together ", N(out.parameters));
   } else if (l == "intern_vit") {
     // InternViT-300M (InternVisionModel; transformers' InternVLVisionModel):
     // CLIP's block (a fused qkv with biases, LayerNorms) plus the two
@@ -324,6 +376,14 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     out.parameters = w * t;
     out.arithmetic = absl::StrCat("a linear ", N(w), "x", N(t), " without bias (", N(m), "x", N(m),
                                   " patches of ", N(h), " pixel-shuffled) = ", N(out.parameters));
+  } else if (l == "deepseek_ocr_projector") {
+    // MlpProjector "linear" (SAM's and CLIP's features side by side, h =
+    // input_dim) and the two learned vectors image_newline and
+    // view_seperator (sic) of the text width.
+    out.parameters = h * t + t + 2 * t;
+    out.arithmetic =
+        absl::StrCat("a linear ", N(h), "x", N(t), " + bias + image_newline and view_seperator 2x",
+                     N(t), " = ", N(out.parameters));
   } else if (l == "kimi_k25_projector") {
     // Kimi K2.5's patch merger (mm_projector "patchmerger"): a LayerNorm
     // over each patch of h, m x m patches merged into w = h x m^2, linears

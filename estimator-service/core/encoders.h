@@ -14,6 +14,9 @@
 //   intern_vit         InternViT-300M (InternVisionModel, InternVLVisionModel)
 //   siglip2_vision     Siglip2VisionTransformer (NaFlex: a linear patch embedding,
 //                      max_positions learned positions; LFM2-VL's tower)
+//   deepencoder        DeepSeek-OCR's DeepEncoder: SAM ViT-B as build_sam_vit_b builds
+//                      it (fixed shapes) and CLIP-L (the part's figures) without a
+//                      post-LayerNorm
 //   moonvit            MoonViT (Kimi K2.5's tower: SigLIP's block, max_positions
 //                      learned positions interpolated to each image)
 //   whisper_encoder    WhisperEncoder / Qwen2AudioEncoder
@@ -26,6 +29,7 @@
 //   mistral3_projector Mistral3MultiModalProjector (RMSNorm, patch merger, two linears)
 //   internvl_projector InternVL's mlp1 (pixel unshuffle, a LayerNorm, two biased linears)
 //   idefics3_connector Idefics3Connector (pixel shuffle, one linear without bias; SmolVLM)
+//   deepseek_ocr_projector  one biased linear and image_newline, view_seperator
 //   kimi_k25_projector Kimi K2.5's patch merger (a LayerNorm per patch, two biased linears)
 //   lfm2_vl_projector  Lfm2VlMultiModalProjector (pixel unshuffle, a LayerNorm, two
 //                      biased linears); lfm2_vl_projector_unnormed without the LayerNorm

@@ -640,6 +640,47 @@ TEST(MultimodalConfigTest, KimiK25IsKimiK2WithMoonVit) {
       << refused.status();
 }
 
+// DeepSeek-OCR (deepseek_vl_v2, DeepseekOCRForCausalLM): DeepSeek-V2's MoE
+// model without latent attention (use_mla false: q/k/v/o of 1280 x 1280),
+// the DeepEncoder its code builds at fixed shapes (SAM ViT-B 95,569,152 and
+// CLIP-L without a post-LayerNorm 303,177,728) and a linear projector from
+// 2048 with image_newline and view_seperator. The config.json as a public
+// report of the checkpoint quotes it (with its tensor table, 2,710 tensors).
+// Published: 3,336,106,240, its safetensors total in llmfit's later list.
+TEST(MultimodalConfigTest, DeepSeekOcrIsCountedExactly) {
+  const std::string config =
+      R"({"architectures": ["DeepseekOCRForCausalLM"], "model_type": "deepseek_vl_v2",
+          "language_config": {"architectures": ["DeepseekV2ForCausalLM"],
+            "first_k_dense_replace": 1, "hidden_size": 1280, "intermediate_size": 6848,
+            "kv_lora_rank": null, "lm_head": true, "max_position_embeddings": 8192,
+            "moe_intermediate_size": 896, "n_group": 1, "n_routed_experts": 64,
+            "n_shared_experts": 2, "num_attention_heads": 10, "num_experts_per_tok": 6,
+            "num_hidden_layers": 12, "num_key_value_heads": 10, "q_lora_rank": null,
+            "qk_nope_head_dim": 0, "qk_rope_head_dim": 0, "rm_head": false, "topk_group": 1,
+            "topk_method": "greedy", "use_mla": false, "v_head_dim": 0, "vocab_size": 129280},
+          "projector_config": {"input_dim": 2048, "model_type": "mlp_projector", "n_embed": 1280,
+            "projector_type": "linear"},
+          "vision_config": {"image_size": 1024, "mlp_ratio": 3.7362, "model_name": "deeplip_b_l",
+            "model_type": "vision", "width": {"clip-l-14-224": {"heads": 16, "image_size": 224,
+            "layers": 24, "patch_size": 14, "width": 1024}, "sam_vit_b": {"downsample_channels":
+            [512, 1024], "global_attn_indexes": [2, 5, 8, 11], "heads": 12, "layers": 12,
+            "width": 768}}}})";
+  const v1::CountParametersResponse r = Count(config);
+  EXPECT_EQ(Component(r, "vision_encoder"), 95569152 + 303177728);
+  EXPECT_EQ(Component(r, "projector"), 2048.0 * 1280 + 1280 + 2 * 1280);
+  EXPECT_EQ(r.total_parameters(), 3336106240);
+  EXPECT_TRUE(absl::StrContains(r.architecture().source(), "language_config"))
+      << r.architecture().source();
+  // DeepSeek-OCR-2 and DeepSeek-VL2 share the model_type, not the towers.
+  for (const char* other : {"DeepseekOCR2ForCausalLM", "DeepseekVLV2ForCausalLM"}) {
+    std::string json = config;
+    json.replace(json.find("DeepseekOCRForCausalLM"), std::strlen("DeepseekOCRForCausalLM"), other);
+    auto refused = ArchitectureFromHfConfig(json);
+    ASSERT_FALSE(refused.ok()) << other;
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), "architectures")) << refused.status();
+  }
+}
+
 TEST(MultimodalConfigTest, Llava15CountsTheLanguageModelTowerAndProjector) {
   // llava-hf/llava-1.5-7b-hf: 7.06B parameters (the Hub's safetensors
   // summary on the model page). Vicuna-7B's text_config leaves the widths to
