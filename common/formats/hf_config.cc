@@ -404,25 +404,41 @@ absl::Status DeepSeekOcrProjector(const Config& top, int64_t text_hidden,
     return InvalidFieldError(absl::StrCat(kField, ".projector_config"), "required");
   }
   const Config c(given->struct_value());
-  if (c.String("projector_type") != "linear") {
-    return WithReason(
-        InvalidFieldError(absl::StrCat(kField, ".projector_config.projector_type"),
-                          absl::StrCat("\"", c.String("projector_type"),
-                                       "\" is not counted by this reader; \"linear\" is")),
-        "UNSUPPORTED_MODEL_TYPE");
+  const std::string kind = c.String("projector_type");
+  const auto refuse = [](const char* key, absl::string_view why) {
+    return WithReason(InvalidFieldError(absl::StrCat(kField, ".projector_config.", key), why),
+                      "UNSUPPORTED_MODEL_TYPE");
+  };
+  if (kind != "linear" && kind != "downsample_mlp_gelu") {
+    return refuse("projector_type",
+                  absl::StrCat("\"", kind,
+                               "\" is not counted by this reader; \"linear\" (DeepSeek-OCR) "
+                               "and \"downsample_mlp_gelu\" (DeepSeek-VL2) are"));
   }
   absl::Status error;
   const int64_t input = TakeEncoderFigure(c.Required({"input_dim"}), &error);
   const int64_t output = TakeEncoderFigure(c.Int({"n_embed"}, text_hidden), &error);
+  const int64_t merge = TakeEncoderFigure(c.Int({"downsample_ratio"}, 2), &error);
   if (!error.ok()) return InPart(error, "projector_config");
+  if (kind == "downsample_mlp_gelu") {
+    // MlpProjectorConfig's depth 2 and mlp_ratio 1: linears (w x m^2) x t
+    // and t x t; other shapes are not counted.
+    if (c.Int({"depth"}, 2).value_or(0) != 2) return refuse("depth", "only 2 is counted");
+    if (const Value* ratio = c.Find({"mlp_ratio"});
+        ratio != nullptr &&
+        !(ratio->kind_case() == Value::kNumberValue && ratio->number_value() == 1)) {
+      return refuse("mlp_ratio", "only 1 is counted");
+    }
+  }
   if (output != text_hidden) {
     return InvalidFieldError(
         absl::StrCat(kField, ".projector_config.n_embed"),
         absl::StrCat(output, " differs from the language model's hidden_size ", text_hidden));
   }
-  projector->set_layout("deepseek_ocr_projector");
+  projector->set_layout(kind == "linear" ? "deepseek_ocr_projector" : "deepseek_vl2_projector");
   projector->set_hidden_size(input);
   projector->set_output_size(text_hidden);
+  if (kind != "linear") projector->set_spatial_merge_size(static_cast<int32_t>(merge));
   return absl::OkStatus();
 }
 
@@ -540,7 +556,7 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
   } else if (type == "kimi_k25") {
     absl::Status moonvit = MoonVitPart(v, &part);
     if (!moonvit.ok()) return InPart(moonvit, "vision_config");
-  } else if (type == "deepseek_vl_v2") {
+  } else if (type == "deepseek_vl_v2" && v.String("model_name") == "deeplip_b_l") {
     // DeepSeek-OCR's DeepEncoder: its code builds SAM ViT-B and CLIP-L at
     // fixed shapes (build_sam_vit_b, build_clip_l); vision_config only
     // documents them. The part carries CLIP-L's: width 1024, 24 blocks,
@@ -551,6 +567,31 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_intermediate_size(4096);
     part.set_image_size(224);
     part.set_patch_size(14);
+  } else if (type == "deepseek_vl_v2") {
+    // DeepSeek-VL2's tower (siglip_vit.py VisionTransformer, timm's
+    // vit_so400m_patch14_siglip_384): SigLIP's layout with the attention-
+    // pooling head global_pool "map" builds although it is unused; the MLP
+    // is int(width x mlp_ratio) wide.
+    if (const std::string name = v.String("model_name"); name != "siglip_so400m_patch14_384") {
+      return UnknownVisionTower(name.empty() ? "(no model_name)" : name,
+                                "deeplip_b_l, siglip_so400m_patch14_384 (for deepseek_vl_v2)");
+    }
+    const Value* ratio = v.Find({"mlp_ratio"});
+    const int64_t width = take(v.Required({"width"}));
+    if (ratio == nullptr || ratio->kind_case() != Value::kNumberValue ||
+        !(ratio->number_value() > 0)) {
+      return InPart(InvalidFieldError(absl::StrCat(kField, ".vision_config.mlp_ratio"),
+                                      "required: a positive number"),
+                    "vision_config");
+    }
+    part.set_layout("siglip_vision");
+    part.set_pooling_head(true);
+    part.set_hidden_size(width);
+    part.set_intermediate_size(
+        take(static_cast<int64_t>(static_cast<double>(width) * ratio->number_value())));
+    part.set_num_layers(static_cast<int32_t>(take(v.Required({"layers"}))));
+    part.set_image_size(static_cast<int32_t>(take(v.Required({"image_size"}))));
+    part.set_patch_size(static_cast<int32_t>(take(v.Required({"patch_size"}))));
   } else if (type == "idefics3" || type == "smolvlm") {
     // Idefics3VisionTransformer: SigLIP's tower (a biased patch conv,
     // (image_size / patch_size)^2 positions, post_layernorm) without the
@@ -685,14 +726,16 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
   }
   if (type == "deepseek_vl_v2") {
     const Value* names = Config(root).Find({"architectures"});
-    const bool ocr = names != nullptr && names->kind_case() == Value::kListValue &&
-                     names->list_value().values_size() > 0 &&
-                     names->list_value().values(0).string_value() == "DeepseekOCRForCausalLM";
-    if (!ocr) {
+    const std::string name = names != nullptr && names->kind_case() == Value::kListValue &&
+                                     names->list_value().values_size() > 0
+                                 ? names->list_value().values(0).string_value()
+                                 : "";
+    if (name != "DeepseekOCRForCausalLM" && name != "DeepseekVLV2ForCausalLM") {
       return WithReason(InvalidFieldError(absl::StrCat(kField, ".architectures"),
                                           "deepseek_vl_v2 is counted for DeepSeek-OCR "
-                                          "(DeepseekOCRForCausalLM) only; DeepSeek-VL2's and "
-                                          "DeepSeek-OCR-2's towers are not counted by this reader"),
+                                          "(DeepseekOCRForCausalLM) and DeepSeek-VL2 "
+                                          "(DeepseekVLV2ForCausalLM); DeepSeek-OCR-2's encoder is "
+                                          "not counted by this reader"),
                         "UNSUPPORTED_MODEL_TYPE");
     }
   }

@@ -121,6 +121,7 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"idefics3_connector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"kimi_k25_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"deepseek_ocr_projector", {"hidden_size", "output_size"}},
+      {"deepseek_vl2_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"lfm2_vl_projector",
        {"hidden_size", "intermediate_size", "output_size", "spatial_merge_size"}},
       {"lfm2_vl_projector_unnormed",
@@ -384,6 +385,16 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     out.arithmetic =
         absl::StrCat("a linear ", N(h), "x", N(t), " + bias + image_newline and view_seperator 2x",
                      N(t), " = ", N(out.parameters));
+  } else if (l == "deepseek_vl2_projector") {
+    // MlpProjector "downsample_mlp_gelu" (depth 2, mlp_ratio 1): m x m
+    // patches of h unfolded into w = h x m^2, linears w x t and t x t with
+    // biases; image_newline and view_seperator of the text width.
+    const double w = h * m * m;
+    out.parameters = w * t + t + t * t + t + 2 * t;
+    out.arithmetic =
+        absl::StrCat("linears ", N(w), "x", N(t), " + ", N(t), "x", N(t), " + biases (", N(m), "x",
+                     N(m), " patches of ", N(h), ") + image_newline and view_seperator 2x", N(t),
+                     " = ", N(out.parameters));
   } else if (l == "kimi_k25_projector") {
     // Kimi K2.5's patch merger (mm_projector "patchmerger"): a LayerNorm
     // over each patch of h, m x m patches merged into w = h x m^2, linears

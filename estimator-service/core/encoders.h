@@ -30,6 +30,8 @@
 //   internvl_projector InternVL's mlp1 (pixel unshuffle, a LayerNorm, two biased linears)
 //   idefics3_connector Idefics3Connector (pixel shuffle, one linear without bias; SmolVLM)
 //   deepseek_ocr_projector  one biased linear and image_newline, view_seperator
+//   deepseek_vl2_projector  downsample_mlp_gelu: patch unfold, two biased linears, and
+//                      image_newline, view_seperator
 //   kimi_k25_projector Kimi K2.5's patch merger (a LayerNorm per patch, two biased linears)
 //   lfm2_vl_projector  Lfm2VlMultiModalProjector (pixel unshuffle, a LayerNorm, two
 //                      biased linears); lfm2_vl_projector_unnormed without the LayerNorm

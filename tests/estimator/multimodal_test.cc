@@ -647,7 +647,7 @@ TEST(MultimodalConfigTest, KimiK25IsKimiK2WithMoonVit) {
 // 2048 with image_newline and view_seperator. The config.json as a public
 // report of the checkpoint quotes it (with its tensor table, 2,710 tensors).
 // Published: 3,336,106,240, its safetensors total in llmfit's later list.
-TEST(MultimodalConfigTest, DeepSeekOcrIsCountedExactly) {
+TEST(MultimodalConfigTest, DeepSeekOcrAndVl2TinyAreCountedExactly) {
   const std::string config =
       R"({"architectures": ["DeepseekOCRForCausalLM"], "model_type": "deepseek_vl_v2",
           "language_config": {"architectures": ["DeepseekV2ForCausalLM"],
@@ -671,14 +671,33 @@ TEST(MultimodalConfigTest, DeepSeekOcrIsCountedExactly) {
   EXPECT_EQ(r.total_parameters(), 3336106240);
   EXPECT_TRUE(absl::StrContains(r.architecture().source(), "language_config"))
       << r.architecture().source();
-  // DeepSeek-OCR-2 and DeepSeek-VL2 share the model_type, not the towers.
-  for (const char* other : {"DeepseekOCR2ForCausalLM", "DeepseekVLV2ForCausalLM"}) {
-    std::string json = config;
-    json.replace(json.find("DeepseekOCRForCausalLM"), std::strlen("DeepseekOCRForCausalLM"), other);
-    auto refused = ArchitectureFromHfConfig(json);
-    ASSERT_FALSE(refused.ok()) << other;
-    EXPECT_TRUE(absl::StrContains(refused.status().message(), "architectures")) << refused.status();
-  }
+  // DeepSeek-OCR-2 shares the model_type, not the encoder: refused.
+  std::string ocr2 = config;
+  ocr2.replace(ocr2.find("DeepseekOCRForCausalLM"), std::strlen("DeepseekOCRForCausalLM"),
+               "DeepseekOCR2ForCausalLM");
+  auto refused = ArchitectureFromHfConfig(ocr2);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "architectures")) << refused.status();
+
+  // DeepSeek-VL2-Tiny: the same language model, SigLIP-so400m/14@384 with
+  // the attention-pooling head its code builds (unused, stored: 15,238,352;
+  // without it the total is 3,355,263,088) and the downsample_mlp_gelu
+  // projector. Its configuration as public copies quote it
+  // (Isotr0py/deepseek-vl2-tiny); published: 3,370,501,440, that copy's
+  // safetensors total in llmfit's later list.
+  std::string tiny = config;
+  tiny.replace(tiny.find("DeepseekOCRForCausalLM"), std::strlen("DeepseekOCRForCausalLM"),
+               "DeepseekVLV2ForCausalLM");
+  tiny.replace(tiny.find(R"("projector_config")"), std::string::npos,
+               R"("projector_config": {"projector_type": "downsample_mlp_gelu", "input_dim": 1152,
+                   "n_embed": 1280, "depth": 2, "mlp_ratio": 1, "downsample_ratio": 2},
+                 "vision_config": {"model_name": "siglip_so400m_patch14_384",
+                   "image_size": 384, "patch_size": 14, "width": 1152, "layers": 27,
+                   "heads": 16, "mlp_ratio": 3.7362}})");
+  const v1::CountParametersResponse vl2 = Count(tiny);
+  EXPECT_EQ(Component(vl2, "vision_encoder"), 412987248 + 15238352);
+  EXPECT_EQ(Component(vl2, "projector"), 7539200 + 2 * 1280);
+  EXPECT_EQ(vl2.total_parameters(), 3370501440);
 }
 
 TEST(MultimodalConfigTest, Llava15CountsTheLanguageModelTowerAndProjector) {
