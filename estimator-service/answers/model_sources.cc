@@ -198,13 +198,19 @@ std::string EncoderKindOfTensor(absl::string_view name) {
   // transformers: LlavaForConditionalGeneration and Gemma3 (vision_tower,
   // multi_modal_projector), Qwen2-VL (visual, visual.merger), Qwen2-Audio
   // (audio_tower, multi_modal_projector); newer versions nest them under model.
+  // InternVL and H2OVL (vision_model, mlp1), Idefics3 and SmolVLM
+  // (vision_model, connector), Kimi K2.5 (vision_tower, mm_projector),
+  // DeepSeek-OCR (sam_model and vision_model, projector; its image_newline
+  // and view_seperator vectors stay with the weights).
   absl::ConsumePrefix(&name, "model.");  // absl/strings/strip.h
   if (absl::StartsWith(name, "visual.merger.")) return "projector";
   if (absl::StartsWith(name, "visual.") || absl::StartsWith(name, "vision_tower.") ||
-      absl::StartsWith(name, "vision_model.")) {
+      absl::StartsWith(name, "vision_model.") || absl::StartsWith(name, "sam_model.")) {
     return "vision_encoder";
   }
-  if (absl::StartsWith(name, "multi_modal_projector.") || absl::StartsWith(name, "mm_projector.")) {
+  if (absl::StartsWith(name, "multi_modal_projector.") || absl::StartsWith(name, "mm_projector.") ||
+      absl::StartsWith(name, "mlp1.") || absl::StartsWith(name, "connector.") ||
+      absl::StartsWith(name, "projector.")) {
     return "projector";
   }
   if (absl::StartsWith(name, "audio_tower.")) return "audio_encoder";

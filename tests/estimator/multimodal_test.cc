@@ -1172,6 +1172,11 @@ TEST(MultimodalMemoryTest, TensorNamesFindTheirPart) {
   EXPECT_EQ(EncoderKindOfTensor("visual.merger.mlp.0.weight"), "projector");
   EXPECT_EQ(EncoderKindOfTensor("model.multi_modal_projector.linear_1.weight"), "projector");
   EXPECT_EQ(EncoderKindOfTensor("audio_tower.layers.0.fc1.weight"), "audio_encoder");
+  EXPECT_EQ(EncoderKindOfTensor("mlp1.1.weight"), "projector");  // InternVL, H2OVL
+  EXPECT_EQ(EncoderKindOfTensor("model.connector.modality_projection.proj.weight"), "projector");
+  EXPECT_EQ(EncoderKindOfTensor("mm_projector.proj.0.weight"), "projector");  // Kimi K2.5
+  EXPECT_EQ(EncoderKindOfTensor("model.sam_model.blocks.0.attn.qkv.weight"), "vision_encoder");
+  EXPECT_EQ(EncoderKindOfTensor("model.projector.layers.weight"), "projector");  // DeepSeek-OCR
   EXPECT_EQ(EncoderKindOfTensor("v.blk.0.attn_q.weight"), "vision_encoder");
   EXPECT_EQ(EncoderKindOfTensor("mm.0.weight"), "projector");
   EXPECT_EQ(EncoderKindOfTensor("model.layers.0.self_attn.q_proj.weight"), "");
