@@ -205,6 +205,7 @@ const std::set<std::string>& MultimodalTypes() {
 
 std::string SupportedTypesText() {
   std::set<std::string> all = KnownTypes();
+  all.insert("t5gemma");
   all.insert(MultimodalTypes().begin(), MultimodalTypes().end());
   all.insert(StateSpaceTypes().begin(), StateSpaceTypes().end());
   return absl::StrJoin(all, ", ");
@@ -1702,9 +1703,70 @@ void NomicBertBlocks(const Config& c, common::v1::Architecture* a) {
   if (c.Bool("use_rms_norm", false)) a->set_norm_type(common::v1::NORM_TYPE_RMS_NORM);
 }
 
+// T5Gemma (T5GemmaForConditionalGeneration): an encoder and a decoder of
+// Gemma 2's blocks (the `encoder` and `decoder` sub-configs; a missing
+// decoder is the encoder's copy, as T5GemmaConfig makes it), each stack
+// with its own embedding, the output head tied to the decoder's unless
+// tie_word_embeddings is false; the decoder adds cross attention with its
+// own pre and post norms. An encoder and decoder of different sizes
+// (9b-2b: cross attention reads the encoder's width) is refused by field.
+absl::StatusOr<common::v1::Architecture> T5GemmaArchitecture(const Struct& root) {
+  const Config top(root);
+  const Value* encoder = top.Find({"encoder"});
+  if (encoder == nullptr || encoder->kind_case() != Value::kStructValue) {
+    return InvalidFieldError(absl::StrCat(kField, ".encoder"),
+                             "required: an object (T5GemmaModuleConfig)");
+  }
+  const Value* given = top.Find({"decoder"});
+  const Struct& decoder = given != nullptr && given->kind_case() == Value::kStructValue
+                              ? given->struct_value()
+                              : encoder->struct_value();
+  const Config e(encoder->struct_value()), d(decoder);
+  for (const char* key : {"hidden_size", "intermediate_size", "num_attention_heads",
+                          "num_key_value_heads", "head_dim", "vocab_size"}) {
+    const Value* mine = e.Find({key});
+    const Value* theirs = d.Find({key});
+    const bool same =
+        (mine == nullptr && theirs == nullptr) ||
+        (mine != nullptr && theirs != nullptr && mine->kind_case() == Value::kNumberValue &&
+         theirs->kind_case() == Value::kNumberValue &&
+         mine->number_value() == theirs->number_value());
+    if (!same) {
+      return WithReason(
+          InvalidFieldError(absl::StrCat(kField, ".decoder.", key),
+                            "differs from the encoder's: an encoder and decoder of different "
+                            "sizes (T5Gemma 9b-2b) are not counted by this reader"),
+          "UNSUPPORTED_MODEL_TYPE");
+    }
+  }
+  Struct blocks = encoder->struct_value();
+  (*blocks.mutable_fields())["model_type"].set_string_value("gemma2");
+  std::string blocks_json;
+  if (!google::protobuf::util::MessageToJsonString(blocks, &blocks_json).ok()) {
+    return InvalidFieldError(absl::StrCat(kField, ".encoder"), "cannot be read");
+  }
+  absl::StatusOr<common::v1::Architecture> a = ArchitectureFromHfConfig(blocks_json);
+  if (!a.ok()) {
+    return GetFieldViolations(a.status()).empty() ? a.status() : InPart(a.status(), "encoder");
+  }
+  absl::StatusOr<int64_t> decoder_layers = d.Required({"num_hidden_layers"});
+  if (!decoder_layers.ok()) return InPart(decoder_layers.status(), "decoder");
+  a->set_model_type("t5gemma");
+  a->set_num_decoder_layers(static_cast<int32_t>(*decoder_layers));
+  a->set_separate_encoder_embedding(true);
+  a->set_tie_word_embeddings(top.Bool("tie_word_embeddings", true));
+  // The decoder's self and cross attention caches are sized the context
+  // long, without Gemma 2's window on alternate layers: the larger cache.
+  a->set_sliding_window(0);
+  a->set_num_sliding_window_layers(0);
+  a->set_source("config.json (t5gemma: Gemma 2's blocks from the encoder and decoder sub-configs)");
+  return a;
+}
+
 absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root) {
   const Config c(root);
   const std::string type = c.String("model_type");
+  if (type == "t5gemma") return T5GemmaArchitecture(root);
   if (MultimodalTypes().count(type)) return MultimodalArchitecture(root, type);
   if (StateSpaceTypes().count(type)) return StateSpaceArchitecture(c, type);
   if (!KnownTypes().count(type)) {

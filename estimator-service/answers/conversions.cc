@@ -95,6 +95,7 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.attention_sinks = arch.attention_sinks();
   out.num_decoder_layers = arch.num_decoder_layers();
   out.relative_attention_buckets = arch.relative_attention_buckets();
+  out.separate_encoder_embedding = arch.separate_encoder_embedding();
   out.mtp_shares_embeddings = arch.mtp_shares_embeddings();
   const std::string& mixer = arch.recurrent_mixer();
   out.recurrent_mixer = mixer.empty()               ? RecurrentMixer::kNone

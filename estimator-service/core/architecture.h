@@ -104,6 +104,7 @@ struct Architecture {
   int num_decoder_layers = 0;
   // T5's relative position bias: buckets x heads, once per stack.
   int relative_attention_buckets = 0;
+  bool separate_encoder_embedding = false;  // T5Gemma: the encoder's own embedding
   // A learned sink logit per head (gpt-oss): a parameters per layer.
   bool attention_sinks = false;
   // Multi-token-prediction modules (DeepSeek-V3): counted apart.

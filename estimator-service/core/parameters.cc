@@ -307,6 +307,10 @@ struct Figures {
   double token_embedding = 0, embedding = 0, pooler = 0;
 };
 
+// Norms per decoder layer of an encoder-decoder whose encoder layers have
+// `encoder_norms` (two sub-blocks each): three sub-blocks of the same.
+int DecoderNormsPerLayer(int encoder_norms) { return 3 * encoder_norms / 2; }
+
 absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOptions& options) {
   if (absl::Status s = CheckShape(arch); !s.ok()) return s;
   if (arch.UsesMla() && (arch.qk_nope_head_dim <= 0 || arch.v_head_dim <= 0)) {
@@ -398,13 +402,17 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
     f.per_norm = NormParameterVectors(arch) * h;
     f.norms_per_layer = arch.norms_per_layer > 0 ? arch.norms_per_layer : 2;
     f.norms = f.per_norm * (f.norms_per_layer * L + 1 + (arch.embedding_norm ? 1 : 0));
-    if (Ld > 0) f.norms += f.per_norm * (3 * Ld + 1);  // self, cross, MLP; final
+    // A decoder block's self attention, cross attention and MLP each have
+    // the norms an encoder sub-block has (T5: 1, 3 a layer; T5Gemma: 2,
+    // pre and post, 6 a layer); and a final one.
+    if (Ld > 0) f.norms += f.per_norm * (DecoderNormsPerLayer(f.norms_per_layer) * Ld + 1);
   }
 
   // Embeddings: tokens, an untied output head, learned positions, token types.
   f.token_embedding = f.V * h;
   f.embedding = f.token_embedding;
   if (!arch.tie_word_embeddings) f.embedding += f.token_embedding + OutputHeadBias(arch, options);
+  if (arch.separate_encoder_embedding && Ld > 0) f.embedding += f.token_embedding;
   if (arch.learned_positions) f.embedding += PositionRows(arch) * h;
   if (arch.type_vocab_size > 0) f.embedding += static_cast<double>(arch.type_vocab_size) * h;
   if (arch.pooler) f.pooler = h * h + h;
@@ -538,13 +546,19 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
          absl::StrCat(Int(f.per_norm), " (", NormName(arch), ") x (", f.norms_per_layer, "x",
                       Int(L), " + 1 final", arch.embedding_norm ? " + 1 after the embedding" : "",
                       arch.num_decoder_layers > 0
-                          ? absl::StrCat("; decoder 3x", arch.num_decoder_layers, " + 1 final")
+                          ? absl::StrCat("; decoder ", DecoderNormsPerLayer(f.norms_per_layer), "x",
+                                         arch.num_decoder_layers, " + 1 final")
                           : std::string(),
                       ")")});
   }
 
   components.push_back(
       {"token_embedding", f.token_embedding, absl::StrCat(Int(V), " vocab x ", Int(h))});
+  if (arch.separate_encoder_embedding && arch.num_decoder_layers > 0) {
+    components.push_back({"encoder_token_embedding", f.token_embedding,
+                          absl::StrCat(Int(V), " vocab x ", Int(h),
+                                       " (the encoder's own; the decoder's is the line above)")});
+  }
   if (!arch.tie_word_embeddings) {
     const double head_bias = OutputHeadBias(arch, options);
     components.push_back(

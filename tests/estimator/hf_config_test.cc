@@ -163,6 +163,48 @@ TEST(HfConfigTest, NomicBertIsCountedAsItsFilesHoldIt) {
   }
 }
 
+// T5Gemma: an encoder and a decoder of Gemma 2's blocks, each with its own
+// embedding (the output head tied to the decoder's), 4 norms per encoder
+// layer and 6 per decoder layer (cross attention's pre and post norms).
+// The sizes: google-deepmind/gemma gemma/research/t5gemma/config.py
+// (GemmaPreset); ML-ML's config.json keys as a public copy of
+// google/t5gemma-ml-ml-prefixlm's gives them. Published: keras-hub's
+// T5Gemma presets ("params"), which equal the Hub's safetensors totals
+// where both exist (s-s, b-b, 9b-9b in llmfit's later list).
+TEST(HfConfigTest, T5GemmaIsGemma2sBlocksInAnEncoderAndADecoder) {
+  const auto config = [](int layers, int hidden, int intermediate, int heads, int head_dim,
+                         int kv_heads) {
+    const std::string stack = absl::StrCat(
+        R"({"model_type": "t5_gemma_module", "attention_bias": false, "head_dim": )", head_dim,
+        R"(, "hidden_activation": "gelu_pytorch_tanh", "hidden_size": )", hidden,
+        R"(, "intermediate_size": )", intermediate, R"(, "max_position_embeddings": 8192,
+            "num_attention_heads": )",
+        heads, R"(, "num_hidden_layers": )", layers, R"(, "num_key_value_heads": )", kv_heads,
+        R"(, "query_pre_attn_scalar": )", head_dim,
+        R"(, "sliding_window": 4096, "vocab_size": 256000})");
+    return absl::StrCat(R"({"model_type": "t5gemma", "architectures":
+        ["T5GemmaForConditionalGeneration"], "encoder": )",
+                        stack, R"(, "decoder": )", stack, "}");
+  };
+  EXPECT_EQ(CountOf(config(8, 512, 1024, 8, 64, 8)), 312517632) << "t5gemma-s-s";
+  EXPECT_EQ(CountOf(config(12, 768, 2048, 12, 64, 12)), 591490560) << "t5gemma-b-b";
+  EXPECT_EQ(CountOf(config(24, 1024, 2816, 16, 64, 16)), 1241761792) << "t5gemma-l-l";
+  EXPECT_EQ(CountOf(config(26, 1152, 6912, 4, 256, 4)), 2200345344) << "t5gemma-ml-ml";
+  EXPECT_EQ(CountOf(config(24, 2048, 5120, 32, 64, 32)), 3766980608) << "t5gemma-xl-xl";
+  EXPECT_EQ(CountOf(config(26, 2304, 9216, 8, 256, 4)), 5596853760) << "t5gemma-2b-2b";
+  EXPECT_EQ(CountOf(config(42, 3584, 14336, 16, 256, 8)), 20333401088) << "t5gemma-9b-9b";
+  // 9b-2b: the decoder's cross attention reads the encoder's width, which
+  // this reader does not count: refused by field, not counted as 9b-9b.
+  std::string nine_two = config(42, 3584, 14336, 16, 256, 8);
+  const std::string two_b = config(26, 2304, 9216, 8, 256, 4);
+  nine_two.replace(nine_two.find(R"("decoder": )"), std::string::npos,
+                   two_b.substr(two_b.find(R"("decoder": )")));
+  auto refused = ArchitectureFromHfConfig(nine_two);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "hf_config_json.decoder.hidden_size"))
+      << refused.status();
+}
+
 TEST(HfConfigTest, MoeActiveParametersAndKvCacheFromConfig) {
   REQUIRE_SHARED_DATA(path, "hf_configs/LLM-Prof/Qwen_Qwen3-30B-A3B.json");
   auto arch = ArchitectureFromHfConfig(testing::ReadFile(path));
