@@ -54,6 +54,15 @@ std::string ArchitectureItems(const common::v1::Architecture& a) {
   if (a.num_key_value_heads() > 0 && a.num_key_value_heads() != a.num_attention_heads()) {
     absl::StrAppend(&shape, " (", a.num_key_value_heads(), " key/value heads)");
   }
+  if (a.global_head_dim() > 0 || a.num_global_key_value_heads() > 0) {
+    // Gemma 4: the full-attention layers' own heads (the KV cache's other part).
+    const int kv_heads = a.num_global_key_value_heads() > 0 ? a.num_global_key_value_heads()
+                                                            : a.num_key_value_heads();
+    const int head_dim = a.global_head_dim() > 0 ? a.global_head_dim() : a.head_dim();
+    absl::StrAppend(&shape, "; ", kv_heads, " key/value heads of ", head_dim, " in its ",
+                    a.num_layers() - a.num_sliding_window_layers(), " full-attention layers",
+                    a.global_values_from_keys() ? " (values from the keys)" : "");
+  }
   if (a.num_experts() > 0) {
     absl::StrAppend(&shape, ", ", a.num_experts(), " experts (", a.num_experts_per_token(),
                     " per token)");

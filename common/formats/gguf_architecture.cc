@@ -45,6 +45,7 @@ const std::map<std::string, std::string>& Families() {
                                              {"gemma", "gemma"},
                                              {"gemma2", "gemma2"},
                                              {"gemma3", "gemma3_text"},
+                                             {"gemma4", "gemma4_text"},
                                              {"phi2", "phi"},
                                              {"phi3", "phi3"},
                                              {"phimoe", "phimoe"},
@@ -240,6 +241,58 @@ void ShortConvLayers(const GgufHeader& header, ConfigFromGguf* c) {
   c->SetIf("num_dense_layers", c->Int("leading_dense_block_count"));
 }
 
+// Gemma 4 (convert_hf_to_gguf.py Gemma4Model; llama.cpp LLM_ARCH_GEMMA4):
+// attention.key_length is global_head_dim and key_length_swa head_dim;
+// head_count_kv a number, or per layer (the sliding layers' and the full
+// ones' KV heads) when the config has num_global_key_value_heads; a full
+// layer without attn_v takes its values from the keys (attention_k_eq_v);
+// feed_forward_length per layer with use_double_wide_mlp (the KV-shared
+// layers' twice the others'); attention.shared_kv_layers,
+// embedding_length_per_layer_input (0 without per-layer inputs) and
+// expert_used_count (top_k_experts, beside the dense MLP).
+void Gemma4Keys(const GgufHeader& header, ConfigFromGguf* c) {
+  c->Set("head_dim", c->Need(c->Int("attention.key_length_swa"), "attention.key_length_swa"));
+  c->Set("global_head_dim", c->Need(c->Int("attention.key_length"), "attention.key_length"));
+  const GgufArray* flags = c->Array("attention.sliding_window_pattern");
+  int first_full = -1, first_sliding = -1;
+  if (flags != nullptr) {
+    for (size_t i = 0; i < flags->numbers.size(); ++i) {
+      int& first = flags->numbers[i] != 0 ? first_sliding : first_full;
+      if (first < 0) first = static_cast<int>(i);
+    }
+  }
+  if (const GgufArray* kv = c->Array("attention.head_count_kv");
+      kv != nullptr && first_full >= 0 && first_sliding >= 0 &&
+      static_cast<size_t>(std::max(first_full, first_sliding)) < kv->numbers.size()) {
+    c->Set("num_key_value_heads", static_cast<int64_t>(kv->numbers[first_sliding]));
+    c->Set("num_global_key_value_heads", static_cast<int64_t>(kv->numbers[first_full]));
+  }
+  c->SetBool(
+      "attention_k_eq_v",
+      first_full >= 0 && !HasTensor(header, absl::StrCat("blk.", first_full, ".attn_v.weight")));
+  if (const GgufArray* widths = c->Array("feed_forward_length");
+      widths != nullptr && !widths->numbers.empty()) {
+    const int64_t base = static_cast<int64_t>(widths->numbers.front());
+    c->Set("intermediate_size", base);
+    c->SetBool("use_double_wide_mlp", static_cast<int64_t>(widths->numbers.back()) == 2 * base);
+  }
+  c->SetIf("num_kv_shared_layers", c->Int("attention.shared_kv_layers"));
+  if (const std::optional<int64_t> per_layer = c->Int("embedding_length_per_layer_input");
+      per_layer.value_or(0) > 0) {
+    c->Set("hidden_size_per_layer_input", *per_layer);
+    // per_layer_token_embd: {layers x P, rows}.
+    for (const GgufTensorInfo& t : header.tensors) {
+      if (t.name == "per_layer_token_embd.weight" && t.dims.size() == 2) {
+        c->Set("vocab_size_per_layer_input", static_cast<int64_t>(t.dims[1]));
+      }
+    }
+  }
+  if (header.model.expert_count.value_or(0) > 0) {
+    c->SetBool("enable_moe_block", true);
+    c->Set("top_k_experts", header.model.expert_used_count.value_or(0));
+  }
+}
+
 // Multi-head latent attention (deepseek2): the ranks and head widths. Files
 // written since llama.cpp stored MLA as multi-query attention give the
 // decompressed widths as key_length_mla / value_length_mla (key_length is
@@ -376,6 +429,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   }
 
   if (short_conv) ShortConvLayers(header, &c);
+  if (type == "gemma4_text") Gemma4Keys(header, &c);
 
   // What config.json says and GGUF leaves to the tensors.
   const bool qkv_bias = AnyBlockTensor(header, ".attn_q.bias") != nullptr ||

@@ -164,7 +164,11 @@ const std::set<std::string>& KnownTypes() {
       // text_config): Qwen3-Next's blocks, the Gated DeltaNet projections
       // stored apart (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a: the same
       // count as the fused ones).
-      "qwen3_5_text", "qwen3_5_moe_text"};
+      "qwen3_5_text", "qwen3_5_moe_text",
+      // Gemma 4's language model: sliding-window layers and full-attention
+      // ones at their own head width and KV heads; the E models' per-layer
+      // inputs and KV-shared layers (Gemma4Layers).
+      "gemma4_text"};
   return *types;
 }
 
@@ -199,7 +203,11 @@ const std::set<std::string>& MultimodalTypes() {
       // (language_config), the DeepEncoder (SAM ViT-B and CLIP-L) and a
       // linear projector; DeepSeek-VL2 and DeepSeek-OCR-2 share the
       // model_type and are refused by architectures.
-      "deepseek_vl_v2"};
+      "deepseek_vl_v2",
+      // Gemma 4 (Gemma4ForConditionalGeneration): gemma4_text, its own ViT
+      // and embed_vision, and E2B's and E4B's audio conformer and
+      // embed_audio.
+      "gemma4"};
   return *types;
 }
 
@@ -462,6 +470,88 @@ absl::Status InternVlProjector(const Config& top, int64_t text_hidden,
   return absl::OkStatus();
 }
 
+// Gemma 4's ViT (Gemma4VisionConfig; the 31B's and 26B-A4B's: 27 layers
+// of 1152, heads of 72; E2B's and E4B's: 16 of 768, heads of 64). Its attention is counted as four
+// h x h matrices, so heads x head_dim must be the width and every head its own KV head; other
+// shapes are refused by field. Each figure is required.
+absl::Status Gemma4VisionPart(const Config& v, common::v1::EncoderPart* part) {
+  if (const std::string vtype = v.String("model_type");
+      !vtype.empty() && vtype != "gemma4_vision") {
+    return UnknownVisionTower(vtype, "gemma4_vision (for gemma4)");
+  }
+  absl::Status error;
+  auto take = [&](absl::StatusOr<int64_t> value) -> int64_t {
+    return TakeEncoderFigure(std::move(value), &error);
+  };
+  part->set_layout("gemma4_vision");
+  part->set_num_layers(static_cast<int32_t>(take(v.Required({"num_hidden_layers"}))));
+  part->set_hidden_size(take(v.Required({"hidden_size"})));
+  part->set_intermediate_size(take(v.Required({"intermediate_size"})));
+  part->set_patch_size(static_cast<int32_t>(take(v.Required({"patch_size"}))));
+  part->set_max_positions(static_cast<int32_t>(take(v.Required({"position_embedding_size"}))));
+  part->set_head_dim(static_cast<int32_t>(take(v.Required({"head_dim"}))));
+  const int64_t heads = take(v.Required({"num_attention_heads"}));
+  const int64_t kv_heads = take(v.Int({"num_key_value_heads"}, heads));
+  if (!error.ok()) return error;
+  if (heads * part->head_dim() != part->hidden_size() || kv_heads != heads) {
+    return WithReason(
+        InvalidFieldError(
+            kField, absl::StrCat("num_attention_heads (", heads, ") x head_dim (", part->head_dim(),
+                                 ") must equal hidden_size (", part->hidden_size(),
+                                 ") with as many KV heads (", kv_heads,
+                                 "): other Gemma 4 towers are not counted")),
+        "UNSUPPORTED_MODEL_TYPE");
+  }
+  return absl::OkStatus();
+}
+
+// Gemma 4's audio conformer (Gemma4AudioConfig; E2B's and E4B's: 12 blocks
+// of 1024, 8 heads, kernel 5, subsampling channels [128, 32], output 1536).
+// Each figure is required.
+absl::StatusOr<common::v1::EncoderPart> Gemma4AudioPart(const Config& a) {
+  if (const std::string atype = a.String("model_type"); !atype.empty() && atype != "gemma4_audio") {
+    return WithReason(InvalidFieldError(absl::StrCat(kField, ".audio_config.model_type"),
+                                        absl::StrCat("\"", atype,
+                                                     "\" is not an audio tower this reader knows; "
+                                                     "supported: gemma4_audio (for gemma4)")),
+                      "UNSUPPORTED_MODEL_TYPE");
+  }
+  absl::Status error;
+  auto take = [&](absl::StatusOr<int64_t> value) -> int64_t {
+    return TakeEncoderFigure(std::move(value), &error);
+  };
+  common::v1::EncoderPart part;
+  part.set_kind("audio_encoder");
+  part.set_layout("gemma4_audio");
+  part.set_num_layers(static_cast<int32_t>(take(a.Required({"num_hidden_layers"}))));
+  part.set_hidden_size(take(a.Required({"hidden_size"})));
+  const int64_t heads = take(a.Required({"num_attention_heads"}));
+  part.set_conv_kernel_size(static_cast<int32_t>(take(a.Required({"conv_kernel_size"}))));
+  part.set_output_size(take(a.Required({"output_proj_dims"})));
+  if (!error.ok()) return error;
+  if (heads <= 0 || part.hidden_size() % heads != 0) {
+    return InvalidFieldError(
+        kField, absl::StrCat("num_attention_heads (", heads, ") must divide hidden_size (",
+                             part.hidden_size(), ")"));
+  }
+  part.set_head_dim(static_cast<int32_t>(part.hidden_size() / heads));
+  const Value* channels = a.Find({"subsampling_conv_channels"});
+  if (channels == nullptr || channels->kind_case() != Value::kListValue ||
+      channels->list_value().values_size() != 2) {
+    return InvalidFieldError(kField, "subsampling_conv_channels: required, two channel counts");
+  }
+  for (const Value& count : channels->list_value().values()) {
+    if (count.kind_case() != Value::kNumberValue || !(count.number_value() >= 1) ||
+        count.number_value() > kMaxEncoderFigure ||
+        count.number_value() != std::floor(count.number_value())) {
+      return InvalidFieldError(kField,
+                               "subsampling_conv_channels: each a whole number from 1 to 2^20");
+    }
+    part.add_subsampling_channels(static_cast<int32_t>(count.number_value()));
+  }
+  return part;
+}
+
 absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::string_view type) {
   const Config v(vision);
   common::v1::EncoderPart part;
@@ -609,6 +699,9 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_intermediate_size(take(v.Int({"intermediate_size"}, 3072)));
     part.set_image_size(static_cast<int32_t>(take(v.Int({"image_size"}, 224))));
     part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 32))));
+  } else if (type == "gemma4") {
+    absl::Status gemma4 = Gemma4VisionPart(v, &part);
+    if (!gemma4.ok()) return InPart(gemma4, "vision_config");
   } else if (type == "qwen2_5_vl") {
     part.set_layout("qwen2_5_vl_vision");
     part.set_num_layers(static_cast<int32_t>(take(v.Required({"depth"}))));
@@ -777,6 +870,7 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
         type == "llava" || type == "llava_next" || type == "idefics3" || type == "smolvlm" ? "llama"
         : type == "mistral3"       ? "mistral"
         : type == "gemma3"         ? "gemma3_text"
+        : type == "gemma4"         ? "gemma4_text"
         : type == "llama4"         ? "llama4_text"
         : type == "qwen3_5"        ? "qwen3_5_text"
         : type == "qwen3_5_moe"    ? "qwen3_5_moe_text"
@@ -911,7 +1005,8 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       projector.set_hidden_size(encoder->output_size());
       projector.set_output_size(text_hidden);
     } else {
-      projector.set_layout(type == "gemma3" ? "gemma3_projector"
+      projector.set_layout(type == "gemma3"   ? "gemma3_projector"
+                           : type == "gemma4" ? "gemma4_projector"
                            : type == "llava_next" || type == "llava_onevision"
                                ? "llava_next_projector"
                                : "llava_projector");
@@ -919,13 +1014,30 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     }
     *a->add_encoder_parts() = *std::move(encoder);
     *a->add_encoder_parts() = std::move(projector);
+    if (const Struct* audio = sub("audio_config"); type == "gemma4" && audio != nullptr) {
+      // E2B and E4B: the audio conformer and embed_audio, one linear from
+      // its output (output_proj_dims) without bias.
+      absl::StatusOr<common::v1::EncoderPart> tower = Gemma4AudioPart(Config(*audio));
+      if (!tower.ok()) return InPart(tower.status(), "audio_config");
+      common::v1::EncoderPart embedder;
+      embedder.set_kind("projector");
+      embedder.set_layout("gemma4_projector");
+      embedder.set_hidden_size(tower->output_size());
+      embedder.set_output_size(text_hidden);
+      *a->add_encoder_parts() = *std::move(tower);
+      *a->add_encoder_parts() = std::move(embedder);
+    }
   }
   a->set_source(absl::StrCat("config.json (", type, ": the language model from ",
                              qwen_vl && !sub("text_config")    ? "the top level"
                              : internvl && !sub("text_config") ? "llm_config"
                              : type == "deepseek_vl_v2"        ? "language_config"
                                                                : "text_config",
-                             type == "qwen2_audio" ? ", audio_config" : ", vision_config", ")"));
+                             type == "qwen2_audio" ? ", audio_config"
+                             : type == "gemma4" && sub("audio_config") != nullptr
+                                 ? ", vision_config, audio_config"
+                                 : ", vision_config",
+                             ")"));
   return a;
 }
 
@@ -1623,6 +1735,86 @@ int64_t DefaultSlidingPeriod(const std::string& type) {
   return 0;
 }
 
+// Gemma 4's language model (Gemma4TextConfig, modeling_gemma4.py) beyond
+// Gemma 3's blocks: its full-attention layers (those layer_types does not
+// list as sliding) at global_head_dim, with num_global_key_value_heads and
+// no v_proj when attention_k_eq_v (Gemma4TextAttention:
+// use_alternative_attention); with enable_moe_block, every layer's dense
+// MLP (intermediate_size) runs beside num_experts experts of
+// moe_intermediate_size (top_k_experts routed; gate and up fused), whose
+// router keeps a scale per hidden element and per expert, and three more
+// RMSNorms (post_feedforward_layernorm_1/_2, pre_feedforward_layernorm_2).
+// The E2B and E4B models' per-layer inputs (hidden_size_per_layer_input),
+// layers reusing an earlier layer's KV cache (num_kv_shared_layers) and
+// their double-wide MLPs are read too.
+absl::Status Gemma4Layers(const Config& c, common::v1::Architecture* a) {
+  const auto refuse = [](const char* key, absl::string_view why) {
+    return WithReason(InvalidFieldError(absl::StrCat(kField, ".", key), why),
+                      "UNSUPPORTED_MODEL_TYPE");
+  };
+  absl::Status error;
+  auto take = [&](absl::StatusOr<int64_t> v) -> int64_t {
+    if (!v.ok() && error.ok()) error = v.status();
+    return v.ok() ? *v : 0;
+  };
+  if (c.CountStrings("layer_types", "sliding_attention") < 0) {
+    return refuse("layer_types", "required for gemma4_text (which layers slide)");
+  }
+  // E2B and E4B: per-layer inputs, and the last num_kv_shared_layers
+  // reusing the cache of the last earlier layer of their kind (their k/v
+  // projections stay in the checkpoint and are counted); with
+  // use_double_wide_mlp those layers' MLPs are twice as wide.
+  const int64_t per_layer = take(c.Int({"hidden_size_per_layer_input"}, 0));
+  if (per_layer > 0) {
+    a->set_per_layer_input_size(static_cast<int32_t>(per_layer));
+    a->set_per_layer_input_vocab_size(take(c.Int({"vocab_size_per_layer_input"}, a->vocab_size())));
+  }
+  const int64_t shared = take(c.Int({"num_kv_shared_layers"}, 0));
+  if (shared > 0) {
+    a->set_num_kv_shared_layers(static_cast<int32_t>(shared));
+    a->set_kv_shared_layers_double_mlp(c.Bool("use_double_wide_mlp", false));
+    // The estimator takes the full-attention layers as spread evenly
+    // (Architecture::KvOwnFullLayers): the listed layers must agree.
+    const Value* types = c.Find({"layer_types"});
+    const int layers = a->num_layers();
+    const int own = static_cast<int>(std::max<int64_t>(0, layers - shared));
+    const int full = layers - c.CountStrings("layer_types", "sliding_attention");
+    int listed_full = 0;
+    for (int i = 0; i < own && i < types->list_value().values_size(); ++i) {
+      listed_full += types->list_value().values(i).string_value() != "sliding_attention";
+    }
+    if (layers <= 0 || listed_full != static_cast<int>(int64_t{full} * own / layers)) {
+      return refuse("layer_types",
+                    "the full-attention layers before num_kv_shared_layers are not spread as "
+                    "Gemma 4's (every n-th): not sized by this reader");
+    }
+  }
+  if (a->num_sliding_window_layers() > 0 && a->num_sliding_window_layers() < a->num_layers()) {
+    const bool values_from_keys = c.Bool("attention_k_eq_v", false);
+    a->set_global_head_dim(static_cast<int32_t>(take(c.Int({"global_head_dim"}, a->head_dim()))));
+    a->set_global_values_from_keys(values_from_keys);
+    // Gemma4TextAttention: the global KV heads only with attention_k_eq_v.
+    a->set_num_global_key_value_heads(static_cast<int32_t>(
+        values_from_keys ? take(c.Int({"num_global_key_value_heads"}, a->num_key_value_heads()))
+                         : a->num_key_value_heads()));
+  }
+  if (c.Bool("enable_moe_block", false)) {
+    a->set_num_experts(static_cast<int32_t>(take(c.Required({"num_experts"}))));
+    a->set_num_experts_per_token(static_cast<int32_t>(take(c.Required({"top_k_experts"}))));
+    a->set_moe_intermediate_size(take(c.Required({"moe_intermediate_size"})));
+    a->set_num_shared_experts(1);
+    a->set_shared_expert_intermediate_size(a->intermediate_size());
+    a->set_num_dense_layers(0);
+    a->set_router_scales(true);
+    a->set_norms_per_layer(7);
+  } else {
+    a->set_num_experts(0);
+    a->set_num_experts_per_token(0);
+    a->set_moe_intermediate_size(0);
+  }
+  return error;
+}
+
 // OPT configurations whose blocks this reader does not count, refused
 // rather than counted short: OPT-350m projects a narrower embedding
 // (word_embed_proj_dim 512) in and out of the blocks (project_in,
@@ -1905,7 +2097,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   const bool tied_by_default = is_gpt2 || is_bert || is_falcon || type == "gemma" || is_cohere ||
                                type == "gemma2" || is_gemma3 || is_t5 || is_starcoder2 ||
                                type == "ernie4_5" || type == "ernie4_5_moe" || type == "smollm3" ||
-                               type == "exaone" || is_opt || is_gpt_neo || is_bloom || is_bigcode;
+                               type == "exaone" || is_opt || is_gpt_neo || is_bloom || is_bigcode ||
+                               type == "gemma4_text";
   a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", tied_by_default));
   // T5: "relu" (v1.0) is plain, "gated-gelu" (v1.1, Flan-T5) gated.
   a.set_gated_mlp(is_t5 ? c.String("feed_forward_proj").rfind("gated", 0) == 0
@@ -2022,8 +2215,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   // lm_head biased by lm_head_bias.
   if (is_phimoe) a.set_output_head_bias(c.Bool("lm_head_bias", false) && !a.tie_word_embeddings());
   const bool is_olmo = type == "olmoe" || type == "olmo2" || type == "olmo3";
-  a.set_qk_norm(type == "qwen3" || type == "qwen3_moe" || is_gemma3 || is_olmo ||
-                HasQwen3NextBlocks(type) || type == "exaone4" || type == "dots1");
+  a.set_qk_norm(type == "qwen3" || type == "qwen3_moe" || is_gemma3 || type == "gemma4_text" ||
+                is_olmo || HasQwen3NextBlocks(type) || type == "exaone4" || type == "dots1");
   // OLMoE, OLMo 2 and 3 normalize the whole query and key projections
   // (q_norm, k_norm); the others each head (head_dim).
   a.set_qk_norm_full_width(is_olmo);
@@ -2047,7 +2240,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   }
   // Gemma 2 and 3 norm before and after attention and the MLP; GLM-4-0414
   // (Glm4DecoderLayer) adds post_self_attn_layernorm and post_mlp_layernorm.
-  if (type == "gemma2" || is_gemma3 || type == "glm4") a.set_norms_per_layer(4);
+  if (type == "gemma2" || is_gemma3 || type == "glm4" || type == "gemma4_text") {
+    a.set_norms_per_layer(4);
+  }
   // CohereDecoderLayer: attention and MLP side by side behind one norm.
   if ((is_falcon && !c.Bool("new_decoder_architecture", false) && c.Bool("parallel_attn", true)) ||
       is_phi || is_cohere || is_gptj || (is_stablelm && c.Bool("use_parallel_residual", false))) {
@@ -2276,6 +2471,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     }
   }
   if (!error.ok()) return error;
+  if (type == "gemma4_text") {
+    if (absl::Status gemma4 = Gemma4Layers(c, &a); !gemma4.ok()) return gemma4;
+  }
   if (type == "jamba" || type == "falcon_h1" || HasQwen3NextBlocks(type) || type == "nemotron_h" ||
       type == "granitemoehybrid" || type == "lfm2" || type == "lfm2_moe" || type == "kimi_linear") {
     if (absl::Status hybrid = HybridArchitecture(c, root, type, &a); !hybrid.ok()) return hybrid;

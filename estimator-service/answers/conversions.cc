@@ -96,6 +96,14 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.num_decoder_layers = arch.num_decoder_layers();
   out.relative_attention_buckets = arch.relative_attention_buckets();
   out.separate_encoder_embedding = arch.separate_encoder_embedding();
+  out.global_head_dim = arch.global_head_dim();
+  out.num_global_key_value_heads = arch.num_global_key_value_heads();
+  out.global_values_from_keys = arch.global_values_from_keys();
+  out.router_scales = arch.router_scales();
+  out.per_layer_input_size = arch.per_layer_input_size();
+  out.per_layer_input_vocab_size = arch.per_layer_input_vocab_size();
+  out.num_kv_shared_layers = arch.num_kv_shared_layers();
+  out.kv_shared_layers_double_mlp = arch.kv_shared_layers_double_mlp();
   out.mtp_shares_embeddings = arch.mtp_shares_embeddings();
   const std::string& mixer = arch.recurrent_mixer();
   out.recurrent_mixer = mixer.empty()               ? RecurrentMixer::kNone
@@ -266,6 +274,11 @@ absl::StatusOr<std::vector<CountedEncoderPart>> CountEncoderParts(
     shape.num_mel_bins = p.num_mel_bins();
     shape.max_positions = p.max_positions();
     shape.pooling_head = p.pooling_head();
+    shape.head_dim = p.head_dim();
+    shape.conv_kernel_size = p.conv_kernel_size();
+    if (p.subsampling_channels_size() == 2) {
+      shape.subsampling_channels = {p.subsampling_channels(0), p.subsampling_channels(1)};
+    }
     shape.parameters = static_cast<double>(p.parameters());
     absl::StatusOr<EncoderCount> count = CountEncoder(shape, field);
     if (!count.ok()) {

@@ -1,6 +1,9 @@
 // The weights a LoRA adapter adds at serving time (answers/inference.h).
 #include <cmath>
+#include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -53,35 +56,64 @@ absl::StatusOr<std::pair<double, std::string>> LoraParameters(const v1::LoraAdap
     return InvalidFieldError("lora.adapters", "must be in 0..4096");
   }
   if (targets.empty()) targets = {"q_proj", "v_proj"};
-  const int64_t h = a.hidden_size();
-  const int64_t heads = a.num_attention_heads();
-  const int64_t kv = a.num_key_value_heads() > 0 ? a.num_key_value_heads() : heads;
-  const int64_t d = a.head_dim() > 0 ? a.head_dim() : (heads > 0 ? h / heads : 0);
-  const int64_t ff = a.intermediate_size();
-  const std::map<std::string, std::pair<int64_t, int64_t>> shapes = {
-      {"q_proj", {h, heads * d}}, {"k_proj", {h, kv * d}}, {"v_proj", {h, kv * d}},
-      {"o_proj", {heads * d, h}}, {"gate_proj", {h, ff}},  {"up_proj", {h, ff}},
-      {"down_proj", {ff, h}}};
   if (targets.size() == 1 && targets[0] == "all-linear") {
     targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
   }
+  const Architecture core = ToCoreArchitecture(a);
+  const int64_t h = core.hidden_size;
+  const int64_t heads = core.num_attention_heads;
+  const int64_t ff = core.intermediate_size;
+  // One layer's adapters, its heads d wide over kv KV heads (Gemma 4's
+  // full-attention layers: their own; no v_proj when their values come
+  // from the keys, so an adapter on v_proj has nothing there).
+  const auto per_layer_of = [&](int64_t d, int64_t kv, bool values, double* per_layer,
+                                std::vector<std::string>* parts) -> absl::Status {
+    const std::map<std::string, std::pair<int64_t, int64_t>> shapes = {
+        {"q_proj", {h, heads * d}}, {"k_proj", {h, kv * d}}, {"v_proj", {h, values ? kv * d : 0}},
+        {"o_proj", {heads * d, h}}, {"gate_proj", {h, ff}},  {"up_proj", {h, ff}},
+        {"down_proj", {ff, h}}};
+    for (const std::string& target : targets) {
+      auto shape = shapes.find(target);
+      if (shape == shapes.end()) {
+        return InvalidFieldError("lora.target_modules",
+                                 absl::StrCat("\"", target,
+                                              "\" is not one of q_proj, k_proj, v_proj, o_proj, "
+                                              "gate_proj, up_proj, down_proj, all-linear"));
+      }
+      const auto [in, out] = shape->second;
+      if (out == 0) continue;  // v_proj where the values come from the keys
+      *per_layer += static_cast<double>(rank) * static_cast<double>(in + out);
+      parts->push_back(absl::StrCat(target, " ", rank, "x(", in, "+", out, ")"));
+    }
+    return absl::OkStatus();
+  };
   double per_layer = 0;
   std::vector<std::string> parts;
-  for (const std::string& target : targets) {
-    auto shape = shapes.find(target);
-    if (shape == shapes.end()) {
-      return InvalidFieldError("lora.target_modules",
-                               absl::StrCat("\"", target,
-                                            "\" is not one of q_proj, k_proj, v_proj, o_proj, "
-                                            "gate_proj, up_proj, down_proj, all-linear"));
-    }
-    const auto [in, out] = shape->second;
-    per_layer += static_cast<double>(rank) * static_cast<double>(in + out);
-    parts.push_back(absl::StrCat(target, " ", rank, "x(", in, "+", out, ")"));
+  if (absl::Status s =
+          per_layer_of(core.EffectiveHeadDim(), core.EffectiveKvHeads(), true, &per_layer, &parts);
+      !s.ok()) {
+    return s;
   }
-  const double total = per_layer * a.num_layers();
-  return std::make_pair(total, absl::StrCat("LoRA rank ", rank, ": (", absl::StrJoin(parts, " + "),
-                                            ") per layer x ", a.num_layers(), " layers"));
+  const int full = core.HasGlobalGeometry() ? core.FullAttentionLayers() : 0;
+  if (full <= 0) {
+    const double total = per_layer * a.num_layers();
+    return std::make_pair(total,
+                          absl::StrCat("LoRA rank ", rank, ": (", absl::StrJoin(parts, " + "),
+                                       ") per layer x ", a.num_layers(), " layers"));
+  }
+  double full_per_layer = 0;
+  std::vector<std::string> full_parts;
+  if (absl::Status s = per_layer_of(core.GlobalHeadDim(), core.GlobalKvHeads(),
+                                    !core.global_values_from_keys, &full_per_layer, &full_parts);
+      !s.ok()) {
+    return s;
+  }
+  const int sliding = a.num_layers() - full;
+  const double total = per_layer * sliding + full_per_layer * full;
+  return std::make_pair(
+      total, absl::StrCat("LoRA rank ", rank, ": (", absl::StrJoin(parts, " + "), ") per layer x ",
+                          sliding, " sliding-window layers + (", absl::StrJoin(full_parts, " + "),
+                          ") per layer x ", full, " full-attention layers"));
 }
 
 }  // namespace modelatlas::estimator

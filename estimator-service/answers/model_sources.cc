@@ -201,7 +201,8 @@ std::string EncoderKindOfTensor(absl::string_view name) {
   // InternVL and H2OVL (vision_model, mlp1), Idefics3 and SmolVLM
   // (vision_model, connector), Kimi K2.5 (vision_tower, mm_projector),
   // DeepSeek-OCR (sam_model and vision_model, projector; its image_newline
-  // and view_seperator vectors stay with the weights).
+  // and view_seperator vectors stay with the weights), Gemma 4
+  // (vision_tower, embed_vision).
   absl::ConsumePrefix(&name, "model.");  // absl/strings/strip.h
   if (absl::StartsWith(name, "visual.merger.")) return "projector";
   if (absl::StartsWith(name, "visual.") || absl::StartsWith(name, "vision_tower.") ||
@@ -210,7 +211,7 @@ std::string EncoderKindOfTensor(absl::string_view name) {
   }
   if (absl::StartsWith(name, "multi_modal_projector.") || absl::StartsWith(name, "mm_projector.") ||
       absl::StartsWith(name, "mlp1.") || absl::StartsWith(name, "connector.") ||
-      absl::StartsWith(name, "projector.")) {
+      absl::StartsWith(name, "projector.") || absl::StartsWith(name, "embed_vision.")) {
     return "projector";
   }
   if (absl::StartsWith(name, "audio_tower.")) return "audio_encoder";

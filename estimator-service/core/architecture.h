@@ -4,6 +4,7 @@
 // converts).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -97,6 +98,17 @@ struct Architecture {
   bool shared_expert_gate = false;
   // A router bias per expert (DeepSeek-V3 e_score_correction_bias).
   bool router_bias = false;
+  // Gemma 4's router scales: hidden_size (its input norm's weight) +
+  // num_experts (per_expert_scale) per MoE layer.
+  bool router_scales = false;
+  // Gemma 4 E2B/E4B's per-layer inputs (proto Architecture 48-49): width
+  // per layer and its embedding's rows; 0 = none.
+  int per_layer_input_size = 0;
+  int64_t per_layer_input_vocab_size = 0;
+  // The last layers reuse an earlier layer's KV cache (Gemma 4
+  // num_kv_shared_layers); their MLPs twice as wide with the flag.
+  int num_kv_shared_layers = 0;
+  bool kv_shared_layers_double_mlp = false;
   // QK norms over the whole projections (OLMoE): (a + g) x head_dim.
   bool qk_norm_full_width = false;
   // Encoder-decoder (T5): decoder blocks (self attention, cross attention,
@@ -105,6 +117,14 @@ struct Architecture {
   // T5's relative position bias: buckets x heads, once per stack.
   int relative_attention_buckets = 0;
   bool separate_encoder_embedding = false;  // T5Gemma: the encoder's own embedding
+  // The full-attention layers' own head width and KV heads (Gemma 4); 0 =
+  // the sliding-window layers' (head_dim, num_key_value_heads). Full layers
+  // are those outside num_sliding_window_layers.
+  int global_head_dim = 0;
+  int num_global_key_value_heads = 0;
+  // Their values come from the key projection (Gemma 4 attention_k_eq_v):
+  // no v_proj; the cache still holds keys and values apart.
+  bool global_values_from_keys = false;
   // A learned sink logit per head (gpt-oss): a parameters per layer.
   bool attention_sinks = false;
   // Multi-token-prediction modules (DeepSeek-V3): counted apart.
@@ -156,6 +176,32 @@ struct Architecture {
   }
   int EffectiveKvHeads() const {
     return num_key_value_heads > 0 ? num_key_value_heads : num_attention_heads;
+  }
+  // The full-attention layers have a geometry of their own (Gemma 4).
+  bool HasGlobalGeometry() const {
+    return global_head_dim > 0 || num_global_key_value_heads > 0 || global_values_from_keys;
+  }
+  int GlobalHeadDim() const { return global_head_dim > 0 ? global_head_dim : EffectiveHeadDim(); }
+  int GlobalKvHeads() const {
+    return num_global_key_value_heads > 0 ? num_global_key_value_heads : EffectiveKvHeads();
+  }
+  // Layers outside the sliding window (all of them without one); of a
+  // hybrid, its attention layers outside it.
+  int FullAttentionLayers() const {
+    if (sliding_window <= 0) return AttentionLayers();
+    return num_sliding_window_layers > 0
+               ? std::max(0, AttentionLayers() - num_sliding_window_layers)
+               : 0;
+  }
+  // Attention layers with a KV cache of their own (all but the last
+  // num_kv_shared_layers), and the full-attention layers among them: the
+  // full ones spread evenly with the last layer full, as Gemma 4 places
+  // them (its reader checks layer_types agrees).
+  int KvOwnLayers() const { return std::max(0, AttentionLayers() - num_kv_shared_layers); }
+  int KvOwnFullLayers() const {
+    const int layers = AttentionLayers();
+    return layers > 0 ? static_cast<int>(int64_t{FullAttentionLayers()} * KvOwnLayers() / layers)
+                      : 0;
   }
   bool UsesMla() const { return kv_lora_rank > 0; }
   // The cache holds the latent (one copy, whatever the tensor parallelism).

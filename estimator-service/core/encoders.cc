@@ -107,12 +107,19 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"moonvit",
        {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels",
         "max_positions"}},
+      {"gemma4_vision",
+       {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels",
+        "max_positions", "head_dim"}},
+      {"gemma4_audio",
+       {"hidden_size", "num_layers", "head_dim", "conv_kernel_size", "subsampling_channels",
+        "output_size"}},
       {"whisper_encoder",
        {"hidden_size", "intermediate_size", "num_mel_bins", "max_positions", "num_layers"}},
       {"llava_projector", {"hidden_size", "output_size"}},
       {"llava_next_projector", {"hidden_size", "output_size"}},
       {"gemma3_projector", {"hidden_size", "output_size"}},
       {"llama4_projector", {"hidden_size", "output_size"}},
+      {"gemma4_projector", {"hidden_size", "output_size"}},
       {"qwen2_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"qwen2_5_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"mistral3_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
@@ -143,6 +150,11 @@ double FigureOf(const EncoderShape& s, absl::string_view key) {
   if (key == "num_mel_bins") return s.num_mel_bins;
   if (key == "max_positions") return s.max_positions;
   if (key == "spatial_merge_size") return s.spatial_merge_size;
+  if (key == "head_dim") return s.head_dim;
+  if (key == "conv_kernel_size") return s.conv_kernel_size;
+  if (key == "subsampling_channels") {
+    return std::min(s.subsampling_channels[0], s.subsampling_channels[1]);
+  }
   return s.parameters;  // "parameters"
 }
 
@@ -304,6 +316,46 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
         "Pixtral ViT: ", N(layers), " blocks x (attention 4x", N(h), "^2 + gated MLP 3x", N(h), "x",
         N(f), " + RMSNorms 2x", N(h), " = ", N(block), ") + patch embedding ", N(c), "x", N(p),
         "^2x", N(h), " = ", N(patch), " + ln_pre ", N(h), " = ", N(out.parameters));
+  } else if (l == "gemma4_vision") {
+    // Gemma4VisionModel (modeling_gemma4.py): input_proj, a linear of the
+    // patch without bias; a position table of 2 axes x max_positions
+    // (position_embedding_size) x h; blocks of unbiased q/k/v/o (heads x
+    // head_dim = h; the reader checks), q_norm and k_norm of head_dim, a
+    // gated MLP without biases and four RMSNorms; no final norm. Its
+    // standardization buffers (std_bias, std_scale) are not parameters.
+    const double hd = s.head_dim;
+    const double block = 4 * h * h + 2 * hd + 3 * h * f + 4 * h;
+    const double patch = c * p * p * h;
+    const double positions = 2 * pos * h;
+    out.parameters = layers * block + patch + positions;
+    out.arithmetic = absl::StrCat(
+        "Gemma 4 ViT: ", N(layers), " blocks x (attention 4x", N(h), "^2 + QK norms 2x", N(hd),
+        " + gated MLP 3x", N(h), "x", N(f), " + RMSNorms 4x", N(h), " = ", N(block),
+        ") + patch embedding ", N(c), "x", N(p), "^2x", N(h), " = ", N(patch), " + 2 axes x ",
+        N(pos), " positions x ", N(h), " = ", N(positions), " = ", N(out.parameters));
+  } else if (l == "gemma4_audio") {
+    // Gemma4AudioModel (modeling_gemma4.py), a conformer: two 3x3
+    // subsampling convolutions without bias (1 -> c0 -> c1 channels, each
+    // with a LayerNorm weight), input_proj_linear (c0 / 4) x c1 -> h; per
+    // block two macaron MLPs (h -> 4h -> h, pre and post norms), q/k/v,
+    // post and relative_k_proj h x h with a per-dimension scale of the
+    // head, a light convolution (linear_start h -> 2h, a depthwise kernel,
+    // linear_end, two norms) and three norms; output_proj h -> output with
+    // a bias. No biases elsewhere; its clipping bounds are scalars, not
+    // parameters.
+    const double c0 = s.subsampling_channels[0], c1 = s.subsampling_channels[1];
+    const double hd = s.head_dim, k = s.conv_kernel_size;
+    const double subsample = 9 * c0 + c0 + 9 * c0 * c1 + c1 + std::floor(c0 / 4) * c1 * h;
+    const double block = 24 * h * h + 9 * h + hd + h * k;
+    const double output = h * t + t;
+    out.parameters = subsample + layers * block + output;
+    out.arithmetic = absl::StrCat(
+        "Gemma 4 audio conformer: subsampling convolutions 9x", N(c0), " + 9x", N(c0), "x", N(c1),
+        " + norms ", N(c0 + c1), " + input projection ", N(std::floor(c0 / 4) * c1), "x", N(h),
+        " = ", N(subsample), " + ", N(layers), " blocks x (two MLPs 2x(2x4x", N(h), "^2 + norms 2x",
+        N(h), ") + attention 5x", N(h), "^2 + scale ", N(hd), " + light convolution 3x", N(h),
+        "^2 + ", N(h), "x", N(k), " + norms 2x", N(h), " + norms 3x", N(h), " = ", N(block),
+        ") + output projection ", N(h), "x", N(t), " + bias = ", N(out.parameters));
   } else if (l == "whisper_encoder") {
     Block block{h, f};
     block.k_bias = false;  // WhisperAttention: k_proj has no bias
@@ -314,7 +366,7 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
                                   N(h), "x3 + biases = ", N(convs), " + ", N(pos), " positions x ",
                                   N(h), " + final LayerNorm = ", N(out.parameters));
   } else if (l == "llava_projector" || l == "llava_next_projector" || l == "linear_projector" ||
-             l == "gemma3_projector" || l == "llama4_projector") {
+             l == "gemma3_projector" || l == "llama4_projector" || l == "gemma4_projector") {
     const double v = h;
     if (l == "llava_projector" || l == "llava_next_projector") {
       // LLaVA-NeXT adds image_newline, one vector of the text width.
@@ -323,10 +375,12 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
       out.arithmetic = absl::StrCat(
           "two linears ", N(v), "x", N(t), " + ", N(t), "x", N(t), " + biases",
           newline ? absl::StrCat(" + image_newline ", N(t)) : "", " = ", N(out.parameters));
-    } else if (l == "llama4_projector") {
+    } else if (l == "llama4_projector" || l == "gemma4_projector") {
+      // Gemma4MultimodalEmbedder: its pre-projection RMSNorm has no weight.
       out.parameters = v * t;
-      out.arithmetic =
-          absl::StrCat("a linear ", N(v), "x", N(t), " without bias = ", N(out.parameters));
+      out.arithmetic = absl::StrCat("a linear ", N(v), "x", N(t), " without bias",
+                                    l == "gemma4_projector" ? " (its RMSNorm has no weight)" : "",
+                                    " = ", N(out.parameters));
     } else if (l == "linear_projector") {
       out.parameters = v * t + t;
       out.arithmetic = absl::StrCat("a linear ", N(v), "x", N(t), " + bias = ", N(out.parameters));

@@ -19,11 +19,16 @@
 //                      post-LayerNorm
 //   moonvit            MoonViT (Kimi K2.5's tower: SigLIP's block, max_positions
 //                      learned positions interpolated to each image)
+//   gemma4_vision      Gemma4VisionModel (unbiased attention with QK norms of head_dim,
+//                      a gated MLP, four RMSNorms a block; a 2 x max_positions table)
+//   gemma4_audio       Gemma4AudioModel (a conformer: subsampling convolutions, macaron
+//                      MLPs, relative attention, a light convolution; output_proj)
 //   whisper_encoder    WhisperEncoder / Qwen2AudioEncoder
 //   llava_projector    LlavaMultiModalProjector (two biased linears)
 //   llava_next_projector  the same and LLaVA-NeXT's image_newline vector
 //   gemma3_projector   Gemma3MultiModalProjector (a matrix and an RMSNorm)
 //   llama4_projector   Llama4MultiModalProjector (one linear without bias)
+//   gemma4_projector   Gemma4MultimodalEmbedder (one linear without bias; a weightless norm)
 //   qwen2_vl_merger, qwen2_5_vl_merger  PatchMerger (a norm and two biased linears)
 //   qwen3_vl_merger    Qwen3VLVisionPatchMerger and num_layers deepstack mergers
 //   mistral3_projector Mistral3MultiModalProjector (RMSNorm, patch merger, two linears)
@@ -39,6 +44,7 @@
 //   tensors            a count read from a file's tensors
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -61,7 +67,10 @@ struct EncoderShape {
   int num_mel_bins = 0;
   int max_positions = 0;
   bool pooling_head = false;
-  double parameters = 0;  // layout "tensors"
+  int head_dim = 0;          // elements; gemma4_vision's q/k norms, gemma4_audio's head
+  int conv_kernel_size = 0;  // tokens; gemma4_audio's depthwise convolution
+  std::array<int, 2> subsampling_channels = {0, 0};  // gemma4_audio's two convolutions
+  double parameters = 0;                             // layout "tensors"
 };
 
 struct EncoderCount {

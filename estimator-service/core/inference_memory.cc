@@ -173,6 +173,46 @@ double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, 
     text->Literal(" (the encoder caches nothing)");
     return bytes;
   }
+  if (arch.HasGlobalGeometry()) {
+    // Gemma 4: the sliding-window layers and the full-attention layers each
+    // at their own heads and width (their values, taken from the key
+    // projection with attention_k_eq_v, are still cached apart: they skip
+    // the key norm and the rotary embedding).
+    const int sliding = SlidingLayers(arch);
+    const int full = kv_layers - sliding;
+    const double bytes =
+        2.0 *
+        (static_cast<double>(sliding) * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() +
+         static_cast<double>(full) * arch.GlobalKvHeads() * arch.GlobalHeadDim()) *
+        bytes_per_element;
+    if (text == nullptr) return bytes;
+    text->Literal("2 (K and V) x (")
+        .Integer(sliding)
+        .Literal(" sliding-window layers x ")
+        .Integer(arch.EffectiveKvHeads())
+        .Literal(" KV heads x ")
+        .Integer(arch.EffectiveHeadDim())
+        .Literal(" head dim + ")
+        .Integer(full)
+        .Literal(" full-attention layers x ")
+        .Integer(arch.GlobalKvHeads())
+        .Literal(" KV heads x ")
+        .Integer(arch.GlobalHeadDim())
+        .Literal(" head dim");
+    if (arch.global_values_from_keys) {
+      text->Literal(", their values from the keys but cached apart");
+    }
+    if (arch.num_kv_shared_layers > 0) {
+      text->Literal("; the last ")
+          .Integer(arch.num_kv_shared_layers)
+          .Literal(" of ")
+          .Integer(arch.num_layers)
+          .Literal(" layers cache nothing, reusing earlier layers' caches");
+    }
+    text->Literal(") x ");
+    WritePerElementAndTotal(*text, bytes_per_element, format, bytes);
+    return bytes;
+  }
   const double bytes =
       2.0 * kv_layers * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element;
   if (text == nullptr) return bytes;
@@ -194,16 +234,33 @@ double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, 
   return bytes;
 }
 
+// The KV bytes one token takes in one layer of each kind, from the
+// per-token figure of `layers` layers: equal, but for Gemma 4's
+// full-attention layers at their own geometry.
+struct LayerTokenKv {
+  double sliding = 0;  // a sliding-window layer's (any layer's without a window)
+  double full = 0;     // a full-attention layer's
+  double Largest() const { return std::max(sliding, full); }
+};
+LayerTokenKv KvBytesPerLayerToken(const Architecture& arch, NumberFormat format, double per_token,
+                                  int layers) {
+  if (layers <= 0) return {};
+  if (!arch.HasGlobalGeometry()) return {per_token / layers, per_token / layers};
+  const double bytes_per_element = BitsPerElement(format) / 8;
+  return {2.0 * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element,
+          2.0 * arch.GlobalKvHeads() * arch.GlobalHeadDim() * bytes_per_element};
+}
+
 // KvCacheBytes from the per-token figure and the KV-cache layers
 // (SizeInference has both already).
-double KvCacheBytesFromPerToken(const Architecture& arch, double per_token, int layers,
-                                int64_t context_tokens, int batch) {
+double KvCacheBytesFromPerToken(const Architecture& arch, NumberFormat format, double per_token,
+                                int layers, int64_t context_tokens, int batch) {
   if (arch.sliding_window > 0 && arch.sliding_window < context_tokens && layers > 0) {
     // Sliding-window layers keep only the last `window` tokens.
     const int sliding = SlidingLayers(arch);
-    const double per_layer = per_token / layers;
-    return (per_layer * sliding * static_cast<double>(arch.sliding_window) +
-            per_layer * (layers - sliding) * static_cast<double>(context_tokens)) *
+    const LayerTokenKv each = KvBytesPerLayerToken(arch, format, per_token, layers);
+    return (each.sliding * sliding * static_cast<double>(arch.sliding_window) +
+            each.full * (layers - sliding) * static_cast<double>(context_tokens)) *
            batch;
   }
   return per_token * static_cast<double>(context_tokens) * batch;
@@ -221,7 +278,9 @@ double KvCacheBytesPerToken(const Architecture& arch, NumberFormat format,
 
 int KvCacheLayers(const Architecture& arch) {
   if (arch.IsHybrid()) return arch.num_attention_layers;
-  return arch.num_decoder_layers > 0 ? arch.num_decoder_layers : arch.num_layers;
+  if (arch.num_decoder_layers > 0) return arch.num_decoder_layers;
+  // Gemma 4 E2B/E4B: the last layers reuse earlier layers' caches.
+  return arch.KvOwnLayers();
 }
 
 double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* arithmetic) {
@@ -280,6 +339,9 @@ double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* ari
 }
 
 int SlidingLayers(const Architecture& arch) {
+  if (arch.num_kv_shared_layers > 0 && arch.sliding_window > 0) {
+    return KvCacheLayers(arch) - arch.KvOwnFullLayers();
+  }
   return arch.num_sliding_window_layers > 0
              ? std::min(arch.num_sliding_window_layers, KvCacheLayers(arch))
              : KvCacheLayers(arch);
@@ -287,7 +349,7 @@ int SlidingLayers(const Architecture& arch) {
 
 double KvCacheBytes(const Architecture& arch, NumberFormat format, int64_t context_tokens,
                     int batch) {
-  return KvCacheBytesFromPerToken(arch, WriteKvCacheBytesPerToken(arch, format, nullptr),
+  return KvCacheBytesFromPerToken(arch, format, WriteKvCacheBytesPerToken(arch, format, nullptr),
                                   KvCacheLayers(arch), context_tokens, batch);
 }
 
@@ -310,12 +372,19 @@ PrefillWorkspace PrefillWorkspaceOf(const Architecture& arch, int chunk_tokens, 
   figures.batch = batch;
   figures.vocab_size = arch.vocab_size;
   const double h = static_cast<double>(arch.hidden_size);
-  const double attention =
-      static_cast<double>(arch.num_attention_heads + 2 * arch.EffectiveKvHeads()) *
-      arch.EffectiveHeadDim();
+  double attention = static_cast<double>(arch.num_attention_heads + 2 * arch.EffectiveKvHeads()) *
+                     arch.EffectiveHeadDim();
+  if (arch.HasGlobalGeometry()) {
+    // Gemma 4: a full-attention layer's q/k/v when wider (31B: 40 x 512).
+    attention = std::max(attention,
+                         static_cast<double>(arch.num_attention_heads + 2 * arch.GlobalKvHeads()) *
+                             arch.GlobalHeadDim());
+  }
+  // Gemma 4 E2B's KV-shared layers have MLPs twice as wide: the widest.
   const double inner = static_cast<double>(arch.IsMoe() && arch.moe_intermediate_size > 0
                                                ? arch.moe_intermediate_size
-                                               : arch.intermediate_size);
+                                               : arch.intermediate_size) *
+                       (arch.kv_shared_layers_double_mlp ? 2 : 1);
   const double mlp = inner * (arch.gated_mlp ? 2 : 1);
   const double per_token = 2 * h + attention + mlp;
   const double logits = static_cast<double>(batch) * static_cast<double>(arch.vocab_size) * 4;
@@ -387,20 +456,25 @@ void WeightsTextOfFormat(double parameters, double bits, NumberFormat format, in
 // thread by every figure the text shows or is computed from.
 void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_layers,
                  double per_token, double total_bytes, std::string* out) {
-  using Memo = TextMemo<10>;
+  using Memo = TextMemo<11>;
   thread_local Memo memo;
   const int64_t context = w.context_length_tokens;
   const int sliding_layers = SlidingLayers(arch);
-  const Memo::Key key = {Pair(static_cast<int>(w.kv_cache_format), arch.num_layers),
-                         // A per-head cache of a latent-attention file: its rank negated.
-                         Pair(arch.latent_cache_per_head ? -arch.kv_lora_rank : arch.kv_lora_rank,
-                              arch.qk_rope_head_dim),
-                         Pair(arch.num_decoder_layers, kv_layers),
-                         Pair(static_cast<int>(arch.recurrent_mixer), arch.num_recurrent_layers),
-                         Pair(arch.EffectiveKvHeads(), arch.EffectiveHeadDim()),
-                         Pair(w.batch_size, sliding_layers), static_cast<uint64_t>(context),
-                         static_cast<uint64_t>(arch.sliding_window), Memo::Word(total_bytes),
-                         Pair(arch.index_heads, arch.index_head_dim)};
+  const Memo::Key key = {
+      Pair(static_cast<int>(w.kv_cache_format), arch.num_layers),
+      // A per-head cache of a latent-attention file: its rank negated.
+      Pair(arch.latent_cache_per_head ? -arch.kv_lora_rank : arch.kv_lora_rank,
+           arch.qk_rope_head_dim),
+      Pair(arch.num_decoder_layers, kv_layers),
+      Pair(static_cast<int>(arch.recurrent_mixer), arch.num_recurrent_layers),
+      Pair(arch.EffectiveKvHeads(), arch.EffectiveHeadDim()), Pair(w.batch_size, sliding_layers),
+      static_cast<uint64_t>(context), static_cast<uint64_t>(arch.sliding_window),
+      Memo::Word(total_bytes), Pair(arch.index_heads, arch.index_head_dim),
+      // Gemma 4's full-attention geometry (0 without one).
+      arch.HasGlobalGeometry()
+          ? Pair(2 * arch.GlobalKvHeads() + (arch.global_values_from_keys ? 1 : 0),
+                 arch.GlobalHeadDim())
+          : 0};
   if (const std::string* known = memo.Find(key)) {
     out->assign(*known);
     return;
@@ -408,7 +482,28 @@ void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_lay
   {
     TextWriter text(out);
     WriteKvCacheBytesPerToken(arch, w.kv_cache_format, &text);
-    if (arch.sliding_window > 0 && arch.sliding_window < context) {
+    if (arch.sliding_window > 0 && arch.sliding_window < context && arch.HasGlobalGeometry()) {
+      const LayerTokenKv each = KvBytesPerLayerToken(arch, w.kv_cache_format, per_token, kv_layers);
+      text.Literal("; the ")
+          .Integer(sliding_layers)
+          .Literal(" sliding-window layers keep only the ")
+          .Integer(arch.sliding_window)
+          .Literal("-token window: (")
+          .Integer(sliding_layers)
+          .Literal(" x ")
+          .Integer(arch.sliding_window)
+          .Literal(" tokens x ")
+          .WholeNumber(each.sliding)
+          .Literal(" bytes + ")
+          .Integer(kv_layers - sliding_layers)
+          .Literal(" x ")
+          .Integer(context)
+          .Literal(" tokens x ")
+          .WholeNumber(each.full)
+          .Literal(" bytes per layer-token) x ")
+          .Integer(w.batch_size)
+          .Literal(" sequences = ");
+    } else if (arch.sliding_window > 0 && arch.sliding_window < context) {
       const double per_layer = per_token / kv_layers;
       const double window_tokens = static_cast<double>(arch.sliding_window);
       text.Literal("; ")
@@ -611,8 +706,21 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
 
   if (shape != nullptr) {
     const Architecture& arch = *shape;
+    if (arch.HasGlobalGeometry()) {
+      // Which layers are full-attention ones decides the cache: a geometry
+      // the count refuses (no sliding layers to tell them apart) is refused
+      // here too, not sized as if every layer were one kind.
+      if (absl::Status shape_status = CountParameterTotals(arch).status(); !shape_status.ok()) {
+        return shape_status;
+      }
+    }
     sizing.num_attention_heads = arch.num_attention_heads;
-    sizing.num_key_value_heads = arch.EffectiveKvHeads();
+    // Tensor parallelism splits the fewer KV heads no further (Gemma 4's
+    // full-attention layers have fewer): the cache is divided by at most
+    // those (KvCacheDivisor), an upper bound for the other layers.
+    sizing.num_key_value_heads = arch.HasGlobalGeometry()
+                                     ? std::min(arch.EffectiveKvHeads(), arch.GlobalKvHeads())
+                                     : arch.EffectiveKvHeads();
     sizing.hidden_size = arch.hidden_size;
     sizing.kv_cache_replicated = arch.CachesLatent();
     if (arch.num_decoder_layers == 0) {
@@ -659,8 +767,8 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
     const int64_t context = w.context_length_tokens;
     const double per_token = WriteKvCacheBytesPerToken(arch, w.kv_cache_format, nullptr);
     const int kv_layers = KvCacheLayers(arch);
-    const double kv_bytes =
-        KvCacheBytesFromPerToken(arch, per_token, kv_layers, context, w.batch_size);
+    const double kv_bytes = KvCacheBytesFromPerToken(arch, w.kv_cache_format, per_token, kv_layers,
+                                                     context, w.batch_size);
     if (kv_bytes > kMaxBytes) {
       return InvalidFieldError(
           "context_length_tokens",
@@ -681,8 +789,11 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
     }
     sizing.kv_cache_bytes = std::ceil(kv_bytes) + sizing.recurrent_state_bytes;
     sizing.model_kv_cache_bytes = sizing.kv_cache_bytes;
+    // The largest layer keeps the whole context (an upper bound for a
+    // sliding-window layer).
     const double layer_kv =
-        kv_layers > 0 ? per_token / kv_layers * static_cast<double>(context) * w.batch_size : 0;
+        KvBytesPerLayerToken(arch, w.kv_cache_format, per_token, kv_layers).Largest() *
+        static_cast<double>(context) * w.batch_size;
     const double layer_state = arch.num_recurrent_layers > 0
                                    ? state_per_sequence / arch.num_recurrent_layers * w.batch_size
                                    : 0;

@@ -1,5 +1,7 @@
 #include "estimator-service/core/parameters.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -216,6 +218,50 @@ void CheckCheckpointQuantization(const Architecture& arch, FieldViolations* viol
   }
 }
 
+// Gemma 4's full-attention geometry: only where some layers slide and the
+// others attend fully, in a decoder-only transformer without latent
+// attention (the geometries this estimator has counted against checkpoints).
+void CheckGlobalGeometry(const Architecture& arch, FieldViolations* violations) {
+  if (arch.global_head_dim < 0) {
+    violations->Add("architecture.global_head_dim", "must not be negative");
+  }
+  if (arch.num_global_key_value_heads < 0) {
+    violations->Add("architecture.num_global_key_value_heads", "must not be negative");
+  }
+  if (arch.num_kv_shared_layers < 0 || arch.num_kv_shared_layers >= std::max(1, arch.num_layers) ||
+      (arch.num_kv_shared_layers > 0 && (arch.IsHybrid() || arch.num_decoder_layers > 0))) {
+    violations->Add("architecture.num_kv_shared_layers",
+                    absl::StrCat("must be between 0 and num_layers - 1 (", arch.num_layers - 1,
+                                 "), in a decoder-only transformer"));
+  }
+  if (arch.kv_shared_layers_double_mlp && (arch.num_kv_shared_layers <= 0 || arch.IsMoe())) {
+    violations->Add("architecture.kv_shared_layers_double_mlp",
+                    "needs num_kv_shared_layers, in a dense model");
+  }
+  if (arch.per_layer_input_size < 0 ||
+      (arch.per_layer_input_size > 0) != (arch.per_layer_input_vocab_size > 0)) {
+    violations->Add("architecture.per_layer_input_vocab_size",
+                    "must be positive exactly when per_layer_input_size is");
+  }
+  if (!arch.HasGlobalGeometry()) return;
+  if (arch.UsesMla() || arch.IsHybrid() || arch.num_decoder_layers > 0) {
+    violations->Add("architecture.global_head_dim",
+                    "full-attention layers of their own geometry are counted only in a "
+                    "decoder-only transformer without latent attention");
+  }
+  if (arch.sliding_window <= 0 || arch.num_sliding_window_layers <= 0 ||
+      arch.num_sliding_window_layers >= arch.num_layers) {
+    violations->Add("architecture.num_sliding_window_layers",
+                    absl::StrCat("must be between 1 and num_layers - 1 (", arch.num_layers - 1,
+                                 ") with a sliding_window when the full-attention layers have a "
+                                 "geometry of their own (global_head_dim, "
+                                 "num_global_key_value_heads, global_values_from_keys)"));
+  }
+  if (arch.num_attention_heads > 0 && arch.num_attention_heads % arch.GlobalKvHeads() != 0) {
+    violations->Add("architecture.num_global_key_value_heads", "must divide num_attention_heads");
+  }
+}
+
 absl::Status CheckShape(const Architecture& arch) {
   FieldViolations violations;
   if (arch.num_layers <= 0) violations.Add("architecture.num_layers", "must be positive");
@@ -261,6 +307,7 @@ absl::Status CheckShape(const Architecture& arch) {
     violations.Add("architecture.learned_position_offset",
                    "must be 0, or positive with learned position embeddings");
   }
+  CheckGlobalGeometry(arch, &violations);
   return violations.ToStatus();
 }
 
@@ -281,11 +328,16 @@ double PositionRows(const Architecture& arch) {
   return static_cast<double>(arch.max_context_length) + arch.learned_position_offset;
 }
 
+struct Figures;
+double AttentionExtras(const Architecture& arch, const Figures& f, double d, double g);
+
 // Every figure of a count, before any text: CountParameters describes
 // them, CountParameterTotals only adds them up.
 struct Figures {
   double h = 0, a = 0, g = 0, d = 0, L = 0, V = 0;
-  double attention = 0;  // per layer
+  double attention = 0;  // per layer (Gemma 4: per sliding-window layer)
+  // Gemma 4's full-attention layers at their own geometry, and how many.
+  double global_attention = 0, global_layers = 0;
   bool qkv_bias = false, output_bias = false, qk_norm = false;
   double dense_f = 0, dense_layers = 0, moe_layers = 0, dense_mlp = 0;
   double expert = 0, per_moe_layer = 0, num_experts = 0;  // MoE only
@@ -305,7 +357,40 @@ struct Figures {
   double per_norm = 0, norms = 0;
   int norms_per_layer = 0;
   double token_embedding = 0, embedding = 0, pooler = 0;
+  // Gemma 4 E2B/E4B: the KV-shared layers' wider MLP and how many have it;
+  // the per-layer inputs' embedding and the rest of their weights.
+  double wide_mlp = 0, wide_mlp_layers = 0;
+  double per_layer_embedding = 0, per_layer_inputs = 0;
 };
+
+// One attention block of a heads of width d over g KV heads, not latent:
+// q/k/v/o (no v_proj when `values` is false: Gemma 4's full layers take
+// their values from k_proj), Qwen3-Next's output gate (q_proj yields a
+// per-element gate, h x a x d more), biases, QK norms and sinks.
+double StandardAttention(const Architecture& arch, const Figures& f, double d, double g,
+                         bool values) {
+  const double h = f.h, a = f.a, kv = values ? 2 : 1;
+  double p = h * a * d + kv * h * g * d + a * d * h;
+  if (arch.attention_output_gate) p += h * a * d;
+  if (f.qkv_bias) p += a * d + kv * g * d;
+  return p + AttentionExtras(arch, f, d, g);
+}
+
+// The output bias, QK norms and sinks of an attention block of heads of
+// width d over g KV heads (latent attention's too).
+double AttentionExtras(const Architecture& arch, const Figures& f, double d, double g) {
+  double p = 0;
+  if (f.output_bias) p += f.h;
+  if (f.qk_norm) p += arch.qk_norm_full_width ? (f.a + g) * d : 2 * d;
+  if (arch.attention_sinks) p += f.a;
+  return p;
+}
+
+// Every attention block's parameters.
+double AttentionTotal(const Figures& f) {
+  return f.attention * (f.attention_blocks - f.global_layers) +
+         f.global_attention * f.global_layers;
+}
 
 // Norms per decoder layer of an encoder-decoder whose encoder layers have
 // `encoder_norms` (two sub-blocks each): three sub-blocks of the same.
@@ -326,10 +411,17 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   f.V = static_cast<double>(arch.vocab_size);
   const double h = f.h, a = f.a, g = f.g, d = f.d, L = f.L;
 
-  // Attention per layer (Qwen3-Next's gated attention: q_proj also yields a
-  // per-element output gate, h x a x d more).
-  f.attention = h * a * d + 2 * h * g * d + a * d * h;
-  if (arch.attention_output_gate) f.attention += h * a * d;
+  f.qkv_bias = options.include_biases && arch.attention_qkv_bias;
+  f.output_bias = options.include_biases && arch.attention_output_bias;
+  f.qk_norm = options.include_norms && arch.qk_norm;
+  // Attention per layer; Gemma 4's full-attention layers at their own
+  // geometry (StandardAttention).
+  f.attention = StandardAttention(arch, f, d, g, /*values=*/true);
+  if (arch.HasGlobalGeometry()) {
+    f.global_layers = arch.FullAttentionLayers();
+    f.global_attention = StandardAttention(arch, f, arch.GlobalHeadDim(), arch.GlobalKvHeads(),
+                                           !arch.global_values_from_keys);
+  }
   if (arch.UsesMla()) {
     // DeepSeek-V2/V3 (transformers DeepseekV3Attention): queries through a
     // LoRA (q_a_proj, its RMSNorm, q_b_proj) or one q_proj; keys and values
@@ -347,13 +439,7 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
     f.indexer = IndexerParameters(arch, options);
     f.attention += f.indexer;
   }
-  f.qkv_bias = options.include_biases && arch.attention_qkv_bias;
-  f.output_bias = options.include_biases && arch.attention_output_bias;
-  f.qk_norm = options.include_norms && arch.qk_norm;
-  if (f.qkv_bias && !arch.UsesMla()) f.attention += a * d + 2 * g * d;
-  if (f.output_bias) f.attention += h;
-  if (f.qk_norm) f.attention += arch.qk_norm_full_width ? (a + g) * d : 2 * d;
-  if (arch.attention_sinks) f.attention += a;
+  if (arch.UsesMla()) f.attention += AttentionExtras(arch, f, d, g);
 
   // MLP per layer: dense layers, then MoE layers.
   f.dense_f = static_cast<double>(arch.intermediate_size);
@@ -374,12 +460,19 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
     f.recurrent_layers = arch.num_recurrent_layers;
   }
   f.dense_mlp = MlpParameters(arch, f.dense_f, options.include_biases);
-  f.mlp_total = f.dense_mlp * f.dense_layers;
+  if (arch.kv_shared_layers_double_mlp) {
+    // Gemma 4 E2B: the KV-shared layers' MLPs are 2 x intermediate_size
+    // (Gemma4TextMLP with use_double_wide_mlp).
+    f.wide_mlp_layers = arch.num_kv_shared_layers;
+    f.wide_mlp = MlpParameters(arch, 2 * f.dense_f, options.include_biases);
+  }
+  f.mlp_total = f.dense_mlp * (f.dense_layers - f.wide_mlp_layers) + f.wide_mlp * f.wide_mlp_layers;
   f.mlp_active = f.mlp_total;
   if (f.moe_layers > 0) {
     f.expert = MlpParameters(arch, moe_f, options.include_biases);
     f.num_experts = arch.num_experts;
-    f.router = h * arch.num_experts + (arch.router_bias ? arch.num_experts : 0);
+    f.router = h * arch.num_experts + (arch.router_bias ? arch.num_experts : 0) +
+               (arch.router_scales ? h + arch.num_experts : 0);
     const double router = f.router;
     // Shared experts: DeepSeek's n_shared_experts as wide as a routed one;
     // Qwen2-MoE's one shared expert of its own width, behind a sigmoid gate.
@@ -416,6 +509,17 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   if (arch.learned_positions) f.embedding += PositionRows(arch) * h;
   if (arch.type_vocab_size > 0) f.embedding += static_cast<double>(arch.type_vocab_size) * h;
   if (arch.pooler) f.pooler = h * h + h;
+  if (arch.per_layer_input_size > 0) {
+    // Gemma 4 E2B/E4B (Gemma4TextModel): embed_tokens_per_layer, rows x
+    // (layers x P), an embedding; per_layer_model_projection (layers x P) x
+    // h and its norm of P; in every layer per_layer_input_gate h x P,
+    // per_layer_projection P x h and post_per_layer_input_norm h.
+    const double P = arch.per_layer_input_size;
+    f.per_layer_embedding = static_cast<double>(arch.per_layer_input_vocab_size) * L * P;
+    f.embedding += f.per_layer_embedding;
+    const double norms = options.include_norms ? 1 : 0;
+    f.per_layer_inputs = L * P * h + norms * P + L * (2 * h * P + norms * h);
+  }
   if (arch.relative_attention_buckets > 0) {
     f.relative_bias = static_cast<double>(arch.relative_attention_buckets) * a *
                       (arch.num_decoder_layers > 0 ? 2 : 1);
@@ -441,14 +545,39 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
 ParameterCount Totals(const Figures& f) {
   ParameterCount count;
   count.embedding = f.embedding;
-  count.non_embedding = f.attention * f.attention_blocks + f.recurrent * f.recurrent_layers +
-                        f.mlp_total + f.norms + f.pooler + f.relative_bias;
+  count.non_embedding = AttentionTotal(f) + f.recurrent * f.recurrent_layers + f.mlp_total +
+                        f.norms + f.pooler + f.relative_bias + f.per_layer_inputs;
   count.total = count.embedding + count.non_embedding;
   count.active = count.total - f.mlp_total + f.mlp_active;
   count.multi_token_prediction = f.mtp;
   count.moe_layers = static_cast<int>(f.moe_layers);
   count.routed_expert_parameters = f.moe_layers > 0 ? f.expert * f.num_experts * f.moe_layers : 0;
   return count;
+}
+
+// " + 2x256 (QK norms)" for heads of width d over g KV heads.
+std::string QkNormsText(const Architecture& arch, const Figures& f, double d, double g) {
+  return arch.qk_norm_full_width
+             ? absl::StrCat(" + (", Int(f.a), "+", Int(g), ")x", Int(d), " (QK norms)")
+             : absl::StrCat(" + 2x", Int(d), " (QK norms)");
+}
+
+// StandardAttention's arithmetic, term by term.
+std::string StandardAttentionText(const Architecture& arch, const Figures& f, double d, double g,
+                                  bool values) {
+  const double h = f.h, a = f.a, kv = values ? 2 : 1;
+  std::string text = absl::StrCat(Int(h), "x", Int(a), "x", Int(d), " (Q) + ", values ? "2x" : "",
+                                  Int(h), "x", Int(g), "x", Int(d),
+                                  values ? " (K,V) + " : " (K; values from the keys: no V) + ",
+                                  Int(a), "x", Int(d), "x", Int(h), " (O)");
+  if (f.qkv_bias) absl::StrAppend(&text, " + ", Int(a * d + kv * g * d), " (QKV biases)");
+  if (f.output_bias) absl::StrAppend(&text, " + ", Int(h), " (O bias)");
+  if (f.qk_norm) absl::StrAppend(&text, QkNormsText(arch, f, d, g));
+  if (arch.attention_sinks) absl::StrAppend(&text, " + ", Int(a), " (sinks)");
+  if (arch.attention_output_gate) {
+    absl::StrAppend(&text, " + ", Int(h), "x", Int(a), "x", Int(d), " (output gate)");
+  }
+  return text;
 }
 
 // The components of a count, each with the arithmetic that produced it.
@@ -458,20 +587,8 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
   std::vector<ParameterComponent> components;
   components.reserve(8);
 
-  std::string attention =
-      absl::StrCat(Int(h), "x", Int(a), "x", Int(d), " (Q) + 2x", Int(h), "x", Int(g), "x", Int(d),
-                   " (K,V) + ", Int(a), "x", Int(d), "x", Int(h), " (O)");
-  if (f.qkv_bias) absl::StrAppend(&attention, " + ", Int(a * d + 2 * g * d), " (QKV biases)");
-  if (f.output_bias) absl::StrAppend(&attention, " + ", Int(h), " (O bias)");
-  const std::string qk_norms =
-      arch.qk_norm_full_width
-          ? absl::StrCat(" + (", Int(a), "+", Int(g), ")x", Int(d), " (QK norms)")
-          : absl::StrCat(" + 2x", Int(d), " (QK norms)");
-  if (f.qk_norm) absl::StrAppend(&attention, qk_norms);
-  if (arch.attention_sinks) absl::StrAppend(&attention, " + ", Int(a), " (sinks)");
-  if (arch.attention_output_gate) {
-    absl::StrAppend(&attention, " + ", Int(h), "x", Int(a), "x", Int(d), " (output gate)");
-  }
+  std::string attention = StandardAttentionText(arch, f, d, g, /*values=*/true);
+  const std::string qk_norms = QkNormsText(arch, f, d, g);
   if (arch.UsesMla()) {
     const int qk = arch.qk_nope_head_dim + arch.qk_rope_head_dim;
     attention = absl::StrCat(
@@ -503,9 +620,18 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
   }
   if (f.attention_blocks > 0) {
     components.push_back(
-        {"attention", f.attention * f.attention_blocks,
+        {"attention", AttentionTotal(f),
          absl::StrCat("(", attention, ") = ", Int(f.attention), " per layer x ",
-                      Int(f.attention_blocks - 2 * arch.num_decoder_layers), " layers",
+                      Int(f.attention_blocks - 2 * arch.num_decoder_layers - f.global_layers),
+                      f.global_layers > 0 ? " sliding-window layers" : " layers",
+                      f.global_layers > 0
+                          ? absl::StrCat(" + (",
+                                         StandardAttentionText(arch, f, arch.GlobalHeadDim(),
+                                                               arch.GlobalKvHeads(),
+                                                               !arch.global_values_from_keys),
+                                         ") = ", Int(f.global_attention), " per layer x ",
+                                         Int(f.global_layers), " full-attention layers")
+                          : std::string(),
                       arch.num_decoder_layers > 0 ? absl::StrCat(" + 2 x ", arch.num_decoder_layers,
                                                                  " decoder layers (self and cross)")
                                                   : std::string())});
@@ -521,17 +647,26 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
   const double dense_mlp_biases = f.dense_mlp - (arch.gated_mlp ? 3 : 2) * h * f.dense_f;
   std::string mlp =
       f.dense_layers > 0
-          ? absl::StrCat(arch.gated_mlp ? "3" : "2", "x", Int(h), "x", Int(f.dense_f),
-                         dense_mlp_biases > 0
-                             ? absl::StrCat(" + ", Int(dense_mlp_biases), " (biases)")
-                             : std::string(),
-                         " = ", Int(f.dense_mlp), " per layer x ", Int(f.dense_layers), " layers")
+          ? absl::StrCat(
+                arch.gated_mlp ? "3" : "2", "x", Int(h), "x", Int(f.dense_f),
+                dense_mlp_biases > 0 ? absl::StrCat(" + ", Int(dense_mlp_biases), " (biases)")
+                                     : std::string(),
+                " = ", Int(f.dense_mlp), " per layer x ", Int(f.dense_layers - f.wide_mlp_layers),
+                " layers",
+                f.wide_mlp_layers > 0
+                    ? absl::StrCat(" + ", arch.gated_mlp ? "3" : "2", "x", Int(h), "x",
+                                   Int(2 * f.dense_f), " = ", Int(f.wide_mlp), " per layer x ",
+                                   Int(f.wide_mlp_layers), " KV-shared layers (twice as wide)")
+                    : std::string())
           : std::string();
   if (f.moe_layers > 0) {
     absl::StrAppend(
         &mlp, f.dense_layers > 0 ? "; " : "", arch.num_experts, " experts x ", Int(f.expert),
         " + router ", Int(h), "x", arch.num_experts,
         arch.router_bias ? absl::StrCat(" + ", arch.num_experts, " (router bias)") : std::string(),
+        arch.router_scales
+            ? absl::StrCat(" + ", Int(h), " + ", arch.num_experts, " (router scales)")
+            : std::string(),
         f.shared > 0 ? absl::StrCat(" + shared experts ", Int(f.shared),
                                     arch.shared_expert_gate ? " (with their gate)" : "")
                      : std::string(),
@@ -577,6 +712,18 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
   if (arch.type_vocab_size > 0) {
     components.push_back({"token_type_embedding", static_cast<double>(arch.type_vocab_size) * h,
                           absl::StrCat(arch.type_vocab_size, " token types x ", Int(h))});
+  }
+  if (f.per_layer_embedding > 0) {
+    const double P = arch.per_layer_input_size;
+    components.push_back({"per_layer_embedding", f.per_layer_embedding,
+                          absl::StrCat(arch.per_layer_input_vocab_size, " vocab x (", Int(L),
+                                       " layers x ", Int(P), ")")});
+    components.push_back(
+        {"per_layer_inputs", f.per_layer_inputs,
+         absl::StrCat("projection ", Int(L * P), "x", Int(h),
+                      options.include_norms ? absl::StrCat(" + norm ", Int(P)) : "", " + ", Int(L),
+                      " layers x (gate ", Int(h), "x", Int(P), " + projection ", Int(P), "x",
+                      Int(h), options.include_norms ? absl::StrCat(" + norm ", Int(h)) : "", ")")});
   }
   if (arch.pooler) {
     components.push_back(

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -389,7 +391,13 @@ Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int6
   const int64_t per_norm = shape.layer_norm ? 4 * h : 8 * h;
   // Fused attention keeps q and k after the rotary embedding, v (k and v at
   // the KV heads: GQA), the output and the fp32 log-sum-exp per head.
-  const int64_t attention = 2 * a * d + 2 * g * d + 2 * g * d + 2 * a * d + 4 * a;
+  int64_t attention = 2 * a * d + 2 * g * d + 2 * g * d + 2 * a * d + 4 * a;
+  // Gemma 4's full-attention layers at their own width and KV heads: the
+  // larger of the two kinds of layer for every layer (an upper bound).
+  const int64_t gd = shape.GlobalHeadDim(), gg = shape.GlobalKvHeads();
+  const int64_t full_attention = 2 * a * gd + 4 * gg * gd + 2 * a * gd + 4 * a;
+  const bool full_larger = shape.HasGlobalGeometry() && full_attention > attention;
+  if (full_larger) attention = full_attention;
   // MLP: gated (SwiGLU) keeps gate, SiLU(gate), up and their product (the
   // down projection's input), 4 x 2f; plain keeps fc1's output and its
   // activation, 2 x 2f. Mixture of experts: per token, its k experts and the
@@ -417,9 +425,11 @@ Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int6
                        shape.layer_norm ? " (LayerNorm: input + output)"
                                         : " (RMSNorm: fp32 input 4h + bf16 2h + output 2h)",
                        sequence_parallel && t > 1 ? absl::StrCat(" / ", t) : "",
-                       " + (attention 2 x (", a, " + ", g, " + ", g, " + ", a, ") x ", d, " + 4 x ",
-                       a, " + ", mlp_text, ")", t > 1 ? absl::StrCat(" / ", t) : "", " = ",
-                       Num(per_token), " bytes per token] = ", Bytes(bytes))};
+                       " + (attention 2 x (", a, " + ", full_larger ? gg : g, " + ",
+                       full_larger ? gg : g, " + ", a, ") x ", full_larger ? gd : d, " + 4 x ", a,
+                       full_larger ? " (a full-attention layer's, the larger)" : "", " + ",
+                       mlp_text, ")", t > 1 ? absl::StrCat(" / ", t) : "", " = ", Num(per_token),
+                       " bytes per token] = ", Bytes(bytes))};
 }
 
 Figure RecurrentMixerActivationBytes(const Architecture& shape, int64_t s, int64_t b, int t) {
@@ -771,42 +781,79 @@ absl::StatusOr<Figure> LoraParameters(const Architecture& shape, int rank,
     v.Add("architecture", "LoRA needs the model's layers, hidden size and heads");
   }
   if (absl::Status s = v.ToStatus(); !s.ok()) return s;
-  const int64_t h = shape.hidden_size;
-  const int64_t d = shape.head_dim > 0 ? shape.head_dim : h / shape.num_attention_heads;
-  const int64_t q = shape.num_attention_heads * d;
-  const int64_t kv =
-      (shape.num_key_value_heads > 0 ? shape.num_key_value_heads : shape.num_attention_heads) * d;
-  const int64_t f = shape.intermediate_size;
-  double per_layer = 0;
-  std::vector<std::string> parts;
-  for (const std::string& module : target_modules) {
-    int64_t in = 0, out = 0;
-    if (module == "q")
-      in = h, out = q;
-    else if (module == "k" || module == "v")
-      in = h, out = kv;
-    else if (module == "o")
-      in = q, out = h;
-    else if ((module == "gate" && shape.gated_mlp) || module == "up")
-      in = h, out = f;
-    else if (module == "down")
-      in = f, out = h;
-    else {
-      return InvalidFieldError("lora_target_modules",
-                               absl::StrCat("unknown module \"", module,
-                                            "\" (q, k, v, o, up, down, and gate for gated MLPs)"));
-    }
-    if (in <= 0 || out <= 0) {
-      return InvalidFieldError("lora_target_modules",
-                               absl::StrCat("the architecture lacks the size of \"", module, "\""));
-    }
-    per_layer += static_cast<double>(rank) * (in + out);
-    parts.push_back(absl::StrCat(module, " ", rank, " x (", in, " + ", out, ")"));
+  if (target_modules.empty()) {
+    return InvalidFieldError("lora_target_modules", "name at least one module");
   }
-  if (parts.empty()) return InvalidFieldError("lora_target_modules", "name at least one module");
-  const double total = per_layer * shape.num_layers;
-  return Figure{total, absl::StrCat(shape.num_layers, " layers x (", absl::StrJoin(parts, " + "),
-                                    ") = ", Num(total), " adapter parameters")};
+  const int64_t h = shape.hidden_size;
+  const int64_t f = shape.intermediate_size;
+  // The adapters of one layer whose heads are d wide over g KV heads
+  // (Gemma 4's full-attention layers: their own; no v_proj to adapt when
+  // their values come from the keys).
+  struct Group {
+    int layers;
+    const char* label;
+    double per_layer = 0;
+    std::vector<std::string> parts;
+  };
+  const auto group = [&](int layers, int64_t d, int64_t g, bool values) -> absl::StatusOr<Group> {
+    Group out{.layers = layers, .label = " layers x ("};
+    const int64_t q = shape.num_attention_heads * d, kv = g * d;
+    for (const std::string& module : target_modules) {
+      int64_t in = 0, width = 0;
+      if (module == "q")
+        in = h, width = q;
+      else if (module == "k")
+        in = h, width = kv;
+      else if (module == "v")
+        in = h, width = values ? kv : 0;
+      else if (module == "o")
+        in = q, width = h;
+      else if ((module == "gate" && shape.gated_mlp) || module == "up")
+        in = h, width = f;
+      else if (module == "down")
+        in = f, width = h;
+      else {
+        return InvalidFieldError(
+            "lora_target_modules",
+            absl::StrCat("unknown module \"", module,
+                         "\" (q, k, v, o, up, down, and gate for gated MLPs)"));
+      }
+      if (module == "v" && !values) {
+        out.parts.push_back("no v (values from the keys)");
+        continue;
+      }
+      if (in <= 0 || width <= 0) {
+        return InvalidFieldError(
+            "lora_target_modules",
+            absl::StrCat("the architecture lacks the size of \"", module, "\""));
+      }
+      out.per_layer += static_cast<double>(rank) * (in + width);
+      out.parts.push_back(absl::StrCat(module, " ", rank, " x (", in, " + ", width, ")"));
+    }
+    return out;
+  };
+  std::vector<Group> groups;
+  const int full = shape.HasGlobalGeometry() ? shape.FullAttentionLayers() : 0;
+  for (const auto& [layers, d, g, values] :
+       {std::tuple<int, int64_t, int64_t, bool>{shape.num_layers - full, shape.EffectiveHeadDim(),
+                                                shape.EffectiveKvHeads(), true},
+        {full, shape.GlobalHeadDim(), shape.GlobalKvHeads(), !shape.global_values_from_keys}}) {
+    if (layers <= 0) continue;
+    absl::StatusOr<Group> one = group(layers, d, g, values);
+    if (!one.ok()) return one.status();
+    if (full > 0) {
+      one->label = groups.empty() ? " sliding-window layers x (" : " full-attention layers x (";
+    }
+    groups.push_back(*std::move(one));
+  }
+  double total = 0;
+  std::vector<std::string> texts;
+  for (const Group& one : groups) {
+    total += one.per_layer * one.layers;
+    texts.push_back(absl::StrCat(one.layers, one.label, absl::StrJoin(one.parts, " + "), ")"));
+  }
+  return Figure{
+      total, absl::StrCat(absl::StrJoin(texts, " + "), " = ", Num(total), " adapter parameters")};
 }
 
 absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput& in) {

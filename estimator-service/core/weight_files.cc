@@ -189,7 +189,22 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
     }
     out.push_back({Role::kRecurrent, I * h, I, i});
   };
+  // Gemma 4's full-attention layers (their own heads; no v_proj when their
+  // values come from the keys), spread evenly and ending at the last layer,
+  // as its configs place them (every sixth).
+  const int full_layers = arch.HasGlobalGeometry() ? arch.FullAttentionLayers() : 0;
+  const auto is_full = [&](int i) {
+    return full_layers > 0 && int64_t{i + 1} * full_layers / L > int64_t{i} * full_layers / L;
+  };
   auto attention = [&](int i) {
+    if (is_full(i)) {
+      const double gd = arch.GlobalHeadDim(), gg = arch.GlobalKvHeads();
+      out.push_back({Role::kAttnQ, h * a * gd, h, i});
+      out.push_back({Role::kAttnK, h * gg * gd, h, i});
+      if (!arch.global_values_from_keys) out.push_back({Role::kAttnV, h * gg * gd, h, i});
+      out.push_back({Role::kAttnOutput, a * gd * h, a * gd, i});
+      return;
+    }
     if (arch.UsesMla()) {
       const double qk = arch.qk_nope_head_dim + arch.qk_rope_head_dim;
       if (arch.q_lora_rank > 0) {

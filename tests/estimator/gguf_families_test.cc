@@ -307,6 +307,172 @@ void Check(const Case& c) {
   ExpectSameCacheShape(read.arch, *config);
 }
 
+// Gemma 4 as llama.cpp's converter writes it (convert_hf_to_gguf.py
+// Gemma4Model, PR #21309; the tensor and key names of real files' load logs:
+// unsloth's gemma-4-E2B-it Q4_K_M, 601 tensors, and gemma-4-26B-A4B-it
+// Q5_K_M, 658): key_length the full layers' head width (512), key_length_swa
+// the sliding ones' (256), a flag per layer for the window, head_count_kv per
+// layer when the config has global KV heads, no attn_v in a full layer whose
+// values are its keys, feed_forward_length per layer with the double-wide
+// MLP, shared_kv_layers and embedding_length_per_layer_input. The files add
+// a one-element layer_output_scale per layer and a 256-element rope_freqs,
+// neither a parameter. The reader must find the config.json reading's
+// architecture.
+struct Gemma4Gguf {
+  uint64_t layers, hidden, heads, kv_sliding, kv_full, ffn, period, shared, per_layer;
+  bool values_from_keys, double_wide;
+  uint64_t experts = 0, experts_used = 0, expert_ffn = 0;
+};
+
+GgufHeaderWriter WriteGemma4(const Gemma4Gguf& g) {
+  GgufHeaderWriter w;
+  const uint64_t vocab = 262144, L = g.layers, H = g.hidden;
+  std::vector<bool> sliding;
+  std::vector<int32_t> kv, ffn;
+  for (uint64_t i = 0; i < L; ++i) {
+    sliding.push_back((i + 1) % g.period != 0);
+    kv.push_back(static_cast<int32_t>(sliding.back() ? g.kv_sliding : g.kv_full));
+    ffn.push_back(static_cast<int32_t>(g.double_wide && i >= L - g.shared ? 2 * g.ffn : g.ffn));
+  }
+  w.Str("general.architecture", "gemma4")
+      .U32("gemma4.block_count", static_cast<uint32_t>(L))
+      .U32("gemma4.context_length", 131072)
+      .U32("gemma4.embedding_length", static_cast<uint32_t>(H))
+      .U32("gemma4.attention.head_count", static_cast<uint32_t>(g.heads))
+      .U32("gemma4.attention.key_length", 512)
+      .U32("gemma4.attention.value_length", 512)
+      .U32("gemma4.attention.key_length_swa", 256)
+      .U32("gemma4.attention.value_length_swa", 256)
+      .U32("gemma4.attention.sliding_window", 512)
+      .BoolArray("gemma4.attention.sliding_window_pattern", sliding)
+      .U32("gemma4.attention.shared_kv_layers", static_cast<uint32_t>(g.shared))
+      .U32("gemma4.embedding_length_per_layer_input", static_cast<uint32_t>(g.per_layer));
+  if (g.kv_sliding != g.kv_full) {
+    w.I32Array("gemma4.attention.head_count_kv", kv);
+  } else {
+    w.U32("gemma4.attention.head_count_kv", static_cast<uint32_t>(g.kv_sliding));
+  }
+  if (g.double_wide) {
+    w.I32Array("gemma4.feed_forward_length", ffn);
+  } else {
+    w.U32("gemma4.feed_forward_length", static_cast<uint32_t>(g.ffn));
+  }
+  if (g.experts > 0) {
+    w.U32("gemma4.expert_count", static_cast<uint32_t>(g.experts))
+        .U32("gemma4.expert_used_count", static_cast<uint32_t>(g.experts_used))
+        .U32("gemma4.expert_feed_forward_length", static_cast<uint32_t>(g.expert_ffn));
+  }
+  w.Tokens(static_cast<int>(vocab));
+  w.Tensor("token_embd.weight", {H, vocab});
+  if (g.per_layer > 0) {
+    w.Tensor("per_layer_token_embd.weight", {L * g.per_layer, vocab});
+    w.Tensor("per_layer_model_proj.weight", {H, L * g.per_layer});
+    w.Tensor("per_layer_proj_norm.weight", {g.per_layer});
+  }
+  w.Tensor("rope_freqs.weight", {256});
+  for (uint64_t i = 0; i < L; ++i) {
+    const std::string b = absl::StrCat("blk.", i, ".");
+    const uint64_t d = sliding[i] ? 256 : 512, k = static_cast<uint64_t>(kv[i]) * d;
+    const uint64_t f = static_cast<uint64_t>(ffn[i]);
+    for (const char* norm : {"attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"}) {
+      w.Tensor(b + norm + ".weight", {H});
+    }
+    w.Tensor(b + "attn_q.weight", {H, g.heads * d});
+    w.Tensor(b + "attn_k.weight", {H, k});
+    if (sliding[i] || !g.values_from_keys) w.Tensor(b + "attn_v.weight", {H, k});
+    w.Tensor(b + "attn_q_norm.weight", {d});
+    w.Tensor(b + "attn_k_norm.weight", {d});
+    w.Tensor(b + "attn_output.weight", {g.heads * d, H});
+    w.Tensor(b + "ffn_gate.weight", {H, f});
+    w.Tensor(b + "ffn_up.weight", {H, f});
+    w.Tensor(b + "ffn_down.weight", {f, H});
+    if (g.experts > 0) {
+      w.Tensor(b + "ffn_gate_inp.weight", {H, g.experts});
+      w.Tensor(b + "ffn_gate_inp.scale", {H});
+      w.Tensor(b + "ffn_gate_up_exps.weight", {H, 2 * g.expert_ffn, g.experts});
+      w.Tensor(b + "ffn_down_exps.weight", {g.expert_ffn, H, g.experts});
+      w.Tensor(b + "ffn_down_exps.scale", {g.experts});
+      for (const char* norm : {"pre_ffw_norm_2", "post_ffw_norm_1", "post_ffw_norm_2"}) {
+        w.Tensor(b + norm + ".weight", {H});
+      }
+    }
+    if (g.per_layer > 0) {
+      w.Tensor(b + "inp_gate.weight", {H, g.per_layer});
+      w.Tensor(b + "proj.weight", {g.per_layer, H});
+      w.Tensor(b + "post_norm.weight", {H});
+    }
+    w.Tensor(b + "layer_output_scale.weight", {1});
+  }
+  w.Tensor("output_norm.weight", {H});
+  return w;
+}
+
+TEST(GgufFamiliesTest, Gemma4ReadsAsItsConfigWithEachLayerKindsGeometry) {
+  // E2B: one KV head of 256 / 512, the last 20 of 35 layers KV-shared with
+  // MLPs twice as wide, per-layer inputs of 256. Its text model:
+  // 5,123,178,016 (unsloth/gemma-4-E2B-it-unsloth-bnb-4bit) less the
+  // vision (168,544,256) and audio (307,183,904) parts an mmproj file holds.
+  const Gemma4Gguf e2b{.layers = 35,
+                       .hidden = 1536,
+                       .heads = 8,
+                       .kv_sliding = 1,
+                       .kv_full = 1,
+                       .ffn = 6144,
+                       .period = 5,
+                       .shared = 20,
+                       .per_layer = 256,
+                       .values_from_keys = false,
+                       .double_wide = true};
+  Read read = ReadFile(WriteGemma4(e2b));
+  EXPECT_EQ(read.counted, 4647449856.0);
+  EXPECT_EQ(read.file_total, 4647449856ULL + 35 + 256);
+  EXPECT_EQ(read.arch.model_type(), "gemma4_text");
+  EXPECT_EQ(read.arch.head_dim(), 256);
+  EXPECT_EQ(read.arch.global_head_dim(), 512);
+  EXPECT_EQ(read.arch.num_key_value_heads(), 1);
+  EXPECT_EQ(read.arch.num_global_key_value_heads(), 1);
+  EXPECT_FALSE(read.arch.global_values_from_keys());
+  EXPECT_EQ(read.arch.num_sliding_window_layers(), 28);
+  EXPECT_EQ(read.arch.num_kv_shared_layers(), 20);
+  EXPECT_TRUE(read.arch.kv_shared_layers_double_mlp());
+  EXPECT_EQ(read.arch.intermediate_size(), 6144);
+  EXPECT_EQ(read.arch.per_layer_input_size(), 256);
+  EXPECT_EQ(read.arch.per_layer_input_vocab_size(), 262144);
+  // 15 layers with a cache: 12 sliding of 1 x 256, 3 full of 1 x 512.
+  EXPECT_EQ(KvCacheBytesPerToken(ToCoreArchitecture(read.arch), NumberFormat::kFp16, nullptr),
+            2.0 * (12 * 256 + 3 * 512) * 2);
+
+  // 26B-A4B: 8 / 2 KV heads, no attn_v in the full layers, 128 experts of
+  // 704 beside the dense MLP of 2112. Its text model 25,233,141,760
+  // (Google's "25.2B"; transformers re-saves' 25,805,933,872 less the
+  // vision tower and embed_vision).
+  const Gemma4Gguf moe{.layers = 30,
+                       .hidden = 2816,
+                       .heads = 16,
+                       .kv_sliding = 8,
+                       .kv_full = 2,
+                       .ffn = 2112,
+                       .period = 6,
+                       .shared = 0,
+                       .per_layer = 0,
+                       .values_from_keys = true,
+                       .double_wide = false,
+                       .experts = 128,
+                       .experts_used = 8,
+                       .expert_ffn = 704};
+  read = ReadFile(WriteGemma4(moe));
+  EXPECT_EQ(read.counted, 25233141760.0);
+  EXPECT_EQ(read.file_total, 25233141760ULL + 30 + 256);
+  EXPECT_EQ(read.arch.num_key_value_heads(), 8);
+  EXPECT_EQ(read.arch.num_global_key_value_heads(), 2);
+  EXPECT_TRUE(read.arch.global_values_from_keys());
+  EXPECT_EQ(read.arch.num_experts(), 128);
+  EXPECT_EQ(read.arch.num_experts_per_token(), 8);
+  EXPECT_EQ(read.arch.shared_expert_intermediate_size(), 2112);
+  EXPECT_TRUE(read.arch.router_scales());
+  EXPECT_EQ(read.arch.num_sliding_window_layers(), 25);
+}
+
 // Dense families. The published counts are those accuracy_test.cc and
 // shipped_models_test.cc hold their config.json counts to (docs/ACCURACY.md).
 TEST(GgufFamiliesTest, DenseFamiliesReadAsTheirCheckpoints) {

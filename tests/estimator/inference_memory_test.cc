@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status/errors.h"
 
@@ -61,6 +62,88 @@ TEST(KvCacheTest, GroupedQueryAttentionUsesKvHeadsNotHeads) {
   mha.num_key_value_heads = 32;  // what GQA-blind calculators compute: 4x too much
   EXPECT_EQ(KvCacheBytesPerToken(mha, NumberFormat::kBf16, &arithmetic), 4 * 131072);
   EXPECT_EQ(KvCacheBytesPerToken(Llama31_8B(), NumberFormat::kFp8, &arithmetic), 65536);
+}
+
+// Gemma 4 31B's shape (google/gemma-4-31B-it config.json): 60 layers, 50
+// sliding (window 1024, 16 KV heads of 256), 10 full-attention ones (4 KV
+// heads of 512, values from the keys).
+Architecture Gemma4_31B() {
+  Architecture arch;
+  arch.num_layers = 60;
+  arch.hidden_size = 5376;
+  arch.num_attention_heads = 32;
+  arch.num_key_value_heads = 16;
+  arch.head_dim = 256;
+  arch.intermediate_size = 21504;
+  arch.gated_mlp = true;
+  arch.vocab_size = 262144;
+  arch.tie_word_embeddings = true;
+  arch.max_context_length = 262144;
+  arch.sliding_window = 1024;
+  arch.num_sliding_window_layers = 50;
+  arch.qk_norm = true;
+  arch.norms_per_layer = 4;
+  arch.global_head_dim = 512;
+  arch.num_global_key_value_heads = 4;
+  arch.global_values_from_keys = true;
+  return arch;
+}
+
+TEST(KvCacheTest, FullAttentionLayersOfTheirOwnGeometryAreSizedAtIt) {
+  const Architecture arch = Gemma4_31B();
+  // 2 x (50 x 16 x 256 + 10 x 4 x 512) x 2 bytes.
+  EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, nullptr), 901120);
+  // Below the window every layer keeps every token.
+  EXPECT_EQ(KvCacheBytes(arch, NumberFormat::kBf16, 1000, 1), 901120.0 * 1000);
+  // Above it: the sliding layers the window at 16,384 bytes a token, the
+  // full ones the context at 8,192 (not the average 15,018.7 a layer).
+  EXPECT_EQ(KvCacheBytes(arch, NumberFormat::kBf16, 131072, 2),
+            2 * (50.0 * 1024 * 16384 + 10.0 * 131072 * 8192));
+  InferenceMemoryInput input;
+  input.parameters = 31273086512;
+  input.architecture = arch;
+  input.workload.context_length_tokens = 131072;
+  absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
+  ASSERT_TRUE(sizing.ok()) << sizing.status();
+  // The largest layer (a pipeline stage's and a split card's bound): a
+  // sliding layer's bytes at the whole context, above a full layer's.
+  EXPECT_EQ(sizing->kv_cache_bytes_largest_layer, 16384.0 * 131072);
+  // Tensor parallelism divides the cache by the fewer KV heads at most.
+  EXPECT_EQ(sizing->num_key_value_heads, 4);
+  // One geometry for every layer: the full layers' understates the
+  // sliding layers' cache by half.
+  Architecture uniform = arch;
+  uniform.head_dim = 512;
+  uniform.num_key_value_heads = 4;
+  uniform.global_head_dim = 0;
+  uniform.num_global_key_value_heads = 0;
+  uniform.global_values_from_keys = false;
+  EXPECT_EQ(KvCacheBytes(arch, NumberFormat::kBf16, 131072, 1) -
+                KvCacheBytes(uniform, NumberFormat::kBf16, 131072, 1),
+            50.0 * 1024 * (16384 - 8192));
+}
+
+TEST(KvCacheTest, AFullAttentionGeometryNeedsSlidingAndFullLayers) {
+  Architecture arch = Gemma4_31B();
+  arch.sliding_window = 0;
+  InferenceMemoryInput input;
+  input.parameters = 31273086512;
+  input.architecture = arch;
+  input.workload.context_length_tokens = 4096;
+  absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
+  ASSERT_FALSE(sizing.ok());
+  EXPECT_EQ(sizing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(
+      absl::StrContains(sizing.status().ToString(), "architecture.num_sliding_window_layers"))
+      << sizing.status();
+  arch = Gemma4_31B();
+  arch.num_global_key_value_heads = 5;  // 32 heads in groups of 5
+  input.architecture = arch;
+  sizing = SizeInference(input);
+  ASSERT_FALSE(sizing.ok());
+  EXPECT_TRUE(
+      absl::StrContains(sizing.status().ToString(), "architecture.num_global_key_value_heads"))
+      << sizing.status();
 }
 
 TEST(KvCacheTest, HeadDimDefaultsToHiddenOverHeads) {

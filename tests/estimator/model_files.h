@@ -208,6 +208,14 @@ class GgufHeaderWriter {
     for (int32_t v : values) Le(&kv_, static_cast<uint32_t>(v), 4);
     return *this;
   }
+  // An array of bools (add_sliding_window_pattern's per-layer flags).
+  GgufHeaderWriter& BoolArray(const std::string& key, const std::vector<bool>& values) {
+    Key(key, 9);
+    Le(&kv_, 7, 4);
+    Le(&kv_, values.size(), 8);
+    for (bool v : values) kv_.push_back(v ? 1 : 0);
+    return *this;
+  }
   // tokenizer.ggml.tokens with `n` placeholder tokens.
   GgufHeaderWriter& Tokens(int n) {
     Key("tokenizer.ggml.tokens", 9);

@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "common/formats/hf_config.h"
@@ -260,6 +261,9 @@ TEST(EncodersTest, EveryListedLayoutIsCounted) {
                             .output_size = 96,
                             .num_mel_bins = 80,
                             .max_positions = 100,
+                            .head_dim = 16,
+                            .conv_kernel_size = 5,
+                            .subsampling_channels = {8, 4},
                             .parameters = 1000};
     const absl::StatusOr<EncoderCount> count = CountEncoder(full, "p");
     ASSERT_TRUE(count.ok()) << layout << ": " << count.status();
@@ -1071,6 +1075,237 @@ TEST(MultimodalConfigTest, UnsupportedFamiliesAreRefusedNamingTheSupportedOnes) 
   absl::StatusOr<common::v1::Architecture> a =
       ArchitectureFromHfConfig(R"({"model_type": "mllama"})");
   EXPECT_TRUE(absl::StrContains(a.status().ToString(), "qwen2_audio")) << a.status();
+}
+
+// Gemma 4 31B and 26B-A4B (gemma4): five sliding-window layers in six of
+// head_dim 256, the full-attention ones at global_head_dim 512 over
+// num_global_key_value_heads with no v_proj (attention_k_eq_v); the 26B's
+// dense MLP (intermediate_size 2112) beside 128 experts of 704, its router's
+// scales and three more RMSNorms; Gemma 4's ViT (27 blocks of 1152, heads of
+// 72 with QK norms, a gated MLP of 4304, a 2 x 10240 position table) and
+// embed_vision (one linear). The configs' keys as google/gemma-4-31B-it's
+// config.json gives them (its 26B-A4B twin: transformers'
+// convert_gemma4_weights.py _VARIANTS). Published: the safetensors totals
+// of transformers re-saves (unsloth/gemma-4-31B-it-unsloth-bnb-4bit
+// 31,273,086,512; TrevorJS/gemma-4-26B-A4B-it-uncensored 25,805,933,872,
+// llmfit's later list). Google's own repositories show 32,682,372,656 and
+// 26,544,131,376: exactly vocab x hidden more, the tied lm_head counted a
+// second time by the conversion (load_state_dict(assign=True) made it a
+// Parameter of its own); the files hold no lm_head. The text model with the
+// embedding once is Google's "30.7B" / "25.2B" (30,697,345,280 and
+// 25,233,141,760); the 26B's "3.8B active" is 3,822,530,560.
+std::string Gemma4Config(const std::string& text) {
+  return absl::StrCat(
+      R"({"model_type": "gemma4", "architectures": ["Gemma4ForConditionalGeneration"],
+          "audio_config": null, "tie_word_embeddings": true, "text_config": )",
+      text,
+      R"(, "vision_config": {"model_type": "gemma4_vision", "hidden_size": 1152,
+          "intermediate_size": 4304, "num_hidden_layers": 27, "num_attention_heads": 16,
+          "num_key_value_heads": 16, "head_dim": 72, "global_head_dim": 72, "patch_size": 16,
+          "pooling_kernel_size": 3, "position_embedding_size": 10240, "standardize": true,
+          "use_clipped_linears": false}, "vision_soft_tokens_per_image": 280})");
+}
+
+// Gemma 4's layer_types: five sliding layers, then a full one, `periods` times.
+std::string Gemma4LayerTypes(int periods) {
+  std::vector<std::string> types;
+  for (int i = 0; i < periods; ++i) {
+    for (int j = 0; j < 5; ++j) types.push_back(R"("sliding_attention")");
+    types.push_back(R"("full_attention")");
+  }
+  return absl::StrCat("[", absl::StrJoin(types, ", "), "]");
+}
+
+const std::string& Gemma4_31B() {
+  static const std::string* const config = new std::string(Gemma4Config(absl::StrCat(
+      R"({"model_type": "gemma4_text", "attention_bias": false, "attention_k_eq_v": true,
+          "enable_moe_block": false, "expert_intermediate_size": null,
+          "final_logit_softcapping": 30.0, "global_head_dim": 512, "head_dim": 256,
+          "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 5376,
+          "hidden_size_per_layer_input": 0, "intermediate_size": 21504, "layer_types": )",
+      Gemma4LayerTypes(10),
+      R"(, "max_position_embeddings": 262144, "moe_intermediate_size": null,
+          "num_attention_heads": 32, "num_experts": null, "num_global_key_value_heads": 4,
+          "num_hidden_layers": 60, "num_key_value_heads": 16, "num_kv_shared_layers": 0,
+          "rms_norm_eps": 1e-06, "sliding_window": 1024, "tie_word_embeddings": true,
+          "top_k_experts": null, "use_double_wide_mlp": false, "vocab_size": 262144,
+          "vocab_size_per_layer_input": 262144})")));
+  return *config;
+}
+
+const std::string& Gemma4_26B_A4B() {
+  static const std::string* const config = new std::string(Gemma4Config(absl::StrCat(
+      R"({"model_type": "gemma4_text", "attention_bias": false, "attention_k_eq_v": true,
+          "enable_moe_block": true, "final_logit_softcapping": 30.0, "global_head_dim": 512,
+          "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 2816,
+          "hidden_size_per_layer_input": 0, "intermediate_size": 2112, "layer_types": )",
+      Gemma4LayerTypes(5),
+      R"(, "max_position_embeddings": 262144, "moe_intermediate_size": 704,
+          "num_attention_heads": 16, "num_experts": 128, "num_global_key_value_heads": 2,
+          "num_hidden_layers": 30, "num_key_value_heads": 8, "num_kv_shared_layers": 0,
+          "rms_norm_eps": 1e-06, "sliding_window": 1024, "tie_word_embeddings": true,
+          "top_k_experts": 8, "use_double_wide_mlp": false, "vocab_size": 262144,
+          "vocab_size_per_layer_input": 262144})")));
+  return *config;
+}
+
+TEST(MultimodalConfigTest, Gemma4IsCountedExactlyWithItsFullAttentionLayersOwnGeometry) {
+  const v1::CountParametersResponse dense = Count(Gemma4_31B());
+  EXPECT_EQ(Component(dense, "vision_encoder"), 569548080);
+  EXPECT_EQ(Component(dense, "projector"), 5376.0 * 1152);
+  EXPECT_EQ(dense.total_parameters(), 31273086512) << "google/gemma-4-31B-it";
+  EXPECT_EQ(dense.total_parameters() + 262144.0 * 5376, 32682372656)
+      << "the Hub's total for google/gemma-4-31B-it counts the tied lm_head twice";
+  EXPECT_EQ(
+      dense.total_parameters() - Component(dense, "vision_encoder") - Component(dense, "projector"),
+      30697345280)
+      << "Google's 30.7B";
+  // A sliding layer: q 5376x32x256, k and v 5376x16x256, o, QK norms 2x256;
+  // a full one: q 5376x32x512, k 5376x4x512 and no v, o, QK norms 2x512.
+  EXPECT_EQ(Component(dense, "attention"), 50 * (2.0 * 5376 * 8192 + 2.0 * 5376 * 4096 + 512) +
+                                               10 * (2.0 * 5376 * 16384 + 5376.0 * 2048 + 1024));
+  std::string attention_text;
+  for (const auto& c : dense.components()) {
+    if (c.name() == "attention") attention_text = c.arithmetic();
+  }
+  EXPECT_TRUE(absl::StrContains(attention_text, "10 full-attention layers")) << attention_text;
+  EXPECT_TRUE(absl::StrContains(attention_text, "values from the keys: no V")) << attention_text;
+
+  const v1::CountParametersResponse moe = Count(Gemma4_26B_A4B());
+  EXPECT_EQ(Component(moe, "projector"), 2816.0 * 1152);
+  EXPECT_EQ(moe.total_parameters(), 25805933872) << "google/gemma-4-26B-A4B-it";
+  EXPECT_EQ(moe.total_parameters() + 262144.0 * 2816, 26544131376);
+  const double encoders = Component(moe, "vision_encoder") + Component(moe, "projector");
+  EXPECT_EQ(moe.total_parameters() - encoders, 25233141760) << "Google's 25.2B";
+  EXPECT_EQ(moe.active_parameters() - encoders, 3822530560) << "Google's 3.8B active";
+}
+
+// Gemma 4 E2B and E4B: per-layer inputs (a second embedding of 262,144 x
+// (layers x 256), its projection and a gate and projection in each layer),
+// the last 20 / 18 layers reusing earlier layers' KV caches (their k/v
+// projections still in the checkpoint), E2B's twice-wide MLP in those
+// layers, full-attention layers of head width 512 (with v_proj), a 768-wide
+// ViT of 16 blocks and the audio conformer (12 blocks of 1024). The configs
+// as transformers' convert_gemma4_weights.py _VARIANTS and Gemma4AudioConfig
+// give them (copies of the checkpoints' text_config agree). Published: the
+// Hub's safetensors totals of google/gemma-4-E2B-it 5,123,178,051 and
+// google/gemma-4-E4B-it 7,996,156,490, which count each layer's
+// layer_scalar buffer (one element; 35 and 42) and not the clipping bounds
+// (rank-0); re-saved copies (unsloth) show exactly those totals less the
+// layer count, our count.
+std::string Gemma4EConfig(int hidden, int layers, int period, int kv_heads, int intermediate,
+                          int shared, bool double_wide) {
+  std::vector<std::string> types;
+  for (int i = 0; i < layers; ++i) {
+    types.push_back((i + 1) % period == 0 ? R"("full_attention")" : R"("sliding_attention")");
+  }
+  return absl::StrCat(
+      R"({"model_type": "gemma4", "architectures": ["Gemma4ForConditionalGeneration"],
+          "tie_word_embeddings": true, "text_config": {"model_type": "gemma4_text",
+          "attention_bias": false, "attention_k_eq_v": false, "enable_moe_block": false,
+          "final_logit_softcapping": 30.0, "global_head_dim": 512, "head_dim": 256,
+          "hidden_size": )",
+      hidden, R"(, "hidden_size_per_layer_input": 256, "intermediate_size": )", intermediate,
+      R"(, "layer_types": [)", absl::StrJoin(types, ", "),
+      R"(], "max_position_embeddings": 131072, "num_attention_heads": 8, "num_experts": null,
+          "num_global_key_value_heads": null, "num_hidden_layers": )",
+      layers, R"(, "num_key_value_heads": )", kv_heads, R"(, "num_kv_shared_layers": )", shared,
+      R"(, "sliding_window": 512, "tie_word_embeddings": true, "use_double_wide_mlp": )",
+      double_wide ? "true" : "false",
+      R"(, "vocab_size": 262144, "vocab_size_per_layer_input": 262144},
+          "vision_config": {"model_type": "gemma4_vision", "hidden_size": 768,
+          "intermediate_size": 3072, "num_hidden_layers": 16, "num_attention_heads": 12,
+          "num_key_value_heads": 12, "head_dim": 64, "global_head_dim": 64, "patch_size": 16,
+          "position_embedding_size": 10240, "pooling_kernel_size": 3, "standardize": false,
+          "use_clipped_linears": true},
+          "audio_config": {"model_type": "gemma4_audio", "hidden_size": 1024,
+          "num_attention_heads": 8, "num_hidden_layers": 12, "conv_kernel_size": 5,
+          "subsampling_conv_channels": [128, 32], "output_proj_dims": 1536,
+          "use_clipped_linears": true}})");
+}
+
+TEST(MultimodalConfigTest, Gemma4sOnDeviceModelsAreCountedWithTheirPerLayerInputsAndAudio) {
+  const v1::CountParametersResponse e2b =
+      Count(Gemma4EConfig(1536, 35, 5, 1, 6144, 20, /*double_wide=*/true));
+  EXPECT_EQ(Component(e2b, "per_layer_embedding"), 262144.0 * 35 * 256);
+  EXPECT_EQ(Component(e2b, "vision_encoder"), 167364608);
+  EXPECT_EQ(Component(e2b, "audio_encoder"), 304824608);
+  EXPECT_EQ(Component(e2b, "projector"), 1536.0 * 768 + 1536.0 * 1536);
+  EXPECT_EQ(e2b.total_parameters(), 5123178051 - 35) << "google/gemma-4-E2B-it";
+  const v1::CountParametersResponse e4b =
+      Count(Gemma4EConfig(2560, 42, 6, 2, 10240, 18, /*double_wide=*/false));
+  EXPECT_EQ(e4b.total_parameters(), 7996156490 - 42) << "google/gemma-4-E4B-it";
+}
+
+TEST(MultimodalConfigTest, Gemma4sOtherShapesAreRefusedByField) {
+  // A full-attention layer moved from the first 15 (those with their own
+  // cache) to the 16th: the cached layers' kinds are not Gemma 4's spread.
+  std::string uneven = Gemma4EConfig(1536, 35, 5, 1, 6144, 20, true);
+  const std::string full = R"("full_attention")", sliding = R"("sliding_attention")";
+  uneven.replace(uneven.find(full), full.size(), sliding);
+  size_t sixteenth = uneven.find(R"("layer_types": [)");
+  for (int i = 0; i < 16; ++i) sixteenth = uneven.find(R"(_attention")", sixteenth + 1);
+  const size_t quote = uneven.rfind('"', sixteenth - 1);
+  ASSERT_EQ(uneven.substr(quote, sliding.size()), sliding);
+  uneven.replace(quote, sliding.size(), full);
+  EXPECT_TRUE(absl::StrContains(ArchitectureFromHfConfig(uneven).status().ToString(),
+                                "hf_config_json.layer_types"))
+      << ArchitectureFromHfConfig(uneven).status();
+  std::string audio = Gemma4EConfig(1536, 35, 5, 1, 6144, 20, true);
+  audio.replace(audio.find(R"("subsampling_conv_channels": [128, 32])"),
+                std::strlen(R"("subsampling_conv_channels": [128, 32])"),
+                R"("subsampling_conv_channels": [128])");
+  EXPECT_TRUE(absl::StrContains(ArchitectureFromHfConfig(audio).status().ToString(),
+                                "hf_config_json.audio_config"));
+  std::string narrow = Gemma4_31B();
+  narrow.replace(narrow.find(R"("head_dim": 72)"), std::strlen(R"("head_dim": 72)"),
+                 R"("head_dim": 64)");
+  EXPECT_TRUE(
+      absl::StrContains(ArchitectureFromHfConfig(narrow).status().ToString(), "vision_config"));
+}
+
+// Gemma 4 E2B's KV cache: only its first 15 layers keep one (12 sliding of
+// 1 KV head x 256, 3 full of 1 x 512); the last 20 reuse them.
+TEST(MultimodalMemoryTest, Gemma4E2bCachesOnlyItsOwnKvLayers) {
+  v1::EstimateInferenceMemoryRequest request;
+  request.mutable_source()->mutable_inline_model()->set_hf_config_json(
+      Gemma4EConfig(1536, 35, 5, 1, 6144, 20, true));
+  request.mutable_workload()->set_context_length_tokens(32768);
+  Waiter<v1::EstimateInferenceMemoryResponse> waiter;
+  AnswerInferenceMemory(testing::Catalog(), request, waiter.done());
+  ASSERT_TRUE(waiter.get().ok()) << waiter.get().status();
+  const v1::EstimateLine* kv = Line(*waiter.get(), "kv_cache");
+  ASSERT_NE(kv, nullptr);
+  EXPECT_EQ(kv->bytes(), 12LL * 512 * 1024 + 3LL * 32768 * 2048);
+  EXPECT_TRUE(absl::StrContains(kv->arithmetic(), "= 18432 bytes per token")) << kv->arithmetic();
+  EXPECT_TRUE(absl::StrContains(kv->arithmetic(), "the last 20 of 35 layers cache nothing"))
+      << kv->arithmetic();
+}
+
+// The KV cache of Gemma 4 31B per layer kind: a sliding layer 2 x 16 x 256,
+// a full one 2 x 4 x 512 elements per token (the cache shapes a public
+// ONNX export of Gemma 4 allocates per layer_types entry: min(window,
+// context) tokens of num_key_value_heads x head_dim, or the context of
+// num_global_key_value_heads x global_head_dim with attention_k_eq_v).
+TEST(MultimodalMemoryTest, Gemma4sKvCacheHasEachLayerKindsOwnGeometry) {
+  v1::ModelSource source;
+  source.mutable_inline_model()->set_hf_config_json(Gemma4_31B());
+  v1::EstimateInferenceMemoryRequest request;
+  *request.mutable_source() = source;
+  request.mutable_workload()->set_context_length_tokens(262144);
+  Waiter<v1::EstimateInferenceMemoryResponse> waiter;
+  AnswerInferenceMemory(testing::Catalog(), request, waiter.done());
+  ASSERT_TRUE(waiter.get().ok()) << waiter.get().status();
+  const v1::EstimateLine* kv = Line(*waiter.get(), "kv_cache");
+  ASSERT_NE(kv, nullptr);
+  // bf16: 50 x 1024 tokens x 16,384 bytes + 10 x 262,144 tokens x 8,192.
+  EXPECT_EQ(kv->bytes(), 50LL * 1024 * 16384 + 10LL * 262144 * 8192);
+  EXPECT_TRUE(absl::StrContains(kv->arithmetic(),
+                                "50 sliding-window layers x 16 KV heads x 256 "
+                                "head dim + 10 full-attention layers x 4 KV "
+                                "heads x 512 head dim"))
+      << kv->arithmetic();
+  EXPECT_TRUE(absl::StrContains(kv->arithmetic(), "= 901120 bytes per token")) << kv->arithmetic();
 }
 
 TEST(MultimodalMemoryTest, TheAnswerItemizesTheEncoderAndProjector) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "common/formats/hf_config.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
@@ -199,6 +200,33 @@ TEST(TrainingMemoryTest, ActivationsAndLogitsForAWholeModel) {
   ASSERT_TRUE(memory.ok()) << memory.status();
   EXPECT_DOUBLE_EQ(Line(*memory, "activations"), 32 * 34.0 * 8192 * 4096);
   EXPECT_DOUBLE_EQ(Line(*memory, "logits"), 4.0 * 8192 * 128256);
+}
+
+// Gemma 4 31B: PEFT adapts each layer's own projections, q 5376 -> 32 x 256
+// in the 50 sliding layers and 32 x 512 in the 10 full-attention ones,
+// whose values come from k_proj (no v_proj there to adapt).
+TEST(TrainingMemoryTest, LoraAdaptsEachLayerKindsOwnProjections) {
+  Architecture gemma4{.num_layers = 60,
+                      .hidden_size = 5376,
+                      .num_attention_heads = 32,
+                      .num_key_value_heads = 16,
+                      .head_dim = 256,
+                      .intermediate_size = 21504,
+                      .gated_mlp = true,
+                      .vocab_size = 262144,
+                      .sliding_window = 1024,
+                      .num_sliding_window_layers = 50};
+  gemma4.global_head_dim = 512;
+  gemma4.num_global_key_value_heads = 4;
+  gemma4.global_values_from_keys = true;
+  auto adapters = LoraParameters(gemma4, 16, {"q", "v"});
+  ASSERT_TRUE(adapters.ok()) << adapters.status();
+  EXPECT_DOUBLE_EQ(adapters->value,
+                   50 * 16.0 * ((5376 + 8192) + (5376 + 4096)) + 10 * 16.0 * (5376 + 16384));
+  EXPECT_TRUE(absl::StrContains(adapters->arithmetic,
+                                "10 full-attention layers x (q 16 x (5376 + "
+                                "16384) + no v (values from the keys))"))
+      << adapters->arithmetic;
 }
 
 // Hu et al. 2021 (LoRA) as PEFT prints it for Llama-2-7B with r = 8 on q and
