@@ -9,6 +9,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/status/errors.h"
+#include "estimator-service/answers/conversions.h"
+#include "estimator-service/core/inference_memory.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -62,6 +64,14 @@ RuntimeModel RuntimeModelOf(const common::v1::Model& model, const std::string& r
     out.sliding_window = a.sliding_window();
     out.sliding_window_layers =
         a.num_sliding_window_layers() > 0 ? a.num_sliding_window_layers() : a.num_layers();
+  }
+  if (a.num_kv_shared_layers() > 0) {
+    // Gemma 4 E2B/E4B: only the layers before the KV-shared ones keep a
+    // cache (llama.cpp's n_layer_kv_from_start; vLLM's and transformers'
+    // shared layers read an earlier layer's), of each kind.
+    const Architecture core = ToCoreArchitecture(a);
+    out.attention_layers = KvCacheLayers(core);
+    if (a.sliding_window() > 0) out.sliding_window_layers = SlidingLayers(core);
   }
   // A token passes through its routed experts (and the shared ones) of a
   // mixture-of-experts layer, the one FFN of a dense layer.

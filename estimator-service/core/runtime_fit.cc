@@ -66,8 +66,10 @@ constexpr int64_t kLlamaCppCellPadding = 256;
 // each of its 32 layers (docs/ACCURACY.md).
 bool LlamaCppSlidesWindows(absl::string_view model_type) {
   static constexpr absl::string_view kFamilies[] = {
-      "gemma2", "gemma3", "gemma3_text", "cohere2", "gpt_oss",
-      "olmo2",  "olmo3",  "exaone4",     "llama4",  "llama4_text"};
+      "gemma2", "gemma3", "gemma3_text", "cohere2", "gpt_oss", "olmo2", "olmo3", "exaone4",
+      "llama4", "llama4_text",
+      // LLM_ARCH_GEMMA4 (PR #21309): llama-kv-cache-iswa's sliding cache.
+      "gemma4", "gemma4_text"};
   for (absl::string_view family : kFamilies) {
     if (model_type == family) return true;
   }

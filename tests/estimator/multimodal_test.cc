@@ -23,6 +23,7 @@
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/model_sources.h"
+#include "estimator-service/answers/runtime.h"
 #include "estimator-service/core/encoders.h"
 #include "estimator-service/core/parameters.h"
 #include "tests/estimator/fake_records.h"
@@ -1262,6 +1263,20 @@ TEST(MultimodalConfigTest, Gemma4sOtherShapesAreRefusedByField) {
                  R"("head_dim": 64)");
   EXPECT_TRUE(
       absl::StrContains(ArchitectureFromHfConfig(narrow).status().ToString(), "vision_config"));
+}
+
+// The runtimes see the same: E2B's 15 layers with a cache of their own, 12
+// of them sliding (llama.cpp's n_layer_kv_from_start and its iSWA cache).
+TEST(MultimodalMemoryTest, Gemma4E2bsRuntimesCacheOnlyItsOwnKvLayers) {
+  absl::StatusOr<common::v1::Architecture> arch =
+      ArchitectureFromHfConfig(Gemma4EConfig(1536, 35, 5, 1, 6144, 20, true));
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  common::v1::Model model;
+  *model.mutable_architecture() = *arch;
+  const RuntimeModel runtime = RuntimeModelOf(model, "google/gemma-4-E2B-it");
+  EXPECT_EQ(runtime.KvLayers(), 15);
+  EXPECT_EQ(runtime.sliding_window_layers, 12);
+  EXPECT_EQ(runtime.recurrent_layers, 0);
 }
 
 // Gemma 4 E2B's KV cache: only its first 15 layers keep one (12 sliding of
