@@ -211,13 +211,15 @@ const std::set<std::string>& MultimodalTypes() {
   return *types;
 }
 
-std::string SupportedTypesText() {
+std::set<std::string> AllTypes() {
   std::set<std::string> all = KnownTypes();
   all.insert("t5gemma");
   all.insert(MultimodalTypes().begin(), MultimodalTypes().end());
   all.insert(StateSpaceTypes().begin(), StateSpaceTypes().end());
-  return absl::StrJoin(all, ", ");
+  return all;
 }
+
+std::string SupportedTypesText() { return absl::StrJoin(AllTypes(), ", "); }
 
 // The defaults of the transformers configuration classes for the keys that
 // multimodal configs leave out of text_config (LlamaConfig, Qwen2Config,
@@ -903,6 +905,8 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     return in_text;
   }
   const int64_t text_hidden = a->hidden_size();
+  // What runtimes load: the wrapper, not its language model alone.
+  a->set_wrapper_model_type(type);
 
   if (type == "qwen2_audio") {
     static const Struct* const kEmpty = new Struct();
@@ -1698,6 +1702,11 @@ CheckpointQuantization CheckpointQuantizationOf(const Struct& root) {
 absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root);
 
 }  // namespace
+
+std::vector<std::string> HfConfigModelTypes() {
+  const std::set<std::string> all = AllTypes();
+  return {all.begin(), all.end()};
+}
 
 absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_view json) {
   if (json.size() > kMaxHfConfigBytes) {

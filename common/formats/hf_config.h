@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -23,5 +24,9 @@ inline constexpr size_t kMaxHfConfigBytes = 1 << 20;
 // encoder-decoder and other families whose layers this reader does not know (it names the
 // model_type).
 absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_view json);
+
+// Every config.json model_type the reader counts (language models, state-space
+// models and multimodal wrappers), sorted.
+std::vector<std::string> HfConfigModelTypes();
 
 }  // namespace modelatlas

@@ -38,7 +38,7 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
     if (records::IsCheckpointWeightFormat(checkpoint) && ParseNumberFormat(checkpoint, &format)) {
       out.checkpoint_weight_format = format;
     } else {
-      out.checkpoint_weight_format_unknown = true;  // CheckShape names it
+      out.checkpoint_weight_format_unknown = true;  // CheckArchitectureShape names it
     }
   }
   out.checkpoint_quantization_group_size = arch.checkpoint_quantization_group_size();

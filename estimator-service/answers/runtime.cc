@@ -24,6 +24,19 @@ std::string RepoOfHubAddress(absl::string_view address) {
   return absl::StrCat(parts[0], "/", parts[1]);
 }
 
+// What a runtime loads (RuntimeModel::family): the wrapper when there is
+// one, told apart where one model_type covers two classes (DeepSeek-OCR's
+// linear projector, DeepSeek-VL2's MLP one).
+std::string ServedFamily(const common::v1::Architecture& a) {
+  if (a.wrapper_model_type().empty()) return a.encoder_parts_size() > 0 ? "" : a.model_type();
+  if (a.wrapper_model_type() == "deepseek_vl_v2") {
+    for (const common::v1::EncoderPart& part : a.encoder_parts()) {
+      if (part.layout() == "deepseek_ocr_projector") return "deepseek_ocr";
+    }
+  }
+  return a.wrapper_model_type();
+}
+
 }  // namespace
 
 absl::StatusOr<Runtime> ToCoreRuntime(v1::Runtime runtime, const char* field) {
@@ -55,6 +68,8 @@ RuntimeModel RuntimeModelOf(const common::v1::Model& model, const std::string& r
   out.vocab_size = a.vocab_size();
   out.max_context_length = a.max_context_length();
   out.model_type = a.model_type();
+  out.family = ServedFamily(a);
+  out.multimodal = a.encoder_parts_size() > 0;
   out.mixture_of_experts = a.num_experts() > 0;
   if (!a.recurrent_mixer().empty() && a.num_attention_layers() > 0) {
     out.attention_layers = a.num_attention_layers();

@@ -96,6 +96,22 @@ void WriteWeights(double parameters, double bits, NumberFormat format, absl::str
 
 int64_t CeilBytes(double bytes) { return static_cast<int64_t>(std::ceil(bytes)); }
 
+// The KV bytes one token takes in one layer of each kind: Gemma 4's
+// sliding-window and full-attention layers, each at its own KV heads and
+// head width (2 for K and V; their values, taken from the key projection
+// with attention_k_eq_v, are still cached apart: they skip the key norm and
+// the rotary embedding).
+struct LayerTokenKv {
+  double sliding = 0;  // a sliding-window layer's (any layer's without a window)
+  double full = 0;     // a full-attention layer's
+  double Largest() const { return std::max(sliding, full); }
+};
+LayerTokenKv GlobalGeometryLayerTokenKv(const Architecture& arch, NumberFormat format) {
+  const double bytes_per_element = BitsPerElement(format) / 8;
+  return {2.0 * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element,
+          2.0 * arch.GlobalKvHeads() * arch.GlobalHeadDim() * bytes_per_element};
+}
+
 // KvCacheBytesPerToken, its text written by `text` when not null (the
 // KV-cache line writes the tokens after it, in the same writer).
 double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, TextWriter* text) {
@@ -175,16 +191,11 @@ double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, 
   }
   if (arch.HasGlobalGeometry()) {
     // Gemma 4: the sliding-window layers and the full-attention layers each
-    // at their own heads and width (their values, taken from the key
-    // projection with attention_k_eq_v, are still cached apart: they skip
-    // the key norm and the rotary embedding).
+    // at their own heads and width.
     const int sliding = SlidingLayers(arch);
     const int full = kv_layers - sliding;
-    const double bytes =
-        2.0 *
-        (static_cast<double>(sliding) * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() +
-         static_cast<double>(full) * arch.GlobalKvHeads() * arch.GlobalHeadDim()) *
-        bytes_per_element;
+    const LayerTokenKv each = GlobalGeometryLayerTokenKv(arch, format);
+    const double bytes = sliding * each.sliding + full * each.full;
     if (text == nullptr) return bytes;
     text->Literal("2 (K and V) x (")
         .Integer(sliding)
@@ -234,21 +245,13 @@ double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, 
   return bytes;
 }
 
-// The KV bytes one token takes in one layer of each kind, from the
-// per-token figure of `layers` layers: equal, but for Gemma 4's
-// full-attention layers at their own geometry.
-struct LayerTokenKv {
-  double sliding = 0;  // a sliding-window layer's (any layer's without a window)
-  double full = 0;     // a full-attention layer's
-  double Largest() const { return std::max(sliding, full); }
-};
+// The same from the per-token figure of `layers` layers: equal, but for
+// Gemma 4's full-attention layers at their own geometry.
 LayerTokenKv KvBytesPerLayerToken(const Architecture& arch, NumberFormat format, double per_token,
                                   int layers) {
   if (layers <= 0) return {};
   if (!arch.HasGlobalGeometry()) return {per_token / layers, per_token / layers};
-  const double bytes_per_element = BitsPerElement(format) / 8;
-  return {2.0 * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element,
-          2.0 * arch.GlobalKvHeads() * arch.GlobalHeadDim() * bytes_per_element};
+  return GlobalGeometryLayerTokenKv(arch, format);
 }
 
 // KvCacheBytes from the per-token figure and the KV-cache layers
@@ -366,6 +369,30 @@ struct PrefillWorkspace {
   double bytes = 0;
 };
 
+// The MLP width one token passes through in the widest layer: a dense
+// layer's intermediate size, a mixture-of-experts layer's active experts
+// (the routed ones it picks and the shared ones: a chunk's tokens are
+// expanded over their experts at once), the wider where an MoE model has
+// dense layers or a dense MLP beside its experts; Gemma 4 E2B's KV-shared
+// layers' MLPs are twice as wide.
+double TokenMlpWidth(const Architecture& arch) {
+  double width = static_cast<double>(arch.intermediate_size);
+  if (arch.IsMoe()) {
+    // Mixtral's experts are intermediate_size wide (moe_intermediate_size 0).
+    const double expert = static_cast<double>(
+        arch.moe_intermediate_size > 0 ? arch.moe_intermediate_size : arch.intermediate_size);
+    // Shared experts as the count takes them (parameters.cc): Qwen2-MoE's
+    // one of its own width, DeepSeek's n_shared_experts of an expert's.
+    const double shared = arch.shared_expert_intermediate_size > 0
+                              ? static_cast<double>(arch.shared_expert_intermediate_size) *
+                                    std::max(1, arch.num_shared_experts)
+                              : expert * std::max(0, arch.num_shared_experts);
+    const double active = expert * std::max(1, arch.num_experts_per_token) + shared;
+    width = arch.num_dense_layers > 0 ? std::max(active, width) : active;
+  }
+  return width * (arch.kv_shared_layers_double_mlp ? 2 : 1);
+}
+
 PrefillWorkspace PrefillWorkspaceOf(const Architecture& arch, int chunk_tokens, int batch) {
   PrefillWorkspace figures;
   figures.chunk_tokens = chunk_tokens;
@@ -380,12 +407,7 @@ PrefillWorkspace PrefillWorkspaceOf(const Architecture& arch, int chunk_tokens, 
                          static_cast<double>(arch.num_attention_heads + 2 * arch.GlobalKvHeads()) *
                              arch.GlobalHeadDim());
   }
-  // Gemma 4 E2B's KV-shared layers have MLPs twice as wide: the widest.
-  const double inner = static_cast<double>(arch.IsMoe() && arch.moe_intermediate_size > 0
-                                               ? arch.moe_intermediate_size
-                                               : arch.intermediate_size) *
-                       (arch.kv_shared_layers_double_mlp ? 2 : 1);
-  const double mlp = inner * (arch.gated_mlp ? 2 : 1);
+  const double mlp = TokenMlpWidth(arch) * (arch.gated_mlp ? 2 : 1);
   const double per_token = 2 * h + attention + mlp;
   const double logits = static_cast<double>(batch) * static_cast<double>(arch.vocab_size) * 4;
   figures.hidden = h;
@@ -710,7 +732,7 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
       // Which layers are full-attention ones decides the cache: a geometry
       // the count refuses (no sliding layers to tell them apart) is refused
       // here too, not sized as if every layer were one kind.
-      if (absl::Status shape_status = CountParameterTotals(arch).status(); !shape_status.ok()) {
+      if (absl::Status shape_status = CheckArchitectureShape(arch); !shape_status.ok()) {
         return shape_status;
       }
     }
@@ -791,9 +813,12 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
     sizing.model_kv_cache_bytes = sizing.kv_cache_bytes;
     // The largest layer keeps the whole context (an upper bound for a
     // sliding-window layer).
-    const double layer_kv =
-        KvBytesPerLayerToken(arch, w.kv_cache_format, per_token, kv_layers).Largest() *
-        static_cast<double>(context) * w.batch_size;
+    const LayerTokenKv each_layer =
+        KvBytesPerLayerToken(arch, w.kv_cache_format, per_token, kv_layers);
+    const double layer_kv = each_layer.Largest() * static_cast<double>(context) * w.batch_size;
+    if (each_layer.Largest() > 0) {
+      sizing.kv_cache_sliding_layer_share = each_layer.sliding / each_layer.Largest();
+    }
     const double layer_state = arch.num_recurrent_layers > 0
                                    ? state_per_sequence / arch.num_recurrent_layers * w.batch_size
                                    : 0;

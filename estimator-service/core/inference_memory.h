@@ -142,6 +142,11 @@ struct InferenceSizing {
   // layer: sliding-window layers hold less), bytes, for every sequence.
   double model_kv_cache_bytes = 0;
   double kv_cache_bytes_largest_layer = 0;
+  // A sliding-window layer's KV bytes per token over the largest layer's
+  // (1 but for Gemma 4, whose full-attention layers have a geometry of
+  // their own: E2B's sliding layers cache half a full layer's), for the
+  // runtimes' extra sliding cells.
+  double kv_cache_sliding_layer_share = 1;
   // Multi-head latent attention: every tensor-parallel rank holds the whole
   // latent cache (it is not split by heads).
   bool kv_cache_replicated = false;
@@ -227,6 +232,8 @@ double KvCacheBytes(const Architecture& arch, NumberFormat format, int64_t conte
 
 // Activation workspace of one prefill step, bytes, with the arithmetic:
 //   chunk x (2h + (a + 2g) x d + MLP inner width x (2 if gated else 1)) x 2 bytes
+// (the MLP width one token passes through: a mixture of experts' active
+// experts, routed and shared, or its dense layers' when wider)
 //   + batch x vocab x 4 bytes of fp32 logits for the last token of each sequence.
 // An allowance for the largest live tensors, not a measurement. `arithmetic`
 // may be null.

@@ -262,7 +262,9 @@ void CheckGlobalGeometry(const Architecture& arch, FieldViolations* violations) 
   }
 }
 
-absl::Status CheckShape(const Architecture& arch) {
+}  // namespace
+
+absl::Status CheckArchitectureShape(const Architecture& arch) {
   FieldViolations violations;
   if (arch.num_layers <= 0) violations.Add("architecture.num_layers", "must be positive");
   if (arch.hidden_size <= 0) violations.Add("architecture.hidden_size", "must be positive");
@@ -310,6 +312,8 @@ absl::Status CheckShape(const Architecture& arch) {
   CheckGlobalGeometry(arch, &violations);
   return violations.ToStatus();
 }
+
+namespace {
 
 // DeepSeek-V3.2's lightning indexer per layer (DeepSeek-V3.2-Exp
 // inference/model.py, Indexer): wq_b from the query LoRA (q_lora_rank x
@@ -397,7 +401,7 @@ double AttentionTotal(const Figures& f) {
 int DecoderNormsPerLayer(int encoder_norms) { return 3 * encoder_norms / 2; }
 
 absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOptions& options) {
-  if (absl::Status s = CheckShape(arch); !s.ok()) return s;
+  if (absl::Status s = CheckArchitectureShape(arch); !s.ok()) return s;
   if (arch.UsesMla() && (arch.qk_nope_head_dim <= 0 || arch.v_head_dim <= 0)) {
     return InvalidFieldError("architecture.qk_nope_head_dim",
                              "multi-head latent attention needs qk_nope_head_dim and v_head_dim");

@@ -52,6 +52,11 @@ struct ParameterCount {
   std::vector<ParameterComponent> components;
 };
 
+// The shape checks every count makes, without counting: INVALID_ARGUMENT
+// naming each field that is missing, out of range or inconsistent (layer
+// kinds, heads, experts, positions, the checkpoint's format), OK otherwise.
+absl::Status CheckArchitectureShape(const Architecture& arch);
+
 // INVALID_ARGUMENT naming the field when the shape is incomplete (for
 // multi-head latent attention: qk_nope_head_dim and v_head_dim too).
 absl::StatusOr<ParameterCount> CountParameters(const Architecture& arch,

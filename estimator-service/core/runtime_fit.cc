@@ -16,6 +16,7 @@
 #include "common/text/decimal.h"
 #include "estimator-service/core/fit_matrix.h"
 #include "estimator-service/core/number_format.h"
+#include "estimator-service/core/runtime_support.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -33,8 +34,11 @@ constexpr char kVllmVersion[] = "vLLM 0.11.x";
 // The card-size rule for --mem-fraction-static; sgl-project/sglang PR
 // #10975 later replaced it with a sum of reserves (about 0.836 on an H100).
 constexpr char kSglangVersion[] = "SGLang 0.5.x (the card-size rule, before PR #10975)";
+// Upstream master b10076: the defaults below (common/common.h) were read
+// at 001d906a, a later commit of a fork the stored index files under
+// ggml-org/llama.cpp, and are the same at b10076 (docs/FORMULAS.md).
 constexpr char kLlamaCppVersion[] =
-    "llama.cpp b9xxx (master at commit 001d906a, with --fit on by default)";
+    "llama.cpp b10076 (master at 305ba519, 2026-07-21, with --fit on by default)";
 
 // vLLM's KV block, tokens: CacheConfig.block_size has no static default in
 // 0.11; vllm/platforms/cuda.py check_and_update_config sets 16 on CUDA.
@@ -101,8 +105,11 @@ LlamaCppSwa LlamaCppSwaImpl(const RuntimeModel& model, const InferenceSizing& si
   out.cells =
       out.whole ? all_cells
                 : std::min(all_cells, CeilDiv(wanted, kLlamaCppCellPadding) * kLlamaCppCellPadding);
+  // Each sliding layer's cells at its own bytes per token (Gemma 4 E2B's
+  // are half a full layer's).
   out.bytes = static_cast<double>(std::max<int64_t>(0, out.cells - out.window_cells)) *
-              LayerTokenBytes(sizing, context, batch) * model.sliding_window_layers;
+              LayerTokenBytes(sizing, context, batch) * sizing.kv_cache_sliding_layer_share *
+              model.sliding_window_layers;
   return out;
 }
 
@@ -1235,6 +1242,45 @@ std::string RuntimeNotCheckedReason(Runtime runtime, const std::string& manufact
   return "";
 }
 
+namespace {
+
+// The modeled version's support of the model's family: a version that
+// cannot load it (or only for pooling) gives no fit and no command, whatever
+// its memory rules would say, which the reason keeps; an unknown family or
+// a caveat is a note.
+FamilySupport SupportOfModel(Runtime runtime, const RuntimeModel& model) {
+  // llama.cpp loads the language model's architecture (a GGUF's) and the
+  // vision or audio part from its own mmproj file.
+  const std::string& family =
+      model.family.empty() && runtime == Runtime::kLlamaCpp ? model.model_type : model.family;
+  FamilySupport support = FamilySupportOf(runtime, family);
+  if (family.empty()) {
+    support.family = model.multimodal ? "this multimodal model (its wrapper's model_type is not "
+                                        "on record)"
+                                      : "this model (no model_type on record)";
+  }
+  return support;
+}
+
+void ApplyFamilySupport(Runtime runtime, const FamilySupport& support, RuntimeFit* fit) {
+  const std::string text = FamilySupportText(runtime, fit->version, support);
+  if (text.empty()) return;
+  const bool loads = support.status == FamilySupportStatus::kSupported ||
+                     support.status == FamilySupportStatus::kUnknown;
+  if (loads) {
+    fit->notes.push_back(text);
+    return;
+  }
+  fit->reason = absl::StrCat(text, "; under its memory rules the plan ",
+                             fit->fits ? "would fit" : absl::StrCat("would not: ", fit->reason));
+  fit->fits = false;
+  fit->launch_command.clear();
+  fit->node_commands.clear();
+  fit->model_id_placeholder = false;
+}
+
+}  // namespace
+
 RuntimeFit FitRuntime(Runtime runtime, const RuntimeModel& model, const InferenceSizing& sizing,
                       const ResolvedWorkload& workload, const DeviceSpec& device,
                       const DevicePlan& plan, const std::string& manufacturer) {
@@ -1250,17 +1296,22 @@ RuntimeFit FitRuntime(Runtime runtime, const RuntimeModel& model, const Inferenc
                      : "the plan itself does not fit: no runtime runs it on these cards";
     return fit;
   }
+  RuntimeFit fit;
   switch (runtime) {
     case Runtime::kVllm:
-      return FitVllm(model, sizing, workload, device, plan);
-    case Runtime::kSglang:
-      return FitSglang(model, sizing, workload, device, plan);
-    case Runtime::kLlamaCpp:
-      return FitLlamaCpp(model, sizing, workload, device, plan);
-    case Runtime::kNone:
+      fit = FitVllm(model, sizing, workload, device, plan);
       break;
+    case Runtime::kSglang:
+      fit = FitSglang(model, sizing, workload, device, plan);
+      break;
+    case Runtime::kLlamaCpp:
+      fit = FitLlamaCpp(model, sizing, workload, device, plan);
+      break;
+    case Runtime::kNone:
+      return fit;
   }
-  return {};
+  ApplyFamilySupport(runtime, SupportOfModel(runtime, model), &fit);
+  return fit;
 }
 
 }  // namespace modelatlas::estimator

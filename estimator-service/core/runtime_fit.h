@@ -49,6 +49,14 @@ struct RuntimeModel {
   // window (runtime_fit.cc LlamaCppSlidesWindows); empty = unknown, sized
   // as a family that does not.
   std::string model_type;
+  // What the runtime loads: the multimodal wrapper's model_type ("gemma4")
+  // or the language model's; "deepseek_ocr" for DeepSeek-OCR (a
+  // deepseek_vl_v2 of its own class); empty when not on record (a
+  // multimodal model whose wrapper was not recorded). Checked against the
+  // modeled version (runtime_support.h).
+  std::string family;
+  // Vision or audio parts beside the language model.
+  bool multimodal = false;
 
   // The layers that keep a KV cache.
   int KvLayers() const { return attention_layers > 0 ? attention_layers : num_layers; }

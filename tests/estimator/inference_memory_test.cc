@@ -187,6 +187,50 @@ TEST(InferenceMemoryTest, Llama31At8kContextInBf16) {
   EXPECT_TRUE(estimate->warnings.empty());
 }
 
+// A mixture of experts' prefill step expands each token over its active
+// experts: Mixtral 8x7B's 2 of 14,336 (vLLM's fused MoE holds the chunk's
+// gate/up outputs for every (token, expert) pair); Qwen2-MoE adds its
+// shared expert of its own width; DeepSeek-V3's leading dense layers
+// (18,432) are wider than 8 x 2,048 + one shared 2,048.
+TEST(InferenceMemoryTest, AMixtureOfExpertsPrefillTakesItsActiveExpertsOrItsDenseLayers) {
+  Architecture mixtral;
+  mixtral.num_layers = 32;
+  mixtral.hidden_size = 4096;
+  mixtral.num_attention_heads = 32;
+  mixtral.num_key_value_heads = 8;
+  mixtral.intermediate_size = 14336;
+  mixtral.vocab_size = 32000;
+  mixtral.num_experts = 8;
+  mixtral.num_experts_per_token = 2;
+  mixtral.gated_mlp = true;
+  std::string text;
+  // 512 x (2x4096 + (32 + 16) x 128 + 2 experts x 14336 x 2) x 2 + 32000 x 4.
+  EXPECT_EQ(PrefillWorkspaceBytes(mixtral, 512, 1, &text),
+            512.0 * (8192 + 6144 + 57344) * 2 + 32000.0 * 4);
+  EXPECT_NE(text.find("57344 MLP"), std::string::npos) << text;
+
+  Architecture qwen2_moe = mixtral;
+  qwen2_moe.moe_intermediate_size = 1408;
+  qwen2_moe.num_experts = 60;
+  qwen2_moe.num_experts_per_token = 4;
+  qwen2_moe.shared_expert_intermediate_size = 5632;
+  EXPECT_EQ(PrefillWorkspaceBytes(qwen2_moe, 512, 1, nullptr),
+            512.0 * (8192 + 6144 + (4 * 1408 + 5632) * 2) * 2 + 32000.0 * 4);
+
+  Architecture deepseek = mixtral;
+  deepseek.moe_intermediate_size = 2048;
+  deepseek.intermediate_size = 18432;
+  deepseek.num_experts = 256;
+  deepseek.num_experts_per_token = 8;
+  deepseek.num_shared_experts = 1;
+  deepseek.num_dense_layers = 3;
+  EXPECT_EQ(PrefillWorkspaceBytes(deepseek, 512, 1, nullptr),
+            512.0 * (8192 + 6144 + 18432 * 2) * 2 + 32000.0 * 4);
+  deepseek.num_dense_layers = 0;  // every layer an MoE one: its experts' width
+  EXPECT_EQ(PrefillWorkspaceBytes(deepseek, 512, 1, nullptr),
+            512.0 * (8192 + 6144 + 9 * 2048 * 2) * 2 + 32000.0 * 4);
+}
+
 TEST(InferenceMemoryTest, TheModelsMaximumContextIsAskedForExplicitlyAndBatchMultiplies) {
   InferenceMemoryInput input;
   input.parameters = 8030261248;

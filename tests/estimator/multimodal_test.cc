@@ -25,7 +25,9 @@
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/runtime.h"
 #include "estimator-service/core/encoders.h"
+#include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
+#include "estimator-service/core/runtime_fit.h"
 #include "tests/estimator/fake_records.h"
 #include "tests/estimator/model_files.h"
 #include "tests/estimator/published_configs.h"
@@ -1277,6 +1279,32 @@ TEST(MultimodalMemoryTest, Gemma4E2bsRuntimesCacheOnlyItsOwnKvLayers) {
   EXPECT_EQ(runtime.KvLayers(), 15);
   EXPECT_EQ(runtime.sliding_window_layers, 12);
   EXPECT_EQ(runtime.recurrent_layers, 0);
+}
+
+// llama.cpp's sliding cache for E2B: each of its 12 sliding layers keeps
+// n_swa + n_ubatch = 1,024 cells, 512 more than the window, at a sliding
+// layer's 1,024 bytes per token (1 KV head x 256 x 2 x 2 bytes), not a full
+// layer's 2,048 (src/llama-kv-cache.cpp sizes each layer's K and V rows by
+// its own n_embd_k_gqa(il) / n_embd_v_gqa(il)).
+TEST(MultimodalMemoryTest, Gemma4E2bsExtraSlidingCellsAreAtTheSlidingLayersOwnBytes) {
+  absl::StatusOr<common::v1::Architecture> arch =
+      ArchitectureFromHfConfig(Gemma4EConfig(1536, 35, 5, 1, 6144, 20, true));
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  common::v1::Model model;
+  *model.mutable_architecture() = *arch;
+  InferenceMemoryInput input;
+  input.architecture = ToCoreArchitecture(*arch);
+  input.parameters = 5e9;
+  input.workload.context_length_tokens = 32768;
+  absl::StatusOr<InferenceSizing> sizing = SizeInference(input);
+  ASSERT_TRUE(sizing.ok()) << sizing.status();
+  EXPECT_DOUBLE_EQ(sizing->kv_cache_sliding_layer_share, 0.5);
+  const LlamaCppSwa swa =
+      LlamaCppSwaOf(RuntimeModelOf(model, "google/gemma-4-E2B-it"), *sizing, 32768, 1);
+  EXPECT_FALSE(swa.whole);
+  EXPECT_EQ(swa.cells, 1024);
+  EXPECT_EQ(swa.window_cells, 512);
+  EXPECT_DOUBLE_EQ(swa.bytes, 12.0 * 512 * 1024);
 }
 
 // Gemma 4 E2B's KV cache: only its first 15 layers keep one (12 sliding of

@@ -4,15 +4,19 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/formats/hf_config.h"
 #include "estimator-service/answers/newer_models.h"
 #include "estimator-service/answers/runtime.h"
 #include "estimator-service/core/fit_matrix.h"
+#include "estimator-service/core/runtime_support.h"
 #include "tests/estimator/fake_records.h"
 
 namespace modelatlas::estimator {
@@ -31,7 +35,9 @@ RuntimeModel Llama8BModel() {
           .hidden_size = 4096,
           .intermediate_size = 14336,
           .vocab_size = 128256,
-          .max_context_length = 131072};
+          .max_context_length = 131072,
+          .model_type = "llama",
+          .family = "llama"};
 }
 
 // Gemma 3 27B's shape: 62 layers, 52 of them in a 1,024-token window.
@@ -45,7 +51,8 @@ RuntimeModel Gemma3_27BModel() {
           .max_context_length = 131072,
           .sliding_window = 1024,
           .sliding_window_layers = 52,
-          .model_type = "gemma3_text"};
+          .model_type = "gemma3_text",
+          .family = "gemma3"};
 }
 
 PlanInput Llama8B(int64_t context, int batch = 1) {
@@ -678,6 +685,90 @@ TEST(RuntimeFitTest, DevicesTheRulesDoNotHoldForAreNotChecked) {
                                          input.workload, wafer, plan, "Cerebras");
   EXPECT_FALSE(cerebras.fits);
   EXPECT_TRUE(absl::StartsWith(cerebras.reason, "not checked")) << cerebras.reason;
+}
+
+// The versions modeled load a family or not (runtime_support.cc, from the
+// runtimes' registries and pull requests): Gemma 4 arrived in vLLM 0.19.0
+// (vllm-project/vllm PR #38826) and SGLang 0.5.11 (sgl-project/sglang PR
+// #21952), after the versions whose rules are modeled, and in llama.cpp at
+// b8637 (PR #21309), before b10076.
+TEST(RuntimeSupportTest, EachRuntimeSaysWhetherItsVersionLoadsTheFamily) {
+  const FamilySupport vllm = FamilySupportOf(Runtime::kVllm, "gemma4");
+  EXPECT_EQ(vllm.status, FamilySupportStatus::kLaterVersion);
+  EXPECT_EQ(vllm.first_version, "vLLM 0.19.0");
+  EXPECT_TRUE(absl::StrContains(vllm.evidence, "#38826")) << vllm.evidence;
+  EXPECT_EQ(FamilySupportOf(Runtime::kVllm, "gemma4_text").first_version, "vLLM 0.19.0");
+  EXPECT_EQ(FamilySupportOf(Runtime::kSglang, "gemma4").first_version, "SGLang 0.5.11");
+  EXPECT_EQ(FamilySupportOf(Runtime::kLlamaCpp, "gemma4").status, FamilySupportStatus::kSupported);
+  EXPECT_EQ(FamilySupportOf(Runtime::kVllm, "llama").status, FamilySupportStatus::kSupported);
+  // Qwen3-VL: in vLLM 0.11.0, in SGLang only after PR #10975's release.
+  EXPECT_EQ(FamilySupportOf(Runtime::kVllm, "qwen3_vl_moe").status,
+            FamilySupportStatus::kSupported);
+  EXPECT_EQ(FamilySupportOf(Runtime::kSglang, "qwen3_vl_moe").first_version, "SGLang 0.5.3");
+  // vLLM 0.11.1, within the modeled 0.11.x line, loads MiniMax-M2; 0.11.0
+  // did not: said, not refused.
+  const FamilySupport minimax = FamilySupportOf(Runtime::kVllm, "minimax_m2");
+  EXPECT_EQ(minimax.status, FamilySupportStatus::kSupported);
+  EXPECT_EQ(minimax.first_version, "vLLM 0.11.1");
+  EXPECT_EQ(FamilySupportOf(Runtime::kVllm, "bert").status, FamilySupportStatus::kPoolingOnly);
+  EXPECT_EQ(FamilySupportOf(Runtime::kVllm, "t5").status, FamilySupportStatus::kNotSupported);
+  EXPECT_EQ(FamilySupportOf(Runtime::kLlamaCpp, "opt").status, FamilySupportStatus::kNotSupported);
+  EXPECT_EQ(FamilySupportOf(Runtime::kVllm, "no_such_family").status,
+            FamilySupportStatus::kUnknown);
+}
+
+// Every family the config.json reader counts has a row: a family added to
+// the reader without reading the runtimes' support fails here.
+TEST(RuntimeSupportTest, EveryFamilyTheReaderCountsHasARow) {
+  const std::vector<std::string> rows = FamiliesWithSupportOnRecord();
+  for (const std::string& type : HfConfigModelTypes()) {
+    EXPECT_TRUE(std::binary_search(rows.begin(), rows.end(), type)) << type;
+  }
+}
+
+// A version that cannot load the family gives no fit and no command, and
+// says which version first does and what its own rules would give; one
+// that loads it fits as before.
+TEST(RuntimeSupportTest, AFitUnderAVersionThatCannotLoadTheFamilyIsNotAFit) {
+  const PlanInput input = Llama8B(4096);
+  const DevicePlan plan = PlanOnDevice(input, H100());
+  ASSERT_TRUE(plan.fits);
+  RuntimeModel gemma4 = Llama8BModel();
+  gemma4.repo_id = "google/gemma-4-31B-it";
+  gemma4.model_type = "gemma4_text";
+  gemma4.family = "gemma4";
+  gemma4.multimodal = true;
+  const RuntimeFit vllm =
+      FitRuntime(Runtime::kVllm, gemma4, input.sizing, input.workload, H100(), plan, "NVIDIA");
+  EXPECT_FALSE(vllm.fits);
+  EXPECT_TRUE(vllm.launch_command.empty());
+  EXPECT_TRUE(absl::StartsWith(vllm.reason,
+                               "vLLM 0.11.x cannot load gemma4: first in vLLM 0.19.0 (vllm-project/"
+                               "vllm PR #38826"))
+      << vllm.reason;
+  EXPECT_TRUE(absl::StrContains(vllm.reason, "under its memory rules the plan would fit"))
+      << vllm.reason;
+  EXPECT_GT(vllm.kv_cache_bytes_per_card, 0) << "the figures under its rules stay";
+  const RuntimeFit llama =
+      FitRuntime(Runtime::kLlamaCpp, gemma4, input.sizing, input.workload, H100(), plan, "NVIDIA");
+  EXPECT_TRUE(llama.fits) << llama.reason;
+  EXPECT_FALSE(llama.launch_command.empty());
+  bool said = false;
+  for (const std::string& note : llama.notes) said = said || absl::StrContains(note, "b8637");
+  EXPECT_TRUE(said);
+  // A multimodal model whose wrapper is not on record: a note, not a refusal.
+  RuntimeModel unknown = gemma4;
+  unknown.family.clear();
+  const RuntimeFit sglang =
+      FitRuntime(Runtime::kSglang, unknown, input.sizing, input.workload, H100(), plan, "NVIDIA");
+  EXPECT_TRUE(sglang.fits) << sglang.reason;
+  said = false;
+  for (const std::string& note : sglang.notes) {
+    said = said || absl::StrContains(note,
+                                     "this multimodal model (its wrapper's model_type is not "
+                                     "on record) is not on record");
+  }
+  EXPECT_TRUE(said) << absl::StrJoin(sglang.notes, " | ");
 }
 
 // --- the plan RPC's answer ----------------------------------------------
