@@ -165,6 +165,12 @@ const std::set<std::string>& KnownTypes() {
       // stored apart (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a: the same
       // count as the fused ones).
       "qwen3_5_text", "qwen3_5_moe_text",
+      // BART (BartModel, BartForConditionalGeneration): an encoder and a
+      // decoder of post-norm blocks with biased attention and a plain GELU
+      // MLP, each stack with its own learned position table (2 offset rows)
+      // and a LayerNorm after the embedding; one shared token embedding, the
+      // output head tied to it.
+      "bart",
       // Gemma 4's language model: sliding-window layers and full-attention
       // ones at their own head width and KV heads; the E models' per-layer
       // inputs and KV-shared layers (Gemma4Layers).
@@ -1849,6 +1855,37 @@ absl::Status RefuseOptVariants(const Config& c) {
   return absl::OkStatus();
 }
 
+// BART configurations this reader does not count, refused by field: a
+// decoder whose width or heads differ from the encoder's (both stacks are
+// counted from one layer shape), and mBART's pre-norm blocks with final
+// LayerNorms (normalize_before, add_final_layer_norm: BART's own configs
+// leave both out or false).
+absl::Status RefuseBartVariants(const Config& c) {
+  for (const auto& [decoder_key, encoder_key] :
+       {std::pair<const char*, const char*>{"decoder_ffn_dim", "encoder_ffn_dim"},
+        {"decoder_attention_heads", "encoder_attention_heads"}}) {
+    absl::StatusOr<int64_t> encoder = c.Int({encoder_key}, 0);
+    absl::StatusOr<int64_t> decoder = c.Int({decoder_key}, encoder.value_or(0));
+    if (encoder.ok() && decoder.ok() && *decoder != *encoder) {
+      return WithReason(
+          InvalidFieldError(absl::StrCat(kField, ".", decoder_key),
+                            absl::StrCat(*decoder, " differs from ", encoder_key, " ", *encoder,
+                                         ": a BART decoder of another shape is "
+                                         "not counted by this reader")),
+          "UNSUPPORTED_MODEL_TYPE");
+    }
+  }
+  for (const char* key : {"normalize_before", "add_final_layer_norm"}) {
+    if (c.Bool(key, false)) {
+      return WithReason(InvalidFieldError(absl::StrCat(kField, ".", key),
+                                          "true: mBART's pre-norm blocks and final LayerNorms "
+                                          "are not counted by this reader"),
+                        "UNSUPPORTED_MODEL_TYPE");
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Nomic BERT (contrastors' modeling_hf_nomic_bert.py) configurations this
 // reader does not count, refused by field: the MoE variant
 // (nomic-embed-text-v2-moe), a learned position table (no rotary), fc1 and
@@ -2033,6 +2070,10 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   const bool is_stablelm = type == "stablelm";
   const bool is_gemma3 = type == "gemma3_text";
   const bool is_t5 = type == "t5";
+  const bool is_bart = type == "bart";
+  if (is_bart) {
+    if (absl::Status refused = RefuseBartVariants(c); !refused.ok()) return refused;
+  }
   // StarCoder2: LayerNorms with biases, every Linear biased (use_bias), a
   // plain GELU MLP (c_fc, c_proj).
   const bool is_starcoder2 = type == "starcoder2";
@@ -2061,12 +2102,14 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   };
   a.set_num_layers(static_cast<int32_t>(
       take(is_distilbert ? c.Required({"n_layers"})
+           : is_bart     ? c.Required({"encoder_layers"})
                          : c.Required({"num_hidden_layers", "n_layer", "num_layers"}))));
   a.set_hidden_size(take(is_distilbert
                              ? c.Required({"dim"})
                              : c.Required({"hidden_size", "n_embd", "d_model", "n_embed"})));
   a.set_num_attention_heads(static_cast<int32_t>(
       take(is_distilbert ? c.Required({"n_heads"})
+           : is_bart     ? c.Required({"encoder_attention_heads"})
                          : c.Required({"num_attention_heads", "n_head", "num_heads"}))));
   // ChatGLM's embedding and output layer are padded_vocab_size rows.
   a.set_vocab_size(
@@ -2089,10 +2132,11 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   a.set_head_dim(static_cast<int32_t>(
       take(c.Int({"head_dim", "d_kv", "kv_channels"},
                  a.hidden_size() / std::max<int32_t>(1, a.num_attention_heads())))));
-  a.set_intermediate_size(take(
-      is_distilbert ? c.Required({"hidden_dim"})
-                    : c.Int({"intermediate_size", "n_inner", "ffn_dim", "d_ff", "ffn_hidden_size"},
-                            4 * a.hidden_size())));  // GPT-2, Falcon: 4h
+  a.set_intermediate_size(
+      take(is_distilbert ? c.Required({"hidden_dim"})
+           : is_bart     ? c.Required({"encoder_ffn_dim"})
+                     : c.Int({"intermediate_size", "n_inner", "ffn_dim", "d_ff", "ffn_hidden_size"},
+                             4 * a.hidden_size())));  // GPT-2, Falcon: 4h
   if (is_qwen1) a.set_intermediate_size(a.intermediate_size() / 2);
   if (is_bloom) a.set_intermediate_size(4 * a.hidden_size());  // BloomMLP: always 4h
   a.set_max_context_length(
@@ -2107,16 +2151,16 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
                                type == "gemma2" || is_gemma3 || is_t5 || is_starcoder2 ||
                                type == "ernie4_5" || type == "ernie4_5_moe" || type == "smollm3" ||
                                type == "exaone" || is_opt || is_gpt_neo || is_bloom || is_bigcode ||
-                               type == "gemma4_text";
+                               type == "gemma4_text" || is_bart;
   a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", tied_by_default));
   // T5: "relu" (v1.0) is plain, "gated-gelu" (v1.1, Flan-T5) gated.
   a.set_gated_mlp(is_t5 ? c.String("feed_forward_proj").rfind("gated", 0) == 0
                         : !is_gpt2 && !is_bert && !is_falcon && !is_neox && !is_phi &&
                               !is_starcoder2 && !is_opt && !is_gpt_neo && !is_bloom &&
-                              !is_bigcode && !is_gptj);
+                              !is_bigcode && !is_gptj && !is_bart);
   const bool layer_norm = is_gpt2 || is_bert || is_falcon || is_neox || is_phi || is_starcoder2 ||
                           is_opt || is_gpt_neo || is_bloom || is_phimoe || is_bigcode || is_gptj ||
-                          is_stablelm;
+                          is_stablelm || is_bart;
   a.set_norm_type(is_opt && !c.Bool("layer_norm_elementwise_affine", true)
                       ? common::v1::NORM_TYPE_LAYER_NORM_WITHOUT_PARAMETERS
                   : layer_norm     ? common::v1::NORM_TYPE_LAYER_NORM
@@ -2124,12 +2168,13 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
                   : type == "olmo" ? common::v1::NORM_TYPE_LAYER_NORM_WITHOUT_PARAMETERS
                                    : common::v1::NORM_TYPE_RMS_NORM);
   a.set_position_embedding(is_t5 ? common::v1::POSITION_EMBEDDING_RELATIVE
-                           : is_gpt2 || is_bert || is_opt || is_gpt_neo || is_bigcode
+                           : is_gpt2 || is_bert || is_opt || is_gpt_neo || is_bigcode || is_bart
                                ? common::v1::POSITION_EMBEDDING_LEARNED
                            : is_bloom || (is_falcon && c.Bool("alibi", false))
                                ? common::v1::POSITION_EMBEDDING_ALIBI
                                : common::v1::POSITION_EMBEDDING_ROTARY);
-  if (is_opt) a.set_learned_position_offset(2);
+  // BartLearnedPositionalEmbedding keeps OPT's 2 offset rows.
+  if (is_opt || is_bart) a.set_learned_position_offset(2);
   if (is_bloom) a.set_embedding_norm(true);
   if (is_neox) {
     // GPTNeoXAttention: query_key_value and dense with biases (attention_bias,
@@ -2145,7 +2190,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     a.set_mlp_bias(true);
     a.set_router_bias(true);
     a.set_attention_sinks(true);
-  } else if (is_gpt2 || is_bert || is_bloom || is_bigcode) {
+  } else if (is_gpt2 || is_bert || is_bloom || is_bigcode || is_bart) {
     a.set_attention_qkv_bias(true);
     a.set_attention_output_bias(true);
     a.set_mlp_bias(true);
@@ -2256,6 +2301,11 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   if ((is_falcon && !c.Bool("new_decoder_architecture", false) && c.Bool("parallel_attn", true)) ||
       is_phi || is_cohere || is_gptj || (is_stablelm && c.Bool("use_parallel_residual", false))) {
     a.set_norms_per_layer(1);
+  }
+  if (is_bart) {
+    // Each stack's layernorm_embedding takes the place of a final norm (as
+    // BERT's does); the decoder's blocks add cross attention.
+    a.set_num_decoder_layers(static_cast<int32_t>(take(c.Int({"decoder_layers"}, a.num_layers()))));
   }
   if (is_t5) {
     // T5ForConditionalGeneration: encoder and decoder stacks sharing the

@@ -332,6 +332,10 @@ double PositionRows(const Architecture& arch) {
   return static_cast<double>(arch.max_context_length) + arch.learned_position_offset;
 }
 
+// Learned position tables: one, or one per stack of an encoder-decoder
+// (BART's encoder and decoder each have theirs).
+int PositionTables(const Architecture& arch) { return arch.num_decoder_layers > 0 ? 2 : 1; }
+
 struct Figures;
 double AttentionExtras(const Architecture& arch, const Figures& f, double d, double g);
 
@@ -510,7 +514,7 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   f.embedding = f.token_embedding;
   if (!arch.tie_word_embeddings) f.embedding += f.token_embedding + OutputHeadBias(arch, options);
   if (arch.separate_encoder_embedding && Ld > 0) f.embedding += f.token_embedding;
-  if (arch.learned_positions) f.embedding += PositionRows(arch) * h;
+  if (arch.learned_positions) f.embedding += PositionRows(arch) * h * PositionTables(arch);
   if (arch.type_vocab_size > 0) f.embedding += static_cast<double>(arch.type_vocab_size) * h;
   if (arch.pooler) f.pooler = h * h + h;
   if (arch.per_layer_input_size > 0) {
@@ -706,12 +710,14 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
                       head_bias > 0 ? absl::StrCat(" + ", Int(V), " (bias)") : "", " (not tied)")});
   }
   if (arch.learned_positions) {
+    const int tables = PositionTables(arch);
     components.push_back(
-        {"position_embedding", PositionRows(arch) * h,
-         arch.learned_position_offset > 0
-             ? absl::StrCat("(", arch.max_context_length, " positions + ",
-                            arch.learned_position_offset, " offset rows) x ", Int(h))
-             : absl::StrCat(arch.max_context_length, " positions x ", Int(h))});
+        {"position_embedding", PositionRows(arch) * h * tables,
+         absl::StrCat(arch.learned_position_offset > 0
+                          ? absl::StrCat("(", arch.max_context_length, " positions + ",
+                                         arch.learned_position_offset, " offset rows) x ", Int(h))
+                          : absl::StrCat(arch.max_context_length, " positions x ", Int(h)),
+                      tables > 1 ? " x 2 stacks (encoder and decoder)" : "")});
   }
   if (arch.type_vocab_size > 0) {
     components.push_back({"token_type_embedding", static_cast<double>(arch.type_vocab_size) * h,

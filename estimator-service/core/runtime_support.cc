@@ -159,7 +159,9 @@ constexpr Row kRows[] = {
      No("llama-server has no encoder path: T5 runs only in llama-cli / llama-completion "
         "(ggml-org/llama.cpp PR #8141, #8993)")},
     {"t5gemma", No(kVllmEncoderDecoder), No(kSglangNone),
-     Unknown("T5Gemma was not looked for in llama.cpp's architectures")},
+     No("no T5Gemma architecture in src/llama-arch.cpp and no converter class at b10076")},
+    {"bart", No(kVllmEncoderDecoder), No(kSglangNone),
+     No("no BART architecture in src/llama-arch.cpp and no converter class at b10076")},
     {"granite", Yes(), Yes(), Yes()},
     {"granitemoe", Yes(), Yes(), Yes()},
     {"granitemoehybrid", Yes(),

@@ -8,7 +8,6 @@
 #include <ctime>
 #include <ostream>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -137,6 +136,24 @@ TEST(HfConfigTest, DistilBertIsBertsBlocksUnderItsOwnKeys) {
 // fused Wqkv and a SwiGLU MLP without biases, two token types, the
 // vocabulary padded to a multiple of 64, no pooler in the file. Published:
 // 136,731,648, its safetensors total in llmfit's later list.
+// Each edit of `config` (the key it names, the text replaced and its
+// replacement) is refused, naming hf_config_json.<key>.
+struct ConfigEdit {
+  std::string key, from, to;
+};
+void ExpectEachEditRefusedByField(const std::string& config, const std::vector<ConfigEdit>& edits) {
+  for (const ConfigEdit& edit : edits) {
+    std::string json = config;
+    ASSERT_NE(json.find(edit.from), std::string::npos) << edit.from;
+    json.replace(json.find(edit.from), edit.from.size(), edit.to);
+    auto refused = ArchitectureFromHfConfig(json);
+    ASSERT_FALSE(refused.ok()) << edit.key;
+    EXPECT_TRUE(absl::StrContains(refused.status().message(),
+                                  absl::StrCat("hf_config_json.", edit.key, ":")))
+        << refused.status();
+  }
+}
+
 TEST(HfConfigTest, NomicBertIsCountedAsItsFilesHoldIt) {
   const std::string v1_5 =
       R"({"activation_function": "swiglu", "architectures": ["NomicBertModel"],
@@ -147,20 +164,68 @@ TEST(HfConfigTest, NomicBertIsCountedAsItsFilesHoldIt) {
           "type_vocab_size": 2, "use_rms_norm": false, "vocab_size": 30528})";
   EXPECT_EQ(CountOf(v1_5), 136731648);
   // What it does not count is refused by field, never counted short.
-  for (const auto& [key, from, to] : std::vector<std::tuple<std::string, std::string, std::string>>{
-           {"moe_every_n_layers", R"("n_layer": 12)", R"("n_layer": 12, "moe_every_n_layers": 2)"},
-           {"rotary_emb_fraction", R"("rotary_emb_fraction": 1.0)",
-            R"("rotary_emb_fraction": 0.0)"},
-           {"mlp_fc2_bias", R"("mlp_fc2_bias": false)", R"("mlp_fc2_bias": true)"}}) {
-    std::string json = v1_5;
-    ASSERT_NE(json.find(from), std::string::npos) << from;
-    json.replace(json.find(from), from.size(), to);
-    auto refused = ArchitectureFromHfConfig(json);
-    ASSERT_FALSE(refused.ok()) << key;
-    EXPECT_TRUE(
-        absl::StrContains(refused.status().message(), absl::StrCat("hf_config_json.", key, ":")))
-        << refused.status();
+  ExpectEachEditRefusedByField(
+      v1_5,
+      {{"moe_every_n_layers", R"("n_layer": 12)", R"("n_layer": 12, "moe_every_n_layers": 2)"},
+       {"rotary_emb_fraction", R"("rotary_emb_fraction": 1.0)", R"("rotary_emb_fraction": 0.0)"},
+       {"mlp_fc2_bias", R"("mlp_fc2_bias": false)", R"("mlp_fc2_bias": true)"}});
+}
+
+// BART: post-norm encoder and decoder blocks with biased attention and a
+// plain GELU MLP (fc1, fc2), a LayerNorm after each stack's embedding and
+// none at the end, each stack's own learned position table of 1,024 + 2
+// offset rows, one shared token embedding and the output head tied to it
+// (BartModel, BartForConditionalGeneration). The keys as facebook/bart-base
+// and facebook/bart-large's config.json name them. Published:
+// transformers' AutoModel.from_pretrained(...).num_parameters() for
+// facebook/bart-base 139,420,416 and facebook/bart-large 406,291,456, as a
+// public script's docstring lists them beside roberta-base's 124,645,632
+// (counted below too, the same) and a public write-up measures BART-large
+// ("BART-large = 406,291,456"). keras-hub's BART presets (139,417,344 and
+// 406,287,360) are two LayerNorms fewer.
+TEST(HfConfigTest, BartIsAnEncoderAndADecoderWithTheirOwnPositionTables) {
+  const auto config = [](int hidden, int layers, int heads, int ffn) {
+    return absl::StrCat(
+        R"({"model_type": "bart", "architectures": ["BartModel"], "activation_function": "gelu",
+            "d_model": )",
+        hidden, R"(, "encoder_layers": )", layers, R"(, "decoder_layers": )", layers,
+        R"(, "encoder_attention_heads": )", heads, R"(, "decoder_attention_heads": )", heads,
+        R"(, "encoder_ffn_dim": )", ffn, R"(, "decoder_ffn_dim": )", ffn,
+        R"(, "max_position_embeddings": 1024, "num_hidden_layers": )", layers,
+        R"(, "scale_embedding": false, "vocab_size": 50265})");
+  };
+  const std::string base = config(768, 6, 12, 3072);
+  EXPECT_EQ(CountOf(base), 139420416) << "facebook/bart-base";
+  EXPECT_EQ(CountOf(config(1024, 12, 16, 4096)), 406291456) << "facebook/bart-large";
+  // The same list's roberta-base (RobertaModel with its pooler).
+  EXPECT_EQ(CountOf(R"({"model_type": "roberta", "hidden_size": 768, "num_hidden_layers": 12,
+                        "num_attention_heads": 12, "intermediate_size": 3072,
+                        "max_position_embeddings": 514, "type_vocab_size": 1,
+                        "vocab_size": 50265})"),
+            124645632);
+  absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(base);
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  EXPECT_EQ(arch->num_decoder_layers(), 6);
+  auto count = CountParameters(ToCoreArchitecture(*arch));
+  ASSERT_TRUE(count.ok()) << count.status();
+  bool two_tables = false;
+  for (const ParameterComponent& c : count->components) {
+    two_tables =
+        two_tables || (c.name == "position_embedding" && c.parameters == 2.0 * 1026 * 768 &&
+                       absl::StrContains(c.arithmetic, "x 2 stacks"));
   }
+  EXPECT_TRUE(two_tables);
+  // The decoder's self and cross attention caches: 2 x 2 x 6 layers x 12
+  // heads x 64 x 2 bytes a token; the encoder caches nothing.
+  EXPECT_EQ(KvCacheBytesPerToken(ToCoreArchitecture(*arch), NumberFormat::kBf16, nullptr),
+            2.0 * 2 * 6 * 12 * 64 * 2);
+  // Shapes this reader does not count: refused by field.
+  ExpectEachEditRefusedByField(
+      base, {{"decoder_ffn_dim", R"("decoder_ffn_dim": 3072)", R"("decoder_ffn_dim": 4096)"},
+             {"decoder_attention_heads", R"("decoder_attention_heads": 12)",
+              R"("decoder_attention_heads": 16)"},
+             {"normalize_before", R"("scale_embedding": false)",
+              R"("scale_embedding": false, "normalize_before": true)"}});
 }
 
 // T5Gemma: an encoder and a decoder of Gemma 2's blocks, each with its own
@@ -224,9 +289,10 @@ TEST(HfConfigTest, AnUnsupportedFamilyIsAnInvalidArgumentNamingTheSupportedOnes)
       R"({"model_type": "rwkv", "hidden_size": 768, "num_hidden_layers": 24, "vocab_size": 50277})");
   EXPECT_EQ(arch.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(arch.status().message().find("\"rwkv\""), std::string::npos);
-  EXPECT_NE(arch.status().message().find(
-                "supported model_type values: bert, bloom, chatglm, cohere, cohere2, deepseek_v2"),
-            std::string::npos)
+  EXPECT_NE(
+      arch.status().message().find(
+          "supported model_type values: bart, bert, bloom, chatglm, cohere, cohere2, deepseek_v2"),
+      std::string::npos)
       << arch.status().message();
   auto made_up = ArchitectureFromHfConfig(R"({"model_type": "no_such_family"})");
   EXPECT_EQ(made_up.status().code(), absl::StatusCode::kInvalidArgument);
