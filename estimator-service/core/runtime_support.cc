@@ -1,6 +1,7 @@
 #include "estimator-service/core/runtime_support.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "estimator-service/core/runtime_fit.h"
@@ -282,12 +283,15 @@ constexpr Row kRows[] = {
 // Language models inside a wrapper, and wrappers of one family: the same
 // row (a Gemma 4 text checkpoint is Gemma 4 to every runtime; Qwen3.5's MoE
 // and Qwen3-VL's MoE arrived with their dense models).
+constexpr std::pair<absl::string_view, absl::string_view> kAliases[] = {
+    {"gemma4_text", "gemma4"},  {"qwen3_5_text", "qwen3_5"},  {"qwen3_5_moe_text", "qwen3_5"},
+    {"qwen3_5_moe", "qwen3_5"}, {"qwen3_vl_moe", "qwen3_vl"},
+};
+
 absl::string_view RowFamily(absl::string_view family) {
-  if (family == "gemma4_text") return "gemma4";
-  if (family == "qwen3_5_text" || family == "qwen3_5_moe_text" || family == "qwen3_5_moe") {
-    return "qwen3_5";
+  for (const auto& [alias, row] : kAliases) {
+    if (family == alias) return row;
   }
-  if (family == "qwen3_vl_moe") return "qwen3_vl";
   return family;
 }
 
@@ -316,8 +320,8 @@ FamilySupport FamilySupportOf(Runtime runtime, absl::string_view family) {
 }
 
 std::vector<std::string> FamiliesWithSupportOnRecord() {
-  std::vector<std::string> out = {"gemma4_text", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5_moe",
-                                  "qwen3_vl_moe"};
+  std::vector<std::string> out;
+  for (const auto& [alias, row] : kAliases) out.emplace_back(alias);
   for (const Row& row : kRows) out.emplace_back(row.family);
   std::sort(out.begin(), out.end());
   return out;
