@@ -254,8 +254,7 @@ absl::Status AddExtras(const ServingExtras& extras, const common::v1::Model& mod
     const int64_t bytes = static_cast<int64_t>(std::ceil(lora->first * 2 * adapters));
     AddLineAfter("weights",
                  {"lora_adapters", bytes,
-                  absl::StrCat(lora->second, " = ", absl::StrFormat("%.0f", lora->first),
-                               " parameters x 2 bytes (16-bit) x ", adapters,
+                  absl::StrCat(lora->second, " x 2 bytes (16-bit) x ", adapters,
                                " adapter(s) = ", bytes, " bytes")},
                  estimate);
     estimate->sizing.weight_bytes += static_cast<double>(bytes);

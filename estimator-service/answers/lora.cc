@@ -1,21 +1,18 @@
 // The weights a LoRA adapter adds at serving time (answers/inference.h).
-#include <cmath>
-#include <map>
+#include <algorithm>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/formats/hf_config.h"
 #include "common/formats/json_depth.h"
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/inference.h"
-#include "estimator-service/answers/model_sources.h"
-#include "estimator-service/answers/records.h"
 #include "estimator-service/core/parameters.h"
+#include "estimator-service/core/training_memory.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -56,64 +53,53 @@ absl::StatusOr<std::pair<double, std::string>> LoraParameters(const v1::LoraAdap
     return InvalidFieldError("lora.adapters", "must be in 0..4096");
   }
   if (targets.empty()) targets = {"q_proj", "v_proj"};
-  if (targets.size() == 1 && targets[0] == "all-linear") {
-    targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
-  }
   const Architecture core = ToCoreArchitecture(a);
-  const int64_t h = core.hidden_size;
-  const int64_t heads = core.num_attention_heads;
-  const int64_t ff = core.intermediate_size;
-  // One layer's adapters, its heads d wide over kv KV heads (Gemma 4's
-  // full-attention layers: their own; no v_proj when their values come
-  // from the keys, so an adapter on v_proj has nothing there).
-  const auto per_layer_of = [&](int64_t d, int64_t kv, bool values, double* per_layer,
-                                std::vector<std::string>* parts) -> absl::Status {
-    const std::map<std::string, std::pair<int64_t, int64_t>> shapes = {
-        {"q_proj", {h, heads * d}}, {"k_proj", {h, kv * d}}, {"v_proj", {h, values ? kv * d : 0}},
-        {"o_proj", {heads * d, h}}, {"gate_proj", {h, ff}},  {"up_proj", {h, ff}},
-        {"down_proj", {ff, h}}};
-    for (const std::string& target : targets) {
-      auto shape = shapes.find(target);
-      if (shape == shapes.end()) {
-        return InvalidFieldError("lora.target_modules",
-                                 absl::StrCat("\"", target,
-                                              "\" is not one of q_proj, k_proj, v_proj, o_proj, "
-                                              "gate_proj, up_proj, down_proj, all-linear"));
-      }
-      const auto [in, out] = shape->second;
-      if (out == 0) continue;  // v_proj where the values come from the keys
-      *per_layer += static_cast<double>(rank) * static_cast<double>(in + out);
-      parts->push_back(absl::StrCat(target, " ", rank, "x(", in, "+", out, ")"));
+  if (core.num_layers <= 0 || core.hidden_size <= 0 || core.num_attention_heads <= 0) {
+    return InvalidFieldError("lora",
+                             "needs the model's layers, hidden size and attention heads, "
+                             "which its architecture lacks");
+  }
+  // PEFT's module names (Llama-style checkpoints) as the core formula's
+  // projections; "all-linear" is every linear layer of a block.
+  if (targets.size() == 1 && targets[0] == "all-linear") {
+    targets = {"q_proj", "k_proj", "v_proj", "o_proj", "up_proj", "down_proj"};
+    if (core.gated_mlp) targets.push_back("gate_proj");
+  }
+  static constexpr std::pair<const char*, const char*> kPeftNames[] = {
+      {"q_proj", "q"},   {"k_proj", "k"},       {"v_proj", "v"},      {"o_proj", "o"},
+      {"up_proj", "up"}, {"down_proj", "down"}, {"gate_proj", "gate"}};
+  std::vector<std::string> modules;
+  for (const std::string& target : targets) {
+    const auto* name = std::find_if(std::begin(kPeftNames), std::end(kPeftNames),
+                                    [&](const auto& pair) { return target == pair.first; });
+    if (name == std::end(kPeftNames)) {
+      return InvalidFieldError("lora.target_modules",
+                               absl::StrCat("\"", target,
+                                            "\" is not one of q_proj, k_proj, v_proj, o_proj, "
+                                            "gate_proj, up_proj, down_proj, all-linear"));
     }
-    return absl::OkStatus();
-  };
-  double per_layer = 0;
-  std::vector<std::string> parts;
-  if (absl::Status s =
-          per_layer_of(core.EffectiveHeadDim(), core.EffectiveKvHeads(), true, &per_layer, &parts);
-      !s.ok()) {
-    return s;
+    if (target == "gate_proj" && !core.gated_mlp) {
+      return InvalidFieldError("lora.target_modules",
+                               "\"gate_proj\": the model's MLP has no gate projection");
+    }
+    modules.push_back(name->second);
   }
-  const int full = core.HasGlobalGeometry() ? core.FullAttentionLayers() : 0;
-  if (full <= 0) {
-    const double total = per_layer * a.num_layers();
-    return std::make_pair(total,
-                          absl::StrCat("LoRA rank ", rank, ": (", absl::StrJoin(parts, " + "),
-                                       ") per layer x ", a.num_layers(), " layers"));
+  // The formula the training estimate uses (core/training_memory.h).
+  absl::StatusOr<Figure> adapters = LoraParameters(core, static_cast<int>(rank), modules);
+  if (!adapters.ok()) {
+    return InvalidFieldError("lora.target_modules", adapters.status().message());
   }
-  double full_per_layer = 0;
-  std::vector<std::string> full_parts;
-  if (absl::Status s = per_layer_of(core.GlobalHeadDim(), core.GlobalKvHeads(),
-                                    !core.global_values_from_keys, &full_per_layer, &full_parts);
-      !s.ok()) {
-    return s;
-  }
-  const int sliding = a.num_layers() - full;
-  const double total = per_layer * sliding + full_per_layer * full;
+  const bool mlp_adapted = std::any_of(modules.begin(), modules.end(), [](const std::string& m) {
+    return m == "up" || m == "down" || m == "gate";
+  });
   return std::make_pair(
-      total, absl::StrCat("LoRA rank ", rank, ": (", absl::StrJoin(parts, " + "), ") per layer x ",
-                          sliding, " sliding-window layers + (", absl::StrJoin(full_parts, " + "),
-                          ") per layer x ", full, " full-attention layers"));
+      adapters->value,
+      absl::StrCat("LoRA rank ", rank, " on ", absl::StrJoin(targets, ", "), ": ",
+                   adapters->arithmetic,
+                   mlp_adapted && core.IsMoe()
+                       ? " (the MLP's projections at intermediate_size once per layer; adapters "
+                         "on each expert are not counted)"
+                       : ""));
 }
 
 }  // namespace modelatlas::estimator

@@ -62,6 +62,7 @@ RuntimeModel RuntimeModelOf(const common::v1::Model& model, const std::string& r
   out.repo_id = repo_id.empty() ? RepoOfHubAddress(model.architecture().source()) : repo_id;
   if (!model.has_architecture()) return out;
   const common::v1::Architecture& a = model.architecture();
+  const Architecture core = ToCoreArchitecture(a);
   out.num_layers = a.num_layers();
   out.num_attention_heads = a.num_attention_heads();
   out.hidden_size = a.hidden_size();
@@ -84,18 +85,13 @@ RuntimeModel RuntimeModelOf(const common::v1::Model& model, const std::string& r
     // Gemma 4 E2B/E4B: only the layers before the KV-shared ones keep a
     // cache (llama.cpp's n_layer_kv_from_start; vLLM's and transformers'
     // shared layers read an earlier layer's), of each kind.
-    const Architecture core = ToCoreArchitecture(a);
     out.attention_layers = KvCacheLayers(core);
     if (a.sliding_window() > 0) out.sliding_window_layers = SlidingLayers(core);
   }
-  // A token passes through its routed experts (and the shared ones) of a
-  // mixture-of-experts layer, the one FFN of a dense layer.
-  if (a.num_experts() > 0 && a.moe_intermediate_size() > 0) {
-    out.intermediate_size = a.moe_intermediate_size() * (std::max(1, a.num_experts_per_token()) +
-                                                         std::max(0, a.num_shared_experts()));
-  } else {
-    out.intermediate_size = a.intermediate_size();
-  }
+  // The FFN width one token passes through: the prefill workspace's
+  // (Mixtral's k experts of intermediate_size, Qwen2-MoE's shared expert of
+  // its own width, a dense layer's when wider).
+  out.intermediate_size = static_cast<int64_t>(TokenMlpWidth(core));
   return out;
 }
 

@@ -356,25 +356,6 @@ double KvCacheBytes(const Architecture& arch, NumberFormat format, int64_t conte
                                   KvCacheLayers(arch), context_tokens, batch);
 }
 
-namespace {
-
-// The figures of PrefillWorkspaceBytes's formula (its text shows each).
-struct PrefillWorkspace {
-  int chunk_tokens = 0;
-  int batch = 0;
-  double hidden = 0;
-  double attention = 0;  // q/k/v widths
-  double mlp = 0;
-  int64_t vocab_size = 0;
-  double bytes = 0;
-};
-
-// The MLP width one token passes through in the widest layer: a dense
-// layer's intermediate size, a mixture-of-experts layer's active experts
-// (the routed ones it picks and the shared ones: a chunk's tokens are
-// expanded over their experts at once), the wider where an MoE model has
-// dense layers or a dense MLP beside its experts; Gemma 4 E2B's KV-shared
-// layers' MLPs are twice as wide.
 double TokenMlpWidth(const Architecture& arch) {
   double width = static_cast<double>(arch.intermediate_size);
   if (arch.IsMoe()) {
@@ -392,6 +373,19 @@ double TokenMlpWidth(const Architecture& arch) {
   }
   return width * (arch.kv_shared_layers_double_mlp ? 2 : 1);
 }
+
+namespace {
+
+// The figures of PrefillWorkspaceBytes's formula (its text shows each).
+struct PrefillWorkspace {
+  int chunk_tokens = 0;
+  int batch = 0;
+  double hidden = 0;
+  double attention = 0;  // q/k/v widths
+  double mlp = 0;
+  int64_t vocab_size = 0;
+  double bytes = 0;
+};
 
 PrefillWorkspace PrefillWorkspaceOf(const Architecture& arch, int chunk_tokens, int batch) {
   PrefillWorkspace figures;

@@ -240,6 +240,15 @@ double KvCacheBytes(const Architecture& arch, NumberFormat format, int64_t conte
 double PrefillWorkspaceBytes(const Architecture& arch, int chunk_tokens, int batch,
                              std::string* arithmetic);
 
+// The MLP width one token passes through in the widest layer: a dense
+// layer's intermediate size, a mixture-of-experts layer's active experts
+// (the routed ones it picks and the shared ones: a chunk's tokens are
+// expanded over their experts at once), the wider where an MoE model has
+// dense layers or a dense MLP beside its experts; Gemma 4 E2B's KV-shared
+// layers' MLPs are twice as wide.
+// Also the FFN width of vLLM's activation peak (answers/runtime.cc).
+double TokenMlpWidth(const Architecture& arch);
+
 // The one composition of the inference formulas: weights, KV cache,
 // activations and overhead of `input`, as numbers (per card under tensor
 // parallelism: RequiredBytesPerCard in fit_matrix.h). `arithmetic`, when not

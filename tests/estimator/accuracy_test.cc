@@ -1421,46 +1421,51 @@ TEST(AccuracyRuntimeTest, VllmActivationPeakAgainstPublishedLogs) {
   constexpr double kGiB = 1073741824.0;
   struct Peak {
     const char* model;
-    RuntimeModel shape;  // hidden, FFN one token passes through, vocabulary
+    const char* record;  // the shipped record whose shape the fit reads
     int tensor_parallel;
     double logged_gib;
   };
   const Peak peaks[] = {
-      {"meta-llama/Llama-3.1-8B-Instruct",
-       {.hidden_size = 4096, .intermediate_size = 14336, .vocab_size = 128256},
-       1,
-       4.76},
-      {"RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic",
-       {.hidden_size = 8192, .intermediate_size = 28672, .vocab_size = 128256},
-       2,
-       4.84},
-      {"Qwen/Qwen3-0.6B",
-       {.hidden_size = 1024, .intermediate_size = 3072, .vocab_size = 151936},
-       1,
-       5.56},
-      {"Qwen/Qwen3-32B",
-       {.hidden_size = 5120, .intermediate_size = 25600, .vocab_size = 151936},
-       1,
-       5.64},
-      // Four experts of 2,880 per token.
-      {"openai/gpt-oss-20b",
-       {.hidden_size = 2880, .intermediate_size = 4 * 2880, .vocab_size = 201088},
-       1,
-       7.38},
-      {"openai/gpt-oss-120b",
-       {.hidden_size = 2880, .intermediate_size = 4 * 2880, .vocab_size = 201088},
-       1,
-       7.38},
+      {"meta-llama/Llama-3.1-8B-Instruct", "models/llama-3-1-8b-instruct", 1, 4.76},
+      {"RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", "models/llama-3-3-70b-instruct", 2, 4.84},
+      {"Qwen/Qwen3-0.6B", "models/qwen3-0-6b", 1, 5.56},
+      {"Qwen/Qwen3-32B", "models/qwen3-32b", 1, 5.64},
+      {"openai/gpt-oss-20b", "models/gpt-oss-20b", 1, 7.38},
+      {"openai/gpt-oss-120b", "models/gpt-oss-120b", 1, 7.38},
   };
   const VllmDefaults defaults = VllmServeDefaults(79.18 * kGiB, "NVIDIA H100 80GB HBM3");
   ASSERT_EQ(defaults.max_num_batched_tokens, 8192);
   ASSERT_EQ(defaults.max_num_seqs, 1024);
   for (const Peak& p : peaks) {
-    const double ours = VllmActivationPeak(p.shape, p.tensor_parallel, defaults, nullptr) / kGiB;
+    const RuntimeModel shape = RuntimeModelOf(ShippedModel(p.record), "");
+    const double ours = VllmActivationPeak(shape, p.tensor_parallel, defaults, nullptr) / kGiB;
     std::cout << p.model << " TP " << p.tensor_parallel << ": logged " << p.logged_gib
               << " GiB, ours " << ours << " GiB\n";
     EXPECT_NEAR(ours, p.logged_gib, 0.15) << p.model;
   }
+}
+
+// The FFN width of vLLM's dummy forward is the one a token passes through,
+// the same as the prefill workspace's (inference_memory.h TokenMlpWidth):
+// Mixtral's two experts of intermediate_size 14,336 (its
+// moe_intermediate_size is unset), Qwen1.5-MoE's four of 1,408 and its shared
+// expert of 5,632, DeepSeek-V3's dense layers' 18,432 (8 x 2,048 + 2,048 is as
+// wide). Before session 46 Mixtral's was one expert's and Qwen1.5-MoE's
+// left out its shared expert. At 8,192 tokens Mixtral's forward, 8,192 x
+// (4,096 + 3 x 28,672) x 2 bytes = 1.38 GiB, outgrows the sampler's 1.17.
+TEST(AccuracyRuntimeTest, VllmForwardTakesTheWidthATokenPassesThrough) {
+  constexpr double kGiB = 1073741824.0;
+  EXPECT_EQ(RuntimeModelOf(ShippedModel("models/mixtral-8x7b-v0-1"), "").intermediate_size,
+            2 * 14336);
+  EXPECT_EQ(RuntimeModelOf(ShippedModel("models/qwen1-5-moe-a2-7b"), "").intermediate_size,
+            4 * 1408 + 5632);
+  EXPECT_EQ(RuntimeModelOf(ShippedModel("models/deepseek-v3"), "").intermediate_size, 18432);
+  const VllmDefaults defaults = VllmServeDefaults(79.18 * kGiB, "NVIDIA H100 80GB HBM3");
+  std::string text;
+  const double peak = VllmActivationPeak(
+      RuntimeModelOf(ShippedModel("models/mixtral-8x7b-v0-1"), ""), 1, defaults, &text);
+  EXPECT_DOUBLE_EQ(peak, 8192.0 * (4096 + 3 * 28672) * 2);
+  EXPECT_NE(text.find("3 x FFN 28672"), std::string::npos) << text;
 }
 
 // vLLM's non-torch memory (docs/ACCURACY.md, "vLLM's non-torch memory"):

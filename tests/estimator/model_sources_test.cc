@@ -408,6 +408,48 @@ TEST(ServingExtrasTest, LoraAdaptersAndADraftModelAddTheirLines) {
   EXPECT_EQ(refused.get().status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A served adapter is counted by the training estimate's formula
+// (core/training_memory.h LoraParameters) under PEFT's module names:
+// "all-linear" on Llama 3.1 8B adapts q, k, v, o, up, down and gate,
+// 32 x 16 x ((4096 + 4096) + 2 x (4096 + 1024) + (4096 + 4096)
+// + 2 x (4096 + 14336) + (14336 + 4096)) = 41,943,040 parameters; GPT-2 has
+// no gate projection, so all-linear leaves it out and naming it is refused.
+TEST(ServingExtrasTest, LoraAdaptersTakeTheTrainingFormulaUnderPeftNames) {
+  const auto lora_line =
+      [](const std::string& model,
+         const std::vector<std::string>& targets) -> absl::StatusOr<v1::EstimateLine> {
+    v1::EstimateInferenceMemoryRequest request;
+    request.set_model(model);
+    request.mutable_workload()->set_context_length_tokens(1024);
+    request.mutable_lora()->set_rank(16);
+    for (const std::string& target : targets) request.mutable_lora()->add_target_modules(target);
+    Waiter<v1::EstimateInferenceMemoryResponse> waiter;
+    AnswerInferenceMemory(Catalog(), request, waiter.done());
+    if (!waiter.get().ok()) return waiter.get().status();
+    const v1::EstimateLine* line = Line(*waiter.get(), "lora_adapters");
+    if (line == nullptr) return absl::NotFoundError("no lora_adapters line");
+    return *line;
+  };
+  absl::StatusOr<v1::EstimateLine> llama = lora_line("Llama 3.1 8B", {"all-linear"});
+  ASSERT_TRUE(llama.ok()) << llama.status();
+  const double llama_parameters =
+      32 * 16.0 * (8192 + 2 * (4096 + 1024) + 8192 + 2 * (4096 + 14336) + (14336 + 4096));
+  EXPECT_EQ(llama_parameters, 41943040);
+  EXPECT_EQ(llama->bytes(), llama_parameters * 2);
+  EXPECT_TRUE(absl::StrContains(llama->arithmetic(),
+                                "LoRA rank 16 on q_proj, k_proj, v_proj, o_proj, up_proj, "
+                                "down_proj, gate_proj: 32 layers x (q 16 x (4096 + 4096) + "))
+      << llama->arithmetic();
+
+  absl::StatusOr<v1::EstimateLine> gpt2 = lora_line("GPT-2 (124M)", {"all-linear"});
+  ASSERT_TRUE(gpt2.ok()) << gpt2.status();
+  // 12 layers x 16 x (4 x (768 + 768) + (768 + 3072) + (3072 + 768)).
+  EXPECT_EQ(gpt2->bytes(), 12 * 16 * (4 * 1536 + 2 * 3840) * 2);
+  absl::StatusOr<v1::EstimateLine> gated = lora_line("GPT-2 (124M)", {"q_proj", "gate_proj"});
+  EXPECT_EQ(gated.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(gated.status().message(), "lora.target_modules")) << gated.status();
+}
+
 class HubSourcesTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
