@@ -171,6 +171,11 @@ const std::set<std::string>& KnownTypes() {
       // and a LayerNorm after the embedding; one shared token embedding, the
       // output head tied to it.
       "bart",
+      // mBART (MBartModel, MBartForConditionalGeneration): BART's stacks
+      // with pre-norm blocks and, beside each stack's embedding LayerNorm,
+      // a final one (MBartEncoder's and MBartDecoder's layer_norm, built
+      // whatever normalize_before and add_final_layer_norm say).
+      "mbart",
       // Gemma 4's language model: sliding-window layers and full-attention
       // ones at their own head width and KV heads; the E models' per-layer
       // inputs and KV-shared layers (Gemma4Layers).
@@ -1855,12 +1860,14 @@ absl::Status RefuseOptVariants(const Config& c) {
   return absl::OkStatus();
 }
 
-// BART configurations this reader does not count, refused by field: a
-// decoder whose width or heads differ from the encoder's (both stacks are
-// counted from one layer shape), and mBART's pre-norm blocks with final
-// LayerNorms (normalize_before, add_final_layer_norm: BART's own configs
-// leave both out or false).
-absl::Status RefuseBartVariants(const Config& c) {
+// BART and mBART configurations this reader does not count, refused by
+// field: a decoder whose width or heads differ from the encoder's (both
+// stacks are counted from one layer shape), and, under model_type "bart",
+// mBART's pre-norm blocks with final LayerNorms (normalize_before,
+// add_final_layer_norm: BART's own configs leave both out or false;
+// BartModel would build neither, so such a file is a converted mBART that
+// names the wrong class).
+absl::Status RefuseBartVariants(const Config& c, bool mbart) {
   for (const auto& [decoder_key, encoder_key] :
        {std::pair<const char*, const char*>{"decoder_ffn_dim", "encoder_ffn_dim"},
         {"decoder_attention_heads", "encoder_attention_heads"}}) {
@@ -1876,7 +1883,7 @@ absl::Status RefuseBartVariants(const Config& c) {
     }
   }
   for (const char* key : {"normalize_before", "add_final_layer_norm"}) {
-    if (c.Bool(key, false)) {
+    if (!mbart && c.Bool(key, false)) {
       return WithReason(InvalidFieldError(absl::StrCat(kField, ".", key),
                                           "true: mBART's pre-norm blocks and final LayerNorms "
                                           "are not counted by this reader"),
@@ -2070,9 +2077,10 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   const bool is_stablelm = type == "stablelm";
   const bool is_gemma3 = type == "gemma3_text";
   const bool is_t5 = type == "t5";
-  const bool is_bart = type == "bart";
+  const bool is_mbart = type == "mbart";
+  const bool is_bart = type == "bart" || is_mbart;
   if (is_bart) {
-    if (absl::Status refused = RefuseBartVariants(c); !refused.ok()) return refused;
+    if (absl::Status refused = RefuseBartVariants(c, is_mbart); !refused.ok()) return refused;
   }
   // StarCoder2: LayerNorms with biases, every Linear biased (use_bias), a
   // plain GELU MLP (c_fc, c_proj).
@@ -2175,7 +2183,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
                                : common::v1::POSITION_EMBEDDING_ROTARY);
   // BartLearnedPositionalEmbedding keeps OPT's 2 offset rows.
   if (is_opt || is_bart) a.set_learned_position_offset(2);
-  if (is_bloom) a.set_embedding_norm(true);
+  // mBART: layernorm_embedding beside each stack's final layer_norm.
+  if (is_bloom || is_mbart) a.set_embedding_norm(true);
   if (is_neox) {
     // GPTNeoXAttention: query_key_value and dense with biases (attention_bias,
     // default true); the MLP's dense_h_to_4h / dense_4h_to_h always.

@@ -505,8 +505,12 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
     f.norms = f.per_norm * (f.norms_per_layer * L + 1 + (arch.embedding_norm ? 1 : 0));
     // A decoder block's self attention, cross attention and MLP each have
     // the norms an encoder sub-block has (T5: 1, 3 a layer; T5Gemma: 2,
-    // pre and post, 6 a layer); and a final one.
-    if (Ld > 0) f.norms += f.per_norm * (DecoderNormsPerLayer(f.norms_per_layer) * Ld + 1);
+    // pre and post, 6 a layer); and a final one, and one after its
+    // embedding where the encoder has one (mBART).
+    if (Ld > 0) {
+      f.norms += f.per_norm *
+                 (DecoderNormsPerLayer(f.norms_per_layer) * Ld + 1 + (arch.embedding_norm ? 1 : 0));
+    }
   }
 
   // Embeddings: tokens, an untied output head, learned positions, token types.
@@ -690,7 +694,8 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
                       Int(L), " + 1 final", arch.embedding_norm ? " + 1 after the embedding" : "",
                       arch.num_decoder_layers > 0
                           ? absl::StrCat("; decoder ", DecoderNormsPerLayer(f.norms_per_layer), "x",
-                                         arch.num_decoder_layers, " + 1 final")
+                                         arch.num_decoder_layers, " + 1 final",
+                                         arch.embedding_norm ? " + 1 after the embedding" : "")
                           : std::string(),
                       ")")});
   }

@@ -163,6 +163,8 @@ constexpr Row kRows[] = {
      No("no T5Gemma architecture in src/llama-arch.cpp and no converter class at b10076")},
     {"bart", No(kVllmEncoderDecoder), No(kSglangNone),
      No("no BART architecture in src/llama-arch.cpp and no converter class at b10076")},
+    {"mbart", No(kVllmEncoderDecoder), No(kSglangNone),
+     No("no mBART architecture in src/llama-arch.cpp and no converter class at b10076")},
     {"granite", Yes(), Yes(), Yes()},
     {"granitemoe", Yes(), Yes(), Yes()},
     {"granitemoehybrid", Yes(),

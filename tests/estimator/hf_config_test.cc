@@ -228,6 +228,40 @@ TEST(HfConfigTest, BartIsAnEncoderAndADecoderWithTheirOwnPositionTables) {
               R"("scale_embedding": false, "normalize_before": true)"}});
 }
 
+// mBART: BART's stacks with pre-norm blocks, each stack with a LayerNorm
+// after its embedding (layernorm_embedding) and a final one (layer_norm),
+// both built whatever normalize_before and add_final_layer_norm say
+// (MBartEncoder, MBartDecoder); the keys as facebook/mbart-large-50's
+// config.json names them. Published: "mbart-large-50 (#param:
+// 610,879,488)" (Ou et al., "Songs Across Borders", ACL 2023, appendix B),
+// the figure a public model comparison also gives for
+// mbart-large-50-many-to-many-mmt (the same shape).
+TEST(HfConfigTest, MbartIsBartWithAFinalNormInEachStack) {
+  const std::string large_50 =
+      R"({"model_type": "mbart", "architectures": ["MBartForConditionalGeneration"],
+          "activation_function": "gelu", "d_model": 1024, "encoder_layers": 12,
+          "decoder_layers": 12, "encoder_attention_heads": 16, "decoder_attention_heads": 16,
+          "encoder_ffn_dim": 4096, "decoder_ffn_dim": 4096, "max_position_embeddings": 1024,
+          "normalize_before": true, "add_final_layer_norm": true, "scale_embedding": true,
+          "num_hidden_layers": 12, "vocab_size": 250054})";
+  EXPECT_EQ(CountOf(large_50), 610879488) << "facebook/mbart-large-50";
+  absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(large_50);
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  auto count = CountParameters(ToCoreArchitecture(*arch));
+  ASSERT_TRUE(count.ok()) << count.status();
+  bool said = false;
+  for (const ParameterComponent& c : count->components) {
+    // 2 x 1024 per LayerNorm x (2 x 12 + 2 encoder; 3 x 12 + 2 decoder).
+    said =
+        said || (c.name == "norms" && c.parameters == 2048.0 * (26 + 38) &&
+                 absl::StrContains(c.arithmetic, "decoder 3x12 + 1 final + 1 after the embedding"));
+  }
+  EXPECT_TRUE(said);
+  // A decoder of another shape is refused as BART's is.
+  ExpectEachEditRefusedByField(
+      large_50, {{"decoder_ffn_dim", R"("decoder_ffn_dim": 4096)", R"("decoder_ffn_dim": 3072)"}});
+}
+
 // T5Gemma: an encoder and a decoder of Gemma 2's blocks, each with its own
 // embedding (the output head tied to the decoder's), 4 norms per encoder
 // layer and 6 per decoder layer (cross attention's pre and post norms).
