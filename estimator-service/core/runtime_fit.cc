@@ -50,6 +50,12 @@ constexpr double kVllmDefaultUtilization = 0.9;
 // captures CUDA graphs after sizing the KV cache, out of the memory outside
 // the budget, which also holds the CUDA context.
 constexpr double kVllmHighestUtilization = 0.95;
+// vLLM 0.21.0 and later: vllm-project/vllm PR #38284 (merged 2026-04-21)
+// raised the default --gpu-memory-utilization to 0.92 and made the CUDA
+// graph estimate (PR #30515, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, off
+// by default in 0.18-0.20) come out of the KV budget
+// (vllm/v1/worker/gpu_worker.py determine_available_memory).
+constexpr double kVllmLaterDefaultUtilization = 0.92;
 // llama.cpp's physical batch (common/common.h: n_ubatch = 512), the rows of
 // its compute graph.
 constexpr int kLlamaCppUbatch = 512;
@@ -269,6 +275,45 @@ std::string VllmHybridNote(const VllmKvLayout& layout) {
 }
 
 // How vLLM groups a model's layers when some keep a window.
+// What the same command keeps under vLLM 0.21.0 and later, which take the
+// CUDA graph estimate out of the budget and default to a utilization of
+// 0.92: the KV cache left after the same reserves and the graphs, against
+// what the batch needs (by 0.11's blocks). Only the two changes are
+// applied; the others since 0.11 (the sampler, the memory accounting, the
+// window charge) are named, not modeled.
+std::string VllmLaterReleaseNote(double total_bytes, double utilization, bool utilization_set,
+                                 double reserved_bytes, double graph_bytes, double needed_bytes,
+                                 double outside_bytes) {
+  const double later_utilization = utilization_set ? utilization : kVllmLaterDefaultUtilization;
+  const double kv = total_bytes * later_utilization - reserved_bytes - graph_bytes;
+  const double needed_utilization =
+      std::ceil((reserved_bytes + graph_bytes + needed_bytes) / total_bytes * 100) / 100;
+  // The CUDA context and NCCL's start-up buffers stay outside the budget.
+  const double highest = std::floor((1 - outside_bytes / total_bytes) * 100) / 100;
+  std::string verdict;
+  if (kv >= needed_bytes) {
+    verdict = absl::StrCat(", enough for the batch's ", GiB(needed_bytes));
+  } else if (needed_utilization <= highest) {
+    verdict = absl::StrCat(", short of the batch's ", GiB(needed_bytes),
+                           ": pass --gpu-memory-utilization ", Num(needed_utilization), " there");
+  } else {
+    verdict = absl::StrCat(", short of the batch's ", GiB(needed_bytes), ", and ",
+                           Num(needed_utilization),
+                           " would leave too little outside the budget for the CUDA context (at "
+                           "most ",
+                           Num(highest), "): the plan does not fit there");
+  }
+  return absl::StrCat(
+      "vLLM 0.21.0 and later (vllm-project/vllm PR #38284) take their estimate of the CUDA graphs' "
+      "memory out of the KV budget and default --gpu-memory-utilization to 0.92: this command "
+      "there, at ",
+      Num(later_utilization), utilization_set ? "" : " (their default)", ", keeps about ",
+      GiB(std::max(0.0, kv)), " of KV cache per card (total x ", Num(later_utilization),
+      " - the same reserves - graphs ", GiB(graph_bytes), ")", verdict,
+      "; their other changes (the sampler, the memory accounting, the window charge) are not "
+      "modeled");
+}
+
 std::string VllmLayoutNote(const RuntimeModel& model, const VllmKvLayout& layout,
                            int max_num_batched_tokens) {
   if (layout.recurrent_groups > 0) return VllmHybridNote(layout);
@@ -732,6 +777,10 @@ RuntimeFit FitVllm(const RuntimeModel& model, const InferenceSizing& sizing,
       "outside the budget (",
       GiB(c.total_bytes - budget), " per card): ", outside_text,
       " (vllm/v1/worker/gpu_model_runner.py capture_model)"));
+  fit.notes.push_back(VllmLaterReleaseNote(c.total_bytes, utilization,
+                                           std::abs(utilization - kVllmDefaultUtilization) > 1e-9,
+                                           weights + activations + non_torch, graphs, needed_bytes,
+                                           kVllmCudaContextBytes + nccl_startup));
   if (w.weight_format != NumberFormat::kBf16 && w.weight_format != NumberFormat::kFp16) {
     fit.notes.push_back(absl::StrCat(
         "weights ", NumberFormatName(w.weight_format),

@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/formats/hf_config.h"
 #include "estimator-service/answers/newer_models.h"
@@ -218,6 +219,48 @@ TEST(RuntimeFitTest, VllmIsStricterThanThePlanAndRaisesTheUtilization) {
     explained = explained || absl::StrContains(note, "at most 0.92");
   }
   EXPECT_TRUE(explained) << "no note says why the utilization is not raised to 0.94";
+}
+
+// vLLM 0.21.0 and later (PR #38284) default to a utilization of 0.92 and
+// take the CUDA graph estimate out of the KV budget. Every vLLM fit says
+// what its command would keep there: on an H100 at the default, 0.92 of the
+// card less the same reserves and the graphs, enough for 8,192 tokens; on
+// the L4 whose command sets 0.91, the graphs' 1.13 GiB leave too little, and
+// the note names the utilization that would do.
+TEST(RuntimeFitTest, VllmSaysWhatItsCommandKeepsUnderLaterReleases) {
+  const auto later_note = [](const RuntimeFit& fit) -> std::string {
+    for (const std::string& note : fit.notes) {
+      if (absl::StrContains(note, "vLLM 0.21.0 and later")) return note;
+    }
+    return "";
+  };
+  const double graphs = VllmCudaGraphBytes(Llama8BModel(), 1, nullptr);
+  EXPECT_NEAR(graphs / kGiB, 0.35 + 32 * 25.0 / 1024, 0.01);
+  const auto reserves = [](const RuntimeFit& fit) {
+    return Reserved(fit, "weights") + Reserved(fit, "activation_peak") + Reserved(fit, "non_torch");
+  };
+
+  const RuntimeFit h100 = Fit(Runtime::kVllm, Llama8B(8192), H100());
+  ASSERT_TRUE(h100.fits) << h100.reason;
+  const std::string roomy = later_note(h100);
+  const double kept = kH100CudaTotal * 0.92 - reserves(h100) - graphs;
+  EXPECT_TRUE(absl::StrContains(roomy, absl::StrFormat("at 0.92 (their default), keeps about "
+                                                       "%.2f GiB",
+                                                       kept / kGiB)))
+      << roomy;
+  EXPECT_TRUE(absl::StrContains(roomy, "enough for the batch")) << roomy;
+
+  const RuntimeFit l4 = Fit(Runtime::kVllm, Llama8B(26624), L4());
+  ASSERT_TRUE(l4.fits) << l4.reason;
+  const std::string tight = later_note(l4);
+  const double total = 23034.0 * 1048576;
+  const double needed = l4.kv_cache_bytes_needed_per_card;
+  EXPECT_LT(total * 0.91 - reserves(l4) - graphs, needed);
+  EXPECT_TRUE(absl::StrContains(tight, "at 0.91, keeps about")) << tight;
+  EXPECT_TRUE(absl::StrContains(
+      tight, absl::StrFormat("pass --gpu-memory-utilization %g there",
+                             std::ceil((reserves(l4) + graphs + needed) / total * 100) / 100)))
+      << tight;
 }
 
 // The plan fits at the workload's 0.95; vLLM would need more than 0.95 of
