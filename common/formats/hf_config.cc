@@ -207,6 +207,10 @@ const std::set<std::string>& MultimodalTypes() {
       // Idefics3 and SmolVLM (SmolVLM's classes subclass Idefics3's): a
       // SigLIP tower without its head, a pixel-shuffle connector, Llama.
       "idefics3", "smolvlm",
+      // PaliGemma and PaliGemma 2 (PaliGemmaForConditionalGeneration): a
+      // SigLIP tower without its pooling head, one biased linear to the
+      // text width, Gemma's or Gemma 2's language model (text_config).
+      "paligemma",
       // Kimi K2.5 and K2.6: Kimi K2's DeepSeek-V3 model (text_config),
       // the MoonViT tower and its patch merger.
       "kimi_k25",
@@ -253,6 +257,27 @@ const std::map<std::string, std::map<std::string, double>>& TextDefaults() {
         {"num_attention_heads", 32},
         {"num_key_value_heads", 32},
         {"max_position_embeddings", 32768}}},
+      // GemmaConfig's and Gemma2Config's own defaults (PaliGemma's
+      // text_config leaves head_dim out: 256, not hidden / heads).
+      {"gemma",
+       {{"vocab_size", 256000},
+        {"hidden_size", 3072},
+        {"intermediate_size", 24576},
+        {"num_hidden_layers", 28},
+        {"num_attention_heads", 16},
+        {"num_key_value_heads", 16},
+        {"head_dim", 256},
+        {"max_position_embeddings", 8192}}},
+      {"gemma2",
+       {{"vocab_size", 256000},
+        {"hidden_size", 2304},
+        {"intermediate_size", 9216},
+        {"num_hidden_layers", 26},
+        {"num_attention_heads", 8},
+        {"num_key_value_heads", 4},
+        {"head_dim", 256},
+        {"max_position_embeddings", 8192},
+        {"sliding_window", 4096}}},
       {"gemma3_text",
        {{"vocab_size", 262208},
         {"hidden_size", 2304},
@@ -727,8 +752,9 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     // own defaults fill the keys a config leaves out.
     const std::string vtype =
         v.String("model_type").empty()
-            ? (type == "gemma3" || type == "llava_onevision" ? "siglip_vision_model"
-                                                             : "clip_vision_model")
+            ? (type == "gemma3" || type == "llava_onevision" || type == "paligemma"
+                   ? "siglip_vision_model"
+                   : "clip_vision_model")
             : v.String("model_type");
     const bool llava_default =
         (type == "llava" || type == "llava_next") && v.String("model_type").empty();
@@ -811,6 +837,43 @@ absl::Status Lfm2VlProjector(const Config& top, int64_t text_hidden,
   return absl::OkStatus();
 }
 
+// PaliGemmaMultiModalProjector: one biased linear from the tower's width
+// to projection_dim, which must be the text width (the language model
+// takes its output). The tower's positions are its image tokens: a
+// config that gives num_image_tokens without image_size sets the image
+// side from it (PaliGemmaConfig derives one from the other).
+absl::Status PaliGemmaProjector(const Config& top, const Struct* vision, int64_t text_hidden,
+                                common::v1::EncoderPart* tower,
+                                common::v1::EncoderPart* projector) {
+  absl::Status error;
+  const int64_t projection = TakeEncoderFigure(top.Int({"projection_dim"}, text_hidden), &error);
+  if (!error.ok()) return error;
+  if (projection != text_hidden) {
+    return InvalidFieldError(absl::StrCat(kField, ".projection_dim"),
+                             absl::StrCat(projection, " differs from the language model's width ",
+                                          text_hidden, ", which takes the projector's output"));
+  }
+  if (vision != nullptr) {
+    const Config v(*vision);
+    const int64_t tokens = TakeEncoderFigure(v.Int({"num_image_tokens"}, 0), &error);
+    if (!error.ok()) return InPart(error, "vision_config");
+    const int64_t side = tower->image_size() / std::max(1, tower->patch_size());
+    if (tokens > 0 && tokens != side * side) {
+      const auto root = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(tokens))));
+      if (v.Find({"image_size"}) != nullptr || root * root != tokens) {
+        return InvalidFieldError(
+            absl::StrCat(kField, ".vision_config.num_image_tokens"),
+            absl::StrCat(tokens, " is not (image_size ", tower->image_size(), " / patch_size ",
+                         tower->patch_size(), ")^2 = ", side * side));
+      }
+      tower->set_image_size(static_cast<int32_t>(root * tower->patch_size()));
+    }
+  }
+  projector->set_layout("linear_projector");
+  projector->set_output_size(text_hidden);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& root,
                                                                 const std::string& type) {
   const auto& fields = root.fields();
@@ -845,6 +908,9 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
                                           "not counted by this reader"),
                         "UNSUPPORTED_MODEL_TYPE");
     }
+  }
+  if (type == "paligemma" && sub("text_config") == nullptr) {
+    return InvalidFieldError(absl::StrCat(kField, ".text_config"), "required for paligemma");
   }
   if (internvl && !text.fields().count("model_type")) {
     return InvalidFieldError(absl::StrCat(kField, ".text_config.model_type"),
@@ -883,6 +949,7 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
         type == "llava" || type == "llava_next" || type == "idefics3" || type == "smolvlm" ? "llama"
         : type == "mistral3"       ? "mistral"
         : type == "gemma3"         ? "gemma3_text"
+        : type == "paligemma"      ? "gemma"
         : type == "gemma4"         ? "gemma4_text"
         : type == "llama4"         ? "llama4_text"
         : type == "qwen3_5"        ? "qwen3_5_text"
@@ -1013,6 +1080,10 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       projector.set_layout("idefics3_connector");
       projector.set_spatial_merge_size(static_cast<int32_t>(scale));
       projector.set_output_size(text_hidden);
+    } else if (type == "paligemma") {
+      absl::Status projected =
+          PaliGemmaProjector(Config(root), vision, text_hidden, &*encoder, &projector);
+      if (!projected.ok()) return projected;
     } else if (type == "llama4") {
       // Llama4MultiModalProjector: one linear without bias from the
       // adapter's output.

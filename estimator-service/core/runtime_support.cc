@@ -81,6 +81,10 @@ constexpr Row kRows[] = {
     {"gemma2", Yes(), Yes(), Yes()},
     {"gemma3_text", Yes(), Yes(), Yes()},
     {"gemma3", Yes(), Yes(), Yes()},
+    {"paligemma", Yes(),
+     Unknown("no PaliGemma model file was looked for in python/sglang/srt/models"),
+     Unknown("whether convert_hf_to_gguf.py and mtmd take PaliGemmaForConditionalGeneration at "
+             "b10076 was not read")},
     {"gemma4",
      Later("vLLM 0.19.0",
            "vllm-project/vllm PR #38826, merged 2026-04-02, named in v0.19.0's release notes, "

@@ -590,6 +590,88 @@ TEST(MultimodalConfigTest, Idefics3AndSmolVlmAreCountedExactly) {
   EXPECT_EQ(large.total_parameters(), 2246272880) << "HuggingFaceTB/SmolVLM-Instruct";
 }
 
+// PaliGemma and PaliGemma 2 (paligemma): SigLIP So400m/14 without its
+// pooling head (27 blocks of 1,152, (image_size / 14)^2 positions), one
+// biased linear 1,152 x text width, Gemma 2B or Gemma 2 (2B, 9B, 27B) with
+// the output head tied; the keys as google/paligemma-3b-pt-224's and
+// google/paligemma2-3b-pt-224's config.json give them (head_dim left to
+// GemmaConfig's and Gemma2Config's 256, the 28B's 128 given). Published:
+// transformers' count of PaliGemmaForConditionalGeneration 2,923,466,480
+// (a public dump of paligemma-3b's module tree) and of
+// google/paligemma2-3b-mix-224 3,032,242,416 (a public hf-arch run's
+// "params(total)"); keras-hub's presets are 64 embedding rows fewer
+// (its vocabulary of 257,152, not the checkpoints' 257,216): 2,923,335,408,
+// 2,924,220,144 at 448, 2,927,759,088 at 896; PaliGemma 2 3,032,094,960,
+// 9,662,409,456 and 27,650,192,112 at 224.
+TEST(MultimodalConfigTest, PaliGemmaIsSiglipALinearAndGemma) {
+  const auto config = [](const std::string& text, int image_tokens, bool image_size) {
+    return absl::StrCat(
+        R"({"architectures": ["PaliGemmaForConditionalGeneration"], "model_type": "paligemma",
+            "projection_dim": )",
+        text.find("gemma2") == std::string::npos ? 2048 : -1, R"(, "text_config": )", text,
+        R"(, "vision_config": {"hidden_size": 1152, "intermediate_size": 4304,
+            "model_type": "siglip_vision_model", "num_attention_heads": 16,
+            "num_hidden_layers": 27, "num_image_tokens": )",
+        image_tokens,
+        image_size ? absl::StrCat(R"(, "image_size": )",
+                                  14 * static_cast<int>(std::lround(std::sqrt(image_tokens))))
+                   : "",
+        R"(, "patch_size": 14, "vision_use_head": false}, "vocab_size": 257216})");
+  };
+  const std::string gemma_2b =
+      R"({"hidden_size": 2048, "intermediate_size": 16384, "model_type": "gemma",
+          "num_attention_heads": 8, "num_hidden_layers": 18, "num_image_tokens": 256,
+          "num_key_value_heads": 1, "vocab_size": 257216})";
+  const std::string v1_224 = config(gemma_2b, 256, false);
+  const v1::CountParametersResponse r = Count(v1_224);
+  EXPECT_EQ(r.total_parameters(), 2923466480) << "google/paligemma-3b-pt-224";
+  EXPECT_EQ(Component(r, "projector"), 1152.0 * 2048 + 2048);
+  constexpr double kKerasVocabRows = 64;  // 257,216 - 257,152
+  EXPECT_EQ(r.total_parameters() - kKerasVocabRows * 2048, 2923335408.0);
+  // 448 and 896: the side from num_image_tokens alone, or from image_size.
+  EXPECT_EQ(Count(config(gemma_2b, 1024, false)).total_parameters() - kKerasVocabRows * 2048,
+            2924220144.0);
+  EXPECT_EQ(Count(config(gemma_2b, 4096, true)).total_parameters() - kKerasVocabRows * 2048,
+            2927759088.0);
+
+  const auto gemma2 = [](int hidden, int ffn, int layers, int heads, int kv, int head_dim) {
+    return absl::StrCat(R"({"hidden_size": )", hidden, R"(, "intermediate_size": )", ffn,
+                        R"(, "model_type": "gemma2", "num_attention_heads": )", heads,
+                        R"(, "num_hidden_layers": )", layers, R"(, "num_key_value_heads": )", kv,
+                        head_dim > 0 ? absl::StrCat(R"(, "head_dim": )", head_dim) : "",
+                        R"(, "vocab_size": 257216})");
+  };
+  const auto v2 = [&](const std::string& text) {
+    std::string c = config(text, 256, false);
+    return c.replace(c.find(R"("projection_dim": -1, )"), 22, "");
+  };
+  EXPECT_EQ(Count(v2(gemma2(2304, 9216, 26, 8, 4, 0))).total_parameters(), 3032242416)
+      << "google/paligemma2-3b-mix-224";
+  EXPECT_EQ(
+      Count(v2(gemma2(3584, 14336, 42, 16, 8, 0))).total_parameters() - kKerasVocabRows * 3584,
+      9662409456.0);
+  EXPECT_EQ(
+      Count(v2(gemma2(4608, 36864, 46, 32, 16, 128))).total_parameters() - kKerasVocabRows * 4608,
+      27650192112.0);
+
+  // What does not describe a model that runs is refused by field.
+  std::string wide = v1_224;
+  wide.replace(wide.find(R"("projection_dim": 2048)"), 22, R"("projection_dim": 1024)");
+  absl::StatusOr<common::v1::Architecture> refused = ArchitectureFromHfConfig(wide);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "hf_config_json.projection_dim"))
+      << refused.status();
+  refused = ArchitectureFromHfConfig(config(gemma_2b, 1000, false));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(),
+                                "hf_config_json.vision_config.num_image_tokens"))
+      << refused.status();
+  refused = ArchitectureFromHfConfig(R"({"model_type": "paligemma", "vision_config": {}})");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "hf_config_json.text_config"))
+      << refused.status();
+}
+
 // Kimi K2.5 and K2.6 (kimi_k25): Kimi K2's DeepSeek-V3 model (text_config,
 // the keys that decide the count), MoonViT (27 blocks of width 1152 with a
 // 64 x 64 position table) and the patch merger (a LayerNorm over each 1152
