@@ -214,6 +214,10 @@ const std::set<std::string>& MultimodalTypes() {
       // Kimi K2.5 and K2.6: Kimi K2's DeepSeek-V3 model (text_config),
       // the MoonViT tower and its patch merger.
       "kimi_k25",
+      // Kimi-VL (KimiVLForConditionalGeneration): the same MoonViT and
+      // patch merger (KimiVLMultiModalProjector) over a DeepSeek-V3-style
+      // MoE language model (text_config; Moonlight-16B-A3B's shape).
+      "kimi_vl",
       // DeepSeek-OCR (DeepseekOCRForCausalLM): DeepSeek-V2's MoE model
       // (language_config), the DeepEncoder (SAM ViT-B and CLIP-L) and a
       // linear projector; DeepSeek-VL2 and DeepSeek-OCR-2 share the
@@ -682,7 +686,7 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 16))));
     part.set_max_positions(static_cast<int32_t>(take(v.Int({"num_patches"}, 256))));
     part.set_pooling_head(v.Bool("vision_use_head", true));
-  } else if (type == "kimi_k25") {
+  } else if (type == "kimi_k25" || type == "kimi_vl") {
     absl::Status moonvit = MoonVitPart(v, &part);
     if (!moonvit.ok()) return InPart(moonvit, "vision_config");
   } else if (type == "deepseek_vl_v2" && v.String("model_name") == "deeplip_b_l") {
@@ -947,17 +951,17 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
   } else if (!t.count("model_type") || qwen_vl) {
     t["model_type"].set_string_value(
         type == "llava" || type == "llava_next" || type == "idefics3" || type == "smolvlm" ? "llama"
-        : type == "mistral3"       ? "mistral"
-        : type == "gemma3"         ? "gemma3_text"
-        : type == "paligemma"      ? "gemma"
-        : type == "gemma4"         ? "gemma4_text"
-        : type == "llama4"         ? "llama4_text"
-        : type == "qwen3_5"        ? "qwen3_5_text"
-        : type == "qwen3_5_moe"    ? "qwen3_5_moe_text"
-        : type == "lfm2_vl"        ? "lfm2"
-        : type == "kimi_k25"       ? "deepseek_v3"
-        : type == "deepseek_vl_v2" ? "deepseek_v2"
-                                   : "qwen2");
+        : type == "mistral3"                      ? "mistral"
+        : type == "gemma3"                        ? "gemma3_text"
+        : type == "paligemma"                     ? "gemma"
+        : type == "gemma4"                        ? "gemma4_text"
+        : type == "llama4"                        ? "llama4_text"
+        : type == "qwen3_5"                       ? "qwen3_5_text"
+        : type == "qwen3_5_moe"                   ? "qwen3_5_moe_text"
+        : type == "lfm2_vl"                       ? "lfm2"
+        : type == "kimi_k25" || type == "kimi_vl" ? "deepseek_v3"
+        : type == "deepseek_vl_v2"                ? "deepseek_v2"
+                                                  : "qwen2");
   }
   const std::string text_type = t["model_type"].string_value();
   if (MultimodalTypes().count(text_type)) {
@@ -1068,7 +1072,7 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     } else if (type == "deepseek_vl_v2") {
       absl::Status projected = DeepSeekOcrProjector(Config(root), text_hidden, &projector);
       if (!projected.ok()) return projected;
-    } else if (type == "kimi_k25") {
+    } else if (type == "kimi_k25" || type == "kimi_vl") {
       static const Struct* const kNone = new Struct();
       absl::Status projected =
           KimiK25Projector(Config(vision != nullptr ? *vision : *kNone), text_hidden, &projector);

@@ -81,6 +81,9 @@ constexpr Row kRows[] = {
     {"gemma2", Yes(), Yes(), Yes()},
     {"gemma3_text", Yes(), Yes(), Yes()},
     {"gemma3", Yes(), Yes(), Yes()},
+    {"kimi_vl", Yes(), Unknown("the first SGLang release with its kimi_vl model file was not read"),
+     Unknown("whether convert_hf_to_gguf.py and mtmd take KimiVLForConditionalGeneration at "
+             "b10076 was not read")},
     {"paligemma", Yes(),
      Unknown("no PaliGemma model file was looked for in python/sglang/srt/models"),
      Unknown("whether convert_hf_to_gguf.py and mtmd take PaliGemmaForConditionalGeneration at "

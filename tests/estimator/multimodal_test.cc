@@ -729,6 +729,37 @@ TEST(MultimodalConfigTest, KimiK25IsKimiK2WithMoonVit) {
       << refused.status();
 }
 
+// Kimi-VL (kimi_vl): Kimi K2.5's MoonViT and patch merger
+// (KimiVLMultiModalProjector: a LayerNorm over each 1,152 patch, 2 x 2
+// merged into 4,608, linears 4,608 x 4,608 and 4,608 x 2,048 with biases)
+// over Moonlight-16B-A3B's DeepSeek-V3-style language model, the keys as
+// moonshotai/Kimi-VL-A3B-Instruct's config.json gives them. No published
+// total of Kimi-VL was found; the language model's count against
+// Moonlight-16B-A3B's safetensors total in llmfit's list (15,960,111,936)
+// is 1,728 short (64 per layer: a buffer or bias the checkpoint stores,
+// not identified), the tower's the K2.5 tower's exact figure.
+TEST(MultimodalConfigTest, KimiVlIsMoonVitOverMoonlight) {
+  const std::string config = R"({"architectures": ["KimiVLForConditionalGeneration"],
+      "model_type": "kimi_vl",
+      "vision_config": {"model_type": "moonvit", "patch_size": 14, "init_pos_emb_height": 64,
+        "init_pos_emb_width": 64, "num_attention_heads": 16, "num_hidden_layers": 27,
+        "hidden_size": 1152, "intermediate_size": 4304, "merge_kernel_size": [2, 2]},
+      "text_config": {"model_type": "deepseek_v3", "vocab_size": 163840, "hidden_size": 2048,
+        "intermediate_size": 11264, "moe_intermediate_size": 1408, "num_hidden_layers": 27,
+        "num_attention_heads": 16, "num_key_value_heads": 16, "n_shared_experts": 2,
+        "n_routed_experts": 64, "num_experts_per_tok": 6, "kv_lora_rank": 512,
+        "q_lora_rank": null, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+        "v_head_dim": 128, "first_k_dense_replace": 1, "topk_method": "noaux_tc",
+        "tie_word_embeddings": false, "max_position_embeddings": 131072}})";
+  const v1::CountParametersResponse r = Count(config);
+  EXPECT_EQ(Component(r, "vision_encoder"), 416866032);
+  EXPECT_EQ(Component(r, "projector"), 2 * 1152 + 4608.0 * 4608 + 4608 + 4608.0 * 2048 + 2048);
+  const double language_model =
+      r.total_parameters() - Component(r, "vision_encoder") - Component(r, "projector");
+  EXPECT_EQ(language_model, 15960111936 - 1728) << "moonshotai/Moonlight-16B-A3B";
+  EXPECT_EQ(r.total_parameters(), 16407656048);
+}
+
 // DeepSeek-OCR (deepseek_vl_v2, DeepseekOCRForCausalLM): DeepSeek-V2's MoE
 // model without latent attention (use_mla false: q/k/v/o of 1280 x 1280),
 // the DeepEncoder its code builds at fixed shapes (SAM ViT-B 95,569,152 and
