@@ -211,6 +211,10 @@ const std::set<std::string>& MultimodalTypes() {
       // SigLIP tower without its pooling head, one biased linear to the
       // text width, Gemma's or Gemma 2's language model (text_config).
       "paligemma",
+      // Phi-3-vision and Phi-3.5-vision (Phi3VForCausalLM, remote code): Phi-3
+      // mini at the top level, CLIP ViT-L/14-336 (img_processor) and the HD
+      // transform's separators and two-layer projection (embd_layer).
+      "phi3_v",
       // Kimi K2.5 and K2.6: Kimi K2's DeepSeek-V3 model (text_config),
       // the MoonViT tower and its patch merger.
       "kimi_k25",
@@ -686,6 +690,16 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 16))));
     part.set_max_positions(static_cast<int32_t>(take(v.Int({"num_patches"}, 256))));
     part.set_pooling_head(v.Bool("vision_use_head", true));
+  } else if (type == "phi3_v") {
+    // Phi3ImageEmbedding builds CLIPVisionModel from transformers' CLIP
+    // ViT-L/14-336 configuration whatever else the file says (the name is
+    // checked in Phi3VProjector).
+    part.set_layout("clip_vision");
+    part.set_num_layers(24);
+    part.set_hidden_size(1024);
+    part.set_intermediate_size(4096);
+    part.set_image_size(336);
+    part.set_patch_size(14);
   } else if (type == "kimi_k25" || type == "kimi_vl") {
     absl::Status moonvit = MoonVitPart(v, &part);
     if (!moonvit.ok()) return InPart(moonvit, "vision_config");
@@ -841,6 +855,50 @@ absl::Status Lfm2VlProjector(const Config& top, int64_t text_hidden,
   return absl::OkStatus();
 }
 
+// Phi3ImageEmbedding's projection (embd_layer): the HD transform merges
+// 2 x 2 patches of the tower's 1,024 into 4,096, separated by two learned
+// vectors (glb_GN, sub_GN), then two biased linears to the text width
+// (projection_cls "mlp"). Other towers, projections and HD settings are
+// refused by field.
+absl::Status Phi3VProjector(const Struct* processor, const Struct* embedding, int64_t text_hidden,
+                            const common::v1::EncoderPart& tower,
+                            common::v1::EncoderPart* projector) {
+  const auto refuse = [](absl::string_view key, absl::string_view why) {
+    return WithReason(InvalidFieldError(absl::StrCat(kField, ".", key), why),
+                      "UNSUPPORTED_MODEL_TYPE");
+  };
+  if (processor == nullptr || embedding == nullptr) {
+    return refuse(processor == nullptr ? "img_processor" : "embd_layer", "required for phi3_v");
+  }
+  const Config p(*processor);
+  const Config e(*embedding);
+  if (const std::string name = p.String("model_name");
+      name != "openai/clip-vit-large-patch14-336") {
+    return refuse(
+        "img_processor.model_name",
+        absl::StrCat("\"", name, "\": only openai/clip-vit-large-patch14-336 is counted"));
+  }
+  if (e.String("projection_cls") != "mlp") {
+    return refuse("embd_layer.projection_cls", "only \"mlp\" is counted");
+  }
+  for (const char* key : {"use_hd_transform", "with_learnable_separator"}) {
+    if (!e.Bool(key, false)) {
+      return refuse(absl::StrCat("embd_layer.", key),
+                    "must be true: only the HD transform with its separators is counted");
+    }
+  }
+  absl::Status error;
+  const int64_t out = TakeEncoderFigure(p.Int({"image_dim_out"}, 1024), &error);
+  if (!error.ok()) return InPart(error, "img_processor");
+  if (out != tower.hidden_size()) {
+    return refuse("img_processor.image_dim_out",
+                  absl::StrCat(out, " is not the tower's width ", tower.hidden_size()));
+  }
+  projector->set_layout("phi3v_projector");
+  projector->set_output_size(text_hidden);
+  return absl::OkStatus();
+}
+
 // PaliGemmaMultiModalProjector: one biased linear from the tower's width
 // to projection_dim, which must be the text width (the language model
 // takes its output). The tower's positions are its image tokens: a
@@ -921,6 +979,7 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
                              "required for internvl (llm_config or text_config)");
   }
   const bool qwen_vl = type == "qwen2_vl" || type == "qwen2_5_vl";
+  const bool phi3_v = type == "phi3_v";
   const bool qwen3_5 = type == "qwen3_5" || type == "qwen3_5_moe";
   const bool qwen3_vl = type == "qwen3_vl" || type == "qwen3_vl_moe";
   auto& t = *text.mutable_fields();
@@ -948,12 +1007,13 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     // Qwen3VLTextConfig and Qwen3VLMoeTextConfig are Qwen3's and Qwen3-MoE's
     // blocks (their multimodal rotary sections change no weight).
     t["model_type"].set_string_value(type == "qwen3_vl" ? "qwen3" : "qwen3_moe");
-  } else if (!t.count("model_type") || qwen_vl) {
+  } else if (!t.count("model_type") || qwen_vl || phi3_v) {
     t["model_type"].set_string_value(
         type == "llava" || type == "llava_next" || type == "idefics3" || type == "smolvlm" ? "llama"
         : type == "mistral3"                      ? "mistral"
         : type == "gemma3"                        ? "gemma3_text"
         : type == "paligemma"                     ? "gemma"
+        : type == "phi3_v"                        ? "phi3"
         : type == "gemma4"                        ? "gemma4_text"
         : type == "llama4"                        ? "llama4_text"
         : type == "qwen3_5"                       ? "qwen3_5_text"
@@ -1084,6 +1144,10 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       projector.set_layout("idefics3_connector");
       projector.set_spatial_merge_size(static_cast<int32_t>(scale));
       projector.set_output_size(text_hidden);
+    } else if (type == "phi3_v") {
+      absl::Status projected = Phi3VProjector(sub("img_processor"), sub("embd_layer"), text_hidden,
+                                              *encoder, &projector);
+      if (!projected.ok()) return projected;
     } else if (type == "paligemma") {
       absl::Status projected =
           PaliGemmaProjector(Config(root), vision, text_hidden, &*encoder, &projector);
@@ -1119,10 +1183,10 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     }
   }
   a->set_source(absl::StrCat("config.json (", type, ": the language model from ",
-                             qwen_vl && !sub("text_config")    ? "the top level"
-                             : internvl && !sub("text_config") ? "llm_config"
-                             : type == "deepseek_vl_v2"        ? "language_config"
-                                                               : "text_config",
+                             (qwen_vl || phi3_v) && !sub("text_config") ? "the top level"
+                             : internvl && !sub("text_config")          ? "llm_config"
+                             : type == "deepseek_vl_v2"                 ? "language_config"
+                                                                        : "text_config",
                              type == "qwen2_audio" ? ", audio_config"
                              : type == "gemma4" && sub("audio_config") != nullptr
                                  ? ", vision_config, audio_config"

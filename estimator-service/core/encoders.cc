@@ -126,6 +126,7 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"qwen3_vl_merger", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"internvl_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"idefics3_connector", {"hidden_size", "output_size", "spatial_merge_size"}},
+      {"phi3v_projector", {"hidden_size", "output_size"}},
       {"kimi_k25_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"deepseek_ocr_projector", {"hidden_size", "output_size"}},
       {"deepseek_vl2_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
@@ -431,6 +432,15 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     out.parameters = w * t;
     out.arithmetic = absl::StrCat("a linear ", N(w), "x", N(t), " without bias (", N(m), "x", N(m),
                                   " patches of ", N(h), " pixel-shuffled) = ", N(out.parameters));
+  } else if (l == "phi3v_projector") {
+    // Phi3ImageEmbedding: the HD transform's 2 x 2 patches of h (w = 4h),
+    // the separators glb_GN and sub_GN (w each), then img_projection's
+    // linears w x t and t x t with biases.
+    const double w = 4 * h;
+    out.parameters = 2 * w + w * t + t + t * t + t;
+    out.arithmetic = absl::StrCat("separators glb_GN and sub_GN 2x", N(w), " + linears ", N(w), "x",
+                                  N(t), " + ", N(t), "x", N(t), " + biases (2x2 patches of ", N(h),
+                                  ") = ", N(out.parameters));
   } else if (l == "deepseek_ocr_projector") {
     // MlpProjector "linear" (SAM's and CLIP's features side by side, h =
     // input_dim) and the two learned vectors image_newline and

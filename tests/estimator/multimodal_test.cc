@@ -729,6 +729,55 @@ TEST(MultimodalConfigTest, KimiK25IsKimiK2WithMoonVit) {
       << refused.status();
 }
 
+// Phi-3-vision and Phi-3.5-vision (phi3_v, Phi3VForCausalLM): Phi-3 mini
+// at the top level (untied, 32,064 entries), CLIP ViT-L/14-336 with both
+// LayerNorms (303,507,456) and the HD transform's separators and
+// projection: 2 x 4,096 + 4,096 x 3,072 + 3,072 + 3,072 x 3,072 + 3,072 =
+// 22,034,432; the keys as microsoft/Phi-3-vision-128k-instruct's
+// config.json gives them. Published: TIGER-Lab/VLM2Vec-Full (a fine-tune of
+// Phi-3.5-vision-instruct, the same shape) 4,146,621,440, its safetensors
+// total in llmfit's list (../shared/data/model_catalogs).
+TEST(MultimodalConfigTest, Phi3VisionIsPhi3MiniClipAndItsHdProjection) {
+  const std::string config = R"({"architectures": ["Phi3VForCausalLM"], "model_type": "phi3_v",
+      "embd_layer": {"embedding_cls": "image", "hd_transform_order": "sub_glb",
+        "projection_cls": "mlp", "use_hd_transform": true, "with_learnable_separator": true},
+      "hidden_act": "silu", "hidden_size": 3072,
+      "img_processor": {"image_dim_out": 1024, "model_name": "openai/clip-vit-large-patch14-336",
+        "name": "clip_vision_model", "num_img_tokens": 144},
+      "intermediate_size": 8192, "max_position_embeddings": 131072, "num_attention_heads": 32,
+      "num_hidden_layers": 32, "num_key_value_heads": 32, "original_max_position_embeddings": 4096,
+      "rms_norm_eps": 1e-05, "sliding_window": 131072, "tie_word_embeddings": false,
+      "vocab_size": 32064})";
+  const v1::CountParametersResponse r = Count(config);
+  EXPECT_EQ(Component(r, "vision_encoder"), 303507456);
+  EXPECT_EQ(Component(r, "projector"), 2 * 4096 + 4096.0 * 3072 + 3072 + 3072.0 * 3072 + 3072);
+  EXPECT_EQ(r.total_parameters(), 4146621440) << "TIGER-Lab/VLM2Vec-Full (Phi-3.5-vision)";
+  // The language model alone is Phi-3 mini's own count.
+  EXPECT_EQ(r.total_parameters() - Component(r, "vision_encoder") - Component(r, "projector"),
+            3821079552);
+  // Other towers and projections are refused by field.
+  struct Edit {
+    const char* field;
+    const char* from;
+    const char* to;
+  };
+  for (const Edit& edit :
+       {Edit{"img_processor.model_name", R"("openai/clip-vit-large-patch14-336")",
+             R"("openai/clip-vit-base-patch32")"},
+        Edit{"embd_layer.projection_cls", R"("projection_cls": "mlp")",
+             R"("projection_cls": "linear")"},
+        Edit{"embd_layer.use_hd_transform", R"("use_hd_transform": true)",
+             R"("use_hd_transform": false)"}}) {
+    std::string edited = config;
+    edited.replace(edited.find(edit.from), std::strlen(edit.from), edit.to);
+    absl::StatusOr<common::v1::Architecture> refused = ArchitectureFromHfConfig(edited);
+    ASSERT_FALSE(refused.ok()) << edit.field;
+    EXPECT_TRUE(
+        absl::StrContains(refused.status().message(), absl::StrCat("hf_config_json.", edit.field)))
+        << refused.status();
+  }
+}
+
 // Kimi-VL (kimi_vl): Kimi K2.5's MoonViT and patch merger
 // (KimiVLMultiModalProjector: a LayerNorm over each 1,152 patch, 2 x 2
 // merged into 4,608, linears 4,608 x 4,608 and 4,608 x 2,048 with biases)
