@@ -179,9 +179,9 @@ constexpr Row kRows[] = {
     {"granite", Yes(), Yes(), Yes()},
     {"granitemoe", Yes(), Yes(), Yes()},
     {"granitemoehybrid", Yes(),
-     Later("SGLang 0.5.9 or 0.5.10",
-           "sgl-project/sglang PR #18040, merged 2026-02-15; which of the two releases first "
-           "holds it was not read"),
+     Later("SGLang 0.5.9",
+           "sgl-project/sglang PR #18040, merged 2026-02-15, before PR #18389 (2026-02-16), "
+           "which 0.5.9's release notes name"),
      Yes()},
     {"exaone", Yes(), Yes(), Yes()},
     {"exaone4", Yes(),
@@ -213,8 +213,8 @@ constexpr Row kRows[] = {
     {"ernie4_5_moe", Yes(), Yes(), Yes()},
     {"llama4", Yes(), Yes(), Yes()},
     {"llama4_text",
-     Unknown("when vLLM's registry took the text-only Llama4ForCausalLM was not read (it is in "
-             "0.14.1's; Meta's checkpoints load as Llama4ForConditionalGeneration, supported)"),
+     YesBut("the text-only Llama4ForCausalLM is registered from vLLM 0.10.1 (vllm-project/vllm "
+            "PR #17818, committed 2025-07-26; the only commit on main to add it)"),
      Yes(), Yes()},
     {"jamba", Yes(), No(kSglangNone), Yes()},
     {"falcon_h1", Yes(), Later("SGLang 0.5.3", "sgl-project/sglang PR #10988, merged 2025-10-02"),
@@ -278,7 +278,8 @@ constexpr Row kRows[] = {
         "2026-07-22"),
      No("tools/mtmd/README.md at b10076: InternVL3-*-hf checkpoints are not converted")},
     {"h2ovl_chat", Yes(), No(kSglangNone),
-     Unknown("H2OVL-Mississippi is neither registered nor documented at b10076")},
+     No("H2OVLChatModel is in neither converter map (text nor mmproj) of llama.cpp's 2026 "
+        "converter, and no pull request adds it; mtmd has no H2OVL tiling")},
     {"idefics3", Yes(), No(kSglangNone),
      YesBut("the vision tower's mmproj from b5169 (PR #13050); Idefics3-8B's language model's "
             "conversion was not checked")},
