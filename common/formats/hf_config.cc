@@ -160,6 +160,10 @@ const std::set<std::string>& KnownTypes() {
       // Hybrid and state-space models (HybridArchitecture below).
       "jamba", "falcon_h1", "qwen3_next", "nemotron_h", "granitemoehybrid", "lfm2", "lfm2_moe",
       "kimi_linear",
+      // Bamba (BambaForCausalLM): Granite 4.0 H's Mamba-2 and attention
+      // layers without experts, each with a gated MLP of intermediate_size;
+      // attn_layer_indices names the attention layers.
+      "bamba",
       // Qwen3.5 and Qwen3.6's language models (qwen3_5 / qwen3_5_moe's
       // text_config): Qwen3-Next's blocks, the Gated DeltaNet projections
       // stored apart (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a: the same
@@ -1264,6 +1268,30 @@ int CountIn(const Config& c, const char* key, const char* value) {
   return c.CountStrings(key, value);
 }
 
+// How many distinct layers the list `key` names (LFM2's full_attn_idxs,
+// Bamba's attn_layer_indices); INVALID_ARGUMENT naming the key when an entry
+// is not a layer index from 0 to L - 1. An empty list names none.
+absl::StatusOr<int> CountLayerIndices(const Config& c, const char* key, int L) {
+  const Value* listed = c.Find({key});
+  std::set<int64_t> layers;
+  bool valid = listed != nullptr && listed->kind_case() == Value::kListValue;
+  if (valid) {
+    for (const Value& item : listed->list_value().values()) {
+      if (item.kind_case() != Value::kNumberValue || item.number_value() < 0 ||
+          item.number_value() >= L || item.number_value() != std::floor(item.number_value())) {
+        valid = false;
+        break;
+      }
+      layers.insert(static_cast<int64_t>(item.number_value()));
+    }
+  }
+  if (!valid) {
+    return InvalidFieldError(absl::StrCat(kField, ".", key),
+                             absl::StrCat("must list layer indices from 0 to ", L - 1));
+  }
+  return static_cast<int>(layers.size());
+}
+
 // LFM2 and LFM2-MoE (transformers models/lfm2, models/lfm2_moe): layer_types
 // names each layer's operator, "full_attention" (GQA with a per-head RMSNorm
 // on queries and keys) or "conv" (Lfm2ShortConv: in_proj to B, C and x of
@@ -1293,24 +1321,10 @@ absl::Status Lfm2Layers(const Config& c, const std::string& type, common::v1::Ar
                                             "of the ",
                                             L, " layers"));
     }
-  } else if (const Value* listed = c.Find({"full_attn_idxs"}); listed != nullptr) {
-    std::set<int64_t> layers;
-    if (listed->kind_case() == Value::kListValue) {
-      for (const Value& item : listed->list_value().values()) {
-        if (item.kind_case() != Value::kNumberValue || item.number_value() < 0 ||
-            item.number_value() >= L || item.number_value() != std::floor(item.number_value())) {
-          layers.clear();
-          break;
-        }
-        layers.insert(static_cast<int64_t>(item.number_value()));
-      }
-    }
-    if (layers.empty() &&
-        !(listed->kind_case() == Value::kListValue && listed->list_value().values_size() == 0)) {
-      return InvalidFieldError(absl::StrCat(kField, ".full_attn_idxs"),
-                               absl::StrCat("must list layer indices from 0 to ", L - 1));
-    }
-    attention = static_cast<int>(layers.size());
+  } else if (c.Find({"full_attn_idxs"}) != nullptr) {
+    absl::StatusOr<int> listed = CountLayerIndices(c, "full_attn_idxs", L);
+    if (!listed.ok()) return listed.status();
+    attention = *listed;
   } else {
     attention = L;
   }
@@ -1592,6 +1606,24 @@ absl::Status HybridArchitecture(const Config& c, const Struct& root, const std::
     } else {
       a->set_intermediate_size(shared);
     }
+    read_mamba2_mixer(nullptr, true);
+  } else if (type == "bamba") {
+    // BambaConfig: attention in the attn_layer_indices layers (BambaAttention,
+    // Llama's), BambaMixer (Mamba-2 with a gated RMSNorm; mamba_d_head
+    // "auto" = mamba_expand x hidden / heads) in the others; a gated MLP
+    // (BambaMLP) in every layer. Without the list every layer would be
+    // Mamba-2, which this reader counts as mamba2.
+    absl::StatusOr<int> attention = CountLayerIndices(c, "attn_layer_indices", L);
+    if (!attention.ok()) return attention.status();
+    if (*attention == 0) {
+      return InvalidFieldError(absl::StrCat(kField, ".attn_layer_indices"),
+                               "names no attention layer: a Bamba of Mamba-2 layers alone is not "
+                               "counted by this reader (model_type mamba2 is)");
+    }
+    a->set_recurrent_mixer("mamba2");
+    a->set_num_recurrent_layers(L - *attention);
+    a->set_num_attention_layers(*attention);
+    a->set_num_mlp_layers(L);
     read_mamba2_mixer(nullptr, true);
   } else if (type == "nemotron_h") {
     // NemotronHConfig: one mixer per layer as hybrid_override_pattern says
@@ -2682,7 +2714,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     if (absl::Status gemma4 = Gemma4Layers(c, &a); !gemma4.ok()) return gemma4;
   }
   if (type == "jamba" || type == "falcon_h1" || HasQwen3NextBlocks(type) || type == "nemotron_h" ||
-      type == "granitemoehybrid" || type == "lfm2" || type == "lfm2_moe" || type == "kimi_linear") {
+      type == "granitemoehybrid" || type == "lfm2" || type == "lfm2_moe" || type == "kimi_linear" ||
+      type == "bamba") {
     if (absl::Status hybrid = HybridArchitecture(c, root, type, &a); !hybrid.ok()) return hybrid;
   }
   a.set_source("config.json");

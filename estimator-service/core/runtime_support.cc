@@ -217,6 +217,8 @@ constexpr Row kRows[] = {
             "PR #17818, committed 2025-07-26; the only commit on main to add it)"),
      Yes(), Yes()},
     {"jamba", Yes(), No(kSglangNone), Yes()},
+    {"bamba", Yes(), Unknown("no Bamba model file was looked for in python/sglang/srt/models"),
+     Unknown("whether convert_hf_to_gguf.py converts BambaForCausalLM at b10076 was not read")},
     {"falcon_h1", Yes(), Later("SGLang 0.5.3", "sgl-project/sglang PR #10988, merged 2025-10-02"),
      Yes()},
     {"nemotron_h", Yes(),

@@ -690,6 +690,46 @@ TEST(HybridModelsTest, Granite4MicroAndSmallAreCountedExactly) {
   EXPECT_LT(std::abs(count.active / 9e9 - 1), 0.03) << count.active;
 }
 
+// Bamba (bamba): Granite 4.0 H's Mamba-2 and attention layers without
+// experts, a gated MLP of intermediate_size in each; the keys as
+// ibm-fms/Bamba-9B's config.json gives them (attention in layers 9, 18
+// and 27). Published: the model card's "9B (9.78B)". Ours: embedding and
+// untied head 2 x 128256 x 4096 + 32 MLPs 3 x 4096 x 14336 + 3 attention
+// layers 41,943,040 + 29 Mamba-2 layers 102,286,976 (in_proj 4096 x 16768,
+// conv1d 8448 x 4 + 8448, 3 x 128, gated norm 8192, out_proj 8192 x 4096)
+// + 65 norms of 4096 = 9,780,235,392.
+TEST(HybridModelsTest, BambaIsGraniteHybridWithoutExperts) {
+  const std::string config =
+      R"({"architectures": ["BambaForCausalLM"], "model_type": "bamba",
+          "attn_layer_indices": [9, 18, 27], "hidden_act": "silu", "hidden_size": 4096,
+          "intermediate_size": 14336, "mamba_chunk_size": 256, "mamba_conv_bias": true,
+          "mamba_d_conv": 4, "mamba_d_head": 64, "mamba_d_state": 128, "mamba_expand": 2,
+          "mamba_n_groups": 1, "mamba_n_heads": 128, "mamba_proj_bias": false,
+          "max_position_embeddings": 262144, "num_attention_heads": 32, "num_hidden_layers": 32,
+          "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "tie_word_embeddings": false,
+          "vocab_size": 128256})";
+  const Architecture arch = Read(config);
+  ASSERT_EQ(arch.recurrent_mixer, RecurrentMixer::kMamba2);
+  EXPECT_EQ(arch.num_attention_layers, 3);
+  EXPECT_EQ(arch.num_recurrent_layers, 29);
+  const ParameterCount count = Count(arch);
+  EXPECT_EQ(count.total, 2 * 128256.0 * 4096 + 32 * 3 * 4096.0 * 14336 + 3 * 41943040.0 +
+                             29 * 102286976.0 + 65 * 4096.0);
+  EXPECT_EQ(count.total, 9780235392);
+  EXPECT_LT(std::abs(count.total / 9.78e9 - 1), 0.0005) << "the card's 9.78B";
+  // The KV cache is the three attention layers': 2 x 3 x 8 x 128 x 2 bytes.
+  EXPECT_EQ(KvCacheBytesPerToken(arch, NumberFormat::kBf16, nullptr), 2 * 3 * 8 * 128 * 2);
+  // Indices that name no layer, or none at all, are refused by field.
+  for (const char* list : {"[9, 18, 32]", "[]", "\"9\""}) {
+    std::string edited = config;
+    edited.replace(edited.find("[9, 18, 27]"), 11, list);
+    absl::StatusOr<common::v1::Architecture> refused = ArchitectureFromHfConfig(edited);
+    ASSERT_FALSE(refused.ok()) << list;
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), "hf_config_json.attn_layer_indices"))
+        << refused.status();
+  }
+}
+
 TEST(HybridModelsTest, Granite4HybridIsCountedExactly) {
   std::string types;
   const std::vector<std::pair<const char*, int>> runs = {
