@@ -15,6 +15,11 @@ namespace {
 
 std::string N(double v) { return absl::StrFormat("%.0f", v); }
 
+// "2x2 patches of 1152": the m x m patches of width h a projector merges.
+std::string MergedPatches(double m, double h) {
+  return absl::StrCat(N(m), "x", N(m), " patches of ", N(h));
+}
+
 // A pre-norm transformer block with biased Q, K, V and output projections
 // (K without bias in Whisper), two LayerNorms (2h each) or RMSNorms (h
 // each), and a biased MLP: plain (fc1 h x f + f, fc2 f x h + h) or gated
@@ -213,9 +218,9 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     // linear of the conv's size. MoonViT (Kimi K2.5) is SigLIP's block with
     // a biased patch conv and a table of max_positions (64 x 64) positions
     // interpolated to each image, and a final LayerNorm.
-    const bool naflex = l == "siglip2_vision" || l == "moonvit";
+    const bool table_positions = l == "siglip2_vision" || l == "moonvit";
     const double side = std::floor(img / p);
-    const double patches = naflex ? pos : side * side;
+    const double patches = table_positions ? pos : side * side;
     const bool clip = l == "clip_vision";
     const Block block{h, f};
     // CLIP: patch conv without bias, a class token, (patches + 1) positions,
@@ -228,10 +233,10 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     if (!clip && s.pooling_head) head = h + (4 * h * h + 4 * h) + 2 * h + block.Mlp();
     out.parameters = layers * block.Total() + patch + positions + extra + head;
     out.arithmetic =
-        absl::StrCat(clip             ? "CLIP ViT"
-                     : l == "moonvit" ? "MoonViT"
-                     : naflex         ? "SigLIP2 NaFlex ViT"
-                                      : "SigLIP ViT",
+        absl::StrCat(clip              ? "CLIP ViT"
+                     : l == "moonvit"  ? "MoonViT"
+                     : table_positions ? "SigLIP2 NaFlex ViT"
+                                       : "SigLIP ViT",
                      ": ", N(layers), " blocks x ", block.Text(), " + patch embedding ", N(c), "x",
                      N(p), "^2x", N(h), clip ? "" : " + bias", " = ", N(patch), " + ",
                      N(patches + (clip ? 1 : 0)), " positions x ", N(h), " = ", N(positions),
@@ -421,17 +426,17 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     // over w, linears w x t and t x t, all with biases.
     const double w = h * m * m;
     out.parameters = 2 * w + w * t + t + t * t + t;
-    out.arithmetic = absl::StrCat("LayerNorm ", N(2 * w), " + linears ", N(w), "x", N(t), " + ",
-                                  N(t), "x", N(t), " + biases (", N(m), "x", N(m), " patches of ",
-                                  N(h), " unshuffled) = ", N(out.parameters));
+    out.arithmetic =
+        absl::StrCat("LayerNorm ", N(2 * w), " + linears ", N(w), "x", N(t), " + ", N(t), "x", N(t),
+                     " + biases (", MergedPatches(m, h), " unshuffled) = ", N(out.parameters));
   } else if (l == "idefics3_connector") {
     // Idefics3Connector (SmolVLM's too): m x m patches of h pixel-shuffled
     // into w = h x m^2 (m = scale_factor), then modality_projection.proj, one
     // linear w x t without bias.
     const double w = h * m * m;
     out.parameters = w * t;
-    out.arithmetic = absl::StrCat("a linear ", N(w), "x", N(t), " without bias (", N(m), "x", N(m),
-                                  " patches of ", N(h), " pixel-shuffled) = ", N(out.parameters));
+    out.arithmetic = absl::StrCat("a linear ", N(w), "x", N(t), " without bias (",
+                                  MergedPatches(m, h), " pixel-shuffled) = ", N(out.parameters));
   } else if (l == "phi3v_projector") {
     // Phi3ImageEmbedding: the HD transform's 2 x 2 patches of h (w = 4h),
     // the separators glb_GN and sub_GN (w each), then img_projection's
@@ -455,19 +460,18 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     // biases; image_newline and view_seperator of the text width.
     const double w = h * m * m;
     out.parameters = w * t + t + t * t + t + 2 * t;
-    out.arithmetic =
-        absl::StrCat("linears ", N(w), "x", N(t), " + ", N(t), "x", N(t), " + biases (", N(m), "x",
-                     N(m), " patches of ", N(h), ") + image_newline and view_seperator 2x", N(t),
-                     " = ", N(out.parameters));
+    out.arithmetic = absl::StrCat(
+        "linears ", N(w), "x", N(t), " + ", N(t), "x", N(t), " + biases (", MergedPatches(m, h),
+        ") + image_newline and view_seperator 2x", N(t), " = ", N(out.parameters));
   } else if (l == "kimi_k25_projector") {
     // Kimi K2.5's patch merger (mm_projector "patchmerger"): a LayerNorm
     // over each patch of h, m x m patches merged into w = h x m^2, linears
     // w x w and w x t with biases.
     const double w = h * m * m;
     out.parameters = 2 * h + w * w + w + w * t + t;
-    out.arithmetic = absl::StrCat("LayerNorm ", N(2 * h), " + linears ", N(w), "x", N(w), " + ",
-                                  N(w), "x", N(t), " + biases (", N(m), "x", N(m), " patches of ",
-                                  N(h), " merged) = ", N(out.parameters));
+    out.arithmetic =
+        absl::StrCat("LayerNorm ", N(2 * h), " + linears ", N(w), "x", N(w), " + ", N(w), "x", N(t),
+                     " + biases (", MergedPatches(m, h), " merged) = ", N(out.parameters));
   } else if (l == "lfm2_vl_projector" || l == "lfm2_vl_projector_unnormed") {
     // Lfm2VlMultiModalProjector: m x m patches of h unshuffled into w = h x
     // m^2, a LayerNorm over w (projector_use_layernorm), linear_1 w x i and
@@ -477,15 +481,15 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     out.parameters = norm + w * f + f + f * t + t;
     out.arithmetic =
         absl::StrCat(norm > 0 ? absl::StrCat("LayerNorm ", N(norm), " + ") : "no LayerNorm; ",
-                     "linears ", N(w), "x", N(f), " + ", N(f), "x", N(t), " + biases (", N(m), "x",
-                     N(m), " patches of ", N(h), " unshuffled) = ", N(out.parameters));
+                     "linears ", N(w), "x", N(f), " + ", N(f), "x", N(t), " + biases (",
+                     MergedPatches(m, h), " unshuffled) = ", N(out.parameters));
   } else if (l == "qwen2_vl_merger" || l == "qwen2_5_vl_merger") {
     const double w = h * m * m;
     const double norm = l == "qwen2_vl_merger" ? 2 * h : h;  // LayerNorm or RMSNorm
     out.parameters = norm + w * w + w + w * t + t;
     out.arithmetic = absl::StrCat("patch merger: norm ", N(norm), " + linears ", N(w), "x", N(w),
-                                  " + ", N(w), "x", N(t), " + biases (", N(m), "x", N(m),
-                                  " patches of ", N(h), " merged) = ", N(out.parameters));
+                                  " + ", N(w), "x", N(t), " + biases (", MergedPatches(m, h),
+                                  " merged) = ", N(out.parameters));
   } else {
     // Unreachable: CheckLayoutFigures refuses a layout not in Layouts().
     return absl::InternalError(absl::StrCat("layout ", l, " is listed but not counted"));
