@@ -219,6 +219,11 @@ const std::set<std::string>& MultimodalTypes() {
       // mini at the top level, CLIP ViT-L/14-336 (img_processor) and the HD
       // transform's separators and two-layer projection (embd_layer).
       "phi3_v",
+      // GLM-4.1V and GLM-4.6V-Flash (Glm4vForConditionalGeneration): GLM-4's
+      // blocks with q/k/v biases (text_config), a ViT of RMSNorms and
+      // unbiased linears with a 3-D patch conv, a learned position table and
+      // a downsampling conv (Glm4vVisionModel), its GLU patch merger.
+      "glm4v",
       // Kimi K2.5 and K2.6: Kimi K2's DeepSeek-V3 model (text_config),
       // the MoonViT tower and its patch merger.
       "kimi_k25",
@@ -694,6 +699,27 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 16))));
     part.set_max_positions(static_cast<int32_t>(take(v.Int({"num_patches"}, 256))));
     part.set_pooling_head(v.Bool("vision_use_head", true));
+  } else if (type == "glm4v") {
+    // Glm4vVisionModel: the blocks' MLP is out_hidden_size wide, the
+    // downsampling conv (spatial_merge_size) maps hidden_size into
+    // out_hidden_size; the merger (intermediate_size) is the projector.
+    // Glm4vVisionConfig's defaults fill the keys a config leaves out.
+    if (v.Bool("attention_bias", false)) {
+      return WithReason(InvalidFieldError(absl::StrCat(kField, ".vision_config.attention_bias"),
+                                          "true: a biased qkv in the vision tower is not counted "
+                                          "by this reader"),
+                        "UNSUPPORTED_MODEL_TYPE");
+    }
+    part.set_layout("glm4v_vision");
+    part.set_num_layers(static_cast<int32_t>(take(v.Int({"depth"}, 24))));
+    part.set_hidden_size(take(v.Int({"hidden_size"}, 1536)));
+    part.set_output_size(take(v.Int({"out_hidden_size"}, 4096)));
+    part.set_intermediate_size(part.output_size());
+    part.set_image_size(static_cast<int32_t>(take(v.Int({"image_size"}, 336))));
+    part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 14))));
+    part.set_num_channels(static_cast<int32_t>(take(v.Int({"in_channels"}, 3))));
+    part.set_temporal_patch_size(static_cast<int32_t>(take(v.Int({"temporal_patch_size"}, 2))));
+    part.set_spatial_merge_size(static_cast<int32_t>(take(v.Int({"spatial_merge_size"}, 2))));
   } else if (type == "phi3_v") {
     // Phi3ImageEmbedding builds CLIPVisionModel from transformers' CLIP
     // ViT-L/14-336 configuration whatever else the file says (the name is
@@ -984,6 +1010,16 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
   }
   const bool qwen_vl = type == "qwen2_vl" || type == "qwen2_5_vl";
   const bool phi3_v = type == "phi3_v";
+  // Glm4vTextConfig is GLM-4's blocks with q/k/v biases always
+  // (Glm4vTextAttention), whatever attention_bias says.
+  if (type == "glm4v") {
+    auto& text_fields = *text.mutable_fields();
+    if (!text_fields.count("model_type") ||
+        text_fields.at("model_type").string_value() == "glm4v_text") {
+      text_fields["model_type"].set_string_value("glm4");
+    }
+    text_fields["attention_bias"].set_bool_value(true);
+  }
   const bool qwen3_5 = type == "qwen3_5" || type == "qwen3_5_moe";
   const bool qwen3_vl = type == "qwen3_vl" || type == "qwen3_vl_moe";
   auto& t = *text.mutable_fields();
@@ -1018,6 +1054,7 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
         : type == "gemma3"                        ? "gemma3_text"
         : type == "paligemma"                     ? "gemma"
         : type == "phi3_v"                        ? "phi3"
+        : type == "glm4v"                         ? "glm4"
         : type == "gemma4"                        ? "gemma4_text"
         : type == "llama4"                        ? "llama4_text"
         : type == "qwen3_5"                       ? "qwen3_5_text"
@@ -1147,6 +1184,23 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       if (!error.ok()) return error;
       projector.set_layout("idefics3_connector");
       projector.set_spatial_merge_size(static_cast<int32_t>(scale));
+      projector.set_output_size(text_hidden);
+    } else if (type == "glm4v") {
+      // Glm4vVisionPatchMerger: proj out x out, a LayerNorm, a GLU of
+      // intermediate_size, no biases; its output is the text width.
+      absl::Status error;
+      const int64_t merger = TakeEncoderFigure(
+          Config(vision != nullptr ? *vision : Struct()).Int({"intermediate_size"}, 13696), &error);
+      if (!error.ok()) return InPart(error, "vision_config");
+      if (encoder->output_size() != text_hidden) {
+        return InvalidFieldError(
+            absl::StrCat(kField, ".vision_config.out_hidden_size"),
+            absl::StrCat(encoder->output_size(), " differs from the language model's width ",
+                         text_hidden, ", which takes the merger's output"));
+      }
+      projector.set_layout("glm4v_merger");
+      projector.set_hidden_size(encoder->output_size());
+      projector.set_intermediate_size(merger);
       projector.set_output_size(text_hidden);
     } else if (type == "phi3_v") {
       absl::Status projected = Phi3VProjector(sub("img_processor"), sub("embd_layer"), text_hidden,

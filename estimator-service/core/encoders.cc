@@ -93,6 +93,9 @@ const std::vector<LayoutNeeds>& Layouts() {
         "num_channels", "output_size"}},
       {"qwen2_vl_vision",
        {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels"}},
+      {"glm4v_vision",
+       {"hidden_size", "intermediate_size", "patch_size", "image_size", "num_layers",
+        "num_channels", "output_size", "spatial_merge_size"}},
       {"qwen2_5_vl_vision",
        {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels"}},
       {"qwen3_vl_vision",
@@ -132,6 +135,7 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"internvl_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"idefics3_connector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"phi3v_projector", {"hidden_size", "output_size"}},
+      {"glm4v_merger", {"hidden_size", "intermediate_size", "output_size"}},
       {"kimi_k25_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
       {"deepseek_ocr_projector", {"hidden_size", "output_size"}},
       {"deepseek_vl2_projector", {"hidden_size", "output_size", "spatial_merge_size"}},
@@ -302,6 +306,24 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
         absl::StrCat(v25 ? "Qwen2.5-VL" : "Qwen2-VL", " ViT: ", N(layers), " blocks x ",
                      block.Text(), " + patch embedding ", N(c), "x", N(frames), "x", N(p), "^2x",
                      N(h), " = ", N(patch), " = ", N(out.parameters));
+  } else if (l == "glm4v_vision") {
+    // Glm4vVisionModel (transformers models/glm4v): a Conv3d patch embedding
+    // with bias, a table of (image / p)^2 positions resized to each image,
+    // an RMSNorm after the conv; blocks of two RMSNorms, an unbiased qkv and
+    // proj and an unbiased GLU MLP of f (= out_hidden_size); a final
+    // RMSNorm; the downsampling Conv2d (m x m, with bias) into t.
+    const double frames = std::max(1, s.temporal_patch_size);
+    const double side = std::floor(img / p);
+    const double patch = c * frames * p * p * h + h;
+    const double block = 2 * h + 4 * h * h + 3 * h * f;
+    const double downsample = h * t * m * m + t;
+    out.parameters = side * side * h + patch + h + layers * block + h + downsample;
+    out.arithmetic = absl::StrCat(
+        "GLM-4V ViT: ", N(layers), " blocks x (RMSNorms ", N(2 * h), " + attention 4x", N(h),
+        "^2 + GLU MLP 3x", N(h), "x", N(f), " = ", N(block), ") + patch embedding ", N(c), "x",
+        N(frames), "x", N(p), "^2x", N(h), " + bias = ", N(patch), " + ", N(side * side),
+        " positions x ", N(h), " + 2 RMSNorms ", N(2 * h), " + downsampling conv ", N(h), "x", N(t),
+        "x", N(m), "^2 + bias = ", N(downsample), " = ", N(out.parameters));
   } else if (l == "qwen3_vl_vision") {
     const double frames = std::max(1, s.temporal_patch_size);
     const Block block{h, f};
@@ -446,6 +468,12 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
     out.arithmetic = absl::StrCat("separators glb_GN and sub_GN 2x", N(w), " + linears ", N(w), "x",
                                   N(t), " + ", N(t), "x", N(t), " + biases (2x2 patches of ", N(h),
                                   ") = ", N(out.parameters));
+  } else if (l == "glm4v_merger") {
+    // Glm4vVisionPatchMerger: proj h x h, a LayerNorm, gate and up h x f,
+    // down f x h, no biases (h = the tower's out_hidden_size = t).
+    out.parameters = h * h + 2 * h + 3 * h * f;
+    out.arithmetic = absl::StrCat("patch merger: a linear ", N(h), "x", N(h), " + LayerNorm ",
+                                  N(2 * h), " + GLU 3x", N(h), "x", N(f), " = ", N(out.parameters));
   } else if (l == "deepseek_ocr_projector") {
     // MlpProjector "linear" (SAM's and CLIP's features side by side, h =
     // input_dim) and the two learned vectors image_newline and

@@ -84,6 +84,9 @@ constexpr Row kRows[] = {
     {"kimi_vl", Yes(), Unknown("the first SGLang release with its kimi_vl model file was not read"),
      Unknown("whether convert_hf_to_gguf.py and mtmd take KimiVLForConditionalGeneration at "
              "b10076 was not read")},
+    {"glm4v", Yes(), Unknown("the first SGLang release with its glm4v model file was not read"),
+     Unknown("whether convert_hf_to_gguf.py and mtmd take Glm4vForConditionalGeneration at "
+             "b10076 was not read")},
     {"phi3_v", Yes(),
      Unknown("no Phi-3-vision model file was looked for in python/sglang/srt/models"),
      Unknown("whether convert_hf_to_gguf.py and mtmd take Phi3VForCausalLM at b10076 was not "

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -727,6 +728,49 @@ TEST(MultimodalConfigTest, KimiK25IsKimiK2WithMoonVit) {
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "mm_projector_type"))
       << refused.status();
+}
+
+// GLM-4.1V and GLM-4.6V-Flash (glm4v): GLM-4's blocks with q/k/v biases
+// (40 layers of 4,096, 2 KV heads, untied), Glm4vVisionModel (24 blocks of
+// 1,536 with RMSNorms, unbiased attention and a GLU MLP of out_hidden_size
+// 4,096; a biased Conv3d patch embedding, 576 positions, a 2 x 2
+// downsampling conv into 4,096) and its patch merger (4,096 x 4,096, a
+// LayerNorm, a GLU of 13,696); the keys as zai-org/GLM-4.6V-Flash's
+// config.json gives them. Published: 10,292,777,472, the checkpoint's
+// safetensors total (a public model survey and a public write-up of an
+// abliterated copy quote it; a public fine-tuning log's "all params
+// 10,327,562,752" is it plus its 34,785,280 LoRA parameters).
+TEST(MultimodalConfigTest, Glm4vIsGlm4WithItsVitAndMerger) {
+  const std::string config = R"({"architectures": ["Glm4vForConditionalGeneration"],
+      "model_type": "glm4v",
+      "text_config": {"model_type": "glm4v_text", "hidden_size": 4096,
+        "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32,
+        "num_key_value_heads": 2, "vocab_size": 151552, "max_position_embeddings": 131072,
+        "partial_rotary_factor": 0.5, "attention_bias": true, "tie_word_embeddings": false},
+      "vision_config": {"model_type": "glm4v", "depth": 24, "hidden_size": 1536,
+        "intermediate_size": 13696, "num_heads": 12, "out_hidden_size": 4096, "patch_size": 14,
+        "spatial_merge_size": 2, "temporal_patch_size": 2, "image_size": 336, "in_channels": 3,
+        "attention_bias": false, "hidden_act": "silu"}})";
+  const v1::CountParametersResponse r = Count(config);
+  // 576 x 1536 + (3 x 2 x 14^2 x 1536 + 1536) + 24 x (3072 + 4 x 1536^2 +
+  // 3 x 1536 x 4096) + 2 x 1536 + (1536 x 4096 x 4 + 4096).
+  EXPECT_EQ(Component(r, "vision_encoder"), 884736.0 + 1807872 + 24 * 28314624.0 + 3072 + 25169920);
+  EXPECT_EQ(Component(r, "projector"), 4096.0 * 4096 + 2 * 4096 + 3 * 4096.0 * 13696);
+  EXPECT_EQ(r.total_parameters(), 10292777472) << "zai-org/GLM-4.6V-Flash";
+  // A merger whose output is not the text width, and a biased tower qkv,
+  // are refused by field.
+  for (const auto& [from, to, field] :
+       {std::tuple<const char*, const char*, const char*>{
+            R"("out_hidden_size": 4096)", R"("out_hidden_size": 2048)",
+            "hf_config_json.vision_config.out_hidden_size"},
+        {R"("attention_bias": false)", R"("attention_bias": true)",
+         "hf_config_json.vision_config.attention_bias"}}) {
+    std::string edited = config;
+    edited.replace(edited.find(from), std::strlen(from), to);
+    absl::StatusOr<common::v1::Architecture> refused = ArchitectureFromHfConfig(edited);
+    ASSERT_FALSE(refused.ok()) << field;
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), field)) << refused.status();
+  }
 }
 
 // Phi-3-vision and Phi-3.5-vision (phi3_v, Phi3VForCausalLM): Phi-3 mini
