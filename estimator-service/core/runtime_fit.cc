@@ -954,11 +954,27 @@ RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
     }
   }
   fit.launch_command = std::move(command);
+  double later_reserved_mib = 0;
+  const double later_fraction =
+      SglangLaterMemFractionStatic(c.total_bytes, world, &later_reserved_mib);
+  const double later_kv = c.total_bytes * later_fraction - weights - before;
+  const double needed_bytes = static_cast<double>(needed) * c.kv_bytes_per_token;
   fit.notes.push_back(absl::StrCat(
       "--mem-fraction-static is left at SGLang's default for this card (", Num(fraction),
-      "); multimodal models get a smaller one (server_args.py adjust_mem_fraction_for_vlm); "
-      "versions after sgl-project/sglang PR #10975 reserve more (512 MiB + 1.5 MiB per chunked "
-      "prefill token + CUDA graph buffers: about 0.836 on an H100), so their pool is smaller"));
+      "); multimodal models get a smaller one (server_args.py adjust_mem_fraction_for_vlm). "
+      "SGLang 0.5.3 and later (sgl-project/sglang PRs #10975 and #11076) reserve 512 MiB + 1.5 "
+      "MiB per chunked-prefill token + 2 MiB per CUDA graph batch entry + TP x PP / 8 GiB, at "
+      "least 10 GiB on cards over 60 GiB: ",
+      FixedDecimals(later_reserved_mib, 0), " MiB here, a default of ", Num(later_fraction),
+      ", with which this command there keeps about ", GiB(std::max(0.0, later_kv)),
+      " of KV cache per card",
+      later_kv >= needed_bytes
+          ? absl::StrCat(", enough for the batch's ", GiB(needed_bytes))
+          : absl::StrCat(
+                ", short of the batch's ", GiB(needed_bytes), ": pass --mem-fraction-static ",
+                Num(std::ceil((weights + before + needed_bytes) / c.total_bytes * 1000) / 1000),
+                " there"),
+      "; terms added in later releases (piecewise CUDA graphs, DeepEP) are not modeled"));
   if (plan.nodes > 1) {
     fit.notes.push_back(absl::StrCat("over ", plan.nodes,
                                      " nodes: node_commands gives each node's command (the launch "
@@ -1255,6 +1271,33 @@ double SglangMemFractionStatic(double total_bytes, int parallel_size, double* re
   } else {
     reserved = 32 * 1024;  // B200, MI300
   }
+  if (reserved_mib != nullptr) *reserved_mib = reserved;
+  return mib > 0 ? std::round((mib - reserved) / mib * 1000) / 1000 : 0;
+}
+
+double SglangLaterMemFractionStatic(double total_bytes, int parallel_size, double* reserved_mib) {
+  const double mib = total_bytes / kMiB;
+  const double p = std::max(1, parallel_size);
+  // The card-size tiers' chunked prefill and CUDA graph batch defaults.
+  struct Tier {
+    double below_gib, chunked_prefill, graph_bs_small_tp, graph_bs_large_tp;
+  };
+  constexpr Tier kTiers[] = {{20, 2048, 8, 8},
+                             {35, 2048, 24, 80},
+                             {60, 4096, 32, 160},
+                             {90, 8192, 256, 512},
+                             {160, 8192, 256, 512}};
+  Tier tier{0, 16384, 512, 512};
+  for (const Tier& t : kTiers) {
+    if (mib < t.below_gib * 1024) {
+      tier = t;
+      break;
+    }
+  }
+  const double graph_bs = p < 4 ? tier.graph_bs_small_tp : tier.graph_bs_large_tp;
+  double reserved =
+      512 + std::max(tier.chunked_prefill, 2048.0) * 1.5 + graph_bs * 2 + p / 8 * 1024;
+  if (mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
   if (reserved_mib != nullptr) *reserved_mib = reserved;
   return mib > 0 ? std::round((mib - reserved) / mib * 1000) / 1000 : 0;
 }

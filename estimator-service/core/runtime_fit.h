@@ -297,6 +297,17 @@ double SglangBeforePoolBytes(double workload_overhead_bytes, int communicating_c
 // `reserved_mib` receives the memory it keeps outside the static pool.
 double SglangMemFractionStatic(double total_bytes, int parallel_size, double* reserved_mib);
 
+// The default --mem-fraction-static of SGLang 0.5.3 and later
+// (sgl-project/sglang PRs #10975 and #11076, server_args.py
+// _handle_gpu_memory_settings as a stored copy of late 2025 reads it):
+// round((M - R) / M, 3), R = 512 MiB + 1.5 MiB x max(chunked_prefill_size,
+// 2048) + 2 MiB x cuda_graph_max_bs + TP x PP / 8 GiB, at least 10 GiB on
+// cards over 60 GiB, with the card-size tiers' chunked prefill (2,048 under
+// 35 GiB, 4,096 under 60, 8,192 under 160, 16,384 above) and graph batch
+// (8 under 20 GiB; 24 or 80 from TP 4 under 35; 32 or 160 under 60; 256 or
+// 512 under 160; 512 above). `reserved_mib` may be null.
+double SglangLaterMemFractionStatic(double total_bytes, int parallel_size, double* reserved_mib);
+
 // Whether the rules here hold on a device of `manufacturer` (the hardware
 // record's): vLLM's and SGLang's are their CUDA and ROCm ones (NVIDIA, AMD);
 // llama.cpp's hold on its GPU backends (CUDA, ROCm, Metal, SYCL, CANN, MUSA).

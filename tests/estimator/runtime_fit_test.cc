@@ -263,6 +263,37 @@ TEST(RuntimeFitTest, VllmSaysWhatItsCommandKeepsUnderLaterReleases) {
       << tight;
 }
 
+// SGLang 0.5.3 and later (PRs #10975 and #11076) reserve 512 MiB + 1.5 MiB
+// per chunked-prefill token + 2 MiB per CUDA graph batch entry + TP x PP / 8
+// GiB (at least 10 GiB over 60 GiB): 13,440 MiB on an H100 of 81,079 MiB,
+// 0.834 (0.835 at nvidia-smi's 81,559 MiB; a public survey of the rule
+// quotes "about 0.836"); 3,760 MiB and 0.837 on an L4. Every SGLang fit says
+// what its command keeps there: Llama 3.1 8B at 26,624 tokens fits an L4
+// under the card-size rule (0.871) and not under the later one.
+TEST(RuntimeFitTest, SglangSaysWhatItsCommandKeepsUnderLaterReleases) {
+  double reserved = 0;
+  EXPECT_DOUBLE_EQ(SglangLaterMemFractionStatic(kH100CudaTotal, 1, &reserved), 0.834);
+  EXPECT_DOUBLE_EQ(reserved, 512 + 8192 * 1.5 + 256 * 2 + 1024.0 / 8);
+  EXPECT_DOUBLE_EQ(SglangLaterMemFractionStatic(81559.0 * 1048576, 1, nullptr), 0.835);
+  EXPECT_DOUBLE_EQ(SglangLaterMemFractionStatic(23034.0 * 1048576, 1, &reserved), 0.837);
+  EXPECT_DOUBLE_EQ(reserved, 512 + 2048 * 1.5 + 24 * 2 + 1024.0 / 8);
+  const auto later_note = [](const RuntimeFit& fit) -> std::string {
+    for (const std::string& note : fit.notes) {
+      if (absl::StrContains(note, "SGLang 0.5.3 and later")) return note;
+    }
+    return "";
+  };
+  const RuntimeFit h100 = Fit(Runtime::kSglang, Llama8B(8192), H100());
+  ASSERT_TRUE(h100.fits) << h100.reason;
+  EXPECT_TRUE(absl::StrContains(later_note(h100), "13440 MiB here, a default of 0.834"))
+      << later_note(h100);
+  EXPECT_TRUE(absl::StrContains(later_note(h100), "enough for the batch")) << later_note(h100);
+  const RuntimeFit l4 = Fit(Runtime::kSglang, Llama8B(26624), L4());
+  ASSERT_TRUE(l4.fits) << l4.reason;
+  EXPECT_TRUE(absl::StrContains(later_note(l4), "short of the batch's 3.25 GiB")) << later_note(l4);
+  EXPECT_TRUE(absl::StrContains(later_note(l4), "pass --mem-fraction-static")) << later_note(l4);
+}
+
 // The plan fits at the workload's 0.95; vLLM would need more than 0.95 of
 // the card: it does NOT fit, and says why.
 TEST(RuntimeFitTest, WhenTheRuntimeIsStricterThePlanDoesNotFitUnderIt) {
