@@ -971,9 +971,12 @@ RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
       later_kv >= needed_bytes
           ? absl::StrCat(", enough for the batch's ", GiB(needed_bytes))
           : absl::StrCat(
-                ", short of the batch's ", GiB(needed_bytes), ": pass --mem-fraction-static ",
+                ", short of the batch's ", GiB(needed_bytes),
+                ": it would need --mem-fraction-static ",
                 Num(std::ceil((weights + before + needed_bytes) / c.total_bytes * 1000) / 1000),
-                " there"),
+                ", which leaves less than the ", FixedDecimals(later_reserved_mib, 0),
+                " MiB that rule keeps for activations and CUDA graphs: the plan does not fit "
+                "there"),
       "; terms added in later releases (piecewise CUDA graphs, DeepEP) are not modeled"));
   if (plan.nodes > 1) {
     fit.notes.push_back(absl::StrCat("over ", plan.nodes,

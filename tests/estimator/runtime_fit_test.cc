@@ -291,7 +291,9 @@ TEST(RuntimeFitTest, SglangSaysWhatItsCommandKeepsUnderLaterReleases) {
   const RuntimeFit l4 = Fit(Runtime::kSglang, Llama8B(26624), L4());
   ASSERT_TRUE(l4.fits) << l4.reason;
   EXPECT_TRUE(absl::StrContains(later_note(l4), "short of the batch's 3.25 GiB")) << later_note(l4);
-  EXPECT_TRUE(absl::StrContains(later_note(l4), "pass --mem-fraction-static")) << later_note(l4);
+  // A larger fraction would take what that rule keeps for activations and
+  // graphs: the note says the plan does not fit there, not which flag to pass.
+  EXPECT_TRUE(absl::StrContains(later_note(l4), "the plan does not fit there")) << later_note(l4);
 }
 
 // The plan fits at the workload's 0.95; vLLM would need more than 0.95 of
