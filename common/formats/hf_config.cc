@@ -1174,9 +1174,8 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       absl::Status projected = DeepSeekOcrProjector(Config(root), text_hidden, &projector);
       if (!projected.ok()) return projected;
     } else if (type == "kimi_k25" || type == "kimi_vl") {
-      static const Struct* const kNone = new Struct();
       absl::Status projected =
-          KimiK25Projector(Config(vision != nullptr ? *vision : *kNone), text_hidden, &projector);
+          KimiK25Projector(Config(vision != nullptr ? *vision : *kEmpty), text_hidden, &projector);
       if (!projected.ok()) return projected;
     } else if (type == "idefics3" || type == "smolvlm") {
       absl::Status error;
@@ -1190,7 +1189,7 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       // intermediate_size, no biases; its output is the text width.
       absl::Status error;
       const int64_t merger = TakeEncoderFigure(
-          Config(vision != nullptr ? *vision : Struct()).Int({"intermediate_size"}, 13696), &error);
+          Config(vision != nullptr ? *vision : *kEmpty).Int({"intermediate_size"}, 13696), &error);
       if (!error.ok()) return InPart(error, "vision_config");
       if (encoder->output_size() != text_hidden) {
         return InvalidFieldError(

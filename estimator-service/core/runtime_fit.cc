@@ -816,6 +816,37 @@ int SglangWindowLayersKeptWhole(const RuntimeModel& model, const InferenceSizing
   return model.sliding_window_layers;
 }
 
+// What the same command keeps under SGLang 0.5.3 and later
+// (SglangLaterMemFractionStatic): the KV cache left after the same weights
+// and runtime memory (`reserved_bytes`), against what the batch needs. A
+// larger fraction would take what that rule keeps for activations and
+// graphs, so a short pool does not fit there.
+std::string SglangLaterReleaseNote(double total_bytes, int world, double reserved_bytes,
+                                   double needed_bytes) {
+  double later_reserved_mib = 0;
+  const double later_fraction =
+      SglangLaterMemFractionStatic(total_bytes, world, &later_reserved_mib);
+  const double later_kv = total_bytes * later_fraction - reserved_bytes;
+  std::string verdict;
+  if (later_kv >= needed_bytes) {
+    verdict = absl::StrCat(", enough for the batch's ", GiB(needed_bytes));
+  } else {
+    verdict = absl::StrCat(
+        ", short of the batch's ", GiB(needed_bytes), ": it would need --mem-fraction-static ",
+        Num(std::ceil((reserved_bytes + needed_bytes) / total_bytes * 1000) / 1000),
+        ", which leaves less than the ", FixedDecimals(later_reserved_mib, 0),
+        " MiB that rule keeps for activations and CUDA graphs: the plan does not fit there");
+  }
+  return absl::StrCat(
+      "SGLang 0.5.3 and later (sgl-project/sglang PRs #10975 and #11076) reserve 512 MiB + 1.5 "
+      "MiB per chunked-prefill token + 2 MiB per CUDA graph batch entry + TP x PP / 8 GiB, at "
+      "least 10 GiB on cards over 60 GiB: ",
+      FixedDecimals(later_reserved_mib, 0), " MiB here, a default of ", Num(later_fraction),
+      ", with which this command there keeps about ", GiB(std::max(0.0, later_kv)),
+      " of KV cache per card", verdict,
+      "; terms added in later releases (piecewise CUDA graphs, DeepEP) are not modeled");
+}
+
 RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
                      const ResolvedWorkload& w, const DeviceSpec& device, const DevicePlan& plan) {
   RuntimeFit fit;
@@ -954,30 +985,11 @@ RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
     }
   }
   fit.launch_command = std::move(command);
-  double later_reserved_mib = 0;
-  const double later_fraction =
-      SglangLaterMemFractionStatic(c.total_bytes, world, &later_reserved_mib);
-  const double later_kv = c.total_bytes * later_fraction - weights - before;
-  const double needed_bytes = static_cast<double>(needed) * c.kv_bytes_per_token;
   fit.notes.push_back(absl::StrCat(
       "--mem-fraction-static is left at SGLang's default for this card (", Num(fraction),
-      "); multimodal models get a smaller one (server_args.py adjust_mem_fraction_for_vlm). "
-      "SGLang 0.5.3 and later (sgl-project/sglang PRs #10975 and #11076) reserve 512 MiB + 1.5 "
-      "MiB per chunked-prefill token + 2 MiB per CUDA graph batch entry + TP x PP / 8 GiB, at "
-      "least 10 GiB on cards over 60 GiB: ",
-      FixedDecimals(later_reserved_mib, 0), " MiB here, a default of ", Num(later_fraction),
-      ", with which this command there keeps about ", GiB(std::max(0.0, later_kv)),
-      " of KV cache per card",
-      later_kv >= needed_bytes
-          ? absl::StrCat(", enough for the batch's ", GiB(needed_bytes))
-          : absl::StrCat(
-                ", short of the batch's ", GiB(needed_bytes),
-                ": it would need --mem-fraction-static ",
-                Num(std::ceil((weights + before + needed_bytes) / c.total_bytes * 1000) / 1000),
-                ", which leaves less than the ", FixedDecimals(later_reserved_mib, 0),
-                " MiB that rule keeps for activations and CUDA graphs: the plan does not fit "
-                "there"),
-      "; terms added in later releases (piecewise CUDA graphs, DeepEP) are not modeled"));
+      "); multimodal models get a smaller one (server_args.py adjust_mem_fraction_for_vlm). ",
+      SglangLaterReleaseNote(c.total_bytes, world, weights + before,
+                             fit.kv_cache_bytes_needed_per_card)));
   if (plan.nodes > 1) {
     fit.notes.push_back(absl::StrCat("over ", plan.nodes,
                                      " nodes: node_commands gives each node's command (the launch "
