@@ -224,6 +224,10 @@ const std::set<std::string>& MultimodalTypes() {
       // unbiased linears with a 3-D patch conv, a learned position table and
       // a downsampling conv (Glm4vVisionModel), its GLU patch merger.
       "glm4v",
+      // Llama 3.2 Vision (MllamaForConditionalGeneration): Llama's blocks with
+      // cross-attention layers among them (text_config
+      // cross_attention_layers), the tiled Mllama ViT and one biased linear.
+      "mllama",
       // Kimi K2.5 and K2.6: Kimi K2's DeepSeek-V3 model (text_config),
       // the MoonViT tower and its patch merger.
       "kimi_k25",
@@ -295,6 +299,15 @@ const std::map<std::string, std::map<std::string, double>>& TextDefaults() {
         {"head_dim", 256},
         {"max_position_embeddings", 8192},
         {"sliding_window", 4096}}},
+      // MllamaTextConfig's (Llama 3.2 Vision 11B's language model).
+      {"mllama_text_model",
+       {{"vocab_size", 128256},
+        {"hidden_size", 4096},
+        {"intermediate_size", 14336},
+        {"num_hidden_layers", 40},
+        {"num_attention_heads", 32},
+        {"num_key_value_heads", 8},
+        {"max_position_embeddings", 131072}}},
       {"gemma3_text",
        {{"vocab_size", 262208},
         {"hidden_size", 2304},
@@ -639,6 +652,41 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
                     "vision_config");
     }
     part.set_output_size(adapter_out);
+  } else if (type == "mllama") {
+    // MllamaVisionConfig: local and gated global layers over tiles of
+    // image_size; the tile tables have a row per supported aspect ratio and
+    // one more; the output is the last layer's states beside those of
+    // intermediate_layers_indices.
+    part.set_layout("mllama_vision");
+    part.set_num_layers(static_cast<int32_t>(take(v.Int({"num_hidden_layers"}, 32))));
+    part.set_num_global_layers(static_cast<int32_t>(take(v.Int({"num_global_layers"}, 8))));
+    part.set_hidden_size(take(v.Int({"hidden_size"}, 1280)));
+    part.set_intermediate_size(take(v.Int({"intermediate_size"}, 5120)));
+    part.set_image_size(static_cast<int32_t>(take(v.Int({"image_size"}, 448))));
+    part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 14))));
+    part.set_max_tiles(static_cast<int32_t>(take(v.Int({"max_num_tiles"}, 4))));
+    const int64_t vision_out = take(v.Int({"vision_output_dim"}, 7680));
+    const auto listed = [&v](const char* key, int fallback) {
+      const Value* list = v.Find({key});
+      if (list == nullptr) return fallback;
+      return list->kind_case() == Value::kListValue ? list->list_value().values_size() : -1;
+    };
+    const int ratios = listed("supported_aspect_ratios", 8);
+    const int intermediate = listed("intermediate_layers_indices", 5);
+    if (ratios < 1) {
+      return InPart(InvalidFieldError(kField, "supported_aspect_ratios: a list of at least one"),
+                    "vision_config");
+    }
+    if (error.ok() && (intermediate < 0 || vision_out != part.hidden_size() * (intermediate + 1))) {
+      return InPart(
+          InvalidFieldError(kField, absl::StrCat("vision_output_dim (", vision_out,
+                                                 ") must be hidden_size x (1 + the layers in "
+                                                 "intermediate_layers_indices) = ",
+                                                 part.hidden_size(), " x ", intermediate + 1)),
+          "vision_config");
+    }
+    part.set_aspect_ratio_ids(ratios + 1);
+    part.set_output_size(vision_out);
   } else if (type == "qwen2_vl") {
     // Qwen2VLVisionConfig: embed_dim is the ViT width, hidden_size the
     // language model's (what the merger maps into).
@@ -966,6 +1014,45 @@ absl::Status PaliGemmaProjector(const Config& top, const Struct* vision, int64_t
   return absl::OkStatus();
 }
 
+absl::StatusOr<int> CountLayerIndices(const Config& c, const char* key, int L);
+
+// MllamaTextModel's embed_tokens: vocab_size + 8 rows (the image token's
+// and seven reserved), lm_head vocab_size.
+constexpr int kMllamaExtraEmbeddingRows = 8;
+
+// Llama 3.2 Vision's text_config made a Llama config: MllamaTextConfig's
+// defaults for the keys it leaves out; returns how many distinct layers
+// cross_attention_layers names (its default [3, 8, ..., 38] when absent).
+// INVALID_ARGUMENT for another text model_type or a bad index.
+absl::StatusOr<int> MllamaTextConfig(Struct* text) {
+  auto& fields = *text->mutable_fields();
+  if (fields.count("model_type") && fields.at("model_type").string_value() != "mllama_text_model") {
+    return InvalidFieldError(absl::StrCat(kField, ".text_config.model_type"),
+                             "must be mllama_text_model for mllama");
+  }
+  for (const auto& [key, value] : TextDefaults().at("mllama_text_model")) {
+    if (!fields.count(key)) fields[key].set_number_value(value);
+  }
+  fields["model_type"].set_string_value("llama");
+  if (!fields.count("cross_attention_layers")) {
+    for (const int layer : {3, 8, 13, 18, 23, 28, 33, 38}) {
+      fields["cross_attention_layers"].mutable_list_value()->add_values()->set_number_value(layer);
+    }
+  }
+  const Config c(*text);
+  absl::Status error;
+  const int64_t layers = TakeEncoderFigure(c.Int({"num_hidden_layers"}, 40), &error);
+  if (!error.ok()) return InPart(error, "text_config");
+  absl::StatusOr<int> crossing =
+      CountLayerIndices(c, "cross_attention_layers", static_cast<int>(layers));
+  if (!crossing.ok() || *crossing == 0 || *crossing >= layers) {
+    return InvalidFieldError(
+        absl::StrCat(kField, ".text_config.cross_attention_layers"),
+        absl::StrCat("must name between 1 and ", layers - 1, " of the ", layers, " layers"));
+  }
+  return *crossing;
+}
+
 absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& root,
                                                                 const std::string& type) {
   const auto& fields = root.fields();
@@ -1019,6 +1106,14 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       text_fields["model_type"].set_string_value("glm4");
     }
     text_fields["attention_bias"].set_bool_value(true);
+  }
+  // MllamaTextConfig: Llama's blocks, cross-attention layers among them
+  // (counted after the language model is read), its own defaults.
+  int cross_attention_layers = 0;
+  if (type == "mllama") {
+    absl::StatusOr<int> crossing = MllamaTextConfig(&text);
+    if (!crossing.ok()) return crossing.status();
+    cross_attention_layers = *crossing;
   }
   const bool qwen3_5 = type == "qwen3_5" || type == "qwen3_5_moe";
   const bool qwen3_vl = type == "qwen3_vl" || type == "qwen3_vl_moe";
@@ -1209,6 +1304,18 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       absl::Status projected =
           PaliGemmaProjector(Config(root), vision, text_hidden, &*encoder, &projector);
       if (!projected.ok()) return projected;
+    } else if (type == "mllama") {
+      // multi_modal_projector: one biased linear from the tower's output
+      // (its last layer's and intermediate layers' states side by side).
+      // The cross-attention layers attend to one image's tiles, each
+      // (image / patch)^2 patches and a class token.
+      projector.set_layout("linear_projector");
+      projector.set_hidden_size(encoder->output_size());
+      projector.set_output_size(text_hidden);
+      const int64_t side = encoder->image_size() / encoder->patch_size();
+      a->set_num_cross_attention_layers(cross_attention_layers);
+      a->set_cross_attention_positions(int64_t{encoder->max_tiles()} * (side * side + 1));
+      a->set_extra_embedding_rows(kMllamaExtraEmbeddingRows);
     } else if (type == "llama4") {
       // Llama4MultiModalProjector: one linear without bias from the
       // adapter's output.

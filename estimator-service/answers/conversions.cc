@@ -83,6 +83,9 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.latent_cache_per_head = arch.latent_attention_cache_per_head();
   out.index_heads = arch.index_n_heads();
   out.index_head_dim = arch.index_head_dim();
+  out.num_cross_attention_layers = arch.num_cross_attention_layers();
+  out.cross_attention_positions = arch.cross_attention_positions();
+  out.extra_embedding_rows = arch.extra_embedding_rows();
   out.qk_rope_head_dim = arch.qk_rope_head_dim();
   out.q_lora_rank = arch.q_lora_rank();
   out.qk_nope_head_dim = arch.qk_nope_head_dim();
@@ -245,7 +248,10 @@ absl::StatusOr<std::vector<CountedEncoderPart>> CountEncoderParts(
         {"spatial_merge_size", p.spatial_merge_size()},
         {"output_size", p.output_size()},
         {"num_mel_bins", p.num_mel_bins()},
-        {"max_positions", p.max_positions()}};
+        {"max_positions", p.max_positions()},
+        {"num_global_layers", p.num_global_layers()},
+        {"max_tiles", p.max_tiles()},
+        {"aspect_ratio_ids", p.aspect_ratio_ids()}};
     bool bad = false;
     for (const auto& [name, value] : figures) {
       if (value < 0 || value > (int64_t{1} << 20)) {
@@ -276,6 +282,9 @@ absl::StatusOr<std::vector<CountedEncoderPart>> CountEncoderParts(
     shape.pooling_head = p.pooling_head();
     shape.head_dim = p.head_dim();
     shape.conv_kernel_size = p.conv_kernel_size();
+    shape.num_global_layers = p.num_global_layers();
+    shape.max_tiles = p.max_tiles();
+    shape.aspect_ratio_ids = p.aspect_ratio_ids();
     if (p.subsampling_channels_size() == 2) {
       shape.subsampling_channels = {p.subsampling_channels(0), p.subsampling_channels(1)};
     }

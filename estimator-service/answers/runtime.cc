@@ -71,6 +71,8 @@ RuntimeModel RuntimeModelOf(const common::v1::Model& model, const std::string& r
   out.model_type = a.model_type();
   out.family = ServedFamily(a);
   out.multimodal = a.encoder_parts_size() > 0;
+  out.cross_attention_layers = a.num_cross_attention_layers();
+  out.cross_attention_positions = a.cross_attention_positions();
   out.mixture_of_experts = a.num_experts() > 0;
   if (!a.recurrent_mixer().empty() && a.num_attention_layers() > 0) {
     out.attention_layers = a.num_attention_layers();

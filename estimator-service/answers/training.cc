@@ -11,6 +11,7 @@
 #include "common/status/errors.h"
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/answers/records.h"
+#include "estimator-service/core/arithmetic_text.h"
 #include "estimator-service/core/parameters.h"
 #include "estimator-service/core/training_memory.h"
 #include "estimator-service/core/units.h"
@@ -129,6 +130,24 @@ absl::StatusOr<TrainingMemoryInput> MemoryInputFor(const Model& model,
   return input;
 }
 
+// A multimodal model's encoders are in the weights, gradients and optimizer
+// states (their parameters are the model's), but the activation formulas
+// are the language model's over the sequence: say what is left out.
+std::string EncoderActivationsNote(const common::v1::Architecture& arch) {
+  if (arch.encoder_parts_size() == 0) return "";
+  std::string note = absl::StrCat(
+      "multimodal: the encoders' and projector's ", WholeNumber(EncoderPartsParameters(arch)),
+      " parameters are in the weights, gradients and optimizer states, but the activations are "
+      "the language model's over sequence_length tokens (image or audio tokens count as far as "
+      "the sequence holds them); the encoders' own activations are not counted");
+  if (arch.num_cross_attention_layers() > 0) {
+    absl::StrAppend(&note, ", nor the ", arch.num_cross_attention_layers(),
+                    " cross-attention layers' over the image's ", arch.cross_attention_positions(),
+                    " positions (their text-side activations are)");
+  }
+  return note;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::EstimateTrainingMemoryResponse> EstimateTrainingMemoryFor(
@@ -151,6 +170,9 @@ absl::StatusOr<v1::EstimateTrainingMemoryResponse> EstimateTrainingMemoryFor(
   response.set_device_total_gib(BytesToGiB(static_cast<double>(device)));
   response.set_host_total_bytes(host);
   for (const std::string& note : memory->notes) response.add_notes(note);
+  if (const std::string note = EncoderActivationsNote(model.architecture()); !note.empty()) {
+    response.add_notes(note);
+  }
   *response.mutable_settings() = settings;
   // The framework the figures followed, resolved when none was asked.
   response.mutable_settings()->set_framework(ToProtoFramework(memory->framework));

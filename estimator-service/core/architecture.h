@@ -89,6 +89,14 @@ struct Architecture {
   // width; 0 = none. Its key is cached beside the latent.
   int index_heads = 0;
   int index_head_dim = 0;
+  // Llama 3.2 Vision's cross-attention layers (proto Architecture 536-537):
+  // among num_layers, with QK norms and two gates more, each caching
+  // cross_attention_positions image positions per sequence instead of the
+  // text's tokens.
+  int num_cross_attention_layers = 0;
+  int64_t cross_attention_positions = 0;
+  // Token-embedding rows the output head does not have (Mllama's 8).
+  int extra_embedding_rows = 0;
   // MLA run as multi-head attention (an older GGUF file in llama.cpp): the
   // cache holds every head's decompressed key and value, not the latent.
   bool latent_cache_per_head = false;
@@ -197,7 +205,10 @@ struct Architecture {
   // num_kv_shared_layers), and the full-attention layers among them: the
   // full ones spread evenly with the last layer full, as Gemma 4 places
   // them (its reader checks layer_types agrees).
-  int KvOwnLayers() const { return std::max(0, AttentionLayers() - num_kv_shared_layers); }
+  // Cross-attention layers cache the image, not the text: not among them.
+  int KvOwnLayers() const {
+    return std::max(0, AttentionLayers() - num_kv_shared_layers - num_cross_attention_layers);
+  }
   int KvOwnFullLayers() const {
     const int layers = AttentionLayers();
     return layers > 0 ? static_cast<int>(int64_t{FullAttentionLayers()} * KvOwnLayers() / layers)

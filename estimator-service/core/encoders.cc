@@ -96,6 +96,9 @@ const std::vector<LayoutNeeds>& Layouts() {
       {"glm4v_vision",
        {"hidden_size", "intermediate_size", "patch_size", "image_size", "num_layers",
         "num_channels", "output_size", "spatial_merge_size"}},
+      {"mllama_vision",
+       {"hidden_size", "intermediate_size", "patch_size", "image_size", "num_layers",
+        "num_channels", "num_global_layers", "max_tiles", "aspect_ratio_ids"}},
       {"qwen2_5_vl_vision",
        {"hidden_size", "intermediate_size", "patch_size", "num_layers", "num_channels"}},
       {"qwen3_vl_vision",
@@ -161,6 +164,9 @@ double FigureOf(const EncoderShape& s, absl::string_view key) {
   if (key == "max_positions") return s.max_positions;
   if (key == "spatial_merge_size") return s.spatial_merge_size;
   if (key == "head_dim") return s.head_dim;
+  if (key == "num_global_layers") return s.num_global_layers;
+  if (key == "max_tiles") return s.max_tiles;
+  if (key == "aspect_ratio_ids") return s.aspect_ratio_ids;
   if (key == "conv_kernel_size") return s.conv_kernel_size;
   if (key == "subsampling_channels") {
     return std::min(s.subsampling_channels[0], s.subsampling_channels[1]);
@@ -324,6 +330,30 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
         N(frames), "x", N(p), "^2x", N(h), " + bias = ", N(patch), " + ", N(side * side),
         " positions x ", N(h), " + 2 RMSNorms ", N(2 * h), " + downsampling conv ", N(h), "x", N(t),
         "x", N(m), "^2 + bias = ", N(downsample), " = ", N(out.parameters));
+  } else if (l == "mllama_vision") {
+    // MllamaVisionModel (transformers models/mllama): a patch conv without
+    // bias, a class token; a gated table of (image / p)^2 + 1 positions and
+    // a tile table of (ratios x tiles x positions x h); gated pre- and
+    // post-tile tables (ratios x tiles x h); pre and post LayerNorms; local
+    // layers and gated global ones (gate_attn, gate_ffn), each with
+    // unbiased q/k/v/o, two LayerNorms and a biased plain MLP.
+    const double positions = std::floor(img / p) * std::floor(img / p) + 1;
+    const double tiles = s.max_tiles, ratios = s.aspect_ratio_ids, global = s.num_global_layers;
+    const double block = 4 * h * h + 4 * h + 2 * h * f + f + h;
+    const double patch = c * p * p * h;
+    const double position_tables = positions * h + 1 + ratios * tiles * positions * h;
+    const double tile_tables = 2 * (ratios * tiles * h + 1);
+    out.parameters =
+        patch + h + position_tables + tile_tables + 4 * h + (layers + global) * block + 2 * global;
+    out.arithmetic = absl::StrCat(
+        "Mllama ViT: ", N(layers), " local + ", N(global), " global layers x (attention 4x", N(h),
+        "^2 + LayerNorms 4x", N(h), " + MLP 2x", N(h), "x", N(f), " + biases = ", N(block),
+        ") + 2x", N(global), " gates + patch embedding ", N(c), "x", N(p), "^2x", N(h), " = ",
+        N(patch), " + class token ", N(h), " + ", N(positions), " positions x ", N(h),
+        " + gate + tile positions ", N(ratios), " ratios x ", N(tiles), " tiles x ", N(positions),
+        " x ", N(h), " = ", N(position_tables), " + pre/post tile tables 2x(", N(ratios), "x",
+        N(tiles), "x", N(h), " + gate) = ", N(tile_tables), " + pre/post LayerNorms ", N(4 * h),
+        " = ", N(out.parameters));
   } else if (l == "qwen3_vl_vision") {
     const double frames = std::max(1, s.temporal_patch_size);
     const Block block{h, f};

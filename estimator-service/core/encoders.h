@@ -19,6 +19,9 @@
 //                      post-LayerNorm
 //   moonvit            MoonViT (Kimi K2.5's tower: SigLIP's block, max_positions
 //                      learned positions interpolated to each image)
+//   glm4v_vision       Glm4vVisionModel (GLM-4.1V's ViT with its downsampling conv)
+//   mllama_vision      MllamaVisionModel (Llama 3.2 Vision: local and gated global
+//                      layers, tile and aspect-ratio position tables)
 //   gemma4_vision      Gemma4VisionModel (unbiased attention with QK norms of head_dim,
 //                      a gated MLP, four RMSNorms a block; a 2 x max_positions table)
 //   gemma4_audio       Gemma4AudioModel (a conformer: subsampling convolutions, macaron
@@ -40,6 +43,8 @@
 //   kimi_k25_projector Kimi K2.5's patch merger (a LayerNorm per patch, two biased linears)
 //   lfm2_vl_projector  Lfm2VlMultiModalProjector (pixel unshuffle, a LayerNorm, two
 //                      biased linears); lfm2_vl_projector_unnormed without the LayerNorm
+//   phi3v_projector    Phi3ImageEmbedding (the HD transform's separators, two linears)
+//   glm4v_merger       Glm4vVisionPatchMerger (a linear, a LayerNorm, a GLU)
 //   linear_projector   one biased linear (Qwen2AudioMultiModalProjector)
 //   tensors            a count read from a file's tensors
 #pragma once
@@ -70,7 +75,12 @@ struct EncoderShape {
   int head_dim = 0;          // elements; gemma4_vision's q/k norms, gemma4_audio's head
   int conv_kernel_size = 0;  // tokens; gemma4_audio's depthwise convolution
   std::array<int, 2> subsampling_channels = {0, 0};  // gemma4_audio's two convolutions
-  double parameters = 0;                             // layout "tensors"
+  // mllama_vision: gated global layers after num_layers, tiles per image,
+  // rows of the tile position tables.
+  int num_global_layers = 0;
+  int max_tiles = 0;
+  int aspect_ratio_ids = 0;
+  double parameters = 0;  // layout "tensors"
 };
 
 struct EncoderCount {

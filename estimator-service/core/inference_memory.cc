@@ -123,6 +123,8 @@ double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, 
     writer->Integer(kv_layers);
     if (arch.IsHybrid()) {
       writer->Literal(" attention layers (of ").Integer(arch.num_layers).Literal(")");
+    } else if (arch.num_cross_attention_layers > 0) {
+      writer->Literal(" self-attention layers (of ").Integer(arch.num_layers).Literal(")");
     } else {
       writer->Literal(" layers");
     }
@@ -258,6 +260,13 @@ LayerTokenKv KvBytesPerLayerToken(const Architecture& arch, NumberFormat format,
 // (SizeInference has both already).
 double KvCacheBytesFromPerToken(const Architecture& arch, NumberFormat format, double per_token,
                                 int layers, int64_t context_tokens, int batch) {
+  if (arch.num_cross_attention_layers > 0) {
+    // Llama 3.2 Vision (no window): the text's tokens in the self-attention
+    // layers, the image's positions in the cross-attention ones.
+    return (per_token * static_cast<double>(context_tokens) +
+            CrossAttentionCacheBytesPerSequence(arch, format)) *
+           batch;
+  }
   if (arch.sliding_window > 0 && arch.sliding_window < context_tokens && layers > 0) {
     // Sliding-window layers keep only the last `window` tokens.
     const int sliding = SlidingLayers(arch);
@@ -339,6 +348,12 @@ double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* ari
         " bytes per sequence, whatever the context (vLLM's mamba state shapes)");
   }
   return bytes;
+}
+
+double CrossAttentionCacheBytesPerSequence(const Architecture& arch, NumberFormat format) {
+  if (arch.num_cross_attention_layers <= 0) return 0;
+  return 2.0 * arch.num_cross_attention_layers * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() *
+         static_cast<double>(arch.cross_attention_positions) * BitsPerElement(format) / 8;
 }
 
 int SlidingLayers(const Architecture& arch) {
@@ -472,7 +487,7 @@ void WeightsTextOfFormat(double parameters, double bits, NumberFormat format, in
 // thread by every figure the text shows or is computed from.
 void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_layers,
                  double per_token, double total_bytes, std::string* out) {
-  using Memo = TextMemo<11>;
+  using Memo = TextMemo<12>;
   thread_local Memo memo;
   const int64_t context = w.context_length_tokens;
   const int sliding_layers = SlidingLayers(arch);
@@ -490,7 +505,8 @@ void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_lay
       arch.HasGlobalGeometry()
           ? Pair(2 * arch.GlobalKvHeads() + (arch.global_values_from_keys ? 1 : 0),
                  arch.GlobalHeadDim())
-          : 0};
+          : 0,
+      Pair(arch.num_cross_attention_layers, static_cast<int>(arch.cross_attention_positions))};
   if (const std::string* known = memo.Find(key)) {
     out->assign(*known);
     return;
@@ -539,6 +555,25 @@ void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_lay
           .Literal(" tokens) x ")
           .WholeNumber(per_layer)
           .Literal(" bytes per layer-token x ")
+          .Integer(w.batch_size)
+          .Literal(" sequences = ");
+    } else if (arch.num_cross_attention_layers > 0) {
+      const double bytes_per_element = BitsPerElement(w.kv_cache_format) / 8;
+      text.Literal("; per sequence x ")
+          .Integer(context)
+          .Literal(" tokens + cross-attention cache of one image: ")
+          .Integer(arch.num_cross_attention_layers)
+          .Literal(" layers x 2 (K and V) x ")
+          .Integer(arch.EffectiveKvHeads())
+          .Literal(" KV heads x ")
+          .Integer(arch.EffectiveHeadDim())
+          .Literal(" head dim x ")
+          .Integer(arch.cross_attention_positions)
+          .Literal(" image positions x ");
+      WriteG(text, bytes_per_element);
+      text.Literal(" bytes = ")
+          .WholeNumber(CrossAttentionCacheBytesPerSequence(arch, w.kv_cache_format))
+          .Literal(" bytes; x ")
           .Integer(w.batch_size)
           .Literal(" sequences = ");
     } else {
@@ -809,7 +844,14 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
     // sliding-window layer).
     const LayerTokenKv each_layer =
         KvBytesPerLayerToken(arch, w.kv_cache_format, per_token, kv_layers);
-    const double layer_kv = each_layer.Largest() * static_cast<double>(context) * w.batch_size;
+    // A cross-attention layer holds its image positions (Llama 3.2 Vision).
+    const double layer_kv =
+        std::max(each_layer.Largest() * static_cast<double>(context),
+                 arch.num_cross_attention_layers > 0
+                     ? CrossAttentionCacheBytesPerSequence(arch, w.kv_cache_format) /
+                           arch.num_cross_attention_layers
+                     : 0.0) *
+        w.batch_size;
     if (each_layer.Largest() > 0) {
       sizing.kv_cache_sliding_layer_share = each_layer.sliding / each_layer.Largest();
     }
@@ -837,6 +879,13 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
             arch.max_context_length,
             " tokens): the KV cache is sized as asked, but the model may not serve that context "
             "without extending it (e.g. RoPE scaling)"));
+      }
+      if (arch.num_cross_attention_layers > 0) {
+        arithmetic->warnings->push_back(absl::StrCat(
+            "the cross-attention cache is sized for one image per sequence at its most tiles (",
+            arch.cross_attention_positions,
+            " positions); each further image in a sequence adds as much, and a sequence "
+            "without an image needs none"));
       }
       if (arch.CachesPerHead()) {
         const double latent = arch.kv_lora_rank + arch.qk_rope_head_dim;

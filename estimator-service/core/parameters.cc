@@ -218,6 +218,28 @@ void CheckCheckpointQuantization(const Architecture& arch, FieldViolations* viol
   }
 }
 
+// Llama 3.2 Vision's cross-attention layers: some of a plain decoder-only
+// transformer's layers (the only kind counted against checkpoints), each
+// caching a positive number of image positions.
+void CheckCrossAttention(const Architecture& arch, FieldViolations* violations) {
+  if (arch.extra_embedding_rows < 0) {
+    violations->Add("architecture.extra_embedding_rows", "must not be negative");
+  }
+  if (arch.num_cross_attention_layers == 0 && arch.cross_attention_positions == 0) return;
+  if (arch.num_cross_attention_layers < 1 || arch.num_cross_attention_layers >= arch.num_layers ||
+      arch.IsHybrid() || arch.num_decoder_layers > 0 || arch.UsesMla() ||
+      arch.num_kv_shared_layers > 0 || arch.sliding_window > 0) {
+    violations->Add("architecture.num_cross_attention_layers",
+                    absl::StrCat("must be between 1 and num_layers - 1 (", arch.num_layers - 1,
+                                 "), in a decoder-only transformer without latent attention, "
+                                 "KV-shared layers or a sliding window"));
+  }
+  if (arch.cross_attention_positions <= 0) {
+    violations->Add("architecture.cross_attention_positions",
+                    "must be positive with num_cross_attention_layers");
+  }
+}
+
 // Gemma 4's full-attention geometry: only where some layers slide and the
 // others attend fully, in a decoder-only transformer without latent
 // attention (the geometries this estimator has counted against checkpoints).
@@ -310,6 +332,7 @@ absl::Status CheckArchitectureShape(const Architecture& arch) {
                    "must be 0, or positive with learned position embeddings");
   }
   CheckGlobalGeometry(arch, &violations);
+  CheckCrossAttention(arch, &violations);
   return violations.ToStatus();
 }
 
@@ -369,6 +392,9 @@ struct Figures {
   // the per-layer inputs' embedding and the rest of their weights.
   double wide_mlp = 0, wide_mlp_layers = 0;
   double per_layer_embedding = 0, per_layer_inputs = 0;
+  // Llama 3.2 Vision: the cross-attention layers' QK norms and gates (their
+  // projections and MLPs are every layer's); the embedding's extra rows.
+  double cross_attention_extras = 0, extra_embedding = 0;
 };
 
 // One attention block of a heads of width d over g KV heads, not latent:
@@ -513,9 +539,16 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
     }
   }
 
+  // MllamaCrossAttentionDecoderLayer: q_norm and k_norm (RMSNorms of the
+  // head width) and the tanh gates cross_attn_attn_gate and
+  // cross_attn_mlp_gate (one parameter each).
+  f.cross_attention_extras =
+      arch.num_cross_attention_layers * ((options.include_norms ? 2 * d : 0) + 2);
+
   // Embeddings: tokens, an untied output head, learned positions, token types.
   f.token_embedding = f.V * h;
-  f.embedding = f.token_embedding;
+  f.extra_embedding = static_cast<double>(arch.extra_embedding_rows) * h;
+  f.embedding = f.token_embedding + f.extra_embedding;
   if (!arch.tie_word_embeddings) f.embedding += f.token_embedding + OutputHeadBias(arch, options);
   if (arch.separate_encoder_embedding && Ld > 0) f.embedding += f.token_embedding;
   if (arch.learned_positions) f.embedding += PositionRows(arch) * h * PositionTables(arch);
@@ -558,7 +591,8 @@ ParameterCount Totals(const Figures& f) {
   ParameterCount count;
   count.embedding = f.embedding;
   count.non_embedding = AttentionTotal(f) + f.recurrent * f.recurrent_layers + f.mlp_total +
-                        f.norms + f.pooler + f.relative_bias + f.per_layer_inputs;
+                        f.norms + f.pooler + f.relative_bias + f.per_layer_inputs +
+                        f.cross_attention_extras;
   count.total = count.embedding + count.non_embedding;
   count.active = count.total - f.mlp_total + f.mlp_active;
   count.multi_token_prediction = f.mtp;
@@ -700,8 +734,19 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
                       ")")});
   }
 
-  components.push_back(
-      {"token_embedding", f.token_embedding, absl::StrCat(Int(V), " vocab x ", Int(h))});
+  if (f.cross_attention_extras > 0) {
+    components.push_back(
+        {"cross_attention", f.cross_attention_extras,
+         absl::StrCat(arch.num_cross_attention_layers, " cross-attention layers x (",
+                      options.include_norms ? absl::StrCat("2x", Int(d), " (QK norms) + ") : "",
+                      "2 (attention and MLP gates)); their projections and MLPs are counted "
+                      "with every layer's")});
+  }
+  components.push_back({"token_embedding", f.token_embedding + f.extra_embedding,
+                        f.extra_embedding > 0
+                            ? absl::StrCat("(", Int(V), " vocab + ", arch.extra_embedding_rows,
+                                           " rows the output head lacks) x ", Int(h))
+                            : absl::StrCat(Int(V), " vocab x ", Int(h))});
   if (arch.separate_encoder_embedding && arch.num_decoder_layers > 0) {
     components.push_back({"encoder_token_embedding", f.token_embedding,
                           absl::StrCat(Int(V), " vocab x ", Int(h),

@@ -847,6 +847,37 @@ std::string SglangLaterReleaseNote(double total_bytes, int world, double reserve
       "; terms added in later releases (piecewise CUDA graphs, DeepEP) are not modeled");
 }
 
+// Llama 3.2 Vision in SGLang (python/sglang/srt/models/mllama.py,
+// schedule_batch.py prepare_encoder_info_extend): each image's tiles x
+// patches positions are padding tokens in front of the request, in the one
+// token pool, whose every slot holds all num_layers layers (the
+// cross-attention layers write the image's slots, the others the text's).
+// The per-token bytes become one layer-token's (the plan's physical cache:
+// self-attention layers x text tokens + cross-attention layers x image
+// positions) x num_layers; the pool's tokens and concurrency count the image.
+void SglangCrossAttentionPool(const RuntimeModel& model, const DevicePlan& plan, double kv_memory,
+                              Common* c, RuntimeFit* fit) {
+  const double self_layers = model.num_layers - model.cross_attention_layers;
+  const double positions = static_cast<double>(model.cross_attention_positions);
+  const double layer_tokens =
+      c->batch * (self_layers * c->context + model.cross_attention_layers * positions);
+  const double layer_token_bytes =
+      layer_tokens > 0 ? plan.kv_cache_bytes_per_card / layer_tokens : 0;
+  c->kv_bytes_per_token = layer_token_bytes * model.num_layers;
+  fit->kv_cache_tokens = kv_memory > 0 && c->kv_bytes_per_token > 0
+                             ? static_cast<int64_t>(std::floor(kv_memory / c->kv_bytes_per_token))
+                             : 0;
+  const int64_t per_request = c->context + model.cross_attention_positions;
+  fit->notes.push_back(absl::StrCat(
+      "cross-attention: SGLang puts each image's ", model.cross_attention_positions,
+      " positions in front of the request as padding tokens in the same pool as the text, and "
+      "every slot of that pool holds all ",
+      model.num_layers, " layers (", Whole(c->kv_bytes_per_token),
+      " bytes per token per card): a request with one image takes ", per_request,
+      " slots, which the pool's tokens, the concurrency and --context-length count "
+      "(mllama.py pad_input_ids; chunked prefill is off for this model)"));
+}
+
 RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
                      const ResolvedWorkload& w, const DeviceSpec& device, const DevicePlan& plan) {
   RuntimeFit fit;
@@ -888,13 +919,28 @@ RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
                                               device.links, &before_arithmetic);
   const double kv_memory = pool - weights - before;
   fit.kv_cache_bytes_per_card = std::max(0.0, kv_memory);
-  const int64_t tokens = kv_memory > 0 && c.kv_bytes_per_token > 0
-                             ? static_cast<int64_t>(std::floor(kv_memory / c.kv_bytes_per_token))
-                             : 0;
+  int64_t tokens = kv_memory > 0 && c.kv_bytes_per_token > 0
+                       ? static_cast<int64_t>(std::floor(kv_memory / c.kv_bytes_per_token))
+                       : 0;
   fit.kv_cache_tokens = tokens;
-  const int64_t needed = c.context * c.batch;
+  // Llama 3.2 Vision: an image's positions are tokens of the request, and
+  // every token's slot holds all the layers (SglangCrossAttentionPool).
+  int64_t per_request = c.context;
+  if (model.cross_attention_layers > 0) {
+    SglangCrossAttentionPool(model, plan, kv_memory, &c, &fit);
+    tokens = fit.kv_cache_tokens;
+    per_request += model.cross_attention_positions;
+    fit.max_model_len_tokens = per_request;  // --context-length counts the image's tokens
+  }
+  const std::string per_request_text =
+      per_request == c.context ? absl::StrCat(c.context)
+                               : absl::StrCat("(", c.context, " + ",
+                                              model.cross_attention_positions, " image positions)");
+  const int64_t needed = per_request * c.batch;
   fit.kv_cache_bytes_needed_per_card = static_cast<double>(needed) * c.kv_bytes_per_token;
-  if (c.context > 0) fit.max_concurrency = static_cast<double>(tokens) / c.context;
+  if (c.context > 0) {
+    fit.max_concurrency = static_cast<double>(fit.kv_cache_tokens) / per_request;
+  }
 
   if (windows_kept_whole) {
     fit.notes.push_back(absl::StrCat(
@@ -942,7 +988,7 @@ RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
                        GiB(before), " = ", GiB(kv_memory), "; / ", Num(c.kv_bytes_per_token),
                        " bytes per token per card (K and V of every layer) = ", tokens,
                        " tokens (max_total_num_tokens); the workload needs ", BatchText(c), " x ",
-                       c.context, " = ", needed),
+                       per_request_text, " = ", needed),
           "python/sglang/srt/model_executor/model_runner.py profile_max_num_token: rest = "
           "available after loading - total x (1 - mem_fraction_static); max_total_num_tokens "
           "= rest / cell size");
@@ -952,15 +998,16 @@ RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
         (weights + before + static_cast<double>(needed) * c.kv_bytes_per_token) / c.total_bytes;
     fit.reason = absl::StrCat(
         "SGLang's pool holds ", tokens, " tokens, the workload needs ", needed, " (", BatchText(c),
-        " x ", c.context, "): --mem-fraction-static ", Num(needed_fraction),
+        " x ", per_request_text, "): --mem-fraction-static ", Num(needed_fraction),
         " would be needed, which leaves less than SGLang's rule keeps for activations and "
         "CUDA graphs (",
         FixedDecimals(reserved_mib, 0), " MiB)");
     return fit;
   }
   fit.fits = true;
-  fit.reason = absl::StrCat("the pool holds ", tokens, " tokens, ", Num(*fit.max_concurrency),
-                            " sequences of ", c.context, " tokens; the batch needs ", BatchText(c));
+  fit.reason =
+      absl::StrCat("the pool holds ", tokens, " tokens, ", Num(*fit.max_concurrency),
+                   " sequences of ", per_request_text, " tokens; the batch needs ", BatchText(c));
   std::string command =
       absl::StrCat("python -m sglang.launch_server --model-path ", ModelId(model, &fit));
   if (ep > 1) {
@@ -973,7 +1020,7 @@ RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
     if (tp > 1) absl::StrAppend(&command, " --tp ", tp);
     if (pp > 1) absl::StrAppend(&command, " --pp-size ", pp);
   }
-  absl::StrAppend(&command, " --context-length ", c.context);
+  absl::StrAppend(&command, " --context-length ", fit.max_model_len_tokens);
   if (kv_fp8) absl::StrAppend(&command, " --kv-cache-dtype fp8_e4m3");
   if (plan.nodes > 1) {
     // Every node runs the same command with its rank (SGLang's multi-node

@@ -57,6 +57,10 @@ struct RuntimeModel {
   std::string family;
   // Vision or audio parts beside the language model.
   bool multimodal = false;
+  // Llama 3.2 Vision: layers among num_layers that attend to one image's
+  // cross_attention_positions instead of the text; 0 = none.
+  int cross_attention_layers = 0;
+  int64_t cross_attention_positions = 0;
 
   // The layers that keep a KV cache.
   int KvLayers() const { return attention_layers > 0 ? attention_layers : num_layers; }

@@ -91,6 +91,12 @@ constexpr Row kRows[] = {
      Unknown("no Phi-3-vision model file was looked for in python/sglang/srt/models"),
      Unknown("whether convert_hf_to_gguf.py and mtmd take Phi3VForCausalLM at b10076 was not "
              "read")},
+    {"mllama", No(kVllmEncoderDecoder),
+     YesBut("each image's 4 tiles x 1,601 positions are padding tokens in front of the request, "
+            "in the same token pool as the text (python/sglang/srt/models/mllama.py "
+            "pad_input_ids; sgl-project/sglang PR #1551, first in 0.3.4.post1)"),
+     No("convert_hf_to_gguf.py has no MllamaForConditionalGeneration (ggml-org/llama.cpp issue "
+        "#9663) and mtmd no Mllama projector; Ollama runs it with its own engine and files")},
     {"paligemma", Yes(),
      Unknown("no PaliGemma model file was looked for in python/sglang/srt/models"),
      Unknown("whether convert_hf_to_gguf.py and mtmd take PaliGemmaForConditionalGeneration at "

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -25,6 +26,7 @@
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/model_sources.h"
 #include "estimator-service/answers/runtime.h"
+#include "estimator-service/answers/training.h"
 #include "estimator-service/core/encoders.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
@@ -268,6 +270,9 @@ TEST(EncodersTest, EveryListedLayoutIsCounted) {
                             .head_dim = 16,
                             .conv_kernel_size = 5,
                             .subsampling_channels = {8, 4},
+                            .num_global_layers = 1,
+                            .max_tiles = 2,
+                            .aspect_ratio_ids = 3,
                             .parameters = 1000};
     const absl::StatusOr<EncoderCount> count = CountEncoder(full, "p");
     ASSERT_TRUE(count.ok()) << layout << ": " << count.status();
@@ -730,6 +735,26 @@ TEST(MultimodalConfigTest, KimiK25IsKimiK2WithMoonVit) {
       << refused.status();
 }
 
+// One edit of a config.json: the text replaced, its replacement, and the
+// field its refusal must name.
+struct ConfigEdit {
+  const char* from;
+  const char* to;
+  const char* field;
+};
+
+// Each edit of `config`, alone, is INVALID_ARGUMENT naming its field.
+void ExpectEditsRefusedByField(const std::string& config, std::initializer_list<ConfigEdit> edits) {
+  for (const ConfigEdit& edit : edits) {
+    std::string edited = config;
+    edited.replace(edited.find(edit.from), std::strlen(edit.from), edit.to);
+    absl::StatusOr<common::v1::Architecture> refused = ArchitectureFromHfConfig(edited);
+    ASSERT_FALSE(refused.ok()) << edit.field;
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << edit.field;
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), edit.field)) << refused.status();
+  }
+}
+
 // GLM-4.1V and GLM-4.6V-Flash (glm4v): GLM-4's blocks with q/k/v biases
 // (40 layers of 4,096, 2 KV heads, untied), Glm4vVisionModel (24 blocks of
 // 1,536 with RMSNorms, unbiased attention and a GLU MLP of out_hidden_size
@@ -759,18 +784,117 @@ TEST(MultimodalConfigTest, Glm4vIsGlm4WithItsVitAndMerger) {
   EXPECT_EQ(r.total_parameters(), 10292777472) << "zai-org/GLM-4.6V-Flash";
   // A merger whose output is not the text width, and a biased tower qkv,
   // are refused by field.
-  for (const auto& [from, to, field] :
-       {std::tuple<const char*, const char*, const char*>{
-            R"("out_hidden_size": 4096)", R"("out_hidden_size": 2048)",
-            "hf_config_json.vision_config.out_hidden_size"},
-        {R"("attention_bias": false)", R"("attention_bias": true)",
-         "hf_config_json.vision_config.attention_bias"}}) {
-    std::string edited = config;
-    edited.replace(edited.find(from), std::strlen(from), to);
-    absl::StatusOr<common::v1::Architecture> refused = ArchitectureFromHfConfig(edited);
-    ASSERT_FALSE(refused.ok()) << field;
-    EXPECT_TRUE(absl::StrContains(refused.status().message(), field)) << refused.status();
+  ExpectEditsRefusedByField(config, {{R"("out_hidden_size": 4096)", R"("out_hidden_size": 2048)",
+                                      "hf_config_json.vision_config.out_hidden_size"},
+                                     {R"("attention_bias": false)", R"("attention_bias": true)",
+                                      "hf_config_json.vision_config.attention_bias"}});
+}
+
+// Llama 3.2 Vision (mllama, MllamaForConditionalGeneration): Llama's
+// blocks, 8 of the 11B's 40 layers cross-attention layers with QK norms of
+// 128 and two gates, an embedding of 128,256 + 8 rows; the Mllama ViT (32
+// local and 8 gated global layers of 1,280, tile tables of 9 aspect ratios x
+// 4 tiles) and one biased linear from its 7,680-wide output. Keys as
+// config.json of meta-llama/Llama-3.2-11B-Vision-Instruct gives them.
+// Published: 10,670,220,835, NVIDIA's model page (build.nvidia.com,
+// "Parameters: 10,670,220,835") and the safetensors total floschne/gimmick
+// lists. No exact total of the 90B was found (Epoch AI 88.6B; Meta's card
+// 88.8B).
+constexpr char kLlama32VisionConfig[] =
+    R"({"architectures": ["MllamaForConditionalGeneration"], "model_type": "mllama",
+      "text_config": {"model_type": "mllama_text_model",
+        "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38], "hidden_size": 4096,
+        "intermediate_size": 14336, "num_hidden_layers": 40, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "max_position_embeddings": 131072, "vocab_size": 128256,
+        "tie_word_embeddings": false},
+      "vision_config": {"model_type": "mllama_vision_model", "hidden_size": 1280,
+        "image_size": 560, "intermediate_size": 5120,
+        "intermediate_layers_indices": [3, 7, 15, 23, 30], "max_num_tiles": 4,
+        "num_global_layers": 8, "num_hidden_layers": 32, "patch_size": 14,
+        "supported_aspect_ratios": [[1,1],[1,2],[1,3],[1,4],[2,1],[2,2],[3,1],[4,1]],
+        "vision_output_dim": 7680}})";
+
+TEST(MultimodalConfigTest, MllamaIsLlamaWithCrossAttentionLayersAndATiledVit) {
+  const std::string config = kLlama32VisionConfig;
+  const v1::CountParametersResponse r = Count(config);
+  EXPECT_EQ(Component(r, "cross_attention"), 8 * (2 * 128 + 2));
+  EXPECT_EQ(Component(r, "token_embedding"), (128256.0 + 8) * 4096);
+  EXPECT_EQ(Component(r, "output_head"), 128256.0 * 4096);
+  // Patch conv, class token, 1,601 positions and a gate, the tile table, the
+  // two gated tile tables, two LayerNorms, 40 layers (2 x 8 gates).
+  const double layer = 4 * 1280.0 * 1280 + 4 * 1280 + 2 * 1280.0 * 5120 + 5120 + 1280;
+  EXPECT_EQ(Component(r, "vision_encoder"), 3 * 14 * 14 * 1280.0 + 1280 + 1601 * 1280.0 + 1 +
+                                                9 * 4 * 1601 * 1280.0 + 2 * (9 * 4 * 1280.0 + 1) +
+                                                4 * 1280 + 40 * layer + 16);
+  EXPECT_EQ(Component(r, "projector"), 7680.0 * 4096 + 4096);
+  EXPECT_EQ(r.total_parameters(), 10670220835) << "meta-llama/Llama-3.2-11B-Vision-Instruct";
+  // The cache: 32 self-attention layers per text token, and the 8
+  // cross-attention layers' one image, 6,404 positions.
+  absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(config);
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  EXPECT_EQ(arch->cross_attention_positions(), 4 * (40 * 40 + 1));
+  const Architecture core = ToCoreArchitecture(*arch);
+  EXPECT_EQ(KvCacheBytesPerToken(core, NumberFormat::kBf16, nullptr), 2.0 * 32 * 8 * 128 * 2);
+  EXPECT_EQ(KvCacheBytes(core, NumberFormat::kBf16, 8192, 2),
+            (2.0 * 32 * 8 * 128 * 2 * 8192 + 2.0 * 8 * 8 * 128 * 6404 * 2) * 2);
+  // Refused by field: another language model, a layer index out of range,
+  // an output width that is not the tower's states side by side.
+  ExpectEditsRefusedByField(config,
+                            {{R"("model_type": "mllama_text_model")", R"("model_type": "llama")",
+                              "hf_config_json.text_config.model_type"},
+                             {R"([3, 8, 13, 18, 23, 28, 33, 38])", R"([3, 8, 40])",
+                              "hf_config_json.text_config.cross_attention_layers"},
+                             {R"("vision_output_dim": 7680)", R"("vision_output_dim": 6400)",
+                              "hf_config_json.vision_config"}});
+}
+
+// A training estimate's activations are the language model's over the
+// text: a multimodal model's answer says its encoders' are not counted, and
+// Llama 3.2 Vision's that its cross-attention layers' over the image are
+// not; a text-only model's says nothing of the kind.
+TEST(MultimodalConfigTest, TrainingSaysWhichActivationsOfAVisionModelAreNotCounted) {
+  for (const bool vision : {true, false}) {
+    SCOPED_TRACE(vision);
+    absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(
+        vision ? kLlama32VisionConfig
+               : R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+                     "num_hidden_layers": 32, "num_attention_heads": 32,
+                     "num_key_value_heads": 8, "vocab_size": 128256})");
+    ASSERT_TRUE(arch.ok()) << arch.status();
+    common::v1::Model model;
+    model.set_name("models/inline");
+    *model.mutable_architecture() = *arch;
+    absl::StatusOr<v1::EstimateTrainingMemoryResponse> answer =
+        EstimateTrainingMemoryFor(model, v1::TrainingSettings());
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    bool said = false;
+    for (const std::string& note : answer->notes()) {
+      said = said || (absl::StrContains(note, "895028755 parameters are in the weights") &&
+                      absl::StrContains(note, "over the image's 6404 positions"));
+    }
+    EXPECT_EQ(said, vision) << absl::StrJoin(answer->notes(), "\n");
   }
+}
+
+// The 90B: 100 layers of 8,192 (20 cross-attention layers), the 11B's tower,
+// a 7,680 x 8,192 projector: 88,593,355,323, against Epoch AI's 88.6B (no
+// exact published total found).
+TEST(MultimodalConfigTest, Mllama90bIsTheSameTowerOverLlama31_70bsShape) {
+  std::string config = kLlama32VisionConfig;
+  for (const auto& [from, to] :
+       {std::pair<const char*, const char*>{
+            R"([3, 8, 13, 18, 23, 28, 33, 38])",
+            "[3, 8, 13, 18, 23, 28, 33, 38, 43, 48, 53, 58, 63, 68, 73, "
+            "78, 83, 88, 93, 98]"},
+        {R"("hidden_size": 4096)", R"("hidden_size": 8192)"},
+        {R"("intermediate_size": 14336)", R"("intermediate_size": 28672)"},
+        {R"("num_hidden_layers": 40)", R"("num_hidden_layers": 100)"},
+        {R"("num_attention_heads": 32)", R"("num_attention_heads": 64)"}}) {
+    config.replace(config.find(from), std::strlen(from), to);
+  }
+  const v1::CountParametersResponse r = Count(config);
+  EXPECT_EQ(r.total_parameters(), 88593355323);
+  EXPECT_NEAR(r.total_parameters() / 88.6e9, 1, 0.001) << "Epoch AI: 88.6B";
 }
 
 // Phi-3-vision and Phi-3.5-vision (phi3_v, Phi3VForCausalLM): Phi-3 mini
@@ -1263,7 +1387,7 @@ TEST(MultimodalConfigTest, Pixtral12bInLlavaFormatIsCountedExactly) {
 
 TEST(MultimodalConfigTest, UnsupportedFamiliesAreRefusedNamingTheSupportedOnes) {
   for (const char* config :
-       {R"({"model_type": "mllama", "vision_config": {}, "text_config": {}})",
+       {R"({"model_type": "glm4v_moe", "vision_config": {}, "text_config": {}})",
         R"({"model_type": "llava", "vision_config": {"model_type": "intern_vit_6b"}})"}) {
     absl::StatusOr<common::v1::Architecture> a = ArchitectureFromHfConfig(config);
     ASSERT_FALSE(a.ok()) << config;
@@ -1282,7 +1406,7 @@ TEST(MultimodalConfigTest, UnsupportedFamiliesAreRefusedNamingTheSupportedOnes) 
   EXPECT_EQ(huge.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(huge.ToString(), "vision_config")) << huge;
   absl::StatusOr<common::v1::Architecture> a =
-      ArchitectureFromHfConfig(R"({"model_type": "mllama"})");
+      ArchitectureFromHfConfig(R"({"model_type": "glm4v_moe"})");
   EXPECT_TRUE(absl::StrContains(a.status().ToString(), "qwen2_audio")) << a.status();
 }
 

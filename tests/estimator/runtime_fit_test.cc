@@ -454,6 +454,57 @@ TEST(RuntimeFitTest, SglangPoolHoldsTheWorkload) {
   EXPECT_TRUE(absl::StrContains(stricter.reason, "--mem-fraction-static")) << stricter.reason;
 }
 
+// Llama 3.2 11B Vision (mllama): 40 layers, 8 of them cross-attention
+// layers over one image's 4 x 1,601 = 6,404 positions; 8 KV heads of 128,
+// 4,096 bf16 bytes per layer and token. The plan's cache holds 32 layers x
+// the text and 8 x the image. SGLang (python/sglang/srt/models/mllama.py
+// pad_input_ids) puts the image's positions in front of the request as
+// tokens of the one pool, each slot holding all 40 layers: 163,840 bytes a
+// token, and 8,192 + 6,404 tokens a request, which --context-length counts.
+TEST(RuntimeFitTest, SglangCountsAnImagesPositionsAsTokensOfEveryLayer) {
+  constexpr double kLayerToken = 2.0 * 8 * 128 * 2;
+  RuntimeModel mllama = Llama8BModel();
+  mllama.repo_id = "meta-llama/Llama-3.2-11B-Vision-Instruct";
+  mllama.num_layers = 40;
+  mllama.family = "mllama";
+  mllama.multimodal = true;
+  mllama.cross_attention_layers = 8;
+  mllama.cross_attention_positions = 6404;
+  for (int batch : {1, 3}) {
+    SCOPED_TRACE(batch);
+    PlanInput input = Llama8B(8192, batch);
+    input.sizing.kv_cache_bytes = kLayerToken * (32.0 * 8192 + 8.0 * 6404) * batch;
+    const DevicePlan plan = PlanOnDevice(input, H100());
+    ASSERT_EQ(plan.cards, 1);
+    const RuntimeFit fit =
+        FitRuntime(Runtime::kSglang, mllama, input.sizing, input.workload, H100(), plan, "NVIDIA");
+    ASSERT_TRUE(fit.fits) << fit.reason;
+    EXPECT_EQ(fit.kv_cache_tokens,
+              static_cast<int64_t>(fit.kv_cache_bytes_per_card / (40 * kLayerToken)));
+    EXPECT_DOUBLE_EQ(fit.kv_cache_bytes_needed_per_card,
+                     (8192.0 + 6404) * batch * 40 * kLayerToken);
+    EXPECT_EQ(fit.max_model_len_tokens, 8192 + 6404);
+    EXPECT_DOUBLE_EQ(*fit.max_concurrency, fit.kv_cache_tokens / (8192.0 + 6404));
+    EXPECT_TRUE(absl::StrContains(fit.launch_command, "--context-length 14596"))
+        << fit.launch_command;
+    bool said = false;
+    for (const std::string& note : fit.notes) {
+      said = said || absl::StrContains(note, "every slot of that pool holds all 40 layers");
+    }
+    EXPECT_TRUE(said);
+  }
+  // vLLM 0.11 and llama.cpp do not load it: no command.
+  const PlanInput input = Llama8B(8192);
+  const DevicePlan plan = PlanOnDevice(input, H100());
+  for (Runtime runtime : {Runtime::kVllm, Runtime::kLlamaCpp}) {
+    const RuntimeFit fit =
+        FitRuntime(runtime, mllama, input.sizing, input.workload, H100(), plan, "NVIDIA");
+    EXPECT_FALSE(fit.fits);
+    EXPECT_TRUE(fit.launch_command.empty());
+    EXPECT_TRUE(absl::StrContains(fit.reason, "cannot load mllama")) << fit.reason;
+  }
+}
+
 TEST(RuntimeFitTest, LlamaCppCountsComputeBufferAndTakesTheWholeCard) {
   const RuntimeFit fit = Fit(Runtime::kLlamaCpp, Llama8B(8192), L4());
   ASSERT_TRUE(fit.fits) << fit.reason;

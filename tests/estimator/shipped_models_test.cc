@@ -90,7 +90,12 @@ const std::map<std::string, Reported> kReportedNotExact = {
     {"models/bloom-7-1b", {1e-3, 7069016064}},
     {"models/deepseek-v3-2-exp", {2e-3, 671877944064}},
     {"models/gpt-j-6b", {1e-3, 6050882784}},
-    {"models/starcoder", {2e-3, 15517456384}}};
+    {"models/starcoder", {2e-3, 15517456384}},
+    // Llama 3.2 90B Vision: no exact total published (Epoch AI 88.6B, Meta's
+    // card 88.8B); its config.json gives 88,593,355,323 with the vision
+    // encoder and projector (multimodal_test, Mllama90b...), and the same
+    // counter reproduces the 11B's published total exactly.
+    {"models/llama-3-2-90b", {1e-3, 88593355323}}};
 
 TEST(ShippedModelsTest, EveryArchitectureReproducesItsPublishedCount) {
   int checked = 0;
@@ -107,9 +112,10 @@ TEST(ShippedModelsTest, EveryArchitectureReproducesItsPublishedCount) {
     auto reported = kReportedNotExact.find(model.name());
     if (reported != kReportedNotExact.end()) {
       EXPECT_FALSE(model.architecture().has_published_parameter_count()) << model.name();
-      EXPECT_NEAR(count->total / model.parameters(), 1.0, reported->second.tolerance)
-          << model.name();
-      EXPECT_EQ(count->total, reported->second.config_count) << model.name();
+      // A multimodal model's figure holds its encoders and projector.
+      const double whole = count->total + EncoderPartsParameters(model.architecture());
+      EXPECT_NEAR(whole / model.parameters(), 1.0, reported->second.tolerance) << model.name();
+      EXPECT_EQ(whole, reported->second.config_count) << model.name();
       continue;
     }
     ASSERT_TRUE(model.architecture().has_published_parameter_count())
@@ -264,7 +270,12 @@ TEST(ShippedModelsTest, AgreeWithLlmfitsExactCounts) {
   // llmfit entries that are not the checkpoint's count: Ministral-8B-Instruct-2410
   // is listed with 8,030,261,248 (Llama 3 8B's count); the Hub API gives
   // 8,019,808,256, which its config.json reproduces.
-  const std::set<std::string> llmfit_wrong = {"mistralai/Ministral-8B-Instruct-2410"};
+  // Llama-3.2-11B-Vision-Instruct is listed with 10,665,463,808, 4,757,027
+  // under the 10,670,220,835 of NVIDIA's model page and of the safetensors
+  // total floschne/gimmick lists (an entry with no download figures, not
+  // from the Hub's metadata; the difference is not explained).
+  const std::set<std::string> llmfit_wrong = {"mistralai/Ministral-8B-Instruct-2410",
+                                              "meta-llama/Llama-3.2-11B-Vision-Instruct"};
   int compared = 0;
   for (const auto& model : OpenWeightModels()) {
     // The architecture's source is https://huggingface.co/{repo}/blob/{revision}/config.json.
