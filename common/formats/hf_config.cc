@@ -224,6 +224,10 @@ const std::set<std::string>& MultimodalTypes() {
       // unbiased linears with a 3-D patch conv, a learned position table and
       // a downsampling conv (Glm4vVisionModel), its GLU patch merger.
       "glm4v",
+      // GLM-4.5V and GLM-4.6V (Glm4vMoeForConditionalGeneration): GLM-4.5's
+      // MoE blocks (text_config, glm4v_moe_text) under GLM-4.1V's ViT
+      // (Glm4vMoeVisionModel subclasses Glm4vVisionModel) and merger.
+      "glm4v_moe",
       // Llama 3.2 Vision (MllamaForConditionalGeneration): Llama's blocks with
       // cross-attention layers among them (text_config
       // cross_attention_layers), the tiled Mllama ViT and one biased linear.
@@ -747,7 +751,7 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
     part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 16))));
     part.set_max_positions(static_cast<int32_t>(take(v.Int({"num_patches"}, 256))));
     part.set_pooling_head(v.Bool("vision_use_head", true));
-  } else if (type == "glm4v") {
+  } else if (type == "glm4v" || type == "glm4v_moe") {
     // Glm4vVisionModel: the blocks' MLP is out_hidden_size wide, the
     // downsampling conv (spatial_merge_size) maps hidden_size into
     // out_hidden_size; the merger (intermediate_size) is the projector.
@@ -1107,6 +1111,15 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
     }
     text_fields["attention_bias"].set_bool_value(true);
   }
+  // Glm4vMoeTextConfig is GLM-4.5's (Glm4MoeConfig's) blocks, biased by
+  // attention_bias, with multimodal rotary sections that change no weight.
+  if (type == "glm4v_moe") {
+    auto& text_fields = *text.mutable_fields();
+    if (!text_fields.count("model_type") ||
+        text_fields.at("model_type").string_value() == "glm4v_moe_text") {
+      text_fields["model_type"].set_string_value("glm4_moe");
+    }
+  }
   // MllamaTextConfig: Llama's blocks, cross-attention layers among them
   // (counted after the language model is read), its own defaults.
   int cross_attention_layers = 0;
@@ -1279,12 +1292,14 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       projector.set_layout("idefics3_connector");
       projector.set_spatial_merge_size(static_cast<int32_t>(scale));
       projector.set_output_size(text_hidden);
-    } else if (type == "glm4v") {
+    } else if (type == "glm4v" || type == "glm4v_moe") {
       // Glm4vVisionPatchMerger: proj out x out, a LayerNorm, a GLU of
       // intermediate_size, no biases; its output is the text width.
       absl::Status error;
-      const int64_t merger = TakeEncoderFigure(
-          Config(vision != nullptr ? *vision : *kEmpty).Int({"intermediate_size"}, 13696), &error);
+      const int64_t merger =
+          TakeEncoderFigure(Config(vision != nullptr ? *vision : *kEmpty)
+                                .Int({"intermediate_size"}, type == "glm4v" ? 13696 : 10944),
+                            &error);
       if (!error.ok()) return InPart(error, "vision_config");
       if (encoder->output_size() != text_hidden) {
         return InvalidFieldError(

@@ -87,6 +87,11 @@ constexpr Row kRows[] = {
     {"glm4v", Yes(), Unknown("the first SGLang release with its glm4v model file was not read"),
      Unknown("whether convert_hf_to_gguf.py and mtmd take Glm4vForConditionalGeneration at "
              "b10076 was not read")},
+    {"glm4v_moe",
+     YesBut("vLLM 0.11 loads Glm4vMoeForConditionalGeneration (first in 0.10.1), but GLM-4.6V's "
+            "config.json keeps its rotary settings under rope_parameters, which 0.11 does not "
+            "read: vLLM's GLM-4.6V recipe asks for 0.12.0 or later"),
+     Yes(), Yes()},
     {"phi3_v", Yes(),
      Unknown("no Phi-3-vision model file was looked for in python/sglang/srt/models"),
      Unknown("whether convert_hf_to_gguf.py and mtmd take Phi3VForCausalLM at b10076 was not "

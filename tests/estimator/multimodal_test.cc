@@ -790,6 +790,37 @@ TEST(MultimodalConfigTest, Glm4vIsGlm4WithItsVitAndMerger) {
                                       "hf_config_json.vision_config.attention_bias"}});
 }
 
+// GLM-4.5V (glm4v_moe, Glm4vMoeForConditionalGeneration): GLM-4.5-Air's
+// MoE blocks (46 layers, the first dense; 128 experts of 1,408 and a shared
+// one; q/k/v biases) without a multi-token-prediction layer (the config has
+// no num_nextn_predict_layers, the checkpoint no layer 46), under GLM-4.1V's
+// ViT and a merger of 10,944. Keys as zai-org/GLM-4.5V's config.json gives
+// them. Published: 107,710,933,120, the checkpoint's safetensors total in
+// llmfit's list (AlexsJones/llmfit data/hf_models.json) and a public weight
+// report of its 46 files.
+TEST(MultimodalConfigTest, Glm45vIsGlm45AirUnderGlm4vsVit) {
+  const std::string config = R"({"architectures": ["Glm4vMoeForConditionalGeneration"],
+      "model_type": "glm4v_moe", "tie_word_embeddings": false,
+      "text_config": {"model_type": "glm4v_moe_text", "hidden_size": 4096,
+        "intermediate_size": 10944, "moe_intermediate_size": 1408, "num_hidden_layers": 46,
+        "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128,
+        "n_routed_experts": 128, "n_shared_experts": 1, "num_experts_per_tok": 8,
+        "first_k_dense_replace": 1, "attention_bias": true, "use_qk_norm": false,
+        "partial_rotary_factor": 0.5, "vocab_size": 151552, "max_position_embeddings": 65536},
+      "vision_config": {"model_type": "glm4v_moe", "depth": 24, "hidden_size": 1536,
+        "intermediate_size": 10944, "out_hidden_size": 4096, "patch_size": 14, "image_size": 336,
+        "spatial_merge_size": 2, "temporal_patch_size": 2, "in_channels": 3,
+        "attention_bias": false, "num_heads": 12}})";
+  const v1::CountParametersResponse r = Count(config);
+  EXPECT_EQ(Component(r, "projector"), 4096.0 * 4096 + 2 * 4096 + 3 * 4096.0 * 10944);
+  // The language model is GLM-4.5-Air's model that generates.
+  EXPECT_EQ(r.total_parameters() - Component(r, "vision_encoder") - Component(r, "projector"),
+            106852251264);
+  EXPECT_EQ(r.total_parameters(), 107710933120) << "zai-org/GLM-4.5V";
+  ExpectEditsRefusedByField(config, {{R"("out_hidden_size": 4096)", R"("out_hidden_size": 2048)",
+                                      "hf_config_json.vision_config.out_hidden_size"}});
+}
+
 // Llama 3.2 Vision (mllama, MllamaForConditionalGeneration): Llama's
 // blocks, 8 of the 11B's 40 layers cross-attention layers with QK norms of
 // 128 and two gates, an embedding of 128,256 + 8 rows; the Mllama ViT (32
@@ -1387,7 +1418,7 @@ TEST(MultimodalConfigTest, Pixtral12bInLlavaFormatIsCountedExactly) {
 
 TEST(MultimodalConfigTest, UnsupportedFamiliesAreRefusedNamingTheSupportedOnes) {
   for (const char* config :
-       {R"({"model_type": "glm4v_moe", "vision_config": {}, "text_config": {}})",
+       {R"({"model_type": "minicpmv", "vision_config": {}, "text_config": {}})",
         R"({"model_type": "llava", "vision_config": {"model_type": "intern_vit_6b"}})"}) {
     absl::StatusOr<common::v1::Architecture> a = ArchitectureFromHfConfig(config);
     ASSERT_FALSE(a.ok()) << config;
@@ -1406,7 +1437,7 @@ TEST(MultimodalConfigTest, UnsupportedFamiliesAreRefusedNamingTheSupportedOnes) 
   EXPECT_EQ(huge.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(huge.ToString(), "vision_config")) << huge;
   absl::StatusOr<common::v1::Architecture> a =
-      ArchitectureFromHfConfig(R"({"model_type": "glm4v_moe"})");
+      ArchitectureFromHfConfig(R"({"model_type": "minicpmv"})");
   EXPECT_TRUE(absl::StrContains(a.status().ToString(), "qwen2_audio")) << a.status();
 }
 
