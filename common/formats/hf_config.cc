@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/formats/json_depth.h"
 #include "common/records/bounds.h"
@@ -228,6 +229,10 @@ const std::set<std::string>& MultimodalTypes() {
       // MoE blocks (text_config, glm4v_moe_text) under GLM-4.1V's ViT
       // (Glm4vMoeVisionModel subclasses Glm4vVisionModel) and merger.
       "glm4v_moe",
+      // MiniCPM-V 2.5, 2.6 and 4.5 (MiniCPMV, remote code): the language
+      // model at the top level (Llama 3's, Qwen2's or Qwen3's by version),
+      // a SigLIP tower without its head and a resampler.
+      "minicpmv",
       // Llama 3.2 Vision (MllamaForConditionalGeneration): Llama's blocks with
       // cross-attention layers among them (text_config
       // cross_attention_layers), the tiled Mllama ViT and one biased linear.
@@ -656,6 +661,19 @@ absl::StatusOr<common::v1::EncoderPart> VisionPart(const Struct& vision, absl::s
                     "vision_config");
     }
     part.set_output_size(adapter_out);
+  } else if (type == "minicpmv") {
+    // modeling_navit_siglip.py's SiglipVisionTransformer (2.6, 4.5) and
+    // Idefics2VisionTransformer (2.5): SigLIP's embeddings, blocks and
+    // post_layernorm, no pooling head; MiniCPMVConfig's default tower
+    // (SigLIP-400M at 980 px) fills what the file leaves out. The resampler
+    // drops the last block with drop_vision_last_layer (MiniCPMVProjector).
+    part.set_layout("siglip_vision");
+    part.set_pooling_head(false);
+    part.set_num_layers(static_cast<int32_t>(take(v.Int({"num_hidden_layers"}, 27))));
+    part.set_hidden_size(take(v.Int({"hidden_size"}, 1152)));
+    part.set_intermediate_size(take(v.Int({"intermediate_size"}, 4304)));
+    part.set_image_size(static_cast<int32_t>(take(v.Int({"image_size"}, 980))));
+    part.set_patch_size(static_cast<int32_t>(take(v.Int({"patch_size"}, 14))));
   } else if (type == "mllama") {
     // MllamaVisionConfig: local and gated global layers over tiles of
     // image_size; the tile tables have a row per supported aspect ratio and
@@ -1020,6 +1038,30 @@ absl::Status PaliGemmaProjector(const Config& top, const Struct* vision, int64_t
 
 absl::StatusOr<int> CountLayerIndices(const Config& c, const char* key, int L);
 
+// MiniCPM-V's language model by its config's version (a number, or the
+// string "2.5"): Llama 3 8B's blocks in 2.5, Qwen2's in 2.6, Qwen3's in 4.5
+// (vLLM's minicpmv.py chooses its class the same way). MiniCPM-V 2.0 and
+// 4.0 (MiniCPM's own language models) are refused by field.
+absl::StatusOr<std::string> MiniCpmvLanguageModel(const Config& top) {
+  const Value* version = top.Find({"version"});
+  std::string text;
+  if (version != nullptr && version->kind_case() == Value::kNumberValue) {
+    text = absl::StrFormat("%.1f", version->number_value());
+  } else if (version != nullptr && version->kind_case() == Value::kStringValue) {
+    text = version->string_value();
+  }
+  if (text == "2.5") return std::string("llama");
+  if (text == "2.6") return std::string("qwen2");
+  if (text == "4.5") return std::string("qwen3");
+  return WithReason(
+      InvalidFieldError(absl::StrCat(kField, ".version"),
+                        absl::StrCat(text.empty() ? "missing" : absl::StrCat("\"", text, "\""),
+                                     ": MiniCPM-V 2.5, 2.6 and 4.5 are counted "
+                                     "(their language models Llama 3's, Qwen2's, "
+                                     "Qwen3's); 2.0 and 4.0 are not")),
+      "UNSUPPORTED_MODEL_TYPE");
+}
+
 // MllamaTextModel's embed_tokens: vocab_size + 8 rows (the image token's
 // and seven reserved), lm_head vocab_size.
 constexpr int kMllamaExtraEmbeddingRows = 8;
@@ -1119,6 +1161,13 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
         text_fields.at("model_type").string_value() == "glm4v_moe_text") {
       text_fields["model_type"].set_string_value("glm4_moe");
     }
+  }
+  // MiniCPMVConfig subclasses the language model's configuration: its
+  // version says which.
+  if (type == "minicpmv") {
+    absl::StatusOr<std::string> language = MiniCpmvLanguageModel(Config(root));
+    if (!language.ok()) return language.status();
+    (*text.mutable_fields())["model_type"].set_string_value(*language);
   }
   // MllamaTextConfig: Llama's blocks, cross-attention layers among them
   // (counted after the language model is read), its own defaults.
@@ -1319,6 +1368,22 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       absl::Status projected =
           PaliGemmaProjector(Config(root), vision, text_hidden, &*encoder, &projector);
       if (!projected.ok()) return projected;
+    } else if (type == "minicpmv") {
+      // The Resampler: query_num learned queries of the text width.
+      const Config top(root);
+      absl::Status error;
+      const int64_t queries = TakeEncoderFigure(top.Int({"query_num"}, 64), &error);
+      if (!error.ok()) return error;
+      if (top.Bool("drop_vision_last_layer", true)) {
+        if (encoder->num_layers() < 2) {
+          return InvalidFieldError(absl::StrCat(kField, ".vision_config.num_hidden_layers"),
+                                   "must be at least 2 when drop_vision_last_layer drops one");
+        }
+        encoder->set_num_layers(encoder->num_layers() - 1);
+      }
+      projector.set_layout("minicpmv_resampler");
+      projector.set_num_queries(static_cast<int32_t>(queries));
+      projector.set_output_size(text_hidden);
     } else if (type == "mllama") {
       // multi_modal_projector: one biased linear from the tower's output
       // (its last layer's and intermediate layers' states side by side).
@@ -1361,16 +1426,16 @@ absl::StatusOr<common::v1::Architecture> MultimodalArchitecture(const Struct& ro
       *a->add_encoder_parts() = std::move(embedder);
     }
   }
-  a->set_source(absl::StrCat("config.json (", type, ": the language model from ",
-                             (qwen_vl || phi3_v) && !sub("text_config") ? "the top level"
-                             : internvl && !sub("text_config")          ? "llm_config"
-                             : type == "deepseek_vl_v2"                 ? "language_config"
-                                                                        : "text_config",
-                             type == "qwen2_audio" ? ", audio_config"
-                             : type == "gemma4" && sub("audio_config") != nullptr
-                                 ? ", vision_config, audio_config"
-                                 : ", vision_config",
-                             ")"));
+  a->set_source(absl::StrCat(
+      "config.json (", type, ": the language model from ",
+      (qwen_vl || phi3_v || type == "minicpmv") && !sub("text_config") ? "the top level"
+      : internvl && !sub("text_config")                                ? "llm_config"
+      : type == "deepseek_vl_v2"                                       ? "language_config"
+                                                                       : "text_config",
+      type == "qwen2_audio"                                ? ", audio_config"
+      : type == "gemma4" && sub("audio_config") != nullptr ? ", vision_config, audio_config"
+                                                           : ", vision_config",
+      ")"));
   return a;
 }
 

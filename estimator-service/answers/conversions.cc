@@ -251,7 +251,8 @@ absl::StatusOr<std::vector<CountedEncoderPart>> CountEncoderParts(
         {"max_positions", p.max_positions()},
         {"num_global_layers", p.num_global_layers()},
         {"max_tiles", p.max_tiles()},
-        {"aspect_ratio_ids", p.aspect_ratio_ids()}};
+        {"aspect_ratio_ids", p.aspect_ratio_ids()},
+        {"num_queries", p.num_queries()}};
     bool bad = false;
     for (const auto& [name, value] : figures) {
       if (value < 0 || value > (int64_t{1} << 20)) {
@@ -285,6 +286,7 @@ absl::StatusOr<std::vector<CountedEncoderPart>> CountEncoderParts(
     shape.num_global_layers = p.num_global_layers();
     shape.max_tiles = p.max_tiles();
     shape.aspect_ratio_ids = p.aspect_ratio_ids();
+    shape.num_queries = p.num_queries();
     if (p.subsampling_channels_size() == 2) {
       shape.subsampling_channels = {p.subsampling_channels(0), p.subsampling_channels(1)};
     }

@@ -146,6 +146,7 @@ const std::vector<LayoutNeeds>& Layouts() {
        {"hidden_size", "intermediate_size", "output_size", "spatial_merge_size"}},
       {"lfm2_vl_projector_unnormed",
        {"hidden_size", "intermediate_size", "output_size", "spatial_merge_size"}},
+      {"minicpmv_resampler", {"hidden_size", "output_size", "num_queries"}},
       {"linear_projector", {"hidden_size", "output_size"}},
       {"tensors", {"parameters"}},
   };
@@ -167,6 +168,7 @@ double FigureOf(const EncoderShape& s, absl::string_view key) {
   if (key == "num_global_layers") return s.num_global_layers;
   if (key == "max_tiles") return s.max_tiles;
   if (key == "aspect_ratio_ids") return s.aspect_ratio_ids;
+  if (key == "num_queries") return s.num_queries;
   if (key == "conv_kernel_size") return s.conv_kernel_size;
   if (key == "subsampling_channels") {
     return std::min(s.subsampling_channels[0], s.subsampling_channels[1]);
@@ -447,6 +449,18 @@ absl::StatusOr<EncoderCount> CountEncoder(const EncoderShape& s, const std::stri
       out.arithmetic = absl::StrCat("a projection ", N(v), "x", N(t), " + RMSNorm ", N(v), " = ",
                                     N(out.parameters));
     }
+  } else if (l == "minicpmv_resampler") {
+    // MiniCPM-V's Resampler (resampler.py, remote code): query (queries x
+    // t), kv_proj (h x t, no bias), attn (nn.MultiheadAttention of width t:
+    // in_proj 3t^2 + 3t, out_proj t^2 + t), ln_q, ln_kv and ln_post
+    // (LayerNorms of t), proj (t x t, a matrix without bias); its 2-D
+    // sin-cos pos_embed is a buffer, not a parameter.
+    const double q = s.num_queries;
+    out.parameters = q * t + h * t + 5 * t * t + 10 * t;
+    out.arithmetic =
+        absl::StrCat("resampler: ", N(q), " queries x ", N(t), " + kv projection ", N(h), "x", N(t),
+                     " + attention 4x", N(t), "^2 + biases 4x", N(t), " + LayerNorms 3x2x", N(t),
+                     " + output matrix ", N(t), "x", N(t), " = ", N(out.parameters));
   } else if (l == "qwen3_vl_merger") {
     const double deepstack = std::max(0, s.num_layers);
     // Qwen3VLVisionPatchMerger: a LayerNorm over h, then linears w x w and

@@ -45,6 +45,8 @@
 //                      biased linears); lfm2_vl_projector_unnormed without the LayerNorm
 //   phi3v_projector    Phi3ImageEmbedding (the HD transform's separators, two linears)
 //   glm4v_merger       Glm4vVisionPatchMerger (a linear, a LayerNorm, a GLU)
+//   minicpmv_resampler MiniCPM-V's Resampler (learned queries, a kv projection, one
+//                      multi-head attention, three LayerNorms, an output matrix)
 //   linear_projector   one biased linear (Qwen2AudioMultiModalProjector)
 //   tensors            a count read from a file's tensors
 #pragma once
@@ -80,6 +82,7 @@ struct EncoderShape {
   int num_global_layers = 0;
   int max_tiles = 0;
   int aspect_ratio_ids = 0;
+  int num_queries = 0;    // minicpmv_resampler's learned queries
   double parameters = 0;  // layout "tensors"
 };
 

@@ -96,6 +96,16 @@ constexpr Row kRows[] = {
      Unknown("no Phi-3-vision model file was looked for in python/sglang/srt/models"),
      Unknown("whether convert_hf_to_gguf.py and mtmd take Phi3VForCausalLM at b10076 was not "
              "read")},
+    {"minicpmv",
+     YesBut("vLLM's minicpmv.py serves MiniCPM-V by its config's version: 2.5 and 2.6 since "
+            "0.5.4 (vllm-project/vllm PR #4087), 4.5 since 0.10.2 (PR #23586)"),
+     YesBut("SGLang's minicpmv.py serves MiniCPM-V 2.6 (sgl-project/sglang issue #2461); 2.5 "
+            "and 4.5 were not found in it"),
+     YesBut("through the legacy conversion (tools/mtmd/legacy-models: minicpmv-surgery.py, "
+            "minicpmv-convert-image-encoder-to-gguf.py --minicpmv_version N, then "
+            "convert_hf_to_gguf.py on the language model it extracts), not convert_hf_to_gguf.py "
+            "alone; 2.5 from ggml-org/llama.cpp PR #7599, 2.6 from PR #8967 (b3598), 4.5 from PR "
+            "#15575")},
     {"mllama", No(kVllmEncoderDecoder),
      YesBut("each image's 4 tiles x 1,601 positions are padding tokens in front of the request, "
             "in the same token pool as the text (python/sglang/srt/models/mllama.py "

@@ -273,6 +273,7 @@ TEST(EncodersTest, EveryListedLayoutIsCounted) {
                             .num_global_layers = 1,
                             .max_tiles = 2,
                             .aspect_ratio_ids = 3,
+                            .num_queries = 4,
                             .parameters = 1000};
     const absl::StatusOr<EncoderCount> count = CountEncoder(full, "p");
     ASSERT_TRUE(count.ok()) << layout << ": " << count.status();
@@ -819,6 +820,76 @@ TEST(MultimodalConfigTest, Glm45vIsGlm45AirUnderGlm4vsVit) {
   EXPECT_EQ(r.total_parameters(), 107710933120) << "zai-org/GLM-4.5V";
   ExpectEditsRefusedByField(config, {{R"("out_hidden_size": 4096)", R"("out_hidden_size": 2048)",
                                       "hf_config_json.vision_config.out_hidden_size"}});
+}
+
+// MiniCPM-V (minicpmv, MiniCPMV remote code): the language model at the
+// top level by version (2.5 Llama 3 8B's, 2.6 Qwen2's, 4.5 Qwen3's), a
+// 27-block SigLIP-400M at 980 px without its head (417,792,240), and the
+// Resampler: query_num queries of the text width t, a kv projection from
+// 1,152, one multi-head attention, three LayerNorms and a t x t matrix. Keys
+// as openbmb/MiniCPM-V-4_5's and MiniCPM-Llama3-V-2_5's config.json give
+// them; 2.6's from its class and the language model's config. Published:
+// the safetensors totals in llmfit's list (AlexsJones/llmfit
+// data/hf_models.json), 2.6's also in floschne/gimmick's.
+TEST(MultimodalConfigTest, MiniCpmvIsSiglipAResamplerAndItsVersionsLanguageModel) {
+  const std::string vision =
+      R"("vision_config": {"hidden_size": 1152, "image_size": 980, "intermediate_size": 4304,
+         "model_type": "siglip", "num_attention_heads": 16, "num_hidden_layers": 27,
+         "patch_size": 14})";
+  const std::string v26 = absl::StrCat(
+      R"({"architectures": ["MiniCPMV"], "model_type": "minicpmv", "version": 2.6,
+          "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
+          "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 151666,
+          "tie_word_embeddings": false, "max_position_embeddings": 32768,
+          "use_sliding_window": false, "drop_vision_last_layer": false, "query_num": 64, )",
+      vision, "}");
+  const std::string v25 = absl::StrCat(
+      R"({"architectures": ["MiniCPMV"], "model_type": "minicpmv", "version": "2.5",
+          "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+          "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+          "tie_word_embeddings": false, "max_position_embeddings": 8192,
+          "drop_vision_last_layer": false, "query_num": 96, )",
+      vision, "}");
+  const std::string v45 = absl::StrCat(
+      R"({"architectures": ["MiniCPMV"], "model_type": "minicpmv", "version": 4.5,
+          "head_dim": 128, "hidden_size": 4096, "intermediate_size": 12288,
+          "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8,
+          "vocab_size": 151748, "tie_word_embeddings": false, "max_position_embeddings": 40960,
+          "use_sliding_window": false, "drop_vision_last_layer": false, "query_num": 64, )",
+      vision, "}");
+  const auto resampler = [](double queries, double t) {
+    return queries * t + 1152 * t + 4 * t * t + 4 * t + 6 * t + t * t;
+  };
+  struct Case {
+    const std::string& config;
+    double resampler;
+    int64_t published;
+    const char* repo;
+  };
+  for (const Case& c : {Case{v26, resampler(64, 3584), 8099175152, "openbmb/MiniCPM-V-2_6"},
+                        Case{v25, resampler(96, 4096), 8537092336, "MiniCPM-Llama3-V-2_5"},
+                        Case{v45, resampler(64, 4096), 8695895280, "openbmb/MiniCPM-V-4_5"}}) {
+    SCOPED_TRACE(c.repo);
+    const v1::CountParametersResponse r = Count(c.config);
+    EXPECT_EQ(Component(r, "vision_encoder"), 417792240);
+    EXPECT_EQ(Component(r, "projector"), c.resampler);
+    EXPECT_EQ(r.total_parameters(), c.published);
+  }
+  // The language models are the published text models' shapes: Llama 3 8B,
+  // Qwen2's blocks (q/k/v biases) and Qwen3's (QK norms).
+  absl::StatusOr<common::v1::Architecture> qwen2 = ArchitectureFromHfConfig(v26);
+  ASSERT_TRUE(qwen2.ok()) << qwen2.status();
+  EXPECT_TRUE(qwen2->attention_qkv_bias());
+  absl::StatusOr<common::v1::Architecture> qwen3 = ArchitectureFromHfConfig(v45);
+  ASSERT_TRUE(qwen3.ok()) << qwen3.status();
+  EXPECT_TRUE(qwen3->qk_norm());
+  // drop_vision_last_layer (MiniCPMVConfig's default) drops one block.
+  std::string dropped = v26;
+  dropped.replace(dropped.find(R"("drop_vision_last_layer": false, )"), 33, "");
+  EXPECT_EQ(Component(Count(dropped), "vision_encoder"), 417792240 - 15239504);
+  // MiniCPM-V 2.0 and 4.0 (MiniCPM's own language models) are refused.
+  ExpectEditsRefusedByField(v26,
+                            {{R"("version": 2.6)", R"("version": 4.0)", "hf_config_json.version"}});
 }
 
 // Llama 3.2 Vision (mllama, MllamaForConditionalGeneration): Llama's
@@ -1418,7 +1489,7 @@ TEST(MultimodalConfigTest, Pixtral12bInLlavaFormatIsCountedExactly) {
 
 TEST(MultimodalConfigTest, UnsupportedFamiliesAreRefusedNamingTheSupportedOnes) {
   for (const char* config :
-       {R"({"model_type": "minicpmv", "vision_config": {}, "text_config": {}})",
+       {R"({"model_type": "gemma3n", "vision_config": {}, "text_config": {}})",
         R"({"model_type": "llava", "vision_config": {"model_type": "intern_vit_6b"}})"}) {
     absl::StatusOr<common::v1::Architecture> a = ArchitectureFromHfConfig(config);
     ASSERT_FALSE(a.ok()) << config;
@@ -1437,7 +1508,7 @@ TEST(MultimodalConfigTest, UnsupportedFamiliesAreRefusedNamingTheSupportedOnes) 
   EXPECT_EQ(huge.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(huge.ToString(), "vision_config")) << huge;
   absl::StatusOr<common::v1::Architecture> a =
-      ArchitectureFromHfConfig(R"({"model_type": "minicpmv"})");
+      ArchitectureFromHfConfig(R"({"model_type": "gemma3n"})");
   EXPECT_TRUE(absl::StrContains(a.status().ToString(), "qwen2_audio")) << a.status();
 }
 
