@@ -1,6 +1,8 @@
 #include "web/model_record.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -67,6 +69,19 @@ std::string ArchitectureItems(const common::v1::Architecture& a) {
     absl::StrAppend(&shape, ", ", a.num_experts(), " experts (", a.num_experts_per_token(),
                     " per token)");
   }
+  if (a.num_cross_attention_layers() > 0) {
+    // Llama 3.2 Vision: these layers cache the image, not the text.
+    absl::StrAppend(&shape, "; ", a.num_cross_attention_layers(),
+                    " of the layers attend to an image (cross-attention, ",
+                    Grouped(static_cast<double>(a.cross_attention_positions())),
+                    " image positions cached per sequence)");
+  }
+  std::vector<std::string> parts;
+  for (const common::v1::EncoderPart& part : a.encoder_parts()) {
+    std::string kind = absl::StrReplaceAll(part.kind(), {{"_", " "}});
+    if (std::find(parts.begin(), parts.end(), kind) == parts.end()) parts.push_back(kind);
+  }
+  if (!parts.empty()) absl::StrAppend(&shape, "; with its ", absl::StrJoin(parts, ", "));
   return absl::StrCat(
       Item("Architecture", Html(shape), a.source()),
       Item("Context length", a.max_context_length() > 0

@@ -81,21 +81,28 @@ constexpr Row kRows[] = {
     {"gemma2", Yes(), Yes(), Yes()},
     {"gemma3_text", Yes(), Yes(), Yes()},
     {"gemma3", Yes(), Yes(), Yes()},
-    {"kimi_vl", Yes(), Unknown("the first SGLang release with its kimi_vl model file was not read"),
-     Unknown("whether convert_hf_to_gguf.py and mtmd take KimiVLForConditionalGeneration at "
-             "b10076 was not read")},
-    {"glm4v", Yes(), Unknown("the first SGLang release with its glm4v model file was not read"),
-     Unknown("whether convert_hf_to_gguf.py and mtmd take Glm4vForConditionalGeneration at "
-             "b10076 was not read")},
+    {"kimi_vl", Yes(),
+     YesBut("models/kimi_vl.py since 0.4.6.post2 (sgl-project/sglang PR #5383, merged "
+            "2025-04-29)"),
+     YesBut("the text model since b6077 (ggml-org/llama.cpp PR #15051), the mmproj since b6285 "
+            "(PR #15458)")},
+    {"glm4v", Yes(),
+     YesBut("models/glm4v.py since 0.5.0rc1 (sgl-project/sglang PR #8798, merged 2025-08-09); PR "
+            "#14585 (first in 0.5.6.post1) fixed a server that did not start, so GLM-4.6V-Flash "
+            "may need that release"),
+     YesBut("the text model since b5974 (ggml-org/llama.cpp PR #14823), the mmproj since b7429 "
+            "(PR #18042, which also changed the text conversion: text files made before it do "
+            "not take the mmproj)")},
     {"glm4v_moe",
      YesBut("vLLM 0.11 loads Glm4vMoeForConditionalGeneration (first in 0.10.1), but GLM-4.6V's "
             "config.json keeps its rotary settings under rope_parameters, which 0.11 does not "
             "read: vLLM's GLM-4.6V recipe asks for 0.12.0 or later"),
      Yes(), Yes()},
     {"phi3_v", Yes(),
-     Unknown("no Phi-3-vision model file was looked for in python/sglang/srt/models"),
-     Unknown("whether convert_hf_to_gguf.py and mtmd take Phi3VForCausalLM at b10076 was not "
-             "read")},
+     No("no SGLang model file registers Phi3VForCausalLM (through v0.5.17; sgl-project/sglang "
+        "issue #1108 is open); its Transformers fallback was not checked"),
+     No("convert_hf_to_gguf.py has no Phi3VForCausalLM: ggml-org/llama.cpp PRs #7705 and #17687 "
+        "were not merged")},
     {"minicpmv",
      YesBut("vLLM's minicpmv.py serves MiniCPM-V by its config's version: 2.5 and 2.6 since "
             "0.5.4 (vllm-project/vllm PR #4087), 4.5 since 0.10.2 (PR #23586)"),
@@ -113,9 +120,10 @@ constexpr Row kRows[] = {
      No("convert_hf_to_gguf.py has no MllamaForConditionalGeneration (ggml-org/llama.cpp issue "
         "#9663) and mtmd no Mllama projector; Ollama runs it with its own engine and files")},
     {"paligemma", Yes(),
-     Unknown("no PaliGemma model file was looked for in python/sglang/srt/models"),
-     Unknown("whether convert_hf_to_gguf.py and mtmd take PaliGemmaForConditionalGeneration at "
-             "b10076 was not read")},
+     No("no SGLang model file registers PaliGemmaForConditionalGeneration (through v0.5.17); its "
+        "Transformers fallback was not checked"),
+     No("convert_hf_to_gguf.py has no PaliGemmaForConditionalGeneration: ggml-org/llama.cpp PRs "
+        "#7553 and #24200 were not merged")},
     {"gemma4",
      Later("vLLM 0.19.0",
            "vllm-project/vllm PR #38826, merged 2026-04-02, named in v0.19.0's release notes, "
@@ -241,8 +249,10 @@ constexpr Row kRows[] = {
             "PR #17818, committed 2025-07-26; the only commit on main to add it)"),
      Yes(), Yes()},
     {"jamba", Yes(), No(kSglangNone), Yes()},
-    {"bamba", Yes(), Unknown("no Bamba model file was looked for in python/sglang/srt/models"),
-     Unknown("whether convert_hf_to_gguf.py converts BambaForCausalLM at b10076 was not read")},
+    {"bamba", Yes(),
+     No("no SGLang model file registers BambaForCausalLM (sgl-project/sglang issue #18458 lists "
+        "it under the Transformers fallback, which was not checked)"),
+     YesBut("since b5868 (ggml-org/llama.cpp PR #13550, \"Granite Four\", merged 2025-07-11)")},
     {"falcon_h1", Yes(), Later("SGLang 0.5.3", "sgl-project/sglang PR #10988, merged 2025-10-02"),
      Yes()},
     {"nemotron_h", Yes(),
@@ -262,7 +272,10 @@ constexpr Row kRows[] = {
      Later("vLLM 0.14.0",
            "vllm-project/vllm PR #31758 (January 2026); in 0.14.1's registry, not in December "
            "2025's main"),
-     Later("SGLang 0.5.10 or 0.5.11", "sgl-project/sglang PR #21230, merged 2026-04-04"), Yes()},
+     Later("SGLang 0.5.10",
+           "sgl-project/sglang PR #21230, merged 2026-04-04, after v0.5.10rc0 "
+           "and before the release/v0.5.10 branch was cut"),
+     Yes()},
     {"kimi_linear",
      YesSince("vLLM 0.11.1", "vllm-project/vllm PR #27809, merged 2025-10-30; 0.11.0 refuses it"),
      Later("SGLang 0.5.4.post2", "sgl-project/sglang PR #12469, merged 2025-10-31"),

@@ -842,6 +842,18 @@ TEST(RuntimeSupportTest, EachRuntimeSaysWhetherItsVersionLoadsTheFamily) {
   EXPECT_EQ(FamilySupportOf(Runtime::kLlamaCpp, "opt").status, FamilySupportStatus::kNotSupported);
   EXPECT_EQ(FamilySupportOf(Runtime::kVllm, "no_such_family").status,
             FamilySupportStatus::kUnknown);
+  // Read in session 47: SGLang has no PaliGemma, Phi-3-vision or Bamba model
+  // file; llama.cpp converts Bamba (PR #13550) but not PaliGemma or
+  // Phi-3-vision (their PRs unmerged); LFM2-VL is first in SGLang 0.5.10.
+  for (const char* family : {"paligemma", "phi3_v", "bamba"}) {
+    EXPECT_EQ(FamilySupportOf(Runtime::kSglang, family).status, FamilySupportStatus::kNotSupported)
+        << family;
+  }
+  EXPECT_EQ(FamilySupportOf(Runtime::kLlamaCpp, "paligemma").status,
+            FamilySupportStatus::kNotSupported);
+  EXPECT_EQ(FamilySupportOf(Runtime::kLlamaCpp, "bamba").status, FamilySupportStatus::kSupported);
+  EXPECT_TRUE(absl::StrContains(FamilySupportOf(Runtime::kLlamaCpp, "bamba").evidence, "#13550"));
+  EXPECT_EQ(FamilySupportOf(Runtime::kSglang, "lfm2_vl").first_version, "SGLang 0.5.10");
 }
 
 // Every family the config.json reader counts has a row: a family added to

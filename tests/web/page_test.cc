@@ -181,5 +181,31 @@ TEST(RecordTest, SectionsAndAnswersEscapeEveryRecordString) {
   EXPECT_FALSE(OpenWeights(m));
 }
 
+// The architecture line says what changes the memory answer: Llama 3.2
+// Vision's cross-attention layers (they cache the image, not the text) and
+// the parts beside the language model.
+TEST(RecordTest, TheArchitectureLineNamesCrossAttentionAndTheEncoders) {
+  common::v1::Model m;
+  m.set_name("models/llama-3-2-11b");
+  common::v1::Architecture* a = m.mutable_architecture();
+  a->set_num_layers(40);
+  a->set_hidden_size(4096);
+  a->set_num_attention_heads(32);
+  a->set_num_key_value_heads(8);
+  a->set_num_cross_attention_layers(8);
+  a->set_cross_attention_positions(6404);
+  a->add_encoder_parts()->set_kind("vision_encoder");
+  a->add_encoder_parts()->set_kind("projector");
+  const std::string html = RecordSections(m);
+  EXPECT_TRUE(Has(html,
+                  "8 of the layers attend to an image (cross-attention, 6,404 image "
+                  "positions cached per sequence); with its vision encoder, projector"))
+      << html;
+  a->clear_num_cross_attention_layers();
+  a->clear_encoder_parts();
+  EXPECT_FALSE(Has(RecordSections(m), "cross-attention"));
+  EXPECT_FALSE(Has(RecordSections(m), "with its"));
+}
+
 }  // namespace
 }  // namespace modelatlas::web
