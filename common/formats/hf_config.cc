@@ -106,6 +106,9 @@ const std::set<std::string>& KnownTypes() {
       "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
       "phi3", "gpt2", "bert", "falcon", "deepseek_v2", "deepseek_v3", "gemma3_text", "gpt_neox",
       "olmoe", "gpt_oss", "t5", "phi",
+      // mT5 (MT5ForConditionalGeneration): T5 v1.1's stacks under MT5Config's
+      // defaults (gated GELU, untied).
+      "mt5",
       // RoBERTa and XLM-R (RobertaModel, XLMRobertaModel): BERT's layout
       // and keys; the position table is max_position_embeddings rows (514:
       // two past padding_idx), type_vocab_size 1.
@@ -2487,7 +2490,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   // the queries and keys (a weight per head and element, no bias).
   const bool is_stablelm = type == "stablelm";
   const bool is_gemma3 = type == "gemma3_text";
-  const bool is_t5 = type == "t5";
+  const bool is_mt5 = type == "mt5";
+  const bool is_t5 = type == "t5" || is_mt5;
   const bool is_mbart = type == "mbart";
   const bool is_bart = type == "bart" || is_mbart;
   if (is_bart) {
@@ -2567,13 +2571,15 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   const bool is_cohere = type == "cohere" || type == "cohere2";
   // OPT, GPT-Neo and BLOOM keep PretrainedConfig's default (tied).
   const bool tied_by_default = is_gpt2 || is_bert || is_falcon || type == "gemma" || is_cohere ||
-                               type == "gemma2" || is_gemma3 || is_t5 || is_starcoder2 ||
-                               type == "ernie4_5" || type == "ernie4_5_moe" || type == "smollm3" ||
-                               type == "exaone" || is_opt || is_gpt_neo || is_bloom || is_bigcode ||
-                               type == "gemma4_text" || is_bart;
+                               type == "gemma2" || is_gemma3 || (is_t5 && !is_mt5) ||
+                               is_starcoder2 || type == "ernie4_5" || type == "ernie4_5_moe" ||
+                               type == "smollm3" || type == "exaone" || is_opt || is_gpt_neo ||
+                               is_bloom || is_bigcode || type == "gemma4_text" || is_bart;
   a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", tied_by_default));
-  // T5: "relu" (v1.0) is plain, "gated-gelu" (v1.1, Flan-T5) gated.
-  a.set_gated_mlp(is_t5 ? c.String("feed_forward_proj").rfind("gated", 0) == 0
+  // T5: "relu" (v1.0) is plain, "gated-gelu" (v1.1, Flan-T5; MT5Config's
+  // default) gated.
+  const std::string feed_forward = c.String("feed_forward_proj");
+  a.set_gated_mlp(is_t5 ? (feed_forward.empty() ? is_mt5 : feed_forward.rfind("gated", 0) == 0)
                         : !is_gpt2 && !is_bert && !is_falcon && !is_neox && !is_phi &&
                               !is_starcoder2 && !is_opt && !is_gpt_neo && !is_bloom &&
                               !is_bigcode && !is_gptj && !is_bart);

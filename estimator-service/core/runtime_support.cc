@@ -337,8 +337,14 @@ constexpr Row kRows[] = {
 // row (a Gemma 4 text checkpoint is Gemma 4 to every runtime; Qwen3.5's MoE
 // and Qwen3-VL's MoE arrived with their dense models).
 constexpr std::pair<absl::string_view, absl::string_view> kAliases[] = {
-    {"gemma4_text", "gemma4"},  {"qwen3_5_text", "qwen3_5"},  {"qwen3_5_moe_text", "qwen3_5"},
-    {"qwen3_5_moe", "qwen3_5"}, {"qwen3_vl_moe", "qwen3_vl"},
+    {"gemma4_text", "gemma4"},
+    {"qwen3_5_text", "qwen3_5"},
+    {"qwen3_5_moe_text", "qwen3_5"},
+    {"qwen3_5_moe", "qwen3_5"},
+    {"qwen3_vl_moe", "qwen3_vl"},
+    // mT5 runs in T5's classes in each runtime (llama.cpp converts
+    // MT5ForConditionalGeneration as T5).
+    {"mt5", "t5"},
 };
 
 absl::string_view RowFamily(absl::string_view family) {

@@ -262,6 +262,31 @@ TEST(HfConfigTest, MbartIsBartWithAFinalNormInEachStack) {
       large_50, {{"decoder_ffn_dim", R"("decoder_ffn_dim": 4096)", R"("decoder_ffn_dim": 3072)"}});
 }
 
+// mT5 (mt5, MT5ForConditionalGeneration): T5 v1.1's stacks, a 250,112-row
+// embedding shared by both and an untied output head. google/mt5-small's
+// keys give 300,176,768, the count asahi417/lm-vocab-trimmer's experiments
+// record for the full mt5-small; mt5-base's keys without feed_forward_proj
+// or tie_word_embeddings (MT5Config's defaults: gated GELU, untied) give
+// 582,401,280, the reference a public parameter-count script prints for
+// models/mt5-base.
+TEST(HfConfigTest, Mt5IsT5V11UnderMt5ConfigsDefaults) {
+  EXPECT_EQ(CountOf(R"({"model_type": "mt5", "d_model": 512, "d_ff": 1024, "d_kv": 64,
+      "num_heads": 6, "num_layers": 8, "num_decoder_layers": 8, "vocab_size": 250112,
+      "feed_forward_proj": "gated-gelu", "tie_word_embeddings": false,
+      "relative_attention_num_buckets": 32})"),
+            300176768);
+  EXPECT_EQ(CountOf(R"({"model_type": "mt5", "d_model": 768, "d_ff": 2048, "d_kv": 64,
+      "num_heads": 12, "num_layers": 12, "vocab_size": 250112})"),
+            582401280);
+  // T5Config's own defaults stay T5's: plain ReLU, tied.
+  absl::StatusOr<common::v1::Architecture> t5 = ArchitectureFromHfConfig(
+      R"({"model_type": "t5", "d_model": 512, "d_ff": 2048, "d_kv": 64, "num_heads": 8,
+          "num_layers": 6, "vocab_size": 32128})");
+  ASSERT_TRUE(t5.ok()) << t5.status();
+  EXPECT_FALSE(t5->gated_mlp());
+  EXPECT_TRUE(t5->tie_word_embeddings());
+}
+
 // T5Gemma: an encoder and a decoder of Gemma 2's blocks, each with its own
 // embedding (the output head tied to the decoder's), 4 norms per encoder
 // layer and 6 per decoder layer (cross attention's pre and post norms).
