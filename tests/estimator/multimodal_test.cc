@@ -887,9 +887,12 @@ TEST(MultimodalConfigTest, MiniCpmvIsSiglipAResamplerAndItsVersionsLanguageModel
   std::string dropped = v26;
   dropped.replace(dropped.find(R"("drop_vision_last_layer": false, )"), 33, "");
   EXPECT_EQ(Component(Count(dropped), "vision_encoder"), 417792240 - 15239504);
-  // MiniCPM-V 2.0 and 4.0 (MiniCPM's own language models) are refused.
+  // MiniCPM-V 2.0 and 4.0 (MiniCPM's own language models) are refused, and
+  // a one-block tower the resampler would drop its only block from.
   ExpectEditsRefusedByField(v26,
                             {{R"("version": 2.6)", R"("version": 4.0)", "hf_config_json.version"}});
+  ExpectEditsRefusedByField(dropped, {{R"("num_hidden_layers": 27)", R"("num_hidden_layers": 1)",
+                                       "hf_config_json.vision_config.num_hidden_layers"}});
 }
 
 // Llama 3.2 Vision (mllama, MllamaForConditionalGeneration): Llama's

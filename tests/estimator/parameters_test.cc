@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <initializer_list>
 #include <tuple>
 
+#include "absl/strings/match.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "tests/testing/shared_data.h"
@@ -171,6 +173,45 @@ TEST(ParametersTest, MetaLlama3ConfigFromSharedData) {
                             number("intermediate_size"), number("vocab_size"));
   arch.tie_word_embeddings = config.fields().at("tie_word_embeddings").bool_value();
   EXPECT_EQ(CountParameters(arch)->total, 8030261248);
+}
+
+// Cross-attention layers (Llama 3.2 Vision) are counted only as some of a
+// plain decoder-only transformer's layers, each caching image positions:
+// every other combination is refused naming the field.
+TEST(ParametersTest, CrossAttentionFieldsThatDisagreeAreRefusedByField) {
+  Architecture base;
+  base.num_layers = 40;
+  base.hidden_size = 4096;
+  base.num_attention_heads = 32;
+  base.num_key_value_heads = 8;
+  base.intermediate_size = 14336;
+  base.gated_mlp = true;
+  base.vocab_size = 128256;
+  base.num_cross_attention_layers = 8;
+  base.cross_attention_positions = 6404;
+  base.extra_embedding_rows = 8;
+  ASSERT_TRUE(CountParameters(base).ok());
+  struct Case {
+    void (*edit)(Architecture*);
+    const char* field;
+  };
+  for (const Case& c :
+       std::initializer_list<Case>{{[](Architecture* a) { a->num_cross_attention_layers = 40; },
+                                    "architecture.num_cross_attention_layers"},
+                                   {[](Architecture* a) { a->sliding_window = 4096; },
+                                    "architecture.num_cross_attention_layers"},
+                                   {[](Architecture* a) { a->num_kv_shared_layers = 4; },
+                                    "architecture.num_cross_attention_layers"},
+                                   {[](Architecture* a) { a->cross_attention_positions = 0; },
+                                    "architecture.cross_attention_positions"},
+                                   {[](Architecture* a) { a->extra_embedding_rows = -1; },
+                                    "architecture.extra_embedding_rows"}}) {
+    Architecture edited = base;
+    c.edit(&edited);
+    const absl::Status refused = CheckArchitectureShape(edited);
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_TRUE(absl::StrContains(refused.message(), c.field)) << refused;
+  }
 }
 
 }  // namespace
