@@ -179,14 +179,7 @@ TEST(ParametersTest, MetaLlama3ConfigFromSharedData) {
 // plain decoder-only transformer's layers, each caching image positions:
 // every other combination is refused naming the field.
 TEST(ParametersTest, CrossAttentionFieldsThatDisagreeAreRefusedByField) {
-  Architecture base;
-  base.num_layers = 40;
-  base.hidden_size = 4096;
-  base.num_attention_heads = 32;
-  base.num_key_value_heads = 8;
-  base.intermediate_size = 14336;
-  base.gated_mlp = true;
-  base.vocab_size = 128256;
+  Architecture base = Llama(40, 4096, 32, 8, 14336, 128256);
   base.num_cross_attention_layers = 8;
   base.cross_attention_positions = 6404;
   base.extra_embedding_rows = 8;
