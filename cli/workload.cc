@@ -16,6 +16,7 @@ ABSL_DECLARE_FLAG(int32_t, batch);
 ABSL_DECLARE_FLAG(int32_t, group_size);
 ABSL_DECLARE_FLAG(std::optional<int64_t>, overhead_bytes);
 ABSL_DECLARE_FLAG(int64_t, prompt);
+ABSL_DECLARE_FLAG(std::optional<int32_t>, images);
 
 namespace modelatlas::cli {
 
@@ -34,6 +35,7 @@ absl::Status FillWorkload(estimator::v1::InferenceWorkload* workload) {
   workload->set_quantization_group_size(absl::GetFlag(FLAGS_group_size));
   if (auto overhead = absl::GetFlag(FLAGS_overhead_bytes)) workload->set_overhead_bytes(*overhead);
   workload->set_prompt_tokens(absl::GetFlag(FLAGS_prompt));
+  if (auto images = absl::GetFlag(FLAGS_images)) workload->set_images_per_sequence(*images);
   return absl::OkStatus();
 }
 

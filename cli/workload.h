@@ -1,5 +1,5 @@
 // The workload flags (--weights, --kv_cache, --context, --batch,
-// --group_size, --overhead_bytes, --prompt) as the estimator's
+// --group_size, --overhead_bytes, --prompt, --images) as the estimator's
 // InferenceWorkload, shared by `estimate memory`, `plan`, `runnable` and
 // `card`. Unset flags stay unset: the estimator resolves the defaults and
 // echoes them.

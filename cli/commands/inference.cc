@@ -34,6 +34,9 @@ ABSL_FLAG(int32_t, batch, 1, "Sequences served at once");
 ABSL_FLAG(std::optional<int64_t>, overhead_bytes, std::nullopt,
           "Runtime overhead, bytes (default: the estimator's, 1 GiB)");
 ABSL_FLAG(int32_t, group_size, 0, "GPTQ/AWQ quantization group size (0 = 128)");
+ABSL_FLAG(std::optional<int32_t>, images, std::nullopt,
+          "Images per sequence in a cross-attention cache (Llama 3.2 Vision), 0 to 1000 "
+          "(default: the estimator's, 1); other models take an image as context tokens");
 ABSL_FLAG(bool, hypothetical, false,
           "Estimate even when the weights are not published (the answer says so)");
 ABSL_FLAG(std::string, objective, "fewest-cards",

@@ -438,6 +438,9 @@ WorkloadRequest WorkloadFiguresOf(const v1::InferenceWorkload& workload) {
   if (workload.has_overhead_bytes()) request.overhead_bytes = workload.overhead_bytes();
   request.memory_utilization = workload.memory_utilization();
   request.prefill_efficiency = workload.prefill_efficiency();
+  if (workload.has_images_per_sequence()) {
+    request.images_per_sequence = workload.images_per_sequence();
+  }
   return request;
 }
 
@@ -624,6 +627,7 @@ void ToProto(const ResolvedWorkload& w, v1::ResolvedWorkload* out) {
   workload->set_overhead_bytes(w.overhead_bytes);
   workload->set_memory_utilization(w.memory_utilization);
   workload->set_prefill_efficiency(w.prefill_efficiency);
+  if (ImagesPerSequenceStated(w)) workload->set_images_per_sequence(w.images_per_sequence);
   out->set_statement(WorkloadStatement(w));
   out->set_context_capped_at_model_maximum(w.context_capped);
   out->set_weight_format_from_checkpoint(w.weight_format_from_checkpoint);
@@ -632,6 +636,7 @@ void ToProto(const ResolvedWorkload& w, v1::ResolvedWorkload* out) {
   out->set_weight_format_defaulted(w.weight_format_defaulted);
   out->set_model_max_context_tokens(w.model_max_context_tokens);
   out->set_weights_from_file(w.weights_from_file);
+  out->set_images_per_sequence_defaulted(ImagesPerSequenceDefaultedForModel(w));
 }
 
 absl::Status CheckDeviceFigures(const common::v1::Hardware& hw) {

@@ -98,9 +98,9 @@ size_t DoubleField(double value) { return DoublePresent(value) ? kTagBytes + 8 :
 // The most bytes a field's tag and a varint take: a one-byte tag (fields
 // below 16) and a varint of up to ten bytes (a negative int64, or a length).
 constexpr size_t kMostFieldBytes = 1 + 10;
-// The most an InferenceWorkload's ten scalar fields take: eight varints and
-// two doubles. Under 128: its length is one byte.
-constexpr size_t kMostInferenceWorkloadBytes = 8 * kMostFieldBytes + 2 * (1 + 8);
+// The most an InferenceWorkload's eleven scalar fields take: nine varints
+// and two doubles. Under 128: its length is one byte.
+constexpr size_t kMostInferenceWorkloadBytes = 9 * kMostFieldBytes + 2 * (1 + 8);
 static_assert(kMostInferenceWorkloadBytes < 128);
 
 // The size of InferenceWorkload's fields as WriteInferenceWorkloadFields
@@ -113,12 +113,15 @@ size_t InferenceWorkloadFieldsSize(const ResolvedWorkload& w) {
          Int64Field(ToProtoNumberFormat(w.kv_cache_format)) +
          Int64Field(w.quantization_group_size) + kTagBytes +
          WireFormatLite::Int64Size(w.overhead_bytes) + DoubleField(w.memory_utilization) +
-         DoubleField(w.prefill_efficiency);
+         DoubleField(w.prefill_efficiency) +
+         (ImagesPerSequenceStated(w) ? kTagBytes + WireFormatLite::Int32Size(w.images_per_sequence)
+                                     : 0);
 }
 
 // InferenceWorkload's fields as ToProto(ResolvedWorkload) sets them (every
-// field set, overhead_bytes, optional, present even when 0), without the
-// message's own tag and length; returns the end.
+// field set, overhead_bytes, optional, present even when 0;
+// images_per_sequence, optional, present when ImagesPerSequenceStated),
+// without the message's own tag and length; returns the end.
 uint8_t* WriteInferenceWorkloadFields(const ResolvedWorkload& w, uint8_t* target) {
   target = WriteInt64(1, w.context_length_tokens, target);
   target = WriteInt32(2, w.batch_size, target);
@@ -132,7 +135,10 @@ uint8_t* WriteInferenceWorkloadFields(const ResolvedWorkload& w, uint8_t* target
   target = WriteTag(8, WireFormatLite::WIRETYPE_VARINT, target);
   target = WriteVarint(static_cast<uint64_t>(w.overhead_bytes), target);
   target = WriteDouble(9, w.memory_utilization, target);
-  return WriteDouble(10, w.prefill_efficiency, target);
+  target = WriteDouble(10, w.prefill_efficiency, target);
+  if (!ImagesPerSequenceStated(w)) return target;
+  target = WriteTag(11, WireFormatLite::WIRETYPE_VARINT, target);
+  return WriteVarint(static_cast<uint64_t>(static_cast<int64_t>(w.images_per_sequence)), target);
 }
 
 // Field 7, one line.
@@ -154,7 +160,7 @@ size_t ResolvedWorkloadSize(size_t inference_workload_size, absl::string_view st
          BoolField(w.context_capped) + BoolField(w.weight_format_from_checkpoint) +
          BoolField(w.checkpoint_quantization_not_sized) + BoolField(w.context_defaulted) +
          BoolField(w.weight_format_defaulted) + Int64Field(w.model_max_context_tokens) +
-         BoolField(w.weights_from_file);
+         BoolField(w.weights_from_file) + BoolField(ImagesPerSequenceDefaultedForModel(w));
 }
 uint8_t* WriteWorkloadField(const ResolvedWorkload& w, absl::string_view statement,
                             uint8_t* target) {
@@ -175,7 +181,8 @@ uint8_t* WriteWorkloadField(const ResolvedWorkload& w, absl::string_view stateme
   target = WriteBool(6, w.context_defaulted, target);
   target = WriteBool(7, w.weight_format_defaulted, target);
   target = WriteInt64(8, w.model_max_context_tokens, target);
-  return WriteBool(9, w.weights_from_file, target);
+  target = WriteBool(9, w.weights_from_file, target);
+  return WriteBool(10, ImagesPerSequenceDefaultedForModel(w), target);
 }
 size_t WorkloadFieldSize(const ResolvedWorkload& w, absl::string_view statement) {
   return MessageField(ResolvedWorkloadSize(InferenceWorkloadFieldsSize(w), statement, w));

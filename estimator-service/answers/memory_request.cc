@@ -64,17 +64,19 @@ bool ReadWorkload(absl::string_view bytes, v1::InferenceWorkload* out) {
   constexpr uint32_t kFixed64 = 1;
   const char* at = bytes.data();
   const char* const end = at + bytes.size();
-  uint64_t varints[9] = {};  // by field number, 1-8
+  uint64_t varints[12] = {};  // by field number, 1-8 and 11
   bool has_overhead = false;
+  bool has_images = false;
   double doubles[2] = {};  // fields 9 and 10
   while (at < end) {
     uint64_t tag = 0;
     if (!ReadVarint(&at, end, &tag, 5) || tag > UINT32_MAX) return false;
     const uint64_t field = tag >> 3;
     const auto wire_type = static_cast<uint32_t>(tag & 7);
-    if (field >= 1 && field <= 8 && wire_type == kVarint) {
+    if (((field >= 1 && field <= 8) || field == 11) && wire_type == kVarint) {
       if (!ReadVarint(&at, end, &varints[field])) return false;
       has_overhead |= field == 8;
+      has_images |= field == 11;
     } else if ((field == 9 || field == 10) && wire_type == kFixed64) {
       if (end - at < 8) return false;
       std::memcpy(&doubles[field - 9], at, 8);
@@ -100,6 +102,11 @@ bool ReadWorkload(absl::string_view bytes, v1::InferenceWorkload* out) {
   }
   out->set_memory_utilization(doubles[0]);
   out->set_prefill_efficiency(doubles[1]);
+  if (has_images) {
+    out->set_images_per_sequence(int32_of(11));
+  } else {
+    out->clear_images_per_sequence();
+  }
   return true;
 }
 

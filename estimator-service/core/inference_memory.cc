@@ -259,12 +259,12 @@ LayerTokenKv KvBytesPerLayerToken(const Architecture& arch, NumberFormat format,
 // KvCacheBytes from the per-token figure and the KV-cache layers
 // (SizeInference has both already).
 double KvCacheBytesFromPerToken(const Architecture& arch, NumberFormat format, double per_token,
-                                int layers, int64_t context_tokens, int batch) {
+                                int layers, int64_t context_tokens, int batch, int images) {
   if (arch.num_cross_attention_layers > 0) {
     // Llama 3.2 Vision (no window): the text's tokens in the self-attention
-    // layers, the image's positions in the cross-attention ones.
+    // layers, the images' positions in the cross-attention ones.
     return (per_token * static_cast<double>(context_tokens) +
-            CrossAttentionCacheBytesPerSequence(arch, format)) *
+            CrossAttentionCacheBytesPerSequence(arch, format, images)) *
            batch;
   }
   if (arch.sliding_window > 0 && arch.sliding_window < context_tokens && layers > 0) {
@@ -350,10 +350,11 @@ double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* ari
   return bytes;
 }
 
-double CrossAttentionCacheBytesPerSequence(const Architecture& arch, NumberFormat format) {
+double CrossAttentionCacheBytesPerSequence(const Architecture& arch, NumberFormat format,
+                                           int images) {
   if (arch.num_cross_attention_layers <= 0) return 0;
   return 2.0 * arch.num_cross_attention_layers * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() *
-         static_cast<double>(arch.cross_attention_positions) * BitsPerElement(format) / 8;
+         static_cast<double>(arch.cross_attention_positions) * images * BitsPerElement(format) / 8;
 }
 
 int SlidingLayers(const Architecture& arch) {
@@ -366,9 +367,9 @@ int SlidingLayers(const Architecture& arch) {
 }
 
 double KvCacheBytes(const Architecture& arch, NumberFormat format, int64_t context_tokens,
-                    int batch) {
+                    int batch, int images) {
   return KvCacheBytesFromPerToken(arch, format, WriteKvCacheBytesPerToken(arch, format, nullptr),
-                                  KvCacheLayers(arch), context_tokens, batch);
+                                  KvCacheLayers(arch), context_tokens, batch, images);
 }
 
 double TokenMlpWidth(const Architecture& arch) {
@@ -506,7 +507,8 @@ void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_lay
           ? Pair(2 * arch.GlobalKvHeads() + (arch.global_values_from_keys ? 1 : 0),
                  arch.GlobalHeadDim())
           : 0,
-      Pair(arch.num_cross_attention_layers, static_cast<int>(arch.cross_attention_positions))};
+      Pair(arch.num_cross_attention_layers | (w.images_per_sequence << 16),
+           static_cast<int>(arch.cross_attention_positions))};
   if (const std::string* known = memo.Find(key)) {
     out->assign(*known);
     return;
@@ -559,20 +561,29 @@ void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_lay
           .Literal(" sequences = ");
     } else if (arch.num_cross_attention_layers > 0) {
       const double bytes_per_element = BitsPerElement(w.kv_cache_format) / 8;
+      const int images = w.images_per_sequence;
       text.Literal("; per sequence x ")
           .Integer(context)
-          .Literal(" tokens + cross-attention cache of one image: ")
-          .Integer(arch.num_cross_attention_layers)
+          .Literal(" tokens + cross-attention cache of ")
+          .Integer(images);
+      if (images == 1) {
+        text.Literal(" image: ");
+      } else {
+        text.Literal(" images: ");
+      }
+      text.Integer(arch.num_cross_attention_layers)
           .Literal(" layers x 2 (K and V) x ")
           .Integer(arch.EffectiveKvHeads())
           .Literal(" KV heads x ")
           .Integer(arch.EffectiveHeadDim())
           .Literal(" head dim x ")
           .Integer(arch.cross_attention_positions)
-          .Literal(" image positions x ");
+          .Literal(" positions per image x ")
+          .Integer(images)
+          .Literal(" x ");
       WriteG(text, bytes_per_element);
       text.Literal(" bytes = ")
-          .WholeNumber(CrossAttentionCacheBytesPerSequence(arch, w.kv_cache_format))
+          .WholeNumber(CrossAttentionCacheBytesPerSequence(arch, w.kv_cache_format, images))
           .Literal(" bytes; x ")
           .Integer(w.batch_size)
           .Literal(" sequences = ");
@@ -819,7 +830,7 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
     const double per_token = WriteKvCacheBytesPerToken(arch, w.kv_cache_format, nullptr);
     const int kv_layers = KvCacheLayers(arch);
     const double kv_bytes = KvCacheBytesFromPerToken(arch, w.kv_cache_format, per_token, kv_layers,
-                                                     context, w.batch_size);
+                                                     context, w.batch_size, w.images_per_sequence);
     if (kv_bytes > kMaxBytes) {
       return InvalidFieldError(
           "context_length_tokens",
@@ -845,13 +856,13 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
     const LayerTokenKv each_layer =
         KvBytesPerLayerToken(arch, w.kv_cache_format, per_token, kv_layers);
     // A cross-attention layer holds its image positions (Llama 3.2 Vision).
-    const double layer_kv =
-        std::max(each_layer.Largest() * static_cast<double>(context),
-                 arch.num_cross_attention_layers > 0
-                     ? CrossAttentionCacheBytesPerSequence(arch, w.kv_cache_format) /
-                           arch.num_cross_attention_layers
-                     : 0.0) *
-        w.batch_size;
+    const double layer_kv = std::max(each_layer.Largest() * static_cast<double>(context),
+                                     arch.num_cross_attention_layers > 0
+                                         ? CrossAttentionCacheBytesPerSequence(
+                                               arch, w.kv_cache_format, w.images_per_sequence) /
+                                               arch.num_cross_attention_layers
+                                         : 0.0) *
+                            w.batch_size;
     if (each_layer.Largest() > 0) {
       sizing.kv_cache_sliding_layer_share = each_layer.sliding / each_layer.Largest();
     }
@@ -880,12 +891,19 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
             " tokens): the KV cache is sized as asked, but the model may not serve that context "
             "without extending it (e.g. RoPE scaling)"));
       }
-      if (arch.num_cross_attention_layers > 0) {
+      if (arch.num_cross_attention_layers > 0 && w.images_per_sequence_defaulted) {
         arithmetic->warnings->push_back(absl::StrCat(
-            "the cross-attention cache is sized for one image per sequence at its most tiles (",
+            "the cross-attention cache is sized for one image per sequence (the default) at its "
+            "most tiles (",
             arch.cross_attention_positions,
             " positions); each further image in a sequence adds as much, and a sequence "
-            "without an image needs none"));
+            "without an image needs none: images_per_sequence sets it"));
+      } else if (arch.num_cross_attention_layers == 0 && !w.images_per_sequence_defaulted) {
+        arithmetic->warnings->push_back(absl::StrCat(
+            "images_per_sequence (", w.images_per_sequence,
+            ") is not used: the model has no cross-attention layers. A model that reads images "
+            "without them takes each image as tokens of the context: count them in "
+            "context_length_tokens"));
       }
       if (arch.CachesPerHead()) {
         const double latent = arch.kv_lora_rank + arch.qk_rope_head_dim;

@@ -222,22 +222,25 @@ int KvCacheLayers(const Architecture& arch);
 // null.
 double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* arithmetic);
 
-// The cross-attention layers' cache of one sequence, bytes (Llama 3.2
-// Vision; 0 without such layers), whatever the context: per layer the keys
-// and values of the image positions it attends to,
-//   cross layers x 2 (K and V) x KV heads x head dim x positions x bytes
+// The cross-attention layers' cache of one sequence holding `images`
+// images, bytes (Llama 3.2 Vision; 0 without such layers), whatever the
+// context: per layer the keys and values of the image positions it attends
+// to,
+//   cross layers x 2 (K and V) x KV heads x head dim x positions per image
+//     x images x bytes
 // (transformers' MllamaTextCrossAttention caches the projected image states'
-// keys and values once per sequence).
-double CrossAttentionCacheBytesPerSequence(const Architecture& arch, NumberFormat format);
+// keys and values once per sequence, every image's tiles side by side).
+double CrossAttentionCacheBytesPerSequence(const Architecture& arch, NumberFormat format,
+                                           int images);
 
 // Layers that use the sliding window (all of them unless said otherwise).
 int SlidingLayers(const Architecture& arch);
 
 // The whole KV cache for `context_tokens` per sequence and `batch`
 // sequences, bytes; sliding-window layers hold at most the window;
-// cross-attention layers their image positions.
+// cross-attention layers the positions of `images` images per sequence.
 double KvCacheBytes(const Architecture& arch, NumberFormat format, int64_t context_tokens,
-                    int batch);
+                    int batch, int images = ResolvedWorkload::kDefaultImagesPerSequence);
 
 // Activation workspace of one prefill step, bytes, with the arithmetic:
 //   chunk x (2h + (a + 2g) x d + MLP inner width x (2 if gated else 1)) x 2 bytes

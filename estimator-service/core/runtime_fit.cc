@@ -855,25 +855,34 @@ std::string SglangLaterReleaseNote(double total_bytes, int world, double reserve
 // The per-token bytes become one layer-token's (the plan's physical cache:
 // self-attention layers x text tokens + cross-attention layers x image
 // positions) x num_layers; the pool's tokens and concurrency count the image.
-void SglangCrossAttentionPool(const RuntimeModel& model, const DevicePlan& plan, double kv_memory,
-                              Common* c, RuntimeFit* fit) {
+// The image positions of a request: each image's tiles x patches
+// (mllama.py pad_input_ids: num_concurrent_media x num_tiles x num_patches).
+int64_t SglangImagePositions(const RuntimeModel& model, const ResolvedWorkload& w) {
+  return model.cross_attention_positions * w.images_per_sequence;
+}
+
+void SglangCrossAttentionPool(const RuntimeModel& model, const ResolvedWorkload& w,
+                              const DevicePlan& plan, double kv_memory, Common* c,
+                              RuntimeFit* fit) {
   const double self_layers = model.num_layers - model.cross_attention_layers;
-  const double positions = static_cast<double>(model.cross_attention_positions);
+  const int64_t image_positions = SglangImagePositions(model, w);
   const double layer_tokens =
-      c->batch * (self_layers * c->context + model.cross_attention_layers * positions);
+      c->batch * (self_layers * c->context +
+                  model.cross_attention_layers * static_cast<double>(image_positions));
   const double layer_token_bytes =
       layer_tokens > 0 ? plan.kv_cache_bytes_per_card / layer_tokens : 0;
   c->kv_bytes_per_token = layer_token_bytes * model.num_layers;
   fit->kv_cache_tokens = kv_memory > 0 && c->kv_bytes_per_token > 0
                              ? static_cast<int64_t>(std::floor(kv_memory / c->kv_bytes_per_token))
                              : 0;
-  const int64_t per_request = c->context + model.cross_attention_positions;
+  const int64_t per_request = c->context + image_positions;
   fit->notes.push_back(absl::StrCat(
       "cross-attention: SGLang puts each image's ", model.cross_attention_positions,
       " positions in front of the request as padding tokens in the same pool as the text, and "
       "every slot of that pool holds all ",
       model.num_layers, " layers (", Whole(c->kv_bytes_per_token),
-      " bytes per token per card): a request with one image takes ", per_request,
+      " bytes per token per card): a request with ", w.images_per_sequence,
+      w.images_per_sequence == 1 ? " image" : " images", " takes ", per_request,
       " slots, which the pool's tokens, the concurrency and --context-length count "
       "(mllama.py pad_input_ids; chunked prefill is off for this model)"));
 }
@@ -927,15 +936,15 @@ RuntimeFit FitSglang(const RuntimeModel& model, const InferenceSizing& sizing,
   // every token's slot holds all the layers (SglangCrossAttentionPool).
   int64_t per_request = c.context;
   if (model.cross_attention_layers > 0) {
-    SglangCrossAttentionPool(model, plan, kv_memory, &c, &fit);
+    SglangCrossAttentionPool(model, w, plan, kv_memory, &c, &fit);
     tokens = fit.kv_cache_tokens;
-    per_request += model.cross_attention_positions;
-    fit.max_model_len_tokens = per_request;  // --context-length counts the image's tokens
+    per_request += SglangImagePositions(model, w);
+    fit.max_model_len_tokens = per_request;  // --context-length counts the images' tokens
   }
   const std::string per_request_text =
-      per_request == c.context ? absl::StrCat(c.context)
-                               : absl::StrCat("(", c.context, " + ",
-                                              model.cross_attention_positions, " image positions)");
+      per_request == c.context
+          ? absl::StrCat(c.context)
+          : absl::StrCat("(", c.context, " + ", per_request - c.context, " image positions)");
   const int64_t needed = per_request * c.batch;
   fit.kv_cache_bytes_needed_per_card = static_cast<double>(needed) * c.kv_bytes_per_token;
   if (c.context > 0) {

@@ -57,8 +57,9 @@ struct RuntimeModel {
   std::string family;
   // Vision or audio parts beside the language model.
   bool multimodal = false;
-  // Llama 3.2 Vision: layers among num_layers that attend to one image's
-  // cross_attention_positions instead of the text; 0 = none.
+  // Llama 3.2 Vision: layers among num_layers that attend to the images'
+  // positions (cross_attention_positions per image; the workload's
+  // images_per_sequence) instead of the text; 0 = none.
   int cross_attention_layers = 0;
   int64_t cross_attention_positions = 0;
 

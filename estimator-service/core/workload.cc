@@ -20,6 +20,7 @@ constexpr int kMaxBatch = 1'000'000;
 constexpr int kMaxPrefillChunkTokens = 1'000'000;
 constexpr int64_t kMaxPromptTokens = 100'000'000;
 constexpr int64_t kMaxOverheadBytes = int64_t{1} << 40;
+constexpr int kMaxImagesPerSequence = 1'000;
 
 std::string Bytes(int64_t bytes) {
   if (bytes % (int64_t{1} << 30) == 0) return absl::StrCat(bytes >> 30, " GiB");
@@ -41,6 +42,9 @@ bool GroupSizeValid(int group_size) {
 }
 bool OverheadValid(const std::optional<int64_t>& overhead_bytes) {
   return !overhead_bytes.has_value() || InRange(*overhead_bytes, kMaxOverheadBytes);
+}
+bool ImagesValid(const std::optional<int>& images) {
+  return !images.has_value() || InRange(*images, kMaxImagesPerSequence);
 }
 
 }  // namespace
@@ -79,6 +83,11 @@ absl::StatusOr<ResolvedWorkload> ResolveWorkload(const WorkloadRequest& request)
     violations.Add("overhead_bytes",
                    absl::StrCat("must be between 0 and 2^40 bytes, got ", *request.overhead_bytes));
   }
+  if (!ImagesValid(request.images_per_sequence)) {
+    violations.Add("images_per_sequence",
+                   absl::StrCat("must be between 0 and ", kMaxImagesPerSequence, " images, got ",
+                                *request.images_per_sequence));
+  }
   for (const auto& [field, value] :
        {std::pair<const char*, double>{"memory_utilization", request.memory_utilization},
         {"prefill_efficiency", request.prefill_efficiency}}) {
@@ -99,7 +108,8 @@ bool WorkloadInBounds(const WorkloadRequest& request) {
          InRange(request.prompt_tokens, kMaxPromptTokens) &&
          KvCacheFormatValid(request.kv_cache_format) &&
          GroupSizeValid(request.quantization_group_size) && OverheadValid(request.overhead_bytes) &&
-         IsFraction(request.memory_utilization) && IsFraction(request.prefill_efficiency);
+         ImagesValid(request.images_per_sequence) && IsFraction(request.memory_utilization) &&
+         IsFraction(request.prefill_efficiency);
 }
 
 ResolvedWorkload WorkloadWithDefaults(const WorkloadRequest& request) {
@@ -122,6 +132,10 @@ ResolvedWorkload WorkloadWithDefaults(const WorkloadRequest& request) {
   if (request.overhead_bytes.has_value()) w.overhead_bytes = *request.overhead_bytes;
   if (request.memory_utilization > 0) w.memory_utilization = request.memory_utilization;
   if (request.prefill_efficiency > 0) w.prefill_efficiency = request.prefill_efficiency;
+  if (request.images_per_sequence.has_value()) {
+    w.images_per_sequence = *request.images_per_sequence;
+    w.images_per_sequence_defaulted = false;
+  }
   return w;
 }
 
@@ -157,10 +171,13 @@ ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload, int64_t max_
 ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload,
                                   const std::optional<Architecture>& architecture) {
   if (!architecture.has_value()) return WorkloadForModel(workload, 0);
-  return WorkloadForModel(workload, architecture->max_context_length,
-                          {.format = architecture->checkpoint_weight_format,
-                           .group_size = architecture->checkpoint_quantization_group_size,
-                           .quantized_not_sized = architecture->checkpoint_quantization_not_sized});
+  ResolvedWorkload fitted =
+      WorkloadForModel(workload, architecture->max_context_length,
+                       {.format = architecture->checkpoint_weight_format,
+                        .group_size = architecture->checkpoint_quantization_group_size,
+                        .quantized_not_sized = architecture->checkpoint_quantization_not_sized});
+  fitted.model_has_cross_attention = architecture->num_cross_attention_layers > 0;
+  return fitted;
 }
 
 namespace {
@@ -203,9 +220,23 @@ void AppendWeights(const ResolvedWorkload& w, std::string* text) {
   }
 }
 
+// The images a cross-attention cache holds, when the model has one or the
+// request named them.
+void AppendImages(const ResolvedWorkload& w, std::string* text) {
+  if (!w.model_has_cross_attention && w.images_per_sequence_defaulted) return;
+  absl::StrAppend(text, ", ", w.images_per_sequence,
+                  w.images_per_sequence == 1 ? " image" : " images", " per sequence");
+  if (!w.model_has_cross_attention) {
+    absl::StrAppend(text, " (not used: no cross-attention layers on record)");
+  } else if (w.images_per_sequence_defaulted) {
+    absl::StrAppend(text, " (the default)");
+  }
+}
+
 std::string ComposeWorkloadStatement(const ResolvedWorkload& w) {
   std::string text;
   AppendContext(w, &text);
+  AppendImages(w, &text);
   absl::StrAppend(&text, ", batch ", w.batch_size, ", ");
   AppendWeights(w, &text);
   absl::StrAppend(&text, ", KV cache ", NumberFormatName(w.kv_cache_format), ", overhead ",
@@ -246,7 +277,9 @@ WorkloadKey WorkloadKeyOf(const ResolvedWorkload& w) {
           Pair(w.quantization_group_size,
                (w.context_capped ? 1 : 0) | (w.weight_format_from_checkpoint ? 2 : 0) |
                    (w.checkpoint_quantization_not_sized ? 4 : 0) | (w.context_defaulted ? 8 : 0) |
-                   (w.weight_format_defaulted ? 16 : 0) | (w.weights_from_file ? 32 : 0)),
+                   (w.weight_format_defaulted ? 16 : 0) | (w.weights_from_file ? 32 : 0) |
+                   (w.images_per_sequence_defaulted ? 64 : 0) |
+                   (w.model_has_cross_attention ? 128 : 0) | (w.images_per_sequence << 8)),
           static_cast<uint64_t>(w.overhead_bytes),
           std::bit_cast<uint64_t>(w.memory_utilization),
           std::bit_cast<uint64_t>(w.prefill_efficiency),

@@ -26,6 +26,8 @@ struct WorkloadRequest {
   std::optional<int64_t> overhead_bytes;  // bytes per card
   double memory_utilization = 0;          // fraction of device memory
   double prefill_efficiency = 0;          // fraction of peak compute
+  // Images per sequence in a cross-attention cache, images; nullopt = 1.
+  std::optional<int> images_per_sequence;
 };
 
 // A workload with every default applied. Default-constructed, it is the
@@ -41,6 +43,7 @@ struct ResolvedWorkload {
   static constexpr int64_t kDefaultOverheadBytes = int64_t{1} << 30;  // 1 GiB
   static constexpr double kDefaultMemoryUtilization = 0.9;            // vLLM's default
   static constexpr double kDefaultPrefillEfficiency = 0.5;
+  static constexpr int kDefaultImagesPerSequence = 1;
   // Fraction of a unified-memory device's memory the GPU may use (macOS
   // lets the GPU wire about three quarters of system memory); not settable.
   static constexpr double kUnifiedMemoryFraction = 0.75;
@@ -55,6 +58,9 @@ struct ResolvedWorkload {
   int64_t overhead_bytes = kDefaultOverheadBytes;
   double memory_utilization = kDefaultMemoryUtilization;
   double prefill_efficiency = kDefaultPrefillEfficiency;
+  // Images each sequence's cross-attention cache holds (Llama 3.2 Vision);
+  // other models do not use it.
+  int images_per_sequence = kDefaultImagesPerSequence;
 
   // The context was not given (so it may be capped per model).
   bool context_defaulted = true;
@@ -76,6 +82,11 @@ struct ResolvedWorkload {
   // The weights are sized from a file's own tensors (a GGUF or safetensors
   // source, their exact bytes): the weight format sizes none of them.
   bool weights_from_file = false;
+  // images_per_sequence was not given.
+  bool images_per_sequence_defaulted = true;
+  // The model has cross-attention layers, so images_per_sequence sizes its
+  // cache (WorkloadForModel): the answer states the images it assumed.
+  bool model_has_cross_attention = false;
 
   bool operator==(const ResolvedWorkload&) const = default;
 };
@@ -83,7 +94,8 @@ struct ResolvedWorkload {
 // The one resolution of a workload's defaults: every unset field gets its
 // default (context 4096 tokens, batch 1, prefill chunk 512 tokens, prompt
 // 1000 tokens, bf16 weights and KV cache, GPTQ/AWQ groups of 128, 1 GiB
-// overhead, memory utilization 0.9, prefill efficiency 0.5).
+// overhead, memory utilization 0.9, prefill efficiency 0.5, 1 image per
+// sequence).
 // INVALID_ARGUMENT naming every out-of-range field.
 absl::StatusOr<ResolvedWorkload> ResolveWorkload(const WorkloadRequest& request);
 
@@ -116,9 +128,21 @@ struct CheckpointWeights {
 ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload, int64_t max_context_tokens,
                                   const CheckpointWeights& checkpoint = {});
 // The same for a model with `architecture` (its maximum context and
-// checkpoint format; none known without one).
+// checkpoint format; none known without one), marking a model with
+// cross-attention layers (model_has_cross_attention).
 ResolvedWorkload WorkloadForModel(const ResolvedWorkload& workload,
                                   const std::optional<Architecture>& architecture);
+
+// Whether an answer's workload holds images_per_sequence: for a model with
+// cross-attention layers, or when the request named it.
+inline bool ImagesPerSequenceStated(const ResolvedWorkload& w) {
+  return w.model_has_cross_attention || !w.images_per_sequence_defaulted;
+}
+// Whether a model with cross-attention layers was sized at the default
+// images per sequence (ResolvedWorkload.images_per_sequence_defaulted).
+inline bool ImagesPerSequenceDefaultedForModel(const ResolvedWorkload& w) {
+  return w.model_has_cross_attention && w.images_per_sequence_defaulted;
+}
 
 // One line for people, e.g. "context 4096 tokens (the default; the model's
 // maximum is 131072), batch 1, weights bf16 (the default), KV cache bf16,

@@ -153,6 +153,26 @@ TEST_F(EndToEndTest, EstimateThroughTheCatalogOverGrpcAndTheCli) {
   EXPECT_EQ(catalog_.process->Stop(SIGTERM, 15000), 0);
 }
 
+TEST_F(EndToEndTest, CliSizesTheImagesOfACrossAttentionCache) {
+  StartBoth();
+  ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));
+  // --images sizes Llama 3.2 Vision's cross-attention cache: 32 self-attention
+  // layers x 8,192 tokens + 8 cross-attention layers x 3 x 6,404 positions,
+  // 4,096 bf16 bytes per layer and position.
+  const auto vision =
+      RunCommand({MODELATLAS_CLI_BIN, "--estimator=" + estimator_.address(), "estimate", "memory",
+                  "Llama 3.2 11B", "--context=8192", "--images=3"});
+  EXPECT_EQ(vision.exit_code, 0) << vision.err;
+  EXPECT_NE(vision.out.find("3 images per sequence"), std::string::npos) << vision.out;
+  EXPECT_NE(vision.out.find(std::to_string(4096LL * (32 * 8192 + 8 * 3 * 6404))), std::string::npos)
+      << vision.out;
+  const auto too_many = RunCommand({MODELATLAS_CLI_BIN, "--estimator=" + estimator_.address(),
+                                    "estimate", "memory", "Llama 3.2 11B", "--images=1001"});
+  EXPECT_EQ(too_many.exit_code, 1);
+  EXPECT_NE(too_many.err.find("INVALID_ARGUMENT: workload.images_per_sequence"), std::string::npos)
+      << too_many.err;
+}
+
 TEST_F(EndToEndTest, CliErrorsNameTheProblem) {
   StartBoth();
   ASSERT_TRUE(testing::WaitUntilServing(Channel(estimator_), "readiness", kStartTimeoutMs));

@@ -273,6 +273,16 @@ TEST(WorkloadTest, RememberedStatementsAreTheFreshlyComposedOnes) {
         w.batch_size = 512;
         w.prefill_chunk_tokens = 1;
       },
+      [](ResolvedWorkload& w) { w.model_has_cross_attention = true; },
+      [](ResolvedWorkload& w) {
+        w.model_has_cross_attention = true;
+        w.images_per_sequence = 3;
+        w.images_per_sequence_defaulted = false;
+      },
+      [](ResolvedWorkload& w) {
+        w.images_per_sequence = 0;
+        w.images_per_sequence_defaulted = false;
+      },
   };
   std::vector<size_t> order;
   for (size_t i = 1; i < changes.size(); ++i) order.insert(order.end(), {0, i, 0, i, i});
@@ -288,6 +298,60 @@ TEST(WorkloadTest, RememberedStatementsAreTheFreshlyComposedOnes) {
     WorkloadStatementInto(w, &into);
     EXPECT_EQ(into, fresh) << "change " << i;
   }
+}
+
+// Images per sequence size a cross-attention cache (Llama 3.2 Vision). A
+// model with such layers states them, defaulted or asked; a model without
+// them states them only when asked, as not used; otherwise they are not
+// said at all, so no other answer changes.
+TEST(WorkloadTest, ImagesPerSequenceAreStatedWhereTheySizeACache) {
+  const ResolvedWorkload defaulted = *ResolveWorkload(WorkloadRequest{});
+  EXPECT_EQ(defaulted.images_per_sequence, 1);
+  EXPECT_TRUE(defaulted.images_per_sequence_defaulted);
+  EXPECT_EQ(WorkloadStatement(defaulted).find("image"), std::string::npos);
+  Architecture mllama;
+  mllama.num_layers = 40;
+  mllama.num_cross_attention_layers = 8;
+  mllama.cross_attention_positions = 6404;
+  const ResolvedWorkload vision = WorkloadForModel(defaulted, mllama);
+  EXPECT_TRUE(vision.model_has_cross_attention);
+  EXPECT_TRUE(ImagesPerSequenceStated(vision));
+  EXPECT_TRUE(ImagesPerSequenceDefaultedForModel(vision));
+  EXPECT_TRUE(absl::StartsWith(WorkloadStatement(vision),
+                               "context 4096 tokens (the default), 1 image per sequence (the "
+                               "default), batch 1"))
+      << WorkloadStatement(vision);
+  EXPECT_FALSE(WorkloadForModel(defaulted, Architecture{}).model_has_cross_attention);
+
+  WorkloadRequest asked;
+  asked.images_per_sequence = 3;
+  const ResolvedWorkload three = WorkloadForModel(*ResolveWorkload(asked), mllama);
+  EXPECT_EQ(three.images_per_sequence, 3);
+  EXPECT_FALSE(ImagesPerSequenceDefaultedForModel(three));
+  EXPECT_TRUE(absl::StrContains(WorkloadStatement(three), ", 3 images per sequence, batch 1"))
+      << WorkloadStatement(three);
+  const ResolvedWorkload text_model = WorkloadForModel(*ResolveWorkload(asked), Architecture{});
+  EXPECT_TRUE(ImagesPerSequenceStated(text_model));
+  EXPECT_TRUE(absl::StrContains(
+      WorkloadStatement(text_model),
+      ", 3 images per sequence (not used: no cross-attention layers on record), batch 1"))
+      << WorkloadStatement(text_model);
+  asked.images_per_sequence = 0;  // text-only requests
+  EXPECT_TRUE(
+      absl::StrContains(WorkloadStatement(WorkloadForModel(*ResolveWorkload(asked), mllama)),
+                        ", 0 images per sequence, batch 1"));
+
+  // Out of range: named by field, with the bound.
+  for (int images : {-1, 1001}) {
+    asked.images_per_sequence = images;
+    const absl::StatusOr<ResolvedWorkload> refused = ResolveWorkload(asked);
+    ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << images;
+    EXPECT_EQ(Fields(refused.status()), (std::vector<std::string>{"images_per_sequence"}));
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), "between 0 and 1000 images"))
+        << refused.status();
+  }
+  asked.images_per_sequence = 1000;
+  EXPECT_TRUE(ResolveWorkload(asked).ok());
 }
 
 TEST(WorkloadTest, OutOfRangeFieldsAreNamed) {

@@ -292,12 +292,15 @@ TEST(MemoryAnswerTest, HandWrittenBytesCoverEveryFieldAndEdgeValue) {
   answer.workload.weight_format_defaulted = true;
   answer.workload.model_max_context_tokens = int64_t{1} << 40;
   answer.workload.weights_from_file = true;
+  answer.workload.model_has_cross_attention = true;  // images_per_sequence stated, defaulted
   answer.statement = std::string(128, 's');
   answer.source = "catalog record models/x";
   answer.source_revision = "abc";
   v1::EstimateInferenceMemoryResponse message;
   ToProto(answer, &message);
   EXPECT_TRUE(message.workload().workload().has_overhead_bytes());
+  EXPECT_TRUE(message.workload().workload().has_images_per_sequence());
+  EXPECT_TRUE(message.workload().images_per_sequence_defaulted());
   ExpectSameAnswer(HandWritten(answer), message);
 
   // Past the bytes kept in place (2,048): written on the heap, the same.
@@ -317,6 +320,8 @@ TEST(MemoryAnswerTest, HandWrittenBytesCoverEveryFieldAndEdgeValue) {
   answer.workload.model_max_context_tokens = std::numeric_limits<int64_t>::min();
   answer.workload.context_defaulted = false;
   answer.workload.weight_format_defaulted = false;
+  answer.workload.images_per_sequence = -1;
+  answer.workload.images_per_sequence_defaulted = false;
   message.Clear();
   ToProto(answer, &message);
   ExpectSameAnswer(HandWritten(answer), message);
@@ -341,9 +346,9 @@ TEST(MemoryAnswerTest, TheHandWrittenMessagesHaveTheFieldsTheWriterKnows) {
             (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 140}));
   EXPECT_EQ(FieldNumbers(v1::EstimateLine::descriptor()), (std::vector<int>{1, 2, 3}));
   EXPECT_EQ(FieldNumbers(v1::ResolvedWorkload::descriptor()),
-            (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9}));
-  EXPECT_EQ(FieldNumbers(v1::InferenceWorkload::descriptor()),
             (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+  EXPECT_EQ(FieldNumbers(v1::InferenceWorkload::descriptor()),
+            (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
 }
 
 // FNV-1a (64 bits) of `bytes` continuing from `hash`: the same digest on
@@ -359,7 +364,8 @@ uint64_t Fnv1a(absl::string_view bytes, uint64_t hash) {
 // Ten workloads that reach every line and most branches of the text:
 // Workloads() (the defaults, every weight and KV-cache format family, batch,
 // chunk, zero overhead, hypothetical answers) and three more (prompt,
-// uneven overhead, utilization, efficiency, the smallest context and chunk).
+// uneven overhead, utilization, efficiency, images, the smallest context
+// and chunk).
 std::vector<v1::EstimateInferenceMemoryRequest> GoldenWorkloads() {
   std::vector<v1::EstimateInferenceMemoryRequest> requests = Workloads();
   requests.resize(10);
@@ -377,6 +383,9 @@ std::vector<v1::EstimateInferenceMemoryRequest> GoldenWorkloads() {
   fp32->set_kv_cache_format(v1::NUMBER_FORMAT_INT4);
   fp32->set_prefill_efficiency(0.5);
   fp32->set_overhead_bytes(512 << 20);
+  // Sizes a cross-attention cache (Llama 3.2 Vision); said to be unused
+  // elsewhere.
+  fp32->set_images_per_sequence(2);
   auto* awq = requests[9].mutable_workload();
   awq->set_context_length_tokens(4095);
   awq->set_batch_size(1000);
@@ -593,7 +602,9 @@ TEST(MemoryAnswerTest, PlainRequestReadIsProtobufsParseOrDeclines) {
   every.set_overhead_bytes(0);
   every.set_memory_utilization(std::numeric_limits<double>::quiet_NaN());
   every.set_prefill_efficiency(-0.0);
+  every.set_images_per_sequence(-3);
   EXPECT_TRUE(agrees(with_workload(every.SerializeAsString())));
+  EXPECT_TRUE(agrees(with_workload(std::string("\x58\x00", 2))));          // images 0: present
   EXPECT_TRUE(agrees(with_workload(std::string("\x08\x05\x08\x06", 4))));  // the last counts
   // batch_size 2^32 + 3: the low 32 bits, 3.
   EXPECT_TRUE(agrees(with_workload(std::string("\x10\x83\x80\x80\x80\x10", 6))));
@@ -629,7 +640,7 @@ TEST(MemoryAnswerTest, PlainRequestReadIsProtobufsParseOrDeclines) {
   declined.push_back(bytes.substr(0, bytes.size() - 1));       // truncated
   declined.push_back(base.workload().SerializeAsString().insert(0, "\x5a\x04", 2));  // no model
   declined.push_back("");
-  declined.push_back(with_workload(std::string("\x58\x01", 2)));  // unknown field 11 inside
+  declined.push_back(with_workload(std::string("\x60\x01", 2)));  // unknown field 12 inside
   declined.push_back(
       with_workload(std::string("\x09\x01\x02\x03\x04\x05\x06\x07\x08", 9)));  // field 1 as fixed64
   declined.push_back(with_workload(std::string("\x49\x00\x00\x00", 4)));       // a truncated double
@@ -1105,6 +1116,8 @@ TEST(MemoryAnswerTest, WorkloadInBoundsIsResolveWorkloadsVerdict) {
     if (random() % 2 == 0) request.overhead_bytes = pick(overheads);
     request.memory_utilization = pick(fractions);
     request.prefill_efficiency = pick(fractions);
+    const int images[] = {0, 1, 1000, 1001, -1};
+    if (random() % 2 == 0) request.images_per_sequence = pick(images);
     // Mostly in bounds, so that both verdicts come often.
     if (random() % 3 != 0) {
       request.context_length_tokens = std::abs(request.context_length_tokens % 100'000'000);
@@ -1114,6 +1127,7 @@ TEST(MemoryAnswerTest, WorkloadInBoundsIsResolveWorkloadsVerdict) {
       request.quantization_group_size = 0;
       request.memory_utilization = 0.5;
       request.prefill_efficiency = 0;
+      if (request.images_per_sequence.has_value()) request.images_per_sequence = 2;
     }
     const absl::StatusOr<ResolvedWorkload> resolved = ResolveWorkload(request);
     ASSERT_EQ(WorkloadInBounds(request), resolved.ok()) << i << ": " << resolved.status();

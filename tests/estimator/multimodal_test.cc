@@ -942,6 +942,11 @@ TEST(MultimodalConfigTest, MllamaIsLlamaWithCrossAttentionLayersAndATiledVit) {
   EXPECT_EQ(KvCacheBytesPerToken(core, NumberFormat::kBf16, nullptr), 2.0 * 32 * 8 * 128 * 2);
   EXPECT_EQ(KvCacheBytes(core, NumberFormat::kBf16, 8192, 2),
             (2.0 * 32 * 8 * 128 * 2 * 8192 + 2.0 * 8 * 8 * 128 * 6404 * 2) * 2);
+  // Each image of a sequence adds its 6,404 positions; a text-only request
+  // has no cross-attention cache.
+  EXPECT_EQ(KvCacheBytes(core, NumberFormat::kBf16, 8192, 2, 3),
+            (2.0 * 32 * 8 * 128 * 2 * 8192 + 3 * 2.0 * 8 * 8 * 128 * 6404 * 2) * 2);
+  EXPECT_EQ(KvCacheBytes(core, NumberFormat::kBf16, 8192, 2, 0), 2.0 * 32 * 8 * 128 * 2 * 8192 * 2);
   // Refused by field: another language model, a layer index out of range,
   // an output width that is not the tower's states side by side.
   ExpectEditsRefusedByField(config,
@@ -951,6 +956,68 @@ TEST(MultimodalConfigTest, MllamaIsLlamaWithCrossAttentionLayersAndATiledVit) {
                               "hf_config_json.text_config.cross_attention_layers"},
                              {R"("vision_output_dim": 7680)", R"("vision_output_dim": 6400)",
                               "hf_config_json.vision_config"}});
+}
+
+// The memory answer sizes the cross-attention cache for the images asked
+// (images_per_sequence), states the default of one when none was asked, and
+// says the field is not used for a model without cross-attention layers.
+TEST(MultimodalMemoryTest, CrossAttentionCacheHoldsTheImagesAsked) {
+  constexpr int64_t kText = 2LL * 32 * 8 * 128 * 2 * 8192;  // 32 layers x 8,192 tokens
+  constexpr int64_t kImage = 2LL * 8 * 8 * 128 * 6404 * 2;  // 8 layers x 6,404 positions
+  const auto answer = [](std::optional<int> images, bool vision) {
+    v1::EstimateInferenceMemoryRequest request;
+    if (vision) {
+      request.mutable_source()->mutable_inline_model()->set_hf_config_json(kLlama32VisionConfig);
+    } else {
+      request.set_model("Llama 3.1 8B");
+    }
+    request.mutable_workload()->set_context_length_tokens(8192);
+    if (images.has_value()) request.mutable_workload()->set_images_per_sequence(*images);
+    Waiter<v1::EstimateInferenceMemoryResponse> waiter;
+    AnswerInferenceMemory(testing::Catalog(), request, waiter.done());
+    EXPECT_TRUE(waiter.get().ok()) << waiter.get().status();
+    return waiter.get().ok() ? *waiter.get() : v1::EstimateInferenceMemoryResponse();
+  };
+  const auto said = [](const v1::EstimateInferenceMemoryResponse& r, const char* text) {
+    for (const std::string& warning : r.warnings()) {
+      if (absl::StrContains(warning, text)) return true;
+    }
+    return false;
+  };
+  for (const auto& [images, kv_bytes, statement] :
+       {std::tuple<std::optional<int>, int64_t, const char*>{
+            std::nullopt, kText + kImage, ", 1 image per sequence (the default), batch 1"},
+        {3, kText + 3 * kImage, ", 3 images per sequence, batch 1"},
+        {0, kText, ", 0 images per sequence, batch 1"}}) {
+    SCOPED_TRACE(images.value_or(-1));
+    const v1::EstimateInferenceMemoryResponse r = answer(images, true);
+    const v1::EstimateLine* kv = Line(r, "kv_cache");
+    ASSERT_NE(kv, nullptr);
+    EXPECT_EQ(kv->bytes(), kv_bytes);
+    EXPECT_TRUE(absl::StrContains(r.workload().statement(), statement)) << r.workload().statement();
+    EXPECT_EQ(r.workload().workload().images_per_sequence(), images.value_or(1));
+    EXPECT_EQ(r.workload().images_per_sequence_defaulted(), !images.has_value());
+    // The default is a warning that names the field; an asked number is not.
+    EXPECT_EQ(said(r, "sized for one image per sequence (the default)"), !images.has_value());
+  }
+  EXPECT_TRUE(absl::StrContains(Line(answer(3, true), "kv_cache")->arithmetic(),
+                                "cross-attention cache of 3 images: 8 layers x 2 (K and V) x 8 KV "
+                                "heads x 128 head dim x 6404 positions per image x 3 x 2 bytes = " +
+                                    std::to_string(3 * kImage) + " bytes"))
+      << Line(answer(3, true), "kv_cache")->arithmetic();
+
+  // A text model: the figure is not used, and the answer says so; without
+  // the field, nothing is said of images.
+  const v1::EstimateInferenceMemoryResponse text_model = answer(2, false);
+  EXPECT_EQ(Line(text_model, "kv_cache")->bytes(),
+            Line(answer(std::nullopt, false), "kv_cache")->bytes());
+  EXPECT_TRUE(said(text_model, "images_per_sequence (2) is not used"));
+  EXPECT_TRUE(text_model.workload().workload().has_images_per_sequence());
+  EXPECT_FALSE(text_model.workload().images_per_sequence_defaulted());
+  const v1::EstimateInferenceMemoryResponse plain = answer(std::nullopt, false);
+  EXPECT_FALSE(plain.workload().workload().has_images_per_sequence());
+  EXPECT_EQ(plain.workload().statement().find("image"), std::string::npos);
+  EXPECT_FALSE(said(plain, "image"));
 }
 
 // A training estimate's activations are the language model's over the

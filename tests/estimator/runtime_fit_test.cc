@@ -493,6 +493,32 @@ TEST(RuntimeFitTest, SglangCountsAnImagesPositionsAsTokensOfEveryLayer) {
     }
     EXPECT_TRUE(said);
   }
+  // Three images a request: 3 x 6,404 positions in front of it; none: the
+  // text alone, still in slots of all 40 layers.
+  for (int images : {3, 0}) {
+    SCOPED_TRACE(images);
+    PlanInput input = Llama8B(8192, 2);
+    input.workload.images_per_sequence = images;
+    input.workload.images_per_sequence_defaulted = false;
+    input.sizing.kv_cache_bytes = kLayerToken * (32.0 * 8192 + 8.0 * 6404 * images) * 2;
+    const DevicePlan plan = PlanOnDevice(input, H100());
+    ASSERT_EQ(plan.cards, 1);
+    const RuntimeFit fit =
+        FitRuntime(Runtime::kSglang, mllama, input.sizing, input.workload, H100(), plan, "NVIDIA");
+    ASSERT_TRUE(fit.fits) << fit.reason;
+    const int64_t per_request = 8192 + 6404 * images;
+    EXPECT_DOUBLE_EQ(fit.kv_cache_bytes_needed_per_card, per_request * 2.0 * 40 * kLayerToken);
+    EXPECT_EQ(fit.max_model_len_tokens, per_request);
+    EXPECT_TRUE(
+        absl::StrContains(fit.launch_command, absl::StrCat("--context-length ", per_request)))
+        << fit.launch_command;
+    bool said = false;
+    for (const std::string& note : fit.notes) {
+      said = said || absl::StrContains(note, absl::StrCat("a request with ", images,
+                                                          " images takes ", per_request, " slots"));
+    }
+    EXPECT_TRUE(said);
+  }
   // vLLM 0.11 and llama.cpp do not load it: no command.
   const PlanInput input = Llama8B(8192);
   const DevicePlan plan = PlanOnDevice(input, H100());
