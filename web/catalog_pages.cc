@@ -65,6 +65,7 @@ Page HardwarePage(const Clients& clients, const std::string& id, const Params& p
   request.mutable_workload()->set_context_length_tokens(w.context);
   request.mutable_workload()->set_batch_size(w.batch);
   request.mutable_workload()->set_weight_format(w.weights);
+  if (w.images.has_value()) request.mutable_workload()->set_images_per_sequence(*w.images);
   if (!domain.empty()) request.set_filter(absl::StrCat("domains:\"", FilterLiteral(domain), "\""));
   // The largest models that run first (the newest are sorted below).
   request.set_order(estimator::v1::RUNNABLE_ORDER_MOST_PARAMETERS);
@@ -160,6 +161,9 @@ Page PlanPage(const Clients& clients, const Params& params) {
   const std::string hardware = Param(params, "hardware");
   Workload w = ReadWorkload(params);
   if (w.context == 0) w.context = 4096;
+  // The model is not known before the plan: images asked in the address
+  // stay in the form (a model page links here with them).
+  w.images_asked = w.images.has_value();
   std::string body = "<h1>Plan a model on your hardware</h1>";
   absl::StrAppend(&body, "<form class=\"workload\" method=\"get\" action=\"/plan\">",
                   "<label>Model <input name=\"model\" value=\"", Html(model), "\"></label>",
@@ -175,6 +179,7 @@ Page PlanPage(const Clients& clients, const Params& params) {
   request.mutable_workload()->set_context_length_tokens(w.context);
   request.mutable_workload()->set_batch_size(w.batch);
   request.mutable_workload()->set_weight_format(w.weights);
+  if (w.images.has_value()) request.mutable_workload()->set_images_per_sequence(*w.images);
   if (!hardware.empty()) request.add_hardware(hardware);
   estimator::v1::PlanInferenceResponse plan;
   auto context = clients.Context();

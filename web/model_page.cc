@@ -287,9 +287,11 @@ Page ModelPage(const Clients& clients, const std::string& id, const Params& para
     const int64_t max_context = m.architecture().max_context_length();
     w.context = max_context > 0 ? std::min<int64_t>(max_context, 4096) : 4096;
   }
+  w.images_asked = m.architecture().num_cross_attention_layers() > 0;
   std::string workload = WorkloadText(w);
   const std::string query =
-      absl::StrCat("&context=", w.context, "&batch=", w.batch, "&weights=", FormatName(w.weights));
+      absl::StrCat("&context=", w.context, "&batch=", w.batch, "&weights=", FormatName(w.weights),
+                   w.images.has_value() ? absl::StrCat("&images=", *w.images) : "");
   estimator::v1::PlanInferenceResponse plan;
   bool planned = false;
   std::string plan_error;
@@ -299,6 +301,7 @@ Page ModelPage(const Clients& clients, const std::string& id, const Params& para
     request.mutable_workload()->set_context_length_tokens(w.context);
     request.mutable_workload()->set_batch_size(w.batch);
     request.mutable_workload()->set_weight_format(w.weights);
+    if (w.images.has_value()) request.mutable_workload()->set_images_per_sequence(*w.images);
     // The newer models of the same size come with the plan (one selection,
     // the estimator's).
     request.set_newer_models(true);

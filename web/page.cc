@@ -112,6 +112,15 @@ Workload ReadWorkload(const Params& params) {
     w.problem = "cards must be a power of two from 1 to 1,024";
     w.cards = 1;
   }
+  const std::string images = Param(params, "images");
+  int32_t image_count = 0;
+  if (!images.empty()) {
+    if (absl::SimpleAtoi(images, &image_count) && image_count >= 0 && image_count <= 1000) {
+      w.images = image_count;
+    } else {
+      w.problem = "images must be a whole number from 0 to 1,000";
+    }
+  }
   const std::string weights = Param(params, "weights");
   if (!weights.empty() && weights != "published") {
     estimator::v1::NumberFormat format;
@@ -142,7 +151,15 @@ std::string WorkloadText(const Workload& w, const estimator::v1::ResolvedWorkloa
   } else {
     weights = "as published (the checkpoint's format where quantized, else BF16)";
   }
-  return absl::StrCat(Grouped(static_cast<double>(w.context)), "-token context, batch ",
+  // The images a cross-attention cache was sized for, as the estimator
+  // echoed them (present only where they size one, or when asked).
+  std::string images;
+  if (resolved != nullptr && resolved->workload().has_images_per_sequence()) {
+    const int32_t count = resolved->workload().images_per_sequence();
+    images = absl::StrCat(", ", count, count == 1 ? " image" : " images", " per sequence",
+                          resolved->images_per_sequence_defaulted() ? " (the default)" : "");
+  }
+  return absl::StrCat(Grouped(static_cast<double>(w.context)), "-token context", images, ", batch ",
                       Grouped(w.batch), ", weights ", weights, ", KV cache BF16");
 }
 
@@ -163,6 +180,12 @@ std::string WorkloadForm(const std::string& action, const Workload& w, bool with
   if (with_cards) {
     absl::StrAppend(&html, "<label>Cards <input name=\"cards\" type=\"number\" min=\"1\" value=\"",
                     w.cards, "\"></label>");
+  }
+  if (w.images_asked) {
+    absl::StrAppend(&html,
+                    "<label>Images per sequence <input name=\"images\" type=\"number\" "
+                    "min=\"0\" max=\"1000\" value=\"",
+                    w.images.value_or(1), "\"></label>");
   }
   absl::StrAppend(&html, "<label>Weights <select name=\"weights\">");
   const auto* formats = estimator::v1::NumberFormat_descriptor();

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "modelatlas/catalog/v1/catalog_service.grpc.pb.h"
@@ -64,6 +65,11 @@ struct Workload {
   // checkpoint format where its record names a quantized one, else BF16.
   estimator::v1::NumberFormat weights = estimator::v1::NUMBER_FORMAT_UNSPECIFIED;
   int32_t cards = 1;
+  // Images per sequence in a cross-attention cache (Llama 3.2 Vision), 0 to
+  // 1,000; nullopt = the estimator's default (1), which the page states.
+  std::optional<int32_t> images;
+  // The form asks for images (the model has cross-attention layers).
+  bool images_asked = false;
   std::string problem;  // a parameter that could not be used, explained
 };
 Workload ReadWorkload(const Params& params);

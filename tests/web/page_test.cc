@@ -27,6 +27,9 @@ TEST(WorkloadTest, ReadsTheQueryAndExplainsWhatItCannotUse) {
                                                {{"batch", "-1"}},
                                                {{"cards", "3"}},
                                                {{"weights", "int3"}},
+                                               {{"images", "-1"}},
+                                               {{"images", "1001"}},
+                                               {{"images", "two"}},
                                                {{"weights", "unspecified"}}}) {
     EXPECT_FALSE(ReadWorkload(bad).problem.empty()) << bad.begin()->second;
   }
@@ -59,6 +62,21 @@ TEST(WorkloadTest, ReadsTheQueryAndExplainsWhatItCannotUse) {
       << WorkloadText(defaults, &resolved);
   // A format asked for is named as asked, whatever the echo.
   EXPECT_TRUE(Has(WorkloadText(w, &resolved), "weights GPTQ_INT4, KV cache BF16"));
+
+  // Images per sequence: read from the address (0 is a text-only request),
+  // and stated as the estimator echoed them, the default said to be one.
+  EXPECT_EQ(ReadWorkload({{"images", "0"}}).images, 0);
+  EXPECT_FALSE(defaults.images.has_value());
+  EXPECT_FALSE(Has(WorkloadText(defaults, &resolved), "image"));
+  resolved.mutable_workload()->set_images_per_sequence(1);
+  resolved.set_images_per_sequence_defaulted(true);
+  EXPECT_TRUE(Has(WorkloadText(w, &resolved),
+                  "8,192-token context, 1 image per sequence (the default), batch 4"))
+      << WorkloadText(w, &resolved);
+  resolved.mutable_workload()->set_images_per_sequence(3);
+  resolved.set_images_per_sequence_defaulted(false);
+  EXPECT_TRUE(Has(WorkloadText(w, &resolved), "context, 3 images per sequence, batch 4"))
+      << WorkloadText(w, &resolved);
 }
 
 TEST(WorkloadTest, FormKeepsStateInTheUrl) {
@@ -70,6 +88,15 @@ TEST(WorkloadTest, FormKeepsStateInTheUrl) {
   EXPECT_TRUE(Has(form, "<option value=\"int8\" selected>"));
   EXPECT_TRUE(Has(form, "value=\"&quot;&gt;&lt;b&gt;\""));
   EXPECT_TRUE(Has(form, "name=\"cards\""));
+  EXPECT_FALSE(Has(form, "name=\"images\""));
+  // A model with cross-attention layers asks for its images (one unless
+  // the address says otherwise).
+  w.images_asked = true;
+  EXPECT_TRUE(Has(WorkloadForm("/models/x", w, false, {}),
+                  "name=\"images\" type=\"number\" "
+                  "min=\"0\" max=\"1000\" value=\"1\""));
+  w.images = 4;
+  EXPECT_TRUE(Has(WorkloadForm("/models/x", w, false, {}), "max=\"1000\" value=\"4\""));
 }
 
 TEST(LinksTest, RecordPathsAndExternalLinks) {
