@@ -61,7 +61,12 @@ std::string ArchitectureItems(const common::v1::Architecture& a) {
     const int kv_heads = a.num_global_key_value_heads() > 0 ? a.num_global_key_value_heads()
                                                             : a.num_key_value_heads();
     const int head_dim = a.global_head_dim() > 0 ? a.global_head_dim() : a.head_dim();
-    absl::StrAppend(&shape, "; ", kv_heads, " key/value heads of ", head_dim, " in its ",
+    // Step-3.5-Flash: their own query heads too.
+    absl::StrAppend(&shape, "; ",
+                    a.num_global_attention_heads() > 0
+                        ? absl::StrCat(a.num_global_attention_heads(), " attention heads and ")
+                        : "",
+                    kv_heads, " key/value heads of ", head_dim, " in its ",
                     a.num_layers() - a.num_sliding_window_layers(), " full-attention layers",
                     a.global_values_from_keys() ? " (values from the keys)" : "");
   }

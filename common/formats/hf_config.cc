@@ -8,9 +8,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/formats/json_depth.h"
 #include "common/records/bounds.h"
 #include "common/status/errors.h"
@@ -262,6 +264,7 @@ const std::set<std::string>& MultimodalTypes() {
 std::set<std::string> AllTypes() {
   std::set<std::string> all = KnownTypes();
   all.insert("t5gemma");
+  all.insert("step3p5");
   all.insert(MultimodalTypes().begin(), MultimodalTypes().end());
   all.insert(StateSpaceTypes().begin(), StateSpaceTypes().end());
   return all;
@@ -2422,10 +2425,138 @@ absl::StatusOr<common::v1::Architecture> T5GemmaArchitecture(const Struct& root)
   return a;
 }
 
+// Step-3.5-Flash (Step3p5Config, its remote modeling_step3p5.py and
+// vLLM's step3p5.py): Llama's gated blocks with per-head QK norms and a
+// head-wise sigmoid gate (g_proj, heads x hidden); its full-attention
+// layers (layer_types) with num_attention_heads query heads, its
+// sliding-window layers with attention_other_setting's (96 beside 64), both
+// over num_attention_groups KV heads of head_dim; MoE layers listed in
+// moe_layers_enum (moe_num_experts of moe_intermediate_size, moe_top_k
+// routed, one shared expert of share_expert_dim, a router bias), the rest
+// dense of intermediate_size; num_nextn_predict_layers MTP layers, each a
+// sliding-window layer with a dense MLP and its own output head
+// (shared_head.output), the embedding the model's. layer_types lists the
+// MTP layers after the num_hidden_layers main ones.
+absl::StatusOr<common::v1::Architecture> Step3p5Architecture(const Config& c) {
+  const auto refuse = [](const std::string& key, absl::string_view why) {
+    return WithReason(InvalidFieldError(absl::StrCat(kField, ".", key), why),
+                      "UNSUPPORTED_MODEL_TYPE");
+  };
+  common::v1::Architecture a;
+  a.set_model_type("step3p5");
+  absl::Status error;
+  auto take = [&](absl::StatusOr<int64_t> v) -> int64_t {
+    if (!v.ok() && error.ok()) error = v.status();
+    return v.ok() ? *v : 0;
+  };
+  const int64_t layers = take(c.Required({"num_hidden_layers"}));
+  a.set_num_layers(static_cast<int32_t>(layers));
+  a.set_hidden_size(take(c.Required({"hidden_size"})));
+  a.set_vocab_size(take(c.Required({"vocab_size"})));
+  a.set_intermediate_size(take(c.Required({"intermediate_size"})));
+  a.set_max_context_length(take(c.Int({"max_position_embeddings"}, 0)));
+  const int64_t full_heads = take(c.Required({"num_attention_heads"}));
+  const int64_t kv_heads = take(c.Required({"num_attention_groups"}));
+  const int64_t head_dim = take(c.Required({"head_dim"}));
+  const int64_t mtp_layers = take(c.Int({"num_nextn_predict_layers"}, 0));
+  if (!error.ok()) return error;
+  if (c.String("att_impl_type") != "GQA") {
+    return refuse("att_impl_type", "only \"GQA\" attention is counted by this reader");
+  }
+  // The sliding-window layers' geometry.
+  const Value* other = c.Find({"attention_other_setting"});
+  if (other == nullptr || other->kind_case() != Value::kStructValue) {
+    return refuse("attention_other_setting",
+                  "required: the sliding-window layers' heads (an object)");
+  }
+  const Config sliding(other->struct_value());
+  if (sliding.String("attention_type") != "sliding_attention") {
+    return refuse("attention_other_setting.attention_type",
+                  "only \"sliding_attention\" is counted by this reader");
+  }
+  const int64_t sliding_heads = take(sliding.Required({"num_attention_heads"}));
+  if (take(sliding.Int({"num_attention_groups"}, kv_heads)) != kv_heads ||
+      take(sliding.Int({"head_dim"}, head_dim)) != head_dim) {
+    return refuse("attention_other_setting",
+                  "KV heads or head_dim other than the full-attention layers' are not counted by "
+                  "this reader");
+  }
+  // Which layers slide: the first num_hidden_layers entries; the MTP
+  // layers' entries after them must slide too.
+  const Value* types = c.Find({"layer_types"});
+  if (types == nullptr || types->kind_case() != Value::kListValue ||
+      types->list_value().values_size() < layers + mtp_layers) {
+    return refuse("layer_types", "required: num_hidden_layers + num_nextn_predict_layers entries");
+  }
+  int sliding_layers = 0;
+  for (int i = 0; i < layers + mtp_layers; ++i) {
+    const std::string kind = types->list_value().values(i).string_value();
+    if (kind != "sliding_attention" && kind != "full_attention") {
+      return refuse(absl::StrCat("layer_types[", i, "]"),
+                    "must be \"full_attention\" or \"sliding_attention\"");
+    }
+    if (i >= layers && kind != "sliding_attention") {
+      return refuse(absl::StrCat("layer_types[", i, "]"),
+                    "a multi-token-prediction layer with full attention is not counted by this "
+                    "reader");
+    }
+    sliding_layers += i < layers && kind == "sliding_attention";
+  }
+  a.set_num_attention_heads(static_cast<int32_t>(sliding_heads));
+  a.set_num_key_value_heads(static_cast<int32_t>(kv_heads));
+  a.set_head_dim(static_cast<int32_t>(head_dim));
+  a.set_sliding_window(static_cast<int32_t>(take(c.Required({"sliding_window"}))));
+  a.set_num_sliding_window_layers(sliding_layers);
+  if (sliding_layers < layers && full_heads != sliding_heads) {
+    a.set_num_global_attention_heads(static_cast<int32_t>(full_heads));
+    a.set_global_head_dim(static_cast<int32_t>(head_dim));
+    a.set_num_global_key_value_heads(static_cast<int32_t>(kv_heads));
+  }
+  a.set_qk_norm(c.Bool("use_qk_norm", false));
+  a.set_attention_head_gate(c.Bool("use_head_wise_attn_gate", false));
+  a.set_gated_mlp(true);
+  a.set_norm_type(common::v1::NORM_TYPE_RMS_NORM);
+  a.set_position_embedding(common::v1::POSITION_EMBEDDING_ROTARY);
+  a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", false));
+  // MoE layers: moe_layers_enum, "3,4,...,44".
+  const int64_t experts = take(c.Int({"moe_num_experts"}, 0));
+  if (experts > 0) {
+    const std::string listed = c.String("moe_layers_enum");
+    int moe = 0;
+    for (absl::string_view item : absl::StrSplit(listed, ',', absl::SkipWhitespace())) {
+      int index = -1;
+      if (!absl::SimpleAtoi(item, &index) || index < 0 || index >= layers) {
+        return refuse("moe_layers_enum", "must list layer indices below num_hidden_layers");
+      }
+      ++moe;
+    }
+    if (moe == 0) return refuse("moe_layers_enum", "required with moe_num_experts");
+    a.set_num_experts(static_cast<int32_t>(experts));
+    a.set_num_experts_per_token(static_cast<int32_t>(take(c.Required({"moe_top_k"}))));
+    a.set_moe_intermediate_size(take(c.Required({"moe_intermediate_size"})));
+    const int64_t shared = take(c.Int({"share_expert_dim"}, 0));
+    if (shared > 0) {
+      a.set_num_shared_experts(1);
+      a.set_shared_expert_intermediate_size(shared);
+    }
+    a.set_router_bias(c.Bool("use_moe_router_bias", false));
+    a.set_num_dense_layers(static_cast<int32_t>(layers - moe));
+  }
+  if (mtp_layers > 0) {
+    a.set_num_mtp_layers(static_cast<int32_t>(mtp_layers));
+    a.set_mtp_own_output_head(true);
+    a.set_mtp_dense_mlp(true);
+  }
+  if (!error.ok()) return error;
+  a.set_source("config.json (step3p5)");
+  return a;
+}
+
 absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root) {
   const Config c(root);
   const std::string type = c.String("model_type");
   if (type == "t5gemma") return T5GemmaArchitecture(root);
+  if (type == "step3p5") return Step3p5Architecture(c);
   if (MultimodalTypes().count(type)) return MultimodalArchitecture(root, type);
   if (StateSpaceTypes().count(type)) return StateSpaceArchitecture(c, type);
   if (!KnownTypes().count(type)) {

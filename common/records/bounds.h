@@ -59,6 +59,7 @@ inline constexpr Bound kBounds[] = {
     {RecordKind::kModel, "architecture.head_dim", 1'000'000, "dimensions"},
     {RecordKind::kModel, "architecture.global_head_dim", 1'000'000, "dimensions"},
     {RecordKind::kModel, "architecture.num_global_key_value_heads", 100'000, "heads"},
+    {RecordKind::kModel, "architecture.num_global_attention_heads", 100'000, "heads"},
     {RecordKind::kModel, "architecture.per_layer_input_size", 1'000'000, "dimensions"},
     {RecordKind::kModel, "architecture.per_layer_input_vocab_size", 100'000'000, "tokens"},
     {RecordKind::kModel, "architecture.num_kv_shared_layers", 100'000, "layers"},

@@ -101,6 +101,10 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.separate_encoder_embedding = arch.separate_encoder_embedding();
   out.global_head_dim = arch.global_head_dim();
   out.num_global_key_value_heads = arch.num_global_key_value_heads();
+  out.num_global_attention_heads = arch.num_global_attention_heads();
+  out.attention_head_gate = arch.attention_head_gate();
+  out.mtp_own_output_head = arch.mtp_own_output_head();
+  out.mtp_dense_mlp = arch.mtp_dense_mlp();
   out.global_values_from_keys = arch.global_values_from_keys();
   out.router_scales = arch.router_scales();
   out.per_layer_input_size = arch.per_layer_input_size();

@@ -130,15 +130,24 @@ struct Architecture {
   // are those outside num_sliding_window_layers.
   int global_head_dim = 0;
   int num_global_key_value_heads = 0;
+  // Their own query heads (Step-3.5-Flash: 64 beside the sliding layers'
+  // 96); 0 = num_attention_heads.
+  int num_global_attention_heads = 0;
   // Their values come from the key projection (Gemma 4 attention_k_eq_v):
   // no v_proj; the cache still holds keys and values apart.
   bool global_values_from_keys = false;
   // A learned sink logit per head (gpt-oss): a parameters per layer.
   bool attention_sinks = false;
+  // A head-wise output gate (Step-3.5-Flash g_proj): h x heads per layer.
+  bool attention_head_gate = false;
   // Multi-token-prediction modules (DeepSeek-V3): counted apart.
   int num_mtp_layers = 0;
   // The MTP module shares the embedding and output head (Qwen3-Next).
   bool mtp_shares_embeddings = false;
+  // The MTP layers' own output head, the embedding shared (Step-3.5-Flash).
+  bool mtp_own_output_head = false;
+  // The MTP layers' block has a dense MLP of intermediate_size (Step-3.5-Flash).
+  bool mtp_dense_mlp = false;
   // Hybrid and state-space models (kNone for a transformer): layers with
   // the recurrent mixer, with attention (the only ones with a KV cache) and
   // with an MLP or MoE block; the mixer's shape (proto Architecture 280-295).
@@ -187,7 +196,11 @@ struct Architecture {
   }
   // The full-attention layers have a geometry of their own (Gemma 4).
   bool HasGlobalGeometry() const {
-    return global_head_dim > 0 || num_global_key_value_heads > 0 || global_values_from_keys;
+    return global_head_dim > 0 || num_global_key_value_heads > 0 || global_values_from_keys ||
+           num_global_attention_heads > 0;
+  }
+  int GlobalAttentionHeads() const {
+    return num_global_attention_heads > 0 ? num_global_attention_heads : num_attention_heads;
   }
   int GlobalHeadDim() const { return global_head_dim > 0 ? global_head_dim : EffectiveHeadDim(); }
   int GlobalKvHeads() const {

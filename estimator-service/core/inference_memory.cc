@@ -412,10 +412,11 @@ PrefillWorkspace PrefillWorkspaceOf(const Architecture& arch, int chunk_tokens, 
   double attention = static_cast<double>(arch.num_attention_heads + 2 * arch.EffectiveKvHeads()) *
                      arch.EffectiveHeadDim();
   if (arch.HasGlobalGeometry()) {
-    // Gemma 4: a full-attention layer's q/k/v when wider (31B: 40 x 512).
-    attention = std::max(attention,
-                         static_cast<double>(arch.num_attention_heads + 2 * arch.GlobalKvHeads()) *
-                             arch.GlobalHeadDim());
+    // Gemma 4: a full-attention layer's q/k/v when wider (31B: 40 x 512),
+    // at its own query heads (Step-3.5-Flash's 64 beside 96).
+    attention = std::max(
+        attention, static_cast<double>(arch.GlobalAttentionHeads() + 2 * arch.GlobalKvHeads()) *
+                       arch.GlobalHeadDim());
   }
   const double mlp = TokenMlpWidth(arch) * (arch.gated_mlp ? 2 : 1);
   const double per_token = 2 * h + attention + mlp;

@@ -279,8 +279,10 @@ void CheckGlobalGeometry(const Architecture& arch, FieldViolations* violations) 
                                  "geometry of their own (global_head_dim, "
                                  "num_global_key_value_heads, global_values_from_keys)"));
   }
-  if (arch.num_attention_heads > 0 && arch.num_attention_heads % arch.GlobalKvHeads() != 0) {
-    violations->Add("architecture.num_global_key_value_heads", "must divide num_attention_heads");
+  if (arch.GlobalAttentionHeads() > 0 && arch.GlobalAttentionHeads() % arch.GlobalKvHeads() != 0) {
+    violations->Add("architecture.num_global_key_value_heads",
+                    arch.num_global_attention_heads > 0 ? "must divide num_global_attention_heads"
+                                                        : "must divide num_attention_heads");
   }
 }
 
@@ -360,7 +362,7 @@ double PositionRows(const Architecture& arch) {
 int PositionTables(const Architecture& arch) { return arch.num_decoder_layers > 0 ? 2 : 1; }
 
 struct Figures;
-double AttentionExtras(const Architecture& arch, const Figures& f, double d, double g);
+double AttentionExtras(const Architecture& arch, const Figures& f, double a, double d, double g);
 
 // Every figure of a count, before any text: CountParameters describes
 // them, CountParameterTotals only adds them up.
@@ -401,22 +403,24 @@ struct Figures {
 // q/k/v/o (no v_proj when `values` is false: Gemma 4's full layers take
 // their values from k_proj), Qwen3-Next's output gate (q_proj yields a
 // per-element gate, h x a x d more), biases, QK norms and sinks.
-double StandardAttention(const Architecture& arch, const Figures& f, double d, double g,
+double StandardAttention(const Architecture& arch, const Figures& f, double a, double d, double g,
                          bool values) {
-  const double h = f.h, a = f.a, kv = values ? 2 : 1;
+  const double h = f.h, kv = values ? 2 : 1;
   double p = h * a * d + kv * h * g * d + a * d * h;
   if (arch.attention_output_gate) p += h * a * d;
   if (f.qkv_bias) p += a * d + kv * g * d;
-  return p + AttentionExtras(arch, f, d, g);
+  return p + AttentionExtras(arch, f, a, d, g);
 }
 
-// The output bias, QK norms and sinks of an attention block of heads of
-// width d over g KV heads (latent attention's too).
-double AttentionExtras(const Architecture& arch, const Figures& f, double d, double g) {
+// The output bias, QK norms, sinks and head-wise gate of an attention block
+// of a heads of width d over g KV heads (latent attention's too).
+double AttentionExtras(const Architecture& arch, const Figures& f, double a, double d, double g) {
   double p = 0;
   if (f.output_bias) p += f.h;
-  if (f.qk_norm) p += arch.qk_norm_full_width ? (f.a + g) * d : 2 * d;
-  if (arch.attention_sinks) p += f.a;
+  if (f.qk_norm) p += arch.qk_norm_full_width ? (a + g) * d : 2 * d;
+  if (arch.attention_sinks) p += a;
+  // Step-3.5-Flash's g_proj: a sigmoid per head from the block's input.
+  if (arch.attention_head_gate) p += f.h * a;
   return p;
 }
 
@@ -450,11 +454,12 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   f.qk_norm = options.include_norms && arch.qk_norm;
   // Attention per layer; Gemma 4's full-attention layers at their own
   // geometry (StandardAttention).
-  f.attention = StandardAttention(arch, f, d, g, /*values=*/true);
+  f.attention = StandardAttention(arch, f, a, d, g, /*values=*/true);
   if (arch.HasGlobalGeometry()) {
     f.global_layers = arch.FullAttentionLayers();
-    f.global_attention = StandardAttention(arch, f, arch.GlobalHeadDim(), arch.GlobalKvHeads(),
-                                           !arch.global_values_from_keys);
+    f.global_attention =
+        StandardAttention(arch, f, arch.GlobalAttentionHeads(), arch.GlobalHeadDim(),
+                          arch.GlobalKvHeads(), !arch.global_values_from_keys);
   }
   if (arch.UsesMla()) {
     // DeepSeek-V2/V3 (transformers DeepseekV3Attention): queries through a
@@ -473,7 +478,7 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
     f.indexer = IndexerParameters(arch, options);
     f.attention += f.indexer;
   }
-  if (arch.UsesMla()) f.attention += AttentionExtras(arch, f, d, g);
+  if (arch.UsesMla()) f.attention += AttentionExtras(arch, f, a, d, g);
 
   // MLP per layer: dense layers, then MoE layers.
   f.dense_f = static_cast<double>(arch.intermediate_size);
@@ -575,13 +580,20 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   // projection eh_proj, and its own copies of the embedding, final norm and
   // output head (shared_head); not part of the model that generates.
   if (arch.num_mtp_layers > 0) {
-    const double block = f.attention + (f.moe_layers > 0 ? f.per_moe_layer : f.dense_mlp) +
+    // Step-3.5-Flash's layers: a sliding-window attention block and a dense
+    // MLP of intermediate_size (its README: "a sliding-window attention
+    // mechanism and a dense Feed-Forward Network").
+    const bool moe_block = f.moe_layers > 0 && !arch.mtp_dense_mlp;
+    const double block = f.attention + (moe_block ? f.per_moe_layer : f.dense_mlp) +
                          (options.include_norms ? 2 * f.per_norm : 0);
     const double extra_norms = options.include_norms ? 3 * h : 0;
     // Qwen3-Next's module (mtp.fc, pre_fc_norm_embedding, pre_fc_norm_hidden,
     // mtp.norm, one full-attention MoE layer) uses the model's embedding and
-    // output head.
-    const double own_embeddings = arch.mtp_shares_embeddings ? 0 : 2 * f.V * h;
+    // output head; Step-3.5-Flash's the embedding only (shared_head.output
+    // is each layer's own).
+    const double own_embeddings = arch.mtp_shares_embeddings ? 0
+                                  : arch.mtp_own_output_head ? f.V * h
+                                                             : 2 * f.V * h;
     f.mtp = arch.num_mtp_layers * (block + extra_norms + 2 * h * h + own_embeddings);
   }
   return f;
@@ -601,27 +613,30 @@ ParameterCount Totals(const Figures& f) {
   return count;
 }
 
-// " + 2x256 (QK norms)" for heads of width d over g KV heads.
-std::string QkNormsText(const Architecture& arch, const Figures& f, double d, double g) {
+// " + 2x256 (QK norms)" for a heads of width d over g KV heads.
+std::string QkNormsText(const Architecture& arch, double a, double d, double g) {
   return arch.qk_norm_full_width
-             ? absl::StrCat(" + (", Int(f.a), "+", Int(g), ")x", Int(d), " (QK norms)")
+             ? absl::StrCat(" + (", Int(a), "+", Int(g), ")x", Int(d), " (QK norms)")
              : absl::StrCat(" + 2x", Int(d), " (QK norms)");
 }
 
 // StandardAttention's arithmetic, term by term.
-std::string StandardAttentionText(const Architecture& arch, const Figures& f, double d, double g,
-                                  bool values) {
-  const double h = f.h, a = f.a, kv = values ? 2 : 1;
+std::string StandardAttentionText(const Architecture& arch, const Figures& f, double a, double d,
+                                  double g, bool values) {
+  const double h = f.h, kv = values ? 2 : 1;
   std::string text = absl::StrCat(Int(h), "x", Int(a), "x", Int(d), " (Q) + ", values ? "2x" : "",
                                   Int(h), "x", Int(g), "x", Int(d),
                                   values ? " (K,V) + " : " (K; values from the keys: no V) + ",
                                   Int(a), "x", Int(d), "x", Int(h), " (O)");
   if (f.qkv_bias) absl::StrAppend(&text, " + ", Int(a * d + kv * g * d), " (QKV biases)");
   if (f.output_bias) absl::StrAppend(&text, " + ", Int(h), " (O bias)");
-  if (f.qk_norm) absl::StrAppend(&text, QkNormsText(arch, f, d, g));
+  if (f.qk_norm) absl::StrAppend(&text, QkNormsText(arch, a, d, g));
   if (arch.attention_sinks) absl::StrAppend(&text, " + ", Int(a), " (sinks)");
   if (arch.attention_output_gate) {
     absl::StrAppend(&text, " + ", Int(h), "x", Int(a), "x", Int(d), " (output gate)");
+  }
+  if (arch.attention_head_gate) {
+    absl::StrAppend(&text, " + ", Int(h), "x", Int(a), " (head-wise gate)");
   }
   return text;
 }
@@ -633,8 +648,8 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
   std::vector<ParameterComponent> components;
   components.reserve(8);
 
-  std::string attention = StandardAttentionText(arch, f, d, g, /*values=*/true);
-  const std::string qk_norms = QkNormsText(arch, f, d, g);
+  std::string attention = StandardAttentionText(arch, f, a, d, g, /*values=*/true);
+  const std::string qk_norms = QkNormsText(arch, a, d, g);
   if (arch.UsesMla()) {
     const int qk = arch.qk_nope_head_dim + arch.qk_rope_head_dim;
     attention = absl::StrCat(
@@ -667,20 +682,21 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
   if (f.attention_blocks > 0) {
     components.push_back(
         {"attention", AttentionTotal(f),
-         absl::StrCat("(", attention, ") = ", Int(f.attention), " per layer x ",
-                      Int(f.attention_blocks - 2 * arch.num_decoder_layers - f.global_layers),
-                      f.global_layers > 0 ? " sliding-window layers" : " layers",
-                      f.global_layers > 0
-                          ? absl::StrCat(" + (",
-                                         StandardAttentionText(arch, f, arch.GlobalHeadDim(),
-                                                               arch.GlobalKvHeads(),
-                                                               !arch.global_values_from_keys),
-                                         ") = ", Int(f.global_attention), " per layer x ",
-                                         Int(f.global_layers), " full-attention layers")
-                          : std::string(),
-                      arch.num_decoder_layers > 0 ? absl::StrCat(" + 2 x ", arch.num_decoder_layers,
-                                                                 " decoder layers (self and cross)")
-                                                  : std::string())});
+         absl::StrCat(
+             "(", attention, ") = ", Int(f.attention), " per layer x ",
+             Int(f.attention_blocks - 2 * arch.num_decoder_layers - f.global_layers),
+             f.global_layers > 0 ? " sliding-window layers" : " layers",
+             f.global_layers > 0
+                 ? absl::StrCat(" + (",
+                                StandardAttentionText(arch, f, arch.GlobalAttentionHeads(),
+                                                      arch.GlobalHeadDim(), arch.GlobalKvHeads(),
+                                                      !arch.global_values_from_keys),
+                                ") = ", Int(f.global_attention), " per layer x ",
+                                Int(f.global_layers), " full-attention layers")
+                 : std::string(),
+             arch.num_decoder_layers > 0 ? absl::StrCat(" + 2 x ", arch.num_decoder_layers,
+                                                        " decoder layers (self and cross)")
+                                         : std::string())});
   }
   if (f.relative_bias > 0) {
     components.push_back(

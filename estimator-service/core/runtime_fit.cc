@@ -79,7 +79,10 @@ bool LlamaCppSlidesWindows(absl::string_view model_type) {
       "gemma2", "gemma3", "gemma3_text", "cohere2", "gpt_oss", "olmo2", "olmo3", "exaone4",
       "llama4", "llama4_text",
       // LLM_ARCH_GEMMA4 (PR #21309): llama-kv-cache-iswa's sliding cache.
-      "gemma4", "gemma4_text"};
+      "gemma4", "gemma4_text",
+      // LLM_ARCH_STEP35 (PR #19283): the same iSWA cache for its 512-token
+      // sliding layers.
+      "step3p5"};
   for (absl::string_view family : kFamilies) {
     if (model_type == family) return true;
   }

@@ -171,6 +171,15 @@ constexpr Row kRows[] = {
      Later("vLLM 0.15.0", "vllm-project/vllm PR #31386, merged 2026-01-19; not in 0.14.1"),
      Later("SGLang 0.5.8", "sgl-project/sglang PR #17247, merged 2026-01-20"),
      YesBut("from b7778 (ggml-org/llama.cpp PR #18936, merged 2026-01-19)")},
+    {"step3p5",
+     Later("vLLM 0.15.1",
+           "vllm-project/vllm PR #33523 (step3p5.py, step3p5_mtp.py), merged 2026-02-02; first "
+           "in v0.15.1"),
+     Later("SGLang 0.5.9",
+           "sgl-project/sglang PR #18084 (step3p5.py), merged 2026-02-03; its first tagged "
+           "release not confirmed (launch images were per-PR builds)"),
+     YesBut("LLM_ARCH_STEP35 from b7964 (ggml-org/llama.cpp PR #19283, convert_hf_to_gguf.py "
+            "Step35Model); the converter drops the three multi-token-prediction layers")},
     {"glm_moe_dsa",
      Later("vLLM 0.16.0",
            "vllm-project/vllm PR #34124, merged 2026-02-09; vllm-project/recipes' GLM-5 "

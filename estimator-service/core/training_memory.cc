@@ -395,7 +395,8 @@ Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int6
   // Gemma 4's full-attention layers at their own width and KV heads: the
   // larger of the two kinds of layer for every layer (an upper bound).
   const int64_t gd = shape.GlobalHeadDim(), gg = shape.GlobalKvHeads();
-  const int64_t full_attention = 2 * a * gd + 4 * gg * gd + 2 * a * gd + 4 * a;
+  const int64_t ga = shape.GlobalAttentionHeads();
+  const int64_t full_attention = 2 * ga * gd + 4 * gg * gd + 2 * ga * gd + 4 * ga;
   const bool full_larger = shape.HasGlobalGeometry() && full_attention > attention;
   if (full_larger) attention = full_attention;
   // MLP: gated (SwiGLU) keeps gate, SiLU(gate), up and their product (the
@@ -795,9 +796,10 @@ absl::StatusOr<Figure> LoraParameters(const Architecture& shape, int rank,
     double per_layer = 0;
     std::vector<std::string> parts;
   };
-  const auto group = [&](int layers, int64_t d, int64_t g, bool values) -> absl::StatusOr<Group> {
+  const auto group = [&](int layers, int64_t a, int64_t d, int64_t g,
+                         bool values) -> absl::StatusOr<Group> {
     Group out{.layers = layers, .label = " layers x ("};
-    const int64_t q = shape.num_attention_heads * d, kv = g * d;
+    const int64_t q = a * d, kv = g * d;
     for (const std::string& module : target_modules) {
       int64_t in = 0, width = 0;
       if (module == "q")
@@ -834,12 +836,14 @@ absl::StatusOr<Figure> LoraParameters(const Architecture& shape, int rank,
   };
   std::vector<Group> groups;
   const int full = shape.HasGlobalGeometry() ? shape.FullAttentionLayers() : 0;
-  for (const auto& [layers, d, g, values] :
-       {std::tuple<int, int64_t, int64_t, bool>{shape.num_layers - full, shape.EffectiveHeadDim(),
-                                                shape.EffectiveKvHeads(), true},
-        {full, shape.GlobalHeadDim(), shape.GlobalKvHeads(), !shape.global_values_from_keys}}) {
+  for (const auto& [layers, a, d, g, values] :
+       {std::tuple<int, int64_t, int64_t, int64_t, bool>{
+            shape.num_layers - full, shape.num_attention_heads, shape.EffectiveHeadDim(),
+            shape.EffectiveKvHeads(), true},
+        {full, shape.GlobalAttentionHeads(), shape.GlobalHeadDim(), shape.GlobalKvHeads(),
+         !shape.global_values_from_keys}}) {
     if (layers <= 0) continue;
-    absl::StatusOr<Group> one = group(layers, d, g, values);
+    absl::StatusOr<Group> one = group(layers, a, d, g, values);
     if (!one.ok()) return one.status();
     if (full > 0) {
       one->label = groups.empty() ? " sliding-window layers x (" : " full-attention layers x (";

@@ -197,12 +197,17 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
     return full_layers > 0 && int64_t{i + 1} * full_layers / L > int64_t{i} * full_layers / L;
   };
   auto attention = [&](int i) {
+    // Step-3.5-Flash's head-wise gate (g_proj): heads x hidden.
+    if (arch.attention_head_gate) {
+      out.push_back({Role::kAttnOther, h * (is_full(i) ? arch.GlobalAttentionHeads() : a), h, i});
+    }
     if (is_full(i)) {
       const double gd = arch.GlobalHeadDim(), gg = arch.GlobalKvHeads();
-      out.push_back({Role::kAttnQ, h * a * gd, h, i});
+      const double ga = arch.GlobalAttentionHeads();
+      out.push_back({Role::kAttnQ, h * ga * gd, h, i});
       out.push_back({Role::kAttnK, h * gg * gd, h, i});
       if (!arch.global_values_from_keys) out.push_back({Role::kAttnV, h * gg * gd, h, i});
-      out.push_back({Role::kAttnOutput, a * gd * h, a * gd, i});
+      out.push_back({Role::kAttnOutput, ga * gd * h, ga * gd, i});
       return;
     }
     if (arch.UsesMla()) {

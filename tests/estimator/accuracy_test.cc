@@ -14,6 +14,9 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -180,6 +183,97 @@ TEST(AccuracyParametersTest, Glm5IsDeepSeekV32sBlocksAtItsOwnSizes) {
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "indexer_types[1]"))
       << refused.status();
+}
+
+// stepfun-ai/Step-3.5-Flash (step3p5): the keys that decide the count, as
+// vLLM's step3p5.py and the remote modeling_step3p5.py read them (the
+// config.json itself was not reachable here; its values are those quoted
+// by public ports of the model, and the count below reproduces the
+// checkpoint's total with them). layer_types lists 48 layers: the 45 of
+// the model and the 3 multi-token-prediction layers, which slide.
+constexpr char kStep35Flash[] = R"({
+    "model_type": "step3p5", "architectures": ["Step3p5ForCausalLM"], "vocab_size": 128896,
+    "hidden_size": 4096, "intermediate_size": 11264, "num_hidden_layers": 45,
+    "num_attention_heads": 64, "num_attention_groups": 8, "head_dim": 128,
+    "att_impl_type": "GQA", "max_position_embeddings": 262144, "sliding_window": 512,
+    "attention_other_setting": {"attention_type": "sliding_attention",
+                                "num_attention_heads": 96, "num_attention_groups": 8,
+                                "head_dim": 128},
+    "layer_types": ["full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention"],
+    "use_head_wise_attn_gate": true, "use_qk_norm": true, "moe_num_experts": 288,
+    "moe_top_k": 8, "moe_intermediate_size": 1280, "share_expert_dim": 1280,
+    "use_moe_router_bias": true, "moe_layers_enum":
+        "3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44",
+    "num_nextn_predict_layers": 3, "tie_word_embeddings": false})";
+
+// The checkpoint's safetensors total, 199,384,301,376 (llmfit
+// hf_models.json parameters_raw for stepfun-ai/Step-3.5-Flash): the model's
+// 196,956,130,368 and three MTP layers of 809,390,336. StepFun's README
+// gives "196.81B (196B Backbone + 0.81B Head)": one MTP layer.
+TEST(AccuracyParametersTest, Step35FlashIsCountedExactlyWithItsThreeMtpLayers) {
+  const ParameterCount count = CountConfig(kStep35Flash);
+  // Attention: q/k/v/o, the head-wise gate (heads x 4096) and two per-head
+  // QK norms; 64 query heads in the 12 full-attention layers, 96 in the 33
+  // sliding ones, 8 KV heads of 128 in both.
+  const auto attention = [](double heads) {
+    return 4096.0 * heads * 128 + 2 * 4096.0 * 8 * 128 + heads * 128 * 4096 + 4096 * heads +
+           2 * 128;
+  };
+  EXPECT_EQ(attention(64), 75759872);
+  EXPECT_EQ(attention(96), 109445376);
+  constexpr double kDense = 3.0 * 4096 * 11264;
+  // 288 routed experts and one shared of 1,280, the router and its bias.
+  constexpr double kMoe = 289 * 3.0 * 4096 * 1280 + 288.0 * 4096 + 288;
+  EXPECT_EQ(count.total, 2 * 128896.0 * 4096 + 4096 + 12 * attention(64) + 33 * attention(96) +
+                             45 * 2 * 4096.0 + 3 * kDense + 42 * kMoe);
+  EXPECT_EQ(count.total, 196956130368);
+  // Each MTP layer: a sliding-window layer with a dense MLP, enorm, hnorm,
+  // eh_proj (8192 -> 4096), shared_head's norm and its own output head.
+  EXPECT_EQ(count.multi_token_prediction, 3 * (attention(96) + kDense + 2 * 4096.0 + 3 * 4096 +
+                                               2.0 * 4096 * 4096 + 128896.0 * 4096));
+  EXPECT_EQ(count.total + count.multi_token_prediction, 199384301376);
+  // "~11B active": 8 routed experts and the shared one a token.
+  EXPECT_EQ(count.active, count.total - 42 * 280 * 3.0 * 4096 * 1280);
+
+  // The cache: every layer 8 KV heads x 128 x 2 (K, V) x 2 bytes; the 33
+  // sliding layers keep their last 512 tokens.
+  auto arch = ArchitectureFromHfConfig(kStep35Flash);
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  EXPECT_EQ(arch->num_sliding_window_layers(), 33);
+  EXPECT_EQ(arch->num_global_attention_heads(), 64);
+  EXPECT_EQ(arch->num_dense_layers(), 3);
+  EXPECT_EQ(KvCacheBytes(ToCoreArchitecture(*arch), NumberFormat::kBf16, 65536, 1),
+            4096.0 * (12 * 65536 + 33 * 512));
+
+  // Refused by field: another attention kind, no sliding geometry, a
+  // full-attention MTP layer, a MoE layer past the model.
+  for (const auto& [from, to, field] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {R"("att_impl_type": "GQA")", R"("att_impl_type": "MFA")", "att_impl_type"},
+           {R"("attention_type": "sliding_attention")", R"("attention_type": "chunked")",
+            "attention_other_setting.attention_type"},
+           {R"("sliding_attention"])", R"("full_attention"])", "layer_types[47]"},
+           {R"(42,43,44")", R"(42,43,45")", "moe_layers_enum"}}) {
+    std::string edited = kStep35Flash;
+    const size_t at = edited.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    edited.replace(at, from.size(), to);
+    auto refused = ArchitectureFromHfConfig(edited);
+    ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << field;
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), "hf_config_json." + field))
+        << refused.status();
+  }
 }
 
 // https://huggingface.co/moonshotai/Kimi-K2-Instruct/blob/main/config.json

@@ -199,7 +199,7 @@ TEST(OverflowTest, TheEstimatorUsesTheCatalogsBoundsTable) {
       }
     }
   }
-  EXPECT_EQ(architecture_fields, 47);
+  EXPECT_EQ(architecture_fields, 48);
   EXPECT_EQ(hardware_fields, 3 + common::v1::PeakThroughput::descriptor()->field_count());
 }
 

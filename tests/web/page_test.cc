@@ -234,5 +234,26 @@ TEST(RecordTest, TheArchitectureLineNamesCrossAttentionAndTheEncoders) {
   EXPECT_FALSE(Has(RecordSections(m), "with its"));
 }
 
+// Step-3.5-Flash's full-attention layers have query heads of their own
+// (64 beside the sliding layers' 96): the line names both.
+TEST(RecordTest, TheArchitectureLineNamesTheFullAttentionLayersOwnHeads) {
+  common::v1::Model m;
+  m.set_name("models/step-3-5-flash");
+  common::v1::Architecture* a = m.mutable_architecture();
+  a->set_num_layers(45);
+  a->set_hidden_size(4096);
+  a->set_num_attention_heads(96);
+  a->set_num_key_value_heads(8);
+  a->set_head_dim(128);
+  a->set_num_sliding_window_layers(33);
+  a->set_global_head_dim(128);
+  a->set_num_global_key_value_heads(8);
+  a->set_num_global_attention_heads(64);
+  EXPECT_TRUE(Has(RecordSections(m),
+                  "96 attention heads (8 key/value heads); 64 attention heads and 8 key/value "
+                  "heads of 128 in its 12 full-attention layers"))
+      << RecordSections(m);
+}
+
 }  // namespace
 }  // namespace modelatlas::web
