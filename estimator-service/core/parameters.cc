@@ -318,6 +318,14 @@ absl::Status CheckArchitectureShape(const Architecture& arch) {
       (arch.num_experts_per_token <= 0 || arch.num_experts_per_token > arch.num_experts)) {
     violations.Add("architecture.num_experts_per_token", "must be between 1 and num_experts");
   }
+  if (arch.mtp_own_output_head && (arch.mtp_shares_embeddings || arch.num_mtp_layers <= 0)) {
+    violations.Add("architecture.mtp_own_output_head",
+                   "needs num_mtp_layers, and contradicts mtp_shares_embeddings (which shares the "
+                   "output head too)");
+  }
+  if (arch.mtp_dense_mlp && arch.num_mtp_layers <= 0) {
+    violations.Add("architecture.mtp_dense_mlp", "needs num_mtp_layers");
+  }
   if (arch.learned_positions && arch.max_context_length <= 0) {
     violations.Add("architecture.max_context_length",
                    "must be positive for learned position embeddings");

@@ -207,5 +207,37 @@ TEST(ParametersTest, CrossAttentionFieldsThatDisagreeAreRefusedByField) {
   }
 }
 
+// Step-3.5-Flash's fields: the full-attention layers' own query heads must
+// be a multiple of their KV heads; an MTP layer's own head or dense MLP
+// needs MTP layers, and its own head contradicts sharing the embeddings.
+TEST(ParametersTest, FullAttentionHeadsAndMtpFieldsThatDisagreeAreRefusedByField) {
+  Architecture base = Llama(45, 4096, 96, 8, 11264, 128896);
+  base.sliding_window = 512;
+  base.num_sliding_window_layers = 33;
+  base.num_global_attention_heads = 64;
+  base.num_mtp_layers = 3;
+  base.mtp_own_output_head = true;
+  base.mtp_dense_mlp = true;
+  ASSERT_TRUE(CountParameters(base).ok());
+  struct Case {
+    void (*edit)(Architecture*);
+    const char* field;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {[](Architecture* a) { a->num_global_attention_heads = 60; },
+            "architecture.num_global_key_value_heads"},
+           {[](Architecture* a) { a->num_sliding_window_layers = 45; },
+            "architecture.num_sliding_window_layers"},
+           {[](Architecture* a) { a->mtp_shares_embeddings = true; },
+            "architecture.mtp_own_output_head"},
+           {[](Architecture* a) { a->num_mtp_layers = 0; }, "architecture.mtp_dense_mlp"}}) {
+    Architecture edited = base;
+    c.edit(&edited);
+    const absl::Status refused = CheckArchitectureShape(edited);
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_TRUE(absl::StrContains(refused.message(), c.field)) << refused;
+  }
+}
+
 }  // namespace
 }  // namespace modelatlas::estimator
