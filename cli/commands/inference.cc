@@ -616,6 +616,16 @@ int Count(Session& session, const Arguments& args) {
   }
   rows.push_back({"total", Fixed(response.total_parameters(), 0), ""});
   rows.push_back({"active per token", Fixed(response.active_parameters(), 0), ""});
+  if (response.has_multi_token_prediction_parameters()) {
+    const double mtp = response.multi_token_prediction_parameters();
+    const std::string layers = absl::StrCat(response.architecture().num_mtp_layers());
+    rows.push_back({"multi-token prediction", Fixed(mtp, 0),
+                    absl::StrCat(layers,
+                                 " layer(s) the checkpoint stores beside the model; not in "
+                                 "the total")});
+    rows.push_back({"checkpoint", Fixed(response.total_parameters() + mtp, 0),
+                    "total + multi-token prediction (before any quantization scales)"});
+  }
   if (response.has_tensor_parameters()) {
     rows.push_back({"in the file's tensors", Fixed(response.tensor_parameters(), 0), ""});
   }

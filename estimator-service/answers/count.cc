@@ -33,6 +33,9 @@ absl::StatusOr<v1::CountParametersResponse> CountParametersOf(
   response.set_embedding_parameters(count->embedding);
   response.set_non_embedding_parameters(count->non_embedding);
   response.set_active_parameters(count->active);
+  if (count->multi_token_prediction > 0) {
+    response.set_multi_token_prediction_parameters(count->multi_token_prediction);
+  }
   for (const ParameterComponent& component : count->components) {
     auto* out = response.add_components();
     out->set_name(component.name);

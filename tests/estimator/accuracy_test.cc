@@ -24,6 +24,7 @@
 #include "common/formats/hf_config.h"
 #include "estimator-service/answers/audit.h"
 #include "estimator-service/answers/conversions.h"
+#include "estimator-service/answers/inference.h"
 #include "estimator-service/answers/runtime.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
@@ -243,6 +244,22 @@ TEST(AccuracyParametersTest, Step35FlashIsCountedExactlyWithItsThreeMtpLayers) {
   EXPECT_EQ(count.multi_token_prediction, 3 * (attention(96) + kDense + 2 * 4096.0 + 3 * 4096 +
                                                2.0 * 4096 * 4096 + 128896.0 * 4096));
   EXPECT_EQ(count.total + count.multi_token_prediction, 199384301376);
+  // The count answer shows them apart, so that its total and the Hub's
+  // differ by a figure the answer gives.
+  auto read = ArchitectureFromHfConfig(kStep35Flash);
+  ASSERT_TRUE(read.ok()) << read.status();
+  absl::StatusOr<v1::CountParametersResponse> answer =
+      CountParametersOf(*read, v1::CountParametersRequest());
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->total_parameters(), 196956130368);
+  EXPECT_EQ(answer->multi_token_prediction_parameters(), 2428171008);
+  std::string without = kStep35Flash;
+  without.replace(without.find(R"("num_nextn_predict_layers": 3)"), 29,
+                  R"("num_nextn_predict_layers": 0)");
+  auto plain = ArchitectureFromHfConfig(without);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(CountParametersOf(*plain, v1::CountParametersRequest())
+                   ->has_multi_token_prediction_parameters());
   // "~11B active": 8 routed experts and the shared one a token.
   EXPECT_EQ(count.active, count.total - 42 * 280 * 3.0 * 4096 * 1280);
 
