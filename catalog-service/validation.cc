@@ -302,6 +302,11 @@ void CheckCheckpointQuantization(const common::v1::Architecture& arch, const std
     if (!grouped) absl::StrAppend(&problem, " (got \"", format, "\")");
     violations->Add(Join(prefix, "architecture.checkpoint_quantization_group_size"), problem);
   }
+  if (arch.checkpoint_attention_output_16bit() && format != "fp8-block128") {
+    violations->Add(
+        Join(prefix, "architecture.checkpoint_attention_output_16bit"),
+        absl::StrCat("needs checkpoint_weight_format \"fp8-block128\" (got \"", format, "\")"));
+  }
   const std::string& not_sized = arch.checkpoint_quantization_not_sized();
   if (not_sized.empty()) return;
   const std::string field = Join(prefix, "architecture.checkpoint_quantization_not_sized");

@@ -56,6 +56,12 @@ std::string ArchitectureItems(const common::v1::Architecture& a) {
   if (a.num_key_value_heads() > 0 && a.num_key_value_heads() != a.num_attention_heads()) {
     absl::StrAppend(&shape, " (", a.num_key_value_heads(), " key/value heads)");
   }
+  if (a.kv_lora_rank() == 0 && a.v_head_dim() > 0 && a.head_dim() > 0 &&
+      a.v_head_dim() != a.head_dim()) {
+    // MiMo-V2-Flash: values narrower than queries and keys (both in the cache).
+    absl::StrAppend(&shape, "; query and key heads of ", a.head_dim(), ", value heads of ",
+                    a.v_head_dim());
+  }
   if (a.global_head_dim() > 0 || a.num_global_key_value_heads() > 0) {
     // Gemma 4: the full-attention layers' own heads (the KV cache's other part).
     const int kv_heads = a.num_global_key_value_heads() > 0 ? a.num_global_key_value_heads()

@@ -265,6 +265,7 @@ std::set<std::string> AllTypes() {
   std::set<std::string> all = KnownTypes();
   all.insert("t5gemma");
   all.insert("step3p5");
+  all.insert("mimo_v2_flash");
   all.insert(MultimodalTypes().begin(), MultimodalTypes().end());
   all.insert(StateSpaceTypes().begin(), StateSpaceTypes().end());
   return all;
@@ -2155,6 +2156,10 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromHfConfig(absl::string_v
     arch->set_checkpoint_weight_format(std::move(checkpoint.format));
     arch->set_checkpoint_quantization_group_size(static_cast<int32_t>(checkpoint.group_size));
     arch->set_checkpoint_quantization_not_sized(std::move(checkpoint.not_sized));
+    // A 16-bit o_proj is a trait of the FP8 checkpoint only.
+    if (arch->checkpoint_weight_format() != "fp8-block128") {
+      arch->clear_checkpoint_attention_output_16bit();
+    }
   }
   return arch;
 }
@@ -2425,6 +2430,29 @@ absl::StatusOr<common::v1::Architecture> T5GemmaArchitecture(const Struct& root)
   return a;
 }
 
+// A config key this reader does not count, refused naming it.
+absl::Status RefuseKey(const std::string& key, absl::string_view why) {
+  return WithReason(InvalidFieldError(absl::StrCat(kField, ".", key), why),
+                    "UNSUPPORTED_MODEL_TYPE");
+}
+
+// The sizes a decoder-only reader of its own takes first (num_hidden_layers,
+// hidden_size, vocab_size, intermediate_size, max_position_embeddings);
+// the layers, and the first bad key's error in *error when none is there.
+int64_t ReadDecoderSizes(const Config& c, common::v1::Architecture* a, absl::Status* error) {
+  auto take = [error](absl::StatusOr<int64_t> v) -> int64_t {
+    if (!v.ok() && error->ok()) *error = v.status();
+    return v.ok() ? *v : 0;
+  };
+  const int64_t layers = take(c.Required({"num_hidden_layers"}));
+  a->set_num_layers(static_cast<int32_t>(layers));
+  a->set_hidden_size(take(c.Required({"hidden_size"})));
+  a->set_vocab_size(take(c.Required({"vocab_size"})));
+  a->set_intermediate_size(take(c.Required({"intermediate_size"})));
+  a->set_max_context_length(take(c.Int({"max_position_embeddings"}, 0)));
+  return layers;
+}
+
 // Step-3.5-Flash (Step3p5Config, its remote modeling_step3p5.py and
 // vLLM's step3p5.py): Llama's gated blocks with per-head QK norms and a
 // head-wise sigmoid gate (g_proj, heads x hidden); its full-attention
@@ -2438,10 +2466,6 @@ absl::StatusOr<common::v1::Architecture> T5GemmaArchitecture(const Struct& root)
 // (shared_head.output), the embedding the model's. layer_types lists the
 // MTP layers after the num_hidden_layers main ones.
 absl::StatusOr<common::v1::Architecture> Step3p5Architecture(const Config& c) {
-  const auto refuse = [](const std::string& key, absl::string_view why) {
-    return WithReason(InvalidFieldError(absl::StrCat(kField, ".", key), why),
-                      "UNSUPPORTED_MODEL_TYPE");
-  };
   common::v1::Architecture a;
   a.set_model_type("step3p5");
   absl::Status error;
@@ -2449,56 +2473,53 @@ absl::StatusOr<common::v1::Architecture> Step3p5Architecture(const Config& c) {
     if (!v.ok() && error.ok()) error = v.status();
     return v.ok() ? *v : 0;
   };
-  const int64_t layers = take(c.Required({"num_hidden_layers"}));
-  a.set_num_layers(static_cast<int32_t>(layers));
-  a.set_hidden_size(take(c.Required({"hidden_size"})));
-  a.set_vocab_size(take(c.Required({"vocab_size"})));
-  a.set_intermediate_size(take(c.Required({"intermediate_size"})));
-  a.set_max_context_length(take(c.Int({"max_position_embeddings"}, 0)));
+  const int64_t layers = ReadDecoderSizes(c, &a, &error);
   const int64_t full_heads = take(c.Required({"num_attention_heads"}));
   const int64_t kv_heads = take(c.Required({"num_attention_groups"}));
   const int64_t head_dim = take(c.Required({"head_dim"}));
   const int64_t mtp_layers = take(c.Int({"num_nextn_predict_layers"}, 0));
   if (!error.ok()) return error;
   if (c.String("att_impl_type") != "GQA") {
-    return refuse("att_impl_type", "only \"GQA\" attention is counted by this reader");
+    return RefuseKey("att_impl_type", "only \"GQA\" attention is counted by this reader");
   }
   // The sliding-window layers' geometry.
   const Value* other = c.Find({"attention_other_setting"});
   if (other == nullptr || other->kind_case() != Value::kStructValue) {
-    return refuse("attention_other_setting",
-                  "required: the sliding-window layers' heads (an object)");
+    return RefuseKey("attention_other_setting",
+                     "required: the sliding-window layers' heads (an object)");
   }
   const Config sliding(other->struct_value());
   if (sliding.String("attention_type") != "sliding_attention") {
-    return refuse("attention_other_setting.attention_type",
-                  "only \"sliding_attention\" is counted by this reader");
+    return RefuseKey("attention_other_setting.attention_type",
+                     "only \"sliding_attention\" is counted by this reader");
   }
   const int64_t sliding_heads = take(sliding.Required({"num_attention_heads"}));
   if (take(sliding.Int({"num_attention_groups"}, kv_heads)) != kv_heads ||
       take(sliding.Int({"head_dim"}, head_dim)) != head_dim) {
-    return refuse("attention_other_setting",
-                  "KV heads or head_dim other than the full-attention layers' are not counted by "
-                  "this reader");
+    return RefuseKey(
+        "attention_other_setting",
+        "KV heads or head_dim other than the full-attention layers' are not counted by "
+        "this reader");
   }
   // Which layers slide: the first num_hidden_layers entries; the MTP
   // layers' entries after them must slide too.
   const Value* types = c.Find({"layer_types"});
   if (types == nullptr || types->kind_case() != Value::kListValue ||
       types->list_value().values_size() < layers + mtp_layers) {
-    return refuse("layer_types", "required: num_hidden_layers + num_nextn_predict_layers entries");
+    return RefuseKey("layer_types",
+                     "required: num_hidden_layers + num_nextn_predict_layers entries");
   }
   int sliding_layers = 0;
   for (int i = 0; i < layers + mtp_layers; ++i) {
     const std::string kind = types->list_value().values(i).string_value();
     if (kind != "sliding_attention" && kind != "full_attention") {
-      return refuse(absl::StrCat("layer_types[", i, "]"),
-                    "must be \"full_attention\" or \"sliding_attention\"");
+      return RefuseKey(absl::StrCat("layer_types[", i, "]"),
+                       "must be \"full_attention\" or \"sliding_attention\"");
     }
     if (i >= layers && kind != "sliding_attention") {
-      return refuse(absl::StrCat("layer_types[", i, "]"),
-                    "a multi-token-prediction layer with full attention is not counted by this "
-                    "reader");
+      return RefuseKey(absl::StrCat("layer_types[", i, "]"),
+                       "a multi-token-prediction layer with full attention is not counted by this "
+                       "reader");
     }
     sliding_layers += i < layers && kind == "sliding_attention";
   }
@@ -2526,11 +2547,11 @@ absl::StatusOr<common::v1::Architecture> Step3p5Architecture(const Config& c) {
     for (absl::string_view item : absl::StrSplit(listed, ',', absl::SkipWhitespace())) {
       int index = -1;
       if (!absl::SimpleAtoi(item, &index) || index < 0 || index >= layers) {
-        return refuse("moe_layers_enum", "must list layer indices below num_hidden_layers");
+        return RefuseKey("moe_layers_enum", "must list layer indices below num_hidden_layers");
       }
       ++moe;
     }
-    if (moe == 0) return refuse("moe_layers_enum", "required with moe_num_experts");
+    if (moe == 0) return RefuseKey("moe_layers_enum", "required with moe_num_experts");
     a.set_num_experts(static_cast<int32_t>(experts));
     a.set_num_experts_per_token(static_cast<int32_t>(take(c.Required({"moe_top_k"}))));
     a.set_moe_intermediate_size(take(c.Required({"moe_intermediate_size"})));
@@ -2552,11 +2573,158 @@ absl::StatusOr<common::v1::Architecture> Step3p5Architecture(const Config& c) {
   return a;
 }
 
+// Each layer's kind from a list of `layers` entries: the Hub's integers
+// (hybrid_layer_pattern 0 = full attention, 1 = sliding window;
+// moe_layer_freq 0 = dense, 1 = MoE) or transformers' strings (layer_types
+// "full_attention" / "sliding_attention", mlp_layer_types "dense" /
+// "sparse"); how many are of the second kind, or an error naming the entry.
+absl::StatusOr<int> CountSecondKind(const Config& c, const char* numbers_key,
+                                    const char* strings_key, const char* first, const char* second,
+                                    int64_t layers) {
+  const char* key = numbers_key;
+  const Value* list = c.Find({numbers_key, strings_key}, &key);
+  const bool numbers = key == numbers_key;
+  if (list == nullptr || list->kind_case() != Value::kListValue ||
+      list->list_value().values_size() != layers) {
+    return RefuseKey(numbers_key,
+                     absl::StrCat("required (or ", strings_key,
+                                  "): one entry per layer, num_hidden_layers of them"));
+  }
+  int count = 0;
+  for (int i = 0; i < layers; ++i) {
+    const Value& item = list->list_value().values(i);
+    const bool is_first = numbers
+                              ? item.kind_case() == Value::kNumberValue && item.number_value() == 0
+                              : item.string_value() == first;
+    const bool is_second = numbers
+                               ? item.kind_case() == Value::kNumberValue && item.number_value() == 1
+                               : item.string_value() == second;
+    if (!is_first && !is_second) {
+      return RefuseKey(
+          absl::StrCat(key, "[", i, "]"),
+          numbers ? "must be 0 or 1" : absl::StrCat("must be \"", first, "\" or \"", second, "\""));
+    }
+    count += is_second;
+  }
+  return count;
+}
+
+// MiMo-V2-Flash (XiaomiMiMo's config.json as transformers'
+// convert_mimo_v2_flash_weights_to_hf.py and vLLM's mimo_v2_flash.py read
+// it): each layer full attention or a 128-token sliding window
+// (hybrid_layer_pattern); the full layers num_attention_heads over
+// num_key_value_heads, the sliding ones swa_num_attention_heads over
+// swa_num_key_value_heads; queries and keys head_dim wide, values
+// v_head_dim (192 and 128); a learned sink per head where
+// add_swa_attention_sink_bias / add_full_attention_sink_bias; an MLP of
+// intermediate_size or an MoE block (moe_layer_freq) of n_routed_experts
+// of moe_intermediate_size, num_experts_per_tok routed, a router bias
+// (topk_method "noaux_tc": e_score_correction_bias), no shared expert.
+// Its checkpoint also holds three multi-token-prediction layers
+// (model.mtp.layers.0-2: a sliding-window layer with sinks, a dense MLP,
+// enorm, hnorm, eh_proj and a final norm, on the model's embedding and
+// head) that no config key counts; num_nextn_predict_layers, when a config
+// has it, is taken instead.
+constexpr int64_t kMimoV2FlashMtpLayers = 3;
+
+absl::StatusOr<common::v1::Architecture> MimoV2FlashArchitecture(const Config& c) {
+  common::v1::Architecture a;
+  a.set_model_type("mimo_v2_flash");
+  absl::Status error;
+  auto take = [&](absl::StatusOr<int64_t> v) -> int64_t {
+    if (!v.ok() && error.ok()) error = v.status();
+    return v.ok() ? *v : 0;
+  };
+  const int64_t layers = ReadDecoderSizes(c, &a, &error);
+  const int64_t full_heads = take(c.Required({"num_attention_heads"}));
+  const int64_t full_kv = take(c.Required({"num_key_value_heads"}));
+  const int64_t head_dim = take(c.Required({"head_dim"}));
+  const int64_t v_head_dim = take(c.Int({"v_head_dim"}, head_dim));
+  const int64_t mtp_layers = take(c.Int({"num_nextn_predict_layers"}, kMimoV2FlashMtpLayers));
+  if (!error.ok()) return error;
+  absl::StatusOr<int> sliding = CountSecondKind(c, "hybrid_layer_pattern", "layer_types",
+                                                "full_attention", "sliding_attention", layers);
+  if (!sliding.ok()) return sliding.status();
+  const bool has_full = *sliding < layers;
+  if (*sliding > 0) {
+    const int64_t swa_heads = take(c.Required({"swa_num_attention_heads"}));
+    const int64_t swa_kv = take(c.Required({"swa_num_key_value_heads"}));
+    if (take(c.Int({"swa_head_dim"}, head_dim)) != head_dim ||
+        take(c.Int({"swa_v_head_dim"}, v_head_dim)) != v_head_dim) {
+      return RefuseKey("swa_head_dim",
+                       "sliding-window heads of another width than the full-attention layers' are "
+                       "not counted by this reader");
+    }
+    a.set_num_attention_heads(static_cast<int32_t>(swa_heads));
+    a.set_num_key_value_heads(static_cast<int32_t>(swa_kv));
+    a.set_sliding_window(take(c.Required({"sliding_window", "sliding_window_size"})));
+    a.set_num_sliding_window_layers(*sliding);
+    if (has_full) {
+      if (full_heads != swa_heads)
+        a.set_num_global_attention_heads(static_cast<int32_t>(full_heads));
+      if (full_kv != swa_kv) a.set_num_global_key_value_heads(static_cast<int32_t>(full_kv));
+    }
+  } else {
+    a.set_num_attention_heads(static_cast<int32_t>(full_heads));
+    a.set_num_key_value_heads(static_cast<int32_t>(full_kv));
+  }
+  a.set_head_dim(static_cast<int32_t>(head_dim));
+  if (v_head_dim != head_dim) a.set_v_head_dim(static_cast<int32_t>(v_head_dim));
+  // Sinks: in the sliding layers (and the MTP layers, which slide), in the
+  // full ones, or both.
+  const bool swa_sinks = c.Bool("add_swa_attention_sink_bias", false) && *sliding > 0;
+  const bool full_sinks = c.Bool("add_full_attention_sink_bias", false) && has_full;
+  if (full_sinks && !swa_sinks && *sliding > 0) {
+    return RefuseKey("add_full_attention_sink_bias",
+                     "sinks in the full-attention layers alone are not counted by this reader");
+  }
+  a.set_attention_sinks(swa_sinks || full_sinks);
+  a.set_attention_sinks_sliding_only(swa_sinks && has_full && !full_sinks);
+  if (c.Bool("use_qk_norm", false)) {
+    return RefuseKey("use_qk_norm", "query and key norms are not counted by this reader");
+  }
+  a.set_attention_qkv_bias(c.Bool("attention_bias", false));
+  a.set_gated_mlp(true);
+  a.set_norm_type(common::v1::NORM_TYPE_RMS_NORM);
+  a.set_position_embedding(common::v1::POSITION_EMBEDDING_ROTARY);
+  a.set_tie_word_embeddings(c.Bool("tie_word_embeddings", false));
+  const int64_t experts = take(c.Int({"n_routed_experts"}, 0));
+  if (experts > 0) {
+    absl::StatusOr<int> moe =
+        CountSecondKind(c, "moe_layer_freq", "mlp_layer_types", "dense", "sparse", layers);
+    if (!moe.ok()) return moe.status();
+    if (take(c.Int({"n_shared_experts"}, 0)) > 0) {
+      return RefuseKey("n_shared_experts", "shared experts are not counted by this reader");
+    }
+    a.set_num_experts(static_cast<int32_t>(experts));
+    a.set_num_experts_per_token(static_cast<int32_t>(take(c.Required({"num_experts_per_tok"}))));
+    a.set_moe_intermediate_size(take(c.Required({"moe_intermediate_size"})));
+    a.set_router_bias(c.String("topk_method") == "noaux_tc");
+    a.set_num_dense_layers(static_cast<int32_t>(layers - *moe));
+  }
+  if (mtp_layers > 0) {
+    a.set_num_mtp_layers(static_cast<int32_t>(mtp_layers));
+    a.set_mtp_shares_embeddings(true);
+    a.set_mtp_dense_mlp(true);
+  }
+  // Its FP8 checkpoint keeps o_proj in BF16 (the MiMo-V2-Flash report,
+  // section 2.1; the MiMo-V2.5 configs' ignored_layers list every o_proj):
+  // used only when the weights are sized in that checkpoint's format.
+  a.set_checkpoint_attention_output_16bit(true);
+  if (!error.ok()) return error;
+  a.set_source(c.Find({"num_nextn_predict_layers"}) != nullptr
+                   ? "config.json (mimo_v2_flash)"
+                   : "config.json (mimo_v2_flash; its three multi-token-prediction layers from "
+                     "the checkpoint, model.mtp.layers.0-2: no config key counts them)");
+  return a;
+}
+
 absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root) {
   const Config c(root);
   const std::string type = c.String("model_type");
   if (type == "t5gemma") return T5GemmaArchitecture(root);
   if (type == "step3p5") return Step3p5Architecture(c);
+  if (type == "mimo_v2_flash") return MimoV2FlashArchitecture(c);
   if (MultimodalTypes().count(type)) return MultimodalArchitecture(root, type);
   if (StateSpaceTypes().count(type)) return StateSpaceArchitecture(c, type);
   if (!KnownTypes().count(type)) {

@@ -43,6 +43,7 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   }
   out.checkpoint_quantization_group_size = arch.checkpoint_quantization_group_size();
   out.checkpoint_quantization_not_sized = !arch.checkpoint_quantization_not_sized().empty();
+  out.checkpoint_attention_output_16bit = arch.checkpoint_attention_output_16bit();
   out.sliding_window = arch.sliding_window();
   out.num_sliding_window_layers = arch.num_sliding_window_layers();
   out.attention_qkv_bias = arch.attention_qkv_bias();
@@ -96,6 +97,7 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.num_mtp_layers = arch.num_mtp_layers();
   out.qk_norm_full_width = arch.qk_norm_full_width();
   out.attention_sinks = arch.attention_sinks();
+  out.attention_sinks_sliding_only = arch.attention_sinks_sliding_only();
   out.num_decoder_layers = arch.num_decoder_layers();
   out.relative_attention_buckets = arch.relative_attention_buckets();
   out.separate_encoder_embedding = arch.separate_encoder_embedding();

@@ -84,6 +84,8 @@ struct Architecture {
   // non-rotary part of each query/key head and the value head width.
   int q_lora_rank = 0;
   int qk_nope_head_dim = 0;
+  // MLA's value head width; without MLA, standard attention's when it
+  // differs from head_dim (MiMo-V2-Flash: 128 beside 192); 0 = head_dim.
   int v_head_dim = 0;
   // DeepSeek Sparse Attention's indexer (DeepSeek-V3.2): its heads and head
   // width; 0 = none. Its key is cached beside the latent.
@@ -136,8 +138,10 @@ struct Architecture {
   // Their values come from the key projection (Gemma 4 attention_k_eq_v):
   // no v_proj; the cache still holds keys and values apart.
   bool global_values_from_keys = false;
-  // A learned sink logit per head (gpt-oss): a parameters per layer.
+  // A learned sink logit per head (gpt-oss): a parameters per layer; with
+  // the second flag, in the sliding-window layers only (MiMo-V2-Flash).
   bool attention_sinks = false;
+  bool attention_sinks_sliding_only = false;
   // A head-wise output gate (Step-3.5-Flash g_proj): h x heads per layer.
   bool attention_head_gate = false;
   // Multi-token-prediction modules (DeepSeek-V3): counted apart.
@@ -177,6 +181,9 @@ struct Architecture {
   // request that names none (WorkloadForModel). Not a shape: formulas
   // ignore it.
   std::optional<NumberFormat> checkpoint_weight_format;
+  // The FP8 checkpoint keeps its attention output projections in 16 bits
+  // (MiMo-V2-Flash); only for weights in that format.
+  bool checkpoint_attention_output_16bit = false;
   // Its input weights per scale group (GPTQ, AWQ, int4); 0: not on record.
   int checkpoint_quantization_group_size = 0;
   // The checkpoint is quantized in a way no format here sizes (proto
@@ -197,7 +204,19 @@ struct Architecture {
   // The full-attention layers have a geometry of their own (Gemma 4).
   bool HasGlobalGeometry() const {
     return global_head_dim > 0 || num_global_key_value_heads > 0 || global_values_from_keys ||
-           num_global_attention_heads > 0;
+           num_global_attention_heads > 0 || attention_sinks_sliding_only;
+  }
+  // Standard attention's value width in every layer (v_head_dim without MLA).
+  int ValueHeadDim() const {
+    return !UsesMla() && v_head_dim > 0 ? v_head_dim : EffectiveHeadDim();
+  }
+  int GlobalValueHeadDim() const {
+    return !UsesMla() && v_head_dim > 0 ? v_head_dim : GlobalHeadDim();
+  }
+  // Whether the sliding-window layers (or, by `full`, the full-attention
+  // layers) have attention sinks.
+  bool HasSinks(bool full) const {
+    return attention_sinks && !(full && attention_sinks_sliding_only);
   }
   int GlobalAttentionHeads() const {
     return num_global_attention_heads > 0 ? num_global_attention_heads : num_attention_heads;

@@ -108,8 +108,30 @@ struct LayerTokenKv {
 };
 LayerTokenKv GlobalGeometryLayerTokenKv(const Architecture& arch, NumberFormat format) {
   const double bytes_per_element = BitsPerElement(format) / 8;
-  return {2.0 * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element,
-          2.0 * arch.GlobalKvHeads() * arch.GlobalHeadDim() * bytes_per_element};
+  return {static_cast<double>(arch.EffectiveKvHeads()) *
+              (arch.EffectiveHeadDim() + arch.ValueHeadDim()) * bytes_per_element,
+          static_cast<double>(arch.GlobalKvHeads()) *
+              (arch.GlobalHeadDim() + arch.GlobalValueHeadDim()) * bytes_per_element};
+}
+
+// Whether the values are cached at a width of their own (MiMo-V2-Flash's
+// 128 beside keys of 192): the KV text then names both widths.
+bool ValuesOwnWidth(const Architecture& arch) {
+  return arch.ValueHeadDim() != arch.EffectiveHeadDim() ||
+         arch.GlobalValueHeadDim() != arch.GlobalHeadDim();
+}
+
+// " x 8 KV heads x 128 head dim", or " x 8 KV heads x (192 key + 128
+// value)" when the values have a width of their own (the caller then
+// writes no "2 (K and V)" factor).
+void WriteKvHeads(TextWriter& text, bool own_value_width, int kv_heads, int head_dim,
+                  int value_dim) {
+  text.Literal(" x ").Integer(kv_heads).Literal(" KV heads x ");
+  if (own_value_width) {
+    text.Literal("(").Integer(head_dim).Literal(" key + ").Integer(value_dim).Literal(" value)");
+  } else {
+    text.Integer(head_dim).Literal(" head dim");
+  }
 }
 
 // KvCacheBytesPerToken, its text written by `text` when not null (the
@@ -199,19 +221,18 @@ double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, 
     const LayerTokenKv each = GlobalGeometryLayerTokenKv(arch, format);
     const double bytes = sliding * each.sliding + full * each.full;
     if (text == nullptr) return bytes;
-    text->Literal("2 (K and V) x (")
-        .Integer(sliding)
-        .Literal(" sliding-window layers x ")
-        .Integer(arch.EffectiveKvHeads())
-        .Literal(" KV heads x ")
-        .Integer(arch.EffectiveHeadDim())
-        .Literal(" head dim + ")
-        .Integer(full)
-        .Literal(" full-attention layers x ")
-        .Integer(arch.GlobalKvHeads())
-        .Literal(" KV heads x ")
-        .Integer(arch.GlobalHeadDim())
-        .Literal(" head dim");
+    const bool own_values = ValuesOwnWidth(arch);
+    if (own_values) {
+      text->Literal("(");
+    } else {
+      text->Literal("2 (K and V) x (");
+    }
+    text->Integer(sliding).Literal(" sliding-window layers");
+    WriteKvHeads(*text, own_values, arch.EffectiveKvHeads(), arch.EffectiveHeadDim(),
+                 arch.ValueHeadDim());
+    text->Literal(" + ").Integer(full).Literal(" full-attention layers");
+    WriteKvHeads(*text, own_values, arch.GlobalKvHeads(), arch.GlobalHeadDim(),
+                 arch.GlobalValueHeadDim());
     if (arch.global_values_from_keys) {
       text->Literal(", their values from the keys but cached apart");
     }
@@ -226,8 +247,8 @@ double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, 
     WritePerElementAndTotal(*text, bytes_per_element, format, bytes);
     return bytes;
   }
-  const double bytes =
-      2.0 * kv_layers * arch.EffectiveKvHeads() * arch.EffectiveHeadDim() * bytes_per_element;
+  const double bytes = static_cast<double>(kv_layers) * arch.EffectiveKvHeads() *
+                       (arch.EffectiveHeadDim() + arch.ValueHeadDim()) * bytes_per_element;
   if (text == nullptr) return bytes;
   if (arch.IsHybrid() && kv_layers == 0) {
     text->Literal("no attention layer (")
@@ -236,13 +257,12 @@ double WriteKvCacheBytesPerToken(const Architecture& arch, NumberFormat format, 
     return bytes;
   }
   // A transformer: every layer, or a hybrid's attention layers.
-  text->Literal("2 (K and V) x ");
-  write_layers(text)
-      .Literal(" x ")
-      .Integer(arch.EffectiveKvHeads())
-      .Literal(" KV heads x ")
-      .Integer(arch.EffectiveHeadDim())
-      .Literal(" head dim x ");
+  const bool own_values = ValuesOwnWidth(arch);
+  if (!own_values) text->Literal("2 (K and V) x ");
+  write_layers(text);
+  WriteKvHeads(*text, own_values, arch.EffectiveKvHeads(), arch.EffectiveHeadDim(),
+               arch.ValueHeadDim());
+  text->Literal(" x ");
   WritePerElementAndTotal(*text, bytes_per_element, format, bytes);
   return bytes;
 }
@@ -409,14 +429,17 @@ PrefillWorkspace PrefillWorkspaceOf(const Architecture& arch, int chunk_tokens, 
   figures.batch = batch;
   figures.vocab_size = arch.vocab_size;
   const double h = static_cast<double>(arch.hidden_size);
-  double attention = static_cast<double>(arch.num_attention_heads + 2 * arch.EffectiveKvHeads()) *
-                     arch.EffectiveHeadDim();
+  // q, k and v (values at their own width: MiMo-V2-Flash's 128 beside 192).
+  double attention = static_cast<double>(arch.num_attention_heads + arch.EffectiveKvHeads()) *
+                         arch.EffectiveHeadDim() +
+                     static_cast<double>(arch.EffectiveKvHeads()) * arch.ValueHeadDim();
   if (arch.HasGlobalGeometry()) {
     // Gemma 4: a full-attention layer's q/k/v when wider (31B: 40 x 512),
     // at its own query heads (Step-3.5-Flash's 64 beside 96).
-    attention = std::max(
-        attention, static_cast<double>(arch.GlobalAttentionHeads() + 2 * arch.GlobalKvHeads()) *
-                       arch.GlobalHeadDim());
+    attention = std::max(attention,
+                         static_cast<double>(arch.GlobalAttentionHeads() + arch.GlobalKvHeads()) *
+                                 arch.GlobalHeadDim() +
+                             static_cast<double>(arch.GlobalKvHeads()) * arch.GlobalValueHeadDim());
   }
   const double mlp = TokenMlpWidth(arch) * (arch.gated_mlp ? 2 : 1);
   const double per_token = 2 * h + attention + mlp;
@@ -489,7 +512,7 @@ void WeightsTextOfFormat(double parameters, double bits, NumberFormat format, in
 // thread by every figure the text shows or is computed from.
 void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_layers,
                  double per_token, double total_bytes, std::string* out) {
-  using Memo = TextMemo<12>;
+  using Memo = TextMemo<13>;
   thread_local Memo memo;
   const int64_t context = w.context_length_tokens;
   const int sliding_layers = SlidingLayers(arch);
@@ -509,7 +532,9 @@ void KvCacheText(const Architecture& arch, const ResolvedWorkload& w, int kv_lay
                  arch.GlobalHeadDim())
           : 0,
       Pair(arch.num_cross_attention_layers | (w.images_per_sequence << 16),
-           static_cast<int>(arch.cross_attention_positions))};
+           static_cast<int>(arch.cross_attention_positions)),
+      // Values at a width of their own (MiMo-V2-Flash).
+      Pair(arch.ValueHeadDim(), arch.GlobalValueHeadDim())};
   if (const std::string* known = memo.Find(key)) {
     out->assign(*known);
     return;

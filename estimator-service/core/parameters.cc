@@ -265,6 +265,23 @@ void CheckGlobalGeometry(const Architecture& arch, FieldViolations* violations) 
     violations->Add("architecture.per_layer_input_vocab_size",
                     "must be positive exactly when per_layer_input_size is");
   }
+  if (arch.attention_sinks_sliding_only && !arch.attention_sinks) {
+    violations->Add("architecture.attention_sinks_sliding_only", "needs attention_sinks");
+  }
+  // Standard attention's own value width: counted and cached in decoder-only
+  // models' self attention, the same in every layer (MiMo-V2-Flash).
+  const bool own_values =
+      !arch.UsesMla() && arch.v_head_dim > 0 && arch.v_head_dim != arch.EffectiveHeadDim();
+  if (arch.v_head_dim < 0 ||
+      (own_values &&
+       ((arch.global_head_dim > 0 && arch.global_head_dim != arch.EffectiveHeadDim()) ||
+        arch.num_decoder_layers > 0 || arch.num_cross_attention_layers > 0 ||
+        arch.global_values_from_keys))) {
+    violations->Add("architecture.v_head_dim",
+                    "must not be negative; a value width other than head_dim is counted only in "
+                    "a decoder-only model's self attention, with one head_dim in every layer (no "
+                    "global_head_dim of its own, no values from the keys)");
+  }
   if (!arch.HasGlobalGeometry()) return;
   if (arch.UsesMla() || arch.IsHybrid() || arch.num_decoder_layers > 0) {
     violations->Add("architecture.global_head_dim",
@@ -277,7 +294,8 @@ void CheckGlobalGeometry(const Architecture& arch, FieldViolations* violations) 
                     absl::StrCat("must be between 1 and num_layers - 1 (", arch.num_layers - 1,
                                  ") with a sliding_window when the full-attention layers have a "
                                  "geometry of their own (global_head_dim, "
-                                 "num_global_key_value_heads, global_values_from_keys)"));
+                                 "num_global_key_value_heads, global_values_from_keys, "
+                                 "attention_sinks_sliding_only)"));
   }
   if (arch.GlobalAttentionHeads() > 0 && arch.GlobalAttentionHeads() % arch.GlobalKvHeads() != 0) {
     violations->Add("architecture.num_global_key_value_heads",
@@ -322,6 +340,11 @@ absl::Status CheckArchitectureShape(const Architecture& arch) {
     violations.Add("architecture.mtp_own_output_head",
                    "needs num_mtp_layers, and contradicts mtp_shares_embeddings (which shares the "
                    "output head too)");
+  }
+  if (arch.checkpoint_attention_output_16bit &&
+      arch.checkpoint_weight_format != NumberFormat::kFp8Block) {
+    violations.Add("architecture.checkpoint_attention_output_16bit",
+                   "needs checkpoint_weight_format \"fp8-block128\"");
   }
   if (arch.mtp_dense_mlp && arch.num_mtp_layers <= 0) {
     violations.Add("architecture.mtp_dense_mlp", "needs num_mtp_layers");
@@ -370,7 +393,35 @@ double PositionRows(const Architecture& arch) {
 int PositionTables(const Architecture& arch) { return arch.num_decoder_layers > 0 ? 2 : 1; }
 
 struct Figures;
-double AttentionExtras(const Architecture& arch, const Figures& f, double a, double d, double g);
+
+// One kind of attention block: a query heads of width d (queries and keys),
+// over g KV heads whose values are dv wide; `values` false when the values
+// come from k_proj (Gemma 4's full layers: no v_proj); `sinks` when it has
+// a learned sink per head.
+struct AttentionShape {
+  double a = 0, d = 0, dv = 0, g = 0;
+  bool values = true, sinks = false;
+};
+double AttentionExtras(const Architecture& arch, const Figures& f, const AttentionShape& s);
+
+// The sliding-window layers' shape (every layer's without a geometry of
+// their own), and the full-attention layers'.
+AttentionShape SlidingAttentionShape(const Architecture& arch) {
+  return {.a = static_cast<double>(arch.num_attention_heads),
+          .d = static_cast<double>(arch.EffectiveHeadDim()),
+          .dv = static_cast<double>(arch.ValueHeadDim()),
+          .g = static_cast<double>(arch.EffectiveKvHeads()),
+          .values = true,
+          .sinks = arch.HasSinks(/*full=*/false)};
+}
+AttentionShape FullAttentionShape(const Architecture& arch) {
+  return {.a = static_cast<double>(arch.GlobalAttentionHeads()),
+          .d = static_cast<double>(arch.GlobalHeadDim()),
+          .dv = static_cast<double>(arch.GlobalValueHeadDim()),
+          .g = static_cast<double>(arch.GlobalKvHeads()),
+          .values = !arch.global_values_from_keys,
+          .sinks = arch.HasSinks(/*full=*/true)};
+}
 
 // Every figure of a count, before any text: CountParameters describes
 // them, CountParameterTotals only adds them up.
@@ -407,28 +458,27 @@ struct Figures {
   double cross_attention_extras = 0, extra_embedding = 0;
 };
 
-// One attention block of a heads of width d over g KV heads, not latent:
-// q/k/v/o (no v_proj when `values` is false: Gemma 4's full layers take
-// their values from k_proj), Qwen3-Next's output gate (q_proj yields a
-// per-element gate, h x a x d more), biases, QK norms and sinks.
-double StandardAttention(const Architecture& arch, const Figures& f, double a, double d, double g,
-                         bool values) {
-  const double h = f.h, kv = values ? 2 : 1;
-  double p = h * a * d + kv * h * g * d + a * d * h;
-  if (arch.attention_output_gate) p += h * a * d;
-  if (f.qkv_bias) p += a * d + kv * g * d;
-  return p + AttentionExtras(arch, f, a, d, g);
+// One attention block, not latent: q/k/v/o (no v_proj when its values
+// come from k_proj; v_proj and o_proj at the value width, MiMo-V2-Flash's
+// 128 beside 192), Qwen3-Next's output gate (q_proj yields a per-element
+// gate, h x a x d more), biases, QK norms and sinks.
+double StandardAttention(const Architecture& arch, const Figures& f, const AttentionShape& s) {
+  const double h = f.h, values = s.values ? s.g * s.dv : 0;
+  double p = h * s.a * s.d + h * s.g * s.d + h * values + s.a * s.dv * h;
+  if (arch.attention_output_gate) p += h * s.a * s.d;
+  if (f.qkv_bias) p += s.a * s.d + s.g * s.d + values;
+  return p + AttentionExtras(arch, f, s);
 }
 
 // The output bias, QK norms, sinks and head-wise gate of an attention block
-// of a heads of width d over g KV heads (latent attention's too).
-double AttentionExtras(const Architecture& arch, const Figures& f, double a, double d, double g) {
+// (latent attention's too).
+double AttentionExtras(const Architecture& arch, const Figures& f, const AttentionShape& s) {
   double p = 0;
   if (f.output_bias) p += f.h;
-  if (f.qk_norm) p += arch.qk_norm_full_width ? (a + g) * d : 2 * d;
-  if (arch.attention_sinks) p += a;
+  if (f.qk_norm) p += arch.qk_norm_full_width ? (s.a + s.g) * s.d : 2 * s.d;
+  if (s.sinks) p += s.a;
   // Step-3.5-Flash's g_proj: a sigmoid per head from the block's input.
-  if (arch.attention_head_gate) p += f.h * a;
+  if (arch.attention_head_gate) p += f.h * s.a;
   return p;
 }
 
@@ -455,19 +505,17 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   f.d = arch.EffectiveHeadDim();
   f.L = arch.num_layers;
   f.V = static_cast<double>(arch.vocab_size);
-  const double h = f.h, a = f.a, g = f.g, d = f.d, L = f.L;
+  const double h = f.h, a = f.a, d = f.d, L = f.L;
 
   f.qkv_bias = options.include_biases && arch.attention_qkv_bias;
   f.output_bias = options.include_biases && arch.attention_output_bias;
   f.qk_norm = options.include_norms && arch.qk_norm;
   // Attention per layer; Gemma 4's full-attention layers at their own
   // geometry (StandardAttention).
-  f.attention = StandardAttention(arch, f, a, d, g, /*values=*/true);
+  f.attention = StandardAttention(arch, f, SlidingAttentionShape(arch));
   if (arch.HasGlobalGeometry()) {
     f.global_layers = arch.FullAttentionLayers();
-    f.global_attention =
-        StandardAttention(arch, f, arch.GlobalAttentionHeads(), arch.GlobalHeadDim(),
-                          arch.GlobalKvHeads(), !arch.global_values_from_keys);
+    f.global_attention = StandardAttention(arch, f, FullAttentionShape(arch));
   }
   if (arch.UsesMla()) {
     // DeepSeek-V2/V3 (transformers DeepseekV3Attention): queries through a
@@ -486,7 +534,7 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
     f.indexer = IndexerParameters(arch, options);
     f.attention += f.indexer;
   }
-  if (arch.UsesMla()) f.attention += AttentionExtras(arch, f, a, d, g);
+  if (arch.UsesMla()) f.attention += AttentionExtras(arch, f, SlidingAttentionShape(arch));
 
   // MLP per layer: dense layers, then MoE layers.
   f.dense_f = static_cast<double>(arch.intermediate_size);
@@ -629,17 +677,27 @@ std::string QkNormsText(const Architecture& arch, double a, double d, double g) 
 }
 
 // StandardAttention's arithmetic, term by term.
-std::string StandardAttentionText(const Architecture& arch, const Figures& f, double a, double d,
-                                  double g, bool values) {
-  const double h = f.h, kv = values ? 2 : 1;
-  std::string text = absl::StrCat(Int(h), "x", Int(a), "x", Int(d), " (Q) + ", values ? "2x" : "",
-                                  Int(h), "x", Int(g), "x", Int(d),
-                                  values ? " (K,V) + " : " (K; values from the keys: no V) + ",
-                                  Int(a), "x", Int(d), "x", Int(h), " (O)");
-  if (f.qkv_bias) absl::StrAppend(&text, " + ", Int(a * d + kv * g * d), " (QKV biases)");
+std::string StandardAttentionText(const Architecture& arch, const Figures& f,
+                                  const AttentionShape& s) {
+  const double h = f.h, a = s.a, d = s.d, dv = s.dv, g = s.g;
+  std::string text;
+  if (!s.values) {
+    text = absl::StrCat(Int(h), "x", Int(a), "x", Int(d), " (Q) + ", Int(h), "x", Int(g), "x",
+                        Int(d), " (K; values from the keys: no V) + ");
+  } else if (dv == d) {
+    text = absl::StrCat(Int(h), "x", Int(a), "x", Int(d), " (Q) + 2x", Int(h), "x", Int(g), "x",
+                        Int(d), " (K,V) + ");
+  } else {
+    text = absl::StrCat(Int(h), "x", Int(a), "x", Int(d), " (Q) + ", Int(h), "x", Int(g), "x",
+                        Int(d), " (K) + ", Int(h), "x", Int(g), "x", Int(dv), " (V) + ");
+  }
+  absl::StrAppend(&text, Int(a), "x", Int(dv), "x", Int(h), " (O)");
+  if (f.qkv_bias) {
+    absl::StrAppend(&text, " + ", Int(a * d + g * d + (s.values ? g * dv : 0)), " (QKV biases)");
+  }
   if (f.output_bias) absl::StrAppend(&text, " + ", Int(h), " (O bias)");
   if (f.qk_norm) absl::StrAppend(&text, QkNormsText(arch, a, d, g));
-  if (arch.attention_sinks) absl::StrAppend(&text, " + ", Int(a), " (sinks)");
+  if (s.sinks) absl::StrAppend(&text, " + ", Int(a), " (sinks)");
   if (arch.attention_output_gate) {
     absl::StrAppend(&text, " + ", Int(h), "x", Int(a), "x", Int(d), " (output gate)");
   }
@@ -656,7 +714,7 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
   std::vector<ParameterComponent> components;
   components.reserve(8);
 
-  std::string attention = StandardAttentionText(arch, f, a, d, g, /*values=*/true);
+  std::string attention = StandardAttentionText(arch, f, SlidingAttentionShape(arch));
   const std::string qk_norms = QkNormsText(arch, a, d, g);
   if (arch.UsesMla()) {
     const int qk = arch.qk_nope_head_dim + arch.qk_rope_head_dim;
@@ -695,10 +753,7 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
              Int(f.attention_blocks - 2 * arch.num_decoder_layers - f.global_layers),
              f.global_layers > 0 ? " sliding-window layers" : " layers",
              f.global_layers > 0
-                 ? absl::StrCat(" + (",
-                                StandardAttentionText(arch, f, arch.GlobalAttentionHeads(),
-                                                      arch.GlobalHeadDim(), arch.GlobalKvHeads(),
-                                                      !arch.global_values_from_keys),
+                 ? absl::StrCat(" + (", StandardAttentionText(arch, f, FullAttentionShape(arch)),
                                 ") = ", Int(f.global_attention), " per layer x ",
                                 Int(f.global_layers), " full-attention layers")
                  : std::string(),

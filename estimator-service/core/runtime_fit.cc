@@ -82,7 +82,10 @@ bool LlamaCppSlidesWindows(absl::string_view model_type) {
       "gemma4", "gemma4_text",
       // LLM_ARCH_STEP35 (PR #19283): the same iSWA cache for its 512-token
       // sliding layers.
-      "step3p5"};
+      "step3p5",
+      // LLM_ARCH_MIMO2 (PR #18328): llm_build_mimo2_iswa's iSWA cache for
+      // MiMo-V2-Flash's 128-token sliding layers.
+      "mimo_v2_flash"};
   for (absl::string_view family : kFamilies) {
     if (model_type == family) return true;
   }

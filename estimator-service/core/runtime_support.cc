@@ -180,6 +180,16 @@ constexpr Row kRows[] = {
            "release not confirmed (launch images were per-PR builds)"),
      YesBut("LLM_ARCH_STEP35 from b7964 (ggml-org/llama.cpp PR #19283, convert_hf_to_gguf.py "
             "Step35Model); the converter drops the three multi-token-prediction layers")},
+    {"mimo_v2_flash",
+     Later("vLLM 0.14.0",
+           "vllm-project/vllm PR #30836 (mimo_v2_flash.py), merged 2025-12-19, after v0.13.0's "
+           "release branch; not checked against the v0.14.0 tag"),
+     Later("SGLang 0.5.7",
+           "sgl-project/sglang PR #15207 (mimo_v2_flash.py, mimo_v2_flash_nextn.py), merged "
+           "2025-12-19; v0.5.7 the first tag that contains it"),
+     YesBut("LLM_ARCH_MIMO2 from b7534 (ggml-org/llama.cpp PR #18328, convert_hf_to_gguf.py "
+            "MimoV2Model), its sliding layers in the iSWA cache; that converter drops the three "
+            "multi-token-prediction layers")},
     {"glm_moe_dsa",
      Later("vLLM 0.16.0",
            "vllm-project/vllm PR #34124, merged 2026-02-09; vllm-project/recipes' GLM-5 "

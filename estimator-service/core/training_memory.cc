@@ -381,7 +381,7 @@ Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int6
   const int64_t h = shape.hidden_size;
   const int64_t a = shape.num_attention_heads;
   const int64_t g = shape.EffectiveKvHeads();
-  const int64_t d = shape.EffectiveHeadDim();
+  const int64_t d = shape.EffectiveHeadDim(), dv = shape.ValueHeadDim();
   const int norms = shape.norms_per_layer > 0 ? shape.norms_per_layer : 2;
   // RMSNorm in transformers upcasts: the fp32 input (4h, saved by pow and
   // mul), the bf16 normalized value (2h, saved by the weight's mul) and the
@@ -391,12 +391,14 @@ Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int6
   const int64_t per_norm = shape.layer_norm ? 4 * h : 8 * h;
   // Fused attention keeps q and k after the rotary embedding, v (k and v at
   // the KV heads: GQA), the output and the fp32 log-sum-exp per head.
-  int64_t attention = 2 * a * d + 2 * g * d + 2 * g * d + 2 * a * d + 4 * a;
+  // The values and the output at the value width (MiMo-V2-Flash's 128
+  // beside 192).
+  int64_t attention = 2 * a * d + 2 * g * d + 2 * g * dv + 2 * a * dv + 4 * a;
   // Gemma 4's full-attention layers at their own width and KV heads: the
   // larger of the two kinds of layer for every layer (an upper bound).
   const int64_t gd = shape.GlobalHeadDim(), gg = shape.GlobalKvHeads();
-  const int64_t ga = shape.GlobalAttentionHeads();
-  const int64_t full_attention = 2 * ga * gd + 4 * gg * gd + 2 * ga * gd + 4 * ga;
+  const int64_t ga = shape.GlobalAttentionHeads(), gdv = shape.GlobalValueHeadDim();
+  const int64_t full_attention = 2 * ga * gd + 2 * gg * gd + 2 * gg * gdv + 2 * ga * gdv + 4 * ga;
   const bool full_larger = shape.HasGlobalGeometry() && full_attention > attention;
   if (full_larger) attention = full_attention;
   // MLP: gated (SwiGLU) keeps gate, SiLU(gate), up and their product (the
@@ -421,16 +423,22 @@ Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int6
   const double split = attention + mlp;
   const double per_token = replicated / (sequence_parallel ? t : 1) + split / t;
   const double bytes = tokens * per_token;
-  return {bytes,
-          absl::StrCat(s, " tokens x ", b, " sequences x [", norms, " norms x ", per_norm,
-                       shape.layer_norm ? " (LayerNorm: input + output)"
-                                        : " (RMSNorm: fp32 input 4h + bf16 2h + output 2h)",
-                       sequence_parallel && t > 1 ? absl::StrCat(" / ", t) : "",
-                       " + (attention 2 x (", a, " + ", full_larger ? gg : g, " + ",
-                       full_larger ? gg : g, " + ", a, ") x ", full_larger ? gd : d, " + 4 x ", a,
-                       full_larger ? " (a full-attention layer's, the larger)" : "", " + ",
-                       mlp_text, ")", t > 1 ? absl::StrCat(" / ", t) : "", " = ", Num(per_token),
-                       " bytes per token] = ", Bytes(bytes))};
+  // The layer whose attention is counted: queries and keys at td, values
+  // and the output at tdv.
+  const int64_t ta = full_larger ? ga : a, tg = full_larger ? gg : g;
+  const int64_t td = full_larger ? gd : d, tdv = full_larger ? gdv : dv;
+  const std::string attention_text =
+      tdv == td ? absl::StrCat("2 x (", ta, " + ", tg, " + ", tg, " + ", ta, ") x ", td)
+                : absl::StrCat("2 x (", ta, " + ", tg, ") x ", td, " + 2 x (", tg, " + ", ta,
+                               ") x ", tdv);
+  return {bytes, absl::StrCat(s, " tokens x ", b, " sequences x [", norms, " norms x ", per_norm,
+                              shape.layer_norm ? " (LayerNorm: input + output)"
+                                               : " (RMSNorm: fp32 input 4h + bf16 2h + output 2h)",
+                              sequence_parallel && t > 1 ? absl::StrCat(" / ", t) : "",
+                              " + (attention ", attention_text, " + 4 x ", ta,
+                              full_larger ? " (a full-attention layer's, the larger)" : "", " + ",
+                              mlp_text, ")", t > 1 ? absl::StrCat(" / ", t) : "", " = ",
+                              Num(per_token), " bytes per token] = ", Bytes(bytes))};
 }
 
 Figure RecurrentMixerActivationBytes(const Architecture& shape, int64_t s, int64_t b, int t) {
@@ -554,12 +562,12 @@ Figure HybridActivationBytes(const Architecture& shape, int64_t s, int64_t b, in
   double attention = 0;
   if (shape.AttentionLayers() > 0 && shape.num_attention_heads > 0) {
     const double a = shape.num_attention_heads, g = shape.EffectiveKvHeads(),
-                 d = shape.EffectiveHeadDim();
+                 d = shape.EffectiveHeadDim(), dv = shape.ValueHeadDim();
     // Qwen3NextAttention's output gate (modular_qwen3_next.py: attn_output
     // * torch.sigmoid(gate)) keeps the sigmoid's output and the product
     // o_proj reads, 2 x 2ad more; the kernel's output is saved as before.
     const double gate = shape.attention_output_gate ? 4 * a * d : 0;
-    attention = (2 * a * d + 4 * g * d + 2 * a * d + 4 * a + gate) / t;
+    attention = (2 * a * d + 2 * g * d + 2 * g * dv + 2 * a * dv + 4 * a + gate) / t;
   }
   const double per_width = shape.gated_mlp ? 8 : 4;
   const double f = shape.intermediate_size > 0 ? shape.intermediate_size : 4.0 * h;
@@ -796,20 +804,21 @@ absl::StatusOr<Figure> LoraParameters(const Architecture& shape, int rank,
     double per_layer = 0;
     std::vector<std::string> parts;
   };
-  const auto group = [&](int layers, int64_t a, int64_t d, int64_t g,
+  const auto group = [&](int layers, int64_t a, int64_t d, int64_t dv, int64_t g,
                          bool values) -> absl::StatusOr<Group> {
     Group out{.layers = layers, .label = " layers x ("};
-    const int64_t q = a * d, kv = g * d;
+    // Values and the output at the value width (MiMo-V2-Flash's 128).
+    const int64_t q = a * d, k = g * d, values_width = g * dv, o = a * dv;
     for (const std::string& module : target_modules) {
       int64_t in = 0, width = 0;
       if (module == "q")
         in = h, width = q;
       else if (module == "k")
-        in = h, width = kv;
+        in = h, width = k;
       else if (module == "v")
-        in = h, width = values ? kv : 0;
+        in = h, width = values ? values_width : 0;
       else if (module == "o")
-        in = q, width = h;
+        in = o, width = h;
       else if ((module == "gate" && shape.gated_mlp) || module == "up")
         in = h, width = f;
       else if (module == "down")
@@ -836,14 +845,14 @@ absl::StatusOr<Figure> LoraParameters(const Architecture& shape, int rank,
   };
   std::vector<Group> groups;
   const int full = shape.HasGlobalGeometry() ? shape.FullAttentionLayers() : 0;
-  for (const auto& [layers, a, d, g, values] :
-       {std::tuple<int, int64_t, int64_t, int64_t, bool>{
+  for (const auto& [layers, a, d, dv, g, values] :
+       {std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool>{
             shape.num_layers - full, shape.num_attention_heads, shape.EffectiveHeadDim(),
-            shape.EffectiveKvHeads(), true},
-        {full, shape.GlobalAttentionHeads(), shape.GlobalHeadDim(), shape.GlobalKvHeads(),
-         !shape.global_values_from_keys}}) {
+            shape.ValueHeadDim(), shape.EffectiveKvHeads(), true},
+        {full, shape.GlobalAttentionHeads(), shape.GlobalHeadDim(), shape.GlobalValueHeadDim(),
+         shape.GlobalKvHeads(), !shape.global_values_from_keys}}) {
     if (layers <= 0) continue;
-    absl::StatusOr<Group> one = group(layers, a, d, g, values);
+    absl::StatusOr<Group> one = group(layers, a, d, dv, g, values);
     if (!one.ok()) return one.status();
     if (full > 0) {
       one->label = groups.empty() ? " sliding-window layers x (" : " full-attention layers x (";

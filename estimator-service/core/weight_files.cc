@@ -203,11 +203,11 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
     }
     if (is_full(i)) {
       const double gd = arch.GlobalHeadDim(), gg = arch.GlobalKvHeads();
-      const double ga = arch.GlobalAttentionHeads();
+      const double ga = arch.GlobalAttentionHeads(), gdv = arch.GlobalValueHeadDim();
       out.push_back({Role::kAttnQ, h * ga * gd, h, i});
       out.push_back({Role::kAttnK, h * gg * gd, h, i});
-      if (!arch.global_values_from_keys) out.push_back({Role::kAttnV, h * gg * gd, h, i});
-      out.push_back({Role::kAttnOutput, ga * gd * h, ga * gd, i});
+      if (!arch.global_values_from_keys) out.push_back({Role::kAttnV, h * gg * gdv, h, i});
+      out.push_back({Role::kAttnOutput, ga * gdv * h, ga * gdv, i});
       return;
     }
     if (arch.UsesMla()) {
@@ -233,15 +233,17 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
         out.push_back({Role::kAttnOther, h * ih, h, i});
       }
     } else {
+      // Values at their own width (MiMo-V2-Flash: 128 beside 192).
+      const double dv = arch.ValueHeadDim();
       if (arch.fused_qkv) {
-        out.push_back({Role::kAttnQkv, h * (a + 2 * g) * d, h, i});
+        out.push_back({Role::kAttnQkv, h * ((a + g) * d + g * dv), h, i});
       } else {
         // Qwen3-Next's gated attention: q_proj also yields the output gate.
         out.push_back({Role::kAttnQ, h * a * d * (arch.attention_output_gate ? 2 : 1), h, i});
         out.push_back({Role::kAttnK, h * g * d, h, i});
-        out.push_back({Role::kAttnV, h * g * d, h, i});
+        out.push_back({Role::kAttnV, h * g * dv, h, i});
       }
-      out.push_back({Role::kAttnOutput, a * d * h, a * d, i});
+      out.push_back({Role::kAttnOutput, a * dv * h, a * dv, i});
     }
   };
   auto mlp = [&](int i) {
@@ -543,6 +545,9 @@ absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat f
                          (arch.num_layers - std::min(arch.num_dense_layers, arch.num_layers))
                    : 0;
   double quantized = 0, experts = 0, g_idx = 0, block_scales = 0, embeddings = 0;
+  // The attention output projections and their block scales (MiMo-V2-Flash's
+  // FP8 checkpoint keeps them in 16 bits).
+  double attention_output = 0, attention_output_scales = 0;
   // AutoGPTQ's QuantLinear is built with a bias (make_quant passes bias=True):
   // an fp16 vector of the output width for every quantized matrix, zeros
   // where the model's Linear had none (the hugging-quants Llama-3.1-8B GPTQ
@@ -578,7 +583,12 @@ absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat f
     const double stacked = m.expert ? arch.num_experts : 1;
     g_idx += m.input * stacked;
     const double rows = m.parameters / stacked / m.input;
-    block_scales += std::ceil(rows / 128) * std::ceil(m.input / 128) * stacked;
+    const double scales = std::ceil(rows / 128) * std::ceil(m.input / 128) * stacked;
+    block_scales += scales;
+    if (m.role == Role::kAttnOutput) {
+      attention_output += m.parameters;
+      attention_output_scales += scales;
+    }
     if (!has_bias(m.role)) gptq_biases += rows * stacked;
   }
   switch (format) {
@@ -659,11 +669,20 @@ absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat f
       return Finish(
           mix, count->total,
           absl::StrCat(NumberFormatName(format), " weights as vLLM and bitsandbytes keep them"));
-    case NumberFormat::kFp8Block:
-      AddTo(&mix, "fp8 e4m3", quantized, 8);
-      AddTo(&mix, "f32 scale per 128x128 block", block_scales, 32);
+    case NumberFormat::kFp8Block: {
+      // o_proj in 16 bits where the checkpoint keeps it so (its format).
+      const bool output_16bit = arch.checkpoint_attention_output_16bit &&
+                                arch.checkpoint_weight_format == NumberFormat::kFp8Block;
+      AddTo(&mix, "fp8 e4m3", quantized - (output_16bit ? attention_output : 0), 8);
+      AddTo(&mix, "f32 scale per 128x128 block",
+            block_scales - (output_16bit ? attention_output_scales : 0), 32);
+      if (output_16bit) {
+        AddTo(&mix, "16-bit attention output projections (o_proj, as the checkpoint keeps them)",
+              attention_output, 16);
+      }
       AddTo(&mix, "16-bit embeddings, head, norms, biases, routers", embeddings + rest, 16);
       return Finish(mix, count->total, "FP8 checkpoint with 128x128 block scales");
+    }
     default:
       // NVFP4 and any other format: the block matrices quantized,
       // embeddings, head, norms and routers in 16 bits.

@@ -20,6 +20,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "catalog-service/dataset.h"
 #include "common/formats/hf_config.h"
 #include "estimator-service/answers/audit.h"
@@ -286,6 +287,115 @@ TEST(AccuracyParametersTest, Step35FlashIsCountedExactlyWithItsThreeMtpLayers) {
     const size_t at = edited.find(from);
     ASSERT_NE(at, std::string::npos) << from;
     edited.replace(at, from.size(), to);
+    auto refused = ArchitectureFromHfConfig(edited);
+    ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << field;
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), "hf_config_json." + field))
+        << refused.status();
+  }
+}
+
+// The checkpoint's safetensors total, 309,785,318,400 (llmfit
+// hf_models.json parameters_raw for XiaomiMiMo/MiMo-V2-Flash): the model,
+// three multi-token-prediction layers (its README: "3-layer MTP weights",
+// "0.33B per block") and the F32 scale of each 128 x 128 block of the FP8
+// matrices.
+TEST(AccuracyParametersTest, MiMoV2FlashIsCountedExactlyWithItsMtpLayersAndBlockScales) {
+  const ParameterCount count = CountConfig(testing::kMimoV2FlashConfigJson);
+  // Attention: q and k of 192 a head, v and o of 128; the sliding layers'
+  // 8 KV heads and a sink per query head, the full layers' 4 KV heads.
+  const auto attention = [](double kv_heads, bool sinks) {
+    return 4096.0 * 64 * 192 + 4096.0 * kv_heads * 192 + 4096.0 * kv_heads * 128 +
+           64.0 * 128 * 4096 + (sinks ? 64 : 0);
+  };
+  EXPECT_EQ(attention(8, true), 94371904);
+  EXPECT_EQ(attention(4, false), 89128960);
+  constexpr double kDense = 3.0 * 4096 * 16384;
+  // 256 routed experts of 2,048, the router and its bias; no shared expert.
+  constexpr double kMoe = 256 * 3.0 * 4096 * 2048 + 256.0 * 4096 + 256;
+  EXPECT_EQ(count.total, 2 * 152576.0 * 4096 + 4096 + 39 * attention(8, true) +
+                             9 * attention(4, false) + 48 * 2 * 4096.0 + kDense + 47 * kMoe);
+  EXPECT_EQ(count.total, 308778780864);
+  // Megatron-Bridge's README: "the 47 MoE layers contain about 302.8B
+  // expert parameters".
+  EXPECT_EQ(count.routed_expert_parameters, 47 * 256 * 3.0 * 4096 * 2048);
+  // Each MTP layer: a sliding-window layer with sinks and a dense MLP,
+  // enorm, hnorm, eh_proj (8192 -> 4096) and a final norm, 329,273,408.
+  const double mtp_layer =
+      attention(8, true) + kDense + 2 * 4096.0 + 3 * 4096.0 + 2.0 * 4096 * 4096;
+  EXPECT_EQ(mtp_layer, 329273408);
+  EXPECT_EQ(count.multi_token_prediction, 3 * mtp_layer);
+  // Block scales, ceil(rows / 128) x ceil(columns / 128) per FP8 matrix:
+  // q/k/v in every layer and MTP layer, the dense MLPs and the experts
+  // (o_proj, eh_proj, the embedding, the head and the norms stay BF16, the
+  // router F32: the MiMo-V2-Flash report, section 2.1). The full layers'
+  // k_proj, 4 heads x 192 rows, has 8 rows of scales, not 6: one grid per
+  // 192-row head (vLLM PR #30836's allow_fp8_block_shape_mismatch).
+  const auto grid = [](double rows, double columns) {
+    return std::ceil(rows / 128) * std::ceil(columns / 128);
+  };
+  const double sliding_qkv = grid(64 * 192, 4096) + grid(8 * 192, 4096) + grid(8 * 128, 4096);
+  const double full_qkv = grid(64 * 192, 4096) + 4 * grid(192, 4096) + grid(4 * 128, 4096);
+  const double dense_mlp = 2 * grid(16384, 4096) + grid(4096, 16384);
+  const double expert = 2 * grid(2048, 4096) + grid(4096, 2048);
+  const double scales = 39 * sliding_qkv + 9 * full_qkv + dense_mlp + 47 * 256 * expert +
+                        3 * (sliding_qkv + dense_mlp);
+  EXPECT_EQ(scales, 18717312);
+  EXPECT_EQ(count.total + count.multi_token_prediction + scales, 309785318400);
+  // "15B active": 8 of the 256 experts a token (the README's 15B leaves out
+  // the embedding and head: 15.2B + 1.25B).
+  EXPECT_EQ(count.active, count.total - 47 * 248 * 3.0 * 4096 * 2048);
+
+  auto arch = ArchitectureFromHfConfig(testing::kMimoV2FlashConfigJson);
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  EXPECT_EQ(arch->num_sliding_window_layers(), 39);
+  EXPECT_EQ(arch->num_global_key_value_heads(), 4);
+  EXPECT_EQ(arch->num_global_attention_heads(), 0);
+  EXPECT_EQ(arch->v_head_dim(), 128);
+  EXPECT_TRUE(arch->attention_sinks_sliding_only());
+  EXPECT_EQ(arch->num_dense_layers(), 1);
+  EXPECT_EQ(arch->checkpoint_weight_format(), "fp8-block128");
+  EXPECT_TRUE(absl::StrContains(arch->source(), "no config key counts them"));
+  // The cache: keys of 192 and values of 128 a KV head, 8 heads in the 39
+  // sliding layers (their last 128 tokens), 4 in the 9 full ones.
+  EXPECT_EQ(KvCacheBytes(ToCoreArchitecture(*arch), NumberFormat::kBf16, 65536, 1),
+            39 * 128 * (8 * 320.0 * 2) + 9 * 65536 * (4 * 320.0 * 2));
+
+  // transformers' spelling of the same layers reads the same.
+  std::string spelled = testing::kMimoV2FlashConfigJson;
+  const auto replace = [](std::string* text, const std::string& from, const std::string& to) {
+    const size_t at = text->find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text->replace(at, from.size(), to);
+  };
+  std::vector<std::string> layer_types, mlp_types;
+  for (int i = 0; i < 48; ++i) {
+    layer_types.push_back(i == 0 || (i + 1) % 6 == 0 ? R"("full_attention")"
+                                                     : R"("sliding_attention")");
+    mlp_types.push_back(i == 0 ? R"("dense")" : R"("sparse")");
+  }
+  replace(
+      &spelled,
+      R"("hybrid_layer_pattern": [0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0])",
+      absl::StrCat(R"("layer_types": [)", absl::StrJoin(layer_types, ", "), "]"));
+  replace(
+      &spelled,
+      R"("moe_layer_freq": [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1])",
+      absl::StrCat(R"("mlp_layer_types": [)", absl::StrJoin(mlp_types, ", "), "]"));
+  EXPECT_EQ(CountConfig(spelled).total, count.total);
+
+  // Refused by field: a layer kind it does not know, shared experts,
+  // sliding heads of another width, sinks in the full layers alone.
+  for (const auto& [from, to, field] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"[0, 1, 1, 1, 1, 0,", "[0, 1, 1, 2, 1, 0,", "hybrid_layer_pattern[3]"},
+           {R"("n_shared_experts": null)", R"("n_shared_experts": 1)", "n_shared_experts"},
+           {R"("swa_head_dim": 192)", R"("swa_head_dim": 128)", "swa_head_dim"},
+           {R"("add_swa_attention_sink_bias": true, "add_full_attention_sink_bias": false)",
+            R"("add_swa_attention_sink_bias": false, "add_full_attention_sink_bias": true)",
+            "add_full_attention_sink_bias"},
+           {R"("moe_layer_freq": [0, 1, 1,)", R"("moe_layer_freq": [0, 1,)", "moe_layer_freq"}}) {
+    std::string edited = testing::kMimoV2FlashConfigJson;
+    replace(&edited, from, to);
     auto refused = ArchitectureFromHfConfig(edited);
     ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << field;
     EXPECT_TRUE(absl::StrContains(refused.status().message(), "hf_config_json." + field))

@@ -17,6 +17,7 @@
 #include "estimator-service/answers/conversions.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
+#include "tests/estimator/published_configs.h"
 #include "tests/testing/shared_data.h"
 
 namespace modelatlas::estimator {
@@ -64,7 +65,7 @@ class HfConfigFileTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(HfConfigFileTest, CountIsExact) {
   REQUIRE_SHARED_DATA(path, std::string("hf_configs/") + GetParam().file);
-  auto arch = ArchitectureFromHfConfig(testing::ReadFile(path));
+  auto arch = ArchitectureFromHfConfig(modelatlas::testing::ReadFile(path));
   ASSERT_TRUE(arch.ok()) << arch.status();
   auto count = CountParameters(ToCoreArchitecture(*arch));
   ASSERT_TRUE(count.ok()) << count.status();
@@ -331,7 +332,7 @@ TEST(HfConfigTest, T5GemmaIsGemma2sBlocksInAnEncoderAndADecoder) {
 
 TEST(HfConfigTest, MoeActiveParametersAndKvCacheFromConfig) {
   REQUIRE_SHARED_DATA(path, "hf_configs/LLM-Prof/Qwen_Qwen3-30B-A3B.json");
-  auto arch = ArchitectureFromHfConfig(testing::ReadFile(path));
+  auto arch = ArchitectureFromHfConfig(modelatlas::testing::ReadFile(path));
   ASSERT_TRUE(arch.ok());
   EXPECT_EQ(arch->num_experts(), 128);
   EXPECT_EQ(arch->num_experts_per_token(), 8);
@@ -649,6 +650,42 @@ TEST(HfConfigTest, AnUnknownCheckpointFormatIsRefusedNamingTheField) {
     EXPECT_TRUE(violations.ToStatus().ok()) << good << ": " << violations.ToStatus();
     EXPECT_TRUE(CountParameters(ToCoreArchitecture(model.architecture())).ok()) << good;
   }
+}
+
+// A 16-bit o_proj is a trait of an FP8 block-scaled checkpoint
+// (MiMo-V2-Flash's): the reader keeps it only with that format, and the
+// catalog and the estimator refuse it beside another, naming the field.
+TEST(HfConfigTest, SixteenBitOutputProjectionsOnlyBesideAnFp8Checkpoint) {
+  auto fp8 = ArchitectureFromHfConfig(testing::kMimoV2FlashConfigJson);
+  ASSERT_TRUE(fp8.ok()) << fp8.status();
+  EXPECT_TRUE(fp8->checkpoint_attention_output_16bit());
+  std::string bf16 = testing::kMimoV2FlashConfigJson;
+  bf16.erase(bf16.rfind(',', bf16.find(R"("quantization_config")")));
+  bf16 += "}";
+  auto plain = ArchitectureFromHfConfig(bf16);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->checkpoint_weight_format(), "");
+  EXPECT_FALSE(plain->checkpoint_attention_output_16bit());
+
+  common::v1::Model model;
+  model.set_name("models/mimo-v2-flash");
+  model.set_display_name("MiMo-V2-Flash");
+  model.mutable_provenance()->set_source("a test");
+  *model.mutable_architecture() = *fp8;
+  FieldViolations accepted;
+  catalog::ValidateModel(model, "model", &accepted);
+  EXPECT_TRUE(accepted.ToStatus().ok()) << accepted.ToStatus();
+  model.mutable_architecture()->set_checkpoint_weight_format("bf16");
+  FieldViolations violations;
+  catalog::ValidateModel(model, "model", &violations);
+  ASSERT_EQ(GetFieldViolations(violations.ToStatus()).size(), 1u) << violations.ToStatus();
+  EXPECT_EQ(GetFieldViolations(violations.ToStatus())[0].field,
+            "model.architecture.checkpoint_attention_output_16bit");
+  EXPECT_NE(CountParameters(ToCoreArchitecture(model.architecture()))
+                .status()
+                .message()
+                .find("architecture.checkpoint_attention_output_16bit"),
+            std::string::npos);
 }
 
 // The checkpoint's group size and its "not sized" note are refused where

@@ -239,5 +239,54 @@ TEST(ParametersTest, FullAttentionHeadsAndMtpFieldsThatDisagreeAreRefusedByField
   }
 }
 
+// MiMo-V2-Flash's fields: values of their own width (v_head_dim without
+// latent attention) in every layer's self attention, sinks in the sliding
+// layers only, and a 16-bit o_proj in an FP8 checkpoint. A value width the
+// count cannot place is refused naming the field, not counted at head_dim.
+TEST(ParametersTest, ValueWidthAndSlidingSinksThatDisagreeAreRefusedByField) {
+  Architecture base = Llama(48, 4096, 64, 8, 16384, 152576);
+  base.head_dim = 192;
+  base.v_head_dim = 128;
+  base.sliding_window = 128;
+  base.num_sliding_window_layers = 39;
+  base.num_global_key_value_heads = 4;
+  base.attention_sinks = true;
+  base.attention_sinks_sliding_only = true;
+  base.checkpoint_weight_format = NumberFormat::kFp8Block;
+  base.checkpoint_attention_output_16bit = true;
+  absl::StatusOr<ParameterCount> count = CountParameters(base);
+  ASSERT_TRUE(count.ok()) << count.status();
+  // v_proj and o_proj at 128: a value width of 192 would count
+  // (8 x 39 + 4 x 9) x 64 x 4096 + 48 x 64 x 64 x 4096 more.
+  Architecture wider = base;
+  wider.v_head_dim = 0;
+  EXPECT_EQ(CountParameters(wider)->total - count->total,
+            (8.0 * 39 + 4 * 9) * 64 * 4096 + 48.0 * 64 * 64 * 4096);
+  // Sinks in the 39 sliding layers only: 9 x 64 fewer than in every layer.
+  Architecture everywhere = base;
+  everywhere.attention_sinks_sliding_only = false;
+  EXPECT_EQ(CountParameters(everywhere)->total - count->total, 9.0 * 64);
+  struct Case {
+    void (*edit)(Architecture*);
+    const char* field;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {[](Architecture* a) { a->global_head_dim = 256; }, "architecture.v_head_dim"},
+           {[](Architecture* a) { a->num_decoder_layers = 12; }, "architecture.v_head_dim"},
+           {[](Architecture* a) { a->v_head_dim = -1; }, "architecture.v_head_dim"},
+           {[](Architecture* a) { a->attention_sinks = false; },
+            "architecture.attention_sinks_sliding_only"},
+           {[](Architecture* a) { a->num_sliding_window_layers = 0; },
+            "architecture.num_sliding_window_layers"},
+           {[](Architecture* a) { a->checkpoint_weight_format = NumberFormat::kFp8; },
+            "architecture.checkpoint_attention_output_16bit"}}) {
+    Architecture edited = base;
+    c.edit(&edited);
+    const absl::Status refused = CheckArchitectureShape(edited);
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_TRUE(absl::StrContains(refused.message(), c.field)) << refused;
+  }
+}
+
 }  // namespace
 }  // namespace modelatlas::estimator

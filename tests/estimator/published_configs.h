@@ -68,4 +68,25 @@ inline constexpr char kQwen3Next80BConfigJson[] = R"({
   "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_value_head_dim": 128,
   "max_position_embeddings": 262144})";
 
+// XiaomiMiMo/MiMo-V2-Flash's config.json, with the keys that decide the
+// count as transformers' convert_mimo_v2_flash_weights_to_hf.py, vLLM's
+// mimo_v2_flash.py and Megatron-Bridge's mimo_v2_flash_bridge.py read them
+// (the file itself was not reachable from here): full attention in layer 0
+// and every sixth, a 128-token window in the other 39.
+inline constexpr char kMimoV2FlashConfigJson[] = R"({
+    "model_type": "mimo_v2_flash", "architectures": ["MiMoV2FlashForCausalLM"],
+    "vocab_size": 152576, "hidden_size": 4096, "intermediate_size": 16384,
+    "moe_intermediate_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 64,
+    "num_key_value_heads": 4, "head_dim": 192, "v_head_dim": 128,
+    "swa_num_attention_heads": 64, "swa_num_key_value_heads": 8, "swa_head_dim": 192,
+    "swa_v_head_dim": 128, "sliding_window": 128, "max_position_embeddings": 262144,
+    "hybrid_layer_pattern": [0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0],
+    "moe_layer_freq": [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+    "n_routed_experts": 256, "num_experts_per_tok": 8, "n_shared_experts": null,
+    "topk_method": "noaux_tc", "scoring_func": "sigmoid", "attention_bias": false,
+    "add_swa_attention_sink_bias": true, "add_full_attention_sink_bias": false,
+    "partial_rotary_factor": 0.334, "tie_word_embeddings": false,
+    "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                            "weight_block_size": [128, 128]}})";
+
 }  // namespace modelatlas::estimator::testing

@@ -547,6 +547,48 @@ TEST(WeightFilesTest, GptqEightBitAndGroupSizesMatchTheBlokesTables) {
   }
 }
 
+// MiMo-V2-Flash's FP8 checkpoint keeps o_proj in BF16 (its report,
+// section 2.1: "we retain BF16 precision for the attention output
+// projections, as well as for the embedding and output head parameters,
+// while maintaining FP32 precision for the MoE router parameters"). The
+// model's tensors as the checkpoint stores them (the count and its block
+// scales: accuracy_test.cc, MiMoV2FlashIsCountedExactlyWithItsMtpLayersAndBlockScales)
+// against the estimate: short only by the router's F32 (sized 16-bit, 47 x
+// 256 x 4096 x 2 bytes) and 576 scales (the full layers' k_proj grid is
+// 8 rows per layer, one grid per 192-row head; sized as 6).
+TEST(WeightFilesTest, MiMoV2FlashFp8CheckpointKeepsItsOutputProjectionsIn16Bits) {
+  auto read = ArchitectureFromHfConfig(testing::kMimoV2FlashConfigJson);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->checkpoint_attention_output_16bit());
+  const Architecture arch = ToCoreArchitecture(*read);
+  absl::StatusOr<WeightFile> file = WeightFileOf(arch, NumberFormat::kFp8Block);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_NE(file->derivation.find("16-bit attention output projections"), std::string::npos)
+      << file->derivation;
+  // The main model's tensors (no MTP layers): 308,778,780,864 parameters.
+  constexpr double kEmbeddings = 2 * 152576.0 * 4096, kOutputs = 48 * 64.0 * 128 * 4096;
+  constexpr double kNorms = 97 * 4096.0, kSinks = 39 * 64.0;
+  constexpr double kRouters = 47 * (256 * 4096.0 + 256);
+  constexpr double kFp8 = 308778780864 - kEmbeddings - kOutputs - kNorms - kSinks - kRouters;
+  constexpr double kScales = 18717312 - 3 * 16000.0;  // the MTP layers' 16,000 each left out
+  const double checkpoint =
+      kFp8 + 2 * (kEmbeddings + kOutputs + kNorms + kSinks) + 4 * kRouters + 4 * kScales;
+  EXPECT_EQ(checkpoint - file->bytes, 2 * kRouters + 4 * 576.0);
+  // Without the trait, o_proj is FP8 with its scales: 1 byte a weight
+  // less, 48 x 32 x 64 scales more. The trait beside another checkpoint
+  // format is refused naming it, not sized.
+  Architecture plain = arch;
+  plain.checkpoint_attention_output_16bit = false;
+  EXPECT_EQ(file->bytes - WeightFileOf(plain, NumberFormat::kFp8Block)->bytes,
+            kOutputs - 4 * 48 * 32 * 64.0);
+  plain = arch;
+  plain.checkpoint_weight_format = NumberFormat::kBf16;
+  absl::StatusOr<WeightFile> refused = WeightFileOf(plain, NumberFormat::kFp8Block);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("architecture.checkpoint_attention_output_16bit"),
+            std::string::npos);
+}
+
 // MXFP4: openai/gpt-oss-20b and -120b as OpenAI ships them (experts'
 // gate_up_proj and down_proj as U8 blocks of 32 FP4 weights plus a U8 E8M0
 // scale, 4.25 bits; attention, router, embedding, head, biases, sinks and

@@ -255,5 +255,27 @@ TEST(RecordTest, TheArchitectureLineNamesTheFullAttentionLayersOwnHeads) {
       << RecordSections(m);
 }
 
+// MiMo-V2-Flash's values are narrower than its queries and keys (128
+// beside 192): the line names both widths, and only when they differ.
+TEST(RecordTest, TheArchitectureLineNamesAValueWidthOfItsOwn) {
+  common::v1::Model m;
+  m.set_name("models/mimo-v2-flash");
+  common::v1::Architecture* a = m.mutable_architecture();
+  a->set_num_layers(48);
+  a->set_hidden_size(4096);
+  a->set_num_attention_heads(64);
+  a->set_num_key_value_heads(8);
+  a->set_head_dim(192);
+  a->set_v_head_dim(128);
+  a->set_num_sliding_window_layers(39);
+  a->set_num_global_key_value_heads(4);
+  EXPECT_TRUE(Has(RecordSections(m),
+                  "64 attention heads (8 key/value heads); query and key heads of 192, value "
+                  "heads of 128; 4 key/value heads of 192 in its 9 full-attention layers"))
+      << RecordSections(m);
+  a->set_v_head_dim(192);
+  EXPECT_FALSE(Has(RecordSections(m), "query and key heads of")) << RecordSections(m);
+}
+
 }  // namespace
 }  // namespace modelatlas::web
