@@ -153,10 +153,24 @@ TEST_F(EpochFilesTest, AllAiModelsRoundTripsCellByCellAndReimportIsANoOp) {
   EXPECT_EQ(rows, 3237);
   RecordProperty("non_empty_cells_compared", std::to_string(cells));
 
-  // Import, export, import is a fixpoint; the original again changes nothing.
-  const int64_t revision = catalog_->Info()->revision();
+  // Import, export, import is a fixpoint for the file's records; the
+  // original again changes nothing. The shipped records all_ai_models.csv
+  // lacks (Epoch's notable and large-scale tables' later models) were linked
+  // to the curated hardware when the dataset was built; the raw
+  // ml_hardware.csv imported above adds Epoch's own rows beside it (its
+  // "NVIDIA A100" beside the curated A100's alias), to which their re-import
+  // links them: that field of those records alone may change.
   v1::ImportReport again = Import(exported, "export.csv");
-  EXPECT_EQ(again.created() + again.updated() + again.rejected(), 0);
+  EXPECT_EQ(again.created() + again.rejected(), 0);
+  for (const v1::ImportedRecord& change : again.changes()) {
+    EXPECT_EQ(before.count(change.display_name()), 0u) << change.display_name();
+    EXPECT_EQ(
+        std::vector<std::string>(change.changed_fields().begin(), change.changed_fields().end()),
+        std::vector<std::string>{"training_hardware_refs"})
+        << change.display_name();
+  }
+  const int64_t revision = catalog_->Info()->revision();
+  EXPECT_EQ(Import(exported, "export.csv").unchanged(), again.rows_read());
   v1::ImportReport original_again = Import(original, "all_ai_models.csv");
   EXPECT_EQ(original_again.unchanged(), 3237);
   EXPECT_EQ(catalog_->Info()->revision(), revision);

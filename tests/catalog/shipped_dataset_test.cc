@@ -243,7 +243,13 @@ TEST_F(ShippedDatasetTest, CoversEpochsDatabase) {
   }
   for (const auto& [relative, keys] :
        std::vector<std::pair<std::string, const std::set<std::string>*>>{
-           {"epoch/all_ai_models.csv", &model_keys}, {"epoch/ml_hardware.csv", &hardware_keys}}) {
+           {"epoch/all_ai_models.csv", &model_keys},
+           // Epoch's other tables, read on other days: the models
+           // all_ai_models.csv lacks (MiMo-V2-Flash, GLM-5) are shipped too.
+           {"epoch/notable_ai_models.csv", &model_keys},
+           {"epoch/large_scale_ai_models.csv", &model_keys},
+           {"epoch/frontier_ai_models.csv", &model_keys},
+           {"epoch/ml_hardware.csv", &hardware_keys}}) {
     REQUIRE_SHARED_DATA(path, relative);
     const std::string content = testing::ReadFile(path);
     auto format = DetectFileFormat(content);
@@ -788,6 +794,9 @@ TEST_F(ShippedDatasetTest, EpochPriceRowsLandOnTheMemorySizeTheyDescribe) {
   EXPECT_EQ(DescribedMemoryGb(""), 0);
 
   REQUIRE_SHARED_DATA(prices_path, "epoch/hardware_prices.csv");
+  REQUIRE_SHARED_DATA(notable_path, "epoch/notable_ai_models.csv");
+  REQUIRE_SHARED_DATA(large_scale_path, "epoch/large_scale_ai_models.csv");
+  REQUIRE_SHARED_DATA(frontier_path, "epoch/frontier_ai_models.csv");
   std::ifstream file(prices_path, std::ios::binary);
   std::stringstream buffer;
   buffer << file.rdbuf();
@@ -1181,6 +1190,9 @@ TEST_F(ShippedDatasetTest, IsWhatTheGeneratorWrites) {
   REQUIRE_SHARED_DATA(models_path, "epoch/all_ai_models.csv");
   REQUIRE_SHARED_DATA(hardware_path, "epoch/ml_hardware.csv");
   REQUIRE_SHARED_DATA(prices_path, "epoch/hardware_prices.csv");
+  REQUIRE_SHARED_DATA(notable_path, "epoch/notable_ai_models.csv");
+  REQUIRE_SHARED_DATA(large_scale_path, "epoch/large_scale_ai_models.csv");
+  REQUIRE_SHARED_DATA(frontier_path, "epoch/frontier_ai_models.csv");
   auto built = BuildShippedDataset(
       {testing::SharedDataPath(""), MODELATLAS_CURATED_DIR, std::string(ShippedDatasetJson())});
   ASSERT_TRUE(built.ok()) << built.status();
@@ -1198,6 +1210,9 @@ TEST_F(ShippedDatasetTest, TheGeneratorVersionsChangedAndNewRecords) {
   REQUIRE_SHARED_DATA(models_path, "epoch/all_ai_models.csv");
   REQUIRE_SHARED_DATA(hardware_path, "epoch/ml_hardware.csv");
   REQUIRE_SHARED_DATA(prices_path, "epoch/hardware_prices.csv");
+  REQUIRE_SHARED_DATA(notable_path, "epoch/notable_ai_models.csv");
+  REQUIRE_SHARED_DATA(large_scale_path, "epoch/large_scale_ai_models.csv");
+  REQUIRE_SHARED_DATA(frontier_path, "epoch/frontier_ai_models.csv");
   int version = 0;
   for (const Model& model : dataset_.models()) {
     ASSERT_TRUE(model.provenance().has_shipped()) << model.name();

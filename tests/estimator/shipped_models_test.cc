@@ -266,6 +266,9 @@ TEST(ShippedModelsTest, AgreeWithLlmfitsExactCounts) {
       {"EleutherAI/gpt-neo-1.3B", 12 * 2048.0 * 2048},
       {"EleutherAI/gpt-neo-2.7B", 16 * 2048.0 * 2048},
       {"MiniMaxAI/MiniMax-M2", kMiniMaxM2BlockScales},
+      // MiMo-V2-Flash's FP8 q/k/v, dense MLPs and experts, main and MTP
+      // layers (AccuracyParametersTest.MiMoV2FlashIsCountedExactlyWithItsMtpLayersAndBlockScales).
+      {"XiaomiMiMo/MiMo-V2-Flash", 18717312},
       {"MiniMaxAI/MiniMax-M2.1", kMiniMaxM2BlockScales}};
   // llmfit entries that are not the checkpoint's count: Ministral-8B-Instruct-2410
   // is listed with 8,030,261,248 (Llama 3 8B's count); the Hub API gives

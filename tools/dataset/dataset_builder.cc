@@ -1,6 +1,7 @@
 // Writes the dataset ModelAtlas ships (catalog-service/data/dataset.json)
 // from the curated records (catalog-service/data/curated/*.json) and Epoch
-// AI's data (CC BY 4.0): every model of all_ai_models.csv and every
+// AI's data (CC BY 4.0): every model of all_ai_models.csv (and of Epoch's
+// notable, large-scale and frontier tables that it lacks) and every
 // accelerator of ml_hardware.csv, plus prices from hardware_prices.csv.
 //
 // The Epoch files are read and matched by the catalog's own importer
@@ -608,6 +609,42 @@ absl::Status AppendRecords(const std::vector<Record>& records, const char* key, 
   return absl::OkStatus();
 }
 
+// Epoch's other model tables are views of the same database, each read on
+// its own day: a model one of them holds and all_ai_models.csv does not
+// (one added after it, as MiMo-V2-Flash and GLM-5 in notable and
+// large-scale, or one it no longer lists) is shipped from the first of them
+// that has it, free text dropped as from the others. A model
+// all_ai_models.csv holds keeps its row from there alone.
+constexpr const char* kEpochModelViews[] = {"notable_ai_models.csv", "large_scale_ai_models.csv",
+                                            "frontier_ai_models.csv"};
+
+absl::Status ImportModelsMissingFromAll(
+    const std::string& shared, const std::set<std::string>& all_names,
+    const std::map<std::string, std::string>& curated_model_names, Catalog* catalog) {
+  std::set<std::string> shipped;  // lookup keys
+  for (const std::string& name : all_names) shipped.insert(LookupKey(name));
+  for (const char* view : kEpochModelViews) {
+    absl::StatusOr<ParsedFile> file = ParseEpoch(absl::StrCat(shared, "/epoch/", view));
+    if (!file.ok()) return file.status();
+    std::vector<ParsedRecord<Model>> missing;
+    for (auto& row : file->models) {
+      const std::string key = LookupKey(row.record.display_name());
+      if (!shipped.insert(key).second) continue;
+      StripFreeColumns(&row.record);
+      // A curated model spelled differently is the same model.
+      if (auto it = curated_model_names.find(key); it != curated_model_names.end()) {
+        row.record.set_display_name(it->second);
+      }
+      missing.push_back(std::move(row));
+    }
+    file->models = std::move(missing);
+    file->hardware.clear();
+    Report("%s: %zu models all_ai_models.csv lacks\n", view, file->models.size());
+    if (auto s = Import(catalog, *std::move(file), view); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<BuildResult> Run(const BuildOptions& build) {
   const std::string& shared = build.shared_data_dir;
   const std::string& curated_dir = build.curated_dir;
@@ -693,6 +730,10 @@ absl::StatusOr<BuildResult> Run(const BuildOptions& build) {
   }
   Report("all_ai_models.csv: %d rows matched a curated model by a looser spelling\n", renamed);
   if (auto s = Import(&catalog, *std::move(models_file), "all_ai_models.csv"); !s.ok()) return s;
+  if (auto s = ImportModelsMissingFromAll(shared, epoch_names, curated_model_names, &catalog);
+      !s.ok()) {
+    return s;
+  }
 
   absl::StatusOr<std::vector<Model>> models = catalog.ListAll<Model>("");
   if (!models.ok()) return models.status();
