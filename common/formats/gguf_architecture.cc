@@ -74,7 +74,12 @@ const std::map<std::string, std::string>& Families() {
                                              {"cohere2", "cohere2"},
                                              {"olmo", "olmo"},
                                              {"lfm2", "lfm2"},
-                                             {"lfm2moe", "lfm2_moe"}};
+                                             {"lfm2moe", "lfm2_moe"},
+                                             {"mimo2", "mimo_v2_flash"},
+                                             {"step35", "step3p5"},
+                                             {"qwen3next", "qwen3_next"},
+                                             {"qwen35", "qwen3_5_text"},
+                                             {"qwen35moe", "qwen3_5_moe_text"}};
   return *families;
 }
 
@@ -83,6 +88,20 @@ bool HasTensor(const GgufHeader& header, absl::string_view name) {
     if (t.name == name) return true;
   }
   return false;
+}
+
+// Some tensor of block `block`, or null.
+const GgufTensorInfo* AnyTensorOfBlock(const GgufHeader& header, int64_t block) {
+  const std::string prefix = absl::StrCat("blk.", block, ".");
+  for (const GgufTensorInfo& t : header.tensors) {
+    if (absl::StartsWith(t.name, prefix)) return &t;
+  }
+  return nullptr;
+}
+
+// Whether block `block` holds "blk.<block>.<suffix>".
+bool BlockHas(const GgufHeader& header, int64_t block, absl::string_view suffix) {
+  return HasTensor(header, absl::StrCat("blk.", block, ".", suffix));
 }
 
 // A tensor of some block: "blk.N.<suffix>" for any N.
@@ -144,6 +163,9 @@ absl::StatusOr<common::v1::Architecture> MambaFromGguf(const GgufHeader& header,
   a.set_ssm_conv_bias(true);
   a.set_norms_per_layer(1);
   a.set_norm_type(common::v1::NORM_TYPE_RMS_NORM);
+  // llama.cpp keeps the recurrent states in F32 (llama-model.cpp
+  // create_memory: llama_memory_recurrent's type_r and type_s).
+  a.set_ssm_state_fp32(true);
   a.set_tie_word_embeddings(!HasTensor(header, "output.weight"));
   a.set_published_parameter_count(static_cast<int64_t>(header.total_elements));
   if (absl::Status bad = missing.ToStatus(); !bad.ok()) return bad;
@@ -167,6 +189,7 @@ class ConfigFromGguf {
     if (value.has_value()) Set(key, *value);
   }
   Value& Field(const char* key) { return (*root_.mutable_fields())[key]; }
+  void Erase(const char* key) { root_.mutable_fields()->erase(key); }
   // A required value: a missing one is a violation naming `{arch}.<key>`.
   int64_t Need(std::optional<int64_t> value, absl::string_view key) {
     if (!value.has_value() || *value <= 0) {
@@ -221,6 +244,169 @@ void SlidingPattern(ConfigFromGguf* c) {
   }
 }
 
+// {arch}.attention.sliding_window_pattern as one flag per block, true for a
+// sliding one: llama.cpp's get_key_or_arr wants block_count entries, the
+// multi-token-prediction blocks' included (mimo2 writes INT32 0/1, step35
+// BOOL). Empty, with a violation, when the file has no such list.
+std::vector<bool> SlidingFlags(ConfigFromGguf* c, int64_t blocks) {
+  const std::string key = "attention.sliding_window_pattern";
+  const GgufArray* flags = c->Array(key);
+  if (flags == nullptr || static_cast<int64_t>(flags->numbers.size()) != blocks) {
+    c->missing().Add(c->Key(key), absl::StrCat("must list one 0/1 flag per block, block_count (",
+                                               blocks, ") of them"));
+    return {};
+  }
+  std::vector<bool> sliding;
+  for (size_t i = 0; i < flags->numbers.size(); ++i) {
+    const double f = flags->numbers[i];
+    if (f != 0 && f != 1) {
+      c->missing().Add(absl::StrCat(c->Key(key), "[", i, "]"), "must be 0 (full) or 1 (sliding)");
+      return {};
+    }
+    sliding.push_back(f == 1);
+  }
+  return sliding;
+}
+
+// A per-block count (a number, or one entry per block: llama.cpp's
+// get_key_or_arr) as the sliding layers' and the full ones' among the
+// first `layers` blocks; 0 for a kind the model has none of. Entries that
+// differ within a kind are a violation naming the first that does.
+struct PerKind {
+  int64_t sliding = 0, full = 0;
+};
+
+PerKind CountPerKind(ConfigFromGguf* c, absl::string_view key, const std::vector<bool>& sliding,
+                     int64_t layers) {
+  PerKind out;
+  if (std::optional<int64_t> one = c->Int(key)) {
+    out.sliding = out.full = *one;
+    return out;
+  }
+  const GgufArray* per_block = c->Array(key);
+  if (per_block == nullptr || per_block->numbers.size() != sliding.size()) {
+    c->missing().Add(c->Key(key), absl::StrCat("must be a number or list one per block, ",
+                                               sliding.size(), " of them"));
+    return out;
+  }
+  for (int64_t i = 0; i < layers; ++i) {
+    const int64_t n = static_cast<int64_t>(per_block->numbers[i]);
+    int64_t& kind = sliding[i] ? out.sliding : out.full;
+    if (n <= 0 || (kind != 0 && kind != n)) {
+      c->missing().Add(
+          absl::StrCat(c->Key(key), "[", i, "]"),
+          absl::StrCat(n, ": every ", sliding[i] ? "sliding" : "full",
+                       "-attention layer must have the same positive count (", kind, " before)"));
+      return out;
+    }
+    kind = n;
+  }
+  return out;
+}
+
+// The trunk blocks (the first `layers`) with a router, ffn_gate_inp: the
+// mixture-of-experts layers (mimo2 and step35 write no key for the dense
+// ones).
+std::vector<int64_t> RoutedBlocks(const GgufHeader& header, int64_t layers) {
+  std::vector<int64_t> routed;
+  for (int64_t i = 0; i < layers; ++i) {
+    if (BlockHas(header, i, "ffn_gate_inp.weight")) routed.push_back(i);
+  }
+  return routed;
+}
+
+// MiMo-V2-Flash (llama.cpp LLM_ARCH_MIMO2; convert_hf_to_gguf.py
+// MimoV2Model, PR #18328, later conversion/mimo.py): one head_count and
+// head_count_kv per block (the sliding layers' 8, the full ones' 4),
+// key_length the query and key heads' 192 and value_length the values' 128,
+// sliding_window_pattern hybrid_layer_pattern's 0/1 per block, sinks only
+// as blk.N.attn_sinks tensors, a block without ffn_gate_inp dense, the
+// router bias as exp_probs_b. Since PR #22493 (b9055) the checkpoint's three
+// multi-token-prediction layers follow as blocks 48-50 (nextn_predict_layers
+// 3, each marked sliding); older files hold the 48 alone. The config.json
+// reader then counts the MTP blocks the file holds, not its default three.
+void Mimo2Keys(const GgufHeader& header, ConfigFromGguf* c, int64_t layers, int64_t blocks,
+               int mtp_blocks) {
+  const std::vector<bool> sliding = SlidingFlags(c, blocks);
+  if (sliding.empty()) return;
+  const int64_t listed = static_cast<int64_t>(sliding.size());
+  for (int64_t i = layers; i < std::min<int64_t>(layers + mtp_blocks, listed); ++i) {
+    if (!sliding[i]) {
+      c->missing().Add(absl::StrCat(c->Key("attention.sliding_window_pattern"), "[", i, "]"),
+                       "a multi-token-prediction block with full attention is not counted by "
+                       "this reader");
+    }
+  }
+  Value& pattern = c->Field("hybrid_layer_pattern");
+  bool swa_sinks = false, full_sinks = false;
+  for (int64_t i = 0; i < layers; ++i) {
+    pattern.mutable_list_value()->add_values()->set_number_value(sliding[i] ? 1 : 0);
+    (sliding[i] ? swa_sinks : full_sinks) |= BlockHas(header, i, "attn_sinks.weight");
+  }
+  c->Erase("layer_types");
+  const PerKind heads = CountPerKind(c, "attention.head_count", sliding, layers);
+  const PerKind kv = CountPerKind(c, "attention.head_count_kv", sliding, layers);
+  c->Set("num_attention_heads", heads.full > 0 ? heads.full : heads.sliding);
+  c->Set("num_key_value_heads", kv.full > 0 ? kv.full : kv.sliding);
+  c->Set("swa_num_attention_heads", heads.sliding > 0 ? heads.sliding : heads.full);
+  c->Set("swa_num_key_value_heads", kv.sliding > 0 ? kv.sliding : kv.full);
+  c->Set("head_dim", c->Need(c->Int("attention.key_length"), "attention.key_length"));
+  c->Set("v_head_dim", c->Need(c->Int("attention.value_length"), "attention.value_length"));
+  c->SetBool("add_swa_attention_sink_bias", swa_sinks);
+  c->SetBool("add_full_attention_sink_bias", full_sinks);
+  if (header.model.expert_count.value_or(0) > 0) {
+    Value& moe = c->Field("moe_layer_freq");
+    const std::vector<int64_t> routed = RoutedBlocks(header, layers);
+    for (int64_t i = 0; i < layers; ++i) {
+      const bool is_routed = std::find(routed.begin(), routed.end(), i) != routed.end();
+      moe.mutable_list_value()->add_values()->set_number_value(is_routed ? 1 : 0);
+    }
+  }
+  if (AnyBlockTensor(header, ".exp_probs_b.bias") != nullptr) c->Set("topk_method", "noaux_tc");
+  // MiMo-V2.5's shared expert: refused by the config.json reader, by name.
+  if (AnyBlockTensor(header, ".ffn_up_shexp.weight") != nullptr) c->Set("n_shared_experts", 1);
+  c->SetBool("use_qk_norm", AnyBlockTensor(header, ".attn_q_norm.weight") != nullptr);
+  c->Set("num_nextn_predict_layers", mtp_blocks);
+}
+
+// Step-3.5-Flash (llama.cpp LLM_ARCH_STEP35; convert_hf_to_gguf.py
+// Step35Model, PR #19283, later conversion/step3.py): head_count per block
+// (96 in the sliding layers, 64 in the full ones), head_count_kv per block
+// (8), key_length = value_length = head_dim, sliding_window_pattern a BOOL
+// per block, the head-wise gate as blk.N.attn_gate, the shared expert's
+// width as expert_shared_feed_forward_length, the router bias as
+// exp_probs_b. Since PR #23274 (b9480) the three multi-token-prediction
+// layers follow as blocks 45-47, each with its own output head
+// (nextn.shared_head_head).
+void Step35Keys(const GgufHeader& header, ConfigFromGguf* c, int64_t layers, int64_t blocks,
+                int mtp_blocks) {
+  const std::vector<bool> sliding = SlidingFlags(c, blocks);
+  if (sliding.empty()) return;
+  const PerKind heads = CountPerKind(c, "attention.head_count", sliding, layers);
+  const PerKind kv = CountPerKind(c, "attention.head_count_kv", sliding, layers);
+  const int64_t head_dim = c->Need(c->Int("attention.key_length"), "attention.key_length");
+  c->Set("att_impl_type", "GQA");
+  c->Set("num_attention_heads", heads.full > 0 ? heads.full : heads.sliding);
+  c->Set("num_attention_groups", kv.full > 0 ? kv.full : kv.sliding);
+  c->Set("head_dim", head_dim);
+  Struct& other = *c->Field("attention_other_setting").mutable_struct_value();
+  (*other.mutable_fields())["attention_type"].set_string_value("sliding_attention");
+  (*other.mutable_fields())["num_attention_heads"].set_number_value(
+      static_cast<double>(heads.sliding > 0 ? heads.sliding : heads.full));
+  (*other.mutable_fields())["num_attention_groups"].set_number_value(
+      static_cast<double>(kv.sliding > 0 ? kv.sliding : kv.full));
+  (*other.mutable_fields())["head_dim"].set_number_value(static_cast<double>(head_dim));
+  c->SetBool("use_qk_norm", AnyBlockTensor(header, ".attn_q_norm.weight") != nullptr);
+  c->SetBool("use_head_wise_attn_gate", AnyBlockTensor(header, ".attn_gate.weight") != nullptr);
+  if (header.model.expert_count.value_or(0) > 0) {
+    c->Set("moe_top_k", header.model.expert_used_count.value_or(0));
+    c->SetIf("share_expert_dim", c->Int("expert_shared_feed_forward_length"));
+    c->SetBool("use_moe_router_bias", AnyBlockTensor(header, ".exp_probs_b.bias") != nullptr);
+    c->Set("moe_layers_enum", absl::StrJoin(RoutedBlocks(header, layers), ","));
+  }
+  c->Set("num_nextn_predict_layers", mtp_blocks);
+}
+
 // LFM2 and LFM2-MoE (convert_hf_to_gguf.py LFM2Model, LFM2MoeModel):
 // attention.head_count_kv per layer, 0 for a short-conv layer (llama.cpp's
 // is_recr), shortconv.l_cache the convolution's taps, feed_forward_length
@@ -239,6 +425,49 @@ void ShortConvLayers(const GgufHeader& header, ConfigFromGguf* c) {
   c->SetBool("conv_bias", AnyBlockTensor(header, ".shortconv.in_proj.bias") != nullptr);
   c->SetBool("block_auto_adjust_ff_dim", false);
   c->SetIf("num_dense_layers", c->Int("leading_dense_block_count"));
+}
+
+// Qwen3-Next and Qwen3.5's language models (llama.cpp LLM_ARCH_QWEN3NEXT,
+// QWEN35, QWEN35MOE; conversion/qwen.py Qwen3NextModel and its Qwen3.5
+// subclasses): the Gated DeltaNet mixer under llama.cpp's SSM keys
+// (ssm.conv_kernel the conv's taps, ssm.state_size a key head's width,
+// ssm.group_count the key heads, ssm.time_step_rank the value heads,
+// ssm.inner_size value heads x value width); attention in every
+// full_attention_interval-th layer, unless attention.recurrent_layers flags
+// each block (src/models/qwen3next.cpp load_arch_hparams); Qwen3.5's
+// multi-token-prediction layer as a block after the model's
+// (_Qwen35MtpMixin; Qwen3-Next's converter drops it). llama.cpp keeps the
+// recurrent states in F32 (llama-model.cpp create_memory: recurrent_type_s).
+void Qwen3NextKeys(ConfigFromGguf* c, int64_t layers, int64_t blocks, int mtp_blocks) {
+  const int64_t value_heads = c->Need(c->Int("ssm.time_step_rank"), "ssm.time_step_rank");
+  const int64_t inner = c->Need(c->Int("ssm.inner_size"), "ssm.inner_size");
+  if (value_heads > 0 && inner % value_heads != 0) {
+    c->missing().Add(c->Key("ssm.inner_size"),
+                     absl::StrCat(inner, " is not a whole number of ssm.time_step_rank's ",
+                                  value_heads, " value heads"));
+  }
+  c->Set("linear_num_value_heads", value_heads);
+  c->Set("linear_value_head_dim", value_heads > 0 ? inner / value_heads : 0);
+  c->Set("linear_num_key_heads", c->Need(c->Int("ssm.group_count"), "ssm.group_count"));
+  c->Set("linear_key_head_dim", c->Need(c->Int("ssm.state_size"), "ssm.state_size"));
+  c->Set("linear_conv_kernel_dim", c->Need(c->Int("ssm.conv_kernel"), "ssm.conv_kernel"));
+  if (const GgufArray* recurrent = c->Array("attention.recurrent_layers")) {
+    if (static_cast<int64_t>(recurrent->numbers.size()) != blocks) {
+      c->missing().Add(
+          c->Key("attention.recurrent_layers"),
+          absl::StrCat("must list one flag per block, block_count (", blocks, ") of them"));
+    } else {
+      Value& types = c->Field("layer_types");
+      for (int64_t i = 0; i < layers; ++i) {
+        types.mutable_list_value()->add_values()->set_string_value(
+            recurrent->numbers[i] != 0 ? "linear_attention" : "full_attention");
+      }
+    }
+  } else {
+    c->SetIf("full_attention_interval", c->Int("full_attention_interval"));
+  }
+  c->Set("num_nextn_predict_layers", mtp_blocks);
+  c->Set("mamba_ssm_dtype", "float32");
 }
 
 // Gemma 4 (convert_hf_to_gguf.py Gemma4Model; llama.cpp LLM_ARCH_GEMMA4):
@@ -367,9 +596,30 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   ConfigFromGguf c(header, type, field);
 
   const int64_t blocks = c.Need(m.block_count, "block_count");
+  // block_count counts the multi-token-prediction blocks a file keeps;
+  // nextn_predict_layers how many the model has (a file may declare them
+  // and hold their tensors elsewhere: step35's --mtp draft files). The
+  // trunk is what is left; the MTP layers counted are the blocks present.
   const int mtp = MtpBlocks(header);
-  c.Set("num_hidden_layers", blocks > mtp ? blocks - mtp : blocks);
+  const int64_t declared_mtp = std::max<int64_t>(c.Int("nextn_predict_layers").value_or(0), mtp);
+  if (blocks > 0 && declared_mtp >= blocks) {
+    c.missing().Add(c.Key("nextn_predict_layers"),
+                    absl::StrCat(declared_mtp,
+                                 " multi-token-prediction blocks leave none of "
+                                 "block_count's ",
+                                 blocks, " for the model"));
+  }
+  const int64_t layers = blocks > declared_mtp ? blocks - declared_mtp : blocks;
+  c.Set("num_hidden_layers", layers);
   if (mtp > 0) c.Set("num_nextn_predict_layers", mtp);
+  if (mtp > 0 && layers > 0 && AnyTensorOfBlock(header, 0) == nullptr) {
+    // convert_hf_to_gguf.py --mtp (conversion/mimo.py, step3.py): the MTP
+    // blocks alone, a draft for the file that holds the model.
+    c.missing().Add(c.Key("block_count"),
+                    absl::StrCat("the file holds only its ", mtp,
+                                 " multi-token-prediction blocks, none of the model's ", layers,
+                                 " (a draft file): give the model's own GGUF file"));
+  }
   c.Set("hidden_size", c.Need(m.embedding_length, "embedding_length"));
   const int64_t heads = c.Need(m.head_count, "attention.head_count");
   c.Set("num_attention_heads", heads);
@@ -390,7 +640,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   bool latent_cache_per_head = false;
   if (type == "deepseek_v2" || type == "deepseek_v3") {
     latent_cache_per_head = !LatentAttention(&c, heads);
-  } else if (m.key_length.has_value()) {
+  } else if (m.key_length.has_value() && type != "mimo_v2_flash") {  // Mimo2Keys: its own
     const std::optional<int64_t> value = c.Int("attention.value_length");
     if (value.has_value() && *value != *m.key_length) {
       c.missing().Add(c.Key("attention.value_length"),
@@ -473,6 +723,11 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   // Sliding windows.
   c.SetIf("sliding_window", c.Int("attention.sliding_window"));
   SlidingPattern(&c);
+  if (type == "mimo_v2_flash") Mimo2Keys(header, &c, layers, blocks, mtp);
+  if (type == "step3p5") Step35Keys(header, &c, layers, blocks, mtp);
+  const bool delta_net =
+      type == "qwen3_next" || type == "qwen3_5_text" || type == "qwen3_5_moe_text";
+  if (delta_net) Qwen3NextKeys(&c, layers, blocks, mtp);
   // A window without a pattern in the file: the config.json reader applies
   // the family's default period, which is llama.cpp's set_swa_pattern too
   // (gemma2 2, gemma3 6, cohere2 4, gpt-oss 2, olmo2 4, exaone4 4).
@@ -485,7 +740,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
                                      " metadata, read as the config.json it was written from: ",
                                      a.status().message()));
   }
-  if (mtp > 0 && !AnyBlockTensor(header, ".nextn.embed_tokens.weight")) {
+  if (mtp > 0 && !a->mtp_own_output_head() &&
+      !AnyBlockTensor(header, ".nextn.embed_tokens.weight")) {
     a->set_mtp_shares_embeddings(true);
   }
   // Fused attention: convert_hf_to_gguf.py writes one blk.N.attn_qkv tensor
@@ -495,7 +751,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   // and the quantizer gives attn_qkv attn_v's type rules
   // (llama-quant.cpp category_is_attn_v): the file's names decide, not the
   // family.
-  const bool fused = AnyBlockTensor(header, ".attn_qkv.weight") != nullptr;
+  // (Qwen3-Next's and Qwen3.5's attn_qkv is their Gated DeltaNet's input
+  // projection; their attention layers keep attn_q, attn_k and attn_v.)
+  const bool fused = AnyBlockTensor(header, ".attn_qkv.weight") != nullptr && !delta_net;
   const bool split = AnyBlockTensor(header, ".attn_q.weight") != nullptr;
   if (fused || split) a->set_fused_qkv(fused);
   if (latent_cache_per_head) a->set_latent_attention_cache_per_head(true);

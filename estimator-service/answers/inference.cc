@@ -1221,6 +1221,10 @@ absl::Status PlanInferenceInto(v1::PlanInferenceResponse* response, PlanWireCard
     runtime_model = RuntimeModelOf(model, request.has_source() && request.source().has_hf_repo()
                                               ? request.source().hf_repo().id()
                                               : std::string());
+    // A GGUF file asked about by name is the one llama.cpp's command loads.
+    if (request.has_source() && request.source().has_gguf_header()) {
+      runtime_model->gguf_file = request.source().gguf_header().file_name();
+    }
   }
   std::optional<OffloadRequest> offload;
   if (offload_host != nullptr && request.offload() != v1::OFFLOAD_MODE_UNSPECIFIED) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -332,6 +333,22 @@ absl::Status AddMmproj(const v1::ModelFileHeader& file, absl::string_view field,
   return absl::OkStatus();
 }
 
+// The bytes of blocks `first` and later ("blk.N." with N >= first): the
+// multi-token-prediction blocks llama.cpp's converters keep after the
+// model's (GLM-4.5, MiMo-V2-Flash since b9055, Step-3.5-Flash since b9480).
+uint64_t BytesOfBlocksFrom(const GgufHeader& header, int64_t first) {
+  uint64_t bytes = 0;
+  for (const GgufTensorInfo& t : header.tensors) {
+    absl::string_view rest = t.name;
+    if (!absl::ConsumePrefix(&rest, "blk.")) continue;
+    int64_t block = -1;
+    if (absl::SimpleAtoi(rest.substr(0, rest.find('.')), &block) && block >= first) {
+      bytes += t.bytes;
+    }
+  }
+  return bytes;
+}
+
 }  // namespace
 
 absl::StatusOr<SourcedModel> ModelFromGgufHeader(const v1::ModelFileHeader& file,
@@ -360,6 +377,16 @@ absl::StatusOr<SourcedModel> ModelFromGgufHeader(const v1::ModelFileHeader& file
   out.model = std::move(model);
   out.source =
       absl::StrCat("GGUF header of ", name, ": ", quant, ", ", header.tensors.size(), " tensors");
+  if (const int mtp = out.model->architecture().num_mtp_layers(); mtp > 0) {
+    // In the file's bytes and so in the weights: above what a runtime that
+    // skips them holds (llama.cpp's mimo2 loader, src/models/mimo2.cpp at
+    // cb489bc0, creates them with TENSOR_SKIP), never below.
+    const uint64_t bytes = BytesOfBlocksFrom(header, out.model->architecture().num_layers());
+    absl::StrAppend(&out.source, "; its ", mtp, " multi-token-prediction block",
+                    mtp == 1 ? "" : "s", " (", bytes, " bytes, ",
+                    absl::StrFormat("%.2f GB", BytesToGB(static_cast<double>(bytes))),
+                    ") counted in the weights, whether or not the runtime loads them");
+  }
   out.from_gguf = true;
   out.weights = ExactWeights{header.total_bytes, static_cast<double>(header.total_elements),
                              Breakdown("GGUF tensors", header.bytes_by_type)};

@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "common/text/decimal.h"
 #include "estimator-service/core/fit_matrix.h"
@@ -65,6 +66,18 @@ int64_t CeilDiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 // llama.cpp's KV cells are allocated in multiples of this many (the
 // context's padding; 256 is the largest any version used).
 constexpr int64_t kLlamaCppCellPadding = 256;
+
+// A file name as one word of a POSIX shell command: as it is when it holds
+// only characters no shell treats specially, else in single quotes (each
+// quote inside written '\'').
+std::string ShellWord(absl::string_view word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char ch) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(ch)) ||
+           absl::string_view("._-+/=:,@%").find(ch) != absl::string_view::npos;
+  });
+  if (plain) return std::string(word);
+  return absl::StrCat("'", absl::StrReplaceAll(word, {{"'", "'\\''"}}), "'");
+}
 
 // The families llama.cpp gives a sliding-window cache (src/llama-model.cpp
 // load_hparams: set_swa_pattern, or LLAMA_SWA_TYPE_CHUNKED for Llama 4),
@@ -1160,19 +1173,25 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
   std::string stem = model.repo_id.empty()
                          ? std::string("MODEL")
                          : std::string(model.repo_id.substr(model.repo_id.rfind('/') + 1));
-  fit.model_id_placeholder = true;  // no GGUF file is on record
+  const bool given_file = !model.gguf_file.empty();
+  fit.model_id_placeholder = !given_file;  // else no GGUF file is on record
+  const std::string file = given_file
+                               ? ShellWord(model.gguf_file)
+                               : absl::StrCat(stem, "-", GgufFileType(w.weight_format), ".gguf");
   std::string command =
-      absl::StrCat("llama-server -m ", stem, "-", GgufFileType(w.weight_format), ".gguf -ngl ",
+      absl::StrCat("llama-server -m ", file, " -ngl ",
                    model.num_layers > 0 ? model.num_layers + 1 : 999, " -c ", c.context * c.batch);
   if (c.batch > 1) absl::StrAppend(&command, " -np ", c.batch);
   if (std::string(kv.type) != "f16") {
     absl::StrAppend(&command, " -ctk ", kv.type, " -ctv ", kv.type);
   }
   fit.launch_command = std::move(command);
-  fit.notes.push_back(absl::StrCat(
-      "the .gguf file name is a placeholder: the record names no GGUF file; llama.cpp reads "
-      "GGUF only (convert_hf_to_gguf.py, then llama-quantize to ",
-      GgufFileType(w.weight_format), ")"));
+  if (!given_file) {
+    fit.notes.push_back(absl::StrCat(
+        "the .gguf file name is a placeholder: the record names no GGUF file; llama.cpp reads "
+        "GGUF only (convert_hf_to_gguf.py, then llama-quantize to ",
+        GgufFileType(w.weight_format), ")"));
+  }
   fit.notes.push_back(absl::StrCat(
       "-ngl ", model.num_layers > 0 ? model.num_layers + 1 : 999,
       " puts every layer and the output layer on the GPU", cards > 1 ? "s" : "",

@@ -24,6 +24,10 @@ struct RuntimeModel {
   // The Hugging Face repository ("meta-llama/Llama-3.1-8B") when on record;
   // empty = the command names a placeholder and says so.
   std::string repo_id;
+  // The GGUF file the plan was asked about, by the name it was given:
+  // llama.cpp's command loads it as it is; empty = no file (the command
+  // names one to convert to, a placeholder).
+  std::string gguf_file;
   int num_layers = 0;
   int num_attention_heads = 0;
   int64_t hidden_size = 0;

@@ -179,7 +179,8 @@ constexpr Row kRows[] = {
            "sgl-project/sglang PR #18084 (step3p5.py), merged 2026-02-03; its first tagged "
            "release not confirmed (launch images were per-PR builds)"),
      YesBut("LLM_ARCH_STEP35 from b7964 (ggml-org/llama.cpp PR #19283, convert_hf_to_gguf.py "
-            "Step35Model); the converter drops the three multi-token-prediction layers")},
+            "Step35Model); its converter dropped the three multi-token-prediction layers until "
+            "b9480 (PR #23274), which keeps them as blocks 45-47 for speculative decoding")},
     {"mimo_v2_flash",
      Later("vLLM 0.14.0",
            "vllm-project/vllm PR #30836 (mimo_v2_flash.py), merged 2025-12-19, after v0.13.0's "
@@ -188,8 +189,9 @@ constexpr Row kRows[] = {
            "sgl-project/sglang PR #15207 (mimo_v2_flash.py, mimo_v2_flash_nextn.py), merged "
            "2025-12-19; v0.5.7 the first tag that contains it"),
      YesBut("LLM_ARCH_MIMO2 from b7534 (ggml-org/llama.cpp PR #18328, convert_hf_to_gguf.py "
-            "MimoV2Model), its sliding layers in the iSWA cache; that converter drops the three "
-            "multi-token-prediction layers")},
+            "MimoV2Model), its sliding layers in the iSWA cache; its converter dropped the three "
+            "multi-token-prediction layers until b9055 (PR #22493), which keeps them as blocks "
+            "48-50 that llama.cpp does not load")},
     {"glm_moe_dsa",
      Later("vLLM 0.16.0",
            "vllm-project/vllm PR #34124, merged 2026-02-09; vllm-project/recipes' GLM-5 "

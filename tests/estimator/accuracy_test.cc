@@ -187,44 +187,12 @@ TEST(AccuracyParametersTest, Glm5IsDeepSeekV32sBlocksAtItsOwnSizes) {
       << refused.status();
 }
 
-// stepfun-ai/Step-3.5-Flash (step3p5): the keys that decide the count, as
-// vLLM's step3p5.py and the remote modeling_step3p5.py read them (the
-// config.json itself was not reachable here; its values are those quoted
-// by public ports of the model, and the count below reproduces the
-// checkpoint's total with them). layer_types lists 48 layers: the 45 of
-// the model and the 3 multi-token-prediction layers, which slide.
-constexpr char kStep35Flash[] = R"({
-    "model_type": "step3p5", "architectures": ["Step3p5ForCausalLM"], "vocab_size": 128896,
-    "hidden_size": 4096, "intermediate_size": 11264, "num_hidden_layers": 45,
-    "num_attention_heads": 64, "num_attention_groups": 8, "head_dim": 128,
-    "att_impl_type": "GQA", "max_position_embeddings": 262144, "sliding_window": 512,
-    "attention_other_setting": {"attention_type": "sliding_attention",
-                                "num_attention_heads": 96, "num_attention_groups": 8,
-                                "head_dim": 128},
-    "layer_types": ["full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
-                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
-                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
-                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
-                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
-                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
-                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
-                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
-                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
-                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
-                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
-                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention"],
-    "use_head_wise_attn_gate": true, "use_qk_norm": true, "moe_num_experts": 288,
-    "moe_top_k": 8, "moe_intermediate_size": 1280, "share_expert_dim": 1280,
-    "use_moe_router_bias": true, "moe_layers_enum":
-        "3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44",
-    "num_nextn_predict_layers": 3, "tie_word_embeddings": false})";
-
 // The checkpoint's safetensors total, 199,384,301,376 (llmfit
 // hf_models.json parameters_raw for stepfun-ai/Step-3.5-Flash): the model's
 // 196,956,130,368 and three MTP layers of 809,390,336. StepFun's README
 // gives "196.81B (196B Backbone + 0.81B Head)": one MTP layer.
 TEST(AccuracyParametersTest, Step35FlashIsCountedExactlyWithItsThreeMtpLayers) {
-  const ParameterCount count = CountConfig(kStep35Flash);
+  const ParameterCount count = CountConfig(testing::kStep35FlashConfigJson);
   // Attention: q/k/v/o, the head-wise gate (heads x 4096) and two per-head
   // QK norms; 64 query heads in the 12 full-attention layers, 96 in the 33
   // sliding ones, 8 KV heads of 128 in both.
@@ -247,14 +215,14 @@ TEST(AccuracyParametersTest, Step35FlashIsCountedExactlyWithItsThreeMtpLayers) {
   EXPECT_EQ(count.total + count.multi_token_prediction, 199384301376);
   // The count answer shows them apart, so that its total and the Hub's
   // differ by a figure the answer gives.
-  auto read = ArchitectureFromHfConfig(kStep35Flash);
+  auto read = ArchitectureFromHfConfig(testing::kStep35FlashConfigJson);
   ASSERT_TRUE(read.ok()) << read.status();
   absl::StatusOr<v1::CountParametersResponse> answer =
       CountParametersOf(*read, v1::CountParametersRequest());
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_EQ(answer->total_parameters(), 196956130368);
   EXPECT_EQ(answer->multi_token_prediction_parameters(), 2428171008);
-  std::string without = kStep35Flash;
+  std::string without = testing::kStep35FlashConfigJson;
   without.replace(without.find(R"("num_nextn_predict_layers": 3)"), 29,
                   R"("num_nextn_predict_layers": 0)");
   auto plain = ArchitectureFromHfConfig(without);
@@ -266,7 +234,7 @@ TEST(AccuracyParametersTest, Step35FlashIsCountedExactlyWithItsThreeMtpLayers) {
 
   // The cache: every layer 8 KV heads x 128 x 2 (K, V) x 2 bytes; the 33
   // sliding layers keep their last 512 tokens.
-  auto arch = ArchitectureFromHfConfig(kStep35Flash);
+  auto arch = ArchitectureFromHfConfig(testing::kStep35FlashConfigJson);
   ASSERT_TRUE(arch.ok()) << arch.status();
   EXPECT_EQ(arch->num_sliding_window_layers(), 33);
   EXPECT_EQ(arch->num_global_attention_heads(), 64);
@@ -283,7 +251,7 @@ TEST(AccuracyParametersTest, Step35FlashIsCountedExactlyWithItsThreeMtpLayers) {
             "attention_other_setting.attention_type"},
            {R"("sliding_attention"])", R"("full_attention"])", "layer_types[47]"},
            {R"(42,43,44")", R"(42,43,45")", "moe_layers_enum"}}) {
-    std::string edited = kStep35Flash;
+    std::string edited = testing::kStep35FlashConfigJson;
     const size_t at = edited.find(from);
     ASSERT_NE(at, std::string::npos) << from;
     edited.replace(at, from.size(), to);

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@
 #include "estimator-service/core/parameters.h"
 #include "tests/estimator/fake_records.h"
 #include "tests/estimator/model_files.h"
+#include "tests/estimator/published_configs.h"
 
 namespace modelatlas::estimator {
 namespace {
@@ -66,6 +68,41 @@ struct Shape {
   // Multi-token-prediction blocks kept after the model's (GLM-4.5).
   uint64_t mtp = 0;
 };
+
+// Adds one tensor of a block: its name after "blk.N." and its dims.
+using AddTensor = std::function<void(const std::string&, const Dims&)>;
+
+// Unbiased q/k/v/o projections: `q`, `k` and `v` output widths, o_proj from
+// `o` back to the hidden width.
+void AttentionTensors(const AddTensor& t, uint64_t hidden, uint64_t q, uint64_t k, uint64_t v,
+                      uint64_t o) {
+  t("attn_q.weight", {hidden, q});
+  t("attn_k.weight", {hidden, k});
+  t("attn_v.weight", {hidden, v});
+  t("attn_output.weight", {o, hidden});
+}
+
+// A gated MLP of `width` (SwiGLU's gate, up and down).
+void GatedMlpTensors(const AddTensor& t, uint64_t hidden, uint64_t width) {
+  t("ffn_gate.weight", {hidden, width});
+  t("ffn_up.weight", {hidden, width});
+  t("ffn_down.weight", {width, hidden});
+}
+
+// `experts` routed experts of `width`, stacked, and their router.
+void RoutedExpertTensors(const AddTensor& t, uint64_t hidden, uint64_t experts, uint64_t width) {
+  t("ffn_gate_inp.weight", {hidden, experts});
+  t("ffn_gate_exps.weight", {hidden, width, experts});
+  t("ffn_up_exps.weight", {hidden, width, experts});
+  t("ffn_down_exps.weight", {width, hidden, experts});
+}
+
+// The shared experts, `width` wide together.
+void SharedExpertTensors(const AddTensor& t, uint64_t hidden, uint64_t width) {
+  t("ffn_gate_shexp.weight", {hidden, width});
+  t("ffn_up_shexp.weight", {hidden, width});
+  t("ffn_down_shexp.weight", {width, hidden});
+}
 
 bool IsMoeLayer(const Shape& s, uint64_t i) {
   return s.experts > 0 && i >= s.dense_lead && (i + 1) % s.moe_step == 0;
@@ -127,22 +164,15 @@ void Block(const Shape& s, uint64_t i, GgufHeaderWriter* w) {
   if (s.post_norms) norm("post_attention_norm");
   norm("ffn_norm");
   if (IsMoeLayer(s, i)) {
-    t("ffn_gate_inp.weight", {s.hidden, s.experts});
+    RoutedExpertTensors(t, s.hidden, s.experts, s.expert_ffn);
     if (s.expert_biases) t("ffn_gate_inp.bias", {s.experts});
     if (s.router_bias) t("exp_probs_b.bias", {s.experts});
-    t("ffn_gate_exps.weight", {s.hidden, s.expert_ffn, s.experts});
-    t("ffn_up_exps.weight", {s.hidden, s.expert_ffn, s.experts});
-    t("ffn_down_exps.weight", {s.expert_ffn, s.hidden, s.experts});
     if (s.expert_biases) {
       t("ffn_gate_exps.bias", {s.expert_ffn, s.experts});
       t("ffn_up_exps.bias", {s.expert_ffn, s.experts});
       t("ffn_down_exps.bias", {s.hidden, s.experts});
     }
-    if (s.shared_ffn > 0) {
-      t("ffn_gate_shexp.weight", {s.hidden, s.shared_ffn});
-      t("ffn_up_shexp.weight", {s.hidden, s.shared_ffn});
-      t("ffn_down_shexp.weight", {s.shared_ffn, s.hidden});
-    }
+    if (s.shared_ffn > 0) SharedExpertTensors(t, s.hidden, s.shared_ffn);
   } else {
     if (s.gated) t("ffn_gate.weight", {s.hidden, s.ffn});
     t("ffn_up.weight", {s.hidden, s.ffn});
@@ -1270,6 +1300,534 @@ TEST(GgufFamiliesTest, Lfm2ShortConvLayersReadAsTheirCheckpoint) {
   absl::Status refused = ArchitectureFromGguf(parsed->header, "m.").status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.lfm2.shortconv.l_cache")) << refused;
+}
+
+// Models whose layer kinds differ in heads as llama.cpp's converter writes
+// them: head_count and head_count_kv a number or one INT32 per block,
+// sliding_window_pattern a flag per block (mimo2 INT32 0/1, step35 BOOL),
+// every list block_count long with the multi-token-prediction blocks kept
+// after the model's.
+struct HeadsPerKindGguf {
+  std::string arch;
+  uint64_t layers, mtp, hidden, vocab, head_dim, value_dim, window;
+  std::vector<bool> sliding;  // one per block, MTP blocks included
+  uint64_t heads_sliding, heads_full, kv_sliding, kv_full;
+  bool heads_per_block;   // head_count as a list (step35) or a number (mimo2)
+  bool bool_pattern;      // BOOL flags (step35) or INT32 0/1 (mimo2)
+  bool sinks_sliding;     // blk.N.attn_sinks in the sliding blocks (mimo2)
+  bool qk_norm_and_gate;  // attn_q_norm, attn_k_norm and attn_gate (step35)
+  uint64_t ffn, dense_lead, experts, experts_used, expert_ffn, shared_ffn;
+  bool mtp_own_head;  // nextn.shared_head_head (step35) or the model's head (mimo2)
+  // What the metadata lists when a test makes it disagree with the tensors.
+  std::vector<int32_t> heads_listed = {};
+  std::vector<bool> pattern_listed = {};
+  bool mtp_blocks_only = false;  // convert_hf_to_gguf.py --mtp: a draft file
+};
+
+GgufHeaderWriter WriteHeadsPerKind(const HeadsPerKindGguf& g) {
+  GgufHeaderWriter w;
+  const std::string a = g.arch + ".";
+  const uint64_t blocks = g.layers + g.mtp, H = g.hidden;
+  auto heads = [&](uint64_t i) { return g.sliding[i] ? g.heads_sliding : g.heads_full; };
+  auto kv = [&](uint64_t i) { return g.sliding[i] ? g.kv_sliding : g.kv_full; };
+  std::vector<int32_t> head_list, kv_list, flags;
+  for (uint64_t i = 0; i < blocks; ++i) {
+    head_list.push_back(static_cast<int32_t>(heads(i)));
+    kv_list.push_back(static_cast<int32_t>(kv(i)));
+    flags.push_back(g.sliding[i] ? 1 : 0);
+  }
+  w.Str("general.architecture", g.arch)
+      .U32(a + "block_count", static_cast<uint32_t>(blocks))
+      .U32(a + "context_length", 262144)
+      .U32(a + "embedding_length", static_cast<uint32_t>(H))
+      .U32(a + "feed_forward_length", static_cast<uint32_t>(g.ffn))
+      .I32Array(a + "attention.head_count_kv", kv_list)
+      .U32(a + "attention.key_length", static_cast<uint32_t>(g.head_dim))
+      .U32(a + "attention.value_length", static_cast<uint32_t>(g.value_dim))
+      .U32(a + "attention.sliding_window", static_cast<uint32_t>(g.window))
+      .U32(a + "expert_count", static_cast<uint32_t>(g.experts))
+      .U32(a + "expert_used_count", static_cast<uint32_t>(g.experts_used))
+      .U32(a + "expert_feed_forward_length", static_cast<uint32_t>(g.expert_ffn));
+  if (!g.heads_listed.empty()) {
+    w.I32Array(a + "attention.head_count", g.heads_listed);
+  } else if (g.heads_per_block) {
+    w.I32Array(a + "attention.head_count", head_list);
+  } else {
+    w.U32(a + "attention.head_count", static_cast<uint32_t>(g.heads_full));
+  }
+  if (g.bool_pattern) {
+    w.BoolArray(a + "attention.sliding_window_pattern",
+                g.pattern_listed.empty() ? g.sliding : g.pattern_listed);
+  } else {
+    w.I32Array(a + "attention.sliding_window_pattern", flags);
+  }
+  if (g.shared_ffn > 0) {
+    w.U32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(g.shared_ffn));
+  }
+  if (g.mtp > 0) w.U32(a + "nextn_predict_layers", static_cast<uint32_t>(g.mtp));
+  w.Tokens(static_cast<int>(g.vocab));
+  w.Tensor("token_embd.weight", {H, g.vocab});
+  for (uint64_t i = g.mtp_blocks_only ? g.layers : 0; i < blocks; ++i) {
+    const std::string b = absl::StrCat("blk.", i, ".");
+    auto t = [&](const std::string& name, const Dims& dims) { w.Tensor(b + name, dims); };
+    t("attn_norm.weight", {H});
+    AttentionTensors(t, H, heads(i) * g.head_dim, kv(i) * g.head_dim, kv(i) * g.value_dim,
+                     heads(i) * g.value_dim);
+    if (g.sinks_sliding && g.sliding[i]) t("attn_sinks.weight", {heads(i)});
+    if (g.qk_norm_and_gate) {
+      t("attn_q_norm.weight", {g.head_dim});
+      t("attn_k_norm.weight", {g.head_dim});
+      t("attn_gate.weight", {H, heads(i)});
+    }
+    t("ffn_norm.weight", {H});
+    if (i >= g.dense_lead && i < g.layers) {
+      RoutedExpertTensors(t, H, g.experts, g.expert_ffn);
+      t("exp_probs_b.bias", {g.experts});
+      if (g.shared_ffn > 0) SharedExpertTensors(t, H, g.shared_ffn);
+    } else {
+      GatedMlpTensors(t, H, g.ffn);
+    }
+    if (i < g.layers) continue;
+    t("nextn.eh_proj.weight", {2 * H, H});
+    t("nextn.enorm.weight", {H});
+    t("nextn.hnorm.weight", {H});
+    if (g.mtp_own_head) {
+      t("nextn.shared_head_norm.weight", {H});
+      t("nextn.shared_head_head.weight", {H, g.vocab});
+    } else {
+      t("layer_output_norm.weight", {H});
+    }
+  }
+  w.Tensor("output_norm.weight", {H});
+  w.Tensor("output.weight", {H, g.vocab});
+  return w;
+}
+
+// XiaomiMiMo/MiMo-V2-Flash as llama.cpp's converter writes it (PR #18328;
+// the MTP blocks since PR #22493): the layer kinds of its config.json
+// (testing::kMimoV2FlashConfigJson), the three MTP blocks sliding.
+HeadsPerKindGguf MimoV2FlashGguf(uint64_t mtp) {
+  std::vector<bool> sliding;
+  for (uint64_t i = 0; i < 48 + mtp; ++i) {
+    sliding.push_back(i >= 48 || (i != 0 && (i + 1) % 6 != 0));
+  }
+  return {.arch = "mimo2",
+          .layers = 48,
+          .mtp = mtp,
+          .hidden = 4096,
+          .vocab = 152576,
+          .head_dim = 192,
+          .value_dim = 128,
+          .window = 128,
+          .sliding = sliding,
+          .heads_sliding = 64,
+          .heads_full = 64,
+          .kv_sliding = 8,
+          .kv_full = 4,
+          .heads_per_block = false,
+          .bool_pattern = false,
+          .sinks_sliding = true,
+          .qk_norm_and_gate = false,
+          .ffn = 16384,
+          .dense_lead = 1,
+          .experts = 256,
+          .experts_used = 8,
+          .expert_ffn = 2048,
+          .shared_ffn = 0,
+          .mtp_own_head = false};
+}
+
+// stepfun-ai/Step-3.5-Flash as llama.cpp's converter writes it (PR #19283;
+// the MTP blocks since PR #23274): testing::kStep35FlashConfigJson's layer
+// kinds (every fourth layer full from layer 0), the MTP blocks sliding.
+HeadsPerKindGguf Step35FlashGguf(uint64_t mtp) {
+  std::vector<bool> sliding;
+  for (uint64_t i = 0; i < 45 + mtp; ++i) sliding.push_back(i % 4 != 0);
+  return {.arch = "step35",
+          .layers = 45,
+          .mtp = mtp,
+          .hidden = 4096,
+          .vocab = 128896,
+          .head_dim = 128,
+          .value_dim = 128,
+          .window = 512,
+          .sliding = sliding,
+          .heads_sliding = 96,
+          .heads_full = 64,
+          .kv_sliding = 8,
+          .kv_full = 8,
+          .heads_per_block = true,
+          .bool_pattern = true,
+          .sinks_sliding = false,
+          .qk_norm_and_gate = true,
+          .ffn = 11264,
+          .dense_lead = 3,
+          .experts = 288,
+          .experts_used = 8,
+          .expert_ffn = 1280,
+          .shared_ffn = 1280,
+          .mtp_own_head = true};
+}
+
+// The GGUF reading and the config.json reading agree on everything that
+// sizes the cache, layer kind by layer kind.
+void ExpectSameKindsAsConfig(const common::v1::Architecture& gguf, const char* config_json) {
+  absl::StatusOr<common::v1::Architecture> config = ArchitectureFromHfConfig(config_json);
+  ASSERT_TRUE(config.ok()) << config.status();
+  ExpectSameCacheShape(gguf, *config);
+  EXPECT_EQ(gguf.num_attention_heads(), config->num_attention_heads());
+  EXPECT_EQ(gguf.num_global_attention_heads(), config->num_global_attention_heads());
+  EXPECT_EQ(gguf.num_global_key_value_heads(), config->num_global_key_value_heads());
+  EXPECT_EQ(gguf.v_head_dim(), config->v_head_dim());
+  EXPECT_EQ(gguf.attention_sinks(), config->attention_sinks());
+  EXPECT_EQ(gguf.attention_sinks_sliding_only(), config->attention_sinks_sliding_only());
+  EXPECT_EQ(gguf.attention_head_gate(), config->attention_head_gate());
+  EXPECT_EQ(gguf.num_shared_experts(), config->num_shared_experts());
+  EXPECT_EQ(gguf.router_bias(), config->router_bias());
+  for (NumberFormat f : {NumberFormat::kBf16, NumberFormat::kFp8}) {
+    EXPECT_EQ(KvCacheBytes(ToCoreArchitecture(gguf), f, 65536, 1),
+              KvCacheBytes(ToCoreArchitecture(*config), f, 65536, 1));
+  }
+}
+
+TEST(GgufFamiliesTest, MimoV2FlashReadsAsItsConfigWithOrWithoutItsMtpBlocks) {
+  // Since b9055: the 48 layers and the 3 MTP blocks hold the checkpoint's
+  // 309,766,601,088 parameters (llmfit's 309,785,318,400 less the FP8
+  // checkpoint's 18,717,312 block scales, which a GGUF file does not keep;
+  // AccuracyParametersTest.MiMoV2FlashIsCountedExactlyWithItsMtpLayersAndBlockScales).
+  Read read = ReadFile(WriteHeadsPerKind(MimoV2FlashGguf(3)));
+  EXPECT_EQ(read.file_total, 309766601088u);
+  EXPECT_EQ(read.counted, 309766601088.0);
+  EXPECT_EQ(read.arch.model_type(), "mimo_v2_flash");
+  EXPECT_EQ(read.arch.num_layers(), 48);
+  EXPECT_EQ(read.arch.num_mtp_layers(), 3);
+  EXPECT_EQ(read.arch.num_sliding_window_layers(), 39);
+  EXPECT_EQ(read.arch.num_key_value_heads(), 8);
+  EXPECT_EQ(read.arch.num_global_key_value_heads(), 4);
+  EXPECT_EQ(read.arch.head_dim(), 192);
+  EXPECT_EQ(read.arch.v_head_dim(), 128);
+  EXPECT_TRUE(read.arch.attention_sinks_sliding_only());
+  EXPECT_TRUE(read.arch.mtp_shares_embeddings());
+  // A GGUF file is not the FP8 checkpoint: its o_proj is not kept apart.
+  EXPECT_FALSE(read.arch.checkpoint_attention_output_16bit());
+  ExpectSameKindsAsConfig(read.arch, testing::kMimoV2FlashConfigJson);
+
+  // Asked about by file: the cache as the config.json's (39 sliding layers of
+  // 8 KV heads, 9 full of 4, keys 192 wide and values 128) and the MTP
+  // blocks' bytes said to be in the weights.
+  v1::EstimateInferenceMemoryRequest request;
+  request.mutable_source()->mutable_gguf_header()->set_header(
+      WriteHeadsPerKind(MimoV2FlashGguf(3)).Header());
+  request.mutable_source()->mutable_gguf_header()->set_file_name("MiMo-V2-Flash-F32.gguf");
+  request.mutable_workload()->set_context_length_tokens(65536);
+  absl::Notification answered;
+  absl::StatusOr<v1::EstimateInferenceMemoryResponse> answer;
+  AnswerInferenceMemory(testing::Catalog(), request,
+                        [&](absl::StatusOr<v1::EstimateInferenceMemoryResponse> r) {
+                          answer = std::move(r);
+                          answered.Notify();
+                        });
+  ASSERT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  // F32 tensors (the fixture's): 4 bytes each, the three MTP blocks'
+  // 987,820,224 included.
+  std::map<std::string, const v1::EstimateLine*> lines;
+  for (const v1::EstimateLine& line : answer->lines()) lines[line.component()] = &line;
+  ASSERT_TRUE(lines.count("weights") && lines.count("kv_cache"));
+  EXPECT_EQ(lines["weights"]->bytes(), 4 * 309766601088);
+  EXPECT_TRUE(absl::StrContains(
+      answer->source(),
+      "its 3 multi-token-prediction blocks (3951280896 bytes, 3.95 GB) counted in the "
+      "weights"))
+      << answer->source();
+  EXPECT_TRUE(absl::StrContains(lines["kv_cache"]->arithmetic(),
+                                "39 sliding-window layers x 8 KV heads x (192 key + 128 value)"))
+      << lines["kv_cache"]->arithmetic();
+
+  // Before b9055 the converter dropped the MTP layers: the 48 alone, and
+  // none counted beside them (not the config.json reader's default three).
+  read = ReadFile(WriteHeadsPerKind(MimoV2FlashGguf(0)));
+  EXPECT_EQ(read.file_total, 308778780864u);
+  EXPECT_EQ(read.counted, 308778780864.0);
+  EXPECT_EQ(read.arch.num_mtp_layers(), 0);
+  EXPECT_EQ(read.arch.num_layers(), 48);
+}
+
+TEST(GgufFamiliesTest, Step35FlashReadsAsItsConfigWithOrWithoutItsMtpBlocks) {
+  // Since b9480: the 45 layers and the 3 MTP blocks, each with its own
+  // output head, hold the checkpoint's 199,384,301,376 (llmfit
+  // parameters_raw; AccuracyParametersTest.Step35FlashIsCountedExactlyWithItsThreeMtpLayers).
+  Read read = ReadFile(WriteHeadsPerKind(Step35FlashGguf(3)));
+  EXPECT_EQ(read.file_total, 199384301376u);
+  EXPECT_EQ(read.counted, 199384301376.0);
+  EXPECT_EQ(read.arch.model_type(), "step3p5");
+  EXPECT_EQ(read.arch.num_layers(), 45);
+  EXPECT_EQ(read.arch.num_mtp_layers(), 3);
+  EXPECT_TRUE(read.arch.mtp_own_output_head());
+  EXPECT_FALSE(read.arch.mtp_shares_embeddings());
+  EXPECT_EQ(read.arch.num_attention_heads(), 96);
+  EXPECT_EQ(read.arch.num_global_attention_heads(), 64);
+  EXPECT_EQ(read.arch.num_sliding_window_layers(), 33);
+  EXPECT_EQ(read.arch.num_dense_layers(), 3);
+  ExpectSameKindsAsConfig(read.arch, testing::kStep35FlashConfigJson);
+
+  // b7964 to b9479: the 45 layers alone.
+  read = ReadFile(WriteHeadsPerKind(Step35FlashGguf(0)));
+  EXPECT_EQ(read.file_total, 196956130368u);
+  EXPECT_EQ(read.counted, 196956130368.0);
+  EXPECT_EQ(read.arch.num_mtp_layers(), 0);
+}
+
+// The reader's own refusals, each naming the key and the entry.
+TEST(GgufFamiliesTest, PerKindListsThatDisagreeAreRefusedByEntry) {
+  auto refusal = [](const HeadsPerKindGguf& g) {
+    absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(WriteHeadsPerKind(g).Header());
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
+    if (!parsed.ok()) return absl::Status();
+    return ArchitectureFromGguf(parsed->header, "m.").status();
+  };
+  // A full-attention MTP block.
+  HeadsPerKindGguf mimo = MimoV2FlashGguf(3);
+  mimo.sliding[49] = false;
+  absl::Status refused = refusal(mimo);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.mimo2.attention.sliding_window_pattern[49]"))
+      << refused;
+  // Two sliding layers with other query-head counts.
+  HeadsPerKindGguf step = Step35FlashGguf(3);
+  for (uint64_t i = 0; i < 48; ++i) {
+    step.heads_listed.push_back(i % 4 == 0 ? 64 : (i == 6 ? 80 : 96));
+  }
+  refused = refusal(step);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.step35.attention.head_count[6]")) << refused;
+  // A pattern shorter than block_count (llama.cpp's "wrong array length").
+  step = Step35FlashGguf(3);
+  step.pattern_listed = step.sliding;
+  step.pattern_listed.pop_back();
+  refused = refusal(step);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.step35.attention.sliding_window_pattern"))
+      << refused;
+  // The MTP blocks alone (a --mtp draft file): not the model.
+  step = Step35FlashGguf(3);
+  step.mtp_blocks_only = true;
+  refused = refusal(step);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.step35.block_count")) << refused;
+  EXPECT_TRUE(absl::StrContains(refused.message(), "a draft file")) << refused;
+}
+
+// Qwen3-Next and Qwen3.5 as llama.cpp's converter writes them
+// (conversion/qwen.py; the tensors src/models/qwen3next.cpp and
+// qwen35moe.cpp create): full attention (a gated query twice as wide, QK
+// norms) in every fourth block, a Gated DeltaNet in the others (attn_qkv,
+// attn_gate, ssm_conv1d, ssm_dt.bias, ssm_a, ssm_ba, or Qwen3.5's ssm_beta
+// and ssm_alpha, ssm_norm, ssm_out), Qwen3.5's multi-token-prediction
+// layer as a full-attention block after the model's.
+struct DeltaNetGguf {
+  std::string arch;
+  uint64_t layers, mtp, hidden, vocab, heads, kv_heads, key_heads, value_heads;
+  uint64_t ffn, experts, experts_used, expert_ffn, shared_ffn;
+  bool split_beta_alpha;      // Qwen3.5's ssm_beta and ssm_alpha (Qwen3-Next: one ssm_ba)
+  uint64_t inner_listed = 0;  // ssm.inner_size when a test makes it disagree
+};
+
+GgufHeaderWriter WriteDeltaNet(const DeltaNetGguf& g) {
+  constexpr uint64_t kHeadDim = 256, kLinearHeadDim = 128, kConv = 4;
+  GgufHeaderWriter w;
+  const std::string a = g.arch + ".";
+  const uint64_t H = g.hidden, K = g.key_heads * kLinearHeadDim, V = g.value_heads * kLinearHeadDim;
+  w.Str("general.architecture", g.arch)
+      .U32(a + "block_count", static_cast<uint32_t>(g.layers + g.mtp))
+      .U32(a + "context_length", 262144)
+      .U32(a + "embedding_length", static_cast<uint32_t>(H))
+      .U32(a + "attention.head_count", static_cast<uint32_t>(g.heads))
+      .U32(a + "attention.head_count_kv", static_cast<uint32_t>(g.kv_heads))
+      .U32(a + "attention.key_length", kHeadDim)
+      .U32(a + "attention.value_length", kHeadDim)
+      .U32(a + "ssm.conv_kernel", kConv)
+      .U32(a + "ssm.state_size", kLinearHeadDim)
+      .U32(a + "ssm.group_count", static_cast<uint32_t>(g.key_heads))
+      .U32(a + "ssm.time_step_rank", static_cast<uint32_t>(g.value_heads))
+      .U32(a + "ssm.inner_size", static_cast<uint32_t>(g.inner_listed > 0 ? g.inner_listed : V))
+      .U32(a + "full_attention_interval", 4);
+  // TextModel writes feed_forward_length from intermediate_size, which
+  // Qwen3.5-MoE's config does not have.
+  if (g.ffn > 0) w.U32(a + "feed_forward_length", static_cast<uint32_t>(g.ffn));
+  if (g.experts > 0) {
+    w.U32(a + "expert_count", static_cast<uint32_t>(g.experts))
+        .U32(a + "expert_used_count", static_cast<uint32_t>(g.experts_used))
+        .U32(a + "expert_feed_forward_length", static_cast<uint32_t>(g.expert_ffn))
+        .U32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(g.shared_ffn));
+  }
+  if (g.mtp > 0) w.U32(a + "nextn_predict_layers", static_cast<uint32_t>(g.mtp));
+  w.Tokens(static_cast<int>(g.vocab));
+  w.Tensor("token_embd.weight", {H, g.vocab});
+  for (uint64_t i = 0; i < g.layers + g.mtp; ++i) {
+    const std::string b = absl::StrCat("blk.", i, ".");
+    auto t = [&](const std::string& name, const Dims& dims) { w.Tensor(b + name, dims); };
+    t("attn_norm.weight", {H});
+    t("post_attention_norm.weight", {H});
+    if (i >= g.layers || (i + 1) % 4 == 0) {
+      AttentionTensors(t, H, 2 * g.heads * kHeadDim, g.kv_heads * kHeadDim, g.kv_heads * kHeadDim,
+                       g.heads * kHeadDim);
+      t("attn_q_norm.weight", {kHeadDim});
+      t("attn_k_norm.weight", {kHeadDim});
+    } else {
+      t("attn_qkv.weight", {H, 2 * K + V});
+      t("attn_gate.weight", {H, V});
+      t("ssm_conv1d.weight", {kConv, 2 * K + V});
+      t("ssm_dt.bias", {g.value_heads});
+      t("ssm_a", {g.value_heads});
+      if (g.split_beta_alpha) {
+        t("ssm_beta.weight", {H, g.value_heads});
+        t("ssm_alpha.weight", {H, g.value_heads});
+      } else {
+        t("ssm_ba.weight", {H, 2 * g.value_heads});
+      }
+      t("ssm_norm.weight", {kLinearHeadDim});
+      t("ssm_out.weight", {V, H});
+    }
+    if (g.experts > 0) {
+      RoutedExpertTensors(t, H, g.experts, g.expert_ffn);
+      t("ffn_gate_inp_shexp.weight", {H});
+      SharedExpertTensors(t, H, g.shared_ffn);
+    } else {
+      GatedMlpTensors(t, H, g.ffn);
+    }
+    if (i >= g.layers) {
+      t("nextn.eh_proj.weight", {2 * H, H});
+      t("nextn.enorm.weight", {H});
+      t("nextn.hnorm.weight", {H});
+      t("nextn.shared_head_norm.weight", {H});
+    }
+  }
+  w.Tensor("output_norm.weight", {H});
+  w.Tensor("output.weight", {H, g.vocab});
+  return w;
+}
+
+TEST(GgufFamiliesTest, Qwen3NextAndQwen35ReadAsTheirConfigsWithTheirRecurrentLayers) {
+  struct DeltaNetCase {
+    const char* what;
+    DeltaNetGguf gguf;
+    uint64_t published;  // the file's: language model (+ its MTP layer)
+    std::string config;  // the config.json's keys (its text_config for Qwen3.5)
+  };
+  // Qwen3.5's text_config keys (MultimodalConfigTest.Qwen35IsCountedExactly...).
+  auto qwen35 = [](const char* type, const char* keys, int hidden) {
+    return absl::StrCat(
+        R"({"model_type": ")", type, R"(", "tie_word_embeddings": false, "vocab_size": 248320,)",
+        R"( "head_dim": 256, "linear_num_key_heads": 16, "linear_key_head_dim": 128,)",
+        R"( "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4,)",
+        R"( "full_attention_interval": 4, "mtp_num_hidden_layers": 1,)",
+        R"( "mamba_ssm_dtype": "float32", "hidden_size": )", hidden, ", ", keys, "}");
+  };
+  const DeltaNetCase cases[] = {
+      // The converter drops Qwen3-Next's MTP layer: the model's 79,674,391,296
+      // (llmfit's 81,324,862,720 less the layer; docs/ACCURACY.md).
+      {"Qwen/Qwen3-Next-80B-A3B-Instruct",
+       {.arch = "qwen3next",
+        .layers = 48,
+        .mtp = 0,
+        .hidden = 2048,
+        .vocab = 151936,
+        .heads = 16,
+        .kv_heads = 2,
+        .key_heads = 16,
+        .value_heads = 32,
+        .ffn = 5120,
+        .experts = 512,
+        .experts_used = 10,
+        .expert_ffn = 512,
+        .shared_ffn = 512,
+        .split_beta_alpha = false},
+       79674391296,
+       testing::kQwen3Next80BConfigJson},
+      // Qwen3.5-27B's language model 26,895,998,464 and its MTP layer
+      // 424,699,392 (llmfit's 27,781,427,952 less the vision tower, which
+      // an mmproj file holds).
+      {"Qwen/Qwen3.5-27B",
+       {.arch = "qwen35",
+        .layers = 64,
+        .mtp = 1,
+        .hidden = 5120,
+        .vocab = 248320,
+        .heads = 24,
+        .kv_heads = 4,
+        .key_heads = 16,
+        .value_heads = 48,
+        .ffn = 17408,
+        .experts = 0,
+        .experts_used = 0,
+        .expert_ffn = 0,
+        .shared_ffn = 0,
+        .split_beta_alpha = true},
+       26895998464 + 424699392,
+       qwen35("qwen3_5_text",
+              R"("num_hidden_layers": 64, "intermediate_size": 17408, "num_attention_heads": 24,
+                 "num_key_value_heads": 4, "linear_num_value_heads": 48)",
+              5120)},
+      // Qwen3.5-35B-A3B: 34,660,610,688 and 844,640,768.
+      {"Qwen/Qwen3.5-35B-A3B",
+       {.arch = "qwen35moe",
+        .layers = 40,
+        .mtp = 1,
+        .hidden = 2048,
+        .vocab = 248320,
+        .heads = 16,
+        .kv_heads = 2,
+        .key_heads = 16,
+        .value_heads = 32,
+        .ffn = 0,
+        .experts = 256,
+        .experts_used = 8,
+        .expert_ffn = 512,
+        .shared_ffn = 512,
+        .split_beta_alpha = true},
+       34660610688 + 844640768,
+       qwen35("qwen3_5_moe_text",
+              R"("num_hidden_layers": 40, "num_experts": 256, "num_experts_per_tok": 8,
+                 "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+                 "num_attention_heads": 16, "num_key_value_heads": 2,
+                 "linear_num_value_heads": 32)",
+              2048)},
+  };
+  for (const DeltaNetCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    const Read read = ReadFile(WriteDeltaNet(c.gguf));
+    EXPECT_EQ(read.file_total, c.published);
+    EXPECT_EQ(read.counted, static_cast<double>(c.published));
+    EXPECT_EQ(read.arch.recurrent_mixer(), "gated_deltanet");
+    EXPECT_EQ(read.arch.num_mtp_layers(), static_cast<int32_t>(c.gguf.mtp));
+    EXPECT_FALSE(read.arch.fused_qkv());      // attn_qkv is the DeltaNet's
+    EXPECT_TRUE(read.arch.ssm_state_fp32());  // llama.cpp's F32 states
+    absl::StatusOr<common::v1::Architecture> config = ArchitectureFromHfConfig(c.config);
+    ASSERT_TRUE(config.ok()) << config.status();
+    ExpectSameCacheShape(read.arch, *config);
+    EXPECT_EQ(read.arch.num_attention_layers(), config->num_attention_layers());
+    EXPECT_EQ(read.arch.num_recurrent_layers(), config->num_recurrent_layers());
+    EXPECT_EQ(read.arch.ssm_num_heads(), config->ssm_num_heads());
+    EXPECT_EQ(read.arch.ssm_num_groups(), config->ssm_num_groups());
+    EXPECT_EQ(read.arch.ssm_inner_size(), config->ssm_inner_size());
+    EXPECT_EQ(read.arch.ssm_state_size(), config->ssm_state_size());
+    EXPECT_EQ(read.arch.ssm_conv_kernel(), config->ssm_conv_kernel());
+    // The recurrent state as llama.cpp keeps it: the SSM state in F32.
+    common::v1::Architecture fp32_config = *config;
+    fp32_config.set_ssm_state_fp32(true);
+    EXPECT_EQ(KvCacheBytes(ToCoreArchitecture(read.arch), NumberFormat::kBf16, 65536, 1),
+              KvCacheBytes(ToCoreArchitecture(fp32_config), NumberFormat::kBf16, 65536, 1));
+  }
+
+  // ssm.inner_size that is not whole value heads: refused by name.
+  DeltaNetGguf odd = cases[0].gguf;
+  odd.inner_listed = 32 * 128 + 1;
+  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(WriteDeltaNet(odd).Header());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::Status refused = ArchitectureFromGguf(parsed->header, "m.").status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.qwen3next.ssm.inner_size")) << refused;
 }
 
 TEST(GgufFamiliesTest, HybridsAndUnknownFamiliesAreRefusedByName) {

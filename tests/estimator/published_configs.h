@@ -68,6 +68,38 @@ inline constexpr char kQwen3Next80BConfigJson[] = R"({
   "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_value_head_dim": 128,
   "max_position_embeddings": 262144})";
 
+// stepfun-ai/Step-3.5-Flash (step3p5): the keys that decide the count, as
+// vLLM's step3p5.py and the remote modeling_step3p5.py read them (the
+// config.json itself was not reachable here; its values are those quoted
+// by public ports of the model, and the count below reproduces the
+// checkpoint's total with them). layer_types lists 48 layers: the 45 of
+// the model and the 3 multi-token-prediction layers, which slide.
+inline constexpr char kStep35FlashConfigJson[] = R"({
+    "model_type": "step3p5", "architectures": ["Step3p5ForCausalLM"], "vocab_size": 128896,
+    "hidden_size": 4096, "intermediate_size": 11264, "num_hidden_layers": 45,
+    "num_attention_heads": 64, "num_attention_groups": 8, "head_dim": 128,
+    "att_impl_type": "GQA", "max_position_embeddings": 262144, "sliding_window": 512,
+    "attention_other_setting": {"attention_type": "sliding_attention",
+                                "num_attention_heads": 96, "num_attention_groups": 8,
+                                "head_dim": 128},
+    "layer_types": ["full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                    "full_attention", "sliding_attention", "sliding_attention", "sliding_attention"],
+    "use_head_wise_attn_gate": true, "use_qk_norm": true, "moe_num_experts": 288,
+    "moe_top_k": 8, "moe_intermediate_size": 1280, "share_expert_dim": 1280,
+    "use_moe_router_bias": true, "moe_layers_enum":
+        "3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44",
+    "num_nextn_predict_layers": 3, "tie_word_embeddings": false})";
+
 // XiaomiMiMo/MiMo-V2-Flash's config.json, with the keys that decide the
 // count as transformers' convert_mimo_v2_flash_weights_to_hf.py, vLLM's
 // mimo_v2_flash.py and Megatron-Bridge's mimo_v2_flash_bridge.py read them

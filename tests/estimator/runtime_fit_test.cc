@@ -550,6 +550,28 @@ TEST(RuntimeFitTest, LlamaCppCountsComputeBufferAndTakesTheWholeCard) {
             "llama-server -m Llama-3.1-8B-BF16.gguf -ngl 33 -c 16384 -np 2 -ctk q8_0 -ctv q8_0");
 }
 
+// A plan asked about a GGUF file: llama.cpp's command loads that file by the
+// name it was given (a shell word, quoted when it needs to be), and no note
+// calls it a placeholder.
+TEST(RuntimeFitTest, LlamaCppLoadsTheGgufFileThePlanWasAskedAbout) {
+  const PlanInput input = Llama8B(8192);
+  const DevicePlan plan = PlanOnDevice(input, L4());
+  RuntimeModel model = Llama8BModel();
+  model.gguf_file = "Llama-3.1-8B-Instruct-Q4_K_M.gguf";
+  RuntimeFit fit =
+      FitRuntime(Runtime::kLlamaCpp, model, input.sizing, input.workload, L4(), plan, "NVIDIA");
+  ASSERT_TRUE(fit.fits) << fit.reason;
+  EXPECT_EQ(fit.launch_command,
+            "llama-server -m Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 33 -c 8192");
+  EXPECT_FALSE(fit.model_id_placeholder);
+  for (const std::string& note : fit.notes) {
+    EXPECT_FALSE(absl::StrContains(note, "placeholder")) << note;
+  }
+  model.gguf_file = "my models/it's.gguf";
+  fit = FitRuntime(Runtime::kLlamaCpp, model, input.sizing, input.workload, L4(), plan, "NVIDIA");
+  EXPECT_EQ(fit.launch_command, "llama-server -m 'my models/it'\\''s.gguf' -ngl 33 -c 8192");
+}
+
 // Published: the README of developer0hye/llama-3-korean-bllossom-8b-q4-docker
 // (commit 1159e0ab) logs llama.cpp (via llama-cpp-python, mid-2024) loading
 // a Llama-3-8B-architecture GGUF (n_vocab 128,256, n_embd 4,096, 32 layers,
