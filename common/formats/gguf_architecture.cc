@@ -79,7 +79,9 @@ const std::map<std::string, std::string>& Families() {
                                              {"step35", "step3p5"},
                                              {"qwen3next", "qwen3_next"},
                                              {"qwen35", "qwen3_5_text"},
-                                             {"qwen35moe", "qwen3_5_moe_text"}};
+                                             {"qwen35moe", "qwen3_5_moe_text"},
+                                             {"granitehybrid", "granitemoehybrid"},
+                                             {"nemotron_h", "nemotron_h"}};
   return *families;
 }
 
@@ -470,6 +472,78 @@ void Qwen3NextKeys(ConfigFromGguf* c, int64_t layers, int64_t blocks, int mtp_bl
   c->Set("mamba_ssm_dtype", "float32");
 }
 
+// Granite 4.0 H and Nemotron-H (llama.cpp LLM_ARCH_GRANITE_HYBRID,
+// LLM_ARCH_NEMOTRON_H; conversion/granite.py GraniteHybridModel and
+// conversion/nemotron.py NemotronHModel): attention.head_count_kv per
+// block, 0 for a Mamba-2 layer; the mixer under llama.cpp's SSM keys
+// (ssm.time_step_rank the heads, ssm.inner_size heads x head width,
+// ssm.group_count, ssm.state_size, ssm.conv_kernel; biases as tensors).
+// Nemotron-H gives feed_forward_length per block, 0 where a block is not an
+// MLP: one mixer per block, as its hybrid_override_pattern says. llama.cpp
+// keeps the recurrent states in F32.
+void Mamba2HybridKeys(const GgufHeader& header, ConfigFromGguf* c, const std::string& type,
+                      int64_t layers, int64_t blocks) {
+  const GgufArray* kv = c->Array("attention.head_count_kv");
+  if (kv == nullptr || static_cast<int64_t>(kv->numbers.size()) != blocks) {
+    c->missing().Add(c->Key("attention.head_count_kv"),
+                     absl::StrCat("must list one count per block, block_count (", blocks,
+                                  ") of them, 0 for a Mamba-2 layer"));
+    return;
+  }
+  const int64_t heads = c->Need(c->Int("ssm.time_step_rank"), "ssm.time_step_rank");
+  const int64_t inner = c->Need(c->Int("ssm.inner_size"), "ssm.inner_size");
+  if (heads > 0 && inner % heads != 0) {
+    c->missing().Add(
+        c->Key("ssm.inner_size"),
+        absl::StrCat(inner, " is not a whole number of ssm.time_step_rank's ", heads, " heads"));
+  }
+  const int64_t head_width = heads > 0 ? inner / heads : 0;
+  const int64_t groups = c->Need(c->Int("ssm.group_count"), "ssm.group_count");
+  const int64_t state = c->Need(c->Int("ssm.state_size"), "ssm.state_size");
+  const int64_t conv = c->Need(c->Int("ssm.conv_kernel"), "ssm.conv_kernel");
+  const bool conv_bias = AnyBlockTensor(header, ".ssm_conv1d.bias") != nullptr;
+  const bool proj_bias = AnyBlockTensor(header, ".ssm_in.bias") != nullptr;
+  c->Set("mamba_ssm_dtype", "float32");
+  if (type == "granitemoehybrid") {
+    Value& types = c->Field("layer_types");
+    for (int64_t i = 0; i < layers; ++i) {
+      types.mutable_list_value()->add_values()->set_string_value(kv->numbers[i] > 0 ? "attention"
+                                                                                    : "mamba");
+    }
+    c->Set("mamba_n_heads", heads);
+    c->Set("mamba_d_head", head_width);
+    c->Set("mamba_n_groups", groups);
+    c->Set("mamba_d_state", state);
+    c->Set("mamba_d_conv", conv);
+    c->SetBool("mamba_conv_bias", conv_bias);
+    c->SetBool("mamba_proj_bias", proj_bias);
+    // The shared MLP (the whole MLP without experts: Granite 4.0 H Micro).
+    std::optional<int64_t> shared = c->Int("expert_shared_feed_forward_length");
+    if (!shared.has_value()) shared = header.model.feed_forward_length;
+    c->Set("shared_intermediate_size", c->Need(shared, "expert_shared_feed_forward_length"));
+    return;
+  }
+  const GgufArray* ffn = c->Array("feed_forward_length");
+  if (ffn == nullptr || static_cast<int64_t>(ffn->numbers.size()) != blocks) {
+    c->missing().Add(c->Key("feed_forward_length"),
+                     absl::StrCat("must list one width per block, block_count (", blocks,
+                                  ") of them, 0 where a block is not an MLP"));
+    return;
+  }
+  std::string pattern;
+  for (int64_t i = 0; i < layers; ++i) {
+    pattern.push_back(kv->numbers[i] > 0 ? '*' : ffn->numbers[i] > 0 ? '-' : 'M');
+  }
+  c->Set("hybrid_override_pattern", pattern);
+  c->Set("mamba_num_heads", heads);
+  c->Set("mamba_head_dim", head_width);
+  c->Set("n_groups", groups);
+  c->Set("ssm_state_size", state);
+  c->Set("conv_kernel", conv);
+  c->SetBool("use_conv_bias", conv_bias);
+  c->SetBool("use_bias", proj_bias);
+}
+
 // Gemma 4 (convert_hf_to_gguf.py Gemma4Model; llama.cpp LLM_ARCH_GEMMA4):
 // attention.key_length is global_head_dim and key_length_swa head_dim;
 // head_count_kv a number, or per layer (the sliding layers' and the full
@@ -575,8 +649,11 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   // 0 for them): not sized as attention, except LFM2's short-conv layers,
   // which the file names that way (ShortConvLayers).
   const bool short_conv = family->second == "lfm2" || family->second == "lfm2_moe";
+  // Granite 4.0 H's and Nemotron-H's 0s are their Mamba-2 layers
+  // (Mamba2HybridKeys).
+  const bool mamba2_hybrid = family->second == "granitemoehybrid" || family->second == "nemotron_h";
   if (const GgufArray* kv = header.GetArray(m.architecture + ".attention.head_count_kv");
-      kv != nullptr && !short_conv) {
+      kv != nullptr && !short_conv && !mamba2_hybrid) {
     for (double n : kv->numbers) {
       if (n == 0) {
         return WithReason(
@@ -728,6 +805,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   const bool delta_net =
       type == "qwen3_next" || type == "qwen3_5_text" || type == "qwen3_5_moe_text";
   if (delta_net) Qwen3NextKeys(&c, layers, blocks, mtp);
+  if (mamba2_hybrid) Mamba2HybridKeys(header, &c, type, layers, blocks);
   // A window without a pattern in the file: the config.json reader applies
   // the family's default period, which is llama.cpp's set_swa_pattern too
   // (gemma2 2, gemma3 6, cohere2 4, gpt-oss 2, olmo2 4, exaone4 4).

@@ -1830,17 +1830,223 @@ TEST(GgufFamiliesTest, Qwen3NextAndQwen35ReadAsTheirConfigsWithTheirRecurrentLay
   EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.qwen3next.ssm.inner_size")) << refused;
 }
 
+// Granite 4.0 H and Nemotron-H as llama.cpp's converter writes them
+// (conversion/granite.py GraniteHybridModel, conversion/nemotron.py
+// NemotronHModel): head_count_kv per block with 0 for a Mamba-2 layer, whose
+// tensors are ssm_in, ssm_conv1d (weight and bias), ssm_dt.bias, ssm_a,
+// ssm_d, a grouped ssm_norm and ssm_out; Granite's blocks add an MoE block
+// (or the shared MLP alone) after every mixer, Nemotron-H's are one mixer
+// each, "-" blocks a relu2 MLP (up and down) with feed_forward_length per
+// block.
+struct Mamba2HybridGguf {
+  std::string arch;
+  std::string kinds;  // per block: 'M' Mamba-2, '*' attention, '-' MLP (Nemotron-H)
+  uint64_t hidden, vocab, heads, kv_heads, head_dim;
+  uint64_t ssm_heads, ssm_head_dim, groups, state;
+  uint64_t ffn, experts, experts_used, shared_ffn;  // Granite: experts' and shared MLP's widths
+  bool tied;
+};
+
+GgufHeaderWriter WriteMamba2Hybrid(const Mamba2HybridGguf& g) {
+  GgufHeaderWriter w;
+  const std::string a = g.arch + ".";
+  const uint64_t H = g.hidden, inner = g.ssm_heads * g.ssm_head_dim;
+  const uint64_t conv_dim = inner + 2 * g.groups * g.state;
+  const bool granite = g.arch == "granitehybrid";
+  std::vector<int32_t> kv, ffn;
+  for (char kind : g.kinds) {
+    kv.push_back(kind == '*' ? static_cast<int32_t>(g.kv_heads) : 0);
+    ffn.push_back(kind == '-' ? static_cast<int32_t>(g.ffn) : 0);
+  }
+  w.Str("general.architecture", g.arch)
+      .U32(a + "block_count", static_cast<uint32_t>(g.kinds.size()))
+      .U32(a + "context_length", 131072)
+      .U32(a + "embedding_length", static_cast<uint32_t>(H))
+      .U32(a + "attention.head_count", static_cast<uint32_t>(g.heads))
+      .I32Array(a + "attention.head_count_kv", kv)
+      .U32(a + "attention.key_length", static_cast<uint32_t>(g.head_dim))
+      .U32(a + "attention.value_length", static_cast<uint32_t>(g.head_dim))
+      .U32(a + "ssm.conv_kernel", 4)
+      .U32(a + "ssm.inner_size", static_cast<uint32_t>(inner))
+      .U32(a + "ssm.state_size", static_cast<uint32_t>(g.state))
+      .U32(a + "ssm.time_step_rank", static_cast<uint32_t>(g.ssm_heads))
+      .U32(a + "ssm.group_count", static_cast<uint32_t>(g.groups));
+  if (granite) {
+    w.U32(a + "feed_forward_length", static_cast<uint32_t>(g.ffn))
+        .U32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(g.shared_ffn));
+    if (g.experts > 0) {
+      w.U32(a + "expert_count", static_cast<uint32_t>(g.experts))
+          .U32(a + "expert_used_count", static_cast<uint32_t>(g.experts_used));
+    }
+  } else {
+    w.I32Array(a + "feed_forward_length", ffn);
+  }
+  w.Tokens(static_cast<int>(g.vocab));
+  w.Tensor("token_embd.weight", {H, g.vocab});
+  for (size_t i = 0; i < g.kinds.size(); ++i) {
+    const std::string b = absl::StrCat("blk.", i, ".");
+    auto t = [&](const std::string& name, const Dims& dims) { w.Tensor(b + name, dims); };
+    t("attn_norm.weight", {H});
+    if (g.kinds[i] == 'M') {
+      t("ssm_in.weight", {H, 2 * inner + 2 * g.groups * g.state + g.ssm_heads});
+      t("ssm_conv1d.weight", {4, conv_dim});
+      t("ssm_conv1d.bias", {conv_dim});
+      t("ssm_dt.bias", {g.ssm_heads});
+      t("ssm_a", {1, g.ssm_heads});
+      t("ssm_d", {1, g.ssm_heads});
+      t("ssm_norm.weight", {inner / g.groups, g.groups});
+      t("ssm_out.weight", {inner, H});
+    } else if (g.kinds[i] == '*') {
+      AttentionTensors(t, H, g.heads * g.head_dim, g.kv_heads * g.head_dim, g.kv_heads * g.head_dim,
+                       g.heads * g.head_dim);
+    } else {
+      t("ffn_up.weight", {H, g.ffn});
+      t("ffn_down.weight", {g.ffn, H});
+    }
+    if (!granite) continue;
+    t("ffn_norm.weight", {H});
+    if (g.experts > 0) {
+      RoutedExpertTensors(t, H, g.experts, g.ffn);
+      SharedExpertTensors(t, H, g.shared_ffn);
+    } else {
+      GatedMlpTensors(t, H, g.shared_ffn);
+    }
+  }
+  w.Tensor("output_norm.weight", {H});
+  if (!g.tied) w.Tensor("output.weight", {H, g.vocab});
+  return w;
+}
+
+// Granite 4.0 H Tiny and Micro and Nemotron Nano 9B v2 from their GGUF
+// files: the published counts HybridModelsTest holds their config.json
+// counts to (Granite4HybridIsCountedExactly,
+// Granite4MicroAndSmallAreCountedExactly, NemotronNano2IsCountedExactly).
+TEST(GgufFamiliesTest, Mamba2HybridsReadAsTheirConfigsWithTheirMambaLayers) {
+  struct Mamba2Case {
+    const char* what;
+    Mamba2HybridGguf gguf;
+    uint64_t published;
+    int mamba_layers, attention_layers;
+  };
+  auto granite_kinds = [](std::vector<int> attention) {
+    std::string kinds(40, 'M');
+    for (int i : attention) kinds[i] = '*';
+    return kinds;
+  };
+  const std::string nemotron_kinds = "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-";
+  const Mamba2Case cases[] = {
+      {"ibm-granite/granite-4.0-h-tiny",
+       {.arch = "granitehybrid",
+        .kinds = granite_kinds({5, 15, 25, 35}),
+        .hidden = 1536,
+        .vocab = 100352,
+        .heads = 12,
+        .kv_heads = 4,
+        .head_dim = 128,
+        .ssm_heads = 48,
+        .ssm_head_dim = 64,
+        .groups = 1,
+        .state = 128,
+        .ffn = 512,
+        .experts = 64,
+        .experts_used = 6,
+        .shared_ffn = 1024,
+        .tied = true},
+       6939037248,
+       36,
+       4},
+      {"ibm-granite/granite-4.0-h-micro",
+       {.arch = "granitehybrid",
+        .kinds = granite_kinds({5, 15, 25, 35}),
+        .hidden = 2048,
+        .vocab = 100352,
+        .heads = 32,
+        .kv_heads = 8,
+        .head_dim = 64,
+        .ssm_heads = 64,
+        .ssm_head_dim = 64,
+        .groups = 1,
+        .state = 128,
+        .ffn = 8192,
+        .experts = 0,
+        .experts_used = 0,
+        .shared_ffn = 8192,
+        .tied = true},
+       3191396096,
+       36,
+       4},
+      {"nvidia/NVIDIA-Nemotron-Nano-9B-v2",
+       {.arch = "nemotron_h",
+        .kinds = nemotron_kinds,
+        .hidden = 4480,
+        .vocab = 131072,
+        .heads = 40,
+        .kv_heads = 8,
+        .head_dim = 128,
+        .ssm_heads = 128,
+        .ssm_head_dim = 80,
+        .groups = 8,
+        .state = 128,
+        .ffn = 15680,
+        .experts = 0,
+        .experts_used = 0,
+        .shared_ffn = 0,
+        .tied = false},
+       8888227328,
+       27,
+       4},
+  };
+  for (const Mamba2Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const Read read = ReadFile(WriteMamba2Hybrid(c.gguf));
+    EXPECT_EQ(read.file_total, c.published);
+    EXPECT_EQ(read.counted, static_cast<double>(c.published));
+    EXPECT_EQ(read.arch.recurrent_mixer(), "mamba2");
+    EXPECT_EQ(read.arch.num_recurrent_layers(), c.mamba_layers);
+    EXPECT_EQ(read.arch.num_attention_layers(), c.attention_layers);
+    EXPECT_EQ(read.arch.num_key_value_heads(), static_cast<int32_t>(c.gguf.kv_heads));
+    EXPECT_EQ(read.arch.ssm_num_heads(), static_cast<int32_t>(c.gguf.ssm_heads));
+    EXPECT_EQ(read.arch.ssm_inner_size(),
+              static_cast<int64_t>(c.gguf.ssm_heads * c.gguf.ssm_head_dim));
+    EXPECT_TRUE(read.arch.ssm_state_fp32());
+    // The KV cache is the attention layers' alone: 2 x layers x KV heads x
+    // head width x 2 bytes a token in bf16.
+    EXPECT_EQ(KvCacheBytesPerToken(ToCoreArchitecture(read.arch), NumberFormat::kBf16, nullptr),
+              2.0 * c.attention_layers * c.gguf.kv_heads * c.gguf.head_dim * 2);
+  }
+  // Nemotron-H without feed_forward_length per block: its layer kinds are
+  // unknown, refused naming the key.
+  GgufHeaderWriter w;
+  w.Str("general.architecture", "nemotron_h")
+      .U32("nemotron_h.block_count", 2)
+      .U32("nemotron_h.embedding_length", 64)
+      .U32("nemotron_h.feed_forward_length", 128)
+      .U32("nemotron_h.attention.head_count", 4)
+      .I32Array("nemotron_h.attention.head_count_kv", {0, 2})
+      .U32("nemotron_h.ssm.conv_kernel", 4)
+      .U32("nemotron_h.ssm.inner_size", 128)
+      .U32("nemotron_h.ssm.state_size", 16)
+      .U32("nemotron_h.ssm.time_step_rank", 2)
+      .U32("nemotron_h.ssm.group_count", 1)
+      .Tokens(32);
+  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(w.Header());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::Status refused = ArchitectureFromGguf(parsed->header, "m.").status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.nemotron_h.feed_forward_length")) << refused;
+}
+
 TEST(GgufFamiliesTest, HybridsAndUnknownFamiliesAreRefusedByName) {
   // A family not read, named beside the ones that are.
   GgufHeaderWriter w;
-  w.Str("general.architecture", "granitehybrid")
-      .U32("granitehybrid.block_count", 4)
-      .I32Array("granitehybrid.attention.head_count_kv", {0, 0, 2, 0});
+  w.Str("general.architecture", "plamo2")
+      .U32("plamo2.block_count", 4)
+      .I32Array("plamo2.attention.head_count_kv", {0, 0, 2, 0});
   absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(w.Header());
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   absl::Status unknown = ArchitectureFromGguf(parsed->header, "m.").status();
   EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(unknown.message(), "granitehybrid")) << unknown;
+  EXPECT_TRUE(absl::StrContains(unknown.message(), "plamo2")) << unknown;
   EXPECT_TRUE(absl::StrContains(unknown.message(), "glm4moe")) << unknown;
 
   // A per-layer head_count_kv with zeros: recurrent layers.
