@@ -81,7 +81,8 @@ const std::map<std::string, std::string>& Families() {
                                              {"qwen35", "qwen3_5_text"},
                                              {"qwen35moe", "qwen3_5_moe_text"},
                                              {"granitehybrid", "granitemoehybrid"},
-                                             {"nemotron_h", "nemotron_h"}};
+                                             {"nemotron_h", "nemotron_h"},
+                                             {"nemotron_h_moe", "nemotron_h"}};
   return *families;
 }
 
@@ -530,11 +531,22 @@ void Mamba2HybridKeys(const GgufHeader& header, ConfigFromGguf* c, const std::st
                                   ") of them, 0 where a block is not an MLP"));
     return;
   }
+  // nemotron_h_moe (Nemotron 3 Nano): its MLP blocks are MoE blocks of
+  // routed relu2 experts and a shared one (src/models/nemotron-h.cpp); the
+  // latent projections of moe_latent_size (Nemotron 3 Super) are not
+  // counted by the config.json reader.
+  const bool moe = header.model.expert_count.value_or(0) > 0;
+  if (c->Int("moe_latent_size").value_or(0) > 0) {
+    c->missing().Add(c->Key("moe_latent_size"),
+                     "latent MoE projections (ffn_latent_down, ffn_latent_up) are not counted by "
+                     "this reader");
+  }
   std::string pattern;
   for (int64_t i = 0; i < layers; ++i) {
-    pattern.push_back(kv->numbers[i] > 0 ? '*' : ffn->numbers[i] > 0 ? '-' : 'M');
+    pattern.push_back(kv->numbers[i] > 0 ? '*' : ffn->numbers[i] > 0 ? (moe ? 'E' : '-') : 'M');
   }
   c->Set("hybrid_override_pattern", pattern);
+  c->SetIf("moe_shared_expert_intermediate_size", c->Int("expert_shared_feed_forward_length"));
   c->Set("mamba_num_heads", heads);
   c->Set("mamba_head_dim", head_width);
   c->Set("n_groups", groups);
@@ -835,6 +847,10 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   const bool split = AnyBlockTensor(header, ".attn_q.weight") != nullptr;
   if (fused || split) a->set_fused_qkv(fused);
   if (latent_cache_per_head) a->set_latent_attention_cache_per_head(true);
+  // nemotron_h_moe's routers keep e_score_correction_bias as exp_probs_b,
+  // which llama.cpp requires; the config.json reader counts no router bias
+  // for nemotron_h (the BF16 checkpoint's published total holds none).
+  if (type == "nemotron_h" && router_bias) a->set_router_bias(true);
   a->clear_source();  // the answer names the file
   a->set_published_parameter_count(static_cast<int64_t>(header.total_elements));
   return a;

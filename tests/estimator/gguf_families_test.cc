@@ -1840,7 +1840,7 @@ TEST(GgufFamiliesTest, Qwen3NextAndQwen35ReadAsTheirConfigsWithTheirRecurrentLay
 // block.
 struct Mamba2HybridGguf {
   std::string arch;
-  std::string kinds;  // per block: 'M' Mamba-2, '*' attention, '-' MLP (Nemotron-H)
+  std::string kinds;  // per block: 'M' Mamba-2, '*' attention, '-' MLP, 'E' MoE (Nemotron-H)
   uint64_t hidden, vocab, heads, kv_heads, head_dim;
   uint64_t ssm_heads, ssm_head_dim, groups, state;
   uint64_t ffn, experts, experts_used, shared_ffn;  // Granite: experts' and shared MLP's widths
@@ -1856,7 +1856,7 @@ GgufHeaderWriter WriteMamba2Hybrid(const Mamba2HybridGguf& g) {
   std::vector<int32_t> kv, ffn;
   for (char kind : g.kinds) {
     kv.push_back(kind == '*' ? static_cast<int32_t>(g.kv_heads) : 0);
-    ffn.push_back(kind == '-' ? static_cast<int32_t>(g.ffn) : 0);
+    ffn.push_back(kind == '-' || kind == 'E' ? static_cast<int32_t>(g.ffn) : 0);
   }
   w.Str("general.architecture", g.arch)
       .U32(a + "block_count", static_cast<uint32_t>(g.kinds.size()))
@@ -1880,6 +1880,13 @@ GgufHeaderWriter WriteMamba2Hybrid(const Mamba2HybridGguf& g) {
     }
   } else {
     w.I32Array(a + "feed_forward_length", ffn);
+    if (g.experts > 0) {
+      w.U32(a + "expert_count", static_cast<uint32_t>(g.experts))
+          .U32(a + "expert_used_count", static_cast<uint32_t>(g.experts_used))
+          .U32(a + "expert_feed_forward_length", static_cast<uint32_t>(g.ffn))
+          .U32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(g.shared_ffn))
+          .U32(a + "expert_shared_count", 1);
+    }
   }
   w.Tokens(static_cast<int>(g.vocab));
   w.Tensor("token_embd.weight", {H, g.vocab});
@@ -1899,6 +1906,13 @@ GgufHeaderWriter WriteMamba2Hybrid(const Mamba2HybridGguf& g) {
     } else if (g.kinds[i] == '*') {
       AttentionTensors(t, H, g.heads * g.head_dim, g.kv_heads * g.head_dim, g.kv_heads * g.head_dim,
                        g.heads * g.head_dim);
+    } else if (g.kinds[i] == 'E') {  // relu2 experts: up and down
+      t("ffn_gate_inp.weight", {H, g.experts});
+      t("exp_probs_b.bias", {g.experts});
+      t("ffn_up_exps.weight", {H, g.ffn, g.experts});
+      t("ffn_down_exps.weight", {g.ffn, H, g.experts});
+      t("ffn_up_shexp.weight", {H, g.shared_ffn});
+      t("ffn_down_shexp.weight", {g.shared_ffn, H});
     } else {
       t("ffn_up.weight", {H, g.ffn});
       t("ffn_down.weight", {g.ffn, H});
@@ -1995,6 +2009,32 @@ TEST(GgufFamiliesTest, Mamba2HybridsReadAsTheirConfigsWithTheirMambaLayers) {
        8888227328,
        27,
        4},
+      // Nemotron 3 Nano (nemotron_h_moe): llama.cpp requires each router's
+      // exp_probs_b (e_score_correction_bias), 23 x 128 elements beyond the
+      // published BF16 total (31,577,937,344), which the config.json reading
+      // matches with no router bias (NemotronNano3MixtureOfExpertsIsCountedExactly):
+      // the file's count includes them. Which of the two the checkpoint
+      // stores was not checked against its tensor list.
+      {"nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B",
+       {.arch = "nemotron_h_moe",
+        .kinds = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+        .hidden = 2688,
+        .vocab = 131072,
+        .heads = 32,
+        .kv_heads = 2,
+        .head_dim = 128,
+        .ssm_heads = 64,
+        .ssm_head_dim = 64,
+        .groups = 8,
+        .state = 128,
+        .ffn = 1856,
+        .experts = 128,
+        .experts_used = 6,
+        .shared_ffn = 3712,
+        .tied = false},
+       31577937344 + 23 * 128,
+       23,
+       6},
   };
   for (const Mamba2Case& c : cases) {
     SCOPED_TRACE(c.what);
