@@ -24,6 +24,25 @@ enum class RecurrentMixer {
   kUnknown,        // a name this estimator does not know: refused
 };
 
+// One kind of attention layer: `query_heads` heads as wide as the keys
+// (`head_dim`), `kv_heads` key/value heads whose values are `value_dim`
+// wide (MiMo-V2-Flash's 128 beside 192); `has_values` false when the values
+// come from k_proj (Gemma 4's full layers: no v_proj); `sinks` a learned
+// sink per head. Architecture::AttentionOf gives each kind's.
+struct AttentionGeometry {
+  int64_t query_heads = 0, head_dim = 0, value_dim = 0, kv_heads = 0;
+  bool has_values = true, sinks = false;
+
+  // Training activations a token keeps in such a layer, bytes at bf16:
+  // fused attention saves q and k after the rotary embedding (2ad + 2gd),
+  // v at the KV heads (2g dv), the output at the value width (2a dv) and
+  // the fp32 log-sum-exp per head (4a).
+  int64_t ActivationBytesPerToken() const {
+    const int64_t a = query_heads, d = head_dim, dv = value_dim, g = kv_heads;
+    return 2 * a * d + 2 * g * d + 2 * g * dv + 2 * a * dv + 4 * a;
+  }
+};
+
 struct Architecture {
   int num_layers = 0;
   int64_t hidden_size = 0;
@@ -224,6 +243,24 @@ struct Architecture {
   int GlobalHeadDim() const { return global_head_dim > 0 ? global_head_dim : EffectiveHeadDim(); }
   int GlobalKvHeads() const {
     return num_global_key_value_heads > 0 ? num_global_key_value_heads : EffectiveKvHeads();
+  }
+  // The sliding-window layers' geometry (every layer's without a geometry
+  // of their own) or, by `full`, the full-attention layers'.
+  AttentionGeometry AttentionOf(bool full) const {
+    if (!full) {
+      return {.query_heads = num_attention_heads,
+              .head_dim = EffectiveHeadDim(),
+              .value_dim = ValueHeadDim(),
+              .kv_heads = EffectiveKvHeads(),
+              .has_values = true,
+              .sinks = HasSinks(false)};
+    }
+    return {.query_heads = GlobalAttentionHeads(),
+            .head_dim = GlobalHeadDim(),
+            .value_dim = GlobalValueHeadDim(),
+            .kv_heads = GlobalKvHeads(),
+            .has_values = !global_values_from_keys,
+            .sinks = HasSinks(true)};
   }
   // Layers outside the sliding window (all of them without one); of a
   // hybrid, its attention layers outside it.

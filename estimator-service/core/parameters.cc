@@ -394,34 +394,7 @@ int PositionTables(const Architecture& arch) { return arch.num_decoder_layers > 
 
 struct Figures;
 
-// One kind of attention block: a query heads of width d (queries and keys),
-// over g KV heads whose values are dv wide; `values` false when the values
-// come from k_proj (Gemma 4's full layers: no v_proj); `sinks` when it has
-// a learned sink per head.
-struct AttentionShape {
-  double a = 0, d = 0, dv = 0, g = 0;
-  bool values = true, sinks = false;
-};
-double AttentionExtras(const Architecture& arch, const Figures& f, const AttentionShape& s);
-
-// The sliding-window layers' shape (every layer's without a geometry of
-// their own), and the full-attention layers'.
-AttentionShape SlidingAttentionShape(const Architecture& arch) {
-  return {.a = static_cast<double>(arch.num_attention_heads),
-          .d = static_cast<double>(arch.EffectiveHeadDim()),
-          .dv = static_cast<double>(arch.ValueHeadDim()),
-          .g = static_cast<double>(arch.EffectiveKvHeads()),
-          .values = true,
-          .sinks = arch.HasSinks(/*full=*/false)};
-}
-AttentionShape FullAttentionShape(const Architecture& arch) {
-  return {.a = static_cast<double>(arch.GlobalAttentionHeads()),
-          .d = static_cast<double>(arch.GlobalHeadDim()),
-          .dv = static_cast<double>(arch.GlobalValueHeadDim()),
-          .g = static_cast<double>(arch.GlobalKvHeads()),
-          .values = !arch.global_values_from_keys,
-          .sinks = arch.HasSinks(/*full=*/true)};
-}
+double AttentionExtras(const Architecture& arch, const Figures& f, const AttentionGeometry& s);
 
 // Every figure of a count, before any text: CountParameters describes
 // them, CountParameterTotals only adds them up.
@@ -462,23 +435,25 @@ struct Figures {
 // come from k_proj; v_proj and o_proj at the value width, MiMo-V2-Flash's
 // 128 beside 192), Qwen3-Next's output gate (q_proj yields a per-element
 // gate, h x a x d more), biases, QK norms and sinks.
-double StandardAttention(const Architecture& arch, const Figures& f, const AttentionShape& s) {
-  const double h = f.h, values = s.values ? s.g * s.dv : 0;
-  double p = h * s.a * s.d + h * s.g * s.d + h * values + s.a * s.dv * h;
-  if (arch.attention_output_gate) p += h * s.a * s.d;
-  if (f.qkv_bias) p += s.a * s.d + s.g * s.d + values;
+double StandardAttention(const Architecture& arch, const Figures& f, const AttentionGeometry& s) {
+  const double h = f.h, a = s.query_heads, d = s.head_dim, dv = s.value_dim, g = s.kv_heads;
+  const double values = s.has_values ? g * dv : 0;
+  double p = h * a * d + h * g * d + h * values + a * dv * h;
+  if (arch.attention_output_gate) p += h * a * d;
+  if (f.qkv_bias) p += a * d + g * d + values;
   return p + AttentionExtras(arch, f, s);
 }
 
 // The output bias, QK norms, sinks and head-wise gate of an attention block
 // (latent attention's too).
-double AttentionExtras(const Architecture& arch, const Figures& f, const AttentionShape& s) {
+double AttentionExtras(const Architecture& arch, const Figures& f, const AttentionGeometry& s) {
+  const double a = s.query_heads, d = s.head_dim, g = s.kv_heads;
   double p = 0;
   if (f.output_bias) p += f.h;
-  if (f.qk_norm) p += arch.qk_norm_full_width ? (s.a + s.g) * s.d : 2 * s.d;
-  if (s.sinks) p += s.a;
+  if (f.qk_norm) p += arch.qk_norm_full_width ? (a + g) * d : 2 * d;
+  if (s.sinks) p += a;
   // Step-3.5-Flash's g_proj: a sigmoid per head from the block's input.
-  if (arch.attention_head_gate) p += f.h * s.a;
+  if (arch.attention_head_gate) p += f.h * a;
   return p;
 }
 
@@ -512,10 +487,10 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   f.qk_norm = options.include_norms && arch.qk_norm;
   // Attention per layer; Gemma 4's full-attention layers at their own
   // geometry (StandardAttention).
-  f.attention = StandardAttention(arch, f, SlidingAttentionShape(arch));
+  f.attention = StandardAttention(arch, f, arch.AttentionOf(/*full=*/false));
   if (arch.HasGlobalGeometry()) {
     f.global_layers = arch.FullAttentionLayers();
-    f.global_attention = StandardAttention(arch, f, FullAttentionShape(arch));
+    f.global_attention = StandardAttention(arch, f, arch.AttentionOf(/*full=*/true));
   }
   if (arch.UsesMla()) {
     // DeepSeek-V2/V3 (transformers DeepseekV3Attention): queries through a
@@ -534,7 +509,7 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
     f.indexer = IndexerParameters(arch, options);
     f.attention += f.indexer;
   }
-  if (arch.UsesMla()) f.attention += AttentionExtras(arch, f, SlidingAttentionShape(arch));
+  if (arch.UsesMla()) f.attention += AttentionExtras(arch, f, arch.AttentionOf(/*full=*/false));
 
   // MLP per layer: dense layers, then MoE layers.
   f.dense_f = static_cast<double>(arch.intermediate_size);
@@ -678,10 +653,10 @@ std::string QkNormsText(const Architecture& arch, double a, double d, double g) 
 
 // StandardAttention's arithmetic, term by term.
 std::string StandardAttentionText(const Architecture& arch, const Figures& f,
-                                  const AttentionShape& s) {
-  const double h = f.h, a = s.a, d = s.d, dv = s.dv, g = s.g;
+                                  const AttentionGeometry& s) {
+  const double h = f.h, a = s.query_heads, d = s.head_dim, dv = s.value_dim, g = s.kv_heads;
   std::string text;
-  if (!s.values) {
+  if (!s.has_values) {
     text = absl::StrCat(Int(h), "x", Int(a), "x", Int(d), " (Q) + ", Int(h), "x", Int(g), "x",
                         Int(d), " (K; values from the keys: no V) + ");
   } else if (dv == d) {
@@ -693,7 +668,8 @@ std::string StandardAttentionText(const Architecture& arch, const Figures& f,
   }
   absl::StrAppend(&text, Int(a), "x", Int(dv), "x", Int(h), " (O)");
   if (f.qkv_bias) {
-    absl::StrAppend(&text, " + ", Int(a * d + g * d + (s.values ? g * dv : 0)), " (QKV biases)");
+    absl::StrAppend(&text, " + ", Int(a * d + g * d + (s.has_values ? g * dv : 0)),
+                    " (QKV biases)");
   }
   if (f.output_bias) absl::StrAppend(&text, " + ", Int(h), " (O bias)");
   if (f.qk_norm) absl::StrAppend(&text, QkNormsText(arch, a, d, g));
@@ -714,7 +690,7 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
   std::vector<ParameterComponent> components;
   components.reserve(8);
 
-  std::string attention = StandardAttentionText(arch, f, SlidingAttentionShape(arch));
+  std::string attention = StandardAttentionText(arch, f, arch.AttentionOf(/*full=*/false));
   const std::string qk_norms = QkNormsText(arch, a, d, g);
   if (arch.UsesMla()) {
     const int qk = arch.qk_nope_head_dim + arch.qk_rope_head_dim;
@@ -753,7 +729,8 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
              Int(f.attention_blocks - 2 * arch.num_decoder_layers - f.global_layers),
              f.global_layers > 0 ? " sliding-window layers" : " layers",
              f.global_layers > 0
-                 ? absl::StrCat(" + (", StandardAttentionText(arch, f, FullAttentionShape(arch)),
+                 ? absl::StrCat(" + (",
+                                StandardAttentionText(arch, f, arch.AttentionOf(/*full=*/true)),
                                 ") = ", Int(f.global_attention), " per layer x ",
                                 Int(f.global_layers), " full-attention layers")
                  : std::string(),

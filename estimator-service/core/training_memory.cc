@@ -379,9 +379,6 @@ Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int6
                                       bool sequence_parallel) {
   const double tokens = static_cast<double>(s) * b;
   const int64_t h = shape.hidden_size;
-  const int64_t a = shape.num_attention_heads;
-  const int64_t g = shape.EffectiveKvHeads();
-  const int64_t d = shape.EffectiveHeadDim(), dv = shape.ValueHeadDim();
   const int norms = shape.norms_per_layer > 0 ? shape.norms_per_layer : 2;
   // RMSNorm in transformers upcasts: the fp32 input (4h, saved by pow and
   // mul), the bf16 normalized value (2h, saved by the weight's mul) and the
@@ -389,18 +386,15 @@ Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int6
   // its bf16 input and output (2h + 2h; its fp32 mean and rstd per token
   // are negligible).
   const int64_t per_norm = shape.layer_norm ? 4 * h : 8 * h;
-  // Fused attention keeps q and k after the rotary embedding, v (k and v at
-  // the KV heads: GQA), the output and the fp32 log-sum-exp per head.
-  // The values and the output at the value width (MiMo-V2-Flash's 128
-  // beside 192).
-  int64_t attention = 2 * a * d + 2 * g * d + 2 * g * dv + 2 * a * dv + 4 * a;
+  // Fused attention's saved tensors (AttentionGeometry::ActivationBytesPerToken);
   // Gemma 4's full-attention layers at their own width and KV heads: the
   // larger of the two kinds of layer for every layer (an upper bound).
-  const int64_t gd = shape.GlobalHeadDim(), gg = shape.GlobalKvHeads();
-  const int64_t ga = shape.GlobalAttentionHeads(), gdv = shape.GlobalValueHeadDim();
-  const int64_t full_attention = 2 * ga * gd + 2 * gg * gd + 2 * gg * gdv + 2 * ga * gdv + 4 * ga;
-  const bool full_larger = shape.HasGlobalGeometry() && full_attention > attention;
-  if (full_larger) attention = full_attention;
+  const AttentionGeometry sliding = shape.AttentionOf(/*full=*/false);
+  const AttentionGeometry full = shape.AttentionOf(/*full=*/true);
+  const bool full_larger = shape.HasGlobalGeometry() &&
+                           full.ActivationBytesPerToken() > sliding.ActivationBytesPerToken();
+  const AttentionGeometry& counted = full_larger ? full : sliding;
+  const int64_t attention = counted.ActivationBytesPerToken();
   // MLP: gated (SwiGLU) keeps gate, SiLU(gate), up and their product (the
   // down projection's input), 4 x 2f; plain keeps fc1's output and its
   // activation, 2 x 2f. Mixture of experts: per token, its k experts and the
@@ -425,8 +419,8 @@ Figure DerivedActivationBytesPerLayer(const Architecture& shape, int64_t s, int6
   const double bytes = tokens * per_token;
   // The layer whose attention is counted: queries and keys at td, values
   // and the output at tdv.
-  const int64_t ta = full_larger ? ga : a, tg = full_larger ? gg : g;
-  const int64_t td = full_larger ? gd : d, tdv = full_larger ? gdv : dv;
+  const int64_t ta = counted.query_heads, tg = counted.kv_heads;
+  const int64_t td = counted.head_dim, tdv = counted.value_dim;
   const std::string attention_text =
       tdv == td ? absl::StrCat("2 x (", ta, " + ", tg, " + ", tg, " + ", ta, ") x ", td)
                 : absl::StrCat("2 x (", ta, " + ", tg, ") x ", td, " + 2 x (", tg, " + ", ta,
@@ -561,13 +555,12 @@ Figure HybridActivationBytes(const Architecture& shape, int64_t s, int64_t b, in
   // (DerivedActivationBytesPerLayer) without its norms.
   double attention = 0;
   if (shape.AttentionLayers() > 0 && shape.num_attention_heads > 0) {
-    const double a = shape.num_attention_heads, g = shape.EffectiveKvHeads(),
-                 d = shape.EffectiveHeadDim(), dv = shape.ValueHeadDim();
+    const AttentionGeometry layer = shape.AttentionOf(/*full=*/false);
     // Qwen3NextAttention's output gate (modular_qwen3_next.py: attn_output
     // * torch.sigmoid(gate)) keeps the sigmoid's output and the product
     // o_proj reads, 2 x 2ad more; the kernel's output is saved as before.
-    const double gate = shape.attention_output_gate ? 4 * a * d : 0;
-    attention = (2 * a * d + 2 * g * d + 2 * g * dv + 2 * a * dv + 4 * a + gate) / t;
+    const double gate = shape.attention_output_gate ? 4.0 * layer.query_heads * layer.head_dim : 0;
+    attention = (static_cast<double>(layer.ActivationBytesPerToken()) + gate) / t;
   }
   const double per_width = shape.gated_mlp ? 8 : 4;
   const double f = shape.intermediate_size > 0 ? shape.intermediate_size : 4.0 * h;
@@ -804,11 +797,13 @@ absl::StatusOr<Figure> LoraParameters(const Architecture& shape, int rank,
     double per_layer = 0;
     std::vector<std::string> parts;
   };
-  const auto group = [&](int layers, int64_t a, int64_t d, int64_t dv, int64_t g,
-                         bool values) -> absl::StatusOr<Group> {
+  const auto group = [&](int layers, const AttentionGeometry& kind) -> absl::StatusOr<Group> {
     Group out{.layers = layers, .label = " layers x ("};
     // Values and the output at the value width (MiMo-V2-Flash's 128).
-    const int64_t q = a * d, k = g * d, values_width = g * dv, o = a * dv;
+    const bool values = kind.has_values;
+    const int64_t q = kind.query_heads * kind.head_dim, k = kind.kv_heads * kind.head_dim;
+    const int64_t values_width = kind.kv_heads * kind.value_dim;
+    const int64_t o = kind.query_heads * kind.value_dim;
     for (const std::string& module : target_modules) {
       int64_t in = 0, width = 0;
       if (module == "q")
@@ -845,14 +840,11 @@ absl::StatusOr<Figure> LoraParameters(const Architecture& shape, int rank,
   };
   std::vector<Group> groups;
   const int full = shape.HasGlobalGeometry() ? shape.FullAttentionLayers() : 0;
-  for (const auto& [layers, a, d, dv, g, values] :
-       {std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool>{
-            shape.num_layers - full, shape.num_attention_heads, shape.EffectiveHeadDim(),
-            shape.ValueHeadDim(), shape.EffectiveKvHeads(), true},
-        {full, shape.GlobalAttentionHeads(), shape.GlobalHeadDim(), shape.GlobalValueHeadDim(),
-         shape.GlobalKvHeads(), !shape.global_values_from_keys}}) {
+  for (const auto& [layers, kind] :
+       {std::pair<int, AttentionGeometry>{shape.num_layers - full, shape.AttentionOf(false)},
+        {full, shape.AttentionOf(true)}}) {
     if (layers <= 0) continue;
-    absl::StatusOr<Group> one = group(layers, a, d, dv, g, values);
+    absl::StatusOr<Group> one = group(layers, kind);
     if (!one.ok()) return one.status();
     if (full > 0) {
       one->label = groups.empty() ? " sliding-window layers x (" : " full-attention layers x (";

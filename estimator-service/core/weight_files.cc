@@ -202,11 +202,12 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
       out.push_back({Role::kAttnOther, h * (is_full(i) ? arch.GlobalAttentionHeads() : a), h, i});
     }
     if (is_full(i)) {
-      const double gd = arch.GlobalHeadDim(), gg = arch.GlobalKvHeads();
-      const double ga = arch.GlobalAttentionHeads(), gdv = arch.GlobalValueHeadDim();
+      const AttentionGeometry full = arch.AttentionOf(/*full=*/true);
+      const double ga = full.query_heads, gd = full.head_dim, gdv = full.value_dim;
+      const double gg = full.kv_heads;
       out.push_back({Role::kAttnQ, h * ga * gd, h, i});
       out.push_back({Role::kAttnK, h * gg * gd, h, i});
-      if (!arch.global_values_from_keys) out.push_back({Role::kAttnV, h * gg * gdv, h, i});
+      if (full.has_values) out.push_back({Role::kAttnV, h * gg * gdv, h, i});
       out.push_back({Role::kAttnOutput, ga * gdv * h, ga * gdv, i});
       return;
     }
