@@ -82,7 +82,8 @@ const std::map<std::string, std::string>& Families() {
                                              {"qwen35moe", "qwen3_5_moe_text"},
                                              {"granitehybrid", "granitemoehybrid"},
                                              {"nemotron_h", "nemotron_h"},
-                                             {"nemotron_h_moe", "nemotron_h"}};
+                                             {"nemotron_h_moe", "nemotron_h"},
+                                             {"falcon-h1", "falcon_h1"}};
   return *families;
 }
 
@@ -473,8 +474,8 @@ void Qwen3NextKeys(ConfigFromGguf* c, int64_t layers, int64_t blocks, int mtp_bl
   c->Set("mamba_ssm_dtype", "float32");
 }
 
-// Granite 4.0 H and Nemotron-H (llama.cpp LLM_ARCH_GRANITE_HYBRID,
-// LLM_ARCH_NEMOTRON_H; conversion/granite.py GraniteHybridModel and
+// Granite 4.0 H, Nemotron-H and Falcon-H1 (llama.cpp LLM_ARCH_GRANITE_HYBRID,
+// LLM_ARCH_NEMOTRON_H, LLM_ARCH_FALCON_H1; conversion/granite.py GraniteHybridModel and
 // conversion/nemotron.py NemotronHModel): attention.head_count_kv per
 // block, 0 for a Mamba-2 layer; the mixer under llama.cpp's SSM keys
 // (ssm.time_step_rank the heads, ssm.inner_size heads x head width,
@@ -484,8 +485,12 @@ void Qwen3NextKeys(ConfigFromGguf* c, int64_t layers, int64_t blocks, int mtp_bl
 // keeps the recurrent states in F32.
 void Mamba2HybridKeys(const GgufHeader& header, ConfigFromGguf* c, const std::string& type,
                       int64_t layers, int64_t blocks) {
+  // Falcon-H1 (conversion/falcon_h1.py FalconH1Model; src/models/falcon-h1.cpp)
+  // runs attention and a Mamba-2 mixer side by side in every block: one
+  // head_count_kv for all, the mixer's norm only when ssm_norm is there.
+  const bool every_block = type == "falcon_h1";
   const GgufArray* kv = c->Array("attention.head_count_kv");
-  if (kv == nullptr || static_cast<int64_t>(kv->numbers.size()) != blocks) {
+  if (!every_block && (kv == nullptr || static_cast<int64_t>(kv->numbers.size()) != blocks)) {
     c->missing().Add(c->Key("attention.head_count_kv"),
                      absl::StrCat("must list one count per block, block_count (", blocks,
                                   ") of them, 0 for a Mamba-2 layer"));
@@ -505,6 +510,18 @@ void Mamba2HybridKeys(const GgufHeader& header, ConfigFromGguf* c, const std::st
   const bool conv_bias = AnyBlockTensor(header, ".ssm_conv1d.bias") != nullptr;
   const bool proj_bias = AnyBlockTensor(header, ".ssm_in.bias") != nullptr;
   c->Set("mamba_ssm_dtype", "float32");
+  if (every_block) {
+    c->Set("mamba_d_ssm", inner);
+    c->Set("mamba_n_heads", heads);
+    c->Set("mamba_d_head", head_width);
+    c->Set("mamba_n_groups", groups);
+    c->Set("mamba_d_state", state);
+    c->Set("mamba_d_conv", conv);
+    c->SetBool("mamba_conv_bias", conv_bias);
+    c->SetBool("mamba_proj_bias", proj_bias);
+    c->SetBool("mamba_rms_norm", AnyBlockTensor(header, ".ssm_norm.weight") != nullptr);
+    return;
+  }
   if (type == "granitemoehybrid") {
     Value& types = c->Field("layer_types");
     for (int64_t i = 0; i < layers; ++i) {
@@ -663,7 +680,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   const bool short_conv = family->second == "lfm2" || family->second == "lfm2_moe";
   // Granite 4.0 H's and Nemotron-H's 0s are their Mamba-2 layers
   // (Mamba2HybridKeys).
-  const bool mamba2_hybrid = family->second == "granitemoehybrid" || family->second == "nemotron_h";
+  const bool mamba2_hybrid = family->second == "granitemoehybrid" ||
+                             family->second == "nemotron_h" || family->second == "falcon_h1";
   if (const GgufArray* kv = header.GetArray(m.architecture + ".attention.head_count_kv");
       kv != nullptr && !short_conv && !mamba2_hybrid) {
     for (double n : kv->numbers) {

@@ -1840,7 +1840,9 @@ TEST(GgufFamiliesTest, Qwen3NextAndQwen35ReadAsTheirConfigsWithTheirRecurrentLay
 // block.
 struct Mamba2HybridGguf {
   std::string arch;
-  std::string kinds;  // per block: 'M' Mamba-2, '*' attention, '-' MLP, 'E' MoE (Nemotron-H)
+  // Per block: 'M' Mamba-2, '*' attention, '-' MLP, 'E' MoE (Nemotron-H);
+  // 'B' both mixers side by side and a gated MLP (Falcon-H1).
+  std::string kinds;
   uint64_t hidden, vocab, heads, kv_heads, head_dim;
   uint64_t ssm_heads, ssm_head_dim, groups, state;
   uint64_t ffn, experts, experts_used, shared_ffn;  // Granite: experts' and shared MLP's widths
@@ -1853,6 +1855,7 @@ GgufHeaderWriter WriteMamba2Hybrid(const Mamba2HybridGguf& g) {
   const uint64_t H = g.hidden, inner = g.ssm_heads * g.ssm_head_dim;
   const uint64_t conv_dim = inner + 2 * g.groups * g.state;
   const bool granite = g.arch == "granitehybrid";
+  const bool falcon = g.arch == "falcon-h1";  // every block 'B': Mamba-2 and attention
   std::vector<int32_t> kv, ffn;
   for (char kind : g.kinds) {
     kv.push_back(kind == '*' ? static_cast<int32_t>(g.kv_heads) : 0);
@@ -1863,7 +1866,6 @@ GgufHeaderWriter WriteMamba2Hybrid(const Mamba2HybridGguf& g) {
       .U32(a + "context_length", 131072)
       .U32(a + "embedding_length", static_cast<uint32_t>(H))
       .U32(a + "attention.head_count", static_cast<uint32_t>(g.heads))
-      .I32Array(a + "attention.head_count_kv", kv)
       .U32(a + "attention.key_length", static_cast<uint32_t>(g.head_dim))
       .U32(a + "attention.value_length", static_cast<uint32_t>(g.head_dim))
       .U32(a + "ssm.conv_kernel", 4)
@@ -1871,7 +1873,14 @@ GgufHeaderWriter WriteMamba2Hybrid(const Mamba2HybridGguf& g) {
       .U32(a + "ssm.state_size", static_cast<uint32_t>(g.state))
       .U32(a + "ssm.time_step_rank", static_cast<uint32_t>(g.ssm_heads))
       .U32(a + "ssm.group_count", static_cast<uint32_t>(g.groups));
-  if (granite) {
+  if (falcon) {
+    w.U32(a + "attention.head_count_kv", static_cast<uint32_t>(g.kv_heads))
+        .U32(a + "feed_forward_length", static_cast<uint32_t>(g.ffn));
+  } else {
+    w.I32Array(a + "attention.head_count_kv", kv);
+  }
+  if (falcon) {
+  } else if (granite) {
     w.U32(a + "feed_forward_length", static_cast<uint32_t>(g.ffn))
         .U32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(g.shared_ffn));
     if (g.experts > 0) {
@@ -1894,26 +1903,36 @@ GgufHeaderWriter WriteMamba2Hybrid(const Mamba2HybridGguf& g) {
     const std::string b = absl::StrCat("blk.", i, ".");
     auto t = [&](const std::string& name, const Dims& dims) { w.Tensor(b + name, dims); };
     t("attn_norm.weight", {H});
-    if (g.kinds[i] == 'M') {
+    const char kind = g.kinds[i];
+    if (kind == 'M' || kind == 'B') {
       t("ssm_in.weight", {H, 2 * inner + 2 * g.groups * g.state + g.ssm_heads});
       t("ssm_conv1d.weight", {4, conv_dim});
       t("ssm_conv1d.bias", {conv_dim});
       t("ssm_dt.bias", {g.ssm_heads});
       t("ssm_a", {1, g.ssm_heads});
       t("ssm_d", {1, g.ssm_heads});
-      t("ssm_norm.weight", {inner / g.groups, g.groups});
+      // The gated norm (Falcon-H1's only with mamba_rms_norm, off here).
+      if (kind == 'M') t("ssm_norm.weight", {inner / g.groups, g.groups});
       t("ssm_out.weight", {inner, H});
-    } else if (g.kinds[i] == '*') {
+    }
+    if (kind == 'B') {
       AttentionTensors(t, H, g.heads * g.head_dim, g.kv_heads * g.head_dim, g.kv_heads * g.head_dim,
                        g.heads * g.head_dim);
-    } else if (g.kinds[i] == 'E') {  // relu2 experts: up and down
+      t("ffn_norm.weight", {H});
+      GatedMlpTensors(t, H, g.ffn);
+      continue;
+    }
+    if (kind == '*') {
+      AttentionTensors(t, H, g.heads * g.head_dim, g.kv_heads * g.head_dim, g.kv_heads * g.head_dim,
+                       g.heads * g.head_dim);
+    } else if (kind == 'E') {  // relu2 experts: up and down
       t("ffn_gate_inp.weight", {H, g.experts});
       t("exp_probs_b.bias", {g.experts});
       t("ffn_up_exps.weight", {H, g.ffn, g.experts});
       t("ffn_down_exps.weight", {g.ffn, H, g.experts});
       t("ffn_up_shexp.weight", {H, g.shared_ffn});
       t("ffn_down_shexp.weight", {g.shared_ffn, H});
-    } else {
+    } else if (kind == '-') {
       t("ffn_up.weight", {H, g.ffn});
       t("ffn_down.weight", {g.ffn, H});
     }
@@ -2035,6 +2054,48 @@ TEST(GgufFamiliesTest, Mamba2HybridsReadAsTheirConfigsWithTheirMambaLayers) {
        31577937344 + 23 * 128,
        23,
        6},
+      // Falcon-H1 0.5B and Tiny 90M (FalconH1IsCountedExactly,
+      // FalconH1TinyIsCountedExactlyWithTiedEmbeddings): every block both.
+      {"tiiuae/Falcon-H1-0.5B-Base",
+       {.arch = "falcon-h1",
+        .kinds = std::string(36, 'B'),
+        .hidden = 1024,
+        .vocab = 32784,
+        .heads = 8,
+        .kv_heads = 2,
+        .head_dim = 64,
+        .ssm_heads = 24,
+        .ssm_head_dim = 64,
+        .groups = 1,
+        .state = 128,
+        .ffn = 2048,
+        .experts = 0,
+        .experts_used = 0,
+        .shared_ffn = 0,
+        .tied = false},
+       521411104,
+       36,
+       36},
+      {"tiiuae/Falcon-H1-Tiny-90M-Instruct",
+       {.arch = "falcon-h1",
+        .kinds = std::string(24, 'B'),
+        .hidden = 512,
+        .vocab = 32768,
+        .heads = 8,
+        .kv_heads = 2,
+        .head_dim = 64,
+        .ssm_heads = 24,
+        .ssm_head_dim = 32,
+        .groups = 1,
+        .state = 64,
+        .ffn = 768,
+        .experts = 0,
+        .experts_used = 0,
+        .shared_ffn = 0,
+        .tied = true},
+       91131072,
+       24,
+       24},
   };
   for (const Mamba2Case& c : cases) {
     SCOPED_TRACE(c.what);
