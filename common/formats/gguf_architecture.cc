@@ -83,7 +83,8 @@ const std::map<std::string, std::string>& Families() {
                                              {"granitehybrid", "granitemoehybrid"},
                                              {"nemotron_h", "nemotron_h"},
                                              {"nemotron_h_moe", "nemotron_h"},
-                                             {"falcon-h1", "falcon_h1"}};
+                                             {"falcon-h1", "falcon_h1"},
+                                             {"jamba", "jamba"}};
   return *families;
 }
 
@@ -573,6 +574,79 @@ void Mamba2HybridKeys(const GgufHeader& header, ConfigFromGguf* c, const std::st
   c->SetBool("use_bias", proj_bias);
 }
 
+// The period and offset of the blocks flagged among the first `layers`
+// (JambaConfig's attn_layer_period / attn_layer_offset: block i flagged when
+// i % period == offset), or nullopt when they are not that regular.
+std::optional<std::pair<int64_t, int64_t>> PeriodOf(const std::vector<bool>& flagged,
+                                                    int64_t layers) {
+  std::vector<int64_t> at;
+  for (int64_t i = 0; i < layers; ++i) {
+    if (flagged[i]) at.push_back(i);
+  }
+  if (at.empty()) return std::nullopt;
+  const int64_t period = at.size() > 1 ? at[1] - at[0] : layers;
+  const int64_t offset = at[0] % period;
+  for (int64_t i = 0; i < layers; ++i) {
+    if (flagged[i] != (i % period == offset)) return std::nullopt;
+  }
+  return std::make_pair(period, offset);
+}
+
+// Jamba (llama.cpp LLM_ARCH_JAMBA; conversion/jamba.py JambaModel):
+// head_count_kv per block, 0 for a Mamba-1 layer (ssm.inner_size the
+// mixer's width, ssm.state_size, ssm.conv_kernel, ssm.time_step_rank its
+// dt rank), a router (ffn_gate_inp) in the MoE blocks; the config's
+// periods and offsets are read back from where the attention and MoE
+// blocks are.
+void JambaKeys(const GgufHeader& header, ConfigFromGguf* c, int64_t layers, int64_t blocks) {
+  const GgufArray* kv = c->Array("attention.head_count_kv");
+  if (kv == nullptr || static_cast<int64_t>(kv->numbers.size()) != blocks) {
+    c->missing().Add(c->Key("attention.head_count_kv"),
+                     absl::StrCat("must list one count per block, block_count (", blocks,
+                                  ") of them, 0 for a Mamba layer"));
+    return;
+  }
+  std::vector<bool> attention, routed;
+  for (int64_t i = 0; i < layers; ++i) {
+    attention.push_back(kv->numbers[i] > 0);
+    routed.push_back(BlockHas(header, i, "ffn_gate_inp.weight"));
+  }
+  const std::optional<std::pair<int64_t, int64_t>> attention_at = PeriodOf(attention, layers);
+  if (!attention_at.has_value()) {
+    c->missing().Add(c->Key("attention.head_count_kv"),
+                     "its attention blocks are not one every attn_layer_period blocks, which "
+                     "this reader counts");
+  } else {
+    c->Set("attn_layer_period", attention_at->first);
+    c->Set("attn_layer_offset", attention_at->second);
+  }
+  if (header.model.expert_count.value_or(0) > 1) {
+    const std::optional<std::pair<int64_t, int64_t>> moe_at = PeriodOf(routed, layers);
+    if (!moe_at.has_value()) {
+      c->missing().Add(c->Key("expert_count"),
+                       "the blocks with a router (ffn_gate_inp) are not one every "
+                       "expert_layer_period blocks, which this reader counts");
+    } else {
+      c->Set("expert_layer_period", moe_at->first);
+      c->Set("expert_layer_offset", moe_at->second);
+    }
+  }
+  const int64_t hidden = header.model.embedding_length.value_or(0);
+  const int64_t inner = c->Need(c->Int("ssm.inner_size"), "ssm.inner_size");
+  if (hidden > 0 && inner % hidden != 0) {
+    c->missing().Add(c->Key("ssm.inner_size"),
+                     absl::StrCat(inner, " is not a whole multiple of embedding_length ", hidden,
+                                  " (JambaConfig's mamba_expand)"));
+  }
+  c->Set("mamba_expand", hidden > 0 ? inner / hidden : 0);
+  c->Set("mamba_d_state", c->Need(c->Int("ssm.state_size"), "ssm.state_size"));
+  c->Set("mamba_d_conv", c->Need(c->Int("ssm.conv_kernel"), "ssm.conv_kernel"));
+  c->Set("mamba_dt_rank", c->Need(c->Int("ssm.time_step_rank"), "ssm.time_step_rank"));
+  c->SetBool("mamba_conv_bias", AnyBlockTensor(header, ".ssm_conv1d.bias") != nullptr);
+  c->SetBool("mamba_proj_bias", AnyBlockTensor(header, ".ssm_in.bias") != nullptr);
+  c->Set("mamba_ssm_dtype", "float32");
+}
+
 // Gemma 4 (convert_hf_to_gguf.py Gemma4Model; llama.cpp LLM_ARCH_GEMMA4):
 // attention.key_length is global_head_dim and key_length_swa head_dim;
 // head_count_kv a number, or per layer (the sliding layers' and the full
@@ -682,8 +756,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   // (Mamba2HybridKeys).
   const bool mamba2_hybrid = family->second == "granitemoehybrid" ||
                              family->second == "nemotron_h" || family->second == "falcon_h1";
+  const bool jamba = family->second == "jamba";  // its 0s are Mamba-1 layers (JambaKeys)
   if (const GgufArray* kv = header.GetArray(m.architecture + ".attention.head_count_kv");
-      kv != nullptr && !short_conv && !mamba2_hybrid) {
+      kv != nullptr && !short_conv && !mamba2_hybrid && !jamba) {
     for (double n : kv->numbers) {
       if (n == 0) {
         return WithReason(
@@ -836,6 +911,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
       type == "qwen3_next" || type == "qwen3_5_text" || type == "qwen3_5_moe_text";
   if (delta_net) Qwen3NextKeys(&c, layers, blocks, mtp);
   if (mamba2_hybrid) Mamba2HybridKeys(header, &c, type, layers, blocks);
+  if (jamba) JambaKeys(header, &c, layers, blocks);
   // A window without a pattern in the file: the config.json reader applies
   // the family's default period, which is llama.cpp's set_swa_pattern too
   // (gemma2 2, gemma3 6, cohere2 4, gpt-oss 2, olmo2 4, exaone4 4).

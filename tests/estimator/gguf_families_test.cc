@@ -2137,6 +2137,85 @@ TEST(GgufFamiliesTest, Mamba2HybridsReadAsTheirConfigsWithTheirMambaLayers) {
   EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.nemotron_h.feed_forward_length")) << refused;
 }
 
+// Jamba v0.1 as llama.cpp's converter writes it (conversion/jamba.py; the
+// tensors src/models/jamba.cpp creates): head_count_kv per block, 8 in the
+// attention blocks (4, 12, 20, 28) and 0 in the Mamba-1 ones, whose mixer
+// has dt, B and C norms; 16 experts in the odd blocks. The reader must find
+// the periods and offsets of its config.json (HybridModelsTest's
+// kJambaV01), and the count the config.json reading gives, 51,570,323,328.
+GgufHeaderWriter WriteJambaV01(const std::vector<int>& attention_blocks) {
+  constexpr uint64_t H = 4096, L = 32, kInner = 8192, kState = 16, kDt = 256, kVocab = 65536;
+  constexpr uint64_t kFfn = 14336, kExperts = 16;
+  std::vector<int32_t> kv(L, 0);
+  for (int i : attention_blocks) kv[i] = 8;
+  GgufHeaderWriter w;
+  w.Str("general.architecture", "jamba")
+      .U32("jamba.block_count", L)
+      .U32("jamba.context_length", 262144)
+      .U32("jamba.embedding_length", H)
+      .U32("jamba.feed_forward_length", kFfn)
+      .U32("jamba.attention.head_count", 32)
+      .I32Array("jamba.attention.head_count_kv", kv)
+      .U32("jamba.ssm.conv_kernel", 4)
+      .U32("jamba.ssm.inner_size", kInner)
+      .U32("jamba.ssm.state_size", kState)
+      .U32("jamba.ssm.time_step_rank", kDt)
+      .U32("jamba.expert_count", kExperts)
+      .U32("jamba.expert_used_count", 2)
+      .Tokens(static_cast<int>(kVocab));
+  w.Tensor("token_embd.weight", {H, kVocab});
+  for (uint64_t i = 0; i < L; ++i) {
+    const std::string b = absl::StrCat("blk.", i, ".");
+    auto t = [&](const std::string& name, const Dims& dims) { w.Tensor(b + name, dims); };
+    t("attn_norm.weight", {H});
+    if (kv[i] == 0) {
+      t("ssm_in.weight", {H, 2 * kInner});
+      t("ssm_conv1d.weight", {4, kInner});
+      t("ssm_conv1d.bias", {kInner});
+      t("ssm_x.weight", {kInner, kDt + 2 * kState});
+      t("ssm_dt_norm.weight", {kDt});
+      t("ssm_dt.weight", {kDt, kInner});
+      t("ssm_dt.bias", {kInner});
+      t("ssm_b_norm.weight", {kState});
+      t("ssm_c_norm.weight", {kState});
+      t("ssm_a", {kState, kInner});
+      t("ssm_d", {kInner});
+      t("ssm_out.weight", {kInner, H});
+    } else {
+      AttentionTensors(t, H, H, 8 * 128, 8 * 128, H);
+    }
+    t("ffn_norm.weight", {H});
+    if (i % 2 == 1) {
+      RoutedExpertTensors(t, H, kExperts, kFfn);
+    } else {
+      GatedMlpTensors(t, H, kFfn);
+    }
+  }
+  w.Tensor("output_norm.weight", {H});
+  w.Tensor("output.weight", {H, kVocab});
+  return w;
+}
+
+TEST(GgufFamiliesTest, JambaReadsItsLayerPeriodsBackFromTheBlocks) {
+  const Read read = ReadFile(WriteJambaV01({4, 12, 20, 28}));
+  EXPECT_EQ(read.file_total, 51570323328u);
+  EXPECT_EQ(read.counted, 51570323328.0);
+  EXPECT_EQ(read.arch.recurrent_mixer(), "mamba");
+  EXPECT_EQ(read.arch.num_attention_layers(), 4);
+  EXPECT_EQ(read.arch.num_dense_layers(), 16);
+  EXPECT_EQ(read.arch.ssm_dt_rank(), 256);
+  EXPECT_TRUE(read.arch.ssm_state_fp32());
+  // The paper's 4 GiB of KV cache at 256K tokens in 16 bits (Table 1).
+  EXPECT_EQ(KvCacheBytes(ToCoreArchitecture(read.arch), NumberFormat::kBf16, 262144, 1),
+            4294967296.0);
+  // Attention blocks at no one period: refused naming the key.
+  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(WriteJambaV01({4, 12, 21}).Header());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::Status refused = ArchitectureFromGguf(parsed->header, "m.").status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.jamba.attention.head_count_kv")) << refused;
+}
+
 TEST(GgufFamiliesTest, HybridsAndUnknownFamiliesAreRefusedByName) {
   // A family not read, named beside the ones that are.
   GgufHeaderWriter w;
