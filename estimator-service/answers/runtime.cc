@@ -78,6 +78,8 @@ RuntimeModel RuntimeModelOf(const common::v1::Model& model, const std::string& r
     out.attention_layers = a.num_attention_layers();
     out.recurrent_layers = a.num_recurrent_layers();
   }
+  out.recurrent_state_bytes = RecurrentStateBytesPerSequence(core, nullptr);
+  out.llama_cpp_recurrent_state_bytes = LlamaCppRecurrentStateBytesPerSequence(core);
   if (a.sliding_window() > 0) {
     out.sliding_window = a.sliding_window();
     out.sliding_window_layers =

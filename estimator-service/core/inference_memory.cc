@@ -315,7 +315,11 @@ int KvCacheLayers(const Architecture& arch) {
   return arch.KvOwnLayers();
 }
 
-double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* arithmetic) {
+namespace {
+
+// RecurrentStateBytesPerSequence's figure, or with `all_fp32` every state
+// element at 4 bytes (llama.cpp's); the arithmetic only for the former.
+double RecurrentStateBytes(const Architecture& arch, bool all_fp32, std::string* arithmetic) {
   if (!arch.IsHybrid() || arch.num_recurrent_layers <= 0) return 0;
   const double I = static_cast<double>(arch.ssm_inner_size);
   const double N = arch.ssm_state_size, G = arch.ssm_num_groups, H = arch.ssm_num_heads;
@@ -354,10 +358,10 @@ double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* ari
     default:
       return 0;
   }
-  const double conv_bytes = 2, ssm_bytes = arch.ssm_state_fp32 ? 4 : 2;
+  const double conv_bytes = all_fp32 ? 4 : 2, ssm_bytes = all_fp32 || arch.ssm_state_fp32 ? 4 : 2;
   const double per_layer = conv_window * channels * conv_bytes + ssm * ssm_bytes;
   const double bytes = per_layer * arch.num_recurrent_layers;
-  if (arithmetic != nullptr) {
+  if (arithmetic != nullptr && !all_fp32) {
     *arithmetic = absl::StrCat(
         arch.num_recurrent_layers, " recurrent layers x (conv ", Int(conv_window), " (kernel ",
         arch.ssm_conv_kernel, " - 1) x ", Int(channels), " channels x 2 bytes",
@@ -368,6 +372,16 @@ double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* ari
         " bytes per sequence, whatever the context (vLLM's mamba state shapes)");
   }
   return bytes;
+}
+
+}  // namespace
+
+double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* arithmetic) {
+  return RecurrentStateBytes(arch, /*all_fp32=*/false, arithmetic);
+}
+
+double LlamaCppRecurrentStateBytesPerSequence(const Architecture& arch) {
+  return RecurrentStateBytes(arch, /*all_fp32=*/true, nullptr);
 }
 
 double CrossAttentionCacheBytesPerSequence(const Architecture& arch, NumberFormat format,

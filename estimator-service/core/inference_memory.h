@@ -222,6 +222,11 @@ int KvCacheLayers(const Architecture& arch);
 // null.
 double RecurrentStateBytesPerSequence(const Architecture& arch, std::string* arithmetic);
 
+// The same state as llama.cpp keeps it, every element in F32 (the conv
+// window too: llama-model.cpp create_memory gives llama_memory_recurrent
+// and llama_memory_hybrid GGML_TYPE_F32 for both), bytes per sequence.
+double LlamaCppRecurrentStateBytesPerSequence(const Architecture& arch);
+
 // The cross-attention layers' cache of one sequence holding `images`
 // images, bytes (Llama 3.2 Vision; 0 without such layers), whatever the
 // context: per layer the keys and values of the image positions it attends

@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "common/text/decimal.h"
@@ -1126,8 +1127,14 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
   const LlamaKv kv = LlamaKvOf(w.kv_cache_format);
   const double own_bits = BitsPerElement(w.kv_cache_format);
   const LlamaCppSwa swa = LlamaCppSwaImpl(model, sizing, c.context, c.batch);
+  // The recurrent states are F32 whatever -ctk/-ctv say (llama-model.cpp
+  // create_memory): taken out of the KV cache before its type is applied
+  // and added back at 4 bytes an element.
+  const double state = std::min(sizing.kv_cache_bytes, model.recurrent_state_bytes * c.batch);
+  const double llama_state = model.llama_cpp_recurrent_state_bytes * c.batch;
   const double kv_total =
-      own_bits > 0 ? (sizing.kv_cache_bytes + swa.bytes) * kv.bits / own_bits : 0;
+      own_bits > 0 ? (sizing.kv_cache_bytes - state + swa.bytes) * kv.bits / own_bits + llama_state
+                   : 0;
   const double weights = sizing.weight_bytes / cards;
   const double kv_per_card = kv_total / cards;
   const double compute = static_cast<double>(kLlamaCppUbatch) *
@@ -1144,12 +1151,20 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
                        " cards (--split-mode layer: whole layers per card) = ", GiB(weights)),
           "common/common.h split_mode = LLAMA_SPLIT_MODE_LAYER");
   Reserve(&fit, "kv_cache", kv_per_card,
-          absl::StrCat("KV cache in ", kv.type, " (", Num(kv.bits), " bits per element): ",
-                       own_bits > 0 ? absl::StrCat(GiB(sizing.kv_cache_bytes), " x ", Num(kv.bits),
-                                                   " / ", Num(own_bits))
-                                    : std::string("0"),
-                       SwaText(model, swa), " = ", GiB(kv_total), " for -c ", c.context * c.batch,
-                       " tokens, / ", cards, " cards = ", GiB(kv_per_card)),
+          absl::StrCat(
+              "KV cache in ", kv.type, " (", Num(kv.bits), " bits per element): ",
+              own_bits > 0 ? absl::StrCat(GiB(sizing.kv_cache_bytes - state), " x ", Num(kv.bits),
+                                          " / ", Num(own_bits))
+                           : std::string("0"),
+              SwaText(model, swa),
+              llama_state > 0
+                  ? absl::StrCat(" + recurrent state ", GiB(llama_state), " (", c.batch,
+                                 " sequences x ",
+                                 absl::StrFormat("%.0f", model.llama_cpp_recurrent_state_bytes),
+                                 " bytes", ", every element in f32)")
+                  : "",
+              " = ", GiB(kv_total), " for -c ", c.context * c.batch, " tokens, / ", cards,
+              " cards = ", GiB(kv_per_card)),
           "common/common.h cache_type_k/v = GGML_TYPE_F16 (-ctk/-ctv); n_ctx = 0 takes the "
           "model's trained context unless -c is given");
   Reserve(&fit, "compute_buffer", compute,

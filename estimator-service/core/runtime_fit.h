@@ -46,6 +46,10 @@ struct RuntimeModel {
   // A hybrid's layers with a recurrent state (Mamba, Gated DeltaNet), to
   // which vLLM gives one state page per sequence each; 0 = none.
   int recurrent_layers = 0;
+  // The recurrent state of one sequence, bytes, as the estimate sizes it
+  // (within InferenceSizing::kv_cache_bytes) and as llama.cpp keeps it
+  // (every element in F32); 0 without recurrent layers.
+  double recurrent_state_bytes = 0, llama_cpp_recurrent_state_bytes = 0;
   // Routed experts in its layers (num_experts on record): vLLM captures
   // larger CUDA graphs for them (VllmCudaGraphBytes).
   bool mixture_of_experts = false;

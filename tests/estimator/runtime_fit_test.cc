@@ -745,6 +745,40 @@ RuntimeModel Granite4H350mModel() {
           .model_type = "granitemoehybrid"};
 }
 
+// llama.cpp keeps every recurrent state element in F32 whatever -ctk says
+// (llama-model.cpp create_memory: llama_memory_hybrid's recurrent_type_r
+// and _s): the estimate's 16-bit conv window and SSM state are taken out of
+// the KV cache before its type applies and added back at 4 bytes.
+TEST(RuntimeFitTest, LlamaCppKeepsAHybridsRecurrentStatesInF32) {
+  constexpr double kLayerCell = 2.0 * 4 * 64 * 2;
+  constexpr double kLayerState = 3.0 * 1792 * 2 + 48.0 * 32 * 128 * 2;  // the estimate's
+  constexpr double kLlamaState = 3.0 * 1792 * 4 + 48.0 * 32 * 128 * 4;  // llama.cpp's
+  const int64_t context = 4096;
+  const int batch = 4;
+  PlanInput input = Llama8B(context, batch);
+  input.workload.kv_cache_format = NumberFormat::kInt8;  // -ctk q8_0: 8.5 bits
+  input.sizing.recurrent_state_bytes = 28 * kLayerState * batch;
+  input.sizing.kv_cache_bytes =
+      4 * kLayerCell / 2 * context * batch + input.sizing.recurrent_state_bytes;
+  input.sizing.model_kv_cache_bytes = input.sizing.kv_cache_bytes;
+  const DevicePlan plan = PlanOnDevice(input, L4());
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  RuntimeModel model = Granite4H350mModel();
+  model.recurrent_state_bytes = 28 * kLayerState;
+  model.llama_cpp_recurrent_state_bytes = 28 * kLlamaState;
+  const RuntimeFit fit =
+      FitRuntime(Runtime::kLlamaCpp, model, input.sizing, input.workload, L4(), plan, "NVIDIA");
+  ASSERT_TRUE(fit.fits) << fit.reason;
+  EXPECT_DOUBLE_EQ(Reserved(fit, "kv_cache"),
+                   4 * kLayerCell / 2 * context * batch * 8.5 / 8 + 28 * kLlamaState * batch);
+  for (const RuntimeReservation& r : fit.reserved) {
+    if (r.component != "kv_cache") continue;
+    EXPECT_TRUE(absl::StrContains(r.arithmetic, "recurrent state") &&
+                absl::StrContains(r.arithmetic, "every element in f32"))
+        << r.arithmetic;
+  }
+}
+
 // vLLM 0.11 raises a hybrid's attention block until one attention layer's
 // page holds one recurrent layer's state, and gives every request one
 // state page per recurrent group: a short request takes more than its
