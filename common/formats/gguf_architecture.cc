@@ -225,6 +225,51 @@ class ConfigFromGguf {
   FieldViolations missing_;
 };
 
+// llama.cpp's Mamba-2 files (general.architecture "mamba2";
+// conversion/mamba.py Mamba2Model): ssm.inner_size the heads' width
+// together, ssm.time_step_rank the heads, ssm.group_count, ssm.state_size
+// and ssm.conv_kernel; the biases as tensors. Read as the Mamba2Config they
+// were written from; llama.cpp keeps the states in F32.
+absl::StatusOr<common::v1::Architecture> Mamba2FromGguf(const GgufHeader& header,
+                                                        absl::string_view field) {
+  const GgufModelMetadata& m = header.model;
+  ConfigFromGguf c(header, "mamba2", field);
+  c.Set("num_hidden_layers", c.Need(m.block_count, "block_count"));
+  c.Set("hidden_size", c.Need(m.embedding_length, "embedding_length"));
+  const int64_t heads = c.Need(c.Int("ssm.time_step_rank"), "ssm.time_step_rank");
+  const int64_t inner = c.Need(c.Int("ssm.inner_size"), "ssm.inner_size");
+  if (heads > 0 && inner % heads != 0) {
+    c.missing().Add(
+        c.Key("ssm.inner_size"),
+        absl::StrCat(inner, " is not a whole number of ssm.time_step_rank's ", heads, " heads"));
+  }
+  c.Set("num_heads", heads);
+  c.Set("head_dim", heads > 0 ? inner / heads : 0);
+  c.Set("n_groups", c.Need(c.Int("ssm.group_count"), "ssm.group_count"));
+  c.Set("state_size", c.Need(c.Int("ssm.state_size"), "ssm.state_size"));
+  c.Set("conv_kernel", c.Need(c.Int("ssm.conv_kernel"), "ssm.conv_kernel"));
+  c.SetBool("use_conv_bias", AnyBlockTensor(header, ".ssm_conv1d.bias") != nullptr);
+  c.SetBool("use_bias", AnyBlockTensor(header, ".ssm_in.bias") != nullptr);
+  c.SetBool("tie_word_embeddings", !HasTensor(header, "output.weight"));
+  c.Set("mamba_ssm_dtype", "float32");
+  if (m.vocab_size.has_value()) {
+    c.Set("vocab_size", *m.vocab_size);
+  } else {
+    c.missing().Add(absl::StrCat(field, "tokenizer.ggml.tokens"), "missing from the metadata");
+  }
+  if (absl::Status bad = c.missing().ToStatus(); !bad.ok()) return bad;
+  absl::StatusOr<common::v1::Architecture> a = ArchitectureFromHfConfig(c.Json());
+  if (!a.ok()) {
+    return absl::Status(a.status().code(),
+                        absl::StrCat("the mamba2 metadata, read as the config.json it was written "
+                                     "from: ",
+                                     a.status().message()));
+  }
+  a->clear_source();  // the answer names the file
+  a->set_published_parameter_count(static_cast<int64_t>(header.total_elements));
+  return a;
+}
+
 // config.json's layer_types from a list of flags, true for a sliding layer.
 void LayerTypes(ConfigFromGguf* c, const std::vector<bool>& sliding) {
   Value& list = c->Field("layer_types");
@@ -730,6 +775,7 @@ std::vector<std::string> GgufArchitecturesRead() {
   std::vector<std::string> known;
   for (const auto& [name, type] : Families()) known.push_back(name);
   known.push_back("mamba");
+  known.push_back("mamba2");
   std::sort(known.begin(), known.end());
   return known;
 }
@@ -738,6 +784,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
                                                               absl::string_view field) {
   const GgufModelMetadata& m = header.model;
   if (m.architecture == "mamba") return MambaFromGguf(header, field);
+  if (m.architecture == "mamba2") return Mamba2FromGguf(header, field);
   auto family = Families().find(m.architecture);
   if (family == Families().end()) {
     return WithReason(

@@ -2096,6 +2096,29 @@ TEST(GgufFamiliesTest, Mamba2HybridsReadAsTheirConfigsWithTheirMambaLayers) {
        91131072,
        24,
        24},
+      // mistralai/Mamba-Codestral-7B-v0.1 (mamba2; MambaCodestralIsCountedExactly):
+      // Mamba-2 layers alone, "7,285,403,648 parameters" (mistral.ai).
+      {"mistralai/Mamba-Codestral-7B-v0.1",
+       {.arch = "mamba2",
+        .kinds = std::string(64, 'M'),
+        .hidden = 4096,
+        .vocab = 32768,
+        .heads = 0,
+        .kv_heads = 0,
+        .head_dim = 0,
+        .ssm_heads = 128,
+        .ssm_head_dim = 64,
+        .groups = 8,
+        .state = 128,
+        .ffn = 0,
+        .experts = 0,
+        .experts_used = 0,
+        .shared_ffn = 0,
+        .tied = false},
+       7285403648,
+       64,
+       0},
+
   };
   for (const Mamba2Case& c : cases) {
     SCOPED_TRACE(c.what);
