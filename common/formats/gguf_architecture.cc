@@ -656,25 +656,22 @@ void JambaKeys(const GgufHeader& header, ConfigFromGguf* c, int64_t layers, int6
     attention.push_back(kv->numbers[i] > 0);
     routed.push_back(BlockHas(header, i, "ffn_gate_inp.weight"));
   }
-  const std::optional<std::pair<int64_t, int64_t>> attention_at = PeriodOf(attention, layers);
-  if (!attention_at.has_value()) {
-    c->missing().Add(c->Key("attention.head_count_kv"),
-                     "its attention blocks are not one every attn_layer_period blocks, which "
-                     "this reader counts");
-  } else {
-    c->Set("attn_layer_period", attention_at->first);
-    c->Set("attn_layer_offset", attention_at->second);
-  }
-  if (header.model.expert_count.value_or(0) > 1) {
-    const std::optional<std::pair<int64_t, int64_t>> moe_at = PeriodOf(routed, layers);
-    if (!moe_at.has_value()) {
-      c->missing().Add(c->Key("expert_count"),
-                       "the blocks with a router (ffn_gate_inp) are not one every "
-                       "expert_layer_period blocks, which this reader counts");
-    } else {
-      c->Set("expert_layer_period", moe_at->first);
-      c->Set("expert_layer_offset", moe_at->second);
+  // Each kind's period and offset under JambaConfig's names, or a
+  // violation naming the key the blocks were read from.
+  auto set_period = [&](const std::vector<bool>& flagged, const char* name, const char* key,
+                        absl::string_view blocks_text) {
+    const std::optional<std::pair<int64_t, int64_t>> at = PeriodOf(flagged, layers);
+    if (!at.has_value()) {
+      c->missing().Add(c->Key(key), absl::StrCat("its ", blocks_text, " are not one every ", name,
+                                                 "_period blocks, which this reader counts"));
+      return;
     }
+    c->Set(absl::StrCat(name, "_period").c_str(), at->first);
+    c->Set(absl::StrCat(name, "_offset").c_str(), at->second);
+  };
+  set_period(attention, "attn_layer", "attention.head_count_kv", "attention blocks");
+  if (header.model.expert_count.value_or(0) > 1) {
+    set_period(routed, "expert_layer", "expert_count", "blocks with a router (ffn_gate_inp)");
   }
   const int64_t hidden = header.model.embedding_length.value_or(0);
   const int64_t inner = c->Need(c->Int("ssm.inner_size"), "ssm.inner_size");

@@ -284,6 +284,14 @@ Read ReadFile(const GgufHeaderWriter& w) {
   return out;
 }
 
+// What the reader says of a file it should refuse (the field prefix "m.").
+absl::Status Refusal(const GgufHeaderWriter& w) {
+  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(w.Header());
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  if (!parsed.ok()) return parsed.status();
+  return ArchitectureFromGguf(parsed->header, "m.").status();
+}
+
 // Gemma 3 1B's shape: per-head QK norms, four norms per block, five sliding
 // layers of 512 tokens in six.
 Shape Gemma3_1BShape() {
@@ -1295,9 +1303,7 @@ TEST(GgufFamiliesTest, Lfm2ShortConvLayersReadAsTheirCheckpoint) {
       .U32("lfm2.attention.head_count", 4)
       .I32Array("lfm2.attention.head_count_kv", {0, 2})
       .Tokens(32);
-  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(missing.Header());
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
-  absl::Status refused = ArchitectureFromGguf(parsed->header, "m.").status();
+  absl::Status refused = Refusal(missing);
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.lfm2.shortconv.l_cache")) << refused;
 }
@@ -1580,12 +1586,7 @@ TEST(GgufFamiliesTest, Step35FlashReadsAsItsConfigWithOrWithoutItsMtpBlocks) {
 
 // The reader's own refusals, each naming the key and the entry.
 TEST(GgufFamiliesTest, PerKindListsThatDisagreeAreRefusedByEntry) {
-  auto refusal = [](const HeadsPerKindGguf& g) {
-    absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(WriteHeadsPerKind(g).Header());
-    EXPECT_TRUE(parsed.ok()) << parsed.status();
-    if (!parsed.ok()) return absl::Status();
-    return ArchitectureFromGguf(parsed->header, "m.").status();
-  };
+  auto refusal = [](const HeadsPerKindGguf& g) { return Refusal(WriteHeadsPerKind(g)); };
   // A full-attention MTP block.
   HeadsPerKindGguf mimo = MimoV2FlashGguf(3);
   mimo.sliding[49] = false;
@@ -1823,9 +1824,7 @@ TEST(GgufFamiliesTest, Qwen3NextAndQwen35ReadAsTheirConfigsWithTheirRecurrentLay
   // ssm.inner_size that is not whole value heads: refused by name.
   DeltaNetGguf odd = cases[0].gguf;
   odd.inner_listed = 32 * 128 + 1;
-  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(WriteDeltaNet(odd).Header());
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
-  absl::Status refused = ArchitectureFromGguf(parsed->header, "m.").status();
+  absl::Status refused = Refusal(WriteDeltaNet(odd));
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.qwen3next.ssm.inner_size")) << refused;
 }
@@ -2153,9 +2152,7 @@ TEST(GgufFamiliesTest, Mamba2HybridsReadAsTheirConfigsWithTheirMambaLayers) {
       .U32("nemotron_h.ssm.time_step_rank", 2)
       .U32("nemotron_h.ssm.group_count", 1)
       .Tokens(32);
-  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(w.Header());
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
-  absl::Status refused = ArchitectureFromGguf(parsed->header, "m.").status();
+  absl::Status refused = Refusal(w);
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.nemotron_h.feed_forward_length")) << refused;
 }
@@ -2232,9 +2229,7 @@ TEST(GgufFamiliesTest, JambaReadsItsLayerPeriodsBackFromTheBlocks) {
   EXPECT_EQ(KvCacheBytes(ToCoreArchitecture(read.arch), NumberFormat::kBf16, 262144, 1),
             4294967296.0);
   // Attention blocks at no one period: refused naming the key.
-  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(WriteJambaV01({4, 12, 21}).Header());
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
-  absl::Status refused = ArchitectureFromGguf(parsed->header, "m.").status();
+  absl::Status refused = Refusal(WriteJambaV01({4, 12, 21}));
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.jamba.attention.head_count_kv")) << refused;
 }
@@ -2245,9 +2240,7 @@ TEST(GgufFamiliesTest, HybridsAndUnknownFamiliesAreRefusedByName) {
   w.Str("general.architecture", "plamo2")
       .U32("plamo2.block_count", 4)
       .I32Array("plamo2.attention.head_count_kv", {0, 0, 2, 0});
-  absl::StatusOr<GgufParseResult> parsed = ParseGgufHeader(w.Header());
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
-  absl::Status unknown = ArchitectureFromGguf(parsed->header, "m.").status();
+  absl::Status unknown = Refusal(w);
   EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(unknown.message(), "plamo2")) << unknown;
   EXPECT_TRUE(absl::StrContains(unknown.message(), "glm4moe")) << unknown;
@@ -2261,9 +2254,7 @@ TEST(GgufFamiliesTest, HybridsAndUnknownFamiliesAreRefusedByName) {
       .U32("llama.attention.head_count", 4)
       .I32Array("llama.attention.head_count_kv", {2, 0, 2, 0})
       .Tokens(32);
-  parsed = ParseGgufHeader(zeros.Header());
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
-  absl::Status recurrent = ArchitectureFromGguf(parsed->header, "m.").status();
+  absl::Status recurrent = Refusal(zeros);
   EXPECT_EQ(recurrent.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(recurrent.ToString(), "m.llama.attention.head_count_kv"))
       << recurrent;
@@ -2279,9 +2270,7 @@ TEST(GgufFamiliesTest, HybridsAndUnknownFamiliesAreRefusedByName) {
       .U32("qwen3.attention.key_length", 32)
       .U32("qwen3.attention.value_length", 64)
       .Tokens(32);
-  parsed = ParseGgufHeader(uneven.Header());
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
-  absl::Status widths = ArchitectureFromGguf(parsed->header, "m.").status();
+  absl::Status widths = Refusal(uneven);
   EXPECT_EQ(widths.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(widths.ToString(), "m.qwen3.attention.value_length")) << widths;
 }
