@@ -556,8 +556,8 @@ void Mamba2HybridKeys(const GgufHeader& header, ConfigFromGguf* c, const std::st
   const bool conv_bias = AnyBlockTensor(header, ".ssm_conv1d.bias") != nullptr;
   const bool proj_bias = AnyBlockTensor(header, ".ssm_in.bias") != nullptr;
   c->Set("mamba_ssm_dtype", "float32");
-  if (every_block) {
-    c->Set("mamba_d_ssm", inner);
+  if (every_block || type == "granitemoehybrid") {
+    // FalconH1Config's and GraniteMoeHybridConfig's shared mamba_* names.
     c->Set("mamba_n_heads", heads);
     c->Set("mamba_d_head", head_width);
     c->Set("mamba_n_groups", groups);
@@ -565,6 +565,9 @@ void Mamba2HybridKeys(const GgufHeader& header, ConfigFromGguf* c, const std::st
     c->Set("mamba_d_conv", conv);
     c->SetBool("mamba_conv_bias", conv_bias);
     c->SetBool("mamba_proj_bias", proj_bias);
+  }
+  if (every_block) {
+    c->Set("mamba_d_ssm", inner);
     c->SetBool("mamba_rms_norm", AnyBlockTensor(header, ".ssm_norm.weight") != nullptr);
     return;
   }
@@ -574,13 +577,6 @@ void Mamba2HybridKeys(const GgufHeader& header, ConfigFromGguf* c, const std::st
       types.mutable_list_value()->add_values()->set_string_value(kv->numbers[i] > 0 ? "attention"
                                                                                     : "mamba");
     }
-    c->Set("mamba_n_heads", heads);
-    c->Set("mamba_d_head", head_width);
-    c->Set("mamba_n_groups", groups);
-    c->Set("mamba_d_state", state);
-    c->Set("mamba_d_conv", conv);
-    c->SetBool("mamba_conv_bias", conv_bias);
-    c->SetBool("mamba_proj_bias", proj_bias);
     // The shared MLP (the whole MLP without experts: Granite 4.0 H Micro).
     std::optional<int64_t> shared = c->Int("expert_shared_feed_forward_length");
     if (!shared.has_value()) shared = header.model.feed_forward_length;
