@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -102,11 +103,6 @@ const GgufTensorInfo* AnyTensorOfBlock(const GgufHeader& header, int64_t block) 
     if (absl::StartsWith(t.name, prefix)) return &t;
   }
   return nullptr;
-}
-
-// Whether block `block` holds "blk.<block>.<suffix>".
-bool BlockHas(const GgufHeader& header, int64_t block, absl::string_view suffix) {
-  return HasTensor(header, absl::StrCat("blk.", block, ".", suffix));
 }
 
 // A tensor of some block: "blk.N.<suffix>" for any N.
@@ -211,6 +207,38 @@ class ConfigFromGguf {
   }
   std::string Key(absl::string_view key) const { return absl::StrCat(field_, prefix_, key); }
   FieldViolations& missing() { return missing_; }
+  // `{arch}.<key>` as one entry per block, as llama.cpp's get_key_or_arr
+  // wants it; null, with a violation ("must list one <what> per block ...
+  // <note>"), when the file has no such list or one of another length.
+  const GgufArray* PerBlock(absl::string_view key, int64_t blocks, absl::string_view what,
+                            absl::string_view note = "") {
+    const GgufArray* list = Array(key);
+    if (list != nullptr && static_cast<int64_t>(list->numbers.size()) == blocks) return list;
+    missing_.Add(Key(key), absl::StrCat("must list one ", what, " per block, block_count (", blocks,
+                                        ") of them", note));
+    return nullptr;
+  }
+  // One head's width of ssm.inner_size over ssm.time_step_rank's `heads`
+  // (`what`: "heads", "value heads"), or 0 with a violation when the heads
+  // do not divide it.
+  int64_t HeadWidth(int64_t inner, int64_t heads, absl::string_view what = "heads") {
+    if (heads <= 0) return 0;
+    if (inner % heads != 0) {
+      missing_.Add(Key("ssm.inner_size"), absl::StrCat(inner,
+                                                       " is not a whole number of "
+                                                       "ssm.time_step_rank's ",
+                                                       heads, " ", what));
+    }
+    return inner / heads;
+  }
+  // Whether block `block` holds "blk.<block>.<suffix>": the file's names are
+  // put in a set on the first call, since readers ask once or twice a block.
+  bool BlockHas(int64_t block, absl::string_view suffix) {
+    if (tensor_names_.empty()) {
+      for (const GgufTensorInfo& t : h_.tensors) tensor_names_.insert(t.name);
+    }
+    return tensor_names_.contains(absl::StrCat("blk.", block, ".", suffix));
+  }
   std::string Json() const {
     std::string json;
     (void)google::protobuf::util::MessageToJsonString(root_, &json);
@@ -223,6 +251,7 @@ class ConfigFromGguf {
   const std::string field_;
   Struct root_;
   FieldViolations missing_;
+  absl::flat_hash_set<absl::string_view> tensor_names_;  // views of h_'s names
 };
 
 // llama.cpp's Mamba-2 files (general.architecture "mamba2";
@@ -238,13 +267,8 @@ absl::StatusOr<common::v1::Architecture> Mamba2FromGguf(const GgufHeader& header
   c.Set("hidden_size", c.Need(m.embedding_length, "embedding_length"));
   const int64_t heads = c.Need(c.Int("ssm.time_step_rank"), "ssm.time_step_rank");
   const int64_t inner = c.Need(c.Int("ssm.inner_size"), "ssm.inner_size");
-  if (heads > 0 && inner % heads != 0) {
-    c.missing().Add(
-        c.Key("ssm.inner_size"),
-        absl::StrCat(inner, " is not a whole number of ssm.time_step_rank's ", heads, " heads"));
-  }
   c.Set("num_heads", heads);
-  c.Set("head_dim", heads > 0 ? inner / heads : 0);
+  c.Set("head_dim", c.HeadWidth(inner, heads));
   c.Set("n_groups", c.Need(c.Int("ssm.group_count"), "ssm.group_count"));
   c.Set("state_size", c.Need(c.Int("ssm.state_size"), "ssm.state_size"));
   c.Set("conv_kernel", c.Need(c.Int("ssm.conv_kernel"), "ssm.conv_kernel"));
@@ -300,12 +324,8 @@ void SlidingPattern(ConfigFromGguf* c) {
 // BOOL). Empty, with a violation, when the file has no such list.
 std::vector<bool> SlidingFlags(ConfigFromGguf* c, int64_t blocks) {
   const std::string key = "attention.sliding_window_pattern";
-  const GgufArray* flags = c->Array(key);
-  if (flags == nullptr || static_cast<int64_t>(flags->numbers.size()) != blocks) {
-    c->missing().Add(c->Key(key), absl::StrCat("must list one 0/1 flag per block, block_count (",
-                                               blocks, ") of them"));
-    return {};
-  }
+  const GgufArray* flags = c->PerBlock(key, blocks, "0/1 flag");
+  if (flags == nullptr) return {};
   std::vector<bool> sliding;
   for (size_t i = 0; i < flags->numbers.size(); ++i) {
     const double f = flags->numbers[i];
@@ -357,10 +377,10 @@ PerKind CountPerKind(ConfigFromGguf* c, absl::string_view key, const std::vector
 // The trunk blocks (the first `layers`) with a router, ffn_gate_inp: the
 // mixture-of-experts layers (mimo2 and step35 write no key for the dense
 // ones).
-std::vector<int64_t> RoutedBlocks(const GgufHeader& header, int64_t layers) {
+std::vector<int64_t> RoutedBlocks(ConfigFromGguf* c, int64_t layers) {
   std::vector<int64_t> routed;
   for (int64_t i = 0; i < layers; ++i) {
-    if (BlockHas(header, i, "ffn_gate_inp.weight")) routed.push_back(i);
+    if (c->BlockHas(i, "ffn_gate_inp.weight")) routed.push_back(i);
   }
   return routed;
 }
@@ -391,7 +411,7 @@ void Mimo2Keys(const GgufHeader& header, ConfigFromGguf* c, int64_t layers, int6
   bool swa_sinks = false, full_sinks = false;
   for (int64_t i = 0; i < layers; ++i) {
     pattern.mutable_list_value()->add_values()->set_number_value(sliding[i] ? 1 : 0);
-    (sliding[i] ? swa_sinks : full_sinks) |= BlockHas(header, i, "attn_sinks.weight");
+    (sliding[i] ? swa_sinks : full_sinks) |= c->BlockHas(i, "attn_sinks.weight");
   }
   c->Erase("layer_types");
   const PerKind heads = CountPerKind(c, "attention.head_count", sliding, layers);
@@ -406,7 +426,7 @@ void Mimo2Keys(const GgufHeader& header, ConfigFromGguf* c, int64_t layers, int6
   c->SetBool("add_full_attention_sink_bias", full_sinks);
   if (header.model.expert_count.value_or(0) > 0) {
     Value& moe = c->Field("moe_layer_freq");
-    const std::vector<int64_t> routed = RoutedBlocks(header, layers);
+    const std::vector<int64_t> routed = RoutedBlocks(c, layers);
     for (int64_t i = 0; i < layers; ++i) {
       const bool is_routed = std::find(routed.begin(), routed.end(), i) != routed.end();
       moe.mutable_list_value()->add_values()->set_number_value(is_routed ? 1 : 0);
@@ -452,7 +472,7 @@ void Step35Keys(const GgufHeader& header, ConfigFromGguf* c, int64_t layers, int
     c->Set("moe_top_k", header.model.expert_used_count.value_or(0));
     c->SetIf("share_expert_dim", c->Int("expert_shared_feed_forward_length"));
     c->SetBool("use_moe_router_bias", AnyBlockTensor(header, ".exp_probs_b.bias") != nullptr);
-    c->Set("moe_layers_enum", absl::StrJoin(RoutedBlocks(header, layers), ","));
+    c->Set("moe_layers_enum", absl::StrJoin(RoutedBlocks(c, layers), ","));
   }
   c->Set("num_nextn_predict_layers", mtp_blocks);
 }
@@ -491,22 +511,13 @@ void ShortConvLayers(const GgufHeader& header, ConfigFromGguf* c) {
 void Qwen3NextKeys(ConfigFromGguf* c, int64_t layers, int64_t blocks, int mtp_blocks) {
   const int64_t value_heads = c->Need(c->Int("ssm.time_step_rank"), "ssm.time_step_rank");
   const int64_t inner = c->Need(c->Int("ssm.inner_size"), "ssm.inner_size");
-  if (value_heads > 0 && inner % value_heads != 0) {
-    c->missing().Add(c->Key("ssm.inner_size"),
-                     absl::StrCat(inner, " is not a whole number of ssm.time_step_rank's ",
-                                  value_heads, " value heads"));
-  }
   c->Set("linear_num_value_heads", value_heads);
-  c->Set("linear_value_head_dim", value_heads > 0 ? inner / value_heads : 0);
+  c->Set("linear_value_head_dim", c->HeadWidth(inner, value_heads, "value heads"));
   c->Set("linear_num_key_heads", c->Need(c->Int("ssm.group_count"), "ssm.group_count"));
   c->Set("linear_key_head_dim", c->Need(c->Int("ssm.state_size"), "ssm.state_size"));
   c->Set("linear_conv_kernel_dim", c->Need(c->Int("ssm.conv_kernel"), "ssm.conv_kernel"));
-  if (const GgufArray* recurrent = c->Array("attention.recurrent_layers")) {
-    if (static_cast<int64_t>(recurrent->numbers.size()) != blocks) {
-      c->missing().Add(
-          c->Key("attention.recurrent_layers"),
-          absl::StrCat("must list one flag per block, block_count (", blocks, ") of them"));
-    } else {
+  if (c->Array("attention.recurrent_layers") != nullptr) {
+    if (const GgufArray* recurrent = c->PerBlock("attention.recurrent_layers", blocks, "flag")) {
       Value& types = c->Field("layer_types");
       for (int64_t i = 0; i < layers; ++i) {
         types.mutable_list_value()->add_values()->set_string_value(
@@ -535,21 +546,13 @@ void Mamba2HybridKeys(const GgufHeader& header, ConfigFromGguf* c, const std::st
   // runs attention and a Mamba-2 mixer side by side in every block: one
   // head_count_kv for all, the mixer's norm only when ssm_norm is there.
   const bool every_block = type == "falcon_h1";
-  const GgufArray* kv = c->Array("attention.head_count_kv");
-  if (!every_block && (kv == nullptr || static_cast<int64_t>(kv->numbers.size()) != blocks)) {
-    c->missing().Add(c->Key("attention.head_count_kv"),
-                     absl::StrCat("must list one count per block, block_count (", blocks,
-                                  ") of them, 0 for a Mamba-2 layer"));
-    return;
-  }
+  const GgufArray* kv = every_block ? nullptr
+                                    : c->PerBlock("attention.head_count_kv", blocks, "count",
+                                                  ", 0 for a Mamba-2 layer");
+  if (!every_block && kv == nullptr) return;
   const int64_t heads = c->Need(c->Int("ssm.time_step_rank"), "ssm.time_step_rank");
   const int64_t inner = c->Need(c->Int("ssm.inner_size"), "ssm.inner_size");
-  if (heads > 0 && inner % heads != 0) {
-    c->missing().Add(
-        c->Key("ssm.inner_size"),
-        absl::StrCat(inner, " is not a whole number of ssm.time_step_rank's ", heads, " heads"));
-  }
-  const int64_t head_width = heads > 0 ? inner / heads : 0;
+  const int64_t head_width = c->HeadWidth(inner, heads);
   const int64_t groups = c->Need(c->Int("ssm.group_count"), "ssm.group_count");
   const int64_t state = c->Need(c->Int("ssm.state_size"), "ssm.state_size");
   const int64_t conv = c->Need(c->Int("ssm.conv_kernel"), "ssm.conv_kernel");
@@ -583,13 +586,9 @@ void Mamba2HybridKeys(const GgufHeader& header, ConfigFromGguf* c, const std::st
     c->Set("shared_intermediate_size", c->Need(shared, "expert_shared_feed_forward_length"));
     return;
   }
-  const GgufArray* ffn = c->Array("feed_forward_length");
-  if (ffn == nullptr || static_cast<int64_t>(ffn->numbers.size()) != blocks) {
-    c->missing().Add(c->Key("feed_forward_length"),
-                     absl::StrCat("must list one width per block, block_count (", blocks,
-                                  ") of them, 0 where a block is not an MLP"));
-    return;
-  }
+  const GgufArray* ffn =
+      c->PerBlock("feed_forward_length", blocks, "width", ", 0 where a block is not an MLP");
+  if (ffn == nullptr) return;
   // nemotron_h_moe (Nemotron 3 Nano): its MLP blocks are MoE blocks of
   // routed relu2 experts and a shared one (src/models/nemotron-h.cpp); the
   // latent projections of moe_latent_size (Nemotron 3 Super) are not
@@ -640,17 +639,13 @@ std::optional<std::pair<int64_t, int64_t>> PeriodOf(const std::vector<bool>& fla
 // periods and offsets are read back from where the attention and MoE
 // blocks are.
 void JambaKeys(const GgufHeader& header, ConfigFromGguf* c, int64_t layers, int64_t blocks) {
-  const GgufArray* kv = c->Array("attention.head_count_kv");
-  if (kv == nullptr || static_cast<int64_t>(kv->numbers.size()) != blocks) {
-    c->missing().Add(c->Key("attention.head_count_kv"),
-                     absl::StrCat("must list one count per block, block_count (", blocks,
-                                  ") of them, 0 for a Mamba layer"));
-    return;
-  }
+  const GgufArray* kv =
+      c->PerBlock("attention.head_count_kv", blocks, "count", ", 0 for a Mamba layer");
+  if (kv == nullptr) return;
   std::vector<bool> attention, routed;
   for (int64_t i = 0; i < layers; ++i) {
     attention.push_back(kv->numbers[i] > 0);
-    routed.push_back(BlockHas(header, i, "ffn_gate_inp.weight"));
+    routed.push_back(c->BlockHas(i, "ffn_gate_inp.weight"));
   }
   // Each kind's period and offset under JambaConfig's names, or a
   // violation naming the key the blocks were read from.

@@ -1610,6 +1610,8 @@ TEST(GgufFamiliesTest, PerKindListsThatDisagreeAreRefusedByEntry) {
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.step35.attention.sliding_window_pattern"))
       << refused;
+  EXPECT_TRUE(absl::StrContains(refused.message(), "one 0/1 flag per block, block_count (48)"))
+      << refused;
   // The MTP blocks alone (a --mtp draft file): not the model.
   step = Step35FlashGguf(3);
   step.mtp_blocks_only = true;
@@ -1827,6 +1829,10 @@ TEST(GgufFamiliesTest, Qwen3NextAndQwen35ReadAsTheirConfigsWithTheirRecurrentLay
   absl::Status refused = Refusal(WriteDeltaNet(odd));
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.qwen3next.ssm.inner_size")) << refused;
+  EXPECT_TRUE(absl::StrContains(refused.message(),
+                                "not a whole number of ssm.time_step_rank's 32 "
+                                "value heads"))
+      << refused;
 }
 
 // Granite 4.0 H and Nemotron-H as llama.cpp's converter writes them
