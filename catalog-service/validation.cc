@@ -102,6 +102,20 @@ void CheckNumbers(const Message& message, RecordKind kind, const FieldPlace& pre
           } else if (value > 0) {
             CheckBound(value, kind, place, violations);
           }
+        } else {
+          // A list of whole numbers (architecture.layer_intermediate_sizes):
+          // each entry under the list's bound.
+          for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
+            const int64_t value = field->cpp_type() == FieldDescriptor::CPPTYPE_INT32
+                                      ? reflection->GetRepeatedInt32(message, field, i)
+                                      : reflection->GetRepeatedInt64(message, field, i);
+            const FieldPlace entry{absl::StrCat(place.path, "[", i, "]"), place.relative};
+            if (value < 0) {
+              violations->Add(entry.path, absl::StrCat("must not be negative, got ", value));
+            } else {
+              CheckBound(value, kind, entry, violations);
+            }
+          }
         }
         break;
       case FieldDescriptor::CPPTYPE_MESSAGE:

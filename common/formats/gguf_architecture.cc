@@ -85,7 +85,8 @@ const std::map<std::string, std::string>& Families() {
                                              {"nemotron_h", "nemotron_h"},
                                              {"nemotron_h_moe", "nemotron_h"},
                                              {"falcon-h1", "falcon_h1"},
-                                             {"jamba", "jamba"}};
+                                             {"jamba", "jamba"},
+                                             {"deci", "nemotron-nas"}};
   return *families;
 }
 
@@ -680,6 +681,53 @@ void JambaKeys(const GgufHeader& header, ConfigFromGguf* c, int64_t layers, int6
   c->Set("mamba_ssm_dtype", "float32");
 }
 
+// Llama-3.3-Nemotron-Super and Llama-3.1-Nemotron-Ultra (llama.cpp
+// LLM_ARCH_DECI; conversion/deci.py DeciModel, src/models/deci.cpp):
+// head_count, head_count_kv and feed_forward_length one per block, a 0
+// head_count where the attention is a no-op and a 0 width where the FFN is;
+// read as the block_configs they were written from. A block of heads
+// without KV heads is Nemotron-51B's linear replacement of its attention
+// (replace_with_linear), refused by entry. The widths, which the converter
+// wrote from ffn_mult, are the file's (`widths`, set on the architecture
+// read).
+void DeciKeys(ConfigFromGguf* c, int64_t blocks, int64_t hidden, std::vector<int64_t>* widths) {
+  const GgufArray* heads =
+      c->PerBlock("attention.head_count", blocks, "count", ", 0 for a layer without attention");
+  const GgufArray* kv =
+      c->PerBlock("attention.head_count_kv", blocks, "count", ", 0 for a layer without attention");
+  const GgufArray* ffn =
+      c->PerBlock("feed_forward_length", blocks, "width", ", 0 for a layer without an MLP");
+  if (heads == nullptr || kv == nullptr || ffn == nullptr || hidden <= 0) return;
+  Value& configs = c->Field("block_configs");
+  for (int64_t i = 0; i < blocks; ++i) {
+    const int64_t h = static_cast<int64_t>(heads->numbers[i]);
+    const int64_t g = static_cast<int64_t>(kv->numbers[i]);
+    const int64_t f = static_cast<int64_t>(ffn->numbers[i]);
+    if (h > 0 && (g <= 0 || h % g != 0)) {
+      c->missing().Add(absl::StrCat(c->Key("attention.head_count_kv"), "[", i, "]"),
+                       g <= 0 ? "a layer of heads without KV heads (Nemotron-51B's linear "
+                                "replacement of attention) is not counted by this reader"
+                              : "must divide the layer's head_count");
+      return;
+    }
+    Struct& block = *configs.mutable_list_value()->add_values()->mutable_struct_value();
+    Struct& attention = *(*block.mutable_fields())["attention"].mutable_struct_value();
+    (*attention.mutable_fields())["no_op"].set_bool_value(h == 0);
+    if (h > 0) {
+      (*attention.mutable_fields())["n_heads_in_group"].set_number_value(
+          static_cast<double>(h / g));
+    }
+    Struct& mlp = *(*block.mutable_fields())["ffn"].mutable_struct_value();
+    (*mlp.mutable_fields())["no_op"].set_bool_value(f <= 0);
+    // A multiplier the width comes back from; the file's width is kept.
+    if (f > 0) {
+      (*mlp.mutable_fields())["ffn_mult"].set_number_value(1.5 * static_cast<double>(f) /
+                                                           static_cast<double>(hidden));
+    }
+    widths->push_back(std::max<int64_t>(0, f));
+  }
+}
+
 // Gemma 4 (convert_hf_to_gguf.py Gemma4Model; llama.cpp LLM_ARCH_GEMMA4):
 // attention.key_length is global_head_dim and key_length_swa head_dim;
 // head_count_kv a number, or per layer (the sliding layers' and the full
@@ -791,9 +839,10 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   // (Mamba2HybridKeys).
   const bool mamba2_hybrid = family->second == "granitemoehybrid" ||
                              family->second == "nemotron_h" || family->second == "falcon_h1";
-  const bool jamba = family->second == "jamba";  // its 0s are Mamba-1 layers (JambaKeys)
+  const bool jamba = family->second == "jamba";        // its 0s are Mamba-1 layers (JambaKeys)
+  const bool deci = family->second == "nemotron-nas";  // its 0s are no-ops (DeciKeys)
   if (const GgufArray* kv = header.GetArray(m.architecture + ".attention.head_count_kv");
-      kv != nullptr && !short_conv && !mamba2_hybrid && !jamba) {
+      kv != nullptr && !short_conv && !mamba2_hybrid && !jamba && !deci) {
     for (double n : kv->numbers) {
       if (n == 0) {
         return WithReason(
@@ -947,6 +996,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   if (delta_net) Qwen3NextKeys(&c, layers, blocks, mtp);
   if (mamba2_hybrid) Mamba2HybridKeys(header, &c, type, layers, blocks);
   if (jamba) JambaKeys(header, &c, layers, blocks);
+  std::vector<int64_t> deci_widths;
+  if (deci) DeciKeys(&c, blocks, m.embedding_length.value_or(0), &deci_widths);
   // A window without a pattern in the file: the config.json reader applies
   // the family's default period, which is llama.cpp's set_swa_pattern too
   // (gemma2 2, gemma3 6, cohere2 4, gpt-oss 2, olmo2 4, exaone4 4).
@@ -976,6 +1027,11 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   const bool split = AnyBlockTensor(header, ".attn_q.weight") != nullptr;
   if (fused || split) a->set_fused_qkv(fused);
   if (latent_cache_per_head) a->set_latent_attention_cache_per_head(true);
+  if (deci && static_cast<int64_t>(deci_widths.size()) == a->num_layers()) {
+    a->clear_layer_intermediate_sizes();
+    for (int64_t width : deci_widths) a->add_layer_intermediate_sizes(width);
+    a->set_intermediate_size(*std::max_element(deci_widths.begin(), deci_widths.end()));
+  }
   // nemotron_h_moe's routers keep e_score_correction_bias as exp_probs_b,
   // which llama.cpp requires; the config.json reader counts no router bias
   // for nemotron_h (the BF16 checkpoint's published total holds none).

@@ -189,7 +189,11 @@ const std::set<std::string>& KnownTypes() {
       // Gemma 4's language model: sliding-window layers and full-attention
       // ones at their own head width and KV heads; the E models' per-layer
       // inputs and KV-shared layers (Gemma4Layers).
-      "gemma4_text"};
+      "gemma4_text",
+      // Llama-3.3-Nemotron-Super-49B and Llama-3.1-Nemotron-Ultra-253B
+      // (DeciLMForCausalLM): Llama's blocks, each layer's attention and MLP
+      // sized or left out by block_configs (NemotronNasLayers).
+      "nemotron-nas"};
   return *types;
 }
 
@@ -2257,6 +2261,106 @@ absl::Status Gemma4Layers(const Config& c, common::v1::Architecture* a) {
   return error;
 }
 
+// Nemotron-NAS (DeciLMForCausalLM: NVIDIA's modeling_decilm.py, vLLM's
+// model_executor/models/nemotron_nas.py DeciLMDecoderLayer): block_configs
+// gives each layer's attention, a no-op (no input_layernorm, no weights, no
+// KV cache) or grouped-query attention over num_attention_heads /
+// n_heads_in_group KV heads, and its FFN, a no-op (no
+// post_attention_layernorm) or Llama's gated MLP of
+// _ffn_mult_to_intermediate_size(ffn_mult, hidden_size) =
+// int(2 x ffn_mult x hidden_size / 3) rounded up to a multiple of 256.
+// The estimator takes one KV-head count for every attention layer; the
+// variants no published Super or Ultra uses (replace_with_linear: one
+// hidden x hidden linear, Nemotron-51B's; sparsify; window_length;
+// sink tokens) are refused naming the key.
+absl::Status NemotronNasLayers(const Config& c, common::v1::Architecture* a) {
+  const auto refuse = [](const std::string& key, absl::string_view why) {
+    return WithReason(InvalidFieldError(absl::StrCat(kField, ".", key), why),
+                      "UNSUPPORTED_MODEL_TYPE");
+  };
+  const Value* blocks = c.Find({"block_configs"});
+  if (blocks == nullptr || blocks->kind_case() != Value::kListValue ||
+      blocks->list_value().values_size() != a->num_layers()) {
+    return refuse("block_configs",
+                  absl::StrCat("must list one block per layer, num_hidden_layers (",
+                               a->num_layers(), ") of them"));
+  }
+  const double hidden = static_cast<double>(a->hidden_size());
+  int attention_layers = 0;
+  int64_t kv_heads = 0, widest = 0;
+  a->clear_layer_intermediate_sizes();
+  for (int i = 0; i < blocks->list_value().values_size(); ++i) {
+    const std::string at = absl::StrCat("block_configs[", i, "]");
+    const Value& block = blocks->list_value().values(i);
+    if (block.kind_case() != Value::kStructValue) return refuse(at, "must be an object");
+    const Config layer(block.struct_value());
+    const Value* attention = layer.Find({"attention"});
+    const Value* ffn = layer.Find({"ffn"});
+    if (attention == nullptr || attention->kind_case() != Value::kStructValue || ffn == nullptr ||
+        ffn->kind_case() != Value::kStructValue) {
+      return refuse(at, "must have an \"attention\" and an \"ffn\" object");
+    }
+    const Config attn(attention->struct_value());
+    const Config mlp(ffn->struct_value());
+    for (const auto& [part, key] : std::initializer_list<std::pair<const Config*, const char*>>{
+             {&attn, "replace_with_linear"},
+             {&attn, "sparsify"},
+             {&attn, "window_length"},
+             {&attn, "num_sink_tokens"},
+             {&attn, "unshifted_sink"},
+             {&mlp, "replace_with_linear"},
+             {&mlp, "sparsify"}}) {
+      const Value* v = part->Find({key});
+      const bool set = v != nullptr && !(v->kind_case() == Value::kBoolValue && !v->bool_value());
+      if (set) {
+        return refuse(absl::StrCat(at, part == &attn ? ".attention." : ".ffn.", key),
+                      "this variant of a Nemotron-NAS block is not counted by this reader");
+      }
+    }
+    if (!attn.Bool("no_op", false)) {
+      const Value* group = attn.Find({"n_heads_in_group"});
+      const int64_t per_group = group != nullptr && group->kind_case() == Value::kNumberValue &&
+                                        group->number_value() >= 1 &&
+                                        group->number_value() == std::floor(group->number_value())
+                                    ? static_cast<int64_t>(group->number_value())
+                                    : 0;
+      if (per_group <= 0 || a->num_attention_heads() % per_group != 0) {
+        return refuse(absl::StrCat(at, ".attention.n_heads_in_group"),
+                      absl::StrCat("must be a whole number dividing num_attention_heads (",
+                                   a->num_attention_heads(), ")"));
+      }
+      const int64_t heads = a->num_attention_heads() / per_group;
+      if (kv_heads != 0 && heads != kv_heads) {
+        return refuse(absl::StrCat(at, ".attention.n_heads_in_group"),
+                      absl::StrCat("gives ", heads, " KV heads where earlier layers have ",
+                                   kv_heads, ": this reader sizes one KV-head count"));
+      }
+      kv_heads = heads;
+      ++attention_layers;
+    }
+    int64_t width = 0;
+    if (!mlp.Bool("no_op", false)) {
+      const Value* mult = mlp.Find({"ffn_mult"});
+      if (mult == nullptr || mult->kind_case() != Value::kNumberValue ||
+          !(mult->number_value() > 0) || mult->number_value() > 1000) {
+        return refuse(absl::StrCat(at, ".ffn.ffn_mult"), "must be a number above 0, at most 1000");
+      }
+      // Python's int() of the same double arithmetic, then find_multiple.
+      width = static_cast<int64_t>(2 * mult->number_value() * hidden / 3);
+      if (width % 256 != 0) width += 256 - width % 256;
+    }
+    a->add_layer_intermediate_sizes(width);
+    widest = std::max(widest, width);
+  }
+  if (attention_layers == 0) {
+    return refuse("block_configs", "has no layer with attention, which this reader sizes");
+  }
+  a->set_num_key_value_heads(static_cast<int32_t>(kv_heads));
+  a->set_num_attention_layers(attention_layers);
+  a->set_intermediate_size(widest);
+  return absl::OkStatus();
+}
+
 // OPT configurations whose blocks this reader does not count, refused
 // rather than counted short: OPT-350m projects a narrower embedding
 // (word_embed_proj_dim 512) in and out of the blocks (project_in,
@@ -3257,6 +3361,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   if (!error.ok()) return error;
   if (type == "gemma4_text") {
     if (absl::Status gemma4 = Gemma4Layers(c, &a); !gemma4.ok()) return gemma4;
+  }
+  if (type == "nemotron-nas") {
+    if (absl::Status nas = NemotronNasLayers(c, &a); !nas.ok()) return nas;
   }
   if (type == "jamba" || type == "falcon_h1" || HasQwen3NextBlocks(type) || type == "nemotron_h" ||
       type == "granitemoehybrid" || type == "lfm2" || type == "lfm2_moe" || type == "kimi_linear" ||

@@ -64,6 +64,7 @@ inline constexpr Bound kBounds[] = {
     {RecordKind::kModel, "architecture.per_layer_input_vocab_size", 100'000'000, "tokens"},
     {RecordKind::kModel, "architecture.num_kv_shared_layers", 100'000, "layers"},
     {RecordKind::kModel, "architecture.intermediate_size", 100'000'000, "dimensions"},
+    {RecordKind::kModel, "architecture.layer_intermediate_sizes", 100'000'000, "dimensions"},
     {RecordKind::kModel, "architecture.vocab_size", 100'000'000, "tokens"},
     {RecordKind::kModel, "architecture.max_context_length", 1'000'000'000, "tokens"},
     {RecordKind::kModel, "architecture.sliding_window", 1'000'000'000, "tokens"},

@@ -125,6 +125,8 @@ Architecture ToCoreArchitecture(const common::v1::Architecture& arch) {
   out.num_recurrent_layers = arch.num_recurrent_layers();
   out.num_attention_layers = arch.num_attention_layers();
   out.num_mlp_layers = arch.num_mlp_layers();
+  out.layer_mlp_widths.assign(arch.layer_intermediate_sizes().begin(),
+                              arch.layer_intermediate_sizes().end());
   out.ssm_inner_size = arch.ssm_inner_size();
   out.ssm_state_size = arch.ssm_state_size();
   out.ssm_num_heads = arch.ssm_num_heads();
@@ -419,6 +421,24 @@ absl::Status ValidateArchitecture(const common::v1::Architecture& arch, absl::st
     if (value < 0 || value > most) {
       violations.Add(absl::StrCat(prefix, ".", field->name()),
                      absl::StrCat("must be between 0 and ", most, ", got ", value));
+    }
+  }
+  // Each layer's MLP width, under its bound; at most as many as a model may
+  // have layers (the count checks that there are num_layers of them).
+  const int64_t most_width = static_cast<int64_t>(
+      records::MaxOf(records::RecordKind::kModel, "architecture.layer_intermediate_sizes"));
+  if (arch.layer_intermediate_sizes_size() >
+      records::MaxOf(records::RecordKind::kModel, "architecture.num_layers")) {
+    violations.Add(absl::StrCat(prefix, ".layer_intermediate_sizes"),
+                   "lists more widths than a model may have layers");
+  } else {
+    for (int i = 0; i < arch.layer_intermediate_sizes_size(); ++i) {
+      const int64_t width = arch.layer_intermediate_sizes(i);
+      if (width < 0 || width > most_width) {
+        violations.Add(absl::StrCat(prefix, ".layer_intermediate_sizes[", i, "]"),
+                       absl::StrCat("must be between 0 and ", most_width, ", got ", width));
+        break;
+      }
     }
   }
   if (arch.encoder_parts_size() > 0) {

@@ -78,6 +78,13 @@ RuntimeModel RuntimeModelOf(const common::v1::Model& model, const std::string& r
     out.attention_layers = a.num_attention_layers();
     out.recurrent_layers = a.num_recurrent_layers();
   }
+  // Nemotron-NAS: a no-op attention has no KV cache in any runtime (vLLM's
+  // DeciLMDecoderLayer builds no attention there; llama.cpp's deci layers
+  // of 0 KV heads cache 0 bytes).
+  if (core.HasLayerWidths()) {
+    out.attention_layers = core.AttentionLayers();
+    out.layers_as_large_as_the_largest = LayersAsLargeAsTheLargest(core);
+  }
   out.recurrent_state_bytes = RecurrentStateBytesPerSequence(core, nullptr);
   out.llama_cpp_recurrent_state_bytes = LlamaCppRecurrentStateBytesPerSequence(core);
   if (a.sliding_window() > 0) {

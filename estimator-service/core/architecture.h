@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "estimator-service/core/number_format.h"
 
@@ -188,6 +189,11 @@ struct Architecture {
   bool ssm_proj_bias = false;
   bool ssm_gated_norm = false;
   bool ssm_state_fp32 = false;
+  // A transformer whose layers differ (Nemotron-NAS block_configs; proto
+  // Architecture 545): each layer's gated MLP width in layer order, 0 where
+  // it has none; intermediate_size is the widest. num_attention_layers then
+  // counts the layers with attention (0 = all). Empty: every layer the same.
+  std::vector<int64_t> layer_mlp_widths;
   // Qwen3-Next's gated attention: q_proj yields queries and an output gate.
   bool attention_output_gate = false;
   // Queries, keys and values in one projection (Phi-3 qkv_proj, GPT-2 c_attn,
@@ -291,10 +297,29 @@ struct Architecture {
   bool CachesPerHead() const { return UsesMla() && latent_cache_per_head; }
   bool IsMoe() const { return num_experts > 0; }
   bool IsHybrid() const { return recurrent_mixer != RecurrentMixer::kNone; }
-  // Layers with attention (all of a transformer's).
-  int AttentionLayers() const { return IsHybrid() ? num_attention_layers : num_layers; }
-  // Layers with an MLP or MoE block (all of a transformer's).
-  int MlpLayers() const { return IsHybrid() ? num_mlp_layers : num_layers; }
+  // Its layers differ one from another (Nemotron-NAS).
+  bool HasLayerWidths() const { return !layer_mlp_widths.empty(); }
+  // Layers with attention (all of a transformer's but Nemotron-NAS's no-ops).
+  int AttentionLayers() const {
+    if (IsHybrid()) return num_attention_layers;
+    return HasLayerWidths() && num_attention_layers > 0 ? num_attention_layers : num_layers;
+  }
+  // Layers with an MLP or MoE block (all of a transformer's but those
+  // layer_mlp_widths gives none).
+  int MlpLayers() const {
+    if (IsHybrid()) return num_mlp_layers;
+    if (!HasLayerWidths()) return num_layers;
+    return static_cast<int>(std::count_if(layer_mlp_widths.begin(), layer_mlp_widths.end(),
+                                          [](int64_t w) { return w > 0; }));
+  }
+  // The MLP widths of every layer added up, elements: intermediate_size x
+  // MlpLayers() when the layers are alike.
+  double MlpWidthTotal() const {
+    if (!HasLayerWidths()) return static_cast<double>(intermediate_size) * MlpLayers();
+    double total = 0;
+    for (int64_t w : layer_mlp_widths) total += static_cast<double>(w);
+    return total;
+  }
 };
 
 }  // namespace modelatlas::estimator

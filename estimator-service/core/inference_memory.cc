@@ -30,21 +30,31 @@ namespace {
 // WeightFileOf has no answer. The key is the shape's bytes: equal keys are
 // equal shapes (a key that differs only in padding is a harmless miss).
 // The key is an array of those bytes, not a string: no allocation per call
-// (the fit matrix asks once per model and format).
+// (the fit matrix asks once per model and format). An empty vector's bytes
+// may differ between equal shapes (a cleared one keeps its buffer): a
+// harmless miss.
+std::optional<double> BitsPerParameterOf(const Architecture& arch, NumberFormat format,
+                                         int group_size) {
+  absl::StatusOr<WeightFile> file = WeightFileOf(arch, format, group_size);
+  if (file.ok() && file->parameters > 0) return file->bits_per_parameter;
+  return std::nullopt;
+}
+
 std::optional<double> CachedBitsPerParameter(const Architecture& arch, NumberFormat format,
                                              int group_size) {
-  static_assert(std::is_trivially_copyable_v<Architecture>);
+  // Layers that differ (Nemotron-NAS): their widths are a list the key's
+  // bytes would hold only the address of; not cached. Every other shape's
+  // list is empty, so its bytes are the same for equal shapes.
+  if (arch.HasLayerWidths()) return BitsPerParameterOf(arch, format, group_size);
   using Key = std::array<char, sizeof(Architecture) + sizeof(NumberFormat) + sizeof(int)>;
   thread_local absl::flat_hash_map<Key, std::optional<double>> cache;
   Key key;
-  std::memcpy(key.data(), &arch, sizeof(arch));
+  std::memcpy(key.data(), static_cast<const void*>(&arch), sizeof(arch));
   std::memcpy(key.data() + sizeof(arch), &format, sizeof(format));
   std::memcpy(key.data() + sizeof(arch) + sizeof(format), &group_size, sizeof(group_size));
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   if (cache.size() > 4096) cache.clear();
-  absl::StatusOr<WeightFile> file = WeightFileOf(arch, format, group_size);
-  std::optional<double> bits;
-  if (file.ok() && file->parameters > 0) bits = file->bits_per_parameter;
+  const std::optional<double> bits = BitsPerParameterOf(arch, format, group_size);
   cache.emplace(key, bits);
   return bits;
 }
@@ -398,6 +408,20 @@ int SlidingLayers(const Architecture& arch) {
   return arch.num_sliding_window_layers > 0
              ? std::min(arch.num_sliding_window_layers, KvCacheLayers(arch))
              : KvCacheLayers(arch);
+}
+
+int LayersAsLargeAsTheLargest(const Architecture& arch) {
+  absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
+  const double h = static_cast<double>(arch.hidden_size);
+  const AttentionGeometry attention = arch.AttentionOf(/*full=*/false);
+  const double largest =
+      h * attention.query_heads * attention.head_dim +
+      2 * h * attention.kv_heads * attention.head_dim +
+      attention.query_heads * attention.head_dim * h +
+      (arch.gated_mlp ? 3 : 2) * h * static_cast<double>(arch.intermediate_size) + 2 * h;
+  if (!count.ok() || !(largest > 0)) return arch.num_layers;
+  return std::clamp(static_cast<int>(std::floor(count->non_embedding / largest)), 1,
+                    arch.num_layers);
 }
 
 double KvCacheBytes(const Architecture& arch, NumberFormat format, int64_t context_tokens,
@@ -831,6 +855,7 @@ absl::Status SizeInferenceInto(const InferenceMemoryInput& input, const Arithmet
           arch.IsMoe() && arch.num_dense_layers > 0 && arch.num_dense_layers < arch.num_layers
               ? arch.num_layers - arch.num_dense_layers
               : arch.num_layers;
+      if (arch.HasLayerWidths()) sizing.num_largest_layers = LayersAsLargeAsTheLargest(arch);
     }
     // Only when wanted (a count of the architecture; the memory answer
     // shows none of these figures).

@@ -241,6 +241,13 @@ double CrossAttentionCacheBytesPerSequence(const Architecture& arch, NumberForma
 // Layers that use the sliding window (all of them unless said otherwise).
 int SlidingLayers(const Architecture& arch);
 
+// Layers that differ (Nemotron-NAS): how many layers as large as the
+// largest one could be (its attention and the widest MLP, with their norms)
+// the layers' parameters would fill, at least 1: a pipeline stage or a
+// card of a layer split sized by that many never holds less than its
+// layers do, whichever they are.
+int LayersAsLargeAsTheLargest(const Architecture& arch);
+
 // The whole KV cache for `context_tokens` per sequence and `batch`
 // sequences, bytes; sliding-window layers hold at most the window;
 // cross-attention layers the positions of `images` images per sequence.

@@ -1,6 +1,8 @@
 #include "estimator-service/core/parameters.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -304,6 +306,37 @@ void CheckGlobalGeometry(const Architecture& arch, FieldViolations* violations) 
   }
 }
 
+// Layers that differ (Nemotron-NAS): one width per layer, the widest as
+// intermediate_size (what the activation peaks are sized by), attention in
+// at most every layer; a plain transformer otherwise.
+void CheckLayerWidths(const Architecture& arch, FieldViolations* violations) {
+  if (!arch.HasLayerWidths()) return;
+  const std::string field = "architecture.layer_intermediate_sizes";
+  if (static_cast<int64_t>(arch.layer_mlp_widths.size()) != arch.num_layers) {
+    violations->Add(field, absl::StrCat("lists ", arch.layer_mlp_widths.size(),
+                                        " widths; it must list one per layer, num_layers (",
+                                        arch.num_layers, ")"));
+  }
+  const int64_t widest =
+      *std::max_element(arch.layer_mlp_widths.begin(), arch.layer_mlp_widths.end());
+  if (arch.intermediate_size < widest) {
+    violations->Add(
+        "architecture.intermediate_size",
+        absl::StrCat("must be at least the widest of layer_intermediate_sizes (", widest, ")"));
+  }
+  if (arch.num_attention_layers > arch.num_layers) {
+    violations->Add("architecture.num_attention_layers",
+                    absl::StrCat("must be at most num_layers (", arch.num_layers, ")"));
+  }
+  if (arch.IsMoe() || arch.IsHybrid() || arch.num_decoder_layers > 0 ||
+      arch.num_kv_shared_layers > 0 || arch.num_mtp_layers > 0 ||
+      arch.num_cross_attention_layers > 0) {
+    violations->Add(field,
+                    "only for a decoder-only transformer without experts, a recurrent mixer, "
+                    "KV-shared, multi-token-prediction or cross-attention layers");
+  }
+}
+
 }  // namespace
 
 absl::Status CheckArchitectureShape(const Architecture& arch) {
@@ -366,6 +399,7 @@ absl::Status CheckArchitectureShape(const Architecture& arch) {
   }
   CheckGlobalGeometry(arch, &violations);
   CheckCrossAttention(arch, &violations);
+  CheckLayerWidths(arch, &violations);
   return violations.ToStatus();
 }
 
@@ -521,9 +555,10 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   // A hybrid counts attention, MLPs and its recurrent mixer by the layers
   // that have each.
   const double Lm = arch.MlpLayers();
-  f.attention_blocks = arch.IsHybrid() ? arch.num_attention_layers : L + 2 * Ld;
-  f.dense_layers =
-      arch.IsMoe() ? std::min<double>(arch.num_dense_layers, Lm) : (arch.IsHybrid() ? Lm : L + Ld);
+  f.attention_blocks =
+      arch.IsHybrid() || arch.HasLayerWidths() ? arch.AttentionLayers() : L + 2 * Ld;
+  f.dense_layers = arch.IsMoe() ? std::min<double>(arch.num_dense_layers, Lm)
+                                : (arch.IsHybrid() || arch.HasLayerWidths() ? Lm : L + Ld);
   f.moe_layers = arch.IsMoe() ? Lm - f.dense_layers : 0;
   if (arch.IsHybrid()) {
     f.recurrent = RecurrentParameters(arch, options, nullptr);
@@ -537,6 +572,16 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
     f.wide_mlp = MlpParameters(arch, 2 * f.dense_f, options.include_biases);
   }
   f.mlp_total = f.dense_mlp * (f.dense_layers - f.wide_mlp_layers) + f.wide_mlp * f.wide_mlp_layers;
+  if (arch.HasLayerWidths()) {
+    // Nemotron-NAS (DeciLMDecoderLayer): each layer's MLP at its own width,
+    // none where its ffn is a no-op.
+    f.mlp_total = 0;
+    for (int64_t width : arch.layer_mlp_widths) {
+      if (width > 0) {
+        f.mlp_total += MlpParameters(arch, static_cast<double>(width), options.include_biases);
+      }
+    }
+  }
   f.mlp_active = f.mlp_total;
   if (f.moe_layers > 0) {
     f.expert = MlpParameters(arch, moe_f, options.include_biases);
@@ -565,6 +610,12 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
     f.per_norm = NormParameterVectors(arch) * h;
     f.norms_per_layer = arch.norms_per_layer > 0 ? arch.norms_per_layer : 2;
     f.norms = f.per_norm * (f.norms_per_layer * L + 1 + (arch.embedding_norm ? 1 : 0));
+    // Nemotron-NAS: input_layernorm only before an attention, post_attention_layernorm
+    // only before an MLP.
+    if (arch.HasLayerWidths()) {
+      f.norms = f.per_norm *
+                (arch.AttentionLayers() + arch.MlpLayers() + 1 + (arch.embedding_norm ? 1 : 0));
+    }
     // A decoder block's self attention, cross attention and MLP each have
     // the norms an encoder sub-block has (T5: 1, 3 a layer; T5Gemma: 2,
     // pre and post, 6 a layer); and a final one, and one after its
@@ -683,6 +734,27 @@ std::string StandardAttentionText(const Architecture& arch, const Figures& f,
   return text;
 }
 
+// Nemotron-NAS's MLPs by width, widest first: "3x8192x28672 = ... per
+// layer x 42 layers + ...", and the layers without one.
+std::string LayerWidthsText(const Architecture& arch, const Figures& f, bool biases) {
+  std::map<int64_t, int, std::greater<int64_t>> layers_of_width;
+  for (int64_t width : arch.layer_mlp_widths) ++layers_of_width[width];
+  std::string text;
+  const int matrices = arch.gated_mlp ? 3 : 2;
+  for (const auto& [width, layers] : layers_of_width) {
+    if (width == 0) continue;
+    const double one = MlpParameters(arch, static_cast<double>(width), biases);
+    const double bias = one - matrices * f.h * static_cast<double>(width);
+    absl::StrAppend(&text, text.empty() ? "" : " + ", matrices, "x", Int(f.h), "x", width,
+                    bias > 0 ? absl::StrCat(" + ", Int(bias), " (biases)") : std::string(), " = ",
+                    Int(one), " per layer x ", layers, layers == 1 ? " layer" : " layers");
+  }
+  if (auto none = layers_of_width.find(0); none != layers_of_width.end()) {
+    absl::StrAppend(&text, "; ", none->second, " layers without an MLP (a no-op)");
+  }
+  return text;
+}
+
 // The components of a count, each with the arithmetic that produced it.
 std::vector<ParameterComponent> Components(const Architecture& arch, const Figures& f,
                                            const ParameterCountOptions& options) {
@@ -761,6 +833,7 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
                                    Int(f.wide_mlp_layers), " KV-shared layers (twice as wide)")
                     : std::string())
           : std::string();
+  if (arch.HasLayerWidths()) mlp = LayerWidthsText(arch, f, options.include_biases);
   if (f.moe_layers > 0) {
     absl::StrAppend(
         &mlp, f.dense_layers > 0 ? "; " : "", arch.num_experts, " experts x ", Int(f.expert),
@@ -777,7 +850,13 @@ std::vector<ParameterComponent> Components(const Architecture& arch, const Figur
   }
   if (f.mlp_total > 0 || !arch.IsHybrid()) components.push_back({"mlp", f.mlp_total, mlp});
 
-  if (f.norms_per_layer > 0) {
+  if (f.norms_per_layer > 0 && arch.HasLayerWidths()) {
+    components.push_back(
+        {"norms", f.norms,
+         absl::StrCat(Int(f.per_norm), " (", NormName(arch), ") x (", arch.AttentionLayers(),
+                      " before an attention + ", arch.MlpLayers(), " before an MLP + 1 final",
+                      arch.embedding_norm ? " + 1 after the embedding" : "", ")")});
+  } else if (f.norms_per_layer > 0) {
     components.push_back(
         {"norms", f.norms,
          absl::StrCat(Int(f.per_norm), " (", NormName(arch), ") x (", f.norms_per_layer, "x",

@@ -1135,8 +1135,21 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
   const double kv_total =
       own_bits > 0 ? (sizing.kv_cache_bytes - state + swa.bytes) * kv.bits / own_bits + llama_state
                    : 0;
-  const double weights = sizing.weight_bytes / cards;
-  const double kv_per_card = kv_total / cards;
+  double weights = sizing.weight_bytes / cards;
+  double kv_per_card = kv_total / cards;
+  // Layers that differ (Nemotron-NAS): llama.cpp hands each card its layers
+  // by count (llama-model.cpp: layer il to the device whose share of the
+  // layers covers il), whatever they hold. A card is sized as its layers
+  // (and the output layer) each as large as the largest could be, with its
+  // embeddings' bytes, and as caching each layer's keys and values: at most
+  // the whole.
+  const int largest = model.layers_as_large_as_the_largest;
+  const int card_layers = static_cast<int>(CeilDiv(model.num_layers + 1, cards));
+  const bool uneven = cards > 1 && largest > 0 && model.num_layers > 0;
+  if (uneven) {
+    weights = std::min(sizing.weight_bytes, card_layers * sizing.weight_bytes / largest);
+    kv_per_card = std::min(kv_total, card_layers * kv_total / std::max(1, model.KvLayers()));
+  }
   const double compute = static_cast<double>(kLlamaCppUbatch) *
                          static_cast<double>(model.vocab_size + model.hidden_size) * 4;
   const double overhead = plan.overhead_bytes_per_card;
@@ -1146,10 +1159,17 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
   fit.kv_cache_tokens = c.context * c.batch;
   fit.max_concurrency = static_cast<double>(c.batch);
 
-  Reserve(&fit, "weights", weights,
-          absl::StrCat("weights ", GiB(sizing.weight_bytes), " / ", cards,
-                       " cards (--split-mode layer: whole layers per card) = ", GiB(weights)),
-          "common/common.h split_mode = LLAMA_SPLIT_MODE_LAYER");
+  Reserve(
+      &fit, "weights", weights,
+      uneven
+          ? absl::StrCat("layers of different sizes, given to the cards by count: up to ",
+                         card_layers, " layers (", model.num_layers, " and the output layer over ",
+                         cards, " cards) x weights ", GiB(sizing.weight_bytes), " / ", largest,
+                         " (as many layers as large as the largest could be) = ", GiB(weights),
+                         " on the fullest card")
+          : absl::StrCat("weights ", GiB(sizing.weight_bytes), " / ", cards,
+                         " cards (--split-mode layer: whole layers per card) = ", GiB(weights)),
+      "common/common.h split_mode = LLAMA_SPLIT_MODE_LAYER");
   Reserve(&fit, "kv_cache", kv_per_card,
           absl::StrCat(
               "KV cache in ", kv.type, " (", Num(kv.bits), " bits per element): ",
@@ -1163,8 +1183,11 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
                                  absl::StrFormat("%.0f", model.llama_cpp_recurrent_state_bytes),
                                  " bytes", ", every element in f32)")
                   : "",
-              " = ", GiB(kv_total), " for -c ", c.context * c.batch, " tokens, / ", cards,
-              " cards = ", GiB(kv_per_card)),
+              " = ", GiB(kv_total), " for -c ", c.context * c.batch, " tokens, ",
+              uneven ? absl::StrCat("up to ", card_layers, " of its ", model.KvLayers(),
+                                    " layers with attention on a card = ")
+                     : absl::StrCat("/ ", cards, " cards = "),
+              GiB(kv_per_card)),
           "common/common.h cache_type_k/v = GGML_TYPE_F16 (-ctk/-ctv); n_ctx = 0 takes the "
           "model's trained context unless -c is given");
   Reserve(&fit, "compute_buffer", compute,

@@ -43,6 +43,11 @@ struct RuntimeModel {
   int sliding_window_layers = 0;
   // Layers with a KV cache (a hybrid's attention layers); 0 = num_layers.
   int attention_layers = 0;
+  // Layers that differ (Nemotron-NAS): how many layers as large as the
+  // largest could be the layers' parameters fill
+  // (LayersAsLargeAsTheLargest); a layer split gives each card its layers
+  // by count, not by bytes. 0 = the layers are alike.
+  int layers_as_large_as_the_largest = 0;
   // A hybrid's layers with a recurrent state (Mamba, Gated DeltaNet), to
   // which vLLM gives one state page per sequence each; 0 = none.
   int recurrent_layers = 0;

@@ -270,6 +270,9 @@ constexpr Row kRows[] = {
             "PR #17818, committed 2025-07-26; the only commit on main to add it)"),
      Yes(), Yes()},
     {"jamba", Yes(), No(kSglangNone), Yes()},
+    // DeciLMForCausalLM (vLLM's and SGLang's nemotron_nas.py; llama.cpp's
+    // LLM_ARCH_DECI, convert_hf_to_gguf.py DeciModel).
+    {"nemotron-nas", Yes(), Yes(), Yes()},
     {"bamba", Yes(),
      No("no SGLang model file registers BambaForCausalLM (sgl-project/sglang issue #18458 lists "
         "it under the Transformers fallback, which was not checked)"),

@@ -577,10 +577,15 @@ Figure HybridActivationBytes(const Architecture& shape, int64_t s, int64_t b, in
     moe = per_width * (shape.num_experts_per_token * fe + SharedExperts(shape) * fs) / t;
   }
   const Figure mixer = RecurrentMixerActivationBytes(shape, s, b, t);
-  const double bytes =
-      tokens * (norms * per_norm * shape.num_layers + attention * shape.AttentionLayers() +
-                dense * dense_layers + moe * moe_layers) +
-      mixer.value * shape.num_recurrent_layers;
+  // Nemotron-NAS: each layer's MLP at its width, a norm before each block
+  // a layer has.
+  const bool widths = shape.HasLayerWidths();
+  const double norm_count = widths ? shape.AttentionLayers() + shape.MlpLayers()
+                                   : static_cast<double>(norms) * shape.num_layers;
+  const double dense_total = widths ? per_width * shape.MlpWidthTotal() / t : dense * dense_layers;
+  const double bytes = tokens * (norm_count * per_norm + attention * shape.AttentionLayers() +
+                                 dense_total + moe * moe_layers) +
+                       mixer.value * shape.num_recurrent_layers;
   if (largest != nullptr) {
     const double mlp = std::max(dense_layers > 0 ? dense : 0.0, moe);
     const double one = tokens * (norms * per_norm + attention + mlp) + mixer.value;
@@ -594,17 +599,26 @@ Figure HybridActivationBytes(const Architecture& shape, int64_t s, int64_t b, in
   return {
       bytes,
       absl::StrCat(
-          s, " tokens x ", b, " sequences x (", shape.num_layers, " layers x ", norms, " norms x ",
+          s, " tokens x ", b, " sequences x (",
+          widths ? absl::StrCat(Num(norm_count), " norms (one before each block a layer has) x ")
+                 : absl::StrCat(shape.num_layers, " layers x ", norms, " norms x "),
           Num(per_norm),
           shape.layer_norm ? " (LayerNorm: input + output)"
                            : " (RMSNorm: fp32 input 4h + bf16 2h + output 2h)",
           attention > 0
               ? absl::StrCat(" + ", shape.AttentionLayers(), " attention layers x ", Num(attention))
               : "",
-          dense_layers > 0 ? absl::StrCat(" + ", dense_layers, " MLP layers x ", Num(dense)) : "",
+          widths ? absl::StrCat(" + ", dense_layers, " MLP layers of ", Num(shape.MlpWidthTotal()),
+                                " widths in all x ", per_width, t > 1 ? absl::StrCat(" / ", t) : "")
+          : dense_layers > 0 ? absl::StrCat(" + ", dense_layers, " MLP layers x ", Num(dense))
+                             : "",
           moe_layers > 0 ? absl::StrCat(" + ", moe_layers, " MoE layers x ", Num(moe)) : "",
-          " bytes per token) + ", shape.num_recurrent_layers, " recurrent layers x [",
-          mixer.arithmetic, "] = ", Bytes(bytes))};
+          " bytes per token)",
+          shape.num_recurrent_layers > 0
+              ? absl::StrCat(" + ", shape.num_recurrent_layers, " recurrent layers x [",
+                             mixer.arithmetic, "]")
+              : "",
+          " = ", Bytes(bytes))};
 }
 
 std::string LossName(LossImplementation loss) {
@@ -796,15 +810,17 @@ absl::StatusOr<Figure> LoraParameters(const Architecture& shape, int rank,
     const char* label;
     double per_layer = 0;
     std::vector<std::string> parts;
+    bool whole_model = false;  // per_layer is the whole model's (label names where)
   };
-  const auto group = [&](int layers, const AttentionGeometry& kind) -> absl::StatusOr<Group> {
+  const auto group = [&](int layers, const AttentionGeometry& kind,
+                         const std::vector<std::string>& modules) -> absl::StatusOr<Group> {
     Group out{.layers = layers, .label = " layers x ("};
     // Values and the output at the value width (MiMo-V2-Flash's 128).
     const bool values = kind.has_values;
     const int64_t q = kind.query_heads * kind.head_dim, k = kind.kv_heads * kind.head_dim;
     const int64_t values_width = kind.kv_heads * kind.value_dim;
     const int64_t o = kind.query_heads * kind.value_dim;
-    for (const std::string& module : target_modules) {
+    for (const std::string& module : modules) {
       int64_t in = 0, width = 0;
       if (module == "q")
         in = h, width = q;
@@ -839,23 +855,53 @@ absl::StatusOr<Figure> LoraParameters(const Architecture& shape, int rank,
     return out;
   };
   std::vector<Group> groups;
+  std::vector<std::string> modules = target_modules;
+  std::optional<Group> mlp_widths;
+  if (shape.HasLayerWidths()) {
+    // Nemotron-NAS: q, k, v and o in the layers with attention; the MLP's
+    // modules in those with an MLP, each at its layer's width: rank x
+    // (layers x h + the widths added up) per module.
+    std::vector<std::string> attention, mlp;
+    for (const std::string& module : target_modules) {
+      (module == "gate" || module == "up" || module == "down" ? mlp : attention).push_back(module);
+    }
+    modules = attention;
+    if (!mlp.empty()) {
+      absl::StatusOr<Group> one = group(1, shape.AttentionOf(false), mlp);  // validates the names
+      if (!one.ok()) return one.status();
+      Group widths{.layers = 1, .label = "every layer with an MLP (", .whole_model = true};
+      const double per_module =
+          static_cast<double>(rank) *
+          (static_cast<double>(shape.MlpLayers()) * h + shape.MlpWidthTotal());
+      for (const std::string& module : mlp) {
+        widths.per_layer += per_module;
+        widths.parts.push_back(absl::StrCat(module, " ", rank, " x (", shape.MlpLayers(), " x ", h,
+                                            " + ", Num(shape.MlpWidthTotal()),
+                                            ", the layers' MLP widths added up)"));
+      }
+      mlp_widths = std::move(widths);
+    }
+  }
   const int full = shape.HasGlobalGeometry() ? shape.FullAttentionLayers() : 0;
+  const int attention_layers = shape.HasLayerWidths() ? shape.AttentionLayers() : shape.num_layers;
   for (const auto& [layers, kind] :
-       {std::pair<int, AttentionGeometry>{shape.num_layers - full, shape.AttentionOf(false)},
+       {std::pair<int, AttentionGeometry>{attention_layers - full, shape.AttentionOf(false)},
         {full, shape.AttentionOf(true)}}) {
-    if (layers <= 0) continue;
-    absl::StatusOr<Group> one = group(layers, kind);
+    if (layers <= 0 || modules.empty()) continue;
+    absl::StatusOr<Group> one = group(layers, kind, modules);
     if (!one.ok()) return one.status();
     if (full > 0) {
       one->label = groups.empty() ? " sliding-window layers x (" : " full-attention layers x (";
     }
     groups.push_back(*std::move(one));
   }
+  if (mlp_widths.has_value()) groups.push_back(*std::move(mlp_widths));
   double total = 0;
   std::vector<std::string> texts;
   for (const Group& one : groups) {
     total += one.per_layer * one.layers;
-    texts.push_back(absl::StrCat(one.layers, one.label, absl::StrJoin(one.parts, " + "), ")"));
+    texts.push_back(absl::StrCat(one.whole_model ? "" : absl::StrCat(one.layers), one.label,
+                                 absl::StrJoin(one.parts, " + "), ")"));
   }
   return Figure{
       total, absl::StrCat(absl::StrJoin(texts, " + "), " = ", Num(total), " adapter parameters")};
@@ -994,12 +1040,23 @@ absl::StatusOr<TrainingMemory> EstimateTrainingMemory(const TrainingMemoryInput&
                               shape.num_layers, "/", pp, " layers)")
                : "";
     Figure largest_hybrid_layer;
-    if (ssm && in.recompute != Recompute::kFull) {
+    // Nemotron-NAS's layers differ: counted block by block, as a hybrid's.
+    const bool layers_differ = shape.HasLayerWidths();
+    if ((ssm || layers_differ) && in.recompute != Recompute::kFull) {
       const Figure all = HybridActivationBytes(shape, s, b, tp, in.sequence_parallel, nullptr);
       Add(&out.device_lines, &out.device_bytes, "activations", all.value,
           absl::StrCat("all layers", stages, ": ", all.arithmetic,
-                       " (a transformers layer's norms, attention and MLP tensors; the mixers' "
-                       "fused kernels)"));
+                       ssm ? " (a transformers layer's norms, attention and MLP tensors; the "
+                             "mixers' fused kernels)"
+                           : " (a transformers layer's norms, attention and MLP tensors, each "
+                             "block where a layer has one)"));
+      if (layers_differ &&
+          (framework == Framework::kIdealized || framework == Framework::kMegatron)) {
+        out.notes.push_back(
+            "Layers that differ (Nemotron-NAS block_configs): activations counted block by "
+            "block as a transformers layer keeps them, not by this framework's per-layer "
+            "formula.");
+      }
     } else {
       const Figure layer = layer_of(in.recompute);
       const double activations = layer.value * shape.num_layers;

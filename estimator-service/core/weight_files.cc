@@ -142,6 +142,7 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
   const int L =
       hybrid ? std::max({arch.num_attention_layers, arch.num_recurrent_layers, arch.num_mlp_layers})
              : arch.num_layers;
+  // Nemotron-NAS: every layer, the MLP at its own width or none.
   const int mlp_layers = hybrid ? arch.num_mlp_layers : L;
   const int dense = arch.IsMoe() ? std::min(arch.num_dense_layers, mlp_layers) : mlp_layers;
   const double f = static_cast<double>(arch.intermediate_size);
@@ -249,9 +250,12 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
   };
   auto mlp = [&](int i) {
     if (i < dense) {
-      if (arch.gated_mlp) out.push_back({Role::kFfnGate, h * f, h, i});
-      out.push_back({Role::kFfnUp, h * f, h, i});
-      out.push_back({Role::kFfnDown, f * h, f, i});
+      // Nemotron-NAS: the layer's own width (llama.cpp's deci: n_ff(il)).
+      const double fi = arch.HasLayerWidths() ? static_cast<double>(arch.layer_mlp_widths[i]) : f;
+      if (fi <= 0) return;
+      if (arch.gated_mlp) out.push_back({Role::kFfnGate, h * fi, h, i});
+      out.push_back({Role::kFfnUp, h * fi, h, i});
+      out.push_back({Role::kFfnDown, fi * h, fi, i});
     } else {
       const double E = arch.num_experts;
       if (arch.gated_mlp) out.push_back({Role::kFfnGate, E * h * mf, h, i, true});
@@ -264,9 +268,12 @@ std::vector<Matrix> MatricesOf(const Architecture& arch) {
       }
     }
   };
+  // Nemotron-NAS's layers with attention: which ones changes no type (the
+  // attn_v counter runs over the tensors there are), so the first ones.
+  const int attention_layers = hybrid ? arch.num_attention_layers : arch.AttentionLayers();
   for (int i = 0; i < L; ++i) {
     if (hybrid && i < arch.num_recurrent_layers) recurrent(i);
-    if (!hybrid || i < arch.num_attention_layers) attention(i);
+    if (i < attention_layers) attention(i);
     if (i < mlp_layers) mlp(i);
   }
   if (!arch.tie_word_embeddings) out.push_back({Role::kOutput, V * h, h, -1});

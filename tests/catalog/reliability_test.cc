@@ -1054,8 +1054,13 @@ bool SetNumber(google::protobuf::Message* record, absl::string_view path, double
     message = message->GetReflection()->MutableMessage(message, field);
   }
   const auto* field = message->GetDescriptor()->FindFieldByName(parts.back());
-  if (field == nullptr || field->is_repeated()) return false;
+  if (field == nullptr) return false;
   const auto* reflection = message->GetReflection();
+  if (field->is_repeated()) {  // a list of whole numbers: one entry
+    if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_INT64) return false;
+    reflection->AddInt64(message, field, static_cast<int64_t>(value));
+    return true;
+  }
   switch (field->cpp_type()) {
     case google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE:
       reflection->SetDouble(message, field, value);

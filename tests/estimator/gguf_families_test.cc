@@ -28,6 +28,8 @@
 #include "estimator-service/answers/inference.h"
 #include "estimator-service/core/inference_memory.h"
 #include "estimator-service/core/parameters.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "tests/estimator/fake_records.h"
 #include "tests/estimator/model_files.h"
 #include "tests/estimator/published_configs.h"
@@ -2279,6 +2281,106 @@ TEST(GgufFamiliesTest, HybridsAndUnknownFamiliesAreRefusedByName) {
   absl::Status widths = Refusal(uneven);
   EXPECT_EQ(widths.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(widths.ToString(), "m.qwen3.attention.value_length")) << widths;
+}
+
+// Llama-3.3-Nemotron-Super-49B as llama.cpp's converter writes it
+// (conversion/deci.py DeciModel; src/models/deci.cpp's tensors): head_count,
+// head_count_kv and feed_forward_length one per block from block_configs (0
+// where the attention or the FFN is a no-op; the ollama/ollama issue #11471
+// load log shows "deci.attention.head_count_kv arr[i32,80] = [8, 8, 8, 8,
+// 8, 8, 0, 0, 8, ...]" and "deci.feed_forward_length arr[i32,80] = [14336,
+// 28672, ...]"), key_length 128, and rope_freqs (64 F32 elements: llama3's
+// rope scaling). A block without attention has no attn_norm; one without an
+// FFN no ffn_norm. `linear_block` >= 0 writes Nemotron-51B's linear
+// attention there (heads without KV heads).
+GgufHeaderWriter WriteDeci(const std::string& config_json, int linear_block = -1) {
+  google::protobuf::Struct config;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(config_json, &config).ok());
+  const auto& f = config.fields();
+  const uint64_t H = static_cast<uint64_t>(f.at("hidden_size").number_value());
+  const int heads = static_cast<int>(f.at("num_attention_heads").number_value());
+  const uint64_t vocab = static_cast<uint64_t>(f.at("vocab_size").number_value());
+  std::vector<int32_t> head_count, kv_count, widths;
+  for (const auto& block : f.at("block_configs").list_value().values()) {
+    const auto& attention = block.struct_value().fields().at("attention").struct_value().fields();
+    const auto& ffn = block.struct_value().fields().at("ffn").struct_value().fields();
+    const bool attends = !attention.at("no_op").bool_value();
+    head_count.push_back(attends ? heads : 0);
+    kv_count.push_back(
+        attends ? heads / static_cast<int>(attention.at("n_heads_in_group").number_value()) : 0);
+    int32_t width = 0;
+    if (!ffn.at("no_op").bool_value()) {
+      width = static_cast<int32_t>(2 * ffn.at("ffn_mult").number_value() * H / 3);
+      if (width % 256 != 0) width += 256 - width % 256;
+    }
+    widths.push_back(width);
+  }
+  if (linear_block >= 0) kv_count[linear_block] = 0, head_count[linear_block] = heads;
+  const uint64_t L = head_count.size(), head_dim = H / heads;
+  GgufHeaderWriter w;
+  w.Str("general.architecture", "deci")
+      .U32("deci.block_count", static_cast<uint32_t>(L))
+      .U32("deci.context_length", 131072)
+      .U32("deci.embedding_length", static_cast<uint32_t>(H))
+      .I32Array("deci.attention.head_count", head_count)
+      .I32Array("deci.attention.head_count_kv", kv_count)
+      .I32Array("deci.feed_forward_length", widths)
+      .U32("deci.attention.key_length", static_cast<uint32_t>(head_dim))
+      .U32("deci.attention.value_length", static_cast<uint32_t>(head_dim))
+      .U32("deci.rope.dimension_count", static_cast<uint32_t>(head_dim))
+      .Tokens(static_cast<int>(vocab));
+  w.Tensor("token_embd.weight", {H, vocab});
+  w.Tensor("rope_freqs.weight", {head_dim / 2});
+  for (uint64_t i = 0; i < L; ++i) {
+    const std::string b = absl::StrCat("blk.", i, ".");
+    auto t = [&](const std::string& name, const Dims& dims) { w.Tensor(b + name, dims); };
+    if (head_count[i] > 0) {
+      t("attn_norm.weight", {H});
+      if (kv_count[i] > 0) {
+        AttentionTensors(t, H, H, kv_count[i] * head_dim, kv_count[i] * head_dim, H);
+      } else {
+        t("attn_output.weight", {H, H});
+      }
+    }
+    if (widths[i] > 0) {
+      t("ffn_norm.weight", {H});
+      GatedMlpTensors(t, H, static_cast<uint64_t>(widths[i]));
+    }
+  }
+  w.Tensor("output_norm.weight", {H});
+  w.Tensor("output.weight", {H, vocab});
+  return w;
+}
+
+// The Super's file: 49,867,145,280 elements (llama-bench's "49,867,145,280
+// parameters" of bartowski's Q4_K_M: the checkpoint's 49,867,145,216 and
+// rope_freqs' 64), read back as its block_configs: the same count, widths,
+// attention layers and KV cache as the config.json reading.
+TEST(GgufFamiliesTest, DeciReadsNemotronNasBlocksBackFromThePerBlockLists) {
+  const Read read = ReadFile(WriteDeci(testing::NemotronSuper49BConfigJson()));
+  EXPECT_EQ(read.file_total, 49867145280u);
+  EXPECT_EQ(read.counted, 49867145216.0);
+  absl::StatusOr<common::v1::Architecture> config =
+      ArchitectureFromHfConfig(testing::NemotronSuper49BConfigJson());
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(read.arch.model_type(), "nemotron-nas");
+  EXPECT_EQ(read.arch.num_attention_layers(), 49);
+  EXPECT_EQ(read.arch.intermediate_size(), 28672);
+  ASSERT_EQ(read.arch.layer_intermediate_sizes_size(), 80);
+  for (int i = 0; i < 80; ++i) {
+    EXPECT_EQ(read.arch.layer_intermediate_sizes(i), config->layer_intermediate_sizes(i)) << i;
+  }
+  EXPECT_EQ(KvCacheBytes(ToCoreArchitecture(read.arch), NumberFormat::kBf16, 65536, 1),
+            KvCacheBytes(ToCoreArchitecture(*config), NumberFormat::kBf16, 65536, 1));
+  // The Ultra's, with its empty blocks.
+  const Read ultra = ReadFile(WriteDeci(testing::NemotronUltra253BConfigJson()));
+  EXPECT_EQ(ultra.counted, 253401268224.0);
+  EXPECT_EQ(ultra.file_total, 253401268224u + 64);
+  // Nemotron-51B's linear attention (heads, no KV heads): refused by entry.
+  absl::Status refused = Refusal(WriteDeci(testing::NemotronSuper49BConfigJson(), 6));
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.deci.attention.head_count_kv[6]"))
+      << refused;
 }
 
 }  // namespace

@@ -147,7 +147,9 @@ TEST(OverflowTest, TheEstimatorUsesTheCatalogsBoundsTable) {
       auto with = [&](int64_t value) {
         common::v1::Architecture arch;
         const auto* reflection = arch.GetReflection();
-        if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT32) {
+        if (field->is_repeated()) {  // layer_intermediate_sizes: one entry
+          reflection->AddInt64(&arch, field, value);
+        } else if (field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT32) {
           reflection->SetInt32(&arch, field, static_cast<int32_t>(value));
         } else {
           reflection->SetInt64(&arch, field, value);
@@ -199,7 +201,7 @@ TEST(OverflowTest, TheEstimatorUsesTheCatalogsBoundsTable) {
       }
     }
   }
-  EXPECT_EQ(architecture_fields, 48);
+  EXPECT_EQ(architecture_fields, 49);
   EXPECT_EQ(hardware_fields, 3 + common::v1::PeakThroughput::descriptor()->field_count());
 }
 

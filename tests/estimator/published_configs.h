@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -120,5 +121,79 @@ inline constexpr char kMimoV2FlashConfigJson[] = R"({
     "partial_rotary_factor": 0.334, "tie_word_embeddings": false,
     "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
                             "weight_block_size": [128, 128]}})";
+
+// Nemotron-NAS (DeciLMForCausalLM) config.json: block_configs one block per
+// layer, written here run by run from the published configs, which NVIDIA's
+// NeMo copies verbatim (nemo/collections/llm/gpt/model/llama_nemotron_config.py,
+// LLAMA_33_NEMOTRON_SUPER_49B_HETEROGENEOUS_CONFIG and
+// LLAMA_31_NEMOTRON_ULTRA_253B_HETEROGENEOUS_CONFIG, "Config copy from
+// https://huggingface.co/nvidia/.../blob/main/config.json"). A run: layers,
+// the attention's n_heads_in_group (0: a no-op) and the FFN's ffn_mult as
+// written ("": a no-op). Every block carries the published keys, the unused
+// ones null or false as there.
+struct NasRun {
+  int layers;
+  int heads_in_group;
+  const char* ffn_mult;
+};
+
+inline std::string NemotronNasConfigJson(int layers, int hidden, int heads,
+                                         const std::vector<NasRun>& runs) {
+  std::string blocks;
+  for (const NasRun& run : runs) {
+    for (int i = 0; i < run.layers; ++i) {
+      const bool attention = run.heads_in_group > 0, ffn = run.ffn_mult[0] != '\0';
+      absl::StrAppend(
+          &blocks, blocks.empty() ? "" : ", ", R"({"attention": {"n_heads_in_group": )",
+          attention ? absl::StrCat(run.heads_in_group) : "null", R"(, "no_op": )",
+          attention ? "false" : "true",
+          R"(, "num_sink_tokens": null, "replace_with_linear": false, "sparsify": null,)",
+          R"( "unshifted_sink": false, "use_prefill_window_in_sink_attention": false,)",
+          R"( "window_length": null}, "ffn": {"ffn_mult": )", ffn ? run.ffn_mult : "null",
+          R"(, "no_op": )", ffn ? "false" : "true",
+          R"(, "replace_with_linear": false, "sparsify": null}})");
+    }
+  }
+  return absl::StrCat(
+      R"({"architectures": ["DeciLMForCausalLM"], "attention_bias": false,)",
+      R"( "block_configs": [)", blocks, R"(], "hidden_act": "silu", "hidden_size": )", hidden,
+      R"(, "intermediate_size": null, "max_position_embeddings": 131072, "mlp_bias": false,)",
+      R"( "model_type": "nemotron-nas", "num_attention_heads": )", heads,
+      R"(, "num_hidden_layers": )", layers,
+      R"(, "num_key_value_heads": null, "rms_norm_eps": 1e-05, "tie_word_embeddings": false,)",
+      R"( "torch_dtype": "bfloat16", "vocab_size": 128256})");
+}
+
+// nvidia/Llama-3_3-Nemotron-Super-49B-v1: 80 layers, 49 with attention.
+inline std::string NemotronSuper49BConfigJson() {
+  return NemotronNasConfigJson(
+      80, 8192, 64,
+      {{1, 8, "2.625"},  {5, 8, "5.25"},   {2, 0, "2.625"},  {3, 8, "5.25"},   {1, 0, "3.28125"},
+       {30, 8, "5.25"},  {1, 0, "1.3125"}, {2, 0, "2.625"},  {1, 0, "1.3125"}, {1, 0, "5.25"},
+       {1, 0, "1.3125"}, {1, 0, "2.625"},  {3, 0, "1.3125"}, {1, 8, "5.25"},   {1, 0, "1.3125"},
+       {2, 0, "1.0"},    {1, 0, "1.3125"}, {3, 0, "1.0"},    {2, 0, "1.3125"}, {2, 0, "0.5"},
+       {2, 0, "1.0"},    {2, 0, "0.5"},    {1, 0, "1.0"},    {2, 0, "0.5"},    {9, 8, "5.25"}});
+}
+
+// nvidia/Llama-3_1-Nemotron-Ultra-253B-v1: 162 layers, 64 with attention,
+// 81 with neither attention nor an FFN, four "FFN fusion" layers.
+inline std::string NemotronUltra253BConfigJson() {
+  return NemotronNasConfigJson(
+      162, 16384, 128, {{1, 16, "0.4875"}, {1, 16, "0.975"},  {6, 16, "1.4625"},  {1, 16, "1.95"},
+                        {4, 0, ""},        {3, 16, "1.95"},   {2, 16, "4.875"},   {6, 0, ""},
+                        {3, 16, "4.875"},  {5, 0, ""},        {3, 16, "4.875"},   {1, 16, "2.4375"},
+                        {3, 0, ""},        {3, 16, "1.95"},   {1, 0, "1.95"},     {1, 16, "4.875"},
+                        {1, 0, "4.875"},   {5, 0, ""},        {4, 16, "4.875"},   {5, 0, ""},
+                        {4, 16, "4.875"},  {5, 0, ""},        {4, 16, "4.875"},   {5, 0, ""},
+                        {4, 16, "4.875"},  {5, 0, ""},        {1, 16, "4.875"},   {3, 16, "3.4125"},
+                        {2, 0, ""},        {1, 16, "2.925"},  {3, 16, "2.4375"},  {2, 0, "2.4375"},
+                        {1, 16, "2.4375"}, {1, 0, ""},        {7, 0, "2.4375"},   {1, 16, "2.4375"},
+                        {5, 0, ""},        {1, 16, "2.925"},  {1, 16, "4.875"},   {1, 0, "4.875"},
+                        {1, 16, "4.875"},  {8, 0, ""},        {1, 0, "36.5625"},  {8, 0, ""},
+                        {1, 0, "39.0"},    {8, 0, ""},        {1, 0, "31.40625"}, {5, 0, ""},
+                        {1, 0, "27.5625"}, {1, 0, "1.95"},    {1, 16, "1.95"},    {1, 16, "2.4375"},
+                        {1, 0, ""},        {2, 16, "2.4375"}, {1, 16, "3.4125"},  {4, 16, "4.875"},
+                        {1, 16, "2.4375"}});
+}
 
 }  // namespace modelatlas::estimator::testing

@@ -779,6 +779,33 @@ TEST(RuntimeFitTest, LlamaCppKeepsAHybridsRecurrentStatesInF32) {
   }
 }
 
+// Nemotron-NAS's layers differ (the Super's first 41 hold about 70% of its
+// weights and 38 of its 49 caches), and llama.cpp gives each card its
+// layers by count: over two cards, the fullest card is sized as 41 layers
+// each as large as the largest could be, not half of everything.
+TEST(RuntimeFitTest, LlamaCppSizesTheFullestCardOfLayersThatDiffer) {
+  PlanInput input = Llama8B(8192);
+  DevicePlan plan = PlanOnDevice(input, L4());
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  plan.cards = 2;
+  RuntimeModel model = Llama8BModel();
+  model.num_layers = 80;
+  model.attention_layers = 49;
+  const RuntimeFit even =
+      FitRuntime(Runtime::kLlamaCpp, model, input.sizing, input.workload, L4(), plan, "NVIDIA");
+  EXPECT_DOUBLE_EQ(Reserved(even, "weights"), input.sizing.weight_bytes / 2);
+  model.layers_as_large_as_the_largest = 55;
+  const RuntimeFit uneven =
+      FitRuntime(Runtime::kLlamaCpp, model, input.sizing, input.workload, L4(), plan, "NVIDIA");
+  EXPECT_DOUBLE_EQ(Reserved(uneven, "weights"), 41 * input.sizing.weight_bytes / 55);
+  EXPECT_DOUBLE_EQ(Reserved(uneven, "kv_cache"), 41 * Reserved(even, "kv_cache") * 2 / 49);
+  for (const RuntimeReservation& r : uneven.reserved) {
+    if (r.component == "weights") {
+      EXPECT_TRUE(absl::StrContains(r.arithmetic, "given to the cards by count")) << r.arithmetic;
+    }
+  }
+}
+
 // vLLM 0.11 raises a hybrid's attention block until one attention layer's
 // page holds one recurrent layer's state, and gives every request one
 // state page per recurrent group: a short request takes more than its
