@@ -86,7 +86,8 @@ const std::map<std::string, std::string>& Families() {
                                              {"nemotron_h_moe", "nemotron_h"},
                                              {"falcon-h1", "falcon_h1"},
                                              {"jamba", "jamba"},
-                                             {"deci", "nemotron-nas"}};
+                                             {"deci", "nemotron-nas"},
+                                             {"kimi-linear", "kimi_linear"}};
   return *families;
 }
 
@@ -728,6 +729,34 @@ void DeciKeys(ConfigFromGguf* c, int64_t blocks, int64_t hidden, std::vector<int
   }
 }
 
+// Kimi Linear (llama.cpp LLM_ARCH_KIMI_LINEAR; conversion/kimi_linear.py,
+// src/models/kimi-linear.cpp): head_count_kv per block, 1 for a latent
+// attention layer (its MLA stored as multi-query attention) and 0 for a Kimi
+// Delta Attention one; kda.head_dim and ssm.conv_kernel the KDA heads' width
+// and conv taps (head_count heads). Read as KimiLinearConfig's
+// linear_attn_config, its layers 1-based.
+void KimiLinearKeys(ConfigFromGguf* c, int64_t layers, int64_t blocks, int64_t heads) {
+  const GgufArray* kv = c->PerBlock("attention.head_count_kv", blocks, "count",
+                                    ", 0 for a Kimi Delta Attention layer");
+  if (kv == nullptr) return;
+  Struct& linear = *c->Field("linear_attn_config").mutable_struct_value();
+  Value& full = (*linear.mutable_fields())["full_attn_layers"];
+  Value& kda = (*linear.mutable_fields())["kda_layers"];
+  full.mutable_list_value();
+  kda.mutable_list_value();
+  for (int64_t i = 0; i < layers; ++i) {
+    (kv->numbers[i] > 0 ? full : kda)
+        .mutable_list_value()
+        ->add_values()
+        ->set_number_value(static_cast<double>(i + 1));
+  }
+  (*linear.mutable_fields())["num_heads"].set_number_value(static_cast<double>(heads));
+  (*linear.mutable_fields())["head_dim"].set_number_value(
+      static_cast<double>(c->Need(c->Int("kda.head_dim"), "kda.head_dim")));
+  (*linear.mutable_fields())["short_conv_kernel_size"].set_number_value(
+      static_cast<double>(c->Need(c->Int("ssm.conv_kernel"), "ssm.conv_kernel")));
+}
+
 // Gemma 4 (convert_hf_to_gguf.py Gemma4Model; llama.cpp LLM_ARCH_GEMMA4):
 // attention.key_length is global_head_dim and key_length_swa head_dim;
 // head_count_kv a number, or per layer (the sliding layers' and the full
@@ -841,8 +870,10 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
                              family->second == "nemotron_h" || family->second == "falcon_h1";
   const bool jamba = family->second == "jamba";        // its 0s are Mamba-1 layers (JambaKeys)
   const bool deci = family->second == "nemotron-nas";  // its 0s are no-ops (DeciKeys)
+  const bool kimi = family->second == "kimi_linear";   // its 0s are KDA layers
+
   if (const GgufArray* kv = header.GetArray(m.architecture + ".attention.head_count_kv");
-      kv != nullptr && !short_conv && !mamba2_hybrid && !jamba && !deci) {
+      kv != nullptr && !short_conv && !mamba2_hybrid && !jamba && !deci && !kimi) {
     for (double n : kv->numbers) {
       if (n == 0) {
         return WithReason(
@@ -904,7 +935,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
 
   // Attention widths: one head_dim for keys and values, or MLA's.
   bool latent_cache_per_head = false;
-  if (type == "deepseek_v2" || type == "deepseek_v3") {
+  if (type == "deepseek_v2" || type == "deepseek_v3" || kimi) {
     latent_cache_per_head = !LatentAttention(&c, heads);
   } else if (m.key_length.has_value() && type != "mimo_v2_flash") {  // Mimo2Keys: its own
     const std::optional<int64_t> value = c.Int("attention.value_length");
@@ -921,11 +952,11 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
     for (const char* key :
          {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"})
       c.Set(key, *m.expert_count);
-    for (const char* key : {"num_experts_per_tok", "moe_k"})
+    for (const char* key : {"num_experts_per_tok", "moe_k", "num_experts_per_token"})
       c.Set(key, m.expert_used_count.value_or(0));
     c.SetIf("moe_intermediate_size", expert_width);
     c.SetIf("shared_expert_intermediate_size", c.Int("expert_shared_feed_forward_length"));
-    for (const char* key : {"n_shared_experts", "moe_num_shared_experts"})
+    for (const char* key : {"n_shared_experts", "moe_num_shared_experts", "num_shared_experts"})
       c.SetIf(key, c.Int("expert_shared_count"));
     c.SetIf("first_k_dense_replace", c.Int("leading_dense_block_count"));
   }
@@ -998,6 +1029,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromGguf(const GgufHeader& 
   if (jamba) JambaKeys(header, &c, layers, blocks);
   std::vector<int64_t> deci_widths;
   if (deci) DeciKeys(&c, blocks, m.embedding_length.value_or(0), &deci_widths);
+  if (kimi) KimiLinearKeys(&c, layers, blocks, heads);
   // A window without a pattern in the file: the config.json reader applies
   // the family's default period, which is llama.cpp's set_swa_pattern too
   // (gemma2 2, gemma3 6, cohere2 4, gpt-oss 2, olmo2 4, exaone4 4).

@@ -2383,5 +2383,112 @@ TEST(GgufFamiliesTest, DeciReadsNemotronNasBlocksBackFromThePerBlockLists) {
       << refused;
 }
 
+// Kimi-Linear-48B-A3B as llama.cpp's converter writes it
+// (conversion/kimi_linear.py; the tensors src/models/kimi-linear.cpp
+// creates): head_count_kv 1 in the 7 latent-attention blocks (MLA as
+// multi-query attention: attn_k_b and attn_v_b, key_length_mla 192,
+// value_length_mla 128) and 0 in the 20 Kimi Delta Attention blocks
+// (q/k/v with their depthwise convs, the gates' low-rank halves, beta,
+// A_log, dt_bias and the output norm), kda.head_dim 128, ssm.conv_kernel 4;
+// a dense first block, then 256 experts of 1024 with a shared one and the
+// router bias (exp_probs_b). `kv_layers` overrides head_count_kv's length.
+GgufHeaderWriter WriteKimiLinear(int kv_listed = 27) {
+  constexpr uint64_t H = 2304, L = 27, kVocab = 163840, kHeads = 32, kKda = 128, kConv = 4;
+  constexpr uint64_t kLora = 512, kNope = 128, kRope = 64, kValue = 128;
+  constexpr uint64_t kFfn = 9216, kExperts = 256, kExpertFfn = 1024;
+  const std::vector<int> full = {4, 8, 12, 16, 20, 24, 27};  // 1-based
+  std::vector<int32_t> kv;
+  for (uint64_t i = 0; i < static_cast<uint64_t>(kv_listed); ++i) {
+    kv.push_back(std::find(full.begin(), full.end(), static_cast<int>(i + 1)) != full.end());
+  }
+  GgufHeaderWriter w;
+  w.Str("general.architecture", "kimi-linear")
+      .U32("kimi-linear.block_count", L)
+      .U32("kimi-linear.context_length", 1048576)
+      .U32("kimi-linear.embedding_length", H)
+      .U32("kimi-linear.feed_forward_length", kFfn)
+      .U32("kimi-linear.attention.head_count", kHeads)
+      .I32Array("kimi-linear.attention.head_count_kv", kv)
+      .U32("kimi-linear.ssm.conv_kernel", kConv)
+      .U32("kimi-linear.kda.head_dim", kKda)
+      .U32("kimi-linear.attention.kv_lora_rank", kLora)
+      .U32("kimi-linear.rope.dimension_count", kRope)
+      .U32("kimi-linear.attention.key_length", kLora + kRope)
+      .U32("kimi-linear.attention.key_length_mla", kNope + kRope)
+      .U32("kimi-linear.attention.value_length_mla", kValue)
+      .U32("kimi-linear.expert_count", kExperts)
+      .U32("kimi-linear.expert_used_count", 8)
+      .U32("kimi-linear.expert_feed_forward_length", kExpertFfn)
+      .U32("kimi-linear.expert_shared_count", 1)
+      .U32("kimi-linear.leading_dense_block_count", 1)
+      .Tokens(static_cast<int>(kVocab));
+  w.Tensor("token_embd.weight", {H, kVocab});
+  for (uint64_t i = 0; i < L; ++i) {
+    const std::string b = absl::StrCat("blk.", i, ".");
+    auto t = [&](const std::string& name, const Dims& dims) { w.Tensor(b + name, dims); };
+    t("attn_norm.weight", {H});
+    if (std::find(full.begin(), full.end(), static_cast<int>(i + 1)) == full.end()) {
+      for (const char* conv : {"ssm_conv1d_q.weight", "ssm_conv1d_k.weight", "ssm_conv1d_v.weight"})
+        t(conv, {kConv, 1, kKda * kHeads});
+      AttentionTensors(t, H, kKda * kHeads, kKda * kHeads, kKda * kHeads, kKda * kHeads);
+      t("ssm_f_a.weight", {H, kKda});
+      t("ssm_f_b.weight", {kKda, kKda * kHeads});
+      t("ssm_beta.weight", {H, kHeads});
+      t("ssm_a", {1, kHeads});
+      t("ssm_dt.bias", {kKda * kHeads});
+      t("ssm_g_a.weight", {H, kKda});
+      t("ssm_g_b.weight", {kKda, kKda * kHeads});
+      t("ssm_norm.weight", {kKda});
+    } else {
+      t("attn_kv_a_norm.weight", {kLora});
+      t("attn_q.weight", {H, kHeads * (kNope + kRope)});
+      t("attn_kv_a_mqa.weight", {H, kLora + kRope});
+      t("attn_k_b.weight", {kNope, kLora, kHeads});
+      t("attn_v_b.weight", {kLora, kValue, kHeads});
+      t("attn_output.weight", {kHeads * kValue, H});
+    }
+    t("ffn_norm.weight", {H});
+    if (i == 0) {
+      GatedMlpTensors(t, H, kFfn);
+    } else {
+      RoutedExpertTensors(t, H, kExperts, kExpertFfn);
+      SharedExpertTensors(t, H, kExpertFfn);
+      t("exp_probs_b.bias", {kExperts});
+    }
+  }
+  w.Tensor("output_norm.weight", {H});
+  w.Tensor("output.weight", {H, kVocab});
+  return w;
+}
+
+// The file holds the config.json reading's 49,122,681,728
+// (HybridModelsTest.KimiLinearIsCountedExactly: the checkpoint's tensor
+// inventory) and is read as that config: 20 KDA layers, 7 latent-attention
+// layers caching the latent, the same KV cache and recurrent state.
+TEST(GgufFamiliesTest, KimiLinearReadsItsKdaAndLatentLayersBackFromHeadCountKv) {
+  const Read read = ReadFile(WriteKimiLinear());
+  EXPECT_EQ(read.file_total, 49122681728u);
+  EXPECT_EQ(read.counted, 49122681728.0);
+  EXPECT_EQ(read.arch.model_type(), "kimi_linear");
+  EXPECT_EQ(read.arch.recurrent_mixer(), "kda");
+  EXPECT_EQ(read.arch.num_recurrent_layers(), 20);
+  EXPECT_EQ(read.arch.num_attention_layers(), 7);
+  EXPECT_EQ(read.arch.kv_lora_rank(), 512);
+  EXPECT_TRUE(read.arch.router_bias());
+  const Architecture core = ToCoreArchitecture(read.arch);
+  EXPECT_TRUE(core.CachesLatent());
+  // 7 layers x (512 + 64) x 2 bytes a token, the latent; the KDA layers'
+  // state apart: 20 x (3 convs x 3 x 4,096 x 2 bytes + 32 heads x 128 x 128
+  // x 4 bytes).
+  EXPECT_EQ(KvCacheBytes(core, NumberFormat::kBf16, 65536, 1), 7.0 * (512 + 64) * 2 * 65536);
+  EXPECT_EQ(RecurrentStateBytesPerSequence(core, nullptr),
+            20.0 * (3 * 3 * 4096 * 2 + 32 * 128 * 128 * 4));
+  // head_count_kv not one per block: refused by key.
+  absl::Status refused = Refusal(WriteKimiLinear(26));
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.kimi-linear.attention.head_count_kv"))
+      << refused;
+}
+
 }  // namespace
 }  // namespace modelatlas::estimator
