@@ -80,6 +80,16 @@ std::string ArchitectureItems(const common::v1::Architecture& a) {
     absl::StrAppend(&shape, ", ", a.num_experts(), " experts (", a.num_experts_per_token(),
                     " per token)");
   }
+  if (a.layer_intermediate_sizes_size() > 0) {
+    // Nemotron-NAS: its layers differ (only those with attention cache).
+    const int without_mlp = static_cast<int>(
+        std::count(a.layer_intermediate_sizes().begin(), a.layer_intermediate_sizes().end(), 0));
+    absl::StrAppend(&shape, "; attention in ",
+                    a.num_attention_layers() > 0 ? a.num_attention_layers() : a.num_layers(),
+                    " of the layers, each layer's MLP of its own width (up to ",
+                    Grouped(static_cast<double>(a.intermediate_size())), ")",
+                    without_mlp > 0 ? absl::StrCat(", ", without_mlp, " without one") : "");
+  }
   if (a.num_cross_attention_layers() > 0) {
     // Llama 3.2 Vision: these layers cache the image, not the text.
     absl::StrAppend(&shape, "; ", a.num_cross_attention_layers(),

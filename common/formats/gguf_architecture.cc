@@ -692,6 +692,16 @@ void JambaKeys(const GgufHeader& header, ConfigFromGguf* c, int64_t layers, int6
 // wrote from ffn_mult, are the file's (`widths`, set on the architecture
 // read).
 void DeciKeys(ConfigFromGguf* c, int64_t blocks, int64_t hidden, std::vector<int64_t>* widths) {
+  // DeciLM-7B's files (no block_configs): one head count, KV heads per
+  // layer (variable grouped-query attention), which one KV-head count
+  // cannot size.
+  if (c->Int("attention.head_count").has_value()) {
+    c->missing().Add(c->Key("attention.head_count"),
+                     "one head count for every block is DeciLM-7B's layout (a KV-head count per "
+                     "layer), which this reader does not size; Nemotron-NAS files list one per "
+                     "block");
+    return;
+  }
   const GgufArray* heads =
       c->PerBlock("attention.head_count", blocks, "count", ", 0 for a layer without attention");
   const GgufArray* kv =

@@ -2381,6 +2381,19 @@ TEST(GgufFamiliesTest, DeciReadsNemotronNasBlocksBackFromThePerBlockLists) {
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.deci.attention.head_count_kv[6]"))
       << refused;
+  // DeciLM-7B's layout: one head count, KV heads per layer.
+  GgufHeaderWriter decilm;
+  decilm.Str("general.architecture", "deci")
+      .U32("deci.block_count", 4)
+      .U32("deci.embedding_length", 64)
+      .U32("deci.feed_forward_length", 128)
+      .U32("deci.attention.head_count", 4)
+      .I32Array("deci.attention.head_count_kv", {4, 2, 2, 1})
+      .Tokens(32);
+  refused = Refusal(decilm);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.ToString(), "m.deci.attention.head_count")) << refused;
+  EXPECT_TRUE(absl::StrContains(refused.message(), "DeciLM-7B")) << refused;
 }
 
 // Kimi-Linear-48B-A3B as llama.cpp's converter writes it
@@ -2427,7 +2440,8 @@ GgufHeaderWriter WriteKimiLinear(int kv_listed = 27) {
     const std::string b = absl::StrCat("blk.", i, ".");
     auto t = [&](const std::string& name, const Dims& dims) { w.Tensor(b + name, dims); };
     t("attn_norm.weight", {H});
-    if (std::find(full.begin(), full.end(), static_cast<int>(i + 1)) == full.end()) {
+    const bool latent = std::find(full.begin(), full.end(), static_cast<int>(i + 1)) != full.end();
+    if (!latent) {
       for (const char* conv : {"ssm_conv1d_q.weight", "ssm_conv1d_k.weight", "ssm_conv1d_v.weight"})
         t(conv, {kConv, 1, kKda * kHeads});
       AttentionTensors(t, H, kKda * kHeads, kKda * kHeads, kKda * kHeads, kKda * kHeads);

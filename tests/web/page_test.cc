@@ -277,5 +277,26 @@ TEST(RecordTest, TheArchitectureLineNamesAValueWidthOfItsOwn) {
   EXPECT_FALSE(Has(RecordSections(m), "query and key heads of")) << RecordSections(m);
 }
 
+// Llama-3.1-Nemotron-Ultra-253B's layers differ (block_configs): the line
+// says how many have attention (the KV cache's) and that the MLPs vary.
+TEST(RecordTest, TheArchitectureLineSaysWhenTheLayersDiffer) {
+  common::v1::Model m;
+  m.set_name("models/llama-nemotron-ultra-253b");
+  common::v1::Architecture* a = m.mutable_architecture();
+  a->set_num_layers(4);
+  a->set_hidden_size(16384);
+  a->set_num_attention_heads(128);
+  a->set_num_key_value_heads(8);
+  a->set_intermediate_size(425984);
+  a->set_num_attention_layers(2);
+  for (int64_t width : {5376, 0, 425984, 0}) a->add_layer_intermediate_sizes(width);
+  EXPECT_TRUE(Has(RecordSections(m),
+                  "128 attention heads (8 key/value heads); attention in 2 of the layers, each "
+                  "layer&#39;s MLP of its own width (up to 425,984), 2 without one"))
+      << RecordSections(m);
+  a->clear_layer_intermediate_sizes();
+  EXPECT_FALSE(Has(RecordSections(m), "attention in 2 of the layers")) << RecordSections(m);
+}
+
 }  // namespace
 }  // namespace modelatlas::web
