@@ -412,15 +412,8 @@ int SlidingLayers(const Architecture& arch) {
 
 int LayersAsLargeAsTheLargest(const Architecture& arch) {
   absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
-  const double h = static_cast<double>(arch.hidden_size);
-  const AttentionGeometry attention = arch.AttentionOf(/*full=*/false);
-  const double largest =
-      h * attention.query_heads * attention.head_dim +
-      2 * h * attention.kv_heads * attention.head_dim +
-      attention.query_heads * attention.head_dim * h +
-      (arch.gated_mlp ? 3 : 2) * h * static_cast<double>(arch.intermediate_size) + 2 * h;
-  if (!count.ok() || !(largest > 0)) return arch.num_layers;
-  return std::clamp(static_cast<int>(std::floor(count->non_embedding / largest)), 1,
+  if (!count.ok() || !(count->largest_layer > 0)) return arch.num_layers;
+  return std::clamp(static_cast<int>(std::floor(count->non_embedding / count->largest_layer)), 1,
                     arch.num_layers);
 }
 

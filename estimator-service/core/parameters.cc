@@ -455,6 +455,8 @@ struct Figures {
   double mlp_total = 0, mlp_active = 0;
   double per_norm = 0, norms = 0;
   int norms_per_layer = 0;
+  // Layers that differ: the largest a layer could be (ParameterCount).
+  double largest_layer = 0;
   double token_embedding = 0, embedding = 0, pooler = 0;
   // Gemma 4 E2B/E4B: the KV-shared layers' wider MLP and how many have it;
   // the per-layer inputs' embedding and the rest of their weights.
@@ -609,13 +611,11 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
   if (options.include_norms) {
     f.per_norm = NormParameterVectors(arch) * h;
     f.norms_per_layer = arch.norms_per_layer > 0 ? arch.norms_per_layer : 2;
-    f.norms = f.per_norm * (f.norms_per_layer * L + 1 + (arch.embedding_norm ? 1 : 0));
-    // Nemotron-NAS: input_layernorm only before an attention, post_attention_layernorm
-    // only before an MLP.
-    if (arch.HasLayerWidths()) {
-      f.norms = f.per_norm *
-                (arch.AttentionLayers() + arch.MlpLayers() + 1 + (arch.embedding_norm ? 1 : 0));
-    }
+    // Nemotron-NAS: input_layernorm only before an attention,
+    // post_attention_layernorm only before an MLP.
+    const double layer_norms =
+        arch.HasLayerWidths() ? arch.AttentionLayers() + arch.MlpLayers() : f.norms_per_layer * L;
+    f.norms = f.per_norm * (layer_norms + 1 + (arch.embedding_norm ? 1 : 0));
     // A decoder block's self attention, cross attention and MLP each have
     // the norms an encoder sub-block has (T5: 1, 3 a layer; T5Gemma: 2,
     // pre and post, 6 a layer); and a final one, and one after its
@@ -624,6 +624,16 @@ absl::StatusOr<Figures> Compute(const Architecture& arch, const ParameterCountOp
       f.norms += f.per_norm *
                  (DecoderNormsPerLayer(f.norms_per_layer) * Ld + 1 + (arch.embedding_norm ? 1 : 0));
     }
+  }
+
+  if (arch.HasLayerWidths()) {
+    // No layer holds more than an attention, the widest MLP and the norm
+    // before each (what sizes a pipeline stage or a card of a layer split).
+    const int64_t widest =
+        *std::max_element(arch.layer_mlp_widths.begin(), arch.layer_mlp_widths.end());
+    f.largest_layer = f.attention +
+                      MlpParameters(arch, static_cast<double>(widest), options.include_biases) +
+                      2 * f.per_norm;
   }
 
   // MllamaCrossAttentionDecoderLayer: q_norm and k_norm (RMSNorms of the
@@ -692,6 +702,7 @@ ParameterCount Totals(const Figures& f) {
   count.multi_token_prediction = f.mtp;
   count.moe_layers = static_cast<int>(f.moe_layers);
   count.routed_expert_parameters = f.moe_layers > 0 ? f.expert * f.num_experts * f.moe_layers : 0;
+  count.largest_layer = f.largest_layer;
   return count;
 }
 

@@ -49,6 +49,10 @@ struct ParameterCount {
   // Expert parallelism splits these over its cards (core/fit_matrix.h).
   double routed_expert_parameters = 0;
   int moe_layers = 0;
+  // Layers that differ (Nemotron-NAS): the parameters of the largest a
+  // layer could be (its attention, the widest MLP and their norms); 0 when
+  // the layers are alike.
+  double largest_layer = 0;
   std::vector<ParameterComponent> components;
 };
 

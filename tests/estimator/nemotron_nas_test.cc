@@ -6,6 +6,7 @@
 // block by block (docs/ACCURACY.md and docs/FORMULAS.md list each figure).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -267,6 +268,29 @@ TEST(NemotronNasTest, NoRunOfLayersIsSizedBelowWhatItHolds) {
   }
   EXPECT_EQ(LayersAsLargeAsTheLargest(Read(NemotronSuper49BConfigJson())), 55);
   EXPECT_EQ(LayersAsLargeAsTheLargest(Read(NemotronUltra253BConfigJson())), 11);
+}
+
+// The largest a layer could be is the count's own attention and widest MLP:
+// the Super's is one of its layers (attention and a 28,672-wide MLP); an
+// architecture with attention biases (none published) gets them in its bound.
+TEST(NemotronNasTest, TheLargestLayerIsTheCountsAttentionAndWidestMlp) {
+  const std::string json = NemotronSuper49BConfigJson();
+  Architecture arch = Read(json);
+  const std::vector<double> layers = LayerParameters(json);
+  absl::StatusOr<ParameterCount> count = CountParameterTotals(arch);
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(count->largest_layer, *std::max_element(layers.begin(), layers.end()));
+  // 8192x8192 + 2x8192x1024 + 8192x8192 + 3x8192x28672 + 2x8192
+  EXPECT_EQ(count->largest_layer, 855654400.0);
+  arch.attention_qkv_bias = true;
+  arch.attention_output_bias = true;
+  absl::StatusOr<ParameterCount> biased = CountParameterTotals(arch);
+  ASSERT_TRUE(biased.ok());
+  // q, k and v biases (8192 + 2 x 1024) and o's (8192).
+  EXPECT_EQ(biased->largest_layer - count->largest_layer, 8192.0 + 2 * 1024 + 8192);
+  Architecture alike = arch;
+  alike.layer_mlp_widths.clear();
+  EXPECT_EQ(CountParameterTotals(alike)->largest_layer, 0);
 }
 
 // Variants no published Super or Ultra uses, refused naming the key.
