@@ -528,8 +528,13 @@ absl::StatusOr<WeightFile> WeightFileOf(const Architecture& arch, NumberFormat f
     GgufState s{arch, format, ft->base, ft->imatrix || gguf_imatrix};
     for (const Matrix& m : matrices) {
       if (AttnVLike(m.role)) ++s.n_attention_wv;
-      if (m.role == Role::kFfnDown) ++s.n_ffn_down;
     }
+    // llama.cpp's quantizer sets the ffn_down bound to the layers, not to
+    // the ffn_down tensors (llama-quant.cpp init_quantize_state_counters:
+    // n_ffn_down = n_layer_all; n_layer in every release before): a layer
+    // with routed and shared experts holds two, a layer without an MLP
+    // (Nemotron-NAS, a Mamba layer) none.
+    s.n_ffn_down = arch.num_layers;
     for (const Matrix& m : matrices) {
       const Ggml t = GgufType(s, m);
       AddTo(&mix, InfoOf(t).name, m.parameters, BitsOf(t));

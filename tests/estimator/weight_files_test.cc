@@ -880,6 +880,32 @@ TEST(WeightFilesTest, Qwen3NextQ4KMFileIsWithinTwoPercent) {
   RecordProperty("ours_bytes", absl::StrCat(static_cast<int64_t>(file->bytes)));
 }
 
+// llama.cpp's quantizer bounds the ffn_down rule by the layers
+// (llama-quant.cpp init_quantize_state_counters: n_ffn_down = n_layer_all,
+// n_layer in every earlier release), not by the ffn_down tensors: a layer of
+// routed and shared experts holds two, and both take the layer's type. In
+// Q4_K_M, use_more_bits(i, 26) gives Q6_K to layers 0-2, 22-25 and every
+// third from 5: 13 of 26, each with 64 experts' and the shared one's
+// ffn_down (bounded by the 52 tensors, 12 layers would get it).
+TEST(WeightFilesTest, FfnDownTypesAreBoundedByTheLayersNotTheTensors) {
+  Architecture moe = Dense(26, 2048, 16, 4, 1536, 102400, false, false);
+  moe.num_experts = 64;
+  moe.num_experts_per_token = 6;
+  moe.moe_intermediate_size = 1536;
+  moe.num_shared_experts = 1;
+  absl::StatusOr<WeightFile> file = WeightFileOf(moe, NumberFormat::kGgufQ4KM);
+  ASSERT_TRUE(file.ok()) << file.status();
+  int layers = 0;
+  for (int i = 0; i < 26; ++i) layers += i < 3 || i >= 22 || (i - 3) % 3 == 2;
+  EXPECT_EQ(layers, 13);
+  const double down = 65.0 * 1536 * 2048;  // 64 routed + 1 shared ffn_down
+  // attn_v: use_more_bits over the 26 attn_v tensors, the same 13 layers;
+  // the output head is Q6_K too.
+  EXPECT_EQ(file->parameters_by_class.at("Q6_K"),
+            layers * down + layers * 2048.0 * 512 + 102400.0 * 2048)
+      << file->derivation;
+}
+
 // Llama 3.1 70B (https://huggingface.co/meta-llama/Llama-3.1-70B-Instruct config.json:
 // 80 layers, 8192 wide, 64 heads, 8 KV heads, 28672, vocabulary 128256):
 // bartowski/Meta-Llama-3.1-70B-Instruct-GGUF at 83fb6e83d0a8aada42d499259bc929d922e9a558,
