@@ -87,7 +87,8 @@ const std::map<std::string, std::string>& Families() {
                                              {"falcon-h1", "falcon_h1"},
                                              {"jamba", "jamba"},
                                              {"deci", "nemotron-nas"},
-                                             {"kimi-linear", "kimi_linear"}};
+                                             {"kimi-linear", "kimi_linear"},
+                                             {"afmoe", "afmoe"}};
   return *families;
 }
 

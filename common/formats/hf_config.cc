@@ -142,6 +142,12 @@ const std::set<std::string>& KnownTypes() {
       // dots.llm1: DeepSeek-V3's routed and shared experts behind Qwen3's
       // attention (per-head QK RMSNorm, no MLA).
       "dots1",
+      // Arcee's Trinity (AfmoeForCausalLM, modeling_afmoe.py): dense layers
+      // first (num_dense_layers), then DeepSeek-V3's routed and shared
+      // experts with a router bias (expert_bias); attention with per-head
+      // QK norms and a sigmoid output gate (gate_proj, h x heads x head_dim);
+      // four norms a layer; three sliding-window layers in four.
+      "afmoe",
       // SmolLM3: Llama's blocks; every fourth layer skips the rotary
       // embedding (no_rope_layers), which changes no weight and no cache.
       "smollm3",
@@ -2178,6 +2184,7 @@ int64_t DefaultSlidingPeriod(const std::string& type) {
   if (type == "gemma3_text") return 6;
   if (type == "cohere2" || type == "olmo2" || type == "olmo3") return 4;
   if (type == "gpt_oss") return 2;
+  if (type == "afmoe") return 4;
   return 0;
 }
 
@@ -3083,6 +3090,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     a.set_attention_output_bias(bias);
     a.set_mlp_bias(bias);
     a.set_output_head_bias(bias && !a.tie_word_embeddings());
+  } else if (type == "afmoe") {
+    // AfmoeConfig sets attention_bias to False whatever the file says; no
+    // Linear of the model has a bias.
   } else if (type == "seed_oss") {
     // SeedOssAttention: q/k/v_proj by attention_bias, o_proj by
     // attention_out_bias; the MLP by mlp_bias.
@@ -3099,7 +3109,8 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   if (is_phimoe) a.set_output_head_bias(c.Bool("lm_head_bias", false) && !a.tie_word_embeddings());
   const bool is_olmo = type == "olmoe" || type == "olmo2" || type == "olmo3";
   a.set_qk_norm(type == "qwen3" || type == "qwen3_moe" || is_gemma3 || type == "gemma4_text" ||
-                is_olmo || HasQwen3NextBlocks(type) || type == "exaone4" || type == "dots1");
+                is_olmo || HasQwen3NextBlocks(type) || type == "exaone4" || type == "dots1" ||
+                type == "afmoe");
   // OLMoE, OLMo 2 and 3 normalize the whole query and key projections
   // (q_norm, k_norm); the others each head (head_dim).
   a.set_qk_norm_full_width(is_olmo);
@@ -3123,7 +3134,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   }
   // Gemma 2 and 3 norm before and after attention and the MLP; GLM-4-0414
   // (Glm4DecoderLayer) adds post_self_attn_layernorm and post_mlp_layernorm.
-  if (type == "gemma2" || is_gemma3 || type == "glm4" || type == "gemma4_text") {
+  // AfmoeDecoderLayer: input_layernorm, post_attention_layernorm,
+  // pre_mlp_layernorm and post_mlp_layernorm.
+  if (type == "gemma2" || is_gemma3 || type == "glm4" || type == "gemma4_text" || type == "afmoe") {
     a.set_norms_per_layer(4);
   }
   // CohereDecoderLayer: attention and MLP side by side behind one norm.
@@ -3181,7 +3194,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
     } else if (const int64_t period = DefaultSlidingPeriod(type); period > 0) {
       // The config class's default layout (llama.cpp's set_swa_pattern for
       // the same families): the last layer of each period full.
-      const int64_t pattern = std::max<int64_t>(1, take(c.Int({"sliding_window_pattern"}, period)));
+      // (AfmoeConfig names its period global_attn_every_n_layers.)
+      const int64_t pattern = std::max<int64_t>(
+          1, take(c.Int({"sliding_window_pattern", "global_attn_every_n_layers"}, period)));
       a.set_num_sliding_window_layers(
           static_cast<int32_t>(a.num_layers() - a.num_layers() / pattern));
     } else if (type == "exaone4") {
@@ -3286,6 +3301,22 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   // dots.llm1 (Dots1TopkRouter): the router's e_score_correction_bias is in
   // the checkpoint (dots.llm1.inst's 142,774,381,696 holds it).
   if (type == "dots1") a.set_router_bias(true);
+  // Trinity (AfmoeMoE): expert_bias, a parameter of one per expert; the
+  // shared experts one MLP of num_shared_experts x moe_intermediate_size
+  // (the count of that many of an expert's width); AfmoeAttention's
+  // gate_proj as Qwen3-Next's query gate (the same h x heads x head_dim).
+  if (type == "afmoe") {
+    a.set_router_bias(true);
+    a.set_num_shared_experts(static_cast<int32_t>(take(c.Int({"num_shared_experts"}, 2))));
+    a.set_num_dense_layers(
+        static_cast<int32_t>(take(c.Int({"num_dense_layers", "first_k_dense_replace"}, 1))));
+    a.set_attention_output_gate(true);
+    if (a.num_dense_layers() > a.num_layers()) {
+      return InvalidFieldError(
+          absl::StrCat(kField, ".num_dense_layers"),
+          absl::StrCat("must be at most num_hidden_layers (", a.num_layers(), ")"));
+    }
+  }
   // MiMo-7B (MiMoMTPLayers): token_layernorm, hidden_layernorm, input_proj
   // (2h -> h), a Qwen2 decoder layer and final_layernorm, using the model's
   // embedding and output head; MiMo-7B-Base's 7,833,409,536 holds one.

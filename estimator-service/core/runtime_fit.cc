@@ -99,7 +99,10 @@ bool LlamaCppSlidesWindows(absl::string_view model_type) {
       "step3p5",
       // LLM_ARCH_MIMO2 (PR #18328): llm_build_mimo2_iswa's iSWA cache for
       // MiMo-V2-Flash's 128-token sliding layers.
-      "mimo_v2_flash"};
+      "mimo_v2_flash",
+      // LLM_ARCH_AFMOE (src/models/afmoe.cpp: set_swa_pattern(4) with a
+      // window, build_attn_inp_kv_iswa).
+      "afmoe"};
   for (absl::string_view family : kFamilies) {
     if (model_type == family) return true;
   }

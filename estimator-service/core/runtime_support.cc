@@ -251,6 +251,13 @@ constexpr Row kRows[] = {
      No("MiMoForCausalLM has no converter class at b10076 (ggml-org/llama.cpp issue #13218 "
         "open); only MiMo-V2 (mimo2) runs")},
     {"dots1", Yes(), No(kSglangNone), Yes()},
+    {"afmoe",
+     YesSince("vLLM 0.11.2",
+              "vllm-project/vllm PR #28332 (afmoe.py), merged in the week to 2025-11-21: not in "
+              "0.11.0's registry, in 0.11.2's; whether 0.11.1 has it was not confirmed"),
+     Later("SGLang 0.5.8", "sgl-project/sglang PR #13216 (afmoe.py), merged 2026-01-16"),
+     YesBut("LLM_ARCH_AFMOE from b7061 (ggml-org/llama.cpp PR #16477, merged 2025-11-14), its "
+            "sliding layers in the iSWA cache")},
     {"smollm3",
      YesBut("through vLLM's Transformers backend (TransformersForCausalLM), not a model of its "
             "own (v0.10.1 release notes, #22665)"),

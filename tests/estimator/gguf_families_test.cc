@@ -56,6 +56,7 @@ struct Shape {
   int qk_norm = 0;  // 0 none; 1 one head wide; 2 the whole projection; 3 per head and element
   bool post_norms = false;  // post_attention_norm and post_ffw_norm (Gemma 3, GLM-4-0414)
   bool sinks = false;       // attn_sinks (gpt-oss)
+  bool attn_gate = false;   // attn_gate, the output gate's projection (Trinity)
   uint64_t sliding_window = 0;
   // Mixture of experts.
   uint64_t experts = 0, experts_used = 0, expert_ffn = 0;
@@ -163,6 +164,7 @@ void Block(const Shape& s, uint64_t i, GgufHeaderWriter* w) {
     }
   }
   if (s.sinks) t("attn_sinks.weight", {s.heads});
+  if (s.attn_gate) t("attn_gate.weight", {s.hidden, q});
   if (s.post_norms) norm("post_attention_norm");
   norm("ffn_norm");
   if (IsMoeLayer(s, i)) {
@@ -994,6 +996,38 @@ TEST(GgufFamiliesTest, MixturesOfExpertsReadAsTheirCheckpoints) {
                          "n_routed_experts": 128, "num_experts_per_tok": 6,
                          "n_shared_experts": 2, "first_k_dense_replace": 1,
                          "vocab_size": 152064, "tie_word_embeddings": false})"});
+  }
+  {
+    // Trinity-Nano-Preview (llama.cpp's afmoe, src/models/afmoe.cpp): two
+    // dense layers, 128 experts of 256 and one shared, exp_probs_b, per-head
+    // QK norms, attn_gate, norms before and after attention and the MLP, a
+    // 2,048-token window in three layers of four (the loader's default
+    // pattern; the converter writes none) (moe_families_test.cc).
+    Shape s{.arch = "afmoe",
+            .layers = 56,
+            .hidden = 1024,
+            .heads = 8,
+            .kv_heads = 2,
+            .head_dim = 128,
+            .ffn = 3072,
+            .vocab = 200192,
+            .qk_norm = 1,
+            .post_norms = true,
+            .attn_gate = true,
+            .sliding_window = 2048,
+            .experts = 128,
+            .experts_used = 8,
+            .expert_ffn = 256,
+            .shared_experts = 1,
+            .shared_ffn = 256,
+            .dense_lead = 2,
+            .router_bias = true};
+    cases.push_back({"arcee-ai/Trinity-Nano-Preview (llmfit: 6,120,003,328)",
+                     s,
+                     6120003328,
+                     nullptr,
+                     {},
+                     testing::TrinityConfigJson(testing::kTrinityNano)});
   }
   {
     // GLM-4.5-Air: its multi-token-prediction layer kept as block 46.

@@ -196,4 +196,44 @@ inline std::string NemotronUltra253BConfigJson() {
                         {1, 16, "2.4375"}});
 }
 
+// Arcee's Trinity (afmoe, AfmoeForCausalLM) config.json: Trinity-Nano-Preview's
+// keys as an AWS Neuron test copies them ("matches
+// arcee-ai/Trinity-Nano-Preview/config.json"; no layer_types, so
+// AfmoeConfig's default, every fourth layer full), and Trinity-Mini's and
+// Trinity-Large's shape keys as their config.json pages open (the files
+// themselves were not reachable from here); the other keys Nano's.
+struct TrinityShape {
+  int hidden, intermediate, moe_intermediate, layers, dense_layers, heads, kv_heads, experts,
+      experts_per_token, sliding_window;
+};
+inline constexpr TrinityShape kTrinityNano{1024, 3072, 256, 56, 2, 8, 2, 128, 8, 2048};
+inline constexpr TrinityShape kTrinityMini{2048, 6144, 1024, 32, 2, 32, 4, 128, 8, 2048};
+inline constexpr TrinityShape kTrinityLarge{3072, 12288, 3072, 60, 6, 48, 8, 256, 4, 4096};
+
+inline std::string TrinityConfigJson(const TrinityShape& t) {
+  return absl::StrCat(R"({
+    "architectures": ["AfmoeForCausalLM"], "attention_dropout": 0.0, "dtype": "bfloat16",
+    "global_attn_every_n_layers": 4, "head_dim": 128, "hidden_act": "silu",
+    "hidden_size": )",
+                      t.hidden, R"(, "initializer_range": 0.02,
+    "intermediate_size": )",
+                      t.intermediate, R"(, "max_position_embeddings": 131072,
+    "model_type": "afmoe", "moe_intermediate_size": )",
+                      t.moe_intermediate, R"(,
+    "mup_enabled": true, "n_group": 1, "num_attention_heads": )",
+                      t.heads, R"(,
+    "num_dense_layers": )",
+                      t.dense_layers, R"(, "num_expert_groups": 1,
+    "num_experts": )",
+                      t.experts, R"(, "num_experts_per_tok": )", t.experts_per_token, R"(,
+    "num_hidden_layers": )",
+                      t.layers, R"(, "num_key_value_heads": )", t.kv_heads, R"(,
+    "num_limited_groups": 1, "num_shared_experts": 1, "rms_norm_eps": 1e-05,
+    "rope_scaling": null, "rope_theta": 10000, "route_norm": true, "route_scale": 2.826,
+    "score_func": "sigmoid", "sliding_window": )",
+                      t.sliding_window, R"(,
+    "tie_word_embeddings": false, "topk_group": 1, "transformers_version": "4.57.3",
+    "use_cache": true, "use_grouped_mm": true, "vocab_size": 200192})");
+}
+
 }  // namespace modelatlas::estimator::testing
