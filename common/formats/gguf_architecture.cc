@@ -88,7 +88,8 @@ const std::map<std::string, std::string>& Families() {
                                              {"jamba", "jamba"},
                                              {"deci", "nemotron-nas"},
                                              {"kimi-linear", "kimi_linear"},
-                                             {"afmoe", "afmoe"}};
+                                             {"afmoe", "afmoe"},
+                                             {"exaone-moe", "exaone_moe"}};
   return *families;
 }
 

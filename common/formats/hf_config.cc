@@ -148,6 +148,12 @@ const std::set<std::string>& KnownTypes() {
       // QK norms and a sigmoid output gate (gate_proj, h x heads x head_dim);
       // four norms a layer; three sliding-window layers in four.
       "afmoe",
+      // K-EXAONE (ExaoneMoeForCausalLM): EXAONE 4.0's attention (per-head
+      // QK norms, three sliding-window layers in four) over dense layers
+      // first, then routed experts with a router bias and shared experts;
+      // its multi-token-prediction layer (mtp.*) a dense decoder layer on
+      // the model's embedding and head (ExaoneMoeLayers).
+      "exaone_moe",
       // SmolLM3: Llama's blocks; every fourth layer skips the rotary
       // embedding (no_rope_layers), which changes no weight and no cache.
       "smollm3",
@@ -2280,6 +2286,76 @@ absl::Status Gemma4Layers(const Config& c, common::v1::Architecture* a) {
 // variants no published Super or Ultra uses (replace_with_linear: one
 // hidden x hidden linear, Nemotron-51B's; sparsify; window_length;
 // sink tokens) are refused naming the key.
+// K-EXAONE (ExaoneMoeConfig; vLLM's exaone_moe.py, llama.cpp's
+// src/models/exaone-moe.cpp): which layers are dense, by mlp_layer_types
+// ("dense"/"sparse"), is_moe_layer (one flag a layer) or the leading count
+// (first_k_dense_replace; first_last_k_dense_replace in the first
+// revision); the router's e_score_correction_bias; num_shared_experts of
+// moe_intermediate_size each; num_nextn_predict_layers multi-token-prediction
+// layers in the checkpoint (mtp.*: a decoder layer with a dense MLP of
+// intermediate_size, fc from 2h to h and three norms, on the model's
+// embedding and head; vLLM's exaone_moe_mtp.py).
+absl::Status ExaoneMoeLayers(const Config& c, common::v1::Architecture* a) {
+  const int layers = a->num_layers();
+  auto list_of = [&](const char* key) -> const google::protobuf::ListValue* {
+    const Value* v = c.Find({key});
+    return v != nullptr && v->kind_case() == Value::kListValue ? &v->list_value() : nullptr;
+  };
+  int dense = -1;
+  if (const google::protobuf::ListValue* kinds = list_of("mlp_layer_types")) {
+    if (kinds->values_size() != layers) {
+      return InvalidFieldError(
+          absl::StrCat(kField, ".mlp_layer_types"),
+          absl::StrCat("lists ", kinds->values_size(), " layers; num_hidden_layers is ", layers));
+    }
+    dense = 0;
+    for (int i = 0; i < layers; ++i) {
+      const Value& kind = kinds->values(i);
+      const bool known = kind.kind_case() == Value::kStringValue &&
+                         (kind.string_value() == "dense" || kind.string_value() == "sparse");
+      if (!known) {
+        return InvalidFieldError(absl::StrCat(kField, ".mlp_layer_types[", i, "]"),
+                                 "must be \"dense\" or \"sparse\"");
+      }
+      dense += kind.string_value() == "dense";
+    }
+  } else if (const google::protobuf::ListValue* flags = list_of("is_moe_layer")) {
+    if (flags->values_size() != layers) {
+      return InvalidFieldError(
+          absl::StrCat(kField, ".is_moe_layer"),
+          absl::StrCat("lists ", flags->values_size(), " layers; num_hidden_layers is ", layers));
+    }
+    dense = 0;
+    for (int i = 0; i < layers; ++i) {
+      if (flags->values(i).kind_case() != Value::kBoolValue) {
+        return InvalidFieldError(absl::StrCat(kField, ".is_moe_layer[", i, "]"),
+                                 "must be true or false");
+      }
+      dense += !flags->values(i).bool_value();
+    }
+  } else {
+    absl::StatusOr<int64_t> leading =
+        c.Int({"first_k_dense_replace", "first_last_k_dense_replace"}, 1);
+    if (!leading.ok()) return leading.status();
+    if (*leading > layers) {
+      return InvalidFieldError(absl::StrCat(kField, ".first_k_dense_replace"),
+                               absl::StrCat("must be at most num_hidden_layers (", layers, ")"));
+    }
+    dense = static_cast<int>(*leading);
+  }
+  a->set_num_dense_layers(dense);
+  a->set_router_bias(true);
+  absl::StatusOr<int64_t> shared = c.Int({"num_shared_experts"}, 0);
+  absl::StatusOr<int64_t> mtp = c.Int({"num_nextn_predict_layers"}, 0);
+  if (!shared.ok()) return shared.status();
+  if (!mtp.ok()) return mtp.status();
+  a->set_num_shared_experts(static_cast<int32_t>(*shared));
+  a->set_num_mtp_layers(static_cast<int32_t>(*mtp));
+  a->set_mtp_dense_mlp(true);
+  a->set_mtp_shares_embeddings(true);
+  return absl::OkStatus();
+}
+
 absl::Status NemotronNasLayers(const Config& c, common::v1::Architecture* a) {
   const auto refuse = [](const std::string& key, absl::string_view why) {
     return WithReason(InvalidFieldError(absl::StrCat(kField, ".", key), why),
@@ -3110,7 +3186,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   const bool is_olmo = type == "olmoe" || type == "olmo2" || type == "olmo3";
   a.set_qk_norm(type == "qwen3" || type == "qwen3_moe" || is_gemma3 || type == "gemma4_text" ||
                 is_olmo || HasQwen3NextBlocks(type) || type == "exaone4" || type == "dots1" ||
-                type == "afmoe");
+                type == "afmoe" || type == "exaone_moe");
   // OLMoE, OLMo 2 and 3 normalize the whole query and key projections
   // (q_norm, k_norm); the others each head (head_dim).
   a.set_qk_norm_full_width(is_olmo);
@@ -3199,7 +3275,7 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
           1, take(c.Int({"sliding_window_pattern", "global_attn_every_n_layers"}, period)));
       a.set_num_sliding_window_layers(
           static_cast<int32_t>(a.num_layers() - a.num_layers() / pattern));
-    } else if (type == "exaone4") {
+    } else if (type == "exaone4" || type == "exaone_moe") {
       // EXAONE 4.0's config.json spells its pattern "LLLG" (three local
       // layers, then a global one); Exaone4Config's default is every fourth
       // layer global. Never every layer sliding, which would shrink the KV
@@ -3395,6 +3471,9 @@ absl::StatusOr<common::v1::Architecture> ArchitectureFromRoot(const Struct& root
   }
   if (type == "nemotron-nas") {
     if (absl::Status nas = NemotronNasLayers(c, &a); !nas.ok()) return nas;
+  }
+  if (type == "exaone_moe") {
+    if (absl::Status moe = ExaoneMoeLayers(c, &a); !moe.ok()) return moe;
   }
   if (type == "jamba" || type == "falcon_h1" || HasQwen3NextBlocks(type) || type == "nemotron_h" ||
       type == "granitemoehybrid" || type == "lfm2" || type == "lfm2_moe" || type == "kimi_linear" ||

@@ -102,7 +102,10 @@ bool LlamaCppSlidesWindows(absl::string_view model_type) {
       "mimo_v2_flash",
       // LLM_ARCH_AFMOE (src/models/afmoe.cpp: set_swa_pattern(4) with a
       // window, build_attn_inp_kv_iswa).
-      "afmoe"};
+      "afmoe",
+      // LLM_ARCH_EXAONE_MOE (src/models/exaone-moe.cpp: set_swa_pattern(4),
+      // build_attn_inp_kv_iswa).
+      "exaone_moe"};
   for (absl::string_view family : kFamilies) {
     if (model_type == family) return true;
   }

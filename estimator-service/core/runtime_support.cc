@@ -242,6 +242,13 @@ constexpr Row kRows[] = {
            "sgl-project/sglang PR #8205, merged 2026-01-27; not in 0.5.8.post1 (SGLang's "
            "release index)"),
      Yes()},
+    {"exaone_moe",
+     Later("vLLM 0.14.0",
+           "vllm-project/vllm PR #31621 (exaone_moe.py, registered as ExaoneMoEForCausalLM), "
+           "merged in the week to 2026-01-16; in 0.14.0's documentation and 0.14.1's registry"),
+     Later("SGLang 0.5.9", "sgl-project/sglang PR #16294 (exaone_moe.py), merged 2026-01-30"),
+     YesBut("LLM_ARCH_EXAONE_MOE from b7727 (ggml-org/llama.cpp PR #18543, merged 2026-01-13); "
+            "the multi-token-prediction block the converter keeps is loaded and not run")},
     {"internlm2", Yes(), Yes(), Yes()},
     {"seed_oss", Yes(),
      No("sgl-project/sglang PRs #9448 and #30930 were never merged (SGLang's list of "

@@ -70,6 +70,8 @@ struct Shape {
   bool mla_as_mqa = false;  // llama.cpp's newer layout: attn_k_b / attn_v_b, *_mla keys
   // Multi-token-prediction blocks kept after the model's (GLM-4.5).
   uint64_t mtp = 0;
+  // K-EXAONE's: a dense MLP of `ffn`, on the model's embedding and head.
+  bool mtp_dense = false;
 };
 
 // Adds one tensor of a block: its name after "blk.N." and its dims.
@@ -108,6 +110,7 @@ void SharedExpertTensors(const AddTensor& t, uint64_t hidden, uint64_t width) {
 }
 
 bool IsMoeLayer(const Shape& s, uint64_t i) {
+  if (s.mtp_dense && i >= s.layers) return false;
   return s.experts > 0 && i >= s.dense_lead && (i + 1) % s.moe_step == 0;
 }
 
@@ -198,8 +201,10 @@ void MtpBlock(const Shape& s, uint64_t i, GgufHeaderWriter* w) {
   w->Tensor(b + "eh_proj.weight", {2 * s.hidden, s.hidden});
   w->Tensor(b + "enorm.weight", {s.hidden});
   w->Tensor(b + "hnorm.weight", {s.hidden});
-  w->Tensor(b + "embed_tokens.weight", {s.hidden, s.vocab});
-  w->Tensor(b + "shared_head_head.weight", {s.hidden, s.vocab});
+  if (!s.mtp_dense) {
+    w->Tensor(b + "embed_tokens.weight", {s.hidden, s.vocab});
+    w->Tensor(b + "shared_head_head.weight", {s.hidden, s.vocab});
+  }
   w->Tensor(b + "shared_head_norm.weight", {s.hidden});
 }
 
@@ -1058,6 +1063,42 @@ TEST(GgufFamiliesTest, MixturesOfExpertsReadAsTheirCheckpoints) {
                          "num_experts_per_tok": 8, "first_k_dense_replace": 1,
                          "num_nextn_predict_layers": 1, "attention_bias": true,
                          "use_qk_norm": false, "tie_word_embeddings": false})"});
+  }
+  {
+    // K-EXAONE-236B-A23B as its official BF16 GGUF holds it
+    // (LGAI-EXAONE/K-EXAONE-236B-A23B-GGUF at 5bd0394e; 781 tensors, as
+    // Baekpica/k-exaone-mixed-ds4 lists them): one dense layer, 47 of
+    // experts with exp_probs_b, per-head QK norms, the MTP layer as blk.48
+    // (dense, no embedding or head of its own), three sliding layers in
+    // four as one flag per layer (moe_families_test.cc).
+    Shape s{.arch = "exaone-moe",
+            .layers = 48,
+            .hidden = 6144,
+            .heads = 64,
+            .kv_heads = 8,
+            .head_dim = 128,
+            .ffn = 18432,
+            .vocab = 153600,
+            .qk_norm = 1,
+            .sliding_window = 128,
+            .experts = 128,
+            .experts_used = 8,
+            .expert_ffn = 2048,
+            .shared_experts = 1,
+            .shared_ffn = 2048,
+            .dense_lead = 1,
+            .router_bias = true,
+            .mtp = 1,
+            .mtp_dense = true};
+    std::vector<bool> sliding;
+    for (int i = 0; i < 48; ++i) sliding.push_back(i % 4 != 3);
+    cases.push_back({"LGAI-EXAONE/K-EXAONE-236B-A23B (llmfit's safetensors total, MTP included)", s,
+                     237099669632, nullptr,
+                     [sliding](GgufHeaderWriter& w) {
+                       w.BoolArray("exaone-moe.attention.sliding_window_pattern", sliding)
+                           .U32("exaone-moe.expert_shared_feed_forward_length", 2048);
+                     },
+                     testing::KExaoneConfigJson()});
   }
   {
     // Llama 4 Maverick's language model: routed layers every second, the

@@ -1,7 +1,7 @@
 // Mixtures of experts whose blocks the config.json reader knows by family,
 // counted against their checkpoints' published totals, with their KV cache
 // and llama.cpp files (docs/ACCURACY.md lists each figure): Arcee's Trinity
-// (afmoe).
+// (afmoe) and LG's K-EXAONE (exaone_moe).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -20,6 +20,7 @@
 namespace modelatlas::estimator {
 namespace {
 
+using testing::KExaoneConfigJson;
 using testing::kTrinityLarge;
 using testing::kTrinityMini;
 using testing::kTrinityNano;
@@ -140,6 +141,77 @@ TEST(TrinityTest, LlamaCppFilesAreWithinOnePercent) {
     EXPECT_NEAR(file->bytes / p.bytes, 1.0, 0.01) << file->derivation;
     EXPECT_LT(file->bytes, p.bytes);
   }
+}
+
+// K-EXAONE-236B-A23B: 237,099,669,632 in the checkpoint (llmfit's
+// parameters_raw, the safetensors total; the official BF16 GGUF's 781
+// tensors add up to it) = the model's 236,571,156,352 (the card's "236
+// billion"; 234,683,719,552 "without embeddings") + its multi-token-
+// prediction layer 528,513,280 (a decoder layer with EXAONE's attention and
+// a dense MLP of 18,432, fc 12,288 x 6,144 and three norms, on the model's
+// embedding and head). One dense layer, then 128 experts of 2,048, one
+// shared, a router bias.
+TEST(KExaoneTest, CountsMatchTheCheckpoint) {
+  const ParameterCount count = Count(Read(KExaoneConfigJson()));
+  EXPECT_EQ(count.total, 236571156352.0);
+  EXPECT_EQ(count.total - count.embedding, 234683719552.0);
+  EXPECT_EQ(count.multi_token_prediction, 528513280.0);
+  EXPECT_EQ(count.total + count.multi_token_prediction, 237099669632.0);
+  // The card's "23 billion active": 8 of 128 experts and the shared one.
+  EXPECT_EQ(count.active, 23668285312.0);
+}
+
+TEST(KExaoneTest, PublishedCountIsLlmfitsParametersRaw) {
+  REQUIRE_SHARED_DATA(path, "model_catalogs/llmfit_hf_models.json");
+  EXPECT_EQ(LlmfitCount("LGAI-EXAONE/K-EXAONE-236B-A23B"), 237099669632.0);
+}
+
+// Three sliding layers of 128 tokens in four ("LLLG"): at 262,144 tokens
+// the 12 global layers hold 12 x 2 x 8 x 128 x 2 = 49,152 bytes a token,
+// 12.0 GiB, the 36 others 128 positions each (18 MiB); a K-EXAONE serving
+// manifest (Baekpica/k-exaone-mixed-ds4, spark-serving-256k.json) states
+// 12.02 GiB at 256K.
+TEST(KExaoneTest, TheGlobalLayersHoldTheContext) {
+  const Architecture arch = Read(KExaoneConfigJson());
+  EXPECT_EQ(arch.num_sliding_window_layers, 36);
+  EXPECT_EQ(arch.sliding_window, 128);
+  const double kv = KvCacheBytes(arch, NumberFormat::kBf16, 262144, 1);
+  EXPECT_EQ(kv, 12.0 * 49152 / 12 * 262144 + 36.0 * 4096 * 128);
+  EXPECT_NEAR(kv / 1073741824.0, 12.02, 0.005);
+}
+
+// Which layers are dense, by any of the config's three spellings; a list
+// of the wrong length or an entry of another kind is refused by key.
+TEST(KExaoneTest, DenseLayersByListOrCount) {
+  auto dense = [](const std::string& json) {
+    absl::StatusOr<common::v1::Architecture> arch = ArchitectureFromHfConfig(json);
+    EXPECT_TRUE(arch.ok()) << arch.status();
+    return arch.ok() ? arch->num_dense_layers() : -1;
+  };
+  const std::string config = KExaoneConfigJson();
+  EXPECT_EQ(dense(config), 1);
+  std::string listed = config;
+  std::string kinds = "\"mlp_layer_types\": [\"dense\", \"dense\"";
+  for (int i = 2; i < 48; ++i) kinds += ", \"sparse\"";
+  listed.insert(1, kinds + "], ");
+  EXPECT_EQ(dense(listed), 2);
+  std::string counted = config;
+  const size_t at = counted.find("\"is_moe_layer\"");
+  counted.replace(at, counted.find("]", at) + 2 - at, "\"first_k_dense_replace\": 3,");
+  EXPECT_EQ(dense(counted), 3);
+  std::string short_list = config;
+  short_list.insert(1, "\"mlp_layer_types\": [\"dense\", \"sparse\"], ");
+  absl::StatusOr<common::v1::Architecture> refused = ArchitectureFromHfConfig(short_list);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "mlp_layer_types")) << refused.status();
+  std::string odd = config;
+  std::string odd_kinds = "\"mlp_layer_types\": [\"dense\"";
+  for (int i = 1; i < 47; ++i) odd_kinds += ", \"sparse\"";
+  odd.insert(1, odd_kinds + ", \"moe\"], ");
+  refused = ArchitectureFromHfConfig(odd);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "mlp_layer_types[47]"))
+      << refused.status();
 }
 
 }  // namespace

@@ -236,4 +236,33 @@ inline std::string TrinityConfigJson(const TrinityShape& t) {
     "use_cache": true, "use_grouped_mm": true, "vocab_size": 200192})");
 }
 
+// LGAI-EXAONE/K-EXAONE-236B-A23B's config.json keys as NVIDIA's TensorRT-LLM
+// test copies them (tests/unittest/_torch/modeling/test_modeling_exaone_moe.py,
+// EXAONE_MOE_CONFIG, its first revision's first_last_k_dense_replace), with
+// the 48 layers, the 128-token window and the multi-token-prediction layer
+// the checkpoint has (its official BF16 GGUF: 49 blocks, blk.48 the MTP
+// layer; the test cuts both to 4); the file itself was not reachable.
+inline std::string KExaoneConfigJson() {
+  std::string moe = "false", kinds;
+  for (int i = 1; i < 48; ++i) moe += ", true";
+  for (int i = 0; i < 48; ++i) {
+    kinds += absl::StrCat(i > 0 ? ", " : "",
+                          i % 4 == 3 ? "\"full_attention\"" : "\"sliding_attention\"");
+  }
+  return absl::StrCat(R"({
+    "architectures": ["ExaoneMoEForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 1,
+    "dtype": "bfloat16", "eos_token_id": 53, "first_last_k_dense_replace": 1, "head_dim": 128,
+    "hidden_act": "silu", "hidden_size": 6144, "initializer_range": 0.02,
+    "intermediate_size": 18432, "is_moe_layer": [)",
+                      moe, R"(], "layer_types": [)", kinds, R"(],
+    "max_position_embeddings": 262144, "model_type": "exaone_moe", "moe_intermediate_size": 2048,
+    "n_group": 1, "norm_topk_prob": true, "num_attention_heads": 64, "num_experts": 128,
+    "num_experts_per_tok": 8, "num_hidden_layers": 48, "num_key_value_heads": 8,
+    "num_nextn_predict_layers": 1, "num_shared_experts": 1, "pad_token_id": 0,
+    "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 1000000,
+    "routed_scaling_factor": 2.5, "scoring_func": "sigmoid", "sliding_window": 128,
+    "tie_word_embeddings": false, "topk_group": 1, "topk_method": "noaux_tc",
+    "vocab_size": 153600})");
+}
+
 }  // namespace modelatlas::estimator::testing
