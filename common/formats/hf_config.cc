@@ -2297,43 +2297,49 @@ absl::Status Gemma4Layers(const Config& c, common::v1::Architecture* a) {
 // embedding and head; vLLM's exaone_moe_mtp.py).
 absl::Status ExaoneMoeLayers(const Config& c, common::v1::Architecture* a) {
   const int layers = a->num_layers();
-  auto list_of = [&](const char* key) -> const google::protobuf::ListValue* {
-    const Value* v = c.Find({key});
-    return v != nullptr && v->kind_case() == Value::kListValue ? &v->list_value() : nullptr;
+  // A per-layer list: whether an entry names a dense layer, or nullopt for
+  // an entry of another kind.
+  struct PerLayer {
+    const char* key;
+    const char* entries;  // what each entry must be
+    std::optional<bool> (*dense)(const Value&);
+  };
+  static constexpr PerLayer kLists[] = {
+      {"mlp_layer_types", "must be \"dense\" or \"sparse\"",
+       [](const Value& v) -> std::optional<bool> {
+         if (v.kind_case() != Value::kStringValue) return std::nullopt;
+         if (v.string_value() == "dense") return true;
+         if (v.string_value() == "sparse") return false;
+         return std::nullopt;
+       }},
+      {"is_moe_layer", "must be true or false",
+       [](const Value& v) -> std::optional<bool> {
+         if (v.kind_case() != Value::kBoolValue) return std::nullopt;
+         return !v.bool_value();
+       }},
   };
   int dense = -1;
-  if (const google::protobuf::ListValue* kinds = list_of("mlp_layer_types")) {
-    if (kinds->values_size() != layers) {
+  for (const PerLayer& spelling : kLists) {
+    const Value* list = c.Find({spelling.key});
+    if (list == nullptr || list->kind_case() != Value::kListValue) continue;
+    const auto& entries = list->list_value().values();
+    if (entries.size() != layers) {
       return InvalidFieldError(
-          absl::StrCat(kField, ".mlp_layer_types"),
-          absl::StrCat("lists ", kinds->values_size(), " layers; num_hidden_layers is ", layers));
+          absl::StrCat(kField, ".", spelling.key),
+          absl::StrCat("lists ", entries.size(), " layers; num_hidden_layers is ", layers));
     }
     dense = 0;
     for (int i = 0; i < layers; ++i) {
-      const Value& kind = kinds->values(i);
-      const bool known = kind.kind_case() == Value::kStringValue &&
-                         (kind.string_value() == "dense" || kind.string_value() == "sparse");
-      if (!known) {
-        return InvalidFieldError(absl::StrCat(kField, ".mlp_layer_types[", i, "]"),
-                                 "must be \"dense\" or \"sparse\"");
+      const std::optional<bool> is_dense = spelling.dense(entries[i]);
+      if (!is_dense.has_value()) {
+        return InvalidFieldError(absl::StrCat(kField, ".", spelling.key, "[", i, "]"),
+                                 spelling.entries);
       }
-      dense += kind.string_value() == "dense";
+      dense += *is_dense;
     }
-  } else if (const google::protobuf::ListValue* flags = list_of("is_moe_layer")) {
-    if (flags->values_size() != layers) {
-      return InvalidFieldError(
-          absl::StrCat(kField, ".is_moe_layer"),
-          absl::StrCat("lists ", flags->values_size(), " layers; num_hidden_layers is ", layers));
-    }
-    dense = 0;
-    for (int i = 0; i < layers; ++i) {
-      if (flags->values(i).kind_case() != Value::kBoolValue) {
-        return InvalidFieldError(absl::StrCat(kField, ".is_moe_layer[", i, "]"),
-                                 "must be true or false");
-      }
-      dense += !flags->values(i).bool_value();
-    }
-  } else {
+    break;
+  }
+  if (dense < 0) {
     absl::StatusOr<int64_t> leading =
         c.Int({"first_k_dense_replace", "first_last_k_dense_replace"}, 1);
     if (!leading.ok()) return leading.status();

@@ -33,11 +33,14 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "tests/estimator/fake_records.h"
+#include "tests/estimator/llmfit_counts.h"
 #include "tests/estimator/model_files.h"
 #include "tests/estimator/published_configs.h"
 #include "tests/testing/shared_data.h"
 namespace modelatlas::estimator {
 namespace {
+
+using testing::LlmfitCounts;
 
 Architecture Read(const std::string& json) {
   auto arch = ArchitectureFromHfConfig(json);
@@ -134,24 +137,6 @@ constexpr char kJambaV01[] = R"({
   "expert_layer_period": 2, "mamba_d_conv": 4, "mamba_d_state": 16, "mamba_expand": 2,
   "num_experts": 16, "num_experts_per_tok": 2, "vocab_size": 65536,
   "max_position_embeddings": 262144})";
-
-// llmfit's exact counts (parameters_raw) where the shared data is present.
-std::map<std::string, double> LlmfitCounts() {
-  std::map<std::string, double> out;
-  const std::string path =
-      ::modelatlas::testing::SharedDataPath("model_catalogs/llmfit_hf_models.json");
-  const std::string text = ::modelatlas::testing::ReadFile(path);
-  if (text.empty()) return out;
-  google::protobuf::Value root;
-  if (!google::protobuf::util::JsonStringToMessage(text, &root).ok()) return out;
-  for (const auto& item : root.list_value().values()) {
-    const auto& fields = item.struct_value().fields();
-    if (fields.count("name") && fields.count("parameters_raw")) {
-      out[fields.at("name").string_value()] = fields.at("parameters_raw").number_value();
-    }
-  }
-  return out;
-}
 
 TEST(HybridModelsTest, PublishedCountsAreLlmfitsParametersRaw) {
   REQUIRE_SHARED_DATA(path, "model_catalogs/llmfit_hf_models.json");

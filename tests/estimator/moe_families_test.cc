@@ -14,6 +14,7 @@
 #include "estimator-service/core/weight_files.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "tests/estimator/llmfit_counts.h"
 #include "tests/estimator/published_configs.h"
 #include "tests/testing/shared_data.h"
 
@@ -24,6 +25,7 @@ using testing::KExaoneConfigJson;
 using testing::kTrinityLarge;
 using testing::kTrinityMini;
 using testing::kTrinityNano;
+using testing::LlmfitCount;
 using testing::TrinityConfigJson;
 using testing::TrinityShape;
 
@@ -37,23 +39,6 @@ ParameterCount Count(const Architecture& arch) {
   absl::StatusOr<ParameterCount> count = CountParameters(arch);
   EXPECT_TRUE(count.ok()) << count.status();
   return count.ok() ? *count : ParameterCount{};
-}
-
-// llmfit's parameters_raw for a repository (the Hub's safetensors total),
-// or 0 when the shared data is absent.
-double LlmfitCount(const std::string& repo) {
-  const std::string text = ::modelatlas::testing::ReadFile(
-      ::modelatlas::testing::SharedDataPath("model_catalogs/llmfit_hf_models.json"));
-  google::protobuf::Value root;
-  if (text.empty() || !google::protobuf::util::JsonStringToMessage(text, &root).ok()) return 0;
-  for (const auto& item : root.list_value().values()) {
-    const auto& fields = item.struct_value().fields();
-    if (fields.count("name") && fields.at("name").string_value() == repo &&
-        fields.count("parameters_raw")) {
-      return fields.at("parameters_raw").number_value();
-    }
-  }
-  return 0;
 }
 
 // Trinity-Nano-Preview 6,120,003,328 (llmfit's parameters_raw, the
@@ -212,6 +197,11 @@ TEST(KExaoneTest, DenseLayersByListOrCount) {
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "mlp_layer_types[47]"))
       << refused.status();
+  std::string numbered = config;
+  numbered.replace(numbered.find("\"is_moe_layer\": [false"), 22, "\"is_moe_layer\": [0");
+  refused = ArchitectureFromHfConfig(numbered);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "is_moe_layer[0]")) << refused.status();
 }
 
 }  // namespace

@@ -20,12 +20,14 @@
 #include "estimator-service/core/weight_files.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "tests/estimator/llmfit_counts.h"
 #include "tests/estimator/published_configs.h"
 #include "tests/testing/shared_data.h"
 
 namespace modelatlas::estimator {
 namespace {
 
+using testing::LlmfitCount;
 using testing::NemotronSuper49BConfigJson;
 using testing::NemotronUltra253BConfigJson;
 
@@ -39,22 +41,6 @@ double Count(const Architecture& arch) {
   absl::StatusOr<ParameterCount> count = CountParameters(arch);
   EXPECT_TRUE(count.ok()) << count.status();
   return count.ok() ? count->total : 0;
-}
-
-// llmfit's parameters_raw for a repository, or 0 when the shared data is absent.
-double LlmfitCount(const std::string& repo) {
-  const std::string text = ::modelatlas::testing::ReadFile(
-      ::modelatlas::testing::SharedDataPath("model_catalogs/llmfit_hf_models.json"));
-  google::protobuf::Value root;
-  if (text.empty() || !google::protobuf::util::JsonStringToMessage(text, &root).ok()) return 0;
-  for (const auto& item : root.list_value().values()) {
-    const auto& fields = item.struct_value().fields();
-    if (fields.count("name") && fields.at("name").string_value() == repo &&
-        fields.count("parameters_raw")) {
-      return fields.at("parameters_raw").number_value();
-    }
-  }
-  return 0;
 }
 
 // Super-49B: 49,867,145,216, llmfit's parameters_raw (the safetensors'
