@@ -85,6 +85,9 @@ RuntimeModel RuntimeModelOf(const common::v1::Model& model, const std::string& r
     out.attention_layers = core.AttentionLayers();
     out.layers_as_large_as_the_largest = LayersAsLargeAsTheLargest(core);
   }
+  if (a.num_mtp_layers() > 0 && LlamaCppCachesMtpBlocks(a.model_type())) {
+    out.llama_cpp_mtp_kv_layers = a.num_mtp_layers();
+  }
   out.recurrent_state_bytes = RecurrentStateBytesPerSequence(core, nullptr);
   out.llama_cpp_recurrent_state_bytes = LlamaCppRecurrentStateBytesPerSequence(core);
   if (a.sliding_window() > 0) {

@@ -1138,9 +1138,12 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
   // and added back at 4 bytes an element.
   const double state = std::min(sizing.kv_cache_bytes, model.recurrent_state_bytes * c.batch);
   const double llama_state = model.llama_cpp_recurrent_state_bytes * c.batch;
+  // The multi-token-prediction blocks' caches, each a full-context layer.
+  const double mtp = sizing.kv_cache_bytes_largest_layer * model.llama_cpp_mtp_kv_layers;
   const double kv_total =
-      own_bits > 0 ? (sizing.kv_cache_bytes - state + swa.bytes) * kv.bits / own_bits + llama_state
-                   : 0;
+      own_bits > 0
+          ? (sizing.kv_cache_bytes - state + swa.bytes + mtp) * kv.bits / own_bits + llama_state
+          : 0;
   double weights = sizing.weight_bytes / cards;
   double kv_per_card = kv_total / cards;
   // Layers that differ (Nemotron-NAS): llama.cpp hands each card its layers
@@ -1183,6 +1186,11 @@ RuntimeFit FitLlamaCpp(const RuntimeModel& model, const InferenceSizing& sizing,
                                           " / ", Num(own_bits))
                            : std::string("0"),
               SwaText(model, swa),
+              mtp > 0 ? absl::StrCat(" (with the ", model.llama_cpp_mtp_kv_layers,
+                                     " multi-token-prediction block(s) the GGUF file keeps after "
+                                     "the model's layers, each cached as a full layer: +",
+                                     GiB(mtp), ")")
+                      : "",
               llama_state > 0
                   ? absl::StrCat(" + recurrent state ", GiB(llama_state), " (", c.batch,
                                  " sequences x ",
@@ -1544,6 +1552,10 @@ RuntimeFit FitRuntime(Runtime runtime, const RuntimeModel& model, const Inferenc
   }
   ApplyFamilySupport(runtime, SupportOfModel(runtime, model), &fit);
   return fit;
+}
+
+bool LlamaCppCachesMtpBlocks(absl::string_view model_type) {
+  return model_type == "glm4_moe" || model_type == "exaone_moe";
 }
 
 }  // namespace modelatlas::estimator

@@ -48,6 +48,10 @@ struct RuntimeModel {
   // (LayersAsLargeAsTheLargest); a layer split gives each card its layers
   // by count, not by bytes. 0 = the layers are alike.
   int layers_as_large_as_the_largest = 0;
+  // Multi-token-prediction blocks a converted GGUF file keeps after the
+  // model's layers and llama.cpp caches as full-context layers
+  // (LlamaCppCachesMtpBlocks); 0 = none.
+  int llama_cpp_mtp_kv_layers = 0;
   // A hybrid's layers with a recurrent state (Mamba, Gated DeltaNet), to
   // which vLLM gives one state page per sequence each; 0 = none.
   int recurrent_layers = 0;
@@ -129,6 +133,16 @@ VllmDefaults VllmServeDefaults(double total_bytes, const std::string& device_nam
 // (docs/ACCURACY.md, "vLLM's activation peak"); the FlashInfer sampler, when
 // installed and chosen, keeps less.
 inline constexpr double kVllmSamplerBytesPerLogit = 38.5;
+
+// Whether llama.cpp b10076 gives the multi-token-prediction blocks a file
+// of this family keeps a KV cache: GLM-4.5's (glm4_moe, the converter keeps
+// its nextn block) and K-EXAONE's (exaone_moe: blk.48). Since PR #24060
+// (2026-06-05) the cache runs over every block and has_kv() is true unless
+// a family filters its NextN layers (Step-3.5 and Qwen3.5 do); the blocks
+// past n_layer() are never sliding (llama-hparams.cpp set_swa_pattern).
+// Before it (GLM-4.5-Air at b6168: "131072 cells, 46 layers") and again
+// from PR #28630 (GLM-4.5's filter restored) they had none.
+bool LlamaCppCachesMtpBlocks(absl::string_view model_type);
 
 // The activation peak vLLM profiles (gpu_model_runner.py profile_run), per
 // card: the larger of a dummy forward of max_num_batched_tokens tokens (the

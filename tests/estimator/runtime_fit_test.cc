@@ -806,6 +806,35 @@ TEST(RuntimeFitTest, LlamaCppSizesTheFullestCardOfLayersThatDiffer) {
   }
 }
 
+// A GGUF file of GLM-4.5 or K-EXAONE keeps the multi-token-prediction
+// block after the model's layers, and llama.cpp b10076 caches it as one more
+// full-context layer (PR #24060 runs the cache over every block); before it,
+// GLM-4.5-Air's log at b6168 held "131072 cells, 46 layers" of its 47 blocks.
+// Llama 3.1 8B's 32 layers with one such block cache 33 layers' worth.
+TEST(RuntimeFitTest, LlamaCppCachesTheMtpBlocksItsFileKeeps) {
+  PlanInput input = Llama8B(8192);
+  input.sizing.kv_cache_bytes_largest_layer = input.sizing.kv_cache_bytes / 32;
+  const DevicePlan plan = PlanOnDevice(input, H100());
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  RuntimeModel model = Llama8BModel();
+  const RuntimeFit without =
+      FitRuntime(Runtime::kLlamaCpp, model, input.sizing, input.workload, H100(), plan, "NVIDIA");
+  model.llama_cpp_mtp_kv_layers = 1;
+  const RuntimeFit with =
+      FitRuntime(Runtime::kLlamaCpp, model, input.sizing, input.workload, H100(), plan, "NVIDIA");
+  EXPECT_DOUBLE_EQ(Reserved(with, "kv_cache"), Reserved(without, "kv_cache") * 33 / 32);
+  for (const RuntimeReservation& r : with.reserved) {
+    if (r.component == "kv_cache") {
+      EXPECT_TRUE(absl::StrContains(r.arithmetic, "1 multi-token-prediction block(s)"))
+          << r.arithmetic;
+    }
+  }
+  EXPECT_TRUE(LlamaCppCachesMtpBlocks("glm4_moe"));
+  EXPECT_TRUE(LlamaCppCachesMtpBlocks("exaone_moe"));
+  // Step-3.5 filters its NextN layers out of the cache.
+  EXPECT_FALSE(LlamaCppCachesMtpBlocks("step3p5"));
+}
+
 // vLLM 0.11 raises a hybrid's attention block until one attention layer's
 // page holds one recurrent layer's state, and gives every request one
 // state page per recurrent group: a short request takes more than its
