@@ -2274,18 +2274,6 @@ absl::Status Gemma4Layers(const Config& c, common::v1::Architecture* a) {
   return error;
 }
 
-// Nemotron-NAS (DeciLMForCausalLM: NVIDIA's modeling_decilm.py, vLLM's
-// model_executor/models/nemotron_nas.py DeciLMDecoderLayer): block_configs
-// gives each layer's attention, a no-op (no input_layernorm, no weights, no
-// KV cache) or grouped-query attention over num_attention_heads /
-// n_heads_in_group KV heads, and its FFN, a no-op (no
-// post_attention_layernorm) or Llama's gated MLP of
-// _ffn_mult_to_intermediate_size(ffn_mult, hidden_size) =
-// int(2 x ffn_mult x hidden_size / 3) rounded up to a multiple of 256.
-// The estimator takes one KV-head count for every attention layer; the
-// variants no published Super or Ultra uses (replace_with_linear: one
-// hidden x hidden linear, Nemotron-51B's; sparsify; window_length;
-// sink tokens) are refused naming the key.
 // K-EXAONE (ExaoneMoeConfig; vLLM's exaone_moe.py, llama.cpp's
 // src/models/exaone-moe.cpp): which layers are dense, by mlp_layer_types
 // ("dense"/"sparse"), is_moe_layer (one flag a layer) or the leading count
@@ -2362,6 +2350,18 @@ absl::Status ExaoneMoeLayers(const Config& c, common::v1::Architecture* a) {
   return absl::OkStatus();
 }
 
+// Nemotron-NAS (DeciLMForCausalLM: NVIDIA's modeling_decilm.py, vLLM's
+// model_executor/models/nemotron_nas.py DeciLMDecoderLayer): block_configs
+// gives each layer's attention, a no-op (no input_layernorm, no weights, no
+// KV cache) or grouped-query attention over num_attention_heads /
+// n_heads_in_group KV heads, and its FFN, a no-op (no
+// post_attention_layernorm) or Llama's gated MLP of
+// _ffn_mult_to_intermediate_size(ffn_mult, hidden_size) =
+// int(2 x ffn_mult x hidden_size / 3) rounded up to a multiple of 256.
+// The estimator takes one KV-head count for every attention layer; the
+// variants no published Super or Ultra uses (replace_with_linear: one
+// hidden x hidden linear, Nemotron-51B's; sparsify; window_length;
+// sink tokens) are refused naming the key.
 absl::Status NemotronNasLayers(const Config& c, common::v1::Architecture* a) {
   const auto refuse = [](const std::string& key, absl::string_view why) {
     return WithReason(InvalidFieldError(absl::StrCat(kField, ".", key), why),
